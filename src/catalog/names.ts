@@ -1,0 +1,86 @@
+// Namespaced names: `SERVER__TOOL` (separator configurable), always `^[A-Za-z0-9_-]{1,64}$` because
+// clients reject anything else. Sanitizing, truncating and de-colliding are deterministic: the same
+// catalog always gets the same names, whatever order servers answered in.
+
+import { createHash } from 'node:crypto';
+
+export const NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+export const MAX_NAME_LENGTH = 64;
+export const DEFAULT_SEPARATOR = '__';
+
+export interface NameRequest {
+  server: string;
+  name: string;
+}
+
+export interface NameAssignment {
+  /** `server\u0000name` → public name. */
+  names: Map<string, string>;
+  /** Human-readable notes about names that had to be changed beyond the plain prefix. */
+  warnings: string[];
+}
+
+export function nameKey(server: string, name: string): string {
+  return `${server}\u0000${name}`;
+}
+
+/** Replaces every character a client would reject with `_`. */
+export function sanitize(text: string): string {
+  const clean = text.replace(/[^A-Za-z0-9_-]/g, '_');
+  return clean.length > 0 ? clean : '_';
+}
+
+function shortHash(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 8);
+}
+
+/** Fits `name` into 64 characters, keeping its start and a hash of the whole so distinct names stay distinct. */
+function fit(name: string, full: string): string {
+  if (name.length <= MAX_NAME_LENGTH) return name;
+  return `${name.slice(0, MAX_NAME_LENGTH - 9)}_${shortHash(full)}`;
+}
+
+/**
+ * Assigns public names to every (server, name) pair. Pairs are processed in sorted order, so when two
+ * pairs want the same public name the one that sorts first keeps it and the other gets a hash suffix.
+ */
+export function assignNames(requests: readonly NameRequest[], separator: string = DEFAULT_SEPARATOR): NameAssignment {
+  const sorted = [...requests].sort((a, b) => (a.server === b.server ? cmp(a.name, b.name) : cmp(a.server, b.server)));
+  const names = new Map<string, string>();
+  const taken = new Set<string>();
+  const warnings: string[] = [];
+  for (const { server, name } of sorted) {
+    const key = nameKey(server, name);
+    if (names.has(key)) continue;
+    const plain = `${server}${separator}${name}`;
+    let candidate = fit(`${sanitize(server)}${separator}${sanitize(name)}`, plain);
+    if (candidate !== plain) warnings.push(`"${name}" of server "${server}" is published as "${candidate}" (client-safe name)`);
+    if (taken.has(candidate)) {
+      const unique = fit(`${candidate.slice(0, MAX_NAME_LENGTH - 9)}_${shortHash(plain)}`, plain);
+      warnings.push(`"${name}" of server "${server}" collides with another name and is published as "${unique}"`);
+      candidate = unique;
+    }
+    taken.add(candidate);
+    names.set(key, candidate);
+  }
+  return { names, warnings };
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Resource URIs are namespaced as `mcpgate://SERVER/ORIGINAL-URI`: a valid URI whose remainder is untouched, so templates still expand. */
+export const URI_SCHEME = 'mcpgate://';
+
+export function namespaceUri(serverKey: string, uri: string): string {
+  return `${URI_SCHEME}${serverKey}/${uri}`;
+}
+
+/** Splits a namespaced URI into its server key and the server's own URI, or undefined if it is not one of ours. */
+export function splitUri(uri: string): { serverKey: string; uri: string } | undefined {
+  if (!uri.startsWith(URI_SCHEME)) return undefined;
+  const slash = uri.indexOf('/', URI_SCHEME.length);
+  if (slash <= URI_SCHEME.length) return undefined;
+  return { serverKey: uri.slice(URI_SCHEME.length, slash), uri: uri.slice(slash + 1) };
+}

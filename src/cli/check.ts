@@ -1,0 +1,25 @@
+// `mcpgate check`: validate the configuration without starting anything; print every error and
+// warning as `file: path: message`; exit 2 when there are errors.
+
+import { loadServersConfig, formatIssues } from '../config/load.js';
+import type { ConfigIssue } from '../config/types.js';
+import { GatewayError } from '../errors.js';
+import type { CliIo } from './main.js';
+
+export async function runCheck(configFile: string, io: CliIo): Promise<number> {
+  try {
+    const config = await loadServersConfig(configFile);
+    if (config.warnings.length > 0) io.err(formatIssues(config.warnings).map((l) => `warning: ${l}\n`).join(''));
+    const enabled = config.servers.filter((s) => !s.disabled).map((s) => s.name);
+    io.out(`${config.file}: OK, ${config.servers.length} server(s)${enabled.length > 0 ? `: ${enabled.join(', ')}` : ''}` +
+      `${config.warnings.length > 0 ? `, ${config.warnings.length} warning(s)` : ''}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof GatewayError && err.code === 'MCPG_CONFIG_INVALID') {
+      const issues = (err.detail?.issues as ConfigIssue[] | undefined) ?? [];
+      io.err(issues.length > 0 ? formatIssues(issues).map((l) => `error: ${l}\n`).join('') : `${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}

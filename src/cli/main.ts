@@ -1,0 +1,121 @@
+#!/usr/bin/env node
+// The `mcpgate` command. The only module that reads argv, installs signal handlers and exits.
+// Exit codes (DESIGN.md): 0 ok, 1 runtime failure, 2 usage or invalid configuration.
+
+import { parseArgs } from 'node:util';
+import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GatewayError } from '../errors.js';
+import { Logger, isLogLevel } from '../observability/logger.js';
+import { GATEWAY_INFO } from '../version.js';
+import { runCheck } from './check.js';
+import { runServe } from './serve.js';
+
+const USAGE = `mcpgate ${GATEWAY_INFO.version} — one MCP server in front of many
+
+Usage:
+  mcpgate serve [--config .mcp.json] [--stdio] [--agent ID] [--log-level LEVEL]
+                [--separator SEP] [--startup-timeout MS]
+  mcpgate check [--config .mcp.json]
+  mcpgate --help | --version
+
+Environment: MCPGATE_CONFIG, MCPGATE_AGENT, MCPGATE_LOG_LEVEL (flags win).
+Log levels: debug, info, warn, error, silent. Logs go to stderr; stdout is the MCP transport.
+`;
+
+export interface CliIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+const stdio: CliIo = {
+  out: (text) => void process.stdout.write(text),
+  err: (text) => void process.stderr.write(text),
+};
+
+/** Runs the command line and returns the exit code (serve resolves when the gateway has shut down). */
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, io: CliIo = stdio): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    (command === undefined ? io.err : io.out)(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  if (command === '--version' || command === '-v') {
+    io.out(`${GATEWAY_INFO.version}\n`);
+    return 0;
+  }
+  try {
+    const { values } = parseArgs({
+      args: rest,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        config: { type: 'string' },
+        stdio: { type: 'boolean' },
+        http: { type: 'string' },
+        agent: { type: 'string' },
+        'log-level': { type: 'string' },
+        separator: { type: 'string' },
+        'startup-timeout': { type: 'string' },
+      },
+    });
+    const configFile = resolve(values.config ?? env.MCPGATE_CONFIG ?? '.mcp.json');
+    const levelText = values['log-level'] ?? env.MCPGATE_LOG_LEVEL ?? 'info';
+    if (!isLogLevel(levelText)) throw usage(`--log-level must be one of debug, info, warn, error, silent (got "${levelText}")`);
+    const log = new Logger(levelText);
+    switch (command) {
+      case 'check':
+        return await runCheck(configFile, io);
+      case 'serve': {
+        if (values.http !== undefined) throw usage('--http is not supported by this build yet; serve over stdio');
+        const separator = values.separator;
+        if (separator !== undefined && !/^[A-Za-z0-9_-]{1,8}$/.test(separator)) throw usage('--separator must be 1–8 characters from [A-Za-z0-9_-]');
+        const startupText = values['startup-timeout'];
+        const startupTimeoutMs = startupText === undefined ? undefined : Number(startupText);
+        if (startupTimeoutMs !== undefined && !(Number.isInteger(startupTimeoutMs) && startupTimeoutMs > 0)) throw usage('--startup-timeout must be a positive whole number of milliseconds');
+        const agent = values.agent ?? env.MCPGATE_AGENT ?? 'default';
+        return await runServe({ configFile, agent, log, separator, startupTimeoutMs });
+      }
+      default:
+        throw usage(`unknown command "${command}"`);
+    }
+  } catch (err) {
+    if (err instanceof GatewayError && (err.code === 'MCPG_USAGE' || err.code === 'MCPG_CONFIG_INVALID')) {
+      io.err(`mcpgate: ${err.message}\n${err.code === 'MCPG_USAGE' ? "Run 'mcpgate --help' for usage.\n" : ''}`);
+      return 2;
+    }
+    if (err instanceof TypeError && (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true) {
+      io.err(`mcpgate: ${err.message}\nRun 'mcpgate --help' for usage.\n`);
+      return 2;
+    }
+    io.err(`mcpgate: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}
+
+function usage(message: string): GatewayError {
+  return new GatewayError('MCPG_USAGE', message);
+}
+
+// Run when executed as the `mcpgate` bin (not when imported by tests).
+if (isMainModule()) {
+  main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+    // serve has closed everything it owns; exit now rather than wait on a stdin the agent keeps open.
+    process.exit(code);
+  }, (err: unknown) => {
+    process.stderr.write(`mcpgate: fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  });
+}
+
+function isMainModule(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+}

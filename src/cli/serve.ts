@@ -1,0 +1,35 @@
+// `mcpgate serve`: run the gateway on stdio until the agent closes stdin or a signal arrives, then
+// shut down gracefully (seed 000). A second signal kills every server's process group at once.
+
+import { Mcpgate, type McpgateOptions } from '../mcpgate.js';
+
+export async function runServe(options: McpgateOptions): Promise<number> {
+  const gate = await Mcpgate.create(options);
+  const log = options.log;
+  let signals = 0;
+  let resolveStop!: (why: string) => void;
+  const stop = new Promise<string>((resolve) => (resolveStop = resolve));
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals += 1;
+    if (signals > 1) {
+      log.warn(`second ${signal}: killing every server now`);
+      gate.destroy();
+      process.exit(1);
+    }
+    resolveStop(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const { ended } = gate.serveStdio();
+    void ended.then(() => resolveStop('stdin closed'));
+    const why = await stop;
+    log.info(`shutting down (${why})`);
+    await gate.close();
+    log.info('shut down cleanly');
+    return 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

@@ -1,0 +1,89 @@
+// The error registry: every failure mcpgate reports has one stable `MCPG_*` code, documented in
+// docs/errors.md (test/errors-doc.test.ts keeps the two in step). Wire errors (what an agent sees as a
+// JSON-RPC error) carry the code in `error.data.code`; local errors (CLI, config) print it.
+//
+// An agent's mistake maps to a JSON-RPC code the agent can act on (-32600/-32601/-32602); a server's
+// failure maps to a distinct code in the implementation-defined range and names the server, so an
+// agent is never blamed for a server's fault.
+
+export const JSONRPC = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  /** MCP's "resource not found" (2025-11-25, resources/read). */
+  RESOURCE_NOT_FOUND: -32002,
+} as const;
+
+/** Every code, with the JSON-RPC code it maps to on the wire and a one-line summary. */
+export const ERROR_CODES = {
+  MCPG_PARSE_ERROR: { rpc: JSONRPC.PARSE_ERROR, summary: 'A message was not valid JSON.' },
+  MCPG_INVALID_REQUEST: { rpc: JSONRPC.INVALID_REQUEST, summary: 'A message was JSON but not a valid JSON-RPC 2.0 message.' },
+  MCPG_METHOD_NOT_FOUND: { rpc: JSONRPC.METHOD_NOT_FOUND, summary: 'The agent called a method the gateway does not serve.' },
+  MCPG_INVALID_PARAMS: { rpc: JSONRPC.INVALID_PARAMS, summary: "A request's params were missing or malformed." },
+  MCPG_TOOL_NOT_FOUND: { rpc: JSONRPC.INVALID_PARAMS, summary: 'No tool of that name is in the catalog.' },
+  MCPG_PROMPT_NOT_FOUND: { rpc: JSONRPC.INVALID_PARAMS, summary: 'No prompt of that name is in the catalog.' },
+  MCPG_RESOURCE_NOT_FOUND: { rpc: JSONRPC.RESOURCE_NOT_FOUND, summary: 'The URI does not belong to any server in the catalog.' },
+  MCPG_MESSAGE_TOO_LARGE: { rpc: JSONRPC.INVALID_REQUEST, summary: 'A message exceeded the size limit and was discarded.' },
+  MCPG_CAPABILITY_UNSUPPORTED: { rpc: JSONRPC.METHOD_NOT_FOUND, summary: 'The other side did not declare the capability this request needs.' },
+  MCPG_SHUTTING_DOWN: { rpc: -32010, summary: 'The gateway is shutting down and takes no new requests.' },
+  MCPG_SERVER_UNAVAILABLE: { rpc: -32011, summary: 'The server that owns the tool is not connected (failed to start, exited, or is restarting).' },
+  MCPG_SERVER_TIMEOUT: { rpc: -32012, summary: 'The server did not answer within its timeout; the request was cancelled on the server.' },
+  MCPG_SERVER_BAD_RESPONSE: { rpc: -32013, summary: 'The server sent something that is not a valid MCP message or result.' },
+  MCPG_SERVER_START_FAILED: { rpc: -32014, summary: 'The server could not be started or did not complete initialization.' },
+  MCPG_AGENT_UNAVAILABLE: { rpc: -32015, summary: 'A server asked the agent something (sampling, elicitation, roots) but no agent could answer.' },
+  MCPG_CONFIG_INVALID: { rpc: JSONRPC.INVALID_PARAMS, summary: 'A configuration file could not be read, parsed or validated.' },
+  MCPG_USAGE: { rpc: JSONRPC.INVALID_PARAMS, summary: 'The command line was not understood.' },
+  MCPG_INTERNAL: { rpc: JSONRPC.INTERNAL_ERROR, summary: 'A bug in mcpgate; the message says where.' },
+} as const satisfies Record<string, { rpc: number; summary: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface GatewayErrorOptions {
+  /** The configured name of the server to blame, when one is. */
+  server?: string;
+  /** Extra machine-readable detail for `error.data` (must be JSON-serialisable). */
+  detail?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+/** A failure with a stable code. `toJsonRpc()` is the only way it reaches the wire. */
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly server: string | undefined;
+  readonly detail: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'GatewayError';
+    this.code = code;
+    this.server = options.server;
+    this.detail = options.detail;
+  }
+
+  get rpcCode(): number {
+    return ERROR_CODES[this.code].rpc;
+  }
+
+  /** The JSON-RPC `error` object: message, numeric code, and `data.code` (never a stack trace). */
+  toJsonRpc(): JsonRpcErrorObject {
+    const data: Record<string, unknown> = { code: this.code };
+    if (this.server !== undefined) data.server = this.server;
+    if (this.detail !== undefined) Object.assign(data, this.detail);
+    return { code: this.rpcCode, message: this.message, data };
+  }
+}
+
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** Turns anything thrown into a GatewayError, keeping GatewayErrors as they are. */
+export function asGatewayError(err: unknown, fallback: ErrorCode = 'MCPG_INTERNAL', server?: string): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new GatewayError(fallback, message, { server, cause: err });
+}

@@ -1,0 +1,226 @@
+// The gateway: owns the connections to servers, the catalog and the agent sessions, and carries
+// everything that flows right to left (server notifications and server→agent requests) to the agent
+// it belongs to. What flows left to right is in session.ts.
+
+import type { ServersConfig, StdioServerConfig } from '../config/types.js';
+import { GatewayError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import { Catalog } from '../catalog/catalog.js';
+import { Refresher } from '../catalog/refresher.js';
+import { Connection, type ConnectionHooks, type ConnectionState } from '../servers/connection.js';
+import { fetchLists, type ListKind } from '../servers/lists.js';
+import type { StopTimings } from '../servers/stdio-process.js';
+import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
+import { AgentSession, type AgentChannel } from './session.js';
+import { LIST_CHANGED, SERVER_REQUEST_CAPABILITY } from './methods.js';
+
+export interface GatewayOptions {
+  config: ServersConfig;
+  log: Logger;
+  separator?: string;
+  startupTimeoutMs?: number;
+  stopTimings?: StopTimings;
+}
+
+export interface ServerSummary {
+  server: string;
+  state: ConnectionState | 'disabled';
+  tools: number;
+  resources: number;
+  prompts: number;
+  error?: string;
+}
+
+export class Gateway implements ConnectionHooks {
+  readonly catalog: Catalog;
+  readonly log: Logger;
+  readonly connections = new Map<string, Connection>();
+  readonly sessions = new Set<AgentSession>();
+  /** Namespaced URI → sessions subscribed to it; the server is subscribed while the set is non-empty. */
+  readonly subscriptions = new Map<string, Set<AgentSession>>();
+  /** Resolves once every enabled server is ready or has failed (the first lists wait for it). */
+  readonly settled: Promise<void>;
+  private resolveSettled!: () => void;
+  private isSettled = false;
+  private readonly refresher: Refresher;
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly options: GatewayOptions) {
+    this.log = options.log;
+    this.catalog = new Catalog(options.config.servers.map((s) => s.name), options.separator);
+    this.refresher = new Refresher((server, kinds) => this.refresh(server, kinds), this.log);
+    this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
+  }
+
+  get isClosing(): boolean {
+    return this.closing !== undefined;
+  }
+
+  get hasSettled(): boolean {
+    return this.isSettled;
+  }
+
+  /** Starts every enabled server in parallel; one that fails is reported and left out. */
+  async start(): Promise<ServerSummary[]> {
+    const summaries = await Promise.all(this.options.config.servers.map(async (config): Promise<ServerSummary> => {
+      if (config.disabled) return { server: config.name, state: 'disabled', tools: 0, resources: 0, prompts: 0 };
+      if (config.type !== 'stdio') {
+        return this.report({ server: config.name, state: 'failed', tools: 0, resources: 0, prompts: 0, error: `server "${config.name}": "${config.type}" servers are not supported yet by this build (stdio only)` });
+      }
+      return this.report(await this.startServer(config));
+    }));
+    this.isSettled = true;
+    this.resolveSettled();
+    return summaries;
+  }
+
+  private async startServer(config: StdioServerConfig): Promise<ServerSummary> {
+    const log = this.log.child({ server: config.name });
+    const conn = new Connection(config, this, log, { startupTimeoutMs: this.options.startupTimeoutMs ?? 30_000, stopTimings: this.options.stopTimings });
+    this.connections.set(config.name, conn);
+    try {
+      await conn.start();
+      if (this.closing !== undefined) throw new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down');
+      this.catalog.set(config.name, await fetchLists(conn));
+      const counts = this.catalog.counts(config.name);
+      return { server: config.name, state: 'ready', tools: counts.tools, resources: counts.resources + counts.resourceTemplates, prompts: counts.prompts };
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      if (conn.state === 'ready') void conn.close(); // lists failed: a server we cannot list is a server we cannot serve
+      return { server: config.name, state: 'failed', tools: 0, resources: 0, prompts: 0, error };
+    }
+  }
+
+  private report(summary: ServerSummary): ServerSummary {
+    if (summary.state === 'ready') {
+      this.log.info(`server "${summary.server}" ready: ${summary.tools} tools, ${summary.resources} resources, ${summary.prompts} prompts`, { server: summary.server, tools: summary.tools, resources: summary.resources, prompts: summary.prompts });
+    } else if (summary.state === 'disabled') {
+      this.log.info(`server "${summary.server}" disabled in config`, { server: summary.server });
+    } else {
+      this.log.warn(summary.error ?? `server "${summary.server}" failed`, { server: summary.server });
+    }
+    return summary;
+  }
+
+  openSession(channel: AgentChannel, agent: string): AgentSession {
+    const session = new AgentSession(this, channel, agent, this.log.child({ agent }));
+    this.sessions.add(session);
+    return session;
+  }
+
+  /** Called by a session when it ends: drop its subscriptions, answer its servers' pending questions. */
+  sessionClosed(session: AgentSession): void {
+    this.sessions.delete(session);
+    for (const [uri, subscribers] of this.subscriptions) {
+      if (subscribers.delete(session) && subscribers.size === 0) {
+        this.subscriptions.delete(uri);
+        const route = this.catalog.resolveUri(uri);
+        const conn = route === undefined ? undefined : this.connections.get(route.server);
+        if (conn?.state === 'ready') conn.request('resources/unsubscribe', { uri: route!.uri }).catch(() => {});
+      }
+    }
+  }
+
+  /** Graceful shutdown: refuse new work, end sessions, close every connection in parallel. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.refresher.close();
+      for (const session of [...this.sessions]) session.close();
+      const conns = [...this.connections.values()];
+      const results = await Promise.allSettled(conns.map((conn) => conn.close()));
+      results.forEach((result, i) => {
+        if (result.status === 'rejected') this.log.warn('a connection failed to close; continuing', { server: conns[i]!.name, error: result.reason });
+      });
+      this.connections.clear();
+      this.subscriptions.clear();
+      this.isSettled = true;
+      this.resolveSettled();
+    })();
+    return this.closing;
+  }
+
+  /** Immediate: kill every server's process group now (a second signal). */
+  destroy(): void {
+    for (const conn of this.connections.values()) conn.destroy();
+  }
+
+  // ── right to left: what servers send ────────────────────────────────────────────────────────
+
+  notification(conn: Connection, msg: JsonRpcNotification): void {
+    const kind = LIST_CHANGED[msg.method];
+    if (kind !== undefined) {
+      for (const k of kind) this.refresher.request(conn.name, k);
+      return;
+    }
+    switch (msg.method) {
+      case 'notifications/message':
+        for (const session of this.sessions) session.deliverLog(conn.name, msg.params ?? {});
+        return;
+      case 'notifications/resources/updated': {
+        const uri = msg.params?.uri;
+        if (typeof uri !== 'string') return;
+        const publicUri = this.catalog.publicUri(conn.name, uri);
+        for (const session of this.subscriptions.get(publicUri) ?? []) session.notify(msg.method, { ...msg.params, uri: publicUri });
+        return;
+      }
+      case 'notifications/cancelled':
+        for (const session of this.sessions) session.serverCancelled(conn, msg.params?.requestId);
+        return;
+      case 'notifications/elicitation/complete':
+        for (const session of this.sessions) session.notify(msg.method, msg.params);
+        return;
+      default:
+        this.log.debug('dropped a server notification mcpgate does not relay', { server: conn.name, method: msg.method });
+    }
+  }
+
+  request(conn: Connection, msg: JsonRpcRequest): void {
+    const capability = SERVER_REQUEST_CAPABILITY[msg.method];
+    if (capability === undefined) {
+      conn.respondError(msg.id, new GatewayError('MCPG_METHOD_NOT_FOUND', `mcpgate does not relay ${msg.method} to agents`, { server: conn.name }).toJsonRpc());
+      return;
+    }
+    const session = this.sessionFor(conn);
+    if (session === undefined) {
+      const why = this.sessions.size === 0 ? 'no agent is connected' : 'more than one agent has a call in flight on this server, and the request does not say which one it belongs to';
+      conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `cannot relay ${msg.method}: ${why}`, { server: conn.name }).toJsonRpc());
+      return;
+    }
+    session.relayServerRequest(conn, msg, capability);
+  }
+
+  /** The agent a server→agent request belongs to: the only session, or the only one with a call in flight there. */
+  private sessionFor(conn: Connection): AgentSession | undefined {
+    if (this.sessions.size === 1) return this.sessions.values().next().value;
+    const busy = [...this.sessions].filter((s) => s.hasCallOn(conn));
+    return busy.length === 1 ? busy[0] : undefined;
+  }
+
+  state(conn: Connection, state: ConnectionState, reason?: GatewayError): void {
+    if (state === 'ready') return;
+    // A failure before `ready` is reported by start()'s summary line; this is a server lost later.
+    if (state === 'failed' && reason !== undefined && conn.info !== undefined) this.log.warn(`server "${conn.name}" is unavailable: ${reason.message}`, { server: conn.name });
+    this.refresher.forget(conn.name);
+    for (const session of this.sessions) session.connectionLost(conn);
+    this.announce(this.catalog.remove(conn.name));
+  }
+
+  private async refresh(server: string, kinds: ListKind[]): Promise<void> {
+    const conn = this.connections.get(server);
+    if (conn?.state !== 'ready') return;
+    const lists = await fetchLists(conn, kinds);
+    if (conn.state !== 'ready') return;
+    const changed = this.catalog.set(server, lists);
+    if (changed.length > 0) this.log.info('catalog refreshed', { server, changed });
+    this.announce(changed);
+  }
+
+  /** Tells every agent which lists changed (templates are part of the resources list). */
+  private announce(kinds: readonly ListKind[]): void {
+    if (kinds.length === 0) return;
+    const methods = new Set(kinds.map((k) => (k === 'resourceTemplates' ? 'resources' : k)));
+    for (const method of methods) {
+      for (const session of this.sessions) session.listChanged(`notifications/${method}/list_changed`);
+    }
+  }
+}

@@ -1,0 +1,408 @@
+// One agent's session: the MCP server the agent sees. It answers what the gateway knows itself
+// (initialize, ping, the lists), routes everything else to the server that owns the name, and keeps
+// the per-call state that makes progress and cancellation exact: agent id ↔ (connection, server id).
+//
+// Hot path (tools/call): one JSON.parse of the agent's line, a map lookup, one JSON.stringify of the
+// re-addressed request; the server's answer is relayed by splicing the id into its raw line.
+
+import { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION } from '../wire/protocol.js';
+import { GatewayError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import type { Connection } from '../servers/connection.js';
+import { GATEWAY_INFO } from '../version.js';
+import {
+  encodeError, encodeNotification, encodeRequest, encodeResult, parseMessage, spliceResponseId,
+  type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
+} from '../wire/jsonrpc.js';
+import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
+import type { Gateway } from './gateway.js';
+import { GATEWAY_CAPABILITIES, LOG_LEVEL_RANK } from './methods.js';
+
+export interface AgentChannel {
+  /** Sends one framed message to the agent. */
+  send(line: string): void;
+}
+
+type Rewrite = (result: Record<string, unknown>) => boolean;
+
+interface Inflight {
+  conn: Connection;
+  serverId: number;
+}
+
+interface Outgoing {
+  conn: Connection;
+  serverRequestId: RequestId;
+}
+
+/** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
+const INITIALIZE_WAIT_MS = 5000;
+
+export class AgentSession {
+  private initialized = false;
+  private capabilities: Record<string, unknown> = {};
+  private logRank: number | undefined;
+  private readonly inflight = new Map<RequestId, Inflight>();
+  private readonly outgoing = new Map<number, Outgoing>();
+  private nextOutgoingId = 1;
+  private closed = false;
+
+  constructor(
+    private readonly gateway: Gateway,
+    private readonly channel: AgentChannel,
+    readonly agent: string,
+    private readonly log: Logger,
+  ) {}
+
+  handleLine(line: string): void {
+    if (this.closed) return;
+    const parsed = parseMessage(line);
+    switch (parsed.kind) {
+      case 'request':
+        return this.onRequest(parsed.msg);
+      case 'notification':
+        return this.onNotification(parsed.msg);
+      case 'response':
+        return this.onResponse(parsed.msg);
+      case 'invalid':
+        this.log.debug('invalid message from agent', { error: parsed.error.message });
+        this.sendError(parsed.id, parsed.error);
+    }
+  }
+
+  /** A message too large to read: answer with the code (no id is known). */
+  overflow(length: number): void {
+    this.sendError(null, new GatewayError('MCPG_MESSAGE_TOO_LARGE', `message of ${length} characters exceeds the limit and was discarded`));
+  }
+
+  private onRequest(msg: JsonRpcRequest): void {
+    if (this.gateway.isClosing) return this.sendError(msg.id, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'));
+    const catalog = this.gateway.catalog;
+    switch (msg.method) {
+      case 'tools/call':
+        return this.callTool(msg);
+      case 'ping':
+        return this.sendResult(msg.id, {});
+      case 'initialize':
+        return void this.initialize(msg);
+      case 'tools/list':
+        return this.afterSettled(msg, () => this.sendResult(msg.id, { tools: catalog.listTools() }));
+      case 'resources/list':
+        return this.afterSettled(msg, () => this.sendResult(msg.id, { resources: catalog.listResources() }));
+      case 'resources/templates/list':
+        return this.afterSettled(msg, () => this.sendResult(msg.id, { resourceTemplates: catalog.listResourceTemplates() }));
+      case 'prompts/list':
+        return this.afterSettled(msg, () => this.sendResult(msg.id, { prompts: catalog.listPrompts() }));
+      case 'resources/read':
+        return this.afterSettled(msg, () => this.readResource(msg));
+      case 'prompts/get':
+        return this.afterSettled(msg, () => this.getPrompt(msg));
+      case 'completion/complete':
+        return this.afterSettled(msg, () => this.complete(msg));
+      case 'resources/subscribe':
+      case 'resources/unsubscribe':
+        return void this.subscription(msg).catch((err: unknown) => this.sendError(msg.id, err));
+      case 'logging/setLevel':
+        return void this.setLevel(msg);
+      default:
+        return this.sendError(msg.id, new GatewayError('MCPG_METHOD_NOT_FOUND', `method not found: ${msg.method}`));
+    }
+  }
+
+  // ── tools ───────────────────────────────────────────────────────────────────────────────────
+
+  private callTool(msg: JsonRpcRequest): void {
+    const params = msg.params;
+    const name = params?.name;
+    if (typeof name !== 'string') return this.sendError(msg.id, invalidParams('tools/call needs params.name (a string)'));
+    if (params!.arguments !== undefined && (typeof params!.arguments !== 'object' || params!.arguments === null || Array.isArray(params!.arguments))) {
+      return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
+    }
+    const entry = this.gateway.catalog.tool(name);
+    if (entry === undefined) {
+      if (!this.gateway.hasSettled) return this.afterSettled(msg, () => this.callTool(msg));
+      return this.sendError(msg.id, new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } }));
+    }
+    const conn = this.connection(entry.server, msg.id);
+    if (conn === undefined) return;
+    params!.name = entry.original;
+    this.forward(conn, msg, (result) => rewriteToolResult(result, (uri) => this.gateway.catalog.publicUri(entry.server, uri)));
+  }
+
+  /** Sends `msg` (already rewritten to the server's names) to `conn` and relays the answer. */
+  private forward(conn: Connection, msg: JsonRpcRequest, rewrite?: Rewrite): void {
+    const agentId = msg.id;
+    if (this.inflight.has(agentId)) return this.sendError(agentId, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`));
+    const entry: Inflight = { conn, serverId: 0 };
+    this.inflight.set(agentId, entry);
+    const agentToken = (msg.params?._meta as Record<string, unknown> | undefined)?.progressToken;
+    entry.serverId = conn.forward(msg, {
+      reply: (res, line) => {
+        if (this.inflight.get(agentId) !== entry) return;
+        this.inflight.delete(agentId);
+        this.relay(res, line, agentId, entry.serverId, rewrite);
+      },
+      fail: (err) => {
+        if (this.inflight.get(agentId) !== entry) return;
+        this.inflight.delete(agentId);
+        this.sendError(agentId, err);
+      },
+      progress: agentToken === undefined ? undefined : (p) => this.notify('notifications/progress', { ...p, progressToken: agentToken }),
+    });
+  }
+
+  private relay(res: JsonRpcResponse, line: string, agentId: RequestId, serverId: number, rewrite: Rewrite | undefined): void {
+    if (this.closed) return;
+    if ('result' in res && rewrite !== undefined && rewrite(res.result)) {
+      res.id = agentId;
+      return this.channel.send(JSON.stringify(res));
+    }
+    const spliced = spliceResponseId(line, serverId, agentId);
+    if (spliced !== undefined) return this.channel.send(spliced);
+    res.id = agentId;
+    this.channel.send(JSON.stringify(res));
+  }
+
+  // ── resources, prompts, completion ──────────────────────────────────────────────────────────
+
+  private readResource(msg: JsonRpcRequest): void {
+    const route = this.routeUri(msg);
+    if (route === undefined) return;
+    msg.params!.uri = route.uri;
+    this.forward(route.conn, msg, (result) => rewriteReadResult(result, (uri) => this.gateway.catalog.publicUri(route.conn.name, uri)));
+  }
+
+  private getPrompt(msg: JsonRpcRequest): void {
+    const name = msg.params?.name;
+    if (typeof name !== 'string') return this.sendError(msg.id, invalidParams('prompts/get needs params.name (a string)'));
+    const entry = this.gateway.catalog.prompt(name);
+    if (entry === undefined) return this.sendError(msg.id, new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${name}`, { detail: { prompt: name } }));
+    const conn = this.connection(entry.server, msg.id);
+    if (conn === undefined) return;
+    msg.params!.name = entry.original;
+    this.forward(conn, msg, (result) => rewritePromptResult(result, (uri) => this.gateway.catalog.publicUri(entry.server, uri)));
+  }
+
+  private complete(msg: JsonRpcRequest): void {
+    const ref = msg.params?.ref as Record<string, unknown> | undefined;
+    if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
+      const entry = this.gateway.catalog.prompt(ref.name);
+      if (entry === undefined) return this.sendError(msg.id, new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${ref.name}`));
+      const conn = this.connection(entry.server, msg.id);
+      if (conn === undefined) return;
+      ref.name = entry.original;
+      return this.forward(conn, msg);
+    }
+    if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
+      const route = this.gateway.catalog.resolveUri(ref.uri);
+      const conn = route === undefined ? undefined : this.gateway.connections.get(route.server);
+      if (route === undefined || conn === undefined) return this.sendError(msg.id, new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${ref.uri}`, { detail: { uri: ref.uri } }));
+      ref.uri = route.uri;
+      return this.forward(conn, msg);
+    }
+    this.sendError(msg.id, invalidParams('completion/complete needs params.ref of type "ref/prompt" (with name) or "ref/resource" (with uri)'));
+  }
+
+  private connection(server: string, id: RequestId): Connection | undefined {
+    const conn = this.gateway.connections.get(server);
+    if (conn === undefined) this.sendError(id, new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${server}" is not connected`, { server }));
+    return conn;
+  }
+
+  private routeUri(msg: JsonRpcRequest): { conn: Connection; uri: string; publicUri: string } | undefined {
+    const uri = msg.params?.uri;
+    if (typeof uri !== 'string') {
+      this.sendError(msg.id, invalidParams(`${msg.method} needs params.uri (a string)`));
+      return undefined;
+    }
+    const route = this.gateway.catalog.resolveUri(uri);
+    const conn = route === undefined ? undefined : this.gateway.connections.get(route.server);
+    if (route === undefined || conn === undefined) {
+      this.sendError(msg.id, new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${uri} (mcpgate resource URIs look like mcpgate://SERVER/URI)`, { detail: { uri } }));
+      return undefined;
+    }
+    return { conn, uri: route.uri, publicUri: uri };
+  }
+
+  /** Subscriptions are counted per URI across agents: the server is subscribed once, unsubscribed by the last. */
+  private async subscription(msg: JsonRpcRequest): Promise<void> {
+    await this.gateway.settled;
+    const route = this.routeUri(msg);
+    if (route === undefined) return;
+    const { conn, uri, publicUri } = route;
+    if ((conn.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
+      return this.sendError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name }));
+    }
+    const subs = this.gateway.subscriptions;
+    let set = subs.get(publicUri);
+    if (msg.method === 'resources/subscribe') {
+      if (set === undefined || set.size === 0) await conn.request('resources/subscribe', { uri });
+      if (set === undefined) subs.set(publicUri, (set = new Set()));
+      set.add(this);
+    } else if (set?.delete(this) === true && set.size === 0) {
+      subs.delete(publicUri);
+      await conn.request('resources/unsubscribe', { uri });
+    }
+    this.sendResult(msg.id, {});
+  }
+
+  private async setLevel(msg: JsonRpcRequest): Promise<void> {
+    const level = msg.params?.level;
+    const rank = typeof level === 'string' ? LOG_LEVEL_RANK[level] : undefined;
+    if (rank === undefined) return this.sendError(msg.id, invalidParams(`logging/setLevel needs params.level, one of ${Object.keys(LOG_LEVEL_RANK).join(', ')}`));
+    this.logRank = rank;
+    await this.gateway.settled;
+    const servers = [...this.gateway.connections.values()].filter((c) => c.state === 'ready' && c.info?.capabilities.logging !== undefined);
+    await Promise.allSettled(servers.map((c) => c.request('logging/setLevel', { level })));
+    this.sendResult(msg.id, {});
+  }
+
+  private async initialize(msg: JsonRpcRequest): Promise<void> {
+    const params = msg.params ?? {};
+    const requested = params.protocolVersion;
+    this.capabilities = (params.capabilities as Record<string, unknown> | undefined) ?? {};
+    this.initialized = true;
+    await Promise.race([this.gateway.settled, delay(INITIALIZE_WAIT_MS)]);
+    const protocolVersion = typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
+    const result: Record<string, unknown> = { protocolVersion, capabilities: GATEWAY_CAPABILITIES, serverInfo: GATEWAY_INFO };
+    const instructions = this.instructions();
+    if (instructions !== undefined) result.instructions = instructions;
+    this.sendResult(msg.id, result);
+  }
+
+  /** The servers' own instructions, each under its server's name. */
+  private instructions(): string | undefined {
+    const parts: string[] = [];
+    for (const conn of this.gateway.connections.values()) {
+      const text = conn.info?.instructions;
+      if (conn.state === 'ready' && text !== undefined && text.trim() !== '') parts.push(`## ${conn.name}\n${text.trim()}`);
+    }
+    if (parts.length === 0) return undefined;
+    return `mcpgate fronts several MCP servers; their tools are named SERVER__TOOL. Instructions from each server:\n\n${parts.join('\n\n')}`;
+  }
+
+  private afterSettled(msg: JsonRpcRequest, handler: () => void): void {
+    if (this.gateway.hasSettled) return handler();
+    this.gateway.settled.then(() => {
+      if (this.gateway.isClosing) this.sendError(msg.id, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'));
+      else handler();
+    }, (err: unknown) => this.sendError(msg.id, err));
+  }
+
+  // ── notifications and responses from the agent ─────────────────────────────────────────────
+
+  private onNotification(msg: JsonRpcNotification): void {
+    switch (msg.method) {
+      case 'notifications/cancelled': {
+        const requestId = msg.params?.requestId as RequestId | undefined;
+        const entry = requestId === undefined ? undefined : this.inflight.get(requestId);
+        if (entry === undefined) return;
+        this.inflight.delete(requestId!);
+        const reason = typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent';
+        entry.conn.cancel(entry.serverId, reason);
+        return;
+      }
+      case 'notifications/roots/list_changed':
+        for (const conn of this.gateway.connections.values()) if (conn.state === 'ready') conn.notify(msg.method);
+        return;
+      case 'notifications/initialized':
+        this.initialized = true;
+        return;
+      default:
+        this.log.debug('ignored a notification from the agent', { method: msg.method });
+    }
+  }
+
+  private onResponse(msg: JsonRpcResponse): void {
+    const entry = typeof msg.id === 'number' ? this.outgoing.get(msg.id) : undefined;
+    if (entry === undefined) return this.log.debug('dropped an answer to no pending request', { id: msg.id });
+    this.outgoing.delete(msg.id as number);
+    if ('result' in msg) entry.conn.respond(entry.serverRequestId, msg.result);
+    else entry.conn.respondError(entry.serverRequestId, msg.error);
+  }
+
+  // ── right to left: called by the gateway ───────────────────────────────────────────────────
+
+  /** Relays a server→agent request (sampling, elicitation, roots) if the agent declared the capability. */
+  relayServerRequest(conn: Connection, msg: JsonRpcRequest, capability: string): void {
+    if (this.capabilities[capability] === undefined) {
+      conn.respondError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `agent "${this.agent}" did not declare the ${capability} capability, so ${msg.method} cannot be relayed`, { server: conn.name }).toJsonRpc());
+      return;
+    }
+    const id = this.nextOutgoingId++;
+    this.outgoing.set(id, { conn, serverRequestId: msg.id });
+    this.channel.send(encodeRequest(id, msg.method, msg.params));
+  }
+
+  /** The server withdrew one of its requests to the agent: pass the cancellation on. */
+  serverCancelled(conn: Connection, requestId: unknown): void {
+    for (const [id, entry] of this.outgoing) {
+      if (entry.conn === conn && entry.serverRequestId === requestId) {
+        this.outgoing.delete(id);
+        this.notify('notifications/cancelled', { requestId: id, reason: `server "${conn.name}" cancelled the request` });
+      }
+    }
+  }
+
+  /** A connection went away: its questions to the agent can no longer be answered. */
+  connectionLost(conn: Connection): void {
+    for (const [id, entry] of this.outgoing) {
+      if (entry.conn === conn) {
+        this.outgoing.delete(id);
+        this.notify('notifications/cancelled', { requestId: id, reason: `server "${conn.name}" disconnected` });
+      }
+    }
+  }
+
+  hasCallOn(conn: Connection): boolean {
+    for (const entry of this.inflight.values()) if (entry.conn === conn) return true;
+    return false;
+  }
+
+  deliverLog(server: string, params: Record<string, unknown>): void {
+    const rank = typeof params.level === 'string' ? LOG_LEVEL_RANK[params.level] : undefined;
+    if (this.logRank !== undefined && rank !== undefined && rank < this.logRank) return;
+    const logger = typeof params.logger === 'string' && params.logger !== '' ? `${server}/${params.logger}` : server;
+    this.notify('notifications/message', { ...params, logger });
+  }
+
+  listChanged(method: string): void {
+    if (this.initialized) this.notify(method);
+  }
+
+  notify(method: string, params?: unknown): void {
+    if (!this.closed) this.channel.send(encodeNotification(method, params));
+  }
+
+  /** The agent is gone: cancel its calls on the servers and answer their questions to it. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const entry of this.inflight.values()) entry.conn.cancel(entry.serverId, 'the agent disconnected');
+    this.inflight.clear();
+    for (const entry of this.outgoing.values()) {
+      entry.conn.respondError(entry.serverRequestId, new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" disconnected`).toJsonRpc());
+    }
+    this.outgoing.clear();
+    this.gateway.sessionClosed(this);
+  }
+
+  private sendResult(id: RequestId, result: unknown): void {
+    if (!this.closed) this.channel.send(encodeResult(id, result));
+  }
+
+  private sendError(id: RequestId | null, err: unknown): void {
+    if (this.closed) return;
+    const error = err instanceof GatewayError ? err : new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err));
+    if (error.code === 'MCPG_INTERNAL') this.log.error('internal error while handling a request', { error: err });
+    this.channel.send(encodeError(id, error.toJsonRpc()));
+  }
+}
+
+function invalidParams(message: string): GatewayError {
+  return new GatewayError('MCPG_INVALID_PARAMS', message);
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

@@ -1,0 +1,300 @@
+// A connection: mcpgate's client session to one server. It owns the transport (a stdio child for now),
+// the initialize handshake, the table of requests in flight (each with its timeout), and teardown that
+// settles every one of them. Forwarded calls are relayed as raw lines; only the gateway's own requests
+// (initialize, lists) are awaited as promises.
+
+import { InitializeResultSchema } from '@modelcontextprotocol/core';
+import { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION } from '../wire/protocol.js';
+import type { StdioServerConfig } from '../config/types.js';
+import { GatewayError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import {
+  encodeError, encodeNotification, encodeRequest, parseMessage,
+  type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
+} from '../wire/jsonrpc.js';
+import type { JsonRpcErrorObject } from '../errors.js';
+import { StdioProcess, type StopTimings, DEFAULT_STOP_TIMINGS } from './stdio-process.js';
+import { GATEWAY_INFO } from '../version.js';
+
+export type ConnectionState = 'connecting' | 'ready' | 'failed' | 'closed';
+
+/** Where the answer to one request goes. Exactly one of reply/fail is called, once. */
+export interface CallSink {
+  /** The server answered; `line` is the raw text, so the caller can relay it without re-encoding. */
+  reply(msg: JsonRpcResponse, line: string): void;
+  /** The call ended without an answer (timeout, server gone, shutdown). */
+  fail(err: GatewayError): void;
+  /** A progress notification for this call (its token was rewritten to the call's id). */
+  progress?(params: Record<string, unknown>): void;
+}
+
+export interface ConnectionHooks {
+  /** A notification the connection does not consume itself (list_changed, logging, resources/updated…). */
+  notification(conn: Connection, msg: JsonRpcNotification): void;
+  /** A server→client request other than ping; answer with conn.respond / conn.respondError. */
+  request(conn: Connection, msg: JsonRpcRequest): void;
+  state(conn: Connection, state: ConnectionState, reason?: GatewayError): void;
+}
+
+export interface ConnectionOptions {
+  startupTimeoutMs: number;
+  stopTimings?: StopTimings;
+}
+
+interface Pending {
+  sink: CallSink;
+  timer: NodeJS.Timeout;
+}
+
+export interface ServerInfo {
+  protocolVersion: string;
+  capabilities: Record<string, unknown>;
+  serverInfo: { name: string; version: string };
+  instructions: string | undefined;
+}
+
+/** What mcpgate declares to every server: it relays sampling, elicitation and roots to its agents. */
+const CLIENT_CAPABILITIES = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
+
+export class Connection {
+  readonly name: string;
+  state: ConnectionState = 'connecting';
+  info: ServerInfo | undefined;
+  lastError: GatewayError | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private process: StdioProcess | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    readonly config: StdioServerConfig,
+    private readonly hooks: ConnectionHooks,
+    private readonly log: Logger,
+    private readonly options: ConnectionOptions,
+  ) {
+    this.name = config.name;
+  }
+
+  get pid(): number | undefined {
+    return this.process?.pid;
+  }
+
+  /** Spawns and initializes the server. Resolves when ready; rejects (and marks `failed`) otherwise. */
+  async start(): Promise<void> {
+    this.process = new StdioProcess(this.config, this.log, {
+      line: (line) => this.onLine(line),
+      overflow: (length) => this.log.warn('server sent a message over the size limit; discarded', { length }),
+      exit: (reason) => this.onExit(reason),
+    });
+    const params = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: CLIENT_CAPABILITIES, clientInfo: GATEWAY_INFO };
+    let raw: Record<string, unknown>;
+    try {
+      raw = await this.request('initialize', params, this.options.startupTimeoutMs);
+    } catch (err) {
+      const reason = err instanceof GatewayError && err.code === 'MCPG_SERVER_TIMEOUT'
+        ? new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" did not answer initialize within ${this.options.startupTimeoutMs} ms`, { server: this.name })
+        : toStartError(err, this.name);
+      this.fail(reason);
+      throw reason;
+    }
+    const parsed = InitializeResultSchema.safeParse(raw);
+    if (!parsed.success) {
+      const reason = new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" sent an invalid initialize result: ${parsed.error.issues[0]?.message ?? 'invalid'}`, { server: this.name });
+      this.fail(reason);
+      throw reason;
+    }
+    const result = parsed.data;
+    if (!SUPPORTED_PROTOCOL_VERSIONS.includes(result.protocolVersion)) {
+      const reason = new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" speaks protocol ${result.protocolVersion}, which mcpgate does not support (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`, { server: this.name });
+      this.fail(reason);
+      throw reason;
+    }
+    this.info = {
+      protocolVersion: result.protocolVersion,
+      capabilities: result.capabilities,
+      serverInfo: { name: result.serverInfo.name, version: result.serverInfo.version },
+      instructions: result.instructions,
+    };
+    this.notify('notifications/initialized');
+    this.setState('ready');
+  }
+
+  /** Sends a request whose answer goes to `sink`; returns the id used on this connection. */
+  call(method: string, params: Record<string, unknown> | undefined, sink: CallSink, timeoutMs = this.config.timeout): number {
+    const id = this.nextId++;
+    if (this.closing !== undefined || this.state === 'failed' || this.state === 'closed') {
+      sink.fail(this.unavailable());
+      return id;
+    }
+    const timer = setTimeout(() => this.onTimeout(id, method, timeoutMs), timeoutMs);
+    this.pending.set(id, { sink, timer });
+    if (!this.process!.write(encodeRequest(id, method, params))) {
+      this.settle(id)?.sink.fail(this.unavailable());
+    }
+    return id;
+  }
+
+  /** Forwards an agent's request object as is, after re-addressing it (hot path: one stringify). */
+  forward(msg: JsonRpcRequest, sink: CallSink): number {
+    const id = this.nextId++;
+    if (this.state !== 'ready' || this.closing !== undefined) {
+      sink.fail(this.unavailable());
+      return id;
+    }
+    msg.id = id;
+    const meta = msg.params?._meta as Record<string, unknown> | undefined;
+    if (meta !== undefined && meta.progressToken !== undefined) meta.progressToken = id;
+    const timeoutMs = this.config.timeout;
+    const timer = setTimeout(() => this.onTimeout(id, msg.method, timeoutMs), timeoutMs);
+    this.pending.set(id, { sink, timer });
+    if (!this.process!.write(JSON.stringify(msg))) {
+      this.settle(id)?.sink.fail(this.unavailable());
+    }
+    return id;
+  }
+
+  /** Awaitable request for the gateway's own use (initialize, lists, setLevel). */
+  request(method: string, params?: Record<string, unknown>, timeoutMs = this.config.timeout): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      this.call(method, params, {
+        reply: (msg) => {
+          if ('result' in msg) resolve(msg.result);
+          else reject(new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${this.name}" answered ${method} with error ${msg.error.code}: ${msg.error.message}`, { server: this.name, detail: { serverError: msg.error } }));
+        },
+        fail: reject,
+      }, timeoutMs);
+    });
+  }
+
+  /** Abandons a call: the server is told (`notifications/cancelled`) and a late answer is dropped. */
+  cancel(id: number, reason: string): void {
+    if (this.settle(id) === undefined) return;
+    this.notify('notifications/cancelled', { requestId: id, reason });
+  }
+
+  notify(method: string, params?: Record<string, unknown>): void {
+    this.process?.write(encodeNotification(method, params));
+  }
+
+  respond(id: RequestId, result: unknown): void {
+    this.process?.write(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result)}}`);
+  }
+
+  respondError(id: RequestId, error: JsonRpcErrorObject): void {
+    this.process?.write(encodeError(id, error));
+  }
+
+  /** Graceful: refuse new calls, settle the pending ones, stop the process (seed 000). Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.failAll(new GatewayError('MCPG_SHUTTING_DOWN', `the connection to server "${this.name}" is closing`, { server: this.name }));
+      this.setState('closed');
+      await this.process?.stop(this.options.stopTimings ?? DEFAULT_STOP_TIMINGS);
+    })();
+    return this.closing;
+  }
+
+  /** Immediate: kill the process group now. */
+  destroy(): void {
+    this.failAll(new GatewayError('MCPG_SHUTTING_DOWN', `the connection to server "${this.name}" was destroyed`, { server: this.name }));
+    this.process?.kill();
+    this.setState('closed');
+  }
+
+  private onLine(line: string): void {
+    const parsed = parseMessage(line);
+    switch (parsed.kind) {
+      case 'response': {
+        const id = parsed.msg.id;
+        const entry = typeof id === 'number' ? this.settle(id) : undefined;
+        if (entry === undefined) this.log.debug('dropped an answer to no pending request (late or cancelled)', { id });
+        else entry.sink.reply(parsed.msg, line);
+        return;
+      }
+      case 'notification':
+        if (parsed.msg.method === 'notifications/progress') return this.onProgress(parsed.msg);
+        this.hooks.notification(this, parsed.msg);
+        return;
+      case 'request':
+        if (parsed.msg.method === 'ping') return this.respond(parsed.msg.id, {});
+        this.hooks.request(this, parsed.msg);
+        return;
+      case 'invalid': {
+        const entry = typeof parsed.id === 'number' ? this.settle(parsed.id) : undefined;
+        const err = new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${this.name}" sent an invalid message: ${parsed.error.message}`, { server: this.name });
+        if (entry !== undefined) entry.sink.fail(err);
+        else this.log.warn('server sent an invalid message; ignored', { error: parsed.error.message, line: line.slice(0, 200) });
+      }
+    }
+  }
+
+  private onProgress(msg: JsonRpcNotification): void {
+    const token = msg.params?.progressToken;
+    const entry = typeof token === 'number' ? this.pending.get(token) : undefined;
+    if (entry === undefined) return; // a progress for a finished call: spec says ignore
+    entry.timer.refresh(); // progress proves the server is working: it resets the timeout
+    entry.sink.progress?.(msg.params!);
+  }
+
+  private onTimeout(id: number, method: string, timeoutMs: number): void {
+    const entry = this.pending.get(id);
+    if (entry === undefined) return;
+    this.cancel(id, `timed out after ${timeoutMs} ms`);
+    entry.sink.fail(new GatewayError('MCPG_SERVER_TIMEOUT', `server "${this.name}" did not answer ${method} within ${timeoutMs} ms; the request was cancelled`, { server: this.name, detail: { timeoutMs } }));
+  }
+
+  private onExit(reason: GatewayError): void {
+    this.failAll(reason);
+    if (this.state !== 'closed') {
+      this.lastError = reason;
+      this.setState('failed', reason);
+    }
+  }
+
+  private fail(reason: GatewayError): void {
+    this.lastError = reason;
+    this.failAll(reason);
+    if (this.state !== 'closed') this.setState('failed', reason);
+    void this.process?.stop(this.options.stopTimings ?? DEFAULT_STOP_TIMINGS);
+  }
+
+  private settle(id: number): Pending | undefined {
+    const entry = this.pending.get(id);
+    if (entry === undefined) return undefined;
+    this.pending.delete(id);
+    clearTimeout(entry.timer);
+    return entry;
+  }
+
+  private failAll(err: GatewayError): void {
+    const entries = [...this.pending.values()];
+    for (const entry of entries) clearTimeout(entry.timer);
+    this.pending.clear();
+    for (const entry of entries) {
+      try {
+        entry.sink.fail(err);
+      } catch (sinkErr) {
+        this.log.error('a call sink threw while failing', { error: sinkErr });
+      }
+    }
+  }
+
+  private unavailable(): GatewayError {
+    const why = this.lastError !== undefined ? `: ${this.lastError.message}` : '';
+    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is ${this.state === 'connecting' ? 'still starting' : 'not connected'}${why}`, { server: this.name });
+  }
+
+  private setState(state: ConnectionState, reason?: GatewayError): void {
+    if (this.state === state) return;
+    this.state = state;
+    this.hooks.state(this, state, reason);
+  }
+}
+
+function toStartError(err: unknown, server: string): GatewayError {
+  if (err instanceof GatewayError) {
+    if (err.code === 'MCPG_SERVER_START_FAILED') return err;
+    return new GatewayError('MCPG_SERVER_START_FAILED', `${err.message} (before completing initialize)`, { server, cause: err });
+  }
+  return new GatewayError('MCPG_SERVER_START_FAILED', `server "${server}" failed to initialize: ${String(err)}`, { server });
+}

@@ -1,0 +1,128 @@
+// JSON-RPC 2.0 message shapes and the few encoders the hot path needs. Messages are parsed once with
+// JSON.parse and classified by shape; nothing here re-validates a result's content.
+
+import { GatewayError, type JsonRpcErrorObject } from '../errors.js';
+
+export type RequestId = string | number;
+
+export interface JsonRpcRequest {
+  jsonrpc: '2.0';
+  id: RequestId;
+  method: string;
+  params?: Record<string, unknown>;
+}
+export interface JsonRpcNotification {
+  jsonrpc: '2.0';
+  method: string;
+  params?: Record<string, unknown>;
+}
+export interface JsonRpcResult {
+  jsonrpc: '2.0';
+  id: RequestId;
+  result: Record<string, unknown>;
+}
+export interface JsonRpcError {
+  jsonrpc: '2.0';
+  id: RequestId | null;
+  error: JsonRpcErrorObject;
+}
+export type JsonRpcResponse = JsonRpcResult | JsonRpcError;
+export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
+
+export type Classified =
+  | { kind: 'request'; msg: JsonRpcRequest }
+  | { kind: 'notification'; msg: JsonRpcNotification }
+  | { kind: 'response'; msg: JsonRpcResponse }
+  | { kind: 'invalid'; error: GatewayError; id: RequestId | null };
+
+function isId(value: unknown): value is RequestId {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Parses one line and sorts it into request / notification / response, or says why it is invalid. */
+export function parseMessage(line: string): Classified {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (err) {
+    return { kind: 'invalid', id: null, error: new GatewayError('MCPG_PARSE_ERROR', `parse error: ${(err as Error).message}`) };
+  }
+  return classify(value);
+}
+
+export function classify(value: unknown): Classified {
+  if (!isObject(value)) {
+    const what = Array.isArray(value) ? 'a batch (JSON array); MCP 2025-11-25 does not allow batches' : `a ${value === null ? 'null' : typeof value}`;
+    return invalid(null, `invalid request: expected a JSON-RPC message object, got ${what}`);
+  }
+  const id = isId(value.id) ? value.id : null;
+  if (value.jsonrpc !== '2.0') return invalid(id, 'invalid request: "jsonrpc" must be "2.0"');
+  if (value.params !== undefined && !isObject(value.params)) return invalid(id, 'invalid request: "params" must be an object');
+  if (typeof value.method === 'string') {
+    if (value.id === undefined) return { kind: 'notification', msg: value as unknown as JsonRpcNotification };
+    if (!isId(value.id)) return invalid(null, 'invalid request: "id" must be a string or a number');
+    return { kind: 'request', msg: value as unknown as JsonRpcRequest };
+  }
+  if (value.method !== undefined) return invalid(id, 'invalid request: "method" must be a string');
+  if ('result' in value) {
+    if (!isId(value.id)) return invalid(null, 'invalid response: "id" must be a string or a number');
+    if (!isObject(value.result)) return invalid(value.id, 'invalid response: "result" must be an object');
+    return { kind: 'response', msg: value as unknown as JsonRpcResult };
+  }
+  if ('error' in value) {
+    const err = value.error;
+    if (!isObject(err) || typeof err.code !== 'number' || typeof err.message !== 'string') {
+      return invalid(id, 'invalid response: "error" must have a numeric code and a string message');
+    }
+    return { kind: 'response', msg: value as unknown as JsonRpcError };
+  }
+  return invalid(id, 'invalid request: a message needs a "method", a "result" or an "error"');
+}
+
+function invalid(id: RequestId | null, message: string): Classified {
+  return { kind: 'invalid', id, error: new GatewayError('MCPG_INVALID_REQUEST', message) };
+}
+
+export function encodeResult(id: RequestId, result: unknown): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result)}}`;
+}
+
+export function encodeError(id: RequestId | null, error: JsonRpcErrorObject): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"error":${JSON.stringify(error)}}`;
+}
+
+export function encodeNotification(method: string, params?: unknown): string {
+  return params === undefined
+    ? `{"jsonrpc":"2.0","method":${JSON.stringify(method)}}`
+    : `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":${JSON.stringify(params)}}`;
+}
+
+export function encodeRequest(id: RequestId, method: string, params?: unknown): string {
+  return params === undefined
+    ? `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":${JSON.stringify(method)}}`
+    : `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":${JSON.stringify(method)},"params":${JSON.stringify(params)}}`;
+}
+
+/**
+ * Re-addresses a response line to `newId` without re-encoding its result. We choose the numeric ids
+ * we send to servers, so `oldId` is a number we know; serializers put a top-level id either last
+ * (`…,"id":7}`, the TypeScript SDK) or right after `jsonrpc` / first (Python SDK, most others). A
+ * suffix or prefix match on a line that already parsed as an object with that id can only be the
+ * top-level member: anything nested would end in `}}`/`]}` or sit inside a string after a backslash.
+ * Returns undefined when neither form matches; the caller then re-encodes.
+ */
+export function spliceResponseId(line: string, oldId: number, newId: RequestId): string | undefined {
+  const idText = String(oldId);
+  const suffix = `,"id":${idText}}`;
+  const newText = JSON.stringify(newId);
+  if (line.endsWith(suffix)) return `${line.slice(0, line.length - suffix.length)},"id":${newText}}`;
+  const prefixA = `{"jsonrpc":"2.0","id":${idText},`;
+  if (line.startsWith(prefixA)) return `{"jsonrpc":"2.0","id":${newText},${line.slice(prefixA.length)}`;
+  const prefixB = `{"id":${idText},`;
+  if (line.startsWith(prefixB)) return `{"id":${newText},${line.slice(prefixB.length)}`;
+  return undefined;
+}

@@ -1,0 +1,237 @@
+// Validation of `.mcp.json` (src/config/mcp-json.ts via parseServersConfig): entry kinds, defaults,
+// `${VAR}` expansion in every expandable field, errors with exact JSON paths, warnings, deep freeze.
+
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseServersConfig } from '../../src/config/load.js';
+import { DEFAULT_TIMEOUT_MS } from '../../src/config/types.js';
+import { byPath, failure } from './helpers.js';
+
+const FILE = '/srv/project/.mcp.json';
+const parse = (value: unknown, env: NodeJS.ProcessEnv = {}) => parseServersConfig(JSON.stringify(value), FILE, env);
+
+void describe('parseServersConfig: valid files', () => {
+  void it('reads stdio, http and sse entries with their defaults, in file order', { timeout: 5000 }, () => {
+    const config = parse({
+      mcpServers: {
+        files: { command: 'npx', args: ['-y', 'server-filesystem', '.'] },
+        remote: { type: 'http', url: 'https://example.test/mcp', headers: { Authorization: 'Bearer x' } },
+        legacy: { type: 'sse', url: 'http://127.0.0.1:8080/sse', disabled: true, timeout: 1500, sessions: 'per-agent' },
+      },
+    });
+    assert.equal(config.file, FILE);
+    assert.deepEqual(config.warnings, []);
+    assert.deepEqual(config.servers, [
+      {
+        type: 'stdio', name: 'files', command: 'npx', args: ['-y', 'server-filesystem', '.'], env: {},
+        cwd: '/srv/project', disabled: false, timeout: DEFAULT_TIMEOUT_MS, sessions: 'shared',
+      },
+      {
+        type: 'http', name: 'remote', url: 'https://example.test/mcp', headers: { Authorization: 'Bearer x' },
+        disabled: false, timeout: DEFAULT_TIMEOUT_MS, sessions: 'shared',
+      },
+      { type: 'sse', name: 'legacy', url: 'http://127.0.0.1:8080/sse', headers: {}, disabled: true, timeout: 1500, sessions: 'per-agent' },
+    ]);
+  });
+
+  void it('accepts type "stdio" explicitly and resolves relative cwd against the file\'s directory', { timeout: 5000 }, () => {
+    const config = parse({
+      mcpServers: {
+        a: { type: 'stdio', command: 'node', cwd: 'tools/a' },
+        b: { command: 'node', cwd: '../other' },
+        c: { command: 'node', cwd: '/abs/dir' },
+      },
+    });
+    assert.deepEqual(config.servers.map((s) => (s.type === 'stdio' ? s.cwd : '')), ['/srv/project/tools/a', '/srv/other', '/abs/dir']);
+  });
+
+  void it('treats an entry with url and no type as http (as Claude Code does)', { timeout: 5000 }, () => {
+    const [server] = parse({ mcpServers: { r: { url: 'https://example.test/mcp' } } }).servers;
+    assert.equal(server?.type, 'http');
+  });
+
+  void it('accepts "streamable-http" and "streamableHttp" as http', { timeout: 5000 }, () => {
+    const config = parse({
+      mcpServers: { a: { type: 'streamable-http', url: 'http://a.test/' }, b: { type: 'streamableHttp', url: 'http://b.test/' } },
+    });
+    assert.deepEqual(config.servers.map((s) => s.type), ['http', 'http']);
+  });
+
+  void it('accepts an empty mcpServers with a warning', { timeout: 5000 }, () => {
+    const config = parse({ mcpServers: {} });
+    assert.deepEqual(config.servers, []);
+    assert.deepEqual(config.warnings, [{ file: FILE, path: '$.mcpServers', message: 'no servers configured' }]);
+  });
+});
+
+void describe('parseServersConfig: ${VAR} expansion', () => {
+  const env = { BIN: '/usr/bin/node', HOME: '/home/u', TOKEN: 't0k', HOST: 'api.test' };
+
+  void it('expands command, args, env values and cwd of a stdio server, not keys', { timeout: 5000 }, () => {
+    const [server] = parse(
+      {
+        mcpServers: {
+          s: {
+            command: '${BIN}',
+            args: ['--home=${HOME}', '${LEVEL:-info}', '$literal'],
+            env: { LOG: '${HOME}/x', MODE: '${MODE:-dev}', '${KEY}': 'v' },
+            cwd: '${WORK:-work}',
+          },
+        },
+      },
+      env,
+    ).servers;
+    assert.ok(server?.type === 'stdio');
+    assert.equal(server.command, '/usr/bin/node');
+    assert.deepEqual(server.args, ['--home=/home/u', 'info', '$literal']);
+    assert.deepEqual(server.env, { LOG: '/home/u/x', MODE: 'dev', '${KEY}': 'v' });
+    assert.equal(server.cwd, '/srv/project/work');
+  });
+
+  void it('expands url and header values of a remote server', { timeout: 5000 }, () => {
+    const [server] = parse(
+      { mcpServers: { r: { type: 'http', url: 'https://${HOST}/${PATH:-mcp}', headers: { Authorization: 'Bearer ${TOKEN}', 'X-Env': '${STAGE:-prod}' } } } },
+      env,
+    ).servers;
+    assert.ok(server?.type === 'http');
+    assert.equal(server.url, 'https://api.test/mcp');
+    assert.deepEqual(server.headers, { Authorization: 'Bearer t0k', 'X-Env': 'prod' });
+  });
+
+  void it('names the variable, the server and the path of every missing variable', { timeout: 5000 }, async () => {
+    const { message, issues } = await failure(() =>
+      parse({
+        mcpServers: {
+          files: { command: 'npx', args: ['a', '${ROOT}'], env: { K: '${KEY}' }, cwd: '${DIR}' },
+          remote: { type: 'http', url: 'https://x.test/mcp', headers: { Authorization: 'Bearer ${TOKEN}' } },
+          other: { url: '${BASE_URL}' },
+        },
+      }),
+    );
+    assert.deepEqual(byPath(issues), {
+      '$.mcpServers.files.args[1]': 'environment variable ROOT is not set (server "files")',
+      '$.mcpServers.files.env.K': 'environment variable KEY is not set (server "files")',
+      '$.mcpServers.files.cwd': 'environment variable DIR is not set (server "files")',
+      '$.mcpServers.remote.headers.Authorization': 'environment variable TOKEN is not set (server "remote")',
+      '$.mcpServers.other.url': 'environment variable BASE_URL is not set (server "other")',
+    });
+    assert.equal(message.split('\n')[0], `invalid configuration in ${FILE}: 5 errors`);
+    assert.ok(message.includes('\n  $.mcpServers.remote.headers.Authorization: environment variable TOKEN is not set (server "remote")'));
+  });
+
+  void it('checks url and command after expansion', { timeout: 5000 }, async () => {
+    const { issues } = await failure(() =>
+      parse({ mcpServers: { r: { url: '${U}' }, s: { command: '${EMPTY}' } } }, { U: 'file:///etc/passwd', EMPTY: '' }),
+    );
+    assert.deepEqual(byPath(issues), {
+      '$.mcpServers.r.url': 'expected an http or https URL, got a "file:" URL (server "r")',
+      '$.mcpServers.s.command': 'expected a non-empty string, got "" after ${VAR} expansion (server "s")',
+    });
+  });
+});
+
+void describe('parseServersConfig: errors and warnings', () => {
+  void it('collects every type error with its exact JSON path', { timeout: 5000 }, async () => {
+    const { message, issues } = await failure(() =>
+      parse({
+        mcpServers: {
+          files: { command: 'npx', args: ['-y', 7, null], env: { PORT: 8080 }, timeout: 1.5, sessions: 'sometimes', disabled: 'yes' },
+          remote: { type: 'http', headers: ['x'] },
+          empty: { command: '' },
+          neg: { command: 'x', timeout: -1, args: 'one two' },
+          web: { type: 'sse', url: 'not a url' },
+        },
+      }),
+    );
+    const timeout = 'a positive integer number of milliseconds (at most 2147483647)';
+    assert.deepEqual(byPath(issues), {
+      '$.mcpServers.files.args[1]': 'expected a string, got 7',
+      '$.mcpServers.files.args[2]': 'expected a string, got null',
+      '$.mcpServers.files.env.PORT': 'expected a string, got 8080',
+      '$.mcpServers.files.timeout': `expected ${timeout}, got 1.5`,
+      '$.mcpServers.files.sessions': 'expected "shared" or "per-agent", got "sometimes"',
+      '$.mcpServers.files.disabled': 'expected true or false, got a string',
+      '$.mcpServers.remote.url': 'missing; expected a string (an http or https URL)',
+      '$.mcpServers.remote.headers': 'expected an object whose values are strings, got an array',
+      '$.mcpServers.empty.command': 'expected a non-empty string, got ""',
+      '$.mcpServers.neg.args': 'expected an array of strings, got a string',
+      '$.mcpServers.neg.timeout': `expected ${timeout}, got -1`,
+      '$.mcpServers.web.url': 'expected an http or https URL, got a string that is not a URL (server "web")',
+    });
+    assert.equal(issues.length, 12);
+    assert.ok(issues.every((i) => i.file === FILE));
+    assert.equal(message.split('\n').length, 13);
+  });
+
+  void it('rejects bad roots, bad entries and unknown types', { timeout: 5000 }, async () => {
+    assert.deepEqual(byPath((await failure(() => parse([]))).issues), { $: 'expected an object with a "mcpServers" key, got an array' });
+    assert.deepEqual(byPath((await failure(() => parse({ servers: {} }))).issues), {
+      '$.mcpServers': 'missing; expected an object mapping server names to servers',
+    });
+    assert.deepEqual(byPath((await failure(() => parse({ mcpServers: [] }))).issues), {
+      '$.mcpServers': 'expected an object mapping server names to servers, got an array',
+    });
+    const { issues } = await failure(() =>
+      parse({ mcpServers: { a: 'npx', b: {}, c: { type: 'websocket', url: 'ws://x' }, d: { type: 3 }, '': { command: 'x' } } }),
+    );
+    assert.deepEqual(byPath(issues), {
+      '$.mcpServers.a': 'expected an object describing server "a", got a string',
+      '$.mcpServers.b': 'server "b" has neither "command" (a stdio server) nor "url" (a remote server)',
+      '$.mcpServers.c.type': 'expected "stdio", "http" or "sse" (or "streamable-http"), got "websocket"',
+      '$.mcpServers.d.type': 'expected "stdio", "http" or "sse" (or "streamable-http"), got 3',
+      '$.mcpServers[""]': 'a server name must not be empty',
+    });
+  });
+
+  void it('rejects a "__proto__" key in env or headers instead of dropping it', { timeout: 5000 }, async () => {
+    const text = '{"mcpServers":{"s":{"command":"x","env":{"__proto__":"v","A":"b"}},"r":{"url":"http://r.test","headers":{"__proto__":"v"}}}}';
+    const { issues } = await failure(() => parseServersConfig(text, FILE, {}));
+    assert.deepEqual(byPath(issues), {
+      '$.mcpServers.s.env.__proto__': 'the key "__proto__" is not allowed',
+      '$.mcpServers.r.headers.__proto__': 'the key "__proto__" is not allowed',
+    });
+  });
+
+  void it('warns about unknown keys and unsafe server names, and keeps the warnings on failure too', { timeout: 5000 }, async () => {
+    const config = parse({
+      $schema: 'x',
+      mcpServers: { 'my server': { command: 'x', autoApprove: [] } },
+    });
+    assert.deepEqual(config.warnings, [
+      { file: FILE, path: '$["$schema"]', message: 'unknown top-level key "$schema" is ignored' },
+      {
+        file: FILE,
+        path: '$.mcpServers["my server"]',
+        message: 'server name "my server" has characters other than A-Z a-z 0-9 _ -; its tool names will use a sanitized form',
+      },
+      { file: FILE, path: '$.mcpServers["my server"].autoApprove', message: 'unknown key "autoApprove" in server "my server" is ignored' },
+    ]);
+    // command wins over url when type is absent, so url is the unknown key here
+    const withUrl = parse({ mcpServers: { s: { command: 'x', url: 'http://r.test' } } });
+    assert.equal(withUrl.servers[0]?.type, 'stdio');
+    assert.deepEqual(byPath(withUrl.warnings), { '$.mcpServers.s.url': 'unknown key "url" in server "s" is ignored' });
+
+    const { warnings } = await failure(() => parse({ extra: 1, mcpServers: { s: { command: 1 } } }));
+    assert.deepEqual(byPath(warnings), { '$.extra': 'unknown top-level key "extra" is ignored' });
+  });
+});
+
+void describe('parseServersConfig: immutability', () => {
+  void it('returns a deeply frozen snapshot (mutation throws in strict mode)', { timeout: 5000 }, () => {
+    const config = parse({
+      mcpServers: { s: { command: 'x', args: ['a'], env: { A: 'b' } }, r: { url: 'http://r.test', headers: { H: 'v' } } },
+      other: true,
+    });
+    const [s, r] = config.servers;
+    assert.ok(s?.type === 'stdio' && r?.type === 'http');
+    assert.throws(() => ((config as { file: string }).file = 'x'), TypeError);
+    assert.throws(() => (config.servers as unknown[]).push({}), TypeError);
+    assert.throws(() => ((s as { command: string }).command = 'rm'), TypeError);
+    assert.throws(() => (s.args as string[]).push('b'), TypeError);
+    assert.throws(() => ((s.env as Record<string, string>).A = 'c'), TypeError);
+    assert.throws(() => ((r.headers as Record<string, string>).H = 'w'), TypeError);
+    assert.throws(() => (config.warnings as unknown[]).pop(), TypeError);
+    assert.throws(() => ((config.warnings[0] as { message: string }).message = ''), TypeError);
+    assert.ok(Object.isFrozen(config) && Object.isFrozen(s) && Object.isFrozen(r));
+  });
+});

@@ -1,0 +1,215 @@
+// End-to-end harness: spawns the real `mcpgate serve` (the built CLI) as a child process and drives it
+// with the official SDK client (v2 by default, v1 on request) over its stdio. The transport is ours so
+// tests also see the gateway's exit code and its stderr log lines, and can wait on them as events.
+
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const CLI = join(ROOT, 'dist/src/cli/main.js');
+
+/** Absolute path of a compiled fixture server (`test/fixtures/NAME.ts`). */
+export function fixture(name: string): string {
+  return join(ROOT, 'dist/test/fixtures', `${name}.js`);
+}
+
+/** A stdio server entry running a fixture with node. */
+export function fixtureServer(name: string, args: string[] = [], extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { command: process.execPath, args: [fixture(name), ...args], ...extra };
+}
+
+export interface TempDir {
+  path: string;
+  file(name: string): string;
+  remove(): Promise<void>;
+}
+
+export async function tempDir(prefix = 'mcpgate-test-'): Promise<TempDir> {
+  const path = await mkdtemp(join(tmpdir(), prefix));
+  return { path, file: (name) => join(path, name), remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+export async function writeConfig(dir: TempDir, servers: Record<string, unknown>, name = '.mcp.json'): Promise<string> {
+  const file = dir.file(name);
+  await writeFile(file, JSON.stringify({ mcpServers: servers }, null, 2));
+  return file;
+}
+
+/** The JSON-RPC message shape both SDK generations' transports carry. */
+type Message = Record<string, unknown>;
+
+/** A Transport (same shape for SDK v1 and v2) over a spawned gateway's stdin/stdout. */
+class ChildTransport {
+  onmessage?: (message: never) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  private buffer = '';
+
+  constructor(private readonly child: ChildProcessWithoutNullStreams) {}
+
+  start(): Promise<void> {
+    this.child.stdout.setEncoding('utf8');
+    this.child.stdout.on('data', (chunk: string) => {
+      this.buffer += chunk;
+      let nl = this.buffer.indexOf('\n');
+      while (nl !== -1) {
+        const line = this.buffer.slice(0, nl);
+        this.buffer = this.buffer.slice(nl + 1);
+        if (line.trim() !== '') {
+          try {
+            this.onmessage?.(JSON.parse(line) as never);
+          } catch (err) {
+            this.onerror?.(err as Error);
+          }
+        }
+        nl = this.buffer.indexOf('\n');
+      }
+    });
+    this.child.once('close', () => this.onclose?.());
+    return Promise.resolve();
+  }
+
+  send(message: Message): Promise<void> {
+    if (this.child.stdin.writable) this.child.stdin.write(JSON.stringify(message) + '\n');
+    return Promise.resolve();
+  }
+
+  /** Raw line, for tests of malformed input. */
+  sendRaw(line: string): void {
+    this.child.stdin.write(line + '\n');
+  }
+
+  close(): Promise<void> {
+    this.child.stdin.end();
+    return Promise.resolve();
+  }
+}
+
+export interface GatewayOptions {
+  config: string;
+  agent?: string;
+  /** Extra CLI flags after `serve`. */
+  args?: string[];
+  env?: Record<string, string>;
+  sdk?: 'v1' | 'v2';
+  /** Client capabilities to declare (sampling, elicitation, roots…). */
+  capabilities?: Record<string, unknown>;
+  /** Do not connect an SDK client (for raw-protocol tests). */
+  noClient?: boolean;
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export class GatewayProcess {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly transport: ChildTransport;
+  readonly logs: Message[] = [];
+  readonly exited: Promise<Exit>;
+  private readonly waiters: { test: (line: Message) => boolean; resolve: (line: Message) => void }[] = [];
+  client!: Client;
+  clientV1!: ClientV1;
+
+  constructor(options: GatewayOptions) {
+    const args = [CLI, 'serve', '--config', options.config, '--agent', options.agent ?? 'tester', '--log-level', 'debug', ...(options.args ?? [])];
+    this.child = spawn(process.execPath, args, { env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.exited = once(this.child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+    this.transport = new ChildTransport(this.child);
+    let partial = '';
+    this.child.stderr.setEncoding('utf8');
+    this.child.stderr.on('data', (chunk: string) => {
+      partial += chunk;
+      const lines = partial.split('\n');
+      partial = lines.pop()!;
+      for (const text of lines) this.onLog(text);
+    });
+  }
+
+  private onLog(text: string): void {
+    if (process.env.MCPGATE_TEST_VERBOSE !== undefined) process.stderr.write(`[gateway] ${text}\n`);
+    let line: Message;
+    try {
+      line = JSON.parse(text) as Message;
+    } catch {
+      line = { level: 'raw', msg: text };
+    }
+    this.logs.push(line);
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      const waiter = this.waiters[i]!;
+      if (waiter.test(line)) {
+        this.waiters.splice(i, 1);
+        waiter.resolve(line);
+      }
+    }
+  }
+
+  /** Resolves with the first log line (past or future) for which `test` holds. Bounded by the test's timeout. */
+  waitForLog(test: (line: Message) => boolean): Promise<Message> {
+    const seen = this.logs.find(test);
+    if (seen !== undefined) return Promise.resolve(seen);
+    return new Promise((resolve) => this.waiters.push({ test, resolve }));
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** Closes the agent side (stdin EOF) and waits for the gateway to exit. */
+  async stop(): Promise<Exit> {
+    this.child.stdin.end();
+    return this.exited;
+  }
+}
+
+/** Starts the gateway and connects an SDK client to it (initialize included). */
+export async function startGateway(options: GatewayOptions): Promise<GatewayProcess> {
+  const gw = new GatewayProcess(options);
+  if (options.noClient === true) return gw;
+  const info = { name: 'mcpgate-test', version: '1.0.0' };
+  const capabilities = options.capabilities ?? {};
+  if (options.sdk === 'v1') {
+    gw.clientV1 = new ClientV1(info, { capabilities });
+    await gw.clientV1.connect(gw.transport as never);
+  } else {
+    gw.client = new Client(info, { capabilities });
+    await gw.client.connect(gw.transport as never);
+  }
+  return gw;
+}
+
+/** Whether a process (or, with a negative pid, a process group) still exists. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until `pid` is gone, checking on the exit of something we can observe; bounded by `ms`. */
+export async function waitGone(pid: number, ms = 10_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  return !alive(pid);
+}
+
+/** Parses a text content block's JSON (the fixtures answer in JSON text). */
+export function textOf(result: unknown): string {
+  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
+  const first = content[0];
+  if (first?.type !== 'text' || first.text === undefined) throw new Error(`expected a text result, got ${JSON.stringify(result)}`);
+  return first.text;
+}
+
+export function jsonOf(result: unknown): unknown {
+  return JSON.parse(textOf(result));
+}
