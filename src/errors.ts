@@ -68,9 +68,9 @@ export class GatewayError extends Error {
 
   /** The JSON-RPC `error` object: message, numeric code, and `data.code` (never a stack trace). */
   toJsonRpc(): JsonRpcErrorObject {
-    const data: Record<string, unknown> = { code: this.code };
+    // Detail first, so a detail key can never replace the stable code or the server to blame.
+    const data: Record<string, unknown> = { ...this.detail, code: this.code };
     if (this.server !== undefined) data.server = this.server;
-    if (this.detail !== undefined) Object.assign(data, this.detail);
     return { code: this.rpcCode, message: this.message, data };
   }
 }

@@ -46,9 +46,13 @@ export class Catalog {
   setServers(serverNames: readonly string[]): void {
     this.keyOf.clear();
     this.serverOfKey.clear();
-    for (const server of [...serverNames].sort()) {
-      let key = sanitize(server);
-      if (this.serverOfKey.has(key)) key = `${key}_${this.serverOfKey.size}`;
+    // Client-safe names first, so a clean `a_b` keeps its key and a colliding `a.b` gets the suffix.
+    const ordered = [...serverNames].sort((a, b) => Number(sanitize(a) !== a) - Number(sanitize(b) !== b) || (a < b ? -1 : a > b ? 1 : 0));
+    for (const server of ordered) {
+      // A suffixed key can itself be another server's key ("a.", "a._1", "a_"), so try until one is free.
+      const base = sanitize(server);
+      let key = base;
+      for (let n = 1; this.serverOfKey.has(key); n++) key = `${base}_${n}`;
       this.keyOf.set(server, key);
       this.serverOfKey.set(key, server);
     }

@@ -41,11 +41,15 @@ function fit(name: string, full: string): string {
 }
 
 /**
- * Assigns public names to every (server, name) pair. Pairs are processed in sorted order, so when two
- * pairs want the same public name the one that sorts first keeps it and the other gets a hash suffix.
+ * Assigns public names to every (server, name) pair. When two pairs want the same public name, one
+ * whose plain `SERVER__NAME` was already valid keeps it; otherwise the one that sorts first does. The
+ * other gets a hash suffix.
  */
 export function assignNames(requests: readonly NameRequest[], separator: string = DEFAULT_SEPARATOR): NameAssignment {
-  const sorted = [...requests].sort((a, b) => (a.server === b.server ? cmp(a.name, b.name) : cmp(a.server, b.server)));
+  // Names that are already client-safe go first, so a clean `x_y` keeps its name and a sanitized
+  // `x.y` that collides with it is the one that gets a suffix; within each group, sorted order.
+  const clean = (r: NameRequest): number => (isClean(`${r.server}${separator}${r.name}`) ? 0 : 1);
+  const sorted = [...requests].sort((a, b) => clean(a) - clean(b) || (a.server === b.server ? cmp(a.name, b.name) : cmp(a.server, b.server)));
   const names = new Map<string, string>();
   const taken = new Set<string>();
   const warnings: string[] = [];
@@ -54,16 +58,20 @@ export function assignNames(requests: readonly NameRequest[], separator: string 
     if (names.has(key)) continue;
     const plain = `${server}${separator}${name}`;
     let candidate = fit(`${sanitize(server)}${separator}${sanitize(name)}`, plain);
-    if (candidate !== plain) warnings.push(`"${name}" of server "${server}" is published as "${candidate}" (client-safe name)`);
     if (taken.has(candidate)) {
-      const unique = fit(`${candidate.slice(0, MAX_NAME_LENGTH - 9)}_${shortHash(plain)}`, plain);
-      warnings.push(`"${name}" of server "${server}" collides with another name and is published as "${unique}"`);
-      candidate = unique;
+      candidate = fit(`${candidate.slice(0, MAX_NAME_LENGTH - 9)}_${shortHash(plain)}`, plain);
+      warnings.push(`"${name}" of server "${server}" collides with another name and is published as "${candidate}"`);
+    } else if (candidate !== plain) {
+      warnings.push(`"${name}" of server "${server}" is published as "${candidate}" (client-safe name)`);
     }
     taken.add(candidate);
     names.set(key, candidate);
   }
   return { names, warnings };
+}
+
+function isClean(name: string): boolean {
+  return NAME_PATTERN.test(name);
 }
 
 function cmp(a: string, b: string): number {

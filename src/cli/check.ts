@@ -3,12 +3,13 @@
 
 import { loadServersConfig, formatIssues } from '../config/load.js';
 import type { ConfigIssue } from '../config/types.js';
+import type { Env } from '../config/expand.js';
 import { GatewayError } from '../errors.js';
 import type { CliIo } from './main.js';
 
-export async function runCheck(configFile: string, io: CliIo): Promise<number> {
+export async function runCheck(configFile: string, io: CliIo, env: Env = process.env): Promise<number> {
   try {
-    const config = await loadServersConfig(configFile);
+    const config = await loadServersConfig(configFile, env);
     if (config.warnings.length > 0) io.err(formatIssues(config.warnings).map((l) => `warning: ${l}\n`).join(''));
     const enabled = config.servers.filter((s) => !s.disabled).map((s) => s.name);
     io.out(`${config.file}: OK, ${config.servers.length} server(s)${enabled.length > 0 ? `: ${enabled.join(', ')}` : ''}` +

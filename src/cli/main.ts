@@ -66,7 +66,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     const log = new Logger(levelText);
     switch (command) {
       case 'check':
-        return await runCheck(configFile, io);
+        return await runCheck(configFile, io, env);
       case 'serve': {
         if (values.http !== undefined) throw usage('--http is not supported by this build yet; serve over stdio');
         const separator = values.separator;

@@ -63,7 +63,7 @@ export class Gateway implements ConnectionHooks {
   /** Starts every enabled server in parallel; one that fails is reported and left out. */
   async start(): Promise<ServerSummary[]> {
     const summaries = await Promise.all(this.options.config.servers.map(async (config): Promise<ServerSummary> => {
-      if (config.disabled) return { server: config.name, state: 'disabled', tools: 0, resources: 0, prompts: 0 };
+      if (config.disabled) return this.report({ server: config.name, state: 'disabled', tools: 0, resources: 0, prompts: 0 });
       if (config.type !== 'stdio') {
         return this.report({ server: config.name, state: 'failed', tools: 0, resources: 0, prompts: 0, error: `server "${config.name}": "${config.type}" servers are not supported yet by this build (stdio only)` });
       }

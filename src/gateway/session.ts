@@ -374,11 +374,18 @@ export class AgentSession {
     if (!this.closed) this.channel.send(encodeNotification(method, params));
   }
 
-  /** The agent is gone: cancel its calls on the servers and answer their questions to it. Idempotent. */
+  /**
+   * The session ends (the agent went away, or the gateway is shutting down): cancel its calls on the
+   * servers, tell the agent — if it is still listening — that they will not be answered (seed 000:
+   * nothing is left hanging), and answer the servers' questions to it. Idempotent.
+   */
   close(): void {
     if (this.closed) return;
+    for (const [agentId, entry] of this.inflight) {
+      entry.conn.cancel(entry.serverId, 'the agent disconnected');
+      this.sendError(agentId, new GatewayError('MCPG_SHUTTING_DOWN', `the gateway is shutting down; the call to server "${entry.conn.name}" was cancelled`, { server: entry.conn.name }));
+    }
     this.closed = true;
-    for (const entry of this.inflight.values()) entry.conn.cancel(entry.serverId, 'the agent disconnected');
     this.inflight.clear();
     for (const entry of this.outgoing.values()) {
       entry.conn.respondError(entry.serverRequestId, new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" disconnected`).toJsonRpc());

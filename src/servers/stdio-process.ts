@@ -5,6 +5,7 @@
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { StdioServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
@@ -61,7 +62,7 @@ export class StdioProcess {
         resolve();
       };
       this.child.once('error', (err: NodeJS.ErrnoException) => {
-        const what = err.code === 'ENOENT' ? `command not found: ${config.command}` : `could not start ${config.command}: ${err.message}`;
+        const what = err.code === 'ENOENT' ? `server "${config.name}": command not found: ${config.command}` : `server "${config.name}": could not start ${config.command}: ${err.message}`;
         finish(new GatewayError('MCPG_SERVER_START_FAILED', what, { server: config.name, cause: err }));
       });
       this.child.once('exit', (code, signal) => {
@@ -149,14 +150,18 @@ export class StdioProcess {
     this.signalGroup('SIGKILL');
   }
 
+  /**
+   * Whether any live member of the group remains. `kill(-pgid, 0)` also succeeds for zombies (an
+   * orphaned grandchild waits for init to reap it, which can be slow), so on Linux /proc decides.
+   */
   private groupAlive(): boolean {
     if (this.pid === undefined) return false;
     try {
       process.kill(-this.pid, 0);
-      return true;
     } catch {
       return false;
     }
+    return liveGroupMember(this.pid);
   }
 
   private signalGroup(signal: NodeJS.Signals): void {
@@ -186,6 +191,29 @@ export class StdioProcess {
     }
     return this.exited;
   }
+}
+
+/** True if a non-zombie process is in group `pgid`; true as well when /proc cannot be read (be safe). */
+function liveGroupMember(pgid: number): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return true;
+  }
+  for (const entry of entries) {
+    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited while we looked
+    }
+    // "pid (comm) state ppid pgrp …": comm may contain spaces and parentheses, so split after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+  }
+  return false;
 }
 
 function delay(ms: number): Promise<void> {

@@ -121,8 +121,44 @@ export function spliceResponseId(line: string, oldId: number, newId: RequestId):
   const newText = JSON.stringify(newId);
   if (line.endsWith(suffix)) return `${line.slice(0, line.length - suffix.length)},"id":${newText}}`;
   const prefixA = `{"jsonrpc":"2.0","id":${idText},`;
-  if (line.startsWith(prefixA)) return `{"jsonrpc":"2.0","id":${newText},${line.slice(prefixA.length)}`;
+  if (line.startsWith(prefixA) && !mayRepeatId(line, prefixA.length)) return `{"jsonrpc":"2.0","id":${newText},${line.slice(prefixA.length)}`;
   const prefixB = `{"id":${idText},`;
-  if (line.startsWith(prefixB)) return `{"id":${newText},${line.slice(prefixB.length)}`;
+  if (line.startsWith(prefixB) && !mayRepeatId(line, prefixB.length)) return `{"id":${newText},${line.slice(prefixB.length)}`;
   return undefined;
+}
+
+/**
+ * Whether a later top-level member is another "id" (JSON.parse keeps the last duplicate, so replacing
+ * the first would leave the server's id in force). `from` is just past the prefix's comma. One pass
+ * that skips strings and tracks depth; nested "id" keys do not count. The line already parsed, so it
+ * is well-formed.
+ */
+function mayRepeatId(line: string, from: number): boolean {
+  // Native substring search first: most results never contain an unescaped "id", so the hot path
+  // (Python-style servers put the id first) pays for the character scan only when one is present.
+  // (`\u00` covers a key spelled with escapes, such as "\u0069d".)
+  if (line.indexOf('"id"', from) === -1 && line.indexOf('\\u00', from) === -1) return false;
+  let depth = 0;
+  let expectKey = true;
+  for (let i = from; i < line.length; i++) {
+    const ch = line.charCodeAt(i);
+    if (ch === 0x22) { // "
+      const start = i;
+      let escaped = false;
+      for (i++; i < line.length && line.charCodeAt(i) !== 0x22; i++) {
+        if (line.charCodeAt(i) === 0x5c) { // backslash
+          escaped = true;
+          i++;
+        }
+      }
+      if (depth === 0 && expectKey) {
+        const key = line.slice(start, i + 1);
+        if (key === '"id"' || (escaped && JSON.parse(key) === 'id')) return true;
+        expectKey = false;
+      }
+    } else if (ch === 0x7b || ch === 0x5b) depth++; // { [
+    else if (ch === 0x7d || ch === 0x5d) depth--; // } ]
+    else if (ch === 0x2c && depth === 0) expectKey = true; // ,
+  }
+  return false;
 }

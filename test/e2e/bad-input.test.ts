@@ -1,0 +1,166 @@
+// Malformed and mistaken agent input, sent as raw lines: each gets exactly one JSON-RPC error with the
+// right code and a stable data.code (errors.ts), never a stack trace, and neither the gateway nor its
+// servers are harmed — a valid call afterwards still succeeds.
+
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { fixtureServer, startGateway, tempDir, writeConfig, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
+
+interface Reply {
+  jsonrpc?: unknown;
+  id?: unknown;
+  method?: string;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: Record<string, unknown> };
+}
+
+/** The gateway's stdout as a queue of parsed messages, read strictly in order. */
+class Replies {
+  private readonly queue: Reply[] = [];
+  private waiter: ((reply: Reply) => void) | undefined;
+  readonly all: Reply[] = [];
+
+  constructor(gw: GatewayProcess) {
+    let partial = '';
+    gw.child.stdout.setEncoding('utf8');
+    gw.child.stdout.on('data', (chunk: string) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines.filter((l) => l.trim() !== '')) {
+        const reply = JSON.parse(line) as Reply;
+        this.all.push(reply);
+        const waiter = this.waiter;
+        this.waiter = undefined;
+        if (waiter !== undefined) waiter(reply);
+        else this.queue.push(reply);
+      }
+    });
+  }
+
+  /** The next message the gateway writes (bounded by the test's timeout). */
+  next(): Promise<Reply> {
+    const queued = this.queue.shift();
+    if (queued !== undefined) return Promise.resolve(queued);
+    return new Promise((resolve) => (this.waiter = resolve));
+  }
+}
+
+/** Bounded polling for a marker file. */
+async function until(check: () => boolean, ms = 10_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  return check();
+}
+
+describe('bad input from the agent', { timeout: 30_000 }, () => {
+  let dir: TempDir;
+  let gw: GatewayProcess;
+  let replies: Replies;
+
+  const send = (message: unknown): void => gw.transport.sendRaw(typeof message === 'string' ? message : JSON.stringify(message));
+  const call = (id: unknown, method: string, params?: unknown): void => send({ jsonrpc: '2.0', id, method, ...(params !== undefined && { params }) });
+
+  /** Sends `line` and checks the one reply: its id, JSON-RPC code and data.code. */
+  async function expectError(line: unknown, id: unknown, code: number, dataCode: string): Promise<NonNullable<Reply['error']>> {
+    send(line);
+    const reply = await replies.next();
+    assert.equal(reply.jsonrpc, '2.0');
+    assert.equal(reply.id, id, JSON.stringify(reply));
+    assert.equal(reply.error?.code, code, JSON.stringify(reply));
+    assert.equal(reply.error.data?.code, dataCode, JSON.stringify(reply));
+    return reply.error;
+  }
+
+  before(async () => {
+    dir = await tempDir();
+    const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server', ['--marker-dir', dir.path]) });
+    gw = await startGateway({ config, noClient: true });
+    replies = new Replies(gw);
+    call(0, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } });
+    const init = await replies.next();
+    assert.equal(init.id, 0);
+    assert.equal(init.result?.protocolVersion, '2025-11-25');
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  });
+
+  after(async () => {
+    await gw?.stop();
+    await dir?.remove();
+  });
+
+  it('answers a line that is not JSON with -32700 MCPG_PARSE_ERROR and id null', { timeout: 5_000 }, async () => {
+    await expectError('{"jsonrpc":"2.0","id":1,"method":', null, -32700, 'MCPG_PARSE_ERROR');
+    await expectError('hello gateway', null, -32700, 'MCPG_PARSE_ERROR');
+  });
+
+  it('refuses a batch (JSON array) with -32600', { timeout: 5_000 }, async () => {
+    const error = await expectError([{ jsonrpc: '2.0', id: 2, method: 'ping' }], null, -32600, 'MCPG_INVALID_REQUEST');
+    assert.match(error.message, /batch/);
+  });
+
+  it('refuses messages that are not JSON-RPC 2.0 with -32600', { timeout: 5_000 }, async () => {
+    await expectError({ id: 3, method: 'ping' }, 3, -32600, 'MCPG_INVALID_REQUEST');
+    await expectError({ jsonrpc: '1.0', id: 'v1', method: 'ping' }, 'v1', -32600, 'MCPG_INVALID_REQUEST');
+    await expectError({ jsonrpc: '2.0', id: { no: 1 }, method: 'ping' }, null, -32600, 'MCPG_INVALID_REQUEST');
+    await expectError({ jsonrpc: '2.0', id: 4, method: 'tools/list', params: [1] }, 4, -32600, 'MCPG_INVALID_REQUEST');
+    await expectError({ jsonrpc: '2.0', id: 5 }, 5, -32600, 'MCPG_INVALID_REQUEST');
+    await expectError('42', null, -32600, 'MCPG_INVALID_REQUEST');
+  });
+
+  it('answers an unknown method with -32601 MCPG_METHOD_NOT_FOUND', { timeout: 5_000 }, async () => {
+    const error = await expectError({ jsonrpc: '2.0', id: 6, method: 'tools/frobnicate' }, 6, -32601, 'MCPG_METHOD_NOT_FOUND');
+    assert.match(error.message, /tools\/frobnicate/);
+  });
+
+  it('answers tools/call without a name with -32602 MCPG_INVALID_PARAMS', { timeout: 5_000 }, async () => {
+    await expectError({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { arguments: {} } }, 7, -32602, 'MCPG_INVALID_PARAMS');
+    await expectError({ jsonrpc: '2.0', id: 8, method: 'tools/call' }, 8, -32602, 'MCPG_INVALID_PARAMS');
+    await expectError({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 42 } }, 9, -32602, 'MCPG_INVALID_PARAMS');
+  });
+
+  it('answers an unknown tool with -32602 MCPG_TOOL_NOT_FOUND naming it', { timeout: 5_000 }, async () => {
+    const error = await expectError({ jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'sink__missing', arguments: {} } }, 10, -32602, 'MCPG_TOOL_NOT_FOUND');
+    assert.match(error.message, /sink__missing/);
+    assert.equal(error.data?.tool, 'sink__missing');
+  });
+
+  it('answers arguments that are not an object with MCPG_INVALID_PARAMS', { timeout: 5_000 }, async () => {
+    for (const [id, args] of [[11, 'text'], [12, [1, 2]], [13, null], [14, 7]] as const) {
+      await expectError({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'sink__echo', arguments: args } }, id, -32602, 'MCPG_INVALID_PARAMS');
+    }
+  });
+
+  it('answers unknown prompts and URIs with their not-found codes', { timeout: 5_000 }, async () => {
+    const prompt = await expectError({ jsonrpc: '2.0', id: 15, method: 'prompts/get', params: { name: 'sink__nope' } }, 15, -32602, 'MCPG_PROMPT_NOT_FOUND');
+    assert.match(prompt.message, /sink__nope/);
+    await expectError({ jsonrpc: '2.0', id: 16, method: 'resources/read', params: { uri: 'mcpgate://ghost/x' } }, 16, -32002, 'MCPG_RESOURCE_NOT_FOUND');
+    await expectError({ jsonrpc: '2.0', id: 17, method: 'resources/read', params: {} }, 17, -32602, 'MCPG_INVALID_PARAMS');
+    await expectError({ jsonrpc: '2.0', id: 18, method: 'logging/setLevel', params: { level: 'loud' } }, 18, -32602, 'MCPG_INVALID_PARAMS');
+  });
+
+  it('refuses a request id already in flight with MCPG_INVALID_REQUEST, leaving the first call alone', { timeout: 15_000 }, async () => {
+    call('dup', 'tools/call', { name: 'sink__slow', arguments: { ms: 20_000, tag: 'dup' } });
+    await expectError({ jsonrpc: '2.0', id: 'dup', method: 'tools/call', params: { name: 'sink__echo', arguments: { text: 'x' } } }, 'dup', -32600, 'MCPG_INVALID_REQUEST');
+    // The first call is still the gateway's to cancel: the server sees the cancellation for it.
+    send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'dup', reason: 'test' } });
+    assert.ok(await until(() => existsSync(dir.file('cancelled-dup'))), 'the first call was not cancelled on the server');
+  });
+
+  it('ignores stray responses and unknown notifications without answering', { timeout: 5_000 }, async () => {
+    send({ jsonrpc: '2.0', id: 999, result: {} });
+    send({ jsonrpc: '2.0', method: 'notifications/whatever', params: { x: 1 } });
+    call('after', 'ping');
+    assert.deepEqual(await replies.next(), { jsonrpc: '2.0', id: 'after', result: {} });
+  });
+
+  it('still serves a valid call, and no error carried a stack trace', { timeout: 10_000 }, async () => {
+    call('ok', 'tools/call', { name: 'sink__echo', arguments: { text: 'still fine' } });
+    assert.deepEqual(await replies.next(), { jsonrpc: '2.0', id: 'ok', result: { content: [{ type: 'text', text: 'still fine' }] } });
+    const errors = replies.all.filter((r) => r.error !== undefined);
+    assert.equal(errors.length, 23);
+    for (const reply of errors) assert.doesNotMatch(JSON.stringify(reply.error), /\bat \S+ \(|\bat (file|node):|\.js:\d+:\d+/);
+    assert.equal(replies.all.filter((r) => r.id === 'dup').length, 1, 'a cancelled call must not be answered');
+    assert.deepEqual(gw.logs.filter((l) => l.level === 'error' || l.level === 'fatal'), []);
+  });
+});

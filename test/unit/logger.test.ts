@@ -1,0 +1,116 @@
+// Structured logging (src/observability/logger.ts): level filtering, child context, redaction of
+// secret-looking fields, errors as `{message, code}` (never a stack), and a sink that throws never
+// takes the caller down.
+
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Logger, isLogLevel, type LogLevel } from '../../src/observability/logger.js';
+import { GatewayError } from '../../src/errors.js';
+
+/** A logger writing into an array; `records()` parses each line and drops the timestamp. */
+function capture(level: LogLevel) {
+  const lines: string[] = [];
+  const log = new Logger(level, (line) => lines.push(line));
+  const records = (): Record<string, unknown>[] =>
+    lines.map((line) => {
+      assert.ok(line.endsWith('\n') && !line.slice(0, -1).includes('\n'), 'one JSON object per line');
+      const record = JSON.parse(line) as Record<string, unknown>;
+      assert.match(String(record.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      delete record.time;
+      return record;
+    });
+  return { log, lines, records };
+}
+
+void describe('Logger', { timeout: 5000 }, () => {
+  void it('drops lines below the level', { timeout: 5000 }, () => {
+    const { log, records } = capture('warn');
+    log.debug('d');
+    log.info('i');
+    log.warn('w');
+    log.error('e');
+    assert.deepEqual(records(), [{ level: 'warn', msg: 'w' }, { level: 'error', msg: 'e' }]);
+    assert.deepEqual([log.enabled('debug'), log.enabled('info'), log.enabled('warn'), log.enabled('error')], [false, false, true, true]);
+  });
+
+  void it('silent drops everything; setLevel changes the level for parent and children', { timeout: 5000 }, () => {
+    const { log, lines, records } = capture('silent');
+    const child = log.child({ server: 'fs' });
+    log.error('e');
+    child.error('e');
+    assert.equal(lines.length, 0);
+    log.setLevel('debug');
+    child.debug('now visible');
+    assert.deepEqual(records(), [{ level: 'debug', msg: 'now visible', server: 'fs' }]);
+  });
+
+  void it('children carry their context, nested, and fields are added per line', { timeout: 5000 }, () => {
+    const { log, records } = capture('info');
+    const child = log.child({ server: 'fs' }).child({ agent: 'a1' });
+    child.info('hello', { tools: 3 });
+    log.info('parent has no context');
+    assert.deepEqual(records(), [
+      { level: 'info', msg: 'hello', server: 'fs', agent: 'a1', tools: 3 },
+      { level: 'info', msg: 'parent has no context' },
+    ]);
+  });
+
+  void it('redacts secret-looking field names, whatever their case', { timeout: 5000 }, () => {
+    const { log, records } = capture('info');
+    log.info('m', {
+      authorization: 'Bearer abc', Authorization: 'Bearer abc', token: 't', accessToken: 't', api_key: 'k', apiKey: 'k',
+      'x-api-key': 'k', password: 'p', clientSecret: 's', cookie: 'c', server: 'fs', count: 2,
+    });
+    const redacted = '[redacted]';
+    assert.deepEqual(records(), [{
+      level: 'info', msg: 'm', authorization: redacted, Authorization: redacted, token: redacted, accessToken: redacted,
+      api_key: redacted, apiKey: redacted, 'x-api-key': redacted, password: redacted, clientSecret: redacted, cookie: redacted,
+      server: 'fs', count: 2,
+    }]);
+    assert.ok(!records().some((r) => JSON.stringify(r).includes('Bearer')));
+  });
+
+  void it('serialises errors to {message, code} without a stack', { timeout: 5000 }, () => {
+    const { log, lines, records } = capture('info');
+    const nodeErr = Object.assign(new Error('no such file'), { code: 'ENOENT' });
+    log.error('failed', {
+      plain: new Error('boom'),
+      gateway: new GatewayError('MCPG_SERVER_TIMEOUT', 'too slow', { server: 'fs' }),
+      node: nodeErr,
+    });
+    assert.deepEqual(records(), [{
+      level: 'error', msg: 'failed',
+      plain: { message: 'boom' },
+      gateway: { message: 'too slow', code: 'MCPG_SERVER_TIMEOUT' },
+      node: { message: 'no such file', code: 'ENOENT' },
+    }]);
+    assert.ok(!lines[0]!.includes('    at '), 'no stack trace');
+  });
+
+  void it('a sink that throws never throws out of a log call', { timeout: 5000 }, () => {
+    let calls = 0;
+    const log = new Logger('debug', () => {
+      calls++;
+      throw new Error('EPIPE');
+    });
+    assert.doesNotThrow(() => {
+      log.debug('a');
+      log.info('b');
+      log.child({ server: 'x' }).error('c', { error: new Error('e') });
+    });
+    assert.equal(calls, 3);
+  });
+
+  void it('a field that cannot be serialised drops the line, not the caller', { timeout: 5000 }, () => {
+    const { log, lines } = capture('info');
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    assert.doesNotThrow(() => log.info('cyclic', { cyclic, big: 1n }));
+    log.info('after');
+    assert.equal(lines.length, 1);
+  });
+
+  void it('isLogLevel accepts exactly the five levels', { timeout: 5000 }, () => {
+    assert.deepEqual(['debug', 'info', 'warn', 'error', 'silent', 'trace', 'INFO', ''].map(isLogLevel), [true, true, true, true, true, false, false, false]);
+  });
+});
