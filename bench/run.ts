@@ -1,25 +1,30 @@
 // `npm run bench`: runs every benchmark and prints a table. Targets are checked here, not in unit
 // tests (timings on shared machines are noisy; only ratios measured in one run mean anything).
 
-import { cpus, totalmem } from 'node:os';
-import { benchStdio, type LatencyStats } from './stdio-latency.js';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { benchStdio, TARGETS, type StdioResult } from './stdio-latency.js';
 
 const fmt = (ms: number): string => `${(ms * 1000).toFixed(0)} µs`;
+const TARGET_RATIO = 1.3;
 
-function row(label: string, s: LatencyStats): string {
-  return `  ${label.padEnd(28)} median ${fmt(s.median).padStart(9)}   p99 ${fmt(s.p99).padStart(9)}   (${s.calls} calls)`;
+function print(title: string, result: StdioResult): void {
+  console.log(`\n${title}`);
+  const direct = result.direct.median;
+  for (const target of TARGETS) {
+    const s = result[target];
+    console.log(`  ${target.padEnd(20)} median ${fmt(s.median).padStart(8)}  p99 ${fmt(s.p99).padStart(9)}  ${(s.median / direct).toFixed(2)}× direct  (${s.calls} calls)`);
+  }
+  const ratio = result.mcpgate.median / direct;
+  const floor = result['pipe relay (floor)'].median / direct;
+  console.log(`  mcpgate adds ${fmt(result.mcpgate.median - direct)} per call: ${ratio.toFixed(2)}× direct (target < ${TARGET_RATIO}×: ${ratio < TARGET_RATIO ? 'met' : 'not met'}); ` +
+    `the relay floor is ${floor.toFixed(2)}×, so mcpgate's own work is ${fmt(result.mcpgate.median - result['pipe relay (floor)'].median)}`);
 }
 
 async function main(): Promise<void> {
   const cpu = cpus()[0]?.model ?? 'unknown cpu';
-  console.log(`mcpgate bench — node ${process.version}, ${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`);
-  console.log('\nstdio: tools/call to an echo server (SDK v2 client, sequential calls)');
-  const stdio = await benchStdio();
-  console.log(row('direct to the server', stdio.direct));
-  console.log(row('through mcpgate', stdio.gateway));
-  const target = 1.3;
-  console.log(`  ratio of medians: ${stdio.ratio.toFixed(2)}× (target < ${target}×: ${stdio.ratio < target ? 'met' : 'NOT met'})`);
-  console.log(`  added per call: ${fmt(stdio.gateway.median - stdio.direct.median)} at the median`);
+  console.log(`mcpgate bench — node ${process.version}, ${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, load ${loadavg()[0]!.toFixed(2)}`);
+  print('stdio: tools/call to an echo server built on the SDK v2 (sequential calls, SDK v2 client)', await benchStdio('v2'));
+  print('stdio: tools/call to an echo server built on the SDK v1 (sequential calls, SDK v2 client)', await benchStdio('v1'));
 }
 
 main().catch((err: unknown) => {

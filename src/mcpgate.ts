@@ -13,6 +13,8 @@ export interface McpgateOptions {
   /** The agent identity on stdio (`--agent`). */
   agent: string;
   log: Logger;
+  /** Where `${VAR}` in the config is expanded from (default: the process environment). */
+  env?: NodeJS.ProcessEnv;
   separator?: string;
   startupTimeoutMs?: number;
   stopTimings?: StopTimings;
@@ -35,7 +37,7 @@ export class Mcpgate {
 
   /** Loads and validates the config; throws MCPG_CONFIG_INVALID before anything is started. */
   static async create(options: McpgateOptions): Promise<Mcpgate> {
-    const config = await loadServersConfig(options.configFile);
+    const config = await loadServersConfig(options.configFile, options.env);
     for (const warning of config.warnings) options.log.warn(`config: ${warning.path}: ${warning.message}`, { file: warning.file });
     return new Mcpgate(config, options);
   }

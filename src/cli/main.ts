@@ -75,7 +75,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         const startupTimeoutMs = startupText === undefined ? undefined : Number(startupText);
         if (startupTimeoutMs !== undefined && !(Number.isInteger(startupTimeoutMs) && startupTimeoutMs > 0)) throw usage('--startup-timeout must be a positive whole number of milliseconds');
         const agent = values.agent ?? env.MCPGATE_AGENT ?? 'default';
-        return await runServe({ configFile, agent, log, separator, startupTimeoutMs });
+        return await runServe({ configFile, agent, log, env, separator, startupTimeoutMs });
       }
       default:
         throw usage(`unknown command "${command}"`);

@@ -44,6 +44,8 @@ export class AgentSession {
   private logRank: number | undefined;
   private readonly inflight = new Map<RequestId, Inflight>();
   private readonly outgoing = new Map<number, Outgoing>();
+  /** Requests parked until the servers settle (lists asked for during startup). */
+  private readonly waiting = new Set<RequestId>();
   private nextOutgoingId = 1;
   private closed = false;
 
@@ -281,9 +283,12 @@ export class AgentSession {
     return `mcpgate fronts several MCP servers; their tools are named SERVER__TOOL. Instructions from each server:\n\n${parts.join('\n\n')}`;
   }
 
+  /** Runs `handler` once every server has settled; until then the request is parked (and answered at close). */
   private afterSettled(msg: JsonRpcRequest, handler: () => void): void {
     if (this.gateway.hasSettled) return handler();
+    this.waiting.add(msg.id);
     this.gateway.settled.then(() => {
+      if (!this.waiting.delete(msg.id)) return; // answered by close()
       if (this.gateway.isClosing) this.sendError(msg.id, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'));
       else handler();
     }, (err: unknown) => this.sendError(msg.id, err));
@@ -381,6 +386,8 @@ export class AgentSession {
    */
   close(): void {
     if (this.closed) return;
+    for (const id of this.waiting) this.sendError(id, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'));
+    this.waiting.clear();
     for (const [agentId, entry] of this.inflight) {
       entry.conn.cancel(entry.serverId, 'the agent disconnected');
       this.sendError(agentId, new GatewayError('MCPG_SHUTTING_DOWN', `the gateway is shutting down; the call to server "${entry.conn.name}" was cancelled`, { server: entry.conn.name }));

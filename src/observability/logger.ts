@@ -31,7 +31,7 @@ export class Logger {
   /** A logger that adds `fields` to every line; it shares its parent's level and sink. */
   child(fields: LogFields): Logger {
     const child = Object.create(Logger.prototype) as Logger;
-    Object.assign(child, { state: this.state, context: { ...this.context, ...fields } });
+    Object.assign(child, { state: this.state, context: { ...this.context, ...redact(fields) } });
     return child;
   }
 
@@ -58,15 +58,20 @@ export class Logger {
 
   private write(level: LogLevel, msg: string, fields: LogFields | undefined): void {
     const record: LogFields = { time: new Date().toISOString(), level, msg, ...this.context };
-    if (fields !== undefined) {
-      for (const [key, value] of Object.entries(fields)) record[key] = REDACT.test(key) ? '[redacted]' : errorToJson(value);
-    }
+    if (fields !== undefined) Object.assign(record, redact(fields));
     try {
       this.state.sink(JSON.stringify(record) + '\n');
     } catch {
       // A log line must never take the gateway down (e.g. stderr closed by the parent).
     }
   }
+}
+
+/** Top-level keys only: callers log flat fields (nested objects are not searched for secrets). */
+function redact(fields: LogFields): LogFields {
+  const out: LogFields = {};
+  for (const [key, value] of Object.entries(fields)) out[key] = REDACT.test(key) ? '[redacted]' : errorToJson(value);
+  return out;
 }
 
 function errorToJson(value: unknown): unknown {

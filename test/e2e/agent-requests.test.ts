@@ -5,19 +5,10 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { fixtureServer, jsonOf, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
+import { fixtureServer, jsonOf, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir, until } from '../helpers/gateway.js';
 
 const ROOTS = [{ uri: 'file:///tmp/project', name: 'project' }];
 
-/** Polls a condition that is only observable by asking (a counter tool), boundedly. */
-async function until(check: () => Promise<boolean>, ms = 10_000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return check();
-}
 
 describe('agent requests: an agent with sampling, elicitation and roots', { timeout: 30_000 }, () => {
   let dir: TempDir;

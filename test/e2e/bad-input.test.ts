@@ -5,7 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { fixtureServer, startGateway, tempDir, writeConfig, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
+import { fixtureServer, startGateway, tempDir, writeConfig, type GatewayProcess, type TempDir, until } from '../helpers/gateway.js';
 
 interface Reply {
   jsonrpc?: unknown;
@@ -46,12 +46,6 @@ class Replies {
   }
 }
 
-/** Bounded polling for a marker file. */
-async function until(check: () => boolean, ms = 10_000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  return check();
-}
 
 describe('bad input from the agent', { timeout: 30_000 }, () => {
   let dir: TempDir;

@@ -9,19 +9,8 @@ import {
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
-import { fixtureServer, jsonOf, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
+import { fixtureServer, jsonOf, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir, yieldBetweenMessages } from '../helpers/gateway.js';
 
-/**
- * The v1 client runs notification handlers a microtask late but settles responses at once, so a
- * progress notification read in the same chunk as its call's response is dropped (see the kitchen-sink
- * `progress` tool); forwarding.test.ts checks the wire order, this lets the client see it.
- */
-function yieldBetweenMessages(gw: GatewayProcess): () => void {
-  const transport = gw.transport;
-  const deliver = transport.onmessage!;
-  transport.onmessage = (message) => void setImmediate(() => deliver(message));
-  return () => void (transport.onmessage = deliver);
-}
 
 describe('compat: an SDK v1 agent', { timeout: 30_000 }, () => {
   let dir: TempDir;

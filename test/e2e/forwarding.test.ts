@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { Client, ResourceNotFoundError } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { fixture, fixtureServer, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
+import { fixture, fixtureServer, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir, until, yieldBetweenMessages } from '../helpers/gateway.js';
 
 const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 const BLOB_1 = Buffer.from(Array.from({ length: 16 }, (_, i) => i)).toString('base64');
@@ -29,24 +29,7 @@ function tapWire(gw: GatewayProcess): WireMessage[] {
   return wire;
 }
 
-/**
- * Both SDK clients run notification handlers a microtask late but settle responses at once, so a
- * progress notification read in the same chunk as its call's response is dropped (fixture comment in
- * kitchen-sink `progress`). The wire order is asserted separately; this makes the client see it too.
- */
-function yieldBetweenMessages(gw: GatewayProcess): () => void {
-  const transport = gw.transport;
-  const deliver = transport.onmessage!;
-  transport.onmessage = (message) => void setImmediate(() => deliver(message));
-  return () => void (transport.onmessage = deliver);
-}
 
-/** Bounded polling for a condition only observable by looking (a marker file). */
-async function until(check: () => boolean, ms = 10_000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  return check();
-}
 
 /** The kitchen-sink's own tools/list, asked directly (no gateway), to compare definitions against. */
 async function directTools(): Promise<{ name: string }[]> {
@@ -267,5 +250,30 @@ describe('forwarding: paginated server lists', { timeout: 30_000 }, () => {
     const { resources } = await gw.client.listResources();
     assert.equal(resources.length, 3);
     assert.equal(textOf(await gw.client.callTool({ name: 'sink__t6', arguments: {} })), 't6');
+  });
+});
+
+describe('forwarding: the gateway filters log messages itself', { timeout: 30_000 }, () => {
+  let dir: TempDir;
+  let gw: GatewayProcess;
+
+  before(async () => {
+    dir = await tempDir();
+    // This server logs everything whatever level it is told; what reaches the agent is the gateway's doing.
+    gw = await startGateway({ config: await writeConfig(dir, { loud: fixtureServer('kitchen-sink-server', ['--ignore-set-level']) }) });
+  });
+
+  after(async () => {
+    await gw?.stop();
+    await dir?.remove();
+  });
+
+  it('filters log messages by the agent\'s level itself when a server ignores logging/setLevel', { timeout: 10_000 }, async () => {
+    const first = new Promise<unknown>((resolve) => gw.client.setNotificationHandler('notifications/message', (n) => resolve(n.params)));
+    await gw.client.setLoggingLevel('warning');
+    await gw.client.callTool({ name: 'loud__log', arguments: { level: 'info', message: 'quiet' } });
+    await gw.client.callTool({ name: 'loud__log', arguments: { level: 'error', message: 'loud' } });
+    assert.deepEqual(await first, { level: 'error', logger: 'loud/sink', data: 'loud' });
+    await gw.client.setLoggingLevel('debug');
   });
 });

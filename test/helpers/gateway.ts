@@ -213,3 +213,22 @@ export function textOf(result: unknown): string {
 export function jsonOf(result: unknown): unknown {
   return JSON.parse(textOf(result));
 }
+
+/** Bounded polling for a condition only observable by looking (a marker file, a counter tool). */
+export async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!(await check()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  return check();
+}
+
+/**
+ * Both SDK clients run notification handlers a microtask late but settle responses at once, so a
+ * progress notification read in the same chunk as its call's response can be dropped by the client
+ * (not by the gateway: the wire order is right). This delivers each message on its own turn.
+ */
+export function yieldBetweenMessages(gw: GatewayProcess): () => void {
+  const transport = gw.transport;
+  const deliver = transport.onmessage!;
+  transport.onmessage = (message) => void setImmediate(() => deliver(message));
+  return () => void (transport.onmessage = deliver);
+}

@@ -70,6 +70,12 @@ void describe('Logger', { timeout: 5000 }, () => {
     assert.ok(!records().some((r) => JSON.stringify(r).includes('Bearer')));
   });
 
+  void it('redacts secret-looking keys of a child logger\'s context too', { timeout: 5000 }, () => {
+    const { log, records } = capture('info');
+    log.child({ server: 'remote', authorization: 'Bearer abc' }).info('m');
+    assert.deepEqual(records(), [{ level: 'info', msg: 'm', server: 'remote', authorization: '[redacted]' }]);
+  });
+
   void it('serialises errors to {message, code} without a stack', { timeout: 5000 }, () => {
     const { log, lines, records } = capture('info');
     const nodeErr = Object.assign(new Error('no such file'), { code: 'ENOENT' });
