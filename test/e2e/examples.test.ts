@@ -1,0 +1,59 @@
+// The bundled example (what `npm start` serves): the real reference servers from npm —
+// server-everything, -memory and -filesystem, started through `npx` as users configure them — all
+// come up behind mcpgate, each answers a call, and shutdown leaves none of their processes behind.
+
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT, startGateway, tempDir, textOf, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
+
+/** Pids of every process whose command line mentions the reference servers. */
+function referenceServers(): number[] {
+  const out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
+  return out.split('\n').filter((l) => /server-(everything|memory|filesystem)/.test(l) && !l.includes('ps -eo')).map((l) => Number(l.trim().split(/\s+/)[0]));
+}
+
+describe('examples/.mcp.json: the reference servers behind mcpgate', { timeout: 90_000 }, () => {
+  let dir: TempDir;
+  let gw: GatewayProcess;
+  let before_: number[];
+
+  before(async () => {
+    dir = await tempDir();
+    before_ = referenceServers();
+    // TMPDIR keeps the memory server's file inside this test's directory.
+    gw = await startGateway({ config: join(ROOT, 'examples/.mcp.json'), env: { TMPDIR: dir.path }, args: ['--startup-timeout', '60000'] });
+  });
+
+  after(async () => {
+    await gw?.stop();
+    await dir?.remove();
+  });
+
+  it('lists the tools of all three servers, namespaced', { timeout: 60_000 }, async () => {
+    const names = (await gw.client.listTools()).tools.map((t) => t.name);
+    for (const name of ['everything__echo', 'memory__read_graph', 'files__list_allowed_directories']) assert.ok(names.includes(name), `${name} missing from ${names.join(', ')}`);
+  });
+
+  it('calls a tool on each server', { timeout: 30_000 }, async () => {
+    assert.equal(textOf(await gw.client.callTool({ name: 'everything__echo', arguments: { message: 'hi' } })), 'Echo: hi');
+    assert.match(textOf(await gw.client.callTool({ name: 'files__list_allowed_directories', arguments: {} })), /examples/);
+    const graph = await gw.client.callTool({ name: 'memory__read_graph', arguments: {} });
+    assert.notEqual(graph.isError, true);
+  });
+
+  it('reads a resource of server-everything through its namespaced URI', { timeout: 30_000 }, async () => {
+    const { resources } = await gw.client.listResources();
+    const first = resources.find((r) => r.uri.startsWith('mcpgate://everything/'));
+    assert.ok(first !== undefined, 'no resource of server-everything listed');
+    const read = await gw.client.readResource({ uri: first.uri });
+    assert.equal(read.contents[0]?.uri, first.uri);
+  });
+
+  it('exits 0 and leaves no reference server (nor npx wrapper) running', { timeout: 30_000 }, async () => {
+    assert.deepEqual(await gw.stop(), { code: 0, signal: null });
+    const left = referenceServers().filter((pid) => !before_.includes(pid));
+    assert.deepEqual(left, []);
+  });
+});
