@@ -10,25 +10,8 @@ import { mkdir, realpath } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  CLI, fixtureServer, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir,
+  CLI, fixtureServer, rpcError, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir,
 } from '../helpers/gateway.js';
-
-interface RpcError {
-  code: unknown;
-  message: string;
-  data: Record<string, unknown>;
-}
-
-/** The JSON-RPC error a call ends with (fails the test if it succeeds). */
-async function rpcError(call: Promise<unknown>): Promise<RpcError> {
-  try {
-    await call;
-  } catch (err) {
-    const e = err as { code?: unknown; message: string; data?: Record<string, unknown> };
-    return { code: e.code, message: e.message, data: e.data ?? {} };
-  }
-  assert.fail('expected the call to fail');
-}
 
 const names = async (gw: GatewayProcess): Promise<string[]> => (await gw.client.listTools()).tools.map((t) => t.name);
 const echo = async (gw: GatewayProcess, tool: string, text: string): Promise<string> => textOf(await gw.client.callTool({ name: tool, arguments: { text } }));

@@ -3,6 +3,7 @@
 // tests also see the gateway's exit code and its stderr log lines, and can wait on them as events.
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -231,4 +232,21 @@ export function yieldBetweenMessages(gw: GatewayProcess): () => void {
   const deliver = transport.onmessage!;
   transport.onmessage = (message) => void setImmediate(() => deliver(message));
   return () => void (transport.onmessage = deliver);
+}
+
+export interface RpcError {
+  code: unknown;
+  message: string;
+  data: Record<string, unknown>;
+}
+
+/** The JSON-RPC error a call ends with (fails the test if it succeeds). */
+export async function rpcError(call: Promise<unknown>): Promise<RpcError> {
+  try {
+    await call;
+  } catch (err) {
+    const e = err as { code?: unknown; message: string; data?: Record<string, unknown> };
+    return { code: e.code, message: e.message, data: e.data ?? {} };
+  }
+  assert.fail('expected the call to fail');
 }
