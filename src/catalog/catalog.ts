@@ -34,6 +34,7 @@ export class Catalog {
   private readonly serverOfKey = new Map<string, string>();
   private toolsByName = new Map<string, ToolEntry>();
   private promptsByName = new Map<string, PromptEntry>();
+  private readonly encoded = new Map<ListKind, string>();
   private views: { tools: unknown[]; resources: unknown[]; resourceTemplates: unknown[]; prompts: unknown[] } = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
   /** Names that had to be sanitized, shortened or de-collided, for the log and `check`. */
   warnings: string[] = [];
@@ -121,6 +122,19 @@ export class Catalog {
     return this.views.prompts;
   }
 
+  /**
+   * The list result for one kind, encoded once per catalog change (`{"tools":[…]}`): a large catalog is
+   * serialized when it changes, not on every list request.
+   */
+  encodedList(kind: ListKind): string {
+    let text = this.encoded.get(kind);
+    if (text === undefined) {
+      text = JSON.stringify({ [kind]: this.views[kind] });
+      this.encoded.set(kind, text);
+    }
+    return text;
+  }
+
   counts(server: string): CatalogCounts {
     const part = this.parts.get(server) ?? {};
     return {
@@ -168,6 +182,7 @@ export class Catalog {
     this.toolsByName = toolsByName;
     this.promptsByName = promptsByName;
     this.views = views;
+    this.encoded.clear();
   }
 
   private key(server: string): string {

@@ -88,13 +88,13 @@ export class AgentSession {
       case 'initialize':
         return void this.initialize(msg);
       case 'tools/list':
-        return this.afterSettled(msg, () => this.sendResult(msg.id, { tools: catalog.listTools() }));
+        return this.afterSettled(msg, () => this.sendEncodedResult(msg.id, catalog.encodedList('tools')));
       case 'resources/list':
-        return this.afterSettled(msg, () => this.sendResult(msg.id, { resources: catalog.listResources() }));
+        return this.afterSettled(msg, () => this.sendEncodedResult(msg.id, catalog.encodedList('resources')));
       case 'resources/templates/list':
-        return this.afterSettled(msg, () => this.sendResult(msg.id, { resourceTemplates: catalog.listResourceTemplates() }));
+        return this.afterSettled(msg, () => this.sendEncodedResult(msg.id, catalog.encodedList('resourceTemplates')));
       case 'prompts/list':
-        return this.afterSettled(msg, () => this.sendResult(msg.id, { prompts: catalog.listPrompts() }));
+        return this.afterSettled(msg, () => this.sendEncodedResult(msg.id, catalog.encodedList('prompts')));
       case 'resources/read':
         return this.afterSettled(msg, () => this.readResource(msg));
       case 'prompts/get':
@@ -403,6 +403,11 @@ export class AgentSession {
 
   private sendResult(id: RequestId, result: unknown): void {
     if (!this.closed) this.channel.send(encodeResult(id, result));
+  }
+
+  /** A result already encoded as JSON text. */
+  private sendEncodedResult(id: RequestId, resultJson: string): void {
+    if (!this.closed) this.channel.send(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`);
   }
 
   private sendError(id: RequestId | null, err: unknown): void {

@@ -132,4 +132,14 @@ void describe('Catalog views', { timeout: 5000 }, () => {
     catalog.set('fs', { tools: [tool('read')] });
     assert.equal(catalog.tool('fs-read')?.original, 'read');
   });
+  void it('encodes each list once per change and re-encodes after a change', { timeout: 5000 }, () => {
+    const catalog = new Catalog(['s']);
+    catalog.set('s', { tools: [tool('a')] });
+    const first = catalog.encodedList('tools');
+    assert.deepEqual(JSON.parse(first), { tools: catalog.listTools() });
+    assert.equal(catalog.encodedList('tools'), first);
+    catalog.set('s', { tools: [tool('a'), tool('b')] });
+    assert.deepEqual((JSON.parse(catalog.encodedList('tools')) as { tools: { name: string }[] }).tools.map((t) => t.name), ['s__a', 's__b']);
+    assert.deepEqual(JSON.parse(catalog.encodedList('prompts')), { prompts: [] });
+  });
 });
