@@ -33,6 +33,7 @@ export const ERROR_CODES = {
   MCPG_SERVER_BAD_RESPONSE: { rpc: -32013, summary: 'The server sent something that is not a valid MCP message or result.' },
   MCPG_SERVER_START_FAILED: { rpc: -32014, summary: 'The server could not be started or did not complete initialization.' },
   MCPG_AGENT_UNAVAILABLE: { rpc: -32015, summary: 'A server asked the agent something (sampling, elicitation, roots) but no agent could answer.' },
+  MCPG_OVERLOADED: { rpc: -32016, summary: 'The agent has too many requests in flight; new ones are refused until some finish.' },
   MCPG_CONFIG_INVALID: { rpc: JSONRPC.INVALID_PARAMS, summary: 'A configuration file could not be read, parsed or validated.' },
   MCPG_USAGE: { rpc: JSONRPC.INVALID_PARAMS, summary: 'The command line was not understood.' },
   MCPG_INTERNAL: { rpc: JSONRPC.INTERNAL_ERROR, summary: 'A bug in mcpgate; the message says where.' },

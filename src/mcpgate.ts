@@ -18,6 +18,7 @@ export interface McpgateOptions {
   separator?: string;
   startupTimeoutMs?: number;
   stopTimings?: StopTimings;
+  maxInflight?: number;
 }
 
 export class Mcpgate {
@@ -31,6 +32,7 @@ export class Mcpgate {
       log: options.log,
       separator: options.separator,
       startupTimeoutMs: options.startupTimeoutMs,
+      maxInflight: options.maxInflight,
       stopTimings: options.stopTimings,
     });
   }

@@ -166,11 +166,19 @@ export class Catalog {
       const part = this.parts.get(server)!;
       for (const tool of part.tools ?? []) {
         const name = toolNames.names.get(nameKey(key, tool.name))!;
+        if (toolsByName.has(name)) {
+          this.warnings.push(`server "${server}" lists tool "${tool.name}" more than once; the first definition is used`);
+          continue;
+        }
         toolsByName.set(name, { server, original: tool.name, tool });
         views.tools.push({ ...tool, name });
       }
       for (const prompt of part.prompts ?? []) {
         const name = promptNames.names.get(nameKey(key, prompt.name))!;
+        if (promptsByName.has(name)) {
+          this.warnings.push(`server "${server}" lists prompt "${prompt.name}" more than once; the first definition is used`);
+          continue;
+        }
         promptsByName.set(name, { server, original: prompt.name });
         views.prompts.push({ ...(prompt), name });
       }

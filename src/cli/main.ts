@@ -16,7 +16,7 @@ const USAGE = `mcpgate ${GATEWAY_INFO.version} — one MCP server in front of ma
 
 Usage:
   mcpgate serve [--config .mcp.json] [--stdio] [--agent ID] [--log-level LEVEL]
-                [--separator SEP] [--startup-timeout MS]
+                [--separator SEP] [--startup-timeout MS] [--max-inflight N]
   mcpgate check [--config .mcp.json]
   mcpgate --help | --version
 
@@ -58,6 +58,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         'log-level': { type: 'string' },
         separator: { type: 'string' },
         'startup-timeout': { type: 'string' },
+        'max-inflight': { type: 'string' },
       },
     });
     const configFile = resolve(values.config ?? env.MCPGATE_CONFIG ?? '.mcp.json');
@@ -71,11 +72,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         if (values.http !== undefined) throw usage('--http is not supported by this build yet; serve over stdio');
         const separator = values.separator;
         if (separator !== undefined && !/^[A-Za-z0-9_-]{1,8}$/.test(separator)) throw usage('--separator must be 1–8 characters from [A-Za-z0-9_-]');
-        const startupText = values['startup-timeout'];
-        const startupTimeoutMs = startupText === undefined ? undefined : Number(startupText);
-        if (startupTimeoutMs !== undefined && !(Number.isInteger(startupTimeoutMs) && startupTimeoutMs > 0)) throw usage('--startup-timeout must be a positive whole number of milliseconds');
+        const startupTimeoutMs = positiveInt(values['startup-timeout'], '--startup-timeout', 'a positive whole number of milliseconds');
+        const maxInflight = positiveInt(values['max-inflight'], '--max-inflight', 'a positive whole number');
         const agent = values.agent ?? env.MCPGATE_AGENT ?? 'default';
-        return await runServe({ configFile, agent, log, env, separator, startupTimeoutMs });
+        return await runServe({ configFile, agent, log, env, separator, startupTimeoutMs, maxInflight });
       }
       default:
         throw usage(`unknown command "${command}"`);
@@ -92,6 +92,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     io.err(`mcpgate: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   }
+}
+
+function positiveInt(text: string | undefined, flag: string, what: string): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value <= 0) throw usage(`${flag} must be ${what} (got "${text}")`);
+  return value;
 }
 
 function usage(message: string): GatewayError {

@@ -20,7 +20,11 @@ export interface GatewayOptions {
   separator?: string;
   startupTimeoutMs?: number;
   stopTimings?: StopTimings;
+  /** Requests one agent may have in flight on servers at once (default 1000). */
+  maxInflight?: number;
 }
+
+export const DEFAULT_MAX_INFLIGHT = 1000;
 
 export interface ServerSummary {
   server: string;
@@ -50,6 +54,10 @@ export class Gateway implements ConnectionHooks {
     this.catalog = new Catalog(options.config.servers.map((s) => s.name), options.separator);
     this.refresher = new Refresher((server, kinds) => this.refresh(server, kinds), this.log);
     this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
+  }
+
+  get maxInflight(): number {
+    return this.options.maxInflight ?? DEFAULT_MAX_INFLIGHT;
   }
 
   get isClosing(): boolean {

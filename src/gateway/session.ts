@@ -135,6 +135,9 @@ export class AgentSession {
   private forward(conn: Connection, msg: JsonRpcRequest, rewrite?: Rewrite): void {
     const agentId = msg.id;
     if (this.inflight.has(agentId)) return this.sendError(agentId, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`));
+    if (this.inflight.size >= this.gateway.maxInflight) {
+      return this.sendError(agentId, new GatewayError('MCPG_OVERLOADED', `agent "${this.agent}" already has ${this.inflight.size} requests in flight (the limit is ${this.gateway.maxInflight}); wait for some to finish`));
+    }
     const entry: Inflight = { conn, serverId: 0 };
     this.inflight.set(agentId, entry);
     const agentToken = (msg.params?._meta as Record<string, unknown> | undefined)?.progressToken;

@@ -99,8 +99,9 @@ void describe('mcpgate CLI', { timeout: 10000 }, () => {
     const cases: [string[], string][] = [
       [['--http', ':8080'], '--http is not supported by this build yet; serve over stdio'],
       [['--separator', '::'], '--separator must be 1–8 characters from [A-Za-z0-9_-]'],
-      [['--startup-timeout', '0'], '--startup-timeout must be a positive whole number of milliseconds'],
-      [['--startup-timeout', '1.5'], '--startup-timeout must be a positive whole number of milliseconds'],
+      [['--startup-timeout', '0'], '--startup-timeout must be a positive whole number of milliseconds (got "0")'],
+      [['--startup-timeout', '1.5'], '--startup-timeout must be a positive whole number of milliseconds (got "1.5")'],
+      [['--max-inflight', 'lots'], '--max-inflight must be a positive whole number (got "lots")'],
     ];
     for (const [flags, message] of cases) {
       assert.deepEqual(await run(['serve', '--config', valid, ...flags]), { code: 2, out: '', err: `mcpgate: ${message}\n${HINT}` });

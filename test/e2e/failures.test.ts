@@ -73,3 +73,31 @@ describe('failures: timeouts and servers that die mid-call', { timeout: 60_000 }
     assert.equal(textOf(await gw.client.callTool({ name: 'sink__echo', arguments: { text: 'alive' } })), 'alive');
   });
 });
+
+describe('failures: an agent with too many requests in flight', { timeout: 30_000 }, () => {
+  let dir: TempDir;
+  let gw: GatewayProcess;
+
+  before(async () => {
+    dir = await tempDir();
+    gw = await startGateway({ config: await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server') }), args: ['--max-inflight', '2'] });
+  });
+
+  after(async () => {
+    await gw?.stop();
+    await dir?.remove();
+  });
+
+  it('refuses requests past --max-inflight with MCPG_OVERLOADED, without reaching the server', { timeout: 15_000 }, async () => {
+    const controller = new AbortController();
+    const slow = [1, 2].map((i) => gw.client.callTool({ name: 'sink__slow', arguments: { ms: 20_000, tag: `o${i}` } }, { signal: controller.signal }).catch(() => 'aborted'));
+    // The agent's messages are handled in the order sent, so both slow calls are in flight by now.
+    const err = await rpcError(gw.client.callTool({ name: 'sink__echo', arguments: { text: 'x' } }));
+    assert.equal(err.code, -32016);
+    assert.equal(err.data.code, 'MCPG_OVERLOADED');
+    assert.match(err.message, /2 requests in flight \(the limit is 2\)/);
+    controller.abort();
+    assert.deepEqual(await Promise.all(slow), ['aborted', 'aborted']);
+    assert.equal(textOf(await gw.client.callTool({ name: 'sink__echo', arguments: { text: 'free' } })), 'free');
+  });
+});

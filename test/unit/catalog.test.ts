@@ -142,4 +142,11 @@ void describe('Catalog views', { timeout: 5000 }, () => {
     assert.deepEqual((JSON.parse(catalog.encodedList('tools')) as { tools: { name: string }[] }).tools.map((t) => t.name), ['s__a', 's__b']);
     assert.deepEqual(JSON.parse(catalog.encodedList('prompts')), { prompts: [] });
   });
+  void it('publishes a tool a server lists twice once (the first definition) and warns', { timeout: 5000 }, () => {
+    const catalog = new Catalog(['s']);
+    catalog.set('s', { tools: [tool('a', { description: 'first' }), tool('a', { description: 'second' })] });
+    assert.deepEqual(catalog.listTools().map((t) => (t as Tool).description), ['first']);
+    assert.equal(catalog.tool('s__a')?.tool.description, 'first');
+    assert.match(catalog.warnings.join('\n'), /lists tool "a" more than once/);
+  });
 });
