@@ -43,8 +43,15 @@ export interface ConnectionOptions {
 
 interface Pending {
   sink: CallSink;
-  timer: NodeJS.Timeout;
+  method: string;
+  timeoutMs: number;
+  /** performance.now() by which the server must answer (pushed back by progress). */
+  deadline: number;
 }
+
+/** Timeouts are checked by one sweep per connection, at a tenth of the shortest timeout (10 ms–1 s). */
+const MIN_SWEEP_MS = 10;
+const MAX_SWEEP_MS = 1000;
 
 export interface ServerInfo {
   protocolVersion: string;
@@ -62,6 +69,10 @@ export class Connection {
   info: ServerInfo | undefined;
   lastError: GatewayError | undefined;
   private readonly pending = new Map<number, Pending>();
+  // One interval instead of a timer per call: creating and clearing a Node timer on every call of a
+  // sequential agent rebuilds the timer list each time, measurably on the hot path.
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweepMs = Infinity;
   private nextId = 1;
   private process: StdioProcess | undefined;
   private closing: Promise<void> | undefined;
@@ -126,8 +137,7 @@ export class Connection {
       sink.fail(this.unavailable());
       return id;
     }
-    const timer = setTimeout(() => this.onTimeout(id, method, timeoutMs), timeoutMs);
-    this.pending.set(id, { sink, timer });
+    this.track(id, { sink, method, timeoutMs, deadline: performance.now() + timeoutMs });
     if (!this.process!.write(encodeRequest(id, method, params))) {
       this.settle(id)?.sink.fail(this.unavailable());
     }
@@ -145,8 +155,7 @@ export class Connection {
     const meta = msg.params?._meta as Record<string, unknown> | undefined;
     if (meta !== undefined && meta.progressToken !== undefined) meta.progressToken = id;
     const timeoutMs = this.config.timeout;
-    const timer = setTimeout(() => this.onTimeout(id, msg.method, timeoutMs), timeoutMs);
-    this.pending.set(id, { sink, timer });
+    this.track(id, { sink, method: msg.method, timeoutMs, deadline: performance.now() + timeoutMs });
     if (!this.process!.write(JSON.stringify(msg))) {
       this.settle(id)?.sink.fail(this.unavailable());
     }
@@ -232,13 +241,34 @@ export class Connection {
     const token = msg.params?.progressToken;
     const entry = typeof token === 'number' ? this.pending.get(token) : undefined;
     if (entry === undefined) return; // a progress for a finished call: spec says ignore
-    entry.timer.refresh(); // progress proves the server is working: it resets the timeout
+    entry.deadline = performance.now() + entry.timeoutMs; // progress proves the server is working: it resets the timeout
     entry.sink.progress?.(msg.params!);
   }
 
-  private onTimeout(id: number, method: string, timeoutMs: number): void {
-    const entry = this.pending.get(id);
-    if (entry === undefined) return;
+  private track(id: number, entry: Pending): void {
+    this.pending.set(id, entry);
+    const period = Math.max(MIN_SWEEP_MS, Math.min(MAX_SWEEP_MS, Math.floor(entry.timeoutMs / 10)));
+    if (period >= this.sweepMs) return;
+    this.sweepMs = period;
+    clearInterval(this.sweepTimer);
+    this.sweepTimer = setInterval(() => this.sweep(), period);
+    this.sweepTimer.unref(); // the child process keeps the loop alive, not this
+  }
+
+  private sweep(): void {
+    if (this.pending.size === 0) return;
+    const now = performance.now();
+    for (const [id, entry] of this.pending) if (entry.deadline <= now) this.onTimeout(id, entry);
+  }
+
+  private stopSweep(): void {
+    clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
+    this.sweepMs = Infinity;
+  }
+
+  private onTimeout(id: number, entry: Pending): void {
+    const { method, timeoutMs } = entry;
     this.cancel(id, `timed out after ${timeoutMs} ms`);
     entry.sink.fail(new GatewayError('MCPG_SERVER_TIMEOUT', `server "${this.name}" did not answer ${method} within ${timeoutMs} ms; the request was cancelled`, { server: this.name, detail: { timeoutMs } }));
   }
@@ -262,13 +292,13 @@ export class Connection {
     const entry = this.pending.get(id);
     if (entry === undefined) return undefined;
     this.pending.delete(id);
-    clearTimeout(entry.timer);
     return entry;
   }
 
+  /** Terminal: every pending call fails with `err` and the sweep stops (no call is taken after this). */
   private failAll(err: GatewayError): void {
+    this.stopSweep();
     const entries = [...this.pending.values()];
-    for (const entry of entries) clearTimeout(entry.timer);
     this.pending.clear();
     for (const entry of entries) {
       try {
