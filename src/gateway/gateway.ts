@@ -147,6 +147,32 @@ export class Gateway implements ConnectionHooks {
     return this.closing;
   }
 
+  /** Subscriptions are counted per URI across agents: the server is subscribed once, unsubscribed by the last. */
+  async subscribe(session: AgentSession, conn: Connection, uri: string, publicUri: string): Promise<void> {
+    let subscribers = this.subscriptions.get(publicUri);
+    if (subscribers === undefined || subscribers.size === 0) await conn.request('resources/subscribe', { uri });
+    if (subscribers === undefined) this.subscriptions.set(publicUri, (subscribers = new Set()));
+    subscribers.add(session);
+  }
+
+  async unsubscribe(session: AgentSession, conn: Connection, uri: string, publicUri: string): Promise<void> {
+    const subscribers = this.subscriptions.get(publicUri);
+    if (subscribers?.delete(session) !== true || subscribers.size > 0) return;
+    this.subscriptions.delete(publicUri);
+    await conn.request('resources/unsubscribe', { uri });
+  }
+
+  /** The ready servers' own instructions, each under its server's name, for `initialize`. */
+  instructions(): string | undefined {
+    const parts: string[] = [];
+    for (const conn of this.connections.values()) {
+      const text = conn.info?.instructions;
+      if (conn.state === 'ready' && text !== undefined && text.trim() !== '') parts.push(`## ${conn.name}\n${text.trim()}`);
+    }
+    if (parts.length === 0) return undefined;
+    return `mcpgate fronts several MCP servers; their tools are named SERVER__TOOL. Instructions from each server:\n\n${parts.join('\n\n')}`;
+  }
+
   /** Immediate: kill every server's process group now (a second signal). */
   destroy(): void {
     for (const conn of this.connections.values()) conn.destroy();

@@ -11,9 +11,10 @@ import type { Logger } from '../observability/logger.js';
 import type { Connection } from '../servers/connection.js';
 import { GATEWAY_INFO } from '../version.js';
 import {
-  encodeError, encodeNotification, encodeRequest, encodeResult, parseMessage, spliceResponseId,
+  encodeError, encodeNotification, encodeResult, parseMessage, spliceResponseId,
   type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
 } from '../wire/jsonrpc.js';
+import { AgentRequests } from './agent-requests.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
 import type { Gateway } from './gateway.js';
 import { GATEWAY_CAPABILITIES, LOG_LEVEL_RANK } from './methods.js';
@@ -30,11 +31,6 @@ interface Inflight {
   serverId: number;
 }
 
-interface Outgoing {
-  conn: Connection;
-  serverRequestId: RequestId;
-}
-
 /** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
 const INITIALIZE_WAIT_MS = 5000;
 
@@ -43,10 +39,10 @@ export class AgentSession {
   private capabilities: Record<string, unknown> = {};
   private logRank: number | undefined;
   private readonly inflight = new Map<RequestId, Inflight>();
-  private readonly outgoing = new Map<number, Outgoing>();
+  /** Server→agent requests the agent has not answered yet. */
+  private readonly agentRequests: AgentRequests;
   /** Requests parked until the servers settle (lists asked for during startup). */
   private readonly waiting = new Set<RequestId>();
-  private nextOutgoingId = 1;
   private closed = false;
 
   constructor(
@@ -54,7 +50,11 @@ export class AgentSession {
     private readonly channel: AgentChannel,
     readonly agent: string,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.agentRequests = new AgentRequests(agent, (line) => {
+      if (!this.closed) this.channel.send(line);
+    });
+  }
 
   handleLine(line: string): void {
     if (this.closed) return;
@@ -229,7 +229,6 @@ export class AgentSession {
     return { conn, uri: route.uri, publicUri: uri };
   }
 
-  /** Subscriptions are counted per URI across agents: the server is subscribed once, unsubscribed by the last. */
   private async subscription(msg: JsonRpcRequest): Promise<void> {
     await this.gateway.settled;
     const route = this.routeUri(msg);
@@ -238,16 +237,8 @@ export class AgentSession {
     if ((conn.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
       return this.sendError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name }));
     }
-    const subs = this.gateway.subscriptions;
-    let set = subs.get(publicUri);
-    if (msg.method === 'resources/subscribe') {
-      if (set === undefined || set.size === 0) await conn.request('resources/subscribe', { uri });
-      if (set === undefined) subs.set(publicUri, (set = new Set()));
-      set.add(this);
-    } else if (set?.delete(this) === true && set.size === 0) {
-      subs.delete(publicUri);
-      await conn.request('resources/unsubscribe', { uri });
-    }
+    if (msg.method === 'resources/subscribe') await this.gateway.subscribe(this, conn, uri, publicUri);
+    else await this.gateway.unsubscribe(this, conn, uri, publicUri);
     this.sendResult(msg.id, {});
   }
 
@@ -270,20 +261,9 @@ export class AgentSession {
     await Promise.race([this.gateway.settled, delay(INITIALIZE_WAIT_MS)]);
     const protocolVersion = typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
     const result: Record<string, unknown> = { protocolVersion, capabilities: GATEWAY_CAPABILITIES, serverInfo: GATEWAY_INFO };
-    const instructions = this.instructions();
+    const instructions = this.gateway.instructions();
     if (instructions !== undefined) result.instructions = instructions;
     this.sendResult(msg.id, result);
-  }
-
-  /** The servers' own instructions, each under its server's name. */
-  private instructions(): string | undefined {
-    const parts: string[] = [];
-    for (const conn of this.gateway.connections.values()) {
-      const text = conn.info?.instructions;
-      if (conn.state === 'ready' && text !== undefined && text.trim() !== '') parts.push(`## ${conn.name}\n${text.trim()}`);
-    }
-    if (parts.length === 0) return undefined;
-    return `mcpgate fronts several MCP servers; their tools are named SERVER__TOOL. Instructions from each server:\n\n${parts.join('\n\n')}`;
   }
 
   /** Runs `handler` once every server has settled; until then the request is parked (and answered at close). */
@@ -322,44 +302,24 @@ export class AgentSession {
   }
 
   private onResponse(msg: JsonRpcResponse): void {
-    const entry = typeof msg.id === 'number' ? this.outgoing.get(msg.id) : undefined;
-    if (entry === undefined) return this.log.debug('dropped an answer to no pending request', { id: msg.id });
-    this.outgoing.delete(msg.id as number);
-    if ('result' in msg) entry.conn.respond(entry.serverRequestId, msg.result);
-    else entry.conn.respondError(entry.serverRequestId, msg.error);
+    if (!this.agentRequests.answer(msg)) this.log.debug('dropped an answer to no pending request', { id: msg.id });
   }
 
   // ── right to left: called by the gateway ───────────────────────────────────────────────────
 
   /** Relays a server→agent request (sampling, elicitation, roots) if the agent declared the capability. */
   relayServerRequest(conn: Connection, msg: JsonRpcRequest, capability: string): void {
-    if (this.capabilities[capability] === undefined) {
-      conn.respondError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `agent "${this.agent}" did not declare the ${capability} capability, so ${msg.method} cannot be relayed`, { server: conn.name }).toJsonRpc());
-      return;
-    }
-    const id = this.nextOutgoingId++;
-    this.outgoing.set(id, { conn, serverRequestId: msg.id });
-    this.channel.send(encodeRequest(id, msg.method, msg.params));
+    this.agentRequests.relay(conn, msg, capability, this.capabilities);
   }
 
   /** The server withdrew one of its requests to the agent: pass the cancellation on. */
   serverCancelled(conn: Connection, requestId: unknown): void {
-    for (const [id, entry] of this.outgoing) {
-      if (entry.conn === conn && entry.serverRequestId === requestId) {
-        this.outgoing.delete(id);
-        this.notify('notifications/cancelled', { requestId: id, reason: `server "${conn.name}" cancelled the request` });
-      }
-    }
+    this.agentRequests.cancelledByServer(conn, requestId);
   }
 
   /** A connection went away: its questions to the agent can no longer be answered. */
   connectionLost(conn: Connection): void {
-    for (const [id, entry] of this.outgoing) {
-      if (entry.conn === conn) {
-        this.outgoing.delete(id);
-        this.notify('notifications/cancelled', { requestId: id, reason: `server "${conn.name}" disconnected` });
-      }
-    }
+    this.agentRequests.connectionLost(conn);
   }
 
   hasCallOn(conn: Connection): boolean {
@@ -397,10 +357,7 @@ export class AgentSession {
     }
     this.closed = true;
     this.inflight.clear();
-    for (const entry of this.outgoing.values()) {
-      entry.conn.respondError(entry.serverRequestId, new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" disconnected`).toJsonRpc());
-    }
-    this.outgoing.clear();
+    this.agentRequests.close();
     this.gateway.sessionClosed(this);
   }
 
