@@ -31,11 +31,20 @@ interface Inflight {
   serverId: number;
 }
 
+/** Server→agent requests held until the agent has initialized. */
+const MAX_EARLY_REQUESTS = 64;
+
 /** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
 const INITIALIZE_WAIT_MS = 5000;
 
 export class AgentSession {
   private initialized = false;
+  /**
+   * Server→agent requests that arrived before the agent sent `notifications/initialized` (servers
+   * start before or alongside the agent, and some ask for roots at once). MCP forbids sending the
+   * agent requests before that, so they wait here, bounded, and go out when it arrives.
+   */
+  private early: { conn: Connection; msg: JsonRpcRequest; capability: string }[] | undefined = [];
   private capabilities: Record<string, unknown> = {};
   private logRank: number | undefined;
   private readonly inflight = new Map<RequestId, Inflight>();
@@ -293,9 +302,13 @@ export class AgentSession {
       case 'notifications/roots/list_changed':
         for (const conn of this.gateway.connections.values()) if (conn.state === 'ready') conn.notify(msg.method);
         return;
-      case 'notifications/initialized':
+      case 'notifications/initialized': {
         this.initialized = true;
+        const early = this.early ?? [];
+        this.early = undefined;
+        for (const { conn, msg: request, capability } of early) this.relayServerRequest(conn, request, capability);
         return;
+      }
       default:
         this.log.debug('ignored a notification from the agent', { method: msg.method });
     }
@@ -309,6 +322,11 @@ export class AgentSession {
 
   /** Relays a server→agent request (sampling, elicitation, roots) if the agent declared the capability. */
   relayServerRequest(conn: Connection, msg: JsonRpcRequest, capability: string): void {
+    if (this.early !== undefined) {
+      if (this.early.length < MAX_EARLY_REQUESTS) return void this.early.push({ conn, msg, capability });
+      conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" has not finished initializing; ${msg.method} was refused`, { server: conn.name }).toJsonRpc());
+      return;
+    }
     this.agentRequests.relay(conn, msg, capability, this.capabilities);
   }
 
@@ -358,6 +376,10 @@ export class AgentSession {
     this.closed = true;
     this.inflight.clear();
     this.agentRequests.close();
+    for (const { conn, msg } of this.early ?? []) {
+      conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" disconnected before initializing`, { server: conn.name }).toJsonRpc());
+    }
+    this.early = undefined;
     this.gateway.sessionClosed(this);
   }
 

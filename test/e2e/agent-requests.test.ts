@@ -5,6 +5,7 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/client';
 import { fixtureServer, jsonOf, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir, until } from '../helpers/gateway.js';
 
 const ROOTS = [{ uri: 'file:///tmp/project', name: 'project' }];
@@ -112,5 +113,32 @@ describe('agent requests: an agent without those capabilities', { timeout: 30_00
 
   it('keeps serving after refusing', { timeout: 10_000 }, async () => {
     assert.equal(textOf(await gw.client.callTool({ name: 'sink__echo', arguments: { text: 'ok' } })), 'ok');
+  });
+});
+
+describe('agent requests: a server that asks before the agent has initialized', { timeout: 30_000 }, () => {
+  let dir: TempDir;
+  let gw: GatewayProcess;
+
+  before(async () => {
+    dir = await tempDir();
+    const config = await writeConfig(dir, { early: fixtureServer('kitchen-sink-server', ['--roots-at-start']) });
+    gw = await startGateway({ config, noClient: true });
+  });
+
+  after(async () => {
+    await gw?.stop();
+    await dir?.remove();
+  });
+
+  it('holds the server\'s roots/list until the agent is initialized, then relays it', { timeout: 20_000 }, async () => {
+    // The server asked for roots the moment it was initialized, before its summary line; no agent yet.
+    await gw.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('server "early" ready'));
+    gw.client = new Client({ name: 'late-agent', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
+    gw.client.setRequestHandler('roots/list', () => ({ roots: ROOTS }));
+    await gw.client.connect(gw.transport as never);
+    let answer = '';
+    assert.ok(await until(async () => (answer = textOf(await gw.client.callTool({ name: 'early__roots_at_start', arguments: {} }))) !== 'pending'));
+    assert.deepEqual(JSON.parse(answer), ROOTS);
   });
 });

@@ -6,7 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT, startGateway, tempDir, textOf, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
+import { realpath } from 'node:fs/promises';
+import { ROOT, startGateway, tempDir, textOf, until, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
 
 /** Pids of every process whose command line mentions the reference servers. */
 function referenceServers(): number[] {
@@ -23,7 +24,15 @@ describe('examples/.mcp.json: the reference servers behind mcpgate', { timeout: 
     dir = await tempDir();
     before_ = referenceServers();
     // TMPDIR keeps the memory server's file inside this test's directory.
-    gw = await startGateway({ config: join(ROOT, 'examples/.mcp.json'), env: { TMPDIR: dir.path }, args: ['--startup-timeout', '60000'] });
+    // The agent offers a root; server-filesystem asks for roots as soon as it is initialized (before
+    // the agent may be), and the gateway must hold that request until the agent is ready.
+    gw = await startGateway({
+      config: join(ROOT, 'examples/.mcp.json'),
+      env: { TMPDIR: dir.path },
+      args: ['--startup-timeout', '60000'],
+      capabilities: { roots: { listChanged: true } },
+      setup: (client) => client.setRequestHandler('roots/list', () => ({ roots: [{ uri: `file://${dir.path}`, name: 'test root' }] })),
+    });
   });
 
   after(async () => {
@@ -38,9 +47,15 @@ describe('examples/.mcp.json: the reference servers behind mcpgate', { timeout: 
 
   it('calls a tool on each server', { timeout: 30_000 }, async () => {
     assert.equal(textOf(await gw.client.callTool({ name: 'everything__echo', arguments: { message: 'hi' } })), 'Echo: hi');
-    assert.match(textOf(await gw.client.callTool({ name: 'files__list_allowed_directories', arguments: {} })), /examples/);
+    assert.equal(textOf(await gw.client.callTool({ name: 'everything__echo', arguments: { message: 'again' } })), 'Echo: again');
     const graph = await gw.client.callTool({ name: 'memory__read_graph', arguments: {} });
     assert.notEqual(graph.isError, true);
+  });
+
+  it('relays server-filesystem\'s early roots/list to the agent once it is initialized', { timeout: 30_000 }, async () => {
+    const real = await realpath(dir.path);
+    assert.ok(await until(async () => textOf(await gw.client.callTool({ name: 'files__list_allowed_directories', arguments: {} })).includes(real)),
+      'server-filesystem never adopted the agent\'s root');
   });
 
   it('reads a resource of server-everything through its namespaced URI', { timeout: 30_000 }, async () => {

@@ -103,6 +103,8 @@ export interface GatewayOptions {
   capabilities?: Record<string, unknown>;
   /** Do not connect an SDK client (for raw-protocol tests). */
   noClient?: boolean;
+  /** Runs on the (v2) client before it connects: register handlers for requests that may come at once. */
+  setup?: (client: Client) => void;
 }
 
 export interface Exit {
@@ -181,6 +183,7 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayProc
     await gw.clientV1.connect(gw.transport as never);
   } else {
     gw.client = new Client(info, { capabilities });
+    options.setup?.(gw.client);
     await gw.client.connect(gw.transport as never);
   }
   return gw;
