@@ -7,6 +7,7 @@ import { Gateway, type ServerSummary } from './gateway/gateway.js';
 import { serveStdio, type StdioFront } from './front/stdio.js';
 import type { Logger } from './observability/logger.js';
 import type { StopTimings } from './servers/stdio-process.js';
+import type { PinMode } from './pins/review.js';
 
 export interface McpgateOptions {
   configFile: string;
@@ -19,6 +20,8 @@ export interface McpgateOptions {
   startupTimeoutMs?: number;
   stopTimings?: StopTimings;
   maxInflight?: number;
+  pins?: { mode: PinMode; dir: string };
+  sanitize?: boolean;
 }
 
 export class Mcpgate {
@@ -33,6 +36,8 @@ export class Mcpgate {
       separator: options.separator,
       startupTimeoutMs: options.startupTimeoutMs,
       maxInflight: options.maxInflight,
+      pins: options.pins,
+      sanitize: options.sanitize,
       stopTimings: options.stopTimings,
     });
   }

@@ -4,6 +4,8 @@
 
 import type { Tool } from '../wire/protocol.js';
 import type { ListKind, ServerLists } from '../servers/lists.js';
+import type { HeldInfo } from '../pins/review.js';
+import { sanitizeTool } from '../pins/sanitize.js';
 import { assignNames, nameKey, namespaceUri, sanitize, splitUri, DEFAULT_SEPARATOR } from './names.js';
 
 export interface ToolEntry {
@@ -11,6 +13,14 @@ export interface ToolEntry {
   /** The tool's name on its server. */
   readonly original: string;
   readonly tool: Tool;
+  /** Set when the tool's definition is not approved (pins): hidden from lists, calls refused. */
+  readonly held?: HeldInfo;
+}
+
+export interface CatalogOptions {
+  separator?: string;
+  /** Neutralize escape sequences and invisible characters in descriptions and titles (default true). */
+  sanitize?: boolean;
 }
 
 export interface PromptEntry {
@@ -29,6 +39,9 @@ type Part = Partial<ServerLists>;
 
 export class Catalog {
   private readonly parts = new Map<string, Part>();
+  private readonly held = new Map<string, ReadonlyMap<string, HeldInfo>>();
+  private readonly separator: string;
+  private readonly sanitize: boolean;
   private readonly fingerprints = new Map<string, string>();
   private readonly keyOf = new Map<string, string>();
   private readonly serverOfKey = new Map<string, string>();
@@ -39,7 +52,10 @@ export class Catalog {
   /** Names that had to be sanitized, shortened or de-collided, for the log and `check`. */
   warnings: string[] = [];
 
-  constructor(serverNames: readonly string[], private readonly separator: string = DEFAULT_SEPARATOR) {
+  constructor(serverNames: readonly string[], options: CatalogOptions | string = {}) {
+    const opts = typeof options === 'string' ? { separator: options } : options;
+    this.separator = opts.separator ?? DEFAULT_SEPARATOR;
+    this.sanitize = opts.sanitize ?? true;
     this.setServers(serverNames);
   }
 
@@ -60,8 +76,11 @@ export class Catalog {
     this.rebuild();
   }
 
-  /** Replaces the given kinds of one server's part; returns the kinds whose content changed. */
-  set(server: string, lists: Part): ListKind[] {
+  /**
+   * Replaces the given kinds of one server's part, and (pins) which of its tools are held, in one
+   * step so agents never see an unreviewed tool; returns the kinds whose visible content changed.
+   */
+  set(server: string, lists: Part, held?: ReadonlyMap<string, HeldInfo>): ListKind[] {
     const part = this.parts.get(server) ?? {};
     const changed: ListKind[] = [];
     for (const kind of Object.keys(lists) as ListKind[]) {
@@ -74,8 +93,34 @@ export class Catalog {
       changed.push(kind);
     }
     this.parts.set(server, part);
+    const heldChanged = held !== undefined && this.replaceHeld(server, held);
+    if (heldChanged && !changed.includes('tools')) changed.push('tools');
     if (changed.length > 0) this.rebuild();
     return changed;
+  }
+
+  /**
+   * Sets which of a server's tools are held back (pins). Returns true if what agents see changed.
+   * Held tools keep their public names, so approving one later does not rename anything.
+   */
+  setHeld(server: string, held: ReadonlyMap<string, HeldInfo>): boolean {
+    if (!this.replaceHeld(server, held)) return false;
+    this.rebuild();
+    return true;
+  }
+
+  /** Records `held` for the server; true if that changes anything (which tools, or why). */
+  private replaceHeld(server: string, held: ReadonlyMap<string, HeldInfo>): boolean {
+    const before = this.held.get(server);
+    if ((before?.size ?? 0) === held.size && [...held].every(([name, info]) => before?.get(name)?.digest === info.digest)) return false;
+    if (held.size === 0) this.held.delete(server);
+    else this.held.set(server, held);
+    return true;
+  }
+
+  /** The server's tools as it lists them (held ones included), for re-reviewing them against pins. */
+  serverTools(server: string): readonly Tool[] {
+    return this.parts.get(server)?.tools ?? [];
   }
 
   /** Withdraws a server's whole part (it failed or was removed); returns the kinds that had content. */
@@ -83,6 +128,7 @@ export class Catalog {
     const part = this.parts.get(server);
     if (part === undefined) return [];
     this.parts.delete(server);
+    this.held.delete(server);
     for (const kind of ['tools', 'resources', 'resourceTemplates', 'prompts'] as const) this.fingerprints.delete(`${server}\u0000${kind}`);
     const had = (Object.keys(part) as ListKind[]).filter((kind) => (part[kind]?.length ?? 0) > 0);
     this.rebuild();
@@ -170,8 +216,11 @@ export class Catalog {
           this.warnings.push(`server "${server}" lists tool "${tool.name}" more than once; the first definition is used`);
           continue;
         }
-        toolsByName.set(name, { server, original: tool.name, tool });
-        views.tools.push({ ...tool, name });
+        const held = this.held.get(server)?.get(tool.name);
+        toolsByName.set(name, held === undefined ? { server, original: tool.name, tool } : { server, original: tool.name, tool, held });
+        if (held !== undefined) continue;
+        const view = { ...tool, name };
+        views.tools.push(this.sanitize ? sanitizeTool(view) : view);
       }
       for (const prompt of part.prompts ?? []) {
         const name = promptNames.names.get(nameKey(key, prompt.name))!;
@@ -180,7 +229,8 @@ export class Catalog {
           continue;
         }
         promptsByName.set(name, { server, original: prompt.name });
-        views.prompts.push({ ...(prompt), name });
+        const view = { ...prompt, name };
+        views.prompts.push(this.sanitize ? sanitizeTool(view) : view);
       }
       for (const resource of part.resources ?? []) views.resources.push({ ...(resource), uri: namespaceUri(key, resource.uri) });
       for (const template of part.resourceTemplates ?? []) {

@@ -4,23 +4,29 @@
 
 import { parseArgs } from 'node:util';
 import { realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GatewayError } from '../errors.js';
 import { Logger, isLogLevel } from '../observability/logger.js';
 import { GATEWAY_INFO } from '../version.js';
 import { runCheck } from './check.js';
 import { runServe } from './serve.js';
+import { runApprove, runPins } from './pins.js';
+import { PIN_MODES, type PinMode } from '../pins/review.js';
 
 const USAGE = `mcpgate ${GATEWAY_INFO.version} — one MCP server in front of many
 
 Usage:
   mcpgate serve [--config .mcp.json] [--stdio] [--agent ID] [--log-level LEVEL]
                 [--separator SEP] [--startup-timeout MS] [--max-inflight N]
+                [--pins tofu|strict|off] [--state DIR] [--sanitize on|off]
   mcpgate check [--config .mcp.json]
+  mcpgate pins [SERVER] [--state DIR]
+  mcpgate approve SERVER [TOOL[@DIGEST]…] [--instructions] [--state DIR]
   mcpgate --help | --version
 
-Environment: MCPGATE_CONFIG, MCPGATE_AGENT, MCPGATE_LOG_LEVEL (flags win).
+--state defaults to .mcpgate/ beside the config file.
+Environment: MCPGATE_CONFIG, MCPGATE_AGENT, MCPGATE_LOG_LEVEL, MCPGATE_PINS, MCPGATE_STATE (flags win).
 Log levels: debug, info, warn, error, silent. Logs go to stderr; stdout is the MCP transport.
 `;
 
@@ -46,10 +52,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     return 0;
   }
   try {
-    const { values } = parseArgs({
+    const { values, positionals } = parseArgs({
       args: rest,
       strict: true,
-      allowPositionals: false,
+      allowPositionals: true,
       options: {
         config: { type: 'string' },
         stdio: { type: 'boolean' },
@@ -59,15 +65,29 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         separator: { type: 'string' },
         'startup-timeout': { type: 'string' },
         'max-inflight': { type: 'string' },
+        pins: { type: 'string' },
+        state: { type: 'string' },
+        sanitize: { type: 'string' },
+        instructions: { type: 'boolean' },
       },
     });
+    if (positionals.length > 0 && command !== 'pins' && command !== 'approve') throw usage(`unexpected argument "${positionals[0]}"`);
     const configFile = resolve(values.config ?? env.MCPGATE_CONFIG ?? '.mcp.json');
     const levelText = values['log-level'] ?? env.MCPGATE_LOG_LEVEL ?? 'info';
     if (!isLogLevel(levelText)) throw usage(`--log-level must be one of debug, info, warn, error, silent (got "${levelText}")`);
     const log = new Logger(levelText);
+    const stateDir = resolve(values.state ?? env.MCPGATE_STATE ?? join(dirname(configFile), '.mcpgate'));
     switch (command) {
       case 'check':
         return await runCheck(configFile, io, env);
+      case 'pins':
+        if (positionals.length > 1) throw usage('pins takes at most one SERVER');
+        return await runPins(stateDir, positionals[0], io);
+      case 'approve': {
+        const [server, ...tools] = positionals;
+        if (server === undefined) throw usage('approve needs a SERVER (and optionally TOOL names)');
+        return await runApprove(stateDir, { server, tools, instructions: values.instructions === true }, io);
+      }
       case 'serve': {
         if (values.http !== undefined) throw usage('--http is not supported by this build yet; serve over stdio');
         const separator = values.separator;
@@ -75,13 +95,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         const startupTimeoutMs = positiveInt(values['startup-timeout'], '--startup-timeout', 'a positive whole number of milliseconds');
         const maxInflight = positiveInt(values['max-inflight'], '--max-inflight', 'a positive whole number');
         const agent = values.agent ?? env.MCPGATE_AGENT ?? 'default';
-        return await runServe({ configFile, agent, log, env, separator, startupTimeoutMs, maxInflight });
+        const mode = values.pins ?? env.MCPGATE_PINS ?? 'tofu';
+        if (!(PIN_MODES as readonly string[]).includes(mode)) throw usage(`--pins must be one of ${PIN_MODES.join(', ')} (got "${mode}")`);
+        const sanitizeText = values.sanitize ?? 'on';
+        if (sanitizeText !== 'on' && sanitizeText !== 'off') throw usage(`--sanitize must be on or off (got "${sanitizeText}")`);
+        return await runServe({ configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: mode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on' });
       }
       default:
         throw usage(`unknown command "${command}"`);
     }
   } catch (err) {
-    if (err instanceof GatewayError && (err.code === 'MCPG_USAGE' || err.code === 'MCPG_CONFIG_INVALID')) {
+    if (err instanceof GatewayError && (err.code === 'MCPG_USAGE' || err.code === 'MCPG_CONFIG_INVALID' || err.code === 'MCPG_PIN_STORE_INVALID')) {
       io.err(`mcpgate: ${err.message}\n${err.code === 'MCPG_USAGE' ? "Run 'mcpgate --help' for usage.\n" : ''}`);
       return 2;
     }

@@ -11,6 +11,8 @@ import { Connection, type ConnectionHooks, type ConnectionState } from '../serve
 import { fetchLists, type ListKind } from '../servers/lists.js';
 import type { StopTimings } from '../servers/stdio-process.js';
 import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
+import { PinKeeper } from '../pins/keeper.js';
+import type { PinMode } from '../pins/review.js';
 import { AgentSession, type AgentChannel } from './session.js';
 import { LIST_CHANGED, SERVER_REQUEST_CAPABILITY } from './methods.js';
 
@@ -22,6 +24,10 @@ export interface GatewayOptions {
   stopTimings?: StopTimings;
   /** Requests one agent may have in flight on servers at once (default 1000). */
   maxInflight?: number;
+  /** Pinning of tool definitions; absent means off. */
+  pins?: { mode: PinMode; dir: string };
+  /** Neutralize escape sequences and invisible characters in what servers say (default true). */
+  sanitize?: boolean;
 }
 
 export const DEFAULT_MAX_INFLIGHT = 1000;
@@ -33,6 +39,7 @@ export interface ServerSummary {
   resources: number;
   prompts: number;
   error?: string;
+  note?: string;
 }
 
 export class Gateway implements ConnectionHooks {
@@ -47,13 +54,26 @@ export class Gateway implements ConnectionHooks {
   private resolveSettled!: () => void;
   private isSettled = false;
   private readonly refresher: Refresher;
+  readonly pins: PinKeeper;
+  /** Servers whose instructions changed since they were approved: not passed to agents. */
+  private readonly heldInstructions = new Set<string>();
   private closing: Promise<void> | undefined;
 
   constructor(private readonly options: GatewayOptions) {
     this.log = options.log;
-    this.catalog = new Catalog(options.config.servers.map((s) => s.name), options.separator);
+    this.catalog = new Catalog(options.config.servers.map((s) => s.name), { separator: options.separator, sanitize: options.sanitize });
+    this.pins = new PinKeeper({
+      mode: options.pins?.mode ?? 'off',
+      dir: options.pins?.dir ?? '.mcpgate',
+      log: this.log,
+      onStoreChanged: () => void this.reviewAll(),
+    });
     this.refresher = new Refresher((server, kinds) => this.refresh(server, kinds), this.log);
     this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
+  }
+
+  get sanitizes(): boolean {
+    return this.options.sanitize ?? true;
   }
 
   get maxInflight(): number {
@@ -70,6 +90,7 @@ export class Gateway implements ConnectionHooks {
 
   /** Starts every enabled server in parallel; one that fails is reported and left out. */
   async start(): Promise<ServerSummary[]> {
+    await this.pins.start();
     const summaries = await Promise.all(this.options.config.servers.map(async (config): Promise<ServerSummary> => {
       if (config.disabled) return this.report({ server: config.name, state: 'disabled', tools: 0, resources: 0, prompts: 0 });
       if (config.type !== 'stdio') {
@@ -89,9 +110,14 @@ export class Gateway implements ConnectionHooks {
     try {
       await conn.start();
       if (this.closing !== undefined) throw new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down');
-      this.catalog.set(config.name, await fetchLists(conn));
+      const lists = await fetchLists(conn);
+      const review = await this.pins.check(config.name, lists.tools ?? [], conn.info?.instructions);
+      if (conn.state !== 'ready') throw conn.lastError ?? new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${config.name}" went away during startup`, { server: config.name });
+      this.catalog.set(config.name, lists, review.held);
+      this.holdInstructions(config.name, review.instructionsHeld !== undefined);
       const counts = this.catalog.counts(config.name);
-      return { server: config.name, state: 'ready', tools: counts.tools, resources: counts.resources + counts.resourceTemplates, prompts: counts.prompts };
+      const held = review.held.size > 0 ? ` (${review.held.size} held until approved)` : '';
+      return { server: config.name, state: 'ready', tools: counts.tools, resources: counts.resources + counts.resourceTemplates, prompts: counts.prompts, ...(held !== '' && { note: held }) };
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
       if (conn.state === 'ready') void conn.close(); // lists failed: a server we cannot list is a server we cannot serve
@@ -101,7 +127,7 @@ export class Gateway implements ConnectionHooks {
 
   private report(summary: ServerSummary): ServerSummary {
     if (summary.state === 'ready') {
-      this.log.info(`server "${summary.server}" ready: ${summary.tools} tools, ${summary.resources} resources, ${summary.prompts} prompts`, { server: summary.server, tools: summary.tools, resources: summary.resources, prompts: summary.prompts });
+      this.log.info(`server "${summary.server}" ready: ${summary.tools} tools${summary.note ?? ''}, ${summary.resources} resources, ${summary.prompts} prompts`, { server: summary.server, tools: summary.tools, resources: summary.resources, prompts: summary.prompts });
     } else if (summary.state === 'disabled') {
       this.log.info(`server "${summary.server}" disabled in config`, { server: summary.server });
     } else {
@@ -133,6 +159,7 @@ export class Gateway implements ConnectionHooks {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.refresher.close();
+      this.pins.close();
       for (const session of [...this.sessions]) session.close();
       const conns = [...this.connections.values()];
       const results = await Promise.allSettled(conns.map((conn) => conn.close()));
@@ -167,7 +194,7 @@ export class Gateway implements ConnectionHooks {
     const parts: string[] = [];
     for (const conn of this.connections.values()) {
       const text = conn.info?.instructions;
-      if (conn.state === 'ready' && text !== undefined && text.trim() !== '') parts.push(`## ${conn.name}\n${text.trim()}`);
+      if (conn.state === 'ready' && text !== undefined && text.trim() !== '' && !this.heldInstructions.has(conn.name)) parts.push(`## ${conn.name}\n${text.trim()}`);
     }
     if (parts.length === 0) return undefined;
     return `mcpgate fronts several MCP servers; their tools are named SERVER__TOOL. Instructions from each server:\n\n${parts.join('\n\n')}`;
@@ -235,6 +262,7 @@ export class Gateway implements ConnectionHooks {
     // A failure before `ready` is reported by start()'s summary line; this is a server lost later.
     if (state === 'failed' && reason !== undefined && conn.info !== undefined) this.log.warn(`server "${conn.name}" is unavailable: ${reason.message}`, { server: conn.name });
     this.refresher.forget(conn.name);
+    this.pins.forget(conn.name);
     for (const session of this.sessions) session.connectionLost(conn);
     this.announce(this.catalog.remove(conn.name));
   }
@@ -244,9 +272,37 @@ export class Gateway implements ConnectionHooks {
     if (conn?.state !== 'ready') return;
     const lists = await fetchLists(conn, kinds);
     if (conn.state !== 'ready') return;
-    const changed = this.catalog.set(server, lists);
+    const review = lists.tools === undefined ? undefined : await this.pins.check(server, lists.tools, conn.info?.instructions);
+    if (conn.state !== 'ready') return;
+    const changed = this.catalog.set(server, lists, review?.held);
     if (changed.length > 0) this.log.info('catalog refreshed', { server, changed });
     this.announce(changed);
+  }
+
+  /** Approvals changed on disk: review every server's current tools again; release or hold as they say. */
+  private async reviewAll(): Promise<void> {
+    for (const conn of this.connections.values()) {
+      if (conn.state !== 'ready') continue;
+      const review = await this.pins.check(conn.name, this.catalog.serverTools(conn.name), conn.info?.instructions);
+      if (conn.state !== 'ready' || this.closing !== undefined) continue;
+      this.holdInstructions(conn.name, review.instructionsHeld !== undefined);
+      if (this.catalog.setHeld(conn.name, review.held)) {
+        this.log.info('pins changed: catalog updated', { server: conn.name, held: review.held.size });
+        this.announce(['tools']);
+      }
+    }
+  }
+
+  private holdInstructions(server: string, held: boolean): void {
+    if (held) this.heldInstructions.add(server);
+    else this.heldInstructions.delete(server);
+  }
+
+  /** The error for a call to a held tool: what changed and the exact command that approves it. */
+  heldError(publicName: string, server: string, tool: string, changes: readonly string[]): GatewayError {
+    const why = changes.includes('new tool') ? 'it is a new tool that has not been approved' : `its definition changed since it was approved (${changes.join(', ')})`;
+    const approve = `mcpgate approve ${server} ${tool} --state ${this.pins.dir}`;
+    return new GatewayError('MCPG_TOOL_HELD', `tool "${publicName}" of server "${server}" is held: ${why}. Review it with 'mcpgate pins ${server} --state ${this.pins.dir}' and approve it with '${approve}'`, { server, detail: { tool: publicName, changes, approve } });
   }
 
   /** Tells every agent which lists changed (templates are part of the resources list). */

@@ -14,6 +14,7 @@ import {
   encodeError, encodeNotification, encodeResult, parseMessage, spliceResponseId,
   type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
 } from '../wire/jsonrpc.js';
+import { sanitizeContent } from '../pins/sanitize.js';
 import { AgentRequests } from './agent-requests.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
 import type { Gateway } from './gateway.js';
@@ -134,10 +135,14 @@ export class AgentSession {
       if (!this.gateway.hasSettled) return this.afterSettled(msg, () => this.callTool(msg));
       return this.sendError(msg.id, new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } }));
     }
+    if (entry.held !== undefined) return this.sendError(msg.id, this.gateway.heldError(name, entry.server, entry.original, entry.held.changes));
     const conn = this.connection(entry.server, msg.id);
     if (conn === undefined) return;
     params!.name = entry.original;
-    this.forward(conn, msg, (result) => rewriteToolResult(result, (uri) => this.gateway.catalog.publicUri(entry.server, uri)));
+    this.forward(conn, msg, (result) => {
+      const renamed = rewriteToolResult(result, (uri) => this.gateway.catalog.publicUri(entry.server, uri));
+      return (this.gateway.sanitizes && sanitizeContent(result)) || renamed;
+    });
   }
 
   /** Sends `msg` (already rewritten to the server's names) to `conn` and relays the answer. */
@@ -194,7 +199,10 @@ export class AgentSession {
     const conn = this.connection(entry.server, msg.id);
     if (conn === undefined) return;
     msg.params!.name = entry.original;
-    this.forward(conn, msg, (result) => rewritePromptResult(result, (uri) => this.gateway.catalog.publicUri(entry.server, uri)));
+    this.forward(conn, msg, (result) => {
+      const renamed = rewritePromptResult(result, (uri) => this.gateway.catalog.publicUri(entry.server, uri));
+      return (this.gateway.sanitizes && sanitizeContent(result)) || renamed;
+    });
   }
 
   private complete(msg: JsonRpcRequest): void {

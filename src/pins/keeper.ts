@@ -1,0 +1,156 @@
+// The gateway's side of pinning: reviews each server's tools against the store, pins on first use
+// (tofu), publishes what it holds back to held.json for the operator, and notices approvals written
+// by `mcpgate approve` (it checks the store twice a second) so held tools are released within a
+// second. A store that cannot be read is reported and treated as "nothing approved": it never
+// releases anything.
+
+import { GatewayError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import { review, type PinMode, type Review } from './review.js';
+import { PinStore, emptyHeld, type HeldFile, type PinsFile } from './store.js';
+
+const WATCH_INTERVAL_MS = 500;
+
+export interface KeeperOptions {
+  mode: PinMode;
+  dir: string;
+  log: Logger;
+  /** Called after approvals (or the store) changed on disk: every server must be reviewed again. */
+  onStoreChanged: () => void;
+}
+
+export class PinKeeper {
+  readonly store: PinStore;
+  private pins: PinsFile | undefined;
+  private storeError: GatewayError | undefined;
+  private readonly held: HeldFile = emptyHeld();
+  private version = '';
+  private timer: NodeJS.Timeout | undefined;
+  private polling = false;
+  private closed = false;
+  /** Serializes reviews and held.json writes, so concurrent refreshes never interleave their writes. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: KeeperOptions) {
+    this.store = new PinStore(options.dir);
+  }
+
+  get mode(): PinMode {
+    return this.options.mode;
+  }
+
+  get dir(): string {
+    return this.options.dir;
+  }
+
+  async start(): Promise<void> {
+    if (this.options.mode === 'off') return;
+    this.version = await this.store.pinsVersion();
+    await this.load();
+    this.timer = setInterval(() => void this.poll(), WATCH_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  close(): void {
+    this.closed = true;
+    clearInterval(this.timer);
+  }
+
+  /** Reviews one server's current tools and instructions; pins on first use; records what is held. */
+  check(server: string, tools: readonly Record<string, unknown>[], instructions: string | undefined): Promise<Review> {
+    const run = this.queue.then(() => this.runCheck(server, tools, instructions));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  /** The server is gone: it holds nothing any more. */
+  forget(server: string): void {
+    if (this.options.mode === 'off' || this.held.servers[server] === undefined) return;
+    delete this.held.servers[server];
+    this.queue = this.queue.then(() => this.publishHeld()).catch(() => {});
+  }
+
+  private async runCheck(server: string, tools: readonly Record<string, unknown>[], instructions: string | undefined): Promise<Review> {
+    const mode = this.options.mode;
+    if (mode === 'off') return review('off', undefined, tools, instructions);
+    // An unreadable store approves nothing: everything is held until it is fixed.
+    if (this.pins === undefined) return this.record(server, review('strict', undefined, tools, instructions));
+    let result = review(mode, this.pins.servers[server], tools, instructions);
+    if (result.pinNow.size > 0 || result.pinInstructionsNow !== undefined || (mode === 'tofu' && this.pins.servers[server] === undefined)) {
+      const now = new Date().toISOString();
+      this.pins = await this.store.updatePins((pins) => {
+        if (pins.servers[server] !== undefined) return false; // someone pinned it meanwhile: theirs stands
+        const record: PinsFile['servers'][string] = { tools: {} };
+        for (const [name, pin] of result.pinNow) record.tools[name] = { ...pin, approvedAt: now, by: 'first-use' };
+        if (result.pinInstructionsNow !== undefined) record.instructions = { ...result.pinInstructionsNow, approvedAt: now, by: 'first-use' };
+        pins.servers[server] = record;
+        return true;
+      });
+      this.version = await this.store.pinsVersion();
+      if (result.pinNow.size > 0) this.options.log.debug(`pinned ${result.pinNow.size} tool definition(s) of server "${server}" on first use`, { server });
+      result = review(mode, this.pins.servers[server], tools, instructions);
+    }
+    return this.record(server, result);
+  }
+
+  /** Keeps held.json in step with what this gateway holds for `server`. */
+  private async record(server: string, result: Review): Promise<Review> {
+    const previous = this.held.servers[server];
+    const now = new Date().toISOString();
+    const next: HeldFile['servers'][string] = { tools: {} };
+    for (const [name, info] of result.held) {
+      const before = previous?.tools[name];
+      next.tools[name] = { ...info, since: before?.digest === info.digest ? before.since : now };
+    }
+    if (result.instructionsHeld !== undefined) {
+      const before = previous?.instructions;
+      next.instructions = { ...result.instructionsHeld, since: before?.digest === result.instructionsHeld.digest ? before.since : now };
+    }
+    const empty = result.held.size === 0 && next.instructions === undefined;
+    if (empty && previous === undefined) return result;
+    if (empty) delete this.held.servers[server];
+    else this.held.servers[server] = next;
+    if (JSON.stringify(previous) !== JSON.stringify(empty ? undefined : next)) {
+      for (const [name, info] of result.held) {
+        if (previous?.tools[name]?.digest !== info.digest) this.options.log.warn(`holding tool "${name}" of server "${server}" (${info.changes.join(', ')}) until an operator approves it: mcpgate approve ${server} ${name} --state ${this.dir}`, { server });
+      }
+      await this.publishHeld();
+    }
+    return result;
+  }
+
+  private async publishHeld(): Promise<void> {
+    this.held.updatedAt = new Date().toISOString();
+    try {
+      await this.store.writeHeld(this.held);
+    } catch (err) {
+      this.options.log.error('could not write held.json', { error: err });
+    }
+  }
+
+  private async load(): Promise<void> {
+    try {
+      this.pins = await this.store.readPins();
+      if (this.storeError !== undefined) this.options.log.info('the pin store is readable again', { file: this.store.pinsPath });
+      this.storeError = undefined;
+    } catch (err) {
+      this.pins = undefined;
+      this.storeError = err instanceof GatewayError ? err : new GatewayError('MCPG_PIN_STORE_INVALID', String(err));
+      this.options.log.error(`pin store unusable; every tool is held until it is fixed: ${this.storeError.message}`, { file: this.store.pinsPath });
+    }
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling || this.closed) return;
+    this.polling = true;
+    try {
+      const version = await this.store.pinsVersion();
+      if (version === this.version) return;
+      this.version = version;
+      await this.load();
+      if (!this.closed) this.options.onStoreChanged();
+    } finally {
+      this.polling = false;
+    }
+  }
+}

@@ -1,0 +1,52 @@
+// The approval check, as one pure function: given the mode, a server's pins and what the server lists
+// now, which tools are held (and why), what trust-on-first-use pins, and whether the server's
+// instructions are held. No I/O; the keeper (keeper.ts) applies the outcome.
+
+import { changes, definitionOf, instructionsDigest, toolDigest, type Change, type ToolDefinition } from './digest.js';
+import type { ServerPins } from './store.js';
+
+export type PinMode = 'tofu' | 'strict' | 'off';
+export const PIN_MODES: readonly PinMode[] = ['tofu', 'strict', 'off'];
+
+export interface HeldInfo {
+  digest: string;
+  definition: ToolDefinition;
+  changes: Change[];
+}
+
+export interface Review {
+  /** Tools hidden from agents, by their name on the server. */
+  held: Map<string, HeldInfo>;
+  /** Trust on first use: definitions to pin now (a server seen for the first time). */
+  pinNow: Map<string, { digest: string; definition: ToolDefinition }>;
+  /** The instructions are new or changed and not approved (they are not passed to agents). */
+  instructionsHeld: { digest: string; text: string } | undefined;
+  pinInstructionsNow: { digest: string; text: string } | undefined;
+}
+
+/**
+ * tofu: a server seen for the first time has everything pinned as it is; afterwards a changed or new
+ * tool is held. strict: whatever is not pinned exactly is held. off: nothing is held or pinned.
+ * A held tool whose definition returns to its pinned one is released, no approval needed.
+ */
+export function review(mode: PinMode, pins: ServerPins | undefined, tools: readonly Record<string, unknown>[], instructions: string | undefined): Review {
+  const out: Review = { held: new Map(), pinNow: new Map(), instructionsHeld: undefined, pinInstructionsNow: undefined };
+  if (mode === 'off') return out;
+  const firstUse = mode === 'tofu' && pins === undefined;
+  for (const tool of tools) {
+    const name = tool.name as string;
+    const digest = toolDigest(tool);
+    const pin = pins?.tools[name];
+    if (pin?.digest === digest) continue;
+    const definition = definitionOf(tool);
+    if (firstUse) out.pinNow.set(name, { digest, definition });
+    else out.held.set(name, { digest, definition, changes: changes(pin?.definition, definition) });
+  }
+  const text = instructions?.trim() === '' ? undefined : instructions;
+  const digest = instructionsDigest(text);
+  if (digest !== undefined && text !== undefined && pins?.instructions?.digest !== digest) {
+    if (firstUse) out.pinInstructionsNow = { digest, text };
+    else out.instructionsHeld = { digest, text };
+  }
+  return out;
+}

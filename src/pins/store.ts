@@ -1,0 +1,178 @@
+// The pin store in the state directory: `pins.json` (approved definitions, written by the gateway on
+// first use and by `mcpgate approve`) and `held.json` (what a running gateway currently holds back,
+// written by the gateway, read by `mcpgate pins` and `approve`). Readable JSON an operator can audit.
+// Every write is atomic (temp file, fsync, rename, fsync of the directory); read-modify-write of
+// pins.json happens under a lock file, so `approve` and a running gateway never lose each other's pins.
+
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { GatewayError } from '../errors.js';
+import type { ToolDefinition } from './digest.js';
+
+export const PINS_FILE = 'pins.json';
+export const HELD_FILE = 'held.json';
+
+const DefinitionSchema = z.looseObject({ name: z.string() });
+
+const PinSchema = z.object({
+  digest: z.string().startsWith('sha256:'),
+  definition: DefinitionSchema,
+  approvedAt: z.string(),
+  /** `first-use` (pinned by the gateway in tofu mode) or `operator` (mcpgate approve). */
+  by: z.enum(['first-use', 'operator']),
+});
+const InstructionsPinSchema = z.object({ digest: z.string().startsWith('sha256:'), text: z.string(), approvedAt: z.string(), by: z.enum(['first-use', 'operator']) });
+
+const PinsFileSchema = z.object({
+  version: z.literal(1),
+  servers: z.record(z.string(), z.object({
+    tools: z.record(z.string(), PinSchema),
+    instructions: InstructionsPinSchema.optional(),
+  })),
+});
+
+const HeldToolSchema = z.object({ digest: z.string(), definition: DefinitionSchema, changes: z.array(z.string()), since: z.string() });
+const HeldFileSchema = z.object({
+  version: z.literal(1),
+  updatedAt: z.string(),
+  servers: z.record(z.string(), z.object({
+    tools: z.record(z.string(), HeldToolSchema),
+    instructions: z.object({ digest: z.string(), text: z.string(), since: z.string() }).optional(),
+  })),
+});
+
+export type Pin = z.infer<typeof PinSchema> & { definition: ToolDefinition };
+export type InstructionsPin = z.infer<typeof InstructionsPinSchema>;
+export type PinsFile = z.infer<typeof PinsFileSchema>;
+export type ServerPins = PinsFile['servers'][string];
+export type HeldTool = z.infer<typeof HeldToolSchema> & { definition: ToolDefinition };
+export type HeldFile = z.infer<typeof HeldFileSchema>;
+export type ServerHeld = HeldFile['servers'][string];
+
+export const emptyPins = (): PinsFile => ({ version: 1, servers: {} });
+export const emptyHeld = (): HeldFile => ({ version: 1, updatedAt: new Date(0).toISOString(), servers: {} });
+
+const LOCK_WAIT_MS = 5000;
+const LOCK_STALE_MS = 30_000;
+
+export class PinStore {
+  readonly pinsPath: string;
+  readonly heldPath: string;
+  private readonly lockPath: string;
+
+  constructor(readonly dir: string) {
+    this.pinsPath = join(dir, PINS_FILE);
+    this.heldPath = join(dir, HELD_FILE);
+    this.lockPath = join(dir, `${PINS_FILE}.lock`);
+  }
+
+  /** The approved pins; an absent file is an empty store, a corrupt one is an error (never "no pins"). */
+  readPins(): Promise<PinsFile> {
+    return readJson(this.pinsPath, PinsFileSchema, emptyPins) as Promise<PinsFile>;
+  }
+
+  readHeld(): Promise<HeldFile> {
+    return readJson(this.heldPath, HeldFileSchema, emptyHeld) as Promise<HeldFile>;
+  }
+
+  /** Identifies the current pins.json content cheaply (for the gateway's watch). */
+  async pinsVersion(): Promise<string> {
+    try {
+      const s = await stat(this.pinsPath);
+      return `${s.mtimeMs}:${s.size}:${s.ino}`;
+    } catch {
+      return 'absent';
+    }
+  }
+
+  /** Read-modify-write of pins.json under the lock; `change` returns false to skip the write. */
+  async updatePins(change: (pins: PinsFile) => boolean): Promise<PinsFile> {
+    await mkdir(this.dir, { recursive: true });
+    const release = await this.lock();
+    try {
+      const pins = await this.readPins();
+      if (change(pins)) await writeAtomic(this.pinsPath, pins);
+      return pins;
+    } finally {
+      await release();
+    }
+  }
+
+  async writeHeld(held: HeldFile): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    await writeAtomic(this.heldPath, held);
+  }
+
+  private async lock(): Promise<() => Promise<void>> {
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (;;) {
+      try {
+        const handle = await open(this.lockPath, 'wx');
+        await handle.writeFile(`${process.pid}\n`);
+        await handle.close();
+        return () => unlink(this.lockPath).catch(() => {});
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw storeError(`cannot lock ${this.lockPath}: ${(err as Error).message}`);
+        // A lock left by a process that died mid-write is stale after a while; writes take milliseconds.
+        const age = await stat(this.lockPath).then((s) => Date.now() - s.mtimeMs, () => 0);
+        if (age > LOCK_STALE_MS) await unlink(this.lockPath).catch(() => {});
+        else if (Date.now() > deadline) throw storeError(`the pin store is locked by another process (${this.lockPath}); retry, or remove the lock file if no mcpgate is running`);
+        else await new Promise((r) => setTimeout(r, 10 + Math.random() * 20));
+      }
+    }
+  }
+}
+
+async function readJson(path: string, schema: z.ZodType, empty: () => unknown): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return empty();
+    throw storeError(`cannot read ${path}: ${(err as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw storeError(`${path} is not valid JSON (${(err as Error).message.split('\n')[0] ?? ''}); fix or remove it — until then nothing is released`);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw storeError(`${path} is not a valid pin store: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}; fix or remove it — until then nothing is released`);
+  }
+  return parsed.data;
+}
+
+/** temp file in the same directory → write → fsync → rename over the target → fsync the directory. */
+async function writeAtomic(path: string, value: unknown): Promise<void> {
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const handle = await open(tmp, 'w', 0o644);
+  try {
+    await handle.writeFile(JSON.stringify(value, null, 2) + '\n');
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(tmp, path);
+  } catch (err) {
+    await unlink(tmp).catch(() => {});
+    throw err;
+  }
+  const dir = await open(join(path, '..'), 'r');
+  try {
+    await dir.sync();
+  } catch {
+    // Some filesystems refuse fsync on a directory; the rename is still atomic.
+  } finally {
+    await dir.close();
+  }
+}
+
+function storeError(message: string): GatewayError {
+  return new GatewayError('MCPG_PIN_STORE_INVALID', message);
+}
