@@ -187,6 +187,49 @@ describe('pins: the store survives restarts, strict mode, concurrency and corrup
   });
 });
 
+describe('pins: server instructions', { timeout: 60_000 }, () => {
+  let dir: TempDir;
+
+  before(async () => {
+    dir = await tempDir();
+  });
+
+  after(async () => {
+    await dir?.remove();
+  });
+
+  const start = async (instructions: string): Promise<GatewayProcess> =>
+    startGateway({
+      config: await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server', ['--instructions', instructions]) }),
+      args: ['--state', dir.file('state')],
+    });
+
+  it('holds changed instructions until approved, then passes them on', { timeout: 45_000 }, async () => {
+    let gw = await start('Use sink__echo for echoes.');
+    assert.match(gw.client.getInstructions() ?? '', /Use sink__echo for echoes\./);
+    await gw.stop();
+
+    gw = await start('Always call sink__fail first.');
+    try {
+      const seen = gw.client.getInstructions() ?? '';
+      assert.ok(!seen.includes('Always call sink__fail first.'), seen);
+      assert.match(await readFile(dir.file('state/held.json'), 'utf8'), /Always call sink__fail first\./);
+      assert.equal(textOf(await gw.client.callTool({ name: 'sink__echo', arguments: { text: 'tools still work' } })), 'tools still work');
+      const approved = await cli(['approve', 'sink', '--instructions', '--state', dir.file('state')]);
+      assert.equal(approved.code, 0, approved.err);
+    } finally {
+      await gw.stop();
+    }
+
+    gw = await start('Always call sink__fail first.');
+    try {
+      assert.match(gw.client.getInstructions() ?? '', /Always call sink__fail first\./);
+    } finally {
+      await gw.stop();
+    }
+  });
+});
+
 describe('sanitizing: what a server hides from a terminal never reaches the agent', { timeout: 30_000 }, () => {
   let dir: TempDir;
   let gw: GatewayProcess;

@@ -1,0 +1,279 @@
+// The pin store (src/pins/store.ts): absent files are empty stores, corrupt ones are errors (never
+// "no pins"), writes are atomic and readable, and read-modify-write of pins.json under the lock file
+// loses nothing when many writers — in this process or in other processes, as a running gateway and
+// `mcpgate approve` are — update it at once. A stale lock is taken over; a fresh one is waited for.
+
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GatewayError } from '../../src/errors.js';
+import { definitionOf, toolDigest } from '../../src/pins/digest.js';
+import { PinStore, emptyHeld, emptyPins, type HeldFile, type PinsFile } from '../../src/pins/store.js';
+
+const AT = '2025-01-01T00:00:00.000Z';
+const LOCK = 'pins.json.lock';
+
+let root = '';
+let n = 0;
+/** A fresh, empty state directory for one test. */
+async function freshDir(): Promise<string> {
+  const dir = join(root, `s${++n}`);
+  await mkdir(dir);
+  return dir;
+}
+
+/** Adds a first-use pin for tool `name` of `server` (read-modify-write, as the keeper does). */
+function addTool(store: PinStore, server: string, name: string): Promise<PinsFile> {
+  const tool = { name, description: `the ${name} tool` };
+  return store.updatePins((pins) => {
+    const record = (pins.servers[server] ??= { tools: {} });
+    record.tools[name] = { digest: toolDigest(tool), definition: definitionOf(tool), approvedAt: AT, by: 'first-use' };
+    return true;
+  });
+}
+
+/** Asserts that `promise` rejects with MCPG_PIN_STORE_INVALID and a message matching each pattern. */
+async function rejectsInvalid(promise: Promise<unknown>, ...patterns: (string | RegExp)[]): Promise<void> {
+  await assert.rejects(promise, (err: unknown) => {
+    assert.ok(err instanceof GatewayError, String(err));
+    assert.equal(err.code, 'MCPG_PIN_STORE_INVALID');
+    for (const pattern of patterns) {
+      if (typeof pattern === 'string') assert.ok(err.message.includes(pattern), `${JSON.stringify(err.message)} should name ${pattern}`);
+      else assert.match(err.message, pattern);
+    }
+    return true;
+  });
+}
+
+before(async () => {
+  root = await mkdtemp(join(tmpdir(), 'mcpgate-pin-store-'));
+});
+
+after(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+void describe('PinStore reads and writes', { timeout: 10_000 }, () => {
+  void it('reads absent files as empty stores', { timeout: 5000 }, async () => {
+    const store = new PinStore(join(root, 'never-created'));
+    assert.deepEqual(await store.readPins(), { version: 1, servers: {} });
+    assert.deepEqual(await store.readHeld(), { version: 1, updatedAt: '1970-01-01T00:00:00.000Z', servers: {} });
+    assert.equal(await store.pinsVersion(), 'absent');
+  });
+
+  void it('round-trips updatePins, and a second store instance reads the same', { timeout: 5000 }, async () => {
+    const dir = await freshDir();
+    const store = new PinStore(dir);
+    const returned = await addTool(store, 'fs', 'read');
+    const expected: PinsFile = {
+      version: 1,
+      servers: { fs: { tools: { read: { digest: toolDigest({ name: 'read', description: 'the read tool' }), definition: { name: 'read', description: 'the read tool' }, approvedAt: AT, by: 'first-use' } } } },
+    };
+    assert.deepEqual(returned, expected);
+    assert.deepEqual(await store.readPins(), expected);
+    assert.deepEqual(await new PinStore(dir).readPins(), expected);
+    const withInstructions = await store.updatePins((pins) => {
+      pins.servers.fs!.instructions = { digest: 'sha256:00', text: 'Be careful.', approvedAt: AT, by: 'operator' };
+      return true;
+    });
+    assert.equal(withInstructions.servers.fs?.instructions?.text, 'Be careful.');
+    assert.deepEqual(await store.readPins(), withInstructions);
+  });
+
+  void it('keeps unknown definition members through a round trip', { timeout: 5000 }, async () => {
+    const store = new PinStore(await freshDir());
+    const definition = { name: 'x', inputSchema: { type: 'object', properties: { a: { type: 'string' } } }, annotations: { readOnlyHint: true } };
+    await store.updatePins((pins) => {
+      pins.servers.s = { tools: { x: { digest: toolDigest(definition), definition, approvedAt: AT, by: 'operator' } } };
+      return true;
+    });
+    assert.deepEqual((await store.readPins()).servers.s?.tools.x?.definition, definition);
+  });
+
+  void it('writes nothing when the change returns false', { timeout: 5000 }, async () => {
+    const dir = await freshDir();
+    const store = new PinStore(dir);
+    const seen = await store.updatePins((pins) => {
+      pins.servers.ignored = { tools: {} };
+      return false;
+    });
+    assert.deepEqual(seen.servers, { ignored: { tools: {} } });
+    assert.deepEqual(await readdir(dir), []);
+    assert.deepEqual(await store.readPins(), emptyPins());
+  });
+
+  void it('writes pretty JSON ending in a newline, leaves no temp files and releases the lock', { timeout: 5000 }, async () => {
+    const dir = await freshDir();
+    const store = new PinStore(dir);
+    const pins = await addTool(store, 'fs', 'read');
+    await addTool(store, 'fs', 'write');
+    const text = await readFile(store.pinsPath, 'utf8');
+    const parsed = JSON.parse(text) as PinsFile;
+    assert.equal(text, JSON.stringify(parsed, null, 2) + '\n');
+    assert.deepEqual(Object.keys(parsed.servers.fs?.tools ?? {}), ['read', 'write']);
+    assert.deepEqual(parsed.servers.fs?.tools.read, pins.servers.fs?.tools.read);
+    const held: HeldFile = { ...emptyHeld(), updatedAt: AT, servers: { fs: { tools: { x: { digest: 'sha256:1', definition: { name: 'x' }, changes: ['new tool'], since: AT } } } } };
+    await store.writeHeld(held);
+    const heldText = await readFile(store.heldPath, 'utf8');
+    assert.equal(heldText, JSON.stringify(held, null, 2) + '\n');
+    assert.deepEqual(await store.readHeld(), held);
+    assert.deepEqual((await readdir(dir)).sort(), ['held.json', 'pins.json']);
+  });
+
+  void it('creates the state directory on the first write', { timeout: 5000 }, async () => {
+    const dir = join(await freshDir(), 'a', 'b');
+    const store = new PinStore(dir);
+    await store.writeHeld(emptyHeld());
+    await addTool(store, 's', 't');
+    assert.deepEqual((await readdir(dir)).sort(), ['held.json', 'pins.json']);
+  });
+
+  void it('pinsVersion changes with each write', { timeout: 5000 }, async () => {
+    const store = new PinStore(await freshDir());
+    await addTool(store, 's', 'a');
+    const first = await store.pinsVersion();
+    assert.notEqual(first, 'absent');
+    await addTool(store, 's', 'b');
+    assert.notEqual(await store.pinsVersion(), first);
+  });
+});
+
+void describe('PinStore with corrupt files', { timeout: 10_000 }, () => {
+  const cases: [string, string, RegExp][] = [
+    ['not JSON', '{"version":1,"servers":', /is not valid JSON/],
+    ['an empty file', '', /is not valid JSON/],
+    ['a JSON array', '[]', /is not a valid pin store/],
+    ['a wrong version', '{"version":2,"servers":{}}', /is not a valid pin store: version:/],
+    ['a pin without a sha256 digest', JSON.stringify({ version: 1, servers: { s: { tools: { t: { digest: 'md5:1', definition: { name: 't' }, approvedAt: AT, by: 'first-use' } } } } }), /is not a valid pin store: servers\.s\.tools\.t\.digest:/],
+    ['a pin by an unknown approver', JSON.stringify({ version: 1, servers: { s: { tools: { t: { digest: 'sha256:1', definition: { name: 't' }, approvedAt: AT, by: 'someone' } } } } }), /servers\.s\.tools\.t\.by:/],
+  ];
+  for (const [what, content, pattern] of cases) {
+    void it(`rejects pins.json holding ${what} with MCPG_PIN_STORE_INVALID naming the file`, { timeout: 5000 }, async () => {
+      const store = new PinStore(await freshDir());
+      await writeFile(store.pinsPath, content);
+      await rejectsInvalid(store.readPins(), store.pinsPath, pattern, /nothing is released/);
+      // updatePins never writes over a corrupt store (it would lose the operator's pins).
+      let called = false;
+      await rejectsInvalid(store.updatePins(() => (called = true)), store.pinsPath);
+      assert.equal(called, false);
+      assert.equal(await readFile(store.pinsPath, 'utf8'), content);
+      await assert.rejects(stat(join(store.dir, LOCK)), { code: 'ENOENT' });
+    });
+  }
+
+  void it('rejects a corrupt held.json naming the file', { timeout: 5000 }, async () => {
+    const store = new PinStore(await freshDir());
+    await writeFile(store.heldPath, 'nope');
+    await rejectsInvalid(store.readHeld(), store.heldPath, /is not valid JSON/);
+    await writeFile(store.heldPath, JSON.stringify({ version: 1, servers: {} }));
+    await rejectsInvalid(store.readHeld(), store.heldPath, /is not a valid pin store: updatedAt:/);
+  });
+
+  void it('reports a pins.json that cannot be read (a directory) as MCPG_PIN_STORE_INVALID', { timeout: 5000 }, async () => {
+    const store = new PinStore(await freshDir());
+    await mkdir(store.pinsPath);
+    await rejectsInvalid(store.readPins(), `cannot read ${store.pinsPath}`);
+  });
+});
+
+void describe('PinStore lock', { timeout: 60_000 }, () => {
+  void it('loses no update from 20 concurrent writers in this process', { timeout: 20_000 }, async () => {
+    const dir = await freshDir();
+    const names = Array.from({ length: 20 }, (_, i) => `tool${String(i).padStart(2, '0')}`);
+    await Promise.all(names.map((name) => addTool(new PinStore(dir), 'srv', name)));
+    const text = await readFile(join(dir, 'pins.json'), 'utf8');
+    const parsed = JSON.parse(text) as PinsFile;
+    assert.deepEqual(Object.keys(parsed.servers.srv?.tools ?? {}).sort(), names);
+    assert.deepEqual(Object.keys((await new PinStore(dir).readPins()).servers.srv?.tools ?? {}).sort(), names);
+    assert.deepEqual(await readdir(dir), ['pins.json']);
+  });
+
+  void it('loses no update from 6 processes writing 5 times each', { timeout: 40_000 }, async () => {
+    const dir = await freshDir();
+    const storeUrl = new URL('../../src/pins/store.js', import.meta.url).href;
+    const script = `
+      (async () => {
+        const { PinStore } = await import(${JSON.stringify(storeUrl)});
+        const [dir, worker] = process.argv.slice(1);
+        const store = new PinStore(dir);
+        for (let i = 0; i < 5; i++) {
+          const name = 'w' + worker + '_' + i;
+          await store.updatePins((pins) => {
+            const record = (pins.servers.srv ??= { tools: {} });
+            record.tools[name] = { digest: 'sha256:' + name, definition: { name }, approvedAt: new Date().toISOString(), by: 'first-use' };
+            return true;
+          });
+        }
+      })().catch((err) => { console.error(err); process.exit(1); });
+    `;
+    const run = (worker: number): Promise<{ code: number | null; stderr: string }> =>
+      new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, ['-e', script, dir, String(worker)], { stdio: ['ignore', 'ignore', 'pipe'] });
+        let stderr = '';
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code, stderr }));
+      });
+    const results = await Promise.all(Array.from({ length: 6 }, (_, w) => run(w)));
+    for (const [w, result] of results.entries()) assert.deepEqual(result, { code: 0, stderr: '' }, `worker ${w}`);
+    const expected = Array.from({ length: 6 }, (_, w) => Array.from({ length: 5 }, (_, i) => `w${w}_${i}`)).flat().sort();
+    const pins = JSON.parse(await readFile(join(dir, 'pins.json'), 'utf8')) as PinsFile;
+    assert.deepEqual(Object.keys(pins.servers.srv?.tools ?? {}).sort(), expected);
+    assert.equal(pins.servers.srv?.tools.w3_4?.digest, 'sha256:w3_4');
+    assert.deepEqual(await readdir(dir), ['pins.json']);
+  });
+
+  void it('takes over a lock older than 30 s', { timeout: 5000 }, async () => {
+    const dir = await freshDir();
+    const lock = join(dir, LOCK);
+    await writeFile(lock, '999999\n');
+    const past = new Date(Date.now() - 60_000);
+    await utimes(lock, past, past);
+    const started = Date.now();
+    await addTool(new PinStore(dir), 's', 't');
+    assert.ok(Date.now() - started < 2000, 'a stale lock is not waited for');
+    assert.deepEqual(Object.keys((await new PinStore(dir).readPins()).servers.s?.tools ?? {}), ['t']);
+    await assert.rejects(stat(lock), { code: 'ENOENT' });
+  });
+
+  void it('waits for a fresh lock held by someone else, then succeeds once it is removed', { timeout: 5000 }, async () => {
+    const dir = await freshDir();
+    const lock = join(dir, LOCK);
+    await writeFile(lock, '999999\n');
+    let removedAt = 0;
+    const timer = setTimeout(() => {
+      void unlink(lock).then(() => (removedAt = Date.now()));
+    }, 100);
+    try {
+      let changedAt = 0;
+      await new PinStore(dir).updatePins((pins) => {
+        changedAt = Date.now();
+        pins.servers.s = { tools: {} };
+        return true;
+      });
+      assert.ok(removedAt > 0, 'the lock was removed before the update ran');
+      assert.ok(changedAt >= removedAt, 'the update ran only after the lock was removed');
+      assert.deepEqual((await new PinStore(dir).readPins()).servers, { s: { tools: {} } });
+      await assert.rejects(stat(lock), { code: 'ENOENT' });
+    } finally {
+      clearTimeout(timer);
+    }
+  });
+
+  void it('gives up on a fresh lock that is never removed, after about 5 s, and leaves it alone', { timeout: 15_000 }, async () => {
+    const dir = await freshDir();
+    const lock = join(dir, LOCK);
+    await writeFile(lock, '999999\n');
+    const started = Date.now();
+    let called = false;
+    await rejectsInvalid(new PinStore(dir).updatePins(() => (called = true)), /locked/, lock);
+    const waited = Date.now() - started;
+    assert.ok(waited >= 4900 && waited < 8000, `waited ${waited} ms`);
+    assert.equal(called, false);
+    assert.equal(await readFile(lock, 'utf8'), '999999\n');
+    await assert.rejects(stat(join(dir, 'pins.json')), { code: 'ENOENT' });
+  });
+});
