@@ -8,6 +8,7 @@ import { serveStdio, type StdioFront } from './front/stdio.js';
 import type { Logger } from './observability/logger.js';
 import type { StopTimings } from './servers/stdio-process.js';
 import type { PinMode } from './pins/review.js';
+import type { SupervisionSettings } from './servers/connection.js';
 
 export interface McpgateOptions {
   configFile: string;
@@ -22,6 +23,7 @@ export interface McpgateOptions {
   maxInflight?: number;
   pins?: { mode: PinMode; dir: string };
   sanitize?: boolean;
+  supervision?: SupervisionSettings;
 }
 
 export class Mcpgate {
@@ -38,6 +40,7 @@ export class Mcpgate {
       maxInflight: options.maxInflight,
       pins: options.pins,
       sanitize: options.sanitize,
+      supervision: options.supervision,
       stopTimings: options.stopTimings,
     });
   }

@@ -118,6 +118,10 @@ export class Catalog {
     return true;
   }
 
+  heldCount(server: string): number {
+    return this.held.get(server)?.size ?? 0;
+  }
+
   /** The server's tools as it lists them (held ones included), for re-reviewing them against pins. */
   serverTools(server: string): readonly Tool[] {
     return this.parts.get(server)?.tools ?? [];
@@ -181,10 +185,11 @@ export class Catalog {
     return text;
   }
 
+  /** What agents see of the server (held tools excluded). */
   counts(server: string): CatalogCounts {
     const part = this.parts.get(server) ?? {};
     return {
-      tools: part.tools?.length ?? 0,
+      tools: (part.tools?.length ?? 0) - this.heldCount(server),
       resources: part.resources?.length ?? 0,
       resourceTemplates: part.resourceTemplates?.length ?? 0,
       prompts: part.prompts?.length ?? 0,

@@ -20,6 +20,8 @@ Usage:
   mcpgate serve [--config .mcp.json] [--stdio] [--agent ID] [--log-level LEVEL]
                 [--separator SEP] [--startup-timeout MS] [--max-inflight N]
                 [--pins tofu|strict|off] [--state DIR] [--sanitize on|off]
+                [--retries N] [--backoff-cap MS] [--park-probe MS] [--stable-after MS]
+                [--breaker N] [--breaker-cooldown MS]
   mcpgate check [--config .mcp.json]
   mcpgate pins [SERVER] [--state DIR]
   mcpgate approve SERVER [TOOL[@DIGEST]…] [--instructions] [--state DIR]
@@ -69,6 +71,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         state: { type: 'string' },
         sanitize: { type: 'string' },
         instructions: { type: 'boolean' },
+        retries: { type: 'string' },
+        'backoff-cap': { type: 'string' },
+        'park-probe': { type: 'string' },
+        'stable-after': { type: 'string' },
+        breaker: { type: 'string' },
+        'breaker-cooldown': { type: 'string' },
       },
     });
     if (positionals.length > 0 && command !== 'pins' && command !== 'approve') throw usage(`unexpected argument "${positionals[0]}"`);
@@ -99,7 +107,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         if (!(PIN_MODES as readonly string[]).includes(mode)) throw usage(`--pins must be one of ${PIN_MODES.join(', ')} (got "${mode}")`);
         const sanitizeText = values.sanitize ?? 'on';
         if (sanitizeText !== 'on' && sanitizeText !== 'off') throw usage(`--sanitize must be on or off (got "${sanitizeText}")`);
-        return await runServe({ configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: mode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on' });
+        const supervision = {
+          ...defined('retries', nonNegativeInt(values.retries, '--retries')),
+          ...defined('backoffCapMs', positiveInt(values['backoff-cap'], '--backoff-cap', 'a positive whole number of milliseconds')),
+          ...defined('parkProbeMs', positiveInt(values['park-probe'], '--park-probe', 'a positive whole number of milliseconds')),
+          ...defined('stableMs', positiveInt(values['stable-after'], '--stable-after', 'a positive whole number of milliseconds')),
+          breaker: {
+            ...defined('threshold', positiveInt(values.breaker, '--breaker', 'a positive whole number of failures')),
+            ...defined('cooldownMs', positiveInt(values['breaker-cooldown'], '--breaker-cooldown', 'a positive whole number of milliseconds')),
+          },
+        };
+        return await runServe({ configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: mode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision });
       }
       default:
         throw usage(`unknown command "${command}"`);
@@ -123,6 +141,18 @@ function positiveInt(text: string | undefined, flag: string, what: string): numb
   const value = Number(text);
   if (!Number.isSafeInteger(value) || value <= 0) throw usage(`${flag} must be ${what} (got "${text}")`);
   return value;
+}
+
+function nonNegativeInt(text: string | undefined, flag: string): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 0) throw usage(`${flag} must be a whole number, 0 or more (got "${text}")`);
+  return value;
+}
+
+/** `{ [key]: value }` when value is set, `{}` otherwise (for optional settings spread into objects). */
+function defined<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, V>);
 }
 
 function usage(message: string): GatewayError {

@@ -1,5 +1,6 @@
 // `mcpgate serve`: run the gateway on stdio until the agent closes stdin or a signal arrives, then
-// shut down gracefully (seed 000). A second signal kills every server's process group at once.
+// shut down gracefully (seed 000). A second signal kills every server's process group at once;
+// SIGHUP revives parked servers.
 
 import { Mcpgate, type McpgateOptions } from '../mcpgate.js';
 
@@ -18,8 +19,11 @@ export async function runServe(options: McpgateOptions): Promise<number> {
     }
     resolveStop(signal);
   };
+  // SIGHUP revives every parked or backing-off server now (after its command or environment is fixed).
+  const onHangup = (): void => gate.gateway.reviveAll('SIGHUP');
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onHangup);
   try {
     const { ended } = gate.serveStdio();
     void ended.then(() => resolveStop('stdin closed'));
@@ -31,5 +35,6 @@ export async function runServe(options: McpgateOptions): Promise<number> {
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    process.off('SIGHUP', onHangup);
   }
 }

@@ -7,7 +7,7 @@ import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { Catalog } from '../catalog/catalog.js';
 import { Refresher } from '../catalog/refresher.js';
-import { Connection, type ConnectionHooks, type ConnectionState } from '../servers/connection.js';
+import { Connection, type ConnectionHooks, type SupervisionSettings } from '../servers/connection.js';
 import { fetchLists, type ListKind } from '../servers/lists.js';
 import type { StopTimings } from '../servers/stdio-process.js';
 import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
@@ -28,13 +28,15 @@ export interface GatewayOptions {
   pins?: { mode: PinMode; dir: string };
   /** Neutralize escape sequences and invisible characters in what servers say (default true). */
   sanitize?: boolean;
+  /** Reconnect, park and circuit-breaker settings (defaults in servers/connection.ts). */
+  supervision?: SupervisionSettings;
 }
 
 export const DEFAULT_MAX_INFLIGHT = 1000;
 
 export interface ServerSummary {
   server: string;
-  state: ConnectionState | 'disabled';
+  state: 'ready' | 'failed' | 'disabled';
   tools: number;
   resources: number;
   prompts: number;
@@ -105,24 +107,45 @@ export class Gateway implements ConnectionHooks {
 
   private async startServer(config: StdioServerConfig): Promise<ServerSummary> {
     const log = this.log.child({ server: config.name });
-    const conn = new Connection(config, this, log, { startupTimeoutMs: this.options.startupTimeoutMs ?? 30_000, stopTimings: this.options.stopTimings });
+    const conn = new Connection(config, this, log, {
+      startupTimeoutMs: this.options.startupTimeoutMs ?? 30_000,
+      stopTimings: this.options.stopTimings,
+      supervision: this.options.supervision,
+    });
     this.connections.set(config.name, conn);
-    try {
-      await conn.start();
-      if (this.closing !== undefined) throw new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down');
-      const lists = await fetchLists(conn);
-      const review = await this.pins.check(config.name, lists.tools ?? [], conn.info?.instructions);
-      if (conn.state !== 'ready') throw conn.lastError ?? new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${config.name}" went away during startup`, { server: config.name });
-      this.catalog.set(config.name, lists, review.held);
-      this.holdInstructions(config.name, review.instructionsHeld !== undefined);
-      const counts = this.catalog.counts(config.name);
-      const held = review.held.size > 0 ? ` (${review.held.size} held until approved)` : '';
-      return { server: config.name, state: 'ready', tools: counts.tools, resources: counts.resources + counts.resourceTemplates, prompts: counts.prompts, ...(held !== '' && { note: held }) };
-    } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
-      if (conn.state === 'ready') void conn.close(); // lists failed: a server we cannot list is a server we cannot serve
+    const ready = await conn.start();
+    if (!ready) {
+      const next = conn.nextStep;
+      const error = `${conn.lastError?.message ?? `server "${config.name}" failed to start`}${next !== undefined ? `; ${next}` : ''}`;
       return { server: config.name, state: 'failed', tools: 0, resources: 0, prompts: 0, error };
     }
+    const counts = this.catalog.counts(config.name);
+    const heldCount = this.catalog.heldCount(config.name);
+    const note = heldCount > 0 ? ` (${heldCount} held until approved)` : undefined;
+    return { server: config.name, state: 'ready', tools: counts.tools, resources: counts.resources + counts.resourceTemplates, prompts: counts.prompts, ...(note !== undefined && { note }) };
+  }
+
+  /** A session is ready (first start or reconnect): list everything, review pins, publish. */
+  async ready(conn: Connection): Promise<void> {
+    const lists = await fetchLists(conn);
+    const review = await this.pins.check(conn.name, lists.tools ?? [], conn.info?.instructions);
+    if (conn.state !== 'ready') throw conn.lastError ?? new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${conn.name}" went away while being listed`, { server: conn.name });
+    const changed = this.catalog.set(conn.name, lists, review.held);
+    this.holdInstructions(conn.name, review.instructionsHeld !== undefined);
+    if (this.isSettled) this.announce(changed);
+  }
+
+  /** The server is not served any more (session lost, parked, closed): withdraw it and tell the agents. */
+  lost(conn: Connection): void {
+    this.refresher.forget(conn.name);
+    this.pins.forget(conn.name);
+    for (const session of this.sessions) session.connectionLost(conn);
+    this.announce(this.catalog.remove(conn.name));
+  }
+
+  /** SIGHUP: every parked or backing-off server tries again now. */
+  reviveAll(why: string): void {
+    for (const conn of this.connections.values()) conn.revive(why);
   }
 
   private report(summary: ServerSummary): ServerSummary {
@@ -255,16 +278,6 @@ export class Gateway implements ConnectionHooks {
     if (this.sessions.size === 1) return this.sessions.values().next().value;
     const busy = [...this.sessions].filter((s) => s.hasCallOn(conn));
     return busy.length === 1 ? busy[0] : undefined;
-  }
-
-  state(conn: Connection, state: ConnectionState, reason?: GatewayError): void {
-    if (state === 'ready') return;
-    // A failure before `ready` is reported by start()'s summary line; this is a server lost later.
-    if (state === 'failed' && reason !== undefined && conn.info !== undefined) this.log.warn(`server "${conn.name}" is unavailable: ${reason.message}`, { server: conn.name });
-    this.refresher.forget(conn.name);
-    this.pins.forget(conn.name);
-    for (const session of this.sessions) session.connectionLost(conn);
-    this.announce(this.catalog.remove(conn.name));
   }
 
   private async refresh(server: string, kinds: ListKind[]): Promise<void> {

@@ -1,81 +1,97 @@
-// A connection: mcpgate's client session to one server. It owns the transport (a stdio child for now),
-// the initialize handshake, the table of requests in flight (each with its timeout), and teardown that
-// settles every one of them. Forwarded calls are relayed as raw lines; only the gateway's own requests
-// (initialize, lists) are awaited as promises.
+// A connection: mcpgate's supervised client session to one server (seed 004). It never gives up for
+// good: a lost session is noticed at once (its calls fail immediately), then it reconnects with
+// full-jitter backoff while a retry budget lasts; when the budget is spent it *parks* — its tools are
+// withdrawn, it probes itself on a slow timer, and a revive signal (SIGHUP, or a half-open breaker
+// probe) brings it back at once. The budget resets only when a session proves itself (a successful
+// call, or staying up for `stableMs`), so a flapping server cannot respawn forever at full speed.
+// Every transition is in `transition()`; time comes from an injectable Clock.
 
-import { InitializeResultSchema } from '@modelcontextprotocol/core';
-import { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION } from '../wire/protocol.js';
 import type { StdioServerConfig } from '../config/types.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, type JsonRpcErrorObject } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import {
-  encodeError, encodeNotification, encodeRequest, parseMessage,
-  type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
-} from '../wire/jsonrpc.js';
-import type { JsonRpcErrorObject } from '../errors.js';
-import { StdioProcess, type StopTimings, DEFAULT_STOP_TIMINGS } from './stdio-process.js';
-import { GATEWAY_INFO } from '../version.js';
+import type { JsonRpcNotification, JsonRpcRequest, RequestId } from '../wire/jsonrpc.js';
+import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './breaker.js';
+import { ClientSession, type CallSink, type ServerInfo, type SessionHooks } from './client-session.js';
+import { fullJitter, systemClock, type Clock, type TimerHandle } from './clock.js';
+import type { StopTimings } from './stdio-process.js';
 
-export type ConnectionState = 'connecting' | 'ready' | 'failed' | 'closed';
+export type ConnectionState = 'connecting' | 'ready' | 'backoff' | 'parked' | 'closed';
 
-/** Where the answer to one request goes. Exactly one of reply/fail is called, once. */
-export interface CallSink {
-  /** The server answered; `line` is the raw text, so the caller can relay it without re-encoding. */
-  reply(msg: JsonRpcResponse, line: string): void;
-  /** The call ended without an answer (timeout, server gone, shutdown). */
-  fail(err: GatewayError): void;
-  /** A progress notification for this call (its token was rewritten to the call's id). */
-  progress?(params: Record<string, unknown>): void;
+export interface SupervisionOptions {
+  /** Reconnect attempts before parking (default 5). */
+  retries: number;
+  backoffBaseMs: number;
+  backoffCapMs: number;
+  /** A parked connection tries again on its own this often. */
+  parkProbeMs: number;
+  /** A session that stays up this long has proven itself (the budget resets). */
+  stableMs: number;
+  breaker: BreakerOptions;
 }
 
+/** What callers may override: any field, the breaker's fields one by one. */
+export type SupervisionSettings = Partial<Omit<SupervisionOptions, 'breaker'>> & { breaker?: Partial<BreakerOptions> };
+
+export const DEFAULT_SUPERVISION: SupervisionOptions = {
+  retries: 5,
+  backoffBaseMs: 250,
+  backoffCapMs: 30_000,
+  parkProbeMs: 60_000,
+  stableMs: 30_000,
+  breaker: DEFAULT_BREAKER,
+};
+
 export interface ConnectionHooks {
-  /** A notification the connection does not consume itself (list_changed, logging, resources/updated…). */
   notification(conn: Connection, msg: JsonRpcNotification): void;
-  /** A server→client request other than ping; answer with conn.respond / conn.respondError. */
   request(conn: Connection, msg: JsonRpcRequest): void;
-  state(conn: Connection, state: ConnectionState, reason?: GatewayError): void;
+  /** A session is ready (first start or reconnect): list the server and publish it. Throwing fails the session. */
+  ready(conn: Connection): Promise<void>;
+  /** The server is no longer served (session lost, parked, closed): withdraw it. */
+  lost(conn: Connection, reason: GatewayError | undefined): void;
 }
 
 export interface ConnectionOptions {
   startupTimeoutMs: number;
   stopTimings?: StopTimings;
+  supervision?: SupervisionSettings;
+  clock?: Clock;
+  /** Makes a session (tests substitute their own); default: a ClientSession over a stdio child. */
+  sessionFactory?: (hooks: SessionHooks, ids: { next: number }) => SessionLike;
 }
 
-interface Pending {
-  sink: CallSink;
-  method: string;
-  timeoutMs: number;
-  /** performance.now() by which the server must answer (pushed back by progress). */
-  deadline: number;
+/** What the connection needs of a session (ClientSession, or a fake in unit tests). */
+export interface SessionLike {
+  readonly state: 'connecting' | 'ready' | 'failed' | 'closed';
+  readonly info: ServerInfo | undefined;
+  readonly pid?: number | undefined;
+  start(): Promise<void>;
+  forward(msg: JsonRpcRequest, sink: CallSink): number;
+  request(method: string, params?: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>>;
+  cancel(id: number, reason: string): void;
+  notify(method: string, params?: Record<string, unknown>): void;
+  respond(id: RequestId, result: unknown): void;
+  respondError(id: RequestId, error: JsonRpcErrorObject): void;
+  close(): Promise<void>;
+  destroy(): void;
 }
-
-/** Timeouts are checked by one sweep per connection, at a tenth of the shortest timeout (10 ms–1 s). */
-const MIN_SWEEP_MS = 10;
-const MAX_SWEEP_MS = 1000;
-
-export interface ServerInfo {
-  protocolVersion: string;
-  capabilities: Record<string, unknown>;
-  serverInfo: { name: string; version: string };
-  instructions: string | undefined;
-}
-
-/** What mcpgate declares to every server: it relays sampling, elicitation and roots to its agents. */
-const CLIENT_CAPABILITIES = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
 
 export class Connection {
   readonly name: string;
   state: ConnectionState = 'connecting';
-  info: ServerInfo | undefined;
   lastError: GatewayError | undefined;
-  private readonly pending = new Map<number, Pending>();
-  // One interval instead of a timer per call: creating and clearing a Node timer on every call of a
-  // sequential agent rebuilds the timer list each time, measurably on the hot path.
-  private sweepTimer: NodeJS.Timeout | undefined;
-  private sweepMs = Infinity;
-  private nextId = 1;
-  private process: StdioProcess | undefined;
+  /** Attempts since the last session that proved itself. */
+  attempts = 0;
+  nextAttemptAt: number | undefined;
+  readonly breaker: CircuitBreaker;
+  private session: SessionLike | undefined;
+  private readonly ids = { next: 1 };
+  private readonly opts: SupervisionOptions;
+  private readonly clock: Clock;
+  private timer: TimerHandle | undefined;
+  private stableTimer: TimerHandle | undefined;
+  private proven = false;
   private closing: Promise<void> | undefined;
+  private firstSettle: ((ready: boolean) => void) | undefined;
 
   constructor(
     readonly config: StdioServerConfig,
@@ -84,247 +100,218 @@ export class Connection {
     private readonly options: ConnectionOptions,
   ) {
     this.name = config.name;
+    this.opts = { ...DEFAULT_SUPERVISION, ...options.supervision, breaker: { ...DEFAULT_BREAKER, ...options.supervision?.breaker } };
+    this.clock = options.clock ?? systemClock;
+    this.breaker = new CircuitBreaker(this.opts.breaker, this.clock);
+  }
+
+  get info(): ServerInfo | undefined {
+    return this.state === 'ready' ? this.session?.info : undefined;
   }
 
   get pid(): number | undefined {
-    return this.process?.pid;
+    return this.session?.pid;
   }
 
-  /** Spawns and initializes the server. Resolves when ready; rejects (and marks `failed`) otherwise. */
-  async start(): Promise<void> {
-    this.process = new StdioProcess(this.config, this.log, {
-      line: (line) => this.onLine(line),
-      overflow: (length) => this.log.warn('server sent a message over the size limit; discarded', { length }),
-      exit: (reason) => this.onExit(reason),
-    });
-    const params = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: CLIENT_CAPABILITIES, clientInfo: GATEWAY_INFO };
-    let raw: Record<string, unknown>;
-    try {
-      raw = await this.request('initialize', params, this.options.startupTimeoutMs);
-    } catch (err) {
-      const reason = err instanceof GatewayError && err.code === 'MCPG_SERVER_TIMEOUT'
-        ? new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" did not answer initialize within ${this.options.startupTimeoutMs} ms`, { server: this.name })
-        : toStartError(err, this.name);
-      this.fail(reason);
-      throw reason;
-    }
-    const parsed = InitializeResultSchema.safeParse(raw);
-    if (!parsed.success) {
-      const reason = new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" sent an invalid initialize result: ${parsed.error.issues[0]?.message ?? 'invalid'}`, { server: this.name });
-      this.fail(reason);
-      throw reason;
-    }
-    const result = parsed.data;
-    if (!SUPPORTED_PROTOCOL_VERSIONS.includes(result.protocolVersion)) {
-      const reason = new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" speaks protocol ${result.protocolVersion}, which mcpgate does not support (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`, { server: this.name });
-      this.fail(reason);
-      throw reason;
-    }
-    this.info = {
-      protocolVersion: result.protocolVersion,
-      capabilities: result.capabilities,
-      serverInfo: { name: result.serverInfo.name, version: result.serverInfo.version },
-      instructions: result.instructions,
-    };
-    this.notify('notifications/initialized');
-    this.setState('ready');
+  /** Starts supervising; resolves with whether the first attempt made the server ready (it keeps trying either way). */
+  start(): Promise<boolean> {
+    const settled = new Promise<boolean>((resolve) => (this.firstSettle = resolve));
+    void this.attempt();
+    return settled;
   }
 
-  /** Sends a request whose answer goes to `sink`; returns the id used on this connection. */
-  call(method: string, params: Record<string, unknown> | undefined, sink: CallSink, timeoutMs = this.config.timeout): number {
-    const id = this.nextId++;
-    if (this.closing !== undefined || this.state === 'failed' || this.state === 'closed') {
-      sink.fail(this.unavailable());
-      return id;
-    }
-    this.track(id, { sink, method, timeoutMs, deadline: performance.now() + timeoutMs });
-    if (!this.process!.write(encodeRequest(id, method, params))) {
-      this.settle(id)?.sink.fail(this.unavailable());
-    }
-    return id;
+  /** What happens next, for messages: "retrying in 240 ms (attempt 2 of 5)" or "parked". */
+  get nextStep(): string | undefined {
+    if (this.state === 'backoff') return `retrying in ${Math.max(0, (this.nextAttemptAt ?? 0) - this.clock.now())} ms (attempt ${this.attempts + 1} of ${this.opts.retries})`;
+    if (this.state === 'parked') return `parked after ${this.attempts} attempt(s): it tries again every ${this.opts.parkProbeMs / 1000} s, or at once on SIGHUP`;
+    return undefined;
   }
 
-  /** Forwards an agent's request object as is, after re-addressing it (hot path: one stringify). */
+  /** Revive now: a parked or backing-off connection attempts at once with a fresh budget. */
+  revive(why: string): void {
+    if (this.state !== 'parked' && this.state !== 'backoff') return;
+    this.log.info(`reviving server "${this.name}" (${why})`);
+    this.attempts = 0;
+    this.timer?.cancel();
+    void this.attempt();
+  }
+
+  // ── calls ─────────────────────────────────────────────────────────────────────────────────────
+
+  /** Forwards an agent's call through the breaker; an unreachable server fails fast and says when it is tried again. */
   forward(msg: JsonRpcRequest, sink: CallSink): number {
-    const id = this.nextId++;
-    if (this.state !== 'ready' || this.closing !== undefined) {
+    const admission = this.breaker.admit();
+    if (!admission.ok) {
+      sink.fail(this.unreachable(admission.retryAt));
+      return 0;
+    }
+    const session = this.session;
+    if (this.state !== 'ready' || session === undefined || session.state !== 'ready') {
+      if (admission.probe) {
+        // A probe that finds no live session must not write into a dead pipe: ask for a reconnect.
+        this.breaker.probeAborted();
+        this.revive('a call found no live session');
+        sink.fail(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is reconnecting; try again shortly`, { server: this.name, detail: { state: this.state } }));
+        return 0;
+      }
       sink.fail(this.unavailable());
-      return id;
+      return 0;
     }
-    msg.id = id;
-    const meta = msg.params?._meta as Record<string, unknown> | undefined;
-    if (meta !== undefined && meta.progressToken !== undefined) meta.progressToken = id;
-    const timeoutMs = this.config.timeout;
-    this.track(id, { sink, method: msg.method, timeoutMs, deadline: performance.now() + timeoutMs });
-    if (!this.process!.write(JSON.stringify(msg))) {
-      this.settle(id)?.sink.fail(this.unavailable());
-    }
-    return id;
+    return session.forward(msg, sink);
   }
 
-  /** Awaitable request for the gateway's own use (initialize, lists, setLevel). */
-  request(method: string, params?: Record<string, unknown>, timeoutMs = this.config.timeout): Promise<Record<string, unknown>> {
-    return new Promise((resolve, reject) => {
-      this.call(method, params, {
-        reply: (msg) => {
-          if ('result' in msg) resolve(msg.result);
-          else reject(new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${this.name}" answered ${method} with error ${msg.error.code}: ${msg.error.message}`, { server: this.name, detail: { serverError: msg.error } }));
-        },
-        fail: reject,
-      }, timeoutMs);
-    });
+  request(method: string, params?: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>> {
+    if (this.session === undefined || this.state !== 'ready') return Promise.reject(this.unavailable());
+    return this.session.request(method, params, timeoutMs);
   }
 
-  /** Abandons a call: the server is told (`notifications/cancelled`) and a late answer is dropped. */
   cancel(id: number, reason: string): void {
-    if (this.settle(id) === undefined) return;
-    this.notify('notifications/cancelled', { requestId: id, reason });
+    this.session?.cancel(id, reason);
   }
 
   notify(method: string, params?: Record<string, unknown>): void {
-    this.process?.write(encodeNotification(method, params));
+    if (this.state === 'ready') this.session?.notify(method, params);
   }
 
   respond(id: RequestId, result: unknown): void {
-    this.process?.write(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result)}}`);
+    this.session?.respond(id, result);
   }
 
   respondError(id: RequestId, error: JsonRpcErrorObject): void {
-    this.process?.write(encodeError(id, error));
+    this.session?.respondError(id, error);
   }
 
-  /** Graceful: refuse new calls, settle the pending ones, stop the process (seed 000). Idempotent. */
+  /** Graceful: stop supervising, close the session (seed 000's stop sequence). Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      this.failAll(new GatewayError('MCPG_SHUTTING_DOWN', `the connection to server "${this.name}" is closing`, { server: this.name }));
-      this.setState('closed');
-      await this.process?.stop(this.options.stopTimings ?? DEFAULT_STOP_TIMINGS);
+      this.timer?.cancel();
+      this.stableTimer?.cancel();
+      const session = this.session;
+      this.transition('closed');
+      this.firstSettle?.(false);
+      await session?.close();
     })();
     return this.closing;
   }
 
-  /** Immediate: kill the process group now. */
   destroy(): void {
-    this.failAll(new GatewayError('MCPG_SHUTTING_DOWN', `the connection to server "${this.name}" was destroyed`, { server: this.name }));
-    this.process?.kill();
-    this.setState('closed');
+    this.timer?.cancel();
+    this.stableTimer?.cancel();
+    this.session?.destroy();
+    this.transition('closed');
   }
 
-  private onLine(line: string): void {
-    const parsed = parseMessage(line);
-    switch (parsed.kind) {
-      case 'response': {
-        const id = parsed.msg.id;
-        const entry = typeof id === 'number' ? this.settle(id) : undefined;
-        if (entry === undefined) this.log.debug('dropped an answer to no pending request (late or cancelled)', { id });
-        else entry.sink.reply(parsed.msg, line);
-        return;
-      }
-      case 'notification':
-        if (parsed.msg.method === 'notifications/progress') return this.onProgress(parsed.msg);
-        this.hooks.notification(this, parsed.msg);
-        return;
-      case 'request':
-        if (parsed.msg.method === 'ping') return this.respond(parsed.msg.id, {});
-        this.hooks.request(this, parsed.msg);
-        return;
-      case 'invalid': {
-        const entry = typeof parsed.id === 'number' ? this.settle(parsed.id) : undefined;
-        const err = new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${this.name}" sent an invalid message: ${parsed.error.message}`, { server: this.name });
-        if (entry !== undefined) entry.sink.fail(err);
-        else this.log.warn('server sent an invalid message; ignored', { error: parsed.error.message, line: line.slice(0, 200) });
-      }
+  // ── supervision ───────────────────────────────────────────────────────────────────────────────
+
+  private async attempt(): Promise<void> {
+    if (this.closing !== undefined) return;
+    this.timer = undefined;
+    this.nextAttemptAt = undefined;
+    const previous = this.state;
+    this.transition('connecting');
+    this.attempts += 1;
+    const session = this.createSession();
+    this.session = session;
+    try {
+      await session.start();
+      if (this.closing !== undefined || this.session !== session) return;
+      this.transition('ready');
+      await this.hooks.ready(this);
+      if (this.session !== session || session.state !== 'ready') return;
+      this.lastError = undefined;
+      this.breaker.reset();
+      this.proven = false;
+      this.stableTimer?.cancel();
+      this.stableTimer = this.clock.after(this.opts.stableMs, () => this.prove('stayed up'));
+      if (previous !== 'connecting') this.log.info(`server "${this.name}" is back`, { attempts: this.attempts });
+      this.settleFirst(true);
+    } catch (err) {
+      if (this.closing !== undefined || this.session !== session) return;
+      const reason = err instanceof GatewayError ? err : new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}": ${String(err)}`, { server: this.name });
+      void session.close();
+      this.sessionEnded(session, reason);
     }
   }
 
-  private onProgress(msg: JsonRpcNotification): void {
-    const token = msg.params?.progressToken;
-    const entry = typeof token === 'number' ? this.pending.get(token) : undefined;
-    if (entry === undefined) return; // a progress for a finished call: spec says ignore
-    entry.deadline = performance.now() + entry.timeoutMs; // progress proves the server is working: it resets the timeout
-    entry.sink.progress?.(msg.params!);
+  private createSession(): SessionLike {
+    const hooks = {
+      notification: (_s: unknown, msg: JsonRpcNotification) => this.hooks.notification(this, msg),
+      request: (_s: unknown, msg: JsonRpcRequest) => this.hooks.request(this, msg),
+      state: (s: SessionLike, state: string, reason?: GatewayError) => {
+        if (state === 'failed' && s.info !== undefined) this.sessionEnded(s, reason ?? this.unavailable());
+      },
+      outcome: (_s: unknown, ok: boolean) => {
+        if (ok) {
+          this.breaker.success();
+          if (!this.proven) this.prove('answered a call');
+        } else {
+          this.breaker.failure();
+        }
+      },
+    };
+    if (this.options.sessionFactory !== undefined) return this.options.sessionFactory(hooks, this.ids);
+    return new ClientSession(this.config, hooks, this.log, { startupTimeoutMs: this.options.startupTimeoutMs, stopTimings: this.options.stopTimings, ids: this.ids });
   }
 
-  private track(id: number, entry: Pending): void {
-    this.pending.set(id, entry);
-    const period = Math.max(MIN_SWEEP_MS, Math.min(MAX_SWEEP_MS, Math.floor(entry.timeoutMs / 10)));
-    if (period >= this.sweepMs) return;
-    this.sweepMs = period;
-    clearInterval(this.sweepTimer);
-    this.sweepTimer = setInterval(() => this.sweep(), period);
-    this.sweepTimer.unref(); // the child process keeps the loop alive, not this
+  /** The budget resets only once a session has shown it works. */
+  private prove(how: string): void {
+    if (this.proven || this.state !== 'ready') return;
+    this.proven = true;
+    this.attempts = 0;
+    this.log.debug(`server "${this.name}" session proved itself (${how})`);
   }
 
-  private sweep(): void {
-    if (this.pending.size === 0) return;
-    const now = performance.now();
-    for (const [id, entry] of this.pending) if (entry.deadline <= now) this.onTimeout(id, entry);
-  }
-
-  private stopSweep(): void {
-    clearInterval(this.sweepTimer);
-    this.sweepTimer = undefined;
-    this.sweepMs = Infinity;
-  }
-
-  private onTimeout(id: number, entry: Pending): void {
-    const { method, timeoutMs } = entry;
-    this.cancel(id, `timed out after ${timeoutMs} ms`);
-    entry.sink.fail(new GatewayError('MCPG_SERVER_TIMEOUT', `server "${this.name}" did not answer ${method} within ${timeoutMs} ms; the request was cancelled`, { server: this.name, detail: { timeoutMs } }));
-  }
-
-  private onExit(reason: GatewayError): void {
-    this.failAll(reason);
-    if (this.state !== 'closed') {
-      this.lastError = reason;
-      this.setState('failed', reason);
-    }
-  }
-
-  private fail(reason: GatewayError): void {
+  /** A session failed to start or was lost: withdraw, then back off or park. */
+  private sessionEnded(session: SessionLike, reason: GatewayError): void {
+    if (this.session !== session || this.closing !== undefined) return;
+    if (this.state === 'backoff' || this.state === 'parked') return;
+    this.stableTimer?.cancel();
     this.lastError = reason;
-    this.failAll(reason);
-    if (this.state !== 'closed') this.setState('failed', reason);
-    void this.process?.stop(this.options.stopTimings ?? DEFAULT_STOP_TIMINGS);
-  }
-
-  private settle(id: number): Pending | undefined {
-    const entry = this.pending.get(id);
-    if (entry === undefined) return undefined;
-    this.pending.delete(id);
-    return entry;
-  }
-
-  /** Terminal: every pending call fails with `err` and the sweep stops (no call is taken after this). */
-  private failAll(err: GatewayError): void {
-    this.stopSweep();
-    const entries = [...this.pending.values()];
-    this.pending.clear();
-    for (const entry of entries) {
-      try {
-        entry.sink.fail(err);
-      } catch (sinkErr) {
-        this.log.error('a call sink threw while failing', { error: sinkErr });
-      }
+    const wasServing = this.state === 'ready';
+    if (wasServing) this.hooks.lost(this, reason);
+    if (this.attempts < this.opts.retries) {
+      const delay = fullJitter(this.attempts, this.opts.backoffBaseMs, this.opts.backoffCapMs, () => this.clock.random());
+      this.nextAttemptAt = this.clock.now() + delay;
+      this.transition('backoff', `${reason.message}; retrying in ${delay} ms (attempt ${this.attempts + 1} of ${this.opts.retries})`);
+      this.timer = this.clock.after(delay, () => void this.attempt());
+    } else {
+      this.nextAttemptAt = this.clock.now() + this.opts.parkProbeMs;
+      this.transition('parked', `${reason.message}; ${this.attempts} attempts failed, parked: its tools are withdrawn; it tries again every ${this.opts.parkProbeMs} ms, or on SIGHUP`);
+      this.timer = this.clock.after(this.opts.parkProbeMs, () => {
+        this.attempts = Math.max(0, this.opts.retries - 1); // one probe, then park again if it fails
+        void this.attempt();
+      });
     }
+    this.settleFirst(false);
+  }
+
+  private settleFirst(ready: boolean): void {
+    const settle = this.firstSettle;
+    this.firstSettle = undefined;
+    settle?.(ready);
+  }
+
+  /** The one place states change; each transition is logged once. */
+  private transition(state: ConnectionState, detail?: string): void {
+    if (this.state === state) return;
+    const from = this.state;
+    this.state = state;
+    if (state === 'closed' && from !== 'closed') this.hooks.lost(this, undefined);
+    // The first attempt's outcome is the gateway's startup summary line; later transitions are logged here.
+    if (this.firstSettle !== undefined) return;
+    const message = `server "${this.name}": ${from} → ${state}${detail !== undefined ? `: ${detail}` : ''}`;
+    if (state === 'parked' || state === 'backoff') this.log.warn(message, { state });
+    else this.log.info(message, { state });
+  }
+
+  private unreachable(retryAt: number): GatewayError {
+    const seconds = Math.max(0, Math.ceil((retryAt - this.clock.now()) / 1000));
+    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is unreachable (${this.breaker.failures} consecutive failures); it will be tried again in ${seconds} s`, { server: this.name, detail: { breaker: this.breaker.state, retryAt: new Date(retryAt).toISOString() } });
   }
 
   private unavailable(): GatewayError {
     const why = this.lastError !== undefined ? `: ${this.lastError.message}` : '';
-    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is ${this.state === 'connecting' ? 'still starting' : 'not connected'}${why}`, { server: this.name });
+    const when = this.nextAttemptAt !== undefined ? `; next attempt in ${Math.max(0, Math.ceil((this.nextAttemptAt - this.clock.now()) / 1000))} s` : '';
+    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is ${this.state === 'connecting' ? 'connecting' : this.state === 'parked' ? 'parked' : 'not connected'}${why}${when}`, { server: this.name, detail: { state: this.state } });
   }
-
-  private setState(state: ConnectionState, reason?: GatewayError): void {
-    if (this.state === state) return;
-    this.state = state;
-    this.hooks.state(this, state, reason);
-  }
-}
-
-function toStartError(err: unknown, server: string): GatewayError {
-  if (err instanceof GatewayError) {
-    if (err.code === 'MCPG_SERVER_START_FAILED') return err;
-    return new GatewayError('MCPG_SERVER_START_FAILED', `${err.message} (before completing initialize)`, { server, cause: err });
-  }
-  return new GatewayError('MCPG_SERVER_START_FAILED', `server "${server}" failed to initialize: ${String(err)}`, { server });
 }

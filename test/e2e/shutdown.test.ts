@@ -203,11 +203,12 @@ describe('seed 000: graceful shutdown closes every server', { timeout: 90_000 },
   it('seed 000: a server that already died does not stop the others from closing', { timeout: 15_000 }, async () => {
     let r: Rig | undefined;
     try {
-      r = await rig((dir) => ({ dyn: dyn(dir, 'dyn'), crashy: dyn(dir, 'crashy'), sink: fixtureServer('kitchen-sink-server') }));
+      // --retries 0: the dead server parks instead of being respawned, so it is still dead at shutdown.
+      r = await rig((dir) => ({ dyn: dyn(dir, 'dyn'), crashy: dyn(dir, 'crashy'), sink: fixtureServer('kitchen-sink-server') }), { args: ['--retries', '0'] });
       const { gw, dir, pids } = r;
       const crashy = readPid(dir.file('crashy.pid'));
       process.kill(crashy, 'SIGKILL');
-      await gw.waitForLog((l) => l.server === 'crashy' && l.level === 'warn' && /^server "crashy" is unavailable: .*SIGKILL/.test(l.msg as string));
+      await gw.waitForLog((l) => l.server === 'crashy' && l.level === 'warn' && /^server "crashy": ready → parked: .*SIGKILL/.test(l.msg as string));
       const { tools } = await gw.client.listTools();
       assert.ok(!tools.some((t) => t.name.startsWith('crashy__')), 'a dead server\'s tools are withdrawn');
       assert.equal(textOf(await gw.client.callTool({ name: 'sink__echo', arguments: { text: 'still here' } })), 'still here');

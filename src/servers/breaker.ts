@@ -1,0 +1,67 @@
+// A per-server circuit breaker (seed 004): closed → open after `threshold` consecutive failures
+// (timeouts and transport errors; a tool's own isError result is a success here). While open, calls
+// fail fast. After `cooldownMs` exactly one call goes through as a half-open probe: success closes the
+// breaker, failure re-opens it for another cooldown; calls made while the probe runs fail fast.
+
+import type { Clock } from './clock.js';
+
+export type BreakerState = 'closed' | 'open' | 'half-open';
+
+export interface BreakerOptions {
+  threshold: number;
+  cooldownMs: number;
+}
+
+export const DEFAULT_BREAKER: BreakerOptions = { threshold: 3, cooldownMs: 30_000 };
+
+export type Admission = { ok: true; probe: boolean } | { ok: false; retryAt: number };
+
+export class CircuitBreaker {
+  state: BreakerState = 'closed';
+  failures = 0;
+  openedAt = 0;
+  trips = 0;
+
+  constructor(private readonly options: BreakerOptions, private readonly clock: Clock) {}
+
+  get retryAt(): number {
+    return this.openedAt + this.options.cooldownMs;
+  }
+
+  /** Asks to send one call. A probe admission must be followed by success() or failure(). */
+  admit(): Admission {
+    if (this.state === 'closed') return { ok: true, probe: false };
+    if (this.state === 'open' && this.clock.now() >= this.retryAt) {
+      this.state = 'half-open';
+      return { ok: true, probe: true };
+    }
+    return { ok: false, retryAt: this.state === 'open' ? this.retryAt : this.clock.now() + this.options.cooldownMs };
+  }
+
+  success(): void {
+    this.failures = 0;
+    this.state = 'closed';
+  }
+
+  failure(): void {
+    this.failures += 1;
+    if (this.state === 'half-open' || (this.state === 'closed' && this.failures >= this.options.threshold)) {
+      if (this.state === 'closed') this.trips += 1;
+      this.state = 'open';
+      this.openedAt = this.clock.now();
+    }
+  }
+
+  /** A probe that could not be sent (no live session): back to open, cooldown re-armed. */
+  probeAborted(): void {
+    if (this.state !== 'half-open') return;
+    this.state = 'open';
+    this.openedAt = this.clock.now();
+  }
+
+  /** A successful (re)connect: the server is reachable again. */
+  reset(): void {
+    this.failures = 0;
+    this.state = 'closed';
+  }
+}

@@ -1,0 +1,340 @@
+// One client session to a server process: one spawn of it, the initialize handshake, the table of
+// requests in flight (with their timeouts), and teardown that settles every one of them. Forwarded
+// calls are relayed as raw lines; only the gateway's own requests (initialize, lists) are promises.
+// A session lives once; the supervised connection (connection.ts) starts a new one to reconnect.
+
+import { InitializeResultSchema } from '@modelcontextprotocol/core';
+import { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION } from '../wire/protocol.js';
+import type { StdioServerConfig } from '../config/types.js';
+import { GatewayError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import {
+  encodeError, encodeNotification, encodeRequest, parseMessage,
+  type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
+} from '../wire/jsonrpc.js';
+import type { JsonRpcErrorObject } from '../errors.js';
+import { StdioProcess, type StopTimings, DEFAULT_STOP_TIMINGS } from './stdio-process.js';
+import { GATEWAY_INFO } from '../version.js';
+
+export type SessionState = 'connecting' | 'ready' | 'failed' | 'closed';
+
+/** Where the answer to one request goes. Exactly one of reply/fail is called, once. */
+export interface CallSink {
+  /** The server answered; `line` is the raw text, so the caller can relay it without re-encoding. */
+  reply(msg: JsonRpcResponse, line: string): void;
+  /** The call ended without an answer (timeout, server gone, shutdown). */
+  fail(err: GatewayError): void;
+  /** A progress notification for this call (its token was rewritten to the call's id). */
+  progress?(params: Record<string, unknown>): void;
+}
+
+export interface SessionHooks {
+  /** A notification the session does not consume itself (list_changed, logging, resources/updated…). */
+  notification(session: ClientSession, msg: JsonRpcNotification): void;
+  /** A server→client request other than ping; answer with session.respond / session.respondError. */
+  request(session: ClientSession, msg: JsonRpcRequest): void;
+  state(session: ClientSession, state: SessionState, reason?: GatewayError): void;
+  /** A forwarded call ended: answered (true), or timed out / could not be written (false). */
+  outcome?(session: ClientSession, ok: boolean): void;
+}
+
+export interface SessionOptions {
+  startupTimeoutMs: number;
+  stopTimings?: StopTimings;
+  /** Request ids shared by every session of one connection, so an id is never reused after a reconnect. */
+  ids?: { next: number };
+}
+
+interface Pending {
+  sink: CallSink;
+  /** An agent's call (its outcome feeds the circuit breaker), not one of the gateway's own requests. */
+  forwarded: boolean;
+  method: string;
+  timeoutMs: number;
+  /** performance.now() by which the server must answer (pushed back by progress). */
+  deadline: number;
+}
+
+/** Timeouts are checked by one sweep per connection, at a tenth of the shortest timeout (10 ms–1 s). */
+const MIN_SWEEP_MS = 10;
+const MAX_SWEEP_MS = 1000;
+
+export interface ServerInfo {
+  protocolVersion: string;
+  capabilities: Record<string, unknown>;
+  serverInfo: { name: string; version: string };
+  instructions: string | undefined;
+}
+
+/** What mcpgate declares to every server: it relays sampling, elicitation and roots to its agents. */
+const CLIENT_CAPABILITIES = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
+
+export class ClientSession {
+  readonly name: string;
+  state: SessionState = 'connecting';
+  info: ServerInfo | undefined;
+  lastError: GatewayError | undefined;
+  private readonly pending = new Map<number, Pending>();
+  // One interval instead of a timer per call: creating and clearing a Node timer on every call of a
+  // sequential agent rebuilds the timer list each time, measurably on the hot path.
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweepMs = Infinity;
+  private readonly ids: { next: number };
+  private process: StdioProcess | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    readonly config: StdioServerConfig,
+    private readonly hooks: SessionHooks,
+    private readonly log: Logger,
+    private readonly options: SessionOptions,
+  ) {
+    this.name = config.name;
+    this.ids = options.ids ?? { next: 1 };
+  }
+
+  get pid(): number | undefined {
+    return this.process?.pid;
+  }
+
+  /** Spawns and initializes the server. Resolves when ready; rejects (and marks `failed`) otherwise. */
+  async start(): Promise<void> {
+    this.process = new StdioProcess(this.config, this.log, {
+      line: (line) => this.onLine(line),
+      overflow: (length) => this.log.warn('server sent a message over the size limit; discarded', { length }),
+      exit: (reason) => this.onExit(reason),
+    });
+    const params = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: CLIENT_CAPABILITIES, clientInfo: GATEWAY_INFO };
+    let raw: Record<string, unknown>;
+    try {
+      raw = await this.request('initialize', params, this.options.startupTimeoutMs);
+    } catch (err) {
+      const reason = err instanceof GatewayError && err.code === 'MCPG_SERVER_TIMEOUT'
+        ? new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" did not answer initialize within ${this.options.startupTimeoutMs} ms`, { server: this.name })
+        : toStartError(err, this.name);
+      this.fail(reason);
+      throw reason;
+    }
+    const parsed = InitializeResultSchema.safeParse(raw);
+    if (!parsed.success) {
+      const reason = new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" sent an invalid initialize result: ${parsed.error.issues[0]?.message ?? 'invalid'}`, { server: this.name });
+      this.fail(reason);
+      throw reason;
+    }
+    const result = parsed.data;
+    if (!SUPPORTED_PROTOCOL_VERSIONS.includes(result.protocolVersion)) {
+      const reason = new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" speaks protocol ${result.protocolVersion}, which mcpgate does not support (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`, { server: this.name });
+      this.fail(reason);
+      throw reason;
+    }
+    this.info = {
+      protocolVersion: result.protocolVersion,
+      capabilities: result.capabilities,
+      serverInfo: { name: result.serverInfo.name, version: result.serverInfo.version },
+      instructions: result.instructions,
+    };
+    this.notify('notifications/initialized');
+    this.setState('ready');
+  }
+
+  /** Sends a request whose answer goes to `sink`; returns the id used on this connection. */
+  call(method: string, params: Record<string, unknown> | undefined, sink: CallSink, timeoutMs = this.config.timeout): number {
+    const id = this.ids.next++;
+    if (this.closing !== undefined || this.state === 'failed' || this.state === 'closed') {
+      sink.fail(this.unavailable());
+      return id;
+    }
+    this.track(id, { sink, forwarded: false, method, timeoutMs, deadline: performance.now() + timeoutMs });
+    if (!this.process!.write(encodeRequest(id, method, params))) {
+      this.settle(id)?.sink.fail(this.unavailable());
+    }
+    return id;
+  }
+
+  /** Forwards an agent's request object as is, after re-addressing it (hot path: one stringify). */
+  forward(msg: JsonRpcRequest, sink: CallSink): number {
+    const id = this.ids.next++;
+    if (this.state !== 'ready' || this.closing !== undefined) {
+      sink.fail(this.unavailable());
+      return id;
+    }
+    msg.id = id;
+    const meta = msg.params?._meta as Record<string, unknown> | undefined;
+    if (meta !== undefined && meta.progressToken !== undefined) meta.progressToken = id;
+    const timeoutMs = this.config.timeout;
+    this.track(id, { sink, forwarded: true, method: msg.method, timeoutMs, deadline: performance.now() + timeoutMs });
+    if (!this.process!.write(JSON.stringify(msg))) {
+      this.settle(id)?.sink.fail(this.unavailable());
+      this.hooks.outcome?.(this, false);
+    }
+    return id;
+  }
+
+  /** Awaitable request for the gateway's own use (initialize, lists, setLevel). */
+  request(method: string, params?: Record<string, unknown>, timeoutMs = this.config.timeout): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      this.call(method, params, {
+        reply: (msg) => {
+          if ('result' in msg) resolve(msg.result);
+          else reject(new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${this.name}" answered ${method} with error ${msg.error.code}: ${msg.error.message}`, { server: this.name, detail: { serverError: msg.error } }));
+        },
+        fail: reject,
+      }, timeoutMs);
+    });
+  }
+
+  /** Abandons a call: the server is told (`notifications/cancelled`) and a late answer is dropped. */
+  cancel(id: number, reason: string): void {
+    if (this.settle(id) === undefined) return;
+    this.notify('notifications/cancelled', { requestId: id, reason });
+  }
+
+  notify(method: string, params?: Record<string, unknown>): void {
+    this.process?.write(encodeNotification(method, params));
+  }
+
+  respond(id: RequestId, result: unknown): void {
+    this.process?.write(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result)}}`);
+  }
+
+  respondError(id: RequestId, error: JsonRpcErrorObject): void {
+    this.process?.write(encodeError(id, error));
+  }
+
+  /** Graceful: refuse new calls, settle the pending ones, stop the process (seed 000). Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.failAll(new GatewayError('MCPG_SHUTTING_DOWN', `the connection to server "${this.name}" is closing`, { server: this.name }));
+      this.setState('closed');
+      await this.process?.stop(this.options.stopTimings ?? DEFAULT_STOP_TIMINGS);
+    })();
+    return this.closing;
+  }
+
+  /** Immediate: kill the process group now. */
+  destroy(): void {
+    this.failAll(new GatewayError('MCPG_SHUTTING_DOWN', `the connection to server "${this.name}" was destroyed`, { server: this.name }));
+    this.process?.kill();
+    this.setState('closed');
+  }
+
+  private onLine(line: string): void {
+    const parsed = parseMessage(line);
+    switch (parsed.kind) {
+      case 'response': {
+        const id = parsed.msg.id;
+        const entry = typeof id === 'number' ? this.settle(id) : undefined;
+        if (entry === undefined) return this.log.debug('dropped an answer to no pending request (late or cancelled)', { id });
+        entry.sink.reply(parsed.msg, line);
+        if (entry.forwarded) this.hooks.outcome?.(this, true);
+        return;
+      }
+      case 'notification':
+        if (parsed.msg.method === 'notifications/progress') return this.onProgress(parsed.msg);
+        this.hooks.notification(this, parsed.msg);
+        return;
+      case 'request':
+        if (parsed.msg.method === 'ping') return this.respond(parsed.msg.id, {});
+        this.hooks.request(this, parsed.msg);
+        return;
+      case 'invalid': {
+        const entry = typeof parsed.id === 'number' ? this.settle(parsed.id) : undefined;
+        const err = new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${this.name}" sent an invalid message: ${parsed.error.message}`, { server: this.name });
+        if (entry !== undefined) entry.sink.fail(err);
+        else this.log.warn('server sent an invalid message; ignored', { error: parsed.error.message, line: line.slice(0, 200) });
+      }
+    }
+  }
+
+  private onProgress(msg: JsonRpcNotification): void {
+    const token = msg.params?.progressToken;
+    const entry = typeof token === 'number' ? this.pending.get(token) : undefined;
+    if (entry === undefined) return; // a progress for a finished call: spec says ignore
+    entry.deadline = performance.now() + entry.timeoutMs; // progress proves the server is working: it resets the timeout
+    entry.sink.progress?.(msg.params!);
+  }
+
+  private track(id: number, entry: Pending): void {
+    this.pending.set(id, entry);
+    const period = Math.max(MIN_SWEEP_MS, Math.min(MAX_SWEEP_MS, Math.floor(entry.timeoutMs / 10)));
+    if (period >= this.sweepMs) return;
+    this.sweepMs = period;
+    clearInterval(this.sweepTimer);
+    this.sweepTimer = setInterval(() => this.sweep(), period);
+    this.sweepTimer.unref(); // the child process keeps the loop alive, not this
+  }
+
+  private sweep(): void {
+    if (this.pending.size === 0) return;
+    const now = performance.now();
+    for (const [id, entry] of this.pending) if (entry.deadline <= now) this.onTimeout(id, entry);
+  }
+
+  private stopSweep(): void {
+    clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
+    this.sweepMs = Infinity;
+  }
+
+  private onTimeout(id: number, entry: Pending): void {
+    const { method, timeoutMs } = entry;
+    this.cancel(id, `timed out after ${timeoutMs} ms`);
+    if (entry.forwarded) this.hooks.outcome?.(this, false);
+    entry.sink.fail(new GatewayError('MCPG_SERVER_TIMEOUT', `server "${this.name}" did not answer ${method} within ${timeoutMs} ms; the request was cancelled`, { server: this.name, detail: { timeoutMs } }));
+  }
+
+  private onExit(reason: GatewayError): void {
+    this.failAll(reason);
+    if (this.state !== 'closed') {
+      this.lastError = reason;
+      this.setState('failed', reason);
+    }
+  }
+
+  private fail(reason: GatewayError): void {
+    this.lastError = reason;
+    this.failAll(reason);
+    if (this.state !== 'closed') this.setState('failed', reason);
+    void this.process?.stop(this.options.stopTimings ?? DEFAULT_STOP_TIMINGS);
+  }
+
+  private settle(id: number): Pending | undefined {
+    const entry = this.pending.get(id);
+    if (entry === undefined) return undefined;
+    this.pending.delete(id);
+    return entry;
+  }
+
+  /** Terminal: every pending call fails with `err` and the sweep stops (no call is taken after this). */
+  private failAll(err: GatewayError): void {
+    this.stopSweep();
+    const entries = [...this.pending.values()];
+    this.pending.clear();
+    for (const entry of entries) {
+      try {
+        entry.sink.fail(err);
+      } catch (sinkErr) {
+        this.log.error('a call sink threw while failing', { error: sinkErr });
+      }
+    }
+  }
+
+  private unavailable(): GatewayError {
+    const why = this.lastError !== undefined ? `: ${this.lastError.message}` : '';
+    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is ${this.state === 'connecting' ? 'still starting' : 'not connected'}${why}`, { server: this.name });
+  }
+
+  private setState(state: SessionState, reason?: GatewayError): void {
+    if (this.state === state) return;
+    this.state = state;
+    this.hooks.state(this, state, reason);
+  }
+}
+
+function toStartError(err: unknown, server: string): GatewayError {
+  if (err instanceof GatewayError) {
+    if (err.code === 'MCPG_SERVER_START_FAILED') return err;
+    return new GatewayError('MCPG_SERVER_START_FAILED', `${err.message} (before completing initialize)`, { server, cause: err });
+  }
+  return new GatewayError('MCPG_SERVER_START_FAILED', `server "${server}" failed to initialize: ${String(err)}`, { server });
+}
