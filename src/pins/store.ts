@@ -117,11 +117,36 @@ export class PinStore {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw storeError(`cannot lock ${this.lockPath}: ${(err as Error).message}`);
         // A lock left by a process that died mid-write is stale after a while; writes take milliseconds.
         const age = await stat(this.lockPath).then((s) => Date.now() - s.mtimeMs, () => 0);
-        if (age > LOCK_STALE_MS) await unlink(this.lockPath).catch(() => {});
-        else if (Date.now() > deadline) throw storeError(`the pin store is locked by another process (${this.lockPath}); retry, or remove the lock file if no mcpgate is running`);
-        else await new Promise((r) => setTimeout(r, 10 + Math.random() * 20));
+        if (age > LOCK_STALE_MS && (await this.breakStaleLock())) continue;
+        if (Date.now() > deadline) throw storeError(`the pin store is locked by another process (${this.lockPath}); retry, or remove the lock file if no mcpgate is running`);
+        await new Promise((r) => setTimeout(r, 10 + Math.random() * 20));
       }
     }
+  }
+
+  /**
+   * Removes a stale lock, under a second lock and after looking again: two writers that both saw the
+   * stale lock must not both remove "it", or the second removes the lock the first has just taken
+   * and both write (lost pins). False when someone else is breaking it (the caller waits).
+   */
+  private async breakStaleLock(): Promise<boolean> {
+    const guard = `${this.lockPath}.break`;
+    try {
+      await (await open(guard, 'wx')).close();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw storeError(`cannot lock ${guard}: ${(err as Error).message}`);
+      // A guard left by a process that died within these few lines would otherwise block for good.
+      const age = await stat(guard).then((s) => Date.now() - s.mtimeMs, () => 0);
+      if (age > LOCK_STALE_MS) await unlink(guard).catch(() => {});
+      return false;
+    }
+    try {
+      const age = await stat(this.lockPath).then((s) => Date.now() - s.mtimeMs, () => 0);
+      if (age > LOCK_STALE_MS) await unlink(this.lockPath).catch(() => {});
+    } finally {
+      await unlink(guard).catch(() => {});
+    }
+    return true;
   }
 }
 

@@ -284,7 +284,8 @@ export class ClientSession {
   }
 
   private onExit(reason: GatewayError): void {
-    this.failAll(reason);
+    // Calls in flight may or may not have run: say so rather than retry them behind the agent's back.
+    this.failAll(this.pending.size === 0 ? reason : new GatewayError('MCPG_SERVER_UNAVAILABLE', `${reason.message}; the outcome of the call is unknown (it may have run)`, { server: this.name, detail: { ...reason.detail, outcome: 'unknown' } }));
     if (this.state !== 'closed') {
       this.lastError = reason;
       this.setState('failed', reason);

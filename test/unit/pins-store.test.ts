@@ -239,6 +239,36 @@ void describe('PinStore lock', { timeout: 60_000 }, () => {
     await assert.rejects(stat(lock), { code: 'ENOENT' });
   });
 
+  void it('takes over a stale lock even when a stale lock-breaking guard was left behind', { timeout: 5000 }, async () => {
+    const dir = await freshDir();
+    const past = new Date(Date.now() - 60_000);
+    for (const file of [LOCK, `${LOCK}.break`]) {
+      await writeFile(join(dir, file), '');
+      await utimes(join(dir, file), past, past);
+    }
+    await addTool(new PinStore(dir), 's', 't');
+    assert.deepEqual(Object.keys((await new PinStore(dir).readPins()).servers.s?.tools ?? {}), ['t']);
+    assert.deepEqual(await readdir(dir), ['pins.json']);
+  });
+
+  void it('loses no update when 20 concurrent writers all find the same stale lock', { timeout: 30_000 }, async () => {
+    // Two writers that both saw the stale lock must not both remove "it": the second would remove
+    // the lock the first had just taken, and both would write. The race is narrow, so it is run
+    // repeatedly (each round is ~0.1 s).
+    const names = Array.from({ length: 20 }, (_, i) => `tool${String(i).padStart(2, '0')}`);
+    for (let round = 0; round < 30; round++) {
+      const dir = await freshDir();
+      const lock = join(dir, LOCK);
+      await writeFile(lock, '999999\n');
+      const past = new Date(Date.now() - 60_000);
+      await utimes(lock, past, past);
+      await Promise.all(names.map((name) => addTool(new PinStore(dir), 'srv', name)));
+      const pins = JSON.parse(await readFile(join(dir, 'pins.json'), 'utf8')) as PinsFile;
+      assert.deepEqual(Object.keys(pins.servers.srv?.tools ?? {}).sort(), names, `round ${round}`);
+      assert.deepEqual(await readdir(dir), ['pins.json'], `round ${round}`);
+    }
+  });
+
   void it('waits for a fresh lock held by someone else, then succeeds once it is removed', { timeout: 5000 }, async () => {
     const dir = await freshDir();
     const lock = join(dir, LOCK);
