@@ -284,8 +284,8 @@ export class ClientSession {
   }
 
   private onExit(reason: GatewayError): void {
-    // Calls in flight may or may not have run: say so rather than retry them behind the agent's back.
-    this.failAll(this.pending.size === 0 ? reason : new GatewayError('MCPG_SERVER_UNAVAILABLE', `${reason.message}; the outcome of the call is unknown (it may have run)`, { server: this.name, detail: { ...reason.detail, outcome: 'unknown' } }));
+    // An agent's call in flight may or may not have run: say so rather than retry it behind its back.
+    this.failAll(reason, new GatewayError('MCPG_SERVER_UNAVAILABLE', `${reason.message}; the outcome of the call is unknown (it may have run)`, { server: this.name, detail: { ...reason.detail, outcome: 'unknown' } }));
     if (this.state !== 'closed') {
       this.lastError = reason;
       this.setState('failed', reason);
@@ -307,13 +307,13 @@ export class ClientSession {
   }
 
   /** Terminal: every pending call fails with `err` and the sweep stops (no call is taken after this). */
-  private failAll(err: GatewayError): void {
+  private failAll(err: GatewayError, forwardedErr: GatewayError = err): void {
     this.stopSweep();
     const entries = [...this.pending.values()];
     this.pending.clear();
     for (const entry of entries) {
       try {
-        entry.sink.fail(err);
+        entry.sink.fail(entry.forwarded ? forwardedErr : err);
       } catch (sinkErr) {
         this.log.error('a call sink threw while failing', { error: sinkErr });
       }
