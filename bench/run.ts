@@ -2,6 +2,7 @@
 // tests (timings on shared machines are noisy; only ratios measured in one run mean anything).
 
 import { cpus, loadavg, totalmem } from 'node:os';
+import { benchRespawn } from './respawn.js';
 import { benchStdio, TARGETS, type StdioResult } from './stdio-latency.js';
 
 const fmt = (ms: number): string => `${(ms * 1000).toFixed(0)} µs`;
@@ -25,6 +26,10 @@ async function main(): Promise<void> {
   console.log(`mcpgate bench — node ${process.version}, ${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, load ${loadavg()[0]!.toFixed(2)}`);
   print('stdio: tools/call to an echo server built on the SDK v2 (sequential calls, SDK v2 client)', await benchStdio('v2'));
   print('stdio: tools/call to an echo server built on the SDK v1 (sequential calls, SDK v2 client)', await benchStdio('v1'));
+  const respawn = (await benchRespawn()).sort((a, b) => a - b);
+  const median = respawn[Math.floor(respawn.length / 2)]!;
+  console.log('\nrespawn: SIGKILL of a server → its first successful call through mcpgate');
+  console.log(`  median ${median.toFixed(0)} ms, min ${respawn[0]!.toFixed(0)} ms, max ${respawn[respawn.length - 1]!.toFixed(0)} ms over ${respawn.length} kills (target < 1000 ms: ${median < 1000 ? 'met' : 'not met'})`);
 }
 
 main().catch((err: unknown) => {

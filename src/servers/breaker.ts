@@ -1,7 +1,9 @@
 // A per-server circuit breaker (seed 004): closed → open after `threshold` consecutive failures
 // (timeouts and transport errors; a tool's own isError result is a success here). While open, calls
 // fail fast. After `cooldownMs` exactly one call goes through as a half-open probe: success closes the
-// breaker, failure re-opens it for another cooldown; calls made while the probe runs fail fast.
+// breaker, failure re-opens it for another cooldown; calls made while the probe runs fail fast. A probe
+// whose outcome never comes (the agent cancelled it, its session died under it) is given up a cooldown
+// after it began and the next call is a new probe, so a lost outcome cannot wedge the breaker half-open.
 
 import type { Clock } from './clock.js';
 
@@ -20,22 +22,27 @@ export class CircuitBreaker {
   state: BreakerState = 'closed';
   failures = 0;
   openedAt = 0;
+  /** When the current half-open probe was admitted. */
+  probeAt = 0;
   trips = 0;
 
   constructor(private readonly options: BreakerOptions, private readonly clock: Clock) {}
 
+  /** Open: when the next probe is admitted. Half-open: when the probe in flight is given up if it has not ended. */
   get retryAt(): number {
-    return this.openedAt + this.options.cooldownMs;
+    return (this.state === 'half-open' ? this.probeAt : this.openedAt) + this.options.cooldownMs;
   }
 
   /** Asks to send one call. A probe admission must be followed by success() or failure(). */
   admit(): Admission {
     if (this.state === 'closed') return { ok: true, probe: false };
-    if (this.state === 'open' && this.clock.now() >= this.retryAt) {
+    const now = this.clock.now();
+    if (now >= this.retryAt) {
       this.state = 'half-open';
+      this.probeAt = now;
       return { ok: true, probe: true };
     }
-    return { ok: false, retryAt: this.state === 'open' ? this.retryAt : this.clock.now() + this.options.cooldownMs };
+    return { ok: false, retryAt: this.retryAt };
   }
 
   success(): void {

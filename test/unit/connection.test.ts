@@ -657,6 +657,8 @@ void describe('Connection (supervised)', () => {
       await r.failStart();
       assert.equal(r.conn.state, 'parked');
       assert.equal(r.sessions.length, 3);
+      r.clock.advance(1000); // the cooldown, well before the park timer
+      assert.equal(r.sessions.length, 3);
       const { s, got } = sink();
       r.conn.forward(call(), s);
       assert.equal(got.failed[0]!.message, 'server "srv" is reconnecting; try again shortly');
@@ -701,6 +703,33 @@ void describe('Connection (supervised)', () => {
       assert.equal(got.failed.length, 0, got.failed[0]?.message);
       assert.equal(session.forwarded.length, 2, 'a new probe goes through');
       session.outcome(true);
+      assert.equal(r.conn.breaker.state, 'closed');
+    });
+
+    void it('a probe whose session dies under it does not wedge the breaker: a later call still revives a parked server', { timeout: 5000 }, async () => {
+      // The dead session fails its calls without an outcome; the breaker must not stay half-open
+      // (failing every call fast) while the connection parks.
+      const r = await started({ ...SUPERVISION, breaker: { threshold: 3, cooldownMs: 1000 } });
+      const first = r.last();
+      for (let i = 0; i < 3; i++) first.outcome(false);
+      r.clock.advance(1000);
+      const { s } = sink();
+      r.conn.forward(call(1), s);
+      assert.equal(first.forwarded.length, 1, 'the probe is in flight');
+      first.crash();
+      r.clock.advance(100);
+      await r.failStart();
+      r.clock.advance(200);
+      await r.failStart();
+      assert.equal(r.conn.state, 'parked');
+      assert.equal(r.sessions.length, 3);
+      r.clock.advance(1000);
+      const { s: s2, got } = sink();
+      r.conn.forward(call(2), s2);
+      assert.equal(got.failed[0]!.message, 'server "srv" is reconnecting; try again shortly');
+      assert.equal(r.sessions.length, 4, 'the call revived the parked server');
+      await r.ready();
+      assert.equal(r.conn.state, 'ready');
       assert.equal(r.conn.breaker.state, 'closed');
     });
   });
