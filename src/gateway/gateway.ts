@@ -133,6 +133,12 @@ export class Gateway implements ConnectionHooks {
     const changed = this.catalog.set(conn.name, lists, review.held);
     this.holdInstructions(conn.name, review.instructionsHeld !== undefined);
     if (this.isSettled) this.announce(changed);
+    // A reconnected server has forgotten its subscriptions: renew those agents still hold.
+    for (const [publicUri, subscribers] of this.subscriptions) {
+      const route = this.catalog.resolveUri(publicUri);
+      if (subscribers.size === 0 || route?.server !== conn.name) continue;
+      conn.request('resources/subscribe', { uri: route.uri }).catch((err: unknown) => this.log.warn('could not renew a resource subscription after reconnecting', { server: conn.name, uri: publicUri, error: err }));
+    }
   }
 
   /** The server is not served any more (session lost, parked, closed): withdraw it and tell the agents. */

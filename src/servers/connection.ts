@@ -300,7 +300,7 @@ export class Connection {
     // The first attempt's outcome is the gateway's startup summary line; later transitions are logged here.
     if (this.firstSettle !== undefined) return;
     const message = `server "${this.name}": ${from} → ${state}${detail !== undefined ? `: ${detail}` : ''}`;
-    if (state === 'parked' || state === 'backoff') this.log.warn(message, { state });
+    if (state === 'parked') this.log.warn(message, { state });
     else this.log.info(message, { state });
   }
 

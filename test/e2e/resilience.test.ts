@@ -57,6 +57,26 @@ describe('resilience: servers that crash, hang, never start or flap', { timeout:
     assert.ok(await until(() => !alive(after_), 5000), 'the respawned server outlived the gateway');
   });
 
+  it('renews resource subscriptions on a respawned server', { timeout: 30_000 }, async () => {
+    const { gw } = await rig(() => ({ sink: fixtureServer('kitchen-sink-server') }));
+    const uri = 'mcpgate://sink/sink://static/1';
+    const updates: string[] = [];
+    gw.client.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params.uri));
+    await gw.client.subscribeResource({ uri });
+    const before = await pidOf(gw, 'sink');
+    process.kill(before, 'SIGKILL');
+    assert.ok(await until(async () => {
+      try {
+        return (await pidOf(gw, 'sink')) !== before;
+      } catch {
+        return false;
+      }
+    }, 15_000), 'not respawned');
+    // The new process was subscribed by the gateway on the agent's behalf.
+    assert.ok(await until(async () => textOf(await gw.client.callTool({ name: 'sink__touch', arguments: { uri: 'sink://static/1' } })) === 'touched', 5000));
+    assert.ok(await until(() => updates.includes(uri), 5000), 'no resources/updated after the respawn');
+  });
+
   it('a server that cannot start parks, and SIGHUP revives it once its command works', { timeout: 40_000 }, async () => {
     const { dir, gw, changed } = await rig(async (d) => {
       await copyFile(fixture('crash-at-start'), d.file('server.js'));

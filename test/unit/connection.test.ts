@@ -464,11 +464,11 @@ void describe('Connection (supervised)', () => {
       assert.equal(r.conn.nextAttemptAt, r.clock.now() + 50);
       // and a whole new budget of 3 before parking
       for (let i = 0; i < 2; i++) {
-        r.clock.advance(r.conn.nextAttemptAt! - r.clock.now());
+        r.clock.advance(r.conn.nextAttemptAt - r.clock.now());
         await r.failStart();
         assert.equal(r.conn.state, 'backoff');
       }
-      r.clock.advance(r.conn.nextAttemptAt! - r.clock.now());
+      r.clock.advance(r.conn.nextAttemptAt - r.clock.now());
       await r.failStart();
       assert.equal(r.conn.state, 'parked');
     });
