@@ -34,6 +34,7 @@ export const ERROR_CODES = {
   MCPG_SERVER_START_FAILED: { rpc: -32014, summary: 'The server could not be started or did not complete initialization.' },
   MCPG_AGENT_UNAVAILABLE: { rpc: -32015, summary: 'A server asked the agent something (sampling, elicitation, roots) but no agent could answer.' },
   MCPG_OVERLOADED: { rpc: -32016, summary: 'The agent has too many requests in flight; new ones are refused until some finish.' },
+  MCPG_POLICY_DENIED: { rpc: -32018, summary: "The agent's rules do not allow this tool, resource or prompt (the same answer whether it exists or not)." },
   MCPG_TOOL_HELD: { rpc: -32017, summary: "The tool's definition is new or changed and not approved yet (pins); the message gives the command that approves it." },
   MCPG_PIN_STORE_INVALID: { rpc: JSONRPC.INTERNAL_ERROR, summary: 'The pin store in the state directory cannot be read or is corrupt; nothing is released until it is fixed.' },
   MCPG_NOT_HELD: { rpc: JSONRPC.INVALID_PARAMS, summary: 'mcpgate approve named a tool that is not held.' },

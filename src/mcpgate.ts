@@ -1,8 +1,9 @@
 // Composition root: builds mcpgate's parts in order (config → gateway and its connections → front)
 // and closes them in reverse. Only src/cli/ reads argv, installs signal handlers or exits.
 
-import { loadServersConfig } from './config/load.js';
 import type { ServersConfig } from './config/types.js';
+import { Reloader, loadBoth } from './reload.js';
+import type { Rules } from './rules/load.js';
 import { Gateway, type ServerSummary } from './gateway/gateway.js';
 import { serveStdio, type StdioFront } from './front/stdio.js';
 import type { Logger } from './observability/logger.js';
@@ -12,6 +13,14 @@ import type { SupervisionSettings } from './servers/connection.js';
 
 export interface McpgateOptions {
   configFile: string;
+  /** gateway-rules.json; undefined: every agent may use every server. */
+  rulesFile?: string;
+  /** `aggregate` (the full catalog) or `discovery` (meta-tools only). */
+  mode?: 'aggregate' | 'discovery';
+  /** Offer get_gateway_status in discovery mode. */
+  debug?: boolean;
+  /** True when the agent's identity was configured (--agent / MCPGATE_AGENT) rather than defaulted. */
+  agentExplicit?: boolean;
   /** The agent identity on stdio (`--agent`). */
   agent: string;
   log: Logger;
@@ -28,12 +37,16 @@ export interface McpgateOptions {
 
 export class Mcpgate {
   readonly gateway: Gateway;
+  readonly reloader: Reloader;
   private front: StdioFront | undefined;
   private closing: Promise<void> | undefined;
 
-  private constructor(readonly config: ServersConfig, private readonly options: McpgateOptions) {
+  private constructor(readonly config: ServersConfig, rules: Rules, private readonly options: McpgateOptions) {
     this.gateway = new Gateway({
       config,
+      rules,
+      mode: options.mode,
+      debug: options.debug,
       log: options.log,
       separator: options.separator,
       startupTimeoutMs: options.startupTimeoutMs,
@@ -43,13 +56,23 @@ export class Mcpgate {
       supervision: options.supervision,
       stopTimings: options.stopTimings,
     });
+    this.reloader = new Reloader(this.gateway, options.configFile, options.rulesFile, options.log, options.env ?? process.env);
+    this.reloader.recordInitial(config, rules);
+    this.gateway.statusSource = () => ({ reload: { config: this.reloader.config, rules: this.reloader.rules } });
   }
 
-  /** Loads and validates the config; throws MCPG_CONFIG_INVALID before anything is started. */
+  /** Loads and validates both files; throws MCPG_CONFIG_INVALID before anything is started. */
   static async create(options: McpgateOptions): Promise<Mcpgate> {
-    const config = await loadServersConfig(options.configFile, options.env);
-    for (const warning of config.warnings) options.log.warn(`config: ${warning.path}: ${warning.message}`, { file: warning.file });
-    return new Mcpgate(config, options);
+    const { config, rules } = await loadBoth(options.configFile, options.rulesFile, options.env ?? process.env);
+    for (const warning of [...config.warnings, ...rules.warnings]) options.log.warn(`config: ${warning.path}: ${warning.message}`, { file: warning.file });
+    if (options.rulesFile === undefined) options.log.info('no rules file: every agent may use every server');
+    return new Mcpgate(config, rules, options);
+  }
+
+  /** SIGHUP: reload both files, and revive every parked server. */
+  async hangup(): Promise<void> {
+    await this.reloader.reload('SIGHUP');
+    this.gateway.reviveAll('SIGHUP');
   }
 
   /**
@@ -57,8 +80,9 @@ export class Mcpgate {
    * its first lists wait until every server is ready or has failed.
    */
   serveStdio(): { ended: Promise<void>; started: Promise<ServerSummary[]> } {
-    this.front = serveStdio(this.gateway, this.options.agent);
+    this.front = serveStdio(this.gateway, this.options.agent, this.options.agentExplicit ?? true);
     const started = this.gateway.start();
+    this.reloader.start();
     started.then((summaries) => {
       for (const warning of this.gateway.catalog.warnings) this.options.log.warn(`catalog: ${warning}`);
       const ready = summaries.filter((s) => s.state === 'ready').length;
@@ -70,6 +94,7 @@ export class Mcpgate {
   /** Graceful shutdown in reverse order of start. Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      this.reloader.close();
       this.front?.close();
       await this.gateway.close();
     })();

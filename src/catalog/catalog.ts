@@ -23,6 +23,12 @@ export interface CatalogOptions {
   sanitize?: boolean;
 }
 
+export interface ItemRef {
+  readonly server: string;
+  /** The item's name on its server (tools and prompts). */
+  readonly original?: string;
+}
+
 export interface PromptEntry {
   readonly server: string;
   readonly original: string;
@@ -46,8 +52,13 @@ export class Catalog {
   private readonly keyOf = new Map<string, string>();
   private readonly serverOfKey = new Map<string, string>();
   private toolsByName = new Map<string, ToolEntry>();
+  private publicNames = new Map<string, string>();
   private promptsByName = new Map<string, PromptEntry>();
   private readonly encoded = new Map<ListKind, string>();
+  /** Which server (and original name) each item of the views came from, index for index. */
+  private refs: Record<ListKind, ItemRef[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
+  /** Bumped on every rebuild: caches of per-agent views compare it. */
+  version = 0;
   private views: { tools: unknown[]; resources: unknown[]; resourceTemplates: unknown[]; prompts: unknown[] } = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
   /** Names that had to be sanitized, shortened or de-collided, for the log and `check`. */
   warnings: string[] = [];
@@ -212,6 +223,7 @@ export class Catalog {
     const toolsByName = new Map<string, ToolEntry>();
     const promptsByName = new Map<string, PromptEntry>();
     const views = { tools: [] as unknown[], resources: [] as unknown[], resourceTemplates: [] as unknown[], prompts: [] as unknown[] };
+    const refs: Record<ListKind, ItemRef[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
     for (const server of servers) {
       const key = this.key(server);
       const part = this.parts.get(server)!;
@@ -226,6 +238,7 @@ export class Catalog {
         if (held !== undefined) continue;
         const view = { ...tool, name };
         views.tools.push(this.sanitize ? sanitizeTool(view) : view);
+        refs.tools.push({ server, original: tool.name });
       }
       for (const prompt of part.prompts ?? []) {
         const name = promptNames.names.get(nameKey(key, prompt.name))!;
@@ -236,16 +249,60 @@ export class Catalog {
         promptsByName.set(name, { server, original: prompt.name });
         const view = { ...prompt, name };
         views.prompts.push(this.sanitize ? sanitizeTool(view) : view);
+        refs.prompts.push({ server, original: prompt.name });
       }
-      for (const resource of part.resources ?? []) views.resources.push({ ...(resource), uri: namespaceUri(key, resource.uri) });
+      for (const resource of part.resources ?? []) {
+        views.resources.push({ ...resource, uri: namespaceUri(key, resource.uri) });
+        refs.resources.push({ server });
+      }
       for (const template of part.resourceTemplates ?? []) {
-        views.resourceTemplates.push({ ...(template), uriTemplate: namespaceUri(key, template.uriTemplate) });
+        views.resourceTemplates.push({ ...template, uriTemplate: namespaceUri(key, template.uriTemplate) });
+        refs.resourceTemplates.push({ server });
       }
     }
+    this.publicNames = new Map([...toolsByName].map(([name, entry]) => [nameKey(entry.server, entry.original), name]));
     this.toolsByName = toolsByName;
     this.promptsByName = promptsByName;
     this.views = views;
+    this.refs = refs;
+    this.version += 1;
     this.encoded.clear();
+  }
+
+  /** The items of one kind that `keep` accepts (per-agent views under rules). */
+  filteredList(kind: ListKind, keep: (ref: ItemRef) => boolean): unknown[] {
+    const items = this.views[kind];
+    const refs = this.refs[kind];
+    const out: unknown[] = [];
+    for (let i = 0; i < items.length; i++) if (keep(refs[i]!)) out.push(items[i]);
+    return out;
+  }
+
+  /**
+   * Which server a public name belongs to by its prefix, whether or not such a tool exists, so a
+   * denial can be decided (and reported) the same way for existing and made-up names.
+   */
+  serverOfName(publicName: string): { server: string; rest: string } | undefined {
+    let best: { server: string; rest: string } | undefined;
+    let bestLength = -1;
+    for (const [key, server] of this.serverOfKey) {
+      const prefix = `${key}${this.separator}`;
+      if (publicName.startsWith(prefix) && prefix.length > bestLength) {
+        best = { server, rest: publicName.slice(prefix.length) };
+        bestLength = prefix.length;
+      }
+    }
+    return best;
+  }
+
+  /** The public name of a server's tool, if it is in the catalog (held or not). */
+  publicName(server: string, original: string): string | undefined {
+    return this.publicNames.get(nameKey(server, original));
+  }
+
+  /** Every configured server name (whether or not it is connected). */
+  get serverNames(): string[] {
+    return [...this.keyOf.keys()];
   }
 
   private key(server: string): string {

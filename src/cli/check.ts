@@ -1,19 +1,24 @@
-// `mcpgate check`: validate the configuration without starting anything; print every error and
-// warning as `file: path: message`; exit 2 when there are errors.
+// `mcpgate check`: validate `.mcp.json` and (when there is one) `gateway-rules.json` together without
+// starting anything; print every error and warning as `file: path: message`; exit 2 on errors.
 
 import { loadServersConfig, formatIssues } from '../config/load.js';
 import type { ConfigIssue } from '../config/types.js';
 import type { Env } from '../config/expand.js';
 import { GatewayError } from '../errors.js';
+import { loadRules } from '../rules/load.js';
 import type { CliIo } from './main.js';
 
-export async function runCheck(configFile: string, io: CliIo, env: Env = process.env): Promise<number> {
+export async function runCheck(configFile: string, io: CliIo, env: Env = process.env, rulesFile?: string): Promise<number> {
   try {
     const config = await loadServersConfig(configFile, env);
-    if (config.warnings.length > 0) io.err(formatIssues(config.warnings).map((l) => `warning: ${l}\n`).join(''));
+    const rules = rulesFile === undefined ? undefined : await loadRules(rulesFile, config.servers.map((s) => s.name));
+    const warnings = [...config.warnings, ...(rules?.warnings ?? [])];
+    if (warnings.length > 0) io.err(formatIssues(warnings).map((l) => `warning: ${l}\n`).join(''));
+    if (rules === undefined) io.err('warning: no rules file (gateway-rules.json): every agent may use every server; nothing is restricted\n');
     const enabled = config.servers.filter((s) => !s.disabled).map((s) => s.name);
     io.out(`${config.file}: OK, ${config.servers.length} server(s)${enabled.length > 0 ? `: ${enabled.join(', ')}` : ''}` +
       `${config.warnings.length > 0 ? `, ${config.warnings.length} warning(s)` : ''}\n`);
+    if (rules !== undefined) io.out(`${rules.file ?? rulesFile}: OK, ${rules.agents.size} agent(s)${rules.warnings.length > 0 ? `, ${rules.warnings.length} warning(s)` : ''}\n`);
     return 0;
   } catch (err) {
     if (err instanceof GatewayError && err.code === 'MCPG_CONFIG_INVALID') {

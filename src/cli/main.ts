@@ -3,7 +3,7 @@
 // Exit codes (DESIGN.md): 0 ok, 1 runtime failure, 2 usage or invalid configuration.
 
 import { parseArgs } from 'node:util';
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GatewayError } from '../errors.js';
@@ -17,18 +17,21 @@ import { PIN_MODES, type PinMode } from '../pins/review.js';
 const USAGE = `mcpgate ${GATEWAY_INFO.version} — one MCP server in front of many
 
 Usage:
-  mcpgate serve [--config .mcp.json] [--stdio] [--agent ID] [--log-level LEVEL]
+  mcpgate serve [--config .mcp.json] [--rules gateway-rules.json] [--stdio] [--agent ID]
+                [--mode aggregate|discovery] [--debug] [--log-level LEVEL]
                 [--separator SEP] [--startup-timeout MS] [--max-inflight N]
                 [--pins tofu|strict|off] [--state DIR] [--sanitize on|off]
                 [--retries N] [--backoff-cap MS] [--park-probe MS] [--stable-after MS]
                 [--breaker N] [--breaker-cooldown MS]
-  mcpgate check [--config .mcp.json]
+  mcpgate check [--config .mcp.json] [--rules gateway-rules.json]
   mcpgate pins [SERVER] [--state DIR]
   mcpgate approve SERVER [TOOL[@DIGEST]…] [--instructions] [--state DIR]
   mcpgate --help | --version
 
---state defaults to .mcpgate/ beside the config file.
-Environment: MCPGATE_CONFIG, MCPGATE_AGENT, MCPGATE_LOG_LEVEL, MCPGATE_PINS, MCPGATE_STATE (flags win).
+--state defaults to .mcpgate/ beside the config file; --rules to gateway-rules.json beside it, if present.
+SIGHUP reloads both files and revives parked servers; both files are also watched and reloaded.
+Environment: MCPGATE_CONFIG, MCPGATE_RULES, MCPGATE_AGENT, MCPGATE_MODE, MCPGATE_LOG_LEVEL,
+MCPGATE_PINS, MCPGATE_STATE (flags win).
 Log levels: debug, info, warn, error, silent. Logs go to stderr; stdout is the MCP transport.
 `;
 
@@ -60,6 +63,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       allowPositionals: true,
       options: {
         config: { type: 'string' },
+        rules: { type: 'string' },
+        mode: { type: 'string' },
+        debug: { type: 'boolean' },
         stdio: { type: 'boolean' },
         http: { type: 'string' },
         agent: { type: 'string' },
@@ -85,9 +91,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     if (!isLogLevel(levelText)) throw usage(`--log-level must be one of debug, info, warn, error, silent (got "${levelText}")`);
     const log = new Logger(levelText);
     const stateDir = resolve(values.state ?? env.MCPGATE_STATE ?? join(dirname(configFile), '.mcpgate'));
+    // An explicit rules file must exist; otherwise gateway-rules.json beside the config is used if present.
+    const besideConfig = join(dirname(configFile), 'gateway-rules.json');
+    const rulesFile = values.rules !== undefined || env.MCPGATE_RULES !== undefined
+      ? resolve(values.rules ?? env.MCPGATE_RULES ?? '')
+      : existsSync(besideConfig) ? besideConfig : undefined;
     switch (command) {
       case 'check':
-        return await runCheck(configFile, io, env);
+        return await runCheck(configFile, io, env, rulesFile);
       case 'pins':
         if (positionals.length > 1) throw usage('pins takes at most one SERVER');
         return await runPins(stateDir, positionals[0], io);
@@ -103,8 +114,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         const startupTimeoutMs = positiveInt(values['startup-timeout'], '--startup-timeout', 'a positive whole number of milliseconds');
         const maxInflight = positiveInt(values['max-inflight'], '--max-inflight', 'a positive whole number');
         const agent = values.agent ?? env.MCPGATE_AGENT ?? 'default';
-        const mode = values.pins ?? env.MCPGATE_PINS ?? 'tofu';
-        if (!(PIN_MODES as readonly string[]).includes(mode)) throw usage(`--pins must be one of ${PIN_MODES.join(', ')} (got "${mode}")`);
+        const agentExplicit = values.agent !== undefined || env.MCPGATE_AGENT !== undefined;
+        const mode = values.mode ?? env.MCPGATE_MODE ?? 'aggregate';
+        if (mode !== 'aggregate' && mode !== 'discovery') throw usage(`--mode must be aggregate or discovery (got "${mode}")`);
+        const pinMode = values.pins ?? env.MCPGATE_PINS ?? 'tofu';
+        if (!(PIN_MODES as readonly string[]).includes(pinMode)) throw usage(`--pins must be one of ${PIN_MODES.join(', ')} (got "${pinMode}")`);
         const sanitizeText = values.sanitize ?? 'on';
         if (sanitizeText !== 'on' && sanitizeText !== 'off') throw usage(`--sanitize must be on or off (got "${sanitizeText}")`);
         const supervision = {
@@ -117,7 +131,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
             ...defined('cooldownMs', positiveInt(values['breaker-cooldown'], '--breaker-cooldown', 'a positive whole number of milliseconds')),
           },
         };
-        return await runServe({ configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: mode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision });
+        return await runServe({ configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit });
       }
       default:
         throw usage(`unknown command "${command}"`);

@@ -1,6 +1,6 @@
 // `mcpgate serve`: run the gateway on stdio until the agent closes stdin or a signal arrives, then
 // shut down gracefully (seed 000). A second signal kills every server's process group at once;
-// SIGHUP revives parked servers.
+// SIGHUP reloads both configuration files and revives parked servers.
 
 import { Mcpgate, type McpgateOptions } from '../mcpgate.js';
 
@@ -20,7 +20,7 @@ export async function runServe(options: McpgateOptions): Promise<number> {
     resolveStop(signal);
   };
   // SIGHUP revives every parked or backing-off server now (after its command or environment is fixed).
-  const onHangup = (): void => gate.gateway.reviveAll('SIGHUP');
+  const onHangup = (): void => void gate.hangup();
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onHangup);

@@ -11,7 +11,7 @@ export interface StdioFront {
   close(): void;
 }
 
-export function serveStdio(gateway: Gateway, agent: string, input: Readable = process.stdin, output: Writable = process.stdout): StdioFront {
+export function serveStdio(gateway: Gateway, agent: string, agentExplicit = true, input: Readable = process.stdin, output: Writable = process.stdout): StdioFront {
   let resolveEnded!: () => void;
   const ended = new Promise<void>((resolve) => (resolveEnded = resolve));
   let broken = false;
@@ -25,7 +25,7 @@ export function serveStdio(gateway: Gateway, agent: string, input: Readable = pr
     send(line) {
       if (!broken) output.write(line + '\n');
     },
-  }, agent);
+  }, agent, agentExplicit);
   const stop = readLines(input, {
     line: (line) => session.handleLine(line),
     overflow: (length) => session.overflow(length),

@@ -2,7 +2,7 @@
 // everything that flows right to left (server notifications and server→agent requests) to the agent
 // it belongs to. What flows left to right is in session.ts.
 
-import type { ServersConfig, StdioServerConfig } from '../config/types.js';
+import type { ServerConfig, ServersConfig, StdioServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { Catalog } from '../catalog/catalog.js';
@@ -12,6 +12,8 @@ import { fetchLists, type ListKind } from '../servers/lists.js';
 import type { StopTimings } from '../servers/stdio-process.js';
 import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
 import { PinKeeper } from '../pins/keeper.js';
+import { OPEN_RULES, type Rules } from '../rules/load.js';
+import { AgentViews } from './agent-views.js';
 import type { PinMode } from '../pins/review.js';
 import { AgentSession, type AgentChannel } from './session.js';
 import { LIST_CHANGED, SERVER_REQUEST_CAPABILITY } from './methods.js';
@@ -30,6 +32,12 @@ export interface GatewayOptions {
   sanitize?: boolean;
   /** Reconnect, park and circuit-breaker settings (defaults in servers/connection.ts). */
   supervision?: SupervisionSettings;
+  /** Per-agent rules; absent means every agent may use every server. */
+  rules?: Rules;
+  /** `aggregate` (default): the full catalog; `discovery`: the meta-tools only. */
+  mode?: 'aggregate' | 'discovery';
+  /** Offer get_gateway_status in discovery mode. */
+  debug?: boolean;
 }
 
 export const DEFAULT_MAX_INFLIGHT = 1000;
@@ -48,6 +56,8 @@ export class Gateway implements ConnectionHooks {
   readonly catalog: Catalog;
   readonly log: Logger;
   readonly connections = new Map<string, Connection>();
+  /** The servers configuration in force (replaced by a reload). */
+  config: ServersConfig;
   readonly sessions = new Set<AgentSession>();
   /** Namespaced URI → sessions subscribed to it; the server is subscribed while the set is non-empty. */
   readonly subscriptions = new Map<string, Set<AgentSession>>();
@@ -57,12 +67,16 @@ export class Gateway implements ConnectionHooks {
   private isSettled = false;
   private readonly refresher: Refresher;
   readonly pins: PinKeeper;
+  /** The rules in force: one immutable snapshot, swapped whole on reload. */
+  rules: Rules;
+  readonly views: AgentViews;
   /** Servers whose instructions changed since they were approved: not passed to agents. */
   private readonly heldInstructions = new Set<string>();
   private closing: Promise<void> | undefined;
 
   constructor(private readonly options: GatewayOptions) {
     this.log = options.log;
+    this.config = options.config;
     this.catalog = new Catalog(options.config.servers.map((s) => s.name), { separator: options.separator, sanitize: options.sanitize });
     this.pins = new PinKeeper({
       mode: options.pins?.mode ?? 'off',
@@ -70,8 +84,48 @@ export class Gateway implements ConnectionHooks {
       log: this.log,
       onStoreChanged: () => void this.reviewAll(),
     });
+    this.rules = options.rules ?? OPEN_RULES;
+    this.views = new AgentViews(this.catalog, () => this.rules);
     this.refresher = new Refresher((server, kinds) => this.refresh(server, kinds), this.log);
     this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
+  }
+
+  get mode(): 'aggregate' | 'discovery' {
+    return this.options.mode ?? 'aggregate';
+  }
+
+  get debug(): boolean {
+    return this.options.debug ?? false;
+  }
+
+  /** Set by the composition root: the parts of the status only it knows (reload status). */
+  statusSource: () => Record<string, unknown> = () => ({});
+
+  /** What an operator needs to see (get_gateway_status): reloads, rules, servers, paths. */
+  status(): Record<string, unknown> {
+    const rules = this.rules;
+    return {
+      ...this.statusSource(),
+      policy: rules.open
+        ? { file: null, open: true, note: 'no rules file: every agent may use every server' }
+        : { file: rules.file, agent_count: rules.agents.size, agent_ids: [...rules.agents.keys()].sort(), defaults: { deny_on_missing_agent: rules.defaults.denyOnMissingAgent } },
+      servers: this.config.servers.map((s) => {
+        const conn = this.connections.get(s.name);
+        return {
+          name: s.name,
+          state: s.disabled ? 'disabled' : conn?.state ?? 'not started',
+          tools: this.catalog.counts(s.name).tools,
+          held: this.catalog.heldCount(s.name),
+          attempts: conn?.attempts ?? 0,
+          breaker: conn?.breaker.state,
+          last_error: conn?.lastError?.message ?? null,
+          next_attempt_at: conn?.nextAttemptAt !== undefined ? new Date(conn.nextAttemptAt).toISOString() : null,
+        };
+      }),
+      config_paths: { mcp_json: this.config.file, rules: rules.file ?? null, state: this.pins.dir },
+      mode: this.mode,
+      pins: this.pins.mode,
+    };
   }
 
   get sanitizes(): boolean {
@@ -93,16 +147,19 @@ export class Gateway implements ConnectionHooks {
   /** Starts every enabled server in parallel; one that fails is reported and left out. */
   async start(): Promise<ServerSummary[]> {
     await this.pins.start();
-    const summaries = await Promise.all(this.options.config.servers.map(async (config): Promise<ServerSummary> => {
-      if (config.disabled) return this.report({ server: config.name, state: 'disabled', tools: 0, resources: 0, prompts: 0 });
-      if (config.type !== 'stdio') {
-        return this.report({ server: config.name, state: 'failed', tools: 0, resources: 0, prompts: 0, error: `server "${config.name}": "${config.type}" servers are not supported yet by this build (stdio only)` });
-      }
-      return this.report(await this.startServer(config));
-    }));
+    const summaries = await Promise.all(this.config.servers.map((config) => this.launch(config)));
     this.isSettled = true;
     this.resolveSettled();
     return summaries;
+  }
+
+  /** Starts one configured server (or reports why not) and logs its summary line. */
+  async launch(config: ServerConfig): Promise<ServerSummary> {
+    if (config.disabled) return this.report({ server: config.name, state: 'disabled', tools: 0, resources: 0, prompts: 0 });
+    if (config.type !== 'stdio') {
+      return this.report({ server: config.name, state: 'failed', tools: 0, resources: 0, prompts: 0, error: `server "${config.name}": "${config.type}" servers are not supported yet by this build (stdio only)` });
+    }
+    return this.report(await this.startServer(config));
   }
 
   private async startServer(config: StdioServerConfig): Promise<ServerSummary> {
@@ -165,8 +222,8 @@ export class Gateway implements ConnectionHooks {
     return summary;
   }
 
-  openSession(channel: AgentChannel, agent: string): AgentSession {
-    const session = new AgentSession(this, channel, agent, this.log.child({ agent }));
+  openSession(channel: AgentChannel, agent: string, agentExplicit = true): AgentSession {
+    const session = new AgentSession(this, channel, agent, this.log.child({ agent }), agentExplicit);
     this.sessions.add(session);
     return session;
   }
@@ -325,11 +382,13 @@ export class Gateway implements ConnectionHooks {
   }
 
   /** Tells every agent which lists changed (templates are part of the resources list). */
-  private announce(kinds: readonly ListKind[]): void {
+  /** Tells each agent whose view of these lists changed (templates belong to the resources list). */
+  announce(kinds: readonly ListKind[]): void {
     if (kinds.length === 0) return;
-    const methods = new Set(kinds.map((k) => (k === 'resourceTemplates' ? 'resources' : k)));
-    for (const method of methods) {
-      for (const session of this.sessions) session.listChanged(`notifications/${method}/list_changed`);
+    for (const session of this.sessions) {
+      const methods = new Set<string>();
+      for (const kind of kinds) if (session.viewChanged(kind)) methods.add(kind === 'resourceTemplates' ? 'resources' : kind);
+      for (const method of methods) session.listChanged(`notifications/${method}/list_changed`);
     }
   }
 }

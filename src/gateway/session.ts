@@ -16,6 +16,9 @@ import {
 } from '../wire/jsonrpc.js';
 import { sanitizeContent } from '../pins/sanitize.js';
 import { AgentRequests } from './agent-requests.js';
+import { executeTarget, getServerTools, listServers, metaTools, META_TOOLS, STATUS_TOOL } from './discovery.js';
+import { decideServer, decideTool } from '../rules/decide.js';
+import type { ListKind } from '../servers/lists.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
 import type { Gateway } from './gateway.js';
 import { GATEWAY_CAPABILITIES, LOG_LEVEL_RANK } from './methods.js';
@@ -31,6 +34,8 @@ interface Inflight {
   conn: Connection;
   serverId: number;
 }
+
+const META_NAMES: ReadonlySet<string> = new Set([...META_TOOLS.map((t) => t.name), STATUS_TOOL.name]);
 
 /** Server→agent requests held until the agent has initialized. */
 const MAX_EARLY_REQUESTS = 64;
@@ -51,6 +56,8 @@ export class AgentSession {
   private readonly inflight = new Map<RequestId, Inflight>();
   /** Server→agent requests the agent has not answered yet. */
   private readonly agentRequests: AgentRequests;
+  /** The lists as last shown to the agent, to announce only what changed for it. */
+  private readonly viewSent = new Map<ListKind, string>();
   /** Requests parked until the servers settle (lists asked for during startup). */
   private readonly waiting = new Set<RequestId>();
   private closed = false;
@@ -60,6 +67,8 @@ export class AgentSession {
     private readonly channel: AgentChannel,
     readonly agent: string,
     private readonly log: Logger,
+    /** False when the identity is only the default: then discovery tools may name the agent (agent_id). */
+    private readonly agentExplicit = true,
   ) {
     this.agentRequests = new AgentRequests(agent, (line) => {
       if (!this.closed) this.channel.send(line);
@@ -89,7 +98,6 @@ export class AgentSession {
 
   private onRequest(msg: JsonRpcRequest): void {
     if (this.gateway.isClosing) return this.sendError(msg.id, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'));
-    const catalog = this.gateway.catalog;
     switch (msg.method) {
       case 'tools/call':
         return this.callTool(msg);
@@ -98,13 +106,14 @@ export class AgentSession {
       case 'initialize':
         return void this.initialize(msg);
       case 'tools/list':
-        return this.afterSettled(msg, () => this.sendEncodedResult(msg.id, catalog.encodedList('tools')));
+        if (this.gateway.mode === 'discovery') return this.sendEncodedResult(msg.id, metaTools(this.gateway.debug));
+        return this.afterSettled(msg, () => this.sendList(msg.id, 'tools'));
       case 'resources/list':
-        return this.afterSettled(msg, () => this.sendEncodedResult(msg.id, catalog.encodedList('resources')));
+        return this.afterSettled(msg, () => this.sendList(msg.id, 'resources'));
       case 'resources/templates/list':
-        return this.afterSettled(msg, () => this.sendEncodedResult(msg.id, catalog.encodedList('resourceTemplates')));
+        return this.afterSettled(msg, () => this.sendList(msg.id, 'resourceTemplates'));
       case 'prompts/list':
-        return this.afterSettled(msg, () => this.sendEncodedResult(msg.id, catalog.encodedList('prompts')));
+        return this.afterSettled(msg, () => this.sendList(msg.id, 'prompts'));
       case 'resources/read':
         return this.afterSettled(msg, () => this.readResource(msg));
       case 'prompts/get':
@@ -123,14 +132,25 @@ export class AgentSession {
 
   // ── tools ───────────────────────────────────────────────────────────────────────────────────
 
-  private callTool(msg: JsonRpcRequest): void {
+  private callTool(msg: JsonRpcRequest, agent: string = this.agent, timeoutMs?: number): void {
     const params = msg.params;
     const name = params?.name;
     if (typeof name !== 'string') return this.sendError(msg.id, invalidParams('tools/call needs params.name (a string)'));
+    if (this.gateway.mode === 'discovery' && META_NAMES.has(name)) return this.afterSettled(msg, () => this.callMetaTool(msg, name));
     if (params!.arguments !== undefined && (typeof params!.arguments !== 'object' || params!.arguments === null || Array.isArray(params!.arguments))) {
       return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     }
     const entry = this.gateway.catalog.tool(name);
+    const rules = this.gateway.rules;
+    if (!rules.open) {
+      // Decided before existence, for existing and made-up names alike: a denial reveals nothing.
+      const target = entry ?? this.gateway.catalog.serverOfName(name);
+      if (target !== undefined) {
+        const tool = 'original' in target ? target.original : target.rest;
+        const decision = decideTool(rules, agent, target.server, tool);
+        if (!decision.allowed) return this.sendError(msg.id, this.denied(decision.reason, target.server, `tool "${tool}"`, agent));
+      }
+    }
     if (entry === undefined) {
       if (!this.gateway.hasSettled) return this.afterSettled(msg, () => this.callTool(msg));
       return this.sendError(msg.id, new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } }));
@@ -139,14 +159,14 @@ export class AgentSession {
     const conn = this.connection(entry.server, msg.id);
     if (conn === undefined) return;
     params!.name = entry.original;
-    this.forward(conn, msg, (result) => {
+    this.forward(conn, msg, timeoutMs, (result) => {
       const renamed = rewriteToolResult(result, (uri) => this.gateway.catalog.publicUri(entry.server, uri));
       return (this.gateway.sanitizes && sanitizeContent(result)) || renamed;
     });
   }
 
   /** Sends `msg` (already rewritten to the server's names) to `conn` and relays the answer. */
-  private forward(conn: Connection, msg: JsonRpcRequest, rewrite?: Rewrite): void {
+  private forward(conn: Connection, msg: JsonRpcRequest, timeoutMs?: number, rewrite?: Rewrite): void {
     const agentId = msg.id;
     if (this.inflight.has(agentId)) return this.sendError(agentId, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`));
     if (this.inflight.size >= this.gateway.maxInflight) {
@@ -167,7 +187,7 @@ export class AgentSession {
         this.sendError(agentId, err);
       },
       progress: agentToken === undefined ? undefined : (p) => this.notify('notifications/progress', { ...p, progressToken: agentToken }),
-    });
+    }, timeoutMs);
   }
 
   private relay(res: JsonRpcResponse, line: string, agentId: RequestId, serverId: number, rewrite: Rewrite | undefined): void {
@@ -188,18 +208,21 @@ export class AgentSession {
     const route = this.routeUri(msg);
     if (route === undefined) return;
     msg.params!.uri = route.uri;
-    this.forward(route.conn, msg, (result) => rewriteReadResult(result, (uri) => this.gateway.catalog.publicUri(route.conn.name, uri)));
+    this.forward(route.conn, msg, undefined, (result) => rewriteReadResult(result, (uri) => this.gateway.catalog.publicUri(route.conn.name, uri)));
   }
 
   private getPrompt(msg: JsonRpcRequest): void {
     const name = msg.params?.name;
     if (typeof name !== 'string') return this.sendError(msg.id, invalidParams('prompts/get needs params.name (a string)'));
     const entry = this.gateway.catalog.prompt(name);
+    const target = entry ?? this.gateway.catalog.serverOfName(name);
+    const refused = target === undefined ? undefined : this.serverDenied(target.server, `prompt "${'original' in target ? target.original : target.rest}"`);
+    if (refused !== undefined) return this.sendError(msg.id, refused);
     if (entry === undefined) return this.sendError(msg.id, new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${name}`, { detail: { prompt: name } }));
     const conn = this.connection(entry.server, msg.id);
     if (conn === undefined) return;
     msg.params!.name = entry.original;
-    this.forward(conn, msg, (result) => {
+    this.forward(conn, msg, undefined, (result) => {
       const renamed = rewritePromptResult(result, (uri) => this.gateway.catalog.publicUri(entry.server, uri));
       return (this.gateway.sanitizes && sanitizeContent(result)) || renamed;
     });
@@ -209,6 +232,8 @@ export class AgentSession {
     const ref = msg.params?.ref as Record<string, unknown> | undefined;
     if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
       const entry = this.gateway.catalog.prompt(ref.name);
+      const refused = entry === undefined ? undefined : this.serverDenied(entry.server, `prompt "${entry.original}"`);
+      if (refused !== undefined) return this.sendError(msg.id, refused);
       if (entry === undefined) return this.sendError(msg.id, new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${ref.name}`));
       const conn = this.connection(entry.server, msg.id);
       if (conn === undefined) return;
@@ -217,6 +242,8 @@ export class AgentSession {
     }
     if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
       const route = this.gateway.catalog.resolveUri(ref.uri);
+      const refused = route === undefined ? undefined : this.serverDenied(route.server, `resource "${route.uri}"`);
+      if (refused !== undefined) return this.sendError(msg.id, refused);
       const conn = route === undefined ? undefined : this.gateway.connections.get(route.server);
       if (route === undefined || conn === undefined) return this.sendError(msg.id, new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${ref.uri}`, { detail: { uri: ref.uri } }));
       ref.uri = route.uri;
@@ -231,13 +258,58 @@ export class AgentSession {
     return conn;
   }
 
+  /** MCPG_POLICY_DENIED naming agent, server and item; the rule that decided goes to the log only. */
+  private denied(reason: string, server: string, what: string, agent: string = this.agent): GatewayError {
+    this.log.debug('denied by the rules', { server, reason });
+    return new GatewayError('MCPG_POLICY_DENIED', `agent "${agent}" may not use ${what} of server "${server}"`, { server, detail: { agent } });
+  }
+
+  /** Discovery mode's meta-tools; the configured identity wins over an agent_id argument. */
+  private callMetaTool(msg: JsonRpcRequest, name: string): void {
+    const args = (msg.params?.arguments ?? {}) as Record<string, unknown>;
+    const agent = !this.agentExplicit && typeof args.agent_id === 'string' && args.agent_id !== '' ? args.agent_id : this.agent;
+    try {
+      switch (name) {
+        case 'list_servers':
+          return this.sendResult(msg.id, listServers(this.gateway, agent));
+        case 'get_server_tools':
+          return this.sendResult(msg.id, getServerTools(this.gateway, agent, args));
+        case 'get_gateway_status':
+          if (!this.gateway.debug) break;
+          return this.sendResult(msg.id, { content: [{ type: 'text', text: JSON.stringify(this.gateway.status(), null, 2) }] });
+        case 'execute_tool': {
+          const target = executeTarget(this.gateway, args);
+          msg.params = { ...msg.params, name: target.name, arguments: target.arguments };
+          return this.callTool(msg, agent, target.timeoutMs);
+        }
+      }
+      this.sendError(msg.id, new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } }));
+    } catch (err) {
+      this.sendError(msg.id, err);
+    }
+  }
+
+  /** Server-level rules (resources, prompts, completion): undefined when allowed, else the error. */
+  private serverDenied(server: string, what: string): GatewayError | undefined {
+    const rules = this.gateway.rules;
+    if (rules.open) return undefined;
+    const decision = decideServer(rules, this.agent, server);
+    return decision.allowed ? undefined : this.denied(decision.reason, server, what);
+  }
+
   private routeUri(msg: JsonRpcRequest): { conn: Connection; uri: string; publicUri: string } | undefined {
     const uri = msg.params?.uri;
     if (typeof uri !== 'string') {
       this.sendError(msg.id, invalidParams(`${msg.method} needs params.uri (a string)`));
       return undefined;
     }
-    const route = this.gateway.catalog.resolveUri(uri);
+    const split = this.gateway.catalog.resolveUri(uri);
+    const refused = split === undefined ? undefined : this.serverDenied(split.server, `resource "${split.uri}"`);
+    if (refused !== undefined) {
+      this.sendError(msg.id, refused);
+      return undefined;
+    }
+    const route = split;
     const conn = route === undefined ? undefined : this.gateway.connections.get(route.server);
     if (route === undefined || conn === undefined) {
       this.sendError(msg.id, new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${uri} (mcpgate resource URIs look like mcpgate://SERVER/URI)`, { detail: { uri } }));
@@ -393,6 +465,21 @@ export class AgentSession {
 
   private sendResult(id: RequestId, result: unknown): void {
     if (!this.closed) this.channel.send(encodeResult(id, result));
+  }
+
+  /** A list as this agent may see it; remembered, so a later change is announced only if it differs. */
+  private sendList(id: RequestId, kind: ListKind): void {
+    const text = this.gateway.views.encoded(this.agent, kind);
+    this.viewSent.set(kind, text);
+    this.sendEncodedResult(id, text);
+  }
+
+  /** Whether the agent's view of `kind` differs from what it was last shown (and remember the new one). */
+  viewChanged(kind: ListKind): boolean {
+    const text = this.gateway.views.encoded(this.agent, kind);
+    if (this.viewSent.get(kind) === text) return false;
+    this.viewSent.set(kind, text);
+    return true;
   }
 
   /** A result already encoded as JSON text. */

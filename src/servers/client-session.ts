@@ -152,7 +152,7 @@ export class ClientSession {
   }
 
   /** Forwards an agent's request object as is, after re-addressing it (hot path: one stringify). */
-  forward(msg: JsonRpcRequest, sink: CallSink): number {
+  forward(msg: JsonRpcRequest, sink: CallSink, timeoutMs: number = this.config.timeout): number {
     const id = this.ids.next++;
     if (this.state !== 'ready' || this.closing !== undefined) {
       sink.fail(this.unavailable());
@@ -161,7 +161,6 @@ export class ClientSession {
     msg.id = id;
     const meta = msg.params?._meta as Record<string, unknown> | undefined;
     if (meta !== undefined && meta.progressToken !== undefined) meta.progressToken = id;
-    const timeoutMs = this.config.timeout;
     this.track(id, { sink, forwarded: true, method: msg.method, timeoutMs, deadline: performance.now() + timeoutMs });
     if (!this.process!.write(JSON.stringify(msg))) {
       this.settle(id)?.sink.fail(this.unavailable());

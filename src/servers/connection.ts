@@ -65,7 +65,7 @@ export interface SessionLike {
   readonly info: ServerInfo | undefined;
   readonly pid?: number | undefined;
   start(): Promise<void>;
-  forward(msg: JsonRpcRequest, sink: CallSink): number;
+  forward(msg: JsonRpcRequest, sink: CallSink, timeoutMs?: number): number;
   request(method: string, params?: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>>;
   cancel(id: number, reason: string): void;
   notify(method: string, params?: Record<string, unknown>): void;
@@ -139,7 +139,7 @@ export class Connection {
   // ── calls ─────────────────────────────────────────────────────────────────────────────────────
 
   /** Forwards an agent's call through the breaker; an unreachable server fails fast and says when it is tried again. */
-  forward(msg: JsonRpcRequest, sink: CallSink): number {
+  forward(msg: JsonRpcRequest, sink: CallSink, timeoutMs?: number): number {
     const admission = this.breaker.admit();
     if (!admission.ok) {
       sink.fail(this.unreachable(admission.retryAt));
@@ -157,7 +157,7 @@ export class Connection {
       sink.fail(this.unavailable());
       return 0;
     }
-    return session.forward(msg, sink);
+    return session.forward(msg, sink, timeoutMs);
   }
 
   request(method: string, params?: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>> {

@@ -14,6 +14,7 @@ import { main } from '../../src/cli/main.js';
 const BIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const PACKAGE = new URL('../../../package.json', import.meta.url);
 const UNSET = 'MCPGATE_TEST_SURELY_UNSET_VAR';
+const NO_RULES = 'warning: no rules file (gateway-rules.json): every agent may use every server; nothing is restricted\n';
 const HINT = "Run 'mcpgate --help' for usage.\n";
 
 interface Run {
@@ -58,7 +59,7 @@ void describe('mcpgate CLI', { timeout: 10000 }, () => {
       const r = await run([flag]);
       assert.equal(r.code, 0);
       assert.match(r.out, /^mcpgate \d+\.\d+\.\d+ — one MCP server in front of many\n\nUsage:\n {2}mcpgate serve /);
-      assert.ok(r.out.includes('  mcpgate check [--config .mcp.json]\n'));
+      assert.ok(r.out.includes('  mcpgate check [--config .mcp.json] [--rules gateway-rules.json]\n'));
       assert.equal(r.err, '');
     }
   });
@@ -109,11 +110,11 @@ void describe('mcpgate CLI', { timeout: 10000 }, () => {
   });
 
   void it('check on a valid config exits 0 and names the enabled servers', { timeout: 5000 }, async () => {
-    assert.deepEqual(await run(['check', '--config', valid]), { code: 0, out: `${valid}: OK, 3 server(s): fs, web\n`, err: '' });
+    assert.deepEqual(await run(['check', '--config', valid]), { code: 0, out: `${valid}: OK, 3 server(s): fs, web\n`, err: NO_RULES });
   });
 
   void it('check finds the config through MCPGATE_CONFIG', { timeout: 5000 }, async () => {
-    assert.deepEqual(await run(['check'], { MCPGATE_CONFIG: valid }), { code: 0, out: `${valid}: OK, 3 server(s): fs, web\n`, err: '' });
+    assert.deepEqual(await run(['check'], { MCPGATE_CONFIG: valid }), { code: 0, out: `${valid}: OK, 3 server(s): fs, web\n`, err: NO_RULES });
   });
 
   void it('check with warnings exits 0 and prints warning: lines on stderr', { timeout: 5000 }, async () => {
@@ -121,7 +122,7 @@ void describe('mcpgate CLI', { timeout: 10000 }, () => {
       code: 0,
       out: `${warned}: OK, 1 server(s): fs, 2 warning(s)\n`,
       err: `warning: ${warned}: $.extra: unknown top-level key "extra" is ignored\n` +
-        `warning: ${warned}: $.mcpServers.fs.colour: unknown key "colour" in server "fs" is ignored\n`,
+        `warning: ${warned}: $.mcpServers.fs.colour: unknown key "colour" in server "fs" is ignored\n` + NO_RULES,
     });
   });
 
@@ -136,7 +137,7 @@ void describe('mcpgate CLI', { timeout: 10000 }, () => {
 
   void it('check expands ${VAR} from the environment main was given', { timeout: 5000 }, async () => {
     assert.deepEqual(await run(['check', '--config', expanding], { MCPGATE_TEST_CMD: 'node' }), {
-      code: 0, out: `${expanding}: OK, 1 server(s): fs\n`, err: '',
+      code: 0, out: `${expanding}: OK, 1 server(s): fs\n`, err: NO_RULES,
     });
     const r = await run(['check', '--config', expanding], {});
     assert.equal(r.code, 2);

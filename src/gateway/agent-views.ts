@@ -1,0 +1,44 @@
+// What one agent may see, under the rules: each list filtered by the same pure functions that decide
+// calls (rules/decide.ts), so what an agent is shown and what it may call can never disagree. Encoded
+// once per (catalog version, rules snapshot, agent) and reused until either changes.
+
+import type { Catalog } from '../catalog/catalog.js';
+import { decideServer, decideTool } from '../rules/decide.js';
+import type { Rules } from '../rules/load.js';
+import type { ListKind } from '../servers/lists.js';
+
+interface Cached {
+  catalogVersion: number;
+  rules: Rules;
+  lists: Partial<Record<ListKind, string>>;
+}
+
+/** A bound on remembered agents: views are cheap to rebuild, so old ones are simply dropped. */
+const MAX_CACHED_AGENTS = 1024;
+
+export class AgentViews {
+  private readonly cache = new Map<string, Cached>();
+
+  constructor(private readonly catalog: Catalog, private readonly rules: () => Rules) {}
+
+  /** `{"tools":[…]}` (or resources, resourceTemplates, prompts) as this agent may see it. */
+  encoded(agent: string, kind: ListKind): string {
+    const rules = this.rules();
+    if (rules.open) return this.catalog.encodedList(kind);
+    let entry = this.cache.get(agent);
+    if (entry === undefined || entry.catalogVersion !== this.catalog.version || entry.rules !== rules) {
+      if (entry === undefined && this.cache.size >= MAX_CACHED_AGENTS) this.cache.clear();
+      entry = { catalogVersion: this.catalog.version, rules, lists: {} };
+      this.cache.set(agent, entry);
+    }
+    let text = entry.lists[kind];
+    if (text === undefined) {
+      const keep = kind === 'tools'
+        ? (ref: { server: string; original?: string }) => decideTool(rules, agent, ref.server, ref.original!).allowed
+        : (ref: { server: string }) => decideServer(rules, agent, ref.server).allowed;
+      text = JSON.stringify({ [kind]: this.catalog.filteredList(kind, keep) });
+      entry.lists[kind] = text;
+    }
+    return text;
+  }
+}

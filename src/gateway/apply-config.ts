@@ -1,0 +1,48 @@
+// Applying a reloaded configuration: the rules are swapped as one reference (in-flight calls keep the
+// snapshot they were decided with), and `.mcp.json` is applied per server — added servers start,
+// removed ones are shut down gracefully, changed ones restart — while untouched servers keep their
+// connections and their calls in flight. Every agent whose view changed is told.
+
+import type { ServerConfig, ServersConfig } from '../config/types.js';
+import type { Rules } from '../rules/load.js';
+import type { Gateway } from './gateway.js';
+
+export interface ApplyReport {
+  added: string[];
+  removed: string[];
+  restarted: string[];
+}
+
+/** Field-by-field equality of two server entries (the snapshots are plain frozen JSON). */
+function same(a: ServerConfig, b: ServerConfig): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+export async function applyConfig(gateway: Gateway, next: ServersConfig, rules: Rules): Promise<ApplyReport> {
+  const before = new Map(gateway.config.servers.map((s) => [s.name, s]));
+  const after = new Map(next.servers.map((s) => [s.name, s]));
+  const report: ApplyReport = { added: [], removed: [], restarted: [] };
+  for (const name of before.keys()) if (!after.has(name)) report.removed.push(name);
+  for (const [name, config] of after) {
+    const old = before.get(name);
+    if (old === undefined) report.added.push(name);
+    else if (!same(old, config)) report.restarted.push(name);
+  }
+
+  gateway.config = next;
+  gateway.rules = rules;
+  if (report.added.length > 0 || report.removed.length > 0) gateway.catalog.setServers(next.servers.map((s) => s.name));
+
+  // Stop what went away or changed; the old connection finishes its calls' teardown on its own.
+  const stopping = [...report.removed, ...report.restarted].map(async (name) => {
+    const conn = gateway.connections.get(name);
+    gateway.connections.delete(name);
+    // Closing withdraws the server from the catalog (the connection's `lost` hook) before it restarts.
+    if (conn !== undefined) await conn.close();
+  });
+  // Everyone's view may differ under new rules, even with the same servers.
+  gateway.announce(['tools', 'resources', 'resourceTemplates', 'prompts']);
+  await Promise.all(stopping);
+  await Promise.all([...report.added, ...report.restarted].map((name) => gateway.launch(after.get(name)!)));
+  return report;
+}

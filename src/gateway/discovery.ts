@@ -1,0 +1,124 @@
+// Discovery mode (agent-mcp-gateway compatible): instead of the whole catalog an agent sees four small
+// meta-tools — list_servers, get_server_tools, execute_tool and, with --debug, get_gateway_status —
+// a few hundred tokens of context instead of thousands. Every one goes through the same rules (and
+// pins) as the aggregate catalog: what an agent can discover is exactly what it may call.
+
+import { GatewayError } from '../errors.js';
+import { decideServer, decideTool, serverVisible } from '../rules/decide.js';
+import { globToRegExp } from '../rules/schema.js';
+import type { Gateway } from './gateway.js';
+
+const AGENT_ID = { type: 'string', description: 'Your agent id (only used when the gateway has no identity for you).' };
+
+export const META_TOOLS = [
+  {
+    name: 'list_servers',
+    description: 'Lists the MCP servers you may use, with their state and how many tools each offers you.',
+    inputSchema: { type: 'object', properties: { agent_id: AGENT_ID } },
+  },
+  {
+    name: 'get_server_tools',
+    description: 'Lists the tools of one server you may call, with their input schemas. Filter by names or a glob pattern; max_schema_tokens caps the size (tools beyond it are listed by name only).',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        server: { type: 'string' },
+        names: { type: 'array', items: { type: 'string' } },
+        pattern: { type: 'string', description: 'glob, e.g. "get_*"' },
+        max_schema_tokens: { type: 'integer', minimum: 1 },
+        agent_id: AGENT_ID,
+      },
+      required: ['server'],
+    },
+  },
+  {
+    name: 'execute_tool',
+    description: 'Calls a tool of a server with the given arguments and returns its result.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        server: { type: 'string' },
+        tool: { type: 'string' },
+        args: { type: 'object' },
+        timeout_ms: { type: 'integer', minimum: 1 },
+        agent_id: AGENT_ID,
+      },
+      required: ['server', 'tool'],
+    },
+  },
+] as const;
+
+export const STATUS_TOOL = {
+  name: 'get_gateway_status',
+  description: 'Reports the gateway\'s state: reload status of each configuration file, the rules in force, the servers and their states.',
+  inputSchema: { type: 'object', properties: { agent_id: AGENT_ID } },
+} as const;
+
+export function metaTools(debug: boolean): string {
+  return JSON.stringify({ tools: debug ? [...META_TOOLS, STATUS_TOOL] : META_TOOLS });
+}
+
+const text = (value: unknown): Record<string, unknown> => ({ content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] });
+const invalid = (message: string): GatewayError => new GatewayError('MCPG_INVALID_PARAMS', message);
+
+/** Rough token count of a JSON value (about four characters a token), for max_schema_tokens. */
+const tokens = (value: unknown): number => Math.ceil(JSON.stringify(value).length / 4);
+
+export function listServers(gateway: Gateway, agent: string): Record<string, unknown> {
+  const rules = gateway.rules;
+  const servers = gateway.config.servers
+    .filter((s) => !s.disabled && (rules.open || serverVisible(rules, agent, s.name)))
+    .map((s) => {
+      const conn = gateway.connections.get(s.name);
+      const tools = gateway.catalog.serverTools(s.name).filter((t) => rules.open || decideTool(rules, agent, s.name, t.name).allowed);
+      return { name: s.name, state: conn?.state ?? 'not started', tools: tools.length - gateway.catalog.heldCount(s.name), description: conn?.info?.serverInfo.name };
+    });
+  return text({ servers });
+}
+
+export function getServerTools(gateway: Gateway, agent: string, args: Record<string, unknown>): Record<string, unknown> {
+  const server = args.server;
+  if (typeof server !== 'string') throw invalid('get_server_tools needs "server" (a string)');
+  const rules = gateway.rules;
+  if (!rules.open && !serverVisible(rules, agent, server)) {
+    throw new GatewayError('MCPG_POLICY_DENIED', `agent "${agent}" may not use server "${server}"`, { server, detail: { agent } });
+  }
+  const names = Array.isArray(args.names) ? new Set(args.names.filter((n): n is string => typeof n === 'string')) : undefined;
+  const pattern = typeof args.pattern === 'string' ? globToRegExp(args.pattern) : undefined;
+  const budget = typeof args.max_schema_tokens === 'number' && args.max_schema_tokens > 0 ? args.max_schema_tokens : Infinity;
+  let used = 0;
+  const tools: Record<string, unknown>[] = [];
+  const omitted: string[] = [];
+  for (const tool of gateway.catalog.serverTools(server)) {
+    if (names !== undefined && !names.has(tool.name)) continue;
+    if (pattern !== undefined && !pattern.test(tool.name)) continue;
+    if (!rules.open && !decideTool(rules, agent, server, tool.name).allowed) continue;
+    const entry = gateway.catalog.tool(gateway.catalog.publicName(server, tool.name) ?? '');
+    if (entry === undefined || entry.held !== undefined) continue;
+    const item = { name: tool.name, description: tool.description, inputSchema: tool.inputSchema };
+    const cost = tokens(item);
+    if (used + cost > budget) {
+      omitted.push(tool.name);
+      continue;
+    }
+    used += cost;
+    tools.push(item);
+  }
+  return text(omitted.length === 0 ? { server, tools } : { server, tools, omitted_for_budget: omitted });
+}
+
+/** Resolves execute_tool's target to the public tool name the normal call path takes. */
+export function executeTarget(gateway: Gateway, args: Record<string, unknown>): { name: string; arguments: unknown; timeoutMs: number | undefined } {
+  const { server, tool } = args;
+  if (typeof server !== 'string' || typeof tool !== 'string') throw invalid('execute_tool needs "server" and "tool" (strings)');
+  if (args.args !== undefined && (typeof args.args !== 'object' || args.args === null || Array.isArray(args.args))) throw invalid('execute_tool "args" must be an object');
+  const timeoutMs = typeof args.timeout_ms === 'number' && Number.isInteger(args.timeout_ms) && args.timeout_ms > 0 ? args.timeout_ms : undefined;
+  // An unknown tool still gets a well-formed public name, so the rules decide before existence does.
+  const name = gateway.catalog.publicName(server, tool) ?? `${server}__${tool}`;
+  return { name, arguments: args.args ?? {}, timeoutMs };
+}
+
+/** Server-level check for discovery listings (exported for the status tool). */
+export function mayUseServer(gateway: Gateway, agent: string, server: string): boolean {
+  return gateway.rules.open || decideServer(gateway.rules, agent, server).allowed;
+}

@@ -1,0 +1,126 @@
+// Hot reload of `.mcp.json` and `gateway-rules.json` (seed 003): both files are watched (their
+// directories), debounced, loaded and validated *together*, and only then applied in one step. A file
+// that fails to parse or validate keeps the running configuration, and the failure is recorded per
+// file (attempts, successes, last error, last warnings) for the status tool; the next good write
+// applies. Reloads are serialized, so a burst of edits never interleaves two applications.
+
+import { loadServersConfig } from './config/load.js';
+import type { ConfigIssue, ServersConfig } from './config/types.js';
+import { watchFiles, type FileWatch } from './config/watch.js';
+import { GatewayError } from './errors.js';
+import { applyConfig } from './gateway/apply-config.js';
+import type { Gateway } from './gateway/gateway.js';
+import type { Logger } from './observability/logger.js';
+import { OPEN_RULES, loadRules, type Rules } from './rules/load.js';
+
+export interface FileStatus {
+  path: string | undefined;
+  attempts: number;
+  successes: number;
+  lastAttempt: string | undefined;
+  lastSuccess: string | undefined;
+  lastError: string | undefined;
+  lastWarnings: string[];
+}
+
+const fileStatus = (path: string | undefined): FileStatus => ({
+  path, attempts: 0, successes: 0, lastAttempt: undefined, lastSuccess: undefined, lastError: undefined, lastWarnings: [],
+});
+
+const describe = (issues: readonly ConfigIssue[]): string[] => issues.map((i) => `${i.path}: ${i.message}`);
+
+/** Loads both files, or says what is wrong with each; never applies anything. */
+export async function loadBoth(configFile: string, rulesFile: string | undefined, env: NodeJS.ProcessEnv): Promise<{ config: ServersConfig; rules: Rules }> {
+  const config = await loadServersConfig(configFile, env);
+  const rules = rulesFile === undefined ? OPEN_RULES : await loadRules(rulesFile, config.servers.map((s) => s.name));
+  return { config, rules };
+}
+
+export class Reloader {
+  readonly config: FileStatus;
+  readonly rules: FileStatus;
+  private watch: FileWatch | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    private readonly gateway: Gateway,
+    private readonly configFile: string,
+    private readonly rulesFile: string | undefined,
+    private readonly log: Logger,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {
+    this.config = fileStatus(configFile);
+    this.rules = fileStatus(rulesFile);
+  }
+
+  /** Records the load that started the gateway. */
+  recordInitial(config: ServersConfig, rules: Rules): void {
+    const now = new Date().toISOString();
+    for (const [status, warnings] of [[this.config, config.warnings], [this.rules, rules.warnings]] as const) {
+      status.attempts = 1;
+      status.successes = 1;
+      status.lastAttempt = now;
+      status.lastSuccess = now;
+      status.lastWarnings = describe(warnings);
+    }
+  }
+
+  start(): void {
+    const files = [this.configFile, ...(this.rulesFile === undefined ? [] : [this.rulesFile])];
+    this.watch = watchFiles(files, () => void this.reload('a configuration file changed'), this.log);
+  }
+
+  /** Loads and applies both files; resolves false (and keeps the running config) if either is bad. */
+  reload(why: string): Promise<boolean> {
+    const run = this.queue.then(() => this.run(why));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.watch?.close();
+  }
+
+  private async run(why: string): Promise<boolean> {
+    if (this.closed || this.gateway.isClosing) return false;
+    const now = new Date().toISOString();
+    for (const status of [this.config, this.rules]) {
+      status.attempts += 1;
+      status.lastAttempt = now;
+    }
+    let config: ServersConfig;
+    try {
+      config = await loadServersConfig(this.configFile, this.env);
+    } catch (err) {
+      return this.failed(this.config, err);
+    }
+    let rules: Rules = OPEN_RULES;
+    if (this.rulesFile !== undefined) {
+      try {
+        rules = await loadRules(this.rulesFile, config.servers.map((s) => s.name));
+      } catch (err) {
+        return this.failed(this.rules, err);
+      }
+    }
+    if (this.closed || this.gateway.isClosing) return false;
+    const report = await applyConfig(this.gateway, config, rules);
+    for (const [status, warnings] of [[this.config, config.warnings], [this.rules, rules.warnings]] as const) {
+      status.successes += 1;
+      status.lastSuccess = now;
+      status.lastError = undefined;
+      status.lastWarnings = describe(warnings);
+    }
+    for (const warning of [...config.warnings, ...rules.warnings]) this.log.warn(`config: ${warning.path}: ${warning.message}`, { file: warning.file });
+    this.log.info(`configuration reloaded (${why})`, { ...report });
+    return true;
+  }
+
+  private failed(status: FileStatus, err: unknown): false {
+    const message = err instanceof GatewayError ? err.message : String(err);
+    status.lastError = message;
+    this.log.error(`reload failed; the previous configuration stays in force: ${message}`, { file: status.path });
+    return false;
+  }
+}
