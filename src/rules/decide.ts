@@ -1,7 +1,6 @@
 // Access decisions over a compiled Rules snapshot (DESIGN.md "gateway-rules.json"). Pure: no I/O,
 // no throwing, no state; what an agent may call and what it is shown both come from here. A decision
-// costs a few Map/Set lookups and, only when globs exist, one RegExp test per list (a second one
-// finds the glob to name on a hit).
+// costs a few Map/Set lookups and, only for lists that have globs, one RegExp run per list.
 
 import { DEFAULT_AGENT } from './schema.js';
 import type { CompiledAgent, Matcher, Rules } from './schema.js';
@@ -123,6 +122,7 @@ function via(pattern: string): string {
 
 /** Names from the file or the agent, quoted and escaped: a name may hold quotes or control characters. */
 function q(value: string): string {
+  if (typeof value !== 'string') return String(value); // a caller's type error must not make a decision throw
   // Decisions are hot and names are almost always plain: only call JSON.stringify when it would
   // escape something (controls, `"`, `\\`, surrogates, which it escapes when unpaired).
   for (let i = 0; i < value.length; i++) {

@@ -122,7 +122,8 @@ function compilePatterns(patterns: readonly string[]): (name: string) => string 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Frozen collections: Object.freeze alone leaves a Map's or Set's contents mutable.
+// Frozen collections: Object.freeze alone leaves a Map's or Set's contents mutable, so their mutators
+// are replaced by ones that throw (only a deliberate `Map.prototype.set.call(…)` gets past that).
 
 function refuse(): never {
   throw new TypeError('the rules snapshot is frozen');

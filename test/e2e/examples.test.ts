@@ -29,6 +29,7 @@ describe('examples/.mcp.json: the reference servers behind mcpgate', { timeout: 
     gw = await startGateway({
       config: join(ROOT, 'examples/.mcp.json'),
       env: { TMPDIR: dir.path },
+      agent: 'example',
       args: ['--startup-timeout', '60000', '--state', dir.path],
       capabilities: { roots: { listChanged: true } },
       setup: (client) => client.setRequestHandler('roots/list', () => ({ roots: [{ uri: `file://${dir.path}`, name: 'test root' }] })),

@@ -74,7 +74,8 @@ describe('pins: tofu holds what changes after first use', { timeout: 60_000 }, (
 
   it('holds a tool added by SIGHUP and refuses calls to it with the command that approves it', { timeout: 15_000 }, async () => {
     process.kill(r.pid, 'SIGHUP');
-    assert.ok(await until(async () => 'calculator' in (await held(dir))), 'calculator never held');
+    // held.json is written just before the catalog takes the change: wait for what the agent sees.
+    assert.ok(await until(async () => 'calculator' in (await held(dir)) && (await rpcError(r.gw.client.callTool({ name: 'dyn__calculator', arguments: {} }))).data.code === 'MCPG_TOOL_HELD'), 'calculator never held');
     assert.deepEqual(await names(r.gw), ['dyn__echo']);
     const err = await rpcError(r.gw.client.callTool({ name: 'dyn__calculator', arguments: { a: 1, b: 2, operation: 'add' } }));
     assert.equal(err.code, -32017);
@@ -96,7 +97,7 @@ describe('pins: tofu holds what changes after first use', { timeout: 60_000 }, (
 
   it('holds a rewritten description (a rug pull): the new text never reaches the agent', { timeout: 15_000 }, async () => {
     process.kill(r.pid, 'SIGUSR1');
-    assert.ok(await until(async () => (await held(dir)).echo !== undefined), 'echo never held');
+    assert.ok(await until(async () => (await held(dir)).echo !== undefined && !(await names(r.gw)).includes('dyn__echo')), 'echo never held');
     const { tools } = await r.gw.client.listTools();
     assert.ok(!tools.some((t) => t.name === 'dyn__echo'));
     assert.ok(!JSON.stringify(tools).includes('revised'));

@@ -126,6 +126,18 @@ void describe('decideTool: precedence, most specific first', () => {
     assert.deepEqual(decideTool(agentRules('a', {}), 'a', 'db', 'query'), { allowed: false, reason });
   });
 
+  void it('never throws, even when a caller passes names of the wrong type', { timeout: 5000 }, () => {
+    const r = agentRules('a', { allow: { servers: ['*'], tools: { s: ['x*'] } }, deny: { tools: { s: ['y*'] } } });
+    const odd = [undefined, null, 42, {}] as unknown as string[];
+    for (const value of odd) {
+      assert.doesNotThrow(() => decideTool(r, 'a', value, value));
+      assert.doesNotThrow(() => decideTool(r, 'a', 's', value));
+      assert.doesNotThrow(() => decideServer(r, value, value));
+      assert.doesNotThrow(() => serverVisible(r, value, value));
+    }
+    assert.deepEqual(decideTool(r, 'a', 's', 42 as unknown as string), { allowed: false, reason: 'tool 42 of server "s" is not in allow.tools of agent "a"' });
+  });
+
   void it('quotes and escapes names in reasons', { timeout: 5000 }, () => {
     const r = agentRules('a"b', { allow: { servers: ['*'] } });
     assert.deepEqual(decideTool(r, 'a"b', 's', 'x\ny'), {
@@ -421,7 +433,6 @@ void describe('decideTool cost', () => {
     const ns = Number(process.hrtime.bigint() - start) / (rounds * calls.length);
     assert.equal(allowed, rounds * 3);
     t.diagnostic(`decideTool: ${ns.toFixed(0)} ns per call (20 exact + 10 pattern rules, mixed outcomes)`);
-    console.log(`# decideTool: ${ns.toFixed(0)} ns per call (20 exact + 10 pattern rules, mixed outcomes)`);
     assert.ok(ns < 20_000, `${ns} ns per call`); // generous: a loaded CI machine must not fail this
   });
 });
