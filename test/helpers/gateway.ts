@@ -94,7 +94,8 @@ class ChildTransport {
 
 export interface GatewayOptions {
   config: string;
-  agent?: string;
+  /** The `--agent` identity (default `tester`); `null` passes none (and unsets MCPGATE_AGENT): the gateway has no configured identity. */
+  agent?: string | null;
   /** Extra CLI flags after `serve`. */
   args?: string[];
   env?: Record<string, string>;
@@ -122,8 +123,11 @@ export class GatewayProcess {
   clientV1!: ClientV1;
 
   constructor(options: GatewayOptions) {
-    const args = [CLI, 'serve', '--config', options.config, '--agent', options.agent ?? 'tester', '--log-level', 'debug', ...(options.args ?? [])];
-    this.child = spawn(process.execPath, args, { env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const identity = options.agent === null ? [] : ['--agent', options.agent ?? 'tester'];
+    const args = [CLI, 'serve', '--config', options.config, ...identity, '--log-level', 'debug', ...(options.args ?? [])];
+    const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
+    if (options.agent === null) delete env.MCPGATE_AGENT;
+    this.child = spawn(process.execPath, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.exited = once(this.child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
     this.transport = new ChildTransport(this.child);
     let partial = '';
