@@ -11,15 +11,29 @@ interface Outgoing {
   serverRequestId: RequestId;
 }
 
+/** Server→agent requests held until the agent has initialized. */
+const MAX_EARLY_REQUESTS = 64;
+
 export class AgentRequests {
   private readonly outgoing = new Map<number, Outgoing>();
   private nextId = 1;
+  /**
+   * Requests that arrived before the agent sent `notifications/initialized` (servers start before or
+   * alongside the agent, and some ask for roots at once). MCP forbids sending the agent requests
+   * before that, so they wait here, bounded, and go out when it arrives.
+   */
+  private early: { conn: Connection; msg: JsonRpcRequest; capability: string }[] | undefined = [];
 
   /** `send` writes one framed message to the agent. */
   constructor(private readonly agent: string, private readonly send: (line: string) => void) {}
 
   /** Relays the server's request if the agent declared `capability`; otherwise the server gets a clear error. */
   relay(conn: Connection, msg: JsonRpcRequest, capability: string, agentCapabilities: Record<string, unknown>): void {
+    if (this.early !== undefined) {
+      if (this.early.length < MAX_EARLY_REQUESTS) return void this.early.push({ conn, msg, capability });
+      conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" has not finished initializing; ${msg.method} was refused`, { server: conn.name }).toJsonRpc());
+      return;
+    }
     if (agentCapabilities[capability] === undefined) {
       conn.respondError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `agent "${this.agent}" did not declare the ${capability} capability, so ${msg.method} cannot be relayed`, { server: conn.name }).toJsonRpc());
       return;
@@ -27,6 +41,13 @@ export class AgentRequests {
     const id = this.nextId++;
     this.outgoing.set(id, { conn, serverRequestId: msg.id });
     this.send(encodeRequest(id, msg.method, msg.params));
+  }
+
+  /** The agent is initialized: what waited for it goes out now (or is refused for lack of the capability). */
+  agentReady(agentCapabilities: Record<string, unknown>): void {
+    const early = this.early ?? [];
+    this.early = undefined;
+    for (const { conn, msg, capability } of early) this.relay(conn, msg, capability, agentCapabilities);
   }
 
   /** The agent answered: pass it to the server that asked. False if no request of ours has that id. */
@@ -51,6 +72,10 @@ export class AgentRequests {
 
   /** The agent went away: every server still waiting gets an error instead of silence. */
   close(): void {
+    for (const { conn, msg } of this.early ?? []) {
+      conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" disconnected before initializing`, { server: conn.name }).toJsonRpc());
+    }
+    this.early = undefined;
     for (const entry of this.outgoing.values()) {
       entry.conn.respondError(entry.serverRequestId, new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" disconnected`).toJsonRpc());
     }

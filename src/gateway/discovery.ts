@@ -4,7 +4,7 @@
 // pins) as the aggregate catalog: what an agent can discover is exactly what it may call.
 
 import { GatewayError } from '../errors.js';
-import { decideServer, decideTool, serverVisible } from '../rules/decide.js';
+import { decideTool, serverVisible } from '../rules/decide.js';
 import { globToRegExp } from '../rules/schema.js';
 import type { Gateway } from './gateway.js';
 
@@ -118,7 +118,18 @@ export function executeTarget(gateway: Gateway, args: Record<string, unknown>): 
   return { name, arguments: args.args ?? {}, timeoutMs };
 }
 
-/** Server-level check for discovery listings (exported for the status tool). */
-export function mayUseServer(gateway: Gateway, agent: string, server: string): boolean {
-  return gateway.rules.open || decideServer(gateway.rules, agent, server).allowed;
+/** Runs a meta-tool: a result to send, or (execute_tool) the call to make through the normal path. */
+export function runMetaTool(gateway: Gateway, agent: string, name: string, args: Record<string, unknown>):
+  { result: Record<string, unknown> } | { execute: ReturnType<typeof executeTarget> } {
+  switch (name) {
+    case 'list_servers':
+      return { result: listServers(gateway, agent) };
+    case 'get_server_tools':
+      return { result: getServerTools(gateway, agent, args) };
+    case 'execute_tool':
+      return { execute: executeTarget(gateway, args) };
+    case 'get_gateway_status':
+      if (gateway.debug) return { result: text(gateway.status()) };
+  }
+  throw new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } });
 }

@@ -14,6 +14,7 @@ import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
 import { PinKeeper } from '../pins/keeper.js';
 import { OPEN_RULES, type Rules } from '../rules/load.js';
 import { AgentViews } from './agent-views.js';
+import { gatewayStatus } from './status.js';
 import type { PinMode } from '../pins/review.js';
 import { AgentSession, type AgentChannel } from './session.js';
 import { LIST_CHANGED, SERVER_REQUEST_CAPABILITY } from './methods.js';
@@ -103,29 +104,7 @@ export class Gateway implements ConnectionHooks {
 
   /** What an operator needs to see (get_gateway_status): reloads, rules, servers, paths. */
   status(): Record<string, unknown> {
-    const rules = this.rules;
-    return {
-      ...this.statusSource(),
-      policy: rules.open
-        ? { file: null, open: true, note: 'no rules file: every agent may use every server' }
-        : { file: rules.file, agent_count: rules.agents.size, agent_ids: [...rules.agents.keys()].sort(), defaults: { deny_on_missing_agent: rules.defaults.denyOnMissingAgent } },
-      servers: this.config.servers.map((s) => {
-        const conn = this.connections.get(s.name);
-        return {
-          name: s.name,
-          state: s.disabled ? 'disabled' : conn?.state ?? 'not started',
-          tools: this.catalog.counts(s.name).tools,
-          held: this.catalog.heldCount(s.name),
-          attempts: conn?.attempts ?? 0,
-          breaker: conn?.breaker.state,
-          last_error: conn?.lastError?.message ?? null,
-          next_attempt_at: conn?.nextAttemptAt !== undefined ? new Date(conn.nextAttemptAt).toISOString() : null,
-        };
-      }),
-      config_paths: { mcp_json: this.config.file, rules: rules.file ?? null, state: this.pins.dir },
-      mode: this.mode,
-      pins: this.pins.mode,
-    };
+    return gatewayStatus(this);
   }
 
   get sanitizes(): boolean {
@@ -273,6 +252,13 @@ export class Gateway implements ConnectionHooks {
     if (subscribers?.delete(session) !== true || subscribers.size > 0) return;
     this.subscriptions.delete(publicUri);
     await conn.request('resources/unsubscribe', { uri });
+  }
+
+  /** Passes an agent's log level on to every ready server that logs (the gateway still filters per agent). */
+  async setServersLogLevel(level: string): Promise<void> {
+    await this.settled;
+    const servers = [...this.connections.values()].filter((c) => c.state === 'ready' && c.info?.capabilities.logging !== undefined);
+    await Promise.allSettled(servers.map((c) => c.request('logging/setLevel', { level })));
   }
 
   /** The ready servers' own instructions, each under its server's name, for `initialize`. */

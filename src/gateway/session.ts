@@ -16,8 +16,9 @@ import {
 } from '../wire/jsonrpc.js';
 import { sanitizeContent } from '../pins/sanitize.js';
 import { AgentRequests } from './agent-requests.js';
-import { executeTarget, getServerTools, listServers, metaTools, META_TOOLS, STATUS_TOOL } from './discovery.js';
-import { decideServer, decideTool } from '../rules/decide.js';
+import { metaTools, runMetaTool, META_TOOLS, STATUS_TOOL } from './discovery.js';
+import { toolDenied } from './access.js';
+import { routeCompletion, routePrompt, routeUri } from './routes.js';
 import type { ListKind } from '../servers/lists.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
 import type { Gateway } from './gateway.js';
@@ -37,20 +38,11 @@ interface Inflight {
 
 const META_NAMES: ReadonlySet<string> = new Set([...META_TOOLS.map((t) => t.name), STATUS_TOOL.name]);
 
-/** Server→agent requests held until the agent has initialized. */
-const MAX_EARLY_REQUESTS = 64;
-
 /** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
 const INITIALIZE_WAIT_MS = 5000;
 
 export class AgentSession {
   private initialized = false;
-  /**
-   * Server→agent requests that arrived before the agent sent `notifications/initialized` (servers
-   * start before or alongside the agent, and some ask for roots at once). MCP forbids sending the
-   * agent requests before that, so they wait here, bounded, and go out when it arrives.
-   */
-  private early: { conn: Connection; msg: JsonRpcRequest; capability: string }[] | undefined = [];
   private capabilities: Record<string, unknown> = {};
   private logRank: number | undefined;
   private readonly inflight = new Map<RequestId, Inflight>();
@@ -141,16 +133,9 @@ export class AgentSession {
       return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     }
     const entry = this.gateway.catalog.tool(name);
-    const rules = this.gateway.rules;
-    if (!rules.open) {
-      // Decided before existence, for existing and made-up names alike: a denial reveals nothing.
-      const target = entry ?? this.gateway.catalog.serverOfName(name);
-      if (target !== undefined) {
-        const tool = 'original' in target ? target.original : target.rest;
-        const decision = decideTool(rules, agent, target.server, tool);
-        if (!decision.allowed) return this.sendError(msg.id, this.denied(decision.reason, target.server, `tool "${tool}"`, agent));
-      }
-    }
+    // Decided before existence, for existing and made-up names alike: a denial reveals nothing.
+    const refused = this.gateway.rules.open ? undefined : toolDenied(this.gateway, this.log, agent, name, entry);
+    if (refused !== undefined) return this.sendError(msg.id, refused);
     if (entry === undefined) {
       if (!this.gateway.hasSettled) return this.afterSettled(msg, () => this.callTool(msg));
       return this.sendError(msg.id, new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } }));
@@ -205,51 +190,26 @@ export class AgentSession {
   // ── resources, prompts, completion ──────────────────────────────────────────────────────────
 
   private readResource(msg: JsonRpcRequest): void {
-    const route = this.routeUri(msg);
-    if (route === undefined) return;
+    const route = routeUri(this.gateway, this.log, this.agent, msg.method, msg.params?.uri);
+    if (route instanceof GatewayError) return this.sendError(msg.id, route);
     msg.params!.uri = route.uri;
     this.forward(route.conn, msg, undefined, (result) => rewriteReadResult(result, (uri) => this.gateway.catalog.publicUri(route.conn.name, uri)));
   }
 
   private getPrompt(msg: JsonRpcRequest): void {
-    const name = msg.params?.name;
-    if (typeof name !== 'string') return this.sendError(msg.id, invalidParams('prompts/get needs params.name (a string)'));
-    const entry = this.gateway.catalog.prompt(name);
-    const target = entry ?? this.gateway.catalog.serverOfName(name);
-    const refused = target === undefined ? undefined : this.serverDenied(target.server, `prompt "${'original' in target ? target.original : target.rest}"`);
-    if (refused !== undefined) return this.sendError(msg.id, refused);
-    if (entry === undefined) return this.sendError(msg.id, new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${name}`, { detail: { prompt: name } }));
-    const conn = this.connection(entry.server, msg.id);
-    if (conn === undefined) return;
-    msg.params!.name = entry.original;
-    this.forward(conn, msg, undefined, (result) => {
-      const renamed = rewritePromptResult(result, (uri) => this.gateway.catalog.publicUri(entry.server, uri));
+    const route = routePrompt(this.gateway, this.log, this.agent, msg.params?.name);
+    if (route instanceof GatewayError) return this.sendError(msg.id, route);
+    msg.params!.name = route.original;
+    this.forward(route.conn, msg, undefined, (result) => {
+      const renamed = rewritePromptResult(result, (uri) => this.gateway.catalog.publicUri(route.server, uri));
       return (this.gateway.sanitizes && sanitizeContent(result)) || renamed;
     });
   }
 
   private complete(msg: JsonRpcRequest): void {
-    const ref = msg.params?.ref as Record<string, unknown> | undefined;
-    if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
-      const entry = this.gateway.catalog.prompt(ref.name);
-      const refused = entry === undefined ? undefined : this.serverDenied(entry.server, `prompt "${entry.original}"`);
-      if (refused !== undefined) return this.sendError(msg.id, refused);
-      if (entry === undefined) return this.sendError(msg.id, new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${ref.name}`));
-      const conn = this.connection(entry.server, msg.id);
-      if (conn === undefined) return;
-      ref.name = entry.original;
-      return this.forward(conn, msg);
-    }
-    if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
-      const route = this.gateway.catalog.resolveUri(ref.uri);
-      const refused = route === undefined ? undefined : this.serverDenied(route.server, `resource "${route.uri}"`);
-      if (refused !== undefined) return this.sendError(msg.id, refused);
-      const conn = route === undefined ? undefined : this.gateway.connections.get(route.server);
-      if (route === undefined || conn === undefined) return this.sendError(msg.id, new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${ref.uri}`, { detail: { uri: ref.uri } }));
-      ref.uri = route.uri;
-      return this.forward(conn, msg);
-    }
-    this.sendError(msg.id, invalidParams('completion/complete needs params.ref of type "ref/prompt" (with name) or "ref/resource" (with uri)'));
+    const conn = routeCompletion(this.gateway, this.log, this.agent, msg.params?.ref as Record<string, unknown> | undefined);
+    if (conn instanceof GatewayError) return this.sendError(msg.id, conn);
+    this.forward(conn, msg);
   }
 
   private connection(server: string, id: RequestId): Connection | undefined {
@@ -258,70 +218,24 @@ export class AgentSession {
     return conn;
   }
 
-  /** MCPG_POLICY_DENIED naming agent, server and item; the rule that decided goes to the log only. */
-  private denied(reason: string, server: string, what: string, agent: string = this.agent): GatewayError {
-    this.log.debug('denied by the rules', { server, reason });
-    return new GatewayError('MCPG_POLICY_DENIED', `agent "${agent}" may not use ${what} of server "${server}"`, { server, detail: { agent } });
-  }
-
   /** Discovery mode's meta-tools; the configured identity wins over an agent_id argument. */
   private callMetaTool(msg: JsonRpcRequest, name: string): void {
     const args = (msg.params?.arguments ?? {}) as Record<string, unknown>;
     const agent = !this.agentExplicit && typeof args.agent_id === 'string' && args.agent_id !== '' ? args.agent_id : this.agent;
     try {
-      switch (name) {
-        case 'list_servers':
-          return this.sendResult(msg.id, listServers(this.gateway, agent));
-        case 'get_server_tools':
-          return this.sendResult(msg.id, getServerTools(this.gateway, agent, args));
-        case 'get_gateway_status':
-          if (!this.gateway.debug) break;
-          return this.sendResult(msg.id, { content: [{ type: 'text', text: JSON.stringify(this.gateway.status(), null, 2) }] });
-        case 'execute_tool': {
-          const target = executeTarget(this.gateway, args);
-          msg.params = { ...msg.params, name: target.name, arguments: target.arguments };
-          return this.callTool(msg, agent, target.timeoutMs);
-        }
-      }
-      this.sendError(msg.id, new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } }));
+      const outcome = runMetaTool(this.gateway, agent, name, args);
+      if ('result' in outcome) return this.sendResult(msg.id, outcome.result);
+      msg.params = { ...msg.params, name: outcome.execute.name, arguments: outcome.execute.arguments };
+      this.callTool(msg, agent, outcome.execute.timeoutMs);
     } catch (err) {
       this.sendError(msg.id, err);
     }
   }
 
-  /** Server-level rules (resources, prompts, completion): undefined when allowed, else the error. */
-  private serverDenied(server: string, what: string): GatewayError | undefined {
-    const rules = this.gateway.rules;
-    if (rules.open) return undefined;
-    const decision = decideServer(rules, this.agent, server);
-    return decision.allowed ? undefined : this.denied(decision.reason, server, what);
-  }
-
-  private routeUri(msg: JsonRpcRequest): { conn: Connection; uri: string; publicUri: string } | undefined {
-    const uri = msg.params?.uri;
-    if (typeof uri !== 'string') {
-      this.sendError(msg.id, invalidParams(`${msg.method} needs params.uri (a string)`));
-      return undefined;
-    }
-    const split = this.gateway.catalog.resolveUri(uri);
-    const refused = split === undefined ? undefined : this.serverDenied(split.server, `resource "${split.uri}"`);
-    if (refused !== undefined) {
-      this.sendError(msg.id, refused);
-      return undefined;
-    }
-    const route = split;
-    const conn = route === undefined ? undefined : this.gateway.connections.get(route.server);
-    if (route === undefined || conn === undefined) {
-      this.sendError(msg.id, new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${uri} (mcpgate resource URIs look like mcpgate://SERVER/URI)`, { detail: { uri } }));
-      return undefined;
-    }
-    return { conn, uri: route.uri, publicUri: uri };
-  }
-
   private async subscription(msg: JsonRpcRequest): Promise<void> {
     await this.gateway.settled;
-    const route = this.routeUri(msg);
-    if (route === undefined) return;
+    const route = routeUri(this.gateway, this.log, this.agent, msg.method, msg.params?.uri);
+    if (route instanceof GatewayError) return this.sendError(msg.id, route);
     const { conn, uri, publicUri } = route;
     if ((conn.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
       return this.sendError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name }));
@@ -336,9 +250,7 @@ export class AgentSession {
     const rank = typeof level === 'string' ? LOG_LEVEL_RANK[level] : undefined;
     if (rank === undefined) return this.sendError(msg.id, invalidParams(`logging/setLevel needs params.level, one of ${Object.keys(LOG_LEVEL_RANK).join(', ')}`));
     this.logRank = rank;
-    await this.gateway.settled;
-    const servers = [...this.gateway.connections.values()].filter((c) => c.state === 'ready' && c.info?.capabilities.logging !== undefined);
-    await Promise.allSettled(servers.map((c) => c.request('logging/setLevel', { level })));
+    await this.gateway.setServersLogLevel(level as string);
     this.sendResult(msg.id, {});
   }
 
@@ -384,9 +296,7 @@ export class AgentSession {
         return;
       case 'notifications/initialized': {
         this.initialized = true;
-        const early = this.early ?? [];
-        this.early = undefined;
-        for (const { conn, msg: request, capability } of early) this.relayServerRequest(conn, request, capability);
+        this.agentRequests.agentReady(this.capabilities);
         return;
       }
       default:
@@ -402,11 +312,6 @@ export class AgentSession {
 
   /** Relays a server→agent request (sampling, elicitation, roots) if the agent declared the capability. */
   relayServerRequest(conn: Connection, msg: JsonRpcRequest, capability: string): void {
-    if (this.early !== undefined) {
-      if (this.early.length < MAX_EARLY_REQUESTS) return void this.early.push({ conn, msg, capability });
-      conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" has not finished initializing; ${msg.method} was refused`, { server: conn.name }).toJsonRpc());
-      return;
-    }
     this.agentRequests.relay(conn, msg, capability, this.capabilities);
   }
 
@@ -456,10 +361,6 @@ export class AgentSession {
     this.closed = true;
     this.inflight.clear();
     this.agentRequests.close();
-    for (const { conn, msg } of this.early ?? []) {
-      conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" disconnected before initializing`, { server: conn.name }).toJsonRpc());
-    }
-    this.early = undefined;
     this.gateway.sessionClosed(this);
   }
 

@@ -1,0 +1,31 @@
+// The gateway's status for an operator (get_gateway_status; later the HTTP status route and
+// `mcpgate status`): reload status of each configuration file, the rules in force, every server's
+// state, breaker and retries, the config paths. Secrets (tokens, auth keys) are never included.
+
+import type { Gateway } from './gateway.js';
+
+export function gatewayStatus(gateway: Gateway): Record<string, unknown> {
+  const rules = gateway.rules;
+  return {
+    ...gateway.statusSource(),
+    policy: rules.open
+      ? { file: null, open: true, note: 'no rules file: every agent may use every server' }
+      : { file: rules.file, agent_count: rules.agents.size, agent_ids: [...rules.agents.keys()].sort(), defaults: { deny_on_missing_agent: rules.defaults.denyOnMissingAgent } },
+    servers: gateway.config.servers.map((s) => {
+      const conn = gateway.connections.get(s.name);
+      return {
+        name: s.name,
+        state: s.disabled ? 'disabled' : conn?.state ?? 'not started',
+        tools: gateway.catalog.counts(s.name).tools,
+        held: gateway.catalog.heldCount(s.name),
+        attempts: conn?.attempts ?? 0,
+        breaker: conn?.breaker.state,
+        last_error: conn?.lastError?.message ?? null,
+        next_attempt_at: conn?.nextAttemptAt !== undefined ? new Date(conn.nextAttemptAt).toISOString() : null,
+      };
+    }),
+    config_paths: { mcp_json: gateway.config.file, rules: rules.file ?? null, state: gateway.pins.dir },
+    mode: gateway.mode,
+    pins: gateway.pins.mode,
+  };
+}
