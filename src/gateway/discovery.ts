@@ -70,10 +70,17 @@ export function listServers(gateway: Gateway, agent: string): Record<string, unk
     .filter((s) => !s.disabled && (rules.open || serverVisible(rules, agent, s.name)))
     .map((s) => {
       const conn = gateway.connections.get(s.name);
-      const tools = gateway.catalog.serverTools(s.name).filter((t) => rules.open || decideTool(rules, agent, s.name, t.name).allowed);
-      return { name: s.name, state: conn?.state ?? 'not started', tools: tools.length - gateway.catalog.heldCount(s.name), description: conn?.info?.serverInfo.name };
+      // What get_server_tools would list: allowed, and not held (the held count spans every agent's tools).
+      const tools = gateway.catalog.serverTools(s.name).filter((t) => (rules.open || decideTool(rules, agent, s.name, t.name).allowed) && callable(gateway, s.name, t.name));
+      return { name: s.name, state: conn?.state ?? 'not started', tools: tools.length, description: conn?.info?.serverInfo.name };
     });
   return text({ servers });
+}
+
+/** In the catalog and not held by pins. */
+function callable(gateway: Gateway, server: string, tool: string): boolean {
+  const entry = gateway.catalog.tool(gateway.catalog.publicName(server, tool) ?? '');
+  return entry !== undefined && entry.held === undefined;
 }
 
 export function getServerTools(gateway: Gateway, agent: string, args: Record<string, unknown>): Record<string, unknown> {
@@ -93,8 +100,7 @@ export function getServerTools(gateway: Gateway, agent: string, args: Record<str
     if (names !== undefined && !names.has(tool.name)) continue;
     if (pattern !== undefined && !pattern.test(tool.name)) continue;
     if (!rules.open && !decideTool(rules, agent, server, tool.name).allowed) continue;
-    const entry = gateway.catalog.tool(gateway.catalog.publicName(server, tool.name) ?? '');
-    if (entry === undefined || entry.held !== undefined) continue;
+    if (!callable(gateway, server, tool.name)) continue;
     const item = { name: tool.name, description: tool.description, inputSchema: tool.inputSchema };
     const cost = tokens(item);
     if (used + cost > budget) {

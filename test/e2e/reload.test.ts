@@ -378,12 +378,15 @@ function pick(s: { path: string; attempts: number; successes: number; lastError?
   return { path: s.path, attempts: s.attempts, successes: s.successes, lastError: s.lastError, lastWarnings: s.lastWarnings };
 }
 
+const RELOADS_PER_WAVE = 4;
+
 describe('stress: a thousand reloads under concurrent calls', { timeout: 60_000 }, () => {
   let r: Rig | undefined;
   const allowAll = { agents: { tester: ALL } };
   const denyEcho = { agents: { tester: { ...ALL, deny: { tools: { web: ['echo'] } } } } };
 
-  before(async () => (r = await rig({ web: sink('web'), db: sink('db') }, allowAll)));
+  // Info, not debug: a debug line per denied call would cost the test more than the gateway.
+  before(async () => (r = await rig({ web: sink('web'), db: sink('db') }, allowAll, { args: ['--log-level', 'info'] })));
   after(() => close(r));
 
   it('every call succeeds or is denied, never an internal error; the gateway keeps serving', { timeout: 45_000 }, async (t) => {
@@ -392,40 +395,68 @@ describe('stress: a thousand reloads under concurrent calls', { timeout: 60_000 
     const outcomes = { ok: 0, denied: 0 };
     const unexpected: unknown[] = [];
     let reloading = true;
+    let stopReloading!: () => void;
+    const reloadsOver = new Promise<void>((resolve) => (stopReloading = resolve));
+    let wentWrong!: (why: string) => void;
+    const problem = new Promise<string>((resolve) => (wentWrong = resolve));
 
     /** One call: web__echo flips between allowed and denied, db__echo is always allowed. */
     const call = async (name: string): Promise<void> => {
       try {
         const text = await echo(gw, name);
         if (text === 'hi') outcomes.ok += 1;
-        else unexpected.push({ name, text });
+        else {
+          unexpected.push({ name, text });
+          wentWrong('a call went wrong');
+        }
       } catch (err) {
         const e = err as { code?: unknown; data?: { code?: unknown } };
         if (name === 'web__echo' && e.code === -32018 && e.data?.code === 'MCPG_POLICY_DENIED') outcomes.denied += 1;
-        else unexpected.push({ name, error: String(err), data: e.data });
+        else {
+          unexpected.push({ name, error: String(err), data: e.data });
+          wentWrong('a call went wrong');
+        }
       }
     };
-    // Waves of 200 concurrent calls for as long as the reloads go on.
+    // Waves of 200 concurrent calls for as long as the reloads go on (and at least two), a new wave
+    // every few reloads so that reloads land both while calls are in flight and between waves (calls
+    // back to back would make each reload wait behind hundreds of messages: minutes, not seconds).
+    // The first unexpected answer ends them.
+    const exited = gw.exited.then((exit) => `the gateway exited (${JSON.stringify(exit)})`);
     const calls = (async () => {
       let waves = 0;
-      while (reloading || waves < 2) {
+      while ((reloading || waves < 2) && unexpected.length === 0) {
         await Promise.all(Array.from({ length: 200 }, (_, i) => call(i % 2 === 0 ? 'web__echo' : 'db__echo')));
         waves += 1;
+        if (reloading) await Promise.race([hup.nth(hup.count + RELOADS_PER_WAVE), reloadsOver, exited, problem]);
       }
       return waves;
     })();
+    /** Each reload must come, unless the gateway exits or the calls go wrong first. */
+    const reloaded = async (line: Promise<unknown>): Promise<void> => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('no reload within 10 s'), 10_000)));
+      const failed = await Promise.race([line.then(() => undefined), exited, problem, late]).finally(() => clearTimeout(timer));
+      if (failed !== undefined) {
+        assert.fail(`${failed}: ${JSON.stringify(unexpected.slice(0, 3))}\n${gw.logs.slice(-20).map((l) => JSON.stringify(l)).join('\n')}`);
+      }
+    };
 
-    // 300 saves as fast as the disk takes them: the watcher's debounce folds them into a few reloads.
-    for (let i = 0; i < 300; i++) await save(r!.rules, i % 2 === 0 ? denyEcho : allowAll);
-    // Then 1000 SIGHUP reloads, each after a save that flips the rules, one at a time (a signal that
-    // arrives while another is pending is merged by the kernel, so each waits for its reload).
-    for (let i = 0; i < 1000; i++) {
-      await save(r!.rules, i % 2 === 0 ? denyEcho : allowAll);
-      const done = hup.next();
-      process.kill(gw.pid, 'SIGHUP');
-      await done;
+    try {
+      // 300 saves as fast as the disk takes them: the watcher's debounce folds them into a few reloads.
+      for (let i = 0; i < 300; i++) await save(r!.rules, i % 2 === 0 ? denyEcho : allowAll);
+      // Then 1000 SIGHUP reloads, each after a save that flips the rules, one at a time (a signal that
+      // arrives while another is pending is merged by the kernel, so each waits for its reload).
+      for (let i = 0; i < 1000; i++) {
+        await save(r!.rules, i % 2 === 0 ? denyEcho : allowAll);
+        const done = hup.next();
+        process.kill(gw.pid, 'SIGHUP');
+        await reloaded(done);
+      }
+    } finally {
+      reloading = false;
+      stopReloading();
     }
-    reloading = false;
     const waves = await calls;
 
     t.diagnostic(`${hup.count} SIGHUP reloads, ${r!.reloads.count} reloads in all; ${waves} waves of 200 calls: ${outcomes.ok} ok, ${outcomes.denied} denied`);

@@ -255,10 +255,12 @@ describe('rules: deny_on_missing_agent', { timeout: 60_000 }, () => {
   let denying: Rig | undefined;
   let allowing: Rig | undefined;
   before(async () => {
-    [denying, allowing] = await Promise.all([
+    const started = await Promise.allSettled([
       rig('stranger', { agents: listed }), // the default is true
       rig('stranger', { agents: listed, defaults: { deny_on_missing_agent: false } }),
     ]);
+    [denying, allowing] = started.map((s) => (s.status === 'fulfilled' ? s.value : undefined));
+    for (const s of started) if (s.status === 'rejected') throw s.reason;
   });
   after(async () => {
     await close(denying);

@@ -94,7 +94,10 @@ class ChildTransport {
 
 export interface GatewayOptions {
   config: string;
-  /** The `--agent` identity (default `tester`); `null` passes none (and unsets MCPGATE_AGENT): the gateway has no configured identity. */
+  /**
+   * The `--agent` identity (default `tester`). `null` passes no `--agent` and drops an inherited
+   * MCPGATE_AGENT, so the gateway has no configured identity unless `env` sets MCPGATE_AGENT.
+   */
   agent?: string | null;
   /** Extra CLI flags after `serve`. */
   args?: string[];
@@ -126,7 +129,7 @@ export class GatewayProcess {
     const identity = options.agent === null ? [] : ['--agent', options.agent ?? 'tester'];
     const args = [CLI, 'serve', '--config', options.config, ...identity, '--log-level', 'debug', ...(options.args ?? [])];
     const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
-    if (options.agent === null) delete env.MCPGATE_AGENT;
+    if (options.agent === null && options.env?.MCPGATE_AGENT === undefined) delete env.MCPGATE_AGENT;
     this.child = spawn(process.execPath, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.exited = once(this.child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
     this.transport = new ChildTransport(this.child);
