@@ -13,18 +13,19 @@ import type { Gateway } from './gateway/gateway.js';
 import type { Logger } from './observability/logger.js';
 import { OPEN_RULES, loadRules, type Rules } from './rules/load.js';
 
+/** Per file, as the status reports it (null, not absent, for what has not happened). */
 export interface FileStatus {
-  path: string | undefined;
+  path: string | null;
   attempts: number;
   successes: number;
-  lastAttempt: string | undefined;
-  lastSuccess: string | undefined;
-  lastError: string | undefined;
+  lastAttempt: string | null;
+  lastSuccess: string | null;
+  lastError: string | null;
   lastWarnings: string[];
 }
 
 const fileStatus = (path: string | undefined): FileStatus => ({
-  path, attempts: 0, successes: 0, lastAttempt: undefined, lastSuccess: undefined, lastError: undefined, lastWarnings: [],
+  path: path ?? null, attempts: 0, successes: 0, lastAttempt: null, lastSuccess: null, lastError: null, lastWarnings: [],
 });
 
 const describe = (issues: readonly ConfigIssue[]): string[] => issues.map((i) => `${i.path}: ${i.message}`);
@@ -109,7 +110,7 @@ export class Reloader {
     for (const [status, warnings] of [[this.config, config.warnings], [this.rules, rules.warnings]] as const) {
       status.successes += 1;
       status.lastSuccess = now;
-      status.lastError = undefined;
+      status.lastError = null;
       status.lastWarnings = describe(warnings);
     }
     for (const warning of [...config.warnings, ...rules.warnings]) this.log.warn(`config: ${warning.path}: ${warning.message}`, { file: warning.file });

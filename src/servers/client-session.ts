@@ -278,7 +278,9 @@ export class ClientSession {
   private onTimeout(id: number, entry: Pending): void {
     const { method, timeoutMs } = entry;
     this.cancel(id, `timed out after ${timeoutMs} ms`);
-    if (entry.forwarded) this.hooks.outcome?.(this, false);
+    // Only the server's own timeout says the server is failing; a shorter one an agent chose (e.g.
+    // execute_tool's timeout_ms) must not let one agent open the breaker for everyone.
+    if (entry.forwarded && timeoutMs >= this.config.timeout) this.hooks.outcome?.(this, false);
     entry.sink.fail(new GatewayError('MCPG_SERVER_TIMEOUT', `server "${this.name}" did not answer ${method} within ${timeoutMs} ms; the request was cancelled`, { server: this.name, detail: { timeoutMs } }));
   }
 

@@ -181,6 +181,15 @@ describe('discovery: the meta-tools', { timeout: 30_000 }, () => {
     assert.equal(textOf(await execute(a!, { server: 'web', tool: 'slow', args: { ms: 10 }, timeout_ms: 5000 })), 'slept');
   });
 
+  it('timeouts an agent chooses with timeout_ms never open the server\'s circuit breaker for everyone', { timeout: 15_000 }, async () => {
+    // The breaker opens after 3 consecutive failures by default; these are the agent's choice, not the server's fault.
+    for (let i = 0; i < 4; i++) {
+      const err = await rpcError(execute(a!, { server: 'web', tool: 'slow', args: { ms: 2000, tag: `short${i}` }, timeout_ms: 1 }));
+      assert.equal(err.data.code, 'MCPG_SERVER_TIMEOUT');
+    }
+    assert.equal(textOf(await execute(a!, { server: 'web', tool: 'echo', args: { text: 'still reachable' } })), 'still reachable');
+  });
+
   it('with --agent, an agent_id argument is ignored: the configured identity\'s rules apply', { timeout: 10_000 }, async () => {
     assert.deepEqual((await serversOf(a!, { agent_id: 'bob' })).map((s) => s.name), ['web', 'dyn']);
     assertToolDenied(await rpcError(execute(a!, { server: 'db', tool: 'echo', args: { text: 'x' }, agent_id: 'bob' })), 'alice', 'db', 'echo');
@@ -224,8 +233,8 @@ describe('discovery: get_gateway_status (--debug)', { timeout: 30_000 }, () => {
     });
     assert.deepEqual(status, {
       reload: {
-        config: { path: configA, attempts: 1, successes: 1, lastAttempt: initial, lastSuccess: initial, lastWarnings: [] },
-        rules: { path: rulesFile, attempts: 1, successes: 1, lastAttempt: initial, lastSuccess: initial, lastWarnings: [] },
+        config: { path: configA, attempts: 1, successes: 1, lastAttempt: initial, lastSuccess: initial, lastError: null, lastWarnings: [] },
+        rules: { path: rulesFile, attempts: 1, successes: 1, lastAttempt: initial, lastSuccess: initial, lastError: null, lastWarnings: [] },
       },
       policy: { file: rulesFile, agent_count: 3, agent_ids: ['alice', 'bob', 'open'], defaults: { deny_on_missing_agent: true } },
       servers: [server('web', SINK.length), server('db', SINK.length), server('dyn', 1)],

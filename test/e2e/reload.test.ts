@@ -184,13 +184,14 @@ describe('hot reload of gateway-rules.json', { timeout: 60_000 }, () => {
   it('a file that fails to parse keeps the rules in force and logs why; the next good write applies', { timeout: 10_000 }, async () => {
     const { gw, seen } = r!;
     const listed = await toolNames(gw);
+    await settle(gw);
+    const told = { ...seen.count };
     const failed = r!.failures.next();
     await save(r!.rules, '{ "agents": { "tester": ');
     const line = await failed;
     assert.equal(line.file, r!.rules);
     assert.match(message(line), new RegExp(`^reload failed; the previous configuration stays in force: invalid configuration in ${escape(r!.rules)}: 1 error\\n  \\$: invalid JSON at line 1, column \\d+`));
     // Nothing changed for the agent: same list, same decisions, no notification.
-    const told = { ...seen.count };
     await settle(gw);
     assert.deepEqual(seen.count, told);
     assert.deepEqual(await toolNames(gw), listed);
@@ -282,12 +283,14 @@ describe('hot reload of .mcp.json: per-server apply', { timeout: 60_000 }, () =>
     const { gw } = r!;
     const [webPid, dbPid] = [await pidOf(gw, 'web'), await pidOf(gw, 'db')];
     assert.equal(textOf(await gw.client.callTool({ name: 'web__env', arguments: { name: 'MCPGATE_TEST_FLAVOUR' } })), '<unset>');
-    const slow = gw.client.callTool({ name: 'db__slow', arguments: { ms: 1500 } });
+    let slowSettled = false;
+    const slow = gw.client.callTool({ name: 'db__slow', arguments: { ms: 3000 } }).finally(() => (slowSettled = true));
     const reloaded = r!.reloads.next();
     servers.web = sink('web', { env: { MCPGATE_TEST_FLAVOUR: 'restarted' } });
     await save(r!.config, { mcpServers: servers });
     const line = await reloaded;
     assert.deepEqual([line.added, line.removed, line.restarted], [[], [], ['web']]);
+    assert.equal(slowSettled, false, 'the slow call was no longer in flight when the reload was applied');
     assert.ok(await waitGone(webPid), 'the old web process is still running');
     const newPid = await pidOf(gw, 'web');
     assert.notEqual(newPid, webPid);
@@ -320,6 +323,7 @@ describe('hot reload of .mcp.json: per-server apply', { timeout: 60_000 }, () =>
     await save(r!.config, { mcpServers: { web: { args: ['no command'] } } });
     const line = await failed;
     assert.equal(line.file, r!.config);
+    assert.match(message(line), /\$\.mcpServers\.web/);
     assert.deepEqual([await pidOf(gw, 'web'), await pidOf(gw, 'db')], pids);
     const reloaded = r!.reloads.next();
     await save(r!.config, { mcpServers: servers });
@@ -335,24 +339,24 @@ describe('reload status in get_gateway_status (--mode discovery --debug)', { tim
   before(async () => (r = await rig({ web: sink('web') }, { agents: { tester: ALL } }, { args: ['--mode', 'discovery', '--debug'] })));
   after(() => close(r));
 
-  interface FileStatus { path: string; attempts: number; successes: number; lastAttempt?: string; lastSuccess?: string; lastError?: string; lastWarnings: string[] }
+  interface FileStatus { path: string; attempts: number; successes: number; lastAttempt: string | null; lastSuccess: string | null; lastError: string | null; lastWarnings: string[] }
   const status = async (): Promise<{ reload: { config: FileStatus; rules: FileStatus }; policy: Json }> =>
     jsonOf(await r!.gw.client.callTool({ name: 'get_gateway_status', arguments: {} })) as { reload: { config: FileStatus; rules: FileStatus }; policy: Json };
 
   it('records a failed reload against the file that failed, then clears it on the next good write', { timeout: 10_000 }, async () => {
     const first = await status();
-    assert.deepEqual(pick(first.reload.rules), { path: r!.rules, attempts: 1, successes: 1, lastError: undefined, lastWarnings: [] });
-    assert.deepEqual(pick(first.reload.config), { path: r!.config, attempts: 1, successes: 1, lastError: undefined, lastWarnings: [] });
+    assert.deepEqual(pick(first.reload.rules), { path: r!.rules, attempts: 1, successes: 1, lastError: null, lastWarnings: [] });
+    assert.deepEqual(pick(first.reload.config), { path: r!.config, attempts: 1, successes: 1, lastError: null, lastWarnings: [] });
 
     const failed = r!.failures.next();
     await save(r!.rules, '{ "agents": [ }');
     await failed;
     const bad = await status();
-    assert.deepEqual({ ...pick(bad.reload.rules), lastError: undefined }, { path: r!.rules, attempts: 2, successes: 1, lastError: undefined, lastWarnings: [] });
+    assert.deepEqual({ ...pick(bad.reload.rules), lastError: null }, { path: r!.rules, attempts: 2, successes: 1, lastError: null, lastWarnings: [] });
     assert.match(bad.reload.rules.lastError ?? '', new RegExp(`^invalid configuration in ${escape(r!.rules)}: 1 error\\n  \\$: invalid JSON at line 1, column \\d+`));
     assert.ok(bad.reload.rules.lastAttempt! > bad.reload.rules.lastSuccess!);
     // .mcp.json was fine: no error recorded against it, though the pair was not applied.
-    assert.deepEqual(pick(bad.reload.config), { path: r!.config, attempts: 2, successes: 1, lastError: undefined, lastWarnings: [] });
+    assert.deepEqual(pick(bad.reload.config), { path: r!.config, attempts: 2, successes: 1, lastError: null, lastWarnings: [] });
     assert.deepEqual(bad.policy.agent_ids, ['tester']);
 
     const reloaded = r!.reloads.next();
@@ -360,7 +364,7 @@ describe('reload status in get_gateway_status (--mode discovery --debug)', { tim
     await reloaded;
     const warned = await status();
     assert.deepEqual(pick(warned.reload.rules), {
-      path: r!.rules, attempts: 3, successes: 2, lastError: undefined,
+      path: r!.rules, attempts: 3, successes: 2, lastError: null,
       lastWarnings: ['$.agents.backend.allow.servers[0]: agent "backend" names server "postgres", which .mcp.json does not define'],
     });
     assert.deepEqual(warned.policy, { file: r!.rules, agent_count: 2, agent_ids: ['backend', 'tester'], defaults: { deny_on_missing_agent: true } });
@@ -369,12 +373,12 @@ describe('reload status in get_gateway_status (--mode discovery --debug)', { tim
     await save(r!.rules, { agents: { tester: ALL } });
     await clean;
     const cleared = await status();
-    assert.deepEqual(pick(cleared.reload.rules), { path: r!.rules, attempts: 4, successes: 3, lastError: undefined, lastWarnings: [] });
-    assert.deepEqual(pick(cleared.reload.config), { path: r!.config, attempts: 4, successes: 3, lastError: undefined, lastWarnings: [] });
+    assert.deepEqual(pick(cleared.reload.rules), { path: r!.rules, attempts: 4, successes: 3, lastError: null, lastWarnings: [] });
+    assert.deepEqual(pick(cleared.reload.config), { path: r!.config, attempts: 4, successes: 3, lastError: null, lastWarnings: [] });
   });
 });
 
-function pick(s: { path: string; attempts: number; successes: number; lastError?: string; lastWarnings: string[] }): Json {
+function pick(s: { path: string; attempts: number; successes: number; lastError: string | null; lastWarnings: string[] }): Json {
   return { path: s.path, attempts: s.attempts, successes: s.successes, lastError: s.lastError, lastWarnings: s.lastWarnings };
 }
 
