@@ -4,35 +4,20 @@
 import type { ServersConfig } from './config/types.js';
 import { Reloader, loadBoth } from './reload.js';
 import type { Rules } from './rules/load.js';
-import { Gateway, type ServerSummary } from './gateway/gateway.js';
+import { Gateway, type GatewayOptions, type ServerSummary } from './gateway/gateway.js';
 import { serveStdio, type StdioFront } from './front/stdio.js';
-import type { Logger } from './observability/logger.js';
-import type { StopTimings } from './servers/stdio-process.js';
-import type { PinMode } from './pins/review.js';
-import type { SupervisionSettings } from './servers/connection.js';
 
-export interface McpgateOptions {
+/** The gateway's own options (minus what is loaded from files), plus where the files and the agent are. */
+export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules'> {
   configFile: string;
   /** gateway-rules.json; undefined: every agent may use every server. */
   rulesFile?: string;
-  /** `aggregate` (the full catalog) or `discovery` (meta-tools only). */
-  mode?: 'aggregate' | 'discovery';
-  /** Offer get_gateway_status in discovery mode. */
-  debug?: boolean;
-  /** True when the agent's identity was configured (--agent / MCPGATE_AGENT) rather than defaulted. */
-  agentExplicit?: boolean;
   /** The agent identity on stdio (`--agent`). */
   agent: string;
-  log: Logger;
+  /** True when the agent's identity was configured (--agent / MCPGATE_AGENT) rather than defaulted. */
+  agentExplicit?: boolean;
   /** Where `${VAR}` in the config is expanded from (default: the process environment). */
   env?: NodeJS.ProcessEnv;
-  separator?: string;
-  startupTimeoutMs?: number;
-  stopTimings?: StopTimings;
-  maxInflight?: number;
-  pins?: { mode: PinMode; dir: string };
-  sanitize?: boolean;
-  supervision?: SupervisionSettings;
 }
 
 export class Mcpgate {
@@ -42,20 +27,7 @@ export class Mcpgate {
   private closing: Promise<void> | undefined;
 
   private constructor(readonly config: ServersConfig, rules: Rules, private readonly options: McpgateOptions) {
-    this.gateway = new Gateway({
-      config,
-      rules,
-      mode: options.mode,
-      debug: options.debug,
-      log: options.log,
-      separator: options.separator,
-      startupTimeoutMs: options.startupTimeoutMs,
-      maxInflight: options.maxInflight,
-      pins: options.pins,
-      sanitize: options.sanitize,
-      supervision: options.supervision,
-      stopTimings: options.stopTimings,
-    });
+    this.gateway = new Gateway({ ...options, config, rules });
     this.reloader = new Reloader(this.gateway, options.configFile, options.rulesFile, options.log, options.env ?? process.env);
     this.reloader.recordInitial(config, rules);
     this.gateway.statusSource = () => ({ reload: { config: this.reloader.config, rules: this.reloader.rules } });

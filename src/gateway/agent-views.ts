@@ -42,3 +42,25 @@ export class AgentViews {
     return text;
   }
 }
+
+/** What one session last showed its agent of each list, so a change is announced only if it differs. */
+export class ShownViews {
+  private readonly last = new Map<ListKind, string>();
+
+  constructor(private readonly views: AgentViews, private readonly agent: string) {}
+
+  /** The list to send now (remembered as shown). */
+  serve(kind: ListKind): string {
+    const text = this.views.encoded(this.agent, kind);
+    this.last.set(kind, text);
+    return text;
+  }
+
+  /** Whether the agent's view differs from what it was last shown (and remember the new one). */
+  changed(kind: ListKind): boolean {
+    const text = this.views.encoded(this.agent, kind);
+    if (this.last.get(kind) === text) return false;
+    this.last.set(kind, text);
+    return true;
+  }
+}

@@ -54,6 +54,12 @@ export const STATUS_TOOL = {
   inputSchema: { type: 'object', properties: { agent_id: AGENT_ID } },
 } as const;
 
+const META_NAMES: ReadonlySet<string> = new Set([...META_TOOLS.map((t) => t.name), STATUS_TOOL.name]);
+
+export function isMetaTool(name: string): boolean {
+  return META_NAMES.has(name);
+}
+
 export function metaTools(debug: boolean): string {
   return JSON.stringify({ tools: debug ? [...META_TOOLS, STATUS_TOOL] : META_TOOLS });
 }

@@ -373,7 +373,7 @@ export class Gateway implements ConnectionHooks {
     if (kinds.length === 0) return;
     for (const session of this.sessions) {
       const methods = new Set<string>();
-      for (const kind of kinds) if (session.viewChanged(kind)) methods.add(kind === 'resourceTemplates' ? 'resources' : kind);
+      for (const kind of kinds) if (session.shown.changed(kind)) methods.add(kind === 'resourceTemplates' ? 'resources' : kind);
       for (const method of methods) session.listChanged(`notifications/${method}/list_changed`);
     }
   }

@@ -16,10 +16,10 @@ import {
 } from '../wire/jsonrpc.js';
 import { sanitizeContent } from '../pins/sanitize.js';
 import { AgentRequests } from './agent-requests.js';
-import { metaTools, runMetaTool, META_TOOLS, STATUS_TOOL } from './discovery.js';
+import { ShownViews } from './agent-views.js';
+import { isMetaTool, metaTools, runMetaTool } from './discovery.js';
 import { toolDenied } from './access.js';
 import { routeCompletion, routePrompt, routeUri } from './routes.js';
-import type { ListKind } from '../servers/lists.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
 import type { Gateway } from './gateway.js';
 import { GATEWAY_CAPABILITIES, LOG_LEVEL_RANK } from './methods.js';
@@ -36,8 +36,6 @@ interface Inflight {
   serverId: number;
 }
 
-const META_NAMES: ReadonlySet<string> = new Set([...META_TOOLS.map((t) => t.name), STATUS_TOOL.name]);
-
 /** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
 const INITIALIZE_WAIT_MS = 5000;
 
@@ -49,7 +47,7 @@ export class AgentSession {
   /** Server→agent requests the agent has not answered yet. */
   private readonly agentRequests: AgentRequests;
   /** The lists as last shown to the agent, to announce only what changed for it. */
-  private readonly viewSent = new Map<ListKind, string>();
+  readonly shown: ShownViews;
   /** Requests parked until the servers settle (lists asked for during startup). */
   private readonly waiting = new Set<RequestId>();
   private closed = false;
@@ -62,6 +60,7 @@ export class AgentSession {
     /** False when the identity is only the default: then discovery tools may name the agent (agent_id). */
     private readonly agentExplicit = true,
   ) {
+    this.shown = new ShownViews(gateway.views, agent);
     this.agentRequests = new AgentRequests(agent, (line) => {
       if (!this.closed) this.channel.send(line);
     });
@@ -99,13 +98,13 @@ export class AgentSession {
         return void this.initialize(msg);
       case 'tools/list':
         if (this.gateway.mode === 'discovery') return this.sendEncodedResult(msg.id, metaTools(this.gateway.debug));
-        return this.afterSettled(msg, () => this.sendList(msg.id, 'tools'));
+        return this.afterSettled(msg, () => this.sendEncodedResult(msg.id, this.shown.serve('tools')));
       case 'resources/list':
-        return this.afterSettled(msg, () => this.sendList(msg.id, 'resources'));
+        return this.afterSettled(msg, () => this.sendEncodedResult(msg.id, this.shown.serve('resources')));
       case 'resources/templates/list':
-        return this.afterSettled(msg, () => this.sendList(msg.id, 'resourceTemplates'));
+        return this.afterSettled(msg, () => this.sendEncodedResult(msg.id, this.shown.serve('resourceTemplates')));
       case 'prompts/list':
-        return this.afterSettled(msg, () => this.sendList(msg.id, 'prompts'));
+        return this.afterSettled(msg, () => this.sendEncodedResult(msg.id, this.shown.serve('prompts')));
       case 'resources/read':
         return this.afterSettled(msg, () => this.readResource(msg));
       case 'prompts/get':
@@ -128,7 +127,7 @@ export class AgentSession {
     const params = msg.params;
     const name = params?.name;
     if (typeof name !== 'string') return this.sendError(msg.id, invalidParams('tools/call needs params.name (a string)'));
-    if (this.gateway.mode === 'discovery' && META_NAMES.has(name)) return this.afterSettled(msg, () => this.callMetaTool(msg, name));
+    if (this.gateway.mode === 'discovery' && isMetaTool(name)) return this.afterSettled(msg, () => this.callMetaTool(msg, name));
     if (params!.arguments !== undefined && (typeof params!.arguments !== 'object' || params!.arguments === null || Array.isArray(params!.arguments))) {
       return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     }
@@ -366,21 +365,6 @@ export class AgentSession {
 
   private sendResult(id: RequestId, result: unknown): void {
     if (!this.closed) this.channel.send(encodeResult(id, result));
-  }
-
-  /** A list as this agent may see it; remembered, so a later change is announced only if it differs. */
-  private sendList(id: RequestId, kind: ListKind): void {
-    const text = this.gateway.views.encoded(this.agent, kind);
-    this.viewSent.set(kind, text);
-    this.sendEncodedResult(id, text);
-  }
-
-  /** Whether the agent's view of `kind` differs from what it was last shown (and remember the new one). */
-  viewChanged(kind: ListKind): boolean {
-    const text = this.gateway.views.encoded(this.agent, kind);
-    if (this.viewSent.get(kind) === text) return false;
-    this.viewSent.set(kind, text);
-    return true;
   }
 
   /** A result already encoded as JSON text. */

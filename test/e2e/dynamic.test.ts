@@ -8,32 +8,11 @@ import { writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { fixtureServer, jsonOf, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
+import {
+  fixtureServer, jsonOf, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir, Notifications,
+} from '../helpers/gateway.js';
 
-type Kind = 'tools' | 'resources' | 'prompts';
 
-/** Counts the list_changed notifications the agent receives, and lets a test wait for the n-th. */
-class Notifications {
-  readonly count: Record<Kind, number> = { tools: 0, resources: 0, prompts: 0 };
-  private waiters: { kind: Kind; n: number; resolve: () => void }[] = [];
-
-  constructor(gw: GatewayProcess) {
-    for (const kind of ['tools', 'resources', 'prompts'] as const) {
-      gw.client.setNotificationHandler(`notifications/${kind}/list_changed`, () => {
-        this.count[kind] += 1;
-        const due = this.waiters.filter((w) => w.kind === kind && this.count[kind] >= w.n);
-        this.waiters = this.waiters.filter((w) => !due.includes(w));
-        for (const w of due) w.resolve();
-      });
-    }
-  }
-
-  /** Resolves once `n` notifications of `kind` have arrived in total (bounded by the test's timeout). */
-  until(kind: Kind, n: number): Promise<void> {
-    if (this.count[kind] >= n) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ kind, n, resolve }));
-  }
-}
 
 interface Rig {
   dir: TempDir;

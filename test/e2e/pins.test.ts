@@ -5,27 +5,14 @@
 // concurrent approvals never corrupt the store; a corrupt store releases nothing; and text from a
 // server reaches the agent with escape sequences and invisible characters removed.
 
-import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { promisify } from 'node:util';
 import {
-  CLI, fixtureServer, jsonOf, rpcError, startGateway, tempDir, textOf, until, writeConfig, type GatewayProcess, type TempDir,
+  fixtureServer, jsonOf, rpcError, startGateway, tempDir, textOf, until, writeConfig, type GatewayProcess, type TempDir, cli,
 } from '../helpers/gateway.js';
 
-const run = promisify(execFile);
 
-/** Runs the CLI; resolves with its exit code and output (never rejects on a non-zero exit). */
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args]);
-    return { code: 0, out: stdout, err: stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, out: e.stdout, err: e.stderr };
-  }
-}
 
 interface Rig {
   dir: TempDir;

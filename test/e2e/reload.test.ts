@@ -13,11 +13,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  fixtureServer, jsonOf, rpcError, startGateway, tempDir, textOf, waitGone, type GatewayProcess, type RpcError, type TempDir,
+  fixtureServer, jsonOf, rpcError, startGateway, tempDir, textOf, waitGone, type GatewayProcess, type RpcError, type TempDir, Notifications,
 } from '../helpers/gateway.js';
 
 type Json = Record<string, unknown>;
-type Kind = 'tools' | 'resources' | 'prompts';
 
 /** Saves `value` as JSON the way editors do: write a temp file, then rename it over `file`. */
 async function save(file: string, value: unknown): Promise<void> {
@@ -25,27 +24,6 @@ async function save(file: string, value: unknown): Promise<void> {
   await rename(`${file}.tmp`, file);
 }
 
-/** Counts the agent's list_changed notifications; a test waits for the n-th of a kind. */
-class Notifications {
-  readonly count: Record<Kind, number> = { tools: 0, resources: 0, prompts: 0 };
-  private waiters: { kind: Kind; n: number; resolve: () => void }[] = [];
-
-  constructor(gw: GatewayProcess) {
-    for (const kind of ['tools', 'resources', 'prompts'] as const) {
-      gw.client.setNotificationHandler(`notifications/${kind}/list_changed`, () => {
-        this.count[kind] += 1;
-        const due = this.waiters.filter((w) => w.kind === kind && this.count[kind] >= w.n);
-        this.waiters = this.waiters.filter((w) => !due.includes(w));
-        for (const w of due) w.resolve();
-      });
-    }
-  }
-
-  until(kind: Kind, n: number): Promise<void> {
-    if (this.count[kind] >= n) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ kind, n, resolve }));
-  }
-}
 
 /** Counts the gateway's log lines that pass `test`, past and future; a test waits for the n-th. */
 class LogCounter {

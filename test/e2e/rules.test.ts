@@ -7,16 +7,13 @@
 // leaves everything open. `mcpgate check --rules` reports errors (exit 2, file and JSON path) and
 // names agent and server when a rule names a server .mcp.json lacks (a warning, exit 0).
 
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { promisify } from 'node:util';
 import {
-  CLI, fixtureServer, rpcError, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type RpcError, type TempDir,
+  fixtureServer, rpcError, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type RpcError, type TempDir, cli,
 } from '../helpers/gateway.js';
 
-const run = promisify(execFile);
 const SERVERS = ['db', 'web'] as const;
 
 interface Rig {
@@ -281,16 +278,6 @@ describe('rules: deny_on_missing_agent', { timeout: 60_000 }, () => {
   });
 });
 
-/** Runs the CLI; resolves with its exit code and output (never rejects on a non-zero exit). */
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args]);
-    return { code: 0, out: stdout, err: stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, out: e.stdout, err: e.stderr };
-  }
-}
 
 describe('mcpgate check --rules', { timeout: 30_000 }, () => {
   let dir: TempDir;

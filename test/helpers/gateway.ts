@@ -2,7 +2,8 @@
 // with the official SDK client (v2 by default, v1 on request) over its stdio. The transport is ours so
 // tests also see the gateway's exit code and its stderr log lines, and can wait on them as events.
 
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { promisify } from 'node:util';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -11,6 +12,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+
+const execFileAsync = promisify(execFile);
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const CLI = join(ROOT, 'dist/src/cli/main.js');
@@ -259,4 +262,40 @@ export async function rpcError(call: Promise<unknown>): Promise<RpcError> {
     return { code: e.code, message: e.message, data: e.data ?? {} };
   }
   assert.fail('expected the call to fail');
+}
+
+type ListKind = 'tools' | 'resources' | 'prompts';
+
+/** Counts the agent's list_changed notifications of each kind, and lets a test wait for the n-th. */
+export class Notifications {
+  readonly count: Record<ListKind, number> = { tools: 0, resources: 0, prompts: 0 };
+  private waiters: { kind: ListKind; n: number; resolve: () => void }[] = [];
+
+  constructor(gw: GatewayProcess) {
+    for (const kind of ['tools', 'resources', 'prompts'] as const) {
+      gw.client.setNotificationHandler(`notifications/${kind}/list_changed`, () => {
+        this.count[kind] += 1;
+        const due = this.waiters.filter((w) => w.kind === kind && this.count[kind] >= w.n);
+        this.waiters = this.waiters.filter((w) => !due.includes(w));
+        for (const w of due) w.resolve();
+      });
+    }
+  }
+
+  /** Resolves once `n` notifications of `kind` have arrived in total (bounded by the test's timeout). */
+  until(kind: ListKind, n: number): Promise<void> {
+    if (this.count[kind] >= n) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ kind, n, resolve }));
+  }
+}
+
+/** Runs the built CLI; resolves with its exit code and output (never rejects on a non-zero exit). */
+export async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  try {
+    const { stdout, stderr } = await execFileAsync(process.execPath, [CLI, ...args]);
+    return { code: 0, out: stdout, err: stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, out: e.stdout, err: e.stderr };
+  }
 }
