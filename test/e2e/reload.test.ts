@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  fixtureServer, jsonOf, rpcError, startGateway, tempDir, textOf, waitGone, type GatewayProcess, type RpcError, type TempDir, Notifications,
+  fixtureServer, jsonOf, rpcError, startGateway, tempDir, textOf, waitGone, type GatewayProcess, type RpcError, type TempDir, Notifications, closeRig,
 } from '../helpers/gateway.js';
 
 type Json = Record<string, unknown>;
@@ -94,11 +94,7 @@ async function rig(servers: Record<string, unknown>, rules: unknown, options: { 
   }
 }
 
-async function close(r: Rig | undefined): Promise<void> {
-  if (r === undefined) return;
-  if (r.gw.child.exitCode === null && r.gw.child.signalCode === null) await r.gw.stop();
-  await r.dir.remove();
-}
+const close = closeRig;
 
 const toolNames = async (gw: GatewayProcess): Promise<string[]> => (await gw.client.listTools()).tools.map((t) => t.name).sort();
 const ofServer = (names: string[], server: string): string[] => names.filter((n) => n.startsWith(`${server}__`));

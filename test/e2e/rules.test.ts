@@ -11,7 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  fixtureServer, rpcError, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type RpcError, type TempDir, cli,
+  fixtureServer, rpcError, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type RpcError, type TempDir, cli, closeRig,
 } from '../helpers/gateway.js';
 
 const SERVERS = ['db', 'web'] as const;
@@ -45,11 +45,7 @@ async function rig(agent: string, rules: unknown, options: { beside?: boolean } 
   }
 }
 
-async function close(r: Rig | undefined): Promise<void> {
-  if (r === undefined) return;
-  if (r.gw.child.exitCode === null && r.gw.child.signalCode === null) await r.gw.stop();
-  await r.dir.remove();
-}
+const close = closeRig;
 
 interface View {
   tools: string[];

@@ -299,3 +299,10 @@ export async function cli(args: string[]): Promise<{ code: number; out: string; 
     return { code: e.code, out: e.stdout, err: e.stderr };
   }
 }
+
+/** Tears down a test rig: stops its gateway if it is still running, then removes its directory. */
+export async function closeRig(r: { gw: GatewayProcess; dir: TempDir } | undefined): Promise<void> {
+  if (r === undefined) return;
+  if (r.gw.child.exitCode === null && r.gw.child.signalCode === null) await r.gw.stop();
+  await r.dir.remove();
+}
