@@ -2,7 +2,7 @@
 // everything that flows right to left (server notifications and server→agent requests) to the agent
 // it belongs to. What flows left to right is in session.ts.
 
-import type { ServerConfig, ServersConfig, StdioServerConfig } from '../config/types.js';
+import type { ServerConfig, ServersConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { Catalog } from '../catalog/catalog.js';
@@ -135,13 +135,10 @@ export class Gateway implements ConnectionHooks {
   /** Starts one configured server (or reports why not) and logs its summary line. */
   async launch(config: ServerConfig): Promise<ServerSummary> {
     if (config.disabled) return this.report({ server: config.name, state: 'disabled', tools: 0, resources: 0, prompts: 0 });
-    if (config.type !== 'stdio') {
-      return this.report({ server: config.name, state: 'failed', tools: 0, resources: 0, prompts: 0, error: `server "${config.name}": "${config.type}" servers are not supported yet by this build (stdio only)` });
-    }
     return this.report(await this.startServer(config));
   }
 
-  private async startServer(config: StdioServerConfig): Promise<ServerSummary> {
+  private async startServer(config: ServerConfig): Promise<ServerSummary> {
     const log = this.log.child({ server: config.name });
     const conn = new Connection(config, this, log, {
       startupTimeoutMs: this.options.startupTimeoutMs ?? 30_000,
@@ -307,13 +304,13 @@ export class Gateway implements ConnectionHooks {
     }
   }
 
-  request(conn: Connection, msg: JsonRpcRequest): void {
+  request(conn: Connection, msg: JsonRpcRequest, related?: number): void {
     const capability = SERVER_REQUEST_CAPABILITY[msg.method];
     if (capability === undefined) {
       conn.respondError(msg.id, new GatewayError('MCPG_METHOD_NOT_FOUND', `mcpgate does not relay ${msg.method} to agents`, { server: conn.name }).toJsonRpc());
       return;
     }
-    const session = this.sessionFor(conn);
+    const session = this.sessionFor(conn, related);
     if (session === undefined) {
       const why = this.sessions.size === 0 ? 'no agent is connected' : 'more than one agent has a call in flight on this server, and the request does not say which one it belongs to';
       conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `cannot relay ${msg.method}: ${why}`, { server: conn.name }).toJsonRpc());
@@ -322,8 +319,14 @@ export class Gateway implements ConnectionHooks {
     session.relayServerRequest(conn, msg, capability);
   }
 
-  /** The agent a server→agent request belongs to: the only session, or the only one with a call in flight there. */
-  private sessionFor(conn: Connection): AgentSession | undefined {
+  /**
+   * The agent a server→agent request belongs to: the one whose call it says it belongs to (HTTP
+   * servers say), else the only session, else the only one with a call in flight on that server.
+   */
+  private sessionFor(conn: Connection, related: number | undefined): AgentSession | undefined {
+    if (related !== undefined) {
+      for (const session of this.sessions) if (session.ownsCall(conn, related)) return session;
+    }
     if (this.sessions.size === 1) return this.sessions.values().next().value;
     const busy = [...this.sessions].filter((s) => s.hasCallOn(conn));
     return busy.length === 1 ? busy[0] : undefined;

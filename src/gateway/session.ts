@@ -324,6 +324,12 @@ export class AgentSession {
     this.agentRequests.connectionLost(conn);
   }
 
+  /** True when the server's call `serverId` on `conn` is one of this agent's. */
+  ownsCall(conn: Connection, serverId: number): boolean {
+    for (const entry of this.inflight.values()) if (entry.conn === conn && entry.serverId === serverId) return true;
+    return false;
+  }
+
   hasCallOn(conn: Connection): boolean {
     for (const entry of this.inflight.values()) if (entry.conn === conn) return true;
     return false;

@@ -5,7 +5,7 @@
 
 import { InitializeResultSchema } from '@modelcontextprotocol/core';
 import { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION } from '../wire/protocol.js';
-import type { StdioServerConfig } from '../config/types.js';
+import type { ServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import {
@@ -14,6 +14,7 @@ import {
 } from '../wire/jsonrpc.js';
 import type { JsonRpcErrorObject } from '../errors.js';
 import { StdioProcess, type StopTimings, DEFAULT_STOP_TIMINGS } from './stdio-process.js';
+import type { ServerTransport, TransportFactory } from './transport.js';
 import { GATEWAY_INFO } from '../version.js';
 
 export type SessionState = 'connecting' | 'ready' | 'failed' | 'closed';
@@ -31,8 +32,11 @@ export interface CallSink {
 export interface SessionHooks {
   /** A notification the session does not consume itself (list_changed, logging, resources/updated…). */
   notification(session: ClientSession, msg: JsonRpcNotification): void;
-  /** A server→client request other than ping; answer with session.respond / session.respondError. */
-  request(session: ClientSession, msg: JsonRpcRequest): void;
+  /**
+   * A server→client request other than ping; answer with session.respond / session.respondError.
+   * `related` is the id of the forwarded call it belongs to, when the transport knows (HTTP).
+   */
+  request(session: ClientSession, msg: JsonRpcRequest, related?: number): void;
   state(session: ClientSession, state: SessionState, reason?: GatewayError): void;
   /** A forwarded call ended: answered (true), or timed out / could not be written (false). */
   outcome?(session: ClientSession, ok: boolean): void;
@@ -43,6 +47,8 @@ export interface SessionOptions {
   stopTimings?: StopTimings;
   /** Request ids shared by every session of one connection, so an id is never reused after a reconnect. */
   ids?: { next: number };
+  /** How to reach the server; default: spawn a stdio child (remote servers pass theirs). */
+  transport?: TransportFactory;
 }
 
 interface Pending {
@@ -80,11 +86,11 @@ export class ClientSession {
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweepMs = Infinity;
   private readonly ids: { next: number };
-  private process: StdioProcess | undefined;
+  private process: ServerTransport | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(
-    readonly config: StdioServerConfig,
+    readonly config: ServerConfig,
     private readonly hooks: SessionHooks,
     private readonly log: Logger,
     private readonly options: SessionOptions,
@@ -99,11 +105,15 @@ export class ClientSession {
 
   /** Spawns and initializes the server. Resolves when ready; rejects (and marks `failed`) otherwise. */
   async start(): Promise<void> {
-    this.process = new StdioProcess(this.config, this.log, {
-      line: (line) => this.onLine(line),
-      overflow: (length) => this.log.warn('server sent a message over the size limit; discarded', { length }),
-      exit: (reason) => this.onExit(reason),
-    });
+    const events = {
+      line: (line: string, related?: number) => this.onLine(line, related),
+      overflow: (length: number) => this.log.warn('server sent a message over the size limit; discarded', { length }),
+      exit: (reason: GatewayError) => this.onExit(reason),
+    };
+    const open = this.options.transport;
+    if (open !== undefined) this.process = open(this.config, this.log, events);
+    else if (this.config.type === 'stdio') this.process = new StdioProcess(this.config, this.log, events);
+    else throw new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}": no transport for "${this.config.type}" servers`, { server: this.name });
     const params = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: CLIENT_CAPABILITIES, clientInfo: GATEWAY_INFO };
     let raw: Record<string, unknown>;
     try {
@@ -145,7 +155,7 @@ export class ClientSession {
       return id;
     }
     this.track(id, { sink, forwarded: false, method, timeoutMs, deadline: performance.now() + timeoutMs });
-    if (!this.process!.write(encodeRequest(id, method, params))) {
+    if (!this.process!.write(encodeRequest(id, method, params), id)) {
       this.settle(id)?.sink.fail(this.unavailable());
     }
     return id;
@@ -162,7 +172,7 @@ export class ClientSession {
     const meta = msg.params?._meta as Record<string, unknown> | undefined;
     if (meta !== undefined && meta.progressToken !== undefined) meta.progressToken = id;
     this.track(id, { sink, forwarded: true, method: msg.method, timeoutMs, deadline: performance.now() + timeoutMs });
-    if (!this.process!.write(JSON.stringify(msg))) {
+    if (!this.process!.write(JSON.stringify(msg), id)) {
       this.settle(id)?.sink.fail(this.unavailable());
       this.hooks.outcome?.(this, false);
     }
@@ -217,7 +227,7 @@ export class ClientSession {
     this.setState('closed');
   }
 
-  private onLine(line: string): void {
+  private onLine(line: string, related?: number): void {
     const parsed = parseMessage(line);
     switch (parsed.kind) {
       case 'response': {
@@ -234,7 +244,7 @@ export class ClientSession {
         return;
       case 'request':
         if (parsed.msg.method === 'ping') return this.respond(parsed.msg.id, {});
-        this.hooks.request(this, parsed.msg);
+        this.hooks.request(this, parsed.msg, related);
         return;
       case 'invalid': {
         const entry = typeof parsed.id === 'number' ? this.settle(parsed.id) : undefined;

@@ -6,7 +6,8 @@
 // call, or staying up for `stableMs`), so a flapping server cannot respawn forever at full speed.
 // Every transition is in `transition()`; time comes from an injectable Clock.
 
-import type { StdioServerConfig } from '../config/types.js';
+import type { ServerConfig } from '../config/types.js';
+import type { TransportFactory } from './transport.js';
 import { GatewayError, type JsonRpcErrorObject } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { JsonRpcNotification, JsonRpcRequest, RequestId } from '../wire/jsonrpc.js';
@@ -43,7 +44,8 @@ export const DEFAULT_SUPERVISION: SupervisionOptions = {
 
 export interface ConnectionHooks {
   notification(conn: Connection, msg: JsonRpcNotification): void;
-  request(conn: Connection, msg: JsonRpcRequest): void;
+  /** `related`: the server id of the forwarded call the request belongs to, when the transport knows. */
+  request(conn: Connection, msg: JsonRpcRequest, related?: number): void;
   /** A session is ready (first start or reconnect): list the server and publish it. Throwing fails the session. */
   ready(conn: Connection): Promise<void>;
   /** The server is no longer served (session lost, parked, closed): withdraw it. */
@@ -57,6 +59,8 @@ export interface ConnectionOptions {
   clock?: Clock;
   /** Makes a session (tests substitute their own); default: a ClientSession over a stdio child. */
   sessionFactory?: (hooks: SessionHooks, ids: { next: number }) => SessionLike;
+  /** How to reach the server (default: a stdio child; remote servers pass theirs). */
+  transport?: TransportFactory;
 }
 
 /** What the connection needs of a session (ClientSession, or a fake in unit tests). */
@@ -94,7 +98,7 @@ export class Connection {
   private firstSettle: ((ready: boolean) => void) | undefined;
 
   constructor(
-    readonly config: StdioServerConfig,
+    readonly config: ServerConfig,
     private readonly hooks: ConnectionHooks,
     private readonly log: Logger,
     private readonly options: ConnectionOptions,
@@ -236,7 +240,7 @@ export class Connection {
   private createSession(): SessionLike {
     const hooks = {
       notification: (_s: unknown, msg: JsonRpcNotification) => this.hooks.notification(this, msg),
-      request: (_s: unknown, msg: JsonRpcRequest) => this.hooks.request(this, msg),
+      request: (_s: unknown, msg: JsonRpcRequest, related?: number) => this.hooks.request(this, msg, related),
       state: (s: SessionLike, state: string, reason?: GatewayError) => {
         if (state === 'failed' && s.info !== undefined) this.sessionEnded(s, reason ?? this.unavailable());
       },
@@ -250,7 +254,7 @@ export class Connection {
       },
     };
     if (this.options.sessionFactory !== undefined) return this.options.sessionFactory(hooks, this.ids);
-    return new ClientSession(this.config, hooks, this.log, { startupTimeoutMs: this.options.startupTimeoutMs, stopTimings: this.options.stopTimings, ids: this.ids });
+    return new ClientSession(this.config, hooks, this.log, { startupTimeoutMs: this.options.startupTimeoutMs, stopTimings: this.options.stopTimings, ids: this.ids, transport: this.options.transport });
   }
 
   /** The budget resets only once a session has shown it works. */

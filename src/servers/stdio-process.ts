@@ -10,6 +10,7 @@ import type { StdioServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { readLines } from '../wire/line-reader.js';
+import type { ServerTransport, TransportEvents } from './transport.js';
 
 export interface StopTimings {
   /** How long to wait for an exit after closing stdin before SIGTERM. */
@@ -24,14 +25,9 @@ export const DEFAULT_STOP_TIMINGS: StopTimings = { stdinGraceMs: 2000, termGrace
 const STDIN_HIGH_WATER = 64 * 1024 * 1024;
 const STDERR_TAIL_LINES = 20;
 
-export interface StdioProcessEvents {
-  line: (line: string) => void;
-  overflow: (length: number) => void;
-  /** The process exited (or could not be spawned); called exactly once. */
-  exit: (reason: GatewayError) => void;
-}
+export type StdioProcessEvents = TransportEvents;
 
-export class StdioProcess {
+export class StdioProcess implements ServerTransport {
   readonly pid: number | undefined;
   private readonly child: ChildProcessWithoutNullStreams;
   private readonly stderrTail: string[] = [];
@@ -85,7 +81,7 @@ export class StdioProcess {
     this.child.stdin.on('error', () => {});
     this.child.stdout.on('error', () => {});
     this.child.stderr.on('error', () => {});
-    readLines(this.child.stdout, { line: events.line, overflow: events.overflow });
+    readLines(this.child.stdout, { line: (line) => events.line(line), overflow: events.overflow });
     readLines(this.child.stderr, {
       line: (line) => {
         this.stderrTail.push(line);

@@ -1,0 +1,36 @@
+// What a client session needs of the way to its server: a framed message out, framed messages in,
+// and a stop. Stdio children (stdio-process.ts) and remote servers over Streamable HTTP or SSE
+// (http-transport.ts, sse-transport.ts) implement it; the session above does not know which.
+
+import type { ServerConfig } from '../config/types.js';
+import type { GatewayError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import type { StopTimings } from './stdio-process.js';
+
+export interface TransportEvents {
+  /**
+   * One message from the server. `related` is the id of our request whose response stream carried
+   * it (Streamable HTTP says which call a server→client request belongs to; stdio never does).
+   */
+  line(line: string, related?: number): void;
+  /** A message over the size limit was discarded. */
+  overflow(length: number): void;
+  /** The transport is gone for good (process exited, remote unreachable); called at most once. */
+  exit(reason: GatewayError): void;
+}
+
+export interface ServerTransport {
+  /** The child's pid (stdio only). */
+  readonly pid: number | undefined;
+  /**
+   * Sends one message. `id` is set when the message is a request of ours, so a transport that can
+   * fail one message (an HTTP POST) can answer that request with an error line. False: not sent.
+   */
+  write(line: string, id?: number): boolean;
+  /** Graceful close (stdio: close stdin, TERM, KILL; HTTP: end the remote session). */
+  stop(timings: StopTimings): Promise<void>;
+  /** Immediate close. */
+  kill(): void;
+}
+
+export type TransportFactory = (config: ServerConfig, log: Logger, events: TransportEvents) => ServerTransport;
