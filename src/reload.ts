@@ -33,7 +33,7 @@ const describe = (issues: readonly ConfigIssue[]): string[] => issues.map((i) =>
 /** Loads both files, or says what is wrong with each; never applies anything. */
 export async function loadBoth(configFile: string, rulesFile: string | undefined, env: NodeJS.ProcessEnv): Promise<{ config: ServersConfig; rules: Rules }> {
   const config = await loadServersConfig(configFile, env);
-  const rules = rulesFile === undefined ? OPEN_RULES : await loadRules(rulesFile, config.servers.map((s) => s.name));
+  const rules = rulesFile === undefined ? OPEN_RULES : await loadRules(rulesFile, config.servers.map((s) => s.name), { env });
   return { config, rules };
 }
 
@@ -100,7 +100,7 @@ export class Reloader {
     let rules: Rules = OPEN_RULES;
     if (this.rulesFile !== undefined) {
       try {
-        rules = await loadRules(this.rulesFile, config.servers.map((s) => s.name));
+        rules = await loadRules(this.rulesFile, config.servers.map((s) => s.name), { env: this.env });
       } catch (err) {
         return this.failed(this.rules, err);
       }

@@ -2,8 +2,11 @@
 // validation of the parsed JSON (every error and warning collected with its JSON path), globs
 // compiled to RegExps, and the deeply frozen Rules snapshot that decide.ts reads. No I/O here.
 
+import type { Env } from '../config/expand.js';
 import type { ConfigIssue } from '../config/types.js';
 import { configInvalid, describeValue, isPlainObject, jsonPath } from '../config/issues.js';
+import { compileAuth } from './auth-config.js';
+import type { AuthConfig } from './auth-config.js';
 
 /** Names matched exactly (Set lookups) and globs (compiled RegExps), for one list of the rules file. */
 export interface Matcher {
@@ -43,6 +46,8 @@ export interface Rules {
   readonly defaults: { readonly denyOnMissingAgent: boolean };
   /** `sha256:<hex>` → the agent it identifies (a hash may belong to one agent only). */
   readonly tokens: ReadonlyMap<string, string>;
+  /** The compiled `auth` section (JWT verification, auth-config.ts); undefined when the file has none. */
+  readonly auth: AuthConfig | undefined;
   readonly warnings: readonly ConfigIssue[];
   /** The validated JSON, deeply frozen, for status. It holds `auth` verbatim: redact before showing it. */
   readonly raw: unknown;
@@ -159,6 +164,7 @@ export const OPEN_RULES: Rules = Object.freeze({
   agents: frozenMap<string, CompiledAgent>([]),
   defaults: Object.freeze({ denyOnMissingAgent: false }),
   tokens: frozenMap<string, string>([]),
+  auth: undefined,
   warnings: Object.freeze([]),
   raw: undefined,
 });
@@ -175,19 +181,21 @@ interface Context {
   readonly tokens: Map<string, string>;
 }
 
-/** Validates a parsed rules file against the servers `.mcp.json` defines; throws `MCPG_CONFIG_INVALID` listing every error. */
-export function buildRules(raw: unknown, file: string, serverNames: readonly string[]): Rules {
+/**
+ * Validates a parsed rules file against the servers `.mcp.json` defines; throws `MCPG_CONFIG_INVALID`
+ * listing every error. `env` expands `${VAR}` in the `auth.jwt` key settings.
+ */
+export function buildRules(raw: unknown, file: string, serverNames: readonly string[], env: Env = process.env): Rules {
   const ctx: Context = { file, servers: new Set(serverNames), errors: [], warnings: [], tokens: new Map() };
   const agents = new Map<string, CompiledAgent>();
   let denyOnMissingAgent = true;
+  let auth: AuthConfig | undefined;
   if (!isPlainObject(raw)) {
     error(ctx, [], `expected an object with an "agents" key, got ${describeValue(raw)}`);
   } else {
     for (const key of Object.keys(raw)) if (!TOP_KEYS.has(key)) warn(ctx, [key], `unknown top-level key ${q(key)} is ignored`);
     denyOnMissingAgent = readDefaults(raw.defaults, ctx);
-    if (raw.auth !== undefined && !isPlainObject(raw.auth)) {
-      error(ctx, ['auth'], `expected an object (the token and JWT settings of the HTTP front), got ${describeValue(raw.auth)}`);
-    }
+    auth = compileAuth(raw.auth, { file, env, error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message) });
     const entries = raw.agents;
     if (entries === undefined) error(ctx, ['agents'], 'missing; expected an object mapping agent ids to their rules');
     else if (!isPlainObject(entries)) error(ctx, ['agents'], `expected an object mapping agent ids to their rules, got ${describeValue(entries)}`);
@@ -208,6 +216,7 @@ export function buildRules(raw: unknown, file: string, serverNames: readonly str
     agents: frozenMap(agents),
     defaults: Object.freeze({ denyOnMissingAgent }),
     tokens: frozenMap(ctx.tokens),
+    auth,
     warnings: Object.freeze(ctx.warnings.map((w) => Object.freeze(w))),
     raw: deepFreeze(raw),
   });

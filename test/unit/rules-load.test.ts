@@ -32,7 +32,7 @@ void describe('parseRules: valid files', () => {
       empty: {},
     },
     defaults: { deny_on_missing_agent: false },
-    auth: { jwt: { jwks_url: 'https://issuer.test/jwks', claim: 'sub' }, anything: [1, 2] },
+    auth: { jwt: { secret: '${MCPGATE_TEST_UNSET_SECRET:-0123456789abcdef0123456789abcdef}', issuer: 'https://issuer.test', audience: ['mcpgate', 'x'], agentClaim: 'sub' } },
   };
 
   void it('compiles every agent into exact names and globs, in file order', { timeout: 5000 }, () => {
@@ -292,7 +292,7 @@ void describe('parseRules: errors', () => {
 void describe('the Rules snapshot is deeply frozen', () => {
   const rules = parse({
     agents: { a: { allow: { servers: ['memory', 'git*'], tools: { memory: ['read_*', 'x'] } }, deny: { tools: { memory: ['delete_*'] } }, tokens: [HASH_A] } },
-    auth: { jwt: { keys: ['k'] } },
+    auth: { jwt: { secret: '${MCPGATE_TEST_UNSET_SECRET:-0123456789abcdef0123456789abcdef}', audience: ['k'] } },
   });
 
   void it('freezes objects and arrays all the way down', { timeout: 5000 }, () => {
@@ -301,8 +301,8 @@ void describe('the Rules snapshot is deeply frozen', () => {
     for (const value of [rules, rules.defaults, rules.warnings, agent, agent.allow, agent.deny, agent.allow.servers, agent.tokens, memory, memory.patterns]) {
       assert.ok(Object.isFrozen(value));
     }
-    const raw = rules.raw as { agents: { a: { allow: { servers: string[] } } }; auth: { jwt: { keys: string[] } } };
-    for (const value of [raw, raw.agents, raw.agents.a, raw.agents.a.allow, raw.agents.a.allow.servers, raw.auth.jwt.keys]) assert.ok(Object.isFrozen(value));
+    const raw = rules.raw as { agents: { a: { allow: { servers: string[] } } }; auth: { jwt: { audience: string[] } } };
+    for (const value of [raw, raw.agents, raw.agents.a, raw.agents.a.allow, raw.agents.a.allow.servers, raw.auth.jwt.audience]) assert.ok(Object.isFrozen(value));
     assert.throws(() => raw.agents.a.allow.servers.push('more'), TypeError);
   });
 

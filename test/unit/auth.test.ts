@@ -1,0 +1,315 @@
+// Agent identity on the HTTP front (src/front/auth.ts, src/rules/auth-config.ts, src/cli/token.ts;
+// DESIGN.md "Agent identity"): bearer header parsing, static token hashes, JWTs of every algorithm
+// family with real keys (signed here by a small signer of our own), each refusal with its reason,
+// the algorithm-confusion and `none` attacks, `auth` validation errors with their JSON paths,
+// `${VAR}` expansion of the secret, the RFC 6750 challenge, and `mcpgate token`.
+
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { constants, createHash, createHmac, generateKeyPairSync, sign } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { BEARER_CHALLENGE, NOT_BEARER, NO_TOKEN, authenticate, challenge, hashToken } from '../../src/front/auth.js';
+import { describeAuth } from '../../src/rules/auth-config.js';
+import { OPEN_RULES, loadRules, parseRules } from '../../src/rules/load.js';
+import type { Rules } from '../../src/rules/load.js';
+import { runToken } from '../../src/cli/token.js';
+import { byPath, failure } from '../config/helpers.js';
+
+const FILE = '/srv/project/gateway-rules.json';
+const NOW = Date.parse('2026-03-01T12:00:00.000Z');
+const SEC = NOW / 1000;
+const SECRET = 'a-shared-secret-of-at-least-32-bytes!';
+const SECRET_64 = 'x'.repeat(64);
+const TOKEN = 'mcpg_static-token-for-tests';
+const T = { timeout: 10_000 };
+
+const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const p256 = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' });
+const ed = generateKeyPairSync('ed25519');
+const pem = (key: KeyObject): string => key.export({ type: 'spki', format: 'pem' }).toString();
+
+const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/** A compact JWS, signed with `key` as `alg` says (or `sig` verbatim). */
+function jwt(alg: string, key: KeyObject | string | undefined, claims: Record<string, unknown>, header: Record<string, unknown> = {}, sig?: string): string {
+  const input = `${b64({ alg, typ: 'JWT', ...header })}.${b64(claims)}`;
+  if (sig !== undefined || key === undefined) return `${input}.${sig ?? ''}`;
+  const data = Buffer.from(input);
+  const hash = `sha${alg.slice(2)}`;
+  let signature: Buffer;
+  if (typeof key === 'string') signature = createHmac(hash, key).update(data).digest();
+  else if (alg.startsWith('PS')) signature = sign(hash, data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST });
+  else if (alg.startsWith('ES')) signature = sign(hash, data, { key, dsaEncoding: 'ieee-p1363' });
+  else signature = sign(alg === 'EdDSA' ? null : hash, data, key);
+  return `${input}.${signature.toString('base64url')}`;
+}
+
+const good = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({ sub: 'ci-bot', iat: SEC - 10, exp: SEC + 300, ...extra });
+const rulesWith = (auth: unknown, env: NodeJS.ProcessEnv = {}): Rules =>
+  parseRules(JSON.stringify({ agents: { 'ci-bot': { tokens: [hashToken(TOKEN)] } }, ...(auth === undefined ? {} : { auth }) }), FILE, [], env);
+const bearer = (token: string): string => `Bearer ${token}`;
+const reason = (rules: Rules, token: string): string => {
+  const outcome = authenticate(rules, bearer(token), NOW);
+  assert.equal(outcome.ok, false, 'expected a refusal');
+  return outcome.ok ? '' : outcome.reason;
+};
+
+const HS = rulesWith({ jwt: { secret: '${JWT_SECRET}' } }, { JWT_SECRET: SECRET });
+const RS = rulesWith({ jwt: { publicKey: pem(rsa.publicKey), issuer: 'https://idp.test', audience: ['mcpgate', 'other'], algorithms: ['RS256', 'PS256'] } });
+
+void describe('the Authorization header', T, () => {
+  void it('without bearer credentials: a reason and a challenge without error (RFC 6750 §3.1)', T, () => {
+    for (const header of [undefined, '', '   ']) assert.deepEqual(authenticate(HS, header, NOW), { ok: false, reason: NO_TOKEN });
+    assert.deepEqual(authenticate(HS, 'Basic dXNlcjpwdw==', NOW), { ok: false, reason: NOT_BEARER });
+    assert.deepEqual(authenticate(HS, TOKEN, NOW), { ok: false, reason: NOT_BEARER }, 'a token without a scheme');
+    assert.equal(challenge(NO_TOKEN), BEARER_CHALLENGE);
+    assert.equal(challenge(NOT_BEARER), 'Bearer realm="mcpgate"');
+  });
+
+  void it('a malformed bearer header is refused without echoing it', T, () => {
+    const refuse = (header: string): string => {
+      const outcome = authenticate(HS, header, NOW);
+      return outcome.ok ? 'accepted' : outcome.reason;
+    };
+    assert.equal(refuse('Bearer'), 'the Authorization header has no token after "Bearer"');
+    assert.equal(refuse('Bearer   '), 'the Authorization header has no token after "Bearer"');
+    assert.equal(refuse('Bearer abc def'), 'the bearer token contains characters a token cannot have (RFC 6750 §2.1)');
+    assert.equal(refuse(`Bearer ${'a'.repeat(9000)}`), 'the bearer token is longer than 8192 characters');
+  });
+
+  void it('the scheme is case-insensitive and surrounding spaces are ignored', T, () => {
+    assert.deepEqual(authenticate(HS, `bearer   ${TOKEN} `, NOW), { ok: true, agent: 'ci-bot', via: 'token' });
+    assert.deepEqual(authenticate(HS, `BEARER ${TOKEN}`, NOW), { ok: true, agent: 'ci-bot', via: 'token' });
+  });
+
+  void it('challenge: invalid_token with an RFC 6750-safe description (no quotes, no backslashes)', T, () => {
+    assert.equal(challenge('JWT issuer "x\\y" is not "z" — é'),
+      `Bearer realm="mcpgate", error="invalid_token", error_description="JWT issuer 'x/y' is not 'z' ? ?"`);
+    assert.equal(challenge('unknown token'), 'Bearer realm="mcpgate", error="invalid_token", error_description="unknown token"');
+  });
+});
+
+void describe('static tokens', T, () => {
+  void it('a listed token names its agent; an unknown one is refused without being echoed', T, () => {
+    assert.deepEqual(authenticate(HS, bearer(TOKEN), NOW), { ok: true, agent: 'ci-bot', via: 'token' });
+    assert.equal(reason(HS, 'mcpg_not-listed'), 'unknown token');
+    assert.equal(reason(OPEN_RULES, TOKEN), 'unknown token');
+  });
+
+  void it('a JWT-shaped token is a JWT only when JWT auth is configured; a listed one is a static token first', T, () => {
+    const token = jwt('HS256', SECRET, good());
+    assert.equal(reason(rulesWith(undefined), token), 'unknown token (it looks like a JWT, but JWT authentication is not configured)');
+    const listed = parseRules(JSON.stringify({ agents: { a: { tokens: [hashToken(token)] } }, auth: { jwt: { secret: '${S}' } } }), FILE, [], { S: SECRET });
+    assert.deepEqual(authenticate(listed, bearer(token), NOW), { ok: true, agent: 'a', via: 'token' });
+  });
+});
+
+void describe('JWTs: each algorithm family verifies', T, () => {
+  const ok = { ok: true, agent: 'ci-bot', via: 'jwt' };
+
+  void it('HS256 with a ${VAR} secret; HS384 and HS512 with a long enough one', T, () => {
+    assert.deepEqual(authenticate(HS, bearer(jwt('HS256', SECRET, good())), NOW), ok);
+    const long = rulesWith({ jwt: { secret: '${K}' } }, { K: SECRET_64 });
+    for (const alg of ['HS256', 'HS384', 'HS512']) assert.deepEqual(authenticate(long, bearer(jwt(alg, SECRET_64, good())), NOW), ok, alg);
+    assert.equal(reason(HS, jwt('HS512', SECRET, good())), 'JWT algorithm HS512 is not allowed (allowed: HS256)', 'a 37-byte secret is too short for HS512');
+  });
+
+  void it('RS256 and PS256 with a PEM public key, issuer and audience', T, () => {
+    const claims = good({ iss: 'https://idp.test', aud: ['x', 'mcpgate'] });
+    assert.deepEqual(authenticate(RS, bearer(jwt('RS256', rsa.privateKey, claims)), NOW), ok);
+    assert.deepEqual(authenticate(RS, bearer(jwt('PS256', rsa.privateKey, { ...claims, aud: 'other' })), NOW), ok);
+  });
+
+  void it('ES256 and ES384 (raw r||s signatures), EdDSA from a JWK, each key only with its own algorithm', T, () => {
+    const es256 = rulesWith({ jwt: { publicKey: pem(p256.publicKey) } });
+    assert.deepEqual(es256.auth?.jwt?.algorithms, ['ES256']);
+    assert.deepEqual(authenticate(es256, bearer(jwt('ES256', p256.privateKey, good())), NOW), ok);
+    const es384 = rulesWith({ jwt: { publicKey: pem(p384.publicKey) } });
+    assert.deepEqual(authenticate(es384, bearer(jwt('ES384', p384.privateKey, good())), NOW), ok);
+    const der = sign('sha256', Buffer.from('x.y'), p256.privateKey).toString('base64url'); // DER, not JWS
+    assert.equal(reason(es256, jwt('ES256', undefined, good(), {}, der)), 'JWT signature does not verify');
+    const eddsa = rulesWith({ jwt: { publicKey: ed.publicKey.export({ format: 'jwk' }) } });
+    assert.deepEqual(authenticate(eddsa, bearer(jwt('EdDSA', ed.privateKey, good())), NOW), ok);
+    assert.equal(reason(eddsa, jwt('ES256', p256.privateKey, good())), 'JWT algorithm ES256 is not allowed (allowed: EdDSA)');
+  });
+
+  void it('defaults: an RSA key allows RS* and PS*; the agent claim can be another claim', T, () => {
+    const rules = rulesWith({ jwt: { publicKey: pem(rsa.publicKey), agentClaim: 'client_id' } });
+    assert.deepEqual(rules.auth?.jwt?.algorithms, ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512']);
+    assert.deepEqual(authenticate(rules, bearer(jwt('PS512', rsa.privateKey, good({ client_id: 'svc' }))), NOW), { ok: true, agent: 'svc', via: 'jwt' });
+  });
+});
+
+void describe('JWTs: refusals', T, () => {
+  const hs = (claims: Record<string, unknown>): string => reason(HS, jwt('HS256', SECRET, claims));
+
+  void it('time: exp (past the skew), nbf, iat in the future; exp required unless requireExp is false', T, () => {
+    assert.equal(hs(good({ exp: SEC - 60 })), 'JWT expired at 2026-03-01T11:59:00.000Z');
+    assert.equal(authenticate(HS, bearer(jwt('HS256', SECRET, good({ exp: SEC - 20 }))), NOW).ok, true, 'within the 30 s skew');
+    assert.equal(hs(good({ nbf: SEC + 120 })), 'JWT is not valid before 2026-03-01T12:02:00.000Z');
+    assert.equal(hs(good({ iat: SEC + 3600 })), 'JWT was issued in the future (iat 2026-03-01T13:00:00.000Z)');
+    assert.equal(hs(good({ exp: '1' })), 'JWT "exp" claim is not a number of seconds');
+    assert.equal(hs({ sub: 'ci-bot' }), 'JWT has no "exp" claim; tokens must expire');
+    const lax = rulesWith({ jwt: { secret: '${S}', requireExp: false, clockSkewSeconds: 0 } }, { S: SECRET });
+    assert.equal(authenticate(lax, bearer(jwt('HS256', SECRET, { sub: 'ci-bot' })), NOW).ok, true);
+    assert.equal(reason(lax, jwt('HS256', SECRET, good({ exp: SEC - 1 }))), 'JWT expired at 2026-03-01T11:59:59.000Z');
+  });
+
+  void it('issuer, audience and the agent claim', T, () => {
+    const rs = (claims: Record<string, unknown>): string => reason(RS, jwt('RS256', rsa.privateKey, good({ iss: 'https://idp.test', aud: 'mcpgate', ...claims })));
+    assert.equal(rs({ iss: 'https://evil.test' }), 'JWT issuer "https://evil.test" is not "https://idp.test"');
+    assert.equal(rs({ iss: undefined }), 'JWT has no "iss" claim (expected "https://idp.test")');
+    assert.equal(rs({ aud: 'billing' }), 'JWT audience "billing" is not one of "mcpgate", "other"');
+    assert.equal(rs({ aud: ['a', 'b'] }), 'JWT audience ["a","b"] is not one of "mcpgate", "other"');
+    assert.equal(rs({ aud: undefined }), 'JWT has no "aud" claim (expected one of "mcpgate", "other")');
+    assert.equal(rs({ aud: [1] }), 'JWT "aud" claim is not a string or an array of strings');
+    assert.equal(rs({ sub: undefined }), 'JWT has no "sub" claim');
+    assert.equal(rs({ sub: '' }), 'JWT claim "sub" is not a non-empty string (it names the agent)');
+    assert.equal(hs(good({ aud: 'billing' })), 'JWT audience "billing" is not accepted: no audience is configured for this gateway');
+  });
+
+  void it('alg none and the algorithm-confusion attack (HMAC keyed with the public key) are refused', T, () => {
+    assert.equal(reason(RS, jwt('none', undefined, good())), 'JWT algorithm "none" (an unsigned token) is never accepted');
+    assert.equal(reason(HS, jwt('NONE', undefined, good())), 'JWT algorithm "none" (an unsigned token) is never accepted');
+    const forged = jwt('HS256', pem(rsa.publicKey), good({ iss: 'https://idp.test', aud: 'mcpgate' }));
+    assert.equal(reason(RS, forged), 'JWT algorithm HS256 is not allowed (allowed: RS256, PS256)');
+    assert.equal(reason(HS, jwt('RS256', rsa.privateKey, good())), 'JWT algorithm RS256 is not allowed (allowed: HS256)');
+  });
+
+  void it('bad signatures and malformed tokens', T, () => {
+    const [h, p, s] = jwt('HS256', SECRET, good()).split('.') as [string, string, string];
+    assert.equal(reason(HS, `${h}.${b64(good({ sub: 'admin' }))}.${s}`), 'JWT signature does not verify');
+    assert.equal(reason(HS, `${h}.${p}.`), 'JWT signature does not verify');
+    assert.equal(reason(HS, jwt('HS256', 'another-secret-of-at-least-32-bytes!!', good())), 'JWT signature does not verify');
+    assert.equal(reason(HS, `${Buffer.from('not json').toString('base64url')}.${p}.${s}`), 'JWT header is not base64url-encoded JSON');
+    assert.equal(reason(HS, `${b64([1])}.${p}.${s}`), 'JWT header is not a JSON object');
+    assert.equal(reason(HS, `${b64({ typ: 'JWT' })}.${p}.${s}`), 'JWT header has no "alg"');
+    assert.equal(reason(HS, jwt('HS256', SECRET, good(), { crit: ['exp'] })), 'JWT header lists "crit" extensions, which mcpgate does not support (RFC 7515 §4.1.11)');
+    const array = `${h}.${Buffer.from('[1]').toString('base64url')}`;
+    assert.equal(reason(HS, `${array}.${createHmac('sha256', SECRET).update(array).digest('base64url')}`), 'JWT payload is not a JSON object');
+  });
+});
+
+void describe('auth configuration', T, () => {
+  const bad = async (auth: unknown, env: NodeJS.ProcessEnv = {}): Promise<Record<string, string>> =>
+    byPath((await failure(() => rulesWith(auth, env))).issues);
+
+  void it('compiles the key once; no auth means no JWTs; the status summary has no secret', T, () => {
+    assert.equal(rulesWith(undefined).auth, undefined);
+    assert.equal(OPEN_RULES.auth, undefined);
+    const jwtConfig = HS.auth?.jwt;
+    assert.ok(jwtConfig !== undefined && Object.isFrozen(HS.auth) && Object.isFrozen(jwtConfig));
+    assert.equal(jwtConfig.key.type, 'secret');
+    assert.deepEqual(HS.warnings, []);
+    const summary = JSON.stringify(describeAuth(HS.auth));
+    assert.ok(!summary.includes(SECRET) && summary.includes('a 37-byte secret'), summary);
+    assert.deepEqual(describeAuth(RS.auth), { jwt: { key: 'an RSA 2048-bit public key', algorithms: ['RS256', 'PS256'], issuer: 'https://idp.test', audience: ['mcpgate', 'other'], agent_claim: 'sub', clock_skew_seconds: 30, require_exp: true } });
+  });
+
+  void it('key errors: none, two, bad PEM, a private key, short secrets and weak or unusable keys', T, async () => {
+    const k1024 = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey;
+    const k1 = generateKeyPairSync('ec', { namedCurve: 'secp256k1' }).publicKey;
+    assert.deepEqual(await bad({ jwt: {} }), { '$.auth.jwt': 'expected one of "secret" (for HS256/384/512), "publicKey" or "publicKeyFile" (for RS*, PS*, ES*, EdDSA)' });
+    assert.deepEqual(await bad({ jwt: { secret: '${S}', publicKey: pem(rsa.publicKey) } }, { S: SECRET }), { '$.auth.jwt': '"secret" and "publicKey" are both set; give exactly one key' });
+    const garbage = await bad({ jwt: { publicKey: '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n' } });
+    assert.match(garbage['$.auth.jwt.publicKey'] ?? '', /^publicKey is not a usable PEM public key \("-----BEGIN PUBLIC KEY-----" …\): /);
+    const priv = rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    assert.deepEqual(await bad({ jwt: { publicKey: priv } }), { '$.auth.jwt.publicKey': 'publicKey holds a private key; give the public key only (the gateway never needs the private half)' });
+    assert.deepEqual(await bad({ jwt: { secret: '${S}' } }, { S: 'short' }), { '$.auth.jwt.secret': 'the secret is 5 bytes; HMAC keys need at least 32 bytes (RFC 7518 §3.2)' });
+    assert.deepEqual(await bad({ jwt: { publicKey: pem(k1024) } }), { '$.auth.jwt.publicKey': 'the RSA key is 1024 bits; JWT signatures need at least 2048 (RFC 7518 §3.3)' });
+    assert.deepEqual(await bad({ jwt: { publicKey: pem(k1) } }), { '$.auth.jwt.publicKey': 'an EC key on curve secp256k1 cannot verify JWTs; ES256, ES384 and ES512 need P-256, P-384 and P-521' });
+    assert.deepEqual(await bad({ jwt: { publicKey: { ...ed.privateKey.export({ format: 'jwk' }) } } }), { '$.auth.jwt.publicKey': 'publicKey is a private JWK (it has "d"); give the public key only' });
+  });
+
+  void it('algorithm errors: unknown, none, HMAC with a public key, a public-key algorithm with a secret, HS512 with a short secret', T, async () => {
+    assert.deepEqual(await bad({ jwt: { publicKey: pem(rsa.publicKey), algorithms: ['RS256', 'RS999', 'none', 'HS256', 'ES256'] } }), {
+      '$.auth.jwt.algorithms[1]': 'unknown algorithm "RS999" (known: HS256, HS384, HS512, RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA)',
+      '$.auth.jwt.algorithms[2]': 'the "none" algorithm (an unsigned token) is never accepted',
+      '$.auth.jwt.algorithms[3]': 'algorithm HS256 cannot be verified with an RSA 2048-bit public key: HMAC needs "secret"; a public key never verifies HMAC tokens',
+      '$.auth.jwt.algorithms[4]': 'algorithm ES256 cannot be verified with an RSA 2048-bit public key: it fits RS256, RS384, RS512, PS256, PS384, PS512',
+    });
+    assert.deepEqual(await bad({ jwt: { secret: '${S}', algorithms: ['RS256', 'HS512'] } }, { S: SECRET }), {
+      '$.auth.jwt.algorithms[0]': 'algorithm RS256 cannot be verified with a 37-byte secret: it fits HS256',
+      '$.auth.jwt.algorithms[1]': 'algorithm HS512 cannot be verified with a 37-byte secret: the secret is too short for it (RFC 7518 §3.2: 64 bytes or more)',
+    });
+    assert.deepEqual(await bad({ jwt: { secret: '${S}', algorithms: [] } }, { S: SECRET }), { '$.auth.jwt.algorithms': 'expected a non-empty array of algorithm names (HS256, HS384, HS512, RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA), got an empty array' });
+  });
+
+  void it('other settings: types, ranges, unknown keys (errors in jwt, warnings in auth)', T, async () => {
+    const { issues, warnings } = await failure(() => rulesWith({ jwt: { secret: '${S}', issuer: '', audience: ['ok', 3], agentClaim: 7, clockSkewSeconds: 9999, requireExp: 'no', audiance: 'x' }, jwks: 'x' }, { S: SECRET }));
+    assert.deepEqual(byPath(issues), {
+      '$.auth.jwt.audiance': 'unknown key "audiance" in auth.jwt (known: secret, publicKey, publicKeyFile, algorithms, issuer, audience, agentClaim, clockSkewSeconds, requireExp)',
+      '$.auth.jwt.issuer': 'expected a non-empty string, got ""',
+      '$.auth.jwt.audience[1]': 'expected a non-empty string, got 3',
+      '$.auth.jwt.agentClaim': 'expected a non-empty string, got 7',
+      '$.auth.jwt.clockSkewSeconds': 'expected a whole number of seconds from 0 to 600, got 9999',
+      '$.auth.jwt.requireExp': 'expected true or false, got a string',
+    });
+    assert.deepEqual(byPath(warnings), { '$.auth.jwks': 'unknown key "jwks" in auth is ignored' });
+    assert.deepEqual(await bad({ jwt: 'x' }), { '$.auth.jwt': 'expected an object with "secret", "publicKey" or "publicKeyFile", got a string' });
+  });
+
+  void it('${VAR} in the secret: an unset variable is an error at its path, and no message shows the secret', T, async () => {
+    assert.deepEqual(await bad({ jwt: { secret: '${JWT_SECRET}' } }), { '$.auth.jwt.secret': 'environment variable JWT_SECRET is not set' });
+    const literal = rulesWith({ jwt: { secret: SECRET } });
+    assert.deepEqual(byPath(literal.warnings), { '$.auth.jwt.secret': 'the secret is written in the rules file itself; prefer "${JWT_SECRET}" with the variable set, so the file holds no secret' });
+    const { message } = await failure(() => rulesWith({ jwt: { secret: 'tiny-literal-secret', algorithms: 'HS256' } }));
+    assert.ok(!message.includes('tiny-literal-secret'), message);
+    assert.equal(authenticate(rulesWith({ jwt: { secret: '${A}${B}' } }, { A: SECRET.slice(0, 20), B: SECRET.slice(20) }), bearer(jwt('HS256', SECRET, good())), NOW).ok, true);
+  });
+});
+
+void describe('publicKeyFile and loadRules({ env })', T, () => {
+  let dir = '';
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'mcpgate-auth-'));
+    await writeFile(path.join(dir, 'idp.pem'), pem(ed.publicKey));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  void it('reads the key relative to the rules file, expanding ${VAR} from the env given', T, async () => {
+    const file = path.join(dir, 'gateway-rules.json');
+    await writeFile(file, JSON.stringify({ agents: {}, defaults: { deny_on_missing_agent: false }, auth: { jwt: { publicKeyFile: '${KEY_NAME}' } } }));
+    const rules = await loadRules(file, [], { env: { KEY_NAME: 'idp.pem' } });
+    assert.deepEqual(authenticate(rules, bearer(jwt('EdDSA', ed.privateKey, good())), NOW), { ok: true, agent: 'ci-bot', via: 'jwt' });
+    const { issues } = await failure(() => loadRules(file, [], { env: { KEY_NAME: 'missing.pem' } }));
+    assert.deepEqual(byPath(issues), { '$.auth.jwt.publicKeyFile': `cannot read the key file ${path.join(dir, 'missing.pem')}: no such file` });
+  });
+});
+
+void describe('mcpgate token', T, () => {
+  const run = (agent: string): { code: number; out: string; err: string } => {
+    let out = '';
+    let err = '';
+    const code = runToken(agent, { out: (t) => (out += t), err: (t) => (err += t) });
+    return { code, out, err };
+  };
+
+  void it('prints a new token on stdout and, on stderr, the hash line that makes it authenticate', T, () => {
+    const { code, out, err } = run('ci-bot');
+    assert.equal(code, 0);
+    const token = out.trim();
+    assert.match(token, /^mcpg_[A-Za-z0-9_-]{43}$/);
+    assert.notEqual(run('ci-bot').out.trim(), token, 'a new token each time');
+    const line = /^ {2}("tokens": \["sha256:[0-9a-f]{64}"\])$/m.exec(err)?.[1];
+    assert.ok(line !== undefined, err);
+    assert.equal(line, `"tokens": ["sha256:${createHash('sha256').update(token).digest('hex')}"]`);
+    assert.match(err, /shown only this once/);
+    assert.ok(!err.includes(token), 'the token is not repeated on stderr');
+    const rules = parseRules(`{"agents": {"ci-bot": {${line}}}}`, FILE, []);
+    assert.deepEqual(authenticate(rules, bearer(token), NOW), { ok: true, agent: 'ci-bot', via: 'token' });
+  });
+
+  void it('refuses an empty AGENT with exit code 2 and prints no token', T, () => {
+    const { code, out, err } = run(' ');
+    assert.equal(code, 2);
+    assert.equal(out, '');
+    assert.match(err, /AGENT must be a non-empty agent id/);
+  });
+});
