@@ -1,0 +1,209 @@
+// Every `mcpgate_*` metric the HTTP front serves on `/metrics`. Call outcomes, errors and HTTP requests
+// are recorded as they happen (the tools/call path costs two map lookups and a few additions); the
+// state of servers, catalog and sessions is read from a `MetricsSource` once per scrape, so nothing
+// has to keep gauges in step with the gateway. Label cardinality is bounded: (server, tool) pairs past
+// `maxToolSeries` are folded into tool="_other" (and unseen servers into server="_other"); the other
+// labelled families have a cap of their own.
+
+import { OTHER, Registry, type Counter, type CounterChild, type Histogram, type HistogramChild, type Sample } from './metrics.js';
+
+/** What the gateway reports of a server: its connection's states, plus `disabled` in config. */
+export const SERVER_STATES = ['connecting', 'ready', 'backoff', 'parked', 'closed', 'disabled'] as const;
+export type ServerState = (typeof SERVER_STATES)[number];
+
+export type CallOutcome = 'ok' | 'error' | 'failed';
+
+export interface ServerSnapshot {
+  name: string;
+  /** Absent: configured but no connection yet (every state reads 0). */
+  state: ServerState | undefined;
+  breaker: 'closed' | 'open' | 'half-open';
+  /** Times the breaker went from closed to open since this connection was made. */
+  breakerTrips: number;
+  /** Agents' calls in flight on it now. */
+  inflight: number;
+}
+
+export interface MetricsSnapshot {
+  servers: readonly ServerSnapshot[];
+  /** What agents may be shown (held tools excluded), and the tools held back by pins. */
+  catalog: { tools: number; resources: number; resourceTemplates: number; prompts: number; heldTools: number };
+  sessions: { stdio: number; http: number };
+}
+
+/** Called once per scrape. */
+export type MetricsSource = () => MetricsSnapshot;
+
+export interface GatewayMetricsOptions {
+  /** Shown as `mcpgate_info{version}`. */
+  version: string;
+  /** Where the scrape-time gauges come from (it can be set later); default: nothing to report. */
+  source?: MetricsSource;
+  /** Distinct (server, tool) pairs kept before folding into tool="_other" (default 10 000). */
+  maxToolSeries?: number;
+  /** A collect callback threw during a scrape (`metric` is its name), or the source did (`metric` is 'source'): the scrape goes on without it. */
+  onCollectError?: (metric: string, error: unknown) => void;
+}
+
+/** Tool call latency buckets in seconds: 1-2.5-5 steps from 0.5 ms to 60 s. */
+export const CALL_DURATION_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+export const DEFAULT_MAX_TOOL_SERIES = 10_000;
+
+const EMPTY_SNAPSHOT: MetricsSnapshot = {
+  servers: [],
+  catalog: { tools: 0, resources: 0, resourceTemplates: 0, prompts: 0, heldTools: 0 },
+  sessions: { stdio: 0, http: 0 },
+};
+
+/** The children one (server, tool) pair records into, made together on its first call. */
+interface CallSeries {
+  readonly ok: CounterChild;
+  readonly error: CounterChild;
+  readonly failed: CounterChild;
+  readonly duration: HistogramChild;
+}
+
+export class GatewayMetrics {
+  readonly registry: Registry;
+  source: MetricsSource;
+  private readonly maxToolSeries: number;
+  private readonly onCollectError: ((metric: string, error: unknown) => void) | undefined;
+  /** server → tool → series: nested so the hot path builds no key string. */
+  private readonly calls = new Map<string, Map<string, CallSeries>>();
+  private toolSeries = 0;
+  private snapshot: MetricsSnapshot = EMPTY_SNAPSHOT;
+  private readonly callsTotal: Counter;
+  private readonly callDuration: Histogram;
+  private readonly errors: Counter;
+  private readonly http: Counter;
+
+  constructor(options: GatewayMetricsOptions) {
+    this.source = options.source ?? (() => EMPTY_SNAPSHOT);
+    this.maxToolSeries = options.maxToolSeries ?? DEFAULT_MAX_TOOL_SERIES;
+    const onCollectError = (this.onCollectError = options.onCollectError);
+    const r = (this.registry = new Registry(onCollectError === undefined ? {} : { onCollectError }));
+    const snap = (): MetricsSnapshot => this.snapshot;
+
+    r.gauge({ name: 'mcpgate_up', help: 'Always 1 while the gateway answers scrapes.', collect: () => 1 });
+    r.gauge({ name: 'mcpgate_info', help: 'Build information; the value is always 1.', labels: ['version'], collect: () => [{ labels: [options.version], value: 1 }] });
+
+    this.callsTotal = r.counter({
+      name: 'mcpgate_tool_calls_total',
+      help: "Tool calls by outcome: ok = a result, error = a JSON-RPC error from the server, failed = mcpgate's own failure (timeout, server unavailable, breaker open, tool held, policy denied).",
+      labels: ['server', 'tool', 'outcome'],
+    });
+    this.callDuration = r.histogram({
+      name: 'mcpgate_tool_call_duration_seconds',
+      help: 'Time from forwarding a tool call to its answer or failure, in seconds.',
+      labels: ['server', 'tool'],
+      buckets: CALL_DURATION_BUCKETS,
+    });
+    this.errors = r.counter({ name: 'mcpgate_errors_total', help: 'MCPG_* errors sent to agents, by code.', labels: ['code'], maxSeries: 200 });
+    this.http = r.counter({ name: 'mcpgate_http_requests_total', help: 'HTTP requests answered, by route and status code.', labels: ['route', 'status'], maxSeries: 500 });
+
+    r.gauge({
+      name: 'mcpgate_connection_state',
+      help: `Connection state of each configured server: 1 for the current state, 0 for the others (${SERVER_STATES.join(', ')}).`,
+      labels: ['server', 'state'],
+      collect: () => snap().servers.flatMap((s) => SERVER_STATES.map((state): Sample => ({ labels: [s.name, state], value: s.state === state ? 1 : 0 }))),
+    });
+    r.gauge({
+      name: 'mcpgate_circuit_breaker_open',
+      help: "1 while a server's circuit breaker fails calls fast (open, or half-open with its probe in flight), else 0.",
+      labels: ['server'],
+      collect: () => snap().servers.map((s): Sample => ({ labels: [s.name], value: s.breaker === 'closed' ? 0 : 1 })),
+    });
+    r.gauge({
+      name: 'mcpgate_calls_in_flight',
+      help: "Agents' requests in flight on each server.",
+      labels: ['server'],
+      collect: () => snap().servers.map((s): Sample => ({ labels: [s.name], value: s.inflight })),
+    });
+    r.counter({
+      name: 'mcpgate_circuit_breaker_trips_total',
+      help: "Times a server's circuit breaker opened (restarts from 0 when the server's connection is remade on reload).",
+      labels: ['server'],
+      collect: () => snap().servers.map((s): Sample => ({ labels: [s.name], value: s.breakerTrips })),
+    });
+    r.gauge({
+      name: 'mcpgate_catalog_items',
+      help: 'Items in the merged catalog agents may be shown, by kind (held tools excluded; before per-agent rules).',
+      labels: ['kind'],
+      collect: () => {
+        const c = snap().catalog;
+        return [
+          { labels: ['tools'], value: c.tools },
+          { labels: ['resources'], value: c.resources },
+          { labels: ['resource_templates'], value: c.resourceTemplates },
+          { labels: ['prompts'], value: c.prompts },
+        ];
+      },
+    });
+    r.gauge({ name: 'mcpgate_catalog_held_tools', help: 'Tools held back until their new or changed definition is approved (pins).', collect: () => snap().catalog.heldTools });
+    r.gauge({
+      name: 'mcpgate_agent_sessions',
+      help: 'Open agent sessions, by transport.',
+      labels: ['transport'],
+      collect: () => [
+        { labels: ['stdio'], value: snap().sessions.stdio },
+        { labels: ['http'], value: snap().sessions.http },
+      ],
+    });
+    r.gauge({ name: 'mcpgate_process_resident_memory_bytes', help: 'Resident set size of the gateway process, in bytes.', collect: () => process.memoryUsage.rss() });
+    r.gauge({ name: 'mcpgate_process_uptime_seconds', help: 'Seconds since the gateway process started.', collect: () => process.uptime() });
+  }
+
+  /** One tool call ended (hot path). `tool` is the tool's name on its server. */
+  callFinished(server: string, tool: string, outcome: CallOutcome, seconds: number): void {
+    const series = this.calls.get(server)?.get(tool) ?? this.addSeries(server, tool);
+    series[outcome].inc();
+    series.duration.observe(seconds);
+  }
+
+  /** An MCPG_* error was sent to an agent. */
+  error(code: string): void {
+    this.errors.labels(code).inc();
+  }
+
+  /** The HTTP front answered a request (`route` is the route pattern, never the raw path). */
+  httpRequest(route: string, status: number): void {
+    this.http.labels(route, String(status)).inc();
+  }
+
+  /** The exposition text (Content-Type: `CONTENT_TYPE` from metrics.ts). Reads the source once. */
+  render(): string {
+    try {
+      this.snapshot = this.source();
+    } catch (err) {
+      this.snapshot = EMPTY_SNAPSHOT;
+      this.onCollectError?.('source', err);
+    }
+    try {
+      return this.registry.render();
+    } finally {
+      this.snapshot = EMPTY_SNAPSHOT;
+    }
+  }
+
+  private addSeries(server: string, tool: string): CallSeries {
+    // Past the cap a new pair shares its server's `_other` series, and a server first seen past the cap
+    // shares server="_other": at most one extra series per server known before the cap, plus one.
+    const full = this.toolSeries >= this.maxToolSeries;
+    const serverName = full && !this.calls.has(server) ? OTHER : server;
+    const toolName = full ? OTHER : tool;
+    let tools = this.calls.get(serverName);
+    if (tools === undefined) this.calls.set(serverName, (tools = new Map<string, CallSeries>()));
+    const existing = tools.get(toolName);
+    if (existing !== undefined) return existing;
+    const series: CallSeries = {
+      ok: this.callsTotal.labels(serverName, toolName, 'ok'),
+      error: this.callsTotal.labels(serverName, toolName, 'error'),
+      failed: this.callsTotal.labels(serverName, toolName, 'failed'),
+      duration: this.callDuration.labels(serverName, toolName),
+    };
+    tools.set(toolName, series);
+    this.toolSeries += 1;
+    return series;
+  }
+}
