@@ -6,6 +6,10 @@ import { Reloader, loadBoth } from './reload.js';
 import type { Rules } from './rules/load.js';
 import { Gateway, type GatewayOptions, type ServerSummary } from './gateway/gateway.js';
 import { serveStdio, type StdioFront } from './front/stdio.js';
+import { HttpFront, type HttpFrontOptions } from './front/http.js';
+
+/** What `--http` and its companion flags configure (the ops context is added here). */
+export type HttpSettings = Omit<HttpFrontOptions, 'ops' | 'onRequest'>;
 
 /** The gateway's own options (minus what is loaded from files), plus where the files and the agent are. */
 export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules'> {
@@ -24,6 +28,7 @@ export class Mcpgate {
   readonly gateway: Gateway;
   readonly reloader: Reloader;
   private front: StdioFront | undefined;
+  private http: HttpFront | undefined;
   private closing: Promise<void> | undefined;
 
   private constructor(readonly config: ServersConfig, rules: Rules, private readonly options: McpgateOptions) {
@@ -63,9 +68,35 @@ export class Mcpgate {
     return { ended: this.front.ended, started };
   }
 
-  /** Graceful shutdown in reverse order of start. Idempotent. */
+  /**
+   * Serves agents over Streamable HTTP and starts the servers. Resolves once the port is bound
+   * (agents may connect at once; their first lists wait for the servers to settle).
+   */
+  async serveHttp(settings: HttpSettings): Promise<{ url: string; started: Promise<ServerSummary[]> }> {
+    const log = this.options.log;
+    const metrics = this.gateway.metrics;
+    this.http = new HttpFront(this.gateway, {
+      ...settings,
+      onRequest: (route, status) => metrics.httpRequest(route, status),
+      ops: { gateway: this.gateway, metrics: () => metrics.render() },
+    }, log.child({ front: 'http' }));
+    const url = await this.http.listen();
+    const auth = settings.auth === 'off' ? `auth off: every request is agent "${settings.defaultAgent}" unless it sends X-Mcpgate-Agent` : 'bearer tokens required';
+    log.info(`mcpgate listening on ${url} (${auth})`, { url });
+    const started = this.gateway.start();
+    this.reloader.start();
+    started.then((summaries) => {
+      for (const warning of this.gateway.catalog.warnings) log.warn(`catalog: ${warning}`);
+      const ready = summaries.filter((s) => s.state === 'ready').length;
+      log.info(`mcpgate ready on ${url}: ${ready} of ${summaries.length} servers, ${this.gateway.catalog.listTools().length} tools`, { url });
+    }, (err: unknown) => log.error('starting servers failed', { error: err }));
+    return { url, started };
+  }
+
+  /** Graceful shutdown in reverse order of start: the fronts drain first, then the servers close. Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      await this.http?.close();
       this.reloader.close();
       this.front?.close();
       await this.gateway.close();

@@ -13,25 +13,36 @@ import { runCheck } from './check.js';
 import { runServe } from './serve.js';
 import { runApprove, runPins } from './pins.js';
 import { PIN_MODES, type PinMode } from '../pins/review.js';
+import type { HttpSettings } from '../mcpgate.js';
+import { isLoopback } from '../front/http-util.js';
+import { runToken } from './token.js';
+import { runStatus } from './status.js';
 
 const USAGE = `mcpgate ${GATEWAY_INFO.version} — one MCP server in front of many
 
 Usage:
-  mcpgate serve [--config .mcp.json] [--rules gateway-rules.json] [--stdio] [--agent ID]
+  mcpgate serve [--config .mcp.json] [--rules gateway-rules.json] [--stdio | --http [HOST:]PORT] [--agent ID]
                 [--mode aggregate|discovery] [--debug] [--log-level LEVEL]
                 [--separator SEP] [--startup-timeout MS] [--max-inflight N]
                 [--pins tofu|strict|off] [--state DIR] [--sanitize on|off]
                 [--retries N] [--backoff-cap MS] [--park-probe MS] [--stable-after MS]
                 [--breaker N] [--breaker-cooldown MS]
+                HTTP: [--no-auth] [--allow-origin ORIGIN]… [--max-body BYTES] [--session-idle MS]
+                      [--max-sessions N] [--max-sessions-per-agent N] [--drain-timeout MS]
   mcpgate check [--config .mcp.json] [--rules gateway-rules.json]
+  mcpgate status [--url http://HOST:PORT] [--token TOKEN] [--json]
+  mcpgate token AGENT
   mcpgate pins [SERVER] [--state DIR]
   mcpgate approve SERVER [TOOL[@DIGEST]…] [--instructions] [--state DIR]
   mcpgate --help | --version
 
 --state defaults to .mcpgate/ beside the config file; --rules to gateway-rules.json beside it, if present.
+--http serves MCP at http://HOST:PORT/mcp (HOST defaults to 127.0.0.1) plus /healthz, /readyz, /metrics
+and /status. Agents authenticate with bearer tokens (mcpgate token) or JWTs (the rules file's "auth");
+--no-auth is accepted only on a loopback HOST (the agent is then --agent, or the X-Mcpgate-Agent header).
 SIGHUP reloads both files and revives parked servers; both files are also watched and reloaded.
 Environment: MCPGATE_CONFIG, MCPGATE_RULES, MCPGATE_AGENT, MCPGATE_MODE, MCPGATE_LOG_LEVEL,
-MCPGATE_PINS, MCPGATE_STATE (flags win).
+MCPGATE_PINS, MCPGATE_STATE, MCPGATE_HTTP, MCPGATE_URL, MCPGATE_TOKEN (flags win).
 Log levels: debug, info, warn, error, silent. Logs go to stderr; stdout is the MCP transport.
 `;
 
@@ -83,9 +94,19 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         'stable-after': { type: 'string' },
         breaker: { type: 'string' },
         'breaker-cooldown': { type: 'string' },
+        'no-auth': { type: 'boolean' },
+        'allow-origin': { type: 'string', multiple: true },
+        'max-body': { type: 'string' },
+        'session-idle': { type: 'string' },
+        'max-sessions': { type: 'string' },
+        'max-sessions-per-agent': { type: 'string' },
+        'drain-timeout': { type: 'string' },
+        url: { type: 'string' },
+        token: { type: 'string' },
+        json: { type: 'boolean' },
       },
     });
-    if (positionals.length > 0 && command !== 'pins' && command !== 'approve') throw usage(`unexpected argument "${positionals[0]}"`);
+    if (positionals.length > 0 && command !== 'pins' && command !== 'approve' && command !== 'token') throw usage(`unexpected argument "${positionals[0]}"`);
     const configFile = resolve(values.config ?? env.MCPGATE_CONFIG ?? '.mcp.json');
     const levelText = values['log-level'] ?? env.MCPGATE_LOG_LEVEL ?? 'info';
     if (!isLogLevel(levelText)) throw usage(`--log-level must be one of debug, info, warn, error, silent (got "${levelText}")`);
@@ -107,8 +128,15 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         if (server === undefined) throw usage('approve needs a SERVER (and optionally TOOL names)');
         return await runApprove(stateDir, { server, tools, instructions: values.instructions === true }, io);
       }
+      case 'token': {
+        if (positionals.length !== 1) throw usage('token needs exactly one AGENT');
+        return runToken(positionals[0]!, io);
+      }
+      case 'status':
+        return await runStatus({ url: values.url ?? env.MCPGATE_URL, token: values.token ?? env.MCPGATE_TOKEN, json: values.json === true }, io);
       case 'serve': {
-        if (values.http !== undefined) throw usage('--http is not supported by this build yet; serve over stdio');
+        const httpText = values.http ?? (values.stdio === true ? undefined : env.MCPGATE_HTTP);
+        if (values.stdio === true && values.http !== undefined) throw usage('choose one of --stdio and --http');
         const separator = values.separator;
         if (separator !== undefined && !/^[A-Za-z0-9_-]{1,8}$/.test(separator)) throw usage('--separator must be 1–8 characters from [A-Za-z0-9_-]');
         const startupTimeoutMs = positiveInt(values['startup-timeout'], '--startup-timeout', 'a positive whole number of milliseconds');
@@ -131,7 +159,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
             ...defined('cooldownMs', positiveInt(values['breaker-cooldown'], '--breaker-cooldown', 'a positive whole number of milliseconds')),
           },
         };
-        return await runServe({ configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit });
+        const http = httpText === undefined ? undefined : httpSettings(httpText, values, agent);
+        return await runServe({ configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit }, http);
       }
       default:
         throw usage(`unknown command "${command}"`);
@@ -148,6 +177,27 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     io.err(`mcpgate: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   }
+}
+
+/** `--http [HOST:]PORT` and the HTTP flags; HOST defaults to loopback, auth off only on loopback. */
+function httpSettings(text: string, values: Record<string, string | boolean | string[] | undefined>, agent: string): HttpSettings {
+  const match = /^(?:(\[[0-9a-fA-F:]+\]|[^:]*):)?(\d{1,5})$/.exec(text);
+  const port = match === null ? NaN : Number(match[2]);
+  if (match === null || port > 65535) throw usage(`--http must be [HOST:]PORT, e.g. 8080, :8080 or 0.0.0.0:8080 (got "${text}")`);
+  const rawHost = match[1] === undefined || match[1] === '' ? '127.0.0.1' : match[1];
+  const host = rawHost.startsWith('[') ? rawHost.slice(1, -1) : rawHost;
+  const auth = values['no-auth'] === true ? 'off' : 'on';
+  if (auth === 'off' && !isLoopback(host)) throw usage(`--no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not on ${host}: anyone who can reach the port would be any agent`);
+  const int = (name: string, what: string): number | undefined => positiveInt(values[name] as string | undefined, `--${name}`, what);
+  return {
+    host, port, auth, defaultAgent: agent,
+    allowedOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
+    ...defined('maxBodyBytes', int('max-body', 'a positive whole number of bytes')),
+    ...defined('sessionIdleMs', int('session-idle', 'a positive whole number of milliseconds')),
+    ...defined('maxSessions', int('max-sessions', 'a positive whole number')),
+    ...defined('maxSessionsPerAgent', int('max-sessions-per-agent', 'a positive whole number')),
+    ...defined('drainMs', int('drain-timeout', 'a positive whole number of milliseconds')),
+  };
 }
 
 function positiveInt(text: string | undefined, flag: string, what: string): number | undefined {

@@ -1,10 +1,11 @@
-// `mcpgate serve`: run the gateway on stdio until the agent closes stdin or a signal arrives, then
-// shut down gracefully (seed 000). A second signal kills every server's process group at once;
-// SIGHUP reloads both configuration files and revives parked servers.
+// `mcpgate serve`: run the gateway on stdio until the agent closes stdin, or over HTTP, until a
+// signal arrives; then shut down gracefully (HTTP: stop accepting, let calls in flight finish, end
+// the sessions; then the servers, seed 000). A second signal kills every server's process group at
+// once; SIGHUP reloads both configuration files and revives parked servers.
 
-import { Mcpgate, type McpgateOptions } from '../mcpgate.js';
+import { Mcpgate, type HttpSettings, type McpgateOptions } from '../mcpgate.js';
 
-export async function runServe(options: McpgateOptions): Promise<number> {
+export async function runServe(options: McpgateOptions, http?: HttpSettings): Promise<number> {
   const gate = await Mcpgate.create(options);
   const log = options.log;
   let signals = 0;
@@ -25,8 +26,12 @@ export async function runServe(options: McpgateOptions): Promise<number> {
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onHangup);
   try {
-    const { ended } = gate.serveStdio();
-    void ended.then(() => resolveStop('stdin closed'));
+    if (http !== undefined) {
+      await gate.serveHttp(http);
+    } else {
+      const { ended } = gate.serveStdio();
+      void ended.then(() => resolveStop('stdin closed'));
+    }
     const why = await stop;
     log.info(`shutting down (${why})`);
     await gate.close();

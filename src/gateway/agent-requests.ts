@@ -22,15 +22,15 @@ export class AgentRequests {
    * alongside the agent, and some ask for roots at once). MCP forbids sending the agent requests
    * before that, so they wait here, bounded, and go out when it arrives.
    */
-  private early: { conn: Connection; msg: JsonRpcRequest; capability: string }[] | undefined = [];
+  private early: { conn: Connection; msg: JsonRpcRequest; capability: string; about: RequestId | undefined }[] | undefined = [];
 
-  /** `send` writes one framed message to the agent. */
-  constructor(private readonly agent: string, private readonly send: (line: string) => void) {}
+  /** `send` writes one framed message to the agent, as part of its request `about` when known. */
+  constructor(private readonly agent: string, private readonly send: (line: string, about?: RequestId) => void) {}
 
   /** Relays the server's request if the agent declared `capability`; otherwise the server gets a clear error. */
-  relay(conn: Connection, msg: JsonRpcRequest, capability: string, agentCapabilities: Record<string, unknown>): void {
+  relay(conn: Connection, msg: JsonRpcRequest, capability: string, agentCapabilities: Record<string, unknown>, about?: RequestId): void {
     if (this.early !== undefined) {
-      if (this.early.length < MAX_EARLY_REQUESTS) return void this.early.push({ conn, msg, capability });
+      if (this.early.length < MAX_EARLY_REQUESTS) return void this.early.push({ conn, msg, capability, about });
       conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" has not finished initializing; ${msg.method} was refused`, { server: conn.name }).toJsonRpc());
       return;
     }
@@ -40,14 +40,14 @@ export class AgentRequests {
     }
     const id = this.nextId++;
     this.outgoing.set(id, { conn, serverRequestId: msg.id });
-    this.send(encodeRequest(id, msg.method, msg.params));
+    this.send(encodeRequest(id, msg.method, msg.params), about);
   }
 
   /** The agent is initialized: what waited for it goes out now (or is refused for lack of the capability). */
   agentReady(agentCapabilities: Record<string, unknown>): void {
     const early = this.early ?? [];
     this.early = undefined;
-    for (const { conn, msg, capability } of early) this.relay(conn, msg, capability, agentCapabilities);
+    for (const { conn, msg, capability, about } of early) this.relay(conn, msg, capability, agentCapabilities, about);
   }
 
   /** The agent answered: pass it to the server that asked. False if no request of ours has that id. */

@@ -14,10 +14,16 @@ import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
 import { PinKeeper } from '../pins/keeper.js';
 import { OPEN_RULES, type Rules } from '../rules/load.js';
 import { AgentViews } from './agent-views.js';
+import { GatewayMetrics } from '../observability/gateway-metrics.js';
+import { metricsSource } from './metrics-source.js';
+import { GATEWAY_INFO } from '../version.js';
 import { gatewayStatus } from './status.js';
 import type { PinMode } from '../pins/review.js';
 import { AgentSession, type AgentChannel } from './session.js';
-import { LIST_CHANGED, SERVER_REQUEST_CAPABILITY } from './methods.js';
+import { LIST_CHANGED, LOG_LEVEL_RANK, SERVER_REQUEST_CAPABILITY } from './methods.js';
+
+/** Log levels by rank (methods.ts ranks them). */
+const LOG_LEVELS = Object.keys(LOG_LEVEL_RANK).sort((a, b) => LOG_LEVEL_RANK[a]! - LOG_LEVEL_RANK[b]!);
 
 export interface GatewayOptions {
   config: ServersConfig;
@@ -71,6 +77,8 @@ export class Gateway implements ConnectionHooks {
   /** The rules in force: one immutable snapshot, swapped whole on reload. */
   rules: Rules;
   readonly views: AgentViews;
+  /** Call outcomes, errors and HTTP requests as they happen; states read at scrape time. */
+  readonly metrics: GatewayMetrics;
   /** Servers whose instructions changed since they were approved: not passed to agents. */
   private readonly heldInstructions = new Set<string>();
   private closing: Promise<void> | undefined;
@@ -87,6 +95,11 @@ export class Gateway implements ConnectionHooks {
     });
     this.rules = options.rules ?? OPEN_RULES;
     this.views = new AgentViews(this.catalog, () => this.rules);
+    this.metrics = new GatewayMetrics({
+      version: GATEWAY_INFO.version,
+      source: metricsSource(this),
+      onCollectError: (metric, error) => this.log.warn('a metric could not be collected', { metric, error }),
+    });
     this.refresher = new Refresher((server, kinds) => this.refresh(server, kinds), this.log);
     this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
   }
@@ -198,8 +211,8 @@ export class Gateway implements ConnectionHooks {
     return summary;
   }
 
-  openSession(channel: AgentChannel, agent: string, agentExplicit = true): AgentSession {
-    const session = new AgentSession(this, channel, agent, this.log.child({ agent }), agentExplicit);
+  openSession(channel: AgentChannel, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio'): AgentSession {
+    const session = new AgentSession(this, channel, agent, this.log.child({ agent }), agentExplicit, transport);
     this.sessions.add(session);
     return session;
   }
@@ -251,9 +264,16 @@ export class Gateway implements ConnectionHooks {
     await conn.request('resources/unsubscribe', { uri });
   }
 
-  /** Passes an agent's log level on to every ready server that logs (the gateway still filters per agent). */
-  async setServersLogLevel(level: string): Promise<void> {
+  /**
+   * Sets every ready server that logs to the most verbose level any agent asked for (each agent's
+   * own level is applied when its messages are delivered).
+   */
+  async setServersLogLevel(): Promise<void> {
     await this.settled;
+    let rank: number | undefined;
+    for (const session of this.sessions) if (session.logRank !== undefined) rank = Math.min(rank ?? Infinity, session.logRank);
+    const level = rank === undefined ? undefined : LOG_LEVELS[rank];
+    if (level === undefined) return;
     const servers = [...this.connections.values()].filter((c) => c.state === 'ready' && c.info?.capabilities.logging !== undefined);
     await Promise.allSettled(servers.map((c) => c.request('logging/setLevel', { level })));
   }
@@ -316,7 +336,7 @@ export class Gateway implements ConnectionHooks {
       conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `cannot relay ${msg.method}: ${why}`, { server: conn.name }).toJsonRpc());
       return;
     }
-    session.relayServerRequest(conn, msg, capability);
+    session.relayServerRequest(conn, msg, capability, related);
   }
 
   /**

@@ -12,7 +12,7 @@ import type { Connection } from '../servers/connection.js';
 import { GATEWAY_INFO } from '../version.js';
 import {
   encodeError, encodeNotification, encodeResult, parseMessage, spliceResponseId,
-  type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
+  type Classified, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
 } from '../wire/jsonrpc.js';
 import { sanitizeContent } from '../pins/sanitize.js';
 import { AgentRequests } from './agent-requests.js';
@@ -25,8 +25,12 @@ import type { Gateway } from './gateway.js';
 import { GATEWAY_CAPABILITIES, LOG_LEVEL_RANK } from './methods.js';
 
 export interface AgentChannel {
-  /** Sends one framed message to the agent. */
-  send(line: string): void;
+  /**
+   * Sends one framed message to the agent. `about` is the agent's request the message belongs to:
+   * its response when `final`, otherwise something sent while it runs (progress, a server's
+   * sampling or elicitation request). Streamable HTTP routes by it; stdio ignores it.
+   */
+  send(line: string, about?: RequestId, final?: boolean): void;
 }
 
 type Rewrite = (result: Record<string, unknown>) => boolean;
@@ -36,13 +40,20 @@ interface Inflight {
   serverId: number;
 }
 
+/** A tools/call being timed for the metrics: the server's own tool name and when it was sent. */
+interface Timed {
+  tool: string;
+  start: number;
+}
+
 /** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
 const INITIALIZE_WAIT_MS = 5000;
 
 export class AgentSession {
   private initialized = false;
   private capabilities: Record<string, unknown> = {};
-  private logRank: number | undefined;
+  /** The level the agent asked for (logging/setLevel); undefined: everything the servers send. */
+  logRank: number | undefined;
   private readonly inflight = new Map<RequestId, Inflight>();
   /** Server→agent requests the agent has not answered yet. */
   private readonly agentRequests: AgentRequests;
@@ -59,16 +70,22 @@ export class AgentSession {
     private readonly log: Logger,
     /** False when the identity is only the default: then discovery tools may name the agent (agent_id). */
     private readonly agentExplicit = true,
+    /** The front the agent came through (metrics count sessions by it). */
+    readonly transport: 'stdio' | 'http' = 'stdio',
   ) {
     this.shown = new ShownViews(gateway.views, agent);
-    this.agentRequests = new AgentRequests(agent, (line) => {
-      if (!this.closed) this.channel.send(line);
+    this.agentRequests = new AgentRequests(agent, (line, about) => {
+      if (!this.closed) this.channel.send(line, about);
     });
   }
 
   handleLine(line: string): void {
+    if (!this.closed) this.handleMessage(parseMessage(line));
+  }
+
+  /** One message the front has already parsed and classified (HTTP parses to route before this). */
+  handleMessage(parsed: Classified): void {
     if (this.closed) return;
-    const parsed = parseMessage(line);
     switch (parsed.kind) {
       case 'request':
         return this.onRequest(parsed.msg);
@@ -146,11 +163,11 @@ export class AgentSession {
     this.forward(conn, msg, timeoutMs, (result) => {
       const renamed = rewriteToolResult(result, (uri) => this.gateway.catalog.publicUri(entry.server, uri));
       return (this.gateway.sanitizes && sanitizeContent(result)) || renamed;
-    });
+    }, { tool: entry.original, start: performance.now() });
   }
 
   /** Sends `msg` (already rewritten to the server's names) to `conn` and relays the answer. */
-  private forward(conn: Connection, msg: JsonRpcRequest, timeoutMs?: number, rewrite?: Rewrite): void {
+  private forward(conn: Connection, msg: JsonRpcRequest, timeoutMs?: number, rewrite?: Rewrite, timed?: Timed): void {
     const agentId = msg.id;
     if (this.inflight.has(agentId)) return this.sendError(agentId, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`));
     if (this.inflight.size >= this.gateway.maxInflight) {
@@ -163,14 +180,16 @@ export class AgentSession {
       reply: (res, line) => {
         if (this.inflight.get(agentId) !== entry) return;
         this.inflight.delete(agentId);
+        if (timed !== undefined) this.gateway.metrics.callFinished(conn.name, timed.tool, 'error' in res ? 'error' : 'ok', (performance.now() - timed.start) / 1000);
         this.relay(res, line, agentId, entry.serverId, rewrite);
       },
       fail: (err) => {
         if (this.inflight.get(agentId) !== entry) return;
         this.inflight.delete(agentId);
+        if (timed !== undefined) this.gateway.metrics.callFinished(conn.name, timed.tool, 'failed', (performance.now() - timed.start) / 1000);
         this.sendError(agentId, err);
       },
-      progress: agentToken === undefined ? undefined : (p) => this.notify('notifications/progress', { ...p, progressToken: agentToken }),
+      progress: agentToken === undefined ? undefined : (p) => this.notify('notifications/progress', { ...p, progressToken: agentToken }, agentId),
     }, timeoutMs);
   }
 
@@ -178,12 +197,12 @@ export class AgentSession {
     if (this.closed) return;
     if ('result' in res && rewrite !== undefined && rewrite(res.result)) {
       res.id = agentId;
-      return this.channel.send(JSON.stringify(res));
+      return this.channel.send(JSON.stringify(res), agentId, true);
     }
     const spliced = spliceResponseId(line, serverId, agentId);
-    if (spliced !== undefined) return this.channel.send(spliced);
+    if (spliced !== undefined) return this.channel.send(spliced, agentId, true);
     res.id = agentId;
-    this.channel.send(JSON.stringify(res));
+    this.channel.send(JSON.stringify(res), agentId, true);
   }
 
   // ── resources, prompts, completion ──────────────────────────────────────────────────────────
@@ -249,7 +268,7 @@ export class AgentSession {
     const rank = typeof level === 'string' ? LOG_LEVEL_RANK[level] : undefined;
     if (rank === undefined) return this.sendError(msg.id, invalidParams(`logging/setLevel needs params.level, one of ${Object.keys(LOG_LEVEL_RANK).join(', ')}`));
     this.logRank = rank;
-    await this.gateway.setServersLogLevel(level as string);
+    await this.gateway.setServersLogLevel();
     this.sendResult(msg.id, {});
   }
 
@@ -309,9 +328,25 @@ export class AgentSession {
 
   // ── right to left: called by the gateway ───────────────────────────────────────────────────
 
-  /** Relays a server→agent request (sampling, elicitation, roots) if the agent declared the capability. */
-  relayServerRequest(conn: Connection, msg: JsonRpcRequest, capability: string): void {
-    this.agentRequests.relay(conn, msg, capability, this.capabilities);
+  /**
+   * Relays a server→agent request (sampling, elicitation, roots) if the agent declared the
+   * capability. It is sent as part of the agent's call it belongs to: the one the server named
+   * (`related`, HTTP servers), else this agent's only call in flight on that server.
+   */
+  relayServerRequest(conn: Connection, msg: JsonRpcRequest, capability: string, related?: number): void {
+    let about: RequestId | undefined;
+    let candidates = 0;
+    for (const [agentId, entry] of this.inflight) {
+      if (entry.conn !== conn) continue;
+      if (related !== undefined && entry.serverId === related) {
+        about = agentId;
+        candidates = 1;
+        break;
+      }
+      candidates += 1;
+      about = agentId;
+    }
+    this.agentRequests.relay(conn, msg, capability, this.capabilities, candidates === 1 ? about : undefined);
   }
 
   /** The server withdrew one of its requests to the agent: pass the cancellation on. */
@@ -330,6 +365,13 @@ export class AgentSession {
     return false;
   }
 
+  /** This agent's calls in flight on `conn`. */
+  callsOn(conn: Connection): number {
+    let n = 0;
+    for (const entry of this.inflight.values()) if (entry.conn === conn) n += 1;
+    return n;
+  }
+
   hasCallOn(conn: Connection): boolean {
     for (const entry of this.inflight.values()) if (entry.conn === conn) return true;
     return false;
@@ -346,8 +388,8 @@ export class AgentSession {
     if (this.initialized) this.notify(method);
   }
 
-  notify(method: string, params?: unknown): void {
-    if (!this.closed) this.channel.send(encodeNotification(method, params));
+  notify(method: string, params?: unknown, about?: RequestId): void {
+    if (!this.closed) this.channel.send(encodeNotification(method, params), about);
   }
 
   /**
@@ -370,19 +412,20 @@ export class AgentSession {
   }
 
   private sendResult(id: RequestId, result: unknown): void {
-    if (!this.closed) this.channel.send(encodeResult(id, result));
+    if (!this.closed) this.channel.send(encodeResult(id, result), id, true);
   }
 
   /** A result already encoded as JSON text. */
   private sendEncodedResult(id: RequestId, resultJson: string): void {
-    if (!this.closed) this.channel.send(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`);
+    if (!this.closed) this.channel.send(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`, id, true);
   }
 
   private sendError(id: RequestId | null, err: unknown): void {
     if (this.closed) return;
     const error = err instanceof GatewayError ? err : new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err));
     if (error.code === 'MCPG_INTERNAL') this.log.error('internal error while handling a request', { error: err });
-    this.channel.send(encodeError(id, error.toJsonRpc()));
+    this.gateway.metrics.error(error.code);
+    this.channel.send(encodeError(id, error.toJsonRpc()), id ?? undefined, true);
   }
 }
 

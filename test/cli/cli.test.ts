@@ -98,7 +98,11 @@ void describe('mcpgate CLI', { timeout: 10000 }, () => {
 
   void it('serve rejects bad flags with exit 2 before starting anything', { timeout: 5000 }, async () => {
     const cases: [string[], string][] = [
-      [['--http', ':8080'], '--http is not supported by this build yet; serve over stdio'],
+      [['--http', 'nowhere'], '--http must be [HOST:]PORT, e.g. 8080, :8080 or 0.0.0.0:8080 (got "nowhere")'],
+      [['--http', ':70000'], '--http must be [HOST:]PORT, e.g. 8080, :8080 or 0.0.0.0:8080 (got ":70000")'],
+      [['--http', '0.0.0.0:8080', '--no-auth'], '--no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not on 0.0.0.0: anyone who can reach the port would be any agent'],
+      [['--http', ':8080', '--stdio'], 'choose one of --stdio and --http'],
+      [['--http', ':8080', '--max-sessions', '0'], '--max-sessions must be a positive whole number (got "0")'],
       [['--separator', '::'], '--separator must be 1–8 characters from [A-Za-z0-9_-]'],
       [['--startup-timeout', '0'], '--startup-timeout must be a positive whole number of milliseconds (got "0")'],
       [['--startup-timeout', '1.5'], '--startup-timeout must be a positive whole number of milliseconds (got "1.5")'],

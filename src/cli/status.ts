@@ -1,0 +1,95 @@
+// `mcpgate status`: asks a running HTTP gateway for its `/status` and prints it for an operator —
+// servers and their states, tool counts, sessions, last errors, reloads. `--json` prints it raw.
+
+import type { CliIo } from './main.js';
+
+export const DEFAULT_STATUS_URL = 'http://127.0.0.1:8808';
+
+interface StatusServer {
+  name: string;
+  state: string;
+  tools: number;
+  held: number;
+  attempts: number;
+  breaker?: string;
+  last_error: string | null;
+  next_attempt_at: string | null;
+}
+
+interface FileStatus {
+  path: string | null;
+  attempts: number;
+  successes: number;
+  lastError: string | null;
+  lastWarnings: string[];
+}
+
+export async function runStatus(options: { url: string | undefined; token: string | undefined; json: boolean }, io: CliIo): Promise<number> {
+  const base = (options.url ?? DEFAULT_STATUS_URL).replace(/\/+$/, '').replace(/\/mcp$/, '');
+  const target = `${base}/status`;
+  let response: Response;
+  try {
+    response = await fetch(target, {
+      headers: options.token !== undefined ? { authorization: `Bearer ${options.token}` } : {},
+      signal: AbortSignal.timeout(5000),
+    });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
+    io.err(`mcpgate: no gateway answers at ${base} (${cause}); is 'mcpgate serve --http' running there? (--url or MCPGATE_URL)\n`);
+    return 1;
+  }
+  const text = await response.text();
+  if (response.status === 401) {
+    io.err(`mcpgate: ${base} wants a bearer token: pass --token or set MCPGATE_TOKEN (${errorMessage(text)})\n`);
+    return 1;
+  }
+  if (!response.ok) {
+    io.err(`mcpgate: ${target} answered HTTP ${response.status}: ${errorMessage(text)}\n`);
+    return 1;
+  }
+  if (options.json) {
+    io.out(text.endsWith('\n') ? text : `${text}\n`);
+    return 0;
+  }
+  io.out(render(JSON.parse(text) as Record<string, unknown>));
+  return 0;
+}
+
+function errorMessage(text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: { message?: string } };
+    return body.error?.message ?? text.slice(0, 200);
+  } catch {
+    return text.slice(0, 200);
+  }
+}
+
+/** The status as a few aligned lines. */
+export function render(status: Record<string, unknown>): string {
+  const lines: string[] = [];
+  const servers = (status.servers as StatusServer[] | undefined) ?? [];
+  const sessions = status.sessions as { total: number; by_agent: Record<string, number> } | undefined;
+  lines.push(`mcpgate at ${String(status.url)}: mode ${String(status.mode)}, pins ${String(status.pins)}${status.draining === true ? ', SHUTTING DOWN' : ''}`);
+  const ready = servers.filter((s) => s.state === 'ready').length;
+  lines.push(`servers: ${ready} of ${servers.length} ready`);
+  const width = Math.max(6, ...servers.map((s) => s.name.length));
+  for (const s of servers) {
+    const held = s.held > 0 ? ` (${s.held} held)` : '';
+    const breaker = s.breaker !== undefined && s.breaker !== 'closed' ? `  breaker ${s.breaker}` : '';
+    lines.push(`  ${s.name.padEnd(width)}  ${s.state.padEnd(10)} ${String(s.tools).padStart(4)} tools${held}${breaker}`);
+    if (s.last_error !== null && s.state !== 'ready') lines.push(`  ${''.padEnd(width)}  last error: ${s.last_error}`);
+    if (s.next_attempt_at !== null) lines.push(`  ${''.padEnd(width)}  next attempt at ${s.next_attempt_at}`);
+  }
+  if (sessions !== undefined) {
+    const agents = Object.entries(sessions.by_agent).map(([agent, n]) => `${agent}: ${n}`).join(', ');
+    lines.push(`sessions: ${sessions.total}${agents !== '' ? ` (${agents})` : ''}`);
+  }
+  const reload = status.reload as Record<string, FileStatus> | undefined;
+  for (const [name, file] of Object.entries(reload ?? {})) {
+    if (file.path === null) continue;
+    const error = file.lastError !== null ? `; last error: ${file.lastError}` : '';
+    const warnings = file.lastWarnings.length > 0 ? `; ${file.lastWarnings.length} warning(s)` : '';
+    lines.push(`${name}: ${file.path} (loaded ${file.successes} of ${file.attempts} times${error}${warnings})`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,90 @@
+// Small HTTP pieces of the Streamable HTTP front: reading a body under a limit without buffering
+// more than the limit, error answers that carry a JSON-RPC error object, and the Origin check.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GatewayError } from '../errors.js';
+import { encodeError } from '../wire/jsonrpc.js';
+
+export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+export type Body = { ok: true; text: string } | { ok: false; status: 413 | 400; error: GatewayError };
+
+/**
+ * Reads the body as UTF-8 text. A declared length over the limit is refused before a byte is read;
+ * a chunked body is refused as soon as it passes the limit (the rest is never buffered).
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Body> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) return Promise.resolve(tooLarge(Number(declared), limit));
+  return new Promise((resolve) => {
+    let first: Buffer | undefined;
+    let chunks: Buffer[] | undefined;
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off('data', onData);
+        req.pause();
+        return resolve(tooLarge(size, limit, true));
+      }
+      if (first === undefined) first = chunk;
+      else (chunks ??= [first]).push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => {
+      if (size > limit) return;
+      // One chunk is the common case: no concat copy.
+      const buf = chunks !== undefined ? Buffer.concat(chunks, size) : first;
+      resolve({ ok: true, text: buf === undefined ? '' : buf.toString('utf8') });
+    });
+    req.once('error', (err) => resolve({ ok: false, status: 400, error: new GatewayError('MCPG_INVALID_REQUEST', `could not read the request body: ${err.message}`) }));
+  });
+}
+
+function tooLarge(size: number, limit: number, partial = false): Body {
+  const what = partial ? `more than ${limit} bytes` : `${size} bytes`;
+  return { ok: false, status: 413, error: new GatewayError('MCPG_MESSAGE_TOO_LARGE', `request body of ${what} exceeds the limit of ${limit} bytes (--max-body)`) };
+}
+
+/** Answers with an HTTP status and a JSON-RPC error body (what SDK clients read and show). */
+export function sendError(res: ServerResponse, status: number, error: GatewayError, headers: Record<string, string> = {}, id: string | number | null = null): void {
+  if (res.headersSent) {
+    if (!res.writableEnded) res.end();
+    return;
+  }
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(encodeError(id, error.toJsonRpc()));
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(body));
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * The spec's DNS-rebinding guard: a request from a browser page (it carries `Origin`) is served
+ * only when the page is on this machine (any loopback origin) or on the allowed list. Requests
+ * without `Origin` (CLI agents, SDK programs) pass.
+ */
+export function originAllowed(origin: string | undefined, allowed: ReadonlySet<string>): boolean {
+  if (origin === undefined || allowed.has('*')) return true;
+  if (allowed.has(origin)) return true;
+  try {
+    const url = new URL(origin);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && LOOPBACK_HOSTS.has(url.hostname);
+  } catch {
+    return false;
+  }
+}
+
+/** True when the Accept header admits `type` (or everything). A missing header admits everything. */
+export function accepts(accept: string | undefined, type: string): boolean {
+  return accept === undefined || accept.includes(type) || accept.includes('*/*');
+}
+
+/** True for addresses only this machine can reach. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}

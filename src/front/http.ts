@@ -1,0 +1,312 @@
+// The Streamable HTTP front (MCP 2025-11-25): many agents on one port, each session with its own
+// identity (from its bearer token), view of the catalog and GET stream. `/mcp` takes POST (one
+// JSON-RPC message), GET (the session's stream) and DELETE (end the session); the ops routes
+// (ops.ts) share the port and need no session.
+//
+// Hot path (a tools/call POST): auth (one hash and map lookup), body read, one JSON.parse, a map
+// lookup for the session, then the agent session; the answer is written once as application/json.
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { GatewayError } from '../errors.js';
+import type { Gateway } from '../gateway/gateway.js';
+import type { Logger } from '../observability/logger.js';
+import { classify, type Classified } from '../wire/jsonrpc.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
+import { authenticate, challenge } from './auth.js';
+import { HttpSession } from './http-session.js';
+import { DEFAULT_MAX_BODY_BYTES, accepts, isLoopback, originAllowed, readBody, sendError } from './http-util.js';
+import { handleOps, type OpsContext } from './ops.js';
+
+export interface HttpFrontOptions {
+  host: string;
+  port: number;
+  /** 'off' is refused unless `host` is a loopback address (checked by the CLI and here). */
+  auth: 'on' | 'off';
+  /** With auth off: the agent of requests without an `X-Mcpgate-Agent` header. */
+  defaultAgent: string;
+  maxBodyBytes?: number;
+  /** Browser origins allowed besides loopback ones (`*`: any). */
+  allowedOrigins?: readonly string[];
+  /** A session with no request, no open POST and no GET stream for this long ends (default 30 min). */
+  sessionIdleMs?: number;
+  maxSessions?: number;
+  maxSessionsPerAgent?: number;
+  /** How long shutdown lets calls in flight finish before it ends them (default 10 s). */
+  drainMs?: number;
+  /** Counts requests by route and status (the metrics registry). */
+  onRequest?: (route: string, status: number) => void;
+  ops: Omit<OpsContext, 'draining' | 'sessions' | 'url'>;
+}
+
+export const HTTP_DEFAULTS = { sessionIdleMs: 30 * 60_000, maxSessions: 1000, maxSessionsPerAgent: 100, drainMs: 10_000 };
+
+const MCP_PATH = '/mcp';
+
+export class HttpFront {
+  readonly sessions = new Map<string, HttpSession>();
+  private readonly perAgent = new Map<string, number>();
+  private readonly server: Server;
+  private readonly allowed: ReadonlySet<string>;
+  private readonly limit: number;
+  private readonly opts: typeof HTTP_DEFAULTS;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private draining = false;
+  /** Set while shutdown waits for the last open POST to be answered. */
+  private onDrained: (() => void) | undefined;
+  private closing: Promise<void> | undefined;
+  url = '';
+
+  constructor(private readonly gateway: Gateway, private readonly options: HttpFrontOptions, private readonly log: Logger) {
+    if (options.auth === 'off' && !isLoopback(options.host)) {
+      throw new GatewayError('MCPG_USAGE', `auth may be turned off only on a loopback address, not on ${options.host}`);
+    }
+    this.allowed = new Set(options.allowedOrigins ?? []);
+    this.limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    this.opts = {
+      sessionIdleMs: options.sessionIdleMs ?? HTTP_DEFAULTS.sessionIdleMs,
+      maxSessions: options.maxSessions ?? HTTP_DEFAULTS.maxSessions,
+      maxSessionsPerAgent: options.maxSessionsPerAgent ?? HTTP_DEFAULTS.maxSessionsPerAgent,
+      drainMs: options.drainMs ?? HTTP_DEFAULTS.drainMs,
+    };
+    this.server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => this.route(req, res));
+    this.server.on('clientError', (err, socket) => {
+      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+      this.log.debug('malformed HTTP request', { error: err.message });
+    });
+  }
+
+  /** Binds the port; resolves with the `/mcp` URL. */
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve, reject) => {
+      const onError = (err: Error): void => reject(new Error(`cannot listen on ${this.options.host}:${this.options.port}: ${err.message}`));
+      this.server.once('error', onError);
+      this.server.listen(this.options.port, this.options.host, () => {
+        this.server.off('error', onError);
+        resolve();
+      });
+    });
+    const address = this.server.address() as AddressInfo;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    this.url = `http://${host}:${address.port}${MCP_PATH}`;
+    const period = Math.max(1000, Math.min(30_000, Math.floor(this.opts.sessionIdleMs / 4)));
+    this.sweepTimer = setInterval(() => this.sweep(), period);
+    this.sweepTimer.unref();
+    return this.url;
+  }
+
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  private route(req: IncomingMessage, res: ServerResponse): void {
+    const path = pathOf(req.url);
+    if (this.options.onRequest !== undefined) {
+      const count = this.options.onRequest;
+      res.once('finish', () => count(path === MCP_PATH ? `${req.method ?? ''} ${MCP_PATH}` : path, res.statusCode));
+    }
+    if (path !== MCP_PATH) {
+      return handleOps(path, req, res, { ...this.options.ops, draining: this.draining, sessions: this.sessionSummary(), url: () => this.url }, (r) => this.identify(req, r));
+    }
+    if (!originAllowed(req.headers.origin, this.allowed)) {
+      return sendError(res, 403, new GatewayError('MCPG_ORIGIN_FORBIDDEN', `origin ${req.headers.origin ?? ''} is not allowed (allow it with --allow-origin)`));
+    }
+    if (this.draining) return sendError(res, 503, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'), { connection: 'close' });
+    const agent = this.identify(req, res);
+    if (agent === undefined) return;
+    switch (req.method) {
+      case 'POST':
+        return void this.post(req, res, agent).catch((err: unknown) => {
+          this.log.error('internal error handling a POST', { error: err });
+          sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err)));
+        });
+      case 'GET':
+        return this.get(req, res, agent);
+      case 'DELETE':
+        return this.delete(req, res, agent);
+      default:
+        return sendError(res, 405, new GatewayError('MCPG_INVALID_REQUEST', `method ${req.method ?? ''} is not allowed on ${MCP_PATH} (use POST, GET or DELETE)`), { allow: 'POST, GET, DELETE' });
+    }
+  }
+
+  /** The agent the request speaks for, or undefined after answering 401. */
+  private identify(req: IncomingMessage, res: ServerResponse): string | undefined {
+    if (this.options.auth === 'off') {
+      const named = req.headers['x-mcpgate-agent'];
+      return typeof named === 'string' && named !== '' ? named : this.options.defaultAgent;
+    }
+    const outcome = authenticate(this.gateway.rules, req.headers.authorization);
+    if (outcome.ok) return outcome.agent;
+    sendError(res, 401, new GatewayError('MCPG_UNAUTHORIZED', outcome.reason), { 'www-authenticate': challenge(outcome.reason) });
+    return undefined;
+  }
+
+  private async post(req: IncomingMessage, res: ServerResponse, agent: string): Promise<void> {
+    const type = req.headers['content-type'];
+    if (type === undefined || !type.includes('application/json')) {
+      return sendError(res, 415, new GatewayError('MCPG_INVALID_REQUEST', `POST ${MCP_PATH} needs Content-Type: application/json (got ${type ?? 'none'})`));
+    }
+    const accept = req.headers.accept;
+    if (!accepts(accept, 'application/json') && !accepts(accept, 'text/event-stream')) {
+      return sendError(res, 406, new GatewayError('MCPG_INVALID_REQUEST', 'the Accept header must admit application/json and text/event-stream'));
+    }
+    const body = await readBody(req, this.limit);
+    if (!body.ok) return sendError(res, body.status, body.error, body.status === 413 ? { connection: 'close' } : {});
+    let value: unknown;
+    try {
+      value = JSON.parse(body.text);
+    } catch (err) {
+      return sendError(res, 400, new GatewayError('MCPG_PARSE_ERROR', `parse error: ${(err as Error).message}`));
+    }
+    if (Array.isArray(value)) return sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', 'JSON-RPC batches are not supported (MCP 2025-06-18 and later send one message per POST)'));
+    const parsed = classify(value);
+    if (parsed.kind === 'invalid') return sendError(res, 400, parsed.error, {}, parsed.id);
+    const sessionId = req.headers['mcp-session-id'];
+    if (parsed.kind === 'request' && parsed.msg.method === 'initialize') {
+      if (sessionId !== undefined) return sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', 'initialize starts a new session: send it without Mcp-Session-Id'), {}, parsed.msg.id);
+      const session = this.open(res, agent);
+      if (session === undefined) return;
+      const requested = parsed.msg.params?.protocolVersion;
+      session.protocolVersion = typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : undefined;
+      return this.deliver(session, parsed, req, res);
+    }
+    const session = this.find(sessionId, agent, res);
+    if (session === undefined) return;
+    const version = req.headers['mcp-protocol-version'];
+    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      return sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', `unsupported MCP-Protocol-Version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`));
+    }
+    this.deliver(session, parsed, req, res);
+  }
+
+  private deliver(session: HttpSession, parsed: Classified, req: IncomingMessage, res: ServerResponse): void {
+    session.lastActive = performance.now();
+    if (parsed.kind === 'request') {
+      if (!session.expect(parsed.msg.id, res, accepts(req.headers.accept, 'text/event-stream'))) {
+        return sendError(res, 409, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(parsed.msg.id)} is already in use by a request in flight on this session`), {}, parsed.msg.id);
+      }
+      return session.session.handleMessage(parsed);
+    }
+    session.session.handleMessage(parsed);
+    res.writeHead(202).end();
+  }
+
+  /** A new session for `agent`, within the limits; undefined after answering why not. */
+  private open(res: ServerResponse, agent: string): HttpSession | undefined {
+    const mine = this.perAgent.get(agent) ?? 0;
+    if (mine >= this.opts.maxSessionsPerAgent) {
+      sendError(res, 429, new GatewayError('MCPG_SESSION_LIMIT', `agent "${agent}" already has ${mine} sessions (the limit is ${this.opts.maxSessionsPerAgent}); end one with DELETE or let idle ones expire`));
+      return undefined;
+    }
+    if (this.sessions.size >= this.opts.maxSessions) {
+      sendError(res, 503, new GatewayError('MCPG_SESSION_LIMIT', `the gateway already serves ${this.sessions.size} sessions (the limit is ${this.opts.maxSessions})`), { 'retry-after': '5' });
+      return undefined;
+    }
+    const id = randomUUID();
+    const log = this.log.child({ agent, session: id });
+    const session = new HttpSession(id, agent, log, () => {
+      if (this.onDrained !== undefined && this.openPosts() === 0) this.onDrained();
+    });
+    session.session = this.gateway.openSession(session, agent, true, 'http');
+    this.sessions.set(id, session);
+    this.perAgent.set(agent, mine + 1);
+    res.setHeader('mcp-session-id', id);
+    log.debug('session opened');
+    return session;
+  }
+
+  /** The session a request names; answers 400 (none named) or 404 (unknown, or another agent's). */
+  private find(sessionId: string | string[] | undefined, agent: string, res: ServerResponse): HttpSession | undefined {
+    if (typeof sessionId !== 'string') {
+      sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', 'Mcp-Session-Id header is required (send initialize first to get one)'));
+      return undefined;
+    }
+    const session = this.sessions.get(sessionId);
+    // Another agent's session is answered exactly like an unknown one: ids reveal nothing.
+    if (session === undefined || session.agent !== agent) {
+      sendError(res, 404, new GatewayError('MCPG_SESSION_NOT_FOUND', `session ${sessionId} not found (it expired, was ended, or the gateway restarted); send initialize to start a new one`));
+      return undefined;
+    }
+    return session;
+  }
+
+  private get(req: IncomingMessage, res: ServerResponse, agent: string): void {
+    if (!accepts(req.headers.accept, 'text/event-stream')) {
+      return sendError(res, 406, new GatewayError('MCPG_INVALID_REQUEST', `GET ${MCP_PATH} opens an event stream: Accept must admit text/event-stream`));
+    }
+    const session = this.find(req.headers['mcp-session-id'], agent, res);
+    if (session === undefined) return;
+    session.lastActive = performance.now();
+    if (!session.openStream(req, res)) {
+      sendError(res, 409, new GatewayError('MCPG_INVALID_REQUEST', 'this session already has a GET stream open'));
+    }
+  }
+
+  private delete(req: IncomingMessage, res: ServerResponse, agent: string): void {
+    const session = this.find(req.headers['mcp-session-id'], agent, res);
+    if (session === undefined) return;
+    this.end(session, 'ended by the agent');
+    res.writeHead(200).end();
+  }
+
+  private end(session: HttpSession, why: string): void {
+    if (!this.sessions.delete(session.id)) return;
+    const left = (this.perAgent.get(session.agent) ?? 1) - 1;
+    if (left <= 0) this.perAgent.delete(session.agent);
+    else this.perAgent.set(session.agent, left);
+    session.close();
+    this.log.debug(`session ${why}`, { agent: session.agent, session: session.id });
+  }
+
+  /** Expires idle sessions and keeps GET streams alive. */
+  private sweep(): void {
+    const cutoff = performance.now() - this.opts.sessionIdleMs;
+    for (const session of [...this.sessions.values()]) {
+      session.keepAlive();
+      if (session.lastActive < cutoff && session.openPosts === 0 && !session.hasStream) this.end(session, 'expired after being idle');
+    }
+  }
+
+  private sessionSummary(): { total: number; by_agent: Record<string, number> } {
+    return { total: this.sessions.size, by_agent: Object.fromEntries(this.perAgent) };
+  }
+
+  /**
+   * Graceful: stop accepting, let calls in flight finish (up to the drain deadline), then end every
+   * session (what is still open is answered with MCPG_SHUTTING_DOWN) and close every socket.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.draining = true;
+      clearInterval(this.sweepTimer);
+      const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+      this.server.closeIdleConnections();
+      if (this.openPosts() > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          new Promise<void>((resolve) => (this.onDrained = resolve)),
+          new Promise<void>((resolve) => (timer = setTimeout(resolve, this.opts.drainMs))),
+        ]);
+        clearTimeout(timer);
+        if (this.openPosts() > 0) this.log.warn(`shutdown: ${this.openPosts()} calls still running after ${this.opts.drainMs} ms; ending them`);
+      }
+      for (const session of [...this.sessions.values()]) this.end(session, 'closed at shutdown');
+      this.server.closeAllConnections();
+      await closed;
+    })();
+    return this.closing;
+  }
+
+  private openPosts(): number {
+    let open = 0;
+    for (const session of this.sessions.values()) open += session.openPosts;
+    return open;
+  }
+}
+
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return '/';
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}

@@ -1,0 +1,49 @@
+// The ops routes on the HTTP front's port, outside any MCP session: `/healthz` (the process
+// answers), `/readyz` (every enabled server has settled), `/metrics` (Prometheus text) and
+// `/status` (what `mcpgate status` prints; it names agents and rules, so it needs a valid token).
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GatewayError } from '../errors.js';
+import type { Gateway } from '../gateway/gateway.js';
+import { sendError, sendJson } from './http-util.js';
+
+export interface OpsContext {
+  gateway: Gateway;
+  /** The Prometheus exposition text. */
+  metrics: () => string;
+  draining: boolean;
+  sessions: { total: number; by_agent: Record<string, number> };
+  /** Where agents connect, for the status. */
+  url: () => string;
+}
+
+export function handleOps(path: string, req: IncomingMessage, res: ServerResponse, ctx: OpsContext, identify: (res: ServerResponse) => string | undefined): void {
+  const known = path === '/healthz' || path === '/readyz' || path === '/metrics' || path === '/status';
+  if (!known) return sendError(res, 404, new GatewayError('MCPG_INVALID_REQUEST', `no route ${path} (MCP is served at /mcp; ops routes: /healthz, /readyz, /metrics, /status)`));
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    return sendError(res, 405, new GatewayError('MCPG_INVALID_REQUEST', `${path} answers GET only`), { allow: 'GET, HEAD' });
+  }
+  switch (path) {
+    case '/healthz':
+      return sendJson(res, 200, { status: 'ok' });
+    case '/readyz': {
+      const { gateway } = ctx;
+      const servers = serverStates(gateway);
+      const ready = gateway.hasSettled && !ctx.draining;
+      return sendJson(res, ready ? 200 : 503, { ready, ...(ctx.draining && { reason: 'shutting down' }), servers });
+    }
+    case '/metrics':
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'cache-control': 'no-store' });
+      res.end(ctx.metrics());
+      return;
+    case '/status': {
+      if (identify(res) === undefined) return;
+      return sendJson(res, 200, { url: ctx.url(), ...ctx.gateway.status(), sessions: ctx.sessions, draining: ctx.draining });
+    }
+  }
+}
+
+/** Every configured server and where it stands (settled: anything but connecting). */
+function serverStates(gateway: Gateway): { name: string; state: string }[] {
+  return gateway.config.servers.map((s) => ({ name: s.name, state: s.disabled ? 'disabled' : gateway.connections.get(s.name)?.state ?? 'not started' }));
+}

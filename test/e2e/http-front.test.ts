@@ -1,0 +1,163 @@
+// The Streamable HTTP front end to end: the real gateway on 127.0.0.1 (random port), real stdio
+// servers behind it, official SDK clients as agents, raw HTTP for what clients never send.
+
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { fixtureServer, rpcError, tempDir, textOf, writeConfig, cli, type TempDir } from '../helpers/gateway.js';
+import {
+  JSON_HEADERS, connectAgent, initializeBody, makeToken, raw, rawSession, startHttpGateway, writeRules, type HttpGateway,
+} from '../helpers/http.js';
+
+const TIMEOUT = 60_000;
+
+describe('HTTP front: agents, identity and bad requests', { timeout: TIMEOUT }, () => {
+  let dir: TempDir;
+  let gate: HttpGateway;
+  const alice = makeToken();
+  const bob = makeToken();
+
+  before(async () => {
+    dir = await tempDir();
+    const config = await writeConfig(dir, {
+      sink: fixtureServer('kitchen-sink-server'),
+      echo: fixtureServer('echo-server'),
+    });
+    const rules = await writeRules(dir, {
+      agents: {
+        alice: { tokens: [alice.hash], allow: { servers: ['echo'] } },
+        bob: { tokens: [bob.hash], allow: { servers: ['*'] } },
+      },
+    });
+    gate = await startHttpGateway({ config, args: ['--rules', rules, '--max-body', '4096'] });
+  });
+
+  after(async () => {
+    const exit = await gate?.stop();
+    assert.equal(exit?.code, 0, 'the gateway exits 0 on SIGTERM');
+    await dir?.remove();
+  });
+
+  it('two agents with different tokens see different catalogs, and rules hold', async () => {
+    const a = await connectAgent(gate.url, { token: alice.token });
+    const b = await connectAgent(gate.url, { token: bob.token });
+    try {
+      const aTools = (await a.client.listTools()).tools.map((t) => t.name).sort();
+      const bTools = (await b.client.listTools()).tools.map((t) => t.name);
+      assert.ok(aTools.length > 0 && aTools.every((n) => n.startsWith('echo__')), `alice sees only echo's tools: ${aTools.join(', ')}`);
+      assert.ok(bTools.some((n) => n.startsWith('sink__')) && bTools.some((n) => n.startsWith('echo__')), 'bob sees both servers');
+      const denied = await rpcError(a.client.callTool({ name: 'sink__echo', arguments: { text: 'x' } }));
+      assert.equal(denied.data.code, 'MCPG_POLICY_DENIED');
+      const ok = await b.client.callTool({ name: 'sink__echo', arguments: { text: 'hi bob' } });
+      assert.equal(textOf(ok), 'hi bob');
+    } finally {
+      await a.client.close();
+      await b.client.close();
+    }
+  });
+
+  it('no token, a wrong token or a malformed header get 401 with WWW-Authenticate', async () => {
+    const none = await raw(gate.url, { headers: JSON_HEADERS, body: initializeBody() });
+    assert.equal(none.status, 401);
+    assert.match(String(none.headers['www-authenticate']), /^Bearer realm="mcpgate"/);
+    assert.equal((none.json?.error as { data: { code: string } }).data.code, 'MCPG_UNAUTHORIZED');
+    const wrong = await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: 'Bearer mcpg_not-a-real-token' }, body: initializeBody() });
+    assert.equal(wrong.status, 401);
+    assert.match(String(wrong.headers['www-authenticate']), /error="invalid_token"/);
+    assert.doesNotMatch(wrong.body, /not-a-real-token/, 'the token is never echoed');
+    const basic = await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: 'Basic YTpi' }, body: initializeBody() });
+    assert.equal(basic.status, 401);
+  });
+
+  it('every bad request gets its status, and none disturbs another session', async () => {
+    const b = await connectAgent(gate.url, { token: bob.token });
+    const auth = { ...JSON_HEADERS, authorization: `Bearer ${bob.token}` };
+    try {
+      const session = await rawSession(gate.url, { authorization: `Bearer ${bob.token}` });
+      const inSession = { ...auth, 'mcp-session-id': session };
+
+      const malformed = await raw(gate.url, { headers: inSession, body: '{"jsonrpc":"2.0","id":1,' });
+      assert.equal(malformed.status, 400);
+      assert.equal((malformed.json?.error as { code: number }).code, -32700);
+
+      const big = await raw(gate.url, { headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping', params: { pad: 'x'.repeat(5000) } }) });
+      assert.equal(big.status, 413);
+      const chunked = await raw(gate.url, { headers: { ...inSession, 'transfer-encoding': 'chunked' }, chunked: true, body: 'x'.repeat(10_000) });
+      assert.equal(chunked.status, 413, 'a chunked body is cut off at the limit too');
+
+      const evil = await raw(gate.url, { headers: { ...inSession, origin: 'http://evil.example' }, body: '{"jsonrpc":"2.0","id":3,"method":"ping"}' });
+      assert.equal(evil.status, 403);
+      const local = await raw(gate.url, { headers: { ...inSession, origin: 'http://localhost:6274' }, body: '{"jsonrpc":"2.0","id":4,"method":"ping"}' });
+      assert.equal(local.status, 200, 'a page on this machine (the MCP Inspector) is allowed');
+
+      const unknown = await raw(gate.url, { headers: { ...auth, 'mcp-session-id': 'no-such-session' }, body: '{"jsonrpc":"2.0","id":5,"method":"ping"}' });
+      assert.equal(unknown.status, 404);
+      const missing = await raw(gate.url, { headers: auth, body: '{"jsonrpc":"2.0","id":6,"method":"ping"}' });
+      assert.equal(missing.status, 400);
+      const put = await raw(gate.url, { method: 'PUT', headers: inSession, body: '{}' });
+      assert.equal(put.status, 405);
+      assert.equal(put.headers.allow, 'POST, GET, DELETE');
+      const batch = await raw(gate.url, { headers: inSession, body: '[{"jsonrpc":"2.0","id":7,"method":"ping"}]' });
+      assert.equal(batch.status, 400);
+      const notRpc = await raw(gate.url, { headers: inSession, body: '{"hello":"world"}' });
+      assert.equal(notRpc.status, 400);
+      const badVersion = await raw(gate.url, { headers: { ...inSession, 'mcp-protocol-version': '1999-01-01' }, body: '{"jsonrpc":"2.0","id":8,"method":"ping"}' });
+      assert.equal(badVersion.status, 400);
+      const text = await raw(gate.url, { headers: { ...inSession, 'content-type': 'text/plain' }, body: '{"jsonrpc":"2.0","id":9,"method":"ping"}' });
+      assert.equal(text.status, 415);
+      const unknownTool = await raw(gate.url, { headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'nope__nothing', arguments: {} } }) });
+      assert.equal(unknownTool.status, 200);
+      assert.equal((unknownTool.json?.error as { data: { code: string } }).data.code, 'MCPG_TOOL_NOT_FOUND');
+
+      // Another agent's session id is just unknown to this one.
+      const stolen = await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${alice.token}`, 'mcp-session-id': session }, body: '{"jsonrpc":"2.0","id":11,"method":"ping"}' });
+      assert.equal(stolen.status, 404);
+
+      // The raw session and the SDK agent are both still fine.
+      const ping = await raw(gate.url, { headers: inSession, body: '{"jsonrpc":"2.0","id":12,"method":"ping"}' });
+      assert.deepEqual(ping.json, { jsonrpc: '2.0', id: 12, result: {} });
+      assert.equal(textOf(await b.client.callTool({ name: 'echo__echo', arguments: { text: 'still here' } })), 'still here');
+
+      const ended = await raw(gate.url, { method: 'DELETE', headers: inSession });
+      assert.equal(ended.status, 200);
+      const after = await raw(gate.url, { headers: inSession, body: '{"jsonrpc":"2.0","id":13,"method":"ping"}' });
+      assert.equal(after.status, 404, 'an ended session is gone');
+    } finally {
+      await b.client.close();
+    }
+  });
+
+  it('200 concurrent calls on one session all come back right', async () => {
+    const b = await connectAgent(gate.url, { token: bob.token });
+    try {
+      const texts = Array.from({ length: 200 }, (_, i) => `call-${i}`);
+      const results = await Promise.all(texts.map((text, i) => b.client.callTool({ name: i % 2 === 0 ? 'echo__echo' : 'sink__echo', arguments: { text } })));
+      assert.deepEqual(results.map((r) => textOf(r)), texts);
+    } finally {
+      await b.client.close();
+    }
+  });
+
+  it('the ops routes answer without a session; /status needs a token; mcpgate status prints it', async () => {
+    const health = await raw(`${gate.base}/healthz`, { method: 'GET' });
+    assert.equal(health.status, 200);
+    const ready = await raw(`${gate.base}/readyz`, { method: 'GET' });
+    assert.equal(ready.status, 200);
+    assert.deepEqual((ready.json?.servers as { name: string; state: string }[]).map((s) => [s.name, s.state]), [['sink', 'ready'], ['echo', 'ready']]);
+    const metrics = await raw(`${gate.base}/metrics`, { method: 'GET' });
+    assert.equal(metrics.status, 200);
+    assert.match(String(metrics.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+    assert.match(metrics.body, /^mcpgate_tool_calls_total\{server="echo",tool="echo",outcome="ok"\} \d+$/m);
+    assert.match(metrics.body, /^mcpgate_connection_state\{server="sink",state="ready"\} 1$/m);
+    const status = await raw(`${gate.base}/status`, { method: 'GET' });
+    assert.equal(status.status, 401);
+    const nowhere = await raw(`${gate.base}/nowhere`, { method: 'GET' });
+    assert.equal(nowhere.status, 404);
+    const printed = await cli(['status', '--url', gate.url, '--token', bob.token]);
+    assert.equal(printed.code, 0, printed.err);
+    assert.match(printed.out, /servers: 2 of 2 ready/);
+    assert.match(printed.out, /sink\s+ready/);
+    const refused = await cli(['status', '--url', gate.base]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.err, /--token or set MCPGATE_TOKEN/);
+  });
+});
