@@ -11,7 +11,7 @@ import type { CliIo } from './main.js';
 export async function runCheck(configFile: string, io: CliIo, env: Env = process.env, rulesFile?: string): Promise<number> {
   try {
     const config = await loadServersConfig(configFile, env);
-    const rules = rulesFile === undefined ? undefined : await loadRules(rulesFile, config.servers.map((s) => s.name));
+    const rules = rulesFile === undefined ? undefined : await loadRules(rulesFile, config.servers.map((s) => s.name), { env });
     const warnings = [...config.warnings, ...(rules?.warnings ?? [])];
     if (warnings.length > 0) io.err(formatIssues(warnings).map((l) => `warning: ${l}\n`).join(''));
     if (rules === undefined) io.err('warning: no rules file (gateway-rules.json): every agent may use every server; nothing is restricted\n');

@@ -6,8 +6,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { realpath } from 'node:fs/promises';
-import { ROOT, startGateway, tempDir, textOf, until, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
+import { readFile, realpath } from 'node:fs/promises';
+import { GatewayProcess, ROOT, startGateway, tempDir, textOf, until, type TempDir } from '../helpers/gateway.js';
+import { connectAgent } from '../helpers/http.js';
 
 /** Pids of every process whose command line mentions the reference servers. */
 function referenceServers(): number[] {
@@ -71,5 +72,35 @@ describe('examples/.mcp.json: the reference servers behind mcpgate', { timeout: 
     assert.deepEqual(await gw.stop(), { code: 0, signal: null });
     const left = referenceServers().filter((pid) => !before_.includes(pid));
     assert.deepEqual(left, []);
+  });
+});
+
+describe('npm start: the example over HTTP, as package.json runs it', { timeout: 90_000 }, () => {
+  it('serves the example on 127.0.0.1, says where, and an HTTP agent can use it', { timeout: 80_000 }, async () => {
+    const dir = await tempDir();
+    const scripts = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const words = scripts.start!.split(' ');
+    assert.deepEqual(words.slice(0, 3), ['node', 'dist/src/cli/main.js', 'serve']);
+    const http = words.indexOf('--http');
+    assert.match(words[http + 1]!, /^127\.0\.0\.1:\d+$/, 'npm start binds to loopback');
+    // The same flags on a free port, so the test never collides with a gateway the user runs.
+    const args = words.slice(3).map((w, i) => (i + 3 === http + 1 ? '127.0.0.1:0' : w));
+    const gate = new GatewayProcess({ config: join(ROOT, 'examples/.mcp.json'), agent: null, args: [...args, '--state', dir.path, '--startup-timeout', '60000'], env: { TMPDIR: dir.path } });
+    try {
+      const line = await gate.waitForLog((l) => String(l.msg).startsWith('mcpgate listening on http://127.0.0.1:'));
+      const agent = await connectAgent(line.url as string);
+      try {
+        assert.equal(textOf(await agent.client.callTool({ name: 'everything__echo', arguments: { message: 'over http' } })), 'Echo: over http');
+        const denied = await agent.client.callTool({ name: 'files__write_file', arguments: { path: 'x', content: 'y' } }).then(() => 'allowed', (err: Error) => err.message);
+        assert.match(denied, /agent "example" may not use tool "write_file"/, 'the example rules apply to the agent "example"');
+      } finally {
+        await agent.client.close();
+      }
+      gate.child.kill('SIGTERM');
+      assert.deepEqual(await gate.exited, { code: 0, signal: null });
+    } finally {
+      if (gate.child.exitCode === null) gate.child.kill('SIGKILL');
+      await dir.remove();
+    }
   });
 });

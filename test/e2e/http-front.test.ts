@@ -3,6 +3,7 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { fixtureServer, rpcError, tempDir, textOf, writeConfig, cli, type TempDir } from '../helpers/gateway.js';
 import {
   JSON_HEADERS, connectAgent, initializeBody, makeToken, raw, rawSession, startHttpGateway, writeRules, type HttpGateway,
@@ -159,5 +160,70 @@ describe('HTTP front: agents, identity and bad requests', { timeout: TIMEOUT }, 
     const refused = await cli(['status', '--url', gate.base]);
     assert.equal(refused.code, 1);
     assert.match(refused.err, /--token or set MCPGATE_TOKEN/);
+  });
+});
+
+describe('HTTP front: JWT identities and mcpgate token', { timeout: TIMEOUT }, () => {
+  let dir: TempDir;
+  let gate: HttpGateway;
+  const SECRET = 'a-test-secret-of-at-least-32-bytes-long!';
+  let minted = '';
+
+  /** An HS256 JWT, signed here the way an identity provider would. */
+  function jwt(claims: Record<string, unknown>, secret = SECRET): string {
+    const part = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const body = `${part({ alg: 'HS256', typ: 'JWT' })}.${part(claims)}`;
+    return `${body}.${createHmac('sha256', secret).update(body).digest('base64url')}`;
+  }
+
+  before(async () => {
+    dir = await tempDir();
+    const made = await cli(['token', 'ci-bot']);
+    assert.equal(made.code, 0, made.err);
+    minted = made.out.trim();
+    const hash = /"tokens": \["(sha256:[0-9a-f]{64})"\]/.exec(made.err)?.[1];
+    assert.ok(minted.startsWith('mcpg_') && hash !== undefined, `token printed with its rules line: ${made.err}`);
+    const config = await writeConfig(dir, { echo: fixtureServer('echo-server') });
+    const rules = await writeRules(dir, {
+      auth: { jwt: { secret: '${TEST_JWT_SECRET}', issuer: 'https://idp.test', audience: 'mcpgate' } },
+      agents: { carol: { allow: { servers: ['echo'] } }, 'ci-bot': { tokens: [hash], allow: { servers: ['echo'] } } },
+    });
+    gate = await startHttpGateway({ config, args: ['--rules', rules], env: { TEST_JWT_SECRET: SECRET } });
+  });
+
+  after(async () => {
+    await gate?.stop();
+    await dir?.remove();
+  });
+
+  it('a valid JWT names the agent by its sub claim; a bad one is refused with the reason', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const good = jwt({ sub: 'carol', iss: 'https://idp.test', aud: 'mcpgate', exp: now + 300 });
+    const carol = await connectAgent(gate.url, { token: good });
+    try {
+      assert.equal(textOf(await carol.client.callTool({ name: 'echo__echo', arguments: { text: 'jwt' } })), 'jwt');
+    } finally {
+      await carol.client.close();
+    }
+    const cases: [string, RegExp][] = [
+      [jwt({ sub: 'carol', iss: 'https://idp.test', aud: 'mcpgate', exp: now - 600 }), /expired/],
+      [jwt({ sub: 'carol', iss: 'https://evil.test', aud: 'mcpgate', exp: now + 300 }), /issuer/],
+      [jwt({ sub: 'carol', iss: 'https://idp.test', aud: 'other', exp: now + 300 }), /audience/],
+      [jwt({ sub: 'carol', iss: 'https://idp.test', aud: 'mcpgate', exp: now + 300 }, 'another-secret-of-at-least-32-bytes!!'), /signature/],
+    ];
+    for (const [token, reason] of cases) {
+      const res = await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${token}` }, body: initializeBody() });
+      assert.equal(res.status, 401);
+      assert.match((res.json?.error as { message: string }).message, reason);
+    }
+  });
+
+  it('a token made by mcpgate token identifies its agent', async () => {
+    const bot = await connectAgent(gate.url, { token: minted });
+    try {
+      assert.equal(textOf(await bot.client.callTool({ name: 'echo__echo', arguments: { text: 'bot' } })), 'bot');
+    } finally {
+      await bot.client.close();
+    }
   });
 });
