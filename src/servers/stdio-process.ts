@@ -81,7 +81,7 @@ export class StdioProcess implements ServerTransport {
     this.child.stdin.on('error', () => {});
     this.child.stdout.on('error', () => {});
     this.child.stderr.on('error', () => {});
-    readLines(this.child.stdout, { line: (line) => events.line(line), overflow: events.overflow });
+    readLines(this.child.stdout, { line: (line) => events.line(line), overflow: (length) => events.overflow(length) });
     readLines(this.child.stderr, {
       line: (line) => {
         this.stderrTail.push(line);

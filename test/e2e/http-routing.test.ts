@@ -5,6 +5,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import type { Client } from '@modelcontextprotocol/client';
 import { cli, fixtureServer, rpcError, tempDir, textOf, until, writeConfig, type TempDir } from '../helpers/gateway.js';
 import { JSON_HEADERS, connectAgent, initializeBody, makeToken, raw, rawSession, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 
@@ -54,7 +56,7 @@ describe('HTTP front: per-agent routing', { timeout: TIMEOUT }, () => {
 
   it('a sampling request reaches the agent whose call is in flight; an ambiguous one is refused', async () => {
     const asked: string[] = [];
-    const sampler = (who: string) => (c: import('@modelcontextprotocol/client').Client) => c.setRequestHandler('sampling/createMessage', () => {
+    const sampler = (who: string) => (c: Client) => c.setRequestHandler('sampling/createMessage', () => {
       asked.push(who);
       return { model: `${who}-model`, role: 'assistant', content: { type: 'text', text: `${who} answers` } };
     });
@@ -182,7 +184,7 @@ describe('HTTP front: limits and shutdown', { timeout: TIMEOUT }, () => {
     const blocker = createServer();
     blocker.listen(0, '127.0.0.1');
     await once(blocker, 'listening');
-    const port = (blocker.address() as import('node:net').AddressInfo).port;
+    const port = (blocker.address() as AddressInfo).port;
     try {
       const out = await cli(['serve', '--config', config, '--http', `127.0.0.1:${port}`, '--no-auth']);
       assert.equal(out.code, 1);

@@ -66,7 +66,7 @@ export async function connectAgent(url: string, options: AgentOptions = {}): Pro
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
   const client = new Client({ name: 'mcpgate-http-test', version: '1.0.0' }, { capabilities: options.capabilities ?? {} });
   options.setup?.(client);
-  await client.connect(transport as never);
+  await client.connect(transport);
   return { client, transport };
 }
 
