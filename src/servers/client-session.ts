@@ -14,6 +14,8 @@ import {
 } from '../wire/jsonrpc.js';
 import type { JsonRpcErrorObject } from '../errors.js';
 import { StdioProcess, type StopTimings, DEFAULT_STOP_TIMINGS } from './stdio-process.js';
+import { HttpTransport } from './http-transport.js';
+import { SseTransport } from './sse-transport.js';
 import type { ServerTransport, TransportFactory } from './transport.js';
 import { GATEWAY_INFO } from '../version.js';
 
@@ -113,7 +115,8 @@ export class ClientSession {
     const open = this.options.transport;
     if (open !== undefined) this.process = open(this.config, this.log, events);
     else if (this.config.type === 'stdio') this.process = new StdioProcess(this.config, this.log, events);
-    else throw new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}": no transport for "${this.config.type}" servers`, { server: this.name });
+    else if (this.config.type === 'http') this.process = new HttpTransport(this.config, this.log, events);
+    else this.process = new SseTransport(this.config, this.log, events);
     const params = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: CLIENT_CAPABILITIES, clientInfo: GATEWAY_INFO };
     let raw: Record<string, unknown>;
     try {

@@ -69,7 +69,7 @@ describe('startup: failing servers are reported and left out, never blocking the
     assert.deepEqual(line('hung'), { level: 'warn', msg: `server "hung" did not answer initialize within 1500 ms${PARKED}` });
     assert.deepEqual(line('off'), { level: 'info', msg: 'server "off" disabled in config' });
     assert.equal(line('remote').level, 'warn');
-    assert.match(line('remote').msg, /"http" servers are not supported yet/);
+    assert.match(line('remote').msg, /^server "remote" at http:\/\/127\.0\.0\.1:9\/mcp is unreachable: ECONNREFUSED \(before completing initialize\); parked/);
     const ready = `mcpgate ready on stdio: 2 of ${SERVERS.length} servers, ${(await names(gw)).length} tools`;
     assert.ok(gw.logs.some((l) => l.msg === ready), ready);
   });

@@ -1,0 +1,189 @@
+// The HTTP plumbing both remote transports share (http-transport.ts, sse-transport.ts): one keep-alive
+// agent per transport over node:http / node:https (not fetch: measurably slower per call), requests
+// that can all be aborted at once, bounded body reading, and the errors a remote server's failures
+// become. Only the configured headers and the transport's own protocol headers are ever sent: nothing
+// an agent sent reaches a server. URLs in messages lose their query and credentials (a token may be
+// in them).
+
+import http, { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import https from 'node:https';
+import { GatewayError } from '../errors.js';
+import type { SseParser } from '../wire/sse.js';
+
+/** One request in flight: its response head, and a way to abandon it. */
+export interface Exchange {
+  readonly response: Promise<IncomingMessage>;
+  readonly aborted: boolean;
+  abort(): void;
+}
+
+export class HttpClient {
+  private readonly agent: http.Agent;
+  private readonly request: typeof http.request;
+  private readonly live = new Set<http.ClientRequest>();
+  private destroyed = false;
+
+  constructor(
+    secure: boolean,
+    private readonly configured: Readonly<Record<string, string>>,
+  ) {
+    const options = { keepAlive: true, scheduling: 'lifo' as const };
+    this.agent = secure ? new https.Agent(options) : new http.Agent(options);
+    this.request = secure ? https.request : http.request;
+  }
+
+  /**
+   * Sends one request: the configured headers, then `headers` (ours win a clash). A request that
+   * fails on a reused keep-alive socket before any answer is retried once on a new one: the server
+   * closed an idle connection as we picked it, and never saw the request (the race Node documents).
+   */
+  send(url: URL, method: 'GET' | 'POST' | 'DELETE', headers: OutgoingHttpHeaders, body?: string, timeoutMs?: number): Exchange {
+    let aborted = false;
+    let current: http.ClientRequest | undefined;
+    const attempt = (mayRetry: boolean): Promise<IncomingMessage> => new Promise((resolve, reject) => {
+      if (this.destroyed || aborted) return reject(new Error('aborted'));
+      const req = this.request(url, { method, agent: this.agent, headers: { ...this.configured, ...headers } });
+      current = req;
+      this.live.add(req);
+      let answered = false;
+      const timer = timeoutMs === undefined ? undefined : setTimeout(() => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })), timeoutMs);
+      req.once('response', (res) => {
+        answered = true;
+        resolve(res);
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        if (answered) return; // the response stream reports its own end
+        if (mayRetry && req.reusedSocket && !aborted && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) resolve(attempt(false));
+        else reject(err);
+      });
+      req.once('close', () => {
+        clearTimeout(timer);
+        this.live.delete(req);
+        if (!answered) reject(new Error('aborted'));
+      });
+      req.end(body);
+    });
+    return {
+      response: attempt(true),
+      get aborted() {
+        return aborted;
+      },
+      abort: () => {
+        aborted = true;
+        current?.destroy();
+      },
+    };
+  }
+
+  /** Aborts every request in flight and closes every socket. Idempotent. */
+  destroy(): void {
+    this.destroyed = true;
+    for (const req of this.live) req.destroy();
+    this.live.clear();
+    this.agent.destroy();
+  }
+}
+
+export type Body = { kind: 'body'; text: string } | { kind: 'overflow'; length: number };
+
+/** Reads a whole body as UTF-8, up to `limit` bytes (past it the response is dropped). Rejects if the connection breaks. */
+export function readBody(res: IncomingMessage, limit: number): Promise<Body> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    res.on('data', (chunk: Buffer) => {
+      length += chunk.length;
+      if (length > limit) {
+        res.destroy();
+        resolve({ kind: 'overflow', length });
+      } else chunks.push(chunk);
+    });
+    res.once('end', () => resolve({ kind: 'body', text: Buffer.concat(chunks, length).toString('utf8') }));
+    res.on('error', () => {});
+    res.once('close', () => reject(new Error('the connection closed before the body was complete')));
+  });
+}
+
+/** The start of an error body, one line, for a message (never throws). */
+export async function excerpt(res: IncomingMessage, max = 200): Promise<string> {
+  try {
+    const body = await readBody(res, 64 * 1024);
+    if (body.kind !== 'body') return '';
+    const text = body.text.replace(/\s+/g, ' ').trim();
+    return text.length > max ? `${text.slice(0, max)}…` : text;
+  } catch {
+    return '';
+  }
+}
+
+/** Feeds an SSE body into `parser`; resolves when it ends: true if complete, false if the connection broke. */
+export function pipeSse(res: IncomingMessage, parser: SseParser): Promise<boolean> {
+  return new Promise((resolve) => {
+    res.on('data', (chunk: Buffer) => parser.push(chunk));
+    res.on('error', () => {});
+    res.once('close', () => {
+      parser.end();
+      resolve(res.complete);
+    });
+  });
+}
+
+/** The media type of a response, lower-case, without parameters. */
+export function mediaType(res: IncomingMessage): string {
+  return (res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/** A URL fit for messages: origin and path only. */
+export function displayUrl(url: URL): string {
+  return `${url.origin}${url.pathname}`;
+}
+
+export function unreachable(server: string, url: URL, err: unknown): GatewayError {
+  const e = err as NodeJS.ErrnoException & { errors?: NodeJS.ErrnoException[] };
+  const why = e.code ?? e.errors?.[0]?.code ?? e.message;
+  return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${server}" at ${displayUrl(url)} is unreachable: ${why}`, { server, cause: err });
+}
+
+/**
+ * An HTTP error status from a server. Overload, outage and refused credentials mean the server cannot
+ * serve (unavailable); anything else means it did not speak the protocol as expected.
+ */
+export function httpStatusError(server: string, res: IncomingMessage, body: string): GatewayError {
+  const status = res.statusCode ?? 0;
+  const unavailable = status >= 500 || status === 401 || status === 403 || status === 429;
+  const text = `HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`;
+  return new GatewayError(unavailable ? 'MCPG_SERVER_UNAVAILABLE' : 'MCPG_SERVER_BAD_RESPONSE', `server "${server}" answered ${text}${body !== '' ? `: ${body}` : ''}`, { server, detail: { httpStatus: status } });
+}
+
+/** Waits that a transport can cut short all at once: no timer outlives the transport that set it. */
+export class Pauses {
+  private readonly waiting = new Map<NodeJS.Timeout, (ok: boolean) => void>();
+  private ended = false;
+
+  /** Resolves true after `ms`, or false at once if `end()` is called first. */
+  wait(ms: number): Promise<boolean> {
+    if (this.ended) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(timer);
+        resolve(!this.ended);
+      }, ms);
+      this.waiting.set(timer, resolve);
+    });
+  }
+
+  end(): void {
+    this.ended = true;
+    for (const [timer, resolve] of this.waiting) {
+      clearTimeout(timer);
+      resolve(false);
+    }
+    this.waiting.clear();
+  }
+}
+
+/** A response header's single value, if non-empty. */
+export function headerOf(res: IncomingMessage, name: string): string | undefined {
+  const value = res.headers[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}

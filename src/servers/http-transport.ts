@@ -1,0 +1,349 @@
+// The client side of MCP Streamable HTTP (2025-11-25) for one remote server. Every message is a POST
+// to the MCP endpoint; a request's answer comes back as JSON or as an SSE stream whose messages belong
+// to that call (a server→client request on it is passed on as `related` to it), and a stream that
+// drops before the answer is resumed with GET + Last-Event-ID. Server-initiated messages come on a GET
+// stream, reopened while the session lives. The session id assigned at initialize goes on every
+// request; when the server forgets it (404) the recorded initialize is replayed transparently and the
+// message re-sent (it was never processed), writes queueing meanwhile. An unreachable server ends the
+// transport (`exit`), so the supervised connection reconnects as for a stdio server that died.
+// https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http
+
+import type { IncomingMessage } from 'node:http';
+import type { RemoteServerConfig } from '../config/types.js';
+import { GatewayError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import { encodeError, parseMessage } from '../wire/jsonrpc.js';
+import { DEFAULT_MAX_LINE_LENGTH } from '../wire/line-reader.js';
+import { SseParser } from '../wire/sse.js';
+import {
+  excerpt, headerOf, HttpClient, httpStatusError, mediaType, Pauses, pipeSse, readBody, unreachable, type Exchange,
+} from './http-request.js';
+import { POST_ACCEPT, RemoteSession } from './http-session.js';
+import type { StopTimings } from './stdio-process.js';
+import type { ServerTransport, TransportEvents } from './transport.js';
+
+export interface RemoteTransportOptions {
+  /** Largest message accepted from the server, in bytes (default: the stdio line limit). */
+  maxMessageLength?: number;
+  /** Wait before reopening a dropped stream when the server gave no `retry:` (ms). */
+  reconnectDelayMs?: number;
+}
+
+const NOTIFICATION = '{"jsonrpc":"2.0","method":';
+const CANCELLED = '{"jsonrpc":"2.0","method":"notifications/cancelled"';
+/** Writes held while a new session is being set up. */
+const MAX_QUEUED = 10_000;
+const DELETE_TIMEOUT_MS = 1000;
+/** Resumptions of one call's stream in a row that bring nothing before the call is failed. */
+const MAX_RESUMES = 3;
+
+/** One request of ours in flight: the exchange carrying its answer now (POST, then resumption GETs). */
+interface Call {
+  exchange: Exchange;
+  cancelled: boolean;
+}
+
+/** What one answer stream delivered, across its resumptions. */
+interface StreamState {
+  answered: boolean;
+  /** The last message that may be the answer, checked when the stream ends unanswered. */
+  lastData: string | undefined;
+  lastEventId: string;
+  retryMs: number | undefined;
+  delivered: number;
+}
+
+export class HttpTransport implements ServerTransport {
+  readonly pid = undefined;
+  private readonly url: URL;
+  private readonly http: HttpClient;
+  private readonly pauses = new Pauses();
+  private readonly maxLength: number;
+  private readonly reconnectMs: number;
+  private readonly session: RemoteSession;
+  private state: 'open' | 'stopping' | 'closed' = 'open';
+  private queue: { line: string; id: number | undefined }[] = [];
+  private readonly calls = new Map<number, Call>();
+  private stopping: Promise<void> | undefined;
+
+  constructor(
+    private readonly config: RemoteServerConfig,
+    private readonly log: Logger,
+    private readonly events: TransportEvents,
+    options: RemoteTransportOptions = {},
+  ) {
+    this.url = new URL(config.url);
+    this.http = new HttpClient(this.url.protocol === 'https:', config.headers);
+    this.maxLength = options.maxMessageLength ?? DEFAULT_MAX_LINE_LENGTH;
+    this.reconnectMs = options.reconnectDelayMs ?? 500;
+    this.session = new RemoteSession({
+      name: config.name,
+      url: this.url,
+      http: this.http,
+      pauses: this.pauses,
+      log,
+      maxLength: this.maxLength,
+      reconnectMs: this.reconnectMs,
+      isOpen: () => this.state === 'open',
+      emit: (line, related) => this.emit(line, related),
+      overflow: (length) => events.overflow(length),
+      lost: (reason) => this.lost(reason),
+      resumeWrites: () => {
+        const queued = this.queue;
+        this.queue = [];
+        for (const { line, id } of queued) this.write(line, id);
+      },
+    });
+  }
+
+  write(line: string, id?: number): boolean {
+    if (this.state !== 'open') return false;
+    this.session.record(line, id);
+    if (this.session.renewing !== undefined) {
+      if (this.queue.length >= MAX_QUEUED) return false;
+      this.queue.push({ line, id });
+      return true;
+    }
+    void this.send(line, id, false);
+    if (id === undefined && line.startsWith(CANCELLED)) this.abandon(line);
+    return true;
+  }
+
+  stop(timings: StopTimings): Promise<void> {
+    this.stopping ??= this.runStop(timings);
+    return this.stopping;
+  }
+
+  kill(): void {
+    this.teardown();
+  }
+
+  private async runStop(timings: StopTimings): Promise<void> {
+    if (this.state !== 'open') return this.teardown();
+    this.state = 'stopping';
+    this.session.quiet();
+    this.pauses.end();
+    if (this.session.id !== undefined) {
+      // Ending the session is a courtesy: a server that does not answer quickly is not waited for.
+      const timeout = Math.max(1, Math.min(DELETE_TIMEOUT_MS, timings.stdinGraceMs));
+      const exchange = this.http.send(this.url, 'DELETE', this.session.headers(), undefined, timeout);
+      try {
+        (await exchange.response).resume();
+      } catch {
+        // unreachable or slow: the server expires the session on its own
+      }
+    }
+    this.teardown();
+  }
+
+  // ── sending ───────────────────────────────────────────────────────────────────────────────────
+
+  private async send(line: string, id: number | undefined, resent: boolean): Promise<void> {
+    const session = this.session.id;
+    const isInit = this.session.isInitialize(id);
+    const exchange = this.http.send(this.url, 'POST', { ...this.session.headers(session), accept: POST_ACCEPT, 'content-type': 'application/json', 'content-length': Buffer.byteLength(line) }, line);
+    const call: Call = { exchange, cancelled: false };
+    if (id !== undefined) this.calls.set(id, call);
+    try {
+      let res: IncomingMessage;
+      try {
+        res = await exchange.response;
+      } catch (err) {
+        if (this.state !== 'open' || call.cancelled) return;
+        const reason = unreachable(this.config.name, this.url, err);
+        if (id !== undefined && !isInit) this.failCall(id, reason);
+        return this.lost(reason);
+      }
+      if (this.state === 'closed' || call.cancelled) return void res.resume();
+      const status = res.statusCode ?? 0;
+      if (status === 404 && session !== undefined) {
+        res.resume();
+        return await this.sessionGone(session, line, id, resent);
+      }
+      if (status < 200 || status >= 300) {
+        const reason = httpStatusError(this.config.name, res, await excerpt(res));
+        if (isInit) return this.lost(status === 400 || status === 404 || status === 405 ? legacyHint(reason) : reason);
+        if (id !== undefined) return this.failCall(id, reason);
+        return this.log.warn('server refused a message', { error: reason.message });
+      }
+      if (isInit) this.session.id = headerOf(res, 'mcp-session-id');
+      else if (line === this.session.initialized) this.session.listen();
+      if (status === 202 || status === 204) {
+        res.resume();
+        if (id !== undefined) this.failCall(id, this.badResponse(`accepted a request (HTTP ${status}) without answering it`));
+        return;
+      }
+      await this.readAnswer(res, id, call);
+    } finally {
+      if (id !== undefined && this.calls.get(id) === call) this.calls.delete(id);
+    }
+  }
+
+  /** The answer to one POST: one JSON message (or a batch), or an SSE stream of them. */
+  private async readAnswer(res: IncomingMessage, id: number | undefined, call: Call): Promise<void> {
+    const type = mediaType(res);
+    if (type === 'text/event-stream') return this.readStream(res, id, call);
+    if (type !== 'application/json') {
+      res.resume();
+      if (id !== undefined) this.failCall(id, this.badResponse(`answered with content type "${type}", not JSON or an event stream`));
+      return;
+    }
+    let body;
+    try {
+      body = await readBody(res, this.maxLength);
+    } catch {
+      if (this.state === 'open' && !call.cancelled && id !== undefined) this.failCall(id, this.dropped());
+      return;
+    }
+    if (body.kind === 'overflow') {
+      this.events.overflow(body.length);
+      if (id !== undefined) this.failCall(id, this.tooLarge(body.length));
+      return;
+    }
+    const text = body.text.trim();
+    if (text.startsWith('{')) return this.emit(text, id);
+    if (text.startsWith('[')) {
+      let batch: unknown;
+      try {
+        batch = JSON.parse(text);
+      } catch {
+        batch = undefined;
+      }
+      if (Array.isArray(batch)) {
+        for (const msg of batch) this.emit(JSON.stringify(msg), id);
+        return;
+      }
+    }
+    if (id !== undefined) this.failCall(id, this.badResponse(text === '' ? 'answered with an empty body' : 'answered with a body that is not a JSON-RPC message'));
+  }
+
+  /** An SSE answer; if it ends before the answer, resume it (GET + Last-Event-ID) or fail the call. */
+  private async readStream(res: IncomingMessage, id: number | undefined, call: Call): Promise<void> {
+    const stream: StreamState = { answered: false, lastData: undefined, lastEventId: '', retryMs: undefined, delivered: 0 };
+    await this.consume(res, id, stream);
+    if (id === undefined) return;
+    for (let fruitless = 0; ; ) {
+      if (this.state !== 'open' || call.cancelled || this.isAnswered(stream, id)) return;
+      if (stream.lastEventId === '' || fruitless >= MAX_RESUMES) return this.failCall(id, this.dropped());
+      if (!(await this.pauses.wait(stream.retryMs ?? this.reconnectMs)) || call.cancelled) return;
+      this.log.debug('resuming an answer stream that ended before the answer', { id, lastEventId: stream.lastEventId });
+      const headers = { ...this.session.headers(), accept: 'text/event-stream', 'last-event-id': stream.lastEventId };
+      call.exchange = this.http.send(this.url, 'GET', headers);
+      let resumed: IncomingMessage;
+      try {
+        resumed = await call.exchange.response;
+      } catch (err) {
+        if (this.state !== 'open' || call.cancelled) return;
+        const reason = unreachable(this.config.name, this.url, err);
+        this.failCall(id, reason);
+        return this.lost(reason);
+      }
+      if (resumed.statusCode !== 200 || mediaType(resumed) !== 'text/event-stream') {
+        resumed.resume();
+        return this.failCall(id, this.dropped());
+      }
+      const before = stream.delivered;
+      await this.consume(resumed, id, stream);
+      fruitless = stream.delivered > before ? 0 : fruitless + 1;
+    }
+  }
+
+  private async consume(res: IncomingMessage, id: number | undefined, stream: StreamState): Promise<void> {
+    const parser = new SseParser({
+      event: (e) => {
+        if (e.event !== 'message' || e.data === '') return; // '' primes the client with an event id
+        stream.delivered += 1;
+        // Requests and notifications always carry "method"; a message without it is the answer.
+        if (!e.data.includes('"method"')) stream.answered = true;
+        else stream.lastData = e.data;
+        this.emit(e.data, id);
+      },
+      retry: (ms) => (stream.retryMs = ms),
+      overflow: (length) => {
+        this.events.overflow(length);
+        if (id === undefined || stream.answered) return;
+        stream.answered = true; // the dropped message may have been the answer: do not wait for it
+        this.failCall(id, this.tooLarge(length));
+      },
+    }, this.maxLength);
+    await pipeSse(res, parser);
+    if (parser.lastEventId !== '') stream.lastEventId = parser.lastEventId;
+  }
+
+  private isAnswered(stream: StreamState, id: number): boolean {
+    if (stream.answered || stream.lastData === undefined) return stream.answered;
+    const parsed = parseMessage(stream.lastData);
+    return parsed.kind === 'response' && parsed.msg.id === id;
+  }
+
+  private emit(line: string, related: number | undefined): void {
+    if (this.state === 'closed') return;
+    this.session.inspect(line, related);
+    this.events.line(line, related);
+  }
+
+  /** Our `notifications/cancelled` went out: stop reading that call's answer. */
+  private abandon(line: string): void {
+    let requestId: unknown;
+    try {
+      requestId = (JSON.parse(line) as { params?: { requestId?: unknown } }).params?.requestId;
+    } catch {
+      return;
+    }
+    const call = typeof requestId === 'number' ? this.calls.get(requestId) : undefined;
+    if (call === undefined) return;
+    call.cancelled = true;
+    call.exchange.abort();
+  }
+
+  /** A 404 for our session id: the server ended it. Start a new one, then re-send (never an answer to the old session). */
+  private async sessionGone(stale: string, line: string, id: number | undefined, resent: boolean): Promise<void> {
+    if (resent) {
+      if (id !== undefined) this.failCall(id, this.badResponse('forgot the new session at once (HTTP 404 again)'));
+      return;
+    }
+    if (!(await this.session.renew(stale)) || this.state !== 'open') return;
+    if (id === undefined && !line.startsWith(NOTIFICATION)) return this.log.debug('dropped an answer meant for the ended session');
+    if (line === this.session.initialized) return; // the new handshake sent it
+    await this.send(line, id, true);
+  }
+
+  // ── endings ───────────────────────────────────────────────────────────────────────────────────
+
+  /** Answers our request `id` with an error in the server's place. */
+  private failCall(id: number, err: GatewayError): void {
+    this.emit(encodeError(id, err.toJsonRpc()), id);
+  }
+
+  /** The server is gone: end everything and report it once. */
+  private lost(reason: GatewayError): void {
+    if (this.state !== 'open') return;
+    this.teardown();
+    this.events.exit(reason);
+  }
+
+  private teardown(): void {
+    this.state = 'closed';
+    this.pauses.end();
+    this.http.destroy();
+    this.queue = [];
+    this.calls.clear();
+  }
+
+  private badResponse(what: string): GatewayError {
+    return new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${this.config.name}" ${what}`, { server: this.config.name });
+  }
+
+  private dropped(): GatewayError {
+    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}" closed the connection before answering; the outcome of the call is unknown (it may have run)`, { server: this.config.name, detail: { outcome: 'unknown' } });
+  }
+
+  private tooLarge(length: number): GatewayError {
+    return this.badResponse(`sent a message over the size limit (${length} of at most ${this.maxLength} bytes); it was discarded`);
+  }
+}
+
+/** The statuses a legacy HTTP+SSE server gives a POST of initialize (the spec's fallback signal): say what to change. */
+function legacyHint(err: GatewayError): GatewayError {
+  return new GatewayError(err.code, `${err.message} (if it is a legacy HTTP+SSE server, set "type": "sse")`, { server: err.server, detail: err.detail });
+}
