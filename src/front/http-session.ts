@@ -48,8 +48,6 @@ export class HttpSession implements AgentChannel {
   session!: AgentSession;
   /** performance.now() of the last request on this session. */
   lastActive = performance.now();
-  /** Negotiated at initialize; requests after it must carry it (MCP-Protocol-Version). */
-  protocolVersion: string | undefined;
   private stream: ServerResponse | undefined;
   private readonly posts = new Map<RequestId, PendingPost>();
   private dropped = 0;

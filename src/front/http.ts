@@ -167,8 +167,6 @@ export class HttpFront {
       if (sessionId !== undefined) return sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', 'initialize starts a new session: send it without Mcp-Session-Id'), {}, parsed.msg.id);
       const session = this.open(res, agent);
       if (session === undefined) return;
-      const requested = parsed.msg.params?.protocolVersion;
-      session.protocolVersion = typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : undefined;
       return this.deliver(session, parsed, req, res);
     }
     const session = this.find(sessionId, agent, res);

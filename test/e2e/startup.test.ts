@@ -1,5 +1,5 @@
 // Startup with real processes: a server that crashes, is missing, hangs in initialize, is disabled or
-// of a transport this build lacks is reported once (why, in the log) and left out, never blocking or
+// is a remote URL nobody answers is reported once (why, in the log) and left out, never blocking or
 // breaking the healthy ones; what a server gets at spawn (environment, `${VAR}`, cwd) is what the
 // config says; and a server that sends garbage is blamed by name while its neighbours keep working.
 
