@@ -377,9 +377,15 @@ export class AgentSession {
     return false;
   }
 
+  /**
+   * A server's log message, if this agent asked for logs (logging/setLevel) at or below its level.
+   * Agents that never asked get none: on a shared gateway one agent's calls must not fill another's
+   * log, and servers' logs are not attributable to a call.
+   */
   deliverLog(server: string, params: Record<string, unknown>): void {
+    if (this.logRank === undefined) return;
     const rank = typeof params.level === 'string' ? LOG_LEVEL_RANK[params.level] : undefined;
-    if (this.logRank !== undefined && rank !== undefined && rank < this.logRank) return;
+    if (rank !== undefined && rank < this.logRank) return;
     const logger = typeof params.logger === 'string' && params.logger !== '' ? `${server}/${params.logger}` : server;
     this.notify('notifications/message', { ...params, logger });
   }
