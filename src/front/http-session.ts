@@ -86,22 +86,27 @@ export class HttpSession implements AgentChannel {
     return true;
   }
 
-  send(line: string, about?: RequestId, final?: boolean): void {
+  send(line: string, about?: RequestId, final?: boolean): boolean {
     if (about !== undefined) {
       const post = this.posts.get(about);
       if (final === true) {
-        if (post === undefined) return this.log.debug('dropped a response: its POST was closed by the agent', { session: this.id, id: about });
+        if (post === undefined) {
+          this.log.debug('dropped a response: its POST was closed by the agent', { session: this.id, id: about });
+          return false;
+        }
         this.posts.delete(about);
-        return post.finish(line);
+        post.finish(line);
+        return true;
       }
-      if (post?.during(line) === true) return;
+      if (post?.during(line) === true) return true;
     }
     if (this.stream !== undefined && !this.stream.writableEnded) {
       this.stream.write(sseEvent(line));
-      return;
+      return true;
     }
     // Without a GET stream the agent has said it does not want unsolicited messages.
     if (this.dropped++ % 100 === 0) this.log.debug('dropped a message: the agent has no GET stream open', { session: this.id, dropped: this.dropped });
+    return false;
   }
 
   /** Opens the GET stream; false when one is already open (one per session). */

@@ -24,8 +24,11 @@ export class AgentRequests {
    */
   private early: { conn: Connection; msg: JsonRpcRequest; capability: string; about: RequestId | undefined }[] | undefined = [];
 
-  /** `send` writes one framed message to the agent, as part of its request `about` when known. */
-  constructor(private readonly agent: string, private readonly send: (line: string, about?: RequestId) => void) {}
+  /**
+   * `send` writes one framed message to the agent, as part of its request `about` when known;
+   * false when it could not (then the server is answered at once instead of left waiting).
+   */
+  constructor(private readonly agent: string, private readonly send: (line: string, about?: RequestId) => boolean) {}
 
   /** Relays the server's request if the agent declared `capability`; otherwise the server gets a clear error. */
   relay(conn: Connection, msg: JsonRpcRequest, capability: string, agentCapabilities: Record<string, unknown>, about?: RequestId): void {
@@ -40,7 +43,10 @@ export class AgentRequests {
     }
     const id = this.nextId++;
     this.outgoing.set(id, { conn, serverRequestId: msg.id });
-    this.send(encodeRequest(id, msg.method, msg.params), about);
+    if (this.send(encodeRequest(id, msg.method, msg.params), about)) return;
+    this.outgoing.delete(id);
+    const why = `agent "${this.agent}" has no open stream to receive ${msg.method} (an HTTP agent gets requests outside its calls on its GET stream)`;
+    conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', why, { server: conn.name }).toJsonRpc());
   }
 
   /** The agent is initialized: what waited for it goes out now (or is refused for lack of the capability). */

@@ -28,9 +28,10 @@ export interface AgentChannel {
   /**
    * Sends one framed message to the agent. `about` is the agent's request the message belongs to:
    * its response when `final`, otherwise something sent while it runs (progress, a server's
-   * sampling or elicitation request). Streamable HTTP routes by it; stdio ignores it.
+   * sampling or elicitation request). Streamable HTTP routes by it; stdio ignores it. Returns
+   * false when the message could not be sent (an HTTP agent with no stream open for it).
    */
-  send(line: string, about?: RequestId, final?: boolean): void;
+  send(line: string, about?: RequestId, final?: boolean): boolean | void;
 }
 
 type Rewrite = (result: Record<string, unknown>) => boolean;
@@ -74,9 +75,7 @@ export class AgentSession {
     readonly transport: 'stdio' | 'http' = 'stdio',
   ) {
     this.shown = new ShownViews(gateway.views, agent);
-    this.agentRequests = new AgentRequests(agent, (line, about) => {
-      if (!this.closed) this.channel.send(line, about);
-    });
+    this.agentRequests = new AgentRequests(agent, (line, about) => !this.closed && this.channel.send(line, about) !== false);
   }
 
   handleLine(line: string): void {
@@ -195,12 +194,11 @@ export class AgentSession {
 
   private relay(res: JsonRpcResponse, line: string, agentId: RequestId, serverId: number, rewrite: Rewrite | undefined): void {
     if (this.closed) return;
-    if ('result' in res && rewrite !== undefined && rewrite(res.result)) {
-      res.id = agentId;
-      return this.channel.send(JSON.stringify(res), agentId, true);
+    const spliced = 'result' in res && rewrite !== undefined && rewrite(res.result) ? undefined : spliceResponseId(line, serverId, agentId);
+    if (spliced !== undefined) {
+      this.channel.send(spliced, agentId, true);
+      return;
     }
-    const spliced = spliceResponseId(line, serverId, agentId);
-    if (spliced !== undefined) return this.channel.send(spliced, agentId, true);
     res.id = agentId;
     this.channel.send(JSON.stringify(res), agentId, true);
   }

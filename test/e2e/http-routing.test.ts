@@ -81,6 +81,19 @@ describe('HTTP front: per-agent routing', { timeout: TIMEOUT }, () => {
     }
   });
 
+  it("a server's question that cannot reach the agent is answered at once, not left waiting", async () => {
+    // A raw agent that declares roots but accepts only JSON answers and opens no GET stream.
+    const auth = { authorization: `Bearer ${bob.token}` };
+    const init = await raw(gate.url, { headers: { ...JSON_HEADERS, ...auth }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { roots: {} }, clientInfo: { name: 'raw', version: '1' } } }) });
+    const session = String(init.headers['mcp-session-id']);
+    const headers = { 'content-type': 'application/json', accept: 'application/json', ...auth, 'mcp-session-id': session };
+    assert.equal((await raw(gate.url, { headers, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' })).status, 202);
+    const res = await raw(gate.url, { headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'sink__roots', arguments: {} } }) });
+    assert.equal(res.status, 200);
+    assert.match(res.body, /has no open stream to receive roots\/list/);
+    await raw(gate.url, { method: 'DELETE', headers });
+  });
+
   it('list_changed reaches the agents whose view changed, and logs go by level', async () => {
     let aChanged = 0;
     let bChanged = 0;
