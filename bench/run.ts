@@ -1,9 +1,12 @@
 // `npm run bench`: runs every benchmark and prints a table. Targets are checked here, not in unit
 // tests (timings on shared machines are noisy; only ratios measured in one run mean anything).
+// `npm run bench -- http` (or any of stdio, respawn, reload, http) runs only the benchmarks named.
 
 import { cpus, loadavg, totalmem } from 'node:os';
 import { benchReload } from './reload.js';
 import { benchRespawn } from './respawn.js';
+import { printHttp } from './http-report.js';
+import { benchHttp } from './http-throughput.js';
 import { benchStdio, TARGETS, type StdioResult } from './stdio-latency.js';
 
 const fmt = (ms: number): string => `${(ms * 1000).toFixed(0)} µs`;
@@ -22,15 +25,38 @@ function print(title: string, result: StdioResult): void {
     `the relay floor is ${floor.toFixed(2)}×, so mcpgate's own work is ${fmt(result.mcpgate.median - result['pipe relay (floor)'].median)}`);
 }
 
+const BENCHES = ['stdio', 'respawn', 'reload', 'http'] as const;
+
+function selected(): Set<string> {
+  const names = process.argv.slice(2);
+  const unknown = names.filter((n) => !(BENCHES as readonly string[]).includes(n));
+  if (unknown.length > 0) throw new Error(`unknown benchmark ${unknown.join(', ')}; choose from ${BENCHES.join(', ')}`);
+  return new Set(names.length > 0 ? names : BENCHES);
+}
+
 async function main(): Promise<void> {
+  const run = selected();
   const cpu = cpus()[0]?.model ?? 'unknown cpu';
   console.log(`mcpgate bench — node ${process.version}, ${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, load ${loadavg()[0]!.toFixed(2)}`);
+  if (run.has('stdio')) await stdio();
+  if (run.has('respawn')) await respawn();
+  if (run.has('reload')) await reload();
+  if (run.has('http')) printHttp(await benchHttp({}, (line) => console.log(line)));
+}
+
+async function stdio(): Promise<void> {
   print('stdio: tools/call to an echo server built on the SDK v2 (sequential calls, SDK v2 client)', await benchStdio('v2'));
   print('stdio: tools/call to an echo server built on the SDK v1 (sequential calls, SDK v2 client)', await benchStdio('v1'));
+}
+
+async function respawn(): Promise<void> {
   const respawn = (await benchRespawn()).sort((a, b) => a - b);
   const median = respawn[Math.floor(respawn.length / 2)]!;
   console.log('\nrespawn: SIGKILL of a server → its first successful call through mcpgate');
   console.log(`  median ${median.toFixed(0)} ms, min ${respawn[0]!.toFixed(0)} ms, max ${respawn[respawn.length - 1]!.toFixed(0)} ms over ${respawn.length} kills (target < 1000 ms: ${median < 1000 ? 'met' : 'not met'})`);
+}
+
+async function reload(): Promise<void> {
   const reload = (await benchReload()).sort((a, b) => a - b);
   const reloadMedian = reload[Math.floor(reload.length / 2)]!;
   console.log('\nhot reload: rules file renamed → the agent sees the new catalog (list_changed + tools/list)');
