@@ -111,6 +111,7 @@ export class ClientSession {
       line: (line: string, related?: number) => this.onLine(line, related),
       overflow: (length: number) => this.log.warn('server sent a message over the size limit; discarded', { length }),
       exit: (reason: GatewayError) => this.onExit(reason),
+      fail: (id: number, reason: GatewayError) => this.onFailed(id, reason),
     };
     const open = this.options.transport;
     if (open !== undefined) this.process = open(this.config, this.log, events);
@@ -256,6 +257,14 @@ export class ClientSession {
         else this.log.warn('server sent an invalid message; ignored', { error: parsed.error.message, line: line.slice(0, 200) });
       }
     }
+  }
+
+  /** The transport could not get an answer to request `id` (HTTP error status, stream lost). */
+  private onFailed(id: number, reason: GatewayError): void {
+    const entry = this.settle(id);
+    if (entry === undefined) return;
+    entry.sink.fail(reason);
+    if (entry.forwarded) this.hooks.outcome?.(this, false);
   }
 
   private onProgress(msg: JsonRpcNotification): void {

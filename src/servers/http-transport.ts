@@ -12,7 +12,7 @@ import type { IncomingMessage } from 'node:http';
 import type { RemoteServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import { encodeError, parseMessage } from '../wire/jsonrpc.js';
+import { parseMessage } from '../wire/jsonrpc.js';
 import { DEFAULT_MAX_LINE_LENGTH } from '../wire/line-reader.js';
 import { SseParser } from '../wire/sse.js';
 import {
@@ -312,7 +312,7 @@ export class HttpTransport implements ServerTransport {
 
   /** Answers our request `id` with an error in the server's place. */
   private failCall(id: number, err: GatewayError): void {
-    this.emit(encodeError(id, err.toJsonRpc()), id);
+    if (this.state === 'open') this.events.fail(id, err);
   }
 
   /** The server is gone: end everything and report it once. */

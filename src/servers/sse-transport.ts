@@ -10,7 +10,6 @@ import type { IncomingMessage } from 'node:http';
 import type { RemoteServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import { encodeError } from '../wire/jsonrpc.js';
 import { DEFAULT_MAX_LINE_LENGTH } from '../wire/line-reader.js';
 import { SseParser, type SseEvent } from '../wire/sse.js';
 import { displayUrl, excerpt, HttpClient, httpStatusError, mediaType, pipeSse, unreachable } from './http-request.js';
@@ -128,7 +127,7 @@ export class SseTransport implements ServerTransport {
   }
 
   private failCall(id: number, err: GatewayError): void {
-    if (this.state === 'open') this.events.line(encodeError(id, err.toJsonRpc()), id);
+    if (this.state === 'open') this.events.fail(id, err);
   }
 
   private lost(reason: GatewayError): void {

@@ -13,6 +13,11 @@ export interface TransportEvents {
    * it (Streamable HTTP says which call a server→client request belongs to; stdio never does).
    */
   line(line: string, related?: number): void;
+  /**
+   * Our request `id` failed without an answer from the server (an HTTP error status, a dropped
+   * stream): it fails the call and counts against the server's circuit breaker.
+   */
+  fail(id: number, reason: GatewayError): void;
   /** A message over the size limit was discarded. */
   overflow(length: number): void;
   /** The transport is gone for good (process exited, remote unreachable); called at most once. */

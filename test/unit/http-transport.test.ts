@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RemoteServerConfig } from '../../src/config/types.js';
 import type { GatewayError } from '../../src/errors.js';
+import { encodeError } from '../../src/wire/jsonrpc.js';
 import { Logger } from '../../src/observability/logger.js';
 import { HttpTransport } from '../../src/servers/http-transport.js';
 
@@ -93,6 +94,8 @@ describe('HttpTransport against a scripted server', { timeout: 20_000 }, () => {
       },
       overflow: (n: number) => void rig.overflows.push(n),
       exit: (reason: GatewayError) => void rig.exits.push(reason),
+      // A failed call shows up here as the error answer the session would give.
+      fail: (id: number, reason: GatewayError) => events.line(encodeError(id, reason.toJsonRpc())),
     };
     const full: RemoteServerConfig = { type: 'http', name: 'srv', url, headers: {}, disabled: false, timeout: 5000, sessions: 'shared', ...config };
     rig.transport = new HttpTransport(full, new Logger('silent'), events, { maxMessageLength, reconnectDelayMs: 10 });
@@ -185,7 +188,7 @@ describe('HttpTransport against a scripted server', { timeout: 20_000 }, () => {
     let exited!: () => void;
     const exit = new Promise<void>((resolve) => (exited = resolve));
     const config: RemoteServerConfig = { type: 'http', name: 'gone', url: 'http://127.0.0.1:9/mcp?key=secret', headers: {}, disabled: false, timeout: 5000, sessions: 'shared' };
-    const transport = new HttpTransport(config, new Logger('silent'), { line: (l) => void lines.push(l), overflow: () => {}, exit: (r) => (exits.push(r), exited()) });
+    const transport = new HttpTransport(config, new Logger('silent'), { line: (l) => void lines.push(l), fail: (id) => void lines.push(`failed ${id}`), overflow: () => {}, exit: (r) => (exits.push(r), exited()) });
     transport.write(INIT, 1);
     transport.write(request(2), 2);
     await exit;

@@ -1,0 +1,64 @@
+// A client session over a scripted transport: a request the transport fails (an HTTP error status,
+// a lost stream) fails the call and counts against the server, like a timeout; an answer counts for it.
+
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { RemoteServerConfig } from '../../src/config/types.js';
+import { GatewayError } from '../../src/errors.js';
+import { Logger } from '../../src/observability/logger.js';
+import { ClientSession } from '../../src/servers/client-session.js';
+import type { ServerTransport, TransportEvents } from '../../src/servers/transport.js';
+
+const CONFIG: RemoteServerConfig = { type: 'http', name: 'remote', url: 'http://127.0.0.1:9/mcp', headers: {}, disabled: false, timeout: 5000, sessions: 'shared' };
+
+/** Answers initialize, and hands every other request to the test. */
+function scripted(): { transport: (c: unknown, l: unknown, events: TransportEvents) => ServerTransport; events: () => TransportEvents; sent: number[] } {
+  let events!: TransportEvents;
+  const sent: number[] = [];
+  return {
+    sent,
+    events: () => events,
+    transport: (_c, _l, e) => {
+      events = e;
+      return {
+        pid: undefined,
+        write(line, id) {
+          if (id === undefined) return true;
+          if (line.includes('"initialize"')) {
+            queueMicrotask(() => events.line(`{"jsonrpc":"2.0","id":${id},"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`));
+          } else sent.push(id);
+          return true;
+        },
+        stop: () => Promise.resolve(),
+        kill: () => {},
+      };
+    },
+  };
+}
+
+void describe('ClientSession over a transport that can fail a request', { timeout: 10_000 }, () => {
+  void it('a failed request fails its call with the reason and counts as a failure; an answer as a success', async () => {
+    const script = scripted();
+    const outcomes: boolean[] = [];
+    const session = new ClientSession(CONFIG, {
+      notification: () => {},
+      request: () => {},
+      state: () => {},
+      outcome: (_s, ok) => void outcomes.push(ok),
+    }, new Logger('silent'), { startupTimeoutMs: 1000, transport: script.transport });
+    await session.start();
+    const failed = new Promise<GatewayError>((resolve, reject) => {
+      session.forward({ jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 't' } }, { reply: () => reject(new Error('answered')), fail: resolve });
+    });
+    const answered = new Promise<string>((resolve, reject) => {
+      session.forward({ jsonrpc: '2.0', id: 'b', method: 'tools/call', params: { name: 't' } }, { reply: (_m, line) => resolve(line), fail: reject });
+    });
+    const [first, second] = script.sent;
+    script.events().fail(first!, new GatewayError('MCPG_SERVER_UNAVAILABLE', 'server "remote" answered HTTP 503'));
+    script.events().line(`{"jsonrpc":"2.0","id":${second!},"result":{"content":[]}}`);
+    assert.equal((await failed).message, 'server "remote" answered HTTP 503');
+    assert.match(await answered, /"content"/);
+    assert.deepEqual(outcomes, [false, true]);
+    await session.close();
+  });
+});
