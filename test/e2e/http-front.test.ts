@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { fixtureServer, rpcError, tempDir, textOf, writeConfig, cli, type TempDir } from '../helpers/gateway.js';
+import { fixtureServer, rpcError, tempDir, textOf, until, writeConfig, cli, type TempDir } from '../helpers/gateway.js';
 import {
   JSON_HEADERS, connectAgent, initializeBody, makeToken, raw, rawSession, startHttpGateway, writeRules, type HttpGateway,
 } from '../helpers/http.js';
@@ -108,6 +108,13 @@ describe('HTTP front: agents, identity and bad requests', { timeout: TIMEOUT }, 
       const unknownTool = await raw(gate.url, { headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'nope__nothing', arguments: {} } }) });
       assert.equal(unknownTool.status, 200);
       assert.equal((unknownTool.json?.error as { data: { code: string } }).data.code, 'MCPG_TOOL_NOT_FOUND');
+
+      // A request id still in flight on this session cannot be reused (the first call keeps its answer).
+      const slow = raw(gate.url, { headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 'dup', method: 'tools/call', params: { name: 'sink__slow', arguments: { ms: 300 } } }) });
+      assert.ok(await until(async () => (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1')));
+      const dup = await raw(gate.url, { headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 'dup', method: 'ping' }) });
+      assert.equal(dup.status, 409);
+      assert.equal(((await slow).json?.result as { content: { text: string }[] }).content[0]?.text, 'slept');
 
       // Another agent's session id is just unknown to this one.
       const stolen = await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${alice.token}`, 'mcp-session-id': session }, body: '{"jsonrpc":"2.0","id":11,"method":"ping"}' });
