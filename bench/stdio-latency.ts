@@ -13,7 +13,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ECHO = join(ROOT, 'dist/test/fixtures/echo-server.js');
-const CLI = join(ROOT, 'dist/src/cli/main.js');
+const CLI = process.env.MCPGATE_BENCH_CLI ?? join(ROOT, 'dist/src/cli/main.js');
 const PIPE = join(ROOT, 'dist/bench/pipe-relay.js');
 const NAIVE = join(ROOT, 'dist/bench/naive-proxy.js');
 

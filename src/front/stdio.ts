@@ -21,9 +21,23 @@ export function serveStdio(gateway: Gateway, agent: string, agentExplicit = true
     broken = true;
     resolveEnded();
   });
+  // Messages sent in one turn of the event loop go out in one write at its end (see StdioProcess.write).
+  let batch: string | undefined;
+  const flush = (): void => {
+    const lines = batch;
+    batch = undefined;
+    if (lines !== undefined && !broken) output.write(lines);
+  };
   const session = gateway.openSession({
     send(line) {
-      if (!broken) output.write(line + '\n');
+      if (broken) return false;
+      if (batch === undefined) {
+        batch = line + '\n';
+        setImmediate(flush);
+      } else {
+        batch += line + '\n';
+      }
+      return true;
     },
   }, agent, agentExplicit);
   const stop = readLines(input, {
@@ -37,6 +51,7 @@ export function serveStdio(gateway: Gateway, agent: string, agentExplicit = true
     close() {
       stop();
       session.close();
+      flush();
     },
   };
 }
