@@ -37,7 +37,7 @@ export interface HttpFrontOptions {
   drainMs?: number;
   /** Counts requests by route and status (the metrics registry). */
   onRequest?: (route: string, status: number) => void;
-  ops: Omit<OpsContext, 'draining' | 'sessions' | 'url'>;
+  ops: Omit<OpsContext, 'draining' | 'url'>;
 }
 
 export const HTTP_DEFAULTS = { sessionIdleMs: 30 * 60_000, maxSessions: 1000, maxSessionsPerAgent: 100, drainMs: 10_000 };
@@ -70,7 +70,9 @@ export class HttpFront {
       maxSessionsPerAgent: options.maxSessionsPerAgent ?? HTTP_DEFAULTS.maxSessionsPerAgent,
       drainMs: options.drainMs ?? HTTP_DEFAULTS.drainMs,
     };
-    this.server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => this.route(req, res));
+    // A client that sends its headers or body too slowly is cut off (never a hang); GET streams are
+    // not affected (their request is complete once its headers are in).
+    this.server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 15_000, requestTimeout: 60_000 }, (req, res) => this.route(req, res));
     this.server.on('clientError', (err, socket) => {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
       this.log.debug('malformed HTTP request', { error: err.message });
@@ -107,7 +109,7 @@ export class HttpFront {
       res.once('finish', () => count(path === MCP_PATH ? `${req.method ?? ''} ${MCP_PATH}` : path, res.statusCode));
     }
     if (path !== MCP_PATH) {
-      return handleOps(path, req, res, { ...this.options.ops, draining: this.draining, sessions: this.sessionSummary(), url: () => this.url }, (r) => this.identify(req, r));
+      return handleOps(path, req, res, { ...this.options.ops, draining: this.draining, url: () => this.url }, (r) => this.identify(req, r));
     }
     if (!originAllowed(req.headers.origin, this.allowed)) {
       return sendError(res, 403, new GatewayError('MCPG_ORIGIN_FORBIDDEN', `origin ${req.headers.origin ?? ''} is not allowed (allow it with --allow-origin)`));
@@ -264,10 +266,6 @@ export class HttpFront {
       session.keepAlive();
       if (session.lastActive < cutoff && session.openPosts === 0 && !session.hasStream) this.end(session, 'expired after being idle');
     }
-  }
-
-  private sessionSummary(): { total: number; by_agent: Record<string, number> } {
-    return { total: this.sessions.size, by_agent: Object.fromEntries(this.perAgent) };
   }
 
   /**

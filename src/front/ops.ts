@@ -12,7 +12,6 @@ export interface OpsContext {
   /** The Prometheus exposition text. */
   metrics: () => string;
   draining: boolean;
-  sessions: { total: number; by_agent: Record<string, number> };
   /** Where agents connect, for the status. */
   url: () => string;
 }
@@ -38,7 +37,7 @@ export function handleOps(path: string, req: IncomingMessage, res: ServerRespons
       return;
     case '/status': {
       if (identify(res) === undefined) return;
-      return sendJson(res, 200, { url: ctx.url(), ...ctx.gateway.status(), sessions: ctx.sessions, draining: ctx.draining });
+      return sendJson(res, 200, { url: ctx.url(), ...ctx.gateway.status(), draining: ctx.draining });
     }
   }
 }

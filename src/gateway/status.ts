@@ -1,6 +1,6 @@
 // The gateway's status for an operator (get_gateway_status; later the HTTP status route and
 // `mcpgate status`): reload status of each configuration file, the rules in force, every server's
-// state, breaker and retries, the config paths. Secrets (tokens, auth keys) are never included.
+// state, breaker and retries, the agent sessions, the config paths. Secrets (tokens, auth keys) are never included.
 
 import type { Gateway } from './gateway.js';
 
@@ -24,8 +24,20 @@ export function gatewayStatus(gateway: Gateway): Record<string, unknown> {
         next_attempt_at: conn?.nextAttemptAt !== undefined ? new Date(conn.nextAttemptAt).toISOString() : null,
       };
     }),
+    sessions: sessionSummary(gateway),
     config_paths: { mcp_json: gateway.config.file, rules: rules.file ?? null, state: gateway.pins.dir },
     mode: gateway.mode,
     pins: gateway.pins.mode,
   };
+}
+
+/** Agent sessions open now, in total, by agent and by transport. */
+function sessionSummary(gateway: Gateway): { total: number; by_agent: Record<string, number>; by_transport: Record<string, number> } {
+  const byAgent: Record<string, number> = {};
+  const byTransport: Record<string, number> = {};
+  for (const session of gateway.sessions) {
+    byAgent[session.agent] = (byAgent[session.agent] ?? 0) + 1;
+    byTransport[session.transport] = (byTransport[session.transport] ?? 0) + 1;
+  }
+  return { total: gateway.sessions.size, by_agent: byAgent, by_transport: byTransport };
 }

@@ -231,7 +231,9 @@ describe('discovery: get_gateway_status (--debug)', { timeout: 30_000 }, () => {
     const server = (name: string, tools: number): Json => ({
       name, state: 'ready', tools, held: 0, attempts: servers.find((s) => s.name === name)?.attempts, breaker: 'closed', last_error: null, next_attempt_at: null,
     });
-    assert.deepEqual(status, {
+    const { sessions, ...rest } = status;
+    assert.deepEqual((sessions as Json).by_transport, { stdio: 1 }, 'this agent is the one session');
+    assert.deepEqual(rest, {
       reload: {
         config: { path: configA, attempts: 1, successes: 1, lastAttempt: initial, lastSuccess: initial, lastError: null, lastWarnings: [] },
         rules: { path: rulesFile, attempts: 1, successes: 1, lastAttempt: initial, lastSuccess: initial, lastError: null, lastWarnings: [] },

@@ -184,6 +184,24 @@ describe('HTTP front: limits and shutdown', { timeout: TIMEOUT }, () => {
     await a.client.close().catch(() => {});
   });
 
+  it('/readyz is 503 until every server has settled, then 200 with each state', async () => {
+    const config = await writeConfig(dir, { slow: fixtureServer('slow-start-server', ['--delay', '1500']), echo: fixtureServer('echo-server') }, 'ready.mcp.json');
+    const gate = await startHttpGateway({ config, agent: 'me', args: ['--no-auth'] });
+    try {
+      const early = await raw(`${gate.base}/readyz`, { method: 'GET' });
+      assert.equal(early.status, 503);
+      assert.equal(early.json?.ready, false);
+      assert.notEqual((early.json?.servers as { name: string; state: string }[]).find((s) => s.name === 'slow')?.state, 'ready');
+      assert.equal((await raw(`${gate.base}/healthz`, { method: 'GET' })).status, 200, 'alive while not ready');
+      await gate.gw.waitForLog((l) => String(l.msg).startsWith('mcpgate ready on'));
+      const ready = await raw(`${gate.base}/readyz`, { method: 'GET' });
+      assert.equal(ready.status, 200);
+      assert.deepEqual(ready.json?.servers, [{ name: 'slow', state: 'ready' }, { name: 'echo', state: 'ready' }]);
+    } finally {
+      assert.equal((await gate.stop()).code, 0);
+    }
+  });
+
   it('refuses --no-auth on an address other machines can reach', async () => {
     const config = await writeConfig(dir, {}, 'empty.mcp.json');
     const out = await cli(['serve', '--config', config, '--http', '0.0.0.0:0', '--no-auth']);
