@@ -51,6 +51,11 @@ export class HttpSession implements AgentChannel {
   private stream: ServerResponse | undefined;
   private readonly posts = new Map<RequestId, PendingPost>();
   private dropped = 0;
+  /**
+   * list_changed notifications that found no GET stream open: sent (once each) when one opens, so
+   * an agent whose stream dropped and came back still learns that its catalog changed.
+   */
+  private readonly missed = new Set<string>();
 
   constructor(
     readonly id: string,
@@ -104,7 +109,9 @@ export class HttpSession implements AgentChannel {
       this.stream.write(sseEvent(line));
       return true;
     }
-    // Without a GET stream the agent has said it does not want unsolicited messages.
+    // Without a GET stream the agent has said it does not want unsolicited messages; only the news
+    // that a list changed is kept for when it opens one.
+    if (about === undefined && line.endsWith('/list_changed"}')) this.missed.add(line);
     if (this.dropped++ % 100 === 0) this.log.debug('dropped a message: the agent has no GET stream open', { session: this.id, dropped: this.dropped });
     return false;
   }
@@ -115,6 +122,8 @@ export class HttpSession implements AgentChannel {
     this.stream = res;
     res.writeHead(200, SSE_HEADERS);
     res.flushHeaders();
+    for (const line of this.missed) res.write(sseEvent(line));
+    this.missed.clear();
     const done = (): void => {
       if (this.stream === res) this.stream = undefined;
     };

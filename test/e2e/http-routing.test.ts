@@ -5,6 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@modelcontextprotocol/client';
 import { cli, fixtureServer, rpcError, tempDir, textOf, until, writeConfig, type TempDir } from '../helpers/gateway.js';
@@ -91,6 +92,41 @@ describe('HTTP front: per-agent routing', { timeout: TIMEOUT }, () => {
     const res = await raw(gate.url, { headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'sink__roots', arguments: {} } }) });
     assert.equal(res.status, 200);
     assert.match(res.body, /has no open stream to receive roots\/list/);
+    await raw(gate.url, { method: 'DELETE', headers });
+  });
+
+  it('a list_changed that found no GET stream open is delivered when the agent opens one', async () => {
+    const auth = { authorization: `Bearer ${bob.token}` };
+    const session = await rawSession(gate.url, auth);
+    const headers = { ...JSON_HEADERS, ...auth, 'mcp-session-id': session };
+    assert.equal((await raw(gate.url, { headers, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' })).status, 200);
+    const b = await connectAgent(gate.url, { token: bob.token });
+    try {
+      await b.client.listTools();
+      let changed = 0;
+      b.client.setNotificationHandler('notifications/tools/list_changed', () => void (changed += 1));
+      await b.client.callTool({ name: 'sink__change', arguments: {} });
+      // The SDK agent (its GET stream open) hears of it; then the raw session opens its stream.
+      assert.ok(await until(() => changed >= 1, 10_000));
+    } finally {
+      await b.client.close();
+    }
+    const first = await new Promise<string>((resolve, reject) => {
+      const req = request(gate.url, { method: 'GET', headers: { accept: 'text/event-stream', ...auth, 'mcp-session-id': session } }, (res) => {
+        res.setEncoding('utf8');
+        let text = '';
+        res.on('data', (chunk: string) => {
+          text += chunk;
+          if (text.includes('\n\n')) {
+            resolve(text);
+            req.destroy();
+          }
+        });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    assert.match(first, /^data: \{"jsonrpc":"2\.0","method":"notifications\/tools\/list_changed"\}\n\n/);
     await raw(gate.url, { method: 'DELETE', headers });
   });
 
