@@ -145,6 +145,28 @@ describe('HTTP front: agents, identity and bad requests', { timeout: TIMEOUT }, 
     }
   });
 
+  it('a token added to the rules works as soon as the file is saved (hot reload), and a removed one stops', async () => {
+    const carol = makeToken();
+    const before = (await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${carol.token}` }, body: initializeBody() })).status;
+    assert.equal(before, 401);
+    const reloads = gate.gw.logs.filter((l) => String(l.msg).startsWith('configuration reloaded')).length;
+    await writeRules(dir, {
+      agents: {
+        alice: { tokens: [carol.hash], allow: { servers: ['echo'] } },
+        bob: { tokens: [bob.hash], allow: { servers: ['*'] } },
+      },
+    });
+    await gate.gw.waitForLog((l) => String(l.msg).startsWith('configuration reloaded') && gate.gw.logs.filter((x) => String(x.msg).startsWith('configuration reloaded')).length > reloads);
+    const now = await connectAgent(gate.url, { token: carol.token });
+    try {
+      assert.ok((await now.client.listTools()).tools.every((t) => t.name.startsWith('echo__')), 'the new token is alice');
+    } finally {
+      await now.client.close();
+    }
+    const old = await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${alice.token}` }, body: initializeBody() });
+    assert.equal(old.status, 401, "alice's old token no longer works");
+  });
+
   it('the ops routes answer without a session; /status needs a token; mcpgate status prints it', async () => {
     const health = await raw(`${gate.base}/healthz`, { method: 'GET' });
     assert.equal(health.status, 200);
