@@ -348,7 +348,7 @@ export class Gateway implements ConnectionHooks {
       for (const session of this.sessions) if (session.ownsCall(conn, related)) return session;
     }
     if (this.sessions.size === 1) return this.sessions.values().next().value;
-    const busy = [...this.sessions].filter((s) => s.hasCallOn(conn));
+    const busy = [...this.sessions].filter((s) => s.callsOn(conn) > 0);
     return busy.length === 1 ? busy[0] : undefined;
   }
 

@@ -17,6 +17,7 @@ import {
 import { sanitizeContent } from '../pins/sanitize.js';
 import { AgentRequests } from './agent-requests.js';
 import { ShownViews } from './agent-views.js';
+import { Calls, type Call } from './calls.js';
 import { isMetaTool, metaTools, runMetaTool } from './discovery.js';
 import { toolDenied } from './access.js';
 import { routeCompletion, routePrompt, routeUri } from './routes.js';
@@ -36,11 +37,6 @@ export interface AgentChannel {
 
 type Rewrite = (result: Record<string, unknown>) => boolean;
 
-interface Inflight {
-  conn: Connection;
-  serverId: number;
-}
-
 /** A tools/call being timed for the metrics: the server's own tool name and when it was sent. */
 interface Timed {
   tool: string;
@@ -55,7 +51,7 @@ export class AgentSession {
   private capabilities: Record<string, unknown> = {};
   /** The level the agent asked for (logging/setLevel); undefined: everything the servers send. */
   logRank: number | undefined;
-  private readonly inflight = new Map<RequestId, Inflight>();
+  private readonly inflight = new Calls();
   /** Server→agent requests the agent has not answered yet. */
   private readonly agentRequests: AgentRequests;
   /** The lists as last shown to the agent, to announce only what changed for it. */
@@ -172,7 +168,7 @@ export class AgentSession {
     if (this.inflight.size >= this.gateway.maxInflight) {
       return this.sendError(agentId, new GatewayError('MCPG_OVERLOADED', `agent "${this.agent}" already has ${this.inflight.size} requests in flight (the limit is ${this.gateway.maxInflight}); wait for some to finish`));
     }
-    const entry: Inflight = { conn, serverId: 0 };
+    const entry: Call = { conn, serverId: 0 };
     this.inflight.set(agentId, entry);
     const agentToken = (msg.params?._meta as Record<string, unknown> | undefined)?.progressToken;
     entry.serverId = conn.forward(msg, {
@@ -332,19 +328,7 @@ export class AgentSession {
    * (`related`, HTTP servers), else this agent's only call in flight on that server.
    */
   relayServerRequest(conn: Connection, msg: JsonRpcRequest, capability: string, related?: number): void {
-    let about: RequestId | undefined;
-    let candidates = 0;
-    for (const [agentId, entry] of this.inflight) {
-      if (entry.conn !== conn) continue;
-      if (related !== undefined && entry.serverId === related) {
-        about = agentId;
-        candidates = 1;
-        break;
-      }
-      candidates += 1;
-      about = agentId;
-    }
-    this.agentRequests.relay(conn, msg, capability, this.capabilities, candidates === 1 ? about : undefined);
+    this.agentRequests.relay(conn, msg, capability, this.capabilities, this.inflight.owner(conn, related));
   }
 
   /** The server withdrew one of its requests to the agent: pass the cancellation on. */
@@ -359,20 +343,12 @@ export class AgentSession {
 
   /** True when the server's call `serverId` on `conn` is one of this agent's. */
   ownsCall(conn: Connection, serverId: number): boolean {
-    for (const entry of this.inflight.values()) if (entry.conn === conn && entry.serverId === serverId) return true;
-    return false;
+    return this.inflight.owns(conn, serverId);
   }
 
   /** This agent's calls in flight on `conn`. */
   callsOn(conn: Connection): number {
-    let n = 0;
-    for (const entry of this.inflight.values()) if (entry.conn === conn) n += 1;
-    return n;
-  }
-
-  hasCallOn(conn: Connection): boolean {
-    for (const entry of this.inflight.values()) if (entry.conn === conn) return true;
-    return false;
+    return this.inflight.countOn(conn);
   }
 
   /**
