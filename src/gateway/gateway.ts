@@ -14,6 +14,7 @@ import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
 import { PinKeeper } from '../pins/keeper.js';
 import { OPEN_RULES, type Rules } from '../rules/load.js';
 import { AgentViews } from './agent-views.js';
+import { Subscriptions } from './subscriptions.js';
 import { GatewayMetrics } from '../observability/gateway-metrics.js';
 import { metricsSource } from './metrics-source.js';
 import { GATEWAY_INFO } from '../version.js';
@@ -66,8 +67,8 @@ export class Gateway implements ConnectionHooks {
   /** The servers configuration in force (replaced by a reload). */
   config: ServersConfig;
   readonly sessions = new Set<AgentSession>();
-  /** Namespaced URI → sessions subscribed to it; the server is subscribed while the set is non-empty. */
-  readonly subscriptions = new Map<string, Set<AgentSession>>();
+  /** Resource subscriptions: each URI subscribed on its server once, while an agent holds it. */
+  readonly subscriptions: Subscriptions<AgentSession>;
   /** Resolves once every enabled server is ready or has failed (the first lists wait for it). */
   readonly settled: Promise<void>;
   private resolveSettled!: () => void;
@@ -100,6 +101,7 @@ export class Gateway implements ConnectionHooks {
       source: metricsSource(this),
       onCollectError: (metric, error) => this.log.warn('a metric could not be collected', { metric, error }),
     });
+    this.subscriptions = new Subscriptions(this.catalog, this.connections, this.log);
     this.refresher = new Refresher((server, kinds) => this.refresh(server, kinds), this.log);
     this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
   }
@@ -179,12 +181,7 @@ export class Gateway implements ConnectionHooks {
     const changed = this.catalog.set(conn.name, lists, review.held);
     this.holdInstructions(conn.name, review.instructionsHeld !== undefined);
     if (this.isSettled) this.announce(changed);
-    // A reconnected server has forgotten its subscriptions: renew those agents still hold.
-    for (const [publicUri, subscribers] of this.subscriptions) {
-      const route = this.catalog.resolveUri(publicUri);
-      if (subscribers.size === 0 || route?.server !== conn.name) continue;
-      conn.request('resources/subscribe', { uri: route.uri }).catch((err: unknown) => this.log.warn('could not renew a resource subscription after reconnecting', { server: conn.name, uri: publicUri, error: err }));
-    }
+    this.subscriptions.renew(conn);
   }
 
   /** The server is not served any more (session lost, parked, closed): withdraw it and tell the agents. */
@@ -220,14 +217,7 @@ export class Gateway implements ConnectionHooks {
   /** Called by a session when it ends: drop its subscriptions, answer its servers' pending questions. */
   sessionClosed(session: AgentSession): void {
     this.sessions.delete(session);
-    for (const [uri, subscribers] of this.subscriptions) {
-      if (subscribers.delete(session) && subscribers.size === 0) {
-        this.subscriptions.delete(uri);
-        const route = this.catalog.resolveUri(uri);
-        const conn = route === undefined ? undefined : this.connections.get(route.server);
-        if (conn?.state === 'ready') conn.request('resources/unsubscribe', { uri: route!.uri }).catch(() => {});
-      }
-    }
+    this.subscriptions.drop(session);
   }
 
   /** Graceful shutdown: refuse new work, end sessions, close every connection in parallel. Idempotent. */
@@ -247,21 +237,6 @@ export class Gateway implements ConnectionHooks {
       this.resolveSettled();
     })();
     return this.closing;
-  }
-
-  /** Subscriptions are counted per URI across agents: the server is subscribed once, unsubscribed by the last. */
-  async subscribe(session: AgentSession, conn: Connection, uri: string, publicUri: string): Promise<void> {
-    let subscribers = this.subscriptions.get(publicUri);
-    if (subscribers === undefined || subscribers.size === 0) await conn.request('resources/subscribe', { uri });
-    if (subscribers === undefined) this.subscriptions.set(publicUri, (subscribers = new Set()));
-    subscribers.add(session);
-  }
-
-  async unsubscribe(session: AgentSession, conn: Connection, uri: string, publicUri: string): Promise<void> {
-    const subscribers = this.subscriptions.get(publicUri);
-    if (subscribers?.delete(session) !== true || subscribers.size > 0) return;
-    this.subscriptions.delete(publicUri);
-    await conn.request('resources/unsubscribe', { uri });
   }
 
   /**
@@ -310,7 +285,7 @@ export class Gateway implements ConnectionHooks {
         const uri = msg.params?.uri;
         if (typeof uri !== 'string') return;
         const publicUri = this.catalog.publicUri(conn.name, uri);
-        for (const session of this.subscriptions.get(publicUri) ?? []) session.notify(msg.method, { ...msg.params, uri: publicUri });
+        for (const session of this.subscriptions.subscribers(publicUri)) session.notify(msg.method, { ...msg.params, uri: publicUri });
         return;
       }
       case 'notifications/cancelled':

@@ -1,6 +1,8 @@
-// The protocol's method tables the gateway routes by (MCP 2025-11-25).
+// The protocol's method tables the gateway routes by (MCP 2025-11-25), and its answer to initialize.
 
 import type { ListKind } from '../servers/lists.js';
+import { GATEWAY_INFO } from '../version.js';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
 
 /** A server's list_changed notification → the catalog kinds to refresh. */
 export const LIST_CHANGED: Readonly<Record<string, readonly ListKind[] | undefined>> = {
@@ -28,3 +30,11 @@ export const GATEWAY_CAPABILITIES = {
   logging: {},
   completions: {},
 } as const;
+
+/** The answer to an agent's `initialize`: the version it asked for if we speak it, else our latest. */
+export function initializeResult(requested: unknown, instructions: string | undefined): Record<string, unknown> {
+  const protocolVersion = typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
+  const result: Record<string, unknown> = { protocolVersion, capabilities: GATEWAY_CAPABILITIES, serverInfo: GATEWAY_INFO };
+  if (instructions !== undefined) result.instructions = instructions;
+  return result;
+}

@@ -5,11 +5,9 @@
 // Hot path (tools/call): one JSON.parse of the agent's line, a map lookup, one JSON.stringify of the
 // re-addressed request; the server's answer is relayed by splicing the id into its raw line.
 
-import { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION } from '../wire/protocol.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Connection } from '../servers/connection.js';
-import { GATEWAY_INFO } from '../version.js';
 import {
   encodeError, encodeNotification, encodeResult, parseMessage, spliceResponseId,
   type Classified, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
@@ -18,12 +16,13 @@ import { sanitizeContent } from '../pins/sanitize.js';
 import { AgentRequests } from './agent-requests.js';
 import { ShownViews } from './agent-views.js';
 import { Calls, type Call } from './calls.js';
+import { Parked } from './parked.js';
 import { isMetaTool, metaTools, runMetaTool } from './discovery.js';
 import { toolDenied } from './access.js';
 import { routeCompletion, routePrompt, routeUri } from './routes.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
 import type { Gateway } from './gateway.js';
-import { GATEWAY_CAPABILITIES, LOG_LEVEL_RANK } from './methods.js';
+import { initializeResult, LOG_LEVEL_RANK } from './methods.js';
 
 export interface AgentChannel {
   /**
@@ -56,8 +55,8 @@ export class AgentSession {
   private readonly agentRequests: AgentRequests;
   /** The lists as last shown to the agent, to announce only what changed for it. */
   readonly shown: ShownViews;
-  /** Requests parked until the servers settle (lists asked for during startup). */
-  private readonly waiting = new Set<RequestId>();
+  /** Requests parked until the servers settle (lists asked for during startup); answered at close. */
+  private readonly waiting: Parked;
   private closed = false;
 
   constructor(
@@ -71,6 +70,7 @@ export class AgentSession {
     readonly transport: 'stdio' | 'http' = 'stdio',
   ) {
     this.shown = new ShownViews(gateway.views, agent);
+    this.waiting = new Parked(gateway, (id, err) => this.sendError(id, err));
     this.agentRequests = new AgentRequests(agent, (line, about) => !this.closed && this.channel.send(line, about) !== false);
   }
 
@@ -110,19 +110,19 @@ export class AgentSession {
         return void this.initialize(msg);
       case 'tools/list':
         if (this.gateway.mode === 'discovery') return this.sendEncodedResult(msg.id, metaTools(this.gateway.debug));
-        return this.afterSettled(msg, () => this.sendEncodedResult(msg.id, this.shown.serve('tools')));
+        return this.waiting.run(msg.id, () => this.sendEncodedResult(msg.id, this.shown.serve('tools')));
       case 'resources/list':
-        return this.afterSettled(msg, () => this.sendEncodedResult(msg.id, this.shown.serve('resources')));
+        return this.waiting.run(msg.id, () => this.sendEncodedResult(msg.id, this.shown.serve('resources')));
       case 'resources/templates/list':
-        return this.afterSettled(msg, () => this.sendEncodedResult(msg.id, this.shown.serve('resourceTemplates')));
+        return this.waiting.run(msg.id, () => this.sendEncodedResult(msg.id, this.shown.serve('resourceTemplates')));
       case 'prompts/list':
-        return this.afterSettled(msg, () => this.sendEncodedResult(msg.id, this.shown.serve('prompts')));
+        return this.waiting.run(msg.id, () => this.sendEncodedResult(msg.id, this.shown.serve('prompts')));
       case 'resources/read':
-        return this.afterSettled(msg, () => this.readResource(msg));
+        return this.waiting.run(msg.id, () => this.readResource(msg));
       case 'prompts/get':
-        return this.afterSettled(msg, () => this.getPrompt(msg));
+        return this.waiting.run(msg.id, () => this.getPrompt(msg));
       case 'completion/complete':
-        return this.afterSettled(msg, () => this.complete(msg));
+        return this.waiting.run(msg.id, () => this.complete(msg));
       case 'resources/subscribe':
       case 'resources/unsubscribe':
         return void this.subscription(msg).catch((err: unknown) => this.sendError(msg.id, err));
@@ -139,7 +139,7 @@ export class AgentSession {
     const params = msg.params;
     const name = params?.name;
     if (typeof name !== 'string') return this.sendError(msg.id, invalidParams('tools/call needs params.name (a string)'));
-    if (this.gateway.mode === 'discovery' && isMetaTool(name)) return this.afterSettled(msg, () => this.callMetaTool(msg, name));
+    if (this.gateway.mode === 'discovery' && isMetaTool(name)) return this.waiting.run(msg.id, () => this.callMetaTool(msg, name));
     if (params!.arguments !== undefined && (typeof params!.arguments !== 'object' || params!.arguments === null || Array.isArray(params!.arguments))) {
       return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     }
@@ -148,7 +148,7 @@ export class AgentSession {
     const refused = this.gateway.rules.open ? undefined : toolDenied(this.gateway, this.log, agent, name, entry);
     if (refused !== undefined) return this.sendError(msg.id, refused);
     if (entry === undefined) {
-      if (!this.gateway.hasSettled) return this.afterSettled(msg, () => this.callTool(msg));
+      if (!this.gateway.hasSettled) return this.waiting.run(msg.id, () => this.callTool(msg));
       return this.sendError(msg.id, new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } }));
     }
     if (entry.held !== undefined) return this.sendError(msg.id, this.gateway.heldError(name, entry.server, entry.original, entry.held.changes));
@@ -252,8 +252,8 @@ export class AgentSession {
     if ((conn.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
       return this.sendError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name }));
     }
-    if (msg.method === 'resources/subscribe') await this.gateway.subscribe(this, conn, uri, publicUri);
-    else await this.gateway.unsubscribe(this, conn, uri, publicUri);
+    if (msg.method === 'resources/subscribe') await this.gateway.subscriptions.subscribe(this, conn, uri, publicUri);
+    else await this.gateway.subscriptions.unsubscribe(this, conn, uri, publicUri);
     this.sendResult(msg.id, {});
   }
 
@@ -272,22 +272,7 @@ export class AgentSession {
     this.capabilities = (params.capabilities as Record<string, unknown> | undefined) ?? {};
     this.initialized = true;
     await Promise.race([this.gateway.settled, delay(INITIALIZE_WAIT_MS)]);
-    const protocolVersion = typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
-    const result: Record<string, unknown> = { protocolVersion, capabilities: GATEWAY_CAPABILITIES, serverInfo: GATEWAY_INFO };
-    const instructions = this.gateway.instructions();
-    if (instructions !== undefined) result.instructions = instructions;
-    this.sendResult(msg.id, result);
-  }
-
-  /** Runs `handler` once every server has settled; until then the request is parked (and answered at close). */
-  private afterSettled(msg: JsonRpcRequest, handler: () => void): void {
-    if (this.gateway.hasSettled) return handler();
-    this.waiting.add(msg.id);
-    this.gateway.settled.then(() => {
-      if (!this.waiting.delete(msg.id)) return; // answered by close()
-      if (this.gateway.isClosing) this.sendError(msg.id, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'));
-      else handler();
-    }, (err: unknown) => this.sendError(msg.id, err));
+    this.sendResult(msg.id, initializeResult(requested, this.gateway.instructions()));
   }
 
   // ── notifications and responses from the agent ─────────────────────────────────────────────
@@ -379,8 +364,7 @@ export class AgentSession {
    */
   close(): void {
     if (this.closed) return;
-    for (const id of this.waiting) this.sendError(id, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'));
-    this.waiting.clear();
+    this.waiting.close();
     for (const [agentId, entry] of this.inflight) {
       entry.conn.cancel(entry.serverId, 'the agent disconnected');
       this.sendError(agentId, new GatewayError('MCPG_SHUTTING_DOWN', `the gateway is shutting down; the call to server "${entry.conn.name}" was cancelled`, { server: entry.conn.name }));
