@@ -42,7 +42,7 @@ export const ERROR_CODES = {
   MCPG_UNAUTHORIZED: { rpc: JSONRPC.INVALID_REQUEST, summary: 'An HTTP request carried no bearer token, or one that is unknown, expired or badly signed (HTTP 401).' },
   MCPG_ORIGIN_FORBIDDEN: { rpc: JSONRPC.INVALID_REQUEST, summary: 'An HTTP request came with an Origin that is not on the allowed list (HTTP 403, DNS-rebinding protection).' },
   MCPG_SESSION_NOT_FOUND: { rpc: JSONRPC.INVALID_REQUEST, summary: 'The Mcp-Session-Id is unknown, expired or ended; start a new session with initialize (HTTP 404).' },
-  MCPG_SESSION_LIMIT: { rpc: -32019, summary: 'The limit on sessions (per agent or in total) is reached; end or let idle sessions expire (HTTP 503).' },
+  MCPG_SESSION_LIMIT: { rpc: -32019, summary: 'The limit on sessions (per agent or in total) is reached; end or let idle sessions expire (HTTP 429 per agent, 503 in total).' },
   MCPG_CONFIG_INVALID: { rpc: JSONRPC.INVALID_PARAMS, summary: 'A configuration file could not be read, parsed or validated.' },
   MCPG_USAGE: { rpc: JSONRPC.INVALID_PARAMS, summary: 'The command line was not understood.' },
   MCPG_INTERNAL: { rpc: JSONRPC.INTERNAL_ERROR, summary: 'A bug in mcpgate; the message says where.' },
