@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   MCPG_PROMPT_NOT_FOUND: { rpc: JSONRPC.INVALID_PARAMS, summary: 'No prompt of that name is in the catalog.' },
   MCPG_RESOURCE_NOT_FOUND: { rpc: JSONRPC.RESOURCE_NOT_FOUND, summary: 'The URI does not belong to any server in the catalog.' },
   MCPG_MESSAGE_TOO_LARGE: { rpc: JSONRPC.INVALID_REQUEST, summary: 'A message exceeded the size limit and was discarded.' },
+  MCPG_MESSAGE_TOO_DEEP: { rpc: JSONRPC.INVALID_REQUEST, summary: 'A message nested objects or arrays deeper than the limit and was not processed.' },
   MCPG_CAPABILITY_UNSUPPORTED: { rpc: JSONRPC.METHOD_NOT_FOUND, summary: 'The other side did not declare the capability this request needs.' },
   MCPG_SHUTTING_DOWN: { rpc: -32010, summary: 'The gateway is shutting down and takes no new requests.' },
   MCPG_SERVER_UNAVAILABLE: { rpc: -32011, summary: 'The server that owns the tool is not connected (failed to start, exited, or is restarting).' },

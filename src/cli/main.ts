@@ -17,13 +17,17 @@ import type { HttpSettings } from '../mcpgate.js';
 import { isLoopback } from '../front/http-util.js';
 import { runToken } from './token.js';
 import { runStatus } from './status.js';
+import { wireLimits } from '../wire/jsonrpc.js';
+
+/** The highest --max-depth accepted: re-encoding stays far from the stack's limit below it. */
+const MAX_DEPTH_CEILING = 1000;
 
 const USAGE = `mcpgate ${GATEWAY_INFO.version} — one MCP server in front of many
 
 Usage:
   mcpgate serve [--config .mcp.json] [--rules gateway-rules.json] [--stdio | --http [HOST:]PORT] [--agent ID]
                 [--mode aggregate|discovery] [--debug] [--log-level LEVEL]
-                [--separator SEP] [--startup-timeout MS] [--max-inflight N]
+                [--separator SEP] [--startup-timeout MS] [--max-inflight N] [--max-depth N]
                 [--pins tofu|strict|off] [--state DIR] [--sanitize on|off]
                 [--retries N] [--backoff-cap MS] [--park-probe MS] [--stable-after MS]
                 [--breaker N] [--breaker-cooldown MS]
@@ -84,6 +88,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         separator: { type: 'string' },
         'startup-timeout': { type: 'string' },
         'max-inflight': { type: 'string' },
+        'max-depth': { type: 'string' },
         pins: { type: 'string' },
         state: { type: 'string' },
         sanitize: { type: 'string' },
@@ -141,6 +146,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         if (separator !== undefined && !/^[A-Za-z0-9_-]{1,8}$/.test(separator)) throw usage('--separator must be 1–8 characters from [A-Za-z0-9_-]');
         const startupTimeoutMs = positiveInt(values['startup-timeout'], '--startup-timeout', 'a positive whole number of milliseconds');
         const maxInflight = positiveInt(values['max-inflight'], '--max-inflight', 'a positive whole number');
+        const maxDepth = positiveInt(values['max-depth'], '--max-depth', 'a positive whole number of nesting levels');
+        if (maxDepth !== undefined) {
+          if (maxDepth > MAX_DEPTH_CEILING) throw usage(`--max-depth must be at most ${MAX_DEPTH_CEILING} (deeper messages could overflow the stack when re-encoded)`);
+          wireLimits.maxDepth = maxDepth;
+        }
         const agent = values.agent ?? env.MCPGATE_AGENT ?? 'default';
         const agentExplicit = values.agent !== undefined || env.MCPGATE_AGENT !== undefined;
         const mode = values.mode ?? env.MCPGATE_MODE ?? 'aggregate';

@@ -12,7 +12,7 @@ import type { IncomingMessage } from 'node:http';
 import type { RemoteServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import { parseMessage } from '../wire/jsonrpc.js';
+import { nestedDeeperThan, parseMessage, wireLimits } from '../wire/jsonrpc.js';
 import { DEFAULT_MAX_LINE_LENGTH } from '../wire/line-reader.js';
 import { SseParser } from '../wire/sse.js';
 import {
@@ -209,7 +209,8 @@ export class HttpTransport implements ServerTransport {
       } catch {
         batch = undefined;
       }
-      if (Array.isArray(batch)) {
+      // Each member is re-encoded below: one nested past the limit must never reach JSON.stringify.
+      if (Array.isArray(batch) && !nestedDeeperThan(batch, wireLimits.maxDepth + 1)) {
         for (const msg of batch) this.emit(JSON.stringify(msg), id);
         return;
       }

@@ -1,5 +1,8 @@
 // JSON-RPC 2.0 message shapes and the few encoders the hot path needs. Messages are parsed once with
-// JSON.parse and classified by shape; nothing here re-validates a result's content.
+// JSON.parse and classified by shape; nothing here re-validates a result's content. One bound applies
+// to every message in both directions as it is parsed: its nesting depth. JSON.parse itself copes with
+// any depth, but JSON.stringify and every recursive walk after it do not (a 20,000-deep array throws
+// RangeError from inside whatever handler re-encodes it), so nothing deeper than the limit gets in.
 
 import { GatewayError, type JsonRpcErrorObject } from '../errors.js';
 
@@ -35,6 +38,39 @@ export type Classified =
   | { kind: 'response'; msg: JsonRpcResponse }
   | { kind: 'invalid'; error: GatewayError; id: RequestId | null };
 
+/** The default nesting limit: far above any real MCP message, far below what overflows the stack. */
+export const DEFAULT_MAX_DEPTH = 128;
+
+/**
+ * The nesting limit for every message parsed from now on (`--max-depth`). One setting for the whole
+ * process, made once at start by the command line, because both directions and every transport share
+ * the parser.
+ */
+export const wireLimits = { maxDepth: DEFAULT_MAX_DEPTH };
+
+/**
+ * True when `value` nests objects or arrays deeper than `max` levels (a bare object is one level).
+ * Walks only the structure, never a string's characters, and stops as soon as the limit is passed,
+ * so its own recursion is bounded by `max`.
+ */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (max <= 0) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === 'object' && item !== null && nestedDeeperThan(item, max - 1)) return true;
+    }
+    return false;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    const item = record[key];
+    if (typeof item === 'object' && item !== null && nestedDeeperThan(item, max - 1)) return true;
+  }
+  return false;
+}
+
 function isId(value: unknown): value is RequestId {
   return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
 }
@@ -51,10 +87,20 @@ export function parseMessage(line: string): Classified {
   } catch (err) {
     return { kind: 'invalid', id: null, error: new GatewayError('MCPG_PARSE_ERROR', `parse error: ${(err as Error).message}`) };
   }
-  return classify(value);
+  // A text of n characters nests at most n/2 levels: short messages (most of them) skip the walk.
+  return classify(value, line.length > 2 * wireLimits.maxDepth);
 }
 
-export function classify(value: unknown): Classified {
+/**
+ * Sorts a parsed value into request / notification / response, or says why it is invalid.
+ * `checkDepth` false skips the nesting check, for a caller that knows the text was too short to nest
+ * past the limit.
+ */
+export function classify(value: unknown, checkDepth = true): Classified {
+  if (checkDepth && nestedDeeperThan(value, wireLimits.maxDepth)) {
+    const id = isObject(value) && isId(value.id) ? value.id : null;
+    return { kind: 'invalid', id, error: new GatewayError('MCPG_MESSAGE_TOO_DEEP', `message nests deeper than ${wireLimits.maxDepth} levels (the limit is --max-depth); it was not processed`, { detail: { maxDepth: wireLimits.maxDepth } }) };
+  }
   if (!isObject(value)) {
     const what = Array.isArray(value) ? 'a batch (JSON array); MCP 2025-11-25 does not allow batches' : `a ${value === null ? 'null' : typeof value}`;
     return invalid(null, `invalid request: expected a JSON-RPC message object, got ${what}`);
@@ -69,6 +115,7 @@ export function classify(value: unknown): Classified {
   }
   if (value.method !== undefined) return invalid(id, 'invalid request: "method" must be a string');
   if ('result' in value) {
+    if ('error' in value) return invalid(isId(value.id) ? value.id : null, 'invalid response: a response carries "result" or "error", not both');
     if (!isId(value.id)) return invalid(null, 'invalid response: "id" must be a string or a number');
     if (!isObject(value.result)) return invalid(value.id, 'invalid response: "result" must be an object');
     return { kind: 'response', msg: value as unknown as JsonRpcResult };

@@ -5,7 +5,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  classify, encodeError, encodeNotification, encodeRequest, encodeResult, parseMessage, spliceResponseId, type RequestId,
+  classify, encodeError, encodeNotification, encodeRequest, encodeResult, nestedDeeperThan, parseMessage, spliceResponseId, wireLimits,
+  type RequestId,
 } from '../../src/wire/jsonrpc.js';
 
 /** Asserts `line` is invalid with exactly this code, message and id. */
@@ -198,5 +199,52 @@ void describe('spliceResponseId', { timeout: 5000 }, () => {
     // A duplicate "id" nested deeper, or in a string value, is not top-level: the prefix splice stands.
     assert.equal(checkSplice('{"jsonrpc":"2.0","id":7,"result":{"x":{"id":7}},"note":"\\"id\\":7"}', 7, 1),
       '{"jsonrpc":"2.0","id":1,"result":{"x":{"id":7}},"note":"\\"id\\":7"}');
+  });
+});
+
+void describe('the nesting limit', { timeout: 5000 }, () => {
+  const nested = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth);
+
+  void it('measures depth by structure only: a bare object or array is one level', { timeout: 5000 }, () => {
+    assert.equal(nestedDeeperThan('x'.repeat(10_000), 0), false);
+    assert.equal(nestedDeeperThan({}, 1), false);
+    assert.equal(nestedDeeperThan({}, 0), true);
+    assert.equal(nestedDeeperThan({ a: [{ b: 1 }] }, 3), false);
+    assert.equal(nestedDeeperThan({ a: [{ b: 1 }] }, 2), true);
+    assert.equal(nestedDeeperThan([1, 'two', null, [[]]], 3), false);
+    assert.equal(nestedDeeperThan([1, 'two', null, [[]]], 2), true);
+    // 100,000 levels: the walk stops at the limit, so it never overflows the stack.
+    assert.equal(nestedDeeperThan(JSON.parse(nested(100_000)), 128), true);
+  });
+
+  void it('refuses a message past the limit in any member, keeping its id when it has one', { timeout: 5000 }, () => {
+    const max = wireLimits.maxDepth;
+    const within = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":${nested(max - 2)}}}`;
+    assert.equal(parseMessage(within).kind, 'request');
+    const past = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":${nested(max - 1)}}}`;
+    const refused = parseMessage(past);
+    assert.equal(refused.kind, 'invalid');
+    assert.ok(refused.kind === 'invalid');
+    assert.equal(refused.id, 1);
+    assert.equal(refused.error.code, 'MCPG_MESSAGE_TOO_DEEP');
+    assert.match(refused.error.message, new RegExp(`deeper than ${max} levels`));
+    const notification = parseMessage(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":${nested(20_000)}}}`);
+    assert.ok(notification.kind === 'invalid' && notification.id === null && notification.error.code === 'MCPG_MESSAGE_TOO_DEEP');
+    assert.equal(parseMessage(nested(20_000)).kind, 'invalid');
+  });
+
+  void it('follows the configured limit (--max-depth)', { timeout: 5000 }, () => {
+    const saved = wireLimits.maxDepth;
+    try {
+      wireLimits.maxDepth = 3;
+      assert.equal(classify({ jsonrpc: '2.0', id: 1, result: { a: {} } }).kind, 'response');
+      assert.equal(classify({ jsonrpc: '2.0', id: 1, result: { a: { b: {} } } }).kind, 'invalid');
+    } finally {
+      wireLimits.maxDepth = saved;
+    }
+  });
+
+  void it('refuses a response that carries both result and error', { timeout: 5000 }, () => {
+    assertInvalid('{"jsonrpc":"2.0","id":4,"result":{},"error":{"code":-1,"message":"x"}}', INVALID, 'invalid response: a response carries "result" or "error", not both', 4);
   });
 });
