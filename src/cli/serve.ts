@@ -4,10 +4,12 @@
 // once; SIGHUP reloads both configuration files and revives parked servers.
 
 import { Mcpgate, type HttpSettings, type McpgateOptions } from '../mcpgate.js';
+import { installLastResort } from './last-resort.js';
 
 export async function runServe(options: McpgateOptions, http?: HttpSettings): Promise<number> {
   const gate = await Mcpgate.create(options);
   const log = options.log;
+  const uninstall = installLastResort(log, () => gate.destroy());
   let signals = 0;
   let resolveStop!: (why: string) => void;
   const stop = new Promise<string>((resolve) => (resolveStop = resolve));
@@ -38,6 +40,7 @@ export async function runServe(options: McpgateOptions, http?: HttpSettings): Pr
     log.info('shut down cleanly');
     return 0;
   } finally {
+    uninstall();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     process.off('SIGHUP', onHangup);

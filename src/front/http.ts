@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { GatewayError } from '../errors.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { Logger } from '../observability/logger.js';
-import { classify, type Classified } from '../wire/jsonrpc.js';
+import { classify, wireLimits, type Classified } from '../wire/jsonrpc.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
 import { authenticate, challenge } from './auth.js';
 import { HttpSession } from './http-session.js';
@@ -72,7 +72,7 @@ export class HttpFront {
     };
     // A client that sends its headers or body too slowly is cut off (never a hang); GET streams are
     // not affected (their request is complete once its headers are in).
-    this.server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 15_000, requestTimeout: 60_000 }, (req, res) => this.route(req, res));
+    this.server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 15_000, requestTimeout: 60_000 }, (req, res) => this.guarded(req, res));
     this.server.on('clientError', (err, socket) => {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
       this.log.debug('malformed HTTP request', { error: err.message });
@@ -100,6 +100,17 @@ export class HttpFront {
 
   get sessionCount(): number {
     return this.sessions.size;
+  }
+
+  /** A bug while routing one request answers that request with 500 and never reaches the process. */
+  private guarded(req: IncomingMessage, res: ServerResponse): void {
+    try {
+      this.route(req, res);
+    } catch (err) {
+      this.log.error('internal error handling an HTTP request', { error: err });
+      if (!res.headersSent) sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err)));
+      else res.destroy();
+    }
   }
 
   private route(req: IncomingMessage, res: ServerResponse): void {
@@ -162,7 +173,7 @@ export class HttpFront {
       return sendError(res, 400, new GatewayError('MCPG_PARSE_ERROR', `parse error: ${(err as Error).message}`));
     }
     if (Array.isArray(value)) return sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', 'JSON-RPC batches are not supported (MCP 2025-06-18 and later send one message per POST)'));
-    const parsed = classify(value);
+    const parsed = classify(value, body.text.length > 2 * wireLimits.maxDepth);
     if (parsed.kind === 'invalid') return sendError(res, 400, parsed.error, {}, parsed.id);
     const sessionId = req.headers['mcp-session-id'];
     if (parsed.kind === 'request' && parsed.msg.method === 'initialize') {

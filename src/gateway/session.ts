@@ -78,9 +78,30 @@ export class AgentSession {
     if (!this.closed) this.handleMessage(parseMessage(line));
   }
 
-  /** One message the front has already parsed and classified (HTTP parses to route before this). */
+  /**
+   * One message the front has already parsed and classified (HTTP parses to route before this).
+   * Whatever goes wrong while handling it stays with it: the agent is answered MCPG_INTERNAL for
+   * that request and the session, the other agents and the process carry on.
+   */
   handleMessage(parsed: Classified): void {
     if (this.closed) return;
+    try {
+      this.dispatch(parsed);
+    } catch (err) {
+      if (parsed.kind !== 'request') {
+        this.log.error('internal error while handling a message from the agent', { error: err });
+        return;
+      }
+      const call = this.inflight.get(parsed.msg.id);
+      if (call !== undefined) {
+        this.inflight.delete(parsed.msg.id);
+        if (call.serverId !== 0) call.conn.cancel(call.serverId, 'mcpgate failed while handling the request');
+      }
+      this.sendError(parsed.msg.id, err); // logged there, with the stack, as an internal error
+    }
+  }
+
+  private dispatch(parsed: Classified): void {
     switch (parsed.kind) {
       case 'request':
         return this.onRequest(parsed.msg);
@@ -168,15 +189,29 @@ export class AgentSession {
     if (this.inflight.size >= this.gateway.maxInflight) {
       return this.sendError(agentId, new GatewayError('MCPG_OVERLOADED', `agent "${this.agent}" already has ${this.inflight.size} requests in flight (the limit is ${this.gateway.maxInflight}); wait for some to finish`));
     }
+    const meta = msg.params?._meta;
+    let agentToken: unknown;
+    if (meta !== undefined) {
+      if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return this.sendError(agentId, invalidParams(`${msg.method} params._meta must be an object`));
+      agentToken = (meta as Record<string, unknown>).progressToken;
+      if (agentToken !== undefined && typeof agentToken !== 'string' && !(typeof agentToken === 'number' && Number.isFinite(agentToken))) {
+        return this.sendError(agentId, invalidParams(`${msg.method} params._meta.progressToken must be a string or a number`));
+      }
+    }
     const entry: Call = { conn, serverId: 0 };
     this.inflight.set(agentId, entry);
-    const agentToken = (msg.params?._meta as Record<string, unknown> | undefined)?.progressToken;
     entry.serverId = conn.forward(msg, {
       reply: (res, line) => {
         if (this.inflight.get(agentId) !== entry) return;
         this.inflight.delete(agentId);
         if (timed !== undefined) this.gateway.metrics.callFinished(conn.name, timed.tool, 'error' in res ? 'error' : 'ok', (performance.now() - timed.start) / 1000);
-        this.relay(res, line, agentId, entry.serverId, rewrite);
+        try {
+          this.relay(res, line, agentId, entry.serverId, rewrite);
+        } catch (err) {
+          // The server's answer could not be passed on (a bug here, never the agent's or the server's
+          // fault to carry): the agent still gets an answer, and the server's other calls go on.
+          this.sendError(agentId, err);
+        }
       },
       fail: (err) => {
         if (this.inflight.get(agentId) !== entry) return;
@@ -186,6 +221,8 @@ export class AgentSession {
       },
       progress: agentToken === undefined ? undefined : (p) => this.notify('notifications/progress', { ...p, progressToken: agentToken }, agentId),
     }, timeoutMs);
+    // Not sent (refused before it left, or the server is unavailable): the sink has answered already.
+    if (entry.serverId === 0 && this.inflight.get(agentId) === entry) this.inflight.delete(agentId);
   }
 
   private relay(res: JsonRpcResponse, line: string, agentId: RequestId, serverId: number, rewrite: Rewrite | undefined): void {

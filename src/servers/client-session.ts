@@ -165,18 +165,29 @@ export class ClientSession {
     return id;
   }
 
-  /** Forwards an agent's request object as is, after re-addressing it (hot path: one stringify). */
+  /**
+   * Forwards an agent's request object as is, after re-addressing it (hot path: one stringify).
+   * Returns the id used on this connection, or 0 when nothing was sent (the sink has been told why):
+   * a call refused before it left is never pending and never counts against the breaker.
+   */
   forward(msg: JsonRpcRequest, sink: CallSink, timeoutMs: number = this.config.timeout): number {
-    const id = this.ids.next++;
     if (this.state !== 'ready' || this.closing !== undefined) {
       sink.fail(this.unavailable());
-      return id;
+      return 0;
     }
+    const id = this.ids.next++;
     msg.id = id;
     const meta = msg.params?._meta as Record<string, unknown> | undefined;
     if (meta !== undefined && meta.progressToken !== undefined) meta.progressToken = id;
+    let line: string;
+    try {
+      line = JSON.stringify(msg);
+    } catch (err) {
+      sink.fail(new GatewayError('MCPG_INVALID_PARAMS', `${msg.method}: the request could not be encoded for server "${this.name}": ${err instanceof Error ? err.message : String(err)}`));
+      return 0;
+    }
     this.track(id, { sink, forwarded: true, method: msg.method, timeoutMs, deadline: performance.now() + timeoutMs });
-    if (!this.process!.write(JSON.stringify(msg), id)) {
+    if (!this.process!.write(line, id)) {
       this.settle(id)?.sink.fail(this.unavailable());
       this.hooks.outcome?.(this, false);
     }
@@ -231,15 +242,27 @@ export class ClientSession {
     this.setState('closed');
   }
 
+  /**
+   * One message from the server. Whatever goes wrong while handling it is contained here: logged, the
+   * message dropped, and this server's other calls, the other servers and the process go on.
+   */
   private onLine(line: string, related?: number): void {
+    try {
+      this.handleLine(line, related);
+    } catch (err) {
+      this.log.error('internal error while handling a message from the server; it was dropped', { error: err });
+    }
+  }
+
+  private handleLine(line: string, related?: number): void {
     const parsed = parseMessage(line);
     switch (parsed.kind) {
       case 'response': {
         const id = parsed.msg.id;
         const entry = typeof id === 'number' ? this.settle(id) : undefined;
         if (entry === undefined) return this.log.debug('dropped an answer to no pending request (late or cancelled)', { id });
-        entry.sink.reply(parsed.msg, line);
         if (entry.forwarded) this.hooks.outcome?.(this, true);
+        entry.sink.reply(parsed.msg, line);
         return;
       }
       case 'notification':

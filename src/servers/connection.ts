@@ -161,7 +161,10 @@ export class Connection {
       sink.fail(this.unavailable());
       return 0;
     }
-    return session.forward(msg, sink, timeoutMs);
+    const id = session.forward(msg, sink, timeoutMs);
+    // Refused before it was sent: a probe that never left has no outcome to wait for.
+    if (id === 0 && admission.probe) this.breaker.probeAborted();
+    return id;
   }
 
   request(method: string, params?: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>> {

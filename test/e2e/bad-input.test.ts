@@ -5,58 +5,18 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { fixtureServer, startGateway, tempDir, writeConfig, type GatewayProcess, type TempDir, until } from '../helpers/gateway.js';
-
-interface Reply {
-  jsonrpc?: unknown;
-  id?: unknown;
-  method?: string;
-  result?: Record<string, unknown>;
-  error?: { code: number; message: string; data?: Record<string, unknown> };
-}
-
-/** The gateway's stdout as a queue of parsed messages, read strictly in order. */
-class Replies {
-  private readonly queue: Reply[] = [];
-  private waiter: ((reply: Reply) => void) | undefined;
-  readonly all: Reply[] = [];
-
-  constructor(gw: GatewayProcess) {
-    let partial = '';
-    gw.child.stdout.setEncoding('utf8');
-    gw.child.stdout.on('data', (chunk: string) => {
-      const lines = (partial + chunk).split('\n');
-      partial = lines.pop()!;
-      for (const line of lines.filter((l) => l.trim() !== '')) {
-        const reply = JSON.parse(line) as Reply;
-        this.all.push(reply);
-        const waiter = this.waiter;
-        this.waiter = undefined;
-        if (waiter !== undefined) waiter(reply);
-        else this.queue.push(reply);
-      }
-    });
-  }
-
-  /** The next message the gateway writes (bounded by the test's timeout). */
-  next(): Promise<Reply> {
-    const queued = this.queue.shift();
-    if (queued !== undefined) return Promise.resolve(queued);
-    return new Promise((resolve) => (this.waiter = resolve));
-  }
-}
-
+import { RawReplies, fixtureServer, startGateway, tempDir, writeConfig, type GatewayProcess, type RawReply, type TempDir, until } from '../helpers/gateway.js';
 
 describe('bad input from the agent', { timeout: 30_000 }, () => {
   let dir: TempDir;
   let gw: GatewayProcess;
-  let replies: Replies;
+  let replies: RawReplies;
 
   const send = (message: unknown): void => gw.transport.sendRaw(typeof message === 'string' ? message : JSON.stringify(message));
   const call = (id: unknown, method: string, params?: unknown): void => send({ jsonrpc: '2.0', id, method, ...(params !== undefined && { params }) });
 
   /** Sends `line` and checks the one reply: its id, JSON-RPC code and data.code. */
-  async function expectError(line: unknown, id: unknown, code: number, dataCode: string): Promise<NonNullable<Reply['error']>> {
+  async function expectError(line: unknown, id: unknown, code: number, dataCode: string): Promise<NonNullable<RawReply['error']>> {
     send(line);
     const reply = await replies.next();
     assert.equal(reply.jsonrpc, '2.0');
@@ -70,7 +30,7 @@ describe('bad input from the agent', { timeout: 30_000 }, () => {
     dir = await tempDir();
     const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server', ['--marker-dir', dir.path]) });
     gw = await startGateway({ config, noClient: true });
-    replies = new Replies(gw);
+    replies = new RawReplies(gw);
     call(0, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } });
     const init = await replies.next();
     assert.equal(init.id, 0);

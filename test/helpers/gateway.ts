@@ -247,6 +247,45 @@ export function yieldBetweenMessages(gw: GatewayProcess): () => void {
   return () => void (transport.onmessage = deliver);
 }
 
+export interface RawReply {
+  jsonrpc?: unknown;
+  id?: unknown;
+  method?: string;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: Record<string, unknown> };
+}
+
+/** The gateway's stdout (for a gateway started with noClient) as a queue of parsed messages, read strictly in order. */
+export class RawReplies {
+  private readonly queue: RawReply[] = [];
+  private waiter: ((reply: RawReply) => void) | undefined;
+  readonly all: RawReply[] = [];
+
+  constructor(gw: GatewayProcess) {
+    let partial = '';
+    gw.child.stdout.setEncoding('utf8');
+    gw.child.stdout.on('data', (chunk: string) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines.filter((l) => l.trim() !== '')) {
+        const reply = JSON.parse(line) as RawReply;
+        this.all.push(reply);
+        const waiter = this.waiter;
+        this.waiter = undefined;
+        if (waiter !== undefined) waiter(reply);
+        else this.queue.push(reply);
+      }
+    });
+  }
+
+  /** The next message the gateway writes (bounded by the test's timeout). */
+  next(): Promise<RawReply> {
+    const queued = this.queue.shift();
+    if (queued !== undefined) return Promise.resolve(queued);
+    return new Promise((resolve) => (this.waiter = resolve));
+  }
+}
+
 export interface RpcError {
   code: unknown;
   message: string;
