@@ -42,6 +42,8 @@ export const ERROR_CODES = {
   MCPG_APPROVAL_OUTDATED: { rpc: JSONRPC.INVALID_PARAMS, summary: 'mcpgate approve named a definition that has changed again since it was shown.' },
   MCPG_UNAUTHORIZED: { rpc: JSONRPC.INVALID_REQUEST, summary: 'An HTTP request carried no bearer token, or one that is unknown, expired or badly signed (HTTP 401).' },
   MCPG_ORIGIN_FORBIDDEN: { rpc: JSONRPC.INVALID_REQUEST, summary: 'An HTTP request came with an Origin that is not on the allowed list (HTTP 403, DNS-rebinding protection).' },
+  MCPG_HOST_FORBIDDEN: { rpc: JSONRPC.INVALID_REQUEST, summary: 'An HTTP request named a Host that is not this machine or an allowed name (HTTP 403, DNS-rebinding protection).' },
+  MCPG_AGENT_TOO_SLOW: { rpc: -32020, summary: 'An agent stopped reading what mcpgate sent it; past the buffer limit its stream, session or (stdio) the gateway was ended.' },
   MCPG_SESSION_NOT_FOUND: { rpc: JSONRPC.INVALID_REQUEST, summary: 'The Mcp-Session-Id is unknown, expired or ended; start a new session with initialize (HTTP 404).' },
   MCPG_SESSION_LIMIT: { rpc: -32019, summary: 'The limit on sessions (per agent or in total) is reached; end or let idle sessions expire (HTTP 429 per agent, 503 in total).' },
   MCPG_CONFIG_INVALID: { rpc: JSONRPC.INVALID_PARAMS, summary: 'A configuration file could not be read, parsed or validated.' },

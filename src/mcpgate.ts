@@ -5,7 +5,7 @@ import type { ServersConfig } from './config/types.js';
 import { Reloader, loadBoth } from './reload.js';
 import type { Rules } from './rules/load.js';
 import { Gateway, type GatewayOptions, type ServerSummary } from './gateway/gateway.js';
-import { serveStdio, type StdioFront } from './front/stdio.js';
+import { serveStdio, type StdioEnd, type StdioFront } from './front/stdio.js';
 import { HttpFront, type HttpFrontOptions } from './front/http.js';
 
 /** What `--http` and its companion flags configure (the ops context is added here). */
@@ -22,6 +22,8 @@ export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules'>
   agentExplicit?: boolean;
   /** Where `${VAR}` in the config is expanded from (default: the process environment). */
   env?: NodeJS.ProcessEnv;
+  /** Bytes written for one agent and not yet read past which mcpgate stops (`--max-agent-buffer`, both fronts). */
+  maxAgentBuffer?: number;
 }
 
 export class Mcpgate {
@@ -56,8 +58,9 @@ export class Mcpgate {
    * Serves one agent on stdio and starts the servers in parallel. The agent is answered at once;
    * its first lists wait until every server is ready or has failed.
    */
-  serveStdio(): { ended: Promise<void>; started: Promise<ServerSummary[]> } {
-    this.front = serveStdio(this.gateway, this.options.agent, this.options.agentExplicit ?? true);
+  serveStdio(): { ended: Promise<StdioEnd>; started: Promise<ServerSummary[]> } {
+    const { maxAgentBuffer } = this.options;
+    this.front = serveStdio(this.gateway, this.options.agent, this.options.agentExplicit ?? true, maxAgentBuffer === undefined ? {} : { maxAgentBuffer });
     const started = this.gateway.start();
     this.reloader.start();
     started.then((summaries) => {
@@ -75,7 +78,9 @@ export class Mcpgate {
   async serveHttp(settings: HttpSettings): Promise<{ url: string; started: Promise<ServerSummary[]> }> {
     const log = this.options.log;
     const metrics = this.gateway.metrics;
+    const { maxAgentBuffer } = this.options;
     this.http = new HttpFront(this.gateway, {
+      ...(maxAgentBuffer !== undefined && { maxAgentBuffer }),
       ...settings,
       onRequest: (route, status) => metrics.httpRequest(route, status),
       ops: { gateway: this.gateway, metrics: () => metrics.render() },

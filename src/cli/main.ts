@@ -30,8 +30,8 @@ Usage:
                 [--separator SEP] [--startup-timeout MS] [--max-inflight N] [--max-depth N]
                 [--pins tofu|strict|off] [--state DIR] [--sanitize on|off]
                 [--retries N] [--backoff-cap MS] [--park-probe MS] [--stable-after MS]
-                [--breaker N] [--breaker-cooldown MS]
-                HTTP: [--no-auth] [--allow-origin ORIGIN]… [--max-body BYTES] [--session-idle MS]
+                [--breaker N] [--breaker-cooldown MS] [--max-agent-buffer BYTES]
+                HTTP: [--no-auth] [--allow-origin ORIGIN]… [--allow-host NAME]… [--max-body BYTES] [--session-idle MS]
                       [--max-sessions N] [--max-sessions-per-agent N] [--drain-timeout MS]
   mcpgate check [--config .mcp.json] [--rules gateway-rules.json]
   mcpgate status [--url http://HOST:PORT] [--token TOKEN] [--json]
@@ -44,6 +44,8 @@ Usage:
 --http serves MCP at http://HOST:PORT/mcp (HOST defaults to 127.0.0.1) plus /healthz, /readyz, /metrics
 and /status. Agents authenticate with bearer tokens (mcpgate token) or JWTs (the rules file's "auth");
 --no-auth is accepted only on a loopback HOST (the agent is then --agent, or the X-Mcpgate-Agent header).
+Every HTTP request's Host must be localhost, 127.0.0.1 or [::1] (off loopback: also any IP address) or
+a name given with --allow-host (DNS-rebinding protection; * allows any).
 SIGHUP reloads both files and revives parked servers; both files are also watched and reloaded.
 Environment: MCPGATE_CONFIG, MCPGATE_RULES, MCPGATE_AGENT, MCPGATE_MODE, MCPGATE_LOG_LEVEL,
 MCPGATE_PINS, MCPGATE_STATE, MCPGATE_HTTP, MCPGATE_URL, MCPGATE_TOKEN (flags win).
@@ -101,6 +103,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         'breaker-cooldown': { type: 'string' },
         'no-auth': { type: 'boolean' },
         'allow-origin': { type: 'string', multiple: true },
+        'allow-host': { type: 'string', multiple: true },
+        'max-agent-buffer': { type: 'string' },
         'max-body': { type: 'string' },
         'session-idle': { type: 'string' },
         'max-sessions': { type: 'string' },
@@ -170,7 +174,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           },
         };
         const http = httpText === undefined ? undefined : httpSettings(httpText, values, agent);
-        return await runServe({ configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit }, http);
+        const maxAgentBuffer = positiveInt(values['max-agent-buffer'], '--max-agent-buffer', 'a positive whole number of bytes');
+        return await runServe({ configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http);
       }
       default:
         throw usage(`unknown command "${command}"`);
@@ -199,9 +204,14 @@ function httpSettings(text: string, values: Record<string, string | boolean | st
   const auth = values['no-auth'] === true ? 'off' : 'on';
   if (auth === 'off' && !isLoopback(host)) throw usage(`--no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not on ${host}: anyone who can reach the port would be any agent`);
   const int = (name: string, what: string): number | undefined => positiveInt(values[name] as string | undefined, `--${name}`, what);
+  const allowedHosts = (values['allow-host'] as string[] | undefined) ?? [];
+  for (const name of allowedHosts) {
+    if (!/^(\*|[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?$/.test(name)) throw usage(`--allow-host takes a host name as browsers send it in Host, e.g. mcpgate.internal or mcpgate.internal:8080 (got "${name}")`);
+  }
   return {
     host, port, auth, defaultAgent: agent,
     allowedOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
+    allowedHosts,
     ...defined('maxBodyBytes', int('max-body', 'a positive whole number of bytes')),
     ...defined('sessionIdleMs', int('session-idle', 'a positive whole number of milliseconds')),
     ...defined('maxSessions', int('max-sessions', 'a positive whole number')),

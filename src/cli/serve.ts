@@ -27,18 +27,23 @@ export async function runServe(options: McpgateOptions, http?: HttpSettings): Pr
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onHangup);
+  let failed = false;
   try {
     if (http !== undefined) {
       await gate.serveHttp(http);
     } else {
       const { ended } = gate.serveStdio();
-      void ended.then(() => resolveStop('stdin closed'));
+      void ended.then((end) => {
+        failed = end.failed;
+        resolveStop(end.reason);
+      });
     }
     const why = await stop;
     log.info(`shutting down (${why})`);
     await gate.close();
     log.info('shut down cleanly');
-    return 0;
+    // The agent stopped reading (stdio): a runtime failure, not the agent's goodbye.
+    return failed ? 1 : 0;
   } finally {
     uninstall();
     process.off('SIGINT', onSignal);

@@ -6,12 +6,22 @@
 // A POST is answered lazily: `application/json` when the response is the only message (the hot
 // path: one write, no framing), upgraded to `text/event-stream` the moment something must be sent
 // before the response.
+//
+// Bounded (hardening §4, audit #5): what is written for an agent but not yet taken by it is counted
+// from the responses' `writableLength` (node's buffer plus the socket's), read once per write, no
+// copies. A GET stream holding more than the bound is dropped (the agent may open another; list_changed
+// it missed is kept for it). Answers held for an agent that has stopped reading (ended POSTs still
+// flushing, plus the open POST about to be written) past the bound end the session: its sockets are
+// destroyed, which frees what they held, and the agent's next request gets 404.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentSession, AgentChannel } from '../gateway/session.js';
 import type { Logger } from '../observability/logger.js';
 import type { RequestId } from '../wire/jsonrpc.js';
 import { sseEvent } from '../wire/sse.js';
+
+/** Default bound on what is written for one session's agent and not yet read (`--max-agent-buffer`). */
+export const DEFAULT_MAX_AGENT_BUFFER = 32 * 1024 * 1024;
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' };
 
@@ -31,9 +41,14 @@ class PendingPost {
     this.res.end(line);
   }
 
+  /** True when a message sent during the request can go on this POST (it upgrades to SSE). */
+  get canStream(): boolean {
+    return this.acceptsSse && !this.res.writableEnded && !this.res.destroyed;
+  }
+
   /** Sends a message that belongs to this request before its response; false if it cannot go here. */
   during(line: string): boolean {
-    if (!this.acceptsSse || this.res.writableEnded || this.res.destroyed) return false;
+    if (!this.canStream) return false;
     if (!this.streaming) {
       this.streaming = true;
       this.res.writeHead(200, SSE_HEADERS);
@@ -51,6 +66,11 @@ export class HttpSession implements AgentChannel {
   private stream: ServerResponse | undefined;
   private readonly posts = new Map<RequestId, PendingPost>();
   private dropped = 0;
+  /** Ended POSTs whose answer the agent has not taken in full yet, and how many bytes they hold. */
+  private readonly flushing = new Set<ServerResponse>();
+  private flushingBytes = 0;
+  /** Set when the agent fell too far behind: nothing more is written, the front ends the session. */
+  private overflowed = false;
   /**
    * list_changed notifications that found no GET stream open: sent (once each) when one opens, so
    * an agent whose stream dropped and came back still learns that its catalog changed.
@@ -63,6 +83,10 @@ export class HttpSession implements AgentChannel {
     private readonly log: Logger,
     /** Called whenever a POST is done (shutdown waits for the last one). */
     private readonly postDone: () => void = () => {},
+    /** Bytes written and not yet read by the agent past which mcpgate stops writing (see the header). */
+    private readonly maxBuffer = DEFAULT_MAX_AGENT_BUFFER,
+    /** Called (on a later turn) when the session must end because its agent is not reading. */
+    private readonly onOverflow: (why: string) => void = () => {},
   ) {}
 
   /** Requests of this session whose POST is still open. */
@@ -92,6 +116,7 @@ export class HttpSession implements AgentChannel {
   }
 
   send(line: string, about?: RequestId, final?: boolean): boolean {
+    if (this.overflowed) return false;
     if (about !== undefined) {
       const post = this.posts.get(about);
       if (final === true) {
@@ -100,20 +125,65 @@ export class HttpSession implements AgentChannel {
           return false;
         }
         this.posts.delete(about);
+        if (this.behind(post.res)) return false;
         post.finish(line);
+        this.track(post.res);
         return true;
       }
-      if (post?.during(line) === true) return true;
+      if (post?.canStream === true) {
+        if (this.behind(post.res)) return false;
+        return post.during(line);
+      }
     }
-    if (this.stream !== undefined && !this.stream.writableEnded) {
-      this.stream.write(sseEvent(line));
-      return true;
+    const stream = this.stream;
+    if (stream !== undefined && !stream.writableEnded) {
+      const queued = stream.writableLength;
+      if (queued <= this.maxBuffer) {
+        stream.write(sseEvent(line));
+        return true;
+      }
+      this.log.warn(`dropped the GET stream: its agent has not read ${queued} bytes (the limit is ${this.maxBuffer}, --max-agent-buffer); it may open a new one`, { code: 'MCPG_AGENT_TOO_SLOW', session: this.id });
+      this.stream = undefined;
+      stream.destroy();
     }
     // Without a GET stream the agent has said it does not want unsolicited messages; only the news
     // that a list changed is kept for when it opens one.
     if (about === undefined && line.endsWith('/list_changed"}')) this.missed.add(line);
     if (this.dropped++ % 100 === 0) this.log.debug('dropped a message: the agent has no GET stream open', { session: this.id, dropped: this.dropped });
     return false;
+  }
+
+  /**
+   * True (and the session is being ended) when the answers this agent has not read, plus what
+   * `res` already holds, pass the bound: the agent stopped reading, so holding more would grow
+   * without limit. One message is always let through into an empty buffer, however large.
+   */
+  private behind(res: ServerResponse): boolean {
+    const queued = this.flushingBytes + res.writableLength;
+    if (queued <= this.maxBuffer) return false;
+    const why = `its agent has not read ${queued} bytes of answers (the limit is ${this.maxBuffer}, --max-agent-buffer)`;
+    this.log.warn(`ending the session: ${why}`, { code: 'MCPG_AGENT_TOO_SLOW', session: this.id });
+    this.overflowed = true;
+    // Destroying the sockets frees what they hold now; the front ends the session on the next turn
+    // (not from inside this send, which the agent session is in the middle of).
+    for (const post of this.posts.values()) post.res.destroy();
+    for (const pending of this.flushing) pending.destroy();
+    this.stream?.destroy();
+    this.stream = undefined;
+    setImmediate(() => this.onOverflow(why));
+    return true;
+  }
+
+  /** Counts an ended answer the socket has not taken in full yet, until it has (or is closed). */
+  private track(res: ServerResponse): void {
+    const bytes = res.writableLength;
+    if (bytes === 0) return; // the common case: handed to the kernel in the write itself
+    this.flushing.add(res);
+    this.flushingBytes += bytes;
+    res.once('close', () => {
+      this.flushing.delete(res);
+      this.flushingBytes -= bytes;
+    });
   }
 
   /** Opens the GET stream; false when one is already open (one per session). */

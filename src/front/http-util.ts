@@ -1,5 +1,6 @@
 // Small HTTP pieces of the Streamable HTTP front: reading a body under a limit without buffering
-// more than the limit, error answers that carry a JSON-RPC error object, and the Origin check.
+// more than the limit, error answers that carry a JSON-RPC error object, and the checks of the one
+// gate every request passes first (Host, Origin, headers that must not be sent twice).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.js';
@@ -77,6 +78,52 @@ export function originAllowed(origin: string | undefined, allowed: ReadonlySet<s
   } catch {
     return false;
   }
+}
+
+/**
+ * DNS-rebinding guard on the `Host` header: a page on a name the attacker controls, re-pointed at
+ * this machine, reaches us with that name in `Host` (and, for a same-origin GET, no `Origin` at all).
+ * Served: no `Host` (HTTP/1.0; no browser sends that), a name on the allowed list (`--allow-host`:
+ * a bare name allows any port, `name:port` only that port, `*` turns the check off), and the
+ * loopback names (`localhost`, `127.x.x.x`, `[::1]`, any port). Bound to a non-loopback address,
+ * any IP literal is served too: a rebinding page always uses a DNS name, never an address.
+ */
+export function hostAllowed(host: string | undefined, allowed: ReadonlySet<string>, loopbackOnly: boolean): boolean {
+  if (host === undefined || allowed.has('*')) return true;
+  const lower = host.toLowerCase();
+  if (allowed.has(lower)) return true;
+  const name = hostName(lower);
+  if (name === undefined) return false;
+  if (allowed.has(name) || name === 'localhost' || name === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)) return true;
+  return !loopbackOnly && (/^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name) || name.startsWith('['));
+}
+
+/** The name part of a `Host` value (`[v6]` keeps its brackets), or undefined when it is malformed. */
+function hostName(host: string): string | undefined {
+  const match = /^(\[[0-9a-f:.]+\]|[a-z0-9._-]+)(?::\d{1,5})?$/.exec(host);
+  return match?.[1];
+}
+
+/** Request headers that must not be sent twice; node:http would keep one or join them silently. */
+const SINGLE_HEADERS: ReadonlySet<string> = new Set(['host', 'authorization', 'x-mcpgate-agent', 'mcp-session-id', 'origin']);
+
+/**
+ * The first header of SINGLE_HEADERS the request carries more than once, lower-cased, if any. One
+ * pass over `rawHeaders` (names at even indexes) with a length filter before any lower-casing: it
+ * runs on every request, the hot path included.
+ */
+export function repeatedHeader(rawHeaders: readonly string[]): string | undefined {
+  let seen: string[] | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const raw = rawHeaders[i]!;
+    const n = raw.length;
+    if (n !== 4 && n !== 6 && n !== 13 && n !== 14 && n !== 15) continue;
+    const name = raw.toLowerCase();
+    if (!SINGLE_HEADERS.has(name)) continue;
+    if (seen?.includes(name) === true) return name;
+    (seen ??= []).push(name);
+  }
+  return undefined;
 }
 
 /** True when the Accept header admits `type` (or everything). A missing header admits everything. */

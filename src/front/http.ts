@@ -15,8 +15,8 @@ import type { Logger } from '../observability/logger.js';
 import { classify, wireLimits, type Classified } from '../wire/jsonrpc.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
 import { authenticate, challenge } from './auth.js';
-import { HttpSession } from './http-session.js';
-import { DEFAULT_MAX_BODY_BYTES, accepts, isLoopback, originAllowed, readBody, sendError } from './http-util.js';
+import { DEFAULT_MAX_AGENT_BUFFER, HttpSession } from './http-session.js';
+import { DEFAULT_MAX_BODY_BYTES, accepts, hostAllowed, isLoopback, originAllowed, readBody, repeatedHeader, sendError } from './http-util.js';
 import { handleOps, type OpsContext } from './ops.js';
 
 export interface HttpFrontOptions {
@@ -29,6 +29,13 @@ export interface HttpFrontOptions {
   maxBodyBytes?: number;
   /** Browser origins allowed besides loopback ones (`*`: any). */
   allowedOrigins?: readonly string[];
+  /** `Host` names allowed besides loopback ones (and, off loopback, IP literals); `*`: any. */
+  allowedHosts?: readonly string[];
+  /**
+   * Bytes written for one session but not yet taken by its agent, past which mcpgate stops: a GET
+   * stream over it is dropped, answers over it end the session (default DEFAULT_MAX_AGENT_BUFFER).
+   */
+  maxAgentBuffer?: number;
   /** A session with no request, no open POST and no GET stream for this long ends (default 30 min). */
   sessionIdleMs?: number;
   maxSessions?: number;
@@ -40,7 +47,7 @@ export interface HttpFrontOptions {
   ops: Omit<OpsContext, 'draining' | 'url'>;
 }
 
-export const HTTP_DEFAULTS = { sessionIdleMs: 30 * 60_000, maxSessions: 1000, maxSessionsPerAgent: 100, drainMs: 10_000 };
+export const HTTP_DEFAULTS = { sessionIdleMs: 30 * 60_000, maxSessions: 1000, maxSessionsPerAgent: 100, drainMs: 10_000, maxAgentBuffer: DEFAULT_MAX_AGENT_BUFFER };
 
 const MCP_PATH = '/mcp';
 
@@ -49,6 +56,8 @@ export class HttpFront {
   private readonly perAgent = new Map<string, number>();
   private readonly server: Server;
   private readonly allowed: ReadonlySet<string>;
+  private readonly allowedHosts: ReadonlySet<string>;
+  private readonly loopbackOnly: boolean;
   private readonly limit: number;
   private readonly opts: typeof HTTP_DEFAULTS;
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -63,12 +72,15 @@ export class HttpFront {
       throw new GatewayError('MCPG_USAGE', `auth may be turned off only on a loopback address, not on ${options.host}`);
     }
     this.allowed = new Set(options.allowedOrigins ?? []);
+    this.allowedHosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()));
+    this.loopbackOnly = isLoopback(options.host);
     this.limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.opts = {
       sessionIdleMs: options.sessionIdleMs ?? HTTP_DEFAULTS.sessionIdleMs,
       maxSessions: options.maxSessions ?? HTTP_DEFAULTS.maxSessions,
       maxSessionsPerAgent: options.maxSessionsPerAgent ?? HTTP_DEFAULTS.maxSessionsPerAgent,
       drainMs: options.drainMs ?? HTTP_DEFAULTS.drainMs,
+      maxAgentBuffer: options.maxAgentBuffer ?? HTTP_DEFAULTS.maxAgentBuffer,
     };
     // A client that sends its headers or body too slowly is cut off (never a hang); GET streams are
     // not affected (their request is complete once its headers are in).
@@ -119,11 +131,9 @@ export class HttpFront {
       const count = this.options.onRequest;
       res.once('finish', () => count(path === MCP_PATH ? `${req.method ?? ''} ${MCP_PATH}` : path, res.statusCode));
     }
+    if (!this.admit(req, res)) return;
     if (path !== MCP_PATH) {
       return handleOps(path, req, res, { ...this.options.ops, draining: this.draining, url: () => this.url }, (r) => this.identify(req, r));
-    }
-    if (!originAllowed(req.headers.origin, this.allowed)) {
-      return sendError(res, 403, new GatewayError('MCPG_ORIGIN_FORBIDDEN', `origin ${req.headers.origin ?? ''} is not allowed (allow it with --allow-origin)`));
     }
     if (this.draining) return sendError(res, 503, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'), { connection: 'close' });
     const agent = this.identify(req, res);
@@ -141,6 +151,29 @@ export class HttpFront {
       default:
         return sendError(res, 405, new GatewayError('MCPG_INVALID_REQUEST', `method ${req.method ?? ''} is not allowed on ${MCP_PATH} (use POST, GET or DELETE)`), { allow: 'POST, GET, DELETE' });
     }
+  }
+
+  /**
+   * The one gate in front of every route (MCP, ops, and whatever is added later): a header sent
+   * twice (400), a `Host` that is not this machine's or an allowed name (403, DNS rebinding), an
+   * `Origin` not allowed (403). False after answering.
+   */
+  private admit(req: IncomingMessage, res: ServerResponse): boolean {
+    const repeated = repeatedHeader(req.rawHeaders);
+    if (repeated !== undefined) {
+      sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', `the ${repeated} header was sent more than once; send it once`), { connection: 'close' });
+      return false;
+    }
+    const host = req.headers.host;
+    if (!hostAllowed(host, this.allowedHosts, this.loopbackOnly)) {
+      sendError(res, 403, new GatewayError('MCPG_HOST_FORBIDDEN', `host ${JSON.stringify(host)} is not allowed (this gateway answers to ${this.loopbackOnly ? 'localhost, 127.0.0.1 and [::1]' : 'IP addresses and localhost'}; allow a name with --allow-host)`));
+      return false;
+    }
+    if (!originAllowed(req.headers.origin, this.allowed)) {
+      sendError(res, 403, new GatewayError('MCPG_ORIGIN_FORBIDDEN', `origin ${req.headers.origin ?? ''} is not allowed (allow it with --allow-origin)`));
+      return false;
+    }
+    return true;
   }
 
   /** The agent the request speaks for, or undefined after answering 401. */
@@ -218,7 +251,7 @@ export class HttpFront {
     const log = this.log.child({ agent, session: id });
     const session = new HttpSession(id, agent, log, () => {
       if (this.onDrained !== undefined && this.openPosts() === 0) this.onDrained();
-    });
+    }, this.opts.maxAgentBuffer, (why) => this.end(session, why));
     session.session = this.gateway.openSession(session, agent, true, 'http');
     this.sessions.set(id, session);
     this.perAgent.set(agent, mine + 1);

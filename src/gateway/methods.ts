@@ -4,23 +4,29 @@ import type { ListKind } from '../servers/lists.js';
 import { GATEWAY_INFO } from '../version.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
 
+// These tables are looked up with names an agent or a server chose (a method, a log level): they
+// have no prototype, so `constructor` or `__proto__` finds nothing rather than Object's own members.
+function table<T>(entries: Record<string, T>): Readonly<Record<string, T | undefined>> {
+  return Object.freeze(Object.assign(Object.create(null) as Record<string, T>, entries));
+}
+
 /** A server's list_changed notification → the catalog kinds to refresh. */
-export const LIST_CHANGED: Readonly<Record<string, readonly ListKind[] | undefined>> = {
+export const LIST_CHANGED = table<readonly ListKind[]>({
   'notifications/tools/list_changed': ['tools'],
   'notifications/resources/list_changed': ['resources', 'resourceTemplates'],
   'notifications/prompts/list_changed': ['prompts'],
-};
+});
 
 /** Server→agent requests mcpgate relays, and the agent capability each needs. */
-export const SERVER_REQUEST_CAPABILITY: Readonly<Record<string, string | undefined>> = {
+export const SERVER_REQUEST_CAPABILITY = table<string>({
   'sampling/createMessage': 'sampling',
   'elicitation/create': 'elicitation',
   'roots/list': 'roots',
-};
+});
 
-export const LOG_LEVEL_RANK: Readonly<Record<string, number | undefined>> = {
+export const LOG_LEVEL_RANK = table<number>({
   debug: 0, info: 1, notice: 2, warning: 3, error: 4, critical: 5, alert: 6, emergency: 7,
-};
+});
 
 /** What mcpgate declares to agents: everything it can relay. */
 export const GATEWAY_CAPABILITIES = {

@@ -33,8 +33,10 @@ export function gatewayStatus(gateway: Gateway): Record<string, unknown> {
 
 /** Agent sessions open now, in total, by agent and by transport. */
 function sessionSummary(gateway: Gateway): { total: number; by_agent: Record<string, number>; by_transport: Record<string, number> } {
-  const byAgent: Record<string, number> = {};
-  const byTransport: Record<string, number> = {};
+  // Keyed by agent ids (agent-chosen with --no-auth or a JWT claim): no prototype, so `__proto__`
+  // and `constructor` are ids like any other (audit #12).
+  const byAgent = Object.create(null) as Record<string, number>;
+  const byTransport = Object.create(null) as Record<string, number>;
   for (const session of gateway.sessions) {
     byAgent[session.agent] = (byAgent[session.agent] ?? 0) + 1;
     byTransport[session.transport] = (byTransport[session.transport] ?? 0) + 1;
