@@ -26,7 +26,8 @@ const TYPES = new Map<string, 'stdio' | 'http' | 'sse'>([
 const common = {
   disabled: z.boolean().default(false),
   timeout: z.number().int().positive().max(MAX_TIMEOUT_MS).default(DEFAULT_TIMEOUT_MS),
-  sessions: z.enum(['shared', 'per-agent']).default('shared'),
+  // Only "shared" works today; the others are recognised so that they get a clear "not supported yet".
+  sessions: z.enum(['shared', 'per-agent', 'per-session']).default('shared'),
 };
 const stdioEntry = z.looseObject({
   type: z.literal('stdio').optional(),
@@ -56,7 +57,7 @@ const EXPECTED: Readonly<Record<string, string>> = {
   'headers{}': 'a string',
   disabled: 'true or false',
   timeout: `a positive integer number of milliseconds (at most ${MAX_TIMEOUT_MS})`,
-  sessions: '"shared" or "per-agent"',
+  sessions: '"shared" (the only session mode supported so far)',
 };
 
 interface Context {
@@ -171,8 +172,20 @@ function toStdio(name: string, raw: z.output<typeof stdioEntry>, expand: Expand,
     cwd,
     disabled: raw.disabled,
     timeout: raw.timeout,
-    sessions: raw.sessions,
+    sessions: sessionsMode(name, raw.sessions, ctx, issue),
   });
+}
+
+/**
+ * `"per-agent"` / `"per-session"` used to be accepted and ignored, silently sharing one session among
+ * agents; until per-agent sessions exist they are an error, so nobody relies on isolation they lack.
+ */
+function sessionsMode(name: string, mode: 'shared' | 'per-agent' | 'per-session', ctx: Context, issue: Issue): 'shared' {
+  if (mode !== 'shared') {
+    ctx.errors.push(issue(['sessions'], `"${mode}" is not supported yet: mcpgate keeps one session with server "${name}" shared by every agent ` +
+      '(see the issue "Sessions per agent: isolation and a pool for servers that keep state"); remove "sessions" or set it to "shared"'));
+  }
+  return 'shared';
 }
 
 function toRemote(name: string, type: 'http' | 'sse', raw: z.output<typeof remoteEntry>, expand: Expand, ctx: Context, issue: Issue): RemoteServerConfig {
@@ -194,7 +207,7 @@ function toRemote(name: string, type: 'http' | 'sse', raw: z.output<typeof remot
     headers: Object.freeze(headers),
     disabled: raw.disabled,
     timeout: raw.timeout,
-    sessions: raw.sessions,
+    sessions: sessionsMode(name, raw.sessions, ctx, issue),
   });
 }
 

@@ -14,7 +14,8 @@ export interface StdioServerConfig {
   readonly disabled: boolean;
   /** Per-request timeout in ms. */
   readonly timeout: number;
-  readonly sessions: 'shared' | 'per-agent';
+  /** One session with the server, shared by every agent (the only mode so far; see mcp-json.ts). */
+  readonly sessions: 'shared';
 }
 
 export interface RemoteServerConfig {
@@ -24,7 +25,7 @@ export interface RemoteServerConfig {
   readonly headers: Readonly<Record<string, string>>;
   readonly disabled: boolean;
   readonly timeout: number;
-  readonly sessions: 'shared' | 'per-agent';
+  readonly sessions: 'shared';
 }
 
 export type ServerConfig = StdioServerConfig | RemoteServerConfig;

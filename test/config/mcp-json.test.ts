@@ -16,7 +16,7 @@ void describe('parseServersConfig: valid files', () => {
       mcpServers: {
         files: { command: 'npx', args: ['-y', 'server-filesystem', '.'] },
         remote: { type: 'http', url: 'https://example.test/mcp', headers: { Authorization: 'Bearer x' } },
-        legacy: { type: 'sse', url: 'http://127.0.0.1:8080/sse', disabled: true, timeout: 1500, sessions: 'per-agent' },
+        legacy: { type: 'sse', url: 'http://127.0.0.1:8080/sse', disabled: true, timeout: 1500, sessions: 'shared' },
       },
     });
     assert.equal(config.file, FILE);
@@ -30,7 +30,7 @@ void describe('parseServersConfig: valid files', () => {
         type: 'http', name: 'remote', url: 'https://example.test/mcp', headers: { Authorization: 'Bearer x' },
         disabled: false, timeout: DEFAULT_TIMEOUT_MS, sessions: 'shared',
       },
-      { type: 'sse', name: 'legacy', url: 'http://127.0.0.1:8080/sse', headers: {}, disabled: true, timeout: 1500, sessions: 'per-agent' },
+      { type: 'sse', name: 'legacy', url: 'http://127.0.0.1:8080/sse', headers: {}, disabled: true, timeout: 1500, sessions: 'shared' },
     ]);
   });
 
@@ -149,7 +149,7 @@ void describe('parseServersConfig: errors and warnings', () => {
       '$.mcpServers.files.args[2]': 'expected a string, got null',
       '$.mcpServers.files.env.PORT': 'expected a string, got 8080',
       '$.mcpServers.files.timeout': `expected ${timeout}, got 1.5`,
-      '$.mcpServers.files.sessions': 'expected "shared" or "per-agent", got "sometimes"',
+      '$.mcpServers.files.sessions': 'expected "shared" (the only session mode supported so far), got "sometimes"',
       '$.mcpServers.files.disabled': 'expected true or false, got a string',
       '$.mcpServers.remote.url': 'missing; expected a string (an http or https URL)',
       '$.mcpServers.remote.headers': 'expected an object whose values are strings, got an array',
