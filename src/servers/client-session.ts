@@ -314,14 +314,14 @@ export class ClientSession {
       // time. The ceiling is the server's own limit, so, like its own timeout, it counts as a failure.
       this.cancel(id, `ran longer than the ceiling of ${this.ceilingMs} ms`);
       if (entry.forwarded) this.hooks.outcome?.(this, false);
-      entry.sink.fail(new GatewayError('MCPG_SERVER_TIMEOUT', `server "${this.name}" did not finish ${method} within its ceiling of ${this.ceilingMs} ms (limits.maxCallMs; progress does not extend it); the request was cancelled`, { server: this.name, detail: { ceilingMs: this.ceilingMs, reason: 'ceiling' } }));
+      entry.sink.fail(new GatewayError('MCPG_SERVER_TIMEOUT', `server "${this.name}" did not finish ${method} within its ceiling of ${this.ceilingMs} ms (limits.maxCallMs; progress does not extend it); the request was cancelled`, { server: this.name, detail: { ceilingMs: this.ceilingMs } }));
       return;
     }
     this.cancel(id, `timed out after ${timeoutMs} ms`);
     // Only the server's own timeout says the server is failing; a shorter one an agent chose (e.g.
     // execute_tool's timeout_ms) must not let one agent open the breaker for everyone.
     if (entry.forwarded && timeoutMs >= this.config.timeout) this.hooks.outcome?.(this, false);
-    entry.sink.fail(new GatewayError('MCPG_SERVER_TIMEOUT', `server "${this.name}" did not answer ${method} within ${timeoutMs} ms; the request was cancelled`, { server: this.name, detail: { timeoutMs, reason: 'timeout' } }));
+    entry.sink.fail(new GatewayError('MCPG_SERVER_TIMEOUT', `server "${this.name}" did not answer ${method} within ${timeoutMs} ms; the request was cancelled`, { server: this.name, detail: { timeoutMs } }));
   }
 
   private onExit(reason: GatewayError): void {

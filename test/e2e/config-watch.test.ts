@@ -101,7 +101,7 @@ describe('"sessions": "per-agent" is not supported yet (hardening §7)', { timeo
   });
   after(() => dir.remove());
 
-  it('check refuses it, naming the server and the path', { timeout: 10_000 }, async () => {
+  it('check refuses it, naming the server and the path', { timeout: 30_000 }, async () => {
     const config = dir.file('check.json');
     await writeFile(config, JSON.stringify(perAgent));
     const r = await cli(['check', '--config', config]);
@@ -111,7 +111,7 @@ describe('"sessions": "per-agent" is not supported yet (hardening §7)', { timeo
     assert.equal((await cli(['check', '--config', config])).code, 0, '"shared" stays accepted');
   });
 
-  it('serve refuses to start with it', { timeout: 10_000 }, async () => {
+  it('serve refuses to start with it', { timeout: 30_000 }, async () => {
     const config = dir.file('serve.json');
     await writeFile(config, JSON.stringify({ mcpServers: { notes: fixtureServer('echo-server', [], { sessions: 'per-session' }) } }));
     const gw = await startGateway({ config, noClient: true });
