@@ -2,6 +2,7 @@
 // Each server's part is replaced whole (on connect and on a debounced refresh); the merged views and
 // the name → server routes are rebuilt then and cached, so listing and routing cost a map lookup.
 
+import { createHash } from 'node:crypto';
 import type { Tool } from '../wire/protocol.js';
 import type { ListKind, ServerLists } from '../servers/lists.js';
 import type { HeldInfo } from '../pins/review.js';
@@ -48,6 +49,7 @@ export class Catalog {
   private readonly held = new Map<string, ReadonlyMap<string, HeldInfo>>();
   private readonly separator: string;
   private readonly sanitize: boolean;
+  /** sha256 of each server's list of each kind, to tell a real change from a repeat (not the JSON itself). */
   private readonly fingerprints = new Map<string, string>();
   private readonly keyOf = new Map<string, string>();
   private readonly serverOfKey = new Map<string, string>();
@@ -96,7 +98,7 @@ export class Catalog {
     const changed: ListKind[] = [];
     for (const kind of Object.keys(lists) as ListKind[]) {
       const items = lists[kind];
-      const fingerprint = JSON.stringify(items);
+      const fingerprint = fingerprintOf(items ?? []);
       const fkey = `${server}\u0000${kind}`;
       if (this.fingerprints.get(fkey) === fingerprint) continue;
       this.fingerprints.set(fkey, fingerprint);
@@ -308,4 +310,15 @@ export class Catalog {
   private key(server: string): string {
     return this.keyOf.get(server) ?? sanitize(server);
   }
+}
+
+/**
+ * A digest of a list, item by item: keeping the list's JSON text as its fingerprint held a second copy
+ * of every server's catalog for the gateway's lifetime (security audit #9), and one stringify of the
+ * whole list built a string as large as the list.
+ */
+function fingerprintOf(items: readonly unknown[]): string {
+  const hash = createHash('sha256');
+  for (const item of items) hash.update(JSON.stringify(item)).update('\n');
+  return `${items.length}:${hash.digest('base64')}`;
 }

@@ -4,8 +4,8 @@
 
 import path from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_TIMEOUT_MS } from './types.js';
-import type { ConfigIssue, RemoteServerConfig, ServerConfig, ServersConfig, StdioServerConfig } from './types.js';
+import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_MS } from './types.js';
+import type { ConfigIssue, RemoteServerConfig, ServerConfig, ServerLimits, ServersConfig, StdioServerConfig } from './types.js';
 import { expandInto } from './expand.js';
 import type { Env } from './expand.js';
 import { configInvalid, describeValue, isPlainObject, jsonPath } from './issues.js';
@@ -26,7 +26,10 @@ const TYPES = new Map<string, 'stdio' | 'http' | 'sse'>([
 const common = {
   disabled: z.boolean().default(false),
   timeout: z.number().int().positive().max(MAX_TIMEOUT_MS).default(DEFAULT_TIMEOUT_MS),
-  sessions: z.enum(['shared', 'per-agent']).default('shared'),
+  // Only "shared" works today; the others are recognised so that they get a clear "not supported yet".
+  sessions: z.enum(['shared', 'per-agent', 'per-session']).default('shared'),
+  // Checked by readLimits (field by field, with the defaults from the top-level "limits").
+  limits: z.unknown().optional(),
 };
 const stdioEntry = z.looseObject({
   type: z.literal('stdio').optional(),
@@ -56,11 +59,13 @@ const EXPECTED: Readonly<Record<string, string>> = {
   'headers{}': 'a string',
   disabled: 'true or false',
   timeout: `a positive integer number of milliseconds (at most ${MAX_TIMEOUT_MS})`,
-  sessions: '"shared" or "per-agent"',
+  sessions: '"shared" (the only session mode supported so far)',
 };
 
 interface Context {
   readonly file: string;
+  /** The top-level "limits" over the built-in defaults: what a server without its own gets. */
+  limits: ServerLimits;
   readonly env: Env;
   readonly errors: ConfigIssue[];
   readonly warnings: ConfigIssue[];
@@ -68,15 +73,16 @@ interface Context {
 
 /** Validates and expands a parsed `.mcp.json`; throws `MCPG_CONFIG_INVALID` listing every error. */
 export function buildServersConfig(raw: unknown, file: string, env: Env): ServersConfig {
-  const ctx: Context = { file, env, errors: [], warnings: [] };
+  const ctx: Context = { file, env, errors: [], warnings: [], limits: DEFAULT_LIMITS };
   const issue = (segments: readonly PropertyKey[], message: string): ConfigIssue => ({ file, path: jsonPath(segments), message });
   const servers: ServerConfig[] = [];
   if (!isPlainObject(raw)) {
     ctx.errors.push(issue([], `expected an object with a "mcpServers" key, got ${describeValue(raw)}`));
   } else {
     for (const key of Object.keys(raw)) {
-      if (key !== 'mcpServers') ctx.warnings.push(issue([key], `unknown top-level key "${key}" is ignored`));
+      if (key !== 'mcpServers' && key !== 'limits') ctx.warnings.push(issue([key], `unknown top-level key "${key}" is ignored`));
     }
+    ctx.limits = readLimits(raw.limits, DEFAULT_LIMITS, ['limits'], ctx);
     const entries = raw.mcpServers;
     if (entries === undefined) ctx.errors.push(issue(['mcpServers'], 'missing; expected an object mapping server names to servers'));
     else if (!isPlainObject(entries)) {
@@ -171,8 +177,21 @@ function toStdio(name: string, raw: z.output<typeof stdioEntry>, expand: Expand,
     cwd,
     disabled: raw.disabled,
     timeout: raw.timeout,
-    sessions: raw.sessions,
+    sessions: sessionsMode(name, raw.sessions, ctx, issue),
+    limits: readLimits(raw.limits, ctx.limits, ['mcpServers', name, 'limits'], ctx),
   });
+}
+
+/**
+ * `"per-agent"` / `"per-session"` used to be accepted and ignored, silently sharing one session among
+ * agents; until per-agent sessions exist they are an error, so nobody relies on isolation they lack.
+ */
+function sessionsMode(name: string, mode: 'shared' | 'per-agent' | 'per-session', ctx: Context, issue: Issue): 'shared' {
+  if (mode !== 'shared') {
+    ctx.errors.push(issue(['sessions'], `"${mode}" is not supported yet: mcpgate keeps one session with server "${name}" shared by every agent ` +
+      '(see the issue "Sessions per agent: isolation and a pool for servers that keep state"); remove "sessions" or set it to "shared"'));
+  }
+  return 'shared';
 }
 
 function toRemote(name: string, type: 'http' | 'sse', raw: z.output<typeof remoteEntry>, expand: Expand, ctx: Context, issue: Issue): RemoteServerConfig {
@@ -194,8 +213,44 @@ function toRemote(name: string, type: 'http' | 'sse', raw: z.output<typeof remot
     headers: Object.freeze(headers),
     disabled: raw.disabled,
     timeout: raw.timeout,
-    sessions: raw.sessions,
+    sessions: sessionsMode(name, raw.sessions, ctx, issue),
+    limits: readLimits(raw.limits, ctx.limits, ['mcpServers', name, 'limits'], ctx),
   });
+}
+
+const LIMIT_FIELDS: Readonly<Record<keyof ServerLimits, { min: number; max: number; what: string }>> = {
+  maxTools: { min: 0, max: Number.MAX_SAFE_INTEGER, what: 'a whole number of tools, 0 or more' },
+  maxResources: { min: 0, max: Number.MAX_SAFE_INTEGER, what: 'a whole number of resources, 0 or more' },
+  maxPrompts: { min: 0, max: Number.MAX_SAFE_INTEGER, what: 'a whole number of prompts, 0 or more' },
+  maxSchemaBytes: { min: 1, max: Number.MAX_SAFE_INTEGER, what: 'a positive whole number of bytes' },
+  maxCallMs: { min: 1, max: MAX_TIMEOUT_MS, what: `a positive integer number of milliseconds (at most ${MAX_TIMEOUT_MS})` },
+};
+
+/**
+ * A `"limits"` object (top level: gateway-wide; in a server: that server's) over `base`; absent
+ * fields keep `base`. Wrong values are errors, unknown keys warnings, like every other field.
+ */
+function readLimits(raw: unknown, base: ServerLimits, at: readonly PropertyKey[], ctx: Context): ServerLimits {
+  if (raw === undefined) return base;
+  const issue = (segments: readonly PropertyKey[], message: string): ConfigIssue => ({ file: ctx.file, path: jsonPath([...at, ...segments]), message });
+  if (!isPlainObject(raw)) {
+    ctx.errors.push(issue([], `expected an object such as {"maxTools": 1000, "maxSchemaBytes": 262144}, got ${describeValue(raw)}`));
+    return base;
+  }
+  const out: Record<string, number> = { ...base };
+  for (const [key, value] of Object.entries(raw)) {
+    const field = Object.hasOwn(LIMIT_FIELDS, key) ? LIMIT_FIELDS[key as keyof ServerLimits] : undefined;
+    if (field === undefined) {
+      ctx.warnings.push(issue([key], `unknown limit "${key}" is ignored (known: ${Object.keys(LIMIT_FIELDS).join(', ')})`));
+      continue;
+    }
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < field.min || value > field.max) {
+      ctx.errors.push(issue([key], `expected ${field.what}, got ${describeValue(value)}`));
+      continue;
+    }
+    out[key] = value;
+  }
+  return Object.freeze(out as unknown as ServerLimits);
 }
 
 /** zod's issues, reworded as "expected X, got Y" against the value actually in the file. */

@@ -14,7 +14,10 @@ export interface StdioServerConfig {
   readonly disabled: boolean;
   /** Per-request timeout in ms. */
   readonly timeout: number;
-  readonly sessions: 'shared' | 'per-agent';
+  /** One session with the server, shared by every agent (the only mode so far; see mcp-json.ts). */
+  readonly sessions: 'shared';
+  /** Always set by the loader; optional only so hand-built configs (tests, library use) get the defaults. */
+  readonly limits?: ServerLimits;
 }
 
 export interface RemoteServerConfig {
@@ -24,8 +27,34 @@ export interface RemoteServerConfig {
   readonly headers: Readonly<Record<string, string>>;
   readonly disabled: boolean;
   readonly timeout: number;
-  readonly sessions: 'shared' | 'per-agent';
+  readonly sessions: 'shared';
+  readonly limits?: ServerLimits;
 }
+
+/**
+ * What one server may cost the gateway (security audit #9, hardening §5): how much of its catalog is
+ * kept, and how long one call may run in total however often the server reports progress.
+ */
+export interface ServerLimits {
+  /** Tools past this many are dropped (and the list fetch stops paging). */
+  readonly maxTools: number;
+  /** Resources past this many are dropped; resource templates likewise, counted apart. */
+  readonly maxResources: number;
+  readonly maxPrompts: number;
+  /** A tool whose inputSchema or outputSchema serializes to more bytes than this is withheld. */
+  readonly maxSchemaBytes: number;
+  /** Total ceiling of one call in ms: progress resets `timeout`, never this. */
+  readonly maxCallMs: number;
+}
+
+export const DEFAULT_LIMITS: ServerLimits = Object.freeze({
+  maxTools: 1000,
+  maxResources: 10_000,
+  maxPrompts: 1000,
+  maxSchemaBytes: 256 * 1024,
+  // Long enough for real long jobs (builds, crawls, migrations); short enough that nothing runs forever.
+  maxCallMs: 3_600_000,
+});
 
 export type ServerConfig = StdioServerConfig | RemoteServerConfig;
 

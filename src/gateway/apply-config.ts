@@ -23,6 +23,7 @@ export async function applyConfig(gateway: Gateway, next: ServersConfig, rules: 
   const after = new Map(next.servers.map((s) => [s.name, s]));
   const report: ApplyReport = { added: [], removed: [], restarted: [] };
   for (const name of before.keys()) if (!after.has(name)) report.removed.push(name);
+  for (const name of report.removed) gateway.limits.forget(name);
   for (const [name, config] of after) {
     const old = before.get(name);
     if (old === undefined) report.added.push(name);

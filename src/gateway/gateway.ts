@@ -7,8 +7,9 @@ import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { Catalog } from '../catalog/catalog.js';
 import { Refresher } from '../catalog/refresher.js';
+import { CatalogLimits } from '../catalog/limits.js';
 import { Connection, type ConnectionHooks, type SupervisionSettings } from '../servers/connection.js';
-import { fetchLists, type ListKind } from '../servers/lists.js';
+import { LIST_KINDS, fetchLists, type ListKind } from '../servers/lists.js';
 import type { StopTimings } from '../servers/stdio-process.js';
 import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
 import { PinKeeper } from '../pins/keeper.js';
@@ -74,6 +75,8 @@ export class Gateway implements ConnectionHooks {
   private resolveSettled!: () => void;
   private isSettled = false;
   private readonly refresher: Refresher;
+  /** What each server's limits cut from its lists (logged once, shown in the status). */
+  readonly limits: CatalogLimits;
   readonly pins: PinKeeper;
   /** The rules in force: one immutable snapshot, swapped whole on reload. */
   rules: Rules;
@@ -88,6 +91,7 @@ export class Gateway implements ConnectionHooks {
     this.log = options.log;
     this.config = options.config;
     this.catalog = new Catalog(options.config.servers.map((s) => s.name), { separator: options.separator, sanitize: options.sanitize });
+    this.limits = new CatalogLimits(this.log);
     this.pins = new PinKeeper({
       mode: options.pins?.mode ?? 'off',
       dir: options.pins?.dir ?? '.mcpgate',
@@ -175,7 +179,8 @@ export class Gateway implements ConnectionHooks {
 
   /** A session is ready (first start or reconnect): list everything, review pins, publish. */
   async ready(conn: Connection): Promise<void> {
-    const lists = await fetchLists(conn);
+    const { lists, trims } = await fetchLists(conn);
+    this.limits.record(conn.name, LIST_KINDS, trims);
     const review = await this.pins.check(conn.name, lists.tools ?? [], conn.info?.instructions);
     if (conn.state !== 'ready') throw conn.lastError ?? new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${conn.name}" went away while being listed`, { server: conn.name });
     const changed = this.catalog.set(conn.name, lists, review.held);
@@ -330,8 +335,9 @@ export class Gateway implements ConnectionHooks {
   private async refresh(server: string, kinds: ListKind[]): Promise<void> {
     const conn = this.connections.get(server);
     if (conn?.state !== 'ready') return;
-    const lists = await fetchLists(conn, kinds);
+    const { lists, trims } = await fetchLists(conn, kinds);
     if (conn.state !== 'ready') return;
+    this.limits.record(server, kinds, trims);
     const review = lists.tools === undefined ? undefined : await this.pins.check(server, lists.tools, conn.info?.instructions);
     if (conn.state !== 'ready') return;
     const changed = this.catalog.set(server, lists, review?.held);

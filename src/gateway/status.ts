@@ -18,6 +18,7 @@ export function gatewayStatus(gateway: Gateway): Record<string, unknown> {
         state: s.disabled ? 'disabled' : conn?.state ?? 'not started',
         tools: gateway.catalog.counts(s.name).tools,
         held: gateway.catalog.heldCount(s.name),
+        limited: gateway.limits.report(s.name),
         attempts: conn?.attempts ?? 0,
         breaker: conn?.breaker.state,
         last_error: conn?.lastError?.message ?? null,

@@ -5,7 +5,7 @@
 
 import { InitializeResultSchema } from '@modelcontextprotocol/core';
 import { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION } from '../wire/protocol.js';
-import type { ServerConfig } from '../config/types.js';
+import { DEFAULT_LIMITS, type ServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import {
@@ -59,8 +59,12 @@ interface Pending {
   forwarded: boolean;
   method: string;
   timeoutMs: number;
-  /** performance.now() by which the server must answer (pushed back by progress). */
+  /** performance.now() by which the server must answer (pushed back by progress, never past `ceiling`). */
   deadline: number;
+  /** performance.now() past which the call ends however much progress it reports (hardening §5). */
+  ceiling: number;
+  /** performance.now() of the call's last progress notification, if any. */
+  progressAt?: number;
 }
 
 /** Timeouts are checked by one sweep per connection, at a tenth of the shortest timeout (10 ms–1 s). */
@@ -88,6 +92,8 @@ export class ClientSession {
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweepMs = Infinity;
   private readonly ids: { next: number };
+  /** The server's `limits.maxCallMs`: a call's total ceiling. */
+  private readonly ceilingMs: number;
   private process: ServerTransport | undefined;
   private closing: Promise<void> | undefined;
 
@@ -99,6 +105,7 @@ export class ClientSession {
   ) {
     this.name = config.name;
     this.ids = options.ids ?? { next: 1 };
+    this.ceilingMs = config.limits?.maxCallMs ?? DEFAULT_LIMITS.maxCallMs;
   }
 
   get pid(): number | undefined {
@@ -158,7 +165,9 @@ export class ClientSession {
       sink.fail(this.unavailable());
       return id;
     }
-    this.track(id, { sink, forwarded: false, method, timeoutMs, deadline: performance.now() + timeoutMs });
+    const now = performance.now();
+    const ceiling = now + this.ceilingMs;
+    this.track(id, { sink, forwarded: false, method, timeoutMs, deadline: Math.min(now + timeoutMs, ceiling), ceiling });
     if (!this.process!.write(encodeRequest(id, method, params), id)) {
       this.settle(id)?.sink.fail(this.unavailable());
     }
@@ -186,7 +195,9 @@ export class ClientSession {
       sink.fail(new GatewayError('MCPG_INVALID_PARAMS', `${msg.method}: the request could not be encoded for server "${this.name}": ${err instanceof Error ? err.message : String(err)}`));
       return 0;
     }
-    this.track(id, { sink, forwarded: true, method: msg.method, timeoutMs, deadline: performance.now() + timeoutMs });
+    const now = performance.now();
+    const ceiling = now + this.ceilingMs;
+    this.track(id, { sink, forwarded: true, method: msg.method, timeoutMs, deadline: Math.min(now + timeoutMs, ceiling), ceiling });
     if (!this.process!.write(line, id)) {
       this.settle(id)?.sink.fail(this.unavailable());
       this.hooks.outcome?.(this, false);
@@ -294,13 +305,15 @@ export class ClientSession {
     const token = msg.params?.progressToken;
     const entry = typeof token === 'number' ? this.pending.get(token) : undefined;
     if (entry === undefined) return; // a progress for a finished call: spec says ignore
-    entry.deadline = performance.now() + entry.timeoutMs; // progress proves the server is working: it resets the timeout
+    // Progress proves the server is working: it resets the timeout, but never past the call's ceiling.
+    entry.progressAt = performance.now();
+    entry.deadline = Math.min(entry.progressAt + entry.timeoutMs, entry.ceiling);
     entry.sink.progress?.(msg.params!);
   }
 
   private track(id: number, entry: Pending): void {
     this.pending.set(id, entry);
-    const period = Math.max(MIN_SWEEP_MS, Math.min(MAX_SWEEP_MS, Math.floor(entry.timeoutMs / 10)));
+    const period = Math.max(MIN_SWEEP_MS, Math.min(MAX_SWEEP_MS, Math.floor(Math.min(entry.timeoutMs, this.ceilingMs) / 10)));
     if (period >= this.sweepMs) return;
     this.sweepMs = period;
     clearInterval(this.sweepTimer);
@@ -322,6 +335,16 @@ export class ClientSession {
 
   private onTimeout(id: number, entry: Pending): void {
     const { method, timeoutMs } = entry;
+    if (entry.deadline >= entry.ceiling) {
+      // The call ran out its total time. A server that reported progress within its timeout is
+      // working, just longer than allowed: that is no sign of failure for the breaker. One that went
+      // silent (or has a ceiling below its timeout) would have timed out anyway, and counts as such.
+      const alive = entry.progressAt !== undefined && performance.now() - entry.progressAt < timeoutMs;
+      this.cancel(id, `ran longer than the ceiling of ${this.ceilingMs} ms`);
+      if (entry.forwarded && !alive && timeoutMs >= this.config.timeout) this.hooks.outcome?.(this, false);
+      entry.sink.fail(new GatewayError('MCPG_SERVER_TIMEOUT', `server "${this.name}" did not finish ${method} within its ceiling of ${this.ceilingMs} ms (limits.maxCallMs; progress does not extend it); the request was cancelled`, { server: this.name, detail: { ceilingMs: this.ceilingMs } }));
+      return;
+    }
     this.cancel(id, `timed out after ${timeoutMs} ms`);
     // Only the server's own timeout says the server is failing; a shorter one an agent chose (e.g.
     // execute_tool's timeout_ms) must not let one agent open the breaker for everyone.

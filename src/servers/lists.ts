@@ -1,6 +1,9 @@
 // Fetching a server's tools, resources, resource templates and prompts, following pagination, and
 // validating each page at the edge with the SDK's schemas: a server that sends garbage is reported
-// (MCPG_SERVER_BAD_RESPONSE, naming it) instead of poisoning the catalog.
+// (MCPG_SERVER_BAD_RESPONSE, naming it) instead of poisoning the catalog. A server's limits bound what
+// is kept (security audit #9): paging stops once a list passes its count, items past it are dropped
+// before validation, and a tool whose schema is too large is withheld (its size is measured by a walk
+// that stops at the limit, never by serializing it).
 
 import {
   ListPromptsResultSchema, ListResourcesResultSchema, ListResourceTemplatesResultSchema, ListToolsResultSchema,
@@ -8,6 +11,7 @@ import {
 import type { Prompt, Resource, Tool } from '../wire/protocol.js';
 import type { z } from 'zod';
 import { GatewayError } from '../errors.js';
+import { DEFAULT_LIMITS, type ServerLimits } from '../config/types.js';
 import type { Connection } from './connection.js';
 
 export type ListKind = 'tools' | 'resources' | 'resourceTemplates' | 'prompts';
@@ -26,6 +30,23 @@ export interface ServerLists {
   prompts: Prompt[];
 }
 
+/** What the limits cut from one list: items past the count, tools with oversized schemas. */
+export interface ListTrim {
+  /** The server offered at least `listed` items; only the first `max` are kept. */
+  dropped?: { max: number; listed: number };
+  /** Tools withheld because a schema is larger than `maxBytes` (names, in list order). */
+  oversized?: { maxBytes: number; tools: string[] };
+}
+
+export interface FetchedLists {
+  lists: Partial<ServerLists>;
+  trims: Partial<Record<ListKind, ListTrim>>;
+}
+
+const LIMIT_OF: Record<ListKind, keyof ServerLimits> = {
+  tools: 'maxTools', resources: 'maxResources', resourceTemplates: 'maxResources', prompts: 'maxPrompts',
+};
+
 /** A server that keeps handing out cursors is cut off here rather than looping forever. */
 const MAX_PAGES = 1000;
 
@@ -41,10 +62,12 @@ export function supports(conn: Connection, kind: ListKind): boolean {
   return conn.info?.capabilities[SPEC[kind].capability] !== undefined;
 }
 
-export async function fetchList<K extends ListKind>(conn: Connection, kind: K): Promise<ServerLists[K]> {
-  if (!supports(conn, kind)) return [];
+export async function fetchList<K extends ListKind>(conn: Connection, kind: K, limits: ServerLimits = DEFAULT_LIMITS): Promise<{ items: ServerLists[K]; trim: ListTrim | undefined }> {
+  if (!supports(conn, kind)) return { items: [], trim: undefined };
   const spec = SPEC[kind];
+  const max = limits[LIMIT_OF[kind]];
   const items: unknown[] = [];
+  let trim: ListTrim | undefined;
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
     let raw: Record<string, unknown>;
@@ -52,8 +75,28 @@ export async function fetchList<K extends ListKind>(conn: Connection, kind: K): 
       raw = await conn.request(spec.method, cursor === undefined ? undefined : { cursor });
     } catch (err) {
       // Declaring `resources` without serving templates is common (SDK servers answer -32601).
-      if (page === 0 && isMethodNotFound(err)) return [];
+      if (page === 0 && isMethodNotFound(err)) return { items: [], trim: undefined };
       throw err;
+    }
+    // Cut to what is kept before validating, so a flood of items is never copied by the schema check.
+    let rawItems = raw[spec.field];
+    let over = false;
+    if (Array.isArray(rawItems)) {
+      const room = max - items.length;
+      if (rawItems.length > room) {
+        over = true;
+        trim = { dropped: { max, listed: items.length + rawItems.length } };
+        rawItems = rawItems.slice(0, room);
+      }
+      if (kind === 'tools') {
+        const kept = withoutOversized(rawItems as unknown[], limits.maxSchemaBytes);
+        if (kept.withheld.length > 0) {
+          trim ??= {};
+          trim.oversized = { maxBytes: limits.maxSchemaBytes, tools: [...(trim.oversized?.tools ?? []), ...kept.withheld] };
+          rawItems = kept.items;
+        }
+      }
+      raw = { ...raw, [spec.field]: rawItems };
     }
     const parsed = (spec.schema as z.ZodType).safeParse(raw);
     if (!parsed.success) {
@@ -63,20 +106,64 @@ export async function fetchList<K extends ListKind>(conn: Connection, kind: K): 
     }
     const data = parsed.data as Record<string, unknown>;
     // Keep the server's own objects (not zod's copies) so unknown fields pass through untouched.
-    const rawItems = raw[spec.field] as unknown[];
-    items.push(...rawItems);
+    for (const item of rawItems as unknown[]) items.push(item);
     cursor = typeof data.nextCursor === 'string' && data.nextCursor.length > 0 ? data.nextCursor : undefined;
-    if (cursor === undefined) return items as ServerLists[K];
+    // Past the limit there is nothing more to keep: do not page through the rest.
+    if (cursor === undefined || over) return { items: items as ServerLists[K], trim };
   }
   throw new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${conn.name}" returned more than ${MAX_PAGES} pages for ${spec.method}`, { server: conn.name });
 }
 
-export async function fetchLists(conn: Connection, kinds: readonly ListKind[] = LIST_KINDS): Promise<Partial<ServerLists>> {
-  const out: Partial<ServerLists> = {};
+export async function fetchLists(conn: Connection, kinds: readonly ListKind[] = LIST_KINDS): Promise<FetchedLists> {
+  const out: FetchedLists = { lists: {}, trims: {} };
+  const limits = conn.config.limits ?? DEFAULT_LIMITS;
   await Promise.all(kinds.map(async (kind) => {
-    (out as Record<ListKind, unknown>)[kind] = await fetchList(conn, kind);
+    const { items, trim } = await fetchList(conn, kind, limits);
+    (out.lists as Record<ListKind, unknown>)[kind] = items;
+    if (trim !== undefined) out.trims[kind] = trim;
   }));
   return out;
+}
+
+/** Splits off the tools whose inputSchema or outputSchema is over `maxBytes` (a malformed tool is left to validation). */
+function withoutOversized(tools: unknown[], maxBytes: number): { items: unknown[]; withheld: string[] } {
+  const withheld: string[] = [];
+  const items = tools.filter((tool) => {
+    if (typeof tool !== 'object' || tool === null) return true;
+    const { name, inputSchema, outputSchema } = tool as Record<string, unknown>;
+    if (jsonSize(inputSchema, maxBytes) <= maxBytes && jsonSize(outputSchema, maxBytes) <= maxBytes) return true;
+    withheld.push(typeof name === 'string' ? name : '(unnamed)');
+    return false;
+  });
+  return { items, withheld };
+}
+
+/**
+ * The UTF-8 length of `JSON.stringify(value)` (escapes aside), counted by an iterative walk that
+ * stops as soon as it passes `stopAbove`: a 50 MB schema costs a walk to its first 256 KiB, no copy.
+ */
+export function jsonSize(value: unknown, stopAbove = Infinity): number {
+  let total = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && total <= stopAbove) {
+    const v = stack.pop();
+    if (typeof v === 'string') total += Buffer.byteLength(v) + 2;
+    else if (typeof v === 'number' || typeof v === 'boolean') total += String(v).length;
+    else if (v === null) total += 4;
+    else if (Array.isArray(v)) {
+      total += 2 + Math.max(0, v.length - 1);
+      for (const item of v) stack.push(item);
+    } else if (typeof v === 'object') {
+      const entries = Object.entries(v);
+      total += 2 + Math.max(0, entries.length - 1);
+      for (const [key, item] of entries) {
+        total += Buffer.byteLength(key) + 3;
+        stack.push(item);
+      }
+    }
+    // undefined (an absent schema) counts nothing
+  }
+  return total;
 }
 
 function isMethodNotFound(err: unknown): boolean {

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseServersConfig } from '../../src/config/load.js';
-import { DEFAULT_TIMEOUT_MS } from '../../src/config/types.js';
+import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_MS } from '../../src/config/types.js';
 import { byPath, failure } from './helpers.js';
 
 const FILE = '/srv/project/.mcp.json';
@@ -16,7 +16,7 @@ void describe('parseServersConfig: valid files', () => {
       mcpServers: {
         files: { command: 'npx', args: ['-y', 'server-filesystem', '.'] },
         remote: { type: 'http', url: 'https://example.test/mcp', headers: { Authorization: 'Bearer x' } },
-        legacy: { type: 'sse', url: 'http://127.0.0.1:8080/sse', disabled: true, timeout: 1500, sessions: 'per-agent' },
+        legacy: { type: 'sse', url: 'http://127.0.0.1:8080/sse', disabled: true, timeout: 1500, sessions: 'shared' },
       },
     });
     assert.equal(config.file, FILE);
@@ -24,13 +24,13 @@ void describe('parseServersConfig: valid files', () => {
     assert.deepEqual(config.servers, [
       {
         type: 'stdio', name: 'files', command: 'npx', args: ['-y', 'server-filesystem', '.'], env: {},
-        cwd: '/srv/project', disabled: false, timeout: DEFAULT_TIMEOUT_MS, sessions: 'shared',
+        cwd: '/srv/project', disabled: false, timeout: DEFAULT_TIMEOUT_MS, sessions: 'shared', limits: DEFAULT_LIMITS,
       },
       {
         type: 'http', name: 'remote', url: 'https://example.test/mcp', headers: { Authorization: 'Bearer x' },
-        disabled: false, timeout: DEFAULT_TIMEOUT_MS, sessions: 'shared',
+        disabled: false, timeout: DEFAULT_TIMEOUT_MS, sessions: 'shared', limits: DEFAULT_LIMITS,
       },
-      { type: 'sse', name: 'legacy', url: 'http://127.0.0.1:8080/sse', headers: {}, disabled: true, timeout: 1500, sessions: 'per-agent' },
+      { type: 'sse', name: 'legacy', url: 'http://127.0.0.1:8080/sse', headers: {}, disabled: true, timeout: 1500, sessions: 'shared', limits: DEFAULT_LIMITS },
     ]);
   });
 
@@ -149,7 +149,7 @@ void describe('parseServersConfig: errors and warnings', () => {
       '$.mcpServers.files.args[2]': 'expected a string, got null',
       '$.mcpServers.files.env.PORT': 'expected a string, got 8080',
       '$.mcpServers.files.timeout': `expected ${timeout}, got 1.5`,
-      '$.mcpServers.files.sessions': 'expected "shared" or "per-agent", got "sometimes"',
+      '$.mcpServers.files.sessions': 'expected "shared" (the only session mode supported so far), got "sometimes"',
       '$.mcpServers.files.disabled': 'expected true or false, got a string',
       '$.mcpServers.remote.url': 'missing; expected a string (an http or https URL)',
       '$.mcpServers.remote.headers': 'expected an object whose values are strings, got an array',
@@ -213,6 +213,43 @@ void describe('parseServersConfig: errors and warnings', () => {
 
     const { warnings } = await failure(() => parse({ extra: 1, mcpServers: { s: { command: 1 } } }));
     assert.deepEqual(byPath(warnings), { '$.extra': 'unknown top-level key "extra" is ignored' });
+  });
+});
+
+void describe('parseServersConfig: limits (security audit #9, hardening §5)', () => {
+  void it('takes per-server limits over the top-level ones over the defaults', { timeout: 5000 }, () => {
+    const config = parse({
+      limits: { maxTools: 50, maxCallMs: 60_000 },
+      mcpServers: { a: { command: 'x' }, b: { command: 'x', limits: { maxTools: 5, maxSchemaBytes: 1024 } } },
+    });
+    assert.deepEqual(config.warnings, []);
+    assert.deepEqual(config.servers.map((s) => s.limits), [
+      { ...DEFAULT_LIMITS, maxTools: 50, maxCallMs: 60_000 },
+      { ...DEFAULT_LIMITS, maxTools: 5, maxCallMs: 60_000, maxSchemaBytes: 1024 },
+    ]);
+  });
+
+  void it('names every bad limit with its path; an unknown one is a warning', { timeout: 5000 }, async () => {
+    const { issues, warnings } = await failure(() => parse({
+      limits: 'lots',
+      mcpServers: { a: { command: 'x', limits: { maxTools: -1, maxSchemaBytes: 0, maxCallMs: 1.5, maxTool: 3 } } },
+    }));
+    assert.deepEqual(byPath(issues), {
+      '$.limits': 'expected an object such as {"maxTools": 1000, "maxSchemaBytes": 262144}, got a string',
+      '$.mcpServers.a.limits.maxTools': 'expected a whole number of tools, 0 or more, got -1',
+      '$.mcpServers.a.limits.maxSchemaBytes': 'expected a positive whole number of bytes, got 0',
+      '$.mcpServers.a.limits.maxCallMs': 'expected a positive integer number of milliseconds (at most 2147483647), got 1.5',
+    });
+    assert.deepEqual(byPath(warnings), { '$.mcpServers.a.limits.maxTool': 'unknown limit "maxTool" is ignored (known: maxTools, maxResources, maxPrompts, maxSchemaBytes, maxCallMs)' });
+  });
+
+  void it('refuses "sessions" other than "shared", naming the server', { timeout: 5000 }, async () => {
+    const { issues } = await failure(() => parse({ mcpServers: { a: { command: 'x', sessions: 'per-agent' }, b: { url: 'http://b.test/', sessions: 'per-session' } } }));
+    const tail = 'shared by every agent (see the issue "Sessions per agent: isolation and a pool for servers that keep state"); remove "sessions" or set it to "shared"';
+    assert.deepEqual(byPath(issues), {
+      '$.mcpServers.a.sessions': `"per-agent" is not supported yet: mcpgate keeps one session with server "a" ${tail}`,
+      '$.mcpServers.b.sessions': `"per-session" is not supported yet: mcpgate keeps one session with server "b" ${tail}`,
+    });
   });
 });
 

@@ -62,3 +62,47 @@ void describe('ClientSession over a transport that can fail a request', { timeou
     await session.close();
   });
 });
+
+void describe('ClientSession: the total ceiling per call and the breaker', { timeout: 10_000 }, () => {
+  async function started(config: RemoteServerConfig): Promise<{ session: ClientSession; script: ReturnType<typeof scripted>; outcomes: boolean[] }> {
+    const script = scripted();
+    const outcomes: boolean[] = [];
+    const session = new ClientSession(config, {
+      notification: () => {},
+      request: () => {},
+      state: () => {},
+      outcome: (_s, ok) => void outcomes.push(ok),
+    }, new Logger('silent'), { startupTimeoutMs: 1000, transport: script.transport });
+    await session.start();
+    return { session, script, outcomes };
+  }
+
+  void it('a call that reports progress past its ceiling ends, but does not count against the server', async () => {
+    const { session, script, outcomes } = await started({ ...CONFIG, timeout: 200, limits: { maxCallMs: 300 } } as RemoteServerConfig);
+    const failed = new Promise<GatewayError>((resolve, reject) => {
+      session.forward({ jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 't', _meta: { progressToken: 'p' } } }, { reply: () => reject(new Error('answered')), fail: resolve, progress: () => {} });
+    });
+    const id = script.sent[0]!;
+    const beat = setInterval(() => script.events().line(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":${id},"progress":1}}`), 20);
+    try {
+      const err = await failed;
+      assert.equal(err.code, 'MCPG_SERVER_TIMEOUT');
+      assert.equal(err.detail?.ceilingMs, 300);
+    } finally {
+      clearInterval(beat);
+    }
+    assert.deepEqual(outcomes, [], 'a server still reporting progress is working, not failing');
+    await session.close();
+  });
+
+  void it('a silent call that reaches a ceiling below its timeout counts as a failure', async () => {
+    const { session, outcomes } = await started({ ...CONFIG, timeout: 5000, limits: { maxCallMs: 100 } } as RemoteServerConfig);
+    const keepAlive = setInterval(() => {}, 1000); // the session's own sweep is unref'd
+    const err = await new Promise<GatewayError>((resolve, reject) => {
+      session.forward({ jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 't' } }, { reply: () => reject(new Error('answered')), fail: resolve });
+    }).finally(() => clearInterval(keepAlive));
+    assert.equal(err.detail?.ceilingMs, 100);
+    assert.deepEqual(outcomes, [false]);
+    await session.close();
+  });
+});

@@ -1,5 +1,5 @@
 // Structured logging (src/observability/logger.ts): level filtering, child context, redaction of
-// secret-looking fields, errors as `{message, code}` (never a stack), and a sink that throws never
+// secret-looking fields, errors as `{message, code, stack}` (the stack of an expected error only at debug), and a sink that throws never
 // takes the caller down.
 
 import { describe, it } from 'node:test';
@@ -76,21 +76,31 @@ void describe('Logger', { timeout: 5000 }, () => {
     assert.deepEqual(records(), [{ level: 'info', msg: 'm', server: 'remote', authorization: '[redacted]' }]);
   });
 
-  void it('serialises errors to {message, code} without a stack', { timeout: 5000 }, () => {
-    const { log, lines, records } = capture('info');
+  void it('keeps the stack of an unexpected error always, of a GatewayError only at debug (hardening §7)', { timeout: 5000 }, () => {
+    const { log, records } = capture('info');
     const nodeErr = Object.assign(new Error('no such file'), { code: 'ENOENT' });
+    const cause = new Error('socket hang up');
     log.error('failed', {
       plain: new Error('boom'),
       gateway: new GatewayError('MCPG_SERVER_TIMEOUT', 'too slow', { server: 'fs' }),
       node: nodeErr,
+      wrapped: new GatewayError('MCPG_SERVER_UNAVAILABLE', 'gone', { cause }),
     });
-    assert.deepEqual(records(), [{
-      level: 'error', msg: 'failed',
-      plain: { message: 'boom' },
-      gateway: { message: 'too slow', code: 'MCPG_SERVER_TIMEOUT' },
-      node: { message: 'no such file', code: 'ENOENT' },
-    }]);
-    assert.ok(!lines[0]!.includes('    at '), 'no stack trace');
+    const [record] = records();
+    const field = (name: string): Record<string, unknown> => record![name] as Record<string, unknown>;
+    assert.equal(field('plain').message, 'boom');
+    assert.match(String(field('plain').stack), /^Error: boom\n\s+at /);
+    assert.deepEqual(field('gateway'), { message: 'too slow', code: 'MCPG_SERVER_TIMEOUT' }, 'an expected error: no stack at info');
+    assert.equal(field('node').code, 'ENOENT');
+    assert.match(String(field('node').stack), /\n\s+at /);
+    assert.equal(field('wrapped').stack, undefined);
+    assert.match(String((field('wrapped').cause as Record<string, unknown>).stack), /^Error: socket hang up\n\s+at /, 'an unexpected cause keeps its stack');
+
+    const debug = capture('debug');
+    debug.log.warn('failed', { error: new GatewayError('MCPG_SERVER_TIMEOUT', 'too slow') });
+    const err = debug.records()[0]!.error as Record<string, unknown>;
+    assert.equal(err.code, 'MCPG_SERVER_TIMEOUT');
+    assert.match(String(err.stack), /^GatewayError: too slow\n\s+at /, 'at debug, an expected error keeps its stack too');
   });
 
   void it('a sink that throws never throws out of a log call', { timeout: 5000 }, () => {

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Refresher, type RefreshFn } from '../../src/catalog/refresher.js';
 import { Logger, silentLogger } from '../../src/observability/logger.js';
+import { GatewayError } from '../../src/errors.js';
 import type { ListKind } from '../../src/servers/lists.js';
 
 interface Call {
@@ -134,7 +135,7 @@ void describe('Refresher', { timeout: 5000 }, () => {
     try {
       refresher.request('fs', 'tools');
       await rec.until(1);
-      rec.calls[0]!.fail(Object.assign(new Error('server gone'), { code: 'MCPG_SERVER_UNAVAILABLE' }));
+      rec.calls[0]!.fail(new GatewayError('MCPG_SERVER_UNAVAILABLE', 'server gone'));
       refresher.request('fs', 'resources');
       await rec.until(2);
       rec.calls[1]!.release();
