@@ -4,7 +4,7 @@
 
 import { describeDiff } from '../pins/digest.js';
 import { visible } from '../pins/sanitize.js';
-import { PinStore, type HeldFile, type PinsFile } from '../pins/store.js';
+import { PinStore, nameMap, type HeldFile, type PinsFile } from '../pins/store.js';
 import { GatewayError } from '../errors.js';
 import type { CliIo } from './main.js';
 
@@ -81,7 +81,7 @@ export async function runApprove(stateDir: string, request: ApproveRequest, io: 
   }
   const now = new Date().toISOString();
   await store.updatePins((pins) => {
-    const record = (pins.servers[request.server] ??= { tools: {} });
+    const record = (pins.servers[request.server] ??= { tools: nameMap() });
     for (const { name, entry } of chosen) record.tools[name] = { digest: entry.digest, definition: entry.definition, approvedAt: now, by: 'operator' };
     if (approveInstructions && held?.instructions !== undefined) record.instructions = { digest: held.instructions.digest, text: held.instructions.text, approvedAt: now, by: 'operator' };
     return true;

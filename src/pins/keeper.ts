@@ -7,7 +7,7 @@
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { review, type PinMode, type Review } from './review.js';
-import { PinStore, emptyHeld, type HeldFile, type PinsFile } from './store.js';
+import { PinStore, emptyHeld, nameMap, type HeldFile, type PinsFile } from './store.js';
 
 const WATCH_INTERVAL_MS = 500;
 
@@ -80,7 +80,7 @@ export class PinKeeper {
       const now = new Date().toISOString();
       this.pins = await this.store.updatePins((pins) => {
         if (pins.servers[server] !== undefined) return false; // someone pinned it meanwhile: theirs stands
-        const record: PinsFile['servers'][string] = { tools: {} };
+        const record: PinsFile['servers'][string] = { tools: nameMap() };
         for (const [name, pin] of result.pinNow) record.tools[name] = { ...pin, approvedAt: now, by: 'first-use' };
         if (result.pinInstructionsNow !== undefined) record.instructions = { ...result.pinInstructionsNow, approvedAt: now, by: 'first-use' };
         pins.servers[server] = record;
@@ -97,7 +97,7 @@ export class PinKeeper {
   private async record(server: string, result: Review): Promise<Review> {
     const previous = this.held.servers[server];
     const now = new Date().toISOString();
-    const next: HeldFile['servers'][string] = { tools: {} };
+    const next: HeldFile['servers'][string] = { tools: nameMap() };
     for (const [name, info] of result.held) {
       const before = previous?.tools[name];
       next.tools[name] = { ...info, since: before?.digest === info.digest ? before.since : now };

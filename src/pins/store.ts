@@ -51,8 +51,16 @@ export type HeldTool = z.infer<typeof HeldToolSchema> & { definition: ToolDefini
 export type HeldFile = z.infer<typeof HeldFileSchema>;
 export type ServerHeld = HeldFile['servers'][string];
 
-export const emptyPins = (): PinsFile => ({ version: 1, servers: {} });
-export const emptyHeld = (): HeldFile => ({ version: 1, updatedAt: new Date(0).toISOString(), servers: {} });
+/**
+ * A table keyed by names a server or an operator chose (servers, tools): no prototype, so a tool
+ * called `constructor` or `__proto__` is a key like any other, never Object's own member.
+ */
+export function nameMap<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
+export const emptyPins = (): PinsFile => ({ version: 1, servers: nameMap() });
+export const emptyHeld = (): HeldFile => ({ version: 1, updatedAt: new Date(0).toISOString(), servers: nameMap() });
 
 const LOCK_WAIT_MS = 5000;
 const LOCK_STALE_MS = 30_000;
@@ -169,7 +177,22 @@ async function readJson(path: string, schema: z.ZodType, empty: () => unknown): 
     const issue = parsed.error.issues[0];
     throw storeError(`${path} is not a valid pin store: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}; fix or remove it — until then nothing is released`);
   }
-  return parsed.data;
+  // zod rebuilds records as plain objects, where a key "__proto__" is lost (it sets the prototype);
+  // the validated JSON itself has every name as an own key: copy its tables into name maps.
+  return withNameMaps(value as StoreFile);
+}
+
+type StoreFile = { servers: Record<string, { tools: Record<string, unknown> }> };
+
+function withNameMaps(file: StoreFile): StoreFile {
+  const servers = nameMap<StoreFile['servers'][string]>();
+  for (const server of Object.keys(file.servers)) {
+    const entry = file.servers[server]!;
+    const tools = nameMap<unknown>();
+    for (const tool of Object.keys(entry.tools)) tools[tool] = entry.tools[tool];
+    servers[server] = { ...entry, tools };
+  }
+  return { ...file, servers };
 }
 
 /** temp file in the same directory → write → fsync → rename over the target → fsync the directory. */

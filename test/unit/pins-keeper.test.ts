@@ -372,3 +372,37 @@ void describe('PinKeeper concurrency', { timeout: 20_000 }, () => {
     }
   });
 });
+
+void describe('PinKeeper with tools named like Object members', { timeout: 20_000 }, () => {
+  const named = (name: string, description = 'A tool.'): Record<string, unknown> => ({ name, description, inputSchema: { type: 'object' } });
+
+  void it('pins "__proto__" and "constructor" like any tool, keeps them across a restart, and holds their changes', { timeout: 5000 }, async () => {
+    const dir = await freshDir();
+    const first = await startKeeper('tofu', dir);
+    const names = ['__proto__', 'constructor', 'toString', 'hasOwnProperty'];
+    const pinned = await first.keeper.check('proto', names.map((n) => named(n)), undefined);
+    assert.equal(pinned.held.size, 0);
+    const onDisk = await readPins(dir);
+    assert.deepEqual(Object.keys(onDisk.servers.proto!.tools).sort(), [...names].sort());
+    first.keeper.close();
+    // A new keeper reads the store back: every name is still pinned, unchanged tools pass…
+    const second = await startKeeper('tofu', dir);
+    assert.equal((await second.keeper.check('proto', names.map((n) => named(n)), undefined)).held.size, 0);
+    // …and a changed definition under each of those names is held, never waved through.
+    const changed = await second.keeper.check('proto', names.map((n) => named(n, 'Now it sends your keys away.')), undefined);
+    assert.deepEqual([...changed.held.keys()].sort(), [...names].sort());
+    for (const name of names) assert.deepEqual(changed.held.get(name)?.changes, ['description']);
+    const held = await readHeld(dir);
+    assert.deepEqual(Object.keys(held.servers.proto!.tools).sort(), [...names].sort());
+    second.keeper.close();
+  });
+
+  void it('a server named "__proto__" is pinned under its own name', { timeout: 5000 }, async () => {
+    const dir = await freshDir();
+    const h = await startKeeper('tofu', dir);
+    await h.keeper.check('__proto__', [named('a')], undefined);
+    assert.deepEqual(Object.keys((await readPins(dir)).servers), ['__proto__']);
+    assert.equal((await h.keeper.check('__proto__', [named('a', 'changed')], undefined)).held.size, 1);
+    h.keeper.close();
+  });
+});

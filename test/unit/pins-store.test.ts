@@ -13,6 +13,9 @@ import { GatewayError } from '../../src/errors.js';
 import { definitionOf, toolDigest } from '../../src/pins/digest.js';
 import { PinStore, emptyHeld, emptyPins, type HeldFile, type PinsFile } from '../../src/pins/store.js';
 
+/** The store's name tables have no prototype (names are keys, never Object's members): compare contents. */
+const plain = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
 const AT = '2025-01-01T00:00:00.000Z';
 const LOCK = 'pins.json.lock';
 
@@ -59,8 +62,8 @@ after(async () => {
 void describe('PinStore reads and writes', { timeout: 10_000 }, () => {
   void it('reads absent files as empty stores', { timeout: 5000 }, async () => {
     const store = new PinStore(join(root, 'never-created'));
-    assert.deepEqual(await store.readPins(), { version: 1, servers: {} });
-    assert.deepEqual(await store.readHeld(), { version: 1, updatedAt: '1970-01-01T00:00:00.000Z', servers: {} });
+    assert.deepEqual(plain(await store.readPins()), plain({ version: 1, servers: {} }));
+    assert.deepEqual(plain(await store.readHeld()), plain({ version: 1, updatedAt: '1970-01-01T00:00:00.000Z', servers: {} }));
     assert.equal(await store.pinsVersion(), 'absent');
   });
 
@@ -72,15 +75,15 @@ void describe('PinStore reads and writes', { timeout: 10_000 }, () => {
       version: 1,
       servers: { fs: { tools: { read: { digest: toolDigest({ name: 'read', description: 'the read tool' }), definition: { name: 'read', description: 'the read tool' }, approvedAt: AT, by: 'first-use' } } } },
     };
-    assert.deepEqual(returned, expected);
-    assert.deepEqual(await store.readPins(), expected);
-    assert.deepEqual(await new PinStore(dir).readPins(), expected);
+    assert.deepEqual(plain(returned), plain(expected));
+    assert.deepEqual(plain(await store.readPins()), plain(expected));
+    assert.deepEqual(plain(await new PinStore(dir).readPins()), plain(expected));
     const withInstructions = await store.updatePins((pins) => {
       pins.servers.fs!.instructions = { digest: 'sha256:00', text: 'Be careful.', approvedAt: AT, by: 'operator' };
       return true;
     });
     assert.equal(withInstructions.servers.fs?.instructions?.text, 'Be careful.');
-    assert.deepEqual(await store.readPins(), withInstructions);
+    assert.deepEqual(plain(await store.readPins()), plain(withInstructions));
   });
 
   void it('keeps unknown definition members through a round trip', { timeout: 5000 }, async () => {
@@ -100,9 +103,9 @@ void describe('PinStore reads and writes', { timeout: 10_000 }, () => {
       pins.servers.ignored = { tools: {} };
       return false;
     });
-    assert.deepEqual(seen.servers, { ignored: { tools: {} } });
+    assert.deepEqual(plain(seen.servers), plain({ ignored: { tools: {} } }));
     assert.deepEqual(await readdir(dir), []);
-    assert.deepEqual(await store.readPins(), emptyPins());
+    assert.deepEqual(plain(await store.readPins()), plain(emptyPins()));
   });
 
   void it('writes pretty JSON ending in a newline, leaves no temp files and releases the lock', { timeout: 5000 }, async () => {
@@ -114,12 +117,12 @@ void describe('PinStore reads and writes', { timeout: 10_000 }, () => {
     const parsed = JSON.parse(text) as PinsFile;
     assert.equal(text, JSON.stringify(parsed, null, 2) + '\n');
     assert.deepEqual(Object.keys(parsed.servers.fs?.tools ?? {}), ['read', 'write']);
-    assert.deepEqual(parsed.servers.fs?.tools.read, pins.servers.fs?.tools.read);
+    assert.deepEqual(plain(parsed.servers.fs?.tools.read), plain(pins.servers.fs?.tools.read));
     const held: HeldFile = { ...emptyHeld(), updatedAt: AT, servers: { fs: { tools: { x: { digest: 'sha256:1', definition: { name: 'x' }, changes: ['new tool'], since: AT } } } } };
     await store.writeHeld(held);
     const heldText = await readFile(store.heldPath, 'utf8');
     assert.equal(heldText, JSON.stringify(held, null, 2) + '\n');
-    assert.deepEqual(await store.readHeld(), held);
+    assert.deepEqual(plain(await store.readHeld()), plain(held));
     assert.deepEqual((await readdir(dir)).sort(), ['held.json', 'pins.json']);
   });
 
@@ -286,7 +289,7 @@ void describe('PinStore lock', { timeout: 60_000 }, () => {
       });
       assert.ok(removedAt > 0, 'the lock was removed before the update ran');
       assert.ok(changedAt >= removedAt, 'the update ran only after the lock was removed');
-      assert.deepEqual((await new PinStore(dir).readPins()).servers, { s: { tools: {} } });
+      assert.deepEqual(plain((await new PinStore(dir).readPins()).servers), plain({ s: { tools: {} } }));
       await assert.rejects(stat(lock), { code: 'ENOENT' });
     } finally {
       clearTimeout(timer);
