@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_TIMEOUT_MS } from './types.js';
-import type { ConfigIssue, RemoteServerConfig, ServerConfig, ServersConfig, StdioServerConfig } from './types.js';
+import type { ConfigIssue, InheritEnv, RemoteServerConfig, ServerConfig, ServersConfig, StdioServerConfig } from './types.js';
 import { expandInto } from './expand.js';
 import type { Env } from './expand.js';
 import { configInvalid, describeValue, isPlainObject, jsonPath } from './issues.js';
@@ -28,12 +28,15 @@ const common = {
   timeout: z.number().int().positive().max(MAX_TIMEOUT_MS).default(DEFAULT_TIMEOUT_MS),
   sessions: z.enum(['shared', 'per-agent']).default('shared'),
 };
+// `inheritEnv`: true (everything but mcpgate's secrets), false (nothing), or names (`PREFIX_*` allowed).
+const inheritEnvField = z.union([z.boolean(), z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/))]);
 const stdioEntry = z.looseObject({
   type: z.literal('stdio').optional(),
   command: z.string().min(1),
   args: z.array(z.string()).default([]),
   env: z.record(z.string(), z.string()).default({}),
   cwd: z.string().optional(),
+  inheritEnv: inheritEnvField.optional(),
   ...common,
 });
 const remoteEntry = z.looseObject({
@@ -51,6 +54,8 @@ const EXPECTED: Readonly<Record<string, string>> = {
   env: 'an object whose values are strings',
   'env{}': 'a string',
   cwd: 'a string (a directory)',
+  inheritEnv: 'true, false, or an array of variable names (NAME or PREFIX_*)',
+  'inheritEnv[]': 'a variable name (letters, digits, _; a trailing * matches a prefix)',
   url: 'a string (an http or https URL)',
   headers: 'an object whose values are strings',
   'headers{}': 'a string',
@@ -64,18 +69,25 @@ interface Context {
   readonly env: Env;
   readonly errors: ConfigIssue[];
   readonly warnings: ConfigIssue[];
+  /** The file's top-level `inheritEnv` (the default for stdio entries). */
+  inheritEnv: InheritEnv;
 }
 
 /** Validates and expands a parsed `.mcp.json`; throws `MCPG_CONFIG_INVALID` listing every error. */
 export function buildServersConfig(raw: unknown, file: string, env: Env): ServersConfig {
-  const ctx: Context = { file, env, errors: [], warnings: [] };
+  const ctx: Context = { file, env, errors: [], warnings: [], inheritEnv: 'safe' };
   const issue = (segments: readonly PropertyKey[], message: string): ConfigIssue => ({ file, path: jsonPath(segments), message });
   const servers: ServerConfig[] = [];
   if (!isPlainObject(raw)) {
     ctx.errors.push(issue([], `expected an object with a "mcpServers" key, got ${describeValue(raw)}`));
   } else {
     for (const key of Object.keys(raw)) {
-      if (key !== 'mcpServers') ctx.warnings.push(issue([key], `unknown top-level key "${key}" is ignored`));
+      if (key !== 'mcpServers' && key !== 'inheritEnv') ctx.warnings.push(issue([key], `unknown top-level key "${key}" is ignored`));
+    }
+    if (raw.inheritEnv !== undefined) {
+      const parsed = inheritEnvField.safeParse(raw.inheritEnv);
+      if (parsed.success) ctx.inheritEnv = toInheritEnv(parsed.data);
+      else ctx.errors.push(issue(['inheritEnv'], `expected ${EXPECTED.inheritEnv}, got ${describeValue(raw.inheritEnv)}`));
     }
     const entries = raw.mcpServers;
     if (entries === undefined) ctx.errors.push(issue(['mcpServers'], 'missing; expected an object mapping server names to servers'));
@@ -168,11 +180,18 @@ function toStdio(name: string, raw: z.output<typeof stdioEntry>, expand: Expand,
     command,
     args: Object.freeze(args),
     env: Object.freeze(env),
+    inheritEnv: raw.inheritEnv === undefined ? ctx.inheritEnv : toInheritEnv(raw.inheritEnv),
     cwd,
     disabled: raw.disabled,
     timeout: raw.timeout,
     sessions: raw.sessions,
   });
+}
+
+function toInheritEnv(value: boolean | string[]): InheritEnv {
+  if (value === true) return 'all';
+  if (value === false) return 'none';
+  return Object.freeze([...value]);
 }
 
 function toRemote(name: string, type: 'http' | 'sse', raw: z.output<typeof remoteEntry>, expand: Expand, ctx: Context, issue: Issue): RemoteServerConfig {

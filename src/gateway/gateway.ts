@@ -10,6 +10,7 @@ import { Refresher } from '../catalog/refresher.js';
 import { Connection, type ConnectionHooks, type SupervisionSettings } from '../servers/connection.js';
 import { fetchLists, type ListKind } from '../servers/lists.js';
 import type { StopTimings } from '../servers/stdio-process.js';
+import { secretEnvNames } from '../servers/child-env.js';
 import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
 import { PinKeeper } from '../pins/keeper.js';
 import { OPEN_RULES, type Rules } from '../rules/load.js';
@@ -159,6 +160,7 @@ export class Gateway implements ConnectionHooks {
       startupTimeoutMs: this.options.startupTimeoutMs ?? 30_000,
       stopTimings: this.options.stopTimings,
       supervision: this.options.supervision,
+      secretEnv: () => secretEnvNames(this.rules.raw),
     });
     this.connections.set(config.name, conn);
     const ready = await conn.start();
