@@ -69,13 +69,13 @@ interface Context {
   readonly env: Env;
   readonly errors: ConfigIssue[];
   readonly warnings: ConfigIssue[];
-  /** The file's top-level `inheritEnv` (the default for stdio entries). */
-  inheritEnv: InheritEnv;
+  /** The file's top-level `inheritEnv` (the default for stdio entries); undefined: `safe`. */
+  inheritEnv: InheritEnv | undefined;
 }
 
 /** Validates and expands a parsed `.mcp.json`; throws `MCPG_CONFIG_INVALID` listing every error. */
 export function buildServersConfig(raw: unknown, file: string, env: Env): ServersConfig {
-  const ctx: Context = { file, env, errors: [], warnings: [], inheritEnv: 'safe' };
+  const ctx: Context = { file, env, errors: [], warnings: [], inheritEnv: undefined };
   const issue = (segments: readonly PropertyKey[], message: string): ConfigIssue => ({ file, path: jsonPath(segments), message });
   const servers: ServerConfig[] = [];
   if (!isPlainObject(raw)) {
@@ -174,13 +174,15 @@ function toStdio(name: string, raw: z.output<typeof stdioEntry>, expand: Expand,
   const env = Object.fromEntries(Object.entries(raw.env).map(([key, value]) => [key, expand(value, ['env', key])]));
   const dir = path.dirname(ctx.file);
   const cwd = raw.cwd === undefined ? dir : path.resolve(dir, expand(raw.cwd, ['cwd']));
+  // Set only when the file says so, so the snapshot of an entry without it is unchanged (`safe`).
+  const inheritEnv = raw.inheritEnv === undefined ? ctx.inheritEnv : toInheritEnv(raw.inheritEnv);
   return Object.freeze({
     type: 'stdio',
     name,
     command,
     args: Object.freeze(args),
     env: Object.freeze(env),
-    inheritEnv: raw.inheritEnv === undefined ? ctx.inheritEnv : toInheritEnv(raw.inheritEnv),
+    ...(inheritEnv !== undefined && { inheritEnv }),
     cwd,
     disabled: raw.disabled,
     timeout: raw.timeout,
