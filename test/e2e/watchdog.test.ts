@@ -126,7 +126,7 @@ describe('hardening §1: no server outlives mcpgate', { timeout: 90_000 }, () =>
       const transport = new StdioClientTransport({
         command: process.execPath,
         args: [CLI, 'serve', '--config', config, '--agent', 'tester'],
-        env: { ...process.env, MCPGATE_WATCHDOG: 'off' } as Record<string, string>,
+        env: { ...process.env, MCPGATE_WATCHDOG: 'off' },
         stderr: 'ignore',
       });
       const client = new Client({ name: 'sdk-close', version: '1.0.0' });
