@@ -12,7 +12,8 @@ import type { Env } from '../config/expand.js';
 export const SAFE_INHERITED_ENV: readonly string[] = Object.freeze([
   'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'LANG', 'LANGUAGE', 'LC_*', 'TZ',
   'TMPDIR', 'TMP', 'TEMP', 'XDG_*', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR',
-  'npm_config_*', 'NPM_CONFIG_*', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy',
+  // Not npm_config_*: npm passes registry tokens that way (npm_config_//host/:_authToken).
+  'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy',
   // Windows: what programs need to find themselves and the system.
   'SYSTEMROOT', 'SystemRoot', 'WINDIR', 'COMSPEC', 'PATHEXT', 'APPDATA', 'LOCALAPPDATA', 'USERPROFILE', 'PROGRAMFILES', 'ProgramFiles',
 ]);
