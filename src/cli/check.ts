@@ -1,11 +1,13 @@
 // `mcpgate check`: validate `.mcp.json` and (when there is one) `gateway-rules.json` together without
-// starting anything; print every error and warning as `file: path: message`; exit 2 on errors.
+// starting anything; print every error and warning as `file: path: message`; exit 2 on errors. For
+// each stdio server, print the names (never the values) of the environment variables it will get.
 
 import { loadServersConfig, formatIssues } from '../config/load.js';
 import type { ConfigIssue } from '../config/types.js';
 import type { Env } from '../config/expand.js';
 import { GatewayError } from '../errors.js';
 import { loadRules } from '../rules/load.js';
+import { secretEnvNames, serverEnvNames } from '../servers/child-env.js';
 import type { CliIo } from './main.js';
 
 export async function runCheck(configFile: string, io: CliIo, env: Env = process.env, rulesFile?: string): Promise<number> {
@@ -19,6 +21,14 @@ export async function runCheck(configFile: string, io: CliIo, env: Env = process
     io.out(`${config.file}: OK, ${config.servers.length} server(s)${enabled.length > 0 ? `: ${enabled.join(', ')}` : ''}` +
       `${config.warnings.length > 0 ? `, ${config.warnings.length} warning(s)` : ''}\n`);
     if (rules !== undefined) io.out(`${rules.file ?? rulesFile}: OK, ${rules.agents.size} agent(s)${rules.warnings.length > 0 ? `, ${rules.warnings.length} warning(s)` : ''}\n`);
+    // What each stdio server will get from the environment: names only, never values.
+    const secrets = secretEnvNames(rules?.raw);
+    for (const server of config.servers) {
+      if (server.type !== 'stdio' || server.disabled) continue;
+      const { inherited, own } = serverEnvNames(server, env, secrets);
+      const mode = Array.isArray(server.inheritEnv) ? 'listed' : (server.inheritEnv as string | undefined) ?? 'safe';
+      io.out(`  ${server.name}: environment (inheritEnv ${mode}): inherited ${inherited.length > 0 ? inherited.join(' ') : '(none)'}; own ${own.length > 0 ? own.join(' ') : '(none)'}\n`);
+    }
     return 0;
   } catch (err) {
     if (err instanceof GatewayError && err.code === 'MCPG_CONFIG_INVALID') {

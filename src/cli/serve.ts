@@ -1,26 +1,39 @@
 // `mcpgate serve`: run the gateway on stdio until the agent closes stdin, or over HTTP, until a
 // signal arrives; then shut down gracefully (HTTP: stop accepting, let calls in flight finish, end
-// the sessions; then the servers, seed 000). A second signal kills every server's process group at
-// once; SIGHUP reloads both configuration files and revives parked servers.
+// the sessions; then the servers, seed 000). A signal during that shutdown cuts it short: every
+// server's group is SIGTERMed now and SIGKILLed within HURRY_GRACE_MS, because an agent that closed
+// our stdin and then signals us (the SDK's stdio client: EOF, 2 s, SIGTERM, 2 s, SIGKILL) will
+// SIGKILL us next (hardening issue §1). One more signal kills every group at once and exits.
+// SIGHUP reloads both configuration files and revives parked servers.
 
 import { Mcpgate, type HttpSettings, type McpgateOptions } from '../mcpgate.js';
 import { installLastResort } from './last-resort.js';
+
+/** After a signal during shutdown: SIGTERM now, SIGKILL this much later (well inside a client's 2 s). */
+export const HURRY_GRACE_MS = 1000;
 
 export async function runServe(options: McpgateOptions, http?: HttpSettings): Promise<number> {
   const gate = await Mcpgate.create(options);
   const log = options.log;
   const uninstall = installLastResort(log, () => gate.destroy());
-  let signals = 0;
+  let shuttingDown = false;
+  let hurried = false;
   let resolveStop!: (why: string) => void;
-  const stop = new Promise<string>((resolve) => (resolveStop = resolve));
+  const stop = new Promise<string>((resolve) => (resolveStop = (why) => {
+    shuttingDown = true;
+    resolve(why);
+  }));
   const onSignal = (signal: NodeJS.Signals): void => {
-    signals += 1;
-    if (signals > 1) {
-      log.warn(`second ${signal}: killing every server now`);
-      gate.destroy();
-      process.exit(1);
+    if (!shuttingDown) return resolveStop(signal);
+    if (!hurried) {
+      hurried = true;
+      log.warn(`${signal} during shutdown: stopping every server now (SIGTERM, then SIGKILL within ${HURRY_GRACE_MS} ms)`);
+      gate.hurry(HURRY_GRACE_MS);
+      return;
     }
-    resolveStop(signal);
+    log.warn(`another ${signal}: killing every server now`);
+    gate.destroy();
+    process.exit(1);
   };
   // SIGHUP revives every parked or backing-off server now (after its command or environment is fixed).
   const onHangup = (): void => void gate.hangup();

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_MS } from './types.js';
-import type { ConfigIssue, RemoteServerConfig, ServerConfig, ServerLimits, ServersConfig, StdioServerConfig } from './types.js';
+import type { ConfigIssue, InheritEnv, RemoteServerConfig, ServerConfig, ServerLimits, ServersConfig, StdioServerConfig } from './types.js';
 import { expandInto } from './expand.js';
 import type { Env } from './expand.js';
 import { configInvalid, describeValue, isPlainObject, jsonPath } from './issues.js';
@@ -31,12 +31,15 @@ const common = {
   // Checked by readLimits (field by field, with the defaults from the top-level "limits").
   limits: z.unknown().optional(),
 };
+// `inheritEnv`: true (everything but mcpgate's secrets), false (nothing), or names (`PREFIX_*` allowed).
+const inheritEnvField = z.union([z.boolean(), z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/))]);
 const stdioEntry = z.looseObject({
   type: z.literal('stdio').optional(),
   command: z.string().min(1),
   args: z.array(z.string()).default([]),
   env: z.record(z.string(), z.string()).default({}),
   cwd: z.string().optional(),
+  inheritEnv: inheritEnvField.optional(),
   ...common,
 });
 const remoteEntry = z.looseObject({
@@ -54,6 +57,8 @@ const EXPECTED: Readonly<Record<string, string>> = {
   env: 'an object whose values are strings',
   'env{}': 'a string',
   cwd: 'a string (a directory)',
+  inheritEnv: 'true, false, or an array of variable names (NAME or PREFIX_*)',
+  'inheritEnv[]': 'a variable name (letters, digits, _; a trailing * matches a prefix)',
   url: 'a string (an http or https URL)',
   headers: 'an object whose values are strings',
   'headers{}': 'a string',
@@ -69,18 +74,25 @@ interface Context {
   readonly env: Env;
   readonly errors: ConfigIssue[];
   readonly warnings: ConfigIssue[];
+  /** The file's top-level `inheritEnv` (the default for stdio entries); undefined: `safe`. */
+  inheritEnv: InheritEnv | undefined;
 }
 
 /** Validates and expands a parsed `.mcp.json`; throws `MCPG_CONFIG_INVALID` listing every error. */
 export function buildServersConfig(raw: unknown, file: string, env: Env): ServersConfig {
-  const ctx: Context = { file, env, errors: [], warnings: [], limits: DEFAULT_LIMITS };
+  const ctx: Context = { file, env, errors: [], warnings: [], limits: DEFAULT_LIMITS, inheritEnv: undefined };
   const issue = (segments: readonly PropertyKey[], message: string): ConfigIssue => ({ file, path: jsonPath(segments), message });
   const servers: ServerConfig[] = [];
   if (!isPlainObject(raw)) {
     ctx.errors.push(issue([], `expected an object with a "mcpServers" key, got ${describeValue(raw)}`));
   } else {
     for (const key of Object.keys(raw)) {
-      if (key !== 'mcpServers' && key !== 'limits') ctx.warnings.push(issue([key], `unknown top-level key "${key}" is ignored`));
+      if (key !== 'mcpServers' && key !== 'limits' && key !== 'inheritEnv') ctx.warnings.push(issue([key], `unknown top-level key "${key}" is ignored`));
+    }
+    if (raw.inheritEnv !== undefined) {
+      const parsed = inheritEnvField.safeParse(raw.inheritEnv);
+      if (parsed.success) ctx.inheritEnv = toInheritEnv(parsed.data);
+      else ctx.errors.push(issue(['inheritEnv'], `expected ${EXPECTED.inheritEnv}, got ${describeValue(raw.inheritEnv)}`));
     }
     ctx.limits = readLimits(raw.limits, DEFAULT_LIMITS, ['limits'], ctx);
     const entries = raw.mcpServers;
@@ -168,12 +180,15 @@ function toStdio(name: string, raw: z.output<typeof stdioEntry>, expand: Expand,
   const env = Object.fromEntries(Object.entries(raw.env).map(([key, value]) => [key, expand(value, ['env', key])]));
   const dir = path.dirname(ctx.file);
   const cwd = raw.cwd === undefined ? dir : path.resolve(dir, expand(raw.cwd, ['cwd']));
+  // Set only when the file says so, so the snapshot of an entry without it is unchanged (`safe`).
+  const inheritEnv = raw.inheritEnv === undefined ? ctx.inheritEnv : toInheritEnv(raw.inheritEnv);
   return Object.freeze({
     type: 'stdio',
     name,
     command,
     args: Object.freeze(args),
     env: Object.freeze(env),
+    ...(inheritEnv !== undefined && { inheritEnv }),
     cwd,
     disabled: raw.disabled,
     timeout: raw.timeout,
@@ -192,6 +207,12 @@ function sessionsMode(name: string, mode: 'shared' | 'per-agent' | 'per-session'
       '(see the issue "Sessions per agent: isolation and a pool for servers that keep state"); remove "sessions" or set it to "shared"'));
   }
   return 'shared';
+}
+
+function toInheritEnv(value: boolean | string[]): InheritEnv {
+  if (value === true) return 'all';
+  if (value === false) return 'none';
+  return Object.freeze([...value]);
 }
 
 function toRemote(name: string, type: 'http' | 'sse', raw: z.output<typeof remoteEntry>, expand: Expand, ctx: Context, issue: Issue): RemoteServerConfig {

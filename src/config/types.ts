@@ -1,14 +1,23 @@
 // The validated, frozen shape of `.mcp.json` that the rest of mcpgate trusts. Loading (load.ts) is
 // the only place that sees raw JSON; everything else takes these types.
 
+/**
+ * Which of mcpgate's own environment variables a stdio server inherits: `safe` (a short list: PATH,
+ * HOME, locale, temp dirs, proxies… — servers/child-env.ts), `all`, `none`, or the listed names
+ * (`PREFIX_*` allowed). mcpgate's own secrets are never inherited (its `env` may still name them).
+ */
+export type InheritEnv = 'safe' | 'all' | 'none' | readonly string[];
+
 export interface StdioServerConfig {
   readonly type: 'stdio';
   /** The key under `mcpServers`. */
   readonly name: string;
   readonly command: string;
   readonly args: readonly string[];
-  /** Only the entries of the server's `env` (after `${VAR}` expansion); the gateway's own environment is added at spawn. */
+  /** Only the entries of the server's `env` (after `${VAR}` expansion); inherited variables are added at spawn. */
   readonly env: Readonly<Record<string, string>>;
+  /** The entry's `inheritEnv`, else the file's top-level `inheritEnv`; absent means `safe`. */
+  readonly inheritEnv?: InheritEnv;
   /** Absolute; relative `cwd` entries are resolved against the config file's directory (default: that directory). */
   readonly cwd: string;
   readonly disabled: boolean;

@@ -11,6 +11,7 @@ import { CatalogLimits } from '../catalog/limits.js';
 import { Connection, type ConnectionHooks, type SupervisionSettings } from '../servers/connection.js';
 import { LIST_KINDS, fetchLists, type ListKind } from '../servers/lists.js';
 import type { StopTimings } from '../servers/stdio-process.js';
+import { secretEnvNames } from '../servers/child-env.js';
 import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
 import { PinKeeper } from '../pins/keeper.js';
 import { OPEN_RULES, type Rules } from '../rules/load.js';
@@ -163,6 +164,7 @@ export class Gateway implements ConnectionHooks {
       startupTimeoutMs: this.options.startupTimeoutMs ?? 30_000,
       stopTimings: this.options.stopTimings,
       supervision: this.options.supervision,
+      secretEnv: () => secretEnvNames(this.rules.raw),
     });
     this.connections.set(config.name, conn);
     const ready = await conn.start();

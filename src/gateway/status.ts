@@ -3,6 +3,7 @@
 // state, breaker and retries, the agent sessions, the config paths. Secrets (tokens, auth keys) are never included.
 
 import type { Gateway } from './gateway.js';
+import { stderrTailOf } from '../servers/stdio-process.js';
 
 export function gatewayStatus(gateway: Gateway): Record<string, unknown> {
   const rules = gateway.rules;
@@ -22,6 +23,8 @@ export function gatewayStatus(gateway: Gateway): Record<string, unknown> {
         attempts: conn?.attempts ?? 0,
         breaker: conn?.breaker.state,
         last_error: conn?.lastError?.message ?? null,
+        // What the server printed last (cut, bounded): for operators only, never sent with agents' errors.
+        last_stderr: stderrTailOf(conn?.lastError) ?? null,
         next_attempt_at: conn?.nextAttemptAt !== undefined ? new Date(conn.nextAttemptAt).toISOString() : null,
       };
     }),

@@ -51,6 +51,8 @@ export interface SessionOptions {
   ids?: { next: number };
   /** How to reach the server; default: spawn a stdio child (remote servers pass theirs). */
   transport?: TransportFactory;
+  /** Names of mcpgate's own secret variables, never inherited by a stdio server. */
+  secretEnv?: () => ReadonlySet<string>;
 }
 
 interface Pending {
@@ -122,7 +124,7 @@ export class ClientSession {
     };
     const open = this.options.transport;
     if (open !== undefined) this.process = open(this.config, this.log, events);
-    else if (this.config.type === 'stdio') this.process = new StdioProcess(this.config, this.log, events);
+    else if (this.config.type === 'stdio') this.process = new StdioProcess(this.config, this.log, events, { secretEnv: this.options.secretEnv });
     else if (this.config.type === 'http') this.process = new HttpTransport(this.config, this.log, events);
     else this.process = new SseTransport(this.config, this.log, events);
     const params = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: CLIENT_CAPABILITIES, clientInfo: GATEWAY_INFO };

@@ -61,6 +61,8 @@ export interface ConnectionOptions {
   sessionFactory?: (hooks: SessionHooks, ids: { next: number }) => SessionLike;
   /** How to reach the server (default: a stdio child; remote servers pass theirs). */
   transport?: TransportFactory;
+  /** Names of mcpgate's own secret variables, never inherited by a stdio server. */
+  secretEnv?: () => ReadonlySet<string>;
 }
 
 /** What the connection needs of a session (ClientSession, or a fake in unit tests). */
@@ -257,7 +259,7 @@ export class Connection {
       },
     };
     if (this.options.sessionFactory !== undefined) return this.options.sessionFactory(hooks, this.ids);
-    return new ClientSession(this.config, hooks, this.log, { startupTimeoutMs: this.options.startupTimeoutMs, stopTimings: this.options.stopTimings, ids: this.ids, transport: this.options.transport });
+    return new ClientSession(this.config, hooks, this.log, { startupTimeoutMs: this.options.startupTimeoutMs, stopTimings: this.options.stopTimings, ids: this.ids, transport: this.options.transport, secretEnv: this.options.secretEnv });
   }
 
   /** The budget resets only once a session has shown it works. */

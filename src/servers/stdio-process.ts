@@ -1,15 +1,23 @@
-// One stdio server's child process: spawn it in its own process group, frame its stdout into lines,
-// send its stderr to the log, and stop it the way the MCP spec and seed 000 ask: close stdin, wait up to
+// One stdio server's child process: spawn it in its own process group with the environment
+// child-env.ts allows, frame its stdout into lines, send its stderr to the log (stderr-log.ts: cut,
+// bounded, rate-limited), and stop it the way the MCP spec and seed 000 ask: close stdin, wait up to
 // 2 s, SIGTERM, wait, SIGKILL — always to the whole group, so wrappers such as `npx` or `uvx` cannot
-// leave grandchildren behind.
+// leave grandchildren behind. The group is registered with process-groups.ts (the watchdog kills it
+// if mcpgate dies without a shutdown) until no member of it is left.
+//
+// The session ends when the leader exits *or* when stdout reaches EOF (a server that closed stdout
+// can never answer again; audit #10). Either way the whole group is then stopped, also when the
+// leader exits on its own and leaves children holding its pipes (audit #6).
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { StdioServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { readLines } from '../wire/line-reader.js';
+import { serverEnv } from './child-env.js';
+import { processGroups, type Stoppable } from './process-groups.js';
+import { StderrLog } from './stderr-log.js';
 import type { ServerTransport, TransportEvents } from './transport.js';
 
 export interface StopTimings {
@@ -23,51 +31,77 @@ export const DEFAULT_STOP_TIMINGS: StopTimings = { stdinGraceMs: 2000, termGrace
 
 /** Max bytes a server may leave unread in its stdin before we call it stuck. */
 const STDIN_HIGH_WATER = 64 * 1024 * 1024;
-const STDERR_TAIL_LINES = 20;
+/** After stdout EOF, how long the leader has to exit before we call it "closed stdout, still running". */
+const EOF_EXIT_WAIT_MS = 200;
 
 export type StdioProcessEvents = TransportEvents;
 
-export class StdioProcess implements ServerTransport {
+export interface StdioSpawnOptions {
+  /** Names of mcpgate's own secret variables (the rules' `${VAR}`s); never inherited. */
+  secretEnv?: () => ReadonlySet<string>;
+}
+
+/** The operator-only stderr tail behind an exit reason (never part of what agents are sent). */
+const stderrTails = new WeakMap<GatewayError, readonly string[]>();
+
+/** The server's last stderr lines when `reason` ended its session, for the operator's /status. */
+export function stderrTailOf(reason: GatewayError | undefined): readonly string[] | undefined {
+  return reason === undefined ? undefined : stderrTails.get(reason);
+}
+
+export class StdioProcess implements ServerTransport, Stoppable {
   readonly pid: number | undefined;
   private readonly child: ChildProcessWithoutNullStreams;
-  private readonly stderrTail: string[] = [];
-  private exited = false;
-  private readonly exitPromise: Promise<void>;
+  private readonly stderr: StderrLog;
+  /** The leader exited (or never started). */
+  private leaderExited = false;
+  /** The session's end was reported (events.exit). */
+  private reported = false;
+  private readonly leaderGone: Promise<void>;
   private stopping: Promise<void> | undefined;
+  private reaping: Promise<void> | undefined;
+  private timings: StopTimings = DEFAULT_STOP_TIMINGS;
+  /** Set by hurry(): when, and the SIGKILL grace it allows. */
+  private hurried: { at: number; graceMs: number } | undefined;
+  private readonly wakers = new Set<() => void>();
 
   constructor(
     private readonly config: StdioServerConfig,
     private readonly log: Logger,
-    events: StdioProcessEvents,
+    private readonly events: StdioProcessEvents,
+    options: StdioSpawnOptions = {},
   ) {
-    // The server's environment is the gateway's own plus its `env` entries (what Claude Desktop and
-    // Cursor users expect: PATH, HOME… are inherited, the entry's values win).
     this.child = spawn(config.command, config.args, {
       cwd: config.cwd,
-      env: { ...process.env, ...config.env },
+      env: serverEnv(config, process.env, options.secretEnv?.()),
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true, // own process group: we signal -pid to reach grandchildren
       windowsHide: true,
     });
     this.pid = this.child.pid;
-    this.exitPromise = new Promise((resolve) => {
-      const finish = (reason: GatewayError): void => {
-        if (this.exited) return;
-        this.exited = true;
-        events.exit(reason);
-        resolve();
-      };
+    if (this.pid !== undefined) processGroups.register(this.pid, this);
+    this.stderr = new StderrLog(this.child.stderr, log);
+    this.leaderGone = new Promise((resolve) => {
       this.child.once('error', (err: NodeJS.ErrnoException) => {
+        this.leaderExited = true;
+        resolve();
+        this.wake();
         const what = err.code === 'ENOENT' ? `server "${config.name}": command not found: ${config.command}` : `server "${config.name}": could not start ${config.command}: ${err.message}`;
-        finish(new GatewayError('MCPG_SERVER_START_FAILED', what, { server: config.name, cause: err }));
+        this.report(new GatewayError('MCPG_SERVER_START_FAILED', what, { server: config.name, cause: err }));
+        if (this.pid !== undefined) void this.reap();
       });
       this.child.once('exit', (code, signal) => {
+        this.leaderExited = true;
+        resolve();
+        this.wake();
+        // Whatever the leader left in its group (a wrapper's children holding our pipes) goes too,
+        // now, not only at shutdown: otherwise every respawn leaks one.
+        void this.reap();
         // Let the last stderr lines arrive (they usually say why), but do not wait on a pipe that a
         // surviving grandchild may hold open.
         const report = (): void => {
           const how = signal !== null ? `was killed by ${signal}` : `exited with code ${String(code)}`;
-          const tail = this.stderrTail.length > 0 ? `; last stderr: ${this.stderrTail.slice(-3).join(' | ')}` : '';
-          finish(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${config.name}" ${how}${tail}`, { server: config.name, detail: { exitCode: code, signal } }));
+          this.report(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${config.name}" ${how}`, { server: config.name, detail: { exitCode: code, signal } }));
         };
         if (this.child.stderr.readableEnded) return report();
         const timer = setTimeout(report, 100);
@@ -81,23 +115,20 @@ export class StdioProcess implements ServerTransport {
     this.child.stdin.on('error', () => {});
     this.child.stdout.on('error', () => {});
     this.child.stderr.on('error', () => {});
-    readLines(this.child.stdout, { line: (line) => events.line(line), overflow: (length) => events.overflow(length) });
-    readLines(this.child.stderr, {
-      line: (line) => {
-        this.stderrTail.push(line);
-        if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
-        this.log.info('server stderr', { stderr: line });
-      },
+    readLines(this.child.stdout, {
+      line: (line) => events.line(line),
+      overflow: (length) => events.overflow(length),
+      end: () => this.onStdoutEnd(),
     });
   }
 
   get alive(): boolean {
-    return !this.exited;
+    return !this.reported;
   }
 
-  /** The last lines the server wrote to stderr (for error messages). */
+  /** The last lines the server wrote to stderr (each cut to a few KB), for the operator. */
   get lastStderr(): readonly string[] {
-    return this.stderrTail;
+    return this.stderr.lines;
   }
 
   /**
@@ -106,7 +137,7 @@ export class StdioProcess implements ServerTransport {
    * system call and one wake-up of the server for many calls instead of one each.
    */
   write(line: string): boolean {
-    if (this.exited || this.stopping !== undefined) return false;
+    if (this.reported || this.leaderExited || this.stopping !== undefined) return false;
     const stdin = this.child.stdin;
     if (!stdin.writable || stdin.writableLength > STDIN_HIGH_WATER) return false;
     if (this.batch === undefined) {
@@ -128,40 +159,84 @@ export class StdioProcess implements ServerTransport {
 
   /** Graceful stop (seed 000): stdin EOF → wait → SIGTERM → wait → SIGKILL, to the whole group. Idempotent. */
   stop(timings: StopTimings = DEFAULT_STOP_TIMINGS): Promise<void> {
-    this.stopping ??= this.runStop(timings);
+    if (this.stopping === undefined) {
+      this.timings = timings;
+      this.stopping = this.runStop(timings);
+    }
     return this.stopping;
+  }
+
+  /**
+   * A signal arrived during shutdown: skip what is left of the stdin grace, SIGTERM the group now
+   * and SIGKILL it within `termGraceMs` (hardening issue §1: the agent's own SIGKILL is coming).
+   */
+  hurry(termGraceMs: number): void {
+    if (this.hurried !== undefined) return;
+    this.hurried = { at: Date.now(), graceMs: termGraceMs };
+    void this.stop();
+    this.wake();
   }
 
   private async runStop(timings: StopTimings): Promise<void> {
     this.flush();
     this.child.stdin.end();
-    if (!(await this.waitExit(timings.stdinGraceMs))) {
+    if (!(await this.waitExit(timings.stdinGraceMs, 'stdin'))) {
       this.log.debug('server did not exit after stdin closed; sending SIGTERM');
       this.signalGroup('SIGTERM');
-      if (!(await this.waitExit(timings.termGraceMs))) {
+      if (!(await this.waitExit(timings.termGraceMs, 'term'))) {
         this.log.warn('server ignored SIGTERM; sending SIGKILL');
         this.signalGroup('SIGKILL');
-        await this.waitExit(timings.termGraceMs);
+        await this.waitExit(timings.termGraceMs, 'term');
       }
     }
-    await this.reapGroup(timings);
+    await this.reap();
   }
 
-  /** The leader is gone; members of its group (a wrapper's children) may not be. */
-  private async reapGroup(timings: StopTimings): Promise<void> {
-    if (!this.groupAlive()) return;
-    this.signalGroup('SIGTERM');
-    const deadline = Date.now() + timings.termGraceMs;
-    while (this.groupAlive() && Date.now() < deadline) await delay(25);
-    if (this.groupAlive()) {
-      this.log.warn('processes of the server\'s group survived SIGTERM; sending SIGKILL');
-      this.signalGroup('SIGKILL');
-    }
+  /** The leader is gone; members of its group (a wrapper's children) may not be. Once per process. */
+  private reap(): Promise<void> {
+    this.reaping ??= (async () => {
+      if (this.groupAlive()) {
+        this.signalGroup('SIGTERM');
+        const start = Date.now();
+        while (this.groupAlive() && Date.now() - start < this.graceLeft(this.timings.termGraceMs, start)) await delay(25);
+        if (this.groupAlive()) {
+          this.log.warn('processes of the server\'s group survived SIGTERM; sending SIGKILL');
+          this.signalGroup('SIGKILL');
+          const killedAt = Date.now();
+          while (this.groupAlive() && Date.now() - killedAt < 500) await delay(25);
+        }
+      }
+      if (this.pid !== undefined) processGroups.release(this.pid);
+    })();
+    return this.reaping;
   }
 
   /** Immediate: SIGKILL the whole group (second signal, or a stop that must not wait). */
   kill(): void {
     this.signalGroup('SIGKILL');
+  }
+
+  private report(reason: GatewayError): void {
+    if (this.reported) return;
+    this.reported = true;
+    const tail = this.stderr.lines;
+    if (tail.length > 0) stderrTails.set(reason, [...tail]);
+    this.stderr.flushSuppressed();
+    // The operator gets the server's own words (each stderr line was logged as it came, within the
+    // rate limit; the tail is repeated here and kept for /status); agents only get `reason`.
+    if (this.stopping === undefined) this.log.debug(`server session ended: ${reason.message}`, tail.length > 0 ? { stderrTail: tail.slice(-5) } : {});
+    this.events.exit(reason);
+  }
+
+  private onStdoutEnd(): void {
+    if (this.leaderExited || this.stopping !== undefined) return;
+    // An exiting server closes stdout just before its exit event: give that a moment to arrive.
+    const timer = setTimeout(() => {
+      if (this.leaderExited || this.stopping !== undefined) return;
+      this.report(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}" closed its stdout but kept running; it can no longer answer, so it is being stopped`, { server: this.config.name, detail: { reason: 'stdout closed' } }));
+      void this.stop(this.timings);
+    }, EOF_EXIT_WAIT_MS);
+    timer.unref();
   }
 
   /**
@@ -185,25 +260,45 @@ export class StdioProcess implements ServerTransport {
     } catch {
       // ESRCH: the group is already gone.
       try {
-        if (!this.exited) this.child.kill(signal);
+        if (!this.leaderExited) this.child.kill(signal);
       } catch {
         // already gone
       }
     }
   }
 
-  private async waitExit(ms: number): Promise<boolean> {
-    if (this.exited) return true;
-    const ac = new AbortController();
-    // Not unref'd: during shutdown these timers are what keeps the process alive until the group is gone.
-    const timer = setTimeout(() => ac.abort(), ms);
-    try {
-      await Promise.race([this.exitPromise, once(ac.signal, 'abort')]);
-    } finally {
-      clearTimeout(timer);
-      ac.abort();
+  /** How long a stage that began at `start` with `ms` to wait may still take, given a hurry. */
+  private graceLeft(ms: number, start: number, stage: 'stdin' | 'term' = 'term'): number {
+    const hurried = this.hurried;
+    if (hurried === undefined) return ms;
+    if (stage === 'stdin') return 0;
+    return Math.min(ms, Math.max(0, hurried.at - start) + hurried.graceMs);
+  }
+
+  private wake(): void {
+    for (const waker of [...this.wakers]) waker();
+  }
+
+  /** Waits for the leader's exit, at most `ms` (less once hurried); true if it exited. */
+  private async waitExit(ms: number, stage: 'stdin' | 'term'): Promise<boolean> {
+    const start = Date.now();
+    while (!this.leaderExited) {
+      const left = start + this.graceLeft(ms, start, stage) - Date.now();
+      if (left <= 0) break;
+      await new Promise<void>((resolve) => {
+        // Not unref'd: during shutdown these timers are what keeps the process alive until the group is gone.
+        const timer = setTimeout(done, left);
+        function done(): void {
+          clearTimeout(timer);
+          wakers.delete(done);
+          resolve();
+        }
+        const wakers = this.wakers;
+        wakers.add(done);
+        void this.leaderGone.then(done);
+      });
     }
-    return this.exited;
+    return this.leaderExited;
   }
 }
 

@@ -114,17 +114,28 @@ void describe('mcpgate CLI', { timeout: 10000 }, () => {
   });
 
   void it('check on a valid config exits 0 and names the enabled servers', { timeout: 5000 }, async () => {
-    assert.deepEqual(await run(['check', '--config', valid]), { code: 0, out: `${valid}: OK, 3 server(s): fs, web\n`, err: NO_RULES });
+    assert.deepEqual(await run(['check', '--config', valid]), { code: 0, out: `${valid}: OK, 3 server(s): fs, web\n  fs: environment (inheritEnv safe): inherited (none); own (none)\n`, err: NO_RULES });
+  });
+
+  void it('check shows which variable names each stdio server will get, never values and never mcpgate\'s own', { timeout: 5000 }, async () => {
+    const file = path.join(dir, 'env.json');
+    await writeFile(file, JSON.stringify({ inheritEnv: ['PATH', 'APP_*', 'MCPGATE_TOKEN'], mcpServers: { a: { command: 'node', env: { OWN: 'own-value' } }, b: { command: 'node', inheritEnv: true } } }));
+    const r = await run(['check', '--config', file], { PATH: '/bin', APP_KEY: 'app-secret-value', OTHER: 'other-value', MCPGATE_TOKEN: 'tok-value' });
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.out, `${file}: OK, 2 server(s): a, b\n` +
+      '  a: environment (inheritEnv listed): inherited APP_KEY PATH; own OWN\n' +
+      '  b: environment (inheritEnv all): inherited APP_KEY OTHER PATH; own (none)\n');
+    assert.doesNotMatch(r.out + r.err, /value/);
   });
 
   void it('check finds the config through MCPGATE_CONFIG', { timeout: 5000 }, async () => {
-    assert.deepEqual(await run(['check'], { MCPGATE_CONFIG: valid }), { code: 0, out: `${valid}: OK, 3 server(s): fs, web\n`, err: NO_RULES });
+    assert.deepEqual(await run(['check'], { MCPGATE_CONFIG: valid }), { code: 0, out: `${valid}: OK, 3 server(s): fs, web\n  fs: environment (inheritEnv safe): inherited (none); own (none)\n`, err: NO_RULES });
   });
 
   void it('check with warnings exits 0 and prints warning: lines on stderr', { timeout: 5000 }, async () => {
     assert.deepEqual(await run(['check', '--config', warned]), {
       code: 0,
-      out: `${warned}: OK, 1 server(s): fs, 2 warning(s)\n`,
+      out: `${warned}: OK, 1 server(s): fs, 2 warning(s)\n  fs: environment (inheritEnv safe): inherited (none); own (none)\n`,
       err: `warning: ${warned}: $.extra: unknown top-level key "extra" is ignored\n` +
         `warning: ${warned}: $.mcpServers.fs.colour: unknown key "colour" in server "fs" is ignored\n` + NO_RULES,
     });
@@ -141,7 +152,7 @@ void describe('mcpgate CLI', { timeout: 10000 }, () => {
 
   void it('check expands ${VAR} from the environment main was given', { timeout: 5000 }, async () => {
     assert.deepEqual(await run(['check', '--config', expanding], { MCPGATE_TEST_CMD: 'node' }), {
-      code: 0, out: `${expanding}: OK, 1 server(s): fs\n`, err: NO_RULES,
+      code: 0, out: `${expanding}: OK, 1 server(s): fs\n  fs: environment (inheritEnv safe): inherited (none); own (none)\n`, err: NO_RULES,
     });
     const r = await run(['check', '--config', expanding], {});
     assert.equal(r.code, 2);

@@ -229,7 +229,7 @@ describe('discovery: get_gateway_status (--debug)', { timeout: 30_000 }, () => {
     const servers = status.servers as Json[];
     for (const s of servers) assert.ok(s.attempts === 0 || s.attempts === 1, `${String(s.name)}: ${String(s.attempts)} attempts`);
     const server = (name: string, tools: number): Json => ({
-      name, state: 'ready', tools, held: 0, limited: null, attempts: servers.find((s) => s.name === name)?.attempts, breaker: 'closed', last_error: null, next_attempt_at: null,
+      name, state: 'ready', tools, held: 0, limited: null, attempts: servers.find((s) => s.name === name)?.attempts, breaker: 'closed', last_error: null, last_stderr: null, next_attempt_at: null,
     });
     const { sessions, ...rest } = status;
     assert.deepEqual((sessions as Json).by_transport, { stdio: 1 }, 'this agent is the one session');

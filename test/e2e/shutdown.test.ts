@@ -59,12 +59,13 @@ async function survivors(pids: readonly number[], ms = 3000): Promise<number[]> 
   return left;
 }
 
-/** All live descendants of `root` (children, grandchildren…), from one `ps` snapshot. */
+/** All live descendants of `root` (children, grandchildren…) but the watchdog, from one `ps` snapshot. */
 function descendants(root: number): number[] {
   const children = new Map<number, number[]>();
-  for (const row of execFileSync('ps', ['-A', '-o', 'pid=,ppid=,stat='], { encoding: 'utf8' }).trim().split('\n')) {
-    const [pid, ppid, stat] = row.trim().split(/\s+/);
+  for (const row of execFileSync('ps', ['-A', '-o', 'pid=,ppid=,stat=,args='], { encoding: 'utf8' }).trim().split('\n')) {
+    const [pid, ppid, stat, ...args] = row.trim().split(/\s+/);
     if (stat?.startsWith('Z') === true) continue;
+    if (args.some((a) => a.endsWith('watchdog-main.js'))) continue; // mcpgate's own helper, not a server
     const list = children.get(Number(ppid)) ?? [];
     list.push(Number(pid));
     children.set(Number(ppid), list);

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { mkdir, realpath } from 'node:fs/promises';
+import { mkdir, realpath, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -64,7 +64,8 @@ describe('startup: failing servers are reported and left out, never blocking the
     assert.deepEqual(line('slow'), { level: 'info', msg: 'server "slow" ready: 1 tools, 0 resources, 0 prompts' });
     assert.equal(line('crashy').level, 'warn');
     assert.match(line('crashy').msg, /exited with code 3/);
-    assert.match(line('crashy').msg, /fatal: cannot start/);
+    // What the server printed is the operator's (its own log lines, /status), not part of the reason agents see (audit #4).
+    assert.doesNotMatch(line('crashy').msg, /fatal: cannot start/);
     assert.deepEqual(line('missing'), { level: 'warn', msg: `server "missing": command not found: /nonexistent/cmd${PARKED}` });
     assert.deepEqual(line('hung'), { level: 'warn', msg: `server "hung" did not answer initialize within 1500 ms${PARKED}` });
     assert.deepEqual(line('off'), { level: 'info', msg: 'server "off" disabled in config' });
@@ -114,10 +115,16 @@ describe('startup: what a server gets at spawn', { timeout: 30_000 }, () => {
         env: { MCPG_T_OVERRIDE: 'from-entry', MCPG_T_EXPANDED: 'pre-${MCPG_T_SOURCE}-post' },
         cwd: 'work', // relative: to the config file's directory
       }),
-      plain: fixtureServer('kitchen-sink-server'),
+      plain: fixtureServer('kitchen-sink-server', [], { inheritEnv: true }),
+      listed: fixtureServer('kitchen-sink-server', [], { inheritEnv: ['MCPG_T_INH*', 'MCPG_T_JWT', 'MCPGATE_T_OWN'] }),
+      handed: fixtureServer('kitchen-sink-server', [], { env: { MCPGATE_T_OWN: '${MCPGATE_T_OWN}' } }),
     });
-    const env = { MCPG_T_INHERITED: 'from-gateway', MCPG_T_OVERRIDE: 'from-gateway', MCPG_T_SOURCE: 'expanded' };
-    gw = await startGateway({ config, env });
+    await writeFile(dir.file('rules.json'), JSON.stringify({ auth: { jwt: { secret: '${MCPG_T_JWT}' } }, agents: { tester: { allow: { servers: ['*'] } } } }));
+    const env = {
+      MCPG_T_INHERITED: 'from-gateway', MCPG_T_OVERRIDE: 'from-gateway', MCPG_T_SOURCE: 'expanded',
+      MCPG_T_JWT: 'j'.repeat(40), MCPGATE_T_OWN: 'gateway-secret',
+    };
+    gw = await startGateway({ config, env, args: ['--rules', dir.file('rules.json')] });
   });
 
   after(async () => {
@@ -127,11 +134,27 @@ describe('startup: what a server gets at spawn', { timeout: 30_000 }, () => {
 
   const env = async (server: string, name: string): Promise<string> => textOf(await gw.client.callTool({ name: `${server}__env`, arguments: { name } }));
 
-  it('a server inherits the gateway\'s environment, and its env entries win', { timeout: 10_000 }, async () => {
-    assert.equal(await env('sink', 'MCPG_T_INHERITED'), 'from-gateway');
+  it('by default a server inherits only the safe list (PATH, HOME…) plus its env entries, which win', { timeout: 10_000 }, async () => {
+    assert.equal(await env('sink', 'MCPG_T_INHERITED'), '<unset>');
+    assert.equal(await env('sink', 'PATH'), process.env.PATH);
     assert.equal(await env('sink', 'MCPG_T_OVERRIDE'), 'from-entry');
-    assert.equal(await env('plain', 'MCPG_T_OVERRIDE'), 'from-gateway', 'one server\'s env entries are its own');
     assert.equal(await env('sink', 'MCPG_T_NEVER_SET'), '<unset>');
+  });
+
+  it('"inheritEnv": true inherits the rest, and a list inherits just those names', { timeout: 10_000 }, async () => {
+    assert.equal(await env('plain', 'MCPG_T_INHERITED'), 'from-gateway');
+    assert.equal(await env('plain', 'MCPG_T_OVERRIDE'), 'from-gateway', 'one server\'s env entries are its own');
+    assert.equal(await env('listed', 'MCPG_T_INHERITED'), 'from-gateway');
+    assert.equal(await env('listed', 'MCPG_T_OVERRIDE'), '<unset>');
+    assert.equal(await env('listed', 'PATH'), '<unset>');
+  });
+
+  it('mcpgate\'s own secrets (MCPGATE_*, the rules\' auth ${VAR}s) never reach a server unless its env names them', { timeout: 10_000 }, async () => {
+    for (const server of ['plain', 'listed']) {
+      assert.equal(await env(server, 'MCPG_T_JWT'), '<unset>', server);
+      assert.equal(await env(server, 'MCPGATE_T_OWN'), '<unset>', server);
+    }
+    assert.equal(await env('handed', 'MCPGATE_T_OWN'), 'gateway-secret');
   });
 
   it('${VAR} in an env entry is expanded from the gateway\'s environment', { timeout: 10_000 }, async () => {
