@@ -6,7 +6,7 @@ import type { ConfigIssue } from '../config/types.js';
 import type { Env } from '../config/expand.js';
 import { GatewayError } from '../errors.js';
 import { loadRules } from '../rules/load.js';
-import type { CliIo } from './main.js';
+import type { CliIo } from './io.js';
 
 export async function runCheck(configFile: string, io: CliIo, env: Env = process.env, rulesFile?: string): Promise<number> {
   try {

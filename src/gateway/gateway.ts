@@ -12,7 +12,7 @@ import { Refresher } from '../catalog/refresher.js';
 import { Connection, type ConnectionHooks, type SupervisionSettings } from '../servers/connection.js';
 import { DEFAULT_SEPARATOR } from '../catalog/names.js';
 import { fetchLists, type ListKind } from '../servers/lists.js';
-import type { StopTimings } from '../servers/stdio-process.js';
+import type { StopTimings } from '../servers/transport.js';
 import { PinKeeper } from '../pins/keeper.js';
 import { OPEN_RULES, type Rules } from '../rules/load.js';
 import { AgentViews } from './agent-views.js';
@@ -137,7 +137,7 @@ export class Gateway {
     });
     this.hooks = {
       notification: (conn, msg) => this.serverEvents.notification(conn, msg),
-      request: (conn, msg, related) => this.serverEvents.serverRequest(conn, msg, related),
+      serverRequest: (conn, msg, related) => this.serverEvents.serverRequest(conn, msg, related),
       ready: (conn) => this.ready(conn),
       lost: (conn) => this.lost(conn),
     };

@@ -5,14 +5,14 @@
 // Hot path (tools/call): one JSON.parse of the agent's line, a map lookup, one JSON.stringify of the
 // re-addressed request; the server's answer is relayed by splicing the id into its raw line.
 
-import { GatewayError } from '../errors.js';
+import { GatewayError, asGatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Connection } from '../servers/connection.js';
 import {
   encodeError, encodeNotification, encodeResult, parseMessage, spliceResponseId,
   type Classified, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
 } from '../wire/jsonrpc.js';
-import { sanitizeContent } from '../pins/sanitize.js';
+import { sanitizeContent } from '../wire/sanitize.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { GatewayMetrics } from '../observability/gateway-metrics.js';
 import { AgentRequests } from './agent-requests.js';
@@ -194,14 +194,14 @@ export class AgentSession {
     if (route === NOT_YET) return this.waiting.run(msg.id, () => this.callTool(msg, agent, timeoutMs));
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     params!.name = route.original;
-    this.forward(route.conn, msg, timeoutMs, (result) => {
+    this.sendToServer(route.conn, msg, timeoutMs, (result) => {
       const renamed = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
       return (this.parts.sanitize && sanitizeContent(result)) || renamed;
     }, { tool: route.original, start: performance.now() });
   }
 
   /** Sends `msg` (already rewritten to the server's names) to `conn` and relays the answer. */
-  private forward(conn: Connection, msg: JsonRpcRequest, timeoutMs?: number, rewrite?: Rewrite, timed?: Timed): void {
+  private sendToServer(conn: Connection, msg: JsonRpcRequest, timeoutMs?: number, rewrite?: Rewrite, timed?: Timed): void {
     const agentId = msg.id;
     if (this.inflight.has(agentId)) return this.sendError(agentId, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`));
     if (this.inflight.size >= this.parts.maxInflight) {
@@ -260,14 +260,14 @@ export class AgentSession {
     const route = this.parts.router.uri(this.log, this.agent, msg.method, msg.params?.uri);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     msg.params!.uri = route.uri;
-    this.forward(route.conn, msg, undefined, (result) => rewriteReadResult(result, (uri) => this.parts.catalog.publicUri(route.conn.name, uri)));
+    this.sendToServer(route.conn, msg, undefined, (result) => rewriteReadResult(result, (uri) => this.parts.catalog.publicUri(route.conn.name, uri)));
   }
 
   private getPrompt(msg: JsonRpcRequest): void {
     const route = this.parts.router.prompt(this.log, this.agent, msg.params?.name);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     msg.params!.name = route.original;
-    this.forward(route.conn, msg, undefined, (result) => {
+    this.sendToServer(route.conn, msg, undefined, (result) => {
       const renamed = rewritePromptResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
       return (this.parts.sanitize && sanitizeContent(result)) || renamed;
     });
@@ -276,7 +276,7 @@ export class AgentSession {
   private complete(msg: JsonRpcRequest): void {
     const conn = this.parts.router.completion(this.log, this.agent, msg.params?.ref as Record<string, unknown> | undefined);
     if (conn instanceof GatewayError) return this.sendError(msg.id, conn);
-    this.forward(conn, msg);
+    this.sendToServer(conn, msg);
   }
 
   /** Discovery mode's meta-tools; the configured identity wins over an agent_id argument. */
@@ -435,7 +435,7 @@ export class AgentSession {
 
   private sendError(id: RequestId | null, err: unknown): void {
     if (this.closed) return;
-    const error = err instanceof GatewayError ? err : new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err));
+    const error = asGatewayError(err);
     if (error.code === 'MCPG_INTERNAL') this.log.error('internal error while handling a request', { error: err });
     this.parts.metrics.error(error.code);
     this.channel.send(encodeError(id, error.toJsonRpc()), id ?? undefined, true);

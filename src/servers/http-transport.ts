@@ -19,7 +19,7 @@ import {
   excerpt, headerOf, HttpClient, httpStatusError, mediaType, Pauses, pipeSse, readBody, unreachable, type Exchange,
 } from './http-request.js';
 import { POST_ACCEPT, RemoteSession } from './http-session.js';
-import type { StopTimings } from './stdio-process.js';
+import type { StopTimings } from './transport.js';
 import type { ServerTransport, TransportEvents } from './transport.js';
 
 export interface RemoteTransportOptions {
