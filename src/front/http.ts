@@ -15,7 +15,7 @@ import type { Logger } from '../observability/logger.js';
 import { classify, wireLimits, type Classified } from '../wire/jsonrpc.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
 import { authenticate, challenge } from '../auth/auth.js';
-import { HttpSession } from './http-session.js';
+import { HttpSession } from './http-channel.js';
 import { DEFAULT_MAX_BODY_BYTES, accepts, isLoopback, originAllowed, readBody, sendError } from './http-util.js';
 import { handleOps, type OpsContext } from './ops.js';
 
