@@ -3,6 +3,46 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// The rooms of src/ and the arrows allowed between them (docs/architecture.md explains each). A room
+// may import from itself, from the leaves errors.ts and version.ts, and from the rooms listed here;
+// anything else is a lint error. Cycles inside a room are caught by test/unit/layering.test.ts.
+const ROOMS = {
+  wire: [],
+  observability: [],
+  config: ['observability'],
+  rules: ['config'],
+  auth: ['rules'],
+  pins: ['wire', 'observability'],
+  servers: ['config', 'wire', 'observability'],
+  catalog: ['servers', 'wire', 'observability'],
+  gateway: ['catalog', 'pins', 'rules', 'servers', 'config', 'wire', 'observability'],
+  front: ['gateway', 'auth', 'wire', 'observability'],
+  'reload.ts': ['gateway', 'rules', 'config', 'observability'],
+  'mcpgate.ts': ['reload.ts', 'front', 'gateway', 'rules', 'config', 'observability'],
+  cli: ['mcpgate.ts', 'front', 'auth', 'pins', 'rules', 'config', 'wire', 'observability'],
+};
+
+/** One block per room: imports of a room it may not use are errors, named with the rule. */
+function layering() {
+  const all = Object.keys(ROOMS);
+  return Object.entries(ROOMS).map(([room, allowed]) => {
+    const file = room.endsWith('.ts');
+    const forbidden = all.filter((other) => other !== room && !allowed.includes(other));
+    const up = file ? './' : '../';
+    return {
+      files: [file ? `src/${room}` : `src/${room}/**/*.ts`],
+      rules: {
+        'no-restricted-imports': ['error', {
+          patterns: forbidden.map((other) => ({
+            group: other.endsWith('.ts') ? [`${up}${other.replace(/\.ts$/, '.js')}`] : [`${up}${other}/*`],
+            message: `src/${room} may not import from src/${other} (allowed: ${allowed.join(', ') || 'none'}; see docs/architecture.md and ROOMS in eslint.config.js).`,
+          })),
+        }],
+      },
+    };
+  });
+}
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
   js.configs.recommended,
@@ -33,5 +73,6 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-call': 'off',
     },
   },
+  ...layering(),
   { files: ['eslint.config.js'], extends: [tseslint.configs.disableTypeChecked] },
 );

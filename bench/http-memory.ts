@@ -1,6 +1,6 @@
 // Benchmark: mcpgate's memory over HTTP — RSS idle (servers up, no agent), then per agent session
 // (initialized, one call made, session kept open), measured from /proc while N sessions are held.
-// DESIGN.md asks for "memory (RSS idle, per agent session)".
+// docs/architecture.md ("Performance") asks for "memory (RSS idle, per agent session)".
 
 import { readFile } from 'node:fs/promises';
 import { mkdtemp, rm } from 'node:fs/promises';

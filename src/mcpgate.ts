@@ -7,7 +7,6 @@ import type { Rules } from './rules/load.js';
 import { Gateway, type GatewayOptions, type ServerSummary } from './gateway/gateway.js';
 import { serveStdio, type StdioEnd, type StdioFront } from './front/stdio.js';
 import { HttpFront, type HttpFrontOptions } from './front/http.js';
-import { processGroups } from './servers/process-groups.js';
 
 /** What `--http` and its companion flags configure (the ops context is added here). */
 export type HttpSettings = Omit<HttpFrontOptions, 'ops' | 'onRequest'>;
@@ -112,7 +111,7 @@ export class Mcpgate {
 
   /** A signal during shutdown: every server's stop skips to SIGTERM now, SIGKILL after `termGraceMs`. */
   hurry(termGraceMs: number): void {
-    processGroups.hurryAll(termGraceMs);
+    this.gateway.hurry(termGraceMs);
   }
 
   /** Last resort: kill every server's process group now. */

@@ -5,9 +5,14 @@
 import { createHash } from 'node:crypto';
 import type { Tool } from '../wire/protocol.js';
 import type { ListKind, ServerLists } from '../servers/lists.js';
-import type { HeldInfo } from '../pins/review.js';
-import { sanitizeTool } from '../pins/sanitize.js';
+import { sanitizeTool } from '../wire/sanitize.js';
 import { assignNames, nameKey, namespaceUri, sanitize, splitUri, DEFAULT_SEPARATOR } from './names.js';
+
+/** Why a tool is held back until approved (pins/review.ts produces these; the catalog only keeps them). */
+export interface HeldInfo {
+  readonly digest: string;
+  readonly changes: readonly string[];
+}
 
 export interface ToolEntry {
   readonly server: string;

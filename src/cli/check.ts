@@ -7,8 +7,8 @@ import type { ConfigIssue } from '../config/types.js';
 import type { Env } from '../config/expand.js';
 import { GatewayError } from '../errors.js';
 import { loadRules } from '../rules/load.js';
-import { secretEnvNames, serverEnvNames } from '../servers/child-env.js';
-import type { CliIo } from './main.js';
+import { secretEnvNames, serverEnvNames } from '../config/child-env.js';
+import type { CliIo } from './io.js';
 
 export async function runCheck(configFile: string, io: CliIo, env: Env = process.env, rulesFile?: string): Promise<number> {
   try {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `mcpgate` command. The only module that reads argv, installs signal handlers and exits.
-// Exit codes (DESIGN.md): 0 ok, 1 runtime failure, 2 usage or invalid configuration.
+// Exit codes (docs/architecture.md): 0 ok, 1 runtime failure, 2 usage or invalid configuration.
 
 import { parseArgs } from 'node:util';
 import { existsSync, realpathSync } from 'node:fs';
@@ -17,6 +17,7 @@ import type { HttpSettings } from '../mcpgate.js';
 import { isLoopback } from '../front/http-util.js';
 import { runToken } from './token.js';
 import { runStatus } from './status.js';
+import type { CliIo } from './io.js';
 import { wireLimits } from '../wire/jsonrpc.js';
 
 /** The highest --max-depth accepted: re-encoding stays far from the stack's limit below it. */
@@ -52,10 +53,7 @@ MCPGATE_PINS, MCPGATE_STATE, MCPGATE_HTTP, MCPGATE_URL, MCPGATE_TOKEN (flags win
 Log levels: debug, info, warn, error, silent. Logs go to stderr; stdout is the MCP transport.
 `;
 
-export interface CliIo {
-  out: (text: string) => void;
-  err: (text: string) => void;
-}
+export type { CliIo } from './io.js';
 
 const stdio: CliIo = {
   out: (text) => void process.stdout.write(text),

@@ -3,10 +3,10 @@
 // work on the state directory alone; a running gateway notices approvals within a second.
 
 import { describeDiff } from '../pins/digest.js';
-import { visible } from '../pins/sanitize.js';
+import { visible } from '../wire/sanitize.js';
 import { PinStore, nameMap, type HeldFile, type PinsFile } from '../pins/store.js';
 import { GatewayError } from '../errors.js';
-import type { CliIo } from './main.js';
+import type { CliIo } from './io.js';
 
 export async function runPins(stateDir: string, server: string | undefined, io: CliIo): Promise<number> {
   const store = new PinStore(stateDir);

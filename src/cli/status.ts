@@ -1,7 +1,7 @@
 // `mcpgate status`: asks a running HTTP gateway for its `/status` and prints it for an operator —
 // servers and their states, tool counts, sessions, last errors, reloads. `--json` prints it raw.
 
-import type { CliIo } from './main.js';
+import type { CliIo } from './io.js';
 
 export const DEFAULT_STATUS_URL = 'http://127.0.0.1:8808';
 

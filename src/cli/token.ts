@@ -1,10 +1,10 @@
-// `mcpgate token AGENT`: makes a new static bearer token for an agent of the HTTP front (DESIGN.md
+// `mcpgate token AGENT`: makes a new static bearer token for an agent of the HTTP front (docs/architecture.md
 // "Agent identity"). Only the token goes to stdout (so `mcpgate token ci-bot > ci-bot.token` works);
 // the hash to list in gateway-rules.json and how to use it go to stderr. The rules file holds only
 // the hash, so the token is shown this once and a leaked rules file leaks no token.
 
 import { randomBytes } from 'node:crypto';
-import { hashToken } from '../front/auth.js';
+import { hashToken } from '../auth/auth.js';
 
 /** Marks mcpgate tokens, so one found in a log or a repository is recognisable (and scannable). */
 export const TOKEN_PREFIX = 'mcpg_';

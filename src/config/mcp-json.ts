@@ -12,7 +12,7 @@ import { configInvalid, describeValue, isPlainObject, jsonPath } from './issues.
 
 // setTimeout fires immediately (with only a warning) for delays past 2^31-1 ms.
 const MAX_TIMEOUT_MS = 2_147_483_647;
-// What the catalog can use verbatim in `SERVER__TOOL` names (DESIGN.md "Names").
+// What the catalog can use verbatim in `SERVER__TOOL` names (docs/architecture.md "Names").
 const SAFE_NAME = /^[A-Za-z0-9_-]+$/;
 const TYPES = new Map<string, 'stdio' | 'http' | 'sse'>([
   ['stdio', 'stdio'],

@@ -14,8 +14,8 @@ import type { Gateway } from '../gateway/gateway.js';
 import type { Logger } from '../observability/logger.js';
 import { classify, wireLimits, type Classified } from '../wire/jsonrpc.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
-import { authenticate, challenge } from './auth.js';
-import { DEFAULT_MAX_AGENT_BUFFER, HttpSession } from './http-session.js';
+import { authenticate, challenge } from '../auth/auth.js';
+import { DEFAULT_MAX_AGENT_BUFFER, HttpSession } from './http-channel.js';
 import { DEFAULT_MAX_BODY_BYTES, accepts, hostAllowed, isLoopback, originAllowed, readBody, repeatedHeader, sendError } from './http-util.js';
 import { handleOps, type OpsContext } from './ops.js';
 

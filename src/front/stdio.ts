@@ -10,7 +10,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Gateway } from '../gateway/gateway.js';
 import { readLines } from '../wire/line-reader.js';
-import { DEFAULT_MAX_AGENT_BUFFER } from './http-session.js';
+import { DEFAULT_MAX_AGENT_BUFFER } from './http-channel.js';
 
 /** Why the stdio front ended; `failed` when it was not the agent's own doing (it stopped reading). */
 export interface StdioEnd {

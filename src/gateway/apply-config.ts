@@ -3,9 +3,26 @@
 // removed ones are shut down gracefully, changed ones restart — while untouched servers keep their
 // connections and their calls in flight. Every agent whose view changed is told.
 
+import type { CatalogLimits } from '../catalog/limits.js';
+import type { Catalog } from '../catalog/catalog.js';
 import type { ServerConfig, ServersConfig } from '../config/types.js';
 import type { Rules } from '../rules/load.js';
-import type { Gateway } from './gateway.js';
+import type { Connection } from '../servers/connection.js';
+import type { ListKind } from '../servers/lists.js';
+
+/** What a reload changes: the configuration and rules in force, the catalog's servers, the connections. */
+export interface Reconfigurable {
+  config: ServersConfig;
+  rules: Rules;
+  readonly catalog: Catalog;
+  readonly connections: Map<string, Connection>;
+  /** The catalog limits' record of what was cut per server (a removed server's is forgotten). */
+  readonly limits: Pick<CatalogLimits, 'forget'>;
+  /** Tells each agent whose view of these lists changed. */
+  announce(kinds: readonly ListKind[]): void;
+  /** Starts one configured server (or reports why not). */
+  launch(config: ServerConfig): Promise<unknown>;
+}
 
 export interface ApplyReport {
   added: string[];
@@ -18,7 +35,7 @@ function same(a: ServerConfig, b: ServerConfig): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-export async function applyConfig(gateway: Gateway, next: ServersConfig, rules: Rules): Promise<ApplyReport> {
+export async function applyConfig(gateway: Reconfigurable, next: ServersConfig, rules: Rules): Promise<ApplyReport> {
   const before = new Map(gateway.config.servers.map((s) => [s.name, s]));
   const after = new Map(next.servers.map((s) => [s.name, s]));
   const report: ApplyReport = { added: [], removed: [], restarted: [] };

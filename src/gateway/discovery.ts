@@ -3,10 +3,26 @@
 // a few hundred tokens of context instead of thousands. Every one goes through the same rules (and
 // pins) as the aggregate catalog: what an agent can discover is exactly what it may call.
 
+import type { Catalog } from '../catalog/catalog.js';
+import type { ServersConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { decideTool, serverVisible } from '../rules/decide.js';
+import type { Rules } from '../rules/load.js';
 import { globToRegExp } from '../rules/schema.js';
-import type { Gateway } from './gateway.js';
+import type { Connection } from '../servers/connection.js';
+
+/** What the meta-tools read: the configured servers, their connections, the catalog, the rules. */
+export interface DiscoveryParts {
+  servers: () => ServersConfig;
+  connections: ReadonlyMap<string, Connection>;
+  catalog: Catalog;
+  rules: () => Rules;
+  /** The catalog's separator between server and tool (`__` unless configured otherwise). */
+  separator: string;
+  /** Offer get_gateway_status. */
+  debug: boolean;
+  status: () => Record<string, unknown>;
+}
 
 const AGENT_ID = { type: 'string', description: 'Your agent id (only used when the gateway has no identity for you).' };
 
@@ -70,29 +86,29 @@ const invalid = (message: string): GatewayError => new GatewayError('MCPG_INVALI
 /** Rough token count of a JSON value (about four characters a token), for max_schema_tokens. */
 const tokens = (value: unknown): number => Math.ceil(JSON.stringify(value).length / 4);
 
-export function listServers(gateway: Gateway, agent: string): Record<string, unknown> {
-  const rules = gateway.rules;
-  const servers = gateway.config.servers
+export function listServers(parts: DiscoveryParts, agent: string): Record<string, unknown> {
+  const rules = parts.rules();
+  const servers = parts.servers().servers
     .filter((s) => !s.disabled && (rules.open || serverVisible(rules, agent, s.name)))
     .map((s) => {
-      const conn = gateway.connections.get(s.name);
+      const conn = parts.connections.get(s.name);
       // What get_server_tools would list: allowed, and not held (the held count spans every agent's tools).
-      const tools = gateway.catalog.serverTools(s.name).filter((t) => (rules.open || decideTool(rules, agent, s.name, t.name).allowed) && callable(gateway, s.name, t.name));
+      const tools = parts.catalog.serverTools(s.name).filter((t) => (rules.open || decideTool(rules, agent, s.name, t.name).allowed) && callable(parts, s.name, t.name));
       return { name: s.name, state: conn?.state ?? 'not started', tools: tools.length, description: conn?.info?.serverInfo.name };
     });
   return text({ servers });
 }
 
 /** In the catalog and not held by pins. */
-function callable(gateway: Gateway, server: string, tool: string): boolean {
-  const entry = gateway.catalog.tool(gateway.catalog.publicName(server, tool) ?? '');
+function callable(parts: DiscoveryParts, server: string, tool: string): boolean {
+  const entry = parts.catalog.tool(parts.catalog.publicName(server, tool) ?? '');
   return entry !== undefined && entry.held === undefined;
 }
 
-export function getServerTools(gateway: Gateway, agent: string, args: Record<string, unknown>): Record<string, unknown> {
+export function getServerTools(parts: DiscoveryParts, agent: string, args: Record<string, unknown>): Record<string, unknown> {
   const server = args.server;
   if (typeof server !== 'string') throw invalid('get_server_tools needs "server" (a string)');
-  const rules = gateway.rules;
+  const rules = parts.rules();
   if (!rules.open && !serverVisible(rules, agent, server)) {
     throw new GatewayError('MCPG_POLICY_DENIED', `agent "${agent}" may not use server "${server}"`, { server, detail: { agent } });
   }
@@ -102,11 +118,11 @@ export function getServerTools(gateway: Gateway, agent: string, args: Record<str
   let used = 0;
   const tools: Record<string, unknown>[] = [];
   const omitted: string[] = [];
-  for (const tool of gateway.catalog.serverTools(server)) {
+  for (const tool of parts.catalog.serverTools(server)) {
     if (names !== undefined && !names.has(tool.name)) continue;
     if (pattern !== undefined && !pattern.test(tool.name)) continue;
     if (!rules.open && !decideTool(rules, agent, server, tool.name).allowed) continue;
-    if (!callable(gateway, server, tool.name)) continue;
+    if (!callable(parts, server, tool.name)) continue;
     const item = { name: tool.name, description: tool.description, inputSchema: tool.inputSchema };
     const cost = tokens(item);
     if (used + cost > budget) {
@@ -120,28 +136,28 @@ export function getServerTools(gateway: Gateway, agent: string, args: Record<str
 }
 
 /** Resolves execute_tool's target to the public tool name the normal call path takes. */
-export function executeTarget(gateway: Gateway, args: Record<string, unknown>): { name: string; arguments: unknown; timeoutMs: number | undefined } {
+export function executeTarget(parts: DiscoveryParts, args: Record<string, unknown>): { name: string; arguments: unknown; timeoutMs: number | undefined } {
   const { server, tool } = args;
   if (typeof server !== 'string' || typeof tool !== 'string') throw invalid('execute_tool needs "server" and "tool" (strings)');
   if (args.args !== undefined && (typeof args.args !== 'object' || args.args === null || Array.isArray(args.args))) throw invalid('execute_tool "args" must be an object');
   const timeoutMs = typeof args.timeout_ms === 'number' && Number.isInteger(args.timeout_ms) && args.timeout_ms > 0 ? args.timeout_ms : undefined;
   // An unknown tool still gets a well-formed public name, so the rules decide before existence does.
-  const name = gateway.catalog.publicName(server, tool) ?? `${server}__${tool}`;
+  const name = parts.catalog.publicName(server, tool) ?? `${server}${parts.separator}${tool}`;
   return { name, arguments: args.args ?? {}, timeoutMs };
 }
 
 /** Runs a meta-tool: a result to send, or (execute_tool) the call to make through the normal path. */
-export function runMetaTool(gateway: Gateway, agent: string, name: string, args: Record<string, unknown>):
+export function runMetaTool(parts: DiscoveryParts, agent: string, name: string, args: Record<string, unknown>):
   { result: Record<string, unknown> } | { execute: ReturnType<typeof executeTarget> } {
   switch (name) {
     case 'list_servers':
-      return { result: listServers(gateway, agent) };
+      return { result: listServers(parts, agent) };
     case 'get_server_tools':
-      return { result: getServerTools(gateway, agent, args) };
+      return { result: getServerTools(parts, agent, args) };
     case 'execute_tool':
-      return { execute: executeTarget(gateway, args) };
+      return { execute: executeTarget(parts, args) };
     case 'get_gateway_status':
-      if (gateway.debug) return { result: text(gateway.status()) };
+      if (parts.debug) return { result: text(parts.status()) };
   }
   throw new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } });
 }

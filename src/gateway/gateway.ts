@@ -1,6 +1,8 @@
-// The gateway: owns the connections to servers, the catalog and the agent sessions, and carries
-// everything that flows right to left (server notifications and server→agent requests) to the agent
-// it belongs to. What flows left to right is in session.ts.
+// The gateway: the composition of the room. It owns the connections to servers (made by an injected
+// factory, so tests can put an in-memory server behind them), the catalog, the pins and the agent
+// registry, and hands each helper the parts it needs: the router (router.ts) decides where a request
+// goes, an agent session (session.ts) carries what flows left to right, server-events.ts what flows
+// right to left. Nothing here is imported back by those helpers.
 
 import type { ServerConfig, ServersConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
@@ -9,10 +11,11 @@ import { Catalog } from '../catalog/catalog.js';
 import { Refresher } from '../catalog/refresher.js';
 import { CatalogLimits } from '../catalog/limits.js';
 import { Connection, type ConnectionHooks, type SupervisionSettings } from '../servers/connection.js';
+import { DEFAULT_SEPARATOR } from '../catalog/names.js';
 import { LIST_KINDS, fetchLists, type ListKind } from '../servers/lists.js';
-import type { StopTimings } from '../servers/stdio-process.js';
-import { secretEnvNames } from '../servers/child-env.js';
-import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
+import type { StopTimings } from '../servers/transport.js';
+import { secretEnvNames } from '../config/child-env.js';
+import { processGroups } from '../servers/process-groups.js';
 import { PinKeeper } from '../pins/keeper.js';
 import { OPEN_RULES, type Rules } from '../rules/load.js';
 import { AgentViews } from './agent-views.js';
@@ -22,11 +25,21 @@ import { metricsSource } from './metrics-source.js';
 import { GATEWAY_INFO } from '../version.js';
 import { gatewayStatus } from './status.js';
 import type { PinMode } from '../pins/review.js';
-import { AgentSession, type AgentChannel } from './session.js';
-import { LIST_CHANGED, LOG_LEVEL_RANK, SERVER_REQUEST_CAPABILITY } from './methods.js';
+import { AgentSession, type AgentChannel, type SessionParts } from './session.js';
+import { LOG_LEVEL_RANK } from './methods.js';
+import { Agents } from './agents.js';
+import { Router } from './router.js';
+import { ServerEvents } from './server-events.js';
+import type { DiscoveryParts } from './discovery.js';
 
 /** Log levels by rank (methods.ts ranks them). */
 const LOG_LEVELS = Object.keys(LOG_LEVEL_RANK).sort((a, b) => LOG_LEVEL_RANK[a]! - LOG_LEVEL_RANK[b]!);
+
+/**
+ * Makes the connection to one server. The default spawns or dials the real server; unit tests pass
+ * one whose transport is an in-memory server (test/unit/gateway-routing.test.ts).
+ */
+export type ConnectionFactory = (config: ServerConfig, hooks: ConnectionHooks, log: Logger) => Connection;
 
 export interface GatewayOptions {
   config: ServersConfig;
@@ -48,6 +61,8 @@ export interface GatewayOptions {
   mode?: 'aggregate' | 'discovery';
   /** Offer get_gateway_status in discovery mode. */
   debug?: boolean;
+  /** How a connection is made (default: `new Connection` with the settings above). */
+  connect?: ConnectionFactory;
 }
 
 export const DEFAULT_MAX_INFLIGHT = 1000;
@@ -62,13 +77,14 @@ export interface ServerSummary {
   note?: string;
 }
 
-export class Gateway implements ConnectionHooks {
+export class Gateway {
   readonly catalog: Catalog;
   readonly log: Logger;
   readonly connections = new Map<string, Connection>();
   /** The servers configuration in force (replaced by a reload). */
   config: ServersConfig;
-  readonly sessions = new Set<AgentSession>();
+  /** The open agent sessions. */
+  readonly sessions = new Agents();
   /** Resource subscriptions: each URI subscribed on its server once, while an agent holds it. */
   readonly subscriptions: Subscriptions<AgentSession>;
   /** Resolves once every enabled server is ready or has failed (the first lists wait for it). */
@@ -84,6 +100,14 @@ export class Gateway implements ConnectionHooks {
   readonly views: AgentViews;
   /** Call outcomes, errors and HTTP requests as they happen; states read at scrape time. */
   readonly metrics: GatewayMetrics;
+  /** Where a request goes, under the rules and the pins. */
+  readonly router: Router;
+  private readonly serverEvents: ServerEvents;
+  /** What a connection tells the gateway (given to the connection factory). */
+  readonly hooks: ConnectionHooks;
+  /** What every agent session is given. */
+  private readonly sessionParts: SessionParts;
+  private readonly connect: ConnectionFactory;
   /** Servers whose instructions changed since they were approved: not passed to agents. */
   private readonly heldInstructions = new Set<string>();
   private closing: Promise<void> | undefined;
@@ -109,6 +133,50 @@ export class Gateway implements ConnectionHooks {
     this.subscriptions = new Subscriptions(this.catalog, this.connections, this.log);
     this.refresher = new Refresher((server, kinds) => this.refresh(server, kinds), this.log);
     this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
+    this.router = new Router({ catalog: this.catalog, connections: this.connections, rules: () => this.rules, hasSettled: () => this.isSettled, pinsDir: this.pins.dir });
+    this.serverEvents = new ServerEvents({
+      agents: this.sessions,
+      catalog: this.catalog,
+      subscriptions: this.subscriptions,
+      refresh: (server, kind) => this.refresher.request(server, kind),
+      log: this.log,
+    });
+    this.hooks = {
+      notification: (conn, msg) => this.serverEvents.notification(conn, msg),
+      serverRequest: (conn, msg, related) => this.serverEvents.serverRequest(conn, msg, related),
+      ready: (conn) => this.ready(conn),
+      lost: (conn) => this.lost(conn),
+    };
+    const discovery: DiscoveryParts | undefined = this.mode === 'discovery' ? {
+      servers: () => this.config,
+      connections: this.connections,
+      catalog: this.catalog,
+      rules: () => this.rules,
+      separator: options.separator ?? DEFAULT_SEPARATOR,
+      debug: this.debug,
+      status: () => this.status(),
+    } : undefined;
+    this.sessionParts = {
+      router: this.router,
+      views: this.views,
+      settling: this,
+      catalog: this.catalog,
+      connections: this.connections,
+      subscriptions: this.subscriptions,
+      metrics: this.metrics,
+      discovery,
+      maxInflight: this.maxInflight,
+      sanitize: this.sanitizes,
+      instructions: () => this.instructions(),
+      setServersLogLevel: () => this.setServersLogLevel(),
+      closed: (session) => this.sessionClosed(session),
+    };
+    this.connect = options.connect ?? ((config, hooks, log) => new Connection(config, hooks, log, {
+      startupTimeoutMs: options.startupTimeoutMs ?? 30_000,
+      stopTimings: options.stopTimings,
+      supervision: options.supervision,
+      secretEnv: () => secretEnvNames(this.rules.raw),
+    }));
   }
 
   get mode(): 'aggregate' | 'discovery' {
@@ -160,12 +228,7 @@ export class Gateway implements ConnectionHooks {
 
   private async startServer(config: ServerConfig): Promise<ServerSummary> {
     const log = this.log.child({ server: config.name });
-    const conn = new Connection(config, this, log, {
-      startupTimeoutMs: this.options.startupTimeoutMs ?? 30_000,
-      stopTimings: this.options.stopTimings,
-      supervision: this.options.supervision,
-      secretEnv: () => secretEnvNames(this.rules.raw),
-    });
+    const conn = this.connect(config, this.hooks, log);
     this.connections.set(config.name, conn);
     const ready = await conn.start();
     if (!ready) {
@@ -216,13 +279,13 @@ export class Gateway implements ConnectionHooks {
   }
 
   openSession(channel: AgentChannel, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio'): AgentSession {
-    const session = new AgentSession(this, channel, agent, this.log.child({ agent }), agentExplicit, transport);
+    const session = new AgentSession(this.sessionParts, channel, agent, this.log.child({ agent }), agentExplicit, transport);
     this.sessions.add(session);
     return session;
   }
 
   /** Called by a session when it ends: drop its subscriptions, answer its servers' pending questions. */
-  sessionClosed(session: AgentSession): void {
+  private sessionClosed(session: AgentSession): void {
     this.sessions.delete(session);
     this.subscriptions.drop(session);
   }
@@ -252,8 +315,7 @@ export class Gateway implements ConnectionHooks {
    */
   async setServersLogLevel(): Promise<void> {
     await this.settled;
-    let rank: number | undefined;
-    for (const session of this.sessions) if (session.logRank !== undefined) rank = Math.min(rank ?? Infinity, session.logRank);
+    const rank = this.sessions.lowestLogRank();
     const level = rank === undefined ? undefined : LOG_LEVELS[rank];
     if (level === undefined) return;
     const servers = [...this.connections.values()].filter((c) => c.state === 'ready' && c.info?.capabilities.logging !== undefined);
@@ -268,70 +330,17 @@ export class Gateway implements ConnectionHooks {
       if (conn.state === 'ready' && text !== undefined && text.trim() !== '' && !this.heldInstructions.has(conn.name)) parts.push(`## ${conn.name}\n${text.trim()}`);
     }
     if (parts.length === 0) return undefined;
-    return `mcpgate fronts several MCP servers; their tools are named SERVER__TOOL. Instructions from each server:\n\n${parts.join('\n\n')}`;
+    return `mcpgate fronts several MCP servers; their tools are named SERVER${this.options.separator ?? DEFAULT_SEPARATOR}TOOL. Instructions from each server:\n\n${parts.join('\n\n')}`;
   }
 
   /** Immediate: kill every server's process group now (a second signal). */
+  /** A signal during shutdown: every server's stop skips to SIGTERM now, SIGKILL after `termGraceMs`. */
+  hurry(termGraceMs: number): void {
+    processGroups.hurryAll(termGraceMs);
+  }
+
   destroy(): void {
     for (const conn of this.connections.values()) conn.destroy();
-  }
-
-  // ── right to left: what servers send ────────────────────────────────────────────────────────
-
-  notification(conn: Connection, msg: JsonRpcNotification): void {
-    const kind = LIST_CHANGED[msg.method];
-    if (kind !== undefined) {
-      for (const k of kind) this.refresher.request(conn.name, k);
-      return;
-    }
-    switch (msg.method) {
-      case 'notifications/message':
-        for (const session of this.sessions) session.deliverLog(conn.name, msg.params ?? {});
-        return;
-      case 'notifications/resources/updated': {
-        const uri = msg.params?.uri;
-        if (typeof uri !== 'string') return;
-        const publicUri = this.catalog.publicUri(conn.name, uri);
-        for (const session of this.subscriptions.subscribers(publicUri)) session.notify(msg.method, { ...msg.params, uri: publicUri });
-        return;
-      }
-      case 'notifications/cancelled':
-        for (const session of this.sessions) session.serverCancelled(conn, msg.params?.requestId);
-        return;
-      case 'notifications/elicitation/complete':
-        for (const session of this.sessions) session.notify(msg.method, msg.params);
-        return;
-      default:
-        this.log.debug('dropped a server notification mcpgate does not relay', { server: conn.name, method: msg.method });
-    }
-  }
-
-  request(conn: Connection, msg: JsonRpcRequest, related?: number): void {
-    const capability = SERVER_REQUEST_CAPABILITY[msg.method];
-    if (capability === undefined) {
-      conn.respondError(msg.id, new GatewayError('MCPG_METHOD_NOT_FOUND', `mcpgate does not relay ${msg.method} to agents`, { server: conn.name }).toJsonRpc());
-      return;
-    }
-    const session = this.sessionFor(conn, related);
-    if (session === undefined) {
-      const why = this.sessions.size === 0 ? 'no agent is connected' : 'more than one agent has a call in flight on this server, and the request does not say which one it belongs to';
-      conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `cannot relay ${msg.method}: ${why}`, { server: conn.name }).toJsonRpc());
-      return;
-    }
-    session.relayServerRequest(conn, msg, capability, related);
-  }
-
-  /**
-   * The agent a server→agent request belongs to: the one whose call it says it belongs to (HTTP
-   * servers say), else the only session, else the only one with a call in flight on that server.
-   */
-  private sessionFor(conn: Connection, related: number | undefined): AgentSession | undefined {
-    if (related !== undefined) {
-      for (const session of this.sessions) if (session.ownsCall(conn, related)) return session;
-    }
-    if (this.sessions.size === 1) return this.sessions.values().next().value;
-    const busy = [...this.sessions].filter((s) => s.callsOn(conn) > 0);
-    return busy.length === 1 ? busy[0] : undefined;
   }
 
   private async refresh(server: string, kinds: ListKind[]): Promise<void> {
@@ -366,21 +375,8 @@ export class Gateway implements ConnectionHooks {
     else this.heldInstructions.delete(server);
   }
 
-  /** The error for a call to a held tool: what changed and the exact command that approves it. */
-  heldError(publicName: string, server: string, tool: string, changes: readonly string[]): GatewayError {
-    const why = changes.includes('new tool') ? 'it is a new tool that has not been approved' : `its definition changed since it was approved (${changes.join(', ')})`;
-    const approve = `mcpgate approve ${server} ${tool} --state ${this.pins.dir}`;
-    return new GatewayError('MCPG_TOOL_HELD', `tool "${publicName}" of server "${server}" is held: ${why}. Review it with 'mcpgate pins ${server} --state ${this.pins.dir}' and approve it with '${approve}'`, { server, detail: { tool: publicName, changes, approve } });
-  }
-
-  /** Tells every agent which lists changed (templates are part of the resources list). */
   /** Tells each agent whose view of these lists changed (templates belong to the resources list). */
   announce(kinds: readonly ListKind[]): void {
-    if (kinds.length === 0) return;
-    for (const session of this.sessions) {
-      const methods = new Set<string>();
-      for (const kind of kinds) if (session.shown.changed(kind)) methods.add(kind === 'resourceTemplates' ? 'resources' : kind);
-      for (const method of methods) session.listChanged(`notifications/${method}/list_changed`);
-    }
+    this.sessions.announce(kinds);
   }
 }

@@ -1,32 +1,42 @@
-// The scrape-time snapshot GatewayMetrics reads (observability/gateway-metrics.ts), taken from what the
-// gateway already exposes: configured servers and their connections (state, breaker), the catalog's
+// The scrape-time snapshot GatewayMetrics reads (observability/gateway-metrics.ts), taken from the
+// parts that already hold it: configured servers and their connections (state, breaker), the catalog's
 // merged lists and held tools, and the open agent sessions. Read-only; called once per scrape.
 
+import type { Catalog } from '../catalog/catalog.js';
+import type { ServersConfig } from '../config/types.js';
 import type { MetricsSnapshot, MetricsSource, ServerState } from '../observability/gateway-metrics.js';
 import type { Connection, ConnectionState } from '../servers/connection.js';
-import type { Gateway } from './gateway.js';
+import type { Agents } from './agents.js';
+
+/** What the snapshot reads (the Gateway has each of these). */
+export interface MetricsParts {
+  readonly config: ServersConfig;
+  readonly catalog: Catalog;
+  readonly connections: ReadonlyMap<string, Connection>;
+  readonly sessions: Agents;
+}
 
 // A compile-time check that every connection state is one the metrics know.
 const asServerState = (state: ConnectionState): ServerState => state;
 
-export function metricsSource(gateway: Gateway): MetricsSource {
+export function metricsSource(parts: MetricsParts): MetricsSource {
   return (): MetricsSnapshot => {
-    const catalog = gateway.catalog;
+    const catalog = parts.catalog;
     let heldTools = 0;
-    const servers = gateway.config.servers.map((config) => {
+    const servers = parts.config.servers.map((config) => {
       heldTools += catalog.heldCount(config.name);
-      const conn = gateway.connections.get(config.name);
+      const conn = parts.connections.get(config.name);
       return {
         name: config.name,
         state: config.disabled ? ('disabled' as const) : conn === undefined ? undefined : asServerState(conn.state),
         breaker: conn?.breaker.state ?? 'closed',
         breakerTrips: conn?.breaker.trips ?? 0,
-        inflight: conn === undefined ? 0 : inflightOn(gateway, conn),
+        inflight: conn === undefined ? 0 : parts.sessions.callsOn(conn),
       };
     });
     let http = 0;
-    for (const session of gateway.sessions) if (session.transport === 'http') http += 1;
-    const total = gateway.sessions.size;
+    for (const session of parts.sessions) if (session.transport === 'http') http += 1;
+    const total = parts.sessions.size;
     return {
       servers,
       catalog: {
@@ -39,10 +49,4 @@ export function metricsSource(gateway: Gateway): MetricsSource {
       sessions: { stdio: total - http, http },
     };
   };
-}
-
-function inflightOn(gateway: Gateway, conn: Connection): number {
-  let n = 0;
-  for (const session of gateway.sessions) n += session.callsOn(conn);
-  return n;
 }

@@ -5,24 +5,48 @@
 // Hot path (tools/call): one JSON.parse of the agent's line, a map lookup, one JSON.stringify of the
 // re-addressed request; the server's answer is relayed by splicing the id into its raw line.
 
-import { GatewayError } from '../errors.js';
+import { GatewayError, asGatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Connection } from '../servers/connection.js';
 import {
   encodeError, encodeNotification, encodeResult, parseMessage, spliceResponseId,
   type Classified, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
 } from '../wire/jsonrpc.js';
-import { sanitizeContent } from '../pins/sanitize.js';
+import { sanitizeContent } from '../wire/sanitize.js';
+import type { Catalog } from '../catalog/catalog.js';
+import type { GatewayMetrics } from '../observability/gateway-metrics.js';
 import { AgentRequests } from './agent-requests.js';
-import { ShownViews } from './agent-views.js';
+import { ShownViews, type AgentViews } from './agent-views.js';
 import { Calls, type Call } from './calls.js';
-import { Parked } from './parked.js';
-import { isMetaTool, metaTools, runMetaTool } from './discovery.js';
-import { toolDenied } from './access.js';
-import { routeCompletion, routePrompt, routeUri } from './routes.js';
+import { UntilSettled, type Settling } from './until-settled.js';
+import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
+import { NOT_YET, type Router } from './router.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
-import type { Gateway } from './gateway.js';
 import { initializeResult, LOG_LEVEL_RANK } from './methods.js';
+import type { Subscriptions } from './subscriptions.js';
+
+/** What a session uses of the gateway: the parts, never the gateway itself. */
+export interface SessionParts {
+  router: Router;
+  views: AgentViews;
+  settling: Settling;
+  catalog: Catalog;
+  connections: ReadonlyMap<string, Connection>;
+  subscriptions: Subscriptions<AgentSession>;
+  metrics: GatewayMetrics;
+  /** Discovery mode's meta-tools; undefined in aggregate mode (the full catalog). */
+  discovery: DiscoveryParts | undefined;
+  /** Requests one agent may have in flight on servers at once. */
+  maxInflight: number;
+  /** Neutralize escape sequences and invisible characters in what servers say. */
+  sanitize: boolean;
+  /** The ready servers' own instructions, for `initialize`. */
+  instructions(): string | undefined;
+  /** Sets the servers' log level to the most verbose any agent asked for. */
+  setServersLogLevel(): Promise<void>;
+  /** The session ended (the registry forgets it, its subscriptions are dropped). */
+  closed(session: AgentSession): void;
+}
 
 export interface AgentChannel {
   /**
@@ -55,12 +79,12 @@ export class AgentSession {
   private readonly agentRequests: AgentRequests;
   /** The lists as last shown to the agent, to announce only what changed for it. */
   readonly shown: ShownViews;
-  /** Requests parked until the servers settle (lists asked for during startup); answered at close. */
-  private readonly waiting: Parked;
+  /** Requests waiting until the servers settle (lists asked for during startup); answered at close. */
+  private readonly waiting: UntilSettled;
   private closed = false;
 
   constructor(
-    private readonly gateway: Gateway,
+    private readonly parts: SessionParts,
     private readonly channel: AgentChannel,
     readonly agent: string,
     private readonly log: Logger,
@@ -69,8 +93,8 @@ export class AgentSession {
     /** The front the agent came through (metrics count sessions by it). */
     readonly transport: 'stdio' | 'http' = 'stdio',
   ) {
-    this.shown = new ShownViews(gateway.views, agent);
-    this.waiting = new Parked(gateway, (id, err) => this.sendError(id, err));
+    this.shown = new ShownViews(parts.views, agent);
+    this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
     this.agentRequests = new AgentRequests(agent, (line, about) => !this.closed && this.channel.send(line, about) !== false);
   }
 
@@ -121,7 +145,7 @@ export class AgentSession {
   }
 
   private onRequest(msg: JsonRpcRequest): void {
-    if (this.gateway.isClosing) return this.sendError(msg.id, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'));
+    if (this.parts.settling.isClosing) return this.sendError(msg.id, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'));
     switch (msg.method) {
       case 'tools/call':
         return this.callTool(msg);
@@ -130,7 +154,7 @@ export class AgentSession {
       case 'initialize':
         return void this.initialize(msg);
       case 'tools/list':
-        if (this.gateway.mode === 'discovery') return this.sendEncodedResult(msg.id, metaTools(this.gateway.debug));
+        if (this.parts.discovery !== undefined) return this.sendEncodedResult(msg.id, metaTools(this.parts.discovery.debug));
         return this.waiting.run(msg.id, () => this.sendEncodedResult(msg.id, this.shown.serve('tools')));
       case 'resources/list':
         return this.waiting.run(msg.id, () => this.sendEncodedResult(msg.id, this.shown.serve('resources')));
@@ -160,34 +184,28 @@ export class AgentSession {
     const params = msg.params;
     const name = params?.name;
     if (typeof name !== 'string') return this.sendError(msg.id, invalidParams('tools/call needs params.name (a string)'));
-    if (this.gateway.mode === 'discovery' && isMetaTool(name)) return this.waiting.run(msg.id, () => this.callMetaTool(msg, name));
+    const discovery = this.parts.discovery;
+    if (discovery !== undefined && isMetaTool(name)) return this.waiting.run(msg.id, () => this.callMetaTool(discovery, msg, name));
     if (params!.arguments !== undefined && (typeof params!.arguments !== 'object' || params!.arguments === null || Array.isArray(params!.arguments))) {
       return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     }
-    const entry = this.gateway.catalog.tool(name);
-    // Decided before existence, for existing and made-up names alike: a denial reveals nothing.
-    const refused = this.gateway.rules.open ? undefined : toolDenied(this.gateway, this.log, agent, name, entry);
-    if (refused !== undefined) return this.sendError(msg.id, refused);
-    if (entry === undefined) {
-      if (!this.gateway.hasSettled) return this.waiting.run(msg.id, () => this.callTool(msg));
-      return this.sendError(msg.id, new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } }));
-    }
-    if (entry.held !== undefined) return this.sendError(msg.id, this.gateway.heldError(name, entry.server, entry.original, entry.held.changes));
-    const conn = this.connection(entry.server, msg.id);
-    if (conn === undefined) return;
-    params!.name = entry.original;
-    this.forward(conn, msg, timeoutMs, (result) => {
-      const renamed = rewriteToolResult(result, (uri) => this.gateway.catalog.publicUri(entry.server, uri));
-      return (this.gateway.sanitizes && sanitizeContent(result)) || renamed;
-    }, { tool: entry.original, start: performance.now() });
+    // Denied, held, unknown or unconnected: the router decides once, before existence for denials.
+    const route = this.parts.router.tool(this.log, agent, name);
+    if (route === NOT_YET) return this.waiting.run(msg.id, () => this.callTool(msg, agent, timeoutMs));
+    if (route instanceof GatewayError) return this.sendError(msg.id, route);
+    params!.name = route.original;
+    this.sendToServer(route.conn, msg, timeoutMs, (result) => {
+      const renamed = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
+      return (this.parts.sanitize && sanitizeContent(result)) || renamed;
+    }, { tool: route.original, start: performance.now() });
   }
 
   /** Sends `msg` (already rewritten to the server's names) to `conn` and relays the answer. */
-  private forward(conn: Connection, msg: JsonRpcRequest, timeoutMs?: number, rewrite?: Rewrite, timed?: Timed): void {
+  private sendToServer(conn: Connection, msg: JsonRpcRequest, timeoutMs?: number, rewrite?: Rewrite, timed?: Timed): void {
     const agentId = msg.id;
     if (this.inflight.has(agentId)) return this.sendError(agentId, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`));
-    if (this.inflight.size >= this.gateway.maxInflight) {
-      return this.sendError(agentId, new GatewayError('MCPG_OVERLOADED', `agent "${this.agent}" already has ${this.inflight.size} requests in flight (the limit is ${this.gateway.maxInflight}); wait for some to finish`));
+    if (this.inflight.size >= this.parts.maxInflight) {
+      return this.sendError(agentId, new GatewayError('MCPG_OVERLOADED', `agent "${this.agent}" already has ${this.inflight.size} requests in flight (the limit is ${this.parts.maxInflight}); wait for some to finish`));
     }
     const meta = msg.params?._meta;
     let agentToken: unknown;
@@ -204,7 +222,7 @@ export class AgentSession {
       reply: (res, line) => {
         if (this.inflight.get(agentId) !== entry) return;
         this.inflight.delete(agentId);
-        if (timed !== undefined) this.gateway.metrics.callFinished(conn.name, timed.tool, 'error' in res ? 'error' : 'ok', (performance.now() - timed.start) / 1000);
+        if (timed !== undefined) this.parts.metrics.callFinished(conn.name, timed.tool, 'error' in res ? 'error' : 'ok', (performance.now() - timed.start) / 1000);
         try {
           this.relay(res, line, agentId, entry.serverId, rewrite);
         } catch (err) {
@@ -216,7 +234,7 @@ export class AgentSession {
       fail: (err) => {
         if (this.inflight.get(agentId) !== entry) return;
         this.inflight.delete(agentId);
-        if (timed !== undefined) this.gateway.metrics.callFinished(conn.name, timed.tool, 'failed', (performance.now() - timed.start) / 1000);
+        if (timed !== undefined) this.parts.metrics.callFinished(conn.name, timed.tool, 'failed', (performance.now() - timed.start) / 1000);
         this.sendError(agentId, err);
       },
       progress: agentToken === undefined ? undefined : (p) => this.notify('notifications/progress', { ...p, progressToken: agentToken }, agentId),
@@ -239,40 +257,34 @@ export class AgentSession {
   // ── resources, prompts, completion ──────────────────────────────────────────────────────────
 
   private readResource(msg: JsonRpcRequest): void {
-    const route = routeUri(this.gateway, this.log, this.agent, msg.method, msg.params?.uri);
+    const route = this.parts.router.uri(this.log, this.agent, msg.method, msg.params?.uri);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     msg.params!.uri = route.uri;
-    this.forward(route.conn, msg, undefined, (result) => rewriteReadResult(result, (uri) => this.gateway.catalog.publicUri(route.conn.name, uri)));
+    this.sendToServer(route.conn, msg, undefined, (result) => rewriteReadResult(result, (uri) => this.parts.catalog.publicUri(route.conn.name, uri)));
   }
 
   private getPrompt(msg: JsonRpcRequest): void {
-    const route = routePrompt(this.gateway, this.log, this.agent, msg.params?.name);
+    const route = this.parts.router.prompt(this.log, this.agent, msg.params?.name);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     msg.params!.name = route.original;
-    this.forward(route.conn, msg, undefined, (result) => {
-      const renamed = rewritePromptResult(result, (uri) => this.gateway.catalog.publicUri(route.server, uri));
-      return (this.gateway.sanitizes && sanitizeContent(result)) || renamed;
+    this.sendToServer(route.conn, msg, undefined, (result) => {
+      const renamed = rewritePromptResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
+      return (this.parts.sanitize && sanitizeContent(result)) || renamed;
     });
   }
 
   private complete(msg: JsonRpcRequest): void {
-    const conn = routeCompletion(this.gateway, this.log, this.agent, msg.params?.ref as Record<string, unknown> | undefined);
+    const conn = this.parts.router.completion(this.log, this.agent, msg.params?.ref as Record<string, unknown> | undefined);
     if (conn instanceof GatewayError) return this.sendError(msg.id, conn);
-    this.forward(conn, msg);
-  }
-
-  private connection(server: string, id: RequestId): Connection | undefined {
-    const conn = this.gateway.connections.get(server);
-    if (conn === undefined) this.sendError(id, new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${server}" is not connected`, { server }));
-    return conn;
+    this.sendToServer(conn, msg);
   }
 
   /** Discovery mode's meta-tools; the configured identity wins over an agent_id argument. */
-  private callMetaTool(msg: JsonRpcRequest, name: string): void {
+  private callMetaTool(discovery: DiscoveryParts, msg: JsonRpcRequest, name: string): void {
     const args = (msg.params?.arguments ?? {}) as Record<string, unknown>;
     const agent = !this.agentExplicit && typeof args.agent_id === 'string' && args.agent_id !== '' ? args.agent_id : this.agent;
     try {
-      const outcome = runMetaTool(this.gateway, agent, name, args);
+      const outcome = runMetaTool(discovery, agent, name, args);
       if ('result' in outcome) return this.sendResult(msg.id, outcome.result);
       msg.params = { ...msg.params, name: outcome.execute.name, arguments: outcome.execute.arguments };
       this.callTool(msg, agent, outcome.execute.timeoutMs);
@@ -282,15 +294,15 @@ export class AgentSession {
   }
 
   private async subscription(msg: JsonRpcRequest): Promise<void> {
-    await this.gateway.settled;
-    const route = routeUri(this.gateway, this.log, this.agent, msg.method, msg.params?.uri);
+    await this.parts.settling.settled;
+    const route = this.parts.router.uri(this.log, this.agent, msg.method, msg.params?.uri);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     const { conn, uri, publicUri } = route;
     if ((conn.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
       return this.sendError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name }));
     }
-    if (msg.method === 'resources/subscribe') await this.gateway.subscriptions.subscribe(this, conn, uri, publicUri);
-    else await this.gateway.subscriptions.unsubscribe(this, conn, uri, publicUri);
+    if (msg.method === 'resources/subscribe') await this.parts.subscriptions.subscribe(this, conn, uri, publicUri);
+    else await this.parts.subscriptions.unsubscribe(this, conn, uri, publicUri);
     this.sendResult(msg.id, {});
   }
 
@@ -299,7 +311,7 @@ export class AgentSession {
     const rank = typeof level === 'string' ? LOG_LEVEL_RANK[level] : undefined;
     if (rank === undefined) return this.sendError(msg.id, invalidParams(`logging/setLevel needs params.level, one of ${Object.keys(LOG_LEVEL_RANK).join(', ')}`));
     this.logRank = rank;
-    await this.gateway.setServersLogLevel();
+    await this.parts.setServersLogLevel();
     this.sendResult(msg.id, {});
   }
 
@@ -308,8 +320,8 @@ export class AgentSession {
     const requested = params.protocolVersion;
     this.capabilities = (params.capabilities as Record<string, unknown> | undefined) ?? {};
     this.initialized = true;
-    await Promise.race([this.gateway.settled, delay(INITIALIZE_WAIT_MS)]);
-    this.sendResult(msg.id, initializeResult(requested, this.gateway.instructions()));
+    await Promise.race([this.parts.settling.settled, delay(INITIALIZE_WAIT_MS)]);
+    this.sendResult(msg.id, initializeResult(requested, this.parts.instructions()));
   }
 
   // ── notifications and responses from the agent ─────────────────────────────────────────────
@@ -326,7 +338,7 @@ export class AgentSession {
         return;
       }
       case 'notifications/roots/list_changed':
-        for (const conn of this.gateway.connections.values()) if (conn.state === 'ready') conn.notify(msg.method);
+        for (const conn of this.parts.connections.values()) if (conn.state === 'ready') conn.notify(msg.method);
         return;
       case 'notifications/initialized': {
         this.initialized = true;
@@ -409,7 +421,7 @@ export class AgentSession {
     this.closed = true;
     this.inflight.clear();
     this.agentRequests.close();
-    this.gateway.sessionClosed(this);
+    this.parts.closed(this);
   }
 
   private sendResult(id: RequestId, result: unknown): void {
@@ -423,9 +435,9 @@ export class AgentSession {
 
   private sendError(id: RequestId | null, err: unknown): void {
     if (this.closed) return;
-    const error = err instanceof GatewayError ? err : new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err));
+    const error = asGatewayError(err);
     if (error.code === 'MCPG_INTERNAL') this.log.error('internal error while handling a request', { error: err });
-    this.gateway.metrics.error(error.code);
+    this.parts.metrics.error(error.code);
     this.channel.send(encodeError(id, error.toJsonRpc()), id ?? undefined, true);
   }
 }

@@ -1,11 +1,28 @@
-// The gateway's status for an operator (get_gateway_status; later the HTTP status route and
+// The gateway's status for an operator (get_gateway_status, the HTTP status route and
 // `mcpgate status`): reload status of each configuration file, the rules in force, every server's
 // state, breaker and retries, the agent sessions, the config paths. Secrets (tokens, auth keys) are never included.
 
-import type { Gateway } from './gateway.js';
+import type { Catalog } from '../catalog/catalog.js';
+import type { CatalogLimits } from '../catalog/limits.js';
+import type { ServersConfig } from '../config/types.js';
+import type { Rules } from '../rules/load.js';
+import type { Connection } from '../servers/connection.js';
 import { stderrTailOf } from '../servers/stdio-process.js';
 
-export function gatewayStatus(gateway: Gateway): Record<string, unknown> {
+/** What the status reads (the Gateway has each of these). */
+export interface StatusParts {
+  readonly rules: Rules;
+  readonly config: ServersConfig;
+  readonly catalog: Catalog;
+  readonly limits: Pick<CatalogLimits, 'report'>;
+  readonly connections: ReadonlyMap<string, Connection>;
+  readonly sessions: Iterable<{ readonly agent: string; readonly transport: string }> & { readonly size: number };
+  readonly pins: { readonly dir: string; readonly mode: string };
+  readonly mode: string;
+  statusSource(): Record<string, unknown>;
+}
+
+export function gatewayStatus(gateway: StatusParts): Record<string, unknown> {
   const rules = gateway.rules;
   return {
     ...gateway.statusSource(),
@@ -36,7 +53,7 @@ export function gatewayStatus(gateway: Gateway): Record<string, unknown> {
 }
 
 /** Agent sessions open now, in total, by agent and by transport. */
-function sessionSummary(gateway: Gateway): { total: number; by_agent: Record<string, number>; by_transport: Record<string, number> } {
+function sessionSummary(gateway: StatusParts): { total: number; by_agent: Record<string, number>; by_transport: Record<string, number> } {
   // Keyed by agent ids (agent-chosen with --no-auth or a JWT claim): no prototype, so `__proto__`
   // and `constructor` are ids like any other (audit #12).
   const byAgent = Object.create(null) as Record<string, number>;

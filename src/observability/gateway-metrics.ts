@@ -90,7 +90,7 @@ export class GatewayMetrics {
 
     this.callsTotal = r.counter({
       name: 'mcpgate_tool_calls_total',
-      help: "Tool calls by outcome: ok = a result, error = a JSON-RPC error from the server, failed = mcpgate's own failure (timeout, server unavailable, breaker open, tool held, policy denied).",
+      help: "Tool calls by outcome: ok = a result, error = a JSON-RPC error from the server, failed = mcpgate's own failure once the call was routed (timeout, server unavailable, breaker open). Calls refused before that (policy denied, tool held, unknown tool) are counted in mcpgate_errors_total by code.",
       labels: ['server', 'tool', 'outcome'],
     });
     this.callDuration = r.histogram({

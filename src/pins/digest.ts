@@ -4,7 +4,7 @@
 // before approving a change.
 
 import { createHash } from 'node:crypto';
-import { visible } from './sanitize.js';
+import { visible } from '../wire/sanitize.js';
 
 // A type alias, not an interface: it then fits `Record<string, unknown>`-shaped (zod loose object) types.
 export type ToolDefinition = {

@@ -1,5 +1,5 @@
-// The `auth` section of gateway-rules.json (DESIGN.md "Agent identity"): validation and compilation
-// of the JWT settings the HTTP front verifies tokens with (src/front/auth.ts). The key is compiled
+// The `auth` section of gateway-rules.json (docs/architecture.md "Agent identity"): validation and compilation
+// of the JWT settings the HTTP front verifies tokens with (src/auth/auth.ts). The key is compiled
 // here, once per load, into a KeyObject (the secret text is not kept), and the algorithms it may
 // verify are fixed here from the key's type, so a token's header can never choose them: no `none`,
 // no HMAC with a public key (RFC 8725 §2.1, §3.1). Static tokens live under each agent (schema.ts).

@@ -1,4 +1,4 @@
-// Access decisions over a compiled Rules snapshot (DESIGN.md "gateway-rules.json"). Pure: no I/O,
+// Access decisions over a compiled Rules snapshot (docs/architecture.md "`gateway-rules.json` (agents)"). Pure: no I/O,
 // no throwing, no state; what an agent may call and what it is shown both come from here. A decision
 // costs a few Map/Set lookups and, only for lists that have globs, one RegExp run per list.
 

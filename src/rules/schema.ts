@@ -1,4 +1,4 @@
-// The `gateway-rules.json` format (DESIGN.md "gateway-rules.json", seed 003) and its compiled form:
+// The `gateway-rules.json` format (docs/architecture.md "`gateway-rules.json` (agents)", seed 003) and its compiled form:
 // validation of the parsed JSON (every error and warning collected with its JSON path), globs
 // compiled to RegExps, and the deeply frozen Rules snapshot that decide.ts reads. No I/O here.
 
@@ -33,7 +33,7 @@ export interface CompiledAgent {
   readonly id: string;
   readonly allow: CompiledSide;
   readonly deny: CompiledSide;
-  /** `sha256:<64 lowercase hex>` hashes of the agent's static bearer tokens (DESIGN.md "Agent identity"). */
+  /** `sha256:<64 lowercase hex>` hashes of the agent's static bearer tokens (docs/architecture.md "Agent identity"). */
   readonly tokens: readonly string[];
 }
 
@@ -157,7 +157,7 @@ function deepFreeze<T>(value: T): T {
 const EMPTY_MATCHER = compileMatcher([]);
 const EMPTY_SIDE: CompiledSide = Object.freeze({ servers: EMPTY_MATCHER, tools: frozenMap<string, Matcher>([]) });
 
-/** What applies without a rules file: every agent may use every server (DESIGN.md "Command line"). */
+/** What applies without a rules file: every agent may use every server (docs/architecture.md "Command line"). */
 export const OPEN_RULES: Rules = Object.freeze({
   open: true,
   file: undefined,

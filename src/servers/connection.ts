@@ -14,7 +14,7 @@ import type { JsonRpcNotification, JsonRpcRequest, RequestId } from '../wire/jso
 import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './breaker.js';
 import { ClientSession, type CallSink, type ServerInfo, type SessionHooks } from './client-session.js';
 import { fullJitter, systemClock, type Clock, type TimerHandle } from './clock.js';
-import type { StopTimings } from './stdio-process.js';
+import type { StopTimings } from './transport.js';
 
 export type ConnectionState = 'connecting' | 'ready' | 'backoff' | 'parked' | 'closed';
 
@@ -45,7 +45,7 @@ export const DEFAULT_SUPERVISION: SupervisionOptions = {
 export interface ConnectionHooks {
   notification(conn: Connection, msg: JsonRpcNotification): void;
   /** `related`: the server id of the forwarded call the request belongs to, when the transport knows. */
-  request(conn: Connection, msg: JsonRpcRequest, related?: number): void;
+  serverRequest(conn: Connection, msg: JsonRpcRequest, related?: number): void;
   /** A session is ready (first start or reconnect): list the server and publish it. Throwing fails the session. */
   ready(conn: Connection): Promise<void>;
   /** The server is no longer served (session lost, parked, closed): withdraw it. */
@@ -245,7 +245,7 @@ export class Connection {
   private createSession(): SessionLike {
     const hooks = {
       notification: (_s: unknown, msg: JsonRpcNotification) => this.hooks.notification(this, msg),
-      request: (_s: unknown, msg: JsonRpcRequest, related?: number) => this.hooks.request(this, msg, related),
+      request: (_s: unknown, msg: JsonRpcRequest, related?: number) => this.hooks.serverRequest(this, msg, related),
       state: (s: SessionLike, state: string, reason?: GatewayError) => {
         if (state === 'failed' && s.info !== undefined) this.sessionEnded(s, reason ?? this.unavailable());
       },

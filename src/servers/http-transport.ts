@@ -18,8 +18,8 @@ import { SseParser } from '../wire/sse.js';
 import {
   excerpt, headerOf, HttpClient, httpStatusError, mediaType, Pauses, pipeSse, readBody, unreachable, type Exchange,
 } from './http-request.js';
-import { POST_ACCEPT, RemoteSession } from './http-session.js';
-import type { StopTimings } from './stdio-process.js';
+import { POST_ACCEPT, RemoteSession } from './remote-session.js';
+import type { StopTimings } from './transport.js';
 import type { ServerTransport, TransportEvents } from './transport.js';
 
 export interface RemoteTransportOptions {

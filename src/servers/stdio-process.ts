@@ -15,17 +15,12 @@ import type { StdioServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { readLines } from '../wire/line-reader.js';
-import { serverEnv } from './child-env.js';
+import { serverEnv } from '../config/child-env.js';
 import { processGroups, type Stoppable } from './process-groups.js';
 import { StderrLog } from './stderr-log.js';
-import type { ServerTransport, TransportEvents } from './transport.js';
+import type { ServerTransport, StopTimings, TransportEvents } from './transport.js';
 
-export interface StopTimings {
-  /** How long to wait for an exit after closing stdin before SIGTERM. */
-  stdinGraceMs: number;
-  /** How long to wait after SIGTERM before SIGKILL. */
-  termGraceMs: number;
-}
+export type { StopTimings }; // defined with the transport contract (transport.ts)
 
 export const DEFAULT_STOP_TIMINGS: StopTimings = { stdinGraceMs: 2000, termGraceMs: 2000 };
 

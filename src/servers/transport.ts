@@ -5,7 +5,14 @@
 import type { ServerConfig } from '../config/types.js';
 import type { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import type { StopTimings } from './stdio-process.js';
+
+/** How a graceful stop escalates (stdio: close stdin, wait, SIGTERM, wait, SIGKILL). */
+export interface StopTimings {
+  /** How long to wait for an exit after closing stdin before SIGTERM. */
+  stdinGraceMs: number;
+  /** How long to wait after SIGTERM before SIGKILL. */
+  termGraceMs: number;
+}
 
 export interface TransportEvents {
   /**

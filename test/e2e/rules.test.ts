@@ -1,4 +1,4 @@
-// Per-agent rules (seed 003, DESIGN.md "gateway-rules.json") with real files and real gateway
+// Per-agent rules (seed 003, docs/architecture.md "`gateway-rules.json` (agents)") with real files and real gateway
 // processes over two kitchen-sink servers, `web` and `db`: an agent is shown exactly what its rules let
 // it call (tools, resources, templates and prompts are filtered by the same decision); a denied call
 // is MCPG_POLICY_DENIED naming agent, server and item, with the same answer for a name that does not

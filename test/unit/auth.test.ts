@@ -1,5 +1,5 @@
-// Agent identity on the HTTP front (src/front/auth.ts, src/rules/auth-config.ts, src/cli/token.ts;
-// DESIGN.md "Agent identity"): bearer header parsing, static token hashes, JWTs of every algorithm
+// Agent identity on the HTTP front (src/auth/auth.ts, src/rules/auth-config.ts, src/cli/token.ts;
+// docs/architecture.md "Agent identity"): bearer header parsing, static token hashes, JWTs of every algorithm
 // family with real keys (signed here by a small signer of our own), each refusal with its reason,
 // the algorithm-confusion and `none` attacks, `auth` validation errors with their JSON paths,
 // `${VAR}` expansion of the secret, the RFC 6750 challenge, and `mcpgate token`.
@@ -11,7 +11,7 @@ import type { KeyObject } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { BEARER_CHALLENGE, NOT_BEARER, NO_TOKEN, authenticate, challenge, hashToken } from '../../src/front/auth.js';
+import { BEARER_CHALLENGE, NOT_BEARER, NO_TOKEN, authenticate, challenge, hashToken } from '../../src/auth/auth.js';
 import { describeAuth } from '../../src/rules/auth-config.js';
 import { OPEN_RULES, loadRules, parseRules } from '../../src/rules/load.js';
 import type { Rules } from '../../src/rules/load.js';

@@ -128,7 +128,7 @@ function rig(supervision: SupervisionSettings = SUPERVISION) {
   const lostReasons: (GatewayError | undefined)[] = [];
   const hooks: ConnectionHooks = {
     notification: () => {},
-    request: () => {},
+    serverRequest: () => {},
     ready: () => {
       events.push('ready');
       return Promise.resolve();

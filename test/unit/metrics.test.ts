@@ -272,9 +272,9 @@ void describe('metricsSource', { timeout: 10_000 }, () => {
     const servers = [stdioConfig('fs'), stdioConfig('gh'), stdioConfig('off', true), stdioConfig('later')];
     const gateway = new Gateway({ config: { file: '/x/.mcp.json', servers, warnings: [] }, log: silentLogger });
     try {
-      const fs = new Connection(servers[0]!, gateway, silentLogger, { startupTimeoutMs: 1000 });
+      const fs = new Connection(servers[0]!, gateway.hooks, silentLogger, { startupTimeoutMs: 1000 });
       fs.state = 'ready';
-      const gh = new Connection(servers[1]!, gateway, silentLogger, { startupTimeoutMs: 1000 });
+      const gh = new Connection(servers[1]!, gateway.hooks, silentLogger, { startupTimeoutMs: 1000 });
       gh.state = 'parked';
       for (let i = 0; i < 3; i++) gh.breaker.failure();
       gateway.connections.set('fs', fs).set('gh', gh);

@@ -1,5 +1,5 @@
 // Access decisions (src/rules/decide.ts) over rules parsed from JSON: every precedence step of
-// DESIGN.md "gateway-rules.json" with its reason, conflicts between steps, the `default` agent,
+// docs/architecture.md "`gateway-rules.json` (agents)" with its reason, conflicts between steps, the `default` agent,
 // defaults.deny_on_missing_agent, globs, OPEN_RULES, and seed 003's policy scenarios
 // (researcher / backend / brave-search / postgres; evaluation stays correct while rules reload).
 

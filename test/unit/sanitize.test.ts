@@ -1,10 +1,10 @@
-// The sanitizer (src/pins/sanitize.ts): terminal escape sequences, control characters and invisible
+// The sanitizer (src/wire/sanitize.ts): terminal escape sequences, control characters and invisible
 // Unicode never reach an agent (seed behaviour: text results are sanitized), clean text passes with no
 // copy, chunked text gives the same result as whole text, and the operator's view shows what is hidden.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_SEQUENCE, StreamSanitizer, needsSanitizing, sanitizeContent, sanitizeText, sanitizeTool, visible } from '../../src/pins/sanitize.js';
+import { MAX_SEQUENCE, StreamSanitizer, needsSanitizing, sanitizeContent, sanitizeText, sanitizeTool, visible } from '../../src/wire/sanitize.js';
 
 const tags = (text: string): string => [...text].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');
 

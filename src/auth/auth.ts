@@ -1,4 +1,4 @@
-// Who is calling the HTTP front (DESIGN.md "Agent identity"): the request's bearer token (RFC 6750
+// Who is calling the HTTP front (docs/architecture.md "Agent identity"): the request's bearer token (RFC 6750
 // §2.1) is either a static token whose SHA-256 is listed under an agent in gateway-rules.json, or a
 // JWT (RFC 7519) verified with the key and algorithms of the rules' `auth.jwt` (auth-config.ts).
 // Pure and synchronous: the rules snapshot in force and the time are arguments, so a reload applies

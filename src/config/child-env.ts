@@ -5,8 +5,8 @@
 // `npx`/`uvx` servers working — minus mcpgate's secrets, plus its own `env` entries, which always win
 // (an entry may pass a secret on purpose by naming it in its `env`).
 
-import type { InheritEnv, StdioServerConfig } from '../config/types.js';
-import type { Env } from '../config/expand.js';
+import type { InheritEnv, StdioServerConfig } from './types.js';
+import type { Env } from './expand.js';
 
 /** Inherited when `inheritEnv` is absent: what shells, package runners and TLS need; `*` ends a prefix. */
 export const SAFE_INHERITED_ENV: readonly string[] = Object.freeze([

@@ -1,0 +1,153 @@
+// The router: from a public name (`SERVER__TOOL`, a prompt name) or an `mcpgate://SERVER/…` URI to
+// the connection and the server's own name, under the rules and the pins, decided once per request.
+// The rules decide before existence, for existing and made-up names alike, so a denial reveals
+// nothing; the decisions themselves are rules/decide.ts's, and this file turns a refusal into the one
+// error agents see. It takes the parts it reads (catalog, connections, the rules snapshot), never the
+// gateway, so it is unit-tested against an in-memory catalog (test/unit/router.test.ts).
+
+import type { Catalog, ToolEntry } from '../catalog/catalog.js';
+import { GatewayError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import { decideServer, decideTool } from '../rules/decide.js';
+import type { Rules } from '../rules/load.js';
+import type { Connection } from '../servers/connection.js';
+
+export interface RouterParts {
+  catalog: Catalog;
+  connections: ReadonlyMap<string, Connection>;
+  /** The rules in force: one immutable snapshot, read once per decision. */
+  rules: () => Rules;
+  /** Whether every server has started or failed (before that, an unknown tool may yet appear). */
+  hasSettled: () => boolean;
+  /** The pins' state directory, named in the command that approves a held tool. */
+  pinsDir: string;
+}
+
+/** A tools/call's destination: the connection and the server's own tool name. */
+export interface ToolRoute {
+  conn: Connection;
+  server: string;
+  original: string;
+}
+
+export interface UriRoute {
+  conn: Connection;
+  /** The server's own URI. */
+  uri: string;
+  /** The namespaced URI the agent used. */
+  publicUri: string;
+}
+
+export interface PromptRoute {
+  conn: Connection;
+  server: string;
+  original: string;
+}
+
+/** The tool is not in the catalog yet and servers are still starting: ask again once they settle. */
+export const NOT_YET = 'not yet' as const;
+
+const invalidParams = (message: string): GatewayError => new GatewayError('MCPG_INVALID_PARAMS', message);
+
+/** MCPG_POLICY_DENIED naming agent, server and item; the rule that decided goes to the log only. */
+function denied(log: Logger, agent: string, server: string, what: string, reason: string): GatewayError {
+  log.debug('denied by the rules', { server, reason });
+  return new GatewayError('MCPG_POLICY_DENIED', `agent "${agent}" may not use ${what} of server "${server}"`, { server, detail: { agent } });
+}
+
+export class Router {
+  constructor(private readonly parts: RouterParts) {}
+
+  /**
+   * tools/call: allowed → the route; denied, held, unknown or its server not connected → the error;
+   * unknown while servers are still starting → NOT_YET (the caller waits for them to settle).
+   */
+  tool(log: Logger, agent: string, name: string): ToolRoute | GatewayError | typeof NOT_YET {
+    const { catalog } = this.parts;
+    const entry = catalog.tool(name);
+    const refused = this.toolDenied(log, agent, name, entry);
+    if (refused !== undefined) return refused;
+    if (entry === undefined) {
+      if (!this.parts.hasSettled()) return NOT_YET;
+      return new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } });
+    }
+    if (entry.held !== undefined) return this.heldError(name, entry.server, entry.original, entry.held.changes);
+    const conn = this.connection(entry.server);
+    if (conn instanceof GatewayError) return conn;
+    return { conn, server: entry.server, original: entry.original };
+  }
+
+  /** The rules' verdict on a tool: the entry if the name exists, else the server its prefix names. */
+  toolDenied(log: Logger, agent: string, name: string, entry: ToolEntry | undefined): GatewayError | undefined {
+    const rules = this.parts.rules();
+    if (rules.open) return undefined;
+    const target = entry ?? this.parts.catalog.serverOfName(name);
+    if (target === undefined) return undefined;
+    const tool = 'original' in target ? target.original : target.rest;
+    const decision = decideTool(rules, agent, target.server, tool);
+    return decision.allowed ? undefined : denied(log, agent, target.server, `tool "${tool}"`, decision.reason);
+  }
+
+  /** Server-level rules (resources, prompts, completion): undefined when allowed, else the error. */
+  serverDenied(log: Logger, agent: string, server: string, what: string): GatewayError | undefined {
+    const rules = this.parts.rules();
+    if (rules.open) return undefined;
+    const decision = decideServer(rules, agent, server);
+    return decision.allowed ? undefined : denied(log, agent, server, what, decision.reason);
+  }
+
+  uri(log: Logger, agent: string, method: string, uri: unknown): UriRoute | GatewayError {
+    if (typeof uri !== 'string') return invalidParams(`${method} needs params.uri (a string)`);
+    const split = this.parts.catalog.resolveUri(uri);
+    const refused = split === undefined ? undefined : this.serverDenied(log, agent, split.server, `resource "${split.uri}"`);
+    if (refused !== undefined) return refused;
+    const conn = split === undefined ? undefined : this.parts.connections.get(split.server);
+    if (split === undefined || conn === undefined) {
+      return new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${uri} (mcpgate resource URIs look like mcpgate://SERVER/URI)`, { detail: { uri } });
+    }
+    return { conn, uri: split.uri, publicUri: uri };
+  }
+
+  prompt(log: Logger, agent: string, name: unknown): PromptRoute | GatewayError {
+    if (typeof name !== 'string') return invalidParams('prompts/get needs params.name (a string)');
+    const { catalog } = this.parts;
+    const entry = catalog.prompt(name);
+    // Decided before existence, like tools: a denial reveals nothing.
+    const target = entry ?? catalog.serverOfName(name);
+    const refused = target === undefined ? undefined : this.serverDenied(log, agent, target.server, `prompt "${'original' in target ? target.original : target.rest}"`);
+    if (refused !== undefined) return refused;
+    if (entry === undefined) return new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${name}`, { detail: { prompt: name } });
+    const conn = this.connection(entry.server);
+    if (conn instanceof GatewayError) return conn;
+    return { conn, server: entry.server, original: entry.original };
+  }
+
+  /** completion/complete: rewrites `ref` to the server's own prompt name or URI; returns the connection. */
+  completion(log: Logger, agent: string, ref: Record<string, unknown> | undefined): Connection | GatewayError {
+    if (ref?.type === 'ref/prompt') {
+      const route = this.prompt(log, agent, ref.name);
+      if (route instanceof GatewayError) return route;
+      ref.name = route.original;
+      return route.conn;
+    }
+    if (ref?.type === 'ref/resource') {
+      const route = this.uri(log, agent, 'completion/complete', ref.uri);
+      if (route instanceof GatewayError) return route;
+      ref.uri = route.uri;
+      return route.conn;
+    }
+    return invalidParams('completion/complete needs params.ref of type "ref/prompt" (with name) or "ref/resource" (with uri)');
+  }
+
+  /** The error for a call to a held tool: what changed and the exact command that approves it. */
+  heldError(publicName: string, server: string, tool: string, changes: readonly string[]): GatewayError {
+    const dir = this.parts.pinsDir;
+    const why = changes.includes('new tool') ? 'it is a new tool that has not been approved' : `its definition changed since it was approved (${changes.join(', ')})`;
+    const approve = `mcpgate approve ${server} ${tool} --state ${dir}`;
+    return new GatewayError('MCPG_TOOL_HELD', `tool "${publicName}" of server "${server}" is held: ${why}. Review it with 'mcpgate pins ${server} --state ${dir}' and approve it with '${approve}'`, { server, detail: { tool: publicName, changes, approve } });
+  }
+
+  private connection(server: string): Connection | GatewayError {
+    return this.parts.connections.get(server) ?? new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${server}" is not connected`, { server });
+  }
+}

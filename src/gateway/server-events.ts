@@ -1,0 +1,75 @@
+// What servers send, right to left: a server's `list_changed` (a debounced refresh of that list),
+// log messages (to the agents that set a level, filtered by it), `resources/updated` (to subscribed
+// agents), cancellations and elicitation completions, and server→agent requests (to the one agent
+// they belong to, or refused with MCPG_AGENT_UNAVAILABLE rather than a guess).
+
+import type { Catalog } from '../catalog/catalog.js';
+import { GatewayError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import type { Connection } from '../servers/connection.js';
+import type { ListKind } from '../servers/lists.js';
+import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
+import type { Agents } from './agents.js';
+import { LIST_CHANGED, SERVER_REQUEST_CAPABILITY } from './methods.js';
+import type { AgentSession } from './session.js';
+import type { Subscriptions } from './subscriptions.js';
+
+export interface ServerEventsParts {
+  agents: Agents;
+  catalog: Catalog;
+  subscriptions: Subscriptions<AgentSession>;
+  /** Asks for a (debounced) refresh of one list of one server. */
+  refresh: (server: string, kind: ListKind) => void;
+  log: Logger;
+}
+
+export class ServerEvents {
+  constructor(private readonly parts: ServerEventsParts) {}
+
+  /** A notification from a server. */
+  notification(conn: Connection, msg: JsonRpcNotification): void {
+    const { agents } = this.parts;
+    const kind = LIST_CHANGED[msg.method];
+    if (kind !== undefined) {
+      for (const k of kind) this.parts.refresh(conn.name, k);
+      return;
+    }
+    switch (msg.method) {
+      case 'notifications/message':
+        for (const session of agents) session.deliverLog(conn.name, msg.params ?? {});
+        return;
+      case 'notifications/resources/updated': {
+        const uri = msg.params?.uri;
+        if (typeof uri !== 'string') return;
+        const publicUri = this.parts.catalog.publicUri(conn.name, uri);
+        for (const session of this.parts.subscriptions.subscribers(publicUri)) session.notify(msg.method, { ...msg.params, uri: publicUri });
+        return;
+      }
+      case 'notifications/cancelled':
+        for (const session of agents) session.serverCancelled(conn, msg.params?.requestId);
+        return;
+      case 'notifications/elicitation/complete':
+        for (const session of agents) session.notify(msg.method, msg.params);
+        return;
+      default:
+        this.parts.log.debug('dropped a server notification mcpgate does not relay', { server: conn.name, method: msg.method });
+    }
+  }
+
+  /** A request from a server to an agent (sampling, elicitation, roots). */
+  serverRequest(conn: Connection, msg: JsonRpcRequest, related?: number): void {
+    const { agents } = this.parts;
+    const capability = SERVER_REQUEST_CAPABILITY[msg.method];
+    if (capability === undefined) {
+      conn.respondError(msg.id, new GatewayError('MCPG_METHOD_NOT_FOUND', `mcpgate does not relay ${msg.method} to agents`, { server: conn.name }).toJsonRpc());
+      return;
+    }
+    const session = agents.forServerRequest(conn, related);
+    if (session === undefined) {
+      const why = agents.size === 0 ? 'no agent is connected' : 'more than one agent has a call in flight on this server, and the request does not say which one it belongs to';
+      conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `cannot relay ${msg.method}: ${why}`, { server: conn.name }).toJsonRpc());
+      return;
+    }
+    session.relayServerRequest(conn, msg, capability, related);
+  }
+}

@@ -1,0 +1,101 @@
+// An in-memory MCP server behind a real Connection: a ServerTransport that answers the messages the
+// gateway writes (initialize, the lists, tools/call) without a process or a socket, so the gateway's
+// routing is unit-tested (test/unit/gateway-routing.test.ts) and the e2e tests prove the real thing.
+// A server can be told to hold its initialize answer, so a test sees the gateway before it settles.
+
+import type { ServerConfig } from '../../src/config/types.js';
+import { GatewayError } from '../../src/errors.js';
+import type { Logger } from '../../src/observability/logger.js';
+import { Connection, type ConnectionHooks } from '../../src/servers/connection.js';
+import type { ServerTransport, TransportEvents } from '../../src/servers/transport.js';
+import type { ConnectionFactory } from '../../src/gateway/gateway.js';
+
+export interface FakeTool {
+  name: string;
+  description?: string;
+}
+
+export interface FakeServerSpec {
+  tools: FakeTool[];
+  /** Hold the answer to initialize until release() is called. */
+  holdStart?: boolean;
+}
+
+/** One fake server: its tools, the tools/call requests it received, and a way to let it start. */
+export class FakeServer {
+  readonly calls: { name: string; arguments: unknown }[] = [];
+  private events: TransportEvents | undefined;
+  private held: (() => void)[] = [];
+  private releasedStart: boolean;
+
+  constructor(readonly name: string, readonly spec: FakeServerSpec) {
+    this.releasedStart = spec.holdStart !== true;
+  }
+
+  /** Lets a held server answer initialize. */
+  release(): void {
+    this.releasedStart = true;
+    for (const answer of this.held.splice(0)) answer();
+  }
+
+  open(events: TransportEvents): ServerTransport {
+    this.events = events;
+    let open = true;
+    return {
+      pid: undefined,
+      write: (line: string) => {
+        if (!open) return false;
+        queueMicrotask(() => this.receive(line));
+        return true;
+      },
+      stop: () => {
+        open = false;
+        queueMicrotask(() => this.events?.exit(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" stopped`, { server: this.name })));
+        return Promise.resolve();
+      },
+      kill: () => {
+        open = false;
+      },
+    };
+  }
+
+  private receive(line: string): void {
+    const msg = JSON.parse(line) as { id?: number; method?: string; params?: Record<string, unknown> };
+    if (msg.id === undefined || msg.method === undefined) return; // notifications and answers
+    const answer = (result: unknown): void => this.events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
+    switch (msg.method) {
+      case 'initialize': {
+        const send = (): void => answer({ protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: this.name, version: '1.0.0' } });
+        if (this.releasedStart) send();
+        else this.held.push(send);
+        return;
+      }
+      case 'tools/list':
+        return answer({ tools: this.spec.tools.map((t) => ({ name: t.name, description: t.description ?? t.name, inputSchema: { type: 'object' } })) });
+      case 'tools/call': {
+        const name = String(msg.params?.name);
+        this.calls.push({ name, arguments: msg.params?.arguments });
+        return answer({ content: [{ type: 'text', text: `${this.name}:${name}` }] });
+      }
+      default:
+        this.events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: `no ${msg.method}` } }));
+    }
+  }
+}
+
+/** The factory the Gateway takes: real Connections whose transport is the named fake server. */
+export function fakeConnections(servers: readonly FakeServer[]): ConnectionFactory {
+  const byName = new Map(servers.map((s) => [s.name, s]));
+  return (config: ServerConfig, hooks: ConnectionHooks, log: Logger) => new Connection(config, hooks, log, {
+    startupTimeoutMs: 5000,
+    transport: (cfg, _log, events) => {
+      const server = byName.get(cfg.name);
+      if (server === undefined) throw new Error(`no fake server named ${cfg.name}`);
+      return server.open(events);
+    },
+  });
+}
+
+export function stdioConfig(name: string): ServerConfig {
+  return { type: 'stdio', name, command: 'none', args: [], env: {}, cwd: '/', disabled: false, timeout: 5000, sessions: 'shared' };
+}

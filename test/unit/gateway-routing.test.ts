@@ -1,0 +1,145 @@
+// The Gateway end to end without a process (issue 16): real Connections made by the injected factory
+// over in-memory servers (fake-server.ts), an agent session driven through a channel that records
+// what it is sent. Covers the routing decisions the e2e tests prove with real children — allowed,
+// denied, unknown, a call waiting until the servers settle, and discovery mode's meta-tools.
+
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Gateway, type GatewayOptions } from '../../src/gateway/gateway.js';
+import { silentLogger } from '../../src/observability/logger.js';
+import { parseRules } from '../../src/rules/load.js';
+import { FakeServer, fakeConnections, stdioConfig } from './fake-server.js';
+
+const T = { timeout: 10_000 };
+
+interface Answer {
+  id: number;
+  result?: { content?: { text: string }[]; tools?: { name: string }[] };
+  error?: { code: number; message: string; data?: { code?: string } };
+}
+
+/** An agent: sends requests on a session and resolves each with the answer sent back for its id. */
+function agent(gateway: Gateway, name = 'a') {
+  const waiting = new Map<number, (answer: Answer) => void>();
+  const session = gateway.openSession({
+    send: (line: string) => {
+      const msg = JSON.parse(line) as Answer;
+      waiting.get(msg.id)?.(msg);
+      waiting.delete(msg.id);
+    },
+  }, name);
+  let next = 1;
+  return {
+    session,
+    call(method: string, params: Record<string, unknown> = {}): Promise<Answer> {
+      const id = next++;
+      return new Promise((resolve) => {
+        waiting.set(id, resolve);
+        session.handleLine(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+      });
+    },
+  };
+}
+
+function gatewayOver(servers: FakeServer[], options: Partial<GatewayOptions> = {}): Gateway {
+  return new Gateway({
+    config: { file: '/x/.mcp.json', servers: servers.map((s) => stdioConfig(s.name)), warnings: [] },
+    log: silentLogger,
+    connect: fakeConnections(servers),
+    ...options,
+  });
+}
+
+const errorCode = (answer: Answer): string | undefined => answer.error?.data?.code;
+
+void describe('Gateway routing over in-memory servers', () => {
+  void it('allowed: the call reaches its server under the server\'s own name and the answer comes back', T, async () => {
+    const fs = new FakeServer('fs', { tools: [{ name: 'read' }] });
+    const gateway = gatewayOver([fs]);
+    try {
+      await gateway.start();
+      const answer = await agent(gateway).call('tools/call', { name: 'fs__read', arguments: { path: '/a' } });
+      assert.equal(answer.result?.content?.[0]?.text, 'fs:read');
+      assert.deepEqual(fs.calls, [{ name: 'read', arguments: { path: '/a' } }]);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  void it('denied: MCPG_POLICY_DENIED, and the server never sees the call', T, async () => {
+    const fs = new FakeServer('fs', { tools: [{ name: 'read' }, { name: 'write' }] });
+    const rules = parseRules(JSON.stringify({ agents: { a: { allow: { servers: ['fs'] }, deny: { tools: { fs: ['write'] } } } } }), '/x/rules.json', ['fs']);
+    const gateway = gatewayOver([fs], { rules });
+    try {
+      await gateway.start();
+      const answer = await agent(gateway).call('tools/call', { name: 'fs__write', arguments: {} });
+      assert.equal(errorCode(answer), 'MCPG_POLICY_DENIED');
+      assert.deepEqual(fs.calls, []);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  void it('unknown: MCPG_TOOL_NOT_FOUND once the servers have settled', T, async () => {
+    const fs = new FakeServer('fs', { tools: [{ name: 'read' }] });
+    const gateway = gatewayOver([fs]);
+    try {
+      await gateway.start();
+      assert.equal(errorCode(await agent(gateway).call('tools/call', { name: 'fs__nope' })), 'MCPG_TOOL_NOT_FOUND');
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  void it('a call to a tool not listed yet waits until the servers settle, then goes through', T, async () => {
+    const slow = new FakeServer('slow', { tools: [{ name: 'late' }], holdStart: true });
+    const gateway = gatewayOver([slow]);
+    try {
+      const started = gateway.start();
+      const a = agent(gateway);
+      let answered = false;
+      const pending = a.call('tools/call', { name: 'slow__late' }).then((answer) => ((answered = true), answer));
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(answered, false, 'answered before the server had started');
+      slow.release();
+      await started;
+      assert.equal((await pending).result?.content?.[0]?.text, 'slow:late');
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  void it('a call waiting for the servers is answered MCPG_SHUTTING_DOWN when the gateway closes first', T, async () => {
+    const slow = new FakeServer('slow', { tools: [{ name: 'late' }], holdStart: true });
+    const gateway = gatewayOver([slow]);
+    const started = gateway.start();
+    const pending = agent(gateway).call('tools/call', { name: 'slow__late' });
+    const closing = gateway.close();
+    assert.equal(errorCode(await pending), 'MCPG_SHUTTING_DOWN');
+    slow.release(); // the connection's close waits for its start to finish
+    await closing;
+    await started;
+  });
+
+  void it('discovery mode: tools/list is the meta-tools; execute_tool takes the normal path under the rules', T, async () => {
+    const fs = new FakeServer('fs', { tools: [{ name: 'read' }, { name: 'write' }] });
+    const rules = parseRules(JSON.stringify({ agents: { a: { allow: { servers: ['fs'] }, deny: { tools: { fs: ['write'] } } } } }), '/x/rules.json', ['fs']);
+    const gateway = gatewayOver([fs], { mode: 'discovery', rules });
+    try {
+      await gateway.start();
+      const a = agent(gateway);
+      const list = await a.call('tools/list');
+      assert.deepEqual(list.result?.tools?.map((t) => t.name), ['list_servers', 'get_server_tools', 'execute_tool']);
+      const tools = await a.call('tools/call', { name: 'get_server_tools', arguments: { server: 'fs' } });
+      assert.deepEqual(JSON.parse(tools.result!.content![0]!.text).tools.map((t: { name: string }) => t.name), ['read']);
+      const ran = await a.call('tools/call', { name: 'execute_tool', arguments: { server: 'fs', tool: 'read', args: { x: 1 } } });
+      assert.equal(ran.result?.content?.[0]?.text, 'fs:read');
+      const refused = await a.call('tools/call', { name: 'execute_tool', arguments: { server: 'fs', tool: 'write' } });
+      assert.equal(errorCode(refused), 'MCPG_POLICY_DENIED');
+      assert.deepEqual(fs.calls, [{ name: 'read', arguments: { x: 1 } }]);
+      assert.equal(errorCode(await a.call('tools/call', { name: 'get_gateway_status' })), 'MCPG_TOOL_NOT_FOUND', 'the status tool needs --debug');
+    } finally {
+      await gateway.close();
+    }
+  });
+});

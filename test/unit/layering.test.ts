@@ -1,0 +1,76 @@
+// The layering (issue 16, docs/architecture.md): eslint.config.js forbids an arrow between rooms that
+// its ROOMS table does not allow; this test forbids what a per-file rule cannot see, an import cycle
+// — inside a room or across rooms, type-only imports included. It reads src/ as text: no build needed.
+
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const SRC = fileURLToPath(new URL('../../../src/', import.meta.url));
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+}
+
+/** Every relative `import … from` / `export … from` of each file, resolved to a file under src/. */
+export function importGraph(root: string): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  const pattern = /^\s*(?:import|export)\s[^;]*?\bfrom\s+'(\.{1,2}\/[^']+)'/gm;
+  for (const file of sources(root)) {
+    const text = readFileSync(file, 'utf8');
+    const deps: string[] = [];
+    for (const match of text.matchAll(pattern)) deps.push(relative(root, resolve(dirname(file), match[1]!.replace(/\.js$/, '.ts'))));
+    graph.set(relative(root, file), deps);
+  }
+  return graph;
+}
+
+/** The strongly connected components with more than one file (Tarjan): each is an import cycle. */
+export function cycles(graph: Map<string, string[]>): string[][] {
+  let index = 0;
+  const idx = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const on = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string): void => {
+    idx.set(v, index);
+    low.set(v, index++);
+    stack.push(v);
+    on.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!idx.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
+    }
+    if (low.get(v) === idx.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        on.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(component.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!idx.has(v)) visit(v);
+  return found;
+}
+
+void describe('layering', () => {
+  void it('src/ has no import cycle, inside a room or across rooms (type-only imports count)', { timeout: 10_000 }, () => {
+    const graph = importGraph(SRC);
+    assert.ok(graph.size > 50, `read ${graph.size} files under ${SRC}`);
+    assert.deepEqual(cycles(graph), []);
+  });
+
+  void it('the check finds a cycle when there is one', { timeout: 5000 }, () => {
+    const graph = new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']], ['d.ts', ['a.ts']]]);
+    assert.deepEqual(cycles(graph), [['a.ts', 'b.ts', 'c.ts']]);
+  });
+});
