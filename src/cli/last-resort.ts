@@ -1,7 +1,7 @@
 // The last resort: an error that escaped every handler (a bug in mcpgate). The process's state can no
 // longer be trusted, so it does not limp on: it logs the error with its stack, kills every server's
 // process group (so no child outlives it) and exits non-zero. Errors from one agent's request or one
-// server's message are contained long before this (AgentSession.handleMessage, ClientSession.onLine);
+// server's message are contained long before this (AgentSession.handleMessage, ServerSession.onLine);
 // reaching here is always a bug to report.
 
 import type { Logger } from '../observability/logger.js';

@@ -58,7 +58,7 @@ class PendingPost {
   }
 }
 
-export class HttpSession implements AgentChannel {
+export class HttpChannel implements AgentChannel {
   /** Set right after construction by the front (the agent session needs this channel to exist). */
   session!: AgentSession;
   /** performance.now() of the last request on this session. */

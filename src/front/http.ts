@@ -15,7 +15,7 @@ import type { Logger } from '../observability/logger.js';
 import { classify, wireLimits, type Classified } from '../wire/jsonrpc.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
 import { authenticate, challenge } from '../auth/auth.js';
-import { DEFAULT_MAX_AGENT_BUFFER, HttpSession } from './http-channel.js';
+import { DEFAULT_MAX_AGENT_BUFFER, HttpChannel } from './http-channel.js';
 import { DEFAULT_MAX_BODY_BYTES, accepts, hostAllowed, isLoopback, originAllowed, readBody, repeatedHeader, sendError } from './http-util.js';
 import { handleOps, type OpsContext } from './ops.js';
 
@@ -52,7 +52,7 @@ export const HTTP_DEFAULTS = { sessionIdleMs: 30 * 60_000, maxSessions: 1000, ma
 const MCP_PATH = '/mcp';
 
 export class HttpFront {
-  readonly sessions = new Map<string, HttpSession>();
+  readonly sessions = new Map<string, HttpChannel>();
   private readonly perAgent = new Map<string, number>();
   private readonly server: Server;
   private readonly allowed: ReadonlySet<string>;
@@ -224,7 +224,7 @@ export class HttpFront {
     this.deliver(session, parsed, req, res);
   }
 
-  private deliver(session: HttpSession, parsed: Classified, req: IncomingMessage, res: ServerResponse): void {
+  private deliver(session: HttpChannel, parsed: Classified, req: IncomingMessage, res: ServerResponse): void {
     session.lastActive = performance.now();
     if (parsed.kind === 'request') {
       if (!session.expect(parsed.msg.id, res, accepts(req.headers.accept, 'text/event-stream'))) {
@@ -237,7 +237,7 @@ export class HttpFront {
   }
 
   /** A new session for `agent`, within the limits; undefined after answering why not. */
-  private open(res: ServerResponse, agent: string): HttpSession | undefined {
+  private open(res: ServerResponse, agent: string): HttpChannel | undefined {
     const mine = this.perAgent.get(agent) ?? 0;
     if (mine >= this.opts.maxSessionsPerAgent) {
       sendError(res, 429, new GatewayError('MCPG_SESSION_LIMIT', `agent "${agent}" already has ${mine} sessions (the limit is ${this.opts.maxSessionsPerAgent}); end one with DELETE or let idle ones expire`));
@@ -249,7 +249,7 @@ export class HttpFront {
     }
     const id = randomUUID();
     const log = this.log.child({ agent, session: id });
-    const session = new HttpSession(id, agent, log, () => {
+    const session = new HttpChannel(id, agent, log, () => {
       if (this.onDrained !== undefined && this.openPosts() === 0) this.onDrained();
     }, this.opts.maxAgentBuffer, (why) => this.end(session, why));
     session.session = this.gateway.openSession(session, agent, true, 'http');
@@ -261,7 +261,7 @@ export class HttpFront {
   }
 
   /** The session a request names; answers 400 (none named) or 404 (unknown, or another agent's). */
-  private find(sessionId: string | string[] | undefined, agent: string, res: ServerResponse): HttpSession | undefined {
+  private find(sessionId: string | string[] | undefined, agent: string, res: ServerResponse): HttpChannel | undefined {
     if (typeof sessionId !== 'string') {
       sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', 'Mcp-Session-Id header is required (send initialize first to get one)'));
       return undefined;
@@ -294,7 +294,7 @@ export class HttpFront {
     res.writeHead(200).end();
   }
 
-  private end(session: HttpSession, why: string): void {
+  private end(session: HttpChannel, why: string): void {
     if (!this.sessions.delete(session.id)) return;
     const left = (this.perAgent.get(session.agent) ?? 1) - 1;
     if (left <= 0) this.perAgent.delete(session.agent);

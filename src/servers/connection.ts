@@ -1,4 +1,4 @@
-// A connection: mcpgate's supervised client session to one server (seed 004). It never gives up for
+// A connection: mcpgate's supervised server session to one server (seed 004). It never gives up for
 // good: a lost session is noticed at once (its calls fail immediately), then it reconnects with
 // full-jitter backoff while a retry budget lasts; when the budget is spent it *parks* — its tools are
 // withdrawn, it probes itself on a slow timer, and a revive signal (SIGHUP, or a half-open breaker
@@ -12,7 +12,7 @@ import { GatewayError, type JsonRpcErrorObject } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { JsonRpcNotification, JsonRpcRequest, RequestId } from '../wire/jsonrpc.js';
 import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './breaker.js';
-import { ClientSession, type CallSink, type ServerInfo, type SessionHooks } from './client-session.js';
+import { ServerSession, type CallSink, type ServerInfo, type SessionHooks } from './server-session.js';
 import { fullJitter, systemClock, type Clock, type TimerHandle } from './clock.js';
 import type { StopTimings } from './transport.js';
 
@@ -57,7 +57,7 @@ export interface ConnectionOptions {
   stopTimings?: StopTimings;
   supervision?: SupervisionSettings;
   clock?: Clock;
-  /** Makes a session (tests substitute their own); default: a ClientSession over a stdio child. */
+  /** Makes a session (tests substitute their own); default: a ServerSession over a stdio child. */
   sessionFactory?: (hooks: SessionHooks, ids: { next: number }) => SessionLike;
   /** How to reach the server (default: a stdio child; remote servers pass theirs). */
   transport?: TransportFactory;
@@ -65,7 +65,7 @@ export interface ConnectionOptions {
   secretEnv?: () => ReadonlySet<string>;
 }
 
-/** What the connection needs of a session (ClientSession, or a fake in unit tests). */
+/** What the connection needs of a session (ServerSession, or a fake in unit tests). */
 export interface SessionLike {
   readonly state: 'connecting' | 'ready' | 'failed' | 'closed';
   readonly info: ServerInfo | undefined;
@@ -259,7 +259,7 @@ export class Connection {
       },
     };
     if (this.options.sessionFactory !== undefined) return this.options.sessionFactory(hooks, this.ids);
-    return new ClientSession(this.config, hooks, this.log, { startupTimeoutMs: this.options.startupTimeoutMs, stopTimings: this.options.stopTimings, ids: this.ids, transport: this.options.transport, secretEnv: this.options.secretEnv });
+    return new ServerSession(this.config, hooks, this.log, { startupTimeoutMs: this.options.startupTimeoutMs, stopTimings: this.options.stopTimings, ids: this.ids, transport: this.options.transport, secretEnv: this.options.secretEnv });
   }
 
   /** The budget resets only once a session has shown it works. */

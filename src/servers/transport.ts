@@ -1,4 +1,4 @@
-// What a client session needs of the way to its server: a framed message out, framed messages in,
+// What a server session needs of the way to its server: a framed message out, framed messages in,
 // and a stop. Stdio children (stdio-process.ts) and remote servers over Streamable HTTP or SSE
 // (http-transport.ts, sse-transport.ts) implement it; the session above does not know which.
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import type { StdioServerConfig } from '../../src/config/types.js';
 import { GatewayError } from '../../src/errors.js';
 import { silentLogger } from '../../src/observability/logger.js';
-import type { CallSink, ClientSession, ServerInfo, SessionHooks } from '../../src/servers/client-session.js';
+import type { CallSink, ServerSession, ServerInfo, SessionHooks } from '../../src/servers/server-session.js';
 import { Connection, DEFAULT_SUPERVISION, type ConnectionHooks, type SessionLike, type SupervisionSettings } from '../../src/servers/connection.js';
 import type { JsonRpcRequest } from '../../src/wire/jsonrpc.js';
 import { FakeClock, flush } from './fake-clock.js';
@@ -31,8 +31,8 @@ class FakeSession implements SessionLike {
 
   constructor(readonly hooks: SessionHooks, readonly ids: { next: number }) {}
 
-  private get self(): ClientSession {
-    return this as unknown as ClientSession;
+  private get self(): ServerSession {
+    return this as unknown as ServerSession;
   }
 
   start(): Promise<void> {
@@ -40,7 +40,7 @@ class FakeSession implements SessionLike {
     return new Promise((resolve, reject) => (this.settleStart = { resolve, reject }));
   }
 
-  /** The handshake succeeded (as ClientSession: info set, state ready, then start() resolves). */
+  /** The handshake succeeded (as ServerSession: info set, state ready, then start() resolves). */
   ready(): void {
     this.info = INFO;
     this.state = 'ready';
@@ -48,7 +48,7 @@ class FakeSession implements SessionLike {
     this.settleStart!.resolve();
   }
 
-  /** The handshake failed (as ClientSession: state failed while info is unset, then start() rejects). */
+  /** The handshake failed (as ServerSession: state failed while info is unset, then start() rejects). */
   failStart(message = 'spawn x ENOENT'): void {
     const reason = new GatewayError('MCPG_SERVER_START_FAILED', `server "srv": ${message}`, { server: 'srv' });
     this.state = 'failed';

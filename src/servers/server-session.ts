@@ -1,4 +1,4 @@
-// One client session to a server process: one spawn of it, the initialize handshake, the table of
+// One server session to a server process: one spawn of it, the initialize handshake, the table of
 // requests in flight (with their timeouts), and teardown that settles every one of them. Forwarded
 // calls are relayed as raw lines; only the gateway's own requests (initialize, lists) are promises.
 // A session lives once; the supervised connection (connection.ts) starts a new one to reconnect.
@@ -33,15 +33,15 @@ export interface CallSink {
 
 export interface SessionHooks {
   /** A notification the session does not consume itself (list_changed, logging, resources/updated…). */
-  notification(session: ClientSession, msg: JsonRpcNotification): void;
+  notification(session: ServerSession, msg: JsonRpcNotification): void;
   /**
    * A server→client request other than ping; answer with session.respond / session.respondError.
    * `related` is the id of the forwarded call it belongs to, when the transport knows (HTTP).
    */
-  request(session: ClientSession, msg: JsonRpcRequest, related?: number): void;
-  state(session: ClientSession, state: SessionState, reason?: GatewayError): void;
+  request(session: ServerSession, msg: JsonRpcRequest, related?: number): void;
+  state(session: ServerSession, state: SessionState, reason?: GatewayError): void;
   /** A forwarded call ended: answered (true), or timed out / could not be written (false). */
-  outcome?(session: ClientSession, ok: boolean): void;
+  outcome?(session: ServerSession, ok: boolean): void;
 }
 
 export interface SessionOptions {
@@ -83,7 +83,7 @@ export interface ServerInfo {
 /** What mcpgate declares to every server: it relays sampling, elicitation and roots to its agents. */
 const CLIENT_CAPABILITIES = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
 
-export class ClientSession {
+export class ServerSession {
   readonly name: string;
   state: SessionState = 'connecting';
   info: ServerInfo | undefined;

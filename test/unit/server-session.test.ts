@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { RemoteServerConfig } from '../../src/config/types.js';
 import { GatewayError } from '../../src/errors.js';
 import { Logger } from '../../src/observability/logger.js';
-import { ClientSession } from '../../src/servers/client-session.js';
+import { ServerSession } from '../../src/servers/server-session.js';
 import type { ServerTransport, TransportEvents } from '../../src/servers/transport.js';
 
 const CONFIG: RemoteServerConfig = { type: 'http', name: 'remote', url: 'http://127.0.0.1:9/mcp', headers: {}, disabled: false, timeout: 5000, sessions: 'shared' };
@@ -36,11 +36,11 @@ function scripted(): { transport: (c: unknown, l: unknown, events: TransportEven
   };
 }
 
-void describe('ClientSession over a transport that can fail a request', { timeout: 10_000 }, () => {
+void describe('ServerSession over a transport that can fail a request', { timeout: 10_000 }, () => {
   void it('a failed request fails its call with the reason and counts as a failure; an answer as a success', async () => {
     const script = scripted();
     const outcomes: boolean[] = [];
-    const session = new ClientSession(CONFIG, {
+    const session = new ServerSession(CONFIG, {
       notification: () => {},
       request: () => {},
       state: () => {},
@@ -63,11 +63,11 @@ void describe('ClientSession over a transport that can fail a request', { timeou
   });
 });
 
-void describe('ClientSession: the total ceiling per call and the breaker', { timeout: 10_000 }, () => {
-  async function started(config: RemoteServerConfig): Promise<{ session: ClientSession; script: ReturnType<typeof scripted>; outcomes: boolean[] }> {
+void describe('ServerSession: the total ceiling per call and the breaker', { timeout: 10_000 }, () => {
+  async function started(config: RemoteServerConfig): Promise<{ session: ServerSession; script: ReturnType<typeof scripted>; outcomes: boolean[] }> {
     const script = scripted();
     const outcomes: boolean[] = [];
-    const session = new ClientSession(config, {
+    const session = new ServerSession(config, {
       notification: () => {},
       request: () => {},
       state: () => {},
