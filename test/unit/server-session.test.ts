@@ -36,17 +36,23 @@ function scripted(): { transport: (c: unknown, l: unknown, events: TransportEven
   };
 }
 
+/** A session started over a scripted transport, with the outcomes it reported to its breaker. */
+async function started(config: RemoteServerConfig): Promise<{ session: ServerSession; script: ReturnType<typeof scripted>; outcomes: boolean[] }> {
+  const script = scripted();
+  const outcomes: boolean[] = [];
+  const session = new ServerSession(config, {
+    notification: () => {},
+    request: () => {},
+    state: () => {},
+    outcome: (_s, ok) => void outcomes.push(ok),
+  }, new Logger('silent'), { startupTimeoutMs: 1000, transport: script.transport });
+  await session.start();
+  return { session, script, outcomes };
+}
+
 void describe('ServerSession over a transport that can fail a request', { timeout: 10_000 }, () => {
   void it('a failed request fails its call with the reason and counts as a failure; an answer as a success', async () => {
-    const script = scripted();
-    const outcomes: boolean[] = [];
-    const session = new ServerSession(CONFIG, {
-      notification: () => {},
-      request: () => {},
-      state: () => {},
-      outcome: (_s, ok) => void outcomes.push(ok),
-    }, new Logger('silent'), { startupTimeoutMs: 1000, transport: script.transport });
-    await session.start();
+    const { session, script, outcomes } = await started(CONFIG);
     const failed = new Promise<GatewayError>((resolve, reject) => {
       session.forward({ jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 't' } }, { reply: () => reject(new Error('answered')), fail: resolve });
     });
@@ -64,19 +70,6 @@ void describe('ServerSession over a transport that can fail a request', { timeou
 });
 
 void describe('ServerSession: the total ceiling per call and the breaker', { timeout: 10_000 }, () => {
-  async function started(config: RemoteServerConfig): Promise<{ session: ServerSession; script: ReturnType<typeof scripted>; outcomes: boolean[] }> {
-    const script = scripted();
-    const outcomes: boolean[] = [];
-    const session = new ServerSession(config, {
-      notification: () => {},
-      request: () => {},
-      state: () => {},
-      outcome: (_s, ok) => void outcomes.push(ok),
-    }, new Logger('silent'), { startupTimeoutMs: 1000, transport: script.transport });
-    await session.start();
-    return { session, script, outcomes };
-  }
-
   void it('a call that reports progress past its ceiling ends, but does not count against the server', async () => {
     const { session, script, outcomes } = await started({ ...CONFIG, timeout: 200, limits: { maxCallMs: 300 } } as RemoteServerConfig);
     const failed = new Promise<GatewayError>((resolve, reject) => {
