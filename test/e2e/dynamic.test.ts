@@ -67,8 +67,8 @@ async function sinkWorks(gw: GatewayProcess): Promise<void> {
 
 const refreshes = (gw: GatewayProcess, server: string): number => gw.logs.filter((l) => l.msg === 'catalog refreshed' && l.server === server).length;
 
-describe('seed 001: dynamic catalogs reach the agent', { timeout: 60_000 }, () => {
-  it('seed 001: starts with echo only, and echo answers exactly {"echo_message": …}', { timeout: 10_000 }, async () => {
+describe('seed 001: dynamic catalogs reach the agent', { timeout: 180_000 }, () => {
+  it('seed 001: starts with echo only, and echo answers exactly {"echo_message": …}', { timeout: 30_000 }, async () => {
     let r: Rig | undefined;
     try {
       r = await open();
@@ -81,7 +81,7 @@ describe('seed 001: dynamic catalogs reach the agent', { timeout: 60_000 }, () =
     }
   });
 
-  it('seed 001: --toolcount-file 3 starts with echo, calculator and counter, all working', { timeout: 10_000 }, async () => {
+  it('seed 001: --toolcount-file 3 starts with echo, calculator and counter, all working', { timeout: 30_000 }, async () => {
     let r: Rig | undefined;
     try {
       r = await open(3);
@@ -94,7 +94,7 @@ describe('seed 001: dynamic catalogs reach the agent', { timeout: 60_000 }, () =
     }
   });
 
-  it('seed 001: SIGHUP adds calculator; the agent is notified, then lists and calls it', { timeout: 10_000 }, async () => {
+  it('seed 001: SIGHUP adds calculator; the agent is notified, then lists and calls it', { timeout: 30_000 }, async () => {
     let r: Rig | undefined;
     try {
       r = await open();
@@ -108,7 +108,7 @@ describe('seed 001: dynamic catalogs reach the agent', { timeout: 60_000 }, () =
     }
   });
 
-  it('seed 001: no notification before SIGHUP, exactly one per SIGHUP after; counter arrives second', { timeout: 10_000 }, async () => {
+  it('seed 001: no notification before SIGHUP, exactly one per SIGHUP after; counter arrives second', { timeout: 30_000 }, async () => {
     let r: Rig | undefined;
     try {
       r = await open();
@@ -127,7 +127,7 @@ describe('seed 001: dynamic catalogs reach the agent', { timeout: 60_000 }, () =
     }
   });
 
-  it('seed 001: --toolcount-file 2 then SIGHUPs add counter ({count: 3}) and echo4 ({…, tool_number: 4})', { timeout: 10_000 }, async () => {
+  it('seed 001: --toolcount-file 2 then SIGHUPs add counter ({count: 3}) and echo4 ({…, tool_number: 4})', { timeout: 30_000 }, async () => {
     let r: Rig | undefined;
     try {
       r = await open(2);
@@ -190,7 +190,7 @@ describe('seed 001: dynamic catalogs reach the agent', { timeout: 60_000 }, () =
     }
   });
 
-  it('seed 001 for prompts and resources: their list_changed updates the lists and is relayed per kind', { timeout: 10_000 }, async () => {
+  it('seed 001 for prompts and resources: their list_changed updates the lists and is relayed per kind', { timeout: 30_000 }, async () => {
     let r: Rig | undefined;
     try {
       r = await open();
