@@ -7,8 +7,10 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ESLint } from 'eslint';
 
 const SRC = fileURLToPath(new URL('../../../src/', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
@@ -72,5 +74,24 @@ void describe('layering', () => {
   void it('the check finds a cycle when there is one', { timeout: 5000 }, () => {
     const graph = new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']], ['d.ts', ['a.ts']]]);
     assert.deepEqual(cycles(graph), [['a.ts', 'b.ts', 'c.ts']]);
+  });
+
+  void it('the rooms that read no files (rules, wire, catalog) may not import node:fs, and their room arrows still hold', { timeout: 20_000 }, async () => {
+    // One no-restricted-imports entry per room: a second flat-config block for the same files
+    // would replace the room patterns rather than add to them, so check what eslint resolves.
+    const eslint = new ESLint({ cwd: ROOT });
+    const restricted = async (file: string): Promise<{ paths: string[]; patterns: string[] }> => {
+      const config = (await eslint.calculateConfigForFile(file)) as { rules: Record<string, [number, { paths: { name: string }[]; patterns: { group: string[] }[] }]> };
+      const [severity, options] = config.rules['no-restricted-imports']!;
+      assert.equal(severity, 2, file);
+      return { paths: options.paths.map((p) => p.name), patterns: options.patterns.flatMap((p) => p.group) };
+    };
+    for (const file of ['src/rules/load.ts', 'src/wire/jsonrpc.ts', 'src/catalog/catalog.ts']) {
+      const { paths, patterns } = await restricted(file);
+      assert.deepEqual(paths, ['node:fs', 'node:fs/promises', 'fs', 'fs/promises'], file);
+      assert.ok(patterns.includes('../gateway/*'), `${file}: ${patterns.join(' ')}`);
+    }
+    assert.ok((await restricted('src/rules/decide.ts')).patterns.includes('../servers/*'));
+    assert.deepEqual((await restricted('src/config/load.ts')).paths, [], 'config/ reads files');
   });
 });
