@@ -19,10 +19,18 @@ const ROOMS = {
   front: ['gateway', 'auth', 'wire', 'observability'],
   'reload.ts': ['gateway', 'rules', 'config', 'observability'],
   'mcpgate.ts': ['reload.ts', 'front', 'gateway', 'rules', 'config', 'observability'],
-  cli: ['mcpgate.ts', 'front', 'auth', 'pins', 'rules', 'config', 'wire', 'observability'],
+  cli: ['mcpgate.ts', 'reload.ts', 'front', 'auth', 'pins', 'rules', 'config', 'wire', 'observability'],
 };
 
-/** One block per room: imports of a room it may not use are errors, named with the rule. */
+// Rooms that read no files: they get text and objects from their callers (docs/architecture.md).
+const PURE = ['rules', 'wire', 'catalog'];
+const FILE_SYSTEM = ['node:fs', 'node:fs/promises', 'fs', 'fs/promises'];
+
+/**
+ * One block per room: imports of a room it may not use are errors, named with the rule; in a PURE
+ * room, so are the file-system modules. Both go in the room's one `no-restricted-imports` entry: in
+ * a flat config a later block that sets the same rule replaces its options, it does not merge them.
+ */
 function layering() {
   const all = Object.keys(ROOMS);
   return Object.entries(ROOMS).map(([room, allowed]) => {
@@ -33,6 +41,12 @@ function layering() {
       files: [file ? `src/${room}` : `src/${room}/**/*.ts`],
       rules: {
         'no-restricted-imports': ['error', {
+          paths: PURE.includes(room)
+            ? FILE_SYSTEM.map((name) => ({
+              name,
+              message: `src/${room} reads no files: its callers read them and pass the text (docs/architecture.md, PURE in eslint.config.js).`,
+            }))
+            : [],
           patterns: forbidden.map((other) => ({
             group: other.endsWith('.ts') ? [`${up}${other.replace(/\.ts$/, '.js')}`] : [`${up}${other}/*`],
             message: `src/${room} may not import from src/${other} (allowed: ${allowed.join(', ') || 'none'}; see docs/architecture.md and ROOMS in eslint.config.js).`,

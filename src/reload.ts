@@ -3,7 +3,12 @@
 // that fails to parse or validate keeps the running configuration, and the failure is recorded per
 // file (attempts, successes, last error, last warnings) for the status tool; the next good write
 // applies. Reloads are serialized, so a burst of edits never interleaves two applications.
+// The rules are read here (`loadRules`, also for `mcpgate check`) and compiled by rules/, which reads
+// no files.
 
+import { readFileSync } from 'node:fs';
+import type { Env } from './config/expand.js';
+import { readJsonFile } from './config/json-file.js';
 import { loadServersConfig } from './config/load.js';
 import type { ConfigIssue, ServersConfig } from './config/types.js';
 import { watchFiles, type FileWatch } from './config/watch.js';
@@ -11,7 +16,7 @@ import { GatewayError } from './errors.js';
 import { applyConfig } from './gateway/apply-config.js';
 import type { Gateway } from './gateway/gateway.js';
 import type { Logger } from './observability/logger.js';
-import { OPEN_RULES, loadRules, type Rules } from './rules/load.js';
+import { OPEN_RULES, RULES_FILE, parseRules, type KeyFileReader, type Rules } from './rules/load.js';
 
 /** Per file, as the status reports it (null, not absent, for what has not happened). */
 export interface FileStatus {
@@ -30,8 +35,26 @@ const fileStatus = (path: string | undefined): FileStatus => ({
 
 const describe = (issues: readonly ConfigIssue[]): string[] => issues.map((i) => `${i.path}: ${i.message}`);
 
+export interface LoadRulesOptions {
+  readonly signal?: AbortSignal;
+  /** For `${VAR}` in the `auth.jwt` key settings; process.env when not given. */
+  readonly env?: Env;
+}
+
+/** `auth.jwt.publicKeyFile`: a small file, read synchronously while the rules compile (at startup and reload). */
+const readKeyFile: KeyFileReader = (file) => readFileSync(file, 'utf8');
+
+/**
+ * Reads `file` and compiles it against the servers `.mcp.json` defines (`serverNames`); throws
+ * `MCPG_CONFIG_INVALID` naming the file (missing, unreadable) or every problem in it.
+ */
+export async function loadRules(file: string, serverNames: readonly string[], options: LoadRulesOptions = {}): Promise<Rules> {
+  const { abs, text } = await readJsonFile(file, RULES_FILE, options.signal);
+  return parseRules(text, abs, serverNames, { env: options.env, readKeyFile });
+}
+
 /** Loads both files, or says what is wrong with each; never applies anything. */
-export async function loadBoth(configFile: string, rulesFile: string | undefined, env: NodeJS.ProcessEnv): Promise<{ config: ServersConfig; rules: Rules }> {
+export async function loadBoth(configFile: string, rulesFile: string | undefined, env: Env): Promise<{ config: ServersConfig; rules: Rules }> {
   const config = await loadServersConfig(configFile, env);
   const rules = rulesFile === undefined ? OPEN_RULES : await loadRules(rulesFile, config.servers.map((s) => s.name), { env });
   return { config, rules };

@@ -2,18 +2,20 @@
 // starting anything; print every error and warning as `file: path: message`; exit 2 on errors. For
 // each stdio server, print the names (never the values) of the environment variables it will get.
 
-import { loadServersConfig, formatIssues } from '../config/load.js';
+import { formatIssues } from '../config/load.js';
 import type { ConfigIssue } from '../config/types.js';
 import type { Env } from '../config/expand.js';
 import { GatewayError } from '../errors.js';
-import { loadRules } from '../rules/load.js';
+import { loadBoth } from '../reload.js';
 import { secretEnvNames, serverEnvNames } from '../config/child-env.js';
 import type { CliIo } from './io.js';
 
 export async function runCheck(configFile: string, io: CliIo, env: Env = process.env, rulesFile?: string): Promise<number> {
   try {
-    const config = await loadServersConfig(configFile, env);
-    const rules = rulesFile === undefined ? undefined : await loadRules(rulesFile, config.servers.map((s) => s.name), { env });
+    // What `serve` loads, read the same way (loadBoth); OPEN_RULES when there is no rules file.
+    const both = await loadBoth(configFile, rulesFile, env);
+    const config = both.config;
+    const rules = rulesFile === undefined ? undefined : both.rules;
     const warnings = [...config.warnings, ...(rules?.warnings ?? [])];
     if (warnings.length > 0) io.err(formatIssues(warnings).map((l) => `warning: ${l}\n`).join(''));
     if (rules === undefined) io.err('warning: no rules file (gateway-rules.json): every agent may use every server; nothing is restricted\n');

@@ -11,12 +11,13 @@
 // with optional "algorithms", "issuer", "audience", "agentClaim" (default "sub"),
 // "clockSkewSeconds" (default 30) and "requireExp" (default true).
 //
-// `publicKeyFile` is read synchronously while the rules load (a small file, at startup and reload);
-// a changed key file is picked up by the next reload of the rules file.
+// rules/ reads no files: `publicKeyFile` is resolved here and read through the `KeyFileReader` the
+// caller gives (src/reload.ts reads it synchronously while the rules load, at startup and reload; a
+// changed key file is picked up by the next reload of the rules file). Compiled from text alone, with
+// no reader, a `publicKeyFile` is an error that says to give the key as `publicKey`.
 
 import { createPublicKey, createSecretKey } from 'node:crypto';
 import type { JsonWebKey, KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { tryExpand } from '../config/expand.js';
 import type { Env } from '../config/expand.js';
@@ -46,11 +47,19 @@ export interface AuthConfig {
   readonly jwt: JwtConfig | undefined;
 }
 
+/**
+ * Reads the key file `publicKeyFile` names (an absolute path) as UTF-8 text, or throws — an errno
+ * error (`code`) names the reason in the message. Given by the caller: rules/ reads no files.
+ */
+export type KeyFileReader = (file: string) => string;
+
 /** What the compiler needs from schema.ts: where the file is, the environment, and where issues go. */
 export interface AuthContext {
   /** Absolute path of the rules file (`publicKeyFile` is relative to its directory). */
   readonly file: string;
   readonly env: Env;
+  /** How `publicKeyFile` is read; undefined when the rules are compiled from text alone. */
+  readonly readKeyFile: KeyFileReader | undefined;
   error(segments: readonly PropertyKey[], message: string): void;
   warn(segments: readonly PropertyKey[], message: string): void;
 }
@@ -140,9 +149,13 @@ function compileKey(source: KeySource, value: unknown, ctx: AuthContext): Compil
     return undefined;
   }
   const file = path.resolve(path.dirname(ctx.file), expanded.value);
+  if (ctx.readKeyFile === undefined) {
+    ctx.error(at, `cannot read the key file ${file}: these rules are compiled from text alone, with no file reader; give the key itself as "publicKey"`);
+    return undefined;
+  }
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = ctx.readKeyFile(file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     ctx.error(at, `cannot read the key file ${file}: ${code === 'ENOENT' ? 'no such file' : code ?? String(err)}`);

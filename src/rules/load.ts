@@ -1,35 +1,35 @@
-// Reading `gateway-rules.json` into the frozen Rules snapshot: file I/O and JSON syntax errors here,
-// validation and compilation in schema.ts. `parseRules` is the pure half (tests, reload, `check`).
+// The entrance to rules/: the text of `gateway-rules.json` in, the frozen Rules snapshot out. JSON
+// syntax errors here, validation and compilation in schema.ts. rules/ reads no files (the lint
+// forbids node:fs here): the caller reads the rules file (src/reload.ts `loadRules`) and gives the
+// reader for a JWT key file (`KeyFileReader`).
 
 import path from 'node:path';
 import type { Env } from '../config/expand.js';
-import { parseJsonText, readJsonFile } from '../config/json-file.js';
+import { parseJsonText, type JsonFileKind } from '../config/json-file.js';
+import type { KeyFileReader } from './auth-config.js';
 import { buildRules } from './schema.js';
 import type { Rules } from './schema.js';
 
 export { OPEN_RULES } from './schema.js';
 export type { CompiledAgent, CompiledSide, Matcher, Rules } from './schema.js';
-export type { AuthConfig, JwtAlgorithm, JwtConfig } from './auth-config.js';
+export type { AuthConfig, JwtAlgorithm, JwtConfig, KeyFileReader } from './auth-config.js';
 
-export interface LoadRulesOptions {
-  readonly signal?: AbortSignal;
+/** How a rules file is named in messages (for the caller's `readJsonFile` too). */
+export const RULES_FILE: JsonFileKind = Object.freeze({ kind: 'rules', expected: 'a JSON object with "agents"' });
+
+export interface ParseRulesOptions {
   /** For `${VAR}` in the `auth.jwt` key settings; process.env when not given. */
   readonly env?: Env;
+  /** Reads `auth.jwt.publicKeyFile`; without it a key file is an error (give `publicKey` instead). */
+  readonly readKeyFile?: KeyFileReader;
 }
-
-const WHAT = { kind: 'rules', expected: 'a JSON object with "agents"' };
 
 /**
- * Reads and validates `file` against the servers `.mcp.json` defines (`serverNames`); throws
- * `MCPG_CONFIG_INVALID` naming every problem. Rules naming unknown servers load, with warnings.
+ * Parses and validates the text of a `gateway-rules.json` against the servers `.mcp.json` defines
+ * (`serverNames`); `file` names it in messages and anchors `publicKeyFile`. Throws
+ * `MCPG_CONFIG_INVALID` naming every problem; rules naming unknown servers load, with warnings.
  */
-export async function loadRules(file: string, serverNames: readonly string[], options: LoadRulesOptions = {}): Promise<Rules> {
-  const { abs, text } = await readJsonFile(file, WHAT, options.signal);
-  return parseRules(text, abs, serverNames, options.env);
-}
-
-/** Parses the text of a `gateway-rules.json`; `file` names it in messages. */
-export function parseRules(text: string, file: string, serverNames: readonly string[], env?: Env): Rules {
+export function parseRules(text: string, file: string, serverNames: readonly string[], options: ParseRulesOptions = {}): Rules {
   const abs = path.resolve(file);
-  return buildRules(parseJsonText(text, abs, WHAT), abs, serverNames, env);
+  return buildRules(parseJsonText(text, abs, RULES_FILE), abs, serverNames, options.env, options.readKeyFile);
 }

@@ -6,7 +6,7 @@ import type { Env } from '../config/expand.js';
 import type { ConfigIssue } from '../config/types.js';
 import { configInvalid, describeValue, isPlainObject, jsonPath } from '../config/issues.js';
 import { compileAuth } from './auth-config.js';
-import type { AuthConfig } from './auth-config.js';
+import type { AuthConfig, KeyFileReader } from './auth-config.js';
 
 /** Names matched exactly (Set lookups) and globs (compiled RegExps), for one list of the rules file. */
 export interface Matcher {
@@ -183,9 +183,10 @@ interface Context {
 
 /**
  * Validates a parsed rules file against the servers `.mcp.json` defines; throws `MCPG_CONFIG_INVALID`
- * listing every error. `env` expands `${VAR}` in the `auth.jwt` key settings.
+ * listing every error. `env` expands `${VAR}` in the `auth.jwt` key settings; `readKeyFile` reads
+ * `auth.jwt.publicKeyFile` (none: compiled from text alone, and a key file is an error).
  */
-export function buildRules(raw: unknown, file: string, serverNames: readonly string[], env: Env = process.env): Rules {
+export function buildRules(raw: unknown, file: string, serverNames: readonly string[], env: Env = process.env, readKeyFile?: KeyFileReader): Rules {
   const ctx: Context = { file, servers: new Set(serverNames), errors: [], warnings: [], tokens: new Map() };
   const agents = new Map<string, CompiledAgent>();
   let denyOnMissingAgent = true;
@@ -195,7 +196,7 @@ export function buildRules(raw: unknown, file: string, serverNames: readonly str
   } else {
     for (const key of Object.keys(raw)) if (!TOP_KEYS.has(key)) warn(ctx, [key], `unknown top-level key ${q(key)} is ignored`);
     denyOnMissingAgent = readDefaults(raw.defaults, ctx);
-    auth = compileAuth(raw.auth, { file, env, error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message) });
+    auth = compileAuth(raw.auth, { file, env, readKeyFile, error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message) });
     const entries = raw.agents;
     if (entries === undefined) error(ctx, ['agents'], 'missing; expected an object mapping agent ids to their rules');
     else if (!isPlainObject(entries)) error(ctx, ['agents'], `expected an object mapping agent ids to their rules, got ${describeValue(entries)}`);

@@ -13,7 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { BEARER_CHALLENGE, NOT_BEARER, NO_TOKEN, authenticate, challenge, hashToken } from '../../src/auth/auth.js';
 import { describeAuth } from '../../src/rules/auth-config.js';
-import { OPEN_RULES, loadRules, parseRules } from '../../src/rules/load.js';
+import { OPEN_RULES, parseRules } from '../../src/rules/load.js';
+import { loadRules } from '../../src/reload.js';
 import type { Rules } from '../../src/rules/load.js';
 import { runToken } from '../../src/cli/token.js';
 import { byPath, failure } from '../config/helpers.js';
@@ -50,7 +51,7 @@ function jwt(alg: string, key: KeyObject | string | undefined, claims: Record<st
 
 const good = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({ sub: 'ci-bot', iat: SEC - 10, exp: SEC + 300, ...extra });
 const rulesWith = (auth: unknown, env: NodeJS.ProcessEnv = {}): Rules =>
-  parseRules(JSON.stringify({ agents: { 'ci-bot': { tokens: [hashToken(TOKEN)] } }, ...(auth === undefined ? {} : { auth }) }), FILE, [], env);
+  parseRules(JSON.stringify({ agents: { 'ci-bot': { tokens: [hashToken(TOKEN)] } }, ...(auth === undefined ? {} : { auth }) }), FILE, [], { env });
 const bearer = (token: string): string => `Bearer ${token}`;
 const reason = (rules: Rules, token: string): string => {
   const outcome = authenticate(rules, bearer(token), NOW);
@@ -103,7 +104,7 @@ void describe('static tokens', T, () => {
   void it('a JWT-shaped token is a JWT only when JWT auth is configured; a listed one is a static token first', T, () => {
     const token = jwt('HS256', SECRET, good());
     assert.equal(reason(rulesWith(undefined), token), 'unknown token (it looks like a JWT, but JWT authentication is not configured)');
-    const listed = parseRules(JSON.stringify({ agents: { a: { tokens: [hashToken(token)] } }, auth: { jwt: { secret: '${S}' } } }), FILE, [], { S: SECRET });
+    const listed = parseRules(JSON.stringify({ agents: { a: { tokens: [hashToken(token)] } }, auth: { jwt: { secret: '${S}' } } }), FILE, [], { env: { S: SECRET } });
     assert.deepEqual(authenticate(listed, bearer(token), NOW), { ok: true, agent: 'a', via: 'token' });
   });
 });
@@ -263,7 +264,7 @@ void describe('auth configuration', T, () => {
   });
 });
 
-void describe('publicKeyFile and loadRules({ env })', T, () => {
+void describe('publicKeyFile and loadRules({ env }) (src/reload.ts reads the files)', T, () => {
   let dir = '';
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'mcpgate-auth-'));
@@ -280,6 +281,38 @@ void describe('publicKeyFile and loadRules({ env })', T, () => {
     assert.deepEqual(authenticate(rules, bearer(jwt('EdDSA', ed.privateKey, good())), NOW), { ok: true, agent: 'ci-bot', via: 'jwt' });
     const { issues } = await failure(() => loadRules(file, [], { env: { KEY_NAME: 'missing.pem' } }));
     assert.deepEqual(byPath(issues), { '$.auth.jwt.publicKeyFile': `cannot read the key file ${path.join(dir, 'missing.pem')}: no such file` });
+  });
+});
+
+void describe('publicKeyFile compiled from text: the key comes through the reader given, no file', T, () => {
+  const withKeyFile = (keyFile: string, options: Parameters<typeof parseRules>[3]): Rules =>
+    parseRules(JSON.stringify({ agents: {}, defaults: { deny_on_missing_agent: false }, auth: { jwt: { publicKeyFile: keyFile } } }), FILE, [], options);
+
+  void it('reads the key through readKeyFile, at the path resolved beside the rules file after ${VAR}', T, () => {
+    const asked: string[] = [];
+    const rules = withKeyFile('keys/${IDP}.pem', { env: { IDP: 'idp' }, readKeyFile: (file) => (asked.push(file), pem(ed.publicKey)) });
+    assert.deepEqual(asked, ['/srv/project/keys/idp.pem']);
+    assert.equal(rules.auth?.jwt?.keyDescription, 'an Ed25519 public key');
+    assert.deepEqual(authenticate(rules, bearer(jwt('EdDSA', ed.privateKey, good())), NOW), { ok: true, agent: 'ci-bot', via: 'jwt' });
+    assert.equal(reason(rules, jwt('EdDSA', generateKeyPairSync('ed25519').privateKey, good())), 'JWT signature does not verify');
+  });
+
+  void it('with no reader a key file is an error that says what to do, and nothing is read', T, async () => {
+    const { issues } = await failure(() => withKeyFile('idp.pem', {}));
+    assert.deepEqual(byPath(issues), {
+      '$.auth.jwt.publicKeyFile': 'cannot read the key file /srv/project/idp.pem: these rules are compiled from text alone, with no file reader; give the key itself as "publicKey"',
+    });
+  });
+
+  void it("the reader's failure is the file's error, named by its code; what it returns is checked like any PEM", T, async () => {
+    const denied = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+    const refused = await failure(() => withKeyFile('idp.pem', { readKeyFile: () => { throw denied; } }));
+    assert.deepEqual(byPath(refused.issues), { '$.auth.jwt.publicKeyFile': 'cannot read the key file /srv/project/idp.pem: EACCES' });
+    const priv = ed.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const leaked = await failure(() => withKeyFile('idp.pem', { readKeyFile: () => priv }));
+    assert.deepEqual(byPath(leaked.issues), {
+      '$.auth.jwt.publicKeyFile': 'the key file /srv/project/idp.pem holds a private key; give the public key only (the gateway never needs the private half)',
+    });
   });
 });
 

@@ -1,14 +1,17 @@
 // The layering (issue 16, docs/architecture.md): eslint.config.js forbids an arrow between rooms that
-// its ROOMS table does not allow; this test forbids what a per-file rule cannot see, an import cycle
+// its ROOMS table does not allow, and the file system in the rooms that read no files (PURE; checked
+// here by linting probe imports with those blocks); this test forbids what a per-file rule cannot see, an import cycle
 // — inside a room or across rooms, type-only imports included. It reads src/ as text: no build needed.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Linter } from 'eslint';
 
 const SRC = fileURLToPath(new URL('../../../src/', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
@@ -72,5 +75,27 @@ void describe('layering', () => {
   void it('the check finds a cycle when there is one', { timeout: 5000 }, () => {
     const graph = new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']], ['d.ts', ['a.ts']]]);
     assert.deepEqual(cycles(graph), [['a.ts', 'b.ts', 'c.ts']]);
+  });
+
+  void it('the rooms that read no files (rules, wire, catalog) may not import node:fs, and their room arrows still hold', { timeout: 20_000 }, async () => {
+    // Lints probe imports with every block of eslint.config.js that sets no-restricted-imports, in
+    // order, as eslint merges them: a second block for a room's files would replace the room's
+    // patterns rather than add to them, and this would fail.
+    const { default: all } = (await import(pathToFileURL(join(ROOT, 'eslint.config.js')).href)) as { default: Linter.Config[] };
+    const blocks = all.filter((block) => block.rules?.['no-restricted-imports'] !== undefined);
+    assert.ok(blocks.length >= 10, `${blocks.length} blocks`);
+    const linter = new Linter({ configType: 'flat', cwd: ROOT });
+    const errors = (room: string, line: string): string[] =>
+      linter.verify(line, blocks, { filename: join(ROOT, 'src', room, 'probe.ts') }).map((m) => `${m.ruleId}: ${m.message}`);
+    for (const room of ['rules', 'wire', 'catalog']) {
+      for (const name of ['node:fs', 'node:fs/promises', 'fs']) {
+        const [message, ...more] = errors(room, `import { readFile } from '${name}';`);
+        assert.match(message ?? '', new RegExp(`^no-restricted-imports: '${name}' import is restricted from being used\\. src/${room} reads no files`), room);
+        assert.deepEqual(more, []);
+      }
+      assert.match(errors(room, "import { Gateway } from '../gateway/gateway.js';")[0] ?? '', new RegExp(`src/${room} may not import from src/gateway`));
+    }
+    assert.deepEqual(errors('rules', "import { tryExpand } from '../config/expand.js';"), []);
+    assert.deepEqual(errors('config', "import { readFile } from 'node:fs/promises';"), [], 'config/ reads files');
   });
 });

@@ -1,7 +1,8 @@
 // Loading `gateway-rules.json` (src/rules/load.ts, schema.ts): the compiled snapshot, every error at
 // once with exact JSON paths, unknown keys and unknown servers as warnings (seed 003: rules naming
 // servers .mcp.json lacks load with warnings naming agent and server; a clean reload has none),
-// invalid JSON by line and column, token hashes, deep freeze, and reading from disk.
+// invalid JSON by line and column, token hashes, deep freeze, and reading from disk (src/reload.ts
+// `loadRules`: rules/ reads no files).
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +10,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { formatIssues } from '../../src/config/issues.js';
-import { loadRules, parseRules } from '../../src/rules/load.js';
+import { parseRules } from '../../src/rules/load.js';
+import { loadRules } from '../../src/reload.js';
 import type { Rules } from '../../src/rules/load.js';
 import { byPath, failure } from '../config/helpers.js';
 
