@@ -13,7 +13,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import {
   alive, fixtureServer, rpcError, startGateway, tempDir, textOf, until, waitGone, writeConfig, type TempDir,
 } from '../helpers/gateway.js';
-import { connectAgent, raw, startHttpGateway, type HttpGateway } from '../helpers/http.js';
+import { connectAgent, makeToken, raw, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 
 const TIMEOUT = 90_000;
 
@@ -201,6 +201,37 @@ describe('pool lifetimes and limits', { timeout: TIMEOUT }, () => {
       }, 10_000), 'the server is used again after the cooldown');
       assert.equal(served?.count, 1);
       assert.equal((await inc(clients[0]!)).count, 1);
+    } finally {
+      for (const c of clients) await c.close().catch(() => undefined);
+      await gate.stop();
+    }
+  });
+
+  it('the identity is the verified agent id: a second token of one agent keeps its state; losing access closes it', async () => {
+    const first = makeToken();
+    const second = makeToken();
+    const other = makeToken();
+    const config = await writeConfig(dir, { counter: fixtureServer('counter-server', [], { sessions: 'per-agent' }) });
+    const allow = { allow: { servers: ['counter'] } };
+    const rules = await writeRules(dir, { agents: { ci: { tokens: [first.hash, second.hash], ...allow }, dev: { tokens: [other.hash], ...allow } } });
+    const gate = await startHttpGateway({ config, args: ['--rules', rules, '--pins', 'off'] });
+    const clients: Client[] = [];
+    try {
+      const a = await connectAgent(gate.url, { token: first.token });
+      clients.push(a.client);
+      const before = await inc(a.client);
+      const b = await connectAgent(gate.url, { token: second.token }); // a rotated credential
+      clients.push(b.client);
+      assert.deepEqual(await inc(b.client), { count: before.count + 1, pid: before.pid });
+      const d = await connectAgent(gate.url, { token: other.token });
+      clients.push(d.client);
+      const dev = await inc(d.client);
+      // ci loses access to the server: exactly its pooled connection closes.
+      await writeRules(dir, { agents: { ci: { tokens: [first.hash, second.hash], allow: { servers: [] } }, dev: { tokens: [other.hash], ...allow } } });
+      await gate.gw.waitForLog((l) => String(l.msg).startsWith('configuration reloaded ('));
+      assert.ok(await waitGone(before.pid), "ci's server process exited");
+      assert.ok(alive(dev.pid), "dev's is untouched");
+      assert.equal((await inc(d.client)).count, 2);
     } finally {
       for (const c of clients) await c.close().catch(() => undefined);
       await gate.stop();
