@@ -243,7 +243,7 @@ export class HttpFront {
   }
 
   /** A new session for `agent`, within the limits; undefined after answering why not. */
-  private open(res: ServerResponse, agent: string, agentExplicit: boolean): HttpChannel | undefined {
+  private open(res: ServerResponse, agent: string, identified: boolean): HttpChannel | undefined {
     const mine = this.perAgent.get(agent) ?? 0;
     if (mine >= this.opts.maxSessionsPerAgent) {
       sendError(res, 429, new GatewayError('MCPG_SESSION_LIMIT', `agent "${agent}" already has ${mine} sessions (the limit is ${this.opts.maxSessionsPerAgent}); end one with DELETE or let idle ones expire`));
@@ -258,7 +258,7 @@ export class HttpFront {
     const session = new HttpChannel(id, agent, log, () => {
       if (this.onDrained !== undefined && this.openPosts() === 0) this.onDrained();
     }, this.opts.maxAgentBuffer, (why) => this.end(session, why));
-    session.session = this.gateway.openSession(session, agent, agentExplicit, 'http');
+    session.session = this.gateway.openSession(session, agent, true, 'http', identified);
     this.sessions.set(id, session);
     this.perAgent.set(agent, mine + 1);
     res.setHeader('mcp-session-id', id);

@@ -79,8 +79,8 @@ export const DEFAULT_MAX_INFLIGHT = 1000;
  * per-agent, itself (`session:N`) for per-session. An agent with no identity of its own (stdio
  * without --agent) gets its session's scope even on a per-agent server: never one shared by accident.
  */
-export function scopeOf(session: { readonly agent: string; readonly agentExplicit: boolean; readonly serial: number }, mode: SessionScope): string {
-  return mode === 'per-agent' && session.agentExplicit ? `agent:${session.agent}` : `session:${session.serial}`;
+export function scopeOf(session: { readonly agent: string; readonly identified: boolean; readonly serial: number }, mode: SessionScope): string {
+  return mode === 'per-agent' && session.identified ? `agent:${session.agent}` : `session:${session.serial}`;
 }
 
 export interface ServerSummary {
@@ -337,8 +337,8 @@ export class Gateway {
     return summary;
   }
 
-  openSession(channel: AgentChannel, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio'): AgentSession {
-    const session = new AgentSession(this.sessionParts, channel, agent, this.log.child({ agent }), agentExplicit, transport);
+  openSession(channel: AgentChannel, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio', identified = agentExplicit): AgentSession {
+    const session = new AgentSession(this.sessionParts, channel, agent, this.log.child({ agent }), agentExplicit, transport, identified);
     this.sessions.add(session);
     return session;
   }

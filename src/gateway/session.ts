@@ -102,9 +102,14 @@ export class AgentSession {
     readonly agent: string,
     private readonly log: Logger,
     /** False when the identity is only the default: then discovery tools may name the agent (agent_id). */
-    readonly agentExplicit = true,
+    private readonly agentExplicit = true,
     /** The front the agent came through (metrics count sessions by it). */
     readonly transport: 'stdio' | 'http' = 'stdio',
+    /**
+     * Whether the agent has an identity of its own (configured, authenticated or named): if not, a
+     * per-agent server gives this session a connection of its own rather than one every unnamed agent shares.
+     */
+    readonly identified = agentExplicit,
   ) {
     this.shown = new ShownViews(parts.views, agent);
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));

@@ -10,6 +10,7 @@ import { GatewayError } from '../../src/errors.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { Connection } from '../../src/servers/connection.js';
 import { ConnectionPool } from '../../src/servers/pool.js';
+import { scopeOf } from '../../src/gateway/gateway.js';
 import { FakeClock } from './fake-clock.js';
 import { FakeServer, stdioConfig } from './fake-server.js';
 
@@ -172,5 +173,16 @@ void describe('ConnectionPool', () => {
     assert.equal(stats(r).reaped, 1);
     assert.notEqual(await take(r, 'agent:a'), a);
     await r.pool.close();
+  });
+});
+
+void describe('scopeOf (issue 11: the pool key of an agent session)', () => {
+  void it('per-agent: the agent id when the agent is identified, else the session itself; per-session: the session', T, () => {
+    const named = { agent: 'ci', identified: true, serial: 7 };
+    const unnamed = { agent: 'default', identified: false, serial: 8 };
+    assert.equal(scopeOf(named, 'per-agent'), 'agent:ci');
+    assert.equal(scopeOf({ ...named, serial: 9 }, 'per-agent'), 'agent:ci', 'all sessions of one agent share its scope');
+    assert.equal(scopeOf(unnamed, 'per-agent'), 'session:8', 'never one scope shared by every unnamed agent');
+    assert.equal(scopeOf(named, 'per-session'), 'session:7');
   });
 });
