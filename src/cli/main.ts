@@ -171,7 +171,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
             ...defined('cooldownMs', positiveInt(values['breaker-cooldown'], '--breaker-cooldown', 'a positive whole number of milliseconds')),
           },
         };
-        const http = httpText === undefined ? undefined : httpSettings(httpText, values, agent);
+        const http = httpText === undefined ? undefined : httpSettings(httpText, values, agent, agentExplicit);
         const maxAgentBuffer = positiveInt(values['max-agent-buffer'], '--max-agent-buffer', 'a positive whole number of bytes');
         return await runServe({ configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http);
       }
@@ -193,7 +193,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
 }
 
 /** `--http [HOST:]PORT` and the HTTP flags; HOST defaults to loopback, auth off only on loopback. */
-function httpSettings(text: string, values: Record<string, string | boolean | string[] | undefined>, agent: string): HttpSettings {
+function httpSettings(text: string, values: Record<string, string | boolean | string[] | undefined>, agent: string, agentExplicit: boolean): HttpSettings {
   const match = /^(?:(\[[0-9a-fA-F:]+\]|[^:]*):)?(\d{1,5})$/.exec(text);
   const port = match === null ? NaN : Number(match[2]);
   if (match === null || port > 65535) throw usage(`--http must be [HOST:]PORT, e.g. 8080, :8080 or 0.0.0.0:8080 (got "${text}")`);
@@ -207,7 +207,7 @@ function httpSettings(text: string, values: Record<string, string | boolean | st
     if (!/^(\*|[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?$/.test(name)) throw usage(`--allow-host takes a host name as browsers send it in Host, e.g. mcpgate.internal or mcpgate.internal:8080 (got "${name}")`);
   }
   return {
-    host, port, auth, defaultAgent: agent,
+    host, port, auth, defaultAgent: agent, defaultAgentExplicit: agentExplicit,
     allowedOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
     allowedHosts,
     ...defined('maxBodyBytes', int('max-body', 'a positive whole number of bytes')),

@@ -4,8 +4,8 @@
 
 import path from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_MS } from './types.js';
-import type { ConfigIssue, InheritEnv, RemoteServerConfig, ServerConfig, ServerLimits, ServersConfig, StdioServerConfig } from './types.js';
+import { DEFAULT_LIMITS, DEFAULT_POOL, DEFAULT_TIMEOUT_MS } from './types.js';
+import type { ConfigIssue, InheritEnv, PoolSettings, RemoteServerConfig, ServerConfig, ServerLimits, ServersConfig, SessionScope, StdioServerConfig } from './types.js';
 import { expandInto } from './expand.js';
 import type { Env } from './expand.js';
 import { configInvalid, describeValue, isPlainObject, jsonPath } from './issues.js';
@@ -26,10 +26,11 @@ const TYPES = new Map<string, 'stdio' | 'http' | 'sse'>([
 const common = {
   disabled: z.boolean().default(false),
   timeout: z.number().int().positive().max(MAX_TIMEOUT_MS).default(DEFAULT_TIMEOUT_MS),
-  // Only "shared" works today; the others are recognised so that they get a clear "not supported yet".
   sessions: z.enum(['shared', 'per-agent', 'per-session']).default('shared'),
   // Checked by readLimits (field by field, with the defaults from the top-level "limits").
   limits: z.unknown().optional(),
+  // Checked by readPool (field by field); only for the pooled scopes.
+  pool: z.unknown().optional(),
 };
 // `inheritEnv`: true (everything but mcpgate's secrets), false (nothing), or names (`PREFIX_*` allowed).
 const inheritEnvField = z.union([z.boolean(), z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/))]);
@@ -64,7 +65,7 @@ const EXPECTED: Readonly<Record<string, string>> = {
   'headers{}': 'a string',
   disabled: 'true or false',
   timeout: `a positive integer number of milliseconds (at most ${MAX_TIMEOUT_MS})`,
-  sessions: '"shared" (the only session mode supported so far)',
+  sessions: '"shared", "per-agent" or "per-session"',
 };
 
 interface Context {
@@ -192,21 +193,51 @@ function toStdio(name: string, raw: z.output<typeof stdioEntry>, expand: Expand,
     cwd,
     disabled: raw.disabled,
     timeout: raw.timeout,
-    sessions: sessionsMode(name, raw.sessions, ctx, issue),
+    ...sessionsAndPool(name, raw.sessions, raw.pool, ctx),
     limits: readLimits(raw.limits, ctx.limits, ['mcpServers', name, 'limits'], ctx),
   });
 }
 
 /**
- * `"per-agent"` / `"per-session"` used to be accepted and ignored, silently sharing one session among
- * agents; until per-agent sessions exist they are an error, so nobody relies on isolation they lack.
+ * The session scope and, for the pooled scopes, the pool's settings (defaults where absent). A
+ * `"pool"` on a shared server would be ignored, so it is a warning that says so.
  */
-function sessionsMode(name: string, mode: 'shared' | 'per-agent' | 'per-session', ctx: Context, issue: Issue): 'shared' {
-  if (mode !== 'shared') {
-    ctx.errors.push(issue(['sessions'], `"${mode}" is not supported yet: mcpgate keeps one session with server "${name}" shared by every agent ` +
-      '(see the issue "Sessions per agent: isolation and a pool for servers that keep state"); remove "sessions" or set it to "shared"'));
+function sessionsAndPool(name: string, sessions: SessionScope, raw: unknown, ctx: Context): { sessions: SessionScope; pool?: PoolSettings } {
+  const at = ['mcpServers', name, 'pool'];
+  if (sessions === 'shared') {
+    if (raw !== undefined) ctx.warnings.push({ file: ctx.file, path: jsonPath(at), message: `"pool" is ignored: server "${name}" has one shared session (set "sessions" to "per-agent" or "per-session" to pool them)` });
+    return { sessions };
   }
-  return 'shared';
+  return { sessions, pool: readPool(raw, at, ctx) };
+}
+
+const POOL_FIELDS: Readonly<Record<keyof PoolSettings, { min: number; max: number; what: string }>> = {
+  idleMs: { min: 1, max: MAX_TIMEOUT_MS, what: `a positive integer number of milliseconds (at most ${MAX_TIMEOUT_MS})` },
+  ttlMs: { min: 1, max: MAX_TIMEOUT_MS, what: `a positive integer number of milliseconds (at most ${MAX_TIMEOUT_MS})` },
+  max: { min: 1, max: 10_000, what: 'a whole number of connections from 1 to 10000' },
+};
+
+function readPool(raw: unknown, at: readonly PropertyKey[], ctx: Context): PoolSettings {
+  if (raw === undefined) return DEFAULT_POOL;
+  const issue = (segments: readonly PropertyKey[], message: string): ConfigIssue => ({ file: ctx.file, path: jsonPath([...at, ...segments]), message });
+  if (!isPlainObject(raw)) {
+    ctx.errors.push(issue([], `expected an object such as {"idleMs": 600000, "ttlMs": 86400000, "max": 32}, got ${describeValue(raw)}`));
+    return DEFAULT_POOL;
+  }
+  const out: Record<string, number> = { ...DEFAULT_POOL };
+  for (const [key, value] of Object.entries(raw)) {
+    const field = Object.hasOwn(POOL_FIELDS, key) ? POOL_FIELDS[key as keyof PoolSettings] : undefined;
+    if (field === undefined) {
+      ctx.warnings.push(issue([key], `unknown pool setting "${key}" is ignored (known: ${Object.keys(POOL_FIELDS).join(', ')})`));
+      continue;
+    }
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < field.min || value > field.max) {
+      ctx.errors.push(issue([key], `expected ${field.what}, got ${describeValue(value)}`));
+      continue;
+    }
+    out[key] = value;
+  }
+  return Object.freeze(out as unknown as PoolSettings);
 }
 
 function toInheritEnv(value: boolean | string[]): InheritEnv {
@@ -234,7 +265,7 @@ function toRemote(name: string, type: 'http' | 'sse', raw: z.output<typeof remot
     headers: Object.freeze(headers),
     disabled: raw.disabled,
     timeout: raw.timeout,
-    sessions: sessionsMode(name, raw.sessions, ctx, issue),
+    ...sessionsAndPool(name, raw.sessions, raw.pool, ctx),
     limits: readLimits(raw.limits, ctx.limits, ['mcpServers', name, 'limits'], ctx),
   });
 }

@@ -23,8 +23,10 @@ export interface StdioServerConfig {
   readonly disabled: boolean;
   /** Per-request timeout in ms. */
   readonly timeout: number;
-  /** One session with the server, shared by every agent (the only mode so far; see mcp-json.ts). */
-  readonly sessions: 'shared';
+  /** Who shares a session with the server (see SessionScope). */
+  readonly sessions: SessionScope;
+  /** The pool's settings for a per-agent or per-session server; absent: the defaults. */
+  readonly pool?: PoolSettings;
   /** Always set by the loader; optional only so hand-built configs (tests, library use) get the defaults. */
   readonly limits?: ServerLimits;
 }
@@ -36,9 +38,34 @@ export interface RemoteServerConfig {
   readonly headers: Readonly<Record<string, string>>;
   readonly disabled: boolean;
   readonly timeout: number;
-  readonly sessions: 'shared';
+  readonly sessions: SessionScope;
+  readonly pool?: PoolSettings;
   readonly limits?: ServerLimits;
 }
+
+/**
+ * `shared`: one session with the server for every agent. `per-agent`: each agent identity gets its own
+ * (a stdio server: its own child process). `per-session`: each agent session gets its own. The pooled
+ * scopes are for servers that keep state per client (issue 11); servers/pool.ts keeps them.
+ */
+export type SessionScope = 'shared' | 'per-agent' | 'per-session';
+
+/** Lifetimes and caps of a per-agent or per-session server's pooled connections. */
+export interface PoolSettings {
+  /** A connection no call has used for this long is closed. */
+  readonly idleMs: number;
+  /** A connection is closed this long after it was made, used or not (once no call is in flight). */
+  readonly ttlMs: number;
+  /** Connections (for a stdio server: child processes) this server may have at once. */
+  readonly max: number;
+}
+
+export const DEFAULT_POOL: PoolSettings = Object.freeze({
+  idleMs: 600_000,
+  ttlMs: 86_400_000,
+  // Small stdio servers take 30-60 MB each: 32 of them fit a laptop.
+  max: 32,
+});
 
 /**
  * What one server may cost the gateway (security audit #9, hardening §5): how much of its catalog is

@@ -26,6 +26,12 @@ export interface HttpFrontOptions {
   auth: 'on' | 'off';
   /** With auth off: the agent of requests without an `X-Mcpgate-Agent` header. */
   defaultAgent: string;
+  /**
+   * Whether `defaultAgent` was configured (--agent, MCPGATE_AGENT) rather than the built-in default.
+   * If not, an unnamed agent has no identity of its own: a per-agent server gives each of its
+   * sessions its own connection rather than one shared by every unnamed agent.
+   */
+  defaultAgentExplicit?: boolean;
   maxBodyBytes?: number;
   /** Browser origins allowed besides loopback ones (`*`: any). */
   allowedOrigins?: readonly string[];
@@ -211,7 +217,7 @@ export class HttpFront {
     const sessionId = req.headers['mcp-session-id'];
     if (parsed.kind === 'request' && parsed.msg.method === 'initialize') {
       if (sessionId !== undefined) return sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', 'initialize starts a new session: send it without Mcp-Session-Id'), {}, parsed.msg.id);
-      const session = this.open(res, agent);
+      const session = this.open(res, agent, this.options.auth === 'on' || req.headers['x-mcpgate-agent'] !== undefined || this.options.defaultAgentExplicit === true);
       if (session === undefined) return;
       return this.deliver(session, parsed, req, res);
     }
@@ -237,7 +243,7 @@ export class HttpFront {
   }
 
   /** A new session for `agent`, within the limits; undefined after answering why not. */
-  private open(res: ServerResponse, agent: string): HttpChannel | undefined {
+  private open(res: ServerResponse, agent: string, identified: boolean): HttpChannel | undefined {
     const mine = this.perAgent.get(agent) ?? 0;
     if (mine >= this.opts.maxSessionsPerAgent) {
       sendError(res, 429, new GatewayError('MCPG_SESSION_LIMIT', `agent "${agent}" already has ${mine} sessions (the limit is ${this.opts.maxSessionsPerAgent}); end one with DELETE or let idle ones expire`));
@@ -252,7 +258,7 @@ export class HttpFront {
     const session = new HttpChannel(id, agent, log, () => {
       if (this.onDrained !== undefined && this.openPosts() === 0) this.onDrained();
     }, this.opts.maxAgentBuffer, (why) => this.end(session, why));
-    session.session = this.gateway.openSession(session, agent, true, 'http');
+    session.session = this.gateway.openSession(session, agent, true, 'http', identified);
     this.sessions.set(id, session);
     this.perAgent.set(agent, mine + 1);
     res.setHeader('mcp-session-id', id);

@@ -38,13 +38,14 @@ export class Agents implements Iterable<AgentSession> {
   /**
    * The agent a server→agent request belongs to: the one whose call it says it belongs to (HTTP
    * servers say), else the only session, else the only one with a call in flight on that server.
+   * `among`: the sessions that may be asked (a pooled connection's owners); default all.
    */
-  forServerRequest(conn: Connection, related: number | undefined): AgentSession | undefined {
+  forServerRequest(conn: Connection, related: number | undefined, among: ReadonlySet<AgentSession> = this.sessions): AgentSession | undefined {
     if (related !== undefined) {
-      for (const session of this.sessions) if (session.ownsCall(conn, related)) return session;
+      for (const session of among) if (session.ownsCall(conn, related)) return session;
     }
-    if (this.sessions.size === 1) return this.sessions.values().next().value;
-    const busy = [...this.sessions].filter((s) => s.callsOn(conn) > 0);
+    if (among.size === 1) return among.values().next().value;
+    const busy = [...among].filter((s) => s.callsOn(conn) > 0);
     return busy.length === 1 ? busy[0] : undefined;
   }
 

@@ -1,13 +1,17 @@
 // Applying a reloaded configuration: the rules are swapped as one reference (in-flight calls keep the
 // snapshot they were decided with), and `.mcp.json` is applied per server — added servers start,
 // removed ones are shut down gracefully, changed ones restart — while untouched servers keep their
-// connections and their calls in flight. Every agent whose view changed is told.
+// connections and their calls in flight. Every agent whose view changed is told. A per-agent or
+// per-session server's pooled connections go with its catalog connection, and an agent that lost
+// access to a server under the new rules loses its pooled connections to it.
 
 import type { CatalogLimits } from '../catalog/limits.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ServerConfig, ServersConfig } from '../config/types.js';
 import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
+import type { ConnectionPool } from '../servers/pool.js';
+import { decideServer } from '../rules/decide.js';
 import type { ListKind } from '../servers/lists.js';
 
 /** What a reload changes: the configuration and rules in force, the catalog's servers, the connections. */
@@ -16,6 +20,8 @@ export interface Reconfigurable {
   rules: Rules;
   readonly catalog: Catalog;
   readonly connections: Map<string, Connection>;
+  /** Per-agent and per-session servers' connections. */
+  readonly pool: Pick<ConnectionPool, 'closeServer' | 'retain'>;
   /** The catalog limits' record of what was cut per server (a removed server's is forgotten). */
   readonly limits: Pick<CatalogLimits, 'forget'>;
   /** Tells each agent whose view of these lists changed. */
@@ -55,12 +61,15 @@ export async function applyConfig(gateway: Reconfigurable, next: ServersConfig, 
   const stopping = [...report.removed, ...report.restarted].map(async (name) => {
     const conn = gateway.connections.get(name);
     gateway.connections.delete(name);
+    const pooled = gateway.pool.closeServer(name);
     // Closing withdraws the server from the catalog (the connection's `lost` hook) before it restarts.
     if (conn !== undefined) await conn.close();
+    await pooled;
   });
+  const revoked = rules.open ? Promise.resolve() : gateway.pool.retain((entry) => decideServer(rules, entry.agent, entry.server).allowed);
   // Everyone's view may differ under new rules, even with the same servers.
   gateway.announce(['tools', 'resources', 'resourceTemplates', 'prompts']);
-  await Promise.all(stopping);
+  await Promise.all([...stopping, revoked]);
   await Promise.all([...report.added, ...report.restarted].map((name) => gateway.launch(after.get(name)!)));
   return report;
 }

@@ -4,7 +4,7 @@
 // goes, an agent session (session.ts) carries what flows left to right, server-events.ts what flows
 // right to left. Nothing here is imported back by those helpers.
 
-import type { ServerConfig, ServersConfig } from '../config/types.js';
+import type { ServerConfig, ServersConfig, SessionScope } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { Catalog } from '../catalog/catalog.js';
@@ -16,6 +16,9 @@ import { LIST_KINDS, fetchLists, type ListKind } from '../servers/lists.js';
 import type { StopTimings } from '../servers/transport.js';
 import { secretEnvNames } from '../config/child-env.js';
 import { processGroups } from '../servers/process-groups.js';
+import { ConnectionPool } from '../servers/pool.js';
+import type { BreakerOptions } from '../servers/breaker.js';
+import type { Clock } from '../servers/clock.js';
 import { PinKeeper } from '../pins/keeper.js';
 import { OPEN_RULES, type Rules } from '../rules/load.js';
 import { AgentViews } from './agent-views.js';
@@ -61,11 +64,24 @@ export interface GatewayOptions {
   mode?: 'aggregate' | 'discovery';
   /** Offer get_gateway_status in discovery mode. */
   debug?: boolean;
-  /** How a connection is made (default: `new Connection` with the settings above). */
+  /** How a connection is made (default: `new Connection` with the settings above); the pool uses it too. */
   connect?: ConnectionFactory;
+  /** The pool's creation breaker per per-agent/per-session server (default: the connection breaker's defaults). */
+  poolBreaker?: Partial<BreakerOptions>;
+  /** The pool's clock (tests drive idle and TTL with a fake one). */
+  poolClock?: Clock;
 }
 
 export const DEFAULT_MAX_INFLIGHT = 1000;
+
+/**
+ * The pool scope of a session for a pooled server: its agent's identity (`agent:ID`) for
+ * per-agent, itself (`session:N`) for per-session. An agent with no identity of its own (stdio
+ * without --agent) gets its session's scope even on a per-agent server: never one shared by accident.
+ */
+export function scopeOf(session: { readonly agent: string; readonly identified: boolean; readonly serial: number }, mode: SessionScope): string {
+  return mode === 'per-agent' && session.identified ? `agent:${session.agent}` : `session:${session.serial}`;
+}
 
 export interface ServerSummary {
   server: string;
@@ -108,6 +124,8 @@ export class Gateway {
   /** What every agent session is given. */
   private readonly sessionParts: SessionParts;
   private readonly connect: ConnectionFactory;
+  /** Connections of per-agent and per-session servers, one per (server, agent or agent session). */
+  readonly pool: ConnectionPool;
   /** Servers whose instructions changed since they were approved: not passed to agents. */
   private readonly heldInstructions = new Set<string>();
   private closing: Promise<void> | undefined;
@@ -141,9 +159,11 @@ export class Gateway {
       refresh: (server, kind) => this.refresher.request(server, kind),
       log: this.log,
     });
+    // A pooled server's catalog connection (config.sessions is not "shared") lists it and nothing
+    // more: what it sends besides list changes belongs to no agent.
     this.hooks = {
-      notification: (conn, msg) => this.serverEvents.notification(conn, msg),
-      serverRequest: (conn, msg, related) => this.serverEvents.serverRequest(conn, msg, related),
+      notification: (conn, msg) => (conn.config.sessions === 'shared' ? this.serverEvents.notification(conn, msg) : this.serverEvents.owned(conn, msg, undefined)),
+      serverRequest: (conn, msg, related) => this.serverEvents.serverRequest(conn, msg, related, conn.config.sessions === 'shared' ? undefined : new Set()),
       ready: (conn) => this.ready(conn),
       lost: (conn) => this.lost(conn),
     };
@@ -170,6 +190,17 @@ export class Gateway {
       instructions: () => this.instructions(),
       setServersLogLevel: () => this.setServersLogLevel(),
       closed: (session) => this.sessionClosed(session),
+      scoped: (session, conn) => {
+        const mode = conn.config.sessions;
+        if (mode === 'shared') return conn;
+        return this.pool.get(conn.config, scopeOf(session, mode), session.agent);
+      },
+      rootsChanged: (session) => {
+        for (const conn of this.connections.values()) if (conn.config.sessions === 'shared' && conn.state === 'ready') conn.notify('notifications/roots/list_changed');
+        for (const entry of this.pool.list()) {
+          if (entry.started && entry.conn.state === 'ready' && entry.scope === scopeOf(session, entry.conn.config.sessions)) entry.conn.notify('notifications/roots/list_changed');
+        }
+      },
     };
     this.connect = options.connect ?? ((config, hooks, log) => new Connection(config, hooks, log, {
       startupTimeoutMs: options.startupTimeoutMs ?? 30_000,
@@ -177,6 +208,34 @@ export class Gateway {
       supervision: options.supervision,
       secretEnv: () => secretEnvNames(this.rules.raw),
     }));
+    this.pool = new ConnectionPool({
+      create: (config, scope) => this.connect(config, this.pooledHooks(scope), this.log.child({ server: config.name, scope })),
+      busy: (conn) => this.sessions.callsOn(conn) > 0,
+      log: this.log,
+      breaker: options.poolBreaker ?? options.supervision?.breaker,
+      clock: options.poolClock,
+    });
+  }
+
+  /** The sessions a pooled connection of `scope` belongs to. */
+  owners(scope: string, mode: SessionScope): Set<AgentSession> {
+    const owners = new Set<AgentSession>();
+    for (const session of this.sessions) if (scopeOf(session, mode) === scope) owners.add(session);
+    return owners;
+  }
+
+  /** What a pooled connection tells the gateway: its messages go to its owners only; it is never listed. */
+  private pooledHooks(scope: string): ConnectionHooks {
+    return {
+      notification: (conn, msg) => this.serverEvents.owned(conn, msg, this.owners(scope, conn.config.sessions)),
+      serverRequest: (conn, msg, related) => this.serverEvents.serverRequest(conn, msg, related, this.owners(scope, conn.config.sessions)),
+      ready: () => Promise.resolve(),
+      lost: (conn, reason) => {
+        for (const session of this.sessions) session.connectionLost(conn);
+        // Lost while serving (not closed by us): its state is gone, so it is not reconnected in place.
+        if (reason !== undefined) this.pool.reap(conn);
+      },
+    };
   }
 
   get mode(): 'aggregate' | 'discovery' {
@@ -278,8 +337,8 @@ export class Gateway {
     return summary;
   }
 
-  openSession(channel: AgentChannel, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio'): AgentSession {
-    const session = new AgentSession(this.sessionParts, channel, agent, this.log.child({ agent }), agentExplicit, transport);
+  openSession(channel: AgentChannel, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio', identified = agentExplicit): AgentSession {
+    const session = new AgentSession(this.sessionParts, channel, agent, this.log.child({ agent }), agentExplicit, transport, identified);
     this.sessions.add(session);
     return session;
   }
@@ -288,6 +347,8 @@ export class Gateway {
   private sessionClosed(session: AgentSession): void {
     this.sessions.delete(session);
     this.subscriptions.drop(session);
+    // Its per-session connections go with it; an agent's per-agent ones stay until idle or TTL.
+    void this.pool.closeScope(`session:${session.serial}`);
   }
 
   /** Graceful shutdown: refuse new work, end sessions, close every connection in parallel. Idempotent. */
@@ -297,7 +358,9 @@ export class Gateway {
       this.pins.close();
       for (const session of [...this.sessions]) session.close();
       const conns = [...this.connections.values()];
+      const pooled = this.pool.close();
       const results = await Promise.allSettled(conns.map((conn) => conn.close()));
+      await pooled;
       results.forEach((result, i) => {
         if (result.status === 'rejected') this.log.warn('a connection failed to close; continuing', { server: conns[i]!.name, error: result.reason });
       });
@@ -341,6 +404,7 @@ export class Gateway {
 
   destroy(): void {
     for (const conn of this.connections.values()) conn.destroy();
+    this.pool.destroy();
   }
 
   private async refresh(server: string, kinds: ListKind[]): Promise<void> {

@@ -7,6 +7,7 @@ import type { ServersConfig } from '../config/types.js';
 import type { MetricsSnapshot, MetricsSource, ServerState } from '../observability/gateway-metrics.js';
 import type { Connection, ConnectionState } from '../servers/connection.js';
 import type { Agents } from './agents.js';
+import type { ConnectionPool } from '../servers/pool.js';
 
 /** What the snapshot reads (the Gateway has each of these). */
 export interface MetricsParts {
@@ -14,6 +15,7 @@ export interface MetricsParts {
   readonly catalog: Catalog;
   readonly connections: ReadonlyMap<string, Connection>;
   readonly sessions: Agents;
+  readonly pool: Pick<ConnectionPool, 'stats'>;
 }
 
 // A compile-time check that every connection state is one the metrics know.
@@ -37,8 +39,11 @@ export function metricsSource(parts: MetricsParts): MetricsSource {
     let http = 0;
     for (const session of parts.sessions) if (session.transport === 'http') http += 1;
     const total = parts.sessions.size;
+    const pooled = parts.config.servers.filter((s) => s.sessions !== 'shared').map((s) => s.name);
+    const pools = parts.pool.stats(pooled).map(({ pids, ...rest }) => ({ ...rest, processes: pids.length }));
     return {
       servers,
+      pools,
       catalog: {
         tools: catalog.listTools().length,
         resources: catalog.listResources().length,

@@ -2,6 +2,11 @@
 // log messages (to the agents that set a level, filtered by it), `resources/updated` (to subscribed
 // agents), cancellations and elicitation completions, and server→agent requests (to the one agent
 // they belong to, or refused with MCPG_AGENT_UNAVAILABLE rather than a guess).
+//
+// A per-agent or per-session server (issue 11) has a catalog connection, used only to list it, and
+// pooled connections, each owned by one agent or agent session. What a pooled connection sends goes
+// to its owners only (`owned`); its list_changed is not followed (the catalog connection's lists are
+// every agent's view). What the catalog connection sends beyond list_changed belongs to no agent.
 
 import type { Catalog } from '../catalog/catalog.js';
 import { GatewayError } from '../errors.js';
@@ -56,17 +61,46 @@ export class ServerEvents {
     }
   }
 
-  /** A request from a server to an agent (sampling, elicitation, roots). */
-  serverRequest(conn: Connection, msg: JsonRpcRequest, related?: number): void {
+  /**
+   * A notification from a pooled connection (owners: the sessions it belongs to) or from a pooled
+   * server's catalog connection (owners undefined: only list changes are followed).
+   */
+  owned(conn: Connection, msg: JsonRpcNotification, owners: ReadonlySet<AgentSession> | undefined): void {
+    if (owners === undefined) {
+      const kind = LIST_CHANGED[msg.method];
+      if (kind !== undefined) for (const k of kind) this.parts.refresh(conn.name, k);
+      return;
+    }
+    switch (msg.method) {
+      case 'notifications/message':
+        for (const session of owners) session.deliverLog(conn.name, msg.params ?? {});
+        return;
+      case 'notifications/cancelled':
+        for (const session of owners) session.serverCancelled(conn, msg.params?.requestId);
+        return;
+      case 'notifications/elicitation/complete':
+        for (const session of owners) session.notify(msg.method, msg.params);
+        return;
+      default:
+        this.parts.log.debug('dropped a pooled connection\'s notification mcpgate does not relay', { server: conn.name, method: msg.method });
+    }
+  }
+
+  /**
+   * A request from a server to an agent (sampling, elicitation, roots). `owners`: for a pooled
+   * connection, the sessions it belongs to (an empty set for a catalog connection: no agent).
+   */
+  serverRequest(conn: Connection, msg: JsonRpcRequest, related?: number, owners?: ReadonlySet<AgentSession>): void {
     const { agents } = this.parts;
     const capability = SERVER_REQUEST_CAPABILITY[msg.method];
     if (capability === undefined) {
       conn.respondError(msg.id, new GatewayError('MCPG_METHOD_NOT_FOUND', `mcpgate does not relay ${msg.method} to agents`, { server: conn.name }).toJsonRpc());
       return;
     }
-    const session = agents.forServerRequest(conn, related);
+    const session = agents.forServerRequest(conn, related, owners);
     if (session === undefined) {
-      const why = agents.size === 0 ? 'no agent is connected' : 'more than one agent has a call in flight on this server, and the request does not say which one it belongs to';
+      const why = owners !== undefined && owners.size === 0 ? 'no agent session owns this connection (it is gone, or this is the connection mcpgate lists the server with)'
+        : agents.size === 0 ? 'no agent is connected' : 'more than one agent has a call in flight on this server, and the request does not say which one it belongs to';
       conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `cannot relay ${msg.method}: ${why}`, { server: conn.name }).toJsonRpc());
       return;
     }

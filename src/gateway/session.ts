@@ -46,6 +46,14 @@ export interface SessionParts {
   setServersLogLevel(): Promise<void>;
   /** The session ended (the registry forgets it, its subscriptions are dropped). */
   closed(session: AgentSession): void;
+  /**
+   * The connection this session's request to `conn`'s server goes to: `conn` itself for a shared
+   * server; for a per-agent or per-session server the session's own pooled connection (a promise
+   * while it is made). Throws the pool's error (MCPG_POOL_EXHAUSTED, …).
+   */
+  scoped(session: AgentSession, conn: Connection): Connection | Promise<Connection>;
+  /** The agent's roots changed: tell the servers that may ask it (shared ones and its own pooled ones). */
+  rootsChanged(session: AgentSession): void;
 }
 
 export interface AgentChannel {
@@ -69,6 +77,9 @@ interface Timed {
 /** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
 const INITIALIZE_WAIT_MS = 5000;
 
+/** Agent sessions are numbered for the pool's per-session scope (`session:N`). */
+let nextSerial = 1;
+
 export class AgentSession {
   private initialized = false;
   private capabilities: Record<string, unknown> = {};
@@ -82,6 +93,8 @@ export class AgentSession {
   /** Requests waiting until the servers settle (lists asked for during startup); answered at close. */
   private readonly waiting: UntilSettled;
   private closed = false;
+  /** Unique in this process: the per-session pool scope. */
+  readonly serial = nextSerial++;
 
   constructor(
     private readonly parts: SessionParts,
@@ -92,6 +105,11 @@ export class AgentSession {
     private readonly agentExplicit = true,
     /** The front the agent came through (metrics count sessions by it). */
     readonly transport: 'stdio' | 'http' = 'stdio',
+    /**
+     * Whether the agent has an identity of its own (configured, authenticated or named): if not, a
+     * per-agent server gives this session a connection of its own rather than one every unnamed agent shares.
+     */
+    readonly identified = agentExplicit,
   ) {
     this.shown = new ShownViews(parts.views, agent);
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
@@ -217,7 +235,35 @@ export class AgentSession {
       }
     }
     const entry: Call = { conn, serverId: 0 };
+    let target: Connection | Promise<Connection>;
+    try {
+      target = this.parts.scoped(this, conn);
+    } catch (err) {
+      return this.sendError(agentId, err);
+    }
     this.inflight.set(agentId, entry);
+    if (target === conn) return this.forward(entry, msg, agentToken, timeoutMs, rewrite, timed);
+    if (!(target instanceof Promise)) {
+      entry.conn = target;
+      return this.forward(entry, msg, agentToken, timeoutMs, rewrite, timed);
+    }
+    // A pooled connection being made: the call waits in `inflight` (serverId 0: a cancel or close
+    // finds nothing to cancel on a server) and is sent once it is ready, if still wanted.
+    target.then((pooled) => {
+      if (this.inflight.get(agentId) !== entry || this.closed) return;
+      entry.conn = pooled;
+      this.forward(entry, msg, agentToken, timeoutMs, rewrite, timed);
+    }, (err: unknown) => {
+      if (this.inflight.get(agentId) !== entry) return;
+      this.inflight.delete(agentId);
+      this.sendError(agentId, err);
+    });
+  }
+
+  /** Sends the call `entry` (in `inflight` under the agent's id) on `entry.conn`. */
+  private forward(entry: Call, msg: JsonRpcRequest, agentToken: unknown, timeoutMs: number | undefined, rewrite: Rewrite | undefined, timed: Timed | undefined): void {
+    const agentId = msg.id;
+    const conn = entry.conn;
     entry.serverId = conn.forward(msg, {
       reply: (res, line) => {
         if (this.inflight.get(agentId) !== entry) return;
@@ -298,6 +344,10 @@ export class AgentSession {
     const route = this.parts.router.uri(this.log, this.agent, msg.method, msg.params?.uri);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     const { conn, uri, publicUri } = route;
+    if (conn.config.sessions !== 'shared') {
+      // Subscriptions are shared across agents (one per URI on the server); a pooled server's are not yet.
+      return this.sendError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `resource subscriptions are not supported on server "${conn.name}": it has a session per ${conn.config.sessions === 'per-agent' ? 'agent' : 'agent session'}`, { server: conn.name }));
+    }
     if ((conn.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
       return this.sendError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name }));
     }
@@ -338,7 +388,7 @@ export class AgentSession {
         return;
       }
       case 'notifications/roots/list_changed':
-        for (const conn of this.parts.connections.values()) if (conn.state === 'ready') conn.notify(msg.method);
+        this.parts.rootsChanged(this);
         return;
       case 'notifications/initialized': {
         this.initialized = true;

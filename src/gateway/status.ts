@@ -8,6 +8,7 @@ import type { ServersConfig } from '../config/types.js';
 import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
 import { stderrTailOf } from '../servers/stdio-process.js';
+import type { ConnectionPool } from '../servers/pool.js';
 
 /** What the status reads (the Gateway has each of these). */
 export interface StatusParts {
@@ -19,6 +20,7 @@ export interface StatusParts {
   readonly sessions: Iterable<{ readonly agent: string; readonly transport: string }> & { readonly size: number };
   readonly pins: { readonly dir: string; readonly mode: string };
   readonly mode: string;
+  readonly pool: Pick<ConnectionPool, 'stats' | 'list'>;
   statusSource(): Record<string, unknown>;
 }
 
@@ -45,11 +47,36 @@ export function gatewayStatus(gateway: StatusParts): Record<string, unknown> {
         next_attempt_at: conn?.nextAttemptAt !== undefined ? new Date(conn.nextAttemptAt).toISOString() : null,
       };
     }),
+    pools: poolSummary(gateway),
     sessions: sessionSummary(gateway),
     config_paths: { mcp_json: gateway.config.file, rules: rules.file ?? null, state: gateway.pins.dir },
     mode: gateway.mode,
     pins: gateway.pins.mode,
   };
+}
+
+/**
+ * Each per-agent or per-session server's pool: its settings, counters, and connections by scope
+ * (`agent:ID`, or `session:N` — for a per-agent server that means an agent with no identity of its
+ * own, which gets one connection per session rather than sharing one).
+ */
+function poolSummary(gateway: StatusParts): Record<string, unknown>[] {
+  const pooled = gateway.config.servers.filter((s) => s.sessions !== 'shared');
+  const entries = gateway.pool.list();
+  return gateway.pool.stats(pooled.map((s) => s.name)).map((stats) => {
+    const config = pooled.find((s) => s.name === stats.server)!;
+    const mine = entries.filter((e) => e.server === stats.server);
+    const unnamed = config.sessions === 'per-agent' ? mine.filter((e) => e.scope.startsWith('session:')).length : 0;
+    return {
+      ...stats,
+      hit_rate: stats.hits + stats.misses === 0 ? null : stats.hits / (stats.hits + stats.misses),
+      sessions: config.sessions,
+      settings: config.pool ?? null,
+      // Bounded: a pool of hundreds of agents is summarised by its counts above.
+      scopes: mine.slice(0, 100).map((e) => ({ scope: e.scope, agent: e.agent, state: e.started ? e.conn.state : 'starting', pid: e.conn.pid ?? null })),
+      ...(unnamed > 0 && { note: `${unnamed} connection(s) are for agents with no identity of their own (no --agent or X-Mcpgate-Agent): one per agent session, never shared` }),
+    };
+  });
 }
 
 /** Agent sessions open now, in total, by agent and by transport. */

@@ -24,8 +24,27 @@ export interface ServerSnapshot {
   inflight: number;
 }
 
+/** One per-agent or per-session server's pool (servers/pool.ts PoolStats). */
+export interface PoolSnapshot {
+  server: string;
+  keys: number;
+  active: number;
+  idle: number;
+  hits: number;
+  misses: number;
+  evictions: number;
+  reaped: number;
+  creationFailures: number;
+  breaker: 'closed' | 'open' | 'half-open';
+  breakerTrips: number;
+  /** Live stdio child processes of the pool. */
+  processes: number;
+}
+
 export interface MetricsSnapshot {
   servers: readonly ServerSnapshot[];
+  /** Absent or empty: no pooled server. */
+  pools?: readonly PoolSnapshot[];
   /** What agents may be shown (held tools excluded), and the tools held back by pins. */
   catalog: { tools: number; resources: number; resourceTemplates: number; prompts: number; heldTools: number };
   sessions: { stdio: number; http: number };
@@ -150,6 +169,21 @@ export class GatewayMetrics {
         { labels: ['http'], value: snap().sessions.http },
       ],
     });
+    const pools = (): readonly PoolSnapshot[] => snap().pools ?? [];
+    const poolSeries = (name: string, help: string, kind: 'gauge' | 'counter', value: (p: PoolSnapshot) => number): void => {
+      r[kind]({ name, help, labels: ['server'], collect: () => pools().map((p): Sample => ({ labels: [p.server], value: value(p) })) });
+    };
+    poolSeries('mcpgate_pool_keys', 'Pooled connections of each per-agent or per-session server (one per agent or agent session).', 'gauge', (p) => p.keys);
+    poolSeries('mcpgate_pool_active', 'Pooled connections with an agent call in flight.', 'gauge', (p) => p.active);
+    poolSeries('mcpgate_pool_idle', 'Pooled connections with no call in flight.', 'gauge', (p) => p.idle);
+    poolSeries('mcpgate_pool_processes', 'Live stdio child processes of the pool.', 'gauge', (p) => p.processes);
+    poolSeries('mcpgate_pool_hits_total', 'Requests that found their pooled connection alive (or being made).', 'counter', (p) => p.hits);
+    poolSeries('mcpgate_pool_misses_total', 'Requests that had to make a pooled connection.', 'counter', (p) => p.misses);
+    poolSeries('mcpgate_pool_evictions_total', 'Pooled connections closed for being idle, past their TTL, or to make room under pool.max.', 'counter', (p) => p.evictions);
+    poolSeries('mcpgate_pool_reaped_total', 'Pooled connections dropped because their session died.', 'counter', (p) => p.reaped);
+    poolSeries('mcpgate_pool_creation_failures_total', 'Pooled connections that failed to start.', 'counter', (p) => p.creationFailures);
+    poolSeries('mcpgate_pool_breaker_trips_total', "Times a pooled server's creation breaker opened.", 'counter', (p) => p.breakerTrips);
+    poolSeries('mcpgate_pool_breaker_open', "1 while a pooled server's creation breaker fails new connections fast, else 0.", 'gauge', (p) => (p.breaker === 'closed' ? 0 : 1));
     r.gauge({ name: 'mcpgate_process_resident_memory_bytes', help: 'Resident set size of the gateway process, in bytes.', collect: () => process.memoryUsage.rss() });
     r.gauge({ name: 'mcpgate_process_uptime_seconds', help: 'Seconds since the gateway process started.', collect: () => process.uptime() });
   }

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseServersConfig } from '../../src/config/load.js';
-import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_MS } from '../../src/config/types.js';
+import { DEFAULT_LIMITS, DEFAULT_POOL, DEFAULT_TIMEOUT_MS } from '../../src/config/types.js';
 import { byPath, failure } from './helpers.js';
 
 const FILE = '/srv/project/.mcp.json';
@@ -149,7 +149,7 @@ void describe('parseServersConfig: errors and warnings', () => {
       '$.mcpServers.files.args[2]': 'expected a string, got null',
       '$.mcpServers.files.env.PORT': 'expected a string, got 8080',
       '$.mcpServers.files.timeout': `expected ${timeout}, got 1.5`,
-      '$.mcpServers.files.sessions': 'expected "shared" (the only session mode supported so far), got "sometimes"',
+      '$.mcpServers.files.sessions': 'expected "shared", "per-agent" or "per-session", got "sometimes"',
       '$.mcpServers.files.disabled': 'expected true or false, got a string',
       '$.mcpServers.remote.url': 'missing; expected a string (an http or https URL)',
       '$.mcpServers.remote.headers': 'expected an object whose values are strings, got an array',
@@ -243,12 +243,37 @@ void describe('parseServersConfig: limits (security audit #9, hardening §5)', (
     assert.deepEqual(byPath(warnings), { '$.mcpServers.a.limits.maxTool': 'unknown limit "maxTool" is ignored (known: maxTools, maxResources, maxPrompts, maxSchemaBytes, maxCallMs)' });
   });
 
-  void it('refuses "sessions" other than "shared", naming the server', { timeout: 5000 }, async () => {
-    const { issues } = await failure(() => parse({ mcpServers: { a: { command: 'x', sessions: 'per-agent' }, b: { url: 'http://b.test/', sessions: 'per-session' } } }));
-    const tail = 'shared by every agent (see the issue "Sessions per agent: isolation and a pool for servers that keep state"); remove "sessions" or set it to "shared"';
+});
+
+void describe('parseServersConfig: sessions and pool (issue 11)', () => {
+  void it('accepts per-agent and per-session with the pool defaults, or the entry\'s own settings', { timeout: 5000 }, () => {
+    const config = parse({ mcpServers: {
+      a: { command: 'x', sessions: 'per-agent' },
+      b: { url: 'http://b.test/', sessions: 'per-session', pool: { idleMs: 1000, max: 3 } },
+      c: { command: 'x' },
+    } });
+    assert.deepEqual(config.servers.map((s) => [s.sessions, s.pool]), [
+      ['per-agent', DEFAULT_POOL],
+      ['per-session', { ...DEFAULT_POOL, idleMs: 1000, max: 3 }],
+      ['shared', undefined],
+    ]);
+  });
+
+  void it('names every bad pool setting with its path; an unknown one, or a pool on a shared server, is a warning', { timeout: 5000 }, async () => {
+    const { issues, warnings } = await failure(() => parse({ mcpServers: {
+      a: { command: 'x', sessions: 'per-agent', pool: { idleMs: 0, ttlMs: 'long', max: 1.5, size: 3 } },
+      b: { command: 'x', sessions: 'per-session', pool: [] },
+      c: { command: 'x', pool: { max: 2 } },
+    } }));
     assert.deepEqual(byPath(issues), {
-      '$.mcpServers.a.sessions': `"per-agent" is not supported yet: mcpgate keeps one session with server "a" ${tail}`,
-      '$.mcpServers.b.sessions': `"per-session" is not supported yet: mcpgate keeps one session with server "b" ${tail}`,
+      '$.mcpServers.a.pool.idleMs': 'expected a positive integer number of milliseconds (at most 2147483647), got 0',
+      '$.mcpServers.a.pool.ttlMs': 'expected a positive integer number of milliseconds (at most 2147483647), got a string',
+      '$.mcpServers.a.pool.max': 'expected a whole number of connections from 1 to 10000, got 1.5',
+      '$.mcpServers.b.pool': 'expected an object such as {"idleMs": 600000, "ttlMs": 86400000, "max": 32}, got an array',
+    });
+    assert.deepEqual(byPath(warnings), {
+      '$.mcpServers.a.pool.size': 'unknown pool setting "size" is ignored (known: idleMs, ttlMs, max)',
+      '$.mcpServers.c.pool': '"pool" is ignored: server "c" has one shared session (set "sessions" to "per-agent" or "per-session" to pool them)',
     });
   });
 });

@@ -1,8 +1,8 @@
 // Hot reload of `.mcp.json` under the three ways a file changes on disk (hardening §6): an editor's
 // save (temp file renamed over it), a write in place, and a Kubernetes ConfigMap volume, where kubelet
 // writes a new timestamped directory and renames a `..data_tmp` symlink over `..data` — no event names
-// the file then. Also (hardening §7) `"sessions": "per-agent"` is refused by `check`, by `serve`, and by
-// a reload, which keeps the previous configuration.
+// the file then. Also (hardening §7, issue 11) a bad `"pool"` of a per-agent server is refused by
+// `check`, by `serve`, and by a reload, which keeps the previous configuration.
 
 import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
@@ -92,10 +92,10 @@ describe('the config watcher reacts to every way a file changes', { timeout: 60_
   });
 });
 
-describe('"sessions": "per-agent" is not supported yet (hardening §7)', { timeout: 60_000 }, () => {
+describe('a per-agent server\'s "pool" is validated (hardening §7, issue 11)', { timeout: 60_000 }, () => {
   let dir: TempDir;
-  const perAgent = { mcpServers: { shared: fixtureServer('echo-server'), notes: fixtureServer('echo-server', [], { sessions: 'per-agent' }) } };
-  const expected = '"per-agent" is not supported yet: mcpgate keeps one session with server "notes" shared by every agent';
+  const perAgent = { mcpServers: { shared: fixtureServer('echo-server'), notes: fixtureServer('echo-server', [], { sessions: 'per-agent', pool: { max: 0 } }) } };
+  const expected = 'expected a whole number of connections from 1 to 10000, got 0';
   before(async () => {
     dir = await tempDir();
   });
@@ -106,18 +106,18 @@ describe('"sessions": "per-agent" is not supported yet (hardening §7)', { timeo
     await writeFile(config, JSON.stringify(perAgent));
     const r = await cli(['check', '--config', config]);
     assert.equal(r.code, 2);
-    assert.ok(r.err.includes(`error: ${config}: $.mcpServers.notes.sessions: ${expected}`), r.err);
-    await writeFile(config, JSON.stringify({ mcpServers: { notes: fixtureServer('echo-server', [], { sessions: 'shared' }) } }));
-    assert.equal((await cli(['check', '--config', config])).code, 0, '"shared" stays accepted');
+    assert.ok(r.err.includes(`error: ${config}: $.mcpServers.notes.pool.max: ${expected}`), r.err);
+    await writeFile(config, JSON.stringify({ mcpServers: { notes: fixtureServer('echo-server', [], { sessions: 'per-agent', pool: { max: 4, idleMs: 60_000 } }) } }));
+    assert.equal((await cli(['check', '--config', config])).code, 0, 'valid pool settings are accepted');
   });
 
   it('serve refuses to start with it', { timeout: 30_000 }, async () => {
     const config = dir.file('serve.json');
-    await writeFile(config, JSON.stringify({ mcpServers: { notes: fixtureServer('echo-server', [], { sessions: 'per-session' }) } }));
+    await writeFile(config, JSON.stringify({ mcpServers: { notes: fixtureServer('echo-server', [], { sessions: 'per-session', pool: { idleMs: 'soon' } }) } }));
     const gw = await startGateway({ config, noClient: true });
     const exit = await gw.exited;
     assert.notEqual(exit.code, 0);
-    assert.ok(gw.logs.some((l) => JSON.stringify(l).includes('\\"per-session\\" is not supported yet') || JSON.stringify(l).includes('"per-session" is not supported yet')), JSON.stringify(gw.logs));
+    assert.ok(gw.logs.some((l) => JSON.stringify(l).includes('$.mcpServers.notes.pool.idleMs')), JSON.stringify(gw.logs));
   });
 
   it('a reload with it keeps the previous configuration', { timeout: 20_000 }, async () => {

@@ -1,0 +1,274 @@
+// The pool (issue 11, seed 002): connections to per-agent and per-session servers, one per
+// (server, scope) key, where the scope is an agent identity (`agent:ID`) or an agent session
+// (`session:N`). A connection is made lazily by the same factory as a shared one (same supervision,
+// stop sequence, watchdog registry), handed out again while it lives (a hit), and closed when it has
+// been idle for `idleMs`, when it is `ttlMs` old, when its owner goes (closeScope), when its server is
+// removed or changed (closeServer), or when it dies (reap: a fresh session would be a silent loss of
+// state, so the next call makes a new one and the agent can tell). Per server at most `max`
+// connections: past it the least recently used idle one is closed, and if none is idle the request
+// gets MCPG_POOL_EXHAUSTED. A creation breaker per server: after `threshold` failed creations, new
+// ones fail fast for a cooldown, then one half-open creation probes.
+//
+// One connection per key: an MCP session multiplexes concurrent calls, and a stateful scope must not
+// split its state over two. A hit costs a map lookup and a clock read.
+
+import type { ServerConfig } from '../config/types.js';
+import { DEFAULT_POOL } from '../config/types.js';
+import { GatewayError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './breaker.js';
+import { systemClock, type Clock, type TimerHandle } from './clock.js';
+import type { Connection } from './connection.js';
+
+export interface PoolParts {
+  /** Makes the connection for one key (not started). */
+  create(config: ServerConfig, scope: string): Connection;
+  /** Whether an agent call is in flight on the connection (then it is never evicted). */
+  busy(conn: Connection): boolean;
+  log: Logger;
+  clock?: Clock;
+  /** The creation breaker (default: the connection breaker's defaults). */
+  breaker?: Partial<BreakerOptions>;
+}
+
+/** One pooled connection and what its lifetime is decided by. */
+export interface PoolEntry {
+  readonly server: string;
+  readonly scope: string;
+  /** The agent identity the connection is for (both scopes). */
+  readonly agent: string;
+  readonly conn: Connection;
+  readonly createdAt: number;
+  lastUsed: number;
+  /** Set once start() made the connection ready; until then callers wait on `ready`. */
+  started: boolean;
+  ready: Promise<Connection>;
+  timer: TimerHandle | undefined;
+}
+
+/** Counters and gauges of one server's pool (status and /metrics). */
+export interface PoolStats {
+  server: string;
+  keys: number;
+  active: number;
+  idle: number;
+  hits: number;
+  misses: number;
+  evictions: number;
+  reaped: number;
+  creationFailures: number;
+  breaker: 'closed' | 'open' | 'half-open';
+  breakerTrips: number;
+  /** Pids of the pool's live stdio children. */
+  pids: number[];
+}
+
+interface Counters {
+  hits: number;
+  misses: number;
+  evictions: number;
+  reaped: number;
+  creationFailures: number;
+  breaker: CircuitBreaker;
+}
+
+const BUSY_RECHECK_MS = 5_000;
+
+export class ConnectionPool {
+  private readonly entries = new Map<string, PoolEntry>();
+  private readonly byConn = new Map<Connection, PoolEntry>();
+  private readonly counters = new Map<string, Counters>();
+  private readonly closing = new Set<Promise<void>>();
+  private readonly clock: Clock;
+  private closed = false;
+
+  constructor(private readonly parts: PoolParts) {
+    this.clock = parts.clock ?? systemClock;
+  }
+
+  /**
+   * The connection for (server, scope): a live one at once (a hit), else a promise of a new one
+   * started (a miss). Fails with MCPG_POOL_EXHAUSTED (cap reached, none idle), MCPG_SERVER_UNAVAILABLE
+   * (the creation breaker is open, or the server would not start) or MCPG_SHUTTING_DOWN.
+   */
+  get(config: ServerConfig, scope: string, agent: string): Connection | Promise<Connection> {
+    const key = `${config.name}\u0000${scope}`;
+    const entry = this.entries.get(key);
+    const counters = this.countersOf(config.name);
+    if (entry !== undefined) {
+      counters.hits += 1;
+      entry.lastUsed = this.clock.now();
+      return entry.started ? entry.conn : entry.ready;
+    }
+    counters.misses += 1;
+    if (this.closed) throw new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down');
+    const settings = config.pool ?? DEFAULT_POOL;
+    this.makeRoom(config.name, settings.max);
+    const admission = counters.breaker.admit();
+    if (!admission.ok) {
+      const seconds = Math.max(0, Math.ceil((admission.retryAt - this.clock.now()) / 1000));
+      throw new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${config.name}": ${counters.breaker.failures} connections in a row failed to start; the next attempt is in ${seconds} s`, { server: config.name, detail: { breaker: counters.breaker.state, retryAt: new Date(admission.retryAt).toISOString() } });
+    }
+    const conn = this.parts.create(config, scope);
+    const now = this.clock.now();
+    const made: PoolEntry = { server: config.name, scope, agent, conn, createdAt: now, lastUsed: now, started: false, ready: undefined as unknown as Promise<Connection>, timer: undefined };
+    made.ready = conn.start().then((ok) => {
+      if (this.entries.get(key) !== made) throw new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${config.name}": the connection was closed while it started`, { server: config.name });
+      if (!ok) {
+        counters.creationFailures += 1;
+        counters.breaker.failure();
+        void this.remove(made);
+        throw conn.lastError ?? new GatewayError('MCPG_SERVER_START_FAILED', `server "${config.name}" failed to start`, { server: config.name });
+      }
+      counters.breaker.success();
+      made.started = true;
+      this.schedule(made, settings.idleMs, settings.ttlMs);
+      this.parts.log.debug('pooled connection ready', { server: config.name, scope, pid: conn.pid });
+      return conn;
+    });
+    // A caller that gave up still leaves the rejection handled.
+    made.ready.catch(() => undefined);
+    this.entries.set(key, made);
+    this.byConn.set(conn, made);
+    return made.ready;
+  }
+
+  /** The entry a pooled connection belongs to (undefined for a shared connection). */
+  entryOf(conn: Connection): PoolEntry | undefined {
+    return this.byConn.get(conn);
+  }
+
+  /** The live entries (status, rules checks). */
+  list(): PoolEntry[] {
+    return [...this.entries.values()];
+  }
+
+  /** A pooled connection's session died: drop it, so the next call starts a fresh one. */
+  reap(conn: Connection): void {
+    const entry = this.byConn.get(conn);
+    if (entry === undefined || !entry.started) return;
+    this.countersOf(entry.server).reaped += 1;
+    this.parts.log.info('a pooled connection was lost and is reaped', { server: entry.server, scope: entry.scope });
+    void this.remove(entry);
+  }
+
+  /** An agent session ended (per-session) or an owner went: close every connection of that scope. */
+  closeScope(scope: string): Promise<void> {
+    return this.removeAll((entry) => entry.scope === scope);
+  }
+
+  /** A server was removed or changed: close all its pooled connections. */
+  closeServer(server: string): Promise<void> {
+    this.counters.delete(server);
+    return this.removeAll((entry) => entry.server === server);
+  }
+
+  /** Closes every entry `keep` says no to (an agent that lost access to the server). */
+  retain(keep: (entry: PoolEntry) => boolean): Promise<void> {
+    return this.removeAll((entry) => !keep(entry));
+  }
+
+  /** Closes the entries `which` picks; resolves once their connections have closed. */
+  private async removeAll(which: (entry: PoolEntry) => boolean): Promise<void> {
+    const closing: Promise<void>[] = [];
+    for (const entry of [...this.entries.values()]) if (which(entry)) closing.push(this.remove(entry));
+    await Promise.all(closing);
+  }
+
+  stats(servers: readonly string[]): PoolStats[] {
+    return servers.map((server) => {
+      const counters = this.countersOf(server);
+      let keys = 0;
+      let active = 0;
+      const pids: number[] = [];
+      for (const entry of this.entries.values()) {
+        if (entry.server !== server) continue;
+        keys += 1;
+        if (this.parts.busy(entry.conn)) active += 1;
+        if (entry.conn.pid !== undefined) pids.push(entry.conn.pid);
+      }
+      return {
+        server, keys, active, idle: keys - active, hits: counters.hits, misses: counters.misses, evictions: counters.evictions,
+        reaped: counters.reaped, creationFailures: counters.creationFailures, breaker: counters.breaker.state, breakerTrips: counters.breaker.trips, pids,
+      };
+    });
+  }
+
+  /** Closes everything (seed 000's stop sequence for each child) and takes no more. Idempotent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const entry of [...this.entries.values()]) void this.remove(entry);
+    while (this.closing.size > 0) await Promise.allSettled([...this.closing]);
+  }
+
+  destroy(): void {
+    this.closed = true;
+    for (const entry of [...this.entries.values()]) {
+      entry.timer?.cancel();
+      this.entries.delete(`${entry.server}\u0000${entry.scope}`);
+      this.byConn.delete(entry.conn);
+      entry.conn.destroy();
+    }
+  }
+
+  /** Past the cap: close the least recently used idle connection of the server, or refuse. */
+  private makeRoom(server: string, max: number): void {
+    let count = 0;
+    let lru: PoolEntry | undefined;
+    for (const entry of this.entries.values()) {
+      if (entry.server !== server) continue;
+      count += 1;
+      if (entry.started && !this.parts.busy(entry.conn) && (lru === undefined || entry.lastUsed < lru.lastUsed)) lru = entry;
+    }
+    if (count < max) return;
+    if (lru === undefined) {
+      throw new GatewayError('MCPG_POOL_EXHAUSTED', `server "${server}" has ${count} pooled connections (its pool.max) and all are busy or starting; try again when a call finishes`, { server, detail: { max } });
+    }
+    this.countersOf(server).evictions += 1;
+    this.parts.log.info('pool full: closing the least recently used idle connection', { server, scope: lru.scope });
+    void this.remove(lru);
+  }
+
+  /** One timer per entry, at the earlier of its idle and TTL deadlines; a use only moves `lastUsed`. */
+  private schedule(entry: PoolEntry, idleMs: number, ttlMs: number): void {
+    const due = Math.min(entry.lastUsed + idleMs, entry.createdAt + ttlMs);
+    entry.timer = this.clock.after(Math.max(0, due - this.clock.now()), () => {
+      entry.timer = undefined;
+      if (this.byConn.get(entry.conn) !== entry) return;
+      const now = this.clock.now();
+      const expired = now >= entry.createdAt + ttlMs;
+      const idle = now >= entry.lastUsed + idleMs;
+      if (!expired && !idle) return this.schedule(entry, idleMs, ttlMs);
+      if (this.parts.busy(entry.conn)) {
+        // A call in flight keeps it; look again soon (a long call ends, then the deadline applies).
+        entry.timer = this.clock.after(Math.min(idleMs, BUSY_RECHECK_MS), () => this.schedule(entry, idleMs, ttlMs));
+        return;
+      }
+      this.countersOf(entry.server).evictions += 1;
+      this.parts.log.info(expired ? 'pooled connection reached its TTL: closing it' : 'pooled connection idle: closing it', { server: entry.server, scope: entry.scope });
+      void this.remove(entry);
+    });
+  }
+
+  private remove(entry: PoolEntry): Promise<void> {
+    const key = `${entry.server}\u0000${entry.scope}`;
+    if (this.entries.get(key) === entry) this.entries.delete(key);
+    if (this.byConn.get(entry.conn) !== entry) return Promise.resolve();
+    this.byConn.delete(entry.conn);
+    entry.timer?.cancel();
+    entry.timer = undefined;
+    const closing = entry.conn.close().catch((err: unknown) => this.parts.log.warn('a pooled connection failed to close', { server: entry.server, error: err }));
+    this.closing.add(closing);
+    void closing.finally(() => this.closing.delete(closing));
+    return closing;
+  }
+
+  private countersOf(server: string): Counters {
+    let counters = this.counters.get(server);
+    if (counters === undefined) {
+      counters = { hits: 0, misses: 0, evictions: 0, reaped: 0, creationFailures: 0, breaker: new CircuitBreaker({ ...DEFAULT_BREAKER, ...this.parts.breaker }, this.clock) };
+      this.counters.set(server, counters);
+    }
+    return counters;
+  }
+}
