@@ -7,12 +7,15 @@ import type { Rules } from './rules/load.js';
 import { Gateway, type GatewayOptions, type ServerSummary } from './gateway/gateway.js';
 import { serveStdio, type StdioEnd, type StdioFront } from './front/stdio.js';
 import { HttpFront, type HttpFrontOptions } from './front/http.js';
+import { AuditLog, type AuditOptions } from './observability/audit.js';
 
 /** What `--http` and its companion flags configure (the ops context is added here). */
 export type HttpSettings = Omit<HttpFrontOptions, 'ops' | 'onRequest'>;
 
 /** The gateway's own options (minus what is loaded from files), plus where the files and the agent are. */
-export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules'> {
+export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules' | 'audit'> {
+  /** The audit trail (`--audit FILE|-`); absent: off. */
+  audit?: Omit<AuditOptions, 'onProblem'>;
   configFile: string;
   /** gateway-rules.json; undefined: every agent may use every server. */
   rulesFile?: string;
@@ -29,12 +32,15 @@ export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules'>
 export class Mcpgate {
   readonly gateway: Gateway;
   readonly reloader: Reloader;
+  readonly audit: AuditLog | undefined;
   private front: StdioFront | undefined;
   private http: HttpFront | undefined;
   private closing: Promise<void> | undefined;
 
   private constructor(readonly config: ServersConfig, rules: Rules, private readonly options: McpgateOptions) {
-    this.gateway = new Gateway({ ...options, config, rules });
+    const log = options.log;
+    this.audit = options.audit === undefined ? undefined : new AuditLog({ ...options.audit, onProblem: (message, error) => log.error(message, { error }) });
+    this.gateway = new Gateway({ ...options, config, rules, audit: this.audit });
     this.reloader = new Reloader(this.gateway, options.configFile, options.rulesFile, options.log, options.env ?? process.env);
     this.reloader.recordInitial(config, rules);
     this.gateway.statusSource = () => ({ reload: { config: this.reloader.config, rules: this.reloader.rules } });
@@ -48,8 +54,9 @@ export class Mcpgate {
     return new Mcpgate(config, rules, options);
   }
 
-  /** SIGHUP: reload both files, and revive every parked server. */
+  /** SIGHUP: reopen the audit file (an external rotator moved it), reload both files, revive every parked server. */
   async hangup(): Promise<void> {
+    this.audit?.reopen();
     await this.reloader.reload('SIGHUP');
     this.gateway.reviveAll('SIGHUP');
   }
@@ -105,6 +112,7 @@ export class Mcpgate {
       this.reloader.close();
       this.front?.close();
       await this.gateway.close();
+      await this.audit?.close();
     })();
     return this.closing;
   }

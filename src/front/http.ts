@@ -252,7 +252,7 @@ export class HttpFront {
     const session = new HttpChannel(id, agent, log, () => {
       if (this.onDrained !== undefined && this.openPosts() === 0) this.onDrained();
     }, this.opts.maxAgentBuffer, (why) => this.end(session, why));
-    session.session = this.gateway.openSession(session, agent, true, 'http');
+    session.session = this.gateway.openSession(session, agent, true, 'http', id);
     this.sessions.set(id, session);
     this.perAgent.set(agent, mine + 1);
     res.setHeader('mcp-session-id', id);

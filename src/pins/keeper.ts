@@ -63,6 +63,12 @@ export class PinKeeper {
     return run;
   }
 
+  /** The approved pin of one tool, as last read from the store. */
+  pinOf(server: string, tool: string): { digest: string; by: string; approvedAt: string } | undefined {
+    const pin = this.pins?.servers[server]?.tools[tool];
+    return pin === undefined ? undefined : { digest: pin.digest, by: pin.by, approvedAt: pin.approvedAt };
+  }
+
   /** The server is gone: it holds nothing any more. */
   forget(server: string): void {
     if (this.options.mode === 'off' || this.held.servers[server] === undefined) return;
