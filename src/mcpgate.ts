@@ -8,9 +8,10 @@ import { Gateway, type GatewayOptions, type ServerSummary } from './gateway/gate
 import { serveStdio, type StdioEnd, type StdioFront } from './front/stdio.js';
 import { HttpFront, type HttpFrontOptions } from './front/http.js';
 import { AuditLog, type AuditOptions } from './observability/audit.js';
+import { CONSOLE_OFF, CONSOLE_PATH, Console } from './console/console.js';
 
 /** What `--http` and its companion flags configure (the ops context is added here). */
-export type HttpSettings = Omit<HttpFrontOptions, 'ops' | 'onRequest'>;
+export type HttpSettings = Omit<HttpFrontOptions, 'ops' | 'onRequest' | 'mounted'>;
 
 /** The gateway's own options (minus what is loaded from files), plus where the files and the agent are. */
 export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules' | 'audit'> {
@@ -86,15 +87,20 @@ export class Mcpgate {
     const log = this.options.log;
     const metrics = this.gateway.metrics;
     const { maxAgentBuffer } = this.options;
+    const console = new Console({ gateway: this.gateway, audit: this.audit, log: log.child({ front: 'console' }) });
     this.http = new HttpFront(this.gateway, {
       ...(maxAgentBuffer !== undefined && { maxAgentBuffer }),
       ...settings,
       onRequest: (route, status) => metrics.httpRequest(route, status),
       ops: { gateway: this.gateway, metrics: () => metrics.render() },
+      mounted: { prefix: CONSOLE_PATH, handle: (path, req, res) => console.handle(path, req, res) },
     }, log.child({ front: 'http' }));
     const url = await this.http.listen();
     const auth = settings.auth === 'off' ? `auth off: every request is agent "${settings.defaultAgent}" unless it sends X-Mcpgate-Agent` : 'bearer tokens required';
     log.info(`mcpgate listening on ${url} (${auth})`, { url });
+    const consoleUrl = url.replace(/\/mcp$/, CONSOLE_PATH);
+    if (console.enabled) log.info(`the operator's console is at ${consoleUrl} (sign in with an admin's token)`, { url: consoleUrl });
+    else log.info(CONSOLE_OFF);
     const started = this.gateway.start();
     this.reloader.start();
     started.then((summaries) => {
