@@ -17,8 +17,9 @@ const ROOMS = {
   catalog: ['servers', 'wire', 'observability'],
   gateway: ['catalog', 'pins', 'rules', 'servers', 'config', 'wire', 'observability'],
   front: ['gateway', 'auth', 'wire', 'observability'],
+  console: ['gateway', 'auth', 'pins', 'rules', 'wire', 'observability'],
   'reload.ts': ['gateway', 'rules', 'config', 'observability'],
-  'mcpgate.ts': ['reload.ts', 'front', 'gateway', 'rules', 'config', 'observability'],
+  'mcpgate.ts': ['reload.ts', 'front', 'console', 'gateway', 'rules', 'config', 'observability'],
   cli: ['mcpgate.ts', 'reload.ts', 'front', 'auth', 'pins', 'rules', 'config', 'wire', 'observability'],
 };
 

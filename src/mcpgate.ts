@@ -7,12 +7,16 @@ import type { Rules } from './rules/load.js';
 import { Gateway, type GatewayOptions, type ServerSummary } from './gateway/gateway.js';
 import { serveStdio, type StdioEnd, type StdioFront } from './front/stdio.js';
 import { HttpFront, type HttpFrontOptions } from './front/http.js';
+import { AuditLog, type AuditOptions } from './observability/audit.js';
+import { CONSOLE_OFF, CONSOLE_PATH, Console } from './console/console.js';
 
 /** What `--http` and its companion flags configure (the ops context is added here). */
-export type HttpSettings = Omit<HttpFrontOptions, 'ops' | 'onRequest'>;
+export type HttpSettings = Omit<HttpFrontOptions, 'ops' | 'onRequest' | 'mounted'>;
 
 /** The gateway's own options (minus what is loaded from files), plus where the files and the agent are. */
-export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules'> {
+export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules' | 'audit'> {
+  /** The audit trail (`--audit FILE|-`); absent: off. */
+  audit?: Omit<AuditOptions, 'onProblem'>;
   configFile: string;
   /** gateway-rules.json; undefined: every agent may use every server. */
   rulesFile?: string;
@@ -29,12 +33,15 @@ export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules'>
 export class Mcpgate {
   readonly gateway: Gateway;
   readonly reloader: Reloader;
+  readonly audit: AuditLog | undefined;
   private front: StdioFront | undefined;
   private http: HttpFront | undefined;
   private closing: Promise<void> | undefined;
 
   private constructor(readonly config: ServersConfig, rules: Rules, private readonly options: McpgateOptions) {
-    this.gateway = new Gateway({ ...options, config, rules });
+    const log = options.log;
+    this.audit = options.audit === undefined ? undefined : new AuditLog({ ...options.audit, onProblem: (message, error) => log.error(message, { error }) });
+    this.gateway = new Gateway({ ...options, config, rules, audit: this.audit });
     this.reloader = new Reloader(this.gateway, options.configFile, options.rulesFile, options.log, options.env ?? process.env);
     this.reloader.recordInitial(config, rules);
     this.gateway.statusSource = () => ({ reload: { config: this.reloader.config, rules: this.reloader.rules } });
@@ -48,8 +55,9 @@ export class Mcpgate {
     return new Mcpgate(config, rules, options);
   }
 
-  /** SIGHUP: reload both files, and revive every parked server. */
+  /** SIGHUP: reopen the audit file (an external rotator moved it), reload both files, revive every parked server. */
   async hangup(): Promise<void> {
+    this.audit?.reopen();
     await this.reloader.reload('SIGHUP');
     this.gateway.reviveAll('SIGHUP');
   }
@@ -79,15 +87,20 @@ export class Mcpgate {
     const log = this.options.log;
     const metrics = this.gateway.metrics;
     const { maxAgentBuffer } = this.options;
+    const console = new Console({ gateway: this.gateway, audit: this.audit, log: log.child({ front: 'console' }) });
     this.http = new HttpFront(this.gateway, {
       ...(maxAgentBuffer !== undefined && { maxAgentBuffer }),
       ...settings,
       onRequest: (route, status) => metrics.httpRequest(route, status),
       ops: { gateway: this.gateway, metrics: () => metrics.render() },
+      mounted: { prefix: CONSOLE_PATH, handle: (path, req, res) => console.handle(path, req, res) },
     }, log.child({ front: 'http' }));
     const url = await this.http.listen();
     const auth = settings.auth === 'off' ? `auth off: every request is agent "${settings.defaultAgent}" unless it sends X-Mcpgate-Agent` : 'bearer tokens required';
     log.info(`mcpgate listening on ${url} (${auth})`, { url });
+    const consoleUrl = url.replace(/\/mcp$/, CONSOLE_PATH);
+    if (console.enabled) log.info(`the operator's console is at ${consoleUrl} (sign in with an admin's token)`, { url: consoleUrl });
+    else log.info(CONSOLE_OFF);
     const started = this.gateway.start();
     this.reloader.start();
     started.then((summaries) => {
@@ -105,6 +118,7 @@ export class Mcpgate {
       this.reloader.close();
       this.front?.close();
       await this.gateway.close();
+      await this.audit?.close();
     })();
     return this.closing;
   }

@@ -136,6 +136,11 @@ export class Catalog {
     return true;
   }
 
+  /** The server's held tools, by its own names. */
+  heldTools(server: string): ReadonlyMap<string, HeldInfo> {
+    return this.held.get(server) ?? new Map();
+  }
+
   heldCount(server: string): number {
     return this.held.get(server)?.size ?? 0;
   }

@@ -32,6 +32,7 @@ Usage:
                 [--pins tofu|strict|off] [--state DIR] [--sanitize on|off]
                 [--retries N] [--backoff-cap MS] [--park-probe MS] [--stable-after MS]
                 [--breaker N] [--breaker-cooldown MS] [--max-agent-buffer BYTES]
+                [--audit FILE|-] [--audit-arguments] [--audit-max-bytes BYTES]
                 HTTP: [--no-auth] [--allow-origin ORIGIN]… [--allow-host NAME]… [--max-body BYTES] [--session-idle MS]
                       [--max-sessions N] [--max-sessions-per-agent N] [--drain-timeout MS]
   mcpgate check [--config .mcp.json] [--rules gateway-rules.json]
@@ -47,6 +48,9 @@ and /status. Agents authenticate with bearer tokens (mcpgate token) or JWTs (the
 --no-auth is accepted only on a loopback HOST (the agent is then --agent, or the X-Mcpgate-Agent header).
 Every HTTP request's Host must be localhost, 127.0.0.1 or [::1] (off loopback: also any IP address) or
 a name given with --allow-host (DNS-rebinding protection; * allows any).
+--audit writes one JSON line per decision (tools/call, resources/read, prompts/get) and per approval to
+FILE (- for stderr); argument values only with --audit-arguments. FILE is rotated to FILE.1 past
+--audit-max-bytes (default 10 MiB) and reopened on SIGHUP (for logrotate).
 SIGHUP reloads both files and revives parked servers; both files are also watched and reloaded.
 Environment: MCPGATE_CONFIG, MCPGATE_RULES, MCPGATE_AGENT, MCPGATE_MODE, MCPGATE_LOG_LEVEL,
 MCPGATE_PINS, MCPGATE_STATE, MCPGATE_HTTP, MCPGATE_URL, MCPGATE_TOKEN (flags win).
@@ -108,6 +112,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         'max-sessions': { type: 'string' },
         'max-sessions-per-agent': { type: 'string' },
         'drain-timeout': { type: 'string' },
+        audit: { type: 'string' },
+        'audit-arguments': { type: 'boolean' },
+        'audit-max-bytes': { type: 'string' },
         url: { type: 'string' },
         token: { type: 'string' },
         json: { type: 'boolean' },
@@ -173,7 +180,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         };
         const http = httpText === undefined ? undefined : httpSettings(httpText, values, agent, agentExplicit);
         const maxAgentBuffer = positiveInt(values['max-agent-buffer'], '--max-agent-buffer', 'a positive whole number of bytes');
-        return await runServe({ configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http);
+        const auditMaxBytes = positiveInt(values['audit-max-bytes'], '--audit-max-bytes', 'a positive whole number of bytes');
+        if (values.audit === '') throw usage('--audit needs a FILE (or - for stderr)');
+        if (values.audit === undefined && (values['audit-arguments'] === true || auditMaxBytes !== undefined)) throw usage('--audit-arguments and --audit-max-bytes need --audit FILE');
+        const audit = values.audit === undefined ? undefined : { target: values.audit === '-' ? '-' : resolve(values.audit), includeArguments: values['audit-arguments'] === true, ...defined('maxBytes', auditMaxBytes) };
+        return await runServe({ ...defined('audit', audit), configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http);
       }
       default:
         throw usage(`unknown command "${command}"`);

@@ -51,6 +51,14 @@ export interface HttpFrontOptions {
   /** Counts requests by route and status (the metrics registry). */
   onRequest?: (route: string, status: number) => void;
   ops: Omit<OpsContext, 'draining' | 'url'>;
+  /** Routes under `prefix` (e.g. the console at /ui) answered by another room, behind the same gate. */
+  mounted?: MountedRoutes;
+}
+
+export interface MountedRoutes {
+  /** A path such as `/ui`: it and everything under `/ui/` go to `handle`. */
+  prefix: string;
+  handle(path: string, req: IncomingMessage, res: ServerResponse): void;
 }
 
 export const HTTP_DEFAULTS = { sessionIdleMs: 30 * 60_000, maxSessions: 1000, maxSessionsPerAgent: 100, drainMs: 10_000, maxAgentBuffer: DEFAULT_MAX_AGENT_BUFFER };
@@ -138,6 +146,8 @@ export class HttpFront {
       res.once('finish', () => count(path === MCP_PATH ? `${req.method ?? ''} ${MCP_PATH}` : path, res.statusCode));
     }
     if (!this.admit(req, res)) return;
+    const mounted = this.options.mounted;
+    if (mounted !== undefined && (path === mounted.prefix || path.startsWith(`${mounted.prefix}/`))) return mounted.handle(path, req, res);
     if (path !== MCP_PATH) {
       return handleOps(path, req, res, { ...this.options.ops, draining: this.draining, url: () => this.url }, (r) => this.identify(req, r));
     }
@@ -258,7 +268,7 @@ export class HttpFront {
     const session = new HttpChannel(id, agent, log, () => {
       if (this.onDrained !== undefined && this.openPosts() === 0) this.onDrained();
     }, this.opts.maxAgentBuffer, (why) => this.end(session, why));
-    session.session = this.gateway.openSession(session, agent, true, 'http', identified);
+    session.session = this.gateway.openSession(session, agent, true, 'http', identified, id);
     this.sessions.set(id, session);
     this.perAgent.set(agent, mine + 1);
     res.setHeader('mcp-session-id', id);

@@ -7,6 +7,7 @@
 import type { ServerConfig, ServersConfig, SessionScope } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
+import type { AuditLog } from '../observability/audit.js';
 import { Catalog } from '../catalog/catalog.js';
 import { Refresher } from '../catalog/refresher.js';
 import { CatalogLimits } from '../catalog/limits.js';
@@ -70,6 +71,8 @@ export interface GatewayOptions {
   poolBreaker?: Partial<BreakerOptions>;
   /** The pool's clock (tests drive idle and TTL with a fake one). */
   poolClock?: Clock;
+  /** The audit trail (--audit); the composition root owns and closes it. */
+  audit?: AuditLog;
 }
 
 export const DEFAULT_MAX_INFLIGHT = 1000;
@@ -184,6 +187,7 @@ export class Gateway {
       connections: this.connections,
       subscriptions: this.subscriptions,
       metrics: this.metrics,
+      audit: options.audit,
       discovery,
       maxInflight: this.maxInflight,
       sanitize: this.sanitizes,
@@ -337,8 +341,8 @@ export class Gateway {
     return summary;
   }
 
-  openSession(channel: AgentChannel, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio', identified = agentExplicit): AgentSession {
-    const session = new AgentSession(this.sessionParts, channel, agent, this.log.child({ agent }), agentExplicit, transport, identified);
+  openSession(channel: AgentChannel, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio', identified = agentExplicit, id?: string): AgentSession {
+    const session = new AgentSession(this.sessionParts, channel, agent, this.log.child({ agent }), agentExplicit, transport, identified, id);
     this.sessions.add(session);
     return session;
   }
@@ -427,10 +431,22 @@ export class Gateway {
       const review = await this.pins.check(conn.name, this.catalog.serverTools(conn.name), conn.info?.instructions);
       if (conn.state !== 'ready' || this.closing !== undefined) continue;
       this.holdInstructions(conn.name, review.instructionsHeld !== undefined);
+      const before = this.catalog.heldTools(conn.name);
       if (this.catalog.setHeld(conn.name, review.held)) {
+        this.auditReleased(conn.name, before, review.held);
         this.log.info('pins changed: catalog updated', { server: conn.name, held: review.held.size });
         this.announce(['tools']);
       }
+    }
+  }
+
+  /** The audit trail's `released` lines: tools held before this review and approved now. */
+  private auditReleased(server: string, before: ReadonlyMap<string, unknown>, after: ReadonlyMap<string, unknown>): void {
+    const audit = this.options.audit;
+    if (audit === undefined) return;
+    for (const tool of before.keys()) {
+      const pin = after.has(tool) ? undefined : this.pins.pinOf(server, tool);
+      if (pin !== undefined) audit.record({ event: 'released', server, tool, digest: pin.digest, by: pin.by });
     }
   }
 

@@ -5,8 +5,10 @@
 // Hot path (tools/call): one JSON.parse of the agent's line, a map lookup, one JSON.stringify of the
 // re-addressed request; the server's answer is relayed by splicing the id into its raw line.
 
+import { randomUUID } from 'node:crypto';
 import { GatewayError, asGatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
+import type { AuditCall, AuditLog } from '../observability/audit.js';
 import type { Connection } from '../servers/connection.js';
 import {
   encodeError, encodeNotification, encodeResult, parseMessage, spliceResponseId,
@@ -34,6 +36,8 @@ export interface SessionParts {
   connections: ReadonlyMap<string, Connection>;
   subscriptions: Subscriptions<AgentSession>;
   metrics: GatewayMetrics;
+  /** The audit trail (--audit); undefined: off, and nothing is built for it. */
+  audit: AuditLog | undefined;
   /** Discovery mode's meta-tools; undefined in aggregate mode (the full catalog). */
   discovery: DiscoveryParts | undefined;
   /** Requests one agent may have in flight on servers at once. */
@@ -68,10 +72,11 @@ export interface AgentChannel {
 
 type Rewrite = (result: Record<string, unknown>) => boolean;
 
-/** A tools/call being timed for the metrics: the server's own tool name and when it was sent. */
+/** A request being timed: the server's own tool name (tools/call, for the metrics), when it was sent, its audit record. */
 interface Timed {
-  tool: string;
+  tool?: string;
   start: number;
+  audit?: Omit<AuditCall, 'outcome'>;
 }
 
 /** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
@@ -110,6 +115,8 @@ export class AgentSession {
      * per-agent server gives this session a connection of its own rather than one every unnamed agent shares.
      */
     readonly identified = agentExplicit,
+    /** The session's id in the audit trail and the console (HTTP: its Mcp-Session-Id). */
+    readonly id: string = randomUUID(),
   ) {
     this.shown = new ShownViews(parts.views, agent);
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
@@ -210,12 +217,25 @@ export class AgentSession {
     // Denied, held, unknown or unconnected: the router decides once, before existence for denials.
     const route = this.parts.router.tool(this.log, agent, name);
     if (route === NOT_YET) return this.waiting.run(msg.id, () => this.callTool(msg, agent, timeoutMs));
+    const audit = this.parts.audit === undefined ? undefined : this.auditOf(msg.method, agent, { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     params!.name = route.original;
     this.sendToServer(route.conn, msg, timeoutMs, (result) => {
       const renamed = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
       return (this.parts.sanitize && sanitizeContent(result)) || renamed;
-    }, { tool: route.original, start: performance.now() });
+    }, { tool: route.original, start: performance.now(), audit });
+  }
+
+  /**
+   * The audit record of one decision. A refusal is written now (and undefined returned); an allowed
+   * request's record is returned, to be written with its outcome when the server answers.
+   */
+  private auditOf(method: string, agent: string, what: Partial<AuditCall>, decided: GatewayError | string): Omit<AuditCall, 'outcome'> | undefined {
+    const audit = this.parts.audit!;
+    if (typeof decided === 'string') return { event: 'call', agent, session: this.id, method, server: decided, ...what, decision: 'allowed' };
+    const decision = decided.code === 'MCPG_POLICY_DENIED' ? 'denied' : decided.code === 'MCPG_TOOL_HELD' ? 'held' : 'allowed';
+    audit.record({ event: 'call', agent, session: this.id, method, ...(decided.server !== undefined && { server: decided.server }), ...what, decision, outcome: 'failed', code: decided.code });
+    return undefined;
   }
 
   /** Sends `msg` (already rewritten to the server's names) to `conn` and relays the answer. */
@@ -268,7 +288,7 @@ export class AgentSession {
       reply: (res, line) => {
         if (this.inflight.get(agentId) !== entry) return;
         this.inflight.delete(agentId);
-        if (timed !== undefined) this.parts.metrics.callFinished(conn.name, timed.tool, 'error' in res ? 'error' : 'ok', (performance.now() - timed.start) / 1000);
+        if (timed !== undefined) this.finished(conn, timed, 'error' in res ? 'error' : 'ok', res);
         try {
           this.relay(res, line, agentId, entry.serverId, rewrite);
         } catch (err) {
@@ -280,13 +300,25 @@ export class AgentSession {
       fail: (err) => {
         if (this.inflight.get(agentId) !== entry) return;
         this.inflight.delete(agentId);
-        if (timed !== undefined) this.parts.metrics.callFinished(conn.name, timed.tool, 'failed', (performance.now() - timed.start) / 1000);
+        if (timed !== undefined) this.finished(conn, timed, 'failed', undefined, err);
         this.sendError(agentId, err);
       },
       progress: agentToken === undefined ? undefined : (p) => this.notify('notifications/progress', { ...p, progressToken: agentToken }, agentId),
     }, timeoutMs);
     // Not sent (refused before it left, or the server is unavailable): the sink has answered already.
     if (entry.serverId === 0 && this.inflight.get(agentId) === entry) this.inflight.delete(agentId);
+  }
+
+  /** A timed request ended: the metrics (tools/call) and the audit trail. */
+  private finished(conn: Connection, timed: Timed, outcome: 'ok' | 'error' | 'failed', res?: JsonRpcResponse, err?: unknown): void {
+    const seconds = (performance.now() - timed.start) / 1000;
+    if (timed.tool !== undefined) this.parts.metrics.callFinished(conn.name, timed.tool, outcome, seconds);
+    if (timed.audit === undefined) return;
+    let code: string | number | undefined;
+    if (res !== undefined && 'error' in res) code = res.error.code;
+    else if (res !== undefined && (res.result as { isError?: unknown }).isError === true) outcome = 'error';
+    if (err !== undefined) code = asGatewayError(err).code;
+    this.parts.audit?.record({ ...timed.audit, outcome, durationMs: Math.round(seconds * 1e4) / 10, ...(code !== undefined && { code }) });
   }
 
   private relay(res: JsonRpcResponse, line: string, agentId: RequestId, serverId: number, rewrite: Rewrite | undefined): void {
@@ -304,19 +336,21 @@ export class AgentSession {
 
   private readResource(msg: JsonRpcRequest): void {
     const route = this.parts.router.uri(this.log, this.agent, msg.method, msg.params?.uri);
+    const audit = this.parts.audit === undefined || typeof msg.params?.uri !== 'string' ? undefined : this.auditOf(msg.method, this.agent, { resource: msg.params.uri }, route instanceof GatewayError ? route : route.conn.name);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     msg.params!.uri = route.uri;
-    this.sendToServer(route.conn, msg, undefined, (result) => rewriteReadResult(result, (uri) => this.parts.catalog.publicUri(route.conn.name, uri)));
+    this.sendToServer(route.conn, msg, undefined, (result) => rewriteReadResult(result, (uri) => this.parts.catalog.publicUri(route.conn.name, uri)), audit && { start: performance.now(), audit });
   }
 
   private getPrompt(msg: JsonRpcRequest): void {
     const route = this.parts.router.prompt(this.log, this.agent, msg.params?.name);
+    const audit = this.parts.audit === undefined || typeof msg.params?.name !== 'string' ? undefined : this.auditOf(msg.method, this.agent, { prompt: msg.params.name, ...this.parts.audit.argumentsOf(msg.params.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     msg.params!.name = route.original;
     this.sendToServer(route.conn, msg, undefined, (result) => {
       const renamed = rewritePromptResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
       return (this.parts.sanitize && sanitizeContent(result)) || renamed;
-    });
+    }, audit && { start: performance.now(), audit });
   }
 
   private complete(msg: JsonRpcRequest): void {

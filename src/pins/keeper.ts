@@ -7,7 +7,8 @@
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { review, type PinMode, type Review } from './review.js';
-import { PinStore, emptyHeld, nameMap, type HeldFile, type PinsFile } from './store.js';
+import { PinStore, emptyHeld, nameMap, type HeldFile, type PinsFile, type ServerHeld } from './store.js';
+import type { ToolDefinition } from './digest.js';
 
 const WATCH_INTERVAL_MS = 500;
 
@@ -61,6 +62,22 @@ export class PinKeeper {
     const run = this.queue.then(() => this.runCheck(server, tools, instructions));
     this.queue = run.catch(() => {});
     return run;
+  }
+
+  /** The approved pin of one tool, as last read from the store. */
+  pinOf(server: string, tool: string): { digest: string; by: string; approvedAt: string } | undefined {
+    const pin = this.pins?.servers[server]?.tools[tool];
+    return pin === undefined ? undefined : { digest: pin.digest, by: pin.by, approvedAt: pin.approvedAt };
+  }
+
+  /** What this gateway holds of one server now (definitions and digests), for the console. */
+  heldOf(server: string): ServerHeld | undefined {
+    return this.held.servers[server];
+  }
+
+  /** The approved definition of one tool (undefined: never approved, or the store is unreadable). */
+  pinnedDefinition(server: string, tool: string): ToolDefinition | undefined {
+    return this.pins?.servers[server]?.tools[tool]?.definition;
   }
 
   /** The server is gone: it holds nothing any more. */

@@ -48,6 +48,8 @@ export interface Rules {
   readonly tokens: ReadonlyMap<string, string>;
   /** The compiled `auth` section (JWT verification, auth-config.ts); undefined when the file has none. */
   readonly auth: AuthConfig | undefined;
+  /** `sha256:<hex>` → the console admin it identifies (the `admins` section); empty: no console. */
+  readonly admins: ReadonlyMap<string, string>;
   readonly warnings: readonly ConfigIssue[];
   /** The validated JSON, deeply frozen, for status. It holds `auth` verbatim: redact before showing it. */
   readonly raw: unknown;
@@ -60,7 +62,8 @@ export const DEFAULT_AGENT = 'default';
 const SPECIAL = /[\\^$.*+?()[\]{}|/]/;
 const TOKEN = /^sha256:[0-9a-f]{64}$/;
 const TOKEN_ANY_CASE = /^sha256:[0-9a-fA-F]{64}$/;
-const TOP_KEYS = new Set(['agents', 'defaults', 'auth']);
+const TOP_KEYS = new Set(['agents', 'defaults', 'auth', 'admins']);
+const ADMIN_KEYS = new Set(['tokens']);
 const AGENT_KEYS = new Set(['allow', 'deny', 'tokens']);
 const SIDE_KEYS = new Set(['servers', 'tools']);
 const DEFAULTS_KEYS = new Set(['deny_on_missing_agent']);
@@ -165,6 +168,7 @@ export const OPEN_RULES: Rules = Object.freeze({
   defaults: Object.freeze({ denyOnMissingAgent: false }),
   tokens: frozenMap<string, string>([]),
   auth: undefined,
+  admins: frozenMap<string, string>([]),
   warnings: Object.freeze([]),
   raw: undefined,
 });
@@ -191,6 +195,7 @@ export function buildRules(raw: unknown, file: string, serverNames: readonly str
   const agents = new Map<string, CompiledAgent>();
   let denyOnMissingAgent = true;
   let auth: AuthConfig | undefined;
+  const admins = new Map<string, string>();
   if (!isPlainObject(raw)) {
     error(ctx, [], `expected an object with an "agents" key, got ${describeValue(raw)}`);
   } else {
@@ -209,6 +214,7 @@ export function buildRules(raw: unknown, file: string, serverNames: readonly str
         warn(ctx, ['agents'], 'no agents are listed and defaults.deny_on_missing_agent is true: every agent is denied everything');
       }
     }
+    readAdmins(raw.admins, ctx, admins);
   }
   if (ctx.errors.length > 0) throw configInvalid(file, ctx.errors, { warnings: ctx.warnings });
   return Object.freeze({
@@ -218,6 +224,7 @@ export function buildRules(raw: unknown, file: string, serverNames: readonly str
     defaults: Object.freeze({ denyOnMissingAgent }),
     tokens: frozenMap(ctx.tokens),
     auth,
+    admins: frozenMap(admins),
     warnings: Object.freeze(ctx.warnings.map((w) => Object.freeze(w))),
     raw: deepFreeze(raw),
   });
@@ -333,8 +340,35 @@ function checkServerNamed(id: string, name: string, at: readonly PropertyKey[], 
   warn(ctx, at, `agent ${q(id)} names server pattern ${q(name)}, which matches no server .mcp.json defines`);
 }
 
-function readTokens(id: string, value: unknown, ctx: Context): readonly string[] {
-  const base = ['agents', id, 'tokens'];
+/**
+ * `admins`: the console's operators, `{NAME: {"tokens": ["sha256:…"]}}`. An admin's token is not an
+ * agent's: a hash listed under both is an error (one token, one meaning).
+ */
+function readAdmins(value: unknown, ctx: Context, admins: Map<string, string>): void {
+  if (value === undefined) return;
+  if (!isPlainObject(value)) return error(ctx, ['admins'], `expected an object mapping admin names to {"tokens": [...]}, got ${describeValue(value)}`);
+  for (const [name, entry] of Object.entries(value)) {
+    if (!isPlainObject(entry)) {
+      error(ctx, ['admins', name], `expected an object with "tokens", got ${describeValue(entry)}`);
+      continue;
+    }
+    for (const key of Object.keys(entry)) if (!ADMIN_KEYS.has(key)) warn(ctx, ['admins', name, key], `unknown key ${q(key)} is ignored`);
+    const agentTokens = new Map(ctx.tokens);
+    ctx.tokens.clear();
+    const hashes = readTokens(name, entry.tokens, ctx, ['admins', name, 'tokens']);
+    ctx.tokens.clear();
+    for (const [hash, agent] of agentTokens) ctx.tokens.set(hash, agent);
+    hashes.forEach((hash, i) => {
+      const at = ['admins', name, 'tokens', i];
+      if (agentTokens.has(hash)) error(ctx, at, `token hash is also listed under agent ${q(agentTokens.get(hash)!)}; an admin's token must be its own (make one with 'mcpgate token ${name}')`);
+      else if (admins.has(hash) && admins.get(hash) !== name) error(ctx, at, `token hash is also listed under admin ${q(admins.get(hash)!)}`);
+      else admins.set(hash, name);
+    });
+    if (entry.tokens === undefined) error(ctx, ['admins', name, 'tokens'], 'missing; an admin signs in to the console with a token (make one with `mcpgate token NAME`)');
+  }
+}
+
+function readTokens(id: string, value: unknown, ctx: Context, base: readonly PropertyKey[] = ['agents', id, 'tokens']): readonly string[] {
   if (value === undefined) return Object.freeze([]);
   if (!Array.isArray(value)) {
     error(ctx, base, `expected an array of "sha256:<64 hex digits>" token hashes, got ${describeValue(value)}`);

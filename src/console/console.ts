@@ -1,0 +1,223 @@
+// The operator's console at /ui on the HTTP front's port (issue 17). Off until the rules file names
+// an admin (`admins`); the front's gate (Host, Origin, repeated headers) has already passed every
+// request that reaches here. Signing in sets an HttpOnly, SameSite=Strict cookie; every POST must
+// carry the login's CSRF token; every answer carries a strict Content-Security-Policy (no inline
+// script or style). Approve is pins/approve.ts's exact-digest approval (`mcpgate approve S T@DIGEST`):
+// refused when the tool changed since the page showed it. Revive is SIGHUP's revive for one server.
+
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GatewayError } from '../errors.js';
+import type { Gateway } from '../gateway/gateway.js';
+import type { AuditLog } from '../observability/audit.js';
+import type { Logger } from '../observability/logger.js';
+import { approveHeld } from '../pins/approve.js';
+import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
+import { html, page, type Raw } from './html.js';
+import { LOGIN_COOKIE, Logins, csrfMatches, type Login } from './logins.js';
+import { agentView, loginPage, overview, serverDetail } from './pages.js';
+
+export interface ConsoleParts {
+  gateway: Gateway;
+  audit: AuditLog | undefined;
+  log: Logger;
+}
+
+export const CONSOLE_PATH = '/ui';
+
+/** A form body larger than this is refused (the console's forms are a few hundred bytes). */
+const MAX_FORM_BYTES = 16 * 1024;
+
+const SECURITY_HEADERS: Record<string, string> = {
+  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  // Not no-referrer: with it a browser sends `Origin: null` on a form POST, which the front's gate refuses.
+  'referrer-policy': 'same-origin',
+  'cache-control': 'no-store',
+};
+
+/** The hint logged at start and shown at /ui while no admin is configured. */
+export const CONSOLE_OFF = 'the console at /ui is off: name an admin in the rules file ("admins": {"NAME": {"tokens": ["sha256:…"]}}, the hash from \'mcpgate token NAME\') to turn it on';
+
+export class Console {
+  private readonly logins = new Logins();
+
+  constructor(private readonly parts: ConsoleParts) {}
+
+  get enabled(): boolean {
+    return this.parts.gateway.rules.admins.size > 0;
+  }
+
+  /** Answers one request under /ui. */
+  handle(path: string, req: IncomingMessage, res: ServerResponse): void {
+    if (path === '/ui/console.js') return this.asset(req, res, 'text/javascript; charset=utf-8', CONSOLE_JS);
+    if (path === '/ui/console.css') return this.asset(req, res, 'text/css; charset=utf-8', CONSOLE_CSS);
+    if (!this.enabled) return this.send(res, 404, page('Console off', html`<p>${CONSOLE_OFF}</p>`));
+    const method = req.method ?? 'GET';
+    if (method !== 'GET' && method !== 'POST') return this.send(res, 405, page('Not allowed', html`<p>${method} is not allowed here</p>`), { allow: 'GET, POST' });
+    if (path === '/ui/login') return method === 'GET' ? this.send(res, 200, page('Sign in', loginPage())) : void this.signIn(req, res);
+    const rules = this.parts.gateway.rules;
+    const login = this.logins.find(rules, req.headers.cookie);
+    if (login === undefined) {
+      // A page asks the browser to sign in; a live region or a POST is refused outright.
+      if (method === 'GET' && !path.startsWith('/ui/live/')) return this.redirect(res, '/ui/login');
+      return this.send(res, 401, page('Sign in', html`<p>not signed in: <a href="/ui/login">sign in</a></p>`));
+    }
+    if (method === 'POST') return void this.post(path, req, res, login).catch((err: unknown) => this.failed(res, err));
+    this.get(path, req, res, login);
+  }
+
+  private get(path: string, req: IncomingMessage, res: ServerResponse, login: Login): void {
+    const { gateway } = this.parts;
+    const url = new URL(req.url ?? '/', 'http://console');
+    if (path === '/ui' || path === '/ui/') {
+      return this.send(res, 200, page('Overview', live('/ui/live/overview', overview(gateway)), login));
+    }
+    if (path === '/ui/live/overview') return this.fragment(req, res, overview(gateway));
+    if (path === '/ui/agent') {
+      const id = url.searchParams.get('id') ?? undefined;
+      return this.send(res, 200, page('View as agent', agentView(gateway, id === '' ? undefined : id), login));
+    }
+    const server = serverPath(path, '/ui/server/') ?? serverPath(path, '/ui/live/server/');
+    if (server !== undefined) {
+      const detail = serverDetail(gateway, server, login.csrf);
+      if (detail === undefined) return this.send(res, 404, page('Unknown server', html`<p>no server "${server}" in the configuration</p>`, login));
+      if (path.startsWith('/ui/live/')) return this.fragment(req, res, detail);
+      const note = url.searchParams.get('done');
+      return this.send(res, 200, page(server, html`<h2>Server ${server}</h2>${note === null ? '' : html`<p class="notice">${note}</p>`}${live(`/ui/live/server/${encodeURIComponent(server)}`, detail)}`, login));
+    }
+    this.send(res, 404, page('Not found', html`<p>no page ${path}</p>`, login));
+  }
+
+  private async post(path: string, req: IncomingMessage, res: ServerResponse, login: Login): Promise<void> {
+    const form = await readForm(req, res);
+    if (form === undefined) return;
+    if (!csrfMatches(login, form.get('csrf') ?? undefined)) {
+      this.parts.log.warn('console: a request without a valid CSRF token was refused', { admin: login.admin, path });
+      return this.send(res, 403, page('Refused', html`<p>this request did not carry the console's CSRF token; reload the page and try again</p>`, login));
+    }
+    if (path === '/ui/logout') {
+      this.logins.signOut(login);
+      return this.redirect(res, '/ui/login', { 'set-cookie': `${LOGIN_COOKIE}=; Path=${CONSOLE_PATH}; HttpOnly; SameSite=Strict; Max-Age=0` });
+    }
+    const approve = actionPath(path, 'approve');
+    if (approve !== undefined) return this.approve(res, login, approve, form.get('tool') ?? '', form.get('digest') ?? '');
+    const revive = actionPath(path, 'revive');
+    if (revive !== undefined) {
+      const conn = this.parts.gateway.connections.get(revive);
+      if (conn === undefined) return this.send(res, 404, page('Unknown server', html`<p>server "${revive}" is not running</p>`, login));
+      this.parts.log.info(`console: ${login.admin} revived server "${revive}"`, { server: revive, admin: login.admin });
+      conn.revive(`revived in the console by ${login.admin}`);
+      return this.redirect(res, `/ui/server/${encodeURIComponent(revive)}?done=${encodeURIComponent('revive requested')}`);
+    }
+    this.send(res, 404, page('Not found', html`<p>no action ${path}</p>`, login));
+  }
+
+  private async approve(res: ServerResponse, login: Login, server: string, tool: string, digest: string): Promise<void> {
+    const { gateway } = this.parts;
+    if (tool === '' || !digest.startsWith('sha256:')) return this.send(res, 400, page('Bad request', html`<p>approve needs the tool and the digest that was shown</p>`, login));
+    try {
+      await approveHeld(gateway.pins.store, gateway.pins.dir, { server, tools: [`${tool}@${digest}`], instructions: false });
+    } catch (err) {
+      if (err instanceof GatewayError && (err.code === 'MCPG_APPROVAL_OUTDATED' || err.code === 'MCPG_NOT_HELD')) {
+        return this.send(res, 409, page('Not approved', html`<p class="problem">${err.message}</p><p><a href="/ui/server/${encodeURIComponent(server)}">back to ${server}</a></p>`, login));
+      }
+      throw err;
+    }
+    this.parts.log.info(`console: ${login.admin} approved tool "${tool}" of server "${server}"`, { server, admin: login.admin });
+    this.parts.audit?.record({ event: 'approval', server, tool, digest, by: `admin:${login.admin}` });
+    this.redirect(res, `/ui/server/${encodeURIComponent(server)}?done=${encodeURIComponent(`approved ${tool}; the gateway releases it within a second`)}`);
+  }
+
+  private async signIn(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const form = await readForm(req, res);
+    if (form === undefined) return;
+    const login = this.logins.signIn(this.parts.gateway.rules, form.get('token') ?? '');
+    if (login === undefined) {
+      this.parts.log.warn('console: a sign-in with a token that is no admin\'s was refused');
+      return this.send(res, 401, page('Sign in', loginPage('that token is not an admin\'s')));
+    }
+    this.parts.log.info(`console: ${login.admin} signed in`, { admin: login.admin });
+    this.redirect(res, '/ui', { 'set-cookie': `${LOGIN_COOKIE}=${login.id}; Path=${CONSOLE_PATH}; HttpOnly; SameSite=Strict` });
+  }
+
+  /** A live region's HTML, with an ETag so an unchanged region costs a 304. */
+  private fragment(req: IncomingMessage, res: ServerResponse, body: Raw): void {
+    const etag = `"${createHash('sha256').update(body.text).digest('base64url').slice(0, 27)}"`;
+    if (req.headers['if-none-match'] === etag) {
+      res.writeHead(304, { ...SECURITY_HEADERS, etag }).end();
+      return;
+    }
+    res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8', etag }).end(body.text);
+  }
+
+  private asset(req: IncomingMessage, res: ServerResponse, type: string, text: string): void {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return this.send(res, 405, page('Not allowed', html`<p>GET only</p>`), { allow: 'GET' });
+    res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': type, 'cache-control': 'no-cache' }).end(req.method === 'HEAD' ? undefined : text);
+  }
+
+  private send(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
+    if (res.headersSent) return void res.end();
+    res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8', ...headers }).end(body);
+  }
+
+  private redirect(res: ServerResponse, location: string, headers: Record<string, string> = {}): void {
+    res.writeHead(303, { ...SECURITY_HEADERS, location, ...headers }).end();
+  }
+
+  private failed(res: ServerResponse, err: unknown): void {
+    this.parts.log.error('console: internal error', { error: err });
+    this.send(res, 500, page('Error', html`<p>${err instanceof Error ? err.message : String(err)}</p>`));
+  }
+}
+
+function live(src: string, body: Raw): Raw {
+  return html`<div data-live="${src}">${body}</div>`;
+}
+
+/** `/ui/server/NAME` → NAME (decoded), for one path segment only. */
+function serverPath(path: string, prefix: string): string | undefined {
+  if (!path.startsWith(prefix)) return undefined;
+  const rest = path.slice(prefix.length);
+  return rest === '' || rest.includes('/') ? undefined : decode(rest);
+}
+
+/** `/ui/server/NAME/ACTION` → NAME. */
+function actionPath(path: string, action: string): string | undefined {
+  const prefix = '/ui/server/';
+  const suffix = `/${action}`;
+  if (!path.startsWith(prefix) || !path.endsWith(suffix)) return undefined;
+  const name = path.slice(prefix.length, -suffix.length);
+  return name === '' || name.includes('/') ? undefined : decode(name);
+}
+
+function decode(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+/** An urlencoded form body, bounded; undefined after answering 413/415. */
+async function readForm(req: IncomingMessage, res: ServerResponse): Promise<URLSearchParams | undefined> {
+  const type = req.headers['content-type'] ?? '';
+  if (!type.startsWith('application/x-www-form-urlencoded')) {
+    res.writeHead(415, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8' }).end('the console takes application/x-www-form-urlencoded forms');
+    return undefined;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_FORM_BYTES) {
+      res.writeHead(413, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', connection: 'close' }).end(`a console form is at most ${MAX_FORM_BYTES} bytes`);
+      req.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
+

@@ -1,0 +1,110 @@
+// The console's pages and live regions, rendered from what the gateway knows now: the overview
+// (servers, their states, breakers, counts, last error and stderr tail; agents and their sessions;
+// the reload status), one server's page (its tools with their pin state, a held tool's change as a
+// readable diff with hidden characters made visible, Approve and Revive), and "view as agent" (the
+// lists exactly as the agent is served them, from the same AgentViews and rules decisions).
+
+import type { Gateway } from '../gateway/gateway.js';
+import { describeDiff } from '../pins/digest.js';
+import { visible } from '../wire/sanitize.js';
+import { html, raw, type Raw } from './html.js';
+
+interface ServerRow {
+  name: string;
+  state: string;
+  tools: number;
+  held: number;
+  breaker?: string;
+  attempts: number;
+  last_error: string | null;
+  last_stderr: readonly string[] | null;
+  next_attempt_at: string | null;
+}
+
+const stateCell = (state: string): Raw => html`<span class="state-${state}">${state}</span>`;
+
+export function loginPage(message?: string): Raw {
+  return html`<h2>Sign in</h2>
+${message === undefined ? '' : html`<p class="problem">${message}</p>`}
+<form method="post" action="/ui/login">
+<p><label>Admin token <input type="password" name="token" autocomplete="current-password" required size="50"></label></p>
+<p><button type="submit">Sign in</button></p>
+</form>
+<p class="muted">Admins are named in the rules file's <code>admins</code> section; <code>mcpgate token NAME</code> makes a token.</p>`;
+}
+
+/** The overview's live region. */
+export function overview(gateway: Gateway): Raw {
+  const status = gateway.status();
+  const servers = status.servers as ServerRow[];
+  const rows = servers.map((s) => {
+    const counts = gateway.catalog.counts(s.name);
+    const stderr = s.last_stderr === null || s.last_stderr.length === 0 ? '' : html`<details><summary>stderr</summary><pre>${s.last_stderr.join('\n')}</pre></details>`;
+    return html`<tr data-server="${s.name}"><td><a href="/ui/server/${encodeURIComponent(s.name)}">${s.name}</a></td><td>${stateCell(s.state)}</td>
+<td>${s.breaker ?? ''}</td><td>${counts.tools}${s.held > 0 ? html` <span class="held">(${s.held} held)</span>` : ''}</td><td>${counts.resources + counts.resourceTemplates}</td><td>${counts.prompts}</td>
+<td>${s.last_error ?? ''}${s.next_attempt_at === null ? '' : html`<br><span class="muted">next attempt ${s.next_attempt_at}</span>`}${stderr}</td></tr>`;
+  });
+  const byAgent = new Map<string, { transport: string; id: string }[]>();
+  for (const session of gateway.sessions) {
+    const list = byAgent.get(session.agent) ?? [];
+    list.push({ transport: session.transport, id: session.id });
+    byAgent.set(session.agent, list);
+  }
+  const agents = [...byAgent].sort(([a], [b]) => a.localeCompare(b)).map(([agent, sessions]) => html`<tr><td><a href="/ui/agent?id=${encodeURIComponent(agent)}">${agent}</a></td><td>${sessions.length}</td><td class="muted">${sessions.map((s) => `${s.transport} ${s.id.slice(0, 8)}`).join(', ')}</td></tr>`);
+  const reload = (status.reload ?? {}) as Record<string, Record<string, unknown> | undefined>;
+  const reloadRows = Object.entries(reload).map(([file, info]) => html`<tr><td>${file}</td><td>${info === undefined ? '' : Object.entries(info).filter(([, v]) => v !== undefined && v !== null && typeof v !== 'object').map(([k, v]) => `${k}: ${String(v)}`).join(' · ')}</td></tr>`);
+  const warnings = gateway.rules.warnings.map((w) => html`<li>${w.path}: ${w.message}</li>`);
+  return html`<h2>Servers</h2>
+<table id="servers"><tr><th>server</th><th>state</th><th>breaker</th><th>tools</th><th>resources</th><th>prompts</th><th>last error</th></tr>${rows}</table>
+<h2>Agents</h2>
+${agents.length === 0 ? html`<p class="muted">no agent is connected</p>` : html`<table id="agents"><tr><th>agent</th><th>sessions</th><th></th></tr>${agents}</table>`}
+<h2>Configuration</h2>
+<table><tr><th>file</th><th>reload status</th></tr>${reloadRows}</table>
+${warnings.length === 0 ? '' : html`<ul class="problem">${warnings}</ul>`}`;
+}
+
+/** One server's live region: state, Revive, and its tools with their pin state; held ones with the diff and Approve. */
+export function serverDetail(gateway: Gateway, server: string, csrf: string): Raw | undefined {
+  const config = gateway.config.servers.find((s) => s.name === server);
+  if (config === undefined) return undefined;
+  const conn = gateway.connections.get(server);
+  const state = config.disabled ? 'disabled' : conn?.state ?? 'not started';
+  const revivable = conn !== undefined && (state === 'parked' || state === 'backoff');
+  const revive = revivable ? html`<form method="post" action="/ui/server/${encodeURIComponent(server)}/revive" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" id="revive">Revive</button></form>` : '';
+  const held = gateway.pins.heldOf(server);
+  const listed = gateway.catalog.serverTools(server).map((t) => String(t.name));
+  const names = [...new Set([...listed, ...Object.keys(held?.tools ?? {})])].sort();
+  const pinsOff = gateway.pins.mode === 'off';
+  const rows = names.map((name) => {
+    const holding = held?.tools[name];
+    if (holding === undefined) return html`<tr><td>${name}</td><td>${pinsOff ? 'pins off' : 'approved'}</td><td></td></tr>`;
+    const diff = describeDiff(gateway.pins.pinnedDefinition(server, name), holding.definition);
+    return html`<tr data-tool="${name}"><td>${name}</td><td><span class="held">held</span>: ${holding.changes.join(', ')}<br><span class="muted">since ${holding.since}</span></td>
+<td><pre class="diff">${diff}</pre>
+<form method="post" action="/ui/server/${encodeURIComponent(server)}/approve"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="tool" value="${name}"><input type="hidden" name="digest" value="${holding.digest}">
+<button type="submit" class="approve">Approve ${name}</button> <span class="muted">${holding.digest.slice(0, 19)}…</span></form></td></tr>`;
+  });
+  const instructions = held?.instructions === undefined ? '' : html`<h3>Instructions (held)</h3><pre>${visible(held.instructions.text)}</pre><p class="muted">approve with <code>mcpgate approve ${server} --instructions</code></p>`;
+  return html`<p>state ${stateCell(state)}${conn === undefined ? '' : html` · breaker ${conn.breaker.state} · attempts ${conn.attempts}`} ${revive}</p>
+${conn?.lastError === undefined ? '' : html`<p class="problem">last error: ${conn.lastError.message}</p>`}
+<h3>Tools</h3>
+${names.length === 0 ? html`<p class="muted">no tools listed</p>` : html`<table id="tools"><tr><th>tool</th><th>pin</th><th>change</th></tr>${rows}</table>`}
+${instructions}`;
+}
+
+/** The lists as `agent` is served them (AgentViews: the same rules decisions as its calls). */
+export function agentView(gateway: Gateway, agent: string | undefined): Raw {
+  const known = new Set<string>([...gateway.rules.agents.keys()]);
+  for (const session of gateway.sessions) known.add(session.agent);
+  const picker = html`<form method="get" action="/ui/agent"><label>Agent <input name="id" list="agents" value="${agent ?? ''}" required></label>
+<datalist id="agents">${[...known].sort().map((a) => html`<option value="${a}">`)}</datalist> <button type="submit">Show</button></form>`;
+  if (agent === undefined) return picker;
+  const list = (kind: 'tools' | 'resources' | 'resourceTemplates' | 'prompts', key: string): string[] => {
+    const parsed = JSON.parse(gateway.views.encoded(agent, kind)) as Record<string, Record<string, unknown>[]>;
+    return (parsed[kind] ?? []).map((item) => String(item[key]));
+  };
+  const section = (title: string, items: string[]): Raw => html`<h3>${title} (${items.length})</h3>${items.length === 0 ? html`<p class="muted">none</p>` : html`<ul class="${title}">${items.map((i) => html`<li>${i}</li>`)}</ul>`}`;
+  return html`${picker}<h2>What agent “${agent}” sees</h2>
+${gateway.mode === 'discovery' ? html`<p class="muted">discovery mode: the agent sees the meta-tools, which reach exactly these</p>` : raw('')}
+${section('tools', list('tools', 'name'))}${section('resources', list('resources', 'uri'))}${section('templates', list('resourceTemplates', 'uriTemplate'))}${section('prompts', list('prompts', 'name'))}`;
+}

@@ -1,0 +1,135 @@
+// The console over plain HTTP (issue 17): off (404 and a log line saying how to turn it on) without
+// an admin; with one, every page needs a sign-in (an agent's token is not an admin's), the cookie is
+// HttpOnly and SameSite=Strict, every answer carries a strict Content-Security-Policy and no inline
+// script, a POST without the CSRF token or without a login is refused, the front's Origin gate stands
+// in front of /ui, a live region answers 304 to its ETag, and Approve is the exact-digest approval:
+// an outdated digest is refused (409), the shown one releases the tool and is audited.
+
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { fixtureServer, rpcError, tempDir, until, writeConfig } from '../helpers/gateway.js';
+import { connectAgent, raw, startHttpGateway, type RawResponse } from '../helpers/http.js';
+import { startConsoleRig, type ConsoleRig } from '../helpers/console.js';
+
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+function assertStrictPage(res: RawResponse): void {
+  const csp = String(res.headers['content-security-policy']);
+  assert.match(csp, /default-src 'none'/);
+  assert.match(csp, /script-src 'self'(;|$)/);
+  assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+  assert.equal(res.headers['x-frame-options'], 'DENY');
+  assert.doesNotMatch(res.body, /<script(?![^>]*\bsrc=)[^>]*>/, 'an inline script');
+  assert.doesNotMatch(res.body, /<style|\sstyle=|\son[a-z]+=/i, 'inline style or an event handler attribute');
+}
+
+const csrfOf = (body: string): string => /name="csrf" value="([^"]+)"/.exec(body)![1]!;
+
+describe('console: off without an admin', { timeout: 30_000 }, () => {
+  it('answers 404 with how to turn it on, and says so in the log', async () => {
+    const dir = await tempDir();
+    const http = await startHttpGateway({ config: await writeConfig(dir, { e: fixtureServer('echo-server') }), args: ['--no-auth'] });
+    try {
+      const res = await raw(`${http.base}/ui`, { method: 'GET' });
+      assert.equal(res.status, 404);
+      assert.match(res.body, /name an admin in the rules file/);
+      assert.ok(http.gw.logs.some((l) => String(l.msg).startsWith('the console at /ui is off')));
+    } finally {
+      await http.stop();
+      await dir.remove();
+    }
+  });
+});
+
+describe('console: sign-in, CSRF, CSP and approve over HTTP', { timeout: 90_000 }, () => {
+  let rig: ConsoleRig;
+  before(async () => (rig = await startConsoleRig()));
+  after(() => rig?.close());
+
+  it('sends the browser to sign in, refuses tokens that are not an admin\'s, and sets a strict cookie', async () => {
+    const base = rig.http.base;
+    const page = await raw(`${base}/ui`, { method: 'GET' });
+    assert.equal(page.status, 303);
+    assert.equal(page.headers.location, '/ui/login');
+    const login = await raw(`${base}/ui/login`, { method: 'GET' });
+    assert.equal(login.status, 200);
+    assertStrictPage(login);
+    for (const token of ['wrong', rig.agentToken]) {
+      const refused = await raw(`${base}/ui/login`, { headers: FORM, body: new URLSearchParams({ token }).toString() });
+      assert.equal(refused.status, 401, token);
+      assert.equal(refused.headers['set-cookie'], undefined);
+    }
+    const ok = await raw(`${base}/ui/login`, { headers: FORM, body: new URLSearchParams({ token: rig.adminToken }).toString() });
+    assert.equal(ok.status, 303);
+    const cookie = String(ok.headers['set-cookie']);
+    assert.match(cookie, /^mcpgate_console=[A-Za-z0-9_-]{40,}; Path=\/ui; HttpOnly; SameSite=Strict$/);
+    assert.ok(!cookie.includes(rig.adminToken));
+  });
+
+  it('refuses a POST without the CSRF token, without a login, or from another origin; a live region answers 304', async () => {
+    const base = rig.http.base;
+    const cookie = await signIn(rig);
+    const overview = await raw(`${base}/ui`, { method: 'GET', headers: { cookie } });
+    assert.equal(overview.status, 200);
+    assertStrictPage(overview);
+    assert.match(overview.body, /data-server="late"[\s\S]*state-parked/);
+    assert.ok(!overview.body.includes(rig.adminToken) && !overview.body.includes(rig.agentToken));
+    const csrf = csrfOf(overview.body);
+    const noCsrf = await raw(`${base}/ui/server/late/revive`, { headers: { ...FORM, cookie }, body: '' });
+    assert.equal(noCsrf.status, 403);
+    const wrongCsrf = await raw(`${base}/ui/server/late/revive`, { headers: { ...FORM, cookie }, body: `csrf=${'x'.repeat(csrf.length)}` });
+    assert.equal(wrongCsrf.status, 403);
+    const noLogin = await raw(`${base}/ui/server/late/revive`, { headers: FORM, body: `csrf=${csrf}` });
+    assert.equal(noLogin.status, 401);
+    const otherOrigin = await raw(`${base}/ui/server/late/revive`, { headers: { ...FORM, cookie, origin: 'http://evil.example' }, body: `csrf=${csrf}` });
+    assert.equal(otherOrigin.status, 403);
+    assert.ok(!rig.http.gw.logs.some((l) => /revived server "late"/.test(String(l.msg))), 'a refused request revived the server');
+    const first = await raw(`${base}/ui/live/overview`, { method: 'GET', headers: { cookie } });
+    assert.equal(first.status, 200);
+    const etag = String(first.headers.etag);
+    const again = await raw(`${base}/ui/live/overview`, { method: 'GET', headers: { cookie, 'if-none-match': etag } });
+    assert.equal(again.status, 304);
+    const anonymous = await raw(`${base}/ui/live/overview`, { method: 'GET' });
+    assert.equal(anonymous.status, 401);
+  });
+
+  it('approves only the digest it showed: an outdated one is refused, the shown one releases the tool for the agent', async () => {
+    const base = rig.http.base;
+    const cookie = await signIn(rig);
+    const agent = await connectAgent(rig.http.url, { token: rig.agentToken });
+    try {
+      process.kill(rig.dynPid, 'SIGUSR1'); // echo's description changes: held
+      assert.ok(await until(async () => (await raw(`${base}/ui/server/dyn`, { method: 'GET', headers: { cookie } })).body.includes('data-tool="echo"')), 'echo never held');
+      const pagePlain = await raw(`${base}/ui/server/dyn`, { method: 'GET', headers: { cookie } });
+      assertStrictPage(pagePlain);
+      const digest = /name="digest" value="(sha256:[0-9a-f]+)"/.exec(pagePlain.body)![1]!;
+      assert.match(pagePlain.body, /description:[\s\S]*- Echoes the message back as JSON/);
+      // held.json (the page) is written just before the catalog takes the change: wait for what the agent sees.
+      assert.ok(await until(async () => (await rpcError(agent.client.callTool({ name: 'dyn__echo', arguments: { message: 'x' } }))).data.code === 'MCPG_TOOL_HELD'), 'the agent could still call echo');
+      const csrf = csrfOf(pagePlain.body);
+      const outdated = await raw(`${base}/ui/server/dyn/approve`, { headers: { ...FORM, cookie }, body: new URLSearchParams({ csrf, tool: 'echo', digest: `sha256:${'0'.repeat(64)}` }).toString() });
+      assert.equal(outdated.status, 409);
+      assert.match(outdated.body, /changed again since it was shown/);
+      const approved = await raw(`${base}/ui/server/dyn/approve`, { headers: { ...FORM, cookie }, body: new URLSearchParams({ csrf, tool: 'echo', digest }).toString() });
+      assert.equal(approved.status, 303);
+      assert.ok(await until(async () => {
+        try {
+          await agent.client.callTool({ name: 'dyn__echo', arguments: { message: 'x' } });
+          return true;
+        } catch {
+          return false;
+        }
+      }), 'the approved tool was not released');
+      const lines = await rig.audit();
+      assert.ok(lines.some((l) => l.event === 'approval' && l.tool === 'echo' && l.digest === digest && l.by === 'admin:alice'));
+    } finally {
+      await agent.client.close();
+    }
+  });
+});
+
+async function signIn(rig: ConsoleRig): Promise<string> {
+  const res = await raw(`${rig.http.base}/ui/login`, { headers: FORM, body: new URLSearchParams({ token: rig.adminToken }).toString() });
+  assert.equal(res.status, 303);
+  return String(res.headers['set-cookie']).split(';')[0]!;
+}
