@@ -105,7 +105,8 @@ describe('console: sign-in, CSRF, CSP and approve over HTTP', { timeout: 90_000 
       const digest = /name="digest" value="(sha256:[0-9a-f]+)"/.exec(pagePlain.body)![1]!;
       assert.match(pagePlain.body, /description:[\s\S]*- Echoes the message back as JSON/);
       // held.json (the page) is written just before the catalog takes the change: wait for what the agent sees.
-      assert.ok(await until(async () => (await rpcError(agent.client.callTool({ name: 'dyn__echo', arguments: { message: 'x' } }))).data.code === 'MCPG_TOOL_HELD'), 'the agent could still call echo');
+      // (rpcError throws while the call still succeeds: that is "not yet", so ask again.)
+      assert.ok(await until(async () => (await rpcError(agent.client.callTool({ name: 'dyn__echo', arguments: { message: 'x' } })).catch(() => undefined))?.data.code === 'MCPG_TOOL_HELD'), 'the agent could still call echo');
       const csrf = csrfOf(pagePlain.body);
       const outdated = await raw(`${base}/ui/server/dyn/approve`, { headers: { ...FORM, cookie }, body: new URLSearchParams({ csrf, tool: 'echo', digest: `sha256:${'0'.repeat(64)}` }).toString() });
       assert.equal(outdated.status, 409);
