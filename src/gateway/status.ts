@@ -47,12 +47,18 @@ export function gatewayStatus(gateway: StatusParts): Record<string, unknown> {
         next_attempt_at: conn?.nextAttemptAt !== undefined ? new Date(conn.nextAttemptAt).toISOString() : null,
       };
     }),
-    pools: poolSummary(gateway),
+    // Only when some server has per-agent or per-session connections.
+    ...poolsField(gateway),
     sessions: sessionSummary(gateway),
     config_paths: { mcp_json: gateway.config.file, rules: rules.file ?? null, state: gateway.pins.dir },
     mode: gateway.mode,
     pins: gateway.pins.mode,
   };
+}
+
+function poolsField(gateway: StatusParts): { pools?: Record<string, unknown>[] } {
+  const pools = poolSummary(gateway);
+  return pools.length === 0 ? {} : { pools };
 }
 
 /**

@@ -208,6 +208,8 @@ describe('pool lifetimes and limits', { timeout: TIMEOUT }, () => {
   });
 
   it('the identity is the verified agent id: a second token of one agent keeps its state; losing access closes it', async () => {
+    // Its own directory: a gateway-rules.json beside the other tests' configs would apply to them too.
+    const dir = await tempDir();
     const first = makeToken();
     const second = makeToken();
     const other = makeToken();
@@ -235,6 +237,7 @@ describe('pool lifetimes and limits', { timeout: TIMEOUT }, () => {
     } finally {
       for (const c of clients) await c.close().catch(() => undefined);
       await gate.stop();
+      await dir.remove();
     }
   });
 
