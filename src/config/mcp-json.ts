@@ -30,6 +30,8 @@ const common = {
   sessions: z.enum(['shared', 'per-agent', 'per-session']).default('shared'),
   // Checked by readLimits (field by field, with the defaults from the top-level "limits").
   limits: z.unknown().optional(),
+  // A string is checked against SAFE_NAME in readPrefix, so its error can say why.
+  prefix: z.union([z.string(), z.literal(false)]).optional(),
 };
 // `inheritEnv`: true (everything but mcpgate's secrets), false (nothing), or names (`PREFIX_*` allowed).
 const inheritEnvField = z.union([z.boolean(), z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/))]);
@@ -65,6 +67,7 @@ const EXPECTED: Readonly<Record<string, string>> = {
   disabled: 'true or false',
   timeout: `a positive integer number of milliseconds (at most ${MAX_TIMEOUT_MS})`,
   sessions: '"shared" (the only session mode supported so far)',
+  prefix: 'a prefix (letters, digits, _ and -) or false (no prefix: the server\'s own names)',
 };
 
 interface Context {
@@ -109,6 +112,7 @@ export function buildServersConfig(raw: unknown, file: string, env: Env): Server
       }
     }
   }
+  checkPrefixes(servers, ctx);
   if (ctx.errors.length > 0) throw configInvalid(file, ctx.errors, { warnings: ctx.warnings });
   return Object.freeze({ file, servers: Object.freeze(servers), warnings: Object.freeze(ctx.warnings.map((w) => Object.freeze(w))) });
 }
@@ -193,6 +197,7 @@ function toStdio(name: string, raw: z.output<typeof stdioEntry>, expand: Expand,
     disabled: raw.disabled,
     timeout: raw.timeout,
     sessions: sessionsMode(name, raw.sessions, ctx, issue),
+    ...readPrefix(name, raw.prefix, ctx, issue),
     limits: readLimits(raw.limits, ctx.limits, ['mcpServers', name, 'limits'], ctx),
   });
 }
@@ -207,6 +212,36 @@ function sessionsMode(name: string, mode: 'shared' | 'per-agent' | 'per-session'
       '(see the issue "Sessions per agent: isolation and a pool for servers that keep state"); remove "sessions" or set it to "shared"'));
   }
   return 'shared';
+}
+
+const MAX_PREFIX_LENGTH = 32;
+
+/** `"prefix"`: a client-safe string (set only when the file says so, so other snapshots are unchanged) or false. */
+function readPrefix(name: string, prefix: string | false | undefined, ctx: Context, issue: Issue): { prefix?: string | false } {
+  if (prefix === undefined) return {};
+  if (prefix !== false && (!SAFE_NAME.test(prefix) || prefix.length > MAX_PREFIX_LENGTH)) {
+    ctx.errors.push(issue(['prefix'], `expected a prefix of 1 to ${MAX_PREFIX_LENGTH} letters, digits, _ or - (or false for none), got ${describeValue(prefix, true)} (server "${name}")`));
+    return {};
+  }
+  return { prefix };
+}
+
+/**
+ * Two prefixed servers must not share a prefix (a server without "prefix" uses its name): their
+ * names would be one namespace. Unprefixed servers' clashes are per item, found by the catalog.
+ */
+function checkPrefixes(servers: readonly ServerConfig[], ctx: Context): void {
+  const owner = new Map<string, string>();
+  for (const server of servers) {
+    if (server.prefix === false) continue;
+    const prefix = server.prefix ?? server.name;
+    const other = owner.get(prefix);
+    if (other === undefined) owner.set(prefix, server.name);
+    else {
+      ctx.errors.push({ file: ctx.file, path: jsonPath(['mcpServers', server.name, 'prefix']),
+        message: `servers "${other}" and "${server.name}" would both use the prefix "${prefix}" (a server without "prefix" uses its name); give "${server.name}" another "prefix"` });
+    }
+  }
 }
 
 function toInheritEnv(value: boolean | string[]): InheritEnv {
@@ -235,6 +270,7 @@ function toRemote(name: string, type: 'http' | 'sse', raw: z.output<typeof remot
     disabled: raw.disabled,
     timeout: raw.timeout,
     sessions: sessionsMode(name, raw.sessions, ctx, issue),
+    ...readPrefix(name, raw.prefix, ctx, issue),
     limits: readLimits(raw.limits, ctx.limits, ['mcpServers', name, 'limits'], ctx),
   });
 }

@@ -25,6 +25,12 @@ export interface StdioServerConfig {
   readonly timeout: number;
   /** One session with the server, shared by every agent (the only mode so far; see mcp-json.ts). */
   readonly sessions: 'shared';
+  /**
+   * What the server's tools and prompts are prefixed with (`PREFIX__TOOL`, resources
+   * `mcpgate://PREFIX/URI`): absent = the server's name; `false` = none, its items keep their own
+   * names and URIs (a clash with another server's item withholds the later server's one).
+   */
+  readonly prefix?: string | false;
   /** Always set by the loader; optional only so hand-built configs (tests, library use) get the defaults. */
   readonly limits?: ServerLimits;
 }
@@ -37,6 +43,12 @@ export interface RemoteServerConfig {
   readonly disabled: boolean;
   readonly timeout: number;
   readonly sessions: 'shared';
+  /**
+   * What the server's tools and prompts are prefixed with (`PREFIX__TOOL`, resources
+   * `mcpgate://PREFIX/URI`): absent = the server's name; `false` = none, its items keep their own
+   * names and URIs (a clash with another server's item withholds the later server's one).
+   */
+  readonly prefix?: string | false;
   readonly limits?: ServerLimits;
 }
 
