@@ -117,7 +117,7 @@ export class Router {
   uri(log: Logger, agent: string, method: string, uri: unknown): UriRoute | GatewayError {
     if (typeof uri !== 'string') return invalidParams(`${method} needs params.uri (a string)`);
     const split = this.parts.catalog.resolveUri(uri);
-    const notFound = (): GatewayError => new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${uri} (mcpgate resource URIs look like mcpgate://PREFIX/URI, or a server's own URI when it has "prefix": false)`, { detail: { uri } });
+    const notFound = (): GatewayError => new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${uri} (mcpgate resource URIs look like mcpgate://SERVER/URI)`, { detail: { uri } });
     const refused = split === undefined ? undefined : this.serverDenied(log, agent, split.server, `resource "${split.uri}"`, notFound);
     if (refused !== undefined) return refused;
     const conn = split === undefined ? undefined : this.parts.connections.get(split.server);

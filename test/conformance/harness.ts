@@ -1,4 +1,4 @@
-// The official MCP conformance suite (@modelcontextprotocol/conformance, issue 19), both sides:
+// What the conformance tests share (issue 19): the suite (@modelcontextprotocol/conformance), both sides:
 // - server side: the suite's reference "everything" server (../shared/conformance-server, installed
 //   with `npm ci` once per version of its files into the system temp dir) behind mcpgate over Streamable HTTP, as an
 //   unprefixed remote entry (`"prefix": false`, no renaming proxy), `--no-auth` on loopback; the
@@ -17,16 +17,15 @@ import { cp, mkdtemp, rename, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ROOT, tempDir, writeConfig, type TempDir } from '../helpers/gateway.js';
 import { startHttpGateway, type HttpGateway } from '../helpers/http.js';
 
-const NODE22 = join(ROOT, 'node_modules/node22/bin/node');
-const SUITES = { '0.1.16': 'conformance-0.1', '0.2.0-alpha.12': 'conformance-0.2' } as const;
+export const NODE22 = join(ROOT, 'node_modules/node22/bin/node');
+export const SUITES = { '0.1.16': 'conformance-0.1', '0.2.0-alpha.12': 'conformance-0.2' } as const;
 const REFERENCE = process.env.MCPGATE_CONFORMANCE_SERVER ?? join(ROOT, '../shared/conformance-server');
-const BASELINE = (version: string): string => join(ROOT, 'test/conformance', `baseline-${version}.yml`);
-const SUITE_MS = 300_000;
+export const BASELINE = (version: string): string => join(ROOT, 'test/conformance', `baseline-${version}.yml`);
+export const SUITE_MS = 300_000;
 /** What is kept of a child's output for an assertion message (bounded). */
 const MAX_OUTPUT = 64 * 1024;
 
@@ -36,7 +35,7 @@ interface Run {
 }
 
 /** Runs a command to its end, keeping the last MAX_OUTPUT characters of its stdout and stderr. */
-function run(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
+export function run(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     running.add(child);
@@ -53,7 +52,7 @@ function run(command: string, args: string[], options: { cwd?: string; env?: Nod
     });
   });
 }
-const running = new Set<ChildProcess>();
+export const running = new Set<ChildProcess>();
 
 /**
  * The reference server installed once per version of its files, in the system temp dir: not inside
@@ -110,50 +109,47 @@ async function startReference(dir: string): Promise<{ child: ChildProcess; url: 
 }
 
 /** The suite's summary lines, for a failure message that says which scenarios failed. */
-const summary = (output: string): string => output.slice(Math.max(0, output.lastIndexOf('=== SUMMARY ===')));
+export const summary = (output: string): string => output.slice(Math.max(0, output.lastIndexOf('=== SUMMARY ===')));
 
-describe('the MCP conformance suite through mcpgate', { timeout: 15 * 60_000 }, () => {
-  let dir: TempDir;
-  let reference: { child: ChildProcess; url: string };
-  let gate: HttpGateway;
+/** The reference server behind mcpgate (unprefixed, Streamable HTTP, --no-auth on loopback). */
+export interface Rig {
+  dir: TempDir;
+  gate: HttpGateway;
+}
 
-  before(async () => {
-    assert.ok(existsSync(NODE22), `Node 22 for the suite is missing at ${NODE22}: run npm ci`);
-    const installed = await installReference();
-    reference = await startReference(installed);
-    dir = await tempDir('mcpgate-conformance-');
-    const config = await writeConfig(dir, { conf: { type: 'http', url: reference.url, prefix: false } });
-    gate = await startHttpGateway({ config, agent: 'conformance', args: ['--no-auth', '--pins', 'off'] });
-    // The server is connected (not still starting, not failed) before any scenario runs.
-    const ready = await gate.gw.waitForLog((l) => String(l.msg).startsWith('mcpgate ready on'));
-    assert.match(String(ready.msg), /: 1 of 1 servers/);
-  }, { timeout: SUITE_MS });
+export async function openRig(): Promise<Rig> {
+  assert.ok(existsSync(NODE22), `Node 22 for the suite is missing at ${NODE22}: run npm ci`);
+  const installed = await installReference();
+  const reference = await startReference(installed);
+  const dir = await tempDir('mcpgate-conformance-');
+  const config = await writeConfig(dir, { conf: { type: 'http', url: reference.url, prefix: false } });
+  const gate = await startHttpGateway({ config, agent: 'conformance', args: ['--no-auth', '--pins', 'off'] });
+  // The server is connected (not still starting, not failed) before any scenario runs.
+  const ready = await gate.gw.waitForLog((l) => String(l.msg).startsWith('mcpgate ready on'));
+  assert.match(String(ready.msg), /: 1 of 1 servers/);
+  return { dir, gate };
+}
 
-  after(async () => {
-    for (const child of running) child.kill('SIGTERM');
-    await gate?.stop();
-    await dir?.remove();
-  });
+/** Stops what the tests started: the suite's children, the reference server, the gateway. */
+export async function closeRig(rig: Rig | undefined): Promise<void> {
+  for (const child of running) child.kill('SIGTERM');
+  await rig?.gate.stop();
+  await rig?.dir.remove();
+}
 
-  for (const [version, pkg] of Object.entries(SUITES)) {
-    const cli = join(ROOT, 'node_modules', pkg, 'dist/index.js');
+/** Runs one suite version's server scenarios against mcpgate with its baseline; asserts a clean exit. */
+export async function serverScenarios(rig: Rig, version: keyof typeof SUITES, extra: string[] = []): Promise<void> {
+  const cli = join(ROOT, 'node_modules', SUITES[version], 'dist/index.js');
+  const result = await run(NODE22, [cli, 'server', '--url', rig.gate.url, '--expected-failures', BASELINE(version), '-o', join(rig.dir.path, `server-${version}`), ...extra]);
+  assert.equal(result.code, 0, `conformance ${version} server scenarios (exit ${result.code}):\n${summary(result.output)}`);
+  assert.match(result.output, /Total: \d+ passed/);
+}
 
-    it(`${version}: the server scenarios pass through mcpgate (baseline-${version}.yml)`, { timeout: SUITE_MS }, async () => {
-      const out = join(dir.path, `server-${version}`);
-      const args = [cli, 'server', '--url', gate.url, '--expected-failures', BASELINE(version), '-o', out];
-      if (version.startsWith('0.2')) args.push('--suite', 'all');
-      const result = await run(NODE22, args);
-      assert.equal(result.code, 0, `conformance ${version} server scenarios (exit ${result.code}):\n${summary(result.output)}`);
-      assert.match(result.output, /Total: \d+ passed/);
-    });
-
-    for (const scenario of ['initialize', 'tools_call', 'sse-retry']) {
-      it(`${version}: client scenario ${scenario} with mcpgate as the client`, { timeout: SUITE_MS }, async () => {
-        const driver = `${process.execPath} ${join(ROOT, 'dist/test/conformance/client-driver.js')}`;
-        const result = await run(NODE22, [cli, 'client', '--command', driver, '--scenario', scenario, '--expected-failures', BASELINE(version), '-o', join(dir.path, `client-${version}`)]);
-        assert.equal(result.code, 0, `conformance ${version} client scenario ${scenario} (exit ${result.code}):\n${result.output}`);
-        assert.match(result.output, /OVERALL: PASSED/);
-      });
-    }
-  }
-});
+/** Runs one client scenario of one suite version with mcpgate as the client (client-driver.ts); asserts it passed. */
+export async function clientScenario(dir: TempDir, version: keyof typeof SUITES, scenario: string): Promise<void> {
+  const cli = join(ROOT, 'node_modules', SUITES[version], 'dist/index.js');
+  const driver = `${process.execPath} ${join(ROOT, 'dist/test/conformance/client-driver.js')}`;
+  const result = await run(NODE22, [cli, 'client', '--command', driver, '--scenario', scenario, '--expected-failures', BASELINE(version), '-o', join(dir.path, version)]);
+  assert.equal(result.code, 0, `conformance ${version} client scenario ${scenario} (exit ${result.code}):\n${result.output}`);
+  assert.match(result.output, /OVERALL: PASSED/);
+}
