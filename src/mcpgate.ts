@@ -72,7 +72,6 @@ export class Mcpgate {
     const started = this.gateway.start();
     this.reloader.start();
     started.then((summaries) => {
-      for (const warning of this.gateway.catalog.warnings) this.options.log.warn(`catalog: ${warning}`);
       const ready = summaries.filter((s) => s.state === 'ready').length;
       this.options.log.info(`mcpgate ready on stdio: ${ready} of ${summaries.length} servers, ${this.gateway.catalog.listTools().length} tools`, { agent: this.options.agent });
     }, (err: unknown) => this.options.log.error('starting servers failed', { error: err }));
@@ -104,7 +103,6 @@ export class Mcpgate {
     const started = this.gateway.start();
     this.reloader.start();
     started.then((summaries) => {
-      for (const warning of this.gateway.catalog.warnings) log.warn(`catalog: ${warning}`);
       const ready = summaries.filter((s) => s.state === 'ready').length;
       log.info(`mcpgate ready on ${url}: ${ready} of ${summaries.length} servers, ${this.gateway.catalog.listTools().length} tools`, { url });
     }, (err: unknown) => log.error('starting servers failed', { error: err }));

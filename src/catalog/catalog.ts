@@ -1,6 +1,9 @@
 // The catalog: every server's tools, resources, templates and prompts merged under namespaced names.
 // Each server's part is replaced whole (on connect and on a debounced refresh); the merged views and
 // the name → server routes are rebuilt then and cached, so listing and routing cost a map lookup.
+// A server may have its own prefix or none (`"prefix": false`: its items keep their own names and
+// URIs); when two servers expose the same name or URI, the one listed later in .mcp.json has that
+// item withheld, with one warning naming both servers and the fix (never a silent shadowing).
 
 import { createHash } from 'node:crypto';
 import type { Tool } from '../wire/protocol.js';
@@ -25,6 +28,8 @@ export interface ToolEntry {
 
 export interface CatalogOptions {
   separator?: string;
+  /** Told each warning once when it first appears (a clash found on a list change, a renamed tool). */
+  onWarning?: (warning: string) => void;
   /** Neutralize escape sequences and invisible characters in descriptions and titles (default true). */
   sanitize?: boolean;
 }
@@ -49,6 +54,25 @@ export interface CatalogCounts {
 
 type Part = Partial<ServerLists>;
 
+/** A server as the catalog names it: its name and its `prefix` from .mcp.json (absent: its name; false: none). */
+export type ServerNaming = string | { readonly name: string; readonly prefix?: string | false };
+
+/** An RFC 6570 template as a matcher: `{x}` one path segment, `{+x}`/`{#x}` anything, other expressions anything but `/`. */
+function templateMatcher(template: string): RegExp {
+  let source = '';
+  let last = 0;
+  for (const m of template.matchAll(/\{([+#./;?&]?)[^}]*\}/g)) {
+    source += escapeRegExp(template.slice(last, m.index));
+    source += m[1] === '+' || m[1] === '#' ? '.*' : '[^/]*';
+    last = m.index + m[0].length;
+  }
+  return new RegExp(`^${source}${escapeRegExp(template.slice(last))}$`, 's');
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 export class Catalog {
   private readonly parts = new Map<string, Part>();
   private readonly held = new Map<string, ReadonlyMap<string, HeldInfo>>();
@@ -58,6 +82,15 @@ export class Catalog {
   private readonly fingerprints = new Map<string, string>();
   private readonly keyOf = new Map<string, string>();
   private readonly serverOfKey = new Map<string, string>();
+  /** Servers with `"prefix": false`. */
+  private readonly unprefixed = new Set<string>();
+  /** Each configured server's place in .mcp.json: the earlier one keeps a clashing name. */
+  private readonly order = new Map<string, number>();
+  /** Unprefixed servers' resource URIs and templates → server, to route their own URIs. */
+  private uriOwner = new Map<string, string>();
+  private templateOwners: { server: string; match: RegExp }[] = [];
+  private readonly onWarning: ((warning: string) => void) | undefined;
+  private warned = new Set<string>();
   private toolsByName = new Map<string, ToolEntry>();
   private publicNames = new Map<string, string>();
   private promptsByName = new Map<string, PromptEntry>();
@@ -70,22 +103,36 @@ export class Catalog {
   /** Names that had to be sanitized, shortened or de-collided, for the log and `check`. */
   warnings: string[] = [];
 
-  constructor(serverNames: readonly string[], options: CatalogOptions | string = {}) {
+  constructor(servers: readonly ServerNaming[], options: CatalogOptions | string = {}) {
     const opts = typeof options === 'string' ? { separator: options } : options;
     this.separator = opts.separator ?? DEFAULT_SEPARATOR;
     this.sanitize = opts.sanitize ?? true;
-    this.setServers(serverNames);
+    this.onWarning = opts.onWarning;
+    this.setServers(servers);
   }
 
-  /** Fixes each server's key (its name, made client-safe and unique) used in tool names and URIs. */
-  setServers(serverNames: readonly string[]): void {
+  /**
+   * Fixes each server's key (its prefix, else its name, made client-safe and unique) used in tool
+   * names and URIs, which servers have none, and their order (the earlier keeps a clashing name).
+   */
+  setServers(servers: readonly ServerNaming[]): void {
     this.keyOf.clear();
     this.serverOfKey.clear();
-    // Client-safe names first, so a clean `a_b` keeps its key and a colliding `a.b` gets the suffix.
-    const ordered = [...serverNames].sort((a, b) => Number(sanitize(a) !== a) - Number(sanitize(b) !== b) || (a < b ? -1 : a > b ? 1 : 0));
+    this.unprefixed.clear();
+    this.order.clear();
+    const wanted = new Map<string, string>();
+    servers.forEach((entry, index) => {
+      const { name, prefix } = typeof entry === 'string' ? { name: entry, prefix: undefined } : entry;
+      this.order.set(name, index);
+      if (prefix === false) this.unprefixed.add(name);
+      else wanted.set(name, prefix ?? name);
+    });
+    // Client-safe keys first, so a clean `a_b` keeps its key and a colliding `a.b` gets the suffix.
+    const safe = (server: string): number => Number(sanitize(wanted.get(server)!) !== wanted.get(server));
+    const ordered = [...wanted.keys()].sort((a, b) => safe(a) - safe(b) || (a < b ? -1 : a > b ? 1 : 0));
     for (const server of ordered) {
       // A suffixed key can itself be another server's key ("a.", "a._1", "a_"), so try until one is free.
-      const base = sanitize(server);
+      const base = sanitize(wanted.get(server)!);
       let key = base;
       for (let n = 1; this.serverOfKey.has(key); n++) key = `${base}_${n}`;
       this.keyOf.set(server, key);
@@ -170,16 +217,37 @@ export class Catalog {
     return this.promptsByName.get(publicName);
   }
 
-  /** Routes a namespaced URI (`mcpgate://SERVER/…`) to its server and the server's own URI. */
+  /**
+   * Routes a URI to its server and the server's own URI: a namespaced one (`mcpgate://PREFIX/…`) by
+   * its prefix; else an unprefixed server's listed resource, then one matching its templates, then
+   * the only unprefixed server if there is just one (servers may serve URIs they do not list).
+   */
   resolveUri(uri: string): { server: string; uri: string } | undefined {
     const split = splitUri(uri);
-    if (split === undefined) return undefined;
-    const server = this.serverOfKey.get(split.serverKey);
-    return server === undefined ? undefined : { server, uri: split.uri };
+    const server = split === undefined ? undefined : this.serverOfKey.get(split.serverKey);
+    if (server !== undefined) return { server, uri: split!.uri };
+    if (this.unprefixed.size === 0) return undefined;
+    const owner = this.uriOwner.get(uri) ?? this.templateOwners.find((t) => t.match.test(uri))?.server;
+    if (owner !== undefined) return { server: owner, uri };
+    if (this.unprefixed.size === 1) return { server: this.unprefixed.values().next().value!, uri };
+    return undefined;
   }
 
   publicUri(server: string, uri: string): string {
+    if (this.unprefixed.has(server)) return uri;
     return namespaceUri(this.keyOf.get(server) ?? sanitize(server), uri);
+  }
+
+  /** False for a server with `"prefix": false` (its items keep their own names and URIs). */
+  isPrefixed(server: string): boolean {
+    return !this.unprefixed.has(server);
+  }
+
+  /** The public name a server's tool has or would have (it need not exist). */
+  nameFor(server: string, original: string): string {
+    const known = this.publicName(server, original);
+    if (known !== undefined) return known;
+    return this.unprefixed.has(server) ? original : `${this.key(server)}${this.separator}${original}`;
   }
 
   listTools(): readonly unknown[] {
@@ -224,25 +292,55 @@ export class Catalog {
     const toolReqs: { server: string; name: string }[] = [];
     const promptReqs: { server: string; name: string }[] = [];
     for (const server of servers) {
+      if (this.unprefixed.has(server)) continue;
       const key = this.key(server);
       for (const tool of this.parts.get(server)?.tools ?? []) toolReqs.push({ server: key, name: tool.name });
       for (const prompt of this.parts.get(server)?.prompts ?? []) promptReqs.push({ server: key, name: prompt.name });
     }
     const toolNames = assignNames(toolReqs, this.separator);
     const promptNames = assignNames(promptReqs, this.separator);
-    this.warnings = [...toolNames.warnings, ...promptNames.warnings];
+    const warnings = [...toolNames.warnings, ...promptNames.warnings];
+    const toolName = (server: string, name: string): string => (this.unprefixed.has(server) ? name : toolNames.names.get(nameKey(this.key(server), name))!);
+    const promptName = (server: string, name: string): string => (this.unprefixed.has(server) ? name : promptNames.names.get(nameKey(this.key(server), name))!);
+    const uriOf = (server: string, uri: string): string => (this.unprefixed.has(server) ? uri : namespaceUri(this.key(server), uri));
+
+    // Who keeps each public name: servers in .mcp.json order, the earlier one wins, the later one's
+    // item is withheld with a warning naming both.
+    const withheld = new Set<string>();
+    const byOrder = [...servers].sort((a, b) => (this.order.get(a) ?? Infinity) - (this.order.get(b) ?? Infinity) || (a < b ? -1 : a > b ? 1 : 0));
+    const claim = (what: string, owners: Map<string, string>, server: string, name: string, publicName: string): void => {
+      const owner = owners.get(publicName);
+      if (owner === undefined) owners.set(publicName, server);
+      else if (owner !== server) {
+        withheld.add(`${what}\u0000${server}\u0000${name}`);
+        const fix = this.unprefixed.has(server) ? `give server "${server}" a prefix in .mcp.json (for example "prefix": "${sanitize(server)}")` : `give server "${owner}" a prefix in .mcp.json`;
+        warnings.push(`${what} "${name}" of server "${server}" is withheld: server "${owner}" (earlier in .mcp.json) already exposes ${what} "${publicName}"; ${fix}`);
+      }
+    };
+    const owners = { tool: new Map<string, string>(), prompt: new Map<string, string>(), resource: new Map<string, string>(), template: new Map<string, string>() };
+    for (const server of byOrder) {
+      const part = this.parts.get(server)!;
+      for (const tool of part.tools ?? []) claim('tool', owners.tool, server, tool.name, toolName(server, tool.name));
+      for (const prompt of part.prompts ?? []) claim('prompt', owners.prompt, server, prompt.name, promptName(server, prompt.name));
+      for (const resource of part.resources ?? []) claim('resource', owners.resource, server, resource.uri, uriOf(server, resource.uri));
+      for (const template of part.resourceTemplates ?? []) claim('template', owners.template, server, template.uriTemplate, uriOf(server, template.uriTemplate));
+    }
+    const kept = (what: string, server: string, name: string): boolean => !withheld.has(`${what}\u0000${server}\u0000${name}`);
 
     const toolsByName = new Map<string, ToolEntry>();
     const promptsByName = new Map<string, PromptEntry>();
+    const uriOwner = new Map<string, string>();
+    const templateOwners: { server: string; match: RegExp }[] = [];
     const views = { tools: [] as unknown[], resources: [] as unknown[], resourceTemplates: [] as unknown[], prompts: [] as unknown[] };
     const refs: Record<ListKind, ItemRef[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
     for (const server of servers) {
-      const key = this.key(server);
       const part = this.parts.get(server)!;
+      const unprefixed = this.unprefixed.has(server);
       for (const tool of part.tools ?? []) {
-        const name = toolNames.names.get(nameKey(key, tool.name))!;
+        if (!kept('tool', server, tool.name)) continue;
+        const name = toolName(server, tool.name);
         if (toolsByName.has(name)) {
-          this.warnings.push(`server "${server}" lists tool "${tool.name}" more than once; the first definition is used`);
+          warnings.push(`server "${server}" lists tool "${tool.name}" more than once; the first definition is used`);
           continue;
         }
         const held = this.held.get(server)?.get(tool.name);
@@ -253,9 +351,10 @@ export class Catalog {
         refs.tools.push({ server, original: tool.name });
       }
       for (const prompt of part.prompts ?? []) {
-        const name = promptNames.names.get(nameKey(key, prompt.name))!;
+        if (!kept('prompt', server, prompt.name)) continue;
+        const name = promptName(server, prompt.name);
         if (promptsByName.has(name)) {
-          this.warnings.push(`server "${server}" lists prompt "${prompt.name}" more than once; the first definition is used`);
+          warnings.push(`server "${server}" lists prompt "${prompt.name}" more than once; the first definition is used`);
           continue;
         }
         promptsByName.set(name, { server, original: prompt.name });
@@ -264,21 +363,34 @@ export class Catalog {
         refs.prompts.push({ server, original: prompt.name });
       }
       for (const resource of part.resources ?? []) {
-        views.resources.push({ ...resource, uri: namespaceUri(key, resource.uri) });
+        if (!kept('resource', server, resource.uri)) continue;
+        if (unprefixed) uriOwner.set(resource.uri, server);
+        views.resources.push({ ...resource, uri: uriOf(server, resource.uri) });
         refs.resources.push({ server });
       }
       for (const template of part.resourceTemplates ?? []) {
-        views.resourceTemplates.push({ ...template, uriTemplate: namespaceUri(key, template.uriTemplate) });
+        if (!kept('template', server, template.uriTemplate)) continue;
+        if (unprefixed) templateOwners.push({ server, match: templateMatcher(template.uriTemplate) });
+        views.resourceTemplates.push({ ...template, uriTemplate: uriOf(server, template.uriTemplate) });
         refs.resourceTemplates.push({ server });
       }
     }
+    // Templates of earlier servers are tried first, like every other clash.
+    templateOwners.sort((a, b) => (this.order.get(a.server) ?? Infinity) - (this.order.get(b.server) ?? Infinity));
     this.publicNames = new Map([...toolsByName].map(([name, entry]) => [nameKey(entry.server, entry.original), name]));
     this.toolsByName = toolsByName;
     this.promptsByName = promptsByName;
+    this.uriOwner = uriOwner;
+    this.templateOwners = templateOwners;
     this.views = views;
     this.refs = refs;
     this.version += 1;
     this.encoded.clear();
+    this.warnings = warnings;
+    // Each warning once, when it appears (again only if it went away and came back).
+    const now = new Set(warnings);
+    if (this.onWarning !== undefined) for (const warning of now) if (!this.warned.has(warning)) this.onWarning(warning);
+    this.warned = now;
   }
 
   /** The items of one kind that `keep` accepts (per-agent views under rules). */
@@ -291,8 +403,9 @@ export class Catalog {
   }
 
   /**
-   * Which server a public name belongs to by its prefix, whether or not such a tool exists, so a
-   * denial can be decided (and reported) the same way for existing and made-up names.
+   * Which prefixed server a public name belongs to by its prefix, whether or not such a tool exists,
+   * so a denial can be decided (and reported) the same way for existing and made-up names. A name
+   * of an unprefixed server carries no server: only an existing item's entry tells it.
    */
   serverOfName(publicName: string): { server: string; rest: string } | undefined {
     let best: { server: string; rest: string } | undefined;
@@ -314,7 +427,7 @@ export class Catalog {
 
   /** Every configured server name (whether or not it is connected). */
   get serverNames(): string[] {
-    return [...this.keyOf.keys()];
+    return [...this.order.keys()];
   }
 
   private key(server: string): string {

@@ -31,6 +31,8 @@ const common = {
   limits: z.unknown().optional(),
   // Checked by readPool (field by field); only for the pooled scopes.
   pool: z.unknown().optional(),
+  // A string is checked against SAFE_NAME in readPrefix, so its error can say why.
+  prefix: z.union([z.string(), z.literal(false)]).optional(),
 };
 // `inheritEnv`: true (everything but mcpgate's secrets), false (nothing), or names (`PREFIX_*` allowed).
 const inheritEnvField = z.union([z.boolean(), z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/))]);
@@ -66,6 +68,7 @@ const EXPECTED: Readonly<Record<string, string>> = {
   disabled: 'true or false',
   timeout: `a positive integer number of milliseconds (at most ${MAX_TIMEOUT_MS})`,
   sessions: '"shared", "per-agent" or "per-session"',
+  prefix: 'a prefix (letters, digits, _ and -) or false (no prefix: the server\'s own names)',
 };
 
 interface Context {
@@ -110,6 +113,7 @@ export function buildServersConfig(raw: unknown, file: string, env: Env): Server
       }
     }
   }
+  checkPrefixes(servers, ctx);
   if (ctx.errors.length > 0) throw configInvalid(file, ctx.errors, { warnings: ctx.warnings });
   return Object.freeze({ file, servers: Object.freeze(servers), warnings: Object.freeze(ctx.warnings.map((w) => Object.freeze(w))) });
 }
@@ -194,6 +198,7 @@ function toStdio(name: string, raw: z.output<typeof stdioEntry>, expand: Expand,
     disabled: raw.disabled,
     timeout: raw.timeout,
     ...sessionsAndPool(name, raw.sessions, raw.pool, ctx),
+    ...readPrefix(name, raw.prefix, ctx, issue),
     limits: readLimits(raw.limits, ctx.limits, ['mcpServers', name, 'limits'], ctx),
   });
 }
@@ -240,6 +245,36 @@ function readPool(raw: unknown, at: readonly PropertyKey[], ctx: Context): PoolS
   return Object.freeze(out as unknown as PoolSettings);
 }
 
+const MAX_PREFIX_LENGTH = 32;
+
+/** `"prefix"`: a client-safe string (set only when the file says so, so other snapshots are unchanged) or false. */
+function readPrefix(name: string, prefix: string | false | undefined, ctx: Context, issue: Issue): { prefix?: string | false } {
+  if (prefix === undefined) return {};
+  if (prefix !== false && (!SAFE_NAME.test(prefix) || prefix.length > MAX_PREFIX_LENGTH)) {
+    ctx.errors.push(issue(['prefix'], `expected a prefix of 1 to ${MAX_PREFIX_LENGTH} letters, digits, _ or - (or false for none), got ${describeValue(prefix, true)} (server "${name}")`));
+    return {};
+  }
+  return { prefix };
+}
+
+/**
+ * Two prefixed servers must not share a prefix (a server without "prefix" uses its name): their
+ * names would be one namespace. Unprefixed servers' clashes are per item, found by the catalog.
+ */
+function checkPrefixes(servers: readonly ServerConfig[], ctx: Context): void {
+  const owner = new Map<string, string>();
+  for (const server of servers) {
+    if (server.prefix === false) continue;
+    const prefix = server.prefix ?? server.name;
+    const other = owner.get(prefix);
+    if (other === undefined) owner.set(prefix, server.name);
+    else {
+      ctx.errors.push({ file: ctx.file, path: jsonPath(['mcpServers', server.name, 'prefix']),
+        message: `servers "${other}" and "${server.name}" would both use the prefix "${prefix}" (a server without "prefix" uses its name); give "${server.name}" another "prefix"` });
+    }
+  }
+}
+
 function toInheritEnv(value: boolean | string[]): InheritEnv {
   if (value === true) return 'all';
   if (value === false) return 'none';
@@ -266,6 +301,7 @@ function toRemote(name: string, type: 'http' | 'sse', raw: z.output<typeof remot
     disabled: raw.disabled,
     timeout: raw.timeout,
     ...sessionsAndPool(name, raw.sessions, raw.pool, ctx),
+    ...readPrefix(name, raw.prefix, ctx, issue),
     limits: readLimits(raw.limits, ctx.limits, ['mcpServers', name, 'limits'], ctx),
   });
 }

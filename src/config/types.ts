@@ -27,6 +27,12 @@ export interface StdioServerConfig {
   readonly sessions: SessionScope;
   /** The pool's settings for a per-agent or per-session server; absent: the defaults. */
   readonly pool?: PoolSettings;
+  /**
+   * What the server's tools and prompts are prefixed with (`PREFIX__TOOL`, resources
+   * `mcpgate://PREFIX/URI`): absent = the server's name; `false` = none, its items keep their own
+   * names and URIs (a clash with another server's item withholds the later server's one).
+   */
+  readonly prefix?: string | false;
   /** Always set by the loader; optional only so hand-built configs (tests, library use) get the defaults. */
   readonly limits?: ServerLimits;
 }
@@ -40,6 +46,12 @@ export interface RemoteServerConfig {
   readonly timeout: number;
   readonly sessions: SessionScope;
   readonly pool?: PoolSettings;
+  /**
+   * What the server's tools and prompts are prefixed with (`PREFIX__TOOL`, resources
+   * `mcpgate://PREFIX/URI`): absent = the server's name; `false` = none, its items keep their own
+   * names and URIs (a clash with another server's item withholds the later server's one).
+   */
+  readonly prefix?: string | false;
   readonly limits?: ServerLimits;
 }
 

@@ -55,7 +55,8 @@ export async function applyConfig(gateway: Reconfigurable, next: ServersConfig, 
 
   gateway.config = next;
   gateway.rules = rules;
-  if (report.added.length > 0 || report.removed.length > 0) gateway.catalog.setServers(next.servers.map((s) => s.name));
+  // Prefixes and the order (which server keeps a clashing name) may change with the same servers.
+  gateway.catalog.setServers(next.servers);
 
   // Stop what went away or changed; the old connection finishes its calls' teardown on its own.
   const stopping = [...report.removed, ...report.restarted].map(async (name) => {

@@ -142,7 +142,7 @@ export function executeTarget(parts: DiscoveryParts, args: Record<string, unknow
   if (args.args !== undefined && (typeof args.args !== 'object' || args.args === null || Array.isArray(args.args))) throw invalid('execute_tool "args" must be an object');
   const timeoutMs = typeof args.timeout_ms === 'number' && Number.isInteger(args.timeout_ms) && args.timeout_ms > 0 ? args.timeout_ms : undefined;
   // An unknown tool still gets a well-formed public name, so the rules decide before existence does.
-  const name = parts.catalog.publicName(server, tool) ?? `${server}${parts.separator}${tool}`;
+  const name = parts.catalog.nameFor(server, tool);
   return { name, arguments: args.args ?? {}, timeoutMs };
 }
 

@@ -136,7 +136,7 @@ export class Gateway {
   constructor(private readonly options: GatewayOptions) {
     this.log = options.log;
     this.config = options.config;
-    this.catalog = new Catalog(options.config.servers.map((s) => s.name), { separator: options.separator, sanitize: options.sanitize });
+    this.catalog = new Catalog(options.config.servers, { separator: options.separator, sanitize: options.sanitize, onWarning: (warning) => this.log.warn(`catalog: ${warning}`) });
     this.limits = new CatalogLimits(this.log);
     this.pins = new PinKeeper({
       mode: options.pins?.mode ?? 'off',

@@ -55,6 +55,12 @@ function denied(log: Logger, agent: string, server: string, what: string, reason
   return new GatewayError('MCPG_POLICY_DENIED', `agent "${agent}" may not use ${what} of server "${server}"`, { server, detail: { agent } });
 }
 
+/** A denial on an unprefixed server, answered as "unknown" so it reveals nothing; the rule goes to the log. */
+function hidden(log: Logger, server: string, reason: string, unknown: GatewayError): GatewayError {
+  log.debug('denied by the rules (answered as unknown: the server has no prefix)', { server, reason });
+  return unknown;
+}
+
 export class Router {
   constructor(private readonly parts: RouterParts) {}
 
@@ -77,7 +83,12 @@ export class Router {
     return { conn, server: entry.server, original: entry.original };
   }
 
-  /** The rules' verdict on a tool: the entry if the name exists, else the server its prefix names. */
+  /**
+   * The rules' verdict on a tool: the entry if the name exists, else the server its prefix names.
+   * A name of an unprefixed server says nothing of its server, so a made-up one is merely unknown;
+   * for a denial to reveal nothing, a denied tool of an unprefixed server is unknown too (the same
+   * MCPG_TOOL_NOT_FOUND; the denial is logged at debug).
+   */
   toolDenied(log: Logger, agent: string, name: string, entry: ToolEntry | undefined): GatewayError | undefined {
     const rules = this.parts.rules();
     if (rules.open) return undefined;
@@ -85,26 +96,32 @@ export class Router {
     if (target === undefined) return undefined;
     const tool = 'original' in target ? target.original : target.rest;
     const decision = decideTool(rules, agent, target.server, tool);
-    return decision.allowed ? undefined : denied(log, agent, target.server, `tool "${tool}"`, decision.reason);
+    if (decision.allowed) return undefined;
+    if (!this.parts.catalog.isPrefixed(target.server)) return hidden(log, target.server, decision.reason, new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } }));
+    return denied(log, agent, target.server, `tool "${tool}"`, decision.reason);
   }
 
-  /** Server-level rules (resources, prompts, completion): undefined when allowed, else the error. */
-  serverDenied(log: Logger, agent: string, server: string, what: string): GatewayError | undefined {
+  /**
+   * Server-level rules (resources, prompts, completion): undefined when allowed, else the error —
+   * `unknown` for an unprefixed server, whose items' names and URIs do not name it (see toolDenied).
+   */
+  serverDenied(log: Logger, agent: string, server: string, what: string, unknown?: () => GatewayError): GatewayError | undefined {
     const rules = this.parts.rules();
     if (rules.open) return undefined;
     const decision = decideServer(rules, agent, server);
-    return decision.allowed ? undefined : denied(log, agent, server, what, decision.reason);
+    if (decision.allowed) return undefined;
+    if (unknown !== undefined && !this.parts.catalog.isPrefixed(server)) return hidden(log, server, decision.reason, unknown());
+    return denied(log, agent, server, what, decision.reason);
   }
 
   uri(log: Logger, agent: string, method: string, uri: unknown): UriRoute | GatewayError {
     if (typeof uri !== 'string') return invalidParams(`${method} needs params.uri (a string)`);
     const split = this.parts.catalog.resolveUri(uri);
-    const refused = split === undefined ? undefined : this.serverDenied(log, agent, split.server, `resource "${split.uri}"`);
+    const notFound = (): GatewayError => new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${uri} (mcpgate resource URIs look like mcpgate://SERVER/URI)`, { detail: { uri } });
+    const refused = split === undefined ? undefined : this.serverDenied(log, agent, split.server, `resource "${split.uri}"`, notFound);
     if (refused !== undefined) return refused;
     const conn = split === undefined ? undefined : this.parts.connections.get(split.server);
-    if (split === undefined || conn === undefined) {
-      return new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${uri} (mcpgate resource URIs look like mcpgate://SERVER/URI)`, { detail: { uri } });
-    }
+    if (split === undefined || conn === undefined) return notFound();
     return { conn, uri: split.uri, publicUri: uri };
   }
 
@@ -114,9 +131,10 @@ export class Router {
     const entry = catalog.prompt(name);
     // Decided before existence, like tools: a denial reveals nothing.
     const target = entry ?? catalog.serverOfName(name);
-    const refused = target === undefined ? undefined : this.serverDenied(log, agent, target.server, `prompt "${'original' in target ? target.original : target.rest}"`);
+    const notFound = (): GatewayError => new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${name}`, { detail: { prompt: name } });
+    const refused = target === undefined ? undefined : this.serverDenied(log, agent, target.server, `prompt "${'original' in target ? target.original : target.rest}"`, notFound);
     if (refused !== undefined) return refused;
-    if (entry === undefined) return new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${name}`, { detail: { prompt: name } });
+    if (entry === undefined) return notFound();
     const conn = this.connection(entry.server);
     if (conn instanceof GatewayError) return conn;
     return { conn, server: entry.server, original: entry.original };

