@@ -121,7 +121,7 @@ describe('HTTP front: an agent that stops reading', { timeout: TIMEOUT }, () => 
       assert.equal(textOf(await fast.client.callTool({ name: 'flood__echo', arguments: { text: 'after' } })), 'after');
       const grown = rss(gate.gw.pid) - start;
       if (process.env.MCPGATE_TEST_VERBOSE !== undefined) process.stderr.write(`RSS grew ${Math.round(grown / MiB)} MiB\n`);
-      assert.ok(grown < 120 * MiB, `RSS grew by ${Math.round(grown / MiB)} MiB (bound: 120 MiB for ~320 MiB of answers)`);
+      assert.ok(grown < 200 * MiB, `RSS grew by ${Math.round(grown / MiB)} MiB (bound: 200 MiB, well under ~320 MiB of answers)`);
       const gone = await raw(gate.url, { headers: { ...JSON_HEADERS, ...hoarder, 'mcp-session-id': session }, body: JSON.stringify({ jsonrpc: '2.0', id: 999, method: 'ping' }) });
       assert.equal(gone.status, 404, 'the ended session is gone; the agent can initialize again');
     } finally {
