@@ -18,6 +18,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
 import { ROOT, tempDir, writeConfig, type TempDir } from '../helpers/gateway.js';
 import { startHttpGateway, type HttpGateway } from '../helpers/http.js';
 
@@ -152,4 +153,23 @@ export async function clientScenario(dir: TempDir, version: keyof typeof SUITES,
   const result = await run(NODE22, [cli, 'client', '--command', driver, '--scenario', scenario, '--expected-failures', BASELINE(version), '-o', join(dir.path, version)]);
   assert.equal(result.code, 0, `conformance ${version} client scenario ${scenario} (exit ${result.code}):\n${result.output}`);
   assert.match(result.output, /OVERALL: PASSED/);
+}
+
+/**
+ * The suite's client scenarios, one test each, with mcpgate as the client of the suite's scenario
+ * servers (client-driver.ts puts an SDK agent in front of mcpgate).
+ */
+export function clientScenarios(version: keyof typeof SUITES, scenarios: readonly string[]): void {
+  describe(`conformance ${version}: client scenarios with mcpgate as the client`, { timeout: SUITE_MS }, () => {
+    let dir: TempDir | undefined;
+    before(async () => (dir = await tempDir('mcpgate-conformance-client-')));
+    after(async () => {
+      for (const child of running) child.kill('SIGTERM');
+      await dir?.remove();
+    });
+
+    for (const scenario of scenarios) {
+      it(scenario, { timeout: SUITE_MS }, () => clientScenario(dir!, version, scenario));
+    }
+  });
 }
