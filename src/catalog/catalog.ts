@@ -1,6 +1,9 @@
 // The catalog: every server's tools, resources, templates and prompts merged under namespaced names.
 // Each server's part is replaced whole (on connect and on a debounced refresh); the merged views and
 // the name → server routes are rebuilt then and cached, so listing and routing cost a map lookup.
+// A rebuild reuses what did not change: an item's view (renamed, sanitized) is kept while the server
+// still lists the same object under the same public name, and each server's slice of a list is
+// encoded once, so one server's list_changed re-encodes only that server's part.
 // A server may have its own prefix or none (`"prefix": false`: its items keep their own names and
 // URIs); when two servers expose the same name or URI, the one listed later in .mcp.json has that
 // item withheld, with one warning naming both servers and the fix (never a silent shadowing).
@@ -95,6 +98,12 @@ export class Catalog {
   private publicNames = new Map<string, string>();
   private promptsByName = new Map<string, PromptEntry>();
   private readonly encoded = new Map<ListKind, string>();
+  /** Each item's view (renamed and sanitized) by the server's own item object, while its public name stays. */
+  private readonly viewMemo = new WeakMap<object, { name: string; view: unknown }>();
+  /** Each server's slice of each list as last encoded (`server\0kind` → the views and their JSON). */
+  private fragments = new Map<string, { views: unknown[]; text: string }>();
+  /** Per kind, the servers' encoded slices in list order (empty slices left out). */
+  private listFragments: Record<ListKind, string[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
   /** Which server (and original name) each item of the views came from, index for index. */
   private refs: Record<ListKind, ItemRef[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
   /** Bumped on every rebuild: caches of per-agent views compare it. */
@@ -264,16 +273,51 @@ export class Catalog {
   }
 
   /**
-   * The list result for one kind, encoded once per catalog change (`{"tools":[…]}`): a large catalog is
-   * serialized when it changes, not on every list request.
+   * The list result for one kind (`{"tools":[…]}`), joined once per catalog change from the servers'
+   * slices, each encoded when that server's items changed: a large catalog is serialized piece by
+   * piece when it changes, not on every list request nor whole on every server's change.
    */
   encodedList(kind: ListKind): string {
     let text = this.encoded.get(kind);
     if (text === undefined) {
-      text = JSON.stringify({ [kind]: this.views[kind] });
+      text = `{"${kind}":[${this.listFragments[kind].join(',')}]}`;
       this.encoded.set(kind, text);
     }
     return text;
+  }
+
+  /** The view of a server's item under its public name: the one made last time if neither changed. */
+  private viewOf(item: object, field: 'name' | 'uri' | 'uriTemplate', value: string, sanitizeIt: boolean): unknown {
+    const memo = this.viewMemo.get(item);
+    if (memo !== undefined && memo.name === value) return memo.view;
+    const renamed = { ...item, [field]: value } as Record<string, unknown>;
+    const view = sanitizeIt && this.sanitize ? sanitizeTool(renamed) : renamed;
+    this.viewMemo.set(item, { name: value, view });
+    return view;
+  }
+
+  /** Encodes each server's slice of each list again only if its views are not the ones encoded last time. */
+  private encodeFragments(slices: Map<string, Record<ListKind, [number, number]>>): void {
+    const fragments = new Map<string, { views: unknown[]; text: string }>();
+    const listFragments: Record<ListKind, string[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
+    for (const [server, ranges] of slices) {
+      for (const kind of LIST_KINDS) {
+        const [start, end] = ranges[kind];
+        if (start === end) continue;
+        const key = `${server}\u0000${kind}`;
+        const all = this.views[kind];
+        const before = this.fragments.get(key);
+        let fragment = before;
+        if (before === undefined || before.views.length !== end - start || before.views.some((view, i) => view !== all[start + i])) {
+          const views = all.slice(start, end);
+          fragment = { views, text: JSON.stringify(views).slice(1, -1) };
+        }
+        fragments.set(key, fragment!);
+        listFragments[kind].push(fragment!.text);
+      }
+    }
+    this.fragments = fragments;
+    this.listFragments = listFragments;
   }
 
   /** What agents see of the server (held tools excluded). */
@@ -333,9 +377,11 @@ export class Catalog {
     const templateOwners: { server: string; match: RegExp }[] = [];
     const views = { tools: [] as unknown[], resources: [] as unknown[], resourceTemplates: [] as unknown[], prompts: [] as unknown[] };
     const refs: Record<ListKind, ItemRef[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
+    const slices = new Map<string, Record<ListKind, [number, number]>>();
     for (const server of servers) {
       const part = this.parts.get(server)!;
       const unprefixed = this.unprefixed.has(server);
+      const starts = { tools: views.tools.length, resources: views.resources.length, resourceTemplates: views.resourceTemplates.length, prompts: views.prompts.length };
       for (const tool of part.tools ?? []) {
         if (!kept('tool', server, tool.name)) continue;
         const name = toolName(server, tool.name);
@@ -346,8 +392,7 @@ export class Catalog {
         const held = this.held.get(server)?.get(tool.name);
         toolsByName.set(name, held === undefined ? { server, original: tool.name, tool } : { server, original: tool.name, tool, held });
         if (held !== undefined) continue;
-        const view = { ...tool, name };
-        views.tools.push(this.sanitize ? sanitizeTool(view) : view);
+        views.tools.push(this.viewOf(tool, 'name', name, true));
         refs.tools.push({ server, original: tool.name });
       }
       for (const prompt of part.prompts ?? []) {
@@ -358,22 +403,27 @@ export class Catalog {
           continue;
         }
         promptsByName.set(name, { server, original: prompt.name });
-        const view = { ...prompt, name };
-        views.prompts.push(this.sanitize ? sanitizeTool(view) : view);
+        views.prompts.push(this.viewOf(prompt, 'name', name, true));
         refs.prompts.push({ server, original: prompt.name });
       }
       for (const resource of part.resources ?? []) {
         if (!kept('resource', server, resource.uri)) continue;
         if (unprefixed) uriOwner.set(resource.uri, server);
-        views.resources.push({ ...resource, uri: uriOf(server, resource.uri) });
+        views.resources.push(this.viewOf(resource, 'uri', uriOf(server, resource.uri), false));
         refs.resources.push({ server });
       }
       for (const template of part.resourceTemplates ?? []) {
         if (!kept('template', server, template.uriTemplate)) continue;
         if (unprefixed) templateOwners.push({ server, match: templateMatcher(template.uriTemplate) });
-        views.resourceTemplates.push({ ...template, uriTemplate: uriOf(server, template.uriTemplate) });
+        views.resourceTemplates.push(this.viewOf(template, 'uriTemplate', uriOf(server, template.uriTemplate), false));
         refs.resourceTemplates.push({ server });
       }
+      slices.set(server, {
+        tools: [starts.tools, views.tools.length],
+        resources: [starts.resources, views.resources.length],
+        resourceTemplates: [starts.resourceTemplates, views.resourceTemplates.length],
+        prompts: [starts.prompts, views.prompts.length],
+      });
     }
     // Templates of earlier servers are tried first, like every other clash.
     templateOwners.sort((a, b) => (this.order.get(a.server) ?? Infinity) - (this.order.get(b.server) ?? Infinity));
@@ -385,6 +435,7 @@ export class Catalog {
     this.views = views;
     this.refs = refs;
     this.version += 1;
+    this.encodeFragments(slices);
     this.encoded.clear();
     this.warnings = warnings;
     // Each warning once, when it appears (again only if it went away and came back).
@@ -440,6 +491,8 @@ export class Catalog {
  * of every server's catalog for the gateway's lifetime (security audit #9), and one stringify of the
  * whole list built a string as large as the list.
  */
+const LIST_KINDS: readonly ListKind[] = ['tools', 'resources', 'resourceTemplates', 'prompts'];
+
 function fingerprintOf(items: readonly unknown[]): string {
   const hash = createHash('sha256');
   for (const item of items) hash.update(JSON.stringify(item)).update('\n');

@@ -48,16 +48,20 @@ function fit(name: string, full: string): string {
 export function assignNames(requests: readonly NameRequest[], separator: string = DEFAULT_SEPARATOR): NameAssignment {
   // Names that are already client-safe go first, so a clean `x_y` keeps its name and a sanitized
   // `x.y` that collides with it is the one that gets a suffix; within each group, sorted order.
-  const clean = (r: NameRequest): number => (isClean(`${r.server}${separator}${r.name}`) ? 0 : 1);
-  const sorted = [...requests].sort((a, b) => clean(a) - clean(b) || (a.server === b.server ? cmp(a.name, b.name) : cmp(a.server, b.server)));
+  // Each request's plain name and cleanliness are worked out once, not in every comparison.
+  const sorted = requests.map((r) => {
+    const plain = `${r.server}${separator}${r.name}`;
+    return { server: r.server, name: r.name, plain, dirty: isClean(plain) ? 0 : 1 };
+  });
+  sorted.sort((a, b) => a.dirty - b.dirty || (a.server === b.server ? cmp(a.name, b.name) : cmp(a.server, b.server)));
   const names = new Map<string, string>();
   const taken = new Set<string>();
   const warnings: string[] = [];
-  for (const { server, name } of sorted) {
+  for (const { server, name, plain, dirty } of sorted) {
     const key = nameKey(server, name);
     if (names.has(key)) continue;
-    const plain = `${server}${separator}${name}`;
-    let candidate = fit(`${sanitize(server)}${separator}${sanitize(name)}`, plain);
+    // A clean plain name is its own sanitized form (sanitize only changes an empty part).
+    let candidate = dirty === 0 && server !== '' && name !== '' ? plain : fit(`${sanitize(server)}${separator}${sanitize(name)}`, plain);
     if (taken.has(candidate)) {
       candidate = fit(`${candidate.slice(0, MAX_NAME_LENGTH - 9)}_${shortHash(plain)}`, plain);
       warnings.push(`"${name}" of server "${server}" collides with another name and is published as "${candidate}"`);

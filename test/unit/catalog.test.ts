@@ -150,3 +150,39 @@ void describe('Catalog views', { timeout: 5000 }, () => {
     assert.match(catalog.warnings.join('\n'), /lists tool "a" more than once/);
   });
 });
+
+void describe('Catalog: one server changed, the rest reused', { timeout: 5000 }, () => {
+  void it('keeps the other servers\' views (same objects) and encodes the same JSON as the views', { timeout: 5000 }, () => {
+    const catalog = new Catalog(['a', 'b', 'c']);
+    catalog.set('a', { tools: [tool('x'), tool('y')], resources: [resource('file:///r')] });
+    catalog.set('b', { tools: [tool('x')], prompts: [prompt('p')], resourceTemplates: [template('file:///{path}')] });
+    catalog.set('c', { tools: [] });
+    const before = new Map(catalog.listTools().map((view) => [(view as Tool).name, view]));
+    assert.equal(catalog.encodedList('tools'), JSON.stringify({ tools: catalog.listTools() }));
+
+    catalog.set('b', { tools: [tool('x', { description: 'changed' }), tool('z')] });
+    const after = new Map(catalog.listTools().map((view) => [(view as Tool).name, view]));
+    assert.equal(after.get('a__x'), before.get('a__x'), 'server a\'s views are reused, not rebuilt');
+    assert.equal(after.get('a__y'), before.get('a__y'));
+    assert.notEqual(after.get('b__x'), before.get('b__x'), 'server b\'s changed tool has a new view');
+    assert.equal((after.get('b__x') as Tool).description, 'changed');
+    for (const kind of ['tools', 'resources', 'resourceTemplates', 'prompts'] as const) {
+      const views = { tools: catalog.listTools(), resources: catalog.listResources(), resourceTemplates: catalog.listResourceTemplates(), prompts: catalog.listPrompts() }[kind];
+      assert.equal(catalog.encodedList(kind), JSON.stringify({ [kind]: views }), `${kind} encodes as its views`);
+    }
+
+    catalog.remove('a');
+    assert.equal(catalog.encodedList('tools'), JSON.stringify({ tools: catalog.listTools() }));
+    assert.equal(catalog.encodedList('resources'), '{"resources":[]}');
+  });
+
+  void it('a renamed item (new prefix) gets a new view even though the server listed the same object', { timeout: 5000 }, () => {
+    const read = tool('read');
+    const catalog = new Catalog(['fs']);
+    catalog.set('fs', { tools: [read] });
+    assert.equal((catalog.listTools()[0] as Tool).name, 'fs__read');
+    catalog.setServers([{ name: 'fs', prefix: 'files' }]);
+    assert.equal((catalog.listTools()[0] as Tool).name, 'files__read');
+    assert.equal(catalog.encodedList('tools'), JSON.stringify({ tools: catalog.listTools() }));
+  });
+});
