@@ -46,6 +46,8 @@ class PendingPost {
   log: StreamLog | undefined;
   /** The agent's connection; undefined while a resumable stream waits for the agent to come back. */
   res: ServerResponse | undefined;
+  /** Set while the server's stream for this call is paused (SSE polling): resumes it when the agent resumes. */
+  resumeServer: (() => void) | undefined;
 
   constructor(res: ServerResponse, private readonly acceptsSse: boolean, private readonly replay: ReplayStore, private readonly logs: Map<string, StreamLog>) {
     this.res = res;
@@ -78,14 +80,32 @@ class PendingPost {
   /** Sends a message that belongs to this request before its response; false if it cannot go here. */
   during(line: string): boolean {
     if (!this.canStream) return false;
+    const frame = this.replay.append(this.upgrade(), (id) => sseEvent(line, id));
+    this.writable?.write(frame);
+    return true;
+  }
+
+  /**
+   * The server paused its stream of this call (SSE polling): the agent's stream is made resumable
+   * if it is not yet, then ended with the server's `retry:`; the server is resumed when the agent
+   * resumes. False when this POST cannot be an event stream (mcpgate then resumes on its own).
+   */
+  poll(retryMs: number, resume: () => void): boolean {
+    if (!this.canStream) return false;
+    this.upgrade();
+    this.resumeServer = resume;
+    this.writable?.end(`retry: ${retryMs}\n\n`);
+    return true;
+  }
+
+  /** The POST as an event stream: headers and the priming event the first time. */
+  private upgrade(): StreamLog {
     if (this.log === undefined) {
       this.log = this.replay.open(this.logs, 'post');
       this.res!.writeHead(200, SSE_HEADERS);
       this.res!.write(priming(this.log));
     }
-    const frame = this.replay.append(this.log, (id) => sseEvent(line, id));
-    this.writable?.write(frame);
-    return true;
+    return this.log;
   }
 }
 
@@ -209,6 +229,12 @@ export class HttpChannel implements AgentChannel {
     return false;
   }
 
+  pause(about: RequestId, retryMs: number, resume: () => void): void {
+    if (this.overflowed) return;
+    const post = this.posts.get(about);
+    if (post !== undefined && post.poll(retryMs, resume)) this.log.debug('the server paused a call\'s stream: ended the agent\'s, to be resumed', { session: this.id, id: about, retryMs });
+  }
+
   /**
    * True (and the session is being ended) when the answers this agent has not read, plus what
    * `res` already holds, pass the bound: the agent stopped reading, so holding more would grow
@@ -291,6 +317,9 @@ export class HttpChannel implements AgentChannel {
     old?.destroy();
     const id = [...this.posts].find(([, p]) => p === post)![0];
     this.watchPost(id, post, res);
+    const resumeServer = post.resumeServer;
+    post.resumeServer = undefined;
+    resumeServer?.();
     return undefined;
   }
 
