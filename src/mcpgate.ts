@@ -11,7 +11,7 @@ import { AuditLog, type AuditOptions } from './observability/audit.js';
 import { CONSOLE_OFF, CONSOLE_PATH, Console } from './console/console.js';
 
 /** What `--http` and its companion flags configure (the ops context is added here). */
-export type HttpSettings = Omit<HttpFrontOptions, 'ops' | 'onRequest' | 'mounted'>;
+export type HttpSettings = Omit<HttpFrontOptions, 'ops' | 'onRequest' | 'onReplay' | 'mounted'>;
 
 /** The gateway's own options (minus what is loaded from files), plus where the files and the agent are. */
 export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules' | 'audit'> {
@@ -91,6 +91,12 @@ export class Mcpgate {
       ...(maxAgentBuffer !== undefined && { maxAgentBuffer }),
       ...settings,
       onRequest: (route, status) => metrics.httpRequest(route, status),
+      onReplay: {
+        buffered: (n) => metrics.sseReplay('buffered', n),
+        replayed: (n) => metrics.sseReplay('replayed', n),
+        dropped: (n) => metrics.sseReplay('dropped', n),
+        resumption: (outcome) => metrics.sseResumption(outcome),
+      },
       ops: { gateway: this.gateway, metrics: () => metrics.render() },
       mounted: { prefix: CONSOLE_PATH, handle: (path, req, res) => console.handle(path, req, res) },
     }, log.child({ front: 'http' }));

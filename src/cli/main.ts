@@ -35,6 +35,7 @@ Usage:
                 [--audit FILE|-] [--audit-arguments] [--audit-max-bytes BYTES]
                 HTTP: [--no-auth] [--allow-origin ORIGIN]… [--allow-host NAME]… [--max-body BYTES] [--session-idle MS]
                       [--max-sessions N] [--max-sessions-per-agent N] [--drain-timeout MS]
+                      [--replay-buffer BYTES] [--replay-age MS] [--replay-total BYTES]
   mcpgate check [--config .mcp.json] [--rules gateway-rules.json]
   mcpgate status [--url http://HOST:PORT] [--token TOKEN] [--json]
   mcpgate token AGENT
@@ -48,6 +49,9 @@ and /status. Agents authenticate with bearer tokens (mcpgate token) or JWTs (the
 --no-auth is accepted only on a loopback HOST (the agent is then --agent, or the X-Mcpgate-Agent header).
 Every HTTP request's Host must be localhost, 127.0.0.1 or [::1] (off loopback: also any IP address) or
 a name given with --allow-host (DNS-rebinding protection; * allows any).
+Agents' SSE streams are resumable (GET with Last-Event-ID): each stream keeps --replay-buffer bytes
+(default 1 MiB) of events for --replay-age ms (default 300000), at most --replay-total bytes (default
+64 MiB) for all sessions together.
 --audit writes one JSON line per decision (tools/call, resources/read, prompts/get) and per approval to
 FILE (- for stderr); argument values only with --audit-arguments. FILE is rotated to FILE.1 past
 --audit-max-bytes (default 10 MiB) and reopened on SIGHUP (for logrotate).
@@ -112,6 +116,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         'max-sessions': { type: 'string' },
         'max-sessions-per-agent': { type: 'string' },
         'drain-timeout': { type: 'string' },
+        'replay-buffer': { type: 'string' },
+        'replay-age': { type: 'string' },
+        'replay-total': { type: 'string' },
         audit: { type: 'string' },
         'audit-arguments': { type: 'boolean' },
         'audit-max-bytes': { type: 'string' },
@@ -226,6 +233,11 @@ function httpSettings(text: string, values: Record<string, string | boolean | st
     ...defined('maxSessions', int('max-sessions', 'a positive whole number')),
     ...defined('maxSessionsPerAgent', int('max-sessions-per-agent', 'a positive whole number')),
     ...defined('drainMs', int('drain-timeout', 'a positive whole number of milliseconds')),
+    replay: {
+      ...defined('maxStreamBytes', int('replay-buffer', 'a positive whole number of bytes')),
+      ...defined('maxAgeMs', int('replay-age', 'a positive whole number of milliseconds')),
+      ...defined('maxTotalBytes', int('replay-total', 'a positive whole number of bytes')),
+    },
   };
 }
 

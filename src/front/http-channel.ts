@@ -13,48 +13,99 @@
 // it missed is kept for it). Answers held for an agent that has stopped reading (ended POSTs still
 // flushing, plus the open POST about to be written) past the bound end the session: its sockets are
 // destroyed, which frees what they held, and the agent's next request gets 404.
+//
+// Resumable (MCP 2025-11-25 "Resumability and Redelivery", sse-replay.ts): a POST upgraded to SSE
+// and the GET stream start with a priming event (an id, `retry:`, empty data) and every event on
+// them has an id and is kept in the stream's replay log. When the agent's connection is cut, the
+// stream stays: what belongs to it is logged, and a GET with `Last-Event-ID` replays what the agent
+// missed and continues live (a POST's stream whose response was logged ends after the replay).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentSession, AgentChannel } from '../gateway/session.js';
 import type { Logger } from '../observability/logger.js';
 import type { RequestId } from '../wire/jsonrpc.js';
 import { sseEvent } from '../wire/sse.js';
+import { SSE_RETRY_MS, parseEventId, type ReplayStore, type StreamLog } from './sse-replay.js';
 
 /** Default bound on what is written for one session's agent and not yet read (`--max-agent-buffer`). */
 export const DEFAULT_MAX_AGENT_BUFFER = 32 * 1024 * 1024;
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' };
 
+/** The first event of a resumable stream: its id, the reconnection delay, no data (SEP-1699). */
+const priming = (log: StreamLog): string => `id: ${log.primingId}\nretry: ${SSE_RETRY_MS}\ndata: \n\n`;
+/** Written before mcpgate ends a stream itself: when to come back (the SSE `retry` field). */
+const RETRY = `retry: ${SSE_RETRY_MS}\n\n`;
+
+/** Why a GET with `Last-Event-ID` cannot resume (the front answers 400). */
+export type ResumeRefusal = 'unknown' | 'gap';
+
 /** The open POST of one agent request, until its response is written. */
 class PendingPost {
-  private streaming = false;
+  /** Set once the POST became an event stream: every event is logged there and can be replayed. */
+  log: StreamLog | undefined;
+  /** The agent's connection; undefined while a resumable stream waits for the agent to come back. */
+  res: ServerResponse | undefined;
+  /** Set while the server's stream for this call is paused (SSE polling): resumes it when the agent resumes. */
+  resumeServer: (() => void) | undefined;
 
-  constructor(readonly res: ServerResponse, private readonly acceptsSse: boolean) {}
+  constructor(res: ServerResponse, private readonly acceptsSse: boolean, private readonly replay: ReplayStore, private readonly logs: Map<string, StreamLog>) {
+    this.res = res;
+  }
 
-  /** Writes the response and ends the POST. */
+  private get writable(): ServerResponse | undefined {
+    const res = this.res;
+    return res !== undefined && !res.writableEnded && !res.destroyed ? res : undefined;
+  }
+
+  /** Writes the response and ends the POST (logged first when the POST is an event stream). */
   finish(line: string): void {
-    if (this.streaming) {
-      this.res.end(sseEvent(line));
+    if (this.log !== undefined) {
+      const frame = this.replay.append(this.log, (id) => sseEvent(line, id));
+      this.log.complete = true;
+      this.writable?.end(frame);
       return;
     }
-    this.res.setHeader('content-type', 'application/json');
-    this.res.end(line);
+    const res = this.res;
+    if (res === undefined) return;
+    res.setHeader('content-type', 'application/json');
+    res.end(line);
   }
 
   /** True when a message sent during the request can go on this POST (it upgrades to SSE). */
   get canStream(): boolean {
-    return this.acceptsSse && !this.res.writableEnded && !this.res.destroyed;
+    return this.log !== undefined ? !this.log.discarded : this.acceptsSse && this.writable !== undefined;
   }
 
   /** Sends a message that belongs to this request before its response; false if it cannot go here. */
   during(line: string): boolean {
     if (!this.canStream) return false;
-    if (!this.streaming) {
-      this.streaming = true;
-      this.res.writeHead(200, SSE_HEADERS);
-    }
-    this.res.write(sseEvent(line));
+    const frame = this.replay.append(this.upgrade(), (id) => sseEvent(line, id));
+    this.writable?.write(frame);
     return true;
+  }
+
+  /**
+   * The server paused its stream of this call (SSE polling): the agent's stream is made resumable
+   * if it is not yet, then ended with the server's `retry:`; the server is resumed when the agent
+   * resumes. False when this POST cannot be an event stream (mcpgate then resumes on its own).
+   */
+  poll(retryMs: number, resume: () => void): boolean {
+    if (!this.canStream) return false;
+    this.upgrade();
+    this.resumeServer = resume;
+    this.writable?.end(`retry: ${retryMs}\n\n`);
+    return true;
+  }
+
+  /** The POST as an event stream: headers and the priming event the first time. */
+  private upgrade(): StreamLog {
+    if (this.log === undefined) {
+      this.log = this.replay.open(this.logs, 'post');
+      this.res!.writeHead(200, SSE_HEADERS);
+      this.res!.write(priming(this.log));
+    }
+    return this.log;
   }
 }
 
@@ -64,6 +115,10 @@ export class HttpChannel implements AgentChannel {
   /** performance.now() of the last request on this session. */
   lastActive = performance.now();
   private stream: ServerResponse | undefined;
+  /** The GET stream's replay log: kept (and written to) while the agent is away, until a new GET. */
+  private streamLog: StreamLog | undefined;
+  /** This session's replay logs by key (ids of another session are never found here). */
+  private readonly logs = new Map<string, StreamLog>();
   private readonly posts = new Map<RequestId, PendingPost>();
   private dropped = 0;
   /** Ended POSTs whose answer the agent has not taken in full yet, and how many bytes they hold. */
@@ -72,8 +127,8 @@ export class HttpChannel implements AgentChannel {
   /** Set when the agent fell too far behind: nothing more is written, the front ends the session. */
   private overflowed = false;
   /**
-   * list_changed notifications that found no GET stream open: sent (once each) when one opens, so
-   * an agent whose stream dropped and came back still learns that its catalog changed.
+   * list_changed notifications sent while no GET stream was open: sent (once each) when a new one
+   * opens, so an agent whose stream dropped and came back still learns that its catalog changed.
    */
   private readonly missed = new Set<string>();
 
@@ -81,6 +136,8 @@ export class HttpChannel implements AgentChannel {
     readonly id: string,
     readonly agent: string,
     private readonly log: Logger,
+    /** The front's replay logs (bounded per stream, by age and in total). */
+    private readonly replay: ReplayStore,
     /** Called whenever a POST is done (shutdown waits for the last one). */
     private readonly postDone: () => void = () => {},
     /** Bytes written and not yet read by the agent past which mcpgate stops writing (see the header). */
@@ -89,9 +146,11 @@ export class HttpChannel implements AgentChannel {
     private readonly onOverflow: (why: string) => void = () => {},
   ) {}
 
-  /** Requests of this session whose POST is still open. */
+  /** Requests of this session whose POST is still connected. */
   get openPosts(): number {
-    return this.posts.size;
+    let open = 0;
+    for (const post of this.posts.values()) if (post.res !== undefined) open += 1;
+    return open;
   }
 
   get hasStream(): boolean {
@@ -104,15 +163,25 @@ export class HttpChannel implements AgentChannel {
    */
   expect(id: RequestId, res: ServerResponse, acceptsSse: boolean): boolean {
     if (this.posts.has(id)) return false;
-    const post = new PendingPost(res, acceptsSse);
+    const post = new PendingPost(res, acceptsSse, this.replay, this.logs);
     this.posts.set(id, post);
-    // The agent hung up before the answer: the call runs on (MCP: a disconnect is not a cancel),
-    // and its answer is dropped when it comes.
+    this.watchPost(id, post, res);
+    return true;
+  }
+
+  /**
+   * The agent hung up before the answer: the call runs on (MCP: a disconnect is not a cancel). A
+   * POST that became an event stream waits for a resumption (its events are logged); any other's
+   * answer is dropped when it comes.
+   */
+  private watchPost(id: RequestId, post: PendingPost, res: ServerResponse): void {
     res.once('close', () => {
-      if (this.posts.get(id) === post) this.posts.delete(id);
+      if (this.posts.get(id) === post && post.res === res) {
+        if (post.log === undefined || post.log.discarded) this.posts.delete(id);
+        else post.res = undefined;
+      }
       this.postDone();
     });
-    return true;
   }
 
   send(line: string, about?: RequestId, final?: boolean): boolean {
@@ -127,7 +196,7 @@ export class HttpChannel implements AgentChannel {
         this.posts.delete(about);
         if (this.behind(post.res)) return false;
         post.finish(line);
-        this.track(post.res);
+        if (post.res !== undefined) this.track(post.res);
         return true;
       }
       if (post?.canStream === true) {
@@ -136,21 +205,34 @@ export class HttpChannel implements AgentChannel {
       }
     }
     const stream = this.stream;
-    if (stream !== undefined && !stream.writableEnded) {
+    const log = this.streamLog;
+    if (stream !== undefined && !stream.writableEnded && log !== undefined) {
       const queued = stream.writableLength;
       if (queued <= this.maxBuffer) {
-        stream.write(sseEvent(line));
+        stream.write(this.replay.append(log, (id) => sseEvent(line, id)));
         return true;
       }
-      this.log.warn(`dropped the GET stream: its agent has not read ${queued} bytes (the limit is ${this.maxBuffer}, --max-agent-buffer); it may open a new one`, { code: 'MCPG_AGENT_TOO_SLOW', session: this.id });
+      this.log.warn(`dropped the GET stream: its agent has not read ${queued} bytes (the limit is ${this.maxBuffer}, --max-agent-buffer); it may resume it or open a new one`, { code: 'MCPG_AGENT_TOO_SLOW', session: this.id });
       this.stream = undefined;
       stream.destroy();
     }
-    // Without a GET stream the agent has said it does not want unsolicited messages; only the news
-    // that a list changed is kept for when it opens one.
-    if (about === undefined && line.endsWith('/list_changed"}')) this.missed.add(line);
+    // Without a GET stream the agent has said it does not want unsolicited messages, unless it had
+    // one that was cut: then they are logged for its resumption. The news that a list changed is
+    // also kept for a new stream.
+    const listChanged = about === undefined && line.endsWith('/list_changed"}');
+    if (listChanged) this.missed.add(line);
+    if (log !== undefined && !log.discarded) {
+      this.replay.append(log, (id) => sseEvent(line, id));
+      return true;
+    }
     if (this.dropped++ % 100 === 0) this.log.debug('dropped a message: the agent has no GET stream open', { session: this.id, dropped: this.dropped });
     return false;
+  }
+
+  pause(about: RequestId, retryMs: number, resume: () => void): void {
+    if (this.overflowed) return;
+    const post = this.posts.get(about);
+    if (post !== undefined && post.poll(retryMs, resume)) this.log.debug('the server paused a call\'s stream: ended the agent\'s, to be resumed', { session: this.id, id: about, retryMs });
   }
 
   /**
@@ -158,15 +240,15 @@ export class HttpChannel implements AgentChannel {
    * `res` already holds, pass the bound: the agent stopped reading, so holding more would grow
    * without limit. One message is always let through into an empty buffer, however large.
    */
-  private behind(res: ServerResponse): boolean {
-    const queued = this.flushingBytes + res.writableLength;
+  private behind(res: ServerResponse | undefined): boolean {
+    const queued = this.flushingBytes + (res?.writableLength ?? 0);
     if (queued <= this.maxBuffer) return false;
     const why = `its agent has not read ${queued} bytes of answers (the limit is ${this.maxBuffer}, --max-agent-buffer)`;
     this.log.warn(`ending the session: ${why}`, { code: 'MCPG_AGENT_TOO_SLOW', session: this.id });
     this.overflowed = true;
     // Destroying the sockets frees what they hold now; the front ends the session on the next turn
     // (not from inside this send, which the agent session is in the middle of).
-    for (const post of this.posts.values()) post.res.destroy();
+    for (const post of this.posts.values()) post.res?.destroy();
     for (const pending of this.flushing) pending.destroy();
     this.stream?.destroy();
     this.stream = undefined;
@@ -186,20 +268,75 @@ export class HttpChannel implements AgentChannel {
     });
   }
 
-  /** Opens the GET stream; false when one is already open (one per session). */
+  /** Opens a new GET stream; false when one is already open (one per session). */
   openStream(req: IncomingMessage, res: ServerResponse): boolean {
     if (this.stream !== undefined) return false;
+    if (this.streamLog !== undefined) this.replay.discard(this.streamLog);
+    const log = (this.streamLog = this.replay.open(this.logs, 'get'));
+    this.attachStream(req, res);
+    res.write(priming(log));
+    for (const line of this.missed) res.write(this.replay.append(log, (id) => sseEvent(line, id)));
+    this.missed.clear();
+    return true;
+  }
+
+  /**
+   * A GET with `Last-Event-ID`: replays what the agent missed on the stream that id belongs to
+   * (this session's GET stream, or one of its POSTs), then goes on live on `res` (a POST's stream
+   * whose response was already sent ends after the replay). A connection of that stream still open
+   * (the agent gave up on it) is replaced. Refused (nothing written) when the id is not one of this
+   * session's, or events after it were dropped from the log.
+   */
+  resume(req: IncomingMessage, res: ServerResponse, lastEventId: string): ResumeRefusal | undefined {
+    const parsed = parseEventId(lastEventId);
+    const log = parsed === undefined ? undefined : this.logs.get(parsed.key);
+    if (parsed === undefined || log === undefined || log.discarded) return this.refuse('unknown');
+    const post = log.kind === 'post' ? [...this.posts.values()].find((p) => p.log === log) : undefined;
+    if (log.kind === 'get' && log !== this.streamLog) return this.refuse('unknown');
+    const frames = this.replay.after(log, parsed.seq);
+    if (frames === undefined) return this.refuse('gap');
+    this.replay.resumption('resumed');
+    if (log.kind === 'get') {
+      const old = this.stream;
+      this.stream = undefined;
+      old?.destroy();
+      this.attachStream(req, res);
+      for (const frame of frames) res.write(frame);
+      this.missed.clear();
+      return undefined;
+    }
+    res.writeHead(200, SSE_HEADERS);
+    res.flushHeaders();
+    for (const frame of frames) res.write(frame);
+    if (post === undefined) {
+      res.end(); // the response was among the frames (or was sent before the agent left)
+      return undefined;
+    }
+    const old = post.res;
+    post.res = res;
+    old?.destroy();
+    const id = [...this.posts].find(([, p]) => p === post)![0];
+    this.watchPost(id, post, res);
+    const resumeServer = post.resumeServer;
+    post.resumeServer = undefined;
+    resumeServer?.();
+    return undefined;
+  }
+
+  private refuse(why: ResumeRefusal): ResumeRefusal {
+    this.replay.resumption('refused');
+    return why;
+  }
+
+  private attachStream(req: IncomingMessage, res: ServerResponse): void {
     this.stream = res;
     res.writeHead(200, SSE_HEADERS);
     res.flushHeaders();
-    for (const line of this.missed) res.write(sseEvent(line));
-    this.missed.clear();
     const done = (): void => {
       if (this.stream === res) this.stream = undefined;
     };
     req.once('close', done);
     res.once('close', done);
-    return true;
   }
 
   /** A comment on the GET stream keeps proxies from closing it and finds dead sockets. */
@@ -207,12 +344,20 @@ export class HttpChannel implements AgentChannel {
     if (this.stream !== undefined && !this.stream.writableEnded) this.stream.write(': keep-alive\n\n');
   }
 
-  /** Ends the session: the agent session answers what is open (through the POSTs), then the stream ends. */
+  /**
+   * Ends the session: the agent session answers what is open (through the POSTs), then the streams
+   * end, each with a `retry:` (mcpgate ends them, not the agent), and the replay logs are freed.
+   */
   close(): void {
     this.session.close();
-    for (const post of this.posts.values()) if (!post.res.writableEnded) post.res.end();
+    for (const post of this.posts.values()) {
+      const res = post.res;
+      if (res !== undefined && !res.writableEnded) res.end(post.log === undefined ? undefined : RETRY);
+    }
     this.posts.clear();
-    this.stream?.end();
+    if (this.stream !== undefined && !this.stream.writableEnded) this.stream.end(RETRY);
     this.stream = undefined;
+    for (const log of [...this.logs.values()]) this.replay.discard(log);
+    this.streamLog = undefined;
   }
 }

@@ -16,6 +16,7 @@ import { classify, wireLimits, type Classified } from '../wire/jsonrpc.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
 import { authenticate, challenge } from '../auth/auth.js';
 import { DEFAULT_MAX_AGENT_BUFFER, HttpChannel } from './http-channel.js';
+import { ReplayStore, type ReplayCounters, type ReplayLimits } from './sse-replay.js';
 import { DEFAULT_MAX_BODY_BYTES, accepts, hostAllowed, isLoopback, originAllowed, readBody, repeatedHeader, sendError } from './http-util.js';
 import { handleOps, type OpsContext } from './ops.js';
 
@@ -50,6 +51,10 @@ export interface HttpFrontOptions {
   drainMs?: number;
   /** Counts requests by route and status (the metrics registry). */
   onRequest?: (route: string, status: number) => void;
+  /** Bounds of the SSE replay logs (resumable streams, sse-replay.ts; defaults REPLAY_DEFAULTS). */
+  replay?: Partial<ReplayLimits>;
+  /** Counts replay-log events and resumptions (the metrics registry). */
+  onReplay?: ReplayCounters;
   ops: Omit<OpsContext, 'draining' | 'url'>;
   /** Routes under `prefix` (e.g. the console at /ui) answered by another room, behind the same gate. */
   mounted?: MountedRoutes;
@@ -79,6 +84,7 @@ export class HttpFront {
   /** Set while shutdown waits for the last open POST to be answered. */
   private onDrained: (() => void) | undefined;
   private closing: Promise<void> | undefined;
+  private readonly replay: ReplayStore;
   url = '';
 
   constructor(private readonly gateway: Gateway, private readonly options: HttpFrontOptions, private readonly log: Logger) {
@@ -96,6 +102,7 @@ export class HttpFront {
       drainMs: options.drainMs ?? HTTP_DEFAULTS.drainMs,
       maxAgentBuffer: options.maxAgentBuffer ?? HTTP_DEFAULTS.maxAgentBuffer,
     };
+    this.replay = new ReplayStore(options.replay, options.onReplay);
     // A client that sends its headers or body too slowly is cut off (never a hang); GET streams are
     // not affected (their request is complete once its headers are in).
     this.server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 15_000, requestTimeout: 60_000 }, (req, res) => this.guarded(req, res));
@@ -265,7 +272,7 @@ export class HttpFront {
     }
     const id = randomUUID();
     const log = this.log.child({ agent, session: id });
-    const session = new HttpChannel(id, agent, log, () => {
+    const session = new HttpChannel(id, agent, log, this.replay, () => {
       if (this.onDrained !== undefined && this.openPosts() === 0) this.onDrained();
     }, this.opts.maxAgentBuffer, (why) => this.end(session, why));
     session.session = this.gateway.openSession(session, agent, true, 'http', identified, id);
@@ -298,9 +305,23 @@ export class HttpFront {
     const session = this.find(req.headers['mcp-session-id'], agent, res);
     if (session === undefined) return;
     session.lastActive = performance.now();
+    const lastEventId = req.headers['last-event-id'];
+    if (typeof lastEventId === 'string' && lastEventId !== '') return this.resume(session, req, res, lastEventId);
     if (!session.openStream(req, res)) {
       sendError(res, 409, new GatewayError('MCPG_INVALID_REQUEST', 'this session already has a GET stream open'));
     }
+  }
+
+  /**
+   * Resumption (MCP 2025-11-25): the spec leaves an id that cannot be resumed undefined
+   * (modelcontextprotocol#1939); it is answered 400, as the SDKs' servers do, never 404 (which
+   * would tell the agent its session is gone). Another session's id is unknown here.
+   */
+  private resume(session: HttpChannel, req: IncomingMessage, res: ServerResponse, lastEventId: string): void {
+    const refused = session.resume(req, res, lastEventId);
+    if (refused === undefined) return;
+    const why = refused === 'gap' ? 'events after it are no longer kept (the replay buffer is bounded by --replay-buffer, --replay-age and --replay-total)' : 'it is not an event id of this session';
+    sendError(res, 400, new GatewayError('MCPG_EVENT_ID_UNKNOWN', `cannot resume from Last-Event-ID ${JSON.stringify(lastEventId.slice(0, 64))}: ${why}; open a new stream with GET without Last-Event-ID`));
   }
 
   private delete(req: IncomingMessage, res: ServerResponse, agent: string): void {
@@ -322,6 +343,7 @@ export class HttpFront {
   /** Expires idle sessions and keeps GET streams alive. */
   private sweep(): void {
     const cutoff = performance.now() - this.opts.sessionIdleMs;
+    this.replay.sweep();
     for (const session of [...this.sessions.values()]) {
       session.keepAlive();
       if (session.lastActive < cutoff && session.openPosts === 0 && !session.hasStream) this.end(session, 'expired after being idle');

@@ -68,6 +68,12 @@ export interface AgentChannel {
    * false when the message could not be sent (an HTTP agent with no stream open for it).
    */
   send(line: string, about?: RequestId, final?: boolean): boolean | void;
+  /**
+   * The server ended the answer stream of the agent's request `about` to be polled (SEP-1699):
+   * a channel that can (Streamable HTTP) ends the agent's stream the same way, with `retryMs`, and
+   * calls `resume` when the agent resumes it, so the server is polled when the agent polls.
+   */
+  pause?(about: RequestId, retryMs: number, resume: () => void): void;
 }
 
 type Rewrite = (result: Record<string, unknown>) => boolean;
@@ -304,6 +310,9 @@ export class AgentSession {
         this.sendError(agentId, err);
       },
       progress: agentToken === undefined ? undefined : (p) => this.notify('notifications/progress', { ...p, progressToken: agentToken }, agentId),
+      paused: (retryMs, resume) => {
+        if (!this.closed && this.inflight.get(agentId) === entry) this.channel.pause?.(agentId, retryMs, resume);
+      },
     }, timeoutMs);
     // Not sent (refused before it left, or the server is unavailable): the sink has answered already.
     if (entry.serverId === 0 && this.inflight.get(agentId) === entry) this.inflight.delete(agentId);

@@ -96,6 +96,8 @@ export class GatewayMetrics {
   private readonly callDuration: Histogram;
   private readonly errors: Counter;
   private readonly http: Counter;
+  private readonly sseEvents: Counter;
+  private readonly sseResumptions: Counter;
 
   constructor(options: GatewayMetricsOptions) {
     this.source = options.source ?? (() => EMPTY_SNAPSHOT);
@@ -120,6 +122,12 @@ export class GatewayMetrics {
     });
     this.errors = r.counter({ name: 'mcpgate_errors_total', help: 'MCPG_* errors sent to agents, by code.', labels: ['code'], maxSeries: 200 });
     this.http = r.counter({ name: 'mcpgate_http_requests_total', help: 'HTTP requests answered, by route and status code.', labels: ['route', 'status'], maxSeries: 500 });
+    this.sseEvents = r.counter({
+      name: 'mcpgate_sse_replay_events_total',
+      help: "Events of agents' SSE streams by what happened to them in the replay buffer: buffered (kept for a resumption), replayed (sent again on a resumption), dropped (left the buffer unreplayed: its bound, its age, or the stream or session ended).",
+      labels: ['event'],
+    });
+    this.sseResumptions = r.counter({ name: 'mcpgate_sse_resumptions_total', help: 'GET requests with Last-Event-ID, by outcome: resumed, or refused (unknown id, or events after it no longer kept).', labels: ['outcome'] });
 
     r.gauge({
       name: 'mcpgate_connection_state',
@@ -203,6 +211,16 @@ export class GatewayMetrics {
   /** The HTTP front answered a request (`route` is the route pattern, never the raw path). */
   httpRequest(route: string, status: number): void {
     this.http.labels(route, String(status)).inc();
+  }
+
+  /** Replay-buffer events of agents' SSE streams (the HTTP front's resumable streams). */
+  sseReplay(event: 'buffered' | 'replayed' | 'dropped', count: number): void {
+    if (count > 0) this.sseEvents.labels(event).inc(count);
+  }
+
+  /** A GET with Last-Event-ID was answered. */
+  sseResumption(outcome: 'resumed' | 'refused'): void {
+    this.sseResumptions.labels(outcome).inc();
   }
 
   /** The exposition text (Content-Type: `CONTENT_TYPE` from metrics.ts). Reads the source once. */

@@ -41,6 +41,8 @@ const MAX_RESUMES = 3;
 interface Call {
   exchange: Exchange;
   cancelled: boolean;
+  /** Set while its answer stream waits to be resumed: ends the wait early (`resumeNow`). */
+  wake?: () => void;
 }
 
 /** What one answer stream delivered, across its resumptions. */
@@ -226,7 +228,12 @@ export class HttpTransport implements ServerTransport {
     for (let fruitless = 0; ; ) {
       if (this.state !== 'open' || call.cancelled || this.isAnswered(stream, id)) return;
       if (stream.lastEventId === '' || fruitless >= MAX_RESUMES) return this.failCall(id, this.dropped());
-      if (!(await this.pauses.wait(stream.retryMs ?? this.reconnectMs)) || call.cancelled) return;
+      const delay = stream.retryMs ?? this.reconnectMs;
+      const woken = new Promise<boolean>((resolve) => (call.wake = () => resolve(this.state === 'open')));
+      this.events.paused?.(id, delay);
+      const waited = await Promise.race([this.pauses.wait(delay), woken]);
+      call.wake = undefined;
+      if (!waited || call.cancelled) return;
       this.log.debug('resuming an answer stream that ended before the answer', { id, lastEventId: stream.lastEventId });
       const headers = { ...this.session.headers(), accept: 'text/event-stream', 'last-event-id': stream.lastEventId };
       call.exchange = this.http.send(this.url, 'GET', headers);
@@ -281,6 +288,14 @@ export class HttpTransport implements ServerTransport {
     if (this.state === 'closed') return;
     this.session.inspect(line, related);
     this.events.line(line, related);
+  }
+
+  /**
+   * The agent resumed its own stream of this call (mcpgate passed the server's polling on to it):
+   * resume ours now, as that agent chose to, rather than after the server's `retry:`.
+   */
+  resumeNow(id: number): void {
+    this.calls.get(id)?.wake?.();
   }
 
   /** Our `notifications/cancelled` went out: stop reading that call's answer. */

@@ -29,6 +29,11 @@ export interface CallSink {
   fail(err: GatewayError): void;
   /** A progress notification for this call (its token was rewritten to the call's id). */
   progress?(params: Record<string, unknown>): void;
+  /**
+   * The server ended this call's answer stream to be polled (SEP-1699): it is resumed after
+   * `retryMs`, or sooner by `resume()` (when the agent, told the same, comes back sooner).
+   */
+  paused?(retryMs: number, resume: () => void): void;
 }
 
 export interface SessionHooks {
@@ -121,6 +126,7 @@ export class ServerSession {
       overflow: (length: number) => this.log.warn('server sent a message over the size limit; discarded', { length }),
       exit: (reason: GatewayError) => this.onExit(reason),
       fail: (id: number, reason: GatewayError) => this.onFailed(id, reason),
+      paused: (id: number, retryMs: number) => this.pending.get(id)?.sink.paused?.(retryMs, () => this.process?.resumeNow?.(id)),
     };
     const open = this.options.transport;
     if (open !== undefined) this.process = open(this.config, this.log, events);

@@ -25,6 +25,11 @@ export interface TransportEvents {
    * stream): it fails the call and counts against the server's circuit breaker.
    */
   fail(id: number, reason: GatewayError): void;
+  /**
+   * The answer stream of our request `id` ended before the answer with an event id to resume from
+   * (SSE polling, SEP-1699): the transport resumes it after `retryMs`, or at once on `resumeNow(id)`.
+   */
+  paused?(id: number, retryMs: number): void;
   /** A message over the size limit was discarded. */
   overflow(length: number): void;
   /** The transport is gone for good (process exited, remote unreachable); called at most once. */
@@ -39,6 +44,8 @@ export interface ServerTransport {
    * fail one message (an HTTP POST) can answer that request with an error line. False: not sent.
    */
   write(line: string, id?: number): boolean;
+  /** Resumes the paused answer stream of request `id` now rather than after its `retry:` (see `paused`). */
+  resumeNow?(id: number): void;
   /** Graceful close (stdio: close stdin, TERM, KILL; HTTP: end the remote session). */
   stop(timings: StopTimings): Promise<void>;
   /** Immediate close. */
