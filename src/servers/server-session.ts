@@ -106,6 +106,8 @@ export interface ServerInfo {
 /** A listen stream that keeps failing is given up after this many tries in a row (logged). */
 const MAX_LISTEN_FAILURES = 5;
 const LISTEN_RETRY_MS = 1000;
+/** The prefix of the ids of input requests relayed to agents (a server's own ids never reach respond with it). */
+const INPUT_ID = 'mcpgate-input-';
 
 export class ServerSession {
   readonly name: string;
@@ -255,6 +257,8 @@ export class ServerSession {
     if (this.state !== 'ready' || this.closing !== undefined || this.info === undefined) return;
     const filter = listenFilter(this.info.capabilities, this.resourceSubscriptions);
     if (filter === undefined) return;
+    // Declared before the call: a write that fails at once ends the listen inside call() itself.
+    let id = 0;
     const ended = (why: string): void => {
       if (this.listenId !== id) return;
       this.listenId = undefined;
@@ -264,7 +268,7 @@ export class ServerSession {
       this.listenTimer = setTimeout(() => this.listen(), LISTEN_RETRY_MS);
       this.listenTimer.unref();
     };
-    const id: number = this.call('subscriptions/listen', { notifications: filter }, {
+    id = this.call('subscriptions/listen', { notifications: filter }, {
       reply: (msg) => ended('error' in msg ? msg.error.message : 'the server ended the subscription'),
       fail: (err) => ended(err.message),
     }, Infinity);
@@ -360,12 +364,19 @@ export class ServerSession {
   }
 
   respond(id: RequestId, result: unknown): void {
-    if (typeof id === 'string' && this.inputs.has(id)) return this.inputAnswered(id, { result });
+    // An answer to one of our synthetic input requests is never the server's to see (late ones: dropped).
+    if (typeof id === 'string' && id.startsWith(INPUT_ID)) {
+      if (this.inputs.has(id)) this.inputAnswered(id, { result });
+      return;
+    }
     this.process?.write(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result)}}`);
   }
 
   respondError(id: RequestId, error: JsonRpcErrorObject): void {
-    if (typeof id === 'string' && this.inputs.has(id)) return this.inputAnswered(id, { error });
+    if (typeof id === 'string' && id.startsWith(INPUT_ID)) {
+      if (this.inputs.has(id)) this.inputAnswered(id, { error });
+      return;
+    }
     this.process?.write(encodeError(id, error));
   }
 
@@ -412,13 +423,13 @@ export class ServerSession {
       return true;
     }
     read.requests.forEach(([key], n) => {
-      const sid = `mcpgate-input-${id}-${entry.rounds}-${n}`;
+      const sid = `${INPUT_ID}${id}-${entry.rounds}-${n}`;
       round.keys.set(sid, key);
       this.inputs.set(sid, { callId: id, round, key });
     });
     let n = 0;
     for (const [, method, params] of read.requests) {
-      const sid = `mcpgate-input-${id}-${entry.rounds}-${n++}`;
+      const sid = `${INPUT_ID}${id}-${entry.rounds}-${n++}`;
       if (this.inputs.has(sid)) this.hooks.request(this, { jsonrpc: '2.0', id: sid, method, params: params ?? {} }, id);
     }
     return true;

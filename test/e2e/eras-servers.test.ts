@@ -41,7 +41,7 @@ const AGENT_CAPABILITIES = { sampling: {}, elicitation: {}, roots: { listChanged
 
 /** The same walk for each transport: a legacy SDK agent using a modern server through mcpgate. */
 function suite(transport: 'stdio' | 'http'): void {
-  describe(`a modern server over ${transport}, a 2025-era agent`, { timeout: 60_000 }, () => {
+  describe(`a modern server over ${transport}, a 2025-era agent`, { timeout: 120_000 }, () => {
     let dir: TempDir;
     let gw: GatewayProcess;
     let remote: Remote | undefined;
@@ -146,7 +146,7 @@ suite('http');
 
 // Apart: the v2 SDK client drops progress for its calls once it declares sampling, elicitation and
 // roots (with any server, legacy ones too), so progress is checked with an agent that declares none.
-describe('progress from modern servers over stdio and HTTP', { timeout: 30_000 }, () => {
+describe('progress from modern servers over stdio and HTTP', { timeout: 60_000 }, () => {
   let dir: TempDir;
   let gw: GatewayProcess;
   let remote: Remote;
@@ -177,7 +177,7 @@ describe('progress from modern servers over stdio and HTTP', { timeout: 30_000 }
   }
 });
 
-describe('the "era" of a server entry', { timeout: 30_000 }, () => {
+describe('the "era" of a server entry', { timeout: 90_000 }, () => {
   let dir: TempDir;
   before(async () => (dir = await tempDir()));
   after(async () => dir?.remove());
@@ -193,7 +193,7 @@ describe('the "era" of a server entry', { timeout: 30_000 }, () => {
     assert.match(out + err, /mcpServers\.b\.era.*no 2026-07-28 form/);
   });
 
-  it('a 2025-era server pinned to 2026-07-28 fails to start with a message that says why', { timeout: 20_000 }, async () => {
+  it('a 2025-era server pinned to 2026-07-28 fails to start with a message that says why', { timeout: 40_000 }, async () => {
     const config = await writeConfig(dir, { old: fixtureServer('echo-server', [], { era: '2026-07-28' }), modern: fixtureServer('modern-server', [], { era: '2025' }) });
     const gw = await startGateway({ config });
     try {
@@ -206,7 +206,7 @@ describe('the "era" of a server entry', { timeout: 30_000 }, () => {
     }
   });
 
-  it('"auto" falls back to initialize for a 2025-era server', { timeout: 20_000 }, async () => {
+  it('"auto" falls back to initialize for a 2025-era server', { timeout: 40_000 }, async () => {
     const config = await writeConfig(dir, { old: fixtureServer('echo-server', [], { era: 'auto' }) });
     const gw = await startGateway({ config });
     try {
