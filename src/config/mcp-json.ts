@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_LIMITS, DEFAULT_POOL, DEFAULT_TIMEOUT_MS } from './types.js';
-import type { ConfigIssue, InheritEnv, PoolSettings, RemoteServerConfig, ServerConfig, ServerLimits, ServersConfig, SessionScope, StdioServerConfig } from './types.js';
+import type { ConfigIssue, InheritEnv, PoolSettings, RemoteServerConfig, ServerConfig, ServerEra, ServerLimits, ServersConfig, SessionScope, StdioServerConfig } from './types.js';
 import { expandInto } from './expand.js';
 import type { Env } from './expand.js';
 import { configInvalid, describeValue, isPlainObject, jsonPath } from './issues.js';
@@ -33,6 +33,7 @@ const common = {
   pool: z.unknown().optional(),
   // A string is checked against SAFE_NAME in readPrefix, so its error can say why.
   prefix: z.union([z.string(), z.literal(false)]).optional(),
+  era: z.enum(['2025', '2026-07-28', 'auto']).optional(),
 };
 // `inheritEnv`: true (everything but mcpgate's secrets), false (nothing), or names (`PREFIX_*` allowed).
 const inheritEnvField = z.union([z.boolean(), z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/))]);
@@ -69,6 +70,7 @@ const EXPECTED: Readonly<Record<string, string>> = {
   timeout: `a positive integer number of milliseconds (at most ${MAX_TIMEOUT_MS})`,
   sessions: '"shared", "per-agent" or "per-session"',
   prefix: 'a prefix (letters, digits, _ and -) or false (no prefix: the server\'s own names)',
+  era: '"2025", "2026-07-28" or "auto"',
 };
 
 interface Context {
@@ -200,7 +202,19 @@ function toStdio(name: string, raw: z.output<typeof stdioEntry>, expand: Expand,
     ...sessionsAndPool(name, raw.sessions, raw.pool, ctx),
     ...readPrefix(name, raw.prefix, ctx, issue),
     limits: readLimits(raw.limits, ctx.limits, ['mcpServers', name, 'limits'], ctx),
+    // Set only when the file says so, so the snapshot of an entry without it is unchanged.
+    ...(raw.era !== undefined && { era: raw.era }),
   });
+}
+
+/** A remote entry's era: the legacy HTTP+SSE transport has no 2026-07-28 form. */
+function readEra(name: string, type: 'http' | 'sse', era: ServerEra | undefined, ctx: Context, issue: (at: (string | number)[], message: string) => ConfigIssue): { era?: ServerEra } {
+  if (era === undefined) return {};
+  if (type === 'sse' && era !== '2025') {
+    ctx.errors.push(issue(['era'], `expected "2025" for a "type": "sse" server, got "${era}": the legacy HTTP+SSE transport has no 2026-07-28 form (use "type": "http") (server "${name}")`));
+    return {};
+  }
+  return { era };
 }
 
 /**
@@ -303,6 +317,7 @@ function toRemote(name: string, type: 'http' | 'sse', raw: z.output<typeof remot
     ...sessionsAndPool(name, raw.sessions, raw.pool, ctx),
     ...readPrefix(name, raw.prefix, ctx, issue),
     limits: readLimits(raw.limits, ctx.limits, ['mcpServers', name, 'limits'], ctx),
+    ...readEra(name, type, raw.era, ctx, issue),
   });
 }
 

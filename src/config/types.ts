@@ -35,6 +35,8 @@ export interface StdioServerConfig {
   readonly prefix?: string | false;
   /** Always set by the loader; optional only so hand-built configs (tests, library use) get the defaults. */
   readonly limits?: ServerLimits;
+  /** Which protocol era to speak (see ServerEra); absent: `2025`. */
+  readonly era?: ServerEra;
 }
 
 export interface RemoteServerConfig {
@@ -53,7 +55,17 @@ export interface RemoteServerConfig {
    */
   readonly prefix?: string | false;
   readonly limits?: ServerLimits;
+  /** Which protocol era to speak (see ServerEra); absent: `2025`. Never `2026-07-28` for `sse`. */
+  readonly era?: ServerEra;
 }
+
+/**
+ * The protocol era mcpgate speaks to a server: `2025` (initialize and a session, as every server
+ * before issue 13), `2026-07-28` (stateless: `server/discover`, the per-request envelope; stdio and
+ * Streamable HTTP only), or `auto` (probe `server/discover`, fall back to initialize; the answer is
+ * remembered for the connection's reconnects).
+ */
+export type ServerEra = '2025' | '2026-07-28' | 'auto';
 
 /**
  * `shared`: one session with the server for every agent. `per-agent`: each agent identity gets its own

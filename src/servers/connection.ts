@@ -12,6 +12,7 @@ import { GatewayError, type JsonRpcErrorObject } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { JsonRpcNotification, JsonRpcRequest, RequestId } from '../wire/jsonrpc.js';
 import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './breaker.js';
+import type { SessionEra } from './era.js';
 import { ServerSession, type CallSink, type ServerInfo, type SessionHooks } from './server-session.js';
 import { fullJitter, systemClock, type Clock, type TimerHandle } from './clock.js';
 import type { StopTimings } from './transport.js';
@@ -91,6 +92,8 @@ export class Connection {
   readonly breaker: CircuitBreaker;
   private session: SessionLike | undefined;
   private readonly ids = { next: 1 };
+  /** An `"era": "auto"` server's era, once found: a reconnect does not probe again. */
+  private readonly era: { known?: SessionEra } = {};
   private readonly opts: SupervisionOptions;
   private readonly clock: Clock;
   private timer: TimerHandle | undefined;
@@ -259,7 +262,7 @@ export class Connection {
       },
     };
     if (this.options.sessionFactory !== undefined) return this.options.sessionFactory(hooks, this.ids);
-    return new ServerSession(this.config, hooks, this.log, { startupTimeoutMs: this.options.startupTimeoutMs, stopTimings: this.options.stopTimings, ids: this.ids, transport: this.options.transport, secretEnv: this.options.secretEnv });
+    return new ServerSession(this.config, hooks, this.log, { startupTimeoutMs: this.options.startupTimeoutMs, stopTimings: this.options.stopTimings, ids: this.ids, transport: this.options.transport, secretEnv: this.options.secretEnv, era: this.era });
   }
 
   /** The budget resets only once a session has shown it works. */

@@ -6,6 +6,9 @@
 // request; when the server forgets it (404) the recorded initialize is replayed transparently and the
 // message re-sent (it was never processed), writes queueing meanwhile. An unreachable server ends the
 // transport (`exit`), so the supervised connection reconnects as for a stdio server that died.
+// A request to a server of the 2026-07-28 revision comes with its `ModernRoute`: it goes out with no
+// session id, with `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` instead, and is cancelled by
+// closing its stream (`abort`).
 // https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http
 
 import type { IncomingMessage } from 'node:http';
@@ -20,7 +23,8 @@ import {
 } from './http-request.js';
 import { POST_ACCEPT, RemoteSession } from './remote-session.js';
 import type { StopTimings } from './transport.js';
-import type { ServerTransport, TransportEvents } from './transport.js';
+import type { ModernRoute, ServerTransport, TransportEvents } from './transport.js';
+import { headerValue, MODERN_PROTOCOL_VERSION } from './era.js';
 
 export interface RemoteTransportOptions {
   /** Largest message accepted from the server, in bytes (default: the stdio line limit). */
@@ -98,8 +102,12 @@ export class HttpTransport implements ServerTransport {
     });
   }
 
-  write(line: string, id?: number): boolean {
+  write(line: string, id?: number, route?: ModernRoute): boolean {
     if (this.state !== 'open') return false;
+    if (route !== undefined) {
+      void this.send(line, id, false, route);
+      return true;
+    }
     this.session.record(line, id);
     if (this.session.renewing !== undefined) {
       if (this.queue.length >= MAX_QUEUED) return false;
@@ -109,6 +117,14 @@ export class HttpTransport implements ServerTransport {
     void this.send(line, id, false);
     if (id === undefined && line.startsWith(CANCELLED)) this.abandon(line);
     return true;
+  }
+
+  /** Closes request `id`'s stream: the 2026-07-28 revision's cancellation. */
+  abort(id: number): void {
+    const call = this.calls.get(id);
+    if (call === undefined) return;
+    call.cancelled = true;
+    call.exchange.abort();
   }
 
   stop(timings: StopTimings): Promise<void> {
@@ -140,10 +156,11 @@ export class HttpTransport implements ServerTransport {
 
   // ── sending ───────────────────────────────────────────────────────────────────────────────────
 
-  private async send(line: string, id: number | undefined, resent: boolean): Promise<void> {
-    const session = this.session.id;
-    const isInit = this.session.isInitialize(id);
-    const exchange = this.http.send(this.url, 'POST', { ...this.session.headers(session), accept: POST_ACCEPT, 'content-type': 'application/json', 'content-length': Buffer.byteLength(line) }, line);
+  private async send(line: string, id: number | undefined, resent: boolean, route?: ModernRoute): Promise<void> {
+    const session = route === undefined ? this.session.id : undefined;
+    const isInit = route === undefined && this.session.isInitialize(id);
+    const era = route === undefined ? this.session.headers(session) : modernHeaders(route);
+    const exchange = this.http.send(this.url, 'POST', { ...era, accept: POST_ACCEPT, 'content-type': 'application/json', 'content-length': Buffer.byteLength(line) }, line);
     const call: Call = { exchange, cancelled: false };
     if (id !== undefined) this.calls.set(id, call);
     try {
@@ -169,7 +186,7 @@ export class HttpTransport implements ServerTransport {
         return this.log.warn('server refused a message', { error: reason.message });
       }
       if (isInit) this.session.id = headerOf(res, 'mcp-session-id');
-      else if (line === this.session.initialized) this.session.listen();
+      else if (route === undefined && line === this.session.initialized) this.session.listen();
       if (status === 202 || status === 204) {
         res.resume();
         if (id !== undefined) this.failCall(id, this.badResponse(`accepted a request (HTTP ${status}) without answering it`));
@@ -357,6 +374,12 @@ export class HttpTransport implements ServerTransport {
   private tooLarge(length: number): GatewayError {
     return this.badResponse(`sent a message over the size limit (${length} of at most ${this.maxLength} bytes); it was discarded`);
   }
+}
+
+function modernHeaders(route: ModernRoute): Record<string, string> {
+  const headers: Record<string, string> = { 'mcp-protocol-version': MODERN_PROTOCOL_VERSION, 'mcp-method': route.method };
+  if (route.name !== undefined) headers['mcp-name'] = headerValue(route.name);
+  return headers;
 }
 
 /** The statuses a legacy HTTP+SSE server gives a POST of initialize (the spec's fallback signal): say what to change. */

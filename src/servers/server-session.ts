@@ -2,6 +2,11 @@
 // requests in flight (with their timeouts), and teardown that settles every one of them. Forwarded
 // calls are relayed as raw lines; only the gateway's own requests (initialize, lists) are promises.
 // A session lives once; the supervised connection (connection.ts) starts a new one to reconnect.
+// A server of the 2026-07-28 revision (era.ts) has no handshake: `server/discover` stands for
+// initialize, every request carries the `_meta` envelope, change notifications come on a
+// `subscriptions/listen` request kept open, and an input-required answer to an agent's call is turned
+// into ordinary server→client requests (hooks.request, related to the call) whose answers go back in
+// the retried call (`inputResponses` + the server's `requestState`), same id, same session.
 
 import { InitializeResultSchema } from '@modelcontextprotocol/core';
 import { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION } from '../wire/protocol.js';
@@ -18,6 +23,10 @@ import { HttpTransport } from './http-transport.js';
 import { SseTransport } from './sse-transport.js';
 import type { ServerTransport, TransportFactory } from './transport.js';
 import { GATEWAY_INFO } from '../version.js';
+import {
+  CLIENT_CAPABILITIES, listenFilter, MAX_INPUT_ROUNDS, mcpName, MODERN_PROTOCOL_VERSION, readDiscover, readInputRequired,
+  withEnvelope, type SessionEra,
+} from './era.js';
 
 export type SessionState = 'connecting' | 'ready' | 'failed' | 'closed';
 
@@ -58,6 +67,15 @@ export interface SessionOptions {
   transport?: TransportFactory;
   /** Names of mcpgate's own secret variables, never inherited by a stdio server. */
   secretEnv?: () => ReadonlySet<string>;
+  /** The era an `"era": "auto"` server was found to speak, shared by a connection's sessions (probe once). */
+  era?: { known?: SessionEra };
+}
+
+/** One round of a modern server's input requests for one call: the agent's answers as they come. */
+interface InputRound {
+  answers: Record<string, unknown>;
+  keys: Map<string, string>;
+  requestState: string | undefined;
 }
 
 interface Pending {
@@ -72,6 +90,11 @@ interface Pending {
   ceiling: number;
   /** performance.now() of the call's last progress notification, if any. */
   progressAt?: number;
+  /** A modern server's forwarded call: the request as sent, to retry it with the agent's input. */
+  request?: JsonRpcRequest;
+  /** Input-required rounds so far, and the one waiting for the agent's answers. */
+  rounds?: number;
+  input?: InputRound;
 }
 
 /** Timeouts are checked by one sweep per connection, at a tenth of the shortest timeout (10 ms–1 s). */
@@ -85,8 +108,11 @@ export interface ServerInfo {
   instructions: string | undefined;
 }
 
-/** What mcpgate declares to every server: it relays sampling, elicitation and roots to its agents. */
-const CLIENT_CAPABILITIES = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
+/** A listen stream that keeps failing is given up after this many tries in a row (logged). */
+const MAX_LISTEN_FAILURES = 5;
+const LISTEN_RETRY_MS = 1000;
+/** The prefix of the ids of input requests relayed to agents (a server's own ids never reach respond with it). */
+const INPUT_ID = 'mcpgate-input-';
 
 export class ServerSession {
   readonly name: string;
@@ -103,6 +129,15 @@ export class ServerSession {
   private readonly ceilingMs: number;
   private process: ServerTransport | undefined;
   private closing: Promise<void> | undefined;
+  /** `modern`: the server speaks 2026-07-28 (no session; the envelope on every request). */
+  era: SessionEra = 'legacy';
+  /** The open `subscriptions/listen` request's id (modern only), and its failures in a row. */
+  private listenId: number | undefined;
+  private listenFailures = 0;
+  private listenTimer: NodeJS.Timeout | undefined;
+  private readonly resourceSubscriptions = new Set<string>();
+  /** The synthetic ids of input requests relayed to agents → the call and the key they answer. */
+  private readonly inputs = new Map<string, { callId: number; round: InputRound; key: string }>();
 
   constructor(
     readonly config: ServerConfig,
@@ -133,6 +168,10 @@ export class ServerSession {
     else if (this.config.type === 'stdio') this.process = new StdioProcess(this.config, this.log, events, { secretEnv: this.options.secretEnv });
     else if (this.config.type === 'http') this.process = new HttpTransport(this.config, this.log, events);
     else this.process = new SseTransport(this.config, this.log, events);
+    const wanted = this.config.era ?? '2025';
+    if (wanted === '2026-07-28' || (wanted === 'auto' && this.options.era?.known !== 'legacy')) {
+      if (await this.discover(wanted === 'auto')) return;
+    }
     const params = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: CLIENT_CAPABILITIES, clientInfo: GATEWAY_INFO };
     let raw: Record<string, unknown>;
     try {
@@ -163,7 +202,83 @@ export class ServerSession {
       instructions: result.instructions,
     };
     this.notify('notifications/initialized');
+    if (this.options.era !== undefined && wanted === 'auto') this.options.era.known = 'legacy';
     this.setState('ready');
+  }
+
+  /**
+   * `server/discover` in place of initialize. True: the server speaks 2026-07-28 and the session is
+   * ready. False (only when `fallback`): it does not; initialize next. Otherwise the start fails.
+   */
+  private async discover(fallback: boolean): Promise<boolean> {
+    this.era = 'modern';
+    let raw: Record<string, unknown>;
+    try {
+      raw = await this.request('server/discover', undefined, this.options.startupTimeoutMs);
+    } catch (err) {
+      const alive = this.closing === undefined && this.state === 'connecting';
+      const timedOut = err instanceof GatewayError && err.code === 'MCPG_SERVER_TIMEOUT';
+      if (fallback && alive && !timedOut) {
+        this.log.debug('server/discover was refused; falling back to initialize', { error: err instanceof Error ? err.message : String(err) });
+        this.era = 'legacy';
+        return false;
+      }
+      const reason = timedOut
+        ? new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" did not answer server/discover within ${this.options.startupTimeoutMs} ms`, { server: this.name })
+        : err instanceof GatewayError && err.code !== 'MCPG_SERVER_START_FAILED'
+          ? new GatewayError('MCPG_SERVER_START_FAILED', `${err.message} (before completing server/discover; the entry's "era" is "${MODERN_PROTOCOL_VERSION}")`, { server: this.name, cause: err })
+          : toStartError(err, this.name);
+      this.fail(reason);
+      throw reason;
+    }
+    const found = readDiscover(raw, this.name);
+    if (typeof found === 'string') {
+      if (fallback) {
+        this.log.debug('server/discover did not offer 2026-07-28; falling back to initialize', { why: found });
+        this.era = 'legacy';
+        return false;
+      }
+      const reason = new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" cannot be spoken to in the ${MODERN_PROTOCOL_VERSION} era: ${found} (set its "era" to "2025" or "auto")`, { server: this.name });
+      this.fail(reason);
+      throw reason;
+    }
+    this.info = { protocolVersion: MODERN_PROTOCOL_VERSION, ...found };
+    if (this.options.era !== undefined) this.options.era.known = 'modern';
+    this.setState('ready');
+    this.listen();
+    return true;
+  }
+
+  /**
+   * Opens the `subscriptions/listen` request that carries a modern server's change notifications (it
+   * stays open; its answer, or its failure, ends it and it is reopened, up to MAX_LISTEN_FAILURES in
+   * a row). Reopened with the new filter when the resource subscriptions change.
+   */
+  private listen(): void {
+    if (this.listenId !== undefined) {
+      const old = this.listenId;
+      this.listenId = undefined;
+      this.cancel(old, 'the subscription filter changed');
+    }
+    if (this.state !== 'ready' || this.closing !== undefined || this.info === undefined) return;
+    const filter = listenFilter(this.info.capabilities, this.resourceSubscriptions);
+    if (filter === undefined) return;
+    // Declared before the call: a write that fails at once ends the listen inside call() itself.
+    let id = 0;
+    const ended = (why: string): void => {
+      if (this.listenId !== id) return;
+      this.listenId = undefined;
+      if (this.state !== 'ready' || this.closing !== undefined) return;
+      this.listenFailures += 1;
+      if (this.listenFailures > MAX_LISTEN_FAILURES) return this.log.warn('the subscriptions/listen stream keeps ending; change notifications from this server are not followed', { why });
+      this.listenTimer = setTimeout(() => this.listen(), LISTEN_RETRY_MS);
+      this.listenTimer.unref();
+    };
+    id = this.call('subscriptions/listen', { notifications: filter }, {
+      reply: (msg) => ended('error' in msg ? msg.error.message : 'the server ended the subscription'),
+      fail: (err) => ended(err.message),
+    }, Infinity);
+    if (this.pending.has(id)) this.listenId = id;
   }
 
   /** Sends a request whose answer goes to `sink`; returns the id used on this connection. */
@@ -174,9 +289,19 @@ export class ServerSession {
       return id;
     }
     const now = performance.now();
-    const ceiling = now + this.ceilingMs;
+    // The listen request (timeout Infinity) has no deadline and no ceiling: it is open by design.
+    const ceiling = timeoutMs === Infinity ? Infinity : now + this.ceilingMs;
     this.track(id, { sink, forwarded: false, method, timeoutMs, deadline: Math.min(now + timeoutMs, ceiling), ceiling });
-    if (!this.process!.write(encodeRequest(id, method, params), id)) {
+    const modern = this.era === 'modern';
+    if (modern) {
+      if (method === 'resources/subscribe' || method === 'resources/unsubscribe') {
+        this.settle(id);
+        this.subscribe(method, params?.uri, sink);
+        return id;
+      }
+      params = withEnvelope(params);
+    }
+    if (!this.process!.write(encodeRequest(id, method, params), id, modern ? { method, name: mcpName(method, params) } : undefined)) {
       this.settle(id)?.sink.fail(this.unavailable());
     }
     return id;
@@ -196,6 +321,10 @@ export class ServerSession {
     msg.id = id;
     const meta = msg.params?._meta as Record<string, unknown> | undefined;
     if (meta !== undefined && meta.progressToken !== undefined) meta.progressToken = id;
+    const modern = this.era === 'modern';
+    if (modern) {
+      msg.params = withEnvelope(msg.params);
+    }
     let line: string;
     try {
       line = JSON.stringify(msg);
@@ -205,8 +334,8 @@ export class ServerSession {
     }
     const now = performance.now();
     const ceiling = now + this.ceilingMs;
-    this.track(id, { sink, forwarded: true, method: msg.method, timeoutMs, deadline: Math.min(now + timeoutMs, ceiling), ceiling });
-    if (!this.process!.write(line, id)) {
+    this.track(id, { sink, forwarded: true, method: msg.method, timeoutMs, deadline: Math.min(now + timeoutMs, ceiling), ceiling, ...(modern && { request: msg }) });
+    if (!this.process!.write(line, id, modern ? { method: msg.method, name: mcpName(msg.method, msg.params) } : undefined)) {
       this.settle(id)?.sink.fail(this.unavailable());
       this.hooks.outcome?.(this, false);
     }
@@ -229,19 +358,122 @@ export class ServerSession {
   /** Abandons a call: the server is told (`notifications/cancelled`) and a late answer is dropped. */
   cancel(id: number, reason: string): void {
     if (this.settle(id) === undefined) return;
-    this.notify('notifications/cancelled', { requestId: id, reason });
+    // Over HTTP a modern request is cancelled by closing its stream; over stdio by the notification.
+    if (this.era === 'modern' && this.process?.abort !== undefined) return this.process.abort(id);
+    this.process?.write(encodeNotification('notifications/cancelled', { requestId: id, reason }));
   }
 
   notify(method: string, params?: Record<string, unknown>): void {
+    // A modern server takes no session-level notifications (initialized, roots/list_changed…).
+    if (this.era === 'modern') return;
     this.process?.write(encodeNotification(method, params));
   }
 
   respond(id: RequestId, result: unknown): void {
+    // An answer to one of our synthetic input requests is never the server's to see (late ones: dropped).
+    if (typeof id === 'string' && id.startsWith(INPUT_ID)) {
+      if (this.inputs.has(id)) this.inputAnswered(id, { result });
+      return;
+    }
     this.process?.write(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result)}}`);
   }
 
   respondError(id: RequestId, error: JsonRpcErrorObject): void {
+    if (typeof id === 'string' && id.startsWith(INPUT_ID)) {
+      if (this.inputs.has(id)) this.inputAnswered(id, { error });
+      return;
+    }
     this.process?.write(encodeError(id, error));
+  }
+
+  /**
+   * `resources/subscribe` / `unsubscribe` to a modern server: the revision has neither; the URI joins
+   * (or leaves) the listen stream's filter, which is reopened, and the agent gets the empty result.
+   */
+  private subscribe(method: string, uri: unknown, sink: CallSink): void {
+    if (typeof uri !== 'string') return sink.fail(new GatewayError('MCPG_INVALID_PARAMS', `${method}: params.uri must be a string`));
+    const had = this.resourceSubscriptions.has(uri);
+    if (method === 'resources/subscribe') this.resourceSubscriptions.add(uri);
+    else this.resourceSubscriptions.delete(uri);
+    if (had !== this.resourceSubscriptions.has(uri)) this.listen();
+    sink.reply({ jsonrpc: '2.0', id: 0, result: {} }, '{"jsonrpc":"2.0","id":0,"result":{}}');
+  }
+
+  /**
+   * A modern server answered an agent's call with an input-required result: its input requests go to
+   * the agent as server→client requests related to the call (synthetic string ids, never sent to the
+   * server), and the call stays pending until every one is answered, then is retried. True: handled.
+   */
+  private inputRequired(id: number, result: Record<string, unknown>): boolean {
+    const entry = this.pending.get(id);
+    if (entry === undefined || entry.request === undefined) return false;
+    const read = readInputRequired(result);
+    if (read === undefined) return false;
+    if (typeof read === 'string') {
+      this.settle(id);
+      entry.sink.fail(new GatewayError('MCPG_INPUT_FAILED', `server "${this.name}" sent ${read}; the call was ended`, { server: this.name }));
+      return true;
+    }
+    entry.rounds = (entry.rounds ?? 0) + 1;
+    if (entry.rounds > MAX_INPUT_ROUNDS) {
+      this.settle(id);
+      entry.sink.fail(new GatewayError('MCPG_INPUT_ROUNDS_EXCEEDED', `server "${this.name}" still asked for input after ${MAX_INPUT_ROUNDS} rounds of ${entry.method}; the call was ended`, { server: this.name, detail: { rounds: MAX_INPUT_ROUNDS } }));
+      return true;
+    }
+    // Waiting for a person (elicitation) is the agent's time, not the server's: the timeout restarts.
+    entry.deadline = Math.min(performance.now() + entry.timeoutMs, entry.ceiling);
+    const round: InputRound = { answers: {}, keys: new Map(), requestState: read.requestState };
+    entry.input = round;
+    if (read.requests.length === 0) {
+      this.retry(id, entry, round);
+      return true;
+    }
+    read.requests.forEach(([key], n) => {
+      const sid = `${INPUT_ID}${id}-${entry.rounds}-${n}`;
+      round.keys.set(sid, key);
+      this.inputs.set(sid, { callId: id, round, key });
+    });
+    let n = 0;
+    for (const [, method, params] of read.requests) {
+      const sid = `${INPUT_ID}${id}-${entry.rounds}-${n++}`;
+      if (this.inputs.has(sid)) this.hooks.request(this, { jsonrpc: '2.0', id: sid, method, params: params ?? {} }, id);
+    }
+    return true;
+  }
+
+  /** The agent answered one input request (or refused it: the call ends, MCPG_INPUT_FAILED). */
+  private inputAnswered(sid: string, answer: { result: unknown } | { error: JsonRpcErrorObject }): void {
+    const input = this.inputs.get(sid)!;
+    this.inputs.delete(sid);
+    const entry = this.pending.get(input.callId);
+    if (entry === undefined || entry.input !== input.round) return; // the call ended meanwhile
+    if ('error' in answer) {
+      this.settle(input.callId);
+      entry.sink.fail(new GatewayError('MCPG_INPUT_FAILED', `server "${this.name}" needs input the agent did not give (${answer.error.message}); the call was ended`, { server: this.name, detail: { agentError: answer.error } }));
+      return;
+    }
+    input.round.answers[input.key] = answer.result;
+    input.round.keys.delete(sid);
+    if (input.round.keys.size === 0) this.retry(input.callId, entry, input.round);
+  }
+
+  /** The call again, same id (its previous exchange is over), with the answers and the server's state. */
+  private retry(id: number, entry: Pending, round: InputRound): void {
+    entry.input = undefined;
+    const request = entry.request!;
+    const { inputResponses: _answers, requestState: _state, ...params } = request.params ?? {};
+    request.params = { ...params, inputResponses: round.answers, ...(round.requestState !== undefined && { requestState: round.requestState }) };
+    let line: string;
+    try {
+      line = JSON.stringify(request);
+    } catch (err) {
+      this.settle(id);
+      entry.sink.fail(new GatewayError('MCPG_INPUT_FAILED', `the agent's input for server "${this.name}" could not be encoded: ${err instanceof Error ? err.message : String(err)}`, { server: this.name }));
+      return;
+    }
+    if (!this.process!.write(line, id, { method: request.method, name: mcpName(request.method, request.params) })) {
+      this.settle(id)?.sink.fail(this.unavailable());
+    }
   }
 
   /** Graceful: refuse new calls, settle the pending ones, stop the process (seed 000). Idempotent. */
@@ -278,6 +510,7 @@ export class ServerSession {
     switch (parsed.kind) {
       case 'response': {
         const id = parsed.msg.id;
+        if (this.era === 'modern' && typeof id === 'number' && 'result' in parsed.msg && parsed.msg.result.resultType === 'input_required' && this.inputRequired(id, parsed.msg.result)) return;
         const entry = typeof id === 'number' ? this.settle(id) : undefined;
         if (entry === undefined) return this.log.debug('dropped an answer to no pending request (late or cancelled)', { id });
         if (entry.forwarded) this.hooks.outcome?.(this, true);
@@ -286,6 +519,10 @@ export class ServerSession {
       }
       case 'notification':
         if (parsed.msg.method === 'notifications/progress') return this.onProgress(parsed.msg);
+        if (parsed.msg.method === 'notifications/subscriptions/acknowledged') {
+          this.listenFailures = 0;
+          return;
+        }
         this.hooks.notification(this, parsed.msg);
         return;
       case 'request':
@@ -380,12 +617,15 @@ export class ServerSession {
     const entry = this.pending.get(id);
     if (entry === undefined) return undefined;
     this.pending.delete(id);
+    if (entry.input !== undefined) for (const sid of entry.input.keys.keys()) this.inputs.delete(sid);
     return entry;
   }
 
   /** Terminal: every pending call fails with `err` and the sweep stops (no call is taken after this). */
   private failAll(err: GatewayError, forwardedErr: GatewayError = err): void {
     this.stopSweep();
+    clearTimeout(this.listenTimer);
+    this.inputs.clear();
     const entries = [...this.pending.values()];
     this.pending.clear();
     for (const entry of entries) {

@@ -36,6 +36,15 @@ export interface TransportEvents {
   exit(reason: GatewayError): void;
 }
 
+/**
+ * Given with a request to a server of the 2026-07-28 revision: what its HTTP headers repeat from the
+ * body (`Mcp-Method`, `Mcp-Name`), sent instead of the session headers. Stdio ignores it.
+ */
+export interface ModernRoute {
+  method: string;
+  name: string | undefined;
+}
+
 export interface ServerTransport {
   /** The child's pid (stdio only). */
   readonly pid: number | undefined;
@@ -43,9 +52,11 @@ export interface ServerTransport {
    * Sends one message. `id` is set when the message is a request of ours, so a transport that can
    * fail one message (an HTTP POST) can answer that request with an error line. False: not sent.
    */
-  write(line: string, id?: number): boolean;
+  write(line: string, id?: number, route?: ModernRoute): boolean;
   /** Resumes the paused answer stream of request `id` now rather than after its `retry:` (see `paused`). */
   resumeNow?(id: number): void;
+  /** Cancels request `id` by closing its answer stream (HTTP, the 2026-07-28 way); absent: not possible. */
+  abort?(id: number): void;
   /** Graceful close (stdio: close stdin, TERM, KILL; HTTP: end the remote session). */
   stop(timings: StopTimings): Promise<void>;
   /** Immediate close. */

@@ -1,0 +1,120 @@
+// Speaking to a server of the stateless 2026-07-28 revision (issue 13, the server side): the
+// per-request `_meta` envelope mcpgate puts on every request, the `server/discover` answer, the
+// `subscriptions/listen` filter, and reading an input-required result. The session
+// (server-session.ts) decides when; this file only says what the wire looks like.
+// https://modelcontextprotocol.io/specification/2026-07-28 (basic: the envelope, server/discover;
+// patterns: multi round-trip requests; subscriptions/listen)
+
+import { GATEWAY_INFO } from '../version.js';
+
+export const MODERN_PROTOCOL_VERSION = '2026-07-28';
+/** Which era a server session speaks: `legacy` = the 2025 initialize handshake and session. */
+export type SessionEra = 'legacy' | 'modern';
+
+const VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+const CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
+const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
+const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
+
+/** What mcpgate declares to every server: it relays sampling, elicitation and roots to its agents. */
+export const CLIENT_CAPABILITIES = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
+
+/** The envelope keys, built once: every modern request gets these three, beside its own `_meta`. */
+const ENVELOPE: Readonly<Record<string, unknown>> = Object.freeze({
+  [VERSION_KEY]: MODERN_PROTOCOL_VERSION,
+  [CAPABILITIES_KEY]: CLIENT_CAPABILITIES,
+  [CLIENT_INFO_KEY]: GATEWAY_INFO,
+});
+
+/**
+ * `params` with the envelope in its `_meta` (an agent's own `_meta` keys, e.g. progressToken, kept;
+ * an agent's claim of another version or other capabilities replaced: mcpgate is the client here).
+ */
+export function withEnvelope(params: Record<string, unknown> | undefined): Record<string, unknown> {
+  const meta = params?._meta;
+  return { ...params, _meta: isObject(meta) ? { ...meta, ...ENVELOPE } : ENVELOPE };
+}
+
+/** A validated `server/discover` result, reduced to what mcpgate keeps of a server. */
+export interface Discovered {
+  capabilities: Record<string, unknown>;
+  serverInfo: { name: string; version: string };
+  instructions: string | undefined;
+}
+
+/** Reads a `server/discover` result; a string says what is wrong with it. */
+export function readDiscover(raw: Record<string, unknown>, fallbackName: string): Discovered | string {
+  const versions = raw.supportedVersions;
+  if (!Array.isArray(versions) || !versions.every((v) => typeof v === 'string')) return 'its server/discover result has no supportedVersions list';
+  if (!versions.includes(MODERN_PROTOCOL_VERSION)) return `it supports ${versions.length === 0 ? 'no modern revision' : versions.join(', ')}, not ${MODERN_PROTOCOL_VERSION}`;
+  if (!isObject(raw.capabilities)) return 'its server/discover result has no capabilities object';
+  const meta = isObject(raw._meta) ? raw._meta : {};
+  const info = isObject(meta[SERVER_INFO_KEY]) ? meta[SERVER_INFO_KEY] : {};
+  return {
+    capabilities: raw.capabilities,
+    serverInfo: {
+      name: typeof info.name === 'string' ? info.name : fallbackName,
+      version: typeof info.version === 'string' ? info.version : '',
+    },
+    instructions: typeof raw.instructions === 'string' ? raw.instructions : undefined,
+  };
+}
+
+/** The `subscriptions/listen` filter for what the server can announce (undefined: nothing to listen for). */
+export function listenFilter(capabilities: Record<string, unknown>, uris: ReadonlySet<string>): Record<string, unknown> | undefined {
+  const changes = (kind: string): boolean => isObject(capabilities[kind]) && capabilities[kind].listChanged === true;
+  const filter: Record<string, unknown> = {};
+  if (changes('tools')) filter.toolsListChanged = true;
+  if (changes('prompts')) filter.promptsListChanged = true;
+  if (changes('resources')) filter.resourcesListChanged = true;
+  if (uris.size > 0) filter.resourceSubscriptions = [...uris];
+  return Object.keys(filter).length === 0 ? undefined : filter;
+}
+
+/** The server→client requests the 2026-07-28 revision folds into input-required results. */
+export const INPUT_METHODS: ReadonlySet<string> = new Set(['sampling/createMessage', 'elicitation/create', 'roots/list']);
+/** Input requests in one result, and rounds of them per call, that mcpgate relays before giving up. */
+export const MAX_INPUT_REQUESTS = 16;
+export const MAX_INPUT_ROUNDS = 8;
+
+export interface InputRequired {
+  requests: [key: string, method: string, params: Record<string, unknown> | undefined][];
+  requestState: string | undefined;
+}
+
+/** An input-required result read, a string saying why it cannot be relayed, or undefined: a complete result. */
+export function readInputRequired(result: Record<string, unknown>): InputRequired | string | undefined {
+  if (result.resultType !== 'input_required') return undefined;
+  const raw = isObject(result.inputRequests) ? result.inputRequests : {};
+  const requestState = typeof result.requestState === 'string' ? result.requestState : undefined;
+  const entries = Object.entries(raw);
+  if (entries.length === 0 && requestState === undefined) return 'an input-required result with neither inputRequests nor requestState';
+  if (entries.length > MAX_INPUT_REQUESTS) return `${entries.length} input requests at once (mcpgate relays at most ${MAX_INPUT_REQUESTS})`;
+  const requests: InputRequired['requests'] = [];
+  for (const [key, value] of entries) {
+    if (!isObject(value) || typeof value.method !== 'string' || !INPUT_METHODS.has(value.method)) {
+      return `an input request "${key}" that is not sampling/createMessage, elicitation/create or roots/list`;
+    }
+    requests.push([key, value.method, isObject(value.params) ? value.params : undefined]);
+  }
+  return { requests, requestState };
+}
+
+/** What goes in the `Mcp-Name` header: the tool or prompt name, or the resource URI. */
+export function mcpName(method: string, params: Record<string, unknown> | undefined): string | undefined {
+  const value = method === 'resources/read' ? params?.uri : method === 'tools/call' || method === 'prompts/get' ? params?.name : undefined;
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * A value as an HTTP header may carry it: visible ASCII as is, anything else (non-ASCII, control
+ * characters, edge whitespace, or a value that looks like the sentinel) as `=?base64?…?=` of its UTF-8.
+ */
+export function headerValue(value: string): string {
+  if (/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(value) && !value.startsWith('=?base64?')) return value;
+  return `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

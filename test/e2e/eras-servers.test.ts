@@ -1,0 +1,218 @@
+// Servers of the 2026-07-28 revision behind mcpgate, for a 2025-era agent (issue 13, the server
+// side). The modern servers are the v2 SDK's own serving entries in their strict modern mode
+// (test/fixtures/modern-server.ts: `serveStdio` and `createMcpHandler`, both refusing initialize), so
+// nothing works unless mcpgate speaks the modern era: server/discover, the `_meta` envelope, the HTTP
+// headers, subscriptions/listen, input-required results answered by the agent and retried by mcpgate.
+// Beside them a 2025-era server (mixed config), and the era field's checks in `mcpgate check`.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  cli, fixture, fixtureServer, Notifications, rpcError, startGateway, tempDir, textOf, until, writeConfig,
+  type GatewayProcess, type TempDir,
+} from '../helpers/gateway.js';
+
+interface Remote {
+  child: ChildProcess;
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function startModernHttp(): Promise<Remote> {
+  const child = spawn(process.execPath, [fixture('modern-server'), '--http'], { stdio: ['ignore', 'pipe', process.env.MCPGATE_TEST_VERBOSE !== undefined ? 'inherit' : 'ignore'] });
+  const lines = createInterface({ input: child.stdout });
+  const [first] = (await Promise.race([once(lines, 'line'), once(child, 'exit').then(() => { throw new Error('the modern fixture exited before listening'); })])) as [string];
+  lines.close();
+  const { url } = JSON.parse(first) as { url: string };
+  return {
+    child, url,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
+
+const AGENT_CAPABILITIES = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
+
+/** The same walk for each transport: a legacy SDK agent using a modern server through mcpgate. */
+function suite(transport: 'stdio' | 'http'): void {
+  describe(`a modern server over ${transport}, a 2025-era agent`, { timeout: 120_000 }, () => {
+    let dir: TempDir;
+    let gw: GatewayProcess;
+    let remote: Remote | undefined;
+    let changes: Notifications;
+    const asked: { elicitation: unknown[]; sampling: unknown[] } = { elicitation: [], sampling: [] };
+
+    before(async () => {
+      dir = await tempDir();
+      let modern: Record<string, unknown>;
+      if (transport === 'http') {
+        remote = await startModernHttp();
+        modern = { type: 'http', url: remote.url, era: '2026-07-28' };
+      } else {
+        modern = fixtureServer('modern-server', [], { era: 'auto' });
+      }
+      const config = await writeConfig(dir, { modern, legacy: fixtureServer('echo-server') });
+      gw = await startGateway({
+        config,
+        // Pins off: the tool a server grows would otherwise be held (new since first use), not shown.
+        args: ['--pins', 'off'],
+        capabilities: AGENT_CAPABILITIES,
+        setup: (client) => {
+          client.setRequestHandler('elicitation/create', (req) => {
+            asked.elicitation.push(req.params);
+            return { action: 'accept', content: { name: 'Ada' } };
+          });
+          client.setRequestHandler('sampling/createMessage', (req) => {
+            asked.sampling.push(req.params);
+            return { model: 'test-model', role: 'assistant', content: { type: 'text', text: 'hi there' } };
+          });
+        },
+      });
+      changes = new Notifications(gw);
+    });
+
+    after(async () => {
+      await gw?.stop();
+      await remote?.stop();
+      await dir?.remove();
+    });
+
+    it('lists and calls the modern server\'s tools beside a legacy server\'s (mixed config)', { timeout: 15_000 }, async () => {
+      const { tools } = await gw.client.listTools();
+      const names = tools.map((t) => t.name);
+      assert.ok(names.includes('modern__echo') && names.includes('modern__ask'), `modern tools missing: ${names.join(', ')}`);
+      assert.ok(names.includes('legacy__echo'), 'the legacy server\'s tool is missing');
+      assert.equal(textOf(await gw.client.callTool({ name: 'modern__echo', arguments: { text: 'from 2025' } })), 'from 2025');
+      assert.equal(textOf(await gw.client.callTool({ name: 'legacy__echo', arguments: { text: 'old' } })), 'old');
+    });
+
+    it('reads the modern server\'s resource and gets its prompt', { timeout: 15_000 }, async () => {
+      const { resources } = await gw.client.listResources();
+      const note = resources.find((r) => r.uri.endsWith('modern://note'));
+      assert.ok(note !== undefined, `no note among ${resources.map((r) => r.uri).join(', ')}`);
+      const read = await gw.client.readResource({ uri: note.uri });
+      assert.equal((read.contents[0] as { text?: string }).text, 'a modern note');
+      const prompt = await gw.client.getPrompt({ name: 'modern__greet', arguments: { name: 'Bo' } });
+      assert.deepEqual(prompt.messages[0]?.content, { type: 'text', text: 'Hello, Bo' });
+    });
+
+    it('turns an input-required elicitation into elicitation/create to the agent and retries with the answer', { timeout: 15_000 }, async () => {
+      const result = await gw.client.callTool({ name: 'modern__ask', arguments: {} });
+      // accept:NAME:STATE — the server got the agent's answer and its own requestState back.
+      assert.equal(textOf(result), 'accept:Ada:state-1');
+      assert.equal(asked.elicitation.length, 1);
+      assert.equal((asked.elicitation[0] as { message: string }).message, 'Your name?');
+    });
+
+    it('turns an input-required sampling request into sampling/createMessage to the agent', { timeout: 15_000 }, async () => {
+      assert.equal(textOf(await gw.client.callTool({ name: 'modern__sample', arguments: {} })), 'model said: hi there');
+      assert.equal(asked.sampling.length, 1);
+    });
+
+    it('ends a call whose server never stops asking, with MCPG_INPUT_ROUNDS_EXCEEDED', { timeout: 20_000 }, async () => {
+      const before = asked.elicitation.length;
+      const err = await rpcError(gw.client.callTool({ name: 'modern__again', arguments: {} }));
+      assert.equal(err.data?.code, 'MCPG_INPUT_ROUNDS_EXCEEDED', err.message);
+      assert.equal(asked.elicitation.length - before, 8, 'eight rounds were relayed, then the call ended');
+    });
+
+    it('passes a list change from the listen stream on as notifications/tools/list_changed', { timeout: 15_000 }, async () => {
+      const seen = changes.count.tools;
+      assert.equal(textOf(await gw.client.callTool({ name: 'modern__grow', arguments: {} })), 'grown 1');
+      await changes.until('tools', seen + 1);
+      assert.ok(await until(async () => (await gw.client.listTools()).tools.some((t) => t.name === 'modern__grown_1')), 'the grown tool never appeared');
+    });
+
+    it('cancels the call on the server when the agent cancels it', { timeout: 15_000 }, async () => {
+      const abort = new AbortController();
+      const call = gw.client.callTool({ name: 'modern__slow', arguments: { ms: 20_000 } }, { signal: abort.signal });
+      await new Promise((resolve) => setTimeout(resolve, 300)); // let the call reach the server
+      abort.abort();
+      await assert.rejects(call);
+      assert.ok(await until(async () => (JSON.parse(textOf(await gw.client.callTool({ name: 'modern__stats', arguments: {} }))) as { cancelled: number }).cancelled === 1),
+        'the server never saw the cancellation');
+    });
+  });
+}
+
+suite('stdio');
+suite('http');
+
+// Apart: the v2 SDK client drops progress for its calls once it declares sampling, elicitation and
+// roots (with any server, legacy ones too), so progress is checked with an agent that declares none.
+describe('progress from modern servers over stdio and HTTP', { timeout: 60_000 }, () => {
+  let dir: TempDir;
+  let gw: GatewayProcess;
+  let remote: Remote;
+
+  before(async () => {
+    dir = await tempDir();
+    remote = await startModernHttp();
+    const config = await writeConfig(dir, {
+      local: fixtureServer('modern-server', [], { era: '2026-07-28' }),
+      remote: { type: 'http', url: remote.url, era: 'auto' },
+    });
+    gw = await startGateway({ config });
+  });
+
+  after(async () => {
+    await gw?.stop();
+    await remote?.stop();
+    await dir?.remove();
+  });
+
+  for (const server of ['local', 'remote']) {
+    it(`relays progress from the call's own stream (${server})`, { timeout: 10_000 }, async () => {
+      const seen: number[] = [];
+      const result = await gw.client.callTool({ name: `${server}__progress`, arguments: {} }, { onprogress: (p) => void seen.push(p.progress) });
+      assert.equal(textOf(result), 'done');
+      assert.deepEqual(seen, [1, 2]);
+    });
+  }
+});
+
+describe('the "era" of a server entry', { timeout: 90_000 }, () => {
+  let dir: TempDir;
+  before(async () => (dir = await tempDir()));
+  after(async () => dir?.remove());
+
+  it('mcpgate check refuses an unknown era and a modern era for an SSE server, naming the path', { timeout: 10_000 }, async () => {
+    const config = await writeConfig(dir, {
+      a: { ...fixtureServer('echo-server'), era: '2027' },
+      b: { type: 'sse', url: 'http://127.0.0.1:9/sse', era: '2026-07-28' },
+    });
+    const { code, out, err } = await cli(['check', '--config', config]);
+    assert.equal(code, 2, out + err);
+    assert.match(out + err, /mcpServers\.a\.era.*"2025", "2026-07-28" or "auto"/);
+    assert.match(out + err, /mcpServers\.b\.era.*no 2026-07-28 form/);
+  });
+
+  it('a 2025-era server pinned to 2026-07-28 fails to start with a message that says why', { timeout: 40_000 }, async () => {
+    const config = await writeConfig(dir, { old: fixtureServer('echo-server', [], { era: '2026-07-28' }), modern: fixtureServer('modern-server', [], { era: '2025' }) });
+    const gw = await startGateway({ config });
+    try {
+      const old = await gw.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('server "old"') && /server\/discover/.test(l.msg));
+      assert.match(String(old.msg), /before completing server\/discover; the entry's "era" is "2026-07-28"/);
+      const modern = await gw.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('server "modern"') && /initialize/.test(l.msg));
+      assert.match(String(modern.msg), /Unsupported protocol version/);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('"auto" falls back to initialize for a 2025-era server', { timeout: 40_000 }, async () => {
+    const config = await writeConfig(dir, { old: fixtureServer('echo-server', [], { era: 'auto' }) });
+    const gw = await startGateway({ config });
+    try {
+      assert.equal(textOf(await gw.client.callTool({ name: 'old__echo', arguments: { text: 'fell back' } })), 'fell back');
+    } finally {
+      await gw.stop();
+    }
+  });
+});
