@@ -1,7 +1,7 @@
 // The signing keys of the OAuth issuers in the rules' `auth.oauth` (rules/auth-config.ts): for each,
 // the JWKS URL from the issuer's metadata (OpenID Connect discovery, then RFC 8414), and the key set
 // itself, fetched by jose's remote JWKS: cached (10 min), fetched again when a token names a `kid`
-// the cached set does not have — at most once per `refreshCooldownMs` (a flood of made-up key ids
+// the cached set does not have — at most once per the issuer's `refreshCooldownSeconds` (a flood of made-up key ids
 // cannot turn into a flood of fetches). A failed fetch is not retried for `failureCooldownMs`.
 // Every response is bounded in size and time. One instance lives as long as the HTTP front, so the
 // caches survive a reload of the rules; an issuer no longer configured ages out (at most MAX_CACHED).
@@ -10,8 +10,6 @@ import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey } from 'jose';
 import type { OAuthIssuer } from '../rules/auth-config.js';
 
 export interface IssuerKeysOptions {
-  /** Least time between two JWKS fetches caused by an unknown `kid` (default 30 s). */
-  refreshCooldownMs?: number;
   /** How long a failed metadata or JWKS fetch is answered from memory before it is tried again (default 5 s). */
   failureCooldownMs?: number;
   /** Per HTTP request (default 5 s). */
@@ -31,19 +29,17 @@ interface Entry {
 
 export class IssuerKeys {
   private readonly entries = new Map<string, Entry>();
-  private readonly refreshCooldownMs: number;
   private readonly failureCooldownMs: number;
   private readonly timeoutMs: number;
 
   constructor(options: IssuerKeysOptions = {}) {
-    this.refreshCooldownMs = options.refreshCooldownMs ?? 30_000;
     this.failureCooldownMs = options.failureCooldownMs ?? 5_000;
     this.timeoutMs = options.timeoutMs ?? 5_000;
   }
 
   /** The key lookup for `issuer`'s tokens, for jose's jwtVerify; rejects with IssuerUnavailable. */
   async keysFor(issuer: OAuthIssuer): Promise<JWTVerifyGetKey> {
-    const id = `${issuer.issuer}\n${issuer.jwksUri ?? ''}`;
+    const id = `${issuer.issuer}\n${issuer.jwksUri ?? ''}\n${issuer.refreshCooldownSeconds}`;
     let entry = this.entries.get(id);
     if (entry === undefined) {
       if (this.entries.size >= MAX_CACHED) this.entries.delete(this.entries.keys().next().value as string);
@@ -82,7 +78,7 @@ export class IssuerKeys {
   private async discover(issuer: OAuthIssuer): Promise<JWTVerifyGetKey> {
     const jwksUri = issuer.jwksUri ?? (await this.jwksUriOf(issuer.issuer));
     return createRemoteJWKSet(new URL(jwksUri), {
-      cooldownDuration: this.refreshCooldownMs,
+      cooldownDuration: issuer.refreshCooldownSeconds * 1000,
       timeoutDuration: this.timeoutMs,
       [customFetch]: (url: string, init: RequestInit) => boundedFetch(url, init),
     });

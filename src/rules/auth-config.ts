@@ -57,6 +57,8 @@ export interface OAuthIssuer {
   /** Scopes every token must carry (`scope` or `scp`); also advertised in the resource metadata. */
   readonly scopes: readonly string[];
   readonly clockSkewSeconds: number;
+  /** Least time between two JWKS fetches caused by a token whose `kid` the cached set lacks. */
+  readonly refreshCooldownSeconds: number;
 }
 
 export interface AuthConfig {
@@ -84,7 +86,8 @@ export interface AuthContext {
 }
 
 const AUTH_KEYS = new Set(['jwt', 'resource', 'oauth']);
-const OAUTH_KEYS = ['issuer', 'jwksUri', 'audience', 'algorithms', 'agentClaim', 'scopes', 'clockSkewSeconds'];
+const OAUTH_KEYS = ['issuer', 'jwksUri', 'audience', 'algorithms', 'agentClaim', 'scopes', 'clockSkewSeconds', 'refreshCooldownSeconds'];
+const MAX_REFRESH_COOLDOWN_SECONDS = 3600;
 const MAX_ISSUERS = 8;
 export const ASYMMETRIC_ALGORITHMS: readonly JwtAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 const JWT_KEYS = ['secret', 'publicKey', 'publicKeyFile', 'algorithms', 'issuer', 'audience', 'agentClaim', 'clockSkewSeconds', 'requireExp'];
@@ -157,8 +160,14 @@ function compileIssuer(value: unknown, at: readonly PropertyKey[], outer: AuthCo
   const agentClaim = readName(value.agentClaim, 'agentClaim', ctx, [...at, 'agentClaim']) ?? 'sub';
   const scopes = readScopes(value.scopes, [...at, 'scopes'], ctx);
   const clockSkewSeconds = readSkew(value.clockSkewSeconds, ctx, [...at, 'clockSkewSeconds']);
+  let refreshCooldownSeconds = 30;
+  if (value.refreshCooldownSeconds !== undefined) {
+    const v = value.refreshCooldownSeconds;
+    if (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_REFRESH_COOLDOWN_SECONDS) refreshCooldownSeconds = v;
+    else ctx.error([...at, 'refreshCooldownSeconds'], `expected a whole number of seconds from 0 to ${MAX_REFRESH_COOLDOWN_SECONDS}, got ${describeValue(v)}`);
+  }
   if (failed || issuer === undefined || algorithms === undefined) return undefined;
-  return Object.freeze({ issuer, jwksUri, audience, algorithms: Object.freeze([...algorithms]), agentClaim, scopes, clockSkewSeconds });
+  return Object.freeze({ issuer, jwksUri, audience, algorithms: Object.freeze([...algorithms]), agentClaim, scopes, clockSkewSeconds, refreshCooldownSeconds });
 }
 
 /** An absolute http(s) URL without a fragment or credentials (`${VAR}` expanded); a resource URI has no query either. */
@@ -416,6 +425,7 @@ export function describeAuth(auth: AuthConfig | undefined): Record<string, unkno
         agent_claim: o.agentClaim,
         scopes: [...o.scopes],
         clock_skew_seconds: o.clockSkewSeconds,
+        refresh_cooldown_seconds: o.refreshCooldownSeconds,
       })),
     }),
     ...(jwt !== undefined && { jwt: {

@@ -67,7 +67,7 @@ void describe('OAuth issuers: JWT access tokens by the issuer JWKS', T, () => {
   let k1: Key;
   let k2: Key;
   let rules: Rules;
-  const issuers = new IssuerKeys({ refreshCooldownMs: 60_000 });
+  const issuers = new IssuerKeys();
   const check = (token: string, r: Rules = rules, resource = RESOURCE): Promise<AuthOutcome> =>
     authenticate(r, `Bearer ${token}`, { issuers, resource });
 
@@ -106,15 +106,15 @@ void describe('OAuth issuers: JWT access tokens by the issuer JWKS', T, () => {
   });
 
   void it('a rotated key is picked up by a refresh on its unknown kid (past the cooldown)', T, async () => {
-    const eager = new IssuerKeys({ refreshCooldownMs: 0 });
-    assert.equal((await authenticate(rules, `Bearer ${await idp.sign(k1, { email: 'a@x' })}`, { issuers: eager, resource: RESOURCE })).ok, true);
+    const eager = rulesFor({ issuer: idp.url, agentClaim: 'email', refreshCooldownSeconds: 0 }, { resource: RESOURCE });
+    assert.equal((await check(await idp.sign(k1, { email: 'a@x' }), eager)).ok, true);
     idp.published = [k1, k2];
     const before = idp.jwksFetches;
-    assert.deepEqual(await authenticate(rules, `Bearer ${await idp.sign(k2, { email: 'a@x' })}`, { issuers: eager, resource: RESOURCE }), { ok: true, agent: 'a@x', via: 'oauth' });
+    assert.deepEqual(await check(await idp.sign(k2, { email: 'a@x' }), eager), { ok: true, agent: 'a@x', via: 'oauth' });
     assert.equal(idp.jwksFetches, before + 1);
   });
 
-  void it('within the cooldown an unknown kid causes no fetch: made-up kids cannot flood the issuer', T, async () => {
+  void it('within the cooldown (default 30 s) an unknown kid causes no fetch: made-up kids cannot flood the issuer', T, async () => {
     const before = idp.jwksFetches;
     const k3 = await newKey('k3');
     for (let i = 0; i < 5; i++) {
@@ -182,8 +182,8 @@ void describe('auth.oauth and auth.resource configuration', T, () => {
     const rules = rulesFor([{ issuer: 'https://a.test' }, { issuer: 'https://b.test/realms/x', audience: ['api'], algorithms: ['RS256'], scopes: ['mcp', 'mcp'], jwksUri: 'https://b.test/keys' }]);
     assert.deepEqual(describeAuth(rules.auth), {
       oauth: [
-        { issuer: 'https://a.test', jwks_uri: null, audience: null, algorithms: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'], agent_claim: 'sub', scopes: [], clock_skew_seconds: 30 },
-        { issuer: 'https://b.test/realms/x', jwks_uri: 'https://b.test/keys', audience: ['api'], algorithms: ['RS256'], agent_claim: 'sub', scopes: ['mcp'], clock_skew_seconds: 30 },
+        { issuer: 'https://a.test', jwks_uri: null, audience: null, algorithms: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'], agent_claim: 'sub', scopes: [], clock_skew_seconds: 30, refresh_cooldown_seconds: 30 },
+        { issuer: 'https://b.test/realms/x', jwks_uri: 'https://b.test/keys', audience: ['api'], algorithms: ['RS256'], agent_claim: 'sub', scopes: ['mcp'], clock_skew_seconds: 30, refresh_cooldown_seconds: 30 },
       ],
     });
   });
@@ -197,7 +197,7 @@ void describe('auth.oauth and auth.resource configuration', T, () => {
     });
     assert.deepEqual(await bad({ oauth: { issuer: 'https://a.test', algorithms: ['HS256'], introspection: {}, scopes: ['a b'] } }), {
       '$.auth.oauth.algorithms[0]': 'algorithm HS256 cannot be verified with an issuer\'s published keys (HMAC is never accepted from an issuer): HMAC needs "secret"; a public key never verifies HMAC tokens',
-      '$.auth.oauth.introspection': 'unknown key "introspection" in an oauth issuer (known: issuer, jwksUri, audience, algorithms, agentClaim, scopes, clockSkewSeconds)',
+      '$.auth.oauth.introspection': 'unknown key "introspection" in an oauth issuer (known: issuer, jwksUri, audience, algorithms, agentClaim, scopes, clockSkewSeconds, refreshCooldownSeconds)',
       '$.auth.oauth.scopes': 'expected an array of scope names (no spaces, quotes or backslashes; RFC 6749 §3.3), got an array',
     });
     assert.deepEqual(await bad({ oauth: [{ issuer: 'https://a.test' }, { issuer: 'https://a.test' }] }), { '$.auth.oauth[1].issuer': 'issuer "https://a.test" is listed twice' });
