@@ -64,9 +64,12 @@ export async function authenticate(rules: Rules, authorization: string | undefin
   // A map lookup by hash: the hash of a secret token reveals nothing through lookup timing.
   const agent = rules.tokens.get(hashToken(token));
   if (agent !== undefined) return { ok: true, agent, via: 'token' };
-  if (!JWT_SHAPE.test(token)) return fail('unknown token');
   const jwt = rules.auth?.jwt;
   const oauth = rules.auth?.oauth ?? [];
+  if (!JWT_SHAPE.test(token)) {
+    const introspecting = oauth.filter((o) => o.introspection !== undefined);
+    return introspecting.length === 0 ? fail('unknown token') : introspect(introspecting, token, context);
+  }
   if (jwt === undefined && oauth.length === 0) return fail('unknown token (it looks like a JWT, but JWT authentication is not configured)');
   const now = context.now ?? Date.now();
   const [headerPart = '', payloadPart = ''] = token.split('.');
@@ -222,6 +225,40 @@ async function verifyOAuth(issuer: OAuthIssuer, token: string, header: Record<st
   return { ok: true, agent: outcome.agent, via: 'oauth' };
 }
 
+/**
+ * An opaque token, asked about at each issuer with `introspection` in turn (RFC 7662): the first
+ * that calls it active decides, with the same checks as a JWT (issuer, audience bound to the resource
+ * URI, expiry, agent claim, scopes).
+ */
+async function introspect(issuers: readonly OAuthIssuer[], token: string, context: AuthContext): Promise<AuthOutcome> {
+  if (context.issuers === undefined || context.resource === undefined) return fail('opaque tokens cannot be checked here (no issuer keys or resource URI)');
+  const now = context.now ?? Date.now();
+  for (const issuer of issuers) {
+    let claims: Record<string, unknown>;
+    try {
+      claims = await context.issuers.introspect(issuer, token);
+    } catch (err) {
+      return { ok: false, status: 503, reason: `cannot introspect the token at issuer ${issuer.issuer}: ${err instanceof Error ? err.message : String(err)}` };
+    }
+    if (claims.active !== true) continue;
+    const policy: ClaimPolicy = {
+      issuer: claims.iss === undefined ? undefined : issuer.issuer,
+      audience: issuer.audience ?? [context.resource],
+      agentClaim: issuer.agentClaim,
+      clockSkewSeconds: issuer.clockSkewSeconds,
+      requireExp: false,
+    };
+    const outcome = checkClaims(policy, claims, now);
+    if (!outcome.ok) return fail(outcome.reason.replace(/^JWT/, 'the introspected token'));
+    const missing = issuer.scopes.filter((scope) => !scopesOf(claims).includes(scope));
+    if (missing.length > 0) {
+      return { ok: false, status: 403, scope: issuer.scopes.join(' '), reason: `the token lacks the scope${missing.length === 1 ? '' : 's'} ${missing.join(', ')} that issuer ${issuer.issuer} requires` };
+    }
+    return { ok: true, agent: outcome.agent, via: 'oauth' };
+  }
+  return fail(`unknown token (not active at ${issuers.map((o) => o.issuer).join(', ')})`);
+}
+
 /** The token's scopes: `scope` (RFC 8693 §4.2, space-separated) or `scp` (an array, as some providers send). */
 function scopesOf(claims: JWTPayload): string[] {
   if (typeof claims.scope === 'string') return claims.scope.split(' ').filter((s) => s !== '');
@@ -313,7 +350,9 @@ function checkClaims(config: ClaimPolicy, claims: Record<string, unknown>, now: 
   const audienceProblem = checkAudience(config, claims.aud);
   if (audienceProblem !== undefined) return fail(audienceProblem);
   const name = config.agentClaim;
-  const agent = claims[name];
+  // A machine's token (client credentials) may carry no `sub`: its client is the agent then
+  // (RFC 9068 §2.2 makes `sub` the client id in that case; RFC 7662 names it `client_id`).
+  const agent = name === 'sub' && claims.sub === undefined && typeof claims.client_id === 'string' ? claims.client_id : claims[name];
   if (agent === undefined) return fail(`JWT has no ${JSON.stringify(name)} claim`);
   if (typeof agent !== 'string' || agent === '') return fail(`JWT claim ${JSON.stringify(name)} is not a non-empty string (it names the agent)`);
   return { ok: true, agent, via: 'jwt' };

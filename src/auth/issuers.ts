@@ -6,6 +6,7 @@
 // Every response is bounded in size and time. One instance lives as long as the HTTP front, so the
 // caches survive a reload of the rules; an issuer no longer configured ages out (at most MAX_CACHED).
 
+import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey } from 'jose';
 import type { OAuthIssuer } from '../rules/auth-config.js';
 
@@ -21,6 +22,10 @@ export class IssuerUnavailable extends Error {}
 
 const MAX_RESPONSE_BYTES = 512 * 1024;
 const MAX_CACHED = 32;
+/** Introspection answers kept (by the token's SHA-256, never the token): active ones until their `exp` (at most 5 min), inactive ones 30 s. */
+const MAX_INTROSPECTED = 10_000;
+const ACTIVE_CACHE_MS = 5 * 60_000;
+const INACTIVE_CACHE_MS = 30_000;
 
 interface Entry {
   keys: Promise<JWTVerifyGetKey> | undefined;
@@ -29,6 +34,8 @@ interface Entry {
 
 export class IssuerKeys {
   private readonly entries = new Map<string, Entry>();
+  private readonly metadata = new Map<string, Promise<Record<string, unknown>>>();
+  private readonly introspected = new Map<string, { claims: Record<string, unknown>; until: number }>();
   private readonly failureCooldownMs: number;
   private readonly timeoutMs: number;
 
@@ -84,8 +91,75 @@ export class IssuerKeys {
     });
   }
 
-  /** `jwks_uri` from the issuer's metadata; the metadata must name the same issuer (RFC 8414 §3.3). */
+  /**
+   * RFC 7662: the issuer's answer about an opaque token (`active`, `sub`, `aud`, `exp`, …), cached
+   * by the token's SHA-256; rejects with IssuerUnavailable when the endpoint cannot be asked.
+   */
+  async introspect(issuer: OAuthIssuer, token: string): Promise<Record<string, unknown>> {
+    const config = issuer.introspection;
+    if (config === undefined) throw new IssuerUnavailable(`issuer ${issuer.issuer} has no introspection configured`);
+    const key = `${issuer.issuer}\n${createHash('sha256').update(token).digest('hex')}`;
+    const now = Date.now();
+    const hit = this.introspected.get(key);
+    if (hit !== undefined && hit.until > now) return hit.claims;
+    this.introspected.delete(key);
+    let claims: Record<string, unknown>;
+    try {
+      const endpoint = config.endpoint ?? (await this.introspectionEndpointOf(issuer.issuer));
+      const basic = Buffer.from(`${encodeURIComponent(config.clientId)}:${encodeURIComponent(config.clientSecret)}`).toString('base64');
+      const response = await boundedFetch(endpoint, {
+        method: 'POST',
+        signal: AbortSignal.timeout(this.timeoutMs),
+        redirect: 'manual',
+        headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
+      });
+      if (response.status !== 200) throw new Error(`the introspection endpoint ${endpoint} answered HTTP ${response.status}${response.status === 401 ? ' (check introspection.clientId and clientSecret)' : ''}`);
+      const body: unknown = await response.json().catch(() => undefined);
+      if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof (body as Record<string, unknown>).active !== 'boolean') {
+        throw new Error(`the introspection endpoint ${endpoint} did not answer a JSON object with "active"`);
+      }
+      claims = body as Record<string, unknown>;
+    } catch (err) {
+      if (err instanceof IssuerUnavailable) throw err;
+      throw new IssuerUnavailable(err instanceof Error ? err.message : String(err));
+    }
+    const exp = typeof claims.exp === 'number' ? claims.exp * 1000 : Infinity;
+    const until = claims.active === true ? Math.min(exp, now + ACTIVE_CACHE_MS) : now + INACTIVE_CACHE_MS;
+    if (this.introspected.size >= MAX_INTROSPECTED) this.introspected.delete(this.introspected.keys().next().value as string);
+    this.introspected.set(key, { claims, until });
+    return claims;
+  }
+
+  private async introspectionEndpointOf(issuer: string): Promise<string> {
+    const doc = await this.metadataOf(issuer);
+    const endpoint = doc.introspection_endpoint;
+    if (typeof endpoint !== 'string' || !/^https?:\/\//.test(endpoint)) throw new Error(`the metadata of issuer ${issuer} has no http(s) "introspection_endpoint"; set introspection.endpoint`);
+    return endpoint;
+  }
+
+  /** `jwks_uri` from the issuer's metadata. */
   private async jwksUriOf(issuer: string): Promise<string> {
+    const doc = await this.metadataOf(issuer);
+    const jwks = doc.jwks_uri;
+    if (typeof jwks !== 'string' || !/^https?:\/\//.test(jwks)) throw new Error(`the metadata of issuer ${issuer} has no http(s) "jwks_uri"`);
+    return jwks;
+  }
+
+  /** The issuer's metadata, cached once read (a failure is not). */
+  private metadataOf(issuer: string): Promise<Record<string, unknown>> {
+    let doc = this.metadata.get(issuer);
+    if (doc === undefined) {
+      if (this.metadata.size >= MAX_CACHED) this.metadata.delete(this.metadata.keys().next().value as string);
+      doc = this.readMetadata(issuer);
+      doc.catch(() => this.metadata.delete(issuer));
+      this.metadata.set(issuer, doc);
+    }
+    return doc;
+  }
+
+  /** The issuer's metadata document; it must name the same issuer (RFC 8414 §3.3). */
+  private async readMetadata(issuer: string): Promise<Record<string, unknown>> {
     const base = issuer.replace(/\/+$/, '');
     const url = new URL(issuer);
     const path = url.pathname === '/' ? '' : url.pathname.replace(/\/+$/, '');
@@ -112,9 +186,7 @@ export class IssuerKeys {
       }
       const doc = (typeof metadata === 'object' && metadata !== null ? metadata : {}) as Record<string, unknown>;
       if (doc.issuer !== issuer) throw new Error(`the metadata at ${candidate} names issuer ${JSON.stringify(doc.issuer)}, not ${JSON.stringify(issuer)}`);
-      const jwks = doc.jwks_uri;
-      if (typeof jwks !== 'string' || !/^https?:\/\//.test(jwks)) throw new Error(`the metadata at ${candidate} has no http(s) "jwks_uri"`);
-      return jwks;
+      return doc;
     }
     throw new Error(`cannot read the metadata of issuer ${issuer} (${problems.join('; ')})`);
   }

@@ -59,6 +59,16 @@ export interface OAuthIssuer {
   readonly clockSkewSeconds: number;
   /** Least time between two JWKS fetches caused by a token whose `kid` the cached set lacks. */
   readonly refreshCooldownSeconds: number;
+  /** RFC 7662 introspection of opaque (non-JWT) tokens, when set. */
+  readonly introspection: Introspection | undefined;
+}
+
+export interface Introspection {
+  /** Where to ask; undefined: `introspection_endpoint` from the issuer's metadata. */
+  readonly endpoint: string | undefined;
+  readonly clientId: string;
+  /** The client secret (from `${VAR}`): sent with HTTP Basic to the endpoint, never shown. */
+  readonly clientSecret: string;
 }
 
 export interface AuthConfig {
@@ -86,7 +96,8 @@ export interface AuthContext {
 }
 
 const AUTH_KEYS = new Set(['jwt', 'resource', 'oauth']);
-const OAUTH_KEYS = ['issuer', 'jwksUri', 'audience', 'algorithms', 'agentClaim', 'scopes', 'clockSkewSeconds', 'refreshCooldownSeconds'];
+const OAUTH_KEYS = ['issuer', 'jwksUri', 'audience', 'algorithms', 'agentClaim', 'scopes', 'clockSkewSeconds', 'refreshCooldownSeconds', 'introspection'];
+const INTROSPECTION_KEYS = ['clientId', 'clientSecret', 'endpoint'];
 const MAX_REFRESH_COOLDOWN_SECONDS = 3600;
 const MAX_ISSUERS = 8;
 export const ASYMMETRIC_ALGORITHMS: readonly JwtAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -166,8 +177,38 @@ function compileIssuer(value: unknown, at: readonly PropertyKey[], outer: AuthCo
     if (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_REFRESH_COOLDOWN_SECONDS) refreshCooldownSeconds = v;
     else ctx.error([...at, 'refreshCooldownSeconds'], `expected a whole number of seconds from 0 to ${MAX_REFRESH_COOLDOWN_SECONDS}, got ${describeValue(v)}`);
   }
+  const introspection = value.introspection === undefined ? undefined : readIntrospection(value.introspection, [...at, 'introspection'], ctx);
   if (failed || issuer === undefined || algorithms === undefined) return undefined;
-  return Object.freeze({ issuer, jwksUri, audience, algorithms: Object.freeze([...algorithms]), agentClaim, scopes, clockSkewSeconds, refreshCooldownSeconds });
+  return Object.freeze({ issuer, jwksUri, audience, algorithms: Object.freeze([...algorithms]), agentClaim, scopes, clockSkewSeconds, refreshCooldownSeconds, introspection });
+}
+
+function readIntrospection(value: unknown, at: readonly PropertyKey[], ctx: AuthContext): Introspection | undefined {
+  if (!isPlainObject(value)) {
+    ctx.error(at, `expected an object with "clientId" and "clientSecret" (mcpgate's credentials at the issuer), got ${describeValue(value)}`);
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    if (!INTROSPECTION_KEYS.includes(key)) ctx.error([...at, key], `unknown key ${q(key)} in introspection (known: ${INTROSPECTION_KEYS.join(', ')})`);
+  }
+  const text = (name: 'clientId' | 'clientSecret'): string | undefined => {
+    const raw = value[name];
+    if (typeof raw !== 'string' || raw === '') {
+      ctx.error([...at, name], `expected a non-empty string${name === 'clientSecret' ? ', ideally "${VAR}"' : ''}, got ${describeValue(raw)}`);
+      return undefined;
+    }
+    const expanded = tryExpand(raw, ctx.env);
+    if (!expanded.ok) {
+      ctx.error([...at, name], expanded.reason);
+      return undefined;
+    }
+    if (name === 'clientSecret' && !raw.includes('${')) ctx.warn([...at, name], 'the client secret is written in the rules file itself; prefer "${VAR}" with the variable set');
+    return expanded.value;
+  };
+  const clientId = text('clientId');
+  const clientSecret = text('clientSecret');
+  const endpoint = value.endpoint === undefined ? undefined : readUrl(value.endpoint, [...at, 'endpoint'], ctx, false);
+  if (clientId === undefined || clientSecret === undefined) return undefined;
+  return Object.freeze({ endpoint, clientId, clientSecret });
 }
 
 /** An absolute http(s) URL without a fragment or credentials (`${VAR}` expanded); a resource URI has no query either. */
@@ -426,6 +467,7 @@ export function describeAuth(auth: AuthConfig | undefined): Record<string, unkno
         scopes: [...o.scopes],
         clock_skew_seconds: o.clockSkewSeconds,
         refresh_cooldown_seconds: o.refreshCooldownSeconds,
+        ...(o.introspection !== undefined && { introspection: { client_id: o.introspection.clientId, endpoint: o.introspection.endpoint ?? null } }),
       })),
     }),
     ...(jwt !== undefined && { jwt: {

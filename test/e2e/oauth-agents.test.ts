@@ -20,10 +20,15 @@ import {
 } from '@modelcontextprotocol/client';
 import { fixtureServer, tempDir, textOf, writeConfig, type TempDir } from '../helpers/gateway.js';
 import { JSON_HEADERS, connectAgent, initializeBody, raw, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
-import { Idp, ROBOT, signingKey } from '../helpers/oidc.js';
+import { Idp, OPAQUE_ROBOT, ROBOT, signingKey } from '../helpers/oidc.js';
 
 const TIMEOUT = 90_000;
 const REDIRECT = 'http://127.0.0.1:9/callback'; // never opened: the test reads the code from the redirect
+
+function messageOf(body: Record<string, unknown> | undefined): string {
+  const message = (body?.error as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' ? message : JSON.stringify(body);
+}
 
 /** The SDK's OAuth client provider, kept in memory; the "browser" step is recorded for the test to drive. */
 class MemoryProvider implements OAuthClientProvider {
@@ -61,10 +66,17 @@ describe('agents sign in with OAuth (oidc-provider on loopback)', { timeout: TIM
     const rules = await writeRules(dir, {
       // The resource URI is derived from the listen address; refreshCooldownSeconds 0 so the
       // rotation below is picked up at once (the default, 30 s, is covered by the unit tests).
-      auth: { oauth: { issuer: idp.issuer, scopes: ['mcp'], refreshCooldownSeconds: 0 } },
-      agents: { alice: { allow: { servers: ['echo'] } }, [ROBOT.id]: { allow: { servers: ['echo'] } } },
+      auth: {
+        oauth: {
+          issuer: idp.issuer,
+          scopes: ['mcp'],
+          refreshCooldownSeconds: 0,
+          introspection: { clientId: ROBOT.id, clientSecret: '${TEST_INTROSPECTION_SECRET}' },
+        },
+      },
+      agents: { alice: { allow: { servers: ['echo'] } }, [ROBOT.id]: { allow: { servers: ['echo'] } }, [OPAQUE_ROBOT.id]: { allow: { servers: ['echo'] } } },
     });
-    gate = await startHttpGateway({ config, args: ['--rules', rules] });
+    gate = await startHttpGateway({ config, args: ['--rules', rules], env: { TEST_INTROSPECTION_SECRET: ROBOT.secret } });
   });
 
   after(async () => {
@@ -118,8 +130,7 @@ describe('agents sign in with OAuth (oidc-provider on loopback)', { timeout: TIM
       const res = await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${token}` }, body: initializeBody() });
       assert.equal(res.status, 401, res.body);
       assert.match(String(res.headers['www-authenticate']), /error="invalid_token"/);
-      const message = (res.json?.error as { message?: unknown } | undefined)?.message;
-      return typeof message === 'string' ? message : res.body;
+      return messageOf(res.json);
     };
     const other = await idp.clientCredentials('https://other.example/mcp');
     assert.match(await refusal(other), /JWT audience "https:\/\/other.example\/mcp" is not/);
@@ -150,5 +161,23 @@ describe('agents sign in with OAuth (oidc-provider on loopback)', { timeout: TIM
     } finally {
       await rotated.client.close();
     }
+  });
+
+  it('an opaque token is checked by introspection (RFC 7662) with the same audience rule; an unknown one is refused', async () => {
+    const opaque = await idp.clientCredentials(gate.url, OPAQUE_ROBOT);
+    assert.equal(opaque.split('.').length, 1, 'the provider issued an opaque token');
+    const agent = await connectAgent(gate.url, { token: opaque });
+    try {
+      assert.equal(textOf(await agent.client.callTool({ name: 'echo__echo', arguments: { text: 'opaque' } })), 'opaque');
+    } finally {
+      await agent.client.close();
+    }
+    const elsewhere = await idp.clientCredentials('https://other.example/mcp', OPAQUE_ROBOT);
+    const refused = await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${elsewhere}` }, body: initializeBody() });
+    assert.equal(refused.status, 401);
+    assert.match(messageOf(refused.json), /^the introspected token audience "https:\/\/other.example\/mcp" is not "http:\/\/127\.0\.0\.1:\d+\/mcp"$/);
+    const unknown = await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: 'Bearer not-a-token-the-issuer-made' }, body: initializeBody() });
+    assert.equal(unknown.status, 401);
+    assert.match(messageOf(unknown.json), /^unknown token \(not active at http:\/\/127\.0\.0\.1:\d+\)$/);
   });
 });

@@ -11,6 +11,8 @@ import { exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import Provider, { type Configuration } from 'oidc-provider';
 
 export const ROBOT = { id: 'robot', secret: 'robot-secret-for-tests-only-0123456789' };
+/** A client whose access tokens are opaque (checked by introspection). */
+export const OPAQUE_ROBOT = { id: 'opaque-robot', secret: 'opaque-robot-secret-for-tests-only-0123' };
 
 export interface SigningKey {
   kid: string;
@@ -54,7 +56,7 @@ export class Idp {
 
   private make(): Provider {
     const configuration: Configuration = {
-      clients: [{ client_id: ROBOT.id, client_secret: ROBOT.secret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: 'mcp' }],
+      clients: [ROBOT, OPAQUE_ROBOT].map((c) => ({ client_id: c.id, client_secret: c.secret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: 'mcp' })),
       jwks: { keys: this.keys.map((k) => k.jwk) },
       cookies: { keys: ['a-cookie-signing-key-for-tests'] },
       clientDefaults: { id_token_signed_response_alg: 'ES256' },
@@ -66,15 +68,15 @@ export class Idp {
         devInteractions: { enabled: true },
         registration: { enabled: true },
         clientCredentials: { enabled: true },
+        introspection: { enabled: true },
         resourceIndicators: {
           enabled: true,
           useGrantedResource: () => true,
-          getResourceServerInfo: (_ctx, resource) => ({
+          getResourceServerInfo: (_ctx, resource, client) => ({
             scope: 'mcp',
             audience: resource,
             accessTokenTTL: 300,
-            accessTokenFormat: 'jwt',
-            jwt: { sign: { alg: 'ES256' } },
+            ...(client.clientId === OPAQUE_ROBOT.id ? { accessTokenFormat: 'opaque' } : { accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } }),
           }),
         },
       },
@@ -82,11 +84,11 @@ export class Idp {
     return new Provider(this.issuer, configuration);
   }
 
-  /** A client-credentials access token of the static client for `resource`. */
-  async clientCredentials(resource: string): Promise<string> {
+  /** A client-credentials access token of a static client for `resource`. */
+  async clientCredentials(resource: string, client: { id: string; secret: string } = ROBOT): Promise<string> {
     const res = await fetch(`${this.issuer}/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${ROBOT.id}:${ROBOT.secret}`).toString('base64')}` },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}` },
       body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'mcp', resource }).toString(),
     });
     const body = (await res.json()) as Record<string, unknown>;

@@ -93,6 +93,8 @@ void describe('OAuth issuers: JWT access tokens by the issuer JWKS', T, () => {
     assert.equal(await why(await idp.sign(k1, { email: 'a@x', aud: 'https://other.test/mcp' })), 'JWT audience "https://other.test/mcp" is not "https://gw.test/mcp"');
     assert.match(await why(await idp.sign(k1, { email: 'a@x' }, { exp: Math.floor(Date.now() / 1000) - 3600 })), /^JWT expired at /);
     assert.equal(await why(await idp.sign(k1, {})), 'JWT has no "email" claim');
+    const machine = rulesFor({ issuer: idp.url }, { resource: RESOURCE });
+    assert.deepEqual(await check(await idp.sign(k1, { sub: undefined, client_id: 'ci-runner' }), machine), { ok: true, agent: 'ci-runner', via: 'oauth' }, 'no sub: the client is the agent');
     const hmac = await new SignJWT({ iss: idp.url, aud: RESOURCE, email: 'a@x', exp: Math.floor(Date.now() / 1000) + 60 }).setProtectedHeader({ alg: 'HS256' }).sign(new Uint8Array(32));
     assert.match(await why(hmac), /^JWT algorithm HS256 is not allowed \(allowed: RS256, /);
     assert.equal(await why(await idp.sign(k1, { email: 'a@x', iss: 'https://evil.test' })), `JWT issuer "https://evil.test" is not a configured issuer ("${idp.url}")`);
@@ -188,6 +190,19 @@ void describe('auth.oauth and auth.resource configuration', T, () => {
     });
   });
 
+  void it('introspection: credentials from ${VAR}, never in the summary; a literal secret is a warning; missing ones are errors', T, async () => {
+    const rules = parseRules(JSON.stringify({ agents: {}, auth: { oauth: { issuer: 'https://a.test', introspection: { clientId: 'gw', clientSecret: '${IDP_SECRET}' } } } }), FILE, [], { env: { IDP_SECRET: 'the-secret-value' } });
+    assert.equal(rules.auth?.oauth[0]?.introspection?.clientSecret, 'the-secret-value');
+    const summary = JSON.stringify(describeAuth(rules.auth));
+    assert.ok(summary.includes('"introspection":{"client_id":"gw","endpoint":null}') && !summary.includes('the-secret-value'), summary);
+    const literal = rulesFor({ issuer: 'https://a.test', introspection: { clientId: 'gw', clientSecret: 'inline' } });
+    assert.deepEqual(byPath(literal.warnings), { '$.auth.oauth.introspection.clientSecret': 'the client secret is written in the rules file itself; prefer "${VAR}" with the variable set' });
+    assert.deepEqual(await bad({ oauth: { issuer: 'https://a.test', introspection: { clientId: 'gw', clientSecret: '${NOPE}', url: 'x' } } }), {
+      '$.auth.oauth.introspection.clientSecret': 'environment variable NOPE is not set',
+      '$.auth.oauth.introspection.url': 'unknown key "url" in introspection (known: clientId, clientSecret, endpoint)',
+    });
+  });
+
   void it('errors at their paths: no issuer, bad URLs, HMAC algorithms, unknown keys, duplicates, bad scopes', T, async () => {
     assert.deepEqual(await bad({ oauth: {} }), { '$.auth.oauth.issuer': 'expected "issuer", the authorization server\'s issuer URL (e.g. "https://login.example.com/realms/acme")' });
     assert.deepEqual(await bad({ oauth: [{ issuer: 'idp.test' }, { issuer: 'ftp://x' }, { issuer: 'https://x#y' }] }), {
@@ -195,9 +210,9 @@ void describe('auth.oauth and auth.resource configuration', T, () => {
       '$.auth.oauth[1].issuer': 'expected an http(s) URL, got ftp',
       '$.auth.oauth[2].issuer': 'the URL has a fragment',
     });
-    assert.deepEqual(await bad({ oauth: { issuer: 'https://a.test', algorithms: ['HS256'], introspection: {}, scopes: ['a b'] } }), {
+    assert.deepEqual(await bad({ oauth: { issuer: 'https://a.test', algorithms: ['HS256'], introspect: {}, scopes: ['a b'] } }), {
       '$.auth.oauth.algorithms[0]': 'algorithm HS256 cannot be verified with an issuer\'s published keys (HMAC is never accepted from an issuer): HMAC needs "secret"; a public key never verifies HMAC tokens',
-      '$.auth.oauth.introspection': 'unknown key "introspection" in an oauth issuer (known: issuer, jwksUri, audience, algorithms, agentClaim, scopes, clockSkewSeconds, refreshCooldownSeconds)',
+      '$.auth.oauth.introspect': 'unknown key "introspect" in an oauth issuer (known: issuer, jwksUri, audience, algorithms, agentClaim, scopes, clockSkewSeconds, refreshCooldownSeconds, introspection)',
       '$.auth.oauth.scopes': 'expected an array of scope names (no spaces, quotes or backslashes; RFC 6749 §3.3), got an array',
     });
     assert.deepEqual(await bad({ oauth: [{ issuer: 'https://a.test' }, { issuer: 'https://a.test' }] }), { '$.auth.oauth[1].issuer': 'issuer "https://a.test" is listed twice' });
