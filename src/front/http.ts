@@ -14,10 +14,11 @@ import type { Gateway } from '../gateway/gateway.js';
 import type { Logger } from '../observability/logger.js';
 import { classify, wireLimits, type Classified } from '../wire/jsonrpc.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
-import { authenticate, challenge } from '../auth/auth.js';
+import { authenticate, challenge, resourceMetadata, resourceMetadataUrl } from '../auth/auth.js';
+import { IssuerKeys } from '../auth/issuers.js';
 import { DEFAULT_MAX_AGENT_BUFFER, HttpChannel } from './http-channel.js';
 import { ReplayStore, type ReplayCounters, type ReplayLimits } from './sse-replay.js';
-import { DEFAULT_MAX_BODY_BYTES, accepts, hostAllowed, isLoopback, originAllowed, readBody, repeatedHeader, sendError } from './http-util.js';
+import { DEFAULT_MAX_BODY_BYTES, accepts, hostAllowed, isLoopback, originAllowed, readBody, repeatedHeader, sendError, sendJson } from './http-util.js';
 import { handleOps, type OpsContext } from './ops.js';
 
 export interface HttpFrontOptions {
@@ -69,6 +70,7 @@ export interface MountedRoutes {
 export const HTTP_DEFAULTS = { sessionIdleMs: 30 * 60_000, maxSessions: 1000, maxSessionsPerAgent: 100, drainMs: 10_000, maxAgentBuffer: DEFAULT_MAX_AGENT_BUFFER };
 
 const MCP_PATH = '/mcp';
+const METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 export class HttpFront {
   readonly sessions = new Map<string, HttpChannel>();
@@ -85,6 +87,8 @@ export class HttpFront {
   private onDrained: (() => void) | undefined;
   private closing: Promise<void> | undefined;
   private readonly replay: ReplayStore;
+  /** The OAuth issuers' JWKS caches (rules' auth.oauth): they outlive reloads of the rules. */
+  private readonly issuers = new IssuerKeys();
   url = '';
 
   constructor(private readonly gateway: Gateway, private readonly options: HttpFrontOptions, private readonly log: Logger) {
@@ -155,12 +159,21 @@ export class HttpFront {
     if (!this.admit(req, res)) return;
     const mounted = this.options.mounted;
     if (mounted !== undefined && (path === mounted.prefix || path.startsWith(`${mounted.prefix}/`))) return mounted.handle(path, req, res);
+    if (path === METADATA_PATH || path.startsWith(`${METADATA_PATH}/`)) return this.metadata(path, req, res);
     if (path !== MCP_PATH) {
       return handleOps(path, req, res, { ...this.options.ops, draining: this.draining, url: () => this.url }, (r) => this.identify(req, r));
     }
     if (this.draining) return sendError(res, 503, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'), { connection: 'close' });
-    const agent = this.identify(req, res);
-    if (agent === undefined) return;
+    void this.identify(req, res).then((agent) => {
+      if (agent !== undefined) this.dispatch(req, res, agent);
+    }).catch((err: unknown) => {
+      this.log.error('internal error handling an HTTP request', { error: err });
+      if (!res.headersSent) sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err)));
+      else res.destroy();
+    });
+  }
+
+  private dispatch(req: IncomingMessage, res: ServerResponse, agent: string): void {
     switch (req.method) {
       case 'POST':
         return void this.post(req, res, agent).catch((err: unknown) => {
@@ -199,16 +212,51 @@ export class HttpFront {
     return true;
   }
 
-  /** The agent the request speaks for, or undefined after answering 401. */
-  private identify(req: IncomingMessage, res: ServerResponse): string | undefined {
+  /**
+   * mcpgate's resource URI (RFC 8707): the rules' `auth.resource`, or the `/mcp` URL of the listen
+   * address. OAuth access tokens must name it as audience; the resource metadata publishes it.
+   */
+  resourceUri(): string {
+    return this.gateway.rules.auth?.resource ?? this.url;
+  }
+
+  /** The agent the request speaks for, or undefined after answering 401 (403 for a missing scope, 503 when the issuer's keys are unavailable). */
+  private async identify(req: IncomingMessage, res: ServerResponse): Promise<string | undefined> {
     if (this.options.auth === 'off') {
       const named = req.headers['x-mcpgate-agent'];
       return typeof named === 'string' && named !== '' ? named : this.options.defaultAgent;
     }
-    const outcome = authenticate(this.gateway.rules, req.headers.authorization);
+    const rules = this.gateway.rules;
+    const resource = this.resourceUri();
+    const outcome = await authenticate(rules, req.headers.authorization, { issuers: this.issuers, resource });
     if (outcome.ok) return outcome.agent;
-    sendError(res, 401, new GatewayError('MCPG_UNAUTHORIZED', outcome.reason), { 'www-authenticate': challenge(outcome.reason) });
+    const oauth = rules.auth?.oauth ?? [];
+    const scope = outcome.scope ?? [...new Set(oauth.flatMap((o) => o.scopes))].join(' ');
+    const header = challenge(outcome.reason, {
+      ...(oauth.length > 0 && { resourceMetadata: resourceMetadataUrl(resource), scope }),
+      insufficientScope: outcome.status === 403,
+    });
+    sendError(res, outcome.status ?? 401, new GatewayError('MCPG_UNAUTHORIZED', outcome.reason), { 'www-authenticate': header });
     return undefined;
+  }
+
+  /**
+   * RFC 9728 protected-resource metadata, at `/.well-known/oauth-protected-resource` and at that
+   * path followed by the resource URI's path (where MCP clients look first). Behind the front's
+   * gate like every route; no token needed. Served only with OAuth issuers in the rules.
+   */
+  private metadata(path: string, req: IncomingMessage, res: ServerResponse): void {
+    const rules = this.gateway.rules;
+    const resource = this.resourceUri();
+    const suffix = path.slice(METADATA_PATH.length);
+    const known = suffix === '' || suffix === MCP_PATH || suffix === new URL(resource).pathname;
+    if (!known || (rules.auth?.oauth.length ?? 0) === 0) {
+      return sendError(res, 404, new GatewayError('MCPG_INVALID_REQUEST', known
+        ? 'no protected-resource metadata: the rules configure no OAuth issuer ("auth": {"oauth": …})'
+        : `no route ${path} (the protected-resource metadata is at ${METADATA_PATH}${MCP_PATH})`));
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, new GatewayError('MCPG_INVALID_REQUEST', `${path} answers GET only`), { allow: 'GET, HEAD' });
+    sendJson(res, 200, resourceMetadata(rules, resource));
   }
 
   private async post(req: IncomingMessage, res: ServerResponse, agent: string): Promise<void> {

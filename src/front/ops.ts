@@ -16,7 +16,7 @@ export interface OpsContext {
   url: () => string;
 }
 
-export function handleOps(path: string, req: IncomingMessage, res: ServerResponse, ctx: OpsContext, identify: (res: ServerResponse) => string | undefined): void {
+export function handleOps(path: string, req: IncomingMessage, res: ServerResponse, ctx: OpsContext, identify: (res: ServerResponse) => Promise<string | undefined>): void {
   const known = path === '/healthz' || path === '/readyz' || path === '/metrics' || path === '/status';
   if (!known) return sendError(res, 404, new GatewayError('MCPG_INVALID_REQUEST', `no route ${path} (MCP is served at /mcp; ops routes: /healthz, /readyz, /metrics, /status)`));
   if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -36,8 +36,9 @@ export function handleOps(path: string, req: IncomingMessage, res: ServerRespons
       res.end(ctx.metrics());
       return;
     case '/status': {
-      if (identify(res) === undefined) return;
-      return sendJson(res, 200, { url: ctx.url(), ...ctx.gateway.status(), draining: ctx.draining });
+      return void identify(res).then((agent) => {
+        if (agent !== undefined) sendJson(res, 200, { url: ctx.url(), ...ctx.gateway.status(), draining: ctx.draining });
+      }, (err: unknown) => sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err))));
     }
   }
 }

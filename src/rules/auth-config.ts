@@ -43,8 +43,39 @@ export interface JwtConfig {
   readonly requireExp: boolean;
 }
 
+/** One OAuth authorization server whose JWT access tokens name agents (`auth.oauth`). */
+export interface OAuthIssuer {
+  /** The issuer identifier: `iss` must equal it, and its metadata (RFC 8414 / OIDC discovery) names the JWKS. */
+  readonly issuer: string;
+  /** Where the signing keys are, when set; otherwise `jwks_uri` from the issuer's metadata. */
+  readonly jwksUri: string | undefined;
+  /** `aud` must contain one of these; undefined: the gateway's resource URI (RFC 8707). */
+  readonly audience: readonly string[] | undefined;
+  /** Asymmetric algorithms only: an issuer's tokens are never checked with HMAC. */
+  readonly algorithms: readonly JwtAlgorithm[];
+  readonly agentClaim: string;
+  /** Scopes every token must carry (`scope` or `scp`); also advertised in the resource metadata. */
+  readonly scopes: readonly string[];
+  readonly clockSkewSeconds: number;
+  /** Least time between two JWKS fetches caused by a token whose `kid` the cached set lacks. */
+  readonly refreshCooldownSeconds: number;
+  /** RFC 7662 introspection of opaque (non-JWT) tokens, when set. */
+  readonly introspection: Introspection | undefined;
+}
+
+export interface Introspection {
+  /** Where to ask; undefined: `introspection_endpoint` from the issuer's metadata. */
+  readonly endpoint: string | undefined;
+  readonly clientId: string;
+  /** The client secret (from `${VAR}`): sent with HTTP Basic to the endpoint, never shown. */
+  readonly clientSecret: string;
+}
+
 export interface AuthConfig {
   readonly jwt: JwtConfig | undefined;
+  /** mcpgate's resource URI (RFC 8707, RFC 9728 `resource`); undefined: derived from the listen address. */
+  readonly resource: string | undefined;
+  readonly oauth: readonly OAuthIssuer[];
 }
 
 /**
@@ -64,7 +95,12 @@ export interface AuthContext {
   warn(segments: readonly PropertyKey[], message: string): void;
 }
 
-const AUTH_KEYS = new Set(['jwt']);
+const AUTH_KEYS = new Set(['jwt', 'resource', 'oauth']);
+const OAUTH_KEYS = ['issuer', 'jwksUri', 'audience', 'algorithms', 'agentClaim', 'scopes', 'clockSkewSeconds', 'refreshCooldownSeconds', 'introspection'];
+const INTROSPECTION_KEYS = ['clientId', 'clientSecret', 'endpoint'];
+const MAX_REFRESH_COOLDOWN_SECONDS = 3600;
+const MAX_ISSUERS = 8;
+export const ASYMMETRIC_ALGORITHMS: readonly JwtAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 const JWT_KEYS = ['secret', 'publicKey', 'publicKeyFile', 'algorithms', 'issuer', 'audience', 'agentClaim', 'clockSkewSeconds', 'requireExp'];
 const KEY_SOURCES = ['secret', 'publicKey', 'publicKeyFile'] as const;
 type KeySource = (typeof KEY_SOURCES)[number];
@@ -91,7 +127,131 @@ export function compileAuth(value: unknown, ctx: AuthContext): AuthConfig | unde
     return undefined;
   }
   for (const key of Object.keys(value)) if (!AUTH_KEYS.has(key)) ctx.warn(['auth', key], `unknown key ${q(key)} in auth is ignored`);
-  return Object.freeze({ jwt: value.jwt === undefined ? undefined : compileJwt(value.jwt, ctx) });
+  const jwt = value.jwt === undefined ? undefined : compileJwt(value.jwt, ctx);
+  const resource = value.resource === undefined ? undefined : readUrl(value.resource, ['auth', 'resource'], ctx, true);
+  return Object.freeze({ jwt, resource, oauth: compileOAuth(value.oauth, ctx) });
+}
+
+// ---------------------------------------------------------------------------------------------
+// OAuth issuers: `"oauth": {…}` or `[{…}, …]`
+
+function compileOAuth(value: unknown, ctx: AuthContext): readonly OAuthIssuer[] {
+  if (value === undefined) return Object.freeze([]);
+  const list = Array.isArray(value) ? value : [value];
+  const at = (i: number): PropertyKey[] => (Array.isArray(value) ? ['auth', 'oauth', i] : ['auth', 'oauth']);
+  if (list.length === 0 || list.length > MAX_ISSUERS) {
+    ctx.error(['auth', 'oauth'], `expected an issuer object or an array of 1 to ${MAX_ISSUERS} of them, got ${list.length === 0 ? 'an empty array' : `${list.length}`}`);
+    return Object.freeze([]);
+  }
+  const issuers: OAuthIssuer[] = [];
+  list.forEach((item: unknown, i) => {
+    const compiled = compileIssuer(item, at(i), ctx);
+    if (compiled === undefined) return;
+    if (issuers.some((other) => other.issuer === compiled.issuer)) ctx.error([...at(i), 'issuer'], `issuer ${q(compiled.issuer)} is listed twice`);
+    else issuers.push(compiled);
+  });
+  return Object.freeze(issuers);
+}
+
+function compileIssuer(value: unknown, at: readonly PropertyKey[], outer: AuthContext): OAuthIssuer | undefined {
+  let failed = false;
+  const ctx: AuthContext = { ...outer, error: (segments, message) => { failed = true; outer.error(segments, message); } };
+  if (!isPlainObject(value)) {
+    ctx.error(at, `expected an object with "issuer" (the authorization server's issuer URL), got ${describeValue(value)}`);
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    if (!OAUTH_KEYS.includes(key)) ctx.error([...at, key], `unknown key ${q(key)} in an oauth issuer (known: ${OAUTH_KEYS.join(', ')})`);
+  }
+  if (value.issuer === undefined) ctx.error([...at, 'issuer'], 'expected "issuer", the authorization server\'s issuer URL (e.g. "https://login.example.com/realms/acme")');
+  const issuer = value.issuer === undefined ? undefined : readUrl(value.issuer, [...at, 'issuer'], ctx, false);
+  const jwksUri = value.jwksUri === undefined ? undefined : readUrl(value.jwksUri, [...at, 'jwksUri'], ctx, false);
+  const audience = readAudience(value.audience, ctx, [...at, 'audience']);
+  const algorithms = value.algorithms === undefined ? ASYMMETRIC_ALGORITHMS : readAlgorithms(value.algorithms, { description: "an issuer's published keys (HMAC is never accepted from an issuer)", fits: ASYMMETRIC_ALGORITHMS }, ctx, [...at, 'algorithms']);
+  const agentClaim = readName(value.agentClaim, 'agentClaim', ctx, [...at, 'agentClaim']) ?? 'sub';
+  const scopes = readScopes(value.scopes, [...at, 'scopes'], ctx);
+  const clockSkewSeconds = readSkew(value.clockSkewSeconds, ctx, [...at, 'clockSkewSeconds']);
+  let refreshCooldownSeconds = 30;
+  if (value.refreshCooldownSeconds !== undefined) {
+    const v = value.refreshCooldownSeconds;
+    if (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_REFRESH_COOLDOWN_SECONDS) refreshCooldownSeconds = v;
+    else ctx.error([...at, 'refreshCooldownSeconds'], `expected a whole number of seconds from 0 to ${MAX_REFRESH_COOLDOWN_SECONDS}, got ${describeValue(v)}`);
+  }
+  const introspection = value.introspection === undefined ? undefined : readIntrospection(value.introspection, [...at, 'introspection'], ctx);
+  if (failed || issuer === undefined || algorithms === undefined) return undefined;
+  return Object.freeze({ issuer, jwksUri, audience, algorithms: Object.freeze([...algorithms]), agentClaim, scopes, clockSkewSeconds, refreshCooldownSeconds, introspection });
+}
+
+function readIntrospection(value: unknown, at: readonly PropertyKey[], ctx: AuthContext): Introspection | undefined {
+  if (!isPlainObject(value)) {
+    ctx.error(at, `expected an object with "clientId" and "clientSecret" (mcpgate's credentials at the issuer), got ${describeValue(value)}`);
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    if (!INTROSPECTION_KEYS.includes(key)) ctx.error([...at, key], `unknown key ${q(key)} in introspection (known: ${INTROSPECTION_KEYS.join(', ')})`);
+  }
+  const text = (name: 'clientId' | 'clientSecret'): string | undefined => {
+    const raw = value[name];
+    if (typeof raw !== 'string' || raw === '') {
+      ctx.error([...at, name], `expected a non-empty string${name === 'clientSecret' ? ', ideally "${VAR}"' : ''}, got ${describeValue(raw)}`);
+      return undefined;
+    }
+    const expanded = tryExpand(raw, ctx.env);
+    if (!expanded.ok) {
+      ctx.error([...at, name], expanded.reason);
+      return undefined;
+    }
+    if (name === 'clientSecret' && !raw.includes('${')) ctx.warn([...at, name], 'the client secret is written in the rules file itself; prefer "${VAR}" with the variable set');
+    return expanded.value;
+  };
+  const clientId = text('clientId');
+  const clientSecret = text('clientSecret');
+  const endpoint = value.endpoint === undefined ? undefined : readUrl(value.endpoint, [...at, 'endpoint'], ctx, false);
+  if (clientId === undefined || clientSecret === undefined) return undefined;
+  return Object.freeze({ endpoint, clientId, clientSecret });
+}
+
+/** An absolute http(s) URL without a fragment or credentials (`${VAR}` expanded); a resource URI has no query either. */
+function readUrl(value: unknown, at: readonly PropertyKey[], ctx: AuthContext, resource: boolean): string | undefined {
+  if (typeof value !== 'string' || value === '') {
+    ctx.error(at, `expected an absolute http(s) URL, got ${describeValue(value)}`);
+    return undefined;
+  }
+  const expanded = tryExpand(value, ctx.env);
+  if (!expanded.ok) {
+    ctx.error(at, expanded.reason);
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(expanded.value);
+  } catch {
+    ctx.error(at, `${describeValue(expanded.value, true)} is not an absolute URL`);
+    return undefined;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    ctx.error(at, `expected an http(s) URL, got ${url.protocol.slice(0, -1)}`);
+    return undefined;
+  }
+  if (url.hash !== '' || expanded.value.includes('#') || (resource && url.search !== '')) {
+    ctx.error(at, resource ? 'a resource URI has no fragment and no query (RFC 8707 §2)' : 'the URL has a fragment');
+    return undefined;
+  }
+  if (url.username !== '' || url.password !== '') {
+    ctx.error(at, 'the URL carries credentials; remove them');
+    return undefined;
+  }
+  // The issuer is compared with `iss` exactly as written (RFC 8414 §3.3), so it is kept verbatim.
+  return expanded.value;
+}
+
+function readScopes(value: unknown, at: readonly PropertyKey[], ctx: AuthContext): readonly string[] {
+  if (value === undefined) return Object.freeze([]);
+  if (!Array.isArray(value) || value.some((s) => typeof s !== 'string' || !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(s))) {
+    ctx.error(at, `expected an array of scope names (no spaces, quotes or backslashes; RFC 6749 §3.3), got ${describeValue(value)}`);
+    return Object.freeze([]);
+  }
+  return Object.freeze([...new Set(value as string[])]);
 }
 
 function compileJwt(value: unknown, outer: AuthContext): JwtConfig | undefined {
@@ -239,8 +399,7 @@ function isAlgorithm(value: string): value is JwtAlgorithm {
   return (JWT_ALGORITHMS as readonly string[]).includes(value);
 }
 
-function readAlgorithms(value: unknown, key: CompiledKey | undefined, ctx: AuthContext): readonly JwtAlgorithm[] | undefined {
-  const at = [...JWT, 'algorithms'];
+function readAlgorithms(value: unknown, key: Pick<CompiledKey, 'description' | 'fits'> | undefined, ctx: AuthContext, at: readonly PropertyKey[] = [...JWT, 'algorithms']): readonly JwtAlgorithm[] | undefined {
   if (value === undefined) return key === undefined ? undefined : Object.freeze([...key.fits]);
   if (!Array.isArray(value) || value.length === 0) {
     ctx.error(at, `expected a non-empty array of algorithm names (${JWT_ALGORITHMS.join(', ')}), got ${Array.isArray(value) ? 'an empty array' : describeValue(value)}`);
@@ -263,17 +422,16 @@ function readAlgorithms(value: unknown, key: CompiledKey | undefined, ctx: AuthC
   return Object.freeze(algorithms);
 }
 
-function readName(value: unknown, name: 'issuer' | 'agentClaim', ctx: AuthContext): string | undefined {
+function readName(value: unknown, name: 'issuer' | 'agentClaim', ctx: AuthContext, at: readonly PropertyKey[] = [...JWT, name]): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'string' && value !== '') return value;
-  ctx.error([...JWT, name], `expected a non-empty string, got ${describeValue(value)}`);
+  ctx.error(at, `expected a non-empty string, got ${describeValue(value)}`);
   return undefined;
 }
 
-function readAudience(value: unknown, ctx: AuthContext): readonly string[] | undefined {
+function readAudience(value: unknown, ctx: AuthContext, at: readonly PropertyKey[] = [...JWT, 'audience']): readonly string[] | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'string' && value !== '') return Object.freeze([value]);
-  const at = [...JWT, 'audience'];
   if (!Array.isArray(value) || value.length === 0) {
     ctx.error(at, `expected a non-empty string or a non-empty array of them, got ${Array.isArray(value) ? 'an empty array' : describeValue(value)}`);
     return undefined;
@@ -286,19 +444,33 @@ function readAudience(value: unknown, ctx: AuthContext): readonly string[] | und
   return Object.freeze(audience);
 }
 
-function readSkew(value: unknown, ctx: AuthContext): number {
+function readSkew(value: unknown, ctx: AuthContext, at: readonly PropertyKey[] = [...JWT, 'clockSkewSeconds']): number {
   if (value === undefined) return 30;
   if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_SKEW_SECONDS) return value;
-  ctx.error([...JWT, 'clockSkewSeconds'], `expected a whole number of seconds from 0 to ${MAX_SKEW_SECONDS}, got ${describeValue(value)}`);
+  ctx.error(at, `expected a whole number of seconds from 0 to ${MAX_SKEW_SECONDS}, got ${describeValue(value)}`);
   return 30;
 }
 
 /** A secret-free summary for status output. */
 export function describeAuth(auth: AuthConfig | undefined): Record<string, unknown> | null {
-  const jwt = auth?.jwt;
-  if (jwt === undefined) return null;
+  if (auth === undefined) return null;
+  const jwt = auth.jwt;
   return {
-    jwt: {
+    ...(auth.resource !== undefined && { resource: auth.resource }),
+    ...(auth.oauth.length > 0 && {
+      oauth: auth.oauth.map((o) => ({
+        issuer: o.issuer,
+        jwks_uri: o.jwksUri ?? null,
+        audience: o.audience === undefined ? null : [...o.audience],
+        algorithms: [...o.algorithms],
+        agent_claim: o.agentClaim,
+        scopes: [...o.scopes],
+        clock_skew_seconds: o.clockSkewSeconds,
+        refresh_cooldown_seconds: o.refreshCooldownSeconds,
+        ...(o.introspection !== undefined && { introspection: { client_id: o.introspection.clientId, endpoint: o.introspection.endpoint ?? null } }),
+      })),
+    }),
+    ...(jwt !== undefined && { jwt: {
       key: jwt.keyDescription,
       algorithms: [...jwt.algorithms],
       issuer: jwt.issuer ?? null,
@@ -306,6 +478,6 @@ export function describeAuth(auth: AuthConfig | undefined): Record<string, unkno
       agent_claim: jwt.agentClaim,
       clock_skew_seconds: jwt.clockSkewSeconds,
       require_exp: jwt.requireExp,
-    },
+    } }),
   };
 }

@@ -53,8 +53,8 @@ const good = (extra: Record<string, unknown> = {}): Record<string, unknown> => (
 const rulesWith = (auth: unknown, env: NodeJS.ProcessEnv = {}): Rules =>
   parseRules(JSON.stringify({ agents: { 'ci-bot': { tokens: [hashToken(TOKEN)] } }, ...(auth === undefined ? {} : { auth }) }), FILE, [], { env });
 const bearer = (token: string): string => `Bearer ${token}`;
-const reason = (rules: Rules, token: string): string => {
-  const outcome = authenticate(rules, bearer(token), NOW);
+const reason = async (rules: Rules, token: string): Promise<string> => {
+  const outcome = await authenticate(rules, bearer(token), { now: NOW });
   assert.equal(outcome.ok, false, 'expected a refusal');
   return outcome.ok ? '' : outcome.reason;
 };
@@ -63,28 +63,28 @@ const HS = rulesWith({ jwt: { secret: '${JWT_SECRET}' } }, { JWT_SECRET: SECRET 
 const RS = rulesWith({ jwt: { publicKey: pem(rsa.publicKey), issuer: 'https://idp.test', audience: ['mcpgate', 'other'], algorithms: ['RS256', 'PS256'] } });
 
 void describe('the Authorization header', T, () => {
-  void it('without bearer credentials: a reason and a challenge without error (RFC 6750 §3.1)', T, () => {
-    for (const header of [undefined, '', '   ']) assert.deepEqual(authenticate(HS, header, NOW), { ok: false, reason: NO_TOKEN });
-    assert.deepEqual(authenticate(HS, 'Basic dXNlcjpwdw==', NOW), { ok: false, reason: NOT_BEARER });
-    assert.deepEqual(authenticate(HS, TOKEN, NOW), { ok: false, reason: NOT_BEARER }, 'a token without a scheme');
+  void it('without bearer credentials: a reason and a challenge without error (RFC 6750 §3.1)', T, async () => {
+    for (const header of [undefined, '', '   ']) assert.deepEqual((await authenticate(HS, header, { now: NOW })), { ok: false, reason: NO_TOKEN });
+    assert.deepEqual((await authenticate(HS, 'Basic dXNlcjpwdw==', { now: NOW })), { ok: false, reason: NOT_BEARER });
+    assert.deepEqual((await authenticate(HS, TOKEN, { now: NOW })), { ok: false, reason: NOT_BEARER }, 'a token without a scheme');
     assert.equal(challenge(NO_TOKEN), BEARER_CHALLENGE);
     assert.equal(challenge(NOT_BEARER), 'Bearer realm="mcpgate"');
   });
 
-  void it('a malformed bearer header is refused without echoing it', T, () => {
-    const refuse = (header: string): string => {
-      const outcome = authenticate(HS, header, NOW);
+  void it('a malformed bearer header is refused without echoing it', T, async () => {
+    const refuse = async (header: string): Promise<string> => {
+      const outcome = (await authenticate(HS, header, { now: NOW }));
       return outcome.ok ? 'accepted' : outcome.reason;
     };
-    assert.equal(refuse('Bearer'), 'the Authorization header has no token after "Bearer"');
-    assert.equal(refuse('Bearer   '), 'the Authorization header has no token after "Bearer"');
-    assert.equal(refuse('Bearer abc def'), 'the bearer token contains characters a token cannot have (RFC 6750 §2.1)');
-    assert.equal(refuse(`Bearer ${'a'.repeat(9000)}`), 'the bearer token is longer than 8192 characters');
+    assert.equal(await refuse('Bearer'), 'the Authorization header has no token after "Bearer"');
+    assert.equal(await refuse('Bearer   '), 'the Authorization header has no token after "Bearer"');
+    assert.equal(await refuse('Bearer abc def'), 'the bearer token contains characters a token cannot have (RFC 6750 §2.1)');
+    assert.equal(await refuse(`Bearer ${'a'.repeat(9000)}`), 'the bearer token is longer than 8192 characters');
   });
 
-  void it('the scheme is case-insensitive and surrounding spaces are ignored', T, () => {
-    assert.deepEqual(authenticate(HS, `bearer   ${TOKEN} `, NOW), { ok: true, agent: 'ci-bot', via: 'token' });
-    assert.deepEqual(authenticate(HS, `BEARER ${TOKEN}`, NOW), { ok: true, agent: 'ci-bot', via: 'token' });
+  void it('the scheme is case-insensitive and surrounding spaces are ignored', T, async () => {
+    assert.deepEqual((await authenticate(HS, `bearer   ${TOKEN} `, { now: NOW })), { ok: true, agent: 'ci-bot', via: 'token' });
+    assert.deepEqual((await authenticate(HS, `BEARER ${TOKEN}`, { now: NOW })), { ok: true, agent: 'ci-bot', via: 'token' });
   });
 
   void it('challenge: invalid_token with an RFC 6750-safe description (no quotes, no backslashes)', T, () => {
@@ -95,103 +95,143 @@ void describe('the Authorization header', T, () => {
 });
 
 void describe('static tokens', T, () => {
-  void it('a listed token names its agent; an unknown one is refused without being echoed', T, () => {
-    assert.deepEqual(authenticate(HS, bearer(TOKEN), NOW), { ok: true, agent: 'ci-bot', via: 'token' });
-    assert.equal(reason(HS, 'mcpg_not-listed'), 'unknown token');
-    assert.equal(reason(OPEN_RULES, TOKEN), 'unknown token');
+  void it('a listed token names its agent; an unknown one is refused without being echoed', T, async () => {
+    assert.deepEqual((await authenticate(HS, bearer(TOKEN), { now: NOW })), { ok: true, agent: 'ci-bot', via: 'token' });
+    assert.equal(await reason(HS, 'mcpg_not-listed'), 'unknown token');
+    assert.equal(await reason(OPEN_RULES, TOKEN), 'unknown token');
   });
 
-  void it('a JWT-shaped token is a JWT only when JWT auth is configured; a listed one is a static token first', T, () => {
+  void it('a JWT-shaped token is a JWT only when JWT auth is configured; a listed one is a static token first', T, async () => {
     const token = jwt('HS256', SECRET, good());
-    assert.equal(reason(rulesWith(undefined), token), 'unknown token (it looks like a JWT, but JWT authentication is not configured)');
+    assert.equal(await reason(rulesWith(undefined), token), 'unknown token (it looks like a JWT, but JWT authentication is not configured)');
     const listed = parseRules(JSON.stringify({ agents: { a: { tokens: [hashToken(token)] } }, auth: { jwt: { secret: '${S}' } } }), FILE, [], { env: { S: SECRET } });
-    assert.deepEqual(authenticate(listed, bearer(token), NOW), { ok: true, agent: 'a', via: 'token' });
+    assert.deepEqual((await authenticate(listed, bearer(token), { now: NOW })), { ok: true, agent: 'a', via: 'token' });
   });
 });
 
 void describe('JWTs: each algorithm family verifies', T, () => {
   const ok = { ok: true, agent: 'ci-bot', via: 'jwt' };
 
-  void it('HS256 with a ${VAR} secret; HS384 and HS512 with a long enough one', T, () => {
-    assert.deepEqual(authenticate(HS, bearer(jwt('HS256', SECRET, good())), NOW), ok);
+  void it('HS256 with a ${VAR} secret; HS384 and HS512 with a long enough one', T, async () => {
+    assert.deepEqual((await authenticate(HS, bearer(jwt('HS256', SECRET, good())), { now: NOW })), ok);
     const long = rulesWith({ jwt: { secret: '${K}' } }, { K: SECRET_64 });
-    for (const alg of ['HS256', 'HS384', 'HS512']) assert.deepEqual(authenticate(long, bearer(jwt(alg, SECRET_64, good())), NOW), ok, alg);
-    assert.equal(reason(HS, jwt('HS512', SECRET, good())), 'JWT algorithm HS512 is not allowed (allowed: HS256)', 'a 37-byte secret is too short for HS512');
+    for (const alg of ['HS256', 'HS384', 'HS512']) assert.deepEqual((await authenticate(long, bearer(jwt(alg, SECRET_64, good())), { now: NOW })), ok, alg);
+    assert.equal(await reason(HS, jwt('HS512', SECRET, good())), 'JWT algorithm HS512 is not allowed (allowed: HS256)', 'a 37-byte secret is too short for HS512');
   });
 
-  void it('RS256 and PS256 with a PEM public key, issuer and audience', T, () => {
+  void it('RS256 and PS256 with a PEM public key, issuer and audience', T, async () => {
     const claims = good({ iss: 'https://idp.test', aud: ['x', 'mcpgate'] });
-    assert.deepEqual(authenticate(RS, bearer(jwt('RS256', rsa.privateKey, claims)), NOW), ok);
-    assert.deepEqual(authenticate(RS, bearer(jwt('PS256', rsa.privateKey, { ...claims, aud: 'other' })), NOW), ok);
+    assert.deepEqual((await authenticate(RS, bearer(jwt('RS256', rsa.privateKey, claims)), { now: NOW })), ok);
+    assert.deepEqual((await authenticate(RS, bearer(jwt('PS256', rsa.privateKey, { ...claims, aud: 'other' })), { now: NOW })), ok);
   });
 
-  void it('ES256 and ES384 (raw r||s signatures), EdDSA from a JWK, each key only with its own algorithm', T, () => {
+  void it('ES256 and ES384 (raw r||s signatures), EdDSA from a JWK, each key only with its own algorithm', T, async () => {
     const es256 = rulesWith({ jwt: { publicKey: pem(p256.publicKey) } });
     assert.deepEqual(es256.auth?.jwt?.algorithms, ['ES256']);
-    assert.deepEqual(authenticate(es256, bearer(jwt('ES256', p256.privateKey, good())), NOW), ok);
+    assert.deepEqual((await authenticate(es256, bearer(jwt('ES256', p256.privateKey, good())), { now: NOW })), ok);
     const es384 = rulesWith({ jwt: { publicKey: pem(p384.publicKey) } });
-    assert.deepEqual(authenticate(es384, bearer(jwt('ES384', p384.privateKey, good())), NOW), ok);
+    assert.deepEqual((await authenticate(es384, bearer(jwt('ES384', p384.privateKey, good())), { now: NOW })), ok);
     const der = sign('sha256', Buffer.from('x.y'), p256.privateKey).toString('base64url'); // DER, not JWS
-    assert.equal(reason(es256, jwt('ES256', undefined, good(), {}, der)), 'JWT signature does not verify');
+    assert.equal(await reason(es256, jwt('ES256', undefined, good(), {}, der)), 'JWT signature does not verify');
     const eddsa = rulesWith({ jwt: { publicKey: ed.publicKey.export({ format: 'jwk' }) } });
-    assert.deepEqual(authenticate(eddsa, bearer(jwt('EdDSA', ed.privateKey, good())), NOW), ok);
-    assert.equal(reason(eddsa, jwt('ES256', p256.privateKey, good())), 'JWT algorithm ES256 is not allowed (allowed: EdDSA)');
+    assert.deepEqual((await authenticate(eddsa, bearer(jwt('EdDSA', ed.privateKey, good())), { now: NOW })), ok);
+    assert.equal(await reason(eddsa, jwt('ES256', p256.privateKey, good())), 'JWT algorithm ES256 is not allowed (allowed: EdDSA)');
   });
 
-  void it('defaults: an RSA key allows RS* and PS*; the agent claim can be another claim', T, () => {
+  void it('defaults: an RSA key allows RS* and PS*; the agent claim can be another claim', T, async () => {
     const rules = rulesWith({ jwt: { publicKey: pem(rsa.publicKey), agentClaim: 'client_id' } });
     assert.deepEqual(rules.auth?.jwt?.algorithms, ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512']);
-    assert.deepEqual(authenticate(rules, bearer(jwt('PS512', rsa.privateKey, good({ client_id: 'svc' }))), NOW), { ok: true, agent: 'svc', via: 'jwt' });
+    assert.deepEqual((await authenticate(rules, bearer(jwt('PS512', rsa.privateKey, good({ client_id: 'svc' }))), { now: NOW })), { ok: true, agent: 'svc', via: 'jwt' });
   });
 });
 
 void describe('JWTs: refusals', T, () => {
-  const hs = (claims: Record<string, unknown>): string => reason(HS, jwt('HS256', SECRET, claims));
+  const hs = async (claims: Record<string, unknown>): Promise<string> => reason(HS, jwt('HS256', SECRET, claims));
 
-  void it('time: exp (past the skew), nbf, iat in the future; exp required unless requireExp is false', T, () => {
-    assert.equal(hs(good({ exp: SEC - 60 })), 'JWT expired at 2026-03-01T11:59:00.000Z');
-    assert.equal(authenticate(HS, bearer(jwt('HS256', SECRET, good({ exp: SEC - 20 }))), NOW).ok, true, 'within the 30 s skew');
-    assert.equal(hs(good({ nbf: SEC + 120 })), 'JWT is not valid before 2026-03-01T12:02:00.000Z');
-    assert.equal(hs(good({ iat: SEC + 3600 })), 'JWT was issued in the future (iat 2026-03-01T13:00:00.000Z)');
-    assert.equal(hs(good({ exp: '1' })), 'JWT "exp" claim is not a number of seconds');
-    assert.equal(hs({ sub: 'ci-bot' }), 'JWT has no "exp" claim; tokens must expire');
+  void it('time: exp (past the skew), nbf, iat in the future; exp required unless requireExp is false', T, async () => {
+    assert.equal(await hs(good({ exp: SEC - 60 })), 'JWT expired at 2026-03-01T11:59:00.000Z');
+    assert.equal((await authenticate(HS, bearer(jwt('HS256', SECRET, good({ exp: SEC - 20 }))), { now: NOW })).ok, true, 'within the 30 s skew');
+    assert.equal(await hs(good({ nbf: SEC + 120 })), 'JWT is not valid before 2026-03-01T12:02:00.000Z');
+    assert.equal(await hs(good({ iat: SEC + 3600 })), 'JWT was issued in the future (iat 2026-03-01T13:00:00.000Z)');
+    assert.equal(await hs(good({ exp: '1' })), 'JWT "exp" claim is not a number of seconds');
+    assert.equal(await hs({ sub: 'ci-bot' }), 'JWT has no "exp" claim; tokens must expire');
     const lax = rulesWith({ jwt: { secret: '${S}', requireExp: false, clockSkewSeconds: 0 } }, { S: SECRET });
-    assert.equal(authenticate(lax, bearer(jwt('HS256', SECRET, { sub: 'ci-bot' })), NOW).ok, true);
-    assert.equal(reason(lax, jwt('HS256', SECRET, good({ exp: SEC - 1 }))), 'JWT expired at 2026-03-01T11:59:59.000Z');
+    assert.equal((await authenticate(lax, bearer(jwt('HS256', SECRET, { sub: 'ci-bot' })), { now: NOW })).ok, true);
+    assert.equal(await reason(lax, jwt('HS256', SECRET, good({ exp: SEC - 1 }))), 'JWT expired at 2026-03-01T11:59:59.000Z');
   });
 
-  void it('issuer, audience and the agent claim', T, () => {
-    const rs = (claims: Record<string, unknown>): string => reason(RS, jwt('RS256', rsa.privateKey, good({ iss: 'https://idp.test', aud: 'mcpgate', ...claims })));
-    assert.equal(rs({ iss: 'https://evil.test' }), 'JWT issuer "https://evil.test" is not "https://idp.test"');
-    assert.equal(rs({ iss: undefined }), 'JWT has no "iss" claim (expected "https://idp.test")');
-    assert.equal(rs({ aud: 'billing' }), 'JWT audience "billing" is not one of "mcpgate", "other"');
-    assert.equal(rs({ aud: ['a', 'b'] }), 'JWT audience ["a","b"] is not one of "mcpgate", "other"');
-    assert.equal(rs({ aud: undefined }), 'JWT has no "aud" claim (expected one of "mcpgate", "other")');
-    assert.equal(rs({ aud: [1] }), 'JWT "aud" claim is not a string or an array of strings');
-    assert.equal(rs({ sub: undefined }), 'JWT has no "sub" claim');
-    assert.equal(rs({ sub: '' }), 'JWT claim "sub" is not a non-empty string (it names the agent)');
-    assert.equal(hs(good({ aud: 'billing' })), 'JWT audience "billing" is not accepted: no audience is configured for this gateway');
+  void it('issuer, audience and the agent claim', T, async () => {
+    const rs = async (claims: Record<string, unknown>): Promise<string> => reason(RS, jwt('RS256', rsa.privateKey, good({ iss: 'https://idp.test', aud: 'mcpgate', ...claims })));
+    assert.equal(await rs({ iss: 'https://evil.test' }), 'JWT issuer "https://evil.test" is not "https://idp.test"');
+    assert.equal(await rs({ iss: undefined }), 'JWT has no "iss" claim (expected "https://idp.test")');
+    assert.equal(await rs({ aud: 'billing' }), 'JWT audience "billing" is not one of "mcpgate", "other"');
+    assert.equal(await rs({ aud: ['a', 'b'] }), 'JWT audience ["a","b"] is not one of "mcpgate", "other"');
+    assert.equal(await rs({ aud: undefined }), 'JWT has no "aud" claim (expected one of "mcpgate", "other")');
+    assert.equal(await rs({ aud: [1] }), 'JWT "aud" claim is not a string or an array of strings');
+    assert.equal(await rs({ sub: undefined }), 'JWT has no "sub" claim');
+    assert.equal(await rs({ sub: '' }), 'JWT claim "sub" is not a non-empty string (it names the agent)');
+    assert.equal(await hs(good({ aud: 'billing' })), 'JWT audience "billing" is not accepted: no audience is configured for this gateway');
   });
 
-  void it('alg none and the algorithm-confusion attack (HMAC keyed with the public key) are refused', T, () => {
-    assert.equal(reason(RS, jwt('none', undefined, good())), 'JWT algorithm "none" (an unsigned token) is never accepted');
-    assert.equal(reason(HS, jwt('NONE', undefined, good())), 'JWT algorithm "none" (an unsigned token) is never accepted');
+  void it('alg none and the algorithm-confusion attack (HMAC keyed with the public key) are refused', T, async () => {
+    assert.equal(await reason(RS, jwt('none', undefined, good())), 'JWT algorithm "none" (an unsigned token) is never accepted');
+    assert.equal(await reason(HS, jwt('NONE', undefined, good())), 'JWT algorithm "none" (an unsigned token) is never accepted');
     const forged = jwt('HS256', pem(rsa.publicKey), good({ iss: 'https://idp.test', aud: 'mcpgate' }));
-    assert.equal(reason(RS, forged), 'JWT algorithm HS256 is not allowed (allowed: RS256, PS256)');
-    assert.equal(reason(HS, jwt('RS256', rsa.privateKey, good())), 'JWT algorithm RS256 is not allowed (allowed: HS256)');
+    assert.equal(await reason(RS, forged), 'JWT algorithm HS256 is not allowed (allowed: RS256, PS256)');
+    assert.equal(await reason(HS, jwt('RS256', rsa.privateKey, good())), 'JWT algorithm RS256 is not allowed (allowed: HS256)');
   });
 
-  void it('bad signatures and malformed tokens', T, () => {
+  void it('bad signatures and malformed tokens', T, async () => {
     const [h, p, s] = jwt('HS256', SECRET, good()).split('.') as [string, string, string];
-    assert.equal(reason(HS, `${h}.${b64(good({ sub: 'admin' }))}.${s}`), 'JWT signature does not verify');
-    assert.equal(reason(HS, `${h}.${p}.`), 'JWT signature does not verify');
-    assert.equal(reason(HS, jwt('HS256', 'another-secret-of-at-least-32-bytes!!', good())), 'JWT signature does not verify');
-    assert.equal(reason(HS, `${Buffer.from('not json').toString('base64url')}.${p}.${s}`), 'JWT header is not base64url-encoded JSON');
-    assert.equal(reason(HS, `${b64([1])}.${p}.${s}`), 'JWT header is not a JSON object');
-    assert.equal(reason(HS, `${b64({ typ: 'JWT' })}.${p}.${s}`), 'JWT header has no "alg"');
-    assert.equal(reason(HS, jwt('HS256', SECRET, good(), { crit: ['exp'] })), 'JWT header lists "crit" extensions, which mcpgate does not support (RFC 7515 §4.1.11)');
+    assert.equal(await reason(HS, `${h}.${b64(good({ sub: 'admin' }))}.${s}`), 'JWT signature does not verify');
+    assert.equal(await reason(HS, `${h}.${p}.`), 'JWT signature does not verify');
+    assert.equal(await reason(HS, jwt('HS256', 'another-secret-of-at-least-32-bytes!!', good())), 'JWT signature does not verify');
+    assert.equal(await reason(HS, `${Buffer.from('not json').toString('base64url')}.${p}.${s}`), 'JWT header is not base64url-encoded JSON');
+    assert.equal(await reason(HS, `${b64([1])}.${p}.${s}`), 'JWT header is not a JSON object');
+    assert.equal(await reason(HS, `${b64({ typ: 'JWT' })}.${p}.${s}`), 'JWT header has no "alg"');
+    assert.equal(await reason(HS, jwt('HS256', SECRET, good(), { crit: ['exp'] })), 'JWT header lists "crit" extensions, which mcpgate does not support (RFC 7515 §4.1.11)');
     const array = `${h}.${Buffer.from('[1]').toString('base64url')}`;
-    assert.equal(reason(HS, `${array}.${createHmac('sha256', SECRET).update(array).digest('base64url')}`), 'JWT payload is not a JSON object');
+    assert.equal(await reason(HS, `${array}.${createHmac('sha256', SECRET).update(array).digest('base64url')}`), 'JWT payload is not a JSON object');
+  });
+});
+
+void describe('JWTs: attacks jose refuses (RFC 8725)', T, () => {
+  const ES = rulesWith({ jwt: { publicKey: pem(p256.publicKey) } });
+  const attacker = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const attackerJwk = attacker.publicKey.export({ format: 'jwk' });
+
+  void it('an embedded jwk, jku or x5u never supplies the key: the configured key decides', T, async () => {
+    for (const header of [{ jwk: attackerJwk }, { jku: 'http://127.0.0.1:9/keys.json', kid: 'k' }, { x5u: 'http://127.0.0.1:9/cert.pem' }, { x5c: ['AAAA'] }]) {
+      assert.equal(await reason(ES, jwt('ES256', attacker.privateKey, good(), header)), 'JWT signature does not verify', JSON.stringify(header));
+    }
+    assert.equal((await authenticate(ES, bearer(jwt('ES256', p256.privateKey, good(), { jwk: attackerJwk })), { now: NOW })).ok, true, 'the real key still verifies');
+  });
+
+  void it('bad ECDSA signatures: zero r and s (CVE-2022-21449), truncated, DER-encoded, another curve', T, async () => {
+    const [h, p] = jwt('ES256', p256.privateKey, good()).split('.') as [string, string];
+    assert.equal(await reason(ES, `${h}.${p}.${Buffer.alloc(64).toString('base64url')}`), 'JWT signature does not verify');
+    const real = jwt('ES256', p256.privateKey, good()).split('.')[2] ?? '';
+    assert.equal(await reason(ES, `${h}.${p}.${Buffer.from(real, 'base64url').subarray(0, 63).toString('base64url')}`), 'JWT signature does not verify');
+    const der = sign('sha256', Buffer.from(`${h}.${p}`), p256.privateKey).toString('base64url');
+    assert.equal(await reason(ES, `${h}.${p}.${der}`), 'JWT signature does not verify');
+    assert.equal(await reason(ES, jwt('ES384', p384.privateKey, good())), 'JWT algorithm ES384 is not allowed (allowed: ES256)');
+  });
+
+  void it('alg none in any case, empty signature, and HMAC keyed with the PEM or JWK text of the public key', T, async () => {
+    for (const alg of ['none', 'None', 'nOnE']) assert.equal(await reason(ES, jwt(alg, undefined, good())), 'JWT algorithm "none" (an unsigned token) is never accepted');
+    const claims = good();
+    assert.equal(await reason(ES, jwt('HS256', pem(p256.publicKey), claims)), 'JWT algorithm HS256 is not allowed (allowed: ES256)');
+    assert.equal(await reason(ES, jwt('HS256', JSON.stringify(p256.publicKey.export({ format: 'jwk' })), claims)), 'JWT algorithm HS256 is not allowed (allowed: ES256)');
+  });
+
+  void it('crit, even naming a known extension; expired, not yet valid, wrong audience or issuer', T, async () => {
+    assert.equal(await reason(ES, jwt('ES256', p256.privateKey, good(), { crit: ['b64'], b64: false })), 'JWT header lists "crit" extensions, which mcpgate does not support (RFC 7515 §4.1.11)');
+    const strict = rulesWith({ jwt: { publicKey: pem(p256.publicKey), issuer: 'https://idp.test', audience: 'https://gw.test/mcp', clockSkewSeconds: 0 } });
+    const es = async (claims: Record<string, unknown>): Promise<string> => reason(strict, jwt('ES256', p256.privateKey, good({ iss: 'https://idp.test', aud: 'https://gw.test/mcp', ...claims })));
+    assert.equal(await es({ exp: SEC }), 'JWT expired at 2026-03-01T12:00:00.000Z');
+    assert.equal(await es({ nbf: SEC + 1 }), 'JWT is not valid before 2026-03-01T12:00:01.000Z');
+    assert.equal(await es({ aud: 'https://gw.test/mcp/other' }), 'JWT audience "https://gw.test/mcp/other" is not "https://gw.test/mcp"');
+    assert.equal(await es({ iss: 'https://idp.test/' }), 'JWT issuer "https://idp.test/" is not "https://idp.test"');
   });
 });
 
@@ -260,7 +300,7 @@ void describe('auth configuration', T, () => {
     assert.deepEqual(byPath(literal.warnings), { '$.auth.jwt.secret': 'the secret is written in the rules file itself; prefer "${JWT_SECRET}" with the variable set, so the file holds no secret' });
     const { message } = await failure(() => rulesWith({ jwt: { secret: 'tiny-literal-secret', algorithms: 'HS256' } }));
     assert.ok(!message.includes('tiny-literal-secret'), message);
-    assert.equal(authenticate(rulesWith({ jwt: { secret: '${A}${B}' } }, { A: SECRET.slice(0, 20), B: SECRET.slice(20) }), bearer(jwt('HS256', SECRET, good())), NOW).ok, true);
+    assert.equal((await authenticate(rulesWith({ jwt: { secret: '${A}${B}' } }, { A: SECRET.slice(0, 20), B: SECRET.slice(20) }), bearer(jwt('HS256', SECRET, good())), { now: NOW })).ok, true);
   });
 });
 
@@ -278,7 +318,7 @@ void describe('publicKeyFile and loadRules({ env }) (src/reload.ts reads the fil
     const file = path.join(dir, 'gateway-rules.json');
     await writeFile(file, JSON.stringify({ agents: {}, defaults: { deny_on_missing_agent: false }, auth: { jwt: { publicKeyFile: '${KEY_NAME}' } } }));
     const rules = await loadRules(file, [], { env: { KEY_NAME: 'idp.pem' } });
-    assert.deepEqual(authenticate(rules, bearer(jwt('EdDSA', ed.privateKey, good())), NOW), { ok: true, agent: 'ci-bot', via: 'jwt' });
+    assert.deepEqual((await authenticate(rules, bearer(jwt('EdDSA', ed.privateKey, good())), { now: NOW })), { ok: true, agent: 'ci-bot', via: 'jwt' });
     const { issues } = await failure(() => loadRules(file, [], { env: { KEY_NAME: 'missing.pem' } }));
     assert.deepEqual(byPath(issues), { '$.auth.jwt.publicKeyFile': `cannot read the key file ${path.join(dir, 'missing.pem')}: no such file` });
   });
@@ -288,13 +328,13 @@ void describe('publicKeyFile compiled from text: the key comes through the reade
   const withKeyFile = (keyFile: string, options: Parameters<typeof parseRules>[3]): Rules =>
     parseRules(JSON.stringify({ agents: {}, defaults: { deny_on_missing_agent: false }, auth: { jwt: { publicKeyFile: keyFile } } }), FILE, [], options);
 
-  void it('reads the key through readKeyFile, at the path resolved beside the rules file after ${VAR}', T, () => {
+  void it('reads the key through readKeyFile, at the path resolved beside the rules file after ${VAR}', T, async () => {
     const asked: string[] = [];
     const rules = withKeyFile('keys/${IDP}.pem', { env: { IDP: 'idp' }, readKeyFile: (file) => (asked.push(file), pem(ed.publicKey)) });
     assert.deepEqual(asked, ['/srv/project/keys/idp.pem']);
     assert.equal(rules.auth?.jwt?.keyDescription, 'an Ed25519 public key');
-    assert.deepEqual(authenticate(rules, bearer(jwt('EdDSA', ed.privateKey, good())), NOW), { ok: true, agent: 'ci-bot', via: 'jwt' });
-    assert.equal(reason(rules, jwt('EdDSA', generateKeyPairSync('ed25519').privateKey, good())), 'JWT signature does not verify');
+    assert.deepEqual((await authenticate(rules, bearer(jwt('EdDSA', ed.privateKey, good())), { now: NOW })), { ok: true, agent: 'ci-bot', via: 'jwt' });
+    assert.equal(await reason(rules, jwt('EdDSA', generateKeyPairSync('ed25519').privateKey, good())), 'JWT signature does not verify');
   });
 
   void it('with no reader a key file is an error that says what to do, and nothing is read', T, async () => {
@@ -324,7 +364,7 @@ void describe('mcpgate token', T, () => {
     return { code, out, err };
   };
 
-  void it('prints a new token on stdout and, on stderr, the hash line that makes it authenticate', T, () => {
+  void it('prints a new token on stdout and, on stderr, the hash line that makes it authenticate', T, async () => {
     const { code, out, err } = run('ci-bot');
     assert.equal(code, 0);
     const token = out.trim();
@@ -336,7 +376,7 @@ void describe('mcpgate token', T, () => {
     assert.match(err, /shown only this once/);
     assert.ok(!err.includes(token), 'the token is not repeated on stderr');
     const rules = parseRules(`{"agents": {"ci-bot": {${line}}}}`, FILE, []);
-    assert.deepEqual(authenticate(rules, bearer(token), NOW), { ok: true, agent: 'ci-bot', via: 'token' });
+    assert.deepEqual((await authenticate(rules, bearer(token), { now: NOW })), { ok: true, agent: 'ci-bot', via: 'token' });
   });
 
   void it('refuses an empty AGENT with exit code 2 and prints no token', T, () => {
