@@ -3,7 +3,8 @@
 // HttpOnly and SameSite=Strict, every answer carries a strict Content-Security-Policy and no inline
 // script, a POST without the CSRF token or without a login is refused, the front's Origin gate stands
 // in front of /ui, a live region answers 304 to its ETag, and Approve is the exact-digest approval:
-// an outdated digest is refused (409), the shown one releases the tool and is audited.
+// an outdated digest is refused (409), the shown one releases the tool and is audited; the overview
+// shows each server's calls/s and latency from the metrics.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -123,6 +124,30 @@ describe('console: sign-in, CSRF, CSP and approve over HTTP', { timeout: 90_000 
       }), 'the approved tool was not released');
       const lines = await rig.audit();
       assert.ok(lines.some((l) => l.event === 'approval' && l.tool === 'echo' && l.digest === digest && l.by === 'admin:alice'));
+    } finally {
+      await agent.client.close();
+    }
+  });
+
+  it('shows each server\'s calls/s and latency from the metrics, live', async () => {
+    const base = rig.http.base;
+    const cookie = await signIn(rig);
+    const agent = await connectAgent(rig.http.url, { token: rig.agentToken });
+    try {
+      for (let i = 0; i < 20; i++) await agent.client.callTool({ name: 'dyn__echo', arguments: { message: `m${i}` } });
+      const rowOf = (body: string, server: string): string => new RegExp(`<tr data-server="${server}">[\\s\\S]*?</tr>`).exec(body)?.[0] ?? '';
+      // The figures are sampled every 5 s: the overview shows them from its next sample on.
+      let row = '';
+      assert.ok(await until(async () => {
+        row = rowOf((await raw(`${base}/ui/live/overview`, { method: 'GET', headers: { cookie } })).body, 'dyn');
+        return /class="calls">[0-9.]+/.test(row);
+      }, 20_000), `no calls/s for dyn: ${row}`);
+      const rate = Number(/class="calls">([0-9.]+)/.exec(row)![1]);
+      assert.ok(rate > 0, row);
+      assert.match(row, /class="latency">(<0\.01|[0-9.]+) ms · p95 (<0\.01|[0-9.]+) ms/);
+      const overview = (await raw(`${base}/ui/live/overview`, { method: 'GET', headers: { cookie } })).body;
+      assert.match(rowOf(overview, 'late'), /class="calls muted">—/, 'a server with no calls shows a dash');
+      assert.match(overview, /<th>calls\/s<\/th><th>latency<\/th>/);
     } finally {
       await agent.client.close();
     }
