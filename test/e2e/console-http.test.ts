@@ -9,7 +9,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fixtureServer, rpcError, tempDir, until, writeConfig } from '../helpers/gateway.js';
-import { connectAgent, raw, startHttpGateway, type RawResponse } from '../helpers/http.js';
+import { connectAgent, makeToken, raw, startHttpGateway, writeRules, type RawResponse } from '../helpers/http.js';
 import { startConsoleRig, type ConsoleRig } from '../helpers/console.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -35,6 +35,33 @@ describe('console: off without an admin', { timeout: 30_000 }, () => {
       assert.equal(res.status, 404);
       assert.match(res.body, /name an admin in the rules file/);
       assert.ok(http.gw.logs.some((l) => String(l.msg).startsWith('the console at /ui is off')));
+    } finally {
+      await http.stop();
+      await dir.remove();
+    }
+  });
+});
+
+describe('console: sign-in rate limiting', { timeout: 30_000 }, () => {
+  it('answers 429 with Retry-After after 5 failed sign-ins from one address, even to the right token', async () => {
+    const dir = await tempDir();
+    const admin = makeToken();
+    const rules = await writeRules(dir, { agents: {}, admins: { alice: { tokens: [admin.hash] } } });
+    const http = await startHttpGateway({ config: await writeConfig(dir, { e: fixtureServer('echo-server') }), args: ['--rules', rules] });
+    try {
+      for (let i = 0; i < 5; i++) {
+        const refused = await raw(`${http.base}/ui/login`, { headers: FORM, body: new URLSearchParams({ token: `wrong-${i}` }).toString() });
+        assert.equal(refused.status, 401);
+      }
+      for (const token of ['wrong-again', admin.token]) {
+        const limited = await raw(`${http.base}/ui/login`, { headers: FORM, body: new URLSearchParams({ token }).toString() });
+        assert.equal(limited.status, 429, token);
+        const wait = Number(limited.headers['retry-after']);
+        assert.ok(wait >= 1 && wait <= 60, String(limited.headers['retry-after']));
+        assert.match(limited.body, /too many failed sign-ins: try again in \d+ s/);
+        assert.equal(limited.headers['set-cookie'], undefined);
+      }
+      assert.ok(http.gw.logs.some((l) => /too many failed sign-ins/.test(String(l.msg))));
     } finally {
       await http.stop();
       await dir.remove();
