@@ -8,15 +8,19 @@ import { Gateway, type GatewayOptions, type ServerSummary } from './gateway/gate
 import { serveStdio, type StdioEnd, type StdioFront } from './front/stdio.js';
 import { HttpFront, type HttpFrontOptions } from './front/http.js';
 import { AuditLog, type AuditOptions } from './observability/audit.js';
+import type { Tracing, TracingOptions } from './observability/tracing.js';
+import { GATEWAY_INFO } from './version.js';
 import { CONSOLE_OFF, CONSOLE_PATH, Console } from './console/console.js';
 
 /** What `--http` and its companion flags configure (the ops context is added here). */
 export type HttpSettings = Omit<HttpFrontOptions, 'ops' | 'onRequest' | 'onReplay' | 'mounted'>;
 
 /** The gateway's own options (minus what is loaded from files), plus where the files and the agent are. */
-export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules' | 'audit'> {
+export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules' | 'audit' | 'tracing'> {
   /** The audit trail (`--audit FILE|-`); absent: off. */
   audit?: Omit<AuditOptions, 'onProblem'>;
+  /** OpenTelemetry traces (`--otlp-endpoint`, OTEL_EXPORTER_OTLP_*); absent: off. */
+  tracing?: Omit<TracingOptions, 'onProblem' | 'serviceVersion'>;
   configFile: string;
   /** gateway-rules.json; undefined: every agent may use every server. */
   rulesFile?: string;
@@ -30,18 +34,34 @@ export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules' 
   maxAgentBuffer?: number;
 }
 
+/**
+ * The OpenTelemetry SDK is loaded only when tracing is configured: it costs a few hundred ms of
+ * startup that a gateway without traces should not pay.
+ */
+async function startTracing(settings: NonNullable<McpgateOptions['tracing']>, log: McpgateOptions['log']): Promise<Tracing> {
+  const { Tracing } = await import('./observability/tracing.js');
+  const tracing = new Tracing({
+    ...settings, serviceVersion: GATEWAY_INFO.version,
+    onProblem: (message, error) => log.warn(message, { error: error instanceof Error ? error.message : error }),
+  });
+  log.info(`tracing: spans are exported to ${new URL(settings.url).origin} (OTLP over HTTP, JSON)`);
+  return tracing;
+}
+
 export class Mcpgate {
   readonly gateway: Gateway;
   readonly reloader: Reloader;
   readonly audit: AuditLog | undefined;
+  readonly tracing: Tracing | undefined;
   private front: StdioFront | undefined;
   private http: HttpFront | undefined;
   private closing: Promise<void> | undefined;
 
-  private constructor(readonly config: ServersConfig, rules: Rules, private readonly options: McpgateOptions) {
+  private constructor(readonly config: ServersConfig, rules: Rules, private readonly options: McpgateOptions, tracing: Tracing | undefined) {
     const log = options.log;
     this.audit = options.audit === undefined ? undefined : new AuditLog({ ...options.audit, onProblem: (message, error) => log.error(message, { error }) });
-    this.gateway = new Gateway({ ...options, config, rules, audit: this.audit });
+    this.tracing = tracing;
+    this.gateway = new Gateway({ ...options, config, rules, audit: this.audit, tracing: this.tracing });
     this.reloader = new Reloader(this.gateway, options.configFile, options.rulesFile, options.log, options.env ?? process.env);
     this.reloader.recordInitial(config, rules);
     this.gateway.statusSource = () => ({ reload: { config: this.reloader.config, rules: this.reloader.rules } });
@@ -52,7 +72,7 @@ export class Mcpgate {
     const { config, rules } = await loadBoth(options.configFile, options.rulesFile, options.env ?? process.env);
     for (const warning of [...config.warnings, ...rules.warnings]) options.log.warn(`config: ${warning.path}: ${warning.message}`, { file: warning.file });
     if (options.rulesFile === undefined) options.log.info('no rules file: every agent may use every server');
-    return new Mcpgate(config, rules, options);
+    return new Mcpgate(config, rules, options, options.tracing === undefined ? undefined : await startTracing(options.tracing, options.log));
   }
 
   /** SIGHUP: reopen the audit file (an external rotator moved it), reload both files, revive every parked server. */
@@ -123,6 +143,7 @@ export class Mcpgate {
       this.front?.close();
       await this.gateway.close();
       await this.audit?.close();
+      await this.tracing?.close();
     })();
     return this.closing;
   }

@@ -16,6 +16,7 @@ import { PIN_MODES, type PinMode } from '../pins/review.js';
 import type { HttpSettings } from '../mcpgate.js';
 import { isLoopback } from '../front/http-util.js';
 import { runToken } from './token.js';
+import { tracingSettings } from './tracing-settings.js';
 import { runStatus } from './status.js';
 import type { CliIo } from './io.js';
 import { wireLimits } from '../wire/jsonrpc.js';
@@ -32,7 +33,7 @@ Usage:
                 [--pins tofu|strict|off] [--state DIR] [--sanitize on|off]
                 [--retries N] [--backoff-cap MS] [--park-probe MS] [--stable-after MS]
                 [--breaker N] [--breaker-cooldown MS] [--max-agent-buffer BYTES]
-                [--audit FILE|-] [--audit-arguments] [--audit-max-bytes BYTES]
+                [--audit FILE|-] [--audit-arguments] [--audit-max-bytes BYTES] [--otlp-endpoint URL]
                 HTTP: [--no-auth] [--allow-origin ORIGIN]… [--allow-host NAME]… [--max-body BYTES] [--session-idle MS]
                       [--max-sessions N] [--max-sessions-per-agent N] [--drain-timeout MS]
                       [--replay-buffer BYTES] [--replay-age MS] [--replay-total BYTES]
@@ -55,6 +56,9 @@ Agents' SSE streams are resumable (GET with Last-Event-ID): each stream keeps --
 --audit writes one JSON line per decision (tools/call, resources/read, prompts/get) and per approval to
 FILE (- for stderr); argument values only with --audit-arguments. FILE is rotated to FILE.1 past
 --audit-max-bytes (default 10 MiB) and reopened on SIGHUP (for logrotate).
+--otlp-endpoint exports OpenTelemetry traces (OTLP/HTTP, JSON) to a collector, e.g. http://localhost:4318;
+off by default. OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME and
+OTEL_EXPORTER_OTLP_HEADERS are honoured; a traceparent in a request's _meta continues the agent's trace.
 SIGHUP reloads both files and revives parked servers; both files are also watched and reloaded.
 Environment: MCPGATE_CONFIG, MCPGATE_RULES, MCPGATE_AGENT, MCPGATE_MODE, MCPGATE_LOG_LEVEL,
 MCPGATE_PINS, MCPGATE_STATE, MCPGATE_HTTP, MCPGATE_URL, MCPGATE_TOKEN (flags win).
@@ -122,6 +126,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         audit: { type: 'string' },
         'audit-arguments': { type: 'boolean' },
         'audit-max-bytes': { type: 'string' },
+        'otlp-endpoint': { type: 'string' },
         url: { type: 'string' },
         token: { type: 'string' },
         json: { type: 'boolean' },
@@ -191,7 +196,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         if (values.audit === '') throw usage('--audit needs a FILE (or - for stderr)');
         if (values.audit === undefined && (values['audit-arguments'] === true || auditMaxBytes !== undefined)) throw usage('--audit-arguments and --audit-max-bytes need --audit FILE');
         const audit = values.audit === undefined ? undefined : { target: values.audit === '-' ? '-' : resolve(values.audit), includeArguments: values['audit-arguments'] === true, ...defined('maxBytes', auditMaxBytes) };
-        return await runServe({ ...defined('audit', audit), configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http);
+        const tracing = tracingSettings(values['otlp-endpoint'], env);
+        return await runServe({ ...defined('audit', audit), ...defined('tracing', tracing), configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http);
       }
       default:
         throw usage(`unknown command "${command}"`);

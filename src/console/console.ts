@@ -16,6 +16,7 @@ import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { html, page, type Raw } from './html.js';
 import { LOGIN_COOKIE, Logins, csrfMatches, type Login } from './logins.js';
 import { agentView, loginPage, overview, serverDetail } from './pages.js';
+import { SignInLimiter } from './sign-in-limit.js';
 
 export interface ConsoleParts {
   gateway: Gateway;
@@ -42,6 +43,7 @@ export const CONSOLE_OFF = 'the console at /ui is off: name an admin in the rule
 
 export class Console {
   private readonly logins = new Logins();
+  private readonly limiter = new SignInLimiter();
 
   constructor(private readonly parts: ConsoleParts) {}
 
@@ -131,13 +133,22 @@ export class Console {
   }
 
   private async signIn(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // The socket's address: a header (X-Forwarded-For) is the client's to write, so it is not believed.
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const wait = this.limiter.retryAfter(address);
+    if (wait !== undefined) {
+      this.parts.log.warn('console: too many failed sign-ins; refused without checking the token', { address, retryAfterSeconds: wait });
+      return this.send(res, 429, page('Sign in', loginPage(`too many failed sign-ins: try again in ${wait} s`)), { 'retry-after': String(wait) });
+    }
     const form = await readForm(req, res);
     if (form === undefined) return;
     const login = this.logins.signIn(this.parts.gateway.rules, form.get('token') ?? '');
     if (login === undefined) {
-      this.parts.log.warn('console: a sign-in with a token that is no admin\'s was refused');
+      this.limiter.failed(address);
+      this.parts.log.warn('console: a sign-in with a token that is no admin\'s was refused', { address });
       return this.send(res, 401, page('Sign in', loginPage('that token is not an admin\'s')));
     }
+    this.limiter.succeeded(address);
     this.parts.log.info(`console: ${login.admin} signed in`, { admin: login.admin });
     this.redirect(res, '/ui', { 'set-cookie': `${LOGIN_COOKIE}=${login.id}; Path=${CONSOLE_PATH}; HttpOnly; SameSite=Strict` });
   }

@@ -5,6 +5,7 @@
 // lists exactly as the agent is served them, from the same AgentViews and rules decisions).
 
 import type { Gateway } from '../gateway/gateway.js';
+import { ACTIVITY_SAMPLE_MS, type ServerActivity } from '../observability/gateway-metrics.js';
 import { describeDiff } from '../pins/digest.js';
 import { visible } from '../wire/sanitize.js';
 import { html, raw, type Raw } from './html.js';
@@ -37,11 +38,13 @@ ${message === undefined ? '' : html`<p class="problem">${message}</p>`}
 export function overview(gateway: Gateway): Raw {
   const status = gateway.status();
   const servers = status.servers as ServerRow[];
+  const activity = gateway.metrics.serverActivity();
   const rows = servers.map((s) => {
     const counts = gateway.catalog.counts(s.name);
     const stderr = s.last_stderr === null || s.last_stderr.length === 0 ? '' : html`<details><summary>stderr</summary><pre>${s.last_stderr.join('\n')}</pre></details>`;
     return html`<tr data-server="${s.name}"><td><a href="/ui/server/${encodeURIComponent(s.name)}">${s.name}</a></td><td>${stateCell(s.state)}</td>
 <td>${s.breaker ?? ''}</td><td>${counts.tools}${s.held > 0 ? html` <span class="held">(${s.held} held)</span>` : ''}</td><td>${counts.resources + counts.resourceTemplates}</td><td>${counts.prompts}</td>
+${activityCells(activity.get(s.name))}
 <td>${s.last_error ?? ''}${s.next_attempt_at === null ? '' : html`<br><span class="muted">next attempt ${s.next_attempt_at}</span>`}${stderr}</td></tr>`;
   });
   const byAgent = new Map<string, { transport: string; id: string }[]>();
@@ -55,12 +58,28 @@ export function overview(gateway: Gateway): Raw {
   const reloadRows = Object.entries(reload).map(([file, info]) => html`<tr><td>${file}</td><td>${info === undefined ? '' : Object.entries(info).filter(([, v]) => v !== undefined && v !== null && typeof v !== 'object').map(([k, v]) => `${k}: ${String(v)}`).join(' · ')}</td></tr>`);
   const warnings = gateway.rules.warnings.map((w) => html`<li>${w.path}: ${w.message}</li>`);
   return html`<h2>Servers</h2>
-<table id="servers"><tr><th>server</th><th>state</th><th>breaker</th><th>tools</th><th>resources</th><th>prompts</th><th>last error</th></tr>${rows}</table>
+<table id="servers"><tr><th>server</th><th>state</th><th>breaker</th><th>tools</th><th>resources</th><th>prompts</th><th>calls/s</th><th>latency</th><th>last error</th></tr>${rows}</table>
+<p class="muted">calls/s, errors and latency (mean and 95th percentile) are the tool calls of about the last minute, from the metrics (<code>/metrics</code>), updated every ${ACTIVITY_SAMPLE_MS / 1000} s.</p>
 <h2>Agents</h2>
 ${agents.length === 0 ? html`<p class="muted">no agent is connected</p>` : html`<table id="agents"><tr><th>agent</th><th>sessions</th><th></th></tr>${agents}</table>`}
 <h2>Configuration</h2>
 <table><tr><th>file</th><th>reload status</th></tr>${reloadRows}</table>
 ${warnings.length === 0 ? '' : html`<ul class="problem">${warnings}</ul>`}`;
+}
+
+/** A server's calls/s (with errors) and latency cells; dashes when it had no call in the window. */
+function activityCells(a: ServerActivity | undefined): Raw {
+  if (a === undefined) return html`<td class="calls muted">—</td><td class="latency muted">—</td>`;
+  const errors = a.errors === 0 ? '' : html` <span class="problem">(${a.errors} failed)</span>`;
+  return html`<td class="calls">${figure(a.callsPerSecond)}${errors}</td><td class="latency">${figure(a.meanMs)} ms · p95 ${figure(a.p95Ms)} ms</td>`;
+}
+
+/** A short figure: two decimals below 10, one below 100, none above; never exponent notation. */
+function figure(n: number): string {
+  if (n >= 100) return String(Math.round(n));
+  if (n >= 10) return n.toFixed(1);
+  if (n >= 0.01) return n.toFixed(2);
+  return n === 0 ? '0' : '<0.01';
 }
 
 /** One server's live region: state, Revive, and its tools with their pin state; held ones with the diff and Approve. */

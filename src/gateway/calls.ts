@@ -3,12 +3,15 @@
 // read this table; the session writes it.
 
 import type { Connection } from '../servers/connection.js';
+import type { ServerCallSpan } from '../observability/tracing.js';
 import type { RequestId } from '../wire/jsonrpc.js';
 
 export interface Call {
   conn: Connection;
   /** The id the connection gave the forwarded request. */
   serverId: number;
+  /** The server-call span (tracing on only). */
+  trace: ServerCallSpan | undefined;
 }
 
 export class Calls extends Map<RequestId, Call> {

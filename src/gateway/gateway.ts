@@ -8,6 +8,7 @@ import type { ServerConfig, ServersConfig, SessionScope } from '../config/types.
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { AuditLog } from '../observability/audit.js';
+import type { Tracing } from '../observability/tracing.js';
 import { Catalog } from '../catalog/catalog.js';
 import { Refresher } from '../catalog/refresher.js';
 import { CatalogLimits } from '../catalog/limits.js';
@@ -73,6 +74,8 @@ export interface GatewayOptions {
   poolClock?: Clock;
   /** The audit trail (--audit); the composition root owns and closes it. */
   audit?: AuditLog;
+  /** OpenTelemetry traces (--otlp-endpoint); the composition root owns and closes it. */
+  tracing?: Tracing;
 }
 
 export const DEFAULT_MAX_INFLIGHT = 1000;
@@ -188,6 +191,7 @@ export class Gateway {
       subscriptions: this.subscriptions,
       metrics: this.metrics,
       audit: options.audit,
+      tracing: options.tracing,
       discovery,
       maxInflight: this.maxInflight,
       sanitize: this.sanitizes,

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError, asGatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { AuditCall, AuditLog } from '../observability/audit.js';
+import type { RequestSpan, TraceOutcome, Tracing } from '../observability/tracing.js';
 import type { Connection } from '../servers/connection.js';
 import {
   encodeError, encodeNotification, encodeResult, parseMessage, spliceResponseId,
@@ -38,6 +39,8 @@ export interface SessionParts {
   metrics: GatewayMetrics;
   /** The audit trail (--audit); undefined: off, and nothing is built for it. */
   audit: AuditLog | undefined;
+  /** OpenTelemetry traces (--otlp-endpoint); undefined: off, and no span is made. */
+  tracing: Tracing | undefined;
   /** Discovery mode's meta-tools; undefined in aggregate mode (the full catalog). */
   discovery: DiscoveryParts | undefined;
   /** Requests one agent may have in flight on servers at once. */
@@ -88,6 +91,9 @@ interface Timed {
 /** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
 const INITIALIZE_WAIT_MS = 5000;
 
+/** Agent requests traced at once per session; requests past it (a flood of waiting ones) get no span. */
+const MAX_TRACED_REQUESTS = 4096;
+
 /** Agent sessions are numbered for the pool's per-session scope (`session:N`). */
 let nextSerial = 1;
 
@@ -106,6 +112,8 @@ export class AgentSession {
   private closed = false;
   /** Unique in this process: the per-session pool scope. */
   readonly serial = nextSerial++;
+  /** Tracing on: the open span of each agent request, by the agent's id (undefined: tracing off). */
+  private readonly spans: Map<RequestId, RequestSpan> | undefined;
 
   constructor(
     private readonly parts: SessionParts,
@@ -125,6 +133,7 @@ export class AgentSession {
     readonly id: string = randomUUID(),
   ) {
     this.shown = new ShownViews(parts.views, agent);
+    if (parts.tracing !== undefined) this.spans = new Map();
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
     this.agentRequests = new AgentRequests(agent, (line, about) => !this.closed && this.channel.send(line, about) !== false);
   }
@@ -150,6 +159,7 @@ export class AgentSession {
       const call = this.inflight.get(parsed.msg.id);
       if (call !== undefined) {
         this.inflight.delete(parsed.msg.id);
+        call.trace?.end('failed', 'MCPG_INTERNAL');
         if (call.serverId !== 0) call.conn.cancel(call.serverId, 'mcpgate failed while handling the request');
       }
       this.sendError(parsed.msg.id, err); // logged there, with the stack, as an internal error
@@ -176,6 +186,7 @@ export class AgentSession {
   }
 
   private onRequest(msg: JsonRpcRequest): void {
+    if (this.spans !== undefined) this.traceRequest(this.spans, msg);
     if (this.parts.settling.isClosing) return this.sendError(msg.id, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'));
     switch (msg.method) {
       case 'tools/call':
@@ -207,6 +218,30 @@ export class AgentSession {
       default:
         return this.sendError(msg.id, new GatewayError('MCPG_METHOD_NOT_FOUND', `method not found: ${msg.method}`));
     }
+  }
+
+  /** Opens the span of one agent request (tracing on); it ends when the agent is answered. */
+  private traceRequest(spans: Map<RequestId, RequestSpan>, msg: JsonRpcRequest): void {
+    if (spans.has(msg.id) || spans.size >= MAX_TRACED_REQUESTS) return;
+    const params = msg.params;
+    const name = typeof params?.name === 'string' ? params.name : undefined;
+    const attributes: Record<string, string | number> = {
+      'mcp.session.id': this.id, 'mcpgate.agent': this.agent, 'mcpgate.transport': this.transport, 'jsonrpc.request.id': String(msg.id),
+    };
+    let target: string | undefined;
+    if (name !== undefined && msg.method === 'tools/call') attributes['gen_ai.tool.name'] = target = name;
+    else if (name !== undefined && msg.method === 'prompts/get') attributes['gen_ai.prompt.name'] = target = name;
+    else if (msg.method === 'resources/read' && typeof params?.uri === 'string') attributes['mcp.resource.uri'] = params.uri;
+    spans.set(msg.id, this.parts.tracing!.request(msg.method, params?._meta, target, attributes));
+  }
+
+  /** The agent's request `id` was answered (or given up): its span ends. */
+  private endSpan(spans: Map<RequestId, RequestSpan>, id: RequestId, outcome: TraceOutcome, code?: string | number, server?: string): void {
+    const span = spans.get(id);
+    if (span === undefined) return;
+    spans.delete(id);
+    if (server !== undefined) span.set('mcpgate.server', server);
+    span.end(outcome, code);
   }
 
   // ── tools ───────────────────────────────────────────────────────────────────────────────────
@@ -260,7 +295,7 @@ export class AgentSession {
         return this.sendError(agentId, invalidParams(`${msg.method} params._meta.progressToken must be a string or a number`));
       }
     }
-    const entry: Call = { conn, serverId: 0 };
+    const entry: Call = { conn, serverId: 0, trace: undefined };
     let target: Connection | Promise<Connection>;
     try {
       target = this.parts.scoped(this, conn);
@@ -290,13 +325,20 @@ export class AgentSession {
   private forward(entry: Call, msg: JsonRpcRequest, agentToken: unknown, timeoutMs: number | undefined, rewrite: Rewrite | undefined, timed: Timed | undefined): void {
     const agentId = msg.id;
     const conn = entry.conn;
+    if (this.spans !== undefined) this.traceServerCall(this.spans, entry, msg);
     entry.serverId = conn.forward(msg, {
       reply: (res, line) => {
         if (this.inflight.get(agentId) !== entry) return;
         this.inflight.delete(agentId);
         if (timed !== undefined) this.finished(conn, timed, 'error' in res ? 'error' : 'ok', res);
+        // Read before relay: a rewrite may edit the result.
+        const failure = this.spans === undefined ? undefined : failureOf(res);
         try {
           this.relay(res, line, agentId, entry.serverId, rewrite);
+          if (this.spans !== undefined) {
+            entry.trace?.end(failure === undefined ? 'ok' : 'error', failure);
+            this.endSpan(this.spans, agentId, failure === undefined ? 'ok' : 'error', failure, conn.name);
+          }
         } catch (err) {
           // The server's answer could not be passed on (a bug here, never the agent's or the server's
           // fault to carry): the agent still gets an answer, and the server's other calls go on.
@@ -307,6 +349,7 @@ export class AgentSession {
         if (this.inflight.get(agentId) !== entry) return;
         this.inflight.delete(agentId);
         if (timed !== undefined) this.finished(conn, timed, 'failed', undefined, err);
+        entry.trace?.end('failed', asGatewayError(err).code);
         this.sendError(agentId, err);
       },
       progress: agentToken === undefined ? undefined : (p) => this.notify('notifications/progress', { ...p, progressToken: agentToken }, agentId),
@@ -316,6 +359,20 @@ export class AgentSession {
     }, timeoutMs);
     // Not sent (refused before it left, or the server is unavailable): the sink has answered already.
     if (entry.serverId === 0 && this.inflight.get(agentId) === entry) this.inflight.delete(agentId);
+  }
+
+  /**
+   * Tracing on: a child span for this call to the server, and its \`traceparent\` in the \`_meta\` of
+   * the request the server gets (the agent's own trace context there is replaced, its other keys kept).
+   */
+  private traceServerCall(spans: Map<RequestId, RequestSpan>, entry: Call, msg: JsonRpcRequest): void {
+    const span = spans.get(msg.id);
+    if (span === undefined) return;
+    const params = msg.params ?? (msg.params = {});
+    const meta = (params._meta ?? (params._meta = {})) as Record<string, unknown>;
+    const tool = (msg.method === 'tools/call' || msg.method === 'prompts/get') && typeof params.name === 'string' ? params.name : undefined;
+    span.set('mcpgate.server', entry.conn.name);
+    entry.trace = span.serverCall(entry.conn.name, msg.method, tool, meta);
   }
 
   /** A timed request ended: the metrics (tools/call) and the audit trail. */
@@ -426,6 +483,10 @@ export class AgentSession {
         const entry = requestId === undefined ? undefined : this.inflight.get(requestId);
         if (entry === undefined) return;
         this.inflight.delete(requestId!);
+        if (this.spans !== undefined) {
+          entry.trace?.end('cancelled');
+          this.endSpan(this.spans, requestId!, 'cancelled', undefined, entry.conn.name);
+        }
         const reason = typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent';
         entry.conn.cancel(entry.serverId, reason);
         return;
@@ -508,22 +569,31 @@ export class AgentSession {
     if (this.closed) return;
     this.waiting.close();
     for (const [agentId, entry] of this.inflight) {
+      entry.trace?.end('cancelled');
       entry.conn.cancel(entry.serverId, 'the agent disconnected');
       this.sendError(agentId, new GatewayError('MCPG_SHUTTING_DOWN', `the gateway is shutting down; the call to server "${entry.conn.name}" was cancelled`, { server: entry.conn.name }));
     }
     this.closed = true;
+    if (this.spans !== undefined) {
+      for (const span of this.spans.values()) span.end('failed', 'MCPG_SHUTTING_DOWN');
+      this.spans.clear();
+    }
     this.inflight.clear();
     this.agentRequests.close();
     this.parts.closed(this);
   }
 
   private sendResult(id: RequestId, result: unknown): void {
-    if (!this.closed) this.channel.send(encodeResult(id, result), id, true);
+    if (this.closed) return;
+    this.channel.send(encodeResult(id, result), id, true);
+    if (this.spans !== undefined) this.endSpan(this.spans, id, 'ok');
   }
 
   /** A result already encoded as JSON text. */
   private sendEncodedResult(id: RequestId, resultJson: string): void {
-    if (!this.closed) this.channel.send(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`, id, true);
+    if (this.closed) return;
+    this.channel.send(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`, id, true);
+    if (this.spans !== undefined) this.endSpan(this.spans, id, 'ok');
   }
 
   private sendError(id: RequestId | null, err: unknown): void {
@@ -532,7 +602,14 @@ export class AgentSession {
     if (error.code === 'MCPG_INTERNAL') this.log.error('internal error while handling a request', { error: err });
     this.parts.metrics.error(error.code);
     this.channel.send(encodeError(id, error.toJsonRpc()), id ?? undefined, true);
+    if (this.spans !== undefined && id !== null) this.endSpan(this.spans, id, 'failed', error.code, error.server);
   }
+}
+
+/** A server's answer that is a failure: its JSON-RPC error code, or \`tool_error\` for a tool result with isError. */
+function failureOf(res: JsonRpcResponse): string | number | undefined {
+  if ('error' in res) return res.error.code;
+  return (res.result as { isError?: unknown } | undefined)?.isError === true ? 'tool_error' : undefined;
 }
 
 function invalidParams(message: string): GatewayError {

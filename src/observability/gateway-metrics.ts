@@ -69,6 +69,33 @@ export const CALL_DURATION_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 
 
 export const DEFAULT_MAX_TOOL_SERIES = 10_000;
 
+/** A server's tool calls over the last minute (the console's overview), from the recorded series. */
+export interface ServerActivity {
+  /** Calls that ended in the window. */
+  calls: number;
+  callsPerSecond: number;
+  /** Of those, answered with a JSON-RPC error by the server, or failed (timeout, unavailable). */
+  errors: number;
+  /** Mean and 95th percentile (interpolated within its histogram bucket) of the call durations, ms. */
+  meanMs: number;
+  p95Ms: number;
+  /** The window's length, seconds. */
+  windowSeconds: number;
+}
+
+/** Activity is sampled at most this often (so a live page changes, and its ETag, only this often)… */
+export const ACTIVITY_SAMPLE_MS = 5000;
+/** …over about this long a window. */
+export const ACTIVITY_WINDOW_MS = 60_000;
+
+/** One server's counters summed over its tools at one moment. */
+interface Totals {
+  calls: number;
+  errors: number;
+  sum: number;
+  counts: Float64Array;
+}
+
 const EMPTY_SNAPSHOT: MetricsSnapshot = {
   servers: [],
   catalog: { tools: 0, resources: 0, resourceTemplates: 0, prompts: 0, heldTools: 0 },
@@ -92,6 +119,8 @@ export class GatewayMetrics {
   private readonly calls = new Map<string, Map<string, CallSeries>>();
   private toolSeries = 0;
   private snapshot: MetricsSnapshot = EMPTY_SNAPSHOT;
+  /** Samples of every server's totals, oldest first: the first is the window's start (bounded: ~window/sample). */
+  private readonly activitySamples: { at: number; totals: Map<string, Totals> }[];
   private readonly callsTotal: Counter;
   private readonly callDuration: Histogram;
   private readonly errors: Counter;
@@ -99,7 +128,8 @@ export class GatewayMetrics {
   private readonly sseEvents: Counter;
   private readonly sseResumptions: Counter;
 
-  constructor(options: GatewayMetricsOptions) {
+  constructor(options: GatewayMetricsOptions, now: number = performance.now()) {
+    this.activitySamples = [{ at: now, totals: new Map() }];
     this.source = options.source ?? (() => EMPTY_SNAPSHOT);
     this.maxToolSeries = options.maxToolSeries ?? DEFAULT_MAX_TOOL_SERIES;
     const onCollectError = (this.onCollectError = options.onCollectError);
@@ -223,6 +253,56 @@ export class GatewayMetrics {
     this.sseResumptions.labels(outcome).inc();
   }
 
+  /**
+   * Each server's calls/s, errors and latency over the last minute or so, computed from the
+   * tool-call counters and histogram (the same series /metrics serves): the difference between the
+   * newest sample and one about a minute older. A new sample is taken when the last is
+   * ACTIVITY_SAMPLE_MS old, so the figures move in steps of that. A server with no call in the
+   * window is absent. Cheap enough for a page that polls every second: one pass over the series per sample.
+   */
+  serverActivity(now: number = performance.now()): Map<string, ServerActivity> {
+    const samples = this.activitySamples;
+    if (now - samples[samples.length - 1]!.at >= ACTIVITY_SAMPLE_MS) {
+      samples.push({ at: now, totals: this.totals() });
+      while (samples.length > 2 && samples[1]!.at <= now - ACTIVITY_WINDOW_MS) samples.shift();
+    }
+    const first = samples[0]!;
+    const last = samples[samples.length - 1]!;
+    const activity = new Map<string, ServerActivity>();
+    if (first === last) return activity;
+    const seconds = (last.at - first.at) / 1000;
+    for (const [server, end] of last.totals) {
+      const then = first.totals.get(server);
+      const calls = end.calls - (then?.calls ?? 0);
+      if (calls <= 0) continue;
+      const counts = end.counts.map((n, i) => n - (then?.counts[i] ?? 0));
+      activity.set(server, {
+        calls,
+        callsPerSecond: calls / seconds,
+        errors: end.errors - (then?.errors ?? 0),
+        meanMs: ((end.sum - (then?.sum ?? 0)) / calls) * 1000,
+        p95Ms: quantile(0.95, counts, CALL_DURATION_BUCKETS) * 1000,
+        windowSeconds: seconds,
+      });
+    }
+    return activity;
+  }
+
+  private totals(): Map<string, Totals> {
+    const totals = new Map<string, Totals>();
+    for (const [server, tools] of this.calls) {
+      const t: Totals = { calls: 0, errors: 0, sum: 0, counts: new Float64Array(CALL_DURATION_BUCKETS.length + 1) };
+      for (const series of tools.values()) {
+        t.calls += series.ok.value + series.error.value + series.failed.value;
+        t.errors += series.error.value + series.failed.value;
+        t.sum += series.duration.sum;
+        for (let i = 0; i < t.counts.length; i++) t.counts[i]! += series.duration.counts[i]!;
+      }
+      totals.set(server, t);
+    }
+    return totals;
+  }
+
   /** The exposition text (Content-Type: `CONTENT_TYPE` from metrics.ts). Reads the source once. */
   render(): string {
     try {
@@ -258,4 +338,27 @@ export class GatewayMetrics {
     this.toolSeries += 1;
     return series;
   }
+}
+
+/**
+ * The q-quantile of observations counted per bucket (not cumulative; the last slot is above the
+ * highest bound), interpolated linearly within its bucket as Prometheus' histogram_quantile does;
+ * in the overflow bucket, the highest bound.
+ */
+export function quantile(q: number, counts: ArrayLike<number>, bounds: readonly number[]): number {
+  let total = 0;
+  for (let i = 0; i < counts.length; i++) total += counts[i]!;
+  if (total === 0) return 0;
+  const rank = q * total;
+  let below = 0;
+  for (let i = 0; i < counts.length; i++) {
+    const n = counts[i]!;
+    if (n > 0 && below + n >= rank) {
+      if (i >= bounds.length) return bounds[bounds.length - 1]!;
+      const lower = i === 0 ? 0 : bounds[i - 1]!;
+      return lower + (bounds[i]! - lower) * ((rank - below) / n);
+    }
+    below += n;
+  }
+  return bounds[bounds.length - 1]!;
 }

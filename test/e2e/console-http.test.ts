@@ -3,12 +3,13 @@
 // HttpOnly and SameSite=Strict, every answer carries a strict Content-Security-Policy and no inline
 // script, a POST without the CSRF token or without a login is refused, the front's Origin gate stands
 // in front of /ui, a live region answers 304 to its ETag, and Approve is the exact-digest approval:
-// an outdated digest is refused (409), the shown one releases the tool and is audited.
+// an outdated digest is refused (409), the shown one releases the tool and is audited; the overview
+// shows each server's calls/s and latency from the metrics.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fixtureServer, rpcError, tempDir, until, writeConfig } from '../helpers/gateway.js';
-import { connectAgent, raw, startHttpGateway, type RawResponse } from '../helpers/http.js';
+import { connectAgent, makeToken, raw, startHttpGateway, writeRules, type RawResponse } from '../helpers/http.js';
 import { startConsoleRig, type ConsoleRig } from '../helpers/console.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -34,6 +35,33 @@ describe('console: off without an admin', { timeout: 30_000 }, () => {
       assert.equal(res.status, 404);
       assert.match(res.body, /name an admin in the rules file/);
       assert.ok(http.gw.logs.some((l) => String(l.msg).startsWith('the console at /ui is off')));
+    } finally {
+      await http.stop();
+      await dir.remove();
+    }
+  });
+});
+
+describe('console: sign-in rate limiting', { timeout: 30_000 }, () => {
+  it('answers 429 with Retry-After after 5 failed sign-ins from one address, even to the right token', async () => {
+    const dir = await tempDir();
+    const admin = makeToken();
+    const rules = await writeRules(dir, { agents: {}, admins: { alice: { tokens: [admin.hash] } } });
+    const http = await startHttpGateway({ config: await writeConfig(dir, { e: fixtureServer('echo-server') }), args: ['--rules', rules] });
+    try {
+      for (let i = 0; i < 5; i++) {
+        const refused = await raw(`${http.base}/ui/login`, { headers: FORM, body: new URLSearchParams({ token: `wrong-${i}` }).toString() });
+        assert.equal(refused.status, 401);
+      }
+      for (const token of ['wrong-again', admin.token]) {
+        const limited = await raw(`${http.base}/ui/login`, { headers: FORM, body: new URLSearchParams({ token }).toString() });
+        assert.equal(limited.status, 429, token);
+        const wait = Number(limited.headers['retry-after']);
+        assert.ok(wait >= 1 && wait <= 60, String(limited.headers['retry-after']));
+        assert.match(limited.body, /too many failed sign-ins: try again in \d+ s/);
+        assert.equal(limited.headers['set-cookie'], undefined);
+      }
+      assert.ok(http.gw.logs.some((l) => /too many failed sign-ins/.test(String(l.msg))));
     } finally {
       await http.stop();
       await dir.remove();
@@ -123,6 +151,30 @@ describe('console: sign-in, CSRF, CSP and approve over HTTP', { timeout: 90_000 
       }), 'the approved tool was not released');
       const lines = await rig.audit();
       assert.ok(lines.some((l) => l.event === 'approval' && l.tool === 'echo' && l.digest === digest && l.by === 'admin:alice'));
+    } finally {
+      await agent.client.close();
+    }
+  });
+
+  it('shows each server\'s calls/s and latency from the metrics, live', async () => {
+    const base = rig.http.base;
+    const cookie = await signIn(rig);
+    const agent = await connectAgent(rig.http.url, { token: rig.agentToken });
+    try {
+      for (let i = 0; i < 20; i++) await agent.client.callTool({ name: 'dyn__echo', arguments: { message: `m${i}` } });
+      const rowOf = (body: string, server: string): string => new RegExp(`<tr data-server="${server}">[\\s\\S]*?</tr>`).exec(body)?.[0] ?? '';
+      // The figures are sampled every 5 s: the overview shows them from its next sample on.
+      let row = '';
+      assert.ok(await until(async () => {
+        row = rowOf((await raw(`${base}/ui/live/overview`, { method: 'GET', headers: { cookie } })).body, 'dyn');
+        return /class="calls">[0-9.]+/.test(row);
+      }, 20_000), `no calls/s for dyn: ${row}`);
+      const rate = Number(/class="calls">([0-9.]+)/.exec(row)![1]);
+      assert.ok(rate > 0, row);
+      assert.match(row, /class="latency">(<0\.01|[0-9.]+) ms · p95 (<0\.01|[0-9.]+) ms/);
+      const overview = (await raw(`${base}/ui/live/overview`, { method: 'GET', headers: { cookie } })).body;
+      assert.match(rowOf(overview, 'late'), /class="calls muted">—/, 'a server with no calls shows a dash');
+      assert.match(overview, /<th>calls\/s<\/th><th>latency<\/th>/);
     } finally {
       await agent.client.close();
     }

@@ -1,0 +1,84 @@
+// Sign-in rate limiting for the console (issue 17): failed sign-ins are counted per client address
+// and, against guessing spread over many addresses, in total; past the limit a sign-in is answered
+// 429 with Retry-After until the window ends, without looking at the token. A successful sign-in
+// clears its address's count. Bounded memory: at most MAX_ADDRESSES addresses are remembered (the
+// oldest forgotten first, expired ones before that). The sign-in names no one — the token alone says
+// which admin it is — so there is no per-name count: a wrong token belongs to nobody.
+
+export interface SignInLimits {
+  /** Failed sign-ins one address may make per window (default 5). */
+  perAddress?: number;
+  /** Failed sign-ins from all addresses together per window (default 50). */
+  total?: number;
+  /** The window, ms (default 60 s). */
+  windowMs?: number;
+  /** Addresses remembered at most (default 10 000). */
+  maxAddresses?: number;
+  now?: () => number;
+}
+
+interface Window {
+  start: number;
+  failures: number;
+}
+
+export class SignInLimiter {
+  private readonly perAddress: number;
+  private readonly total: number;
+  private readonly windowMs: number;
+  private readonly maxAddresses: number;
+  private readonly now: () => number;
+  private readonly addresses = new Map<string, Window>();
+  private all: Window = { start: 0, failures: 0 };
+
+  constructor(limits: SignInLimits = {}) {
+    this.perAddress = limits.perAddress ?? 5;
+    this.total = limits.total ?? 50;
+    this.windowMs = limits.windowMs ?? 60_000;
+    this.maxAddresses = limits.maxAddresses ?? 10_000;
+    this.now = limits.now ?? Date.now;
+  }
+
+  /** Seconds to wait before `address` may try again, or undefined when it may try now. */
+  retryAfter(address: string): number | undefined {
+    const now = this.now();
+    const own = this.current(this.addresses.get(address), now);
+    const blocked = [own, this.current(this.all, now)].filter((w, i): w is Window => w !== undefined && w.failures >= (i === 0 ? this.perAddress : this.total));
+    if (blocked.length === 0) return undefined;
+    const until = Math.max(...blocked.map((w) => w.start + this.windowMs));
+    return Math.max(1, Math.ceil((until - now) / 1000));
+  }
+
+  failed(address: string): void {
+    const now = this.now();
+    this.all = this.current(this.all, now) ?? { start: now, failures: 0 };
+    this.all.failures += 1;
+    let own = this.current(this.addresses.get(address), now);
+    if (own === undefined) {
+      this.addresses.delete(address);
+      if (this.addresses.size >= this.maxAddresses) this.makeRoom(now);
+      own = { start: now, failures: 0 };
+      this.addresses.set(address, own);
+    }
+    own.failures += 1;
+  }
+
+  succeeded(address: string): void {
+    this.addresses.delete(address);
+  }
+
+  /** How many addresses are remembered (for tests of the bound). */
+  get size(): number {
+    return this.addresses.size;
+  }
+
+  private current(window: Window | undefined, now: number): Window | undefined {
+    return window !== undefined && now - window.start < this.windowMs ? window : undefined;
+  }
+
+  private makeRoom(now: number): void {
+    for (const [address, window] of this.addresses) if (this.current(window, now) === undefined) this.addresses.delete(address);
+    // Still full: forget the oldest (Map order is insertion order).
+    while (this.addresses.size >= this.maxAddresses) this.addresses.delete(this.addresses.keys().next().value!);
+  }
+}

@@ -1,0 +1,49 @@
+// The console's sign-in rate limit (console/sign-in-limit.ts): failures per address and in total
+// within a window; Retry-After until the window ends; success clears the address; memory bounded.
+
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { SignInLimiter } from '../../src/console/sign-in-limit.js';
+
+describe('sign-in limiter', () => {
+  it('blocks an address after its failures until its window ends, and says how long', () => {
+    let now = 1_000_000;
+    const limiter = new SignInLimiter({ perAddress: 3, total: 100, windowMs: 60_000, now: () => now });
+    for (let i = 0; i < 3; i++) {
+      assert.equal(limiter.retryAfter('10.0.0.1'), undefined);
+      limiter.failed('10.0.0.1');
+    }
+    assert.equal(limiter.retryAfter('10.0.0.1'), 60);
+    assert.equal(limiter.retryAfter('10.0.0.2'), undefined, 'another address is not blocked');
+    now += 59_500;
+    assert.equal(limiter.retryAfter('10.0.0.1'), 1);
+    now += 500;
+    assert.equal(limiter.retryAfter('10.0.0.1'), undefined, 'the window ended');
+  });
+
+  it('clears an address on success', () => {
+    const limiter = new SignInLimiter({ perAddress: 2, now: () => 0 });
+    limiter.failed('a');
+    limiter.succeeded('a');
+    limiter.failed('a');
+    assert.equal(limiter.retryAfter('a'), undefined);
+  });
+
+  it('blocks everyone when failures from many addresses pass the total', () => {
+    const limiter = new SignInLimiter({ perAddress: 5, total: 10, windowMs: 60_000, now: () => 0 });
+    for (let i = 0; i < 10; i++) limiter.failed(`10.0.0.${i}`);
+    assert.equal(limiter.retryAfter('10.9.9.9'), 60);
+  });
+
+  it('remembers a bounded number of addresses', () => {
+    let now = 0;
+    const limiter = new SignInLimiter({ perAddress: 1, total: 1e9, maxAddresses: 100, now: () => now });
+    for (let i = 0; i < 1000; i++) {
+      now += 1;
+      limiter.failed(`addr-${i}`);
+    }
+    assert.equal(limiter.size, 100);
+    assert.notEqual(limiter.retryAfter('addr-999'), undefined, 'the newest are kept');
+    assert.equal(limiter.retryAfter('addr-0'), undefined, 'the oldest were forgotten');
+  });
+});
