@@ -86,6 +86,15 @@ export function scopeOf(session: { readonly agent: string; readonly identified: 
   return mode === 'per-agent' && session.identified ? `agent:${session.agent}` : `session:${session.serial}`;
 }
 
+/**
+ * The agent's own headers for a remote server (the rules' `serverHeaders`): only for a verified
+ * identity, only from the agent's own entry (never `default`'s, which the rules refuse anyway).
+ */
+export function agentHeaders(rules: Rules, owner: { readonly agent: string; readonly identified: boolean }, server: string): Readonly<Record<string, string>> | undefined {
+  if (!owner.identified) return undefined;
+  return rules.agents.get(owner.agent)?.serverHeaders.get(server);
+}
+
 export interface ServerSummary {
   server: string;
   state: 'ready' | 'failed' | 'disabled';
@@ -197,7 +206,7 @@ export class Gateway {
       scoped: (session, conn) => {
         const mode = conn.config.sessions;
         if (mode === 'shared') return conn;
-        return this.pool.get(conn.config, scopeOf(session, mode), session.agent);
+        return this.pool.get(conn.config, scopeOf(session, mode), session, agentHeaders(this.rules, session, conn.config.name));
       },
       rootsChanged: (session) => {
         for (const conn of this.connections.values()) if (conn.config.sessions === 'shared' && conn.state === 'ready') conn.notify('notifications/roots/list_changed');
