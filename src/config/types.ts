@@ -33,6 +33,11 @@ export interface StdioServerConfig {
    * names and URIs (a clash with another server's item withholds the later server's one).
    */
   readonly prefix?: string | false;
+  /**
+   * `file://` URIs answering the server's `roots/list` when no single agent can be asked, or the
+   * agent asked has no roots capability; absent: such a request gets an error, as before.
+   */
+  readonly roots?: readonly string[];
   /** Always set by the loader; optional only so hand-built configs (tests, library use) get the defaults. */
   readonly limits?: ServerLimits;
 }
@@ -52,6 +57,11 @@ export interface RemoteServerConfig {
    * names and URIs (a clash with another server's item withholds the later server's one).
    */
   readonly prefix?: string | false;
+  /**
+   * `file://` URIs answering the server's `roots/list` when no single agent can be asked, or the
+   * agent asked has no roots capability; absent: such a request gets an error, as before.
+   */
+  readonly roots?: readonly string[];
   readonly limits?: ServerLimits;
 }
 

@@ -443,10 +443,11 @@ export class AgentSession {
   /**
    * Relays a server→agent request (sampling, elicitation, roots) if the agent declared the
    * capability. It is sent as part of the agent's call it belongs to: the one the server named
-   * (`related`, HTTP servers), else this agent's only call in flight on that server.
+   * (`related`, HTTP servers), else this agent's only call in flight on that server. `fallback`:
+   * the answer when the agent lacks the capability (a `roots/list` of an entry with `"roots"`).
    */
-  relayServerRequest(conn: Connection, msg: JsonRpcRequest, capability: string, related?: number): void {
-    this.agentRequests.relay(conn, msg, capability, this.capabilities, this.inflight.owner(conn, related));
+  relayServerRequest(conn: Connection, msg: JsonRpcRequest, capability: string, related?: number, fallback?: unknown): void {
+    this.agentRequests.relay(conn, msg, capability, this.capabilities, this.inflight.owner(conn, related), fallback);
   }
 
   /** The server withdrew one of its requests to the agent: pass the cancellation on. */
