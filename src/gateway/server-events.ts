@@ -21,12 +21,13 @@ import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
 import type { Agents } from './agents.js';
 import { LIST_CHANGED, SERVER_REQUEST_CAPABILITY } from './methods.js';
 import type { AgentSession } from './session.js';
-import type { Subscriptions } from './subscriptions.js';
+import type { OwnSubscriptions, Subscriptions } from './subscriptions.js';
 
 export interface ServerEventsParts {
   agents: Agents;
   catalog: Catalog;
   subscriptions: Subscriptions<AgentSession>;
+  ownSubscriptions: OwnSubscriptions<AgentSession>;
   /** Asks for a (debounced) refresh of one list of one server. */
   refresh: (server: string, kind: ListKind) => void;
   log: Logger;
@@ -85,6 +86,13 @@ export class ServerEvents {
       case 'notifications/elicitation/complete':
         for (const session of owners) session.notify(msg.method, msg.params);
         return;
+      case 'notifications/resources/updated': {
+        const uri = msg.params?.uri;
+        if (typeof uri !== 'string') return;
+        const publicUri = this.parts.catalog.publicUri(conn.name, uri);
+        for (const session of this.parts.ownSubscriptions.holders(conn, uri)) if (owners.has(session)) session.notify(msg.method, { ...msg.params, uri: publicUri });
+        return;
+      }
       default:
         this.parts.log.debug('dropped a pooled connection\'s notification mcpgate does not relay', { server: conn.name, method: msg.method });
     }
