@@ -16,7 +16,7 @@ import { GatewayError } from './errors.js';
 import { applyConfig } from './gateway/apply-config.js';
 import type { Gateway } from './gateway/gateway.js';
 import type { Logger } from './observability/logger.js';
-import { OPEN_RULES, RULES_FILE, parseRules, type KeyFileReader, type Rules } from './rules/load.js';
+import { OPEN_RULES, RULES_FILE, parseRules, type KeyFileReader, type Rules, type ServerRef } from './rules/load.js';
 
 /** Per file, as the status reports it (null, not absent, for what has not happened). */
 export interface FileStatus {
@@ -45,18 +45,18 @@ export interface LoadRulesOptions {
 const readKeyFile: KeyFileReader = (file) => readFileSync(file, 'utf8');
 
 /**
- * Reads `file` and compiles it against the servers `.mcp.json` defines (`serverNames`); throws
- * `MCPG_CONFIG_INVALID` naming the file (missing, unreadable) or every problem in it.
+ * Reads `file` and compiles it against the servers `.mcp.json` defines (`servers`, their configs);
+ * throws `MCPG_CONFIG_INVALID` naming the file (missing, unreadable) or every problem in it.
  */
-export async function loadRules(file: string, serverNames: readonly string[], options: LoadRulesOptions = {}): Promise<Rules> {
+export async function loadRules(file: string, servers: readonly ServerRef[], options: LoadRulesOptions = {}): Promise<Rules> {
   const { abs, text } = await readJsonFile(file, RULES_FILE, options.signal);
-  return parseRules(text, abs, serverNames, { env: options.env, readKeyFile });
+  return parseRules(text, abs, servers, { env: options.env, readKeyFile });
 }
 
 /** Loads both files, or says what is wrong with each; never applies anything. */
 export async function loadBoth(configFile: string, rulesFile: string | undefined, env: Env): Promise<{ config: ServersConfig; rules: Rules }> {
   const config = await loadServersConfig(configFile, env);
-  const rules = rulesFile === undefined ? OPEN_RULES : await loadRules(rulesFile, config.servers.map((s) => s.name), { env });
+  const rules = rulesFile === undefined ? OPEN_RULES : await loadRules(rulesFile, config.servers, { env });
   return { config, rules };
 }
 
@@ -123,7 +123,7 @@ export class Reloader {
     let rules: Rules = OPEN_RULES;
     if (this.rulesFile !== undefined) {
       try {
-        rules = await loadRules(this.rulesFile, config.servers.map((s) => s.name), { env: this.env });
+        rules = await loadRules(this.rulesFile, config.servers, { env: this.env });
       } catch (err) {
         return this.failed(this.rules, err);
       }

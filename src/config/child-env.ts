@@ -52,10 +52,14 @@ export function serverEnvNames(config: Pick<StdioServerConfig, 'env' | 'inheritE
   return { inherited, own };
 }
 
-/** Names of the variables the rules' `auth` section reads through `${VAR}` (mcpgate's own secrets). */
+/**
+ * Names of the variables the rules read through `${VAR}` — the `auth` section and agents'
+ * `serverHeaders` (their credentials for remote servers): mcpgate's own secrets.
+ */
 export function secretEnvNames(rulesRaw: unknown): Set<string> {
   const names = new Set<string>();
-  const auth = typeof rulesRaw === 'object' && rulesRaw !== null ? (rulesRaw as Record<string, unknown>).auth : undefined;
+  const top = typeof rulesRaw === 'object' && rulesRaw !== null ? (rulesRaw as Record<string, unknown>) : undefined;
+  const auth = top?.auth;
   const visit = (value: unknown, depth: number): void => {
     if (depth > 8) return;
     if (typeof value === 'string') {
@@ -65,5 +69,11 @@ export function secretEnvNames(rulesRaw: unknown): Set<string> {
     }
   };
   visit(auth, 0);
+  const agents = top?.agents;
+  if (typeof agents === 'object' && agents !== null) {
+    for (const entry of Object.values(agents as Record<string, unknown>)) {
+      if (typeof entry === 'object' && entry !== null) visit((entry as Record<string, unknown>).serverHeaders, 0);
+    }
+  }
   return names;
 }

@@ -34,6 +34,8 @@ const common = {
   // A string is checked against SAFE_NAME in readPrefix, so its error can say why.
   prefix: z.union([z.string(), z.literal(false)]).optional(),
   era: z.enum(['2025', '2026-07-28', 'auto']).optional(),
+  // Checked by readRoots (each a file:// URI, bounded).
+  roots: z.unknown().optional(),
 };
 // `inheritEnv`: true (everything but mcpgate's secrets), false (nothing), or names (`PREFIX_*` allowed).
 const inheritEnvField = z.union([z.boolean(), z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/))]);
@@ -201,6 +203,7 @@ function toStdio(name: string, raw: z.output<typeof stdioEntry>, expand: Expand,
     timeout: raw.timeout,
     ...sessionsAndPool(name, raw.sessions, raw.pool, ctx),
     ...readPrefix(name, raw.prefix, ctx, issue),
+    ...readRoots(name, raw.roots, expand, ctx, issue),
     limits: readLimits(raw.limits, ctx.limits, ['mcpServers', name, 'limits'], ctx),
     // Set only when the file says so, so the snapshot of an entry without it is unchanged.
     ...(raw.era !== undefined && { era: raw.era }),
@@ -260,6 +263,39 @@ function readPool(raw: unknown, at: readonly PropertyKey[], ctx: Context): PoolS
 }
 
 const MAX_PREFIX_LENGTH = 32;
+/** Roots one entry may list, and the length of one URI: what a `roots/list` answer may cost. */
+export const MAX_ROOTS = 64;
+const MAX_ROOT_LENGTH = 4096;
+
+/**
+ * `"roots"`: the `file://` URIs a server that asks `roots/list` is answered with when no agent can be
+ * asked (or the agent has no roots capability). Set only when the file says so.
+ */
+function readRoots(name: string, raw: unknown, expand: Expand, ctx: Context, issue: Issue): { roots?: readonly string[] } {
+  if (raw === undefined) return {};
+  if (!Array.isArray(raw)) {
+    ctx.errors.push(issue(['roots'], `expected an array of file:// URIs such as ["file:///home/me/project"], got ${describeValue(raw)} (server "${name}")`));
+    return {};
+  }
+  if (raw.length > MAX_ROOTS) {
+    ctx.errors.push(issue(['roots'], `${raw.length} roots: at most ${MAX_ROOTS} (server "${name}")`));
+    return {};
+  }
+  const before = ctx.errors.length;
+  const roots: string[] = [];
+  raw.forEach((item: unknown, i) => {
+    if (typeof item !== 'string') return void ctx.errors.push(issue(['roots', i], `expected a file:// URI, got ${describeValue(item)} (server "${name}")`));
+    const at = ctx.errors.length;
+    const uri = expand(item, ['roots', i]);
+    if (ctx.errors.length > at) return;
+    const parsed = uri.length <= MAX_ROOT_LENGTH && URL.canParse(uri) ? new URL(uri) : undefined;
+    if (parsed === undefined) ctx.errors.push(issue(['roots', i], `expected a file:// URI of at most ${MAX_ROOT_LENGTH} characters, got ${describeValue(uri, true)} (server "${name}")`));
+    else if (parsed.protocol !== 'file:') ctx.errors.push(issue(['roots', i], `expected a file:// URI (MCP roots are file:// URIs), got a "${parsed.protocol}" URI (server "${name}")`));
+    else if (roots.includes(uri)) ctx.warnings.push(issue(['roots', i], `${describeValue(uri, true)} is listed twice (server "${name}")`));
+    else roots.push(uri);
+  });
+  return ctx.errors.length > before ? {} : { roots: Object.freeze(roots) };
+}
 
 /** `"prefix"`: a client-safe string (set only when the file says so, so other snapshots are unchanged) or false. */
 function readPrefix(name: string, prefix: string | false | undefined, ctx: Context, issue: Issue): { prefix?: string | false } {
@@ -316,6 +352,7 @@ function toRemote(name: string, type: 'http' | 'sse', raw: z.output<typeof remot
     timeout: raw.timeout,
     ...sessionsAndPool(name, raw.sessions, raw.pool, ctx),
     ...readPrefix(name, raw.prefix, ctx, issue),
+    ...readRoots(name, raw.roots, expand, ctx, issue),
     limits: readLimits(raw.limits, ctx.limits, ['mcpServers', name, 'limits'], ctx),
     ...readEra(name, type, raw.era, ctx, issue),
   });

@@ -33,6 +33,11 @@ export interface StdioServerConfig {
    * names and URIs (a clash with another server's item withholds the later server's one).
    */
   readonly prefix?: string | false;
+  /**
+   * `file://` URIs answering the server's `roots/list` when no single agent can be asked, or the
+   * agent asked has no roots capability; absent: such a request gets an error, as before.
+   */
+  readonly roots?: readonly string[];
   /** Always set by the loader; optional only so hand-built configs (tests, library use) get the defaults. */
   readonly limits?: ServerLimits;
   /** Which protocol era to speak (see ServerEra); absent: `2025`. */
@@ -54,6 +59,11 @@ export interface RemoteServerConfig {
    * names and URIs (a clash with another server's item withholds the later server's one).
    */
   readonly prefix?: string | false;
+  /**
+   * `file://` URIs answering the server's `roots/list` when no single agent can be asked, or the
+   * agent asked has no roots capability; absent: such a request gets an error, as before.
+   */
+  readonly roots?: readonly string[];
   readonly limits?: ServerLimits;
   /** Which protocol era to speak (see ServerEra); absent: `2025`. Never `2026-07-28` for `sse`. */
   readonly era?: ServerEra;

@@ -22,7 +22,7 @@ export class AgentRequests {
    * alongside the agent, and some ask for roots at once). MCP forbids sending the agent requests
    * before that, so they wait here, bounded, and go out when it arrives.
    */
-  private early: { conn: Connection; msg: JsonRpcRequest; capability: string; about: RequestId | undefined }[] | undefined = [];
+  private early: { conn: Connection; msg: JsonRpcRequest; capability: string; about: RequestId | undefined; fallback: unknown }[] | undefined = [];
 
   /**
    * `send` writes one framed message to the agent, as part of its request `about` when known;
@@ -30,14 +30,18 @@ export class AgentRequests {
    */
   constructor(private readonly agent: string, private readonly send: (line: string, about?: RequestId) => boolean) {}
 
-  /** Relays the server's request if the agent declared `capability`; otherwise the server gets a clear error. */
-  relay(conn: Connection, msg: JsonRpcRequest, capability: string, agentCapabilities: Record<string, unknown>, about?: RequestId): void {
+  /**
+   * Relays the server's request if the agent declared `capability`; otherwise the server gets
+   * `fallback` as the answer when there is one (configured roots), else a clear error.
+   */
+  relay(conn: Connection, msg: JsonRpcRequest, capability: string, agentCapabilities: Record<string, unknown>, about?: RequestId, fallback?: unknown): void {
     if (this.early !== undefined) {
-      if (this.early.length < MAX_EARLY_REQUESTS) return void this.early.push({ conn, msg, capability, about });
+      if (this.early.length < MAX_EARLY_REQUESTS) return void this.early.push({ conn, msg, capability, about, fallback });
       conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" has not finished initializing; ${msg.method} was refused`, { server: conn.name }).toJsonRpc());
       return;
     }
     if (agentCapabilities[capability] === undefined) {
+      if (fallback !== undefined) return void conn.respond(msg.id, fallback);
       conn.respondError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `agent "${this.agent}" did not declare the ${capability} capability, so ${msg.method} cannot be relayed`, { server: conn.name }).toJsonRpc());
       return;
     }
@@ -53,7 +57,7 @@ export class AgentRequests {
   agentReady(agentCapabilities: Record<string, unknown>): void {
     const early = this.early ?? [];
     this.early = undefined;
-    for (const { conn, msg, capability, about } of early) this.relay(conn, msg, capability, agentCapabilities, about);
+    for (const { conn, msg, capability, about, fallback } of early) this.relay(conn, msg, capability, agentCapabilities, about, fallback);
   }
 
   /** The agent answered: pass it to the server that asked. False if no request of ours has that id. */
@@ -78,7 +82,11 @@ export class AgentRequests {
 
   /** The agent went away: every server still waiting gets an error instead of silence. */
   close(): void {
-    for (const { conn, msg } of this.early ?? []) {
+    for (const { conn, msg, fallback } of this.early ?? []) {
+      if (fallback !== undefined) {
+        conn.respond(msg.id, fallback);
+        continue;
+      }
       conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" disconnected before initializing`, { server: conn.name }).toJsonRpc());
     }
     this.early = undefined;

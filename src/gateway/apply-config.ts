@@ -3,14 +3,15 @@
 // removed ones are shut down gracefully, changed ones restart — while untouched servers keep their
 // connections and their calls in flight. Every agent whose view changed is told. A per-agent or
 // per-session server's pooled connections go with its catalog connection, and an agent that lost
-// access to a server under the new rules loses its pooled connections to it.
+// access to a server under the new rules, or whose own headers for it changed, loses its pooled
+// connections to it.
 
 import type { CatalogLimits } from '../catalog/limits.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ServerConfig, ServersConfig } from '../config/types.js';
 import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
-import type { ConnectionPool } from '../servers/pool.js';
+import { credentialDigest, type ConnectionPool, type PoolEntry } from '../servers/pool.js';
 import { decideServer } from '../rules/decide.js';
 import type { ListKind } from '../servers/lists.js';
 
@@ -41,6 +42,12 @@ function same(a: ServerConfig, b: ServerConfig): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
+/** Whether a pooled connection was made with the headers the rules now give its agent. */
+function sameCredential(rules: Rules, entry: PoolEntry): boolean {
+  const headers = entry.identified ? rules.agents.get(entry.agent)?.serverHeaders.get(entry.server) : undefined;
+  return (headers === undefined ? '' : credentialDigest(headers)) === entry.credential;
+}
+
 export async function applyConfig(gateway: Reconfigurable, next: ServersConfig, rules: Rules): Promise<ApplyReport> {
   const before = new Map(gateway.config.servers.map((s) => [s.name, s]));
   const after = new Map(next.servers.map((s) => [s.name, s]));
@@ -67,7 +74,7 @@ export async function applyConfig(gateway: Reconfigurable, next: ServersConfig, 
     if (conn !== undefined) await conn.close();
     await pooled;
   });
-  const revoked = rules.open ? Promise.resolve() : gateway.pool.retain((entry) => decideServer(rules, entry.agent, entry.server).allowed);
+  const revoked = gateway.pool.retain((entry) => (rules.open || decideServer(rules, entry.agent, entry.server).allowed) && sameCredential(rules, entry));
   // Everyone's view may differ under new rules, even with the same servers.
   gateway.announce(['tools', 'resources', 'resourceTemplates', 'prompts']);
   await Promise.all([...stopping, revoked]);

@@ -24,7 +24,7 @@ import type { Clock } from '../servers/clock.js';
 import { PinKeeper } from '../pins/keeper.js';
 import { OPEN_RULES, type Rules } from '../rules/load.js';
 import { AgentViews } from './agent-views.js';
-import { Subscriptions } from './subscriptions.js';
+import { OwnSubscriptions, Subscriptions } from './subscriptions.js';
 import { GatewayMetrics } from '../observability/gateway-metrics.js';
 import { metricsSource } from './metrics-source.js';
 import { GATEWAY_INFO } from '../version.js';
@@ -89,6 +89,15 @@ export function scopeOf(session: { readonly agent: string; readonly identified: 
   return mode === 'per-agent' && session.identified ? `agent:${session.agent}` : `session:${session.serial}`;
 }
 
+/**
+ * The agent's own headers for a remote server (the rules' `serverHeaders`): only for a verified
+ * identity, only from the agent's own entry (never `default`'s, which the rules refuse anyway).
+ */
+export function agentHeaders(rules: Rules, owner: { readonly agent: string; readonly identified: boolean }, server: string): Readonly<Record<string, string>> | undefined {
+  if (!owner.identified) return undefined;
+  return rules.agents.get(owner.agent)?.serverHeaders.get(server);
+}
+
 export interface ServerSummary {
   server: string;
   state: 'ready' | 'failed' | 'disabled';
@@ -109,6 +118,8 @@ export class Gateway {
   readonly sessions = new Agents();
   /** Resource subscriptions: each URI subscribed on its server once, while an agent holds it. */
   readonly subscriptions: Subscriptions<AgentSession>;
+  /** Resource subscriptions on pooled connections: per connection, updates to its owners only. */
+  readonly ownSubscriptions: OwnSubscriptions<AgentSession>;
   /** Resolves once every enabled server is ready or has failed (the first lists wait for it). */
   readonly settled: Promise<void>;
   private resolveSettled!: () => void;
@@ -155,6 +166,7 @@ export class Gateway {
       onCollectError: (metric, error) => this.log.warn('a metric could not be collected', { metric, error }),
     });
     this.subscriptions = new Subscriptions(this.catalog, this.connections, this.log);
+    this.ownSubscriptions = new OwnSubscriptions(this.log);
     this.refresher = new Refresher((server, kinds) => this.refresh(server, kinds), this.log);
     this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
     this.router = new Router({ catalog: this.catalog, connections: this.connections, rules: () => this.rules, hasSettled: () => this.isSettled, pinsDir: this.pins.dir });
@@ -162,6 +174,7 @@ export class Gateway {
       agents: this.sessions,
       catalog: this.catalog,
       subscriptions: this.subscriptions,
+      ownSubscriptions: this.ownSubscriptions,
       refresh: (server, kind) => this.refresher.request(server, kind),
       log: this.log,
     });
@@ -189,6 +202,7 @@ export class Gateway {
       catalog: this.catalog,
       connections: this.connections,
       subscriptions: this.subscriptions,
+      ownSubscriptions: this.ownSubscriptions,
       metrics: this.metrics,
       audit: options.audit,
       tracing: options.tracing,
@@ -196,12 +210,12 @@ export class Gateway {
       maxInflight: this.maxInflight,
       sanitize: this.sanitizes,
       instructions: () => this.instructions(),
-      setServersLogLevel: () => this.setServersLogLevel(),
+      setServersLogLevel: (session) => Promise.all([this.setServersLogLevel(), this.setOwnLogLevel(session)]).then(() => undefined),
       closed: (session) => this.sessionClosed(session),
       scoped: (session, conn) => {
         const mode = conn.config.sessions;
         if (mode === 'shared') return conn;
-        return this.pool.get(conn.config, scopeOf(session, mode), session.agent);
+        return this.pool.get(conn.config, scopeOf(session, mode), session, agentHeaders(this.rules, session, conn.config.name));
       },
       rootsChanged: (session) => {
         for (const conn of this.connections.values()) if (conn.config.sessions === 'shared' && conn.state === 'ready') conn.notify('notifications/roots/list_changed');
@@ -237,8 +251,10 @@ export class Gateway {
     return {
       notification: (conn, msg) => this.serverEvents.owned(conn, msg, this.owners(scope, conn.config.sessions)),
       serverRequest: (conn, msg, related) => this.serverEvents.serverRequest(conn, msg, related, this.owners(scope, conn.config.sessions)),
-      ready: () => Promise.resolve(),
+      // A new pooled connection gets its owners' log level before it serves them.
+      ready: (conn) => this.setPooledLogLevel(conn, this.owners(scope, conn.config.sessions)),
       lost: (conn, reason) => {
+        this.ownSubscriptions.forget(conn);
         for (const session of this.sessions) session.connectionLost(conn);
         // Lost while serving (not closed by us): its state is gone, so it is not reconnected in place.
         if (reason !== undefined) this.pool.reap(conn);
@@ -355,6 +371,7 @@ export class Gateway {
   private sessionClosed(session: AgentSession): void {
     this.sessions.delete(session);
     this.subscriptions.drop(session);
+    this.ownSubscriptions.drop(session);
     // Its per-session connections go with it; an agent's per-agent ones stay until idle or TTL.
     void this.pool.closeScope(`session:${session.serial}`);
   }
@@ -374,6 +391,7 @@ export class Gateway {
       });
       this.connections.clear();
       this.subscriptions.clear();
+      this.ownSubscriptions.clear();
       this.isSettled = true;
       this.resolveSettled();
     })();
@@ -391,6 +409,20 @@ export class Gateway {
     if (level === undefined) return;
     const servers = [...this.connections.values()].filter((c) => c.state === 'ready' && c.info?.capabilities.logging !== undefined);
     await Promise.allSettled(servers.map((c) => c.request('logging/setLevel', { level })));
+  }
+
+  /** The pooled connections `session` owns get their owners' level (the most verbose any of them asked). */
+  async setOwnLogLevel(session: AgentSession): Promise<void> {
+    const mine = this.pool.list().filter((e) => e.started && e.scope === scopeOf(session, e.conn.config.sessions));
+    await Promise.allSettled(mine.map((e) => this.setPooledLogLevel(e.conn, this.owners(e.scope, e.conn.config.sessions))));
+  }
+
+  private async setPooledLogLevel(conn: Connection, owners: ReadonlySet<AgentSession>): Promise<void> {
+    let rank: number | undefined;
+    for (const session of owners) if (session.logRank !== undefined) rank = Math.min(rank ?? Infinity, session.logRank);
+    const level = rank === undefined ? undefined : LOG_LEVELS[rank];
+    if (level === undefined || conn.state !== 'ready' || conn.info?.capabilities.logging === undefined) return;
+    await conn.request('logging/setLevel', { level }).catch((err: unknown) => this.log.debug('a pooled connection refused logging/setLevel', { server: conn.name, error: err }));
   }
 
   /** The ready servers' own instructions, each under its server's name, for `initialize`. */

@@ -7,6 +7,10 @@
 // pooled connections, each owned by one agent or agent session. What a pooled connection sends goes
 // to its owners only (`owned`); its list_changed is not followed (the catalog connection's lists are
 // every agent's view). What the catalog connection sends beyond list_changed belongs to no agent.
+//
+// A server whose entry lists `"roots"` has its `roots/list` answered from that list when no single
+// agent can be asked (a shared server at start-up, a catalog connection) or when the agent asked has
+// no roots capability; an agent that has one is still asked (its roots are the live ones).
 
 import type { Catalog } from '../catalog/catalog.js';
 import { GatewayError } from '../errors.js';
@@ -17,12 +21,13 @@ import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
 import type { Agents } from './agents.js';
 import { LIST_CHANGED, SERVER_REQUEST_CAPABILITY } from './methods.js';
 import type { AgentSession } from './session.js';
-import type { Subscriptions } from './subscriptions.js';
+import type { OwnSubscriptions, Subscriptions } from './subscriptions.js';
 
 export interface ServerEventsParts {
   agents: Agents;
   catalog: Catalog;
   subscriptions: Subscriptions<AgentSession>;
+  ownSubscriptions: OwnSubscriptions<AgentSession>;
   /** Asks for a (debounced) refresh of one list of one server. */
   refresh: (server: string, kind: ListKind) => void;
   log: Logger;
@@ -81,6 +86,13 @@ export class ServerEvents {
       case 'notifications/elicitation/complete':
         for (const session of owners) session.notify(msg.method, msg.params);
         return;
+      case 'notifications/resources/updated': {
+        const uri = msg.params?.uri;
+        if (typeof uri !== 'string') return;
+        const publicUri = this.parts.catalog.publicUri(conn.name, uri);
+        for (const session of this.parts.ownSubscriptions.holders(conn, uri)) if (owners.has(session)) session.notify(msg.method, { ...msg.params, uri: publicUri });
+        return;
+      }
       default:
         this.parts.log.debug('dropped a pooled connection\'s notification mcpgate does not relay', { server: conn.name, method: msg.method });
     }
@@ -97,13 +109,25 @@ export class ServerEvents {
       conn.respondError(msg.id, new GatewayError('MCPG_METHOD_NOT_FOUND', `mcpgate does not relay ${msg.method} to agents`, { server: conn.name }).toJsonRpc());
       return;
     }
+    const fallback = msg.method === 'roots/list' ? configuredRoots(conn) : undefined;
     const session = agents.forServerRequest(conn, related, owners);
+    if (session === undefined && fallback !== undefined) {
+      this.parts.log.debug('answered roots/list from the entry\'s "roots"', { server: conn.name });
+      conn.respond(msg.id, fallback);
+      return;
+    }
     if (session === undefined) {
       const why = owners !== undefined && owners.size === 0 ? 'no agent session owns this connection (it is gone, or this is the connection mcpgate lists the server with)'
         : agents.size === 0 ? 'no agent is connected' : 'more than one agent has a call in flight on this server, and the request does not say which one it belongs to';
       conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `cannot relay ${msg.method}: ${why}`, { server: conn.name }).toJsonRpc());
       return;
     }
-    session.relayServerRequest(conn, msg, capability, related);
+    session.relayServerRequest(conn, msg, capability, related, fallback);
   }
+}
+
+/** The `roots/list` result the server's entry configures, if it lists `"roots"`. */
+function configuredRoots(conn: Connection): { roots: { uri: string }[] } | undefined {
+  const roots = conn.config.roots;
+  return roots === undefined ? undefined : { roots: roots.map((uri) => ({ uri })) };
 }

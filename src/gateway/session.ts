@@ -26,7 +26,7 @@ import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './disco
 import { NOT_YET, type Router } from './router.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
 import { initializeResult, LOG_LEVEL_RANK } from './methods.js';
-import type { Subscriptions } from './subscriptions.js';
+import type { OwnSubscriptions, Subscriptions } from './subscriptions.js';
 
 /** What a session uses of the gateway: the parts, never the gateway itself. */
 export interface SessionParts {
@@ -36,6 +36,8 @@ export interface SessionParts {
   catalog: Catalog;
   connections: ReadonlyMap<string, Connection>;
   subscriptions: Subscriptions<AgentSession>;
+  /** Subscriptions on the session's own pooled connections (per-agent and per-session servers). */
+  ownSubscriptions: OwnSubscriptions<AgentSession>;
   metrics: GatewayMetrics;
   /** The audit trail (--audit); undefined: off, and nothing is built for it. */
   audit: AuditLog | undefined;
@@ -49,8 +51,8 @@ export interface SessionParts {
   sanitize: boolean;
   /** The ready servers' own instructions, for `initialize`. */
   instructions(): string | undefined;
-  /** Sets the servers' log level to the most verbose any agent asked for. */
-  setServersLogLevel(): Promise<void>;
+  /** Sets the shared servers' log level to the most verbose any agent asked for, and `session`'s own pooled connections to their owners'. */
+  setServersLogLevel(session: AgentSession): Promise<void>;
   /** The session ended (the registry forgets it, its subscriptions are dropped). */
   closed(session: AgentSession): void;
   /**
@@ -444,10 +446,7 @@ export class AgentSession {
     const route = this.parts.router.uri(this.log, this.agent, msg.method, msg.params?.uri);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     const { conn, uri, publicUri } = route;
-    if (conn.config.sessions !== 'shared') {
-      // Subscriptions are shared across agents (one per URI on the server); a pooled server's are not yet.
-      return this.sendError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `resource subscriptions are not supported on server "${conn.name}": it has a session per ${conn.config.sessions === 'per-agent' ? 'agent' : 'agent session'}`, { server: conn.name }));
-    }
+    if (conn.config.sessions !== 'shared') return this.ownSubscription(msg, conn, uri);
     if ((conn.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
       return this.sendError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name }));
     }
@@ -456,12 +455,29 @@ export class AgentSession {
     this.sendResult(msg.id, {});
   }
 
+  /** A per-agent or per-session server: subscribe on the session's own pooled connection. */
+  private async ownSubscription(msg: JsonRpcRequest, conn: Connection, uri: string): Promise<void> {
+    let own: Connection;
+    try {
+      const got = this.parts.scoped(this, conn);
+      own = got instanceof Promise ? await got : got;
+    } catch (err) {
+      return this.sendError(msg.id, err);
+    }
+    if ((own.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
+      return this.sendError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name }));
+    }
+    if (msg.method === 'resources/subscribe') await this.parts.ownSubscriptions.subscribe(this, own, uri);
+    else await this.parts.ownSubscriptions.unsubscribe(this, own, uri);
+    this.sendResult(msg.id, {});
+  }
+
   private async setLevel(msg: JsonRpcRequest): Promise<void> {
     const level = msg.params?.level;
     const rank = typeof level === 'string' ? LOG_LEVEL_RANK[level] : undefined;
     if (rank === undefined) return this.sendError(msg.id, invalidParams(`logging/setLevel needs params.level, one of ${Object.keys(LOG_LEVEL_RANK).join(', ')}`));
     this.logRank = rank;
-    await this.parts.setServersLogLevel();
+    await this.parts.setServersLogLevel(this);
     this.sendResult(msg.id, {});
   }
 
@@ -513,10 +529,11 @@ export class AgentSession {
   /**
    * Relays a server→agent request (sampling, elicitation, roots) if the agent declared the
    * capability. It is sent as part of the agent's call it belongs to: the one the server named
-   * (`related`, HTTP servers), else this agent's only call in flight on that server.
+   * (`related`, HTTP servers), else this agent's only call in flight on that server. `fallback`:
+   * the answer when the agent lacks the capability (a `roots/list` of an entry with `"roots"`).
    */
-  relayServerRequest(conn: Connection, msg: JsonRpcRequest, capability: string, related?: number): void {
-    this.agentRequests.relay(conn, msg, capability, this.capabilities, this.inflight.owner(conn, related));
+  relayServerRequest(conn: Connection, msg: JsonRpcRequest, capability: string, related?: number, fallback?: unknown): void {
+    this.agentRequests.relay(conn, msg, capability, this.capabilities, this.inflight.owner(conn, related), fallback);
   }
 
   /** The server withdrew one of its requests to the agent: pass the cancellation on. */

@@ -79,7 +79,8 @@ function poolSummary(gateway: StatusParts): Record<string, unknown>[] {
       sessions: config.sessions,
       settings: config.pool ?? null,
       // Bounded: a pool of hundreds of agents is summarised by its counts above.
-      scopes: mine.slice(0, 100).map((e) => ({ scope: e.scope, agent: e.agent, state: e.started ? e.conn.state : 'starting', pid: e.conn.pid ?? null })),
+      // own_headers: whether the agent's serverHeaders are in use (never their names or values).
+      scopes: mine.slice(0, 100).map((e) => ({ scope: e.scope, agent: e.agent, state: e.started ? e.conn.state : 'starting', pid: e.conn.pid ?? null, own_headers: e.credential !== '' })),
       ...(unnamed > 0 && { note: `${unnamed} connection(s) are for agents with no identity of their own (no --agent or X-Mcpgate-Agent): one per agent session, never shared` }),
     };
   });

@@ -1,4 +1,4 @@
-// Resource subscriptions across agents: each namespaced URI is subscribed on its server once, while
+// Resource subscriptions across agents (and, in OwnSubscriptions, on pooled connections): each namespaced URI is subscribed on its server once, while
 // at least one agent holds it, unsubscribed by the last, and renewed when the server reconnects
 // (a new session has forgotten them).
 
@@ -53,5 +53,64 @@ export class Subscriptions<Subscriber> {
 
   clear(): void {
     this.byUri.clear();
+  }
+}
+
+/**
+ * Resource subscriptions on pooled connections (per-agent and per-session servers, issue 11): each
+ * connection is one agent's (or one agent session's), so a URI is subscribed on that connection
+ * while one of its owner's sessions holds it, and its updates go to those sessions only. A pooled
+ * connection that dies is not reconnected in place (its state is gone), so its subscriptions are
+ * forgotten with it rather than renewed.
+ */
+export class OwnSubscriptions<Subscriber> {
+  /** Pooled connection → server-side URI → the sessions that hold it. */
+  private readonly byConn = new Map<Connection, Map<string, Set<Subscriber>>>();
+
+  constructor(private readonly log: Logger) {}
+
+  /** Who holds `uri` on `conn` (for `resources/updated` from it). */
+  holders(conn: Connection, uri: string): Iterable<Subscriber> {
+    return this.byConn.get(conn)?.get(uri) ?? [];
+  }
+
+  async subscribe(subscriber: Subscriber, conn: Connection, uri: string): Promise<void> {
+    const held = this.byConn.get(conn)?.get(uri);
+    if (held === undefined || held.size === 0) await conn.request('resources/subscribe', { uri });
+    let uris = this.byConn.get(conn);
+    if (uris === undefined) this.byConn.set(conn, (uris = new Map<string, Set<Subscriber>>()));
+    let subscribers = uris.get(uri);
+    if (subscribers === undefined) uris.set(uri, (subscribers = new Set()));
+    subscribers.add(subscriber);
+  }
+
+  async unsubscribe(subscriber: Subscriber, conn: Connection, uri: string): Promise<void> {
+    const uris = this.byConn.get(conn);
+    const subscribers = uris?.get(uri);
+    if (subscribers?.delete(subscriber) !== true || subscribers.size > 0) return;
+    uris!.delete(uri);
+    if (uris!.size === 0) this.byConn.delete(conn);
+    await conn.request('resources/unsubscribe', { uri });
+  }
+
+  /** A session ended: what only it held is unsubscribed on its connections. */
+  drop(subscriber: Subscriber): void {
+    for (const [conn, uris] of this.byConn) {
+      for (const [uri, subscribers] of uris) {
+        if (!subscribers.delete(subscriber) || subscribers.size > 0) continue;
+        uris.delete(uri);
+        if (conn.state === 'ready') conn.request('resources/unsubscribe', { uri }).catch((err: unknown) => this.log.debug('could not unsubscribe on a pooled connection', { server: conn.name, error: err }));
+      }
+      if (uris.size === 0) this.byConn.delete(conn);
+    }
+  }
+
+  /** A pooled connection closed or died: its subscriptions went with its session. */
+  forget(conn: Connection): void {
+    this.byConn.delete(conn);
+  }
+
+  clear(): void {
+    this.byConn.clear();
   }
 }

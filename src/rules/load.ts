@@ -9,10 +9,12 @@ import { parseJsonText, type JsonFileKind } from '../config/json-file.js';
 import type { KeyFileReader } from './auth-config.js';
 import { buildRules } from './schema.js';
 import type { Rules } from './schema.js';
+import type { ServerRef } from './server-headers.js';
 
 export { OPEN_RULES } from './schema.js';
 export type { CompiledAgent, CompiledSide, Matcher, Rules } from './schema.js';
 export type { AuthConfig, JwtAlgorithm, JwtConfig, KeyFileReader } from './auth-config.js';
+export type { HeaderSet, ServerRef } from './server-headers.js';
 
 /** How a rules file is named in messages (for the caller's `readJsonFile` too). */
 export const RULES_FILE: JsonFileKind = Object.freeze({ kind: 'rules', expected: 'a JSON object with "agents"' });
@@ -26,10 +28,11 @@ export interface ParseRulesOptions {
 
 /**
  * Parses and validates the text of a `gateway-rules.json` against the servers `.mcp.json` defines
- * (`serverNames`); `file` names it in messages and anchors `publicKeyFile`. Throws
- * `MCPG_CONFIG_INVALID` naming every problem; rules naming unknown servers load, with warnings.
+ * (`servers`: their configs, or bare names when no agent has `serverHeaders`); `file` names it in
+ * messages and anchors `publicKeyFile`. Throws `MCPG_CONFIG_INVALID` naming every problem; rules
+ * naming unknown servers load, with warnings.
  */
-export function parseRules(text: string, file: string, serverNames: readonly string[], options: ParseRulesOptions = {}): Rules {
+export function parseRules(text: string, file: string, servers: readonly ServerRef[], options: ParseRulesOptions = {}): Rules {
   const abs = path.resolve(file);
-  return buildRules(parseJsonText(text, abs, RULES_FILE), abs, serverNames, options.env, options.readKeyFile);
+  return buildRules(parseJsonText(text, abs, RULES_FILE), abs, servers, options.env, options.readKeyFile);
 }

@@ -7,6 +7,7 @@ import type { ConfigIssue } from '../config/types.js';
 import { configInvalid, describeValue, isPlainObject, jsonPath } from '../config/issues.js';
 import { compileAuth } from './auth-config.js';
 import type { AuthConfig, KeyFileReader } from './auth-config.js';
+import { readServerHeaders, type HeaderSet, type ServerRef } from './server-headers.js';
 
 /** Names matched exactly (Set lookups) and globs (compiled RegExps), for one list of the rules file. */
 export interface Matcher {
@@ -35,6 +36,11 @@ export interface CompiledAgent {
   readonly deny: CompiledSide;
   /** `sha256:<64 lowercase hex>` hashes of the agent's static bearer tokens (docs/architecture.md "Agent identity"). */
   readonly tokens: readonly string[];
+  /**
+   * The agent's own headers per remote server (`serverHeaders`, `${VAR}` expanded at load): sent
+   * only on its own pooled connections. Secret: never logged nor shown.
+   */
+  readonly serverHeaders: ReadonlyMap<string, HeaderSet>;
 }
 
 export interface Rules {
@@ -64,7 +70,7 @@ const TOKEN = /^sha256:[0-9a-f]{64}$/;
 const TOKEN_ANY_CASE = /^sha256:[0-9a-fA-F]{64}$/;
 const TOP_KEYS = new Set(['agents', 'defaults', 'auth', 'admins']);
 const ADMIN_KEYS = new Set(['tokens']);
-const AGENT_KEYS = new Set(['allow', 'deny', 'tokens']);
+const AGENT_KEYS = new Set(['allow', 'deny', 'tokens', 'serverHeaders']);
 const SIDE_KEYS = new Set(['servers', 'tools']);
 const DEFAULTS_KEYS = new Set(['deny_on_missing_agent']);
 
@@ -179,6 +185,9 @@ export const OPEN_RULES: Rules = Object.freeze({
 interface Context {
   readonly file: string;
   readonly servers: ReadonlySet<string>;
+  /** The servers by name, with their kind when the caller gave it (serverHeaders needs it). */
+  readonly refs: ReadonlyMap<string, ServerRef>;
+  readonly env: Env;
   readonly errors: ConfigIssue[];
   readonly warnings: ConfigIssue[];
   /** token hash → the agent it was first listed under. */
@@ -186,12 +195,14 @@ interface Context {
 }
 
 /**
- * Validates a parsed rules file against the servers `.mcp.json` defines; throws `MCPG_CONFIG_INVALID`
- * listing every error. `env` expands `${VAR}` in the `auth.jwt` key settings; `readKeyFile` reads
+ * Validates a parsed rules file against the servers `.mcp.json` defines (names, or configs: an
+ * agent's `serverHeaders` need each server's kind); throws `MCPG_CONFIG_INVALID` listing every error.
+ * `env` expands `${VAR}` in the `auth.jwt` key settings and in `serverHeaders`; `readKeyFile` reads
  * `auth.jwt.publicKeyFile` (none: compiled from text alone, and a key file is an error).
  */
-export function buildRules(raw: unknown, file: string, serverNames: readonly string[], env: Env = process.env, readKeyFile?: KeyFileReader): Rules {
-  const ctx: Context = { file, servers: new Set(serverNames), errors: [], warnings: [], tokens: new Map() };
+export function buildRules(raw: unknown, file: string, servers: readonly ServerRef[], env: Env = process.env, readKeyFile?: KeyFileReader): Rules {
+  const refs = new Map(servers.map((ref) => [typeof ref === 'string' ? ref : ref.name, ref] as const));
+  const ctx: Context = { file, servers: new Set(refs.keys()), refs, env, errors: [], warnings: [], tokens: new Map() };
   const agents = new Map<string, CompiledAgent>();
   let denyOnMissingAgent = true;
   let auth: AuthConfig | undefined;
@@ -267,15 +278,18 @@ function compileAgent(id: string, entry: unknown, ctx: Context): CompiledAgent |
     return undefined;
   }
   if (!isPlainObject(entry)) {
-    error(ctx, base, `expected an object with "allow", "deny" or "tokens" (agent ${q(id)}), got ${describeValue(entry)}`);
+    error(ctx, base, `expected an object with "allow", "deny", "tokens" or "serverHeaders" (agent ${q(id)}), got ${describeValue(entry)}`);
     return undefined;
   }
   for (const key of Object.keys(entry)) if (!AGENT_KEYS.has(key)) warn(ctx, [...base, key], `unknown key ${q(key)} in agent ${q(id)} is ignored`);
   const allow = compileSide(id, 'allow', entry.allow, ctx);
   const deny = compileSide(id, 'deny', entry.deny, ctx);
   const tokens = readTokens(id, entry.tokens, ctx);
+  const serverHeaders = readServerHeaders(id, entry.serverHeaders, {
+    servers: ctx.refs, env: ctx.env, error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message),
+  }, id === DEFAULT_AGENT);
   if (ctx.errors.length > before) return undefined;
-  return Object.freeze({ id, allow, deny, tokens });
+  return Object.freeze({ id, allow, deny, tokens, serverHeaders: frozenMap(serverHeaders) });
 }
 
 function compileSide(id: string, side: 'allow' | 'deny', value: unknown, ctx: Context): CompiledSide {

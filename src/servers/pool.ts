@@ -11,7 +11,12 @@
 //
 // One connection per key: an MCP session multiplexes concurrent calls, and a stateful scope must not
 // split its state over two. A hit costs a map lookup and a clock read.
+//
+// An agent's own headers for a remote server (the rules' `serverHeaders`) are part of the key (as a
+// digest: the key never holds the secret), so new credentials after a reload never reuse a
+// connection made with the old ones, and they are sent only on the connection made for that key.
 
+import { createHash } from 'node:crypto';
 import type { ServerConfig } from '../config/types.js';
 import { DEFAULT_POOL } from '../config/types.js';
 import { GatewayError } from '../errors.js';
@@ -37,6 +42,10 @@ export interface PoolEntry {
   readonly scope: string;
   /** The agent identity the connection is for (both scopes). */
   readonly agent: string;
+  /** Whether that identity is verified (only then may it have headers of its own). */
+  readonly identified: boolean;
+  /** Digest of the agent's own headers the connection was made with ('' for none). */
+  readonly credential: string;
   readonly conn: Connection;
   readonly createdAt: number;
   lastUsed: number;
@@ -74,6 +83,34 @@ interface Counters {
 
 const BUSY_RECHECK_MS = 5_000;
 
+/** Who a pooled connection is for. */
+export interface PoolOwner {
+  readonly agent: string;
+  readonly identified: boolean;
+}
+
+/** An agent's own headers for one remote server (rules' `serverHeaders`, already expanded). */
+export type AgentHeaders = Readonly<Record<string, string>>;
+
+function keyOf(server: string, scope: string, credential: string): string {
+  return `${server}\u0000${scope}\u0000${credential}`;
+}
+
+/** A digest of an agent's headers, order-insensitive: names compared case-insensitively. */
+export function credentialDigest(headers: AgentHeaders): string {
+  const canonical = Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]).sort(([a], [b]) => (a! < b! ? -1 : 1));
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('base64url');
+}
+
+/** The server entry with the agent's headers in place of same-named ones (case-insensitive); stdio: as is. */
+export function withHeaders(config: ServerConfig, headers: AgentHeaders): ServerConfig {
+  if (config.type === 'stdio') return config;
+  const own = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
+  const merged: Record<string, string> = {};
+  for (const [name, value] of Object.entries(config.headers)) if (!own.has(name.toLowerCase())) merged[name] = value;
+  return Object.freeze({ ...config, headers: Object.freeze(Object.assign(merged, headers)) });
+}
+
 export class ConnectionPool {
   private readonly entries = new Map<string, PoolEntry>();
   private readonly byConn = new Map<Connection, PoolEntry>();
@@ -91,8 +128,9 @@ export class ConnectionPool {
    * started (a miss). Fails with MCPG_POOL_EXHAUSTED (cap reached, none idle), MCPG_SERVER_UNAVAILABLE
    * (the creation breaker is open, or the server would not start) or MCPG_SHUTTING_DOWN.
    */
-  get(config: ServerConfig, scope: string, agent: string): Connection | Promise<Connection> {
-    const key = `${config.name}\u0000${scope}`;
+  get(config: ServerConfig, scope: string, owner: PoolOwner, headers?: AgentHeaders): Connection | Promise<Connection> {
+    const credential = headers === undefined ? '' : credentialDigest(headers);
+    const key = keyOf(config.name, scope, credential);
     const entry = this.entries.get(key);
     const counters = this.countersOf(config.name);
     if (entry !== undefined) {
@@ -109,9 +147,9 @@ export class ConnectionPool {
       const seconds = Math.max(0, Math.ceil((admission.retryAt - this.clock.now()) / 1000));
       throw new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${config.name}": ${counters.breaker.failures} connections in a row failed to start; the next attempt is in ${seconds} s`, { server: config.name, detail: { breaker: counters.breaker.state, retryAt: new Date(admission.retryAt).toISOString() } });
     }
-    const conn = this.parts.create(config, scope);
+    const conn = this.parts.create(headers === undefined ? config : withHeaders(config, headers), scope);
     const now = this.clock.now();
-    const made: PoolEntry = { server: config.name, scope, agent, conn, createdAt: now, lastUsed: now, started: false, ready: undefined as unknown as Promise<Connection>, timer: undefined };
+    const made: PoolEntry = { server: config.name, scope, agent: owner.agent, identified: owner.identified, credential, conn, createdAt: now, lastUsed: now, started: false, ready: undefined as unknown as Promise<Connection>, timer: undefined };
     made.ready = conn.start().then((ok) => {
       if (this.entries.get(key) !== made) throw new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${config.name}": the connection was closed while it started`, { server: config.name });
       if (!ok) {
@@ -205,7 +243,7 @@ export class ConnectionPool {
     this.closed = true;
     for (const entry of [...this.entries.values()]) {
       entry.timer?.cancel();
-      this.entries.delete(`${entry.server}\u0000${entry.scope}`);
+      this.entries.delete(keyOf(entry.server, entry.scope, entry.credential));
       this.byConn.delete(entry.conn);
       entry.conn.destroy();
     }
@@ -251,7 +289,7 @@ export class ConnectionPool {
   }
 
   private remove(entry: PoolEntry): Promise<void> {
-    const key = `${entry.server}\u0000${entry.scope}`;
+    const key = keyOf(entry.server, entry.scope, entry.credential);
     if (this.entries.get(key) === entry) this.entries.delete(key);
     if (this.byConn.get(entry.conn) !== entry) return Promise.resolve();
     this.byConn.delete(entry.conn);

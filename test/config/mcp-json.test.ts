@@ -278,6 +278,35 @@ void describe('parseServersConfig: sessions and pool (issue 11)', () => {
   });
 });
 
+void describe('parseServersConfig: roots (issue 11)', () => {
+  void it('keeps file:// roots (${VAR} expanded) on stdio and remote entries; absent stays absent', { timeout: 5000 }, () => {
+    const config = parse({ mcpServers: {
+      a: { command: 'x', roots: ['file:///srv/a', 'file://${HOME_DIR}/b'] },
+      b: { url: 'http://b.test/', sessions: 'per-agent', roots: [] },
+      c: { command: 'x' },
+    } }, { HOME_DIR: '/home/me' });
+    assert.deepEqual(config.servers.map((s) => s.roots), [['file:///srv/a', 'file:///home/me/b'], [], undefined]);
+    assert.ok(Object.isFrozen(config.servers[0]!.roots));
+    assert.ok(!('roots' in config.servers[2]!));
+  });
+
+  void it('names every bad root with its path; a repeated one is a warning; the count is bounded', { timeout: 5000 }, async () => {
+    const { issues, warnings } = await failure(() => parse({ mcpServers: {
+      a: { command: 'x', roots: ['https://x.test/', 'not a uri', 7, 'file:///ok', 'file:///ok', '${UNSET_ROOT}'] },
+      b: { command: 'x', roots: 'file:///srv' },
+      c: { command: 'x', roots: Array.from({ length: 65 }, (_, i) => `file:///r${i}`) },
+    } }));
+    const found = byPath(issues);
+    assert.match(found['$.mcpServers.a.roots[0]']!, /expected a file:\/\/ URI \(MCP roots are file:\/\/ URIs\), got a "https:" URI/);
+    assert.match(found['$.mcpServers.a.roots[1]']!, /expected a file:\/\/ URI of at most 4096 characters, got "not a uri"/);
+    assert.match(found['$.mcpServers.a.roots[2]']!, /expected a file:\/\/ URI, got 7/);
+    assert.match(found['$.mcpServers.a.roots[5]']!, /UNSET_ROOT is not set/);
+    assert.match(found['$.mcpServers.b.roots']!, /expected an array of file:\/\/ URIs/);
+    assert.match(found['$.mcpServers.c.roots']!, /65 roots: at most 64/);
+    assert.match(byPath(warnings)['$.mcpServers.a.roots[4]']!, /listed twice/);
+  });
+});
+
 void describe('parseServersConfig: immutability', () => {
   void it('returns a deeply frozen snapshot (mutation throws in strict mode)', { timeout: 5000 }, () => {
     const config = parse({

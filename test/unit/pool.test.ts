@@ -47,7 +47,7 @@ function rig(pool: { idleMs?: number; ttlMs?: number; max?: number } = {}) {
 /** The pool's answer, awaited: the connection or the error. */
 async function take(r: ReturnType<typeof rig>, scope: string): Promise<Connection | GatewayError> {
   try {
-    return await r.pool.get(r.config, scope, scope.replace(/^agent:/, ''));
+    return await r.pool.get(r.config, scope, { agent: scope.replace(/^agent:/, ''), identified: true });
   } catch (err) {
     return err as GatewayError;
   }
@@ -60,7 +60,7 @@ void describe('ConnectionPool', () => {
     const r = rig();
     const a = await take(r, 'agent:a');
     assert.ok(a instanceof Connection && a.state === 'ready');
-    const again = r.pool.get(r.config, 'agent:a', 'a');
+    const again = r.pool.get(r.config, 'agent:a', { agent: 'a', identified: true });
     assert.equal(again, a, 'a hit is synchronous: no promise');
     const b = await take(r, 'agent:b');
     assert.notEqual(b, a);
@@ -81,7 +81,7 @@ void describe('ConnectionPool', () => {
     const r = rig();
     const a = (await take(r, 'agent:a')) as Connection;
     r.clock.advance(800);
-    assert.equal(r.pool.get(r.config, 'agent:a', 'a'), a);
+    assert.equal(r.pool.get(r.config, 'agent:a', { agent: 'a', identified: true }), a);
     r.clock.advance(800);
     assert.equal(a.state, 'ready', 'used 800 ms ago: not idle yet');
     r.busy.add(a);
@@ -101,7 +101,7 @@ void describe('ConnectionPool', () => {
     const a = (await take(r, 'agent:a')) as Connection;
     for (let i = 0; i < 5; i++) {
       r.clock.advance(700);
-      void r.pool.get(r.config, 'agent:a', 'a');
+      void r.pool.get(r.config, 'agent:a', { agent: 'a', identified: true });
     }
     assert.equal(a.state, 'closed');
     await r.pool.close();
@@ -113,7 +113,7 @@ void describe('ConnectionPool', () => {
     r.clock.advance(10);
     const b = (await take(r, 'agent:b')) as Connection;
     r.clock.advance(10);
-    void r.pool.get(r.config, 'agent:a', 'a'); // a is now the more recently used
+    void r.pool.get(r.config, 'agent:a', { agent: 'a', identified: true }); // a is now the more recently used
     const c = (await take(r, 'agent:c')) as Connection;
     assert.equal(b.state, 'closed', 'b was the least recently used');
     assert.equal(a.state, 'ready');
@@ -140,7 +140,7 @@ void describe('ConnectionPool', () => {
     assert.equal(r.made.length, 2, 'nothing was made while open');
     r.refuse(false);
     r.clock.advance(5000);
-    const probe = r.pool.get(r.config, 'agent:c', 'c');
+    const probe = r.pool.get(r.config, 'agent:c', { agent: 'c', identified: true });
     const during = await take(r, 'agent:d');
     assert.ok(during instanceof GatewayError && during.code === 'MCPG_SERVER_UNAVAILABLE', 'one probe at a time');
     assert.ok((await probe) instanceof Connection);

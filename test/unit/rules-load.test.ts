@@ -213,7 +213,7 @@ void describe('parseRules: errors', () => {
       '$.agents.backend.allow': 'expected an object with "servers" and/or "tools", got an array',
       '$.agents.backend.deny': 'expected an object with "servers" and/or "tools", got a string',
       '$.agents[""]': 'an agent id must not be empty',
-      '$.agents.writer': 'expected an object with "allow", "deny" or "tokens" (agent "writer"), got a string',
+      '$.agents.writer': 'expected an object with "allow", "deny", "tokens" or "serverHeaders" (agent "writer"), got a string',
       '$.agents.ops.tokens[0]': 'expected "sha256:" followed by 64 lowercase hex digits, got 42',
       '$.agents.ops.tokens[1]': 'expected "sha256:" followed by 64 lowercase hex digits, got uppercase hex digits',
       '$.agents.ops.tokens[2]':
