@@ -9,6 +9,8 @@ import { serveStdio, type StdioEnd, type StdioFront } from './front/stdio.js';
 import { HttpFront, type HttpFrontOptions } from './front/http.js';
 import { AuditLog, type AuditOptions } from './observability/audit.js';
 import { CONSOLE_OFF, CONSOLE_PATH, Console } from './console/console.js';
+import { OAuthCredentials } from './oauth/credentials.js';
+import { TokenStore } from './oauth/store.js';
 
 /** What `--http` and its companion flags configure (the ops context is added here). */
 export type HttpSettings = Omit<HttpFrontOptions, 'ops' | 'onRequest' | 'mounted'>;
@@ -41,7 +43,15 @@ export class Mcpgate {
   private constructor(readonly config: ServersConfig, rules: Rules, private readonly options: McpgateOptions) {
     const log = options.log;
     this.audit = options.audit === undefined ? undefined : new AuditLog({ ...options.audit, onProblem: (message, error) => log.error(message, { error }) });
-    this.gateway = new Gateway({ ...options, config, rules, audit: this.audit });
+    // Remote servers' OAuth tokens live beside the pins, in the state directory (`mcpgate login` writes them).
+    const tokens = new TokenStore(options.pins?.dir ?? '.mcpgate');
+    this.gateway = new Gateway({
+      credentials: (server) => new OAuthCredentials(server, tokens, log.child({ server: server.name })),
+      ...options,
+      config,
+      rules,
+      audit: this.audit,
+    });
     this.reloader = new Reloader(this.gateway, options.configFile, options.rulesFile, options.log, options.env ?? process.env);
     this.reloader.recordInitial(config, rules);
     this.gateway.statusSource = () => ({ reload: { config: this.reloader.config, rules: this.reloader.rules } });

@@ -14,6 +14,7 @@ import {
 } from '../wire/jsonrpc.js';
 import type { JsonRpcErrorObject } from '../errors.js';
 import { StdioProcess, type StopTimings, DEFAULT_STOP_TIMINGS } from './stdio-process.js';
+import type { UpstreamCredentials } from './credentials.js';
 import { HttpTransport } from './http-transport.js';
 import { SseTransport } from './sse-transport.js';
 import type { ServerTransport, TransportFactory } from './transport.js';
@@ -53,6 +54,8 @@ export interface SessionOptions {
   transport?: TransportFactory;
   /** Names of mcpgate's own secret variables, never inherited by a stdio server. */
   secretEnv?: () => ReadonlySet<string>;
+  /** A Streamable HTTP server's OAuth credentials (kept by the connection across sessions). */
+  credentials?: UpstreamCredentials;
 }
 
 interface Pending {
@@ -125,7 +128,7 @@ export class ServerSession {
     const open = this.options.transport;
     if (open !== undefined) this.process = open(this.config, this.log, events);
     else if (this.config.type === 'stdio') this.process = new StdioProcess(this.config, this.log, events, { secretEnv: this.options.secretEnv });
-    else if (this.config.type === 'http') this.process = new HttpTransport(this.config, this.log, events);
+    else if (this.config.type === 'http') this.process = new HttpTransport(this.config, this.log, events, this.options.credentials === undefined ? {} : { credentials: this.options.credentials });
     else this.process = new SseTransport(this.config, this.log, events);
     const params = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: CLIENT_CAPABILITIES, clientInfo: GATEWAY_INFO };
     let raw: Record<string, unknown>;
@@ -405,7 +408,7 @@ export class ServerSession {
 
 function toStartError(err: unknown, server: string): GatewayError {
   if (err instanceof GatewayError) {
-    if (err.code === 'MCPG_SERVER_START_FAILED') return err;
+    if (err.code === 'MCPG_SERVER_START_FAILED' || err.code === 'MCPG_SERVER_NEEDS_LOGIN') return err;
     return new GatewayError('MCPG_SERVER_START_FAILED', `${err.message} (before completing initialize)`, { server, cause: err });
   }
   return new GatewayError('MCPG_SERVER_START_FAILED', `server "${server}" failed to initialize: ${String(err)}`, { server });
