@@ -323,7 +323,8 @@ function readAuth(name: string, type: 'http' | 'sse', raw: unknown, headers: Rec
   const parsed = oauthObject.safeParse(raw === 'oauth' ? { type: 'oauth' } : raw);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
-    const where = first !== undefined && first.path.length > 0 ? ` (at "${first.path.join('.')}": ${first.message})` : '';
+    const where = typeof raw !== 'object' || raw === null ? `, got ${describeValue(raw, true)}`
+      : first === undefined ? '' : ` (${first.path.length > 0 ? `at "${first.path.join('.')}": ` : ''}${first.message})`;
     ctx.errors.push(issue(['auth'], `expected ${EXPECTED.auth}${where} (server "${name}")`));
     return {};
   }
