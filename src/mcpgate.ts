@@ -46,7 +46,8 @@ export class Mcpgate {
     // Remote servers' OAuth tokens live beside the pins, in the state directory (`mcpgate login` writes them).
     const tokens = new TokenStore(options.pins?.dir ?? '.mcpgate');
     this.gateway = new Gateway({
-      credentials: (server) => new OAuthCredentials(server, tokens, log.child({ server: server.name })),
+      // A server given its own Authorization header keeps it: a 401 there is a wrong token, not a login to run.
+      credentials: (server) => (Object.keys(server.headers).some((h) => h.toLowerCase() === 'authorization') ? undefined : new OAuthCredentials(server, tokens, log.child({ server: server.name }))),
       ...options,
       config,
       rules,

@@ -50,7 +50,7 @@ export interface GatewayOptions {
   config: ServersConfig;
   log: Logger;
   /** A Streamable HTTP server's OAuth credentials, one per connection (the composition root makes them from src/oauth). */
-  credentials?: (config: RemoteServerConfig) => UpstreamCredentials;
+  credentials?: (config: RemoteServerConfig) => UpstreamCredentials | undefined;
   separator?: string;
   startupTimeoutMs?: number;
   stopTimings?: StopTimings;
@@ -214,7 +214,7 @@ export class Gateway {
       stopTimings: options.stopTimings,
       supervision: options.supervision,
       secretEnv: () => secretEnvNames(this.rules.raw),
-      ...(config.type === 'http' && options.credentials !== undefined && { credentials: options.credentials(config) }),
+      ...(config.type === 'http' && { credentials: options.credentials?.(config) }),
     }));
     this.pool = new ConnectionPool({
       create: (config, scope) => this.connect(config, this.pooledHooks(scope), this.log.child({ server: config.name, scope })),

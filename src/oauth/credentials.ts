@@ -51,13 +51,13 @@ export class OAuthCredentials {
     return this.pending;
   }
 
-  async unauthorized(used: string | undefined, challenge: string | undefined): Promise<void> {
+  concerns(challenge: string | undefined): boolean {
+    return this.tokens !== undefined || this.server.auth !== undefined || (challenge !== undefined && /^\s*bearer\b/i.test(challenge));
+  }
+
+  async unauthorized(used: string | undefined, _challenge: string | undefined): Promise<void> {
     if (this.pending !== undefined) await this.pending.catch(() => {});
     if (used !== undefined && this.header() !== used) return; // someone else refreshed already
-    const bearer = challenge !== undefined && /^\s*bearer\b/i.test(challenge);
-    if (this.tokens === undefined && this.server.auth === undefined && !bearer) {
-      throw new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.server.name}" answered HTTP 401 without an OAuth challenge; configure its credentials in "headers"`, { server: this.server.name, detail: { httpStatus: 401 } });
-    }
     if (this.tokens !== undefined) this.tokens = { ...this.tokens, expires_at: 0 };
     else if (this.server.auth === undefined) throw this.needsLogin('it answered HTTP 401 with an OAuth challenge and no login is stored');
     this.loaded = true;

@@ -11,6 +11,8 @@ export interface UpstreamCredentials {
   readonly stale: boolean;
   /** Loads or refreshes; rejects with a GatewayError (MCPG_SERVER_NEEDS_LOGIN when only a person can help). */
   ready(): Promise<void>;
+  /** Whether a 401 with this WWW-Authenticate is about these credentials (else it is an ordinary HTTP error). */
+  concerns(challenge: string | undefined): boolean;
   /**
    * The server answered 401 to a request sent with `used`: refresh (once for everyone who saw the
    * same token), or reject with MCPG_SERVER_NEEDS_LOGIN. `challenge` is its WWW-Authenticate header.

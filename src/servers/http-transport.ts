@@ -176,9 +176,9 @@ export class HttpTransport implements ServerTransport {
         res.resume();
         return await this.sessionGone(session, line, id, resent);
       }
-      if (status === 401 && credentials !== undefined) {
+      const challenge = status === 401 ? headerOf(res, 'www-authenticate') : undefined;
+      if (status === 401 && credentials?.concerns(challenge) === true) {
         // Refused before it ran: refresh once and send it again; a second refusal needs a person.
-        const challenge = headerOf(res, 'www-authenticate');
         res.resume();
         if (reauthorized) return this.authFailed(this.refusedAgain(), id, isInit);
         try {

@@ -823,6 +823,7 @@ void describe('Connection: a server that needs a login (issue 14)', () => {
       header: () => undefined,
       stale: false,
       ready: () => Promise.resolve(),
+      concerns: () => true,
       unauthorized: () => Promise.resolve(),
       watch: (fn: () => void) => {
         changed = fn;
