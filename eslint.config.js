@@ -14,13 +14,14 @@ const ROOMS = {
   auth: ['rules'],
   pins: ['wire', 'observability'],
   servers: ['config', 'wire', 'observability'],
+  oauth: ['config', 'observability'],
   catalog: ['servers', 'wire', 'observability'],
   gateway: ['catalog', 'pins', 'rules', 'servers', 'config', 'wire', 'observability'],
   front: ['gateway', 'auth', 'wire', 'observability'],
   console: ['gateway', 'auth', 'pins', 'rules', 'wire', 'observability'],
   'reload.ts': ['gateway', 'rules', 'config', 'observability'],
-  'mcpgate.ts': ['reload.ts', 'front', 'console', 'gateway', 'rules', 'config', 'observability'],
-  cli: ['mcpgate.ts', 'reload.ts', 'front', 'auth', 'pins', 'rules', 'config', 'wire', 'observability'],
+  'mcpgate.ts': ['reload.ts', 'front', 'console', 'gateway', 'oauth', 'rules', 'config', 'observability'],
+  cli: ['mcpgate.ts', 'reload.ts', 'front', 'auth', 'oauth', 'pins', 'rules', 'config', 'wire', 'observability'],
 };
 
 // Rooms that read no files: they get text and objects from their callers (docs/architecture.md).

@@ -11,6 +11,8 @@ import { AuditLog, type AuditOptions } from './observability/audit.js';
 import type { Tracing, TracingOptions } from './observability/tracing.js';
 import { GATEWAY_INFO } from './version.js';
 import { CONSOLE_OFF, CONSOLE_PATH, Console } from './console/console.js';
+import { OAuthCredentials } from './oauth/credentials.js';
+import { TokenStore } from './oauth/store.js';
 
 /** What `--http` and its companion flags configure (the ops context is added here). */
 export type HttpSettings = Omit<HttpFrontOptions, 'ops' | 'onRequest' | 'onReplay' | 'mounted'>;
@@ -61,7 +63,17 @@ export class Mcpgate {
     const log = options.log;
     this.audit = options.audit === undefined ? undefined : new AuditLog({ ...options.audit, onProblem: (message, error) => log.error(message, { error }) });
     this.tracing = tracing;
-    this.gateway = new Gateway({ ...options, config, rules, audit: this.audit, tracing: this.tracing });
+    // Remote servers' OAuth tokens live beside the pins, in the state directory (`mcpgate login` writes them).
+    const tokens = new TokenStore(options.pins?.dir ?? '.mcpgate');
+    this.gateway = new Gateway({
+      // A server given its own Authorization header keeps it: a 401 there is a wrong token, not a login to run.
+      credentials: (server) => (Object.keys(server.headers).some((h) => h.toLowerCase() === 'authorization') ? undefined : new OAuthCredentials(server, tokens, log.child({ server: server.name }))),
+      ...options,
+      config,
+      rules,
+      audit: this.audit,
+      tracing: this.tracing,
+    });
     this.reloader = new Reloader(this.gateway, options.configFile, options.rulesFile, options.log, options.env ?? process.env);
     this.reloader.recordInitial(config, rules);
     this.gateway.statusSource = () => ({ reload: { config: this.reloader.config, rules: this.reloader.rules } });

@@ -17,6 +17,7 @@ import type { HttpSettings } from '../mcpgate.js';
 import { isLoopback } from '../front/http-util.js';
 import { runToken } from './token.js';
 import { tracingSettings } from './tracing-settings.js';
+import { runLogin, runLogout } from './login.js';
 import { runStatus } from './status.js';
 import type { CliIo } from './io.js';
 import { wireLimits } from '../wire/jsonrpc.js';
@@ -42,6 +43,8 @@ Usage:
   mcpgate token AGENT
   mcpgate pins [SERVER] [--state DIR]
   mcpgate approve SERVER [TOOL[@DIGEST]…] [--instructions] [--state DIR]
+  mcpgate login SERVER [--config .mcp.json] [--state DIR] [--no-browser] [--port PORT] [--login-timeout MS]
+  mcpgate logout SERVER [--config .mcp.json] [--state DIR]
   mcpgate --help | --version
 
 --state defaults to .mcpgate/ beside the config file; --rules to gateway-rules.json beside it, if present.
@@ -59,6 +62,9 @@ FILE (- for stderr); argument values only with --audit-arguments. FILE is rotate
 --otlp-endpoint exports OpenTelemetry traces (OTLP/HTTP, JSON) to a collector, e.g. http://localhost:4318;
 off by default. OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME and
 OTEL_EXPORTER_OTLP_HEADERS are honoured; a traceparent in a request's _meta continues the agent's trace.
+login signs mcpgate in to a remote server that wants OAuth (authorization code + PKCE, redirect to
+127.0.0.1:PORT/callback; it prints the URL and opens a browser unless --no-browser) and stores the tokens
+in the state directory, where a running gateway picks them up; logout removes them.
 SIGHUP reloads both files and revives parked servers; both files are also watched and reloaded.
 Environment: MCPGATE_CONFIG, MCPGATE_RULES, MCPGATE_AGENT, MCPGATE_MODE, MCPGATE_LOG_LEVEL,
 MCPGATE_PINS, MCPGATE_STATE, MCPGATE_HTTP, MCPGATE_URL, MCPGATE_TOKEN (flags win).
@@ -130,9 +136,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         url: { type: 'string' },
         token: { type: 'string' },
         json: { type: 'boolean' },
+        'no-browser': { type: 'boolean' },
+        port: { type: 'string' },
+        'login-timeout': { type: 'string' },
       },
     });
-    if (positionals.length > 0 && command !== 'pins' && command !== 'approve' && command !== 'token') throw usage(`unexpected argument "${positionals[0]}"`);
+    if (positionals.length > 0 && command !== 'pins' && command !== 'approve' && command !== 'token' && command !== 'login' && command !== 'logout') throw usage(`unexpected argument "${positionals[0]}"`);
     const configFile = resolve(values.config ?? env.MCPGATE_CONFIG ?? '.mcp.json');
     const levelText = values['log-level'] ?? env.MCPGATE_LOG_LEVEL ?? 'info';
     if (!isLogLevel(levelText)) throw usage(`--log-level must be one of debug, info, warn, error, silent (got "${levelText}")`);
@@ -157,6 +166,24 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       case 'token': {
         if (positionals.length !== 1) throw usage('token needs exactly one AGENT');
         return runToken(positionals[0]!, io);
+      }
+      case 'login':
+      case 'logout': {
+        if (positionals.length !== 1) throw usage(`${command} needs exactly one SERVER`);
+        // Per-agent accounts (issue 14) are not built yet: say so rather than store a login every agent would use.
+        if (values.agent !== undefined) throw usage(`--agent is not supported yet: a login is the server's one account, used by every agent's sessions`);
+        if (command === 'logout') return await runLogout(configFile, stateDir, positionals[0]!, env, io);
+        const port = values.port === undefined ? 0 : Number(values.port);
+        if (!Number.isInteger(port) || port < 0 || port > 65535) throw usage(`--port must be a port number, 0-65535 (got "${values.port}")`);
+        const timeoutMs = positiveInt(values['login-timeout'], '--login-timeout', 'a positive whole number of milliseconds') ?? 300_000;
+        const abort = new AbortController();
+        const interrupted = (): void => abort.abort();
+        process.once('SIGINT', interrupted);
+        try {
+          return await runLogin({ configFile, stateDir, server: positionals[0]!, env, browser: values['no-browser'] !== true, port, timeoutMs, signal: abort.signal }, io);
+        } finally {
+          process.off('SIGINT', interrupted);
+        }
       }
       case 'status':
         return await runStatus({ url: values.url ?? env.MCPGATE_URL, token: values.token ?? env.MCPGATE_TOKEN, json: values.json === true }, io);

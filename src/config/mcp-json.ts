@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_LIMITS, DEFAULT_POOL, DEFAULT_TIMEOUT_MS } from './types.js';
-import type { ConfigIssue, InheritEnv, PoolSettings, RemoteServerConfig, ServerConfig, ServerEra, ServerLimits, ServersConfig, SessionScope, StdioServerConfig } from './types.js';
+import type { ConfigIssue, InheritEnv, OAuthSettings, PoolSettings, RemoteServerConfig, ServerConfig, ServerEra, ServerLimits, ServersConfig, SessionScope, StdioServerConfig } from './types.js';
 import { expandInto } from './expand.js';
 import type { Env } from './expand.js';
 import { configInvalid, describeValue, isPlainObject, jsonPath } from './issues.js';
@@ -48,10 +48,19 @@ const stdioEntry = z.looseObject({
   inheritEnv: inheritEnvField.optional(),
   ...common,
 });
+// `"auth": "oauth"`, or the object form with the client's settings (checked by readAuth).
+const oauthObject = z.strictObject({
+  type: z.literal('oauth'),
+  grant: z.enum(['authorization_code', 'client_credentials']).default('authorization_code'),
+  clientId: z.string().min(1).optional(),
+  clientSecret: z.string().min(1).optional(),
+  scope: z.string().min(1).optional(),
+});
 const remoteEntry = z.looseObject({
   type: z.string().optional(),
   url: z.string(),
   headers: z.record(z.string(), z.string()).default({}),
+  auth: z.unknown().optional(),
   ...common,
 });
 
@@ -73,6 +82,7 @@ const EXPECTED: Readonly<Record<string, string>> = {
   sessions: '"shared", "per-agent" or "per-session"',
   prefix: 'a prefix (letters, digits, _ and -) or false (no prefix: the server\'s own names)',
   era: '"2025", "2026-07-28" or "auto"',
+  auth: '"oauth" or {"type": "oauth", "grant", "clientId", "clientSecret", "scope"}',
 };
 
 interface Context {
@@ -355,7 +365,39 @@ function toRemote(name: string, type: 'http' | 'sse', raw: z.output<typeof remot
     ...readRoots(name, raw.roots, expand, ctx, issue),
     limits: readLimits(raw.limits, ctx.limits, ['mcpServers', name, 'limits'], ctx),
     ...readEra(name, type, raw.era, ctx, issue),
+    ...readAuth(name, type, raw.auth, headers, expand, ctx, issue),
   });
+}
+
+/** A remote entry's `auth`: only `oauth`, only over Streamable HTTP, never beside a configured Authorization header. */
+function readAuth(name: string, type: 'http' | 'sse', raw: unknown, headers: Record<string, string>, expand: Expand, ctx: Context, issue: Issue): { auth?: OAuthSettings } {
+  if (raw === undefined) return {};
+  const parsed = oauthObject.safeParse(raw === 'oauth' ? { type: 'oauth' } : raw);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    const where = typeof raw !== 'object' || raw === null ? `, got ${describeValue(raw, true)}`
+      : first === undefined ? '' : ` (${first.path.length > 0 ? `at "${first.path.join('.')}": ` : ''}${first.message})`;
+    ctx.errors.push(issue(['auth'], `expected ${EXPECTED.auth}${where} (server "${name}")`));
+    return {};
+  }
+  if (type === 'sse') {
+    ctx.errors.push(issue(['auth'], `OAuth is supported for Streamable HTTP servers only, not the legacy "sse" transport (server "${name}")`));
+    return {};
+  }
+  if (Object.keys(headers).some((key) => key.toLowerCase() === 'authorization')) {
+    ctx.errors.push(issue(['auth'], `server "${name}" has both "auth" and an Authorization header; keep one`));
+    return {};
+  }
+  const o = parsed.data;
+  const auth: { -readonly [K in keyof OAuthSettings]: OAuthSettings[K] } = { grant: o.grant };
+  if (o.clientId !== undefined) auth.clientId = expand(o.clientId, ['auth', 'clientId']);
+  if (o.clientSecret !== undefined) auth.clientSecret = expand(o.clientSecret, ['auth', 'clientSecret']);
+  if (o.scope !== undefined) auth.scope = o.scope;
+  if (auth.clientSecret !== undefined && auth.clientId === undefined) ctx.errors.push(issue(['auth', 'clientSecret'], `a client secret needs its "clientId" (server "${name}")`));
+  if (auth.grant === 'client_credentials' && (auth.clientId === undefined || auth.clientSecret === undefined)) {
+    ctx.errors.push(issue(['auth', 'grant'], `"client_credentials" needs "clientId" and "clientSecret" (server "${name}")`));
+  }
+  return { auth: Object.freeze(auth) };
 }
 
 const LIMIT_FIELDS: Readonly<Record<keyof ServerLimits, { min: number; max: number; what: string }>> = {

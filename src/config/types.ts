@@ -67,6 +67,22 @@ export interface RemoteServerConfig {
   readonly limits?: ServerLimits;
   /** Which protocol era to speak (see ServerEra); absent: `2025`. Never `2026-07-28` for `sse`. */
   readonly era?: ServerEra;
+  /** `"auth": "oauth"`: mcpgate gets the server's access tokens as an OAuth client (src/oauth/). */
+  readonly auth?: OAuthSettings;
+}
+
+/**
+ * How mcpgate signs in to a remote server (issue 14). `authorization_code`: a person runs `mcpgate
+ * login SERVER` once (PKCE, loopback redirect), the gateway refreshes the tokens. `client_credentials`:
+ * machine to machine with the entry's client id and secret, no person.
+ */
+export interface OAuthSettings {
+  readonly grant: 'authorization_code' | 'client_credentials';
+  /** A client registered in advance; absent: mcpgate registers itself (RFC 7591). */
+  readonly clientId?: string;
+  readonly clientSecret?: string;
+  /** The scope to ask for; absent: what the server's resource metadata lists. */
+  readonly scope?: string;
 }
 
 /**

@@ -4,7 +4,7 @@
 // goes, an agent session (session.ts) carries what flows left to right, server-events.ts what flows
 // right to left. Nothing here is imported back by those helpers.
 
-import type { ServerConfig, ServersConfig, SessionScope } from '../config/types.js';
+import type { RemoteServerConfig, ServerConfig, ServersConfig, SessionScope } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { AuditLog } from '../observability/audit.js';
@@ -16,6 +16,7 @@ import { Connection, type ConnectionHooks, type SupervisionSettings } from '../s
 import { DEFAULT_SEPARATOR } from '../catalog/names.js';
 import { LIST_KINDS, fetchLists, type ListKind } from '../servers/lists.js';
 import type { StopTimings } from '../servers/transport.js';
+import type { UpstreamCredentials } from '../servers/credentials.js';
 import { secretEnvNames } from '../config/child-env.js';
 import { processGroups } from '../servers/process-groups.js';
 import { ConnectionPool } from '../servers/pool.js';
@@ -49,6 +50,8 @@ export type ConnectionFactory = (config: ServerConfig, hooks: ConnectionHooks, l
 export interface GatewayOptions {
   config: ServersConfig;
   log: Logger;
+  /** A Streamable HTTP server's OAuth credentials, one per connection (the composition root makes them from src/oauth). */
+  credentials?: (config: RemoteServerConfig) => UpstreamCredentials | undefined;
   separator?: string;
   startupTimeoutMs?: number;
   stopTimings?: StopTimings;
@@ -229,6 +232,7 @@ export class Gateway {
       stopTimings: options.stopTimings,
       supervision: options.supervision,
       secretEnv: () => secretEnvNames(this.rules.raw),
+      ...(config.type === 'http' && { credentials: options.credentials?.(config) }),
     }));
     this.pool = new ConnectionPool({
       create: (config, scope) => this.connect(config, this.pooledHooks(scope), this.log.child({ server: config.name, scope })),

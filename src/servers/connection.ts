@@ -16,6 +16,7 @@ import type { SessionEra } from './era.js';
 import { ServerSession, type CallSink, type ServerInfo, type SessionHooks } from './server-session.js';
 import { fullJitter, systemClock, type Clock, type TimerHandle } from './clock.js';
 import type { StopTimings } from './transport.js';
+import type { UpstreamCredentials } from './credentials.js';
 
 export type ConnectionState = 'connecting' | 'ready' | 'backoff' | 'parked' | 'closed';
 
@@ -64,6 +65,8 @@ export interface ConnectionOptions {
   transport?: TransportFactory;
   /** Names of mcpgate's own secret variables, never inherited by a stdio server. */
   secretEnv?: () => ReadonlySet<string>;
+  /** A remote server's OAuth credentials: one per connection, so reconnects keep the tokens; a new login revives it. */
+  credentials?: UpstreamCredentials;
 }
 
 /** What the connection needs of a session (ServerSession, or a fake in unit tests). */
@@ -101,6 +104,7 @@ export class Connection {
   private proven = false;
   private closing: Promise<void> | undefined;
   private firstSettle: ((ready: boolean) => void) | undefined;
+  private unwatch: (() => void) | undefined;
 
   constructor(
     readonly config: ServerConfig,
@@ -125,6 +129,7 @@ export class Connection {
   /** Starts supervising; resolves with whether the first attempt made the server ready (it keeps trying either way). */
   start(): Promise<boolean> {
     const settled = new Promise<boolean>((resolve) => (this.firstSettle = resolve));
+    this.unwatch ??= this.options.credentials?.watch(() => this.revive('new credentials were stored'));
     void this.attempt();
     return settled;
   }
@@ -132,6 +137,7 @@ export class Connection {
   /** What happens next, for messages: "retrying in 240 ms (attempt 2 of 5)" or "parked". */
   get nextStep(): string | undefined {
     if (this.state === 'backoff') return `retrying in ${Math.max(0, (this.nextAttemptAt ?? 0) - this.clock.now())} ms (attempt ${this.attempts + 1} of ${this.opts.retries})`;
+    if (this.state === 'parked' && this.lastError?.code === 'MCPG_SERVER_NEEDS_LOGIN') return `parked until a login is stored: run \`mcpgate login ${this.name}\``;
     if (this.state === 'parked') return `parked after ${this.attempts} attempt(s): it tries again every ${this.opts.parkProbeMs / 1000} s, or at once on SIGHUP`;
     return undefined;
   }
@@ -196,6 +202,7 @@ export class Connection {
   /** Graceful: stop supervising, close the session (seed 000's stop sequence). Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      this.unwatch?.();
       this.timer?.cancel();
       this.stableTimer?.cancel();
       const session = this.session;
@@ -207,6 +214,7 @@ export class Connection {
   }
 
   destroy(): void {
+    this.unwatch?.();
     this.timer?.cancel();
     this.stableTimer?.cancel();
     this.session?.destroy();
@@ -262,7 +270,7 @@ export class Connection {
       },
     };
     if (this.options.sessionFactory !== undefined) return this.options.sessionFactory(hooks, this.ids);
-    return new ServerSession(this.config, hooks, this.log, { startupTimeoutMs: this.options.startupTimeoutMs, stopTimings: this.options.stopTimings, ids: this.ids, transport: this.options.transport, secretEnv: this.options.secretEnv, era: this.era });
+    return new ServerSession(this.config, hooks, this.log, { startupTimeoutMs: this.options.startupTimeoutMs, stopTimings: this.options.stopTimings, ids: this.ids, transport: this.options.transport, secretEnv: this.options.secretEnv, era: this.era, credentials: this.options.credentials });
   }
 
   /** The budget resets only once a session has shown it works. */
@@ -281,7 +289,11 @@ export class Connection {
     this.lastError = reason;
     const wasServing = this.state === 'ready';
     if (wasServing) this.hooks.lost(this, reason);
-    if (this.attempts < this.opts.retries) {
+    if (reason.code === 'MCPG_SERVER_NEEDS_LOGIN') {
+      // Retrying cannot help until a person logs in; the stored login revives it (or SIGHUP).
+      this.nextAttemptAt = undefined;
+      this.transition('parked', `${reason.message}; parked until a login is stored (or SIGHUP)`);
+    } else if (this.attempts < this.opts.retries) {
       const delay = fullJitter(this.attempts, this.opts.backoffBaseMs, this.opts.backoffCapMs, () => this.clock.random());
       this.nextAttemptAt = this.clock.now() + delay;
       this.transition('backoff', `${reason.message}; retrying in ${delay} ms (attempt ${this.attempts + 1} of ${this.opts.retries})`);
@@ -322,6 +334,7 @@ export class Connection {
   }
 
   private unavailable(): GatewayError {
+    if (this.lastError?.code === 'MCPG_SERVER_NEEDS_LOGIN' && this.state !== 'ready') return this.lastError;
     const why = this.lastError !== undefined ? `: ${this.lastError.message}` : '';
     const when = this.nextAttemptAt !== undefined ? `; next attempt in ${Math.max(0, Math.ceil((this.nextAttemptAt - this.clock.now()) / 1000))} s` : '';
     return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is ${this.state === 'connecting' ? 'connecting' : this.state === 'parked' ? 'parked' : 'not connected'}${why}${when}`, { server: this.name, detail: { state: this.state } });

@@ -26,6 +26,8 @@ export class HttpClient {
   constructor(
     secure: boolean,
     private readonly configured: Readonly<Record<string, string>>,
+    /** The current `Authorization` value (OAuth), read for every request; never an agent's. */
+    private readonly authorization: () => string | undefined = () => undefined,
   ) {
     const options = { keepAlive: true, scheduling: 'lifo' as const };
     this.agent = secure ? new https.Agent(options) : new http.Agent(options);
@@ -42,7 +44,8 @@ export class HttpClient {
     let current: http.ClientRequest | undefined;
     const attempt = (mayRetry: boolean): Promise<IncomingMessage> => new Promise((resolve, reject) => {
       if (this.destroyed || aborted) return reject(new Error('aborted'));
-      const req = this.request(url, { method, agent: this.agent, headers: { ...this.configured, ...headers } });
+      const bearer = this.authorization();
+      const req = this.request(url, { method, agent: this.agent, headers: { ...this.configured, ...(bearer !== undefined && { authorization: bearer }), ...headers } });
       current = req;
       this.live.add(req);
       let answered = false;

@@ -22,6 +22,7 @@ import {
   excerpt, headerOf, HttpClient, httpStatusError, mediaType, Pauses, pipeSse, readBody, unreachable, type Exchange,
 } from './http-request.js';
 import { POST_ACCEPT, RemoteSession } from './remote-session.js';
+import type { UpstreamCredentials } from './credentials.js';
 import type { StopTimings } from './transport.js';
 import type { ModernRoute, ServerTransport, TransportEvents } from './transport.js';
 import { headerValue, MODERN_PROTOCOL_VERSION } from './era.js';
@@ -31,6 +32,8 @@ export interface RemoteTransportOptions {
   maxMessageLength?: number;
   /** Wait before reopening a dropped stream when the server gave no `retry:` (ms). */
   reconnectDelayMs?: number;
+  /** OAuth: the `Authorization` this server gets, refreshed before expiry and after a 401 (issue 14). */
+  credentials?: UpstreamCredentials;
 }
 
 const NOTIFICATION = '{"jsonrpc":"2.0","method":';
@@ -71,6 +74,7 @@ export class HttpTransport implements ServerTransport {
   private queue: { line: string; id: number | undefined }[] = [];
   private readonly calls = new Map<number, Call>();
   private stopping: Promise<void> | undefined;
+  private readonly credentials: UpstreamCredentials | undefined;
 
   constructor(
     private readonly config: RemoteServerConfig,
@@ -79,7 +83,9 @@ export class HttpTransport implements ServerTransport {
     options: RemoteTransportOptions = {},
   ) {
     this.url = new URL(config.url);
-    this.http = new HttpClient(this.url.protocol === 'https:', config.headers);
+    const credentials = options.credentials;
+    this.credentials = credentials;
+    this.http = new HttpClient(this.url.protocol === 'https:', config.headers, credentials === undefined ? undefined : () => credentials.header());
     this.maxLength = options.maxMessageLength ?? DEFAULT_MAX_LINE_LENGTH;
     this.reconnectMs = options.reconnectDelayMs ?? 500;
     this.session = new RemoteSession({
@@ -156,9 +162,19 @@ export class HttpTransport implements ServerTransport {
 
   // ── sending ───────────────────────────────────────────────────────────────────────────────────
 
-  private async send(line: string, id: number | undefined, resent: boolean, route?: ModernRoute): Promise<void> {
-    const session = route === undefined ? this.session.id : undefined;
+  private async send(line: string, id: number | undefined, resent: boolean, route?: ModernRoute, reauthorized = false): Promise<void> {
     const isInit = route === undefined && this.session.isInitialize(id);
+    const credentials = this.credentials;
+    if (credentials?.stale === true) {
+      try {
+        await credentials.ready();
+      } catch (err) {
+        return this.authFailed(err, id, isInit);
+      }
+      if (this.state !== 'open') return;
+    }
+    const used = credentials?.header();
+    const session = route === undefined ? this.session.id : undefined;
     const era = route === undefined ? this.session.headers(session) : modernHeaders(route);
     const exchange = this.http.send(this.url, 'POST', { ...era, accept: POST_ACCEPT, 'content-type': 'application/json', 'content-length': Buffer.byteLength(line) }, line);
     const call: Call = { exchange, cancelled: false };
@@ -178,6 +194,20 @@ export class HttpTransport implements ServerTransport {
       if (status === 404 && session !== undefined) {
         res.resume();
         return await this.sessionGone(session, line, id, resent);
+      }
+      const challenge = status === 401 ? headerOf(res, 'www-authenticate') : undefined;
+      if (status === 401 && credentials?.concerns(challenge) === true) {
+        // Refused before it ran: refresh once and send it again; a second refusal needs a person.
+        res.resume();
+        if (reauthorized) return this.authFailed(this.refusedAgain(), id, isInit);
+        try {
+          await credentials.unauthorized(used, challenge);
+        } catch (err) {
+          return this.authFailed(err, id, isInit);
+        }
+        if (this.state !== 'open' || call.cancelled) return;
+        if (id !== undefined && this.calls.get(id) === call) this.calls.delete(id);
+        return await this.send(line, id, resent, route, true);
       }
       if (status < 200 || status >= 300) {
         const reason = httpStatusError(this.config.name, res, await excerpt(res));
@@ -342,6 +372,18 @@ export class HttpTransport implements ServerTransport {
   }
 
   // ── endings ───────────────────────────────────────────────────────────────────────────────────
+
+  /** No usable token for this message: it was never sent, so its call fails plainly; the session ends (a login revives it). */
+  private authFailed(err: unknown, id: number | undefined, isInit: boolean): void {
+    const reason = err instanceof GatewayError ? err : new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}": ${String(err)}`, { server: this.config.name });
+    if (id !== undefined && !isInit) this.failCall(id, reason);
+    this.lost(reason);
+  }
+
+  private refusedAgain(): GatewayError {
+    const name = this.config.name;
+    return new GatewayError('MCPG_SERVER_NEEDS_LOGIN', `server "${name}" needs login: run \`mcpgate login ${name}\` (it refused a freshly obtained access token too)`, { server: name });
+  }
 
   /** Answers our request `id` with an error in the server's place. */
   private failCall(id: number, err: GatewayError): void {

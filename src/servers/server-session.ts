@@ -19,6 +19,7 @@ import {
 } from '../wire/jsonrpc.js';
 import type { JsonRpcErrorObject } from '../errors.js';
 import { StdioProcess, type StopTimings, DEFAULT_STOP_TIMINGS } from './stdio-process.js';
+import type { UpstreamCredentials } from './credentials.js';
 import { HttpTransport } from './http-transport.js';
 import { SseTransport } from './sse-transport.js';
 import type { ServerTransport, TransportFactory } from './transport.js';
@@ -69,6 +70,8 @@ export interface SessionOptions {
   secretEnv?: () => ReadonlySet<string>;
   /** The era an `"era": "auto"` server was found to speak, shared by a connection's sessions (probe once). */
   era?: { known?: SessionEra };
+  /** A Streamable HTTP server's OAuth credentials (kept by the connection across sessions). */
+  credentials?: UpstreamCredentials;
 }
 
 /** One round of a modern server's input requests for one call: the agent's answers as they come. */
@@ -166,7 +169,7 @@ export class ServerSession {
     const open = this.options.transport;
     if (open !== undefined) this.process = open(this.config, this.log, events);
     else if (this.config.type === 'stdio') this.process = new StdioProcess(this.config, this.log, events, { secretEnv: this.options.secretEnv });
-    else if (this.config.type === 'http') this.process = new HttpTransport(this.config, this.log, events);
+    else if (this.config.type === 'http') this.process = new HttpTransport(this.config, this.log, events, this.options.credentials === undefined ? {} : { credentials: this.options.credentials });
     else this.process = new SseTransport(this.config, this.log, events);
     const wanted = this.config.era ?? '2025';
     if (wanted === '2026-07-28' || (wanted === 'auto' && this.options.era?.known !== 'legacy')) {
@@ -651,7 +654,7 @@ export class ServerSession {
 
 function toStartError(err: unknown, server: string): GatewayError {
   if (err instanceof GatewayError) {
-    if (err.code === 'MCPG_SERVER_START_FAILED') return err;
+    if (err.code === 'MCPG_SERVER_START_FAILED' || err.code === 'MCPG_SERVER_NEEDS_LOGIN') return err;
     return new GatewayError('MCPG_SERVER_START_FAILED', `${err.message} (before completing initialize)`, { server, cause: err });
   }
   return new GatewayError('MCPG_SERVER_START_FAILED', `server "${server}" failed to initialize: ${String(err)}`, { server });

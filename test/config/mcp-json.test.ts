@@ -350,3 +350,39 @@ void describe('parseServersConfig: prefix (issue 19)', () => {
     assert.equal(issues.length, 3);
   });
 });
+
+void describe('parseServersConfig: "auth" (OAuth to remote servers, issue 14)', () => {
+  void it('reads "oauth" and the object form, expanding the client secret', { timeout: 5000 }, () => {
+    const config = parse({
+      mcpServers: {
+        a: { type: 'http', url: 'https://a.test/mcp', auth: 'oauth' },
+        b: { url: 'https://b.test/mcp', auth: { type: 'oauth', grant: 'client_credentials', clientId: 'gw', clientSecret: '${SECRET}', scope: 'mcp' } },
+      },
+    }, { SECRET: 's3cret' });
+    assert.deepEqual(config.servers.map((s) => (s.type === 'stdio' ? undefined : s.auth)), [
+      { grant: 'authorization_code' },
+      { grant: 'client_credentials', clientId: 'gw', clientSecret: 's3cret', scope: 'mcp' },
+    ]);
+  });
+
+  void it('refuses what it cannot honour, naming the path', { timeout: 5000 }, async () => {
+    const { issues } = await failure(() => parse({
+      mcpServers: {
+        a: { url: 'https://a.test/mcp', auth: 'basic' },
+        b: { type: 'sse', url: 'https://b.test/sse', auth: 'oauth' },
+        c: { url: 'https://c.test/mcp', headers: { authorization: 'Bearer x' }, auth: 'oauth' },
+        d: { url: 'https://d.test/mcp', auth: { type: 'oauth', grant: 'client_credentials', clientId: 'x' } },
+        e: { url: 'https://e.test/mcp', auth: { type: 'oauth', clientSecret: 'x' } },
+        f: { url: 'https://f.test/mcp', auth: { type: 'oauth', audience: 'x' } },
+      },
+    }));
+    const found = byPath(issues);
+    assert.match(found['$.mcpServers.a.auth']!, /expected "oauth" or/);
+    assert.match(found['$.mcpServers.b.auth']!, /Streamable HTTP servers only/);
+    assert.match(found['$.mcpServers.c.auth']!, /both "auth" and an Authorization header/);
+    assert.match(found['$.mcpServers.d.auth.grant']!, /needs "clientId" and "clientSecret"/);
+    assert.match(found['$.mcpServers.e.auth.clientSecret']!, /needs its "clientId"/);
+    assert.match(found['$.mcpServers.f.auth']!, /audience/);
+    assert.equal(issues.length, 6);
+  });
+});

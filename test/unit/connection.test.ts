@@ -49,8 +49,8 @@ class FakeSession implements SessionLike {
   }
 
   /** The handshake failed (as ServerSession: state failed while info is unset, then start() rejects). */
-  failStart(message = 'spawn x ENOENT'): void {
-    const reason = new GatewayError('MCPG_SERVER_START_FAILED', `server "srv": ${message}`, { server: 'srv' });
+  failStart(message = 'spawn x ENOENT', code: 'MCPG_SERVER_START_FAILED' | 'MCPG_SERVER_NEEDS_LOGIN' = 'MCPG_SERVER_START_FAILED'): void {
+    const reason = new GatewayError(code, `server "srv": ${message}`, { server: 'srv' });
     this.state = 'failed';
     this.hooks.state(this.self, 'failed', reason);
     this.settleStart!.reject(reason);
@@ -810,5 +810,54 @@ void describe('Connection (supervised)', () => {
       r.clock.advance(1_000_000);
       assert.equal(r.sessions.length, 1);
     });
+  });
+});
+
+void describe('Connection: a server that needs a login (issue 14)', () => {
+  void it('parks at once (no retries), errors carry MCPG_SERVER_NEEDS_LOGIN, and stored credentials revive it', { timeout: 5000 }, async () => {
+    const clock = new FakeClock();
+    const sessions: FakeSession[] = [];
+    let changed: (() => void) | undefined;
+    let unwatched = 0;
+    const credentials = {
+      header: () => undefined,
+      stale: false,
+      ready: () => Promise.resolve(),
+      concerns: () => true,
+      unauthorized: () => Promise.resolve(),
+      watch: (fn: () => void) => {
+        changed = fn;
+        return () => void (unwatched += 1);
+      },
+    };
+    const hooks: ConnectionHooks = { notification: () => {}, serverRequest: () => {}, ready: () => Promise.resolve(), lost: () => {} };
+    const conn = new Connection(config, hooks, silentLogger, {
+      startupTimeoutMs: 1000, supervision: SUPERVISION, clock, credentials,
+      sessionFactory: (h, ids) => {
+        const session = new FakeSession(h, ids);
+        sessions.push(session);
+        return session;
+      },
+    });
+    const first = conn.start();
+    sessions[0]!.failStart('needs login: run `mcpgate login srv`', 'MCPG_SERVER_NEEDS_LOGIN');
+    await flush();
+    assert.equal(await first, false);
+    assert.equal(conn.state, 'parked');
+    assert.equal(conn.attempts, 1, 'no retry was spent on it');
+    assert.match(conn.nextStep ?? '', /mcpgate login srv/);
+    const { s, got } = sink();
+    conn.forward(call(), s);
+    assert.equal(got.failed[0]?.code, 'MCPG_SERVER_NEEDS_LOGIN');
+    clock.advance(1_000_000);
+    assert.equal(sessions.length, 1, 'a parked needs-login connection does not probe on its own');
+    changed!();
+    await flush();
+    assert.equal(sessions.length, 2, 'a stored login revives it');
+    sessions[1]!.ready();
+    await flush();
+    assert.equal(conn.state, 'ready');
+    await conn.close();
+    assert.equal(unwatched, 1);
   });
 });

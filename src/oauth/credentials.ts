@@ -1,0 +1,129 @@
+// One remote server's OAuth credentials in a running gateway (servers/credentials.ts is the contract
+// the transport sees). The tokens come from the token store (written by `mcpgate login`) or, for a
+// `client_credentials` entry, from the authorization server directly. They are refreshed before they
+// expire (checked before each request: `stale`), and on a 401 once for every request that saw the same
+// token. When only a person can help — no tokens, an expired token without a refresh token, a refused
+// refresh token — the answer is MCPG_SERVER_NEEDS_LOGIN naming the command; the connection parks and
+// is revived when the token file changes. A server without `"auth"` gets these too, so a 401 with a
+// Bearer challenge says "needs login" and a login for it is used; it then sends a token only once one
+// is stored. No token is ever logged or put in an error.
+
+import { mkdirSync } from 'node:fs';
+import { auth } from '@modelcontextprotocol/client';
+import type { OAuthSettings, RemoteServerConfig } from '../config/types.js';
+import { watchFiles } from '../config/watch.js';
+import { GatewayError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import { NeedsLogin, StoreProvider } from './provider.js';
+import type { StoredTokens, TokenStore } from './store.js';
+
+/** Refresh this long before expiry at most (less for short-lived tokens: a quarter of their life). */
+const REFRESH_MARGIN_MS = 60_000;
+
+export class OAuthCredentials {
+  private tokens: StoredTokens | undefined;
+  private loaded = false;
+  private pending: Promise<void> | undefined;
+  private readonly settings: OAuthSettings;
+
+  constructor(
+    private readonly server: RemoteServerConfig,
+    private readonly store: TokenStore,
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {
+    // Without "auth" the server may still turn out to want OAuth (a 401 challenge): a login uses discovery and registration.
+    this.settings = server.auth ?? { grant: 'authorization_code' };
+  }
+
+  header(): string | undefined {
+    return this.tokens === undefined ? undefined : `Bearer ${this.tokens.access_token}`;
+  }
+
+  get stale(): boolean {
+    if (!this.loaded) return true;
+    if (this.tokens === undefined) return this.server.auth !== undefined;
+    return this.expiring(this.tokens);
+  }
+
+  ready(): Promise<void> {
+    this.pending ??= this.obtain().finally(() => (this.pending = undefined));
+    return this.pending;
+  }
+
+  concerns(challenge: string | undefined): boolean {
+    return this.tokens !== undefined || this.server.auth !== undefined || (challenge !== undefined && /^\s*bearer\b/i.test(challenge));
+  }
+
+  async unauthorized(used: string | undefined, _challenge: string | undefined): Promise<void> {
+    if (this.pending !== undefined) await this.pending.catch(() => {});
+    if (used !== undefined && this.header() !== used) return; // someone else refreshed already
+    if (this.tokens !== undefined) this.tokens = { ...this.tokens, expires_at: 0 };
+    else if (this.server.auth === undefined) throw this.needsLogin('it answered HTTP 401 with an OAuth challenge and no login is stored');
+    this.loaded = true;
+    await this.ready();
+  }
+
+  watch(changed: () => void): () => void {
+    const file = this.store.fileOf(this.server.name);
+    try {
+      mkdirSync(this.store.dir, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      this.log.warn('cannot create the token directory; a login is noticed on SIGHUP only', { dir: this.store.dir, error: err });
+    }
+    const watch = watchFiles([file], () => {
+      this.loaded = false;
+      changed();
+    }, this.log);
+    return () => watch.close();
+  }
+
+  private expiring(tokens: StoredTokens): boolean {
+    if (tokens.expires_at === undefined) return false;
+    const life = typeof tokens.expires_in === 'number' ? tokens.expires_in * 1000 : REFRESH_MARGIN_MS * 4;
+    return this.now() >= tokens.expires_at - Math.min(REFRESH_MARGIN_MS, life / 4);
+  }
+
+  private async obtain(): Promise<void> {
+    const name = this.server.name;
+    let stored;
+    try {
+      stored = await this.store.read(name, this.server.url);
+    } catch (err) {
+      throw new GatewayError('MCPG_SERVER_NEEDS_LOGIN', `server "${name}" needs login: run \`mcpgate login ${name}\` (${(err as Error).message})`, { server: name });
+    }
+    this.loaded = true;
+    // A token the server refused (expires_at 0) is refreshed, unless a login stored another since.
+    const refused = this.tokens?.expires_at === 0 ? this.tokens : undefined;
+    this.tokens = refused !== undefined && (stored?.tokens === undefined || stored.tokens.access_token === refused.access_token) ? refused : stored?.tokens;
+    const machine = this.settings.grant === 'client_credentials';
+    if (this.tokens !== undefined && !this.expiring(this.tokens)) return;
+    if (!machine) {
+      if (this.tokens === undefined) {
+        if (this.server.auth === undefined) return; // not known to need OAuth: try without
+        throw this.needsLogin('no login is stored');
+      }
+      if (this.tokens.refresh_token === undefined) throw this.needsLogin('the access token expired and there is no refresh token');
+    }
+    const provider = new StoreProvider(this.server, this.settings, this.store, machine ? { kind: 'machine' } : { kind: 'gateway' }, {
+      ...(stored?.client !== undefined && { client: stored.client }),
+      ...(stored?.discovery !== undefined && { discovery: stored.discovery }),
+      ...(this.tokens !== undefined && { tokens: this.tokens }),
+    }, this.now);
+    try {
+      await auth(provider, { serverUrl: this.server.url, ...(this.settings.scope !== undefined && { scope: this.settings.scope }) });
+    } catch (err) {
+      this.tokens = provider.current.tokens;
+      if (err instanceof NeedsLogin) throw this.needsLogin('the authorization server refused the refresh token');
+      throw new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${name}": could not get an access token from its authorization server: ${(err as Error).message}`, { server: name });
+    }
+    this.tokens = provider.current.tokens;
+    if (this.tokens === undefined) throw this.needsLogin('no access token was issued');
+    this.log.debug(machine ? 'obtained an access token (client credentials)' : 'refreshed the access token', { server: name });
+  }
+
+  private needsLogin(why: string): GatewayError {
+    const name = this.server.name;
+    return new GatewayError('MCPG_SERVER_NEEDS_LOGIN', `server "${name}" needs login: run \`mcpgate login ${name}\` (${why})`, { server: name });
+  }
+}

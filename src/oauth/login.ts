@@ -1,0 +1,105 @@
+// `mcpgate login SERVER`: the authorization code grant with PKCE for a native app (RFC 8252): a
+// listener on 127.0.0.1 receives the redirect, the person signs in in a browser (opened with xdg-open
+// when there is one; the URL is always printed), and the SDK's `auth()` does discovery, registration,
+// PKCE, `state` and the code exchange with the `resource` parameter. The tokens go to the token store,
+// where a running gateway finds them.
+
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { auth } from '@modelcontextprotocol/client';
+import type { RemoteServerConfig } from '../config/types.js';
+import { StoreProvider } from './provider.js';
+import type { TokenStore } from './store.js';
+
+export interface LoginOptions {
+  /** The loopback port to listen on (0: any free one; a pre-registered client needs a fixed one). */
+  port: number;
+  /** How long to wait for the person (ms). */
+  timeoutMs: number;
+  /** Shows the authorization URL (printed, and opened in a browser when possible). */
+  show: (url: URL) => void | Promise<void>;
+  signal?: AbortSignal;
+}
+
+const CALLBACK_PATH = '/callback';
+const PAGE = (text: string): string => `<!doctype html><meta charset="utf-8"><title>mcpgate</title><p>${text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)}</p>`;
+
+interface Callback {
+  code: string;
+  iss: string | undefined;
+}
+
+export class LoginError extends Error {}
+
+/** Runs the whole login; resolves once the tokens are stored. */
+export async function login(server: RemoteServerConfig, store: TokenStore, options: LoginOptions): Promise<void> {
+  const settings = server.auth ?? { grant: 'authorization_code' as const };
+  if (settings.grant === 'client_credentials') throw new LoginError(`server "${server.name}" uses the client-credentials grant: it needs no login`);
+  const listener = createServer();
+  const state = randomBytes(16).toString('base64url');
+  let stored;
+  try {
+    stored = await store.read(server.name, server.url);
+  } catch {
+    stored = undefined; // a login replaces whatever was there
+  }
+  try {
+    await new Promise<void>((resolve, reject) => {
+      listener.once('error', reject);
+      listener.listen(options.port, '127.0.0.1', () => resolve());
+    });
+    const redirectUrl = `http://127.0.0.1:${(listener.address() as { port: number }).port}${CALLBACK_PATH}`;
+    const callback = waitForCallback(listener, state, options);
+    callback.catch(() => {}); // awaited below; an early failure must not go unhandled meanwhile
+    // A client registered for another redirect (another port) is registered again.
+    const client = stored?.client as { redirect_uris?: unknown } | undefined;
+    const reuse = Array.isArray(client?.redirect_uris) && client.redirect_uris.includes(redirectUrl);
+    const provider = new StoreProvider(server, settings, store, { kind: 'login', redirectUrl, state, open: options.show }, {
+      ...(reuse && stored?.client !== undefined && { client: stored.client }),
+    });
+    const scope = settings.scope;
+    const first = await auth(provider, { serverUrl: server.url, ...(scope !== undefined && { scope }) });
+    if (first === 'AUTHORIZED') return;
+    const { code, iss } = await callback;
+    const result = await auth(provider, { serverUrl: server.url, authorizationCode: code, ...(iss !== undefined && { iss }), ...(scope !== undefined && { scope }) });
+    if (result !== 'AUTHORIZED' || provider.current.tokens === undefined) throw new LoginError('the authorization server issued no tokens');
+  } finally {
+    listener.closeAllConnections();
+    await new Promise<void>((resolve) => listener.close(() => resolve()));
+  }
+}
+
+/** The one redirect to the loopback listener that carries our `state`: its code, or the error it reports. */
+function waitForCallback(listener: Server, state: string, options: LoginOptions): Promise<Callback> {
+  return new Promise<Callback>((resolve, reject) => {
+    const timer = setTimeout(() => finish(new LoginError(`no sign-in within ${Math.round(options.timeoutMs / 1000)} s`)), options.timeoutMs);
+    const aborted = (): void => finish(new LoginError('login cancelled'));
+    options.signal?.addEventListener('abort', aborted, { once: true });
+    let done = false;
+    function finish(result: Callback | Error): void {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', aborted);
+      if (result instanceof Error) reject(result);
+      else resolve(result);
+    }
+    listener.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      if (req.method !== 'GET' || url.pathname !== CALLBACK_PATH || url.searchParams.get('state') !== state) {
+        res.writeHead(404, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE('Not the sign-in this mcpgate login is waiting for.'));
+        return;
+      }
+      const error = url.searchParams.get('error');
+      const code = url.searchParams.get('code');
+      if (error !== null || code === null) {
+        const why = `${error ?? 'no code'}${url.searchParams.has('error_description') ? `: ${url.searchParams.get('error_description')!.slice(0, 300)}` : ''}`;
+        res.writeHead(400, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE(`Sign-in failed (${why}). Return to the terminal.`));
+        finish(new LoginError(`the authorization server refused: ${why}`));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', connection: 'close' }).end(PAGE('Signed in. You can close this window and return to the terminal.'));
+      finish({ code, iss: url.searchParams.get('iss') ?? undefined });
+    });
+  });
+}

@@ -1,0 +1,142 @@
+// mcpgate's OAuthClientProvider for the official SDK's `auth()` (@modelcontextprotocol/client), which
+// does the protocol: RFC 9728 resource metadata → RFC 8414 / OIDC discovery, dynamic registration
+// (RFC 7591), PKCE, the `resource` parameter (RFC 8707) on every token request, refresh, and
+// client credentials. This file only says who mcpgate is (client metadata, or the entry's client) and
+// keeps what the SDK hands it in the token store. Three uses:
+// - `login`: a person signs in; the redirect goes to the loopback listener of `mcpgate login`;
+// - `gateway`: refreshing stored tokens; when a person is needed, it throws `NeedsLogin` instead;
+// - `machine`: the client-credentials grant of the entry, no person, no redirect.
+
+import type {
+  OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens,
+} from '@modelcontextprotocol/client';
+import type { OAuthSettings, RemoteServerConfig } from '../config/types.js';
+import type { TokenFile, TokenStore } from './store.js';
+
+/** The SDK asked for a person's authorization where none can be given (the gateway). */
+export class NeedsLogin extends Error {}
+
+export type ProviderUse =
+  | { kind: 'login'; redirectUrl: string; state: string; open: (url: URL) => void | Promise<void> }
+  | { kind: 'gateway' }
+  | { kind: 'machine' };
+
+type Stored = Omit<TokenFile, 'version' | 'savedAt' | 'url'>;
+
+export class StoreProvider implements OAuthClientProvider {
+  private verifier: string | undefined;
+
+  constructor(
+    private readonly server: RemoteServerConfig,
+    private readonly settings: OAuthSettings,
+    private readonly store: TokenStore,
+    private readonly use: ProviderUse,
+    /** What is stored now (the provider keeps it current and writes every change). */
+    private stored: Stored,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get current(): Stored {
+    return this.stored;
+  }
+
+  get redirectUrl(): string | undefined {
+    if (this.use.kind === 'login') return this.use.redirectUrl;
+    if (this.use.kind === 'machine') return undefined;
+    // Refreshing needs no redirect, but the SDK takes "no redirect URL" to mean a machine client.
+    const registered = (this.stored.client as { redirect_uris?: unknown } | undefined)?.redirect_uris;
+    return Array.isArray(registered) && typeof registered[0] === 'string' ? registered[0] : 'http://127.0.0.1/callback';
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const machine = this.settings.grant === 'client_credentials';
+    const redirect = this.redirectUrl;
+    return {
+      client_name: 'mcpgate',
+      redirect_uris: redirect === undefined ? [] : [redirect],
+      grant_types: machine ? ['client_credentials'] : ['authorization_code', 'refresh_token'],
+      response_types: machine ? [] : ['code'],
+      token_endpoint_auth_method: this.settings.clientSecret !== undefined ? 'client_secret_basic' : 'none',
+      ...(this.settings.scope !== undefined && { scope: this.settings.scope }),
+    };
+  }
+
+  state(): string {
+    if (this.use.kind !== 'login') throw new NeedsLogin('no authorization request outside mcpgate login');
+    return this.use.state;
+  }
+
+  clientInformation(): StoredOAuthClientInformation | undefined {
+    const id = this.settings.clientId;
+    if (id !== undefined) {
+      // The authorization server it was stamped with (SEP-2352) is stored; the secret stays in .mcp.json.
+      const issuer = this.stored.client?.client_id === id ? this.stored.client.issuer : undefined;
+      return { client_id: id, ...(this.settings.clientSecret !== undefined && { client_secret: this.settings.clientSecret }), ...(typeof issuer === 'string' && { issuer }) };
+    }
+    return this.stored.client;
+  }
+
+  async saveClientInformation(info: StoredOAuthClientInformation): Promise<void> {
+    // A configured client (and its secret) stays in .mcp.json; only a registered one is stored.
+    if (this.settings.clientId !== undefined) {
+      await this.save({ ...this.stored, client: { client_id: info.client_id, ...(info.issuer !== undefined && { issuer: info.issuer }) } });
+      return;
+    }
+    await this.save({ ...this.stored, client: info });
+  }
+
+  tokens(): StoredOAuthTokens | undefined {
+    return this.stored.tokens as StoredOAuthTokens | undefined;
+  }
+
+  async saveTokens(tokens: StoredOAuthTokens): Promise<void> {
+    const expiresAt = typeof tokens.expires_in === 'number' ? this.now() + tokens.expires_in * 1000 : undefined;
+    // A refresh answer without a new refresh token keeps the old one (RFC 6749 §6).
+    const refresh = tokens.refresh_token ?? this.stored.tokens?.refresh_token;
+    await this.save({ ...this.stored, tokens: { ...tokens, ...(refresh !== undefined && { refresh_token: refresh }), ...(expiresAt !== undefined && { expires_at: expiresAt }) } });
+  }
+
+  async redirectToAuthorization(url: URL): Promise<void> {
+    if (this.use.kind !== 'login') throw new NeedsLogin('a person must authorize mcpgate');
+    await this.use.open(url);
+  }
+
+  saveCodeVerifier(verifier: string): void {
+    this.verifier = verifier;
+  }
+
+  codeVerifier(): string {
+    if (this.verifier === undefined) throw new Error('no PKCE code verifier: the authorization was not started by this login');
+    return this.verifier;
+  }
+
+  prepareTokenRequest(scope?: string): URLSearchParams | undefined {
+    if (this.use.kind !== 'machine') return undefined;
+    return new URLSearchParams({ grant_type: 'client_credentials', ...(scope !== undefined && { scope }) });
+  }
+
+  async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
+    await this.save({ ...this.stored, discovery: { ...state } });
+  }
+
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.stored.discovery;
+  }
+
+  async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    if (scope === 'verifier') {
+      this.verifier = undefined;
+      return;
+    }
+    const next = { ...this.stored };
+    if (scope === 'all' || scope === 'client') delete next.client;
+    if (scope === 'all' || scope === 'tokens') delete next.tokens;
+    if (scope === 'all' || scope === 'discovery') delete next.discovery;
+    await this.save(next);
+  }
+
+  private async save(next: Stored): Promise<void> {
+    this.stored = next;
+    await this.store.write(this.server.name, { url: this.server.url, ...next });
+  }
+}

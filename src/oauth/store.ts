@@ -1,0 +1,113 @@
+// The token store: one file per remote server in the state directory (`STATE/oauth/SERVER.json`, the
+// directory pins use), written by `mcpgate login` and by the gateway when it refreshes, read by both.
+// The directory is 0700 and every file 0600; writes are atomic (temp file, fsync, rename), so a
+// running gateway watching the file never reads half of one. What it holds is bound to the server's
+// URL: a file written for another URL (the entry changed) reads as empty. Nothing here is ever logged.
+
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+export const OAUTH_DIR = 'oauth';
+/** A token file larger than this is not read (a token set is a few KiB). */
+const MAX_FILE_BYTES = 256 * 1024;
+
+const TokensSchema = z.looseObject({
+  access_token: z.string().min(1),
+  token_type: z.string().optional(),
+  refresh_token: z.string().optional(),
+  expires_in: z.number().optional(),
+  scope: z.string().optional(),
+  issuer: z.string().optional(),
+  /** When the access token expires (epoch ms), computed from `expires_in` when it was saved. */
+  expires_at: z.number().optional(),
+});
+
+const FileSchema = z.object({
+  version: z.literal(1),
+  /** The server URL the tokens are for (the RFC 8707 resource they were bound to). */
+  url: z.string(),
+  /** The client mcpgate registered as (RFC 7591), kept so a refresh uses the same client. */
+  client: z.looseObject({ client_id: z.string() }).optional(),
+  tokens: TokensSchema.optional(),
+  /** The discovery results (RFC 9728, RFC 8414), so a refresh needs no discovery. */
+  discovery: z.looseObject({ authorizationServerUrl: z.string() }).optional(),
+  savedAt: z.string(),
+});
+
+export type StoredTokens = z.infer<typeof TokensSchema>;
+export type TokenFile = z.infer<typeof FileSchema>;
+
+export class TokenStore {
+  readonly dir: string;
+
+  constructor(stateDir: string) {
+    this.dir = join(stateDir, OAUTH_DIR);
+  }
+
+  /** The file holding `server`'s tokens (the name is encoded: any configured name is one safe file name). */
+  fileOf(server: string): string {
+    return join(this.dir, `${encodeURIComponent(server)}.json`);
+  }
+
+  /** What is stored for `server` at `url`; undefined when nothing is, or when it was for another URL. Throws on an unreadable or corrupt file. */
+  async read(server: string, url: string): Promise<TokenFile | undefined> {
+    const file = this.fileOf(server);
+    let text: string;
+    try {
+      const handle = await open(file, 'r');
+      try {
+        const { size } = await handle.stat();
+        if (size > MAX_FILE_BYTES) throw new Error(`${file} is larger than ${MAX_FILE_BYTES} bytes; remove it with mcpgate logout ${server}`);
+        text = await handle.readFile('utf8');
+      } finally {
+        await handle.close();
+      }
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new Error(`${file} is not valid JSON; run mcpgate logout ${server} and log in again`);
+    }
+    const parsed = FileSchema.safeParse(value);
+    if (!parsed.success) throw new Error(`${file} is not a valid token file (${parsed.error.issues[0]?.path.join('.') ?? ''}); run mcpgate logout ${server} and log in again`);
+    return parsed.data.url === url ? parsed.data : undefined;
+  }
+
+  /** Replaces what is stored for `server` (atomically, mode 0600). */
+  async write(server: string, content: Omit<TokenFile, 'version' | 'savedAt'>): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await chmod(this.dir, 0o700);
+    const file = this.fileOf(server);
+    const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    const handle = await open(tmp, 'wx', 0o600);
+    try {
+      await handle.writeFile(`${JSON.stringify({ version: 1, ...content, savedAt: new Date().toISOString() }, null, 2)}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    try {
+      await rename(tmp, file);
+    } catch (err) {
+      await unlink(tmp).catch(() => {});
+      throw err;
+    }
+  }
+
+  /** Removes `server`'s tokens; false when there were none. */
+  async remove(server: string): Promise<boolean> {
+    try {
+      await unlink(this.fileOf(server));
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw err;
+    }
+  }
+}

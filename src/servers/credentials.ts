@@ -1,0 +1,23 @@
+// What a remote transport needs to present credentials it does not own (issue 14): the current
+// `Authorization` value, read synchronously on every request (the relay stays lean), a way to make it
+// good before a request (load, refresh near expiry) and a way to react to a 401. The OAuth client
+// (src/oauth/credentials.ts) implements it; the composition root hands one to each connection of a
+// remote server, so a reconnect keeps the tokens. An agent's own token is never one of these.
+
+export interface UpstreamCredentials {
+  /** The `Authorization` header value to send now, if any. */
+  header(): string | undefined;
+  /** True when `ready()` must run before the next request (not loaded yet, or about to expire). */
+  readonly stale: boolean;
+  /** Loads or refreshes; rejects with a GatewayError (MCPG_SERVER_NEEDS_LOGIN when only a person can help). */
+  ready(): Promise<void>;
+  /** Whether a 401 with this WWW-Authenticate is about these credentials (else it is an ordinary HTTP error). */
+  concerns(challenge: string | undefined): boolean;
+  /**
+   * The server answered 401 to a request sent with `used`: refresh (once for everyone who saw the
+   * same token), or reject with MCPG_SERVER_NEEDS_LOGIN. `challenge` is its WWW-Authenticate header.
+   */
+  unauthorized(used: string | undefined, challenge: string | undefined): Promise<void>;
+  /** Calls `changed` when new credentials were stored (a login); returns the way to stop. */
+  watch(changed: () => void): () => void;
+}
