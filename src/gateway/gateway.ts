@@ -35,6 +35,9 @@ import { Agents } from './agents.js';
 import { Router } from './router.js';
 import { ServerEvents } from './server-events.js';
 import type { DiscoveryParts } from './discovery.js';
+import { serveModern, type ModernRequest, type ModernSink } from './modern.js';
+import type { JsonRpcRequest } from '../wire/jsonrpc.js';
+import type { Envelope } from '../wire/era.js';
 
 /** Log levels by rank (methods.ts ranks them). */
 const LOG_LEVELS = Object.keys(LOG_LEVEL_RANK).sort((a, b) => LOG_LEVEL_RANK[a]! - LOG_LEVEL_RANK[b]!);
@@ -345,6 +348,18 @@ export class Gateway {
     const session = new AgentSession(this.sessionParts, channel, agent, this.log.child({ agent }), agentExplicit, transport, identified, id);
     this.sessions.add(session);
     return session;
+  }
+
+  /**
+   * Serves one modern (2026-07-28) request of `agent` (modern.ts): an agent session that lives as
+   * long as the request, under the same rules as a legacy session of that agent.
+   */
+  serveModern(msg: JsonRpcRequest, envelope: Envelope, sink: ModernSink, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio', identified = agentExplicit): ModernRequest {
+    return serveModern({
+      open: (channel) => this.openSession(channel, agent, agentExplicit, transport, identified),
+      sameForAll: () => this.rules.open,
+      instructions: () => this.instructions(),
+    }, msg, envelope, sink);
   }
 
   /** Called by a session when it ends: drop its subscriptions, answer its servers' pending questions. */

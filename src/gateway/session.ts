@@ -68,6 +68,8 @@ export interface AgentChannel {
    * false when the message could not be sent (an HTTP agent with no stream open for it).
    */
   send(line: string, about?: RequestId, final?: boolean): boolean | void;
+  /** The session ended (after it answered what was open); a modern listen stream ends its request here. */
+  closed?(): void;
 }
 
 type Rewrite = (result: Record<string, unknown>) => boolean;
@@ -195,7 +197,7 @@ export class AgentSession {
         return this.waiting.run(msg.id, () => this.complete(msg));
       case 'resources/subscribe':
       case 'resources/unsubscribe':
-        return void this.subscription(msg).catch((err: unknown) => this.sendError(msg.id, err));
+        return void this.subscribeUri(msg.method === 'resources/subscribe', msg.params?.uri).then(() => this.sendResult(msg.id, {}), (err: unknown) => this.sendError(msg.id, err));
       case 'logging/setLevel':
         return void this.setLevel(msg);
       default:
@@ -373,21 +375,23 @@ export class AgentSession {
     }
   }
 
-  private async subscription(msg: JsonRpcRequest): Promise<void> {
+  /** Subscribes this session to a resource URI (or unsubscribes it); throws why not. */
+  async subscribeUri(subscribe: boolean, publicUriParam: unknown): Promise<void> {
+    const method = subscribe ? 'resources/subscribe' : 'resources/unsubscribe';
     await this.parts.settling.settled;
-    const route = this.parts.router.uri(this.log, this.agent, msg.method, msg.params?.uri);
-    if (route instanceof GatewayError) return this.sendError(msg.id, route);
+    const route = this.parts.router.uri(this.log, this.agent, method, publicUriParam);
+    if (route instanceof GatewayError) throw route;
     const { conn, uri, publicUri } = route;
     if (conn.config.sessions !== 'shared') {
       // Subscriptions are shared across agents (one per URI on the server); a pooled server's are not yet.
-      return this.sendError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `resource subscriptions are not supported on server "${conn.name}": it has a session per ${conn.config.sessions === 'per-agent' ? 'agent' : 'agent session'}`, { server: conn.name }));
+      throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `resource subscriptions are not supported on server "${conn.name}": it has a session per ${conn.config.sessions === 'per-agent' ? 'agent' : 'agent session'}`, { server: conn.name });
     }
     if ((conn.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
-      return this.sendError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name }));
+      throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name });
     }
-    if (msg.method === 'resources/subscribe') await this.parts.subscriptions.subscribe(this, conn, uri, publicUri);
+    if (this.closed) return;
+    if (subscribe) await this.parts.subscriptions.subscribe(this, conn, uri, publicUri);
     else await this.parts.subscriptions.unsubscribe(this, conn, uri, publicUri);
-    this.sendResult(msg.id, {});
   }
 
   private async setLevel(msg: JsonRpcRequest): Promise<void> {
@@ -406,6 +410,22 @@ export class AgentSession {
     this.initialized = true;
     await Promise.race([this.parts.settling.settled, delay(INITIALIZE_WAIT_MS)]);
     this.sendResult(msg.id, initializeResult(requested, this.parts.instructions()));
+  }
+
+  /**
+   * A modern (2026-07-28) request's session: its capabilities and log level come with the request
+   * (the `_meta` envelope), not from `initialize`, and server requests need no wait for `initialized`.
+   */
+  adoptEnvelope(capabilities: Record<string, unknown>, logLevel: string | undefined): void {
+    this.capabilities = capabilities;
+    if (logLevel !== undefined) this.logRank = LOG_LEVEL_RANK[logLevel];
+    this.agentRequests.agentReady(capabilities);
+  }
+
+  /** A modern listen stream: from now on the agent hears when its view of a list changes. */
+  listenForChanges(): void {
+    for (const kind of ['tools', 'resources', 'resourceTemplates', 'prompts'] as const) this.shown.changed(kind);
+    this.initialized = true;
   }
 
   // ── notifications and responses from the agent ─────────────────────────────────────────────
@@ -506,6 +526,7 @@ export class AgentSession {
     this.inflight.clear();
     this.agentRequests.close();
     this.parts.closed(this);
+    this.channel.closed?.();
   }
 
   private sendResult(id: RequestId, result: unknown): void {
