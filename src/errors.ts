@@ -46,6 +46,7 @@ export const ERROR_CODES = {
   MCPG_AGENT_TOO_SLOW: { rpc: -32020, summary: 'An agent stopped reading what mcpgate sent it; past the buffer limit its stream, session or (stdio) the gateway was ended.' },
   MCPG_SESSION_NOT_FOUND: { rpc: JSONRPC.INVALID_REQUEST, summary: 'The Mcp-Session-Id is unknown, expired or ended; start a new session with initialize (HTTP 404).' },
   MCPG_SESSION_LIMIT: { rpc: -32019, summary: 'The limit on sessions (per agent or in total) is reached; end or let idle sessions expire (HTTP 429 per agent, 503 in total).' },
+  MCPG_REQUEST_STATE_INVALID: { rpc: -32031, summary: "A modern agent's retry carried a requestState mcpgate did not issue to it, or one altered, expired or already used." },
   MCPG_POOL_EXHAUSTED: { rpc: -32030, summary: "A per-agent or per-session server's pool is at its cap and every connection in it is busy; try again when one is idle." },
   MCPG_CONFIG_INVALID: { rpc: JSONRPC.INVALID_PARAMS, summary: 'A configuration file could not be read, parsed or validated.' },
   MCPG_USAGE: { rpc: JSONRPC.INVALID_PARAMS, summary: 'The command line was not understood.' },

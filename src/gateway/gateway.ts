@@ -35,7 +35,8 @@ import { Agents } from './agents.js';
 import { Router } from './router.js';
 import { ServerEvents } from './server-events.js';
 import type { DiscoveryParts } from './discovery.js';
-import { serveModern, type ModernRequest, type ModernSink } from './modern.js';
+import { serveModern, type ModernCall, type ModernRequest, type ModernSink } from './modern.js';
+import { RequestStateSealer } from './request-state.js';
 import type { JsonRpcRequest } from '../wire/jsonrpc.js';
 import type { Envelope } from '../wire/era.js';
 
@@ -64,6 +65,8 @@ export interface GatewayOptions {
   supervision?: SupervisionSettings;
   /** Per-agent rules; absent means every agent may use every server. */
   rules?: Rules;
+  /** The AES-256 key sealing modern agents' requestState (MCPGATE_REQUEST_STATE_KEY); absent: made at start. */
+  requestStateKey?: Buffer;
   /** `aggregate` (default): the full catalog; `discovery`: the meta-tools only. */
   mode?: 'aggregate' | 'discovery';
   /** Offer get_gateway_status in discovery mode. */
@@ -120,6 +123,9 @@ export class Gateway {
   /** The rules in force: one immutable snapshot, swapped whole on reload. */
   rules: Rules;
   readonly views: AgentViews;
+  /** Modern agents' calls waiting for their answers (input required), by the handle their requestState names. */
+  private readonly waitingForInput = new Map<string, ModernCall>();
+  private readonly requestStates: RequestStateSealer;
   /** Call outcomes, errors and HTTP requests as they happen; states read at scrape time. */
   readonly metrics: GatewayMetrics;
   /** Where a request goes, under the rules and the pins. */
@@ -149,6 +155,7 @@ export class Gateway {
     });
     this.rules = options.rules ?? OPEN_RULES;
     this.views = new AgentViews(this.catalog, () => this.rules);
+    this.requestStates = new RequestStateSealer(options.requestStateKey);
     this.metrics = new GatewayMetrics({
       version: GATEWAY_INFO.version,
       source: metricsSource(this),
@@ -356,6 +363,9 @@ export class Gateway {
    */
   serveModern(msg: JsonRpcRequest, envelope: Envelope, sink: ModernSink, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio', identified = agentExplicit): ModernRequest {
     return serveModern({
+      agent,
+      waiting: this.waitingForInput,
+      requestStates: this.requestStates,
       open: (channel) => this.openSession(channel, agent, agentExplicit, transport, identified),
       sameForAll: () => this.rules.open,
       instructions: () => this.instructions(),

@@ -9,20 +9,24 @@
 // - results carry `resultType: "complete"`, and lists and reads their cache hints: `public` only
 //   while every agent is shown the same lists (no rules), `private` otherwise.
 // - the envelope's keys are taken off before a request goes to a (2025-era) server.
-// - a server's request to the agent (sampling, elicitation, roots) cannot travel on a modern
-//   request's stream: the server is refused at once (MCPG_AGENT_UNAVAILABLE), never left waiting.
+// - a 2025-era server's request to the agent (sampling, elicitation, roots) cannot travel on a
+//   modern request's stream: it becomes an input-required result, and the agent's retry (with
+//   `inputResponses` and the sealed `requestState`, request-state.ts) answers it on the same server
+//   session (`ModernCall`).
 // - the request ends with its answer, or when the front cancels it (the agent closed the stream,
 //   or sent notifications/cancelled on stdio): its calls are cancelled on the servers.
 
+import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../errors.js';
 import { GATEWAY_INFO } from '../version.js';
-import { encodeError, encodeNotification, type JsonRpcRequest } from '../wire/jsonrpc.js';
+import { encodeError, encodeNotification, type JsonRpcRequest, type RequestId } from '../wire/jsonrpc.js';
 import {
   MODERN_PROTOCOL_VERSIONS, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY, completeResult, stripEnvelope, type Envelope,
 } from '../wire/era.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
 import { GATEWAY_CAPABILITIES } from './methods.js';
 import type { AgentChannel, AgentSession } from './session.js';
+import type { RequestStateSealer } from './request-state.js';
 
 /** Where one modern request's messages go (its HTTP response stream, or stdout). */
 export interface ModernSink {
@@ -34,6 +38,12 @@ export interface ModernSink {
 
 /** What serving a modern request uses of the gateway. */
 export interface ModernParts {
+  /** The agent the request speaks for (its token, or the configured identity). */
+  agent: string;
+  /** Calls waiting for their agents' answers (input required), by handle; shared by the whole gateway. */
+  waiting: Map<string, ModernCall>;
+  /** Seals and opens `requestState`. */
+  requestStates: RequestStateSealer;
   /** Opens an agent session for one request (registered like any other, closed when it ends). */
   open(channel: AgentChannel): AgentSession;
   /** True when every agent is shown the same lists (no rules): cache hints may then be public. */
@@ -75,31 +85,179 @@ export function serveModern(parts: ModernParts, msg: JsonRpcRequest, envelope: E
   }
   stripEnvelope(msg.params);
   if (msg.method === 'subscriptions/listen') return listen(parts, msg, envelope, sink);
-  let over = false;
-  const extra = hints(parts, msg.method);
-  const session = parts.open({
-    send(line, about, final) {
-      if (over) return false;
-      if (final === true && about === id) {
-        over = true;
-        sink.final(completeResult(line, id, extra));
-        queueMicrotask(() => session.close());
-        return true;
-      }
-      // A server's request to the agent: a modern request's stream carries none (see the header).
-      if (line.startsWith('{"jsonrpc":"2.0","id":')) return false;
-      return sink.during(line);
-    },
-  });
-  session.adoptEnvelope(envelope.capabilities, envelope.logLevel);
-  session.handleMessage({ kind: 'request', msg });
-  return {
-    cancel() {
-      over = true;
-      session.close();
-    },
-    close: () => session.close(),
+  const params = msg.params;
+  if (params !== undefined && (params.requestState !== undefined || params.inputResponses !== undefined)) {
+    const { requestState, inputResponses } = params;
+    delete params.requestState;
+    delete params.inputResponses;
+    if (requestState !== undefined) return resume(parts, msg, requestState, inputResponses, sink);
+  }
+  const call = new ModernCall(parts, msg, sink, hints(parts, msg.method));
+  call.session = parts.open(call);
+  call.session.adoptEnvelope(envelope.capabilities, envelope.logLevel);
+  call.session.handleMessage({ kind: 'request', msg });
+  return call;
+}
+
+/**
+ * A retry carrying `requestState` (and the agent's `inputResponses`): the answers go to the server
+ * that asked, and the call, still running on that server session, goes on under the retry's id.
+ */
+function resume(parts: ModernParts, msg: JsonRpcRequest, requestState: unknown, inputResponses: unknown, sink: ModernSink): ModernRequest {
+  const refuse = (message: string, code: 'MCPG_REQUEST_STATE_INVALID' | 'MCPG_INVALID_PARAMS' = 'MCPG_REQUEST_STATE_INVALID'): ModernRequest => {
+    sink.final(encodeError(msg.id, new GatewayError(code, message).toJsonRpc()));
+    return DONE;
   };
+  if (typeof requestState !== 'string') return refuse(`${msg.method} params.requestState must be a string`, 'MCPG_INVALID_PARAMS');
+  if (inputResponses !== undefined && (typeof inputResponses !== 'object' || inputResponses === null || Array.isArray(inputResponses))) {
+    return refuse(`${msg.method} params.inputResponses must be an object`, 'MCPG_INVALID_PARAMS');
+  }
+  const opened = parts.requestStates.open(parts.agent, requestState);
+  if (typeof opened === 'string') return refuse(opened);
+  const call = parts.waiting.get(opened.handle);
+  if (call === undefined || call.agent !== parts.agent) return refuse('requestState names no call waiting for input: it was used already, or the call ended or expired; send the request again without it');
+  if (call.method !== msg.method || call.target !== targetOf(msg)) return refuse(`a retry must repeat the request it answers (${call.method} ${call.target ?? ''})`);
+  call.resume(sink, msg.id, (inputResponses ?? {}) as Record<string, unknown>);
+  return call;
+}
+
+/** The name or URI a request is about (a retry must name the same). */
+function targetOf(msg: JsonRpcRequest): string | undefined {
+  const value = msg.params?.name ?? msg.params?.uri;
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Server→agent requests a modern agent is asked in an input-required result. */
+const INPUT_METHODS = new Set(['sampling/createMessage', 'elicitation/create', 'roots/list']);
+/** Questions one call may have waiting for the agent at once. */
+const MAX_QUESTIONS = 16;
+/** How long a call waits for the agent's retry with its answers; then it is cancelled on the server. */
+export const INPUT_WAIT_MS = 5 * 60_000;
+/** Calls that may wait for their agents' answers at once, gateway-wide. */
+export const MAX_WAITING = 10_000;
+
+/**
+ * One modern request's call: the channel of its agent session. Its answer goes to the request's
+ * stream. A 2025-era server's question during it (sampling, elicitation, roots) ends the request
+ * with an input-required result instead: the call keeps running on its server session, waiting in
+ * `waiting` under a random handle that only the sealed `requestState` names, until the agent's
+ * retry brings the answers (`resume`) — then the retry's stream carries the rest of the call.
+ */
+export class ModernCall implements AgentChannel, ModernRequest {
+  session!: AgentSession;
+  readonly agent: string;
+  readonly method: string;
+  readonly target: string | undefined;
+  /** The agent's id of the request that now carries the call (the retry's, once resumed). */
+  private id: RequestId;
+  private readonly firstId: RequestId;
+  private sink: ModernSink | undefined;
+  private over = false;
+  /** The server's questions relayed to the agent and not answered: inputRequests key → the question. */
+  private readonly asked = new Map<string, { id: number; method: string; params: unknown }>();
+  private handle: string | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly parts: ModernParts, msg: JsonRpcRequest, sink: ModernSink, private readonly extra: Record<string, unknown>) {
+    this.agent = parts.agent;
+    this.method = msg.method;
+    this.target = targetOf(msg);
+    this.id = this.firstId = msg.id;
+    this.sink = sink;
+  }
+
+  send(line: string, about?: RequestId, final?: boolean): boolean {
+    if (this.over) return false;
+    if (final === true && about === this.firstId) {
+      this.finish(line);
+      return true;
+    }
+    if (line.startsWith('{"jsonrpc":"2.0","id":')) {
+      // A server's question to the agent (agent-requests.ts encoded it): asked in an input-required result.
+      const question = JSON.parse(line) as { id: number; method: string; params?: unknown };
+      if (!INPUT_METHODS.has(question.method) || this.asked.size >= MAX_QUESTIONS) return false;
+      this.asked.set(`${question.method.split('/')[0]!}-${question.id}`, { id: question.id, method: question.method, params: question.params ?? {} });
+      // Questions sent in one turn go out together.
+      if (this.sink !== undefined) queueMicrotask(() => this.askAgent());
+      return true;
+    }
+    return this.sink?.during(line) ?? false;
+  }
+
+  /** Ends the request with an input-required result; the call waits for the agent's retry. */
+  private askAgent(): void {
+    const sink = this.sink;
+    if (this.over || sink === undefined || this.asked.size === 0) return;
+    if (this.parts.waiting.size >= MAX_WAITING) {
+      this.over = true;
+      sink.final(encodeError(this.id, new GatewayError('MCPG_OVERLOADED', `${this.parts.waiting.size} calls are waiting for their agents' input (the limit is ${MAX_WAITING}); the call was cancelled`).toJsonRpc()));
+      this.session.close();
+      return;
+    }
+    this.sink = undefined;
+    this.handle = randomBytes(18).toString('base64url');
+    this.parts.waiting.set(this.handle, this);
+    const expires = Date.now() + INPUT_WAIT_MS;
+    this.timer = setTimeout(() => this.expire(), INPUT_WAIT_MS).unref();
+    const inputRequests: Record<string, unknown> = {};
+    for (const [key, { method, params }] of this.asked) inputRequests[key] = { method, params };
+    const requestState = this.parts.requestStates.seal(this.agent, { handle: this.handle, expires });
+    sink.final(JSON.stringify({ jsonrpc: '2.0', id: this.id, result: { resultType: 'input_required', inputRequests, requestState } }));
+  }
+
+  /** The agent's retry: its answers go to the server; its stream carries the rest of the call. */
+  resume(sink: ModernSink, id: RequestId, inputResponses: Record<string, unknown>): void {
+    this.unpark();
+    this.sink = sink;
+    this.id = id;
+    for (const [key, result] of Object.entries(inputResponses)) {
+      const question = this.asked.get(key);
+      if (question === undefined) continue;
+      this.asked.delete(key);
+      this.session.handleMessage({ kind: 'response', msg: { jsonrpc: '2.0', id: question.id, result: result as Record<string, unknown> } });
+    }
+    // What is still unanswered (or was asked meanwhile) is asked again at once.
+    if (this.asked.size > 0) this.askAgent();
+  }
+
+  private finish(line: string): void {
+    this.over = true;
+    this.unpark();
+    const sink = this.sink;
+    this.sink = undefined;
+    queueMicrotask(() => this.session.close());
+    // Ended while waiting for the agent (the server gave up): the agent's retry will find nothing.
+    if (sink === undefined) return;
+    const done = completeResult(line, this.firstId, this.extra);
+    if (this.id === this.firstId) return sink.final(done);
+    const reply = JSON.parse(done) as { id: RequestId };
+    reply.id = this.id;
+    sink.final(JSON.stringify(reply));
+  }
+
+  private unpark(): void {
+    if (this.handle !== undefined) this.parts.waiting.delete(this.handle);
+    this.handle = undefined;
+    clearTimeout(this.timer);
+  }
+
+  /** Nobody came back for it: the call is cancelled on the server, and its questions answered with an error. */
+  private expire(): void {
+    this.unpark();
+    this.over = true;
+    this.session.close();
+  }
+
+  cancel(): void {
+    if (this.over) return;
+    this.over = true;
+    this.unpark();
+    this.session.close();
+  }
+
+  close(): void {
+    this.session.close();
+  }
 }
 
 function hints(parts: ModernParts, method: string): Record<string, unknown> {

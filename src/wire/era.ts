@@ -171,3 +171,11 @@ export function completeResult(line: string, id: RequestId, extra: Record<string
   parsed.result = { resultType: 'complete', ...extra, ...parsed.result };
   return JSON.stringify(parsed);
 }
+
+/** MCPGATE_REQUEST_STATE_KEY: 32 bytes as 64 hex digits or base64; undefined when unset; throws when malformed. */
+export function parseRequestStateKey(text: string | undefined): Buffer | undefined {
+  if (text === undefined || text === '') return undefined;
+  const key = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
+  if (key.length !== 32) throw new RangeError('MCPGATE_REQUEST_STATE_KEY must be 32 bytes: 64 hex digits or base64 (openssl rand -hex 32)');
+  return key;
+}

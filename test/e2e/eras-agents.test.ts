@@ -202,12 +202,61 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
     assert.equal((init.json!.error as { code: number }).code, -32601);
   });
 
-  it('a server\'s request during a modern call is refused at once, never left waiting', async () => {
+  it('a 2025-era server\'s sampling and elicitation reach a modern agent as input-required results, and its retries answer them', async () => {
+    const client = modernClient({ sampling: {}, elicitation: { form: {} } });
+    client.setRequestHandler('sampling/createMessage', (req) => {
+      const first = req.params.messages[0]!.content as { type: string; text: string };
+      return { role: 'assistant', model: 'test-model', content: { type: 'text', text: `echo of ${first.text}` } };
+    });
+    client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { name: 'Grace' } }));
+    await client.connect(new StreamableHTTPClientTransport(new URL(gate.url)));
+    try {
+      assert.equal(textOf(await client.callTool({ name: 'sink__sample', arguments: { prompt: 'hello' } })), 'sampled: echo of hello');
+      assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__elicit', arguments: {} }))), { action: 'accept', content: { name: 'Grace' } });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses a requestState that is forged, altered, another agent\'s or replayed', async () => {
+    const as = (agent: string) => ({ 'mcp-name': 'sink__elicit', 'x-mcpgate-agent': agent });
+    const ask = async (agent: string): Promise<{ key: string; state: string }> => {
+      const res = await modernPost(gate.url, 'tools/call', { name: 'sink__elicit', arguments: {}, _meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } } }, as(agent));
+      const result = res.json?.result as { resultType: string; inputRequests: Record<string, { method: string }>; requestState: string };
+      assert.equal(result.resultType, 'input_required', res.body);
+      const [key, request] = Object.entries(result.inputRequests)[0]!;
+      assert.equal(request.method, 'elicitation/create');
+      return { key, state: result.requestState };
+    };
+    const retry = (agent: string, key: string, state: string) => modernPost(gate.url, 'tools/call', {
+      name: 'sink__elicit', arguments: {}, requestState: state, inputResponses: { [key]: { action: 'accept', content: { name: agent } } },
+    }, as(agent), 2);
+    const codeOf = (res: Awaited<ReturnType<typeof raw>>): unknown => (res.json?.error as { code?: unknown } | undefined)?.code;
+
+    const mine = await ask('ann');
+    assert.ok(!mine.state.includes('ann') && !Buffer.from(mine.state, 'base64url').toString('latin1').includes('ann'), 'the state cannot be read');
+    // Another agent cannot use it, nor can anyone alter or forge one.
+    assert.equal(codeOf(await retry('ben', mine.key, mine.state)), -32031);
+    const flipped = Buffer.from(mine.state, 'base64url');
+    flipped.writeUInt8(flipped.readUInt8(flipped.length - 1) ^ 1, flipped.length - 1);
+    assert.equal(codeOf(await retry('ann', mine.key, flipped.toString('base64url'))), -32031);
+    assert.equal(codeOf(await retry('ann', mine.key, Buffer.from('{"h":"x","a":"ann","e":9999999999999}').toString('base64url'))), -32031);
+    // The rightful retry resumes the call (still waiting on the server), once.
+    const done = await retry('ann', mine.key, mine.state);
+    assert.equal(done.status, 200, done.body);
+    assert.deepEqual(JSON.parse(((done.json!.result as { content: { text: string }[] }).content[0]!.text)), { action: 'accept', content: { name: 'ann' } });
+    assert.equal(done.json!.id, 2, 'the answer carries the retry\'s id');
+    const replay = await retry('ann', mine.key, mine.state);
+    assert.equal(codeOf(replay), -32031);
+    assert.match((replay.json!.error as { message: string }).message, /used already|ended|expired/);
+  });
+
+  it('without the capability, the server is told at once and the call ends', async () => {
     const client = await connectModern(gate.url);
     try {
       const result = await client.callTool({ name: 'sink__sample', arguments: { prompt: 'hi' } }).catch((err: Error) => err);
       const text = result instanceof Error ? result.message : textOf(result);
-      assert.match(text, /no open stream|sampling|MCPG_AGENT_UNAVAILABLE|MCPG_CAPABILITY_UNSUPPORTED/);
+      assert.match(text, /did not declare the sampling capability/);
     } finally {
       await client.close();
     }
@@ -275,7 +324,8 @@ describe('a 2026-07-28 agent over stdio', { timeout: TIMEOUT }, () => {
     dir = await tempDir();
     const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server', ['--marker-dir', dir.path]) });
     gw = new GatewayProcess({ config, args: ['--pins', 'off'] });
-    client = modernClient();
+    client = modernClient({ sampling: {} });
+    client.setRequestHandler('sampling/createMessage', () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: 'from stdio' } }));
     await client.connect(gw.transport as never);
   });
 
@@ -296,6 +346,10 @@ describe('a 2026-07-28 agent over stdio', { timeout: TIMEOUT }, () => {
     assert.deepEqual(steps, [1, 2]);
     assert.equal(((await client.readResource({ uri: 'mcpgate://sink/sink://static/2' })).contents[0] as { text: string }).text, 'two');
     assert.equal(((await client.getPrompt({ name: 'sink__greet', arguments: { name: 'stdio' } })).messages[0]!.content as { text: string }).text, 'Hello, stdio!');
+  });
+
+  it('a server\'s sampling request becomes an input-required result; the retry answers it', async () => {
+    assert.equal(textOf(await client.callTool({ name: 'sink__sample', arguments: { prompt: 'x' } })), 'sampled: from stdio');
   });
 
   it('notifications/cancelled cancels the call on the server', async () => {
