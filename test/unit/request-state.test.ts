@@ -26,7 +26,8 @@ describe('requestState sealing', () => {
       assert.equal(typeof sealer.open('alice', altered.toString('base64url')), 'string', `byte ${at}`);
     }
     assert.equal(typeof new RequestStateSealer().open('alice', state), 'string');
-    assert.match(String(sealer.open('alice', sealer.seal('alice', { handle: 'x', expires: Date.now() - 1 }))), /expired/);
+    const expired = sealer.open('alice', sealer.seal('alice', { handle: 'x', expires: Date.now() - 1 }));
+    assert.ok(typeof expired === 'string' && expired.includes('expired'));
     for (const junk of ['', 'not base64!', 'AAAA', 'x'.repeat(5000)]) assert.equal(typeof sealer.open('alice', junk), 'string');
   });
 
