@@ -96,6 +96,19 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
     }
   });
 
+  it('log messages come on the request\'s stream only when its _meta asks, at or above the level', async () => {
+    const log = (level: string, logLevel?: string) => modernPost(gate.url, 'tools/call', {
+      name: 'sink__log', arguments: { level, message: `at ${level}` }, _meta: logLevel === undefined ? {} : { 'io.modelcontextprotocol/logLevel': logLevel },
+    }, { 'mcp-name': 'sink__log' });
+    const loud = await log('error', 'warning');
+    assert.match(String(loud.headers['content-type']), /text\/event-stream/);
+    assert.match(loud.body, /"method":"notifications\/message".*"data":"at error"/);
+    const quiet = await log('info', 'warning');
+    assert.doesNotMatch(quiet.body, /notifications\/message/);
+    const unasked = await log('error');
+    assert.doesNotMatch(unasked.body, /notifications\/message/);
+  });
+
   it('closing the request\'s stream cancels the call on the server', async () => {
     const client = await connectModern(gate.url);
     try {
