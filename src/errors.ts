@@ -48,6 +48,7 @@ export const ERROR_CODES = {
   MCPG_EVENT_ID_UNKNOWN: { rpc: -32041, summary: 'A GET with Last-Event-ID named an event this session cannot resume from: unknown, of another session, or past the replay buffer (HTTP 400).' },
   MCPG_SESSION_LIMIT: { rpc: -32019, summary: 'The limit on sessions (per agent or in total) is reached; end or let idle sessions expire (HTTP 429 per agent, 503 in total).' },
   MCPG_SERVER_NEEDS_LOGIN: { rpc: -32033, summary: 'A remote server wants an OAuth access token mcpgate does not have and cannot refresh; run `mcpgate login SERVER`.' },
+  MCPG_REQUEST_STATE_INVALID: { rpc: -32031, summary: "A modern agent's retry carried a requestState mcpgate did not issue to it, or one altered, expired or already used." },
   MCPG_POOL_EXHAUSTED: { rpc: -32030, summary: "A per-agent or per-session server's pool is at its cap and every connection in it is busy; try again when one is idle." },
   MCPG_INPUT_ROUNDS_EXCEEDED: { rpc: -32047, summary: "A modern server kept answering a call with input-required results past mcpgate's limit of rounds; the call was ended." },
   MCPG_INPUT_FAILED: { rpc: -32048, summary: "A modern server's input request (sampling, elicitation, roots) could not be answered by the agent, so the call could not be retried." },

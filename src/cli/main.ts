@@ -21,6 +21,7 @@ import { runLogin, runLogout } from './login.js';
 import { runStatus } from './status.js';
 import type { CliIo } from './io.js';
 import { wireLimits } from '../wire/jsonrpc.js';
+import { parseRequestStateKey } from '../wire/era.js';
 
 /** The highest --max-depth accepted: re-encoding stays far from the stack's limit below it. */
 const MAX_DEPTH_CEILING = 1000;
@@ -67,7 +68,8 @@ login signs mcpgate in to a remote server that wants OAuth (authorization code +
 in the state directory, where a running gateway picks them up; logout removes them.
 SIGHUP reloads both files and revives parked servers; both files are also watched and reloaded.
 Environment: MCPGATE_CONFIG, MCPGATE_RULES, MCPGATE_AGENT, MCPGATE_MODE, MCPGATE_LOG_LEVEL,
-MCPGATE_PINS, MCPGATE_STATE, MCPGATE_HTTP, MCPGATE_URL, MCPGATE_TOKEN (flags win).
+MCPGATE_PINS, MCPGATE_STATE, MCPGATE_HTTP, MCPGATE_URL, MCPGATE_TOKEN (flags win),
+MCPGATE_REQUEST_STATE_KEY (seals modern agents' requestState: 64 hex digits; default: made at start).
 Log levels: debug, info, warn, error, silent. Logs go to stderr; stdout is the MCP transport.
 `;
 
@@ -224,7 +226,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         if (values.audit === undefined && (values['audit-arguments'] === true || auditMaxBytes !== undefined)) throw usage('--audit-arguments and --audit-max-bytes need --audit FILE');
         const audit = values.audit === undefined ? undefined : { target: values.audit === '-' ? '-' : resolve(values.audit), includeArguments: values['audit-arguments'] === true, ...defined('maxBytes', auditMaxBytes) };
         const tracing = tracingSettings(values['otlp-endpoint'], env);
-        return await runServe({ ...defined('audit', audit), ...defined('tracing', tracing), configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http);
+        let requestStateKey: Buffer | undefined;
+        try {
+          requestStateKey = parseRequestStateKey(env.MCPGATE_REQUEST_STATE_KEY);
+        } catch (err) {
+          throw usage((err as Error).message);
+        }
+        return await runServe({ ...defined('audit', audit), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http);
       }
       default:
         throw usage(`unknown command "${command}"`);

@@ -20,6 +20,9 @@ import { DEFAULT_MAX_AGENT_BUFFER, HttpChannel } from './http-channel.js';
 import { ReplayStore, type ReplayCounters, type ReplayLimits } from './sse-replay.js';
 import { DEFAULT_MAX_BODY_BYTES, accepts, hostAllowed, isLoopback, originAllowed, readBody, repeatedHeader, sendError, sendJson } from './http-util.js';
 import { handleOps, type OpsContext } from './ops.js';
+import { ModernPost, refuse } from './http-modern.js';
+import { checkHeaders, eraOf, isModernVersion, type EraOf } from '../wire/era.js';
+import type { ModernRequest } from '../gateway/modern.js';
 
 export interface HttpFrontOptions {
   host: string;
@@ -74,6 +77,9 @@ const METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 export class HttpFront {
   readonly sessions = new Map<string, HttpChannel>();
+  /** Modern (2026-07-28) requests whose POST is open; listen streams apart (shutdown ends them first). */
+  private readonly modernCalls = new Set<ModernRequest>();
+  private readonly modernListens = new Set<ModernRequest>();
   private readonly perAgent = new Map<string, number>();
   private readonly server: Server;
   private readonly allowed: ReadonlySet<string>;
@@ -279,6 +285,15 @@ export class HttpFront {
     if (Array.isArray(value)) return sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', 'JSON-RPC batches are not supported (MCP 2025-06-18 and later send one message per POST)'));
     const parsed = classify(value, body.text.length > 2 * wireLimits.maxDepth);
     if (parsed.kind === 'invalid') return sendError(res, 400, parsed.error, {}, parsed.id);
+    if (parsed.kind === 'request' || parsed.kind === 'notification') {
+      // The era is chosen per request, body first (the spec's compatibility section).
+      const era = eraOf(parsed.msg.method, parsed.msg.params, parsed.kind === 'request');
+      if (era.era !== 'legacy') return this.modern(req, res, agent, parsed, era);
+      const header = req.headers['mcp-protocol-version'];
+      if (typeof header === 'string' && isModernVersion(header.trim())) {
+        return refuse(res, 400, parsed.kind === 'request' ? parsed.msg.id : null, -32602, `Invalid params: the MCP-Protocol-Version header names protocol revision ${header.trim()}, but the request is missing the required per-request _meta envelope (io.modelcontextprotocol/protocolVersion, io.modelcontextprotocol/clientCapabilities)`);
+      }
+    }
     const sessionId = req.headers['mcp-session-id'];
     if (parsed.kind === 'request' && parsed.msg.method === 'initialize') {
       if (sessionId !== undefined) return sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', 'initialize starts a new session: send it without Mcp-Session-Id'), {}, parsed.msg.id);
@@ -293,6 +308,33 @@ export class HttpFront {
       return sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', `unsupported MCP-Protocol-Version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`));
     }
     this.deliver(session, parsed, req, res);
+  }
+
+  /** A modern (2026-07-28) request or notification: no session; its POST is its stream (http-modern.ts). */
+  private modern(req: IncomingMessage, res: ServerResponse, agent: string, parsed: Classified & { kind: 'request' | 'notification' }, era: Exclude<EraOf, { era: 'legacy' }>): void {
+    const id = parsed.kind === 'request' ? parsed.msg.id : null;
+    const header = (name: string): string | undefined => {
+      const value = req.headers[name];
+      return typeof value === 'string' ? value : undefined;
+    };
+    const refused = era.era === 'refused' ? era : checkHeaders(
+      { protocolVersion: header('mcp-protocol-version'), method: header('mcp-method'), name: header('mcp-name') },
+      parsed.msg.method, parsed.msg.params, era.envelope, parsed.kind === 'request',
+    );
+    if (refused !== undefined && refused.era === 'refused') return refuse(res, refused.status, id, refused.code, refused.message, refused.data);
+    // A modern notification needs no answer; cancellation is closing the request's stream.
+    if (parsed.kind === 'notification' || era.era !== 'modern' || era.envelope === undefined) return void res.writeHead(202).end();
+    const identified = this.options.auth === 'on' || req.headers['x-mcpgate-agent'] !== undefined || this.options.defaultAgentExplicit === true;
+    const post = new ModernPost(res, accepts(req.headers.accept, 'text/event-stream'), this.opts.maxAgentBuffer);
+    const request = this.gateway.serveModern(parsed.msg, era.envelope, post, agent, true, 'http', identified);
+    if (post.done) return;
+    const open = parsed.msg.method === 'subscriptions/listen' ? this.modernListens : this.modernCalls;
+    open.add(request);
+    res.once('close', () => {
+      open.delete(request);
+      if (!post.done) request.cancel();
+      if (this.onDrained !== undefined && this.openPosts() === 0) this.onDrained();
+    });
   }
 
   private deliver(session: HttpChannel, parsed: Classified, req: IncomingMessage, res: ServerResponse): void {
@@ -347,6 +389,10 @@ export class HttpFront {
   }
 
   private get(req: IncomingMessage, res: ServerResponse, agent: string): void {
+    const version = req.headers['mcp-protocol-version'];
+    if (typeof version === 'string' && isModernVersion(version.trim())) {
+      return refuse(res, 405, null, -32000, `Method not allowed: protocol revision ${version.trim()} is POST only (change notifications come on a subscriptions/listen stream)`);
+    }
     if (!accepts(req.headers.accept, 'text/event-stream')) {
       return sendError(res, 406, new GatewayError('MCPG_INVALID_REQUEST', `GET ${MCP_PATH} opens an event stream: Accept must admit text/event-stream`));
     }
@@ -408,6 +454,8 @@ export class HttpFront {
       clearInterval(this.sweepTimer);
       const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
       this.server.closeIdleConnections();
+      // Listen streams never end by themselves: they end now, gracefully (the empty listen result).
+      for (const listen of [...this.modernListens]) listen.close();
       if (this.openPosts() > 0) {
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([
@@ -418,6 +466,7 @@ export class HttpFront {
         if (this.openPosts() > 0) this.log.warn(`shutdown: ${this.openPosts()} calls still running after ${this.opts.drainMs} ms; ending them`);
       }
       for (const session of [...this.sessions.values()]) this.end(session, 'closed at shutdown');
+      for (const request of [...this.modernCalls]) request.close();
       this.server.closeAllConnections();
       await closed;
     })();
@@ -425,7 +474,7 @@ export class HttpFront {
   }
 
   private openPosts(): number {
-    let open = 0;
+    let open = this.modernCalls.size;
     for (const session of this.sessions.values()) open += session.openPosts;
     return open;
   }

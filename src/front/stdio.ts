@@ -10,6 +10,10 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Gateway } from '../gateway/gateway.js';
 import { readLines } from '../wire/line-reader.js';
+import { encodeError, parseMessage, type RequestId } from '../wire/jsonrpc.js';
+import { eraOf, mayBeModern } from '../wire/era.js';
+import { GatewayError } from '../errors.js';
+import type { ModernRequest } from '../gateway/modern.js';
 import { DEFAULT_MAX_AGENT_BUFFER } from './http-channel.js';
 
 /** Why the stdio front ended; `failed` when it was not the agent's own doing (it stopped reading). */
@@ -30,6 +34,9 @@ export interface StdioOptions {
   /** Bytes waiting on stdout past which the front ends (default 32 MiB, `--max-agent-buffer`). */
   maxAgentBuffer?: number;
 }
+
+/** Modern requests one stdio agent may have in flight at once. */
+const MAX_MODERN_INFLIGHT = 1000;
 
 export function serveStdio(gateway: Gateway, agent: string, agentExplicit = true, options: StdioOptions = {}): StdioFront {
   const input = options.input ?? process.stdin;
@@ -70,20 +77,54 @@ export function serveStdio(gateway: Gateway, agent: string, agentExplicit = true
       input.pause();
     }
   };
-  const session = gateway.openSession({
-    send(line) {
-      if (broken) return false;
-      if (batch === undefined) {
-        batch = line + '\n';
-        setImmediate(flush);
-      } else {
-        batch += line + '\n';
-      }
-      return true;
-    },
-  }, agent, agentExplicit);
+  const write = (line: string): boolean => {
+    if (broken) return false;
+    if (batch === undefined) {
+      batch = line + '\n';
+      setImmediate(flush);
+    } else {
+      batch += line + '\n';
+    }
+    return true;
+  };
+  const session = gateway.openSession({ send: write }, agent, agentExplicit);
+  // Modern (2026-07-28) requests in flight, by the agent's id: notifications/cancelled ends one.
+  const modern = new Map<RequestId, ModernRequest>();
+  /**
+   * A line that may carry the modern envelope (a substring test keeps the legacy hot path at one
+   * parse): the era is chosen per message, and a legacy one goes to the agent session as usual.
+   */
+  const modernLine = (line: string): void => {
+    const parsed = parseMessage(line);
+    if (parsed.kind !== 'request' && parsed.kind !== 'notification') return session.handleMessage(parsed);
+    const msg = parsed.msg;
+    const era = eraOf(msg.method, msg.params, parsed.kind === 'request');
+    if (era.era === 'legacy') return session.handleMessage(parsed);
+    if (parsed.kind === 'notification') {
+      if (msg.method !== 'notifications/cancelled') return;
+      const requestId = (msg.params as { requestId?: RequestId } | undefined)?.requestId;
+      const request = requestId === undefined ? undefined : modern.get(requestId);
+      if (request === undefined) return session.handleMessage(parsed);
+      modern.delete(requestId!);
+      return request.cancel();
+    }
+    const id = parsed.msg.id;
+    if (era.era === 'refused') return void write(JSON.stringify({ jsonrpc: '2.0', id, error: { code: era.code, message: era.message, ...(era.data !== undefined && { data: era.data }) } }));
+    if (modern.has(id)) return void write(encodeError(id, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(id)} is already in use by a request in flight`).toJsonRpc()));
+    if (modern.size >= MAX_MODERN_INFLIGHT) return void write(encodeError(id, new GatewayError('MCPG_OVERLOADED', `${modern.size} modern requests are in flight (the limit is ${MAX_MODERN_INFLIGHT}); wait for some to finish`).toJsonRpc()));
+    let done = false;
+    const request = gateway.serveModern(parsed.msg, era.envelope!, {
+      during: write,
+      final(line) {
+        done = true;
+        modern.delete(id);
+        write(line);
+      },
+    }, agent, agentExplicit, 'stdio', agentExplicit);
+    if (!done) modern.set(id, request);
+  };
   const stop = readLines(input, {
-    line: (line) => session.handleLine(line),
+    line: (line) => (mayBeModern(line) ? modernLine(line) : session.handleLine(line)),
     overflow: (length) => session.overflow(length),
     end: () => resolveEnded({ reason: 'stdin closed', failed: false }),
   });
@@ -92,6 +133,8 @@ export function serveStdio(gateway: Gateway, agent: string, agentExplicit = true
     ended,
     close() {
       stop();
+      for (const request of [...modern.values()]) request.close();
+      modern.clear();
       session.close();
       flush();
     },

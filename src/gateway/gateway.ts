@@ -37,6 +37,10 @@ import { Agents } from './agents.js';
 import { Router } from './router.js';
 import { ServerEvents } from './server-events.js';
 import type { DiscoveryParts } from './discovery.js';
+import { serveModern, type ModernCall, type ModernRequest, type ModernSink } from './modern.js';
+import { RequestStateSealer } from './request-state.js';
+import type { JsonRpcRequest } from '../wire/jsonrpc.js';
+import type { Envelope } from '../wire/era.js';
 
 /** Log levels by rank (methods.ts ranks them). */
 const LOG_LEVELS = Object.keys(LOG_LEVEL_RANK).sort((a, b) => LOG_LEVEL_RANK[a]! - LOG_LEVEL_RANK[b]!);
@@ -65,6 +69,8 @@ export interface GatewayOptions {
   supervision?: SupervisionSettings;
   /** Per-agent rules; absent means every agent may use every server. */
   rules?: Rules;
+  /** The AES-256 key sealing modern agents' requestState (MCPGATE_REQUEST_STATE_KEY); absent: made at start. */
+  requestStateKey?: Buffer;
   /** `aggregate` (default): the full catalog; `discovery`: the meta-tools only. */
   mode?: 'aggregate' | 'discovery';
   /** Offer get_gateway_status in discovery mode. */
@@ -134,6 +140,9 @@ export class Gateway {
   /** The rules in force: one immutable snapshot, swapped whole on reload. */
   rules: Rules;
   readonly views: AgentViews;
+  /** Modern agents' calls waiting for their answers (input required), by the handle their requestState names. */
+  private readonly waitingForInput = new Map<string, ModernCall>();
+  private readonly requestStates: RequestStateSealer;
   /** Call outcomes, errors and HTTP requests as they happen; states read at scrape time. */
   readonly metrics: GatewayMetrics;
   /** Where a request goes, under the rules and the pins. */
@@ -163,6 +172,7 @@ export class Gateway {
     });
     this.rules = options.rules ?? OPEN_RULES;
     this.views = new AgentViews(this.catalog, () => this.rules);
+    this.requestStates = new RequestStateSealer(options.requestStateKey);
     this.metrics = new GatewayMetrics({
       version: GATEWAY_INFO.version,
       source: metricsSource(this),
@@ -369,6 +379,21 @@ export class Gateway {
     const session = new AgentSession(this.sessionParts, channel, agent, this.log.child({ agent }), agentExplicit, transport, identified, id);
     this.sessions.add(session);
     return session;
+  }
+
+  /**
+   * Serves one modern (2026-07-28) request of `agent` (modern.ts): an agent session that lives as
+   * long as the request, under the same rules as a legacy session of that agent.
+   */
+  serveModern(msg: JsonRpcRequest, envelope: Envelope, sink: ModernSink, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio', identified = agentExplicit): ModernRequest {
+    return serveModern({
+      agent,
+      waiting: this.waitingForInput,
+      requestStates: this.requestStates,
+      open: (channel) => this.openSession(channel, agent, agentExplicit, transport, identified),
+      sameForAll: () => this.rules.open,
+      instructions: () => this.instructions(),
+    }, msg, envelope, sink);
   }
 
   /** Called by a session when it ends: drop its subscriptions, answer its servers' pending questions. */

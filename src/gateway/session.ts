@@ -79,6 +79,8 @@ export interface AgentChannel {
    * calls `resume` when the agent resumes it, so the server is polled when the agent polls.
    */
   pause?(about: RequestId, retryMs: number, resume: () => void): void;
+  /** The session ended (after it answered what was open); a modern listen stream ends its request here. */
+  closed?(): void;
 }
 
 type Rewrite = (result: Record<string, unknown>) => boolean;
@@ -214,7 +216,7 @@ export class AgentSession {
         return this.waiting.run(msg.id, () => this.complete(msg));
       case 'resources/subscribe':
       case 'resources/unsubscribe':
-        return void this.subscription(msg).catch((err: unknown) => this.sendError(msg.id, err));
+        return void this.subscribeUri(msg.method === 'resources/subscribe', msg.params?.uri).then(() => this.sendResult(msg.id, {}), (err: unknown) => this.sendError(msg.id, err));
       case 'logging/setLevel':
         return void this.setLevel(msg);
       default:
@@ -441,35 +443,32 @@ export class AgentSession {
     }
   }
 
-  private async subscription(msg: JsonRpcRequest): Promise<void> {
+  /** Subscribes this session to a resource URI (or unsubscribes it); throws why not. */
+  async subscribeUri(subscribe: boolean, publicUriParam: unknown): Promise<void> {
+    const method = subscribe ? 'resources/subscribe' : 'resources/unsubscribe';
     await this.parts.settling.settled;
-    const route = this.parts.router.uri(this.log, this.agent, msg.method, msg.params?.uri);
-    if (route instanceof GatewayError) return this.sendError(msg.id, route);
+    const route = this.parts.router.uri(this.log, this.agent, method, publicUriParam);
+    if (route instanceof GatewayError) throw route;
     const { conn, uri, publicUri } = route;
-    if (conn.config.sessions !== 'shared') return this.ownSubscription(msg, conn, uri);
+    if (conn.config.sessions !== 'shared') return this.ownSubscription(subscribe, conn, uri);
     if ((conn.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
-      return this.sendError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name }));
+      throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name });
     }
-    if (msg.method === 'resources/subscribe') await this.parts.subscriptions.subscribe(this, conn, uri, publicUri);
+    if (this.closed) return;
+    if (subscribe) await this.parts.subscriptions.subscribe(this, conn, uri, publicUri);
     else await this.parts.subscriptions.unsubscribe(this, conn, uri, publicUri);
-    this.sendResult(msg.id, {});
   }
 
-  /** A per-agent or per-session server: subscribe on the session's own pooled connection. */
-  private async ownSubscription(msg: JsonRpcRequest, conn: Connection, uri: string): Promise<void> {
-    let own: Connection;
-    try {
-      const got = this.parts.scoped(this, conn);
-      own = got instanceof Promise ? await got : got;
-    } catch (err) {
-      return this.sendError(msg.id, err);
-    }
+  /** A per-agent or per-session server: subscribe on the session's own pooled connection; throws why not. */
+  private async ownSubscription(subscribe: boolean, conn: Connection, uri: string): Promise<void> {
+    const got = this.parts.scoped(this, conn);
+    const own = got instanceof Promise ? await got : got;
     if ((own.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
-      return this.sendError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name }));
+      throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name });
     }
-    if (msg.method === 'resources/subscribe') await this.parts.ownSubscriptions.subscribe(this, own, uri);
+    if (this.closed) return;
+    if (subscribe) await this.parts.ownSubscriptions.subscribe(this, own, uri);
     else await this.parts.ownSubscriptions.unsubscribe(this, own, uri);
-    this.sendResult(msg.id, {});
   }
 
   private async setLevel(msg: JsonRpcRequest): Promise<void> {
@@ -488,6 +487,22 @@ export class AgentSession {
     this.initialized = true;
     await Promise.race([this.parts.settling.settled, delay(INITIALIZE_WAIT_MS)]);
     this.sendResult(msg.id, initializeResult(requested, this.parts.instructions()));
+  }
+
+  /**
+   * A modern (2026-07-28) request's session: its capabilities and log level come with the request
+   * (the `_meta` envelope), not from `initialize`, and server requests need no wait for `initialized`.
+   */
+  adoptEnvelope(capabilities: Record<string, unknown>, logLevel: string | undefined): void {
+    this.capabilities = capabilities;
+    if (logLevel !== undefined) this.logRank = LOG_LEVEL_RANK[logLevel];
+    this.agentRequests.agentReady(capabilities);
+  }
+
+  /** A modern listen stream: from now on the agent hears when its view of a list changes. */
+  listenForChanges(): void {
+    for (const kind of ['tools', 'resources', 'resourceTemplates', 'prompts'] as const) this.shown.changed(kind);
+    this.initialized = true;
   }
 
   // ── notifications and responses from the agent ─────────────────────────────────────────────
@@ -598,6 +613,7 @@ export class AgentSession {
     this.inflight.clear();
     this.agentRequests.close();
     this.parts.closed(this);
+    this.channel.closed?.();
   }
 
   private sendResult(id: RequestId, result: unknown): void {

@@ -4,7 +4,7 @@
 import type { z } from 'zod';
 import type { PromptSchema, ResourceSchema, ToolSchema } from '@modelcontextprotocol/core';
 
-/** The session-based (2025-era) revisions, newest first. The stateless 2026-07-28 revision is not served yet. */
+/** The session-based (2025-era) revisions, newest first. Modern (2026-07-28) agents: `era.ts`. */
 export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
 export const LATEST_PROTOCOL_VERSION = '2025-11-25';
 

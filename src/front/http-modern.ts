@@ -1,0 +1,60 @@
+// Modern (2026-07-28) requests on the Streamable HTTP front: the same `/mcp` path, POST only, no
+// session. The era is decided per request from the body (`wire/era.ts`); the standard headers must
+// agree with the body (400, -32020 otherwise). The POST's response is the request's own stream:
+// `application/json` when the answer is the only message, `text/event-stream` as soon as something
+// must go before it (progress, logs, listen notifications). Closing it is cancellation.
+
+import type { ServerResponse } from 'node:http';
+import type { ModernSink } from '../gateway/modern.js';
+import { sseEvent } from '../wire/sse.js';
+
+const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' };
+
+/** The response stream of one modern request. */
+export class ModernPost implements ModernSink {
+  private streaming = false;
+  /** Set once the answer is written (the request is over; a later close is no cancellation). */
+  done = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly acceptsSse: boolean,
+    /** Bytes the agent has not read past which the stream is dropped (--max-agent-buffer). */
+    private readonly maxBuffer: number,
+  ) {}
+
+  during(line: string): boolean {
+    const res = this.res;
+    if (this.done || !this.acceptsSse || res.writableEnded || res.destroyed) return false;
+    if (res.writableLength > this.maxBuffer) {
+      // The agent is not reading its own stream: drop it (that cancels the request), never buffer without bound.
+      res.destroy();
+      return false;
+    }
+    if (!this.streaming) {
+      this.streaming = true;
+      res.writeHead(200, SSE_HEADERS);
+    }
+    res.write(sseEvent(line));
+    return true;
+  }
+
+  final(line: string): void {
+    if (this.done) return;
+    this.done = true;
+    const res = this.res;
+    if (res.writableEnded || res.destroyed) return;
+    if (this.streaming) {
+      res.end(sseEvent(line));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(line);
+  }
+}
+
+/** Answers a modern request that is refused before it is served, with the spec's code and status. */
+export function refuse(res: ServerResponse, status: number, id: string | number | null, code: number, message: string, data?: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined && { data }) } }));
+}
