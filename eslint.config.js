@@ -16,10 +16,11 @@ const ROOMS = {
   servers: ['config', 'wire', 'observability'],
   catalog: ['servers', 'wire', 'observability'],
   gateway: ['catalog', 'pins', 'rules', 'servers', 'config', 'wire', 'observability'],
-  front: ['gateway', 'auth', 'wire', 'observability'],
+  cluster: ['wire', 'observability'],
+  front: ['gateway', 'auth', 'cluster', 'wire', 'observability'],
   console: ['gateway', 'auth', 'pins', 'rules', 'wire', 'observability'],
   'reload.ts': ['gateway', 'rules', 'config', 'observability'],
-  'mcpgate.ts': ['reload.ts', 'front', 'console', 'gateway', 'rules', 'config', 'observability'],
+  'mcpgate.ts': ['reload.ts', 'front', 'console', 'cluster', 'gateway', 'rules', 'config', 'observability'],
   cli: ['mcpgate.ts', 'reload.ts', 'front', 'auth', 'pins', 'rules', 'config', 'wire', 'observability'],
 };
 

@@ -45,6 +45,7 @@ export const ERROR_CODES = {
   MCPG_HOST_FORBIDDEN: { rpc: JSONRPC.INVALID_REQUEST, summary: 'An HTTP request named a Host that is not this machine or an allowed name (HTTP 403, DNS-rebinding protection).' },
   MCPG_AGENT_TOO_SLOW: { rpc: -32020, summary: 'An agent stopped reading what mcpgate sent it; past the buffer limit its stream, session or (stdio) the gateway was ended.' },
   MCPG_SESSION_NOT_FOUND: { rpc: JSONRPC.INVALID_REQUEST, summary: 'The Mcp-Session-Id is unknown, expired or ended; start a new session with initialize (HTTP 404).' },
+  MCPG_FORWARD_REFUSED: { rpc: -32021, summary: 'A request claiming to be forwarded by another worker of the cluster was not signed with the cluster secret, or too long ago (HTTP 403).' },
   MCPG_SESSION_LIMIT: { rpc: -32019, summary: 'The limit on sessions (per agent or in total) is reached; end or let idle sessions expire (HTTP 429 per agent, 503 in total).' },
   MCPG_POOL_EXHAUSTED: { rpc: -32030, summary: "A per-agent or per-session server's pool is at its cap and every connection in it is busy; try again when one is idle." },
   MCPG_CONFIG_INVALID: { rpc: JSONRPC.INVALID_PARAMS, summary: 'A configuration file could not be read, parsed or validated.' },

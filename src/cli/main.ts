@@ -13,7 +13,7 @@ import { runCheck } from './check.js';
 import { runServe } from './serve.js';
 import { runApprove, runPins } from './pins.js';
 import { PIN_MODES, type PinMode } from '../pins/review.js';
-import type { HttpSettings } from '../mcpgate.js';
+import type { ClusterSettings, HttpSettings } from '../mcpgate.js';
 import { isLoopback } from '../front/http-util.js';
 import { runToken } from './token.js';
 import { runStatus } from './status.js';
@@ -35,6 +35,7 @@ Usage:
                 [--audit FILE|-] [--audit-arguments] [--audit-max-bytes BYTES]
                 HTTP: [--no-auth] [--allow-origin ORIGIN]… [--allow-host NAME]… [--max-body BYTES] [--session-idle MS]
                       [--max-sessions N] [--max-sessions-per-agent N] [--drain-timeout MS]
+                Cluster: [--redis redis://[:PASSWORD@]HOST:PORT/DB] [--cluster-secret SECRET] [--advertise HOST]
   mcpgate check [--config .mcp.json] [--rules gateway-rules.json]
   mcpgate status [--url http://HOST:PORT] [--token TOKEN] [--json]
   mcpgate token AGENT
@@ -52,8 +53,12 @@ a name given with --allow-host (DNS-rebinding protection; * allows any).
 FILE (- for stderr); argument values only with --audit-arguments. FILE is rotated to FILE.1 past
 --audit-max-bytes (default 10 MiB) and reopened on SIGHUP (for logrotate).
 SIGHUP reloads both files and revives parked servers; both files are also watched and reloaded.
+--redis joins every mcpgate sharing that Redis into one cluster: a request for an agent session another
+worker holds is forwarded to it (signed with --cluster-secret, required unless the Redis is on loopback),
+and a session whose worker died is adopted. --advertise is the name other workers reach this one by.
 Environment: MCPGATE_CONFIG, MCPGATE_RULES, MCPGATE_AGENT, MCPGATE_MODE, MCPGATE_LOG_LEVEL,
-MCPGATE_PINS, MCPGATE_STATE, MCPGATE_HTTP, MCPGATE_URL, MCPGATE_TOKEN (flags win).
+MCPGATE_PINS, MCPGATE_STATE, MCPGATE_HTTP, MCPGATE_URL, MCPGATE_TOKEN, MCPGATE_REDIS,
+MCPGATE_CLUSTER_SECRET (flags win).
 Log levels: debug, info, warn, error, silent. Logs go to stderr; stdout is the MCP transport.
 `;
 
@@ -118,6 +123,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         url: { type: 'string' },
         token: { type: 'string' },
         json: { type: 'boolean' },
+        redis: { type: 'string' },
+        'cluster-secret': { type: 'string' },
+        advertise: { type: 'string' },
+        workers: { type: 'string' },
       },
     });
     if (positionals.length > 0 && command !== 'pins' && command !== 'approve' && command !== 'token') throw usage(`unexpected argument "${positionals[0]}"`);
@@ -179,6 +188,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           },
         };
         const http = httpText === undefined ? undefined : httpSettings(httpText, values, agent, agentExplicit);
+        const workers = positiveInt(values.workers, '--workers', 'a positive whole number');
+        if (workers !== undefined && workers > 1) throw usage(`--workers ${workers} is not supported yet: run one \`mcpgate serve --http HOST:PORT --redis URL\` per worker on its own port (they form one cluster through Redis) behind a load balancer; see "Running a cluster" in README.md`);
+        const cluster = clusterSettings(values, env);
+        if (cluster !== undefined) {
+          if (http === undefined) throw usage('--redis needs --http: a cluster shares HTTP agent sessions between workers');
+          http.cluster = cluster;
+        }
         const maxAgentBuffer = positiveInt(values['max-agent-buffer'], '--max-agent-buffer', 'a positive whole number of bytes');
         const auditMaxBytes = positiveInt(values['audit-max-bytes'], '--audit-max-bytes', 'a positive whole number of bytes');
         if (values.audit === '') throw usage('--audit needs a FILE (or - for stderr)');
@@ -227,6 +243,32 @@ function httpSettings(text: string, values: Record<string, string | boolean | st
     ...defined('maxSessionsPerAgent', int('max-sessions-per-agent', 'a positive whole number')),
     ...defined('drainMs', int('drain-timeout', 'a positive whole number of milliseconds')),
   };
+}
+
+/** `--redis URL` (or MCPGATE_REDIS), `--cluster-secret` (or MCPGATE_CLUSTER_SECRET), `--advertise HOST`. */
+function clusterSettings(values: Record<string, string | boolean | string[] | undefined>, env: NodeJS.ProcessEnv): ClusterSettings | undefined {
+  const redisUrl = (values.redis as string | undefined) ?? env.MCPGATE_REDIS;
+  const secret = (values['cluster-secret'] as string | undefined) ?? env.MCPGATE_CLUSTER_SECRET;
+  const advertise = values.advertise as string | undefined;
+  if (redisUrl === undefined || redisUrl === '') {
+    if (secret !== undefined || advertise !== undefined) throw usage('--cluster-secret and --advertise need --redis URL');
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(redisUrl);
+  } catch {
+    // The URL may hold a password: it is never echoed.
+    throw usage('--redis must be a URL such as redis://[:password@]host:port/db or rediss://…');
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw usage(`--redis must be a redis:// or rediss:// URL (got ${url.protocol}//…)`);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (secret !== undefined && secret.length < 16) throw usage('--cluster-secret must be at least 16 characters (every worker of the cluster uses the same one)');
+  if (secret === undefined && !isLoopback(host)) {
+    throw usage(`--redis on ${host} (not loopback) needs --cluster-secret SECRET (or MCPGATE_CLUSTER_SECRET), the same on every worker: it signs the requests workers forward to each other`);
+  }
+  if (advertise !== undefined && !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)$/.test(advertise)) throw usage(`--advertise takes a host name or IP address other workers reach this one by (got "${advertise}")`);
+  return { redisUrl, secret, advertise };
 }
 
 function positiveInt(text: string | undefined, flag: string, what: string): number | undefined {
