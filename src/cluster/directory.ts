@@ -71,9 +71,10 @@ export class Directory {
       // Backoff 50 ms doubling to 2 s, forever: the worker serves locally meanwhile.
       retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
     });
+    // (Re)connected: write this worker's record and every session it holds (Redis may have restarted empty).
     this.redis.on('ready', () => {
       this.setUp(true);
-      void this.beat();
+      void this.beat(true);
     });
     this.redis.on('end', () => this.setUp(false));
     this.redis.on('close', () => this.setUp(false));
@@ -108,15 +109,20 @@ export class Directory {
     return (await this.redis.get(SECRET_KEY)) ?? undefined;
   }
 
-  /** Writes this worker's record and renews every session it holds. */
-  private async beat(): Promise<void> {
+  /**
+   * Writes this worker's record and renews the TTL of every session it holds; `full` (after a
+   * (re)connect) writes the sessions' records too. A plain beat never rewrites a record's owner, so
+   * a session another worker took over stays with it.
+   */
+  private async beat(full = false): Promise<void> {
     if (!this.up || this.closed) return;
     const held = this.o.held();
     const ttl = Math.max(3 * this.o.heartbeatMs, 1000);
     const info = { id: this.o.workerId, host: this.o.workerId.replace(/:\d+$/, ''), pid: String(process.pid), address: this.o.address(), sessions: String(held.size), heartbeat: String(Date.now()) };
     const multi = this.redis.multi().hset(workerKey(this.o.workerId), info).pexpire(workerKey(this.o.workerId), ttl).sadd(WORKERS, this.o.workerId);
     for (const [id, s] of held) {
-      multi.hset(sessionKey(id), encode(s)).pexpire(sessionKey(id), this.o.sessionTtlMs);
+      if (full) multi.hset(sessionKey(id), encode(s));
+      multi.pexpire(sessionKey(id), this.o.sessionTtlMs);
     }
     await multi.exec().catch((err: unknown) => this.o.log.debug('heartbeat failed', { error: err instanceof Error ? err.message : String(err) }));
   }
