@@ -22,6 +22,9 @@ export function workerId(): string {
 /** placeOnce: another worker adopted the session first. */
 const MOVED = Symbol('moved');
 
+/** Sessions held elsewhere whose owner's address is remembered (the oldest is forgotten first). */
+const MAX_CACHED_OWNERS = 10_000;
+
 export interface ClusterOptions {
   /** redis:// or rediss:// URL (may carry a password: never logged). */
   redisUrl: string;
@@ -37,7 +40,14 @@ export interface ClusterOptions {
 
 export class Cluster implements ClusterLink {
   readonly id = workerId();
+  private readonly heartbeatMs: number;
   private readonly held = new Map<string, StoredSession>();
+  /**
+   * Where sessions held elsewhere were last found (their record and owner's address), for one
+   * heartbeat: a forwarded request then costs no Redis round trip. Bounded; an owner that cannot be
+   * reached drops its entry (the request then looks again and adopts).
+   */
+  private readonly owners = new Map<string, { stored: StoredSession; address: string; until: number }>();
   private readonly directory: Directory;
   private secret: string | undefined;
   private readonly forwarded;
@@ -46,11 +56,12 @@ export class Cluster implements ClusterLink {
 
   constructor(private readonly o: ClusterOptions) {
     this.secret = o.secret;
+    this.heartbeatMs = o.heartbeatMs ?? 1000;
     this.directory = new Directory({
       url: o.redisUrl,
       workerId: this.id,
       address: o.address,
-      heartbeatMs: o.heartbeatMs ?? 1000,
+      heartbeatMs: this.heartbeatMs,
       sessionTtlMs: o.sessionTtlMs,
       held: () => this.held,
       onState: () => undefined,
@@ -97,6 +108,16 @@ export class Cluster implements ClusterLink {
 
   private async placeOnce(req: IncomingMessage, res: ServerResponse, session: string, agent: string, body: string, id: RequestId | undefined): Promise<Placement | typeof MOVED> {
     const started = performance.now();
+    const cached = this.owners.get(session);
+    if (cached !== undefined && cached.until > started && cached.stored.agent === agent && !this.isForwarded(req) && this.secret !== undefined) {
+      const outcome = await forward({ req, res, address: cached.address, path: req.url ?? '/mcp', session, body, id, from: this.id, secret: this.secret });
+      this.forwarded.labels(outcome).inc();
+      if (outcome === 'relayed') {
+        this.forwardSeconds.observe((performance.now() - started) / 1000);
+        return { kind: 'answered' };
+      }
+      this.owners.delete(session);
+    }
     if (!this.directory.isUp) return this.adopt(session, undefined, 'redis-down');
     let stored: StoredSession | undefined;
     try {
@@ -120,6 +141,8 @@ export class Cluster implements ClusterLink {
     const outcome = await forward({ req, res, address: owner.address, path, session, body, id, from: this.id, secret: this.secret });
     this.forwarded.labels(outcome).inc();
     if (outcome === 'relayed') {
+      if (this.owners.size >= MAX_CACHED_OWNERS) this.owners.delete(this.owners.keys().next().value!);
+      this.owners.set(session, { stored, address: owner.address, until: performance.now() + this.heartbeatMs });
       this.forwardSeconds.observe((performance.now() - started) / 1000);
       return { kind: 'answered' };
     }
@@ -148,6 +171,7 @@ export class Cluster implements ClusterLink {
   }
 
   opened(session: string, record: SessionRecord): void {
+    this.owners.delete(session);
     const stored = { ...record, owner: this.id };
     this.held.set(session, stored);
     this.directory.put(session, stored);

@@ -90,7 +90,7 @@ export class Directory {
     if (up === this.up || this.closed) return;
     this.up = up;
     if (up) this.o.log.info('redis connected: this worker is part of the cluster', { worker: this.o.workerId });
-    else this.o.log.warn('redis unreachable: serving sessions locally, reconnecting with backoff', { worker: this.o.workerId, code: 'MCPG_CLUSTER_DEGRADED' });
+    else this.o.log.warn('redis unreachable: serving sessions locally, reconnecting with backoff', { worker: this.o.workerId });
     this.o.onState(up);
   }
 

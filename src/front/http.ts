@@ -285,9 +285,9 @@ export class HttpFront {
     }
     if (this.sessions.has(sessionId)) return this.find(sessionId, agent, res);
     const placed = await cluster.place(req, res, sessionId, agent, body, id);
+    if (placed.kind === 'answered') return undefined;
     // Another request of this session may have adopted it meanwhile.
     if (placed.kind === 'unknown' || this.sessions.has(sessionId)) return this.find(sessionId, agent, res);
-    if (placed.kind === 'answered') return undefined;
     const record = placed.record;
     return this.open(res, agent, record?.identified ?? this.identified(req), sessionId, record?.capabilities ?? {}, true);
   }
@@ -341,7 +341,7 @@ export class HttpFront {
     }
     const sessionId = req.headers['mcp-session-id'];
     if (this.options.cluster !== undefined) {
-      this.locate(sessionId, agent, req, res, '', undefined).then((session) => session !== undefined && this.stream(session, req, res), (err: unknown) => this.failed(res, err));
+      this.locate(sessionId, agent, req, res, '', undefined).then((session) => session !== undefined && this.stream(session, req, res)).catch((err: unknown) => this.failed(res, err));
       return;
     }
     const session = this.find(sessionId, agent, res);
@@ -362,7 +362,7 @@ export class HttpFront {
       res.writeHead(200).end();
     };
     const sessionId = req.headers['mcp-session-id'];
-    if (this.options.cluster !== undefined) return void this.locate(sessionId, agent, req, res, '', undefined).then(ended, (err: unknown) => this.failed(res, err));
+    if (this.options.cluster !== undefined) return void this.locate(sessionId, agent, req, res, '', undefined).then(ended).catch((err: unknown) => this.failed(res, err));
     ended(this.find(sessionId, agent, res));
   }
 

@@ -147,7 +147,7 @@ describe('a cluster of three workers sharing one Redis', { timeout: 120_000, ski
     // Slow calls, spread over the three workers, all running on the owner.
     const before = await metric(owner.base, 'mcpgate_calls_in_flight');
     const inflight = [0, 1, 2, 3, 4, 5].map(() => client.callTool({ name: 'sink__slow', arguments: { ms: 20_000 } }).then(() => 'ok', (err: Error & { code?: number }) => err));
-    assert.ok(await until(async () => (await metric(owner.base, 'mcpgate_calls_in_flight')) >= before + 6, 10_000));
+    assert.ok(await until(async () => (await metric(owner.base, 'mcpgate_calls_in_flight')) >= before + 6, 10_000), `six calls in flight on the owner (it has ${await metric(owner.base, 'mcpgate_calls_in_flight')})`);
     // The balancer takes the dead worker out; then the owner dies hard.
     alive = rest.map((w) => w.base);
     owner.gw.child.kill('SIGKILL');
@@ -160,6 +160,6 @@ describe('a cluster of three workers sharing one Redis', { timeout: 120_000, ski
     for (let i = 0; i < 4; i++) assert.equal(textOf(await client.callTool({ name: 'sink__echo', arguments: { text: `after ${i}` } })), `after ${i}`);
     let adopted = 0;
     for (const w of rest) adopted += await metric(w.base, 'mcpgate_cluster_adoptions_total');
-    assert.ok(adopted >= 1);
+    assert.ok(adopted >= 1, `adopted ${adopted}`);
   });
 });
