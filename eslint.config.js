@@ -17,10 +17,11 @@ const ROOMS = {
   oauth: ['config', 'observability'],
   catalog: ['servers', 'wire', 'observability'],
   gateway: ['catalog', 'pins', 'rules', 'servers', 'config', 'wire', 'observability'],
-  front: ['gateway', 'auth', 'wire', 'observability'],
+  cluster: ['wire', 'observability'],
+  front: ['gateway', 'auth', 'cluster', 'wire', 'observability'],
   console: ['gateway', 'auth', 'pins', 'rules', 'wire', 'observability'],
   'reload.ts': ['gateway', 'rules', 'config', 'observability'],
-  'mcpgate.ts': ['reload.ts', 'front', 'console', 'gateway', 'oauth', 'rules', 'config', 'observability'],
+  'mcpgate.ts': ['reload.ts', 'front', 'console', 'cluster', 'gateway', 'oauth', 'rules', 'config', 'observability'],
   cli: ['mcpgate.ts', 'reload.ts', 'front', 'auth', 'oauth', 'pins', 'rules', 'config', 'wire', 'observability'],
 };
 

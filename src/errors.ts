@@ -46,6 +46,7 @@ export const ERROR_CODES = {
   MCPG_AGENT_TOO_SLOW: { rpc: -32020, summary: 'An agent stopped reading what mcpgate sent it; past the buffer limit its stream, session or (stdio) the gateway was ended.' },
   MCPG_SESSION_NOT_FOUND: { rpc: JSONRPC.INVALID_REQUEST, summary: 'The Mcp-Session-Id is unknown, expired or ended; start a new session with initialize (HTTP 404).' },
   MCPG_EVENT_ID_UNKNOWN: { rpc: -32041, summary: 'A GET with Last-Event-ID named an event this session cannot resume from: unknown, of another session, or past the replay buffer (HTTP 400).' },
+  MCPG_FORWARD_REFUSED: { rpc: -32021, summary: 'A request claiming to be forwarded by another worker of the cluster was not signed with the cluster secret, or too long ago (HTTP 403).' },
   MCPG_SESSION_LIMIT: { rpc: -32019, summary: 'The limit on sessions (per agent or in total) is reached; end or let idle sessions expire (HTTP 429 per agent, 503 in total).' },
   MCPG_SERVER_NEEDS_LOGIN: { rpc: -32033, summary: 'A remote server wants an OAuth access token mcpgate does not have and cannot refresh; run `mcpgate login SERVER`.' },
   MCPG_REQUEST_STATE_INVALID: { rpc: -32031, summary: "A modern agent's retry carried a requestState mcpgate did not issue to it, or one altered, expired or already used." },

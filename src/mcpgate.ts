@@ -6,16 +6,29 @@ import { Reloader, loadBoth } from './reload.js';
 import type { Rules } from './rules/load.js';
 import { Gateway, type GatewayOptions, type ServerSummary } from './gateway/gateway.js';
 import { serveStdio, type StdioEnd, type StdioFront } from './front/stdio.js';
-import { HttpFront, type HttpFrontOptions } from './front/http.js';
+import { HTTP_DEFAULTS, HttpFront, type HttpFrontOptions } from './front/http.js';
 import { AuditLog, type AuditOptions } from './observability/audit.js';
 import type { Tracing, TracingOptions } from './observability/tracing.js';
 import { GATEWAY_INFO } from './version.js';
 import { CONSOLE_OFF, CONSOLE_PATH, Console } from './console/console.js';
 import { OAuthCredentials } from './oauth/credentials.js';
 import { TokenStore } from './oauth/store.js';
+import { Cluster } from './cluster/cluster.js';
+import { hostname } from 'node:os';
 
 /** What `--http` and its companion flags configure (the ops context is added here). */
-export type HttpSettings = Omit<HttpFrontOptions, 'ops' | 'onRequest' | 'onReplay' | 'mounted'>;
+export type HttpSettings = Omit<HttpFrontOptions, 'ops' | 'onRequest' | 'onReplay' | 'mounted' | 'cluster'> & {
+  /** `--redis`: join the cluster of mcpgate processes sharing this Redis (issue #12). */
+  cluster?: ClusterSettings;
+};
+
+export interface ClusterSettings {
+  redisUrl: string;
+  /** `--cluster-secret`; the CLI requires it when the Redis is not on loopback. */
+  secret: string | undefined;
+  /** `--advertise HOST`: the name other workers reach this one by (default: the bound address, or the host name when bound to all). */
+  advertise: string | undefined;
+}
 
 /** The gateway's own options (minus what is loaded from files), plus where the files and the agent are. */
 export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules' | 'audit' | 'tracing'> {
@@ -57,6 +70,7 @@ export class Mcpgate {
   readonly tracing: Tracing | undefined;
   private front: StdioFront | undefined;
   private http: HttpFront | undefined;
+  private cluster: Cluster | undefined;
   private closing: Promise<void> | undefined;
 
   private constructor(readonly config: ServersConfig, rules: Rules, private readonly options: McpgateOptions, tracing: Tracing | undefined) {
@@ -119,9 +133,20 @@ export class Mcpgate {
     const metrics = this.gateway.metrics;
     const { maxAgentBuffer } = this.options;
     const console = new Console({ gateway: this.gateway, audit: this.audit, log: log.child({ front: 'console' }) });
+    const { cluster: clusterSettings, ...front } = settings;
+    let port = 0;
+    const cluster = clusterSettings === undefined ? undefined : (this.cluster = new Cluster({
+      redisUrl: clusterSettings.redisUrl,
+      secret: clusterSettings.secret,
+      address: () => `http://${advertised(clusterSettings.advertise, settings.host)}:${port}`,
+      sessionTtlMs: (settings.sessionIdleMs ?? HTTP_DEFAULTS.sessionIdleMs) + 60_000,
+      metrics: metrics.registry,
+      log: log.child({ room: 'cluster' }),
+    }));
     this.http = new HttpFront(this.gateway, {
       ...(maxAgentBuffer !== undefined && { maxAgentBuffer }),
-      ...settings,
+      ...front,
+      ...(cluster !== undefined && { cluster }),
       onRequest: (route, status) => metrics.httpRequest(route, status),
       onReplay: {
         buffered: (n) => metrics.sseReplay('buffered', n),
@@ -133,6 +158,11 @@ export class Mcpgate {
       mounted: { prefix: CONSOLE_PATH, handle: (path, req, res) => console.handle(path, req, res) },
     }, log.child({ front: 'http' }));
     const url = await this.http.listen();
+    port = Number(new URL(url).port);
+    if (cluster !== undefined) {
+      await cluster.start();
+      log.info(`worker ${cluster.id} joined the cluster (forwarding address ${advertised(clusterSettings?.advertise, settings.host)}:${port})`, { worker: cluster.id });
+    }
     const auth = settings.auth === 'off' ? `auth off: every request is agent "${settings.defaultAgent}" unless it sends X-Mcpgate-Agent` : 'bearer tokens required';
     log.info(`mcpgate listening on ${url} (${auth})`, { url });
     const consoleUrl = url.replace(/\/mcp$/, CONSOLE_PATH);
@@ -151,6 +181,7 @@ export class Mcpgate {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.http?.close();
+      await this.cluster?.close();
       this.reloader.close();
       this.front?.close();
       await this.gateway.close();
@@ -169,4 +200,10 @@ export class Mcpgate {
   destroy(): void {
     this.gateway.destroy();
   }
+}
+
+/** The host other workers forward to: --advertise, else the bound address, else (bound to all) the host name. */
+function advertised(advertise: string | undefined, host: string): string {
+  const name = advertise ?? (host === '0.0.0.0' || host === '::' ? hostname() : host);
+  return name.includes(':') && !name.startsWith('[') ? `[${name}]` : name;
 }

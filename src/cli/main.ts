@@ -13,7 +13,7 @@ import { runCheck } from './check.js';
 import { runServe } from './serve.js';
 import { runApprove, runPins } from './pins.js';
 import { PIN_MODES, type PinMode } from '../pins/review.js';
-import type { HttpSettings } from '../mcpgate.js';
+import type { ClusterSettings, HttpSettings } from '../mcpgate.js';
 import { isLoopback } from '../front/http-util.js';
 import { runToken } from './token.js';
 import { tracingSettings } from './tracing-settings.js';
@@ -39,6 +39,7 @@ Usage:
                 HTTP: [--no-auth] [--allow-origin ORIGIN]… [--allow-host NAME]… [--max-body BYTES] [--session-idle MS]
                       [--max-sessions N] [--max-sessions-per-agent N] [--drain-timeout MS]
                       [--replay-buffer BYTES] [--replay-age MS] [--replay-total BYTES]
+                Cluster: [--redis redis://[:PASSWORD@]HOST:PORT/DB] [--cluster-secret SECRET] [--advertise HOST]
   mcpgate check [--config .mcp.json] [--rules gateway-rules.json]
   mcpgate status [--url http://HOST:PORT] [--token TOKEN] [--json]
   mcpgate token AGENT
@@ -67,8 +68,12 @@ login signs mcpgate in to a remote server that wants OAuth (authorization code +
 127.0.0.1:PORT/callback; it prints the URL and opens a browser unless --no-browser) and stores the tokens
 in the state directory, where a running gateway picks them up; logout removes them.
 SIGHUP reloads both files and revives parked servers; both files are also watched and reloaded.
+--redis joins every mcpgate sharing that Redis into one cluster: a request for an agent session another
+worker holds is forwarded to it (signed with --cluster-secret, required unless the Redis is on loopback),
+and a session whose worker died is adopted. --advertise is the name other workers reach this one by.
 Environment: MCPGATE_CONFIG, MCPGATE_RULES, MCPGATE_AGENT, MCPGATE_MODE, MCPGATE_LOG_LEVEL,
-MCPGATE_PINS, MCPGATE_STATE, MCPGATE_HTTP, MCPGATE_URL, MCPGATE_TOKEN (flags win),
+MCPGATE_PINS, MCPGATE_STATE, MCPGATE_HTTP, MCPGATE_URL, MCPGATE_TOKEN, MCPGATE_REDIS,
+MCPGATE_CLUSTER_SECRET (flags win),
 MCPGATE_REQUEST_STATE_KEY (seals modern agents' requestState: 64 hex digits; default: made at start).
 Log levels: debug, info, warn, error, silent. Logs go to stderr; stdout is the MCP transport.
 `;
@@ -141,6 +146,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         'no-browser': { type: 'boolean' },
         port: { type: 'string' },
         'login-timeout': { type: 'string' },
+        redis: { type: 'string' },
+        'cluster-secret': { type: 'string' },
+        advertise: { type: 'string' },
+        workers: { type: 'string' },
       },
     });
     if (positionals.length > 0 && command !== 'pins' && command !== 'approve' && command !== 'token' && command !== 'login' && command !== 'logout') throw usage(`unexpected argument "${positionals[0]}"`);
@@ -220,6 +229,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           },
         };
         const http = httpText === undefined ? undefined : httpSettings(httpText, values, agent, agentExplicit);
+        const workers = positiveInt(values.workers, '--workers', 'a positive whole number');
+        if (workers !== undefined && workers > 1) throw usage(`--workers ${workers} is not supported yet: run one \`mcpgate serve --http HOST:PORT --redis URL\` per worker on its own port (they form one cluster through Redis) behind a load balancer; see "Running a cluster" in README.md`);
+        const cluster = clusterSettings(values, env);
+        if (cluster !== undefined) {
+          if (http === undefined) throw usage('--redis needs --http: a cluster shares HTTP agent sessions between workers');
+          http.cluster = cluster;
+        }
         const maxAgentBuffer = positiveInt(values['max-agent-buffer'], '--max-agent-buffer', 'a positive whole number of bytes');
         const auditMaxBytes = positiveInt(values['audit-max-bytes'], '--audit-max-bytes', 'a positive whole number of bytes');
         if (values.audit === '') throw usage('--audit needs a FILE (or - for stderr)');
@@ -280,6 +296,32 @@ function httpSettings(text: string, values: Record<string, string | boolean | st
       ...defined('maxTotalBytes', int('replay-total', 'a positive whole number of bytes')),
     },
   };
+}
+
+/** `--redis URL` (or MCPGATE_REDIS), `--cluster-secret` (or MCPGATE_CLUSTER_SECRET), `--advertise HOST`. */
+function clusterSettings(values: Record<string, string | boolean | string[] | undefined>, env: NodeJS.ProcessEnv): ClusterSettings | undefined {
+  const redisUrl = (values.redis as string | undefined) ?? env.MCPGATE_REDIS;
+  const secret = (values['cluster-secret'] as string | undefined) ?? env.MCPGATE_CLUSTER_SECRET;
+  const advertise = values.advertise as string | undefined;
+  if (redisUrl === undefined || redisUrl === '') {
+    if (secret !== undefined || advertise !== undefined) throw usage('--cluster-secret and --advertise need --redis URL');
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(redisUrl);
+  } catch {
+    // The URL may hold a password: it is never echoed.
+    throw usage('--redis must be a URL such as redis://[:password@]host:port/db or rediss://…');
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw usage(`--redis must be a redis:// or rediss:// URL (got ${url.protocol}//…)`);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (secret !== undefined && secret.length < 16) throw usage('--cluster-secret must be at least 16 characters (every worker of the cluster uses the same one)');
+  if (secret === undefined && !isLoopback(host)) {
+    throw usage(`--redis on ${host} (not loopback) needs --cluster-secret SECRET (or MCPGATE_CLUSTER_SECRET), the same on every worker: it signs the requests workers forward to each other`);
+  }
+  if (advertise !== undefined && !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)$/.test(advertise)) throw usage(`--advertise takes a host name or IP address other workers reach this one by (got "${advertise}")`);
+  return { redisUrl, secret, advertise };
 }
 
 function positiveInt(text: string | undefined, flag: string, what: string): number | undefined {

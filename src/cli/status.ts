@@ -64,6 +64,15 @@ function errorMessage(text: string): string {
   }
 }
 
+interface ClusterWorker {
+  id: string;
+  host: string;
+  pid: number;
+  address: string;
+  sessions: number;
+  heartbeat: string;
+}
+
 /** The status as a few aligned lines. */
 export function render(status: Record<string, unknown>): string {
   const lines: string[] = [];
@@ -90,6 +99,13 @@ export function render(status: Record<string, unknown>): string {
     const error = file.lastError !== null ? `; last error: ${file.lastError}` : '';
     const warnings = file.lastWarnings.length > 0 ? `; ${file.lastWarnings.length} warning(s)` : '';
     lines.push(`${name}: ${file.path} (loaded ${file.successes} of ${file.attempts} times${error}${warnings})`);
+  }
+  const cluster = status.cluster as { worker?: string; redis?: string; workers?: ClusterWorker[] } | undefined;
+  if (cluster !== undefined) {
+    const workers = cluster.workers ?? [];
+    lines.push(`cluster: this is worker ${cluster.worker ?? '?'}; redis ${cluster.redis ?? '?'}${cluster.redis === 'up' ? `; ${workers.length} live worker(s)` : ' (serving locally, reconnecting)'}`);
+    const width = Math.max(6, ...workers.map((w) => w.id.length));
+    for (const w of workers) lines.push(`  ${w.id.padEnd(width)}  host ${w.host}  pid ${w.pid}  ${w.sessions} sessions  at ${w.address}  heartbeat ${w.heartbeat}`);
   }
   return `${lines.join('\n')}\n`;
 }

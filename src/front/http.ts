@@ -23,6 +23,8 @@ import { handleOps, type OpsContext } from './ops.js';
 import { ModernPost, refuse } from './http-modern.js';
 import { checkHeaders, eraOf, isModernVersion, type EraOf } from '../wire/era.js';
 import type { ModernRequest } from '../gateway/modern.js';
+import type { ClusterLink } from '../cluster/link.js';
+import type { RequestId } from '../wire/jsonrpc.js';
 
 export interface HttpFrontOptions {
   host: string;
@@ -59,9 +61,14 @@ export interface HttpFrontOptions {
   replay?: Partial<ReplayLimits>;
   /** Counts replay-log events and resumptions (the metrics registry). */
   onReplay?: ReplayCounters;
-  ops: Omit<OpsContext, 'draining' | 'url'>;
+  ops: Omit<OpsContext, 'draining' | 'url' | 'cluster'>;
   /** Routes under `prefix` (e.g. the console at /ui) answered by another room, behind the same gate. */
   mounted?: MountedRoutes;
+  /**
+   * With `--redis`: the cluster this worker is part of. A session not held here is forwarded to
+   * its owner or adopted (cluster/link.ts); without it, such a session is 404 at once.
+   */
+  cluster?: ClusterLink;
 }
 
 export interface MountedRoutes {
@@ -74,6 +81,8 @@ export const HTTP_DEFAULTS = { sessionIdleMs: 30 * 60_000, maxSessions: 1000, ma
 
 const MCP_PATH = '/mcp';
 const METADATA_PATH = '/.well-known/oauth-protected-resource';
+/** Why sessions end at shutdown: in a cluster their records stay, for another worker to adopt. */
+const SHUTDOWN = 'closed at shutdown';
 
 export class HttpFront {
   readonly sessions = new Map<string, HttpChannel>();
@@ -167,7 +176,8 @@ export class HttpFront {
     if (mounted !== undefined && (path === mounted.prefix || path.startsWith(`${mounted.prefix}/`))) return mounted.handle(path, req, res);
     if (path === METADATA_PATH || path.startsWith(`${METADATA_PATH}/`)) return this.metadata(path, req, res);
     if (path !== MCP_PATH) {
-      return handleOps(path, req, res, { ...this.options.ops, draining: this.draining, url: () => this.url }, (r) => this.identify(req, r));
+      const cluster = this.options.cluster;
+      return handleOps(path, req, res, { ...this.options.ops, draining: this.draining, url: () => this.url, ...(cluster !== undefined && { cluster: () => cluster.status() }) }, (r) => this.identify(req, r));
     }
     if (this.draining) return sendError(res, 503, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'), { connection: 'close' });
     void this.identify(req, res).then((agent) => {
@@ -297,11 +307,12 @@ export class HttpFront {
     const sessionId = req.headers['mcp-session-id'];
     if (parsed.kind === 'request' && parsed.msg.method === 'initialize') {
       if (sessionId !== undefined) return sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', 'initialize starts a new session: send it without Mcp-Session-Id'), {}, parsed.msg.id);
-      const session = this.open(res, agent, this.options.auth === 'on' || req.headers['x-mcpgate-agent'] !== undefined || this.options.defaultAgentExplicit === true);
+      const capabilities = parsed.msg.params?.capabilities;
+      const session = this.open(res, agent, this.identified(req), randomUUID(), typeof capabilities === 'object' && capabilities !== null && !Array.isArray(capabilities) ? capabilities as Record<string, unknown> : {}, false);
       if (session === undefined) return;
       return this.deliver(session, parsed, req, res);
     }
-    const session = this.find(sessionId, agent, res);
+    const session = this.options.cluster === undefined ? this.find(sessionId, agent, res) : await this.locate(sessionId, agent, req, res, body.text, parsed.kind === 'request' ? parsed.msg.id : undefined);
     if (session === undefined) return;
     const version = req.headers['mcp-protocol-version'];
     if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
@@ -349,8 +360,40 @@ export class HttpFront {
     res.writeHead(202).end();
   }
 
-  /** A new session for `agent`, within the limits; undefined after answering why not. */
-  private open(res: ServerResponse, agent: string, identified: boolean): HttpChannel | undefined {
+  /** Whether the agent has an identity of its own (authenticated, named, or configured). */
+  private identified(req: IncomingMessage): boolean {
+    return this.options.auth === 'on' || req.headers['x-mcpgate-agent'] !== undefined || this.options.defaultAgentExplicit === true;
+  }
+
+  /**
+   * With a cluster: the session a request names, held here, or adopted here; undefined after
+   * answering (forwarded to its owner and relayed, refused, or unknown).
+   */
+  private async locate(sessionId: string | string[] | undefined, agent: string, req: IncomingMessage, res: ServerResponse, body: string, id: RequestId | undefined): Promise<HttpChannel | undefined> {
+    const cluster = this.options.cluster!;
+    if (typeof sessionId !== 'string') return this.find(sessionId, agent, res);
+    if (cluster.isForwarded(req)) {
+      const why = cluster.refuseForward(req, req.url ?? MCP_PATH, sessionId, body);
+      if (why !== undefined) {
+        this.log.warn(`refused a forwarded request: ${why}`, { code: 'MCPG_FORWARD_REFUSED', session: sessionId });
+        sendError(res, 403, new GatewayError('MCPG_FORWARD_REFUSED', `a request forwarded by another worker was refused: ${why}`));
+        return undefined;
+      }
+    }
+    if (this.sessions.has(sessionId)) return this.find(sessionId, agent, res);
+    const placed = await cluster.place(req, res, sessionId, agent, body, id);
+    if (placed.kind === 'answered') return undefined;
+    // Another request of this session may have adopted it meanwhile.
+    if (placed.kind === 'unknown' || this.sessions.has(sessionId)) return this.find(sessionId, agent, res);
+    const record = placed.record;
+    return this.open(res, agent, record?.identified ?? this.identified(req), sessionId, record?.capabilities ?? {}, true);
+  }
+
+  /**
+   * A new session for `agent` (or one adopted from another worker, which starts initialized), within
+   * the limits; undefined after answering why not.
+   */
+  private open(res: ServerResponse, agent: string, identified: boolean, id: string, capabilities: Record<string, unknown>, adopted: boolean): HttpChannel | undefined {
     const mine = this.perAgent.get(agent) ?? 0;
     if (mine >= this.opts.maxSessionsPerAgent) {
       sendError(res, 429, new GatewayError('MCPG_SESSION_LIMIT', `agent "${agent}" already has ${mine} sessions (the limit is ${this.opts.maxSessionsPerAgent}); end one with DELETE or let idle ones expire`));
@@ -360,15 +403,16 @@ export class HttpFront {
       sendError(res, 503, new GatewayError('MCPG_SESSION_LIMIT', `the gateway already serves ${this.sessions.size} sessions (the limit is ${this.opts.maxSessions})`), { 'retry-after': '5' });
       return undefined;
     }
-    const id = randomUUID();
     const log = this.log.child({ agent, session: id });
     const session = new HttpChannel(id, agent, log, this.replay, () => {
       if (this.onDrained !== undefined && this.openPosts() === 0) this.onDrained();
     }, this.opts.maxAgentBuffer, (why) => this.end(session, why));
     session.session = this.gateway.openSession(session, agent, true, 'http', identified, id);
+    if (adopted) session.session.resume(capabilities);
     this.sessions.set(id, session);
     this.perAgent.set(agent, mine + 1);
-    res.setHeader('mcp-session-id', id);
+    this.options.cluster?.opened(id, { agent, capabilities, identified });
+    if (!adopted) res.setHeader('mcp-session-id', id);
     log.debug('session opened');
     return session;
   }
@@ -396,8 +440,16 @@ export class HttpFront {
     if (!accepts(req.headers.accept, 'text/event-stream')) {
       return sendError(res, 406, new GatewayError('MCPG_INVALID_REQUEST', `GET ${MCP_PATH} opens an event stream: Accept must admit text/event-stream`));
     }
-    const session = this.find(req.headers['mcp-session-id'], agent, res);
-    if (session === undefined) return;
+    const sessionId = req.headers['mcp-session-id'];
+    if (this.options.cluster !== undefined) {
+      this.locate(sessionId, agent, req, res, '', undefined).then((session) => session !== undefined && this.stream(session, req, res)).catch((err: unknown) => this.failed(res, err));
+      return;
+    }
+    const session = this.find(sessionId, agent, res);
+    if (session !== undefined) this.stream(session, req, res);
+  }
+
+  private stream(session: HttpChannel, req: IncomingMessage, res: ServerResponse): void {
     session.lastActive = performance.now();
     const lastEventId = req.headers['last-event-id'];
     if (typeof lastEventId === 'string' && lastEventId !== '') return this.resume(session, req, res, lastEventId);
@@ -419,10 +471,20 @@ export class HttpFront {
   }
 
   private delete(req: IncomingMessage, res: ServerResponse, agent: string): void {
-    const session = this.find(req.headers['mcp-session-id'], agent, res);
-    if (session === undefined) return;
-    this.end(session, 'ended by the agent');
-    res.writeHead(200).end();
+    const ended = (session: HttpChannel | undefined): void => {
+      if (session === undefined) return;
+      this.end(session, 'ended by the agent');
+      res.writeHead(200).end();
+    };
+    const sessionId = req.headers['mcp-session-id'];
+    if (this.options.cluster !== undefined) return void this.locate(sessionId, agent, req, res, '', undefined).then(ended).catch((err: unknown) => this.failed(res, err));
+    ended(this.find(sessionId, agent, res));
+  }
+
+  private failed(res: ServerResponse, err: unknown): void {
+    this.log.error('internal error locating a session in the cluster', { error: err });
+    if (!res.headersSent) sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err)));
+    else res.destroy();
   }
 
   private end(session: HttpChannel, why: string): void {
@@ -431,6 +493,7 @@ export class HttpFront {
     if (left <= 0) this.perAgent.delete(session.agent);
     else this.perAgent.set(session.agent, left);
     session.close();
+    this.options.cluster?.ended(session.id, why !== SHUTDOWN);
     this.log.debug(`session ${why}`, { agent: session.agent, session: session.id });
   }
 
@@ -465,7 +528,7 @@ export class HttpFront {
         clearTimeout(timer);
         if (this.openPosts() > 0) this.log.warn(`shutdown: ${this.openPosts()} calls still running after ${this.opts.drainMs} ms; ending them`);
       }
-      for (const session of [...this.sessions.values()]) this.end(session, 'closed at shutdown');
+      for (const session of [...this.sessions.values()]) this.end(session, SHUTDOWN);
       for (const request of [...this.modernCalls]) request.close();
       this.server.closeAllConnections();
       await closed;

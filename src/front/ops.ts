@@ -14,6 +14,8 @@ export interface OpsContext {
   draining: boolean;
   /** Where agents connect, for the status. */
   url: () => string;
+  /** With `--redis`: this worker, Redis's state and every live worker of the cluster. */
+  cluster?: () => Promise<Record<string, unknown>>;
 }
 
 export function handleOps(path: string, req: IncomingMessage, res: ServerResponse, ctx: OpsContext, identify: (res: ServerResponse) => Promise<string | undefined>): void {
@@ -37,7 +39,10 @@ export function handleOps(path: string, req: IncomingMessage, res: ServerRespons
       return;
     case '/status': {
       return void identify(res).then((agent) => {
-        if (agent !== undefined) sendJson(res, 200, { url: ctx.url(), ...ctx.gateway.status(), draining: ctx.draining });
+        if (agent === undefined) return;
+        const local = { url: ctx.url(), ...ctx.gateway.status(), draining: ctx.draining };
+        if (ctx.cluster === undefined) return sendJson(res, 200, local);
+        return void ctx.cluster().then((cluster) => sendJson(res, 200, { ...local, cluster }), () => sendJson(res, 200, { ...local, cluster: { redis: 'down' } }));
       }, (err: unknown) => sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err))));
     }
   }

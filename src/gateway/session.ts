@@ -505,6 +505,17 @@ export class AgentSession {
     this.initialized = true;
   }
 
+  /**
+   * A session adopted from another worker of a cluster (issue #12): the agent initialized it there,
+   * so it starts initialized here, with the capabilities it declared then (kept in Redis). Only the
+   * log level it may have set is not carried over.
+   */
+  resume(capabilities: Record<string, unknown>): void {
+    this.capabilities = capabilities;
+    this.initialized = true;
+    this.agentRequests.agentReady(capabilities);
+  }
+
   // ── notifications and responses from the agent ─────────────────────────────────────────────
 
   private onNotification(msg: JsonRpcNotification): void {

@@ -1,0 +1,201 @@
+// One worker's part in a cluster of mcpgate processes sharing a Redis (issue #12): it records the
+// sessions this worker holds, and for a request about a session it does not hold decides where
+// it goes — forwarded once to a live owner (forward.ts), adopted here (no owner, a dead owner, an
+// owner that cannot be reached, or Redis down), or unknown (404). It implements `ClusterLink`,
+// the front's contract (link.ts), and is made by the composition root only with `--redis`.
+
+import { hostname } from 'node:os';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '../observability/logger.js';
+import type { Registry } from '../observability/metrics.js';
+import type { RequestId } from '../wire/jsonrpc.js';
+import { Directory, type StoredSession } from './directory.js';
+import { forward } from './forward.js';
+import type { ClusterLink, Placement, SessionRecord } from './link.js';
+import { FORWARD_HEADER, FORWARD_SIG_HEADER, FORWARD_TS_HEADER, verify } from './signing.js';
+
+/** Worker id `hostname:pid`, computed in the worker itself (never inherited across a fork). */
+export function workerId(): string {
+  return `${hostname()}:${process.pid}`;
+}
+
+/** placeOnce: another worker adopted the session first. */
+const MOVED = Symbol('moved');
+
+/** Sessions held elsewhere whose owner's address is remembered (the oldest is forgotten first). */
+const MAX_CACHED_OWNERS = 10_000;
+
+export interface ClusterOptions {
+  /** redis:// or rediss:// URL (may carry a password: never logged). */
+  redisUrl: string;
+  /** --cluster-secret; required unless the Redis is on loopback (then agreed through Redis). */
+  secret: string | undefined;
+  /** http://HOST:PORT where other workers reach this one (known once the front listens). */
+  address: () => string;
+  sessionTtlMs: number;
+  heartbeatMs?: number;
+  metrics: Registry;
+  log: Logger;
+}
+
+export class Cluster implements ClusterLink {
+  readonly id = workerId();
+  private readonly heartbeatMs: number;
+  private readonly held = new Map<string, StoredSession>();
+  /**
+   * Where sessions held elsewhere were last found (their record and owner's address), for one
+   * heartbeat: a forwarded request then costs no Redis round trip. Bounded; an owner that cannot be
+   * reached drops its entry (the request then looks again and adopts).
+   */
+  private readonly owners = new Map<string, { stored: StoredSession; address: string; until: number }>();
+  private readonly directory: Directory;
+  private secret: string | undefined;
+  private readonly forwarded;
+  private readonly forwardSeconds;
+  private readonly adoptions;
+
+  constructor(private readonly o: ClusterOptions) {
+    this.secret = o.secret;
+    this.heartbeatMs = o.heartbeatMs ?? 1000;
+    this.directory = new Directory({
+      url: o.redisUrl,
+      workerId: this.id,
+      address: o.address,
+      heartbeatMs: this.heartbeatMs,
+      sessionTtlMs: o.sessionTtlMs,
+      held: () => this.held,
+      onState: () => undefined,
+      log: o.log,
+    });
+    const r = o.metrics;
+    r.gauge({ name: 'mcpgate_cluster_redis_up', help: '1 while this worker reaches the cluster\'s Redis; 0 while it serves locally and reconnects.', collect: () => (this.directory.isUp ? 1 : 0) });
+    r.gauge({ name: 'mcpgate_cluster_sessions_held', help: 'Agent sessions this worker owns.', collect: () => this.held.size });
+    this.forwarded = r.counter({ name: 'mcpgate_cluster_forwarded_total', help: 'Requests forwarded to the worker that owns their session, by outcome (relayed, unreachable).', labels: ['outcome'] });
+    this.forwardSeconds = r.histogram({ name: 'mcpgate_cluster_forward_seconds', help: 'Time from receiving a request to relaying the owner\'s last byte, for forwarded requests.', buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5] });
+    this.adoptions = r.counter({ name: 'mcpgate_cluster_adoptions_total', help: 'Agent sessions adopted from a dead or unreachable owner, or while Redis was down.', labels: ['why'] });
+  }
+
+  /** Connects to Redis (down is not fatal) and settles the secret. */
+  async start(): Promise<void> {
+    await this.directory.start();
+    if (this.secret === undefined) {
+      this.secret = await this.directory.sharedSecret().catch(() => undefined);
+      if (this.secret === undefined) this.o.log.warn('no cluster secret yet (Redis is down and --cluster-secret is not set): forwarding waits until Redis is back');
+    }
+  }
+
+  isForwarded(req: IncomingMessage): boolean {
+    return req.headers[FORWARD_HEADER] !== undefined;
+  }
+
+  refuseForward(req: IncomingMessage, path: string, session: string, body: string): string | undefined {
+    const from = req.headers[FORWARD_HEADER];
+    const at = req.headers[FORWARD_TS_HEADER];
+    const sig = req.headers[FORWARD_SIG_HEADER];
+    if (typeof from !== 'string' || typeof at !== 'string' || typeof sig !== 'string') return 'it lacks the forwarding headers';
+    const secret = this.secret;
+    if (secret === undefined) return 'this worker has no cluster secret yet';
+    return verify(secret, { method: req.method ?? '', path, session, from, at: Number(at), body }, sig);
+  }
+
+  async place(req: IncomingMessage, res: ServerResponse, session: string, agent: string, body: string, id: RequestId | undefined): Promise<Placement> {
+    const first = await this.placeOnce(req, res, session, agent, body, id);
+    if (first !== MOVED) return first;
+    // Lost a race to adopt: the winner is the owner now, and a second look forwards there.
+    const second = await this.placeOnce(req, res, session, agent, body, id);
+    return second === MOVED ? { kind: 'unknown' } : second;
+  }
+
+  private async placeOnce(req: IncomingMessage, res: ServerResponse, session: string, agent: string, body: string, id: RequestId | undefined): Promise<Placement | typeof MOVED> {
+    const started = performance.now();
+    const cached = this.owners.get(session);
+    if (cached !== undefined && cached.until > started && cached.stored.agent === agent && !this.isForwarded(req) && this.secret !== undefined) {
+      const outcome = await forward({ req, res, address: cached.address, path: req.url ?? '/mcp', session, body, id, from: this.id, secret: this.secret });
+      this.forwarded.labels(outcome).inc();
+      if (outcome === 'relayed') {
+        this.forwardSeconds.observe((performance.now() - started) / 1000);
+        return { kind: 'answered' };
+      }
+      this.owners.delete(session);
+    }
+    if (!this.directory.isUp) return this.adopt(session, undefined, 'redis-down');
+    let stored: StoredSession | undefined;
+    try {
+      stored = await this.directory.session(session);
+    } catch {
+      return this.adopt(session, undefined, 'redis-down');
+    }
+    // Another agent's session is answered exactly like an unknown one.
+    if (stored === undefined || stored.agent !== agent) return { kind: 'unknown' };
+    // A forwarded request is never forwarded again: the sender took this worker for the owner.
+    if (this.isForwarded(req) || stored.owner === this.id) return this.takeOver(session, stored, 'orphaned');
+    let owner;
+    try {
+      owner = await this.directory.worker(stored.owner);
+    } catch {
+      return this.adopt(session, stored, 'redis-down');
+    }
+    if (owner === undefined) return this.takeOver(session, stored, 'owner-dead');
+    if (this.secret === undefined) return this.takeOver(session, stored, 'no-secret');
+    const path = req.url ?? '/mcp';
+    const outcome = await forward({ req, res, address: owner.address, path, session, body, id, from: this.id, secret: this.secret });
+    this.forwarded.labels(outcome).inc();
+    if (outcome === 'relayed') {
+      if (this.owners.size >= MAX_CACHED_OWNERS) this.owners.delete(this.owners.keys().next().value!);
+      this.owners.set(session, { stored, address: owner.address, until: performance.now() + this.heartbeatMs });
+      this.forwardSeconds.observe((performance.now() - started) / 1000);
+      return { kind: 'answered' };
+    }
+    this.o.log.warn('the worker that owns a session cannot be reached; adopting it', { session, worker: stored.owner });
+    return this.takeOver(session, stored, 'owner-unreachable');
+  }
+
+  /** Takes the session over from its recorded owner; if another worker won the race, forwards there. */
+  private async takeOver(session: string, stored: StoredSession, why: string): Promise<Placement | typeof MOVED> {
+    let owner: string | undefined;
+    try {
+      owner = await this.directory.takeOver(session, stored.owner);
+    } catch {
+      return this.adopt(session, stored, 'redis-down');
+    }
+    if (owner === undefined) return { kind: 'unknown' }; // ended meanwhile
+    if (owner !== this.id) return MOVED;
+    return this.adopt(session, stored, why);
+  }
+
+  private adopt(session: string, stored: StoredSession | undefined, why: string): Placement {
+    this.adoptions.labels(why).inc();
+    this.o.log.info('adopted an agent session from another worker', { session, why });
+    const record: SessionRecord | undefined = stored === undefined ? undefined : { agent: stored.agent, capabilities: stored.capabilities, identified: stored.identified };
+    return { kind: 'adopt', record };
+  }
+
+  opened(session: string, record: SessionRecord): void {
+    this.owners.delete(session);
+    const stored = { ...record, owner: this.id };
+    this.held.set(session, stored);
+    this.directory.put(session, stored);
+  }
+
+  ended(session: string, forget: boolean): void {
+    this.held.delete(session);
+    if (forget) this.directory.drop(session);
+  }
+
+  async status(): Promise<Record<string, unknown>> {
+    const redis = this.directory.isUp ? 'up' : 'down';
+    let workers: unknown[] = [];
+    if (this.directory.isUp) {
+      try {
+        workers = (await this.directory.workers()).map((w) => ({ ...w, heartbeat: new Date(w.heartbeat).toISOString() }));
+      } catch {
+        // Redis went away between the check and the read: the status says so below
+      }
+    }
+    return { worker: this.id, redis, sessions: this.held.size, workers };
+  }
+
+  close(): Promise<void> {
+    return this.directory.close();
+  }
+}

@@ -1,0 +1,202 @@
+// What the workers of a cluster share through Redis (issue #12): each worker's record (address,
+// pid, sessions, last heartbeat) with a short TTL, and each agent session's record (its agent, the
+// capabilities it declared, its owner) with a TTL of the idle timeout. A heartbeat renews both;
+// a worker whose record has expired is dead, and its sessions may be adopted. The owner changes
+// only by compare-and-set (OWNER_CAS), so two workers adopting one session at once agree on one.
+//
+// Redis down: commands fail at once (no offline queue) and callers serve locally; ioredis
+// reconnects with backoff, and on reconnect this worker writes its record and its sessions again.
+
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { Logger } from '../observability/logger.js';
+
+const PREFIX = 'mcpgate:';
+const WORKERS = `${PREFIX}workers`;
+const SECRET_KEY = `${PREFIX}secret`;
+const sessionKey = (id: string): string => `${PREFIX}session:${id}`;
+const workerKey = (id: string): string => `${PREFIX}worker:${id}`;
+
+/** Sets the owner to ARGV[2] if it is ARGV[1] (or unset); returns the owner after. */
+const OWNER_CAS = `local cur = redis.call('HGET', KEYS[1], 'owner')
+if cur == false then return false end
+if cur == ARGV[1] then redis.call('HSET', KEYS[1], 'owner', ARGV[2]) return ARGV[2] end
+return cur`;
+
+export interface StoredSession {
+  agent: string;
+  capabilities: Record<string, unknown>;
+  identified: boolean;
+  owner: string;
+}
+
+export interface WorkerInfo {
+  id: string;
+  host: string;
+  pid: number;
+  /** Where other workers forward to (http://HOST:PORT). */
+  address: string;
+  sessions: number;
+  /** Milliseconds since the epoch of its last heartbeat. */
+  heartbeat: number;
+}
+
+export interface DirectoryOptions {
+  url: string;
+  workerId: string;
+  /** Where other workers forward to (http://HOST:PORT), known once the port is bound. */
+  address: () => string;
+  heartbeatMs: number;
+  /** How long a session's record outlives its last renewal (the idle timeout and a margin). */
+  sessionTtlMs: number;
+  /** The sessions this worker holds, renewed at each heartbeat. */
+  held: () => ReadonlyMap<string, StoredSession>;
+  onState: (up: boolean) => void;
+  log: Logger;
+}
+
+export class Directory {
+  private readonly redis: Redis;
+  private timer: NodeJS.Timeout | undefined;
+  private up = false;
+  private closed = false;
+
+  constructor(private readonly o: DirectoryOptions) {
+    this.redis = new Redis(o.url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: 1000,
+      commandTimeout: 1000,
+      // Backoff 50 ms doubling to 2 s, forever: the worker serves locally meanwhile.
+      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
+    });
+    // (Re)connected: write this worker's record and every session it holds (Redis may have restarted empty).
+    this.redis.on('ready', () => {
+      this.setUp(true);
+      void this.beat(true);
+    });
+    this.redis.on('end', () => this.setUp(false));
+    this.redis.on('close', () => this.setUp(false));
+    // ioredis reports each failed attempt here; the state change is logged once in setUp.
+    this.redis.on('error', (err: Error) => this.o.log.debug('redis error', { error: err.message }));
+  }
+
+  get isUp(): boolean {
+    return this.up;
+  }
+
+  private setUp(up: boolean): void {
+    if (up === this.up || this.closed) return;
+    this.up = up;
+    if (up) this.o.log.info('redis connected: this worker is part of the cluster', { worker: this.o.workerId });
+    else this.o.log.warn('redis unreachable: serving sessions locally, reconnecting with backoff', { worker: this.o.workerId });
+    this.o.onState(up);
+  }
+
+  /** Connects (waits up to the connect timeout; down is not an error) and starts the heartbeat. */
+  async start(): Promise<void> {
+    await this.redis.connect().catch((err: unknown) => this.o.log.warn('redis not reachable at start; serving locally until it is', { error: err instanceof Error ? err.message : String(err) }));
+    this.timer = setInterval(() => void this.beat(), this.o.heartbeatMs);
+    this.timer.unref();
+  }
+
+  /** The secret agreed through Redis (first writer wins), for a Redis on loopback with no --cluster-secret. */
+  async sharedSecret(): Promise<string | undefined> {
+    if (!this.up) return undefined;
+    const mine = randomBytes(32).toString('base64url');
+    await this.redis.set(SECRET_KEY, mine, 'NX');
+    return (await this.redis.get(SECRET_KEY)) ?? undefined;
+  }
+
+  /**
+   * Writes this worker's record and renews the TTL of every session it holds; `full` (after a
+   * (re)connect) writes the sessions' records too. A plain beat never rewrites a record's owner, so
+   * a session another worker took over stays with it.
+   */
+  private async beat(full = false): Promise<void> {
+    if (!this.up || this.closed) return;
+    const held = this.o.held();
+    const ttl = Math.max(3 * this.o.heartbeatMs, 1000);
+    const info = { id: this.o.workerId, host: this.o.workerId.replace(/:\d+$/, ''), pid: String(process.pid), address: this.o.address(), sessions: String(held.size), heartbeat: String(Date.now()) };
+    const multi = this.redis.multi().hset(workerKey(this.o.workerId), info).pexpire(workerKey(this.o.workerId), ttl).sadd(WORKERS, this.o.workerId);
+    for (const [id, s] of held) {
+      if (full) multi.hset(sessionKey(id), encode(s));
+      multi.pexpire(sessionKey(id), this.o.sessionTtlMs);
+    }
+    await multi.exec().catch((err: unknown) => this.o.log.debug('heartbeat failed', { error: err instanceof Error ? err.message : String(err) }));
+  }
+
+  /** A session's record, or undefined when Redis has none (unknown or expired). Throws when Redis is down. */
+  async session(id: string): Promise<StoredSession | undefined> {
+    const h = await this.redis.hgetall(sessionKey(id));
+    if (h.agent === undefined || h.owner === undefined) return undefined;
+    let capabilities: Record<string, unknown> = {};
+    try {
+      const parsed: unknown = JSON.parse(h.capabilities ?? '{}');
+      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) capabilities = parsed as Record<string, unknown>;
+    } catch {
+      // a record not written by mcpgate: adopt with no capabilities
+    }
+    return { agent: h.agent, owner: h.owner, identified: h.identified === '1', capabilities };
+  }
+
+  /** Records a session this worker now holds (fire and forget: Redis down is not an error). */
+  put(id: string, s: StoredSession): void {
+    if (!this.up) return;
+    this.redis.multi().hset(sessionKey(id), encode(s)).pexpire(sessionKey(id), this.o.sessionTtlMs).exec()
+      .catch((err: unknown) => this.o.log.debug('could not record a session', { error: err instanceof Error ? err.message : String(err) }));
+  }
+
+  /** Takes the session over from `from`; resolves with its owner after (this worker if it won). */
+  async takeOver(id: string, from: string): Promise<string | undefined> {
+    const owner = await this.redis.eval(OWNER_CAS, 1, sessionKey(id), from, this.o.workerId);
+    return typeof owner === 'string' ? owner : undefined;
+  }
+
+  /** Forgets a session that ended here, unless another worker has taken it over since. */
+  drop(id: string): void {
+    if (!this.up) return;
+    this.redis.eval(`if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then redis.call('DEL', KEYS[1]) end return 1`, 1, sessionKey(id), this.o.workerId)
+      .catch((err: unknown) => this.o.log.debug('could not forget a session', { error: err instanceof Error ? err.message : String(err) }));
+  }
+
+  /** A live worker's record, or undefined when its heartbeat has expired. */
+  async worker(id: string): Promise<WorkerInfo | undefined> {
+    const h = await this.redis.hgetall(workerKey(id));
+    return toWorker(h);
+  }
+
+  /** Every live worker (one whose heartbeat has not expired); dead ones are forgotten on the way. */
+  async workers(): Promise<WorkerInfo[]> {
+    const ids = await this.redis.smembers(WORKERS);
+    const out: WorkerInfo[] = [];
+    for (const id of ids.slice(0, 1000)) {
+      const w = toWorker(await this.redis.hgetall(workerKey(id)));
+      if (w !== undefined) out.push(w);
+      else await this.redis.srem(WORKERS, id);
+    }
+    return out.sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /** Stops the heartbeat, removes this worker's record and disconnects. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    clearInterval(this.timer);
+    if (this.up) {
+      await this.redis.multi().del(workerKey(this.o.workerId)).srem(WORKERS, this.o.workerId).exec().catch(() => undefined);
+    }
+    this.closed = true;
+    this.up = false;
+    this.redis.disconnect();
+  }
+}
+
+function encode(s: StoredSession): Record<string, string> {
+  return { agent: s.agent, owner: s.owner, identified: s.identified ? '1' : '0', capabilities: JSON.stringify(s.capabilities) };
+}
+
+function toWorker(h: Record<string, string>): WorkerInfo | undefined {
+  if (h.id === undefined || h.address === undefined) return undefined;
+  return { id: h.id, host: h.host ?? '', pid: Number(h.pid), address: h.address, sessions: Number(h.sessions), heartbeat: Number(h.heartbeat) };
+}

@@ -1,0 +1,119 @@
+// Forwarding one HTTP request to the worker that owns its agent session (issue #12), and relaying
+// the answer as it comes: a JSON answer, a POST's SSE stream (progress, a server's questions), the
+// GET stream, DELETE. Worker-to-worker HTTP on a keep-alive agent: one hop, no broker in between,
+// streams piped as they arrive (docs/architecture.md says why this and not Redis pub/sub).
+//
+// Reaching the owner is bounded (CONNECT_TIMEOUT_MS); an owner that cannot be reached is reported
+// as such before anything was sent to the agent, so the caller can adopt the session. An owner
+// that dies after taking the request ends the agent's call with MCPG_SERVER_UNAVAILABLE and
+// `outcome: "unknown"` — it may have run — the error agents already know from a dying server.
+
+import { Agent, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { GatewayError } from '../errors.js';
+import type { RequestId } from '../wire/jsonrpc.js';
+import { sseEvent } from '../wire/sse.js';
+import { FORWARD_HEADER, FORWARD_SIG_HEADER, FORWARD_TS_HEADER, sign } from './signing.js';
+
+/** How long reaching the owner may take before it is taken for dead. */
+export const CONNECT_TIMEOUT_MS = 2000;
+
+/** Headers that belong to one hop and are not relayed (RFC 9110 §7.6.1), plus ours. */
+const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length', FORWARD_HEADER, FORWARD_TS_HEADER, FORWARD_SIG_HEADER]);
+
+const agent = new Agent({ keepAlive: true, maxFreeSockets: 64 });
+
+export interface ForwardRequest {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** http://HOST:PORT of the owner. */
+  address: string;
+  path: string;
+  session: string;
+  body: string;
+  id: RequestId | undefined;
+  from: string;
+  secret: string;
+}
+
+/** 'unreachable': nothing was sent to the agent (adopt); 'relayed': the agent got the owner's answer or an error. */
+export function forward(f: ForwardRequest): Promise<'relayed' | 'unreachable'> {
+  return new Promise((resolve) => {
+    const at = Date.now();
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, value] of Object.entries(f.req.headers)) if (value !== undefined && !HOP.has(name)) headers[name] = value;
+    headers[FORWARD_HEADER] = f.from;
+    headers[FORWARD_TS_HEADER] = String(at);
+    headers[FORWARD_SIG_HEADER] = sign(f.secret, { method: f.req.method ?? '', path: f.path, session: f.session, from: f.from, at, body: f.body });
+    if (f.body !== '') headers['content-length'] = String(Buffer.byteLength(f.body));
+    const target = new URL(f.path, f.address);
+    let connected = false;
+    let settled = false;
+    const done = (how: 'relayed' | 'unreachable'): void => {
+      if (settled) return;
+      settled = true;
+      resolve(how);
+    };
+    const up = request(target, { method: f.req.method, headers, agent }, (answer) => {
+      const out: Record<string, string | string[]> = {};
+      for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !HOP.has(name)) out[name] = value;
+      f.res.writeHead(answer.statusCode ?? 502, out);
+      if (typeof f.res.flushHeaders === 'function' && out['content-type'] === 'text/event-stream') f.res.flushHeaders();
+      answer.pipe(f.res);
+      answer.once('aborted', () => lost(f, 'the owning worker went away mid-answer'));
+      answer.once('error', () => lost(f, 'the owning worker went away mid-answer'));
+      answer.once('end', () => done('relayed'));
+      f.res.once('close', () => {
+        // The agent hung up: stop the relay (MCP: a disconnect is not a cancel; the owner sees its POST close).
+        if (!answer.complete) up.destroy();
+        done('relayed');
+      });
+    });
+    const timer = setTimeout(() => {
+      if (!connected) up.destroy(new Error('connect timeout'));
+    }, CONNECT_TIMEOUT_MS);
+    timer.unref();
+    up.once('socket', (socket) => {
+      if (!socket.connecting) {
+        connected = true;
+        clearTimeout(timer);
+      } else {
+        socket.once('connect', () => {
+          connected = true;
+          clearTimeout(timer);
+        });
+      }
+    });
+    up.once('error', (err) => {
+      clearTimeout(timer);
+      if (f.res.headersSent) {
+        lost(f, err.message);
+        return done('relayed');
+      }
+      // Refused or timed out before anything was sent to the owner's process: it is not there.
+      if (!connected) return done('unreachable');
+      lost(f, err.message);
+      done('relayed');
+    });
+    up.end(f.body === '' ? undefined : f.body);
+  });
+}
+
+/** The owner died with the request: the agent's call ends with the outcome-unknown error. */
+function lost(f: ForwardRequest, why: string): void {
+  const { res, id } = f;
+  if (res.writableEnded || res.destroyed) return;
+  const error = new GatewayError('MCPG_SERVER_UNAVAILABLE', `the worker that owned this session stopped while handling the request (${why}); it may or may not have run`, { detail: { outcome: 'unknown', worker: 'lost' } });
+  if (id === undefined) {
+    if (!res.headersSent) res.writeHead(502).end();
+    else res.destroy();
+    return;
+  }
+  const line = JSON.stringify({ jsonrpc: '2.0', id, error: error.toJsonRpc() });
+  if (!res.headersSent) {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(line);
+  } else if (res.getHeader('content-type') === 'text/event-stream') {
+    res.end(sseEvent(line));
+  } else {
+    res.destroy();
+  }
+}

@@ -1,0 +1,42 @@
+// The contract between the HTTP front and the cluster (issue #12): what the front asks of it. The
+// front imports only these types; the composition root gives it a `Cluster` (cluster.ts). Without
+// `--redis` the front has no link and its hot path is unchanged: a session id not held here is 404.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestId } from '../wire/jsonrpc.js';
+
+/** What the cluster keeps about an agent session, enough for another worker to adopt it. */
+export interface SessionRecord {
+  agent: string;
+  /** The capabilities the agent declared in `initialize`. */
+  capabilities: Record<string, unknown>;
+  identified: boolean;
+}
+
+/** Where a request for a session not held by this worker goes. */
+export type Placement =
+  /** Unknown, expired, or another agent's: answered 404 like an unknown id. */
+  | { kind: 'unknown' }
+  /** Served here: the session is adopted (record undefined when Redis cannot be asked). */
+  | { kind: 'adopt'; record: SessionRecord | undefined }
+  /** Forwarded to its owner, whose answer was relayed (or the request was refused and answered). */
+  | { kind: 'answered' };
+
+export interface ClusterLink {
+  /** True when the request carries the headers of a forward from another worker. */
+  isForwarded(req: IncomingMessage): boolean;
+  /** Why a request that claims to be forwarded is refused (bad signature, stale), or undefined. */
+  refuseForward(req: IncomingMessage, path: string, session: string, body: string): string | undefined;
+  /**
+   * A request (already authenticated as `agent`) for a session this worker does not hold: forward
+   * it to the owner, or tell the front to adopt it, or that it is unknown. `body` is the POST body
+   * ('' for GET and DELETE), `id` the JSON-RPC request id if it is a request.
+   */
+  place(req: IncomingMessage, res: ServerResponse, session: string, agent: string, body: string, id: RequestId | undefined): Promise<Placement>;
+  /** This worker now holds the session (new or adopted). */
+  opened(session: string, record: SessionRecord): void;
+  /** The session ended here; `forget`: ended for good (by the agent, or idle), not by this worker's shutdown. */
+  ended(session: string, forget: boolean): void;
+  /** Cluster-wide part of `/status` (every worker). */
+  status(): Promise<Record<string, unknown>>;
+}
