@@ -55,7 +55,8 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
     findAccount: (_ctx: unknown, sub: string) => ({ accountId: sub, claims: () => ({ sub }) }),
     cookies: { keys: ['test-cookie-key-0123456789'] },
   });
-  http.on('request', provider.callback());
+  const handle = provider.callback();
+  http.on('request', (req, res) => void handle(req, res));
 
   async function signIn(authorizationUrl: string, user = 'alice'): Promise<URL> {
     const cookies = new Map<string, string>();
