@@ -14,6 +14,7 @@ import { runInNewContext } from 'node:vm';
 import { Mcpgate } from '../src/mcpgate.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { Catalog } from '../src/catalog/catalog.js';
+import { benchTool } from './bench-tool.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SERVER = join(ROOT, 'dist/bench/many-tools-server.js');
@@ -157,21 +158,8 @@ export async function benchCatalog(options: { servers?: number; toolsEach?: numb
 }
 
 /** A tool as many-tools-server.ts makes it (the same shape and size). */
-function tool(i: number, generation = 0): unknown {
-  return {
-    name: `tool_${i}`,
-    description: `Tool ${i} of a benchmark server (generation ${generation}): looks a record up by id and returns its fields.`,
-    inputSchema: {
-      type: 'object',
-      properties: {
-        id: { type: 'string', description: 'The id of the record to look up.' },
-        fields: { type: 'array', items: { type: 'string' }, description: 'Which fields to return; all when absent.' },
-        limit: { type: 'integer', minimum: 1, maximum: 100, description: 'At most this many results.' },
-      },
-      required: ['id'],
-    },
-  };
-}
+const tool = (i: number, generation = 0): unknown =>
+  benchTool(`tool_${i}`, `Tool ${i} of a benchmark server (generation ${generation}): looks a record up by id and returns its fields.`);
 
 export interface ChangeResult {
   /** Median ms to rebuild every server's part and encode the whole tools list (what any change cost before). */

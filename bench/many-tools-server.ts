@@ -4,6 +4,7 @@
 // change costs the gateway (a tool gone, not a new or changed one: those would be held by the pins). Hand-rolled JSON-RPC (no SDK) so 100 of them stay small.
 
 import { readLines, send, negotiateVersion, type Params } from '../test/fixtures/raw-stdio.js';
+import { benchTool } from './bench-tool.js';
 
 const count = Number(process.argv[2] ?? 50);
 let generation = 0;
@@ -11,19 +12,8 @@ let generation = 0;
 function tools(): unknown[] {
   const list: unknown[] = [];
   for (let i = 0; i < Math.max(1, count - generation); i++) {
-    list.push({
-      name: i === 0 ? 'bump' : `tool_${String(i).padStart(2, '0')}`,
-      description: `Tool ${i} of a benchmark server: looks a record up by id and returns its fields.`,
-      inputSchema: {
-        type: 'object',
-        properties: {
-          id: { type: 'string', description: 'The id of the record to look up.' },
-          fields: { type: 'array', items: { type: 'string' }, description: 'Which fields to return; all when absent.' },
-          limit: { type: 'integer', minimum: 1, maximum: 100, description: 'At most this many results.' },
-        },
-        required: ['id'],
-      },
-    });
+    const name = i === 0 ? 'bump' : `tool_${String(i).padStart(2, '0')}`;
+    list.push(benchTool(name, `Tool ${i} of a benchmark server: looks a record up by id and returns its fields.`));
   }
   return list;
 }
