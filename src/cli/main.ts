@@ -7,7 +7,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GatewayError } from '../errors.js';
-import { Logger, isLogLevel } from '../observability/logger.js';
+import { Logger, isLogFormat, isLogLevel, logStyleFor } from '../observability/logger.js';
 import { GATEWAY_INFO } from '../version.js';
 import { runCheck } from './check.js';
 import { runServe } from './serve.js';
@@ -30,7 +30,7 @@ const USAGE = `mcpgate ${GATEWAY_INFO.version} — one MCP server in front of ma
 
 Usage:
   mcpgate serve [--config .mcp.json] [--rules gateway-rules.json] [--stdio | --http [HOST:]PORT] [--agent ID]
-                [--mode aggregate|discovery] [--debug] [--log-level LEVEL]
+                [--mode aggregate|discovery] [--debug] [--log-level LEVEL] [--log-format json|pretty]
                 [--separator SEP] [--startup-timeout MS] [--max-inflight N] [--max-depth N]
                 [--pins tofu|strict|off] [--state DIR] [--sanitize on|off]
                 [--retries N] [--backoff-cap MS] [--park-probe MS] [--stable-after MS]
@@ -110,6 +110,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         http: { type: 'string' },
         agent: { type: 'string' },
         'log-level': { type: 'string' },
+        'log-format': { type: 'string' },
         separator: { type: 'string' },
         'startup-timeout': { type: 'string' },
         'max-inflight': { type: 'string' },
@@ -156,7 +157,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     const configFile = resolve(values.config ?? env.MCPGATE_CONFIG ?? '.mcp.json');
     const levelText = values['log-level'] ?? env.MCPGATE_LOG_LEVEL ?? 'info';
     if (!isLogLevel(levelText)) throw usage(`--log-level must be one of debug, info, warn, error, silent (got "${levelText}")`);
-    const log = new Logger(levelText);
+    const formatText = values['log-format'] ?? env.MCPGATE_LOG_FORMAT;
+    if (formatText !== undefined && !isLogFormat(formatText)) throw usage(`--log-format must be json or pretty (got "${formatText}")`);
+    const log = new Logger(levelText, undefined, {}, logStyleFor(formatText, process.stderr.isTTY === true, env));
     const stateDir = resolve(values.state ?? env.MCPGATE_STATE ?? join(dirname(configFile), '.mcpgate'));
     // An explicit rules file must exist; otherwise gateway-rules.json beside the config is used if present.
     const besideConfig = join(dirname(configFile), 'gateway-rules.json');

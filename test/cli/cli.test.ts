@@ -96,6 +96,12 @@ void describe('mcpgate CLI', { timeout: 10000 }, () => {
     assert.deepEqual(await run(['check', '--config', valid], { MCPGATE_LOG_LEVEL: 'trace' }), { code: 2, out: '', err: message('trace') });
   });
 
+  void it('a bad --log-format (flag or MCPGATE_LOG_FORMAT) exits 2', { timeout: 5000 }, async () => {
+    const message = (format: string): string => `mcpgate: --log-format must be json or pretty (got "${format}")\n${HINT}`;
+    assert.deepEqual(await run(['check', '--config', valid, '--log-format', 'text']), { code: 2, out: '', err: message('text') });
+    assert.deepEqual(await run(['check', '--config', valid], { MCPGATE_LOG_FORMAT: 'xml' }), { code: 2, out: '', err: message('xml') });
+  });
+
   void it('serve rejects bad flags with exit 2 before starting anything', { timeout: 5000 }, async () => {
     const cases: [string[], string][] = [
       [['--http', 'nowhere'], '--http must be [HOST:]PORT, e.g. 8080, :8080 or 0.0.0.0:8080 (got "nowhere")'],

@@ -4,7 +4,7 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Logger, isLogLevel, type LogLevel } from '../../src/observability/logger.js';
+import { Logger, isLogFormat, isLogLevel, logStyleFor, type LogLevel, type LogStyle } from '../../src/observability/logger.js';
 import { GatewayError } from '../../src/errors.js';
 
 /** A logger writing into an array; `records()` parses each line and drops the timestamp. */
@@ -128,5 +128,45 @@ void describe('Logger', { timeout: 5000 }, () => {
 
   void it('isLogLevel accepts exactly the five levels', { timeout: 5000 }, () => {
     assert.deepEqual(['debug', 'info', 'warn', 'error', 'silent', 'trace', 'INFO', ''].map(isLogLevel), [true, true, true, true, true, false, false, false]);
+  });
+});
+
+describe('Logger: the pretty format and how it is chosen', { timeout: 5000 }, () => {
+  const capture = (style: LogStyle, level: LogLevel = 'debug'): { log: Logger; lines: string[] } => {
+    const lines: string[] = [];
+    return { log: new Logger(level, (line) => lines.push(line), {}, style), lines };
+  };
+
+  it('writes time, level, [server] [agent], the message, then the other fields; secrets redacted', () => {
+    const { log, lines } = capture({ format: 'pretty' });
+    log.child({ server: 'echo' }).info('server "echo": starting → ready', { agent: 'ci-bot', tools: 3, note: 'two words', token: 'sk-live-123' });
+    assert.equal(lines.length, 1);
+    assert.match(lines[0]!, /^\d\d:\d\d:\d\d\.\d{3} INFO  \[echo\] \[ci-bot\] server "echo": starting → ready tools=3 note="two words" token=\[redacted\]\n$/);
+    assert.ok(!lines[0]!.includes('sk-live-123'));
+    assert.ok(!lines[0]!.includes('\x1b['), 'no colour unless asked');
+  });
+
+  it('an error shows as its message and code, an unexpected one with its stack below', () => {
+    const { log, lines } = capture({ format: 'pretty' }, 'info');
+    log.error('starting servers failed', { error: new GatewayError('MCPG_SERVER_UNAVAILABLE', 'server "x" exited') });
+    assert.match(lines[0]!, /ERROR starting servers failed: server "x" exited \(MCPG_SERVER_UNAVAILABLE\)\n$/);
+    log.error('bug', { error: new Error('boom') });
+    assert.match(lines[1]!, /ERROR bug: boom\n\s+at /, 'the stack follows on the next lines');
+  });
+
+  it('colours the level when asked', () => {
+    const { log, lines } = capture({ format: 'pretty', colour: true });
+    log.warn('careful');
+    assert.ok(lines[0]!.includes('\x1b[33mWARN '), lines[0]);
+  });
+
+  it('pretty at a terminal, JSON otherwise; --log-format wins; NO_COLOR and FORCE_COLOR are honoured', () => {
+    assert.deepEqual(logStyleFor(undefined, true, {}), { format: 'pretty', colour: true });
+    assert.deepEqual(logStyleFor(undefined, true, { NO_COLOR: '1' }), { format: 'pretty', colour: false });
+    assert.deepEqual(logStyleFor(undefined, false, {}), { format: 'json', colour: false });
+    assert.deepEqual(logStyleFor('pretty', false, {}), { format: 'pretty', colour: false });
+    assert.deepEqual(logStyleFor('pretty', false, { FORCE_COLOR: '1' }), { format: 'pretty', colour: true });
+    assert.deepEqual(logStyleFor('json', true, {}), { format: 'json', colour: false });
+    assert.ok(isLogFormat('pretty') && isLogFormat('json') && !isLogFormat('text'));
   });
 });
