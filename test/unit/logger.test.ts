@@ -141,7 +141,7 @@ describe('Logger: the pretty format and how it is chosen', { timeout: 5000 }, ()
     const { log, lines } = capture({ format: 'pretty' });
     log.child({ server: 'echo' }).info('server "echo": starting → ready', { agent: 'ci-bot', tools: 3, note: 'two words', token: 'sk-live-123' });
     assert.equal(lines.length, 1);
-    assert.match(lines[0]!, /^\d\d:\d\d:\d\d\.\d{3} INFO  \[echo\] \[ci-bot\] server "echo": starting → ready tools=3 note="two words" token=\[redacted\]\n$/);
+    assert.match(lines[0]!, /^\d\d:\d\d:\d\d\.\d{3} INFO {2}\[echo\] \[ci-bot\] server "echo": starting → ready tools=3 note="two words" token=\[redacted\]\n$/);
     assert.ok(!lines[0]!.includes('sk-live-123'));
     assert.ok(!lines[0]!.includes('\x1b['), 'no colour unless asked');
   });
