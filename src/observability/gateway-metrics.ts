@@ -24,8 +24,8 @@ export interface ServerSnapshot {
   inflight: number;
 }
 
-/** One per-agent or per-session server's pool (servers/pool.ts PoolStats). */
-export interface PoolSnapshot {
+/** The counters and gauges of one per-agent or per-session server's pool (servers/pool.ts keeps them). */
+export interface PoolCounters {
   server: string;
   keys: number;
   active: number;
@@ -37,6 +37,10 @@ export interface PoolSnapshot {
   creationFailures: number;
   breaker: 'closed' | 'open' | 'half-open';
   breakerTrips: number;
+}
+
+/** A pool as /metrics shows it. */
+export interface PoolSnapshot extends PoolCounters {
   /** Live stdio child processes of the pool. */
   processes: number;
 }

@@ -21,6 +21,7 @@ import type { ServerConfig } from '../config/types.js';
 import { DEFAULT_POOL } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
+import type { PoolCounters } from '../observability/gateway-metrics.js';
 import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './breaker.js';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 import type { Connection } from './connection.js';
@@ -56,18 +57,7 @@ export interface PoolEntry {
 }
 
 /** Counters and gauges of one server's pool (status and /metrics). */
-export interface PoolStats {
-  server: string;
-  keys: number;
-  active: number;
-  idle: number;
-  hits: number;
-  misses: number;
-  evictions: number;
-  reaped: number;
-  creationFailures: number;
-  breaker: 'closed' | 'open' | 'half-open';
-  breakerTrips: number;
+export interface PoolStats extends PoolCounters {
   /** Pids of the pool's live stdio children. */
   pids: number[];
 }
