@@ -97,13 +97,14 @@ export class Catalog {
   private toolsByName = new Map<string, ToolEntry>();
   private publicNames = new Map<string, string>();
   private promptsByName = new Map<string, PromptEntry>();
-  private readonly encoded = new Map<ListKind, string>();
+  /** Each list's result as bytes (`{"tools":[…]}`), joined once per change and written as is by every answer. */
+  private readonly encoded = new Map<ListKind, Buffer>();
   /** Each item's view (renamed and sanitized) by the server's own item object, while its public name stays. */
   private readonly viewMemo = new WeakMap<object, { name: string; view: unknown }>();
   /** Each server's slice of each list as last encoded (`server\0kind` → the views and their JSON). */
-  private fragments = new Map<string, { views: unknown[]; text: string }>();
+  private fragments = new Map<string, { views: unknown[]; bytes: Buffer }>();
   /** Per kind, the servers' encoded slices in list order (empty slices left out). */
-  private listFragments: Record<ListKind, string[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
+  private listFragments: Record<ListKind, Buffer[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
   /** Which server (and original name) each item of the views came from, index for index. */
   private refs: Record<ListKind, ItemRef[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
   /** Bumped on every rebuild: caches of per-agent views compare it. */
@@ -273,17 +274,24 @@ export class Catalog {
   }
 
   /**
-   * The list result for one kind (`{"tools":[…]}`), joined once per catalog change from the servers'
-   * slices, each encoded when that server's items changed: a large catalog is serialized piece by
-   * piece when it changes, not on every list request nor whole on every server's change.
+   * The list result for one kind (`{"tools":[…]}`) as UTF-8 bytes, joined once per catalog change
+   * from the servers' slices, each encoded when that server's items changed: a large catalog is
+   * serialized piece by piece when it changes, not on every list request nor whole on every server's
+   * change, and every answer writes these same bytes (wire/encoded.ts).
    */
-  encodedList(kind: ListKind): string {
-    let text = this.encoded.get(kind);
-    if (text === undefined) {
-      text = `{"${kind}":[${this.listFragments[kind].join(',')}]}`;
-      this.encoded.set(kind, text);
+  encodedList(kind: ListKind): Buffer {
+    let bytes = this.encoded.get(kind);
+    if (bytes === undefined) {
+      const pieces: Buffer[] = [Buffer.from(`{"${kind}":[`)];
+      this.listFragments[kind].forEach((fragment, i) => {
+        if (i > 0) pieces.push(COMMA);
+        pieces.push(fragment);
+      });
+      pieces.push(CLOSE);
+      bytes = Buffer.concat(pieces);
+      this.encoded.set(kind, bytes);
     }
-    return text;
+    return bytes;
   }
 
   /** The view of a server's item under its public name: the one made last time if neither changed. */
@@ -298,8 +306,8 @@ export class Catalog {
 
   /** Encodes each server's slice of each list again only if its views are not the ones encoded last time. */
   private encodeFragments(slices: Map<string, Record<ListKind, [number, number]>>): void {
-    const fragments = new Map<string, { views: unknown[]; text: string }>();
-    const listFragments: Record<ListKind, string[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
+    const fragments = new Map<string, { views: unknown[]; bytes: Buffer }>();
+    const listFragments: Record<ListKind, Buffer[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
     for (const [server, ranges] of slices) {
       for (const kind of LIST_KINDS) {
         const [start, end] = ranges[kind];
@@ -310,10 +318,10 @@ export class Catalog {
         let fragment = before;
         if (before === undefined || before.views.length !== end - start || before.views.some((view, i) => view !== all[start + i])) {
           const views = all.slice(start, end);
-          fragment = { views, text: JSON.stringify(views).slice(1, -1) };
+          fragment = { views, bytes: Buffer.from(JSON.stringify(views).slice(1, -1)) };
         }
         fragments.set(key, fragment!);
-        listFragments[kind].push(fragment!.text);
+        listFragments[kind].push(fragment!.bytes);
       }
     }
     this.fragments = fragments;
@@ -486,13 +494,15 @@ export class Catalog {
   }
 }
 
+const LIST_KINDS: readonly ListKind[] = ['tools', 'resources', 'resourceTemplates', 'prompts'];
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']}');
+
 /**
  * A digest of a list, item by item: keeping the list's JSON text as its fingerprint held a second copy
  * of every server's catalog for the gateway's lifetime (security audit #9), and one stringify of the
  * whole list built a string as large as the list.
  */
-const LIST_KINDS: readonly ListKind[] = ['tools', 'resources', 'resourceTemplates', 'prompts'];
-
 function fingerprintOf(items: readonly unknown[]): string {
   const hash = createHash('sha256');
   for (const item of items) hash.update(JSON.stringify(item)).update('\n');

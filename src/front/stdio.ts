@@ -15,6 +15,7 @@ import { eraOf, mayBeModern } from '../wire/era.js';
 import { GatewayError } from '../errors.js';
 import type { ModernRequest } from '../gateway/modern.js';
 import { DEFAULT_MAX_AGENT_BUFFER } from './http-channel.js';
+import type { EncodedParts } from '../wire/encoded.js';
 
 /** Why the stdio front ended; `failed` when it was not the agent's own doing (it stopped reading). */
 export interface StdioEnd {
@@ -62,7 +63,11 @@ export function serveStdio(gateway: Gateway, agent: string, agentExplicit = true
   const flush = (): void => {
     const lines = batch;
     batch = undefined;
-    if (lines === undefined || broken) return;
+    if (lines !== undefined) emit([lines]);
+  };
+  /** Writes now, in one writev, unless the agent stopped reading (then the front ends). */
+  const emit = (chunks: EncodedParts): void => {
+    if (broken) return;
     const queued = output.writableLength;
     if (queued > maxBuffer) {
       broken = true;
@@ -72,7 +77,14 @@ export function serveStdio(gateway: Gateway, agent: string, agentExplicit = true
       resolveEnded({ reason, failed: true });
       return;
     }
-    if (!output.write(lines) && !paused) {
+    let ok = true;
+    if (chunks.length === 1) ok = output.write(chunks[0]!);
+    else {
+      output.cork();
+      for (const chunk of chunks) ok = output.write(chunk);
+      output.uncork();
+    }
+    if (!ok && !paused) {
       paused = true;
       input.pause();
     }
@@ -87,7 +99,14 @@ export function serveStdio(gateway: Gateway, agent: string, agentExplicit = true
     }
     return true;
   };
-  const session = gateway.openSession({ send: write }, agent, agentExplicit);
+  /** A message in pieces (a cached list answer): what was batched goes first, then its bytes as they are. */
+  const writeParts = (parts: EncodedParts): boolean => {
+    if (broken) return false;
+    flush();
+    emit([...parts, '\n']);
+    return !broken;
+  };
+  const session = gateway.openSession({ send: write, sendParts: writeParts }, agent, agentExplicit);
   // Modern (2026-07-28) requests in flight, by the agent's id: notifications/cancelled ends one.
   const modern = new Map<RequestId, ModernRequest>();
   /**

@@ -16,6 +16,7 @@ import {
   type Classified, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
 } from '../wire/jsonrpc.js';
 import { sanitizeContent } from '../wire/sanitize.js';
+import { encodeResultParts, partsToText, type EncodedParts } from '../wire/encoded.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { GatewayMetrics } from '../observability/gateway-metrics.js';
 import { AgentRequests } from './agent-requests.js';
@@ -73,6 +74,11 @@ export interface AgentChannel {
    * false when the message could not be sent (an HTTP agent with no stream open for it).
    */
   send(line: string, about?: RequestId, final?: boolean): boolean | void;
+  /**
+   * Sends one message given as pieces (wire/encoded.ts: a cached list's bytes between its head and
+   * tail), written as bytes without joining them. A channel without it gets the joined text by `send`.
+   */
+  sendParts?(parts: EncodedParts, about?: RequestId, final?: boolean): boolean | void;
   /**
    * The server ended the answer stream of the agent's request `about` to be polled (SEP-1699):
    * a channel that can (Streamable HTTP) ends the agent's stream the same way, with `retryMs`, and
@@ -201,13 +207,13 @@ export class AgentSession {
         return void this.initialize(msg);
       case 'tools/list':
         if (this.parts.discovery !== undefined) return this.sendEncodedResult(msg.id, metaTools(this.parts.discovery.debug));
-        return this.waiting.run(msg.id, () => this.sendEncodedResult(msg.id, this.shown.serve('tools')));
+        return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('tools')));
       case 'resources/list':
-        return this.waiting.run(msg.id, () => this.sendEncodedResult(msg.id, this.shown.serve('resources')));
+        return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('resources')));
       case 'resources/templates/list':
-        return this.waiting.run(msg.id, () => this.sendEncodedResult(msg.id, this.shown.serve('resourceTemplates')));
+        return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('resourceTemplates')));
       case 'prompts/list':
-        return this.waiting.run(msg.id, () => this.sendEncodedResult(msg.id, this.shown.serve('prompts')));
+        return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('prompts')));
       case 'resources/read':
         return this.waiting.run(msg.id, () => this.readResource(msg));
       case 'prompts/get':
@@ -637,6 +643,15 @@ export class AgentSession {
   private sendEncodedResult(id: RequestId, resultJson: string): void {
     if (this.closed) return;
     this.channel.send(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`, id, true);
+    if (this.spans !== undefined) this.endSpan(this.spans, id, 'ok');
+  }
+
+  /** A result cached as bytes (a list): only the head with the id is made per answer. */
+  private sendResultBytes(id: RequestId, result: Buffer): void {
+    if (this.closed) return;
+    const parts = encodeResultParts(JSON.stringify(id), result);
+    if (this.channel.sendParts !== undefined) this.channel.sendParts(parts, id, true);
+    else this.channel.send(partsToText(parts), id, true);
     if (this.spans !== undefined) this.endSpan(this.spans, id, 'ok');
   }
 

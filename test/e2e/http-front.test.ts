@@ -145,6 +145,23 @@ describe('HTTP front: agents, identity and bad requests', { timeout: TIMEOUT }, 
     }
   });
 
+  it('a list is answered from cached bytes: each answer carries its own id and an exact Content-Length', async () => {
+    const session = await rawSession(gate.url, { authorization: `Bearer ${alice.token}` });
+    const headers = { ...JSON_HEADERS, authorization: `Bearer ${alice.token}`, 'mcp-session-id': session };
+    const list = (id: string | number): Promise<Awaited<ReturnType<typeof raw>>> => raw(gate.url, { headers, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list' }) });
+    const first = await list('é-1 "quoted"');
+    const second = await list(2);
+    for (const [res, id] of [[first, 'é-1 "quoted"'], [second, 2]] as const) {
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['content-type'], 'application/json');
+      assert.equal(Number(res.headers['content-length']), Buffer.byteLength(res.body), 'Content-Length counts bytes, not characters');
+      assert.equal(res.json?.id, id);
+    }
+    const tools = (first.json?.result as { tools: { name: string }[] }).tools.map((t) => t.name);
+    assert.ok(tools.length > 0 && tools.every((n) => n.startsWith('echo__')), `alice's view under the rules: ${tools.join(', ')}`);
+    assert.deepEqual(second.json?.result, first.json?.result, 'the same list, only the id differs');
+  });
+
   it('a token added to the rules works as soon as the file is saved (hot reload), and a removed one stops', async () => {
     const carol = makeToken();
     const before = (await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${carol.token}` }, body: initializeBody() })).status;

@@ -1,0 +1,26 @@
+// A JSON-RPC message handed to a front as pieces: JSON text and bytes, written in order. A list
+// answer is the cached bytes of the list (one Buffer shared by every answer until the catalog or the
+// agent's rules change) between the few bytes that differ per answer (the id), so a repeated
+// `tools/list` of a big catalog costs a write of bytes already made, never a re-serialization.
+
+/** The pieces of one message, in order; their concatenation is one line of JSON (no newline). */
+export type EncodedParts = readonly (string | Buffer)[];
+
+/** A result whose JSON is cached as bytes, wrapped for the request `id`: head, body, tail. */
+export function encodeResultParts(idJson: string, resultBytes: Buffer): EncodedParts {
+  return [`{"jsonrpc":"2.0","id":${idJson},"result":`, resultBytes, '}'];
+}
+
+/** The message as one string, for a path that must frame or keep text (an SSE event, a replay log). */
+export function partsToText(parts: EncodedParts): string {
+  let text = '';
+  for (const part of parts) text += typeof part === 'string' ? part : part.toString('utf8');
+  return text;
+}
+
+/** The message's length in bytes (a Content-Length), without joining it. */
+export function partsByteLength(parts: EncodedParts): number {
+  let length = 0;
+  for (const part of parts) length += typeof part === 'string' ? Buffer.byteLength(part) : part.length;
+  return length;
+}
