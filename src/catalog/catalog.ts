@@ -1,9 +1,10 @@
 // The catalog: every server's tools, resources, templates and prompts merged under namespaced names.
 // Each server's part is replaced whole (on connect and on a debounced refresh); the merged views and
 // the name → server routes are rebuilt then and cached, so listing and routing cost a map lookup.
-// A rebuild reuses what did not change: an item's view (renamed, sanitized) is kept while the server
-// still lists the same object under the same public name, and each server's slice of a list is
-// encoded once, so one server's list_changed re-encodes only that server's part.
+// A rebuild lays out again only the server that changed (and servers whose names or clashes it
+// affects): each server's layout keeps its names, views, routes and encoded slices, an item's view
+// (renamed, sanitized) is kept while the server still lists the same object under the same public
+// name, and names are kept by `NameBook`, so one server's list_changed costs that server's part.
 // A server may have its own prefix or none (`"prefix": false`: its items keep their own names and
 // URIs); when two servers expose the same name or URI, the one listed later in .mcp.json has that
 // item withheld, with one warning naming both servers and the fix (never a silent shadowing).
@@ -12,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type { Tool } from '../wire/protocol.js';
 import type { ListKind, ServerLists } from '../servers/lists.js';
 import { sanitizeTool } from '../wire/sanitize.js';
-import { assignNames, nameKey, namespaceUri, sanitize, splitUri, DEFAULT_SEPARATOR } from './names.js';
+import { nameKey, namespaceUri, sanitize, splitUri, NameBook, DEFAULT_SEPARATOR } from './names.js';
 
 /** Why a tool is held back until approved (pins/review.ts produces these; the catalog only keeps them). */
 export interface HeldInfo {
@@ -57,6 +58,31 @@ export interface CatalogCounts {
 
 type Part = Partial<ServerLists>;
 
+type ClaimKind = 'tool' | 'prompt' | 'resource' | 'template';
+const CLAIM_KINDS: readonly ClaimKind[] = ['tool', 'prompt', 'resource', 'template'];
+
+function emptyClaims(): Record<ClaimKind, Map<string, Map<string, number>>> {
+  return { tool: new Map(), prompt: new Map(), resource: new Map(), template: new Map() };
+}
+
+/** One server's share of the catalog: what it claims, what it shows, its routes and its warnings. */
+interface Layout {
+  /** The public name each item wants, per kind, in the server's order (repeats included). */
+  readonly claims: Record<ClaimKind, string[]>;
+  readonly views: Record<ListKind, unknown[]>;
+  readonly refs: Record<ListKind, ItemRef[]>;
+  /** Each non-empty slice of each list, encoded (the JSON of its views without the brackets). */
+  readonly bytes: Partial<Record<ListKind, Buffer>>;
+  readonly tools: Map<string, ToolEntry>;
+  readonly prompts: Map<string, PromptEntry>;
+  /** For an unprefixed server: the URIs of its resources and its templates, to route its own URIs. */
+  readonly uris: string[];
+  readonly templates: { server: string; match: RegExp }[];
+  /** Its items withheld because an earlier server exposes the same name. */
+  readonly clashWarnings: string[];
+  readonly duplicateWarnings: string[];
+}
+
 /** A server as the catalog names it: its name and its `prefix` from .mcp.json (absent: its name; false: none). */
 export type ServerNaming = string | { readonly name: string; readonly prefix?: string | false };
 
@@ -97,12 +123,20 @@ export class Catalog {
   private toolsByName = new Map<string, ToolEntry>();
   private publicNames = new Map<string, string>();
   private promptsByName = new Map<string, PromptEntry>();
-  /** Each list's result as bytes (`{"tools":[…]}`), joined once per change and written as is by every answer. */
-  private readonly encoded = new Map<ListKind, Buffer>();
+  /** Each list's result as bytes (`{"tools":[…]}`, in pieces), made once per change and written as is by every answer. */
+  private readonly encoded = new Map<ListKind, readonly Buffer[]>();
   /** Each item's view (renamed and sanitized) by the server's own item object, while its public name stays. */
   private readonly viewMemo = new WeakMap<object, { name: string; view: unknown }>();
-  /** Each server's slice of each list as last encoded (`server\0kind` → the views and their JSON). */
-  private fragments = new Map<string, { views: unknown[]; bytes: Buffer }>();
+  /** Each server's share of the catalog, rebuilt only when that server, or who owns its names, changes. */
+  private readonly layouts = new Map<string, Layout>();
+  /** Public names of prefixed servers' tools and prompts, kept up to date one server at a time. */
+  private toolBook: NameBook;
+  private promptBook: NameBook;
+  /** From the books' last `resolve`: the names that differ from their candidate, and the warnings. */
+  private moved = { tool: new Map<string, string>(), prompt: new Map<string, string>() };
+  private nameWarnings: string[] = [];
+  /** Per kind, each public name → the servers whose items want it (and how many items): the earliest keeps it. */
+  private claimants: Record<ClaimKind, Map<string, Map<string, number>>> = emptyClaims();
   /** Per kind, the servers' encoded slices in list order (empty slices left out). */
   private listFragments: Record<ListKind, Buffer[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
   /** Which server (and original name) each item of the views came from, index for index. */
@@ -118,6 +152,8 @@ export class Catalog {
     this.separator = opts.separator ?? DEFAULT_SEPARATOR;
     this.sanitize = opts.sanitize ?? true;
     this.onWarning = opts.onWarning;
+    this.toolBook = new NameBook(this.separator);
+    this.promptBook = new NameBook(this.separator);
     this.setServers(servers);
   }
 
@@ -148,7 +184,18 @@ export class Catalog {
       this.keyOf.set(server, key);
       this.serverOfKey.set(key, server);
     }
-    this.rebuild();
+    // Keys, prefixes and order may all have changed: every server is laid out again.
+    this.toolBook = new NameBook(this.separator);
+    this.promptBook = new NameBook(this.separator);
+    this.moved = { tool: new Map(), prompt: new Map() };
+    this.claimants = emptyClaims();
+    const all = new Set([...this.parts.keys(), ...this.layouts.keys()]);
+    this.layouts.clear();
+    this.toolsByName.clear();
+    this.promptsByName.clear();
+    this.publicNames.clear();
+    this.uriOwner.clear();
+    this.rebuild([...all]);
   }
 
   /**
@@ -170,7 +217,7 @@ export class Catalog {
     this.parts.set(server, part);
     const heldChanged = held !== undefined && this.replaceHeld(server, held);
     if (heldChanged && !changed.includes('tools')) changed.push('tools');
-    if (changed.length > 0) this.rebuild();
+    if (changed.length > 0) this.rebuild([server]);
     return changed;
   }
 
@@ -180,7 +227,7 @@ export class Catalog {
    */
   setHeld(server: string, held: ReadonlyMap<string, HeldInfo>): boolean {
     if (!this.replaceHeld(server, held)) return false;
-    this.rebuild();
+    this.rebuild([server]);
     return true;
   }
 
@@ -215,7 +262,7 @@ export class Catalog {
     this.held.delete(server);
     for (const kind of ['tools', 'resources', 'resourceTemplates', 'prompts'] as const) this.fingerprints.delete(`${server}\u0000${kind}`);
     const had = (Object.keys(part) as ListKind[]).filter((kind) => (part[kind]?.length ?? 0) > 0);
-    this.rebuild();
+    this.rebuild([server]);
     return had;
   }
 
@@ -274,24 +321,25 @@ export class Catalog {
   }
 
   /**
-   * The list result for one kind (`{"tools":[…]}`) as UTF-8 bytes, joined once per catalog change
-   * from the servers' slices, each encoded when that server's items changed: a large catalog is
-   * serialized piece by piece when it changes, not on every list request nor whole on every server's
-   * change, and every answer writes these same bytes (wire/encoded.ts).
+   * The list result for one kind (`{"tools":[…]}`) as UTF-8 bytes in pieces: the servers' slices,
+   * each encoded when that server's items changed, between the brackets. A large catalog is
+   * serialized piece by piece when it changes, never on a list request nor whole on one server's
+   * change, and not even copied into one buffer: every answer writes these same pieces in one
+   * `writev` (wire/encoded.ts).
    */
-  encodedList(kind: ListKind): Buffer {
-    let bytes = this.encoded.get(kind);
-    if (bytes === undefined) {
-      const pieces: Buffer[] = [Buffer.from(`{"${kind}":[`)];
+  encodedList(kind: ListKind): readonly Buffer[] {
+    let pieces = this.encoded.get(kind);
+    if (pieces === undefined) {
+      const list: Buffer[] = [OPEN[kind]];
       this.listFragments[kind].forEach((fragment, i) => {
-        if (i > 0) pieces.push(COMMA);
-        pieces.push(fragment);
+        if (i > 0) list.push(COMMA);
+        list.push(fragment);
       });
-      pieces.push(CLOSE);
-      bytes = Buffer.concat(pieces);
-      this.encoded.set(kind, bytes);
+      list.push(CLOSE);
+      pieces = list;
+      this.encoded.set(kind, pieces);
     }
-    return bytes;
+    return pieces;
   }
 
   /** The view of a server's item under its public name: the one made last time if neither changed. */
@@ -302,30 +350,6 @@ export class Catalog {
     const view = sanitizeIt && this.sanitize ? sanitizeTool(renamed) : renamed;
     this.viewMemo.set(item, { name: value, view });
     return view;
-  }
-
-  /** Encodes each server's slice of each list again only if its views are not the ones encoded last time. */
-  private encodeFragments(slices: Map<string, Record<ListKind, [number, number]>>): void {
-    const fragments = new Map<string, { views: unknown[]; bytes: Buffer }>();
-    const listFragments: Record<ListKind, Buffer[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
-    for (const [server, ranges] of slices) {
-      for (const kind of LIST_KINDS) {
-        const [start, end] = ranges[kind];
-        if (start === end) continue;
-        const key = `${server}\u0000${kind}`;
-        const all = this.views[kind];
-        const before = this.fragments.get(key);
-        let fragment = before;
-        if (before === undefined || before.views.length !== end - start || before.views.some((view, i) => view !== all[start + i])) {
-          const views = all.slice(start, end);
-          fragment = { views, bytes: Buffer.from(JSON.stringify(views).slice(1, -1)) };
-        }
-        fragments.set(key, fragment!);
-        listFragments[kind].push(fragment!.bytes);
-      }
-    }
-    this.fragments = fragments;
-    this.listFragments = listFragments;
   }
 
   /** What agents see of the server (held tools excluded). */
@@ -339,117 +363,251 @@ export class Catalog {
     };
   }
 
-  private rebuild(): void {
-    const servers = [...this.parts.keys()].sort();
-    const toolReqs: { server: string; name: string }[] = [];
-    const promptReqs: { server: string; name: string }[] = [];
-    for (const server of servers) {
+  /**
+   * Lays out again the servers in `changed` (their lists, held tools or naming changed, or they
+   * were removed) and those whose public names or claims they affect; every other server's layout —
+   * names, views, routes, encoded slices — is kept. The merged views are then joined from the
+   * layouts (pointers, not items). The result equals laying out every server from scratch
+   * (test/unit/catalog-incremental.test.ts).
+   */
+  private rebuild(changed: readonly string[]): void {
+    // 1. Names: the changed servers' pairs replaced in the books; servers whose names moved follow.
+    for (const server of changed) {
       if (this.unprefixed.has(server)) continue;
+      const part = this.parts.get(server);
       const key = this.key(server);
-      for (const tool of this.parts.get(server)?.tools ?? []) toolReqs.push({ server: key, name: tool.name });
-      for (const prompt of this.parts.get(server)?.prompts ?? []) promptReqs.push({ server: key, name: prompt.name });
+      this.toolBook.set(key, (part?.tools ?? []).map((tool) => tool.name));
+      this.promptBook.set(key, (part?.prompts ?? []).map((prompt) => prompt.name));
     }
-    const toolNames = assignNames(toolReqs, this.separator);
-    const promptNames = assignNames(promptReqs, this.separator);
-    const warnings = [...toolNames.warnings, ...promptNames.warnings];
-    const toolName = (server: string, name: string): string => (this.unprefixed.has(server) ? name : toolNames.names.get(nameKey(this.key(server), name))!);
-    const promptName = (server: string, name: string): string => (this.unprefixed.has(server) ? name : promptNames.names.get(nameKey(this.key(server), name))!);
-    const uriOf = (server: string, uri: string): string => (this.unprefixed.has(server) ? uri : namespaceUri(this.key(server), uri));
+    const tools = this.toolBook.resolve();
+    const prompts = this.promptBook.resolve();
+    const dirty = new Set(changed);
+    for (const [before, after] of [[this.moved.tool, tools.moved], [this.moved.prompt, prompts.moved]] as const) {
+      for (const [key, name] of before) if (after.get(key) !== name) this.markKey(dirty, key);
+      for (const [key, name] of after) if (before.get(key) !== name) this.markKey(dirty, key);
+    }
+    this.moved = { tool: tools.moved, prompt: prompts.moved };
+    this.nameWarnings = [...tools.warnings, ...prompts.warnings];
 
-    // Who keeps each public name: servers in .mcp.json order, the earlier one wins, the later one's
-    // item is withheld with a warning naming both.
-    const withheld = new Set<string>();
-    const byOrder = [...servers].sort((a, b) => (this.order.get(a) ?? Infinity) - (this.order.get(b) ?? Infinity) || (a < b ? -1 : a > b ? 1 : 0));
-    const claim = (what: string, owners: Map<string, string>, server: string, name: string, publicName: string): void => {
-      const owner = owners.get(publicName);
-      if (owner === undefined) owners.set(publicName, server);
-      else if (owner !== server) {
-        withheld.add(`${what}\u0000${server}\u0000${name}`);
-        const fix = this.unprefixed.has(server) ? `give server "${server}" a prefix in .mcp.json (for example "prefix": "${sanitize(server)}")` : `give server "${owner}" a prefix in .mcp.json`;
-        warnings.push(`${what} "${name}" of server "${server}" is withheld: server "${owner}" (earlier in .mcp.json) already exposes ${what} "${publicName}"; ${fix}`);
+    // 2. Claims: who wants which public name; a server that gains or loses one is laid out again.
+    const ownersBefore = new Map<string, string | undefined>();
+    const claims = new Map<string, Record<ClaimKind, string[]> | undefined>();
+    for (const server of dirty) {
+      const now = this.parts.has(server) ? this.claimsOf(server) : undefined;
+      claims.set(server, now);
+      const old = this.layouts.get(server)?.claims;
+      for (const kind of CLAIM_KINDS) {
+        for (const name of [...(old?.[kind] ?? []), ...(now?.[kind] ?? [])]) {
+          const at = `${kind}\u0000${name}`;
+          if (!ownersBefore.has(at)) ownersBefore.set(at, this.ownerOf(kind, name));
+        }
+        for (const name of old?.[kind] ?? []) this.unclaim(kind, name, server);
+        for (const name of now?.[kind] ?? []) this.claim(kind, name, server);
       }
-    };
-    const owners = { tool: new Map<string, string>(), prompt: new Map<string, string>(), resource: new Map<string, string>(), template: new Map<string, string>() };
-    for (const server of byOrder) {
-      const part = this.parts.get(server)!;
-      for (const tool of part.tools ?? []) claim('tool', owners.tool, server, tool.name, toolName(server, tool.name));
-      for (const prompt of part.prompts ?? []) claim('prompt', owners.prompt, server, prompt.name, promptName(server, prompt.name));
-      for (const resource of part.resources ?? []) claim('resource', owners.resource, server, resource.uri, uriOf(server, resource.uri));
-      for (const template of part.resourceTemplates ?? []) claim('template', owners.template, server, template.uriTemplate, uriOf(server, template.uriTemplate));
     }
-    const kept = (what: string, server: string, name: string): boolean => !withheld.has(`${what}\u0000${server}\u0000${name}`);
+    for (const [at, before] of ownersBefore) {
+      const [kind, name] = at.split('\u0000') as [ClaimKind, string];
+      const after = this.ownerOf(kind, name);
+      if (after === before) continue;
+      // The old owner shows the item no more; every claimant's warning names the new owner.
+      if (before !== undefined && this.parts.has(before)) dirty.add(before);
+      for (const server of this.claimants[kind].get(name)?.keys() ?? []) dirty.add(server);
+    }
 
-    const toolsByName = new Map<string, ToolEntry>();
-    const promptsByName = new Map<string, PromptEntry>();
-    const uriOwner = new Map<string, string>();
-    const templateOwners: { server: string; match: RegExp }[] = [];
+    // 3. Layouts of the dirty servers, and their routes in the shared maps.
+    for (const server of dirty) {
+      const old = this.layouts.get(server);
+      if (old === undefined) continue;
+      for (const [name, entry] of old.tools) {
+        if (this.toolsByName.get(name) === entry) this.toolsByName.delete(name);
+        this.publicNames.delete(nameKey(server, entry.original));
+      }
+      for (const [name, entry] of old.prompts) if (this.promptsByName.get(name) === entry) this.promptsByName.delete(name);
+      for (const uri of old.uris) if (this.uriOwner.get(uri) === server) this.uriOwner.delete(uri);
+    }
+    for (const server of dirty) {
+      if (!this.parts.has(server)) {
+        this.layouts.delete(server);
+        continue;
+      }
+      const layout = this.layoutOf(server, claims.get(server) ?? this.claimsOf(server), this.layouts.get(server));
+      this.layouts.set(server, layout);
+      for (const [name, entry] of layout.tools) {
+        this.toolsByName.set(name, entry);
+        this.publicNames.set(nameKey(server, entry.original), name);
+      }
+      for (const [name, entry] of layout.prompts) this.promptsByName.set(name, entry);
+      for (const uri of layout.uris) this.uriOwner.set(uri, server);
+    }
+
+    // 4. The merged lists, joined from the layouts in server order.
+    const servers = [...this.layouts.keys()].sort();
     const views = { tools: [] as unknown[], resources: [] as unknown[], resourceTemplates: [] as unknown[], prompts: [] as unknown[] };
     const refs: Record<ListKind, ItemRef[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
-    const slices = new Map<string, Record<ListKind, [number, number]>>();
+    const listFragments: Record<ListKind, Buffer[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
+    const templateOwners: { server: string; match: RegExp }[] = [];
+    const duplicates: string[] = [];
     for (const server of servers) {
-      const part = this.parts.get(server)!;
-      const unprefixed = this.unprefixed.has(server);
-      const starts = { tools: views.tools.length, resources: views.resources.length, resourceTemplates: views.resourceTemplates.length, prompts: views.prompts.length };
-      for (const tool of part.tools ?? []) {
-        if (!kept('tool', server, tool.name)) continue;
-        const name = toolName(server, tool.name);
-        if (toolsByName.has(name)) {
-          warnings.push(`server "${server}" lists tool "${tool.name}" more than once; the first definition is used`);
-          continue;
-        }
-        const held = this.held.get(server)?.get(tool.name);
-        toolsByName.set(name, held === undefined ? { server, original: tool.name, tool } : { server, original: tool.name, tool, held });
-        if (held !== undefined) continue;
-        views.tools.push(this.viewOf(tool, 'name', name, true));
-        refs.tools.push({ server, original: tool.name });
+      const layout = this.layouts.get(server)!;
+      for (const kind of LIST_KINDS) {
+        if (layout.views[kind].length === 0) continue;
+        for (const view of layout.views[kind]) views[kind].push(view);
+        for (const ref of layout.refs[kind]) refs[kind].push(ref);
+        listFragments[kind].push(layout.bytes[kind]!);
       }
-      for (const prompt of part.prompts ?? []) {
-        if (!kept('prompt', server, prompt.name)) continue;
-        const name = promptName(server, prompt.name);
-        if (promptsByName.has(name)) {
-          warnings.push(`server "${server}" lists prompt "${prompt.name}" more than once; the first definition is used`);
-          continue;
-        }
-        promptsByName.set(name, { server, original: prompt.name });
-        views.prompts.push(this.viewOf(prompt, 'name', name, true));
-        refs.prompts.push({ server, original: prompt.name });
-      }
-      for (const resource of part.resources ?? []) {
-        if (!kept('resource', server, resource.uri)) continue;
-        if (unprefixed) uriOwner.set(resource.uri, server);
-        views.resources.push(this.viewOf(resource, 'uri', uriOf(server, resource.uri), false));
-        refs.resources.push({ server });
-      }
-      for (const template of part.resourceTemplates ?? []) {
-        if (!kept('template', server, template.uriTemplate)) continue;
-        if (unprefixed) templateOwners.push({ server, match: templateMatcher(template.uriTemplate) });
-        views.resourceTemplates.push(this.viewOf(template, 'uriTemplate', uriOf(server, template.uriTemplate), false));
-        refs.resourceTemplates.push({ server });
-      }
-      slices.set(server, {
-        tools: [starts.tools, views.tools.length],
-        resources: [starts.resources, views.resources.length],
-        resourceTemplates: [starts.resourceTemplates, views.resourceTemplates.length],
-        prompts: [starts.prompts, views.prompts.length],
-      });
+      templateOwners.push(...layout.templates);
+      duplicates.push(...layout.duplicateWarnings);
     }
     // Templates of earlier servers are tried first, like every other clash.
     templateOwners.sort((a, b) => (this.order.get(a.server) ?? Infinity) - (this.order.get(b.server) ?? Infinity));
-    this.publicNames = new Map([...toolsByName].map(([name, entry]) => [nameKey(entry.server, entry.original), name]));
-    this.toolsByName = toolsByName;
-    this.promptsByName = promptsByName;
-    this.uriOwner = uriOwner;
+    const clashes = [...servers].sort(this.byOrder).flatMap((server) => this.layouts.get(server)!.clashWarnings);
     this.templateOwners = templateOwners;
     this.views = views;
     this.refs = refs;
+    this.listFragments = listFragments;
     this.version += 1;
-    this.encodeFragments(slices);
     this.encoded.clear();
+    const warnings = [...this.nameWarnings, ...clashes, ...duplicates];
     this.warnings = warnings;
     // Each warning once, when it appears (again only if it went away and came back).
     const now = new Set(warnings);
     if (this.onWarning !== undefined) for (const warning of now) if (!this.warned.has(warning)) this.onWarning(warning);
     this.warned = now;
+  }
+
+  /** Servers in .mcp.json order (then by name): the earlier one keeps a clashing name. */
+  private readonly byOrder = (a: string, b: string): number =>
+    (this.order.get(a) ?? Infinity) - (this.order.get(b) ?? Infinity) || (a < b ? -1 : a > b ? 1 : 0);
+
+  /** Marks the server of a books' key (`serverKey\0name`) dirty. */
+  private markKey(dirty: Set<string>, key: string): void {
+    const server = this.serverOfKey.get(key.slice(0, key.indexOf('\u0000')));
+    if (server !== undefined && this.parts.has(server)) dirty.add(server);
+  }
+
+  private toolName(server: string, name: string): string {
+    return this.unprefixed.has(server) ? name : this.toolBook.nameOf(this.key(server), name, this.moved.tool)!;
+  }
+
+  private promptName(server: string, name: string): string {
+    return this.unprefixed.has(server) ? name : this.promptBook.nameOf(this.key(server), name, this.moved.prompt)!;
+  }
+
+  private uriOf(server: string, uri: string): string {
+    return this.unprefixed.has(server) ? uri : namespaceUri(this.key(server), uri);
+  }
+
+  /** The public name each of the server's items wants. */
+  private claimsOf(server: string): Record<ClaimKind, string[]> {
+    const part = this.parts.get(server)!;
+    return {
+      tool: (part.tools ?? []).map((tool) => this.toolName(server, tool.name)),
+      prompt: (part.prompts ?? []).map((prompt) => this.promptName(server, prompt.name)),
+      resource: (part.resources ?? []).map((resource) => this.uriOf(server, resource.uri)),
+      template: (part.resourceTemplates ?? []).map((template) => this.uriOf(server, template.uriTemplate)),
+    };
+  }
+
+  private claim(kind: ClaimKind, name: string, server: string): void {
+    let servers = this.claimants[kind].get(name);
+    if (servers === undefined) this.claimants[kind].set(name, (servers = new Map()));
+    servers.set(server, (servers.get(server) ?? 0) + 1);
+  }
+
+  private unclaim(kind: ClaimKind, name: string, server: string): void {
+    const servers = this.claimants[kind].get(name);
+    const count = servers?.get(server);
+    if (servers === undefined || count === undefined) return;
+    if (count > 1) servers.set(server, count - 1);
+    else servers.delete(server);
+    if (servers.size === 0) this.claimants[kind].delete(name);
+  }
+
+  /** The server that keeps a public name: the earliest in .mcp.json of those whose items want it. */
+  private ownerOf(kind: ClaimKind, name: string): string | undefined {
+    const servers = this.claimants[kind].get(name);
+    if (servers === undefined) return undefined;
+    let owner: string | undefined;
+    for (const server of servers.keys()) if (owner === undefined || this.byOrder(server, owner) < 0) owner = server;
+    return owner;
+  }
+
+  /** Lays out one server under the current names and owners, reusing its views and encoded slices. */
+  private layoutOf(server: string, claims: Record<ClaimKind, string[]>, before: Layout | undefined): Layout {
+    const part = this.parts.get(server)!;
+    const unprefixed = this.unprefixed.has(server);
+    const clashWarnings: string[] = [];
+    const duplicateWarnings: string[] = [];
+    const withheld = new Set<string>();
+    const check = (kind: ClaimKind, names: string[], originals: string[]): void => {
+      names.forEach((publicName, i) => {
+        const owner = this.ownerOf(kind, publicName)!;
+        if (owner === server) return;
+        const name = originals[i]!;
+        withheld.add(`${kind}\u0000${name}`);
+        const fix = unprefixed ? `give server "${server}" a prefix in .mcp.json (for example "prefix": "${sanitize(server)}")` : `give server "${owner}" a prefix in .mcp.json`;
+        clashWarnings.push(`${kind} "${name}" of server "${server}" is withheld: server "${owner}" (earlier in .mcp.json) already exposes ${kind} "${publicName}"; ${fix}`);
+      });
+    };
+    check('tool', claims.tool, (part.tools ?? []).map((tool) => tool.name));
+    check('prompt', claims.prompt, (part.prompts ?? []).map((prompt) => prompt.name));
+    check('resource', claims.resource, (part.resources ?? []).map((resource) => resource.uri));
+    check('template', claims.template, (part.resourceTemplates ?? []).map((template) => template.uriTemplate));
+    const kept = (kind: ClaimKind, name: string): boolean => withheld.size === 0 || !withheld.has(`${kind}\u0000${name}`);
+
+    const views: Record<ListKind, unknown[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
+    const refs: Record<ListKind, ItemRef[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
+    const tools = new Map<string, ToolEntry>();
+    const prompts = new Map<string, PromptEntry>();
+    const uris: string[] = [];
+    const templates: { server: string; match: RegExp }[] = [];
+    const held = this.held.get(server);
+    (part.tools ?? []).forEach((tool, i) => {
+      if (!kept('tool', tool.name)) return;
+      const name = claims.tool[i]!;
+      if (tools.has(name)) {
+        duplicateWarnings.push(`server "${server}" lists tool "${tool.name}" more than once; the first definition is used`);
+        return;
+      }
+      const info = held?.get(tool.name);
+      tools.set(name, info === undefined ? { server, original: tool.name, tool } : { server, original: tool.name, tool, held: info });
+      if (info !== undefined) return;
+      views.tools.push(this.viewOf(tool, 'name', name, true));
+      refs.tools.push({ server, original: tool.name });
+    });
+    (part.prompts ?? []).forEach((prompt, i) => {
+      if (!kept('prompt', prompt.name)) return;
+      const name = claims.prompt[i]!;
+      if (prompts.has(name)) {
+        duplicateWarnings.push(`server "${server}" lists prompt "${prompt.name}" more than once; the first definition is used`);
+        return;
+      }
+      prompts.set(name, { server, original: prompt.name });
+      views.prompts.push(this.viewOf(prompt, 'name', name, true));
+      refs.prompts.push({ server, original: prompt.name });
+    });
+    (part.resources ?? []).forEach((resource, i) => {
+      if (!kept('resource', resource.uri)) return;
+      if (unprefixed) uris.push(resource.uri);
+      views.resources.push(this.viewOf(resource, 'uri', claims.resource[i]!, false));
+      refs.resources.push({ server });
+    });
+    (part.resourceTemplates ?? []).forEach((template, i) => {
+      if (!kept('template', template.uriTemplate)) return;
+      if (unprefixed) templates.push({ server, match: templateMatcher(template.uriTemplate) });
+      views.resourceTemplates.push(this.viewOf(template, 'uriTemplate', claims.template[i]!, false));
+      refs.resourceTemplates.push({ server });
+    });
+    // Each slice is encoded again only if its views are not the very ones encoded last time.
+    const bytes: Partial<Record<ListKind, Buffer>> = {};
+    for (const kind of LIST_KINDS) {
+      const now = views[kind];
+      if (now.length === 0) continue;
+      const last = before?.views[kind];
+      const same = last !== undefined && before!.bytes[kind] !== undefined && last.length === now.length && last.every((view, i) => view === now[i]);
+      bytes[kind] = same ? before!.bytes[kind]! : Buffer.from(JSON.stringify(now).slice(1, -1));
+    }
+    return { claims, views, refs, bytes, tools, prompts, uris, templates, clashWarnings, duplicateWarnings };
   }
 
   /** The items of one kind that `keep` accepts (per-agent views under rules). */
@@ -496,6 +654,7 @@ export class Catalog {
 
 const LIST_KINDS: readonly ListKind[] = ['tools', 'resources', 'resourceTemplates', 'prompts'];
 const COMMA = Buffer.from(',');
+const OPEN: Record<ListKind, Buffer> = { tools: Buffer.from('{"tools":['), resources: Buffer.from('{"resources":['), resourceTemplates: Buffer.from('{"resourceTemplates":['), prompts: Buffer.from('{"prompts":[') };
 const CLOSE = Buffer.from(']}');
 
 /**

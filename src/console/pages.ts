@@ -119,7 +119,7 @@ export function agentView(gateway: Gateway, agent: string | undefined): Raw {
 <datalist id="agents">${[...known].sort().map((a) => html`<option value="${a}">`)}</datalist> <button type="submit">Show</button></form>`;
   if (agent === undefined) return picker;
   const list = (kind: 'tools' | 'resources' | 'resourceTemplates' | 'prompts', key: string): string[] => {
-    const parsed = JSON.parse(gateway.views.encoded(agent, kind).toString()) as Record<string, Record<string, unknown>[]>;
+    const parsed = JSON.parse(Buffer.concat(gateway.views.encoded(agent, kind)).toString()) as Record<string, Record<string, unknown>[]>;
     return (parsed[kind] ?? []).map((item) => String(item[key]));
   };
   const section = (title: string, items: string[]): Raw => html`<h3>${title} (${items.length})</h3>${items.length === 0 ? html`<p class="muted">none</p>` : html`<ul class="${title}">${items.map((i) => html`<li>${i}</li>`)}</ul>`}`;

@@ -7,11 +7,12 @@ import type { Catalog } from '../catalog/catalog.js';
 import { decideServer, decideTool } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
 import type { ListKind } from '../servers/lists.js';
+import { sameBytes } from '../wire/encoded.js';
 
 interface Cached {
   catalogVersion: number;
   rules: Rules;
-  lists: Partial<Record<ListKind, Buffer>>;
+  lists: Partial<Record<ListKind, readonly Buffer[]>>;
 }
 
 /** A bound on remembered agents: views are cheap to rebuild, so old ones are simply dropped. */
@@ -23,7 +24,7 @@ export class AgentViews {
   constructor(private readonly catalog: Catalog, private readonly rules: () => Rules) {}
 
   /** `{"tools":[…]}` (or resources, resourceTemplates, prompts) as this agent may see it, in UTF-8. */
-  encoded(agent: string, kind: ListKind): Buffer {
+  encoded(agent: string, kind: ListKind): readonly Buffer[] {
     const rules = this.rules();
     if (rules.open) return this.catalog.encodedList(kind);
     let entry = this.cache.get(agent);
@@ -37,7 +38,7 @@ export class AgentViews {
       const keep = kind === 'tools'
         ? (ref: { server: string; original?: string }) => decideTool(rules, agent, ref.server, ref.original!).allowed
         : (ref: { server: string }) => decideServer(rules, agent, ref.server).allowed;
-      bytes = Buffer.from(JSON.stringify({ [kind]: this.catalog.filteredList(kind, keep) }));
+      bytes = [Buffer.from(JSON.stringify({ [kind]: this.catalog.filteredList(kind, keep) }))];
       entry.lists[kind] = bytes;
     }
     return bytes;
@@ -46,12 +47,12 @@ export class AgentViews {
 
 /** What one session last showed its agent of each list, so a change is announced only if it differs. */
 export class ShownViews {
-  private readonly last = new Map<ListKind, Buffer>();
+  private readonly last = new Map<ListKind, readonly Buffer[]>();
 
   constructor(private readonly views: AgentViews, private readonly agent: string) {}
 
   /** The list to send now (remembered as shown). */
-  serve(kind: ListKind): Buffer {
+  serve(kind: ListKind): readonly Buffer[] {
     const bytes = this.views.encoded(this.agent, kind);
     this.last.set(kind, bytes);
     return bytes;
@@ -62,6 +63,6 @@ export class ShownViews {
     const bytes = this.views.encoded(this.agent, kind);
     const last = this.last.get(kind);
     this.last.set(kind, bytes);
-    return last === undefined ? true : last !== bytes && !last.equals(bytes);
+    return last === undefined || !sameBytes(last, bytes);
   }
 }

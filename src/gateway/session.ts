@@ -647,7 +647,7 @@ export class AgentSession {
   }
 
   /** A result cached as bytes (a list): only the head with the id is made per answer. */
-  private sendResultBytes(id: RequestId, result: Buffer): void {
+  private sendResultBytes(id: RequestId, result: readonly Buffer[]): void {
     if (this.closed) return;
     const parts = encodeResultParts(JSON.stringify(id), result);
     if (this.channel.sendParts !== undefined) this.channel.sendParts(parts, id, true);

@@ -136,11 +136,11 @@ void describe('Catalog views', { timeout: 5000 }, () => {
     const catalog = new Catalog(['s']);
     catalog.set('s', { tools: [tool('a')] });
     const first = catalog.encodedList('tools');
-    assert.deepEqual(JSON.parse(first.toString()), { tools: catalog.listTools() });
+    assert.deepEqual(JSON.parse(Buffer.concat(first).toString()), { tools: catalog.listTools() });
     assert.equal(catalog.encodedList('tools'), first, 'the same bytes until the catalog changes');
     catalog.set('s', { tools: [tool('a'), tool('b')] });
-    assert.deepEqual((JSON.parse(catalog.encodedList('tools').toString()) as { tools: { name: string }[] }).tools.map((t) => t.name), ['s__a', 's__b']);
-    assert.deepEqual(JSON.parse(catalog.encodedList('prompts').toString()), { prompts: [] });
+    assert.deepEqual((JSON.parse(Buffer.concat(catalog.encodedList('tools')).toString()) as { tools: { name: string }[] }).tools.map((t) => t.name), ['s__a', 's__b']);
+    assert.deepEqual(JSON.parse(Buffer.concat(catalog.encodedList('prompts')).toString()), { prompts: [] });
   });
   void it('publishes a tool a server lists twice once (the first definition) and warns', { timeout: 5000 }, () => {
     const catalog = new Catalog(['s']);
@@ -158,7 +158,7 @@ void describe('Catalog: one server changed, the rest reused', { timeout: 5000 },
     catalog.set('b', { tools: [tool('x')], prompts: [prompt('p')], resourceTemplates: [template('file:///{path}')] });
     catalog.set('c', { tools: [] });
     const before = new Map(catalog.listTools().map((view) => [(view as Tool).name, view]));
-    assert.equal(catalog.encodedList('tools').toString(), JSON.stringify({ tools: catalog.listTools() }));
+    assert.equal(Buffer.concat(catalog.encodedList('tools')).toString(), JSON.stringify({ tools: catalog.listTools() }));
 
     catalog.set('b', { tools: [tool('x', { description: 'changed' }), tool('z')] });
     const after = new Map(catalog.listTools().map((view) => [(view as Tool).name, view]));
@@ -168,12 +168,12 @@ void describe('Catalog: one server changed, the rest reused', { timeout: 5000 },
     assert.equal((after.get('b__x') as Tool).description, 'changed');
     for (const kind of ['tools', 'resources', 'resourceTemplates', 'prompts'] as const) {
       const views = { tools: catalog.listTools(), resources: catalog.listResources(), resourceTemplates: catalog.listResourceTemplates(), prompts: catalog.listPrompts() }[kind];
-      assert.equal(catalog.encodedList(kind).toString(), JSON.stringify({ [kind]: views }), `${kind} encodes as its views`);
+      assert.equal(Buffer.concat(catalog.encodedList(kind)).toString(), JSON.stringify({ [kind]: views }), `${kind} encodes as its views`);
     }
 
     catalog.remove('a');
-    assert.equal(catalog.encodedList('tools').toString(), JSON.stringify({ tools: catalog.listTools() }));
-    assert.equal(catalog.encodedList('resources').toString(), '{"resources":[]}');
+    assert.equal(Buffer.concat(catalog.encodedList('tools')).toString(), JSON.stringify({ tools: catalog.listTools() }));
+    assert.equal(Buffer.concat(catalog.encodedList('resources')).toString(), '{"resources":[]}');
   });
 
   void it('a renamed item (new prefix) gets a new view even though the server listed the same object', { timeout: 5000 }, () => {
@@ -183,6 +183,6 @@ void describe('Catalog: one server changed, the rest reused', { timeout: 5000 },
     assert.equal((catalog.listTools()[0] as Tool).name, 'fs__read');
     catalog.setServers([{ name: 'fs', prefix: 'files' }]);
     assert.equal((catalog.listTools()[0] as Tool).name, 'files__read');
-    assert.equal(catalog.encodedList('tools').toString(), JSON.stringify({ tools: catalog.listTools() }));
+    assert.equal(Buffer.concat(catalog.encodedList('tools')).toString(), JSON.stringify({ tools: catalog.listTools() }));
   });
 });
