@@ -1,6 +1,6 @@
 // `npm run bench`: runs every benchmark and prints a table. Targets are checked here, not in unit
 // tests (timings on shared machines are noisy; only ratios measured in one run mean anything).
-// `npm run bench -- http` (or any of stdio, respawn, reload, http, memory, catalog, cluster) runs only the benchmarks named.
+// `npm run bench -- http` (or any of stdio, respawn, reload, http, memory, catalog, cluster, pool) runs only the benchmarks named.
 
 import { cpus, loadavg, totalmem } from 'node:os';
 import { benchReload } from './reload.js';
@@ -10,6 +10,7 @@ import { benchHttp } from './http-throughput.js';
 import { benchMemory } from './http-memory.js';
 import { benchCatalog, printCatalog } from './catalog.js';
 import { benchCluster } from './cluster.js';
+import { benchPool } from './pool.js';
 import { benchStdio, TARGETS, type StdioResult } from './stdio-latency.js';
 
 const fmt = (ms: number): string => `${(ms * 1000).toFixed(0)} µs`;
@@ -28,7 +29,7 @@ function print(title: string, result: StdioResult): void {
     `the relay floor is ${floor.toFixed(2)}×, so mcpgate's own work is ${fmt(result.mcpgate.median - result['pipe relay (floor)'].median)}`);
 }
 
-const BENCHES = ['stdio', 'respawn', 'reload', 'http', 'memory', 'catalog', 'cluster'] as const;
+const BENCHES = ['stdio', 'respawn', 'reload', 'http', 'memory', 'catalog', 'cluster', 'pool'] as const;
 
 function selected(): Set<string> {
   const names = process.argv.slice(2);
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
   if (run.has('memory')) await benchMemory((line) => console.log(`\n${line}`));
   if (run.has('catalog')) printCatalog(await benchCatalog(), (line) => console.log(line));
   if (run.has('cluster')) await benchCluster((line) => console.log(line));
+  if (run.has('pool')) await benchPool((line) => console.log(line));
 }
 
 async function stdio(): Promise<void> {

@@ -619,6 +619,15 @@ export class Catalog {
     return out;
   }
 
+  /** As `filteredList`, each item with the server it came from (to merge views in server order). */
+  filteredItems(kind: ListKind, keep: (ref: ItemRef) => boolean): { server: string; item: unknown }[] {
+    const items = this.views[kind];
+    const refs = this.refs[kind];
+    const out: { server: string; item: unknown }[] = [];
+    for (let i = 0; i < items.length; i++) if (keep(refs[i]!)) out.push({ server: refs[i]!.server, item: items[i] });
+    return out;
+  }
+
   /**
    * Which prefixed server a public name belongs to by its prefix, whether or not such a tool exists,
    * so a denial can be decided (and reported) the same way for existing and made-up names. A name
@@ -640,6 +649,16 @@ export class Catalog {
   /** The public name of a server's tool, if it is in the catalog (held or not). */
   publicName(server: string, original: string): string | undefined {
     return this.publicNames.get(nameKey(server, original));
+  }
+
+  /** Whether the catalog holds a part of this server (listed, even if empty). */
+  lists(server: string): boolean {
+    return this.parts.has(server);
+  }
+
+  /** The servers the catalog holds a part of. */
+  listedServers(): string[] {
+    return [...this.parts.keys()];
   }
 
   /** Every configured server name (whether or not it is connected). */

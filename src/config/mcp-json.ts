@@ -4,8 +4,8 @@
 
 import path from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_LIMITS, DEFAULT_POOL, DEFAULT_TIMEOUT_MS } from './types.js';
-import type { ConfigIssue, InheritEnv, OAuthSettings, PoolSettings, RemoteServerConfig, ServerConfig, ServerEra, ServerLimits, ServersConfig, SessionScope, StdioServerConfig } from './types.js';
+import { DEFAULT_HEALTH_CHECK, DEFAULT_LIMITS, DEFAULT_POOL, DEFAULT_TIMEOUT_MS } from './types.js';
+import type { ConfigIssue, HealthCheckSettings, InheritEnv, OAuthSettings, PoolSettings, RemoteServerConfig, ServerConfig, ServerEra, ServerLimits, ServersConfig, SessionScope, StdioServerConfig } from './types.js';
 import { expandInto } from './expand.js';
 import type { Env } from './expand.js';
 import { configInvalid, describeValue, isPlainObject, jsonPath } from './issues.js';
@@ -243,7 +243,7 @@ function sessionsAndPool(name: string, sessions: SessionScope, raw: unknown, ctx
   return { sessions, pool: readPool(raw, at, ctx) };
 }
 
-const POOL_FIELDS: Readonly<Record<keyof PoolSettings, { min: number; max: number; what: string }>> = {
+const POOL_FIELDS: Readonly<Record<'idleMs' | 'ttlMs' | 'max', { min: number; max: number; what: string }>> = {
   idleMs: { min: 1, max: MAX_TIMEOUT_MS, what: `a positive integer number of milliseconds (at most ${MAX_TIMEOUT_MS})` },
   ttlMs: { min: 1, max: MAX_TIMEOUT_MS, what: `a positive integer number of milliseconds (at most ${MAX_TIMEOUT_MS})` },
   max: { min: 1, max: 10_000, what: 'a whole number of connections from 1 to 10000' },
@@ -256,11 +256,16 @@ function readPool(raw: unknown, at: readonly PropertyKey[], ctx: Context): PoolS
     ctx.errors.push(issue([], `expected an object such as {"idleMs": 600000, "ttlMs": 86400000, "max": 32}, got ${describeValue(raw)}`));
     return DEFAULT_POOL;
   }
-  const out: Record<string, number> = { ...DEFAULT_POOL };
+  const out: Record<string, unknown> = { ...DEFAULT_POOL };
   for (const [key, value] of Object.entries(raw)) {
-    const field = Object.hasOwn(POOL_FIELDS, key) ? POOL_FIELDS[key as keyof PoolSettings] : undefined;
+    if (key === 'healthCheck') {
+      const check = readHealthCheck(value, (segments, message) => ctx.errors.push(issue(['healthCheck', ...segments], message)), (segments, message) => ctx.warnings.push(issue(['healthCheck', ...segments], message)));
+      if (check !== undefined) out.healthCheck = check;
+      continue;
+    }
+    const field = Object.hasOwn(POOL_FIELDS, key) ? POOL_FIELDS[key as keyof typeof POOL_FIELDS] : undefined;
     if (field === undefined) {
-      ctx.warnings.push(issue([key], `unknown pool setting "${key}" is ignored (known: ${Object.keys(POOL_FIELDS).join(', ')})`));
+      ctx.warnings.push(issue([key], `unknown pool setting "${key}" is ignored (known: ${[...Object.keys(POOL_FIELDS), 'healthCheck'].join(', ')})`));
       continue;
     }
     if (typeof value !== 'number' || !Number.isInteger(value) || value < field.min || value > field.max) {
@@ -270,6 +275,36 @@ function readPool(raw: unknown, at: readonly PropertyKey[], ctx: Context): PoolS
     out[key] = value;
   }
   return Object.freeze(out as unknown as PoolSettings);
+}
+
+type Report = (segments: readonly PropertyKey[], message: string) => void;
+
+/** `pool.healthCheck`: `true` (the defaults), `false` (off), or `{"idleMs", "timeoutMs"}`. */
+function readHealthCheck(raw: unknown, error: Report, warn: Report): HealthCheckSettings | undefined {
+  if (raw === false) return undefined;
+  if (raw === true) return DEFAULT_HEALTH_CHECK;
+  if (!isPlainObject(raw)) {
+    error([], `expected true, false or an object such as {"idleMs": ${DEFAULT_HEALTH_CHECK.idleMs}, "timeoutMs": ${DEFAULT_HEALTH_CHECK.timeoutMs}}, got ${describeValue(raw)}`);
+    return undefined;
+  }
+  const out: Record<string, number> = { ...DEFAULT_HEALTH_CHECK };
+  const fields: Record<string, { min: number; what: string }> = {
+    idleMs: { min: 0, what: `a whole number of milliseconds from 0 (check before every reuse) to ${MAX_TIMEOUT_MS}` },
+    timeoutMs: { min: 1, what: `a positive whole number of milliseconds (at most ${MAX_TIMEOUT_MS})` },
+  };
+  for (const [key, value] of Object.entries(raw)) {
+    const field = Object.hasOwn(fields, key) ? fields[key] : undefined;
+    if (field === undefined) {
+      warn([key], `unknown health check setting "${key}" is ignored (known: idleMs, timeoutMs)`);
+      continue;
+    }
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < field.min || value > MAX_TIMEOUT_MS) {
+      error([key], `expected ${field.what}, got ${describeValue(value)}`);
+      continue;
+    }
+    out[key] = value;
+  }
+  return Object.freeze(out as unknown as HealthCheckSettings);
 }
 
 const MAX_PREFIX_LENGTH = 32;

@@ -108,7 +108,21 @@ export interface PoolSettings {
   readonly ttlMs: number;
   /** Connections (for a stdio server: child processes) this server may have at once. */
   readonly max: number;
+  /**
+   * Opt-in (seed 002: off by default): before a connection idle for `idleMs` is handed out again,
+   * it must answer a ping (or, where ping is unsupported, a cheap list) within `timeoutMs`; one that
+   * does not is reaped and the call goes to a fresh one. Absent: no check.
+   */
+  readonly healthCheck?: HealthCheckSettings;
 }
+
+export interface HealthCheckSettings {
+  readonly idleMs: number;
+  readonly timeoutMs: number;
+}
+
+/** `"healthCheck": true`. */
+export const DEFAULT_HEALTH_CHECK: HealthCheckSettings = Object.freeze({ idleMs: 30_000, timeoutMs: 2_000 });
 
 export const DEFAULT_POOL: PoolSettings = Object.freeze({
   idleMs: 600_000,

@@ -1,13 +1,16 @@
 // What one agent may see, under the rules: each list filtered by the same pure functions that decide
 // calls (rules/decide.ts), so what an agent is shown and what it may call can never disagree. Encoded
 // once per (catalog version, rules snapshot, agent) as bytes, and those bytes are what every answer
-// writes until either changes (an agent under open rules shares the catalog's own bytes).
+// writes until either changes (an agent under open rules shares the catalog's own bytes). A session with
+// catalogs of its own (a per-agent or per-session server's pooled connections, own-catalogs.ts) sees
+// those servers as its own connections list them, encoded once per version of each and kept per session.
 
-import type { Catalog } from '../catalog/catalog.js';
+import type { Catalog, ItemRef } from '../catalog/catalog.js';
 import { decideServer, decideTool } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
 import type { ListKind } from '../servers/lists.js';
 import { sameBytes } from '../wire/encoded.js';
+import { ownsServer } from './own-catalogs.js';
 
 interface Cached {
   catalogVersion: number;
@@ -43,26 +46,74 @@ export class AgentViews {
     }
     return bytes;
   }
+
+  /**
+   * The agent's view with the servers its own catalogs list (a per-agent or per-session server's
+   * pooled connections, own-catalogs.ts) taken from them instead of the shared catalog.
+   */
+  encodedWith(agent: string, kind: ListKind, own: readonly Catalog[]): readonly Buffer[] {
+    const rules = this.rules();
+    const allowed = rules.open ? undefined : kind === 'tools'
+      ? (ref: ItemRef) => decideTool(rules, agent, ref.server, ref.original!).allowed
+      : (ref: ItemRef) => decideServer(rules, agent, ref.server).allowed;
+    const items = this.catalog.filteredItems(kind, (ref) => !ownsServer(own, ref.server) && (allowed === undefined || allowed(ref)));
+    for (const catalog of own) items.push(...catalog.filteredItems(kind, allowed ?? (() => true)));
+    // In server order, as the catalog lists them (a stable sort keeps each server's own order), so an
+    // own view equal to the shared one encodes to the same text and announces nothing.
+    items.sort((a, b) => (a.server < b.server ? -1 : a.server > b.server ? 1 : 0));
+    return [Buffer.from(JSON.stringify({ [kind]: items.map((i) => i.item) }))];
+  }
+
+  /** A key that changes whenever `encodedWith` may answer differently for the same agent and kind. */
+  ownVersion(own: readonly Catalog[]): OwnVersion {
+    return { base: this.catalog.version, rules: this.rules(), own, versions: own.map((c) => c.version) };
+  }
+}
+
+/** The versions an own view was encoded at (the catalogs' identities and versions, the rules snapshot). */
+interface OwnVersion {
+  base: number;
+  rules: Rules;
+  own: readonly Catalog[];
+  versions: number[];
+}
+
+function sameVersion(a: OwnVersion, b: OwnVersion): boolean {
+  return a.base === b.base && a.rules === b.rules && a.own.length === b.own.length && a.own.every((c, i) => c === b.own[i] && a.versions[i] === b.versions[i]);
 }
 
 /** What one session last showed its agent of each list, so a change is announced only if it differs. */
 export class ShownViews {
   private readonly last = new Map<ListKind, readonly Buffer[]>();
+  /** The session's own view, encoded per kind, and the versions it was encoded at. */
+  private ownCache: { version: OwnVersion; lists: Partial<Record<ListKind, readonly Buffer[]>> } | undefined;
 
-  constructor(private readonly views: AgentViews, private readonly agent: string) {}
+  /** `own`: the session's own catalogs (undefined while it has none: the shared view, cached per agent). */
+  constructor(private readonly views: AgentViews, private readonly agent: string, private readonly own: () => readonly Catalog[] | undefined = () => undefined) {}
 
   /** The list to send now (remembered as shown). */
   serve(kind: ListKind): readonly Buffer[] {
-    const bytes = this.views.encoded(this.agent, kind);
+    const bytes = this.current(kind);
     this.last.set(kind, bytes);
     return bytes;
   }
 
   /** Whether the agent's view differs from what it was last shown (and remember the new one). */
   changed(kind: ListKind): boolean {
-    const bytes = this.views.encoded(this.agent, kind);
+    const bytes = this.current(kind);
     const last = this.last.get(kind);
     this.last.set(kind, bytes);
     return last === undefined || !sameBytes(last, bytes);
+  }
+
+  private current(kind: ListKind): readonly Buffer[] {
+    const own = this.own();
+    if (own === undefined) {
+      this.ownCache = undefined;
+      return this.views.encoded(this.agent, kind);
+    }
+    const version = this.views.ownVersion(own);
+    if (this.ownCache === undefined || !sameVersion(this.ownCache.version, version)) this.ownCache = { version, lists: {} };
+    return (this.ownCache.lists[kind] ??= this.views.encodedWith(this.agent, kind, own));
   }
 }

@@ -25,10 +25,13 @@ export class Agents implements Iterable<AgentSession> {
     this.sessions.delete(session);
   }
 
-  /** Tells each agent whose view of these lists changed (templates belong to the resources list). */
-  announce(kinds: readonly ListKind[]): void {
+  /**
+   * Tells each agent whose view of these lists changed (templates belong to the resources list).
+   * `among`: the sessions that may be concerned (a pooled connection's owners); default all.
+   */
+  announce(kinds: readonly ListKind[], among: Iterable<AgentSession> = this.sessions): void {
     if (kinds.length === 0) return;
-    for (const session of this.sessions) {
+    for (const session of among) {
       const methods = new Set<string>();
       for (const kind of kinds) if (session.shown.changed(kind)) methods.add(kind === 'resourceTemplates' ? 'resources' : kind);
       for (const method of methods) session.listChanged(`notifications/${method}/list_changed`);

@@ -8,6 +8,7 @@
 
 import type { CatalogLimits } from '../catalog/limits.js';
 import type { Catalog } from '../catalog/catalog.js';
+import type { OwnCatalogs } from './own-catalogs.js';
 import type { ServerConfig, ServersConfig } from '../config/types.js';
 import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
@@ -20,6 +21,8 @@ export interface Reconfigurable {
   config: ServersConfig;
   rules: Rules;
   readonly catalog: Catalog;
+  /** The per-agent/per-session views of pooled servers, named like the catalog. */
+  readonly own: Pick<OwnCatalogs, 'setServers'>;
   readonly connections: Map<string, Connection>;
   /** Per-agent and per-session servers' connections. */
   readonly pool: Pick<ConnectionPool, 'closeServer' | 'retain'>;
@@ -64,6 +67,7 @@ export async function applyConfig(gateway: Reconfigurable, next: ServersConfig, 
   gateway.rules = rules;
   // Prefixes and the order (which server keeps a clashing name) may change with the same servers.
   gateway.catalog.setServers(next.servers);
+  gateway.own.setServers(next.servers);
 
   // Stop what went away or changed; the old connection finishes its calls' teardown on its own.
   const stopping = [...report.removed, ...report.restarted].map(async (name) => {

@@ -34,6 +34,7 @@ import type { PinMode } from '../pins/review.js';
 import { AgentSession, type AgentChannel, type SessionParts } from './session.js';
 import { LOG_LEVEL_RANK } from './methods.js';
 import { Agents } from './agents.js';
+import { OwnCatalogs } from './own-catalogs.js';
 import { Router } from './router.js';
 import { ServerEvents } from './server-events.js';
 import type { DiscoveryParts } from './discovery.js';
@@ -107,6 +108,11 @@ export function agentHeaders(rules: Rules, owner: { readonly agent: string; read
   return rules.agents.get(owner.agent)?.serverHeaders.get(server);
 }
 
+/** The key of one scope's view of one server (the own refresher's and `ownConns`'). */
+function ownKey(server: string, scope: string): string {
+  return `${server}\u0000${scope}`;
+}
+
 export interface ServerSummary {
   server: string;
   state: 'ready' | 'failed' | 'disabled';
@@ -155,6 +161,12 @@ export class Gateway {
   private readonly connect: ConnectionFactory;
   /** Connections of per-agent and per-session servers, one per (server, agent or agent session). */
   readonly pool: ConnectionPool;
+  /** What those connections list, per scope: each owner's view of its per-agent/per-session servers. */
+  readonly own: OwnCatalogs;
+  /** Debounced refreshes of a pooled connection's lists (its list_changed), keyed `server\0scope`. */
+  private readonly ownRefresher: Refresher;
+  /** The pooled connection each own catalog's part was listed from, by the same key. */
+  private readonly ownConns = new Map<string, Connection>();
   /** Servers whose instructions changed since they were approved: not passed to agents. */
   private readonly heldInstructions = new Set<string>();
   private closing: Promise<void> | undefined;
@@ -181,6 +193,8 @@ export class Gateway {
     this.subscriptions = new Subscriptions(this.catalog, this.connections, this.log);
     this.ownSubscriptions = new OwnSubscriptions(this.log);
     this.refresher = new Refresher((server, kinds) => this.refresh(server, kinds), this.log);
+    this.own = new OwnCatalogs(options.config.servers, { separator: options.separator, sanitize: options.sanitize });
+    this.ownRefresher = new Refresher((key, kinds) => this.refreshOwn(key, kinds), this.log);
     this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
     this.router = new Router({ catalog: this.catalog, connections: this.connections, rules: () => this.rules, hasSettled: () => this.isSettled, pinsDir: this.pins.dir });
     this.serverEvents = new ServerEvents({
@@ -189,6 +203,11 @@ export class Gateway {
       subscriptions: this.subscriptions,
       ownSubscriptions: this.ownSubscriptions,
       refresh: (server, kind) => this.refresher.request(server, kind),
+      refreshOwn: (conn, kind) => {
+        const scope = this.pool.entryOf(conn)?.scope;
+        const key = scope === undefined ? undefined : ownKey(conn.name, scope);
+        if (key !== undefined && this.ownConns.get(key) === conn) this.ownRefresher.request(key, kind);
+      },
       log: this.log,
     });
     // A pooled server's catalog connection (config.sessions is not "shared") lists it and nothing
@@ -230,6 +249,7 @@ export class Gateway {
         if (mode === 'shared') return conn;
         return this.pool.get(conn.config, scopeOf(session, mode), session, agentHeaders(this.rules, session, conn.config.name));
       },
+      own: (session) => this.own.of(session),
       rootsChanged: (session) => {
         for (const conn of this.connections.values()) if (conn.config.sessions === 'shared' && conn.state === 'ready') conn.notify('notifications/roots/list_changed');
         for (const entry of this.pool.list()) {
@@ -260,20 +280,67 @@ export class Gateway {
     return owners;
   }
 
-  /** What a pooled connection tells the gateway: its messages go to its owners only; it is never listed. */
+  /** The sessions that own a pool scope's connections (`agent:ID` or `session:N`), whatever the server's mode. */
+  ownersOf(scope: string): Set<AgentSession> {
+    const owners = new Set<AgentSession>();
+    for (const session of this.sessions) if (scopeOf(session, 'per-agent') === scope || scopeOf(session, 'per-session') === scope) owners.add(session);
+    return owners;
+  }
+
+  /**
+   * What a pooled connection tells the gateway: its messages go to its owners only; what it lists
+   * is its owners' view of the server (own-catalogs.ts), never the catalog every agent sees.
+   */
   private pooledHooks(scope: string): ConnectionHooks {
     return {
       notification: (conn, msg) => this.serverEvents.owned(conn, msg, this.owners(scope, conn.config.sessions)),
       serverRequest: (conn, msg, related) => this.serverEvents.serverRequest(conn, msg, related, this.owners(scope, conn.config.sessions)),
-      // A new pooled connection gets its owners' log level before it serves them.
-      ready: (conn) => this.setPooledLogLevel(conn, this.owners(scope, conn.config.sessions)),
+      // A new pooled connection is listed for its owners and gets their log level before it serves them.
+      ready: async (conn) => {
+        this.ownConns.set(ownKey(conn.name, scope), conn);
+        await Promise.all([this.listOwn(conn, scope, LIST_KINDS), this.setPooledLogLevel(conn, this.owners(scope, conn.config.sessions))]);
+      },
       lost: (conn, reason) => {
+        this.dropOwn(conn, scope);
         this.ownSubscriptions.forget(conn);
         for (const session of this.sessions) session.connectionLost(conn);
         // Lost while serving (not closed by us): its state is gone, so it is not reconnected in place.
         if (reason !== undefined) this.pool.reap(conn);
       },
     };
+  }
+
+  /**
+   * Lists a pooled connection (all kinds when it becomes ready, the changed ones on its
+   * list_changed), reviews its tools against the pins as a shared server's are (a new tool is
+   * pinned or held the same way), and tells the owners whose view changed.
+   */
+  private async listOwn(conn: Connection, scope: string, kinds: readonly ListKind[]): Promise<void> {
+    const key = ownKey(conn.name, scope);
+    const { lists } = await fetchLists(conn, kinds);
+    if (this.ownConns.get(key) !== conn || conn.state !== 'ready') return;
+    const review = lists.tools === undefined ? undefined : await this.pins.check(conn.name, lists.tools, undefined, scope);
+    if (this.ownConns.get(key) !== conn || conn.state !== 'ready') return;
+    const changed = this.own.set(scope, conn.name, lists, review?.held);
+    if (changed.length > 0) this.log.debug('own catalog listed', { server: conn.name, scope, changed });
+    this.sessions.announce(changed, this.ownersOf(scope));
+  }
+
+  private async refreshOwn(key: string, kinds: ListKind[]): Promise<void> {
+    const conn = this.ownConns.get(key);
+    const scope = conn === undefined ? undefined : this.pool.entryOf(conn)?.scope;
+    if (conn?.state !== 'ready' || scope === undefined) return;
+    await this.listOwn(conn, scope, kinds);
+  }
+
+  /** A pooled connection is gone: its owners' view of the server is the shared one again. */
+  private dropOwn(conn: Connection, scope: string): void {
+    const key = ownKey(conn.name, scope);
+    if (this.ownConns.get(key) !== conn) return;
+    this.ownConns.delete(key);
+    this.ownRefresher.forget(key);
+    this.pins.forget(conn.name, scope);
+    this.sessions.announce(this.own.remove(scope, conn.name), this.ownersOf(scope));
   }
 
   get mode(): 'aggregate' | 'discovery' {
@@ -409,6 +476,7 @@ export class Gateway {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.refresher.close();
+      this.ownRefresher.close();
       this.pins.close();
       for (const session of [...this.sessions]) session.close();
       const conns = [...this.connections.values()];
@@ -421,6 +489,8 @@ export class Gateway {
       this.connections.clear();
       this.subscriptions.clear();
       this.ownSubscriptions.clear();
+      this.own.clear();
+      this.ownConns.clear();
       this.isSettled = true;
       this.resolveSettled();
     })();
@@ -501,6 +571,19 @@ export class Gateway {
         this.auditReleased(conn.name, before, review.held);
         this.log.info('pins changed: catalog updated', { server: conn.name, held: review.held.size });
         this.announce(['tools']);
+      }
+    }
+    // The own catalogs' tools too: an approval releases a tool first seen on a pooled connection.
+    for (const [scope, catalog] of [...this.own.entries()]) {
+      for (const server of catalog.listedServers()) {
+        const review = await this.pins.check(server, catalog.serverTools(server), undefined, scope);
+        if (this.closing !== undefined) return;
+        if (this.own.get(scope) !== catalog || !catalog.lists(server)) continue;
+        const before = catalog.heldTools(server);
+        if (catalog.setHeld(server, review.held)) {
+          this.auditReleased(server, before, review.held);
+          this.sessions.announce(['tools'], this.ownersOf(scope));
+        }
       }
     }
   }

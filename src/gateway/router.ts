@@ -11,6 +11,7 @@ import type { Logger } from '../observability/logger.js';
 import { decideServer, decideTool } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
+import { ownPrompt, ownTool } from './own-catalogs.js';
 
 export interface RouterParts {
   catalog: Catalog;
@@ -68,9 +69,10 @@ export class Router {
    * tools/call: allowed → the route; denied, held, unknown or its server not connected → the error;
    * unknown while servers are still starting → NOT_YET (the caller waits for them to settle).
    */
-  tool(log: Logger, agent: string, name: string): ToolRoute | GatewayError | typeof NOT_YET {
+  tool(log: Logger, agent: string, name: string, own?: readonly Catalog[]): ToolRoute | GatewayError | typeof NOT_YET {
     const { catalog } = this.parts;
-    const entry = catalog.tool(name);
+    // `own`: the session's per-agent/per-session catalogs (own-catalogs.ts); they replace the shared view of their servers.
+    const entry = own === undefined ? catalog.tool(name) : ownTool(catalog, own, name);
     const refused = this.toolDenied(log, agent, name, entry);
     if (refused !== undefined) return refused;
     if (entry === undefined) {
@@ -125,10 +127,10 @@ export class Router {
     return { conn, uri: split.uri, publicUri: uri };
   }
 
-  prompt(log: Logger, agent: string, name: unknown): PromptRoute | GatewayError {
+  prompt(log: Logger, agent: string, name: unknown, own?: readonly Catalog[]): PromptRoute | GatewayError {
     if (typeof name !== 'string') return invalidParams('prompts/get needs params.name (a string)');
     const { catalog } = this.parts;
-    const entry = catalog.prompt(name);
+    const entry = own === undefined ? catalog.prompt(name) : ownPrompt(catalog, own, name);
     // Decided before existence, like tools: a denial reveals nothing.
     const target = entry ?? catalog.serverOfName(name);
     const notFound = (): GatewayError => new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${name}`, { detail: { prompt: name } });
@@ -141,9 +143,9 @@ export class Router {
   }
 
   /** completion/complete: rewrites `ref` to the server's own prompt name or URI; returns the connection. */
-  completion(log: Logger, agent: string, ref: Record<string, unknown> | undefined): Connection | GatewayError {
+  completion(log: Logger, agent: string, ref: Record<string, unknown> | undefined, own?: readonly Catalog[]): Connection | GatewayError {
     if (ref?.type === 'ref/prompt') {
-      const route = this.prompt(log, agent, ref.name);
+      const route = this.prompt(log, agent, ref.name, own);
       if (route instanceof GatewayError) return route;
       ref.name = route.original;
       return route.conn;

@@ -5,8 +5,8 @@
 //
 // A per-agent or per-session server (issue 11) has a catalog connection, used only to list it, and
 // pooled connections, each owned by one agent or agent session. What a pooled connection sends goes
-// to its owners only (`owned`); its list_changed is not followed (the catalog connection's lists are
-// every agent's view). What the catalog connection sends beyond list_changed belongs to no agent.
+// to its owners only (`owned`); its list_changed refreshes its owners' view (own-catalogs.ts), never
+// the catalog every agent sees. What the catalog connection sends beyond list_changed belongs to no agent.
 //
 // A server whose entry lists `"roots"` has its `roots/list` answered from that list when no single
 // agent can be asked (a shared server at start-up, a catalog connection) or when the agent asked has
@@ -30,6 +30,8 @@ export interface ServerEventsParts {
   ownSubscriptions: OwnSubscriptions<AgentSession>;
   /** Asks for a (debounced) refresh of one list of one server. */
   refresh: (server: string, kind: ListKind) => void;
+  /** Asks for a (debounced) refresh of one list of a pooled connection, for its owners' view. */
+  refreshOwn: (conn: Connection, kind: ListKind) => void;
   log: Logger;
 }
 
@@ -74,6 +76,11 @@ export class ServerEvents {
     if (owners === undefined) {
       const kind = LIST_CHANGED[msg.method];
       if (kind !== undefined) for (const k of kind) this.parts.refresh(conn.name, k);
+      return;
+    }
+    const kind = LIST_CHANGED[msg.method];
+    if (kind !== undefined) {
+      for (const k of kind) this.parts.refreshOwn(conn, k);
       return;
     }
     switch (msg.method) {

@@ -64,6 +64,12 @@ export interface SessionParts {
   scoped(session: AgentSession, conn: Connection): Connection | Promise<Connection>;
   /** The agent's roots changed: tell the servers that may ask it (shared ones and its own pooled ones). */
   rootsChanged(session: AgentSession): void;
+  /**
+   * The session's own catalogs: what its per-agent or per-session servers' pooled connections list,
+   * shown and routed instead of the shared catalog's part of those servers (own-catalogs.ts);
+   * undefined while it has none.
+   */
+  own(session: AgentSession): readonly Catalog[] | undefined;
 }
 
 export interface AgentChannel {
@@ -142,7 +148,7 @@ export class AgentSession {
     /** The session's id in the audit trail and the console (HTTP: its Mcp-Session-Id). */
     readonly id: string = randomUUID(),
   ) {
-    this.shown = new ShownViews(parts.views, agent);
+    this.shown = new ShownViews(parts.views, agent, () => parts.own(this));
     if (parts.tracing !== undefined) this.spans = new Map();
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
     this.agentRequests = new AgentRequests(agent, (line, about) => !this.closed && this.channel.send(line, about) !== false);
@@ -266,7 +272,7 @@ export class AgentSession {
       return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     }
     // Denied, held, unknown or unconnected: the router decides once, before existence for denials.
-    const route = this.parts.router.tool(this.log, agent, name);
+    const route = this.parts.router.tool(this.log, agent, name, this.parts.own(this));
     if (route === NOT_YET) return this.waiting.run(msg.id, () => this.callTool(msg, agent, timeoutMs));
     const audit = this.parts.audit === undefined ? undefined : this.auditOf(msg.method, agent, { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
@@ -419,7 +425,7 @@ export class AgentSession {
   }
 
   private getPrompt(msg: JsonRpcRequest): void {
-    const route = this.parts.router.prompt(this.log, this.agent, msg.params?.name);
+    const route = this.parts.router.prompt(this.log, this.agent, msg.params?.name, this.parts.own(this));
     const audit = this.parts.audit === undefined || typeof msg.params?.name !== 'string' ? undefined : this.auditOf(msg.method, this.agent, { prompt: msg.params.name, ...this.parts.audit.argumentsOf(msg.params.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     msg.params!.name = route.original;
@@ -430,7 +436,7 @@ export class AgentSession {
   }
 
   private complete(msg: JsonRpcRequest): void {
-    const conn = this.parts.router.completion(this.log, this.agent, msg.params?.ref as Record<string, unknown> | undefined);
+    const conn = this.parts.router.completion(this.log, this.agent, msg.params?.ref as Record<string, unknown> | undefined, this.parts.own(this));
     if (conn instanceof GatewayError) return this.sendError(msg.id, conn);
     this.sendToServer(conn, msg);
   }

@@ -29,6 +29,11 @@ export class PinKeeper {
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
   private closed = false;
+  /**
+   * What each source holds of each server: '' is the server's shared (or catalog) connection, any
+   * other source a pooled connection's scope (issue 11). held.json shows their union.
+   */
+  private readonly heldBySource = new Map<string, Map<string, Review>>();
   /** Serializes reviews and held.json writes, so concurrent refreshes never interleave their writes. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -57,9 +62,13 @@ export class PinKeeper {
     clearInterval(this.timer);
   }
 
-  /** Reviews one server's current tools and instructions; pins on first use; records what is held. */
-  check(server: string, tools: readonly Record<string, unknown>[], instructions: string | undefined): Promise<Review> {
-    const run = this.queue.then(() => this.runCheck(server, tools, instructions));
+  /**
+   * Reviews one server's current tools and instructions; pins on first use; records what is held.
+   * `source`: who listed them — '' the server's own connection, else a pool scope whose connection
+   * lists the server for its owners only; what each source holds is recorded apart, shown as one.
+   */
+  check(server: string, tools: readonly Record<string, unknown>[], instructions: string | undefined, source = ''): Promise<Review> {
+    const run = this.queue.then(() => this.runCheck(server, tools, instructions, source));
     this.queue = run.catch(() => {});
     return run;
   }
@@ -80,18 +89,18 @@ export class PinKeeper {
     return this.pins?.servers[server]?.tools[tool]?.definition;
   }
 
-  /** The server is gone: it holds nothing any more. */
-  forget(server: string): void {
-    if (this.options.mode === 'off' || this.held.servers[server] === undefined) return;
-    delete this.held.servers[server];
-    this.queue = this.queue.then(() => this.publishHeld()).catch(() => {});
+  /** The server's connection (or the pool scope's, `source`) is gone: it holds nothing any more. */
+  forget(server: string, source = ''): void {
+    if (this.options.mode === 'off' || this.heldBySource.get(server)?.has(source) !== true) return;
+    const nothing: Review = { held: new Map(), pinNow: new Map(), instructionsHeld: undefined, pinInstructionsNow: undefined };
+    this.queue = this.queue.then(() => this.record(server, nothing, source)).catch(() => {});
   }
 
-  private async runCheck(server: string, tools: readonly Record<string, unknown>[], instructions: string | undefined): Promise<Review> {
+  private async runCheck(server: string, tools: readonly Record<string, unknown>[], instructions: string | undefined, source: string): Promise<Review> {
     const mode = this.options.mode;
     if (mode === 'off') return review('off', undefined, tools, instructions);
     // An unreadable store approves nothing: everything is held until it is fixed.
-    if (this.pins === undefined) return this.record(server, review('strict', undefined, tools, instructions));
+    if (this.pins === undefined) return this.record(server, review('strict', undefined, tools, instructions), source);
     let result = review(mode, this.pins.servers[server], tools, instructions);
     if (result.pinNow.size > 0 || result.pinInstructionsNow !== undefined || (mode === 'tofu' && this.pins.servers[server] === undefined)) {
       const now = new Date().toISOString();
@@ -107,23 +116,36 @@ export class PinKeeper {
       if (result.pinNow.size > 0) this.options.log.debug(`pinned ${result.pinNow.size} tool definition(s) of server "${server}" on first use`, { server });
       result = review(mode, this.pins.servers[server], tools, instructions);
     }
-    return this.record(server, result);
+    return this.record(server, result, source);
   }
 
-  /** Keeps held.json in step with what this gateway holds for `server`. */
-  private async record(server: string, result: Review): Promise<Review> {
+  /** Keeps held.json in step with what this gateway holds for `server` (every source's, `result` being `source`'s). */
+  private async record(server: string, result: Review, source: string): Promise<Review> {
+    let sources = this.heldBySource.get(server);
+    if (result.held.size > 0 || result.instructionsHeld !== undefined) {
+      if (sources === undefined) this.heldBySource.set(server, (sources = new Map<string, Review>()));
+      sources.set(source, result);
+    } else if (sources !== undefined) {
+      sources.delete(source);
+      if (sources.size === 0) this.heldBySource.delete(server);
+    }
     const previous = this.held.servers[server];
     const now = new Date().toISOString();
     const next: HeldFile['servers'][string] = { tools: nameMap() };
-    for (const [name, info] of result.held) {
-      const before = previous?.tools[name];
-      next.tools[name] = { ...info, since: before?.digest === info.digest ? before.since : now };
+    // This source's definitions last: a tool held by two sources shows the one just reviewed.
+    const held = [...(sources?.values() ?? [])].filter((r) => r !== result);
+    if (sources?.get(source) === result) held.push(result);
+    for (const one of held) {
+      for (const [name, info] of one.held) {
+        const before = previous?.tools[name];
+        next.tools[name] = { ...info, since: before?.digest === info.digest ? before.since : now };
+      }
+      if (one.instructionsHeld !== undefined) {
+        const before = previous?.instructions;
+        next.instructions = { ...one.instructionsHeld, since: before?.digest === one.instructionsHeld.digest ? before.since : now };
+      }
     }
-    if (result.instructionsHeld !== undefined) {
-      const before = previous?.instructions;
-      next.instructions = { ...result.instructionsHeld, since: before?.digest === result.instructionsHeld.digest ? before.since : now };
-    }
-    const empty = result.held.size === 0 && next.instructions === undefined;
+    const empty = Object.keys(next.tools).length === 0 && next.instructions === undefined;
     if (empty && previous === undefined) return result;
     if (empty) delete this.held.servers[server];
     else this.held.servers[server] = next;

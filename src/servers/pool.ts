@@ -7,7 +7,9 @@
 // state, so the next call makes a new one and the agent can tell). Per server at most `max`
 // connections: past it the least recently used idle one is closed, and if none is idle the request
 // gets MCPG_POOL_EXHAUSTED. A creation breaker per server: after `threshold` failed creations, new
-// ones fail fast for a cooldown, then one half-open creation probes.
+// ones fail fast for a cooldown, then one half-open creation probes. With `healthCheck` (opt-in) a
+// connection idle past its threshold must answer a ping (or a cheap list) before it is reused; one
+// that does not is reaped and the caller gets a fresh one.
 //
 // One connection per key: an MCP session multiplexes concurrent calls, and a stateful scope must not
 // split its state over two. A hit costs a map lookup and a clock read.
@@ -53,6 +55,8 @@ export interface PoolEntry {
   /** Set once start() made the connection ready; until then callers wait on `ready`. */
   started: boolean;
   ready: Promise<Connection>;
+  /** A health check before reuse in progress (pool.healthCheck): callers meanwhile wait on it. */
+  checking: Promise<Connection> | undefined;
   timer: TimerHandle | undefined;
 }
 
@@ -72,6 +76,34 @@ interface Counters {
 }
 
 const BUSY_RECHECK_MS = 5_000;
+
+/** The lists a server may support, cheapest first: the fallback of a health check where ping is unsupported. */
+const CHEAP_LISTS: readonly [capability: string, method: string][] = [['tools', 'tools/list'], ['prompts', 'prompts/list'], ['resources', 'resources/list']];
+
+/**
+ * Whether a connection still answers within `timeoutMs` (seed 002): a ping, or — when the server
+ * says it has no ping (-32601) — the first page of a list it supports. A timeout, a lost session
+ * or any other failure is no.
+ */
+export async function answers(conn: Connection, timeoutMs: number): Promise<boolean> {
+  try {
+    await conn.request('ping', {}, timeoutMs);
+    return true;
+  } catch (err) {
+    const code = (err instanceof GatewayError ? (err.detail?.serverError as { code?: unknown } | undefined)?.code : undefined);
+    if (code !== -32601) return false;
+  }
+  const capabilities = conn.info?.capabilities ?? {};
+  const list = CHEAP_LISTS.find(([capability]) => capabilities[capability] !== undefined);
+  // No ping and nothing to list: its "method not found" was an answer in time.
+  if (list === undefined) return true;
+  try {
+    await conn.request(list[1], {}, timeoutMs);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Who a pooled connection is for. */
 export interface PoolOwner {
@@ -123,14 +155,20 @@ export class ConnectionPool {
     const key = keyOf(config.name, scope, credential);
     const entry = this.entries.get(key);
     const counters = this.countersOf(config.name);
+    const settings = config.pool ?? DEFAULT_POOL;
     if (entry !== undefined) {
       counters.hits += 1;
-      entry.lastUsed = this.clock.now();
+      const now = this.clock.now();
+      const check = settings.healthCheck;
+      if (check !== undefined && entry.started && entry.checking === undefined && now - entry.lastUsed >= check.idleMs && !this.parts.busy(entry.conn)) {
+        entry.checking = this.checkBeforeReuse(entry, check.timeoutMs, () => this.get(config, scope, owner, headers));
+      }
+      entry.lastUsed = now;
+      if (entry.checking !== undefined) return entry.checking;
       return entry.started ? entry.conn : entry.ready;
     }
     counters.misses += 1;
     if (this.closed) throw new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down');
-    const settings = config.pool ?? DEFAULT_POOL;
     this.makeRoom(config.name, settings.max);
     const admission = counters.breaker.admit();
     if (!admission.ok) {
@@ -139,7 +177,7 @@ export class ConnectionPool {
     }
     const conn = this.parts.create(headers === undefined ? config : withHeaders(config, headers), scope);
     const now = this.clock.now();
-    const made: PoolEntry = { server: config.name, scope, agent: owner.agent, identified: owner.identified, credential, conn, createdAt: now, lastUsed: now, started: false, ready: undefined as unknown as Promise<Connection>, timer: undefined };
+    const made: PoolEntry = { server: config.name, scope, agent: owner.agent, identified: owner.identified, credential, conn, createdAt: now, lastUsed: now, started: false, ready: undefined as unknown as Promise<Connection>, checking: undefined, timer: undefined };
     made.ready = conn.start().then((ok) => {
       if (this.entries.get(key) !== made) throw new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${config.name}": the connection was closed while it started`, { server: config.name });
       if (!ok) {
@@ -178,6 +216,23 @@ export class ConnectionPool {
     this.countersOf(entry.server).reaped += 1;
     this.parts.log.info('a pooled connection was lost and is reaped', { server: entry.server, scope: entry.scope });
     void this.remove(entry);
+  }
+
+  /**
+   * The health check before reuse of an idle connection: it answers (ping, else a cheap list) in
+   * time → handed out; it does not → reaped (closed, its child stopped) and `again` gets the caller
+   * a fresh one, so the agent's call goes on transparently.
+   */
+  private async checkBeforeReuse(entry: PoolEntry, timeoutMs: number, again: () => Connection | Promise<Connection>): Promise<Connection> {
+    const ok = await answers(entry.conn, timeoutMs);
+    entry.checking = undefined;
+    if (ok && this.byConn.get(entry.conn) === entry) return entry.conn;
+    if (this.byConn.get(entry.conn) === entry) {
+      this.countersOf(entry.server).reaped += 1;
+      this.parts.log.info(`a pooled connection idle past its health check did not answer within ${timeoutMs} ms: reaped, a fresh one serves the call`, { server: entry.server, scope: entry.scope });
+      void this.remove(entry);
+    }
+    return again();
   }
 
   /** An agent session ended (per-session) or an owner went: close every connection of that scope. */

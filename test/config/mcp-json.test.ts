@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseServersConfig } from '../../src/config/load.js';
-import { DEFAULT_LIMITS, DEFAULT_POOL, DEFAULT_TIMEOUT_MS } from '../../src/config/types.js';
+import { DEFAULT_HEALTH_CHECK, DEFAULT_LIMITS, DEFAULT_POOL, DEFAULT_TIMEOUT_MS } from '../../src/config/types.js';
 import { byPath, failure } from './helpers.js';
 
 const FILE = '/srv/project/.mcp.json';
@@ -272,9 +272,35 @@ void describe('parseServersConfig: sessions and pool (issue 11)', () => {
       '$.mcpServers.b.pool': 'expected an object such as {"idleMs": 600000, "ttlMs": 86400000, "max": 32}, got an array',
     });
     assert.deepEqual(byPath(warnings), {
-      '$.mcpServers.a.pool.size': 'unknown pool setting "size" is ignored (known: idleMs, ttlMs, max)',
+      '$.mcpServers.a.pool.size': 'unknown pool setting "size" is ignored (known: idleMs, ttlMs, max, healthCheck)',
       '$.mcpServers.c.pool': '"pool" is ignored: server "c" has one shared session (set "sessions" to "per-agent" or "per-session" to pool them)',
     });
+  });
+});
+
+void describe('parseServersConfig: pool.healthCheck (issue 11, seed 002: opt-in)', () => {
+  void it('off unless asked: true takes the defaults, an object its own settings, false is off', { timeout: 5000 }, () => {
+    const config = parse({ mcpServers: {
+      a: { command: 'x', sessions: 'per-agent', pool: { healthCheck: true } },
+      b: { command: 'x', sessions: 'per-agent', pool: { healthCheck: { idleMs: 0, timeoutMs: 500 } } },
+      c: { command: 'x', sessions: 'per-agent', pool: { healthCheck: false } },
+      d: { command: 'x', sessions: 'per-agent' },
+    } });
+    assert.deepEqual(config.servers.map((s) => s.pool?.healthCheck), [DEFAULT_HEALTH_CHECK, { idleMs: 0, timeoutMs: 500 }, undefined, undefined]);
+    assert.deepEqual(DEFAULT_HEALTH_CHECK, { idleMs: 30_000, timeoutMs: 2000 });
+  });
+
+  void it('names every bad health check setting with its path; an unknown one is a warning', { timeout: 5000 }, async () => {
+    const { issues, warnings } = await failure(() => parse({ mcpServers: {
+      a: { command: 'x', sessions: 'per-agent', pool: { healthCheck: { idleMs: -1, timeoutMs: 0, every: 3 } } },
+      b: { command: 'x', sessions: 'per-session', pool: { healthCheck: 'yes' } },
+    } }));
+    assert.deepEqual(byPath(issues), {
+      '$.mcpServers.a.pool.healthCheck.idleMs': 'expected a whole number of milliseconds from 0 (check before every reuse) to 2147483647, got -1',
+      '$.mcpServers.a.pool.healthCheck.timeoutMs': 'expected a positive whole number of milliseconds (at most 2147483647), got 0',
+      '$.mcpServers.b.pool.healthCheck': 'expected true, false or an object such as {"idleMs": 30000, "timeoutMs": 2000}, got a string',
+    });
+    assert.deepEqual(byPath(warnings), { '$.mcpServers.a.pool.healthCheck.every': 'unknown health check setting "every" is ignored (known: idleMs, timeoutMs)' });
   });
 });
 

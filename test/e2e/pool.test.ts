@@ -30,7 +30,7 @@ async function agent(gate: HttpGateway, name: string, options: Parameters<typeof
   return connectAgent(gate.url, { ...options, headers: { 'x-mcpgate-agent': name } });
 }
 
-async function status(gate: HttpGateway): Promise<{ pools: { server: string; keys: number; hits: number; misses: number; evictions: number; pids: number[]; creationFailures: number; breakerTrips: number }[] }> {
+async function status(gate: HttpGateway): Promise<{ pools: { server: string; keys: number; hits: number; misses: number; evictions: number; reaped: number; pids: number[]; creationFailures: number; breakerTrips: number }[] }> {
   const res = await raw(`${gate.base}/status`, { method: 'GET' });
   return res.json as never;
 }
@@ -238,6 +238,33 @@ describe('pool lifetimes and limits', { timeout: TIMEOUT }, () => {
       for (const c of clients) await c.close().catch(() => undefined);
       await gate.stop();
       await dir.remove();
+    }
+  });
+
+  it('health check before reuse: a hung session (alive, answering nothing) is reaped and the call goes to a fresh one', async () => {
+    // idleMs 0: every reuse is checked, so no test has to wait for time to pass.
+    const config = await writeConfig(dir, { counter: fixtureServer('counter-server', [], { sessions: 'per-agent', pool: { healthCheck: { idleMs: 0, timeoutMs: 500 } } }) }, 'health.json');
+    const gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off'] });
+    const clients: Client[] = [];
+    try {
+      const a = await agent(gate, 'hal');
+      clients.push(a.client);
+      const first = await inc(a.client);
+      assert.deepEqual(await inc(a.client), { count: 2, pid: first.pid }, 'a session that answers its ping is reused');
+      assert.equal(textOf(await a.client.callTool({ name: 'counter__hang', arguments: {} })), 'hanging');
+      assert.ok(alive(first.pid));
+      // The next call finds it idle: its ping goes unanswered, so it is reaped and a fresh session serves the call.
+      const fresh = await inc(a.client);
+      assert.equal(fresh.count, 1, 'a fresh session');
+      assert.notEqual(fresh.pid, first.pid);
+      assert.ok(await waitGone(first.pid), 'the hung child was stopped');
+      await gate.gw.waitForLog((l) => String(l.msg).startsWith('a pooled connection idle past its health check did not answer within 500 ms'));
+      const pool = (await status(gate)).pools[0]!;
+      assert.equal(pool.reaped, 1, JSON.stringify(pool));
+      assert.deepEqual(pool.pids, [fresh.pid]);
+    } finally {
+      for (const c of clients) await c.close().catch(() => undefined);
+      await gate.stop();
     }
   });
 

@@ -24,6 +24,8 @@ export interface FakeServerSpec {
 /** One fake server: its tools, the tools/call requests it received, and a way to let it start. */
 export class FakeServer {
   readonly calls: { name: string; arguments: unknown }[] = [];
+  /** A hung server: alive, but answers nothing from now on (it has no ping either way: -32601). */
+  hung = false;
   private events: TransportEvents | undefined;
   private held: (() => void)[] = [];
   private releasedStart: boolean;
@@ -60,6 +62,7 @@ export class FakeServer {
   }
 
   private receive(line: string): void {
+    if (this.hung) return;
     const msg = JSON.parse(line) as { id?: number; method?: string; params?: Record<string, unknown> };
     if (msg.id === undefined || msg.method === undefined) return; // notifications and answers
     const answer = (result: unknown): void => this.events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));

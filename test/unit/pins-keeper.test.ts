@@ -406,3 +406,29 @@ void describe('PinKeeper with tools named like Object members', { timeout: 20_00
     h.keeper.close();
   });
 });
+
+void describe('PinKeeper sources (issue 11: a pooled connection lists its server for its owners)', { timeout: 20_000 }, () => {
+  void it('each source\'s held tools are kept apart and held.json shows their union; forgetting one keeps the others', { timeout: 5000 }, async () => {
+    const dir = await freshDir();
+    const h = await startKeeper('tofu', dir);
+    try {
+      await h.keeper.check('fs', [read()], undefined); // the catalog connection pins the server
+      const alice = await h.keeper.check('fs', [read(), write()], undefined, 'agent:alice');
+      assert.deepEqual([...alice.held.keys()], ['write'], 'a tool first seen on a pooled connection is held, as a new tool of a shared server');
+      const bob = await h.keeper.check('fs', [read(), exfil()], undefined, 'agent:bob');
+      assert.deepEqual([...bob.held.keys()], ['exfil']);
+      assert.deepEqual(Object.keys((await readHeld(dir)).servers.fs!.tools).sort(), ['exfil', 'write']);
+      // The catalog connection's own review holds nothing: the pooled sources' holds stay.
+      await h.keeper.check('fs', [read()], undefined);
+      assert.deepEqual(Object.keys((await readHeld(dir)).servers.fs!.tools).sort(), ['exfil', 'write']);
+      h.keeper.forget('fs', 'agent:bob');
+      await h.keeper.check('other', [read()], undefined); // the queue has run the forget
+      assert.deepEqual(Object.keys((await readHeld(dir)).servers.fs!.tools), ['write']);
+      h.keeper.forget('fs', 'agent:alice');
+      await h.keeper.check('other', [read()], undefined);
+      assert.equal((await readHeld(dir)).servers.fs, undefined);
+    } finally {
+      h.keeper.close();
+    }
+  });
+});

@@ -16,7 +16,7 @@ import { FakeServer, stdioConfig } from './fake-server.js';
 
 const T = { timeout: 10_000 };
 
-function rig(pool: { idleMs?: number; ttlMs?: number; max?: number } = {}) {
+function rig(pool: { idleMs?: number; ttlMs?: number; max?: number; healthCheck?: { idleMs: number; timeoutMs: number } } = {}) {
   const clock = new FakeClock();
   const config: ServerConfig = { ...stdioConfig('kv'), sessions: 'per-agent', pool: { idleMs: 1000, ttlMs: 10_000, max: 3, ...pool } };
   const made: { scope: string; conn: Connection; server: FakeServer }[] = [];
@@ -184,5 +184,44 @@ void describe('scopeOf (issue 11: the pool key of an agent session)', () => {
     assert.equal(scopeOf({ ...named, serial: 9 }, 'per-agent'), 'agent:ci', 'all sessions of one agent share its scope');
     assert.equal(scopeOf(unnamed, 'per-agent'), 'session:8', 'never one scope shared by every unnamed agent');
     assert.equal(scopeOf(named, 'per-session'), 'session:7');
+  });
+});
+
+void describe('ConnectionPool health check before reuse (pool.healthCheck, seed 002: opt-in)', () => {
+  void it('health check off (the default): an idle connection is handed out as it is, even hung', T, async () => {
+    const r = rig();
+    const a = await take(r, 'agent:a');
+    r.made[0]!.server.hung = true;
+    r.clock.advance(900);
+    assert.equal(r.pool.get(r.config, 'agent:a', { agent: 'a', identified: true }), a, 'no check: a synchronous hit');
+    await r.pool.close();
+  });
+
+  void it('health check: a connection idle past its threshold is checked (ping unsupported: a cheap list) and reused', T, async () => {
+    const r = rig({ healthCheck: { idleMs: 100, timeoutMs: 2000 } });
+    const a = await take(r, 'agent:a');
+    assert.equal(r.pool.get(r.config, 'agent:a', { agent: 'a', identified: true }), a, 'used just now: no check');
+    r.clock.advance(150);
+    const checked = r.pool.get(r.config, 'agent:a', { agent: 'a', identified: true });
+    assert.ok(checked instanceof Promise, 'idle past the threshold: checked first');
+    assert.equal(r.pool.get(r.config, 'agent:a', { agent: 'a', identified: true }), checked, 'a caller meanwhile waits on the same check');
+    assert.equal(await checked, a, 'the fake server has no ping (-32601); its tools/list answered');
+    assert.equal(stats(r).reaped, 0);
+    await r.pool.close();
+  });
+
+  void it('health check: a connection that does not answer in time is reaped and the caller gets a fresh one', T, async () => {
+    const r = rig({ healthCheck: { idleMs: 100, timeoutMs: 50 } });
+    const a = await take(r, 'agent:a');
+    assert.ok(a instanceof Connection);
+    r.made[0]!.server.hung = true;
+    r.clock.advance(150);
+    const fresh = await take(r, 'agent:a');
+    assert.ok(fresh instanceof Connection && fresh !== a && fresh.state === 'ready');
+    assert.equal(a.state, 'closed', 'the hung one was closed');
+    assert.equal(r.made.length, 2);
+    assert.equal(stats(r).reaped, 1);
+    assert.equal(stats(r).keys, 1);
+    await r.pool.close();
   });
 });

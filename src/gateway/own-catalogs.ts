@@ -1,0 +1,105 @@
+// Per-agent and per-session catalogs (issue 11): what a pooled connection lists belongs to its
+// owners only. Each pool scope (`agent:ID`, `session:N`) whose pooled connections have listed their
+// servers gets a small Catalog of its own holding only those servers' parts, named as the gateway's
+// catalog names them (same prefixes, order and separator). A session's view is the gateway's catalog
+// with those servers' parts replaced by its scopes' (agent-views.ts `ShownViews`), and the router
+// looks a name up the same way (`ownTool`, `ownPrompt`), so one agent's tools are never shown to, nor
+// callable by, another. Until a session's pooled connection has listed its server, the session sees
+// the catalog connection's lists; sessions with no own catalog take the shared path unchanged.
+
+import { Catalog, type CatalogOptions, type HeldInfo, type PromptEntry, type ServerNaming, type ToolEntry } from '../catalog/catalog.js';
+import type { ListKind, ServerLists } from '../servers/lists.js';
+
+/** Who a session is, for its scopes (gateway.ts `scopeOf`). */
+export interface ScopeOwner {
+  readonly agent: string;
+  readonly identified: boolean;
+  readonly serial: number;
+}
+
+export class OwnCatalogs {
+  private readonly byScope = new Map<string, Catalog>();
+
+  constructor(private servers: readonly ServerNaming[], private readonly options: CatalogOptions) {}
+
+  get size(): number {
+    return this.byScope.size;
+  }
+
+  /**
+   * The own catalogs of a session — its agent's (per-agent servers) and its own (per-session
+   * servers, and per-agent ones for an agent with no identity) — or undefined when it has none.
+   */
+  of(session: ScopeOwner): readonly Catalog[] | undefined {
+    if (this.byScope.size === 0) return undefined;
+    const mine = this.byScope.get(`session:${session.serial}`);
+    const agents = session.identified ? this.byScope.get(`agent:${session.agent}`) : undefined;
+    if (agents === undefined) return mine === undefined ? undefined : [mine];
+    return mine === undefined ? [agents] : [agents, mine];
+  }
+
+  /** The catalog of one scope, if it has one. */
+  get(scope: string): Catalog | undefined {
+    return this.byScope.get(scope);
+  }
+
+  /** Replaces lists of one server in one scope's catalog; returns the kinds that changed. */
+  set(scope: string, server: string, lists: Partial<ServerLists>, held?: ReadonlyMap<string, HeldInfo>): ListKind[] {
+    let catalog = this.byScope.get(scope);
+    if (catalog === undefined) {
+      catalog = new Catalog(this.servers, this.options);
+      this.byScope.set(scope, catalog);
+    }
+    return catalog.set(server, lists, held);
+  }
+
+  /** The scope's pooled connection to `server` is gone: its view of the server goes back to the shared one. */
+  remove(scope: string, server: string): ListKind[] {
+    const catalog = this.byScope.get(scope);
+    if (catalog === undefined || !catalog.lists(server)) return [];
+    catalog.remove(server);
+    if (catalog.listedServers().length === 0) this.byScope.delete(scope);
+    // Whatever the scope's view held of the server, the shared view may differ: every kind is re-checked.
+    return ['tools', 'resources', 'resourceTemplates', 'prompts'];
+  }
+
+  /** A reload: prefixes and the order may change, as in the gateway's catalog. */
+  setServers(servers: readonly ServerNaming[]): void {
+    this.servers = servers;
+    for (const catalog of this.byScope.values()) catalog.setServers(servers);
+  }
+
+  entries(): IterableIterator<[string, Catalog]> {
+    return this.byScope.entries();
+  }
+
+  clear(): void {
+    this.byScope.clear();
+  }
+}
+
+/** Whether one of the session's own catalogs lists `server` (then the shared view of it is not the session's). */
+export function ownsServer(own: readonly Catalog[], server: string): boolean {
+  for (const catalog of own) if (catalog.lists(server)) return true;
+  return false;
+}
+
+/** A tool by its public name as the session sees it: its own catalogs first, then the shared one. */
+export function ownTool(base: Catalog, own: readonly Catalog[], name: string): ToolEntry | undefined {
+  for (const catalog of own) {
+    const entry = catalog.tool(name);
+    if (entry !== undefined) return entry;
+  }
+  const entry = base.tool(name);
+  return entry === undefined || ownsServer(own, entry.server) ? undefined : entry;
+}
+
+/** A prompt by its public name as the session sees it (as `ownTool`). */
+export function ownPrompt(base: Catalog, own: readonly Catalog[], name: string): PromptEntry | undefined {
+  for (const catalog of own) {
+    const entry = catalog.prompt(name);
+    if (entry !== undefined) return entry;
+  }
+  const entry = base.prompt(name);
+  return entry === undefined || ownsServer(own, entry.server) ? undefined : entry;
+}
