@@ -5,37 +5,13 @@
 // headers, subscriptions/listen, input-required results answered by the agent and retried by mcpgate.
 // Beside them a 2025-era server (mixed config), and the era field's checks in `mcpgate check`.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  cli, fixture, fixtureServer, Notifications, rpcError, startGateway, tempDir, textOf, until, writeConfig,
+  cli, fixtureServer, Notifications, rpcError, startGateway, tempDir, textOf, until, writeConfig,
   type GatewayProcess, type TempDir,
 } from '../helpers/gateway.js';
-
-interface Remote {
-  child: ChildProcess;
-  url: string;
-  stop(): Promise<void>;
-}
-
-async function startModernHttp(): Promise<Remote> {
-  const child = spawn(process.execPath, [fixture('modern-server'), '--http'], { stdio: ['ignore', 'pipe', process.env.MCPGATE_TEST_VERBOSE !== undefined ? 'inherit' : 'ignore'] });
-  const lines = createInterface({ input: child.stdout });
-  const [first] = (await Promise.race([once(lines, 'line'), once(child, 'exit').then(() => { throw new Error('the modern fixture exited before listening'); })])) as [string];
-  lines.close();
-  const { url } = JSON.parse(first) as { url: string };
-  return {
-    child, url,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    },
-  };
-}
+import { startModernHttp, type Remote } from '../helpers/remote.js';
 
 const AGENT_CAPABILITIES = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
 
@@ -130,13 +106,13 @@ function suite(transport: 'stdio' | 'http'): void {
     });
 
     it('cancels the call on the server when the agent cancels it', { timeout: 15_000 }, async () => {
+      const stats = async (): Promise<{ started: number; cancelled: number }> => JSON.parse(textOf(await gw.client.callTool({ name: 'modern__stats', arguments: {} }))) as { started: number; cancelled: number };
       const abort = new AbortController();
       const call = gw.client.callTool({ name: 'modern__slow', arguments: { ms: 20_000 } }, { signal: abort.signal });
-      await new Promise((resolve) => setTimeout(resolve, 300)); // let the call reach the server
+      assert.ok(await until(async () => (await stats()).started === 1), 'the call never reached the server');
       abort.abort();
       await assert.rejects(call);
-      assert.ok(await until(async () => (JSON.parse(textOf(await gw.client.callTool({ name: 'modern__stats', arguments: {} }))) as { cancelled: number }).cancelled === 1),
-        'the server never saw the cancellation');
+      assert.ok(await until(async () => (await stats()).cancelled === 1), 'the server never saw the cancellation');
     });
   });
 }
