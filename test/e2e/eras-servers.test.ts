@@ -182,6 +182,46 @@ describe('the "era" of a server entry', { timeout: 90_000 }, () => {
     }
   });
 
+  it('a stdio entry without "era" is probed: a modern server is spoken to in 2026-07-28, 2025-era ones are initialized', { timeout: 40_000 }, async () => {
+    // The modern fixture refuses initialize: it works only if the default probe found its era.
+    const config = await writeConfig(dir, { modern: fixtureServer('modern-server'), sink: fixtureServer('kitchen-sink-server'), v1: fixtureServer('echo-server-v1') });
+    const gw = await startGateway({ config });
+    try {
+      assert.equal(textOf(await gw.client.callTool({ name: 'modern__echo', arguments: { text: 'probed' } })), 'probed');
+      assert.equal(textOf(await gw.client.callTool({ name: 'sink__echo', arguments: { text: 'legacy' } })), 'legacy');
+      assert.equal(textOf(await gw.client.callTool({ name: 'v1__echo', arguments: { text: 'v1' } })), 'v1');
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('a server that never answers the probe is initialized within the startup time', { timeout: 40_000 }, async () => {
+    const config = await writeConfig(dir, { quiet: fixtureServer('probe-averse-server', ['--on-probe', 'silent']) });
+    const gw = await startGateway({ config, args: ['--startup-timeout', '2000'] });
+    try {
+      assert.equal(textOf(await gw.client.callTool({ name: 'quiet__echo', arguments: { text: 'after the probe' } })), 'after the probe');
+      await gw.waitForLog((l) => l.server === 'quiet' && l.msg === 'server/discover went unanswered; falling back to initialize');
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('a server that dies of the probe is initialized without it on the next start, and the finding is kept', { timeout: 40_000 }, async () => {
+    const starts = dir.file('starts.txt');
+    const config = await writeConfig(dir, { fragile: fixtureServer('probe-averse-server', ['--on-probe', 'crash', '--starts', starts]) });
+    const gw = await startGateway({ config, args: ['--backoff-cap', '50'] });
+    try {
+      assert.ok(await until(async () => (await gw.client.listTools()).tools.some((t) => t.name === 'fragile__echo')), 'the server never came up');
+      assert.equal(textOf(await gw.client.callTool({ name: 'fragile__echo', arguments: { text: 'second start' } })), 'second start');
+      const failed = await gw.waitForLog((l) => l.server === 'fragile' && typeof l.msg === 'string' && /before completing server\/discover/.test(l.msg));
+      assert.match(String(failed.msg), /the probe for its era: it is initialized next time/);
+      const { readFile } = await import('node:fs/promises');
+      assert.equal((await readFile(starts, 'utf8')).trim().split('\n').length, 2, 'one start died of the probe, the next was initialized');
+    } finally {
+      await gw.stop();
+    }
+  });
+
   it('"auto" falls back to initialize for a 2025-era server', { timeout: 40_000 }, async () => {
     const config = await writeConfig(dir, { old: fixtureServer('echo-server', [], { era: 'auto' }) });
     const gw = await startGateway({ config });
