@@ -18,6 +18,7 @@ import {
   type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
 } from '../wire/jsonrpc.js';
 import type { JsonRpcErrorObject } from '../errors.js';
+import { PARAM_HEADERS, type WithParamHeaders } from '../wire/era.js';
 import { StdioProcess, type StopTimings, DEFAULT_STOP_TIMINGS } from './stdio-process.js';
 import type { UpstreamCredentials } from './credentials.js';
 import { HttpTransport } from './http-transport.js';
@@ -352,7 +353,7 @@ export class ServerSession {
     const now = performance.now();
     const ceiling = now + this.ceilingMs;
     this.track(id, { sink, forwarded: true, method: msg.method, timeoutMs, deadline: Math.min(now + timeoutMs, ceiling), ceiling, ...(modern && { request: msg }) });
-    if (!this.process!.write(line, id, modern ? { method: msg.method, name: mcpName(msg.method, msg.params) } : undefined)) {
+    if (!this.process!.write(line, id, modern ? { method: msg.method, name: mcpName(msg.method, msg.params), params: (msg as WithParamHeaders)[PARAM_HEADERS] } : undefined)) {
       this.settle(id)?.sink.fail(this.unavailable());
       this.hooks.outcome?.(this, false);
     }
@@ -488,7 +489,7 @@ export class ServerSession {
       entry.sink.fail(new GatewayError('MCPG_INPUT_FAILED', `the agent's input for server "${this.name}" could not be encoded: ${err instanceof Error ? err.message : String(err)}`, { server: this.name }));
       return;
     }
-    if (!this.process!.write(line, id, { method: request.method, name: mcpName(request.method, request.params) })) {
+    if (!this.process!.write(line, id, { method: request.method, name: mcpName(request.method, request.params), params: (request as WithParamHeaders)[PARAM_HEADERS] })) {
       this.settle(id)?.sink.fail(this.unavailable());
     }
   }

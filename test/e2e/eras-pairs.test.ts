@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { GatewayProcess, fixtureServer, rpcError, tempDir, textOf, until, writeConfig, type TempDir } from '../helpers/gateway.js';
-import { connectAgent, startHttpGateway, type HttpGateway } from '../helpers/http.js';
+import { JSON_HEADERS, connectAgent, raw, startHttpGateway, type HttpGateway } from '../helpers/http.js';
 import { startModernHttp, type Remote } from '../helpers/remote.js';
 
 const TIMEOUT = 120_000;
@@ -146,6 +146,32 @@ describe('a 2026-07-28 agent over Streamable HTTP, 2026-07-28 servers over stdio
   walk(() => client, asked, async (server) => {
     const res = await fetch(`${gate.base}/metrics`);
     return (await res.text()).includes(`mcpgate_calls_in_flight{server="${server}"} 1`);
+  });
+
+  it('the agent\'s Mcp-Param-* headers reach the modern HTTP server unchanged; Mcp-Name names the server\'s own tool, prompt or URI', { timeout: 20_000 }, async () => {
+    const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
+    const post = (method: string, params: Record<string, unknown>, name: string, extra: Record<string, string> = {}) => raw(gate.url, {
+      headers: { ...JSON_HEADERS, 'mcp-protocol-version': MODERN, 'mcp-method': method, 'mcp-name': name, ...extra },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: envelope } }),
+    });
+    const seen = async (name: string): Promise<Record<string, string>> => JSON.parse(textOf(await client.callTool({ name: 'remote__headers', arguments: { name } }))) as Record<string, string>;
+    const call = await post('tools/call', { name: 'remote__echo', arguments: { text: 'with params' } }, 'remote__echo', { 'mcp-param-region': 'eu-west-1', 'mcp-param-x-unknown': '=?base64?w6lsw6k=?=' });
+    assert.equal(call.status, 200, call.body);
+    assert.equal(((call.json!.result as { content: { text: string }[] }).content[0]!.text), 'with params');
+    assert.deepEqual(await seen('echo'), {
+      'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'echo', 'mcp-param-region': 'eu-west-1', 'mcp-param-x-unknown': '=?base64?w6lsw6k=?=',
+    });
+    const prompt = await post('prompts/get', { name: 'remote__greet', arguments: { name: 'h' } }, 'remote__greet');
+    assert.equal(prompt.status, 200, prompt.body);
+    assert.deepEqual(await seen('greet'), { 'mcp-protocol-version': MODERN, 'mcp-method': 'prompts/get', 'mcp-name': 'greet' }, 'no Mcp-Param-* header of another request');
+    const read = await post('resources/read', { uri: 'mcpgate://remote/modern://note' }, 'mcpgate://remote/modern://note');
+    assert.equal(read.status, 200, read.body);
+    assert.equal((await seen('modern://note'))['mcp-name'], 'modern://note');
+    // More than the limit is refused before anything is sent.
+    const many = Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`mcp-param-p${i}`, 'v']));
+    const refused = await post('tools/call', { name: 'remote__echo', arguments: { text: 'x' } }, 'remote__echo', many);
+    assert.equal(refused.status, 400, refused.body);
+    assert.match(refused.body, /more than 32 Mcp-Param-\* headers/);
   });
 });
 
