@@ -153,6 +153,52 @@ describe('progress from modern servers over stdio and HTTP', { timeout: 60_000 }
   }
 });
 
+describe('cache hints of modern servers\' lists', { timeout: 60_000 }, () => {
+  let dir: TempDir;
+  let gw: GatewayProcess;
+
+  before(async () => {
+    dir = await tempDir();
+    const config = await writeConfig(dir, {
+      cached: fixtureServer('modern-server', ['--ttl', '600000', '--count', dir.file('cached.txt')], { era: '2026-07-28' }),
+      plain: fixtureServer('modern-server', ['--count', dir.file('plain.txt')], { era: '2026-07-28' }),
+    });
+    gw = await startGateway({ config, args: ['--pins', 'off', '--backoff-cap', '50'] });
+  });
+
+  after(async () => {
+    await gw?.stop();
+    await dir?.remove();
+  });
+
+  const listed = async (server: string): Promise<number> => {
+    const { readFile } = await import('node:fs/promises');
+    return (await readFile(dir.file(`${server}.txt`), 'utf8')).split('\n').filter((l) => l === 'tools/list').length;
+  };
+  const shows = async (tool: string): Promise<boolean> => (await gw.client.listTools()).tools.some((t) => t.name === tool);
+
+  it('a reconnect takes a list still fresh by its hint from what was kept, without asking; a list with no hint is asked again', { timeout: 30_000 }, async () => {
+    assert.ok(await shows('cached__echo') && await shows('plain__echo'));
+    const before = { cached: await listed('cached'), plain: await listed('plain') };
+    assert.ok(before.cached >= 1 && before.plain >= 1);
+    for (const server of ['cached', 'plain']) {
+      assert.equal(textOf(await gw.client.callTool({ name: `${server}__exit`, arguments: {} })), 'bye');
+      await gw.waitForLog((l) => l.msg === `server "${server}" is back`);
+      assert.ok(await until(() => shows(`${server}__echo`)), `${server}'s tools never came back`);
+    }
+    assert.equal(await listed('cached'), before.cached, 'the fresh list was asked for again');
+    assert.equal(await listed('plain'), before.plain + 1, 'the list without a hint was not asked for again');
+    assert.equal(textOf(await gw.client.callTool({ name: 'cached__echo', arguments: { text: 'still here' } })), 'still here');
+  });
+
+  it('a list change on the listen stream fetches the list again, fresh hint or not', { timeout: 30_000 }, async () => {
+    const before = await listed('cached');
+    assert.equal(textOf(await gw.client.callTool({ name: 'cached__grow', arguments: {} })), 'grown 1');
+    assert.ok(await until(() => shows('cached__grown_1')), 'the grown tool never appeared');
+    assert.equal(await listed('cached'), before + 1);
+  });
+});
+
 describe('the "era" of a server entry', { timeout: 90_000 }, () => {
   let dir: TempDir;
   before(async () => (dir = await tempDir()));
