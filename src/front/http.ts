@@ -21,7 +21,7 @@ import { ReplayStore, type ReplayCounters, type ReplayLimits } from './sse-repla
 import { DEFAULT_MAX_BODY_BYTES, accepts, hostAllowed, isLoopback, originAllowed, readBody, repeatedHeader, sendError, sendJson } from './http-util.js';
 import { handleOps, type OpsContext } from './ops.js';
 import { ModernPost, refuse } from './http-modern.js';
-import { checkHeaders, eraOf, isModernVersion, type EraOf } from '../wire/era.js';
+import { checkHeaders, eraOf, isModernVersion, paramHeaders, PARAM_HEADERS, type EraOf, type WithParamHeaders } from '../wire/era.js';
 import type { ModernRequest } from '../gateway/modern.js';
 import type { ClusterLink } from '../cluster/link.js';
 import type { RequestId } from '../wire/jsonrpc.js';
@@ -335,6 +335,10 @@ export class HttpFront {
     if (refused !== undefined && refused.era === 'refused') return refuse(res, refused.status, id, refused.code, refused.message, refused.data);
     // A modern notification needs no answer; cancellation is closing the request's stream.
     if (parsed.kind === 'notification' || era.era !== 'modern' || era.envelope === undefined) return void res.writeHead(202).end();
+    // Mcp-Param-* headers go on with the request to a modern HTTP server (the only place they mean anything).
+    const params = paramHeaders(req.headers);
+    if (typeof params === 'string') return refuse(res, 400, id, -32602, `Invalid params: ${params}`);
+    if (params !== undefined) (parsed.msg as WithParamHeaders)[PARAM_HEADERS] = params;
     const identified = this.options.auth === 'on' || req.headers['x-mcpgate-agent'] !== undefined || this.options.defaultAgentExplicit === true;
     const post = new ModernPost(res, accepts(req.headers.accept, 'text/event-stream'), this.opts.maxAgentBuffer);
     const request = this.gateway.serveModern(parsed.msg, era.envelope, post, agent, true, 'http', identified);

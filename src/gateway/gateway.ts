@@ -406,9 +406,12 @@ export class Gateway {
     return { server: config.name, state: 'ready', tools: counts.tools, resources: counts.resources + counts.resourceTemplates, prompts: counts.prompts, ...(note !== undefined && { note }) };
   }
 
-  /** A session is ready (first start or reconnect): list everything, review pins, publish. */
+  /**
+   * A session is ready (first start or reconnect): list everything (a list its 2026-07-28 server
+   * called fresh for longer is reused), review pins, publish.
+   */
   async ready(conn: Connection): Promise<void> {
-    const { lists, trims } = await fetchLists(conn);
+    const { lists, trims } = await fetchLists(conn, LIST_KINDS, { reuse: true });
     this.limits.record(conn.name, LIST_KINDS, trims);
     const review = await this.pins.check(conn.name, lists.tools ?? [], conn.info?.instructions);
     if (conn.state !== 'ready') throw conn.lastError ?? new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${conn.name}" went away while being listed`, { server: conn.name });

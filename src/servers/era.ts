@@ -5,6 +5,7 @@
 // https://modelcontextprotocol.io/specification/2026-07-28 (basic: the envelope, server/discover;
 // patterns: multi round-trip requests; subscriptions/listen)
 
+import type { ServerConfig, ServerEra } from '../config/types.js';
 import { GATEWAY_INFO } from '../version.js';
 
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
@@ -69,6 +70,14 @@ export function listenFilter(capabilities: Record<string, unknown>, uris: Readon
   if (changes('resources')) filter.resourcesListChanged = true;
   if (uris.size > 0) filter.resourceSubscriptions = [...uris];
   return Object.keys(filter).length === 0 ? undefined : filter;
+}
+
+/**
+ * The era an entry asks for: its own `"era"`, else `auto` for a stdio server (probe `server/discover`,
+ * fall back to initialize) and `2025` for a remote one (see the README's era matrix for why).
+ */
+export function wantedEra(config: ServerConfig): ServerEra {
+  return config.era ?? (config.type === 'stdio' ? 'auto' : '2025');
 }
 
 /** The server→client requests the 2026-07-28 revision folds into input-required results. */

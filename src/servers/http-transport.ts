@@ -421,6 +421,7 @@ export class HttpTransport implements ServerTransport {
 function modernHeaders(route: ModernRoute): Record<string, string> {
   const headers: Record<string, string> = { 'mcp-protocol-version': MODERN_PROTOCOL_VERSION, 'mcp-method': route.method };
   if (route.name !== undefined) headers['mcp-name'] = headerValue(route.name);
+  if (route.params !== undefined) for (const [name, value] of Object.entries(route.params)) headers[name] ??= value;
   return headers;
 }
 

@@ -3,7 +3,9 @@
 // (MCPG_SERVER_BAD_RESPONSE, naming it) instead of poisoning the catalog. A server's limits bound what
 // is kept (security audit #9): paging stops once a list passes its count, items past it are dropped
 // before validation, and a tool whose schema is too large is withheld (its size is measured by a walk
-// that stops at the limit, never by serializing it).
+// that stops at the limit, never by serializing it). A 2026-07-28 server's lists carry a cache hint
+// (`ttlMs`): a list fetched with one is kept for that long, per connection, and a listing that may
+// reuse it (a reconnect) takes it without a round trip; a list change always fetches again.
 
 import {
   ListPromptsResultSchema, ListResourcesResultSchema, ListResourceTemplatesResultSchema, ListToolsResultSchema,
@@ -47,6 +49,19 @@ const LIMIT_OF: Record<ListKind, keyof ServerLimits> = {
   tools: 'maxTools', resources: 'maxResources', resourceTemplates: 'maxResources', prompts: 'maxPrompts',
 };
 
+/** The longest a server's cache hint keeps a list (a day): a bound, not a default. */
+const MAX_TTL_MS = 24 * 60 * 60_000;
+
+interface FreshList {
+  items: unknown[];
+  trim: ListTrim | undefined;
+  /** performance.now() past which the list is stale. */
+  until: number;
+}
+
+/** Lists still fresh by their server's cache hint, per connection (at most one per kind). */
+const freshLists = new WeakMap<Connection, Map<ListKind, FreshList>>();
+
 /** A server that keeps handing out cursors is cut off here rather than looping forever. */
 const MAX_PAGES = 1000;
 
@@ -62,8 +77,10 @@ export function supports(conn: Connection, kind: ListKind): boolean {
   return conn.info?.capabilities[SPEC[kind].capability] !== undefined;
 }
 
-export async function fetchList<K extends ListKind>(conn: Connection, kind: K, limits: ServerLimits = DEFAULT_LIMITS): Promise<{ items: ServerLists[K]; trim: ListTrim | undefined }> {
+export async function fetchList<K extends ListKind>(conn: Connection, kind: K, limits: ServerLimits = DEFAULT_LIMITS): Promise<{ items: ServerLists[K]; trim: ListTrim | undefined; ttlMs?: number }> {
   if (!supports(conn, kind)) return { items: [], trim: undefined };
+  // The shortest hint of the pages: the list is as fresh as its stalest page.
+  let ttlMs = Infinity;
   const spec = SPEC[kind];
   const max = limits[LIMIT_OF[kind]];
   const items: unknown[] = [];
@@ -105,20 +122,40 @@ export async function fetchList<K extends ListKind>(conn: Connection, kind: K, l
       throw new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${conn.name}" sent an invalid ${spec.method} result${where}: ${issue?.message ?? 'invalid'}`, { server: conn.name });
     }
     const data = parsed.data as Record<string, unknown>;
+    ttlMs = Math.min(ttlMs, typeof raw.ttlMs === 'number' && Number.isFinite(raw.ttlMs) && raw.ttlMs > 0 ? raw.ttlMs : 0);
     // Keep the server's own objects (not zod's copies) so unknown fields pass through untouched.
     for (const item of rawItems as unknown[]) items.push(item);
     cursor = typeof data.nextCursor === 'string' && data.nextCursor.length > 0 ? data.nextCursor : undefined;
     // Past the limit there is nothing more to keep: do not page through the rest.
-    if (cursor === undefined || over) return { items: items as ServerLists[K], trim };
+    if (cursor === undefined || over) return { items: items as ServerLists[K], trim, ttlMs: Math.min(ttlMs, MAX_TTL_MS) };
   }
   throw new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${conn.name}" returned more than ${MAX_PAGES} pages for ${spec.method}`, { server: conn.name });
 }
 
-export async function fetchLists(conn: Connection, kinds: readonly ListKind[] = LIST_KINDS): Promise<FetchedLists> {
+/**
+ * Fetches the lists of `kinds`. With `reuse`, a list its server's cache hint still calls fresh is
+ * taken as it was (no round trip); every list fetched replaces what was kept of it.
+ */
+export async function fetchLists(conn: Connection, kinds: readonly ListKind[] = LIST_KINDS, options: { reuse?: boolean } = {}): Promise<FetchedLists> {
   const out: FetchedLists = { lists: {}, trims: {} };
   const limits = conn.config.limits ?? DEFAULT_LIMITS;
+  let kept = freshLists.get(conn);
   await Promise.all(kinds.map(async (kind) => {
-    const { items, trim } = await fetchList(conn, kind, limits);
+    const cached = options.reuse === true ? kept?.get(kind) : undefined;
+    let items: unknown[];
+    let trim: ListTrim | undefined;
+    if (cached !== undefined && cached.until > performance.now()) {
+      ({ items, trim } = cached);
+    } else {
+      const fetched = await fetchList(conn, kind, limits);
+      ({ items, trim } = fetched);
+      if (fetched.ttlMs !== undefined && fetched.ttlMs > 0) {
+        if (kept === undefined) freshLists.set(conn, (kept = new Map<ListKind, FreshList>()));
+        kept.set(kind, { items, trim, until: performance.now() + fetched.ttlMs });
+      } else {
+        kept?.delete(kind);
+      }
+    }
     (out.lists as Record<ListKind, unknown>)[kind] = items;
     if (trim !== undefined) out.trims[kind] = trim;
   }));

@@ -18,6 +18,7 @@ import {
   type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
 } from '../wire/jsonrpc.js';
 import type { JsonRpcErrorObject } from '../errors.js';
+import { PARAM_HEADERS, type WithParamHeaders } from '../wire/era.js';
 import { StdioProcess, type StopTimings, DEFAULT_STOP_TIMINGS } from './stdio-process.js';
 import type { UpstreamCredentials } from './credentials.js';
 import { HttpTransport } from './http-transport.js';
@@ -26,7 +27,7 @@ import type { ServerTransport, TransportFactory } from './transport.js';
 import { GATEWAY_INFO } from '../version.js';
 import {
   CLIENT_CAPABILITIES, listenFilter, MAX_INPUT_ROUNDS, mcpName, MODERN_PROTOCOL_VERSION, readDiscover, readInputRequired,
-  withEnvelope, type SessionEra,
+  wantedEra, withEnvelope, type SessionEra,
 } from './era.js';
 
 export type SessionState = 'connecting' | 'ready' | 'failed' | 'closed';
@@ -111,6 +112,8 @@ export interface ServerInfo {
   instructions: string | undefined;
 }
 
+/** The share of the startup time an "auto" server's `server/discover` probe may take before initialize is tried. */
+const PROBE_SHARE = 0.5;
 /** A listen stream that keeps failing is given up after this many tries in a row (logged). */
 const MAX_LISTEN_FAILURES = 5;
 const LISTEN_RETRY_MS = 1000;
@@ -171,17 +174,24 @@ export class ServerSession {
     else if (this.config.type === 'stdio') this.process = new StdioProcess(this.config, this.log, events, { secretEnv: this.options.secretEnv });
     else if (this.config.type === 'http') this.process = new HttpTransport(this.config, this.log, events, this.options.credentials === undefined ? {} : { credentials: this.options.credentials });
     else this.process = new SseTransport(this.config, this.log, events);
-    const wanted = this.config.era ?? '2025';
+    const wanted = wantedEra(this.config);
+    const started = performance.now();
+    let probed: 'answered' | 'silent' | undefined;
     if (wanted === '2026-07-28' || (wanted === 'auto' && this.options.era?.known !== 'legacy')) {
-      if (await this.discover(wanted === 'auto')) return;
+      probed = await this.discover(wanted === 'auto');
+      if (probed === undefined) return;
     }
     const params = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: CLIENT_CAPABILITIES, clientInfo: GATEWAY_INFO };
+    // After a probe that went unanswered, initialize gets what is left of the startup time.
+    const timeoutMs = probed === 'silent' ? Math.max(1, this.options.startupTimeoutMs - Math.round(performance.now() - started)) : this.options.startupTimeoutMs;
     let raw: Record<string, unknown>;
     try {
-      raw = await this.request('initialize', params, this.options.startupTimeoutMs);
+      raw = await this.request('initialize', params, timeoutMs);
     } catch (err) {
+      // An "auto" server remembered as legacy (its probe crashed it) that refuses initialize: probe it next time.
+      if (wanted === 'auto' && this.options.era !== undefined && this.state === 'connecting' && !(err instanceof GatewayError && err.code === 'MCPG_SERVER_TIMEOUT')) delete this.options.era.known;
       const reason = err instanceof GatewayError && err.code === 'MCPG_SERVER_TIMEOUT'
-        ? new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" did not answer initialize within ${this.options.startupTimeoutMs} ms`, { server: this.name })
+        ? new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" did not answer ${probed === 'silent' ? 'server/discover or initialize' : 'initialize'} within ${this.options.startupTimeoutMs} ms`, { server: this.name })
         : toStartError(err, this.name);
       this.fail(reason);
       throw reason;
@@ -210,26 +220,31 @@ export class ServerSession {
   }
 
   /**
-   * `server/discover` in place of initialize. True: the server speaks 2026-07-28 and the session is
-   * ready. False (only when `fallback`): it does not; initialize next. Otherwise the start fails.
+   * `server/discover` in place of initialize. Undefined: the server speaks 2026-07-28 and the session
+   * is ready. Otherwise (only when `fallback`, for "auto") it does not, and initialize comes next:
+   * `answered` — it refused or did not offer the revision; `silent` — no answer within the probe's
+   * share of the startup time (a legacy server may drop what it does not know before initialize).
+   * Any other failure fails the start; a server that died of the probe is initialized next time.
    */
-  private async discover(fallback: boolean): Promise<boolean> {
+  private async discover(fallback: boolean): Promise<'answered' | 'silent' | undefined> {
     this.era = 'modern';
     let raw: Record<string, unknown>;
+    const timeoutMs = fallback ? Math.max(1, Math.floor(this.options.startupTimeoutMs * PROBE_SHARE)) : this.options.startupTimeoutMs;
     try {
-      raw = await this.request('server/discover', undefined, this.options.startupTimeoutMs);
+      raw = await this.request('server/discover', undefined, timeoutMs);
     } catch (err) {
       const alive = this.closing === undefined && this.state === 'connecting';
       const timedOut = err instanceof GatewayError && err.code === 'MCPG_SERVER_TIMEOUT';
-      if (fallback && alive && !timedOut) {
-        this.log.debug('server/discover was refused; falling back to initialize', { error: err instanceof Error ? err.message : String(err) });
+      if (fallback && alive) {
+        this.log.debug(timedOut ? 'server/discover went unanswered; falling back to initialize' : 'server/discover was refused; falling back to initialize', { error: err instanceof Error ? err.message : String(err) });
         this.era = 'legacy';
-        return false;
+        return timedOut ? 'silent' : 'answered';
       }
+      if (fallback && this.options.era !== undefined && this.closing === undefined) this.options.era.known = 'legacy';
       const reason = timedOut
         ? new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" did not answer server/discover within ${this.options.startupTimeoutMs} ms`, { server: this.name })
-        : err instanceof GatewayError && err.code !== 'MCPG_SERVER_START_FAILED'
-          ? new GatewayError('MCPG_SERVER_START_FAILED', `${err.message} (before completing server/discover; the entry's "era" is "${MODERN_PROTOCOL_VERSION}")`, { server: this.name, cause: err })
+        : err instanceof GatewayError && err.code !== 'MCPG_SERVER_START_FAILED' && err.code !== 'MCPG_SERVER_NEEDS_LOGIN'
+          ? new GatewayError('MCPG_SERVER_START_FAILED', `${err.message} (before completing server/discover; ${fallback ? 'the probe for its era: it is initialized next time' : `the entry's "era" is "${MODERN_PROTOCOL_VERSION}"`})`, { server: this.name, cause: err })
           : toStartError(err, this.name);
       this.fail(reason);
       throw reason;
@@ -239,7 +254,7 @@ export class ServerSession {
       if (fallback) {
         this.log.debug('server/discover did not offer 2026-07-28; falling back to initialize', { why: found });
         this.era = 'legacy';
-        return false;
+        return 'answered';
       }
       const reason = new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" cannot be spoken to in the ${MODERN_PROTOCOL_VERSION} era: ${found} (set its "era" to "2025" or "auto")`, { server: this.name });
       this.fail(reason);
@@ -249,7 +264,7 @@ export class ServerSession {
     if (this.options.era !== undefined) this.options.era.known = 'modern';
     this.setState('ready');
     this.listen();
-    return true;
+    return undefined;
   }
 
   /**
@@ -338,7 +353,7 @@ export class ServerSession {
     const now = performance.now();
     const ceiling = now + this.ceilingMs;
     this.track(id, { sink, forwarded: true, method: msg.method, timeoutMs, deadline: Math.min(now + timeoutMs, ceiling), ceiling, ...(modern && { request: msg }) });
-    if (!this.process!.write(line, id, modern ? { method: msg.method, name: mcpName(msg.method, msg.params) } : undefined)) {
+    if (!this.process!.write(line, id, modern ? { method: msg.method, name: mcpName(msg.method, msg.params), params: (msg as WithParamHeaders)[PARAM_HEADERS] } : undefined)) {
       this.settle(id)?.sink.fail(this.unavailable());
       this.hooks.outcome?.(this, false);
     }
@@ -474,7 +489,7 @@ export class ServerSession {
       entry.sink.fail(new GatewayError('MCPG_INPUT_FAILED', `the agent's input for server "${this.name}" could not be encoded: ${err instanceof Error ? err.message : String(err)}`, { server: this.name }));
       return;
     }
-    if (!this.process!.write(line, id, { method: request.method, name: mcpName(request.method, request.params) })) {
+    if (!this.process!.write(line, id, { method: request.method, name: mcpName(request.method, request.params), params: (request as WithParamHeaders)[PARAM_HEADERS] })) {
       this.settle(id)?.sink.fail(this.unavailable());
     }
   }

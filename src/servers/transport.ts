@@ -43,6 +43,8 @@ export interface TransportEvents {
 export interface ModernRoute {
   method: string;
   name: string | undefined;
+  /** The agent's `Mcp-Param-*` headers, sent on as they came (wire/era.ts PARAM_HEADERS). */
+  params?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface ServerTransport {

@@ -143,6 +143,31 @@ export function decodeHeaderValue(value: string): string | undefined {
   return Buffer.from(text, 'utf8').equals(bytes) ? text : undefined;
 }
 
+/**
+ * A modern agent's `Mcp-Param-*` headers (SEP-2243: tool parameters mirrored in headers) ride on its
+ * request object under this symbol from the HTTP front to a modern HTTP server's transport, which
+ * sends them on unchanged: a symbol key is never serialized, so the body is untouched.
+ */
+export const PARAM_HEADERS: unique symbol = Symbol('mcpgate.paramHeaders');
+export interface WithParamHeaders {
+  [PARAM_HEADERS]?: Readonly<Record<string, string>>;
+}
+/** `Mcp-Param-*` headers one request may carry on to a server. */
+export const MAX_PARAM_HEADERS = 32;
+
+/** The `Mcp-Param-*` headers of a request (lower-case names), undefined when none, or why they are refused. */
+export function paramHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): Record<string, string> | undefined | string {
+  let found: Record<string, string> | undefined;
+  let count = 0;
+  for (const [name, value] of Object.entries(headers)) {
+    // node:http joins a repeated header of this kind into one value, as HTTP defines it: sent on as such.
+    if (!name.startsWith('mcp-param-') || typeof value !== 'string') continue;
+    if (++count > MAX_PARAM_HEADERS) return `more than ${MAX_PARAM_HEADERS} Mcp-Param-* headers`;
+    (found ??= {})[name] = value;
+  }
+  return found;
+}
+
 /** Removes the envelope's reserved keys from a request's `_meta` (what a 2025-era server gets). */
 export function stripEnvelope(params: Record<string, unknown> | undefined): void {
   const meta = metaOf(params);

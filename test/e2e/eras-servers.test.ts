@@ -3,39 +3,15 @@
 // (test/fixtures/modern-server.ts: `serveStdio` and `createMcpHandler`, both refusing initialize), so
 // nothing works unless mcpgate speaks the modern era: server/discover, the `_meta` envelope, the HTTP
 // headers, subscriptions/listen, input-required results answered by the agent and retried by mcpgate.
-// Beside them a 2025-era server (mixed config), and the era field's checks in `mcpgate check`.
+// Beside them a 2025-era server (mixed config). The entry's "era" and list cache hints: eras-entries.test.ts.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  cli, fixture, fixtureServer, Notifications, rpcError, startGateway, tempDir, textOf, until, writeConfig,
+  fixtureServer, Notifications, rpcError, startGateway, tempDir, textOf, until, writeConfig,
   type GatewayProcess, type TempDir,
 } from '../helpers/gateway.js';
-
-interface Remote {
-  child: ChildProcess;
-  url: string;
-  stop(): Promise<void>;
-}
-
-async function startModernHttp(): Promise<Remote> {
-  const child = spawn(process.execPath, [fixture('modern-server'), '--http'], { stdio: ['ignore', 'pipe', process.env.MCPGATE_TEST_VERBOSE !== undefined ? 'inherit' : 'ignore'] });
-  const lines = createInterface({ input: child.stdout });
-  const [first] = (await Promise.race([once(lines, 'line'), once(child, 'exit').then(() => { throw new Error('the modern fixture exited before listening'); })])) as [string];
-  lines.close();
-  const { url } = JSON.parse(first) as { url: string };
-  return {
-    child, url,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    },
-  };
-}
+import { startModernHttp, type Remote } from '../helpers/remote.js';
 
 const AGENT_CAPABILITIES = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
 
@@ -130,13 +106,13 @@ function suite(transport: 'stdio' | 'http'): void {
     });
 
     it('cancels the call on the server when the agent cancels it', { timeout: 15_000 }, async () => {
+      const stats = async (): Promise<{ started: number; cancelled: number }> => JSON.parse(textOf(await gw.client.callTool({ name: 'modern__stats', arguments: {} }))) as { started: number; cancelled: number };
       const abort = new AbortController();
       const call = gw.client.callTool({ name: 'modern__slow', arguments: { ms: 20_000 } }, { signal: abort.signal });
-      await new Promise((resolve) => setTimeout(resolve, 300)); // let the call reach the server
+      assert.ok(await until(async () => (await stats()).started === 1), 'the call never reached the server');
       abort.abort();
       await assert.rejects(call);
-      assert.ok(await until(async () => (JSON.parse(textOf(await gw.client.callTool({ name: 'modern__stats', arguments: {} }))) as { cancelled: number }).cancelled === 1),
-        'the server never saw the cancellation');
+      assert.ok(await until(async () => (await stats()).cancelled === 1), 'the server never saw the cancellation');
     });
   });
 }
@@ -175,44 +151,4 @@ describe('progress from modern servers over stdio and HTTP', { timeout: 60_000 }
       assert.deepEqual(seen, [1, 2]);
     });
   }
-});
-
-describe('the "era" of a server entry', { timeout: 90_000 }, () => {
-  let dir: TempDir;
-  before(async () => (dir = await tempDir()));
-  after(async () => dir?.remove());
-
-  it('mcpgate check refuses an unknown era and a modern era for an SSE server, naming the path', { timeout: 10_000 }, async () => {
-    const config = await writeConfig(dir, {
-      a: { ...fixtureServer('echo-server'), era: '2027' },
-      b: { type: 'sse', url: 'http://127.0.0.1:9/sse', era: '2026-07-28' },
-    });
-    const { code, out, err } = await cli(['check', '--config', config]);
-    assert.equal(code, 2, out + err);
-    assert.match(out + err, /mcpServers\.a\.era.*"2025", "2026-07-28" or "auto"/);
-    assert.match(out + err, /mcpServers\.b\.era.*no 2026-07-28 form/);
-  });
-
-  it('a 2025-era server pinned to 2026-07-28 fails to start with a message that says why', { timeout: 40_000 }, async () => {
-    const config = await writeConfig(dir, { old: fixtureServer('echo-server', [], { era: '2026-07-28' }), modern: fixtureServer('modern-server', [], { era: '2025' }) });
-    const gw = await startGateway({ config });
-    try {
-      const old = await gw.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('server "old"') && /server\/discover/.test(l.msg));
-      assert.match(String(old.msg), /before completing server\/discover; the entry's "era" is "2026-07-28"/);
-      const modern = await gw.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('server "modern"') && /initialize/.test(l.msg));
-      assert.match(String(modern.msg), /Unsupported protocol version/);
-    } finally {
-      await gw.stop();
-    }
-  });
-
-  it('"auto" falls back to initialize for a 2025-era server', { timeout: 40_000 }, async () => {
-    const config = await writeConfig(dir, { old: fixtureServer('echo-server', [], { era: 'auto' }) });
-    const gw = await startGateway({ config });
-    try {
-      assert.equal(textOf(await gw.client.callTool({ name: 'old__echo', arguments: { text: 'fell back' } })), 'fell back');
-    } finally {
-      await gw.stop();
-    }
-  });
 });
