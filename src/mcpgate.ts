@@ -28,6 +28,12 @@ export interface ClusterSettings {
   secret: string | undefined;
   /** `--advertise HOST`: the name other workers reach this one by (default: the bound address, or the host name when bound to all). */
   advertise: string | undefined;
+  /**
+   * `--workers N`: this process is one of N node:cluster workers sharing the port, which cannot say
+   * which worker a connection reaches; it also listens on a port of its own (the bound host, port 0)
+   * and other workers forward to that one.
+   */
+  privatePort?: boolean;
 }
 
 /** The gateway's own options (minus what is loaded from files), plus where the files and the agent are. */
@@ -158,7 +164,7 @@ export class Mcpgate {
       mounted: { prefix: CONSOLE_PATH, handle: (path, req, res) => console.handle(path, req, res) },
     }, log.child({ front: 'http' }));
     const url = await this.http.listen();
-    port = Number(new URL(url).port);
+    port = clusterSettings?.privatePort === true ? await this.http.listenPrivate(settings.host) : Number(new URL(url).port);
     if (cluster !== undefined) {
       await cluster.start();
       log.info(`worker ${cluster.id} joined the cluster (forwarding address ${advertised(clusterSettings?.advertise, settings.host)}:${port})`, { worker: cluster.id });
