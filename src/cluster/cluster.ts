@@ -34,6 +34,10 @@ export interface ClusterOptions {
   address: () => string;
   sessionTtlMs: number;
   heartbeatMs?: number;
+  /** The configuration version this worker runs (shown to every worker's status). */
+  version: () => string;
+  /** Another worker changed its configuration (reload, pin approval) and runs `version`. */
+  onNudge: (from: string, version: string) => void;
   metrics: Registry;
   log: Logger;
 }
@@ -65,6 +69,8 @@ export class Cluster implements ClusterLink {
       sessionTtlMs: o.sessionTtlMs,
       held: () => this.held,
       onState: () => undefined,
+      version: o.version,
+      onNudge: o.onNudge,
       log: o.log,
     });
     const r = o.metrics;
@@ -170,6 +176,11 @@ export class Cluster implements ClusterLink {
     return { kind: 'adopt', record };
   }
 
+  /** This worker's configuration changed (to `version`): every other worker re-reads its own. */
+  nudge(version: string): void {
+    this.directory.nudge(version);
+  }
+
   opened(session: string, record: SessionRecord): void {
     this.owners.delete(session);
     const stored = { ...record, owner: this.id };
@@ -192,7 +203,7 @@ export class Cluster implements ClusterLink {
         // Redis went away between the check and the read: the status says so below
       }
     }
-    return { worker: this.id, redis, sessions: this.held.size, workers };
+    return { worker: this.id, redis, sessions: this.held.size, version: this.o.version(), workers };
   }
 
   close(): Promise<void> {
