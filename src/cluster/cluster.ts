@@ -176,6 +176,10 @@ export class Cluster implements ClusterLink {
     return { kind: 'adopt', record };
   }
 
+  sessionsElsewhere(): number | undefined {
+    return this.directory.isUp ? this.directory.elsewhere : undefined;
+  }
+
   /** This worker's configuration changed (to `version`): every other worker re-reads its own. */
   nudge(version: string): void {
     this.directory.nudge(version);
@@ -203,7 +207,8 @@ export class Cluster implements ClusterLink {
         // Redis went away between the check and the read: the status says so below
       }
     }
-    return { worker: this.id, redis, sessions: this.held.size, version: this.o.version(), workers };
+    const elsewhere = this.sessionsElsewhere();
+    return { worker: this.id, redis, sessions: this.held.size, cluster_sessions: elsewhere === undefined ? null : this.held.size + elsewhere, version: this.o.version(), workers };
   }
 
   close(): Promise<void> {

@@ -72,6 +72,8 @@ export class Directory {
   private timer: NodeJS.Timeout | undefined;
   private up = false;
   private closed = false;
+  /** Sessions the other live workers held at their last heartbeats, as read at this worker's last one. */
+  elsewhere = 0;
 
   constructor(private readonly o: DirectoryOptions) {
     this.redis = new Redis(o.url, {
@@ -164,6 +166,17 @@ export class Directory {
       multi.pexpire(sessionKey(id), this.o.sessionTtlMs);
     }
     await multi.exec().catch((err: unknown) => this.o.log.debug('heartbeat failed', { error: err instanceof Error ? err.message : String(err) }));
+    // What the others hold, for the cluster-wide session limit (an expired record counts nothing).
+    try {
+      const others = (await this.redis.smembers(WORKERS)).filter((id) => id !== this.o.workerId).slice(0, 1000);
+      const read = this.redis.pipeline();
+      for (const id of others) read.hget(workerKey(id), 'sessions');
+      let sum = 0;
+      for (const [err, value] of (await read.exec()) ?? []) if (err === null && typeof value === 'string') sum += Number(value) || 0;
+      this.elsewhere = sum;
+    } catch (err) {
+      this.o.log.debug('could not count the other workers\' sessions', { error: err instanceof Error ? err.message : String(err) });
+    }
   }
 
   /** A session's record, or undefined when Redis has none (unknown or expired). Throws when Redis is down. */

@@ -423,6 +423,12 @@ export class HttpFront {
       sendError(res, 503, new GatewayError('MCPG_SESSION_LIMIT', `the gateway already serves ${this.sessions.size} sessions (the limit is ${this.opts.maxSessions})`), { 'retry-after': '5' });
       return undefined;
     }
+    // In a cluster the limit is the cluster's (an adopted session is already one of them).
+    const elsewhere = adopted ? undefined : this.options.cluster?.sessionsElsewhere();
+    if (elsewhere !== undefined && this.sessions.size + elsewhere >= this.opts.maxSessions) {
+      sendError(res, 503, new GatewayError('MCPG_SESSION_LIMIT', `the cluster already serves ${this.sessions.size + elsewhere} sessions (the limit is ${this.opts.maxSessions}, counted across its workers)`), { 'retry-after': '5' });
+      return undefined;
+    }
     const log = this.log.child({ agent, session: id });
     const session = new HttpChannel(id, agent, log, this.replay, () => {
       if (this.onDrained !== undefined && this.openPosts() === 0) this.onDrained();
