@@ -1,12 +1,14 @@
-// Issue #12, cluster-wide session caps: two `mcpgate serve --redis --max-sessions 3` workers and a real
-// redis-server. Sessions on both count against one limit (each worker reads the others' counts at its
-// heartbeat); an ended session frees a place on any worker; with Redis down each worker falls back to
-// its own limit and keeps serving.
+// Issue #12, two `mcpgate serve --redis --max-sessions 3` workers and a real redis-server.
+// Cluster-wide session caps: sessions on both count against one limit (each worker reads the others'
+// counts at its heartbeat); an ended session frees a place on any worker; with Redis down each
+// worker falls back to its own limit and keeps serving. A forward to an owner that accepts the
+// connection but never answers (SIGSTOP) ends with the outcome-unknown error once the owner's
+// heartbeat has expired, not a hang; the session's next request is adopted.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fixtureServer, tempDir, until, writeConfig, type TempDir } from '../helpers/gateway.js';
-import { JSON_HEADERS, initializeBody, makeToken, raw, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
+import { JSON_HEADERS, initializeBody, makeToken, raw, rawSession, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 import { REDIS_MISSING, RedisServer } from '../helpers/redis.js';
 
 const { token, hash } = makeToken();
@@ -59,14 +61,43 @@ describe('--max-sessions counts across the cluster', { timeout: 120_000, skip: R
     const ended = await raw(`${b.base}/mcp`, { method: 'DELETE', headers: { ...AUTH, 'mcp-session-id': onB.session! } });
     assert.equal(ended.status, 200);
     assert.ok(await until(async () => (await clusterOf(a.base)).cluster_sessions === 2, 10_000), 'A sees two');
-    assert.equal((await initialize(a.base)).status, 200);
+    const third = await initialize(a.base);
+    assert.equal(third.status, 200);
     // A now holds 3 (its own limit too); with Redis down B counts only its own 0 and serves.
     await redis.kill();
     assert.ok(await until(async () => (await clusterOf(b.base)).redis === 'down', 10_000));
     assert.equal((await clusterOf(b.base)).cluster_sessions, null);
-    assert.equal((await initialize(b.base)).status, 200);
+    const downOnB = await initialize(b.base);
+    assert.equal(downOnB.status, 200);
     const local = await initialize(a.base);
     assert.equal(local.status, 503);
     assert.match(local.message ?? '', /the gateway already serves 3 sessions/);
+    await redis.restart();
+    for (const w of [a, b]) assert.ok(await until(async () => (await clusterOf(w.base)).redis === 'up', 15_000), 'back');
+    // Leave no session for the next test to count.
+    for (const [w, r] of [[a, onA[0]!], [a, onA[1]!], [a, third], [b, downOnB]] as const) {
+      assert.equal((await raw(`${w.base}/mcp`, { method: 'DELETE', headers: { ...AUTH, 'mcp-session-id': r.session! } })).status, 200);
+    }
+  });
+
+  it('a forward to an owner that accepts but never answers ends with outcome unknown, then the session is adopted', { timeout: 60_000 }, async () => {
+    const session = await rawSession(a.url, AUTH);
+    const call = (text: string): Promise<Awaited<ReturnType<typeof raw>>> => raw(`${b.base}/mcp`, { headers: { ...JSON_HEADERS, ...AUTH, 'mcp-session-id': session }, body: JSON.stringify({ jsonrpc: '2.0', id: text, method: 'tools/call', params: { name: 'sink__echo', arguments: { text } } }) });
+    assert.equal((await call('through b')).json?.result !== undefined, true);
+    process.kill(a.gw.pid, 'SIGSTOP');
+    try {
+      const started = performance.now();
+      const stuck = await call('to a stopped owner');
+      const error = stuck.json?.error as { message: string; data: { code: string; outcome: string } } | undefined;
+      assert.equal(error?.data.code, 'MCPG_SERVER_UNAVAILABLE', stuck.body);
+      assert.equal(error?.data.outcome, 'unknown');
+      assert.match(error?.message ?? '', /heartbeat expired/);
+      assert.ok(performance.now() - started < 15_000);
+      // Its record has expired: the next request is adopted by B and served.
+      const served = await call('adopted');
+      assert.equal((served.json?.result as { content: { text: string }[] } | undefined)?.content[0]?.text, 'adopted', served.body);
+    } finally {
+      process.kill(a.gw.pid, 'SIGCONT');
+    }
   });
 });
