@@ -15,6 +15,8 @@ import { OAuthCredentials } from './oauth/credentials.js';
 import { TokenStore } from './oauth/store.js';
 import { Cluster } from './cluster/cluster.js';
 import { hostname } from 'node:os';
+import { createHash } from 'node:crypto';
+import { fileDigest } from './config/watch.js';
 
 /** What `--http` and its companion flags configure (the ops context is added here). */
 export type HttpSettings = Omit<HttpFrontOptions, 'ops' | 'onRequest' | 'onReplay' | 'mounted' | 'cluster'> & {
@@ -28,6 +30,12 @@ export interface ClusterSettings {
   secret: string | undefined;
   /** `--advertise HOST`: the name other workers reach this one by (default: the bound address, or the host name when bound to all). */
   advertise: string | undefined;
+  /**
+   * `--workers N`: this process is one of N node:cluster workers sharing the port, which cannot say
+   * which worker a connection reaches; it also listens on a port of its own (the bound host, port 0)
+   * and other workers forward to that one.
+   */
+  privatePort?: boolean;
 }
 
 /** The gateway's own options (minus what is loaded from files), plus where the files and the agent are. */
@@ -72,6 +80,9 @@ export class Mcpgate {
   private http: HttpFront | undefined;
   private cluster: Cluster | undefined;
   private closing: Promise<void> | undefined;
+  /** A digest of the loaded .mcp.json, rules and pins ('' until first computed): /status, the cluster. */
+  private version = '';
+  private versioning: Promise<void> = Promise.resolve();
 
   private constructor(readonly config: ServersConfig, rules: Rules, private readonly options: McpgateOptions, tracing: Tracing | undefined) {
     const log = options.log;
@@ -90,7 +101,34 @@ export class Mcpgate {
     });
     this.reloader = new Reloader(this.gateway, options.configFile, options.rulesFile, options.log, options.env ?? process.env);
     this.reloader.recordInitial(config, rules);
-    this.gateway.statusSource = () => ({ reload: { config: this.reloader.config, rules: this.reloader.rules } });
+    this.gateway.statusSource = () => ({ config_version: this.version, reload: { config: this.reloader.config, rules: this.reloader.rules } });
+    this.reloader.afterReload = () => this.refreshVersion();
+    this.gateway.pins.observe(() => this.refreshVersion());
+    this.refreshVersion();
+  }
+
+  /**
+   * Recomputes the config version after a reload or a pin change; in a cluster, a new version nudges
+   * every other worker to re-read its own files (a worker whose file watch missed the change —
+   * another host, a network file system — then catches up within a second).
+   */
+  private refreshVersion(): void {
+    this.versioning = this.versioning.then(async () => {
+      const hash = createHash('sha256');
+      const files = [this.options.configFile, this.options.rulesFile, this.gateway.pins.mode === 'off' ? undefined : this.gateway.pins.store.pinsPath];
+      for (const file of files) hash.update(`${file === undefined ? '-' : await fileDigest(file)}\n`);
+      const version = hash.digest('hex').slice(0, 12);
+      if (version === this.version) return;
+      const first = this.version === '';
+      this.version = version;
+      if (!first) this.cluster?.nudge(version);
+    }).catch((err: unknown) => this.options.log.warn('could not compute the configuration version', { error: err }));
+  }
+
+  /** Another worker runs configuration `version`: if this one runs another, re-read the files and the pins. */
+  private onNudge(from: string, version: string): void {
+    if (version === this.version) return;
+    void this.reloader.reload(`worker ${from} runs configuration ${version}`).then(() => this.gateway.pins.recheck());
   }
 
   /** Loads and validates both files; throws MCPG_CONFIG_INVALID before anything is started. */
@@ -140,6 +178,8 @@ export class Mcpgate {
       secret: clusterSettings.secret,
       address: () => `http://${advertised(clusterSettings.advertise, settings.host)}:${port}`,
       sessionTtlMs: (settings.sessionIdleMs ?? HTTP_DEFAULTS.sessionIdleMs) + 60_000,
+      version: () => this.version,
+      onNudge: (from, version) => this.onNudge(from, version),
       metrics: metrics.registry,
       log: log.child({ room: 'cluster' }),
     }));
@@ -158,7 +198,7 @@ export class Mcpgate {
       mounted: { prefix: CONSOLE_PATH, handle: (path, req, res) => console.handle(path, req, res) },
     }, log.child({ front: 'http' }));
     const url = await this.http.listen();
-    port = Number(new URL(url).port);
+    port = clusterSettings?.privatePort === true ? await this.http.listenPrivate(settings.host) : Number(new URL(url).port);
     if (cluster !== undefined) {
       await cluster.start();
       log.info(`worker ${cluster.id} joined the cluster (forwarding address ${advertised(clusterSettings?.advertise, settings.host)}:${port})`, { worker: cluster.id });

@@ -66,6 +66,8 @@ export class Reloader {
   private watch: FileWatch | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /** Called after each reload that was applied (the composition root recomputes the config version). */
+  afterReload: (() => void) | undefined;
 
   constructor(
     private readonly gateway: Gateway,
@@ -138,6 +140,7 @@ export class Reloader {
     }
     for (const warning of [...config.warnings, ...rules.warnings]) this.log.warn(`config: ${warning.path}: ${warning.message}`, { file: warning.file });
     this.log.info(`configuration reloaded (${why})`, { ...report });
+    this.afterReload?.();
     return true;
   }
 

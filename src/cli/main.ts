@@ -19,9 +19,15 @@ import { runToken } from './token.js';
 import { tracingSettings } from './tracing-settings.js';
 import { runLogin, runLogout } from './login.js';
 import { runStatus } from './status.js';
+import { runPrimary } from './workers.js';
+import { loadBoth } from '../reload.js';
+import nodeCluster from 'node:cluster';
 import type { CliIo } from './io.js';
 import { wireLimits } from '../wire/jsonrpc.js';
 import { parseRequestStateKey } from '../wire/era.js';
+
+/** The most --workers accepted (each worker is a whole gateway with its own servers). */
+const MAX_WORKERS = 64;
 
 /** The highest --max-depth accepted: re-encoding stays far from the stack's limit below it. */
 const MAX_DEPTH_CEILING = 1000;
@@ -39,7 +45,7 @@ Usage:
                 HTTP: [--no-auth] [--allow-origin ORIGIN]… [--allow-host NAME]… [--max-body BYTES] [--session-idle MS]
                       [--max-sessions N] [--max-sessions-per-agent N] [--drain-timeout MS]
                       [--replay-buffer BYTES] [--replay-age MS] [--replay-total BYTES]
-                Cluster: [--redis redis://[:PASSWORD@]HOST:PORT/DB] [--cluster-secret SECRET] [--advertise HOST]
+                Cluster: [--redis redis://[:PASSWORD@]HOST:PORT/DB] [--cluster-secret SECRET] [--advertise HOST] [--workers N]
   mcpgate check [--config .mcp.json] [--rules gateway-rules.json]
   mcpgate status [--url http://HOST:PORT] [--token TOKEN] [--json]
   mcpgate token AGENT
@@ -71,6 +77,8 @@ SIGHUP reloads both files and revives parked servers; both files are also watche
 --redis joins every mcpgate sharing that Redis into one cluster: a request for an agent session another
 worker holds is forwarded to it (signed with --cluster-secret, required unless the Redis is on loopback),
 and a session whose worker died is adopted. --advertise is the name other workers reach this one by.
+--workers N (default 1; needs --http and --redis) runs N worker processes on the one port, supervised
+(a worker that dies is restarted with backoff); signals go to the primary, which passes them on.
 Environment: MCPGATE_CONFIG, MCPGATE_RULES, MCPGATE_AGENT, MCPGATE_MODE, MCPGATE_LOG_LEVEL,
 MCPGATE_PINS, MCPGATE_STATE, MCPGATE_HTTP, MCPGATE_URL, MCPGATE_TOKEN, MCPGATE_REDIS,
 MCPGATE_CLUSTER_SECRET (flags win),
@@ -232,9 +240,15 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           },
         };
         const http = httpText === undefined ? undefined : httpSettings(httpText, values, agent, agentExplicit);
-        const workers = positiveInt(values.workers, '--workers', 'a positive whole number');
-        if (workers !== undefined && workers > 1) throw usage(`--workers ${workers} is not supported yet: run one \`mcpgate serve --http HOST:PORT --redis URL\` per worker on its own port (they form one cluster through Redis) behind a load balancer; see "Running a cluster" in README.md`);
+        const workers = positiveInt(values.workers, '--workers', 'a positive whole number') ?? 1;
+        if (workers > MAX_WORKERS) throw usage(`--workers must be at most ${MAX_WORKERS} (got ${workers})`);
         const cluster = clusterSettings(values, env);
+        if (workers > 1) {
+          if (http === undefined) throw usage(`--workers ${workers} needs --http HOST:PORT: the workers share one HTTP port`);
+          // Connections reach workers round-robin: without shared session owners an agent's next request would find no session.
+          if (cluster === undefined) throw usage(`--workers ${workers} needs --redis URL (or MCPGATE_REDIS): the workers find which of them holds an agent's session through Redis; a local redis-server is enough, e.g. --redis redis://127.0.0.1:6379`);
+          cluster.privatePort = true;
+        }
         if (cluster !== undefined) {
           if (http === undefined) throw usage('--redis needs --http: a cluster shares HTTP agent sessions between workers');
           http.cluster = cluster;
@@ -251,7 +265,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         } catch (err) {
           throw usage((err as Error).message);
         }
-        return await runServe({ ...defined('audit', audit), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http);
+        if (workers > 1 && nodeCluster.isPrimary) {
+          // Refuse a bad configuration once, here, rather than once per worker.
+          await loadBoth(configFile, rulesFile, env);
+          return await runPrimary(workers, log);
+        }
+        return await runServe({ ...defined('audit', audit), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1);
       }
       default:
         throw usage(`unknown command "${command}"`);

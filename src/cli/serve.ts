@@ -5,6 +5,11 @@
 // our stdin and then signals us (the SDK's stdio client: EOF, 2 s, SIGTERM, 2 s, SIGKILL) will
 // SIGKILL us next (hardening issue §1). One more signal kills every group at once and exits.
 // SIGHUP reloads both configuration files and revives parked servers.
+//
+// As one of `--workers N` (a node:cluster worker, workers.ts), the signals come from the primary
+// over the IPC channel, not from the OS: a terminal's ^C or a service manager's group-wide SIGTERM
+// reaches every process of the group at once, and each worker would take it twice. The OS signals
+// are ignored; the primary forwards each one it gets.
 
 import { Mcpgate, type HttpSettings, type McpgateOptions } from '../mcpgate.js';
 import { installLastResort } from './last-resort.js';
@@ -12,7 +17,18 @@ import { installLastResort } from './last-resort.js';
 /** After a signal during shutdown: SIGTERM now, SIGKILL this much later (well inside a client's 2 s). */
 export const HURRY_GRACE_MS = 1000;
 
-export async function runServe(options: McpgateOptions, http?: HttpSettings): Promise<number> {
+/** A message between the primary of `--workers N` and a worker (workers.ts). */
+export type WorkerMessage =
+  | { mcpgate: 'listening'; url: string }
+  | { mcpgate: 'signal'; signal: NodeJS.Signals };
+
+export function isWorkerMessage(m: unknown): m is WorkerMessage {
+  return typeof m === 'object' && m !== null && typeof (m as { mcpgate?: unknown }).mcpgate === 'string';
+}
+
+const ignore = (): void => undefined;
+
+export async function runServe(options: McpgateOptions, http?: HttpSettings, asWorker = false): Promise<number> {
   const gate = await Mcpgate.create(options);
   const log = options.log;
   const uninstall = installLastResort(log, () => gate.destroy());
@@ -37,13 +53,24 @@ export async function runServe(options: McpgateOptions, http?: HttpSettings): Pr
   };
   // SIGHUP revives every parked or backing-off server now (after its command or environment is fixed).
   const onHangup = (): void => void gate.hangup();
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  process.on('SIGHUP', onHangup);
+  const fromPrimary = (m: unknown): void => {
+    if (!isWorkerMessage(m) || m.mcpgate !== 'signal') return;
+    if (m.signal === 'SIGHUP') onHangup();
+    else onSignal(m.signal);
+  };
+  if (asWorker) {
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, ignore);
+    process.on('message', fromPrimary);
+  } else {
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    process.on('SIGHUP', onHangup);
+  }
   let failed = false;
   try {
     if (http !== undefined) {
-      await gate.serveHttp(http);
+      const { url } = await gate.serveHttp(http);
+      if (asWorker) process.send?.({ mcpgate: 'listening', url } satisfies WorkerMessage);
     } else {
       const { ended } = gate.serveStdio();
       void ended.then((end) => {
@@ -62,5 +89,7 @@ export async function runServe(options: McpgateOptions, http?: HttpSettings): Pr
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     process.off('SIGHUP', onHangup);
+    process.off('message', fromPrimary);
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(signal, ignore);
   }
 }

@@ -71,6 +71,7 @@ interface ClusterWorker {
   address: string;
   sessions: number;
   heartbeat: string;
+  version?: string;
 }
 
 /** The status as a few aligned lines. */
@@ -78,7 +79,8 @@ export function render(status: Record<string, unknown>): string {
   const lines: string[] = [];
   const servers = (status.servers as StatusServer[] | undefined) ?? [];
   const sessions = status.sessions as { total: number; by_agent: Record<string, number> } | undefined;
-  lines.push(`mcpgate at ${String(status.url)}: mode ${String(status.mode)}, pins ${String(status.pins)}${status.draining === true ? ', SHUTTING DOWN' : ''}`);
+  const version = typeof status.config_version === 'string' && status.config_version !== '' ? `, config ${status.config_version}` : '';
+  lines.push(`mcpgate at ${String(status.url)}: mode ${String(status.mode)}, pins ${String(status.pins)}${version}${status.draining === true ? ', SHUTTING DOWN' : ''}`);
   const ready = servers.filter((s) => s.state === 'ready').length;
   lines.push(`servers: ${ready} of ${servers.length} ready`);
   const width = Math.max(6, ...servers.map((s) => s.name.length));
@@ -105,7 +107,7 @@ export function render(status: Record<string, unknown>): string {
     const workers = cluster.workers ?? [];
     lines.push(`cluster: this is worker ${cluster.worker ?? '?'}; redis ${cluster.redis ?? '?'}${cluster.redis === 'up' ? `; ${workers.length} live worker(s)` : ' (serving locally, reconnecting)'}`);
     const width = Math.max(6, ...workers.map((w) => w.id.length));
-    for (const w of workers) lines.push(`  ${w.id.padEnd(width)}  host ${w.host}  pid ${w.pid}  ${w.sessions} sessions  at ${w.address}  heartbeat ${w.heartbeat}`);
+    for (const w of workers) lines.push(`  ${w.id.padEnd(width)}  host ${w.host}  pid ${w.pid}  ${w.sessions} sessions  at ${w.address}  config ${w.version !== undefined && w.version !== '' ? w.version : '?'}  heartbeat ${w.heartbeat}`);
   }
   return `${lines.join('\n')}\n`;
 }

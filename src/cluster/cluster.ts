@@ -34,6 +34,10 @@ export interface ClusterOptions {
   address: () => string;
   sessionTtlMs: number;
   heartbeatMs?: number;
+  /** The configuration version this worker runs (shown to every worker's status). */
+  version: () => string;
+  /** Another worker changed its configuration (reload, pin approval) and runs `version`. */
+  onNudge: (from: string, version: string) => void;
   metrics: Registry;
   log: Logger;
 }
@@ -48,6 +52,8 @@ export class Cluster implements ClusterLink {
    * reached drops its entry (the request then looks again and adopts).
    */
   private readonly owners = new Map<string, { stored: StoredSession; address: string; until: number }>();
+  /** Owners' liveness as last read from Redis, for one heartbeat (open forwards ask every second). */
+  private readonly liveness = new Map<string, { until: number; alive: Promise<boolean> }>();
   private readonly directory: Directory;
   private secret: string | undefined;
   private readonly forwarded;
@@ -65,6 +71,8 @@ export class Cluster implements ClusterLink {
       sessionTtlMs: o.sessionTtlMs,
       held: () => this.held,
       onState: () => undefined,
+      version: o.version,
+      onNudge: o.onNudge,
       log: o.log,
     });
     const r = o.metrics;
@@ -109,8 +117,8 @@ export class Cluster implements ClusterLink {
   private async placeOnce(req: IncomingMessage, res: ServerResponse, session: string, agent: string, body: string, id: RequestId | undefined): Promise<Placement | typeof MOVED> {
     const started = performance.now();
     const cached = this.owners.get(session);
-    if (cached !== undefined && cached.until > started && cached.stored.agent === agent && !this.isForwarded(req) && this.secret !== undefined) {
-      const outcome = await forward({ req, res, address: cached.address, path: req.url ?? '/mcp', session, body, id, from: this.id, secret: this.secret });
+    if (cached !== undefined && cached.until > started && cached.stored.agent === agent && !this.isForwarded(req) && this.secret !== undefined && await this.ownerAlive(cached.stored.owner)) {
+      const outcome = await forward({ req, res, address: cached.address, path: req.url ?? '/mcp', session, body, id, from: this.id, secret: this.secret, ownerAlive: () => this.ownerAlive(cached.stored.owner) });
       this.forwarded.labels(outcome).inc();
       if (outcome === 'relayed') {
         this.forwardSeconds.observe((performance.now() - started) / 1000);
@@ -138,7 +146,7 @@ export class Cluster implements ClusterLink {
     if (owner === undefined) return this.takeOver(session, stored, 'owner-dead');
     if (this.secret === undefined) return this.takeOver(session, stored, 'no-secret');
     const path = req.url ?? '/mcp';
-    const outcome = await forward({ req, res, address: owner.address, path, session, body, id, from: this.id, secret: this.secret });
+    const outcome = await forward({ req, res, address: owner.address, path, session, body, id, from: this.id, secret: this.secret, ownerAlive: () => this.ownerAlive(stored.owner) });
     this.forwarded.labels(outcome).inc();
     if (outcome === 'relayed') {
       if (this.owners.size >= MAX_CACHED_OWNERS) this.owners.delete(this.owners.keys().next().value!);
@@ -148,6 +156,17 @@ export class Cluster implements ClusterLink {
     }
     this.o.log.warn('the worker that owns a session cannot be reached; adopting it', { session, worker: stored.owner });
     return this.takeOver(session, stored, 'owner-unreachable');
+  }
+
+  /** Whether worker `id`'s record is live (its heartbeat runs); true when Redis cannot say. Cached for one heartbeat. */
+  private ownerAlive(id: string): Promise<boolean> {
+    const now = performance.now();
+    const known = this.liveness.get(id);
+    if (known !== undefined && known.until > now) return known.alive;
+    for (const [key, entry] of this.liveness) if (entry.until <= now) this.liveness.delete(key);
+    const alive = this.directory.isUp ? this.directory.worker(id).then((w) => w !== undefined, () => true) : Promise.resolve(true);
+    this.liveness.set(id, { until: now + this.heartbeatMs, alive });
+    return alive;
   }
 
   /** Takes the session over from its recorded owner; if another worker won the race, forwards there. */
@@ -168,6 +187,15 @@ export class Cluster implements ClusterLink {
     this.o.log.info('adopted an agent session from another worker', { session, why });
     const record: SessionRecord | undefined = stored === undefined ? undefined : { agent: stored.agent, capabilities: stored.capabilities, identified: stored.identified };
     return { kind: 'adopt', record };
+  }
+
+  sessionsElsewhere(): number | undefined {
+    return this.directory.isUp ? this.directory.elsewhere : undefined;
+  }
+
+  /** This worker's configuration changed (to `version`): every other worker re-reads its own. */
+  nudge(version: string): void {
+    this.directory.nudge(version);
   }
 
   opened(session: string, record: SessionRecord): void {
@@ -192,7 +220,8 @@ export class Cluster implements ClusterLink {
         // Redis went away between the check and the read: the status says so below
       }
     }
-    return { worker: this.id, redis, sessions: this.held.size, workers };
+    const elsewhere = this.sessionsElsewhere();
+    return { worker: this.id, redis, sessions: this.held.size, cluster_sessions: elsewhere === undefined ? null : this.held.size + elsewhere, version: this.o.version(), workers };
   }
 
   close(): Promise<void> {

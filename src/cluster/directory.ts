@@ -14,6 +14,10 @@ import type { Logger } from '../observability/logger.js';
 const PREFIX = 'mcpgate:';
 const WORKERS = `${PREFIX}workers`;
 const SECRET_KEY = `${PREFIX}secret`;
+/** Pub/sub channel: "re-read your configuration, I run this version" (`{from, version}`). */
+const NUDGE = `${PREFIX}nudge`;
+/** A nudge longer than this is not mcpgate's and is ignored. */
+const MAX_NUDGE_BYTES = 1024;
 const sessionKey = (id: string): string => `${PREFIX}session:${id}`;
 const workerKey = (id: string): string => `${PREFIX}worker:${id}`;
 
@@ -39,6 +43,8 @@ export interface WorkerInfo {
   sessions: number;
   /** Milliseconds since the epoch of its last heartbeat. */
   heartbeat: number;
+  /** The configuration version it runs (a digest of its .mcp.json, rules and pins), '' if unknown. */
+  version: string;
 }
 
 export interface DirectoryOptions {
@@ -52,14 +58,22 @@ export interface DirectoryOptions {
   /** The sessions this worker holds, renewed at each heartbeat. */
   held: () => ReadonlyMap<string, StoredSession>;
   onState: (up: boolean) => void;
+  /** The configuration version this worker runs, written in its record at each heartbeat. */
+  version: () => string;
+  /** Another worker asks every worker to re-read its configuration (it runs `version`). */
+  onNudge: (from: string, version: string) => void;
   log: Logger;
 }
 
 export class Directory {
   private readonly redis: Redis;
+  /** A second connection, in subscriber mode, for nudges (a subscribed connection runs no other command). */
+  private readonly sub: Redis;
   private timer: NodeJS.Timeout | undefined;
   private up = false;
   private closed = false;
+  /** Sessions the other live workers held at their last heartbeats, as read at this worker's last one. */
+  elsewhere = 0;
 
   constructor(private readonly o: DirectoryOptions) {
     this.redis = new Redis(o.url, {
@@ -80,6 +94,32 @@ export class Directory {
     this.redis.on('close', () => this.setUp(false));
     // ioredis reports each failed attempt here; the state change is logged once in setUp.
     this.redis.on('error', (err: Error) => this.o.log.debug('redis error', { error: err.message }));
+    this.sub = this.redis.duplicate();
+    // (Re)connected: subscribe (again; subscribing twice is harmless). A nudge missed while down is
+    // made up for by the file watch and the pins poll, which every worker runs anyway.
+    this.sub.on('ready', () => void this.sub.subscribe(NUDGE).catch((err: unknown) => this.o.log.debug('could not subscribe to nudges', { error: err instanceof Error ? err.message : String(err) })));
+    this.sub.on('error', (err: Error) => this.o.log.debug('redis error (nudges)', { error: err.message }));
+    this.sub.on('message', (channel: string, message: string) => {
+      if (channel !== NUDGE || message.length > MAX_NUDGE_BYTES || this.closed) return;
+      let nudge: unknown;
+      try {
+        nudge = JSON.parse(message);
+      } catch {
+        return;
+      }
+      const { from, version } = (nudge ?? {}) as { from?: unknown; version?: unknown };
+      if (typeof from !== 'string' || typeof version !== 'string' || from === this.o.workerId) return;
+      this.o.onNudge(from, version);
+    });
+  }
+
+  /** Tells every other worker to re-read its configuration; this one runs `version` (fire and forget). */
+  nudge(version: string): void {
+    if (!this.up) return;
+    this.redis.publish(NUDGE, JSON.stringify({ from: this.o.workerId, version }))
+      .catch((err: unknown) => this.o.log.debug('could not nudge the other workers', { error: err instanceof Error ? err.message : String(err) }));
+    // The new version shows in this worker's record now, not at the next heartbeat.
+    void this.beat();
   }
 
   get isUp(): boolean {
@@ -97,6 +137,7 @@ export class Directory {
   /** Connects (waits up to the connect timeout; down is not an error) and starts the heartbeat. */
   async start(): Promise<void> {
     await this.redis.connect().catch((err: unknown) => this.o.log.warn('redis not reachable at start; serving locally until it is', { error: err instanceof Error ? err.message : String(err) }));
+    await this.sub.connect().catch(() => undefined);
     this.timer = setInterval(() => void this.beat(), this.o.heartbeatMs);
     this.timer.unref();
   }
@@ -118,13 +159,24 @@ export class Directory {
     if (!this.up || this.closed) return;
     const held = this.o.held();
     const ttl = Math.max(3 * this.o.heartbeatMs, 1000);
-    const info = { id: this.o.workerId, host: this.o.workerId.replace(/:\d+$/, ''), pid: String(process.pid), address: this.o.address(), sessions: String(held.size), heartbeat: String(Date.now()) };
+    const info = { id: this.o.workerId, host: this.o.workerId.replace(/:\d+$/, ''), pid: String(process.pid), address: this.o.address(), sessions: String(held.size), heartbeat: String(Date.now()), version: this.o.version() };
     const multi = this.redis.multi().hset(workerKey(this.o.workerId), info).pexpire(workerKey(this.o.workerId), ttl).sadd(WORKERS, this.o.workerId);
     for (const [id, s] of held) {
       if (full) multi.hset(sessionKey(id), encode(s));
       multi.pexpire(sessionKey(id), this.o.sessionTtlMs);
     }
     await multi.exec().catch((err: unknown) => this.o.log.debug('heartbeat failed', { error: err instanceof Error ? err.message : String(err) }));
+    // What the others hold, for the cluster-wide session limit (an expired record counts nothing).
+    try {
+      const others = (await this.redis.smembers(WORKERS)).filter((id) => id !== this.o.workerId).slice(0, 1000);
+      const read = this.redis.pipeline();
+      for (const id of others) read.hget(workerKey(id), 'sessions');
+      let sum = 0;
+      for (const [err, value] of (await read.exec()) ?? []) if (err === null && typeof value === 'string') sum += Number(value) || 0;
+      this.elsewhere = sum;
+    } catch (err) {
+      this.o.log.debug('could not count the other workers\' sessions', { error: err instanceof Error ? err.message : String(err) });
+    }
   }
 
   /** A session's record, or undefined when Redis has none (unknown or expired). Throws when Redis is down. */
@@ -189,6 +241,7 @@ export class Directory {
     this.closed = true;
     this.up = false;
     this.redis.disconnect();
+    this.sub.disconnect();
   }
 }
 
@@ -198,5 +251,5 @@ function encode(s: StoredSession): Record<string, string> {
 
 function toWorker(h: Record<string, string>): WorkerInfo | undefined {
   if (h.id === undefined || h.address === undefined) return undefined;
-  return { id: h.id, host: h.host ?? '', pid: Number(h.pid), address: h.address, sessions: Number(h.sessions), heartbeat: Number(h.heartbeat) };
+  return { id: h.id, host: h.host ?? '', pid: Number(h.pid), address: h.address, sessions: Number(h.sessions), heartbeat: Number(h.heartbeat), version: h.version ?? '' };
 }

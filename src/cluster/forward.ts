@@ -6,7 +6,11 @@
 // Reaching the owner is bounded (CONNECT_TIMEOUT_MS); an owner that cannot be reached is reported
 // as such before anything was sent to the agent, so the caller can adopt the session. An owner
 // that dies after taking the request ends the agent's call with MCPG_SERVER_UNAVAILABLE and
-// `outcome: "unknown"` — it may have run — the error agents already know from a dying server.
+// `outcome: "unknown"` — it may have run — the error agents already know from a dying server. So
+// does an owner that took the connection but stopped answering (stopped, wedged: its kernel still
+// accepts): while a forward is open its owner's heartbeat is checked every LIVENESS_CHECK_MS, and
+// once it has expired the forward ends. No fixed answer timeout: a tools/call may rightly take
+// minutes, and a GET stream lasts as long as the agent keeps it.
 
 import { Agent, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.js';
@@ -16,6 +20,8 @@ import { FORWARD_HEADER, FORWARD_SIG_HEADER, FORWARD_TS_HEADER, sign } from './s
 
 /** How long reaching the owner may take before it is taken for dead. */
 export const CONNECT_TIMEOUT_MS = 2000;
+/** How often an open forward asks whether its owner's heartbeat still runs. */
+export const LIVENESS_CHECK_MS = 1000;
 
 /** Headers that belong to one hop and are not relayed (RFC 9110 §7.6.1), plus ours. */
 const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length', FORWARD_HEADER, FORWARD_TS_HEADER, FORWARD_SIG_HEADER]);
@@ -33,6 +39,8 @@ export interface ForwardRequest {
   id: RequestId | undefined;
   from: string;
   secret: string;
+  /** Whether the owner's heartbeat still runs (true when that cannot be told, e.g. Redis down). */
+  ownerAlive: () => Promise<boolean>;
 }
 
 /** 'unreachable': nothing was sent to the agent (adopt); 'relayed': the agent got the owner's answer or an error. */
@@ -48,9 +56,11 @@ export function forward(f: ForwardRequest): Promise<'relayed' | 'unreachable'> {
     const target = new URL(f.path, f.address);
     let connected = false;
     let settled = false;
+    let liveness: NodeJS.Timeout | undefined;
     const done = (how: 'relayed' | 'unreachable'): void => {
       if (settled) return;
       settled = true;
+      clearInterval(liveness);
       resolve(how);
     };
     const up = request(target, { method: f.req.method, headers, agent }, (answer) => {
@@ -72,16 +82,19 @@ export function forward(f: ForwardRequest): Promise<'relayed' | 'unreachable'> {
       if (!connected) up.destroy(new Error('connect timeout'));
     }, CONNECT_TIMEOUT_MS);
     timer.unref();
-    up.once('socket', (socket) => {
-      if (!socket.connecting) {
-        connected = true;
-        clearTimeout(timer);
-      } else {
-        socket.once('connect', () => {
-          connected = true;
-          clearTimeout(timer);
+    const onConnected = (): void => {
+      connected = true;
+      clearTimeout(timer);
+      liveness = setInterval(() => {
+        void f.ownerAlive().then((alive) => {
+          if (!alive && !settled) up.destroy(new Error('it stopped answering: its heartbeat expired'));
         });
-      }
+      }, LIVENESS_CHECK_MS);
+      liveness.unref();
+    };
+    up.once('socket', (socket) => {
+      if (!socket.connecting) onConnected();
+      else socket.once('connect', onConnected);
     });
     up.once('error', (err) => {
       clearTimeout(timer);

@@ -37,6 +37,11 @@ export interface ClusterLink {
   opened(session: string, record: SessionRecord): void;
   /** The session ended here; `forget`: ended for good (by the agent, or idle), not by this worker's shutdown. */
   ended(session: string, forget: boolean): void;
+  /**
+   * Agent sessions the other live workers hold, as of this worker's last heartbeat (so `--max-sessions`
+   * counts across the cluster); undefined while Redis is down (the limit is then this worker's own).
+   */
+  sessionsElsewhere(): number | undefined;
   /** Cluster-wide part of `/status` (every worker). */
   status(): Promise<Record<string, unknown>>;
 }

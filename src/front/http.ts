@@ -91,6 +91,8 @@ export class HttpFront {
   private readonly modernListens = new Set<ModernRequest>();
   private readonly perAgent = new Map<string, number>();
   private readonly server: Server;
+  /** `--workers N`: this worker's own port beside the shared one, where other workers forward to. */
+  private privateServer: Server | undefined;
   private readonly allowed: ReadonlySet<string>;
   private readonly allowedHosts: ReadonlySet<string>;
   private readonly loopbackOnly: boolean;
@@ -148,6 +150,24 @@ export class HttpFront {
     this.sweepTimer = setInterval(() => this.sweep(), period);
     this.sweepTimer.unref();
     return this.url;
+  }
+
+  /**
+   * A second listener of this worker alone (`--workers N`: under node:cluster the shared port cannot
+   * say which worker a connection reaches, so other workers forward to this one). Same routes and
+   * gate; the port is not shared (`exclusive`). Resolves with the port.
+   */
+  async listenPrivate(host: string): Promise<number> {
+    const server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 15_000, requestTimeout: 60_000 }, (req, res) => this.guarded(req, res));
+    server.on('clientError', (_err, socket) => {
+      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err) => reject(new Error(`cannot listen on ${host}:0 (this worker's forwarding port): ${err.message}`)));
+      server.listen({ port: 0, host, exclusive: true }, () => resolve());
+    });
+    this.privateServer = server;
+    return (server.address() as AddressInfo).port;
   }
 
   get sessionCount(): number {
@@ -407,6 +427,12 @@ export class HttpFront {
       sendError(res, 503, new GatewayError('MCPG_SESSION_LIMIT', `the gateway already serves ${this.sessions.size} sessions (the limit is ${this.opts.maxSessions})`), { 'retry-after': '5' });
       return undefined;
     }
+    // In a cluster the limit is the cluster's (an adopted session is already one of them).
+    const elsewhere = adopted ? undefined : this.options.cluster?.sessionsElsewhere();
+    if (elsewhere !== undefined && this.sessions.size + elsewhere >= this.opts.maxSessions) {
+      sendError(res, 503, new GatewayError('MCPG_SESSION_LIMIT', `the cluster already serves ${this.sessions.size + elsewhere} sessions (the limit is ${this.opts.maxSessions}, counted across its workers)`), { 'retry-after': '5' });
+      return undefined;
+    }
     const log = this.log.child({ agent, session: id });
     const session = new HttpChannel(id, agent, log, this.replay, () => {
       if (this.onDrained !== undefined && this.openPosts() === 0) this.onDrained();
@@ -519,8 +545,10 @@ export class HttpFront {
     this.closing ??= (async () => {
       this.draining = true;
       clearInterval(this.sweepTimer);
-      const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+      const servers = this.privateServer === undefined ? [this.server] : [this.server, this.privateServer];
+      const closed = Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
       this.server.closeIdleConnections();
+      this.privateServer?.closeIdleConnections();
       // Listen streams never end by themselves: they end now, gracefully (the empty listen result).
       for (const listen of [...this.modernListens]) listen.close();
       if (this.openPosts() > 0) {
@@ -535,6 +563,7 @@ export class HttpFront {
       for (const session of [...this.sessions.values()]) this.end(session, SHUTDOWN);
       for (const request of [...this.modernCalls]) request.close();
       this.server.closeAllConnections();
+      this.privateServer?.closeAllConnections();
       await closed;
     })();
     return this.closing;

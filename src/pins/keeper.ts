@@ -34,6 +34,8 @@ export class PinKeeper {
    * other source a pooled connection's scope (issue 11). held.json shows their union.
    */
   private readonly heldBySource = new Map<string, Map<string, Review>>();
+  /** Told after approvals (or the store) changed on disk and were loaded (the composition root's config version). */
+  private readonly observers = new Set<() => void>();
   /** Serializes reviews and held.json writes, so concurrent refreshes never interleave their writes. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -179,6 +181,16 @@ export class PinKeeper {
     }
   }
 
+  /** Calls `listener` each time a change of the store on disk has been loaded. */
+  observe(listener: () => void): void {
+    this.observers.add(listener);
+  }
+
+  /** Looks at the store now rather than at the next poll (another worker of a cluster said it changed). */
+  recheck(): Promise<void> {
+    return this.options.mode === 'off' ? Promise.resolve() : this.poll();
+  }
+
   private async poll(): Promise<void> {
     if (this.polling || this.closed) return;
     this.polling = true;
@@ -187,7 +199,10 @@ export class PinKeeper {
       if (version === this.version) return;
       this.version = version;
       await this.load();
-      if (!this.closed) this.options.onStoreChanged();
+      if (!this.closed) {
+        this.options.onStoreChanged();
+        for (const listener of this.observers) listener();
+      }
     } finally {
       this.polling = false;
     }

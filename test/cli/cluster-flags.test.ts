@@ -32,10 +32,14 @@ void describe('mcpgate serve: cluster flags', { timeout: 10_000 }, () => {
     assert.match((await run(['serve', '--http', '0', '--cluster-secret', 'x'.repeat(20)])).err, /need --redis/);
   });
 
-  void it('--workers N>1 is refused with what to run instead', { timeout: 5000 }, async () => {
+  void it('--workers N>1 needs --http and --redis (sessions would break without shared owners)', { timeout: 5000 }, async () => {
     const r = await run(['serve', '--http', '0', '--workers', '2']);
     assert.equal(r.code, 2);
-    assert.match(r.err, /--workers 2 is not supported yet: run one `mcpgate serve --http HOST:PORT --redis URL` per worker/);
+    assert.match(r.err, /--workers 2 needs --redis URL \(or MCPGATE_REDIS\)/);
+    const stdio = await run(['serve', '--stdio', '--workers', '2', '--redis', 'redis://127.0.0.1:6379']);
+    assert.equal(stdio.code, 2);
+    assert.match(stdio.err, /--workers 2 needs --http HOST:PORT/);
     assert.match((await run(['serve', '--http', '0', '--workers', 'x'])).err, /--workers must be a positive whole number/);
+    assert.match((await run(['serve', '--http', '0', '--workers', '65', '--redis', 'redis://127.0.0.1:6379'])).err, /--workers must be at most 64/);
   });
 });

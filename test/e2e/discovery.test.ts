@@ -231,8 +231,10 @@ describe('discovery: get_gateway_status (--debug)', { timeout: 30_000 }, () => {
     const server = (name: string, tools: number): Json => ({
       name, state: 'ready', tools, held: 0, limited: null, attempts: servers.find((s) => s.name === name)?.attempts, breaker: 'closed', last_error: null, last_stderr: null, next_attempt_at: null,
     });
-    const { sessions, ...rest } = status;
+    const { sessions, config_version: version, ...rest } = status;
     assert.deepEqual((sessions as Json).by_transport, { stdio: 1 }, 'this agent is the one session');
+    // A digest of the loaded .mcp.json, rules and pins (issue 12: workers of a cluster compare it).
+    assert.match(String(version), /^[0-9a-f]{12}$/);
     assert.deepEqual(rest, {
       reload: {
         config: { path: configA, attempts: 1, successes: 1, lastAttempt: initial, lastSuccess: initial, lastError: null, lastWarnings: [] },

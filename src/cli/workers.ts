@@ -1,0 +1,127 @@
+// `mcpgate serve --http HOST:PORT --workers N` (issue #12): the primary process. It forks N workers
+// with node:cluster — each runs this same command line and is a whole gateway (its own servers,
+// sessions and Redis link; worker id `hostname:pid`, computed in the worker) — and the port is
+// shared: the primary accepts connections and hands them round-robin to the workers. Each worker
+// also listens on a port of its own, which it records in Redis, so a request for a session another
+// worker owns is forwarded to that worker (cluster/forward.ts) as between hosts.
+//
+// The primary runs no gateway. It supervises: a worker that dies unasked is forked again after a
+// backoff (RESTART_MIN_MS doubling to RESTART_MAX_MS, reset once a worker has run STABLE_MS). It
+// forwards SIGINT/SIGTERM (as SIGTERM: drain) and SIGHUP (reload) to every worker over the IPC
+// channel (serve.ts ignores the OS's copies in workers), and on SIGTERM waits for all of them to
+// drain and exit. A second signal hurries the workers' stops; a third kills them. A worker's
+// stdio servers cannot outlive it: it stops them on its way out, and its watchdog kills their
+// process groups if it dies hard (servers/process-groups.ts); if the primary dies hard, node:cluster
+// ends every worker (the IPC channel closes), and so their watchdogs.
+
+import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from '../observability/logger.js';
+import { isWorkerMessage, type WorkerMessage } from './serve.js';
+
+export const RESTART_MIN_MS = 100;
+export const RESTART_MAX_MS = 10_000;
+/** A worker that ran this long before dying is restarted after the shortest backoff again. */
+export const STABLE_MS = 30_000;
+/** Exit code of a worker refused at start (usage, invalid configuration): restarting cannot help. */
+const EXIT_INVALID = 2;
+
+interface Slot {
+  index: number;
+  worker: Worker | undefined;
+  startedAt: number;
+  listening: boolean;
+  /** Consecutive quick deaths, for the backoff. */
+  failures: number;
+  restart: NodeJS.Timeout | undefined;
+}
+
+export async function runPrimary(count: number, log: Logger): Promise<number> {
+  const slots: Slot[] = Array.from({ length: count }, (_, index) => ({ index, worker: undefined, startedAt: 0, listening: false, failures: 0, restart: undefined }));
+  let stopping = false;
+  let signals = 0;
+  let announced = false;
+  let exitCode = 0;
+  let resolveDone!: () => void;
+  const done = new Promise<void>((resolve) => (resolveDone = resolve));
+
+  const live = (): Worker[] => slots.flatMap((s) => (s.worker === undefined ? [] : [s.worker]));
+  const tell = (worker: Worker, message: WorkerMessage): void => {
+    if (worker.isConnected()) worker.send(message, (err: Error | null) => (err === null ? undefined : log.debug('a worker could not be told', { error: err.message })));
+  };
+  const checkDone = (): void => {
+    if (stopping && live().length === 0) resolveDone();
+  };
+
+  const fork = (slot: Slot): void => {
+    slot.restart = undefined;
+    if (stopping) return;
+    const worker = cluster.fork();
+    slot.worker = worker;
+    slot.startedAt = performance.now();
+    slot.listening = false;
+    worker.on('message', (m: unknown) => {
+      if (!isWorkerMessage(m) || m.mcpgate !== 'listening') return;
+      slot.listening = true;
+      if (!announced && slots.every((s) => s.listening)) {
+        announced = true;
+        log.info(`mcpgate listening on ${m.url} (${count} workers)`, { url: m.url, workers: count });
+      }
+    });
+    worker.on('exit', (code: number | null, signal: NodeJS.Signals | null) => {
+      slot.worker = undefined;
+      const pid = worker.process.pid;
+      if (stopping) {
+        if (code !== 0) exitCode = 1;
+        log.info(`worker ${pid} exited`, { pid, code, signal });
+        return checkDone();
+      }
+      if (code === EXIT_INVALID && !slot.listening) {
+        // The configuration or command line is refused (the worker said why): every worker would be.
+        log.error(`worker ${pid} refused to start (exit 2: usage or invalid configuration); stopping`, { pid });
+        exitCode = EXIT_INVALID;
+        return stopAll();
+      }
+      const ran = performance.now() - slot.startedAt;
+      slot.failures = ran >= STABLE_MS ? 0 : slot.failures + 1;
+      const delay = Math.min(RESTART_MAX_MS, RESTART_MIN_MS * 2 ** Math.max(0, slot.failures - 1));
+      log.warn(`worker ${pid} died (${signal ?? `exit ${code}`}); starting another in ${delay} ms`, { pid, code, signal, delayMs: delay });
+      slot.restart = setTimeout(() => fork(slot), delay);
+    });
+  };
+
+  const stopAll = (): void => {
+    stopping = true;
+    for (const slot of slots) clearTimeout(slot.restart);
+    for (const worker of live()) tell(worker, { mcpgate: 'signal', signal: 'SIGTERM' });
+    checkDone();
+  };
+
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals++;
+    if (signals === 1) {
+      log.info(`shutting down (${signal}): draining ${live().length} workers`);
+      return stopAll();
+    }
+    // Each further signal goes on to the workers: the second hurries their servers' stops, the third kills them.
+    log.warn(`${signal} during shutdown: passing it on to ${live().length} workers`);
+    for (const worker of live()) tell(worker, { mcpgate: 'signal', signal: 'SIGTERM' });
+  };
+  const onHangup = (): void => {
+    for (const worker of live()) tell(worker, { mcpgate: 'signal', signal: 'SIGHUP' });
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onHangup);
+  try {
+    log.info(`starting ${count} workers`, { workers: count });
+    for (const slot of slots) fork(slot);
+    await done;
+    if (exitCode === 0) log.info('shut down cleanly');
+    else log.warn(`shut down (exit ${exitCode})`);
+    return exitCode;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    process.off('SIGHUP', onHangup);
+  }
+}

@@ -1,0 +1,179 @@
+// Issue #12, `mcpgate serve --http HOST:PORT --workers 3 --redis URL`: one command, three node:cluster
+// workers on one port, a real redis-server (the flags' refusals: test/cli/cluster-flags.test.ts). The official SDK client's requests open a new connection
+// each (`connection: close`), so the primary hands them round-robin to the workers: the session
+// works across them (forwarded to its owner over each worker's own port). kill -9 of the owner: the
+// primary starts another worker, the owner's server process goes (its watchdog), and the session
+// goes on (adopted). SIGTERM to the primary drains every worker and leaves no process behind.
+
+import { execFileSync } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { GatewayProcess, alive, fixtureServer, tempDir, textOf, until, writeConfig, type TempDir } from '../helpers/gateway.js';
+import { makeToken, writeRules } from '../helpers/http.js';
+import { REDIS_MISSING, RedisServer } from '../helpers/redis.js';
+
+const { token, hash } = makeToken();
+const AUTH = { authorization: `Bearer ${token}` };
+
+interface WorkerRow {
+  id: string;
+  pid: number;
+  address: string;
+  sessions: number;
+}
+
+/** Dead for our purposes: no such process, or a zombie (an orphan some containers' init never reaps). */
+function gone(pid: number): boolean {
+  if (!alive(pid)) return true;
+  try {
+    return execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).trim().startsWith('Z');
+  } catch {
+    return true;
+  }
+}
+
+async function allGone(pids: readonly number[], ms: number): Promise<number[]> {
+  await until(() => pids.every(gone), ms);
+  return pids.filter((p) => !gone(p));
+}
+
+/** Every request on a connection of its own: a non-sticky spread over the workers behind the shared port. */
+const freshConnection = (url: string | URL, init?: RequestInit): Promise<Response> => {
+  const headers = new Headers(init?.headers);
+  headers.set('connection', 'close');
+  return fetch(url, { ...init, headers });
+};
+
+async function json(url: string): Promise<Record<string, unknown>> {
+  return (await (await fetch(url, { headers: { ...AUTH, connection: 'close' } })).json()) as Record<string, unknown>;
+}
+
+async function workersOf(base: string): Promise<WorkerRow[]> {
+  const cluster = (await json(`${base}/status`)).cluster as { workers?: WorkerRow[] } | undefined;
+  return cluster?.workers ?? [];
+}
+
+async function metric(base: string, name: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`, { headers: { connection: 'close' } })).text();
+  let sum = 0;
+  for (const line of text.split('\n')) if (line.startsWith(name)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return sum;
+}
+
+async function agent(url: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport; asked: string[] }> {
+  const asked: string[] = [];
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: AUTH }, fetch: freshConnection });
+  const client = new Client({ name: 'workers-test', version: '1.0.0' }, { capabilities: { sampling: {} } });
+  client.setRequestHandler('sampling/createMessage', () => {
+    asked.push('sampling');
+    return { model: 'm', role: 'assistant', content: { type: 'text', text: 'from the agent' } };
+  });
+  await client.connect(transport);
+  return { client, transport, asked };
+}
+
+describe('mcpgate serve --workers 3 --redis: one port, three supervised workers', { timeout: 240_000, skip: REDIS_MISSING }, () => {
+  let dir: TempDir;
+  let redis: RedisServer;
+  let gw: GatewayProcess;
+  let url = '';
+  let base = '';
+  const clients: Client[] = [];
+
+  before(async () => {
+    dir = await tempDir();
+    redis = await RedisServer.start();
+    const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server') });
+    const rules = await writeRules(dir, { agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } } });
+    gw = new GatewayProcess({ config, agent: null, args: ['--http', '127.0.0.1:0', '--workers', '3', '--redis', redis.url, '--rules', rules, '--pins', 'off'] });
+    // The primary says so once every worker listens.
+    const line = await Promise.race([
+      gw.waitForLog((l) => l.workers === 3 && typeof l.url === 'string'),
+      gw.exited.then((exit) => {
+        throw new Error(`the primary exited (${JSON.stringify(exit)}): ${JSON.stringify(gw.logs.slice(-5))}`);
+      }),
+    ]);
+    url = line.url as string;
+    base = url.replace(/\/mcp$/, '');
+    assert.ok(await until(async () => (await workersOf(base)).length === 3, 30_000), 'three workers in the cluster');
+  });
+
+  after(async () => {
+    for (const client of clients) await client.close().catch(() => undefined);
+    if (gw !== undefined && gw.child.exitCode === null && gw.child.signalCode === null) {
+      gw.child.kill('SIGTERM');
+      await gw.exited;
+    }
+    await redis?.stop();
+    await dir?.remove();
+  });
+
+  it('serves one session whose requests land on different workers (forwarded to the owner)', { timeout: 60_000 }, async () => {
+    const { client, transport, asked } = await agent(url);
+    clients.push(client);
+    for (let i = 0; i < 9; i++) assert.equal(textOf(await client.callTool({ name: 'sink__echo', arguments: { text: `hi ${i}` } })), `hi ${i}`);
+    const progress: number[] = [];
+    await client.callTool({ name: 'sink__progress', arguments: { steps: 3 } }, { onprogress: (p) => progress.push(p.progress) });
+    assert.deepEqual(progress, [1, 2, 3]);
+    assert.equal(textOf(await client.callTool({ name: 'sink__sample', arguments: { prompt: 'x' } })), 'sampled: from the agent');
+    assert.deepEqual(asked, ['sampling']);
+    // Each worker's own port answers for that worker alone: who forwarded, who owns it.
+    const rows = await workersOf(base);
+    assert.equal(rows.length, 3);
+    let relayed = 0;
+    let forwarders = 0;
+    let adopted = 0;
+    for (const w of rows) {
+      const n = await metric(w.address, 'mcpgate_cluster_forwarded_total{outcome="relayed"}');
+      relayed += n;
+      if (n > 0) forwarders++;
+      adopted += await metric(w.address, 'mcpgate_cluster_adoptions_total');
+    }
+    assert.ok(relayed >= 3 && forwarders >= 1, `forwarded ${relayed} by ${forwarders} worker(s)`);
+    assert.equal(adopted, 0);
+    assert.equal(rows.filter((w) => w.sessions > 0).length, 1, `one owner: ${JSON.stringify(rows)}`);
+    await transport.terminateSession();
+    await client.close();
+  });
+
+  it('kill -9 of the owner: the primary starts another worker; the session goes on', { timeout: 90_000 }, async () => {
+    const { client } = await agent(url);
+    clients.push(client);
+    const serverPid = Number(textOf(await client.callTool({ name: 'sink__pid', arguments: {} })));
+    let owner: WorkerRow | undefined;
+    assert.ok(await until(async () => (owner = (await workersOf(base)).find((w) => w.sessions > 0)) !== undefined, 10_000), 'the owner is listed');
+    const before = new Set((await workersOf(base)).map((w) => w.pid));
+    process.kill(owner!.pid, 'SIGKILL');
+    // Its server does not outlive it (the worker's watchdog), and a new worker takes its place.
+    assert.deepEqual(await allGone([owner!.pid, serverPid], 15_000), []);
+    let now: WorkerRow[] = [];
+    assert.ok(await until(async () => (now = await workersOf(base)).length === 3 && now.every((w) => w.pid !== owner!.pid), 60_000), `restarted: ${JSON.stringify(now)}`);
+    assert.equal(now.filter((w) => !before.has(w.pid)).length, 1);
+    assert.ok(gw.logs.some((l) => l.pid === owner!.pid && /died/.test(String(l.msg))), 'the primary logged the death');
+    // The session is adopted by whichever worker its next request reaches: no new initialize.
+    for (let i = 0; i < 4; i++) assert.equal(textOf(await client.callTool({ name: 'sink__echo', arguments: { text: `after ${i}` } })), `after ${i}`);
+    let adopted = 0;
+    for (const w of now) adopted += await metric(w.address, 'mcpgate_cluster_adoptions_total');
+    assert.ok(adopted >= 1, `adopted ${adopted}`);
+    await client.close();
+  });
+
+  it('SIGTERM to the primary drains every worker and leaves no process behind', { timeout: 90_000 }, async () => {
+    const rows = await workersOf(base);
+    assert.equal(rows.length, 3);
+    // A server process on each worker: sessions opened on fresh connections are spread over them.
+    const serverPids = new Set<number>();
+    for (let i = 0; i < 12 && serverPids.size < 3; i++) {
+      const { client } = await agent(url);
+      clients.push(client);
+      serverPids.add(Number(textOf(await client.callTool({ name: 'sink__pid', arguments: {} }))));
+    }
+    assert.equal(serverPids.size, 3, 'each worker runs its own server');
+    gw.child.kill('SIGTERM');
+    const exit = await gw.exited;
+    assert.equal(exit.code, 0, JSON.stringify(gw.logs.slice(-5)));
+    assert.deepEqual(await allGone([...rows.map((w) => w.pid), ...serverPids], 10_000), []);
+    assert.equal(gw.logs.filter((l) => /^worker \d+ exited$/.test(String(l.msg)) && l.code === 0).length, 3);
+  });
+});
