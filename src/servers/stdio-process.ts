@@ -1,4 +1,4 @@
-// One stdio server's child process: spawn it in its own process group (own-group.ts) with the environment
+// One stdio server's child process: spawn it in its own process group with the environment
 // child-env.ts allows, frame its stdout into lines, send its stderr to the log (stderr-log.ts: cut,
 // bounded, rate-limited), and stop it the way the MCP spec and seed 000 ask: close stdin, wait up to
 // 2 s, SIGTERM, wait, SIGKILL — always to the whole group, so wrappers such as `npx` or `uvx` cannot
@@ -16,7 +16,6 @@ import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { readLines } from '../wire/line-reader.js';
 import { serverEnv } from '../config/child-env.js';
-import { ownGroupLaunch } from './own-group.js';
 import { processGroups, type Stoppable } from './process-groups.js';
 import { StderrLog } from './stderr-log.js';
 import type { ServerTransport, StopTimings, TransportEvents } from './transport.js';
@@ -67,14 +66,11 @@ export class StdioProcess implements ServerTransport, Stoppable {
     private readonly events: StdioProcessEvents,
     options: StdioSpawnOptions = {},
   ) {
-    const env = serverEnv(config, process.env, options.secretEnv?.());
-    // Its own process group (we signal -pid to reach grandchildren), in our session where it can be (own-group.ts).
-    const launch = ownGroupLaunch(config.command, config.args, env, config.cwd);
-    this.child = spawn(launch.command, launch.args, {
+    this.child = spawn(config.command, config.args, {
       cwd: config.cwd,
-      env,
+      env: serverEnv(config, process.env, options.secretEnv?.()),
       stdio: ['pipe', 'pipe', 'pipe'],
-      detached: launch.detached,
+      detached: true, // own process group: we signal -pid to reach grandchildren
       windowsHide: true,
     });
     this.pid = this.child.pid;
