@@ -1,15 +1,22 @@
-// Prints the HTTP benchmark's tables and checks its targets (issue: "`npm run bench` adds HTTP"):
-// mcpgate's throughput at least 4× the best other gateway's, with a median under 2× the bare
-// `node:http` round trip. Both ratios come from one run, so they share the machine's noise.
+// Prints the HTTP benchmark's tables and checks issue 15's targets, each figure beside its floor:
+// at 64 calls in flight mcpgate's throughput at least 5× the best Streamable HTTP peer's and at least
+// 0.95× the zero-work http→stdio relay's; one call at a time, a median within 1.2× of the relay's.
+// Every ratio comes from one run, so both sides share the machine's noise.
 
 import { CONCURRENCY, type HttpResult, type HttpRow, type Sessions } from './http-throughput.js';
-import { FLOOR_NAME, MCPGATE_NAME, RELAY_NAME } from './http-targets.js';
+import { FLOOR_NAME, MCPGATE_NAME, RELAY_NAME, STREAMABLE_PEERS } from './http-targets.js';
 
-export const THROUGHPUT_TARGET = 4;
-export const MEDIAN_TARGET = 2;
+/** mcpgate ÷ the best Streamable HTTP peer, calls/s at `THROUGHPUT_AT` in flight. */
+export const PEER_TARGET = 5;
+/** mcpgate ÷ the http→stdio relay, calls/s at `THROUGHPUT_AT` in flight. */
+export const RELAY_THROUGHPUT_TARGET = 0.95;
+/** mcpgate's median ÷ the relay's with one call in flight. */
+export const RELAY_MEDIAN_TARGET = 1.2;
+export const THROUGHPUT_AT = 64;
 
 const ms = (v: number): string => (v < 10 ? v.toFixed(2) : v.toFixed(1));
 const rate = (v: number): string => v.toFixed(0);
+const verdict = (ok: boolean): string => (ok ? 'met' : 'not met');
 
 function row(result: HttpResult, target: string, c: number, sessions: Sessions): HttpRow | undefined {
   return result.rows.find((r) => r.target === target && r.concurrency === c && r.sessions === sessions);
@@ -18,25 +25,31 @@ function row(result: HttpResult, target: string, c: number, sessions: Sessions):
 export interface Verdict {
   concurrency: number;
   sessions: Sessions;
-  /** mcpgate calls/s ÷ the best other gateway's; undefined when either is missing. */
-  throughputRatio?: number;
-  best?: HttpRow;
-  /** mcpgate median ÷ floor median. */
-  medianRatio?: number;
+  /** The best Streamable HTTP peer at this C (mcp-hub speaks the older HTTP+SSE transport: not a peer here). */
+  peer?: HttpRow;
+  /** mcpgate calls/s ÷ the best Streamable HTTP peer's. */
+  peerRatio?: number;
+  /** mcpgate calls/s ÷ the relay's. */
+  relayThroughputRatio?: number;
+  /** mcpgate median ÷ the relay's. */
+  relayMedianRatio?: number;
 }
 
 export function verdicts(result: HttpResult, sessions: Sessions): Verdict[] {
-  const others = result.targets.filter((t) => t !== FLOOR_NAME && t !== RELAY_NAME && t !== MCPGATE_NAME);
+  const peers = result.targets.filter((t) => STREAMABLE_PEERS.has(t));
   return CONCURRENCY.flatMap((c) => {
     const gate = row(result, MCPGATE_NAME, c, sessions);
-    const base = row(result, FLOOR_NAME, c, sessions);
-    if (base === undefined) return [];
-    const best = others.map((t) => row(result, t, c, sessions)).filter((r) => r !== undefined).sort((a, b) => b.throughput - a.throughput)[0];
+    if (gate === undefined) return [];
     const v: Verdict = { concurrency: c, sessions };
-    if (best !== undefined) v.best = best;
-    if (gate !== undefined) {
-      v.medianRatio = gate.median / base.median;
-      if (best !== undefined) v.throughputRatio = gate.throughput / best.throughput;
+    const peer = peers.map((t) => row(result, t, c, sessions)).filter((r) => r !== undefined).sort((a, b) => b.throughput - a.throughput)[0];
+    if (peer !== undefined) {
+      v.peer = peer;
+      v.peerRatio = gate.throughput / peer.throughput;
+    }
+    const relay = row(result, RELAY_NAME, c, sessions);
+    if (relay !== undefined) {
+      v.relayThroughputRatio = gate.throughput / relay.throughput;
+      v.relayMedianRatio = gate.median / relay.median;
     }
     return [v];
   });
@@ -60,19 +73,26 @@ function table(result: HttpResult, sessions: Sessions): void {
   const client = result.rows.filter((r) => r.sessions === sessions);
   const perCall = client.map((r) => r.clientCpu).sort((a, b) => a - b);
   console.log(`  the load client itself used ${perCall[0]!.toFixed(0)}–${perCall[perCall.length - 1]!.toFixed(0)} µs of CPU per call`);
-  const floorName = FLOOR_NAME;
   for (const v of verdicts(result, sessions)) {
-    const gate = row(result, MCPGATE_NAME, v.concurrency, sessions);
-    const base = row(result, floorName, v.concurrency, sessions)!;
-    if (gate === undefined) continue;
-    const tput = v.throughputRatio === undefined || v.best === undefined
-      ? 'no other gateway ran'
-      : `${rate(gate.throughput)} calls/s = ${v.throughputRatio.toFixed(1)}× the best other gateway (${v.best.target}, ${rate(v.best.throughput)}) ` +
-        `(target ≥ ${THROUGHPUT_TARGET}×: ${v.throughputRatio >= THROUGHPUT_TARGET ? 'met' : 'not met'})`;
-    const med = `median ${ms(gate.median)} ms = ${v.medianRatio!.toFixed(2)}× the floor's ${ms(base.median)} ms (target < ${MEDIAN_TARGET}×: ${v.medianRatio! < MEDIAN_TARGET ? 'met' : 'not met'})`;
+    const gate = row(result, MCPGATE_NAME, v.concurrency, sessions)!;
     const relay = row(result, RELAY_NAME, v.concurrency, sessions);
-    const hop = relay === undefined ? '' : `; the http→stdio relay: ${rate(relay.throughput)} calls/s, median ${(relay.median / base.median).toFixed(2)}× the floor`;
-    console.log(`  C=${v.concurrency}: mcpgate ${tput}; ${med}${hop}`);
+    const floor = row(result, FLOOR_NAME, v.concurrency, sessions);
+    const parts: string[] = [`${rate(gate.throughput)} calls/s, median ${ms(gate.median)} ms`];
+    const at = v.concurrency === THROUGHPUT_AT;
+    if (v.peerRatio !== undefined && v.peer !== undefined) {
+      parts.push(`${v.peerRatio.toFixed(1)}× the best Streamable HTTP peer (${v.peer.target}, ${rate(v.peer.throughput)} calls/s)` +
+        (at ? ` (target ≥ ${PEER_TARGET}×: ${verdict(v.peerRatio >= PEER_TARGET)})` : ''));
+    } else if (at) {
+      parts.push(`no Streamable HTTP peer ran (target ≥ ${PEER_TARGET}× the best: not measured)`);
+    }
+    if (relay !== undefined && v.relayThroughputRatio !== undefined && v.relayMedianRatio !== undefined) {
+      parts.push(`${v.relayThroughputRatio.toFixed(2)}× the relay's ${rate(relay.throughput)} calls/s` +
+        (at ? ` (target ≥ ${RELAY_THROUGHPUT_TARGET}×: ${verdict(v.relayThroughputRatio >= RELAY_THROUGHPUT_TARGET)})` : ''));
+      parts.push(`median ${v.relayMedianRatio.toFixed(2)}× the relay's ${ms(relay.median)} ms` +
+        (v.concurrency === 1 ? ` (target ≤ ${RELAY_MEDIAN_TARGET}×: ${verdict(v.relayMedianRatio <= RELAY_MEDIAN_TARGET)})` : ''));
+    }
+    if (floor !== undefined) parts.push(`the node:http floor: ${rate(floor.throughput)} calls/s, median ${ms(floor.median)} ms`);
+    console.log(`  C=${v.concurrency}: mcpgate ${parts.join('; ')}`);
   }
 }
 

@@ -259,3 +259,6 @@ export const mcpHub: TargetSpec = {
 };
 
 export const OTHER_GATEWAYS: readonly TargetSpec[] = [mcpProxy, supergateway, mcpHub];
+
+/** The other gateways that speak Streamable HTTP (mcp-hub's endpoint is the older HTTP+SSE transport). */
+export const STREAMABLE_PEERS: ReadonlySet<string> = new Set([mcpProxy.name, supergateway.name]);
