@@ -10,11 +10,18 @@
 import { createHash } from 'node:crypto';
 import { jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
 import type { JwtConfig, OAuthIssuer } from '../rules/auth-config.js';
+import type { Claims } from '../rules/decide.js';
 import type { Rules } from '../rules/schema.js';
 import { IssuerUnavailable, type IssuerKeys } from './issuers.js';
 
+/**
+ * `claims`: the verified claims of a JWT or an introspected token (the rules' `grants` read them);
+ * none for a static token.
+ */
+export type AuthClaims = Claims;
+
 export type AuthOutcome =
-  | { ok: true; agent: string; via: 'token' | 'jwt' | 'oauth' }
+  | { ok: true; agent: string; via: 'token' | 'jwt' | 'oauth'; claims?: Claims }
   | AuthRefusal;
 
 /**
@@ -222,7 +229,7 @@ async function verifyOAuth(issuer: OAuthIssuer, token: string, header: Record<st
   if (missing.length > 0) {
     return { ok: false, status: 403, scope: issuer.scopes.join(' '), reason: `the token lacks the scope${missing.length === 1 ? '' : 's'} ${missing.join(', ')} that issuer ${issuer.issuer} requires` };
   }
-  return { ok: true, agent: outcome.agent, via: 'oauth' };
+  return { ok: true, agent: outcome.agent, via: 'oauth', claims: verified.claims };
 }
 
 /**
@@ -254,7 +261,7 @@ async function introspect(issuers: readonly OAuthIssuer[], token: string, contex
     if (missing.length > 0) {
       return { ok: false, status: 403, scope: issuer.scopes.join(' '), reason: `the token lacks the scope${missing.length === 1 ? '' : 's'} ${missing.join(', ')} that issuer ${issuer.issuer} requires` };
     }
-    return { ok: true, agent: outcome.agent, via: 'oauth' };
+    return { ok: true, agent: outcome.agent, via: 'oauth', claims };
   }
   return fail(`unknown token (not active at ${issuers.map((o) => o.issuer).join(', ')})`);
 }
@@ -355,7 +362,7 @@ function checkClaims(config: ClaimPolicy, claims: Record<string, unknown>, now: 
   const agent = name === 'sub' && claims.sub === undefined && typeof claims.client_id === 'string' ? claims.client_id : claims[name];
   if (agent === undefined) return fail(`JWT has no ${JSON.stringify(name)} claim`);
   if (typeof agent !== 'string' || agent === '') return fail(`JWT claim ${JSON.stringify(name)} is not a non-empty string (it names the agent)`);
-  return { ok: true, agent, via: 'jwt' };
+  return { ok: true, agent, via: 'jwt', claims };
 }
 
 function checkIssuer(config: ClaimPolicy, iss: unknown): string | undefined {

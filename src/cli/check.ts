@@ -22,7 +22,15 @@ export async function runCheck(configFile: string, io: CliIo, env: Env = process
     const enabled = config.servers.filter((s) => !s.disabled).map((s) => s.name);
     io.out(`${config.file}: OK, ${config.servers.length} server(s)${enabled.length > 0 ? `: ${enabled.join(', ')}` : ''}` +
       `${config.warnings.length > 0 ? `, ${config.warnings.length} warning(s)` : ''}\n`);
-    if (rules !== undefined) io.out(`${rules.file ?? rulesFile}: OK, ${rules.agents.size} agent(s)${rules.warnings.length > 0 ? `, ${rules.warnings.length} warning(s)` : ''}\n`);
+    if (rules !== undefined) {
+      const grants = rules.grants.length > 0 ? `, ${rules.grants.length} grant(s) by claim` : '';
+      io.out(`${rules.file ?? rulesFile}: OK, ${rules.agents.size} agent(s)${grants}${rules.warnings.length > 0 ? `, ${rules.warnings.length} warning(s)` : ''}\n`);
+      // Who each grant applies to: every condition must hold, any listed value of one matches.
+      for (const grant of rules.grants) {
+        const when = grant.when.map((t) => `${t.claim} has ${t.values.map((v) => JSON.stringify(v)).join(' or ')}`).join(' and ');
+        io.out(`  grant ${JSON.stringify(grant.id)}: agents whose token's ${when}\n`);
+      }
+    }
     // What each stdio server will get from the environment: names only, never values.
     const secrets = secretEnvNames(rules?.raw);
     for (const server of config.servers) {

@@ -8,7 +8,8 @@ import { loadServersConfig } from '../config/load.js';
 import type { RemoteServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { LoginError, login } from '../oauth/login.js';
-import { TokenStore } from '../oauth/store.js';
+import { revokeStored } from '../oauth/revoke.js';
+import { TokenStore, type TokenFile } from '../oauth/store.js';
 import type { CliIo } from './io.js';
 
 export interface LoginRequest {
@@ -41,14 +42,49 @@ export async function runLogin(request: LoginRequest, io: CliIo): Promise<number
   return 0;
 }
 
-export async function runLogout(configFile: string, stateDir: string, name: string, env: Env, io: CliIo): Promise<number> {
+/**
+ * Revokes the stored tokens at the authorization server (RFC 7009) when it advertises a revocation
+ * endpoint, then removes them. A failed revocation is reported (exit 1: the tokens may still work
+ * at the server until they expire) but the local tokens are removed all the same.
+ */
+export async function runLogout(configFile: string, stateDir: string, name: string, env: Env, io: CliIo, signal?: AbortSignal): Promise<number> {
   const store = new TokenStore(stateDir);
   // The config is read only to catch a misspelt name; tokens of a server since removed from it can still be forgotten.
   const config = await loadServersConfig(configFile, env);
-  const known = config.servers.some((s) => s.name === name);
+  const entry = config.servers.find((s) => s.name === name);
+  const known = entry !== undefined;
+  const auth = entry?.type === 'http' ? entry.auth : undefined;
+  let stored: TokenFile | undefined;
+  let unreadable: string | undefined;
+  try {
+    stored = await store.readAny(name);
+  } catch (err) {
+    unreadable = (err as Error).message;
+  }
+  const revocation = stored === undefined ? undefined : await revokeStored(stored, {
+    ...(signal !== undefined && { signal }),
+    ...(auth?.clientId !== undefined && auth.clientSecret !== undefined && { client: { clientId: auth.clientId, clientSecret: auth.clientSecret } }),
+  });
   if (await store.remove(name)) {
     io.out(`Logged out of server "${name}": removed ${store.fileOf(name)}.\n`);
-    return 0;
+    if (unreadable !== undefined) {
+      io.err(`mcpgate: the stored login could not be read, so nothing was revoked at the authorization server (${unreadable})\n`);
+      return 1;
+    }
+    switch (revocation?.kind) {
+      case 'revoked':
+        io.out(`Revoked the ${revocation.tokens.map((t) => t.replace('_', ' ')).join(' and the ')} at ${revocation.endpoint}.\n`);
+        if (revocation.kept.length > 0) io.out('The authorization server cannot revoke the access token itself (a self-contained token): it stays valid there until it expires.\n');
+        return 0;
+      case 'unsupported':
+        io.out(`The authorization server${revocation.issuer === undefined ? '' : ` ${revocation.issuer}`} advertises no revocation endpoint: the tokens stay valid there until they expire.\n`);
+        return 0;
+      case 'failed':
+        io.err(`mcpgate: could not revoke the tokens: ${revocation.reason}. The local tokens are removed; revoke the grant at the provider if it must end now.\n`);
+        return 1;
+      default:
+        return 0;
+    }
   }
   io.err(known ? `mcpgate: no login is stored for server "${name}" in ${stateDir}\n` : `mcpgate: no server "${name}" in ${config.file}, and no login stored for it in ${stateDir}\n`);
   return 1;

@@ -14,7 +14,7 @@ import type { Gateway } from '../gateway/gateway.js';
 import type { Logger } from '../observability/logger.js';
 import { classify, wireLimits, type Classified } from '../wire/jsonrpc.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
-import { authenticate, challenge, resourceMetadata, resourceMetadataUrl } from '../auth/auth.js';
+import { authenticate, challenge, resourceMetadata, resourceMetadataUrl, type AuthClaims } from '../auth/auth.js';
 import { IssuerKeys } from '../auth/issuers.js';
 import { DEFAULT_MAX_AGENT_BUFFER, HttpChannel } from './http-channel.js';
 import { ReplayStore, type ReplayCounters, type ReplayLimits } from './sse-replay.js';
@@ -106,6 +106,8 @@ export class HttpFront {
   private readonly replay: ReplayStore;
   /** The OAuth issuers' JWKS caches (rules' auth.oauth): they outlive reloads of the rules. */
   private readonly issuers = new IssuerKeys();
+  /** The verified claims of each authenticated request's token (for the rules' grants), until the request is gone. */
+  private readonly claims = new WeakMap<IncomingMessage, AuthClaims>();
   url = '';
 
   constructor(private readonly gateway: Gateway, private readonly options: HttpFrontOptions, private readonly log: Logger) {
@@ -265,7 +267,10 @@ export class HttpFront {
     const rules = this.gateway.rules;
     const resource = this.resourceUri();
     const outcome = await authenticate(rules, req.headers.authorization, { issuers: this.issuers, resource });
-    if (outcome.ok) return outcome.agent;
+    if (outcome.ok) {
+      if (outcome.claims !== undefined) this.claims.set(req, outcome.claims);
+      return outcome.agent;
+    }
     const oauth = rules.auth?.oauth ?? [];
     const scope = outcome.scope ?? [...new Set(oauth.flatMap((o) => o.scopes))].join(' ');
     const header = challenge(outcome.reason, {
@@ -361,7 +366,7 @@ export class HttpFront {
     if (params !== undefined) (parsed.msg as WithParamHeaders)[PARAM_HEADERS] = params;
     const identified = this.options.auth === 'on' || req.headers['x-mcpgate-agent'] !== undefined || this.options.defaultAgentExplicit === true;
     const post = new ModernPost(res, accepts(req.headers.accept, 'text/event-stream'), this.opts.maxAgentBuffer);
-    const request = this.gateway.serveModern(parsed.msg, era.envelope, post, agent, true, 'http', identified);
+    const request = this.gateway.serveModern(parsed.msg, era.envelope, post, agent, true, 'http', identified, this.claims.get(req));
     if (post.done) return;
     const open = parsed.msg.method === 'subscriptions/listen' ? this.modernListens : this.modernCalls;
     open.add(request);
@@ -374,6 +379,8 @@ export class HttpFront {
 
   private deliver(session: HttpChannel, parsed: Classified, req: IncomingMessage, res: ServerResponse): void {
     session.lastActive = performance.now();
+    // The grants of the rules follow the token of the latest request (a refreshed token may carry new claims).
+    session.session.claims = this.claims.get(req);
     if (parsed.kind === 'request') {
       if (!session.expect(parsed.msg.id, res, accepts(req.headers.accept, 'text/event-stream'))) {
         return sendError(res, 409, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(parsed.msg.id)} is already in use by a request in flight on this session`), {}, parsed.msg.id);

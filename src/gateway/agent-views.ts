@@ -6,7 +6,7 @@
 // those servers as its own connections list them, encoded once per version of each and kept per session.
 
 import type { Catalog, ItemRef } from '../catalog/catalog.js';
-import { decideServer, decideTool } from '../rules/decide.js';
+import { decideServer, decideTool, matchedGrants, type Claims } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
 import type { ListKind } from '../servers/lists.js';
 import { sameBytes } from '../wire/encoded.js';
@@ -26,21 +26,26 @@ export class AgentViews {
 
   constructor(private readonly catalog: Catalog, private readonly rules: () => Rules) {}
 
-  /** `{"tools":[…]}` (or resources, resourceTemplates, prompts) as this agent may see it, in UTF-8. */
-  encoded(agent: string, kind: ListKind): readonly Buffer[] {
+  /**
+   * `{"tools":[…]}` (or resources, resourceTemplates, prompts) as this agent may see it, in UTF-8; `claims`,
+   * those of its token, for the rules' grants (the view is cached per agent and grants met).
+   */
+  encoded(agent: string, kind: ListKind, claims?: Claims): readonly Buffer[] {
     const rules = this.rules();
     if (rules.open) return this.catalog.encodedList(kind);
-    let entry = this.cache.get(agent);
+    const granted = matchedGrants(rules, claims);
+    const key = granted.length === 0 ? agent : `${agent}\u0000${granted.join('\u0000')}`;
+    let entry = this.cache.get(key);
     if (entry === undefined || entry.catalogVersion !== this.catalog.version || entry.rules !== rules) {
       if (entry === undefined && this.cache.size >= MAX_CACHED_AGENTS) this.cache.clear();
       entry = { catalogVersion: this.catalog.version, rules, lists: {} };
-      this.cache.set(agent, entry);
+      this.cache.set(key, entry);
     }
     let bytes = entry.lists[kind];
     if (bytes === undefined) {
       const keep = kind === 'tools'
-        ? (ref: { server: string; original?: string }) => decideTool(rules, agent, ref.server, ref.original!).allowed
-        : (ref: { server: string }) => decideServer(rules, agent, ref.server).allowed;
+        ? (ref: { server: string; original?: string }) => decideTool(rules, agent, ref.server, ref.original!, claims).allowed
+        : (ref: { server: string }) => decideServer(rules, agent, ref.server, claims).allowed;
       bytes = [Buffer.from(JSON.stringify({ [kind]: this.catalog.filteredList(kind, keep) }))];
       entry.lists[kind] = bytes;
     }
@@ -51,11 +56,11 @@ export class AgentViews {
    * The agent's view with the servers its own catalogs list (a per-agent or per-session server's
    * pooled connections, own-catalogs.ts) taken from them instead of the shared catalog.
    */
-  encodedWith(agent: string, kind: ListKind, own: readonly Catalog[]): readonly Buffer[] {
+  encodedWith(agent: string, kind: ListKind, own: readonly Catalog[], claims?: Claims): readonly Buffer[] {
     const rules = this.rules();
     const allowed = rules.open ? undefined : kind === 'tools'
-      ? (ref: ItemRef) => decideTool(rules, agent, ref.server, ref.original!).allowed
-      : (ref: ItemRef) => decideServer(rules, agent, ref.server).allowed;
+      ? (ref: ItemRef) => decideTool(rules, agent, ref.server, ref.original!, claims).allowed
+      : (ref: ItemRef) => decideServer(rules, agent, ref.server, claims).allowed;
     const items = this.catalog.filteredItems(kind, (ref) => !ownsServer(own, ref.server) && (allowed === undefined || allowed(ref)));
     for (const catalog of own) items.push(...catalog.filteredItems(kind, allowed ?? (() => true)));
     // In server order, as the catalog lists them (a stable sort keeps each server's own order), so an
@@ -65,8 +70,8 @@ export class AgentViews {
   }
 
   /** A key that changes whenever `encodedWith` may answer differently for the same agent and kind. */
-  ownVersion(own: readonly Catalog[]): OwnVersion {
-    return { base: this.catalog.version, rules: this.rules(), own, versions: own.map((c) => c.version) };
+  ownVersion(own: readonly Catalog[], claims: Claims | undefined): OwnVersion {
+    return { base: this.catalog.version, rules: this.rules(), claims, own, versions: own.map((c) => c.version) };
   }
 }
 
@@ -74,12 +79,13 @@ export class AgentViews {
 interface OwnVersion {
   base: number;
   rules: Rules;
+  claims: Claims | undefined;
   own: readonly Catalog[];
   versions: number[];
 }
 
 function sameVersion(a: OwnVersion, b: OwnVersion): boolean {
-  return a.base === b.base && a.rules === b.rules && a.own.length === b.own.length && a.own.every((c, i) => c === b.own[i] && a.versions[i] === b.versions[i]);
+  return a.base === b.base && a.rules === b.rules && a.claims === b.claims && a.own.length === b.own.length && a.own.every((c, i) => c === b.own[i] && a.versions[i] === b.versions[i]);
 }
 
 /** What one session last showed its agent of each list, so a change is announced only if it differs. */
@@ -89,7 +95,13 @@ export class ShownViews {
   private ownCache: { version: OwnVersion; lists: Partial<Record<ListKind, readonly Buffer[]>> } | undefined;
 
   /** `own`: the session's own catalogs (undefined while it has none: the shared view, cached per agent). */
-  constructor(private readonly views: AgentViews, private readonly agent: string, private readonly own: () => readonly Catalog[] | undefined = () => undefined) {}
+  constructor(
+    private readonly views: AgentViews,
+    private readonly agent: string,
+    private readonly own: () => readonly Catalog[] | undefined = () => undefined,
+    /** The claims of the agent's token, for the rules' grants. */
+    private readonly claims: () => Claims | undefined = () => undefined,
+  ) {}
 
   /** The list to send now (remembered as shown). */
   serve(kind: ListKind): readonly Buffer[] {
@@ -110,10 +122,11 @@ export class ShownViews {
     const own = this.own();
     if (own === undefined) {
       this.ownCache = undefined;
-      return this.views.encoded(this.agent, kind);
+      return this.views.encoded(this.agent, kind, this.claims());
     }
-    const version = this.views.ownVersion(own);
+    const claims = this.claims();
+    const version = this.views.ownVersion(own, claims);
     if (this.ownCache === undefined || !sameVersion(this.ownCache.version, version)) this.ownCache = { version, lists: {} };
-    return (this.ownCache.lists[kind] ??= this.views.encodedWith(this.agent, kind, own));
+    return (this.ownCache.lists[kind] ??= this.views.encodedWith(this.agent, kind, own, claims));
   }
 }

@@ -13,7 +13,7 @@ import type { ServerConfig, ServersConfig } from '../config/types.js';
 import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
 import { credentialDigest, type ConnectionPool, type PoolEntry } from '../servers/pool.js';
-import { decideServer } from '../rules/decide.js';
+import { decideServer, grantMayUse } from '../rules/decide.js';
 import type { ListKind } from '../servers/lists.js';
 
 /** What a reload changes: the configuration and rules in force, the catalog's servers, the connections. */
@@ -78,7 +78,7 @@ export async function applyConfig(gateway: Reconfigurable, next: ServersConfig, 
     if (conn !== undefined) await conn.close();
     await pooled;
   });
-  const revoked = gateway.pool.retain((entry) => (rules.open || decideServer(rules, entry.agent, entry.server).allowed) && sameCredential(rules, entry));
+  const revoked = gateway.pool.retain((entry) => (rules.open || decideServer(rules, entry.agent, entry.server).allowed || grantMayUse(rules, entry.server)) && sameCredential(rules, entry));
   // Everyone's view may differ under new rules, even with the same servers.
   gateway.announce(['tools', 'resources', 'resourceTemplates', 'prompts']);
   await Promise.all([...stopping, revoked]);

@@ -6,7 +6,7 @@
 import type { Catalog } from '../catalog/catalog.js';
 import type { ServersConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
-import { decideTool, serverVisible } from '../rules/decide.js';
+import { decideTool, serverVisible, type Claims } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
 import { globToRegExp } from '../rules/schema.js';
 import type { Connection } from '../servers/connection.js';
@@ -86,14 +86,14 @@ const invalid = (message: string): GatewayError => new GatewayError('MCPG_INVALI
 /** Rough token count of a JSON value (about four characters a token), for max_schema_tokens. */
 const tokens = (value: unknown): number => Math.ceil(JSON.stringify(value).length / 4);
 
-export function listServers(parts: DiscoveryParts, agent: string): Record<string, unknown> {
+export function listServers(parts: DiscoveryParts, agent: string, claims?: Claims): Record<string, unknown> {
   const rules = parts.rules();
   const servers = parts.servers().servers
-    .filter((s) => !s.disabled && (rules.open || serverVisible(rules, agent, s.name)))
+    .filter((s) => !s.disabled && (rules.open || serverVisible(rules, agent, s.name, claims)))
     .map((s) => {
       const conn = parts.connections.get(s.name);
       // What get_server_tools would list: allowed, and not held (the held count spans every agent's tools).
-      const tools = parts.catalog.serverTools(s.name).filter((t) => (rules.open || decideTool(rules, agent, s.name, t.name).allowed) && callable(parts, s.name, t.name));
+      const tools = parts.catalog.serverTools(s.name).filter((t) => (rules.open || decideTool(rules, agent, s.name, t.name, claims).allowed) && callable(parts, s.name, t.name));
       return { name: s.name, state: conn?.state ?? 'not started', tools: tools.length, description: conn?.info?.serverInfo.name };
     });
   return text({ servers });
@@ -105,11 +105,11 @@ function callable(parts: DiscoveryParts, server: string, tool: string): boolean 
   return entry !== undefined && entry.held === undefined;
 }
 
-export function getServerTools(parts: DiscoveryParts, agent: string, args: Record<string, unknown>): Record<string, unknown> {
+export function getServerTools(parts: DiscoveryParts, agent: string, args: Record<string, unknown>, claims?: Claims): Record<string, unknown> {
   const server = args.server;
   if (typeof server !== 'string') throw invalid('get_server_tools needs "server" (a string)');
   const rules = parts.rules();
-  if (!rules.open && !serverVisible(rules, agent, server)) {
+  if (!rules.open && !serverVisible(rules, agent, server, claims)) {
     throw new GatewayError('MCPG_POLICY_DENIED', `agent "${agent}" may not use server "${server}"`, { server, detail: { agent } });
   }
   const names = Array.isArray(args.names) ? new Set(args.names.filter((n): n is string => typeof n === 'string')) : undefined;
@@ -121,7 +121,7 @@ export function getServerTools(parts: DiscoveryParts, agent: string, args: Recor
   for (const tool of parts.catalog.serverTools(server)) {
     if (names !== undefined && !names.has(tool.name)) continue;
     if (pattern !== undefined && !pattern.test(tool.name)) continue;
-    if (!rules.open && !decideTool(rules, agent, server, tool.name).allowed) continue;
+    if (!rules.open && !decideTool(rules, agent, server, tool.name, claims).allowed) continue;
     if (!callable(parts, server, tool.name)) continue;
     const item = { name: tool.name, description: tool.description, inputSchema: tool.inputSchema };
     const cost = tokens(item);
@@ -147,13 +147,13 @@ export function executeTarget(parts: DiscoveryParts, args: Record<string, unknow
 }
 
 /** Runs a meta-tool: a result to send, or (execute_tool) the call to make through the normal path. */
-export function runMetaTool(parts: DiscoveryParts, agent: string, name: string, args: Record<string, unknown>):
+export function runMetaTool(parts: DiscoveryParts, agent: string, name: string, args: Record<string, unknown>, claims?: Claims):
   { result: Record<string, unknown> } | { execute: ReturnType<typeof executeTarget> } {
   switch (name) {
     case 'list_servers':
-      return { result: listServers(parts, agent) };
+      return { result: listServers(parts, agent, claims) };
     case 'get_server_tools':
-      return { result: getServerTools(parts, agent, args) };
+      return { result: getServerTools(parts, agent, args, claims) };
     case 'execute_tool':
       return { execute: executeTarget(parts, args) };
     case 'get_gateway_status':

@@ -23,6 +23,7 @@ import { ConnectionPool } from '../servers/pool.js';
 import type { BreakerOptions } from '../servers/breaker.js';
 import type { Clock } from '../servers/clock.js';
 import { PinKeeper } from '../pins/keeper.js';
+import type { Claims } from '../rules/decide.js';
 import { OPEN_RULES, type Rules } from '../rules/load.js';
 import { AgentViews } from './agent-views.js';
 import { OwnSubscriptions, Subscriptions } from './subscriptions.js';
@@ -455,12 +456,16 @@ export class Gateway {
    * Serves one modern (2026-07-28) request of `agent` (modern.ts): an agent session that lives as
    * long as the request, under the same rules as a legacy session of that agent.
    */
-  serveModern(msg: JsonRpcRequest, envelope: Envelope, sink: ModernSink, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio', identified = agentExplicit): ModernRequest {
+  serveModern(msg: JsonRpcRequest, envelope: Envelope, sink: ModernSink, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio', identified = agentExplicit, claims?: Claims): ModernRequest {
     return serveModern({
       agent,
       waiting: this.waitingForInput,
       requestStates: this.requestStates,
-      open: (channel) => this.openSession(channel, agent, agentExplicit, transport, identified),
+      open: (channel) => {
+        const session = this.openSession(channel, agent, agentExplicit, transport, identified);
+        session.claims = claims;
+        return session;
+      },
       sameForAll: () => this.rules.open,
       instructions: () => this.instructions(),
     }, msg, envelope, sink);

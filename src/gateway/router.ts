@@ -8,7 +8,7 @@
 import type { Catalog, ToolEntry } from '../catalog/catalog.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import { decideServer, decideTool } from '../rules/decide.js';
+import { decideServer, decideTool, type Claims } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
 import { ownPrompt, ownTool } from './own-catalogs.js';
@@ -69,11 +69,11 @@ export class Router {
    * tools/call: allowed → the route; denied, held, unknown or its server not connected → the error;
    * unknown while servers are still starting → NOT_YET (the caller waits for them to settle).
    */
-  tool(log: Logger, agent: string, name: string, own?: readonly Catalog[]): ToolRoute | GatewayError | typeof NOT_YET {
+  tool(log: Logger, agent: string, name: string, own?: readonly Catalog[], claims?: Claims): ToolRoute | GatewayError | typeof NOT_YET {
     const { catalog } = this.parts;
     // `own`: the session's per-agent/per-session catalogs (own-catalogs.ts); they replace the shared view of their servers.
     const entry = own === undefined ? catalog.tool(name) : ownTool(catalog, own, name);
-    const refused = this.toolDenied(log, agent, name, entry);
+    const refused = this.toolDenied(log, agent, name, entry, claims);
     if (refused !== undefined) return refused;
     if (entry === undefined) {
       if (!this.parts.hasSettled()) return NOT_YET;
@@ -91,13 +91,13 @@ export class Router {
    * for a denial to reveal nothing, a denied tool of an unprefixed server is unknown too (the same
    * MCPG_TOOL_NOT_FOUND; the denial is logged at debug).
    */
-  toolDenied(log: Logger, agent: string, name: string, entry: ToolEntry | undefined): GatewayError | undefined {
+  toolDenied(log: Logger, agent: string, name: string, entry: ToolEntry | undefined, claims?: Claims): GatewayError | undefined {
     const rules = this.parts.rules();
     if (rules.open) return undefined;
     const target = entry ?? this.parts.catalog.serverOfName(name);
     if (target === undefined) return undefined;
     const tool = 'original' in target ? target.original : target.rest;
-    const decision = decideTool(rules, agent, target.server, tool);
+    const decision = decideTool(rules, agent, target.server, tool, claims);
     if (decision.allowed) return undefined;
     if (!this.parts.catalog.isPrefixed(target.server)) return hidden(log, target.server, decision.reason, new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } }));
     return denied(log, agent, target.server, `tool "${tool}"`, decision.reason);
@@ -107,34 +107,34 @@ export class Router {
    * Server-level rules (resources, prompts, completion): undefined when allowed, else the error —
    * `unknown` for an unprefixed server, whose items' names and URIs do not name it (see toolDenied).
    */
-  serverDenied(log: Logger, agent: string, server: string, what: string, unknown?: () => GatewayError): GatewayError | undefined {
+  serverDenied(log: Logger, agent: string, server: string, what: string, unknown?: () => GatewayError, claims?: Claims): GatewayError | undefined {
     const rules = this.parts.rules();
     if (rules.open) return undefined;
-    const decision = decideServer(rules, agent, server);
+    const decision = decideServer(rules, agent, server, claims);
     if (decision.allowed) return undefined;
     if (unknown !== undefined && !this.parts.catalog.isPrefixed(server)) return hidden(log, server, decision.reason, unknown());
     return denied(log, agent, server, what, decision.reason);
   }
 
-  uri(log: Logger, agent: string, method: string, uri: unknown): UriRoute | GatewayError {
+  uri(log: Logger, agent: string, method: string, uri: unknown, claims?: Claims): UriRoute | GatewayError {
     if (typeof uri !== 'string') return invalidParams(`${method} needs params.uri (a string)`);
     const split = this.parts.catalog.resolveUri(uri);
     const notFound = (): GatewayError => new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${uri} (mcpgate resource URIs look like mcpgate://SERVER/URI)`, { detail: { uri } });
-    const refused = split === undefined ? undefined : this.serverDenied(log, agent, split.server, `resource "${split.uri}"`, notFound);
+    const refused = split === undefined ? undefined : this.serverDenied(log, agent, split.server, `resource "${split.uri}"`, notFound, claims);
     if (refused !== undefined) return refused;
     const conn = split === undefined ? undefined : this.parts.connections.get(split.server);
     if (split === undefined || conn === undefined) return notFound();
     return { conn, uri: split.uri, publicUri: uri };
   }
 
-  prompt(log: Logger, agent: string, name: unknown, own?: readonly Catalog[]): PromptRoute | GatewayError {
+  prompt(log: Logger, agent: string, name: unknown, own?: readonly Catalog[], claims?: Claims): PromptRoute | GatewayError {
     if (typeof name !== 'string') return invalidParams('prompts/get needs params.name (a string)');
     const { catalog } = this.parts;
     const entry = own === undefined ? catalog.prompt(name) : ownPrompt(catalog, own, name);
     // Decided before existence, like tools: a denial reveals nothing.
     const target = entry ?? catalog.serverOfName(name);
     const notFound = (): GatewayError => new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${name}`, { detail: { prompt: name } });
-    const refused = target === undefined ? undefined : this.serverDenied(log, agent, target.server, `prompt "${'original' in target ? target.original : target.rest}"`, notFound);
+    const refused = target === undefined ? undefined : this.serverDenied(log, agent, target.server, `prompt "${'original' in target ? target.original : target.rest}"`, notFound, claims);
     if (refused !== undefined) return refused;
     if (entry === undefined) return notFound();
     const conn = this.connection(entry.server);
@@ -143,15 +143,15 @@ export class Router {
   }
 
   /** completion/complete: rewrites `ref` to the server's own prompt name or URI; returns the connection. */
-  completion(log: Logger, agent: string, ref: Record<string, unknown> | undefined, own?: readonly Catalog[]): Connection | GatewayError {
+  completion(log: Logger, agent: string, ref: Record<string, unknown> | undefined, own?: readonly Catalog[], claims?: Claims): Connection | GatewayError {
     if (ref?.type === 'ref/prompt') {
-      const route = this.prompt(log, agent, ref.name, own);
+      const route = this.prompt(log, agent, ref.name, own, claims);
       if (route instanceof GatewayError) return route;
       ref.name = route.original;
       return route.conn;
     }
     if (ref?.type === 'ref/resource') {
-      const route = this.uri(log, agent, 'completion/complete', ref.uri);
+      const route = this.uri(log, agent, 'completion/complete', ref.uri, claims);
       if (route instanceof GatewayError) return route;
       ref.uri = route.uri;
       return route.conn;

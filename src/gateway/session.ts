@@ -18,6 +18,7 @@ import {
 import { sanitizeContent } from '../wire/sanitize.js';
 import { encodeResultParts, partsToText, type EncodedParts } from '../wire/encoded.js';
 import type { Catalog } from '../catalog/catalog.js';
+import type { Claims } from '../rules/decide.js';
 import type { GatewayMetrics } from '../observability/gateway-metrics.js';
 import { AgentRequests } from './agent-requests.js';
 import { ShownViews, type AgentViews } from './agent-views.js';
@@ -128,6 +129,11 @@ export class AgentSession {
   private closed = false;
   /** Unique in this process: the per-session pool scope. */
   readonly serial = nextSerial++;
+  /**
+   * The verified claims of the token the agent's latest request came with (HTTP with a JWT or OAuth
+   * token; the front sets them per request), for the rules' grants; undefined otherwise.
+   */
+  claims: Claims | undefined;
   /** Tracing on: the open span of each agent request, by the agent's id (undefined: tracing off). */
   private readonly spans: Map<RequestId, RequestSpan> | undefined;
 
@@ -148,7 +154,7 @@ export class AgentSession {
     /** The session's id in the audit trail and the console (HTTP: its Mcp-Session-Id). */
     readonly id: string = randomUUID(),
   ) {
-    this.shown = new ShownViews(parts.views, agent, () => parts.own(this));
+    this.shown = new ShownViews(parts.views, agent, () => parts.own(this), () => this.claims);
     if (parts.tracing !== undefined) this.spans = new Map();
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
     this.agentRequests = new AgentRequests(agent, (line, about) => !this.closed && this.channel.send(line, about) !== false);
@@ -272,7 +278,8 @@ export class AgentSession {
       return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     }
     // Denied, held, unknown or unconnected: the router decides once, before existence for denials.
-    const route = this.parts.router.tool(this.log, agent, name, this.parts.own(this));
+    // An agent named by discovery's agent_id has no token of its own: no claims.
+    const route = this.parts.router.tool(this.log, agent, name, this.parts.own(this), agent === this.agent ? this.claims : undefined);
     if (route === NOT_YET) return this.waiting.run(msg.id, () => this.callTool(msg, agent, timeoutMs));
     const audit = this.parts.audit === undefined ? undefined : this.auditOf(msg.method, agent, { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
@@ -417,7 +424,7 @@ export class AgentSession {
   // ── resources, prompts, completion ──────────────────────────────────────────────────────────
 
   private readResource(msg: JsonRpcRequest): void {
-    const route = this.parts.router.uri(this.log, this.agent, msg.method, msg.params?.uri);
+    const route = this.parts.router.uri(this.log, this.agent, msg.method, msg.params?.uri, this.claims);
     const audit = this.parts.audit === undefined || typeof msg.params?.uri !== 'string' ? undefined : this.auditOf(msg.method, this.agent, { resource: msg.params.uri }, route instanceof GatewayError ? route : route.conn.name);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     msg.params!.uri = route.uri;
@@ -425,7 +432,7 @@ export class AgentSession {
   }
 
   private getPrompt(msg: JsonRpcRequest): void {
-    const route = this.parts.router.prompt(this.log, this.agent, msg.params?.name, this.parts.own(this));
+    const route = this.parts.router.prompt(this.log, this.agent, msg.params?.name, this.parts.own(this), this.claims);
     const audit = this.parts.audit === undefined || typeof msg.params?.name !== 'string' ? undefined : this.auditOf(msg.method, this.agent, { prompt: msg.params.name, ...this.parts.audit.argumentsOf(msg.params.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     msg.params!.name = route.original;
@@ -436,7 +443,7 @@ export class AgentSession {
   }
 
   private complete(msg: JsonRpcRequest): void {
-    const conn = this.parts.router.completion(this.log, this.agent, msg.params?.ref as Record<string, unknown> | undefined, this.parts.own(this));
+    const conn = this.parts.router.completion(this.log, this.agent, msg.params?.ref as Record<string, unknown> | undefined, this.parts.own(this), this.claims);
     if (conn instanceof GatewayError) return this.sendError(msg.id, conn);
     this.sendToServer(conn, msg);
   }
@@ -446,7 +453,7 @@ export class AgentSession {
     const args = (msg.params?.arguments ?? {}) as Record<string, unknown>;
     const agent = !this.agentExplicit && typeof args.agent_id === 'string' && args.agent_id !== '' ? args.agent_id : this.agent;
     try {
-      const outcome = runMetaTool(discovery, agent, name, args);
+      const outcome = runMetaTool(discovery, agent, name, args, agent === this.agent ? this.claims : undefined);
       if ('result' in outcome) return this.sendResult(msg.id, outcome.result);
       msg.params = { ...msg.params, name: outcome.execute.name, arguments: outcome.execute.arguments };
       this.callTool(msg, agent, outcome.execute.timeoutMs);
@@ -459,7 +466,7 @@ export class AgentSession {
   async subscribeUri(subscribe: boolean, publicUriParam: unknown): Promise<void> {
     const method = subscribe ? 'resources/subscribe' : 'resources/unsubscribe';
     await this.parts.settling.settled;
-    const route = this.parts.router.uri(this.log, this.agent, method, publicUriParam);
+    const route = this.parts.router.uri(this.log, this.agent, method, publicUriParam, this.claims);
     if (route instanceof GatewayError) throw route;
     const { conn, uri, publicUri } = route;
     if (conn.config.sessions !== 'shared') return this.ownSubscription(subscribe, conn, uri);

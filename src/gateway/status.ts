@@ -30,7 +30,7 @@ export function gatewayStatus(gateway: StatusParts): Record<string, unknown> {
     ...gateway.statusSource(),
     policy: rules.open
       ? { file: null, open: true, note: 'no rules file: every agent may use every server' }
-      : { file: rules.file, agent_count: rules.agents.size, agent_ids: [...rules.agents.keys()].sort(), defaults: { deny_on_missing_agent: rules.defaults.denyOnMissingAgent } },
+      : { file: rules.file, agent_count: rules.agents.size, agent_ids: [...rules.agents.keys()].sort(), ...(rules.grants.length > 0 && { grants: rules.grants.map((g) => ({ name: g.id, when: Object.fromEntries(g.when.map((t) => [t.claim, [...t.values]])) })) }), defaults: { deny_on_missing_agent: rules.defaults.denyOnMissingAgent } },
     servers: gateway.config.servers.map((s) => {
       const conn = gateway.connections.get(s.name);
       return {

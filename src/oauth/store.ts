@@ -53,6 +53,12 @@ export class TokenStore {
 
   /** What is stored for `server` at `url`; undefined when nothing is, or when it was for another URL. Throws on an unreadable or corrupt file. */
   async read(server: string, url: string): Promise<TokenFile | undefined> {
+    const stored = await this.readAny(server);
+    return stored?.url === url ? stored : undefined;
+  }
+
+  /** What is stored for `server`, whatever URL it was for (logout revokes it); undefined when nothing is. Throws on an unreadable or corrupt file. */
+  async readAny(server: string): Promise<TokenFile | undefined> {
     const file = this.fileOf(server);
     let text: string;
     try {
@@ -76,7 +82,7 @@ export class TokenStore {
     }
     const parsed = FileSchema.safeParse(value);
     if (!parsed.success) throw new Error(`${file} is not a valid token file (${parsed.error.issues[0]?.path.join('.') ?? ''}); run mcpgate logout ${server} and log in again`);
-    return parsed.data.url === url ? parsed.data : undefined;
+    return parsed.data;
   }
 
   /** Replaces what is stored for `server` (atomically, mode 0600). */

@@ -3,12 +3,27 @@
 // costs a few Map/Set lookups and, only for lists that have globs, one RegExp run per list.
 
 import { DEFAULT_AGENT } from './schema.js';
-import type { CompiledAgent, Matcher, Rules } from './schema.js';
+import type { ClaimTest, CompiledAgent, CompiledSide, Matcher, Rules } from './schema.js';
 
 export interface Decision {
   readonly allowed: boolean;
   /** One sentence naming the rule that decided, for errors, logs and status. */
   readonly reason: string;
+}
+
+/**
+ * The verified claims of the token an agent's request came with (OAuth issuers and `auth.jwt`);
+ * undefined for a static token, stdio, or no authentication. Only `grants` read them.
+ */
+export type Claims = Readonly<Record<string, unknown>>;
+
+/** An agent's entry, or a grant its claims meet: what one decision weighs. */
+interface Entry {
+  readonly id: string;
+  readonly allow: CompiledSide;
+  readonly deny: CompiledSide;
+  /** True for a grant (`grants`), false for an entry of `agents`. */
+  readonly grant: boolean;
 }
 
 const OPEN: Decision = Object.freeze({ allowed: true, reason: 'there is no rules file: every agent may use every server' });
@@ -20,36 +35,52 @@ export function effectiveAgent(rules: Rules, agent: string | undefined): string 
   return undefined;
 }
 
+/** The names of the grants whose `when` the claims meet, in file order. */
+export function matchedGrants(rules: Rules, claims: Claims | undefined): string[] {
+  if (claims === undefined || rules.grants.length === 0) return [];
+  return rules.grants.filter((g) => meets(g.when, claims)).map((g) => g.id);
+}
+
 /**
  * May `agent` call `tool` of `server`? Most specific rule first: a denied server; an explicitly
  * denied tool; a tool denied by a pattern; an explicitly allowed tool; a tool allowed by a pattern;
- * an allowed server with no `allow.tools` entry for it (all its tools); otherwise denied.
+ * an allowed server with no `allow.tools` entry for it (all its tools); otherwise denied. With
+ * grants, each step looks at every entry that applies (the agent's own or `default`'s, then the
+ * grants its claims meet): a deny in any of them wins over an allow in any.
  */
-export function decideTool(rules: Rules, agent: string | undefined, server: string, tool: string): Decision {
-  const found = lookup(rules, agent);
-  if (found === undefined) return uncovered(rules, agent);
-  const who = subject(agent, found);
-  const deniedServer = serverMatch(found.deny.servers, server);
-  if (deniedServer !== undefined) return deny(`server ${q(server)} is denied to ${who} by deny.servers${via(deniedServer)}`);
+export function decideTool(rules: Rules, agent: string | undefined, server: string, tool: string, claims?: Claims): Decision {
+  const found = lookup(rules, agent, claims);
+  if (found.length === 0) return uncovered(rules, agent);
   const it = `tool ${q(tool)} of server ${q(server)}`;
-  const denied = found.deny.tools.get(server);
-  if (denied !== undefined) {
-    if (denied.exact.has(tool)) return deny(`${it} is denied to ${who} by deny.tools`);
+  for (const entry of found) {
+    const deniedServer = serverMatch(entry.deny.servers, server);
+    if (deniedServer !== undefined) return deny(`server ${q(server)} is denied to ${subject(agent, entry)} by deny.servers${via(deniedServer)}`);
+  }
+  for (const entry of found) {
+    const denied = entry.deny.tools.get(server);
+    if (denied === undefined) continue;
+    if (denied.exact.has(tool)) return deny(`${it} is denied to ${subject(agent, entry)} by deny.tools`);
     const pattern = denied.match(tool);
-    if (pattern !== undefined) return deny(`${it} is denied to ${who} by deny.tools pattern ${q(pattern)}`);
+    if (pattern !== undefined) return deny(`${it} is denied to ${subject(agent, entry)} by deny.tools pattern ${q(pattern)}`);
   }
-  const allowed = found.allow.tools.get(server);
-  if (allowed !== undefined) {
-    if (allowed.exact.has(tool)) return allow(`${it} is allowed to ${who} by allow.tools`);
+  let limited: Entry | undefined;
+  for (const entry of found) {
+    const allowed = entry.allow.tools.get(server);
+    if (allowed === undefined) continue;
+    if (allowed.exact.has(tool)) return allow(`${it} is allowed to ${subject(agent, entry)} by allow.tools`);
     const pattern = allowed.match(tool);
-    if (pattern !== undefined) return allow(`${it} is allowed to ${who} by allow.tools pattern ${q(pattern)}`);
-    return deny(`${it} is not in allow.tools of ${who}`);
+    if (pattern !== undefined) return allow(`${it} is allowed to ${subject(agent, entry)} by allow.tools pattern ${q(pattern)}`);
+    limited ??= entry;
   }
-  const allowedServer = serverMatch(found.allow.servers, server);
-  if (allowedServer !== undefined) {
-    return allow(`${it} is allowed to ${who} by allow.servers${via(allowedServer)}, with no allow.tools entry for the server (all its tools)`);
+  for (const entry of found) {
+    if (entry.allow.tools.has(server)) continue; // that entry lends only the tools it lists
+    const allowedServer = serverMatch(entry.allow.servers, server);
+    if (allowedServer !== undefined) {
+      return allow(`${it} is allowed to ${subject(agent, entry)} by allow.servers${via(allowedServer)}, with no allow.tools entry for the server (all its tools)`);
+    }
   }
-  return deny(`server ${q(server)} is not allowed to ${who}: neither allow.servers nor allow.tools names it`);
+  if (limited !== undefined) return deny(`${it} is not in allow.tools of ${subject(agent, limited)}`);
+  return deny(`server ${q(server)} is not allowed to ${subjects(agent, found)}: neither allow.servers nor allow.tools names it`);
 }
 
 /**
@@ -57,43 +88,101 @@ export function decideTool(rules: Rules, agent: string | undefined, server: stri
  * (or `"*"`) and only if `deny.servers` does not match: a server granted through `allow.tools` alone
  * lends its listed tools, nothing else.
  */
-export function decideServer(rules: Rules, agent: string | undefined, server: string): Decision {
-  const found = lookup(rules, agent);
-  if (found === undefined) return uncovered(rules, agent);
-  const who = subject(agent, found);
-  const deniedServer = serverMatch(found.deny.servers, server);
-  if (deniedServer !== undefined) return deny(`server ${q(server)} is denied to ${who} by deny.servers${via(deniedServer)}`);
-  const allowedServer = serverMatch(found.allow.servers, server);
-  if (allowedServer !== undefined) return allow(`server ${q(server)} is allowed to ${who} by allow.servers${via(allowedServer)}`);
-  if (found.allow.tools.has(server)) {
-    return deny(`server ${q(server)} is not in allow.servers of ${who}: only the tools allow.tools lists may be called`);
+export function decideServer(rules: Rules, agent: string | undefined, server: string, claims?: Claims): Decision {
+  const found = lookup(rules, agent, claims);
+  if (found.length === 0) return uncovered(rules, agent);
+  for (const entry of found) {
+    const deniedServer = serverMatch(entry.deny.servers, server);
+    if (deniedServer !== undefined) return deny(`server ${q(server)} is denied to ${subject(agent, entry)} by deny.servers${via(deniedServer)}`);
   }
-  return deny(`server ${q(server)} is not in allow.servers of ${who}`);
+  for (const entry of found) {
+    const allowedServer = serverMatch(entry.allow.servers, server);
+    if (allowedServer !== undefined) return allow(`server ${q(server)} is allowed to ${subject(agent, entry)} by allow.servers${via(allowedServer)}`);
+  }
+  const limited = found.find((entry) => entry.allow.tools.has(server));
+  if (limited !== undefined) {
+    return deny(`server ${q(server)} is not in allow.servers of ${subject(agent, limited)}: only the tools allow.tools lists may be called`);
+  }
+  return deny(`server ${q(server)} is not in allow.servers of ${subjects(agent, found)}`);
 }
 
 /**
  * Is `server` shown to `agent` at all (e.g. by discovery's `list_servers`)? When decideServer
- * allows it, or when `allow.tools` could let some tool of it through `deny.tools`.
+ * allows it, or when some entry's `allow.tools` could let some tool of it through every `deny.tools`.
  */
-export function serverVisible(rules: Rules, agent: string | undefined, server: string): boolean {
-  const found = lookup(rules, agent);
-  if (found === undefined) return uncovered(rules, agent).allowed;
-  if (serverMatch(found.deny.servers, server) !== undefined) return false;
-  if (serverMatch(found.allow.servers, server) !== undefined) return true;
-  const allowed = found.allow.tools.get(server);
-  if (allowed === undefined) return false;
-  const denied = found.deny.tools.get(server);
-  if (denied === undefined) return allowed.exact.size > 0 || allowed.patterns.length > 0;
-  if (denied.patterns.some((p) => /^\*+$/.test(p))) return false;
-  if (allowed.patterns.length > 0) return true; // which names a glob admits is unknown here; assume some
-  for (const name of allowed.exact) if (!denied.exact.has(name) && denied.match(name) === undefined) return true;
+export function serverVisible(rules: Rules, agent: string | undefined, server: string, claims?: Claims): boolean {
+  const found = lookup(rules, agent, claims);
+  if (found.length === 0) return uncovered(rules, agent).allowed;
+  if (found.some((entry) => serverMatch(entry.deny.servers, server) !== undefined)) return false;
+  if (found.some((entry) => serverMatch(entry.allow.servers, server) !== undefined)) return true;
+  const denials = found.map((entry) => entry.deny.tools.get(server)).filter((d): d is Matcher => d !== undefined);
+  if (denials.some((denied) => denied.patterns.some((p) => /^\*+$/.test(p)))) return false;
+  for (const entry of found) {
+    const allowed = entry.allow.tools.get(server);
+    if (allowed === undefined) continue;
+    if (allowed.patterns.length > 0) return true; // which names a glob admits is unknown here; assume some
+    for (const name of allowed.exact) if (denials.every((denied) => !denied.exact.has(name) && denied.match(name) === undefined)) return true;
+  }
   return false;
 }
 
-/** The compiled rules that apply to `agent`: its own, else those of `default`; none for OPEN_RULES. */
-function lookup(rules: Rules, agent: string | undefined): CompiledAgent | undefined {
-  if (rules.open) return undefined;
-  return (agent === undefined ? undefined : rules.agents.get(agent)) ?? rules.agents.get(DEFAULT_AGENT);
+/**
+ * Whether some grant, for some token, could let an agent use `server` (its `allow.servers` or
+ * `allow.tools` name it, its `deny.servers` does not): what a reload keeps a pooled connection for
+ * when the connection's agent's claims are not at hand (every call is decided again anyway).
+ */
+export function grantMayUse(rules: Rules, server: string): boolean {
+  return rules.grants.some((g) => serverMatch(g.deny.servers, server) === undefined && (serverMatch(g.allow.servers, server) !== undefined || g.allow.tools.has(server)));
+}
+
+/**
+ * The entries that apply to `agent`: its own, else those of `default` (none for OPEN_RULES), then
+ * every grant its token's claims meet.
+ */
+function lookup(rules: Rules, agent: string | undefined, claims: Claims | undefined): readonly Entry[] {
+  if (rules.open) return NONE;
+  const own = (agent === undefined ? undefined : rules.agents.get(agent)) ?? rules.agents.get(DEFAULT_AGENT);
+  const base = own === undefined ? NONE : single(own);
+  if (claims === undefined || rules.grants.length === 0) return base;
+  const grants = rules.grants.filter((g) => meets(g.when, claims)).map((g) => ({ id: g.id, allow: g.allow, deny: g.deny, grant: true }));
+  return grants.length === 0 ? base : [...base, ...grants];
+}
+
+const NONE: readonly Entry[] = Object.freeze([]);
+// One frozen list per compiled agent, made once: a decision without grants allocates nothing.
+const SINGLE = new WeakMap<CompiledAgent, readonly Entry[]>();
+
+function single(agent: CompiledAgent): readonly Entry[] {
+  let list = SINGLE.get(agent);
+  if (list === undefined) {
+    list = Object.freeze([Object.freeze({ id: agent.id, allow: agent.allow, deny: agent.deny, grant: false })]);
+    SINGLE.set(agent, list);
+  }
+  return list;
+}
+
+/** Every test of `when` holds for `claims`. */
+function meets(when: readonly ClaimTest[], claims: Claims): boolean {
+  return when.every((test) => {
+    const value = claimValue(claims, test.claim);
+    if (typeof value === 'string') {
+      if (test.claim === 'scope' || test.claim === 'scp') return value.split(' ').some((word) => test.values.includes(word));
+      return test.values.includes(value);
+    }
+    return Array.isArray(value) && value.some((item) => typeof item === 'string' && test.values.includes(item));
+  });
+}
+
+/** The claim named `name`, else (a dotted name) the value at that path through nested objects. */
+function claimValue(claims: Claims, name: string): unknown {
+  if (Object.hasOwn(claims, name)) return claims[name];
+  if (!name.includes('.')) return undefined;
+  let value: unknown = claims;
+  for (const part of name.split('.')) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, part)) return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
 }
 
 /** The decision for an agent no entry of the rules covers. */
@@ -107,8 +196,16 @@ function name(agent: string | undefined): string {
   return agent === undefined ? 'an agent with no id' : `agent ${q(agent)}`;
 }
 
-function subject(agent: string | undefined, rules: CompiledAgent): string {
-  return rules.id === agent ? name(agent) : `${name(agent)} (rules of agent ${q(rules.id)})`;
+function subject(agent: string | undefined, entry: Entry): string {
+  if (entry.grant) return `${name(agent)} (grant ${q(entry.id)})`;
+  return entry.id === agent ? name(agent) : `${name(agent)} (rules of agent ${q(entry.id)})`;
+}
+
+/** The subject of every entry that applied: one as before, several as "agent X (rules of …, grant …)". */
+function subjects(agent: string | undefined, found: readonly Entry[]): string {
+  if (found.length === 1) return subject(agent, found[0]!);
+  const parts = found.map((e) => (e.grant ? `grant ${q(e.id)}` : e.id === agent ? 'its own rules' : `rules of agent ${q(e.id)}`));
+  return `${name(agent)} (${parts.join(', ')})`;
 }
 
 /** '' for an exact name, the glob for a pattern, undefined when the list does not match. */

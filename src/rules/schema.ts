@@ -43,12 +43,36 @@ export interface CompiledAgent {
   readonly serverHeaders: ReadonlyMap<string, HeaderSet>;
 }
 
+/**
+ * One condition of a grant's `when`: the token's claim `claim` holds one of `values` — a string
+ * claim equal to one (for `scope` and `scp`, one of its space-separated words), an array claim
+ * containing one. A dotted name (`realm_access.roles`) walks into objects when no claim has the
+ * whole name.
+ */
+export interface ClaimTest {
+  readonly claim: string;
+  readonly values: readonly string[];
+}
+
+/**
+ * A grant by claim (the `grants` section): rules for every agent whose OAuth/JWT token meets all of
+ * `when`, added to its own entry's (or `default`'s); a deny from any of them wins (rules/decide.ts).
+ */
+export interface CompiledGrant {
+  readonly id: string;
+  readonly when: readonly ClaimTest[];
+  readonly allow: CompiledSide;
+  readonly deny: CompiledSide;
+}
+
 export interface Rules {
   /** True only for OPEN_RULES (no rules file): every agent may use every server. */
   readonly open: boolean;
   /** Absolute path of the rules file; undefined for OPEN_RULES. */
   readonly file: string | undefined;
   readonly agents: ReadonlyMap<string, CompiledAgent>;
+  /** The grants by claim, in file order (`grants`); empty when the file has none. */
+  readonly grants: readonly CompiledGrant[];
   readonly defaults: { readonly denyOnMissingAgent: boolean };
   /** `sha256:<hex>` → the agent it identifies (a hash may belong to one agent only). */
   readonly tokens: ReadonlyMap<string, string>;
@@ -68,7 +92,9 @@ export const DEFAULT_AGENT = 'default';
 const SPECIAL = /[\\^$.*+?()[\]{}|/]/;
 const TOKEN = /^sha256:[0-9a-f]{64}$/;
 const TOKEN_ANY_CASE = /^sha256:[0-9a-fA-F]{64}$/;
-const TOP_KEYS = new Set(['agents', 'defaults', 'auth', 'admins']);
+const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins']);
+const GRANT_KEYS = new Set(['when', 'allow', 'deny']);
+const MAX_GRANT_VALUES = 256;
 const ADMIN_KEYS = new Set(['tokens']);
 const AGENT_KEYS = new Set(['allow', 'deny', 'tokens', 'serverHeaders']);
 const SIDE_KEYS = new Set(['servers', 'tools']);
@@ -171,6 +197,7 @@ export const OPEN_RULES: Rules = Object.freeze({
   open: true,
   file: undefined,
   agents: frozenMap<string, CompiledAgent>([]),
+  grants: Object.freeze([]),
   defaults: Object.freeze({ denyOnMissingAgent: false }),
   tokens: frozenMap<string, string>([]),
   auth: undefined,
@@ -204,6 +231,7 @@ export function buildRules(raw: unknown, file: string, servers: readonly ServerR
   const refs = new Map(servers.map((ref) => [typeof ref === 'string' ? ref : ref.name, ref] as const));
   const ctx: Context = { file, servers: new Set(refs.keys()), refs, env, errors: [], warnings: [], tokens: new Map() };
   const agents = new Map<string, CompiledAgent>();
+  const grants: CompiledGrant[] = [];
   let denyOnMissingAgent = true;
   let auth: AuthConfig | undefined;
   const admins = new Map<string, string>();
@@ -221,10 +249,11 @@ export function buildRules(raw: unknown, file: string, servers: readonly ServerR
         const agent = compileAgent(id, entry, ctx);
         if (agent !== undefined) agents.set(id, agent);
       }
-      if (Object.keys(entries).length === 0 && denyOnMissingAgent) {
+      if (Object.keys(entries).length === 0 && denyOnMissingAgent && raw.grants === undefined) {
         warn(ctx, ['agents'], 'no agents are listed and defaults.deny_on_missing_agent is true: every agent is denied everything');
       }
     }
+    readGrants(raw.grants, ctx, grants);
     readAdmins(raw.admins, ctx, admins);
   }
   if (ctx.errors.length > 0) throw configInvalid(file, ctx.errors, { warnings: ctx.warnings });
@@ -232,6 +261,7 @@ export function buildRules(raw: unknown, file: string, servers: readonly ServerR
     open: false,
     file,
     agents: frozenMap(agents),
+    grants: Object.freeze(grants),
     defaults: Object.freeze({ denyOnMissingAgent }),
     tokens: frozenMap(ctx.tokens),
     auth,
@@ -292,19 +322,20 @@ function compileAgent(id: string, entry: unknown, ctx: Context): CompiledAgent |
   return Object.freeze({ id, allow, deny, tokens, serverHeaders: frozenMap(serverHeaders) });
 }
 
-function compileSide(id: string, side: 'allow' | 'deny', value: unknown, ctx: Context): CompiledSide {
-  const base = ['agents', id, side];
+function compileSide(id: string, side: 'allow' | 'deny', value: unknown, ctx: Context, section: 'agents' | 'grants' = 'agents'): CompiledSide {
+  const base = [section, id, side];
   if (value === undefined) return EMPTY_SIDE;
   if (!isPlainObject(value)) {
     error(ctx, base, `expected an object with "servers" and/or "tools", got ${describeValue(value)}`);
     return EMPTY_SIDE;
   }
-  for (const key of Object.keys(value)) if (!SIDE_KEYS.has(key)) warn(ctx, [...base, key], `unknown key ${q(key)} in ${side} of agent ${q(id)} is ignored`);
+  const owner = `${section === 'agents' ? 'agent' : 'grant'} ${q(id)}`;
+  for (const key of Object.keys(value)) if (!SIDE_KEYS.has(key)) warn(ctx, [...base, key], `unknown key ${q(key)} in ${side} of ${owner} is ignored`);
 
   let servers = EMPTY_MATCHER;
   const list = readNames(value.servers, [...base, 'servers'], 'server', ctx);
   if (list !== undefined) {
-    list.forEach((name, i) => checkServerNamed(id, name, [...base, 'servers', i], ctx));
+    list.forEach((name, i) => checkServerNamed(owner, name, [...base, 'servers', i], ctx));
     servers = compileMatcher(list);
   }
 
@@ -319,7 +350,7 @@ function compileSide(id: string, side: 'allow' | 'deny', value: unknown, ctx: Co
         error(ctx, at, 'a server name must not be empty');
         continue;
       }
-      checkServerNamed(id, server, at, ctx);
+      checkServerNamed(owner, server, at, ctx);
       const toolList = readNames(names, at, 'tool', ctx);
       if (toolList !== undefined) tools.set(server, compileMatcher(toolList));
     }
@@ -343,15 +374,75 @@ function readNames(value: unknown, at: readonly PropertyKey[], what: 'server' | 
 }
 
 /** A rule naming a server `.mcp.json` lacks is a warning (seed 003): the file may be mid-edit. */
-function checkServerNamed(id: string, name: string, at: readonly PropertyKey[], ctx: Context): void {
+function checkServerNamed(owner: string, name: string, at: readonly PropertyKey[], ctx: Context): void {
   if (name === '*' || ctx.servers.has(name)) return;
   if (!isGlob(name)) {
-    warn(ctx, at, `agent ${q(id)} names server ${q(name)}, which .mcp.json does not define`);
+    warn(ctx, at, `${owner} names server ${q(name)}, which .mcp.json does not define`);
     return;
   }
   const regex = globToRegExp(name);
   for (const server of ctx.servers) if (regex.test(server)) return;
-  warn(ctx, at, `agent ${q(id)} names server pattern ${q(name)}, which matches no server .mcp.json defines`);
+  warn(ctx, at, `${owner} names server pattern ${q(name)}, which matches no server .mcp.json defines`);
+}
+
+/**
+ * `grants`: `{NAME: {"when": {CLAIM: VALUE | [VALUE, …], …}, "allow": {…}, "deny": {…}}}`, rules by
+ * the claims of an agent's OAuth/JWT token (docs/architecture.md "`gateway-rules.json` (agents)").
+ * Every condition of `when` must hold; a grant without one would apply to every token, so it is an
+ * error (that is what `default` is for).
+ */
+function readGrants(value: unknown, ctx: Context, grants: CompiledGrant[]): void {
+  if (value === undefined) return;
+  if (!isPlainObject(value)) return error(ctx, ['grants'], `expected an object mapping grant names to {"when": {CLAIM: VALUE}, "allow": …, "deny": …}, got ${describeValue(value)}`);
+  for (const [id, entry] of Object.entries(value)) {
+    const base = ['grants', id];
+    const before = ctx.errors.length;
+    if (id === '') {
+      error(ctx, base, 'a grant name must not be empty');
+      continue;
+    }
+    if (!isPlainObject(entry)) {
+      error(ctx, base, `expected an object with "when" and "allow" and/or "deny" (grant ${q(id)}), got ${describeValue(entry)}`);
+      continue;
+    }
+    for (const key of Object.keys(entry)) {
+      if (GRANT_KEYS.has(key)) continue;
+      if (key === 'tokens' || key === 'serverHeaders') error(ctx, [...base, key], `a grant has no ${q(key)}: it names no agent; put ${key} under the agent in "agents"`);
+      else warn(ctx, [...base, key], `unknown key ${q(key)} in grant ${q(id)} is ignored`);
+    }
+    const when = readWhen(id, entry.when, ctx);
+    const allow = compileSide(id, 'allow', entry.allow, ctx, 'grants');
+    const deny = compileSide(id, 'deny', entry.deny, ctx, 'grants');
+    if (entry.allow === undefined && entry.deny === undefined) warn(ctx, base, `grant ${q(id)} has neither "allow" nor "deny": it changes nothing`);
+    if (ctx.errors.length === before) grants.push(Object.freeze({ id, when, allow, deny }));
+  }
+}
+
+function readWhen(id: string, value: unknown, ctx: Context): readonly ClaimTest[] {
+  const at = ['grants', id, 'when'];
+  const shape = '{CLAIM: VALUE or [VALUE, …]}, e.g. {"groups": "eng"} or {"scope": "tools:read"}';
+  if (value === undefined) {
+    error(ctx, at, `missing; a grant applies to the tokens whose claims match ${shape}`);
+    return [];
+  }
+  if (!isPlainObject(value) || Object.keys(value).length === 0) {
+    error(ctx, at, `expected a non-empty object ${shape}, got ${isPlainObject(value) ? 'an empty object (a grant for every token is what "default" is for)' : describeValue(value)}`);
+    return [];
+  }
+  const tests: ClaimTest[] = [];
+  for (const [claim, wanted] of Object.entries(value)) {
+    if (claim === '') {
+      error(ctx, at, 'a claim name must not be empty');
+      continue;
+    }
+    const list: unknown[] = Array.isArray(wanted) ? wanted : [wanted];
+    if (list.length === 0 || list.length > MAX_GRANT_VALUES || list.some((v) => typeof v !== 'string' || v === '')) {
+      error(ctx, [...at, claim], `expected a non-empty string or an array of 1 to ${MAX_GRANT_VALUES} of them (any one matches), got ${describeValue(wanted)}`);
+      continue;
+    }
+    tests.push(Object.freeze({ claim, values: Object.freeze([...new Set(list as string[])]) }));
+  }
+  return Object.freeze(tests);
 }
 
 /**

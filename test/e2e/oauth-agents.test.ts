@@ -9,49 +9,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
-import {
-  Client,
-  StreamableHTTPClientTransport,
-  UnauthorizedError,
-  type OAuthClientMetadata,
-  type OAuthClientProvider,
-  type StoredOAuthClientInformation,
-  type StoredOAuthTokens,
-} from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { fixtureServer, tempDir, textOf, writeConfig, type TempDir } from '../helpers/gateway.js';
 import { JSON_HEADERS, connectAgent, initializeBody, raw, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
-import { Idp, OPAQUE_ROBOT, ROBOT, signingKey } from '../helpers/oidc.js';
+import { AGENT_REDIRECT as REDIRECT, Idp, MemoryProvider, OPAQUE_ROBOT, ROBOT, signingKey } from '../helpers/oidc.js';
 
 const TIMEOUT = 90_000;
-const REDIRECT = 'http://127.0.0.1:9/callback'; // never opened: the test reads the code from the redirect
 
 function messageOf(body: Record<string, unknown> | undefined): string {
   const message = (body?.error as { message?: unknown } | undefined)?.message;
   return typeof message === 'string' ? message : JSON.stringify(body);
-}
-
-/** The SDK's OAuth client provider, kept in memory; the "browser" step is recorded for the test to drive. */
-class MemoryProvider implements OAuthClientProvider {
-  authorizationUrl: URL | undefined;
-  private info: StoredOAuthClientInformation | undefined;
-  private saved: StoredOAuthTokens | undefined;
-  private verifier = '';
-  readonly redirectUrl = REDIRECT;
-  readonly clientMetadata: OAuthClientMetadata = {
-    client_name: 'mcpgate e2e agent',
-    redirect_uris: [REDIRECT],
-    grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'],
-    token_endpoint_auth_method: 'none',
-  };
-  clientInformation(): StoredOAuthClientInformation | undefined { return this.info; }
-  saveClientInformation(info: StoredOAuthClientInformation): void { this.info = info; }
-  tokens(): StoredOAuthTokens | undefined { return this.saved; }
-  saveTokens(tokens: StoredOAuthTokens): void { this.saved = tokens; }
-  redirectToAuthorization(url: URL): void { this.authorizationUrl = url; }
-  saveCodeVerifier(verifier: string): void { this.verifier = verifier; }
-  codeVerifier(): string { return this.verifier; }
-  get registered(): boolean { return this.info !== undefined; }
 }
 
 describe('agents sign in with OAuth (oidc-provider on loopback)', { timeout: TIMEOUT }, () => {

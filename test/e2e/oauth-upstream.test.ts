@@ -13,7 +13,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -165,12 +165,37 @@ describe('mcpgate as an OAuth client: login, refresh, revocation', { timeout: 12
     assert.ok(!log.includes(stored.tokens!.refresh_token!), 'no token in the log');
   });
 
-  it('logout removes the tokens; --agent is refused', async () => {
+  it('logout revokes the tokens at the authorization server (RFC 7009) and removes them; a failed revocation is reported; --agent is refused', async () => {
     const refused = await cli(['login', 'remote', '--config', config, '--state', state, '--agent', 'a']);
     assert.equal(refused.code, 2);
     assert.match(refused.err, /--agent is not supported yet/);
+    // A fresh login (the test before revoked the last one's refresh token), then logout revokes it (RFC 7009).
+    const relogin = await login(as, config, state);
+    assert.equal(relogin.code, 0, relogin.err);
+    const stored = await readTokens(state);
+    const refresh = stored.tokens!.refresh_token!;
     const out = await cli(['logout', 'remote', '--config', config, '--state', state]);
     assert.equal(out.code, 0, out.err);
+    // oidc-provider revokes the grant with the refresh token; its JWT access tokens it cannot revoke (unsupported_token_type).
+    assert.match(out.out, new RegExp(`Revoked the refresh token at ${as.issuer}/token/revocation\\.\\nThe authorization server cannot revoke the access token itself`));
+    await assert.rejects(stat(`${state}/oauth/remote.json`), { code: 'ENOENT' });
+    const grant = await fetch(`${as.issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refresh, client_id: stored.client!.client_id }).toString(),
+    });
+    assert.equal(grant.status, 400, 'the revoked refresh token no longer works at the authorization server');
+    assert.equal(((await grant.json()) as { error?: string }).error, 'invalid_grant');
+    assert.ok(!out.out.includes(refresh) && !out.err.includes(refresh), 'no token in the output');
+
+    // The revocation endpoint does not answer: reported (exit 1), and the local tokens are removed all the same.
+    assert.equal((await login(as, config, state)).code, 0);
+    const file = await readTokens(state) as unknown as { discovery: { authorizationServerMetadata: Record<string, unknown> } };
+    file.discovery.authorizationServerMetadata.revocation_endpoint = 'http://127.0.0.1:9/revoke';
+    await writeFile(`${state}/oauth/remote.json`, JSON.stringify(file));
+    const failed = await cli(['logout', 'remote', '--config', config, '--state', state]);
+    assert.equal(failed.code, 1);
+    assert.match(failed.err, /could not revoke the tokens: the refresh token was not revoked at http:\/\/127\.0\.0\.1:9\/revoke: .*The local tokens are removed/);
     await assert.rejects(stat(`${state}/oauth/remote.json`), { code: 'ENOENT' });
     const again = await cli(['logout', 'remote', '--config', config, '--state', state]);
     assert.equal(again.code, 1);

@@ -9,6 +9,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import Provider, { type Configuration } from 'oidc-provider';
+import {
+  Client,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+} from '@modelcontextprotocol/client';
 
 export const ROBOT = { id: 'robot', secret: 'robot-secret-for-tests-only-0123456789' };
 /** A client whose access tokens are opaque (checked by introspection). */
@@ -25,9 +34,58 @@ export async function signingKey(kid: string): Promise<SigningKey> {
   return { kid, privateKey, jwk: { ...(await exportJWK(privateKey)), kid, alg: 'ES256', use: 'sig' } };
 }
 
+/** An agent's redirect URI: never opened, the test reads the code from the redirect. */
+export const AGENT_REDIRECT = 'http://127.0.0.1:9/callback';
+
+/** The SDK's OAuth client provider, kept in memory; the "browser" step is recorded for the test to drive. */
+export class MemoryProvider implements OAuthClientProvider {
+  authorizationUrl: URL | undefined;
+  private info: StoredOAuthClientInformation | undefined;
+  private saved: StoredOAuthTokens | undefined;
+  private verifier = '';
+  readonly redirectUrl = AGENT_REDIRECT;
+  readonly clientMetadata: OAuthClientMetadata = {
+    client_name: 'mcpgate e2e agent',
+    redirect_uris: [AGENT_REDIRECT],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+  };
+  clientInformation(): StoredOAuthClientInformation | undefined { return this.info; }
+  saveClientInformation(info: StoredOAuthClientInformation): void { this.info = info; }
+  tokens(): StoredOAuthTokens | undefined { return this.saved; }
+  saveTokens(tokens: StoredOAuthTokens): void { this.saved = tokens; }
+  redirectToAuthorization(url: URL): void { this.authorizationUrl = url; }
+  saveCodeVerifier(verifier: string): void { this.verifier = verifier; }
+  codeVerifier(): string { return this.verifier; }
+  get registered(): boolean { return this.info !== undefined; }
+}
+
+/**
+ * An agent's access token for `resource`, the SDK client's way: its OAuth provider follows the 401
+ * to the metadata, registers, and `login` signs in on the IdP's pages.
+ */
+export async function agentSignIn(idp: Idp, url: string, login: string): Promise<MemoryProvider> {
+  const provider = new MemoryProvider();
+  const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
+  try {
+    await new Client({ name: `agent-${login}`, version: '1.0.0' }).connect(transport).then(
+      () => { throw new Error('connected without signing in'); },
+      (err: unknown) => { if (!(err instanceof UnauthorizedError)) throw err; },
+    );
+    if (provider.authorizationUrl === undefined) throw new Error('the client was not sent to the authorization server');
+    await transport.finishAuth(await idp.authorize(provider.authorizationUrl, AGENT_REDIRECT, login));
+  } finally {
+    await transport.close();
+  }
+  return provider;
+}
+
 export class Idp {
   issuer = '';
   keys: SigningKey[] = [];
+  /** Extra claims of each account's access tokens (e.g. `groups`), by its login name. */
+  readonly accountClaims = new Map<string, Record<string, unknown>>();
   private provider: Provider | undefined;
   private readonly server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (this.provider === undefined) res.writeHead(503).end();
@@ -64,6 +122,8 @@ export class Idp {
       pkce: { required: () => true },
       ttl: { AccessToken: 300, ClientCredentials: 300, AuthorizationCode: 60, Grant: 3600, Interaction: 600, Session: 3600, RefreshToken: 3600 },
       findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
+      // What a company IdP puts in access tokens for authorization: group membership and the like.
+      extraTokenClaims: (_ctx, token) => ('accountId' in token && typeof token.accountId === 'string' ? this.accountClaims.get(token.accountId) : undefined),
       features: {
         devInteractions: { enabled: true },
         registration: { enabled: true },

@@ -68,8 +68,13 @@ void describe('OAuth issuers: JWT access tokens by the issuer JWKS', T, () => {
   let k2: Key;
   let rules: Rules;
   const issuers = new IssuerKeys();
-  const check = (token: string, r: Rules = rules, resource = RESOURCE): Promise<AuthOutcome> =>
-    authenticate(r, `Bearer ${token}`, { issuers, resource });
+  // The outcome without its claims (the first test looks at those).
+  const check = async (token: string, r: Rules = rules, resource = RESOURCE): Promise<AuthOutcome> => {
+    const outcome = await authenticate(r, `Bearer ${token}`, { issuers, resource });
+    if (!outcome.ok) return outcome;
+    const { claims: _claims, ...rest } = outcome;
+    return rest;
+  };
 
   before(async () => {
     await idp.start();
@@ -83,6 +88,10 @@ void describe('OAuth issuers: JWT access tokens by the issuer JWKS', T, () => {
     assert.deepEqual(await check(await idp.sign(k1, { email: 'alice@example.com' })), { ok: true, agent: 'alice@example.com', via: 'oauth' });
     assert.deepEqual(await check(await idp.sign(k1, { email: 'bob@example.com', aud: ['other', RESOURCE] })), { ok: true, agent: 'bob@example.com', via: 'oauth' });
     assert.equal(idp.jwksFetches, 1);
+    // The verified claims come with the outcome, for the rules' grants.
+    const full = await authenticate(rules, `Bearer ${await idp.sign(k1, { email: 'c@example.com', groups: ['eng'] })}`, { issuers, resource: RESOURCE });
+    assert.ok(full.ok);
+    assert.deepEqual(full.claims?.groups, ['eng']);
   });
 
   void it('refused: another audience (RFC 8707), expired, no agent claim, HMAC, an unknown issuer', T, async () => {

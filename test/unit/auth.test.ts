@@ -11,7 +11,7 @@ import type { KeyObject } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { BEARER_CHALLENGE, NOT_BEARER, NO_TOKEN, authenticate, challenge, hashToken } from '../../src/auth/auth.js';
+import { BEARER_CHALLENGE, NOT_BEARER, NO_TOKEN, authenticate, challenge, hashToken, type AuthOutcome } from '../../src/auth/auth.js';
 import { describeAuth } from '../../src/rules/auth-config.js';
 import { OPEN_RULES, parseRules } from '../../src/rules/load.js';
 import { loadRules } from '../../src/reload.js';
@@ -53,6 +53,13 @@ const good = (extra: Record<string, unknown> = {}): Record<string, unknown> => (
 const rulesWith = (auth: unknown, env: NodeJS.ProcessEnv = {}): Rules =>
   parseRules(JSON.stringify({ agents: { 'ci-bot': { tokens: [hashToken(TOKEN)] } }, ...(auth === undefined ? {} : { auth }) }), FILE, [], { env });
 const bearer = (token: string): string => `Bearer ${token}`;
+/** An outcome without the verified claims (compared on their own where they matter). */
+function plain(outcome: AuthOutcome): AuthOutcome {
+  if (!outcome.ok) return outcome;
+  const { claims: _claims, ...rest } = outcome;
+  return rest;
+}
+
 const reason = async (rules: Rules, token: string): Promise<string> => {
   const outcome = await authenticate(rules, bearer(token), { now: NOW });
   assert.equal(outcome.ok, false, 'expected a refusal');
@@ -64,16 +71,16 @@ const RS = rulesWith({ jwt: { publicKey: pem(rsa.publicKey), issuer: 'https://id
 
 void describe('the Authorization header', T, () => {
   void it('without bearer credentials: a reason and a challenge without error (RFC 6750 §3.1)', T, async () => {
-    for (const header of [undefined, '', '   ']) assert.deepEqual((await authenticate(HS, header, { now: NOW })), { ok: false, reason: NO_TOKEN });
-    assert.deepEqual((await authenticate(HS, 'Basic dXNlcjpwdw==', { now: NOW })), { ok: false, reason: NOT_BEARER });
-    assert.deepEqual((await authenticate(HS, TOKEN, { now: NOW })), { ok: false, reason: NOT_BEARER }, 'a token without a scheme');
+    for (const header of [undefined, '', '   ']) assert.deepEqual(plain(await authenticate(HS, header, { now: NOW })), { ok: false, reason: NO_TOKEN });
+    assert.deepEqual(plain(await authenticate(HS, 'Basic dXNlcjpwdw==', { now: NOW })), { ok: false, reason: NOT_BEARER });
+    assert.deepEqual(plain(await authenticate(HS, TOKEN, { now: NOW })), { ok: false, reason: NOT_BEARER }, 'a token without a scheme');
     assert.equal(challenge(NO_TOKEN), BEARER_CHALLENGE);
     assert.equal(challenge(NOT_BEARER), 'Bearer realm="mcpgate"');
   });
 
   void it('a malformed bearer header is refused without echoing it', T, async () => {
     const refuse = async (header: string): Promise<string> => {
-      const outcome = (await authenticate(HS, header, { now: NOW }));
+      const outcome = plain(await authenticate(HS, header, { now: NOW }));
       return outcome.ok ? 'accepted' : outcome.reason;
     };
     assert.equal(await refuse('Bearer'), 'the Authorization header has no token after "Bearer"');
@@ -83,8 +90,8 @@ void describe('the Authorization header', T, () => {
   });
 
   void it('the scheme is case-insensitive and surrounding spaces are ignored', T, async () => {
-    assert.deepEqual((await authenticate(HS, `bearer   ${TOKEN} `, { now: NOW })), { ok: true, agent: 'ci-bot', via: 'token' });
-    assert.deepEqual((await authenticate(HS, `BEARER ${TOKEN}`, { now: NOW })), { ok: true, agent: 'ci-bot', via: 'token' });
+    assert.deepEqual(plain(await authenticate(HS, `bearer   ${TOKEN} `, { now: NOW })), { ok: true, agent: 'ci-bot', via: 'token' });
+    assert.deepEqual(plain(await authenticate(HS, `BEARER ${TOKEN}`, { now: NOW })), { ok: true, agent: 'ci-bot', via: 'token' });
   });
 
   void it('challenge: invalid_token with an RFC 6750-safe description (no quotes, no backslashes)', T, () => {
@@ -96,7 +103,7 @@ void describe('the Authorization header', T, () => {
 
 void describe('static tokens', T, () => {
   void it('a listed token names its agent; an unknown one is refused without being echoed', T, async () => {
-    assert.deepEqual((await authenticate(HS, bearer(TOKEN), { now: NOW })), { ok: true, agent: 'ci-bot', via: 'token' });
+    assert.deepEqual(plain(await authenticate(HS, bearer(TOKEN), { now: NOW })), { ok: true, agent: 'ci-bot', via: 'token' });
     assert.equal(await reason(HS, 'mcpg_not-listed'), 'unknown token');
     assert.equal(await reason(OPEN_RULES, TOKEN), 'unknown token');
   });
@@ -105,7 +112,7 @@ void describe('static tokens', T, () => {
     const token = jwt('HS256', SECRET, good());
     assert.equal(await reason(rulesWith(undefined), token), 'unknown token (it looks like a JWT, but JWT authentication is not configured)');
     const listed = parseRules(JSON.stringify({ agents: { a: { tokens: [hashToken(token)] } }, auth: { jwt: { secret: '${S}' } } }), FILE, [], { env: { S: SECRET } });
-    assert.deepEqual((await authenticate(listed, bearer(token), { now: NOW })), { ok: true, agent: 'a', via: 'token' });
+    assert.deepEqual(plain(await authenticate(listed, bearer(token), { now: NOW })), { ok: true, agent: 'a', via: 'token' });
   });
 });
 
@@ -113,35 +120,35 @@ void describe('JWTs: each algorithm family verifies', T, () => {
   const ok = { ok: true, agent: 'ci-bot', via: 'jwt' };
 
   void it('HS256 with a ${VAR} secret; HS384 and HS512 with a long enough one', T, async () => {
-    assert.deepEqual((await authenticate(HS, bearer(jwt('HS256', SECRET, good())), { now: NOW })), ok);
+    assert.deepEqual(plain(await authenticate(HS, bearer(jwt('HS256', SECRET, good())), { now: NOW })), ok);
     const long = rulesWith({ jwt: { secret: '${K}' } }, { K: SECRET_64 });
-    for (const alg of ['HS256', 'HS384', 'HS512']) assert.deepEqual((await authenticate(long, bearer(jwt(alg, SECRET_64, good())), { now: NOW })), ok, alg);
+    for (const alg of ['HS256', 'HS384', 'HS512']) assert.deepEqual(plain(await authenticate(long, bearer(jwt(alg, SECRET_64, good())), { now: NOW })), ok, alg);
     assert.equal(await reason(HS, jwt('HS512', SECRET, good())), 'JWT algorithm HS512 is not allowed (allowed: HS256)', 'a 37-byte secret is too short for HS512');
   });
 
   void it('RS256 and PS256 with a PEM public key, issuer and audience', T, async () => {
     const claims = good({ iss: 'https://idp.test', aud: ['x', 'mcpgate'] });
-    assert.deepEqual((await authenticate(RS, bearer(jwt('RS256', rsa.privateKey, claims)), { now: NOW })), ok);
-    assert.deepEqual((await authenticate(RS, bearer(jwt('PS256', rsa.privateKey, { ...claims, aud: 'other' })), { now: NOW })), ok);
+    assert.deepEqual(plain(await authenticate(RS, bearer(jwt('RS256', rsa.privateKey, claims)), { now: NOW })), ok);
+    assert.deepEqual(plain(await authenticate(RS, bearer(jwt('PS256', rsa.privateKey, { ...claims, aud: 'other' })), { now: NOW })), ok);
   });
 
   void it('ES256 and ES384 (raw r||s signatures), EdDSA from a JWK, each key only with its own algorithm', T, async () => {
     const es256 = rulesWith({ jwt: { publicKey: pem(p256.publicKey) } });
     assert.deepEqual(es256.auth?.jwt?.algorithms, ['ES256']);
-    assert.deepEqual((await authenticate(es256, bearer(jwt('ES256', p256.privateKey, good())), { now: NOW })), ok);
+    assert.deepEqual(plain(await authenticate(es256, bearer(jwt('ES256', p256.privateKey, good())), { now: NOW })), ok);
     const es384 = rulesWith({ jwt: { publicKey: pem(p384.publicKey) } });
-    assert.deepEqual((await authenticate(es384, bearer(jwt('ES384', p384.privateKey, good())), { now: NOW })), ok);
+    assert.deepEqual(plain(await authenticate(es384, bearer(jwt('ES384', p384.privateKey, good())), { now: NOW })), ok);
     const der = sign('sha256', Buffer.from('x.y'), p256.privateKey).toString('base64url'); // DER, not JWS
     assert.equal(await reason(es256, jwt('ES256', undefined, good(), {}, der)), 'JWT signature does not verify');
     const eddsa = rulesWith({ jwt: { publicKey: ed.publicKey.export({ format: 'jwk' }) } });
-    assert.deepEqual((await authenticate(eddsa, bearer(jwt('EdDSA', ed.privateKey, good())), { now: NOW })), ok);
+    assert.deepEqual(plain(await authenticate(eddsa, bearer(jwt('EdDSA', ed.privateKey, good())), { now: NOW })), ok);
     assert.equal(await reason(eddsa, jwt('ES256', p256.privateKey, good())), 'JWT algorithm ES256 is not allowed (allowed: EdDSA)');
   });
 
   void it('defaults: an RSA key allows RS* and PS*; the agent claim can be another claim', T, async () => {
     const rules = rulesWith({ jwt: { publicKey: pem(rsa.publicKey), agentClaim: 'client_id' } });
     assert.deepEqual(rules.auth?.jwt?.algorithms, ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512']);
-    assert.deepEqual((await authenticate(rules, bearer(jwt('PS512', rsa.privateKey, good({ client_id: 'svc' }))), { now: NOW })), { ok: true, agent: 'svc', via: 'jwt' });
+    assert.deepEqual(plain(await authenticate(rules, bearer(jwt('PS512', rsa.privateKey, good({ client_id: 'svc' }))), { now: NOW })), { ok: true, agent: 'svc', via: 'jwt' });
   });
 });
 
@@ -150,13 +157,13 @@ void describe('JWTs: refusals', T, () => {
 
   void it('time: exp (past the skew), nbf, iat in the future; exp required unless requireExp is false', T, async () => {
     assert.equal(await hs(good({ exp: SEC - 60 })), 'JWT expired at 2026-03-01T11:59:00.000Z');
-    assert.equal((await authenticate(HS, bearer(jwt('HS256', SECRET, good({ exp: SEC - 20 }))), { now: NOW })).ok, true, 'within the 30 s skew');
+    assert.equal(plain(await authenticate(HS, bearer(jwt('HS256', SECRET, good({ exp: SEC - 20 }))), { now: NOW })).ok, true, 'within the 30 s skew');
     assert.equal(await hs(good({ nbf: SEC + 120 })), 'JWT is not valid before 2026-03-01T12:02:00.000Z');
     assert.equal(await hs(good({ iat: SEC + 3600 })), 'JWT was issued in the future (iat 2026-03-01T13:00:00.000Z)');
     assert.equal(await hs(good({ exp: '1' })), 'JWT "exp" claim is not a number of seconds');
     assert.equal(await hs({ sub: 'ci-bot' }), 'JWT has no "exp" claim; tokens must expire');
     const lax = rulesWith({ jwt: { secret: '${S}', requireExp: false, clockSkewSeconds: 0 } }, { S: SECRET });
-    assert.equal((await authenticate(lax, bearer(jwt('HS256', SECRET, { sub: 'ci-bot' })), { now: NOW })).ok, true);
+    assert.equal(plain(await authenticate(lax, bearer(jwt('HS256', SECRET, { sub: 'ci-bot' })), { now: NOW })).ok, true);
     assert.equal(await reason(lax, jwt('HS256', SECRET, good({ exp: SEC - 1 }))), 'JWT expired at 2026-03-01T11:59:59.000Z');
   });
 
@@ -204,7 +211,7 @@ void describe('JWTs: attacks jose refuses (RFC 8725)', T, () => {
     for (const header of [{ jwk: attackerJwk }, { jku: 'http://127.0.0.1:9/keys.json', kid: 'k' }, { x5u: 'http://127.0.0.1:9/cert.pem' }, { x5c: ['AAAA'] }]) {
       assert.equal(await reason(ES, jwt('ES256', attacker.privateKey, good(), header)), 'JWT signature does not verify', JSON.stringify(header));
     }
-    assert.equal((await authenticate(ES, bearer(jwt('ES256', p256.privateKey, good(), { jwk: attackerJwk })), { now: NOW })).ok, true, 'the real key still verifies');
+    assert.equal(plain(await authenticate(ES, bearer(jwt('ES256', p256.privateKey, good(), { jwk: attackerJwk })), { now: NOW })).ok, true, 'the real key still verifies');
   });
 
   void it('bad ECDSA signatures: zero r and s (CVE-2022-21449), truncated, DER-encoded, another curve', T, async () => {
@@ -300,7 +307,7 @@ void describe('auth configuration', T, () => {
     assert.deepEqual(byPath(literal.warnings), { '$.auth.jwt.secret': 'the secret is written in the rules file itself; prefer "${JWT_SECRET}" with the variable set, so the file holds no secret' });
     const { message } = await failure(() => rulesWith({ jwt: { secret: 'tiny-literal-secret', algorithms: 'HS256' } }));
     assert.ok(!message.includes('tiny-literal-secret'), message);
-    assert.equal((await authenticate(rulesWith({ jwt: { secret: '${A}${B}' } }, { A: SECRET.slice(0, 20), B: SECRET.slice(20) }), bearer(jwt('HS256', SECRET, good())), { now: NOW })).ok, true);
+    assert.equal(plain(await authenticate(rulesWith({ jwt: { secret: '${A}${B}' } }, { A: SECRET.slice(0, 20), B: SECRET.slice(20) }), bearer(jwt('HS256', SECRET, good())), { now: NOW })).ok, true);
   });
 });
 
@@ -318,7 +325,7 @@ void describe('publicKeyFile and loadRules({ env }) (src/reload.ts reads the fil
     const file = path.join(dir, 'gateway-rules.json');
     await writeFile(file, JSON.stringify({ agents: {}, defaults: { deny_on_missing_agent: false }, auth: { jwt: { publicKeyFile: '${KEY_NAME}' } } }));
     const rules = await loadRules(file, [], { env: { KEY_NAME: 'idp.pem' } });
-    assert.deepEqual((await authenticate(rules, bearer(jwt('EdDSA', ed.privateKey, good())), { now: NOW })), { ok: true, agent: 'ci-bot', via: 'jwt' });
+    assert.deepEqual(plain(await authenticate(rules, bearer(jwt('EdDSA', ed.privateKey, good())), { now: NOW })), { ok: true, agent: 'ci-bot', via: 'jwt' });
     const { issues } = await failure(() => loadRules(file, [], { env: { KEY_NAME: 'missing.pem' } }));
     assert.deepEqual(byPath(issues), { '$.auth.jwt.publicKeyFile': `cannot read the key file ${path.join(dir, 'missing.pem')}: no such file` });
   });
@@ -333,7 +340,7 @@ void describe('publicKeyFile compiled from text: the key comes through the reade
     const rules = withKeyFile('keys/${IDP}.pem', { env: { IDP: 'idp' }, readKeyFile: (file) => (asked.push(file), pem(ed.publicKey)) });
     assert.deepEqual(asked, ['/srv/project/keys/idp.pem']);
     assert.equal(rules.auth?.jwt?.keyDescription, 'an Ed25519 public key');
-    assert.deepEqual((await authenticate(rules, bearer(jwt('EdDSA', ed.privateKey, good())), { now: NOW })), { ok: true, agent: 'ci-bot', via: 'jwt' });
+    assert.deepEqual(plain(await authenticate(rules, bearer(jwt('EdDSA', ed.privateKey, good())), { now: NOW })), { ok: true, agent: 'ci-bot', via: 'jwt' });
     assert.equal(await reason(rules, jwt('EdDSA', generateKeyPairSync('ed25519').privateKey, good())), 'JWT signature does not verify');
   });
 
@@ -376,7 +383,7 @@ void describe('mcpgate token', T, () => {
     assert.match(err, /shown only this once/);
     assert.ok(!err.includes(token), 'the token is not repeated on stderr');
     const rules = parseRules(`{"agents": {"ci-bot": {${line}}}}`, FILE, []);
-    assert.deepEqual((await authenticate(rules, bearer(token), { now: NOW })), { ok: true, agent: 'ci-bot', via: 'token' });
+    assert.deepEqual(plain(await authenticate(rules, bearer(token), { now: NOW })), { ok: true, agent: 'ci-bot', via: 'token' });
   });
 
   void it('refuses an empty AGENT with exit code 2 and prints no token', T, () => {
