@@ -510,7 +510,7 @@ export class Catalog {
 
   private claim(kind: ClaimKind, name: string, server: string): void {
     let servers = this.claimants[kind].get(name);
-    if (servers === undefined) this.claimants[kind].set(name, (servers = new Map()));
+    if (servers === undefined) this.claimants[kind].set(name, (servers = new Map<string, number>()));
     servers.set(server, (servers.get(server) ?? 0) + 1);
   }
 
