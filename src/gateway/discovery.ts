@@ -10,6 +10,7 @@ import { decideTool, serverVisible, type Claims } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
 import { globToRegExp } from '../rules/schema.js';
 import type { Connection } from '../servers/connection.js';
+import { ownsServer } from './own-catalogs.js';
 
 /** What the meta-tools read: the configured servers, their connections, the catalog, the rules. */
 export interface DiscoveryParts {
@@ -86,26 +87,36 @@ const invalid = (message: string): GatewayError => new GatewayError('MCPG_INVALI
 /** Rough token count of a JSON value (about four characters a token), for max_schema_tokens. */
 const tokens = (value: unknown): number => Math.ceil(JSON.stringify(value).length / 4);
 
-export function listServers(parts: DiscoveryParts, agent: string, claims?: Claims): Record<string, unknown> {
+/**
+ * The catalog that lists a server for this session: one of its own catalogs for a per-agent or
+ * per-session server whose pooled connection it has (own-catalogs.ts), else the shared one.
+ */
+function catalogOf(parts: DiscoveryParts, server: string, own: readonly Catalog[] | undefined): Catalog {
+  if (own !== undefined) for (const catalog of own) if (ownsServer([catalog], server)) return catalog;
+  return parts.catalog;
+}
+
+export function listServers(parts: DiscoveryParts, agent: string, claims?: Claims, own?: readonly Catalog[]): Record<string, unknown> {
   const rules = parts.rules();
   const servers = parts.servers().servers
     .filter((s) => !s.disabled && (rules.open || serverVisible(rules, agent, s.name, claims)))
     .map((s) => {
       const conn = parts.connections.get(s.name);
       // What get_server_tools would list: allowed, and not held (the held count spans every agent's tools).
-      const tools = parts.catalog.serverTools(s.name).filter((t) => (rules.open || decideTool(rules, agent, s.name, t.name, claims).allowed) && callable(parts, s.name, t.name));
+      const catalog = catalogOf(parts, s.name, own);
+      const tools = catalog.serverTools(s.name).filter((t) => (rules.open || decideTool(rules, agent, s.name, t.name, claims).allowed) && callable(catalog, s.name, t.name));
       return { name: s.name, state: conn?.state ?? 'not started', tools: tools.length, description: conn?.info?.serverInfo.name };
     });
   return text({ servers });
 }
 
 /** In the catalog and not held by pins. */
-function callable(parts: DiscoveryParts, server: string, tool: string): boolean {
-  const entry = parts.catalog.tool(parts.catalog.publicName(server, tool) ?? '');
+function callable(catalog: Catalog, server: string, tool: string): boolean {
+  const entry = catalog.tool(catalog.publicName(server, tool) ?? '');
   return entry !== undefined && entry.held === undefined;
 }
 
-export function getServerTools(parts: DiscoveryParts, agent: string, args: Record<string, unknown>, claims?: Claims): Record<string, unknown> {
+export function getServerTools(parts: DiscoveryParts, agent: string, args: Record<string, unknown>, claims?: Claims, own?: readonly Catalog[]): Record<string, unknown> {
   const server = args.server;
   if (typeof server !== 'string') throw invalid('get_server_tools needs "server" (a string)');
   const rules = parts.rules();
@@ -118,11 +129,12 @@ export function getServerTools(parts: DiscoveryParts, agent: string, args: Recor
   let used = 0;
   const tools: Record<string, unknown>[] = [];
   const omitted: string[] = [];
-  for (const tool of parts.catalog.serverTools(server)) {
+  const catalog = catalogOf(parts, server, own);
+  for (const tool of catalog.serverTools(server)) {
     if (names !== undefined && !names.has(tool.name)) continue;
     if (pattern !== undefined && !pattern.test(tool.name)) continue;
     if (!rules.open && !decideTool(rules, agent, server, tool.name, claims).allowed) continue;
-    if (!callable(parts, server, tool.name)) continue;
+    if (!callable(catalog, server, tool.name)) continue;
     const item = { name: tool.name, description: tool.description, inputSchema: tool.inputSchema };
     const cost = tokens(item);
     if (used + cost > budget) {
@@ -147,13 +159,13 @@ export function executeTarget(parts: DiscoveryParts, args: Record<string, unknow
 }
 
 /** Runs a meta-tool: a result to send, or (execute_tool) the call to make through the normal path. */
-export function runMetaTool(parts: DiscoveryParts, agent: string, name: string, args: Record<string, unknown>, claims?: Claims):
+export function runMetaTool(parts: DiscoveryParts, agent: string, name: string, args: Record<string, unknown>, claims?: Claims, own?: readonly Catalog[]):
   { result: Record<string, unknown> } | { execute: ReturnType<typeof executeTarget> } {
   switch (name) {
     case 'list_servers':
-      return { result: listServers(parts, agent, claims) };
+      return { result: listServers(parts, agent, claims, own) };
     case 'get_server_tools':
-      return { result: getServerTools(parts, agent, args, claims) };
+      return { result: getServerTools(parts, agent, args, claims, own) };
     case 'execute_tool':
       return { execute: executeTarget(parts, args) };
     case 'get_gateway_status':

@@ -453,7 +453,7 @@ export class AgentSession {
     const args = (msg.params?.arguments ?? {}) as Record<string, unknown>;
     const agent = !this.agentExplicit && typeof args.agent_id === 'string' && args.agent_id !== '' ? args.agent_id : this.agent;
     try {
-      const outcome = runMetaTool(discovery, agent, name, args, agent === this.agent ? this.claims : undefined);
+      const outcome = runMetaTool(discovery, agent, name, args, agent === this.agent ? this.claims : undefined, agent === this.agent ? this.parts.own(this) : undefined);
       if ('result' in outcome) return this.sendResult(msg.id, outcome.result);
       msg.params = { ...msg.params, name: outcome.execute.name, arguments: outcome.execute.arguments };
       this.callTool(msg, agent, outcome.execute.timeoutMs);

@@ -150,3 +150,47 @@ describe('pins on a per-agent server\'s own tools', { timeout: TIMEOUT }, () => 
     assert.equal((await rpcError(bob.client.callTool({ name: 'counter__fresh', arguments: {} }))).data.code, 'MCPG_TOOL_NOT_FOUND');
   });
 });
+
+describe('discovery mode on a per-agent server', { timeout: TIMEOUT }, () => {
+  let dir: TempDir;
+  let gate: HttpGateway;
+  const agents: Agent[] = [];
+
+  before(async () => {
+    dir = await tempDir();
+    const config = await writeConfig(dir, { counter: fixtureServer('counter-server', [], { sessions: 'per-agent' }) });
+    gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off', '--mode', 'discovery'] });
+  });
+
+  after(async () => {
+    for (const a of agents) await a.close().catch(() => undefined);
+    await gate?.stop();
+    await dir?.remove();
+  });
+
+  const serverTools = async (a: Agent): Promise<string[]> => {
+    const result = await a.client.callTool({ name: 'get_server_tools', arguments: { server: 'counter' } });
+    return (JSON.parse(textOf(result)) as { tools: { name: string }[] }).tools.map((t) => t.name);
+  };
+  const count = async (a: Agent): Promise<number> => {
+    const result = await a.client.callTool({ name: 'list_servers', arguments: {} });
+    return (JSON.parse(textOf(result)) as { servers: { name: string; tools: number }[] }).servers.find((s) => s.name === 'counter')!.tools;
+  };
+
+  it('get_server_tools and list_servers show an agent its own connection\'s tools, and execute_tool reaches only its own', async () => {
+    const alice = await agent(gate, 'alice');
+    const bob = await agent(gate, 'bob');
+    agents.push(alice, bob);
+    const before = await serverTools(bob);
+    assert.ok(before.includes('grow'), JSON.stringify(before));
+    const grown = await alice.client.callTool({ name: 'execute_tool', arguments: { server: 'counter', tool: 'grow', args: { name: 'alice_tool' } } });
+    assert.equal(textOf(grown), 'grew alice_tool');
+    assert.ok(await until(async () => (await serverTools(alice)).includes('alice_tool')), 'alice discovers her own tool');
+    assert.equal(await count(alice), before.length + 1);
+    assert.match(textOf(await alice.client.callTool({ name: 'execute_tool', arguments: { server: 'counter', tool: 'alice_tool' } })), /^grown alice_tool/);
+    assert.deepEqual(await serverTools(bob), before, 'bob discovers only his own');
+    assert.equal(await count(bob), before.length);
+    const refused = await rpcError(bob.client.callTool({ name: 'execute_tool', arguments: { server: 'counter', tool: 'alice_tool' } }));
+    assert.equal(refused.data.code, 'MCPG_TOOL_NOT_FOUND', JSON.stringify(refused));
+  });
+});

@@ -216,7 +216,10 @@ void describe('ConnectionPool health check before reuse (pool.healthCheck, seed 
     assert.ok(a instanceof Connection);
     r.made[0]!.server.hung = true;
     r.clock.advance(150);
-    const fresh = await take(r, 'agent:a');
+    // The session's request timeouts run on an unref'd sweep (a real child process keeps the loop
+    // alive); the fake transport has no process, so the test holds the loop open while it waits.
+    const alive = setInterval(() => undefined, 1000);
+    const fresh = await take(r, 'agent:a').finally(() => clearInterval(alive));
     assert.ok(fresh instanceof Connection && fresh !== a && fresh.state === 'ready');
     assert.equal(a.state, 'closed', 'the hung one was closed');
     assert.equal(r.made.length, 2);
