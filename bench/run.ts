@@ -1,6 +1,6 @@
 // `npm run bench`: runs every benchmark and prints a table. Targets are checked here, not in unit
 // tests (timings on shared machines are noisy; only ratios measured in one run mean anything).
-// `npm run bench -- http` (or any of stdio, respawn, reload, http, memory, catalog, cluster, pool) runs only the benchmarks named.
+// `npm run bench -- http` (or any of stdio, respawn, reload, http, memory, catalog, cluster, pool, eras) runs only the benchmarks named.
 
 import { cpus, loadavg, totalmem } from 'node:os';
 import { benchReload } from './reload.js';
@@ -10,6 +10,7 @@ import { benchHttp } from './http-throughput.js';
 import { benchMemory } from './http-memory.js';
 import { benchCatalog, printCatalog } from './catalog.js';
 import { benchCluster } from './cluster.js';
+import { benchEras, printEras } from './eras.js';
 import { benchPool } from './pool.js';
 import { benchStdio, TARGETS, type StdioResult } from './stdio-latency.js';
 
@@ -34,7 +35,7 @@ function print(title: string, result: StdioResult): void {
     `(${(gate.median / direct).toFixed(2)}× direct, the relay ${(floor.median / direct).toFixed(2)}×)`);
 }
 
-const BENCHES = ['stdio', 'respawn', 'reload', 'http', 'memory', 'catalog', 'cluster', 'pool'] as const;
+const BENCHES = ['stdio', 'respawn', 'reload', 'http', 'memory', 'catalog', 'cluster', 'pool', 'eras'] as const;
 
 function selected(): Set<string> {
   const names = process.argv.slice(2);
@@ -55,6 +56,7 @@ async function main(): Promise<void> {
   if (run.has('catalog')) printCatalog(await benchCatalog(), (line) => console.log(line));
   if (run.has('cluster')) await benchCluster((line) => console.log(line));
   if (run.has('pool')) await benchPool((line) => console.log(line));
+  if (run.has('eras')) printEras(await benchEras(), (line) => console.log(line));
 }
 
 async function stdio(): Promise<void> {

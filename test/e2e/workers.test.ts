@@ -142,7 +142,11 @@ describe('mcpgate serve --workers 3 --redis: one port, three supervised workers'
     clients.push(client);
     const serverPid = Number(textOf(await client.callTool({ name: 'sink__pid', arguments: {} })));
     let owner: WorkerRow | undefined;
-    assert.ok(await until(async () => (owner = (await workersOf(base)).find((w) => w.sessions > 0)) !== undefined, 10_000), 'the owner is listed');
+    // The owner is the worker whose child answered (each worker has its own connection to the shared
+    // server); session counts in the workers' records lag by a heartbeat, and the previous test's
+    // ended session may still be counted on another worker.
+    const ownerPid = Number(execFileSync('ps', ['-o', 'ppid=', '-p', String(serverPid)], { encoding: 'utf8' }).trim());
+    assert.ok(await until(async () => (owner = (await workersOf(base)).find((w) => w.pid === ownerPid)) !== undefined, 10_000), `the owner ${ownerPid} is listed`);
     const before = new Set((await workersOf(base)).map((w) => w.pid));
     process.kill(owner!.pid, 'SIGKILL');
     // Its server does not outlive it (the worker's watchdog), and a new worker takes its place.
