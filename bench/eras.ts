@@ -31,15 +31,15 @@ async function startGateway(config: string): Promise<{ child: ChildProcess; url:
   const child = spawn(process.execPath, [CLI, 'serve', '--config', config, '--http', '127.0.0.1:0', '--no-auth', '--agent', 'bench', '--pins', 'off', '--log-format', 'json', '--log-level', 'info'], { stdio: ['ignore', 'ignore', 'pipe'] });
   const url = await new Promise<string>((resolve, reject) => {
     let text = '';
-    child.stderr!.setEncoding('utf8');
-    child.stderr!.on('data', (chunk: string) => {
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
       text = (text + chunk).slice(-20_000);
       const m = /"msg":"mcpgate ready on (http:\/\/[^"\s]+\/mcp)/.exec(text);
       if (m !== null) resolve(m[1]!);
     });
     child.once('exit', (code) => reject(new Error(`mcpgate exited (${code}): ${text.slice(-2000)}`)));
   });
-  child.stderr!.resume();
+  child.stderr.resume();
   return { child, url };
 }
 
