@@ -11,25 +11,10 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { alive, CLI, fixture, fixtureServer, startGateway, tempDir, until, writeConfig, type TempDir } from '../helpers/gateway.js';
+import { CLI, fixture, fixtureServer, gone, startGateway, survivors, tempDir, until, writeConfig, type TempDir } from '../helpers/gateway.js';
 
 const killed: number[] = [];
 const readPid = (file: string): number => Number.parseInt(readFileSync(file, 'utf8'), 10);
-
-/** Gone for our purposes: no such process, or a zombie (an orphan waiting for an init that may never reap it). */
-function gone(pid: number): boolean {
-  if (!alive(pid)) return true;
-  try {
-    return execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).trim().startsWith('Z');
-  } catch {
-    return true;
-  }
-}
-
-async function survivors(pids: readonly number[], ms: number): Promise<number[]> {
-  await until(() => pids.every(gone), ms);
-  return pids.filter((p) => !gone(p));
-}
 
 /** The watchdog child of `parent`, if any. */
 function watchdogOf(parent: number): number | undefined {

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { GatewayProcess, alive, fixtureServer, tempDir, textOf, until, writeConfig, type TempDir } from '../helpers/gateway.js';
+import { GatewayProcess, fixtureServer, survivors, tempDir, textOf, until, writeConfig, type TempDir } from '../helpers/gateway.js';
 import { makeToken, writeRules } from '../helpers/http.js';
 import { REDIS_MISSING, RedisServer } from '../helpers/redis.js';
 
@@ -21,21 +21,6 @@ interface WorkerRow {
   pid: number;
   address: string;
   sessions: number;
-}
-
-/** Dead for our purposes: no such process, or a zombie (an orphan some containers' init never reaps). */
-function gone(pid: number): boolean {
-  if (!alive(pid)) return true;
-  try {
-    return execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).trim().startsWith('Z');
-  } catch {
-    return true;
-  }
-}
-
-async function allGone(pids: readonly number[], ms: number): Promise<number[]> {
-  await until(() => pids.every(gone), ms);
-  return pids.filter((p) => !gone(p));
 }
 
 /** Every request on a connection of its own: a non-sticky spread over the workers behind the shared port. */
@@ -150,7 +135,7 @@ describe('mcpgate serve --workers 3 --redis: one port, three supervised workers'
     const before = new Set((await workersOf(base)).map((w) => w.pid));
     process.kill(owner!.pid, 'SIGKILL');
     // Its server does not outlive it (the worker's watchdog), and a new worker takes its place.
-    assert.deepEqual(await allGone([owner!.pid, serverPid], 15_000), []);
+    assert.deepEqual(await survivors([owner!.pid, serverPid], 15_000), []);
     let now: WorkerRow[] = [];
     assert.ok(await until(async () => (now = await workersOf(base)).length === 3 && now.every((w) => w.pid !== owner!.pid), 60_000), `restarted: ${JSON.stringify(now)}`);
     assert.equal(now.filter((w) => !before.has(w.pid)).length, 1);
@@ -177,7 +162,7 @@ describe('mcpgate serve --workers 3 --redis: one port, three supervised workers'
     gw.child.kill('SIGTERM');
     const exit = await gw.exited;
     assert.equal(exit.code, 0, JSON.stringify(gw.logs.slice(-5)));
-    assert.deepEqual(await allGone([...rows.map((w) => w.pid), ...serverPids], 10_000), []);
+    assert.deepEqual(await survivors([...rows.map((w) => w.pid), ...serverPids], 10_000), []);
     assert.equal(gw.logs.filter((l) => /^worker \d+ exited$/.test(String(l.msg)) && l.code === 0).length, 3);
   });
 });

@@ -2,7 +2,7 @@
 // with the official SDK client (v2 by default, v1 on request) over its stdio. The transport is ours so
 // tests also see the gateway's exit code and its stderr log lines, and can wait on them as events.
 
-import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { promisify } from 'node:util';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -207,6 +207,22 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Gone for our purposes: no such process, or a zombie (an orphan waiting for an init that may never reap it). */
+export function gone(pid: number): boolean {
+  if (!alive(pid)) return true;
+  try {
+    return execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).trim().startsWith('Z');
+  } catch {
+    return true;
+  }
+}
+
+/** Waits up to `ms` for every pid to be gone; the ones still there. */
+export async function survivors(pids: readonly number[], ms: number): Promise<number[]> {
+  await until(() => pids.every(gone), ms);
+  return pids.filter((p) => !gone(p));
 }
 
 /** Waits until `pid` is gone, checking on the exit of something we can observe; bounded by `ms`. */
