@@ -217,6 +217,7 @@ export class Gateway {
       notification: (conn, msg) => (conn.config.sessions === 'shared' ? this.serverEvents.notification(conn, msg) : this.serverEvents.owned(conn, msg, undefined)),
       serverRequest: (conn, msg, related) => this.serverEvents.serverRequest(conn, msg, related, conn.config.sessions === 'shared' ? undefined : new Set()),
       ready: (conn) => this.ready(conn),
+      interrupted: (conn) => this.interrupted(conn),
       lost: (conn) => this.lost(conn),
     };
     const discovery: DiscoveryParts | undefined = this.mode === 'discovery' ? {
@@ -301,14 +302,20 @@ export class Gateway {
         this.ownConns.set(ownKey(conn.name, scope), conn);
         await Promise.all([this.listOwn(conn, scope, LIST_KINDS), this.setPooledLogLevel(conn, this.owners(scope, conn.config.sessions))]);
       },
-      lost: (conn, reason) => {
-        this.dropOwn(conn, scope);
-        this.ownSubscriptions.forget(conn);
-        for (const session of this.sessions) session.connectionLost(conn);
-        // Lost while serving (not closed by us): its state is gone, so it is not reconnected in place.
-        if (reason !== undefined) this.pool.reap(conn);
-      },
+      // Lost while serving (not closed by us): its state is gone, so it is not restarted in place but
+      // reaped, and the next call makes a fresh one. Its owners meanwhile see the shared view of the
+      // server (the catalog connection's lists, kept through its own restarts): the same tools unless
+      // their own lists differed, so a crash is no list change for them either (issue 15).
+      interrupted: (conn) => this.pooledLost(conn, scope, true),
+      lost: (conn, reason) => this.pooledLost(conn, scope, reason !== undefined),
     };
+  }
+
+  private pooledLost(conn: Connection, scope: string, reap: boolean): void {
+    this.dropOwn(conn, scope);
+    this.ownSubscriptions.forget(conn);
+    for (const session of this.sessions) session.connectionLost(conn);
+    if (reap) this.pool.reap(conn);
   }
 
   /**
@@ -422,7 +429,18 @@ export class Gateway {
     this.subscriptions.renew(conn);
   }
 
-  /** The server is not served any more (session lost, parked, closed): withdraw it and tell the agents. */
+  /**
+   * The server's session was lost and its connection restarts it (backoff): what the agents asked
+   * of that session ends, but the server stays listed (issue 15: a restart is no list change, and
+   * a call meanwhile gets the connection's retryable MCPG_SERVER_UNAVAILABLE). Its pins' record
+   * stays too; the restarted server's lists are reviewed again when it is ready.
+   */
+  interrupted(conn: Connection): void {
+    this.refresher.forget(conn.name);
+    for (const session of this.sessions) session.connectionLost(conn);
+  }
+
+  /** The server is not served any more (parked, closed): withdraw it and tell the agents. */
   lost(conn: Connection): void {
     this.refresher.forget(conn.name);
     this.pins.forget(conn.name);

@@ -1,7 +1,8 @@
 // A connection: mcpgate's supervised server session to one server (seed 004). It never gives up for
 // good: a lost session is noticed at once (its calls fail immediately), then it reconnects with
-// full-jitter backoff while a retry budget lasts; when the budget is spent it *parks* — its tools are
-// withdrawn, it probes itself on a slow timer, and a revive signal (SIGHUP, or a half-open breaker
+// full-jitter backoff while a retry budget lasts — its tools stay listed meanwhile (issue 15: a
+// restart is no list change, and a call gets a retryable "restarting" error, not "unknown tool");
+// when the budget is spent it *parks* — its tools are withdrawn, it probes itself on a slow timer, and a revive signal (SIGHUP, or a half-open breaker
 // probe) brings it back at once. The budget resets only when a session proves itself (a successful
 // call, or staying up for `stableMs`), so a flapping server cannot respawn forever at full speed.
 // Every transition is in `transition()`; time comes from an injectable Clock.
@@ -50,7 +51,12 @@ export interface ConnectionHooks {
   serverRequest(conn: Connection, msg: JsonRpcRequest, related?: number): void;
   /** A session is ready (first start or reconnect): list the server and publish it. Throwing fails the session. */
   ready(conn: Connection): Promise<void>;
-  /** The server is no longer served (session lost, parked, closed): withdraw it. */
+  /**
+   * The session was lost and the connection restarts it (backoff): what belonged to that session
+   * ends (server questions, subscriptions), but the server stays listed — a restart is no list change.
+   */
+  interrupted(conn: Connection, reason: GatewayError): void;
+  /** The server is no longer served for now (parked, closed): withdraw it. */
   lost(conn: Connection, reason: GatewayError | undefined): void;
 }
 
@@ -105,6 +111,8 @@ export class Connection {
   private closing: Promise<void> | undefined;
   private firstSettle: ((ready: boolean) => void) | undefined;
   private unwatch: (() => void) | undefined;
+  /** A session reached `ready` (the `ready` hook listed the server) and it has not been withdrawn since. */
+  private listed = false;
 
   constructor(
     readonly config: ServerConfig,
@@ -166,7 +174,7 @@ export class Connection {
         // A probe that finds no live session must not write into a dead pipe: ask for a reconnect.
         this.breaker.probeAborted();
         this.revive('a call found no live session');
-        sink.fail(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is reconnecting; try again shortly`, { server: this.name, detail: { state: this.state } }));
+        sink.fail(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is reconnecting; try again shortly`, { server: this.name, detail: { state: this.state, retryable: true } }));
         return 0;
       }
       sink.fail(this.unavailable());
@@ -236,6 +244,7 @@ export class Connection {
       await session.start();
       if (this.closing !== undefined || this.session !== session) return;
       this.transition('ready');
+      this.listed = true;
       await this.hooks.ready(this);
       if (this.session !== session || session.state !== 'ready') return;
       this.lastError = undefined;
@@ -281,25 +290,30 @@ export class Connection {
     this.log.debug(`server "${this.name}" session proved itself (${how})`);
   }
 
-  /** A session failed to start or was lost: withdraw, then back off or park. */
+  /**
+   * A session failed to start or was lost: back off (the server stays listed; the `interrupted` hook
+   * ends what belonged to the session), or park (the `lost` hook withdraws it).
+   */
   private sessionEnded(session: SessionLike, reason: GatewayError): void {
     if (this.session !== session || this.closing !== undefined) return;
     if (this.state === 'backoff' || this.state === 'parked') return;
     this.stableTimer?.cancel();
     this.lastError = reason;
     const wasServing = this.state === 'ready';
-    if (wasServing) this.hooks.lost(this, reason);
     if (reason.code === 'MCPG_SERVER_NEEDS_LOGIN') {
       // Retrying cannot help until a person logs in; the stored login revives it (or SIGHUP).
       this.nextAttemptAt = undefined;
+      this.withdraw(reason);
       this.transition('parked', `${reason.message}; parked until a login is stored (or SIGHUP)`);
     } else if (this.attempts < this.opts.retries) {
       const delay = fullJitter(this.attempts, this.opts.backoffBaseMs, this.opts.backoffCapMs, () => this.clock.random());
       this.nextAttemptAt = this.clock.now() + delay;
-      this.transition('backoff', `${reason.message}; retrying in ${delay} ms (attempt ${this.attempts + 1} of ${this.opts.retries})`);
+      if (wasServing) this.hooks.interrupted(this, reason);
+      this.transition('backoff', `${reason.message}; retrying in ${delay} ms (attempt ${this.attempts + 1} of ${this.opts.retries})${this.listed ? '; its tools stay listed meanwhile' : ''}`);
       this.timer = this.clock.after(delay, () => void this.attempt());
     } else {
       this.nextAttemptAt = this.clock.now() + this.opts.parkProbeMs;
+      this.withdraw(reason);
       this.transition('parked', `${reason.message}; ${this.attempts} attempts failed, parked: its tools are withdrawn; it tries again every ${this.opts.parkProbeMs} ms, or on SIGHUP`);
       this.timer = this.clock.after(this.opts.parkProbeMs, () => {
         this.attempts = Math.max(0, this.opts.retries - 1); // one probe, then park again if it fails
@@ -307,6 +321,13 @@ export class Connection {
       });
     }
     this.settleFirst(false);
+  }
+
+  /** Parking: a server still listed (serving now, or kept through a restart) is withdrawn, once. */
+  private withdraw(reason: GatewayError | undefined): void {
+    if (!this.listed) return;
+    this.listed = false;
+    this.hooks.lost(this, reason);
   }
 
   private settleFirst(ready: boolean): void {
@@ -320,7 +341,10 @@ export class Connection {
     if (this.state === state) return;
     const from = this.state;
     this.state = state;
-    if (state === 'closed' && from !== 'closed') this.hooks.lost(this, undefined);
+    if (state === 'closed' && from !== 'closed') {
+      this.listed = false;
+      this.hooks.lost(this, undefined);
+    }
     // The first attempt's outcome is the gateway's startup summary line; later transitions are logged here.
     if (this.firstSettle !== undefined) return;
     const message = `server "${this.name}": ${from} → ${state}${detail !== undefined ? `: ${detail}` : ''}`;
@@ -330,13 +354,24 @@ export class Connection {
 
   private unreachable(retryAt: number): GatewayError {
     const seconds = Math.max(0, Math.ceil((retryAt - this.clock.now()) / 1000));
-    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is unreachable (${this.breaker.failures} consecutive failures); it will be tried again in ${seconds} s`, { server: this.name, detail: { breaker: this.breaker.state, retryAt: new Date(retryAt).toISOString() } });
+    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is unreachable (${this.breaker.failures} consecutive failures); it will be tried again in ${seconds} s`, { server: this.name, detail: { breaker: this.breaker.state, retryable: true, retryAt: new Date(retryAt).toISOString() } });
   }
 
+  /**
+   * Why a call cannot go now. A server restarting after serving (backing off, or connecting again;
+   * its tools are still listed) is retryable: `data.retryable` and, while it backs off,
+   * `data.retryAt` say when it is worth trying again.
+   */
   private unavailable(): GatewayError {
     if (this.lastError?.code === 'MCPG_SERVER_NEEDS_LOGIN' && this.state !== 'ready') return this.lastError;
     const why = this.lastError !== undefined ? `: ${this.lastError.message}` : '';
-    const when = this.nextAttemptAt !== undefined ? `; next attempt in ${Math.max(0, Math.ceil((this.nextAttemptAt - this.clock.now()) / 1000))} s` : '';
+    const retryAt = this.nextAttemptAt;
+    const seconds = retryAt === undefined ? undefined : Math.max(0, Math.ceil((retryAt - this.clock.now()) / 1000));
+    if ((this.state === 'backoff' || this.state === 'connecting') && this.listed) {
+      const when = seconds !== undefined ? `it restarts in ${seconds} s` : 'it is starting again now';
+      return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is restarting${why}; ${when}, retry the call then`, { server: this.name, detail: { state: this.state, retryable: true, ...(retryAt !== undefined && { retryAt: new Date(retryAt).toISOString() }) } });
+    }
+    const when = seconds !== undefined ? `; next attempt in ${seconds} s` : '';
     return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is ${this.state === 'connecting' ? 'connecting' : this.state === 'parked' ? 'parked' : 'not connected'}${why}${when}`, { server: this.name, detail: { state: this.state } });
   }
 }

@@ -1,10 +1,11 @@
 // Resilience with real processes (issue 5, seed 004): a server killed with -9 under 40 concurrent calls
-// settles every call at once and is respawned; a server that cannot start parks and is revived by
+// settles every call at once and is respawned, its tools listed all along (issue 15: while it restarts
+// a call gets a retryable MCPG_SERVER_UNAVAILABLE, no list change is sent; parking withdraws them); a server that cannot start parks and is revived by
 // SIGHUP once its command works; a hung call is cut at the timeout while other calls on the same server
 // succeed; consecutive timeouts open the circuit breaker (calls fail fast) and a half-open probe closes
 // it; a flapping server parks instead of respawning forever; shutdown leaves no child behind.
 
-import { copyFile, writeFile } from 'node:fs/promises';
+import { copyFile, rm, writeFile } from 'node:fs/promises';
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -13,6 +14,23 @@ import {
 
 const pidOf = async (gw: GatewayProcess, server: string): Promise<number> => Number(textOf(await gw.client.callTool({ name: `${server}__pid`, arguments: {} })));
 const toolNames = async (gw: GatewayProcess): Promise<string[]> => (await gw.client.listTools()).tools.map((t) => t.name);
+
+/**
+ * A stdio server script whose restarts a test controls: while the file `hold` exists it waits
+ * before speaking (the connection stays `connecting`), then runs the fixture named in the file
+ * `target` (default the kitchen sink) with the arguments in the file `args` (JSON).
+ */
+async function gatedServer(dir: TempDir): Promise<Record<string, unknown>> {
+  const script = `import { existsSync, readFileSync } from 'node:fs';
+const file = (name) => ${JSON.stringify(dir.path)} + '/' + name;
+while (existsSync(file('hold'))) await new Promise((resolve) => setTimeout(resolve, 20));
+if (existsSync(file('args'))) process.argv.push(...JSON.parse(readFileSync(file('args'), 'utf8')));
+const target = existsSync(file('target')) ? readFileSync(file('target'), 'utf8') : ${JSON.stringify(fixture('kitchen-sink-server'))};
+await import(new URL('file://' + target).href);
+`;
+  await writeFile(dir.file('server.mjs'), script);
+  return { sink: { command: process.execPath, args: [dir.file('server.mjs')] } };
+}
 
 describe('resilience: servers that crash, hang, never start or flap', { timeout: 120_000 }, () => {
   const cleanups: (() => Promise<unknown>)[] = [];
@@ -46,15 +64,57 @@ describe('resilience: servers that crash, hang, never start or flap', { timeout:
       assert.match(err.message, /outcome of the call is unknown/);
     }
     assert.equal(textOf(await gw.client.callTool({ name: 'other__echo', arguments: { text: 'unaffected' } })), 'unaffected');
-    // Withdrawn, then restored: the agent is told both times, and the new process answers.
-    assert.ok(await until(async () => changed() >= 2 && (await toolNames(gw)).includes('sink__echo'), 15_000), 'not respawned');
+    // Listed all along (issue 15): the new process answers, and the agent was told of no change.
+    assert.ok((await toolNames(gw)).includes('sink__echo'));
+    await gw.waitForLog((l) => l.server === 'sink' && /is back/.test(String(l.msg)));
     const after_ = await pidOf(gw, 'sink');
     assert.notEqual(after_, before);
+    assert.equal(changed(), 0, 'a restart is no list change');
     assert.equal(textOf(await gw.client.callTool({ name: 'sink__echo', arguments: { text: 'back' } })), 'back');
     assert.ok(gw.logs.some((l) => l.server === 'sink' && /ready → backoff: .*SIGKILL/.test(String(l.msg))));
     assert.ok(gw.logs.some((l) => l.server === 'sink' && /is back/.test(String(l.msg))));
     assert.deepEqual(await gw.stop(), { code: 0, signal: null });
     assert.ok(await until(() => !alive(after_), 5000), 'the respawned server outlived the gateway');
+  });
+
+  it('a killed server stays listed while it restarts: a call gets the retryable error, no list change is sent, then it serves again (issue 15)', { timeout: 40_000 }, async () => {
+    const { dir, gw, changed } = await rig(gatedServer, ['--pins', 'tofu']);
+    const listed = await toolNames(gw);
+    assert.ok(listed.includes('sink__echo'));
+    // The restarted server will offer one more tool (--evil adds `ansi`): new since the pins, so held.
+    await writeFile(dir.file('hold'), '');
+    await writeFile(dir.file('args'), JSON.stringify(['--evil']));
+    const pid = await pidOf(gw, 'sink');
+    process.kill(pid, 'SIGKILL');
+    await gw.waitForLog((l) => l.server === 'sink' && /backoff → connecting/.test(String(l.msg)));
+    assert.deepEqual(await toolNames(gw), listed, 'its tools stay listed while it restarts');
+    const err = await rpcError(gw.client.callTool({ name: 'sink__echo', arguments: { text: 'x' } }));
+    assert.equal(err.code, -32011);
+    assert.equal(err.data.code, 'MCPG_SERVER_UNAVAILABLE', 'not MCPG_TOOL_NOT_FOUND');
+    assert.equal(err.data.server, 'sink');
+    assert.equal(err.data.retryable, true);
+    assert.equal(err.data.state, 'connecting');
+    assert.match(err.message, /^server "sink" is restarting: .*SIGKILL.*; it is starting again now, retry the call then$/);
+    await rm(dir.file('hold'));
+    await gw.waitForLog((l) => l.server === 'sink' && /is back/.test(String(l.msg)));
+    assert.equal(textOf(await gw.client.callTool({ name: 'sink__echo', arguments: { text: 'back' } })), 'back');
+    assert.notEqual(await pidOf(gw, 'sink'), pid);
+    // Pins keep working across the restart: the new tool is held (hidden, refused), the rest unchanged.
+    assert.deepEqual(await toolNames(gw), listed);
+    assert.equal((await rpcError(gw.client.callTool({ name: 'sink__ansi', arguments: {} }))).data.code, 'MCPG_TOOL_HELD');
+    assert.equal(changed(), 0, 'no list change was sent for the crash nor the restart');
+  });
+
+  it('a server that served and then parks is withdrawn, with a list change (issue 15)', { timeout: 40_000 }, async () => {
+    const { dir, gw, changed } = await rig(gatedServer, ['--retries', '2', '--backoff-cap', '50', '--park-probe', '600000']);
+    assert.ok((await toolNames(gw)).includes('sink__echo'));
+    const pid = await pidOf(gw, 'sink'); // a successful call: the session proved itself, the budget is whole
+    await writeFile(dir.file('target'), fixture('crash-at-start'));
+    process.kill(pid, 'SIGKILL');
+    await gw.waitForLog((l) => l.server === 'sink' && /→ parked/.test(String(l.msg)));
+    assert.ok(await until(() => changed() === 1), 'the agent was not told of the withdrawal');
+    assert.ok(!(await toolNames(gw)).some((n) => n.startsWith('sink__')), 'a parked server\'s tools are withdrawn');
+    assert.equal((await rpcError(gw.client.callTool({ name: 'sink__echo', arguments: { text: 'x' } }))).data.code, 'MCPG_TOOL_NOT_FOUND');
   });
 
   it('renews resource subscriptions on a respawned server', { timeout: 30_000 }, async () => {

@@ -57,8 +57,8 @@ class FakeSession implements SessionLike {
   }
 
   /** The process died after the session was ready. */
-  crash(message = 'exited with code 1'): GatewayError {
-    const reason = new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "srv" ${message}`, { server: 'srv' });
+  crash(message: string | GatewayError = 'exited with code 1'): GatewayError {
+    const reason = message instanceof GatewayError ? message : new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "srv" ${message}`, { server: 'srv' });
     this.state = 'failed';
     this.hooks.state(this.self, 'failed', reason);
     return reason;
@@ -132,6 +132,10 @@ function rig(supervision: SupervisionSettings = SUPERVISION) {
     ready: () => {
       events.push('ready');
       return Promise.resolve();
+    },
+    interrupted: (_conn, reason) => {
+      events.push('interrupted');
+      lostReasons.push(reason);
     },
     lost: (_conn, reason) => {
       events.push('lost');
@@ -294,10 +298,10 @@ void describe('Connection (supervised)', () => {
       assert.deepEqual(r.events, ['ready']);
     });
 
-    void it('a server lost after serving is withdrawn once, then backs off and parks', { timeout: 5000 }, async () => {
+    void it('a server lost after serving stays listed while it backs off, and is withdrawn once when it parks (issue 15)', { timeout: 5000 }, async () => {
       const r = await started();
       const reason = r.last().crash();
-      assert.deepEqual(r.events, ['ready', 'lost']);
+      assert.deepEqual(r.events, ['ready', 'interrupted'], 'a restart is no withdrawal');
       assert.equal(r.lostReasons[0], reason);
       assert.equal(r.conn.state, 'backoff');
       assert.equal(r.conn.info, undefined);
@@ -305,12 +309,50 @@ void describe('Connection (supervised)', () => {
       r.clock.advance(100);
       await r.failStart(); // attempt 2
       assert.equal(r.conn.state, 'backoff');
+      assert.deepEqual(r.events, ['ready', 'interrupted'], 'a failed restart attempt withdraws nothing either');
       r.clock.advance(200);
       await r.failStart(); // attempt 3
       assert.equal(r.conn.state, 'parked');
-      assert.deepEqual(r.events, ['ready', 'lost'], 'lost is called once, when it stopped serving');
+      assert.deepEqual(r.events, ['ready', 'interrupted', 'lost'], 'parking withdraws the server it kept listed');
+      assert.equal(r.lostReasons[1]?.message, 'server "srv": spawn x ENOENT');
       r.clock.advance(60_000);
       await r.failStart();
+      assert.equal(r.conn.state, 'parked');
+      assert.deepEqual(r.events, ['ready', 'interrupted', 'lost'], 'lost is called once');
+    });
+
+    void it('a call while it restarts gets a retryable MCPG_SERVER_UNAVAILABLE saying when (issue 15)', { timeout: 5000 }, async () => {
+      const r = await started();
+      r.last().crash();
+      const { s, got } = sink();
+      assert.equal(r.conn.forward(call(), s), 0);
+      const backoff = got.failed[0]!;
+      assert.equal(backoff.code, 'MCPG_SERVER_UNAVAILABLE');
+      assert.equal(backoff.message, 'server "srv" is restarting: server "srv" exited with code 1; it restarts in 1 s, retry the call then');
+      assert.deepEqual(backoff.toJsonRpc().data, { state: 'backoff', retryable: true, retryAt: new Date(r.clock.now() + 100).toISOString(), code: 'MCPG_SERVER_UNAVAILABLE', server: 'srv' });
+      r.clock.advance(100);
+      assert.equal(r.conn.state, 'connecting');
+      const { s: s2, got: got2 } = sink();
+      r.conn.forward(call(2), s2);
+      assert.equal(got2.failed[0]!.message, 'server "srv" is restarting: server "srv" exited with code 1; it is starting again now, retry the call then');
+      assert.deepEqual(got2.failed[0]!.toJsonRpc().data, { state: 'connecting', retryable: true, code: 'MCPG_SERVER_UNAVAILABLE', server: 'srv' });
+      await r.ready();
+      assert.deepEqual(r.events, ['ready', 'interrupted', 'ready']);
+    });
+
+    void it('a connection that never served is not "restarting": its first attempts are not retryable restarts', { timeout: 5000 }, () => {
+      const r = rig();
+      void r.conn.start();
+      assert.equal(r.conn.state, 'connecting');
+      const { s, got } = sink();
+      r.conn.forward(call(), s);
+      assert.equal(got.failed[0]!.message, 'server "srv" is connecting');
+      assert.equal((got.failed[0]!.toJsonRpc().data as Record<string, unknown>).retryable, undefined);
+    });
+
+    void it('needing a login parks at once and withdraws the server it served', { timeout: 5000 }, async () => {
+      const r = await started();
+      r.last().crash(new GatewayError('MCPG_SERVER_NEEDS_LOGIN', 'server "srv" needs a login'));
       assert.equal(r.conn.state, 'parked');
       assert.deepEqual(r.events, ['ready', 'lost']);
     });
@@ -331,7 +373,7 @@ void describe('Connection (supervised)', () => {
       assert.equal(r.conn.attempts, 3);
       r.last().crash();
       assert.equal(r.conn.state, 'parked', 'a crash before proving itself parks again without a burst of retries');
-      assert.deepEqual(r.events, ['ready', 'lost']);
+      assert.deepEqual(r.events, ['ready', 'lost'], 'parking straight from ready withdraws at once');
     });
 
     void it('revive() from parked attempts at once with a fresh budget and cancels the park timer', { timeout: 5000 }, async () => {
@@ -390,7 +432,7 @@ void describe('Connection (supervised)', () => {
   });
 
   void describe('reconnecting', () => {
-    void it('a crash after ready: lost, backoff, reconnect, ready again, breaker reset', { timeout: 5000 }, async () => {
+    void it('a crash after ready: interrupted (still listed), backoff, reconnect, ready again, breaker reset', { timeout: 5000 }, async () => {
       const r = await started();
       const { s } = sink();
       r.conn.forward(call(), s);
@@ -398,19 +440,19 @@ void describe('Connection (supervised)', () => {
       r.last().outcome(false);
       assert.equal(r.conn.breaker.failures, 2);
       r.last().crash();
-      assert.deepEqual(r.events, ['ready', 'lost']);
+      assert.deepEqual(r.events, ['ready', 'interrupted']);
       assert.equal(r.conn.state, 'backoff');
       assert.equal(r.conn.lastError?.message, 'server "srv" exited with code 1');
       // calls fail at once without touching the dead session (and without feeding the breaker)
       const { s: s2, got } = sink();
       assert.equal(r.conn.forward(call(2), s2), 0);
-      assert.equal(got.failed[0]!.message, 'server "srv" is not connected: server "srv" exited with code 1; next attempt in 1 s');
+      assert.equal(got.failed[0]!.message, 'server "srv" is restarting: server "srv" exited with code 1; it restarts in 1 s, retry the call then');
       assert.equal(r.sessions[0]!.forwarded.length, 1);
       r.clock.advance(100);
       assert.equal(r.sessions.length, 2);
       await r.ready();
       assert.equal(r.conn.state, 'ready');
-      assert.deepEqual(r.events, ['ready', 'lost', 'ready']);
+      assert.deepEqual(r.events, ['ready', 'interrupted', 'ready']);
       assert.equal(r.conn.breaker.state, 'closed');
       assert.equal(r.conn.breaker.failures, 0, 'a successful reconnect resets the breaker');
       assert.equal(r.conn.lastError, undefined);
@@ -445,7 +487,7 @@ void describe('Connection (supervised)', () => {
       r.last().crash();
       assert.equal(r.conn.state, 'parked');
       assert.equal(r.sessions.length, 3);
-      assert.deepEqual(r.events, ['ready', 'lost', 'ready', 'lost', 'ready', 'lost']);
+      assert.deepEqual(r.events, ['ready', 'interrupted', 'ready', 'interrupted', 'ready', 'lost'], 'listed through its restarts, withdrawn when it parks');
     });
 
     void it('a successful call proves the session: the budget resets', { timeout: 5000 }, async () => {
@@ -548,7 +590,7 @@ void describe('Connection (supervised)', () => {
       assert.equal(err.code, 'MCPG_SERVER_UNAVAILABLE');
       assert.equal(err.message, 'server "srv" is unreachable (3 consecutive failures); it will be tried again in 10 s');
       assert.equal(err.server, 'srv');
-      assert.deepEqual(err.detail, { breaker: 'open', retryAt: new Date(r.clock.now() + 10_000).toISOString() });
+      assert.deepEqual(err.detail, { breaker: 'open', retryable: true, retryAt: new Date(r.clock.now() + 10_000).toISOString() });
       r.clock.advance(4500);
       const { s: later, got: got2 } = sink();
       r.conn.forward(call(5), later);
@@ -666,7 +708,7 @@ void describe('Connection (supervised)', () => {
       assert.equal(r.conn.attempts, 1);
       await r.ready();
       assert.equal(r.conn.state, 'ready');
-      assert.deepEqual(r.events, ['ready', 'lost', 'ready']);
+      assert.deepEqual(r.events, ['ready', 'interrupted', 'lost', 'ready']);
       r.clock.advance(60_000);
       assert.equal(r.sessions.length, 4, 'the park timer was cancelled');
     });
@@ -830,7 +872,7 @@ void describe('Connection: a server that needs a login (issue 14)', () => {
         return () => void (unwatched += 1);
       },
     };
-    const hooks: ConnectionHooks = { notification: () => {}, serverRequest: () => {}, ready: () => Promise.resolve(), lost: () => {} };
+    const hooks: ConnectionHooks = { notification: () => {}, serverRequest: () => {}, ready: () => Promise.resolve(), interrupted: () => {}, lost: () => {} };
     const conn = new Connection(config, hooks, silentLogger, {
       startupTimeoutMs: 1000, supervision: SUPERVISION, clock, credentials,
       sessionFactory: (h, ids) => {

@@ -6,7 +6,7 @@
 import type { ServerConfig } from '../../src/config/types.js';
 import { GatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/observability/logger.js';
-import { Connection, type ConnectionHooks } from '../../src/servers/connection.js';
+import { Connection, type ConnectionHooks, type SupervisionSettings } from '../../src/servers/connection.js';
 import type { ServerTransport, TransportEvents } from '../../src/servers/transport.js';
 import type { ConnectionFactory } from '../../src/gateway/gateway.js';
 
@@ -32,6 +32,15 @@ export class FakeServer {
 
   constructor(readonly name: string, readonly spec: FakeServerSpec) {
     this.releasedStart = spec.holdStart !== true;
+  }
+
+  /**
+   * The server dies (as a killed process would): its transport reports the exit, and the next
+   * start holds its initialize answer until release(), so a test sees the connection restarting.
+   */
+  crash(): void {
+    this.releasedStart = false;
+    this.events?.exit(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" was killed by SIGKILL`, { server: this.name }));
   }
 
   /** Lets a held server answer initialize. */
@@ -87,10 +96,11 @@ export class FakeServer {
 }
 
 /** The factory the Gateway takes: real Connections whose transport is the named fake server. */
-export function fakeConnections(servers: readonly FakeServer[]): ConnectionFactory {
+export function fakeConnections(servers: readonly FakeServer[], supervision?: SupervisionSettings): ConnectionFactory {
   const byName = new Map(servers.map((s) => [s.name, s]));
   return (config: ServerConfig, hooks: ConnectionHooks, log: Logger) => new Connection(config, hooks, log, {
     startupTimeoutMs: 5000,
+    supervision,
     transport: (cfg, _log, events) => {
       const server = byName.get(cfg.name);
       if (server === undefined) throw new Error(`no fake server named ${cfg.name}`);

@@ -14,16 +14,20 @@ const T = { timeout: 10_000 };
 
 interface Answer {
   id: number;
+  method?: string;
   result?: { content?: { text: string }[]; tools?: { name: string }[] };
-  error?: { code: number; message: string; data?: { code?: string } };
+  error?: { code: number; message: string; data?: { code?: string; retryable?: boolean; state?: string } };
 }
 
 /** An agent: sends requests on a session and resolves each with the answer sent back for its id. */
 function agent(gateway: Gateway, name = 'a') {
   const waiting = new Map<number, (answer: Answer) => void>();
+  /** The notifications it was sent, by method. */
+  const notes: string[] = [];
   const session = gateway.openSession({
     send: (line: string) => {
       const msg = JSON.parse(line) as Answer;
+      if (msg.method !== undefined) notes.push(msg.method);
       waiting.get(msg.id)?.(msg);
       waiting.delete(msg.id);
     },
@@ -31,6 +35,7 @@ function agent(gateway: Gateway, name = 'a') {
   let next = 1;
   return {
     session,
+    notes,
     call(method: string, params: Record<string, unknown> = {}): Promise<Answer> {
       const id = next++;
       return new Promise((resolve) => {
@@ -45,10 +50,30 @@ function gatewayOver(servers: FakeServer[], options: Partial<GatewayOptions> = {
   return new Gateway({
     config: { file: '/x/.mcp.json', servers: servers.map((s) => stdioConfig(s.name)), warnings: [] },
     log: silentLogger,
-    connect: fakeConnections(servers),
+    connect: fakeConnections(servers, options.supervision),
     ...options,
   });
 }
+
+/** Waits (bounded) until `done` holds, checking after each turn of the event loop's timers. */
+async function until(done: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** An initialized agent that has seen the tools list once (so a list change would be announced). */
+async function listingAgent(gateway: Gateway): Promise<ReturnType<typeof agent>> {
+  const a = agent(gateway);
+  await a.call('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } });
+  a.session.handleLine(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+  await a.call('tools/list');
+  return a;
+}
+
+const names = (answer: Answer): string[] | undefined => answer.result?.tools?.map((t) => t.name);
 
 const errorCode = (answer: Answer): string | undefined => answer.error?.data?.code;
 
@@ -139,6 +164,92 @@ void describe('Gateway routing over in-memory servers', () => {
       assert.deepEqual(fs.calls, [{ name: 'read', arguments: { x: 1 } }]);
       assert.equal(errorCode(await a.call('tools/call', { name: 'get_gateway_status' })), 'MCPG_TOOL_NOT_FOUND', 'the status tool needs --debug');
     } finally {
+      await gateway.close();
+    }
+  });
+
+  // Issue 15: a server restarting after a crash keeps its tools listed; only parking withdraws them.
+  void it('a crashed server stays listed while it restarts: a call gets the retryable error, and no list change is announced', T, async () => {
+    const fs = new FakeServer('fs', { tools: [{ name: 'read' }] });
+    const gateway = gatewayOver([fs]);
+    try {
+      await gateway.start();
+      const a = await listingAgent(gateway);
+      const conn = gateway.connections.get('fs')!;
+      fs.crash();
+      assert.notEqual(conn.state, 'ready');
+      assert.deepEqual(names(await a.call('tools/list')), ['fs__read'], 'still listed while it restarts');
+      const refused = await a.call('tools/call', { name: 'fs__read' });
+      assert.equal(errorCode(refused), 'MCPG_SERVER_UNAVAILABLE');
+      assert.equal(refused.error?.data?.retryable, true);
+      assert.match(refused.error?.message ?? '', /^server "fs" is restarting: server "fs" was killed by SIGKILL; (it restarts in \d+ s|it is starting again now), retry the call then$/);
+      await until(() => conn.state === 'connecting');
+      fs.release();
+      await until(() => conn.state === 'ready');
+      assert.equal((await a.call('tools/call', { name: 'fs__read' })).result?.content?.[0]?.text, 'fs:read');
+      assert.deepEqual(a.notes, [], 'a restart with the same tools is no list change');
+    } finally {
+      fs.release();
+      await gateway.close();
+    }
+  });
+
+  void it('a restarted server with other tools: the normal list change', T, async () => {
+    const fs = new FakeServer('fs', { tools: [{ name: 'read' }] });
+    const gateway = gatewayOver([fs]);
+    try {
+      await gateway.start();
+      const a = await listingAgent(gateway);
+      const conn = gateway.connections.get('fs')!;
+      fs.crash();
+      fs.spec.tools.push({ name: 'write' });
+      await until(() => conn.state === 'connecting');
+      assert.deepEqual(a.notes, []);
+      fs.release();
+      await until(() => a.notes.length > 0);
+      assert.deepEqual(a.notes, ['notifications/tools/list_changed']);
+      assert.deepEqual(names(await a.call('tools/list')), ['fs__read', 'fs__write']);
+    } finally {
+      fs.release();
+      await gateway.close();
+    }
+  });
+
+  void it('a server that parks is withdrawn, with one list change', T, async () => {
+    const fs = new FakeServer('fs', { tools: [{ name: 'read' }] });
+    const other = new FakeServer('other', { tools: [{ name: 'echo' }] });
+    // One attempt in the budget: the crash of a session that never proved itself parks at once.
+    const gateway = gatewayOver([fs, other], { supervision: { retries: 1 } });
+    try {
+      await gateway.start();
+      const a = await listingAgent(gateway);
+      fs.crash();
+      assert.equal(gateway.connections.get('fs')!.state, 'parked');
+      assert.deepEqual(a.notes, ['notifications/tools/list_changed']);
+      assert.deepEqual(names(await a.call('tools/list')), ['other__echo']);
+      assert.equal(errorCode(await a.call('tools/call', { name: 'fs__read' })), 'MCPG_TOOL_NOT_FOUND');
+    } finally {
+      fs.release();
+      await gateway.close();
+    }
+  });
+
+  void it('discovery mode: a restarting server is still listed with its tools; execute_tool gets the retryable error', T, async () => {
+    const fs = new FakeServer('fs', { tools: [{ name: 'read' }] });
+    const gateway = gatewayOver([fs], { mode: 'discovery' });
+    try {
+      await gateway.start();
+      const a = agent(gateway);
+      fs.crash();
+      const servers = await a.call('tools/call', { name: 'list_servers' });
+      assert.match(servers.result!.content![0]!.text, /"name":\s*"fs"[^}]*"tools":\s*1/);
+      const tools = await a.call('tools/call', { name: 'get_server_tools', arguments: { server: 'fs' } });
+      assert.deepEqual(JSON.parse(tools.result!.content![0]!.text).tools.map((t: { name: string }) => t.name), ['read']);
+      const ran = await a.call('tools/call', { name: 'execute_tool', arguments: { server: 'fs', tool: 'read' } });
+      assert.equal(errorCode(ran), 'MCPG_SERVER_UNAVAILABLE');
+      assert.equal(ran.error?.data?.retryable, true);
+    } finally {
+      fs.release();
       await gateway.close();
     }
   });

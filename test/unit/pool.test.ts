@@ -25,7 +25,7 @@ function rig(pool: { idleMs?: number; ttlMs?: number; max?: number; healthCheck?
   const p = new ConnectionPool({
     create: (cfg, scope) => {
       const server = new FakeServer(cfg.name, { tools: [{ name: 'get' }] });
-      const conn = new Connection(cfg, { notification: () => undefined, serverRequest: () => undefined, ready: () => Promise.resolve(), lost: () => undefined }, silentLogger, {
+      const conn = new Connection(cfg, { notification: () => undefined, serverRequest: () => undefined, ready: () => Promise.resolve(), interrupted: () => undefined, lost: () => undefined }, silentLogger, {
         startupTimeoutMs: 5000,
         supervision: { retries: 0 },
         transport: (_cfg, _log, events) => {
