@@ -8,7 +8,7 @@ import type { ServersConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { decideTool, serverVisible, type Claims } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
-import { globToRegExp } from '../rules/schema.js';
+import { globToRegExp } from '../rules/globs.js';
 import type { Connection } from '../servers/connection.js';
 import { ownsServer } from './own-catalogs.js';
 

@@ -2,8 +2,9 @@
 // no throwing, no state; what an agent may call and what it is shown both come from here. A decision
 // costs a few Map/Set lookups and, only for lists that have globs, one RegExp run per list.
 
-import { DEFAULT_AGENT } from './schema.js';
-import type { ClaimTest, CompiledAgent, CompiledSide, Matcher, Rules } from './schema.js';
+import { DEFAULT_AGENT } from './compiled.js';
+import type { ClaimTest, CompiledAgent, CompiledSide, Rules } from './compiled.js';
+import type { Matcher } from './globs.js';
 
 export interface Decision {
   readonly allowed: boolean;

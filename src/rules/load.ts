@@ -8,11 +8,12 @@ import type { Env } from '../config/expand.js';
 import { parseJsonText, type JsonFileKind } from '../config/json-file.js';
 import type { KeyFileReader } from './auth-config.js';
 import { buildRules } from './schema.js';
-import type { Rules } from './schema.js';
+import type { Rules } from './compiled.js';
 import type { ServerRef } from './server-headers.js';
 
-export { OPEN_RULES } from './schema.js';
-export type { CompiledAgent, CompiledSide, Matcher, Rules } from './schema.js';
+export { OPEN_RULES } from './compiled.js';
+export type { CompiledAgent, CompiledSide, Rules } from './compiled.js';
+export type { Matcher } from './globs.js';
 export type { AuthConfig, JwtAlgorithm, JwtConfig, KeyFileReader } from './auth-config.js';
 export type { HeaderSet, ServerRef } from './server-headers.js';
 

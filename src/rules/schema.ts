@@ -1,95 +1,20 @@
-// The `gateway-rules.json` format (docs/architecture.md "`gateway-rules.json` (agents)", seed 003) and its compiled form:
-// validation of the parsed JSON (every error and warning collected with its JSON path), globs
-// compiled to RegExps, and the deeply frozen Rules snapshot that decide.ts reads. No I/O here.
+// The `gateway-rules.json` format (docs/architecture.md "`gateway-rules.json` (agents)", seed 003):
+// validation of the parsed JSON (every error and warning collected with its JSON path) and its
+// compilation into the Rules snapshot (compiled.ts; globs in globs.ts). No I/O here.
 
 import type { Env } from '../config/expand.js';
 import type { ConfigIssue } from '../config/types.js';
 import { configInvalid, describeValue, isPlainObject, jsonPath } from '../config/issues.js';
 import { compileAuth } from './auth-config.js';
 import type { AuthConfig, KeyFileReader } from './auth-config.js';
-import { readServerHeaders, type HeaderSet, type ServerRef } from './server-headers.js';
+import { DEFAULT_AGENT, EMPTY_MATCHER, EMPTY_SIDE, type ClaimTest, type CompiledAgent, type CompiledGrant, type CompiledSide, type Rules } from './compiled.js';
+import { deepFreeze, frozenMap } from './frozen.js';
+import { compileMatcher, globToRegExp, isGlob, type Matcher } from './globs.js';
+import { readServerHeaders, type ServerRef } from './server-headers.js';
 
-/** Names matched exactly (Set lookups) and globs (compiled RegExps), for one list of the rules file. */
-export interface Matcher {
-  readonly exact: ReadonlySet<string>;
-  /** The globs as written (`list_*`), in file order. */
-  readonly patterns: readonly string[];
-  /**
-   * The first glob (in file order) that matches `name`, if any: one RegExp run however many globs
-   * there are. The RegExp stays inside this closure rather than in the frozen snapshot: a frozen
-   * RegExp leaves V8's fast path (its lastIndex is not writable; runs are 2–6× slower), and an
-   * exposed one could be changed in place (`compile()`).
-   */
-  readonly match: (name: string) => string | undefined;
-}
+// auth/auth.ts reads the snapshot's type from here.
+export type { Rules } from './compiled.js';
 
-/** One side (`allow` or `deny`) of an agent's rules. */
-export interface CompiledSide {
-  readonly servers: Matcher;
-  /** Server name (exact) → the tools of that server this side names. */
-  readonly tools: ReadonlyMap<string, Matcher>;
-}
-
-export interface CompiledAgent {
-  readonly id: string;
-  readonly allow: CompiledSide;
-  readonly deny: CompiledSide;
-  /** `sha256:<64 lowercase hex>` hashes of the agent's static bearer tokens (docs/architecture.md "Agent identity"). */
-  readonly tokens: readonly string[];
-  /**
-   * The agent's own headers per remote server (`serverHeaders`, `${VAR}` expanded at load): sent
-   * only on its own pooled connections. Secret: never logged nor shown.
-   */
-  readonly serverHeaders: ReadonlyMap<string, HeaderSet>;
-}
-
-/**
- * One condition of a grant's `when`: the token's claim `claim` holds one of `values` — a string
- * claim equal to one (for `scope` and `scp`, one of its space-separated words), an array claim
- * containing one. A dotted name (`realm_access.roles`) walks into objects when no claim has the
- * whole name.
- */
-export interface ClaimTest {
-  readonly claim: string;
-  readonly values: readonly string[];
-}
-
-/**
- * A grant by claim (the `grants` section): rules for every agent whose OAuth/JWT token meets all of
- * `when`, added to its own entry's (or `default`'s); a deny from any of them wins (rules/decide.ts).
- */
-export interface CompiledGrant {
-  readonly id: string;
-  readonly when: readonly ClaimTest[];
-  readonly allow: CompiledSide;
-  readonly deny: CompiledSide;
-}
-
-export interface Rules {
-  /** True only for OPEN_RULES (no rules file): every agent may use every server. */
-  readonly open: boolean;
-  /** Absolute path of the rules file; undefined for OPEN_RULES. */
-  readonly file: string | undefined;
-  readonly agents: ReadonlyMap<string, CompiledAgent>;
-  /** The grants by claim, in file order (`grants`); empty when the file has none. */
-  readonly grants: readonly CompiledGrant[];
-  readonly defaults: { readonly denyOnMissingAgent: boolean };
-  /** `sha256:<hex>` → the agent it identifies (a hash may belong to one agent only). */
-  readonly tokens: ReadonlyMap<string, string>;
-  /** The compiled `auth` section (JWT verification, auth-config.ts); undefined when the file has none. */
-  readonly auth: AuthConfig | undefined;
-  /** `sha256:<hex>` → the console admin it identifies (the `admins` section); empty: no console. */
-  readonly admins: ReadonlyMap<string, string>;
-  readonly warnings: readonly ConfigIssue[];
-  /** The validated JSON, deeply frozen, for status. It holds `auth` verbatim: redact before showing it. */
-  readonly raw: unknown;
-}
-
-/** The agent whose rules apply to agents the file does not list, when it exists. */
-export const DEFAULT_AGENT = 'default';
-
-// What must be escaped to be literal in a `u`-mode RegExp (any other escape is a syntax error there).
-const SPECIAL = /[\\^$.*+?()[\]{}|/]/;
 const TOKEN = /^sha256:[0-9a-f]{64}$/;
 const TOKEN_ANY_CASE = /^sha256:[0-9a-fA-F]{64}$/;
 const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins']);
@@ -99,112 +24,6 @@ const ADMIN_KEYS = new Set(['tokens']);
 const AGENT_KEYS = new Set(['allow', 'deny', 'tokens', 'serverHeaders']);
 const SIDE_KEYS = new Set(['servers', 'tools']);
 const DEFAULTS_KEYS = new Set(['deny_on_missing_agent']);
-
-// ---------------------------------------------------------------------------------------------
-// Globs
-
-/** True when `pattern` has a wildcard (`*` or `?`); anything else is an exact name. */
-export function isGlob(pattern: string): boolean {
-  return pattern.includes('*') || pattern.includes('?');
-}
-
-/** `*` any run of characters (also none), `?` exactly one; everything else literal. */
-export function globSource(pattern: string): string {
-  let out = '';
-  let star = false;
-  for (const char of pattern) {
-    if (char === '*') {
-      if (!star) out += '.*'; // `**` is `*`, without the extra backtracking
-      star = true;
-      continue;
-    }
-    star = false;
-    if (char === '?') out += '.';
-    else out += SPECIAL.test(char) ? `\\${char}` : char;
-  }
-  return out;
-}
-
-export function globToRegExp(pattern: string): RegExp {
-  return sourceToRegExp(globSource(pattern));
-}
-
-// `s`: a wildcard matches any character, line breaks included; `u`: `?` is one code point.
-function sourceToRegExp(source: string): RegExp {
-  return new RegExp(`^(?:${source})$`, 'su');
-}
-
-const NO_MATCH = (): undefined => undefined;
-
-/** Splits names from globs. The caller has checked that every entry is a non-empty string. */
-export function compileMatcher(entries: readonly string[]): Matcher {
-  const exact = entries.filter((entry) => !isGlob(entry));
-  const patterns = [...new Set(entries.filter(isGlob))];
-  return Object.freeze({ exact: frozenSet(exact), patterns: Object.freeze(patterns), match: compilePatterns(patterns) });
-}
-
-function compilePatterns(patterns: readonly string[]): (name: string) => string | undefined {
-  const [first] = patterns;
-  if (first === undefined) return NO_MATCH;
-  if (patterns.length === 1) {
-    const regex = globToRegExp(first);
-    return (name) => (regex.test(name) ? first : undefined);
-  }
-  // One group per glob (globSource escapes every parenthesis, so the groups are exactly these);
-  // alternation tries them in file order, so the first defined group names the first match.
-  const regex = sourceToRegExp(patterns.map((p) => `(${globSource(p)})`).join('|'));
-  return (name) => {
-    const found = regex.exec(name);
-    if (found === null) return undefined;
-    for (let i = 1; i < found.length; i++) if (found[i] !== undefined) return patterns[i - 1];
-    return undefined;
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Frozen collections: Object.freeze alone leaves a Map's or Set's contents mutable, so their mutators
-// are replaced by ones that throw (only a deliberate `Map.prototype.set.call(…)` gets past that).
-
-function refuse(): never {
-  throw new TypeError('the rules snapshot is frozen');
-}
-
-export function frozenMap<K, V>(entries: Iterable<readonly [K, V]>): ReadonlyMap<K, V> {
-  const map = new Map<K, V>(entries);
-  for (const method of ['set', 'delete', 'clear']) Object.defineProperty(map, method, { value: refuse });
-  return Object.freeze(map);
-}
-
-export function frozenSet<T>(values: Iterable<T>): ReadonlySet<T> {
-  const set = new Set<T>(values);
-  for (const method of ['add', 'delete', 'clear']) Object.defineProperty(set, method, { value: refuse });
-  return Object.freeze(set);
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
-  }
-  return value;
-}
-
-const EMPTY_MATCHER = compileMatcher([]);
-const EMPTY_SIDE: CompiledSide = Object.freeze({ servers: EMPTY_MATCHER, tools: frozenMap<string, Matcher>([]) });
-
-/** What applies without a rules file: every agent may use every server (docs/architecture.md "Command line"). */
-export const OPEN_RULES: Rules = Object.freeze({
-  open: true,
-  file: undefined,
-  agents: frozenMap<string, CompiledAgent>([]),
-  grants: Object.freeze([]),
-  defaults: Object.freeze({ denyOnMissingAgent: false }),
-  tokens: frozenMap<string, string>([]),
-  auth: undefined,
-  admins: frozenMap<string, string>([]),
-  warnings: Object.freeze([]),
-  raw: undefined,
-});
 
 // ---------------------------------------------------------------------------------------------
 // Validation and compilation

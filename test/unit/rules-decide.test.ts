@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { decideServer, decideTool, effectiveAgent, serverVisible } from '../../src/rules/decide.js';
 import { OPEN_RULES, parseRules } from '../../src/rules/load.js';
 import type { Rules } from '../../src/rules/load.js';
-import { globToRegExp } from '../../src/rules/schema.js';
+import { globToRegExp } from '../../src/rules/globs.js';
 
 const FILE = '/srv/project/gateway-rules.json';
 const rules = (value: unknown, servers: readonly string[] = []): Rules => parseRules(JSON.stringify(value), FILE, servers);

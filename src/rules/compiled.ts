@@ -1,0 +1,90 @@
+// The compiled form of `gateway-rules.json`: the deeply frozen Rules snapshot that decide.ts reads
+// (schema.ts builds it), and OPEN_RULES for when there is no rules file.
+
+import type { ConfigIssue } from '../config/types.js';
+import type { AuthConfig } from './auth-config.js';
+import { frozenMap } from './frozen.js';
+import { compileMatcher, type Matcher } from './globs.js';
+import type { HeaderSet } from './server-headers.js';
+
+/** One side (`allow` or `deny`) of an agent's rules. */
+export interface CompiledSide {
+  readonly servers: Matcher;
+  /** Server name (exact) → the tools of that server this side names. */
+  readonly tools: ReadonlyMap<string, Matcher>;
+}
+
+export interface CompiledAgent {
+  readonly id: string;
+  readonly allow: CompiledSide;
+  readonly deny: CompiledSide;
+  /** `sha256:<64 lowercase hex>` hashes of the agent's static bearer tokens (docs/architecture.md "Agent identity"). */
+  readonly tokens: readonly string[];
+  /**
+   * The agent's own headers per remote server (`serverHeaders`, `${VAR}` expanded at load): sent
+   * only on its own pooled connections. Secret: never logged nor shown.
+   */
+  readonly serverHeaders: ReadonlyMap<string, HeaderSet>;
+}
+
+/**
+ * One condition of a grant's `when`: the token's claim `claim` holds one of `values` — a string
+ * claim equal to one (for `scope` and `scp`, one of its space-separated words), an array claim
+ * containing one. A dotted name (`realm_access.roles`) walks into objects when no claim has the
+ * whole name.
+ */
+export interface ClaimTest {
+  readonly claim: string;
+  readonly values: readonly string[];
+}
+
+/**
+ * A grant by claim (the `grants` section): rules for every agent whose OAuth/JWT token meets all of
+ * `when`, added to its own entry's (or `default`'s); a deny from any of them wins (rules/decide.ts).
+ */
+export interface CompiledGrant {
+  readonly id: string;
+  readonly when: readonly ClaimTest[];
+  readonly allow: CompiledSide;
+  readonly deny: CompiledSide;
+}
+
+export interface Rules {
+  /** True only for OPEN_RULES (no rules file): every agent may use every server. */
+  readonly open: boolean;
+  /** Absolute path of the rules file; undefined for OPEN_RULES. */
+  readonly file: string | undefined;
+  readonly agents: ReadonlyMap<string, CompiledAgent>;
+  /** The grants by claim, in file order (`grants`); empty when the file has none. */
+  readonly grants: readonly CompiledGrant[];
+  readonly defaults: { readonly denyOnMissingAgent: boolean };
+  /** `sha256:<hex>` → the agent it identifies (a hash may belong to one agent only). */
+  readonly tokens: ReadonlyMap<string, string>;
+  /** The compiled `auth` section (JWT verification, auth-config.ts); undefined when the file has none. */
+  readonly auth: AuthConfig | undefined;
+  /** `sha256:<hex>` → the console admin it identifies (the `admins` section); empty: no console. */
+  readonly admins: ReadonlyMap<string, string>;
+  readonly warnings: readonly ConfigIssue[];
+  /** The validated JSON, deeply frozen, for status. It holds `auth` verbatim: redact before showing it. */
+  readonly raw: unknown;
+}
+
+/** The agent whose rules apply to agents the file does not list, when it exists. */
+export const DEFAULT_AGENT = 'default';
+
+export const EMPTY_MATCHER = compileMatcher([]);
+export const EMPTY_SIDE: CompiledSide = Object.freeze({ servers: EMPTY_MATCHER, tools: frozenMap<string, Matcher>([]) });
+
+/** What applies without a rules file: every agent may use every server (docs/architecture.md "Command line"). */
+export const OPEN_RULES: Rules = Object.freeze({
+  open: true,
+  file: undefined,
+  agents: frozenMap<string, CompiledAgent>([]),
+  grants: Object.freeze([]),
+  defaults: Object.freeze({ denyOnMissingAgent: false }),
+  tokens: frozenMap<string, string>([]),
+  auth: undefined,
+  admins: frozenMap<string, string>([]),
+  warnings: Object.freeze([]),
+  raw: undefined,
+});
