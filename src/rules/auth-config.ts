@@ -1,7 +1,7 @@
 // The `auth` section of gateway-rules.json (docs/architecture.md "Agent identity"): validation and compilation
 // of the JWT settings the HTTP front verifies tokens with (src/auth/auth.ts). The key is compiled
-// here, once per load, into a KeyObject (the secret text is not kept), and the algorithms it may
-// verify are fixed here from the key's type, so a token's header can never choose them: no `none`,
+// (jwt-key.ts), once per load, into a KeyObject (the secret text is not kept), and the algorithms it may
+// verify are fixed there from the key's type, so a token's header can never choose them: no `none`,
 // no HMAC with a public key (RFC 8725 §2.1, §3.1). Static tokens live under each agent (schema.ts).
 //
 //   "auth": { "jwt": { "secret": "${JWT_SECRET}" } }                          HS256/384/512
@@ -16,84 +16,14 @@
 // changed key file is picked up by the next reload of the rules file). Compiled from text alone, with
 // no reader, a `publicKeyFile` is an error that says to give the key as `publicKey`.
 
-import { createPublicKey, createSecretKey } from 'node:crypto';
-import type { JsonWebKey, KeyObject } from 'node:crypto';
-import path from 'node:path';
 import { tryExpand } from '../config/expand.js';
-import type { Env } from '../config/expand.js';
 import { describeValue, isPlainObject } from '../config/issues.js';
+import { JWT_ALGORITHMS, type AuthConfig, type AuthContext, type Introspection, type JwtAlgorithm, type JwtConfig, type OAuthIssuer } from './auth-types.js';
+import { compileKey, HMAC_MIN_BYTES, JWT, KEY_SOURCES, type CompiledKey } from './jwt-key.js';
 
-export const JWT_ALGORITHMS = ['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
-export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
-
-export interface JwtConfig {
-  /** A secret key for HS*, a public key for everything else. */
-  readonly key: KeyObject;
-  /** What the key is, for messages and status (never the key itself): "a 48-byte secret", "an RSA 2048-bit public key". */
-  readonly keyDescription: string;
-  /** The algorithms a token may use; every one of them fits `key` (checked at load). */
-  readonly algorithms: readonly JwtAlgorithm[];
-  /** `iss` must equal this, when set. */
-  readonly issuer: string | undefined;
-  /** `aud` (a string or an array) must contain one of these, when set. */
-  readonly audience: readonly string[] | undefined;
-  /** The claim whose (non-empty string) value is the agent id. */
-  readonly agentClaim: string;
-  readonly clockSkewSeconds: number;
-  readonly requireExp: boolean;
-}
-
-/** One OAuth authorization server whose JWT access tokens name agents (`auth.oauth`). */
-export interface OAuthIssuer {
-  /** The issuer identifier: `iss` must equal it, and its metadata (RFC 8414 / OIDC discovery) names the JWKS. */
-  readonly issuer: string;
-  /** Where the signing keys are, when set; otherwise `jwks_uri` from the issuer's metadata. */
-  readonly jwksUri: string | undefined;
-  /** `aud` must contain one of these; undefined: the gateway's resource URI (RFC 8707). */
-  readonly audience: readonly string[] | undefined;
-  /** Asymmetric algorithms only: an issuer's tokens are never checked with HMAC. */
-  readonly algorithms: readonly JwtAlgorithm[];
-  readonly agentClaim: string;
-  /** Scopes every token must carry (`scope` or `scp`); also advertised in the resource metadata. */
-  readonly scopes: readonly string[];
-  readonly clockSkewSeconds: number;
-  /** Least time between two JWKS fetches caused by a token whose `kid` the cached set lacks. */
-  readonly refreshCooldownSeconds: number;
-  /** RFC 7662 introspection of opaque (non-JWT) tokens, when set. */
-  readonly introspection: Introspection | undefined;
-}
-
-export interface Introspection {
-  /** Where to ask; undefined: `introspection_endpoint` from the issuer's metadata. */
-  readonly endpoint: string | undefined;
-  readonly clientId: string;
-  /** The client secret (from `${VAR}`): sent with HTTP Basic to the endpoint, never shown. */
-  readonly clientSecret: string;
-}
-
-export interface AuthConfig {
-  readonly jwt: JwtConfig | undefined;
-  /** mcpgate's resource URI (RFC 8707, RFC 9728 `resource`); undefined: derived from the listen address. */
-  readonly resource: string | undefined;
-  readonly oauth: readonly OAuthIssuer[];
-}
-
-/**
- * Reads the key file `publicKeyFile` names (an absolute path) as UTF-8 text, or throws — an errno
- * error (`code`) names the reason in the message. Given by the caller: rules/ reads no files.
- */
-export type KeyFileReader = (file: string) => string;
-
-/** What the compiler needs from schema.ts: where the file is, the environment, and where issues go. */
-export interface AuthContext {
-  /** Absolute path of the rules file (`publicKeyFile` is relative to its directory). */
-  readonly file: string;
-  readonly env: Env;
-  /** How `publicKeyFile` is read; undefined when the rules are compiled from text alone. */
-  readonly readKeyFile: KeyFileReader | undefined;
-  error(segments: readonly PropertyKey[], message: string): void;
-  warn(segments: readonly PropertyKey[], message: string): void;
-}
+// The types live in auth-types.ts; src/auth/ and load.ts read them from here.
+export { JWT_ALGORITHMS } from './auth-types.js';
+export type { AuthConfig, AuthContext, Introspection, JwtAlgorithm, JwtConfig, KeyFileReader, OAuthIssuer } from './auth-types.js';
 
 const AUTH_KEYS = new Set(['jwt', 'resource', 'oauth']);
 const OAUTH_KEYS = ['issuer', 'jwksUri', 'audience', 'algorithms', 'agentClaim', 'scopes', 'clockSkewSeconds', 'refreshCooldownSeconds', 'introspection'];
@@ -102,20 +32,7 @@ const MAX_REFRESH_COOLDOWN_SECONDS = 3600;
 const MAX_ISSUERS = 8;
 export const ASYMMETRIC_ALGORITHMS: readonly JwtAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 const JWT_KEYS = ['secret', 'publicKey', 'publicKeyFile', 'algorithms', 'issuer', 'audience', 'agentClaim', 'clockSkewSeconds', 'requireExp'];
-const KEY_SOURCES = ['secret', 'publicKey', 'publicKeyFile'] as const;
-type KeySource = (typeof KEY_SOURCES)[number];
 const MAX_SKEW_SECONDS = 600;
-const HMAC_MIN_BYTES: Readonly<Record<string, number>> = { HS256: 32, HS384: 48, HS512: 64 }; // RFC 7518 §3.2
-const EC_CURVES: Readonly<Record<string, JwtAlgorithm>> = { prime256v1: 'ES256', secp384r1: 'ES384', secp521r1: 'ES512' };
-const RSA_ALGORITHMS: readonly JwtAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];
-const JWT = ['auth', 'jwt'] as const;
-
-interface CompiledKey {
-  readonly key: KeyObject;
-  readonly description: string;
-  /** Every algorithm this key can verify; the default for `algorithms`. */
-  readonly fits: readonly JwtAlgorithm[];
-}
 
 const q = (value: string): string => JSON.stringify(value);
 
@@ -284,112 +201,6 @@ function compileJwt(value: unknown, outer: AuthContext): JwtConfig | undefined {
   }
   if (failed || key === undefined || algorithms === undefined) return undefined;
   return Object.freeze({ key: key.key, keyDescription: key.description, algorithms, issuer, audience, agentClaim, clockSkewSeconds, requireExp });
-}
-
-// ---------------------------------------------------------------------------------------------
-// Keys
-
-function compileKey(source: KeySource, value: unknown, ctx: AuthContext): CompiledKey | undefined {
-  const at = [...JWT, source];
-  if (source === 'publicKey' && isPlainObject(value)) return fromJwk(value, ctx);
-  if (typeof value !== 'string') {
-    const expected = source === 'secret' ? 'the HMAC secret, ideally "${VAR}"' : source === 'publicKey' ? 'a PEM public key or a JWK object' : 'the path of a PEM file';
-    ctx.error(at, `expected a string (${expected}), got ${describeValue(value)}`);
-    return undefined;
-  }
-  const expanded = tryExpand(value, ctx.env);
-  if (!expanded.ok) {
-    ctx.error(at, expanded.reason);
-    return undefined;
-  }
-  if (source === 'secret') return fromSecret(expanded.value, !value.includes('${'), ctx);
-  if (source === 'publicKey') return fromPem(expanded.value, at, 'publicKey', ctx);
-  if (expanded.value === '') {
-    ctx.error(at, 'expected the path of a PEM file, got ""');
-    return undefined;
-  }
-  const file = path.resolve(path.dirname(ctx.file), expanded.value);
-  if (ctx.readKeyFile === undefined) {
-    ctx.error(at, `cannot read the key file ${file}: these rules are compiled from text alone, with no file reader; give the key itself as "publicKey"`);
-    return undefined;
-  }
-  let text: string;
-  try {
-    text = ctx.readKeyFile(file);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    ctx.error(at, `cannot read the key file ${file}: ${code === 'ENOENT' ? 'no such file' : code ?? String(err)}`);
-    return undefined;
-  }
-  return fromPem(text, at, `the key file ${file}`, ctx);
-}
-
-function fromSecret(secret: string, literal: boolean, ctx: AuthContext): CompiledKey | undefined {
-  const at = [...JWT, 'secret'];
-  const bytes = Buffer.from(secret, 'utf8');
-  if (literal) ctx.warn(at, 'the secret is written in the rules file itself; prefer "${JWT_SECRET}" with the variable set, so the file holds no secret');
-  if (bytes.length < 32) {
-    // The length only, never the value.
-    ctx.error(at, `the secret is ${bytes.length === 0 ? 'empty' : `${bytes.length} bytes`}; HMAC keys need at least 32 bytes (RFC 7518 §3.2)`);
-    return undefined;
-  }
-  const fits = (['HS256', 'HS384', 'HS512'] as const).filter((alg) => bytes.length >= (HMAC_MIN_BYTES[alg] ?? 0));
-  return { key: createSecretKey(bytes), description: `a ${bytes.length}-byte secret`, fits };
-}
-
-function fromPem(text: string, at: readonly PropertyKey[], what: string, ctx: AuthContext): CompiledKey | undefined {
-  if (text.includes('PRIVATE KEY-----')) {
-    ctx.error(at, `${what} holds a private key; give the public key only (the gateway never needs the private half)`);
-    return undefined;
-  }
-  try {
-    return classify(createPublicKey(text), at, ctx);
-  } catch (err) {
-    const detail = err instanceof Error ? err.message : String(err);
-    ctx.error(at, `${what} is not a usable PEM public key ("-----BEGIN PUBLIC KEY-----" …): ${detail}`);
-    return undefined;
-  }
-}
-
-function fromJwk(jwk: Record<string, unknown>, ctx: AuthContext): CompiledKey | undefined {
-  const at = [...JWT, 'publicKey'];
-  if (jwk.d !== undefined) {
-    ctx.error(at, 'publicKey is a private JWK (it has "d"); give the public key only');
-    return undefined;
-  }
-  try {
-    return classify(createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }), at, ctx);
-  } catch (err) {
-    ctx.error(at, `publicKey is not a usable JWK: ${err instanceof Error ? err.message : String(err)}`);
-    return undefined;
-  }
-}
-
-/** The algorithms a public key can verify, from its type (and curve); an error for a key that verifies none. */
-function classify(key: KeyObject, at: readonly PropertyKey[], ctx: AuthContext): CompiledKey | undefined {
-  const type = key.asymmetricKeyType;
-  const details = key.asymmetricKeyDetails ?? {};
-  if (type === 'rsa' || type === 'rsa-pss') {
-    const bits = details.modulusLength ?? 0;
-    if (bits < 2048) {
-      ctx.error(at, `the RSA key is ${bits} bits; JWT signatures need at least 2048 (RFC 7518 §3.3)`);
-      return undefined;
-    }
-    const fits = type === 'rsa' ? RSA_ALGORITHMS : RSA_ALGORITHMS.filter((alg) => alg.startsWith('PS'));
-    return { key, description: `an ${type === 'rsa' ? 'RSA' : 'RSA-PSS'} ${bits}-bit public key`, fits };
-  }
-  if (type === 'ec') {
-    const curve = details.namedCurve ?? 'unknown';
-    const alg = EC_CURVES[curve];
-    if (alg === undefined) {
-      ctx.error(at, `an EC key on curve ${curve} cannot verify JWTs; ES256, ES384 and ES512 need P-256, P-384 and P-521`);
-      return undefined;
-    }
-    return { key, description: `an EC ${curve} public key`, fits: [alg] };
-  }
-  if (type === 'ed25519' || type === 'ed448') return { key, description: `an ${type === 'ed25519' ? 'Ed25519' : 'Ed448'} public key`, fits: ['EdDSA'] };
-  ctx.error(at, `a ${type ?? 'non-asymmetric'} key cannot verify JWTs; use an RSA (2048 bits or more), EC (P-256, P-384, P-521) or Ed25519 key`);
-  return undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
