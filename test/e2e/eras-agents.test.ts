@@ -11,7 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
-  CLI, GatewayProcess, fixtureServer, rpcError, tempDir, textOf, until, writeConfig, type TempDir,
+  CLI, GatewayProcess, fixtureServer, rpcError, tempDir, textOf, until, writeConfig, yieldBetweenMessages, type TempDir,
 } from '../helpers/gateway.js';
 import { JSON_HEADERS, connectAgent, makeToken, raw, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 import { NO_PYTHON_MCP, pythonWithMcp } from '../helpers/python.js';
@@ -85,7 +85,10 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
   });
 
   it('progress travels on the request\'s own stream', async () => {
-    const client = await connectModern(gate.url);
+    const client = modernClient();
+    const transport = new StreamableHTTPClientTransport(new URL(gate.url));
+    await client.connect(transport);
+    yieldBetweenMessages(transport);
     try {
       const steps: number[] = [];
       const result = await client.callTool({ name: 'sink__progress', arguments: { steps: 3 } }, { onprogress: (p) => steps.push(p.progress) });
@@ -337,9 +340,11 @@ describe('a 2026-07-28 agent over stdio', { timeout: TIMEOUT }, () => {
     dir = await tempDir();
     const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server', ['--marker-dir', dir.path]) });
     gw = new GatewayProcess({ config, args: ['--pins', 'off'] });
-    client = modernClient({ sampling: {} });
+    client = modernClient({ sampling: {}, elicitation: { form: {} } });
     client.setRequestHandler('sampling/createMessage', () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: 'from stdio' } }));
+    client.setRequestHandler('elicitation/create', (req) => ({ action: 'accept', content: { name: `stdio, asked ${(req.params as { message: string }).message}` } }));
     await client.connect(gw.transport as never);
+    yieldBetweenMessages(gw);
   });
 
   after(async () => {
@@ -363,6 +368,11 @@ describe('a 2026-07-28 agent over stdio', { timeout: TIMEOUT }, () => {
 
   it('a server\'s sampling request becomes an input-required result; the retry answers it', async () => {
     assert.equal(textOf(await client.callTool({ name: 'sink__sample', arguments: { prompt: 'x' } })), 'sampled: from stdio');
+  });
+
+  it('a server\'s elicitation request becomes an input-required result; the retry answers it', async () => {
+    const answer = JSON.parse(textOf(await client.callTool({ name: 'sink__elicit', arguments: {} }))) as unknown;
+    assert.deepEqual(answer, { action: 'accept', content: { name: 'stdio, asked Who are you?' } });
   });
 
   it('notifications/cancelled cancels the call on the server', async () => {

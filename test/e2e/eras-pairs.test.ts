@@ -9,7 +9,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { GatewayProcess, fixtureServer, rpcError, tempDir, textOf, until, writeConfig, type TempDir } from '../helpers/gateway.js';
+import { GatewayProcess, fixtureServer, rpcError, tempDir, textOf, until, writeConfig, yieldBetweenMessages, type TempDir } from '../helpers/gateway.js';
 import { JSON_HEADERS, connectAgent, raw, startHttpGateway, type HttpGateway } from '../helpers/http.js';
 import { startModernHttp, type Remote } from '../helpers/remote.js';
 
@@ -132,7 +132,9 @@ describe('a 2026-07-28 agent over Streamable HTTP, 2026-07-28 servers over stdio
     // Pins off: a grown tool would otherwise be held (new since first use), not shown.
     gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off'] });
     client = modernAgent(asked);
-    await client.connect(new StreamableHTTPClientTransport(new URL(gate.url)));
+    const transport = new StreamableHTTPClientTransport(new URL(gate.url));
+    await client.connect(transport);
+    yieldBetweenMessages(transport);
   });
 
   after(async () => {
@@ -192,6 +194,7 @@ describe('a 2026-07-28 agent over stdio, 2026-07-28 servers over stdio and HTTP'
     gw = new GatewayProcess({ config, args: ['--pins', 'off'] });
     client = modernAgent(asked);
     await client.connect(gw.transport as never);
+    yieldBetweenMessages(gw);
   });
 
   after(async () => {
@@ -221,7 +224,8 @@ describe('a 2025-era agent over Streamable HTTP, 2026-07-28 servers over stdio a
       remote: { type: 'http', url: remote.url, era: MODERN },
     });
     gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off'] });
-    ({ client } = await connectAgent(gate.url, {
+    let transport: StreamableHTTPClientTransport;
+    ({ client, transport } = await connectAgent(gate.url, {
       capabilities: { sampling: {}, elicitation: { form: {} } },
       setup: (c) => {
         c.setRequestHandler('elicitation/create', () => {
@@ -234,6 +238,7 @@ describe('a 2025-era agent over Streamable HTTP, 2026-07-28 servers over stdio a
         });
       },
     }));
+    yieldBetweenMessages(transport);
   });
 
   after(async () => {
@@ -264,6 +269,15 @@ describe('a 2025-era agent over Streamable HTTP, 2026-07-28 servers over stdio a
       await seen;
       const tool = `${server}__grown_${grown.split(' ')[1]}`;
       assert.ok(await until(async () => (await client.listTools()).tools.some((t) => t.name === tool)), `${tool} never appeared`);
+    }
+  });
+
+  it('progress from the modern servers\' call streams reaches it on its POST stream', { timeout: 30_000 }, async () => {
+    for (const server of SERVERS) {
+      const seen: number[] = [];
+      const result = await client.callTool({ name: `${server}__progress`, arguments: {} }, { onprogress: (p) => void seen.push(p.progress) });
+      assert.equal(textOf(result), 'done');
+      assert.deepEqual(seen, [1, 2], `progress from ${server}`);
     }
   });
 
