@@ -267,6 +267,61 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
     assert.match((replay.json!.error as { message: string }).message, /used already|ended|expired/);
   });
 
+  // The 2025 → 2025 pair over HTTP, on the port the modern agents above use: everything of issue
+  // 13's list in one place (forwarding.test.ts and agent-requests.test.ts walk it over stdio).
+  it('a 2025-era agent beside them keeps everything: tools, resources, prompts, list changes, progress, cancellation, sampling, elicitation', async () => {
+    const { client, transport } = await connectAgent(gate.url, {
+      capabilities: { sampling: {}, elicitation: { form: {} } },
+      setup: (c) => {
+        c.setRequestHandler('sampling/createMessage', () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: 'from 2025' } }));
+        c.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { name: 'Legacy' } }));
+      },
+    });
+    yieldBetweenMessages(transport);
+    try {
+      assert.notEqual(client.getNegotiatedProtocolVersion(), MODERN);
+      assert.ok((await client.listTools()).tools.some((t) => t.name === 'sink__echo'));
+      assert.equal(textOf(await client.callTool({ name: 'sink__echo', arguments: { text: 'legacy' } })), 'legacy');
+      assert.ok((await client.listResources()).resources.some((r) => r.uri === 'mcpgate://sink/sink://static/1'));
+      assert.equal(((await client.readResource({ uri: 'mcpgate://sink/sink://static/1' })).contents[0] as { text: string }).text, 'one');
+      assert.ok((await client.listPrompts()).prompts.some((p) => p.name === 'sink__greet'));
+      assert.equal(((await client.getPrompt({ name: 'sink__greet', arguments: { name: 'Bo' } })).messages[0]!.content as { text: string }).text, 'Hello, Bo!');
+
+      const steps: number[] = [];
+      assert.equal(textOf(await client.callTool({ name: 'sink__progress', arguments: { steps: 3 } }, { onprogress: (p) => steps.push(p.progress) })), 'done');
+      assert.deepEqual(steps, [1, 2, 3]);
+      assert.equal(textOf(await client.callTool({ name: 'sink__sample', arguments: { prompt: 'p' } })), 'sampled: from 2025');
+      assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__elicit', arguments: {} }))), { action: 'accept', content: { name: 'Legacy' } });
+
+      // List changes and resource updates: notifications on the session's GET stream.
+      let toolsChanged!: () => void;
+      const changed = new Promise<void>((resolve) => (toolsChanged = resolve));
+      let updatedUri!: (uri: string) => void;
+      const updated = new Promise<string>((resolve) => (updatedUri = resolve));
+      client.setNotificationHandler('notifications/tools/list_changed', () => toolsChanged());
+      client.setNotificationHandler('notifications/resources/updated', (n) => updatedUri(n.params.uri));
+      await client.subscribeResource({ uri: 'mcpgate://sink/sink://static/2' });
+      await client.callTool({ name: 'sink__touch', arguments: { uri: 'sink://static/2' } });
+      assert.equal(await updated, 'mcpgate://sink/sink://static/2');
+      const before = (await client.listTools()).tools.length;
+      await client.callTool({ name: 'sink__change', arguments: {} });
+      await changed;
+      assert.ok(await until(async () => (await client.listTools()).tools.length > before), 'the new tool is listed');
+
+      // Cancellation: notifications/cancelled reaches the server.
+      const tag = `legacy-http-${process.pid}`;
+      const controller = new AbortController();
+      const call = client.callTool({ name: 'sink__slow', arguments: { ms: 20_000, tag } }, { signal: controller.signal });
+      const inFlight = async (): Promise<boolean> => (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1');
+      assert.ok(await until(inFlight), 'the call never reached the server');
+      controller.abort();
+      await assert.rejects(call);
+      assert.ok(await until(() => existsSync(dir.file(`cancelled-${tag}`))), 'the server never saw the cancellation');
+    } finally {
+      await client.close();
+    }
+  });
+
   it('without the capability, the server is told at once and the call ends', async () => {
     const client = await connectModern(gate.url);
     try {
