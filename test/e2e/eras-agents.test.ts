@@ -11,10 +11,11 @@ import { writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
-  CLI, GatewayProcess, fixtureServer, rpcError, tempDir, textOf, until, writeConfig, yieldBetweenMessages, type TempDir,
+  CLI, GatewayProcess, fixture, fixtureServer, rpcError, tempDir, textOf, until, writeConfig, yieldBetweenMessages, type TempDir,
 } from '../helpers/gateway.js';
 import { JSON_HEADERS, connectAgent, makeToken, raw, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 import { NO_PYTHON_MCP, pythonWithMcp } from '../helpers/python.js';
+import { startRemote, type Remote } from '../helpers/remote.js';
 
 const TIMEOUT = 60_000;
 const MODERN = '2026-07-28';
@@ -450,6 +451,66 @@ describe('a 2026-07-28 agent over stdio', { timeout: TIMEOUT }, () => {
     await changed;
     await sub.close();
   });
+});
+
+// The server side of the same pair over HTTP: a 2025-era Streamable HTTP server (the v1 SDK fixture)
+// asks its questions on the call's own POST stream, so they are related to the call there, not
+// routed by who has a call in flight as a stdio server's are.
+describe('2026-07-28 agents over Streamable HTTP and stdio, a 2025-era server over Streamable HTTP', { timeout: TIMEOUT }, () => {
+  let dir: TempDir;
+  let remote: Remote;
+  let gate: HttpGateway;
+  let gw: GatewayProcess;
+  const agents = {} as Record<'http' | 'stdio', Client>;
+
+  before(async () => {
+    dir = await tempDir();
+    remote = await startRemote(process.execPath, [fixture('remote-server')]);
+    const config = await writeConfig(dir, { web: { type: 'http', url: remote.url, era: '2025' } });
+    gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off'] });
+    gw = new GatewayProcess({ config, args: ['--pins', 'off'] });
+    for (const via of ['http', 'stdio'] as const) {
+      const client = modernClient({ sampling: {} });
+      client.setRequestHandler('sampling/createMessage', () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: `over ${via}` } }));
+      const transport = via === 'http' ? new StreamableHTTPClientTransport(new URL(gate.url)) : gw.transport;
+      await client.connect(transport as never);
+      yieldBetweenMessages(via === 'http' ? transport : gw);
+      agents[via] = client;
+    }
+  });
+
+  after(async () => {
+    for (const client of Object.values(agents)) await client.close();
+    await gate?.stop();
+    await gw?.stop();
+    await remote?.stop();
+    await dir?.remove();
+  });
+
+  for (const via of ['http', 'stdio'] as const) {
+    it(`calls, progress, sampling (input required, answered on the retry) and list changes (agent over ${via})`, { timeout: 30_000 }, async () => {
+      const client = agents[via];
+      assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
+      assert.ok((await client.listTools()).tools.some((t) => t.name === 'web__echo'));
+      assert.equal(textOf(await client.callTool({ name: 'web__echo', arguments: { text: via } })), via);
+      const steps: number[] = [];
+      assert.equal(textOf(await client.callTool({ name: 'web__progress', arguments: { steps: 2 } }, { onprogress: (p) => steps.push(p.progress) })), 'done');
+      assert.deepEqual(steps, [1, 2]);
+      assert.equal(textOf(await client.callTool({ name: 'web__sample', arguments: { prompt: 'hi' } })), `sampled: over ${via}`);
+
+      let toolsChanged!: () => void;
+      const changed = new Promise<void>((resolve) => (toolsChanged = resolve));
+      client.setNotificationHandler('notifications/tools/list_changed', () => toolsChanged());
+      const sub = await client.listen({ toolsListChanged: true });
+      try {
+        const grown = textOf(await client.callTool({ name: 'web__grow', arguments: {} }));
+        await changed;
+        assert.ok(await until(async () => (await client.listTools()).tools.some((t) => t.name === `web__${grown}`)), `web__${grown} never appeared`);
+      } finally {
+        await sub.close();
+      }
+    });
+  }
 });
 
 describe('the Python SDK as a 2026-07-28 agent', { timeout: TIMEOUT }, () => {
