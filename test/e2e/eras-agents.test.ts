@@ -219,17 +219,19 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
     assert.equal((init.json!.error as { code: number }).code, -32601);
   });
 
-  it('a 2025-era server\'s sampling and elicitation reach a modern agent as input-required results, and its retries answer them', async () => {
-    const client = modernClient({ sampling: {}, elicitation: { form: {} } });
+  it('a 2025-era server\'s sampling, elicitation and roots requests reach a modern agent as input-required results, and its retries answer them', async () => {
+    const client = modernClient({ sampling: {}, elicitation: { form: {} }, roots: {} });
     client.setRequestHandler('sampling/createMessage', (req) => {
       const first = req.params.messages[0]!.content as { type: string; text: string };
       return { role: 'assistant', model: 'test-model', content: { type: 'text', text: `echo of ${first.text}` } };
     });
     client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { name: 'Grace' } }));
+    client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///modern/http', name: 'http' }] }));
     await client.connect(new StreamableHTTPClientTransport(new URL(gate.url)));
     try {
       assert.equal(textOf(await client.callTool({ name: 'sink__sample', arguments: { prompt: 'hello' } })), 'sampled: echo of hello');
       assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__elicit', arguments: {} }))), { action: 'accept', content: { name: 'Grace' } });
+      assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__roots', arguments: {} }))), [{ uri: 'file:///modern/http', name: 'http' }]);
     } finally {
       await client.close();
     }
@@ -396,8 +398,9 @@ describe('a 2026-07-28 agent over stdio', { timeout: TIMEOUT }, () => {
     dir = await tempDir();
     const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server', ['--marker-dir', dir.path]) });
     gw = new GatewayProcess({ config, args: ['--pins', 'off'] });
-    client = modernClient({ sampling: {}, elicitation: { form: {} } });
+    client = modernClient({ sampling: {}, elicitation: { form: {} }, roots: {} });
     client.setRequestHandler('sampling/createMessage', () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: 'from stdio' } }));
+    client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///modern/stdio' }] }));
     client.setRequestHandler('elicitation/create', (req) => ({ action: 'accept', content: { name: `stdio, asked ${(req.params as { message: string }).message}` } }));
     await client.connect(gw.transport as never);
     yieldBetweenMessages(gw);
@@ -429,6 +432,10 @@ describe('a 2026-07-28 agent over stdio', { timeout: TIMEOUT }, () => {
   it('a server\'s elicitation request becomes an input-required result; the retry answers it', async () => {
     const answer = JSON.parse(textOf(await client.callTool({ name: 'sink__elicit', arguments: {} }))) as unknown;
     assert.deepEqual(answer, { action: 'accept', content: { name: 'stdio, asked Who are you?' } });
+  });
+
+  it('a server\'s roots/list becomes an input-required result; the retry answers it', async () => {
+    assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__roots', arguments: {} }))), [{ uri: 'file:///modern/stdio' }]);
   });
 
   it('notifications/cancelled cancels the call on the server', async () => {
