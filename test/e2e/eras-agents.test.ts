@@ -272,11 +272,12 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
 
   // The 2025 → 2025 pair over HTTP, on the port the modern agents above use: everything of issue
   // 13's list in one place (forwarding.test.ts and agent-requests.test.ts walk it over stdio).
-  it('a 2025-era agent beside them keeps everything: tools, resources, prompts, list changes, progress, cancellation, sampling, elicitation', async () => {
+  it('a 2025-era agent beside them keeps everything: tools, resources, prompts, list changes, progress, cancellation, sampling, elicitation, roots', async () => {
     const { client, transport } = await connectAgent(gate.url, {
-      capabilities: { sampling: {}, elicitation: { form: {} } },
+      capabilities: { sampling: {}, elicitation: { form: {} }, roots: {} },
       setup: (c) => {
         c.setRequestHandler('sampling/createMessage', () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: 'from 2025' } }));
+        c.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///legacy/http' }] }));
         c.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { name: 'Legacy' } }));
       },
     });
@@ -295,6 +296,7 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
       assert.deepEqual(steps, [1, 2, 3]);
       assert.equal(textOf(await client.callTool({ name: 'sink__sample', arguments: { prompt: 'p' } })), 'sampled: from 2025');
       assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__elicit', arguments: {} }))), { action: 'accept', content: { name: 'Legacy' } });
+      assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__roots', arguments: {} }))), [{ uri: 'file:///legacy/http' }]);
 
       // List changes and resource updates: notifications on the session's GET stream.
       let toolsChanged!: () => void;

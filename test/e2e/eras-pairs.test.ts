@@ -20,9 +20,10 @@ const SERVERS = ['local', 'remote'] as const;
 /** A v2 SDK client pinned to 2026-07-28 that answers sampling and elicitation (and counts them). */
 function modernAgent(asked: { elicitation: number; sampling: number }): Client {
   const client = new Client({ name: 'mcpgate-modern-pair', version: '1.0.0' }, {
-    capabilities: { sampling: {}, elicitation: { form: {} } },
+    capabilities: { sampling: {}, elicitation: { form: {} }, roots: {} },
     versionNegotiation: { mode: { pin: MODERN } },
   });
+  client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///modern/agent' }] }));
   client.setRequestHandler('elicitation/create', () => {
     asked.elicitation += 1;
     return { action: 'accept', content: { name: 'Modern Ada' } };
@@ -67,13 +68,14 @@ function walk(agent: () => Client, asked: { elicitation: number; sampling: numbe
   });
 
   for (const server of SERVERS) {
-    it(`the server's elicitation and sampling (input required) reach the agent as input required; its retries finish the call (${server})`, { timeout: 20_000 }, async () => {
+    it(`the server's elicitation, sampling and roots (input required) reach the agent as input required; its retries finish the call (${server})`, { timeout: 20_000 }, async () => {
       const client = agent();
       const before = { ...asked };
       // accept:NAME:STATE — the server got the agent's answer and its own requestState back, on its retry.
       assert.equal(textOf(await client.callTool({ name: `${server}__ask`, arguments: {} })), 'accept:Modern Ada:state-1');
       assert.equal(textOf(await client.callTool({ name: `${server}__sample`, arguments: {} })), 'model said: modern hi');
       assert.deepEqual(asked, { elicitation: before.elicitation + 1, sampling: before.sampling + 1 });
+      assert.equal(textOf(await client.callTool({ name: `${server}__roots`, arguments: {} })), 'file:///modern/agent');
     });
 
     it(`progress travels on the request's own stream (${server})`, { timeout: 20_000 }, async () => {
@@ -226,8 +228,9 @@ describe('a 2025-era agent over Streamable HTTP, 2026-07-28 servers over stdio a
     gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off'] });
     let transport: StreamableHTTPClientTransport;
     ({ client, transport } = await connectAgent(gate.url, {
-      capabilities: { sampling: {}, elicitation: { form: {} } },
+      capabilities: { sampling: {}, elicitation: { form: {} }, roots: {} },
       setup: (c) => {
+        c.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///legacy/http' }] }));
         c.setRequestHandler('elicitation/create', () => {
           asked.elicitation += 1;
           return { action: 'accept', content: { name: 'Legacy Bo' } };
@@ -256,6 +259,7 @@ describe('a 2025-era agent over Streamable HTTP, 2026-07-28 servers over stdio a
       assert.deepEqual((await client.getPrompt({ name: `${server}__greet`, arguments: { name: 'Bo' } })).messages[0]?.content, { type: 'text', text: 'Hello, Bo' });
       assert.equal(textOf(await client.callTool({ name: `${server}__ask`, arguments: {} })), 'accept:Legacy Bo:state-1');
       assert.equal(textOf(await client.callTool({ name: `${server}__sample`, arguments: {} })), 'model said: legacy hi');
+      assert.equal(textOf(await client.callTool({ name: `${server}__roots`, arguments: {} })), 'file:///legacy/http');
     }
     assert.deepEqual(asked, { elicitation: 2, sampling: 2 });
   });

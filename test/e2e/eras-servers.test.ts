@@ -48,6 +48,7 @@ function suite(transport: 'stdio' | 'http'): void {
             asked.sampling.push(req.params);
             return { model: 'test-model', role: 'assistant', content: { type: 'text', text: 'hi there' } };
           });
+          client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///legacy/agent' }] }));
         },
       });
       changes = new Notifications(gw);
@@ -97,6 +98,10 @@ function suite(transport: 'stdio' | 'http'): void {
       const result = await gw.client.callTool({ name: 'modern__progress', arguments: {} }, { onprogress: (p) => void seen.push(p.progress) });
       assert.equal(textOf(result), 'done');
       assert.deepEqual(seen, [1, 2]);
+    });
+
+    it('turns an input-required roots/list into roots/list to the agent', { timeout: 15_000 }, async () => {
+      assert.equal(textOf(await gw.client.callTool({ name: 'modern__roots', arguments: {} })), 'file:///legacy/agent');
     });
 
     it('ends a call whose server never stops asking, with MCPG_INPUT_ROUNDS_EXCEEDED', { timeout: 20_000 }, async () => {
