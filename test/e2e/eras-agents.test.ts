@@ -11,10 +11,11 @@ import { writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
-  CLI, GatewayProcess, fixtureServer, rpcError, tempDir, textOf, until, writeConfig, type TempDir,
+  CLI, GatewayProcess, fixture, fixtureServer, rpcError, tempDir, textOf, until, writeConfig, yieldBetweenMessages, type TempDir,
 } from '../helpers/gateway.js';
 import { JSON_HEADERS, connectAgent, makeToken, raw, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 import { NO_PYTHON_MCP, pythonWithMcp } from '../helpers/python.js';
+import { startRemote, type Remote } from '../helpers/remote.js';
 
 const TIMEOUT = 60_000;
 const MODERN = '2026-07-28';
@@ -85,7 +86,10 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
   });
 
   it('progress travels on the request\'s own stream', async () => {
-    const client = await connectModern(gate.url);
+    const client = modernClient();
+    const transport = new StreamableHTTPClientTransport(new URL(gate.url));
+    await client.connect(transport);
+    yieldBetweenMessages(transport);
     try {
       const steps: number[] = [];
       const result = await client.callTool({ name: 'sink__progress', arguments: { steps: 3 } }, { onprogress: (p) => steps.push(p.progress) });
@@ -215,17 +219,19 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
     assert.equal((init.json!.error as { code: number }).code, -32601);
   });
 
-  it('a 2025-era server\'s sampling and elicitation reach a modern agent as input-required results, and its retries answer them', async () => {
-    const client = modernClient({ sampling: {}, elicitation: { form: {} } });
+  it('a 2025-era server\'s sampling, elicitation and roots requests reach a modern agent as input-required results, and its retries answer them', async () => {
+    const client = modernClient({ sampling: {}, elicitation: { form: {} }, roots: {} });
     client.setRequestHandler('sampling/createMessage', (req) => {
       const first = req.params.messages[0]!.content as { type: string; text: string };
       return { role: 'assistant', model: 'test-model', content: { type: 'text', text: `echo of ${first.text}` } };
     });
     client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { name: 'Grace' } }));
+    client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///modern/http', name: 'http' }] }));
     await client.connect(new StreamableHTTPClientTransport(new URL(gate.url)));
     try {
       assert.equal(textOf(await client.callTool({ name: 'sink__sample', arguments: { prompt: 'hello' } })), 'sampled: echo of hello');
       assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__elicit', arguments: {} }))), { action: 'accept', content: { name: 'Grace' } });
+      assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__roots', arguments: {} }))), [{ uri: 'file:///modern/http', name: 'http' }]);
     } finally {
       await client.close();
     }
@@ -262,6 +268,63 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
     const replay = await retry('ann', mine.key, mine.state);
     assert.equal(codeOf(replay), -32031);
     assert.match((replay.json!.error as { message: string }).message, /used already|ended|expired/);
+  });
+
+  // The 2025 → 2025 pair over HTTP, on the port the modern agents above use: everything of issue
+  // 13's list in one place (forwarding.test.ts and agent-requests.test.ts walk it over stdio).
+  it('a 2025-era agent beside them keeps everything: tools, resources, prompts, list changes, progress, cancellation, sampling, elicitation, roots', async () => {
+    const { client, transport } = await connectAgent(gate.url, {
+      capabilities: { sampling: {}, elicitation: { form: {} }, roots: {} },
+      setup: (c) => {
+        c.setRequestHandler('sampling/createMessage', () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: 'from 2025' } }));
+        c.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///legacy/http' }] }));
+        c.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { name: 'Legacy' } }));
+      },
+    });
+    yieldBetweenMessages(transport);
+    try {
+      assert.notEqual(client.getNegotiatedProtocolVersion(), MODERN);
+      assert.ok((await client.listTools()).tools.some((t) => t.name === 'sink__echo'));
+      assert.equal(textOf(await client.callTool({ name: 'sink__echo', arguments: { text: 'legacy' } })), 'legacy');
+      assert.ok((await client.listResources()).resources.some((r) => r.uri === 'mcpgate://sink/sink://static/1'));
+      assert.equal(((await client.readResource({ uri: 'mcpgate://sink/sink://static/1' })).contents[0] as { text: string }).text, 'one');
+      assert.ok((await client.listPrompts()).prompts.some((p) => p.name === 'sink__greet'));
+      assert.equal(((await client.getPrompt({ name: 'sink__greet', arguments: { name: 'Bo' } })).messages[0]!.content as { text: string }).text, 'Hello, Bo!');
+
+      const steps: number[] = [];
+      assert.equal(textOf(await client.callTool({ name: 'sink__progress', arguments: { steps: 3 } }, { onprogress: (p) => steps.push(p.progress) })), 'done');
+      assert.deepEqual(steps, [1, 2, 3]);
+      assert.equal(textOf(await client.callTool({ name: 'sink__sample', arguments: { prompt: 'p' } })), 'sampled: from 2025');
+      assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__elicit', arguments: {} }))), { action: 'accept', content: { name: 'Legacy' } });
+      assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__roots', arguments: {} }))), [{ uri: 'file:///legacy/http' }]);
+
+      // List changes and resource updates: notifications on the session's GET stream.
+      let toolsChanged!: () => void;
+      const changed = new Promise<void>((resolve) => (toolsChanged = resolve));
+      let updatedUri!: (uri: string) => void;
+      const updated = new Promise<string>((resolve) => (updatedUri = resolve));
+      client.setNotificationHandler('notifications/tools/list_changed', () => toolsChanged());
+      client.setNotificationHandler('notifications/resources/updated', (n) => updatedUri(n.params.uri));
+      await client.subscribeResource({ uri: 'mcpgate://sink/sink://static/2' });
+      await client.callTool({ name: 'sink__touch', arguments: { uri: 'sink://static/2' } });
+      assert.equal(await updated, 'mcpgate://sink/sink://static/2');
+      const before = (await client.listTools()).tools.length;
+      await client.callTool({ name: 'sink__change', arguments: {} });
+      await changed;
+      assert.ok(await until(async () => (await client.listTools()).tools.length > before), 'the new tool is listed');
+
+      // Cancellation: notifications/cancelled reaches the server.
+      const tag = `legacy-http-${process.pid}`;
+      const controller = new AbortController();
+      const call = client.callTool({ name: 'sink__slow', arguments: { ms: 20_000, tag } }, { signal: controller.signal });
+      const inFlight = async (): Promise<boolean> => (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1');
+      assert.ok(await until(inFlight), 'the call never reached the server');
+      controller.abort();
+      await assert.rejects(call);
+      assert.ok(await until(() => existsSync(dir.file(`cancelled-${tag}`))), 'the server never saw the cancellation');
+    } finally {
+      await client.close();
+    }
   });
 
   it('without the capability, the server is told at once and the call ends', async () => {
@@ -337,9 +400,12 @@ describe('a 2026-07-28 agent over stdio', { timeout: TIMEOUT }, () => {
     dir = await tempDir();
     const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server', ['--marker-dir', dir.path]) });
     gw = new GatewayProcess({ config, args: ['--pins', 'off'] });
-    client = modernClient({ sampling: {} });
+    client = modernClient({ sampling: {}, elicitation: { form: {} }, roots: {} });
     client.setRequestHandler('sampling/createMessage', () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: 'from stdio' } }));
+    client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///modern/stdio' }] }));
+    client.setRequestHandler('elicitation/create', (req) => ({ action: 'accept', content: { name: `stdio, asked ${(req.params as { message: string }).message}` } }));
     await client.connect(gw.transport as never);
+    yieldBetweenMessages(gw);
   });
 
   after(async () => {
@@ -365,6 +431,15 @@ describe('a 2026-07-28 agent over stdio', { timeout: TIMEOUT }, () => {
     assert.equal(textOf(await client.callTool({ name: 'sink__sample', arguments: { prompt: 'x' } })), 'sampled: from stdio');
   });
 
+  it('a server\'s elicitation request becomes an input-required result; the retry answers it', async () => {
+    const answer = JSON.parse(textOf(await client.callTool({ name: 'sink__elicit', arguments: {} }))) as unknown;
+    assert.deepEqual(answer, { action: 'accept', content: { name: 'stdio, asked Who are you?' } });
+  });
+
+  it('a server\'s roots/list becomes an input-required result; the retry answers it', async () => {
+    assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__roots', arguments: {} }))), [{ uri: 'file:///modern/stdio' }]);
+  });
+
   it('notifications/cancelled cancels the call on the server', async () => {
     const tag = `modern-stdio-${process.pid}`;
     const controller = new AbortController();
@@ -385,6 +460,66 @@ describe('a 2026-07-28 agent over stdio', { timeout: TIMEOUT }, () => {
     await changed;
     await sub.close();
   });
+});
+
+// The server side of the same pair over HTTP: a 2025-era Streamable HTTP server (the v1 SDK fixture)
+// asks its questions on the call's own POST stream, so they are related to the call there, not
+// routed by who has a call in flight as a stdio server's are.
+describe('2026-07-28 agents over Streamable HTTP and stdio, a 2025-era server over Streamable HTTP', { timeout: TIMEOUT }, () => {
+  let dir: TempDir;
+  let remote: Remote;
+  let gate: HttpGateway;
+  let gw: GatewayProcess;
+  const agents = {} as Record<'http' | 'stdio', Client>;
+
+  before(async () => {
+    dir = await tempDir();
+    remote = await startRemote(process.execPath, [fixture('remote-server')]);
+    const config = await writeConfig(dir, { web: { type: 'http', url: remote.url, era: '2025' } });
+    gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off'] });
+    gw = new GatewayProcess({ config, args: ['--pins', 'off'] });
+    for (const via of ['http', 'stdio'] as const) {
+      const client = modernClient({ sampling: {} });
+      client.setRequestHandler('sampling/createMessage', () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: `over ${via}` } }));
+      const transport = via === 'http' ? new StreamableHTTPClientTransport(new URL(gate.url)) : gw.transport;
+      await client.connect(transport as never);
+      yieldBetweenMessages(via === 'http' ? transport : gw);
+      agents[via] = client;
+    }
+  });
+
+  after(async () => {
+    for (const client of Object.values(agents)) await client.close();
+    await gate?.stop();
+    await gw?.stop();
+    await remote?.stop();
+    await dir?.remove();
+  });
+
+  for (const via of ['http', 'stdio'] as const) {
+    it(`calls, progress, sampling (input required, answered on the retry) and list changes (agent over ${via})`, { timeout: 30_000 }, async () => {
+      const client = agents[via];
+      assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
+      assert.ok((await client.listTools()).tools.some((t) => t.name === 'web__echo'));
+      assert.equal(textOf(await client.callTool({ name: 'web__echo', arguments: { text: via } })), via);
+      const steps: number[] = [];
+      assert.equal(textOf(await client.callTool({ name: 'web__progress', arguments: { steps: 2 } }, { onprogress: (p) => steps.push(p.progress) })), 'done');
+      assert.deepEqual(steps, [1, 2]);
+      assert.equal(textOf(await client.callTool({ name: 'web__sample', arguments: { prompt: 'hi' } })), `sampled: over ${via}`);
+
+      let toolsChanged!: () => void;
+      const changed = new Promise<void>((resolve) => (toolsChanged = resolve));
+      client.setNotificationHandler('notifications/tools/list_changed', () => toolsChanged());
+      const sub = await client.listen({ toolsListChanged: true });
+      try {
+        const grown = textOf(await client.callTool({ name: 'web__grow', arguments: {} }));
+        await changed;
+        assert.ok(await until(async () => (await client.listTools()).tools.some((t) => t.name === `web__${grown}`)), `web__${grown} never appeared`);
+      } finally {
+        await sub.close();
+      }
+    });
+  }
 });
 
 describe('the Python SDK as a 2026-07-28 agent', { timeout: TIMEOUT }, () => {

@@ -9,7 +9,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { GatewayProcess, fixtureServer, rpcError, tempDir, textOf, until, writeConfig, type TempDir } from '../helpers/gateway.js';
+import { GatewayProcess, fixtureServer, rpcError, tempDir, textOf, until, writeConfig, yieldBetweenMessages, type TempDir } from '../helpers/gateway.js';
 import { JSON_HEADERS, connectAgent, raw, startHttpGateway, type HttpGateway } from '../helpers/http.js';
 import { startModernHttp, type Remote } from '../helpers/remote.js';
 
@@ -20,9 +20,10 @@ const SERVERS = ['local', 'remote'] as const;
 /** A v2 SDK client pinned to 2026-07-28 that answers sampling and elicitation (and counts them). */
 function modernAgent(asked: { elicitation: number; sampling: number }): Client {
   const client = new Client({ name: 'mcpgate-modern-pair', version: '1.0.0' }, {
-    capabilities: { sampling: {}, elicitation: { form: {} } },
+    capabilities: { sampling: {}, elicitation: { form: {} }, roots: {} },
     versionNegotiation: { mode: { pin: MODERN } },
   });
+  client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///modern/agent' }] }));
   client.setRequestHandler('elicitation/create', () => {
     asked.elicitation += 1;
     return { action: 'accept', content: { name: 'Modern Ada' } };
@@ -67,13 +68,14 @@ function walk(agent: () => Client, asked: { elicitation: number; sampling: numbe
   });
 
   for (const server of SERVERS) {
-    it(`the server's elicitation and sampling (input required) reach the agent as input required; its retries finish the call (${server})`, { timeout: 20_000 }, async () => {
+    it(`the server's elicitation, sampling and roots (input required) reach the agent as input required; its retries finish the call (${server})`, { timeout: 20_000 }, async () => {
       const client = agent();
       const before = { ...asked };
       // accept:NAME:STATE — the server got the agent's answer and its own requestState back, on its retry.
       assert.equal(textOf(await client.callTool({ name: `${server}__ask`, arguments: {} })), 'accept:Modern Ada:state-1');
       assert.equal(textOf(await client.callTool({ name: `${server}__sample`, arguments: {} })), 'model said: modern hi');
       assert.deepEqual(asked, { elicitation: before.elicitation + 1, sampling: before.sampling + 1 });
+      assert.equal(textOf(await client.callTool({ name: `${server}__roots`, arguments: {} })), 'file:///modern/agent');
     });
 
     it(`progress travels on the request's own stream (${server})`, { timeout: 20_000 }, async () => {
@@ -132,7 +134,9 @@ describe('a 2026-07-28 agent over Streamable HTTP, 2026-07-28 servers over stdio
     // Pins off: a grown tool would otherwise be held (new since first use), not shown.
     gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off'] });
     client = modernAgent(asked);
-    await client.connect(new StreamableHTTPClientTransport(new URL(gate.url)));
+    const transport = new StreamableHTTPClientTransport(new URL(gate.url));
+    await client.connect(transport);
+    yieldBetweenMessages(transport);
   });
 
   after(async () => {
@@ -192,6 +196,7 @@ describe('a 2026-07-28 agent over stdio, 2026-07-28 servers over stdio and HTTP'
     gw = new GatewayProcess({ config, args: ['--pins', 'off'] });
     client = modernAgent(asked);
     await client.connect(gw.transport as never);
+    yieldBetweenMessages(gw);
   });
 
   after(async () => {
@@ -221,9 +226,11 @@ describe('a 2025-era agent over Streamable HTTP, 2026-07-28 servers over stdio a
       remote: { type: 'http', url: remote.url, era: MODERN },
     });
     gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off'] });
-    ({ client } = await connectAgent(gate.url, {
-      capabilities: { sampling: {}, elicitation: { form: {} } },
+    let transport: StreamableHTTPClientTransport;
+    ({ client, transport } = await connectAgent(gate.url, {
+      capabilities: { sampling: {}, elicitation: { form: {} }, roots: {} },
       setup: (c) => {
+        c.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///legacy/http' }] }));
         c.setRequestHandler('elicitation/create', () => {
           asked.elicitation += 1;
           return { action: 'accept', content: { name: 'Legacy Bo' } };
@@ -234,6 +241,7 @@ describe('a 2025-era agent over Streamable HTTP, 2026-07-28 servers over stdio a
         });
       },
     }));
+    yieldBetweenMessages(transport);
   });
 
   after(async () => {
@@ -251,6 +259,7 @@ describe('a 2025-era agent over Streamable HTTP, 2026-07-28 servers over stdio a
       assert.deepEqual((await client.getPrompt({ name: `${server}__greet`, arguments: { name: 'Bo' } })).messages[0]?.content, { type: 'text', text: 'Hello, Bo' });
       assert.equal(textOf(await client.callTool({ name: `${server}__ask`, arguments: {} })), 'accept:Legacy Bo:state-1');
       assert.equal(textOf(await client.callTool({ name: `${server}__sample`, arguments: {} })), 'model said: legacy hi');
+      assert.equal(textOf(await client.callTool({ name: `${server}__roots`, arguments: {} })), 'file:///legacy/http');
     }
     assert.deepEqual(asked, { elicitation: 2, sampling: 2 });
   });
@@ -264,6 +273,15 @@ describe('a 2025-era agent over Streamable HTTP, 2026-07-28 servers over stdio a
       await seen;
       const tool = `${server}__grown_${grown.split(' ')[1]}`;
       assert.ok(await until(async () => (await client.listTools()).tools.some((t) => t.name === tool)), `${tool} never appeared`);
+    }
+  });
+
+  it('progress from the modern servers\' call streams reaches it on its POST stream', { timeout: 30_000 }, async () => {
+    for (const server of SERVERS) {
+      const seen: number[] = [];
+      const result = await client.callTool({ name: `${server}__progress`, arguments: {} }, { onprogress: (p) => void seen.push(p.progress) });
+      assert.equal(textOf(result), 'done');
+      assert.deepEqual(seen, [1, 2], `progress from ${server}`);
     }
   });
 

@@ -8,7 +8,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  fixtureServer, Notifications, rpcError, startGateway, tempDir, textOf, until, writeConfig,
+  fixtureServer, Notifications, rpcError, startGateway, tempDir, textOf, until, writeConfig, yieldBetweenMessages,
   type GatewayProcess, type TempDir,
 } from '../helpers/gateway.js';
 import { startModernHttp, type Remote } from '../helpers/remote.js';
@@ -48,9 +48,11 @@ function suite(transport: 'stdio' | 'http'): void {
             asked.sampling.push(req.params);
             return { model: 'test-model', role: 'assistant', content: { type: 'text', text: 'hi there' } };
           });
+          client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///legacy/agent' }] }));
         },
       });
       changes = new Notifications(gw);
+      yieldBetweenMessages(gw);
     });
 
     after(async () => {
@@ -91,6 +93,17 @@ function suite(transport: 'stdio' | 'http'): void {
       assert.equal(asked.sampling.length, 1);
     });
 
+    it('relays progress from the call\'s own stream to an agent that answers sampling and elicitation', { timeout: 15_000 }, async () => {
+      const seen: number[] = [];
+      const result = await gw.client.callTool({ name: 'modern__progress', arguments: {} }, { onprogress: (p) => void seen.push(p.progress) });
+      assert.equal(textOf(result), 'done');
+      assert.deepEqual(seen, [1, 2]);
+    });
+
+    it('turns an input-required roots/list into roots/list to the agent', { timeout: 15_000 }, async () => {
+      assert.equal(textOf(await gw.client.callTool({ name: 'modern__roots', arguments: {} })), 'file:///legacy/agent');
+    });
+
     it('ends a call whose server never stops asking, with MCPG_INPUT_ROUNDS_EXCEEDED', { timeout: 20_000 }, async () => {
       const before = asked.elicitation.length;
       const err = await rpcError(gw.client.callTool({ name: 'modern__again', arguments: {} }));
@@ -120,8 +133,8 @@ function suite(transport: 'stdio' | 'http'): void {
 suite('stdio');
 suite('http');
 
-// Apart: the v2 SDK client drops progress for its calls once it declares sampling, elicitation and
-// roots (with any server, legacy ones too), so progress is checked with an agent that declares none.
+// Apart: progress for an agent that declares no capabilities, from a modern stdio server and from a
+// remote one whose entry says "auto" (found modern by the server/discover probe).
 describe('progress from modern servers over stdio and HTTP', { timeout: 60_000 }, () => {
   let dir: TempDir;
   let gw: GatewayProcess;
@@ -135,6 +148,7 @@ describe('progress from modern servers over stdio and HTTP', { timeout: 60_000 }
       remote: { type: 'http', url: remote.url, era: 'auto' },
     });
     gw = await startGateway({ config });
+    yieldBetweenMessages(gw);
   });
 
   after(async () => {

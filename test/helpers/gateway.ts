@@ -251,15 +251,21 @@ export async function until(check: () => boolean | Promise<boolean>, ms = 10_000
   return check();
 }
 
+/** Any SDK transport once its client has connected (the client put its handler in `onmessage`). */
+interface Delivering {
+  onmessage?: (message: never, extra?: never) => void;
+}
+
 /**
  * Both SDK clients run notification handlers a microtask late but settle responses at once, so a
  * progress notification read in the same chunk as its call's response can be dropped by the client
- * (not by the gateway: the wire order is right). This delivers each message on its own turn.
+ * (not by the gateway: the wire order is right). This delivers each message on its own turn — for a
+ * gateway's stdio, or any connected SDK transport (Streamable HTTP's POST streams too).
  */
-export function yieldBetweenMessages(gw: GatewayProcess): () => void {
-  const transport = gw.transport;
+export function yieldBetweenMessages(target: GatewayProcess | Delivering): () => void {
+  const transport: Delivering = target instanceof GatewayProcess ? target.transport : target;
   const deliver = transport.onmessage!;
-  transport.onmessage = (message) => void setImmediate(() => deliver(message));
+  transport.onmessage = (message, extra) => void setImmediate(() => deliver(message, extra));
   return () => void (transport.onmessage = deliver);
 }
 
