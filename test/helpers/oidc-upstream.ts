@@ -4,9 +4,14 @@
 // (rotated), client credentials, revocation, and resource indicators (RFC 8707) issuing JWT access
 // tokens whose audience is the resource. `signIn` plays the person in the browser: it follows the
 // authorization URL through the provider's own login and consent pages with plain HTTP requests.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
+import { createInterface } from 'node:readline';
+import assert from 'node:assert/strict';
 import { exportJWK, generateKeyPair } from 'jose';
 import Provider from 'oidc-provider';
+import { CLI, fixture } from './gateway.js';
 
 export interface AuthServer {
   readonly issuer: string;
@@ -110,4 +115,72 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
       http.close(() => resolve());
     }),
   };
+}
+
+/** A running test/fixtures/oauth-remote-server.ts: a remote MCP server that wants this authorization server's JWTs. */
+export interface OAuthRemote {
+  url: string;
+  base: string;
+  stats(): Promise<{ accepted: number; refused: number }>;
+  /** Every distinct Authorization value the server received. */
+  seen(): Promise<string[]>;
+  refuseLast(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startOAuthRemote(issuer: string): Promise<OAuthRemote> {
+  const child: ChildProcess = spawn(process.execPath, [fixture('oauth-remote-server'), '--issuer', issuer], { stdio: ['ignore', 'pipe', process.env.MCPGATE_TEST_VERBOSE !== undefined ? 'inherit' : 'ignore'] });
+  const lines = createInterface({ input: child.stdout! });
+  const [first] = (await Promise.race([once(lines, 'line'), once(child, 'exit').then(() => { throw new Error('the remote fixture exited before listening'); })])) as [string];
+  lines.close();
+  const { url } = JSON.parse(first) as { url: string };
+  const base = new URL(url).origin;
+  return {
+    url,
+    base,
+    stats: async () => (await (await fetch(`${base}/stats`)).json()) as { accepted: number; refused: number },
+    seen: async () => (await (await fetch(`${base}/seen`)).json()) as string[],
+    refuseLast: async () => void (await fetch(`${base}/refuse-last`, { method: 'POST' })).body?.cancel(),
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
+
+export interface LoginRun {
+  config: string;
+  state: string;
+  /** The server entry (default `remote`). */
+  server?: string;
+  /** `--agent`: that agent's own account. */
+  agent?: string;
+  /** Who signs in at the authorization server (default `alice`). */
+  user?: string;
+}
+
+/** Runs the built `mcpgate login` as a person would: reads the printed URL, signs in through the provider as `user`, lands on the loopback callback. */
+export async function runLogin(as: AuthServer, run: LoginRun): Promise<{ code: number | null; out: string; err: string }> {
+  const args = [CLI, 'login', run.server ?? 'remote', '--config', run.config, '--state', run.state, '--no-browser', '--login-timeout', '60000', ...(run.agent === undefined ? [] : ['--agent', run.agent])];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const exited = once(child, 'exit');
+  const lines = createInterface({ input: child.stdout });
+  let signingIn: Promise<void> | undefined;
+  lines.on('line', (line) => {
+    out += `${line}\n`;
+    const url = /^\s+(http:\/\/\S+)$/.exec(line)?.[1];
+    if (url === undefined || signingIn !== undefined) return;
+    signingIn = (async () => {
+      const callback = await as.signIn(url, run.user);
+      const res = await fetch(callback);
+      assert.equal(res.status, 200, await res.text());
+    })();
+  });
+  const [code] = (await exited) as [number | null];
+  await signingIn;
+  return { code, out, err };
 }
