@@ -1,5 +1,5 @@
 // Per-agent upstream accounts (issue 14): a `"sessions": "per-agent"` remote server with `"auth": "oauth"`,
-// end to end against real parts — oidc-provider on loopback (test/helpers/oidc-upstream.ts), the
+// end to end against real parts — oidc-provider on loopback (test/helpers/oidc.ts), the
 // OAuth remote fixture (it verifies the JWTs and its `whoami` tool names the token's subject), the
 // built `mcpgate login --agent`, `logout --agent` and `serve --http`. Three HTTP agents with static
 // tokens: alice and bob each logged in upstream as a different person, carol not at all. Verified:
@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/client';
 import { cli, rpcError, tempDir, textOf, until, writeConfig, type TempDir } from '../helpers/gateway.js';
 import { connectAgent, makeToken, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
-import { runLogin, startAuthServer, startOAuthRemote, type AuthServer, type OAuthRemote } from '../helpers/oidc-upstream.js';
+import { runLogin, startAuthServer, startOAuthRemote, type Idp as AuthServer, type OAuthRemote } from '../helpers/oidc.js';
 
 interface TokenFile {
   client?: { client_id: string };

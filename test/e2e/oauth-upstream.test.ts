@@ -1,5 +1,5 @@
 // mcpgate as an OAuth client of remote servers (issue 14), end to end against real parts: oidc-provider
-// as the authorization server on loopback (test/helpers/oidc-upstream.ts: dynamic registration, PKCE, rotated
+// as the authorization server on loopback (test/helpers/oidc.ts: dynamic registration, PKCE, rotated
 // refresh tokens, client credentials, resource indicators issuing JWTs), a v2-SDK remote server that
 // verifies those JWTs with jose (test/fixtures/oauth-remote-server.ts), the built `mcpgate login`,
 // `logout` and `serve`. The browser step is driven by the test through the provider's own login and
@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import {
   cli, rpcError, startGateway, tempDir, textOf, until, writeConfig, type GatewayProcess, type TempDir,
 } from '../helpers/gateway.js';
-import { runLogin, startAuthServer, startOAuthRemote as startRemote, type AuthServer, type OAuthRemote as Remote } from '../helpers/oidc-upstream.js';
+import { runLogin, startAuthServer, startOAuthRemote as startRemote, type Idp as AuthServer, type OAuthRemote as Remote } from '../helpers/oidc.js';
 
 interface TokenFile {
   client?: { client_id: string };
