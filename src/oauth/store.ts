@@ -1,16 +1,17 @@
 // The token store: one file per remote server in the state directory (`STATE/oauth/SERVER.json`, the
 // directory pins use), written by `mcpgate login` and by the gateway when it refreshes, read by both.
-// The directory is 0700 and every file 0600; writes are atomic (temp file, fsync, rename), so a
+// The directory is 0700 and every file 0600; writes are atomic (observability/atomic-json.ts), so a
 // running gateway watching the file never reads half of one. What it holds is bound to the server's
 // URL: a file written for another URL (the entry changed) reads as empty. Nothing here is ever logged.
 // An agent's own account for a per-agent server (`mcpgate login SERVER --agent A`) is a file of its
 // own beside the shared one, `STATE/oauth/SERVER@AGENT.json`, read and written only through the store
 // `forAgent(A)` gives: the shared login and every other agent's are other files.
 
-import { createHash, randomBytes } from 'node:crypto';
-import { chmod, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { chmod, mkdir, open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { writeJsonAtomic } from '../observability/atomic-json.js';
 
 export const OAUTH_DIR = 'oauth';
 /** A token file larger than this is not read (a token set is a few KiB). */
@@ -117,21 +118,7 @@ export class TokenStore {
   async write(server: string, content: Omit<TokenFile, 'version' | 'savedAt'>): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     await chmod(this.dir, 0o700);
-    const file = this.fileOf(server);
-    const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    const handle = await open(tmp, 'wx', 0o600);
-    try {
-      await handle.writeFile(`${JSON.stringify({ version: 1, ...content, savedAt: new Date().toISOString() }, null, 2)}\n`);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    try {
-      await rename(tmp, file);
-    } catch (err) {
-      await unlink(tmp).catch(() => {});
-      throw err;
-    }
+    await writeJsonAtomic(this.fileOf(server), { version: 1, ...content, savedAt: new Date().toISOString() }, 0o600);
   }
 
   /** Removes `server`'s tokens; false when there were none. */
