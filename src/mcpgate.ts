@@ -92,7 +92,10 @@ export class Mcpgate {
     const tokens = new TokenStore(options.pins?.dir ?? '.mcpgate');
     this.gateway = new Gateway({
       // A server given its own Authorization header keeps it: a 401 there is a wrong token, not a login to run.
-      credentials: (server) => (Object.keys(server.headers).some((h) => h.toLowerCase() === 'authorization') ? undefined : new OAuthCredentials(server, tokens, log.child({ server: server.name }))),
+      // A per-agent server's connection for agent A uses A's own login (`mcpgate login SERVER --agent A`), never
+      // the shared one; a client-credentials entry has no person behind it, so it is one account for all.
+      credentials: (server, account) => (Object.keys(server.headers).some((h) => h.toLowerCase() === 'authorization') ? undefined
+        : new OAuthCredentials(server, account === undefined || server.auth?.grant === 'client_credentials' ? tokens : tokens.forAgent(account), log.child({ server: server.name }))),
       ...options,
       config,
       rules,

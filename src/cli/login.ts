@@ -22,13 +22,22 @@ export interface LoginRequest {
   port: number;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** An agent's own account on a per-agent server (`--agent`); absent: the server's shared login. */
+  agent?: string;
 }
 
 export async function runLogin(request: LoginRequest, io: CliIo): Promise<number> {
   const server = await remoteServer(request.configFile, request.server, request.env);
-  const store = new TokenStore(request.stateDir);
+  const shared = new TokenStore(request.stateDir);
+  const agent = request.agent;
+  if (agent !== undefined) {
+    // Only a per-agent server's connections are an agent's own; on any other an agent's login would never be used.
+    if (server.sessions !== 'per-agent') throw new GatewayError('MCPG_USAGE', `--agent ${agent}: server "${server.name}" is "sessions": "${server.sessions}", so every agent's calls share its connection and its one login; give it "sessions": "per-agent" in ${request.configFile} for per-agent accounts, or log in without --agent`);
+    if (server.auth?.grant === 'client_credentials') throw new GatewayError('MCPG_USAGE', `--agent ${agent}: server "${server.name}" uses the client-credentials grant: one machine account, no login, for every agent`);
+  }
+  const store = agent === undefined ? shared : shared.forAgent(agent);
   const show = (url: URL): void => {
-    io.out(`Open this URL in a browser to log in to server "${server.name}":\n\n  ${url.href}\n\nWaiting for the sign-in (up to ${Math.round(request.timeoutMs / 1000)} s)…\n`);
+    io.out(`Open this URL in a browser to log in to server "${server.name}"${agent === undefined ? '' : ` as agent "${agent}"`}:\n\n  ${url.href}\n\nWaiting for the sign-in (up to ${Math.round(request.timeoutMs / 1000)} s)…\n`);
     if (request.browser) openBrowser(url.href);
   };
   try {
@@ -38,7 +47,7 @@ export async function runLogin(request: LoginRequest, io: CliIo): Promise<number
     io.err(`mcpgate: ${message}\n`);
     return 1;
   }
-  io.out(`Logged in to server "${server.name}". The tokens are in ${store.fileOf(server.name)} (mode 0600); a gateway running with --state ${request.stateDir} uses them now.\n`);
+  io.out(`Logged in to server "${server.name}"${agent === undefined ? '' : ` for agent "${agent}" (its own account; only its connections use it)`}. The tokens are in ${store.fileOf(server.name)} (mode 0600); a gateway running with --state ${request.stateDir} uses them now.\n`);
   return 0;
 }
 
@@ -47,8 +56,11 @@ export async function runLogin(request: LoginRequest, io: CliIo): Promise<number
  * endpoint, then removes them. A failed revocation is reported (exit 1: the tokens may still work
  * at the server until they expire) but the local tokens are removed all the same.
  */
-export async function runLogout(configFile: string, stateDir: string, name: string, env: Env, io: CliIo, signal?: AbortSignal): Promise<number> {
-  const store = new TokenStore(stateDir);
+export async function runLogout(configFile: string, stateDir: string, name: string, env: Env, io: CliIo, signal?: AbortSignal, agent?: string): Promise<number> {
+  const shared = new TokenStore(stateDir);
+  // --agent: only that agent's own login; the shared one and other agents' stay.
+  const store = agent === undefined ? shared : shared.forAgent(agent);
+  const whose = agent === undefined ? '' : ` for agent "${agent}"`;
   // The config is read only to catch a misspelt name; tokens of a server since removed from it can still be forgotten.
   const config = await loadServersConfig(configFile, env);
   const entry = config.servers.find((s) => s.name === name);
@@ -66,7 +78,7 @@ export async function runLogout(configFile: string, stateDir: string, name: stri
     ...(auth?.clientId !== undefined && auth.clientSecret !== undefined && { client: { clientId: auth.clientId, clientSecret: auth.clientSecret } }),
   });
   if (await store.remove(name)) {
-    io.out(`Logged out of server "${name}": removed ${store.fileOf(name)}.\n`);
+    io.out(`Logged out of server "${name}"${whose}: removed ${store.fileOf(name)}.\n`);
     if (unreadable !== undefined) {
       io.err(`mcpgate: the stored login could not be read, so nothing was revoked at the authorization server (${unreadable})\n`);
       return 1;
@@ -86,7 +98,7 @@ export async function runLogout(configFile: string, stateDir: string, name: stri
         return 0;
     }
   }
-  io.err(known ? `mcpgate: no login is stored for server "${name}" in ${stateDir}\n` : `mcpgate: no server "${name}" in ${config.file}, and no login stored for it in ${stateDir}\n`);
+  io.err(known ? `mcpgate: no login is stored for server "${name}"${whose} in ${stateDir}\n` : `mcpgate: no server "${name}" in ${config.file}, and no login stored for it${whose} in ${stateDir}\n`);
   return 1;
 }
 

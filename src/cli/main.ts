@@ -51,8 +51,8 @@ Usage:
   mcpgate token AGENT
   mcpgate pins [SERVER] [--state DIR]
   mcpgate approve SERVER [TOOL[@DIGEST]…] [--instructions] [--state DIR]
-  mcpgate login SERVER [--config .mcp.json] [--state DIR] [--no-browser] [--port PORT] [--login-timeout MS]
-  mcpgate logout SERVER [--config .mcp.json] [--state DIR]
+  mcpgate login SERVER [--agent ID] [--config .mcp.json] [--state DIR] [--no-browser] [--port PORT] [--login-timeout MS]
+  mcpgate logout SERVER [--agent ID] [--config .mcp.json] [--state DIR]
   mcpgate --help | --version
 
 --state defaults to .mcpgate/ beside the config file; --rules to gateway-rules.json beside it, if present.
@@ -72,7 +72,9 @@ off by default. OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT,
 OTEL_EXPORTER_OTLP_HEADERS are honoured; a traceparent in a request's _meta continues the agent's trace.
 login signs mcpgate in to a remote server that wants OAuth (authorization code + PKCE, redirect to
 127.0.0.1:PORT/callback; it prints the URL and opens a browser unless --no-browser) and stores the tokens
-in the state directory, where a running gateway picks them up; logout removes them.
+in the state directory, where a running gateway picks them up; logout revokes and removes them. With
+--agent ID the login is that agent's own account on a "sessions": "per-agent" server: only its
+connections use it, and an agent with none gets "needs login" (never the shared login).
 SIGHUP reloads both files and revives parked servers; both files are also watched and reloaded.
 --redis joins every mcpgate sharing that Redis into one cluster: a request for an agent session another
 worker holds is forwarded to it (signed with --cluster-secret, required unless the Redis is on loopback),
@@ -192,9 +194,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       case 'login':
       case 'logout': {
         if (positionals.length !== 1) throw usage(`${command} needs exactly one SERVER`);
-        // Per-agent accounts (issue 14) are not built yet: say so rather than store a login every agent would use.
-        if (values.agent !== undefined) throw usage(`--agent is not supported yet: a login is the server's one account, used by every agent's sessions`);
-        if (command === 'logout') return await runLogout(configFile, stateDir, positionals[0]!, env, io);
+        // --agent A: A's own account on a per-agent server (issue 14); without it, the server's shared login.
+        const account = values.agent;
+        if (account !== undefined && account.length === 0) throw usage('--agent needs an agent id');
+        if (command === 'logout') return await runLogout(configFile, stateDir, positionals[0]!, env, io, undefined, account);
         const port = values.port === undefined ? 0 : Number(values.port);
         if (!Number.isInteger(port) || port < 0 || port > 65535) throw usage(`--port must be a port number, 0-65535 (got "${values.port}")`);
         const timeoutMs = positiveInt(values['login-timeout'], '--login-timeout', 'a positive whole number of milliseconds') ?? 300_000;
@@ -202,7 +205,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         const interrupted = (): void => abort.abort();
         process.once('SIGINT', interrupted);
         try {
-          return await runLogin({ configFile, stateDir, server: positionals[0]!, env, browser: values['no-browser'] !== true, port, timeoutMs, signal: abort.signal }, io);
+          return await runLogin({ configFile, stateDir, server: positionals[0]!, env, browser: values['no-browser'] !== true, port, timeoutMs, signal: abort.signal, ...(account !== undefined && { agent: account }) }, io);
         } finally {
           process.off('SIGINT', interrupted);
         }

@@ -54,6 +54,7 @@ const oauthObject = z.strictObject({
   grant: z.enum(['authorization_code', 'client_credentials']).default('authorization_code'),
   clientId: z.string().min(1).optional(),
   clientSecret: z.string().min(1).optional(),
+  clientMetadataUrl: z.string().min(1).optional(),
   scope: z.string().min(1).optional(),
 });
 const remoteEntry = z.looseObject({
@@ -82,7 +83,7 @@ const EXPECTED: Readonly<Record<string, string>> = {
   sessions: '"shared", "per-agent" or "per-session"',
   prefix: 'a prefix (letters, digits, _ and -) or false (no prefix: the server\'s own names)',
   era: '"2025", "2026-07-28" or "auto"',
-  auth: '"oauth" or {"type": "oauth", "grant", "clientId", "clientSecret", "scope"}',
+  auth: '"oauth" or {"type": "oauth", "grant", "clientId", "clientSecret", "clientMetadataUrl", "scope"}',
 };
 
 interface Context {
@@ -431,6 +432,21 @@ function readAuth(name: string, type: 'http' | 'sse', raw: unknown, headers: Rec
   if (auth.clientSecret !== undefined && auth.clientId === undefined) ctx.errors.push(issue(['auth', 'clientSecret'], `a client secret needs its "clientId" (server "${name}")`));
   if (auth.grant === 'client_credentials' && (auth.clientId === undefined || auth.clientSecret === undefined)) {
     ctx.errors.push(issue(['auth', 'grant'], `"client_credentials" needs "clientId" and "clientSecret" (server "${name}")`));
+  }
+  if (o.clientMetadataUrl !== undefined) {
+    const url = expand(o.clientMetadataUrl, ['auth', 'clientMetadataUrl']);
+    auth.clientMetadataUrl = url;
+    // What the SDK and authorization servers accept as a client id (draft-ietf-oauth-client-id-metadata-document).
+    let parsedUrl: URL | null = null;
+    try {
+      parsedUrl = new URL(url);
+    } catch {
+      // reported below
+    }
+    if (parsedUrl === null || parsedUrl.protocol !== 'https:' || parsedUrl.pathname === '/' || parsedUrl.hash !== '' || parsedUrl.username !== '' || parsedUrl.password !== '') {
+      ctx.errors.push(issue(['auth', 'clientMetadataUrl'], `"clientMetadataUrl" must be an https URL with a path (the client id an authorization server fetches the document from), e.g. https://example.com/mcpgate/client.json (server "${name}")`));
+    }
+    if (auth.grant === 'client_credentials') ctx.errors.push(issue(['auth', 'clientMetadataUrl'], `a client ID metadata document names a client that signs in people; "client_credentials" uses "clientId" and "clientSecret" (server "${name}")`));
   }
   return { auth: Object.freeze(auth) };
 }

@@ -81,6 +81,12 @@ export interface OAuthSettings {
   /** A client registered in advance; absent: mcpgate registers itself (RFC 7591). */
   readonly clientId?: string;
   readonly clientSecret?: string;
+  /**
+   * An https URL where mcpgate's client ID metadata document is served: its client id with an
+   * authorization server that advertises `client_id_metadata_document_supported` (else the entry's
+   * `clientId`, else dynamic registration).
+   */
+  readonly clientMetadataUrl?: string;
   /** The scope to ask for; absent: what the server's resource metadata lists. */
   readonly scope?: string;
 }

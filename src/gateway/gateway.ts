@@ -51,13 +51,16 @@ const LOG_LEVELS = Object.keys(LOG_LEVEL_RANK).sort((a, b) => LOG_LEVEL_RANK[a]!
  * Makes the connection to one server. The default spawns or dials the real server; unit tests pass
  * one whose transport is an in-memory server (test/unit/gateway-routing.test.ts).
  */
-export type ConnectionFactory = (config: ServerConfig, hooks: ConnectionHooks, log: Logger) => Connection;
+export type ConnectionFactory = (config: ServerConfig, hooks: ConnectionHooks, log: Logger, account?: string) => Connection;
 
 export interface GatewayOptions {
   config: ServersConfig;
   log: Logger;
-  /** A Streamable HTTP server's OAuth credentials, one per connection (the composition root makes them from src/oauth). */
-  credentials?: (config: RemoteServerConfig) => UpstreamCredentials | undefined;
+  /**
+   * A Streamable HTTP server's OAuth credentials, one per connection (the composition root makes them
+   * from src/oauth); `account`: the agent whose own login a per-agent server's pooled connection uses.
+   */
+  credentials?: (config: RemoteServerConfig, account?: string) => UpstreamCredentials | undefined;
   separator?: string;
   startupTimeoutMs?: number;
   stopTimings?: StopTimings;
@@ -259,15 +262,16 @@ export class Gateway {
         }
       },
     };
-    this.connect = options.connect ?? ((config, hooks, log) => new Connection(config, hooks, log, {
+    this.connect = options.connect ?? ((config, hooks, log, account) => new Connection(config, hooks, log, {
       startupTimeoutMs: options.startupTimeoutMs ?? 30_000,
       stopTimings: options.stopTimings,
       supervision: options.supervision,
       secretEnv: () => secretEnvNames(this.rules.raw),
-      ...(config.type === 'http' && { credentials: options.credentials?.(config) }),
+      ...(config.type === 'http' && { credentials: options.credentials?.(config, account) }),
     }));
     this.pool = new ConnectionPool({
-      create: (config, scope) => this.connect(config, this.pooledHooks(scope), this.log.child({ server: config.name, scope })),
+      // A per-agent scope (`agent:ID`, a verified identity) signs in upstream with that agent's own login.
+      create: (config, scope) => this.connect(config, this.pooledHooks(scope), this.log.child({ server: config.name, scope }), scope.startsWith('agent:') ? scope.slice('agent:'.length) : undefined),
       busy: (conn) => this.sessions.callsOn(conn) > 0,
       log: this.log,
       breaker: options.poolBreaker ?? options.supervision?.breaker,

@@ -4,7 +4,9 @@
 // expire (checked before each request: `stale`), and on a 401 once for every request that saw the same
 // token. When only a person can help — no tokens, an expired token without a refresh token, a refused
 // refresh token — the answer is MCPG_SERVER_NEEDS_LOGIN naming the command; the connection parks and
-// is revived when the token file changes. A server without `"auth"` gets these too, so a 401 with a
+// is revived when the token file changes. A per-agent server's pooled connection for an identified
+// agent gets credentials over that agent's own store (`TokenStore.forAgent`): it reads, refreshes and
+// watches only that agent's file, and "needs login" names `--agent`. A server without `"auth"` gets these too, so a 401 with a
 // Bearer challenge says "needs login" and a login for it is used; it then sends a token only once one
 // is stored. No token is ever logged or put in an error.
 
@@ -34,6 +36,10 @@ export class OAuthCredentials {
   ) {
     // Without "auth" the server may still turn out to want OAuth (a 401 challenge): a login uses discovery and registration.
     this.settings = server.auth ?? { grant: 'authorization_code' };
+  }
+
+  get loginCommand(): string {
+    return this.store.loginCommand(this.server.name);
   }
 
   header(): string | undefined {
@@ -90,7 +96,7 @@ export class OAuthCredentials {
     try {
       stored = await this.store.read(name, this.server.url);
     } catch (err) {
-      throw new GatewayError('MCPG_SERVER_NEEDS_LOGIN', `server "${name}" needs login: run \`mcpgate login ${name}\` (${(err as Error).message})`, { server: name });
+      throw new GatewayError('MCPG_SERVER_NEEDS_LOGIN', `server "${name}" needs login: run \`${this.loginCommand}\` (${(err as Error).message})`, { server: name });
     }
     this.loaded = true;
     // A token the server refused (expires_at 0) is refreshed, unless a login stored another since.
@@ -124,6 +130,6 @@ export class OAuthCredentials {
 
   private needsLogin(why: string): GatewayError {
     const name = this.server.name;
-    return new GatewayError('MCPG_SERVER_NEEDS_LOGIN', `server "${name}" needs login: run \`mcpgate login ${name}\` (${why})`, { server: name });
+    return new GatewayError('MCPG_SERVER_NEEDS_LOGIN', `server "${name}" needs login: run \`${this.loginCommand}\` (${why})`, { server: name });
   }
 }

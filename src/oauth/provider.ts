@@ -2,7 +2,9 @@
 // does the protocol: RFC 9728 resource metadata → RFC 8414 / OIDC discovery, dynamic registration
 // (RFC 7591), PKCE, the `resource` parameter (RFC 8707) on every token request, refresh, and
 // client credentials. This file only says who mcpgate is (client metadata, or the entry's client) and
-// keeps what the SDK hands it in the token store. Three uses:
+// keeps what the SDK hands it in the token store. With `clientMetadataUrl`, mcpgate's client id is that
+// URL (a client ID metadata document the operator serves) wherever the authorization server advertises
+// `client_id_metadata_document_supported`. Three uses:
 // - `login`: a person signs in; the redirect goes to the loopback listener of `mcpgate login`;
 // - `gateway`: refreshing stored tokens; when a person is needed, it throws `NeedsLogin` instead;
 // - `machine`: the client-credentials grant of the entry, no person, no redirect.
@@ -66,7 +68,22 @@ export class StoreProvider implements OAuthClientProvider {
     return this.use.state;
   }
 
+  /**
+   * The client ID metadata document's URL (draft-ietf-oauth-client-id-metadata-document): the SDK
+   * uses it as the client id where the authorization server advertises support, else registers.
+   */
+  get clientMetadataUrl(): string | undefined {
+    return this.use.kind === 'machine' ? undefined : this.settings.clientMetadataUrl;
+  }
+
   clientInformation(): StoredOAuthClientInformation | undefined {
+    // Who mcpgate is, in this order: its metadata document where the server takes one, the entry's
+    // client, else the client it registered (the SDK registers when this returns nothing).
+    const document = this.clientMetadataUrl;
+    const metadata = this.stored.discovery?.authorizationServerMetadata as { client_id_metadata_document_supported?: unknown } | undefined;
+    if (document !== undefined && metadata?.client_id_metadata_document_supported === true) {
+      return this.stored.client?.client_id === document ? this.stored.client : undefined;
+    }
     const id = this.settings.clientId;
     if (id !== undefined) {
       // The authorization server it was stamped with (SEP-2352) is stored; the secret stays in .mcp.json.

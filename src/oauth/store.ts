@@ -1,17 +1,23 @@
 // The token store: one file per remote server in the state directory (`STATE/oauth/SERVER.json`, the
 // directory pins use), written by `mcpgate login` and by the gateway when it refreshes, read by both.
-// The directory is 0700 and every file 0600; writes are atomic (temp file, fsync, rename), so a
+// The directory is 0700 and every file 0600; writes are atomic (observability/atomic-json.ts), so a
 // running gateway watching the file never reads half of one. What it holds is bound to the server's
 // URL: a file written for another URL (the entry changed) reads as empty. Nothing here is ever logged.
+// An agent's own account for a per-agent server (`mcpgate login SERVER --agent A`) is a file of its
+// own beside the shared one, `STATE/oauth/SERVER@AGENT.json`, read and written only through the store
+// `forAgent(A)` gives: the shared login and every other agent's are other files.
 
-import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { chmod, mkdir, open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { writeJsonAtomic } from '../observability/atomic-json.js';
 
 export const OAUTH_DIR = 'oauth';
 /** A token file larger than this is not read (a token set is a few KiB). */
 const MAX_FILE_BYTES = 256 * 1024;
+/** An encoded agent id longer than this is named by its digest in a file name (names stay under 255 bytes). */
+const MAX_AGENT_CHARS = 100;
 
 const TokensSchema = z.looseObject({
   access_token: z.string().min(1),
@@ -39,16 +45,39 @@ const FileSchema = z.object({
 export type StoredTokens = z.infer<typeof TokensSchema>;
 export type TokenFile = z.infer<typeof FileSchema>;
 
+/** The file-name part of an agent id: encoded (no `@`, `/` or `~` left), or a digest when long. */
+function agentPart(agent: string): string {
+  const encoded = encodeURIComponent(agent).replace(/~/g, '%7E');
+  return encoded.length <= MAX_AGENT_CHARS ? encoded : `~${createHash('sha256').update(agent).digest('hex')}`;
+}
+
 export class TokenStore {
   readonly dir: string;
 
-  constructor(stateDir: string) {
+  /** `agent`: the store of that agent's own accounts (see forAgent); absent: the shared one. */
+  constructor(private readonly stateDir: string, readonly agent?: string) {
     this.dir = join(stateDir, OAUTH_DIR);
   }
 
-  /** The file holding `server`'s tokens (the name is encoded: any configured name is one safe file name). */
+  /** The same state directory's store of `agent`'s own logins (per-agent servers); never the shared files. */
+  forAgent(agent: string): TokenStore {
+    return new TokenStore(this.stateDir, agent);
+  }
+
+  /** The file holding `server`'s tokens (names are encoded: any configured name is one safe file name, and `@` only ever separates the agent). */
   fileOf(server: string): string {
-    return join(this.dir, `${encodeURIComponent(server)}.json`);
+    const name = encodeURIComponent(server);
+    return join(this.dir, this.agent === undefined ? `${name}.json` : `${name}@${agentPart(this.agent)}.json`);
+  }
+
+  /** The command that stores a login here, for messages: `mcpgate login SERVER [--agent A]`. */
+  loginCommand(server: string): string {
+    return `mcpgate login ${shellWord(server)}${this.agent === undefined ? '' : ` --agent ${shellWord(this.agent)}`}`;
+  }
+
+  /** The command that removes it: `mcpgate logout SERVER [--agent A]`. */
+  logoutCommand(server: string): string {
+    return this.loginCommand(server).replace(/^mcpgate login/, 'mcpgate logout');
   }
 
   /** What is stored for `server` at `url`; undefined when nothing is, or when it was for another URL. Throws on an unreadable or corrupt file. */
@@ -65,7 +94,7 @@ export class TokenStore {
       const handle = await open(file, 'r');
       try {
         const { size } = await handle.stat();
-        if (size > MAX_FILE_BYTES) throw new Error(`${file} is larger than ${MAX_FILE_BYTES} bytes; remove it with mcpgate logout ${server}`);
+        if (size > MAX_FILE_BYTES) throw new Error(`${file} is larger than ${MAX_FILE_BYTES} bytes; remove it with ${this.logoutCommand(server)}`);
         text = await handle.readFile('utf8');
       } finally {
         await handle.close();
@@ -78,10 +107,10 @@ export class TokenStore {
     try {
       value = JSON.parse(text);
     } catch {
-      throw new Error(`${file} is not valid JSON; run mcpgate logout ${server} and log in again`);
+      throw new Error(`${file} is not valid JSON; run ${this.logoutCommand(server)} and log in again`);
     }
     const parsed = FileSchema.safeParse(value);
-    if (!parsed.success) throw new Error(`${file} is not a valid token file (${parsed.error.issues[0]?.path.join('.') ?? ''}); run mcpgate logout ${server} and log in again`);
+    if (!parsed.success) throw new Error(`${file} is not a valid token file (${parsed.error.issues[0]?.path.join('.') ?? ''}); run ${this.logoutCommand(server)} and log in again`);
     return parsed.data;
   }
 
@@ -89,21 +118,7 @@ export class TokenStore {
   async write(server: string, content: Omit<TokenFile, 'version' | 'savedAt'>): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     await chmod(this.dir, 0o700);
-    const file = this.fileOf(server);
-    const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    const handle = await open(tmp, 'wx', 0o600);
-    try {
-      await handle.writeFile(`${JSON.stringify({ version: 1, ...content, savedAt: new Date().toISOString() }, null, 2)}\n`);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    try {
-      await rename(tmp, file);
-    } catch (err) {
-      await unlink(tmp).catch(() => {});
-      throw err;
-    }
+    await writeJsonAtomic(this.fileOf(server), { version: 1, ...content, savedAt: new Date().toISOString() }, 0o600);
   }
 
   /** Removes `server`'s tokens; false when there were none. */
@@ -116,4 +131,9 @@ export class TokenStore {
       throw err;
     }
   }
+}
+
+/** A word as a shell reads it back: as is when it is plain, else single-quoted. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }

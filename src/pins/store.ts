@@ -1,14 +1,14 @@
 // The pin store in the state directory: `pins.json` (approved definitions, written by the gateway on
 // first use and by `mcpgate approve`) and `held.json` (what a running gateway currently holds back,
 // written by the gateway, read by `mcpgate pins` and `approve`). Readable JSON an operator can audit.
-// Every write is atomic (temp file, fsync, rename, fsync of the directory); read-modify-write of
+// Every write is atomic (observability/atomic-json.ts: temp file, fsync, rename, fsync of the directory); read-modify-write of
 // pins.json happens under a lock file, so `approve` and a running gateway never lose each other's pins.
 
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
+import { writeJsonAtomic } from '../observability/atomic-json.js';
 import type { ToolDefinition } from './digest.js';
 
 export const PINS_FILE = 'pins.json';
@@ -101,7 +101,7 @@ export class PinStore {
     const release = await this.lock();
     try {
       const pins = await this.readPins();
-      if (change(pins)) await writeAtomic(this.pinsPath, pins);
+      if (change(pins)) await writeJsonAtomic(this.pinsPath, pins);
       return pins;
     } finally {
       await release();
@@ -110,7 +110,7 @@ export class PinStore {
 
   async writeHeld(held: HeldFile): Promise<void> {
     await mkdir(this.dir, { recursive: true });
-    await writeAtomic(this.heldPath, held);
+    await writeJsonAtomic(this.heldPath, held);
   }
 
   private async lock(): Promise<() => Promise<void>> {
@@ -193,32 +193,6 @@ function withNameMaps(file: StoreFile): StoreFile {
     servers[server] = { ...entry, tools };
   }
   return { ...file, servers };
-}
-
-/** temp file in the same directory → write → fsync → rename over the target → fsync the directory. */
-async function writeAtomic(path: string, value: unknown): Promise<void> {
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const handle = await open(tmp, 'w', 0o644);
-  try {
-    await handle.writeFile(JSON.stringify(value, null, 2) + '\n');
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(tmp, path);
-  } catch (err) {
-    await unlink(tmp).catch(() => {});
-    throw err;
-  }
-  const dir = await open(join(path, '..'), 'r');
-  try {
-    await dir.sync();
-  } catch {
-    // Some filesystems refuse fsync on a directory; the rename is still atomic.
-  } finally {
-    await dir.close();
-  }
 }
 
 function storeError(message: string): GatewayError {

@@ -145,7 +145,7 @@ export class Connection {
   /** What happens next, for messages: "retrying in 240 ms (attempt 2 of 5)" or "parked". */
   get nextStep(): string | undefined {
     if (this.state === 'backoff') return `retrying in ${Math.max(0, (this.nextAttemptAt ?? 0) - this.clock.now())} ms (attempt ${this.attempts + 1} of ${this.opts.retries})`;
-    if (this.state === 'parked' && this.lastError?.code === 'MCPG_SERVER_NEEDS_LOGIN') return `parked until a login is stored: run \`mcpgate login ${this.name}\``;
+    if (this.state === 'parked' && this.lastError?.code === 'MCPG_SERVER_NEEDS_LOGIN') return `parked until a login is stored: run \`${this.options.credentials?.loginCommand ?? `mcpgate login ${this.name}`}\``;
     if (this.state === 'parked') return `parked after ${this.attempts} attempt(s): it tries again every ${this.opts.parkProbeMs / 1000} s, or at once on SIGHUP`;
     return undefined;
   }

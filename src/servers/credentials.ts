@@ -5,6 +5,8 @@
 // remote server, so a reconnect keeps the tokens. An agent's own token is never one of these.
 
 export interface UpstreamCredentials {
+  /** The command a person runs to store a login these credentials use (`mcpgate login SERVER [--agent A]`), for messages. */
+  readonly loginCommand: string;
   /** The `Authorization` header value to send now, if any. */
   header(): string | undefined;
   /** True when `ready()` must run before the next request (not loaded yet, or about to expire). */

@@ -382,7 +382,7 @@ export class HttpTransport implements ServerTransport {
 
   private refusedAgain(): GatewayError {
     const name = this.config.name;
-    return new GatewayError('MCPG_SERVER_NEEDS_LOGIN', `server "${name}" needs login: run \`mcpgate login ${name}\` (it refused a freshly obtained access token too)`, { server: name });
+    return new GatewayError('MCPG_SERVER_NEEDS_LOGIN', `server "${name}" needs login: run \`${this.credentials?.loginCommand ?? `mcpgate login ${name}`}\` (it refused a freshly obtained access token too)`, { server: name });
   }
 
   /** Answers our request `id` with an error in the server's place. */

@@ -182,7 +182,8 @@ export class ConnectionPool {
       if (this.entries.get(key) !== made) throw new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${config.name}": the connection was closed while it started`, { server: config.name });
       if (!ok) {
         counters.creationFailures += 1;
-        counters.breaker.failure();
+        // An agent who has not logged in (its own account) says nothing about the server: others' connections still start.
+        if (conn.lastError?.code !== 'MCPG_SERVER_NEEDS_LOGIN') counters.breaker.failure();
         void this.remove(made);
         throw conn.lastError ?? new GatewayError('MCPG_SERVER_START_FAILED', `server "${config.name}" failed to start`, { server: config.name });
       }

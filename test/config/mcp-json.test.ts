@@ -411,4 +411,21 @@ void describe('parseServersConfig: "auth" (OAuth to remote servers, issue 14)', 
     assert.match(found['$.mcpServers.f.auth']!, /audience/);
     assert.equal(issues.length, 6);
   });
+
+  void it('reads a client ID metadata document URL (https, with a path), and refuses any other', { timeout: 5000 }, async () => {
+    const config = parse({ mcpServers: { a: { url: 'https://a.test/mcp', auth: { type: 'oauth', clientMetadataUrl: 'https://gw.example/${DOC}' } } } }, { DOC: 'mcpgate/client.json' });
+    assert.deepEqual(config.servers[0]?.type === 'http' ? config.servers[0].auth : undefined, { grant: 'authorization_code', clientMetadataUrl: 'https://gw.example/mcpgate/client.json' });
+    const { issues } = await failure(() => parse({
+      mcpServers: {
+        a: { url: 'https://a.test/mcp', auth: { type: 'oauth', clientMetadataUrl: 'http://gw.example/client.json' } },
+        b: { url: 'https://b.test/mcp', auth: { type: 'oauth', clientMetadataUrl: 'https://gw.example/' } },
+        c: { url: 'https://c.test/mcp', auth: { type: 'oauth', clientMetadataUrl: 'not a url' } },
+        d: { url: 'https://d.test/mcp', auth: { type: 'oauth', grant: 'client_credentials', clientId: 'x', clientSecret: 'y', clientMetadataUrl: 'https://gw.example/c.json' } },
+      },
+    }));
+    const found = byPath(issues);
+    for (const name of ['a', 'b', 'c']) assert.match(found[`$.mcpServers.${name}.auth.clientMetadataUrl`]!, /must be an https URL with a path/, name);
+    assert.match(found['$.mcpServers.d.auth.clientMetadataUrl']!, /"client_credentials" uses "clientId" and "clientSecret"/);
+    assert.equal(issues.length, 4);
+  });
 });

@@ -1,5 +1,5 @@
 // mcpgate as an OAuth client of remote servers (issue 14), end to end against real parts: oidc-provider
-// as the authorization server on loopback (test/helpers/oidc-upstream.ts: dynamic registration, PKCE, rotated
+// as the authorization server on loopback (test/helpers/oidc.ts: dynamic registration, PKCE, rotated
 // refresh tokens, client credentials, resource indicators issuing JWTs), a v2-SDK remote server that
 // verifies those JWTs with jose (test/fixtures/oauth-remote-server.ts), the built `mcpgate login`,
 // `logout` and `serve`. The browser step is driven by the test through the provider's own login and
@@ -8,75 +8,24 @@
 // appear in the log; an access token that expires is refreshed before use; a token the server refuses
 // mid-session is refreshed and the call retried; a revoked refresh token parks the server with
 // MCPG_SERVER_NEEDS_LOGIN; a server without "auth" that answers 401 with a Bearer challenge asks for a
-// login too; the client-credentials grant works with no person; logout removes the tokens; --agent
-// is refused.
+// login too; the client-credentials grant works with no person; logout removes the tokens.
+// Per-agent accounts (login --agent) are oauth-accounts.test.ts.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { readFile, stat, writeFile } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  CLI, cli, fixture, rpcError, startGateway, tempDir, textOf, until, writeConfig, type GatewayProcess, type TempDir,
+  cli, rpcError, startGateway, tempDir, textOf, until, writeConfig, type GatewayProcess, type TempDir,
 } from '../helpers/gateway.js';
-import { startAuthServer, type AuthServer } from '../helpers/oidc-upstream.js';
-
-interface Remote {
-  url: string;
-  base: string;
-  stats(): Promise<{ accepted: number; refused: number }>;
-  refuseLast(): Promise<void>;
-  stop(): Promise<void>;
-}
-
-async function startRemote(issuer: string): Promise<Remote> {
-  const child: ChildProcess = spawn(process.execPath, [fixture('oauth-remote-server'), '--issuer', issuer], { stdio: ['ignore', 'pipe', process.env.MCPGATE_TEST_VERBOSE !== undefined ? 'inherit' : 'ignore'] });
-  const lines = createInterface({ input: child.stdout! });
-  const [first] = (await Promise.race([once(lines, 'line'), once(child, 'exit').then(() => { throw new Error('the remote fixture exited before listening'); })])) as [string];
-  lines.close();
-  const { url } = JSON.parse(first) as { url: string };
-  const base = new URL(url).origin;
-  return {
-    url,
-    base,
-    stats: async () => (await (await fetch(`${base}/stats`)).json()) as { accepted: number; refused: number },
-    refuseLast: async () => void (await fetch(`${base}/refuse-last`, { method: 'POST' })).body?.cancel(),
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    },
-  };
-}
+import { runLogin, startAuthServer, startOAuthRemote as startRemote, type Idp as AuthServer, type OAuthRemote as Remote } from '../helpers/oidc.js';
 
 interface TokenFile {
   client?: { client_id: string };
   tokens?: { access_token: string; refresh_token?: string; expires_at?: number };
 }
 
-/** Runs `mcpgate login` as a person would: reads the printed URL, signs in through the provider, lands on the loopback callback. */
-async function login(as: AuthServer, config: string, state: string, server = 'remote'): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, [CLI, 'login', server, '--config', config, '--state', state, '--no-browser', '--login-timeout', '60000'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const exited = once(child, 'exit');
-  const lines = createInterface({ input: child.stdout });
-  let signingIn: Promise<void> | undefined;
-  lines.on('line', (line) => {
-    out += `${line}\n`;
-    const url = /^\s+(http:\/\/\S+)$/.exec(line)?.[1];
-    if (url === undefined || signingIn !== undefined) return;
-    signingIn = (async () => {
-      const callback = await as.signIn(url);
-      const res = await fetch(callback);
-      assert.equal(res.status, 200, await res.text());
-    })();
-  });
-  const [code] = (await exited) as [number | null];
-  await signingIn;
-  return { code, out, err };
+function login(as: AuthServer, config: string, state: string, server = 'remote'): ReturnType<typeof runLogin> {
+  return runLogin(as, { config, state, server });
 }
 
 async function readTokens(state: string, server = 'remote'): Promise<TokenFile> {
@@ -165,10 +114,7 @@ describe('mcpgate as an OAuth client: login, refresh, revocation', { timeout: 12
     assert.ok(!log.includes(stored.tokens!.refresh_token!), 'no token in the log');
   });
 
-  it('logout revokes the tokens at the authorization server (RFC 7009) and removes them; a failed revocation is reported; --agent is refused', async () => {
-    const refused = await cli(['login', 'remote', '--config', config, '--state', state, '--agent', 'a']);
-    assert.equal(refused.code, 2);
-    assert.match(refused.err, /--agent is not supported yet/);
+  it('logout revokes the tokens at the authorization server (RFC 7009) and removes them; a failed revocation is reported', async () => {
     // A fresh login (the test before revoked the last one's refresh token), then logout revokes it (RFC 7009).
     const relogin = await login(as, config, state);
     assert.equal(relogin.code, 0, relogin.err);

@@ -1,12 +1,19 @@
-// A real OAuth 2.1 / OpenID authorization server on loopback for the e2e tests: `oidc-provider` (a
+// A real OAuth 2.1 / OpenID authorization server on loopback for the e2e tests, both ways mcpgate
+// meets one (agents signing in to mcpgate; mcpgate signing in to remote servers): `oidc-provider` (a
 // certified OpenID provider) in the test process, with dynamic client registration, PKCE, resource
-// indicators (RFC 8707: JWT access tokens whose `aud` is the resource asked for), client credentials
-// for one static client, and its development login and consent pages, which `authorize` drives by
-// HTTP the way a person's browser would. `rotate` replaces the signing keys (a new provider behind
-// the same issuer URL and port, the new key first, the old one still published).
+// indicators (RFC 8707: JWT access tokens whose `aud` is the resource asked for), rotated refresh
+// tokens, revocation (RFC 7009), introspection, client credentials for static clients, optionally
+// client ID metadata documents, and its development login and consent pages, which `authorize` and
+// `signIn` drive by HTTP the way a person's browser would. `rotate` replaces the signing keys (a new
+// provider behind the same issuer URL and port, the new key first, the old one still published).
+// Also here: the OAuth remote server fixture's runner and `mcpgate login` driven as a person would.
 
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
 import { exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import Provider, { type Configuration } from 'oidc-provider';
 import {
@@ -18,6 +25,7 @@ import {
   type StoredOAuthClientInformation,
   type StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
+import { CLI, fixture } from './gateway.js';
 
 export const ROBOT = { id: 'robot', secret: 'robot-secret-for-tests-only-0123456789' };
 /** A client whose access tokens are opaque (checked by introspection). */
@@ -81,8 +89,22 @@ export async function agentSignIn(idp: Idp, url: string, login: string): Promise
   return provider;
 }
 
+export interface IdpOptions {
+  /** Access-token lifetime in seconds (default 300). */
+  accessTokenTtl?: number;
+  /**
+   * Accept client ID metadata documents (draft-ietf-oauth-client-id-metadata-document-02). Client
+   * ids must be https URLs, which a loopback test cannot serve without a certificate: the provider's
+   * `fetch` hook (its documented way to control outgoing requests) fetches `https://127.0.0.1:PORT/…`
+   * as `http://127.0.0.1:PORT/…` instead — the document is still fetched, from the test's server.
+   */
+  clientIdMetadataDocuments?: boolean;
+}
+
 export class Idp {
   issuer = '';
+  /** The static confidential client for the client-credentials grant. */
+  readonly machine = { clientId: ROBOT.id, clientSecret: ROBOT.secret };
   keys: SigningKey[] = [];
   /** Extra claims of each account's access tokens (e.g. `groups`), by its login name. */
   readonly accountClaims = new Map<string, Record<string, unknown>>();
@@ -91,6 +113,8 @@ export class Idp {
     if (this.provider === undefined) res.writeHead(503).end();
     else void this.provider.callback()(req, res);
   });
+
+  constructor(private readonly options: IdpOptions = {}) {}
 
   async start(): Promise<void> {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
@@ -112,7 +136,13 @@ export class Idp {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /** Same as stop (the upstream tests' name). */
+  close(): Promise<void> {
+    return this.stop();
+  }
+
   private make(): Provider {
+    const ttl = this.options.accessTokenTtl ?? 300;
     const configuration: Configuration = {
       clients: [ROBOT, OPAQUE_ROBOT].map((c) => ({ client_id: c.id, client_secret: c.secret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: 'mcp' })),
       jwks: { keys: this.keys.map((k) => k.jwk) },
@@ -120,7 +150,9 @@ export class Idp {
       clientDefaults: { id_token_signed_response_alg: 'ES256' },
       scopes: ['openid', 'offline_access', 'mcp'],
       pkce: { required: () => true },
-      ttl: { AccessToken: 300, ClientCredentials: 300, AuthorizationCode: 60, Grant: 3600, Interaction: 600, Session: 3600, RefreshToken: 3600 },
+      ttl: { AccessToken: ttl, ClientCredentials: ttl, AuthorizationCode: 60, Grant: 86_400, Interaction: 600, Session: 86_400, RefreshToken: 86_400, IdToken: 3600 },
+      issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+      rotateRefreshToken: true,
       findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
       // What a company IdP puts in access tokens for authorization: group membership and the like.
       extraTokenClaims: (_ctx, token) => ('accountId' in token && typeof token.accountId === 'string' ? this.accountClaims.get(token.accountId) : undefined),
@@ -129,17 +161,29 @@ export class Idp {
         registration: { enabled: true },
         clientCredentials: { enabled: true },
         introspection: { enabled: true },
+        revocation: { enabled: true },
+        ...(this.options.clientIdMetadataDocuments === true && { clientIdMetadataDocument: { enabled: true, ack: 'draft-02' } }),
         resourceIndicators: {
           enabled: true,
+          // A refresh without a `resource` parameter gets the one resource the grant holds.
+          defaultResource: (_ctx, _client, oneOf) => oneOf ?? undefined,
           useGrantedResource: () => true,
           getResourceServerInfo: (_ctx, resource, client) => ({
             scope: 'mcp',
             audience: resource,
-            accessTokenTTL: 300,
+            accessTokenTTL: ttl,
             ...(client.clientId === OPAQUE_ROBOT.id ? { accessTokenFormat: 'opaque' } : { accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } }),
           }),
         },
       },
+      ...(this.options.clientIdMetadataDocuments === true && {
+        fetch: (url: string | URL | Request, init?: RequestInit) => {
+          // Without its `dispatcher`: that guard refuses loopback addresses, which are all a test has.
+          const { dispatcher: _guard, ...rest } = (init ?? {}) as RequestInit & { dispatcher?: unknown };
+          const href = url instanceof Request ? url.url : String(url);
+          return globalThis.fetch(href.replace(/^https:\/\/127\.0\.0\.1:/, 'http://127.0.0.1:'), rest);
+        },
+      }),
     };
     return new Provider(this.issuer, configuration);
   }
@@ -202,4 +246,100 @@ export class Idp {
     }
     throw new Error('the authorization did not finish within 12 steps');
   }
+
+  /**
+   * A person signing in on the authorization URL of a client whose redirect the test does not know
+   * in advance (`mcpgate login`'s loopback port): like `authorize`, and resolves with the first
+   * redirect that leaves the provider, which the caller then opens.
+   */
+  async signIn(authorizationUrl: string, login = 'alice'): Promise<URL> {
+    const url = new URL(authorizationUrl);
+    const redirect = url.searchParams.get('redirect_uri');
+    if (redirect === null) throw new Error(`no redirect_uri in ${authorizationUrl}`);
+    const params = await this.authorize(url, redirect, login);
+    const back = new URL(redirect);
+    for (const [name, value] of params) back.searchParams.set(name, value);
+    return back;
+  }
+
+  /** Revokes a refresh token as its (public) client would (RFC 7009). */
+  async revoke(token: string, clientId: string): Promise<void> {
+    const res = await fetch(`${this.issuer}/token/revocation`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token, client_id: clientId, token_type_hint: 'refresh_token' }).toString() });
+    if (!res.ok) throw new Error(`revocation failed: HTTP ${res.status} ${await res.text()}`);
+  }
+}
+
+/** An authorization server for the upstream tests, started (`close` stops it). */
+export async function startAuthServer(options: IdpOptions = {}): Promise<Idp> {
+  const idp = new Idp(options);
+  await idp.start();
+  return idp;
+}
+
+/** A running test/fixtures/oauth-remote-server.ts: a remote MCP server that wants this authorization server's JWTs. */
+export interface OAuthRemote {
+  url: string;
+  base: string;
+  stats(): Promise<{ accepted: number; refused: number }>;
+  /** Every distinct Authorization value the server received. */
+  seen(): Promise<string[]>;
+  refuseLast(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startOAuthRemote(issuer: string): Promise<OAuthRemote> {
+  const child: ChildProcess = spawn(process.execPath, [fixture('oauth-remote-server'), '--issuer', issuer], { stdio: ['ignore', 'pipe', process.env.MCPGATE_TEST_VERBOSE !== undefined ? 'inherit' : 'ignore'] });
+  const lines = createInterface({ input: child.stdout! });
+  const [first] = (await Promise.race([once(lines, 'line'), once(child, 'exit').then(() => { throw new Error('the remote fixture exited before listening'); })])) as [string];
+  lines.close();
+  const { url } = JSON.parse(first) as { url: string };
+  const base = new URL(url).origin;
+  return {
+    url,
+    base,
+    stats: async () => (await (await fetch(`${base}/stats`)).json()) as { accepted: number; refused: number },
+    seen: async () => (await (await fetch(`${base}/seen`)).json()) as string[],
+    refuseLast: async () => void (await fetch(`${base}/refuse-last`, { method: 'POST' })).body?.cancel(),
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
+
+export interface LoginRun {
+  config: string;
+  state: string;
+  /** The server entry (default `remote`). */
+  server?: string;
+  /** `--agent`: that agent's own account. */
+  agent?: string;
+  /** Who signs in at the authorization server (default `alice`). */
+  user?: string;
+}
+
+/** Runs the built `mcpgate login` as a person would: reads the printed URL, signs in through the provider as `user`, lands on the loopback callback. */
+export async function runLogin(as: Idp, run: LoginRun): Promise<{ code: number | null; out: string; err: string }> {
+  const args = [CLI, 'login', run.server ?? 'remote', '--config', run.config, '--state', run.state, '--no-browser', '--login-timeout', '60000', ...(run.agent === undefined ? [] : ['--agent', run.agent])];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const exited = once(child, 'exit');
+  const lines = createInterface({ input: child.stdout });
+  let signingIn: Promise<void> | undefined;
+  lines.on('line', (line) => {
+    out += `${line}\n`;
+    const url = /^\s+(http:\/\/\S+)$/.exec(line)?.[1];
+    if (url === undefined || signingIn !== undefined) return;
+    signingIn = (async () => {
+      const callback = await as.signIn(url, run.user);
+      const res = await fetch(callback);
+      assert.equal(res.status, 200, await res.text());
+    })();
+  });
+  const [code] = (await exited) as [number | null];
+  await signingIn;
+  return { code, out, err };
 }

@@ -862,6 +862,7 @@ void describe('Connection: a server that needs a login (issue 14)', () => {
     let changed: (() => void) | undefined;
     let unwatched = 0;
     const credentials = {
+      loginCommand: 'mcpgate login srv --agent a',
       header: () => undefined,
       stale: false,
       ready: () => Promise.resolve(),
@@ -887,7 +888,7 @@ void describe('Connection: a server that needs a login (issue 14)', () => {
     assert.equal(await first, false);
     assert.equal(conn.state, 'parked');
     assert.equal(conn.attempts, 1, 'no retry was spent on it');
-    assert.match(conn.nextStep ?? '', /mcpgate login srv/);
+    assert.match(conn.nextStep ?? '', /run `mcpgate login srv --agent a`/, 'the login hint is the credentials\' own (an agent\'s account names --agent)');
     const { s, got } = sink();
     conn.forward(call(), s);
     assert.equal(got.failed[0]?.code, 'MCPG_SERVER_NEEDS_LOGIN');
