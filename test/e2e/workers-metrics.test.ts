@@ -4,8 +4,9 @@
 // worker's own port still answers for it alone. Sessions are opened on fresh connections until
 // each worker owns one, and their calls go out on fresh connections too (most are forwarded), so
 // the host's totals must match the calls made. kill -9 of a worker: scrapes keep answering at
-// once (without it), then show its replacement; none hangs. A real redis-server, the official SDK
-// client, the real CLI.
+// once (without it), then show its replacement; none hangs. A stopped worker: scrapes that reach
+// the others answer within the collection timeout, without it. A real redis-server, the official
+// SDK client, the real CLI.
 
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
@@ -66,6 +67,20 @@ function byWorker(s: Scrape, name: string, rest = ''): Map<string, number> {
 }
 
 const total = (m: Map<string, number>): number => [...m.values()].reduce((a, b) => a + b, 0);
+
+/** A scrape, or undefined when it found no answer within `ms` (its connection went to a stopped worker). */
+async function scrapeWithin(url: string, ms: number): Promise<Scrape | undefined> {
+  try {
+    const res = await fetch(url, { headers: { connection: 'close' }, signal: AbortSignal.timeout(ms) });
+    const text = await res.text();
+    const samples = new Map<string, number>();
+    for (const line of text.split('\n')) if (line !== '' && !line.startsWith('#')) samples.set(line.slice(0, line.lastIndexOf(' ')), Number(line.slice(line.lastIndexOf(' ') + 1)));
+    return { samples, helps: [] };
+  } catch (err) {
+    if ((err as Error).name === 'TimeoutError') return undefined;
+    throw err;
+  }
+}
 
 async function workersOf(base: string): Promise<WorkerRow[]> {
   const body = (await (await fetch(`${base}/status`, { headers: { ...AUTH, connection: 'close' } })).json()) as { cluster?: { workers?: WorkerRow[] } };
@@ -191,5 +206,27 @@ describe('/metrics under serve --workers 3: one scrape shows the whole host', { 
     assert.equal(now.includes(victim.id), false);
     assert.equal(full!.samples.get('mcpgate_worker_restarts_total'), 1);
     for (let i = 0; i < 3; i++) assert.equal((await scrape(`${base}/metrics`)).samples.get('mcpgate_workers_scraped'), 3);
+  });
+
+  it('a stopped worker (SIGSTOP) costs a scrape the 2 s collection timeout, not a hang', { timeout: 120_000 }, async () => {
+    let workers: WorkerRow[] = [];
+    assert.ok(await until(async () => (workers = await workersOf(base)).length === 3, 30_000));
+    const victim = workers[0]!;
+    process.kill(victim.pid, 'SIGSTOP');
+    let seen: Scrape | undefined;
+    try {
+      // node:cluster hands one connection in three to the stopped worker itself: that scrape waits
+      // like any request to it (the scraper's own timeout ends it); the others answer without it.
+      for (let i = 0; i < 6 && seen === undefined; i++) seen = await scrapeWithin(`${base}/metrics`, 8000);
+    } finally {
+      process.kill(victim.pid, 'SIGCONT');
+    }
+    assert.ok(seen !== undefined, 'a scrape answered while a worker was stopped');
+    assert.equal(seen.samples.get(`mcpgate_worker_scrape_up{worker="${victim.id}"}`), 0);
+    assert.equal(seen.samples.get('mcpgate_workers_live'), 3);
+    assert.equal(seen.samples.get('mcpgate_workers_scraped'), 2);
+    assert.equal([...seen.samples.keys()].some((key) => key.startsWith(`mcpgate_up{worker="${victim.id}"`)), false);
+    // Resumed, it answers again.
+    assert.ok(await until(async () => (await scrape(`${base}/metrics`)).samples.get('mcpgate_workers_scraped') === 3, 30_000));
   });
 });
