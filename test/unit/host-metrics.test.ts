@@ -4,7 +4,7 @@
 // request to the primary (HostScrapeClient), against in-memory members. The real IPC, with three
 // workers and a kill -9: test/e2e/workers-metrics.test.ts.
 
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mergeExpositions, WORKER_LABEL } from '../../src/observability/exposition-merge.js';
 import { GatewayMetrics } from '../../src/observability/gateway-metrics.js';
@@ -12,6 +12,14 @@ import { HostScrapeClient, HostScraper, MAX_PENDING_SCRAPES, MAX_WORKER_CHARS, s
 import { silentLogger } from '../../src/observability/logger.js';
 
 const T = { timeout: 5000 };
+
+// The scraper's timers are unref'd (a primary or worker is kept alive by its IPC channel and
+// sockets); here nothing else holds the event loop while a test waits for one to fire.
+let hold: NodeJS.Timeout | undefined;
+before(() => {
+  hold = setInterval(() => undefined, 1000);
+});
+after(() => clearInterval(hold));
 const SAMPLE = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\["\\n])*"(,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\["\\n])*")*\})? \S+$/;
 
 /** Families contiguous (a name never comes back after another family's lines), each typed once. */
