@@ -96,3 +96,14 @@ export async function killLeftovers(listed: readonly Proc[]): Promise<string[]> 
   }
   return killed;
 }
+
+/** Each live process of `root`'s tree with its command line and CPU so far (schedstat's exact figure where there is one), ms. */
+export async function treeCpu(root: number): Promise<(Proc & { cmdline: string })[] | undefined> {
+  const procs = await tree(root);
+  if (procs === undefined) return undefined;
+  return Promise.all(procs.map(async (p) => {
+    const ns = await runNs(p.pid);
+    const cmdline = await readFile(`/proc/${p.pid}/cmdline`, 'utf8').then((t) => t.split('\u0000').join(' ').trim(), () => p.command);
+    return { ...p, cpuMs: ns === undefined ? p.cpuMs : ns / 1e6, cmdline };
+  }));
+}

@@ -13,6 +13,7 @@
 
 import { Mcpgate, type HttpSettings, type McpgateOptions } from '../mcpgate.js';
 import { installLastResort } from './last-resort.js';
+import { HostScrapeClient, samplesMessage, type ScrapeMessage } from './host-metrics.js';
 
 /** After a signal during shutdown: SIGTERM now, SIGKILL this much later (well inside a client's 2 s). */
 export const HURRY_GRACE_MS = 1000;
@@ -20,13 +21,19 @@ export const HURRY_GRACE_MS = 1000;
 /** A message between the primary of `--workers N` and a worker (workers.ts). */
 export type WorkerMessage =
   | { mcpgate: 'listening'; url: string }
-  | { mcpgate: 'signal'; signal: NodeJS.Signals };
+  | { mcpgate: 'signal'; signal: NodeJS.Signals }
+  | ScrapeMessage;
 
 export function isWorkerMessage(m: unknown): m is WorkerMessage {
   return typeof m === 'object' && m !== null && typeof (m as { mcpgate?: unknown }).mcpgate === 'string';
 }
 
 const ignore = (): void => undefined;
+
+/** To the primary over IPC; a closed channel (the primary is gone) is not an error worth a crash. */
+function toPrimary(m: WorkerMessage): void {
+  if (process.connected) process.send?.(m, undefined, undefined, ignore);
+}
 
 export async function runServe(options: McpgateOptions, http?: HttpSettings, asWorker = false): Promise<number> {
   const gate = await Mcpgate.create(options);
@@ -53,8 +60,18 @@ export async function runServe(options: McpgateOptions, http?: HttpSettings, asW
   };
   // SIGHUP revives every parked or backing-off server now (after its command or environment is fixed).
   const onHangup = (): void => void gate.hangup();
+  // /metrics on the shared port asks the primary for every worker's samples (host-metrics.ts).
+  const scrapes = asWorker && http !== undefined ? new HostScrapeClient((m) => {
+    if (!process.connected) throw new Error('the IPC channel to the primary is closed');
+    toPrimary(m);
+  }) : undefined;
   const fromPrimary = (m: unknown): void => {
-    if (!isWorkerMessage(m) || m.mcpgate !== 'signal') return;
+    if (!isWorkerMessage(m) || scrapes?.onMessage(m) === true) return;
+    if (m.mcpgate === 'collect') {
+      toPrimary(samplesMessage(m.id, gate.gateway.metrics.render()));
+      return;
+    }
+    if (m.mcpgate !== 'signal') return;
     if (m.signal === 'SIGHUP') onHangup();
     else onSignal(m.signal);
   };
@@ -69,7 +86,7 @@ export async function runServe(options: McpgateOptions, http?: HttpSettings, asW
   let failed = false;
   try {
     if (http !== undefined) {
-      const { url } = await gate.serveHttp(http);
+      const { url } = await gate.serveHttp(scrapes === undefined ? http : { ...http, hostMetrics: () => scrapes.ask() });
       if (asWorker) process.send?.({ mcpgate: 'listening', url } satisfies WorkerMessage);
     } else {
       const { ended } = gate.serveStdio();
@@ -85,6 +102,7 @@ export async function runServe(options: McpgateOptions, http?: HttpSettings, asW
     // The agent stopped reading (stdio): a runtime failure, not the agent's goodbye.
     return failed ? 1 : 0;
   } finally {
+    scrapes?.close();
     uninstall();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -12,10 +12,12 @@
 // drain and exit. A second signal hurries the workers' stops; a third kills them. A worker's
 // stdio servers cannot outlive it: it stops them on its way out, and its watchdog kills their
 // process groups if it dies hard (servers/process-groups.ts); if the primary dies hard, node:cluster
-// ends every worker (the IPC channel closes), and so their watchdogs.
+// ends every worker (the IPC channel closes), and so their watchdogs. It also answers the workers'
+// requests for the whole host's `/metrics` (host-metrics.ts).
 
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from '../observability/logger.js';
+import { HostScraper } from './host-metrics.js';
 import { isWorkerMessage, type WorkerMessage } from './serve.js';
 
 export const RESTART_MIN_MS = 100;
@@ -48,6 +50,18 @@ export async function runPrimary(count: number, log: Logger): Promise<number> {
   const tell = (worker: Worker, message: WorkerMessage): void => {
     if (worker.isConnected()) worker.send(message, (err: Error | null) => (err === null ? undefined : log.debug('a worker could not be told', { error: err.message })));
   };
+  let restarts = 0;
+  // /metrics on the shared port: the worker a scrape reaches asks here for every worker's samples.
+  const scraper = new HostScraper({
+    configured: count,
+    restarts: () => restarts,
+    log,
+    members: () => slots.flatMap((s) => {
+      const worker = s.worker;
+      const pid = worker?.process.pid;
+      return worker === undefined || pid === undefined || !s.listening || !worker.isConnected() ? [] : [{ pid, send: (m: WorkerMessage) => tell(worker, m) }];
+    }),
+  });
   const checkDone = (): void => {
     if (stopping && live().length === 0) resolveDone();
   };
@@ -60,7 +74,13 @@ export async function runPrimary(count: number, log: Logger): Promise<number> {
     slot.startedAt = performance.now();
     slot.listening = false;
     worker.on('message', (m: unknown) => {
-      if (!isWorkerMessage(m) || m.mcpgate !== 'listening') return;
+      if (!isWorkerMessage(m)) return;
+      const pid = worker.process.pid ?? 0;
+      if (m.mcpgate === 'scrape') {
+        const id = m.id;
+        return void scraper.scrape().then((text) => tell(worker, { mcpgate: 'scraped', id, text }), (err: unknown) => tell(worker, { mcpgate: 'scraped', id, error: err instanceof Error ? err.message : String(err) }));
+      }
+      if (scraper.onMessage(pid, m) || m.mcpgate !== 'listening') return;
       slot.listening = true;
       if (!announced && slots.every((s) => s.listening)) {
         announced = true;
@@ -70,6 +90,7 @@ export async function runPrimary(count: number, log: Logger): Promise<number> {
     worker.on('exit', (code: number | null, signal: NodeJS.Signals | null) => {
       slot.worker = undefined;
       const pid = worker.process.pid;
+      if (pid !== undefined) scraper.gone(pid);
       if (stopping) {
         if (code !== 0) exitCode = 1;
         log.info(`worker ${pid} exited`, { pid, code, signal });
@@ -85,7 +106,10 @@ export async function runPrimary(count: number, log: Logger): Promise<number> {
       slot.failures = ran >= STABLE_MS ? 0 : slot.failures + 1;
       const delay = Math.min(RESTART_MAX_MS, RESTART_MIN_MS * 2 ** Math.max(0, slot.failures - 1));
       log.warn(`worker ${pid} died (${signal ?? `exit ${code}`}); starting another in ${delay} ms`, { pid, code, signal, delayMs: delay });
-      slot.restart = setTimeout(() => fork(slot), delay);
+      slot.restart = setTimeout(() => {
+        restarts++;
+        fork(slot);
+      }, delay);
     });
   };
 

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../observability/logger.js';
 import type { Registry } from '../observability/metrics.js';
 import type { RequestId } from '../wire/jsonrpc.js';
-import { Directory, type StoredSession } from './directory.js';
+import { Directory, type StoredSession, type WorkerInfo } from './directory.js';
 import { forward } from './forward.js';
 import type { ClusterLink, Placement, SessionRecord } from './link.js';
 import { FORWARD_HEADER, FORWARD_SIG_HEADER, FORWARD_TS_HEADER, verify } from './signing.js';
@@ -18,6 +18,11 @@ import { FORWARD_HEADER, FORWARD_SIG_HEADER, FORWARD_TS_HEADER, verify } from '.
 export function workerId(): string {
   return `${hostname()}:${process.pid}`;
 }
+
+/** What Redis says of a session and its owner (or that it cannot be asked, and what was read before). */
+type Lookup =
+  | { redis: 'up'; stored: StoredSession | undefined; owner: WorkerInfo | undefined }
+  | { redis: 'down'; stored: StoredSession | undefined };
 
 /** placeOnce: another worker adopted the session first. */
 const MOVED = Symbol('moved');
@@ -54,6 +59,12 @@ export class Cluster implements ClusterLink {
   private readonly owners = new Map<string, { stored: StoredSession; address: string; until: number }>();
   /** Owners' liveness as last read from Redis, for one heartbeat (open forwards ask every second). */
   private readonly liveness = new Map<string, { until: number; alive: Promise<boolean> }>();
+  /**
+   * Redis lookups of a session's record and its owner's, in flight: the requests of one session
+   * that miss the owner cache together (64 in flight when its entry expires) share one pair of
+   * round trips. An entry lives only until its lookup settles.
+   */
+  private readonly lookups = new Map<string, Promise<Lookup>>();
   private readonly directory: Directory;
   private secret: string | undefined;
   private readonly forwarded;
@@ -107,14 +118,37 @@ export class Cluster implements ClusterLink {
   }
 
   async place(req: IncomingMessage, res: ServerResponse, session: string, agent: string, body: string, id: RequestId | undefined): Promise<Placement> {
-    const first = await this.placeOnce(req, res, session, agent, body, id);
+    const first = await this.placeOnce(req, res, session, agent, body, id, true);
     if (first !== MOVED) return first;
-    // Lost a race to adopt: the winner is the owner now, and a second look forwards there.
-    const second = await this.placeOnce(req, res, session, agent, body, id);
+    // Lost a race to adopt: the winner is the owner now, and a second look (its own) forwards there.
+    const second = await this.placeOnce(req, res, session, agent, body, id, false);
     return second === MOVED ? { kind: 'unknown' } : second;
   }
 
-  private async placeOnce(req: IncomingMessage, res: ServerResponse, session: string, agent: string, body: string, id: RequestId | undefined): Promise<Placement | typeof MOVED> {
+  /** The session's record and its owner's, from Redis; `shared`: joins a lookup of the same session in flight. */
+  private lookup(session: string, shared: boolean): Promise<Lookup> {
+    const running = shared ? this.lookups.get(session) : undefined;
+    if (running !== undefined) return running;
+    const fresh = (async (): Promise<Lookup> => {
+      let stored: StoredSession | undefined;
+      try {
+        stored = await this.directory.session(session);
+        if (stored === undefined) return { redis: 'up', stored, owner: undefined };
+        return { redis: 'up', stored, owner: await this.directory.worker(stored.owner) };
+      } catch {
+        return { redis: 'down', stored };
+      }
+    })();
+    if (shared) {
+      this.lookups.set(session, fresh);
+      void fresh.finally(() => {
+        if (this.lookups.get(session) === fresh) this.lookups.delete(session);
+      });
+    }
+    return fresh;
+  }
+
+  private async placeOnce(req: IncomingMessage, res: ServerResponse, session: string, agent: string, body: string, id: RequestId | undefined, shared: boolean): Promise<Placement | typeof MOVED> {
     const started = performance.now();
     const cached = this.owners.get(session);
     if (cached !== undefined && cached.until > started && cached.stored.agent === agent && !this.isForwarded(req) && this.secret !== undefined && await this.ownerAlive(cached.stored.owner)) {
@@ -127,22 +161,15 @@ export class Cluster implements ClusterLink {
       this.owners.delete(session);
     }
     if (!this.directory.isUp) return this.adopt(session, undefined, 'redis-down');
-    let stored: StoredSession | undefined;
-    try {
-      stored = await this.directory.session(session);
-    } catch {
-      return this.adopt(session, undefined, 'redis-down');
-    }
+    const found = await this.lookup(session, shared);
+    const stored = found.stored;
+    if (found.redis === 'down' && stored === undefined) return this.adopt(session, undefined, 'redis-down');
     // Another agent's session is answered exactly like an unknown one.
     if (stored === undefined || stored.agent !== agent) return { kind: 'unknown' };
     // A forwarded request is never forwarded again: the sender took this worker for the owner.
     if (this.isForwarded(req) || stored.owner === this.id) return this.takeOver(session, stored, 'orphaned');
-    let owner;
-    try {
-      owner = await this.directory.worker(stored.owner);
-    } catch {
-      return this.adopt(session, stored, 'redis-down');
-    }
+    if (found.redis === 'down') return this.adopt(session, stored, 'redis-down');
+    const owner = found.owner;
     if (owner === undefined) return this.takeOver(session, stored, 'owner-dead');
     if (this.secret === undefined) return this.takeOver(session, stored, 'no-secret');
     const path = req.url ?? '/mcp';

@@ -66,6 +66,10 @@ export function forward(f: ForwardRequest): Promise<'relayed' | 'unreachable'> {
     const up = request(target, { method: f.req.method, headers, agent }, (answer) => {
       const out: Record<string, string | string[]> = {};
       for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !HOP.has(name)) out[name] = value;
+      // A JSON answer keeps its length: the agent gets it unchunked, in one write, as from the owner
+      // (the same bytes are piped; chunking it would cost an extra write and segment per call).
+      const length = answer.headers['content-length'];
+      if (length !== undefined && answer.headers['transfer-encoding'] === undefined) out['content-length'] = length;
       f.res.writeHead(answer.statusCode ?? 502, out);
       if (typeof f.res.flushHeaders === 'function' && out['content-type'] === 'text/event-stream') f.res.flushHeaders();
       answer.pipe(f.res);

@@ -69,6 +69,11 @@ export interface HttpFrontOptions {
    * its owner or adopted (cluster/link.ts); without it, such a session is 404 at once.
    */
   cluster?: ClusterLink;
+  /**
+   * With `--workers N`: `/metrics` on the shared port answers with every worker of the host (asked
+   * through the primary, cli/host-metrics.ts); each worker's own port still answers for it alone.
+   */
+  hostMetrics?: () => Promise<string>;
 }
 
 export interface MountedRoutes {
@@ -160,7 +165,7 @@ export class HttpFront {
    * gate; the port is not shared (`exclusive`). Resolves with the port.
    */
   async listenPrivate(host: string): Promise<number> {
-    const server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 15_000, requestTimeout: 60_000 }, (req, res) => this.guarded(req, res));
+    const server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 15_000, requestTimeout: 60_000 }, (req, res) => this.guarded(req, res, false));
     server.on('clientError', (_err, socket) => {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
     });
@@ -177,9 +182,9 @@ export class HttpFront {
   }
 
   /** A bug while routing one request answers that request with 500 and never reaches the process. */
-  private guarded(req: IncomingMessage, res: ServerResponse): void {
+  private guarded(req: IncomingMessage, res: ServerResponse, shared = true): void {
     try {
-      this.route(req, res);
+      this.route(req, res, shared);
     } catch (err) {
       this.log.error('internal error handling an HTTP request', { error: err });
       if (!res.headersSent) sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err)));
@@ -187,7 +192,8 @@ export class HttpFront {
     }
   }
 
-  private route(req: IncomingMessage, res: ServerResponse): void {
+  /** `shared`: the request came to the `--http` port, not this worker's own (listenPrivate). */
+  private route(req: IncomingMessage, res: ServerResponse, shared: boolean): void {
     const path = pathOf(req.url);
     if (this.options.onRequest !== undefined) {
       const count = this.options.onRequest;
@@ -198,8 +204,9 @@ export class HttpFront {
     if (mounted !== undefined && (path === mounted.prefix || path.startsWith(`${mounted.prefix}/`))) return mounted.handle(path, req, res);
     if (path === METADATA_PATH || path.startsWith(`${METADATA_PATH}/`)) return this.metadata(path, req, res);
     if (path !== MCP_PATH) {
-      const cluster = this.options.cluster;
-      return handleOps(path, req, res, { ...this.options.ops, draining: this.draining, url: () => this.url, ...(cluster !== undefined && { cluster: () => cluster.status() }) }, (r) => this.identify(req, r));
+      const { cluster, hostMetrics } = this.options;
+      const ops = { ...this.options.ops, draining: this.draining, url: () => this.url, ...(cluster !== undefined && { cluster: () => cluster.status() }), ...(shared && hostMetrics !== undefined && { metrics: hostMetrics }) };
+      return handleOps(path, req, res, ops, (r) => this.identify(req, r));
     }
     if (this.draining) return sendError(res, 503, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'), { connection: 'close' });
     void this.identify(req, res).then((agent) => {

@@ -9,8 +9,8 @@ import { sendError, sendJson } from './http-util.js';
 
 export interface OpsContext {
   gateway: Gateway;
-  /** The Prometheus exposition text. */
-  metrics: () => string;
+  /** The Prometheus exposition text (a promise: the whole host's, asked of the `--workers` primary). */
+  metrics: () => string | Promise<string>;
   draining: boolean;
   /** Where agents connect, for the status. */
   url: () => string;
@@ -33,10 +33,13 @@ export function handleOps(path: string, req: IncomingMessage, res: ServerRespons
       const ready = gateway.hasSettled && !ctx.draining;
       return sendJson(res, ready ? 200 : 503, { ready, ...(ctx.draining && { reason: 'shutting down' }), servers });
     }
-    case '/metrics':
-      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'cache-control': 'no-store' });
-      res.end(ctx.metrics());
-      return;
+    case '/metrics': {
+      const text = ctx.metrics();
+      if (typeof text === 'string') return sendMetrics(res, text);
+      return void text.then((t) => sendMetrics(res, t), (err: unknown) => {
+        if (!res.headersSent) sendError(res, 503, new GatewayError('MCPG_INTERNAL', `the host's metrics could not be gathered: ${err instanceof Error ? err.message : String(err)}`));
+      });
+    }
     case '/status': {
       return void identify(res).then((agent) => {
         if (agent === undefined) return;
@@ -46,6 +49,12 @@ export function handleOps(path: string, req: IncomingMessage, res: ServerRespons
       }, (err: unknown) => sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err))));
     }
   }
+}
+
+function sendMetrics(res: ServerResponse, text: string): void {
+  if (res.destroyed) return;
+  res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'cache-control': 'no-store' });
+  res.end(text);
 }
 
 /** Every configured server and where it stands (settled: anything but connecting). */

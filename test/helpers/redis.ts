@@ -22,6 +22,11 @@ export class RedisServer {
 
   private constructor(readonly port: number) {}
 
+  /** The running redis-server's pid (bench: its CPU), undefined when stopped. */
+  get pid(): number | undefined {
+    return this.child?.exitCode === null && this.child.signalCode === null ? this.child.pid : undefined;
+  }
+
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
