@@ -112,7 +112,11 @@ async function teardown(r: Rig | undefined): Promise<void> {
 const logFor = (gw: GatewayProcess, server: string, msg: string): boolean => gw.logs.some((l) => l.server === server && l.msg === msg);
 const dyn = (dir: TempDir, name: string): Record<string, unknown> => fixtureServer('dynamic-server', ['--pidfile', dir.file(`${name}.pid`)]);
 
-describe('seed 000: graceful shutdown closes every server', { timeout: 90_000 }, () => {
+// The suite's budget is the sum of its tests' own (130 s) plus slack, not less: under load nearly all
+// of a test's time is starting a gateway and its servers (3–7 s each at load 12, measured), and since
+// the servers share mcpgate's scheduler autogroup (own-group.ts) that start-up gets less of a busy CPU;
+// the stops themselves took the same time with and without it (bench/RESULTS.md, issue 15).
+describe('seed 000: graceful shutdown closes every server', { timeout: 150_000 }, () => {
   after(() => {
     for (const pid of started.keys()) killIfOurs(pid);
   });
