@@ -25,7 +25,6 @@ import type { AgentSession, AgentChannel } from '../gateway/session.js';
 import type { Logger } from '../observability/logger.js';
 import type { RequestId } from '../wire/jsonrpc.js';
 import { sseEvent } from '../wire/sse.js';
-import { partsByteLength, partsToText, type EncodedParts } from '../wire/encoded.js';
 import { SSE_RETRY_MS, parseEventId, type ReplayStore, type StreamLog } from './sse-replay.js';
 
 /** Default bound on what is written for one session's agent and not yet read (`--max-agent-buffer`). */
@@ -59,13 +58,9 @@ class PendingPost {
     return res !== undefined && !res.writableEnded && !res.destroyed ? res : undefined;
   }
 
-  /**
-   * Writes the response and ends the POST (logged first when the POST is an event stream). A
-   * response in pieces (a cached list) is written as its bytes on a plain JSON answer.
-   */
-  finish(message: string | EncodedParts): void {
+  /** Writes the response and ends the POST (logged first when the POST is an event stream). */
+  finish(line: string): void {
     if (this.log !== undefined) {
-      const line = typeof message === 'string' ? message : partsToText(message);
       const frame = this.replay.append(this.log, (id) => sseEvent(line, id));
       this.log.complete = true;
       this.writable?.end(frame);
@@ -74,12 +69,7 @@ class PendingPost {
     const res = this.res;
     if (res === undefined) return;
     res.setHeader('content-type', 'application/json');
-    if (typeof message === 'string') return void res.end(message);
-    res.setHeader('content-length', partsByteLength(message));
-    res.cork();
-    for (const part of message) res.write(part);
-    res.uncork();
-    res.end();
+    res.end(line);
   }
 
   /** True when a message sent during the request can go on this POST (it upgrades to SSE). */
@@ -194,17 +184,21 @@ export class HttpChannel implements AgentChannel {
     });
   }
 
-  /** A final answer in pieces goes to its POST as bytes; anything else is sent as text. */
-  sendParts(parts: EncodedParts, about?: RequestId, final?: boolean): boolean {
-    if (about !== undefined && final === true && !this.overflowed) return this.finishPost(about, parts);
-    return this.send(partsToText(parts), about, final);
-  }
-
   send(line: string, about?: RequestId, final?: boolean): boolean {
     if (this.overflowed) return false;
     if (about !== undefined) {
-      if (final === true) return this.finishPost(about, line);
       const post = this.posts.get(about);
+      if (final === true) {
+        if (post === undefined) {
+          this.log.debug('dropped a response: its POST was closed by the agent', { session: this.id, id: about });
+          return false;
+        }
+        this.posts.delete(about);
+        if (this.behind(post.res)) return false;
+        post.finish(line);
+        if (post.res !== undefined) this.track(post.res);
+        return true;
+      }
       if (post?.canStream === true) {
         if (this.behind(post.res)) return false;
         return post.during(line);
@@ -233,20 +227,6 @@ export class HttpChannel implements AgentChannel {
     }
     if (this.dropped++ % 100 === 0) this.log.debug('dropped a message: the agent has no GET stream open', { session: this.id, dropped: this.dropped });
     return false;
-  }
-
-  /** The response to request `about`, on its POST (dropped if the agent closed it). */
-  private finishPost(about: RequestId, message: string | EncodedParts): boolean {
-    const post = this.posts.get(about);
-    if (post === undefined) {
-      this.log.debug('dropped a response: its POST was closed by the agent', { session: this.id, id: about });
-      return false;
-    }
-    this.posts.delete(about);
-    if (this.behind(post.res)) return false;
-    post.finish(message);
-    if (post.res !== undefined) this.track(post.res);
-    return true;
   }
 
   pause(about: RequestId, retryMs: number, resume: () => void): void {
