@@ -2,8 +2,9 @@
 // (initialize, ping, the lists), routes everything else to the server that owns the name, and keeps
 // the per-call state that makes progress and cancellation exact: agent id ↔ (connection, server id).
 //
-// Hot path (tools/call): one JSON.parse of the agent's line, a map lookup, one JSON.stringify of the
-// re-addressed request; the server's answer is relayed by splicing the id into its raw line.
+// Hot path (tools/call): one JSON.parse of the agent's line, a map lookup, and the agent's line with
+// only its id and name replaced (wire/request-splice.ts; JSON.stringify of the re-addressed request
+// where that is not certain); the server's answer is relayed by splicing the id into its raw line.
 
 import { randomUUID } from 'node:crypto';
 import { GatewayError, asGatewayError } from '../errors.js';
@@ -16,6 +17,7 @@ import {
   type Classified, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
 } from '../wire/jsonrpc.js';
 import { sanitizeContent } from '../wire/sanitize.js';
+import { RAW_REQUEST, type WithRawRequest } from '../wire/request-splice.js';
 import { encodeResultParts, partsToText, type EncodedParts } from '../wire/encoded.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { Claims } from '../rules/decide.js';
@@ -161,7 +163,11 @@ export class AgentSession {
   }
 
   handleLine(line: string): void {
-    if (!this.closed) this.handleMessage(parseMessage(line));
+    if (this.closed) return;
+    const parsed = parseMessage(line);
+    // A tools/call keeps its line: the server gets it with only the id and name replaced (wire/request-splice.ts).
+    if (parsed.kind === 'request' && parsed.msg.method === 'tools/call' && parsed.msg.params !== undefined) (parsed.msg as WithRawRequest)[RAW_REQUEST] = { line, params: parsed.msg.params };
+    this.handleMessage(parsed);
   }
 
   /**

@@ -19,6 +19,7 @@ import {
 } from '../wire/jsonrpc.js';
 import type { JsonRpcErrorObject } from '../errors.js';
 import { PARAM_HEADERS, type WithParamHeaders } from '../wire/era.js';
+import { RAW_REQUEST, spliceRequest, type WithRawRequest } from '../wire/request-splice.js';
 import { StdioProcess, type StopTimings, DEFAULT_STOP_TIMINGS } from './stdio-process.js';
 import type { UpstreamCredentials } from './credentials.js';
 import { HttpTransport } from './http-transport.js';
@@ -343,9 +344,14 @@ export class ServerSession {
     if (modern) {
       msg.params = withEnvelope(msg.params);
     }
-    let line: string;
+    // The agent's own line with only the id and the name replaced, where that is certain to mean the
+    // same (wire/request-splice.ts); else the parsed request encoded again.
+    const raw = (msg as WithRawRequest)[RAW_REQUEST];
+    const params = msg.params;
+    let line: string | undefined;
+    if (raw !== undefined && !modern && params !== undefined && raw.params === params && typeof params.name === 'string' && params._meta === undefined) line = spliceRequest(raw.line, id, params.name);
     try {
-      line = JSON.stringify(msg);
+      line ??= JSON.stringify(msg);
     } catch (err) {
       sink.fail(new GatewayError('MCPG_INVALID_PARAMS', `${msg.method}: the request could not be encoded for server "${this.name}": ${err instanceof Error ? err.message : String(err)}`));
       return 0;

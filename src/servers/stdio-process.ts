@@ -1,4 +1,4 @@
-// One stdio server's child process: spawn it in its own process group with the environment
+// One stdio server's child process: spawn it in its own process group (own-group.ts) with the environment
 // child-env.ts allows, frame its stdout into lines, send its stderr to the log (stderr-log.ts: cut,
 // bounded, rate-limited), and stop it the way the MCP spec and seed 000 ask: close stdin, wait up to
 // 2 s, SIGTERM, wait, SIGKILL — always to the whole group, so wrappers such as `npx` or `uvx` cannot
@@ -16,6 +16,7 @@ import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { readLines } from '../wire/line-reader.js';
 import { serverEnv } from '../config/child-env.js';
+import { ownGroupLaunch } from './own-group.js';
 import { processGroups, type Stoppable } from './process-groups.js';
 import { StderrLog } from './stderr-log.js';
 import type { ServerTransport, StopTimings, TransportEvents } from './transport.js';
@@ -66,11 +67,14 @@ export class StdioProcess implements ServerTransport, Stoppable {
     private readonly events: StdioProcessEvents,
     options: StdioSpawnOptions = {},
   ) {
-    this.child = spawn(config.command, config.args, {
+    const env = serverEnv(config, process.env, options.secretEnv?.());
+    // Its own process group (we signal -pid to reach grandchildren), in our session where it can be (own-group.ts).
+    const launch = ownGroupLaunch(config.command, config.args, env, config.cwd);
+    this.child = spawn(launch.command, launch.args, {
       cwd: config.cwd,
-      env: serverEnv(config, process.env, options.secretEnv?.()),
+      env,
       stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true, // own process group: we signal -pid to reach grandchildren
+      detached: launch.detached,
       windowsHide: true,
     });
     this.pid = this.child.pid;
@@ -243,7 +247,8 @@ export class StdioProcess implements ServerTransport, Stoppable {
     try {
       process.kill(-this.pid, 0);
     } catch {
-      return false;
+      // No such group: gone, or a launcher (own-group.ts) that has not made it yet and still runs.
+      return !this.leaderExited;
     }
     return liveGroupMember(this.pid);
   }

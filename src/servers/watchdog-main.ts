@@ -4,17 +4,47 @@
 // OOM-killed — it SIGTERMs every group still registered, SIGKILLs them shortly after, and exits. It
 // only ever signals groups mcpgate registered and has not reported gone: a pgid cannot be reused while
 // any member of the group lives, so the window for a wrong kill is the time a `-PGID` line is in flight.
+//
+// A server started through the setpgrp launcher (own-group.ts) makes its group a moment after it is
+// registered; until then it is a process of mcpgate's own group, with no group of its own to signal.
+// Such a launcher (the registered pid, still in the group mcpgate had) is signalled by its pid, and
+// kept for the SIGKILL pass, by which time it has its group or is gone.
+
+import { readFileSync } from 'node:fs';
 
 const groups = new Set<number>();
 const TERM_GRACE_MS = 500;
 let buffered = '';
+
+/** The process group of `pid`, from /proc (Linux); undefined when it cannot be read. */
+function groupOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+    return Number.isSafeInteger(pgrp) ? pgrp : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** mcpgate's own process group, read while mcpgate (our parent) is alive. */
+const parentGroup = groupOf(process.ppid);
 
 function signalAll(signal: NodeJS.Signals): void {
   for (const pgid of groups) {
     try {
       process.kill(-pgid, signal);
     } catch {
-      groups.delete(pgid); // ESRCH: already gone
+      // ESRCH: no such group. Either it is gone, or it is a launcher that has not made it yet.
+      if (parentGroup !== undefined && groupOf(pgid) === parentGroup) {
+        try {
+          process.kill(pgid, signal);
+          continue;
+        } catch {
+          // gone in between
+        }
+      }
+      groups.delete(pgid);
     }
   }
 }

@@ -35,7 +35,11 @@ describe('startup: failing servers are reported and left out, never blocking the
       off: fixtureServer('dynamic-server', ['--pidfile', dir.file('off.pid')], { disabled: true }),
       remote: { type: 'http', url: 'http://127.0.0.1:9/mcp' },
     });
-    gw = await startGateway({ config, args: ['--startup-timeout', '4000', '--retries', '0'] });
+    // 8 s for `hung` to time out: the healthy servers must be ready before it. They start in parallel
+    // and share mcpgate's scheduler autogroup (src/servers/own-group.ts: no session of their own), so
+    // on a busy machine five starting together can take over 4 s; what is checked is the order, not
+    // the speed (bench/RESULTS.md, issue 15: start-up 1.2–1.7× slower at load 12, stops unchanged).
+    gw = await startGateway({ config, args: ['--startup-timeout', '8000', '--retries', '0'] });
   });
 
   after(async () => {
@@ -68,7 +72,7 @@ describe('startup: failing servers are reported and left out, never blocking the
     assert.doesNotMatch(line('crashy').msg, /fatal: cannot start/);
     assert.deepEqual(line('missing'), { level: 'warn', msg: `server "missing": command not found: /nonexistent/cmd${PARKED}` });
     // A stdio entry's era is "auto": the probe (server/discover) takes part of the startup time, initialize the rest.
-    assert.deepEqual(line('hung'), { level: 'warn', msg: `server "hung" did not answer server/discover or initialize within 4000 ms${PARKED}` });
+    assert.deepEqual(line('hung'), { level: 'warn', msg: `server "hung" did not answer server/discover or initialize within 8000 ms${PARKED}` });
     assert.deepEqual(line('off'), { level: 'info', msg: 'server "off" disabled in config' });
     assert.equal(line('remote').level, 'warn');
     assert.match(line('remote').msg, /^server "remote" at http:\/\/127\.0\.0\.1:9\/mcp is unreachable: ECONNREFUSED \(before completing initialize\); parked/);
