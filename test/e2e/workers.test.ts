@@ -117,7 +117,10 @@ describe('mcpgate serve --workers 3 --redis: one port, three supervised workers'
     }
     assert.ok(relayed >= 3 && forwarders >= 1, `forwarded ${relayed} by ${forwarders} worker(s)`);
     assert.equal(adopted, 0);
-    assert.equal(rows.filter((w) => w.sessions > 0).length, 1, `one owner: ${JSON.stringify(rows)}`);
+    // The records count sessions as of each worker's last heartbeat (every second): wait for one.
+    let owners = rows;
+    await until(async () => (owners = await workersOf(base)).some((w) => w.sessions > 0), 5_000);
+    assert.equal(owners.filter((w) => w.sessions > 0).length, 1, `one owner: ${JSON.stringify(owners)}`);
     await transport.terminateSession();
     await client.close();
   });
