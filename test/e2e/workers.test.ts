@@ -9,35 +9,18 @@ import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { GatewayProcess, fixtureServer, survivors, tempDir, textOf, until, writeConfig, type TempDir } from '../helpers/gateway.js';
-import { makeToken, writeRules } from '../helpers/http.js';
+import { survivors, tempDir, textOf, until, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
+import { makeToken } from '../helpers/http.js';
 import { REDIS_MISSING, RedisServer } from '../helpers/redis.js';
+import { freshConnection, startThreeWorkers, stopWorkers, workersOf as workersOfHost, type WorkerRow } from '../helpers/workers.js';
 
 const { token, hash } = makeToken();
 const AUTH = { authorization: `Bearer ${token}` };
 
-interface WorkerRow {
-  id: string;
-  pid: number;
-  address: string;
-  sessions: number;
-}
 
-/** Every request on a connection of its own: a non-sticky spread over the workers behind the shared port. */
-const freshConnection = (url: string | URL, init?: RequestInit): Promise<Response> => {
-  const headers = new Headers(init?.headers);
-  headers.set('connection', 'close');
-  return fetch(url, { ...init, headers });
-};
 
-async function json(url: string): Promise<Record<string, unknown>> {
-  return (await (await fetch(url, { headers: { ...AUTH, connection: 'close' } })).json()) as Record<string, unknown>;
-}
 
-async function workersOf(base: string): Promise<WorkerRow[]> {
-  const cluster = (await json(`${base}/status`)).cluster as { workers?: WorkerRow[] } | undefined;
-  return cluster?.workers ?? [];
-}
+const workersOf = (base: string): Promise<WorkerRow[]> => workersOfHost(base, AUTH);
 
 async function metric(base: string, name: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`, { headers: { connection: 'close' } })).text();
@@ -69,27 +52,12 @@ describe('mcpgate serve --workers 3 --redis: one port, three supervised workers'
   before(async () => {
     dir = await tempDir();
     redis = await RedisServer.start();
-    const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server') });
-    const rules = await writeRules(dir, { agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } } });
-    gw = new GatewayProcess({ config, agent: null, args: ['--http', '127.0.0.1:0', '--workers', '3', '--redis', redis.url, '--rules', rules, '--pins', 'off'] });
-    // The primary says so once every worker listens.
-    const line = await Promise.race([
-      gw.waitForLog((l) => l.workers === 3 && typeof l.url === 'string'),
-      gw.exited.then((exit) => {
-        throw new Error(`the primary exited (${JSON.stringify(exit)}): ${JSON.stringify(gw.logs.slice(-5))}`);
-      }),
-    ]);
-    url = line.url as string;
-    base = url.replace(/\/mcp$/, '');
-    assert.ok(await until(async () => (await workersOf(base)).length === 3, 30_000), 'three workers in the cluster');
+    ({ gw, url, base } = await startThreeWorkers(dir, redis, hash, AUTH));
   });
 
   after(async () => {
     for (const client of clients) await client.close().catch(() => undefined);
-    if (gw !== undefined && gw.child.exitCode === null && gw.child.signalCode === null) {
-      gw.child.kill('SIGTERM');
-      await gw.exited;
-    }
+    await stopWorkers(gw === undefined ? undefined : { gw, url, base });
     await redis?.stop();
     await dir?.remove();
   });

@@ -1,0 +1,65 @@
+// `mcpgate serve --workers 3 --redis …` for the e2e tests of one host's workers (workers.test.ts,
+// workers-metrics.test.ts): the primary started on a real redis-server, waited for until every
+// worker is listed in `/status`, and the status rows read back.
+import assert from 'node:assert/strict';
+import { GatewayProcess, fixtureServer, until, writeConfig, type TempDir } from './gateway.js';
+import { writeRules } from './http.js';
+import type { RedisServer } from './redis.js';
+
+export interface WorkerRow {
+  id: string;
+  pid: number;
+  address: string;
+  sessions: number;
+}
+
+/** Every request on a connection of its own: node:cluster hands each to the next worker (a non-sticky spread). */
+export const freshConnection = (url: string | URL, init?: RequestInit): Promise<Response> => {
+  const headers = new Headers(init?.headers);
+  headers.set('connection', 'close');
+  return fetch(url, { ...init, headers });
+};
+
+/** The cluster's workers as `/status` lists them (from whichever worker answers). */
+export async function workersOf(base: string, auth: Record<string, string>): Promise<WorkerRow[]> {
+  const body = (await (await fetch(`${base}/status`, { headers: { ...auth, connection: 'close' } })).json()) as { cluster?: { workers?: WorkerRow[] } };
+  return body.cluster?.workers ?? [];
+}
+
+export interface WorkersHost {
+  gw: GatewayProcess;
+  /** The shared port's `/mcp`. */
+  url: string;
+  /** The shared port's origin. */
+  base: string;
+}
+
+/**
+ * Three workers in front of the kitchen-sink fixture as `sink`, alice (the token `hash` is hers)
+ * allowed it; resolves once the primary has said every worker listens and all three are listed.
+ */
+export async function startThreeWorkers(dir: TempDir, redis: RedisServer, hash: string, auth: Record<string, string>): Promise<WorkersHost> {
+  const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server') });
+  const rules = await writeRules(dir, { agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } } });
+  const gw = new GatewayProcess({ config, agent: null, args: ['--http', '127.0.0.1:0', '--workers', '3', '--redis', redis.url, '--rules', rules, '--pins', 'off'] });
+  // The primary says so once every worker listens.
+  const line = await Promise.race([
+    gw.waitForLog((l) => l.workers === 3 && typeof l.url === 'string'),
+    gw.exited.then((exit) => {
+      throw new Error(`the primary exited (${JSON.stringify(exit)}): ${JSON.stringify(gw.logs.slice(-5))}`);
+    }),
+  ]);
+  const url = line.url as string;
+  const base = url.replace(/\/mcp$/, '');
+  assert.ok(await until(async () => (await workersOf(base, auth)).length === 3, 30_000), 'three workers in the cluster');
+  return { gw, url, base };
+}
+
+/** SIGTERM to the primary (if it still runs) and its exit awaited. */
+export async function stopWorkers(host: WorkersHost | undefined): Promise<void> {
+  const gw = host?.gw;
+  if (gw !== undefined && gw.child.exitCode === null && gw.child.signalCode === null) {
+    gw.child.kill('SIGTERM');
+    await gw.exited;
+  }
+}
