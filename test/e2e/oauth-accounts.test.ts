@@ -95,6 +95,8 @@ describe('per-agent upstream accounts: mcpgate login SERVER --agent A', { timeou
     const aliceAfter = await readTokens('remote@alice');
     assert.notEqual(aliceAfter.tokens!.access_token, aliceBefore.tokens!.access_token, 'alice\'s token was refreshed');
     assert.deepEqual(await readTokens('remote@bob'), bobBefore, 'bob\'s login is untouched by alice\'s refresh');
+    // Bob signed in after alice: his token may outlive hers by the time between the two logins.
+    assert.ok(await until(() => Date.now() > bobBefore.tokens!.expires_at!, 10_000));
     assert.equal(await whoami('bob'), 'bob-upstream');
     assert.notEqual((await readTokens('remote@bob')).tokens!.access_token, bobBefore.tokens!.access_token, 'bob\'s own token was refreshed on his call');
     const log = JSON.stringify(gate.gw.logs);
