@@ -14,17 +14,17 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { callEcho, openSession } from './mcp-post.js';
 import { RedisServer } from '../test/helpers/redis.js';
 import { treeCpu } from './proc.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = join(ROOT, 'dist/src/cli/main.js');
 const ECHO = join(ROOT, 'dist/test/fixtures/echo-server.js');
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const INFLIGHT = 64;
 const SESSIONS = 16;
 /** Per shape, in ROUNDS turns. */
@@ -68,33 +68,8 @@ async function stopGate(g: Gate): Promise<void> {
   await gone;
 }
 
-function post(agent: Agent, base: string, body: string, session?: string): Promise<{ status: number; session: string | undefined; body: string }> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { ...HEADERS, 'content-length': String(Buffer.byteLength(body)) };
-    if (session !== undefined) headers['mcp-session-id'] = session;
-    const req = request(`${base}/mcp`, { method: 'POST', agent, headers }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, session: res.headers['mcp-session-id'] as string | undefined, body: text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-async function open(agent: Agent, base: string): Promise<string> {
-  const init = await post(agent, base, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }));
-  if (init.session === undefined) throw new Error(`initialize failed: ${init.status} ${init.body}`);
-  await post(agent, base, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), init.session);
-  return init.session;
-}
-
-let nextId = 1;
-async function call(agent: Agent, base: string, session: string): Promise<void> {
-  const r = await post(agent, base, JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'hi' } } }), session);
-  if (r.status !== 200 || !r.body.includes('"hi"')) throw new Error(`call failed: ${r.status} ${r.body.slice(0, 300)}`);
-}
+const open = openSession;
+const call = callEcho;
 
 /** The relayed forwards of every worker behind `base`, from one scrape of its /metrics. */
 async function relayed(base: string): Promise<number> {

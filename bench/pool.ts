@@ -7,10 +7,11 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { callEcho, openSession } from './mcp-post.js';
 import { tree } from './proc.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -18,7 +19,6 @@ const CLI = join(ROOT, 'dist/src/cli/main.js');
 const ECHO = join(ROOT, 'dist/test/fixtures/echo-server.js');
 const AGENTS = 50;
 const MISSES = 20;
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 interface Gateway {
@@ -49,36 +49,8 @@ async function stopGateway(gw: Gateway): Promise<void> {
   await gone;
 }
 
-function post(base: string, who: string, body: string, session?: string): Promise<{ status: number; session: string | undefined; body: string }> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { ...HEADERS, 'x-mcpgate-agent': who, 'content-length': String(Buffer.byteLength(body)) };
-    if (session !== undefined) headers['mcp-session-id'] = session;
-    const req = request(`${base}/mcp`, { method: 'POST', agent, headers }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, session: res.headers['mcp-session-id'] as string | undefined, body: text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-async function open(base: string, who: string): Promise<string> {
-  const init = await post(base, who, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }));
-  if (init.session === undefined) throw new Error(`initialize failed: ${init.status} ${init.body}`);
-  await post(base, who, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), init.session);
-  return init.session;
-}
-
-let nextId = 1;
-async function call(base: string, who: string, session: string): Promise<number> {
-  const t = performance.now();
-  const r = await post(base, who, JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'hi' } } }), session);
-  const ms = performance.now() - t;
-  if (r.status !== 200 || !r.body.includes('"hi"')) throw new Error(`call failed: ${r.status} ${r.body.slice(0, 300)}`);
-  return ms;
-}
+const open = (base: string, who: string): Promise<string> => openSession(agent, base, { 'x-mcpgate-agent': who });
+const call = (base: string, who: string, session: string): Promise<number> => callEcho(agent, base, session, { 'x-mcpgate-agent': who });
 
 function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
