@@ -107,3 +107,19 @@ export async function treeCpu(root: number): Promise<(Proc & { cmdline: string }
     return { ...p, cpuMs: ns === undefined ? p.cpuMs : ns / 1e6, cmdline };
   }));
 }
+
+/** CPU used so far by one process: all its threads (schedstat, ns) and its main thread's user and system time (stat, ticks). */
+export interface ProcessCpu {
+  runMs: number;
+  mainUserMs: number;
+  mainSystemMs: number;
+}
+
+/** `pid`'s CPU so far, or undefined without /proc (or once it has exited). */
+export async function processCpu(pid: number): Promise<ProcessCpu | undefined> {
+  const runNsAll = await runNs(pid);
+  const stat = await readFile(`/proc/${pid}/task/${pid}/stat`, 'utf8').catch(() => undefined);
+  if (runNsAll === undefined || stat === undefined) return undefined;
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { runMs: runNsAll / 1e6, mainUserMs: (Number(f[11]) * 1000) / TICKS_PER_SECOND, mainSystemMs: (Number(f[12]) * 1000) / TICKS_PER_SECOND };
+}

@@ -24,15 +24,19 @@ function print(title: string, result: StdioResult): void {
   const direct = result.direct.median;
   for (const target of TARGETS) {
     const s = result[target];
-    console.log(`  ${target.padEnd(20)} median ${fmt(s.median).padStart(8)}  p99 ${fmt(s.p99).padStart(9)}  ${(s.median / direct).toFixed(2)}× direct  (${s.calls} calls)`);
+    const cpu = s.cpu === undefined ? '' : `  CPU ${s.cpu.run.toFixed(0).padStart(4)} µs/call (main thread: user ${s.cpu.user.toFixed(0)}, kernel ${s.cpu.system.toFixed(0)})`;
+    console.log(`  ${target.padEnd(20)} median ${fmt(s.median).padStart(8)}  p99 ${fmt(s.p99).padStart(9)}  ${(s.median / direct).toFixed(2)}× direct  (${s.calls} calls)${cpu}`);
   }
   const gate = result.mcpgate;
   const floor = result['pipe relay (floor)'];
+  const parse = result['parse relay'];
   const median = gate.median / floor.median;
   const p99 = gate.p99 / floor.p99;
   console.log(`  mcpgate ÷ the pipe relay (floor): median ${median.toFixed(2)}× (target ≤ ${MEDIAN_TARGET}×: ${median <= MEDIAN_TARGET ? 'met' : 'not met'}), ` +
     `p99 ${p99.toFixed(2)}× (target ≤ ${P99_TARGET}×: ${p99 <= P99_TARGET ? 'met' : 'not met'}); mcpgate's own work is ${fmt(gate.median - floor.median)} per call ` +
     `(${(gate.median / direct).toFixed(2)}× direct, the relay ${(floor.median / direct).toFixed(2)}×)`);
+  const cpuAbove = gate.cpu === undefined || parse.cpu === undefined ? '' : `; mcpgate's process spends ${(gate.cpu.run - parse.cpu.run).toFixed(0)} µs of CPU per call more than it`;
+  console.log(`  mcpgate ÷ the parse relay (parses, re-addresses and re-encodes every message): median ${(gate.median / parse.median).toFixed(2)}×, p99 ${(gate.p99 / parse.p99).toFixed(2)}×${cpuAbove}`);
 }
 
 const BENCHES = ['stdio', 'respawn', 'reload', 'http', 'memory', 'catalog', 'cluster', 'pool', 'eras'] as const;
