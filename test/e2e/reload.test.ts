@@ -230,7 +230,7 @@ describe('hot reload of gateway-rules.json', { timeout: 60_000 }, () => {
   });
 });
 
-describe('hot reload of .mcp.json: per-server apply', { timeout: 60_000 }, () => {
+describe('hot reload of .mcp.json: per-server apply', { timeout: 90_000 }, () => {
   let r: Rig | undefined;
   const servers: Record<string, unknown> = { web: sink('web'), db: sink('db') };
   let extraPid = 0;
@@ -253,12 +253,13 @@ describe('hot reload of .mcp.json: per-server apply', { timeout: 60_000 }, () =>
     extraPid = await pidOf(gw, 'extra');
   });
 
-  it('a changed server restarts (new process) while an untouched one keeps its process and its call in flight', { timeout: 15_000 }, async () => {
+  it('a changed server restarts (new process) while an untouched one keeps its process and its call in flight', { timeout: 25_000 }, async () => {
     const { gw } = r!;
     const [webPid, dbPid] = [await pidOf(gw, 'web'), await pidOf(gw, 'db')];
     assert.equal(textOf(await gw.client.callTool({ name: 'web__env', arguments: { name: 'MCPGATE_TEST_FLAVOUR' } })), '<unset>');
     let slowSettled = false;
-    const slow = gw.client.callTool({ name: 'db__slow', arguments: { ms: 3000 } }).finally(() => (slowSettled = true));
+    // Long enough to outlast the reload (watch debounce, stop, spawn, initialize) on a loaded machine.
+    const slow = gw.client.callTool({ name: 'db__slow', arguments: { ms: 8000 } }).finally(() => (slowSettled = true));
     const reloaded = r!.reloads.next();
     servers.web = sink('web', { env: { MCPGATE_TEST_FLAVOUR: 'restarted' } });
     await save(r!.config, { mcpServers: servers });
