@@ -10,7 +10,6 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError, asGatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { AuditCall } from '../observability/audit.js';
-import type { RequestSpan, TraceOutcome } from '../observability/tracing.js';
 import type { Connection } from '../servers/connection.js';
 import {
   encodeError, encodeNotification, encodeResult, parseMessage, spliceResponseId,
@@ -24,6 +23,7 @@ import { AgentRequests } from './agent-requests.js';
 import { ShownViews } from './agent-views.js';
 import { Calls, type Call } from './calls.js';
 import { UntilSettled } from './until-settled.js';
+import { RequestSpans, failureOf } from './request-spans.js';
 import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
 import { NOT_YET } from './router.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
@@ -45,9 +45,6 @@ interface Timed {
 
 /** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
 const INITIALIZE_WAIT_MS = 5000;
-
-/** Agent requests traced at once per session; requests past it (a flood of waiting ones) get no span. */
-const MAX_TRACED_REQUESTS = 4096;
 
 /** Agent sessions are numbered for the pool's per-session scope (`session:N`). */
 let nextSerial = 1;
@@ -73,7 +70,7 @@ export class AgentSession {
    */
   claims: Claims | undefined;
   /** Tracing on: the open span of each agent request, by the agent's id (undefined: tracing off). */
-  private readonly spans: Map<RequestId, RequestSpan> | undefined;
+  private readonly spans: RequestSpans | undefined;
 
   constructor(
     private readonly parts: SessionParts,
@@ -93,7 +90,7 @@ export class AgentSession {
     readonly id: string = randomUUID(),
   ) {
     this.shown = new ShownViews(parts.views, agent, () => parts.own(this), () => this.claims);
-    if (parts.tracing !== undefined) this.spans = new Map();
+    if (parts.tracing !== undefined) this.spans = new RequestSpans(parts.tracing, this.id, agent, transport);
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
     this.agentRequests = new AgentRequests(agent, (line, about) => !this.closed && this.channel.send(line, about) !== false);
   }
@@ -150,7 +147,7 @@ export class AgentSession {
   }
 
   private onRequest(msg: JsonRpcRequest): void {
-    if (this.spans !== undefined) this.traceRequest(this.spans, msg);
+    if (this.spans !== undefined) this.spans.open(msg);
     if (this.parts.settling.isClosing) return this.sendError(msg.id, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'));
     switch (msg.method) {
       case 'tools/call':
@@ -182,30 +179,6 @@ export class AgentSession {
       default:
         return this.sendError(msg.id, new GatewayError('MCPG_METHOD_NOT_FOUND', `method not found: ${msg.method}`));
     }
-  }
-
-  /** Opens the span of one agent request (tracing on); it ends when the agent is answered. */
-  private traceRequest(spans: Map<RequestId, RequestSpan>, msg: JsonRpcRequest): void {
-    if (spans.has(msg.id) || spans.size >= MAX_TRACED_REQUESTS) return;
-    const params = msg.params;
-    const name = typeof params?.name === 'string' ? params.name : undefined;
-    const attributes: Record<string, string | number> = {
-      'mcp.session.id': this.id, 'mcpgate.agent': this.agent, 'mcpgate.transport': this.transport, 'jsonrpc.request.id': String(msg.id),
-    };
-    let target: string | undefined;
-    if (name !== undefined && msg.method === 'tools/call') attributes['gen_ai.tool.name'] = target = name;
-    else if (name !== undefined && msg.method === 'prompts/get') attributes['gen_ai.prompt.name'] = target = name;
-    else if (msg.method === 'resources/read' && typeof params?.uri === 'string') attributes['mcp.resource.uri'] = params.uri;
-    spans.set(msg.id, this.parts.tracing!.request(msg.method, params?._meta, target, attributes));
-  }
-
-  /** The agent's request `id` was answered (or given up): its span ends. */
-  private endSpan(spans: Map<RequestId, RequestSpan>, id: RequestId, outcome: TraceOutcome, code?: string | number, server?: string): void {
-    const span = spans.get(id);
-    if (span === undefined) return;
-    spans.delete(id);
-    if (server !== undefined) span.set('mcpgate.server', server);
-    span.end(outcome, code);
   }
 
   // ── tools ───────────────────────────────────────────────────────────────────────────────────
@@ -290,7 +263,7 @@ export class AgentSession {
   private forward(entry: Call, msg: JsonRpcRequest, agentToken: unknown, timeoutMs: number | undefined, rewrite: Rewrite | undefined, timed: Timed | undefined): void {
     const agentId = msg.id;
     const conn = entry.conn;
-    if (this.spans !== undefined) this.traceServerCall(this.spans, entry, msg);
+    if (this.spans !== undefined) this.spans.serverCall(entry, msg);
     entry.serverId = conn.forward(msg, {
       reply: (res, line) => {
         if (this.inflight.get(agentId) !== entry) return;
@@ -302,7 +275,7 @@ export class AgentSession {
           this.relay(res, line, agentId, entry.serverId, rewrite);
           if (this.spans !== undefined) {
             entry.trace?.end(failure === undefined ? 'ok' : 'error', failure);
-            this.endSpan(this.spans, agentId, failure === undefined ? 'ok' : 'error', failure, conn.name);
+            this.spans.end(agentId, failure === undefined ? 'ok' : 'error', failure, conn.name);
           }
         } catch (err) {
           // The server's answer could not be passed on (a bug here, never the agent's or the server's
@@ -324,20 +297,6 @@ export class AgentSession {
     }, timeoutMs);
     // Not sent (refused before it left, or the server is unavailable): the sink has answered already.
     if (entry.serverId === 0 && this.inflight.get(agentId) === entry) this.inflight.delete(agentId);
-  }
-
-  /**
-   * Tracing on: a child span for this call to the server, and its \`traceparent\` in the \`_meta\` of
-   * the request the server gets (the agent's own trace context there is replaced, its other keys kept).
-   */
-  private traceServerCall(spans: Map<RequestId, RequestSpan>, entry: Call, msg: JsonRpcRequest): void {
-    const span = spans.get(msg.id);
-    if (span === undefined) return;
-    const params = msg.params ?? (msg.params = {});
-    const meta = (params._meta ?? (params._meta = {})) as Record<string, unknown>;
-    const tool = (msg.method === 'tools/call' || msg.method === 'prompts/get') && typeof params.name === 'string' ? params.name : undefined;
-    span.set('mcpgate.server', entry.conn.name);
-    entry.trace = span.serverCall(entry.conn.name, msg.method, tool, meta);
   }
 
   /** A timed request ended: the metrics (tools/call) and the audit trail. */
@@ -488,7 +447,7 @@ export class AgentSession {
         this.inflight.delete(requestId!);
         if (this.spans !== undefined) {
           entry.trace?.end('cancelled');
-          this.endSpan(this.spans, requestId!, 'cancelled', undefined, entry.conn.name);
+          this.spans.end(requestId!, 'cancelled', undefined, entry.conn.name);
         }
         const reason = typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent';
         entry.conn.cancel(entry.serverId, reason);
@@ -578,10 +537,7 @@ export class AgentSession {
       this.sendError(agentId, new GatewayError('MCPG_SHUTTING_DOWN', `the gateway is shutting down; the call to server "${entry.conn.name}" was cancelled`, { server: entry.conn.name }));
     }
     this.closed = true;
-    if (this.spans !== undefined) {
-      for (const span of this.spans.values()) span.end('failed', 'MCPG_SHUTTING_DOWN');
-      this.spans.clear();
-    }
+    this.spans?.endAll('MCPG_SHUTTING_DOWN');
     this.inflight.clear();
     this.agentRequests.close();
     this.parts.closed(this);
@@ -591,14 +547,14 @@ export class AgentSession {
   private sendResult(id: RequestId, result: unknown): void {
     if (this.closed) return;
     this.channel.send(encodeResult(id, result), id, true);
-    if (this.spans !== undefined) this.endSpan(this.spans, id, 'ok');
+    if (this.spans !== undefined) this.spans.end(id, 'ok');
   }
 
   /** A result already encoded as JSON text. */
   private sendEncodedResult(id: RequestId, resultJson: string): void {
     if (this.closed) return;
     this.channel.send(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`, id, true);
-    if (this.spans !== undefined) this.endSpan(this.spans, id, 'ok');
+    if (this.spans !== undefined) this.spans.end(id, 'ok');
   }
 
   /** A result cached as bytes (a list): only the head with the id is made per answer. */
@@ -607,7 +563,7 @@ export class AgentSession {
     const parts = encodeResultParts(JSON.stringify(id), result);
     if (this.channel.sendParts !== undefined) this.channel.sendParts(parts, id, true);
     else this.channel.send(partsToText(parts), id, true);
-    if (this.spans !== undefined) this.endSpan(this.spans, id, 'ok');
+    if (this.spans !== undefined) this.spans.end(id, 'ok');
   }
 
   private sendError(id: RequestId | null, err: unknown): void {
@@ -616,14 +572,8 @@ export class AgentSession {
     if (error.code === 'MCPG_INTERNAL') this.log.error('internal error while handling a request', { error: err });
     this.parts.metrics.error(error.code);
     this.channel.send(encodeError(id, error.toJsonRpc()), id ?? undefined, true);
-    if (this.spans !== undefined && id !== null) this.endSpan(this.spans, id, 'failed', error.code, error.server);
+    if (this.spans !== undefined && id !== null) this.spans.end(id, 'failed', error.code, error.server);
   }
-}
-
-/** A server's answer that is a failure: its JSON-RPC error code, or \`tool_error\` for a tool result with isError. */
-function failureOf(res: JsonRpcResponse): string | number | undefined {
-  if ('error' in res) return res.error.code;
-  return (res.result as { isError?: unknown } | undefined)?.isError === true ? 'tool_error' : undefined;
 }
 
 function invalidParams(message: string): GatewayError {
