@@ -9,7 +9,6 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError, asGatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import type { AuditCall } from '../observability/audit.js';
 import type { Connection } from '../servers/connection.js';
 import {
   encodeError, encodeNotification, encodeResult, parseMessage, spliceResponseId,
@@ -24,6 +23,7 @@ import { ShownViews } from './agent-views.js';
 import { Calls, type Call } from './calls.js';
 import { UntilSettled } from './until-settled.js';
 import { RequestSpans, failureOf } from './request-spans.js';
+import { auditOf, recordFinished, type Timed } from './call-records.js';
 import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
 import { NOT_YET } from './router.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
@@ -35,13 +35,6 @@ export type SessionParts = SessionPartsOf<AgentSession>;
 export type { AgentChannel };
 
 type Rewrite = (result: Record<string, unknown>) => boolean;
-
-/** A request being timed: the server's own tool name (tools/call, for the metrics), when it was sent, its audit record. */
-interface Timed {
-  tool?: string;
-  start: number;
-  audit?: Omit<AuditCall, 'outcome'>;
-}
 
 /** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
 const INITIALIZE_WAIT_MS = 5000;
@@ -196,25 +189,13 @@ export class AgentSession {
     // An agent named by discovery's agent_id has no token of its own: no claims.
     const route = this.parts.router.tool(this.log, agent, name, this.parts.own(this), agent === this.agent ? this.claims : undefined);
     if (route === NOT_YET) return this.waiting.run(msg.id, () => this.callTool(msg, agent, timeoutMs));
-    const audit = this.parts.audit === undefined ? undefined : this.auditOf(msg.method, agent, { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) }, route instanceof GatewayError ? route : route.server);
+    const audit = this.parts.audit === undefined ? undefined : auditOf(this.parts.audit, this.id, msg.method, agent, { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     params!.name = route.original;
     this.sendToServer(route.conn, msg, timeoutMs, (result) => {
       const renamed = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
       return (this.parts.sanitize && sanitizeContent(result)) || renamed;
     }, { tool: route.original, start: performance.now(), audit });
-  }
-
-  /**
-   * The audit record of one decision. A refusal is written now (and undefined returned); an allowed
-   * request's record is returned, to be written with its outcome when the server answers.
-   */
-  private auditOf(method: string, agent: string, what: Partial<AuditCall>, decided: GatewayError | string): Omit<AuditCall, 'outcome'> | undefined {
-    const audit = this.parts.audit!;
-    if (typeof decided === 'string') return { event: 'call', agent, session: this.id, method, server: decided, ...what, decision: 'allowed' };
-    const decision = decided.code === 'MCPG_POLICY_DENIED' ? 'denied' : decided.code === 'MCPG_TOOL_HELD' ? 'held' : 'allowed';
-    audit.record({ event: 'call', agent, session: this.id, method, ...(decided.server !== undefined && { server: decided.server }), ...what, decision, outcome: 'failed', code: decided.code });
-    return undefined;
   }
 
   /** Sends `msg` (already rewritten to the server's names) to `conn` and relays the answer. */
@@ -268,7 +249,7 @@ export class AgentSession {
       reply: (res, line) => {
         if (this.inflight.get(agentId) !== entry) return;
         this.inflight.delete(agentId);
-        if (timed !== undefined) this.finished(conn, timed, 'error' in res ? 'error' : 'ok', res);
+        if (timed !== undefined) recordFinished(this.parts, conn, timed, 'error' in res ? 'error' : 'ok', res);
         // Read before relay: a rewrite may edit the result.
         const failure = this.spans === undefined ? undefined : failureOf(res);
         try {
@@ -286,7 +267,7 @@ export class AgentSession {
       fail: (err) => {
         if (this.inflight.get(agentId) !== entry) return;
         this.inflight.delete(agentId);
-        if (timed !== undefined) this.finished(conn, timed, 'failed', undefined, err);
+        if (timed !== undefined) recordFinished(this.parts, conn, timed, 'failed', undefined, err);
         entry.trace?.end('failed', asGatewayError(err).code);
         this.sendError(agentId, err);
       },
@@ -297,18 +278,6 @@ export class AgentSession {
     }, timeoutMs);
     // Not sent (refused before it left, or the server is unavailable): the sink has answered already.
     if (entry.serverId === 0 && this.inflight.get(agentId) === entry) this.inflight.delete(agentId);
-  }
-
-  /** A timed request ended: the metrics (tools/call) and the audit trail. */
-  private finished(conn: Connection, timed: Timed, outcome: 'ok' | 'error' | 'failed', res?: JsonRpcResponse, err?: unknown): void {
-    const seconds = (performance.now() - timed.start) / 1000;
-    if (timed.tool !== undefined) this.parts.metrics.callFinished(conn.name, timed.tool, outcome, seconds);
-    if (timed.audit === undefined) return;
-    let code: string | number | undefined;
-    if (res !== undefined && 'error' in res) code = res.error.code;
-    else if (res !== undefined && (res.result as { isError?: unknown }).isError === true) outcome = 'error';
-    if (err !== undefined) code = asGatewayError(err).code;
-    this.parts.audit?.record({ ...timed.audit, outcome, durationMs: Math.round(seconds * 1e4) / 10, ...(code !== undefined && { code }) });
   }
 
   private relay(res: JsonRpcResponse, line: string, agentId: RequestId, serverId: number, rewrite: Rewrite | undefined): void {
@@ -326,7 +295,7 @@ export class AgentSession {
 
   private readResource(msg: JsonRpcRequest): void {
     const route = this.parts.router.uri(this.log, this.agent, msg.method, msg.params?.uri, this.claims);
-    const audit = this.parts.audit === undefined || typeof msg.params?.uri !== 'string' ? undefined : this.auditOf(msg.method, this.agent, { resource: msg.params.uri }, route instanceof GatewayError ? route : route.conn.name);
+    const audit = this.parts.audit === undefined || typeof msg.params?.uri !== 'string' ? undefined : auditOf(this.parts.audit, this.id, msg.method, this.agent, { resource: msg.params.uri }, route instanceof GatewayError ? route : route.conn.name);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     msg.params!.uri = route.uri;
     this.sendToServer(route.conn, msg, undefined, (result) => rewriteReadResult(result, (uri) => this.parts.catalog.publicUri(route.conn.name, uri)), audit && { start: performance.now(), audit });
@@ -334,7 +303,7 @@ export class AgentSession {
 
   private getPrompt(msg: JsonRpcRequest): void {
     const route = this.parts.router.prompt(this.log, this.agent, msg.params?.name, this.parts.own(this), this.claims);
-    const audit = this.parts.audit === undefined || typeof msg.params?.name !== 'string' ? undefined : this.auditOf(msg.method, this.agent, { prompt: msg.params.name, ...this.parts.audit.argumentsOf(msg.params.arguments) }, route instanceof GatewayError ? route : route.server);
+    const audit = this.parts.audit === undefined || typeof msg.params?.name !== 'string' ? undefined : auditOf(this.parts.audit, this.id, msg.method, this.agent, { prompt: msg.params.name, ...this.parts.audit.argumentsOf(msg.params.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     msg.params!.name = route.original;
     this.sendToServer(route.conn, msg, undefined, (result) => {
