@@ -1,6 +1,7 @@
 // One agent's session: the MCP server the agent sees. It answers what the gateway knows itself
 // (initialize, ping, the lists), routes everything else to the server that owns the name, and keeps
 // the per-call state that makes progress and cancellation exact: agent id ↔ (connection, server id).
+// What goes to the agent, and what the agent declared, is the part it extends (agent-side.ts).
 //
 // Hot path (tools/call): one JSON.parse of the agent's line, a map lookup, and the agent's line with
 // only its id and name replaced (wire/request-splice.ts; JSON.stringify of the re-addressed request
@@ -11,18 +12,16 @@ import { GatewayError, asGatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Connection } from '../servers/connection.js';
 import {
-  encodeError, encodeNotification, encodeResult, parseMessage, spliceResponseId,
-  type Classified, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
+  parseMessage, spliceResponseId, type Classified, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
 } from '../wire/jsonrpc.js';
 import { sanitizeContent } from '../wire/sanitize.js';
 import { RAW_REQUEST, type WithRawRequest } from '../wire/request-splice.js';
-import { encodeResultParts, partsToText } from '../wire/encoded.js';
 import type { Claims } from '../rules/decide.js';
-import { AgentRequests } from './agent-requests.js';
 import { ShownViews } from './agent-views.js';
-import { Calls, type Call } from './calls.js';
+import type { Call } from './calls.js';
 import { UntilSettled } from './until-settled.js';
 import { RequestSpans, failureOf } from './request-spans.js';
+import { AgentSide } from './agent-side.js';
 import { auditOf, recordFinished, type Timed } from './call-records.js';
 import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
 import { NOT_YET } from './router.js';
@@ -42,19 +41,11 @@ const INITIALIZE_WAIT_MS = 5000;
 /** Agent sessions are numbered for the pool's per-session scope (`session:N`). */
 let nextSerial = 1;
 
-export class AgentSession {
-  private initialized = false;
-  private capabilities: Record<string, unknown> = {};
-  /** The level the agent asked for (logging/setLevel); undefined: everything the servers send. */
-  logRank: number | undefined;
-  private readonly inflight = new Calls();
-  /** Server→agent requests the agent has not answered yet. */
-  private readonly agentRequests: AgentRequests;
+export class AgentSession extends AgentSide {
   /** The lists as last shown to the agent, to announce only what changed for it. */
   readonly shown: ShownViews;
   /** Requests waiting until the servers settle (lists asked for during startup); answered at close. */
   private readonly waiting: UntilSettled;
-  private closed = false;
   /** Unique in this process: the per-session pool scope. */
   readonly serial = nextSerial++;
   /**
@@ -62,14 +53,12 @@ export class AgentSession {
    * token; the front sets them per request), for the rules' grants; undefined otherwise.
    */
   claims: Claims | undefined;
-  /** Tracing on: the open span of each agent request, by the agent's id (undefined: tracing off). */
-  private readonly spans: RequestSpans | undefined;
 
   constructor(
     private readonly parts: SessionParts,
-    private readonly channel: AgentChannel,
-    readonly agent: string,
-    private readonly log: Logger,
+    channel: AgentChannel,
+    agent: string,
+    log: Logger,
     /** False when the identity is only the default: then discovery tools may name the agent (agent_id). */
     private readonly agentExplicit = true,
     /** The front the agent came through (metrics count sessions by it). */
@@ -82,10 +71,9 @@ export class AgentSession {
     /** The session's id in the audit trail and the console (HTTP: its Mcp-Session-Id). */
     readonly id: string = randomUUID(),
   ) {
+    super(channel, agent, log, parts.metrics, parts.tracing === undefined ? undefined : new RequestSpans(parts.tracing, id, agent, transport));
     this.shown = new ShownViews(parts.views, agent, () => parts.own(this), () => this.claims);
-    if (parts.tracing !== undefined) this.spans = new RequestSpans(parts.tracing, this.id, agent, transport);
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
-    this.agentRequests = new AgentRequests(agent, (line, about) => !this.closed && this.channel.send(line, about) !== false);
   }
 
   handleLine(line: string): void {
@@ -378,31 +366,10 @@ export class AgentSession {
     this.sendResult(msg.id, initializeResult(requested, this.parts.instructions()));
   }
 
-  /**
-   * A modern (2026-07-28) request's session: its capabilities and log level come with the request
-   * (the `_meta` envelope), not from `initialize`, and server requests need no wait for `initialized`.
-   */
-  adoptEnvelope(capabilities: Record<string, unknown>, logLevel: string | undefined): void {
-    this.capabilities = capabilities;
-    if (logLevel !== undefined) this.logRank = LOG_LEVEL_RANK[logLevel];
-    this.agentRequests.agentReady(capabilities);
-  }
-
   /** A modern listen stream: from now on the agent hears when its view of a list changes. */
   listenForChanges(): void {
     for (const kind of ['tools', 'resources', 'resourceTemplates', 'prompts'] as const) this.shown.changed(kind);
     this.initialized = true;
-  }
-
-  /**
-   * A session adopted from another worker of a cluster (issue #12): the agent initialized it there,
-   * so it starts initialized here, with the capabilities it declared then (kept in Redis). Only the
-   * log level it may have set is not carried over.
-   */
-  resume(capabilities: Record<string, unknown>): void {
-    this.capabilities = capabilities;
-    this.initialized = true;
-    this.agentRequests.agentReady(capabilities);
   }
 
   // ── notifications and responses from the agent ─────────────────────────────────────────────
@@ -435,63 +402,6 @@ export class AgentSession {
     }
   }
 
-  private onResponse(msg: JsonRpcResponse): void {
-    if (!this.agentRequests.answer(msg)) this.log.debug('dropped an answer to no pending request', { id: msg.id });
-  }
-
-  // ── right to left: called by the gateway ───────────────────────────────────────────────────
-
-  /**
-   * Relays a server→agent request (sampling, elicitation, roots) if the agent declared the
-   * capability. It is sent as part of the agent's call it belongs to: the one the server named
-   * (`related`, HTTP servers), else this agent's only call in flight on that server. `fallback`:
-   * the answer when the agent lacks the capability (a `roots/list` of an entry with `"roots"`).
-   */
-  relayServerRequest(conn: Connection, msg: JsonRpcRequest, capability: string, related?: number, fallback?: unknown): void {
-    this.agentRequests.relay(conn, msg, capability, this.capabilities, this.inflight.owner(conn, related), fallback);
-  }
-
-  /** The server withdrew one of its requests to the agent: pass the cancellation on. */
-  serverCancelled(conn: Connection, requestId: unknown): void {
-    this.agentRequests.cancelledByServer(conn, requestId);
-  }
-
-  /** A connection went away: its questions to the agent can no longer be answered. */
-  connectionLost(conn: Connection): void {
-    this.agentRequests.connectionLost(conn);
-  }
-
-  /** True when the server's call `serverId` on `conn` is one of this agent's. */
-  ownsCall(conn: Connection, serverId: number): boolean {
-    return this.inflight.owns(conn, serverId);
-  }
-
-  /** This agent's calls in flight on `conn`. */
-  callsOn(conn: Connection): number {
-    return this.inflight.countOn(conn);
-  }
-
-  /**
-   * A server's log message, if this agent asked for logs (logging/setLevel) at or below its level.
-   * Agents that never asked get none: on a shared gateway one agent's calls must not fill another's
-   * log, and servers' logs are not attributable to a call.
-   */
-  deliverLog(server: string, params: Record<string, unknown>): void {
-    if (this.logRank === undefined) return;
-    const rank = typeof params.level === 'string' ? LOG_LEVEL_RANK[params.level] : undefined;
-    if (rank !== undefined && rank < this.logRank) return;
-    const logger = typeof params.logger === 'string' && params.logger !== '' ? `${server}/${params.logger}` : server;
-    this.notify('notifications/message', { ...params, logger });
-  }
-
-  listChanged(method: string): void {
-    if (this.initialized) this.notify(method);
-  }
-
-  notify(method: string, params?: unknown, about?: RequestId): void {
-    if (!this.closed) this.channel.send(encodeNotification(method, params), about);
-  }
-
   /**
    * The session ends (the agent went away, or the gateway is shutting down): cancel its calls on the
    * servers, tell the agent — if it is still listening — that they will not be answered (seed 000:
@@ -511,37 +421,6 @@ export class AgentSession {
     this.agentRequests.close();
     this.parts.closed(this);
     this.channel.closed?.();
-  }
-
-  private sendResult(id: RequestId, result: unknown): void {
-    if (this.closed) return;
-    this.channel.send(encodeResult(id, result), id, true);
-    if (this.spans !== undefined) this.spans.end(id, 'ok');
-  }
-
-  /** A result already encoded as JSON text. */
-  private sendEncodedResult(id: RequestId, resultJson: string): void {
-    if (this.closed) return;
-    this.channel.send(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`, id, true);
-    if (this.spans !== undefined) this.spans.end(id, 'ok');
-  }
-
-  /** A result cached as bytes (a list): only the head with the id is made per answer. */
-  private sendResultBytes(id: RequestId, result: readonly Buffer[]): void {
-    if (this.closed) return;
-    const parts = encodeResultParts(JSON.stringify(id), result);
-    if (this.channel.sendParts !== undefined) this.channel.sendParts(parts, id, true);
-    else this.channel.send(partsToText(parts), id, true);
-    if (this.spans !== undefined) this.spans.end(id, 'ok');
-  }
-
-  private sendError(id: RequestId | null, err: unknown): void {
-    if (this.closed) return;
-    const error = asGatewayError(err);
-    if (error.code === 'MCPG_INTERNAL') this.log.error('internal error while handling a request', { error: err });
-    this.parts.metrics.error(error.code);
-    this.channel.send(encodeError(id, error.toJsonRpc()), id ?? undefined, true);
-    if (this.spans !== undefined && id !== null) this.spans.end(id, 'failed', error.code, error.server);
   }
 }
 
