@@ -1,14 +1,15 @@
 // The agent's end of an agent session: what the agent declared (its capabilities, whether it has
-// initialized, its log level), what goes to it — the answers to its requests, notifications, log
-// messages, list changes and the servers' questions — and what the gateway asks about its calls in
-// flight. AgentSession (session.ts) extends it with what comes from the agent: its requests, routed
-// to servers (the tools/call hot path), and its notifications.
-
+// initialized, its log level), what it says besides requests (its notifications, its answers to the
+// servers' questions), what goes to it (the answers to its requests, notifications, log messages,
+// list changes, the servers' questions) and its calls in flight, which the gateway asks about.
+// AgentSession (session.ts) extends it with the agent's requests: answered, or routed to servers.
 import { asGatewayError } from '../errors.js';
 import type { GatewayMetrics } from '../observability/gateway-metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { Connection } from '../servers/connection.js';
-import { encodeError, encodeNotification, encodeResult, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../wire/jsonrpc.js';
+import {
+  encodeError, encodeNotification, encodeResult, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
+} from '../wire/jsonrpc.js';
 import { encodeResultParts, partsToText } from '../wire/encoded.js';
 import { AgentRequests } from './agent-requests.js';
 import { Calls } from './calls.js';
@@ -16,7 +17,7 @@ import { LOG_LEVEL_RANK } from './methods.js';
 import type { RequestSpans } from './request-spans.js';
 import type { AgentChannel } from './session-parts.js';
 
-export class AgentSide {
+export abstract class AgentSide {
   protected initialized = false;
   protected capabilities: Record<string, unknown> = {};
   /** The level the agent asked for (logging/setLevel); undefined: everything the servers send. */
@@ -37,6 +38,9 @@ export class AgentSide {
     this.agentRequests = new AgentRequests(agent, (line, about) => !this.closed && this.channel.send(line, about) !== false);
   }
 
+  /** The agent said its roots changed: tell the servers that may ask it. */
+  protected abstract rootsChanged(): void;
+
   /**
    * A modern (2026-07-28) request's session: its capabilities and log level come with the request
    * (the `_meta` envelope), not from `initialize`, and server requests need no wait for `initialized`.
@@ -56,6 +60,36 @@ export class AgentSide {
     this.capabilities = capabilities;
     this.initialized = true;
     this.agentRequests.agentReady(capabilities);
+  }
+
+  // ── notifications and responses from the agent ─────────────────────────────────────────────
+
+  protected onNotification(msg: JsonRpcNotification): void {
+    switch (msg.method) {
+      case 'notifications/cancelled': {
+        const requestId = msg.params?.requestId as RequestId | undefined;
+        const entry = requestId === undefined ? undefined : this.inflight.get(requestId);
+        if (entry === undefined) return;
+        this.inflight.delete(requestId!);
+        if (this.spans !== undefined) {
+          entry.trace?.end('cancelled');
+          this.spans.end(requestId!, 'cancelled', undefined, entry.conn.name);
+        }
+        const reason = typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent';
+        entry.conn.cancel(entry.serverId, reason);
+        return;
+      }
+      case 'notifications/roots/list_changed':
+        this.rootsChanged();
+        return;
+      case 'notifications/initialized': {
+        this.initialized = true;
+        this.agentRequests.agentReady(this.capabilities);
+        return;
+      }
+      default:
+        this.log.debug('ignored a notification from the agent', { method: msg.method });
+    }
   }
 
   protected onResponse(msg: JsonRpcResponse): void {

@@ -1,7 +1,8 @@
 // One agent's session: the MCP server the agent sees. It answers what the gateway knows itself
 // (initialize, ping, the lists), routes everything else to the server that owns the name, and keeps
 // the per-call state that makes progress and cancellation exact: agent id ↔ (connection, server id).
-// What goes to the agent, and what the agent declared, is the part it extends (agent-side.ts).
+// What goes to the agent, what the agent declared and its notifications are the part it extends
+// (agent-side.ts); here are the agent's requests.
 //
 // Hot path (tools/call): one JSON.parse of the agent's line, a map lookup, and the agent's line with
 // only its id and name replaced (wire/request-splice.ts; JSON.stringify of the re-addressed request
@@ -12,7 +13,7 @@ import { GatewayError, asGatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Connection } from '../servers/connection.js';
 import {
-  parseMessage, spliceResponseId, type Classified, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
+  parseMessage, spliceResponseId, type Classified, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
 } from '../wire/jsonrpc.js';
 import { sanitizeContent } from '../wire/sanitize.js';
 import { RAW_REQUEST, type WithRawRequest } from '../wire/request-splice.js';
@@ -372,34 +373,8 @@ export class AgentSession extends AgentSide {
     this.initialized = true;
   }
 
-  // ── notifications and responses from the agent ─────────────────────────────────────────────
-
-  private onNotification(msg: JsonRpcNotification): void {
-    switch (msg.method) {
-      case 'notifications/cancelled': {
-        const requestId = msg.params?.requestId as RequestId | undefined;
-        const entry = requestId === undefined ? undefined : this.inflight.get(requestId);
-        if (entry === undefined) return;
-        this.inflight.delete(requestId!);
-        if (this.spans !== undefined) {
-          entry.trace?.end('cancelled');
-          this.spans.end(requestId!, 'cancelled', undefined, entry.conn.name);
-        }
-        const reason = typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent';
-        entry.conn.cancel(entry.serverId, reason);
-        return;
-      }
-      case 'notifications/roots/list_changed':
-        this.parts.rootsChanged(this);
-        return;
-      case 'notifications/initialized': {
-        this.initialized = true;
-        this.agentRequests.agentReady(this.capabilities);
-        return;
-      }
-      default:
-        this.log.debug('ignored a notification from the agent', { method: msg.method });
-    }
+  protected rootsChanged(): void {
+    this.parts.rootsChanged(this);
   }
 
   /**
