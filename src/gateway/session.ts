@@ -24,6 +24,7 @@ import { UntilSettled } from './until-settled.js';
 import { RequestSpans, failureOf } from './request-spans.js';
 import { AgentSide } from './agent-side.js';
 import { auditOf, recordFinished, type Timed } from './call-records.js';
+import { subscribeUri } from './subscribe-uri.js';
 import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
 import { NOT_YET } from './router.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
@@ -322,31 +323,8 @@ export class AgentSession extends AgentSide {
   }
 
   /** Subscribes this session to a resource URI (or unsubscribes it); throws why not. */
-  async subscribeUri(subscribe: boolean, publicUriParam: unknown): Promise<void> {
-    const method = subscribe ? 'resources/subscribe' : 'resources/unsubscribe';
-    await this.parts.settling.settled;
-    const route = this.parts.router.uri(this.log, this.agent, method, publicUriParam, this.claims);
-    if (route instanceof GatewayError) throw route;
-    const { conn, uri, publicUri } = route;
-    if (conn.config.sessions !== 'shared') return this.ownSubscription(subscribe, conn, uri);
-    if ((conn.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
-      throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name });
-    }
-    if (this.closed) return;
-    if (subscribe) await this.parts.subscriptions.subscribe(this, conn, uri, publicUri);
-    else await this.parts.subscriptions.unsubscribe(this, conn, uri, publicUri);
-  }
-
-  /** A per-agent or per-session server: subscribe on the session's own pooled connection; throws why not. */
-  private async ownSubscription(subscribe: boolean, conn: Connection, uri: string): Promise<void> {
-    const got = this.parts.scoped(this, conn);
-    const own = got instanceof Promise ? await got : got;
-    if ((own.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
-      throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name });
-    }
-    if (this.closed) return;
-    if (subscribe) await this.parts.ownSubscriptions.subscribe(this, own, uri);
-    else await this.parts.ownSubscriptions.unsubscribe(this, own, uri);
+  subscribeUri(subscribe: boolean, publicUriParam: unknown): Promise<void> {
+    return subscribeUri(this.parts, this, this.log, () => this.closed, subscribe, publicUriParam);
   }
 
   private async setLevel(msg: JsonRpcRequest): Promise<void> {
