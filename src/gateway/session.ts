@@ -1,6 +1,8 @@
 // One agent's session: the MCP server the agent sees. It answers what the gateway knows itself
 // (initialize, ping, the lists), routes everything else to the server that owns the name, and keeps
 // the per-call state that makes progress and cancellation exact: agent id ↔ (connection, server id).
+// What goes to the agent, what the agent declared and its notifications are the part it extends
+// (agent-side.ts); here are the agent's requests.
 //
 // Hot path (tools/call): one JSON.parse of the agent's line, a map lookup, and the agent's line with
 // only its id and name replaced (wire/request-splice.ts; JSON.stringify of the re-addressed request
@@ -9,126 +11,43 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError, asGatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import type { AuditCall, AuditLog } from '../observability/audit.js';
-import type { RequestSpan, TraceOutcome, Tracing } from '../observability/tracing.js';
 import type { Connection } from '../servers/connection.js';
 import {
-  encodeError, encodeNotification, encodeResult, parseMessage, spliceResponseId,
-  type Classified, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
+  parseMessage, spliceResponseId, type Classified, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
 } from '../wire/jsonrpc.js';
 import { sanitizeContent } from '../wire/sanitize.js';
 import { RAW_REQUEST, type WithRawRequest } from '../wire/request-splice.js';
-import { encodeResultParts, partsToText, type EncodedParts } from '../wire/encoded.js';
-import type { Catalog } from '../catalog/catalog.js';
 import type { Claims } from '../rules/decide.js';
-import type { GatewayMetrics } from '../observability/gateway-metrics.js';
-import { AgentRequests } from './agent-requests.js';
-import { ShownViews, type AgentViews } from './agent-views.js';
-import { Calls, type Call } from './calls.js';
-import { UntilSettled, type Settling } from './until-settled.js';
+import { ShownViews } from './agent-views.js';
+import type { Call } from './calls.js';
+import { UntilSettled } from './until-settled.js';
+import { RequestSpans, failureOf } from './request-spans.js';
+import { AgentSide } from './agent-side.js';
+import { auditOf, recordFinished, type Timed } from './call-records.js';
+import { subscribeUri } from './subscribe-uri.js';
 import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
-import { NOT_YET, type Router } from './router.js';
+import { NOT_YET } from './router.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
 import { initializeResult, LOG_LEVEL_RANK } from './methods.js';
-import type { OwnSubscriptions, Subscriptions } from './subscriptions.js';
+import type { AgentChannel, SessionPartsOf } from './session-parts.js';
 
 /** What a session uses of the gateway: the parts, never the gateway itself. */
-export interface SessionParts {
-  router: Router;
-  views: AgentViews;
-  settling: Settling;
-  catalog: Catalog;
-  connections: ReadonlyMap<string, Connection>;
-  subscriptions: Subscriptions<AgentSession>;
-  /** Subscriptions on the session's own pooled connections (per-agent and per-session servers). */
-  ownSubscriptions: OwnSubscriptions<AgentSession>;
-  metrics: GatewayMetrics;
-  /** The audit trail (--audit); undefined: off, and nothing is built for it. */
-  audit: AuditLog | undefined;
-  /** OpenTelemetry traces (--otlp-endpoint); undefined: off, and no span is made. */
-  tracing: Tracing | undefined;
-  /** Discovery mode's meta-tools; undefined in aggregate mode (the full catalog). */
-  discovery: DiscoveryParts | undefined;
-  /** Requests one agent may have in flight on servers at once. */
-  maxInflight: number;
-  /** Neutralize escape sequences and invisible characters in what servers say. */
-  sanitize: boolean;
-  /** The ready servers' own instructions, for `initialize`. */
-  instructions(): string | undefined;
-  /** Sets the shared servers' log level to the most verbose any agent asked for, and `session`'s own pooled connections to their owners'. */
-  setServersLogLevel(session: AgentSession): Promise<void>;
-  /** The session ended (the registry forgets it, its subscriptions are dropped). */
-  closed(session: AgentSession): void;
-  /**
-   * The connection this session's request to `conn`'s server goes to: `conn` itself for a shared
-   * server; for a per-agent or per-session server the session's own pooled connection (a promise
-   * while it is made). Throws the pool's error (MCPG_POOL_EXHAUSTED, …).
-   */
-  scoped(session: AgentSession, conn: Connection): Connection | Promise<Connection>;
-  /** The agent's roots changed: tell the servers that may ask it (shared ones and its own pooled ones). */
-  rootsChanged(session: AgentSession): void;
-  /**
-   * The session's own catalogs: what its per-agent or per-session servers' pooled connections list,
-   * shown and routed instead of the shared catalog's part of those servers (own-catalogs.ts);
-   * undefined while it has none.
-   */
-  own(session: AgentSession): readonly Catalog[] | undefined;
-}
-
-export interface AgentChannel {
-  /**
-   * Sends one framed message to the agent. `about` is the agent's request the message belongs to:
-   * its response when `final`, otherwise something sent while it runs (progress, a server's
-   * sampling or elicitation request). Streamable HTTP routes by it; stdio ignores it. Returns
-   * false when the message could not be sent (an HTTP agent with no stream open for it).
-   */
-  send(line: string, about?: RequestId, final?: boolean): boolean | void;
-  /**
-   * Sends one message given as pieces (wire/encoded.ts: a cached list's bytes between its head and
-   * tail), written as bytes without joining them. A channel without it gets the joined text by `send`.
-   */
-  sendParts?(parts: EncodedParts, about?: RequestId, final?: boolean): boolean | void;
-  /**
-   * The server ended the answer stream of the agent's request `about` to be polled (SEP-1699):
-   * a channel that can (Streamable HTTP) ends the agent's stream the same way, with `retryMs`, and
-   * calls `resume` when the agent resumes it, so the server is polled when the agent polls.
-   */
-  pause?(about: RequestId, retryMs: number, resume: () => void): void;
-  /** The session ended (after it answered what was open); a modern listen stream ends its request here. */
-  closed?(): void;
-}
+export type SessionParts = SessionPartsOf<AgentSession>;
+export type { AgentChannel };
 
 type Rewrite = (result: Record<string, unknown>) => boolean;
-
-/** A request being timed: the server's own tool name (tools/call, for the metrics), when it was sent, its audit record. */
-interface Timed {
-  tool?: string;
-  start: number;
-  audit?: Omit<AuditCall, 'outcome'>;
-}
 
 /** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
 const INITIALIZE_WAIT_MS = 5000;
 
-/** Agent requests traced at once per session; requests past it (a flood of waiting ones) get no span. */
-const MAX_TRACED_REQUESTS = 4096;
-
 /** Agent sessions are numbered for the pool's per-session scope (`session:N`). */
 let nextSerial = 1;
 
-export class AgentSession {
-  private initialized = false;
-  private capabilities: Record<string, unknown> = {};
-  /** The level the agent asked for (logging/setLevel); undefined: everything the servers send. */
-  logRank: number | undefined;
-  private readonly inflight = new Calls();
-  /** Server→agent requests the agent has not answered yet. */
-  private readonly agentRequests: AgentRequests;
+export class AgentSession extends AgentSide {
   /** The lists as last shown to the agent, to announce only what changed for it. */
   readonly shown: ShownViews;
   /** Requests waiting until the servers settle (lists asked for during startup); answered at close. */
   private readonly waiting: UntilSettled;
-  private closed = false;
   /** Unique in this process: the per-session pool scope. */
   readonly serial = nextSerial++;
   /**
@@ -136,14 +55,12 @@ export class AgentSession {
    * token; the front sets them per request), for the rules' grants; undefined otherwise.
    */
   claims: Claims | undefined;
-  /** Tracing on: the open span of each agent request, by the agent's id (undefined: tracing off). */
-  private readonly spans: Map<RequestId, RequestSpan> | undefined;
 
   constructor(
     private readonly parts: SessionParts,
-    private readonly channel: AgentChannel,
-    readonly agent: string,
-    private readonly log: Logger,
+    channel: AgentChannel,
+    agent: string,
+    log: Logger,
     /** False when the identity is only the default: then discovery tools may name the agent (agent_id). */
     private readonly agentExplicit = true,
     /** The front the agent came through (metrics count sessions by it). */
@@ -156,10 +73,9 @@ export class AgentSession {
     /** The session's id in the audit trail and the console (HTTP: its Mcp-Session-Id). */
     readonly id: string = randomUUID(),
   ) {
+    super(channel, agent, log, parts.metrics, parts.tracing === undefined ? undefined : new RequestSpans(parts.tracing, id, agent, transport));
     this.shown = new ShownViews(parts.views, agent, () => parts.own(this), () => this.claims);
-    if (parts.tracing !== undefined) this.spans = new Map();
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
-    this.agentRequests = new AgentRequests(agent, (line, about) => !this.closed && this.channel.send(line, about) !== false);
   }
 
   handleLine(line: string): void {
@@ -214,7 +130,7 @@ export class AgentSession {
   }
 
   private onRequest(msg: JsonRpcRequest): void {
-    if (this.spans !== undefined) this.traceRequest(this.spans, msg);
+    if (this.spans !== undefined) this.spans.open(msg);
     if (this.parts.settling.isClosing) return this.sendError(msg.id, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'));
     switch (msg.method) {
       case 'tools/call':
@@ -248,30 +164,6 @@ export class AgentSession {
     }
   }
 
-  /** Opens the span of one agent request (tracing on); it ends when the agent is answered. */
-  private traceRequest(spans: Map<RequestId, RequestSpan>, msg: JsonRpcRequest): void {
-    if (spans.has(msg.id) || spans.size >= MAX_TRACED_REQUESTS) return;
-    const params = msg.params;
-    const name = typeof params?.name === 'string' ? params.name : undefined;
-    const attributes: Record<string, string | number> = {
-      'mcp.session.id': this.id, 'mcpgate.agent': this.agent, 'mcpgate.transport': this.transport, 'jsonrpc.request.id': String(msg.id),
-    };
-    let target: string | undefined;
-    if (name !== undefined && msg.method === 'tools/call') attributes['gen_ai.tool.name'] = target = name;
-    else if (name !== undefined && msg.method === 'prompts/get') attributes['gen_ai.prompt.name'] = target = name;
-    else if (msg.method === 'resources/read' && typeof params?.uri === 'string') attributes['mcp.resource.uri'] = params.uri;
-    spans.set(msg.id, this.parts.tracing!.request(msg.method, params?._meta, target, attributes));
-  }
-
-  /** The agent's request `id` was answered (or given up): its span ends. */
-  private endSpan(spans: Map<RequestId, RequestSpan>, id: RequestId, outcome: TraceOutcome, code?: string | number, server?: string): void {
-    const span = spans.get(id);
-    if (span === undefined) return;
-    spans.delete(id);
-    if (server !== undefined) span.set('mcpgate.server', server);
-    span.end(outcome, code);
-  }
-
   // ── tools ───────────────────────────────────────────────────────────────────────────────────
 
   private callTool(msg: JsonRpcRequest, agent: string = this.agent, timeoutMs?: number): void {
@@ -287,25 +179,13 @@ export class AgentSession {
     // An agent named by discovery's agent_id has no token of its own: no claims.
     const route = this.parts.router.tool(this.log, agent, name, this.parts.own(this), agent === this.agent ? this.claims : undefined);
     if (route === NOT_YET) return this.waiting.run(msg.id, () => this.callTool(msg, agent, timeoutMs));
-    const audit = this.parts.audit === undefined ? undefined : this.auditOf(msg.method, agent, { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) }, route instanceof GatewayError ? route : route.server);
+    const audit = this.parts.audit === undefined ? undefined : auditOf(this.parts.audit, this.id, msg.method, agent, { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     params!.name = route.original;
     this.sendToServer(route.conn, msg, timeoutMs, (result) => {
       const renamed = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
       return (this.parts.sanitize && sanitizeContent(result)) || renamed;
     }, { tool: route.original, start: performance.now(), audit });
-  }
-
-  /**
-   * The audit record of one decision. A refusal is written now (and undefined returned); an allowed
-   * request's record is returned, to be written with its outcome when the server answers.
-   */
-  private auditOf(method: string, agent: string, what: Partial<AuditCall>, decided: GatewayError | string): Omit<AuditCall, 'outcome'> | undefined {
-    const audit = this.parts.audit!;
-    if (typeof decided === 'string') return { event: 'call', agent, session: this.id, method, server: decided, ...what, decision: 'allowed' };
-    const decision = decided.code === 'MCPG_POLICY_DENIED' ? 'denied' : decided.code === 'MCPG_TOOL_HELD' ? 'held' : 'allowed';
-    audit.record({ event: 'call', agent, session: this.id, method, ...(decided.server !== undefined && { server: decided.server }), ...what, decision, outcome: 'failed', code: decided.code });
-    return undefined;
   }
 
   /** Sends `msg` (already rewritten to the server's names) to `conn` and relays the answer. */
@@ -354,19 +234,19 @@ export class AgentSession {
   private forward(entry: Call, msg: JsonRpcRequest, agentToken: unknown, timeoutMs: number | undefined, rewrite: Rewrite | undefined, timed: Timed | undefined): void {
     const agentId = msg.id;
     const conn = entry.conn;
-    if (this.spans !== undefined) this.traceServerCall(this.spans, entry, msg);
+    if (this.spans !== undefined) this.spans.serverCall(entry, msg);
     entry.serverId = conn.forward(msg, {
       reply: (res, line) => {
         if (this.inflight.get(agentId) !== entry) return;
         this.inflight.delete(agentId);
-        if (timed !== undefined) this.finished(conn, timed, 'error' in res ? 'error' : 'ok', res);
+        if (timed !== undefined) recordFinished(this.parts, conn, timed, 'error' in res ? 'error' : 'ok', res);
         // Read before relay: a rewrite may edit the result.
         const failure = this.spans === undefined ? undefined : failureOf(res);
         try {
           this.relay(res, line, agentId, entry.serverId, rewrite);
           if (this.spans !== undefined) {
             entry.trace?.end(failure === undefined ? 'ok' : 'error', failure);
-            this.endSpan(this.spans, agentId, failure === undefined ? 'ok' : 'error', failure, conn.name);
+            this.spans.end(agentId, failure === undefined ? 'ok' : 'error', failure, conn.name);
           }
         } catch (err) {
           // The server's answer could not be passed on (a bug here, never the agent's or the server's
@@ -377,7 +257,7 @@ export class AgentSession {
       fail: (err) => {
         if (this.inflight.get(agentId) !== entry) return;
         this.inflight.delete(agentId);
-        if (timed !== undefined) this.finished(conn, timed, 'failed', undefined, err);
+        if (timed !== undefined) recordFinished(this.parts, conn, timed, 'failed', undefined, err);
         entry.trace?.end('failed', asGatewayError(err).code);
         this.sendError(agentId, err);
       },
@@ -388,32 +268,6 @@ export class AgentSession {
     }, timeoutMs);
     // Not sent (refused before it left, or the server is unavailable): the sink has answered already.
     if (entry.serverId === 0 && this.inflight.get(agentId) === entry) this.inflight.delete(agentId);
-  }
-
-  /**
-   * Tracing on: a child span for this call to the server, and its \`traceparent\` in the \`_meta\` of
-   * the request the server gets (the agent's own trace context there is replaced, its other keys kept).
-   */
-  private traceServerCall(spans: Map<RequestId, RequestSpan>, entry: Call, msg: JsonRpcRequest): void {
-    const span = spans.get(msg.id);
-    if (span === undefined) return;
-    const params = msg.params ?? (msg.params = {});
-    const meta = (params._meta ?? (params._meta = {})) as Record<string, unknown>;
-    const tool = (msg.method === 'tools/call' || msg.method === 'prompts/get') && typeof params.name === 'string' ? params.name : undefined;
-    span.set('mcpgate.server', entry.conn.name);
-    entry.trace = span.serverCall(entry.conn.name, msg.method, tool, meta);
-  }
-
-  /** A timed request ended: the metrics (tools/call) and the audit trail. */
-  private finished(conn: Connection, timed: Timed, outcome: 'ok' | 'error' | 'failed', res?: JsonRpcResponse, err?: unknown): void {
-    const seconds = (performance.now() - timed.start) / 1000;
-    if (timed.tool !== undefined) this.parts.metrics.callFinished(conn.name, timed.tool, outcome, seconds);
-    if (timed.audit === undefined) return;
-    let code: string | number | undefined;
-    if (res !== undefined && 'error' in res) code = res.error.code;
-    else if (res !== undefined && (res.result as { isError?: unknown }).isError === true) outcome = 'error';
-    if (err !== undefined) code = asGatewayError(err).code;
-    this.parts.audit?.record({ ...timed.audit, outcome, durationMs: Math.round(seconds * 1e4) / 10, ...(code !== undefined && { code }) });
   }
 
   private relay(res: JsonRpcResponse, line: string, agentId: RequestId, serverId: number, rewrite: Rewrite | undefined): void {
@@ -431,7 +285,7 @@ export class AgentSession {
 
   private readResource(msg: JsonRpcRequest): void {
     const route = this.parts.router.uri(this.log, this.agent, msg.method, msg.params?.uri, this.claims);
-    const audit = this.parts.audit === undefined || typeof msg.params?.uri !== 'string' ? undefined : this.auditOf(msg.method, this.agent, { resource: msg.params.uri }, route instanceof GatewayError ? route : route.conn.name);
+    const audit = this.parts.audit === undefined || typeof msg.params?.uri !== 'string' ? undefined : auditOf(this.parts.audit, this.id, msg.method, this.agent, { resource: msg.params.uri }, route instanceof GatewayError ? route : route.conn.name);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     msg.params!.uri = route.uri;
     this.sendToServer(route.conn, msg, undefined, (result) => rewriteReadResult(result, (uri) => this.parts.catalog.publicUri(route.conn.name, uri)), audit && { start: performance.now(), audit });
@@ -439,7 +293,7 @@ export class AgentSession {
 
   private getPrompt(msg: JsonRpcRequest): void {
     const route = this.parts.router.prompt(this.log, this.agent, msg.params?.name, this.parts.own(this), this.claims);
-    const audit = this.parts.audit === undefined || typeof msg.params?.name !== 'string' ? undefined : this.auditOf(msg.method, this.agent, { prompt: msg.params.name, ...this.parts.audit.argumentsOf(msg.params.arguments) }, route instanceof GatewayError ? route : route.server);
+    const audit = this.parts.audit === undefined || typeof msg.params?.name !== 'string' ? undefined : auditOf(this.parts.audit, this.id, msg.method, this.agent, { prompt: msg.params.name, ...this.parts.audit.argumentsOf(msg.params.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     msg.params!.name = route.original;
     this.sendToServer(route.conn, msg, undefined, (result) => {
@@ -469,31 +323,8 @@ export class AgentSession {
   }
 
   /** Subscribes this session to a resource URI (or unsubscribes it); throws why not. */
-  async subscribeUri(subscribe: boolean, publicUriParam: unknown): Promise<void> {
-    const method = subscribe ? 'resources/subscribe' : 'resources/unsubscribe';
-    await this.parts.settling.settled;
-    const route = this.parts.router.uri(this.log, this.agent, method, publicUriParam, this.claims);
-    if (route instanceof GatewayError) throw route;
-    const { conn, uri, publicUri } = route;
-    if (conn.config.sessions !== 'shared') return this.ownSubscription(subscribe, conn, uri);
-    if ((conn.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
-      throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name });
-    }
-    if (this.closed) return;
-    if (subscribe) await this.parts.subscriptions.subscribe(this, conn, uri, publicUri);
-    else await this.parts.subscriptions.unsubscribe(this, conn, uri, publicUri);
-  }
-
-  /** A per-agent or per-session server: subscribe on the session's own pooled connection; throws why not. */
-  private async ownSubscription(subscribe: boolean, conn: Connection, uri: string): Promise<void> {
-    const got = this.parts.scoped(this, conn);
-    const own = got instanceof Promise ? await got : got;
-    if ((own.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
-      throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name });
-    }
-    if (this.closed) return;
-    if (subscribe) await this.parts.ownSubscriptions.subscribe(this, own, uri);
-    else await this.parts.ownSubscriptions.unsubscribe(this, own, uri);
+  subscribeUri(subscribe: boolean, publicUriParam: unknown): Promise<void> {
+    return subscribeUri(this.parts, this, this.log, () => this.closed, subscribe, publicUriParam);
   }
 
   private async setLevel(msg: JsonRpcRequest): Promise<void> {
@@ -514,118 +345,14 @@ export class AgentSession {
     this.sendResult(msg.id, initializeResult(requested, this.parts.instructions()));
   }
 
-  /**
-   * A modern (2026-07-28) request's session: its capabilities and log level come with the request
-   * (the `_meta` envelope), not from `initialize`, and server requests need no wait for `initialized`.
-   */
-  adoptEnvelope(capabilities: Record<string, unknown>, logLevel: string | undefined): void {
-    this.capabilities = capabilities;
-    if (logLevel !== undefined) this.logRank = LOG_LEVEL_RANK[logLevel];
-    this.agentRequests.agentReady(capabilities);
-  }
-
   /** A modern listen stream: from now on the agent hears when its view of a list changes. */
   listenForChanges(): void {
     for (const kind of ['tools', 'resources', 'resourceTemplates', 'prompts'] as const) this.shown.changed(kind);
     this.initialized = true;
   }
 
-  /**
-   * A session adopted from another worker of a cluster (issue #12): the agent initialized it there,
-   * so it starts initialized here, with the capabilities it declared then (kept in Redis). Only the
-   * log level it may have set is not carried over.
-   */
-  resume(capabilities: Record<string, unknown>): void {
-    this.capabilities = capabilities;
-    this.initialized = true;
-    this.agentRequests.agentReady(capabilities);
-  }
-
-  // ── notifications and responses from the agent ─────────────────────────────────────────────
-
-  private onNotification(msg: JsonRpcNotification): void {
-    switch (msg.method) {
-      case 'notifications/cancelled': {
-        const requestId = msg.params?.requestId as RequestId | undefined;
-        const entry = requestId === undefined ? undefined : this.inflight.get(requestId);
-        if (entry === undefined) return;
-        this.inflight.delete(requestId!);
-        if (this.spans !== undefined) {
-          entry.trace?.end('cancelled');
-          this.endSpan(this.spans, requestId!, 'cancelled', undefined, entry.conn.name);
-        }
-        const reason = typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent';
-        entry.conn.cancel(entry.serverId, reason);
-        return;
-      }
-      case 'notifications/roots/list_changed':
-        this.parts.rootsChanged(this);
-        return;
-      case 'notifications/initialized': {
-        this.initialized = true;
-        this.agentRequests.agentReady(this.capabilities);
-        return;
-      }
-      default:
-        this.log.debug('ignored a notification from the agent', { method: msg.method });
-    }
-  }
-
-  private onResponse(msg: JsonRpcResponse): void {
-    if (!this.agentRequests.answer(msg)) this.log.debug('dropped an answer to no pending request', { id: msg.id });
-  }
-
-  // ── right to left: called by the gateway ───────────────────────────────────────────────────
-
-  /**
-   * Relays a server→agent request (sampling, elicitation, roots) if the agent declared the
-   * capability. It is sent as part of the agent's call it belongs to: the one the server named
-   * (`related`, HTTP servers), else this agent's only call in flight on that server. `fallback`:
-   * the answer when the agent lacks the capability (a `roots/list` of an entry with `"roots"`).
-   */
-  relayServerRequest(conn: Connection, msg: JsonRpcRequest, capability: string, related?: number, fallback?: unknown): void {
-    this.agentRequests.relay(conn, msg, capability, this.capabilities, this.inflight.owner(conn, related), fallback);
-  }
-
-  /** The server withdrew one of its requests to the agent: pass the cancellation on. */
-  serverCancelled(conn: Connection, requestId: unknown): void {
-    this.agentRequests.cancelledByServer(conn, requestId);
-  }
-
-  /** A connection went away: its questions to the agent can no longer be answered. */
-  connectionLost(conn: Connection): void {
-    this.agentRequests.connectionLost(conn);
-  }
-
-  /** True when the server's call `serverId` on `conn` is one of this agent's. */
-  ownsCall(conn: Connection, serverId: number): boolean {
-    return this.inflight.owns(conn, serverId);
-  }
-
-  /** This agent's calls in flight on `conn`. */
-  callsOn(conn: Connection): number {
-    return this.inflight.countOn(conn);
-  }
-
-  /**
-   * A server's log message, if this agent asked for logs (logging/setLevel) at or below its level.
-   * Agents that never asked get none: on a shared gateway one agent's calls must not fill another's
-   * log, and servers' logs are not attributable to a call.
-   */
-  deliverLog(server: string, params: Record<string, unknown>): void {
-    if (this.logRank === undefined) return;
-    const rank = typeof params.level === 'string' ? LOG_LEVEL_RANK[params.level] : undefined;
-    if (rank !== undefined && rank < this.logRank) return;
-    const logger = typeof params.logger === 'string' && params.logger !== '' ? `${server}/${params.logger}` : server;
-    this.notify('notifications/message', { ...params, logger });
-  }
-
-  listChanged(method: string): void {
-    if (this.initialized) this.notify(method);
-  }
-
-  notify(method: string, params?: unknown, about?: RequestId): void {
-    if (!this.closed) this.channel.send(encodeNotification(method, params), about);
+  protected rootsChanged(): void {
+    this.parts.rootsChanged(this);
   }
 
   /**
@@ -642,52 +369,12 @@ export class AgentSession {
       this.sendError(agentId, new GatewayError('MCPG_SHUTTING_DOWN', `the gateway is shutting down; the call to server "${entry.conn.name}" was cancelled`, { server: entry.conn.name }));
     }
     this.closed = true;
-    if (this.spans !== undefined) {
-      for (const span of this.spans.values()) span.end('failed', 'MCPG_SHUTTING_DOWN');
-      this.spans.clear();
-    }
+    this.spans?.endAll('MCPG_SHUTTING_DOWN');
     this.inflight.clear();
     this.agentRequests.close();
     this.parts.closed(this);
     this.channel.closed?.();
   }
-
-  private sendResult(id: RequestId, result: unknown): void {
-    if (this.closed) return;
-    this.channel.send(encodeResult(id, result), id, true);
-    if (this.spans !== undefined) this.endSpan(this.spans, id, 'ok');
-  }
-
-  /** A result already encoded as JSON text. */
-  private sendEncodedResult(id: RequestId, resultJson: string): void {
-    if (this.closed) return;
-    this.channel.send(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`, id, true);
-    if (this.spans !== undefined) this.endSpan(this.spans, id, 'ok');
-  }
-
-  /** A result cached as bytes (a list): only the head with the id is made per answer. */
-  private sendResultBytes(id: RequestId, result: readonly Buffer[]): void {
-    if (this.closed) return;
-    const parts = encodeResultParts(JSON.stringify(id), result);
-    if (this.channel.sendParts !== undefined) this.channel.sendParts(parts, id, true);
-    else this.channel.send(partsToText(parts), id, true);
-    if (this.spans !== undefined) this.endSpan(this.spans, id, 'ok');
-  }
-
-  private sendError(id: RequestId | null, err: unknown): void {
-    if (this.closed) return;
-    const error = asGatewayError(err);
-    if (error.code === 'MCPG_INTERNAL') this.log.error('internal error while handling a request', { error: err });
-    this.parts.metrics.error(error.code);
-    this.channel.send(encodeError(id, error.toJsonRpc()), id ?? undefined, true);
-    if (this.spans !== undefined && id !== null) this.endSpan(this.spans, id, 'failed', error.code, error.server);
-  }
-}
-
-/** A server's answer that is a failure: its JSON-RPC error code, or \`tool_error\` for a tool result with isError. */
-function failureOf(res: JsonRpcResponse): string | number | undefined {
-  if ('error' in res) return res.error.code;
-  return (res.result as { isError?: unknown } | undefined)?.isError === true ? 'tool_error' : undefined;
 }
 
 function invalidParams(message: string): GatewayError {

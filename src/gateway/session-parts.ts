@@ -1,0 +1,82 @@
+// What an agent session is given: its parts of the gateway (`SessionPartsOf`, never the gateway
+// itself) and its channel to the agent (`AgentChannel`). Types only. The parts are generic over the
+// session type so that this file need not import session.ts (session.ts names them `SessionParts`).
+
+import type { Catalog } from '../catalog/catalog.js';
+import type { AuditLog } from '../observability/audit.js';
+import type { GatewayMetrics } from '../observability/gateway-metrics.js';
+import type { Tracing } from '../observability/tracing.js';
+import type { Connection } from '../servers/connection.js';
+import type { RequestId } from '../wire/jsonrpc.js';
+import type { EncodedParts } from '../wire/encoded.js';
+import type { AgentViews } from './agent-views.js';
+import type { DiscoveryParts } from './discovery.js';
+import type { Router } from './router.js';
+import type { OwnSubscriptions, Subscriptions } from './subscriptions.js';
+import type { Settling } from './until-settled.js';
+
+/** What a session uses of the gateway: the parts, never the gateway itself. */
+export interface SessionPartsOf<Session> {
+  router: Router;
+  views: AgentViews;
+  settling: Settling;
+  catalog: Catalog;
+  connections: ReadonlyMap<string, Connection>;
+  subscriptions: Subscriptions<Session>;
+  /** Subscriptions on the session's own pooled connections (per-agent and per-session servers). */
+  ownSubscriptions: OwnSubscriptions<Session>;
+  metrics: GatewayMetrics;
+  /** The audit trail (--audit); undefined: off, and nothing is built for it. */
+  audit: AuditLog | undefined;
+  /** OpenTelemetry traces (--otlp-endpoint); undefined: off, and no span is made. */
+  tracing: Tracing | undefined;
+  /** Discovery mode's meta-tools; undefined in aggregate mode (the full catalog). */
+  discovery: DiscoveryParts | undefined;
+  /** Requests one agent may have in flight on servers at once. */
+  maxInflight: number;
+  /** Neutralize escape sequences and invisible characters in what servers say. */
+  sanitize: boolean;
+  /** The ready servers' own instructions, for `initialize`. */
+  instructions(): string | undefined;
+  /** Sets the shared servers' log level to the most verbose any agent asked for, and `session`'s own pooled connections to their owners'. */
+  setServersLogLevel(session: Session): Promise<void>;
+  /** The session ended (the registry forgets it, its subscriptions are dropped). */
+  closed(session: Session): void;
+  /**
+   * The connection this session's request to `conn`'s server goes to: `conn` itself for a shared
+   * server; for a per-agent or per-session server the session's own pooled connection (a promise
+   * while it is made). Throws the pool's error (MCPG_POOL_EXHAUSTED, …).
+   */
+  scoped(session: Session, conn: Connection): Connection | Promise<Connection>;
+  /** The agent's roots changed: tell the servers that may ask it (shared ones and its own pooled ones). */
+  rootsChanged(session: Session): void;
+  /**
+   * The session's own catalogs: what its per-agent or per-session servers' pooled connections list,
+   * shown and routed instead of the shared catalog's part of those servers (own-catalogs.ts);
+   * undefined while it has none.
+   */
+  own(session: Session): readonly Catalog[] | undefined;
+}
+
+export interface AgentChannel {
+  /**
+   * Sends one framed message to the agent. `about` is the agent's request the message belongs to:
+   * its response when `final`, otherwise something sent while it runs (progress, a server's
+   * sampling or elicitation request). Streamable HTTP routes by it; stdio ignores it. Returns
+   * false when the message could not be sent (an HTTP agent with no stream open for it).
+   */
+  send(line: string, about?: RequestId, final?: boolean): boolean | void;
+  /**
+   * Sends one message given as pieces (wire/encoded.ts: a cached list's bytes between its head and
+   * tail), written as bytes without joining them. A channel without it gets the joined text by `send`.
+   */
+  sendParts?(parts: EncodedParts, about?: RequestId, final?: boolean): boolean | void;
+  /**
+   * The server ended the answer stream of the agent's request `about` to be polled (SEP-1699):
+   * a channel that can (Streamable HTTP) ends the agent's stream the same way, with `retryMs`, and
+   * calls `resume` when the agent resumes it, so the server is polled when the agent polls.
+   */
+  pause?(about: RequestId, retryMs: number, resume: () => void): void;
+  /** The session ended (after it answered what was open); a modern listen stream ends its request here. */
+  closed?(): void;
+}
