@@ -1,0 +1,115 @@
+// Readers of a server entry's own optional fields: `prefix`, `roots`, `era`, `auth` and
+// `inheritEnv`. Each returns the field for the snapshot (set only when the file has it) and reports
+// its problems into the context.
+
+import type { ConfigIssue, InheritEnv, OAuthSettings, ServerEra } from './types.js';
+import { describeValue } from './issues.js';
+import { EXPECTED, oauthObject, SAFE_NAME } from './mcp-json-schema.js';
+import type { Context, Expand, Issue } from './read-context.js';
+
+/** A remote entry's era: the legacy HTTP+SSE transport has no 2026-07-28 form. */
+export function readEra(name: string, type: 'http' | 'sse', era: ServerEra | undefined, ctx: Context, issue: (at: (string | number)[], message: string) => ConfigIssue): { era?: ServerEra } {
+  if (era === undefined) return {};
+  if (type === 'sse' && era !== '2025') {
+    ctx.errors.push(issue(['era'], `expected "2025" for a "type": "sse" server, got "${era}": the legacy HTTP+SSE transport has no 2026-07-28 form (use "type": "http") (server "${name}")`));
+    return {};
+  }
+  return { era };
+}
+
+const MAX_PREFIX_LENGTH = 32;
+/** Roots one entry may list, and the length of one URI: what a `roots/list` answer may cost. */
+export const MAX_ROOTS = 64;
+const MAX_ROOT_LENGTH = 4096;
+
+/**
+ * `"roots"`: the `file://` URIs a server that asks `roots/list` is answered with when no agent can be
+ * asked (or the agent has no roots capability). Set only when the file says so.
+ */
+export function readRoots(name: string, raw: unknown, expand: Expand, ctx: Context, issue: Issue): { roots?: readonly string[] } {
+  if (raw === undefined) return {};
+  if (!Array.isArray(raw)) {
+    ctx.errors.push(issue(['roots'], `expected an array of file:// URIs such as ["file:///home/me/project"], got ${describeValue(raw)} (server "${name}")`));
+    return {};
+  }
+  if (raw.length > MAX_ROOTS) {
+    ctx.errors.push(issue(['roots'], `${raw.length} roots: at most ${MAX_ROOTS} (server "${name}")`));
+    return {};
+  }
+  const before = ctx.errors.length;
+  const roots: string[] = [];
+  raw.forEach((item: unknown, i) => {
+    if (typeof item !== 'string') return void ctx.errors.push(issue(['roots', i], `expected a file:// URI, got ${describeValue(item)} (server "${name}")`));
+    const at = ctx.errors.length;
+    const uri = expand(item, ['roots', i]);
+    if (ctx.errors.length > at) return;
+    const parsed = uri.length <= MAX_ROOT_LENGTH && URL.canParse(uri) ? new URL(uri) : undefined;
+    if (parsed === undefined) ctx.errors.push(issue(['roots', i], `expected a file:// URI of at most ${MAX_ROOT_LENGTH} characters, got ${describeValue(uri, true)} (server "${name}")`));
+    else if (parsed.protocol !== 'file:') ctx.errors.push(issue(['roots', i], `expected a file:// URI (MCP roots are file:// URIs), got a "${parsed.protocol}" URI (server "${name}")`));
+    else if (roots.includes(uri)) ctx.warnings.push(issue(['roots', i], `${describeValue(uri, true)} is listed twice (server "${name}")`));
+    else roots.push(uri);
+  });
+  return ctx.errors.length > before ? {} : { roots: Object.freeze(roots) };
+}
+
+/** `"prefix"`: a client-safe string (set only when the file says so, so other snapshots are unchanged) or false. */
+export function readPrefix(name: string, prefix: string | false | undefined, ctx: Context, issue: Issue): { prefix?: string | false } {
+  if (prefix === undefined) return {};
+  if (prefix !== false && (!SAFE_NAME.test(prefix) || prefix.length > MAX_PREFIX_LENGTH)) {
+    ctx.errors.push(issue(['prefix'], `expected a prefix of 1 to ${MAX_PREFIX_LENGTH} letters, digits, _ or - (or false for none), got ${describeValue(prefix, true)} (server "${name}")`));
+    return {};
+  }
+  return { prefix };
+}
+
+export function toInheritEnv(value: boolean | string[]): InheritEnv {
+  if (value === true) return 'all';
+  if (value === false) return 'none';
+  return Object.freeze([...value]);
+}
+
+/** A remote entry's `auth`: only `oauth`, only over Streamable HTTP, never beside a configured Authorization header. */
+export function readAuth(name: string, type: 'http' | 'sse', raw: unknown, headers: Record<string, string>, expand: Expand, ctx: Context, issue: Issue): { auth?: OAuthSettings } {
+  if (raw === undefined) return {};
+  const parsed = oauthObject.safeParse(raw === 'oauth' ? { type: 'oauth' } : raw);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    const where = typeof raw !== 'object' || raw === null ? `, got ${describeValue(raw, true)}`
+      : first === undefined ? '' : ` (${first.path.length > 0 ? `at "${first.path.join('.')}": ` : ''}${first.message})`;
+    ctx.errors.push(issue(['auth'], `expected ${EXPECTED.auth}${where} (server "${name}")`));
+    return {};
+  }
+  if (type === 'sse') {
+    ctx.errors.push(issue(['auth'], `OAuth is supported for Streamable HTTP servers only, not the legacy "sse" transport (server "${name}")`));
+    return {};
+  }
+  if (Object.keys(headers).some((key) => key.toLowerCase() === 'authorization')) {
+    ctx.errors.push(issue(['auth'], `server "${name}" has both "auth" and an Authorization header; keep one`));
+    return {};
+  }
+  const o = parsed.data;
+  const auth: { -readonly [K in keyof OAuthSettings]: OAuthSettings[K] } = { grant: o.grant };
+  if (o.clientId !== undefined) auth.clientId = expand(o.clientId, ['auth', 'clientId']);
+  if (o.clientSecret !== undefined) auth.clientSecret = expand(o.clientSecret, ['auth', 'clientSecret']);
+  if (o.scope !== undefined) auth.scope = o.scope;
+  if (auth.clientSecret !== undefined && auth.clientId === undefined) ctx.errors.push(issue(['auth', 'clientSecret'], `a client secret needs its "clientId" (server "${name}")`));
+  if (auth.grant === 'client_credentials' && (auth.clientId === undefined || auth.clientSecret === undefined)) {
+    ctx.errors.push(issue(['auth', 'grant'], `"client_credentials" needs "clientId" and "clientSecret" (server "${name}")`));
+  }
+  if (o.clientMetadataUrl !== undefined) {
+    const url = expand(o.clientMetadataUrl, ['auth', 'clientMetadataUrl']);
+    auth.clientMetadataUrl = url;
+    // What the SDK and authorization servers accept as a client id (draft-ietf-oauth-client-id-metadata-document).
+    let parsedUrl: URL | null = null;
+    try {
+      parsedUrl = new URL(url);
+    } catch {
+      // reported below
+    }
+    if (parsedUrl === null || parsedUrl.protocol !== 'https:' || parsedUrl.pathname === '/' || parsedUrl.hash !== '' || parsedUrl.username !== '' || parsedUrl.password !== '') {
+      ctx.errors.push(issue(['auth', 'clientMetadataUrl'], `"clientMetadataUrl" must be an https URL with a path (the client id an authorization server fetches the document from), e.g. https://example.com/mcpgate/client.json (server "${name}")`));
+    }
+    if (auth.grant === 'client_credentials') ctx.errors.push(issue(['auth', 'clientMetadataUrl'], `a client ID metadata document names a client that signs in people; "client_credentials" uses "clientId" and "clientSecret" (server "${name}")`));
+  }
+  return { auth: Object.freeze(auth) };
+}
