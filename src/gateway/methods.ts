@@ -28,6 +28,9 @@ export const LOG_LEVEL_RANK = table<number>({
   debug: 0, info: 1, notice: 2, warning: 3, error: 4, critical: 5, alert: 6, emergency: 7,
 });
 
+/** Log levels by rank. */
+export const LOG_LEVELS = Object.keys(LOG_LEVEL_RANK).sort((a, b) => LOG_LEVEL_RANK[a]! - LOG_LEVEL_RANK[b]!);
+
 /** What mcpgate declares to agents: everything it can relay. */
 export const GATEWAY_CAPABILITIES = {
   tools: { listChanged: true },

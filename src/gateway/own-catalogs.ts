@@ -10,7 +10,7 @@
 import { Catalog, type CatalogOptions, type HeldInfo, type PromptEntry, type ServerNaming, type ToolEntry } from '../catalog/catalog.js';
 import type { ListKind, ServerLists } from '../servers/lists.js';
 
-/** Who a session is, for its scopes (gateway.ts `scopeOf`). */
+/** Who a session is, for its scopes (pool-scope.ts `scopeOf`). */
 export interface ScopeOwner {
   readonly agent: string;
   readonly identified: boolean;

@@ -10,7 +10,7 @@ import { GatewayError } from '../../src/errors.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { Connection } from '../../src/servers/connection.js';
 import { ConnectionPool } from '../../src/servers/pool.js';
-import { scopeOf } from '../../src/gateway/gateway.js';
+import { scopeOf } from '../../src/gateway/pool-scope.js';
 import { FakeClock } from './fake-clock.js';
 import { FakeServer, stdioConfig } from './fake-server.js';
 

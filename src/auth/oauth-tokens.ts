@@ -1,0 +1,89 @@
+// The tokens of the rules' OAuth issuers (`auth.oauth`): a JWT verified by the issuer's keys (its
+// JWKS, issuers.ts), or an opaque token the issuer calls active (RFC 7662 introspection); either
+// bound to mcpgate's resource URI (RFC 8707) and holding the scopes the issuer's entry requires.
+
+import type { JWTPayload, JWTVerifyGetKey, JWTVerifyOptions } from 'jose';
+import type { OAuthIssuer } from '../rules/auth-config.js';
+import { checkClaims, type ClaimPolicy } from './claims.js';
+import { headerProblem, verifyWithJose } from './jwt.js';
+import { fail, type AuthContext, type AuthOutcome } from './outcome.js';
+
+export async function verifyOAuth(issuer: OAuthIssuer, token: string, header: Record<string, unknown>, now: number, context: AuthContext): Promise<AuthOutcome> {
+  const problem = headerProblem(header, issuer.algorithms);
+  if (problem !== undefined) return fail(problem);
+  const audience = issuer.audience ?? (context.resource === undefined ? undefined : [context.resource]);
+  if (context.issuers === undefined || audience === undefined) return fail('OAuth tokens cannot be checked here (no issuer keys or resource URI)');
+  let keys: JWTVerifyGetKey;
+  try {
+    keys = await context.issuers.keysFor(issuer);
+  } catch (err) {
+    return { ok: false, status: 503, reason: `the signing keys of issuer ${issuer.issuer} are unavailable: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  const config: ClaimPolicy = {
+    issuer: issuer.issuer,
+    audience,
+    agentClaim: issuer.agentClaim,
+    clockSkewSeconds: issuer.clockSkewSeconds,
+    requireExp: true,
+  };
+  const options: JWTVerifyOptions = {
+    algorithms: [...issuer.algorithms],
+    clockTolerance: issuer.clockSkewSeconds,
+    currentDate: new Date(now),
+    issuer: issuer.issuer,
+    audience: [...audience],
+    requiredClaims: ['exp'],
+  };
+  const verified = await verifyWithJose(token, keys, options, (claims) => checkClaims(config, claims, now));
+  if (!verified.ok) return verified;
+  const outcome = checkClaims(config, verified.claims, now);
+  if (!outcome.ok) return outcome;
+  const missing = issuer.scopes.filter((scope) => !scopesOf(verified.claims).includes(scope));
+  if (missing.length > 0) {
+    return { ok: false, status: 403, scope: issuer.scopes.join(' '), reason: `the token lacks the scope${missing.length === 1 ? '' : 's'} ${missing.join(', ')} that issuer ${issuer.issuer} requires` };
+  }
+  return { ok: true, agent: outcome.agent, via: 'oauth', claims: verified.claims };
+}
+
+/**
+ * An opaque token, asked about at each issuer with `introspection` in turn (RFC 7662): the first
+ * that calls it active decides, with the same checks as a JWT (issuer, audience bound to the resource
+ * URI, expiry, agent claim, scopes).
+ */
+export async function introspect(issuers: readonly OAuthIssuer[], token: string, context: AuthContext): Promise<AuthOutcome> {
+  if (context.issuers === undefined || context.resource === undefined) return fail('opaque tokens cannot be checked here (no issuer keys or resource URI)');
+  const now = context.now ?? Date.now();
+  for (const issuer of issuers) {
+    let claims: Record<string, unknown>;
+    try {
+      claims = await context.issuers.introspect(issuer, token);
+    } catch (err) {
+      return { ok: false, status: 503, reason: `cannot introspect the token at issuer ${issuer.issuer}: ${err instanceof Error ? err.message : String(err)}` };
+    }
+    if (claims.active !== true) continue;
+    const policy: ClaimPolicy = {
+      issuer: claims.iss === undefined ? undefined : issuer.issuer,
+      audience: issuer.audience ?? [context.resource],
+      agentClaim: issuer.agentClaim,
+      clockSkewSeconds: issuer.clockSkewSeconds,
+      requireExp: false,
+    };
+    const outcome = checkClaims(policy, claims, now);
+    if (!outcome.ok) return fail(outcome.reason.replace(/^JWT/, 'the introspected token'));
+    const missing = issuer.scopes.filter((scope) => !scopesOf(claims).includes(scope));
+    if (missing.length > 0) {
+      return { ok: false, status: 403, scope: issuer.scopes.join(' '), reason: `the token lacks the scope${missing.length === 1 ? '' : 's'} ${missing.join(', ')} that issuer ${issuer.issuer} requires` };
+    }
+    return { ok: true, agent: outcome.agent, via: 'oauth', claims };
+  }
+  return fail(`unknown token (not active at ${issuers.map((o) => o.issuer).join(', ')})`);
+}
+
+/** The token's scopes: `scope` (RFC 8693 §4.2, space-separated) or `scp` (an array, as some providers send). */
+function scopesOf(claims: JWTPayload): string[] {
+  if (typeof claims.scope === 'string') return claims.scope.split(' ').filter((s) => s !== '');
+  const scp = claims.scp;
+  if (Array.isArray(scp)) return scp.filter((s): s is string => typeof s === 'string');
+  if (typeof scp === 'string') return scp.split(' ');
+  return [];
+}

@@ -1,0 +1,61 @@
+// What a Gateway is made with (the composition root fills it from the command line and the files),
+// and the factory that makes a connection to one server.
+
+import type { RemoteServerConfig, ServerConfig, ServersConfig } from '../config/types.js';
+import type { Logger } from '../observability/logger.js';
+import type { AuditLog } from '../observability/audit.js';
+import type { Tracing } from '../observability/tracing.js';
+import type { Connection, ConnectionHooks, SupervisionSettings } from '../servers/connection.js';
+import type { StopTimings } from '../servers/transport.js';
+import type { UpstreamCredentials } from '../servers/credentials.js';
+import type { BreakerOptions } from '../servers/breaker.js';
+import type { Clock } from '../servers/clock.js';
+import type { Rules } from '../rules/load.js';
+import type { PinMode } from '../pins/review.js';
+
+/**
+ * Makes the connection to one server. The default spawns or dials the real server; unit tests pass
+ * one whose transport is an in-memory server (test/unit/gateway-routing.test.ts).
+ */
+export type ConnectionFactory = (config: ServerConfig, hooks: ConnectionHooks, log: Logger, account?: string) => Connection;
+
+export interface GatewayOptions {
+  config: ServersConfig;
+  log: Logger;
+  /**
+   * A Streamable HTTP server's OAuth credentials, one per connection (the composition root makes them
+   * from src/oauth); `account`: the agent whose own login a per-agent server's pooled connection uses.
+   */
+  credentials?: (config: RemoteServerConfig, account?: string) => UpstreamCredentials | undefined;
+  separator?: string;
+  startupTimeoutMs?: number;
+  stopTimings?: StopTimings;
+  /** Requests one agent may have in flight on servers at once (default 1000). */
+  maxInflight?: number;
+  /** Pinning of tool definitions; absent means off. */
+  pins?: { mode: PinMode; dir: string };
+  /** Neutralize escape sequences and invisible characters in what servers say (default true). */
+  sanitize?: boolean;
+  /** Reconnect, park and circuit-breaker settings (defaults in servers/connection.ts). */
+  supervision?: SupervisionSettings;
+  /** Per-agent rules; absent means every agent may use every server. */
+  rules?: Rules;
+  /** The AES-256 key sealing modern agents' requestState (MCPGATE_REQUEST_STATE_KEY); absent: made at start. */
+  requestStateKey?: Buffer;
+  /** `aggregate` (default): the full catalog; `discovery`: the meta-tools only. */
+  mode?: 'aggregate' | 'discovery';
+  /** Offer get_gateway_status in discovery mode. */
+  debug?: boolean;
+  /** How a connection is made (default: `new Connection` with the settings above); the pool uses it too. */
+  connect?: ConnectionFactory;
+  /** The pool's creation breaker per per-agent/per-session server (default: the connection breaker's defaults). */
+  poolBreaker?: Partial<BreakerOptions>;
+  /** The pool's clock (tests drive idle and TTL with a fake one). */
+  poolClock?: Clock;
+  /** The audit trail (--audit); the composition root owns and closes it. */
+  audit?: AuditLog;
+  /** OpenTelemetry traces (--otlp-endpoint); the composition root owns and closes it. */
+  tracing?: Tracing;
+}
+
+export const DEFAULT_MAX_INFLIGHT = 1000;

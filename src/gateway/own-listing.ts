@@ -1,0 +1,153 @@
+// The pooled connections' side of the gateway (issue 11): what a per-agent or per-session server's
+// pooled connection tells the gateway goes to its owners only, and what it lists is put in its
+// scope's own catalog (own-catalogs.ts), reviewed by the pins, refreshed on its debounced
+// list_changed and dropped when it goes. Its owners' log level is set on it.
+
+import type { SessionScope } from '../config/types.js';
+import type { Logger } from '../observability/logger.js';
+import { Refresher } from '../catalog/refresher.js';
+import type { Connection, ConnectionHooks } from '../servers/connection.js';
+import { LIST_KINDS, fetchLists, type ListKind } from '../servers/lists.js';
+import type { ConnectionPool } from '../servers/pool.js';
+import type { PinKeeper } from '../pins/keeper.js';
+import type { Agents } from './agents.js';
+import { LOG_LEVELS } from './methods.js';
+import type { OwnCatalogs } from './own-catalogs.js';
+import { scopeOf } from './pool-scope.js';
+import type { ServerEvents } from './server-events.js';
+import type { AgentSession } from './session.js';
+import type { OwnSubscriptions } from './subscriptions.js';
+
+/** The key of one scope's view of one server (the own refresher's and `ownConns`'). */
+function ownKey(server: string, scope: string): string {
+  return `${server}\u0000${scope}`;
+}
+
+/** What the pooled connections' side reads and changes (the Gateway makes each of these). */
+export interface OwnListingParts {
+  readonly sessions: Agents;
+  readonly pool: ConnectionPool;
+  readonly own: OwnCatalogs;
+  readonly pins: PinKeeper;
+  readonly ownSubscriptions: OwnSubscriptions<AgentSession>;
+  readonly serverEvents: ServerEvents;
+  readonly log: Logger;
+}
+
+export class OwnListing {
+  /** Debounced refreshes of a pooled connection's lists (its list_changed), keyed `server\0scope`. */
+  private readonly ownRefresher: Refresher;
+  /** The pooled connection each own catalog's part was listed from, by the same key. */
+  private readonly ownConns = new Map<string, Connection>();
+
+  constructor(private readonly parts: OwnListingParts) {
+    this.ownRefresher = new Refresher((key, kinds) => this.refreshOwn(key, kinds), parts.log);
+  }
+
+  /** A pooled connection's list_changed: a debounced refresh of its owners' view, if it is the one listed. */
+  requestRefresh(conn: Connection, kind: ListKind): void {
+    const scope = this.parts.pool.entryOf(conn)?.scope;
+    const key = scope === undefined ? undefined : ownKey(conn.name, scope);
+    if (key !== undefined && this.ownConns.get(key) === conn) this.ownRefresher.request(key, kind);
+  }
+
+  /** The sessions a pooled connection of `scope` belongs to. */
+  owners(scope: string, mode: SessionScope): Set<AgentSession> {
+    const owners = new Set<AgentSession>();
+    for (const session of this.parts.sessions) if (scopeOf(session, mode) === scope) owners.add(session);
+    return owners;
+  }
+
+  /** The sessions that own a pool scope's connections (`agent:ID` or `session:N`), whatever the server's mode. */
+  ownersOf(scope: string): Set<AgentSession> {
+    const owners = new Set<AgentSession>();
+    for (const session of this.parts.sessions) if (scopeOf(session, 'per-agent') === scope || scopeOf(session, 'per-session') === scope) owners.add(session);
+    return owners;
+  }
+
+  /**
+   * What a pooled connection tells the gateway: its messages go to its owners only; what it lists
+   * is its owners' view of the server (own-catalogs.ts), never the catalog every agent sees.
+   */
+  pooledHooks(scope: string): ConnectionHooks {
+    return {
+      notification: (conn, msg) => this.parts.serverEvents.owned(conn, msg, this.owners(scope, conn.config.sessions)),
+      serverRequest: (conn, msg, related) => this.parts.serverEvents.serverRequest(conn, msg, related, this.owners(scope, conn.config.sessions)),
+      // A new pooled connection is listed for its owners and gets their log level before it serves them.
+      ready: async (conn) => {
+        this.ownConns.set(ownKey(conn.name, scope), conn);
+        await Promise.all([this.listOwn(conn, scope, LIST_KINDS), this.setPooledLogLevel(conn, this.owners(scope, conn.config.sessions))]);
+      },
+      // Lost while serving (not closed by us): its state is gone, so it is not restarted in place but
+      // reaped, and the next call makes a fresh one. Its owners meanwhile see the shared view of the
+      // server (the catalog connection's lists, kept through its own restarts): the same tools unless
+      // their own lists differed, so a crash is no list change for them either (issue 15).
+      interrupted: (conn) => this.pooledLost(conn, scope, true),
+      lost: (conn, reason) => this.pooledLost(conn, scope, reason !== undefined),
+    };
+  }
+
+  private pooledLost(conn: Connection, scope: string, reap: boolean): void {
+    this.dropOwn(conn, scope);
+    this.parts.ownSubscriptions.forget(conn);
+    for (const session of this.parts.sessions) session.connectionLost(conn);
+    if (reap) this.parts.pool.reap(conn);
+  }
+
+  /**
+   * Lists a pooled connection (all kinds when it becomes ready, the changed ones on its
+   * list_changed), reviews its tools against the pins as a shared server's are (a new tool is
+   * pinned or held the same way), and tells the owners whose view changed.
+   */
+  private async listOwn(conn: Connection, scope: string, kinds: readonly ListKind[]): Promise<void> {
+    const key = ownKey(conn.name, scope);
+    const { lists } = await fetchLists(conn, kinds);
+    if (this.ownConns.get(key) !== conn || conn.state !== 'ready') return;
+    const review = lists.tools === undefined ? undefined : await this.parts.pins.check(conn.name, lists.tools, undefined, scope);
+    if (this.ownConns.get(key) !== conn || conn.state !== 'ready') return;
+    const changed = this.parts.own.set(scope, conn.name, lists, review?.held);
+    if (changed.length > 0) this.parts.log.debug('own catalog listed', { server: conn.name, scope, changed });
+    this.parts.sessions.announce(changed, this.ownersOf(scope));
+  }
+
+  private async refreshOwn(key: string, kinds: ListKind[]): Promise<void> {
+    const conn = this.ownConns.get(key);
+    const scope = conn === undefined ? undefined : this.parts.pool.entryOf(conn)?.scope;
+    if (conn?.state !== 'ready' || scope === undefined) return;
+    await this.listOwn(conn, scope, kinds);
+  }
+
+  /** A pooled connection is gone: its owners' view of the server is the shared one again. */
+  private dropOwn(conn: Connection, scope: string): void {
+    const key = ownKey(conn.name, scope);
+    if (this.ownConns.get(key) !== conn) return;
+    this.ownConns.delete(key);
+    this.ownRefresher.forget(key);
+    this.parts.pins.forget(conn.name, scope);
+    this.parts.sessions.announce(this.parts.own.remove(scope, conn.name), this.ownersOf(scope));
+  }
+
+  /** The pooled connections `session` owns get their owners' level (the most verbose any of them asked). */
+  async setOwnLogLevel(session: AgentSession): Promise<void> {
+    const mine = this.parts.pool.list().filter((e) => e.started && e.scope === scopeOf(session, e.conn.config.sessions));
+    await Promise.allSettled(mine.map((e) => this.setPooledLogLevel(e.conn, this.owners(e.scope, e.conn.config.sessions))));
+  }
+
+  private async setPooledLogLevel(conn: Connection, owners: ReadonlySet<AgentSession>): Promise<void> {
+    let rank: number | undefined;
+    for (const session of owners) if (session.logRank !== undefined) rank = Math.min(rank ?? Infinity, session.logRank);
+    const level = rank === undefined ? undefined : LOG_LEVELS[rank];
+    if (level === undefined || conn.state !== 'ready' || conn.info?.capabilities.logging === undefined) return;
+    await conn.request('logging/setLevel', { level }).catch((err: unknown) => this.parts.log.debug('a pooled connection refused logging/setLevel', { server: conn.name, error: err }));
+  }
+
+  /** Shutdown: no refresh starts any more. */
+  close(): void {
+    this.ownRefresher.close();
+  }
+
+  /** Shutdown, once every connection is closed. */
+  clear(): void {
+    this.ownConns.clear();
+  }
+}
