@@ -12,7 +12,8 @@ import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StreamableSession } from './http-client.js';
-import { ECHO, fdCount, option, percentile, rssMiB, slope, startGate } from './gate-process.js';
+import { ECHO, option, percentile, startGate } from './gate-process.js';
+import { ProcessSamples, fdCount, rssMiB } from './process-samples.js';
 
 const args = process.argv.slice(2);
 const SESSIONS = option(args, 'sessions', 1000);
@@ -76,30 +77,23 @@ async function main(): Promise<void> {
     console.log(`  all ${SESSIONS} closed: RSS ${closed.toFixed(1)} MiB, ${await fdCount(gate.pid)} fds`);
 
     // Phase 2: sessions opened and closed in a loop.
-    const samples: { x: number; y: number; fds: number }[] = [];
-    const loopStart = performance.now();
-    const loopUntil = loopStart + MINUTES * 60_000;
+    const rss = new ProcessSamples(gate.pid);
+    await rss.take();
+    rss.every(5000);
+    const loopUntil = performance.now() + MINUTES * 60_000;
     let cycles = 0;
-    let nextSample = 0;
     while (performance.now() < loopUntil) {
       const batch = await Promise.all(Array.from({ length: BATCH }, () => StreamableSession.open(gate.url, agent).catch((err: unknown) => void failed(err))));
       const open = batch.filter((session) => session !== undefined);
       await Promise.all(open.map((session) => call(session).catch(failed)));
       await Promise.all(open.map((session) => session.close()));
       cycles += 1;
-      const minutes = (performance.now() - loopStart) / 60_000;
-      if (performance.now() >= nextSample) {
-        samples.push({ x: minutes, y: await rssMiB(gate.pid), fds: await fdCount(gate.pid) });
-        nextSample = performance.now() + 5000;
-      }
     }
+    rss.stop();
     const after = await settled(gate.pid);
-    // The first minute is warm-up (heap growing to its working size); the slope is over the rest.
-    const steady = samples.filter((s) => s.x >= Math.min(1, MINUTES / 3));
-    const first = steady[0];
-    const last = steady[steady.length - 1];
-    console.log(`  open/call/close loop: ${cycles * BATCH} sessions in ${MINUTES} min; RSS ${samples[0]?.y.toFixed(1)} → ${after.toFixed(1)} MiB, slope after warm-up ${slope(steady).toFixed(2)} MiB/min ` +
-      `(min ${Math.min(...steady.map((s) => s.y)).toFixed(1)}, max ${Math.max(...steady.map((s) => s.y)).toFixed(1)}); fds ${first?.fds} → ${last?.fds}`);
+    const trend = rss.trend(MINUTES);
+    console.log(`  open/call/close loop: ${cycles * BATCH} sessions in ${MINUTES} min; RSS ${rss.samples[0]?.y.toFixed(1)} → ${after.toFixed(1)} MiB, slope after warm-up ${trend.slope.toFixed(2)} MiB/min ` +
+      `(min ${trend.min.toFixed(1)}, max ${trend.max.toFixed(1)}); fds ${trend.fds[0]} → ${trend.fds[trend.fds.length - 1]}`);
     const total = [...errors.values()].reduce((a, b) => a + b, 0);
     console.log(`  errors: ${total}${total === 0 ? '' : ` ${JSON.stringify(Object.fromEntries(errors))}`}; gateway warnings/errors logged: ${gate.problems.length}`);
     for (const line of gate.problems.slice(0, 5)) console.log(`    ${line}`);

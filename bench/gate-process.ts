@@ -1,10 +1,9 @@
 // One `mcpgate serve --http` process for the long-running benchmarks (bench/agents.ts, bench/soak.ts):
 // spawned from the built CLI in a process group of its own with the flags given, ready once it logs
-// its address; its RSS and open file descriptors read from /proc; stopped with SIGTERM (then SIGKILL
-// of the whole group), so nothing it started outlives the benchmark.
+// its address; stopped with SIGTERM (then SIGKILL of the whole group), so nothing it started
+// outlives the benchmark. Its RSS and open file descriptors are sampled by process-samples.ts.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -73,30 +72,6 @@ export async function startGate(config: string, flags: readonly string[]): Promi
   } finally {
     clearTimeout(timer);
   }
-}
-
-export async function rssMiB(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN) / 1024;
-}
-
-export async function fdCount(pid: number): Promise<number> {
-  return (await readdir(`/proc/${pid}/fd`)).length;
-}
-
-/** Least-squares slope of y over x. */
-export function slope(points: readonly { x: number; y: number }[]): number {
-  const n = points.length;
-  if (n < 2) return 0;
-  const mx = points.reduce((s, p) => s + p.x, 0) / n;
-  const my = points.reduce((s, p) => s + p.y, 0) / n;
-  let num = 0;
-  let den = 0;
-  for (const p of points) {
-    num += (p.x - mx) * (p.y - my);
-    den += (p.x - mx) ** 2;
-  }
-  return den === 0 ? 0 : num / den;
 }
 
 export function percentile(sorted: readonly number[], p: number): number {

@@ -13,7 +13,8 @@ import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StreamableSession } from './http-client.js';
-import { ECHO, MANY_TOOLS, fdCount, option, percentile, rssMiB, slope, startGate } from './gate-process.js';
+import { ECHO, MANY_TOOLS, option, percentile, startGate } from './gate-process.js';
+import { ProcessSamples } from './process-samples.js';
 import { tree } from './proc.js';
 
 const args = process.argv.slice(2);
@@ -62,9 +63,8 @@ async function main(): Promise<void> {
   };
   const stats = { calls: 0, bumps: 0, reloads: 0, kills: 0, killMisses: 0 };
   const latencies: number[] = [];
-  const samples: { x: number; y: number; fds: number }[] = [];
-  const start = performance.now();
-  const until = start + MINUTES * 60_000;
+  const rss = new ProcessSamples(gate.pid);
+  const until = performance.now() + MINUTES * 60_000;
   const timers: NodeJS.Timeout[] = [];
   try {
     console.log(`soak: mcpgate pid ${gate.pid}, ${MINUTES} min, ${AGENTS} agents; load ${loadavg()[0]!.toFixed(1)}`);
@@ -112,21 +112,18 @@ async function main(): Promise<void> {
         }
       });
     }, 60_000));
-    const sample = async (): Promise<void> => {
-      samples.push({ x: (performance.now() - start) / 60_000, y: await rssMiB(gate.pid), fds: await fdCount(gate.pid) });
-    };
-    await sample();
-    timers.push(setInterval(() => void sample(), 10_000));
+    await rss.take();
+    rss.every(10_000);
     await Promise.all(sessions.map(async (session, i) => {
       for (let n = i; performance.now() < until; n++) await callOnce(session, n);
     }));
     for (const timer of timers) clearInterval(timer);
-    await sample();
+    rss.stop();
+    await rss.take();
     await Promise.all(sessions.map((session) => session.close()));
 
-    const steady = samples.filter((s) => s.x >= Math.min(1, MINUTES / 3));
-    const rssSlope = slope(steady);
-    const fds = steady.map((s) => s.fds);
+    const trend = rss.trend(MINUTES);
+    const fds = trend.fds;
     latencies.sort((a, b) => a - b);
     const sum = (map: Map<string, number>): number => [...map.values()].reduce((a, b) => a + b, 0);
     const nUnexpected = sum(unexpected);
@@ -134,13 +131,14 @@ async function main(): Promise<void> {
     console.log(`  calls in flight to a killed server (outcome unknown, allowed): ${sum(unknownOutcome)} ${JSON.stringify(Object.fromEntries(unknownOutcome))}`);
     console.log(`  calls to a killed server while it restarts (within ${KILL_GRACE_MS / 1000} s): ${sum(restarting)} ${JSON.stringify(Object.fromEntries(restarting))}`);
     console.log(`  other errors: ${nUnexpected} ${JSON.stringify(Object.fromEntries(unexpected))}`);
-    console.log(`  RSS ${samples[0]!.y.toFixed(1)} → ${samples[samples.length - 1]!.y.toFixed(1)} MiB, slope after the first minute ${rssSlope.toFixed(2)} MiB/min (min ${Math.min(...steady.map((s) => s.y)).toFixed(1)}, max ${Math.max(...steady.map((s) => s.y)).toFixed(1)})`);
+    console.log(`  RSS ${rss.samples[0]!.y.toFixed(1)} → ${rss.samples[rss.samples.length - 1]!.y.toFixed(1)} MiB, slope after the first minute ${trend.slope.toFixed(2)} MiB/min (min ${trend.min.toFixed(1)}, max ${trend.max.toFixed(1)})`);
     console.log(`  fds ${fds[0]} → ${fds[fds.length - 1]} (min ${Math.min(...fds)}, max ${Math.max(...fds)}); load ${loadavg()[0]!.toFixed(1)}`);
     console.log(`  gateway warnings/errors logged: ${gate.problems.length}`);
     for (const line of gate.problems.slice(0, 8)) console.log(`    ${line}`);
     if (nUnexpected > 0 || (fds.length > 0 && fds[fds.length - 1]! > fds[0]! + 4)) process.exitCode = 1;
   } finally {
     for (const timer of timers) clearInterval(timer);
+    rss.stop();
     agent.destroy();
     await gate.stop();
     await rm(dir, { recursive: true, force: true });

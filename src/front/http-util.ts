@@ -1,6 +1,6 @@
 // Small HTTP pieces of the Streamable HTTP front: reading a body under a limit without buffering
-// more than the limit, error answers that carry a JSON-RPC error object, and the checks of the one
-// gate every request passes first (Host, Origin, headers that must not be sent twice).
+// more than the limit, error answers that carry a JSON-RPC error object, and the one gate every
+// request passes first (`admit`: Host, Origin, headers that must not be sent twice).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.js';
@@ -60,6 +60,29 @@ export function sendError(res: ServerResponse, status: number, error: GatewayErr
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
   res.end(JSON.stringify(body));
+}
+
+/**
+ * The one gate in front of every route (MCP, ops, and whatever is added later): a header sent
+ * twice (400), a `Host` that is not this machine's or an allowed name (403, DNS rebinding), an
+ * `Origin` not allowed (403). False after answering.
+ */
+export function admit(req: IncomingMessage, res: ServerResponse, allowedHosts: ReadonlySet<string>, loopbackOnly: boolean, allowedOrigins: ReadonlySet<string>): boolean {
+  const repeated = repeatedHeader(req.rawHeaders);
+  if (repeated !== undefined) {
+    sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', `the ${repeated} header was sent more than once; send it once`), { connection: 'close' });
+    return false;
+  }
+  const host = req.headers.host;
+  if (!hostAllowed(host, allowedHosts, loopbackOnly)) {
+    sendError(res, 403, new GatewayError('MCPG_HOST_FORBIDDEN', `host ${JSON.stringify(host)} is not allowed (this gateway answers to ${loopbackOnly ? 'localhost, 127.0.0.1 and [::1]' : 'IP addresses and localhost'}; allow a name with --allow-host)`));
+    return false;
+  }
+  if (!originAllowed(req.headers.origin, allowedOrigins)) {
+    sendError(res, 403, new GatewayError('MCPG_ORIGIN_FORBIDDEN', `origin ${req.headers.origin ?? ''} is not allowed (allow it with --allow-origin)`));
+    return false;
+  }
+  return true;
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
