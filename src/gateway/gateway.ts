@@ -334,7 +334,6 @@ export class Gateway {
     await Promise.allSettled(servers.map((c) => c.request('logging/setLevel', { level })));
   }
 
-  /** Immediate: kill every server's process group now (a second signal). */
   /** A signal during shutdown: every server's stop skips to SIGTERM now, SIGKILL after `termGraceMs`. */
   hurry(termGraceMs: number): void {
     processGroups.hurryAll(termGraceMs);
