@@ -1,11 +1,12 @@
 // The client side of MCP Streamable HTTP (2025-11-25) for one remote server. Every message is a POST
 // to the MCP endpoint; a request's answer comes back as JSON or as an SSE stream whose messages belong
 // to that call (a server→client request on it is passed on as `related` to it), and a stream that
-// drops before the answer is resumed with GET + Last-Event-ID. Server-initiated messages come on a GET
-// stream, reopened while the session lives. The session id assigned at initialize goes on every
-// request; when the server forgets it (404) the recorded initialize is replayed transparently and the
-// message re-sent (it was never processed), writes queueing meanwhile. An unreachable server ends the
-// transport (`exit`), so the supervised connection reconnects as for a stdio server that died.
+// drops before the answer is resumed with GET + Last-Event-ID (reading answers: http-answers.ts).
+// Server-initiated messages come on a GET stream, reopened while the session lives (remote-session.ts).
+// The session id assigned at initialize goes on every request; when the server forgets it (404) the
+// recorded initialize is replayed transparently and the message re-sent (it was never processed),
+// writes queueing meanwhile. An unreachable server ends the transport (`exit`), so the supervised
+// connection reconnects as for a stdio server that died.
 // A request to a server of the 2026-07-28 revision comes with its `ModernRoute`: it goes out with no
 // session id, with `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` instead, and is cancelled by
 // closing its stream (`abort`).
@@ -15,12 +16,9 @@ import type { IncomingMessage } from 'node:http';
 import type { RemoteServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import { nestedDeeperThan, parseMessage, wireLimits } from '../wire/jsonrpc.js';
 import { DEFAULT_MAX_LINE_LENGTH } from '../wire/line-reader.js';
-import { SseParser } from '../wire/sse.js';
-import {
-  excerpt, headerOf, HttpClient, httpStatusError, mediaType, Pauses, pipeSse, readBody, unreachable, type Exchange,
-} from './http-request.js';
+import { excerpt, headerOf, HttpClient, httpStatusError, Pauses, unreachable } from './http-request.js';
+import { readAnswer, type AnswerHost, type Call } from './http-answers.js';
 import { POST_ACCEPT, RemoteSession } from './remote-session.js';
 import type { UpstreamCredentials } from './credentials.js';
 import type { StopTimings } from './transport.js';
@@ -41,45 +39,26 @@ const CANCELLED = '{"jsonrpc":"2.0","method":"notifications/cancelled"';
 /** Writes held while a new session is being set up. */
 const MAX_QUEUED = 10_000;
 const DELETE_TIMEOUT_MS = 1000;
-/** Resumptions of one call's stream in a row that bring nothing before the call is failed. */
-const MAX_RESUMES = 3;
 
-/** One request of ours in flight: the exchange carrying its answer now (POST, then resumption GETs). */
-interface Call {
-  exchange: Exchange;
-  cancelled: boolean;
-  /** Set while its answer stream waits to be resumed: ends the wait early (`resumeNow`). */
-  wake?: () => void;
-}
-
-/** What one answer stream delivered, across its resumptions. */
-interface StreamState {
-  answered: boolean;
-  /** The last message that may be the answer, checked when the stream ends unanswered. */
-  lastData: string | undefined;
-  lastEventId: string;
-  retryMs: number | undefined;
-  delivered: number;
-}
-
-export class HttpTransport implements ServerTransport {
+export class HttpTransport implements ServerTransport, AnswerHost {
   readonly pid = undefined;
-  private readonly url: URL;
-  private readonly http: HttpClient;
-  private readonly pauses = new Pauses();
-  private readonly maxLength: number;
-  private readonly reconnectMs: number;
-  private readonly session: RemoteSession;
-  private state: 'open' | 'stopping' | 'closed' = 'open';
+  // Public for http-answers.ts (AnswerHost); the session above sees only ServerTransport.
+  readonly url: URL;
+  readonly http: HttpClient;
+  readonly pauses = new Pauses();
+  readonly maxLength: number;
+  readonly reconnectMs: number;
+  readonly session: RemoteSession;
+  state: 'open' | 'stopping' | 'closed' = 'open';
   private queue: { line: string; id: number | undefined }[] = [];
   private readonly calls = new Map<number, Call>();
   private stopping: Promise<void> | undefined;
   private readonly credentials: UpstreamCredentials | undefined;
 
   constructor(
-    private readonly config: RemoteServerConfig,
-    private readonly log: Logger,
-    private readonly events: TransportEvents,
+    readonly config: RemoteServerConfig,
+    readonly log: Logger,
+    readonly events: TransportEvents,
     options: RemoteTransportOptions = {},
   ) {
     this.url = new URL(config.url);
@@ -222,116 +201,13 @@ export class HttpTransport implements ServerTransport {
         if (id !== undefined) this.failCall(id, this.badResponse(`accepted a request (HTTP ${status}) without answering it`));
         return;
       }
-      await this.readAnswer(res, id, call);
+      await readAnswer(this, res, id, call);
     } finally {
       if (id !== undefined && this.calls.get(id) === call) this.calls.delete(id);
     }
   }
 
-  /** The answer to one POST: one JSON message (or a batch), or an SSE stream of them. */
-  private async readAnswer(res: IncomingMessage, id: number | undefined, call: Call): Promise<void> {
-    const type = mediaType(res);
-    if (type === 'text/event-stream') return this.readStream(res, id, call);
-    if (type !== 'application/json') {
-      res.resume();
-      if (id !== undefined) this.failCall(id, this.badResponse(`answered with content type "${type}", not JSON or an event stream`));
-      return;
-    }
-    let body;
-    try {
-      body = await readBody(res, this.maxLength);
-    } catch {
-      if (this.state === 'open' && !call.cancelled && id !== undefined) this.failCall(id, this.dropped());
-      return;
-    }
-    if (body.kind === 'overflow') {
-      this.events.overflow(body.length);
-      if (id !== undefined) this.failCall(id, this.tooLarge(body.length));
-      return;
-    }
-    const text = body.text.trim();
-    if (text.startsWith('{')) return this.emit(text, id);
-    if (text.startsWith('[')) {
-      let batch: unknown;
-      try {
-        batch = JSON.parse(text);
-      } catch {
-        batch = undefined;
-      }
-      // Each member is re-encoded below: one nested past the limit must never reach JSON.stringify.
-      if (Array.isArray(batch) && !nestedDeeperThan(batch, wireLimits.maxDepth + 1)) {
-        for (const msg of batch) this.emit(JSON.stringify(msg), id);
-        return;
-      }
-    }
-    if (id !== undefined) this.failCall(id, this.badResponse(text === '' ? 'answered with an empty body' : 'answered with a body that is not a JSON-RPC message'));
-  }
-
-  /** An SSE answer; if it ends before the answer, resume it (GET + Last-Event-ID) or fail the call. */
-  private async readStream(res: IncomingMessage, id: number | undefined, call: Call): Promise<void> {
-    const stream: StreamState = { answered: false, lastData: undefined, lastEventId: '', retryMs: undefined, delivered: 0 };
-    await this.consume(res, id, stream);
-    if (id === undefined) return;
-    for (let fruitless = 0; ; ) {
-      if (this.state !== 'open' || call.cancelled || this.isAnswered(stream, id)) return;
-      if (stream.lastEventId === '' || fruitless >= MAX_RESUMES) return this.failCall(id, this.dropped());
-      const delay = stream.retryMs ?? this.reconnectMs;
-      const woken = new Promise<boolean>((resolve) => (call.wake = () => resolve(this.state === 'open')));
-      this.events.paused?.(id, delay);
-      const waited = await Promise.race([this.pauses.wait(delay), woken]);
-      call.wake = undefined;
-      if (!waited || call.cancelled) return;
-      this.log.debug('resuming an answer stream that ended before the answer', { id, lastEventId: stream.lastEventId });
-      const headers = { ...this.session.headers(), accept: 'text/event-stream', 'last-event-id': stream.lastEventId };
-      call.exchange = this.http.send(this.url, 'GET', headers);
-      let resumed: IncomingMessage;
-      try {
-        resumed = await call.exchange.response;
-      } catch (err) {
-        if (this.state !== 'open' || call.cancelled) return;
-        const reason = unreachable(this.config.name, this.url, err);
-        this.failCall(id, reason);
-        return this.lost(reason);
-      }
-      if (resumed.statusCode !== 200 || mediaType(resumed) !== 'text/event-stream') {
-        resumed.resume();
-        return this.failCall(id, this.dropped());
-      }
-      const before = stream.delivered;
-      await this.consume(resumed, id, stream);
-      fruitless = stream.delivered > before ? 0 : fruitless + 1;
-    }
-  }
-
-  private async consume(res: IncomingMessage, id: number | undefined, stream: StreamState): Promise<void> {
-    const parser = new SseParser({
-      event: (e) => {
-        if (e.event !== 'message' || e.data === '') return; // '' primes the client with an event id
-        stream.delivered += 1;
-        // Requests and notifications always carry "method"; a message without it is the answer.
-        if (!e.data.includes('"method"')) stream.answered = true;
-        else stream.lastData = e.data;
-        this.emit(e.data, id);
-      },
-      retry: (ms) => (stream.retryMs = ms),
-      overflow: (length) => {
-        this.events.overflow(length);
-        if (id === undefined || stream.answered) return;
-        stream.answered = true; // the dropped message may have been the answer: do not wait for it
-        this.failCall(id, this.tooLarge(length));
-      },
-    }, this.maxLength);
-    await pipeSse(res, parser);
-    if (parser.lastEventId !== '') stream.lastEventId = parser.lastEventId;
-  }
-
-  private isAnswered(stream: StreamState, id: number): boolean {
-    if (stream.answered || stream.lastData === undefined) return stream.answered;
-    const parsed = parseMessage(stream.lastData);
-    return parsed.kind === 'response' && parsed.msg.id === id;
-  }
-
-  private emit(line: string, related: number | undefined): void {
+  emit(line: string, related: number | undefined): void {
     if (this.state === 'closed') return;
     this.session.inspect(line, related);
     this.events.line(line, related);
@@ -386,12 +262,12 @@ export class HttpTransport implements ServerTransport {
   }
 
   /** Answers our request `id` with an error in the server's place. */
-  private failCall(id: number, err: GatewayError): void {
+  failCall(id: number, err: GatewayError): void {
     if (this.state === 'open') this.events.fail(id, err);
   }
 
   /** The server is gone: end everything and report it once. */
-  private lost(reason: GatewayError): void {
+  lost(reason: GatewayError): void {
     if (this.state !== 'open') return;
     this.teardown();
     this.events.exit(reason);
@@ -405,16 +281,8 @@ export class HttpTransport implements ServerTransport {
     this.calls.clear();
   }
 
-  private badResponse(what: string): GatewayError {
+  badResponse(what: string): GatewayError {
     return new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${this.config.name}" ${what}`, { server: this.config.name });
-  }
-
-  private dropped(): GatewayError {
-    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}" closed the connection before answering; the outcome of the call is unknown (it may have run)`, { server: this.config.name, detail: { outcome: 'unknown' } });
-  }
-
-  private tooLarge(length: number): GatewayError {
-    return this.badResponse(`sent a message over the size limit (${length} of at most ${this.maxLength} bytes); it was discarded`);
   }
 }
 

@@ -1,52 +1,29 @@
-// One server session to a server process: one spawn of it, the initialize handshake, the table of
-// requests in flight (with their timeouts), and teardown that settles every one of them. Forwarded
-// calls are relayed as raw lines; only the gateway's own requests (initialize, lists) are promises.
-// A session lives once; the supervised connection (connection.ts) starts a new one to reconnect.
-// A server of the 2026-07-28 revision (era.ts) has no handshake: `server/discover` stands for
-// initialize, every request carries the `_meta` envelope, change notifications come on a
-// `subscriptions/listen` request kept open, and an input-required answer to an agent's call is turned
-// into ordinary server→client requests (hooks.request, related to the call) whose answers go back in
-// the retried call (`inputResponses` + the server's `requestState`), same id, same session.
+// One server session to a server process: one spawn of it, the table of requests in flight (with
+// their timeouts), and teardown that settles every one of them. Forwarded calls are relayed as raw
+// lines; only the gateway's own requests (initialize, lists) are promises. A session lives once; the
+// supervised connection (connection.ts) starts a new one to reconnect. Its start in either era is
+// session-start.ts; a server of the 2026-07-28 revision (era.ts) has every request wrapped in the
+// `_meta` envelope here, its change notifications on a `subscriptions/listen` request kept open
+// (listen-stream.ts), and its input-required answers to agents' calls turned into server→client
+// requests whose answers go back in the retried call (input-rounds.ts).
 
-import { InitializeResultSchema } from '@modelcontextprotocol/core';
-import { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION } from '../wire/protocol.js';
 import { DEFAULT_LIMITS, type ServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import {
   encodeError, encodeNotification, encodeRequest, parseMessage,
-  type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
+  type JsonRpcNotification, type JsonRpcRequest, type RequestId,
 } from '../wire/jsonrpc.js';
 import type { JsonRpcErrorObject } from '../errors.js';
 import { PARAM_HEADERS, type WithParamHeaders } from '../wire/era.js';
 import { RAW_REQUEST, spliceRequest, type WithRawRequest } from '../wire/request-splice.js';
-import { StdioProcess, type StopTimings, DEFAULT_STOP_TIMINGS } from './stdio-process.js';
-import type { UpstreamCredentials } from './credentials.js';
-import { HttpTransport } from './http-transport.js';
-import { SseTransport } from './sse-transport.js';
-import type { ServerTransport, TransportFactory } from './transport.js';
-import { GATEWAY_INFO } from '../version.js';
-import {
-  CLIENT_CAPABILITIES, listenFilter, MAX_INPUT_ROUNDS, mcpName, MODERN_PROTOCOL_VERSION, readDiscover, readInputRequired,
-  wantedEra, withEnvelope, type SessionEra,
-} from './era.js';
-
-export type SessionState = 'connecting' | 'ready' | 'failed' | 'closed';
-
-/** Where the answer to one request goes. Exactly one of reply/fail is called, once. */
-export interface CallSink {
-  /** The server answered; `line` is the raw text, so the caller can relay it without re-encoding. */
-  reply(msg: JsonRpcResponse, line: string): void;
-  /** The call ended without an answer (timeout, server gone, shutdown). */
-  fail(err: GatewayError): void;
-  /** A progress notification for this call (its token was rewritten to the call's id). */
-  progress?(params: Record<string, unknown>): void;
-  /**
-   * The server ended this call's answer stream to be polled (SEP-1699): it is resumed after
-   * `retryMs`, or sooner by `resume()` (when the agent, told the same, comes back sooner).
-   */
-  paused?(retryMs: number, resume: () => void): void;
-}
+import { DEFAULT_STOP_TIMINGS } from './stdio-process.js';
+import type { ServerTransport } from './transport.js';
+import { mcpName, withEnvelope, type SessionEra } from './era.js';
+import { handshake, openTransport } from './session-start.js';
+import { ListenStream } from './listen-stream.js';
+import { INPUT_ID, InputRounds } from './input-rounds.js';
+import type { CallSink, Pending, ServerInfo, SessionOptions, SessionState } from './session-types.js';
 
 export interface SessionHooks {
   /** A notification the session does not consume itself (list_changed, logging, resources/updated…). */
@@ -61,65 +38,9 @@ export interface SessionHooks {
   outcome?(session: ServerSession, ok: boolean): void;
 }
 
-export interface SessionOptions {
-  startupTimeoutMs: number;
-  stopTimings?: StopTimings;
-  /** Request ids shared by every session of one connection, so an id is never reused after a reconnect. */
-  ids?: { next: number };
-  /** How to reach the server; default: spawn a stdio child (remote servers pass theirs). */
-  transport?: TransportFactory;
-  /** Names of mcpgate's own secret variables, never inherited by a stdio server. */
-  secretEnv?: () => ReadonlySet<string>;
-  /** The era an `"era": "auto"` server was found to speak, shared by a connection's sessions (probe once). */
-  era?: { known?: SessionEra };
-  /** A Streamable HTTP server's OAuth credentials (kept by the connection across sessions). */
-  credentials?: UpstreamCredentials;
-}
-
-/** One round of a modern server's input requests for one call: the agent's answers as they come. */
-interface InputRound {
-  answers: Record<string, unknown>;
-  keys: Map<string, string>;
-  requestState: string | undefined;
-}
-
-interface Pending {
-  sink: CallSink;
-  /** An agent's call (its outcome feeds the circuit breaker), not one of the gateway's own requests. */
-  forwarded: boolean;
-  method: string;
-  timeoutMs: number;
-  /** performance.now() by which the server must answer (pushed back by progress, never past `ceiling`). */
-  deadline: number;
-  /** performance.now() past which the call ends however much progress it reports (hardening §5). */
-  ceiling: number;
-  /** performance.now() of the call's last progress notification, if any. */
-  progressAt?: number;
-  /** A modern server's forwarded call: the request as sent, to retry it with the agent's input. */
-  request?: JsonRpcRequest;
-  /** Input-required rounds so far, and the one waiting for the agent's answers. */
-  rounds?: number;
-  input?: InputRound;
-}
-
 /** Timeouts are checked by one sweep per connection, at a tenth of the shortest timeout (10 ms–1 s). */
 const MIN_SWEEP_MS = 10;
 const MAX_SWEEP_MS = 1000;
-
-export interface ServerInfo {
-  protocolVersion: string;
-  capabilities: Record<string, unknown>;
-  serverInfo: { name: string; version: string };
-  instructions: string | undefined;
-}
-
-/** The share of the startup time an "auto" server's `server/discover` probe may take before initialize is tried. */
-const PROBE_SHARE = 0.5;
-/** A listen stream that keeps failing is given up after this many tries in a row (logged). */
-const MAX_LISTEN_FAILURES = 5;
-const LISTEN_RETRY_MS = 1000;
-/** The prefix of the ids of input requests relayed to agents (a server's own ids never reach respond with it). */
-const INPUT_ID = 'mcpgate-input-';
 
 export class ServerSession {
   readonly name: string;
@@ -138,13 +59,10 @@ export class ServerSession {
   private closing: Promise<void> | undefined;
   /** `modern`: the server speaks 2026-07-28 (no session; the envelope on every request). */
   era: SessionEra = 'legacy';
-  /** The open `subscriptions/listen` request's id (modern only), and its failures in a row. */
-  private listenId: number | undefined;
-  private listenFailures = 0;
-  private listenTimer: NodeJS.Timeout | undefined;
-  private readonly resourceSubscriptions = new Set<string>();
-  /** The synthetic ids of input requests relayed to agents → the call and the key they answer. */
-  private readonly inputs = new Map<string, { callId: number; round: InputRound; key: string }>();
+  /** A modern server's `subscriptions/listen` request and the resource URIs it follows. */
+  private readonly listening: ListenStream;
+  /** A modern server's input requests relayed to agents, and the calls waiting for their answers. */
+  private readonly rounds: InputRounds;
 
   constructor(
     readonly config: ServerConfig,
@@ -155,6 +73,22 @@ export class ServerSession {
     this.name = config.name;
     this.ids = options.ids ?? { next: 1 };
     this.ceilingMs = config.limits?.maxCallMs ?? DEFAULT_LIMITS.maxCallMs;
+    this.listening = new ListenStream({
+      log,
+      ready: () => this.state === 'ready' && this.closing === undefined,
+      info: () => this.info,
+      call: (method, params, sink, timeoutMs) => this.call(method, params, sink, timeoutMs),
+      cancel: (id, reason) => this.cancel(id, reason),
+      pending: (id) => this.pending.has(id),
+    });
+    this.rounds = new InputRounds({
+      name: this.name,
+      entry: (id) => this.pending.get(id),
+      settle: (id) => this.settle(id),
+      ask: (msg, callId) => hooks.request(this, msg, callId),
+      write: (line, id, route) => this.process!.write(line, id, route),
+      unavailable: () => this.unavailable(),
+    });
   }
 
   get pid(): number | undefined {
@@ -170,134 +104,24 @@ export class ServerSession {
       fail: (id: number, reason: GatewayError) => this.onFailed(id, reason),
       paused: (id: number, retryMs: number) => this.pending.get(id)?.sink.paused?.(retryMs, () => this.process?.resumeNow?.(id)),
     };
-    const open = this.options.transport;
-    if (open !== undefined) this.process = open(this.config, this.log, events);
-    else if (this.config.type === 'stdio') this.process = new StdioProcess(this.config, this.log, events, { secretEnv: this.options.secretEnv });
-    else if (this.config.type === 'http') this.process = new HttpTransport(this.config, this.log, events, this.options.credentials === undefined ? {} : { credentials: this.options.credentials });
-    else this.process = new SseTransport(this.config, this.log, events);
-    const wanted = wantedEra(this.config);
-    const started = performance.now();
-    let probed: 'answered' | 'silent' | undefined;
-    if (wanted === '2026-07-28' || (wanted === 'auto' && this.options.era?.known !== 'legacy')) {
-      probed = await this.discover(wanted === 'auto');
-      if (probed === undefined) return;
-    }
-    const params = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: CLIENT_CAPABILITIES, clientInfo: GATEWAY_INFO };
-    // After a probe that went unanswered, initialize gets what is left of the startup time.
-    const timeoutMs = probed === 'silent' ? Math.max(1, this.options.startupTimeoutMs - Math.round(performance.now() - started)) : this.options.startupTimeoutMs;
-    let raw: Record<string, unknown>;
-    try {
-      raw = await this.request('initialize', params, timeoutMs);
-    } catch (err) {
-      // An "auto" server remembered as legacy (its probe crashed it) that refuses initialize: probe it next time.
-      if (wanted === 'auto' && this.options.era !== undefined && this.state === 'connecting' && !(err instanceof GatewayError && err.code === 'MCPG_SERVER_TIMEOUT')) delete this.options.era.known;
-      const reason = err instanceof GatewayError && err.code === 'MCPG_SERVER_TIMEOUT'
-        ? new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" did not answer ${probed === 'silent' ? 'server/discover or initialize' : 'initialize'} within ${this.options.startupTimeoutMs} ms`, { server: this.name })
-        : toStartError(err, this.name);
-      this.fail(reason);
-      throw reason;
-    }
-    const parsed = InitializeResultSchema.safeParse(raw);
-    if (!parsed.success) {
-      const reason = new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" sent an invalid initialize result: ${parsed.error.issues[0]?.message ?? 'invalid'}`, { server: this.name });
-      this.fail(reason);
-      throw reason;
-    }
-    const result = parsed.data;
-    if (!SUPPORTED_PROTOCOL_VERSIONS.includes(result.protocolVersion)) {
-      const reason = new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" speaks protocol ${result.protocolVersion}, which mcpgate does not support (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`, { server: this.name });
-      this.fail(reason);
-      throw reason;
-    }
-    this.info = {
-      protocolVersion: result.protocolVersion,
-      capabilities: result.capabilities,
-      serverInfo: { name: result.serverInfo.name, version: result.serverInfo.version },
-      instructions: result.instructions,
-    };
-    this.notify('notifications/initialized');
-    if (this.options.era !== undefined && wanted === 'auto') this.options.era.known = 'legacy';
-    this.setState('ready');
-  }
-
-  /**
-   * `server/discover` in place of initialize. Undefined: the server speaks 2026-07-28 and the session
-   * is ready. Otherwise (only when `fallback`, for "auto") it does not, and initialize comes next:
-   * `answered` — it refused or did not offer the revision; `silent` — no answer within the probe's
-   * share of the startup time (a legacy server may drop what it does not know before initialize).
-   * Any other failure fails the start; a server that died of the probe is initialized next time.
-   */
-  private async discover(fallback: boolean): Promise<'answered' | 'silent' | undefined> {
-    this.era = 'modern';
-    let raw: Record<string, unknown>;
-    const timeoutMs = fallback ? Math.max(1, Math.floor(this.options.startupTimeoutMs * PROBE_SHARE)) : this.options.startupTimeoutMs;
-    try {
-      raw = await this.request('server/discover', undefined, timeoutMs);
-    } catch (err) {
-      const alive = this.closing === undefined && this.state === 'connecting';
-      const timedOut = err instanceof GatewayError && err.code === 'MCPG_SERVER_TIMEOUT';
-      if (fallback && alive) {
-        this.log.debug(timedOut ? 'server/discover went unanswered; falling back to initialize' : 'server/discover was refused; falling back to initialize', { error: err instanceof Error ? err.message : String(err) });
-        this.era = 'legacy';
-        return timedOut ? 'silent' : 'answered';
-      }
-      if (fallback && this.options.era !== undefined && this.closing === undefined) this.options.era.known = 'legacy';
-      const reason = timedOut
-        ? new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" did not answer server/discover within ${this.options.startupTimeoutMs} ms`, { server: this.name })
-        : err instanceof GatewayError && err.code !== 'MCPG_SERVER_START_FAILED' && err.code !== 'MCPG_SERVER_NEEDS_LOGIN'
-          ? new GatewayError('MCPG_SERVER_START_FAILED', `${err.message} (before completing server/discover; ${fallback ? 'the probe for its era: it is initialized next time' : `the entry's "era" is "${MODERN_PROTOCOL_VERSION}"`})`, { server: this.name, cause: err })
-          : toStartError(err, this.name);
-      this.fail(reason);
-      throw reason;
-    }
-    const found = readDiscover(raw, this.name);
-    if (typeof found === 'string') {
-      if (fallback) {
-        this.log.debug('server/discover did not offer 2026-07-28; falling back to initialize', { why: found });
-        this.era = 'legacy';
-        return 'answered';
-      }
-      const reason = new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" cannot be spoken to in the ${MODERN_PROTOCOL_VERSION} era: ${found} (set its "era" to "2025" or "auto")`, { server: this.name });
-      this.fail(reason);
-      throw reason;
-    }
-    this.info = { protocolVersion: MODERN_PROTOCOL_VERSION, ...found };
-    if (this.options.era !== undefined) this.options.era.known = 'modern';
-    this.setState('ready');
-    this.listen();
-    return undefined;
-  }
-
-  /**
-   * Opens the `subscriptions/listen` request that carries a modern server's change notifications (it
-   * stays open; its answer, or its failure, ends it and it is reopened, up to MAX_LISTEN_FAILURES in
-   * a row). Reopened with the new filter when the resource subscriptions change.
-   */
-  private listen(): void {
-    if (this.listenId !== undefined) {
-      const old = this.listenId;
-      this.listenId = undefined;
-      this.cancel(old, 'the subscription filter changed');
-    }
-    if (this.state !== 'ready' || this.closing !== undefined || this.info === undefined) return;
-    const filter = listenFilter(this.info.capabilities, this.resourceSubscriptions);
-    if (filter === undefined) return;
-    // Declared before the call: a write that fails at once ends the listen inside call() itself.
-    let id = 0;
-    const ended = (why: string): void => {
-      if (this.listenId !== id) return;
-      this.listenId = undefined;
-      if (this.state !== 'ready' || this.closing !== undefined) return;
-      this.listenFailures += 1;
-      if (this.listenFailures > MAX_LISTEN_FAILURES) return this.log.warn('the subscriptions/listen stream keeps ending; change notifications from this server are not followed', { why });
-      this.listenTimer = setTimeout(() => this.listen(), LISTEN_RETRY_MS);
-      this.listenTimer.unref();
-    };
-    id = this.call('subscriptions/listen', { notifications: filter }, {
-      reply: (msg) => ended('error' in msg ? msg.error.message : 'the server ended the subscription'),
-      fail: (err) => ended(err.message),
-    }, Infinity);
-    if (this.pending.has(id)) this.listenId = id;
+    this.process = openTransport(this.config, this.log, events, this.options);
+    await handshake({
+      name: this.name,
+      config: this.config,
+      log: this.log,
+      options: this.options,
+      speak: (era) => (this.era = era),
+      connecting: () => this.state === 'connecting',
+      closing: () => this.closing !== undefined,
+      request: (method, params, timeoutMs) => this.request(method, params, timeoutMs),
+      notify: (method) => this.notify(method),
+      fail: (reason) => this.fail(reason),
+      ready: (info) => {
+        this.info = info;
+        this.setState('ready');
+      },
+      listen: () => this.listening.open(),
+    });
   }
 
   /** Sends a request whose answer goes to `sink`; returns the id used on this connection. */
@@ -315,7 +139,7 @@ export class ServerSession {
     if (modern) {
       if (method === 'resources/subscribe' || method === 'resources/unsubscribe') {
         this.settle(id);
-        this.subscribe(method, params?.uri, sink);
+        this.listening.subscribe(method, params?.uri, sink);
         return id;
       }
       params = withEnvelope(params);
@@ -396,7 +220,7 @@ export class ServerSession {
   respond(id: RequestId, result: unknown): void {
     // An answer to one of our synthetic input requests is never the server's to see (late ones: dropped).
     if (typeof id === 'string' && id.startsWith(INPUT_ID)) {
-      if (this.inputs.has(id)) this.inputAnswered(id, { result });
+      this.rounds.answered(id, { result });
       return;
     }
     this.process?.write(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result)}}`);
@@ -404,100 +228,10 @@ export class ServerSession {
 
   respondError(id: RequestId, error: JsonRpcErrorObject): void {
     if (typeof id === 'string' && id.startsWith(INPUT_ID)) {
-      if (this.inputs.has(id)) this.inputAnswered(id, { error });
+      this.rounds.answered(id, { error });
       return;
     }
     this.process?.write(encodeError(id, error));
-  }
-
-  /**
-   * `resources/subscribe` / `unsubscribe` to a modern server: the revision has neither; the URI joins
-   * (or leaves) the listen stream's filter, which is reopened, and the agent gets the empty result.
-   */
-  private subscribe(method: string, uri: unknown, sink: CallSink): void {
-    if (typeof uri !== 'string') return sink.fail(new GatewayError('MCPG_INVALID_PARAMS', `${method}: params.uri must be a string`));
-    const had = this.resourceSubscriptions.has(uri);
-    if (method === 'resources/subscribe') this.resourceSubscriptions.add(uri);
-    else this.resourceSubscriptions.delete(uri);
-    if (had !== this.resourceSubscriptions.has(uri)) this.listen();
-    sink.reply({ jsonrpc: '2.0', id: 0, result: {} }, '{"jsonrpc":"2.0","id":0,"result":{}}');
-  }
-
-  /**
-   * A modern server answered an agent's call with an input-required result: its input requests go to
-   * the agent as server→client requests related to the call (synthetic string ids, never sent to the
-   * server), and the call stays pending until every one is answered, then is retried. True: handled.
-   */
-  private inputRequired(id: number, result: Record<string, unknown>): boolean {
-    const entry = this.pending.get(id);
-    if (entry === undefined || entry.request === undefined) return false;
-    const read = readInputRequired(result);
-    if (read === undefined) return false;
-    if (typeof read === 'string') {
-      this.settle(id);
-      entry.sink.fail(new GatewayError('MCPG_INPUT_FAILED', `server "${this.name}" sent ${read}; the call was ended`, { server: this.name }));
-      return true;
-    }
-    entry.rounds = (entry.rounds ?? 0) + 1;
-    if (entry.rounds > MAX_INPUT_ROUNDS) {
-      this.settle(id);
-      entry.sink.fail(new GatewayError('MCPG_INPUT_ROUNDS_EXCEEDED', `server "${this.name}" still asked for input after ${MAX_INPUT_ROUNDS} rounds of ${entry.method}; the call was ended`, { server: this.name, detail: { rounds: MAX_INPUT_ROUNDS } }));
-      return true;
-    }
-    // Waiting for a person (elicitation) is the agent's time, not the server's: the timeout restarts.
-    entry.deadline = Math.min(performance.now() + entry.timeoutMs, entry.ceiling);
-    const round: InputRound = { answers: {}, keys: new Map(), requestState: read.requestState };
-    entry.input = round;
-    if (read.requests.length === 0) {
-      this.retry(id, entry, round);
-      return true;
-    }
-    read.requests.forEach(([key], n) => {
-      const sid = `${INPUT_ID}${id}-${entry.rounds}-${n}`;
-      round.keys.set(sid, key);
-      this.inputs.set(sid, { callId: id, round, key });
-    });
-    let n = 0;
-    for (const [, method, params] of read.requests) {
-      const sid = `${INPUT_ID}${id}-${entry.rounds}-${n++}`;
-      if (this.inputs.has(sid)) this.hooks.request(this, { jsonrpc: '2.0', id: sid, method, params: params ?? {} }, id);
-    }
-    return true;
-  }
-
-  /** The agent answered one input request (or refused it: the call ends, MCPG_INPUT_FAILED). */
-  private inputAnswered(sid: string, answer: { result: unknown } | { error: JsonRpcErrorObject }): void {
-    const input = this.inputs.get(sid)!;
-    this.inputs.delete(sid);
-    const entry = this.pending.get(input.callId);
-    if (entry === undefined || entry.input !== input.round) return; // the call ended meanwhile
-    if ('error' in answer) {
-      this.settle(input.callId);
-      entry.sink.fail(new GatewayError('MCPG_INPUT_FAILED', `server "${this.name}" needs input the agent did not give (${answer.error.message}); the call was ended`, { server: this.name, detail: { agentError: answer.error } }));
-      return;
-    }
-    input.round.answers[input.key] = answer.result;
-    input.round.keys.delete(sid);
-    if (input.round.keys.size === 0) this.retry(input.callId, entry, input.round);
-  }
-
-  /** The call again, same id (its previous exchange is over), with the answers and the server's state. */
-  private retry(id: number, entry: Pending, round: InputRound): void {
-    entry.input = undefined;
-    const request = entry.request!;
-    const { inputResponses: _answers, requestState: _state, ...params } = request.params ?? {};
-    request.params = { ...params, inputResponses: round.answers, ...(round.requestState !== undefined && { requestState: round.requestState }) };
-    let line: string;
-    try {
-      line = JSON.stringify(request);
-    } catch (err) {
-      this.settle(id);
-      entry.sink.fail(new GatewayError('MCPG_INPUT_FAILED', `the agent's input for server "${this.name}" could not be encoded: ${err instanceof Error ? err.message : String(err)}`, { server: this.name }));
-      return;
-    }
-    if (!this.process!.write(line, id, { method: request.method, name: mcpName(request.method, request.params), params: (request as WithParamHeaders)[PARAM_HEADERS] })) {
-      this.settle(id)?.sink.fail(this.unavailable());
-    }
   }
 
   /** Graceful: refuse new calls, settle the pending ones, stop the process (seed 000). Idempotent. */
@@ -534,7 +268,7 @@ export class ServerSession {
     switch (parsed.kind) {
       case 'response': {
         const id = parsed.msg.id;
-        if (this.era === 'modern' && typeof id === 'number' && 'result' in parsed.msg && parsed.msg.result.resultType === 'input_required' && this.inputRequired(id, parsed.msg.result)) return;
+        if (this.era === 'modern' && typeof id === 'number' && 'result' in parsed.msg && parsed.msg.result.resultType === 'input_required' && this.rounds.required(id, parsed.msg.result)) return;
         const entry = typeof id === 'number' ? this.settle(id) : undefined;
         if (entry === undefined) return this.log.debug('dropped an answer to no pending request (late or cancelled)', { id });
         if (entry.forwarded) this.hooks.outcome?.(this, true);
@@ -543,10 +277,7 @@ export class ServerSession {
       }
       case 'notification':
         if (parsed.msg.method === 'notifications/progress') return this.onProgress(parsed.msg);
-        if (parsed.msg.method === 'notifications/subscriptions/acknowledged') {
-          this.listenFailures = 0;
-          return;
-        }
+        if (parsed.msg.method === 'notifications/subscriptions/acknowledged') return this.listening.acknowledged();
         this.hooks.notification(this, parsed.msg);
         return;
       case 'request':
@@ -641,15 +372,15 @@ export class ServerSession {
     const entry = this.pending.get(id);
     if (entry === undefined) return undefined;
     this.pending.delete(id);
-    if (entry.input !== undefined) for (const sid of entry.input.keys.keys()) this.inputs.delete(sid);
+    if (entry.input !== undefined) this.rounds.forget(entry.input);
     return entry;
   }
 
   /** Terminal: every pending call fails with `err` and the sweep stops (no call is taken after this). */
   private failAll(err: GatewayError, forwardedErr: GatewayError = err): void {
     this.stopSweep();
-    clearTimeout(this.listenTimer);
-    this.inputs.clear();
+    this.listening.stop();
+    this.rounds.clear();
     const entries = [...this.pending.values()];
     this.pending.clear();
     for (const entry of entries) {
@@ -671,12 +402,4 @@ export class ServerSession {
     this.state = state;
     this.hooks.state(this, state, reason);
   }
-}
-
-function toStartError(err: unknown, server: string): GatewayError {
-  if (err instanceof GatewayError) {
-    if (err.code === 'MCPG_SERVER_START_FAILED' || err.code === 'MCPG_SERVER_NEEDS_LOGIN') return err;
-    return new GatewayError('MCPG_SERVER_START_FAILED', `${err.message} (before completing initialize)`, { server, cause: err });
-  }
-  return new GatewayError('MCPG_SERVER_START_FAILED', `server "${server}" failed to initialize: ${String(err)}`, { server });
 }
