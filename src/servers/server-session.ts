@@ -22,6 +22,7 @@ import type { ServerTransport } from './transport.js';
 import { mcpName, withEnvelope, type SessionEra } from './era.js';
 import { handshake, openTransport } from './session-start.js';
 import { ListenStream } from './listen-stream.js';
+import { overdue } from './overdue.js';
 import { INPUT_ID, InputRounds } from './input-rounds.js';
 import type { CallSink, Pending, ServerInfo, SessionOptions, SessionState } from './session-types.js';
 
@@ -334,22 +335,10 @@ export class ServerSession {
   }
 
   private onTimeout(id: number, entry: Pending): void {
-    const { method, timeoutMs } = entry;
-    if (entry.deadline >= entry.ceiling) {
-      // The call ran out its total time. A server that reported progress within its timeout is
-      // working, just longer than allowed: that is no sign of failure for the breaker. One that went
-      // silent (or has a ceiling below its timeout) would have timed out anyway, and counts as such.
-      const alive = entry.progressAt !== undefined && performance.now() - entry.progressAt < timeoutMs;
-      this.cancel(id, `ran longer than the ceiling of ${this.ceilingMs} ms`);
-      if (entry.forwarded && !alive && timeoutMs >= this.config.timeout) this.hooks.outcome?.(this, false);
-      entry.sink.fail(new GatewayError('MCPG_SERVER_TIMEOUT', `server "${this.name}" did not finish ${method} within its ceiling of ${this.ceilingMs} ms (limits.maxCallMs; progress does not extend it); the request was cancelled`, { server: this.name, detail: { ceilingMs: this.ceilingMs } }));
-      return;
-    }
-    this.cancel(id, `timed out after ${timeoutMs} ms`);
-    // Only the server's own timeout says the server is failing; a shorter one an agent chose (e.g.
-    // execute_tool's timeout_ms) must not let one agent open the breaker for everyone.
-    if (entry.forwarded && timeoutMs >= this.config.timeout) this.hooks.outcome?.(this, false);
-    entry.sink.fail(new GatewayError('MCPG_SERVER_TIMEOUT', `server "${this.name}" did not answer ${method} within ${timeoutMs} ms; the request was cancelled`, { server: this.name, detail: { timeoutMs } }));
+    const { reason, error, counts } = overdue(this.name, entry, this.config.timeout, this.ceilingMs, performance.now());
+    this.cancel(id, reason);
+    if (counts) this.hooks.outcome?.(this, false);
+    entry.sink.fail(error);
   }
 
   private onExit(reason: GatewayError): void {
