@@ -5,6 +5,7 @@
 import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { spawnSync } from 'node:child_process';
+import process from 'node:process';
 
 rmSync('dist/src', { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
