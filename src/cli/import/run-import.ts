@@ -112,7 +112,7 @@ export async function runImport(options: ImportOptions, io: CliIo): Promise<numb
     if (newSecrets.length > 0) io.out(`Would move ${newSecrets.length} secret(s) to ${secretsFile}: ${newSecrets.join(', ')}\n`);
     return 0;
   }
-  if (imported.length > 0) await writeFile(options.configFile, output);
+  // The secrets first: a config whose references have nowhere to come from is worse than an unused secret.
   if (newSecrets.length > 0) {
     const lines = newSecrets.map((v) => envFileLine(v, secrets.get(v)!)).join('');
     const prefix = secretsText === undefined ? '# Secrets moved here by `mcpgate import`; pass this file with `mcpgate serve --env-file`.\n' : secretsText.endsWith('\n') || secretsText === '' ? secretsText : `${secretsText}\n`;
@@ -120,6 +120,7 @@ export async function runImport(options: ImportOptions, io: CliIo): Promise<numb
     await chmod(secretsFile, 0o600);
     warn(`${newSecrets.length} literal secret(s) moved to ${secretsFile} (mode 0600): ${newSecrets.join(', ')}; the servers refer to them as \${NAME}. Keep that file out of version control.`);
   }
+  if (imported.length > 0) await writeFile(options.configFile, output);
   for (const variable of inputVars) {
     if (!secrets.has(variable) && options.env[variable] === undefined) warn(`VS Code prompted for this value; mcpgate reads it from \${${variable}}: set ${variable} in the environment or in ${secretsFile}`);
   }
