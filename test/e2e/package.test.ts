@@ -127,7 +127,8 @@ void describe('the package: npm pack, npm install -g, npx', { timeout: 420_000 }
     await work?.remove();
   });
 
-  void it('npm pack on a clean checkout builds first and packs only what the CLI runs', { timeout: 30_000 }, async () => {
+  void it('npm pack on a clean checkout builds first and packs only what the CLI runs', { timeout: 30_000 }, async (t) => {
+    t.diagnostic(`${packed.filename}: ${packed.size} bytes, ${packed.unpackedSize} unpacked, ${packed.files.length} files`);
     const sources = (await readdir(join(ROOT, 'src'), { recursive: true })).filter((f) => f.endsWith('.ts')).map((f) => `dist/src/${f.replace(/\.ts$/, '.js')}`);
     const docs = (await readdir(join(ROOT, 'docs'))).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
     const expected = ['LICENSE', 'README.md', 'package.json', ...docs, ...sources].sort();
