@@ -25,6 +25,10 @@ import nodeCluster from 'node:cluster';
 import type { CliIo } from './io.js';
 import { wireLimits } from '../wire/jsonrpc.js';
 import { parseRequestStateKey } from '../wire/era.js';
+import { COMMANDS, commandHelp, indent, type CommandSpec } from './commands.js';
+import { closest } from './suggest.js';
+import { withEnvFile } from './env-file.js';
+import { runImport } from './import/run-import.js';
 
 /** The most --workers accepted (each worker is a whole gateway with its own servers). */
 const MAX_WORKERS = 64;
@@ -35,26 +39,11 @@ const MAX_DEPTH_CEILING = 1000;
 const USAGE = `mcpgate ${GATEWAY_INFO.version} — one MCP server in front of many
 
 Usage:
-  mcpgate serve [--config .mcp.json] [--rules gateway-rules.json] [--stdio | --http [HOST:]PORT] [--agent ID]
-                [--mode aggregate|discovery] [--debug] [--log-level LEVEL] [--log-format json|pretty]
-                [--separator SEP] [--startup-timeout MS] [--max-inflight N] [--max-depth N]
-                [--pins tofu|strict|off] [--state DIR] [--sanitize on|off]
-                [--retries N] [--backoff-cap MS] [--park-probe MS] [--stable-after MS]
-                [--breaker N] [--breaker-cooldown MS] [--max-agent-buffer BYTES]
-                [--audit FILE|-] [--audit-arguments] [--audit-max-bytes BYTES] [--otlp-endpoint URL]
-                HTTP: [--no-auth] [--allow-origin ORIGIN]… [--allow-host NAME]… [--max-body BYTES] [--session-idle MS]
-                      [--max-sessions N] [--max-sessions-per-agent N] [--drain-timeout MS]
-                      [--replay-buffer BYTES] [--replay-age MS] [--replay-total BYTES]
-                Cluster: [--redis redis://[:PASSWORD@]HOST:PORT/DB] [--cluster-secret SECRET] [--advertise HOST] [--workers N]
-  mcpgate check [--config .mcp.json] [--rules gateway-rules.json]
-  mcpgate status [--url http://HOST:PORT] [--token TOKEN] [--json]
-  mcpgate token AGENT
-  mcpgate pins [SERVER] [--state DIR]
-  mcpgate approve SERVER [TOOL[@DIGEST]…] [--instructions] [--state DIR]
-  mcpgate login SERVER [--agent ID] [--config .mcp.json] [--state DIR] [--no-browser] [--port PORT] [--login-timeout MS]
-  mcpgate logout SERVER [--agent ID] [--config .mcp.json] [--state DIR]
-  mcpgate --help | --version
+${Object.values(COMMANDS).map((c) => `  mcpgate ${indent(c.synopsis, '  mcpgate '.length)}\n`).join('')}  mcpgate --help | --version | COMMAND --help
 
+import copies the servers Claude Desktop, Claude Code, Cursor or VS Code already run into the config
+(secrets stay \${VAR} references; literal ones move to an env file) and prints the line that points the
+client at mcpgate instead. --env-file FILE supplies the config's \${VAR} references (the environment wins).
 --state defaults to .mcpgate/ beside the config file; --rules to gateway-rules.json beside it, if present.
 --http serves MCP at http://HOST:PORT/mcp (HOST defaults to 127.0.0.1) plus /healthz, /readyz, /metrics
 and /status. Agents authenticate with bearer tokens (mcpgate token) or JWTs (the rules file's "auth");
@@ -98,7 +87,7 @@ const stdio: CliIo = {
 /** Runs the command line and returns the exit code (serve resolves when the gateway has shut down). */
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, io: CliIo = stdio): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+  if (command === undefined || command === '--help' || command === '-h' || (command === 'help' && rest.length === 0)) {
     (command === undefined ? io.err : io.out)(USAGE);
     return command === undefined ? 2 : 0;
   }
@@ -107,75 +96,38 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     return 0;
   }
   try {
-    const { values, positionals } = parseArgs({
+    if (command === 'help') {
+      const spec = commandSpec(rest[0]!);
+      io.out(commandHelp(rest[0]!, spec));
+      return 0;
+    }
+    const spec = commandSpec(command);
+    if (rest.includes('--help') || rest.includes('-h')) {
+      io.out(commandHelp(command, spec));
+      return 0;
+    }
+    checkOptions(command, spec, rest);
+    const parsed = parseArgs({
       args: rest,
       strict: true,
       allowPositionals: true,
-      options: {
-        config: { type: 'string' },
-        rules: { type: 'string' },
-        mode: { type: 'string' },
-        debug: { type: 'boolean' },
-        stdio: { type: 'boolean' },
-        http: { type: 'string' },
-        agent: { type: 'string' },
-        'log-level': { type: 'string' },
-        'log-format': { type: 'string' },
-        separator: { type: 'string' },
-        'startup-timeout': { type: 'string' },
-        'max-inflight': { type: 'string' },
-        'max-depth': { type: 'string' },
-        pins: { type: 'string' },
-        state: { type: 'string' },
-        sanitize: { type: 'string' },
-        instructions: { type: 'boolean' },
-        retries: { type: 'string' },
-        'backoff-cap': { type: 'string' },
-        'park-probe': { type: 'string' },
-        'stable-after': { type: 'string' },
-        breaker: { type: 'string' },
-        'breaker-cooldown': { type: 'string' },
-        'no-auth': { type: 'boolean' },
-        'allow-origin': { type: 'string', multiple: true },
-        'allow-host': { type: 'string', multiple: true },
-        'max-agent-buffer': { type: 'string' },
-        'max-body': { type: 'string' },
-        'session-idle': { type: 'string' },
-        'max-sessions': { type: 'string' },
-        'max-sessions-per-agent': { type: 'string' },
-        'drain-timeout': { type: 'string' },
-        'replay-buffer': { type: 'string' },
-        'replay-age': { type: 'string' },
-        'replay-total': { type: 'string' },
-        audit: { type: 'string' },
-        'audit-arguments': { type: 'boolean' },
-        'audit-max-bytes': { type: 'string' },
-        'otlp-endpoint': { type: 'string' },
-        url: { type: 'string' },
-        token: { type: 'string' },
-        json: { type: 'boolean' },
-        'no-browser': { type: 'boolean' },
-        port: { type: 'string' },
-        'login-timeout': { type: 'string' },
-        redis: { type: 'string' },
-        'cluster-secret': { type: 'string' },
-        advertise: { type: 'string' },
-        workers: { type: 'string' },
-      },
+      options: spec.options,
     });
+    const positionals = parsed.positionals;
+    // Only string options are `multiple` (commands.ts): a list holds strings.
+    const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
+    const str = (name: string): string | undefined => (typeof values[name] === 'string' ? values[name] : undefined);
+    const flag = (name: string): boolean => values[name] === true;
     if (positionals.length > 0 && command !== 'pins' && command !== 'approve' && command !== 'token' && command !== 'login' && command !== 'logout') throw usage(`unexpected argument "${positionals[0]}"`);
-    const configFile = resolve(values.config ?? env.MCPGATE_CONFIG ?? '.mcp.json');
-    const levelText = values['log-level'] ?? env.MCPGATE_LOG_LEVEL ?? 'info';
-    if (!isLogLevel(levelText)) throw usage(`--log-level must be one of debug, info, warn, error, silent (got "${levelText}")`);
-    const formatText = values['log-format'] ?? env.MCPGATE_LOG_FORMAT;
-    if (formatText !== undefined && !isLogFormat(formatText)) throw usage(`--log-format must be json or pretty (got "${formatText}")`);
-    const log = new Logger(levelText, undefined, {}, logStyleFor(formatText, process.stderr.isTTY === true, env));
-    const stateDir = resolve(values.state ?? env.MCPGATE_STATE ?? join(dirname(configFile), '.mcpgate'));
+    const configFile = resolve(str('config') ?? env.MCPGATE_CONFIG ?? '.mcp.json');
+    const stateDir = resolve(str('state') ?? env.MCPGATE_STATE ?? join(dirname(configFile), '.mcpgate'));
     // An explicit rules file must exist; otherwise gateway-rules.json beside the config is used if present.
     const besideConfig = join(dirname(configFile), 'gateway-rules.json');
-    const rulesFile = values.rules !== undefined || env.MCPGATE_RULES !== undefined
-      ? resolve(values.rules ?? env.MCPGATE_RULES ?? '')
+    const rulesFile = str('rules') !== undefined || env.MCPGATE_RULES !== undefined
+      ? resolve(str('rules') ?? env.MCPGATE_RULES ?? '')
       : existsSync(besideConfig) ? besideConfig : undefined;
+    // The config's ${NAME} references may come from an env file; the real environment wins.
+    env = await withEnvFile(str('env-file'), env);
     switch (command) {
       case 'check':
         return await runCheck(configFile, io, env, rulesFile);
@@ -185,7 +137,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       case 'approve': {
         const [server, ...tools] = positionals;
         if (server === undefined) throw usage('approve needs a SERVER (and optionally TOOL names)');
-        return await runApprove(stateDir, { server, tools, instructions: values.instructions === true }, io);
+        return await runApprove(stateDir, { server, tools, instructions: flag('instructions') }, io);
       }
       case 'token': {
         if (positionals.length !== 1) throw usage('token needs exactly one AGENT');
@@ -195,55 +147,66 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       case 'logout': {
         if (positionals.length !== 1) throw usage(`${command} needs exactly one SERVER`);
         // --agent A: A's own account on a per-agent server (issue 14); without it, the server's shared login.
-        const account = values.agent;
+        const account = str('agent');
         if (account !== undefined && account.length === 0) throw usage('--agent needs an agent id');
         if (command === 'logout') return await runLogout(configFile, stateDir, positionals[0]!, env, io, undefined, account);
-        const port = values.port === undefined ? 0 : Number(values.port);
-        if (!Number.isInteger(port) || port < 0 || port > 65535) throw usage(`--port must be a port number, 0-65535 (got "${values.port}")`);
-        const timeoutMs = positiveInt(values['login-timeout'], '--login-timeout', 'a positive whole number of milliseconds') ?? 300_000;
+        const port = str('port') === undefined ? 0 : Number(str('port'));
+        if (!Number.isInteger(port) || port < 0 || port > 65535) throw usage(`--port must be a port number, 0-65535 (got "${str('port')}")`);
+        const timeoutMs = positiveInt(str('login-timeout'), '--login-timeout', 'a positive whole number of milliseconds') ?? 300_000;
         const abort = new AbortController();
         const interrupted = (): void => abort.abort();
         process.once('SIGINT', interrupted);
         try {
-          return await runLogin({ configFile, stateDir, server: positionals[0]!, env, browser: values['no-browser'] !== true, port, timeoutMs, signal: abort.signal, ...(account !== undefined && { agent: account }) }, io);
+          return await runLogin({ configFile, stateDir, server: positionals[0]!, env, browser: !flag('no-browser'), port, timeoutMs, signal: abort.signal, ...(account !== undefined && { agent: account }) }, io);
         } finally {
           process.off('SIGINT', interrupted);
         }
       }
       case 'status':
-        return await runStatus({ url: values.url ?? env.MCPGATE_URL, token: values.token ?? env.MCPGATE_TOKEN, json: values.json === true }, io);
+        return await runStatus({ url: str('url') ?? env.MCPGATE_URL, token: str('token') ?? env.MCPGATE_TOKEN, json: flag('json') }, io);
+      case 'import':
+        return await runImport({
+          configFile, clients: values.client as string[] | undefined ?? [], from: ((values.from as string[] | undefined) ?? []).map((f) => resolve(f)),
+          project: resolve(str('project') ?? '.'), secretsFile: str('secrets') === undefined ? undefined : resolve(str('secrets')!),
+          force: flag('force'), dryRun: flag('dry-run'), env,
+        }, io);
       case 'serve': {
-        const httpText = values.http ?? (values.stdio === true ? undefined : env.MCPGATE_HTTP);
-        if (values.stdio === true && values.http !== undefined) throw usage('choose one of --stdio and --http');
-        const separator = values.separator;
+        const levelText = str('log-level') ?? env.MCPGATE_LOG_LEVEL ?? 'info';
+        if (!isLogLevel(levelText)) throw usage(`--log-level must be one of debug, info, warn, error, silent (got "${levelText}")`);
+        const formatText = str('log-format') ?? env.MCPGATE_LOG_FORMAT;
+        if (formatText !== undefined && !isLogFormat(formatText)) throw usage(`--log-format must be json or pretty (got "${formatText}")`);
+        const log = new Logger(levelText, undefined, {}, logStyleFor(formatText, process.stderr.isTTY === true, env));
+        const httpText = str('http') ?? (flag('stdio') ? undefined : env.MCPGATE_HTTP);
+        if (flag('stdio') && str('http') !== undefined) throw usage('choose one of --stdio and --http');
+        const separator = str('separator');
         if (separator !== undefined && !/^[A-Za-z0-9_-]{1,8}$/.test(separator)) throw usage('--separator must be 1–8 characters from [A-Za-z0-9_-]');
-        const startupTimeoutMs = positiveInt(values['startup-timeout'], '--startup-timeout', 'a positive whole number of milliseconds');
-        const maxInflight = positiveInt(values['max-inflight'], '--max-inflight', 'a positive whole number');
-        const maxDepth = positiveInt(values['max-depth'], '--max-depth', 'a positive whole number of nesting levels');
+        const startupTimeoutMs = positiveInt(str('startup-timeout'), '--startup-timeout', 'a positive whole number of milliseconds');
+        const maxInflight = positiveInt(str('max-inflight'), '--max-inflight', 'a positive whole number');
+        const maxDepth = positiveInt(str('max-depth'), '--max-depth', 'a positive whole number of nesting levels');
         if (maxDepth !== undefined) {
           if (maxDepth > MAX_DEPTH_CEILING) throw usage(`--max-depth must be at most ${MAX_DEPTH_CEILING} (deeper messages could overflow the stack when re-encoded)`);
           wireLimits.maxDepth = maxDepth;
         }
-        const agent = values.agent ?? env.MCPGATE_AGENT ?? 'default';
-        const agentExplicit = values.agent !== undefined || env.MCPGATE_AGENT !== undefined;
-        const mode = values.mode ?? env.MCPGATE_MODE ?? 'aggregate';
+        const agent = str('agent') ?? env.MCPGATE_AGENT ?? 'default';
+        const agentExplicit = str('agent') !== undefined || env.MCPGATE_AGENT !== undefined;
+        const mode = str('mode') ?? env.MCPGATE_MODE ?? 'aggregate';
         if (mode !== 'aggregate' && mode !== 'discovery') throw usage(`--mode must be aggregate or discovery (got "${mode}")`);
-        const pinMode = values.pins ?? env.MCPGATE_PINS ?? 'tofu';
+        const pinMode = str('pins') ?? env.MCPGATE_PINS ?? 'tofu';
         if (!(PIN_MODES as readonly string[]).includes(pinMode)) throw usage(`--pins must be one of ${PIN_MODES.join(', ')} (got "${pinMode}")`);
-        const sanitizeText = values.sanitize ?? 'on';
+        const sanitizeText = str('sanitize') ?? 'on';
         if (sanitizeText !== 'on' && sanitizeText !== 'off') throw usage(`--sanitize must be on or off (got "${sanitizeText}")`);
         const supervision = {
-          ...defined('retries', nonNegativeInt(values.retries, '--retries')),
-          ...defined('backoffCapMs', positiveInt(values['backoff-cap'], '--backoff-cap', 'a positive whole number of milliseconds')),
-          ...defined('parkProbeMs', positiveInt(values['park-probe'], '--park-probe', 'a positive whole number of milliseconds')),
-          ...defined('stableMs', positiveInt(values['stable-after'], '--stable-after', 'a positive whole number of milliseconds')),
+          ...defined('retries', nonNegativeInt(str('retries'), '--retries')),
+          ...defined('backoffCapMs', positiveInt(str('backoff-cap'), '--backoff-cap', 'a positive whole number of milliseconds')),
+          ...defined('parkProbeMs', positiveInt(str('park-probe'), '--park-probe', 'a positive whole number of milliseconds')),
+          ...defined('stableMs', positiveInt(str('stable-after'), '--stable-after', 'a positive whole number of milliseconds')),
           breaker: {
-            ...defined('threshold', positiveInt(values.breaker, '--breaker', 'a positive whole number of failures')),
-            ...defined('cooldownMs', positiveInt(values['breaker-cooldown'], '--breaker-cooldown', 'a positive whole number of milliseconds')),
+            ...defined('threshold', positiveInt(str('breaker'), '--breaker', 'a positive whole number of failures')),
+            ...defined('cooldownMs', positiveInt(str('breaker-cooldown'), '--breaker-cooldown', 'a positive whole number of milliseconds')),
           },
         };
         const http = httpText === undefined ? undefined : httpSettings(httpText, values, agent, agentExplicit);
-        const workers = positiveInt(values.workers, '--workers', 'a positive whole number') ?? 1;
+        const workers = positiveInt(str('workers'), '--workers', 'a positive whole number') ?? 1;
         if (workers > MAX_WORKERS) throw usage(`--workers must be at most ${MAX_WORKERS} (got ${workers})`);
         const cluster = clusterSettings(values, env);
         if (workers > 1) {
@@ -256,12 +219,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           if (http === undefined) throw usage('--redis needs --http: a cluster shares HTTP agent sessions between workers');
           http.cluster = cluster;
         }
-        const maxAgentBuffer = positiveInt(values['max-agent-buffer'], '--max-agent-buffer', 'a positive whole number of bytes');
-        const auditMaxBytes = positiveInt(values['audit-max-bytes'], '--audit-max-bytes', 'a positive whole number of bytes');
-        if (values.audit === '') throw usage('--audit needs a FILE (or - for stderr)');
-        if (values.audit === undefined && (values['audit-arguments'] === true || auditMaxBytes !== undefined)) throw usage('--audit-arguments and --audit-max-bytes need --audit FILE');
-        const audit = values.audit === undefined ? undefined : { target: values.audit === '-' ? '-' : resolve(values.audit), includeArguments: values['audit-arguments'] === true, ...defined('maxBytes', auditMaxBytes) };
-        const tracing = tracingSettings(values['otlp-endpoint'], env);
+        const maxAgentBuffer = positiveInt(str('max-agent-buffer'), '--max-agent-buffer', 'a positive whole number of bytes');
+        const auditMaxBytes = positiveInt(str('audit-max-bytes'), '--audit-max-bytes', 'a positive whole number of bytes');
+        if (str('audit') === '') throw usage('--audit needs a FILE (or - for stderr)');
+        if (str('audit') === undefined && (flag('audit-arguments') || auditMaxBytes !== undefined)) throw usage('--audit-arguments and --audit-max-bytes need --audit FILE');
+        const auditText = str('audit');
+        const audit = auditText === undefined ? undefined : { target: auditText === '-' ? '-' : resolve(auditText), includeArguments: flag('audit-arguments'), ...defined('maxBytes', auditMaxBytes) };
+        const tracing = tracingSettings(str('otlp-endpoint'), env);
         let requestStateKey: Buffer | undefined;
         try {
           requestStateKey = parseRequestStateKey(env.MCPGATE_REQUEST_STATE_KEY);
@@ -273,7 +237,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           await loadBoth(configFile, rulesFile, env);
           return await runPrimary(workers, log);
         }
-        return await runServe({ ...defined('audit', audit), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1);
+        return await runServe({ ...defined('audit', audit), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: flag('debug'), agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1);
       }
       default:
         throw usage(`unknown command "${command}"`);
@@ -366,6 +330,38 @@ function nonNegativeInt(text: string | undefined, flag: string): number | undefi
 /** `{ [key]: value }` when value is set, `{}` otherwise (for optional settings spread into objects). */
 function defined<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {
   return value === undefined ? {} : ({ [key]: value } as Record<K, V>);
+}
+
+/** The command's spec, or a usage error naming the nearest command. */
+function commandSpec(name: string): CommandSpec {
+  const spec = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (spec !== undefined) return spec;
+  const near = closest(name, Object.keys(COMMANDS));
+  throw usage(`unknown command "${name}"${near === undefined ? '' : ` (did you mean "${near}"?)`}`);
+}
+
+/**
+ * Every `--name` in `args` is an option of this command; otherwise a usage error that says which
+ * option was not understood and what is close: another of its options, or the command it belongs to.
+ */
+function checkOptions(command: string, spec: CommandSpec, args: readonly string[]): void {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') return;
+    if (!arg.startsWith('--')) continue;
+    const name = arg.slice(2).split('=')[0]!;
+    const option = Object.hasOwn(spec.options, name) ? spec.options[name] : undefined;
+    if (option !== undefined) {
+      if (option.type === 'string' && !arg.includes('=')) i++; // its value, whatever it looks like
+      continue;
+    }
+    const near = closest(name, Object.keys(spec.options));
+    const elsewhere = near === undefined ? closest(name, Object.values(COMMANDS).flatMap((other) => Object.keys(other.options))) : undefined;
+    const owners = (option: string): string => Object.entries(COMMANDS).filter(([, other]) => Object.hasOwn(other.options, option)).map(([owner]) => owner).join(', ');
+    const hint = near !== undefined ? `; did you mean --${near}?` : elsewhere === undefined ? ''
+      : elsewhere === name ? ` (it is an option of ${owners(name)})` : `; did you mean --${elsewhere} (an option of ${owners(elsewhere)})?`;
+    throw usage(`Unknown option '--${name}' for ${command}${hint}`);
+  }
 }
 
 function usage(message: string): GatewayError {

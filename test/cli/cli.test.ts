@@ -59,7 +59,7 @@ void describe('mcpgate CLI', { timeout: 10000 }, () => {
       const r = await run([flag]);
       assert.equal(r.code, 0);
       assert.match(r.out, /^mcpgate \d+\.\d+\.\d+ — one MCP server in front of many\n\nUsage:\n {2}mcpgate serve /);
-      assert.ok(r.out.includes('  mcpgate check [--config .mcp.json] [--rules gateway-rules.json]\n'));
+      assert.ok(r.out.includes('  mcpgate check [--config .mcp.json] [--rules gateway-rules.json] [--env-file FILE]\n'));
       assert.equal(r.err, '');
     }
   });
@@ -92,14 +92,14 @@ void describe('mcpgate CLI', { timeout: 10000 }, () => {
 
   void it('a bad --log-level (flag or MCPGATE_LOG_LEVEL) exits 2', { timeout: 5000 }, async () => {
     const message = (level: string): string => `mcpgate: --log-level must be one of debug, info, warn, error, silent (got "${level}")\n${HINT}`;
-    assert.deepEqual(await run(['check', '--config', valid, '--log-level', 'loud']), { code: 2, out: '', err: message('loud') });
-    assert.deepEqual(await run(['check', '--config', valid], { MCPGATE_LOG_LEVEL: 'trace' }), { code: 2, out: '', err: message('trace') });
+    assert.deepEqual(await run(['serve', '--config', valid, '--log-level', 'loud']), { code: 2, out: '', err: message('loud') });
+    assert.deepEqual(await run(['serve', '--config', valid], { MCPGATE_LOG_LEVEL: 'trace' }), { code: 2, out: '', err: message('trace') });
   });
 
   void it('a bad --log-format (flag or MCPGATE_LOG_FORMAT) exits 2', { timeout: 5000 }, async () => {
     const message = (format: string): string => `mcpgate: --log-format must be json or pretty (got "${format}")\n${HINT}`;
-    assert.deepEqual(await run(['check', '--config', valid, '--log-format', 'text']), { code: 2, out: '', err: message('text') });
-    assert.deepEqual(await run(['check', '--config', valid], { MCPGATE_LOG_FORMAT: 'xml' }), { code: 2, out: '', err: message('xml') });
+    assert.deepEqual(await run(['serve', '--config', valid, '--log-format', 'text']), { code: 2, out: '', err: message('text') });
+    assert.deepEqual(await run(['serve', '--config', valid], { MCPGATE_LOG_FORMAT: 'xml' }), { code: 2, out: '', err: message('xml') });
   });
 
   void it('serve rejects bad flags with exit 2 before starting anything', { timeout: 5000 }, async () => {

@@ -104,7 +104,7 @@ export interface GatewayOptions {
   agent?: string | null;
   /** Extra CLI flags after `serve`. */
   args?: string[];
-  env?: Record<string, string>;
+  env?: NodeJS.ProcessEnv;
   sdk?: 'v1' | 'v2';
   /** Client capabilities to declare (sampling, elicitation, roots…). */
   capabilities?: Record<string, unknown>;
@@ -112,6 +112,8 @@ export interface GatewayOptions {
   noClient?: boolean;
   /** Runs on the (v2) client before it connects: register handlers for requests that may come at once. */
   setup?: (client: Client) => void;
+  /** The command that runs an installed `mcpgate` (e.g. `[PREFIX/bin/mcpgate]`, or npx and its arguments) instead of the built CLI. */
+  bin?: readonly [string, ...string[]];
 }
 
 export interface Exit {
@@ -130,10 +132,12 @@ export class GatewayProcess {
 
   constructor(options: GatewayOptions) {
     const identity = options.agent === null ? [] : ['--agent', options.agent ?? 'tester'];
-    const args = [CLI, 'serve', '--config', options.config, ...identity, '--log-level', 'debug', ...(options.args ?? [])];
+    const args = ['serve', '--config', options.config, ...identity, '--log-level', 'debug', ...(options.args ?? [])];
     const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
     if (options.agent === null && options.env?.MCPGATE_AGENT === undefined) delete env.MCPGATE_AGENT;
-    this.child = spawn(process.execPath, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = options.bin === undefined
+      ? spawn(process.execPath, [CLI, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] })
+      : spawn(options.bin[0], [...options.bin.slice(1), ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.exited = once(this.child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
     this.transport = new ChildTransport(this.child);
     let partial = '';
