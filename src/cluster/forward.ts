@@ -4,8 +4,13 @@
 // streams piped as they arrive (docs/architecture.md says why this and not Redis pub/sub).
 //
 // Reaching the owner is bounded (CONNECT_TIMEOUT_MS); an owner that cannot be reached is reported
-// as such before anything was sent to the agent, so the caller can adopt the session. An owner
-// that dies after taking the request ends the agent's call with MCPG_SERVER_UNAVAILABLE and
+// as such before anything was sent to the agent, so the caller can adopt the session. The owner
+// answers `102 Processing` as soon as its process has read a forward's headers (front/http.ts): a
+// request that fails before that line never reached a live owner's code — a kept-alive socket to a
+// worker that just died (ECONNRESET, EPIPE, "socket hang up"), a listener closing under the
+// connect — so it is tried once more on a fresh connection, and when that fails too the owner is
+// taken for unreachable (adopt). Only a request the owner has acknowledged can have run: an owner
+// that dies after that ends the agent's call with MCPG_SERVER_UNAVAILABLE and
 // `outcome: "unknown"` — it may have run — the error agents already know from a dying server. So
 // does an owner that took the connection but stopped answering (stopped, wedged: its kernel still
 // accepts): while a forward is open its owner's heartbeat is checked every LIVENESS_CHECK_MS, and
@@ -44,7 +49,20 @@ export interface ForwardRequest {
 }
 
 /** 'unreachable': nothing was sent to the agent (adopt); 'relayed': the agent got the owner's answer or an error. */
-export function forward(f: ForwardRequest): Promise<'relayed' | 'unreachable'> {
+export async function forward(f: ForwardRequest): Promise<'relayed' | 'unreachable'> {
+  const first = await attempt(f, agent);
+  if (first !== 'undelivered') return first;
+  // Never acknowledged: nothing of it ran. A socket kept alive from before may have died with its
+  // worker; a fresh connection tells a live owner (served) from a dead one (refused: adopt).
+  const second = await attempt(f, false);
+  return second === 'undelivered' ? 'unreachable' : second;
+}
+
+/**
+ * One try on `via` (the keep-alive agent, or false: a fresh connection). 'undelivered': it failed
+ * before the owner acknowledged it (102) or answered, and nothing was sent to the agent.
+ */
+function attempt(f: ForwardRequest, via: Agent | false): Promise<'relayed' | 'unreachable' | 'undelivered'> {
   return new Promise((resolve) => {
     const at = Date.now();
     const headers: Record<string, string | string[]> = {};
@@ -55,15 +73,20 @@ export function forward(f: ForwardRequest): Promise<'relayed' | 'unreachable'> {
     if (f.body !== '') headers['content-length'] = String(Buffer.byteLength(f.body));
     const target = new URL(f.path, f.address);
     let connected = false;
+    /** The owner's process has read the request (102) or answered: it may have run. */
+    let acknowledged = false;
+    /** Our own liveness check ended it: the owner may hold it unread and run it when it wakes. */
+    let expired = false;
     let settled = false;
     let liveness: NodeJS.Timeout | undefined;
-    const done = (how: 'relayed' | 'unreachable'): void => {
+    const done = (how: 'relayed' | 'unreachable' | 'undelivered'): void => {
       if (settled) return;
       settled = true;
       clearInterval(liveness);
       resolve(how);
     };
-    const up = request(target, { method: f.req.method, headers, agent }, (answer) => {
+    const up = request(target, { method: f.req.method, headers, agent: via }, (answer) => {
+      acknowledged = true;
       const out: Record<string, string | string[]> = {};
       for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !HOP.has(name)) out[name] = value;
       // A JSON answer keeps its length: the agent gets it unchunked, in one write, as from the owner
@@ -82,6 +105,7 @@ export function forward(f: ForwardRequest): Promise<'relayed' | 'unreachable'> {
         done('relayed');
       });
     });
+    up.once('information', () => (acknowledged = true));
     const timer = setTimeout(() => {
       if (!connected) up.destroy(new Error('connect timeout'));
     }, CONNECT_TIMEOUT_MS);
@@ -91,7 +115,9 @@ export function forward(f: ForwardRequest): Promise<'relayed' | 'unreachable'> {
       clearTimeout(timer);
       liveness = setInterval(() => {
         void f.ownerAlive().then((alive) => {
-          if (!alive && !settled) up.destroy(new Error('it stopped answering: its heartbeat expired'));
+          if (alive || settled) return;
+          expired = true;
+          up.destroy(new Error('it stopped answering: its heartbeat expired'));
         });
       }, LIVENESS_CHECK_MS);
       liveness.unref();
@@ -108,6 +134,8 @@ export function forward(f: ForwardRequest): Promise<'relayed' | 'unreachable'> {
       }
       // Refused or timed out before anything was sent to the owner's process: it is not there.
       if (!connected) return done('unreachable');
+      // Reset before the owner's code read it (its process was gone or going): it did not run.
+      if (!acknowledged && !expired) return done('undelivered');
       lost(f, err.message);
       done('relayed');
     });

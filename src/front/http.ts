@@ -123,6 +123,9 @@ export class HttpFront {
       return handleOps(path, req, res, ops, (r) => this.identify(req, r));
     }
     if (this.draining) return sendError(res, 503, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'), { connection: 'close' });
+    // A forward is acknowledged at once: the forwarding worker then knows this process read it (it
+    // may run), and that one reset before this line never reached a live owner (cluster/forward.ts).
+    if (this.options.cluster?.isForwarded(req) === true) res.writeProcessing();
     void this.identify(req, res).then((agent) => {
       if (agent !== undefined) this.dispatch(req, res, agent);
     }).catch((err: unknown) => {
