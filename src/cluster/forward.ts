@@ -21,15 +21,23 @@ import { Agent, request, type IncomingMessage, type ServerResponse } from 'node:
 import { GatewayError } from '../errors.js';
 import type { RequestId } from '../wire/jsonrpc.js';
 import { sseEvent } from '../wire/sse.js';
-import { FORWARD_HEADER, FORWARD_SIG_HEADER, FORWARD_TS_HEADER, sign } from './signing.js';
+import { digest, encodeIdentity, FORWARD_DIGEST_HEADER, FORWARD_HEADER, FORWARD_IDENTITY_HEADER, FORWARD_SIG_HEADER, FORWARD_TS_HEADER, sign, type Identity } from './signing.js';
 
 /** How long reaching the owner may take before it is taken for dead. */
 export const CONNECT_TIMEOUT_MS = 2000;
 /** How often an open forward asks whether its owner's heartbeat still runs. */
 export const LIVENESS_CHECK_MS = 1000;
 
-/** Headers that belong to one hop and are not relayed (RFC 9110 §7.6.1), plus ours. */
-const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length', FORWARD_HEADER, FORWARD_TS_HEADER, FORWARD_SIG_HEADER]);
+/** Headers of an answer that belong to one hop and are not relayed (RFC 9110 §7.6.1). */
+const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length']);
+
+/**
+ * The only headers of the agent's request that go on to the owner: what the MCP front reads. None
+ * is a credential — the agent's Authorization, cookies and any other header stay on the worker
+ * that checked them; the owner learns who the agent is from the signed identity.
+ */
+const RELAYED = new Set(['host', 'content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'mcp-method', 'mcp-name']);
+const relayed = (name: string): boolean => RELAYED.has(name) || name.startsWith('mcp-param-');
 
 const agent = new Agent({ keepAlive: true, maxFreeSockets: 64 });
 
@@ -40,6 +48,8 @@ export interface ForwardRequest {
   address: string;
   path: string;
   session: string;
+  /** The agent, as this worker authenticated it. */
+  who: Identity;
   body: string;
   id: RequestId | undefined;
   from: string;
@@ -66,10 +76,14 @@ function attempt(f: ForwardRequest, via: Agent | false): Promise<'relayed' | 'un
   return new Promise((resolve) => {
     const at = Date.now();
     const headers: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(f.req.headers)) if (value !== undefined && !HOP.has(name)) headers[name] = value;
+    for (const [name, value] of Object.entries(f.req.headers)) if (value !== undefined && relayed(name)) headers[name] = value;
+    const identity = encodeIdentity(f.who);
+    const bodyDigest = digest(f.body);
     headers[FORWARD_HEADER] = f.from;
     headers[FORWARD_TS_HEADER] = String(at);
-    headers[FORWARD_SIG_HEADER] = sign(f.secret, { method: f.req.method ?? '', path: f.path, session: f.session, from: f.from, at, body: f.body });
+    headers[FORWARD_IDENTITY_HEADER] = identity;
+    headers[FORWARD_DIGEST_HEADER] = bodyDigest;
+    headers[FORWARD_SIG_HEADER] = sign(f.secret, { method: f.req.method ?? '', path: f.path, session: f.session, from: f.from, at, identity, digest: bodyDigest });
     if (f.body !== '') headers['content-length'] = String(Buffer.byteLength(f.body));
     const target = new URL(f.path, f.address);
     let connected = false;

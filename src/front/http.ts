@@ -25,7 +25,8 @@ import { checkHeaders, eraOf, isModernVersion, paramHeaders, PARAM_HEADERS, type
 import type { ModernRequest } from '../gateway/modern.js';
 import { limitsOf, MCP_PATH, METADATA_PATH, type HttpFrontOptions, type HttpLimits } from './http-options.js';
 import { HttpListeners } from './http-listeners.js';
-import { HttpSessions, findSession, isIdentified } from './http-sessions.js';
+import { FORWARDED, HttpSessions, findSession, isIdentified, type WithForwarded } from './http-sessions.js';
+import type { ForwardIdentity } from '../cluster/link.js';
 import { serveMetadata } from './http-metadata.js';
 
 export { HTTP_DEFAULTS, type HttpFrontOptions, type MountedRoutes } from './http-options.js';
@@ -135,6 +136,11 @@ export class HttpFront {
     });
   }
 
+  /** The agent of a request, whether it is identified, and its token's claims: what a forward says of it. */
+  private who(req: IncomingMessage, agent: string): ForwardIdentity {
+    return { agent, identified: isIdentified(this.options, req), claims: this.claims.get(req) };
+  }
+
   private dispatch(req: IncomingMessage, res: ServerResponse, agent: string): void {
     switch (req.method) {
       case 'POST':
@@ -143,9 +149,9 @@ export class HttpFront {
           sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err)));
         });
       case 'GET':
-        return this.table.getStream(req, res, agent);
+        return this.table.getStream(req, res, this.who(req, agent));
       case 'DELETE':
-        return this.table.deleteSession(req, res, agent);
+        return this.table.deleteSession(req, res, this.who(req, agent));
       default:
         return sendError(res, 405, new GatewayError('MCPG_INVALID_REQUEST', `method ${req.method ?? ''} is not allowed on ${MCP_PATH} (use POST, GET or DELETE)`), { allow: 'POST, GET, DELETE' });
     }
@@ -161,6 +167,18 @@ export class HttpFront {
 
   /** The agent the request speaks for, or undefined after answering 401 (403 for a missing scope, 503 when the issuer's keys are unavailable). */
   private async identify(req: IncomingMessage, res: ServerResponse): Promise<string | undefined> {
+    const cluster = this.options.cluster;
+    if (cluster !== undefined && cluster.isForwarded(req)) {
+      // Another worker authenticated the agent and says so, signed: the forward carries no token.
+      const who = cluster.acceptForward(req, req.url ?? MCP_PATH);
+      if (typeof who === 'string') {
+        this.refuseForward(res, who);
+        return undefined;
+      }
+      (req as WithForwarded)[FORWARDED] = who;
+      if (who.claims !== undefined) this.claims.set(req, who.claims);
+      return who.agent;
+    }
     if (this.options.auth === 'off') {
       const named = req.headers['x-mcpgate-agent'];
       return typeof named === 'string' && named !== '' ? named : this.options.defaultAgent;
@@ -193,6 +211,10 @@ export class HttpFront {
     }
     const body = await readBody(req, this.limit);
     if (!body.ok) return sendError(res, body.status, body.error, body.status === 413 ? { connection: 'close' } : {});
+    if ((req as WithForwarded)[FORWARDED] !== undefined) {
+      const why = this.options.cluster?.refuseBody(req, body.text);
+      if (why !== undefined) return this.refuseForward(res, why);
+    }
     let value: unknown;
     try {
       value = JSON.parse(body.text);
@@ -219,7 +241,7 @@ export class HttpFront {
       if (session === undefined) return;
       return this.deliver(session, parsed, req, res);
     }
-    const session = this.options.cluster === undefined ? findSession(this.sessions, sessionId, agent, res) : await this.table.locate(sessionId, agent, req, res, body.text, parsed.kind === 'request' ? parsed.msg.id : undefined);
+    const session = this.options.cluster === undefined ? findSession(this.sessions, sessionId, agent, res) : await this.table.locate(sessionId, this.who(req, agent), req, res, body.text, parsed.kind === 'request' ? parsed.msg.id : undefined);
     if (session === undefined) return;
     const version = req.headers['mcp-protocol-version'];
     if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
@@ -246,7 +268,7 @@ export class HttpFront {
     const params = paramHeaders(req.headers);
     if (typeof params === 'string') return refuse(res, 400, id, -32602, `Invalid params: ${params}`);
     if (params !== undefined) (parsed.msg as WithParamHeaders)[PARAM_HEADERS] = params;
-    const identified = this.options.auth === 'on' || req.headers['x-mcpgate-agent'] !== undefined || this.options.defaultAgentExplicit === true;
+    const identified = isIdentified(this.options, req);
     const post = new ModernPost(res, accepts(req.headers.accept, 'text/event-stream'), this.opts.maxAgentBuffer);
     const request = this.gateway.serveModern(parsed.msg, era.envelope, post, agent, true, 'http', identified, this.claims.get(req));
     if (post.done) return;
@@ -257,6 +279,11 @@ export class HttpFront {
       if (!post.done) request.cancel();
       if (this.onDrained !== undefined && this.openPosts() === 0) this.onDrained();
     });
+  }
+
+  private refuseForward(res: ServerResponse, why: string): void {
+    this.log.warn(`refused a forwarded request: ${why}`, { code: 'MCPG_FORWARD_REFUSED' });
+    sendError(res, 403, new GatewayError('MCPG_FORWARD_REFUSED', `a request forwarded by another worker was refused: ${why}`));
   }
 
   private deliver(session: HttpChannel, parsed: Classified, req: IncomingMessage, res: ServerResponse): void {
