@@ -12,7 +12,8 @@ import type { RequestId } from '../wire/jsonrpc.js';
 import { Directory, type StoredSession, type WorkerInfo } from './directory.js';
 import { forward } from './forward.js';
 import type { ClusterLink, Placement, SessionRecord } from './link.js';
-import { decodeIdentity, digest, FORWARD_DIGEST_HEADER, FORWARD_HEADER, FORWARD_IDENTITY_HEADER, FORWARD_SIG_HEADER, FORWARD_TS_HEADER, verify, type Identity, type RecordKind } from './signing.js';
+import { ForwardIdSource, SeenForwards } from './forward-ids.js';
+import { decodeIdentity, digest, FORWARD_DIGEST_HEADER, FORWARD_HEADER, FORWARD_ID_HEADER, FORWARD_IDENTITY_HEADER, FORWARD_SIG_HEADER, FORWARD_TS_HEADER, verify, type Identity, type RecordKind } from './signing.js';
 
 /** Worker id `hostname:pid`, computed in the worker itself (never inherited across a fork). */
 export function workerId(): string {
@@ -69,6 +70,9 @@ export class Cluster implements ClusterLink {
   private readonly lookups = new Map<string, Promise<Lookup>>();
   private readonly directory: Directory;
   private readonly secret: string;
+  /** This worker's forward ids, and those of the others it has served (each forward is single-use). */
+  private readonly forwardIds = new ForwardIdSource();
+  private readonly seenForwards = new SeenForwards();
   private readonly forwarded;
   private readonly refusedRecords;
   /** Kinds of record already logged as refused (logged once each; the metric counts every one). */
@@ -124,14 +128,18 @@ export class Cluster implements ClusterLink {
     const sig = req.headers[FORWARD_SIG_HEADER];
     const identity = req.headers[FORWARD_IDENTITY_HEADER];
     const bodyDigest = req.headers[FORWARD_DIGEST_HEADER];
-    if (typeof from !== 'string' || typeof at !== 'string' || typeof sig !== 'string' || typeof identity !== 'string' || typeof bodyDigest !== 'string') return 'it lacks the forwarding headers';
+    const forwardId = req.headers[FORWARD_ID_HEADER];
+    if (typeof from !== 'string' || typeof at !== 'string' || typeof sig !== 'string' || typeof identity !== 'string' || typeof bodyDigest !== 'string' || typeof forwardId !== 'string') return 'it lacks the forwarding headers';
     const session = req.headers['mcp-session-id'];
     if (Array.isArray(session)) return 'it names more than one session';
     // Only a POST has a body; anything else was signed with the empty body's digest.
     if (req.method !== 'POST' && bodyDigest !== EMPTY_DIGEST) return 'its body digest does not match its body';
-    const why = verify(this.secret, { method: req.method ?? '', path, session: session ?? '', from, at: Number(at), identity, digest: bodyDigest }, sig);
+    // Signed for this worker: one sent to another (or replayed to this one from another's) fails here.
+    const why = verify(this.secret, { method: req.method ?? '', path, session: session ?? '', from, to: this.id, id: forwardId, at: Number(at), identity, digest: bodyDigest }, sig);
     if (why !== undefined) return why;
-    return decodeIdentity(identity) ?? 'it does not say which agent it speaks for';
+    const who = decodeIdentity(identity);
+    if (who === undefined) return 'it does not say which agent it speaks for';
+    return this.seenForwards.accept(from, forwardId) ?? who;
   }
 
   refuseBody(req: IncomingMessage, body: string): string | undefined {
@@ -174,7 +182,7 @@ export class Cluster implements ClusterLink {
     const agent = who.agent;
     const cached = this.owners.get(session);
     if (cached !== undefined && cached.until > started && cached.stored.agent === agent && !this.isForwarded(req) && await this.ownerAlive(cached.stored.owner)) {
-      const outcome = await forward({ req, res, address: cached.address, path: req.url ?? '/mcp', session, who, body, id, from: this.id, secret: this.secret, ownerAlive: () => this.ownerAlive(cached.stored.owner) });
+      const outcome = await forward({ req, res, address: cached.address, path: req.url ?? '/mcp', session, who, body, id, from: this.id, to: cached.stored.owner, ids: this.forwardIds, secret: this.secret, ownerAlive: () => this.ownerAlive(cached.stored.owner) });
       this.forwarded.labels(outcome).inc();
       if (outcome === 'relayed') {
         this.forwardSeconds.observe((performance.now() - started) / 1000);
@@ -194,7 +202,7 @@ export class Cluster implements ClusterLink {
     const owner = found.owner;
     if (owner === undefined) return this.takeOver(session, stored, 'owner-dead');
     const path = req.url ?? '/mcp';
-    const outcome = await forward({ req, res, address: owner.address, path, session, who, body, id, from: this.id, secret: this.secret, ownerAlive: () => this.ownerAlive(stored.owner) });
+    const outcome = await forward({ req, res, address: owner.address, path, session, who, body, id, from: this.id, to: stored.owner, ids: this.forwardIds, secret: this.secret, ownerAlive: () => this.ownerAlive(stored.owner) });
     this.forwarded.labels(outcome).inc();
     if (outcome === 'relayed') {
       if (this.owners.size >= MAX_CACHED_OWNERS) this.owners.delete(this.owners.keys().next().value!);

@@ -19,9 +19,10 @@
 
 import { Agent, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.js';
+import type { ForwardIdSource } from './forward-ids.js';
 import type { RequestId } from '../wire/jsonrpc.js';
 import { sseEvent } from '../wire/sse.js';
-import { digest, encodeIdentity, FORWARD_DIGEST_HEADER, FORWARD_HEADER, FORWARD_IDENTITY_HEADER, FORWARD_SIG_HEADER, FORWARD_TS_HEADER, sign, type Identity } from './signing.js';
+import { digest, encodeIdentity, FORWARD_DIGEST_HEADER, FORWARD_HEADER, FORWARD_ID_HEADER, FORWARD_IDENTITY_HEADER, FORWARD_SIG_HEADER, FORWARD_TS_HEADER, sign, type Identity } from './signing.js';
 
 /** How long reaching the owner may take before it is taken for dead. */
 export const CONNECT_TIMEOUT_MS = 2000;
@@ -53,6 +54,10 @@ export interface ForwardRequest {
   body: string;
   id: RequestId | undefined;
   from: string;
+  /** The owner's worker id (the forward is signed for it alone). */
+  to: string;
+  /** Where each try's single-use forward id comes from. */
+  ids: ForwardIdSource;
   secret: string;
   /** Whether the owner's heartbeat still runs (true when that cannot be told, e.g. Redis down). */
   ownerAlive: () => Promise<boolean>;
@@ -83,7 +88,9 @@ function attempt(f: ForwardRequest, via: Agent | false): Promise<'relayed' | 'un
     headers[FORWARD_TS_HEADER] = String(at);
     headers[FORWARD_IDENTITY_HEADER] = identity;
     headers[FORWARD_DIGEST_HEADER] = bodyDigest;
-    headers[FORWARD_SIG_HEADER] = sign(f.secret, { method: f.req.method ?? '', path: f.path, session: f.session, from: f.from, at, identity, digest: bodyDigest });
+    const forwardId = f.ids.next();
+    headers[FORWARD_ID_HEADER] = forwardId;
+    headers[FORWARD_SIG_HEADER] = sign(f.secret, { method: f.req.method ?? '', path: f.path, session: f.session, from: f.from, to: f.to, id: forwardId, at, identity, digest: bodyDigest });
     if (f.body !== '') headers['content-length'] = String(Buffer.byteLength(f.body));
     const target = new URL(f.path, f.address);
     let connected = false;

@@ -1,7 +1,8 @@
 // What the workers of a cluster trust of each other is authenticated with the cluster secret
 // (HMAC-SHA256), never taken from Redis or the network on its word:
 //
-// - A forwarded request: a MAC over what it does (method, path, session), who sent it, when, who
+// - A forwarded request: a MAC over what it does (method, path, session), who sent it to which
+//   worker, its single-use id (forward-ids.ts: a replay, to it or to another worker, is refused), when, who
 //   it speaks for (the agent, whether it is identified, its token's verified claims: the forward
 //   carries no credential of the agent's) and a digest of its body. A client of a worker's port
 //   that lacks the secret cannot pass a request off as forwarded; one signed more than
@@ -23,6 +24,8 @@ export const FORWARD_SIG_HEADER = 'x-mcpgate-forwarded-sig';
 export const FORWARD_IDENTITY_HEADER = 'x-mcpgate-forwarded-identity';
 /** SHA-256 of the body, hex: checked against the body once it has been read. */
 export const FORWARD_DIGEST_HEADER = 'x-mcpgate-forwarded-digest';
+/** The forward's single-use id (forward-ids.ts). */
+export const FORWARD_ID_HEADER = 'x-mcpgate-forward-id';
 
 /** How far a forwarded request's timestamp may be from this worker's clock. */
 export const MAX_SKEW_MS = 30_000;
@@ -42,6 +45,10 @@ export interface Signed {
   session: string;
   /** The worker id of the sender. */
   from: string;
+  /** The worker id of the receiver: another worker refuses it. */
+  to: string;
+  /** Its single-use id (forward-ids.ts). */
+  id: string;
   /** Milliseconds since the epoch, as sent. */
   at: number;
   /** The identity header's value, as sent. */
@@ -74,7 +81,7 @@ export function decodeIdentity(header: string): Identity | undefined {
 }
 
 function mac(secret: string, s: Signed): Buffer {
-  return createHmac('sha256', secret).update(`mcpgate forward\n${s.method}\n${s.path}\n${s.session}\n${s.from}\n${s.at}\n${s.identity}\n${s.digest}`).digest();
+  return createHmac('sha256', secret).update(`mcpgate forward\n${s.method}\n${s.path}\n${s.session}\n${s.from}\n${s.to}\n${s.id}\n${s.at}\n${s.identity}\n${s.digest}`).digest();
 }
 
 function same(given: string, expected: Buffer): boolean {

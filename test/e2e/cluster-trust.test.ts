@@ -10,11 +10,12 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { fixtureServer, tempDir, writeConfig, type TempDir } from '../helpers/gateway.js';
 import { JSON_HEADERS, makeToken, raw, rawSession, startHttpGateway, writeRules, type HttpGateway, type RawResponse } from '../helpers/http.js';
 import { REDIS_MISSING, RedisServer } from '../helpers/redis.js';
-import { signRecord } from '../../src/cluster/signing.js';
+import { digest, encodeIdentity, sign, signRecord } from '../../src/cluster/signing.js';
 
 const { token, hash } = makeToken();
 const AUTH = { authorization: `Bearer ${token}` };
@@ -35,6 +36,30 @@ async function metric(base: string, name: string): Promise<number> {
 
 function echo(w: HttpGateway, session: string, text: string, extra: Record<string, string> = {}): Promise<RawResponse> {
   return raw(`${w.base}/mcp`, { headers: { ...JSON_HEADERS, ...AUTH, ...extra, 'mcp-session-id': session }, body: JSON.stringify({ jsonrpc: '2.0', id: text, method: 'tools/call', params: { name: 'sink__echo', arguments: { text } } }) });
+}
+
+/** A forward to worker `to`, made as a worker holding `secret` would make it. */
+function forgedForward(secret: string, to: string, session: string, body: string, id = `${randomBytes(8).toString('hex')}.1`): Record<string, string> {
+  const at = Date.now();
+  const identity = encodeIdentity({ agent: 'alice', identified: true, claims: undefined });
+  const from = 'test:1';
+  return {
+    ...JSON_HEADERS,
+    'mcp-session-id': session,
+    'x-mcpgate-forwarded-by': from,
+    'x-mcpgate-forwarded-at': String(at),
+    'x-mcpgate-forwarded-identity': identity,
+    'x-mcpgate-forwarded-digest': digest(body),
+    'x-mcpgate-forward-id': id,
+    'x-mcpgate-forwarded-sig': sign(secret, { method: 'POST', path: '/mcp', session, from, to, id, at, identity, digest: digest(body) }),
+  };
+}
+
+function refusal(res: RawResponse): string {
+  assert.equal(res.status, 403, res.body);
+  const error = res.json?.error as { message: string; data: { code: string } };
+  assert.equal(error.data.code, 'MCPG_FORWARD_REFUSED');
+  return error.message;
 }
 
 function echoed(res: RawResponse): string | undefined {
@@ -141,5 +166,81 @@ describe('a cluster trusts nothing unsigned from Redis and forwards no credentia
     assert.equal(identity.identified, true);
     assert.equal(got.headers['mcp-session-id'], session);
     await client.del(`mcpgate:worker:${id}`);
+    // Replayed as captured, to either real worker: it was signed for the listener's worker alone.
+    const replay: Record<string, string> = {};
+    for (const [name, value] of Object.entries(got.headers)) if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name)) replay[name] = value;
+    for (const w of [a, b]) assert.match(refusal(await raw(`${w.base}/mcp`, { headers: replay, body: got.body })), /signature/);
+  });
+
+  it('a forward is single-use: sent again to its worker, or to another, it is refused', { timeout: 30_000 }, async () => {
+    const session = await rawSession(a.url, AUTH);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'sink__echo', arguments: { text: 'once' } } });
+    const headers = forgedForward(SECRET, idOf(a), session, body);
+    const first = await raw(`${a.base}/mcp`, { headers, body });
+    assert.equal(echoed(first), 'once', first.body);
+    assert.match(refusal(await raw(`${a.base}/mcp`, { headers, body })), /already served/);
+    // To another worker (which would have taken the session over): not signed for it.
+    assert.match(refusal(await raw(`${b.base}/mcp`, { headers, body })), /signature/);
+    // The same forward with another body: the digest it was signed with does not match.
+    const other = forgedForward(SECRET, idOf(a), session, body);
+    assert.match(refusal(await raw(`${a.base}/mcp`, { headers: other, body: body.replace('once', 'twice') })), /digest/);
+  });
+});
+
+describe('a cluster without --cluster-secret agrees no secret through Redis', { timeout: 60_000, skip: REDIS_MISSING }, () => {
+  let dir: TempDir;
+  let redis: RedisServer;
+  let client: Redis;
+  let worker: HttpGateway;
+  let fake: Server;
+  let hits = 0;
+  const PRESEEDED = randomBytes(24).toString('base64url');
+
+  before(async () => {
+    dir = await tempDir();
+    redis = await RedisServer.start();
+    client = new Redis(redis.url, { lazyConnect: true });
+    await client.connect();
+    // Someone with access to the Redis put a secret there before the cluster started.
+    await client.set('mcpgate:secret', PRESEEDED);
+    fake = createServer((req, res) => {
+      hits++;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+    const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server') });
+    const rules = await writeRules(dir, { agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } } });
+    worker = await startHttpGateway({ config, agent: null, args: ['--rules', rules, '--pins', 'off', '--redis', redis.url] });
+  });
+
+  after(async () => {
+    await worker?.stop();
+    client?.disconnect();
+    await new Promise((resolve) => (fake ? fake.close(resolve) : resolve(undefined)));
+    await redis?.stop();
+    await dir?.remove();
+  });
+
+  it('uses the host\'s key from the state directory: forwards and records signed with the pre-seeded secret are refused', { timeout: 30_000 }, async () => {
+    const file = dir.file('.mcpgate/cluster-secret');
+    const mode = (await stat(file)).mode & 0o777;
+    assert.equal(mode, 0o600);
+    const key = (await readFile(file, 'utf8')).trim();
+    assert.ok(key.length >= 32 && key !== PRESEEDED);
+    const id = (worker.gw.logs.find((l) => /joined the cluster/.test(String(l.msg)))?.worker ?? '') as string;
+    // A forward signed with the pre-seeded secret.
+    const session = await rawSession(worker.url, AUTH);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'sink__echo', arguments: { text: 'x' } } });
+    assert.match(refusal(await raw(`${worker.base}/mcp`, { headers: forgedForward(PRESEEDED, id, session, body), body })), /signature/);
+    // Records signed with it, giving a session to a worker at the fake's address.
+    const port = (fake.address() as AddressInfo).port;
+    const evil = { id: 'evil:1', host: 'evil', pid: '1', address: `http://127.0.0.1:${port}`, sessions: '0', heartbeat: String(Date.now()), version: '' };
+    await client.hset('mcpgate:worker:evil:1', { ...evil, sig: signRecord(PRESEEDED, 'worker', 'evil:1', evil) });
+    const stolen = `s-${randomBytes(8).toString('hex')}`;
+    const record = { agent: 'alice', owner: 'evil:1', identified: '1', capabilities: '{}' };
+    await client.hset(`mcpgate:session:${stolen}`, { ...record, sig: signRecord(PRESEEDED, 'session', stolen, record) });
+    const res = await echo(worker, stolen, 'to the fake?');
+    assert.equal(res.status, 404, res.body);
+    assert.equal(hits, 0);
   });
 });

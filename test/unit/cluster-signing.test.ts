@@ -1,5 +1,5 @@
 // Issue #12: a forwarded request's signature (src/cluster/signing.ts) holds only for the same
-// secret, method, path, session, sender, time, identity and body digest, and only within 30 s of
+// secret, method, path, session, sender, receiver, forward id, time, identity and body digest, and only within 30 s of
 // the clock; a record read from Redis holds only for the same secret, kind, key and fields.
 
 import { describe, it } from 'node:test';
@@ -9,7 +9,7 @@ import { decodeIdentity, digest, encodeIdentity, MAX_SKEW_MS, sign, signRecord, 
 const SECRET = 'a-cluster-secret-of-some-length';
 const now = 1_800_000_000_000;
 const identity = encodeIdentity({ agent: 'alice', identified: true, claims: { sub: 'alice', groups: ['a'] } });
-const base: Signed = { method: 'POST', path: '/mcp', session: 's-1', from: 'host:1', at: now, identity, digest: digest('{"jsonrpc":"2.0","id":1,"method":"ping"}') };
+const base: Signed = { method: 'POST', path: '/mcp', session: 's-1', from: 'host:1', to: 'host:2', id: '0123456789abcdef.1', at: now, identity, digest: digest('{"jsonrpc":"2.0","id":1,"method":"ping"}') };
 
 describe('cluster signing', () => {
   it('accepts what was signed with the same secret', { timeout: 5000 }, () => {
@@ -21,7 +21,7 @@ describe('cluster signing', () => {
     const sig = sign(SECRET, base);
     assert.match(verify('another-secret-entirely', base, sig, now) ?? '', /signature/);
     const bob = encodeIdentity({ agent: 'bob', identified: true, claims: undefined });
-    for (const change of [{ method: 'DELETE' }, { path: '/mcp?x' }, { session: 's-2' }, { from: 'evil:1' }, { at: now + 1 }, { identity: bob }, { digest: digest('other') }]) {
+    for (const change of [{ method: 'DELETE' }, { path: '/mcp?x' }, { session: 's-2' }, { from: 'evil:1' }, { to: 'host:3' }, { id: '0123456789abcdef.2' }, { at: now + 1 }, { identity: bob }, { digest: digest('other') }]) {
       assert.match(verify(SECRET, { ...base, ...change }, sig, now) ?? '', /signature/, JSON.stringify(change));
     }
     assert.match(verify(SECRET, base, 'AAAA', now) ?? '', /signature/);
