@@ -14,7 +14,7 @@ import { GATEWAY_INFO } from './version.js';
 import { CONSOLE_OFF, CONSOLE_PATH, Console } from './console/console.js';
 import { OAuthCredentials } from './oauth/credentials.js';
 import { TokenStore } from './oauth/store.js';
-import { Cluster } from './cluster/cluster.js';
+import { Cluster, workerId } from './cluster/cluster.js';
 import { hostname } from 'node:os';
 import { createHash } from 'node:crypto';
 import { fileDigest } from './config/watch.js';
@@ -40,7 +40,9 @@ export interface ClusterSettings {
 }
 
 /** The gateway's own options (minus what is loaded from files), plus where the files and the agent are. */
-export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules' | 'audit' | 'tracing'> {
+export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules' | 'audit' | 'tracing' | 'requestStateHolder'> {
+  /** This process will be a worker of a cluster (`--redis`): the requestState it seals names it. */
+  clustered?: boolean;
   /** The audit trail (`--audit FILE|-`); absent: off. */
   audit?: Omit<AuditOptions, 'onProblem'>;
   /** OpenTelemetry traces (`--otlp-endpoint`, OTEL_EXPORTER_OTLP_*); absent: off. */
@@ -98,6 +100,7 @@ export class Mcpgate {
       credentials: (server, account) => (Object.keys(server.headers).some((h) => h.toLowerCase() === 'authorization') ? undefined
         : new OAuthCredentials(server, account === undefined || server.auth?.grant === 'client_credentials' ? tokens : tokens.forAgent(account), log.child({ server: server.name }))),
       ...options,
+      ...(options.clustered === true && { requestStateHolder: workerId() }),
       config,
       rules,
       audit: this.audit,

@@ -4,13 +4,21 @@
 // `serve --redis` processes that share the state directory. Never agreed through Redis: anyone who
 // can write to the Redis could then choose the key that signs forwards and records.
 
-import { randomBytes } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export const SECRET_FILE = 'cluster-secret';
 /** A secret shorter than this (a truncated or foreign file) is refused rather than used. */
 const MIN_CHARS = 32;
+
+/**
+ * The key sealing modern agents' requestState in a cluster (unless MCPGATE_REQUEST_STATE_KEY gives
+ * one): derived from the cluster secret (HKDF-SHA256), so a retry sealed by one worker opens on any.
+ */
+export function requestStateKeyOf(secret: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, 'mcpgate cluster', 'requestState sealing key v1', 32));
+}
 
 /** The host's cluster secret from `stateDir`, made there (atomically: first writer wins) if absent. */
 export async function localClusterSecret(stateDir: string): Promise<string> {

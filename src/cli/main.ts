@@ -25,7 +25,7 @@ import nodeCluster from 'node:cluster';
 import type { CliIo } from './io.js';
 import { wireLimits } from '../wire/jsonrpc.js';
 import { parseRequestStateKey } from '../wire/era.js';
-import { localClusterSecret, SECRET_FILE } from './cluster-secret.js';
+import { localClusterSecret, requestStateKeyOf, SECRET_FILE } from './cluster-secret.js';
 
 /** The most --workers accepted (each worker is a whole gateway with its own servers). */
 const MAX_WORKERS = 64;
@@ -88,7 +88,8 @@ reach this one by.
 Environment: MCPGATE_CONFIG, MCPGATE_RULES, MCPGATE_AGENT, MCPGATE_MODE, MCPGATE_LOG_LEVEL,
 MCPGATE_PINS, MCPGATE_STATE, MCPGATE_HTTP, MCPGATE_URL, MCPGATE_TOKEN, MCPGATE_REDIS,
 MCPGATE_CLUSTER_SECRET (flags win),
-MCPGATE_REQUEST_STATE_KEY (seals modern agents' requestState: 64 hex digits; default: made at start).
+MCPGATE_REQUEST_STATE_KEY (seals modern agents' requestState: 64 hex digits; default: derived from the
+cluster secret with --redis, else made at start).
 Log levels: debug, info, warn, error, silent. Logs go to stderr; stdout is the MCP transport.
 `;
 
@@ -279,7 +280,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         }
         // Without --cluster-secret (a Redis on loopback): the host's own, from the state directory.
         if (cluster !== undefined && cluster.secret === undefined) cluster.secret = await localClusterSecret(stateDir);
-        return await runServe({ ...defined('audit', audit), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1);
+        // Every worker opens every worker's requestState (the retry may reach any of them).
+        if (cluster?.secret !== undefined && requestStateKey === undefined) requestStateKey = requestStateKeyOf(cluster.secret);
+        return await runServe({ ...defined('audit', audit), ...(cluster !== undefined && { clustered: true }), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1);
       }
       default:
         throw usage(`unknown command "${command}"`);

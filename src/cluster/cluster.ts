@@ -214,6 +214,20 @@ export class Cluster implements ClusterLink {
     return this.takeOver(session, stored, 'owner-unreachable');
   }
 
+  async forwardTo(worker: string, req: IncomingMessage, res: ServerResponse, who: Identity, body: string, id: RequestId | undefined): Promise<boolean> {
+    if (worker === this.id || !this.directory.isUp) return false;
+    const started = performance.now();
+    const target = await this.directory.worker(worker).catch(() => undefined);
+    if (target === undefined) return false;
+    const named = req.headers['mcp-session-id'];
+    const session = typeof named === 'string' ? named : '';
+    const outcome = await forward({ req, res, address: target.address, path: req.url ?? '/mcp', session, who, body, id, from: this.id, to: worker, ids: this.forwardIds, secret: this.secret, ownerAlive: () => this.ownerAlive(worker) });
+    this.forwarded.labels(outcome).inc();
+    if (outcome === 'unreachable') return false;
+    this.forwardSeconds.observe((performance.now() - started) / 1000);
+    return true;
+  }
+
   /** Whether worker `id`'s record is live (its heartbeat runs); true when Redis cannot say. Cached for one heartbeat. */
   private ownerAlive(id: string): Promise<boolean> {
     const now = performance.now();

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { Logger } from '../observability/logger.js';
-import { classify, wireLimits, type Classified } from '../wire/jsonrpc.js';
+import { classify, wireLimits, type Classified, type JsonRpcRequest } from '../wire/jsonrpc.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
 import { authenticate, challenge, resourceMetadataUrl, type AuthClaims } from '../auth/auth.js';
 import { IssuerKeys } from '../auth/issuers.js';
@@ -21,7 +21,7 @@ import { ReplayStore } from './sse-replay.js';
 import { DEFAULT_MAX_BODY_BYTES, accepts, admit, isLoopback, readBody, sendError } from './http-util.js';
 import { handleOps } from './ops.js';
 import { ModernPost, refuse } from './http-modern.js';
-import { checkHeaders, eraOf, isModernVersion, paramHeaders, PARAM_HEADERS, type EraOf, type WithParamHeaders } from '../wire/era.js';
+import { checkHeaders, eraOf, isModernVersion, paramHeaders, PARAM_HEADERS, type EraOf, type Envelope, type WithParamHeaders } from '../wire/era.js';
 import type { ModernRequest } from '../gateway/modern.js';
 import { limitsOf, MCP_PATH, METADATA_PATH, type HttpFrontOptions, type HttpLimits } from './http-options.js';
 import { HttpListeners } from './http-listeners.js';
@@ -227,7 +227,7 @@ export class HttpFront {
     if (parsed.kind === 'request' || parsed.kind === 'notification') {
       // The era is chosen per request, body first (the spec's compatibility section).
       const era = eraOf(parsed.msg.method, parsed.msg.params, parsed.kind === 'request');
-      if (era.era !== 'legacy') return this.modern(req, res, agent, parsed, era);
+      if (era.era !== 'legacy') return this.modern(req, res, agent, parsed, era, body.text);
       const header = req.headers['mcp-protocol-version'];
       if (typeof header === 'string' && isModernVersion(header.trim())) {
         return refuse(res, 400, parsed.kind === 'request' ? parsed.msg.id : null, -32602, `Invalid params: the MCP-Protocol-Version header names protocol revision ${header.trim()}, but the request is missing the required per-request _meta envelope (io.modelcontextprotocol/protocolVersion, io.modelcontextprotocol/clientCapabilities)`);
@@ -251,7 +251,7 @@ export class HttpFront {
   }
 
   /** A modern (2026-07-28) request or notification: no session; its POST is its stream (http-modern.ts). */
-  private modern(req: IncomingMessage, res: ServerResponse, agent: string, parsed: Classified & { kind: 'request' | 'notification' }, era: Exclude<EraOf, { era: 'legacy' }>): void {
+  private modern(req: IncomingMessage, res: ServerResponse, agent: string, parsed: Classified & { kind: 'request' | 'notification' }, era: Exclude<EraOf, { era: 'legacy' }>, body: string): void {
     const id = parsed.kind === 'request' ? parsed.msg.id : null;
     const header = (name: string): string | undefined => {
       const value = req.headers[name];
@@ -268,17 +268,38 @@ export class HttpFront {
     const params = paramHeaders(req.headers);
     if (typeof params === 'string') return refuse(res, 400, id, -32602, `Invalid params: ${params}`);
     if (params !== undefined) (parsed.msg as WithParamHeaders)[PARAM_HEADERS] = params;
+    const envelope = era.envelope;
+    // A retry whose waiting call is in another worker's memory goes to that worker (once: a
+    // forwarded request is served here). If it is gone, the retry is served here and refused.
+    const cluster = this.options.cluster;
+    const holder = cluster === undefined || cluster.isForwarded(req) ? undefined : this.gateway.requestStateHolder(agent, parsed.msg.params);
+    if (cluster !== undefined && holder !== undefined) {
+      void cluster.forwardTo(holder, req, res, this.who(req, agent), body, parsed.msg.id).then((answered) => {
+        if (!answered) this.serveModern(req, res, agent, parsed.msg, envelope);
+      }).catch((err: unknown) => this.failed(res, err));
+      return;
+    }
+    this.serveModern(req, res, agent, parsed.msg, envelope);
+  }
+
+  private serveModern(req: IncomingMessage, res: ServerResponse, agent: string, msg: JsonRpcRequest, envelope: Envelope): void {
     const identified = isIdentified(this.options, req);
     const post = new ModernPost(res, accepts(req.headers.accept, 'text/event-stream'), this.opts.maxAgentBuffer);
-    const request = this.gateway.serveModern(parsed.msg, era.envelope, post, agent, true, 'http', identified, this.claims.get(req));
+    const request = this.gateway.serveModern(msg, envelope, post, agent, true, 'http', identified, this.claims.get(req));
     if (post.done) return;
-    const open = parsed.msg.method === 'subscriptions/listen' ? this.modernListens : this.modernCalls;
+    const open = msg.method === 'subscriptions/listen' ? this.modernListens : this.modernCalls;
     open.add(request);
     res.once('close', () => {
       open.delete(request);
       if (!post.done) request.cancel();
       if (this.onDrained !== undefined && this.openPosts() === 0) this.onDrained();
     });
+  }
+
+  private failed(res: ServerResponse, err: unknown): void {
+    this.log.error('internal error forwarding a request in the cluster', { error: err });
+    if (!res.headersSent) sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err)));
+    else res.destroy();
   }
 
   private refuseForward(res: ServerResponse, why: string): void {
