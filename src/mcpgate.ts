@@ -7,13 +7,14 @@ import type { Rules } from './rules/load.js';
 import { Gateway, type GatewayOptions, type ServerSummary } from './gateway/gateway.js';
 import { serveStdio, type StdioEnd, type StdioFront } from './front/stdio.js';
 import { HTTP_DEFAULTS, HttpFront, type HttpFrontOptions } from './front/http.js';
+import { isLoopback as isLoopbackHost } from './front/http-util.js';
 import { AuditLog, type AuditOptions } from './observability/audit.js';
 import type { Tracing, TracingOptions } from './observability/tracing.js';
 import { GATEWAY_INFO } from './version.js';
 import { CONSOLE_OFF, CONSOLE_PATH, Console } from './console/console.js';
 import { OAuthCredentials } from './oauth/credentials.js';
 import { TokenStore } from './oauth/store.js';
-import { Cluster } from './cluster/cluster.js';
+import { Cluster, workerId } from './cluster/cluster.js';
 import { hostname } from 'node:os';
 import { createHash } from 'node:crypto';
 import { fileDigest } from './config/watch.js';
@@ -26,7 +27,7 @@ export type HttpSettings = Omit<HttpFrontOptions, 'ops' | 'onRequest' | 'onRepla
 
 export interface ClusterSettings {
   redisUrl: string;
-  /** `--cluster-secret`; the CLI requires it when the Redis is not on loopback. */
+  /** `--cluster-secret`, or (a Redis on loopback) the host's key from the state directory (cli/cluster-secret.ts). */
   secret: string | undefined;
   /** `--advertise HOST`: the name other workers reach this one by (default: the bound address, or the host name when bound to all). */
   advertise: string | undefined;
@@ -39,7 +40,9 @@ export interface ClusterSettings {
 }
 
 /** The gateway's own options (minus what is loaded from files), plus where the files and the agent are. */
-export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules' | 'audit' | 'tracing'> {
+export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules' | 'audit' | 'tracing' | 'requestStateHolder'> {
+  /** This process will be a worker of a cluster (`--redis`): the requestState it seals names it. */
+  clustered?: boolean;
   /** The audit trail (`--audit FILE|-`); absent: off. */
   audit?: Omit<AuditOptions, 'onProblem'>;
   /** OpenTelemetry traces (`--otlp-endpoint`, OTEL_EXPORTER_OTLP_*); absent: off. */
@@ -97,6 +100,7 @@ export class Mcpgate {
       credentials: (server, account) => (Object.keys(server.headers).some((h) => h.toLowerCase() === 'authorization') ? undefined
         : new OAuthCredentials(server, account === undefined || server.auth?.grant === 'client_credentials' ? tokens : tokens.forAgent(account), log.child({ server: server.name }))),
       ...options,
+      ...(options.clustered === true && { requestStateHolder: workerId() }),
       config,
       rules,
       audit: this.audit,
@@ -176,7 +180,8 @@ export class Mcpgate {
     const console = new Console({ gateway: this.gateway, audit: this.audit, log: log.child({ front: 'console' }) });
     const { cluster: clusterSettings, ...front } = settings;
     let port = 0;
-    const cluster = clusterSettings === undefined ? undefined : (this.cluster = new Cluster({
+    if (clusterSettings !== undefined && clusterSettings.secret === undefined) throw new Error('a cluster needs its secret (the CLI gives --cluster-secret or the state directory\'s key)');
+    const cluster = clusterSettings?.secret === undefined ? undefined : (this.cluster = new Cluster({
       redisUrl: clusterSettings.redisUrl,
       secret: clusterSettings.secret,
       address: () => `http://${advertised(clusterSettings.advertise, settings.host)}:${port}`,
@@ -204,7 +209,10 @@ export class Mcpgate {
     port = clusterSettings?.privatePort === true ? await this.http.listenPrivate(settings.host) : Number(new URL(url).port);
     if (cluster !== undefined) {
       await cluster.start();
-      log.info(`worker ${cluster.id} joined the cluster (forwarding address ${advertised(clusterSettings?.advertise, settings.host)}:${port})`, { worker: cluster.id });
+      const forwardingHost = advertised(clusterSettings?.advertise, settings.host);
+      log.info(`worker ${cluster.id} joined the cluster (forwarding address ${forwardingHost}:${port})`, { worker: cluster.id });
+      // Forwards are signed, not encrypted: what an agent sends crosses the cluster's network in clear.
+      if (!isLoopbackHost(forwardingHost)) log.warn(`workers forward agents' requests to each other over plain HTTP (${forwardingHost}:${port}): the network between the workers must be private to them`, { worker: cluster.id });
     }
     const auth = settings.auth === 'off' ? `auth off: every request is agent "${settings.defaultAgent}" unless it sends X-Mcpgate-Agent` : 'bearer tokens required';
     log.info(`mcpgate listening on ${url} (${auth})`, { url });

@@ -78,7 +78,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       'replay-age': ms('how long an event is kept for a resumption (default 300000)'),
       'replay-total': bytes('events kept for every session together (default 67108864)'),
       redis: { type: 'string', value: 'URL', help: 'join the cluster of every mcpgate sharing this Redis (needs --http; MCPGATE_REDIS)' },
-      'cluster-secret': { type: 'string', value: 'SECRET', help: 'signs requests workers forward to each other, 16+ characters (MCPGATE_CLUSTER_SECRET)' },
+      'cluster-secret': { type: 'string', value: 'SECRET', help: 'signs what workers forward to each other and keep in Redis, 16+ characters (MCPGATE_CLUSTER_SECRET); default with a loopback Redis: the state directory\'s cluster-secret. Forwards are plain HTTP: keep the cluster network private' },
       advertise: { type: 'string', value: 'HOST', help: 'the name other workers reach this one by' },
       workers: count('worker processes on the one --http port (default 1; needs --redis)'),
     },

@@ -29,6 +29,7 @@ import { COMMANDS, commandHelp, indent, type CommandSpec } from './commands.js';
 import { closest } from './suggest.js';
 import { withEnvFile } from './env-file.js';
 import { runImport } from './import/run-import.js';
+import { localClusterSecret, requestStateKeyOf, SECRET_FILE } from './cluster-secret.js';
 
 /** The most --workers accepted (each worker is a whole gateway with its own servers). */
 const MAX_WORKERS = 64;
@@ -66,14 +67,18 @@ in the state directory, where a running gateway picks them up; logout revokes an
 connections use it, and an agent with none gets "needs login" (never the shared login).
 SIGHUP reloads both files and revives parked servers; both files are also watched and reloaded.
 --redis joins every mcpgate sharing that Redis into one cluster: a request for an agent session another
-worker holds is forwarded to it (signed with --cluster-secret, required unless the Redis is on loopback),
-and a session whose worker died is adopted. --advertise is the name other workers reach this one by.
+worker holds is forwarded to it, and a session whose worker died is adopted. --cluster-secret signs the
+forwards and the records workers keep in Redis; it is required unless the Redis is on loopback (then the
+workers of the host share a key made in the state directory). Forwards are plain HTTP between the
+workers' addresses: the cluster's network must be private to it. --advertise is the name other workers
+reach this one by.
 --workers N (default 1; needs --http and --redis) runs N worker processes on the one port, supervised
 (a worker that dies is restarted with backoff); signals go to the primary, which passes them on.
 Environment: MCPGATE_CONFIG, MCPGATE_RULES, MCPGATE_AGENT, MCPGATE_MODE, MCPGATE_LOG_LEVEL,
 MCPGATE_PINS, MCPGATE_STATE, MCPGATE_HTTP, MCPGATE_URL, MCPGATE_TOKEN, MCPGATE_REDIS,
 MCPGATE_CLUSTER_SECRET (flags win),
-MCPGATE_REQUEST_STATE_KEY (seals modern agents' requestState: 64 hex digits; default: made at start).
+MCPGATE_REQUEST_STATE_KEY (seals modern agents' requestState: 64 hex digits; default: derived from the
+cluster secret with --redis, else made at start).
 Log levels: debug, info, warn, error, silent. Logs go to stderr; stdout is the MCP transport.
 `;
 
@@ -237,7 +242,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           await loadBoth(configFile, rulesFile, env);
           return await runPrimary(workers, log);
         }
-        return await runServe({ ...defined('audit', audit), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: flag('debug'), agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1);
+        // Without --cluster-secret (a Redis on loopback): the host's own, from the state directory.
+        if (cluster !== undefined && cluster.secret === undefined) cluster.secret = await localClusterSecret(stateDir);
+        // Every worker opens every worker's requestState (the retry may reach any of them).
+        if (cluster?.secret !== undefined && requestStateKey === undefined) requestStateKey = requestStateKeyOf(cluster.secret);
+        return await runServe({ ...defined('audit', audit), ...(cluster !== undefined && { clustered: true }), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: flag('debug'), agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1);
       }
       default:
         throw usage(`unknown command "${command}"`);
@@ -307,7 +316,7 @@ function clusterSettings(values: Record<string, string | boolean | string[] | un
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (secret !== undefined && secret.length < 16) throw usage('--cluster-secret must be at least 16 characters (every worker of the cluster uses the same one)');
   if (secret === undefined && !isLoopback(host)) {
-    throw usage(`--redis on ${host} (not loopback) needs --cluster-secret SECRET (or MCPGATE_CLUSTER_SECRET), the same on every worker: it signs the requests workers forward to each other`);
+    throw usage(`--redis on ${host} (not loopback) needs --cluster-secret SECRET (or MCPGATE_CLUSTER_SECRET), the same on every worker: it signs the requests workers forward to each other and the records they keep in Redis (without it, only the workers of one host can share a secret: the state directory's ${SECRET_FILE})`);
   }
   if (advertise !== undefined && !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)$/.test(advertise)) throw usage(`--advertise takes a host name or IP address other workers reach this one by (got "${advertise}")`);
   return { redisUrl, secret, advertise };

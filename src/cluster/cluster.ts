@@ -12,7 +12,8 @@ import type { RequestId } from '../wire/jsonrpc.js';
 import { Directory, type StoredSession, type WorkerInfo } from './directory.js';
 import { forward } from './forward.js';
 import type { ClusterLink, Placement, SessionRecord } from './link.js';
-import { FORWARD_HEADER, FORWARD_SIG_HEADER, FORWARD_TS_HEADER, verify } from './signing.js';
+import { ForwardIdSource, SeenForwards } from './forward-ids.js';
+import { decodeIdentity, digest, FORWARD_DIGEST_HEADER, FORWARD_HEADER, FORWARD_ID_HEADER, FORWARD_IDENTITY_HEADER, FORWARD_SIG_HEADER, FORWARD_TS_HEADER, verify, type Identity, type RecordKind } from './signing.js';
 
 /** Worker id `hostname:pid`, computed in the worker itself (never inherited across a fork). */
 export function workerId(): string {
@@ -27,14 +28,16 @@ type Lookup =
 /** placeOnce: another worker adopted the session first. */
 const MOVED = Symbol('moved');
 
+const EMPTY_DIGEST = digest('');
+
 /** Sessions held elsewhere whose owner's address is remembered (the oldest is forgotten first). */
 const MAX_CACHED_OWNERS = 10_000;
 
 export interface ClusterOptions {
   /** redis:// or rediss:// URL (may carry a password: never logged). */
   redisUrl: string;
-  /** --cluster-secret; required unless the Redis is on loopback (then agreed through Redis). */
-  secret: string | undefined;
+  /** --cluster-secret, or the host's key from the state directory (never agreed through Redis). */
+  secret: string;
   /** http://HOST:PORT where other workers reach this one (known once the front listens). */
   address: () => string;
   sessionTtlMs: number;
@@ -66,8 +69,14 @@ export class Cluster implements ClusterLink {
    */
   private readonly lookups = new Map<string, Promise<Lookup>>();
   private readonly directory: Directory;
-  private secret: string | undefined;
+  private readonly secret: string;
+  /** This worker's forward ids, and those of the others it has served (each forward is single-use). */
+  private readonly forwardIds = new ForwardIdSource();
+  private readonly seenForwards = new SeenForwards();
   private readonly forwarded;
+  private readonly refusedRecords;
+  /** Kinds of record already logged as refused (logged once each; the metric counts every one). */
+  private readonly refusedLogged = new Set<RecordKind>();
   private readonly forwardSeconds;
   private readonly adoptions;
 
@@ -80,6 +89,8 @@ export class Cluster implements ClusterLink {
       address: o.address,
       heartbeatMs: this.heartbeatMs,
       sessionTtlMs: o.sessionTtlMs,
+      secret: o.secret,
+      onRefused: (kind, key) => this.refusedRecord(kind, key),
       held: () => this.held,
       onState: () => undefined,
       version: o.version,
@@ -91,37 +102,55 @@ export class Cluster implements ClusterLink {
     r.gauge({ name: 'mcpgate_cluster_sessions_held', help: 'Agent sessions this worker owns.', collect: () => this.held.size });
     this.forwarded = r.counter({ name: 'mcpgate_cluster_forwarded_total', help: 'Requests forwarded to the worker that owns their session, by outcome (relayed, unreachable).', labels: ['outcome'] });
     this.forwardSeconds = r.histogram({ name: 'mcpgate_cluster_forward_seconds', help: 'Time from receiving a request to relaying the owner\'s last byte, for forwarded requests.', buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5] });
+    this.refusedRecords = r.counter({ name: 'mcpgate_cluster_records_refused_total', help: 'Records read from Redis that were not signed with the cluster secret (forged, altered, stale, or another cluster\'s), treated as absent, by kind (worker, session).', labels: ['kind'] });
     this.adoptions = r.counter({ name: 'mcpgate_cluster_adoptions_total', help: 'Agent sessions adopted from a dead or unreachable owner, or while Redis was down.', labels: ['why'] });
   }
 
-  /** Connects to Redis (down is not fatal) and settles the secret. */
+  /** Connects to Redis (down is not fatal). */
   async start(): Promise<void> {
     await this.directory.start();
-    if (this.secret === undefined) {
-      this.secret = await this.directory.sharedSecret().catch(() => undefined);
-      if (this.secret === undefined) this.o.log.warn('no cluster secret yet (Redis is down and --cluster-secret is not set): forwarding waits until Redis is back');
-    }
+  }
+
+  private refusedRecord(kind: RecordKind, key: string): void {
+    this.refusedRecords.labels(kind).inc();
+    if (this.refusedLogged.has(kind)) return;
+    this.refusedLogged.add(kind);
+    this.o.log.warn(`a ${kind} record in Redis is not signed with this worker's cluster secret: treated as absent (written by something other than a worker of this cluster, or by workers with another secret: every worker needs the same --cluster-secret, or the same --state directory on one host); further ones are only counted (mcpgate_cluster_records_refused_total)`, { kind, key: key.slice(0, 200) });
   }
 
   isForwarded(req: IncomingMessage): boolean {
     return req.headers[FORWARD_HEADER] !== undefined;
   }
 
-  refuseForward(req: IncomingMessage, path: string, session: string, body: string): string | undefined {
+  acceptForward(req: IncomingMessage, path: string): Identity | string {
     const from = req.headers[FORWARD_HEADER];
     const at = req.headers[FORWARD_TS_HEADER];
     const sig = req.headers[FORWARD_SIG_HEADER];
-    if (typeof from !== 'string' || typeof at !== 'string' || typeof sig !== 'string') return 'it lacks the forwarding headers';
-    const secret = this.secret;
-    if (secret === undefined) return 'this worker has no cluster secret yet';
-    return verify(secret, { method: req.method ?? '', path, session, from, at: Number(at), body }, sig);
+    const identity = req.headers[FORWARD_IDENTITY_HEADER];
+    const bodyDigest = req.headers[FORWARD_DIGEST_HEADER];
+    const forwardId = req.headers[FORWARD_ID_HEADER];
+    if (typeof from !== 'string' || typeof at !== 'string' || typeof sig !== 'string' || typeof identity !== 'string' || typeof bodyDigest !== 'string' || typeof forwardId !== 'string') return 'it lacks the forwarding headers';
+    const session = req.headers['mcp-session-id'];
+    if (Array.isArray(session)) return 'it names more than one session';
+    // Only a POST has a body; anything else was signed with the empty body's digest.
+    if (req.method !== 'POST' && bodyDigest !== EMPTY_DIGEST) return 'its body digest does not match its body';
+    // Signed for this worker: one sent to another (or replayed to this one from another's) fails here.
+    const why = verify(this.secret, { method: req.method ?? '', path, session: session ?? '', from, to: this.id, id: forwardId, at: Number(at), identity, digest: bodyDigest }, sig);
+    if (why !== undefined) return why;
+    const who = decodeIdentity(identity);
+    if (who === undefined) return 'it does not say which agent it speaks for';
+    return this.seenForwards.accept(from, forwardId) ?? who;
   }
 
-  async place(req: IncomingMessage, res: ServerResponse, session: string, agent: string, body: string, id: RequestId | undefined): Promise<Placement> {
-    const first = await this.placeOnce(req, res, session, agent, body, id, true);
+  refuseBody(req: IncomingMessage, body: string): string | undefined {
+    return digest(body) === req.headers[FORWARD_DIGEST_HEADER] ? undefined : 'its body digest does not match its body';
+  }
+
+  async place(req: IncomingMessage, res: ServerResponse, session: string, who: Identity, body: string, id: RequestId | undefined): Promise<Placement> {
+    const first = await this.placeOnce(req, res, session, who, body, id, true);
     if (first !== MOVED) return first;
     // Lost a race to adopt: the winner is the owner now, and a second look (its own) forwards there.
-    const second = await this.placeOnce(req, res, session, agent, body, id, false);
+    const second = await this.placeOnce(req, res, session, who, body, id, false);
     return second === MOVED ? { kind: 'unknown' } : second;
   }
 
@@ -148,11 +177,12 @@ export class Cluster implements ClusterLink {
     return fresh;
   }
 
-  private async placeOnce(req: IncomingMessage, res: ServerResponse, session: string, agent: string, body: string, id: RequestId | undefined, shared: boolean): Promise<Placement | typeof MOVED> {
+  private async placeOnce(req: IncomingMessage, res: ServerResponse, session: string, who: Identity, body: string, id: RequestId | undefined, shared: boolean): Promise<Placement | typeof MOVED> {
     const started = performance.now();
+    const agent = who.agent;
     const cached = this.owners.get(session);
-    if (cached !== undefined && cached.until > started && cached.stored.agent === agent && !this.isForwarded(req) && this.secret !== undefined && await this.ownerAlive(cached.stored.owner)) {
-      const outcome = await forward({ req, res, address: cached.address, path: req.url ?? '/mcp', session, body, id, from: this.id, secret: this.secret, ownerAlive: () => this.ownerAlive(cached.stored.owner) });
+    if (cached !== undefined && cached.until > started && cached.stored.agent === agent && !this.isForwarded(req) && await this.ownerAlive(cached.stored.owner)) {
+      const outcome = await forward({ req, res, address: cached.address, path: req.url ?? '/mcp', session, who, body, id, from: this.id, to: cached.stored.owner, ids: this.forwardIds, secret: this.secret, ownerAlive: () => this.ownerAlive(cached.stored.owner) });
       this.forwarded.labels(outcome).inc();
       if (outcome === 'relayed') {
         this.forwardSeconds.observe((performance.now() - started) / 1000);
@@ -171,9 +201,8 @@ export class Cluster implements ClusterLink {
     if (found.redis === 'down') return this.adopt(session, stored, 'redis-down');
     const owner = found.owner;
     if (owner === undefined) return this.takeOver(session, stored, 'owner-dead');
-    if (this.secret === undefined) return this.takeOver(session, stored, 'no-secret');
     const path = req.url ?? '/mcp';
-    const outcome = await forward({ req, res, address: owner.address, path, session, body, id, from: this.id, secret: this.secret, ownerAlive: () => this.ownerAlive(stored.owner) });
+    const outcome = await forward({ req, res, address: owner.address, path, session, who, body, id, from: this.id, to: stored.owner, ids: this.forwardIds, secret: this.secret, ownerAlive: () => this.ownerAlive(stored.owner) });
     this.forwarded.labels(outcome).inc();
     if (outcome === 'relayed') {
       if (this.owners.size >= MAX_CACHED_OWNERS) this.owners.delete(this.owners.keys().next().value!);
@@ -183,6 +212,20 @@ export class Cluster implements ClusterLink {
     }
     this.o.log.warn('the worker that owns a session cannot be reached; adopting it', { session, worker: stored.owner });
     return this.takeOver(session, stored, 'owner-unreachable');
+  }
+
+  async forwardTo(worker: string, req: IncomingMessage, res: ServerResponse, who: Identity, body: string, id: RequestId | undefined): Promise<boolean> {
+    if (worker === this.id || !this.directory.isUp) return false;
+    const started = performance.now();
+    const target = await this.directory.worker(worker).catch(() => undefined);
+    if (target === undefined) return false;
+    const named = req.headers['mcp-session-id'];
+    const session = typeof named === 'string' ? named : '';
+    const outcome = await forward({ req, res, address: target.address, path: req.url ?? '/mcp', session, who, body, id, from: this.id, to: worker, ids: this.forwardIds, secret: this.secret, ownerAlive: () => this.ownerAlive(worker) });
+    this.forwarded.labels(outcome).inc();
+    if (outcome === 'unreachable') return false;
+    this.forwardSeconds.observe((performance.now() - started) / 1000);
+    return true;
   }
 
   /** Whether worker `id`'s record is live (its heartbeat runs); true when Redis cannot say. Cached for one heartbeat. */
@@ -200,7 +243,7 @@ export class Cluster implements ClusterLink {
   private async takeOver(session: string, stored: StoredSession, why: string): Promise<Placement | typeof MOVED> {
     let owner: string | undefined;
     try {
-      owner = await this.directory.takeOver(session, stored.owner);
+      owner = await this.directory.takeOver(session, stored);
     } catch {
       return this.adopt(session, stored, 'redis-down');
     }

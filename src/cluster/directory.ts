@@ -6,14 +6,18 @@
 //
 // Redis down: commands fail at once (no offline queue) and callers serve locally; ioredis
 // reconnects with backoff, and on reconnect this worker writes its record and its sessions again.
+//
+// Every record is signed with the cluster secret (signing.ts) and checked when read: one written
+// by anyone else — a worker address pointing elsewhere, a session given to a worker that is not
+// one — is treated as absent (`onRefused`). Nothing is agreed through Redis: the secret is the
+// worker's own (--cluster-secret, or the host's key in the state directory).
 
-import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
+import { MAX_SKEW_MS, signRecord, verifyRecord, type RecordKind } from './signing.js';
 
 const PREFIX = 'mcpgate:';
 const WORKERS = `${PREFIX}workers`;
-const SECRET_KEY = `${PREFIX}secret`;
 /** Pub/sub channel: "re-read your configuration, I run this version" (`{from, version}`). */
 const NUDGE = `${PREFIX}nudge`;
 /** A nudge longer than this is not mcpgate's and is ignored. */
@@ -21,10 +25,13 @@ const MAX_NUDGE_BYTES = 1024;
 const sessionKey = (id: string): string => `${PREFIX}session:${id}`;
 const workerKey = (id: string): string => `${PREFIX}worker:${id}`;
 
-/** Sets the owner to ARGV[2] if it is ARGV[1] (or unset); returns the owner after. */
+/**
+ * Gives the session to ARGV[2] if its owner is ARGV[1]: the record is rewritten whole (ARGV[3..],
+ * field and value pairs, signed by the new owner); returns the owner after (false: no record).
+ */
 const OWNER_CAS = `local cur = redis.call('HGET', KEYS[1], 'owner')
 if cur == false then return false end
-if cur == ARGV[1] then redis.call('HSET', KEYS[1], 'owner', ARGV[2]) return ARGV[2] end
+if cur == ARGV[1] then redis.call('HSET', KEYS[1], unpack(ARGV, 3)) return ARGV[2] end
 return cur`;
 
 export interface StoredSession {
@@ -50,6 +57,10 @@ export interface WorkerInfo {
 export interface DirectoryOptions {
   url: string;
   workerId: string;
+  /** The cluster secret: signs this worker's records and checks the others'. */
+  secret: string;
+  /** A record read from Redis was not signed with the secret (or altered, or stale): treated as absent. */
+  onRefused: (kind: RecordKind, key: string) => void;
   /** Where other workers forward to (http://HOST:PORT), known once the port is bound. */
   address: () => string;
   heartbeatMs: number;
@@ -142,14 +153,6 @@ export class Directory {
     this.timer.unref();
   }
 
-  /** The secret agreed through Redis (first writer wins), for a Redis on loopback with no --cluster-secret. */
-  async sharedSecret(): Promise<string | undefined> {
-    if (!this.up) return undefined;
-    const mine = randomBytes(32).toString('base64url');
-    await this.redis.set(SECRET_KEY, mine, 'NX');
-    return (await this.redis.get(SECRET_KEY)) ?? undefined;
-  }
-
   /**
    * Writes this worker's record and renews the TTL of every session it holds; `full` (after a
    * (re)connect) writes the sessions' records too. A plain beat never rewrites a record's owner, so
@@ -159,10 +162,11 @@ export class Directory {
     if (!this.up || this.closed) return;
     const held = this.o.held();
     const ttl = Math.max(3 * this.o.heartbeatMs, 1000);
-    const info = { id: this.o.workerId, host: this.o.workerId.replace(/:\d+$/, ''), pid: String(process.pid), address: this.o.address(), sessions: String(held.size), heartbeat: String(Date.now()), version: this.o.version() };
+    const fields = { id: this.o.workerId, host: this.o.workerId.replace(/:\d+$/, ''), pid: String(process.pid), address: this.o.address(), sessions: String(held.size), heartbeat: String(Date.now()), version: this.o.version() };
+    const info = { ...fields, sig: signRecord(this.o.secret, 'worker', this.o.workerId, fields) };
     const multi = this.redis.multi().hset(workerKey(this.o.workerId), info).pexpire(workerKey(this.o.workerId), ttl).sadd(WORKERS, this.o.workerId);
     for (const [id, s] of held) {
-      if (full) multi.hset(sessionKey(id), encode(s));
+      if (full) multi.hset(sessionKey(id), this.encode(id, s));
       multi.pexpire(sessionKey(id), this.o.sessionTtlMs);
     }
     await multi.exec().catch((err: unknown) => this.o.log.debug('heartbeat failed', { error: err instanceof Error ? err.message : String(err) }));
@@ -170,9 +174,13 @@ export class Directory {
     try {
       const others = (await this.redis.smembers(WORKERS)).filter((id) => id !== this.o.workerId).slice(0, 1000);
       const read = this.redis.pipeline();
-      for (const id of others) read.hget(workerKey(id), 'sessions');
+      for (const id of others) read.hgetall(workerKey(id));
       let sum = 0;
-      for (const [err, value] of (await read.exec()) ?? []) if (err === null && typeof value === 'string') sum += Number(value) || 0;
+      const answers = (await read.exec()) ?? [];
+      others.forEach((id, i) => {
+        const [err, value] = answers[i] ?? [null, undefined];
+        if (err === null && value !== null && typeof value === 'object') sum += this.toWorker(id, value as Record<string, string>)?.sessions ?? 0;
+      });
       this.elsewhere = sum;
     } catch (err) {
       this.o.log.debug('could not count the other workers\' sessions', { error: err instanceof Error ? err.message : String(err) });
@@ -183,12 +191,16 @@ export class Directory {
   async session(id: string): Promise<StoredSession | undefined> {
     const h = await this.redis.hgetall(sessionKey(id));
     if (h.agent === undefined || h.owner === undefined) return undefined;
+    if (!verifyRecord(this.o.secret, 'session', id, h)) {
+      this.o.onRefused('session', id);
+      return undefined;
+    }
     let capabilities: Record<string, unknown> = {};
     try {
       const parsed: unknown = JSON.parse(h.capabilities ?? '{}');
       if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) capabilities = parsed as Record<string, unknown>;
     } catch {
-      // a record not written by mcpgate: adopt with no capabilities
+      // signed, so written by a worker: unreachable unless that worker wrote bad JSON
     }
     return { agent: h.agent, owner: h.owner, identified: h.identified === '1', capabilities };
   }
@@ -196,13 +208,14 @@ export class Directory {
   /** Records a session this worker now holds (fire and forget: Redis down is not an error). */
   put(id: string, s: StoredSession): void {
     if (!this.up) return;
-    this.redis.multi().hset(sessionKey(id), encode(s)).pexpire(sessionKey(id), this.o.sessionTtlMs).exec()
+    this.redis.multi().hset(sessionKey(id), this.encode(id, s)).pexpire(sessionKey(id), this.o.sessionTtlMs).exec()
       .catch((err: unknown) => this.o.log.debug('could not record a session', { error: err instanceof Error ? err.message : String(err) }));
   }
 
-  /** Takes the session over from `from`; resolves with its owner after (this worker if it won). */
-  async takeOver(id: string, from: string): Promise<string | undefined> {
-    const owner = await this.redis.eval(OWNER_CAS, 1, sessionKey(id), from, this.o.workerId);
+  /** Takes the session `s` over from its owner; resolves with its owner after (this worker if it won). */
+  async takeOver(id: string, s: StoredSession): Promise<string | undefined> {
+    const fields = Object.entries(this.encode(id, { ...s, owner: this.o.workerId })).flat();
+    const owner = await this.redis.eval(OWNER_CAS, 1, sessionKey(id), s.owner, this.o.workerId, ...fields);
     return typeof owner === 'string' ? owner : undefined;
   }
 
@@ -216,7 +229,7 @@ export class Directory {
   /** A live worker's record, or undefined when its heartbeat has expired. */
   async worker(id: string): Promise<WorkerInfo | undefined> {
     const h = await this.redis.hgetall(workerKey(id));
-    return toWorker(h);
+    return this.toWorker(id, h);
   }
 
   /** Every live worker (one whose heartbeat has not expired); dead ones are forgotten on the way. */
@@ -224,7 +237,7 @@ export class Directory {
     const ids = await this.redis.smembers(WORKERS);
     const out: WorkerInfo[] = [];
     for (const id of ids.slice(0, 1000)) {
-      const w = toWorker(await this.redis.hgetall(workerKey(id)));
+      const w = this.toWorker(id, await this.redis.hgetall(workerKey(id)));
       if (w !== undefined) out.push(w);
       else await this.redis.srem(WORKERS, id);
     }
@@ -243,13 +256,24 @@ export class Directory {
     this.redis.disconnect();
     this.sub.disconnect();
   }
-}
 
-function encode(s: StoredSession): Record<string, string> {
-  return { agent: s.agent, owner: s.owner, identified: s.identified ? '1' : '0', capabilities: JSON.stringify(s.capabilities) };
-}
+  /** A session's record as stored, signed under its id. */
+  private encode(id: string, s: StoredSession): Record<string, string> {
+    const fields = { agent: s.agent, owner: s.owner, identified: s.identified ? '1' : '0', capabilities: JSON.stringify(s.capabilities) };
+    return { ...fields, sig: signRecord(this.o.secret, 'session', id, fields) };
+  }
 
-function toWorker(h: Record<string, string>): WorkerInfo | undefined {
-  if (h.id === undefined || h.address === undefined) return undefined;
-  return { id: h.id, host: h.host ?? '', pid: Number(h.pid), address: h.address, sessions: Number(h.sessions), heartbeat: Number(h.heartbeat), version: h.version ?? '' };
+  /**
+   * Worker `id`'s record if it is one (signed under that id) and fresh: a signed record kept or put
+   * back past its TTL (its heartbeat older than the TTL and the clock skew allowed) is stale.
+   */
+  private toWorker(id: string, h: Record<string, string>): WorkerInfo | undefined {
+    if (h.id === undefined || h.address === undefined) return undefined;
+    const heartbeat = Number(h.heartbeat);
+    if (h.id !== id || !verifyRecord(this.o.secret, 'worker', id, h) || !(Date.now() - heartbeat <= 3 * this.o.heartbeatMs + MAX_SKEW_MS)) {
+      this.o.onRefused('worker', id);
+      return undefined;
+    }
+    return { id: h.id, host: h.host ?? '', pid: Number(h.pid), address: h.address, sessions: Number(h.sessions) || 0, heartbeat, version: h.version ?? '' };
+  }
 }

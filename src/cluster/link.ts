@@ -4,6 +4,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestId } from '../wire/jsonrpc.js';
+import type { Identity as ForwardIdentity } from './signing.js';
 
 /** What the cluster keeps about an agent session, enough for another worker to adopt it. */
 export interface SessionRecord {
@@ -22,17 +23,32 @@ export type Placement =
   /** Forwarded to its owner, whose answer was relayed (or the request was refused and answered). */
   | { kind: 'answered' };
 
+/** Who a forwarded request speaks for: the agent as the worker that authenticated it found it. */
+export type { Identity as ForwardIdentity } from './signing.js';
+
 export interface ClusterLink {
   /** True when the request carries the headers of a forward from another worker. */
   isForwarded(req: IncomingMessage): boolean;
-  /** Why a request that claims to be forwarded is refused (bad signature, stale), or undefined. */
-  refuseForward(req: IncomingMessage, path: string, session: string, body: string): string | undefined;
   /**
-   * A request (already authenticated as `agent`) for a session this worker does not hold: forward
+   * A forward's headers checked (signature, time, the agent it speaks for): the agent, or why it is
+   * refused. A forward carries no credential of the agent's: this is its authentication. `path` is
+   * the request's URL.
+   */
+  acceptForward(req: IncomingMessage, path: string): ForwardIdentity | string;
+  /** An accepted forward's body checked against the digest it was signed with: why not, or undefined. */
+  refuseBody(req: IncomingMessage, body: string): string | undefined;
+  /**
+   * A request (already authenticated as `who`) for a session this worker does not hold: forward
    * it to the owner, or tell the front to adopt it, or that it is unknown. `body` is the POST body
    * ('' for GET and DELETE), `id` the JSON-RPC request id if it is a request.
    */
-  place(req: IncomingMessage, res: ServerResponse, session: string, agent: string, body: string, id: RequestId | undefined): Promise<Placement>;
+  place(req: IncomingMessage, res: ServerResponse, session: string, who: ForwardIdentity, body: string, id: RequestId | undefined): Promise<Placement>;
+  /**
+   * A request for worker `worker` (a modern retry whose waiting call is in its memory): forwarded
+   * there and its answer relayed (true), or false when that worker is gone or cannot be reached
+   * (nothing was sent to the agent).
+   */
+  forwardTo(worker: string, req: IncomingMessage, res: ServerResponse, who: ForwardIdentity, body: string, id: RequestId | undefined): Promise<boolean>;
   /** This worker now holds the session (new or adopted). */
   opened(session: string, record: SessionRecord): void;
   /** The session ended here; `forget`: ended for good (by the agent, or idle), not by this worker's shutdown. */

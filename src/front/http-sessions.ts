@@ -9,6 +9,7 @@ import { GatewayError } from '../errors.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { Logger } from '../observability/logger.js';
 import type { RequestId } from '../wire/jsonrpc.js';
+import type { ForwardIdentity } from '../cluster/link.js';
 import { isModernVersion } from '../wire/era.js';
 import { HttpChannel } from './http-channel.js';
 import { refuse } from './http-modern.js';
@@ -34,8 +35,14 @@ export function findSession(sessions: ReadonlyMap<string, HttpChannel>, sessionI
   return session;
 }
 
-/** Whether the agent has an identity of its own (authenticated, named, or configured). */
+/** A request forwarded by another worker carries the agent's identity, signed (set once accepted). */
+export const FORWARDED: unique symbol = Symbol('mcpgate.forwardedIdentity');
+export type WithForwarded = IncomingMessage & { [FORWARDED]?: ForwardIdentity };
+
+/** Whether the agent has an identity of its own (authenticated, named, or configured; as the forwarding worker found it). */
 export function isIdentified(options: HttpFrontOptions, req: IncomingMessage): boolean {
+  const forwarded = (req as WithForwarded)[FORWARDED];
+  if (forwarded !== undefined) return forwarded.identified;
   return options.auth === 'on' || req.headers['x-mcpgate-agent'] !== undefined || options.defaultAgentExplicit === true;
 }
 
@@ -58,19 +65,12 @@ export class HttpSessions {
    * With a cluster: the session a request names, held here, or adopted here; undefined after
    * answering (forwarded to its owner and relayed, refused, or unknown).
    */
-  async locate(sessionId: string | string[] | undefined, agent: string, req: IncomingMessage, res: ServerResponse, body: string, id: RequestId | undefined): Promise<HttpChannel | undefined> {
+  async locate(sessionId: string | string[] | undefined, who: ForwardIdentity, req: IncomingMessage, res: ServerResponse, body: string, id: RequestId | undefined): Promise<HttpChannel | undefined> {
     const cluster = this.options.cluster!;
+    const agent = who.agent;
     if (typeof sessionId !== 'string') return findSession(this.sessions, sessionId, agent, res);
-    if (cluster.isForwarded(req)) {
-      const why = cluster.refuseForward(req, req.url ?? MCP_PATH, sessionId, body);
-      if (why !== undefined) {
-        this.log.warn(`refused a forwarded request: ${why}`, { code: 'MCPG_FORWARD_REFUSED', session: sessionId });
-        sendError(res, 403, new GatewayError('MCPG_FORWARD_REFUSED', `a request forwarded by another worker was refused: ${why}`));
-        return undefined;
-      }
-    }
     if (this.sessions.has(sessionId)) return findSession(this.sessions, sessionId, agent, res);
-    const placed = await cluster.place(req, res, sessionId, agent, body, id);
+    const placed = await cluster.place(req, res, sessionId, who, body, id);
     if (placed.kind === 'answered') return undefined;
     // Another request of this session may have adopted it meanwhile.
     if (placed.kind === 'unknown' || this.sessions.has(sessionId)) return findSession(this.sessions, sessionId, agent, res);
@@ -111,7 +111,8 @@ export class HttpSessions {
   }
 
   /** GET: the session's event stream, opened or resumed from `Last-Event-ID`. */
-  getStream(req: IncomingMessage, res: ServerResponse, agent: string): void {
+  getStream(req: IncomingMessage, res: ServerResponse, who: ForwardIdentity): void {
+    const agent = who.agent;
     const version = req.headers['mcp-protocol-version'];
     if (typeof version === 'string' && isModernVersion(version.trim())) {
       return refuse(res, 405, null, -32000, `Method not allowed: protocol revision ${version.trim()} is POST only (change notifications come on a subscriptions/listen stream)`);
@@ -121,7 +122,7 @@ export class HttpSessions {
     }
     const sessionId = req.headers['mcp-session-id'];
     if (this.options.cluster !== undefined) {
-      this.locate(sessionId, agent, req, res, '', undefined).then((session) => session !== undefined && this.stream(session, req, res)).catch((err: unknown) => this.failed(res, err));
+      this.locate(sessionId, who, req, res, '', undefined).then((session) => session !== undefined && this.stream(session, req, res)).catch((err: unknown) => this.failed(res, err));
       return;
     }
     const session = findSession(this.sessions, sessionId, agent, res);
@@ -150,14 +151,15 @@ export class HttpSessions {
   }
 
   /** DELETE: the agent ends its session. */
-  deleteSession(req: IncomingMessage, res: ServerResponse, agent: string): void {
+  deleteSession(req: IncomingMessage, res: ServerResponse, who: ForwardIdentity): void {
+    const agent = who.agent;
     const ended = (session: HttpChannel | undefined): void => {
       if (session === undefined) return;
       this.end(session, 'ended by the agent');
       res.writeHead(200).end();
     };
     const sessionId = req.headers['mcp-session-id'];
-    if (this.options.cluster !== undefined) return void this.locate(sessionId, agent, req, res, '', undefined).then(ended).catch((err: unknown) => this.failed(res, err));
+    if (this.options.cluster !== undefined) return void this.locate(sessionId, who, req, res, '', undefined).then(ended).catch((err: unknown) => this.failed(res, err));
     ended(findSession(this.sessions, sessionId, agent, res));
   }
 

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { Logger } from '../observability/logger.js';
-import { classify, wireLimits, type Classified } from '../wire/jsonrpc.js';
+import { classify, wireLimits, type Classified, type JsonRpcRequest } from '../wire/jsonrpc.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
 import { authenticate, challenge, resourceMetadataUrl, type AuthClaims } from '../auth/auth.js';
 import { IssuerKeys } from '../auth/issuers.js';
@@ -21,11 +21,12 @@ import { ReplayStore } from './sse-replay.js';
 import { DEFAULT_MAX_BODY_BYTES, accepts, admit, isLoopback, readBody, sendError } from './http-util.js';
 import { handleOps } from './ops.js';
 import { ModernPost, refuse } from './http-modern.js';
-import { checkHeaders, eraOf, isModernVersion, paramHeaders, PARAM_HEADERS, type EraOf, type WithParamHeaders } from '../wire/era.js';
+import { checkHeaders, eraOf, isModernVersion, paramHeaders, PARAM_HEADERS, type EraOf, type Envelope, type WithParamHeaders } from '../wire/era.js';
 import type { ModernRequest } from '../gateway/modern.js';
 import { limitsOf, MCP_PATH, METADATA_PATH, type HttpFrontOptions, type HttpLimits } from './http-options.js';
 import { HttpListeners } from './http-listeners.js';
-import { HttpSessions, findSession, isIdentified } from './http-sessions.js';
+import { FORWARDED, HttpSessions, findSession, isIdentified, type WithForwarded } from './http-sessions.js';
+import type { ForwardIdentity } from '../cluster/link.js';
 import { serveMetadata } from './http-metadata.js';
 
 export { HTTP_DEFAULTS, type HttpFrontOptions, type MountedRoutes } from './http-options.js';
@@ -123,6 +124,9 @@ export class HttpFront {
       return handleOps(path, req, res, ops, (r) => this.identify(req, r));
     }
     if (this.draining) return sendError(res, 503, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'), { connection: 'close' });
+    // A forward is acknowledged at once: the forwarding worker then knows this process read it (it
+    // may run), and that one reset before this line never reached a live owner (cluster/forward.ts).
+    if (this.options.cluster?.isForwarded(req) === true) res.writeProcessing();
     void this.identify(req, res).then((agent) => {
       if (agent !== undefined) this.dispatch(req, res, agent);
     }).catch((err: unknown) => {
@@ -130,6 +134,11 @@ export class HttpFront {
       if (!res.headersSent) sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err)));
       else res.destroy();
     });
+  }
+
+  /** The agent of a request, whether it is identified, and its token's claims: what a forward says of it. */
+  private who(req: IncomingMessage, agent: string): ForwardIdentity {
+    return { agent, identified: isIdentified(this.options, req), claims: this.claims.get(req) };
   }
 
   private dispatch(req: IncomingMessage, res: ServerResponse, agent: string): void {
@@ -140,9 +149,9 @@ export class HttpFront {
           sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err)));
         });
       case 'GET':
-        return this.table.getStream(req, res, agent);
+        return this.table.getStream(req, res, this.who(req, agent));
       case 'DELETE':
-        return this.table.deleteSession(req, res, agent);
+        return this.table.deleteSession(req, res, this.who(req, agent));
       default:
         return sendError(res, 405, new GatewayError('MCPG_INVALID_REQUEST', `method ${req.method ?? ''} is not allowed on ${MCP_PATH} (use POST, GET or DELETE)`), { allow: 'POST, GET, DELETE' });
     }
@@ -158,6 +167,18 @@ export class HttpFront {
 
   /** The agent the request speaks for, or undefined after answering 401 (403 for a missing scope, 503 when the issuer's keys are unavailable). */
   private async identify(req: IncomingMessage, res: ServerResponse): Promise<string | undefined> {
+    const cluster = this.options.cluster;
+    if (cluster !== undefined && cluster.isForwarded(req)) {
+      // Another worker authenticated the agent and says so, signed: the forward carries no token.
+      const who = cluster.acceptForward(req, req.url ?? MCP_PATH);
+      if (typeof who === 'string') {
+        this.refuseForward(res, who);
+        return undefined;
+      }
+      (req as WithForwarded)[FORWARDED] = who;
+      if (who.claims !== undefined) this.claims.set(req, who.claims);
+      return who.agent;
+    }
     if (this.options.auth === 'off') {
       const named = req.headers['x-mcpgate-agent'];
       return typeof named === 'string' && named !== '' ? named : this.options.defaultAgent;
@@ -190,6 +211,10 @@ export class HttpFront {
     }
     const body = await readBody(req, this.limit);
     if (!body.ok) return sendError(res, body.status, body.error, body.status === 413 ? { connection: 'close' } : {});
+    if ((req as WithForwarded)[FORWARDED] !== undefined) {
+      const why = this.options.cluster?.refuseBody(req, body.text);
+      if (why !== undefined) return this.refuseForward(res, why);
+    }
     let value: unknown;
     try {
       value = JSON.parse(body.text);
@@ -202,7 +227,7 @@ export class HttpFront {
     if (parsed.kind === 'request' || parsed.kind === 'notification') {
       // The era is chosen per request, body first (the spec's compatibility section).
       const era = eraOf(parsed.msg.method, parsed.msg.params, parsed.kind === 'request');
-      if (era.era !== 'legacy') return this.modern(req, res, agent, parsed, era);
+      if (era.era !== 'legacy') return this.modern(req, res, agent, parsed, era, body.text);
       const header = req.headers['mcp-protocol-version'];
       if (typeof header === 'string' && isModernVersion(header.trim())) {
         return refuse(res, 400, parsed.kind === 'request' ? parsed.msg.id : null, -32602, `Invalid params: the MCP-Protocol-Version header names protocol revision ${header.trim()}, but the request is missing the required per-request _meta envelope (io.modelcontextprotocol/protocolVersion, io.modelcontextprotocol/clientCapabilities)`);
@@ -216,7 +241,7 @@ export class HttpFront {
       if (session === undefined) return;
       return this.deliver(session, parsed, req, res);
     }
-    const session = this.options.cluster === undefined ? findSession(this.sessions, sessionId, agent, res) : await this.table.locate(sessionId, agent, req, res, body.text, parsed.kind === 'request' ? parsed.msg.id : undefined);
+    const session = this.options.cluster === undefined ? findSession(this.sessions, sessionId, agent, res) : await this.table.locate(sessionId, this.who(req, agent), req, res, body.text, parsed.kind === 'request' ? parsed.msg.id : undefined);
     if (session === undefined) return;
     const version = req.headers['mcp-protocol-version'];
     if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
@@ -226,7 +251,7 @@ export class HttpFront {
   }
 
   /** A modern (2026-07-28) request or notification: no session; its POST is its stream (http-modern.ts). */
-  private modern(req: IncomingMessage, res: ServerResponse, agent: string, parsed: Classified & { kind: 'request' | 'notification' }, era: Exclude<EraOf, { era: 'legacy' }>): void {
+  private modern(req: IncomingMessage, res: ServerResponse, agent: string, parsed: Classified & { kind: 'request' | 'notification' }, era: Exclude<EraOf, { era: 'legacy' }>, body: string): void {
     const id = parsed.kind === 'request' ? parsed.msg.id : null;
     const header = (name: string): string | undefined => {
       const value = req.headers[name];
@@ -243,17 +268,43 @@ export class HttpFront {
     const params = paramHeaders(req.headers);
     if (typeof params === 'string') return refuse(res, 400, id, -32602, `Invalid params: ${params}`);
     if (params !== undefined) (parsed.msg as WithParamHeaders)[PARAM_HEADERS] = params;
-    const identified = this.options.auth === 'on' || req.headers['x-mcpgate-agent'] !== undefined || this.options.defaultAgentExplicit === true;
+    const envelope = era.envelope;
+    // A retry whose waiting call is in another worker's memory goes to that worker (once: a
+    // forwarded request is served here). If it is gone, the retry is served here and refused.
+    const cluster = this.options.cluster;
+    const holder = cluster === undefined || cluster.isForwarded(req) ? undefined : this.gateway.requestStateHolder(agent, parsed.msg.params);
+    if (cluster !== undefined && holder !== undefined) {
+      void cluster.forwardTo(holder, req, res, this.who(req, agent), body, parsed.msg.id).then((answered) => {
+        if (!answered) this.serveModern(req, res, agent, parsed.msg, envelope);
+      }).catch((err: unknown) => this.failed(res, err));
+      return;
+    }
+    this.serveModern(req, res, agent, parsed.msg, envelope);
+  }
+
+  private serveModern(req: IncomingMessage, res: ServerResponse, agent: string, msg: JsonRpcRequest, envelope: Envelope): void {
+    const identified = isIdentified(this.options, req);
     const post = new ModernPost(res, accepts(req.headers.accept, 'text/event-stream'), this.opts.maxAgentBuffer);
-    const request = this.gateway.serveModern(parsed.msg, era.envelope, post, agent, true, 'http', identified, this.claims.get(req));
+    const request = this.gateway.serveModern(msg, envelope, post, agent, true, 'http', identified, this.claims.get(req));
     if (post.done) return;
-    const open = parsed.msg.method === 'subscriptions/listen' ? this.modernListens : this.modernCalls;
+    const open = msg.method === 'subscriptions/listen' ? this.modernListens : this.modernCalls;
     open.add(request);
     res.once('close', () => {
       open.delete(request);
       if (!post.done) request.cancel();
       if (this.onDrained !== undefined && this.openPosts() === 0) this.onDrained();
     });
+  }
+
+  private failed(res: ServerResponse, err: unknown): void {
+    this.log.error('internal error forwarding a request in the cluster', { error: err });
+    if (!res.headersSent) sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err)));
+    else res.destroy();
+  }
+
+  private refuseForward(res: ServerResponse, why: string): void {
+    this.log.warn(`refused a forwarded request: ${why}`, { code: 'MCPG_FORWARD_REFUSED' });
+    sendError(res, 403, new GatewayError('MCPG_FORWARD_REFUSED', `a request forwarded by another worker was refused: ${why}`));
   }
 
   private deliver(session: HttpChannel, parsed: Classified, req: IncomingMessage, res: ServerResponse): void {

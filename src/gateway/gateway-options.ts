@@ -42,6 +42,8 @@ export interface GatewayOptions {
   rules?: Rules;
   /** The AES-256 key sealing modern agents' requestState (MCPGATE_REQUEST_STATE_KEY); absent: made at start. */
   requestStateKey?: Buffer;
+  /** In a cluster: this worker's id, sealed into each requestState (the waiting call is in its memory). */
+  requestStateHolder?: string;
   /** `aggregate` (default): the full catalog; `discovery`: the meta-tools only. */
   mode?: 'aggregate' | 'discovery';
   /** Offer get_gateway_status in discovery mode. */

@@ -102,7 +102,7 @@ export class Gateway {
     });
     this.rules = options.rules ?? OPEN_RULES;
     this.views = new AgentViews(this.catalog, () => this.rules);
-    this.requestStates = new RequestStateSealer(options.requestStateKey);
+    this.requestStates = new RequestStateSealer(options.requestStateKey, options.requestStateHolder);
     this.metrics = new GatewayMetrics({
       version: GATEWAY_INFO.version,
       source: metricsSource(this),
@@ -285,6 +285,18 @@ export class Gateway {
       sameForAll: () => this.rules.open,
       instructions: () => this.listing.instructions(),
     }, msg, envelope, sink);
+  }
+
+  /**
+   * In a cluster: the worker whose memory holds the call a modern retry's `requestState` names, when
+   * that is another worker (the retry goes there); undefined for anything else, served here as ever.
+   */
+  requestStateHolder(agent: string, params: Readonly<Record<string, unknown>> | undefined): string | undefined {
+    const state = params?.requestState;
+    if (typeof state !== 'string' || this.requestStates.holder === undefined) return undefined;
+    const opened = this.requestStates.open(agent, state);
+    if (typeof opened === 'string' || opened.holder === undefined || opened.holder === this.requestStates.holder) return undefined;
+    return opened.holder;
   }
 
   /** Called by a session when it ends: drop its subscriptions, answer its servers' pending questions. */

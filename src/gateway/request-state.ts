@@ -3,9 +3,12 @@
 // and it names the call waiting for the answer, so it is sealed with authenticated encryption
 // (AES-256-GCM): an agent can neither read it nor forge or alter one. It is bound to the agent (its
 // id is the additional authenticated data and is inside) and to an expiry; the call it names is
-// taken once, so a replay finds nothing. The key comes from MCPGATE_REQUEST_STATE_KEY, or is made
-// at start (then a restart invalidates every state in flight, as it ends the calls they name);
-// wire/era.ts parses the variable for the command line.
+// taken once, so a replay finds nothing. The key comes from MCPGATE_REQUEST_STATE_KEY, or in a
+// cluster from the cluster secret (so every worker opens any worker's states), or is made at start
+// (then a restart invalidates every state in flight, as it ends the calls they name); wire/era.ts
+// parses the variable for the command line. In a cluster the waiting call lives in one worker's
+// memory, so the state also names that worker (its holder): a retry reaching another worker is
+// forwarded there.
 
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
@@ -20,12 +23,15 @@ export interface SealedFields {
   handle: string;
   /** Milliseconds since the epoch after which the state is refused. */
   expires: number;
+  /** The worker whose memory holds the call (in a cluster; undefined otherwise). */
+  holder?: string;
 }
 
 export class RequestStateSealer {
   private readonly key: Buffer;
 
-  constructor(key?: Buffer) {
+  /** `holder`: the name of the worker this process is in a cluster, sealed into every state. */
+  constructor(key?: Buffer, readonly holder?: string) {
     if (key !== undefined && key.length !== 32) throw new RangeError('the request state key must be 32 bytes (AES-256)');
     this.key = key ?? randomBytes(32);
   }
@@ -34,7 +40,7 @@ export class RequestStateSealer {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     cipher.setAAD(aad(agent));
-    const plain = Buffer.from(JSON.stringify({ v: VERSION, a: agent, h: fields.handle, e: fields.expires }), 'utf8');
+    const plain = Buffer.from(JSON.stringify({ v: VERSION, a: agent, h: fields.handle, e: fields.expires, ...(this.holder !== undefined && { w: this.holder }) }), 'utf8');
     const body = Buffer.concat([cipher.update(plain), cipher.final()]);
     return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
   }
@@ -54,10 +60,10 @@ export class RequestStateSealer {
       // Altered, forged, sealed under another key, or sealed for another agent: all look the same.
       return 'requestState was not issued by this gateway to this agent, or was altered';
     }
-    const fields = JSON.parse(plain.toString('utf8')) as { v?: unknown; a?: unknown; h?: unknown; e?: unknown };
-    if (fields.v !== VERSION || fields.a !== agent || typeof fields.h !== 'string' || typeof fields.e !== 'number') return 'requestState is not one mcpgate issued';
+    const fields = JSON.parse(plain.toString('utf8')) as { v?: unknown; a?: unknown; h?: unknown; e?: unknown; w?: unknown };
+    if (fields.v !== VERSION || fields.a !== agent || typeof fields.h !== 'string' || typeof fields.e !== 'number' || (fields.w !== undefined && typeof fields.w !== 'string')) return 'requestState is not one mcpgate issued';
     if (fields.e < now) return 'requestState has expired; send the request again without it';
-    return { handle: fields.h, expires: fields.e };
+    return { handle: fields.h, expires: fields.e, ...(typeof fields.w === 'string' && { holder: fields.w }) };
   }
 }
 
