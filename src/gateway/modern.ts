@@ -144,6 +144,7 @@ export const MAX_WAITING = 10_000;
  * retry brings the answers (`resume`) — then the retry's stream carries the rest of the call.
  */
 export class ModernCall implements AgentChannel, ModernRequest {
+  readonly era = 'modern';
   session!: AgentSession;
   readonly agent: string;
   readonly method: string;
@@ -176,7 +177,10 @@ export class ModernCall implements AgentChannel, ModernRequest {
       // A server's question to the agent (agent-requests.ts encoded it): asked in an input-required result.
       const question = JSON.parse(line) as { id: number; method: string; params?: unknown };
       if (!INPUT_METHODS.has(question.method) || this.asked.size >= MAX_QUESTIONS) return false;
-      this.asked.set(`${question.method.split('/')[0]!}-${question.id}`, { id: question.id, method: question.method, params: question.params ?? {} });
+      // Under the server's own key when a modern server asked (as the agent would see it directly).
+      const key = this.session.inputKey(question.id) ?? `${question.method.split('/')[0]!}-${question.id}`;
+      if (this.asked.has(key)) return false;
+      this.asked.set(key, { id: question.id, method: question.method, params: question.params ?? {} });
       // Questions sent in one turn go out together.
       if (this.sink !== undefined) queueMicrotask(() => this.askAgent());
       return true;

@@ -60,7 +60,7 @@ export const running = new Set<ChildProcess>();
  * this repository, where tsx would find our tsconfig.json (its own extends a parent's) and keep its
  * type-only imports.
  */
-async function installReference(): Promise<string> {
+export async function installReference(): Promise<string> {
   assert.ok(existsSync(join(REFERENCE, 'everything-server.ts')), `the conformance reference server is missing: expected ${REFERENCE} (set MCPGATE_CONFORMANCE_SERVER to its directory)`);
   const digest = createHash('sha256').update(readFileSync(join(REFERENCE, 'package-lock.json'))).update(readFileSync(join(REFERENCE, 'everything-server.ts'))).digest('hex').slice(0, 12);
   const dir = join(tmpdir(), `mcpgate-conformance-server-${digest}`);
@@ -92,7 +92,7 @@ function freePort(): Promise<number> {
 }
 
 /** Starts the reference server on Node 22 and resolves its URL once it says it is listening. */
-async function startReference(dir: string): Promise<{ child: ChildProcess; url: string }> {
+export async function startReference(dir: string): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
   const child = spawn(NODE22, ['--import', 'tsx', 'everything-server.ts'], { cwd: dir, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
