@@ -69,7 +69,7 @@ const CACHE_TTL_MS = 0;
 const CACHEABLE = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover']);
 
 /** Methods of the 2025 era that the modern one removed: a modern request naming one is refused. */
-const LEGACY_ONLY = new Set(['initialize', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
+const LEGACY_ONLY = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
 
 const DONE: ModernRequest = { cancel() {}, close() {} };
 
