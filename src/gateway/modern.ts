@@ -86,12 +86,15 @@ export function serveModern(parts: ModernParts, msg: JsonRpcRequest, envelope: E
   stripEnvelope(msg.params);
   if (msg.method === 'subscriptions/listen') return listen(parts, msg, envelope, sink);
   const params = msg.params;
-  if (params !== undefined && (params.requestState !== undefined || params.inputResponses !== undefined)) {
+  if (params !== undefined && params.requestState !== undefined) {
+    // A retry of a call waiting in mcpgate (only mcpgate's own requestState reaches an agent).
     const { requestState, inputResponses } = params;
     delete params.requestState;
     delete params.inputResponses;
-    if (requestState !== undefined) return resume(parts, msg, requestState, inputResponses, sink);
+    return resume(parts, msg, requestState, inputResponses, sink);
   }
+  // inputResponses without a requestState go to a modern server as they came (it may use them, as it
+  // would directly); a 2025-era server never sees them (server-session.ts).
   const call = new ModernCall(parts, msg, sink, hints(parts, msg.method));
   call.session = parts.open(call);
   call.session.adoptEnvelope(envelope.capabilities, envelope.logLevel);

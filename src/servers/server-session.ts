@@ -168,6 +168,9 @@ export class ServerSession {
     const modern = this.era === 'modern';
     if (modern) {
       msg.params = withEnvelope(msg.params, (msg as WithAgentCapabilities)[AGENT_CAPABILITIES]);
+    } else if (msg.params?.inputResponses !== undefined) {
+      // A modern agent's answers given without a requestState mean nothing to a 2025-era server.
+      delete msg.params.inputResponses;
     }
     // The agent's own line with only the id and the name replaced, where that is certain to mean the
     // same (wire/request-splice.ts); else the parsed request encoded again.
