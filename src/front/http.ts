@@ -269,6 +269,7 @@ export class HttpFront {
       return session.session.handleMessage(parsed);
     }
     session.session.handleMessage(parsed);
+    if (parsed.kind === 'notification' && parsed.msg.method === 'notifications/cancelled') session.cancelled(parsed.msg.params?.requestId);
     res.writeHead(202).end();
   }
 
