@@ -147,10 +147,6 @@ export class Connection {
     return { ...info, capabilities: { ...info.capabilities, resources: { ...(typeof resources === 'object' && resources !== null ? resources : {}), subscribe: true } } };
   }
 
-  /** Whether this server is spoken to in both eras (a 2025 session beside the modern one). */
-  get dualEra(): boolean {
-    return this.twin !== undefined;
-  }
 
   get pid(): number | undefined {
     return this.session?.pid;
