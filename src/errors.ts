@@ -3,8 +3,17 @@
 // JSON-RPC error) carry the code in `error.data.code`; local errors (CLI, config) print it.
 //
 // An agent's mistake maps to a JSON-RPC code the agent can act on (-32600/-32601/-32602); a server's
-// failure maps to a distinct code in the implementation-defined range and names the server, so an
-// agent is never blamed for a server's fault.
+// failure maps to a distinct code of mcpgate's own and names the server, so an agent is never blamed
+// for a server's fault.
+//
+// Where mcpgate's own codes sit: MCP 2026-07-28 ("Error Codes", basic protocol) splits JSON-RPC's
+// server-error range: -32000…-32019 stays implementation-defined (apart from -32002, MCP's resource
+// not found), while -32020…-32099 is reserved for codes the specification defines, allocated in order
+// from -32020; an implementation must not send any other code from that band. New codes of an
+// implementation belong outside -32768…-32000. So mcpgate keeps the codes it had in -32010…-32019 and
+// puts every later one in -31000…-31099, where no specification can give the number another meaning.
+// test/unit/error-codes-spec.test.ts checks the registry against the codes the specification and its
+// drafts define.
 
 export const JSONRPC = {
   PARSE_ERROR: -32700,
@@ -43,16 +52,16 @@ export const ERROR_CODES = {
   MCPG_UNAUTHORIZED: { rpc: JSONRPC.INVALID_REQUEST, summary: 'An HTTP request carried no bearer token, or one that is unknown, expired or badly signed (HTTP 401).' },
   MCPG_ORIGIN_FORBIDDEN: { rpc: JSONRPC.INVALID_REQUEST, summary: 'An HTTP request came with an Origin that is not on the allowed list (HTTP 403, DNS-rebinding protection).' },
   MCPG_HOST_FORBIDDEN: { rpc: JSONRPC.INVALID_REQUEST, summary: 'An HTTP request named a Host that is not this machine or an allowed name (HTTP 403, DNS-rebinding protection).' },
-  MCPG_AGENT_TOO_SLOW: { rpc: -32020, summary: 'An agent stopped reading what mcpgate sent it; past the buffer limit its stream, session or (stdio) the gateway was ended.' },
+  MCPG_AGENT_TOO_SLOW: { rpc: -31020, summary: 'An agent stopped reading what mcpgate sent it; past the buffer limit its stream, session or (stdio) the gateway was ended.' },
   MCPG_SESSION_NOT_FOUND: { rpc: JSONRPC.INVALID_REQUEST, summary: 'The Mcp-Session-Id is unknown, expired or ended; start a new session with initialize (HTTP 404).' },
-  MCPG_EVENT_ID_UNKNOWN: { rpc: -32041, summary: 'A GET with Last-Event-ID named an event this session cannot resume from: unknown, of another session, or past the replay buffer (HTTP 400).' },
-  MCPG_FORWARD_REFUSED: { rpc: -32021, summary: 'A request claiming to be forwarded by another worker of the cluster was not signed with the cluster secret, or too long ago (HTTP 403).' },
+  MCPG_EVENT_ID_UNKNOWN: { rpc: -31041, summary: 'A GET with Last-Event-ID named an event this session cannot resume from: unknown, of another session, or past the replay buffer (HTTP 400).' },
+  MCPG_FORWARD_REFUSED: { rpc: -31021, summary: 'A request claiming to be forwarded by another worker of the cluster was not signed with the cluster secret, or too long ago (HTTP 403).' },
   MCPG_SESSION_LIMIT: { rpc: -32019, summary: 'The limit on sessions (per agent or in total) is reached; end or let idle sessions expire (HTTP 429 per agent, 503 in total).' },
-  MCPG_SERVER_NEEDS_LOGIN: { rpc: -32033, summary: 'A remote server wants an OAuth access token mcpgate does not have and cannot refresh; run `mcpgate login SERVER`.' },
-  MCPG_REQUEST_STATE_INVALID: { rpc: -32031, summary: "A modern agent's retry carried a requestState mcpgate did not issue to it, or one altered, expired or already used." },
-  MCPG_POOL_EXHAUSTED: { rpc: -32030, summary: "A per-agent or per-session server's pool is at its cap and every connection in it is busy; try again when one is idle." },
-  MCPG_INPUT_ROUNDS_EXCEEDED: { rpc: -32047, summary: "A modern server kept answering a call with input-required results past mcpgate's limit of rounds; the call was ended." },
-  MCPG_INPUT_FAILED: { rpc: -32048, summary: "A modern server's input request (sampling, elicitation, roots) could not be answered by the agent, so the call could not be retried." },
+  MCPG_SERVER_NEEDS_LOGIN: { rpc: -31033, summary: 'A remote server wants an OAuth access token mcpgate does not have and cannot refresh; run `mcpgate login SERVER`.' },
+  MCPG_REQUEST_STATE_INVALID: { rpc: -31031, summary: "A modern agent's retry carried a requestState mcpgate did not issue to it, or one altered, expired or already used." },
+  MCPG_POOL_EXHAUSTED: { rpc: -31030, summary: "A per-agent or per-session server's pool is at its cap and every connection in it is busy; try again when one is idle." },
+  MCPG_INPUT_ROUNDS_EXCEEDED: { rpc: -31047, summary: "A modern server kept answering a call with input-required results past mcpgate's limit of rounds; the call was ended." },
+  MCPG_INPUT_FAILED: { rpc: -31048, summary: "A modern server's input request (sampling, elicitation, roots) could not be answered by the agent, so the call could not be retried." },
   MCPG_CONFIG_INVALID: { rpc: JSONRPC.INVALID_PARAMS, summary: 'A configuration file could not be read, parsed or validated.' },
   MCPG_USAGE: { rpc: JSONRPC.INVALID_PARAMS, summary: 'The command line was not understood.' },
   MCPG_INTERNAL: { rpc: JSONRPC.INTERNAL_ERROR, summary: 'A bug in mcpgate; the message says where.' },

@@ -72,6 +72,19 @@ class PendingPost {
     res.end(line);
   }
 
+  /**
+   * The agent cancelled the request: MCP sends no answer to a cancelled request, so its POST ends now
+   * with none — an event stream ends as it is, a POST not yet streaming gets an empty event stream
+   * (a content type every client reads, with no message in it).
+   */
+  abandon(): void {
+    if (this.log !== undefined) this.log.complete = true;
+    const res = this.writable;
+    if (res === undefined) return;
+    if (!res.headersSent) res.writeHead(200, SSE_HEADERS);
+    res.end();
+  }
+
   /** True when a message sent during the request can go on this POST (it upgrades to SSE). */
   get canStream(): boolean {
     return this.log !== undefined ? !this.log.discarded : this.acceptsSse && this.writable !== undefined;
@@ -227,6 +240,16 @@ export class HttpChannel implements AgentChannel {
     }
     if (this.dropped++ % 100 === 0) this.log.debug('dropped a message: the agent has no GET stream open', { session: this.id, dropped: this.dropped });
     return false;
+  }
+
+  /** The agent cancelled request `id` (the session has cancelled it on its server): its POST ends now. */
+  cancelled(id: unknown): void {
+    if (typeof id !== 'string' && typeof id !== 'number') return;
+    const post = this.posts.get(id);
+    if (post === undefined) return;
+    this.posts.delete(id);
+    post.abandon();
+    if (post.res !== undefined) this.track(post.res);
   }
 
   pause(about: RequestId, retryMs: number, resume: () => void): void {

@@ -7,6 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ModernSink } from '../gateway/modern.js';
 import { sseEvent } from '../wire/sse.js';
+import { HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION } from '../wire/era.js';
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' };
 
@@ -48,9 +49,27 @@ export class ModernPost implements ModernSink {
       res.end(sseEvent(line));
       return;
     }
-    res.writeHead(200, { 'content-type': 'application/json' });
+    res.writeHead(statusOf(line), { 'content-type': 'application/json' });
     res.end(line);
   }
+}
+
+/** Errors the spec gives an HTTP status of its own (SEP-2575, SEP-2243): 400 for these, 404 for method not found. */
+const BAD_REQUEST_CODES: ReadonlySet<unknown> = new Set([HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION]);
+/** Error answers are small; a longer line is a result, never parsed here. */
+const MAX_ERROR_LINE = 64 * 1024;
+
+/** The HTTP status of a modern request's only answer: 200, unless it is an error the spec gives another. */
+function statusOf(line: string): number {
+  if (line.length > MAX_ERROR_LINE || !line.includes('"error"')) return 200;
+  let code: unknown;
+  try {
+    code = (JSON.parse(line) as { error?: { code?: unknown } }).error?.code;
+  } catch {
+    return 200;
+  }
+  if (code === -32601) return 404;
+  return BAD_REQUEST_CODES.has(code) ? 400 : 200;
 }
 
 /** Answers a modern request that is refused before it is served, with the spec's code and status. */

@@ -257,10 +257,12 @@ export class HttpFront {
       const value = req.headers[name];
       return typeof value === 'string' ? value : undefined;
     };
-    const refused = era.era === 'refused' ? era : checkHeaders(
+    // Headers that disagree with the body are refused first (-32020), before what the body claims is
+    // judged (an unserved version: -32022), as the spec orders the checks.
+    const refused = checkHeaders(
       { protocolVersion: header('mcp-protocol-version'), method: header('mcp-method'), name: header('mcp-name') },
-      parsed.msg.method, parsed.msg.params, era.envelope, parsed.kind === 'request',
-    );
+      parsed.msg.method, parsed.msg.params, era.era === 'modern' ? era.envelope : undefined, parsed.kind === 'request',
+    ) ?? (era.era === 'refused' ? era : undefined);
     if (refused !== undefined && refused.era === 'refused') return refuse(res, refused.status, id, refused.code, refused.message, refused.data);
     // A modern notification needs no answer; cancellation is closing the request's stream.
     if (parsed.kind === 'notification' || era.era !== 'modern' || era.envelope === undefined) return void res.writeHead(202).end();
@@ -318,6 +320,7 @@ export class HttpFront {
       return session.session.handleMessage(parsed);
     }
     session.session.handleMessage(parsed);
+    if (parsed.kind === 'notification' && parsed.msg.method === 'notifications/cancelled') session.cancelled(parsed.msg.params?.requestId);
     res.writeHead(202).end();
   }
 

@@ -117,16 +117,18 @@ export function serveStdio(gateway: Gateway, agent: string, agentExplicit = true
     const parsed = parseMessage(line);
     if (parsed.kind !== 'request' && parsed.kind !== 'notification') return session.handleMessage(parsed);
     const msg = parsed.msg;
-    const era = eraOf(msg.method, msg.params, parsed.kind === 'request');
-    if (era.era === 'legacy') return session.handleMessage(parsed);
-    if (parsed.kind === 'notification') {
-      if (msg.method !== 'notifications/cancelled') return;
+    if (parsed.kind === 'notification' && msg.method === 'notifications/cancelled') {
+      // Routed by the request it names: a modern agent's cancellation may carry no envelope (the
+      // revision allows it), and a modern request in flight under that id is the one it means.
       const requestId = (msg.params as { requestId?: RequestId } | undefined)?.requestId;
       const request = requestId === undefined ? undefined : modern.get(requestId);
       if (request === undefined) return session.handleMessage(parsed);
       modern.delete(requestId!);
       return request.cancel();
     }
+    const era = eraOf(msg.method, msg.params, parsed.kind === 'request');
+    if (era.era === 'legacy') return session.handleMessage(parsed);
+    if (parsed.kind === 'notification') return;
     const id = parsed.msg.id;
     if (era.era === 'refused') return void write(JSON.stringify({ jsonrpc: '2.0', id, error: { code: era.code, message: era.message, ...(era.data !== undefined && { data: era.data }) } }));
     if (modern.has(id)) return void write(encodeError(id, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(id)} is already in use by a request in flight`).toJsonRpc()));
@@ -143,7 +145,8 @@ export function serveStdio(gateway: Gateway, agent: string, agentExplicit = true
     if (!done) modern.set(id, request);
   };
   const stop = readLines(input, {
-    line: (line) => (mayBeModern(line) ? modernLine(line) : session.handleLine(line)),
+    // A cancellation is looked at whenever modern requests are in flight: it names its request by id only.
+    line: (line) => (mayBeModern(line) || (modern.size > 0 && line.includes('notifications/cancelled')) ? modernLine(line) : session.handleLine(line)),
     overflow: (length) => session.overflow(length),
     end: () => resolveEnded({ reason: 'stdin closed', failed: false }),
   });

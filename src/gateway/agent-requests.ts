@@ -4,11 +4,14 @@
 
 import { GatewayError } from '../errors.js';
 import type { Connection } from '../servers/connection.js';
+import { INPUT_KEY, type WithInputKey } from '../servers/input-rounds.js';
 import { encodeNotification, encodeRequest, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../wire/jsonrpc.js';
 
 interface Outgoing {
   conn: Connection;
   serverRequestId: RequestId;
+  /** A modern server's key for this input request (input-rounds.ts), for a modern agent's inputRequests. */
+  inputKey?: string;
 }
 
 /** Server→agent requests held until the agent has initialized. */
@@ -46,7 +49,8 @@ export class AgentRequests {
       return;
     }
     const id = this.nextId++;
-    this.outgoing.set(id, { conn, serverRequestId: msg.id });
+    const inputKey = (msg as WithInputKey)[INPUT_KEY];
+    this.outgoing.set(id, inputKey === undefined ? { conn, serverRequestId: msg.id } : { conn, serverRequestId: msg.id, inputKey });
     if (this.send(encodeRequest(id, msg.method, msg.params), about)) return;
     this.outgoing.delete(id);
     const why = `agent "${this.agent}" has no open stream to receive ${msg.method} (an HTTP agent gets requests outside its calls on its GET stream)`;
@@ -58,6 +62,11 @@ export class AgentRequests {
     const early = this.early ?? [];
     this.early = undefined;
     for (const { conn, msg, capability, about, fallback } of early) this.relay(conn, msg, capability, agentCapabilities, about, fallback);
+  }
+
+  /** The server's own key of our request `id` to the agent, when a modern server's input request it is. */
+  inputKey(id: number): string | undefined {
+    return this.outgoing.get(id)?.inputKey;
   }
 
   /** The agent answered: pass it to the server that asked. False if no request of ours has that id. */

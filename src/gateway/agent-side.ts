@@ -25,6 +25,11 @@ export abstract class AgentSide {
   protected readonly inflight = new Calls();
   /** Server→agent requests the agent has not answered yet. */
   protected readonly agentRequests: AgentRequests;
+
+  /** The server's own key of our request `id` to the agent, when it relays a modern server's input request. */
+  inputKey(id: number): string | undefined {
+    return this.agentRequests.inputKey(id);
+  }
   protected closed = false;
 
   constructor(

@@ -69,7 +69,7 @@ const CACHE_TTL_MS = 0;
 const CACHEABLE = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover']);
 
 /** Methods of the 2025 era that the modern one removed: a modern request naming one is refused. */
-const LEGACY_ONLY = new Set(['initialize', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
+const LEGACY_ONLY = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
 
 const DONE: ModernRequest = { cancel() {}, close() {} };
 
@@ -86,12 +86,15 @@ export function serveModern(parts: ModernParts, msg: JsonRpcRequest, envelope: E
   stripEnvelope(msg.params);
   if (msg.method === 'subscriptions/listen') return listen(parts, msg, envelope, sink);
   const params = msg.params;
-  if (params !== undefined && (params.requestState !== undefined || params.inputResponses !== undefined)) {
+  if (params !== undefined && params.requestState !== undefined) {
+    // A retry of a call waiting in mcpgate (only mcpgate's own requestState reaches an agent).
     const { requestState, inputResponses } = params;
     delete params.requestState;
     delete params.inputResponses;
-    if (requestState !== undefined) return resume(parts, msg, requestState, inputResponses, sink);
+    return resume(parts, msg, requestState, inputResponses, sink);
   }
+  // inputResponses without a requestState go to a modern server as they came (it may use them, as it
+  // would directly); a 2025-era server never sees them (server-session.ts).
   const call = new ModernCall(parts, msg, sink, hints(parts, msg.method));
   call.session = parts.open(call);
   call.session.adoptEnvelope(envelope.capabilities, envelope.logLevel);
@@ -144,6 +147,7 @@ export const MAX_WAITING = 10_000;
  * retry brings the answers (`resume`) — then the retry's stream carries the rest of the call.
  */
 export class ModernCall implements AgentChannel, ModernRequest {
+  readonly era = 'modern';
   session!: AgentSession;
   readonly agent: string;
   readonly method: string;
@@ -176,7 +180,10 @@ export class ModernCall implements AgentChannel, ModernRequest {
       // A server's question to the agent (agent-requests.ts encoded it): asked in an input-required result.
       const question = JSON.parse(line) as { id: number; method: string; params?: unknown };
       if (!INPUT_METHODS.has(question.method) || this.asked.size >= MAX_QUESTIONS) return false;
-      this.asked.set(`${question.method.split('/')[0]!}-${question.id}`, { id: question.id, method: question.method, params: question.params ?? {} });
+      // Under the server's own key when a modern server asked (as the agent would see it directly).
+      const key = this.session.inputKey(question.id) ?? `${question.method.split('/')[0]!}-${question.id}`;
+      if (this.asked.has(key)) return false;
+      this.asked.set(key, { id: question.id, method: question.method, params: question.params ?? {} });
       // Questions sent in one turn go out together.
       if (this.sink !== undefined) queueMicrotask(() => this.askAgent());
       return true;

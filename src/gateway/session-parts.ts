@@ -59,6 +59,8 @@ export interface SessionPartsOf<Session> {
 }
 
 export interface AgentChannel {
+  /** `modern`: the agent speaks 2026-07-28 (a dual-era server then takes its calls on its modern session). */
+  readonly era?: 'modern';
   /**
    * Sends one framed message to the agent. `about` is the agent's request the message belongs to:
    * its response when `final`, otherwise something sent while it runs (progress, a server's

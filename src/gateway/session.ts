@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError, asGatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Connection } from '../servers/connection.js';
+import { AGENT_CAPABILITIES, type WithAgentCapabilities } from '../servers/era.js';
 import {
   parseMessage, spliceResponseId, type Classified, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
 } from '../wire/jsonrpc.js';
@@ -235,6 +236,7 @@ export class AgentSession extends AgentSide {
     const agentId = msg.id;
     const conn = entry.conn;
     if (this.spans !== undefined) this.spans.serverCall(entry, msg);
+    (msg as WithAgentCapabilities)[AGENT_CAPABILITIES] = this.capabilities;
     entry.serverId = conn.forward(msg, {
       reply: (res, line) => {
         if (this.inflight.get(agentId) !== entry) return;
@@ -265,7 +267,7 @@ export class AgentSession extends AgentSide {
       paused: (retryMs, resume) => {
         if (!this.closed && this.inflight.get(agentId) === entry) this.channel.pause?.(agentId, retryMs, resume);
       },
-    }, timeoutMs);
+    }, timeoutMs, this.channel.era === 'modern' ? 'modern' : 'legacy');
     // Not sent (refused before it left, or the server is unavailable): the sink has answered already.
     if (entry.serverId === 0 && this.inflight.get(agentId) === entry) this.inflight.delete(agentId);
   }

@@ -13,12 +13,16 @@ import { GatewayError, type JsonRpcErrorObject } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { JsonRpcNotification, JsonRpcRequest, RequestId } from '../wire/jsonrpc.js';
 import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './breaker.js';
-import type { SessionEra } from './era.js';
+import { wantedEra, type SessionEra } from './era.js';
+import { EraTwin } from './era-twin.js';
 import { ServerSession, type SessionHooks } from './server-session.js';
 import type { CallSink, ServerInfo } from './session-types.js';
 import { fullJitter, systemClock, type Clock, type TimerHandle } from './clock.js';
 import type { StopTimings } from './transport.js';
 import type { UpstreamCredentials } from './credentials.js';
+
+/** The 2025 session's own methods, which the 2026-07-28 revision removed: a dual-era server's twin takes them. */
+const SESSION_METHODS: ReadonlySet<string> = new Set(['resources/subscribe', 'resources/unsubscribe', 'logging/setLevel']);
 
 export type ConnectionState = 'connecting' | 'ready' | 'backoff' | 'parked' | 'closed';
 
@@ -81,6 +85,8 @@ export interface SessionLike {
   readonly state: 'connecting' | 'ready' | 'failed' | 'closed';
   readonly info: ServerInfo | undefined;
   readonly pid?: number | undefined;
+  /** The era the session speaks, once started (fakes in unit tests may leave it out: 2025). */
+  readonly era?: SessionEra;
   start(): Promise<void>;
   forward(msg: JsonRpcRequest, sink: CallSink, timeoutMs?: number): number;
   request(method: string, params?: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>>;
@@ -104,6 +110,12 @@ export class Connection {
   private readonly ids = { next: 1 };
   /** An `"era": "auto"` server's era, once found: a reconnect does not probe again. */
   private readonly era: { known?: SessionEra } = {};
+  /** A dual-era server's 2025 session beside the modern one (era-twin.ts), for 2025-era agents. */
+  private twin: EraTwin<SessionLike> | undefined;
+  /** Whether an "auto" server found modern also accepts initialize: undefined until tried. */
+  private dual: boolean | undefined;
+  /** The ids of the twin's requests to an agent not answered yet: their answers go to the twin. */
+  private readonly twinAsked = new Set<RequestId>();
   private readonly opts: SupervisionOptions;
   private readonly clock: Clock;
   private timer: TimerHandle | undefined;
@@ -128,8 +140,13 @@ export class Connection {
   }
 
   get info(): ServerInfo | undefined {
-    return this.state === 'ready' ? this.session?.info : undefined;
+    const info = this.state === 'ready' ? this.session?.info : undefined;
+    if (info === undefined || this.twin?.subscribes !== true) return info;
+    // Subscriptions go to the twin (request), so the server can subscribe though its modern side cannot.
+    const resources = info.capabilities.resources;
+    return { ...info, capabilities: { ...info.capabilities, resources: { ...(typeof resources === 'object' && resources !== null ? resources : {}), subscribe: true } } };
   }
+
 
   get pid(): number | undefined {
     return this.session?.pid;
@@ -162,14 +179,18 @@ export class Connection {
 
   // ── calls ─────────────────────────────────────────────────────────────────────────────────────
 
-  /** Forwards an agent's call through the breaker; an unreachable server fails fast and says when it is tried again. */
-  forward(msg: JsonRpcRequest, sink: CallSink, timeoutMs?: number): number {
+  /**
+   * Forwards an agent's call through the breaker; an unreachable server fails fast and says when it
+   * is tried again. `agentEra`: the era of the agent making the call — a dual-era server takes a
+   * 2025-era agent's call on its 2025 session where that session shows what the call names.
+   */
+  forward(msg: JsonRpcRequest, sink: CallSink, timeoutMs?: number, agentEra?: SessionEra): number {
     const admission = this.breaker.admit();
     if (!admission.ok) {
       sink.fail(this.unreachable(admission.retryAt));
       return 0;
     }
-    const session = this.session;
+    const session = agentEra === 'legacy' && this.twin?.routes(msg) === true ? this.twin.session : this.session;
     if (this.state !== 'ready' || session === undefined || session.state !== 'ready') {
       if (admission.probe) {
         // A probe that finds no live session must not write into a dead pipe: ask for a reconnect.
@@ -189,22 +210,30 @@ export class Connection {
 
   request(method: string, params?: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>> {
     if (this.session === undefined || this.state !== 'ready') return Promise.reject(this.unavailable());
+    // The 2025 session's own methods (the modern revision removed them) go to the twin when there is one.
+    if (this.twin !== undefined && SESSION_METHODS.has(method) && (method === 'logging/setLevel' || this.twin.subscribes)) return this.twin.session.request(method, params, timeoutMs);
     return this.session.request(method, params, timeoutMs);
   }
 
   cancel(id: number, reason: string): void {
+    // Ids are shared by the connection's sessions: the one that has the call cancels it.
     this.session?.cancel(id, reason);
+    this.twin?.session.cancel(id, reason);
   }
 
   notify(method: string, params?: Record<string, unknown>): void {
-    if (this.state === 'ready') this.session?.notify(method, params);
+    if (this.state !== 'ready') return;
+    this.session?.notify(method, params);
+    this.twin?.session.notify(method, params);
   }
 
   respond(id: RequestId, result: unknown): void {
+    if (this.twinAsked.delete(id)) return this.twin?.session.respond(id, result);
     this.session?.respond(id, result);
   }
 
   respondError(id: RequestId, error: JsonRpcErrorObject): void {
+    if (this.twinAsked.delete(id)) return this.twin?.session.respondError(id, error);
     this.session?.respondError(id, error);
   }
 
@@ -215,9 +244,11 @@ export class Connection {
       this.timer?.cancel();
       this.stableTimer?.cancel();
       const session = this.session;
+      const twin = this.twin;
+      this.twin = undefined;
       this.transition('closed');
       this.firstSettle?.(false);
-      await session?.close();
+      await Promise.all([session?.close(), twin?.session.close()]);
     })();
     return this.closing;
   }
@@ -227,6 +258,8 @@ export class Connection {
     this.timer?.cancel();
     this.stableTimer?.cancel();
     this.session?.destroy();
+    this.twin?.session.destroy();
+    this.twin = undefined;
     this.transition('closed');
   }
 
@@ -243,6 +276,8 @@ export class Connection {
     this.session = session;
     try {
       await session.start();
+      if (this.closing !== undefined || this.session !== session) return;
+      await this.pairUp(session);
       if (this.closing !== undefined || this.session !== session) return;
       this.transition('ready');
       this.listed = true;
@@ -263,12 +298,64 @@ export class Connection {
     }
   }
 
-  private createSession(): SessionLike {
+  /**
+   * An "auto" server found modern is asked whether it also takes initialize (once: the answer is
+   * kept across reconnects). If it does, it serves both eras, each its own way, and keeps a 2025
+   * session beside the modern one (era-twin.ts). A server known to be dual that now refuses fails
+   * the attempt: it would no longer serve its 2025-era agents fully.
+   */
+  private async pairUp(primary: SessionLike): Promise<void> {
+    if (primary.era !== 'modern' || wantedEra(this.config) !== 'auto' || this.dual === false || this.options.sessionFactory !== undefined) return;
+    const twin = new EraTwin(this.createSession(true));
+    this.twin = twin;
+    try {
+      await twin.session.start();
+      await twin.learn();
+      if (this.twin !== twin) return;
+      if (this.dual === undefined) this.log.info(`server "${this.name}" speaks both eras: 2025-era agents are served on a 2025 session of their own, 2026-07-28 agents on the modern one`);
+      this.dual = true;
+    } catch (err) {
+      if (this.twin === twin) this.twin = undefined;
+      void twin.session.close();
+      if (this.dual === true) throw err;
+      this.dual = false;
+      this.log.debug(`server "${this.name}" speaks only 2026-07-28 (initialize was refused)`, { error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+
+  /** The twin was lost: the connection's session is lost with it (the server is the pair). */
+  private twinLost(twinSession: SessionLike, reason: GatewayError): void {
+    if (this.twin?.session !== twinSession) return;
+    const primary = this.session;
+    this.dropTwin();
+    if (primary === undefined) return;
+    void primary.close();
+    this.sessionEnded(primary, reason);
+  }
+
+  private dropTwin(): void {
+    const twin = this.twin;
+    this.twin = undefined;
+    this.twinAsked.clear();
+    if (twin !== undefined) void twin.session.close();
+  }
+
+  private createSession(twin = false): SessionLike {
     const hooks = {
-      notification: (_s: unknown, msg: JsonRpcNotification) => this.hooks.notification(this, msg),
-      request: (_s: unknown, msg: JsonRpcRequest, related?: number) => this.hooks.serverRequest(this, msg, related),
+      notification: (_s: unknown, msg: JsonRpcNotification) => {
+        if (twin && (msg.method === 'notifications/tools/list_changed' || msg.method === 'notifications/prompts/list_changed')) {
+          void this.twin?.learn().catch((err: unknown) => this.log.warn('could not list the 2025 session of a dual-era server again', { server: this.name, error: err }));
+        }
+        this.hooks.notification(this, msg);
+      },
+      request: (_s: unknown, msg: JsonRpcRequest, related?: number) => {
+        if (twin) this.twinAsked.add(msg.id);
+        this.hooks.serverRequest(this, msg, related);
+      },
       state: (s: SessionLike, state: string, reason?: GatewayError) => {
-        if (state === 'failed' && s.info !== undefined) this.sessionEnded(s, reason ?? this.unavailable());
+        if (state !== 'failed' || s.info === undefined) return;
+        if (twin) this.twinLost(s, reason ?? this.unavailable());
+        else this.sessionEnded(s, reason ?? this.unavailable());
       },
       outcome: (_s: unknown, ok: boolean) => {
         if (ok) {
@@ -280,7 +367,9 @@ export class Connection {
       },
     };
     if (this.options.sessionFactory !== undefined) return this.options.sessionFactory(hooks, this.ids);
-    return new ServerSession(this.config, hooks, this.log, { startupTimeoutMs: this.options.startupTimeoutMs, stopTimings: this.options.stopTimings, ids: this.ids, transport: this.options.transport, secretEnv: this.options.secretEnv, era: this.era, credentials: this.options.credentials });
+    // The twin is initialized straight away, with the share of the startup time a probe gets.
+    const start = twin ? { startupTimeoutMs: Math.max(1, Math.floor(this.options.startupTimeoutMs / 2)), era: { known: 'legacy' as const } } : { startupTimeoutMs: this.options.startupTimeoutMs, era: this.era };
+    return new ServerSession(this.config, hooks, this.log, { ...start, stopTimings: this.options.stopTimings, ids: this.ids, transport: this.options.transport, secretEnv: this.options.secretEnv, credentials: this.options.credentials });
   }
 
   /** The budget resets only once a session has shown it works. */
@@ -298,6 +387,7 @@ export class Connection {
   private sessionEnded(session: SessionLike, reason: GatewayError): void {
     if (this.session !== session || this.closing !== undefined) return;
     if (this.state === 'backoff' || this.state === 'parked') return;
+    this.dropTwin();
     this.stableTimer?.cancel();
     this.lastError = reason;
     const wasServing = this.state === 'ready';

@@ -29,12 +29,31 @@ const ENVELOPE: Readonly<Record<string, unknown>> = Object.freeze({
 });
 
 /**
- * `params` with the envelope in its `_meta` (an agent's own `_meta` keys, e.g. progressToken, kept;
- * an agent's claim of another version or other capabilities replaced: mcpgate is the client here).
+ * The capabilities of the agent whose call a request is, set on the request by the gateway: a modern
+ * server is told what this agent can answer, so it asks only that (as it would directly).
  */
-export function withEnvelope(params: Record<string, unknown> | undefined): Record<string, unknown> {
+export const AGENT_CAPABILITIES: unique symbol = Symbol('mcpgate.agentCapabilities');
+export interface WithAgentCapabilities {
+  [AGENT_CAPABILITIES]?: Record<string, unknown>;
+}
+
+/**
+ * `params` with the envelope in its `_meta` (an agent's own `_meta` keys, e.g. progressToken, kept;
+ * an agent's claim of another version replaced: mcpgate is the client here). With `agent`, the
+ * capabilities declared are those mcpgate relays that the agent declared too; roots stay declared,
+ * since mcpgate answers roots/list itself when the entry has `"roots"`.
+ */
+export function withEnvelope(params: Record<string, unknown> | undefined, agent?: Record<string, unknown>): Record<string, unknown> {
   const meta = params?._meta;
-  return { ...params, _meta: isObject(meta) ? { ...meta, ...ENVELOPE } : ENVELOPE };
+  const envelope = agent === undefined ? ENVELOPE : { ...ENVELOPE, [CAPABILITIES_KEY]: relayable(agent) };
+  return { ...params, _meta: isObject(meta) ? { ...meta, ...envelope } : envelope };
+}
+
+function relayable(agent: Record<string, unknown>): Record<string, unknown> {
+  const declared: Record<string, unknown> = { roots: CLIENT_CAPABILITIES.roots };
+  if (agent.sampling !== undefined) declared.sampling = CLIENT_CAPABILITIES.sampling;
+  if (agent.elicitation !== undefined) declared.elicitation = CLIENT_CAPABILITIES.elicitation;
+  return declared;
 }
 
 /** A validated `server/discover` result, reduced to what mcpgate keeps of a server. */
@@ -74,11 +93,12 @@ export function listenFilter(capabilities: Record<string, unknown>, uris: Readon
 }
 
 /**
- * The era an entry asks for: its own `"era"`, else `auto` for a stdio server (probe `server/discover`,
- * fall back to initialize) and `2025` for a remote one (see the README's era matrix for why).
+ * The era an entry asks for: its own `"era"`, else `auto` (probe `server/discover`, fall back to
+ * initialize; a server that takes both is spoken to in both, era-twin.ts) — but `2025` for the old
+ * HTTP+SSE transport, which the 2026-07-28 revision does not have.
  */
 export function wantedEra(config: ServerConfig): ServerEra {
-  return config.era ?? (config.type === 'stdio' ? 'auto' : '2025');
+  return config.era ?? (config.type === 'sse' ? '2025' : 'auto');
 }
 
 /** The server→client requests the 2026-07-28 revision folds into input-required results. */

@@ -79,7 +79,12 @@ export async function readAnswer(t: AnswerHost, res: IncomingMessage, id: number
     return;
   }
   const text = body.text.trim();
-  if (text.startsWith('{')) return t.emit(text, id);
+  if (text.startsWith('{')) {
+    // Some servers write several messages in one JSON body, one a line (progress, then the answer).
+    if (!text.includes('\n') || isOneMessage(text)) return t.emit(text, id);
+    for (const line of text.split('\n')) if (line.trim() !== '') t.emit(line.trim(), id);
+    return;
+  }
   if (text.startsWith('[')) {
     let batch: unknown;
     try {
@@ -158,6 +163,16 @@ function isAnswered(stream: StreamState, id: number): boolean {
   if (stream.answered || stream.lastData === undefined) return stream.answered;
   const parsed = parseMessage(stream.lastData);
   return parsed.kind === 'response' && parsed.msg.id === id;
+}
+
+/** Whether a body with line breaks is still one JSON message (pretty-printed), not one message a line. */
+function isOneMessage(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function dropped(t: AnswerHost): GatewayError {

@@ -17,13 +17,17 @@ import type { RemoteServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { DEFAULT_MAX_LINE_LENGTH } from '../wire/line-reader.js';
-import { excerpt, headerOf, HttpClient, httpStatusError, Pauses, unreachable } from './http-request.js';
+import { excerpt, headerOf, HttpClient, httpStatusError, mediaType, Pauses, readBody, unreachable } from './http-request.js';
+import { parseMessage } from '../wire/jsonrpc.js';
 import { readAnswer, type AnswerHost, type Call } from './http-answers.js';
 import { POST_ACCEPT, RemoteSession } from './remote-session.js';
 import type { UpstreamCredentials } from './credentials.js';
 import type { StopTimings } from './transport.js';
 import type { ModernRoute, ServerTransport, TransportEvents } from './transport.js';
 import { headerValue, MODERN_PROTOCOL_VERSION } from './era.js';
+
+/** The most of an error answer's body read to find the JSON-RPC error in it. */
+const ERROR_BODY_LIMIT = 64 * 1024;
 
 export interface RemoteTransportOptions {
   /** Largest message accepted from the server, in bytes (default: the stdio line limit). */
@@ -189,6 +193,16 @@ export class HttpTransport implements ServerTransport, AnswerHost {
         return await this.send(line, id, resent, route, true);
       }
       if (status < 200 || status >= 300) {
+        // A modern server gives some refusals an HTTP status with the JSON-RPC error in the body (a
+        // missing client capability: 400, a method it does not have: 404): that error is its answer.
+        if (route !== undefined && id !== undefined && mediaType(res) === 'application/json') {
+          const body = await readBody(res, ERROR_BODY_LIMIT).catch(() => undefined);
+          const text = body?.kind === 'body' ? body.text.trim() : '';
+          const parsed = text.startsWith('{') ? parseMessage(text) : undefined;
+          if (parsed?.kind === 'response' && 'error' in parsed.msg && parsed.msg.id === id) return this.emit(text, id);
+          const reason = httpStatusError(this.config.name, res, text.replace(/\s+/g, ' ').slice(0, 200));
+          return this.failCall(id, reason);
+        }
         const reason = httpStatusError(this.config.name, res, await excerpt(res));
         if (isInit) return this.lost(status === 400 || status === 404 || status === 405 ? legacyHint(reason) : reason);
         if (id !== undefined) return this.failCall(id, reason);

@@ -15,6 +15,15 @@ import type { InputRound, Pending } from './session-types.js';
 /** The prefix of the ids of input requests relayed to agents (a server's own ids never reach respond with it). */
 export const INPUT_ID = 'mcpgate-input-';
 
+/**
+ * The server's own key of an input request relayed to an agent: a modern agent gets its input
+ * requests under the keys the server chose (a 2025-era agent gets ordinary requests, without one).
+ */
+export const INPUT_KEY: unique symbol = Symbol('mcpgate.inputKey');
+export interface WithInputKey {
+  [INPUT_KEY]?: string;
+}
+
 /** What the input rounds need of their session. */
 export interface InputHost {
   readonly name: string;
@@ -69,9 +78,10 @@ export class InputRounds {
       this.inputs.set(sid, { callId: id, round, key });
     });
     let n = 0;
-    for (const [, method, params] of read.requests) {
+    for (const [key, method, params] of read.requests) {
       const sid = `${INPUT_ID}${id}-${entry.rounds}-${n++}`;
-      if (this.inputs.has(sid)) this.host.ask({ jsonrpc: '2.0', id: sid, method, params: params ?? {} }, id);
+      const ask: JsonRpcRequest & WithInputKey = { jsonrpc: '2.0', id: sid, method, params: params ?? {}, [INPUT_KEY]: key };
+      if (this.inputs.has(sid)) this.host.ask(ask, id);
     }
     return true;
   }

@@ -19,7 +19,7 @@ import { PARAM_HEADERS, type WithParamHeaders } from '../wire/era.js';
 import { RAW_REQUEST, spliceRequest, type WithRawRequest } from '../wire/request-splice.js';
 import { DEFAULT_STOP_TIMINGS } from './stdio-process.js';
 import type { ServerTransport } from './transport.js';
-import { mcpName, withEnvelope, type SessionEra } from './era.js';
+import { AGENT_CAPABILITIES, mcpName, withEnvelope, type SessionEra, type WithAgentCapabilities } from './era.js';
 import { handshake, openTransport } from './session-start.js';
 import { ListenStream } from './listen-stream.js';
 import { overdue } from './overdue.js';
@@ -167,7 +167,10 @@ export class ServerSession {
     if (meta !== undefined && meta.progressToken !== undefined) meta.progressToken = id;
     const modern = this.era === 'modern';
     if (modern) {
-      msg.params = withEnvelope(msg.params);
+      msg.params = withEnvelope(msg.params, (msg as WithAgentCapabilities)[AGENT_CAPABILITIES]);
+    } else if (msg.params?.inputResponses !== undefined) {
+      // A modern agent's answers given without a requestState mean nothing to a 2025-era server.
+      delete msg.params.inputResponses;
     }
     // The agent's own line with only the id and the name replaced, where that is certain to mean the
     // same (wire/request-splice.ts); else the parsed request encoded again.

@@ -117,11 +117,14 @@ async function discover(s: StartingSession, fallback: boolean): Promise<'answere
       s.speak('legacy');
       return timedOut ? 'silent' : 'answered';
     }
-    if (fallback && s.options.era !== undefined && !s.closing()) s.options.era.known = 'legacy';
+    // A stdio server that died of the probe is initialized without it next time; a remote one that
+    // could not be reached says nothing about its era.
+    const diedOfProbe = fallback && s.config.type === 'stdio';
+    if (diedOfProbe && s.options.era !== undefined && !s.closing()) s.options.era.known = 'legacy';
     const reason = timedOut
       ? new GatewayError('MCPG_SERVER_START_FAILED', `server "${s.name}" did not answer server/discover within ${s.options.startupTimeoutMs} ms`, { server: s.name })
       : err instanceof GatewayError && err.code !== 'MCPG_SERVER_START_FAILED' && err.code !== 'MCPG_SERVER_NEEDS_LOGIN'
-        ? new GatewayError('MCPG_SERVER_START_FAILED', `${err.message} (before completing server/discover; ${fallback ? 'the probe for its era: it is initialized next time' : `the entry's "era" is "${MODERN_PROTOCOL_VERSION}"`})`, { server: s.name, cause: err })
+        ? new GatewayError('MCPG_SERVER_START_FAILED', `${err.message} (before completing server/discover${diedOfProbe ? '; the probe for its era: it is initialized next time' : fallback ? '' : `; the entry's "era" is "${MODERN_PROTOCOL_VERSION}"`})`, { server: s.name, cause: err })
         : toStartError(err, s.name);
     s.fail(reason);
     throw reason;

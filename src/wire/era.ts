@@ -18,10 +18,16 @@ export const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
 /** The spec's error codes of the modern revision. */
 export const HEADER_MISMATCH = -32020;
 export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
 
 /** Whether a revision belongs to the modern (2026-07-28 and later) era: they sort after every 2025 one. */
 export function isModernVersion(version: string): boolean {
   return /^\d{4}-\d{2}-\d{2}$/.test(version) && version >= '2026-07-28';
+}
+
+/** Whether a revision is of the session era: a date before 2026-07-28 (2024-11-05, 2025-03-26, …). */
+function isLegacyRevision(version: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}$/.test(version) && version < '2026-07-28';
 }
 
 /** The per-request envelope of a modern request, once checked. */
@@ -64,8 +70,10 @@ export function eraOf(method: string, params: unknown, isRequest: boolean): EraO
   if (meta === undefined || !(PROTOCOL_VERSION_KEY in meta)) return { era: 'legacy' };
   const version = meta[PROTOCOL_VERSION_KEY];
   if (typeof version !== 'string') return invalidEnvelope(`${PROTOCOL_VERSION_KEY}: expected a protocol version string`);
-  if (!isModernVersion(version)) {
-    // A 2025 revision named in the envelope: the legacy era (its sessions decide the rest).
+  if (!isModernVersion(version) && isLegacyRevision(version)) {
+    // A 2025 revision named in the envelope: the legacy era (its sessions decide the rest). Any other
+    // claim (a later revision, or one not in date form) is a modern client's: refused below, with
+    // the versions mcpgate serves.
     return { era: 'legacy' };
   }
   if (method === 'initialize' && !isObject(meta[CLIENT_CAPABILITIES_KEY])) return { era: 'legacy' };

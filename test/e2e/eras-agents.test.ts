@@ -255,18 +255,18 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
     const mine = await ask('ann');
     assert.ok(!mine.state.includes('ann') && !Buffer.from(mine.state, 'base64url').toString('latin1').includes('ann'), 'the state cannot be read');
     // Another agent cannot use it, nor can anyone alter or forge one.
-    assert.equal(codeOf(await retry('ben', mine.key, mine.state)), -32031);
+    assert.equal(codeOf(await retry('ben', mine.key, mine.state)), -31031);
     const flipped = Buffer.from(mine.state, 'base64url');
     flipped.writeUInt8(flipped.readUInt8(flipped.length - 1) ^ 1, flipped.length - 1);
-    assert.equal(codeOf(await retry('ann', mine.key, flipped.toString('base64url'))), -32031);
-    assert.equal(codeOf(await retry('ann', mine.key, Buffer.from('{"h":"x","a":"ann","e":9999999999999}').toString('base64url'))), -32031);
+    assert.equal(codeOf(await retry('ann', mine.key, flipped.toString('base64url'))), -31031);
+    assert.equal(codeOf(await retry('ann', mine.key, Buffer.from('{"h":"x","a":"ann","e":9999999999999}').toString('base64url'))), -31031);
     // The rightful retry resumes the call (still waiting on the server), once.
     const done = await retry('ann', mine.key, mine.state);
     assert.equal(done.status, 200, done.body);
     assert.deepEqual(JSON.parse(((done.json!.result as { content: { text: string }[] }).content[0]!.text)), { action: 'accept', content: { name: 'ann' } });
     assert.equal(done.json!.id, 2, 'the answer carries the retry\'s id');
     const replay = await retry('ann', mine.key, mine.state);
-    assert.equal(codeOf(replay), -32031);
+    assert.equal(codeOf(replay), -31031);
     assert.match((replay.json!.error as { message: string }).message, /used already|ended|expired/);
   });
 

@@ -1,7 +1,7 @@
 // A 2026-07-28 agent's `requestState` (issue 13): whichever era the server that asked is — a 2025-era
 // server's elicitation/create during the call (kitchen-sink `sink`) or a 2026-07-28 server's
 // input-required result (modern-server `local`) — the agent gets mcpgate's own sealed state, and a
-// retry with a forged, altered, replayed or another agent's state is refused (-32031,
+// retry with a forged, altered, replayed or another agent's state is refused (-31031,
 // MCPG_REQUEST_STATE_INVALID) while the rightful retry finishes the call on the server. Over
 // Streamable HTTP the two agents share a gateway (`X-Mcpgate-Agent`); over stdio each has its own
 // gateway process (`--agent`), both with the same MCPGATE_REQUEST_STATE_KEY, so a state the other
@@ -18,7 +18,7 @@ import { JSON_HEADERS, raw, startHttpGateway, type HttpGateway } from '../helper
 
 const MODERN = '2026-07-28';
 const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
-const STATE_INVALID = -32031;
+const STATE_INVALID = -31031;
 /** The asking tool of each server, and what it answers once the agent `ann` has answered. */
 const ASKERS = [
   { tool: 'sink__elicit', done: JSON.stringify({ action: 'accept', content: { name: 'ann' } }) },

@@ -78,7 +78,7 @@ describe('per-agent upstream accounts: mcpgate login SERVER --agent A', { timeou
     // Carol first, more often than the pool's creation breaker allows failures: hers must not shut the others out.
     for (let i = 0; i < 7; i++) {
       const err = await rpcError(agents.get('carol')!.callTool({ name: 'remote__whoami', arguments: {} }));
-      assert.equal(err.code, -32033, err.message);
+      assert.equal(err.code, -31033, err.message);
       assert.match(err.message, /server "remote" needs login: run `mcpgate login remote --agent carol`/);
     }
     assert.equal(await whoami('alice'), 'alice-upstream');
@@ -113,7 +113,7 @@ describe('per-agent upstream accounts: mcpgate login SERVER --agent A', { timeou
     await stat(tokenFile('remote@bob'));
     assert.ok(await until(async () => {
       const err = await rpcError(agents.get('alice')!.callTool({ name: 'remote__whoami', arguments: {} })).catch(() => undefined);
-      return err?.code === -32033 && err.message.includes('mcpgate login remote --agent alice');
+      return err?.code === -31033 && err.message.includes('mcpgate login remote --agent alice');
     }, 20_000), 'alice needs login once her tokens are gone');
     assert.equal(await whoami('bob'), 'bob-upstream');
     const again = await cli(['logout', 'remote', '--agent', 'alice', '--config', config, '--state', state]);

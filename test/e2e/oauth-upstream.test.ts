@@ -107,7 +107,7 @@ describe('mcpgate as an OAuth client: login, refresh, revocation', { timeout: 12
     await as.revoke(stored.tokens!.refresh_token!, stored.client!.client_id);
     await remote.refuseLast();
     const err = await rpcError(gw.client.callTool({ name: 'remote__echo', arguments: { text: 'x' } }));
-    assert.equal(err.code, -32033, err.message);
+    assert.equal(err.code, -31033, err.message);
     assert.match(err.message, /needs login: run `mcpgate login remote`/);
     await gw.waitForLog((l) => l.state === 'parked' && String(l.msg).includes('needs login'));
     const log = JSON.stringify(gw.logs);

@@ -244,7 +244,7 @@ describe('remote servers: unreachable at start', { timeout: 60_000 }, () => {
 
   it('is reported by name and URL (without its query), and does not hold up the other servers', { timeout: 10_000 }, async () => {
     const line = await gw.waitForLog((l) => l.server === 'down' && l.level === 'warn');
-    assert.match(String(line.msg), new RegExp(`^server "down" at http://127\\.0\\.0\\.1:${port}/mcp is unreachable: ECONNREFUSED \\(before completing initialize\\); parked`));
+    assert.match(String(line.msg), new RegExp(`^server "down" at http://127\\.0\\.0\\.1:${port}/mcp is unreachable: ECONNREFUSED \\(before completing server\\/discover\\); parked`));
     assert.doesNotMatch(String(line.msg), /secret-in-url/);
     await gw.waitForLog((l) => l.msg === `mcpgate ready on stdio: 1 of 2 servers, 1 tools`);
     assert.equal(await call(gw, 'local__echo', { text: 'fine' }), 'fine');

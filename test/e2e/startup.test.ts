@@ -75,7 +75,7 @@ describe('startup: failing servers are reported and left out, never blocking the
     assert.deepEqual(line('hung'), { level: 'warn', msg: `server "hung" did not answer server/discover or initialize within 8000 ms${PARKED}` });
     assert.deepEqual(line('off'), { level: 'info', msg: 'server "off" disabled in config' });
     assert.equal(line('remote').level, 'warn');
-    assert.match(line('remote').msg, /^server "remote" at http:\/\/127\.0\.0\.1:9\/mcp is unreachable: ECONNREFUSED \(before completing initialize\); parked/);
+    assert.match(line('remote').msg, /^server "remote" at http:\/\/127\.0\.0\.1:9\/mcp is unreachable: ECONNREFUSED \(before completing server\/discover\); parked/);
     const ready = `mcpgate ready on stdio: 2 of ${SERVERS.length} servers, ${(await names(gw)).length} tools`;
     assert.ok(gw.logs.some((l) => l.msg === ready), ready);
   });

@@ -9,7 +9,7 @@ import { Logger } from '../../src/observability/logger.js';
 import { ServerSession } from '../../src/servers/server-session.js';
 import type { ServerTransport, TransportEvents } from '../../src/servers/transport.js';
 
-const CONFIG: RemoteServerConfig = { type: 'http', name: 'remote', url: 'http://127.0.0.1:9/mcp', headers: {}, disabled: false, timeout: 5000, sessions: 'shared' };
+const CONFIG: RemoteServerConfig = { type: 'http', name: 'remote', url: 'http://127.0.0.1:9/mcp', headers: {}, disabled: false, timeout: 5000, sessions: 'shared', era: '2025' };
 
 /** Answers initialize, and hands every other request to the test. */
 function scripted(): { transport: (c: unknown, l: unknown, events: TransportEvents) => ServerTransport; events: () => TransportEvents; sent: number[] } {
