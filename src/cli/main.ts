@@ -9,18 +9,13 @@ import { fileURLToPath } from 'node:url';
 import { GatewayError } from '../errors.js';
 import { Logger, isLogFormat, isLogLevel, logStyleFor } from '../observability/logger.js';
 import { GATEWAY_INFO } from '../version.js';
-import { runCheck } from './check.js';
-import { runServe } from './serve.js';
-import { runApprove, runPins } from './pins.js';
 import { PIN_MODES, type PinMode } from '../pins/review.js';
 import type { ClusterSettings, HttpSettings } from '../mcpgate.js';
 import { isLoopback } from '../front/http-util.js';
-import { runToken } from './token.js';
 import { tracingSettings } from './tracing-settings.js';
-import { runLogin, runLogout } from './login.js';
-import { runStatus } from './status.js';
-import { runPrimary } from './workers.js';
 import { loadBoth } from '../reload.js';
+// Each command's module is imported when that command runs: `serve` on stdio then never loads the
+// OAuth client, the console or the cluster's Redis client (start-up time and memory).
 import nodeCluster from 'node:cluster';
 import type { CliIo } from './io.js';
 import { wireLimits } from '../wire/jsonrpc.js';
@@ -178,18 +173,18 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       : existsSync(besideConfig) ? besideConfig : undefined;
     switch (command) {
       case 'check':
-        return await runCheck(configFile, io, env, rulesFile);
+        return await (await import('./check.js')).runCheck(configFile, io, env, rulesFile);
       case 'pins':
         if (positionals.length > 1) throw usage('pins takes at most one SERVER');
-        return await runPins(stateDir, positionals[0], io);
+        return await (await import('./pins.js')).runPins(stateDir, positionals[0], io);
       case 'approve': {
         const [server, ...tools] = positionals;
         if (server === undefined) throw usage('approve needs a SERVER (and optionally TOOL names)');
-        return await runApprove(stateDir, { server, tools, instructions: values.instructions === true }, io);
+        return await (await import('./pins.js')).runApprove(stateDir, { server, tools, instructions: values.instructions === true }, io);
       }
       case 'token': {
         if (positionals.length !== 1) throw usage('token needs exactly one AGENT');
-        return runToken(positionals[0]!, io);
+        return (await import('./token.js')).runToken(positionals[0]!, io);
       }
       case 'login':
       case 'logout': {
@@ -197,7 +192,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         // --agent A: A's own account on a per-agent server (issue 14); without it, the server's shared login.
         const account = values.agent;
         if (account !== undefined && account.length === 0) throw usage('--agent needs an agent id');
-        if (command === 'logout') return await runLogout(configFile, stateDir, positionals[0]!, env, io, undefined, account);
+        if (command === 'logout') return await (await import('./login.js')).runLogout(configFile, stateDir, positionals[0]!, env, io, undefined, account);
         const port = values.port === undefined ? 0 : Number(values.port);
         if (!Number.isInteger(port) || port < 0 || port > 65535) throw usage(`--port must be a port number, 0-65535 (got "${values.port}")`);
         const timeoutMs = positiveInt(values['login-timeout'], '--login-timeout', 'a positive whole number of milliseconds') ?? 300_000;
@@ -205,13 +200,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         const interrupted = (): void => abort.abort();
         process.once('SIGINT', interrupted);
         try {
-          return await runLogin({ configFile, stateDir, server: positionals[0]!, env, browser: values['no-browser'] !== true, port, timeoutMs, signal: abort.signal, ...(account !== undefined && { agent: account }) }, io);
+          return await (await import('./login.js')).runLogin({ configFile, stateDir, server: positionals[0]!, env, browser: values['no-browser'] !== true, port, timeoutMs, signal: abort.signal, ...(account !== undefined && { agent: account }) }, io);
         } finally {
           process.off('SIGINT', interrupted);
         }
       }
       case 'status':
-        return await runStatus({ url: values.url ?? env.MCPGATE_URL, token: values.token ?? env.MCPGATE_TOKEN, json: values.json === true }, io);
+        return await (await import('./status.js')).runStatus({ url: values.url ?? env.MCPGATE_URL, token: values.token ?? env.MCPGATE_TOKEN, json: values.json === true }, io);
       case 'serve': {
         const httpText = values.http ?? (values.stdio === true ? undefined : env.MCPGATE_HTTP);
         if (values.stdio === true && values.http !== undefined) throw usage('choose one of --stdio and --http');
@@ -271,9 +266,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         if (workers > 1 && nodeCluster.isPrimary) {
           // Refuse a bad configuration once, here, rather than once per worker.
           await loadBoth(configFile, rulesFile, env);
-          return await runPrimary(workers, log);
+          return await (await import('./workers.js')).runPrimary(workers, log);
         }
-        return await runServe({ ...defined('audit', audit), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1);
+        return await (await import('./serve.js')).runServe({ ...defined('audit', audit), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1);
       }
       default:
         throw usage(`unknown command "${command}"`);
