@@ -62,6 +62,7 @@ export class PinKeeper {
     if (this.options.mode === 'off') return;
     this.version = await this.store.pinsVersion();
     await this.load();
+    await this.loadHeld();
     this.timer = setInterval(() => void this.poll(), WATCH_INTERVAL_MS);
     this.timer.unref();
   }
@@ -100,9 +101,12 @@ export class PinKeeper {
     return this.pins?.servers[server]?.tools[tool]?.definition;
   }
 
-  /** The server's connection (or the pool scope's, `source`) is gone: it holds nothing any more. */
+  /**
+   * The server's connection (or the pool scope's, `source`) is gone: it holds nothing any more. Not
+   * at shutdown: what was held stays in held.json, so `mcpgate approve` works with no gateway running.
+   */
   forget(server: string, source = ''): void {
-    if (this.options.mode === 'off' || this.heldBySource.get(server)?.has(source) !== true) return;
+    if (this.closed || this.options.mode === 'off' || this.heldBySource.get(server)?.has(source) !== true) return;
     const nothing: Review = { held: new Map(), pinNow: new Map(), instructionsHeld: undefined, pinInstructionsNow: undefined };
     this.queue = this.queue.then(() => this.record(server, nothing, source)).catch(() => {});
   }
@@ -211,11 +215,26 @@ export class PinKeeper {
   }
 
   private async publishHeld(): Promise<void> {
+    if (this.closed) return;
     this.held.updatedAt = new Date().toISOString();
     try {
       await this.store.writeHeld(this.held);
     } catch (err) {
       this.options.log.error('could not write held.json', { error: err });
+    }
+  }
+
+  /**
+   * What the last gateway on this state directory held (held.json survives it): kept until each
+   * server is reviewed again, so a server that is slow to start, or fails, keeps its held tools shown
+   * and approvable. An unreadable file is started afresh (it only lists what is held, never approves).
+   */
+  private async loadHeld(): Promise<void> {
+    try {
+      const held = await this.store.readHeld();
+      for (const server of Object.keys(held.servers)) this.held.servers[server] = held.servers[server]!;
+    } catch (err) {
+      this.options.log.warn(`held.json could not be read; it is written afresh: ${err instanceof Error ? err.message : String(err)}`, { file: this.store.heldPath });
     }
   }
 
