@@ -12,6 +12,7 @@ import type { Tracing, TracingOptions } from './observability/tracing.js';
 import { GATEWAY_INFO } from './version.js';
 import { TokenStore } from './oauth/store.js';
 import type { Cluster } from './cluster/cluster.js';
+import type { OAuthCredentials } from './oauth/credentials.js';
 import { hostname } from 'node:os';
 import { createHash } from 'node:crypto';
 import { fileDigest } from './config/watch.js';
@@ -70,8 +71,7 @@ async function startTracing(settings: NonNullable<McpgateOptions['tracing']>, lo
 }
 
 /** The OAuth client for remote servers (it loads the SDK's client): imported once a remote server is configured. */
-type OAuthModule = typeof import('./oauth/credentials.js');
-const oauthModule: { loaded?: OAuthModule } = {};
+const oauthModule: { loaded?: { OAuthCredentials: typeof OAuthCredentials } } = {};
 
 async function loadOAuthFor(config: ServersConfig): Promise<void> {
   if (oauthModule.loaded === undefined && config.servers.some((server) => server.type !== 'stdio')) oauthModule.loaded = await import('./oauth/credentials.js');
@@ -159,7 +159,8 @@ export class Mcpgate {
 
   /**
    * Serves one agent on stdio and starts the servers in parallel. The agent is answered at once;
-   * its first lists wait until every server is ready or has failed.
+   * its first lists wait until every server is ready or has failed, or `--list-wait` after the first
+   * was ready (later servers arrive with list_changed).
    */
   serveStdio(): { ended: Promise<StdioEnd>; started: Promise<ServerSummary[]> } {
     const { maxAgentBuffer } = this.options;
@@ -175,7 +176,7 @@ export class Mcpgate {
 
   /**
    * Serves agents over Streamable HTTP and starts the servers. Resolves once the port is bound
-   * (agents may connect at once; their first lists wait for the servers to settle).
+   * (agents may connect at once; their first lists wait for the servers, at most `--list-wait` after the first is ready).
    */
   async serveHttp(settings: HttpSettings): Promise<{ url: string; started: Promise<ServerSummary[]> }> {
     const log = this.options.log;

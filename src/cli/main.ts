@@ -14,8 +14,6 @@ import type { ClusterSettings, HttpSettings } from '../mcpgate.js';
 import { isLoopback } from '../front/http-util.js';
 import { tracingSettings } from './tracing-settings.js';
 import { loadBoth } from '../reload.js';
-// Each command's module is imported when that command runs: `serve` on stdio then never loads the
-// OAuth client, the console or the cluster's Redis client (start-up time and memory).
 import nodeCluster from 'node:cluster';
 import type { CliIo } from './io.js';
 import { wireLimits } from '../wire/jsonrpc.js';
@@ -32,7 +30,7 @@ const USAGE = `mcpgate ${GATEWAY_INFO.version} — one MCP server in front of ma
 Usage:
   mcpgate serve [--config .mcp.json] [--rules gateway-rules.json] [--stdio | --http [HOST:]PORT] [--agent ID]
                 [--mode aggregate|discovery] [--debug] [--log-level LEVEL] [--log-format json|pretty]
-                [--separator SEP] [--startup-timeout MS] [--max-inflight N] [--max-depth N]
+                [--separator SEP] [--startup-timeout MS] [--list-wait MS] [--max-inflight N] [--max-depth N]
                 [--pins tofu|strict|off] [--state DIR] [--sanitize on|off]
                 [--retries N] [--backoff-cap MS] [--park-probe MS] [--stable-after MS]
                 [--breaker N] [--breaker-cooldown MS] [--max-agent-buffer BYTES]
@@ -118,6 +116,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         'log-format': { type: 'string' },
         separator: { type: 'string' },
         'startup-timeout': { type: 'string' },
+        'list-wait': { type: 'string' },
         'max-inflight': { type: 'string' },
         'max-depth': { type: 'string' },
         pins: { type: 'string' },
@@ -171,6 +170,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     const rulesFile = values.rules !== undefined || env.MCPGATE_RULES !== undefined
       ? resolve(values.rules ?? env.MCPGATE_RULES ?? '')
       : existsSync(besideConfig) ? besideConfig : undefined;
+    // Each command's module is imported when that command runs: `serve` on stdio then never loads
+    // the OAuth client, the console or the cluster's Redis client (start-up time and memory).
     switch (command) {
       case 'check':
         return await (await import('./check.js')).runCheck(configFile, io, env, rulesFile);
@@ -213,6 +214,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         const separator = values.separator;
         if (separator !== undefined && !/^[A-Za-z0-9_-]{1,8}$/.test(separator)) throw usage('--separator must be 1–8 characters from [A-Za-z0-9_-]');
         const startupTimeoutMs = positiveInt(values['startup-timeout'], '--startup-timeout', 'a positive whole number of milliseconds');
+        const listWaitMs = nonNegativeInt(values['list-wait'], '--list-wait');
         const maxInflight = positiveInt(values['max-inflight'], '--max-inflight', 'a positive whole number');
         const maxDepth = positiveInt(values['max-depth'], '--max-depth', 'a positive whole number of nesting levels');
         if (maxDepth !== undefined) {
@@ -268,7 +270,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           await loadBoth(configFile, rulesFile, env);
           return await (await import('./workers.js')).runPrimary(workers, log);
         }
-        return await (await import('./serve.js')).runServe({ ...defined('audit', audit), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1);
+        return await (await import('./serve.js')).runServe({ ...defined('audit', audit), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, ...defined('listWaitMs', listWaitMs), maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: values.debug === true, agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1);
       }
       default:
         throw usage(`unknown command "${command}"`);
