@@ -1,19 +1,22 @@
-// A lean stdio MCP server for the catalog benchmark (bench/catalog.ts): `node many-tools-server.js N`
-// offers N tools with a realistic input schema (~400 bytes each). Calling its tool `bump` drops its
+// A lean stdio MCP server for the catalog benchmarks: `node many-tools-server.js N` offers N tools
+// with a small input schema (~400 bytes each: bench/catalog.ts); `node many-tools-server.js N realistic`
+// N tools as real servers list them (~1.3 KB each: bench/catalog-startup.ts). Calling its tool `bump` drops its
 // last tool and sends notifications/tools/list_changed, so the benchmark can time what one server's
 // change costs the gateway (a tool gone, not a new or changed one: those would be held by the pins). Hand-rolled JSON-RPC (no SDK) so 100 of them stay small.
 
 import { readLines, send, negotiateVersion, type Params } from '../test/fixtures/raw-stdio.js';
-import { benchTool } from './bench-tool.js';
+import { benchTool, realisticTool } from './bench-tool.js';
 
 const count = Number(process.argv[2] ?? 50);
+const realistic = process.argv[3] === 'realistic';
 let generation = 0;
 
 function tools(): unknown[] {
   const list: unknown[] = [];
   for (let i = 0; i < Math.max(1, count - generation); i++) {
     const name = i === 0 ? 'bump' : `tool_${String(i).padStart(2, '0')}`;
-    list.push(benchTool(name, `Tool ${i} of a benchmark server: looks a record up by id and returns its fields.`));
+    if (realistic && i > 0) list.push(realisticTool(i));
+    else list.push(benchTool(name, `Tool ${i} of a benchmark server: looks a record up by id and returns its fields.`));
   }
   return list;
 }

@@ -9,6 +9,7 @@ import { printHttp } from './http-report.js';
 import { benchHttp } from './http-throughput.js';
 import { benchMemory } from './http-memory.js';
 import { benchCatalog, printCatalog } from './catalog.js';
+import { benchCatalogStartup, printCatalogStartup } from './catalog-startup.js';
 import { benchCluster } from './cluster.js';
 import { benchEras, printEras } from './eras.js';
 import { benchPool } from './pool.js';
@@ -57,10 +58,18 @@ async function main(): Promise<void> {
   if (run.has('reload')) await reload();
   if (run.has('http')) printHttp(await benchHttp({}, (line) => console.log(line)));
   if (run.has('memory')) await benchMemory((line) => console.log(`\n${line}`));
-  if (run.has('catalog')) printCatalog(await benchCatalog(), (line) => console.log(line));
+  if (run.has('catalog')) await catalog();
   if (run.has('cluster')) await benchCluster((line) => console.log(line));
   if (run.has('pool')) await benchPool((line) => console.log(line));
   if (run.has('eras')) printEras(await benchEras(), (line) => console.log(line));
+}
+
+/** Start-up direct vs through mcpgate (10 × 500 within 1.2×, 100 × 50 within 1.5×), then the in-process list figures. */
+async function catalog(): Promise<void> {
+  const rounds = Number(process.env.MCPGATE_BENCH_ROUNDS ?? 3);
+  printCatalogStartup(await benchCatalogStartup(10, 500, rounds), 1.2, (line) => console.log(line));
+  printCatalogStartup(await benchCatalogStartup(100, 50, rounds), 1.5, (line) => console.log(line));
+  printCatalog(await benchCatalog(), (line) => console.log(line));
 }
 
 async function stdio(): Promise<void> {

@@ -6,15 +6,15 @@ import { Reloader, loadBoth } from './reload.js';
 import type { Rules } from './rules/load.js';
 import { Gateway, type GatewayOptions, type ServerSummary } from './gateway/gateway.js';
 import { serveStdio, type StdioEnd, type StdioFront } from './front/stdio.js';
-import { HTTP_DEFAULTS, HttpFront, type HttpFrontOptions } from './front/http.js';
+import type { HttpFront, HttpFrontOptions } from './front/http.js';
 import { isLoopback as isLoopbackHost } from './front/http-util.js';
 import { AuditLog, type AuditOptions } from './observability/audit.js';
 import type { Tracing, TracingOptions } from './observability/tracing.js';
 import { GATEWAY_INFO } from './version.js';
-import { CONSOLE_OFF, CONSOLE_PATH, Console } from './console/console.js';
-import { OAuthCredentials } from './oauth/credentials.js';
 import { TokenStore } from './oauth/store.js';
-import { Cluster, workerId } from './cluster/cluster.js';
+import type { Cluster } from './cluster/cluster.js';
+import { workerId } from './cluster/worker-id.js';
+import type { OAuthCredentials } from './oauth/credentials.js';
 import { hostname } from 'node:os';
 import { createHash } from 'node:crypto';
 import { fileDigest } from './config/watch.js';
@@ -74,6 +74,13 @@ async function startTracing(settings: NonNullable<McpgateOptions['tracing']>, lo
   return tracing;
 }
 
+/** The OAuth client for remote servers (it loads the SDK's client): imported once a remote server is configured. */
+const oauthModule: { loaded?: { OAuthCredentials: typeof OAuthCredentials } } = {};
+
+async function loadOAuthFor(config: ServersConfig): Promise<void> {
+  if (oauthModule.loaded === undefined && config.servers.some((server) => server.type !== 'stdio')) oauthModule.loaded = await import('./oauth/credentials.js');
+}
+
 export class Mcpgate {
   readonly gateway: Gateway;
   readonly reloader: Reloader;
@@ -98,7 +105,7 @@ export class Mcpgate {
       // A per-agent server's connection for agent A uses A's own login (`mcpgate login SERVER --agent A`), never
       // the shared one; a client-credentials entry has no person behind it, so it is one account for all.
       credentials: (server, account) => (Object.keys(server.headers).some((h) => h.toLowerCase() === 'authorization') ? undefined
-        : new OAuthCredentials(server, account === undefined || server.auth?.grant === 'client_credentials' ? tokens : tokens.forAgent(account), log.child({ server: server.name }))),
+        : new oauthModule.loaded!.OAuthCredentials(server, account === undefined || server.auth?.grant === 'client_credentials' ? tokens : tokens.forAgent(account), log.child({ server: server.name }))),
       ...options,
       ...(options.clustered === true && { requestStateHolder: workerId() }),
       config,
@@ -108,6 +115,7 @@ export class Mcpgate {
     });
     this.reloader = new Reloader(this.gateway, options.configFile, options.rulesFile, options.log, options.env ?? process.env);
     this.reloader.recordInitial(config, rules);
+    this.reloader.beforeApply = loadOAuthFor;
     this.gateway.statusSource = () => ({ config_version: this.version, reload: { config: this.reloader.config, rules: this.reloader.rules } });
     this.reloader.afterReload = () => this.refreshVersion();
     this.gateway.pins.observe(() => this.refreshVersion());
@@ -143,6 +151,7 @@ export class Mcpgate {
     const { config, rules } = await loadBoth(options.configFile, options.rulesFile, options.env ?? process.env);
     for (const warning of [...config.warnings, ...rules.warnings]) options.log.warn(`config: ${warning.path}: ${warning.message}`, { file: warning.file });
     if (options.rulesFile === undefined) options.log.info('no rules file: every agent may use every server');
+    await loadOAuthFor(config);
     return new Mcpgate(config, rules, options, options.tracing === undefined ? undefined : await startTracing(options.tracing, options.log));
   }
 
@@ -155,7 +164,8 @@ export class Mcpgate {
 
   /**
    * Serves one agent on stdio and starts the servers in parallel. The agent is answered at once;
-   * its first lists wait until every server is ready or has failed.
+   * its first lists wait until every server is ready or has failed, or `--list-wait` after the first
+   * was ready (later servers arrive with list_changed).
    */
   serveStdio(): { ended: Promise<StdioEnd>; started: Promise<ServerSummary[]> } {
     const { maxAgentBuffer } = this.options;
@@ -171,17 +181,22 @@ export class Mcpgate {
 
   /**
    * Serves agents over Streamable HTTP and starts the servers. Resolves once the port is bound
-   * (agents may connect at once; their first lists wait for the servers to settle).
+   * (agents may connect at once; their first lists wait for the servers, at most `--list-wait` after the first is ready).
    */
   async serveHttp(settings: HttpSettings): Promise<{ url: string; started: Promise<ServerSummary[]> }> {
     const log = this.options.log;
     const metrics = this.gateway.metrics;
     const { maxAgentBuffer } = this.options;
+    // The HTTP front, the console and the cluster (a Redis client) are loaded only to serve HTTP: a
+    // stdio gateway starts sooner and holds tens of MiB less without them.
+    const [{ HTTP_DEFAULTS, HttpFront }, { CONSOLE_OFF, CONSOLE_PATH, Console }, { Cluster }] = await Promise.all([
+      import('./front/http.js'), import('./console/console.js'), settings.cluster === undefined ? { Cluster: undefined } : import('./cluster/cluster.js'),
+    ]);
     const console = new Console({ gateway: this.gateway, audit: this.audit, log: log.child({ front: 'console' }) });
     const { cluster: clusterSettings, ...front } = settings;
     let port = 0;
     if (clusterSettings !== undefined && clusterSettings.secret === undefined) throw new Error('a cluster needs its secret (the CLI gives --cluster-secret or the state directory\'s key)');
-    const cluster = clusterSettings?.secret === undefined ? undefined : (this.cluster = new Cluster({
+    const cluster = clusterSettings?.secret === undefined || Cluster === undefined ? undefined : (this.cluster = new Cluster({
       redisUrl: clusterSettings.redisUrl,
       secret: clusterSettings.secret,
       address: () => `http://${advertised(clusterSettings.advertise, settings.host)}:${port}`,

@@ -68,6 +68,8 @@ export class Reloader {
   private closed = false;
   /** Called after each reload that was applied (the composition root recomputes the config version). */
   afterReload: (() => void) | undefined;
+  /** Called with a good configuration before it is applied (the composition root loads what its servers need). */
+  beforeApply: ((config: ServersConfig) => Promise<void>) | undefined;
 
   constructor(
     private readonly gateway: Gateway,
@@ -131,6 +133,7 @@ export class Reloader {
       }
     }
     if (this.closed || this.gateway.isClosing) return false;
+    await this.beforeApply?.(config);
     const report = await applyConfig(this.gateway, config, rules);
     for (const [status, warnings] of [[this.config, config.warnings], [this.rules, rules.warnings]] as const) {
       status.successes += 1;

@@ -30,7 +30,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   serve: {
     synopsis: `serve [--config .mcp.json] [--rules gateway-rules.json] [--env-file FILE] [--stdio | --http [HOST:]PORT] [--agent ID]
       [--mode aggregate|discovery] [--debug] [--log-level LEVEL] [--log-format json|pretty]
-      [--separator SEP] [--startup-timeout MS] [--max-inflight N] [--max-depth N]
+      [--separator SEP] [--startup-timeout MS] [--list-wait MS] [--max-inflight N] [--max-depth N]
       [--pins tofu|strict|off] [--state DIR] [--sanitize on|off]
       [--retries N] [--backoff-cap MS] [--park-probe MS] [--stable-after MS]
       [--breaker N] [--breaker-cooldown MS] [--max-agent-buffer BYTES]
@@ -51,6 +51,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       'log-format': { type: 'string', value: 'FORMAT', help: 'json or pretty (default: pretty on a terminal; MCPGATE_LOG_FORMAT)' },
       separator: { type: 'string', value: 'SEP', help: 'between server and tool name (default __)' },
       'startup-timeout': ms('how long a server has to answer initialize (default 30000)'),
+      'list-wait': ms('how long, after the first server is ready, a first list (and initialize) waits for the others; later servers arrive with list_changed (default 5000)'),
       'max-inflight': count('requests an agent may have in flight at once (default 1000)'),
       'max-depth': count('deepest nesting of any message (default 128, at most 1000)'),
       pins: { type: 'string', value: 'MODE', help: 'pinning of tool definitions: tofu (the default), strict or off (MCPGATE_PINS)' },

@@ -9,17 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { GatewayError } from '../errors.js';
 import { Logger, isLogFormat, isLogLevel, logStyleFor } from '../observability/logger.js';
 import { GATEWAY_INFO } from '../version.js';
-import { runCheck } from './check.js';
-import { runServe } from './serve.js';
-import { runApprove, runPins } from './pins.js';
 import { PIN_MODES, type PinMode } from '../pins/review.js';
 import type { ClusterSettings, HttpSettings } from '../mcpgate.js';
 import { isLoopback } from '../front/http-util.js';
-import { runToken } from './token.js';
 import { tracingSettings } from './tracing-settings.js';
-import { runLogin, runLogout } from './login.js';
-import { runStatus } from './status.js';
-import { runPrimary } from './workers.js';
 import { loadBoth } from '../reload.js';
 import nodeCluster from 'node:cluster';
 import type { CliIo } from './io.js';
@@ -28,7 +21,6 @@ import { parseRequestStateKey } from '../wire/era.js';
 import { COMMANDS, commandHelp, indent, type CommandSpec } from './commands.js';
 import { closest } from './suggest.js';
 import { withEnvFile } from './env-file.js';
-import { runImport } from './import/run-import.js';
 import { localClusterSecret, requestStateKeyOf, SECRET_FILE } from './cluster-secret.js';
 
 /** The most --workers accepted (each worker is a whole gateway with its own servers). */
@@ -133,20 +125,22 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       : existsSync(besideConfig) ? besideConfig : undefined;
     // The config's ${NAME} references may come from an env file; the real environment wins.
     env = await withEnvFile(str('env-file'), env);
+    // Each command's module is imported when that command runs: `serve` on stdio then never loads
+    // the OAuth client, the console or the cluster's Redis client (start-up time and memory).
     switch (command) {
       case 'check':
-        return await runCheck(configFile, io, env, rulesFile);
+        return await (await import('./check.js')).runCheck(configFile, io, env, rulesFile);
       case 'pins':
         if (positionals.length > 1) throw usage('pins takes at most one SERVER');
-        return await runPins(stateDir, positionals[0], io);
+        return await (await import('./pins.js')).runPins(stateDir, positionals[0], io);
       case 'approve': {
         const [server, ...tools] = positionals;
         if (server === undefined) throw usage('approve needs a SERVER (and optionally TOOL names)');
-        return await runApprove(stateDir, { server, tools, instructions: flag('instructions') }, io);
+        return await (await import('./pins.js')).runApprove(stateDir, { server, tools, instructions: flag('instructions') }, io);
       }
       case 'token': {
         if (positionals.length !== 1) throw usage('token needs exactly one AGENT');
-        return runToken(positionals[0]!, io);
+        return (await import('./token.js')).runToken(positionals[0]!, io);
       }
       case 'login':
       case 'logout': {
@@ -154,7 +148,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         // --agent A: A's own account on a per-agent server (issue 14); without it, the server's shared login.
         const account = str('agent');
         if (account !== undefined && account.length === 0) throw usage('--agent needs an agent id');
-        if (command === 'logout') return await runLogout(configFile, stateDir, positionals[0]!, env, io, undefined, account);
+        if (command === 'logout') return await (await import('./login.js')).runLogout(configFile, stateDir, positionals[0]!, env, io, undefined, account);
         const port = str('port') === undefined ? 0 : Number(str('port'));
         if (!Number.isInteger(port) || port < 0 || port > 65535) throw usage(`--port must be a port number, 0-65535 (got "${str('port')}")`);
         const timeoutMs = positiveInt(str('login-timeout'), '--login-timeout', 'a positive whole number of milliseconds') ?? 300_000;
@@ -162,15 +156,15 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         const interrupted = (): void => abort.abort();
         process.once('SIGINT', interrupted);
         try {
-          return await runLogin({ configFile, stateDir, server: positionals[0]!, env, browser: !flag('no-browser'), port, timeoutMs, signal: abort.signal, ...(account !== undefined && { agent: account }) }, io);
+          return await (await import('./login.js')).runLogin({ configFile, stateDir, server: positionals[0]!, env, browser: !flag('no-browser'), port, timeoutMs, signal: abort.signal, ...(account !== undefined && { agent: account }) }, io);
         } finally {
           process.off('SIGINT', interrupted);
         }
       }
       case 'status':
-        return await runStatus({ url: str('url') ?? env.MCPGATE_URL, token: str('token') ?? env.MCPGATE_TOKEN, json: flag('json') }, io);
+        return await (await import('./status.js')).runStatus({ url: str('url') ?? env.MCPGATE_URL, token: str('token') ?? env.MCPGATE_TOKEN, json: flag('json') }, io);
       case 'import':
-        return await runImport({
+        return await (await import('./import/run-import.js')).runImport({
           configFile, clients: values.client as string[] | undefined ?? [], from: ((values.from as string[] | undefined) ?? []).map((f) => resolve(f)),
           project: resolve(str('project') ?? '.'), secretsFile: str('secrets') === undefined ? undefined : resolve(str('secrets')!),
           force: flag('force'), dryRun: flag('dry-run'), env,
@@ -186,6 +180,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         const separator = str('separator');
         if (separator !== undefined && !/^[A-Za-z0-9_-]{1,8}$/.test(separator)) throw usage('--separator must be 1–8 characters from [A-Za-z0-9_-]');
         const startupTimeoutMs = positiveInt(str('startup-timeout'), '--startup-timeout', 'a positive whole number of milliseconds');
+        const listWaitMs = nonNegativeInt(str('list-wait'), '--list-wait');
         const maxInflight = positiveInt(str('max-inflight'), '--max-inflight', 'a positive whole number');
         const maxDepth = positiveInt(str('max-depth'), '--max-depth', 'a positive whole number of nesting levels');
         if (maxDepth !== undefined) {
@@ -240,13 +235,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         if (workers > 1 && nodeCluster.isPrimary) {
           // Refuse a bad configuration once, here, rather than once per worker.
           await loadBoth(configFile, rulesFile, env);
-          return await runPrimary(workers, log);
+          return await (await import('./workers.js')).runPrimary(workers, log);
         }
         // Without --cluster-secret (a Redis on loopback): the host's own, from the state directory.
         if (cluster !== undefined && cluster.secret === undefined) cluster.secret = await localClusterSecret(stateDir);
         // Every worker opens every worker's requestState (the retry may reach any of them).
         if (cluster?.secret !== undefined && requestStateKey === undefined) requestStateKey = requestStateKeyOf(cluster.secret);
-        return await runServe({ ...defined('audit', audit), ...(cluster !== undefined && { clustered: true }), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: flag('debug'), agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1);
+        return await (await import('./serve.js')).runServe({ ...defined('audit', audit), ...(cluster !== undefined && { clustered: true }), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, ...defined('listWaitMs', listWaitMs), maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: flag('debug'), agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1);
       }
       default:
         throw usage(`unknown command "${command}"`);

@@ -4,7 +4,6 @@
 // owner that cannot be reached, or Redis down), or unknown (404). It implements `ClusterLink`,
 // the front's contract (link.ts), and is made by the composition root only with `--redis`.
 
-import { hostname } from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../observability/logger.js';
 import type { Registry } from '../observability/metrics.js';
@@ -16,9 +15,9 @@ import { ForwardIdSource, SeenForwards } from './forward-ids.js';
 import { decodeIdentity, digest, FORWARD_DIGEST_HEADER, FORWARD_HEADER, FORWARD_ID_HEADER, FORWARD_IDENTITY_HEADER, FORWARD_SIG_HEADER, FORWARD_TS_HEADER, verify, type Identity, type RecordKind } from './signing.js';
 
 /** Worker id `hostname:pid`, computed in the worker itself (never inherited across a fork). */
-export function workerId(): string {
-  return `${hostname()}:${process.pid}`;
-}
+import { workerId } from './worker-id.js';
+
+export { workerId };
 
 /** What Redis says of a session and its owner (or that it cannot be asked, and what was read before). */
 type Lookup =

@@ -32,8 +32,6 @@ export interface CatalogListingParts {
   readonly audit: AuditLog | undefined;
   /** The separator of public tool names, for the instructions' preamble. */
   readonly separator: string;
-  /** Whether every enabled server is ready or has failed (until then a listing is announced by no one). */
-  hasSettled(): boolean;
   isClosing(): boolean;
   /** The sessions that own a pool scope's connections. */
   ownersOf(scope: string): Set<AgentSession>;
@@ -64,7 +62,8 @@ export class CatalogListing {
     if (conn.state !== 'ready') throw conn.lastError ?? new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${conn.name}" went away while being listed`, { server: conn.name });
     const changed = this.parts.catalog.set(conn.name, lists, review.held);
     this.holdInstructions(conn.name, review.instructionsHeld !== undefined);
-    if (this.parts.hasSettled()) this.parts.sessions.announce(changed);
+    // Also during start-up: an agent that listed before this server was ready hears of it now.
+    this.parts.sessions.announce(changed);
     this.parts.subscriptions.renew(conn);
   }
 

@@ -29,6 +29,11 @@ export interface GatewayOptions {
   credentials?: (config: RemoteServerConfig, account?: string) => UpstreamCredentials | undefined;
   separator?: string;
   startupTimeoutMs?: number;
+  /**
+   * How long after the first server is ready a first list waits for the others
+   * (`--list-wait`, default DEFAULT_LIST_WAIT_MS): a server slower than that arrives with list_changed.
+   */
+  listWaitMs?: number;
   stopTimings?: StopTimings;
   /** Requests one agent may have in flight on servers at once (default 1000). */
   maxInflight?: number;
@@ -61,3 +66,10 @@ export interface GatewayOptions {
 }
 
 export const DEFAULT_MAX_INFLIGHT = 1000;
+/**
+ * A first list waits this long after the first server is ready for the others: servers started
+ * together are ready within it even on a loaded machine (so an agent's first list is the whole
+ * catalog in the common case), and one that hangs at start-up no longer holds the agent for the
+ * whole start-up timeout.
+ */
+export const DEFAULT_LIST_WAIT_MS = 5000;

@@ -35,7 +35,7 @@ import { serveModern, type ModernCall, type ModernRequest, type ModernSink } fro
 import { RequestStateSealer } from './request-state.js';
 import type { JsonRpcRequest } from '../wire/jsonrpc.js';
 import type { Envelope } from '../wire/era.js';
-import { DEFAULT_MAX_INFLIGHT, type ConnectionFactory, type GatewayOptions } from './gateway-options.js';
+import { DEFAULT_LIST_WAIT_MS, DEFAULT_MAX_INFLIGHT, type ConnectionFactory, type GatewayOptions } from './gateway-options.js';
 import { agentHeaders, scopeOf } from './pool-scope.js';
 import { CatalogListing } from './catalog-listing.js';
 import { OwnListing } from './own-listing.js';
@@ -60,6 +60,11 @@ export class Gateway {
   readonly settled: Promise<void>;
   private resolveSettled!: () => void;
   private isSettled = false;
+  /** Resolves once settled, or `listWaitMs` after the first server was ready: a first list waits no longer. */
+  readonly listable: Promise<void>;
+  private resolveListable!: () => void;
+  private listableNow = false;
+  private listWaitTimer: NodeJS.Timeout | undefined;
   /** What each server's limits cut from its lists (logged once, shown in the status). */
   readonly limits: CatalogLimits;
   readonly pins: PinKeeper;
@@ -122,11 +127,11 @@ export class Gateway {
       log: this.log,
       audit: options.audit,
       separator: options.separator ?? DEFAULT_SEPARATOR,
-      hasSettled: () => this.isSettled,
       isClosing: () => this.closing !== undefined,
       ownersOf: (scope) => this.ownListing.ownersOf(scope),
     });
     this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
+    this.listable = new Promise((resolve) => (this.resolveListable = resolve));
     this.router = new Router({ catalog: this.catalog, connections: this.connections, rules: () => this.rules, hasSettled: () => this.isSettled, pinsDir: this.pins.dir });
     this.serverEvents = new ServerEvents({
       agents: this.sessions,
@@ -243,13 +248,46 @@ export class Gateway {
     return this.isSettled;
   }
 
-  /** Starts every enabled server in parallel; one that fails is reported and left out. */
+  get isListable(): boolean {
+    return this.listableNow;
+  }
+
+  /**
+   * Starts every enabled server in parallel; one that fails is reported and left out. The catalog
+   * is listable once every server has settled, or `listWaitMs` after the first one was ready.
+   */
   async start(): Promise<ServerSummary[]> {
     await this.pins.start();
-    const summaries = await Promise.all(this.config.servers.map((config) => this.launch(config)));
+    const summaries = await Promise.all(this.config.servers.map(async (config) => {
+      const summary = await this.launch(config);
+      if (summary.state === 'ready') this.oneReady();
+      return summary;
+    }));
+    this.settle();
+    return summaries;
+  }
+
+  /**
+   * A server is ready: the first one starts the list grace (a server that fails at once starts
+   * none: a list with nothing in it is no reason to stop waiting).
+   */
+  private oneReady(): void {
+    if (this.listWaitTimer !== undefined || this.listableNow || this.closing !== undefined) return;
+    this.listWaitTimer = setTimeout(() => this.makeListable(), this.options.listWaitMs ?? DEFAULT_LIST_WAIT_MS);
+    this.listWaitTimer.unref();
+  }
+
+  private makeListable(): void {
+    clearTimeout(this.listWaitTimer);
+    if (this.listableNow) return;
+    this.listableNow = true;
+    this.resolveListable();
+  }
+
+  private settle(): void {
     this.isSettled = true;
     this.resolveSettled();
-    return summaries;
+    this.makeListable();
   }
 
   /** Starts one configured server (or reports why not) and logs its summary line (launch.ts). */
@@ -327,8 +365,7 @@ export class Gateway {
       this.ownSubscriptions.clear();
       this.own.clear();
       this.ownListing.clear();
-      this.isSettled = true;
-      this.resolveSettled();
+      this.settle();
     })();
     return this.closing;
   }

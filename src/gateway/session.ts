@@ -142,13 +142,13 @@ export class AgentSession extends AgentSide {
         return void this.initialize(msg);
       case 'tools/list':
         if (this.parts.discovery !== undefined) return this.sendEncodedResult(msg.id, metaTools(this.parts.discovery.debug));
-        return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('tools')));
+        return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('tools')), 'listable');
       case 'resources/list':
-        return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('resources')));
+        return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('resources')), 'listable');
       case 'resources/templates/list':
-        return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('resourceTemplates')));
+        return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('resourceTemplates')), 'listable');
       case 'prompts/list':
-        return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('prompts')));
+        return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('prompts')), 'listable');
       case 'resources/read':
         return this.waiting.run(msg.id, () => this.readResource(msg));
       case 'prompts/get':
@@ -342,9 +342,10 @@ export class AgentSession extends AgentSide {
     const params = msg.params ?? {};
     const requested = params.protocolVersion;
     this.capabilities = (params.capabilities as Record<string, unknown> | undefined) ?? {};
-    this.initialized = true;
-    await Promise.race([this.parts.settling.settled, delay(INITIALIZE_WAIT_MS)]);
+    // The servers ready by then give their instructions; no list_changed goes out before this answer.
+    await Promise.race([this.parts.settling.listable, delay(INITIALIZE_WAIT_MS)]);
     this.sendResult(msg.id, initializeResult(requested, this.parts.instructions()));
+    this.initialized = true;
   }
 
   /** A modern listen stream: from now on the agent hears when its view of a list changes. */

@@ -1,7 +1,9 @@
-// Requests that need every server settled (the first lists, a read during startup): they wait until
-// the gateway has settled (every enabled server ready or failed), then run; answered with
-// MCPG_SHUTTING_DOWN if the session or the gateway closes first. Nothing waiting is ever left without
-// an answer. ("Parked" is a connection's state — out of retries — and not this.)
+// Requests that wait for the servers at start-up: a read, a prompt or a call of a name not known yet
+// waits until the gateway has settled (every enabled server ready or failed); a first list only until
+// the catalog is listable (settled, or a grace after the first server was ready: an agent gets what is
+// ready and hears of later servers by list_changed, never held by one that hangs at start-up). Then
+// they run; answered with MCPG_SHUTTING_DOWN if the session or the gateway closes first. Nothing
+// waiting is ever left without an answer. ("Parked" is a connection's state — out of retries — and not this.)
 
 import { GatewayError } from '../errors.js';
 import type { RequestId } from '../wire/jsonrpc.js';
@@ -11,6 +13,9 @@ export interface Settling {
   /** Resolves once every enabled server is ready or has failed (or the gateway closed). */
   readonly settled: Promise<void>;
   readonly hasSettled: boolean;
+  /** Resolves once settled, or once the list grace has passed after the first server was ready. */
+  readonly listable: Promise<void>;
+  readonly isListable: boolean;
   readonly isClosing: boolean;
 }
 
@@ -19,11 +24,11 @@ export class UntilSettled {
 
   constructor(private readonly settling: Settling, private readonly fail: (id: RequestId, err: unknown) => void) {}
 
-  /** Runs `handler` now if every server has settled, else once they have. */
-  run(id: RequestId, handler: () => void): void {
-    if (this.settling.hasSettled) return handler();
+  /** Runs `handler` now if every server has settled (for a list: if the catalog is listable), else once it has. */
+  run(id: RequestId, handler: () => void, until: 'settled' | 'listable' = 'settled'): void {
+    if (until === 'settled' ? this.settling.hasSettled : this.settling.isListable) return handler();
     this.ids.add(id);
-    this.settling.settled.then(() => {
+    (until === 'settled' ? this.settling.settled : this.settling.listable).then(() => {
       if (!this.ids.delete(id)) return; // answered by close()
       if (this.settling.isClosing) this.fail(id, shuttingDown());
       else handler();

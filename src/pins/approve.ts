@@ -22,7 +22,7 @@ export async function approveHeld(store: PinStore, stateDir: string, request: Ap
   const wanted = request.tools.length > 0 || request.instructions ? request.tools : Object.keys(held?.tools ?? {});
   const approveInstructions = request.instructions || (request.tools.length === 0 && held?.instructions !== undefined);
   if (wanted.length === 0 && !approveInstructions) {
-    throw new GatewayError('MCPG_NOT_HELD', `nothing of server "${request.server}" is held in ${stateDir} (is the gateway running with this --state?)`);
+    throw new GatewayError('MCPG_NOT_HELD', `nothing of server "${request.server}" is held in ${stateDir} (a gateway records what it holds there, and keeps it when it stops; is this its --state?)`);
   }
   const chosen = wanted.map((spec) => {
     const at = spec.indexOf('@');

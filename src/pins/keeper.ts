@@ -7,7 +7,7 @@
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { review, type PinMode, type Review } from './review.js';
-import { PinStore, emptyHeld, nameMap, type HeldFile, type PinsFile, type ServerHeld } from './store.js';
+import { PinStore, emptyHeld, nameMap, type HeldFile, type PinsFile, type ServerHeld, type ServerPins } from './store.js';
 import type { ToolDefinition } from './digest.js';
 
 const WATCH_INTERVAL_MS = 500;
@@ -38,6 +38,13 @@ export class PinKeeper {
   private readonly observers = new Set<() => void>();
   /** Serializes reviews and held.json writes, so concurrent refreshes never interleave their writes. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** First-use records waiting for the next write of pins.json, and that write. */
+  private batch: Map<string, ServerPins> | undefined;
+  private batchWritten: Promise<ReadonlySet<string>> | undefined;
+  /** The writes of pins.json, one after another. */
+  private writes: Promise<unknown> = Promise.resolve();
+  /** Writes of pins.json under way: the watch does not take them for someone else's change. */
+  private writing = 0;
 
   constructor(private readonly options: KeeperOptions) {
     this.store = new PinStore(options.dir);
@@ -55,6 +62,7 @@ export class PinKeeper {
     if (this.options.mode === 'off') return;
     this.version = await this.store.pinsVersion();
     await this.load();
+    await this.loadHeld();
     this.timer = setInterval(() => void this.poll(), WATCH_INTERVAL_MS);
     this.timer.unref();
   }
@@ -72,7 +80,9 @@ export class PinKeeper {
   check(server: string, tools: readonly Record<string, unknown>[], instructions: string | undefined, source = ''): Promise<Review> {
     const run = this.queue.then(() => this.runCheck(server, tools, instructions, source));
     this.queue = run.catch(() => {});
-    return run;
+    // The next review need not wait for this one's pins to be written; this caller does. Pins found
+    // on disk meanwhile (another gateway's) stand: the tools are reviewed again against them.
+    return run.then(async ({ result, written }) => ((await written).has(server) ? this.check(server, tools, instructions, source) : result));
   }
 
   /** The approved pin of one tool, as last read from the store. */
@@ -91,34 +101,78 @@ export class PinKeeper {
     return this.pins?.servers[server]?.tools[tool]?.definition;
   }
 
-  /** The server's connection (or the pool scope's, `source`) is gone: it holds nothing any more. */
+  /**
+   * The server's connection (or the pool scope's, `source`) is gone: it holds nothing any more. Not
+   * at shutdown: what was held stays in held.json, so `mcpgate approve` works with no gateway running.
+   */
   forget(server: string, source = ''): void {
-    if (this.options.mode === 'off' || this.heldBySource.get(server)?.has(source) !== true) return;
+    if (this.closed || this.options.mode === 'off' || this.heldBySource.get(server)?.has(source) !== true) return;
     const nothing: Review = { held: new Map(), pinNow: new Map(), instructionsHeld: undefined, pinInstructionsNow: undefined };
     this.queue = this.queue.then(() => this.record(server, nothing, source)).catch(() => {});
   }
 
-  private async runCheck(server: string, tools: readonly Record<string, unknown>[], instructions: string | undefined, source: string): Promise<Review> {
+  private async runCheck(server: string, tools: readonly Record<string, unknown>[], instructions: string | undefined, source: string): Promise<{ result: Review; written: Promise<ReadonlySet<string>> }> {
     const mode = this.options.mode;
-    if (mode === 'off') return review('off', undefined, tools, instructions);
+    const done = Promise.resolve(new Set<string>());
+    if (mode === 'off') return { result: review('off', undefined, tools, instructions), written: done };
     // An unreadable store approves nothing: everything is held until it is fixed.
-    if (this.pins === undefined) return this.record(server, review('strict', undefined, tools, instructions), source);
-    let result = review(mode, this.pins.servers[server], tools, instructions);
+    if (this.pins === undefined) return { result: await this.record(server, review('strict', undefined, tools, instructions), source), written: done };
+    const result = review(mode, this.pins.servers[server], tools, instructions);
     if (result.pinNow.size > 0 || result.pinInstructionsNow !== undefined || (mode === 'tofu' && this.pins.servers[server] === undefined)) {
       const now = new Date().toISOString();
-      this.pins = await this.store.updatePins((pins) => {
-        if (pins.servers[server] !== undefined) return false; // someone pinned it meanwhile: theirs stands
-        const record: PinsFile['servers'][string] = { tools: nameMap() };
-        for (const [name, pin] of result.pinNow) record.tools[name] = { ...pin, approvedAt: now, by: 'first-use' };
-        if (result.pinInstructionsNow !== undefined) record.instructions = { ...result.pinInstructionsNow, approvedAt: now, by: 'first-use' };
-        pins.servers[server] = record;
-        return true;
+      const record: PinsFile['servers'][string] = { tools: nameMap() };
+      for (const [name, pin] of result.pinNow) record.tools[name] = { ...pin, approvedAt: now, by: 'first-use' };
+      if (result.pinInstructionsNow !== undefined) record.instructions = { ...result.pinInstructionsNow, approvedAt: now, by: 'first-use' };
+      // Pinned as seen: nothing of it is held (no second review of the same definitions).
+      this.pins.servers[server] = record;
+      if (result.pinNow.size > 0) this.options.log.debug(`pinned ${result.pinNow.size} tool definition(s) of server "${server}" on first use`, { server });
+      const pinned: Review = { held: new Map(), pinNow: new Map(), instructionsHeld: undefined, pinInstructionsNow: undefined };
+      return { result: await this.record(server, pinned, source), written: this.pinFirstUse(server, record) };
+    }
+    return { result: await this.record(server, result, source), written: done };
+  }
+
+  /**
+   * Writes a first-use record to pins.json. Servers that become ready while a write is under way
+   * join the next write: a start-up of many servers rewrites the store a few times, not once per
+   * server (each write reads, checks and rewrites the whole file).
+   */
+  private pinFirstUse(server: string, record: ServerPins): Promise<ReadonlySet<string>> {
+    if (this.batch === undefined) {
+      const batch = (this.batch = new Map<string, ServerPins>());
+      this.batchWritten = this.writes.then(() => this.writeBatch(batch));
+      this.writes = this.batchWritten.catch(() => {});
+    }
+    this.batch.set(server, record);
+    return this.batchWritten!;
+  }
+
+  /** Writes a batch of first uses; returns the servers someone else had pinned meanwhile (theirs stand). */
+  private async writeBatch(batch: Map<string, ServerPins>): Promise<ReadonlySet<string>> {
+    if (this.batch === batch) this.batch = undefined;
+    const theirs = new Set<string>();
+    this.writing += 1;
+    try {
+      const pins = await this.store.updatePins((file) => {
+        let changed = false;
+        for (const [server, record] of batch) {
+          // Someone pinned it meanwhile (another gateway, an operator): theirs stands.
+          if (file.servers[server] !== undefined) theirs.add(server);
+          else {
+            file.servers[server] = record;
+            changed = true;
+          }
+        }
+        return changed;
       });
       this.version = await this.store.pinsVersion();
-      if (result.pinNow.size > 0) this.options.log.debug(`pinned ${result.pinNow.size} tool definition(s) of server "${server}" on first use`, { server });
-      result = review(mode, this.pins.servers[server], tools, instructions);
+      // The store as written, and the first uses still waiting for the next write.
+      for (const [server, record] of this.batch ?? []) pins.servers[server] = record;
+      this.pins = pins;
+    } finally {
+      this.writing -= 1;
     }
-    return this.record(server, result, source);
+    return theirs;
   }
 
   /** Keeps held.json in step with what this gateway holds for `server` (every source's, `result` being `source`'s). */
@@ -161,11 +215,26 @@ export class PinKeeper {
   }
 
   private async publishHeld(): Promise<void> {
+    if (this.closed) return;
     this.held.updatedAt = new Date().toISOString();
     try {
       await this.store.writeHeld(this.held);
     } catch (err) {
       this.options.log.error('could not write held.json', { error: err });
+    }
+  }
+
+  /**
+   * What the last gateway on this state directory held (held.json survives it): kept until each
+   * server is reviewed again, so a server that is slow to start, or fails, keeps its held tools shown
+   * and approvable. An unreadable file is started afresh (it only lists what is held, never approves).
+   */
+  private async loadHeld(): Promise<void> {
+    try {
+      const held = await this.store.readHeld();
+      for (const server of Object.keys(held.servers)) this.held.servers[server] = held.servers[server]!;
+    } catch (err) {
+      this.options.log.warn(`held.json could not be read; it is written afresh: ${err instanceof Error ? err.message : String(err)}`, { file: this.store.heldPath });
     }
   }
 
@@ -192,7 +261,7 @@ export class PinKeeper {
   }
 
   private async poll(): Promise<void> {
-    if (this.polling || this.closed) return;
+    if (this.polling || this.closed || this.writing > 0) return;
     this.polling = true;
     try {
       const version = await this.store.pinsVersion();

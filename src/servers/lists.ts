@@ -8,10 +8,10 @@
 // reuse it (a reconnect) takes it without a round trip; a list change always fetches again.
 
 import {
-  ListPromptsResultSchema, ListResourcesResultSchema, ListResourceTemplatesResultSchema, ListToolsResultSchema,
+  ListPromptsResultSchema, ListResourcesResultSchema, ListResourceTemplatesResultSchema, ListToolsResultSchema, ToolSchema,
 } from '@modelcontextprotocol/core';
 import type { Prompt, Resource, Tool } from '../wire/protocol.js';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../config/types.js';
 import type { Connection } from './connection.js';
@@ -65,8 +65,20 @@ const freshLists = new WeakMap<Connection, Map<ListKind, FreshList>>();
 /** A server that keeps handing out cursors is cut off here rather than looping forever. */
 const MAX_PAGES = 1000;
 
+/**
+ * The SDK's tools/list result, but an input schema's `properties` are taken as the JSON they are
+ * rather than walked value by value: the SDK checks each is a JSON value (a recursive union over the
+ * whole schema, ~90 µs a tool, most of a big catalog's start-up), and a list that came through
+ * JSON.parse holds nothing else. Every other field is checked as the SDK checks it.
+ */
+const ToolsResultSchema = ListToolsResultSchema.extend({
+  tools: z.array(ToolSchema.extend({
+    inputSchema: z.object({ type: z.literal('object'), properties: z.record(z.string(), z.unknown()).optional(), required: z.array(z.string()).optional() }).catchall(z.unknown()),
+  })),
+});
+
 const SPEC = {
-  tools: { method: 'tools/list', field: 'tools', schema: ListToolsResultSchema, capability: 'tools' },
+  tools: { method: 'tools/list', field: 'tools', schema: ToolsResultSchema, capability: 'tools' },
   resources: { method: 'resources/list', field: 'resources', schema: ListResourcesResultSchema, capability: 'resources' },
   resourceTemplates: { method: 'resources/templates/list', field: 'resourceTemplates', schema: ListResourceTemplatesResultSchema, capability: 'resources' },
   prompts: { method: 'prompts/list', field: 'prompts', schema: ListPromptsResultSchema, capability: 'prompts' },

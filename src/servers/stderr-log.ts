@@ -1,7 +1,11 @@
 // A stdio server's stderr: read as lines, each cut to a few KB, the last few kept for the operator
-// (the exit log line and /status), and sent to the log through a token bucket so a server that floods
-// stderr cannot flood the gateway's log (audit #4, #8). Nothing here reaches an agent: what a server
-// prints (an API key in a stack trace) is for the operator only.
+// (the exit log line and /status), and sent to the log through a token bucket (one token a line) so a
+// server that floods stderr cannot flood the gateway's log. Lines that come together (a traceback, a
+// start-up banner) are one log record: a burst ends after a short quiet, or when it reaches its bound
+// in lines or bytes. A burst is logged at debug (servers chat on stderr; the default level hides it,
+// the tail stays in /status), at warn when one of its lines looks like an error (a traceback, `Error:`,
+// `ERROR`, `fatal`, `panic:`). Nothing here reaches an agent: what a server prints (an API key in a
+// stack trace) is for the operator only.
 
 import type { Readable } from 'node:stream';
 import type { Logger } from '../observability/logger.js';
@@ -15,9 +19,22 @@ export interface StderrLimits {
   burst: number;
   /** Log lines per second after the burst. */
   perSecond: number;
+  /** A record ends after this long without a new line (ms)… */
+  quietMs: number;
+  /** …or this long after its first line (ms), or at this many lines or bytes. */
+  maxRecordMs: number;
+  maxRecordLines: number;
+  maxRecordBytes: number;
 }
 
-export const DEFAULT_STDERR_LIMITS: StderrLimits = { maxLineBytes: 2048, tailLines: 20, burst: 200, perSecond: 20 };
+export const DEFAULT_STDERR_LIMITS: StderrLimits = {
+  maxLineBytes: 2048, tailLines: 20, burst: 200, perSecond: 20, quietMs: 100, maxRecordMs: 1000, maxRecordLines: 50, maxRecordBytes: 16 * 1024,
+};
+
+/** A line that says something went wrong (its record is logged at warn): how it starts, any case… */
+const ERROR_START = /^\s*(Traceback \(most recent call last\)|panic:|(fatal|error|critical|exception)\b)/i;
+/** …or a level in capitals, or an exception's name (`TypeError:`, `ValueError:`) anywhere. */
+const ERROR_MARK = /\b(ERROR|CRITICAL|FATAL)\b|\b[\w.]*(Error|Exception):/;
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -32,6 +49,12 @@ export class StderrLog {
   private refilledAt: number;
   private suppressed = 0;
   private reportedAt = 0;
+  /** The record being gathered: its lines, their bytes, when it started, whether one looks like an error. */
+  private record: string[] = [];
+  private recordBytes = 0;
+  private recordStarted = 0;
+  private recordWarns = false;
+  private quiet: NodeJS.Timeout | undefined;
 
   constructor(stream: Readable, private readonly log: Logger, private readonly limits: StderrLimits = DEFAULT_STDERR_LIMITS, private readonly now: () => number = Date.now) {
     this.tokens = limits.burst;
@@ -39,7 +62,7 @@ export class StderrLog {
     stream.on('data', (chunk: Buffer | string) => this.onData(typeof chunk === 'string' ? Buffer.from(chunk) : chunk));
     stream.once('end', () => {
       if (this.kept > 0 || this.dropped > 0) this.finishLine();
-      this.flushSuppressed();
+      this.flush();
     });
   }
 
@@ -48,8 +71,14 @@ export class StderrLog {
     return this.tail;
   }
 
+  /** Logs the record being gathered, and how many lines the bucket dropped (the server exits, or its stream ends). */
+  flush(): void {
+    this.logRecord();
+    this.flushSuppressed();
+  }
+
   /** Logs "N lines suppressed" if the bucket dropped any since the last report. */
-  flushSuppressed(): void {
+  private flushSuppressed(): void {
     if (this.suppressed === 0) return;
     this.log.warn('server stderr lines suppressed (rate limit)', { suppressed: this.suppressed });
     this.suppressed = 0;
@@ -95,10 +124,38 @@ export class StderrLog {
     if (this.take()) {
       // At most one "suppressed" line per 5 s, so a steady flood costs the log two lines per token at worst.
       if (this.now() - this.reportedAt >= 5000) this.flushSuppressed();
-      this.log.info('server stderr', { stderr: line });
+      this.gather(line);
     } else {
       this.suppressed += 1;
     }
+  }
+
+  /** Adds a line to the record; logs the record when it is full, else once the stream is quiet. */
+  private gather(line: string): void {
+    const bytes = Buffer.byteLength(line) + 1;
+    if (this.record.length > 0 && this.recordBytes + bytes > this.limits.maxRecordBytes) this.logRecord();
+    if (this.record.length === 0) this.recordStarted = this.now();
+    this.record.push(line);
+    this.recordBytes += bytes;
+    if (ERROR_START.test(line) || ERROR_MARK.test(line)) this.recordWarns = true;
+    clearTimeout(this.quiet);
+    this.quiet = undefined;
+    const left = this.limits.maxRecordMs - (this.now() - this.recordStarted);
+    if (this.record.length >= this.limits.maxRecordLines || left <= 0) return this.logRecord();
+    this.quiet = setTimeout(() => this.logRecord(), Math.min(this.limits.quietMs, left));
+    this.quiet.unref();
+  }
+
+  private logRecord(): void {
+    clearTimeout(this.quiet);
+    this.quiet = undefined;
+    if (this.record.length === 0) return;
+    const fields = { stderr: this.record.join('\n'), lines: this.record.length };
+    if (this.recordWarns) this.log.warn('server stderr', fields);
+    else this.log.debug('server stderr', fields);
+    this.record = [];
+    this.recordBytes = 0;
+    this.recordWarns = false;
   }
 
   private take(): boolean {

@@ -220,9 +220,9 @@ export class StdioProcess implements ServerTransport, Stoppable {
     this.reported = true;
     const tail = this.stderr.lines;
     if (tail.length > 0) stderrTails.set(reason, [...tail]);
-    this.stderr.flushSuppressed();
-    // The operator gets the server's own words (each stderr line was logged as it came, within the
-    // rate limit; the tail is repeated here and kept for /status); agents only get `reason`.
+    this.stderr.flush();
+    // The operator gets the server's own words (stderr was logged as it came, a burst to a record,
+    // within the rate limit; the tail is repeated here and kept for /status); agents only get `reason`.
     if (this.stopping === undefined) this.log.debug(`server session ended: ${reason.message}`, tail.length > 0 ? { stderrTail: tail.slice(-5) } : {});
     this.events.exit(reason);
   }

@@ -138,6 +138,36 @@ describe('pins: the store survives restarts, strict mode, concurrency and corrup
     }
   });
 
+  it('approves with no gateway running: what the stopped gateway held stays in held.json, and the next one serves the tool', { timeout: 45_000 }, async () => {
+    const offline = await tempDir();
+    try {
+      let r = await rig(offline, { toolCount: 1 });
+      assert.deepEqual(await names(r.gw), ['dyn__echo']);
+      await r.gw.stop();
+      r = await rig(offline, { toolCount: 2 });
+      assert.ok(await until(async () => 'calculator' in (await held(offline))), 'calculator never held');
+      assert.deepEqual(await names(r.gw), ['dyn__echo']);
+      await r.gw.stop();
+      // No gateway runs now: the held definition is still on disk, and approve pins it.
+      assert.ok('calculator' in (await held(offline)), 'the stopped gateway emptied held.json');
+      const shown = await cli(['pins', 'dyn', '--state', offline.file('state')]);
+      assert.match(shown.out, /calculator: new tool/);
+      const approved = await cli(['approve', 'dyn', 'calculator', '--state', offline.file('state')]);
+      assert.equal(approved.code, 0, approved.err);
+      assert.match(approved.out, /approved calculator of server "dyn"/);
+      r = await rig(offline, { toolCount: 2 });
+      try {
+        assert.deepEqual(await names(r.gw), ['dyn__calculator', 'dyn__echo']);
+        assert.deepEqual(jsonOf(await r.gw.client.callTool({ name: 'dyn__calculator', arguments: { a: 2, b: 3, operation: 'add' } })), { result: 5 });
+        assert.ok(await until(async () => !('calculator' in (await held(offline)))), 'held.json still lists the approved tool');
+      } finally {
+        await r.gw.stop();
+      }
+    } finally {
+      await offline.remove();
+    }
+  });
+
   it('strict holds everything; concurrent approvals all land in a valid store', { timeout: 30_000 }, async () => {
     const strictDir = await tempDir();
     const r = await rig(strictDir, { mode: 'strict', toolCount: 4 });

@@ -92,10 +92,10 @@ describe('startup: failing servers are reported and left out, never blocking the
     assert.equal(existsSync(dir.file('off.pid')), false);
   });
 
-  it('server stderr reaches the log under the server\'s name', { timeout: 10_000 }, async () => {
+  it('server stderr reaches the log under the server\'s name (at warn: the line says something failed)', { timeout: 10_000 }, async () => {
     const line = await gw.waitForLog((l) => l.msg === 'server stderr' && l.server === 'crashy');
     assert.equal(line.stderr, 'fatal: cannot start (fixture)');
-    assert.equal(line.level, 'info');
+    assert.equal(line.level, 'warn');
   });
 
   it('calling a failed server\'s tool is MCPG_TOOL_NOT_FOUND (its tools were never listed)', { timeout: 10_000 }, async () => {
@@ -233,5 +233,52 @@ describe('startup and after: a server that sends garbage is blamed, the others k
     const warn = await gw.waitForLog((l) => l.server === 'sink' && l.level === 'warn' && l.msg === 'server sent an invalid message; ignored');
     assert.match(warn.line as string, /this is not json/);
     assert.equal(await echo(gw, 'sink__echo', 'still fine'), 'still fine');
+  });
+});
+
+describe('startup: a server that never answers does not hold an agent\'s first list', { timeout: 60_000 }, () => {
+  let dir: TempDir;
+  let gw: GatewayProcess;
+  let changes = 0;
+  let changed: (() => void) | undefined;
+
+  before(async () => {
+    dir = await tempDir();
+    const config = await writeConfig(dir, {
+      fast: fixtureServer('echo-server'),
+      // Ready well after the grace: it must arrive later, announced by list_changed.
+      late: fixtureServer('slow-start-server', ['--delay', '6000']),
+      hung: fixtureServer('hang-at-init'),
+    });
+    // The start-up timeout is far beyond this test's own: a first list that waited for `hung` fails it.
+    gw = await startGateway({
+      config,
+      args: ['--startup-timeout', '120000', '--list-wait', '1000'],
+      setup: (client) => client.setNotificationHandler('notifications/tools/list_changed', () => {
+        changes += 1;
+        changed?.();
+      }),
+    });
+  });
+
+  after(async () => {
+    await gw?.stop();
+    await dir?.remove();
+  });
+
+  it('the first tools/list answers within the grace with the ready server\'s tools; the late one arrives with list_changed', { timeout: 40_000 }, async () => {
+    const first = await names(gw);
+    assert.ok(first.length > 0 && first.every((n) => n.startsWith('fast__')), `first list: ${first.join(', ')}`);
+    // Listed again on each list_changed until `late` is there: only a notification ends each wait.
+    let later: string[];
+    for (;;) {
+      const next = new Promise<void>((resolve) => (changed = resolve));
+      later = await names(gw);
+      if (later.includes('late__echo')) break;
+      await next;
+    }
+    assert.ok(changes > 0);
+    assert.ok(!later.some((n) => n.startsWith('hung__')));
+    assert.equal(await echo(gw, 'late__echo', 'arrived'), 'arrived');
   });
 });
