@@ -41,8 +41,12 @@ export async function authenticate(rules: Rules, authorization: string | undefin
   const token = bearerToken(authorization);
   if (typeof token !== 'string') return token;
   // A map lookup by hash: the hash of a secret token reveals nothing through lookup timing.
-  const agent = rules.tokens.get(hashToken(token));
+  const hash = hashToken(token);
+  const agent = rules.tokens.get(hash);
   if (agent !== undefined) return { ok: true, agent, via: 'token' };
+  // An admin's token is no agent's: it opens the console and the operator's /status, never /mcp,
+  // and is never sent to an issuer's introspection.
+  if (rules.admins.has(hash)) return fail('this is an admin\'s token (the rules\' "admins"): it opens the console and /status, not /mcp; an agent needs a token of its own');
   const jwt = rules.auth?.jwt;
   const oauth = rules.auth?.oauth ?? [];
   if (!JWT_SHAPE.test(token)) {
@@ -61,6 +65,15 @@ export async function authenticate(rules: Rules, authorization: string | undefin
   if (jwt !== undefined) return verifyJwt(jwt, token, header, now);
   const known = oauth.map((o) => JSON.stringify(o.issuer)).join(', ');
   return fail(iss === undefined ? `JWT has no "iss" claim (expected ${known})` : `JWT issuer ${shown(iss)} is not a configured issuer (${known})`);
+}
+
+/**
+ * The admin (the rules' `admins`) whose token the `Authorization` header carries, if any: the
+ * operators that /status and the console answer. Never an agent's token, never a JWT.
+ */
+export function adminOf(rules: Rules, authorization: string | undefined): string | undefined {
+  const token = bearerToken(authorization);
+  return typeof token === 'string' ? rules.admins.get(hashToken(token)) : undefined;
 }
 
 /** Options for the `WWW-Authenticate` challenge (RFC 6750 §3, RFC 9728 §5.1). */

@@ -86,7 +86,7 @@ describe('agents sign in with OAuth (oidc-provider on loopback)', { timeout: TIM
     try {
       assert.equal(textOf(await client.callTool({ name: 'echo__echo', arguments: { text: 'signed in' } })), 'signed in');
       const status = await raw(`${gate.base}/status`, { method: 'GET', headers: { authorization: `Bearer ${provider.tokens()?.access_token ?? ''}` } });
-      assert.equal(status.status, 200, status.body);
+      assert.equal(status.status, 403, "an agent's token does not read the operators' status");
     } finally {
       await client.close();
     }
