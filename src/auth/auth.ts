@@ -23,6 +23,13 @@ export const BEARER_CHALLENGE = 'Bearer realm="mcpgate"';
 export const NO_TOKEN = 'no bearer token (send Authorization: Bearer <token>)';
 export const NOT_BEARER = 'the Authorization header is not a bearer token';
 
+/**
+ * Marks mcpgate's own tokens (`mcpgate token`: agents' and admins'), so one found in a log or a
+ * repository is recognisable (and scannable), and one the rules do not list is refused here without
+ * being sent to an issuer's introspection.
+ */
+export const TOKEN_PREFIX = 'mcpg_';
+
 const MAX_TOKEN_LENGTH = 8192;
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/; // RFC 6750 §2.1 b64token
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/; // JWS compact serialization
@@ -49,6 +56,7 @@ export async function authenticate(rules: Rules, authorization: string | undefin
   if (rules.admins.has(hash)) return fail('this is an admin\'s token (the rules\' "admins"): it opens the console and /status, not /mcp; an agent needs a token of its own');
   const jwt = rules.auth?.jwt;
   const oauth = rules.auth?.oauth ?? [];
+  if (token.startsWith(TOKEN_PREFIX)) return fail('unknown token (an mcpgate token that the rules do not list: revoked, or for another gateway)');
   if (!JWT_SHAPE.test(token)) {
     const introspecting = oauth.filter((o) => o.introspection !== undefined);
     return introspecting.length === 0 ? fail('unknown token') : introspect(introspecting, token, context);

@@ -5,6 +5,7 @@
 import type { JWTPayload, JWTVerifyGetKey, JWTVerifyOptions } from 'jose';
 import type { OAuthIssuer } from '../rules/auth-config.js';
 import { checkClaims, type ClaimPolicy } from './claims.js';
+import { IntrospectionLimited } from './issuers.js';
 import { headerProblem, verifyWithJose } from './jwt.js';
 import { fail, type AuthContext, type AuthOutcome } from './outcome.js';
 
@@ -58,6 +59,7 @@ export async function introspect(issuers: readonly OAuthIssuer[], token: string,
     try {
       claims = await context.issuers.introspect(issuer, token);
     } catch (err) {
+      if (err instanceof IntrospectionLimited) return { ok: false, status: 503, reason: err.message };
       return { ok: false, status: 503, reason: `cannot introspect the token at issuer ${issuer.issuer}: ${err instanceof Error ? err.message : String(err)}` };
     }
     if (claims.active !== true) continue;

@@ -27,7 +27,9 @@ export type { AuthConfig, AuthContext, Introspection, JwtAlgorithm, JwtConfig, K
 
 const AUTH_KEYS = new Set(['jwt', 'resource', 'oauth']);
 const OAUTH_KEYS = ['issuer', 'jwksUri', 'audience', 'algorithms', 'agentClaim', 'scopes', 'clockSkewSeconds', 'refreshCooldownSeconds', 'introspection'];
-const INTROSPECTION_KEYS = ['clientId', 'clientSecret', 'endpoint'];
+const INTROSPECTION_KEYS = ['clientId', 'clientSecret', 'endpoint', 'maxPerSecond', 'cacheSeconds'];
+const MAX_INTROSPECTION_RATE = 1000;
+const MAX_INTROSPECTION_CACHE_SECONDS = 3600;
 const MAX_REFRESH_COOLDOWN_SECONDS = 3600;
 const MAX_ISSUERS = 8;
 export const ASYMMETRIC_ALGORITHMS: readonly JwtAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -124,8 +126,17 @@ function readIntrospection(value: unknown, at: readonly PropertyKey[], ctx: Auth
   const clientId = text('clientId');
   const clientSecret = text('clientSecret');
   const endpoint = value.endpoint === undefined ? undefined : readUrl(value.endpoint, [...at, 'endpoint'], ctx, false);
+  const whole = (name: 'maxPerSecond' | 'cacheSeconds', min: number, max: number, fallback: number, what: string): number => {
+    const raw = value[name];
+    if (raw === undefined) return fallback;
+    if (typeof raw === 'number' && Number.isInteger(raw) && raw >= min && raw <= max) return raw;
+    ctx.error([...at, name], `expected ${what}, a whole number from ${min} to ${max}, got ${describeValue(raw)}`);
+    return fallback;
+  };
+  const maxPerSecond = whole('maxPerSecond', 1, MAX_INTROSPECTION_RATE, 10, 'the most introspection calls a second to this issuer');
+  const cacheSeconds = whole('cacheSeconds', 0, MAX_INTROSPECTION_CACHE_SECONDS, 300, 'how many seconds an active answer is trusted (a revoked token is accepted that long)');
   if (clientId === undefined || clientSecret === undefined) return undefined;
-  return Object.freeze({ endpoint, clientId, clientSecret });
+  return Object.freeze({ endpoint, clientId, clientSecret, maxPerSecond, cacheSeconds });
 }
 
 /** An absolute http(s) URL without a fragment or credentials (`${VAR}` expanded); a resource URI has no query either. */

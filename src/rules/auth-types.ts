@@ -50,6 +50,16 @@ export interface Introspection {
   readonly clientId: string;
   /** The client secret (from `${VAR}`): sent with HTTP Basic to the endpoint, never shown. */
   readonly clientSecret: string;
+  /**
+   * The most introspection calls a second to this issuer (a bucket of this many, refilled at this
+   * rate): unknown tokens past it are refused with 503, not sent. Default 10.
+   */
+  readonly maxPerSecond: number;
+  /**
+   * How long an active answer is trusted (capped by the token's `exp`): a token revoked at the
+   * issuer is still accepted for up to this long. Default 300.
+   */
+  readonly cacheSeconds: number;
 }
 
 export interface AuthConfig {

@@ -208,7 +208,7 @@ void describe('auth.oauth and auth.resource configuration', T, () => {
     assert.deepEqual(byPath(literal.warnings), { '$.auth.oauth.introspection.clientSecret': 'the client secret is written in the rules file itself; prefer "${VAR}" with the variable set' });
     assert.deepEqual(await bad({ oauth: { issuer: 'https://a.test', introspection: { clientId: 'gw', clientSecret: '${NOPE}', url: 'x' } } }), {
       '$.auth.oauth.introspection.clientSecret': 'environment variable NOPE is not set',
-      '$.auth.oauth.introspection.url': 'unknown key "url" in introspection (known: clientId, clientSecret, endpoint)',
+      '$.auth.oauth.introspection.url': 'unknown key "url" in introspection (known: clientId, clientSecret, endpoint, maxPerSecond, cacheSeconds)',
     });
   });
 
