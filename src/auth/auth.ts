@@ -58,8 +58,9 @@ export async function authenticate(rules: Rules, authorization: string | undefin
   const oauth = rules.auth?.oauth ?? [];
   if (token.startsWith(TOKEN_PREFIX)) return fail('unknown token (an mcpgate token that the rules do not list: revoked, or for another gateway)');
   if (!JWT_SHAPE.test(token)) {
-    const introspecting = oauth.filter((o) => o.introspection !== undefined);
-    return introspecting.length === 0 ? fail('unknown token') : introspect(introspecting, token, context);
+    // The rules allow one introspecting issuer at most: an opaque token goes there and nowhere else.
+    const introspecting = oauth.find((o) => o.introspection !== undefined);
+    return introspecting === undefined ? fail('unknown token') : introspect(introspecting, token, context);
   }
   if (jwt === undefined && oauth.length === 0) return fail('unknown token (it looks like a JWT, but JWT authentication is not configured)');
   const now = context.now ?? Date.now();
