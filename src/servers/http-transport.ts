@@ -17,7 +17,7 @@ import type { RemoteServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { DEFAULT_MAX_LINE_LENGTH } from '../wire/line-reader.js';
-import { excerpt, headerOf, HttpClient, httpStatusError, Pauses, unreachable } from './http-request.js';
+import { headerOf, HttpClient, Pauses, refusal, unreachable } from './http-request.js';
 import { readAnswer, type AnswerHost, type Call } from './http-answers.js';
 import { POST_ACCEPT, RemoteSession } from './remote-session.js';
 import type { UpstreamCredentials } from './credentials.js';
@@ -189,7 +189,7 @@ export class HttpTransport implements ServerTransport, AnswerHost {
         return await this.send(line, id, resent, route, true);
       }
       if (status < 200 || status >= 300) {
-        const reason = httpStatusError(this.config.name, res, await excerpt(res));
+        const reason = await refusal(this.config.name, res, this.log);
         if (isInit) return this.lost(status === 400 || status === 404 || status === 405 ? legacyHint(reason) : reason);
         if (id !== undefined) return this.failCall(id, reason);
         return this.log.warn('server refused a message', { error: reason.message });
