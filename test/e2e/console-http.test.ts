@@ -90,7 +90,7 @@ describe('console: sign-in, CSRF, CSP and approve over HTTP', { timeout: 90_000 
     const ok = await raw(`${base}/ui/login`, { headers: FORM, body: new URLSearchParams({ token: rig.adminToken }).toString() });
     assert.equal(ok.status, 303);
     const cookie = String(ok.headers['set-cookie']);
-    assert.match(cookie, /^mcpgate_console=[A-Za-z0-9_-]{40,}; Path=\/ui; HttpOnly; SameSite=Strict$/);
+    assert.match(cookie, /^mcpgate_console=[A-Za-z0-9_-]{40,}\.[A-Za-z0-9_-]{43}; Path=\/ui; HttpOnly; SameSite=Strict$/);
     assert.ok(!cookie.includes(rig.adminToken));
   });
 
