@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { fixtureServer, rpcError, tempDir, until, writeConfig } from '../helpers/gateway.js';
-import { connectAgent, makeToken, raw, startHttpGateway, writeRules, type RawResponse } from '../helpers/http.js';
+import { connectAgent, makeToken, raw, rawSession, startHttpGateway, writeRules, type RawResponse } from '../helpers/http.js';
 import { startConsoleRig, type ConsoleRig } from '../helpers/console.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -119,6 +119,28 @@ describe('console: failed sign-ins from many addresses, and the cookie behind TL
       assert.equal((await raw(`${http.base}/ui`, { method: 'GET', headers: { cookie: pair } })).status, 200);
       const plain = pair.replace(/^__Host-/, '');
       assert.equal((await raw(`${http.base}/ui`, { method: 'GET', headers: { cookie: plain } })).status, 303, 'the name without the prefix is not read');
+    } finally {
+      await http.stop();
+      await dir.remove();
+    }
+  });
+});
+
+describe('console: invisible and text-reordering characters', { timeout: 60_000 }, () => {
+  it('an agent id with bidi and zero-width characters is shown with them escaped, never raw', async () => {
+    const dir = await tempDir();
+    const admin = makeToken();
+    const agent = makeToken();
+    const id = 'invoice\u202Efdp.exe zero\u200Bwidth';
+    const rules = await writeRules(dir, { agents: { [id]: { tokens: [agent.hash], allow: { servers: ['e'] } } }, admins: { alice: { tokens: [admin.hash] } } });
+    const http = await startHttpGateway({ config: await writeConfig(dir, { e: fixtureServer('echo-server') }), args: ['--rules', rules] });
+    try {
+      await rawSession(http.url, { authorization: `Bearer ${agent.token}` });
+      const ok = await raw(`${http.base}/ui/login`, { headers: FORM, body: new URLSearchParams({ token: admin.token }).toString() });
+      const cookie = String(ok.headers['set-cookie']).split(';')[0]!;
+      const page = (await raw(`${http.base}/ui`, { method: 'GET', headers: { cookie } })).body;
+      assert.match(page, /invoice\[U\+202E\]fdp\.exe zero\[U\+200B\]width/);
+      assert.doesNotMatch(page, /[\u202E\u200B]/u, 'a raw bidi or zero-width character');
     } finally {
       await http.stop();
       await dir.remove();
