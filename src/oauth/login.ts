@@ -31,7 +31,7 @@ interface Callback {
    * Answers the browser's redirect, which waits until the code exchange is done: the person is
    * told "Signed in" only once the tokens are had, and why not otherwise.
    */
-  reply(ok: boolean, text: string): Promise<void>;
+  reply: (ok: boolean, text: string) => Promise<void>;
 }
 
 export class LoginError extends Error {}

@@ -129,7 +129,7 @@ describe('mcpgate serve --workers 3 --redis: one port, three supervised workers'
     assert.deepEqual(pages.map((p) => p.status), Array<number>(9).fill(200), 'every worker knows the login');
     const csrf = /name="csrf" value="([^"]+)"/.exec(await pages[0]!.text())?.[1];
     assert.ok(csrf !== undefined);
-    await Promise.all(pages.slice(1).map((p) => p.body?.cancel()));
+    for (const p of pages.slice(1)) await p.body?.cancel();
     const out = await freshConnection(`${base}/ui/logout`, { method: 'POST', headers: { ...form, cookie }, body: new URLSearchParams({ csrf }).toString(), redirect: 'manual' });
     assert.equal(out.status, 303);
     const after = await Promise.all(Array.from({ length: 6 }, () => freshConnection(`${base}/ui`, { headers: { cookie }, redirect: 'manual' })));
