@@ -9,16 +9,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { fixtureServer, tempDir, textOf, writeConfig, type TempDir } from '../helpers/gateway.js';
-import { JSON_HEADERS, connectAgent, initializeBody, makeToken, raw, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
+import { JSON_HEADERS, connectAgent, initializeBody, makeToken, messageOf, raw, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 import { Idp, OPAQUE_ROBOT, ROBOT } from '../helpers/oidc.js';
 
 const TIMEOUT = 90_000;
 const RATE = 5;
-
-function messageOf(body: Record<string, unknown> | undefined): string {
-  const message = (body?.error as { message?: unknown } | undefined)?.message;
-  return typeof message === 'string' ? message : JSON.stringify(body);
-}
 
 describe('introspection of opaque tokens is bounded (oidc-provider counting its introspection calls)', { timeout: TIMEOUT }, () => {
   const idp = new Idp();
