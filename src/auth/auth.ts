@@ -23,6 +23,13 @@ export const BEARER_CHALLENGE = 'Bearer realm="mcpgate"';
 export const NO_TOKEN = 'no bearer token (send Authorization: Bearer <token>)';
 export const NOT_BEARER = 'the Authorization header is not a bearer token';
 
+/**
+ * Marks mcpgate's own tokens (`mcpgate token`: agents' and admins'), so one found in a log or a
+ * repository is recognisable (and scannable), and one the rules do not list is refused here without
+ * being sent to an issuer's introspection.
+ */
+export const TOKEN_PREFIX = 'mcpg_';
+
 const MAX_TOKEN_LENGTH = 8192;
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/; // RFC 6750 §2.1 b64token
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/; // JWS compact serialization
@@ -41,13 +48,19 @@ export async function authenticate(rules: Rules, authorization: string | undefin
   const token = bearerToken(authorization);
   if (typeof token !== 'string') return token;
   // A map lookup by hash: the hash of a secret token reveals nothing through lookup timing.
-  const agent = rules.tokens.get(hashToken(token));
+  const hash = hashToken(token);
+  const agent = rules.tokens.get(hash);
   if (agent !== undefined) return { ok: true, agent, via: 'token' };
+  // An admin's token is no agent's: it opens the console and the operator's /status, never /mcp,
+  // and is never sent to an issuer's introspection.
+  if (rules.admins.has(hash)) return fail('this is an admin\'s token (the rules\' "admins"): it opens the console and /status, not /mcp; an agent needs a token of its own');
   const jwt = rules.auth?.jwt;
   const oauth = rules.auth?.oauth ?? [];
+  if (token.startsWith(TOKEN_PREFIX)) return fail('unknown token (an mcpgate token that the rules do not list: revoked, or for another gateway)');
   if (!JWT_SHAPE.test(token)) {
-    const introspecting = oauth.filter((o) => o.introspection !== undefined);
-    return introspecting.length === 0 ? fail('unknown token') : introspect(introspecting, token, context);
+    // The rules allow one introspecting issuer at most: an opaque token goes there and nowhere else.
+    const introspecting = oauth.find((o) => o.introspection !== undefined);
+    return introspecting === undefined ? fail('unknown token') : introspect(introspecting, token, context);
   }
   if (jwt === undefined && oauth.length === 0) return fail('unknown token (it looks like a JWT, but JWT authentication is not configured)');
   const now = context.now ?? Date.now();
@@ -61,6 +74,15 @@ export async function authenticate(rules: Rules, authorization: string | undefin
   if (jwt !== undefined) return verifyJwt(jwt, token, header, now);
   const known = oauth.map((o) => JSON.stringify(o.issuer)).join(', ');
   return fail(iss === undefined ? `JWT has no "iss" claim (expected ${known})` : `JWT issuer ${shown(iss)} is not a configured issuer (${known})`);
+}
+
+/**
+ * The admin (the rules' `admins`) whose token the `Authorization` header carries, if any: the
+ * operators that /status and the console answer. Never an agent's token, never a JWT.
+ */
+export function adminOf(rules: Rules, authorization: string | undefined): string | undefined {
+  const token = bearerToken(authorization);
+  return typeof token === 'string' ? rules.admins.get(hashToken(token)) : undefined;
 }
 
 /** Options for the `WWW-Authenticate` challenge (RFC 6750 §3, RFC 9728 §5.1). */

@@ -22,10 +22,16 @@ export class IssuerUnavailable extends Error {}
 
 const MAX_RESPONSE_BYTES = 512 * 1024;
 const MAX_CACHED = 32;
-/** Introspection answers kept (by the token's SHA-256, never the token): active ones until their `exp` (at most 5 min), inactive ones 30 s. */
+/**
+ * Introspection answers kept, by the issuer and the token's SHA-256 (never the token): active ones
+ * until their `exp`, at most the issuer's `cacheSeconds`; inactive ones (the negative cache) 30 s.
+ * Two separate LRU maps, so a flood of made-up tokens evicts only other made-up tokens' answers.
+ */
 const MAX_INTROSPECTED = 10_000;
-const ACTIVE_CACHE_MS = 5 * 60_000;
 const INACTIVE_CACHE_MS = 30_000;
+
+/** Why a token was not introspected: the issuer's `maxPerSecond` is spent (HTTP 503, not a call). */
+export class IntrospectionLimited extends Error {}
 
 interface Entry {
   keys: Promise<JWTVerifyGetKey> | undefined;
@@ -35,7 +41,10 @@ interface Entry {
 export class IssuerKeys {
   private readonly entries = new Map<string, Entry>();
   private readonly metadata = new Map<string, Promise<Record<string, unknown>>>();
-  private readonly introspected = new Map<string, { claims: Record<string, unknown>; until: number }>();
+  private readonly active = new Map<string, { claims: Record<string, unknown>; until: number }>();
+  private readonly inactive = new Map<string, { claims: Record<string, unknown>; until: number }>();
+  /** Each introspecting issuer's call budget: a bucket of `maxPerSecond` calls, refilled at that rate. */
+  private readonly budgets = new Map<string, { calls: number; at: number }>();
   private readonly failureCooldownMs: number;
   private readonly timeoutMs: number;
 
@@ -100,9 +109,9 @@ export class IssuerKeys {
     if (config === undefined) throw new IssuerUnavailable(`issuer ${issuer.issuer} has no introspection configured`);
     const key = `${issuer.issuer}\n${createHash('sha256').update(token).digest('hex')}`;
     const now = Date.now();
-    const hit = this.introspected.get(key);
-    if (hit !== undefined && hit.until > now) return hit.claims;
-    this.introspected.delete(key);
+    const hit = cached(this.active, key, now) ?? cached(this.inactive, key, now);
+    if (hit !== undefined) return hit;
+    this.spend(issuer.issuer, config.maxPerSecond, now);
     let claims: Record<string, unknown>;
     try {
       const endpoint = config.endpoint ?? (await this.introspectionEndpointOf(issuer.issuer));
@@ -125,10 +134,28 @@ export class IssuerKeys {
       throw new IssuerUnavailable(err instanceof Error ? err.message : String(err));
     }
     const exp = typeof claims.exp === 'number' ? claims.exp * 1000 : Infinity;
-    const until = claims.active === true ? Math.min(exp, now + ACTIVE_CACHE_MS) : now + INACTIVE_CACHE_MS;
-    if (this.introspected.size >= MAX_INTROSPECTED) this.introspected.delete(this.introspected.keys().next().value as string);
-    this.introspected.set(key, { claims, until });
+    if (claims.active === true) remember(this.active, key, claims, Math.min(exp, now + config.cacheSeconds * 1000));
+    else remember(this.inactive, key, claims, now + INACTIVE_CACHE_MS);
     return claims;
+  }
+
+  /**
+   * Takes one call from the issuer's budget, or throws IntrospectionLimited: a client sending
+   * made-up opaque tokens cannot make mcpgate call the issuer (with its client credentials) faster
+   * than `maxPerSecond`. Tokens answered from the caches cost nothing, so agents already known keep
+   * working through such a flood.
+   */
+  private spend(issuer: string, perSecond: number, now: number): void {
+    let budget = this.budgets.get(issuer);
+    if (budget === undefined) {
+      if (this.budgets.size >= MAX_CACHED) this.budgets.delete(this.budgets.keys().next().value as string);
+      budget = { calls: perSecond, at: now };
+      this.budgets.set(issuer, budget);
+    }
+    budget.calls = Math.min(perSecond, budget.calls + ((now - budget.at) / 1000) * perSecond);
+    budget.at = now;
+    if (budget.calls < 1) throw new IntrospectionLimited(`more than ${perSecond} introspection calls a second to issuer ${issuer} (introspection.maxPerSecond): the token was not checked; try again shortly`);
+    budget.calls -= 1;
   }
 
   private async introspectionEndpointOf(issuer: string): Promise<string> {
@@ -190,6 +217,22 @@ export class IssuerKeys {
     }
     throw new Error(`cannot read the metadata of issuer ${issuer} (${problems.join('; ')})`);
   }
+}
+
+/** A live cached answer (moved to the newest end: least recently used goes first), or undefined. */
+function cached(map: Map<string, { claims: Record<string, unknown>; until: number }>, key: string, now: number): Record<string, unknown> | undefined {
+  const hit = map.get(key);
+  if (hit === undefined) return undefined;
+  map.delete(key);
+  if (hit.until <= now) return undefined;
+  map.set(key, hit);
+  return hit.claims;
+}
+
+function remember(map: Map<string, { claims: Record<string, unknown>; until: number }>, key: string, claims: Record<string, unknown>, until: number): void {
+  map.delete(key);
+  if (map.size >= MAX_INTROSPECTED) map.delete(map.keys().next().value as string);
+  map.set(key, { claims, until });
 }
 
 /** fetch, with the body read up to MAX_RESPONSE_BYTES (past it: an error) and handed back as a Response. */

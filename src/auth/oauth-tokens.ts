@@ -5,6 +5,7 @@
 import type { JWTPayload, JWTVerifyGetKey, JWTVerifyOptions } from 'jose';
 import type { OAuthIssuer } from '../rules/auth-config.js';
 import { checkClaims, type ClaimPolicy } from './claims.js';
+import { IntrospectionLimited } from './issuers.js';
 import { headerProblem, verifyWithJose } from './jwt.js';
 import { fail, type AuthContext, type AuthOutcome } from './outcome.js';
 
@@ -42,41 +43,44 @@ export async function verifyOAuth(issuer: OAuthIssuer, token: string, header: Re
   if (missing.length > 0) {
     return { ok: false, status: 403, scope: issuer.scopes.join(' '), reason: `the token lacks the scope${missing.length === 1 ? '' : 's'} ${missing.join(', ')} that issuer ${issuer.issuer} requires` };
   }
-  return { ok: true, agent: outcome.agent, via: 'oauth', claims: verified.claims };
+  return { ok: true, agent: agentOf(issuer, outcome.agent), via: 'oauth', claims: verified.claims };
+}
+
+/** The agent id a token of `issuer` names: `NAMESPACE:ID` for an issuer with a namespace, else bare. */
+export function agentOf(issuer: OAuthIssuer, id: string): string {
+  return issuer.namespace === undefined ? id : `${issuer.namespace}:${id}`;
 }
 
 /**
- * An opaque token, asked about at each issuer with `introspection` in turn (RFC 7662): the first
- * that calls it active decides, with the same checks as a JWT (issuer, audience bound to the resource
- * URI, expiry, agent claim, scopes).
+ * An opaque token, asked about at the one issuer with `introspection` (the rules refuse more than
+ * one: an opaque token names no issuer, and no other issuer may see it), with the same checks as a
+ * JWT (issuer, audience bound to the resource URI, expiry, agent claim, scopes).
  */
-export async function introspect(issuers: readonly OAuthIssuer[], token: string, context: AuthContext): Promise<AuthOutcome> {
+export async function introspect(issuer: OAuthIssuer, token: string, context: AuthContext): Promise<AuthOutcome> {
   if (context.issuers === undefined || context.resource === undefined) return fail('opaque tokens cannot be checked here (no issuer keys or resource URI)');
   const now = context.now ?? Date.now();
-  for (const issuer of issuers) {
-    let claims: Record<string, unknown>;
-    try {
-      claims = await context.issuers.introspect(issuer, token);
-    } catch (err) {
-      return { ok: false, status: 503, reason: `cannot introspect the token at issuer ${issuer.issuer}: ${err instanceof Error ? err.message : String(err)}` };
-    }
-    if (claims.active !== true) continue;
-    const policy: ClaimPolicy = {
-      issuer: claims.iss === undefined ? undefined : issuer.issuer,
-      audience: issuer.audience ?? [context.resource],
-      agentClaim: issuer.agentClaim,
-      clockSkewSeconds: issuer.clockSkewSeconds,
-      requireExp: false,
-    };
-    const outcome = checkClaims(policy, claims, now);
-    if (!outcome.ok) return fail(outcome.reason.replace(/^JWT/, 'the introspected token'));
-    const missing = issuer.scopes.filter((scope) => !scopesOf(claims).includes(scope));
-    if (missing.length > 0) {
-      return { ok: false, status: 403, scope: issuer.scopes.join(' '), reason: `the token lacks the scope${missing.length === 1 ? '' : 's'} ${missing.join(', ')} that issuer ${issuer.issuer} requires` };
-    }
-    return { ok: true, agent: outcome.agent, via: 'oauth', claims };
+  let claims: Record<string, unknown>;
+  try {
+    claims = await context.issuers.introspect(issuer, token);
+  } catch (err) {
+    if (err instanceof IntrospectionLimited) return { ok: false, status: 503, reason: err.message };
+    return { ok: false, status: 503, reason: `cannot introspect the token at issuer ${issuer.issuer}: ${err instanceof Error ? err.message : String(err)}` };
   }
-  return fail(`unknown token (not active at ${issuers.map((o) => o.issuer).join(', ')})`);
+  if (claims.active !== true) return fail(`unknown token (not active at ${issuer.issuer})`);
+  const policy: ClaimPolicy = {
+    issuer: claims.iss === undefined ? undefined : issuer.issuer,
+    audience: issuer.audience ?? [context.resource],
+    agentClaim: issuer.agentClaim,
+    clockSkewSeconds: issuer.clockSkewSeconds,
+    requireExp: false,
+  };
+  const outcome = checkClaims(policy, claims, now);
+  if (!outcome.ok) return fail(outcome.reason.replace(/^JWT/, 'the introspected token'));
+  const missing = issuer.scopes.filter((scope) => !scopesOf(claims).includes(scope));
+  if (missing.length > 0) {
+    return { ok: false, status: 403, scope: issuer.scopes.join(' '), reason: `the token lacks the scope${missing.length === 1 ? '' : 's'} ${missing.join(', ')} that issuer ${issuer.issuer} requires` };
+  }
+  return { ok: true, agent: agentOf(issuer, outcome.agent), via: 'oauth', claims };
 }
 
 /** The token's scopes: `scope` (RFC 8693 §4.2, space-separated) or `scp` (an array, as some providers send). */

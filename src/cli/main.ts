@@ -39,7 +39,7 @@ import copies the servers Claude Desktop, Claude Code, Cursor or VS Code already
 client at mcpgate instead. --env-file FILE supplies the config's \${VAR} references (the environment wins).
 --state defaults to .mcpgate/ beside the config file; --rules to gateway-rules.json beside it, if present.
 --http serves MCP at http://HOST:PORT/mcp (HOST defaults to 127.0.0.1) plus /healthz, /readyz, /metrics
-and /status. Agents authenticate with bearer tokens (mcpgate token) or JWTs (the rules file's "auth");
+and /status (an admin's token: the rules' "admins"; mcpgate status --token). Agents authenticate with bearer tokens (mcpgate token) or JWTs (the rules file's "auth");
 --no-auth is accepted only on a loopback HOST (the agent is then --agent, or the X-Mcpgate-Agent header).
 Every HTTP request's Host must be localhost, 127.0.0.1 or [::1] (off loopback: also any IP address) or
 a name given with --allow-host (DNS-rebinding protection; * allows any).

@@ -1,5 +1,7 @@
 // `mcpgate status`: asks a running HTTP gateway for its `/status` and prints it for an operator —
 // servers and their states, tool counts, sessions, last errors, reloads. `--json` prints it raw.
+// It sends `--token` (or MCPGATE_TOKEN) as a bearer token: an admin's (the rules' `admins`), since
+// /status is the operators' and refuses an agent's token with 403.
 
 import type { CliIo } from './io.js';
 
@@ -41,6 +43,10 @@ export async function runStatus(options: { url: string | undefined; token: strin
   const text = await response.text();
   if (response.status === 401) {
     io.err(`mcpgate: ${base} wants a bearer token: pass --token or set MCPGATE_TOKEN (${errorMessage(text)})\n`);
+    return 1;
+  }
+  if (response.status === 403 && /MCPG_OPERATORS_ONLY/.test(text)) {
+    io.err(`mcpgate: ${base} answers /status to operators only: pass an admin's token (the rules' "admins", from 'mcpgate token NAME'), not an agent's\n`);
     return 1;
   }
   if (!response.ok) {

@@ -4,10 +4,7 @@
 // the hash, so the token is shown this once and a leaked rules file leaks no token.
 
 import { randomBytes } from 'node:crypto';
-import { hashToken } from '../auth/auth.js';
-
-/** Marks mcpgate tokens, so one found in a log or a repository is recognisable (and scannable). */
-export const TOKEN_PREFIX = 'mcpg_';
+import { hashToken, TOKEN_PREFIX } from '../auth/auth.js';
 
 export interface TokenIo {
   out(text: string): void;

@@ -1,6 +1,7 @@
 // The operator's console at /ui on the HTTP front's port (issue 17). Off until the rules file names
 // an admin (`admins`); the front's gate (Host, Origin, repeated headers) has already passed every
-// request that reaches here. Signing in sets an HttpOnly, SameSite=Strict cookie; every POST must
+// request that reaches here. Signing in sets an HttpOnly, SameSite=Strict cookie (signed, valid on
+// every worker: logins.ts; `Secure` and `__Host-` when the console is reached over https); every POST must
 // carry the login's CSRF token; every answer carries a strict Content-Security-Policy (no inline
 // script or style). Approve is pins/approve.ts's exact-digest approval (`mcpgate approve S T@DIGEST`):
 // refused when the tool changed since the page showed it. Revive is SIGHUP's revive for one server.
@@ -14,9 +15,11 @@ import type { Logger } from '../observability/logger.js';
 import { approveHeld } from '../pins/approve.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { html, page, type Raw } from './html.js';
+import { loginKey } from './login-key.js';
 import { LOGIN_COOKIE, Logins, csrfMatches, type Login } from './logins.js';
 import { agentView, loginPage, overview, serverDetail } from './pages.js';
 import { SignInLimiter } from './sign-in-limit.js';
+import { SignedOut } from './signed-out.js';
 
 export interface ConsoleParts {
   gateway: Gateway;
@@ -42,10 +45,15 @@ const SECURITY_HEADERS: Record<string, string> = {
 export const CONSOLE_OFF = 'the console at /ui is off: name an admin in the rules file ("admins": {"NAME": {"tokens": ["sha256:…"]}}, the hash from \'mcpgate token NAME\') to turn it on';
 
 export class Console {
-  private readonly logins = new Logins();
+  private readonly logins: Logins;
   private readonly limiter = new SignInLimiter();
 
-  constructor(private readonly parts: ConsoleParts) {}
+  constructor(private readonly parts: ConsoleParts) {
+    // The state directory's key, read (or made) at the first sign-in or cookie, not at start.
+    const dir = parts.gateway.pins.dir;
+    let key: Buffer | undefined;
+    this.logins = new Logins(() => (key ??= loginKey(dir)), new SignedOut(dir));
+  }
 
   get enabled(): boolean {
     return this.parts.gateway.rules.admins.size > 0;
@@ -60,7 +68,9 @@ export class Console {
     if (method !== 'GET' && method !== 'POST') return this.send(res, 405, page('Not allowed', html`<p>${method} is not allowed here</p>`), { allow: 'GET, POST' });
     if (path === '/ui/login') return method === 'GET' ? this.send(res, 200, page('Sign in', loginPage())) : void this.signIn(req, res);
     const rules = this.parts.gateway.rules;
-    const login = this.logins.find(rules, req.headers.cookie);
+    const cookie = cookieOf(req, rules);
+    const login = this.logins.find(rules, req.headers.cookie, cookie.name);
+    if (login?.renewed !== undefined) res.setHeader('set-cookie', cookie.set(login.renewed));
     if (login === undefined) {
       // A page asks the browser to sign in; a live region or a POST is refused outright.
       if (method === 'GET' && !path.startsWith('/ui/live/')) return this.redirect(res, '/ui/login');
@@ -101,7 +111,7 @@ export class Console {
     }
     if (path === '/ui/logout') {
       this.logins.signOut(login);
-      return this.redirect(res, '/ui/login', { 'set-cookie': `${LOGIN_COOKIE}=; Path=${CONSOLE_PATH}; HttpOnly; SameSite=Strict; Max-Age=0` });
+      return this.redirect(res, '/ui/login', { 'set-cookie': cookieOf(req, this.parts.gateway.rules).set('', 0) });
     }
     const approve = actionPath(path, 'approve');
     if (approve !== undefined) return this.approve(res, login, approve, form.get('tool') ?? '', form.get('digest') ?? '');
@@ -135,22 +145,29 @@ export class Console {
   private async signIn(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // The socket's address: a header (X-Forwarded-For) is the client's to write, so it is not believed.
     const address = req.socket.remoteAddress ?? 'unknown';
-    const wait = this.limiter.retryAfter(address);
-    if (wait !== undefined) {
-      this.parts.log.warn('console: too many failed sign-ins; refused without checking the token', { address, retryAfterSeconds: wait });
-      return this.send(res, 429, page('Sign in', loginPage(`too many failed sign-ins: try again in ${wait} s`)), { 'retry-after': String(wait) });
-    }
+    const limited = this.limiter.retryAfter(address);
+    // Past its own address's limit a sign-in is refused without looking at the token. Past only the
+    // limit of all addresses together, the token is still checked: failures spread over many
+    // addresses must not lock a valid admin out; a wrong token is refused as limited.
+    if (limited?.scope === 'address') return this.limited(res, address, limited.seconds, 'refused without checking the token');
     const form = await readForm(req, res);
     if (form === undefined) return;
-    const login = this.logins.signIn(this.parts.gateway.rules, form.get('token') ?? '');
-    if (login === undefined) {
+    const rules = this.parts.gateway.rules;
+    const signed = this.logins.signIn(rules, form.get('token') ?? '');
+    if (signed === undefined) {
       this.limiter.failed(address);
+      if (limited !== undefined) return this.limited(res, address, limited.seconds, 'a wrong token while the limit of all addresses holds');
       this.parts.log.warn('console: a sign-in with a token that is no admin\'s was refused', { address });
       return this.send(res, 401, page('Sign in', loginPage('that token is not an admin\'s')));
     }
     this.limiter.succeeded(address);
-    this.parts.log.info(`console: ${login.admin} signed in`, { admin: login.admin });
-    this.redirect(res, '/ui', { 'set-cookie': `${LOGIN_COOKIE}=${login.id}; Path=${CONSOLE_PATH}; HttpOnly; SameSite=Strict` });
+    this.parts.log.info(`console: ${signed.login.admin} signed in`, { admin: signed.login.admin });
+    this.redirect(res, '/ui', { 'set-cookie': cookieOf(req, rules).set(signed.cookie) });
+  }
+
+  private limited(res: ServerResponse, address: string, wait: number, why: string): void {
+    this.parts.log.warn(`console: too many failed sign-ins; ${why}`, { address, retryAfterSeconds: wait });
+    this.send(res, 429, page('Sign in', loginPage(`too many failed sign-ins: try again in ${wait} s`)), { 'retry-after': String(wait) });
   }
 
   /** A live region's HTML, with an ETag so an unchanged region costs a 304. */
@@ -181,6 +198,19 @@ export class Console {
     this.parts.log.error('console: internal error', { error: err });
     this.send(res, 500, page('Error', html`<p>${err instanceof Error ? err.message : String(err)}</p>`));
   }
+}
+
+/**
+ * The login cookie's name and attributes for this request. Over https — the socket is TLS, or the
+ * rules' `auth.resource` (the URL agents reach mcpgate at, behind a TLS proxy) is an https URL — it
+ * is `Secure` with the `__Host-` name (so it is bound to this host and Path=/); over plain http on
+ * loopback a `Secure` cookie would not be kept, so it is neither.
+ */
+function cookieOf(req: IncomingMessage, rules: Gateway['rules']): { name: string; set(value: string, maxAge?: number): string } {
+  const secure = (req.socket as { encrypted?: boolean }).encrypted === true || rules.auth?.resource?.startsWith('https://') === true;
+  const name = secure ? `__Host-${LOGIN_COOKIE}` : LOGIN_COOKIE;
+  const attributes = secure ? 'Path=/; Secure; HttpOnly; SameSite=Strict' : `Path=${CONSOLE_PATH}; HttpOnly; SameSite=Strict`;
+  return { name, set: (value, maxAge) => `${name}=${value}; ${attributes}${maxAge === undefined ? '' : `; Max-Age=${maxAge}`}` };
 }
 
 function live(src: string, body: Raw): Raw {

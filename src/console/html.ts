@@ -1,9 +1,17 @@
 // HTML for the console, built as strings on the server: every value from a server, an agent or a
 // file goes through `esc`, so nothing it says can become markup; there is no inline script or style
-// (the Content-Security-Policy forbids both), only /ui/console.js and /ui/console.css.
+// (the Content-Security-Policy forbids both), only /ui/console.js and /ui/console.css. Characters
+// that are invisible or reorder text (bidi controls such as U+202E, zero-width ones, other format
+// and control characters but tab and newline) are shown as `[U+202E]`: a tool name, a button's
+// label or a stderr line cannot look like something else to the admin who approves it.
+
+/** Invisible and text-reordering characters (Unicode Cc, Cf, and the line/paragraph separators), tab and newline aside. */
+const INVISIBLE = /(?![\t\n])[\p{Cc}\p{Cf}\u2028\u2029]/gu;
 
 export function esc(value: unknown): string {
-  return String(value).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return String(value)
+    .replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+    .replace(INVISIBLE, (c) => `[U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`);
 }
 
 /** A tagged template whose `${}` values are escaped; `raw(...)` values are inserted as they are. */

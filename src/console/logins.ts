@@ -1,12 +1,19 @@
 // Who is signed in to the console: an admin named in the rules file (`admins`) signs in with their
-// token; the console keeps a random login id (the HttpOnly, SameSite=Strict cookie) and a CSRF token
-// that every state-changing request must carry. Bounded: at most MAX_LOGINS at once (the oldest
-// goes), each ends after IDLE_MS without a request or ABSOLUTE_MS after sign-in. A login outlives a
-// reload only while its admin (by name and token hash) is still in the rules.
+// token and gets a login cookie (HttpOnly, SameSite=Strict; `Secure` and the `__Host-` name when the
+// console is reached over https). The cookie is the login itself, signed (HMAC-SHA256) with the key
+// every process of this state directory shares (login-key.ts): a login is valid on every worker of
+// `--workers N`, and no process keeps logins in memory. It carries the admin, a MAC of the hash of
+// the token they signed in with (revoking it in the rules ends the login; the hash itself is not in
+// the cookie), when they signed in and when they
+// were last seen: a login ends IDLE_MS after its last request (the cookie is renewed as it is used)
+// or ABSOLUTE_MS after sign-in. Sign-out puts the login's id on the shared deny-list
+// (signed-out.ts). Every state-changing request must carry the login's CSRF token, derived from its
+// id with the same key.
 
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { hashToken } from '../auth/auth.js';
 import type { Rules } from '../rules/load.js';
+import type { SignedOut } from './signed-out.js';
 
 export interface Login {
   readonly id: string;
@@ -15,54 +22,94 @@ export interface Login {
   /** The hash of the token the admin signed in with: revoking it in the rules ends the login. */
   readonly tokenHash: string;
   readonly since: number;
-  seen: number;
+  readonly seen: number;
+  /** A renewed cookie value to send back (the login was last renewed a while ago), if any. */
+  readonly renewed: string | undefined;
 }
 
+/** The cookie's name; `__Host-` before it over https (RFC 6265bis §4.1.3.2: Secure, Path=/, no Domain). */
 export const LOGIN_COOKIE = 'mcpgate_console';
-const MAX_LOGINS = 64;
 const IDLE_MS = 30 * 60_000;
 const ABSOLUTE_MS = 8 * 60 * 60_000;
+/** A cookie used after this long since its last renewal is renewed. */
+const RENEW_MS = 60_000;
 const MAX_TOKEN_CHARS = 8192;
+const MAX_COOKIE_CHARS = 4096;
+
+interface Payload {
+  i: string;
+  a: string;
+  h: string;
+  s: number;
+  t: number;
+}
 
 export class Logins {
-  private readonly logins = new Map<string, Login>();
+  constructor(
+    private readonly key: () => Buffer,
+    private readonly signedOut: SignedOut,
+    private readonly now: () => number = Date.now,
+  ) {}
 
-  constructor(private readonly now: () => number = Date.now) {}
-
-  /** Signs in with a token: the new login, or undefined when the token is no admin's. */
-  signIn(rules: Rules, token: string): Login | undefined {
+  /** Signs in with a token: the new login and its cookie value, or undefined when the token is no admin's. */
+  signIn(rules: Rules, token: string): { login: Login; cookie: string } | undefined {
     if (token === '' || token.length > MAX_TOKEN_CHARS) return undefined;
     const tokenHash = hashToken(token);
     const admin = rules.admins.get(tokenHash);
     if (admin === undefined) return undefined;
-    if (this.logins.size >= MAX_LOGINS) this.logins.delete(this.logins.keys().next().value!);
     const now = this.now();
-    const login: Login = { id: randomBytes(32).toString('base64url'), admin, csrf: randomBytes(32).toString('base64url'), tokenHash, since: now, seen: now };
-    this.logins.set(login.id, login);
-    return login;
+    const payload: Payload = { i: randomBytes(16).toString('base64url'), a: admin, h: this.mac(`token\0${tokenHash}`), s: now, t: now };
+    return { login: this.loginOf(payload, tokenHash, undefined), cookie: this.seal(payload) };
   }
 
-  /** The login a request's cookie names, if it is still valid under `rules`. */
-  find(rules: Rules, cookieHeader: string | undefined): Login | undefined {
-    const id = cookieValue(cookieHeader, LOGIN_COOKIE);
-    if (id === undefined) return undefined;
-    const login = this.logins.get(id);
-    if (login === undefined) return undefined;
+  /** The login a request's cookie carries, if its signature holds and it is still valid under `rules`. */
+  find(rules: Rules, cookieHeader: string | undefined, name: string): Login | undefined {
+    const value = cookieValue(cookieHeader, name);
+    if (value === undefined || value.length > MAX_COOKIE_CHARS) return undefined;
+    const payload = this.open(value);
+    if (payload === undefined) return undefined;
     const now = this.now();
-    if (now - login.seen > IDLE_MS || now - login.since > ABSOLUTE_MS || rules.admins.get(login.tokenHash) !== login.admin) {
-      this.logins.delete(id);
+    if (now - payload.t > IDLE_MS || now - payload.s > ABSOLUTE_MS || payload.t > now + RENEW_MS) return undefined;
+    let tokenHash: string | undefined;
+    for (const [hash, admin] of rules.admins) if (admin === payload.a && this.mac(`token\0${hash}`) === payload.h) tokenHash = hash;
+    if (tokenHash === undefined || this.signedOut.has(payload.i)) return undefined;
+    if (now - payload.t < RENEW_MS) return this.loginOf(payload, tokenHash, undefined);
+    const renewed = { ...payload, t: now };
+    return this.loginOf(renewed, tokenHash, this.seal(renewed));
+  }
+
+  /** Ends `login` on every process of this state directory. */
+  signOut(login: Login): void {
+    this.signedOut.add(login.id, login.since + ABSOLUTE_MS);
+  }
+
+  private loginOf(p: Payload, tokenHash: string, renewed: string | undefined): Login {
+    return { id: p.i, admin: p.a, csrf: this.mac(`csrf\0${p.i}`), tokenHash, since: p.s, seen: p.t, renewed };
+  }
+
+  private seal(payload: Payload): string {
+    const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
+    return `${body}.${this.mac(`login\0${body}`)}`;
+  }
+
+  private open(value: string): Payload | undefined {
+    const dot = value.indexOf('.');
+    if (dot <= 0) return undefined;
+    const body = value.slice(0, dot);
+    const sent = Buffer.from(value.slice(dot + 1));
+    const expected = Buffer.from(this.mac(`login\0${body}`));
+    if (sent.length !== expected.length || !timingSafeEqual(sent, expected)) return undefined;
+    try {
+      const p = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Partial<Payload>;
+      if (typeof p.i !== 'string' || typeof p.a !== 'string' || typeof p.h !== 'string' || typeof p.s !== 'number' || typeof p.t !== 'number') return undefined;
+      return { i: p.i, a: p.a, h: p.h, s: p.s, t: p.t };
+    } catch {
       return undefined;
     }
-    login.seen = now;
-    return login;
   }
 
-  signOut(login: Login): void {
-    this.logins.delete(login.id);
-  }
-
-  get size(): number {
-    return this.logins.size;
+  private mac(text: string): string {
+    return createHmac('sha256', this.key()).update(text).digest('base64url');
   }
 }
 

@@ -1,6 +1,8 @@
-// Sign-in rate limiting for the console (issue 17): failed sign-ins are counted per client address
-// and, against guessing spread over many addresses, in total; past the limit a sign-in is answered
-// 429 with Retry-After until the window ends, without looking at the token. A successful sign-in
+// Sign-in rate limiting for the console: failed sign-ins are counted per client address and, against
+// guessing spread over many addresses, in total. Past its address's limit a sign-in is answered 429
+// with Retry-After until the window ends, without looking at the token. Past only the total (a much
+// higher ceiling) the console still checks the token, so failures from other addresses never lock a
+// valid admin out; a wrong token then gets 429 (console.ts). A successful sign-in
 // clears its address's count. Bounded memory: at most MAX_ADDRESSES addresses are remembered (the
 // oldest forgotten first, expired ones before that). The sign-in names no one — the token alone says
 // which admin it is — so there is no per-name count: a wrong token belongs to nobody.
@@ -8,7 +10,7 @@
 export interface SignInLimits {
   /** Failed sign-ins one address may make per window (default 5). */
   perAddress?: number;
-  /** Failed sign-ins from all addresses together per window (default 50). */
+  /** Failed sign-ins from all addresses together per window (default 500). */
   total?: number;
   /** The window, ms (default 60 s). */
   windowMs?: number;
@@ -33,20 +35,24 @@ export class SignInLimiter {
 
   constructor(limits: SignInLimits = {}) {
     this.perAddress = limits.perAddress ?? 5;
-    this.total = limits.total ?? 50;
+    this.total = limits.total ?? 500;
     this.windowMs = limits.windowMs ?? 60_000;
     this.maxAddresses = limits.maxAddresses ?? 10_000;
     this.now = limits.now ?? Date.now;
   }
 
-  /** Seconds to wait before `address` may try again, or undefined when it may try now. */
-  retryAfter(address: string): number | undefined {
+  /**
+   * Undefined when `address` may try now; else which limit holds (its own address's first) and the
+   * seconds until its window ends.
+   */
+  retryAfter(address: string): { scope: 'address' | 'total'; seconds: number } | undefined {
     const now = this.now();
     const own = this.current(this.addresses.get(address), now);
-    const blocked = [own, this.current(this.all, now)].filter((w, i): w is Window => w !== undefined && w.failures >= (i === 0 ? this.perAddress : this.total));
-    if (blocked.length === 0) return undefined;
-    const until = Math.max(...blocked.map((w) => w.start + this.windowMs));
-    return Math.max(1, Math.ceil((until - now) / 1000));
+    const all = this.current(this.all, now);
+    const seconds = (w: Window): number => Math.max(1, Math.ceil((w.start + this.windowMs - now) / 1000));
+    if (own !== undefined && own.failures >= this.perAddress) return { scope: 'address', seconds: seconds(own) };
+    if (all !== undefined && all.failures >= this.total) return { scope: 'total', seconds: seconds(all) };
+    return undefined;
   }
 
   failed(address: string): void {

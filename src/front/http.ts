@@ -14,7 +14,7 @@ import type { Gateway } from '../gateway/gateway.js';
 import type { Logger } from '../observability/logger.js';
 import { classify, wireLimits, type Classified, type JsonRpcRequest } from '../wire/jsonrpc.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
-import { authenticate, challenge, resourceMetadataUrl, type AuthClaims } from '../auth/auth.js';
+import { adminOf, authenticate, challenge, resourceMetadataUrl, type AuthClaims } from '../auth/auth.js';
 import { IssuerKeys } from '../auth/issuers.js';
 import type { HttpChannel } from './http-channel.js';
 import { ReplayStore } from './sse-replay.js';
@@ -121,7 +121,7 @@ export class HttpFront {
     if (path !== MCP_PATH) {
       const { cluster, hostMetrics } = this.options;
       const ops = { ...this.options.ops, draining: this.draining, url: () => this.url, ...(cluster !== undefined && { cluster: () => cluster.status() }), ...(shared && hostMetrics !== undefined && { metrics: hostMetrics }) };
-      return handleOps(path, req, res, ops, (r) => this.identify(req, r));
+      return handleOps(path, req, res, ops, (r) => this.asker(req, r));
     }
     if (this.draining) return sendError(res, 503, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'), { connection: 'close' });
     // A forward is acknowledged at once: the forwarding worker then knows this process read it (it
@@ -163,6 +163,12 @@ export class HttpFront {
    */
   resourceUri(): string {
     return this.gateway.rules.auth?.resource ?? this.url;
+  }
+
+  /** An operator's route: an admin's token, or no tokens in use; else a valid agent's (refused by the caller) or a 401 answered here. */
+  private async asker(req: IncomingMessage, res: ServerResponse): Promise<'operator' | 'agent' | undefined> {
+    if (this.options.auth === 'off' || adminOf(this.gateway.rules, req.headers.authorization) !== undefined) return 'operator';
+    return (await this.identify(req, res)) === undefined ? undefined : 'agent';
   }
 
   /** The agent the request speaks for, or undefined after answering 401 (403 for a missing scope, 503 when the issuer's keys are unavailable). */

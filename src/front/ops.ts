@@ -1,6 +1,9 @@
 // The ops routes on the HTTP front's port, outside any MCP session: `/healthz` (the process
 // answers), `/readyz` (every enabled server has settled), `/metrics` (Prometheus text) and
-// `/status` (what `mcpgate status` prints; it names agents and rules, so it needs a valid token).
+// `/status` (what `mcpgate status` prints). The status names every agent and server, with the
+// servers' last errors and stderr tails: it is the operators', so it answers an admin's token (the
+// rules' `admins`) or a gateway run without tokens (`--no-auth`), and refuses an agent's token with
+// 403 — an agent sees what it may use through MCP itself.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.js';
@@ -18,7 +21,13 @@ export interface OpsContext {
   cluster?: () => Promise<Record<string, unknown>>;
 }
 
-export function handleOps(path: string, req: IncomingMessage, res: ServerResponse, ctx: OpsContext, identify: (res: ServerResponse) => Promise<string | undefined>): void {
+/**
+ * Who asks for an operator's route: `operator` (an admin, or no tokens in use), `agent` (a valid
+ * agent's token: refused here), or undefined once a 401 has been answered.
+ */
+export type Asker = (res: ServerResponse) => Promise<'operator' | 'agent' | undefined>;
+
+export function handleOps(path: string, req: IncomingMessage, res: ServerResponse, ctx: OpsContext, asker: Asker): void {
   const known = path === '/healthz' || path === '/readyz' || path === '/metrics' || path === '/status';
   if (!known) return sendError(res, 404, new GatewayError('MCPG_INVALID_REQUEST', `no route ${path} (MCP is served at /mcp; ops routes: /healthz, /readyz, /metrics, /status)`));
   if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -41,8 +50,9 @@ export function handleOps(path: string, req: IncomingMessage, res: ServerRespons
       });
     }
     case '/status': {
-      return void identify(res).then((agent) => {
-        if (agent === undefined) return;
+      return void asker(res).then((who) => {
+        if (who === undefined) return;
+        if (who === 'agent') return sendError(res, 403, new GatewayError('MCPG_OPERATORS_ONLY', '/status is for operators: send an admin\'s token (the rules\' "admins", made with \'mcpgate token NAME\'), not an agent\'s'));
         const local = { url: ctx.url(), ...ctx.gateway.status(), draining: ctx.draining };
         if (ctx.cluster === undefined) return sendJson(res, 200, local);
         return void ctx.cluster().then((cluster) => sendJson(res, 200, { ...local, cluster }), () => sendJson(res, 200, { ...local, cluster: { redis: 'down' } }));

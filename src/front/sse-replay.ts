@@ -7,7 +7,9 @@
 //
 // Bounded three ways: per stream (`maxStreamBytes`, oldest events dropped first), by age
 // (`maxAgeMs`), and in total over every session (`maxTotalBytes`, the least recently written streams
-// lose their oldest events first). A session keeps at most `maxStreamsPerSession` logs. An agent
+// lose their oldest events first). A dropped event is released at once (its slot cleared), so what
+// the bounds count is what the heap holds: a GET stream's log, which lives as long as its session,
+// never keeps dropped frames reachable. A session keeps at most `maxStreamsPerSession` logs. An agent
 // whose `Last-Event-ID` points before what is still kept cannot resume without a gap: it is refused
 // like an unknown id, never given a replay that silently skips events.
 
@@ -51,11 +53,15 @@ interface Entry {
   readonly at: number;
 }
 
+/** Compact the entries array once this many dropped (cleared) slots lead it. */
+const COMPACT_AT = 64;
+
 /** One stream's events, in order. */
 export class StreamLog {
   /** Where the log lives: its session's map (removed from it when discarded). */
   constructor(readonly key: string, readonly kind: 'post' | 'get', readonly owner: Map<string, StreamLog>) {}
-  entries: Entry[] = [];
+  /** Kept events from `head` on; the slots before it are cleared (undefined) until compacted. */
+  entries: (Entry | undefined)[] = [];
   /** Index of the first live entry in `entries` (dropping from the front is O(1)). */
   head = 0;
   bytes = 0;
@@ -192,17 +198,20 @@ export class ReplayStore {
 
   private dropOldest(log: StreamLog): void {
     const entry = log.entries[log.head]!;
+    // Cleared, not only skipped: the frame (up to a whole large message) is garbage from now on.
+    log.entries[log.head] = undefined;
     log.head += 1;
     log.bytes -= entry.frame.length;
     this.totalBytes -= entry.frame.length;
     this.counters.dropped(1);
-    if (log.head > 64 && log.head * 2 > log.entries.length) {
-      log.entries = log.entries.slice(log.head);
-      log.head = 0;
-    }
     if (log.size === 0) {
+      log.entries = [];
+      log.head = 0;
       this.byAge.delete(log);
       if (log.complete) this.discard(log);
+    } else if (log.head >= COMPACT_AT && log.head * 2 > log.entries.length) {
+      log.entries = log.entries.slice(log.head);
+      log.head = 0;
     }
   }
 }

@@ -27,6 +27,11 @@ const PAGE = (text: string): string => `<!doctype html><meta charset="utf-8"><ti
 interface Callback {
   code: string;
   iss: string | undefined;
+  /**
+   * Answers the browser's redirect, which waits until the code exchange is done: the person is
+   * told "Signed in" only once the tokens are had, and why not otherwise.
+   */
+  reply: (ok: boolean, text: string) => Promise<void>;
 }
 
 export class LoginError extends Error {}
@@ -60,9 +65,15 @@ export async function login(server: RemoteServerConfig, store: TokenStore, optio
     const scope = settings.scope;
     const first = await auth(provider, { serverUrl: server.url, ...(scope !== undefined && { scope }) });
     if (first === 'AUTHORIZED') return;
-    const { code, iss } = await callback;
-    const result = await auth(provider, { serverUrl: server.url, authorizationCode: code, ...(iss !== undefined && { iss }), ...(scope !== undefined && { scope }) });
-    if (result !== 'AUTHORIZED' || provider.current.tokens === undefined) throw new LoginError('the authorization server issued no tokens');
+    const { code, iss, reply } = await callback;
+    try {
+      const result = await auth(provider, { serverUrl: server.url, authorizationCode: code, ...(iss !== undefined && { iss }), ...(scope !== undefined && { scope }) });
+      if (result !== 'AUTHORIZED' || provider.current.tokens === undefined) throw new LoginError('the authorization server issued no tokens');
+    } catch (err) {
+      await reply(false, `Sign-in failed: the code could not be exchanged for tokens (${err instanceof Error ? err.message : String(err)}). Return to the terminal.`);
+      throw err;
+    }
+    await reply(true, 'Signed in. You can close this window and return to the terminal.');
   } finally {
     listener.closeAllConnections();
     await new Promise<void>((resolve) => listener.close(() => resolve()));
@@ -98,8 +109,13 @@ function waitForCallback(listener: Server, state: string, options: LoginOptions)
         finish(new LoginError(`the authorization server refused: ${why}`));
         return;
       }
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', connection: 'close' }).end(PAGE('Signed in. You can close this window and return to the terminal.'));
-      finish({ code, iss: url.searchParams.get('iss') ?? undefined });
+      // Answered once the code is exchanged (the listener closes after that, ending it either way).
+      const reply = (ok: boolean, text: string): Promise<void> => new Promise<void>((resolve) => {
+        if (res.writableEnded || res.destroyed) return resolve();
+        res.once('close', () => resolve());
+        res.writeHead(ok ? 200 : 502, { 'content-type': 'text/html; charset=utf-8', connection: 'close' }).end(PAGE(text), () => resolve());
+      });
+      finish({ code, iss: url.searchParams.get('iss') ?? undefined, reply });
     });
   });
 }

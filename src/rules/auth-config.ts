@@ -26,10 +26,13 @@ export { JWT_ALGORITHMS } from './auth-types.js';
 export type { AuthConfig, AuthContext, Introspection, JwtAlgorithm, JwtConfig, KeyFileReader, OAuthIssuer } from './auth-types.js';
 
 const AUTH_KEYS = new Set(['jwt', 'resource', 'oauth']);
-const OAUTH_KEYS = ['issuer', 'jwksUri', 'audience', 'algorithms', 'agentClaim', 'scopes', 'clockSkewSeconds', 'refreshCooldownSeconds', 'introspection'];
-const INTROSPECTION_KEYS = ['clientId', 'clientSecret', 'endpoint'];
+const OAUTH_KEYS = ['issuer', 'namespace', 'jwksUri', 'audience', 'algorithms', 'agentClaim', 'scopes', 'clockSkewSeconds', 'refreshCooldownSeconds', 'introspection'];
+const INTROSPECTION_KEYS = ['clientId', 'clientSecret', 'endpoint', 'maxPerSecond', 'cacheSeconds'];
+const MAX_INTROSPECTION_RATE = 1000;
+const MAX_INTROSPECTION_CACHE_SECONDS = 3600;
 const MAX_REFRESH_COOLDOWN_SECONDS = 3600;
 const MAX_ISSUERS = 8;
+const NAMESPACE = /^[A-Za-z0-9._-]{1,32}$/;
 export const ASYMMETRIC_ALGORITHMS: readonly JwtAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 const JWT_KEYS = ['secret', 'publicKey', 'publicKeyFile', 'algorithms', 'issuer', 'audience', 'agentClaim', 'clockSkewSeconds', 'requireExp'];
 const MAX_SKEW_SECONDS = 600;
@@ -65,8 +68,18 @@ function compileOAuth(value: unknown, ctx: AuthContext): readonly OAuthIssuer[] 
     const compiled = compileIssuer(item, at(i), ctx);
     if (compiled === undefined) return;
     if (issuers.some((other) => other.issuer === compiled.issuer)) ctx.error([...at(i), 'issuer'], `issuer ${q(compiled.issuer)} is listed twice`);
-    else issuers.push(compiled);
+    else if (compiled.namespace !== undefined && issuers.some((other) => other.namespace === compiled.namespace)) ctx.error([...at(i), 'namespace'], `namespace ${q(compiled.namespace)} is used by two issuers`);
+    else if (i > 0 && compiled.namespace === undefined) {
+      // One agent namespace per source: the first issuer's ids are bare (as they always were), and
+      // a second issuer's `sub=alice` must not become the agent `alice` of the first or of a static token.
+      ctx.error([...at(i), 'namespace'], `missing: with more than one issuer, each after the first needs a "namespace" (e.g. "partner"); its agents are then "NAMESPACE:${compiled.agentClaim}" in the rules ("partner:alice"), so they are never the first issuer's or a static token's agent of the same name`);
+    } else issuers.push(compiled);
   });
+  const introspecting = issuers.filter((o) => o.introspection !== undefined);
+  if (introspecting.length > 1) {
+    // An opaque token names no issuer: sent to each in turn, every issuer would see the others' tokens.
+    ctx.error(['auth', 'oauth'], `${introspecting.length} issuers have "introspection" (${introspecting.map((o) => q(o.issuer)).join(', ')}): an opaque token names no issuer, so it would be shown to each; keep "introspection" on one issuer (the others' tokens must then be JWTs)`);
+  }
   return Object.freeze(issuers);
 }
 
@@ -86,6 +99,11 @@ function compileIssuer(value: unknown, at: readonly PropertyKey[], outer: AuthCo
   const audience = readAudience(value.audience, ctx, [...at, 'audience']);
   const algorithms = value.algorithms === undefined ? ASYMMETRIC_ALGORITHMS : readAlgorithms(value.algorithms, { description: "an issuer's published keys (HMAC is never accepted from an issuer)", fits: ASYMMETRIC_ALGORITHMS }, ctx, [...at, 'algorithms']);
   const agentClaim = readName(value.agentClaim, 'agentClaim', ctx, [...at, 'agentClaim']) ?? 'sub';
+  let namespace: string | undefined;
+  if (value.namespace !== undefined) {
+    if (typeof value.namespace === 'string' && NAMESPACE.test(value.namespace)) namespace = value.namespace;
+    else ctx.error([...at, 'namespace'], `expected 1 to 32 letters, digits, "." , "_" or "-" (the prefix of this issuer's agent ids, "NAMESPACE:ID"), got ${describeValue(value.namespace)}`);
+  }
   const scopes = readScopes(value.scopes, [...at, 'scopes'], ctx);
   const clockSkewSeconds = readSkew(value.clockSkewSeconds, ctx, [...at, 'clockSkewSeconds']);
   let refreshCooldownSeconds = 30;
@@ -96,7 +114,7 @@ function compileIssuer(value: unknown, at: readonly PropertyKey[], outer: AuthCo
   }
   const introspection = value.introspection === undefined ? undefined : readIntrospection(value.introspection, [...at, 'introspection'], ctx);
   if (failed || issuer === undefined || algorithms === undefined) return undefined;
-  return Object.freeze({ issuer, jwksUri, audience, algorithms: Object.freeze([...algorithms]), agentClaim, scopes, clockSkewSeconds, refreshCooldownSeconds, introspection });
+  return Object.freeze({ issuer, namespace, jwksUri, audience, algorithms: Object.freeze([...algorithms]), agentClaim, scopes, clockSkewSeconds, refreshCooldownSeconds, introspection });
 }
 
 function readIntrospection(value: unknown, at: readonly PropertyKey[], ctx: AuthContext): Introspection | undefined {
@@ -124,8 +142,17 @@ function readIntrospection(value: unknown, at: readonly PropertyKey[], ctx: Auth
   const clientId = text('clientId');
   const clientSecret = text('clientSecret');
   const endpoint = value.endpoint === undefined ? undefined : readUrl(value.endpoint, [...at, 'endpoint'], ctx, false);
+  const whole = (name: 'maxPerSecond' | 'cacheSeconds', min: number, max: number, fallback: number, what: string): number => {
+    const raw = value[name];
+    if (raw === undefined) return fallback;
+    if (typeof raw === 'number' && Number.isInteger(raw) && raw >= min && raw <= max) return raw;
+    ctx.error([...at, name], `expected ${what}, a whole number from ${min} to ${max}, got ${describeValue(raw)}`);
+    return fallback;
+  };
+  const maxPerSecond = whole('maxPerSecond', 1, MAX_INTROSPECTION_RATE, 10, 'the most introspection calls a second to this issuer');
+  const cacheSeconds = whole('cacheSeconds', 0, MAX_INTROSPECTION_CACHE_SECONDS, 300, 'how many seconds an active answer is trusted (a revoked token is accepted that long)');
   if (clientId === undefined || clientSecret === undefined) return undefined;
-  return Object.freeze({ endpoint, clientId, clientSecret });
+  return Object.freeze({ endpoint, clientId, clientSecret, maxPerSecond, cacheSeconds });
 }
 
 /** An absolute http(s) URL without a fragment or credentials (`${VAR}` expanded); a resource URI has no query either. */
@@ -271,6 +298,7 @@ export function describeAuth(auth: AuthConfig | undefined): Record<string, unkno
     ...(auth.oauth.length > 0 && {
       oauth: auth.oauth.map((o) => ({
         issuer: o.issuer,
+        ...(o.namespace !== undefined && { namespace: o.namespace }),
         jwks_uri: o.jwksUri ?? null,
         audience: o.audience === undefined ? null : [...o.audience],
         algorithms: [...o.algorithms],
@@ -278,7 +306,7 @@ export function describeAuth(auth: AuthConfig | undefined): Record<string, unkno
         scopes: [...o.scopes],
         clock_skew_seconds: o.clockSkewSeconds,
         refresh_cooldown_seconds: o.refreshCooldownSeconds,
-        ...(o.introspection !== undefined && { introspection: { client_id: o.introspection.clientId, endpoint: o.introspection.endpoint ?? null } }),
+        ...(o.introspection !== undefined && { introspection: { client_id: o.introspection.clientId, endpoint: o.introspection.endpoint ?? null, max_per_second: o.introspection.maxPerSecond, cache_seconds: o.introspection.cacheSeconds } }),
       })),
     }),
     ...(jwt !== undefined && { jwt: {

@@ -28,6 +28,12 @@ export interface JwtConfig {
 export interface OAuthIssuer {
   /** The issuer identifier: `iss` must equal it, and its metadata (RFC 8414 / OIDC discovery) names the JWKS. */
   readonly issuer: string;
+  /**
+   * The namespace of this issuer's agent ids: `NAMESPACE:CLAIM`. Undefined only for the first issuer
+   * of the list (its ids stay bare, as static tokens' are); every later one must have one, so a
+   * partner's `sub=alice` is never the agent `alice`.
+   */
+  readonly namespace: string | undefined;
   /** Where the signing keys are, when set; otherwise `jwks_uri` from the issuer's metadata. */
   readonly jwksUri: string | undefined;
   /** `aud` must contain one of these; undefined: the gateway's resource URI (RFC 8707). */
@@ -50,6 +56,16 @@ export interface Introspection {
   readonly clientId: string;
   /** The client secret (from `${VAR}`): sent with HTTP Basic to the endpoint, never shown. */
   readonly clientSecret: string;
+  /**
+   * The most introspection calls a second to this issuer (a bucket of this many, refilled at this
+   * rate): unknown tokens past it are refused with 503, not sent. Default 10.
+   */
+  readonly maxPerSecond: number;
+  /**
+   * How long an active answer is trusted (capped by the token's `exp`): a token revoked at the
+   * issuer is still accepted for up to this long. Default 300.
+   */
+  readonly cacheSeconds: number;
 }
 
 export interface AuthConfig {

@@ -74,6 +74,13 @@ export function buildRules(raw: unknown, file: string, servers: readonly ServerR
     }
     readGrants(raw.grants, ctx, grants);
     readAdmins(raw.admins, ctx, admins);
+    // A static token's agent in an issuer's namespace would be that issuer's agent of the same name.
+    for (const issuer of auth?.oauth ?? []) {
+      if (issuer.namespace === undefined) continue;
+      for (const agent of agents.values()) {
+        if (agent.tokens.length > 0 && agent.id.startsWith(`${issuer.namespace}:`)) error(ctx, ['agents', agent.id, 'tokens'], `agent ids "${issuer.namespace}:…" are issuer ${q(issuer.issuer)}'s (its "namespace"); a static token's agent needs another id`);
+      }
+    }
   }
   if (ctx.errors.length > 0) throw configInvalid(file, ctx.errors, { warnings: ctx.warnings });
   return Object.freeze({

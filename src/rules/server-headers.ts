@@ -30,6 +30,10 @@ const MAX_VALUE_BYTES = 8192;
 // RFC 9110 token characters.
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // What mcpgate itself sets on every request to a remote server, or what frames the HTTP message.
+// A header that carries a credential by its name, or a value shaped like one (a scheme and a token,
+// or a long opaque string): written literally rather than as `${VAR}`, it gets a warning at load.
+const CREDENTIAL_NAME = /^(proxy-)?authorization$|^cookie$|api[-_]?key|token|secret|password|passwd|auth/i;
+const CREDENTIAL_VALUE = /^(Bearer|Basic|Token|Digest)\s+\S{8,}$|^[A-Za-z0-9_\-.~+/=]{24,}$/i;
 const RESERVED = new Set(['host', 'content-length', 'content-type', 'accept', 'connection', 'transfer-encoding', 'te', 'upgrade', 'keep-alive', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id']);
 
 /** The agent's `serverHeaders`, expanded and validated: server → its headers. */
@@ -120,6 +124,10 @@ function readHeaderSet(value: unknown, at: readonly PropertyKey[], server: strin
         ok = false;
       } else {
         out[name] = expanded.value;
+        // The value is not echoed here either.
+        if (!raw.includes('${') && raw !== '' && (CREDENTIAL_NAME.test(name) || CREDENTIAL_VALUE.test(raw))) {
+          ctx.warn(where, `the value of ${name} looks like a credential written in the rules file itself; prefer "\${VAR}" with the variable set in mcpgate's environment (a rules file is often shared, reviewed or committed)`);
+        }
       }
     }
     seen.add(lower);

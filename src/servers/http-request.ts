@@ -3,11 +3,14 @@
 // that can all be aborted at once, bounded body reading, and the errors a remote server's failures
 // become. Only the configured headers and the transport's own protocol headers are ever sent: nothing
 // an agent sent reaches a server. URLs in messages lose their query and credentials (a token may be
-// in them).
+// in them). A server's error body never reaches an agent: it may echo the request's headers (the
+// operator's shared `Authorization`), so the agent's error names the status only, and the body,
+// redacted and cut, goes to the operator's log.
 
-import http, { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import http, { STATUS_CODES, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import { GatewayError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
 import type { SseParser } from '../wire/sse.js';
 
 /** One request in flight: its response head, and a way to abandon it. */
@@ -107,16 +110,38 @@ export function readBody(res: IncomingMessage, limit: number): Promise<Body> {
   });
 }
 
-/** The start of an error body, one line, for a message (never throws). */
-export async function excerpt(res: IncomingMessage, max = 200): Promise<string> {
+/** The start of an error body, one line, credentials blanked, for the operator's log (never throws). */
+async function excerpt(res: IncomingMessage, max = 200): Promise<string> {
   try {
     const body = await readBody(res, 64 * 1024);
     if (body.kind !== 'body') return '';
-    const text = body.text.replace(/\s+/g, ' ').trim();
+    const text = redacted(body.text.replace(/\s+/g, ' ').trim());
     return text.length > max ? `${text.slice(0, max)}…` : text;
   } catch {
     return '';
   }
+}
+
+/**
+ * Credentials an error body may echo, blanked: an auth scheme's value (`Bearer …`, `Basic …`), and
+ * the value after a name that holds a secret (`authorization`, `cookie`, `x-api-key`, `token`, …).
+ */
+export function redacted(text: string): string {
+  return text
+    .replace(/\b(Bearer|Basic|Digest|DPoP|Token)\s+[A-Za-z0-9\-._~+/=:]+/gi, '$1 [redacted]')
+    .replace(/((?:authorization|cookie|set-cookie|api[-_]?key|[a-z-]*token|secret|password|passwd)["']?\s*[:=]\s*["']?)(?:(?:Bearer|Basic) )?[^"'\s,;&}]+/gi, '$1[redacted]');
+}
+
+/**
+ * What a server's HTTP error status becomes: the error for the call (status and its standard
+ * phrase, never the body nor the server's own reason phrase), and the body, redacted and cut, in
+ * the operator's log.
+ */
+export async function refusal(server: string, res: IncomingMessage, log: Logger): Promise<GatewayError> {
+  const reason = httpStatusError(server, res);
+  const body = await excerpt(res);
+  if (body !== '') log.warn(`${reason.message}; its body (for the operator only): ${body}`, { server, httpStatus: res.statusCode ?? 0 });
+  return reason;
 }
 
 /** Feeds an SSE body into `parser`; resolves when it ends: true if complete, false if the connection broke. */
@@ -151,11 +176,12 @@ export function unreachable(server: string, url: URL, err: unknown): GatewayErro
  * An HTTP error status from a server. Overload, outage and refused credentials mean the server cannot
  * serve (unavailable); anything else means it did not speak the protocol as expected.
  */
-export function httpStatusError(server: string, res: IncomingMessage, body: string): GatewayError {
+export function httpStatusError(server: string, res: IncomingMessage): GatewayError {
   const status = res.statusCode ?? 0;
   const unavailable = status >= 500 || status === 401 || status === 403 || status === 429;
-  const text = `HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`;
-  return new GatewayError(unavailable ? 'MCPG_SERVER_UNAVAILABLE' : 'MCPG_SERVER_BAD_RESPONSE', `server "${server}" answered ${text}${body !== '' ? `: ${body}` : ''}`, { server, detail: { httpStatus: status } });
+  const phrase = STATUS_CODES[status];
+  const text = `HTTP ${status}${phrase !== undefined ? ` ${phrase}` : ''}`;
+  return new GatewayError(unavailable ? 'MCPG_SERVER_UNAVAILABLE' : 'MCPG_SERVER_BAD_RESPONSE', `server "${server}" answered ${text}`, { server, detail: { httpStatus: status } });
 }
 
 /** Waits that a transport can cut short all at once: no timer outlives the transport that set it. */

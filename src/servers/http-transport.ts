@@ -17,7 +17,7 @@ import type { RemoteServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { DEFAULT_MAX_LINE_LENGTH } from '../wire/line-reader.js';
-import { excerpt, headerOf, HttpClient, httpStatusError, mediaType, Pauses, readBody, unreachable } from './http-request.js';
+import { headerOf, HttpClient, httpStatusError, mediaType, Pauses, readBody, redacted, refusal, unreachable } from './http-request.js';
 import { parseMessage } from '../wire/jsonrpc.js';
 import { readAnswer, type AnswerHost, type Call } from './http-answers.js';
 import { POST_ACCEPT, RemoteSession } from './remote-session.js';
@@ -200,10 +200,12 @@ export class HttpTransport implements ServerTransport, AnswerHost {
           const text = body?.kind === 'body' ? body.text.trim() : '';
           const parsed = text.startsWith('{') ? parseMessage(text) : undefined;
           if (parsed?.kind === 'response' && 'error' in parsed.msg && parsed.msg.id === id) return this.emit(text, id);
-          const reason = httpStatusError(this.config.name, res, text.replace(/\s+/g, ' ').slice(0, 200));
+          // Any other body may echo what mcpgate sent (the shared Authorization): the operator's log only.
+          const reason = httpStatusError(this.config.name, res);
+          if (text !== '') this.log.warn(`${reason.message}; its body (for the operator only): ${redacted(text.replace(/\s+/g, ' ')).slice(0, 200)}`, { server: this.config.name, httpStatus: status });
           return this.failCall(id, reason);
         }
-        const reason = httpStatusError(this.config.name, res, await excerpt(res));
+        const reason = await refusal(this.config.name, res, this.log);
         if (isInit) return this.lost(status === 400 || status === 404 || status === 405 ? legacyHint(reason) : reason);
         if (id !== undefined) return this.failCall(id, reason);
         return this.log.warn('server refused a message', { error: reason.message });

@@ -11,7 +11,7 @@ import type { Logger } from '../observability/logger.js';
 import { parseMessage } from '../wire/jsonrpc.js';
 import { SseParser } from '../wire/sse.js';
 import {
-  excerpt, headerOf, httpStatusError, mediaType, pipeSse, readBody, unreachable, type Exchange, type HttpClient, type Pauses,
+  headerOf, mediaType, pipeSse, readBody, refusal, unreachable, type Exchange, type HttpClient, type Pauses,
 } from './http-request.js';
 
 /** What the session needs of its transport. */
@@ -104,7 +104,7 @@ export class RemoteSession {
       const init = this.init;
       if (init === undefined) throw new Error('no initialize to replay');
       const res = await this.post(init.line, {});
-      if (res.statusCode !== 200) throw httpStatusError(host.name, res, await excerpt(res));
+      if (res.statusCode !== 200) throw await refusal(host.name, res, host.log);
       const session = headerOf(res, 'mcp-session-id');
       const answer = await this.answerTo(res, init.id);
       const parsed = answer === undefined ? undefined : parseMessage(answer);
@@ -183,7 +183,7 @@ export class RemoteSession {
       }
       let retryMs: number | undefined;
       if (status !== 200 || mediaType(res) !== 'text/event-stream') {
-        const reason = httpStatusError(host.name, res, await excerpt(res));
+        const reason = await refusal(host.name, res, host.log);
         if (++failures >= MAX_LISTEN_FAILURES || status === 404) {
           this.listenOff = true;
           return host.log.warn('gave up the GET stream for server-initiated messages', { error: reason.message });

@@ -12,7 +12,7 @@ import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { DEFAULT_MAX_LINE_LENGTH } from '../wire/line-reader.js';
 import { SseParser, type SseEvent } from '../wire/sse.js';
-import { displayUrl, excerpt, HttpClient, httpStatusError, mediaType, pipeSse, unreachable } from './http-request.js';
+import { displayUrl, HttpClient, mediaType, pipeSse, refusal, unreachable } from './http-request.js';
 import type { RemoteTransportOptions } from './http-transport.js';
 import type { ServerTransport, TransportEvents } from './transport.js';
 
@@ -72,7 +72,7 @@ export class SseTransport implements ServerTransport {
       return this.lost(unreachable(this.config.name, this.url, err));
     }
     if (this.state !== 'open') return void res.resume();
-    if (res.statusCode !== 200) return this.lost(httpStatusError(this.config.name, res, await excerpt(res)));
+    if (res.statusCode !== 200) return this.lost(await refusal(this.config.name, res, this.log));
     const type = mediaType(res);
     if (type !== 'text/event-stream') {
       res.resume();
@@ -119,7 +119,7 @@ export class SseTransport implements ServerTransport {
     }
     const status = res.statusCode ?? 0;
     if (status >= 200 && status < 300) return void res.resume();
-    const reason = httpStatusError(this.config.name, res, await excerpt(res));
+    const reason = await refusal(this.config.name, res, this.log);
     if (this.state !== 'open') return;
     if (id === this.firstId && id !== undefined) return this.lost(reason);
     if (id !== undefined) return this.failCall(id, reason);

@@ -13,9 +13,12 @@ import { REDIS_MISSING, RedisServer } from '../helpers/redis.js';
 
 const { token, hash } = makeToken();
 const AUTH = { authorization: `Bearer ${token}` };
+/** /status is the operators': an admin's token. */
+const OPS = makeToken();
+const OPS_AUTH = { authorization: `Bearer ${OPS.token}` };
 
 async function clusterOf(base: string): Promise<{ redis: string; cluster_sessions: number | null }> {
-  return ((await (await fetch(`${base}/status`, { headers: AUTH })).json()) as { cluster: { redis: string; cluster_sessions: number | null } }).cluster;
+  return ((await (await fetch(`${base}/status`, { headers: OPS_AUTH })).json()) as { cluster: { redis: string; cluster_sessions: number | null } }).cluster;
 }
 
 async function initialize(base: string): Promise<{ status: number; session: string | undefined; code: string | undefined; message: string | undefined }> {
@@ -34,7 +37,7 @@ describe('--max-sessions counts across the cluster', { timeout: 120_000, skip: R
     dir = await tempDir();
     redis = await RedisServer.start();
     const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server') });
-    const rules = await writeRules(dir, { agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } } });
+    const rules = await writeRules(dir, { agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } }, admins: { ops: { tokens: [OPS.hash] } } });
     [a, b] = await Promise.all([0, 1].map(() => startHttpGateway({ config, agent: null, args: ['--rules', rules, '--pins', 'off', '--redis', redis.url, '--max-sessions', '3'] }))) as [HttpGateway, HttpGateway];
     assert.ok(await until(async () => (await clusterOf(a.base)).cluster_sessions === 0 && (await clusterOf(b.base)).cluster_sessions === 0, 20_000));
   });

@@ -16,6 +16,9 @@ import { REDIS_MISSING, RedisServer } from '../helpers/redis.js';
 
 const { token, hash } = makeToken();
 const AUTH = { authorization: `Bearer ${token}` };
+/** /status is the operators': an admin's token. */
+const OPS = makeToken();
+const OPS_AUTH = { authorization: `Bearer ${OPS.token}` };
 
 interface Status {
   config_version: string;
@@ -23,7 +26,7 @@ interface Status {
 }
 
 async function status(base: string): Promise<Status> {
-  return (await (await fetch(`${base}/status`, { headers: AUTH })).json()) as Status;
+  return (await (await fetch(`${base}/status`, { headers: OPS_AUTH })).json()) as Status;
 }
 
 async function toolNames(client: Client): Promise<string[]> {
@@ -45,7 +48,7 @@ describe('cluster-wide state: reloads and pin approvals reach every worker', { t
     await mkdir(state);
     const servers = { sink: fixtureServer('kitchen-sink-server') };
     const config = await writeConfig(shared, servers);
-    const rules = await writeRules(shared, { agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } } });
+    const rules = await writeRules(shared, { agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } }, admins: { ops: { tokens: [OPS.hash] } } });
     const args = (rulesFile: string, stateDir: string): string[] => ['--rules', rulesFile, '--state', stateDir, '--pins', 'strict', '--redis', redis.url];
     const a = startHttpGateway({ config, agent: null, args: args(rules, state) });
     const others = [0, 1].map(async () => {
@@ -103,7 +106,7 @@ describe('cluster-wide state: reloads and pin approvals reach every worker', { t
     for (const { client } of agents) assert.deepEqual(await toolNames(client), ['sink__change', 'sink__echo', 'sink__pid']);
     const before = (await status(workers[0]!.base)).config_version;
     const started = performance.now();
-    await writeRules(shared, { agents: { alice: { allow: { servers: ['sink'] }, deny: { tools: { sink: ['echo'] } }, tokens: [hash] } } });
+    await writeRules(shared, { agents: { alice: { allow: { servers: ['sink'] }, deny: { tools: { sink: ['echo'] } }, tokens: [hash] } }, admins: { ops: { tokens: [OPS.hash] } } });
     await converged(before);
     const took = performance.now() - started;
     // B and C never saw the file change: they re-read it because A said so.

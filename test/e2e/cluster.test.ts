@@ -14,6 +14,9 @@ import { REDIS_MISSING, RedisServer } from '../helpers/redis.js';
 
 const { token, hash } = makeToken();
 const AUTH = { authorization: `Bearer ${token}` };
+/** /status is the operators': an admin's token. */
+const OPS = makeToken();
+const OPS_AUTH = { authorization: `Bearer ${OPS.token}` };
 
 /** A fetch that sends each request to the next of `bases()` (round robin), as a non-sticky balancer would. */
 function spreading(bases: () => string[]): (url: string | URL, init?: RequestInit) => Promise<Response> {
@@ -50,7 +53,7 @@ async function metric(base: string, name: string): Promise<number> {
 }
 
 async function status(base: string): Promise<Record<string, unknown>> {
-  return (await (await fetch(`${base}/status`, { headers: AUTH })).json()) as Record<string, unknown>;
+  return (await (await fetch(`${base}/status`, { headers: OPS_AUTH })).json()) as Record<string, unknown>;
 }
 
 describe('a cluster of three workers sharing one Redis', { timeout: 120_000, skip: REDIS_MISSING }, () => {
@@ -63,7 +66,7 @@ describe('a cluster of three workers sharing one Redis', { timeout: 120_000, ski
     dir = await tempDir();
     redis = await RedisServer.start();
     const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server') });
-    const rules = await writeRules(dir, { agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } } });
+    const rules = await writeRules(dir, { agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } }, admins: { ops: { tokens: [OPS.hash] } } });
     workers = await Promise.all([0, 1, 2].map(() => startHttpGateway({ config, agent: null, args: ['--rules', rules, '--pins', 'off', '--redis', redis.url] })));
     // Each has joined: its status lists three live workers.
     for (const w of workers) assert.ok(await until(async () => ((await status(w.base)).cluster as { workers: unknown[] }).workers.length === 3, 10_000));

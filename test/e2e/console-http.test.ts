@@ -8,8 +8,9 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { fixtureServer, rpcError, tempDir, until, writeConfig } from '../helpers/gateway.js';
-import { connectAgent, makeToken, raw, startHttpGateway, writeRules, type RawResponse } from '../helpers/http.js';
+import { connectAgent, makeToken, raw, rawSession, startHttpGateway, writeRules, type RawResponse } from '../helpers/http.js';
 import { startConsoleRig, type ConsoleRig } from '../helpers/console.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -22,6 +23,19 @@ function assertStrictPage(res: RawResponse): void {
   assert.equal(res.headers['x-frame-options'], 'DENY');
   assert.doesNotMatch(res.body, /<script(?![^>]*\bsrc=)[^>]*>/, 'an inline script');
   assert.doesNotMatch(res.body, /<style|\sstyle=|\son[a-z]+=/i, 'inline style or an event handler attribute');
+}
+
+/** A console sign-in sent from `from` (any 127.x.y.z address is this machine's): its status and Set-Cookie. */
+function signInFrom(base: string, from: string, token: string): Promise<{ status: number; cookie: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const body = new URLSearchParams({ token }).toString();
+    const req = request(`${base}/ui/login`, { method: 'POST', localAddress: from, agent: false, headers: { ...FORM, 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, cookie: res.headers['set-cookie']?.[0] }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 const csrfOf = (body: string): string => /name="csrf" value="([^"]+)"/.exec(body)![1]!;
@@ -69,6 +83,71 @@ describe('console: sign-in rate limiting', { timeout: 30_000 }, () => {
   });
 });
 
+describe('console: failed sign-ins from many addresses, and the cookie behind TLS', { timeout: 60_000 }, () => {
+  it('500 failures spread over 100 addresses do not lock a valid admin out; a wrong token then gets 429', async () => {
+    const dir = await tempDir();
+    const admin = makeToken();
+    const rules = await writeRules(dir, { agents: {}, admins: { alice: { tokens: [admin.hash] } } });
+    const http = await startHttpGateway({ config: await writeConfig(dir, { e: fixtureServer('echo-server') }), args: ['--rules', rules] });
+    try {
+      for (let a = 0; a < 100; a++) {
+        const from = `127.0.${1 + (a >> 6)}.${1 + (a & 63)}`;
+        for (let i = 0; i < 5; i++) assert.equal((await signInFrom(http.base, from, `wrong-${a}-${i}`)).status, 401);
+      }
+      const valid = await signInFrom(http.base, '127.0.9.1', admin.token);
+      assert.equal(valid.status, 303, 'the admin signs in although the total of failures is past its ceiling');
+      assert.match(valid.cookie ?? '', /^mcpgate_console=/);
+      const wrong = await signInFrom(http.base, '127.0.9.2', 'wrong-again');
+      assert.equal(wrong.status, 429);
+    } finally {
+      await http.stop();
+      await dir.remove();
+    }
+  });
+
+  it('reached over https (auth.resource is an https URL): the cookie is Secure with the __Host- name, and it is the one read', async () => {
+    const dir = await tempDir();
+    const admin = makeToken();
+    const rules = await writeRules(dir, { agents: {}, admins: { alice: { tokens: [admin.hash] } }, auth: { resource: 'https://mcp.example.com/mcp' } });
+    const http = await startHttpGateway({ config: await writeConfig(dir, { e: fixtureServer('echo-server') }), args: ['--rules', rules] });
+    try {
+      const ok = await raw(`${http.base}/ui/login`, { headers: FORM, body: new URLSearchParams({ token: admin.token }).toString() });
+      assert.equal(ok.status, 303);
+      const cookie = String(ok.headers['set-cookie']);
+      assert.match(cookie, /^__Host-mcpgate_console=[A-Za-z0-9_.-]+; Path=\/; Secure; HttpOnly; SameSite=Strict$/);
+      const pair = cookie.split(';')[0]!;
+      assert.equal((await raw(`${http.base}/ui`, { method: 'GET', headers: { cookie: pair } })).status, 200);
+      const plain = pair.replace(/^__Host-/, '');
+      assert.equal((await raw(`${http.base}/ui`, { method: 'GET', headers: { cookie: plain } })).status, 303, 'the name without the prefix is not read');
+    } finally {
+      await http.stop();
+      await dir.remove();
+    }
+  });
+});
+
+describe('console: invisible and text-reordering characters', { timeout: 60_000 }, () => {
+  it('an agent id with bidi and zero-width characters is shown with them escaped, never raw', async () => {
+    const dir = await tempDir();
+    const admin = makeToken();
+    const agent = makeToken();
+    const id = 'invoice\u202Efdp.exe zero\u200Bwidth';
+    const rules = await writeRules(dir, { agents: { [id]: { tokens: [agent.hash], allow: { servers: ['e'] } } }, admins: { alice: { tokens: [admin.hash] } } });
+    const http = await startHttpGateway({ config: await writeConfig(dir, { e: fixtureServer('echo-server') }), args: ['--rules', rules] });
+    try {
+      await rawSession(http.url, { authorization: `Bearer ${agent.token}` });
+      const ok = await raw(`${http.base}/ui/login`, { headers: FORM, body: new URLSearchParams({ token: admin.token }).toString() });
+      const cookie = String(ok.headers['set-cookie']).split(';')[0]!;
+      const page = (await raw(`${http.base}/ui`, { method: 'GET', headers: { cookie } })).body;
+      assert.match(page, /invoice\[U\+202E\]fdp\.exe zero\[U\+200B\]width/);
+      assert.doesNotMatch(page, /[\u202E\u200B]/u, 'a raw bidi or zero-width character');
+    } finally {
+      await http.stop();
+      await dir.remove();
+    }
+  });
+});
+
 describe('console: sign-in, CSRF, CSP and approve over HTTP', { timeout: 90_000 }, () => {
   let rig: ConsoleRig;
   before(async () => (rig = await startConsoleRig()));
@@ -90,7 +169,7 @@ describe('console: sign-in, CSRF, CSP and approve over HTTP', { timeout: 90_000 
     const ok = await raw(`${base}/ui/login`, { headers: FORM, body: new URLSearchParams({ token: rig.adminToken }).toString() });
     assert.equal(ok.status, 303);
     const cookie = String(ok.headers['set-cookie']);
-    assert.match(cookie, /^mcpgate_console=[A-Za-z0-9_-]{40,}; Path=\/ui; HttpOnly; SameSite=Strict$/);
+    assert.match(cookie, /^mcpgate_console=[A-Za-z0-9_-]{40,}\.[A-Za-z0-9_-]{43}; Path=\/ui; HttpOnly; SameSite=Strict$/);
     assert.ok(!cookie.includes(rig.adminToken));
   });
 

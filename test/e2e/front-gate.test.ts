@@ -106,11 +106,12 @@ describe('HTTP gate with tokens: two Authorization headers, Host on /status', { 
   let port: number;
   const bob = makeToken();
   const eve = makeToken();
+  const ops = makeToken();
 
   before(async () => {
     dir = await tempDir();
     const config = await writeConfig(dir, { echo: fixtureServer('echo-server') });
-    const rules = await writeRules(dir, { agents: { bob: { tokens: [bob.hash], allow: { servers: ['*'] } }, eve: { tokens: [eve.hash], allow: { servers: [] } } } });
+    const rules = await writeRules(dir, { agents: { bob: { tokens: [bob.hash], allow: { servers: ['*'] } }, eve: { tokens: [eve.hash], allow: { servers: [] } } }, admins: { ops: { tokens: [ops.hash] } } });
     gate = await startHttpGateway({ config, args: ['--rules', rules] });
     port = Number(new URL(gate.url).port);
   });
@@ -133,12 +134,26 @@ describe('HTTP gate with tokens: two Authorization headers, Host on /status', { 
     assert.equal(once.status, 200, 'one header is fine');
   });
 
-  it('/status stays behind a token, and a foreign Host is refused even with one', async () => {
+  it('/status is the operators\': an admin\'s token reads it; an agent\'s (even one the rules deny everything) gets 403; a foreign Host is refused even with an admin\'s', async () => {
     const none = await raw(`${gate.base}/status`, { method: 'GET' });
     assert.equal(none.status, 401);
-    const foreign = await raw(`${gate.base}/status`, { method: 'GET', headers: { host: `rebind.example:${port}`, authorization: `Bearer ${bob.token}` } });
+    const foreign = await raw(`${gate.base}/status`, { method: 'GET', headers: { host: `rebind.example:${port}`, authorization: `Bearer ${ops.token}` } });
     assert.equal(foreign.status, 403);
-    const ok = await raw(`${gate.base}/status`, { method: 'GET', headers: { authorization: `Bearer ${bob.token}` } });
-    assert.equal(ok.status, 200);
+    assert.equal(codeOf(foreign.json), 'MCPG_HOST_FORBIDDEN');
+    // eve holds a live session, so the status would name her and echo's stderr tail.
+    assert.equal((await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${eve.token}` }, body: initializeBody() })).status, 200);
+    for (const agent of [eve, bob]) {
+      const refused = await raw(`${gate.base}/status`, { method: 'GET', headers: { authorization: `Bearer ${agent.token}` } });
+      assert.equal(refused.status, 403, refused.body);
+      assert.equal(codeOf(refused.json), 'MCPG_OPERATORS_ONLY');
+      assert.ok(!refused.body.includes('echo') && !refused.body.includes('eve'), `nothing of the status: ${refused.body}`);
+    }
+    const ok = await raw(`${gate.base}/status`, { method: 'GET', headers: { authorization: `Bearer ${ops.token}` } });
+    assert.equal(ok.status, 200, ok.body);
+    assert.equal((ok.json?.sessions as { by_agent: Record<string, number> }).by_agent.eve, 1);
+    // The admin's token is no agent's: /mcp refuses it.
+    const asAgent = await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${ops.token}` }, body: initializeBody() });
+    assert.equal(asAgent.status, 401);
+    assert.match(JSON.stringify(asAgent.json), /admin's token/);
   });
 });

@@ -16,6 +16,7 @@ describe('HTTP front: agents, identity and bad requests', { timeout: TIMEOUT }, 
   let gate: HttpGateway;
   const alice = makeToken();
   const bob = makeToken();
+  const ops = makeToken();
 
   before(async () => {
     dir = await tempDir();
@@ -28,6 +29,7 @@ describe('HTTP front: agents, identity and bad requests', { timeout: TIMEOUT }, 
         alice: { tokens: [alice.hash], allow: { servers: ['echo'] } },
         bob: { tokens: [bob.hash], allow: { servers: ['*'] } },
       },
+      admins: { ops: { tokens: [ops.hash] } },
     });
     gate = await startHttpGateway({ config, args: ['--rules', rules, '--max-body', '4096'] });
   });
@@ -172,6 +174,7 @@ describe('HTTP front: agents, identity and bad requests', { timeout: TIMEOUT }, 
         alice: { tokens: [carol.hash], allow: { servers: ['echo'] } },
         bob: { tokens: [bob.hash], allow: { servers: ['*'] } },
       },
+      admins: { ops: { tokens: [ops.hash] } },
     });
     await gate.gw.waitForLog((l) => String(l.msg).startsWith('configuration reloaded') && gate.gw.logs.filter((x) => String(x.msg).startsWith('configuration reloaded')).length > reloads);
     const now = await connectAgent(gate.url, { token: carol.token });
@@ -184,7 +187,7 @@ describe('HTTP front: agents, identity and bad requests', { timeout: TIMEOUT }, 
     assert.equal(old.status, 401, "alice's old token no longer works");
   });
 
-  it('the ops routes answer without a session; /status needs a token; mcpgate status prints it', async () => {
+  it('the ops routes answer without a session; /status needs an admin\'s token; mcpgate status prints it', async () => {
     const health = await raw(`${gate.base}/healthz`, { method: 'GET' });
     assert.equal(health.status, 200);
     const ready = await raw(`${gate.base}/readyz`, { method: 'GET' });
@@ -199,7 +202,10 @@ describe('HTTP front: agents, identity and bad requests', { timeout: TIMEOUT }, 
     assert.equal(status.status, 401);
     const nowhere = await raw(`${gate.base}/nowhere`, { method: 'GET' });
     assert.equal(nowhere.status, 404);
-    const printed = await cli(['status', '--url', gate.url, '--token', bob.token]);
+    const agentAsks = await cli(['status', '--url', gate.url, '--token', bob.token]);
+    assert.equal(agentAsks.code, 1, "an agent's token does not read the operators' status");
+    assert.match(agentAsks.err, /operators only: pass an admin's token/);
+    const printed = await cli(['status', '--url', gate.url, '--token', ops.token]);
     assert.equal(printed.code, 0, printed.err);
     assert.match(printed.out, /servers: 2 of 2 ready/);
     assert.match(printed.out, /sink\s+ready/);

@@ -58,6 +58,7 @@ describe('per-agent credentials for a remote server (rules serverHeaders)', { ti
   const alice = makeToken();
   const bob = makeToken();
   const carol = makeToken();
+  const ops = makeToken();
   const clients: Client[] = [];
   const allow = { allow: { servers: ['github'] } };
   const rulesWith = (aliceVar: string) => ({
@@ -66,6 +67,7 @@ describe('per-agent credentials for a remote server (rules serverHeaders)', { ti
       bob: { tokens: [bob.hash], ...allow, serverHeaders: { github: { authorization: 'Bearer ${BOB_GH}' } } },
       carol: { tokens: [carol.hash], ...allow },
     },
+    admins: { ops: { tokens: [ops.hash] } },
   });
 
   before(async () => {
@@ -115,7 +117,7 @@ describe('per-agent credentials for a remote server (rules serverHeaders)', { ti
   it('the credential is never logged nor shown in status; status says which connections use one', async () => {
     const logs = JSON.stringify(gate.gw.logs);
     for (const secret of [ALICE_GH, BOB_GH]) assert.ok(!logs.includes(secret), 'a credential was logged');
-    const res = await raw(`${gate.base}/status`, { method: 'GET', headers: { authorization: `Bearer ${carol.token}` } });
+    const res = await raw(`${gate.base}/status`, { method: 'GET', headers: { authorization: `Bearer ${ops.token}` } });
     assert.ok(!res.body.includes(ALICE_GH) && !res.body.includes(BOB_GH), 'a credential is in the status');
     const pool = (res.json as { pools: { server: string; scopes: { agent: string; own_headers: boolean }[] }[] }).pools.find((p) => p.server === 'github')!;
     const byAgent = Object.fromEntries(pool.scopes.map((s) => [s.agent, s.own_headers]));

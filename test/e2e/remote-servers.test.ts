@@ -106,7 +106,18 @@ describe('remote servers: Streamable HTTP and legacy SSE behind the gateway', { 
 
   it('a server that refuses the gateway (no configured header) is reported with its HTTP status', { timeout: 10_000 }, async () => {
     const line = await gw.waitForLog((l) => l.server === 'locked' && l.level === 'warn');
-    assert.match(String(line.msg), /^server "locked" answered HTTP 401 Unauthorized: missing or wrong x-api-key header/);
+    assert.match(String(line.msg), /^server "locked" answered HTTP 401 Unauthorized/);
+    await logged(gw, 'locked', /^server "locked" answered HTTP 401 Unauthorized; its body \(for the operator only\): missing or wrong x-api-key header$/);
+  });
+
+  it("a server's error body never reaches the agent (it may echo the operator's headers); the operator's log has it, redacted", { timeout: 10_000 }, async () => {
+    assert.equal((await fetch(`${web.base}/fail-next`, { method: 'POST' })).status, 200);
+    const error = await rpcError(gw.client.callTool({ name: 'web__echo', arguments: { text: 'x' } }));
+    assert.match(error.message, /server "web" answered HTTP 502 Bad Gateway$/);
+    assert.ok(!JSON.stringify(error).includes(KEY), 'the shared header reached the agent');
+    const line = await logged(gw, 'web', /answered HTTP 502 Bad Gateway; its body \(for the operator only\): /) as { msg: string };
+    assert.match(line.msg, /"x-api-key":"\[redacted\]"/);
+    assert.ok(!JSON.stringify(gw.logs).includes(KEY), 'the shared header was logged');
   });
 
   it('progress of a remote call reaches the agent, over an event stream and over legacy SSE', { timeout: 10_000 }, async () => {

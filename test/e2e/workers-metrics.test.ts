@@ -15,7 +15,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { survivors, tempDir, textOf, until, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
 import { makeToken } from '../helpers/http.js';
 import { REDIS_MISSING, RedisServer } from '../helpers/redis.js';
-import { freshConnection, startThreeWorkers, stopWorkers, workersOf as workersOfHost, type WorkerRow } from '../helpers/workers.js';
+import { freshConnection, startThreeWorkers, stopWorkers, workersOf, type WorkerRow } from '../helpers/workers.js';
 
 const { token, hash } = makeToken();
 const AUTH = { authorization: `Bearer ${token}` };
@@ -72,7 +72,6 @@ async function scrapeWithin(url: string, ms: number): Promise<Scrape | undefined
   }
 }
 
-const workersOf = (base: string): Promise<WorkerRow[]> => workersOfHost(base, AUTH);
 
 describe('/metrics under serve --workers 3: one scrape shows the whole host', { timeout: 240_000, skip: REDIS_MISSING }, () => {
   let dir: TempDir;
@@ -85,7 +84,7 @@ describe('/metrics under serve --workers 3: one scrape shows the whole host', { 
   before(async () => {
     dir = await tempDir();
     redis = await RedisServer.start();
-    ({ gw, url, base } = await startThreeWorkers(dir, redis, hash, AUTH));
+    ({ gw, url, base } = await startThreeWorkers(dir, redis, hash));
   });
 
   after(async () => {

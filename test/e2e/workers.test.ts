@@ -12,7 +12,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { survivors, tempDir, textOf, until, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
 import { makeToken } from '../helpers/http.js';
 import { REDIS_MISSING, RedisServer } from '../helpers/redis.js';
-import { freshConnection, startThreeWorkers, stopWorkers, workersOf as workersOfHost, type WorkerRow } from '../helpers/workers.js';
+import { ADMIN, freshConnection, startThreeWorkers, stopWorkers, workersOf, type WorkerRow } from '../helpers/workers.js';
 
 const { token, hash } = makeToken();
 const AUTH = { authorization: `Bearer ${token}` };
@@ -20,7 +20,6 @@ const AUTH = { authorization: `Bearer ${token}` };
 
 
 
-const workersOf = (base: string): Promise<WorkerRow[]> => workersOfHost(base, AUTH);
 
 async function metric(base: string, name: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`, { headers: { connection: 'close' } })).text();
@@ -52,7 +51,7 @@ describe('mcpgate serve --workers 3 --redis: one port, three supervised workers'
   before(async () => {
     dir = await tempDir();
     redis = await RedisServer.start();
-    ({ gw, url, base } = await startThreeWorkers(dir, redis, hash, AUTH));
+    ({ gw, url, base } = await startThreeWorkers(dir, redis, hash));
   });
 
   after(async () => {
@@ -117,6 +116,24 @@ describe('mcpgate serve --workers 3 --redis: one port, three supervised workers'
     for (const w of now) adopted += await metric(w.address, 'mcpgate_cluster_adoptions_total');
     assert.ok(adopted >= 1, `adopted ${adopted}`);
     await client.close();
+  });
+
+  it("the console: a login made on one worker is valid on every worker, and a sign-out on one ends it on all", { timeout: 60_000 }, async () => {
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const signIn = await freshConnection(`${base}/ui/login`, { method: 'POST', headers: form, body: new URLSearchParams({ token: ADMIN.token }).toString(), redirect: 'manual' });
+    assert.equal(signIn.status, 303);
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+    assert.match(cookie, /^mcpgate_console=/);
+    // Each request on a connection of its own: the primary hands them to the three workers in turn.
+    const pages = await Promise.all(Array.from({ length: 9 }, () => freshConnection(`${base}/ui`, { headers: { cookie }, redirect: 'manual' })));
+    assert.deepEqual(pages.map((p) => p.status), Array<number>(9).fill(200), 'every worker knows the login');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await pages[0]!.text())?.[1];
+    assert.ok(csrf !== undefined);
+    for (const p of pages.slice(1)) await p.body?.cancel();
+    const out = await freshConnection(`${base}/ui/logout`, { method: 'POST', headers: { ...form, cookie }, body: new URLSearchParams({ csrf }).toString(), redirect: 'manual' });
+    assert.equal(out.status, 303);
+    const after = await Promise.all(Array.from({ length: 6 }, () => freshConnection(`${base}/ui`, { headers: { cookie }, redirect: 'manual' })));
+    assert.deepEqual(after.map((p) => [p.status, p.headers.get('location')]), Array(6).fill([303, '/ui/login']), 'signed out on every worker');
   });
 
   it('SIGTERM to the primary drains every worker and leaves no process behind', { timeout: 90_000 }, async () => {

@@ -60,6 +60,12 @@ function guard(pid: number): () => void {
 }
 
 /** A new static token and its rules entry (what `mcpgate token` prints). */
+/** The JSON-RPC error message of an answer's body (the whole body as JSON when there is none). */
+export function messageOf(body: Record<string, unknown> | undefined): string {
+  const message = (body?.error as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' ? message : JSON.stringify(body);
+}
+
 export function makeToken(): { token: string; hash: string } {
   const token = `mcpg_${randomBytes(24).toString('base64url')}`;
   return { token, hash: `sha256:${createHash('sha256').update(token).digest('hex')}` };

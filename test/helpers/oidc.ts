@@ -108,8 +108,11 @@ export class Idp {
   keys: SigningKey[] = [];
   /** Extra claims of each account's access tokens (e.g. `groups`), by its login name. */
   readonly accountClaims = new Map<string, Record<string, unknown>>();
+  /** How many requests reached the introspection endpoint (RFC 7662) since start. */
+  introspections = 0;
   private provider: Provider | undefined;
   private readonly server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'POST' && req.url?.startsWith('/token/introspection') === true) this.introspections += 1;
     if (this.provider === undefined) res.writeHead(503).end();
     else void this.provider.callback()(req, res);
   });

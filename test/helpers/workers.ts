@@ -3,7 +3,7 @@
 // worker is listed in `/status`, and the status rows read back.
 import assert from 'node:assert/strict';
 import { GatewayProcess, fixtureServer, until, writeConfig, type TempDir } from './gateway.js';
-import { writeRules } from './http.js';
+import { makeToken, writeRules } from './http.js';
 import type { RedisServer } from './redis.js';
 
 export interface WorkerRow {
@@ -20,9 +20,12 @@ export const freshConnection = (url: string | URL, init?: RequestInit): Promise<
   return fetch(url, { ...init, headers });
 };
 
-/** The cluster's workers as `/status` lists them (from whichever worker answers). */
-export async function workersOf(base: string, auth: Record<string, string>): Promise<WorkerRow[]> {
-  const body = (await (await fetch(`${base}/status`, { headers: { ...auth, connection: 'close' } })).json()) as { cluster?: { workers?: WorkerRow[] } };
+/** The admin of the workers' rules (`ops`): /status is the operators', and the console signs in with it. */
+export const ADMIN = makeToken();
+
+/** The cluster's workers as `/status` lists them (from whichever worker answers; asked as the admin). */
+export async function workersOf(base: string): Promise<WorkerRow[]> {
+  const body = (await (await fetch(`${base}/status`, { headers: { authorization: `Bearer ${ADMIN.token}`, connection: 'close' } })).json()) as { cluster?: { workers?: WorkerRow[] } };
   return body.cluster?.workers ?? [];
 }
 
@@ -36,11 +39,11 @@ export interface WorkersHost {
 
 /**
  * Three workers in front of the kitchen-sink fixture as `sink`, alice (the token `hash` is hers)
- * allowed it; resolves once the primary has said every worker listens and all three are listed.
+ * allowed it, `ops` the admin (ADMIN); resolves once the primary has said every worker listens and all three are listed.
  */
-export async function startThreeWorkers(dir: TempDir, redis: RedisServer, hash: string, auth: Record<string, string>): Promise<WorkersHost> {
+export async function startThreeWorkers(dir: TempDir, redis: RedisServer, hash: string): Promise<WorkersHost> {
   const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server') });
-  const rules = await writeRules(dir, { agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } } });
+  const rules = await writeRules(dir, { agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } }, admins: { ops: { tokens: [ADMIN.hash] } } });
   const gw = new GatewayProcess({ config, agent: null, args: ['--http', '127.0.0.1:0', '--workers', '3', '--redis', redis.url, '--rules', rules, '--pins', 'off'] });
   // The primary says so once every worker listens.
   const line = await Promise.race([
@@ -51,7 +54,7 @@ export async function startThreeWorkers(dir: TempDir, redis: RedisServer, hash: 
   ]);
   const url = line.url as string;
   const base = url.replace(/\/mcp$/, '');
-  assert.ok(await until(async () => (await workersOf(base, auth)).length === 3, 30_000), 'three workers in the cluster');
+  assert.ok(await until(async () => (await workersOf(base)).length === 3, 30_000), 'three workers in the cluster');
   return { gw, url, base };
 }
 

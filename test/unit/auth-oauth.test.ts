@@ -190,11 +190,11 @@ void describe('auth.oauth and auth.resource configuration', T, () => {
     byPath((await failure(() => parseRules(JSON.stringify({ agents: {}, auth }), FILE, [], { env: {} }))).issues);
 
   void it('an issuer object or a list; defaults; a status summary', T, () => {
-    const rules = rulesFor([{ issuer: 'https://a.test' }, { issuer: 'https://b.test/realms/x', audience: ['api'], algorithms: ['RS256'], scopes: ['mcp', 'mcp'], jwksUri: 'https://b.test/keys' }]);
+    const rules = rulesFor([{ issuer: 'https://a.test' }, { issuer: 'https://b.test/realms/x', namespace: 'b', audience: ['api'], algorithms: ['RS256'], scopes: ['mcp', 'mcp'], jwksUri: 'https://b.test/keys' }]);
     assert.deepEqual(describeAuth(rules.auth), {
       oauth: [
         { issuer: 'https://a.test', jwks_uri: null, audience: null, algorithms: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'], agent_claim: 'sub', scopes: [], clock_skew_seconds: 30, refresh_cooldown_seconds: 30 },
-        { issuer: 'https://b.test/realms/x', jwks_uri: 'https://b.test/keys', audience: ['api'], algorithms: ['RS256'], agent_claim: 'sub', scopes: ['mcp'], clock_skew_seconds: 30, refresh_cooldown_seconds: 30 },
+        { issuer: 'https://b.test/realms/x', namespace: 'b', jwks_uri: 'https://b.test/keys', audience: ['api'], algorithms: ['RS256'], agent_claim: 'sub', scopes: ['mcp'], clock_skew_seconds: 30, refresh_cooldown_seconds: 30 },
       ],
     });
   });
@@ -203,12 +203,16 @@ void describe('auth.oauth and auth.resource configuration', T, () => {
     const rules = parseRules(JSON.stringify({ agents: {}, auth: { oauth: { issuer: 'https://a.test', introspection: { clientId: 'gw', clientSecret: '${IDP_SECRET}' } } } }), FILE, [], { env: { IDP_SECRET: 'the-secret-value' } });
     assert.equal(rules.auth?.oauth[0]?.introspection?.clientSecret, 'the-secret-value');
     const summary = JSON.stringify(describeAuth(rules.auth));
-    assert.ok(summary.includes('"introspection":{"client_id":"gw","endpoint":null}') && !summary.includes('the-secret-value'), summary);
+    assert.ok(summary.includes('"introspection":{"client_id":"gw","endpoint":null,"max_per_second":10,"cache_seconds":300}') && !summary.includes('the-secret-value'), summary);
     const literal = rulesFor({ issuer: 'https://a.test', introspection: { clientId: 'gw', clientSecret: 'inline' } });
     assert.deepEqual(byPath(literal.warnings), { '$.auth.oauth.introspection.clientSecret': 'the client secret is written in the rules file itself; prefer "${VAR}" with the variable set' });
     assert.deepEqual(await bad({ oauth: { issuer: 'https://a.test', introspection: { clientId: 'gw', clientSecret: '${NOPE}', url: 'x' } } }), {
       '$.auth.oauth.introspection.clientSecret': 'environment variable NOPE is not set',
-      '$.auth.oauth.introspection.url': 'unknown key "url" in introspection (known: clientId, clientSecret, endpoint)',
+      '$.auth.oauth.introspection.url': 'unknown key "url" in introspection (known: clientId, clientSecret, endpoint, maxPerSecond, cacheSeconds)',
+    });
+    assert.deepEqual(await bad({ oauth: { issuer: 'https://a.test', introspection: { clientId: 'gw', clientSecret: 's', maxPerSecond: 0, cacheSeconds: 3601 } } }), {
+      '$.auth.oauth.introspection.maxPerSecond': 'expected the most introspection calls a second to this issuer, a whole number from 1 to 1000, got 0',
+      '$.auth.oauth.introspection.cacheSeconds': 'expected how many seconds an active answer is trusted (a revoked token is accepted that long), a whole number from 0 to 3600, got 3601',
     });
   });
 
@@ -221,10 +225,22 @@ void describe('auth.oauth and auth.resource configuration', T, () => {
     });
     assert.deepEqual(await bad({ oauth: { issuer: 'https://a.test', algorithms: ['HS256'], introspect: {}, scopes: ['a b'] } }), {
       '$.auth.oauth.algorithms[0]': 'algorithm HS256 cannot be verified with an issuer\'s published keys (HMAC is never accepted from an issuer): HMAC needs "secret"; a public key never verifies HMAC tokens',
-      '$.auth.oauth.introspect': 'unknown key "introspect" in an oauth issuer (known: issuer, jwksUri, audience, algorithms, agentClaim, scopes, clockSkewSeconds, refreshCooldownSeconds, introspection)',
+      '$.auth.oauth.introspect': 'unknown key "introspect" in an oauth issuer (known: issuer, namespace, jwksUri, audience, algorithms, agentClaim, scopes, clockSkewSeconds, refreshCooldownSeconds, introspection)',
       '$.auth.oauth.scopes': 'expected an array of scope names (no spaces, quotes or backslashes; RFC 6749 §3.3), got an array',
     });
-    assert.deepEqual(await bad({ oauth: [{ issuer: 'https://a.test' }, { issuer: 'https://a.test' }] }), { '$.auth.oauth[1].issuer': 'issuer "https://a.test" is listed twice' });
+    assert.deepEqual(await bad({ oauth: [{ issuer: 'https://a.test' }, { issuer: 'https://a.test', namespace: 'a' }] }), { '$.auth.oauth[1].issuer': 'issuer "https://a.test" is listed twice' });
+    // One agent namespace per issuer; an opaque token goes to one issuer only.
+    const second = await bad({ oauth: [{ issuer: 'https://a.test' }, { issuer: 'https://b.test' }] });
+    assert.match(second['$.auth.oauth[1].namespace'] ?? '', /^missing: with more than one issuer, each after the first needs a "namespace"/);
+    assert.deepEqual(await bad({ oauth: [{ issuer: 'https://a.test', namespace: 'x' }, { issuer: 'https://b.test', namespace: 'x' }, { issuer: 'https://c.test', namespace: 'no spaces' }] }), {
+      '$.auth.oauth[1].namespace': 'namespace "x" is used by two issuers',
+      '$.auth.oauth[2].namespace': 'expected 1 to 32 letters, digits, "." , "_" or "-" (the prefix of this issuer\'s agent ids, "NAMESPACE:ID"), got a string',
+    });
+    const both = { clientId: 'gw', clientSecret: '${S}' };
+    const twice = await failure(() => parseRules(JSON.stringify({ agents: {}, auth: { oauth: [{ issuer: 'https://a.test', introspection: both }, { issuer: 'https://b.test', namespace: 'b', introspection: both }] } }), FILE, [], { env: { S: 's' } }));
+    assert.match(byPath(twice.issues)['$.auth.oauth'] ?? '', /^2 issuers have "introspection" \("https:\/\/a.test", "https:\/\/b.test"\): an opaque token names no issuer, so it would be shown to each; keep "introspection" on one issuer/);
+    const squatter = await failure(() => parseRules(JSON.stringify({ agents: { 'b:alice': { tokens: [`sha256:${'0'.repeat(64)}`] } }, auth: { oauth: [{ issuer: 'https://a.test' }, { issuer: 'https://b.test', namespace: 'b' }] } }), FILE, [], { env: {} }));
+    assert.match(byPath(squatter.issues)['$.agents["b:alice"].tokens'] ?? JSON.stringify(byPath(squatter.issues)), /are issuer "https:\/\/b.test"'s/);
     assert.deepEqual(await bad({ resource: 'https://gw.test/mcp?x=1', oauth: [] }), {
       '$.auth.resource': 'a resource URI has no fragment and no query (RFC 8707 §2)',
       '$.auth.oauth': 'expected an issuer object or an array of 1 to 8 of them, got an empty array',

@@ -104,8 +104,10 @@ void describe('the Authorization header', T, () => {
 void describe('static tokens', T, () => {
   void it('a listed token names its agent; an unknown one is refused without being echoed', T, async () => {
     assert.deepEqual(plain(await authenticate(HS, bearer(TOKEN), { now: NOW })), { ok: true, agent: 'ci-bot', via: 'token' });
-    assert.equal(await reason(HS, 'mcpg_not-listed'), 'unknown token');
-    assert.equal(await reason(OPEN_RULES, TOKEN), 'unknown token');
+    const unlisted = 'unknown token (an mcpgate token that the rules do not list: revoked, or for another gateway)';
+    assert.equal(await reason(HS, 'mcpg_not-listed'), unlisted);
+    assert.equal(await reason(OPEN_RULES, TOKEN), unlisted);
+    assert.equal(await reason(HS, 'not-listed'), 'unknown token');
   });
 
   void it('a JWT-shaped token is a JWT only when JWT auth is configured; a listed one is a static token first', T, async () => {

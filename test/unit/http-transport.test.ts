@@ -14,6 +14,7 @@ import type { GatewayError } from '../../src/errors.js';
 import { encodeError } from '../../src/wire/jsonrpc.js';
 import { Logger } from '../../src/observability/logger.js';
 import { HttpTransport } from '../../src/servers/http-transport.js';
+import { redacted } from '../../src/servers/http-request.js';
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
 
@@ -124,16 +125,22 @@ describe('HttpTransport against a scripted server', { timeout: 20_000 }, () => {
     assert.equal(rig.transport.write(request(3), 3), false, 'nothing is sent after stop');
   });
 
-  it('answers a request refused with an HTTP error in the server\'s place, naming status and body', async () => {
+  it('answers a request refused with an HTTP error in the server\'s place, naming the status (never the body)', async () => {
     handler = (_req, _body, res) => res.writeHead(503, { 'content-type': 'text/plain' }).end('  upstream\n  overloaded  ');
     const rig = await open();
     rig.transport.write(request(7), 7);
     const error = JSON.parse(await rig.line(2)) as { id: number; error: { code: number; message: string; data: Record<string, unknown> } };
     assert.equal(error.id, 7);
     assert.equal(error.error.code, -32011);
-    assert.equal(error.error.message, 'server "srv" answered HTTP 503 Service Unavailable: upstream overloaded');
+    assert.equal(error.error.message, 'server "srv" answered HTTP 503 Service Unavailable');
     assert.deepEqual(error.error.data, { httpStatus: 503, code: 'MCPG_SERVER_UNAVAILABLE', server: 'srv' });
     rig.transport.kill();
+  });
+
+  it('blanks the credentials an error body echoes before it is logged', () => {
+    assert.equal(redacted('{"authorization":"Bearer s3cr3t.x","x-api-key":"k3y","cookie":"sid=abc"} Authorization: Basic dXNlcjpwYXNz token=abc&x=1'),
+      '{"authorization":"[redacted]","x-api-key":"[redacted]","cookie":"[redacted]"} Authorization: [redacted] token=[redacted]&x=1');
+    assert.equal(redacted('missing or wrong x-api-key header'), 'missing or wrong x-api-key header');
   });
 
   it('passes on a JSON batch message by message, and fails a request accepted without an answer', async () => {

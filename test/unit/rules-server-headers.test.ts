@@ -69,6 +69,17 @@ void describe('rules serverHeaders', () => {
     assert.match(byPath(tooMany.issues)['$.agents.a.serverHeaders.github']!, /33 headers .* at most 32/);
   });
 
+  void it('a credential written literally (not ${VAR}) is a warning at load, never echoing the value', { timeout: 5000 }, () => {
+    const rules = parse({ a: { serverHeaders: {
+      github: { Authorization: 'Bearer ghp_literal_value_0123', 'X-Org': 'acme', 'X-Team': 'red', 'X-Opaque': 'AbCdEfGhIjKlMnOpQrStUvWxYz012345' },
+      jira: { 'X-Api-Key': 'k1-literal', Cookie: '${CI_GH_TOKEN}' },
+    } } });
+    const found = byPath(rules.warnings);
+    assert.deepEqual(Object.keys(found).sort(), ['$.agents.a.serverHeaders.github.Authorization', '$.agents.a.serverHeaders.github.X-Opaque', '$.agents.a.serverHeaders.jira.X-Api-Key']);
+    assert.match(found['$.agents.a.serverHeaders.github.Authorization']!, /^the value of Authorization looks like a credential written in the rules file itself; prefer "\$\{VAR\}"/);
+    assert.ok(!JSON.stringify(rules.warnings).includes('ghp_literal') && !JSON.stringify(rules.warnings).includes('k1-literal'), 'a value was echoed');
+  });
+
   void it('the variables serverHeaders read are mcpgate\'s secrets: a stdio server does not inherit them', { timeout: 5000 }, () => {
     const names = secretEnvNames({ agents: { a: { serverHeaders: { github: { Authorization: 'Bearer ${CI_GH_TOKEN}', 'X-K': '${OTHER:-x}' } } } }, auth: { jwt: { secret: '${JWT_S}' } } });
     assert.deepEqual([...names].sort(), ['CI_GH_TOKEN', 'JWT_S', 'OTHER']);

@@ -13,10 +13,10 @@ describe('sign-in limiter', () => {
       assert.equal(limiter.retryAfter('10.0.0.1'), undefined);
       limiter.failed('10.0.0.1');
     }
-    assert.equal(limiter.retryAfter('10.0.0.1'), 60);
+    assert.deepEqual(limiter.retryAfter('10.0.0.1'), { scope: 'address', seconds: 60 });
     assert.equal(limiter.retryAfter('10.0.0.2'), undefined, 'another address is not blocked');
     now += 59_500;
-    assert.equal(limiter.retryAfter('10.0.0.1'), 1);
+    assert.deepEqual(limiter.retryAfter('10.0.0.1'), { scope: 'address', seconds: 1 });
     now += 500;
     assert.equal(limiter.retryAfter('10.0.0.1'), undefined, 'the window ended');
   });
@@ -29,10 +29,15 @@ describe('sign-in limiter', () => {
     assert.equal(limiter.retryAfter('a'), undefined);
   });
 
-  it('blocks everyone when failures from many addresses pass the total', () => {
+  it('past the total of many addresses, says so as its own scope (the console then still checks a token); the default total is 500', () => {
     const limiter = new SignInLimiter({ perAddress: 5, total: 10, windowMs: 60_000, now: () => 0 });
     for (let i = 0; i < 10; i++) limiter.failed(`10.0.0.${i}`);
-    assert.equal(limiter.retryAfter('10.9.9.9'), 60);
+    assert.deepEqual(limiter.retryAfter('10.9.9.9'), { scope: 'total', seconds: 60 });
+    const defaults = new SignInLimiter({ now: () => 0 });
+    for (let i = 0; i < 499; i++) defaults.failed(`10.1.${i >> 8}.${i & 255}`);
+    assert.equal(defaults.retryAfter('10.9.9.9'), undefined);
+    defaults.failed('10.2.0.0');
+    assert.equal(defaults.retryAfter('10.9.9.9')?.scope, 'total');
   });
 
   it('remembers a bounded number of addresses', () => {

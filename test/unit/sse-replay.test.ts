@@ -5,6 +5,8 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { ReplayStore, parseEventId, type ReplayCounters, type StreamLog } from '../../src/front/sse-replay.js';
 
 function counting(): ReplayCounters & { counts: Record<string, number> } {
@@ -119,5 +121,34 @@ describe('SSE replay logs', () => {
     assert.equal(store.bytes, 0);
     assert.equal(counters.counts.dropped, 4);
     assert.equal(session.size, 0);
+  });
+
+  it('dropped events are released: after a full GC the heap holds what the bounds count, not what was dropped (GET logs of live sessions)', () => {
+    setFlagsFromString('--expose-gc');
+    const once = runInNewContext('gc') as () => void;
+    // External memory is freed by finalizers that run after a collection: collect until it settles.
+    const gc = (): void => {
+      for (let i = 0; i < 4; i++) once();
+    };
+    const MiB = 1024 * 1024;
+    const counters = counting();
+    const store = new ReplayStore({ maxStreamBytes: 4 * MiB, maxTotalBytes: 6 * MiB }, counters);
+    const sessions = [new Map<string, StreamLog>(), new Map<string, StreamLog>()];
+    const logs = sessions.map((session) => store.open(session, 'get'));
+    // Large strings made from a Buffer live outside the V8 heap (external strings): count both.
+    const used = (): number => {
+      const { heapUsed, external } = process.memoryUsage();
+      return heapUsed + external;
+    };
+    gc();
+    const before = used();
+    // 60 distinct events of 2 MiB (120 MiB) on the GET streams of two sessions that stay open.
+    for (let i = 0; i < 60; i++) store.append(logs[i % 2]!, frame(Buffer.alloc(2 * MiB, 97 + (i % 26)).toString('latin1')));
+    gc();
+    const held = used() - before;
+    assert.ok(store.bytes <= 6 * MiB, `the store counts ${store.bytes} bytes`);
+    assert.ok(counters.counts.dropped! >= 57, `${counters.counts.dropped} counted dropped`);
+    assert.ok(held < store.bytes + 4 * MiB, `the heap still holds ${Math.round(held / MiB)} MiB after a full GC; the store counts ${Math.round(store.bytes / MiB)} MiB`);
+    assert.equal(sessions[0]!.size + sessions[1]!.size, 2, 'the logs themselves live on with their sessions');
   });
 });
