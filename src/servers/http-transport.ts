@@ -188,6 +188,21 @@ export class HttpTransport implements ServerTransport, AnswerHost {
         if (id !== undefined && this.calls.get(id) === call) this.calls.delete(id);
         return await this.send(line, id, resent, route, true);
       }
+      const forbidden = status === 403 ? headerOf(res, 'www-authenticate') : undefined;
+      if (forbidden !== undefined && credentials !== undefined && /\binsufficient_scope\b/.test(forbidden)) {
+        // A step-up: the token lacks a scope this request needs. Only this request waits on it (others
+        // the granted scope covers go on); a machine grant widens it at once, a person logs in.
+        res.resume();
+        if (reauthorized) return this.scopeFailed(this.refusedAgain(), id, isInit);
+        try {
+          await credentials.insufficientScope(used, forbidden);
+        } catch (err) {
+          return this.scopeFailed(err, id, isInit);
+        }
+        if (this.state !== 'open' || call.cancelled) return;
+        if (id !== undefined && this.calls.get(id) === call) this.calls.delete(id);
+        return await this.send(line, id, resent, route, true);
+      }
       if (status < 200 || status >= 300) {
         const reason = httpStatusError(this.config.name, res, await excerpt(res));
         if (isInit) return this.lost(status === 400 || status === 404 || status === 405 ? legacyHint(reason) : reason);
@@ -254,6 +269,12 @@ export class HttpTransport implements ServerTransport, AnswerHost {
     const reason = err instanceof GatewayError ? err : new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}": ${String(err)}`, { server: this.config.name });
     if (id !== undefined && !isInit) this.failCall(id, reason);
     this.lost(reason);
+  }
+
+  /** A step-up that needs a person fails the request; the connection stays (unless it was the initialize). */
+  private scopeFailed(err: unknown, id: number | undefined, isInit: boolean): void {
+    if (isInit || id === undefined) return this.authFailed(err, id, isInit);
+    this.failCall(id, err instanceof GatewayError ? err : new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}": ${String(err)}`, { server: this.config.name }));
   }
 
   private refusedAgain(): GatewayError {
