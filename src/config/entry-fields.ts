@@ -92,9 +92,18 @@ export function readAuth(name: string, type: 'http' | 'sse', raw: unknown, heade
   if (o.clientId !== undefined) auth.clientId = expand(o.clientId, ['auth', 'clientId']);
   if (o.clientSecret !== undefined) auth.clientSecret = expand(o.clientSecret, ['auth', 'clientSecret']);
   if (o.scope !== undefined) auth.scope = o.scope;
+  if (o.privateKey !== undefined) auth.privateKey = expand(o.privateKey, ['auth', 'privateKey']);
+  if (o.signingAlgorithm !== undefined) auth.signingAlgorithm = o.signingAlgorithm;
   if (auth.clientSecret !== undefined && auth.clientId === undefined) ctx.errors.push(issue(['auth', 'clientSecret'], `a client secret needs its "clientId" (server "${name}")`));
-  if (auth.grant === 'client_credentials' && (auth.clientId === undefined || auth.clientSecret === undefined)) {
-    ctx.errors.push(issue(['auth', 'grant'], `"client_credentials" needs "clientId" and "clientSecret" (server "${name}")`));
+  if (auth.privateKey !== undefined) {
+    if (auth.clientId === undefined) ctx.errors.push(issue(['auth', 'privateKey'], `a private key needs its "clientId" (the client it signs in as; server "${name}")`));
+    if (auth.clientSecret !== undefined) ctx.errors.push(issue(['auth', 'privateKey'], `give "privateKey" (private_key_jwt) or "clientSecret", not both (server "${name}")`));
+    if (!/-----BEGIN PRIVATE KEY-----/.test(auth.privateKey)) ctx.errors.push(issue(['auth', 'privateKey'], `"privateKey" must be a PEM PKCS #8 private key ("-----BEGIN PRIVATE KEY-----…"), usually written as \${VAR} (server "${name}")`));
+  } else if (o.signingAlgorithm !== undefined) {
+    ctx.errors.push(issue(['auth', 'signingAlgorithm'], `"signingAlgorithm" is the algorithm of "privateKey", which is missing (server "${name}")`));
+  }
+  if (auth.grant === 'client_credentials' && (auth.clientId === undefined || (auth.clientSecret === undefined && auth.privateKey === undefined))) {
+    ctx.errors.push(issue(['auth', 'grant'], `"client_credentials" needs "clientId" and "clientSecret" (or "privateKey") (server "${name}")`));
   }
   if (o.clientMetadataUrl !== undefined) {
     const url = expand(o.clientMetadataUrl, ['auth', 'clientMetadataUrl']);

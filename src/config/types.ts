@@ -89,6 +89,13 @@ export interface OAuthSettings {
   readonly clientMetadataUrl?: string;
   /** The scope to ask for; absent: what the server's resource metadata lists. */
   readonly scope?: string;
+  /**
+   * A PEM (PKCS #8) private key: mcpgate authenticates as `clientId` at the token endpoint with a JWT
+   * it signs (`private_key_jwt`, RFC 7523 §2.2) instead of a client secret.
+   */
+  readonly privateKey?: string;
+  /** The JWS algorithm `privateKey` signs with (default ES256). */
+  readonly signingAlgorithm?: string;
 }
 
 /**

@@ -9,8 +9,9 @@
 // - `gateway`: refreshing stored tokens; when a person is needed, it throws `NeedsLogin` instead;
 // - `machine`: the client-credentials grant of the entry, no person, no redirect.
 
+import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/client';
 import type {
-  OAuthClientInformationContext, OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens,
+  AddClientAuthentication, OAuthClientInformationContext, OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
 import type { OAuthSettings, RemoteServerConfig } from '../config/types.js';
 import type { TokenFile, TokenStore } from './store.js';
@@ -27,6 +28,11 @@ type Stored = Omit<TokenFile, 'version' | 'savedAt' | 'url'>;
 
 export class StoreProvider implements OAuthClientProvider {
   private verifier: string | undefined;
+  /**
+   * `private_key_jwt` (RFC 7523 §2.2): with the entry's `privateKey`, every token request carries a
+   * client assertion the SDK signs (with jose) for this client, instead of a secret.
+   */
+  readonly addClientAuthentication: AddClientAuthentication | undefined;
 
   constructor(
     private readonly server: RemoteServerConfig,
@@ -36,7 +42,12 @@ export class StoreProvider implements OAuthClientProvider {
     /** What is stored now (the provider keeps it current and writes every change). */
     private stored: Stored,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    const key = settings.privateKey;
+    const id = settings.clientId;
+    this.addClientAuthentication = key === undefined || id === undefined ? undefined
+      : createPrivateKeyJwtAuth({ issuer: id, subject: id, privateKey: key, alg: settings.signingAlgorithm ?? 'ES256' });
+  }
 
   get current(): Stored {
     return this.stored;
@@ -58,7 +69,7 @@ export class StoreProvider implements OAuthClientProvider {
       redirect_uris: redirect === undefined ? [] : [redirect],
       grant_types: machine ? ['client_credentials'] : ['authorization_code', 'refresh_token'],
       response_types: machine ? [] : ['code'],
-      token_endpoint_auth_method: this.settings.clientSecret !== undefined ? 'client_secret_basic' : 'none',
+      token_endpoint_auth_method: this.settings.privateKey !== undefined ? 'private_key_jwt' : this.settings.clientSecret !== undefined ? 'client_secret_basic' : 'none',
       ...(this.settings.scope !== undefined && { scope: this.settings.scope }),
     };
   }

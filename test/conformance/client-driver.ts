@@ -12,7 +12,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { callsFor } from './scenario-args.js';
+import { callsFor, serverRefusedCall } from './scenario-args.js';
 import { CLI, startGateway, tempDir, until, writeConfig, type TempDir } from '../helpers/gateway.js';
 
 const url = process.argv[2];
@@ -31,6 +31,9 @@ function authOf(): Record<string, unknown> | undefined {
   if (!scenario.startsWith('auth/')) return undefined;
   const client = context.client_id === undefined ? {} : { clientId: context.client_id, ...(context.client_secret !== undefined && { clientSecret: context.client_secret }) };
   if (scenario === 'auth/client-credentials-basic') return { type: 'oauth', grant: 'client_credentials', ...client };
+  if (context.private_key_pem !== undefined) {
+    return { type: 'oauth', grant: 'client_credentials', clientId: context.client_id, privateKey: context.private_key_pem, ...(context.signing_algorithm !== undefined && { signingAlgorithm: context.signing_algorithm }) };
+  }
   // The operator serves a client ID metadata document (the suite's scenarios know it by this URL).
   return { type: 'oauth', clientMetadataUrl: CLIENT_METADATA_URL, ...client };
 }
@@ -89,6 +92,10 @@ try {
         try {
           result = await call();
         } catch (err) {
+          if (serverRefusedCall(err)) {
+            process.stdout.write(`${planned.name}: ${String(err)}\n`);
+            continue;
+          }
           if (auth === undefined || !needsLogin(err)) throw err;
           // A step-up: the person signs in again (login asks for the wider scope); the gateway picks it up.
           process.stderr.write(`client-driver (${scenario}): ${String(err)}; logging in again\n`);

@@ -62,3 +62,12 @@ export function callsFor(tools: readonly { name: string; inputSchema: unknown }[
   if (Array.isArray(context.toolCalls)) return context.toolCalls as ToolCall[];
   return tools.map((tool) => ({ name: tool.name, arguments: argumentsFor(tool.name, tool.inputSchema, tools) }));
 }
+
+/**
+ * A server that lists a tool yet answers its call "method not found" (a scenario that only judges the
+ * listing): the agent notes the answer and goes on — that is the server's answer, relayed, not the
+ * client failing.
+ */
+export function serverRefusedCall(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === -32601;
+}

@@ -12,7 +12,7 @@ import {
   UnauthorizedError, requestJwtAuthorizationGrant,
   type OAuthClientInformationMixed, type OAuthClientMetadata, type OAuthClientProvider, type OAuthTokens,
 } from '@modelcontextprotocol/client';
-import { callsFor } from './scenario-args.js';
+import { callsFor, serverRefusedCall } from './scenario-args.js';
 
 const url = process.argv[2];
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
@@ -151,7 +151,10 @@ try {
   const { tools } = await request((c) => c.listTools());
   if (scenario !== 'initialize') {
     for (const planned of callsFor(tools, context)) {
-      const result = await request((c) => c.callTool(planned));
+      const result = await request((c) => c.callTool(planned)).catch((err: unknown) => {
+        if (serverRefusedCall(err)) return String(err);
+        throw err;
+      });
       process.stdout.write(`${planned.name}: ${JSON.stringify(result)}\n`);
     }
   }

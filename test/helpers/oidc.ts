@@ -14,7 +14,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
-import { exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
+import { exportJWK, exportPKCS8, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import Provider, { type Configuration } from 'oidc-provider';
 import {
   Client,
@@ -99,12 +99,19 @@ export interface IdpOptions {
    * as `http://127.0.0.1:PORT/…` instead — the document is still fetched, from the test's server.
    */
   clientIdMetadataDocuments?: boolean;
+  /** Scopes the resource servers accept beyond `mcp` (a token gets those its request asked for). */
+  extraScopes?: string[];
 }
+
+/** The id of the static client that authenticates with `private_key_jwt` (its key: `Idp.keyRobot`). */
+export const KEY_ROBOT_ID = 'key-robot';
 
 export class Idp {
   issuer = '';
   /** The static confidential client for the client-credentials grant. */
   readonly machine = { clientId: ROBOT.id, clientSecret: ROBOT.secret };
+  /** A client-credentials client that authenticates with `private_key_jwt`: its private key (PEM, PKCS #8); the provider holds the public one. */
+  keyRobot = { clientId: KEY_ROBOT_ID, privateKeyPem: '', publicJwk: {} as JWK };
   keys: SigningKey[] = [];
   /** Extra claims of each account's access tokens (e.g. `groups`), by its login name. */
   readonly accountClaims = new Map<string, Record<string, unknown>>();
@@ -120,6 +127,8 @@ export class Idp {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     this.issuer = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     this.keys = [await signingKey('key-1')];
+    const pair = await generateKeyPair('ES256', { extractable: true });
+    this.keyRobot = { clientId: KEY_ROBOT_ID, privateKeyPem: await exportPKCS8(pair.privateKey), publicJwk: { ...(await exportJWK(pair.publicKey)), alg: 'ES256', use: 'sig' } };
     this.provider = this.make();
   }
 
@@ -144,11 +153,17 @@ export class Idp {
   private make(): Provider {
     const ttl = this.options.accessTokenTtl ?? 300;
     const configuration: Configuration = {
-      clients: [ROBOT, OPAQUE_ROBOT].map((c) => ({ client_id: c.id, client_secret: c.secret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: 'mcp' })),
+      clients: [
+        ...[ROBOT, OPAQUE_ROBOT].map((c) => ({ client_id: c.id, client_secret: c.secret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: 'mcp' })),
+        {
+          client_id: KEY_ROBOT_ID, token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'ES256',
+          jwks: { keys: [this.keyRobot.publicJwk] }, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: 'mcp',
+        },
+      ],
       jwks: { keys: this.keys.map((k) => k.jwk) },
       cookies: { keys: ['a-cookie-signing-key-for-tests'] },
       clientDefaults: { id_token_signed_response_alg: 'ES256' },
-      scopes: ['openid', 'offline_access', 'mcp'],
+      scopes: ['openid', 'offline_access', 'mcp', ...(this.options.extraScopes ?? [])],
       pkce: { required: () => true },
       ttl: { AccessToken: ttl, ClientCredentials: ttl, AuthorizationCode: 60, Grant: 86_400, Interaction: 600, Session: 86_400, RefreshToken: 86_400, IdToken: 3600 },
       issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
@@ -169,7 +184,7 @@ export class Idp {
           defaultResource: (_ctx, _client, oneOf) => oneOf ?? undefined,
           useGrantedResource: () => true,
           getResourceServerInfo: (_ctx, resource, client) => ({
-            scope: 'mcp',
+            scope: ['mcp', ...(this.options.extraScopes ?? [])].join(' '),
             audience: resource,
             accessTokenTTL: ttl,
             ...(client.clientId === OPAQUE_ROBOT.id ? { accessTokenFormat: 'opaque' } : { accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } }),
@@ -287,8 +302,8 @@ export interface OAuthRemote {
   stop(): Promise<void>;
 }
 
-export async function startOAuthRemote(issuer: string): Promise<OAuthRemote> {
-  const child: ChildProcess = spawn(process.execPath, [fixture('oauth-remote-server'), '--issuer', issuer], { stdio: ['ignore', 'pipe', process.env.MCPGATE_TEST_VERBOSE !== undefined ? 'inherit' : 'ignore'] });
+export async function startOAuthRemote(issuer: string, args: string[] = []): Promise<OAuthRemote> {
+  const child: ChildProcess = spawn(process.execPath, [fixture('oauth-remote-server'), '--issuer', issuer, ...args], { stdio: ['ignore', 'pipe', process.env.MCPGATE_TEST_VERBOSE !== undefined ? 'inherit' : 'ignore'] });
   const lines = createInterface({ input: child.stdout! });
   const [first] = (await Promise.race([once(lines, 'line'), once(child, 'exit').then(() => { throw new Error('the remote fixture exited before listening'); })])) as [string];
   lines.close();
