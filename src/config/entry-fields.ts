@@ -94,6 +94,11 @@ export function readAuth(name: string, type: 'http' | 'sse', raw: unknown, heade
   if (o.scope !== undefined) auth.scope = o.scope;
   if (o.privateKey !== undefined) auth.privateKey = expand(o.privateKey, ['auth', 'privateKey']);
   if (o.signingAlgorithm !== undefined) auth.signingAlgorithm = o.signingAlgorithm;
+  if (o.assertionFile !== undefined) auth.assertionFile = expand(o.assertionFile, ['auth', 'assertionFile']);
+  if (auth.grant === 'jwt_bearer' && (auth.clientId === undefined || auth.assertionFile === undefined)) {
+    ctx.errors.push(issue(['auth', 'grant'], `"jwt_bearer" needs "clientId" and "assertionFile" (the file holding the workload's JWT; server "${name}")`));
+  }
+  if (auth.grant !== 'jwt_bearer' && auth.assertionFile !== undefined) ctx.errors.push(issue(['auth', 'assertionFile'], `"assertionFile" is the assertion of the "jwt_bearer" grant (server "${name}")`));
   if (auth.clientSecret !== undefined && auth.clientId === undefined) ctx.errors.push(issue(['auth', 'clientSecret'], `a client secret needs its "clientId" (server "${name}")`));
   if (auth.privateKey !== undefined) {
     if (auth.clientId === undefined) ctx.errors.push(issue(['auth', 'privateKey'], `a private key needs its "clientId" (the client it signs in as; server "${name}")`));
@@ -118,7 +123,7 @@ export function readAuth(name: string, type: 'http' | 'sse', raw: unknown, heade
     if (parsedUrl === null || parsedUrl.protocol !== 'https:' || parsedUrl.pathname === '/' || parsedUrl.hash !== '' || parsedUrl.username !== '' || parsedUrl.password !== '') {
       ctx.errors.push(issue(['auth', 'clientMetadataUrl'], `"clientMetadataUrl" must be an https URL with a path (the client id an authorization server fetches the document from), e.g. https://example.com/mcpgate/client.json (server "${name}")`));
     }
-    if (auth.grant === 'client_credentials') ctx.errors.push(issue(['auth', 'clientMetadataUrl'], `a client ID metadata document names a client that signs in people; "client_credentials" uses "clientId" and "clientSecret" (server "${name}")`));
+    if (auth.grant !== 'authorization_code') ctx.errors.push(issue(['auth', 'clientMetadataUrl'], `a client ID metadata document names a client that signs in people; "client_credentials" uses "clientId" and "clientSecret" (server "${name}")`));
   }
   return { auth: Object.freeze(auth) };
 }

@@ -78,7 +78,7 @@ export class OAuthCredentials {
     const wanted = parseChallenge(challenge).scope;
     const granted = this.tokens?.scope ?? this.settings.scope;
     const union = computeScopeUnion(granted, wanted);
-    if (this.settings.grant === 'client_credentials') {
+    if (this.settings.grant !== 'authorization_code') {
       // No person needed: a new token for the union of what was asked and what the server wants.
       await this.obtain(union, true);
       return;
@@ -132,7 +132,7 @@ export class OAuthCredentials {
     // A token the server refused (expires_at 0) is refreshed, unless a login stored another since.
     const refused = this.tokens?.expires_at === 0 ? this.tokens : undefined;
     this.tokens = refused !== undefined && (stored?.tokens === undefined || stored.tokens.access_token === refused.access_token) ? refused : stored?.tokens;
-    const machine = this.settings.grant === 'client_credentials';
+    const machine = this.settings.grant !== 'authorization_code';
     if (this.tokens !== undefined && !this.expiring(this.tokens) && !force) return;
     if (!machine) {
       if (this.tokens === undefined) {

@@ -35,7 +35,7 @@ export class LoginError extends Error {}
 /** Runs the whole login; resolves once the tokens are stored. */
 export async function login(server: RemoteServerConfig, store: TokenStore, options: LoginOptions): Promise<void> {
   const settings = server.auth ?? { grant: 'authorization_code' as const };
-  if (settings.grant === 'client_credentials') throw new LoginError(`server "${server.name}" uses the client-credentials grant: it needs no login`);
+  if (settings.grant !== 'authorization_code') throw new LoginError(`server "${server.name}" uses the ${settings.grant === 'jwt_bearer' ? 'jwt-bearer (workload identity)' : 'client-credentials'} grant: it needs no login`);
   const listener = createServer();
   const state = randomBytes(16).toString('base64url');
   let stored;

@@ -11,6 +11,7 @@
 
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { callsFor, serverRefusedCall } from './scenario-args.js';
 import { CLI, startGateway, tempDir, until, writeConfig, type TempDir } from '../helpers/gateway.js';
@@ -27,8 +28,14 @@ if (url === undefined) {
 const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
 
 /** The entry's `auth` for a scenario: what an operator would write given what the scenario hands out. */
-function authOf(): Record<string, unknown> | undefined {
+async function authOf(dir: TempDir): Promise<Record<string, unknown> | undefined> {
   if (!scenario.startsWith('auth/')) return undefined;
+  if (context.valid_jwt !== undefined) {
+    // Workload identity: the platform puts the workload's JWT in a file.
+    const assertionFile = dir.file('workload.jwt');
+    await writeFile(assertionFile, context.valid_jwt, { mode: 0o600 });
+    return { type: 'oauth', grant: 'jwt_bearer', clientId: context.client_id, assertionFile };
+  }
   const client = context.client_id === undefined ? {} : { clientId: context.client_id, ...(context.client_secret !== undefined && { clientSecret: context.client_secret }) };
   if (scenario === 'auth/client-credentials-basic') return { type: 'oauth', grant: 'client_credentials', ...client };
   if (context.private_key_pem !== undefined) {
@@ -65,12 +72,12 @@ let dir: TempDir | undefined;
 let failed = false;
 try {
   dir = await tempDir('mcpgate-conformance-client-');
-  const auth = authOf();
+  const auth = await authOf(dir);
   // The era the scenario is written for, as an operator would set it for such a server.
   const era = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION === '2026-07-28' ? '2026-07-28' : undefined;
   const config = await writeConfig(dir, { conf: { type: 'http', url, prefix: false, ...(era !== undefined && { era }), ...(auth !== undefined && { auth }) } });
   const state = dir.file('state');
-  if (auth !== undefined && auth.grant !== 'client_credentials') await signIn(config, state);
+  if (auth !== undefined && auth.grant === undefined) await signIn(config, state);
   const gw = await startGateway({
     config,
     args: ['--pins', 'off', '--state', state],

@@ -89,7 +89,7 @@ function provider(): OAuthClientProvider | undefined {
   const id = context.client_id ?? '';
   if (scenario === 'auth/client-credentials-basic') return new ClientCredentialsProvider({ clientId: id, clientSecret: context.client_secret ?? '' });
   if (scenario === 'auth/client-credentials-jwt') return new PrivateKeyJwtProvider({ clientId: id, privateKey: context.private_key_pem ?? '', algorithm: context.signing_algorithm ?? 'ES256' });
-  if (scenario === 'auth/enterprise-managed-authorization') {
+  if (scenario === 'auth/enterprise-managed-authorization' || scenario === 'auth/cross-app-access-complete-flow') {
     return new CrossAppAccessProvider({
       clientId: id,
       clientSecret: context.client_secret ?? '',
