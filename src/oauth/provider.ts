@@ -162,7 +162,7 @@ export class StoreProvider implements OAuthClientProvider {
       try {
         assertion = (await readFile(file, 'utf8')).trim();
       } catch (err) {
-        throw new Error(`cannot read the workload token "assertionFile" ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+        throw new Error(`cannot read the workload token "assertionFile" ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
       }
       if (assertion === '') throw new Error(`the workload token file ${file} is empty`);
       return new URLSearchParams({ grant_type: JWT_BEARER, assertion, ...(scope !== undefined && { scope }) });
