@@ -12,7 +12,7 @@
 import { readFile } from 'node:fs/promises';
 import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/client';
 import type {
-  AddClientAuthentication, OAuthClientInformationContext, OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens,
+  AddClientAuthentication, OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
 import type { OAuthSettings, RemoteServerConfig } from '../config/types.js';
 import type { TokenFile, TokenStore } from './store.js';
@@ -91,18 +91,7 @@ export class StoreProvider implements OAuthClientProvider {
     return this.use.kind === 'machine' ? undefined : this.settings.clientMetadataUrl;
   }
 
-  clientInformation(ctx?: OAuthClientInformationContext): StoredOAuthClientInformation | undefined {
-    // A registered client belongs to the authorization server that registered it: when the resource
-    // moved to another one, it is not presented there (the SDK registers anew). A configured client
-    // is the operator's to change.
-    const client = this.known();
-    const issuer = ctx?.issuer;
-    const registered = this.settings.clientId === undefined && client !== undefined && client.client_id !== this.clientMetadataUrl;
-    if (registered && issuer !== undefined && typeof client.issuer === 'string' && client.issuer !== issuer) return undefined;
-    return client;
-  }
-
-  private known(): StoredOAuthClientInformation | undefined {
+  clientInformation(): StoredOAuthClientInformation | undefined {
     // Who mcpgate is, in this order: its metadata document where the server takes one, the entry's
     // client, else the client it registered (the SDK registers when this returns nothing).
     const document = this.clientMetadataUrl;

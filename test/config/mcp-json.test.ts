@@ -448,4 +448,19 @@ void describe('parseServersConfig: "auth" (OAuth to remote servers, issue 14)', 
     assert.match(found['$.mcpServers.d.auth.signingAlgorithm']!, /"privateKey", which is missing/);
     assert.equal(issues.length, 4);
   });
+
+  void it('reads a jwt_bearer entry (workload identity: the assertion file) and refuses one without it, or the file on another grant', { timeout: 5000 }, async () => {
+    const config = parse({ mcpServers: { a: { url: 'https://a.test/mcp', auth: { type: 'oauth', grant: 'jwt_bearer', clientId: 'workload', assertionFile: '${TOKEN_DIR}/token' } } } }, { TOKEN_DIR: '/var/run/secrets/tokens' });
+    assert.deepEqual(config.servers[0]?.type === 'http' ? config.servers[0].auth : undefined, { grant: 'jwt_bearer', clientId: 'workload', assertionFile: '/var/run/secrets/tokens/token' });
+    const { issues } = await failure(() => parse({
+      mcpServers: {
+        a: { url: 'https://a.test/mcp', auth: { type: 'oauth', grant: 'jwt_bearer', clientId: 'workload' } },
+        b: { url: 'https://b.test/mcp', auth: { type: 'oauth', assertionFile: '/t' } },
+      },
+    }));
+    const found = byPath(issues);
+    assert.match(found['$.mcpServers.a.auth.grant']!, /"jwt_bearer" needs "clientId" and "assertionFile"/);
+    assert.match(found['$.mcpServers.b.auth.assertionFile']!, /the assertion of the "jwt_bearer" grant/);
+    assert.equal(issues.length, 2);
+  });
 });

@@ -2,7 +2,9 @@
 // (@modelcontextprotocol/client: its Client, its Streamable HTTP transport, its `auth()` with the
 // providers it ships), run by `conformance client --command "node sdk-client-driver.js"` exactly as
 // client-driver.ts runs mcpgate. A scenario may sit in a client baseline only when this driver fails
-// it too (`npm run conformance:sdk-clients` runs it over every client scenario; see sdk-clients.ts).
+// it too. Run it over every client scenario of a suite version (after a build):
+//   node_modules/node22/bin/node node_modules/conformance-0.2/dist/index.js client \
+//     --command "node dist/test/conformance/sdk-client-driver.js" --suite all --timeout 120000
 // The authorization code grant is driven as a browser would: the authorization URL is fetched, its
 // redirect read (the suite's authorization servers answer at once, no login page), and the code and
 // `iss` handed to the transport's `finishAuth`.

@@ -299,6 +299,8 @@ export interface OAuthRemote {
   /** Every distinct Authorization value the server received. */
   seen(): Promise<string[]>;
   refuseLast(): Promise<void>;
+  /** The resource moves to the authorization server `issuer`. */
+  move(issuer: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -315,6 +317,10 @@ export async function startOAuthRemote(issuer: string, args: string[] = []): Pro
     stats: async () => (await (await fetch(`${base}/stats`)).json()) as { accepted: number; refused: number },
     seen: async () => (await (await fetch(`${base}/seen`)).json()) as string[],
     refuseLast: async () => void (await fetch(`${base}/refuse-last`, { method: 'POST' })).body?.cancel(),
+    move: async (issuer: string) => {
+      const res = await fetch(`${base}/move?issuer=${encodeURIComponent(issuer)}`, { method: 'POST' });
+      assert.equal(res.status, 204, await res.text());
+    },
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
@@ -332,11 +338,15 @@ export interface LoginRun {
   agent?: string;
   /** Who signs in at the authorization server (default `alice`). */
   user?: string;
+  /** `--port`: a fixed loopback port (a client registered for its redirect is used again). */
+  port?: number;
+  /** What the "browser" does with the redirect back to mcpgate (default: opens it, expecting 200). */
+  callback?: (url: URL) => Promise<void>;
 }
 
 /** Runs the built `mcpgate login` as a person would: reads the printed URL, signs in through the provider as `user`, lands on the loopback callback. */
 export async function runLogin(as: Idp, run: LoginRun): Promise<{ code: number | null; out: string; err: string }> {
-  const args = [CLI, 'login', run.server ?? 'remote', '--config', run.config, '--state', run.state, '--no-browser', '--login-timeout', '60000', ...(run.agent === undefined ? [] : ['--agent', run.agent])];
+  const args = [CLI, 'login', run.server ?? 'remote', '--config', run.config, '--state', run.state, '--no-browser', '--login-timeout', '60000', ...(run.agent === undefined ? [] : ['--agent', run.agent]), ...(run.port === undefined ? [] : ['--port', String(run.port)])];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -350,6 +360,7 @@ export async function runLogin(as: Idp, run: LoginRun): Promise<{ code: number |
     if (url === undefined || signingIn !== undefined) return;
     signingIn = (async () => {
       const callback = await as.signIn(url, run.user);
+      if (run.callback !== undefined) return run.callback(callback);
       const res = await fetch(callback);
       assert.equal(res.status, 200, await res.text());
     })();
