@@ -67,7 +67,8 @@ describe('mcpgate as an OAuth client: issuers', { timeout: 120_000 }, () => {
     });
     assert.equal(result.code, 1, result.out);
     assert.match(result.err, /issuer/i);
-    assert.equal((await stored().catch(() => ({} as TokenFile))).tokens, undefined, 'no tokens were stored');
+    const file: TokenFile = await stored().catch(() => ({}));
+    assert.equal(file.tokens, undefined, 'no tokens were stored');
   });
 
   it('re-registers at the new authorization server when the resource moves there', async () => {
