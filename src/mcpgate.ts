@@ -105,7 +105,7 @@ export class Mcpgate {
       // A per-agent server's connection for agent A uses A's own login (`mcpgate login SERVER --agent A`), never
       // the shared one; a client-credentials entry has no person behind it, so it is one account for all.
       credentials: (server, account) => (Object.keys(server.headers).some((h) => h.toLowerCase() === 'authorization') ? undefined
-        : new oauthModule.loaded!.OAuthCredentials(server, account === undefined || server.auth?.grant === 'client_credentials' ? tokens : tokens.forAgent(account), log.child({ server: server.name }))),
+        : new oauthModule.loaded!.OAuthCredentials(server, account === undefined || (server.auth !== undefined && server.auth.grant !== 'authorization_code') ? tokens : tokens.forAgent(account), log.child({ server: server.name }))),
       ...options,
       ...(options.clustered === true && { requestStateHolder: workerId() }),
       config,

@@ -33,7 +33,7 @@ export async function runLogin(request: LoginRequest, io: CliIo): Promise<number
   if (agent !== undefined) {
     // Only a per-agent server's connections are an agent's own; on any other an agent's login would never be used.
     if (server.sessions !== 'per-agent') throw new GatewayError('MCPG_USAGE', `--agent ${agent}: server "${server.name}" is "sessions": "${server.sessions}", so every agent's calls share its connection and its one login; give it "sessions": "per-agent" in ${request.configFile} for per-agent accounts, or log in without --agent`);
-    if (server.auth?.grant === 'client_credentials') throw new GatewayError('MCPG_USAGE', `--agent ${agent}: server "${server.name}" uses the client-credentials grant: one machine account, no login, for every agent`);
+    if (server.auth !== undefined && server.auth.grant !== 'authorization_code') throw new GatewayError('MCPG_USAGE', `--agent ${agent}: server "${server.name}" uses the client-credentials grant: one machine account, no login, for every agent`);
   }
   const store = agent === undefined ? shared : shared.forAgent(agent);
   const show = (url: URL): void => {

@@ -92,9 +92,23 @@ export function readAuth(name: string, type: 'http' | 'sse', raw: unknown, heade
   if (o.clientId !== undefined) auth.clientId = expand(o.clientId, ['auth', 'clientId']);
   if (o.clientSecret !== undefined) auth.clientSecret = expand(o.clientSecret, ['auth', 'clientSecret']);
   if (o.scope !== undefined) auth.scope = o.scope;
+  if (o.privateKey !== undefined) auth.privateKey = expand(o.privateKey, ['auth', 'privateKey']);
+  if (o.signingAlgorithm !== undefined) auth.signingAlgorithm = o.signingAlgorithm;
+  if (o.assertionFile !== undefined) auth.assertionFile = expand(o.assertionFile, ['auth', 'assertionFile']);
+  if (auth.grant === 'jwt_bearer' && (auth.clientId === undefined || auth.assertionFile === undefined)) {
+    ctx.errors.push(issue(['auth', 'grant'], `"jwt_bearer" needs "clientId" and "assertionFile" (the file holding the workload's JWT; server "${name}")`));
+  }
+  if (auth.grant !== 'jwt_bearer' && auth.assertionFile !== undefined) ctx.errors.push(issue(['auth', 'assertionFile'], `"assertionFile" is the assertion of the "jwt_bearer" grant (server "${name}")`));
   if (auth.clientSecret !== undefined && auth.clientId === undefined) ctx.errors.push(issue(['auth', 'clientSecret'], `a client secret needs its "clientId" (server "${name}")`));
-  if (auth.grant === 'client_credentials' && (auth.clientId === undefined || auth.clientSecret === undefined)) {
-    ctx.errors.push(issue(['auth', 'grant'], `"client_credentials" needs "clientId" and "clientSecret" (server "${name}")`));
+  if (auth.privateKey !== undefined) {
+    if (auth.clientId === undefined) ctx.errors.push(issue(['auth', 'privateKey'], `a private key needs its "clientId" (the client it signs in as; server "${name}")`));
+    if (auth.clientSecret !== undefined) ctx.errors.push(issue(['auth', 'privateKey'], `give "privateKey" (private_key_jwt) or "clientSecret", not both (server "${name}")`));
+    if (!/-----BEGIN PRIVATE KEY-----/.test(auth.privateKey)) ctx.errors.push(issue(['auth', 'privateKey'], `"privateKey" must be a PEM PKCS #8 private key ("-----BEGIN PRIVATE KEY-----…"), usually written as \${VAR} (server "${name}")`));
+  } else if (o.signingAlgorithm !== undefined) {
+    ctx.errors.push(issue(['auth', 'signingAlgorithm'], `"signingAlgorithm" is the algorithm of "privateKey", which is missing (server "${name}")`));
+  }
+  if (auth.grant === 'client_credentials' && (auth.clientId === undefined || (auth.clientSecret === undefined && auth.privateKey === undefined))) {
+    ctx.errors.push(issue(['auth', 'grant'], `"client_credentials" needs "clientId" and "clientSecret" (or "privateKey") (server "${name}")`));
   }
   if (o.clientMetadataUrl !== undefined) {
     const url = expand(o.clientMetadataUrl, ['auth', 'clientMetadataUrl']);
@@ -109,7 +123,7 @@ export function readAuth(name: string, type: 'http' | 'sse', raw: unknown, heade
     if (parsedUrl === null || parsedUrl.protocol !== 'https:' || parsedUrl.pathname === '/' || parsedUrl.hash !== '' || parsedUrl.username !== '' || parsedUrl.password !== '') {
       ctx.errors.push(issue(['auth', 'clientMetadataUrl'], `"clientMetadataUrl" must be an https URL with a path (the client id an authorization server fetches the document from), e.g. https://example.com/mcpgate/client.json (server "${name}")`));
     }
-    if (auth.grant === 'client_credentials') ctx.errors.push(issue(['auth', 'clientMetadataUrl'], `a client ID metadata document names a client that signs in people; "client_credentials" uses "clientId" and "clientSecret" (server "${name}")`));
+    if (auth.grant !== 'authorization_code') ctx.errors.push(issue(['auth', 'clientMetadataUrl'], `a client ID metadata document names a client that signs in people; "client_credentials" uses "clientId" and "clientSecret" (server "${name}")`));
   }
   return { auth: Object.freeze(auth) };
 }

@@ -74,10 +74,11 @@ export interface RemoteServerConfig {
 /**
  * How mcpgate signs in to a remote server (issue 14). `authorization_code`: a person runs `mcpgate
  * login SERVER` once (PKCE, loopback redirect), the gateway refreshes the tokens. `client_credentials`:
- * machine to machine with the entry's client id and secret, no person.
+ * machine to machine with the entry's client id and secret (or key), no person. `jwt_bearer`: machine to
+ * machine with a JWT the platform issues to the workload (`assertionFile`) as the grant.
  */
 export interface OAuthSettings {
-  readonly grant: 'authorization_code' | 'client_credentials';
+  readonly grant: 'authorization_code' | 'client_credentials' | 'jwt_bearer';
   /** A client registered in advance; absent: mcpgate registers itself (RFC 7591). */
   readonly clientId?: string;
   readonly clientSecret?: string;
@@ -89,6 +90,18 @@ export interface OAuthSettings {
   readonly clientMetadataUrl?: string;
   /** The scope to ask for; absent: what the server's resource metadata lists. */
   readonly scope?: string;
+  /**
+   * A PEM (PKCS #8) private key: mcpgate authenticates as `clientId` at the token endpoint with a JWT
+   * it signs (`private_key_jwt`, RFC 7523 §2.2) instead of a client secret.
+   */
+  readonly privateKey?: string;
+  /** The JWS algorithm `privateKey` signs with (default ES256). */
+  readonly signingAlgorithm?: string;
+  /**
+   * `jwt_bearer` (RFC 7523 §2.1, workload identity federation): the file holding the workload's JWT
+   * (a platform-issued token, rotated there), read again for every token request.
+   */
+  readonly assertionFile?: string;
 }
 
 /**

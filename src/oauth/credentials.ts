@@ -11,11 +11,12 @@
 // is stored. No token is ever logged or put in an error.
 
 import { mkdirSync } from 'node:fs';
-import { auth } from '@modelcontextprotocol/client';
+import { auth, computeScopeUnion } from '@modelcontextprotocol/client';
 import type { OAuthSettings, RemoteServerConfig } from '../config/types.js';
 import { watchFiles } from '../config/watch.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
+import { parseChallenge } from './challenge.js';
 import { NeedsLogin, StoreProvider } from './provider.js';
 import type { StoredTokens, TokenStore } from './store.js';
 
@@ -70,6 +71,34 @@ export class OAuthCredentials {
     await this.ready();
   }
 
+  async insufficientScope(used: string | undefined, challenge: string): Promise<void> {
+    if (this.pending !== undefined) await this.pending.catch(() => {});
+    if (used !== undefined && this.header() !== used) return; // a wider token came meanwhile: try it
+    const name = this.server.name;
+    const wanted = parseChallenge(challenge).scope;
+    const granted = this.tokens?.scope ?? this.settings.scope;
+    const union = computeScopeUnion(granted, wanted);
+    if (this.settings.grant !== 'authorization_code') {
+      // No person needed: a new token for the union of what was asked and what the server wants.
+      await this.obtain(union, true);
+      return;
+    }
+    // A refresh cannot widen a grant (RFC 6749 §6): the next login asks for the union.
+    let stored;
+    try {
+      stored = await this.store.read(name, this.server.url);
+    } catch {
+      stored = undefined;
+    }
+    if (stored !== undefined && wanted !== undefined) {
+      const { version: _v, savedAt: _s, ...rest } = stored;
+      await this.store.write(name, { ...rest, stepUpScope: computeScopeUnion(stored.stepUpScope, wanted)! }).catch((err: unknown) => {
+        this.log.warn('cannot record the scope the server asked for', { server: name, error: err });
+      });
+    }
+    throw new GatewayError('MCPG_SERVER_NEEDS_LOGIN', `server "${name}" needs login (scope "${union ?? wanted ?? 'unknown'}"): run \`${this.loginCommand}\` (the request needs a scope the stored login was not granted)`, { server: name });
+  }
+
   watch(changed: () => void): () => void {
     const file = this.store.fileOf(this.server.name);
     try {
@@ -90,7 +119,8 @@ export class OAuthCredentials {
     return this.now() >= tokens.expires_at - Math.min(REFRESH_MARGIN_MS, life / 4);
   }
 
-  private async obtain(): Promise<void> {
+  /** `scope`/`force`: a machine grant's new token for a wider scope (a step-up), whatever is held. */
+  private async obtain(scope = this.settings.scope, force = false): Promise<void> {
     const name = this.server.name;
     let stored;
     try {
@@ -102,8 +132,8 @@ export class OAuthCredentials {
     // A token the server refused (expires_at 0) is refreshed, unless a login stored another since.
     const refused = this.tokens?.expires_at === 0 ? this.tokens : undefined;
     this.tokens = refused !== undefined && (stored?.tokens === undefined || stored.tokens.access_token === refused.access_token) ? refused : stored?.tokens;
-    const machine = this.settings.grant === 'client_credentials';
-    if (this.tokens !== undefined && !this.expiring(this.tokens)) return;
+    const machine = this.settings.grant !== 'authorization_code';
+    if (this.tokens !== undefined && !this.expiring(this.tokens) && !force) return;
     if (!machine) {
       if (this.tokens === undefined) {
         if (this.server.auth === undefined) return; // not known to need OAuth: try without
@@ -114,10 +144,10 @@ export class OAuthCredentials {
     const provider = new StoreProvider(this.server, this.settings, this.store, machine ? { kind: 'machine' } : { kind: 'gateway' }, {
       ...(stored?.client !== undefined && { client: stored.client }),
       ...(stored?.discovery !== undefined && { discovery: stored.discovery }),
-      ...(this.tokens !== undefined && { tokens: this.tokens }),
+      ...(this.tokens !== undefined && !force && { tokens: this.tokens }),
     }, this.now);
     try {
-      await auth(provider, { serverUrl: this.server.url, ...(this.settings.scope !== undefined && { scope: this.settings.scope }) });
+      await auth(provider, { serverUrl: this.server.url, ...(scope !== undefined && { scope }) });
     } catch (err) {
       this.tokens = provider.current.tokens;
       if (err instanceof NeedsLogin) throw this.needsLogin('the authorization server refused the refresh token');

@@ -6,10 +6,11 @@
 
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { auth } from '@modelcontextprotocol/client';
+import { auth, computeScopeUnion } from '@modelcontextprotocol/client';
 import type { RemoteServerConfig } from '../config/types.js';
+import { probeChallenge } from './challenge.js';
 import { StoreProvider } from './provider.js';
-import type { TokenStore } from './store.js';
+import type { TokenFile, TokenStore } from './store.js';
 
 export interface LoginOptions {
   /** The loopback port to listen on (0: any free one; a pre-registered client needs a fixed one). */
@@ -39,7 +40,7 @@ export class LoginError extends Error {}
 /** Runs the whole login; resolves once the tokens are stored. */
 export async function login(server: RemoteServerConfig, store: TokenStore, options: LoginOptions): Promise<void> {
   const settings = server.auth ?? { grant: 'authorization_code' as const };
-  if (settings.grant === 'client_credentials') throw new LoginError(`server "${server.name}" uses the client-credentials grant: it needs no login`);
+  if (settings.grant !== 'authorization_code') throw new LoginError(`server "${server.name}" uses the ${settings.grant === 'jwt_bearer' ? 'jwt-bearer (workload identity)' : 'client-credentials'} grant: it needs no login`);
   const listener = createServer();
   const state = randomBytes(16).toString('base64url');
   let stored;
@@ -62,12 +63,20 @@ export async function login(server: RemoteServerConfig, store: TokenStore, optio
     const provider = new StoreProvider(server, settings, store, { kind: 'login', redirectUrl, state, open: options.show }, {
       ...(reuse && stored?.client !== undefined && { client: stored.client }),
     });
-    const scope = settings.scope;
-    const first = await auth(provider, { serverUrl: server.url, ...(scope !== undefined && { scope }) });
+    // The server's own challenge: the metadata URL it announces must be used, and its scope asked for.
+    const challenge = await probeChallenge(server, options.signal);
+    const scope = loginScope(settings.scope, challenge.scope, stored);
+    const common = {
+      serverUrl: server.url,
+      ...(scope !== undefined && { scope }),
+      ...(challenge.resourceMetadataUrl !== undefined && { resourceMetadataUrl: challenge.resourceMetadataUrl }),
+    };
+    const first = await auth(provider, common);
     if (first === 'AUTHORIZED') return;
     const { code, iss, reply } = await callback;
     try {
-      const result = await auth(provider, { serverUrl: server.url, authorizationCode: code, ...(iss !== undefined && { iss }), ...(scope !== undefined && { scope }) });
+      // The SDK checks `iss` against the issuer it discovered (RFC 9207), and that issuer against its metadata.
+      const result = await auth(provider, { ...common, authorizationCode: code, ...(iss !== undefined && { iss }) });
       if (result !== 'AUTHORIZED' || provider.current.tokens === undefined) throw new LoginError('the authorization server issued no tokens');
     } catch (err) {
       await reply(false, `Sign-in failed: the code could not be exchanged for tokens (${err instanceof Error ? err.message : String(err)}). Return to the terminal.`);
@@ -78,6 +87,18 @@ export async function login(server: RemoteServerConfig, store: TokenStore, optio
     listener.closeAllConnections();
     await new Promise<void>((resolve) => listener.close(() => resolve()));
   }
+}
+
+/**
+ * What a login asks for: the entry's scope, else the server's challenge's; and where the server asked
+ * for more than was granted (a step-up), that too with what was granted (a new authorization replaces
+ * the old grant, so nothing granted is dropped). Undefined: the SDK's choice (the resource metadata's
+ * `scopes_supported`, else none).
+ */
+function loginScope(configured: string | undefined, challenged: string | undefined, stored: TokenFile | undefined): string | undefined {
+  const base = configured ?? challenged;
+  if (stored?.stepUpScope === undefined) return base;
+  return computeScopeUnion(base, stored.tokens?.scope, stored.stepUpScope);
 }
 
 /** The one redirect to the loopback listener that carries our `state`: its code, or the error it reports. */

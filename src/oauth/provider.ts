@@ -9,11 +9,16 @@
 // - `gateway`: refreshing stored tokens; when a person is needed, it throws `NeedsLogin` instead;
 // - `machine`: the client-credentials grant of the entry, no person, no redirect.
 
+import { readFile } from 'node:fs/promises';
+import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/client';
 import type {
-  OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens,
+  AddClientAuthentication, OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
 import type { OAuthSettings, RemoteServerConfig } from '../config/types.js';
 import type { TokenFile, TokenStore } from './store.js';
+
+/** The RFC 7523 §2.1 grant type: a JWT as the authorization grant. */
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
 /** The SDK asked for a person's authorization where none can be given (the gateway). */
 export class NeedsLogin extends Error {}
@@ -27,6 +32,11 @@ type Stored = Omit<TokenFile, 'version' | 'savedAt' | 'url'>;
 
 export class StoreProvider implements OAuthClientProvider {
   private verifier: string | undefined;
+  /**
+   * `private_key_jwt` (RFC 7523 §2.2): with the entry's `privateKey`, every token request carries a
+   * client assertion the SDK signs (with jose) for this client, instead of a secret.
+   */
+  readonly addClientAuthentication: AddClientAuthentication | undefined;
 
   constructor(
     private readonly server: RemoteServerConfig,
@@ -36,7 +46,12 @@ export class StoreProvider implements OAuthClientProvider {
     /** What is stored now (the provider keeps it current and writes every change). */
     private stored: Stored,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    const key = settings.privateKey;
+    const id = settings.clientId;
+    this.addClientAuthentication = key === undefined || id === undefined ? undefined
+      : createPrivateKeyJwtAuth({ issuer: id, subject: id, privateKey: key, alg: settings.signingAlgorithm ?? 'ES256' });
+  }
 
   get current(): Stored {
     return this.stored;
@@ -51,14 +66,14 @@ export class StoreProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    const machine = this.settings.grant === 'client_credentials';
+    const machine = this.settings.grant !== 'authorization_code';
     const redirect = this.redirectUrl;
     return {
       client_name: 'mcpgate',
       redirect_uris: redirect === undefined ? [] : [redirect],
-      grant_types: machine ? ['client_credentials'] : ['authorization_code', 'refresh_token'],
+      grant_types: !machine ? ['authorization_code', 'refresh_token'] : this.settings.grant === 'jwt_bearer' ? [JWT_BEARER] : ['client_credentials'],
       response_types: machine ? [] : ['code'],
-      token_endpoint_auth_method: this.settings.clientSecret !== undefined ? 'client_secret_basic' : 'none',
+      token_endpoint_auth_method: this.settings.privateKey !== undefined ? 'private_key_jwt' : this.settings.clientSecret !== undefined ? 'client_secret_basic' : 'none',
       ...(this.settings.scope !== undefined && { scope: this.settings.scope }),
     };
   }
@@ -127,8 +142,20 @@ export class StoreProvider implements OAuthClientProvider {
     return this.verifier;
   }
 
-  prepareTokenRequest(scope?: string): URLSearchParams | undefined {
+  async prepareTokenRequest(scope?: string): Promise<URLSearchParams | undefined> {
     if (this.use.kind !== 'machine') return undefined;
+    const file = this.settings.assertionFile;
+    if (this.settings.grant === 'jwt_bearer' && file !== undefined) {
+      // Read for every request: the platform rotates the workload's token in place.
+      let assertion: string;
+      try {
+        assertion = (await readFile(file, 'utf8')).trim();
+      } catch (err) {
+        throw new Error(`cannot read the workload token "assertionFile" ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+      }
+      if (assertion === '') throw new Error(`the workload token file ${file} is empty`);
+      return new URLSearchParams({ grant_type: JWT_BEARER, assertion, ...(scope !== undefined && { scope }) });
+    }
     return new URLSearchParams({ grant_type: 'client_credentials', ...(scope !== undefined && { scope }) });
   }
 

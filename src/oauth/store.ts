@@ -39,6 +39,11 @@ const FileSchema = z.object({
   tokens: TokensSchema.optional(),
   /** The discovery results (RFC 9728, RFC 8414), so a refresh needs no discovery. */
   discovery: z.looseObject({ authorizationServerUrl: z.string() }).optional(),
+  /**
+   * The scope the server asked for beyond what was granted (a 403 `insufficient_scope` challenge): a
+   * refresh cannot widen a grant, so the next `mcpgate login` asks for it with what was granted.
+   */
+  stepUpScope: z.string().optional(),
   savedAt: z.string(),
 });
 

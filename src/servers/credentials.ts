@@ -20,6 +20,12 @@ export interface UpstreamCredentials {
    * same token), or reject with MCPG_SERVER_NEEDS_LOGIN. `challenge` is its WWW-Authenticate header.
    */
   unauthorized(used: string | undefined, challenge: string | undefined): Promise<void>;
+  /**
+   * The server answered 403 with an `insufficient_scope` challenge: resolves when a token for the
+   * wider scope was obtained without a person (send again), else rejects with
+   * MCPG_SERVER_NEEDS_LOGIN naming the scope `mcpgate login` will ask for.
+   */
+  insufficientScope(used: string | undefined, challenge: string): Promise<void>;
   /** Calls `changed` when new credentials were stored (a login); returns the way to stop. */
   watch(changed: () => void): () => void;
 }

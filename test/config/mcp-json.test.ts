@@ -428,4 +428,39 @@ void describe('parseServersConfig: "auth" (OAuth to remote servers, issue 14)', 
     assert.match(found['$.mcpServers.d.auth.clientMetadataUrl']!, /"client_credentials" uses "clientId" and "clientSecret"/);
     assert.equal(issues.length, 4);
   });
+
+  void it('reads a private_key_jwt key (PEM, from a variable) and refuses one without its client, beside a secret, or not PEM', { timeout: 5000 }, async () => {
+    const pem = '-----BEGIN PRIVATE KEY-----\nMIGH\n-----END PRIVATE KEY-----\n';
+    const config = parse({ mcpServers: { a: { url: 'https://a.test/mcp', auth: { type: 'oauth', grant: 'client_credentials', clientId: 'robot', privateKey: '${KEY}', signingAlgorithm: 'ES384' } } } }, { KEY: pem });
+    assert.deepEqual(config.servers[0]?.type === 'http' ? config.servers[0].auth : undefined, { grant: 'client_credentials', clientId: 'robot', privateKey: pem, signingAlgorithm: 'ES384' });
+    const { issues } = await failure(() => parse({
+      mcpServers: {
+        a: { url: 'https://a.test/mcp', auth: { type: 'oauth', privateKey: pem } },
+        b: { url: 'https://b.test/mcp', auth: { type: 'oauth', clientId: 'x', clientSecret: 'y', privateKey: pem } },
+        c: { url: 'https://c.test/mcp', auth: { type: 'oauth', clientId: 'x', privateKey: 'secret words' } },
+        d: { url: 'https://d.test/mcp', auth: { type: 'oauth', clientId: 'x', signingAlgorithm: 'ES256' } },
+      },
+    }));
+    const found = byPath(issues);
+    assert.match(found['$.mcpServers.a.auth.privateKey']!, /needs its "clientId"/);
+    assert.match(found['$.mcpServers.b.auth.privateKey']!, /not both/);
+    assert.match(found['$.mcpServers.c.auth.privateKey']!, /must be a PEM PKCS #8 private key/);
+    assert.match(found['$.mcpServers.d.auth.signingAlgorithm']!, /"privateKey", which is missing/);
+    assert.equal(issues.length, 4);
+  });
+
+  void it('reads a jwt_bearer entry (workload identity: the assertion file) and refuses one without it, or the file on another grant', { timeout: 5000 }, async () => {
+    const config = parse({ mcpServers: { a: { url: 'https://a.test/mcp', auth: { type: 'oauth', grant: 'jwt_bearer', clientId: 'workload', assertionFile: '${TOKEN_DIR}/token' } } } }, { TOKEN_DIR: '/var/run/secrets/tokens' });
+    assert.deepEqual(config.servers[0]?.type === 'http' ? config.servers[0].auth : undefined, { grant: 'jwt_bearer', clientId: 'workload', assertionFile: '/var/run/secrets/tokens/token' });
+    const { issues } = await failure(() => parse({
+      mcpServers: {
+        a: { url: 'https://a.test/mcp', auth: { type: 'oauth', grant: 'jwt_bearer', clientId: 'workload' } },
+        b: { url: 'https://b.test/mcp', auth: { type: 'oauth', assertionFile: '/t' } },
+      },
+    }));
+    const found = byPath(issues);
+    assert.match(found['$.mcpServers.a.auth.grant']!, /"jwt_bearer" needs "clientId" and "assertionFile"/);
+    assert.match(found['$.mcpServers.b.auth.assertionFile']!, /the assertion of the "jwt_bearer" grant/);
+    assert.equal(issues.length, 2);
+  });
 });

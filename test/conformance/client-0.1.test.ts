@@ -1,7 +1,7 @@
-// The official MCP conformance suite 0.1.16, client side (issue 19): the scenarios initialize,
-// tools_call and sse-retry with mcpgate as the client of the suite's scenario servers, with
-// baseline-0.1.16.yml. See harness.ts.
+// The official MCP conformance suite 0.1.16, client side: every client scenario it lists, OAuth
+// included, with mcpgate as the client of the suite's scenario servers, against
+// baseline-0.1.16.yml. See harness.ts and client-driver.ts.
 
 import { clientScenarios } from './harness.js';
 
-clientScenarios('0.1.16', ['initialize', 'tools_call', 'sse-retry']);
+clientScenarios('0.1.16');

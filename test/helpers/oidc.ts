@@ -14,7 +14,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
-import { exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
+import { exportJWK, exportPKCS8, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import Provider, { type Configuration } from 'oidc-provider';
 import {
   Client,
@@ -99,12 +99,19 @@ export interface IdpOptions {
    * as `http://127.0.0.1:PORT/…` instead — the document is still fetched, from the test's server.
    */
   clientIdMetadataDocuments?: boolean;
+  /** Scopes the resource servers accept beyond `mcp` (a token gets those its request asked for). */
+  extraScopes?: string[];
 }
+
+/** The id of the static client that authenticates with `private_key_jwt` (its key: `Idp.keyRobot`). */
+export const KEY_ROBOT_ID = 'key-robot';
 
 export class Idp {
   issuer = '';
   /** The static confidential client for the client-credentials grant. */
   readonly machine = { clientId: ROBOT.id, clientSecret: ROBOT.secret };
+  /** A client-credentials client that authenticates with `private_key_jwt`: its private key (PEM, PKCS #8); the provider holds the public one. */
+  keyRobot = { clientId: KEY_ROBOT_ID, privateKeyPem: '', publicJwk: {} as JWK };
   keys: SigningKey[] = [];
   /** Extra claims of each account's access tokens (e.g. `groups`), by its login name. */
   readonly accountClaims = new Map<string, Record<string, unknown>>();
@@ -123,6 +130,8 @@ export class Idp {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     this.issuer = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     this.keys = [await signingKey('key-1')];
+    const pair = await generateKeyPair('ES256', { extractable: true });
+    this.keyRobot = { clientId: KEY_ROBOT_ID, privateKeyPem: await exportPKCS8(pair.privateKey), publicJwk: { ...(await exportJWK(pair.publicKey)), alg: 'ES256', use: 'sig' } };
     this.provider = this.make();
   }
 
@@ -147,11 +156,17 @@ export class Idp {
   private make(): Provider {
     const ttl = this.options.accessTokenTtl ?? 300;
     const configuration: Configuration = {
-      clients: [ROBOT, OPAQUE_ROBOT].map((c) => ({ client_id: c.id, client_secret: c.secret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: 'mcp' })),
+      clients: [
+        ...[ROBOT, OPAQUE_ROBOT].map((c) => ({ client_id: c.id, client_secret: c.secret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: 'mcp' })),
+        {
+          client_id: KEY_ROBOT_ID, token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'ES256',
+          jwks: { keys: [this.keyRobot.publicJwk] }, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: 'mcp',
+        },
+      ],
       jwks: { keys: this.keys.map((k) => k.jwk) },
       cookies: { keys: ['a-cookie-signing-key-for-tests'] },
       clientDefaults: { id_token_signed_response_alg: 'ES256' },
-      scopes: ['openid', 'offline_access', 'mcp'],
+      scopes: ['openid', 'offline_access', 'mcp', ...(this.options.extraScopes ?? [])],
       pkce: { required: () => true },
       ttl: { AccessToken: ttl, ClientCredentials: ttl, AuthorizationCode: 60, Grant: 86_400, Interaction: 600, Session: 86_400, RefreshToken: 86_400, IdToken: 3600 },
       issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
@@ -172,7 +187,7 @@ export class Idp {
           defaultResource: (_ctx, _client, oneOf) => oneOf ?? undefined,
           useGrantedResource: () => true,
           getResourceServerInfo: (_ctx, resource, client) => ({
-            scope: 'mcp',
+            scope: ['mcp', ...(this.options.extraScopes ?? [])].join(' '),
             audience: resource,
             accessTokenTTL: ttl,
             ...(client.clientId === OPAQUE_ROBOT.id ? { accessTokenFormat: 'opaque' } : { accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } }),
@@ -287,11 +302,13 @@ export interface OAuthRemote {
   /** Every distinct Authorization value the server received. */
   seen(): Promise<string[]>;
   refuseLast(): Promise<void>;
+  /** The resource moves to the authorization server `issuer`. */
+  move(issuer: string): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startOAuthRemote(issuer: string): Promise<OAuthRemote> {
-  const child: ChildProcess = spawn(process.execPath, [fixture('oauth-remote-server'), '--issuer', issuer], { stdio: ['ignore', 'pipe', process.env.MCPGATE_TEST_VERBOSE !== undefined ? 'inherit' : 'ignore'] });
+export async function startOAuthRemote(issuer: string, args: string[] = []): Promise<OAuthRemote> {
+  const child: ChildProcess = spawn(process.execPath, [fixture('oauth-remote-server'), '--issuer', issuer, ...args], { stdio: ['ignore', 'pipe', process.env.MCPGATE_TEST_VERBOSE !== undefined ? 'inherit' : 'ignore'] });
   const lines = createInterface({ input: child.stdout! });
   const [first] = (await Promise.race([once(lines, 'line'), once(child, 'exit').then(() => { throw new Error('the remote fixture exited before listening'); })])) as [string];
   lines.close();
@@ -303,6 +320,10 @@ export async function startOAuthRemote(issuer: string): Promise<OAuthRemote> {
     stats: async () => (await (await fetch(`${base}/stats`)).json()) as { accepted: number; refused: number },
     seen: async () => (await (await fetch(`${base}/seen`)).json()) as string[],
     refuseLast: async () => void (await fetch(`${base}/refuse-last`, { method: 'POST' })).body?.cancel(),
+    move: async (issuer: string) => {
+      const res = await fetch(`${base}/move?issuer=${encodeURIComponent(issuer)}`, { method: 'POST' });
+      assert.equal(res.status, 204, await res.text());
+    },
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
@@ -320,11 +341,15 @@ export interface LoginRun {
   agent?: string;
   /** Who signs in at the authorization server (default `alice`). */
   user?: string;
+  /** `--port`: a fixed loopback port (a client registered for its redirect is used again). */
+  port?: number;
+  /** What the "browser" does with the redirect back to mcpgate (default: opens it, expecting 200). */
+  callback?: (url: URL) => Promise<void>;
 }
 
 /** Runs the built `mcpgate login` as a person would: reads the printed URL, signs in through the provider as `user`, lands on the loopback callback. */
 export async function runLogin(as: Idp, run: LoginRun): Promise<{ code: number | null; out: string; err: string }> {
-  const args = [CLI, 'login', run.server ?? 'remote', '--config', run.config, '--state', run.state, '--no-browser', '--login-timeout', '60000', ...(run.agent === undefined ? [] : ['--agent', run.agent])];
+  const args = [CLI, 'login', run.server ?? 'remote', '--config', run.config, '--state', run.state, '--no-browser', '--login-timeout', '60000', ...(run.agent === undefined ? [] : ['--agent', run.agent]), ...(run.port === undefined ? [] : ['--port', String(run.port)])];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -338,6 +363,7 @@ export async function runLogin(as: Idp, run: LoginRun): Promise<{ code: number |
     if (url === undefined || signingIn !== undefined) return;
     signingIn = (async () => {
       const callback = await as.signIn(url, run.user);
+      if (run.callback !== undefined) return run.callback(callback);
       const res = await fetch(callback);
       assert.equal(res.status, 200, await res.text());
     })();

@@ -868,7 +868,7 @@ void describe('Connection: a server that needs a login (issue 14)', () => {
       stale: false,
       ready: () => Promise.resolve(),
       concerns: () => true,
-      unauthorized: () => Promise.resolve(),
+      unauthorized: () => Promise.resolve(), insufficientScope: () => Promise.resolve(),
       watch: (fn: () => void) => {
         changed = fn;
         return () => void (unwatched += 1);
