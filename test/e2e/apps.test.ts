@@ -42,7 +42,7 @@ describe('MCP Apps behind a prefixed and an unprefixed entry', { timeout: 60_000
   });
 
   it("renames a tool's _meta.ui.resourceUri and legacy _meta[\"ui/resourceUri\"] with its resource", { timeout: 20_000 }, async () => {
-    const tools = new Map((await gw.client.listTools()).tools.map((t) => [t.name, t._meta as Meta]));
+    const tools = new Map((await gw.client.listTools()).tools.map((t) => [t.name, t._meta]));
     assert.deepEqual(tools.get('viz__chart')?.ui, { resourceUri: 'ui://viz/apps/chart.html' });
     assert.equal(tools.get('viz__legacy_chart')?.['ui/resourceUri'], 'ui://viz/apps/chart.html');
     assert.deepEqual(tools.get('chart')?.ui, { resourceUri: 'ui://apps/chart.html' });
@@ -52,7 +52,7 @@ describe('MCP Apps behind a prefixed and an unprefixed entry', { timeout: 60_000
   it('reads every pointer back through mcpgate, from the server that owns it, under the URI asked for', { timeout: 20_000 }, async () => {
     const tools = (await gw.client.listTools()).tools;
     for (const tool of tools) {
-      const meta = tool._meta as Meta;
+      const meta = tool._meta;
       const pointer = (meta?.ui as { resourceUri?: string } | undefined)?.resourceUri ?? (meta?.['ui/resourceUri'] as string | undefined);
       if (pointer === undefined) continue;
       assert.ok(pointer.startsWith('ui://'), `${tool.name} points at ${pointer}`);
@@ -68,15 +68,15 @@ describe('MCP Apps behind a prefixed and an unprefixed entry', { timeout: 60_000
   it("renames a call result's _meta pointers and resource_link, which read back", { timeout: 20_000 }, async () => {
     for (const [name, key] of [['viz__chart', 'ui'], ['viz__legacy_chart', 'ui/resourceUri']] as const) {
       const result = await gw.client.callTool({ name, arguments: {} });
-      const meta = result._meta as Meta;
+      const meta = result._meta;
       const pointer = key === 'ui' ? (meta?.ui as { resourceUri: string }).resourceUri : meta?.[key];
       assert.equal(pointer, 'ui://viz/apps/chart.html', name);
       const link = (result.content as { type: string; uri?: string }[]).find((c) => c.type === 'resource_link');
       assert.equal(link?.uri, 'ui://viz/apps/chart.html');
-      assert.equal((await readText(link!.uri!)).uri, 'ui://viz/apps/chart.html');
+      assert.equal((await readText(link.uri)).uri, 'ui://viz/apps/chart.html');
     }
     const plain = await gw.client.callTool({ name: 'chart', arguments: {} });
-    assert.deepEqual((plain._meta as Meta)?.ui, { resourceUri: 'ui://apps/chart.html' });
+    assert.deepEqual((plain._meta)?.ui, { resourceUri: 'ui://apps/chart.html' });
   });
 
   it('sends a ui:// URI naming no prefix to the unprefixed server, which does not know it', { timeout: 20_000 }, async () => {
