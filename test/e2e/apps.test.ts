@@ -8,8 +8,6 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fixtureServer, startGateway, tempDir, writeConfig, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
 
-type Meta = Record<string, unknown> | undefined;
-
 describe('MCP Apps behind a prefixed and an unprefixed entry', { timeout: 60_000 }, () => {
   let dir: TempDir;
   let gw: GatewayProcess;
