@@ -40,6 +40,9 @@ import { agentHeaders, scopeOf } from './pool-scope.js';
 import { CatalogListing } from './catalog-listing.js';
 import { OwnListing } from './own-listing.js';
 import { launchServer, type ServerSummary } from './launch.js';
+import { extensionsOf, mergeExtensions, PASSED_THROUGH } from './extensions.js';
+import { gatewayCapabilities } from './methods.js';
+import { clientCapabilities } from '../servers/era.js';
 
 export type { ConnectionFactory, GatewayOptions } from './gateway-options.js';
 export type { ServerSummary } from './launch.js';
@@ -170,6 +173,7 @@ export class Gateway {
       maxInflight: this.maxInflight,
       sanitize: this.sanitizes,
       instructions: () => this.listing.instructions(),
+      capabilities: () => this.capabilities(),
       setServersLogLevel: (session) => Promise.all([this.setServersLogLevel(), this.ownListing.setOwnLogLevel(session)]).then(() => undefined),
       closed: (session) => this.sessionClosed(session),
       scoped: (session, conn) => {
@@ -185,7 +189,8 @@ export class Gateway {
         }
       },
     };
-    this.connect = options.connect ?? ((config, hooks, log, account) => new Connection(config, hooks, log, {
+    this.connect = options.connect ?? ((config, hooks, log, account, extensions) => new Connection(config, hooks, log, {
+      clientCapabilities: clientCapabilities(extensions ?? PASSED_THROUGH),
       startupTimeoutMs: options.startupTimeoutMs ?? 30_000,
       stopTimings: options.stopTimings,
       supervision: options.supervision,
@@ -194,7 +199,7 @@ export class Gateway {
     }));
     this.pool = new ConnectionPool({
       // A per-agent scope (`agent:ID`, a verified identity) signs in upstream with that agent's own login.
-      create: (config, scope) => this.connect(config, this.ownListing.pooledHooks(scope), this.log.child({ server: config.name, scope }), scope.startsWith('agent:') ? scope.slice('agent:'.length) : undefined),
+      create: (config, scope, owner) => this.connect(config, this.ownListing.pooledHooks(scope), this.log.child({ server: config.name, scope }), scope.startsWith('agent:') ? scope.slice('agent:'.length) : undefined, owner.extensions ?? {}),
       busy: (conn) => this.sessions.callsOn(conn) > 0,
       log: this.log,
       breaker: options.poolBreaker ?? options.supervision?.breaker,
@@ -284,7 +289,14 @@ export class Gateway {
       },
       sameForAll: () => this.rules.open,
       instructions: () => this.listing.instructions(),
+      capabilities: () => this.capabilities(),
     }, msg, envelope, sink);
+  }
+
+  /** What mcpgate declares to agents: what it relays, and the merge of its ready servers' extensions. */
+  private capabilities(): Record<string, unknown> {
+    const declared = [...this.connections.values()].map((conn) => (conn.state === 'ready' ? extensionsOf(conn.info?.capabilities) : undefined));
+    return gatewayCapabilities(mergeExtensions(declared));
   }
 
   /** Called by a session when it ends: drop its subscriptions, answer its servers' pending questions. */

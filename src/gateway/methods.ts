@@ -40,10 +40,15 @@ export const GATEWAY_CAPABILITIES = {
   completions: {},
 } as const;
 
+/** What mcpgate declares to an agent: `GATEWAY_CAPABILITIES`, with the servers' merged `extensions` when any declare some. */
+export function gatewayCapabilities(extensions: Record<string, unknown> | undefined): Record<string, unknown> {
+  return extensions === undefined ? GATEWAY_CAPABILITIES : { ...GATEWAY_CAPABILITIES, extensions };
+}
+
 /** The answer to an agent's `initialize`: the version it asked for if we speak it, else our latest. */
-export function initializeResult(requested: unknown, instructions: string | undefined): Record<string, unknown> {
+export function initializeResult(requested: unknown, instructions: string | undefined, capabilities: Record<string, unknown> = GATEWAY_CAPABILITIES): Record<string, unknown> {
   const protocolVersion = typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
-  const result: Record<string, unknown> = { protocolVersion, capabilities: GATEWAY_CAPABILITIES, serverInfo: GATEWAY_INFO };
+  const result: Record<string, unknown> = { protocolVersion, capabilities, serverInfo: GATEWAY_INFO };
   if (instructions !== undefined) result.instructions = instructions;
   return result;
 }

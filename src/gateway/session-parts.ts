@@ -38,6 +38,8 @@ export interface SessionPartsOf<Session> {
   sanitize: boolean;
   /** The ready servers' own instructions, for `initialize`. */
   instructions(): string | undefined;
+  /** What mcpgate declares to agents (`methods.ts` `gatewayCapabilities`). */
+  capabilities(): Record<string, unknown>;
   /** Sets the shared servers' log level to the most verbose any agent asked for, and `session`'s own pooled connections to their owners'. */
   setServersLogLevel(session: Session): Promise<void>;
   /** The session ended (the registry forgets it, its subscriptions are dropped). */

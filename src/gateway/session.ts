@@ -342,7 +342,7 @@ export class AgentSession extends AgentSide {
     this.capabilities = (params.capabilities as Record<string, unknown> | undefined) ?? {};
     this.initialized = true;
     await Promise.race([this.parts.settling.settled, delay(INITIALIZE_WAIT_MS)]);
-    this.sendResult(msg.id, initializeResult(requested, this.parts.instructions()));
+    this.sendResult(msg.id, initializeResult(requested, this.parts.instructions(), this.parts.capabilities()));
   }
 
   /** A modern listen stream: from now on the agent hears when its view of a list changes. */

@@ -74,6 +74,8 @@ export interface ConnectionOptions {
   secretEnv?: () => ReadonlySet<string>;
   /** A remote server's OAuth credentials: one per connection, so reconnects keep the tokens; a new login revives it. */
   credentials?: UpstreamCredentials;
+  /** What mcpgate declares to the server; default `era.ts` `CLIENT_CAPABILITIES`. */
+  clientCapabilities?: Readonly<Record<string, unknown>>;
 }
 
 /** What the connection needs of a session (ServerSession, or a fake in unit tests). */
@@ -280,7 +282,7 @@ export class Connection {
       },
     };
     if (this.options.sessionFactory !== undefined) return this.options.sessionFactory(hooks, this.ids);
-    return new ServerSession(this.config, hooks, this.log, { startupTimeoutMs: this.options.startupTimeoutMs, stopTimings: this.options.stopTimings, ids: this.ids, transport: this.options.transport, secretEnv: this.options.secretEnv, era: this.era, credentials: this.options.credentials });
+    return new ServerSession(this.config, hooks, this.log, { startupTimeoutMs: this.options.startupTimeoutMs, stopTimings: this.options.stopTimings, ids: this.ids, transport: this.options.transport, secretEnv: this.options.secretEnv, era: this.era, credentials: this.options.credentials, clientCapabilities: this.options.clientCapabilities });
   }
 
   /** The budget resets only once a session has shown it works. */

@@ -19,7 +19,12 @@ const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
 
 /** What mcpgate declares to every server: it relays sampling, elicitation and roots to its agents. */
-export const CLIENT_CAPABILITIES = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
+export const CLIENT_CAPABILITIES: Readonly<Record<string, unknown>> = Object.freeze({ sampling: {}, elicitation: {}, roots: { listChanged: true } });
+
+/** mcpgate's client capabilities with the `extensions` a connection declares (none: the plain ones). */
+export function clientCapabilities(extensions: Readonly<Record<string, unknown>> | undefined): Readonly<Record<string, unknown>> {
+  return extensions === undefined || Object.keys(extensions).length === 0 ? CLIENT_CAPABILITIES : { ...CLIENT_CAPABILITIES, extensions };
+}
 
 /** The envelope keys, built once: every modern request gets these three, beside its own `_meta`. */
 const ENVELOPE: Readonly<Record<string, unknown>> = Object.freeze({
@@ -32,9 +37,10 @@ const ENVELOPE: Readonly<Record<string, unknown>> = Object.freeze({
  * `params` with the envelope in its `_meta` (an agent's own `_meta` keys, e.g. progressToken, kept;
  * an agent's claim of another version or other capabilities replaced: mcpgate is the client here).
  */
-export function withEnvelope(params: Record<string, unknown> | undefined): Record<string, unknown> {
+export function withEnvelope(params: Record<string, unknown> | undefined, capabilities: Readonly<Record<string, unknown>> = CLIENT_CAPABILITIES): Record<string, unknown> {
+  const envelope = capabilities === CLIENT_CAPABILITIES ? ENVELOPE : { ...ENVELOPE, [CAPABILITIES_KEY]: capabilities };
   const meta = params?._meta;
-  return { ...params, _meta: isObject(meta) ? { ...meta, ...ENVELOPE } : ENVELOPE };
+  return { ...params, _meta: isObject(meta) ? { ...meta, ...envelope } : envelope };
 }
 
 /** A validated `server/discover` result, reduced to what mcpgate keeps of a server. */

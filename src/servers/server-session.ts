@@ -143,7 +143,7 @@ export class ServerSession {
         this.listening.subscribe(method, params?.uri, sink);
         return id;
       }
-      params = withEnvelope(params);
+      params = withEnvelope(params, this.options.clientCapabilities);
     }
     if (!this.process!.write(encodeRequest(id, method, params), id, modern ? { method, name: mcpName(method, params) } : undefined)) {
       this.settle(id)?.sink.fail(this.unavailable());
@@ -167,7 +167,7 @@ export class ServerSession {
     if (meta !== undefined && meta.progressToken !== undefined) meta.progressToken = id;
     const modern = this.era === 'modern';
     if (modern) {
-      msg.params = withEnvelope(msg.params);
+      msg.params = withEnvelope(msg.params, this.options.clientCapabilities);
     }
     // The agent's own line with only the id and the name replaced, where that is certain to mean the
     // same (wire/request-splice.ts); else the parsed request encoded again.
