@@ -41,6 +41,7 @@ import { CatalogListing } from './catalog-listing.js';
 import { OwnListing } from './own-listing.js';
 import { launchServer, type ServerSummary } from './launch.js';
 import { extensionsOf, mergeExtensions, PASSED_THROUGH } from './extensions.js';
+import { TaskTable, tasksCapability } from './tasks.js';
 import { gatewayCapabilities } from './methods.js';
 import { clientCapabilities } from '../servers/era.js';
 
@@ -71,6 +72,8 @@ export class Gateway {
   readonly views: AgentViews;
   /** Modern agents' calls waiting for their answers (input required), by the handle their requestState names. */
   private readonly waitingForInput = new Map<string, ModernCall>();
+  /** The tasks agents' calls created on servers (tasks.ts). */
+  private readonly tasks: TaskTable;
   private readonly requestStates: RequestStateSealer;
   /** Call outcomes, errors and HTTP requests as they happen; states read at scrape time. */
   readonly metrics: GatewayMetrics;
@@ -95,6 +98,7 @@ export class Gateway {
   constructor(private readonly options: GatewayOptions) {
     this.log = options.log;
     this.config = options.config;
+    this.tasks = new TaskTable(this.log);
     this.catalog = new Catalog(options.config.servers, { separator: options.separator, sanitize: options.sanitize, onWarning: (warning) => this.log.warn(`catalog: ${warning}`) });
     this.limits = new CatalogLimits(this.log);
     this.pins = new PinKeeper({
@@ -136,6 +140,7 @@ export class Gateway {
       catalog: this.catalog,
       subscriptions: this.subscriptions,
       ownSubscriptions: this.ownSubscriptions,
+      tasks: this.tasks,
       refresh: (server, kind) => this.listing.requestRefresh(server, kind),
       refreshOwn: (conn, kind) => this.ownListing.requestRefresh(conn, kind),
       log: this.log,
@@ -174,6 +179,7 @@ export class Gateway {
       sanitize: this.sanitizes,
       instructions: () => this.listing.instructions(),
       capabilities: () => this.capabilities(),
+      tasks: this.tasks,
       setServersLogLevel: (session) => Promise.all([this.setServersLogLevel(), this.ownListing.setOwnLogLevel(session)]).then(() => undefined),
       closed: (session) => this.sessionClosed(session),
       scoped: (session, conn) => {
@@ -295,8 +301,8 @@ export class Gateway {
 
   /** What mcpgate declares to agents: what it relays, and the merge of its ready servers' extensions. */
   private capabilities(): Record<string, unknown> {
-    const declared = [...this.connections.values()].map((conn) => (conn.state === 'ready' ? extensionsOf(conn.info?.capabilities) : undefined));
-    return gatewayCapabilities(mergeExtensions(declared));
+    const ready = [...this.connections.values()].filter((conn) => conn.state === 'ready');
+    return gatewayCapabilities(mergeExtensions(ready.map((conn) => extensionsOf(conn.info?.capabilities))), tasksCapability(ready.map((conn) => conn.info?.capabilities.tasks)));
   }
 
   /** Called by a session when it ends: drop its subscriptions, answer its servers' pending questions. */

@@ -40,9 +40,13 @@ export const GATEWAY_CAPABILITIES = {
   completions: {},
 } as const;
 
-/** What mcpgate declares to an agent: `GATEWAY_CAPABILITIES`, with the servers' merged `extensions` when any declare some. */
-export function gatewayCapabilities(extensions: Record<string, unknown> | undefined): Record<string, unknown> {
-  return extensions === undefined ? GATEWAY_CAPABILITIES : { ...GATEWAY_CAPABILITIES, extensions };
+/**
+ * What mcpgate declares to an agent: `GATEWAY_CAPABILITIES`, with the servers' merged `extensions`
+ * and the `tasks` some server supports (tasks.ts `tasksCapability`) when there are any.
+ */
+export function gatewayCapabilities(extensions: Record<string, unknown> | undefined, tasks?: Record<string, unknown>): Record<string, unknown> {
+  if (extensions === undefined && tasks === undefined) return GATEWAY_CAPABILITIES;
+  return { ...GATEWAY_CAPABILITIES, ...(tasks !== undefined && { tasks }), ...(extensions !== undefined && { extensions }) };
 }
 
 /** The answer to an agent's `initialize`: the version it asked for if we speak it, else our latest. */

@@ -25,12 +25,15 @@ import type { Agents, ServerRequestTarget } from './agents.js';
 import { LIST_CHANGED, SERVER_REQUEST_CAPABILITY } from './methods.js';
 import type { AgentSession } from './session.js';
 import type { OwnSubscriptions, Subscriptions } from './subscriptions.js';
+import { scopeOf } from './pool-scope.js';
+import type { TaskTable } from './tasks.js';
 
 export interface ServerEventsParts {
   agents: Agents;
   catalog: Catalog;
   subscriptions: Subscriptions<AgentSession>;
   ownSubscriptions: OwnSubscriptions<AgentSession>;
+  tasks: TaskTable;
   /** Asks for a (debounced) refresh of one list of one server. */
   refresh: (server: string, kind: ListKind) => void;
   /** Asks for a (debounced) refresh of one list of a pooled connection, for its owners' view. */
@@ -66,6 +69,8 @@ export class ServerEvents {
       case 'notifications/elicitation/complete':
         for (const session of agents) session.notify(msg.method, msg.params);
         return;
+      case 'notifications/tasks/status':
+        return this.taskStatus(conn, msg, agents);
       default:
         this.parts.log.debug('dropped a server notification mcpgate does not relay', { server: conn.name, method: msg.method });
     }
@@ -96,6 +101,8 @@ export class ServerEvents {
       case 'notifications/elicitation/complete':
         for (const session of owners) session.notify(msg.method, msg.params);
         return;
+      case 'notifications/tasks/status':
+        return this.taskStatus(conn, msg, owners);
       case 'notifications/resources/updated': {
         const uri = msg.params?.uri;
         if (typeof uri !== 'string') return;
@@ -105,6 +112,17 @@ export class ServerEvents {
       }
       default:
         this.parts.log.debug('dropped a pooled connection\'s notification mcpgate does not relay', { server: conn.name, method: msg.method });
+    }
+  }
+
+  /** A task's status: to the sessions of the agent that owns the task (tasks.ts), under its public id. */
+  private taskStatus(conn: Connection, msg: JsonRpcNotification, among: Iterable<AgentSession>): void {
+    const taskId = msg.params?.taskId;
+    const records = typeof taskId === 'string' ? this.parts.tasks.ofServerTask(conn.name, taskId) : [];
+    if (records.length === 0) return this.parts.log.debug('dropped the status of a task no agent is known to own', { server: conn.name });
+    for (const session of among) {
+      const owner = scopeOf(session, 'per-agent');
+      for (const record of records) if (record.owner === owner) session.notify(msg.method, { ...msg.params, taskId: record.publicId });
     }
   }
 

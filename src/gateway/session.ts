@@ -29,6 +29,8 @@ import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './disco
 import { NOT_YET } from './router.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
 import { initializeResult, LOG_LEVEL_RANK } from './methods.js';
+import { scopeOf } from './pool-scope.js';
+import { listTasks, recordCreatedTask, renameTaskAnswer, taskOf } from './tasks.js';
 import type { AgentChannel, SessionPartsOf } from './session-parts.js';
 
 /** What a session uses of the gateway: the parts, never the gateway itself. */
@@ -159,6 +161,12 @@ export class AgentSession extends AgentSide {
         return void this.subscribeUri(msg.method === 'resources/subscribe', msg.params?.uri).then(() => this.sendResult(msg.id, {}), (err: unknown) => this.sendError(msg.id, err));
       case 'logging/setLevel':
         return void this.setLevel(msg);
+      case 'tasks/get':
+      case 'tasks/result':
+      case 'tasks/cancel':
+        return this.taskRequest(msg);
+      case 'tasks/list':
+        return void listTasks(this.parts.tasks, this.owner, (server) => this.ownConnection(server), this.log).then((result) => this.sendResult(msg.id, result), (err: unknown) => this.sendError(msg.id, err));
       default:
         return this.sendError(msg.id, new GatewayError('MCPG_METHOD_NOT_FOUND', `method not found: ${msg.method}`));
     }
@@ -182,10 +190,41 @@ export class AgentSession extends AgentSide {
     const audit = this.parts.audit === undefined ? undefined : auditOf(this.parts.audit, this.id, msg.method, agent, { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     params!.name = route.original;
+    // A task-augmented call (`params.task`) is answered with the task the server created: recorded, renamed.
+    const augmented = typeof params!.task === 'object' && params!.task !== null;
     this.sendToServer(route.conn, msg, timeoutMs, (result) => {
+      const created = augmented && recordCreatedTask(this.parts.tasks, this.owner, route.server, result);
       const renamed = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
-      return (this.parts.sanitize && sanitizeContent(result)) || renamed;
+      return (this.parts.sanitize && sanitizeContent(result)) || renamed || created;
     }, { tool: route.original, start: performance.now(), audit });
+  }
+
+  // ── tasks ───────────────────────────────────────────────────────────────────────────────────
+
+  /** Whose tasks this session's are: its agent's (identified), else its own (tasks.ts). */
+  get owner(): string {
+    return scopeOf(this, 'per-agent');
+  }
+
+  /** tasks/get, tasks/result, tasks/cancel: to the server that owns the agent's task, under the server's id. */
+  private taskRequest(msg: JsonRpcRequest): void {
+    const record = taskOf(this.parts.tasks, this.owner, msg.method, msg.params?.taskId);
+    if (record instanceof GatewayError) return this.sendError(msg.id, record);
+    const conn = this.parts.connections.get(record.server);
+    if (conn === undefined) return this.sendError(msg.id, new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${record.server}" of task ${record.publicId} is not connected`, { server: record.server }));
+    msg.params!.taskId = record.serverTaskId;
+    this.sendToServer(conn, msg, undefined, (result) => {
+      const renamed = renameTaskAnswer(result, record);
+      if (msg.method !== 'tasks/result') return renamed;
+      const linked = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(record.server, uri));
+      return (this.parts.sanitize && sanitizeContent(result)) || linked || renamed;
+    });
+  }
+
+  /** The connection this session's requests to `server` go to (its own pooled one for a per-agent or per-session server). */
+  private ownConnection(server: string): Connection | Promise<Connection> | undefined {
+    const conn = this.parts.connections.get(server);
+    return conn === undefined ? undefined : this.parts.scoped(this, conn);
   }
 
   /** Sends `msg` (already rewritten to the server's names) to `conn` and relays the answer. */
