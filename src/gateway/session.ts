@@ -31,6 +31,7 @@ import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './con
 import { initializeResult, LOG_LEVEL_RANK } from './methods.js';
 import { scopeOf } from './pool-scope.js';
 import { listTasks, recordCreatedTask, renameTaskAnswer, taskOf } from './tasks.js';
+import { routeOtherMethod } from './other-methods.js';
 import type { AgentChannel, SessionPartsOf } from './session-parts.js';
 
 /** What a session uses of the gateway: the parts, never the gateway itself. */
@@ -168,7 +169,7 @@ export class AgentSession extends AgentSide {
       case 'tasks/list':
         return void listTasks(this.parts.tasks, this.owner, (server) => this.ownConnection(server), this.log).then((result) => this.sendResult(msg.id, result), (err: unknown) => this.sendError(msg.id, err));
       default:
-        return this.sendError(msg.id, new GatewayError('MCPG_METHOD_NOT_FOUND', `method not found: ${msg.method}`));
+        return this.waiting.run(msg.id, () => this.otherMethod(msg));
     }
   }
 
@@ -219,6 +220,13 @@ export class AgentSession extends AgentSide {
       const linked = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(record.server, uri));
       return (this.parts.sanitize && sanitizeContent(result)) || linked || renamed;
     });
+  }
+
+  /** A method mcpgate does not know: to the server it belongs to, else refused naming it (other-methods.ts). */
+  private otherMethod(msg: JsonRpcRequest): void {
+    const conn = routeOtherMethod(this.parts, this.log, { agent: this.agent, owner: this.owner, own: this.parts.own(this), claims: this.claims }, msg);
+    if (conn instanceof GatewayError) return this.sendError(msg.id, conn);
+    this.sendToServer(conn, msg);
   }
 
   /** The connection this session's requests to `server` go to (its own pooled one for a per-agent or per-session server). */
