@@ -2,7 +2,8 @@
 // gateway, and two agents (the SDK v1 client with its tasks API, --no-auth, named by X-Mcpgate-Agent).
 // A task-augmented call creates the task on the server; its owner follows it with tasks/get,
 // tasks/result, tasks/list and tasks/cancel under mcpgate's public id; the other agent can neither
-// see nor cancel it. mcpgate declares the tasks capability because the server does.
+// see nor cancel it. mcpgate declares the tasks capability because the server does. In a cluster
+// (two workers, one Redis) the agent session's requests reach its owner worker, which holds its tasks.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +14,7 @@ import type { McpError} from '@modelcontextprotocol/sdk/types.js';
 import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ROOT, tempDir, until, writeConfig, type TempDir } from '../helpers/gateway.js';
 import { startHttpGateway, type HttpGateway } from '../helpers/http.js';
+import { REDIS_MISSING, RedisServer } from '../helpers/redis.js';
 
 const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const TOOL = 'everything__simulate-research-query';
@@ -97,5 +99,46 @@ describe('tasks through mcpgate, per agent', { timeout: 90_000 }, () => {
     assert.equal(cancelled.taskId, task.taskId);
     assert.equal(cancelled.status, 'cancelled');
     assert.equal((await carol.experimental.tasks.getTask(task.taskId)).status, 'cancelled');
+  });
+});
+
+describe('tasks across two workers of a cluster', { timeout: 120_000, skip: REDIS_MISSING }, () => {
+  let dir: TempDir;
+  let redis: RedisServer;
+  let workers: HttpGateway[] = [];
+  let client: Client | undefined;
+
+  before(async () => {
+    dir = await tempDir();
+    redis = await RedisServer.start();
+    const config = await writeConfig(dir, { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } });
+    workers = await Promise.all([0, 1].map(() => startHttpGateway({ config, args: ['--no-auth', '--pins', 'off', '--redis', redis.url] })));
+  });
+
+  after(async () => {
+    await client?.close().catch(() => {});
+    await Promise.all(workers.map((w) => w.stop()));
+    await redis?.stop();
+    await dir?.remove();
+  });
+
+  it("follows a task whose requests land on either worker: the session's owner holds it", { timeout: 60_000 }, async () => {
+    let next = 0;
+    const landed = new Set<string>();
+    // Each request to the next worker, as a balancer without stickiness would send them.
+    const spreading = (url: string | URL, init?: RequestInit): Promise<Response> => {
+      const target = new URL(url);
+      target.host = new URL(workers[next++ % workers.length]!.base).host;
+      landed.add(target.host);
+      return fetch(target, init);
+    };
+    client = new Client({ name: 'tasks-cluster', version: '1.0.0' }, { capabilities: {} });
+    await client.connect(new StreamableHTTPClientTransport(new URL(workers[0]!.url), { requestInit: { headers: { 'x-mcpgate-agent': 'dora' } }, fetch: spreading }));
+    const { task } = await client.request({ method: 'tools/call', params: { name: TOOL, arguments: { topic: 'winds' }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    for (let i = 0; i < 4; i++) assert.equal((await client.experimental.tasks.getTask(task.taskId)).taskId, task.taskId);
+    assert.deepEqual((await client.experimental.tasks.listTasks()).tasks.map((t) => t.taskId), [task.taskId]);
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    assert.match((result.content as { text: string }[])[0]!.text, /Research Report: winds/);
+    assert.equal(landed.size, 2, 'requests reached both workers');
   });
 });
