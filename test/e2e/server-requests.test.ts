@@ -8,8 +8,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/client';
-import { fixtureServer, tempDir, textOf, until, writeConfig, type TempDir } from '../helpers/gateway.js';
-import { connectAgent, startHttpGateway, type HttpGateway } from '../helpers/http.js';
+import { fixtureServer, rpcError, tempDir, textOf, until, writeConfig, type TempDir } from '../helpers/gateway.js';
+import { connectAgent, raw, startHttpGateway, type HttpGateway } from '../helpers/http.js';
 
 /** Resolves when `n` parties have arrived, or after `ms` (a refused party never arrives). */
 function rendezvous(n: number, ms: number): () => Promise<void> {
@@ -80,12 +80,13 @@ describe('server→agent requests: ambiguous only between two agents', { timeout
   }
 
   it('refuses it between two agents with calls in flight on a shared server, naming them and the fix', { timeout: 20_000 }, async () => {
-    const meet = rendezvous(2, 3000);
-    const [bob, cat] = [await agent('bob', meet), await agent('cat', meet)];
-    const outcomes = await Promise.allSettled([bob, cat].map((c) => c.callTool({ name: 'sink__sample', arguments: { prompt: 'who?' } })));
-    const refused = outcomes.flatMap((o) => (o.status === 'rejected' ? [String((o.reason as Error).message)] : textOf(o.value).startsWith('sampled:') ? [] : [textOf(o.value)]));
-    assert.equal(refused.length, 1, JSON.stringify(outcomes));
-    assert.match(refused[0]!, /agents "bob" and "cat" have calls in flight on server "sink".*"sessions": "per-agent"/);
+    const [bob, cat] = [await agent('bob', () => Promise.resolve()), await agent('cat', () => Promise.resolve())];
+    // bob's call is in flight on the shared server before cat's asks for sampling.
+    const slow = bob.callTool({ name: 'sink__slow', arguments: { ms: 3000 } });
+    assert.ok(await until(async () => (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1'), 5000));
+    const ambiguous = await rpcError(cat.callTool({ name: 'sink__sample', arguments: { prompt: 'who?' } }));
+    assert.match(ambiguous.message, /agents "(bob|cat)" and "(bob|cat)" have calls in flight on server "sink".*"sessions": "per-agent"/);
+    await slow;
   });
 
   it('asks each agent of a per-agent server, both busy at once', { timeout: 20_000 }, async () => {
