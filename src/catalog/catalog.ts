@@ -167,16 +167,19 @@ export class Catalog {
   }
 
   /**
-   * Routes a URI to its server and the server's own URI: a namespaced one (`mcpgate://PREFIX/…`) by
-   * its prefix; else an unprefixed server's listed resource, then one matching its templates, then
+   * Routes a URI to its server and the server's own URI: an unprefixed server's listed resource; a
+   * namespaced one (`mcpgate://PREFIX/…`, `ui://PREFIX/…`) by its prefix; one matching an unprefixed server's templates, then
    * the only unprefixed server if there is just one (servers may serve URIs they do not list).
    */
   resolveUri(uri: string): { server: string; uri: string } | undefined {
+    // An unprefixed server's listed `ui://KEY/…` is its own (the clash check withheld any prefixed twin).
+    const listed = this.unprefixed.size === 0 ? undefined : this.uriOwner.get(uri);
+    if (listed !== undefined) return { server: listed, uri };
     const split = splitUri(uri);
     const server = split === undefined ? undefined : this.serverOfKey.get(split.serverKey);
     if (server !== undefined) return { server, uri: split!.uri };
     if (this.unprefixed.size === 0) return undefined;
-    const owner = this.uriOwner.get(uri) ?? this.templateOwners.find((t) => t.match.test(uri))?.server;
+    const owner = this.templateOwners.find((t) => t.match.test(uri))?.server;
     if (owner !== undefined) return { server: owner, uri };
     if (this.unprefixed.size === 1) return { server: this.unprefixed.values().next().value!, uri };
     return undefined;
@@ -273,7 +276,7 @@ export class Catalog {
       }
       const part = this.parts.get(server)!;
       const layout = layOut(server, part, claims.get(server) ?? this.names.claimsOf(server, part), this.layouts.get(server), {
-        unprefixed: this.unprefixed.has(server), held: this.held.get(server), claimants: this.claimants, views: this.itemViews,
+        unprefixed: this.unprefixed.has(server), key: this.names.key(server), held: this.held.get(server), claimants: this.claimants, views: this.itemViews,
       });
       this.layouts.set(server, layout);
       for (const [name, entry] of layout.tools) {

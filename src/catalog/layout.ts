@@ -8,7 +8,8 @@
 import type { ListKind, ServerLists } from '../servers/lists.js';
 import { sanitizeTool } from '../wire/sanitize.js';
 import type { Claimants, ClaimKind, ServerClaims } from './claims.js';
-import { sanitize } from './names.js';
+import { namespaceUri, sanitize } from './names.js';
+import { renameUiPointers } from './ui-pointers.js';
 import type { HeldInfo, ItemRef, PromptEntry, ToolEntry } from './types.js';
 
 export const LIST_KINDS: readonly ListKind[] = ['tools', 'resources', 'resourceTemplates', 'prompts'];
@@ -38,13 +39,20 @@ export class ItemViews {
   /** `sanitize`: neutralize escape sequences and invisible characters in tools' and prompts' texts. */
   constructor(private readonly sanitize: boolean) {}
 
-  /** The view of a server's item under its public name: the one made last time if neither changed. */
-  viewOf(item: object, field: 'name' | 'uri' | 'uriTemplate', value: string, sanitizeIt: boolean): unknown {
+  /**
+   * The view of a server's item under its public name: the one made last time if neither changed.
+   * `uriKey`: the server's key when its URIs are namespaced, so a tool's MCP Apps pointers
+   * (`_meta.ui.resourceUri`) name the resource as the catalog lists it.
+   */
+  viewOf(item: object, field: 'name' | 'uri' | 'uriTemplate', value: string, sanitizeIt: boolean, uriKey?: string): unknown {
+    const memoName = uriKey === undefined ? value : `${value}\u0000${uriKey}`;
     const memo = this.viewMemo.get(item);
-    if (memo !== undefined && memo.name === value) return memo.view;
+    if (memo !== undefined && memo.name === memoName) return memo.view;
     const renamed = { ...item, [field]: value } as Record<string, unknown>;
+    const meta = uriKey === undefined ? undefined : renameUiPointers(renamed._meta, (uri) => namespaceUri(uriKey, uri));
+    if (meta !== undefined) renamed._meta = meta;
     const view = sanitizeIt && this.sanitize ? sanitizeTool(renamed) : renamed;
-    this.viewMemo.set(item, { name: value, view });
+    this.viewMemo.set(item, { name: memoName, view });
     return view;
   }
 }
@@ -53,6 +61,8 @@ export class ItemViews {
 export interface LayoutParts {
   /** The server has `"prefix": false`. */
   readonly unprefixed: boolean;
+  /** Its key in public names and URIs. */
+  readonly key: string;
   /** Its held tools, by its own names. */
   readonly held: ReadonlyMap<string, HeldInfo> | undefined;
   readonly claimants: Claimants;
@@ -97,7 +107,7 @@ export function layOut(server: string, part: Partial<ServerLists>, claims: Serve
     const info = held?.get(tool.name);
     tools.set(name, info === undefined ? { server, original: tool.name, tool } : { server, original: tool.name, tool, held: info });
     if (info !== undefined) return;
-    views.tools.push(parts.views.viewOf(tool, 'name', name, true));
+    views.tools.push(parts.views.viewOf(tool, 'name', name, true, unprefixed ? undefined : parts.key));
     refs.tools.push({ server, original: tool.name });
   });
   (part.prompts ?? []).forEach((prompt, i) => {

@@ -202,14 +202,30 @@ function cmp(a: string, b: string): number {
 /** Resource URIs are namespaced as `mcpgate://SERVER/ORIGINAL-URI`: a valid URI whose remainder is untouched, so templates still expand. */
 export const URI_SCHEME = 'mcpgate://';
 
+/**
+ * Schemes a host recognises a resource by, namespaced inside their own scheme (`ui://SERVER/REST`
+ * for `ui://REST`): MCP Apps hosts render only `ui://` resources, so `mcpgate://SERVER/ui://…` would
+ * be a resource no host shows. Every other URI keeps the `mcpgate://` form.
+ */
+export const KEPT_SCHEMES: readonly string[] = ['ui://'];
+
 export function namespaceUri(serverKey: string, uri: string): string {
+  for (const scheme of KEPT_SCHEMES) if (uri.startsWith(scheme)) return `${scheme}${serverKey}/${uri.slice(scheme.length)}`;
   return `${URI_SCHEME}${serverKey}/${uri}`;
 }
 
-/** Splits a namespaced URI into its server key and the server's own URI, or undefined if it is not one of ours. */
+/**
+ * Splits a namespaced URI into its server key and the server's own URI, or undefined if it is not one
+ * of ours. A kept scheme's URI (`ui://KEY/REST`) splits as one, whether or not KEY names a server: the
+ * caller decides (an unprefixed server's own `ui://` URI looks the same).
+ */
 export function splitUri(uri: string): { serverKey: string; uri: string } | undefined {
-  if (!uri.startsWith(URI_SCHEME)) return undefined;
-  const slash = uri.indexOf('/', URI_SCHEME.length);
-  if (slash <= URI_SCHEME.length) return undefined;
-  return { serverKey: uri.slice(URI_SCHEME.length, slash), uri: uri.slice(slash + 1) };
+  for (const scheme of [URI_SCHEME, ...KEPT_SCHEMES]) {
+    if (!uri.startsWith(scheme)) continue;
+    const slash = uri.indexOf('/', scheme.length);
+    if (slash <= scheme.length) return undefined;
+    const rest = uri.slice(slash + 1);
+    return { serverKey: uri.slice(scheme.length, slash), uri: scheme === URI_SCHEME ? rest : `${scheme}${rest}` };
+  }
+  return undefined;
 }

@@ -14,6 +14,7 @@ import { encodeResultParts, partsToText } from '../wire/encoded.js';
 import { AgentRequests } from './agent-requests.js';
 import { Calls } from './calls.js';
 import { LOG_LEVEL_RANK } from './methods.js';
+import { extensionsOf } from './extensions.js';
 import type { RequestSpans } from './request-spans.js';
 import type { AgentChannel } from './session-parts.js';
 
@@ -41,6 +42,11 @@ export abstract class AgentSide {
     protected readonly spans: RequestSpans | undefined,
   ) {
     this.agentRequests = new AgentRequests(agent, (line, about) => !this.closed && this.channel.send(line, about) !== false);
+  }
+
+  /** The extensions the agent declared (`capabilities.extensions`), if any. */
+  get extensions(): Record<string, unknown> | undefined {
+    return extensionsOf(this.capabilities);
   }
 
   /** The agent said its roots changed: tell the servers that may ask it. */

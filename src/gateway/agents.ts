@@ -6,6 +6,12 @@ import type { ListKind } from '../servers/lists.js';
 import type { Connection } from '../servers/connection.js';
 import type { AgentSession } from './session.js';
 
+/** The session a server→agent request goes to, or why there is none. */
+export type ServerRequestTarget =
+  | { readonly session: AgentSession; readonly none?: undefined; /** The session has a call in flight on the server. */ readonly busy: boolean }
+  | { readonly session?: undefined; readonly none: 'no-agent' }
+  | { readonly session?: undefined; readonly none: 'several-busy' | 'several-idle'; readonly agents: readonly string[] };
+
 export class Agents implements Iterable<AgentSession> {
   private readonly sessions = new Set<AgentSession>();
 
@@ -39,17 +45,24 @@ export class Agents implements Iterable<AgentSession> {
   }
 
   /**
-   * The agent a server→agent request belongs to: the one whose call it says it belongs to (HTTP
-   * servers say), else the only session, else the only one with a call in flight on that server.
+   * Whom a server→agent request goes to: the session whose call it says it belongs to (HTTP servers
+   * say), else — among the sessions with a call in flight on `conn`, or every session when none has
+   * one — the only agent there is. Sessions of one identified agent are one agent (its HTTP sessions,
+   * each modern request's own session): they share its identity and its answer. Two agents there,
+   * and nothing in the request naming one, is the one ambiguous case: `ambiguous` names them.
    * `among`: the sessions that may be asked (a pooled connection's owners); default all.
    */
-  forServerRequest(conn: Connection, related: number | undefined, among: ReadonlySet<AgentSession> = this.sessions): AgentSession | undefined {
+  forServerRequest(conn: Connection, related: number | undefined, among: ReadonlySet<AgentSession> = this.sessions): ServerRequestTarget {
     if (related !== undefined) {
-      for (const session of among) if (session.ownsCall(conn, related)) return session;
+      for (const session of among) if (session.ownsCall(conn, related)) return { session, busy: true };
     }
-    if (among.size === 1) return among.values().next().value;
     const busy = [...among].filter((s) => s.callsOn(conn) > 0);
-    return busy.length === 1 ? busy[0] : undefined;
+    const candidates = busy.length > 0 ? busy : [...among];
+    if (candidates.length === 0) return { none: 'no-agent' };
+    const first = candidates[0]!;
+    if (candidates.every((s) => s === first || (s.identified && first.identified && s.agent === first.agent))) return { session: first, busy: busy.length > 0 };
+    const agents = [...new Set(candidates.map((s) => (s.identified ? s.agent : `${s.agent} (session ${s.id})`)))];
+    return { none: busy.length > 0 ? 'several-busy' : 'several-idle', agents };
   }
 
   /** The most verbose log level (lowest rank) any agent asked for; undefined if none asked. */

@@ -1,6 +1,9 @@
 // Results pass through unchanged except for names: the URIs inside resource links and embedded
-// resources are namespaced so the agent can read them back through the gateway. These helpers edit a
+// resources, and a call result's MCP Apps pointer to its UI resource (`_meta.ui.resourceUri`,
+// `_meta["ui/resourceUri"]`), are namespaced so the agent can read them back through the gateway. These helpers edit a
 // parsed result in place and say whether they changed anything (if not, the raw line is relayed).
+
+import { renameUiPointers } from '../catalog/ui-pointers.js';
 
 type Namespacer = (uri: string) => string;
 
@@ -24,9 +27,11 @@ function rewriteBlock(block: unknown, ns: Namespacer): boolean {
 
 /** tools/call: `content[]`. Most results hold only text, so this is a short scan that changes nothing. */
 export function rewriteToolResult(result: Record<string, unknown>, ns: Namespacer): boolean {
+  const meta = result._meta === undefined ? undefined : renameUiPointers(result._meta, ns);
+  if (meta !== undefined) result._meta = meta;
+  let changed = meta !== undefined;
   const content = result.content;
-  if (!Array.isArray(content)) return false;
-  let changed = false;
+  if (!Array.isArray(content)) return changed;
   for (const block of content) changed = rewriteBlock(block, ns) || changed;
   return changed;
 }

@@ -17,7 +17,8 @@ import type { PinMode } from '../pins/review.js';
  * Makes the connection to one server. The default spawns or dials the real server; unit tests pass
  * one whose transport is an in-memory server (test/unit/gateway-routing.test.ts).
  */
-export type ConnectionFactory = (config: ServerConfig, hooks: ConnectionHooks, log: Logger, account?: string) => Connection;
+/** `extensions`: what the connection declares to the server (`extensions.ts`; default `PASSED_THROUGH`). */
+export type ConnectionFactory = (config: ServerConfig, hooks: ConnectionHooks, log: Logger, account?: string, extensions?: Readonly<Record<string, unknown>>) => Connection;
 
 export interface GatewayOptions {
   config: ServersConfig;

@@ -40,6 +40,10 @@ import { agentHeaders, scopeOf } from './pool-scope.js';
 import { CatalogListing } from './catalog-listing.js';
 import { OwnListing } from './own-listing.js';
 import { launchServer, type ServerSummary } from './launch.js';
+import { extensionsOf, mergeExtensions, PASSED_THROUGH } from './extensions.js';
+import { TaskTable, tasksCapability } from './tasks.js';
+import { gatewayCapabilities } from './methods.js';
+import { clientCapabilities } from '../servers/era.js';
 
 export type { ConnectionFactory, GatewayOptions } from './gateway-options.js';
 export type { ServerSummary } from './launch.js';
@@ -73,6 +77,8 @@ export class Gateway {
   readonly views: AgentViews;
   /** Modern agents' calls waiting for their answers (input required), by the handle their requestState names. */
   private readonly waitingForInput = new Map<string, ModernCall>();
+  /** The tasks agents' calls created on servers (tasks.ts). */
+  private readonly tasks: TaskTable;
   private readonly requestStates: RequestStateSealer;
   /** Call outcomes, errors and HTTP requests as they happen; states read at scrape time. */
   readonly metrics: GatewayMetrics;
@@ -97,6 +103,7 @@ export class Gateway {
   constructor(private readonly options: GatewayOptions) {
     this.log = options.log;
     this.config = options.config;
+    this.tasks = new TaskTable(this.log);
     this.catalog = new Catalog(options.config.servers, { separator: options.separator, sanitize: options.sanitize, onWarning: (warning) => this.log.warn(`catalog: ${warning}`) });
     this.limits = new CatalogLimits(this.log);
     this.pins = new PinKeeper({
@@ -138,6 +145,7 @@ export class Gateway {
       catalog: this.catalog,
       subscriptions: this.subscriptions,
       ownSubscriptions: this.ownSubscriptions,
+      tasks: this.tasks,
       refresh: (server, kind) => this.listing.requestRefresh(server, kind),
       refreshOwn: (conn, kind) => this.ownListing.requestRefresh(conn, kind),
       log: this.log,
@@ -175,6 +183,8 @@ export class Gateway {
       maxInflight: this.maxInflight,
       sanitize: this.sanitizes,
       instructions: () => this.listing.instructions(),
+      capabilities: () => this.capabilities(),
+      tasks: this.tasks,
       setServersLogLevel: (session) => Promise.all([this.setServersLogLevel(), this.ownListing.setOwnLogLevel(session)]).then(() => undefined),
       closed: (session) => this.sessionClosed(session),
       scoped: (session, conn) => {
@@ -190,7 +200,8 @@ export class Gateway {
         }
       },
     };
-    this.connect = options.connect ?? ((config, hooks, log, account) => new Connection(config, hooks, log, {
+    this.connect = options.connect ?? ((config, hooks, log, account, extensions) => new Connection(config, hooks, log, {
+      clientCapabilities: clientCapabilities(extensions ?? PASSED_THROUGH),
       startupTimeoutMs: options.startupTimeoutMs ?? 30_000,
       stopTimings: options.stopTimings,
       supervision: options.supervision,
@@ -199,7 +210,7 @@ export class Gateway {
     }));
     this.pool = new ConnectionPool({
       // A per-agent scope (`agent:ID`, a verified identity) signs in upstream with that agent's own login.
-      create: (config, scope) => this.connect(config, this.ownListing.pooledHooks(scope), this.log.child({ server: config.name, scope }), scope.startsWith('agent:') ? scope.slice('agent:'.length) : undefined),
+      create: (config, scope, owner) => this.connect(config, this.ownListing.pooledHooks(scope), this.log.child({ server: config.name, scope }), scope.startsWith('agent:') ? scope.slice('agent:'.length) : undefined, owner.extensions ?? {}),
       busy: (conn) => this.sessions.callsOn(conn) > 0,
       log: this.log,
       breaker: options.poolBreaker ?? options.supervision?.breaker,
@@ -322,6 +333,7 @@ export class Gateway {
       },
       sameForAll: () => this.rules.open,
       instructions: () => this.listing.instructions(),
+      capabilities: () => this.capabilities(),
     }, msg, envelope, sink);
   }
 
@@ -335,6 +347,12 @@ export class Gateway {
     const opened = this.requestStates.open(agent, state);
     if (typeof opened === 'string' || opened.holder === undefined || opened.holder === this.requestStates.holder) return undefined;
     return opened.holder;
+  }
+
+  /** What mcpgate declares to agents: what it relays, and the merge of its ready servers' extensions. */
+  private capabilities(): Record<string, unknown> {
+    const ready = [...this.connections.values()].filter((conn) => conn.state === 'ready');
+    return gatewayCapabilities(mergeExtensions(ready.map((conn) => extensionsOf(conn.info?.capabilities))), tasksCapability(ready.map((conn) => conn.info?.capabilities.tasks)));
   }
 
   /** Called by a session when it ends: drop its subscriptions, answer its servers' pending questions. */

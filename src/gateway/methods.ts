@@ -40,10 +40,19 @@ export const GATEWAY_CAPABILITIES = {
   completions: {},
 } as const;
 
+/**
+ * What mcpgate declares to an agent: `GATEWAY_CAPABILITIES`, with the servers' merged `extensions`
+ * and the `tasks` some server supports (tasks.ts `tasksCapability`) when there are any.
+ */
+export function gatewayCapabilities(extensions: Record<string, unknown> | undefined, tasks?: Record<string, unknown>): Record<string, unknown> {
+  if (extensions === undefined && tasks === undefined) return GATEWAY_CAPABILITIES;
+  return { ...GATEWAY_CAPABILITIES, ...(tasks !== undefined && { tasks }), ...(extensions !== undefined && { extensions }) };
+}
+
 /** The answer to an agent's `initialize`: the version it asked for if we speak it, else our latest. */
-export function initializeResult(requested: unknown, instructions: string | undefined): Record<string, unknown> {
+export function initializeResult(requested: unknown, instructions: string | undefined, capabilities: Record<string, unknown> = GATEWAY_CAPABILITIES): Record<string, unknown> {
   const protocolVersion = typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
-  const result: Record<string, unknown> = { protocolVersion, capabilities: GATEWAY_CAPABILITIES, serverInfo: GATEWAY_INFO };
+  const result: Record<string, unknown> = { protocolVersion, capabilities, serverInfo: GATEWAY_INFO };
   if (instructions !== undefined) result.instructions = instructions;
   return result;
 }

@@ -24,7 +24,6 @@ import {
   MODERN_PROTOCOL_VERSIONS, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY, completeResult, stripEnvelope, type Envelope,
 } from '../wire/era.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
-import { GATEWAY_CAPABILITIES } from './methods.js';
 import type { AgentChannel, AgentSession } from './session.js';
 import type { RequestStateSealer } from './request-state.js';
 
@@ -50,6 +49,8 @@ export interface ModernParts {
   sameForAll(): boolean;
   /** The ready servers' instructions, for `server/discover`. */
   instructions(): string | undefined;
+  /** What mcpgate declares (the servers' extensions merged in), for `server/discover`. */
+  capabilities(): Record<string, unknown>;
 }
 
 /** One modern request in flight, as its front sees it. */
@@ -277,7 +278,7 @@ function discoverResult(parts: ModernParts): Record<string, unknown> {
   const instructions = parts.instructions();
   return {
     supportedVersions: [...MODERN_PROTOCOL_VERSIONS, ...SUPPORTED_PROTOCOL_VERSIONS],
-    capabilities: GATEWAY_CAPABILITIES,
+    capabilities: parts.capabilities(),
     ...(instructions !== undefined && { instructions }),
     _meta: { [SERVER_INFO_KEY]: GATEWAY_INFO },
   };

@@ -119,7 +119,7 @@ export class Router {
   uri(log: Logger, agent: string, method: string, uri: unknown, claims?: Claims): UriRoute | GatewayError {
     if (typeof uri !== 'string') return invalidParams(`${method} needs params.uri (a string)`);
     const split = this.parts.catalog.resolveUri(uri);
-    const notFound = (): GatewayError => new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${uri} (mcpgate resource URIs look like mcpgate://SERVER/URI)`, { detail: { uri } });
+    const notFound = (): GatewayError => new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${uri} (mcpgate resource URIs look like mcpgate://SERVER/URI, or ui://SERVER/… for an MCP Apps ui:// resource)`, { detail: { uri } });
     const refused = split === undefined ? undefined : this.serverDenied(log, agent, split.server, `resource "${split.uri}"`, notFound, claims);
     if (refused !== undefined) return refused;
     const conn = split === undefined ? undefined : this.parts.connections.get(split.server);

@@ -10,7 +10,10 @@
 //
 // A server whose entry lists `"roots"` has its `roots/list` answered from that list when no single
 // agent can be asked (a shared server at start-up, a catalog connection) or when the agent asked has
-// no roots capability; an agent that has one is still asked (its roots are the live ones).
+// no roots capability; an agent that has one is still asked (its roots are the live ones). With no
+// such list and no single agent, `roots/list` gets an empty list. Other requests are refused as
+// ambiguous only when two agents have calls in flight on a shared connection and the request names
+// neither (agents.ts `forServerRequest`), with the fix in the message.
 
 import type { Catalog } from '../catalog/catalog.js';
 import { GatewayError } from '../errors.js';
@@ -18,16 +21,19 @@ import type { Logger } from '../observability/logger.js';
 import type { Connection } from '../servers/connection.js';
 import type { ListKind } from '../servers/lists.js';
 import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
-import type { Agents } from './agents.js';
+import type { Agents, ServerRequestTarget } from './agents.js';
 import { LIST_CHANGED, SERVER_REQUEST_CAPABILITY } from './methods.js';
 import type { AgentSession } from './session.js';
 import type { OwnSubscriptions, Subscriptions } from './subscriptions.js';
+import { scopeOf } from './pool-scope.js';
+import type { TaskTable } from './tasks.js';
 
 export interface ServerEventsParts {
   agents: Agents;
   catalog: Catalog;
   subscriptions: Subscriptions<AgentSession>;
   ownSubscriptions: OwnSubscriptions<AgentSession>;
+  tasks: TaskTable;
   /** Asks for a (debounced) refresh of one list of one server. */
   refresh: (server: string, kind: ListKind) => void;
   /** Asks for a (debounced) refresh of one list of a pooled connection, for its owners' view. */
@@ -63,6 +69,8 @@ export class ServerEvents {
       case 'notifications/elicitation/complete':
         for (const session of agents) session.notify(msg.method, msg.params);
         return;
+      case 'notifications/tasks/status':
+        return this.taskStatus(conn, msg, agents);
       default:
         this.parts.log.debug('dropped a server notification mcpgate does not relay', { server: conn.name, method: msg.method });
     }
@@ -93,6 +101,8 @@ export class ServerEvents {
       case 'notifications/elicitation/complete':
         for (const session of owners) session.notify(msg.method, msg.params);
         return;
+      case 'notifications/tasks/status':
+        return this.taskStatus(conn, msg, owners);
       case 'notifications/resources/updated': {
         const uri = msg.params?.uri;
         if (typeof uri !== 'string') return;
@@ -102,6 +112,17 @@ export class ServerEvents {
       }
       default:
         this.parts.log.debug('dropped a pooled connection\'s notification mcpgate does not relay', { server: conn.name, method: msg.method });
+    }
+  }
+
+  /** A task's status: to the sessions of the agent that owns the task (tasks.ts), under its public id. */
+  private taskStatus(conn: Connection, msg: JsonRpcNotification, among: Iterable<AgentSession>): void {
+    const taskId = msg.params?.taskId;
+    const records = typeof taskId === 'string' ? this.parts.tasks.ofServerTask(conn.name, taskId) : [];
+    if (records.length === 0) return this.parts.log.debug('dropped the status of a task no agent is known to own', { server: conn.name });
+    for (const session of among) {
+      const owner = scopeOf(session, 'per-agent');
+      for (const record of records) if (record.owner === owner) session.notify(msg.method, { ...msg.params, taskId: record.publicId });
     }
   }
 
@@ -116,20 +137,34 @@ export class ServerEvents {
       conn.respondError(msg.id, new GatewayError('MCPG_METHOD_NOT_FOUND', `mcpgate does not relay ${msg.method} to agents`, { server: conn.name }).toJsonRpc());
       return;
     }
-    const fallback = msg.method === 'roots/list' ? configuredRoots(conn) : undefined;
-    const session = agents.forServerRequest(conn, related, owners);
-    if (session === undefined && fallback !== undefined) {
-      this.parts.log.debug('answered roots/list from the entry\'s "roots"', { server: conn.name });
-      conn.respond(msg.id, fallback);
+    const configured = msg.method === 'roots/list' ? configuredRoots(conn) : undefined;
+    const target = agents.forServerRequest(conn, related, owners);
+    // A roots/list that belongs to no call (a server asking at start-up) is mcpgate's to answer when
+    // the agent cannot: the entry's roots, else none.
+    const fallback = target.session !== undefined && !target.busy && msg.method === 'roots/list' ? configured ?? { roots: [] } : configured;
+    if (target.session !== undefined) return target.session.relayServerRequest(conn, msg, capability, related, fallback);
+    // No one agent to ask: roots are mcpgate's own to answer (the entry's, else none), as a client
+    // that exposes no roots would; a roots list_changed follows when an agent's roots change.
+    if (msg.method === 'roots/list') {
+      this.parts.log.debug(configured === undefined ? 'answered roots/list with no roots: no single agent to ask' : 'answered roots/list from the entry\'s "roots"', { server: conn.name });
+      conn.respond(msg.id, configured ?? { roots: [] });
       return;
     }
-    if (session === undefined) {
-      const why = owners !== undefined && owners.size === 0 ? 'no agent session owns this connection (it is gone, or this is the connection mcpgate lists the server with)'
-        : agents.size === 0 ? 'no agent is connected' : 'more than one agent has a call in flight on this server, and the request does not say which one it belongs to';
-      conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `cannot relay ${msg.method}: ${why}`, { server: conn.name }).toJsonRpc());
-      return;
-    }
-    session.relayServerRequest(conn, msg, capability, related, fallback);
+    conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `cannot relay ${msg.method}: ${whyNoAgent(conn, target, owners)}`, { server: conn.name }).toJsonRpc());
+  }
+}
+
+/** Why no agent can be asked, and what the operator can do about it. */
+function whyNoAgent(conn: Connection, target: ServerRequestTarget, owners: ReadonlySet<AgentSession> | undefined): string {
+  const fix = `make server "${conn.name}" "sessions": "per-agent" in .mcp.json, so each agent has a connection of its own`;
+  if (target.none === undefined) return 'it has an agent';
+  if (target.none === 'no-agent') return owners !== undefined ? 'no agent session owns this connection (it is gone, or this is the connection mcpgate lists the server with)' : 'no agent is connected';
+  const named = target.agents.map((a) => `"${a}"`);
+  switch (target.none) {
+    case 'several-busy':
+      return `agents ${named.join(' and ')} have calls in flight on server "${conn.name}", and the request does not say which call it belongs to (a stdio server cannot); ${fix}`;
+    default:
+      return `no agent has a call in flight on server "${conn.name}" and several are connected (${named.join(', ')}), so none can be chosen; ${fix}`;
   }
 }
 

@@ -14,6 +14,7 @@ import type { DiscoveryParts } from './discovery.js';
 import type { Router } from './router.js';
 import type { OwnSubscriptions, Subscriptions } from './subscriptions.js';
 import type { Settling } from './until-settled.js';
+import type { TaskTable } from './tasks.js';
 
 /** What a session uses of the gateway: the parts, never the gateway itself. */
 export interface SessionPartsOf<Session> {
@@ -38,6 +39,10 @@ export interface SessionPartsOf<Session> {
   sanitize: boolean;
   /** The ready servers' own instructions, for `initialize`. */
   instructions(): string | undefined;
+  /** What mcpgate declares to agents (`methods.ts` `gatewayCapabilities`). */
+  capabilities(): Record<string, unknown>;
+  /** The tasks agents' calls created on servers, and whose each is (tasks.ts). */
+  tasks: TaskTable;
   /** Sets the shared servers' log level to the most verbose any agent asked for, and `session`'s own pooled connections to their owners'. */
   setServersLogLevel(session: Session): Promise<void>;
   /** The session ended (the registry forgets it, its subscriptions are dropped). */

@@ -30,6 +30,9 @@ import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './disco
 import { NOT_YET } from './router.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
 import { initializeResult, LOG_LEVEL_RANK } from './methods.js';
+import { scopeOf } from './pool-scope.js';
+import { listTasks, recordCreatedTask, renameTaskAnswer, taskOf } from './tasks.js';
+import { routeOtherMethod } from './other-methods.js';
 import type { AgentChannel, SessionPartsOf } from './session-parts.js';
 
 /** What a session uses of the gateway: the parts, never the gateway itself. */
@@ -160,8 +163,14 @@ export class AgentSession extends AgentSide {
         return void this.subscribeUri(msg.method === 'resources/subscribe', msg.params?.uri).then(() => this.sendResult(msg.id, {}), (err: unknown) => this.sendError(msg.id, err));
       case 'logging/setLevel':
         return void this.setLevel(msg);
+      case 'tasks/get':
+      case 'tasks/result':
+      case 'tasks/cancel':
+        return this.taskRequest(msg);
+      case 'tasks/list':
+        return void listTasks(this.parts.tasks, this.owner, (server) => this.ownConnection(server), this.log).then((result) => this.sendResult(msg.id, result), (err: unknown) => this.sendError(msg.id, err));
       default:
-        return this.sendError(msg.id, new GatewayError('MCPG_METHOD_NOT_FOUND', `method not found: ${msg.method}`));
+        return this.waiting.run(msg.id, () => this.otherMethod(msg));
     }
   }
 
@@ -183,10 +192,48 @@ export class AgentSession extends AgentSide {
     const audit = this.parts.audit === undefined ? undefined : auditOf(this.parts.audit, this.id, msg.method, agent, { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     params!.name = route.original;
+    // A task-augmented call (`params.task`) is answered with the task the server created: recorded, renamed.
+    const augmented = typeof params!.task === 'object' && params!.task !== null;
     this.sendToServer(route.conn, msg, timeoutMs, (result) => {
+      const created = augmented && recordCreatedTask(this.parts.tasks, this.owner, route.server, result);
       const renamed = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
-      return (this.parts.sanitize && sanitizeContent(result)) || renamed;
+      return (this.parts.sanitize && sanitizeContent(result)) || renamed || created;
     }, { tool: route.original, start: performance.now(), audit });
+  }
+
+  // ── tasks ───────────────────────────────────────────────────────────────────────────────────
+
+  /** Whose tasks this session's are: its agent's (identified), else its own (tasks.ts). */
+  get owner(): string {
+    return scopeOf(this, 'per-agent');
+  }
+
+  /** tasks/get, tasks/result, tasks/cancel: to the server that owns the agent's task, under the server's id. */
+  private taskRequest(msg: JsonRpcRequest): void {
+    const record = taskOf(this.parts.tasks, this.owner, msg.method, msg.params?.taskId);
+    if (record instanceof GatewayError) return this.sendError(msg.id, record);
+    const conn = this.parts.connections.get(record.server);
+    if (conn === undefined) return this.sendError(msg.id, new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${record.server}" of task ${record.publicId} is not connected`, { server: record.server }));
+    msg.params!.taskId = record.serverTaskId;
+    this.sendToServer(conn, msg, undefined, (result) => {
+      const renamed = renameTaskAnswer(result, record);
+      if (msg.method !== 'tasks/result') return renamed;
+      const linked = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(record.server, uri));
+      return (this.parts.sanitize && sanitizeContent(result)) || linked || renamed;
+    });
+  }
+
+  /** A method mcpgate does not know: to the server it belongs to, else refused naming it (other-methods.ts). */
+  private otherMethod(msg: JsonRpcRequest): void {
+    const conn = routeOtherMethod(this.parts, this.log, { agent: this.agent, owner: this.owner, own: this.parts.own(this), claims: this.claims }, msg);
+    if (conn instanceof GatewayError) return this.sendError(msg.id, conn);
+    this.sendToServer(conn, msg);
+  }
+
+  /** The connection this session's requests to `server` go to (its own pooled one for a per-agent or per-session server). */
+  private ownConnection(server: string): Connection | Promise<Connection> | undefined {
+    const conn = this.parts.connections.get(server);
+    return conn === undefined ? undefined : this.parts.scoped(this, conn);
   }
 
   /** Sends `msg` (already rewritten to the server's names) to `conn` and relays the answer. */
@@ -344,7 +391,7 @@ export class AgentSession extends AgentSide {
     this.capabilities = (params.capabilities as Record<string, unknown> | undefined) ?? {};
     // The servers ready by then give their instructions; no list_changed goes out before this answer.
     await Promise.race([this.parts.settling.listable, delay(INITIALIZE_WAIT_MS)]);
-    this.sendResult(msg.id, initializeResult(requested, this.parts.instructions()));
+    this.sendResult(msg.id, initializeResult(requested, this.parts.instructions(), this.parts.capabilities()));
     this.initialized = true;
   }
 

@@ -78,6 +78,8 @@ export interface ConnectionOptions {
   secretEnv?: () => ReadonlySet<string>;
   /** A remote server's OAuth credentials: one per connection, so reconnects keep the tokens; a new login revives it. */
   credentials?: UpstreamCredentials;
+  /** What mcpgate declares to the server; default `era.ts` `CLIENT_CAPABILITIES`. */
+  clientCapabilities?: Readonly<Record<string, unknown>>;
 }
 
 /** What the connection needs of a session (ServerSession, or a fake in unit tests). */
@@ -369,7 +371,7 @@ export class Connection {
     if (this.options.sessionFactory !== undefined) return this.options.sessionFactory(hooks, this.ids);
     // The twin is initialized straight away, with the share of the startup time a probe gets.
     const start = twin ? { startupTimeoutMs: Math.max(1, Math.floor(this.options.startupTimeoutMs / 2)), era: { known: 'legacy' as const } } : { startupTimeoutMs: this.options.startupTimeoutMs, era: this.era };
-    return new ServerSession(this.config, hooks, this.log, { ...start, stopTimings: this.options.stopTimings, ids: this.ids, transport: this.options.transport, secretEnv: this.options.secretEnv, credentials: this.options.credentials });
+    return new ServerSession(this.config, hooks, this.log, { ...start, stopTimings: this.options.stopTimings, ids: this.ids, transport: this.options.transport, secretEnv: this.options.secretEnv, credentials: this.options.credentials, clientCapabilities: this.options.clientCapabilities });
   }
 
   /** The budget resets only once a session has shown it works. */

@@ -19,7 +19,12 @@ const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
 
 /** What mcpgate declares to every server: it relays sampling, elicitation and roots to its agents. */
-export const CLIENT_CAPABILITIES = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
+export const CLIENT_CAPABILITIES: Readonly<Record<string, unknown>> = Object.freeze({ sampling: {}, elicitation: {}, roots: { listChanged: true } });
+
+/** mcpgate's client capabilities with the `extensions` a connection declares (none: the plain ones). */
+export function clientCapabilities(extensions: Readonly<Record<string, unknown>> | undefined): Readonly<Record<string, unknown>> {
+  return extensions === undefined || Object.keys(extensions).length === 0 ? CLIENT_CAPABILITIES : { ...CLIENT_CAPABILITIES, extensions };
+}
 
 /** The envelope keys, built once: every modern request gets these three, beside its own `_meta`. */
 const ENVELOPE: Readonly<Record<string, unknown>> = Object.freeze({
@@ -39,20 +44,23 @@ export interface WithAgentCapabilities {
 
 /**
  * `params` with the envelope in its `_meta` (an agent's own `_meta` keys, e.g. progressToken, kept;
- * an agent's claim of another version replaced: mcpgate is the client here). With `agent`, the
- * capabilities declared are those mcpgate relays that the agent declared too; roots stay declared,
- * since mcpgate answers roots/list itself when the entry has `"roots"`.
+ * an agent's claim of another version replaced: mcpgate is the client here). `capabilities` are the
+ * connection's (mcpgate's, with the extensions it declares there). With `agent`, sampling and
+ * elicitation are declared only where that agent declared them too; roots stay declared, since
+ * mcpgate answers roots/list itself when the entry has `"roots"`.
  */
-export function withEnvelope(params: Record<string, unknown> | undefined, agent?: Record<string, unknown>): Record<string, unknown> {
+export function withEnvelope(params: Record<string, unknown> | undefined, capabilities: Readonly<Record<string, unknown>> = CLIENT_CAPABILITIES, agent?: Record<string, unknown>): Record<string, unknown> {
+  const declared = agent === undefined ? capabilities : relayable(capabilities, agent);
+  const envelope = declared === CLIENT_CAPABILITIES ? ENVELOPE : { ...ENVELOPE, [CAPABILITIES_KEY]: declared };
   const meta = params?._meta;
-  const envelope = agent === undefined ? ENVELOPE : { ...ENVELOPE, [CAPABILITIES_KEY]: relayable(agent) };
   return { ...params, _meta: isObject(meta) ? { ...meta, ...envelope } : envelope };
 }
 
-function relayable(agent: Record<string, unknown>): Record<string, unknown> {
-  const declared: Record<string, unknown> = { roots: CLIENT_CAPABILITIES.roots };
-  if (agent.sampling !== undefined) declared.sampling = CLIENT_CAPABILITIES.sampling;
-  if (agent.elicitation !== undefined) declared.elicitation = CLIENT_CAPABILITIES.elicitation;
+function relayable(capabilities: Readonly<Record<string, unknown>>, agent: Record<string, unknown>): Readonly<Record<string, unknown>> {
+  if (agent.sampling !== undefined && agent.elicitation !== undefined) return capabilities;
+  const declared: Record<string, unknown> = { ...capabilities };
+  if (agent.sampling === undefined) delete declared.sampling;
+  if (agent.elicitation === undefined) delete declared.elicitation;
   return declared;
 }
 

@@ -30,7 +30,7 @@ import type { Connection } from './connection.js';
 
 export interface PoolParts {
   /** Makes the connection for one key (not started). */
-  create(config: ServerConfig, scope: string): Connection;
+  create(config: ServerConfig, scope: string, owner: PoolOwner): Connection;
   /** Whether an agent call is in flight on the connection (then it is never evicted). */
   busy(conn: Connection): boolean;
   log: Logger;
@@ -109,6 +109,8 @@ export async function answers(conn: Connection, timeoutMs: number): Promise<bool
 export interface PoolOwner {
   readonly agent: string;
   readonly identified: boolean;
+  /** The extensions the owner declared, for the connection made for it to declare to the server. */
+  readonly extensions?: Readonly<Record<string, unknown>>;
 }
 
 /** An agent's own headers for one remote server (rules' `serverHeaders`, already expanded). */
@@ -175,7 +177,7 @@ export class ConnectionPool {
       const seconds = Math.max(0, Math.ceil((admission.retryAt - this.clock.now()) / 1000));
       throw new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${config.name}": ${counters.breaker.failures} connections in a row failed to start; the next attempt is in ${seconds} s`, { server: config.name, detail: { breaker: counters.breaker.state, retryAt: new Date(admission.retryAt).toISOString() } });
     }
-    const conn = this.parts.create(headers === undefined ? config : withHeaders(config, headers), scope);
+    const conn = this.parts.create(headers === undefined ? config : withHeaders(config, headers), scope, owner);
     const now = this.clock.now();
     const made: PoolEntry = { server: config.name, scope, agent: owner.agent, identified: owner.identified, credential, conn, createdAt: now, lastUsed: now, started: false, ready: undefined as unknown as Promise<Connection>, checking: undefined, timer: undefined };
     made.ready = conn.start().then((ok) => {

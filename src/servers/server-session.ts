@@ -143,7 +143,7 @@ export class ServerSession {
         this.listening.subscribe(method, params?.uri, sink);
         return id;
       }
-      params = withEnvelope(params);
+      params = withEnvelope(params, this.options.clientCapabilities);
     }
     if (!this.process!.write(encodeRequest(id, method, params), id, modern ? { method, name: mcpName(method, params) } : undefined)) {
       this.settle(id)?.sink.fail(this.unavailable());
@@ -167,7 +167,7 @@ export class ServerSession {
     if (meta !== undefined && meta.progressToken !== undefined) meta.progressToken = id;
     const modern = this.era === 'modern';
     if (modern) {
-      msg.params = withEnvelope(msg.params, (msg as WithAgentCapabilities)[AGENT_CAPABILITIES]);
+      msg.params = withEnvelope(msg.params, this.options.clientCapabilities, (msg as WithAgentCapabilities)[AGENT_CAPABILITIES]);
     } else if (msg.params?.inputResponses !== undefined) {
       // A modern agent's answers given without a requestState mean nothing to a 2025-era server.
       delete msg.params.inputResponses;

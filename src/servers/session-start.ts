@@ -58,7 +58,7 @@ export async function handshake(s: StartingSession): Promise<void> {
     probed = await discover(s, wanted === 'auto');
     if (probed === undefined) return;
   }
-  const params = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: CLIENT_CAPABILITIES, clientInfo: GATEWAY_INFO };
+  const params = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: s.options.clientCapabilities ?? CLIENT_CAPABILITIES, clientInfo: GATEWAY_INFO };
   // After a probe that went unanswered, initialize gets what is left of the startup time.
   const timeoutMs = probed === 'silent' ? Math.max(1, s.options.startupTimeoutMs - Math.round(performance.now() - started)) : s.options.startupTimeoutMs;
   let raw: Record<string, unknown>;

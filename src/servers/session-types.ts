@@ -38,6 +38,8 @@ export interface SessionOptions {
   era?: { known?: SessionEra };
   /** A Streamable HTTP server's OAuth credentials (kept by the connection across sessions). */
   credentials?: UpstreamCredentials;
+  /** What mcpgate declares to the server (initialize, the modern envelope); default `CLIENT_CAPABILITIES`. */
+  clientCapabilities?: Readonly<Record<string, unknown>>;
 }
 
 /** One round of a modern server's input requests for one call: the agent's answers as they come. */

@@ -142,7 +142,7 @@ describe('forwarding (SDK v2 agent)', { timeout: 60_000 }, () => {
     });
     assert.deepEqual(errors().find((e) => e.data?.code === 'MCPG_RESOURCE_NOT_FOUND'), {
       code: -32002,
-      message: 'no server serves file:///etc/passwd (mcpgate resource URIs look like mcpgate://SERVER/URI)',
+      message: 'no server serves file:///etc/passwd (mcpgate resource URIs look like mcpgate://SERVER/URI, or ui://SERVER/… for an MCP Apps ui:// resource)',
       data: { code: 'MCPG_RESOURCE_NOT_FOUND', uri: 'file:///etc/passwd' },
     });
   });

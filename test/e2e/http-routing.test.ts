@@ -73,7 +73,7 @@ describe('HTTP front: per-agent routing', { timeout: TIMEOUT }, () => {
       await until(async () => (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1'), 5000);
       // The server passes the refusal on as its tool's failure (this SDK version as a JSON-RPC error).
       const ambiguous = await rpcError(a.client.callTool({ name: 'sink__sample', arguments: { prompt: 'who?' } }));
-      assert.match(ambiguous.message, /cannot relay sampling\/createMessage: more than one agent has a call in flight/);
+      assert.match(ambiguous.message, /cannot relay sampling\/createMessage: agents "(alice|bob)" and "(alice|bob)" have calls in flight on server "sink".*per-agent/);
       assert.deepEqual(asked, ['alice'], 'nobody was asked');
       await slow;
     } finally {

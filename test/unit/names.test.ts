@@ -135,6 +135,15 @@ void describe('namespaceUri / splitUri', { timeout: 5000 }, () => {
     assert.deepEqual(splitUri('mcpgate://git/repo/a/b'), { serverKey: 'git', uri: 'repo/a/b' });
   });
 
+  void it('keeps the ui:// scheme of MCP Apps resources: ui://KEY/REST, split back to ui://REST', { timeout: 5000 }, () => {
+    for (const original of ['ui://apps/chart.html', 'ui://chart', 'ui://apps/view/{id}']) {
+      const uri = namespaceUri('viz', original);
+      assert.equal(uri, `ui://viz/${original.slice('ui://'.length)}`);
+      assert.deepEqual(splitUri(uri), { serverKey: 'viz', uri: original });
+    }
+    assert.equal(splitUri('ui://nokey'), undefined);
+  });
+
   void it('rejects URIs that are not ours or have no server key', { timeout: 5000 }, () => {
     assert.equal(splitUri('file:///tmp/x'), undefined);
     assert.equal(splitUri('mcpgate:///x'), undefined);

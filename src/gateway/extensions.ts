@@ -1,0 +1,60 @@
+// Declared extensions (`capabilities.extensions`, keyed by extension id such as
+// `io.modelcontextprotocol/ui`), both ways through mcpgate.
+//
+// To an agent, mcpgate declares the merge of what its ready servers declare: every id any of them
+// declares, and for an id several declare, one settings object merged key by key — objects merged
+// again, lists joined without repeats, and for any other value the one of the server earlier in
+// .mcp.json. So an agent learns every extension some server behind mcpgate speaks, with every
+// setting some server needs (MCP Apps' `mimeTypes` of each).
+//
+// To a server: a per-agent or per-session server's own connection declares the extensions of the
+// agent (session) it is made for, as the agent declared them — the first session of an agent makes
+// its per-agent connection, and the others of that agent share it. A shared connection (one for all
+// agents, made before any agent arrives) cannot carry one agent's declaration; it declares only
+// what mcpgate itself carries intact whatever the agent: MCP Apps (its `ui://` resources and the
+// pointers to them are renamed and routed, catalog/ui-pointers.ts; its tools answer with content an
+// agent without a UI reads too, as the extension requires of them). The catalog connection of a
+// per-agent server (it only lists) declares the same.
+
+/** The MCP Apps extension's id, and the one resource type its hosts render. */
+export const UI_EXTENSION = 'io.modelcontextprotocol/ui';
+const APP_MIME_TYPE = 'text/html;profile=mcp-app';
+
+/** What a shared connection declares: the extensions mcpgate passes through for every agent. */
+export const PASSED_THROUGH: Readonly<Record<string, unknown>> = Object.freeze({ [UI_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } });
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The `extensions` of a capabilities object, if it declares any (an object). */
+export function extensionsOf(capabilities: unknown): Record<string, unknown> | undefined {
+  const extensions = isRecord(capabilities) ? capabilities.extensions : undefined;
+  return isRecord(extensions) && Object.keys(extensions).length > 0 ? extensions : undefined;
+}
+
+/** Two declarations of one setting merged: objects key by key, lists joined, else the earlier. */
+function mergeSetting(earlier: unknown, later: unknown): unknown {
+  if (isRecord(earlier) && isRecord(later)) {
+    const merged: Record<string, unknown> = { ...earlier };
+    for (const [key, value] of Object.entries(later)) merged[key] = key in merged ? mergeSetting(merged[key], value) : value;
+    return merged;
+  }
+  if (Array.isArray(earlier) && Array.isArray(later)) {
+    const first = earlier as unknown[];
+    const seen = new Set(first.map((item) => JSON.stringify(item)));
+    return [...first, ...(later as unknown[]).filter((item) => !seen.has(JSON.stringify(item)))];
+  }
+  return earlier;
+}
+
+/** The servers' `extensions` (earlier servers first) merged into one, or undefined when none declares any. */
+export function mergeExtensions(declared: Iterable<Record<string, unknown> | undefined>): Record<string, unknown> | undefined {
+  let merged: Record<string, unknown> | undefined;
+  for (const extensions of declared) {
+    if (extensions === undefined) continue;
+    merged ??= {};
+    for (const [id, settings] of Object.entries(extensions)) merged[id] = id in merged ? mergeSetting(merged[id], settings) : settings;
+  }
+  return merged;
+}

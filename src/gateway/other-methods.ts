@@ -1,0 +1,79 @@
+// A request whose method mcpgate does not know (an extension's, a newer revision's, a server's own):
+// it is routed where its params say it belongs, else to the one server that declares its
+// namespace, else refused with an error naming the method — never dropped. In order:
+//   1. `params.taskId` of one of the agent's tasks (tasks.ts) → that task's server, under its id;
+//   2. `params.uri` that routes (router.ts, under the rules) → that server, under its own URI;
+//   3. `params.name` of a tool, else of a prompt, the agent may use → that server, under its own name;
+//   4. the method's namespace (`widgets` of `widgets/spin`) declared by exactly one ready server the
+//      rules let the agent reach, as a capability or an `experimental` capability → that server.
+// The answer is relayed as the server gave it.
+
+import type { Claims } from '../rules/decide.js';
+import { GatewayError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import type { Catalog } from '../catalog/catalog.js';
+import type { Connection } from '../servers/connection.js';
+import type { JsonRpcRequest } from '../wire/jsonrpc.js';
+import { NOT_YET, type Router } from './router.js';
+import type { TaskTable } from './tasks.js';
+
+/** What routing an unknown method reads. */
+export interface OtherMethodParts {
+  readonly router: Router;
+  readonly connections: ReadonlyMap<string, Connection>;
+  readonly tasks: TaskTable;
+}
+
+/** Who is asking: the agent, its task owner, its own catalogs and its claims. */
+export interface Asker {
+  readonly agent: string;
+  readonly owner: string;
+  readonly own: readonly Catalog[] | undefined;
+  readonly claims: Claims | undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The connection `msg` goes to (its params re-addressed to the server's names), or why none. */
+export function routeOtherMethod(parts: OtherMethodParts, log: Logger, asker: Asker, msg: JsonRpcRequest): Connection | GatewayError {
+  const params = msg.params;
+  if (params !== undefined && typeof params.taskId === 'string') {
+    const record = parts.tasks.find(asker.owner, params.taskId);
+    const conn = record === undefined ? undefined : parts.connections.get(record.server);
+    if (record !== undefined && conn !== undefined) {
+      params.taskId = record.serverTaskId;
+      return conn;
+    }
+  }
+  if (params !== undefined && typeof params.uri === 'string') {
+    const route = parts.router.uri(log, asker.agent, msg.method, params.uri, asker.claims);
+    if (!(route instanceof GatewayError)) {
+      params.uri = route.uri;
+      return route.conn;
+    }
+  }
+  if (params !== undefined && typeof params.name === 'string') {
+    const tool = parts.router.tool(log, asker.agent, params.name, asker.own, asker.claims);
+    if (tool !== NOT_YET && !(tool instanceof GatewayError)) {
+      params.name = tool.original;
+      return tool.conn;
+    }
+    const prompt = parts.router.prompt(log, asker.agent, params.name, asker.own, asker.claims);
+    if (!(prompt instanceof GatewayError)) {
+      params.name = prompt.original;
+      return prompt.conn;
+    }
+  }
+  const namespace = msg.method.includes('/') ? msg.method.slice(0, msg.method.indexOf('/')) : msg.method;
+  const declaring = [...parts.connections.values()].filter((conn) => {
+    const capabilities = conn.state === 'ready' ? conn.info?.capabilities : undefined;
+    if (capabilities === undefined) return false;
+    const declared = capabilities[namespace] !== undefined || (isRecord(capabilities.experimental) && capabilities.experimental[namespace] !== undefined);
+    return declared && parts.router.serverDenied(log, asker.agent, conn.name, `method "${msg.method}"`, undefined, asker.claims) === undefined;
+  });
+  if (declaring.length === 1) return declaring[0]!;
+  const why = declaring.length === 0 ? `no server declares "${namespace}"` : `${declaring.length} servers declare "${namespace}" (${declaring.map((c) => `"${c.name}"`).join(', ')})`;
+  return new GatewayError('MCPG_METHOD_NOT_FOUND', `method not found: ${msg.method} — mcpgate routes a method it does not know to the server its params name (a task's taskId, a resource's uri, a tool's or prompt's name) or to the one server whose capabilities declare its namespace, and ${why}`, { detail: { method: msg.method } });
+}
