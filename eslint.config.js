@@ -1,5 +1,6 @@
 // Lint configuration: typescript-eslint's type-aware recommended rules plus a few that guard the
-// habits in STYLE.md (no floating promises, no `any` on a boundary, no console in library code).
+// habits in STYLE.md (no floating promises, no `any` on a boundary, no console in library code, no
+// tracker number in a comment of src/).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -60,6 +61,37 @@ function layering() {
   });
 }
 
+// Comments in src/ say why in the code's own terms; a tracker number ("issue 12", "seed 004",
+// "audit #5", "hardening §4") points at something the repository does not explain.
+const TRACKER_REFERENCE = /(issue|Issue)s? #?[0-9]+|seed 00[0-9]|audit #[0-9]+|seeds? [0-9]+|hardening (issue )?§[0-9]+/;
+
+/** A local plugin with one rule: no comment in src/ may cite a tracker number. */
+const mcpgate = {
+  rules: {
+    'no-tracker-references': {
+      meta: {
+        type: 'suggestion',
+        docs: { description: 'comments say why in the code\'s own terms, not by a tracker number' },
+        schema: [],
+      },
+      create(context) {
+        return {
+          Program() {
+            for (const comment of context.sourceCode.getAllComments()) {
+              const found = TRACKER_REFERENCE.exec(comment.value);
+              if (found === null) continue;
+              context.report({
+                loc: comment.loc,
+                message: `comment cites "${found[0]}": say the reason itself (the repository does not explain the tracker)`,
+              });
+            }
+          },
+        };
+      },
+    },
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
   js.configs.recommended,
@@ -91,5 +123,6 @@ export default tseslint.config(
     },
   },
   ...layering(),
+  { files: ['src/**/*.ts'], plugins: { mcpgate }, rules: { 'mcpgate/no-tracker-references': 'error' } },
   { files: ['eslint.config.js'], extends: [tseslint.configs.disableTypeChecked] },
 );

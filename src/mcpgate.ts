@@ -21,7 +21,7 @@ import { fileDigest } from './config/watch.js';
 
 /** What `--http` and its companion flags configure (the ops context is added here). */
 export type HttpSettings = Omit<HttpFrontOptions, 'ops' | 'onRequest' | 'onReplay' | 'mounted' | 'cluster'> & {
-  /** `--redis`: join the cluster of mcpgate processes sharing this Redis (issue #12). */
+  /** `--redis`: join the cluster of mcpgate processes sharing this Redis. */
   cluster?: ClusterSettings;
 };
 

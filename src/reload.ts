@@ -1,4 +1,4 @@
-// Hot reload of `.mcp.json` and `gateway-rules.json` (seed 003): both files are watched (their
+// Hot reload of `.mcp.json` and `gateway-rules.json`: both files are watched (their
 // directories), debounced, loaded and validated *together*, and only then applied in one step. A file
 // that fails to parse or validate keeps the running configuration, and the failure is recorded per
 // file (attempts, successes, last error, last warnings) for the status tool; the next good write

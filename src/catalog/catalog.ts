@@ -367,7 +367,7 @@ export class Catalog {
 
 /**
  * A digest of a list, item by item: keeping the list's JSON text as its fingerprint held a second copy
- * of every server's catalog for the gateway's lifetime (security audit #9), and one stringify of the
+ * of every server's catalog for the gateway's lifetime, and one stringify of the
  * whole list built a string as large as the list.
  */
 function fingerprintOf(items: readonly unknown[]): string {

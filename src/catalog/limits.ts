@@ -1,6 +1,7 @@
-// What each server's limits cut from its catalog (security audit #9), kept for the status and logged
-// once: a warning names the server and the numbers when a cut first appears or changes, not on every
-// refresh that finds the same. Fetching and cutting is in servers/lists.ts; this only remembers.
+// What each server's limits cut from its catalog (so no server costs unbounded memory), kept for
+// the status and logged once: a warning names the server and the numbers when a cut first appears
+// or changes, not on every refresh that finds the same. Fetching and cutting is in servers/lists.ts;
+// this only remembers.
 
 import type { Logger } from '../observability/logger.js';
 import type { ListKind, ListTrim } from '../servers/lists.js';

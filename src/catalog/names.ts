@@ -93,8 +93,8 @@ function before(a: Candidate, b: Candidate): number {
 }
 
 /**
- * `assignNames` kept up to date one server at a time (issue 15: a list_changed of one server must
- * not rename the whole catalog). Each server's candidates are worked out when its names change; who
+ * `assignNames` kept up to date one server at a time: a list_changed of one server must
+ * not rename the whole catalog. Each server's candidates are worked out when its names change; who
  * wants which public name is an index, so only names wanted twice are decided, the way
  * `assignNames` decides them (the pair sorted first keeps it, the others get the hash suffix). In the
  * rare case where a suffixed name is itself someone's candidate, `assignNames` runs over everything:

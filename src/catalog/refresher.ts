@@ -1,4 +1,4 @@
-// Debounced catalog refresh (seed 001, seed 002's notification service): a burst of `list_changed`
+// Debounced catalog refresh: a burst of `list_changed`
 // notifications from one server becomes one refresh of only the kinds that changed. Trailing edge, so
 // the last change of a burst is always fetched; bounded by `maxWaitMs`, so an endless stream of
 // notifications still refreshes; and a notification that arrives during a refresh schedules another.

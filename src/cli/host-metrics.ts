@@ -1,4 +1,4 @@
-// `/metrics` under `serve --workers N` (issue #12): one scrape of the shared port shows every worker
+// `/metrics` under `serve --workers N`: one scrape of the shared port shows every worker
 // of the host. node:cluster hands a scrape's connection to any worker; that worker asks the primary
 // over the IPC channel (`scrape`), the primary asks every listening worker for its exposition
 // (`collect` → `samples`), waits at most COLLECT_TIMEOUT_MS for each (a hung or dead worker costs

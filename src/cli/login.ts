@@ -1,4 +1,4 @@
-// `mcpgate login SERVER` and `mcpgate logout SERVER` (issue 14): sign mcpgate in to a remote server
+// `mcpgate login SERVER` and `mcpgate logout SERVER`: sign mcpgate in to a remote server
 // that wants OAuth, or forget the tokens. Both work on the state directory alone (the one pins use);
 // a running gateway with the same --state notices the change and connects (or parks: needs login).
 

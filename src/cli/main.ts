@@ -145,7 +145,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       case 'login':
       case 'logout': {
         if (positionals.length !== 1) throw usage(`${command} needs exactly one SERVER`);
-        // --agent A: A's own account on a per-agent server (issue 14); without it, the server's shared login.
+        // --agent A: A's own account on a per-agent server; without it, the server's shared login.
         const account = str('agent');
         if (account !== undefined && account.length === 0) throw usage('--agent needs an agent id');
         if (command === 'logout') return await (await import('./login.js')).runLogout(configFile, stateDir, positionals[0]!, env, io, undefined, account);

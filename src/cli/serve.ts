@@ -1,9 +1,10 @@
 // `mcpgate serve`: run the gateway on stdio until the agent closes stdin, or over HTTP, until a
 // signal arrives; then shut down gracefully (HTTP: stop accepting, let calls in flight finish, end
-// the sessions; then the servers, seed 000). A signal during that shutdown cuts it short: every
-// server's group is SIGTERMed now and SIGKILLed within HURRY_GRACE_MS, because an agent that closed
-// our stdin and then signals us (the SDK's stdio client: EOF, 2 s, SIGTERM, 2 s, SIGKILL) will
-// SIGKILL us next (hardening issue §1). One more signal kills every group at once and exits.
+// the sessions; then the servers, each stopped as the MCP spec asks). A signal during that
+// shutdown cuts it short: every server's group is SIGTERMed now and SIGKILLed within
+// HURRY_GRACE_MS, because an agent that closed our stdin and then signals us (the SDK's stdio
+// client: EOF, 2 s, SIGTERM, 2 s, SIGKILL) will SIGKILL us next. One more signal kills every group
+// at once and exits.
 // SIGHUP reloads both configuration files and revives parked servers.
 //
 // As one of `--workers N` (a node:cluster worker, workers.ts), the signals come from the primary

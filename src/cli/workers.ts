@@ -1,4 +1,4 @@
-// `mcpgate serve --http HOST:PORT --workers N` (issue #12): the primary process. It forks N workers
+// `mcpgate serve --http HOST:PORT --workers N`: the primary process. It forks N workers
 // with node:cluster — each runs this same command line and is a whole gateway (its own servers,
 // sessions and Redis link; worker id `hostname:pid`, computed in the worker) — and the port is
 // shared: the primary accepts connections and hands them round-robin to the workers. Each worker

@@ -1,4 +1,4 @@
-// One worker's part in a cluster of mcpgate processes sharing a Redis (issue #12): it records the
+// One worker's part in a cluster of mcpgate processes sharing a Redis: it records the
 // sessions this worker holds, and for a request about a session it does not hold decides where
 // it goes — forwarded once to a live owner (forward.ts), adopted here (no owner, a dead owner, an
 // owner that cannot be reached, or Redis down), or unknown (404). It implements `ClusterLink`,

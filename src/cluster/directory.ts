@@ -1,4 +1,4 @@
-// What the workers of a cluster share through Redis (issue #12): each worker's record (address,
+// What the workers of a cluster share through Redis: each worker's record (address,
 // pid, sessions, last heartbeat) with a short TTL, and each agent session's record (its agent, the
 // capabilities it declared, its owner) with a TTL of the idle timeout. A heartbeat renews both;
 // a worker whose record has expired is dead, and its sessions may be adopted. The owner changes

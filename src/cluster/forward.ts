@@ -1,4 +1,4 @@
-// Forwarding one HTTP request to the worker that owns its agent session (issue #12), and relaying
+// Forwarding one HTTP request to the worker that owns its agent session, and relaying
 // the answer as it comes: a JSON answer, a POST's SSE stream (progress, a server's questions), the
 // GET stream, DELETE. Worker-to-worker HTTP on a keep-alive agent: one hop, no broker in between,
 // streams piped as they arrive (docs/architecture.md says why this and not Redis pub/sub).

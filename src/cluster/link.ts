@@ -1,4 +1,4 @@
-// The contract between the HTTP front and the cluster (issue #12): what the front asks of it. The
+// The contract between the HTTP front and the cluster: what the front asks of it. The
 // front imports only these types; the composition root gives it a `Cluster` (cluster.ts). Without
 // `--redis` the front has no link and its hot path is unchanged: a session id not held here is 404.
 

@@ -1,4 +1,4 @@
-// The environment a stdio server gets (hardening issue §3). Not mcpgate's whole environment: that
+// The environment a stdio server gets. Not mcpgate's whole environment: that
 // holds mcpgate's own secrets (MCPGATE_TOKEN, the JWT secret the rules reference), and any server
 // holding them could mint an agent identity. A server gets the inherited variables its entry's
 // `inheritEnv` (or the file's top-level `inheritEnv`) allows — by default a short list that keeps

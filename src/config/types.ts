@@ -72,7 +72,7 @@ export interface RemoteServerConfig {
 }
 
 /**
- * How mcpgate signs in to a remote server (issue 14). `authorization_code`: a person runs `mcpgate
+ * How mcpgate signs in to a remote server. `authorization_code`: a person runs `mcpgate
  * login SERVER` once (PKCE, loopback redirect), the gateway refreshes the tokens. `client_credentials`:
  * machine to machine with the entry's client id and secret (or key), no person. `jwt_bearer`: machine to
  * machine with a JWT the platform issues to the workload (`assertionFile`) as the grant.
@@ -106,7 +106,7 @@ export interface OAuthSettings {
 
 /**
  * The protocol era mcpgate speaks to a server: `2025` (initialize and a session, as every server
- * before issue 13), `2026-07-28` (stateless: `server/discover`, the per-request envelope; stdio and
+ * before 2026-07-28), `2026-07-28` (stateless: `server/discover`, the per-request envelope; stdio and
  * Streamable HTTP only), or `auto` (probe `server/discover`, fall back to initialize; the answer is
  * remembered for the connection's reconnects).
  */
@@ -115,7 +115,7 @@ export type ServerEra = '2025' | '2026-07-28' | 'auto';
 /**
  * `shared`: one session with the server for every agent. `per-agent`: each agent identity gets its own
  * (a stdio server: its own child process). `per-session`: each agent session gets its own. The pooled
- * scopes are for servers that keep state per client (issue 11); servers/pool.ts keeps them.
+ * scopes are for servers that keep state per client; servers/pool.ts keeps them.
  */
 export type SessionScope = 'shared' | 'per-agent' | 'per-session';
 
@@ -128,7 +128,7 @@ export interface PoolSettings {
   /** Connections (for a stdio server: child processes) this server may have at once. */
   readonly max: number;
   /**
-   * Opt-in (seed 002: off by default): before a connection idle for `idleMs` is handed out again,
+   * Opt-in (off by default): before a connection idle for `idleMs` is handed out again,
    * it must answer a ping (or, where ping is unsupported, a cheap list) within `timeoutMs`; one that
    * does not is reaped and the call goes to a fresh one. Absent: no check.
    */
@@ -151,7 +151,7 @@ export const DEFAULT_POOL: PoolSettings = Object.freeze({
 });
 
 /**
- * What one server may cost the gateway (security audit #9, hardening §5): how much of its catalog is
+ * What one server may cost the gateway (bounded, so no server can exhaust it): how much of its catalog is
  * kept, and how long one call may run in total however often the server reports progress.
  */
 export interface ServerLimits {

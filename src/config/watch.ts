@@ -4,7 +4,7 @@
 // `..data` symlink (kubelet writes `..2026_…` then renames `..data_tmp` over `..data`): no event then
 // names the file itself. So any event in a watched directory counts; once the burst is over (trailing
 // debounce, ~200 ms) the files are read and hashed, and `onChange` runs only if a digest differs —
-// unrelated files in the directory cost a hash, never a reload (hardening §6).
+// unrelated files in the directory cost a hash, never a reload.
 
 import { createHash } from 'node:crypto';
 import { closeSync, createReadStream, openSync, readSync, watch, type FSWatcher } from 'node:fs';

@@ -1,4 +1,4 @@
-// The operator's console at /ui on the HTTP front's port (issue 17). Off until the rules file names
+// The operator's console at /ui on the HTTP front's port. Off until the rules file names
 // an admin (`admins`); the front's gate (Host, Origin, repeated headers) has already passed every
 // request that reaches here. Signing in sets an HttpOnly, SameSite=Strict cookie (signed, valid on
 // every worker: logins.ts; `Secure` and `__Host-` when the console is reached over https); every POST must

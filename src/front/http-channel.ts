@@ -7,12 +7,13 @@
 // path: one write, no framing), upgraded to `text/event-stream` the moment something must be sent
 // before the response.
 //
-// Bounded (hardening §4, audit #5): what is written for an agent but not yet taken by it is counted
-// from the responses' `writableLength` (node's buffer plus the socket's), read once per write, no
-// copies. A GET stream holding more than the bound is dropped (the agent may open another; list_changed
-// it missed is kept for it). Answers held for an agent that has stopped reading (ended POSTs still
-// flushing, plus the open POST about to be written) past the bound end the session: its sockets are
-// destroyed, which frees what they held, and the agent's next request gets 404.
+// Bounded, so an agent that stops reading cannot grow mcpgate's memory: what is written for an
+// agent but not yet taken by it is counted from the responses' `writableLength` (node's buffer plus
+// the socket's), read once per write, no copies. A GET stream holding more than the bound is dropped
+// (the agent may open another; list_changed it missed is kept for it). Answers held for an agent
+// that has stopped reading (ended POSTs still flushing, plus the open POST about to be written) past
+// the bound end the session: its sockets are destroyed, which frees what they held, and the agent's
+// next request gets 404.
 //
 // Resumable (MCP 2025-11-25 "Resumability and Redelivery", sse-replay.ts): a POST upgraded to SSE
 // and the GET stream start with a priming event (an id, `retry:`, empty data) and every event on

@@ -1,7 +1,7 @@
 // The stdio front: one agent on our stdin/stdout (newline-delimited JSON-RPC). stdout carries only
 // protocol messages; everything else goes to the log on stderr.
 //
-// Back-pressure (hardening §4): while stdout does not drain (write() returned false), the agent's
+// Back-pressure: while stdout does not drain (write() returned false), the agent's
 // stdin is not read, so it cannot start more work than it takes answers for. Calls already running
 // still answer; if what waits on stdout passes `maxAgentBuffer` bytes anyway, the agent is not
 // reading at all: the front ends (MCPG_AGENT_TOO_SLOW in the log) and the gateway shuts down, rather

@@ -63,7 +63,7 @@ export abstract class AgentSide {
   }
 
   /**
-   * A session adopted from another worker of a cluster (issue #12): the agent initialized it there,
+   * A session adopted from another worker of a cluster: the agent initialized it there,
    * so it starts initialized here, with the capabilities it declared then (kept in Redis). Only the
    * log level it may have set is not carried over.
    */

@@ -1,8 +1,8 @@
 // The shared servers' lists in the catalog: a server whose session is ready is listed (pins review,
-// catalog, renewed subscriptions), one that restarts stays listed (issue 15), one that is lost is
-// withdrawn; a debounced list_changed refreshes what changed; approvals written to the pin store
-// release or hold tools again, in the own catalogs too. Also the servers' instructions for
-// `initialize`, withheld while they differ from the approved ones.
+// catalog, renewed subscriptions), one that restarts stays listed (a restart is no list change),
+// one that is lost is withdrawn; a debounced list_changed refreshes what changed; approvals written
+// to the pin store release or hold tools again, in the own catalogs too. Also the servers'
+// instructions for `initialize`, withheld while they differ from the approved ones.
 
 import type { Catalog } from '../catalog/catalog.js';
 import type { CatalogLimits } from '../catalog/limits.js';
@@ -69,8 +69,8 @@ export class CatalogListing {
 
   /**
    * The server's session was lost and its connection restarts it (backoff): what the agents asked
-   * of that session ends, but the server stays listed (issue 15: a restart is no list change, and
-   * a call meanwhile gets the connection's retryable MCPG_SERVER_UNAVAILABLE). Its pins' record
+   * of that session ends, but the server stays listed: a restart is no list change, and
+   * a call meanwhile gets the connection's retryable MCPG_SERVER_UNAVAILABLE. Its pins' record
    * stays too; the restarted server's lists are reviewed again when it is ready.
    */
   interrupted(conn: Connection): void {

@@ -1,4 +1,4 @@
-// Per-agent and per-session catalogs (issue 11): what a pooled connection lists belongs to its
+// Per-agent and per-session catalogs: what a pooled connection lists belongs to its
 // owners only. Each pool scope (`agent:ID`, `session:N`) whose pooled connections have listed their
 // servers gets a small Catalog of its own holding only those servers' parts, named as the gateway's
 // catalog names them (same prefixes, order and separator). A session's view is the gateway's catalog

@@ -1,4 +1,4 @@
-// The pooled connections' side of the gateway (issue 11): what a per-agent or per-session server's
+// The pooled connections' side of the gateway: what a per-agent or per-session server's
 // pooled connection tells the gateway goes to its owners only, and what it lists is put in its
 // scope's own catalog (own-catalogs.ts), reviewed by the pins, refreshed on its debounced
 // list_changed and dropped when it goes. Its owners' log level is set on it.
@@ -81,7 +81,7 @@ export class OwnListing {
       // Lost while serving (not closed by us): its state is gone, so it is not restarted in place but
       // reaped, and the next call makes a fresh one. Its owners meanwhile see the shared view of the
       // server (the catalog connection's lists, kept through its own restarts): the same tools unless
-      // their own lists differed, so a crash is no list change for them either (issue 15).
+      // their own lists differed, so a crash is no list change for them either.
       interrupted: (conn) => this.pooledLost(conn, scope, true),
       lost: (conn, reason) => this.pooledLost(conn, scope, reason !== undefined),
     };

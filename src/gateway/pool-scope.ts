@@ -1,4 +1,4 @@
-// Which pooled connection a session's call goes to (issue 11): its pool scope, and the agent's own
+// Which pooled connection a session's call goes to: its pool scope, and the agent's own
 // headers for the server (part of the pool key).
 
 import type { SessionScope } from '../config/types.js';

@@ -3,7 +3,7 @@
 // agents), cancellations and elicitation completions, and server→agent requests (to the one agent
 // they belong to, or refused with MCPG_AGENT_UNAVAILABLE rather than a guess).
 //
-// A per-agent or per-session server (issue 11) has a catalog connection, used only to list it, and
+// A per-agent or per-session server has a catalog connection, used only to list it, and
 // pooled connections, each owned by one agent or agent session. What a pooled connection sends goes
 // to its owners only (`owned`); its list_changed refreshes its owners' view (own-catalogs.ts), never
 // the catalog every agent sees. What the catalog connection sends beyond list_changed belongs to no agent.

@@ -407,8 +407,8 @@ export class AgentSession extends AgentSide {
 
   /**
    * The session ends (the agent went away, or the gateway is shutting down): cancel its calls on the
-   * servers, tell the agent — if it is still listening — that they will not be answered (seed 000:
-   * nothing is left hanging), and answer the servers' questions to it. Idempotent.
+   * servers, tell the agent — if it is still listening — that they will not be answered (nothing
+   * is left hanging), and answer the servers' questions to it. Idempotent.
    */
   close(): void {
     if (this.closed) return;

@@ -89,7 +89,7 @@ function poolSummary(gateway: StatusParts): Record<string, unknown>[] {
 /** Agent sessions open now, in total, by agent and by transport. */
 function sessionSummary(gateway: StatusParts): { total: number; by_agent: Record<string, number>; by_transport: Record<string, number> } {
   // Keyed by agent ids (agent-chosen with --no-auth or a JWT claim): no prototype, so `__proto__`
-  // and `constructor` are ids like any other (audit #12).
+  // and `constructor` are ids like any other.
   const byAgent = Object.create(null) as Record<string, number>;
   const byTransport = Object.create(null) as Record<string, number>;
   for (const session of gateway.sessions) {

@@ -57,7 +57,7 @@ export class Subscriptions<Subscriber> {
 }
 
 /**
- * Resource subscriptions on pooled connections (per-agent and per-session servers, issue 11): each
+ * Resource subscriptions on pooled connections (per-agent and per-session servers): each
  * connection is one agent's (or one agent session's), so a URI is subscribed on that connection
  * while one of its owner's sessions holds it, and its updates go to those sessions only. A pooled
  * connection that dies is not reconnected in place (its state is gone), so its subscriptions are

@@ -1,4 +1,4 @@
-// Token revocation on `mcpgate logout` (RFC 7009, issue 14): the stored refresh token, then the access
+// Token revocation on `mcpgate logout` (RFC 7009): the stored refresh token, then the access
 // token, are revoked at the authorization server's `revocation_endpoint` when its metadata (kept from
 // the login's discovery, else discovered again) advertises one. The client authenticates as it did
 // at the token endpoint (its stored registration: Basic, a body secret, or its id alone). Every

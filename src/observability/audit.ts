@@ -1,4 +1,4 @@
-// The audit trail (issue 17): one JSON line per decision — who called what, when, and whether it was
+// The audit trail: one JSON line per decision — who called what, when, and whether it was
 // allowed — and one per approval. Off unless configured (`--audit FILE`, or `--audit -` for stderr).
 // Argument values are never written unless asked (`--audit-arguments`); by default only their names.
 //

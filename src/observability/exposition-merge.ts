@@ -1,4 +1,4 @@
-// Merging several processes' Prometheus text expositions into one (issue #12, `/metrics` under
+// Merging several processes' Prometheus text expositions into one (`/metrics` under
 // `serve --workers N`): every sample of a worker gets a `worker="host:pid"` label, and each family's
 // samples are kept together under one HELP and TYPE (the text format requires it: a family's lines
 // may not be interleaved with another's). Labelling rather than summing: a scraper sums counters

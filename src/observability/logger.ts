@@ -3,7 +3,7 @@
 // pino-style: cheap when a level is disabled (the check is one integer compare and no object is
 // built), child loggers carry context (`server`, `agent`), and secret-looking fields are redacted.
 // An error field keeps its stack: always for an unexpected error (anything but a GatewayError, whose
-// stable code already says what happened), and for a GatewayError only at debug level (hardening §7).
+// stable code already says what happened), and for a GatewayError only at debug level.
 
 import { GatewayError } from '../errors.js';
 

@@ -1,4 +1,4 @@
-// OpenTelemetry traces (issue 17), off unless an OTLP endpoint is configured (`--otlp-endpoint`,
+// OpenTelemetry traces, off unless an OTLP endpoint is configured (`--otlp-endpoint`,
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT). A span per agent request and a
 // child span per call mcpgate makes to a server for it; W3C Trace Context travels in `params._meta`
 // (`traceparent`, `tracestate`), as MCP's 2026-07-28 revision reserves those keys (SEP-414): the

@@ -31,7 +31,7 @@ export class PinKeeper {
   private closed = false;
   /**
    * What each source holds of each server: '' is the server's shared (or catalog) connection, any
-   * other source a pooled connection's scope (issue 11). held.json shows their union.
+   * other source a pooled connection's scope. held.json shows their union.
    */
   private readonly heldBySource = new Map<string, Map<string, Review>>();
   /** Told after approvals (or the store) changed on disk and were loaded (the composition root's config version). */

@@ -1,4 +1,4 @@
-// The `gateway-rules.json` format (docs/architecture.md "`gateway-rules.json` (agents)", seed 003):
+// The `gateway-rules.json` format (docs/architecture.md "`gateway-rules.json` (agents)"):
 // validation of the parsed JSON (every error and warning collected with its JSON path) and its
 // compilation into the Rules snapshot (compiled.ts; globs in globs.ts). No I/O here.
 
@@ -199,7 +199,7 @@ function readNames(value: unknown, at: readonly PropertyKey[], what: 'server' | 
   return names.length === value.length ? names : undefined;
 }
 
-/** A rule naming a server `.mcp.json` lacks is a warning (seed 003): the file may be mid-edit. */
+/** A rule naming a server `.mcp.json` lacks is a warning: the file may be mid-edit. */
 function checkServerNamed(owner: string, name: string, at: readonly PropertyKey[], ctx: Context): void {
   if (name === '*' || ctx.servers.has(name)) return;
   if (!isGlob(name)) {

@@ -1,4 +1,4 @@
-// An agent's own credentials for remote servers (issue 11): `"serverHeaders": {SERVER: {NAME: VALUE}}`
+// An agent's own credentials for remote servers: `"serverHeaders": {SERVER: {NAME: VALUE}}`
 // in an agent's entry of the rules file. The rules file, not `.mcp.json`, holds them because they
 // belong to an identity: the rules already say who an agent is and what it may use, and a reload
 // swaps both at once. Values are expanded from mcpgate's environment (`${VAR}`) here, at load, and

@@ -1,4 +1,4 @@
-// A per-server circuit breaker (seed 004): closed → open after `threshold` consecutive failures
+// A per-server circuit breaker: closed → open after `threshold` consecutive failures
 // (timeouts and transport errors; a tool's own isError result is a success here). While open, calls
 // fail fast. After `cooldownMs` exactly one call goes through as a half-open probe: success closes the
 // breaker, failure re-opens it for another cooldown; calls made while the probe runs fail fast. A probe

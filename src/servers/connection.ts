@@ -1,6 +1,6 @@
-// A connection: mcpgate's supervised server session to one server (seed 004). It never gives up for
+// A connection: mcpgate's supervised server session to one server. It never gives up for
 // good: a lost session is noticed at once (its calls fail immediately), then it reconnects with
-// full-jitter backoff while a retry budget lasts — its tools stay listed meanwhile (issue 15: a
+// full-jitter backoff while a retry budget lasts — its tools stay listed meanwhile (a
 // restart is no list change, and a call gets a retryable "restarting" error, not "unknown tool");
 // when the budget is spent it *parks* — its tools are withdrawn, it probes itself on a slow timer, and a revive signal (SIGHUP, or a half-open breaker
 // probe) brings it back at once. The budget resets only when a session proves itself (a successful
@@ -239,7 +239,7 @@ export class Connection {
     this.session?.respondError(id, error);
   }
 
-  /** Graceful: stop supervising, close the session (seed 000's stop sequence). Idempotent. */
+  /** Graceful: stop supervising, close the session (a stdio server: stdin EOF, SIGTERM, SIGKILL). Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.unwatch?.();

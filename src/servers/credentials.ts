@@ -1,4 +1,4 @@
-// What a remote transport needs to present credentials it does not own (issue 14): the current
+// What a remote transport needs to present credentials it does not own: the current
 // `Authorization` value, read synchronously on every request (the relay stays lean), a way to make it
 // good before a request (load, refresh near expiry) and a way to react to a 401. The OAuth client
 // (src/oauth/credentials.ts) implements it; the composition root hands one to each connection of a

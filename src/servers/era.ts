@@ -1,4 +1,4 @@
-// Speaking to a server of the stateless 2026-07-28 revision (issue 13, the server side): the
+// Speaking to a server of the stateless 2026-07-28 revision (the server side): the
 // per-request `_meta` envelope mcpgate puts on every request, the `server/discover` answer, the
 // `subscriptions/listen` filter, and reading an input-required result. The session
 // (server-session.ts, session-start.ts, listen-stream.ts, input-rounds.ts) decides when; this file

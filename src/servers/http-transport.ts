@@ -34,7 +34,7 @@ export interface RemoteTransportOptions {
   maxMessageLength?: number;
   /** Wait before reopening a dropped stream when the server gave no `retry:` (ms). */
   reconnectDelayMs?: number;
-  /** OAuth: the `Authorization` this server gets, refreshed before expiry and after a 401 (issue 14). */
+  /** OAuth: the `Authorization` this server gets, refreshed before expiry and after a 401. */
   credentials?: UpstreamCredentials;
 }
 

@@ -1,7 +1,7 @@
 // Fetching a server's tools, resources, resource templates and prompts, following pagination, and
 // validating each page at the edge with the SDK's schemas: a server that sends garbage is reported
 // (MCPG_SERVER_BAD_RESPONSE, naming it) instead of poisoning the catalog. A server's limits bound what
-// is kept (security audit #9): paging stops once a list passes its count, items past it are dropped
+// is kept: paging stops once a list passes its count, items past it are dropped
 // before validation, and a tool whose schema is too large is withheld (its size is measured by a walk
 // that stops at the limit, never by serializing it). A 2026-07-28 server's lists carry a cache hint
 // (`ttlMs`): a list fetched with one is kept for that long, per connection, and a listing that may

@@ -4,7 +4,7 @@
 // (kernel.sched_autogroup_enabled, on by default in most distributions), and every message between
 // mcpgate and a server in another autogroup pays for it: with the machine loaded, a `tools/call`
 // through mcpgate took 1.5–1.8× a byte relay whose server shares its session, and a relay whose
-// server was started with setsid was as slow as mcpgate (bench/RESULTS.md, issue 15). So on Linux,
+// server was started with setsid was as slow as mcpgate (bench/RESULTS.md). So on Linux,
 // where the system Perl is at hand (Debian and Ubuntu always have it: perl-base is essential), the
 // server is started as `perl -e 'setpgrp; exec'`: its own group, mcpgate's session, and no process
 // left in between (exec keeps the pid, argv[0] is the configured command). Anywhere else, and

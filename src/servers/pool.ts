@@ -1,4 +1,4 @@
-// The pool (issue 11, seed 002): connections to per-agent and per-session servers, one per
+// The pool: connections to per-agent and per-session servers, one per
 // (server, scope) key, where the scope is an agent identity (`agent:ID`) or an agent session
 // (`session:N`). A connection is made lazily by the same factory as a shared one (same supervision,
 // stop sequence, watchdog registry), handed out again while it lives (a hit), and closed when it has
@@ -81,7 +81,7 @@ const BUSY_RECHECK_MS = 5_000;
 const CHEAP_LISTS: readonly [capability: string, method: string][] = [['tools', 'tools/list'], ['prompts', 'prompts/list'], ['resources', 'resources/list']];
 
 /**
- * Whether a connection still answers within `timeoutMs` (seed 002): a ping, or — when the server
+ * Whether a connection still answers within `timeoutMs`: a ping, or — when the server
  * says it has no ping (-32601) — the first page of a list it supports. A timeout, a lost session
  * or any other failure is no.
  */
@@ -280,7 +280,7 @@ export class ConnectionPool {
     });
   }
 
-  /** Closes everything (seed 000's stop sequence for each child) and takes no more. Idempotent. */
+  /** Closes everything (each child stopped by its stop sequence) and takes no more. Idempotent. */
   async close(): Promise<void> {
     this.closed = true;
     for (const entry of [...this.entries.values()]) void this.remove(entry);

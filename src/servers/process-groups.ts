@@ -3,7 +3,7 @@
 // at spawn and releases it once no member remains. Two things use the list:
 // - the watchdog (watchdog-main.ts), started on the first registration: a detached helper that
 //   kills every registered group when mcpgate dies without running its shutdown (kill -9, OOM);
-// - `hurryAll()`: a signal during shutdown cuts every stop short (hardening issue §1).
+// - `hurryAll()`: a signal during shutdown cuts every stop short (the agent's own SIGKILL is coming).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

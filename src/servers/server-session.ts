@@ -238,7 +238,7 @@ export class ServerSession {
     this.process?.write(encodeError(id, error));
   }
 
-  /** Graceful: refuse new calls, settle the pending ones, stop the process (seed 000). Idempotent. */
+  /** Graceful: refuse new calls, settle the pending ones, stop the process (stdin EOF, SIGTERM, SIGKILL). Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.failAll(new GatewayError('MCPG_SHUTTING_DOWN', `the connection to server "${this.name}" is closing`, { server: this.name }));

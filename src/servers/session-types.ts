@@ -57,7 +57,7 @@ export interface Pending {
   timeoutMs: number;
   /** performance.now() by which the server must answer (pushed back by progress, never past `ceiling`). */
   deadline: number;
-  /** performance.now() past which the call ends however much progress it reports (hardening §5). */
+  /** performance.now() past which the call ends however much progress it reports. */
   ceiling: number;
   /** performance.now() of the call's last progress notification, if any. */
   progressAt?: number;

@@ -1,13 +1,13 @@
 // One stdio server's child process: spawn it in its own process group (own-group.ts) with the environment
 // child-env.ts allows, frame its stdout into lines, send its stderr to the log (stderr-log.ts: cut,
-// bounded, rate-limited), and stop it the way the MCP spec and seed 000 ask: close stdin, wait up to
+// bounded, rate-limited), and stop it the way the MCP spec asks: close stdin, wait up to
 // 2 s, SIGTERM, wait, SIGKILL — always to the whole group, so wrappers such as `npx` or `uvx` cannot
 // leave grandchildren behind. The group is registered with process-groups.ts (the watchdog kills it
 // if mcpgate dies without a shutdown) until no member of it is left.
 //
 // The session ends when the leader exits *or* when stdout reaches EOF (a server that closed stdout
-// can never answer again; audit #10). Either way the whole group is then stopped, also when the
-// leader exits on its own and leaves children holding its pipes (audit #6).
+// can never answer again). Either way the whole group is then stopped, also when the
+// leader exits on its own and leaves children holding its pipes.
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -156,7 +156,7 @@ export class StdioProcess implements ServerTransport, Stoppable {
     if (batch !== undefined && this.child.stdin.writable) this.child.stdin.write(batch);
   };
 
-  /** Graceful stop (seed 000): stdin EOF → wait → SIGTERM → wait → SIGKILL, to the whole group. Idempotent. */
+  /** Graceful stop: stdin EOF → wait → SIGTERM → wait → SIGKILL, to the whole group. Idempotent. */
   stop(timings: StopTimings = DEFAULT_STOP_TIMINGS): Promise<void> {
     if (this.stopping === undefined) {
       this.timings = timings;
@@ -167,7 +167,7 @@ export class StdioProcess implements ServerTransport, Stoppable {
 
   /**
    * A signal arrived during shutdown: skip what is left of the stdin grace, SIGTERM the group now
-   * and SIGKILL it within `termGraceMs` (hardening issue §1: the agent's own SIGKILL is coming).
+   * and SIGKILL it within `termGraceMs`: the agent's own SIGKILL is coming.
    */
   hurry(termGraceMs: number): void {
     if (this.hurried !== undefined) return;

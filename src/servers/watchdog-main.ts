@@ -1,4 +1,4 @@
-// The watchdog process (hardening issue §1): one per mcpgate, detached into its own session so a kill
+// The watchdog process (no server outlives mcpgate): one per mcpgate, detached into its own session so a kill
 // of mcpgate's process group does not take it along. It reads lines from a pipe whose other end only
 // mcpgate holds: `+PGID` registers a server's process group, `-PGID` says the group is gone. When the pipe closes — mcpgate exited, was SIGKILLed or
 // OOM-killed — it SIGTERMs every group still registered, SIGKILLs them shortly after, and exits. It

@@ -1,4 +1,4 @@
-// Re-addressing an agent's tools/call without re-encoding it (issue 15): the request a server gets
+// Re-addressing an agent's tools/call without re-encoding it (the relay's hot path): the request a server gets
 // differs from the agent's line only in its `id` (ours) and `params.name` (the server's own tool
 // name), so the line is copied with those two tokens replaced instead of JSON.stringify of the whole
 // parsed request. The agent's line has already been parsed (it is valid JSON); this finds the two

@@ -1,4 +1,4 @@
-// The layering (issue 16, docs/architecture.md): eslint.config.js forbids an arrow between rooms that
+// The layering (docs/architecture.md): eslint.config.js forbids an arrow between rooms that
 // its ROOMS table does not allow, and the file system in the rooms that read no files (PURE; checked
 // here by linting probe imports with those blocks); this test forbids what a per-file rule cannot see, an import cycle
 // — inside a room or across rooms, type-only imports included. It reads src/ as text: no build needed.
@@ -97,5 +97,21 @@ void describe('layering', () => {
     }
     assert.deepEqual(errors('rules', "import { tryExpand } from '../config/expand.js';"), []);
     assert.deepEqual(errors('config', "import { readFile } from 'node:fs/promises';"), [], 'config/ reads files');
+  });
+
+  void it('a comment in src/ that cites a tracker number is a lint error; the reason itself is not', { timeout: 10_000 }, async () => {
+    const { default: all } = (await import(pathToFileURL(join(ROOT, 'eslint.config.js')).href)) as { default: Linter.Config[] };
+    const blocks = all.filter((block) => block.rules?.['mcpgate/no-tracker-references'] !== undefined);
+    assert.equal(blocks.length, 1);
+    const linter = new Linter({ configType: 'flat', cwd: ROOT });
+    const cited = (text: string): string[] =>
+      linter.verify(text, blocks, { filename: join(ROOT, 'src', 'gateway', 'probe.ts') }).map((m) => m.message.replace(/^comment cites "([^"]*)".*$/, '$1'));
+    assert.deepEqual(cited('// Kept listed (issue 15).\nconst a = 1;\n'), ['issue 15']);
+    assert.deepEqual(cited('/* see issue #12 */ const b = 2;'), ['issue #12']);
+    assert.deepEqual(cited('/**\n * Stop sequence (seed 000).\n */\nfunction c() {}\n'), ['seed 000']);
+    assert.deepEqual(cited('// Bounded (hardening §4, audit #5).\n'), ['hardening §4'], 'one report per comment, its first citation');
+    assert.deepEqual(cited('// No prototype (audit #12).\n'), ['audit #12']);
+    assert.deepEqual(cited('// The watchdog (hardening issue §1).\n'), ['hardening issue §1']);
+    assert.deepEqual(cited('// Kept listed: a restart is no list change (RFC 6750 §3, PKCS #8).\nconst s = "issue 15";\n'), [], 'a string is not a comment');
   });
 });
