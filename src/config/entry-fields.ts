@@ -2,6 +2,7 @@
 // `inheritEnv`. Each returns the field for the snapshot (set only when the file has it) and reports
 // its problems into the context.
 
+import type { z } from 'zod';
 import type { ConfigIssue, InheritEnv, OAuthSettings, ServerEra } from './types.js';
 import { describeValue } from './issues.js';
 import { EXPECTED, oauthObject, SAFE_NAME } from './mcp-json-schema.js';
@@ -99,6 +100,7 @@ export function readAuth(name: string, type: 'http' | 'sse', raw: unknown, heade
     ctx.errors.push(issue(['auth', 'grant'], `"jwt_bearer" needs "clientId" and "assertionFile" (the file holding the workload's JWT; server "${name}")`));
   }
   if (auth.grant !== 'jwt_bearer' && auth.assertionFile !== undefined) ctx.errors.push(issue(['auth', 'assertionFile'], `"assertionFile" is the assertion of the "jwt_bearer" grant (server "${name}")`));
+  readIdJag(o, auth, name, ctx, issue, expand);
   if (auth.clientSecret !== undefined && auth.clientId === undefined) ctx.errors.push(issue(['auth', 'clientSecret'], `a client secret needs its "clientId" (server "${name}")`));
   if (auth.privateKey !== undefined) {
     if (auth.clientId === undefined) ctx.errors.push(issue(['auth', 'privateKey'], `a private key needs its "clientId" (the client it signs in as; server "${name}")`));
@@ -126,4 +128,39 @@ export function readAuth(name: string, type: 'http' | 'sse', raw: unknown, heade
     if (auth.grant !== 'authorization_code') ctx.errors.push(issue(['auth', 'clientMetadataUrl'], `a client ID metadata document names a client that signs in people; "client_credentials" uses "clientId" and "clientSecret" (server "${name}")`));
   }
   return { auth: Object.freeze(auth) };
+}
+
+/**
+ * The `id_jag` grant's keys (enterprise-managed authorization): where the IdP exchanges the ID token,
+ * who mcpgate is there, and the file holding the person's ID token. Any of them on another grant is
+ * refused (it would be ignored).
+ */
+function readIdJag(o: z.infer<typeof oauthObject>, auth: { -readonly [K in keyof OAuthSettings]: OAuthSettings[K] }, name: string, ctx: Context, issue: Issue, expand: Expand): void {
+  if (o.idpTokenEndpoint !== undefined) auth.idpTokenEndpoint = expand(o.idpTokenEndpoint, ['auth', 'idpTokenEndpoint']);
+  if (o.idpClientId !== undefined) auth.idpClientId = expand(o.idpClientId, ['auth', 'idpClientId']);
+  if (o.idpClientSecret !== undefined) auth.idpClientSecret = expand(o.idpClientSecret, ['auth', 'idpClientSecret']);
+  if (o.idTokenFile !== undefined) auth.idTokenFile = expand(o.idTokenFile, ['auth', 'idTokenFile']);
+  const keys = ['idpTokenEndpoint', 'idpClientId', 'idpClientSecret', 'idTokenFile'] as const;
+  if (auth.grant !== 'id_jag') {
+    for (const key of keys) {
+      if (auth[key] !== undefined) ctx.errors.push(issue(['auth', key], `"${key}" belongs to the "id_jag" grant (enterprise-managed authorization; server "${name}")`));
+    }
+    return;
+  }
+  const missing = (['clientId', 'idpTokenEndpoint', 'idpClientId', 'idTokenFile'] as const).filter((key) => auth[key] === undefined);
+  if (missing.length > 0) {
+    ctx.errors.push(issue(['auth', 'grant'], `"id_jag" needs "clientId" (at the server's authorization server), "idpTokenEndpoint", "idpClientId" and "idTokenFile" (the file holding the person's ID token); missing ${missing.map((k) => `"${k}"`).join(', ')} (server "${name}")`));
+  }
+  const endpoint = auth.idpTokenEndpoint;
+  if (endpoint !== undefined) {
+    let url: URL | null = null;
+    try {
+      url = new URL(endpoint);
+    } catch {
+      // reported below
+    }
+    if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '') {
+      ctx.errors.push(issue(['auth', 'idpTokenEndpoint'], `"idpTokenEndpoint" must be the IdP's token endpoint, an http(s) URL such as https://idp.example.com/oauth2/token (server "${name}")`));
+    }
+  }
 }

@@ -47,13 +47,17 @@ export const stdioEntry = z.looseObject({
 // `"auth": "oauth"`, or the object form with the client's settings (checked by readAuth).
 export const oauthObject = z.strictObject({
   type: z.literal('oauth'),
-  grant: z.enum(['authorization_code', 'client_credentials', 'jwt_bearer']).default('authorization_code'),
+  grant: z.enum(['authorization_code', 'client_credentials', 'jwt_bearer', 'id_jag']).default('authorization_code'),
   clientId: z.string().min(1).optional(),
   clientSecret: z.string().min(1).optional(),
   clientMetadataUrl: z.string().min(1).optional(),
   scope: z.string().min(1).optional(),
   privateKey: z.string().min(1).optional(),
   assertionFile: z.string().min(1).optional(),
+  idpTokenEndpoint: z.string().min(1).optional(),
+  idpClientId: z.string().min(1).optional(),
+  idpClientSecret: z.string().min(1).optional(),
+  idTokenFile: z.string().min(1).optional(),
   signingAlgorithm: z.enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']).optional(),
 });
 export const remoteEntry = z.looseObject({
@@ -82,7 +86,7 @@ export const EXPECTED: Readonly<Record<string, string>> = {
   sessions: '"shared", "per-agent" or "per-session"',
   prefix: 'a prefix (letters, digits, _ and -) or false (no prefix: the server\'s own names)',
   era: '"2025", "2026-07-28" or "auto"',
-  auth: '"oauth" or {"type": "oauth", "grant", "clientId", "clientSecret", "clientMetadataUrl", "scope", "privateKey", "signingAlgorithm", "assertionFile"}',
+  auth: '"oauth" or {"type": "oauth", "grant", "clientId", "clientSecret", "clientMetadataUrl", "scope", "privateKey", "signingAlgorithm", "assertionFile", "idpTokenEndpoint", "idpClientId", "idpClientSecret", "idTokenFile"}',
 };
 
 /** zod's issues, reworded as "expected X, got Y" against the value actually in the file. */

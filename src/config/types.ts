@@ -75,10 +75,13 @@ export interface RemoteServerConfig {
  * How mcpgate signs in to a remote server. `authorization_code`: a person runs `mcpgate
  * login SERVER` once (PKCE, loopback redirect), the gateway refreshes the tokens. `client_credentials`:
  * machine to machine with the entry's client id and secret (or key), no person. `jwt_bearer`: machine to
- * machine with a JWT the platform issues to the workload (`assertionFile`) as the grant.
+ * machine with a JWT the platform issues to the workload (`assertionFile`) as the grant. `id_jag`:
+ * enterprise-managed authorization: a person's ID token from the enterprise IdP (`idTokenFile`) is
+ * exchanged at the IdP (RFC 8693) for an Identity Assertion JWT Authorization Grant, which is the
+ * jwt-bearer grant at the server's authorization server; no login.
  */
 export interface OAuthSettings {
-  readonly grant: 'authorization_code' | 'client_credentials' | 'jwt_bearer';
+  readonly grant: 'authorization_code' | 'client_credentials' | 'jwt_bearer' | 'id_jag';
   /** A client registered in advance; absent: mcpgate registers itself (RFC 7591). */
   readonly clientId?: string;
   readonly clientSecret?: string;
@@ -102,6 +105,17 @@ export interface OAuthSettings {
    * (a platform-issued token, rotated there), read again for every token request.
    */
   readonly assertionFile?: string;
+  /** `id_jag`: the enterprise IdP's token endpoint, where the ID token is exchanged for an ID-JAG. */
+  readonly idpTokenEndpoint?: string;
+  /** `id_jag`: mcpgate's client id at the IdP (the ID token's audience). */
+  readonly idpClientId?: string;
+  /** `id_jag`: mcpgate's client secret at the IdP; absent: a public client there. */
+  readonly idpClientSecret?: string;
+  /**
+   * `id_jag`: the file holding the person's ID token from the IdP (put there by whatever signs them in
+   * to the IdP, and renewed there), read again for every token request.
+   */
+  readonly idTokenFile?: string;
 }
 
 /**

@@ -24,6 +24,8 @@ export interface LoginOptions {
 
 const CALLBACK_PATH = '/callback';
 const PAGE = (text: string): string => `<!doctype html><meta charset="utf-8"><title>mcpgate</title><p>${text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)}</p>`;
+/** What a grant that needs no person is called, where `login` refuses it. */
+const MACHINE_GRANTS: Readonly<Record<string, string>> = { client_credentials: 'client-credentials', jwt_bearer: 'jwt-bearer (workload identity)', id_jag: 'ID-JAG (enterprise-managed authorization)' };
 
 interface Callback {
   code: string;
@@ -40,7 +42,7 @@ export class LoginError extends Error {}
 /** Runs the whole login; resolves once the tokens are stored. */
 export async function login(server: RemoteServerConfig, store: TokenStore, options: LoginOptions): Promise<void> {
   const settings = server.auth ?? { grant: 'authorization_code' as const };
-  if (settings.grant !== 'authorization_code') throw new LoginError(`server "${server.name}" uses the ${settings.grant === 'jwt_bearer' ? 'jwt-bearer (workload identity)' : 'client-credentials'} grant: it needs no login`);
+  if (settings.grant !== 'authorization_code') throw new LoginError(`server "${server.name}" uses the ${MACHINE_GRANTS[settings.grant]} grant: it needs no login`);
   const listener = createServer();
   const state = randomBytes(16).toString('base64url');
   let stored;

@@ -7,10 +7,10 @@
 // `client_id_metadata_document_supported`. Three uses:
 // - `login`: a person signs in; the redirect goes to the loopback listener of `mcpgate login`;
 // - `gateway`: refreshing stored tokens; when a person is needed, it throws `NeedsLogin` instead;
-// - `machine`: the client-credentials grant of the entry, no person, no redirect.
+// - `machine`: the entry's machine grant (client credentials, jwt-bearer, ID-JAG), no person, no redirect.
 
 import { readFile } from 'node:fs/promises';
-import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/client';
+import { createPrivateKeyJwtAuth, requestJwtAuthorizationGrant } from '@modelcontextprotocol/client';
 import type {
   AddClientAuthentication, OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
@@ -19,6 +19,9 @@ import type { TokenFile, TokenStore } from './store.js';
 
 /** The RFC 7523 §2.1 grant type: a JWT as the authorization grant. */
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+
+/** How long the IdP may take to answer a token exchange. */
+const IDP_TIMEOUT_MS = 10_000;
 
 /** The SDK asked for a person's authorization where none can be given (the gateway). */
 export class NeedsLogin extends Error {}
@@ -32,6 +35,9 @@ type Stored = Omit<TokenFile, 'version' | 'savedAt' | 'url'>;
 
 export class StoreProvider implements OAuthClientProvider {
   private verifier: string | undefined;
+  /** The authorization server and resource of this `auth()` run (the SDK hands them after discovery). */
+  private authorizationServer: string | undefined;
+  private resource: string | undefined;
   /**
    * `private_key_jwt` (RFC 7523 §2.2): with the entry's `privateKey`, every token request carries a
    * client assertion the SDK signs (with jose) for this client, instead of a secret.
@@ -71,7 +77,7 @@ export class StoreProvider implements OAuthClientProvider {
     return {
       client_name: 'mcpgate',
       redirect_uris: redirect === undefined ? [] : [redirect],
-      grant_types: !machine ? ['authorization_code', 'refresh_token'] : this.settings.grant === 'jwt_bearer' ? [JWT_BEARER] : ['client_credentials'],
+      grant_types: !machine ? ['authorization_code', 'refresh_token'] : this.settings.grant === 'jwt_bearer' || this.settings.grant === 'id_jag' ? [JWT_BEARER] : ['client_credentials'],
       response_types: machine ? [] : ['code'],
       token_endpoint_auth_method: this.settings.privateKey !== undefined ? 'private_key_jwt' : this.settings.clientSecret !== undefined ? 'client_secret_basic' : 'none',
       ...(this.settings.scope !== undefined && { scope: this.settings.scope }),
@@ -142,21 +148,54 @@ export class StoreProvider implements OAuthClientProvider {
     return this.verifier;
   }
 
+  /** The issuer of the authorization server `auth()` discovered: the ID-JAG's audience. */
+  saveAuthorizationServerUrl(url: string): void {
+    this.authorizationServer = url;
+  }
+
+  /** The resource (RFC 8707) `auth()` asks tokens for: the ID-JAG's resource. */
+  saveResourceUrl(url: string): void {
+    this.resource = url;
+  }
+
   async prepareTokenRequest(scope?: string): Promise<URLSearchParams | undefined> {
     if (this.use.kind !== 'machine') return undefined;
     const file = this.settings.assertionFile;
     if (this.settings.grant === 'jwt_bearer' && file !== undefined) {
       // Read for every request: the platform rotates the workload's token in place.
-      let assertion: string;
-      try {
-        assertion = (await readFile(file, 'utf8')).trim();
-      } catch (err) {
-        throw new Error(`cannot read the workload token "assertionFile" ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
-      }
-      if (assertion === '') throw new Error(`the workload token file ${file} is empty`);
+      const assertion = await readToken(file, 'the workload token "assertionFile"');
       return new URLSearchParams({ grant_type: JWT_BEARER, assertion, ...(scope !== undefined && { scope }) });
     }
+    if (this.settings.grant === 'id_jag') return new URLSearchParams({ grant_type: JWT_BEARER, assertion: await this.idJag(scope), ...(scope !== undefined && { scope }) });
     return new URLSearchParams({ grant_type: 'client_credentials', ...(scope !== undefined && { scope }) });
+  }
+
+  /**
+   * Enterprise-managed authorization: the person's ID token (read for every request: whatever signs
+   * them in to the IdP renews it in place) exchanged at the IdP (RFC 8693, by the SDK's
+   * `requestJwtAuthorizationGrant`) for an ID-JAG for this authorization server and resource. The SDK's
+   * own `CrossAppAccessProvider` keeps tokens in memory; mcpgate keeps them in the token store, so the
+   * exchange is done here.
+   */
+  private async idJag(scope: string | undefined): Promise<string> {
+    const { idpTokenEndpoint, idpClientId, idpClientSecret, idTokenFile } = this.settings;
+    if (idpTokenEndpoint === undefined || idpClientId === undefined || idTokenFile === undefined) throw new Error('the "id_jag" grant needs "idpTokenEndpoint", "idpClientId" and "idTokenFile"');
+    const audience = this.authorizationServer;
+    const resource = this.resource;
+    if (audience === undefined) throw new Error('no authorization server discovered for the ID-JAG\'s audience');
+    if (resource === undefined) throw new Error(`server "${this.server.name}" publishes no protected resource metadata (RFC 9728): an ID-JAG needs its resource`);
+    const idToken = await readToken(idTokenFile, 'the ID token "idTokenFile"');
+    try {
+      const { jwtAuthGrant } = await requestJwtAuthorizationGrant({
+        tokenEndpoint: idpTokenEndpoint, audience, resource, idToken, clientId: idpClientId,
+        ...(idpClientSecret !== undefined && { clientSecret: idpClientSecret }),
+        ...(scope !== undefined && { scope }),
+        fetchFn: (url, init) => fetch(url, { ...init, signal: AbortSignal.timeout(IDP_TIMEOUT_MS) }),
+      });
+      return jwtAuthGrant;
+    } catch (err) {
+      throw new Error(`the IdP's token exchange at ${idpTokenEndpoint} (ID token for an ID-JAG) failed: ${(err as Error).message}`, { cause: err });
+    }
   }
 
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
@@ -183,4 +222,16 @@ export class StoreProvider implements OAuthClientProvider {
     this.stored = next;
     await this.store.write(this.server.name, { url: this.server.url, ...next });
   }
+}
+
+/** A token kept in a file by the platform (trimmed); a clear error when it cannot be read or is empty. */
+async function readToken(file: string, what: string): Promise<string> {
+  let token: string;
+  try {
+    token = (await readFile(file, 'utf8')).trim();
+  } catch (err) {
+    throw new Error(`cannot read ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+  }
+  if (token === '') throw new Error(`${what} ${file} is empty`);
+  return token;
 }

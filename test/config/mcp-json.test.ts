@@ -463,4 +463,34 @@ void describe('parseServersConfig: "auth" (OAuth to remote servers, issue 14)', 
     assert.match(found['$.mcpServers.b.auth.assertionFile']!, /the assertion of the "jwt_bearer" grant/);
     assert.equal(issues.length, 2);
   });
+
+  void it('reads an id_jag entry (enterprise-managed authorization: the IdP, the ID token file) and refuses one missing a key, a bad endpoint, or its keys on another grant', { timeout: 5000 }, async () => {
+    const config = parse({
+      mcpServers: {
+        a: {
+          url: 'https://a.test/mcp',
+          auth: { type: 'oauth', grant: 'id_jag', clientId: 'mcp-client', clientSecret: '${AS_SECRET}', idpTokenEndpoint: 'https://idp.test/oauth2/token', idpClientId: 'idp-client', idpClientSecret: '${IDP_SECRET}', idTokenFile: '${HOME}/.idp/id-token' },
+        },
+      },
+    }, { AS_SECRET: 's1', IDP_SECRET: 's2', HOME: '/home/p' });
+    assert.deepEqual(config.servers[0]?.type === 'http' ? config.servers[0].auth : undefined, {
+      grant: 'id_jag', clientId: 'mcp-client', clientSecret: 's1', idpTokenEndpoint: 'https://idp.test/oauth2/token', idpClientId: 'idp-client', idpClientSecret: 's2', idTokenFile: '/home/p/.idp/id-token',
+    });
+    const { issues } = await failure(() => parse({
+      mcpServers: {
+        a: { url: 'https://a.test/mcp', auth: { type: 'oauth', grant: 'id_jag', clientId: 'mcp-client', idpTokenEndpoint: 'https://idp.test/token' } },
+        b: { url: 'https://b.test/mcp', auth: { type: 'oauth', grant: 'id_jag', clientId: 'c', idpTokenEndpoint: 'idp.test/token', idpClientId: 'i', idTokenFile: '/t' } },
+        c: { url: 'https://c.test/mcp', auth: { type: 'oauth', grant: 'jwt_bearer', clientId: 'w', assertionFile: '/t', idTokenFile: '/t' } },
+        d: { url: 'https://d.test/mcp', auth: { type: 'oauth', idpClientSecret: 'x' } },
+        e: { url: 'https://e.test/mcp', auth: { type: 'oauth', grant: 'id_jag', clientId: 'c', idpTokenEndpoint: 'https://idp.test/token', idpClientId: 'i', idTokenFile: 42 } },
+      },
+    }));
+    const found = byPath(issues);
+    assert.match(found['$.mcpServers.a.auth.grant']!, /"id_jag" needs .*; missing "idpClientId", "idTokenFile"/);
+    assert.match(found['$.mcpServers.b.auth.idpTokenEndpoint']!, /must be the IdP's token endpoint, an http\(s\) URL/);
+    assert.match(found['$.mcpServers.c.auth.idTokenFile']!, /"idTokenFile" belongs to the "id_jag" grant/);
+    assert.match(found['$.mcpServers.d.auth.idpClientSecret']!, /"idpClientSecret" belongs to the "id_jag" grant/);
+    assert.match(found['$.mcpServers.e.auth']!, /"idTokenFile"/);
+    assert.equal(issues.length, 5);
+  });
 });

@@ -36,6 +36,15 @@ async function authOf(dir: TempDir): Promise<Record<string, unknown> | undefined
     await writeFile(assertionFile, context.valid_jwt, { mode: 0o600 });
     return { type: 'oauth', grant: 'jwt_bearer', clientId: context.client_id, assertionFile };
   }
+  if (context.idp_id_token !== undefined) {
+    // Enterprise-managed authorization: whatever signs the person in to the IdP keeps their ID token in a file.
+    const idTokenFile = dir.file('id-token.jwt');
+    await writeFile(idTokenFile, context.idp_id_token, { mode: 0o600 });
+    return {
+      type: 'oauth', grant: 'id_jag', clientId: context.client_id, clientSecret: context.client_secret,
+      idpTokenEndpoint: context.idp_token_endpoint, idpClientId: context.idp_client_id, idTokenFile,
+    };
+  }
   const client = context.client_id === undefined ? {} : { clientId: context.client_id, ...(context.client_secret !== undefined && { clientSecret: context.client_secret }) };
   if (scenario === 'auth/client-credentials-basic') return { type: 'oauth', grant: 'client_credentials', ...client };
   if (context.private_key_pem !== undefined) {
