@@ -7,12 +7,15 @@
 
 import { extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
 import type { RemoteServerConfig } from '../config/types.js';
+import { challengesDpop } from './dpop.js';
 import { GATEWAY_INFO } from '../version.js';
 
 export interface Challenge {
   resourceMetadataUrl?: URL;
   scope?: string;
   error?: string;
+  /** The challenge offers the DPoP scheme (RFC 9449 §7.1): the resource server takes DPoP-bound tokens. */
+  dpop?: boolean;
 }
 
 /** The protocol revision the probe's `initialize` names (any a 2025 server accepts). */
@@ -29,6 +32,7 @@ export function parseChallenge(header: string | undefined): Challenge {
     ...(params.resourceMetadataUrl !== undefined && { resourceMetadataUrl: params.resourceMetadataUrl }),
     ...(params.scope !== undefined && params.scope !== '' && { scope: params.scope }),
     ...(params.error !== undefined && { error: params.error }),
+    ...(challengesDpop(header) && { dpop: true }),
   };
 }
 

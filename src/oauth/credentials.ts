@@ -11,12 +11,13 @@
 // is stored. No token is ever logged or put in an error.
 
 import { mkdirSync } from 'node:fs';
-import { auth, computeScopeUnion } from '@modelcontextprotocol/client';
+import { auth, computeScopeUnion, type DpopSession } from '@modelcontextprotocol/client';
 import type { OAuthSettings, RemoteServerConfig } from '../config/types.js';
 import { watchFiles } from '../config/watch.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { parseChallenge } from './challenge.js';
+import { dpopSession, isDpopBound, type StoredDpopKey } from './dpop.js';
 import { NeedsLogin, StoreProvider } from './provider.js';
 import type { StoredTokens, TokenStore } from './store.js';
 
@@ -28,6 +29,8 @@ export class OAuthCredentials {
   private loaded = false;
   private pending: Promise<void> | undefined;
   private readonly settings: OAuthSettings;
+  /** The stored login's DPoP key and its session (proofs, the nonces servers handed out), while the tokens are bound to it. */
+  private dpop: { key: StoredDpopKey; session: DpopSession } | undefined;
 
   constructor(
     private readonly server: RemoteServerConfig,
@@ -44,7 +47,19 @@ export class OAuthCredentials {
   }
 
   header(): string | undefined {
-    return this.tokens === undefined ? undefined : `Bearer ${this.tokens.access_token}`;
+    if (this.tokens === undefined) return undefined;
+    return `${this.dpop === undefined ? 'Bearer' : 'DPoP'} ${this.tokens.access_token}`;
+  }
+
+  bound(method: string, url: URL): Promise<{ authorization: string; dpop: string }> | undefined {
+    const { tokens, dpop } = this;
+    if (tokens === undefined || dpop === undefined) return undefined;
+    const token = tokens.access_token;
+    return dpop.session.buildProof({ htm: method, htu: url, accessToken: token }).then((proof) => ({ authorization: `DPoP ${token}`, dpop: proof }));
+  }
+
+  nonce(url: URL, value: string): void {
+    this.dpop?.session.rememberNonce(url, value);
   }
 
   get stale(): boolean {
@@ -59,10 +74,12 @@ export class OAuthCredentials {
   }
 
   concerns(challenge: string | undefined): boolean {
-    return this.tokens !== undefined || this.server.auth !== undefined || (challenge !== undefined && /^\s*bearer\b/i.test(challenge));
+    return this.tokens !== undefined || this.server.auth !== undefined || (challenge !== undefined && /^\s*(bearer|dpop)\b/i.test(challenge));
   }
 
-  async unauthorized(used: string | undefined, _challenge: string | undefined): Promise<void> {
+  async unauthorized(used: string | undefined, challenge: string | undefined): Promise<void> {
+    // RFC 9449 §9: the server wants its nonce in the proof; it came with this answer (nonce()).
+    if (this.dpop !== undefined && parseChallenge(challenge).error === 'use_dpop_nonce') return;
     if (this.pending !== undefined) await this.pending.catch(() => {});
     if (used !== undefined && this.header() !== used) return; // someone else refreshed already
     if (this.tokens !== undefined) this.tokens = { ...this.tokens, expires_at: 0 };
@@ -131,7 +148,7 @@ export class OAuthCredentials {
     this.loaded = true;
     // A token the server refused (expires_at 0) is refreshed, unless a login stored another since.
     const refused = this.tokens?.expires_at === 0 ? this.tokens : undefined;
-    this.tokens = refused !== undefined && (stored?.tokens === undefined || stored.tokens.access_token === refused.access_token) ? refused : stored?.tokens;
+    await this.hold(refused !== undefined && (stored?.tokens === undefined || stored.tokens.access_token === refused.access_token) ? refused : stored?.tokens, stored?.dpop);
     const machine = this.settings.grant !== 'authorization_code';
     if (this.tokens !== undefined && !this.expiring(this.tokens) && !force) return;
     if (!machine) {
@@ -153,9 +170,22 @@ export class OAuthCredentials {
       if (err instanceof NeedsLogin) throw this.needsLogin('the authorization server refused the refresh token');
       throw new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${name}": could not get an access token from its authorization server: ${(err as Error).message}`, { server: name });
     }
-    this.tokens = provider.current.tokens;
+    await this.hold(provider.current.tokens, provider.current.dpop);
     if (this.tokens === undefined) throw this.needsLogin('no access token was issued');
     this.log.debug(machine ? 'obtained an access token (client credentials)' : 'refreshed the access token', { server: name });
+  }
+
+  /**
+   * Holds `tokens`, presented with the DPoP scheme where they are bound to `key` (`token_type` DPoP);
+   * the same key keeps its session and the nonces servers gave. Both change together.
+   */
+  private async hold(tokens: StoredTokens | undefined, key: StoredDpopKey | undefined): Promise<void> {
+    let dpop: OAuthCredentials['dpop'];
+    if (key !== undefined && isDpopBound(tokens?.token_type)) {
+      dpop = this.dpop !== undefined && this.dpop.key.jwk.d === key.jwk.d ? this.dpop : { key, session: await dpopSession(key) };
+    }
+    this.tokens = tokens;
+    this.dpop = dpop;
   }
 
   private needsLogin(why: string): GatewayError {

@@ -62,11 +62,12 @@ export async function login(server: RemoteServerConfig, store: TokenStore, optio
     // A client registered for another redirect (another port) is registered again.
     const client = stored?.client as { redirect_uris?: unknown } | undefined;
     const reuse = Array.isArray(client?.redirect_uris) && client.redirect_uris.includes(redirectUrl);
-    const provider = new StoreProvider(server, settings, store, { kind: 'login', redirectUrl, state, open: options.show }, {
+    // The server's own challenge: the metadata URL it announces must be used, its scope asked for,
+    // and its DPoP scheme says it takes DPoP-bound tokens.
+    const challenge = await probeChallenge(server, options.signal);
+    const provider = new StoreProvider(server, settings, store, { kind: 'login', redirectUrl, state, open: options.show, challengeDpop: challenge.dpop === true }, {
       ...(reuse && stored?.client !== undefined && { client: stored.client }),
     });
-    // The server's own challenge: the metadata URL it announces must be used, and its scope asked for.
-    const challenge = await probeChallenge(server, options.signal);
     const scope = loginScope(settings.scope, challenge.scope, stored);
     const common = {
       serverUrl: server.url,

@@ -12,9 +12,10 @@
 import { readFile } from 'node:fs/promises';
 import { createPrivateKeyJwtAuth, requestJwtAuthorizationGrant } from '@modelcontextprotocol/client';
 import type {
-  AddClientAuthentication, OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens,
+  AddClientAuthentication, DpopSession, OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
 import type { OAuthSettings, RemoteServerConfig } from '../config/types.js';
+import { dpopSession, dpopWanted, newDpopKey } from './dpop.js';
 import type { TokenFile, TokenStore } from './store.js';
 
 /** The RFC 7523 §2.1 grant type: a JWT as the authorization grant. */
@@ -27,7 +28,7 @@ const IDP_TIMEOUT_MS = 10_000;
 export class NeedsLogin extends Error {}
 
 export type ProviderUse =
-  | { kind: 'login'; redirectUrl: string; state: string; open: (url: URL) => void | Promise<void> }
+  | { kind: 'login'; redirectUrl: string; state: string; open: (url: URL) => void | Promise<void>; challengeDpop?: boolean }
   | { kind: 'gateway' }
   | { kind: 'machine' };
 
@@ -38,6 +39,7 @@ export class StoreProvider implements OAuthClientProvider {
   /** The authorization server and resource of this `auth()` run (the SDK hands them after discovery). */
   private authorizationServer: string | undefined;
   private resource: string | undefined;
+  private session: Promise<DpopSession> | undefined;
   /**
    * `private_key_jwt` (RFC 7523 §2.2): with the entry's `privateKey`, every token request carries a
    * client assertion the SDK signs (with jose) for this client, instead of a secret.
@@ -198,6 +200,22 @@ export class StoreProvider implements OAuthClientProvider {
     }
   }
 
+  /**
+   * DPoP (RFC 9449): where both servers take it (dpop.ts says when), the SDK signs every token
+   * request with this session's key (and answers a `use_dpop_nonce` once). The key is the stored one
+   * (a refresh keeps the binding), else a new one for this login, stored with the tokens it binds.
+   */
+  dpop(): Promise<DpopSession> | undefined {
+    const discovery = this.stored.discovery;
+    const challenged = this.use.kind === 'login' && this.use.challengeDpop === true;
+    if (!dpopWanted(discovery?.authorizationServerMetadata, discovery?.resourceMetadata, challenged, this.stored.dpop !== undefined)) return undefined;
+    this.session ??= (async () => {
+      if (this.stored.dpop === undefined) this.stored = { ...this.stored, dpop: await newDpopKey() as NonNullable<Stored['dpop']> };
+      return dpopSession(this.stored.dpop!);
+    })();
+    return this.session;
+  }
+
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
     await this.save({ ...this.stored, discovery: { ...state } });
   }
@@ -214,6 +232,10 @@ export class StoreProvider implements OAuthClientProvider {
     const next = { ...this.stored };
     if (scope === 'all' || scope === 'client') delete next.client;
     if (scope === 'all' || scope === 'tokens') delete next.tokens;
+    if (scope === 'all') {
+      delete next.dpop;
+      this.session = undefined;
+    }
     if (scope === 'all' || scope === 'discovery') delete next.discovery;
     await this.save(next);
   }

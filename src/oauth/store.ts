@@ -44,6 +44,14 @@ const FileSchema = z.object({
    * refresh cannot widen a grant, so the next `mcpgate login` asks for it with what was granted.
    */
   stepUpScope: z.string().optional(),
+  /**
+   * The login's DPoP key (RFC 9449), where the authorization server binds tokens to one: the private
+   * JWK, kept with the tokens it binds (they are useless without it, and it is no more secret).
+   */
+  dpop: z.object({
+    alg: z.literal('ES256'),
+    jwk: z.looseObject({ kty: z.literal('EC'), crv: z.literal('P-256'), x: z.string(), y: z.string(), d: z.string() }),
+  }).optional(),
   savedAt: z.string(),
 });
 

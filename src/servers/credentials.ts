@@ -1,5 +1,7 @@
 // What a remote transport needs to present credentials it does not own: the current
-// `Authorization` value, read synchronously on every request (the relay stays lean), a way to make it
+// `Authorization` value, read synchronously on every request (the relay stays lean), for a
+// key-bound (DPoP) token that value with a proof signed for the request (asynchronously: only such
+// tokens pay for it), a way to make it
 // good before a request (load, refresh near expiry) and a way to react to a 401. The OAuth client
 // (src/oauth/credentials.ts) implements it; the composition root hands one to each connection of a
 // remote server, so a reconnect keeps the tokens. An agent's own token is never one of these.
@@ -9,6 +11,13 @@ export interface UpstreamCredentials {
   readonly loginCommand: string;
   /** The `Authorization` header value to send now, if any. */
   header(): string | undefined;
+  /**
+   * For a key-bound (DPoP, RFC 9449) token: its `Authorization` value and a fresh `DPoP` proof for
+   * one request (`method` to `url`); undefined for a bearer token or none, which `header()` presents.
+   */
+  bound(method: string, url: URL): Promise<{ authorization: string; dpop: string }> | undefined;
+  /** The server sent a `DPoP-Nonce` header with an answer from `url`: later proofs to it carry that nonce. */
+  nonce(url: URL, value: string): void;
   /** True when `ready()` must run before the next request (not loaded yet, or about to expire). */
   readonly stale: boolean;
   /** Loads or refreshes; rejects with a GatewayError (MCPG_SERVER_NEEDS_LOGIN when only a person can help). */
@@ -17,7 +26,8 @@ export interface UpstreamCredentials {
   concerns(challenge: string | undefined): boolean;
   /**
    * The server answered 401 to a request sent with `used`: refresh (once for everyone who saw the
-   * same token), or reject with MCPG_SERVER_NEEDS_LOGIN. `challenge` is its WWW-Authenticate header.
+   * same token), or reject with MCPG_SERVER_NEEDS_LOGIN. `challenge` is its WWW-Authenticate header;
+   * a DPoP `use_dpop_nonce` challenge resolves at once (the nonce came with it: send again).
    */
   unauthorized(used: string | undefined, challenge: string | undefined): Promise<void>;
   /**

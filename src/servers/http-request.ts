@@ -12,6 +12,7 @@ import https from 'node:https';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { SseParser } from '../wire/sse.js';
+import type { UpstreamCredentials } from './credentials.js';
 
 /** One request in flight: its response head, and a way to abandon it. */
 export interface Exchange {
@@ -29,8 +30,8 @@ export class HttpClient {
   constructor(
     secure: boolean,
     private readonly configured: Readonly<Record<string, string>>,
-    /** The current `Authorization` value (OAuth), read for every request; never an agent's. */
-    private readonly authorization: () => string | undefined = () => undefined,
+    /** The OAuth credentials presented on every request (never an agent's). */
+    private readonly credentials?: Pick<UpstreamCredentials, 'header' | 'bound' | 'nonce'>,
   ) {
     const options = { keepAlive: true, scheduling: 'lifo' as const };
     this.agent = secure ? new https.Agent(options) : new http.Agent(options);
@@ -45,16 +46,26 @@ export class HttpClient {
   send(url: URL, method: 'GET' | 'POST' | 'DELETE', headers: OutgoingHttpHeaders, body?: string, timeoutMs?: number): Exchange {
     let aborted = false;
     let current: http.ClientRequest | undefined;
-    const attempt = (mayRetry: boolean): Promise<IncomingMessage> => new Promise((resolve, reject) => {
+    const credentials = this.credentials;
+    // A key-bound token signs a proof for every attempt (a proof is used once); a bearer token costs nothing more.
+    const attempt = (mayRetry: boolean): Promise<IncomingMessage> => {
+      const bound = credentials?.bound(method, url);
+      return bound === undefined ? issue(mayRetry, credentials?.header()) : bound.then(({ authorization, dpop }) => issue(mayRetry, authorization, dpop));
+    };
+    const issue = (mayRetry: boolean, authorization: string | undefined, dpop?: string): Promise<IncomingMessage> => new Promise((resolve, reject) => {
       if (this.destroyed || aborted) return reject(new Error('aborted'));
-      const bearer = this.authorization();
-      const req = this.request(url, { method, agent: this.agent, headers: { ...this.configured, ...(bearer !== undefined && { authorization: bearer }), ...headers } });
+      const req = this.request(url, {
+        method, agent: this.agent,
+        headers: { ...this.configured, ...(authorization !== undefined && { authorization }), ...(dpop !== undefined && { dpop }), ...headers },
+      });
       current = req;
       this.live.add(req);
       let answered = false;
       const timer = timeoutMs === undefined ? undefined : setTimeout(() => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })), timeoutMs);
       req.once('response', (res) => {
         answered = true;
+        const nonce = dpop === undefined ? undefined : res.headers['dpop-nonce'];
+        if (typeof nonce === 'string' && nonce !== '') credentials?.nonce(url, nonce);
         resolve(res);
       });
       req.on('error', (err: NodeJS.ErrnoException) => {

@@ -68,7 +68,7 @@ export class HttpTransport implements ServerTransport, AnswerHost {
     this.url = new URL(config.url);
     const credentials = options.credentials;
     this.credentials = credentials;
-    this.http = new HttpClient(this.url.protocol === 'https:', config.headers, credentials === undefined ? undefined : () => credentials.header());
+    this.http = new HttpClient(this.url.protocol === 'https:', config.headers, credentials);
     this.maxLength = options.maxMessageLength ?? DEFAULT_MAX_LINE_LENGTH;
     this.reconnectMs = options.reconnectDelayMs ?? 500;
     this.session = new RemoteSession({

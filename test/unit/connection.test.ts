@@ -865,6 +865,8 @@ void describe('Connection: a server that needs a login (issue 14)', () => {
     const credentials = {
       loginCommand: 'mcpgate login srv --agent a',
       header: () => undefined,
+      bound: () => undefined,
+      nonce: () => {},
       stale: false,
       ready: () => Promise.resolve(),
       concerns: () => true,
