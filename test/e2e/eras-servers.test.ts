@@ -166,3 +166,29 @@ describe('progress from modern servers over stdio and HTTP', { timeout: 60_000 }
     });
   }
 });
+
+// A modern server that refuses the first server/discover as an unsupported protocol version while
+// listing 2026-07-28 among those it supports is asked once more, and its tools are served.
+describe('a modern server refusing the first server/discover with -32022 that lists 2026-07-28', { timeout: 60_000 }, () => {
+  let dir: TempDir;
+  let gw: GatewayProcess;
+  let remote: Remote;
+
+  before(async () => {
+    dir = await tempDir();
+    remote = await startModernHttp(['--refuse-first-discover']);
+    const config = await writeConfig(dir, { remote: { type: 'http', url: remote.url, era: '2026-07-28' } });
+    gw = await startGateway({ config });
+  });
+
+  after(async () => {
+    await gw?.stop();
+    await remote?.stop();
+    await dir?.remove();
+  });
+
+  it('asks again and serves its tools', { timeout: 15_000 }, async () => {
+    const result = await gw.client.callTool({ name: 'remote__echo', arguments: { text: 'again' } });
+    assert.equal(textOf(result), 'again');
+  });
+});
