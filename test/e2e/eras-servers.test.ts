@@ -88,6 +88,12 @@ function suite(transport: 'stdio' | 'http'): void {
       assert.equal((asked.elicitation[0] as { message: string }).message, 'Your name?');
     });
 
+    it('sends each round of an input-required call as a new request, under a new id', { timeout: 15_000 }, async () => {
+      const ids = /^ids:(\d+):(\d+)$/.exec(textOf(await gw.client.callTool({ name: 'modern__rounds', arguments: {} })));
+      assert.ok(ids !== null, 'the server did not name both rounds\' ids');
+      assert.notEqual(ids[1], ids[2]);
+    });
+
     it('turns an input-required sampling request into sampling/createMessage to the agent', { timeout: 15_000 }, async () => {
       assert.equal(textOf(await gw.client.callTool({ name: 'modern__sample', arguments: {} })), 'model said: hi there');
       assert.equal(asked.sampling.length, 1);
