@@ -51,6 +51,11 @@ export class CatalogLimits {
         this.log.warn(`server "${server}" has ${tools.length} ${tools.length === 1 ? 'tool' : 'tools'} withheld: a schema is larger than ${maxBytes} bytes (limits.maxSchemaBytes): ${names}`,
           { server, withheld: tools.length, maxBytes });
       }
+      const bad = trim.badHeaders ?? [];
+      if (bad.length > 0 && JSON.stringify(bad) !== JSON.stringify(before?.badHeaders ?? [])) {
+        const names = bad.slice(0, MAX_NAMES).map((b) => `${JSON.stringify(b.tool.slice(0, 100))} (${b.why.slice(0, 200)})`).join(', ') + (bad.length > MAX_NAMES ? ', …' : '');
+        this.log.warn(`server "${server}" has ${bad.length} ${bad.length === 1 ? 'tool' : 'tools'} set aside for invalid x-mcp-header annotations: ${names}`, { server, setAside: bad.length });
+      }
     }
     if (mine?.size === 0) this.trims.delete(server);
   }

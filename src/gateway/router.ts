@@ -29,6 +29,8 @@ export interface ToolRoute {
   conn: Connection;
   server: string;
   original: string;
+  /** The tool as its server listed it. */
+  tool: ToolEntry['tool'];
 }
 
 export interface UriRoute {
@@ -82,7 +84,7 @@ export class Router {
     if (entry.held !== undefined) return this.heldError(name, entry.server, entry.original, entry.held.changes);
     const conn = this.connection(entry.server);
     if (conn instanceof GatewayError) return conn;
-    return { conn, server: entry.server, original: entry.original };
+    return { conn, server: entry.server, original: entry.original, tool: entry.tool };
   }
 
   /**

@@ -18,6 +18,8 @@ import {
 } from '../wire/jsonrpc.js';
 import { sanitizeContent } from '../wire/sanitize.js';
 import { RAW_REQUEST, type WithRawRequest } from '../wire/request-splice.js';
+import { callHeaders } from '../wire/tool-headers.js';
+import { PARAM_HEADERS, type WithParamHeaders } from '../wire/era.js';
 import type { Claims } from '../rules/decide.js';
 import { ShownViews } from './agent-views.js';
 import type { Call } from './calls.js';
@@ -192,6 +194,10 @@ export class AgentSession extends AgentSide {
     const audit = this.parts.audit === undefined ? undefined : auditOf(this.parts.audit, this.id, msg.method, agent, { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     params!.name = route.original;
+    // A tool that mirrors parameters into headers gets mcpgate's own, from the arguments it forwards
+    // (in place of any the agent sent); a modern HTTP server is the only one that sees them.
+    const mirrored = callHeaders(route.tool, params!.arguments);
+    if (mirrored !== undefined) (msg as WithParamHeaders)[PARAM_HEADERS] = mirrored;
     // A task-augmented call (`params.task`) is answered with the task the server created: recorded, renamed.
     const augmented = typeof params!.task === 'object' && params!.task !== null;
     this.sendToServer(route.conn, msg, timeoutMs, (result) => {

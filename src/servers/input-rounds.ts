@@ -1,8 +1,9 @@
 // A modern (2026-07-28) server's input-required answers to agents' calls. The call stays pending:
 // each input request goes up to the agent as a server→client request with a synthetic string id
 // (INPUT_ID…), related to the call; the answers come back through the session's respond/respondError
-// (never written to the server), and the call is re-sent with the same id, `inputResponses` and the
-// server's `requestState`; at most MAX_INPUT_ROUNDS rounds. The server session owns one
+// (never written to the server), and the call is re-sent as a new request (a new id: the server
+// answered the last one) with `inputResponses` and the server's `requestState`; at most
+// MAX_INPUT_ROUNDS rounds. The server session owns one
 // (server-session.ts) and gives it `InputHost`.
 
 import { GatewayError, type JsonRpcErrorObject } from '../errors.js';
@@ -33,6 +34,8 @@ export interface InputHost {
   settle(id: number): Pending | undefined;
   /** Relays an input request to the agent, as a server→client request related to call `callId`. */
   ask(msg: JsonRpcRequest, callId: number): void;
+  /** A new id on the wire for call `callId`'s next round (answers under it are the call's). */
+  renumber(callId: number): number;
   write(line: string, id: number, route: ModernRoute): boolean;
   unavailable(): GatewayError;
 }
@@ -116,10 +119,14 @@ export class InputRounds {
     this.inputs.clear();
   }
 
-  /** The call again, same id (its previous exchange is over), with the answers and the server's state. */
+  /**
+   * The call again, as a new request under a new id (the server answered the previous one; a server
+   * may tell rounds apart by id), with the answers and the server's state.
+   */
   private retry(id: number, entry: Pending, round: InputRound): void {
     entry.input = undefined;
     const request = entry.request!;
+    request.id = this.host.renumber(id);
     const { inputResponses: _answers, requestState: _state, ...params } = request.params ?? {};
     request.params = { ...params, inputResponses: round.answers, ...(round.requestState !== undefined && { requestState: round.requestState }) };
     let line: string;
@@ -130,7 +137,7 @@ export class InputRounds {
       entry.sink.fail(new GatewayError('MCPG_INPUT_FAILED', `the agent's input for server "${this.host.name}" could not be encoded: ${err instanceof Error ? err.message : String(err)}`, { server: this.host.name }));
       return;
     }
-    if (!this.host.write(line, id, { method: request.method, name: mcpName(request.method, request.params), params: (request as WithParamHeaders)[PARAM_HEADERS] })) {
+    if (!this.host.write(line, request.id, { method: request.method, name: mcpName(request.method, request.params), params: (request as WithParamHeaders)[PARAM_HEADERS] })) {
       this.host.settle(id)?.sink.fail(this.host.unavailable());
     }
   }

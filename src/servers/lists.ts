@@ -15,6 +15,8 @@ import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../config/types.js';
 import type { Connection } from './connection.js';
+import { toolHeaders } from '../wire/tool-headers.js';
+import { MODERN_PROTOCOL_VERSIONS } from '../wire/era.js';
 
 export type ListKind = 'tools' | 'resources' | 'resourceTemplates' | 'prompts';
 export const LIST_KINDS: readonly ListKind[] = ['tools', 'resources', 'resourceTemplates', 'prompts'];
@@ -32,12 +34,14 @@ export interface ServerLists {
   prompts: Prompt[];
 }
 
-/** What the limits cut from one list: items past the count, tools with oversized schemas. */
+/** What the limits cut from one list: items past the count, tools with oversized schemas or bad header annotations. */
 export interface ListTrim {
   /** The server offered at least `listed` items; only the first `max` are kept. */
   dropped?: { max: number; listed: number };
   /** Tools withheld because a schema is larger than `maxBytes` (names, in list order). */
   oversized?: { maxBytes: number; tools: string[] };
+  /** Tools set aside for `x-mcp-header` annotations a client must reject (wire/tool-headers.ts), with why. */
+  badHeaders?: { tool: string; why: string }[];
 }
 
 export interface FetchedLists {
@@ -95,6 +99,7 @@ export async function fetchList<K extends ListKind>(conn: Connection, kind: K, l
   let ttlMs = Infinity;
   const spec = SPEC[kind];
   const max = limits[LIMIT_OF[kind]];
+  const modern = MODERN_PROTOCOL_VERSIONS.includes(conn.info?.protocolVersion ?? '');
   const items: unknown[] = [];
   let trim: ListTrim | undefined;
   let cursor: string | undefined;
@@ -123,6 +128,13 @@ export async function fetchList<K extends ListKind>(conn: Connection, kind: K, l
           trim ??= {};
           trim.oversized = { maxBytes: limits.maxSchemaBytes, tools: [...(trim.oversized?.tools ?? []), ...kept.withheld] };
           rawItems = kept.items;
+        }
+        // Header annotations belong to the 2026-07-28 revision: a 2025-era server's tools are served as listed.
+        const valid = modern ? withoutBadHeaders(rawItems as unknown[]) : { items: rawItems as unknown[], rejected: [] };
+        if (valid.rejected.length > 0) {
+          trim ??= {};
+          trim.badHeaders = [...(trim.badHeaders ?? []), ...valid.rejected];
+          rawItems = valid.items;
         }
       }
       raw = { ...raw, [spec.field]: rawItems };
@@ -172,6 +184,23 @@ export async function fetchLists(conn: Connection, kinds: readonly ListKind[] = 
     if (trim !== undefined) out.trims[kind] = trim;
   }));
   return out;
+}
+
+/**
+ * Splits off the tools whose `x-mcp-header` annotations a client must reject: such a tool cannot be
+ * called as its server expects (its headers would be wrong or missing), so it is not served; the
+ * server's other tools are.
+ */
+function withoutBadHeaders(tools: unknown[]): { items: unknown[]; rejected: { tool: string; why: string }[] } {
+  const rejected: { tool: string; why: string }[] = [];
+  const items = tools.filter((tool) => {
+    const why = toolHeaders((tool as { inputSchema?: unknown } | null)?.inputSchema);
+    if (typeof why !== 'string') return true;
+    const name = (tool as { name?: unknown }).name;
+    rejected.push({ tool: typeof name === 'string' ? name : '?', why });
+    return false;
+  });
+  return { items, rejected };
 }
 
 /** Splits off the tools whose inputSchema or outputSchema is over `maxBytes` (a malformed tool is left to validation). */

@@ -49,6 +49,8 @@ export class ServerSession {
   info: ServerInfo | undefined;
   lastError: GatewayError | undefined;
   private readonly pending = new Map<number, Pending>();
+  /** The ids of retried rounds on the wire → their calls' own ids (Pending.wireId). */
+  private readonly wireIds = new Map<number, number>();
   // One interval instead of a timer per call: creating and clearing a Node timer on every call of a
   // sequential agent rebuilds the timer list each time, measurably on the hot path.
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -87,6 +89,7 @@ export class ServerSession {
       entry: (id) => this.pending.get(id),
       settle: (id) => this.settle(id),
       ask: (msg, callId) => hooks.request(this, msg, callId),
+      renumber: (callId) => this.renumber(callId),
       write: (line, id, route) => this.process!.write(line, id, route),
       unavailable: () => this.unavailable(),
     });
@@ -103,7 +106,10 @@ export class ServerSession {
       overflow: (length: number) => this.log.warn('server sent a message over the size limit; discarded', { length }),
       exit: (reason: GatewayError) => this.onExit(reason),
       fail: (id: number, reason: GatewayError) => this.onFailed(id, reason),
-      paused: (id: number, retryMs: number) => this.pending.get(id)?.sink.paused?.(retryMs, () => this.process?.resumeNow?.(id)),
+      paused: (id: number, retryMs: number) => {
+        const call = this.callOf(id);
+        if (call !== undefined) this.pending.get(call)?.sink.paused?.(retryMs, () => this.process?.resumeNow?.(id));
+      },
     };
     this.process = openTransport(this.config, this.log, events, this.options);
     await handshake({
@@ -209,10 +215,12 @@ export class ServerSession {
 
   /** Abandons a call: the server is told (`notifications/cancelled`) and a late answer is dropped. */
   cancel(id: number, reason: string): void {
-    if (this.settle(id) === undefined) return;
+    const entry = this.settle(id);
+    if (entry === undefined) return;
+    const wireId = entry.wireId ?? id;
     // Over HTTP a modern request is cancelled by closing its stream; over stdio by the notification.
-    if (this.era === 'modern' && this.process?.abort !== undefined) return this.process.abort(id);
-    this.process?.write(encodeNotification('notifications/cancelled', { requestId: id, reason }));
+    if (this.era === 'modern' && this.process?.abort !== undefined) return this.process.abort(wireId);
+    this.process?.write(encodeNotification('notifications/cancelled', { requestId: wireId, reason }));
   }
 
   notify(method: string, params?: Record<string, unknown>): void {
@@ -271,10 +279,10 @@ export class ServerSession {
     const parsed = parseMessage(line);
     switch (parsed.kind) {
       case 'response': {
-        const id = parsed.msg.id;
-        if (this.era === 'modern' && typeof id === 'number' && 'result' in parsed.msg && parsed.msg.result.resultType === 'input_required' && this.rounds.required(id, parsed.msg.result)) return;
-        const entry = typeof id === 'number' ? this.settle(id) : undefined;
-        if (entry === undefined) return this.log.debug('dropped an answer to no pending request (late or cancelled)', { id });
+        const id = typeof parsed.msg.id === 'number' ? this.callOf(parsed.msg.id) : undefined;
+        if (this.era === 'modern' && id !== undefined && 'result' in parsed.msg && parsed.msg.result.resultType === 'input_required' && this.rounds.required(id, parsed.msg.result)) return;
+        const entry = id !== undefined ? this.settle(id) : undefined;
+        if (entry === undefined) return this.log.debug('dropped an answer to no pending request (late or cancelled)', { id: parsed.msg.id });
         if (entry.forwarded) this.hooks.outcome?.(this, true);
         entry.sink.reply(parsed.msg, line);
         return;
@@ -286,10 +294,11 @@ export class ServerSession {
         return;
       case 'request':
         if (parsed.msg.method === 'ping') return this.respond(parsed.msg.id, {});
-        this.hooks.request(this, parsed.msg, related);
+        this.hooks.request(this, parsed.msg, related === undefined ? undefined : this.callOf(related) ?? related);
         return;
       case 'invalid': {
-        const entry = typeof parsed.id === 'number' ? this.settle(parsed.id) : undefined;
+        const call = typeof parsed.id === 'number' ? this.callOf(parsed.id) : undefined;
+        const entry = call !== undefined ? this.settle(call) : undefined;
         const err = new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${this.name}" sent an invalid message: ${parsed.error.message}`, { server: this.name });
         if (entry !== undefined) entry.sink.fail(err);
         else this.log.warn('server sent an invalid message; ignored', { error: parsed.error.message, line: line.slice(0, 200) });
@@ -299,7 +308,8 @@ export class ServerSession {
 
   /** The transport could not get an answer to request `id` (HTTP error status, stream lost). */
   private onFailed(id: number, reason: GatewayError): void {
-    const entry = this.settle(id);
+    const call = this.callOf(id);
+    const entry = call === undefined ? undefined : this.settle(call);
     if (entry === undefined) return;
     entry.sink.fail(reason);
     if (entry.forwarded) this.hooks.outcome?.(this, false);
@@ -360,10 +370,31 @@ export class ServerSession {
     void this.process?.stop(this.options.stopTimings ?? DEFAULT_STOP_TIMINGS);
   }
 
+  /**
+   * The pending call an id on the wire belongs to: a retried round's id maps to its call's; the id a
+   * call was first sent under is no longer its own once a round was sent under another (a late
+   * answer to it is dropped). Undefined: no such call.
+   */
+  private callOf(wireId: number): number | undefined {
+    const call = this.wireIds.get(wireId);
+    if (call !== undefined) return call;
+    return this.pending.get(wireId)?.wireId === undefined ? wireId : undefined;
+  }
+
+  /** A new id on the wire for the next round of call `callId`. */
+  private renumber(callId: number): number {
+    const entry = this.pending.get(callId)!;
+    if (entry.wireId !== undefined) this.wireIds.delete(entry.wireId);
+    entry.wireId = this.ids.next++;
+    this.wireIds.set(entry.wireId, callId);
+    return entry.wireId;
+  }
+
   private settle(id: number): Pending | undefined {
     const entry = this.pending.get(id);
     if (entry === undefined) return undefined;
     this.pending.delete(id);
+    if (entry.wireId !== undefined) this.wireIds.delete(entry.wireId);
     if (entry.input !== undefined) this.rounds.forget(entry.input);
     return entry;
   }
@@ -375,6 +406,7 @@ export class ServerSession {
     this.rounds.clear();
     const entries = [...this.pending.values()];
     this.pending.clear();
+    this.wireIds.clear();
     for (const entry of entries) {
       try {
         entry.sink.fail(entry.forwarded ? forwardedErr : err);

@@ -13,6 +13,7 @@ import { HttpTransport } from './http-transport.js';
 import { SseTransport } from './sse-transport.js';
 import type { ServerTransport, TransportEvents } from './transport.js';
 import { GATEWAY_INFO } from '../version.js';
+import { UNSUPPORTED_PROTOCOL_VERSION } from '../wire/era.js';
 import { CLIENT_CAPABILITIES, MODERN_PROTOCOL_VERSION, readDiscover, wantedEra, type SessionEra } from './era.js';
 import type { ServerInfo, SessionOptions } from './session-types.js';
 
@@ -108,7 +109,7 @@ async function discover(s: StartingSession, fallback: boolean): Promise<'answere
   let raw: Record<string, unknown>;
   const timeoutMs = fallback ? Math.max(1, Math.floor(s.options.startupTimeoutMs * PROBE_SHARE)) : s.options.startupTimeoutMs;
   try {
-    raw = await s.request('server/discover', undefined, timeoutMs);
+    raw = await discoverRequest(s, timeoutMs);
   } catch (err) {
     const alive = !s.closing() && s.connecting();
     const timedOut = err instanceof GatewayError && err.code === 'MCPG_SERVER_TIMEOUT';
@@ -145,6 +146,33 @@ async function discover(s: StartingSession, fallback: boolean): Promise<'answere
   s.ready(info);
   s.listen();
   return undefined;
+}
+
+/**
+ * `server/discover`, sent once more when the server refuses it as an unsupported protocol version
+ * (-32022) yet lists 2026-07-28 among those it supports: the version header or `_meta` it judged may
+ * not be the one sent (a proxy between, a server that changed), and the spec has a client retry with
+ * a version from that list. Once only, within the same time: a second refusal is the server's answer.
+ */
+async function discoverRequest(s: StartingSession, timeoutMs: number): Promise<Record<string, unknown>> {
+  const started = performance.now();
+  try {
+    return await s.request('server/discover', undefined, timeoutMs);
+  } catch (err) {
+    const left = Math.floor(timeoutMs - (performance.now() - started));
+    if (!offersModern(err) || left < 1 || s.closing() || !s.connecting()) throw err;
+    s.log.debug(`server/discover was refused as an unsupported protocol version, though the server lists ${MODERN_PROTOCOL_VERSION}; asking once more`, { error: err instanceof Error ? err.message : String(err) });
+    return await s.request('server/discover', undefined, left);
+  }
+}
+
+/** Whether a server's refusal is -32022 "unsupported protocol version" naming 2026-07-28 as supported. */
+function offersModern(err: unknown): boolean {
+  if (!(err instanceof GatewayError)) return false;
+  const refusal = err.detail?.serverError as { code?: unknown; data?: { supported?: unknown } } | undefined;
+  if (refusal?.code !== UNSUPPORTED_PROTOCOL_VERSION) return false;
+  const supported = refusal.data?.supported;
+  return Array.isArray(supported) && supported.includes(MODERN_PROTOCOL_VERSION);
 }
 
 function toStartError(err: unknown, server: string): GatewayError {

@@ -63,6 +63,12 @@ export interface Pending {
   progressAt?: number;
   /** A modern server's forwarded call: the request as sent, to retry it with the agent's input. */
   request?: JsonRpcRequest;
+  /**
+   * The id the call's latest round went to the server under, where it is not the call's own: each
+   * retry after input is a new request with a new id. The call keeps its own id everywhere else (the
+   * pending table, progress token, cancellation, the agent's routing).
+   */
+  wireId?: number;
   /** Input-required rounds so far, and the one waiting for the agent's answers. */
   rounds?: number;
   input?: InputRound;

@@ -152,7 +152,7 @@ describe('a 2026-07-28 agent over Streamable HTTP, 2026-07-28 servers over stdio
     return (await res.text()).includes(`mcpgate_calls_in_flight{server="${server}"} 1`);
   });
 
-  it('the agent\'s Mcp-Param-* headers reach the modern HTTP server unchanged; Mcp-Name names the server\'s own tool, prompt or URI', { timeout: 20_000 }, async () => {
+  it('the agent\'s Mcp-Param-* headers reach the modern HTTP server unchanged, mcpgate writes those of a tool\'s x-mcp-header parameters; Mcp-Name names the server\'s own tool, prompt or URI', { timeout: 20_000 }, async () => {
     const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
     const post = (method: string, params: Record<string, unknown>, name: string, extra: Record<string, string> = {}) => raw(gate.url, {
       headers: { ...JSON_HEADERS, 'mcp-protocol-version': MODERN, 'mcp-method': method, 'mcp-name': name, ...extra },
@@ -164,6 +164,13 @@ describe('a 2026-07-28 agent over Streamable HTTP, 2026-07-28 servers over stdio
     assert.equal(((call.json!.result as { content: { text: string }[] }).content[0]!.text), 'with params');
     assert.deepEqual(await seen('echo'), {
       'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'echo', 'mcp-param-region': 'eu-west-1', 'mcp-param-x-unknown': '=?base64?w6lsw6k=?=',
+    });
+    // A tool whose schema annotates a parameter with x-mcp-header: mcpgate, the server's client, writes
+    // that header from the arguments it forwards (Base64 for what is not plain ASCII), in place of the agent's.
+    const routed = await post('tools/call', { name: 'remote__routed', arguments: { region: 'Zürich', text: 'routed' } }, 'remote__routed', { 'mcp-param-region': 'elsewhere', 'mcp-param-x-unknown': 'v' });
+    assert.equal(routed.status, 200, routed.body);
+    assert.deepEqual(await seen('routed'), {
+      'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'routed', 'mcp-param-region': `=?base64?${Buffer.from('Zürich').toString('base64')}?=`,
     });
     const prompt = await post('prompts/get', { name: 'remote__greet', arguments: { name: 'h' } }, 'remote__greet');
     assert.equal(prompt.status, 200, prompt.body);

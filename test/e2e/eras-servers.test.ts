@@ -88,6 +88,12 @@ function suite(transport: 'stdio' | 'http'): void {
       assert.equal((asked.elicitation[0] as { message: string }).message, 'Your name?');
     });
 
+    it('sends each round of an input-required call as a new request, under a new id', { timeout: 15_000 }, async () => {
+      const ids = /^ids:(\d+):(\d+)$/.exec(textOf(await gw.client.callTool({ name: 'modern__rounds', arguments: {} })));
+      assert.ok(ids !== null, 'the server did not name both rounds\' ids');
+      assert.notEqual(ids[1], ids[2]);
+    });
+
     it('turns an input-required sampling request into sampling/createMessage to the agent', { timeout: 15_000 }, async () => {
       assert.equal(textOf(await gw.client.callTool({ name: 'modern__sample', arguments: {} })), 'model said: hi there');
       assert.equal(asked.sampling.length, 1);
@@ -165,4 +171,30 @@ describe('progress from modern servers over stdio and HTTP', { timeout: 60_000 }
       assert.deepEqual(seen, [1, 2]);
     });
   }
+});
+
+// A modern server that refuses the first server/discover as an unsupported protocol version while
+// listing 2026-07-28 among those it supports is asked once more, and its tools are served.
+describe('a modern server refusing the first server/discover with -32022 that lists 2026-07-28', { timeout: 60_000 }, () => {
+  let dir: TempDir;
+  let gw: GatewayProcess;
+  let remote: Remote;
+
+  before(async () => {
+    dir = await tempDir();
+    remote = await startModernHttp(['--refuse-first-discover']);
+    const config = await writeConfig(dir, { remote: { type: 'http', url: remote.url, era: '2026-07-28' } });
+    gw = await startGateway({ config });
+  });
+
+  after(async () => {
+    await gw?.stop();
+    await remote?.stop();
+    await dir?.remove();
+  });
+
+  it('asks again and serves its tools', { timeout: 15_000 }, async () => {
+    const result = await gw.client.callTool({ name: 'remote__echo', arguments: { text: 'again' } });
+    assert.equal(textOf(result), 'again');
+  });
 });
