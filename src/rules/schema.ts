@@ -11,13 +11,14 @@ import { DEFAULT_AGENT, EMPTY_MATCHER, EMPTY_SIDE, type ClaimTest, type Compiled
 import { deepFreeze, frozenMap } from './frozen.js';
 import { compileMatcher, globToRegExp, isGlob, type Matcher } from './globs.js';
 import { readServerHeaders, type ServerRef } from './server-headers.js';
+import { compileViews, type CompiledView } from './views.js';
 
 // auth/auth.ts reads the snapshot's type from here.
 export type { Rules } from './compiled.js';
 
 const TOKEN = /^sha256:[0-9a-f]{64}$/;
 const TOKEN_ANY_CASE = /^sha256:[0-9a-fA-F]{64}$/;
-const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins']);
+const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins', 'views']);
 const GRANT_KEYS = new Set(['when', 'allow', 'deny']);
 const MAX_GRANT_VALUES = 256;
 const ADMIN_KEYS = new Set(['tokens']);
@@ -54,6 +55,7 @@ export function buildRules(raw: unknown, file: string, servers: readonly ServerR
   let denyOnMissingAgent = true;
   let auth: AuthConfig | undefined;
   const admins = new Map<string, string>();
+  let views: ReadonlyMap<string, CompiledView> = new Map();
   if (!isPlainObject(raw)) {
     error(ctx, [], `expected an object with an "agents" key, got ${describeValue(raw)}`);
   } else {
@@ -74,6 +76,7 @@ export function buildRules(raw: unknown, file: string, servers: readonly ServerR
     }
     readGrants(raw.grants, ctx, grants);
     readAdmins(raw.admins, ctx, admins);
+    views = compileViews(raw.views, { servers: ctx.servers, error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message) });
     // A static token's agent in an issuer's namespace would be that issuer's agent of the same name.
     for (const issuer of auth?.oauth ?? []) {
       if (issuer.namespace === undefined) continue;
@@ -92,6 +95,7 @@ export function buildRules(raw: unknown, file: string, servers: readonly ServerR
     tokens: frozenMap(ctx.tokens),
     auth,
     admins: frozenMap(admins),
+    views,
     warnings: Object.freeze(ctx.warnings.map((w) => Object.freeze(w))),
     raw: deepFreeze(raw),
   });
