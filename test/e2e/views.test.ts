@@ -143,6 +143,18 @@ describe('serve --view refuses what cannot work', { timeout: TIMEOUT }, () => {
     assert.ok(gw.logs.some((l) => /--view "nope": the rules file defines no view of that name \(its views: triage\)/.test(String(l.msg) + JSON.stringify(l))), JSON.stringify(gw.logs.slice(-3)));
   });
 
+  it('pins judge the real tool: with nothing approved (--pins strict) the view shows nothing and its names are held', async () => {
+    const gw = await startGateway({ config, args: ['--pins', 'strict', '--state', dir.file('strict-state'), '--rules', rulesFile, '--view', 'triage'] });
+    try {
+      assert.deepEqual((await gw.client.listTools()).tools, []);
+      const held = await rpcError(gw.client.callTool({ name: 'say', arguments: {} }));
+      assert.equal(held.data?.code, 'MCPG_TOOL_HELD', held.message);
+      assert.match(held.message, /tool "web__echo" of server "web" is held/);
+    } finally {
+      await gw.stop();
+    }
+  });
+
   it('--view with --mode discovery, with --http, or without rules is a usage error', async () => {
     const discovery = await cli(['serve', '--config', config, '--rules', rulesFile, '--view', 'triage', '--mode', 'discovery']);
     assert.equal(discovery.code, 2);
