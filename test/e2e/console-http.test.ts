@@ -8,10 +8,9 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { fixtureServer, rpcError, tempDir, until, writeConfig } from '../helpers/gateway.js';
 import { connectAgent, makeToken, raw, rawSession, startHttpGateway, writeRules, type RawResponse } from '../helpers/http.js';
-import { startConsoleRig, type ConsoleRig } from '../helpers/console.js';
+import { signInFrom, startConsoleRig, type ConsoleRig } from '../helpers/console.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
@@ -23,19 +22,6 @@ function assertStrictPage(res: RawResponse): void {
   assert.equal(res.headers['x-frame-options'], 'DENY');
   assert.doesNotMatch(res.body, /<script(?![^>]*\bsrc=)[^>]*>/, 'an inline script');
   assert.doesNotMatch(res.body, /<style|\sstyle=|\son[a-z]+=/i, 'inline style or an event handler attribute');
-}
-
-/** A console sign-in sent from `from` (any 127.x.y.z address is this machine's): its status and Set-Cookie. */
-function signInFrom(base: string, from: string, token: string): Promise<{ status: number; cookie: string | undefined }> {
-  return new Promise((resolve, reject) => {
-    const body = new URLSearchParams({ token }).toString();
-    const req = request(`${base}/ui/login`, { method: 'POST', localAddress: from, agent: false, headers: { ...FORM, 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, cookie: res.headers['set-cookie']?.[0] }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 const csrfOf = (body: string): string => /name="csrf" value="([^"]+)"/.exec(body)![1]!;
