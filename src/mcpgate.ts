@@ -199,7 +199,6 @@ export class Mcpgate {
     const [{ HTTP_DEFAULTS, HttpFront }, { CONSOLE_OFF, CONSOLE_PATH, Console }, { Cluster }] = await Promise.all([
       import('./front/http.js'), import('./console/console.js'), settings.cluster === undefined ? { Cluster: undefined } : import('./cluster/cluster.js'),
     ]);
-    const console = new Console({ gateway: this.gateway, audit: this.audit, log: log.child({ front: 'console' }) });
     const { cluster: clusterSettings, ...front } = settings;
     let port = 0;
     if (clusterSettings !== undefined && clusterSettings.secret === undefined) throw new Error('a cluster needs its secret (the CLI gives --cluster-secret or the state directory\'s key)');
@@ -213,6 +212,7 @@ export class Mcpgate {
       metrics: metrics.registry,
       log: log.child({ room: 'cluster' }),
     }));
+    const console = new Console({ gateway: this.gateway, audit: this.audit, log: log.child({ front: 'console' }), ...(cluster !== undefined && { signIns: cluster.signIns }) });
     this.http = new HttpFront(this.gateway, {
       ...(maxAgentBuffer !== undefined && { maxAgentBuffer }),
       ...front,

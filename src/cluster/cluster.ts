@@ -9,6 +9,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Registry } from '../observability/metrics.js';
 import type { RequestId } from '../wire/jsonrpc.js';
 import { Directory, type StoredSession, type WorkerInfo } from './directory.js';
+import { SignInCounts } from './sign-in-counts.js';
 import { forward } from './forward.js';
 import type { ClusterLink, Placement, SessionRecord } from './link.js';
 import { ForwardIdSource, SeenForwards } from './forward-ids.js';
@@ -68,6 +69,8 @@ export class Cluster implements ClusterLink {
    */
   private readonly lookups = new Map<string, Promise<Lookup>>();
   private readonly directory: Directory;
+  /** The console's failed sign-ins, counted by every worker together. */
+  readonly signIns: SignInCounts;
   private readonly secret: string;
   /** This worker's forward ids, and those of the others it has served (each forward is single-use). */
   private readonly forwardIds = new ForwardIdSource();
@@ -96,6 +99,7 @@ export class Cluster implements ClusterLink {
       onNudge: o.onNudge,
       log: o.log,
     });
+    this.signIns = new SignInCounts(() => this.directory.connection, o.secret);
     const r = o.metrics;
     r.gauge({ name: 'mcpgate_cluster_redis_up', help: '1 while this worker reaches the cluster\'s Redis; 0 while it serves locally and reconnects.', collect: () => (this.directory.isUp ? 1 : 0) });
     r.gauge({ name: 'mcpgate_cluster_sessions_held', help: 'Agent sessions this worker owns.', collect: () => this.held.size });
@@ -290,7 +294,7 @@ export class Cluster implements ClusterLink {
       }
     }
     const elsewhere = this.sessionsElsewhere();
-    return { worker: this.id, redis, sessions: this.held.size, cluster_sessions: elsewhere === undefined ? null : this.held.size + elsewhere, version: this.o.version(), workers };
+    return { worker: this.id, redis, sessions: this.held.size, cluster_sessions: elsewhere === undefined ? null : this.held.size + elsewhere, version: this.o.version(), sign_in_limit: this.signIns.shared ? 'shared' : 'per-worker', workers };
   }
 
   close(): Promise<void> {
