@@ -6,6 +6,7 @@ import type { AuthConfig } from './auth-config.js';
 import { frozenMap } from './frozen.js';
 import { compileMatcher, type Matcher } from './globs.js';
 import type { HeaderSet } from './server-headers.js';
+import type { CompiledLimits } from './limits.js';
 
 /** One side (`allow` or `deny`) of an agent's rules. */
 export interface CompiledSide {
@@ -64,6 +65,8 @@ export interface Rules {
   readonly auth: AuthConfig | undefined;
   /** `sha256:<hex>` → the console admin it identifies (the `admins` section); empty: no console. */
   readonly admins: ReadonlyMap<string, string>;
+  /** Quotas and rate limits (`limits`, rules/limits.ts); undefined when the file has none. */
+  readonly limits: CompiledLimits | undefined;
   readonly warnings: readonly ConfigIssue[];
   /** The validated JSON, deeply frozen, for status. It holds `auth` verbatim: redact before showing it. */
   readonly raw: unknown;
@@ -85,6 +88,7 @@ export const OPEN_RULES: Rules = Object.freeze({
   tokens: frozenMap<string, string>([]),
   auth: undefined,
   admins: frozenMap<string, string>([]),
+  limits: undefined,
   warnings: Object.freeze([]),
   raw: undefined,
 });
