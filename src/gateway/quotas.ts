@@ -14,7 +14,7 @@ import type { GatewayMetrics } from '../observability/gateway-metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { Claims } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
-import { limitsFor, type AppliedLimit } from '../rules/limits-match.js';
+import { limitsFor, namedLimits, type AppliedLimit } from '../rules/limits-match.js';
 import { LocalQuotaCounters, type CounterAnswer, type CounterAsk, type FlightAsk, type SharedQuotaCounters, type WindowAsk } from './quota-counters.js';
 
 /** What a refused calls-in-flight limit tells the agent to wait: no one knows when a call in flight ends. */
@@ -176,7 +176,16 @@ export class Quotas {
   async status(): Promise<QuotaStatus | undefined> {
     const rules = this.rules();
     if (rules.limits === undefined && this.shown.size === 0) return undefined;
-    const entries = [...this.shown].reverse();
+    // The limits the rules name for listed agents and the top level, then those counted lately
+    // for other subjects (default's, grants'), the most recent first.
+    const byKey = new Map<string, Shown>();
+    for (const limit of namedLimits(rules)) {
+      const spec = limit.spec;
+      if (spec.calls !== undefined && spec.windowMs !== undefined) byKey.set(windowKey(limit.subject, spec.at, spec.windowMs), { subject: limit.subject, limit });
+      if (spec.inFlight !== undefined) byKey.set(flightKey(limit.subject, spec.at), { subject: limit.subject, limit });
+    }
+    for (const [key, shown] of [...this.shown].reverse()) if (!byKey.has(key) && byKey.size < MAX_SHOWN * 2) byKey.set(key, shown);
+    const entries = [...byKey];
     const windows = entries.filter(([key]) => key.startsWith(WINDOW)).map(([key, s]) => ({ key, windowMs: s.limit.spec.windowMs!, s }));
     const flights = entries.filter(([key]) => key.startsWith(FLIGHT)).map(([key, s]) => ({ key, s }));
     const shared = this.shared;

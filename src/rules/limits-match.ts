@@ -41,13 +41,24 @@ export function limitsFor(rules: Rules, agent: string, server: string, tool: str
   return out;
 }
 
-/** Every limit of the places that apply to `agent` (for status: what its counters are measured against). */
-export function limitSetsOf(rules: Rules, agent: string): LimitSet[] {
+/**
+ * Every limit the rules name with the subject its counter counts, for status and the console: the
+ * top level's (`*`) and each listed agent's own entry's (not `default`'s nor a grant's, whose
+ * subjects are the agents that come, known only once they call).
+ */
+export function namedLimits(rules: Rules): AppliedLimit[] {
   const limits = rules.limits;
-  if (limits === undefined) return [];
-  const entry = rules.agents.has(agent) ? agent : rules.agents.has(DEFAULT_AGENT) ? DEFAULT_AGENT : undefined;
-  const own = entry === undefined ? undefined : limits.agents.get(entry);
-  return own === undefined ? [] : [own];
+  const out: AppliedLimit[] = [];
+  if (limits === undefined) return out;
+  if (limits.gateway !== undefined) every(limits.gateway, EVERY_AGENT, out);
+  for (const [agent, set] of limits.agents) if (agent !== DEFAULT_AGENT) every(set, agent, out);
+  return out;
+}
+
+function every(set: LimitSet, subject: string, out: AppliedLimit[]): void {
+  if (set.all !== undefined) out.push({ spec: set.all, level: 'all', subject });
+  for (const spec of set.servers?.byName.values() ?? []) out.push({ spec, level: 'server', subject });
+  for (const named of set.tools.values()) for (const spec of named.byName.values()) out.push({ spec, level: 'tool', subject });
 }
 
 function collect(set: LimitSet, subject: string, server: string, tool: string, out: AppliedLimit[]): void {
