@@ -57,6 +57,19 @@ export interface QuotaStatus {
   limits: QuotaCounterStatus[];
 }
 
+/** One call's check, made once per (agent, server, tool) and rules snapshot. */
+interface Plan {
+  readonly ask: CounterAsk;
+  readonly windowLimits: readonly AppliedLimit[];
+  readonly flightLimits: readonly AppliedLimit[];
+  readonly flightKeys: readonly string[];
+}
+
+/** A call no limit applies to (cached as such). */
+const NO_PLAN = Object.freeze({}) as Plan;
+/** Plans kept per rules snapshot before the cache starts over (agents × tools in use). */
+const MAX_PLANS = 10_000;
+
 interface Shown {
   subject: string;
   limit: AppliedLimit;
@@ -71,6 +84,9 @@ export class Quotas {
   private lastFallback: number | undefined;
   /** The counters used lately (key → what it counts), for status; bounded, the oldest forgotten. */
   private readonly shown = new Map<string, Shown>();
+  /** The plans of the rules snapshot `plansOf` (a reload starts them over). */
+  private readonly plans = new Map<string, Plan>();
+  private plansOf: Rules | undefined;
 
   constructor(
     private readonly rules: () => Rules,
@@ -97,7 +113,51 @@ export class Quotas {
    * promise while the cluster's counters are asked.
    */
   take(agent: string, server: string, tool: string, claims: Claims | undefined): QuotaOutcome | Promise<QuotaOutcome> | undefined {
-    const applied = limitsFor(this.rules(), agent, server, tool, claims);
+    const plan = this.planOf(agent, server, tool, claims);
+    if (plan === undefined) return undefined;
+    const decide = (answer: CounterAnswer, counters: { release(keys: readonly string[]): void }): QuotaOutcome => {
+      if (!answer.ok) return this.refuse(answer.window ? plan.windowLimits[answer.index]! : plan.flightLimits[answer.index]!, answer.window, answer.retryAfterMs, server);
+      if (plan.flightKeys.length === 0) return NOTHING_HELD;
+      let held = true;
+      return {
+        release: () => {
+          if (!held) return;
+          held = false;
+          counters.release(plan.flightKeys);
+        },
+      };
+    };
+    const shared = this.shared;
+    if (shared === undefined) return decide(this.local.take(plan.ask), this.local);
+    if (!shared.up) return decide(this.takeLocally(plan.ask, 'Redis is down'), this.local);
+    return shared.take(plan.ask).then((answer) => decide(answer, shared), (err: unknown) => decide(this.takeLocally(plan.ask, err instanceof Error ? err.message : String(err)), this.local));
+  }
+
+  /**
+   * What a call of (agent, server, tool) asks of the counters, made once per rules snapshot and kept
+   * (bounded) unless grants with limits make it depend on the token's claims: a limited call then
+   * costs a map lookup, not the matching and the keys' encoding.
+   */
+  private planOf(agent: string, server: string, tool: string, claims: Claims | undefined): Plan | undefined {
+    const rules = this.rules();
+    const cacheable = claims === undefined || rules.limits === undefined || rules.limits.grants.size === 0;
+    if (cacheable) {
+      if (this.plansOf !== rules) {
+        this.plansOf = rules;
+        this.plans.clear();
+      }
+      const key = `${agent}\u0000${server}\u0000${tool}`;
+      const known = this.plans.get(key);
+      if (known !== undefined) return known === NO_PLAN ? undefined : known;
+      const made = this.makePlan(limitsFor(rules, agent, server, tool, claims));
+      if (this.plans.size >= MAX_PLANS) this.plans.clear();
+      this.plans.set(key, made ?? NO_PLAN);
+      return made;
+    }
+    return this.makePlan(limitsFor(rules, agent, server, tool, claims));
+  }
+
+  private makePlan(applied: readonly AppliedLimit[]): Plan | undefined {
     if (applied.length === 0) return undefined;
     const windows: WindowAsk[] = [];
     const windowLimits: AppliedLimit[] = [];
@@ -118,24 +178,7 @@ export class Quotas {
         this.show(key, limit);
       }
     }
-    const ask: CounterAsk = { windows, inFlight };
-    const decide = (answer: CounterAnswer, counters: { release(keys: readonly string[]): void }): QuotaOutcome => {
-      if (!answer.ok) return this.refuse(answer.window ? windowLimits[answer.index]! : flightLimits[answer.index]!, answer.window, answer.retryAfterMs, server);
-      if (inFlight.length === 0) return NOTHING_HELD;
-      const keys = inFlight.map((f) => f.key);
-      let held = true;
-      return {
-        release: () => {
-          if (!held) return;
-          held = false;
-          counters.release(keys);
-        },
-      };
-    };
-    const shared = this.shared;
-    if (shared === undefined) return decide(this.local.take(ask), this.local);
-    if (!shared.up) return decide(this.takeLocally(ask, 'Redis is down'), this.local);
-    return shared.take(ask).then((answer) => decide(answer, shared), (err: unknown) => decide(this.takeLocally(ask, err instanceof Error ? err.message : String(err)), this.local));
+    return { ask: { windows, inFlight }, windowLimits, flightLimits, flightKeys: inFlight.map((f) => f.key) };
   }
 
   private takeLocally(ask: CounterAsk, why: string): CounterAnswer {
