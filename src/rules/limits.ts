@@ -62,8 +62,8 @@ export interface CompiledLimits {
 export type LimitOwner = { kind: 'gateway' } | { kind: 'agent'; id: string } | { kind: 'grant'; id: string };
 
 export interface LimitsReport {
-  error(at: readonly PropertyKey[], message: string): void;
-  warn(at: readonly PropertyKey[], message: string): void;
+  error(this: void, at: readonly PropertyKey[], message: string): void;
+  warn(this: void, at: readonly PropertyKey[], message: string): void;
   /** The servers `.mcp.json` defines (a limit naming another is a warning, as elsewhere in the rules). */
   readonly servers: ReadonlySet<string>;
 }

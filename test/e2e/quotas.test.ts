@@ -157,6 +157,15 @@ describe('quotas over HTTP', { timeout: TIMEOUT }, () => {
     assert.equal(Math.ceil((error.data.retryAfterMs as number) / 1000), retryAfter);
     assert.equal(error.data.limit, 2);
     assert.equal((error.data.quota as { subject: string }).subject, 'carol');
+    // A 2026-07-28 request (no session) is refused the same way: 429 with Retry-After.
+    const modern = await raw(gate.url, {
+      headers: { ...headers, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'sink__echo' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'sink__echo', arguments: { text: 'modern' }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+    });
+    assert.equal(modern.status, 429, modern.body);
+    assert.ok(Number(modern.headers['retry-after']) >= 1);
+    assert.equal(modern.headers['ratelimit-limit'], '2');
+    assert.equal((modern.json?.error as { code: number }).code, RATE_LIMITED);
   });
 
   it('a grant\'s limit applies to the agents whose claims meet it, and to no other', async () => {
@@ -176,7 +185,7 @@ describe('quotas over HTTP', { timeout: TIMEOUT }, () => {
 
   it('counts refusals in /metrics and shows the counters in /status', async () => {
     const metrics = await (await fetch(`${gate.base}/metrics`)).text();
-    assert.match(metrics, /^mcpgate_quota_refused_total\{level="all",kind="calls"\} 2$/m);
+    assert.match(metrics, /^mcpgate_quota_refused_total\{level="all",kind="calls"\} 3$/m);
     assert.match(metrics, /^mcpgate_quota_refused_total\{level="tool",kind="calls"\} 1$/m);
     const status = await (await fetch(`${gate.base}/status`, { headers: { authorization: `Bearer ${admin.token}` } })).json() as { quotas: { counters: string; limits: Record<string, unknown>[] } };
     assert.equal(status.quotas.counters, 'local');
