@@ -125,6 +125,14 @@ type Answer =
 
 const PASSED: Answer = Object.freeze({ ok: true });
 
+/** The scripts as ioredis commands: sent by their digest (EVALSHA), the text only when Redis lacks it. */
+type Script = (numKeys: number, ...args: (string | number)[]) => Promise<unknown>;
+interface Scripts {
+  mcpgateQuotaTake: Script;
+  mcpgateQuotaRelease: Script;
+  mcpgateQuotaRead: Script;
+}
+
 export interface RedisQuotaCountersOptions {
   url: string;
   log: Logger;
@@ -132,6 +140,7 @@ export interface RedisQuotaCountersOptions {
 
 export class RedisQuotaCounters {
   private readonly redis: Redis;
+  private readonly scripts: Scripts;
   /** This process's lease: the worker id and a boot nonce (a restarted worker with the same pid holds nothing). */
   private readonly me = `${workerId()}#${Math.random().toString(36).slice(2, 10)}`;
   private timer: NodeJS.Timeout | undefined;
@@ -151,6 +160,10 @@ export class RedisQuotaCounters {
       commandTimeout: 1000,
       retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
     });
+    this.redis.defineCommand('mcpgateQuotaTake', { lua: TAKE });
+    this.redis.defineCommand('mcpgateQuotaRelease', { lua: RELEASE });
+    this.redis.defineCommand('mcpgateQuotaRead', { lua: READ });
+    this.scripts = this.redis as unknown as Scripts;
     this.redis.on('ready', () => {
       this.isUp = true;
       void this.resync();
@@ -179,7 +192,7 @@ export class RedisQuotaCounters {
     const args: (string | number)[] = [ask.windows.length, this.me, LEASE_PREFIX, LEASE_MS];
     for (const w of ask.windows) args.push(w.limit, w.windowMs);
     for (const f of ask.inFlight) args.push(f.limit);
-    const answer = (await this.redis.eval(TAKE, keys.length, ...keys, ...args)) as number[];
+    const answer = (await this.scripts.mcpgateQuotaTake(keys.length, ...keys, ...args)) as number[];
     if (answer[0] === 0) {
       for (const f of ask.inFlight) this.hold(f.key, 1);
       return PASSED;
@@ -193,7 +206,7 @@ export class RedisQuotaCounters {
       for (const key of keys) this.markStale(key);
       return;
     }
-    this.redis.eval(RELEASE, keys.length, ...keys.map((k) => PREFIX + k), this.me).catch((err: unknown) => {
+    this.scripts.mcpgateQuotaRelease(keys.length, ...keys.map((k) => PREFIX + k), this.me).catch((err: unknown) => {
       for (const key of keys) this.markStale(key);
       this.o.log.debug('could not release calls in flight in redis; written again on reconnect', { error: err instanceof Error ? err.message : String(err) });
     });
@@ -202,7 +215,7 @@ export class RedisQuotaCounters {
   async read(windows: readonly { key: string; windowMs: number }[], inFlight: readonly string[]): Promise<{ windows: number[]; inFlight: number[] }> {
     const keys = [...windows.map((w) => PREFIX + w.key), ...inFlight.map((k) => PREFIX + k)];
     if (keys.length === 0) return { windows: [], inFlight: [] };
-    const out = (await this.redis.eval(READ, keys.length, ...keys, windows.length, LEASE_PREFIX, ...windows.map((w) => w.windowMs))) as number[];
+    const out = (await this.scripts.mcpgateQuotaRead(keys.length, ...keys, windows.length, LEASE_PREFIX, ...windows.map((w) => w.windowMs))) as number[];
     return { windows: out.slice(0, windows.length).map(Number), inFlight: out.slice(windows.length).map(Number) };
   }
 
