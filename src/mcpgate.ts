@@ -11,6 +11,7 @@ import { isLoopback as isLoopbackHost } from './front/http-util.js';
 import { AuditLog, type AuditOptions } from './observability/audit.js';
 import type { Tracing, TracingOptions } from './observability/tracing.js';
 import { GATEWAY_INFO } from './version.js';
+import { GatewayError } from './errors.js';
 import { TokenStore } from './oauth/store.js';
 import type { Cluster } from './cluster/cluster.js';
 import { workerId } from './cluster/worker-id.js';
@@ -54,6 +55,8 @@ export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules' 
   agent: string;
   /** True when the agent's identity was configured (--agent / MCPGATE_AGENT) rather than defaulted. */
   agentExplicit?: boolean;
+  /** The curated view the stdio agent is on (`--view`, a name in the rules' `views`); absent: none. */
+  view?: string;
   /** Where `${VAR}` in the config is expanded from (default: the process environment). */
   env?: NodeJS.ProcessEnv;
   /** Bytes written for one agent and not yet read past which mcpgate stops (`--max-agent-buffer`, both fronts). */
@@ -168,8 +171,12 @@ export class Mcpgate {
    * was ready (later servers arrive with list_changed).
    */
   serveStdio(): { ended: Promise<StdioEnd>; started: Promise<ServerSummary[]> } {
-    const { maxAgentBuffer } = this.options;
-    this.front = serveStdio(this.gateway, this.options.agent, this.options.agentExplicit ?? true, maxAgentBuffer === undefined ? {} : { maxAgentBuffer });
+    const { maxAgentBuffer, view } = this.options;
+    if (view !== undefined && !this.gateway.rules.views.has(view)) {
+      const known = [...this.gateway.rules.views.keys()];
+      throw new GatewayError('MCPG_CONFIG_INVALID', `--view ${JSON.stringify(view)}: the rules file defines no view of that name (${known.length === 0 ? 'it has no "views"' : `its views: ${known.join(', ')}`})`);
+    }
+    this.front = serveStdio(this.gateway, this.options.agent, this.options.agentExplicit ?? true, { ...(maxAgentBuffer !== undefined && { maxAgentBuffer }), ...(view !== undefined && { view }) });
     const started = this.gateway.start();
     this.reloader.start();
     started.then((summaries) => {

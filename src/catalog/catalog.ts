@@ -312,12 +312,12 @@ export class Catalog {
     return out;
   }
 
-  /** As `filteredList`, each item with the server it came from (to merge views in server order). */
-  filteredItems(kind: ListKind, keep: (ref: ItemRef) => boolean): { server: string; item: unknown }[] {
+  /** As `filteredList`, each item with the server it came from (to merge views in server order) and its own name there. */
+  filteredItems(kind: ListKind, keep: (ref: ItemRef) => boolean): { server: string; original?: string; item: unknown }[] {
     const items = this.views[kind];
     const refs = this.refs[kind];
-    const out: { server: string; item: unknown }[] = [];
-    for (let i = 0; i < items.length; i++) if (keep(refs[i]!)) out.push({ server: refs[i]!.server, item: items[i] });
+    const out: { server: string; original?: string; item: unknown }[] = [];
+    for (let i = 0; i < items.length; i++) if (keep(refs[i]!)) out.push({ server: refs[i]!.server, original: refs[i]!.original, item: items[i] });
     return out;
   }
 

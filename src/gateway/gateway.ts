@@ -174,6 +174,7 @@ export class Gateway {
     } : undefined;
     this.sessionParts = {
       router: this.router,
+      rules: () => this.rules,
       views: this.views,
       settling: this,
       catalog: this.catalog,
@@ -326,7 +327,7 @@ export class Gateway {
    * Serves one modern (2026-07-28) request of `agent` (modern.ts): an agent session that lives as
    * long as the request, under the same rules as a legacy session of that agent.
    */
-  serveModern(msg: JsonRpcRequest, envelope: Envelope, sink: ModernSink, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio', identified = agentExplicit, claims?: Claims): ModernRequest {
+  serveModern(msg: JsonRpcRequest, envelope: Envelope, sink: ModernSink, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio', identified = agentExplicit, claims?: Claims, view?: string): ModernRequest {
     return serveModern({
       agent,
       waiting: this.waitingForInput,
@@ -334,6 +335,7 @@ export class Gateway {
       open: (channel) => {
         const session = this.openSession(channel, agent, agentExplicit, transport, identified);
         session.claims = claims;
+        session.view = view;
         return session;
       },
       sameForAll: () => this.rules.open,

@@ -6,6 +6,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { AuditLog } from '../observability/audit.js';
 import type { GatewayMetrics } from '../observability/gateway-metrics.js';
 import type { Tracing } from '../observability/tracing.js';
+import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
 import type { RequestId } from '../wire/jsonrpc.js';
 import type { EncodedParts } from '../wire/encoded.js';
@@ -20,6 +21,8 @@ import type { Quotas } from './quotas.js';
 /** What a session uses of the gateway: the parts, never the gateway itself. */
 export interface SessionPartsOf<Session> {
   router: Router;
+  /** The rules in force (one snapshot; a session on a curated view finds its view there). */
+  rules: () => Rules;
   views: AgentViews;
   settling: Settling;
   catalog: Catalog;

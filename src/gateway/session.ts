@@ -22,6 +22,8 @@ import { callHeaders } from '../wire/tool-headers.js';
 import { PARAM_HEADERS, type WithParamHeaders } from '../wire/era.js';
 import type { Claims } from '../rules/decide.js';
 import { ShownViews } from './agent-views.js';
+import { REMOVED_VIEW, viewArguments, viewTarget } from './curated-views.js';
+import type { CompiledView } from '../rules/views.js';
 import type { Call } from './calls.js';
 import { UntilSettled } from './until-settled.js';
 import { RequestSpans, failureOf } from './request-spans.js';
@@ -30,6 +32,7 @@ import { auditOf, recordFinished, type Timed } from './call-records.js';
 import { subscribeUri } from './subscribe-uri.js';
 import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
 import { NOT_YET, type ToolRoute } from './router.js';
+import { ownTool } from './own-catalogs.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
 import { initializeResult, LOG_LEVEL_RANK } from './methods.js';
 import { scopeOf } from './pool-scope.js';
@@ -63,6 +66,11 @@ export class AgentSession extends AgentSide {
    * token; the front sets them per request), for the rules' grants; undefined otherwise.
    */
   claims: Claims | undefined;
+  /**
+   * The curated view the agent came through (`/mcp/v/NAME`, `serve --view NAME`): its lists are the
+   * view's and it calls tools by the view's names. Undefined: the agent's whole view.
+   */
+  view: string | undefined;
 
   constructor(
     private readonly parts: SessionParts,
@@ -82,7 +90,7 @@ export class AgentSession extends AgentSide {
     readonly id: string = randomUUID(),
   ) {
     super(channel, agent, log, parts.metrics, parts.tracing === undefined ? undefined : new RequestSpans(parts.tracing, id, agent, transport));
-    this.shown = new ShownViews(parts.views, agent, () => parts.own(this), () => this.claims);
+    this.shown = new ShownViews(parts.views, agent, () => parts.own(this), () => this.claims, () => this.curatedView());
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
   }
 
@@ -148,7 +156,7 @@ export class AgentSession extends AgentSide {
       case 'initialize':
         return void this.initialize(msg);
       case 'tools/list':
-        if (this.parts.discovery !== undefined) return this.sendEncodedResult(msg.id, metaTools(this.parts.discovery.debug));
+        if (this.parts.discovery !== undefined && this.view === undefined) return this.sendEncodedResult(msg.id, metaTools(this.parts.discovery.debug));
         return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('tools')), 'listable');
       case 'resources/list':
         return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('resources')), 'listable');
@@ -180,10 +188,12 @@ export class AgentSession extends AgentSide {
 
   // ── tools ───────────────────────────────────────────────────────────────────────────────────
 
-  private callTool(msg: JsonRpcRequest, agent: string = this.agent, timeoutMs?: number): void {
+  private callTool(msg: JsonRpcRequest, agent: string = this.agent, timeoutMs?: number, viewed = true): void {
     const params = msg.params;
     const name = params?.name;
     if (typeof name !== 'string') return this.sendError(msg.id, invalidParams('tools/call needs params.name (a string)'));
+    const view = viewed ? this.curatedView() : undefined;
+    if (view !== undefined) return this.callOnView(view, msg, name);
     const discovery = this.parts.discovery;
     if (discovery !== undefined && isMetaTool(name)) return this.waiting.run(msg.id, () => this.callMetaTool(discovery, msg, name));
     if (params!.arguments !== undefined && (typeof params!.arguments !== 'object' || params!.arguments === null || Array.isArray(params!.arguments))) {
@@ -234,6 +244,36 @@ export class AgentSession extends AgentSide {
       const renamed = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
       return (this.parts.sanitize && sanitizeContent(result)) || renamed || created;
     }, { tool: route.original, start: performance.now(), audit }, release);
+  }
+
+  /** The view this session is on, from the rules in force (a view a reload removed shows nothing). */
+  private curatedView(): CompiledView | undefined {
+    return this.view === undefined ? undefined : this.parts.rules().views.get(this.view) ?? REMOVED_VIEW;
+  }
+
+  /**
+   * A tools/call on a curated view: the view's name becomes the tool's public name and the view's fixed
+   * parameters are set; then it is an ordinary call, which the rules and the pins judge as ever. What
+   * the view leaves out, or the rules deny behind a rename, is an unknown tool under the view's name.
+   */
+  private callOnView(view: CompiledView, msg: JsonRpcRequest, name: string): void {
+    const params = msg.params!;
+    if (params.arguments !== undefined && (typeof params.arguments !== 'object' || params.arguments === null || Array.isArray(params.arguments))) {
+      return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
+    }
+    const own = this.parts.own(this);
+    const target = viewTarget(view, name, (publicName) => (own === undefined ? this.parts.catalog.tool(publicName) : ownTool(this.parts.catalog, own, publicName)), (server, original) => this.parts.catalog.nameFor(server, original));
+    const unknown = new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } });
+    if (target === undefined) return this.parts.settling.hasSettled ? this.sendError(msg.id, unknown) : this.waiting.run(msg.id, () => this.callOnView(view, msg, name));
+    if (target.entry.name !== undefined) {
+      const denied = this.parts.router.toolDenied(this.log, this.agent, target.publicName, own === undefined ? this.parts.catalog.tool(target.publicName) : ownTool(this.parts.catalog, own, target.publicName), this.claims);
+      if (denied !== undefined) return this.sendError(msg.id, unknown);
+    }
+    const args = viewArguments(target.entry, name, params.arguments as Record<string, unknown> | undefined);
+    if (args instanceof GatewayError) return this.sendError(msg.id, args);
+    // New params: the agent's line no longer says what the server gets, so it is encoded, not spliced.
+    if (target.publicName !== name || target.entry.params.size > 0) msg.params = { ...params, name: target.publicName, arguments: args };
+    this.callTool(msg, this.agent, undefined, false);
   }
 
   // ── tasks ───────────────────────────────────────────────────────────────────────────────────
@@ -376,6 +416,7 @@ export class AgentSession extends AgentSide {
     const route = this.parts.router.uri(this.log, this.agent, msg.method, msg.params?.uri, this.claims);
     const audit = this.parts.audit === undefined || typeof msg.params?.uri !== 'string' ? undefined : auditOf(this.parts.audit, this.id, msg.method, this.agent, { resource: msg.params.uri }, route instanceof GatewayError ? route : route.conn.name);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
+    if (this.outsideView(route.conn.name)) return this.sendError(msg.id, new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${route.publicUri} on view "${this.view!}"`, { detail: { uri: route.publicUri } }));
     msg.params!.uri = route.uri;
     this.sendToServer(route.conn, msg, undefined, (result) => rewriteReadResult(result, (uri) => this.parts.catalog.publicUri(route.conn.name, uri)), audit && { start: performance.now(), audit });
   }
@@ -384,6 +425,7 @@ export class AgentSession extends AgentSide {
     const route = this.parts.router.prompt(this.log, this.agent, msg.params?.name, this.parts.own(this), this.claims);
     const audit = this.parts.audit === undefined || typeof msg.params?.name !== 'string' ? undefined : auditOf(this.parts.audit, this.id, msg.method, this.agent, { prompt: msg.params.name, ...this.parts.audit.argumentsOf(msg.params.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
+    if (this.outsideView(route.server)) return this.sendError(msg.id, new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${String(msg.params!.name)}`, { detail: { prompt: msg.params!.name } }));
     msg.params!.name = route.original;
     this.sendToServer(route.conn, msg, undefined, (result) => {
       const renamed = rewritePromptResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
@@ -394,7 +436,14 @@ export class AgentSession extends AgentSide {
   private complete(msg: JsonRpcRequest): void {
     const conn = this.parts.router.completion(this.log, this.agent, msg.params?.ref as Record<string, unknown> | undefined, this.parts.own(this), this.claims);
     if (conn instanceof GatewayError) return this.sendError(msg.id, conn);
+    if (this.outsideView(conn.name)) return this.sendError(msg.id, invalidParams(`completion/complete: the prompt or resource is not on view "${this.view!}"`));
     this.sendToServer(conn, msg);
+  }
+
+  /** Whether a server's resources and prompts are out of this session's curated view (a view shows only those of its `servers`). */
+  private outsideView(server: string): boolean {
+    const view = this.curatedView();
+    return view !== undefined && !view.servers.has(server);
   }
 
   /** Discovery mode's meta-tools; the configured identity wins over an agent_id argument. */

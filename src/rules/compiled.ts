@@ -7,6 +7,7 @@ import { frozenMap } from './frozen.js';
 import { compileMatcher, type Matcher } from './globs.js';
 import type { HeaderSet } from './server-headers.js';
 import type { CompiledLimits } from './limits.js';
+import type { CompiledView } from './views.js';
 
 /** One side (`allow` or `deny`) of an agent's rules. */
 export interface CompiledSide {
@@ -67,6 +68,8 @@ export interface Rules {
   readonly admins: ReadonlyMap<string, string>;
   /** Quotas and rate limits (`limits`, rules/limits.ts); undefined when the file has none. */
   readonly limits: CompiledLimits | undefined;
+  /** The curated views by name (`views`, views.ts); empty when the file has none. */
+  readonly views: ReadonlyMap<string, CompiledView>;
   readonly warnings: readonly ConfigIssue[];
   /** The validated JSON, deeply frozen, for status. It holds `auth` verbatim: redact before showing it. */
   readonly raw: unknown;
@@ -89,6 +92,7 @@ export const OPEN_RULES: Rules = Object.freeze({
   auth: undefined,
   admins: frozenMap<string, string>([]),
   limits: undefined,
+  views: frozenMap<string, CompiledView>([]),
   warnings: Object.freeze([]),
   raw: undefined,
 });

@@ -12,13 +12,14 @@ import { deepFreeze, frozenMap } from './frozen.js';
 import { compileMatcher, globToRegExp, isGlob, type Matcher } from './globs.js';
 import { readServerHeaders, type ServerRef } from './server-headers.js';
 import { LimitsBuilder } from './limits.js';
+import { compileViews, type CompiledView } from './views.js';
 
 // auth/auth.ts reads the snapshot's type from here.
 export type { Rules } from './compiled.js';
 
 const TOKEN = /^sha256:[0-9a-f]{64}$/;
 const TOKEN_ANY_CASE = /^sha256:[0-9a-fA-F]{64}$/;
-const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins', 'limits']);
+const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins', 'views', 'limits']);
 const GRANT_KEYS = new Set(['when', 'allow', 'deny', 'limits']);
 const MAX_GRANT_VALUES = 256;
 const ADMIN_KEYS = new Set(['tokens']);
@@ -65,6 +66,7 @@ export function buildRules(raw: unknown, file: string, servers: readonly ServerR
   let denyOnMissingAgent = true;
   let auth: AuthConfig | undefined;
   const admins = new Map<string, string>();
+  let views: ReadonlyMap<string, CompiledView> = new Map();
   if (!isPlainObject(raw)) {
     error(ctx, [], `expected an object with an "agents" key, got ${describeValue(raw)}`);
   } else {
@@ -86,6 +88,7 @@ export function buildRules(raw: unknown, file: string, servers: readonly ServerR
     }
     readGrants(raw.grants, ctx, grants);
     readAdmins(raw.admins, ctx, admins);
+    views = compileViews(raw.views, { servers: ctx.servers, error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message) });
     // A static token's agent in an issuer's namespace would be that issuer's agent of the same name.
     for (const issuer of auth?.oauth ?? []) {
       if (issuer.namespace === undefined) continue;
@@ -105,6 +108,7 @@ export function buildRules(raw: unknown, file: string, servers: readonly ServerR
     auth,
     admins: frozenMap(admins),
     limits: limits.build(),
+    views,
     warnings: Object.freeze(ctx.warnings.map((w) => Object.freeze(w))),
     raw: deepFreeze(raw),
   });

@@ -5,7 +5,7 @@
 //   names it only in the 401's `WWW-Authenticate: … resource_metadata="…"`; `login` asks for that
 //   challenge (an unauthenticated request) and uses it, where the well-known locations find nothing.
 // - Step-up: a tool needs a scope the login was not granted (403 `insufficient_scope`). That call fails
-//   with MCPG_SERVER_NEEDS_LOGIN naming the union of scopes; the others go on; the next `login` asks
+//   with MCPG_SERVER_NEEDS_LOGIN naming the union of scopes and the server parks until then; the next `login` asks
 //   for the union, and the call then succeeds with no restart.
 
 import { readFile } from 'node:fs/promises';
@@ -57,9 +57,10 @@ describe('mcpgate as an OAuth client: what the server\'s challenge says', { time
   it('a call that needs a wider scope says which; the next login asks for the union and the call then works', async () => {
     const refused = await rpcError(gw!.client.callTool({ name: 'remote__write', arguments: {} }));
     assert.match(refused.message, /server "remote" needs login \(scope "mcp mcp:write"\): run `mcpgate login remote`/);
-    // Only that call waits on a person: what the granted scope covers goes on.
-    const echo = await gw!.client.callTool({ name: 'remote__echo', arguments: { text: 'still here' } });
-    assert.equal(textOf(echo), 'still here');
+    // A person is needed: the server parks, saying so, until the login is stored.
+    const parked = await gw!.waitForLog((l) => l.state === 'parked' && String(l.msg).includes('needs login (scope "mcp mcp:write")'));
+    assert.match(String(parked.msg), /parked until a login is stored/);
+    assert.ok(await until(async () => !(await toolNames(gw!)).includes('remote__echo'), 10_000), 'the parked server is withdrawn');
     const stored = JSON.parse(await readFile(`${state}/oauth/remote.json`, 'utf8')) as { stepUpScope?: string };
     assert.equal(stored.stepUpScope, 'mcp mcp:write');
 
