@@ -231,6 +231,8 @@ export class Mcpgate {
     port = clusterSettings?.privatePort === true ? await this.http.listenPrivate(settings.host) : Number(new URL(url).port);
     if (cluster !== undefined) {
       await cluster.start();
+      // The rules' limits are counted by every worker together from now on (locally while Redis is down).
+      this.gateway.quotas.share(cluster.quotas);
       const forwardingHost = advertised(clusterSettings?.advertise, settings.host);
       log.info(`worker ${cluster.id} joined the cluster (forwarding address ${forwardingHost}:${port})`, { worker: cluster.id });
       // Forwards are signed, not encrypted: what an agent sends crosses the cluster's network in clear.

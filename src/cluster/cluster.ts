@@ -11,6 +11,7 @@ import type { RequestId } from '../wire/jsonrpc.js';
 import { Directory, type StoredSession, type WorkerInfo } from './directory.js';
 import { SignInCounts } from './sign-in-counts.js';
 import { forward } from './forward.js';
+import { RedisQuotaCounters } from './quota-counters.js';
 import type { ClusterLink, Placement, SessionRecord } from './link.js';
 import { ForwardIdSource, SeenForwards } from './forward-ids.js';
 import { decodeIdentity, digest, FORWARD_DIGEST_HEADER, FORWARD_HEADER, FORWARD_ID_HEADER, FORWARD_IDENTITY_HEADER, FORWARD_SIG_HEADER, FORWARD_TS_HEADER, verify, type Identity, type RecordKind } from './signing.js';
@@ -81,8 +82,11 @@ export class Cluster implements ClusterLink {
   private readonly refusedLogged = new Set<RecordKind>();
   private readonly forwardSeconds;
   private readonly adoptions;
+  /** The rules' limits counted by every worker together (the gateway falls back to its own while Redis is down). */
+  readonly quotas: RedisQuotaCounters;
 
   constructor(private readonly o: ClusterOptions) {
+    this.quotas = new RedisQuotaCounters({ url: o.redisUrl, log: o.log });
     this.secret = o.secret;
     this.heartbeatMs = o.heartbeatMs ?? 1000;
     this.directory = new Directory({
@@ -111,7 +115,7 @@ export class Cluster implements ClusterLink {
 
   /** Connects to Redis (down is not fatal). */
   async start(): Promise<void> {
-    await this.directory.start();
+    await Promise.all([this.directory.start(), this.quotas.start()]);
   }
 
   private refusedRecord(kind: RecordKind, key: string): void {
@@ -297,7 +301,7 @@ export class Cluster implements ClusterLink {
     return { worker: this.id, redis, sessions: this.held.size, cluster_sessions: elsewhere === undefined ? null : this.held.size + elsewhere, version: this.o.version(), sign_in_limit: this.signIns.shared ? 'shared' : 'per-worker', workers };
   }
 
-  close(): Promise<void> {
-    return this.directory.close();
+  async close(): Promise<void> {
+    await Promise.all([this.directory.close(), this.quotas.close()]);
   }
 }

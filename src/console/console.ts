@@ -17,7 +17,7 @@ import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { html, page, type Raw } from './html.js';
 import { loginKey } from './login-key.js';
 import { LOGIN_COOKIE, Logins, csrfMatches, type Login } from './logins.js';
-import { agentView, loginPage, overview, serverDetail } from './pages.js';
+import { agentView, loginPage, overview, quotaPage, serverDetail } from './pages.js';
 import { SharedSignInLimit, type SharedSignInCounter } from './shared-sign-in-limit.js';
 import { SignInLimiter } from './sign-in-limit.js';
 import { SignedOut } from './signed-out.js';
@@ -91,6 +91,13 @@ export class Console {
       return this.send(res, 200, page('Overview', live('/ui/live/overview', overview(gateway)), login));
     }
     if (path === '/ui/live/overview') return this.fragment(req, res, overview(gateway));
+    if (path === '/ui/quotas' || path === '/ui/live/quotas') {
+      return void gateway.quotas.status().then((status) => {
+        const body = quotaPage(status);
+        if (path === '/ui/live/quotas') return this.fragment(req, res, body);
+        this.send(res, 200, page('Quotas', html`<h2>Quotas and rate limits</h2>${live('/ui/live/quotas', body)}`, login));
+      }, (err: unknown) => this.failed(res, err));
+    }
     if (path === '/ui/agent') {
       const id = url.searchParams.get('id') ?? undefined;
       return this.send(res, 200, page('View as agent', agentView(gateway, id === '' ? undefined : id), login));

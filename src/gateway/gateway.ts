@@ -21,6 +21,7 @@ import type { ListKind } from '../servers/lists.js';
 import { AgentViews } from './agent-views.js';
 import { OwnSubscriptions, Subscriptions } from './subscriptions.js';
 import { GatewayMetrics } from '../observability/gateway-metrics.js';
+import { Quotas } from './quotas.js';
 import { metricsSource } from './metrics-source.js';
 import { GATEWAY_INFO } from '../version.js';
 import { gatewayStatus } from './status.js';
@@ -84,6 +85,8 @@ export class Gateway {
   readonly metrics: GatewayMetrics;
   /** Where a request goes, under the rules and the pins. */
   readonly router: Router;
+  /** The rules' quotas and rate limits on tool calls, and their counters (quotas.ts). */
+  readonly quotas: Quotas;
   private readonly serverEvents: ServerEvents;
   /** What a connection tells the gateway (given to the connection factory). */
   readonly hooks: ConnectionHooks;
@@ -120,6 +123,7 @@ export class Gateway {
       source: metricsSource(this),
       onCollectError: (metric, error) => this.log.warn('a metric could not be collected', { metric, error }),
     });
+    this.quotas = new Quotas(() => this.rules, this.metrics, this.log);
     this.subscriptions = new Subscriptions(this.catalog, this.connections, this.log);
     this.ownSubscriptions = new OwnSubscriptions(this.log);
     this.own = new OwnCatalogs(options.config.servers, { separator: options.separator, sanitize: options.sanitize });
@@ -182,6 +186,7 @@ export class Gateway {
       tracing: options.tracing,
       discovery,
       maxInflight: this.maxInflight,
+      quotas: this.quotas,
       sanitize: this.sanitizes,
       instructions: () => this.listing.instructions(),
       capabilities: () => this.capabilities(),

@@ -31,7 +31,7 @@ import { AgentSide } from './agent-side.js';
 import { auditOf, recordFinished, type Timed } from './call-records.js';
 import { subscribeUri } from './subscribe-uri.js';
 import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
-import { NOT_YET } from './router.js';
+import { NOT_YET, type ToolRoute } from './router.js';
 import { ownTool } from './own-catalogs.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
 import { initializeResult, LOG_LEVEL_RANK } from './methods.js';
@@ -39,6 +39,8 @@ import { scopeOf } from './pool-scope.js';
 import { listTasks, recordCreatedTask, renameTaskAnswer, taskOf } from './tasks.js';
 import { routeOtherMethod } from './other-methods.js';
 import type { AgentChannel, SessionPartsOf } from './session-parts.js';
+import type { QuotaOutcome, QuotaRelease } from './quotas.js';
+import type { AuditCall } from '../observability/audit.js';
 
 /** What a session uses of the gateway: the parts, never the gateway itself. */
 export type SessionParts = SessionPartsOf<AgentSession>;
@@ -203,6 +205,33 @@ export class AgentSession extends AgentSide {
     if (route === NOT_YET) return this.waiting.run(msg.id, () => this.callTool(msg, agent, timeoutMs));
     const audit = this.parts.audit === undefined ? undefined : auditOf(this.parts.audit, this.id, msg.method, agent, { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
+    // The rules' limits (quotas.ts): without any, one property read.
+    const quotas = this.parts.quotas;
+    if (quotas.active) {
+      const taken = quotas.take(agent, route.server, route.original, agent === this.agent ? this.claims : undefined);
+      if (taken instanceof Promise) {
+        return void taken.then((outcome) => this.afterQuota(outcome, msg, route, timeoutMs, audit), (err: unknown) => this.sendError(msg.id, err));
+      }
+      if (taken !== undefined) return this.afterQuota(taken, msg, route, timeoutMs, audit);
+    }
+    this.sendCall(msg, route, timeoutMs, audit, undefined);
+  }
+
+  /** A call checked against its limits: refused (-32023, audited, 429 over HTTP), or sent holding its pass. */
+  private afterQuota(outcome: QuotaOutcome, msg: JsonRpcRequest, route: ToolRoute, timeoutMs: number | undefined, audit: Omit<AuditCall, 'outcome'> | undefined): void {
+    if (outcome instanceof GatewayError) {
+      const data = outcome.detail as { retryAfterMs: number; limit?: number; remaining?: number; quota: { rule: string; kind: 'calls' | 'in_flight' } };
+      if (audit !== undefined) this.parts.audit?.record({ ...audit, decision: 'limited', outcome: 'failed', code: outcome.code, limit: { rule: data.quota.rule, kind: data.quota.kind, retryAfterMs: data.retryAfterMs } });
+      this.channel.rateLimited?.(msg.id, data);
+      return this.sendError(msg.id, outcome);
+    }
+    if (this.closed) return outcome.release();
+    this.sendCall(msg, route, timeoutMs, audit, outcome.release);
+  }
+
+  /** Sends a routed (and, where limited, counted) tools/call to its server. */
+  private sendCall(msg: JsonRpcRequest, route: ToolRoute, timeoutMs: number | undefined, audit: Omit<AuditCall, 'outcome'> | undefined, release: QuotaRelease | undefined): void {
+    const params = msg.params;
     params!.name = route.original;
     // A tool that mirrors parameters into headers gets mcpgate's own, from the arguments it forwards
     // (in place of any the agent sent); a modern HTTP server is the only one that sees them.
@@ -214,7 +243,7 @@ export class AgentSession extends AgentSide {
       const created = augmented && recordCreatedTask(this.parts.tasks, this.owner, route.server, result);
       const renamed = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
       return (this.parts.sanitize && sanitizeContent(result)) || renamed || created;
-    }, { tool: route.original, start: performance.now(), audit });
+    }, { tool: route.original, start: performance.now(), audit }, release);
   }
 
   /** The view this session is on, from the rules in force (a view a reload removed shows nothing). */
@@ -283,27 +312,32 @@ export class AgentSession extends AgentSide {
   }
 
   /** Sends `msg` (already rewritten to the server's names) to `conn` and relays the answer. */
-  private sendToServer(conn: Connection, msg: JsonRpcRequest, timeoutMs?: number, rewrite?: Rewrite, timed?: Timed): void {
+  private sendToServer(conn: Connection, msg: JsonRpcRequest, timeoutMs?: number, rewrite?: Rewrite, timed?: Timed, release?: QuotaRelease): void {
     const agentId = msg.id;
-    if (this.inflight.has(agentId)) return this.sendError(agentId, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`));
+    // Refused before it is in `inflight`: a quota pass it held ends here (in `inflight`, Calls ends it).
+    const refuse = (err: unknown): void => {
+      release?.();
+      this.sendError(agentId, err);
+    };
+    if (this.inflight.has(agentId)) return refuse(new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`));
     if (this.inflight.size >= this.parts.maxInflight) {
-      return this.sendError(agentId, new GatewayError('MCPG_OVERLOADED', `agent "${this.agent}" already has ${this.inflight.size} requests in flight (the limit is ${this.parts.maxInflight}); wait for some to finish`));
+      return refuse(new GatewayError('MCPG_OVERLOADED', `agent "${this.agent}" already has ${this.inflight.size} requests in flight (the limit is ${this.parts.maxInflight}); wait for some to finish`));
     }
     const meta = msg.params?._meta;
     let agentToken: unknown;
     if (meta !== undefined) {
-      if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return this.sendError(agentId, invalidParams(`${msg.method} params._meta must be an object`));
+      if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return refuse(invalidParams(`${msg.method} params._meta must be an object`));
       agentToken = (meta as Record<string, unknown>).progressToken;
       if (agentToken !== undefined && typeof agentToken !== 'string' && !(typeof agentToken === 'number' && Number.isFinite(agentToken))) {
-        return this.sendError(agentId, invalidParams(`${msg.method} params._meta.progressToken must be a string or a number`));
+        return refuse(invalidParams(`${msg.method} params._meta.progressToken must be a string or a number`));
       }
     }
-    const entry: Call = { conn, serverId: 0, trace: undefined };
+    const entry: Call = release === undefined ? { conn, serverId: 0, trace: undefined } : { conn, serverId: 0, trace: undefined, release };
     let target: Connection | Promise<Connection>;
     try {
       target = this.parts.scoped(this, conn);
     } catch (err) {
-      return this.sendError(agentId, err);
+      return refuse(err);
     }
     this.inflight.set(agentId, entry);
     if (target === conn) return this.forward(entry, msg, agentToken, timeoutMs, rewrite, timed);

@@ -11,6 +11,7 @@ import { DEFAULT_AGENT, EMPTY_MATCHER, EMPTY_SIDE, type ClaimTest, type Compiled
 import { deepFreeze, frozenMap } from './frozen.js';
 import { compileMatcher, globToRegExp, isGlob, type Matcher } from './globs.js';
 import { readServerHeaders, type ServerRef } from './server-headers.js';
+import { LimitsBuilder } from './limits.js';
 import { compileViews, type CompiledView } from './views.js';
 
 // auth/auth.ts reads the snapshot's type from here.
@@ -18,11 +19,11 @@ export type { Rules } from './compiled.js';
 
 const TOKEN = /^sha256:[0-9a-f]{64}$/;
 const TOKEN_ANY_CASE = /^sha256:[0-9a-fA-F]{64}$/;
-const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins', 'views']);
-const GRANT_KEYS = new Set(['when', 'allow', 'deny']);
+const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins', 'views', 'limits']);
+const GRANT_KEYS = new Set(['when', 'allow', 'deny', 'limits']);
 const MAX_GRANT_VALUES = 256;
 const ADMIN_KEYS = new Set(['tokens']);
-const AGENT_KEYS = new Set(['allow', 'deny', 'tokens', 'serverHeaders']);
+const AGENT_KEYS = new Set(['allow', 'deny', 'tokens', 'serverHeaders', 'limits']);
 const SIDE_KEYS = new Set(['servers', 'tools']);
 const DEFAULTS_KEYS = new Set(['deny_on_missing_agent']);
 
@@ -39,6 +40,8 @@ interface Context {
   readonly warnings: ConfigIssue[];
   /** token hash → the agent it was first listed under. */
   readonly tokens: Map<string, string>;
+  /** Quotas and rate limits (`limits`, limits.ts), from every place they may sit. */
+  readonly limits: LimitsBuilder;
 }
 
 /**
@@ -49,7 +52,15 @@ interface Context {
  */
 export function buildRules(raw: unknown, file: string, servers: readonly ServerRef[], env: Env = process.env, readKeyFile?: KeyFileReader): Rules {
   const refs = new Map(servers.map((ref) => [typeof ref === 'string' ? ref : ref.name, ref] as const));
-  const ctx: Context = { file, servers: new Set(refs.keys()), refs, env, errors: [], warnings: [], tokens: new Map() };
+  const errors: ConfigIssue[] = [];
+  const warnings: ConfigIssue[] = [];
+  const serverNames = new Set(refs.keys());
+  const limits = new LimitsBuilder({
+    servers: serverNames,
+    error: (at, message) => errors.push({ file, path: jsonPath(at), message }),
+    warn: (at, message) => warnings.push({ file, path: jsonPath(at), message }),
+  });
+  const ctx: Context = { file, servers: serverNames, refs, env, errors, warnings, tokens: new Map(), limits };
   const agents = new Map<string, CompiledAgent>();
   const grants: CompiledGrant[] = [];
   let denyOnMissingAgent = true;
@@ -61,6 +72,7 @@ export function buildRules(raw: unknown, file: string, servers: readonly ServerR
   } else {
     for (const key of Object.keys(raw)) if (!TOP_KEYS.has(key)) warn(ctx, [key], `unknown top-level key ${q(key)} is ignored`);
     denyOnMissingAgent = readDefaults(raw.defaults, ctx);
+    limits.read({ kind: 'gateway' }, ['limits'], raw.limits);
     auth = compileAuth(raw.auth, { file, env, readKeyFile, error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message) });
     const entries = raw.agents;
     if (entries === undefined) error(ctx, ['agents'], 'missing; expected an object mapping agent ids to their rules');
@@ -95,6 +107,7 @@ export function buildRules(raw: unknown, file: string, servers: readonly ServerR
     tokens: frozenMap(ctx.tokens),
     auth,
     admins: frozenMap(admins),
+    limits: limits.build(),
     views,
     warnings: Object.freeze(ctx.warnings.map((w) => Object.freeze(w))),
     raw: deepFreeze(raw),
@@ -148,6 +161,7 @@ function compileAgent(id: string, entry: unknown, ctx: Context): CompiledAgent |
   const serverHeaders = readServerHeaders(id, entry.serverHeaders, {
     servers: ctx.refs, env: ctx.env, error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message),
   }, id === DEFAULT_AGENT);
+  ctx.limits.read({ kind: 'agent', id }, [...base, 'limits'], entry.limits);
   if (ctx.errors.length > before) return undefined;
   return Object.freeze({ id, allow, deny, tokens, serverHeaders: frozenMap(serverHeaders) });
 }
@@ -243,7 +257,8 @@ function readGrants(value: unknown, ctx: Context, grants: CompiledGrant[]): void
     const when = readWhen(id, entry.when, ctx);
     const allow = compileSide(id, 'allow', entry.allow, ctx, 'grants');
     const deny = compileSide(id, 'deny', entry.deny, ctx, 'grants');
-    if (entry.allow === undefined && entry.deny === undefined) warn(ctx, base, `grant ${q(id)} has neither "allow" nor "deny": it changes nothing`);
+    ctx.limits.read({ kind: 'grant', id }, [...base, 'limits'], entry.limits);
+    if (entry.allow === undefined && entry.deny === undefined && entry.limits === undefined) warn(ctx, base, `grant ${q(id)} has neither "allow" nor "deny": it changes nothing`);
     if (ctx.errors.length === before) grants.push(Object.freeze({ id, when, allow, deny }));
   }
 }
