@@ -90,8 +90,10 @@ export class PinKeeper {
   start(): Promise<void> {
     if (this.options.mode === 'off') return Promise.resolve();
     const started = (async () => {
+      // The next turn of the event loop: what the caller starts now (the servers' spawns) goes first.
+      await new Promise((resolve) => setImmediate(resolve));
       this.version = await this.store.pinsVersion();
-      await this.load();
+      await this.load(true);
       await this.loadHeld();
       if (this.closed) return;
       this.timer = setInterval(() => void this.poll(), WATCH_INTERVAL_MS);
@@ -301,9 +303,10 @@ export class PinKeeper {
     }
   }
 
-  private async load(): Promise<void> {
+  /** `now`: one blocking read (at start, while the servers boot), else read piece by piece. */
+  private async load(now = false): Promise<void> {
     try {
-      this.pins = slim(await this.store.readPins());
+      this.pins = slim(now ? this.store.readPinsNow() : await this.store.readPins());
       if (this.storeError !== undefined) this.options.log.info('the pin store is readable again', { file: this.store.pinsPath });
       this.storeError = undefined;
     } catch (err) {

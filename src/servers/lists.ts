@@ -75,7 +75,7 @@ const MAX_PAGES = 1000;
  * whole schema, ~90 µs a tool, most of a big catalog's start-up), and a list that came through
  * JSON.parse holds nothing else. Every other field is checked as the SDK checks it.
  */
-const ToolsResultSchema = ListToolsResultSchema.extend({
+export const ToolsResultSchema = ListToolsResultSchema.extend({
   tools: z.array(ToolSchema.extend({
     inputSchema: z.object({ type: z.literal('object'), properties: z.record(z.string(), z.unknown()).optional(), required: z.array(z.string()).optional() }).catchall(z.unknown()),
   })),
@@ -139,7 +139,10 @@ export async function fetchList<K extends ListKind>(conn: Connection, kind: K, l
       }
       raw = { ...raw, [spec.field]: rawItems };
     }
-    const parsed = (spec.schema as z.ZodType).safeParse(raw);
+    // Tools of the usual shape are accepted as they are (plainTool); the schema then checks the rest
+    // of the result, and every tool again only when one of them is unusual or wrong.
+    const usual = kind === 'tools' && Array.isArray(rawItems) && (rawItems as unknown[]).every(plainTool);
+    const parsed = (spec.schema as z.ZodType).safeParse(usual ? { ...raw, [spec.field]: [] } : raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue !== undefined && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
@@ -184,6 +187,32 @@ export async function fetchLists(conn: Connection, kinds: readonly ListKind[] = 
     if (trim !== undefined) out.trims[kind] = trim;
   }));
   return out;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const optional = (v: unknown, type: 'string' | 'boolean'): boolean => v === undefined || typeof v === type;
+
+/**
+ * A tool the tools/list schema (ToolsResultSchema) certainly accepts, by a direct look at the fields
+ * it checks: name, title, description, inputSchema (type "object", properties, required),
+ * outputSchema, annotations' hints and _meta. A tool with icons or execution, or anything else that
+ * is not plainly right, is left to the schema. The schema walk copies every object of every tool
+ * (tens of ms for a few hundred realistic tools); this look copies nothing.
+ */
+export function plainTool(tool: unknown): boolean {
+  if (!isRecord(tool)) return false;
+  const { name, title, description, inputSchema, outputSchema, annotations, icons, execution, _meta: meta } = tool;
+  if (typeof name !== 'string' || !optional(title, 'string') || !optional(description, 'string')) return false;
+  if (icons !== undefined || execution !== undefined || (meta !== undefined && !isRecord(meta))) return false;
+  if (!isRecord(inputSchema) || inputSchema.type !== 'object') return false;
+  if (inputSchema.properties !== undefined && !isRecord(inputSchema.properties)) return false;
+  const required = inputSchema.required;
+  if (required !== undefined && !(Array.isArray(required) && required.every((r) => typeof r === 'string'))) return false;
+  if (outputSchema !== undefined && !(isRecord(outputSchema) && optional(outputSchema.$schema, 'string'))) return false;
+  if (annotations === undefined) return true;
+  if (!isRecord(annotations) || !optional(annotations.title, 'string')) return false;
+  return optional(annotations.readOnlyHint, 'boolean') && optional(annotations.destructiveHint, 'boolean')
+    && optional(annotations.idempotentHint, 'boolean') && optional(annotations.openWorldHint, 'boolean');
 }
 
 /**
