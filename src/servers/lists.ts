@@ -238,11 +238,41 @@ function withoutOversized(tools: unknown[], maxBytes: number): { items: unknown[
   const items = tools.filter((tool) => {
     if (typeof tool !== 'object' || tool === null) return true;
     const { name, inputSchema, outputSchema } = tool as Record<string, unknown>;
+    if (surelyWithin(inputSchema, maxBytes) && surelyWithin(outputSchema, maxBytes)) return true;
     if (jsonSize(inputSchema, maxBytes) <= maxBytes && jsonSize(outputSchema, maxBytes) <= maxBytes) return true;
     withheld.push(typeof name === 'string' ? name : '(unnamed)');
     return false;
   });
   return { items, withheld };
+}
+
+/**
+ * True when `JSON.stringify(value)` is certainly at most `maxBytes` long in UTF-8, by a bound that
+ * needs no encoding: 3 bytes for each UTF-16 unit of a string, 24 for a number; false past the bound
+ * (the caller then counts exactly). A usual schema is a few KB against a limit of hundreds.
+ */
+function surelyWithin(value: unknown, maxBytes: number): boolean {
+  let bound = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') bound += 3 * v.length + 2;
+    else if (typeof v === 'object' && v !== null) {
+      if (Array.isArray(v)) {
+        bound += 1 + v.length;
+        for (const item of v) stack.push(item);
+      } else {
+        bound += 2;
+        const record = v as Record<string, unknown>;
+        for (const key in record) {
+          bound += 3 * key.length + 4;
+          stack.push(record[key]);
+        }
+      }
+    } else bound += 24;
+    if (bound > maxBytes) return false;
+  }
+  return true;
 }
 
 /**
