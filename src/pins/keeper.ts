@@ -220,24 +220,21 @@ export class PinKeeper {
    */
   private async describeHeld(server: string, pins: SlimPins['servers'][string] | undefined, result: Review): Promise<void> {
     const against = [...result.held].filter(([name]) => pins?.tools[name] !== undefined);
-    if (against.length === 0) {
-      this.heldPinned.delete(server);
-      return;
-    }
+    if (against.length === 0) return;
     let approved: ServerPins | undefined;
     try {
       approved = (await this.store.readPins()).servers[server];
     } catch (err) {
       this.options.log.warn(`could not read the approved definitions of server "${server}" for the diff: ${err instanceof Error ? err.message : String(err)}`, { server });
     }
-    const kept = new Map<string, ToolDefinition>();
+    let kept = this.heldPinned.get(server);
+    if (kept === undefined) this.heldPinned.set(server, (kept = new Map<string, ToolDefinition>()));
     for (const [name, info] of against) {
       const definition = approved?.tools[name]?.definition;
       if (definition === undefined) continue;
       kept.set(name, definition);
       info.changes = changes(definition, info.definition);
     }
-    this.heldPinned.set(server, kept);
   }
 
   /** Keeps held.json in step with what this gateway holds for `server` (every source's, `result` being `source`'s). */
@@ -266,6 +263,10 @@ export class PinKeeper {
         next.instructions = { ...one.instructionsHeld, since: before?.digest === one.instructionsHeld.digest ? before.since : now };
       }
     }
+    // The approved definitions kept for diffs: only of tools some source still holds.
+    const pinned = this.heldPinned.get(server);
+    if (pinned !== undefined) for (const name of [...pinned.keys()]) if (next.tools[name] === undefined) pinned.delete(name);
+    if (pinned?.size === 0) this.heldPinned.delete(server);
     const empty = Object.keys(next.tools).length === 0 && next.instructions === undefined;
     if (empty && previous === undefined) return result;
     if (empty) delete this.held.servers[server];
