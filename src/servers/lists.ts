@@ -7,16 +7,14 @@
 // (`ttlMs`): a list fetched with one is kept for that long, per connection, and a listing that may
 // reuse it (a reconnect) takes it without a round trip; a list change always fetches again.
 
-import {
-  ListPromptsResultSchema, ListResourcesResultSchema, ListResourceTemplatesResultSchema, ListToolsResultSchema, ToolSchema,
-} from '@modelcontextprotocol/core';
 import type { Prompt, Resource, Tool } from '../wire/protocol.js';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../config/types.js';
 import type { Connection } from './connection.js';
 import { toolHeaders } from '../wire/tool-headers.js';
 import { MODERN_PROTOCOL_VERSIONS } from '../wire/era.js';
+import { serverSchemas } from './sdk-schemas.js';
 
 export type ListKind = 'tools' | 'resources' | 'resourceTemplates' | 'prompts';
 export const LIST_KINDS: readonly ListKind[] = ['tools', 'resources', 'resourceTemplates', 'prompts'];
@@ -69,23 +67,12 @@ const freshLists = new WeakMap<Connection, Map<ListKind, FreshList>>();
 /** A server that keeps handing out cursors is cut off here rather than looping forever. */
 const MAX_PAGES = 1000;
 
-/**
- * The SDK's tools/list result, but an input schema's `properties` are taken as the JSON they are
- * rather than walked value by value: the SDK checks each is a JSON value (a recursive union over the
- * whole schema, ~90 µs a tool, most of a big catalog's start-up), and a list that came through
- * JSON.parse holds nothing else. Every other field is checked as the SDK checks it.
- */
-export const ToolsResultSchema = ListToolsResultSchema.extend({
-  tools: z.array(ToolSchema.extend({
-    inputSchema: z.object({ type: z.literal('object'), properties: z.record(z.string(), z.unknown()).optional(), required: z.array(z.string()).optional() }).catchall(z.unknown()),
-  })),
-});
-
+/** Each list's method, result field and capability; its schema is `serverSchemas()[kind]` (sdk-schemas.ts). */
 const SPEC = {
-  tools: { method: 'tools/list', field: 'tools', schema: ToolsResultSchema, capability: 'tools' },
-  resources: { method: 'resources/list', field: 'resources', schema: ListResourcesResultSchema, capability: 'resources' },
-  resourceTemplates: { method: 'resources/templates/list', field: 'resourceTemplates', schema: ListResourceTemplatesResultSchema, capability: 'resources' },
-  prompts: { method: 'prompts/list', field: 'prompts', schema: ListPromptsResultSchema, capability: 'prompts' },
+  tools: { method: 'tools/list', field: 'tools', capability: 'tools' },
+  resources: { method: 'resources/list', field: 'resources', capability: 'resources' },
+  resourceTemplates: { method: 'resources/templates/list', field: 'resourceTemplates', capability: 'resources' },
+  prompts: { method: 'prompts/list', field: 'prompts', capability: 'prompts' },
 } as const;
 
 /** Whether the server declared the capability this list needs (an undeclared list is simply empty). */
@@ -142,7 +129,8 @@ export async function fetchList<K extends ListKind>(conn: Connection, kind: K, l
     // Tools of the usual shape are accepted as they are (plainTool); the schema then checks the rest
     // of the result, and every tool again only when one of them is unusual or wrong.
     const usual = kind === 'tools' && Array.isArray(rawItems) && (rawItems as unknown[]).every(plainTool);
-    const parsed = (spec.schema as z.ZodType).safeParse(usual ? { ...raw, [spec.field]: [] } : raw);
+    const schema: z.ZodType = (await serverSchemas())[kind];
+    const parsed = schema.safeParse(usual ? { ...raw, [spec.field]: [] } : raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue !== undefined && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';

@@ -4,12 +4,14 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { plainTool, ToolsResultSchema } from '../../src/servers/lists.js';
+import { plainTool } from '../../src/servers/lists.js';
+import { serverSchemas } from '../../src/servers/sdk-schemas.js';
 import { realisticTool } from '../../bench/bench-tool.js';
 
 const VALUES: unknown[] = [undefined, null, 0, 1.5, '', 'text', true, false, [], ['a'], [1], {}, { type: 'object' }, { type: 'string' }, { $schema: 1 }, { $schema: 'x' }];
 
-const schemaAccepts = (tool: unknown): boolean => ToolsResultSchema.safeParse({ tools: [tool] }).success;
+const { tools: toolsResult } = await serverSchemas();
+const schemaAccepts = (tool: unknown): boolean => toolsResult.safeParse({ tools: [tool] }).success;
 
 function variants(base: Record<string, unknown>): unknown[] {
   const out: unknown[] = [base, null, [], 'tool', { ...base, extra: 1 }];
