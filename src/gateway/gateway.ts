@@ -274,12 +274,16 @@ export class Gateway {
    * is listable once every server has settled, or `listWaitMs` after the first one was ready.
    */
   async start(): Promise<ServerSummary[]> {
-    await this.pins.start();
+    // The servers are spawned first: reading the pin store (a large pins.json takes a while) then
+    // overlaps their boot; each server's review waits for the store (PinKeeper.start).
+    const pinsRead = this.pins.start();
+    pinsRead.catch(() => {}); // awaited below, once the servers are started
     const summaries = await Promise.all(this.config.servers.map(async (config) => {
       const summary = await this.launch(config);
       if (summary.state === 'ready') this.oneReady();
       return summary;
     }));
+    await pinsRead;
     this.settle();
     return summaries;
   }
