@@ -200,11 +200,19 @@ export class AgentSession extends AgentSide {
     if (mirrored !== undefined) (msg as WithParamHeaders)[PARAM_HEADERS] = mirrored;
     // A task-augmented call (`params.task`) is answered with the task the server created: recorded, renamed.
     const augmented = typeof params!.task === 'object' && params!.task !== null;
+    // A resting on-demand server is listed from its last known catalog: once the call has started it,
+    // the tool is decided again against what the live server listed (a changed definition is held).
+    const recheck = route.conn.onDemand && route.conn.state !== 'ready' ? (): GatewayError | undefined => {
+      const again = this.parts.router.tool(this.log, agent, name, this.parts.own(this), agent === this.agent ? this.claims : undefined);
+      if (again instanceof GatewayError) return again;
+      if (again === NOT_YET || again.original !== route.original) return new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } });
+      return undefined;
+    } : undefined;
     this.sendToServer(route.conn, msg, timeoutMs, (result) => {
       const created = augmented && recordCreatedTask(this.parts.tasks, this.owner, route.server, result);
       const renamed = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
       return (this.parts.sanitize && sanitizeContent(result)) || renamed || created;
-    }, { tool: route.original, start: performance.now(), audit });
+    }, { tool: route.original, start: performance.now(), audit }, recheck);
   }
 
   // ── tasks ───────────────────────────────────────────────────────────────────────────────────
@@ -242,8 +250,11 @@ export class AgentSession extends AgentSide {
     return conn === undefined ? undefined : this.parts.scoped(this, conn);
   }
 
-  /** Sends `msg` (already rewritten to the server's names) to `conn` and relays the answer. */
-  private sendToServer(conn: Connection, msg: JsonRpcRequest, timeoutMs?: number, rewrite?: Rewrite, timed?: Timed): void {
+  /**
+   * Sends `msg` (already rewritten to the server's names) to `conn` and relays the answer. `recheck`:
+   * asked once a connection the call waited for is ready, whether the call may still go (an error ends it).
+   */
+  private sendToServer(conn: Connection, msg: JsonRpcRequest, timeoutMs?: number, rewrite?: Rewrite, timed?: Timed, recheck?: () => GatewayError | undefined): void {
     const agentId = msg.id;
     if (this.inflight.has(agentId)) return this.sendError(agentId, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`));
     if (this.inflight.size >= this.parts.maxInflight) {
@@ -275,6 +286,11 @@ export class AgentSession extends AgentSide {
     // finds nothing to cancel on a server) and is sent once it is ready, if still wanted.
     target.then((pooled) => {
       if (this.inflight.get(agentId) !== entry || this.closed) return;
+      const refused = recheck?.();
+      if (refused !== undefined) {
+        this.inflight.delete(agentId);
+        return this.sendError(agentId, refused);
+      }
       entry.conn = pooled;
       this.forward(entry, msg, agentToken, timeoutMs, rewrite, timed);
     }, (err: unknown) => {
