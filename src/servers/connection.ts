@@ -206,7 +206,7 @@ export class Connection {
     if (this.state === 'idle') {
       this.demandStarts += 1;
       this.log.info(`starting server "${this.name}" on demand`);
-      this.waitForStart();
+      void this.waitForStart();
       void this.attempt();
     } else if (this.state !== 'connecting') {
       return Promise.reject(this.unavailable());

@@ -142,5 +142,5 @@ function parseKnown(raw: unknown, config: ServerConfig): KnownCatalog | string {
     if (typeof items === 'string') return items;
     lists[kind] = items;
   }
-  return { lists: lists as unknown as ServerLists, instructions: o.instructions as string | undefined, modern: o.modern };
+  return { lists: lists as unknown as ServerLists, instructions: o.instructions, modern: o.modern };
 }
