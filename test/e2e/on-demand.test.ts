@@ -29,6 +29,7 @@ describe('on-demand servers', { timeout: 120_000 }, () => {
   const dyn = (extra: string[] = [], entry: Record<string, unknown> = {}): Record<string, unknown> =>
     fixtureServer('dynamic-server', ['--pidfile', dir.file('dyn.pid'), ...extra], { start: 'on-demand', idleStop: IDLE_STOP, ...entry });
   const run = async (servers: Record<string, unknown>): Promise<GatewayProcess> => {
+    await stop(); // one left running by a failed test
     config = await writeConfig(dir, servers);
     gw = await startGateway({ config, args: ['--pins', 'tofu', '--state', state] });
     return gw;
@@ -118,9 +119,17 @@ describe('on-demand servers', { timeout: 120_000 }, () => {
     // A known catalog for a server whose command dies at start.
     await mkdir(dir.file('state/catalogs'), { recursive: true });
     const tool = { name: 'work', description: 'does work', inputSchema: { type: 'object', properties: {} } };
-    await writeFile(dir.file('state/catalogs/broken.json'), JSON.stringify({ format: 1, server: 'broken', modern: false, tools: [tool], resources: [], resourceTemplates: [], prompts: [] }));
-    const g = await run({ broken: fixtureServer('crash-at-start', [], { start: 'on-demand', idleStop: IDLE_STOP }) });
-    assert.deepEqual(await names(g), ['broken__work']);
+    for (const server of ['broken', 'missing']) {
+      await writeFile(dir.file(`state/catalogs/${server}.json`), JSON.stringify({ format: 1, server, modern: false, tools: [tool], resources: [], resourceTemplates: [], prompts: [] }));
+    }
+    const g = await run({
+      broken: fixtureServer('crash-at-start', [], { start: 'on-demand', idleStop: IDLE_STOP }),
+      missing: { command: dir.file('no-such-server'), start: 'on-demand' },
+    });
+    assert.deepEqual(await names(g), ['broken__work', 'missing__work']);
+    const missing = await rpcError(g.client.callTool({ name: 'missing__work', arguments: {} }));
+    assert.equal(missing.data.code, 'MCPG_SERVER_UNAVAILABLE');
+    assert.match(missing.message, /server "missing" could not be started on demand: .*command not found: .*no-such-server/s);
     const started = Date.now();
     const err = await rpcError(g.client.callTool({ name: 'broken__work', arguments: {} }));
     assert.ok(Date.now() - started < 10_000, 'answered promptly');
@@ -147,6 +156,20 @@ describe('on-demand servers', { timeout: 120_000 }, () => {
     await until(async () => (await readFile(dir.file('state/catalogs/dyn.json'), 'utf8')).includes('"tools":'), 5000);
     const known = JSON.parse(await readFile(dir.file('state/catalogs/dyn.json'), 'utf8')) as { tools: { name: string }[] };
     assert.deepEqual(known.tools.map((t) => t.name), ['echo'], 'rewritten from the live server');
+    await stop();
+  });
+
+  it('a reload that changes the start mode restarts the entry: always-started, then resting on demand', { timeout: 30_000 }, async () => {
+    await rm(dir.file('dyn.pid'), { force: true });
+    const g = await run({ dyn: dyn([], { start: 'always', idleStop: undefined }) });
+    assert.ok(await until(() => exists(dir.file('dyn.pid'))), 'an always-started entry is started with the gateway');
+    const pid = await pidIn(dir.file('dyn.pid'));
+    assert.ok(alive(pid));
+    await writeConfig(dir, { dyn: dyn() });
+    await g.waitForLog((l) => msgOf(l).startsWith('server "dyn" idle: 1 tools'));
+    assert.ok(await waitGone(pid), 'the always-started process is stopped');
+    assert.deepEqual(await names(g), ['dyn__echo']);
+    assert.deepEqual(jsonOf(await g.client.callTool({ name: 'dyn__echo', arguments: { message: 'reloaded' } })), { echo_message: 'reloaded' });
     await stop();
   });
 
