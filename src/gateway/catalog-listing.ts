@@ -82,6 +82,7 @@ export class CatalogListing {
     const review = await this.parts.pins.check(conn.name, known.lists.tools, known.instructions);
     if (conn.state !== 'idle' || this.parts.connections.get(conn.name) !== conn) return;
     const changed = this.parts.catalog.set(conn.name, known.lists, review.held);
+    this.holdInstructions(conn.name, review.instructionsHeld !== undefined);
     this.parts.sessions.announce(changed);
   }
 
@@ -110,12 +111,12 @@ export class CatalogListing {
     this.parts.sessions.announce(this.parts.catalog.remove(conn.name));
   }
 
-  /** The ready servers' own instructions, each under its server's name, for `initialize`. */
+  /** The ready servers' own instructions (a resting on-demand server's last known), each under its server's name, for `initialize`. */
   instructions(): string | undefined {
     const parts: string[] = [];
     for (const conn of this.parts.connections.values()) {
-      const text = conn.info?.instructions;
-      if (conn.state === 'ready' && text !== undefined && text.trim() !== '' && !this.heldInstructions.has(conn.name)) parts.push(`## ${conn.name}\n${text.trim()}`);
+      const text = conn.state === 'idle' ? this.parts.known.instructionsOf(conn.name) : conn.info?.instructions;
+      if ((conn.state === 'ready' || conn.state === 'idle') && text !== undefined && text.trim() !== '' && !this.heldInstructions.has(conn.name)) parts.push(`## ${conn.name}\n${text.trim()}`);
     }
     if (parts.length === 0) return undefined;
     return `mcpgate fronts several MCP servers; their tools are named SERVER${this.parts.separator}TOOL. Instructions from each server:\n\n${parts.join('\n\n')}`;
@@ -141,7 +142,7 @@ export class CatalogListing {
     const listed = (conn: Connection): boolean => conn.state === 'ready' || (conn.state === 'idle' && this.parts.catalog.lists(conn.name));
     for (const conn of this.parts.connections.values()) {
       if (!listed(conn)) continue;
-      const review = await this.parts.pins.check(conn.name, this.parts.catalog.serverTools(conn.name), conn.info?.instructions);
+      const review = await this.parts.pins.check(conn.name, this.parts.catalog.serverTools(conn.name), conn.state === 'idle' ? this.parts.known.instructionsOf(conn.name) : conn.info?.instructions);
       if (!listed(conn) || this.parts.isClosing()) continue;
       this.holdInstructions(conn.name, review.instructionsHeld !== undefined);
       const before = this.parts.catalog.heldTools(conn.name);

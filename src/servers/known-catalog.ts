@@ -82,6 +82,11 @@ export class KnownCatalogs {
     });
   }
 
+  /** The instructions the server last gave (for `initialize` while it rests). */
+  instructionsOf(server: string): string | undefined {
+    return this.kept.get(server)?.catalog.instructions;
+  }
+
   /** Every write under way, finished (shutdown waits for them). */
   async flush(): Promise<void> {
     await Promise.all(this.writes.values());

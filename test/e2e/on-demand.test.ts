@@ -9,7 +9,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  alive, fixtureServer, jsonOf, rpcError, startGateway, tempDir, until, waitGone, writeConfig, type GatewayProcess, type TempDir,
+  alive, cli, fixtureServer, jsonOf, rpcError, startGateway, tempDir, until, waitGone, writeConfig, type GatewayProcess, type TempDir,
 } from '../helpers/gateway.js';
 import { connectAgent, makeToken, startHttpGateway, writeRules } from '../helpers/http.js';
 
@@ -186,6 +186,10 @@ describe('on-demand servers', { timeout: 120_000 }, () => {
       const row = status.servers.find((s) => s.name === 'dyn')!;
       assert.equal(row.state, 'idle (on demand)');
       assert.equal(row.start, 'on-demand');
+      const printed = await cli(['status', '--url', http.url, '--token', ops.token]);
+      assert.equal(printed.code, 0, printed.err);
+      assert.match(printed.out, /servers: 0 of 1 ready, 1 idle \(on demand: listed, started on a call\)/);
+      assert.match(printed.out, /dyn\s+idle \(on demand\)\s+1 tools/);
       let metrics = await (await fetch(`${http.base}/metrics`)).text();
       assert.match(metrics, /mcpgate_on_demand_servers\{state="idle"\} 1/);
       assert.match(metrics, /mcpgate_connection_state\{server="dyn",state="idle"\} 1/);
