@@ -272,8 +272,10 @@ export class Connection {
     this.demandCalls.add(call);
     this.idleTimer?.cancel();
     this.idleTimer = undefined;
+    const { progress, paused } = sink;
     const counted: CallSink = {
-      ...sink,
+      ...(progress !== undefined && { progress: (params) => progress.call(sink, params) }),
+      ...(paused !== undefined && { paused: (retryMs, resume) => paused.call(sink, retryMs, resume) }),
       reply: (res, line) => {
         this.callEnded(call);
         sink.reply(res, line);
