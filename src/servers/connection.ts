@@ -272,10 +272,9 @@ export class Connection {
     this.demandCalls.add(call);
     this.idleTimer?.cancel();
     this.idleTimer = undefined;
-    const { progress, paused } = sink;
     const counted: CallSink = {
-      ...(progress !== undefined && { progress: (params) => progress.call(sink, params) }),
-      ...(paused !== undefined && { paused: (retryMs, resume) => paused.call(sink, retryMs, resume) }),
+      ...(sink.progress !== undefined && { progress: (params) => sink.progress?.(params) }),
+      ...(sink.paused !== undefined && { paused: (retryMs, resume) => sink.paused?.(retryMs, resume) }),
       reply: (res, line) => {
         this.callEnded(call);
         sink.reply(res, line);
