@@ -538,6 +538,8 @@ export class Connection {
 
   /** Why a call's start on demand failed: the start's own reason, and when it is tried again. */
   private startFailed(reason: GatewayError): GatewayError {
+    // A login is what it needs, as for any server: that error says which command gives it one.
+    if (reason.code === 'MCPG_SERVER_NEEDS_LOGIN') return reason;
     const next = this.nextStep;
     const retryAt = this.state === 'backoff' ? this.nextAttemptAt : undefined;
     return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" could not be started on demand: ${reason.message}${next !== undefined ? `; ${next}` : ''}`, {
