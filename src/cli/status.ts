@@ -88,7 +88,8 @@ export function render(status: Record<string, unknown>): string {
   const version = typeof status.config_version === 'string' && status.config_version !== '' ? `, config ${status.config_version}` : '';
   lines.push(`mcpgate at ${String(status.url)}: mode ${String(status.mode)}, pins ${String(status.pins)}${version}${status.draining === true ? ', SHUTTING DOWN' : ''}`);
   const ready = servers.filter((s) => s.state === 'ready').length;
-  lines.push(`servers: ${ready} of ${servers.length} ready`);
+  const idle = servers.filter((s) => s.state === 'idle (on demand)').length;
+  lines.push(`servers: ${ready} of ${servers.length} ready${idle > 0 ? `, ${idle} idle (on demand: listed, started on a call)` : ''}`);
   const width = Math.max(6, ...servers.map((s) => s.name.length));
   for (const s of servers) {
     const held = s.held > 0 ? ` (${s.held} held)` : '';

@@ -1,11 +1,11 @@
-// Readers of a server entry's own optional fields: `prefix`, `roots`, `era`, `auth` and
-// `inheritEnv`. Each returns the field for the snapshot (set only when the file has it) and reports
+// Readers of a server entry's own optional fields: `prefix`, `roots`, `era`, `auth`, `start` with
+// `idleStop`, and `inheritEnv`. Each returns the field for the snapshot (set only when the file has it) and reports
 // its problems into the context.
 
 import type { z } from 'zod';
-import type { ConfigIssue, InheritEnv, OAuthSettings, ServerEra } from './types.js';
+import type { ConfigIssue, InheritEnv, OAuthSettings, ServerEra, SessionScope, StartMode } from './types.js';
 import { describeValue } from './issues.js';
-import { EXPECTED, oauthObject, SAFE_NAME } from './mcp-json-schema.js';
+import { EXPECTED, MAX_TIMEOUT_MS, oauthObject, SAFE_NAME } from './mcp-json-schema.js';
 import type { Context, Expand, Issue } from './read-context.js';
 
 /** A remote entry's era: the legacy HTTP+SSE transport has no 2026-07-28 form. */
@@ -163,4 +163,34 @@ function readIdJag(o: z.infer<typeof oauthObject>, auth: { -readonly [K in keyof
       ctx.errors.push(issue(['auth', 'idpTokenEndpoint'], `"idpTokenEndpoint" must be the IdP's token endpoint, an http(s) URL such as https://idp.example.com/oauth2/token (server "${name}")`));
     }
   }
+}
+
+const START_MODES: readonly StartMode[] = ['always', 'on-demand'];
+
+/**
+ * `"start"` (`"always"` or `"on-demand"`) and `"idleStop"` (ms). `idleStop` is only for on-demand
+ * entries: an always-started server stopped when idle would become an on-demand one by stealth, so
+ * it is an error rather than a setting silently read another way. A per-agent or per-session server
+ * already starts its pooled connections on an agent's first call and stops them by `pool.idleMs`.
+ * Each is set only when the file says so (snapshots of other entries are unchanged).
+ */
+export function readStart(name: string, start: unknown, idleStop: unknown, sessions: SessionScope, ctx: Context, issue: Issue): { start?: StartMode; idleStop?: number } {
+  const out: { start?: StartMode; idleStop?: number } = {};
+  if (start !== undefined) {
+    if (typeof start === 'string' && (START_MODES as readonly string[]).includes(start)) out.start = start as StartMode;
+    else ctx.errors.push(issue(['start'], `expected "always" or "on-demand", got ${describeValue(start, true)} (server "${name}")`));
+  }
+  if (out.start === 'on-demand' && sessions !== 'shared') {
+    ctx.errors.push(issue(['start'], `"on-demand" is for servers with one shared session; server "${name}" is "${sessions}", whose connections already start on an agent's first call and stop after "pool": {"idleMs"}`));
+  }
+  if (idleStop !== undefined) {
+    if (typeof idleStop !== 'number' || !Number.isInteger(idleStop) || idleStop < 1 || idleStop > MAX_TIMEOUT_MS) {
+      ctx.errors.push(issue(['idleStop'], `expected a positive integer number of milliseconds (at most ${MAX_TIMEOUT_MS}), got ${describeValue(idleStop)} (server "${name}")`));
+    } else if (out.start !== 'on-demand') {
+      if (start === undefined || out.start !== undefined) ctx.errors.push(issue(['idleStop'], `"idleStop" applies only to a server with "start": "on-demand" (server "${name}" is started always); add "start": "on-demand" or remove "idleStop"`));
+    } else {
+      out.idleStop = idleStop;
+    }
+  }
+  return out;
 }

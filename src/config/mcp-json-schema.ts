@@ -32,6 +32,9 @@ const common = {
   era: z.enum(['2025', '2026-07-28', 'auto']).optional(),
   // Checked by readRoots (each a file:// URI, bounded).
   roots: z.unknown().optional(),
+  // Checked by readStart (with idleStop: their errors name the allowed values and how they combine).
+  start: z.unknown().optional(),
+  idleStop: z.unknown().optional(),
 };
 // `inheritEnv`: true (everything but mcpgate's secrets), false (nothing), or names (`PREFIX_*` allowed).
 export const inheritEnvField = z.union([z.boolean(), z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/))]);

@@ -12,7 +12,7 @@ import type { Env } from './expand.js';
 import { configInvalid, describeValue, isPlainObject, jsonPath } from './issues.js';
 import { EXPECTED, inheritEnvField, remoteEntry, reportZodIssues, SAFE_NAME, stdioEntry, TYPES } from './mcp-json-schema.js';
 import type { Context, Expand, Issue } from './read-context.js';
-import { readAuth, readEra, readPrefix, readRoots, toInheritEnv } from './entry-fields.js';
+import { readAuth, readEra, readPrefix, readRoots, readStart, toInheritEnv } from './entry-fields.js';
 import { readLimits, sessionsAndPool } from './pool-and-limits.js';
 
 /** Validates and expands a parsed `.mcp.json`; throws `MCPG_CONFIG_INVALID` listing every error. */
@@ -133,6 +133,7 @@ function toStdio(name: string, raw: z.output<typeof stdioEntry>, expand: Expand,
     limits: readLimits(raw.limits, ctx.limits, ['mcpServers', name, 'limits'], ctx),
     // Set only when the file says so, so the snapshot of an entry without it is unchanged.
     ...(raw.era !== undefined && { era: raw.era }),
+    ...readStart(name, raw.start, raw.idleStop, raw.sessions, ctx, issue),
   });
 }
 
@@ -179,5 +180,6 @@ function toRemote(name: string, type: 'http' | 'sse', raw: z.output<typeof remot
     limits: readLimits(raw.limits, ctx.limits, ['mcpServers', name, 'limits'], ctx),
     ...readEra(name, type, raw.era, ctx, issue),
     ...readAuth(name, type, raw.auth, headers, expand, ctx, issue),
+    ...readStart(name, raw.start, raw.idleStop, raw.sessions, ctx, issue),
   });
 }

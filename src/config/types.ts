@@ -42,6 +42,10 @@ export interface StdioServerConfig {
   readonly limits?: ServerLimits;
   /** Which protocol era to speak (see ServerEra); absent: `auto` (servers/era.ts `wantedEra`). */
   readonly era?: ServerEra;
+  /** When the server is started (see StartMode); absent: `always`. */
+  readonly start?: StartMode;
+  /** An on-demand server is stopped after this many ms without calls in flight; absent: it runs on once started by a call. */
+  readonly idleStop?: number;
 }
 
 export interface RemoteServerConfig {
@@ -67,6 +71,10 @@ export interface RemoteServerConfig {
   readonly limits?: ServerLimits;
   /** Which protocol era to speak (see ServerEra); absent: `2025`. Never `2026-07-28` for `sse`. */
   readonly era?: ServerEra;
+  /** When the server is started (see StartMode); absent: `always`. */
+  readonly start?: StartMode;
+  /** An on-demand server is stopped after this many ms without calls in flight; absent: it runs on once started by a call. */
+  readonly idleStop?: number;
   /** `"auth": "oauth"`: mcpgate gets the server's access tokens as an OAuth client (src/oauth/). */
   readonly auth?: OAuthSettings;
 }
@@ -125,6 +133,12 @@ export interface OAuthSettings {
  * remembered for the connection's reconnects).
  */
 export type ServerEra = '2025' | '2026-07-28' | 'auto';
+
+/**
+ * `always`: started with the gateway and kept up. `on-demand`: listed from its last known catalog
+ * (kept in the state directory) and started by the first call routed to it; `idleStop` stops it again.
+ */
+export type StartMode = 'always' | 'on-demand';
 
 /**
  * `shared`: one session with the server for every agent. `per-agent`: each agent identity gets its own

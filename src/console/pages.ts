@@ -23,7 +23,8 @@ interface ServerRow {
   next_attempt_at: string | null;
 }
 
-const stateCell = (state: string): Raw => html`<span class="state-${state}">${state}</span>`;
+// The class is the state's first word ("idle (on demand)" is state-idle).
+const stateCell = (state: string): Raw => html`<span class="state-${state.split(' ')[0]}">${state}</span>`;
 
 export function loginPage(message?: string): Raw {
   return html`<h2>Sign in</h2>
@@ -88,7 +89,7 @@ export function serverDetail(gateway: Gateway, server: string, csrf: string): Ra
   const config = gateway.config.servers.find((s) => s.name === server);
   if (config === undefined) return undefined;
   const conn = gateway.connections.get(server);
-  const state = config.disabled ? 'disabled' : conn?.state ?? 'not started';
+  const state = config.disabled ? 'disabled' : conn?.shownState ?? 'not started';
   const revivable = conn !== undefined && (state === 'parked' || state === 'backoff');
   const revive = revivable ? html`<form method="post" action="/ui/server/${encodeURIComponent(server)}/revive" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" id="revive">Revive</button></form>` : '';
   const held = gateway.pins.heldOf(server);

@@ -2,7 +2,9 @@
 // catalog, renewed subscriptions), one that restarts stays listed (a restart is no list change),
 // one that is lost is withdrawn; a debounced list_changed refreshes what changed; approvals written
 // to the pin store release or hold tools again, in the own catalogs too. Also the servers'
-// instructions for `initialize`, withheld while they differ from the approved ones.
+// instructions for `initialize`, withheld while they differ from the approved ones. An on-demand
+// server is listed from its last known catalog while it rests (pins reviewed as for a live one), and
+// what its live session lists is kept as that catalog.
 
 import type { Catalog } from '../catalog/catalog.js';
 import type { CatalogLimits } from '../catalog/limits.js';
@@ -12,7 +14,9 @@ import type { AuditLog } from '../observability/audit.js';
 import type { Logger } from '../observability/logger.js';
 import type { PinKeeper } from '../pins/keeper.js';
 import type { Connection } from '../servers/connection.js';
-import { LIST_KINDS, fetchLists, type ListKind } from '../servers/lists.js';
+import { LIST_KINDS, fetchLists, type ListKind, type ServerLists } from '../servers/lists.js';
+import type { KnownCatalog, KnownCatalogs } from '../servers/known-catalog.js';
+import { MODERN_PROTOCOL_VERSIONS } from '../wire/era.js';
 import type { Agents } from './agents.js';
 import type { OwnCatalogs } from './own-catalogs.js';
 import type { AgentSession } from './session.js';
@@ -24,6 +28,8 @@ export interface CatalogListingParts {
   readonly catalog: Catalog;
   readonly limits: CatalogLimits;
   readonly pins: PinKeeper;
+  /** On-demand servers' last known catalogs (the state directory's `catalogs/`). */
+  readonly known: KnownCatalogs;
   readonly sessions: Agents;
   readonly subscriptions: Subscriptions<AgentSession>;
   /** The own catalogs, reviewed again with the catalog when approvals change. */
@@ -61,10 +67,29 @@ export class CatalogListing {
     const review = await this.parts.pins.check(conn.name, lists.tools ?? [], conn.info?.instructions);
     if (conn.state !== 'ready') throw conn.lastError ?? new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${conn.name}" went away while being listed`, { server: conn.name });
     const changed = this.parts.catalog.set(conn.name, lists, review.held);
+    this.keep(conn, lists);
     this.holdInstructions(conn.name, review.instructionsHeld !== undefined);
     // Also during start-up: an agent that listed before this server was ready hears of it now.
     this.parts.sessions.announce(changed);
     this.parts.subscriptions.renew(conn);
+  }
+
+  /**
+   * An on-demand server not running: listed from its last known catalog, its tools reviewed against
+   * the pins as a live server's are (a held tool stays held); reviewed again when it starts.
+   */
+  async listKnown(conn: Connection, known: KnownCatalog): Promise<void> {
+    const review = await this.parts.pins.check(conn.name, known.lists.tools, known.instructions);
+    if (conn.state !== 'idle' || this.parts.connections.get(conn.name) !== conn) return;
+    const changed = this.parts.catalog.set(conn.name, known.lists, review.held);
+    this.holdInstructions(conn.name, review.instructionsHeld !== undefined);
+    this.parts.sessions.announce(changed);
+  }
+
+  /** What an on-demand server's live session listed becomes its last known catalog. */
+  private keep(conn: Connection, lists: Partial<ServerLists>): void {
+    if (!conn.onDemand) return;
+    this.parts.known.record(conn.name, lists, conn.info?.instructions, MODERN_PROTOCOL_VERSIONS.includes(conn.info?.protocolVersion ?? ''));
   }
 
   /**
@@ -86,12 +111,12 @@ export class CatalogListing {
     this.parts.sessions.announce(this.parts.catalog.remove(conn.name));
   }
 
-  /** The ready servers' own instructions, each under its server's name, for `initialize`. */
+  /** The ready servers' own instructions (a resting on-demand server's last known), each under its server's name, for `initialize`. */
   instructions(): string | undefined {
     const parts: string[] = [];
     for (const conn of this.parts.connections.values()) {
-      const text = conn.info?.instructions;
-      if (conn.state === 'ready' && text !== undefined && text.trim() !== '' && !this.heldInstructions.has(conn.name)) parts.push(`## ${conn.name}\n${text.trim()}`);
+      const text = conn.state === 'idle' ? this.parts.known.instructionsOf(conn.name) : conn.info?.instructions;
+      if ((conn.state === 'ready' || conn.state === 'idle') && text !== undefined && text.trim() !== '' && !this.heldInstructions.has(conn.name)) parts.push(`## ${conn.name}\n${text.trim()}`);
     }
     if (parts.length === 0) return undefined;
     return `mcpgate fronts several MCP servers; their tools are named SERVER${this.parts.separator}TOOL. Instructions from each server:\n\n${parts.join('\n\n')}`;
@@ -106,16 +131,19 @@ export class CatalogListing {
     const review = lists.tools === undefined ? undefined : await this.parts.pins.check(server, lists.tools, conn.info?.instructions);
     if (conn.state !== 'ready') return;
     const changed = this.parts.catalog.set(server, lists, review?.held);
+    this.keep(conn, lists);
     if (changed.length > 0) this.parts.log.info('catalog refreshed', { server, changed });
     this.parts.sessions.announce(changed);
   }
 
   /** Approvals changed on disk: review every server's current tools again; release or hold as they say. */
   async reviewAll(): Promise<void> {
+    // An idle on-demand server's listed tools too (its last known catalog).
+    const listed = (conn: Connection): boolean => conn.state === 'ready' || (conn.state === 'idle' && this.parts.catalog.lists(conn.name));
     for (const conn of this.parts.connections.values()) {
-      if (conn.state !== 'ready') continue;
-      const review = await this.parts.pins.check(conn.name, this.parts.catalog.serverTools(conn.name), conn.info?.instructions);
-      if (conn.state !== 'ready' || this.parts.isClosing()) continue;
+      if (!listed(conn)) continue;
+      const review = await this.parts.pins.check(conn.name, this.parts.catalog.serverTools(conn.name), conn.state === 'idle' ? this.parts.known.instructionsOf(conn.name) : conn.info?.instructions);
+      if (!listed(conn) || this.parts.isClosing()) continue;
       this.holdInstructions(conn.name, review.instructionsHeld !== undefined);
       const before = this.parts.catalog.heldTools(conn.name);
       if (this.parts.catalog.setHeld(conn.name, review.held)) {

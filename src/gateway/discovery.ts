@@ -105,7 +105,7 @@ export function listServers(parts: DiscoveryParts, agent: string, claims?: Claim
       // What get_server_tools would list: allowed, and not held (the held count spans every agent's tools).
       const catalog = catalogOf(parts, s.name, own);
       const tools = catalog.serverTools(s.name).filter((t) => (rules.open || decideTool(rules, agent, s.name, t.name, claims).allowed) && callable(catalog, s.name, t.name));
-      return { name: s.name, state: conn?.state ?? 'not started', tools: tools.length, description: conn?.info?.serverInfo.name };
+      return { name: s.name, state: conn?.shownState ?? 'not started', tools: tools.length, description: conn?.info?.serverInfo.name };
     });
   return text({ servers });
 }

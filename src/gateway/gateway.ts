@@ -9,7 +9,9 @@ import type { ServerConfig, ServersConfig } from '../config/types.js';
 import type { Logger } from '../observability/logger.js';
 import { Catalog } from '../catalog/catalog.js';
 import { CatalogLimits } from '../catalog/limits.js';
+import { join } from 'node:path';
 import { Connection, type ConnectionHooks } from '../servers/connection.js';
+import { KnownCatalogs } from '../servers/known-catalog.js';
 import { DEFAULT_SEPARATOR } from '../catalog/names.js';
 import { secretEnvNames } from '../config/child-env.js';
 import { processGroups } from '../servers/process-groups.js';
@@ -99,6 +101,8 @@ export class Gateway {
   readonly own: OwnCatalogs;
   /** The shared servers' lists in the catalog (listed, refreshed, reviewed again), and their instructions. */
   private readonly listing: CatalogListing;
+  /** On-demand servers' last known catalogs, in the state directory. */
+  readonly known: KnownCatalogs;
   /** The pooled connections' lists in the own catalogs, their hooks and their owners. */
   private readonly ownListing: OwnListing;
   private closing: Promise<void> | undefined;
@@ -116,6 +120,7 @@ export class Gateway {
       onStoreChanged: () => void this.listing.reviewAll(),
     });
     this.rules = options.rules ?? OPEN_RULES;
+    this.known = new KnownCatalogs(join(this.pins.dir, 'catalogs'), this.log);
     this.views = new AgentViews(this.catalog, () => this.rules);
     this.requestStates = new RequestStateSealer(options.requestStateKey, options.requestStateHolder);
     this.metrics = new GatewayMetrics({
@@ -132,6 +137,7 @@ export class Gateway {
       catalog: this.catalog,
       limits: this.limits,
       pins: this.pins,
+      known: this.known,
       sessions: this.sessions,
       subscriptions: this.subscriptions,
       own: this.own,
@@ -195,7 +201,8 @@ export class Gateway {
       closed: (session) => this.sessionClosed(session),
       scoped: (session, conn) => {
         const mode = conn.config.sessions;
-        if (mode === 'shared') return conn;
+        // An on-demand server not running is started by the call, which waits for it (bounded by the start-up timeout).
+        if (mode === 'shared') return conn.onDemand && conn.state !== 'ready' ? conn.wake().then(() => conn) : conn;
         return this.pool.get(conn.config, scopeOf(session, mode), session, agentHeaders(this.rules, session, conn.config.name));
       },
       own: (session) => this.own.of(session),
@@ -280,7 +287,7 @@ export class Gateway {
     pinsRead.catch(() => {}); // awaited below, once the servers are started
     const summaries = await Promise.all(this.config.servers.map(async (config) => {
       const summary = await this.launch(config);
-      if (summary.state === 'ready') this.oneReady();
+      if (summary.state === 'ready' || summary.state === 'idle') this.oneReady();
       return summary;
     }));
     await pinsRead;
@@ -313,7 +320,7 @@ export class Gateway {
 
   /** Starts one configured server (or reports why not) and logs its summary line (launch.ts). */
   launch(config: ServerConfig): Promise<ServerSummary> {
-    return launchServer({ connect: this.connect, hooks: this.hooks, connections: this.connections, catalog: this.catalog, log: this.log }, config);
+    return launchServer({ connect: this.connect, hooks: this.hooks, connections: this.connections, catalog: this.catalog, log: this.log, known: this.known, listKnown: (conn, known) => this.listing.listKnown(conn, known) }, config);
   }
 
   /** SIGHUP: every parked or backing-off server tries again now. */
@@ -386,6 +393,7 @@ export class Gateway {
       const pooled = this.pool.close();
       const results = await Promise.allSettled(conns.map((conn) => conn.close()));
       await pooled;
+      await this.known.flush();
       results.forEach((result, i) => {
         if (result.status === 'rejected') this.log.warn('a connection failed to close; continuing', { server: conns[i]!.name, error: result.reason });
       });

@@ -1,15 +1,18 @@
 // Starting one configured server, and its summary line: ready (its counts, and how many tools are
-// held until approved), failed (why, and the next step) or disabled; each logged once.
+// held until approved), idle (an on-demand server listed from its last known catalog, not started),
+// failed (why, and the next step) or disabled; each logged once. An on-demand server with no usable
+// known catalog is started to learn it (its connection stops it again once listed).
 
 import type { Catalog } from '../catalog/catalog.js';
 import type { ServerConfig } from '../config/types.js';
 import type { Logger } from '../observability/logger.js';
 import type { Connection, ConnectionHooks } from '../servers/connection.js';
+import type { KnownCatalog, KnownCatalogs } from '../servers/known-catalog.js';
 import type { ConnectionFactory } from './gateway-options.js';
 
 export interface ServerSummary {
   server: string;
-  state: 'ready' | 'failed' | 'disabled';
+  state: 'ready' | 'idle' | 'failed' | 'disabled';
   tools: number;
   resources: number;
   prompts: number;
@@ -24,6 +27,10 @@ export interface LaunchParts {
   readonly connections: Map<string, Connection>;
   readonly catalog: Catalog;
   readonly log: Logger;
+  /** On-demand servers' last known catalogs. */
+  readonly known: Pick<KnownCatalogs, 'load'>;
+  /** Lists a resting on-demand server from its known catalog (catalog-listing.ts `listKnown`). */
+  listKnown(conn: Connection, known: KnownCatalog): Promise<void>;
 }
 
 /** Starts one configured server (or reports why not) and logs its summary line. */
@@ -34,8 +41,16 @@ export async function launchServer(parts: LaunchParts, config: ServerConfig): Pr
 
 async function startServer(parts: LaunchParts, config: ServerConfig): Promise<ServerSummary> {
   const log = parts.log.child({ server: config.name });
+  const known = config.start === 'on-demand' ? await parts.known.load(config) : undefined;
   const conn = parts.connect(config, parts.hooks, log);
   parts.connections.set(config.name, conn);
+  if (known !== undefined) {
+    conn.rest();
+    await parts.listKnown(conn, known);
+    const counts = parts.catalog.counts(config.name);
+    const heldCount = parts.catalog.heldCount(config.name);
+    return { server: config.name, state: 'idle', tools: counts.tools, resources: counts.resources + counts.resourceTemplates, prompts: counts.prompts, note: ` (${heldCount > 0 ? `${heldCount} held until approved; ` : ''}on demand: listed from its last known catalog, started on its first call)` };
+  }
   const ready = await conn.start();
   if (!ready) {
     const next = conn.nextStep;
@@ -44,12 +59,15 @@ async function startServer(parts: LaunchParts, config: ServerConfig): Promise<Se
   }
   const counts = parts.catalog.counts(config.name);
   const heldCount = parts.catalog.heldCount(config.name);
-  const note = heldCount > 0 ? ` (${heldCount} held until approved)` : undefined;
+  const learning = config.start === 'on-demand' ? `on demand: its catalog learned, stopped ${config.idleStop !== undefined ? `after ${config.idleStop} ms without calls` : 'until its first call'}` : undefined;
+  const note = heldCount > 0 || learning !== undefined ? ` (${[heldCount > 0 ? `${heldCount} held until approved` : undefined, learning].filter((x) => x !== undefined).join('; ')})` : undefined;
   return { server: config.name, state: 'ready', tools: counts.tools, resources: counts.resources + counts.resourceTemplates, prompts: counts.prompts, ...(note !== undefined && { note }) };
 }
 
 function report(log: Logger, summary: ServerSummary): ServerSummary {
-  if (summary.state === 'ready') {
+  if (summary.state === 'idle') {
+    log.info(`server "${summary.server}" idle: ${summary.tools} tools${summary.note ?? ''}, ${summary.resources} resources, ${summary.prompts} prompts`, { server: summary.server, tools: summary.tools, resources: summary.resources, prompts: summary.prompts });
+  } else if (summary.state === 'ready') {
     log.info(`server "${summary.server}" ready: ${summary.tools} tools${summary.note ?? ''}, ${summary.resources} resources, ${summary.prompts} prompts`, { server: summary.server, tools: summary.tools, resources: summary.resources, prompts: summary.prompts });
   } else if (summary.state === 'disabled') {
     log.info(`server "${summary.server}" disabled in config`, { server: summary.server });

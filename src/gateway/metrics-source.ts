@@ -34,6 +34,7 @@ export function metricsSource(parts: MetricsParts): MetricsSource {
         breaker: conn?.breaker.state ?? 'closed',
         breakerTrips: conn?.breaker.trips ?? 0,
         inflight: conn === undefined ? 0 : parts.sessions.callsOn(conn),
+        ...(config.start === 'on-demand' && !config.disabled && { onDemand: { starts: conn?.demandStarts ?? 0, stops: conn?.demandStops ?? 0 } }),
       };
     });
     let http = 0;

@@ -210,15 +210,15 @@ export class AgentSession extends AgentSide {
     if (quotas.active) {
       const taken = quotas.take(agent, route.server, route.original, agent === this.agent ? this.claims : undefined);
       if (taken instanceof Promise) {
-        return void taken.then((outcome) => this.afterQuota(outcome, msg, route, timeoutMs, audit), (err: unknown) => this.sendError(msg.id, err));
+        return void taken.then((outcome) => this.afterQuota(outcome, msg, route, timeoutMs, audit, agent), (err: unknown) => this.sendError(msg.id, err));
       }
-      if (taken !== undefined) return this.afterQuota(taken, msg, route, timeoutMs, audit);
+      if (taken !== undefined) return this.afterQuota(taken, msg, route, timeoutMs, audit, agent);
     }
-    this.sendCall(msg, route, timeoutMs, audit, undefined);
+    this.sendCall(msg, route, timeoutMs, audit, undefined, agent);
   }
 
   /** A call checked against its limits: refused (-32023, audited, 429 over HTTP), or sent holding its pass. */
-  private afterQuota(outcome: QuotaOutcome, msg: JsonRpcRequest, route: ToolRoute, timeoutMs: number | undefined, audit: Omit<AuditCall, 'outcome'> | undefined): void {
+  private afterQuota(outcome: QuotaOutcome, msg: JsonRpcRequest, route: ToolRoute, timeoutMs: number | undefined, audit: Omit<AuditCall, 'outcome'> | undefined, agent: string): void {
     if (outcome instanceof GatewayError) {
       const data = outcome.detail as { retryAfterMs: number; limit?: number; remaining?: number; quota: { rule: string; kind: 'calls' | 'in_flight' } };
       if (audit !== undefined) this.parts.audit?.record({ ...audit, decision: 'limited', outcome: 'failed', code: outcome.code, limit: { rule: data.quota.rule, kind: data.quota.kind, retryAfterMs: data.retryAfterMs } });
@@ -226,12 +226,13 @@ export class AgentSession extends AgentSide {
       return this.sendError(msg.id, outcome);
     }
     if (this.closed) return outcome.release();
-    this.sendCall(msg, route, timeoutMs, audit, outcome.release);
+    this.sendCall(msg, route, timeoutMs, audit, outcome.release, agent);
   }
 
   /** Sends a routed (and, where limited, counted) tools/call to its server. */
-  private sendCall(msg: JsonRpcRequest, route: ToolRoute, timeoutMs: number | undefined, audit: Omit<AuditCall, 'outcome'> | undefined, release: QuotaRelease | undefined): void {
+  private sendCall(msg: JsonRpcRequest, route: ToolRoute, timeoutMs: number | undefined, audit: Omit<AuditCall, 'outcome'> | undefined, release: QuotaRelease | undefined, agent: string): void {
     const params = msg.params;
+    const name = params!.name as string;
     params!.name = route.original;
     // A tool that mirrors parameters into headers gets mcpgate's own, from the arguments it forwards
     // (in place of any the agent sent); a modern HTTP server is the only one that sees them.
@@ -239,11 +240,19 @@ export class AgentSession extends AgentSide {
     if (mirrored !== undefined) (msg as WithParamHeaders)[PARAM_HEADERS] = mirrored;
     // A task-augmented call (`params.task`) is answered with the task the server created: recorded, renamed.
     const augmented = typeof params!.task === 'object' && params!.task !== null;
+    // A resting on-demand server is listed from its last known catalog: once the call has started it,
+    // the tool is decided again against what the live server listed (a changed definition is held).
+    const recheck = route.conn.onDemand && route.conn.state !== 'ready' ? (): GatewayError | undefined => {
+      const again = this.parts.router.tool(this.log, agent, name, this.parts.own(this), agent === this.agent ? this.claims : undefined);
+      if (again instanceof GatewayError) return again;
+      if (again === NOT_YET || again.original !== route.original) return new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } });
+      return undefined;
+    } : undefined;
     this.sendToServer(route.conn, msg, timeoutMs, (result) => {
       const created = augmented && recordCreatedTask(this.parts.tasks, this.owner, route.server, result);
       const renamed = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
       return (this.parts.sanitize && sanitizeContent(result)) || renamed || created;
-    }, { tool: route.original, start: performance.now(), audit }, release);
+    }, { tool: route.original, start: performance.now(), audit }, release, recheck);
   }
 
   /** The view this session is on, from the rules in force (a view a reload removed shows nothing). */
@@ -311,8 +320,12 @@ export class AgentSession extends AgentSide {
     return conn === undefined ? undefined : this.parts.scoped(this, conn);
   }
 
-  /** Sends `msg` (already rewritten to the server's names) to `conn` and relays the answer. */
-  private sendToServer(conn: Connection, msg: JsonRpcRequest, timeoutMs?: number, rewrite?: Rewrite, timed?: Timed, release?: QuotaRelease): void {
+  /**
+   * Sends `msg` (already rewritten to the server's names) to `conn` and relays the answer. `release`
+   * ends a quota pass the call holds; `recheck`: asked once a connection the call waited for is ready,
+   * whether the call may still go (an error ends it).
+   */
+  private sendToServer(conn: Connection, msg: JsonRpcRequest, timeoutMs?: number, rewrite?: Rewrite, timed?: Timed, release?: QuotaRelease, recheck?: () => GatewayError | undefined): void {
     const agentId = msg.id;
     // Refused before it is in `inflight`: a quota pass it held ends here (in `inflight`, Calls ends it).
     const refuse = (err: unknown): void => {
@@ -349,6 +362,11 @@ export class AgentSession extends AgentSide {
     // finds nothing to cancel on a server) and is sent once it is ready, if still wanted.
     target.then((pooled) => {
       if (this.inflight.get(agentId) !== entry || this.closed) return;
+      const refused = recheck?.();
+      if (refused !== undefined) {
+        this.inflight.delete(agentId);
+        return this.sendError(agentId, refused);
+      }
       entry.conn = pooled;
       this.forward(entry, msg, agentToken, timeoutMs, rewrite, timed);
     }, (err: unknown) => {

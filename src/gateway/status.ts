@@ -35,7 +35,8 @@ export function gatewayStatus(gateway: StatusParts): Record<string, unknown> {
       const conn = gateway.connections.get(s.name);
       return {
         name: s.name,
-        state: s.disabled ? 'disabled' : conn?.state ?? 'not started',
+        state: s.disabled ? 'disabled' : conn?.shownState ?? 'not started',
+        ...(s.start === 'on-demand' && { start: 'on-demand', on_demand: { idle_stop_ms: s.idleStop ?? null, starts: conn?.demandStarts ?? 0, stops: conn?.demandStops ?? 0, pid: conn?.pid ?? null } }),
         tools: gateway.catalog.counts(s.name).tools,
         held: gateway.catalog.heldCount(s.name),
         limited: gateway.limits.report(s.name),

@@ -8,7 +8,7 @@
 import { OTHER, Registry, type Counter, type CounterChild, type Histogram, type HistogramChild, type Sample } from './metrics.js';
 
 /** What the gateway reports of a server: its connection's states, plus `disabled` in config. */
-export const SERVER_STATES = ['connecting', 'ready', 'backoff', 'parked', 'closed', 'disabled'] as const;
+export const SERVER_STATES = ['idle', 'connecting', 'ready', 'backoff', 'parked', 'closed', 'disabled'] as const;
 export type ServerState = (typeof SERVER_STATES)[number];
 
 export type CallOutcome = 'ok' | 'error' | 'failed';
@@ -22,6 +22,8 @@ export interface ServerSnapshot {
   breakerTrips: number;
   /** Agents' calls in flight on it now. */
   inflight: number;
+  /** An on-demand server's starts by calls and stops for being idle (absent: started always). */
+  onDemand?: { starts: number; stops: number };
 }
 
 /** The counters and gauges of one per-agent or per-session server's pool (servers/pool.ts keeps them). */
@@ -197,6 +199,29 @@ export class GatewayMetrics {
       help: "Times a server's circuit breaker opened (restarts from 0 when the server's connection is remade on reload).",
       labels: ['server'],
       collect: () => snap().servers.map((s): Sample => ({ labels: [s.name], value: s.breakerTrips })),
+    });
+    const onDemand = (): ServerSnapshot[] => snap().servers.filter((s) => s.onDemand !== undefined);
+    r.counter({
+      name: 'mcpgate_on_demand_starts_total',
+      help: 'Times a call started an on-demand server (restarts from 0 when its connection is remade on reload).',
+      labels: ['server'],
+      collect: () => onDemand().map((s): Sample => ({ labels: [s.name], value: s.onDemand!.starts })),
+    });
+    r.counter({
+      name: 'mcpgate_on_demand_stops_total',
+      help: 'Times an on-demand server was stopped after its idleStop without calls.',
+      labels: ['server'],
+      collect: () => onDemand().map((s): Sample => ({ labels: [s.name], value: s.onDemand!.stops })),
+    });
+    r.gauge({
+      name: 'mcpgate_on_demand_servers',
+      help: 'On-demand servers by whether they run now (running) or rest, listed from their last known catalog (idle).',
+      labels: ['state'],
+      collect: () => {
+        const servers = onDemand();
+        const running = servers.filter((s) => s.state !== 'idle').length;
+        return [{ labels: ['running'], value: running }, { labels: ['idle'], value: servers.length - running }];
+      },
     });
     r.gauge({
       name: 'mcpgate_catalog_items',

@@ -6,6 +6,9 @@
 // probe) brings it back at once. The budget resets only when a session proves itself (a successful
 // call, or staying up for `stableMs`), so a flapping server cannot respawn forever at full speed.
 // Every transition is in `transition()`; time comes from an injectable Clock.
+// An on-demand server's connection (`"start": "on-demand"`) also rests `idle`: no session, its
+// server listed from its last known catalog; the first call routed to it starts it (`wake`, the
+// call waits for the start), and `"idleStop"` ms without a call in flight stop it gracefully again.
 
 import type { ServerConfig } from '../config/types.js';
 import type { TransportFactory } from './transport.js';
@@ -24,7 +27,7 @@ import type { UpstreamCredentials } from './credentials.js';
 /** The 2025 session's own methods, which the 2026-07-28 revision removed: a dual-era server's twin takes them. */
 const SESSION_METHODS: ReadonlySet<string> = new Set(['resources/subscribe', 'resources/unsubscribe', 'logging/setLevel']);
 
-export type ConnectionState = 'connecting' | 'ready' | 'backoff' | 'parked' | 'closed';
+export type ConnectionState = 'idle' | 'connecting' | 'ready' | 'backoff' | 'parked' | 'closed';
 
 export interface SupervisionOptions {
   /** Reconnect attempts before parking (default 5). */
@@ -128,6 +131,18 @@ export class Connection {
   private unwatch: (() => void) | undefined;
   /** A session reached `ready` (the `ready` hook listed the server) and it has not been withdrawn since. */
   private listed = false;
+  /** `"start": "on-demand"`: rests idle between calls. */
+  readonly onDemand: boolean;
+  /** Times a call started this on-demand server, and times it was stopped for being idle. */
+  demandStarts = 0;
+  demandStops = 0;
+  /** The calls forwarded to an on-demand server and not ended yet: while any is, it is not idle. */
+  private readonly demandCalls = new Set<{ id: number }>();
+  private idleTimer: TimerHandle | undefined;
+  /** The start a call (or the learning start) is waiting for. */
+  private waking: { promise: Promise<void>; resolve: () => void; reject: (err: GatewayError) => void } | undefined;
+  /** The first start of an on-demand server with no known catalog, only to learn it. */
+  private learning = false;
 
   constructor(
     readonly config: ServerConfig,
@@ -139,6 +154,7 @@ export class Connection {
     this.opts = { ...DEFAULT_SUPERVISION, ...options.supervision, breaker: { ...DEFAULT_BREAKER, ...options.supervision?.breaker } };
     this.clock = options.clock ?? systemClock;
     this.breaker = new CircuitBreaker(this.opts.breaker, this.clock);
+    this.onDemand = config.start === 'on-demand';
   }
 
   get info(): ServerInfo | undefined {
@@ -154,12 +170,53 @@ export class Connection {
     return this.session?.pid;
   }
 
-  /** Starts supervising; resolves with whether the first attempt made the server ready (it keeps trying either way). */
+  /**
+   * Starts supervising; resolves with whether the first attempt made the server ready (it keeps trying
+   * either way). For an on-demand server this is the start that learns its catalog (none is known):
+   * once listed it stops after `idleStop`, or at once without one (no call asked for it).
+   */
   start(): Promise<boolean> {
     const settled = new Promise<boolean>((resolve) => (this.firstSettle = resolve));
     this.unwatch ??= this.options.credentials?.watch(() => this.revive('new credentials were stored'));
+    this.learning = this.onDemand;
     void this.attempt();
     return settled;
+  }
+
+  /**
+   * An on-demand server whose last known catalog the caller lists: supervised without a session
+   * (`idle`) until a call wakes it. A later park withdraws that listing like a live one.
+   */
+  rest(): void {
+    if (!this.onDemand || this.closing !== undefined) return;
+    this.unwatch ??= this.options.credentials?.watch(() => this.revive('new credentials were stored'));
+    this.listed = true;
+    this.transition('idle', 'listed from its last known catalog; started on its first call');
+  }
+
+  /**
+   * An on-demand server is needed by a call: resolves once it is ready (started now if idle; a start
+   * under way is waited for, bounded by the start-up timeout), or fails with why it could not start.
+   * A server backing off or parked fails at once with the usual retryable error: calls never start
+   * it faster than its backoff allows.
+   */
+  wake(): Promise<void> {
+    if (this.state === 'ready') return Promise.resolve();
+    this.learning = false;
+    if (this.state === 'idle') {
+      this.demandStarts += 1;
+      this.log.info(`starting server "${this.name}" on demand`);
+      void this.waitForStart();
+      void this.attempt();
+    } else if (this.state !== 'connecting') {
+      return Promise.reject(this.unavailable());
+    }
+    return this.waitForStart();
+  }
+
+  /** What status and the console show: the state, with an on-demand server's rest spelled out. */
+  get shownState(): string {
+    return this.state === 'idle' ? 'idle (on demand)' : this.state;
   }
 
   /** What happens next, for messages: "retrying in 240 ms (attempt 2 of 5)" or "parked". */
@@ -204,9 +261,35 @@ export class Connection {
       sink.fail(this.unavailable());
       return 0;
     }
-    const id = session.forward(msg, sink, timeoutMs);
-    // Refused before it was sent: a probe that never left has no outcome to wait for.
-    if (id === 0 && admission.probe) this.breaker.probeAborted();
+    if (!this.onDemand) {
+      const id = session.forward(msg, sink, timeoutMs);
+      // Refused before it was sent: a probe that never left has no outcome to wait for.
+      if (id === 0 && admission.probe) this.breaker.probeAborted();
+      return id;
+    }
+    // An on-demand server is busy while this call is: its end (answer, failure, cancel) may make it idle.
+    const call = { id: 0 };
+    this.demandCalls.add(call);
+    this.idleTimer?.cancel();
+    this.idleTimer = undefined;
+    const counted: CallSink = {
+      ...(sink.progress !== undefined && { progress: (params) => sink.progress?.(params) }),
+      ...(sink.paused !== undefined && { paused: (retryMs, resume) => sink.paused?.(retryMs, resume) }),
+      reply: (res, line) => {
+        this.callEnded(call);
+        sink.reply(res, line);
+      },
+      fail: (err) => {
+        this.callEnded(call);
+        sink.fail(err);
+      },
+    };
+    const id = session.forward(msg, counted, timeoutMs);
+    call.id = id;
+    if (id === 0) {
+      this.callEnded(call);
+      if (admission.probe) this.breaker.probeAborted();
+    }
     return id;
   }
 
@@ -218,6 +301,7 @@ export class Connection {
   }
 
   cancel(id: number, reason: string): void {
+    for (const call of this.demandCalls) if (call.id === id) this.callEnded(call);
     // Ids are shared by the connection's sessions: the one that has the call cancels it.
     this.session?.cancel(id, reason);
     this.twin?.session.cancel(id, reason);
@@ -245,6 +329,8 @@ export class Connection {
       this.unwatch?.();
       this.timer?.cancel();
       this.stableTimer?.cancel();
+      this.idleTimer?.cancel();
+      this.failWake(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" was closed`, { server: this.name }));
       const session = this.session;
       const twin = this.twin;
       this.twin = undefined;
@@ -259,6 +345,8 @@ export class Connection {
     this.unwatch?.();
     this.timer?.cancel();
     this.stableTimer?.cancel();
+    this.idleTimer?.cancel();
+    this.failWake(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" was closed`, { server: this.name }));
     this.session?.destroy();
     this.twin?.session.destroy();
     this.twin = undefined;
@@ -290,8 +378,14 @@ export class Connection {
       this.proven = false;
       this.stableTimer?.cancel();
       this.stableTimer = this.clock.after(this.opts.stableMs, () => this.prove('stayed up'));
-      if (previous !== 'connecting') this.log.info(`server "${this.name}" is back`, { attempts: this.attempts });
+      if (previous === 'idle') this.log.info(`server "${this.name}" started on demand`, { pid: session.pid });
+      else if (previous !== 'connecting') this.log.info(`server "${this.name}" is back`, { attempts: this.attempts });
       this.settleFirst(true);
+      if (this.onDemand) {
+        this.waking?.resolve();
+        this.waking = undefined;
+        this.idleCheck();
+      }
     } catch (err) {
       if (this.closing !== undefined || this.session !== session) return;
       const reason = err instanceof GatewayError ? err : new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}": ${String(err)}`, { server: this.name });
@@ -391,6 +485,8 @@ export class Connection {
     if (this.state === 'backoff' || this.state === 'parked') return;
     this.dropTwin();
     this.stableTimer?.cancel();
+    this.idleTimer?.cancel();
+    this.idleTimer = undefined;
     this.lastError = reason;
     const wasServing = this.state === 'ready';
     if (reason.code === 'MCPG_SERVER_NEEDS_LOGIN') {
@@ -414,6 +510,79 @@ export class Connection {
       });
     }
     this.settleFirst(false);
+    if (this.waking !== undefined) this.failWake(this.startFailed(reason));
+  }
+
+  // ── on demand ─────────────────────────────────────────────────────────────────────────────────
+
+  private waitForStart(): Promise<void> {
+    if (this.waking === undefined) {
+      let resolve!: () => void;
+      let reject!: (err: GatewayError) => void;
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      // A start nobody waits for any more (the call was cancelled) must not be an unhandled rejection.
+      promise.catch(() => {});
+      this.waking = { promise, resolve, reject };
+    }
+    return this.waking.promise;
+  }
+
+  private failWake(err: GatewayError): void {
+    const waking = this.waking;
+    this.waking = undefined;
+    waking?.reject(err);
+  }
+
+  /** Why a call's start on demand failed: the start's own reason, and when it is tried again. */
+  private startFailed(reason: GatewayError): GatewayError {
+    // A login is what it needs, as for any server: that error says which command gives it one.
+    if (reason.code === 'MCPG_SERVER_NEEDS_LOGIN') return reason;
+    const next = this.nextStep;
+    const retryAt = this.state === 'backoff' ? this.nextAttemptAt : undefined;
+    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" could not be started on demand: ${reason.message}${next !== undefined ? `; ${next}` : ''}`, {
+      server: this.name,
+      detail: { state: this.state, reason: reason.code, retryable: this.state === 'backoff', ...(retryAt !== undefined && { retryAt: new Date(retryAt).toISOString() }) },
+    });
+  }
+
+  private callEnded(call: { id: number }): void {
+    if (!this.demandCalls.delete(call)) return;
+    this.idleCheck();
+  }
+
+  /** With no call in flight, an on-demand server that is up is stopped after its idle time. */
+  private idleCheck(): void {
+    if (this.demandCalls.size > 0 || this.state !== 'ready' || this.idleTimer !== undefined) return;
+    const delay = this.config.idleStop ?? (this.learning ? 0 : undefined);
+    if (delay === undefined) return;
+    this.idleTimer = this.clock.after(delay, () => {
+      this.idleTimer = undefined;
+      this.sleep(delay);
+    });
+  }
+
+  /**
+   * Stops an idle on-demand server gracefully (stdin EOF, SIGTERM, SIGKILL of its process group) and
+   * rests: its server stays listed (the catalog keeps what it last listed), what belonged to the
+   * session ends (the `interrupted` hook), and the next call starts it again.
+   */
+  private sleep(idleMs: number): void {
+    if (this.demandCalls.size > 0 || this.state !== 'ready' || this.closing !== undefined) return;
+    const session = this.session;
+    const twin = this.twin;
+    this.session = undefined;
+    this.twin = undefined;
+    this.twinAsked.clear();
+    this.stableTimer?.cancel();
+    const learned = this.learning;
+    this.learning = false;
+    if (!learned) this.demandStops += 1;
+    this.transition('idle', learned ? 'its catalog is learned; stopped until its first call' : `no call for ${idleMs} ms: stopped until the next call`);
+    this.hooks.interrupted(this, new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" was stopped while idle`, { server: this.name }));
+    void Promise.all([session?.close(), twin?.session.close()]).catch((err: unknown) => this.log.warn('an idle server did not stop cleanly', { server: this.name, error: err }));
   }
 
   /** Parking: a server still listed (serving now, or kept through a restart) is withdrawn, once. */

@@ -148,6 +148,34 @@ export async function fetchList<K extends ListKind>(conn: Connection, kind: K, l
 }
 
 /**
+ * A list read back from somewhere untrusted (a known catalog in the state directory): checked as a
+ * server's page is — the limits' count and schema size, header annotations for a modern server's
+ * tools, the SDK's schema — so a file cannot put into the catalog what the server could not.
+ * Returns the items, or why they are refused.
+ */
+export async function checkList(kind: ListKind, items: unknown, limits: ServerLimits = DEFAULT_LIMITS, modern = false): Promise<unknown[] | string> {
+  if (!Array.isArray(items)) return `${kind} is not an array`;
+  const max = limits[LIMIT_OF[kind]];
+  if (items.length > max) return `${kind} has ${items.length} items, more than the limit of ${max}`;
+  let kept: unknown[] = items;
+  if (kind === 'tools') {
+    const sized = withoutOversized(kept, limits.maxSchemaBytes);
+    if (sized.withheld.length > 0) return `tool "${sized.withheld[0]}" has a schema larger than ${limits.maxSchemaBytes} bytes`;
+    const valid = modern ? withoutBadHeaders(kept) : { items: kept, rejected: [] };
+    if (valid.rejected.length > 0) return `tool "${valid.rejected[0]!.tool}" has invalid x-mcp-header annotations`;
+    kept = valid.items;
+  }
+  const spec = SPEC[kind];
+  const parsed = ((await serverSchemas())[kind] as z.ZodType).safeParse({ [spec.field]: kept });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue !== undefined && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+    return `invalid ${kind}${where}: ${issue?.message ?? 'invalid'}`;
+  }
+  return kept;
+}
+
+/**
  * Fetches the lists of `kinds`. With `reuse`, a list its server's cache hint still calls fresh is
  * taken as it was (no round trip); every list fetched replaces what was kept of it.
  */

@@ -494,3 +494,40 @@ void describe('parseServersConfig: "auth" (OAuth to remote servers, issue 14)', 
     assert.equal(issues.length, 5);
   });
 });
+
+void describe('parseServersConfig: "start" and "idleStop" (servers on demand, issue 31)', () => {
+  void it('takes "always" and "on-demand" (with idleStop); absent, the snapshot has neither field', { timeout: 5000 }, () => {
+    const config = parse({ mcpServers: {
+      a: { command: 'x', start: 'on-demand', idleStop: 60000 },
+      b: { url: 'http://b.test/', start: 'on-demand' },
+      c: { command: 'x', start: 'always' },
+      d: { command: 'x' },
+    } });
+    assert.deepEqual(config.servers.map((s) => [s.start, s.idleStop]), [['on-demand', 60000], ['on-demand', undefined], ['always', undefined], [undefined, undefined]]);
+    assert.equal(Object.hasOwn(config.servers[3]!, 'start'), false);
+    assert.equal(Object.hasOwn(config.servers[3]!, 'idleStop'), false);
+  });
+
+  void it('names an unknown start mode with the allowed ones, a bad idleStop, idleStop without on-demand, and on-demand on a pooled server', { timeout: 5000 }, async () => {
+    const { issues } = await failure(() => parse({ mcpServers: {
+      a: { command: 'x', start: 'lazy' },
+      b: { command: 'x', start: 'on-demand', idleStop: 0 },
+      c: { command: 'x', start: 'on-demand', idleStop: 1.5 },
+      d: { url: 'http://d.test/', start: 'on-demand', idleStop: '10s' },
+      e: { command: 'x', idleStop: 1000 },
+      f: { command: 'x', start: 'always', idleStop: 1000 },
+      g: { command: 'x', start: 'on-demand', sessions: 'per-agent' },
+      h: { command: 'x', start: true },
+    } }));
+    assert.deepEqual(byPath(issues), {
+      '$.mcpServers.a.start': 'expected "always" or "on-demand", got "lazy" (server "a")',
+      '$.mcpServers.b.idleStop': 'expected a positive integer number of milliseconds (at most 2147483647), got 0 (server "b")',
+      '$.mcpServers.c.idleStop': 'expected a positive integer number of milliseconds (at most 2147483647), got 1.5 (server "c")',
+      '$.mcpServers.d.idleStop': 'expected a positive integer number of milliseconds (at most 2147483647), got a string (server "d")',
+      '$.mcpServers.e.idleStop': '"idleStop" applies only to a server with "start": "on-demand" (server "e" is started always); add "start": "on-demand" or remove "idleStop"',
+      '$.mcpServers.f.idleStop': '"idleStop" applies only to a server with "start": "on-demand" (server "f" is started always); add "start": "on-demand" or remove "idleStop"',
+      '$.mcpServers.g.start': '"on-demand" is for servers with one shared session; server "g" is "per-agent", whose connections already start on an agent\'s first call and stop after "pool": {"idleMs"}',
+      '$.mcpServers.h.start': 'expected "always" or "on-demand", got true (server "h")',
+    });
+  });
+});

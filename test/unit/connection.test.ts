@@ -121,7 +121,7 @@ const SUPERVISION = {
   breaker: { threshold: 3, cooldownMs: 10_000 },
 };
 
-function rig(supervision: SupervisionSettings = SUPERVISION) {
+function rig(supervision: SupervisionSettings = SUPERVISION, entry: StdioServerConfig = config) {
   const clock = new FakeClock();
   const sessions: FakeSession[] = [];
   const idObjects: { next: number }[] = [];
@@ -143,7 +143,7 @@ function rig(supervision: SupervisionSettings = SUPERVISION) {
       lostReasons.push(reason);
     },
   };
-  const conn = new Connection(config, hooks, silentLogger, {
+  const conn = new Connection(entry, hooks, silentLogger, {
     startupTimeoutMs: 1000,
     supervision,
     clock,
@@ -905,5 +905,110 @@ void describe('Connection: a server that needs a login (issue 14)', () => {
     assert.equal(conn.state, 'ready');
     await conn.close();
     assert.equal(unwatched, 1);
+  });
+});
+
+void describe('Connection: on demand ("start": "on-demand", "idleStop")', () => {
+  const onDemand: StdioServerConfig = { ...config, start: 'on-demand', idleStop: 5000 };
+
+  void it('rests idle without a session; a call wakes it, and it stops idleStop ms after its last call ended', { timeout: 5000 }, async () => {
+    const r = rig(SUPERVISION, onDemand);
+    r.conn.rest();
+    assert.equal(r.conn.state, 'idle');
+    assert.equal(r.conn.shownState, 'idle (on demand)');
+    assert.equal(r.sessions.length, 0);
+    const woken = r.conn.wake();
+    assert.equal(r.conn.state, 'connecting');
+    assert.equal(r.conn.demandStarts, 1);
+    await r.ready();
+    await woken;
+    assert.equal(r.conn.state, 'ready');
+    const a = sink();
+    r.conn.forward(call(), a.s);
+    r.clock.advance(10_000);
+    assert.equal(r.conn.state, 'ready', 'a call in flight keeps it up');
+    r.last().forwarded[0]!.sink.reply({ jsonrpc: '2.0', id: 1, result: {} }, '{}');
+    r.clock.advance(4999);
+    assert.equal(r.conn.state, 'ready');
+    r.clock.advance(1);
+    assert.equal(r.conn.state, 'idle');
+    assert.equal(r.conn.demandStops, 1);
+    assert.equal(r.last().closeCalls, 1, 'stopped gracefully');
+    assert.deepEqual(r.events, ['ready', 'interrupted'], 'stays listed: interrupted, never lost');
+    assert.equal(r.conn.pid, undefined);
+    assert.equal(r.clock.pending, 0, 'no timer left');
+    // The next call starts it again.
+    const again = r.conn.wake();
+    await r.ready();
+    await again;
+    assert.equal(r.sessions.length, 2);
+    assert.equal(r.conn.demandStarts, 2);
+    await r.conn.close();
+    assert.equal(r.clock.pending, 0);
+  });
+
+  void it('a cancelled call ends too: the idle time runs from then', { timeout: 5000 }, async () => {
+    const r = rig(SUPERVISION, onDemand);
+    r.conn.rest();
+    const woken = r.conn.wake();
+    await r.ready();
+    await woken;
+    const id = r.conn.forward(call(), sink().s);
+    r.clock.advance(6000);
+    assert.equal(r.conn.state, 'ready');
+    r.conn.cancel(id, 'agent cancelled');
+    r.clock.advance(5000);
+    assert.equal(r.conn.state, 'idle');
+  });
+
+  void it('a start that fails rejects every waiting call with why, once; while it backs off a call fails at once without a start', { timeout: 5000 }, async () => {
+    const r = rig(SUPERVISION, onDemand);
+    r.conn.rest();
+    const first = r.conn.wake();
+    const second = r.conn.wake();
+    assert.equal(r.sessions.length, 1, 'one start for both calls');
+    await r.failStart();
+    for (const waiting of [first, second]) {
+      await assert.rejects(waiting, (err: GatewayError) => {
+        assert.equal(err.code, 'MCPG_SERVER_UNAVAILABLE');
+        assert.match(err.message, /^server "srv" could not be started on demand: server "srv": spawn x ENOENT; retrying in \d+ ms/);
+        assert.equal(err.detail?.reason, 'MCPG_SERVER_START_FAILED');
+        assert.equal(err.detail?.retryable, true);
+        return true;
+      });
+    }
+    assert.equal(r.conn.state, 'backoff');
+    await assert.rejects(r.conn.wake(), (err: GatewayError) => err.code === 'MCPG_SERVER_UNAVAILABLE' && err.detail?.retryable === true);
+    assert.equal(r.sessions.length, 1, 'no start for a call during backoff');
+    await r.conn.close();
+    assert.equal(r.clock.pending, 0);
+  });
+
+  void it('the learning start stops at once once listed without idleStop, unless a call waited for it', { timeout: 5000 }, async () => {
+    const plain: StdioServerConfig = { ...config, start: 'on-demand' };
+    const r = rig(SUPERVISION, plain);
+    const settled = r.conn.start();
+    await r.ready();
+    assert.equal(await settled, true);
+    r.clock.advance(0);
+    assert.equal(r.conn.state, 'idle');
+    assert.equal(r.conn.demandStops, 0, 'learning is not counted as a stop');
+    const b = rig(SUPERVISION, plain);
+    void b.conn.start();
+    const waiting = b.conn.wake();
+    await b.ready();
+    await waiting;
+    b.clock.advance(60_000);
+    assert.equal(b.conn.state, 'ready', 'started for a call, it runs on (no idleStop)');
+    await Promise.all([r.conn.close(), b.conn.close()]);
+  });
+
+  void it('closing rejects a call waiting for the start and clears every timer', { timeout: 5000 }, async () => {
+    const r = rig(SUPERVISION, onDemand);
+    r.conn.rest();
+    const waiting = r.conn.wake();
+    await r.conn.close();
+    await assert.rejects(waiting, (err: GatewayError) => err.code === 'MCPG_SERVER_UNAVAILABLE' && /was closed/.test(err.message));
+    assert.equal(r.clock.pending, 0);
   });
 });

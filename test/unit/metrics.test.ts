@@ -186,6 +186,25 @@ const FAMILIES = [
 ];
 
 void describe('GatewayMetrics', { timeout: 10_000 }, () => {
+  void it('counts on-demand servers by whether they run, and their starts and stops', T, () => {
+    const m = new GatewayMetrics({ version: '1', source: () => ({
+      ...SNAPSHOT,
+      servers: [
+        ...SNAPSHOT.servers,
+        { name: 'lazy', state: 'idle', breaker: 'closed', breakerTrips: 0, inflight: 0, onDemand: { starts: 3, stops: 2 } },
+        { name: 'busy', state: 'ready', breaker: 'closed', breakerTrips: 0, inflight: 1, onDemand: { starts: 1, stops: 0 } },
+      ],
+    }) });
+    const text = m.render();
+    assertParses(text);
+    assert.equal(sampleValue(text, 'mcpgate_connection_state{server="lazy",state="idle"}'), 1);
+    assert.equal(sampleValue(text, 'mcpgate_on_demand_servers{state="idle"}'), 1);
+    assert.equal(sampleValue(text, 'mcpgate_on_demand_servers{state="running"}'), 1);
+    assert.equal(sampleValue(text, 'mcpgate_on_demand_starts_total{server="lazy"}'), 3);
+    assert.equal(sampleValue(text, 'mcpgate_on_demand_stops_total{server="lazy"}'), 2);
+    assert.equal(text.split('\n').filter((l) => l.startsWith('mcpgate_on_demand_starts_total{')).length, 2, 'only on-demand servers');
+  });
+
   void it('renders every family, and every line parses', T, () => {
     let scrapes = 0;
     const m = new GatewayMetrics({ version: '1.2.3', source: () => (scrapes++, SNAPSHOT) });
@@ -213,7 +232,7 @@ void describe('GatewayMetrics', { timeout: 10_000 }, () => {
     assert.equal(sampleValue(text, 'mcpgate_connection_state{server="gh",state="parked"}'), 1);
     assert.equal(sampleValue(text, 'mcpgate_connection_state{server="gh",state="ready"}'), 0);
     assert.equal(sampleValue(text, 'mcpgate_connection_state{server="off",state="disabled"}'), 1);
-    assert.equal(text.split('\n').filter((l) => l.startsWith('mcpgate_connection_state{')).length, 3 * 6);
+    assert.equal(text.split('\n').filter((l) => l.startsWith('mcpgate_connection_state{')).length, 3 * 7);
     assert.equal(sampleValue(text, 'mcpgate_circuit_breaker_open{server="gh"}'), 1);
     assert.equal(sampleValue(text, 'mcpgate_circuit_breaker_open{server="fs"}'), 0);
     assert.equal(sampleValue(text, 'mcpgate_circuit_breaker_trips_total{server="gh"}'), 2);
