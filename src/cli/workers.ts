@@ -1,15 +1,19 @@
 // `mcpgate serve --http HOST:PORT --workers N`: the primary process. It forks N workers
 // with node:cluster — each runs this same command line and is a whole gateway (its own servers,
-// sessions and Redis link; worker id `hostname:pid`, computed in the worker) — and the port is
-// shared: the primary accepts connections and hands them round-robin to the workers. Each worker
-// also listens on a port of its own, which it records in Redis, so a request for a session another
-// worker owns is forwarded to that worker (cluster/forward.ts) as between hosts.
+// sessions and Redis link; worker id `hostname:pid`, computed in the worker) — and owns the shared
+// port itself (handoff.ts): it reads each connection's first request head and hands the connection
+// to the worker whose slot the session id names (the worker that opened the session), or, naming
+// none, to the next worker in turn. Each worker is told its slot (0 … N-1, kept by its
+// replacement) and the shared port in its environment, and also listens on a port of its own, which
+// it records in Redis, so a request for a session another worker owns (an adopted session, a
+// kept-alive connection reused for another session, another host) is forwarded to that worker
+// (cluster/forward.ts) as between hosts.
 //
 // The primary runs no gateway. It supervises: a worker that dies unasked is forked again after a
 // backoff (RESTART_MIN_MS doubling to RESTART_MAX_MS, reset once a worker has run STABLE_MS). It
 // forwards SIGINT/SIGTERM (as SIGTERM: drain) and SIGHUP (reload) to every worker over the IPC
-// channel (serve.ts ignores the OS's copies in workers), and on SIGTERM waits for all of them to
-// drain and exit. A second signal hurries the workers' stops; a third kills them. A worker's
+// channel (serve.ts ignores the OS's copies in workers), and on SIGTERM stops accepting and waits
+// for all of them to drain and exit. A second signal hurries the workers' stops; a third kills them. A worker's
 // stdio servers cannot outlive it: it stops them on its way out, and its watchdog kills their
 // process groups if it dies hard (servers/process-groups.ts); if the primary dies hard, node:cluster
 // ends every worker (the IPC channel closes), and so their watchdogs. It also answers the workers'
@@ -17,6 +21,7 @@
 
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from '../observability/logger.js';
+import { Handoff, SHARED_PORT_ENV, WORKER_SLOT_ENV, type HandoffTarget } from './handoff.js';
 import { HostScraper } from './host-metrics.js';
 import { isWorkerMessage, type WorkerMessage } from './serve.js';
 
@@ -35,10 +40,28 @@ interface Slot {
   /** Consecutive quick deaths, for the backoff. */
   failures: number;
   restart: NodeJS.Timeout | undefined;
+  /** How connections reach this slot's worker while it is ready. */
+  target: HandoffTarget;
 }
 
-export async function runPrimary(count: number, log: Logger): Promise<number> {
-  const slots: Slot[] = Array.from({ length: count }, (_, index) => ({ index, worker: undefined, startedAt: 0, listening: false, failures: 0, restart: undefined }));
+/** `host`/`port`: the `--http` address, bound here and shared by the workers. */
+export async function runPrimary(count: number, log: Logger, shared: { host: string; port: number }): Promise<number> {
+  const slots: Slot[] = Array.from({ length: count }, (_, index) => {
+    const slot: Slot = { index, worker: undefined, startedAt: 0, listening: false, failures: 0, restart: undefined, target: {
+      send: (head, socket, done) => {
+        const worker = slot.worker;
+        if (worker === undefined || !worker.isConnected()) return done(false);
+        worker.send({ mcpgate: 'connection', head: head.toString('base64') } satisfies WorkerMessage, socket, { keepOpen: false }, (err: Error | null) => done(err === null));
+      },
+    } };
+    return slot;
+  });
+  const ready = (slot: Slot | undefined): boolean => slot?.listening === true && slot.worker?.isConnected() === true;
+  const handoff = new Handoff({
+    worker: (index) => (ready(slots[index]) ? slots[index]!.target : undefined),
+    ready: () => slots.filter(ready).map((s) => s.target),
+    log,
+  });
   let stopping = false;
   let signals = 0;
   let announced = false;
@@ -69,7 +92,7 @@ export async function runPrimary(count: number, log: Logger): Promise<number> {
   const fork = (slot: Slot): void => {
     slot.restart = undefined;
     if (stopping) return;
-    const worker = cluster.fork();
+    const worker = cluster.fork({ [WORKER_SLOT_ENV]: String(slot.index), [SHARED_PORT_ENV]: String(sharedPort) });
     slot.worker = worker;
     slot.startedAt = performance.now();
     slot.listening = false;
@@ -115,6 +138,7 @@ export async function runPrimary(count: number, log: Logger): Promise<number> {
 
   const stopAll = (): void => {
     stopping = true;
+    handoff.close();
     for (const slot of slots) clearTimeout(slot.restart);
     for (const worker of live()) tell(worker, { mcpgate: 'signal', signal: 'SIGTERM' });
     checkDone();
@@ -136,7 +160,14 @@ export async function runPrimary(count: number, log: Logger): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onHangup);
+  let sharedPort = 0;
   try {
+    try {
+      sharedPort = (await handoff.listen(shared.host, shared.port)).port;
+    } catch (err) {
+      log.error(err instanceof Error ? err.message : String(err));
+      return 1;
+    }
     log.info(`starting ${count} workers`, { workers: count });
     for (const slot of slots) fork(slot);
     await done;
@@ -147,5 +178,6 @@ export async function runPrimary(count: number, log: Logger): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     process.off('SIGHUP', onHangup);
+    handoff.close();
   }
 }
