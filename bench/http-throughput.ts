@@ -49,6 +49,10 @@ export interface HttpOptions {
   minCalls?: number;
   callsPerWorker?: number;
   perWorkerSessions?: boolean;
+  /** The levels of calls in flight (default CONCURRENCY). */
+  concurrency?: readonly number[];
+  /** Only these targets, by name (default: every one). */
+  targets?: readonly string[];
 }
 
 const ARGS = { name: '', arguments: { text: 'ping' } };
@@ -143,7 +147,7 @@ async function measure(targets: RunningTarget[], workers: number, mode: Sessions
 }
 
 export async function benchHttp(options: HttpOptions = {}, log: (line: string) => void = () => undefined): Promise<HttpResult> {
-  const opts: Required<HttpOptions> = { rounds: 5, minCalls: 400, callsPerWorker: 25, perWorkerSessions: true, ...options };
+  const opts: Required<HttpOptions> = { rounds: 5, minCalls: 400, callsPerWorker: 25, perWorkerSessions: true, concurrency: CONCURRENCY, targets: [], ...options };
   const dir = await mkdtemp(join(tmpdir(), 'mcpgate-bench-http-'));
   // Interrupted (the targets are killed on exit first: their hook was registered at import).
   const removeDir = (): void => rmSync(dir, { recursive: true, force: true });
@@ -152,7 +156,7 @@ export async function benchHttp(options: HttpOptions = {}, log: (line: string) =
   const skipped: HttpResult['skipped'] = [];
   const rows: HttpRow[] = [];
   try {
-    const specs: TargetSpec[] = [floor, relay, mcpgate, ...OTHER_GATEWAYS];
+    const specs: TargetSpec[] = [floor, relay, mcpgate, ...OTHER_GATEWAYS].filter((spec) => opts.targets.length === 0 || opts.targets.includes(spec.name));
     for (const spec of specs) {
       try {
         running.push(await spec.start(dir));
@@ -167,7 +171,7 @@ export async function benchHttp(options: HttpOptions = {}, log: (line: string) =
     }
     const modes: Sessions[] = opts.perWorkerSessions ? ['shared', 'per-worker'] : ['shared'];
     for (const mode of modes) {
-      for (const workers of CONCURRENCY) {
+      for (const workers of opts.concurrency) {
         if (mode === 'per-worker' && workers === 1) continue;
         rows.push(...(await measure(running, workers, mode, opts)));
       }
