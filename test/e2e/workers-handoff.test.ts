@@ -69,10 +69,10 @@ describe('serve --workers 2: the primary hands each connection to its session\'s
     const agent = new Agent({ keepAlive: true, maxSockets: 4 });
     let connections = 0;
     const create = agent.createConnection.bind(agent);
-    agent.createConnection = ((...args: Parameters<typeof create>) => {
+    agent.createConnection = (...args: Parameters<typeof create>) => {
       connections++;
       return create(...args);
-    }) as typeof agent.createConnection;
+    };
     const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: AUTH }, fetch: agentFetch(agent) });
     const client = new Client({ name: 'handoff-test', version: '1.0.0' });
     await client.connect(transport);
