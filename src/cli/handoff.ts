@@ -43,8 +43,14 @@ const END_OF_HEAD = Buffer.from('\r\n\r\n');
 
 /** One worker a connection can be handed to. */
 export interface HandoffTarget {
-  /** Hands over `socket` (its ownership) with the `head` bytes already read from it; `done(false)`: not delivered. */
-  send(head: Buffer, socket: Socket, done: (delivered: boolean) => void): void;
+  /**
+   * Sends `socket` with the `head` bytes already read from it. The primary keeps its own copy of the
+   * socket until the worker says it has it (then closes it: the connection lives on in the worker);
+   * `failed` is called, at most once, if it was not delivered — the copy is intact and goes elsewhere.
+   */
+  send(head: Buffer, socket: Socket, failed: () => void): void;
+  /** Connections sent to it and not yet acknowledged (a stopped or busy worker's grow). */
+  pending(): number;
 }
 
 export interface HandoffOptions {
@@ -151,22 +157,33 @@ export class Handoff {
 
   private handOn(socket: Socket, head: Buffer, session: string | undefined): void {
     const slot = session === undefined ? undefined : slotOfSessionId(session);
-    let target = slot === undefined ? undefined : this.o.worker(slot);
-    if (target !== undefined) this.handed.owner++;
-    else {
-      const ready = this.o.ready();
-      if (ready.length === 0) {
-        socket.end('HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\nretry-after: 1\r\ncontent-length: 0\r\n\r\n');
-        socket.destroySoon();
-        return;
-      }
-      target = ready[this.next++ % ready.length]!;
-      this.handed.any++;
+    const owner = slot === undefined ? undefined : this.o.worker(slot);
+    if (owner !== undefined) {
+      this.handed.owner++;
+      return owner.send(head, socket, () => this.redeliver(socket, head, new Set([owner])));
     }
-    target.send(head, socket, (delivered) => {
-      // The worker went away between the choice and the send: the client sees its connection close.
-      if (!delivered) socket.destroy();
-    });
+    this.handed.any++;
+    this.redeliver(socket, head, new Set());
+  }
+
+  /**
+   * Hands a connection to the next ready worker in turn, among those with the fewest connections
+   * not yet acknowledged (a stopped worker is passed over while others answer), except those tried;
+   * none left: 503 and closed.
+   */
+  redeliver(socket: Socket, head: Buffer, tried: Set<HandoffTarget>): void {
+    if (socket.destroyed) return;
+    const ready = this.o.ready().filter((t) => !tried.has(t));
+    if (ready.length === 0) {
+      socket.end('HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\nretry-after: 1\r\ncontent-length: 0\r\n\r\n');
+      socket.destroySoon();
+      return;
+    }
+    const least = Math.min(...ready.map((t) => t.pending()));
+    const candidates = ready.filter((t) => t.pending() === least);
+    const target = candidates[this.next++ % candidates.length]!;
+    tried.add(target);
+    target.send(head, socket, () => this.redeliver(socket, head, tried));
   }
 }
 

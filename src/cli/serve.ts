@@ -25,7 +25,9 @@ export type WorkerMessage =
   | { mcpgate: 'listening'; url: string }
   | { mcpgate: 'signal'; signal: NodeJS.Signals }
   /** A connection of the shared port (sent with the socket), and the bytes the primary read from it, base64. */
-  | { mcpgate: 'connection'; head: string }
+  | { mcpgate: 'connection'; id: number; head: string }
+  /** The worker has connection `id`: the primary closes its copy. */
+  | { mcpgate: 'accepted'; id: number }
   | ScrapeMessage;
 
 export function isWorkerMessage(m: unknown): m is WorkerMessage {
@@ -72,7 +74,10 @@ export async function runServe(options: McpgateOptions, http?: HttpSettings, asW
   const fromPrimary = (m: unknown, handle: unknown): void => {
     if (!isWorkerMessage(m) || scrapes?.onMessage(m) === true) return;
     if (m.mcpgate === 'connection') {
-      if (handle instanceof Socket) gate.accept(handle, Buffer.from(m.head, 'base64'));
+      if (!(handle instanceof Socket)) return;
+      // Acknowledged before anything is read from it: until then the primary may hand it elsewhere.
+      toPrimary({ mcpgate: 'accepted', id: m.id });
+      gate.accept(handle, Buffer.from(m.head, 'base64'));
       return;
     }
     if (m.mcpgate === 'collect') {

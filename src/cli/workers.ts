@@ -20,6 +20,7 @@
 // requests for the whole host's `/metrics` (host-metrics.ts).
 
 import cluster, { type Worker } from 'node:cluster';
+import type { Socket } from 'node:net';
 import type { Logger } from '../observability/logger.js';
 import { Handoff, SHARED_PORT_ENV, WORKER_SLOT_ENV, type HandoffTarget } from './handoff.js';
 import { HostScraper } from './host-metrics.js';
@@ -42,17 +43,33 @@ interface Slot {
   restart: NodeJS.Timeout | undefined;
   /** How connections reach this slot's worker while it is ready. */
   target: HandoffTarget;
+  /** Connections sent to this slot's worker and not yet acknowledged, by handoff id. */
+  handed: Map<number, { socket: Socket; head: Buffer; failed: () => void }>;
 }
 
 /** `host`/`port`: the `--http` address, bound here and shared by the workers. */
 export async function runPrimary(count: number, log: Logger, shared: { host: string; port: number }): Promise<number> {
+  let handoffs = 0;
   const slots: Slot[] = Array.from({ length: count }, (_, index) => {
-    const slot: Slot = { index, worker: undefined, startedAt: 0, listening: false, failures: 0, restart: undefined, target: {
-      send: (head, socket, done) => {
+    const slot: Slot = { index, worker: undefined, startedAt: 0, listening: false, failures: 0, restart: undefined, handed: new Map(), target: {
+      send: (head, socket, failed) => {
         const worker = slot.worker;
-        if (worker === undefined || !worker.isConnected()) return done(false);
-        worker.send({ mcpgate: 'connection', head: head.toString('base64') } satisfies WorkerMessage, socket, { keepOpen: false }, (err: Error | null) => done(err === null));
+        if (worker === undefined || !worker.isConnected()) return failed();
+        const id = ++handoffs;
+        slot.handed.set(id, { socket, head, failed });
+        // keepOpen: this copy stays until the worker acknowledges (then closed), so a worker that
+        // dies before it has the connection does not take it along: it goes to another one.
+        const undelivered = (err: Error | null): void => {
+          if (err === null || !slot.handed.delete(id)) return;
+          failed();
+        };
+        try {
+          worker.send({ mcpgate: 'connection', id, head: head.toString('base64') } satisfies WorkerMessage, socket, { keepOpen: true }, undelivered);
+        } catch (err) {
+          undelivered(err instanceof Error ? err : new Error(String(err)));
+        }
       },
+      pending: () => slot.handed.size,
     } };
     return slot;
   });
@@ -103,6 +120,13 @@ export async function runPrimary(count: number, log: Logger, shared: { host: str
         const id = m.id;
         return void scraper.scrape().then((text) => tell(worker, { mcpgate: 'scraped', id, text }), (err: unknown) => tell(worker, { mcpgate: 'scraped', id, error: err instanceof Error ? err.message : String(err) }));
       }
+      if (m.mcpgate === 'accepted') {
+        // The worker has the connection: the primary's copy goes (closing it ends nothing).
+        const entry = slot.handed.get(m.id);
+        slot.handed.delete(m.id);
+        entry?.socket.destroy();
+        return;
+      }
       if (scraper.onMessage(pid, m) || m.mcpgate !== 'listening') return;
       slot.listening = true;
       if (!announced && slots.every((s) => s.listening)) {
@@ -112,6 +136,10 @@ export async function runPrimary(count: number, log: Logger, shared: { host: str
     });
     worker.on('exit', (code: number | null, signal: NodeJS.Signals | null) => {
       slot.worker = undefined;
+      // Connections it never acknowledged are still whole here: they go to the other workers.
+      const unacknowledged = [...slot.handed.values()];
+      slot.handed.clear();
+      for (const entry of unacknowledged) entry.failed();
       const pid = worker.process.pid;
       if (pid !== undefined) scraper.gone(pid);
       if (stopping) {
