@@ -32,6 +32,11 @@ export const RESTART_MAX_MS = 10_000;
 export const STABLE_MS = 30_000;
 /** Exit code of a worker refused at start (usage, invalid configuration): restarting cannot help. */
 const EXIT_INVALID = 2;
+/**
+ * Connections a worker may have been sent and not yet acknowledged (the primary holds a copy of
+ * each); past it the worker is passed over — a stopped worker cannot make the primary hold more.
+ */
+const MAX_UNACKNOWLEDGED = 256;
 
 interface Slot {
   index: number;
@@ -73,7 +78,7 @@ export async function runPrimary(count: number, log: Logger, shared: { host: str
     } };
     return slot;
   });
-  const ready = (slot: Slot | undefined): boolean => slot?.listening === true && slot.worker?.isConnected() === true;
+  const ready = (slot: Slot | undefined): boolean => slot?.listening === true && slot.worker?.isConnected() === true && slot.handed.size < MAX_UNACKNOWLEDGED;
   const handoff = new Handoff({
     worker: (index) => (ready(slots[index]) ? slots[index]!.target : undefined),
     ready: () => slots.filter(ready).map((s) => s.target),
