@@ -1,5 +1,5 @@
 // `/metrics` under `serve --workers N`: one scrape of the shared port shows every worker
-// of the host. node:cluster hands a scrape's connection to any worker; that worker asks the primary
+// of the host. The primary hands a scrape's connection (no session) to any worker; that worker asks the primary
 // over the IPC channel (`scrape`), the primary asks every listening worker for its exposition
 // (`collect` → `samples`), waits at most COLLECT_TIMEOUT_MS for each (a hung or dead worker costs
 // the scrape that long at worst, never a hang), and answers (`scraped`) with its own families —

@@ -212,7 +212,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         const cluster = clusterSettings(values, env);
         if (workers > 1) {
           if (http === undefined) throw usage(`--workers ${workers} needs --http HOST:PORT: the workers share one HTTP port`);
-          // Connections reach workers round-robin: without shared session owners an agent's next request would find no session.
+          // A request can reach a worker that does not hold its session (a connection reused for another, an adopted session): the owners in Redis find it.
           if (cluster === undefined) throw usage(`--workers ${workers} needs --redis URL (or MCPGATE_REDIS): the workers find which of them holds an agent's session through Redis; a local redis-server is enough, e.g. --redis redis://127.0.0.1:6379`);
           cluster.privatePort = true;
         }
