@@ -76,8 +76,8 @@ export class Handoff {
   private readonly server: Server;
   private readonly pending = new Set<Socket>();
   private next = 0;
-  /** Connections handed to the worker a session named, and to the next in turn. */
-  readonly handed = { owner: 0, any: 0 };
+  /** Connections handed to the worker a session named, and to the next in turn (the primary's /metrics). */
+  readonly handed = { owner: 0, next: 0 };
 
   constructor(private readonly o: HandoffOptions) {
     this.server = createServer({ pauseOnConnect: true }, (socket) => this.accepted(socket));
@@ -162,7 +162,7 @@ export class Handoff {
       this.handed.owner++;
       return owner.send(head, socket, () => this.redeliver(socket, head, new Set([owner])));
     }
-    this.handed.any++;
+    this.handed.next++;
     this.redeliver(socket, head, new Set());
   }
 

@@ -100,6 +100,7 @@ export async function runPrimary(count: number, log: Logger, shared: { host: str
   const scraper = new HostScraper({
     configured: count,
     restarts: () => restarts,
+    handed: () => handoff.handed,
     log,
     members: () => slots.flatMap((s) => {
       const worker = s.worker;

@@ -66,6 +66,7 @@ describe('serve --workers 2: the primary hands each connection to its session\'s
 
   it('an SDK agent on several kept-alive connections: every request served by its owner, none forwarded', { timeout: 60_000 }, async () => {
     const before = await hostMetric(base, 'mcpgate_cluster_forwarded_total');
+    const toOwner = await hostMetric(base, 'mcpgate_connections_handed_total', 'to="owner"');
     const agent = new Agent({ keepAlive: true, maxSockets: 4 });
     let connections = 0;
     const create = agent.createConnection.bind(agent);
@@ -90,6 +91,8 @@ describe('serve --workers 2: the primary hands each connection to its session\'s
     assert.equal(await hostMetric(base, 'mcpgate_cluster_forwarded_total'), before, 'no request was forwarded');
     assert.ok(await hostMetric(base, 'mcpgate_tool_calls_total', 'server="sink"', 'tool="echo"', 'outcome="ok"') >= made);
     assert.equal(await hostMetric(base, 'mcpgate_cluster_adoptions_total'), 0);
+    // Every connection but the one `initialize` came on named the session: the primary's count.
+    assert.ok(await hostMetric(base, 'mcpgate_connections_handed_total', 'to="owner"') - toOwner >= connections - 1);
     await transport.terminateSession();
     agent.destroy();
   });
