@@ -1,18 +1,18 @@
-// `npm run bench -- cluster` (issue #12): mcpgate workers sharing a real redis-server, on this
+// `npm run bench -- cluster` (issues #12, #29): mcpgate workers sharing a real redis-server, on this
 // machine. (1) The added latency of a forwarded tools/call (sent to a worker that does not own the
 // session) against a local one (sent to the owner), sequential, in alternating rounds. (2)
-// Throughput at 64 calls in flight: 1 worker; 2 separate `serve` processes with each call sent to
-// its session's owner (a sticky balancer) or alternately to either (round robin: half the calls
-// forwarded); and `serve --workers 2`, one port, node:cluster handing each connection to the next
-// worker (the client's 64 keep-alive connections split between the workers, the sessions too, so
-// about half the calls are forwarded, as with round robin). (3) What caps it: the CPU each process
-// used per call in each shape — the load client (this process), each worker, each echo server, the
-// primary, Redis — from /proc (bench/proc.ts), since the client and every server share the cores.
-// With MCPGATE_BENCH_BASELINE=/path/to/an/older/dist/src/cli/main.js, a second pair of workers runs
-// that build, and the forwarded latency and the round-robin throughput of both builds are measured
-// in alternating rounds of this one run (a change's before and after on one shared machine).
+// Throughput at 64 calls in flight from a load generator of K processes (MCPGATE_BENCH_CLIENTS,
+// default 4; bench/load-client.ts: each its own keep-alive agent, its own sessions, 64/K loops), so
+// the client is not one process capped at a core: 1 worker (`serve`), then `serve --workers 2` and
+// `--workers 4` on one port (the primary hands each connection to the worker its session names),
+// with the share of calls forwarded between workers and the scaling, N workers ÷ (N × 1 worker).
+// (3) What caps it: the CPU each process used per call in each shape — the load clients, each
+// worker, each echo server, the primary, Redis — from /proc (bench/proc.ts), since the clients and
+// every server share the cores. With MCPGATE_BENCH_BASELINE=/path/to/an/older/dist/src/cli/main.js,
+// a second pair of workers runs that build, and the forwarded latency and `--workers 2` of both builds
+// are measured in alternating rounds of this one run (a change's before and after on one shared machine).
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
@@ -25,6 +25,9 @@ import { treeCpu } from './proc.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = join(ROOT, 'dist/src/cli/main.js');
 const ECHO = join(ROOT, 'dist/test/fixtures/echo-server.js');
+const LOAD_CLIENT = join(ROOT, 'dist/bench/load-client.js');
+/** Processes of the load generator (MCPGATE_BENCH_CLIENTS). */
+const CLIENTS = Math.max(1, Math.min(64, Number(process.env.MCPGATE_BENCH_CLIENTS ?? 4) || 4));
 const INFLIGHT = 64;
 const SESSIONS = 16;
 /** Per shape, in ROUNDS turns. */
@@ -83,19 +86,55 @@ function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
-/** Calls made with `INFLIGHT` loops for `ms`; each loop's target is chosen by `pick`. */
-async function drive(agent: Agent, ms: number, pick: (loop: number, n: number) => [string, string]): Promise<number> {
-  const end = performance.now() + ms;
-  let done = 0;
-  await Promise.all(Array.from({ length: INFLIGHT }, async (_, loop) => {
-    let n = 0;
-    while (performance.now() < end) {
-      const [base, session] = pick(loop, n++);
-      await call(agent, base, session);
-      done++;
+/** The load generator: CLIENTS processes (load-client.ts), each with its own agent and sessions. */
+class LoadClients {
+  private nextId = 1;
+  private readonly waiting = new Map<number, { resolve: (r: { calls: number; cpuMs: number }) => void; reject: (e: Error) => void }>();
+
+  private constructor(private readonly children: ChildProcess[]) {
+    for (const child of children) {
+      child.on('message', (m: { id: number; calls?: number; cpuMs?: number; error?: string }) => {
+        const w = this.waiting.get(m.id);
+        if (w === undefined) return;
+        this.waiting.delete(m.id);
+        if (m.error !== undefined) w.reject(new Error(m.error));
+        else w.resolve({ calls: m.calls ?? 0, cpuMs: m.cpuMs ?? 0 });
+      });
+      child.once('exit', (code) => {
+        for (const w of this.waiting.values()) w.reject(new Error(`a load client exited (${code})`));
+        this.waiting.clear();
+      });
     }
-  }));
-  return done;
+  }
+
+  static start(): LoadClients {
+    return new LoadClients(Array.from({ length: CLIENTS }, () => fork(LOAD_CLIENT, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })));
+  }
+
+  private ask(child: ChildProcess, order: Record<string, unknown>): Promise<{ calls: number; cpuMs: number }> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      child.send({ ...order, id });
+    });
+  }
+
+  /** SESSIONS sessions on `base`, split over the clients (at least one each). */
+  async open(base: string): Promise<void> {
+    const each = Math.max(1, Math.round(SESSIONS / CLIENTS));
+    await Promise.all(this.children.map((c) => this.ask(c, { op: 'open', base, sessions: each })));
+  }
+
+  /** INFLIGHT calls in flight on `base` for `ms`, split over the clients; the calls made and the clients' CPU. */
+  async drive(base: string, ms: number): Promise<{ calls: number; cpuMs: number }> {
+    const inflight = Math.max(1, Math.round(INFLIGHT / CLIENTS));
+    const all = await Promise.all(this.children.map((c) => this.ask(c, { op: 'drive', base, inflight, ms })));
+    return { calls: all.reduce((a, r) => a + r.calls, 0), cpuMs: all.reduce((a, r) => a + r.cpuMs, 0) };
+  }
+
+  close(): void {
+    for (const child of this.children) if (child.connected) child.send({ op: 'close' });
+  }
 }
 
 /** What a process is, from its command line. */
@@ -116,17 +155,18 @@ interface Shape {
   seconds: number;
 }
 
-/** One shape of the throughput comparison: where each loop's calls go, and what it has measured so far. */
+/** One shape of the throughput comparison: the gateway it drives, and what it has measured so far. */
 interface Turn {
   name: string;
   roots: ReadonlyMap<number, string>;
-  agent: Agent;
-  pick: (loop: number, n: number) => [string, string];
+  base: string;
+  /** Workers behind `base` (for the scaling); 0: not part of it. */
+  workers: number;
   shape: Shape;
 }
 
-function turn(name: string, roots: ReadonlyMap<number, string>, agent: Agent, pick: Turn['pick']): Turn {
-  return { name, roots, agent, pick, shape: { name, cpu: new Map(), calls: 0, seconds: 0 } };
+function turn(name: string, roots: ReadonlyMap<number, string>, base: string, workers: number): Turn {
+  return { name, roots, base, workers, shape: { name, cpu: new Map(), calls: 0, seconds: 0 } };
 }
 
 /** CPU of every process of the trees under `roots` (plus Redis), keyed by role. */
@@ -143,15 +183,13 @@ async function snapshot(roots: ReadonlyMap<number, string>, redisPid: number | u
   return out;
 }
 
-async function measure(name: string, roots: ReadonlyMap<number, string>, redisPid: number | undefined, run: () => Promise<number>): Promise<Shape> {
+async function measure(name: string, roots: ReadonlyMap<number, string>, redisPid: number | undefined, run: () => Promise<{ calls: number; cpuMs: number }>): Promise<Shape> {
   const before = await snapshot(roots, redisPid);
-  const client = process.cpuUsage();
   const t = performance.now();
-  const calls = await run();
+  const { calls, cpuMs } = await run();
   const seconds = (performance.now() - t) / 1000;
-  const used = process.cpuUsage(client);
   const after = await snapshot(roots, redisPid);
-  const cpu = new Map<string, number>([['load client (this process)', (used.user + used.system) / 1000]]);
+  const cpu = new Map<string, number>([[`load clients (${CLIENTS} processes)`, cpuMs]]);
   for (const [key, ms] of after) cpu.set(key, ms - (before.get(key) ?? 0));
   return { name, cpu, calls, seconds };
 }
@@ -209,46 +247,48 @@ export async function benchCluster(print: (line: string) => void): Promise<void>
     }
     // Throughput: every shape's processes run at once and the shapes take turns in 1 s rounds, so
     // the other engineers' load on this shared machine falls on all of them alike.
-    const shared = await startGate(config, redis.url, ['--workers', '2'], 2);
-    gates.push(shared);
-    const onePort = new Agent({ keepAlive: true, maxSockets: INFLIGHT });
+    const clients = LoadClients.start();
     try {
-      const half = SESSIONS / 2;
       const shapes: Turn[] = [];
-      for (const p of pairs) {
-        const sa = await Promise.all(Array.from({ length: half }, () => open(agent, p.a.base)));
-        const sb = await Promise.all(Array.from({ length: half }, () => open(agent, p.b.base)));
-        const roots = new Map([[p.a.child.pid!, 'worker A'], [p.b.child.pid!, 'worker B']]);
-        const suffix = pairs.length > 1 ? ` (${p.name})` : '';
-        if (p === pairs[0]) {
-          shapes.push(turn(`1 worker${suffix}`, roots, agent, (loop) => [p.a.base, sa[loop % half]!]));
-          shapes.push(turn(`2 serve processes, sticky balancer${suffix}`, roots, agent, (loop) => (loop % 2 === 0 ? [p.a.base, sa[(loop >> 1) % half]!] : [p.b.base, sb[(loop >> 1) % half]!])));
-        }
-        shapes.push(turn(`2 serve processes, round robin${suffix}`, roots, agent, (loop, n) => [(loop + n) % 2 === 0 ? p.a.base : p.b.base, loop % 2 === 0 ? sa[(loop >> 1) % half]! : sb[(loop >> 1) % half]!]));
+      const one = pairs[0]!.a;
+      shapes.push(turn('1 worker (serve)', new Map([[one.child.pid!, 'worker']]), one.base, 1));
+      for (const n of [2, 4]) {
+        const g = await startGate(config, redis.url, ['--workers', String(n)], n);
+        gates.push(g);
+        shapes.push(turn(`serve --workers ${n} (one port)`, new Map([[g.child.pid!, 'primary']]), g.base, n));
       }
-      // serve --workers 2: one port; the client's connections (and the sessions opened on them) are split by node:cluster.
-      const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => open(onePort, shared.base)));
-      shapes.push(turn('serve --workers 2 (one port, node:cluster)', new Map([[shared.child.pid!, 'primary']]), onePort, (loop) => [shared.base, sessions[loop % SESSIONS]!]));
-      for (const t of shapes) await drive(t.agent, 500, t.pick); // warm up
-      // How many of the one-port shape's calls were forwarded: its own /metrics, one scrape for both workers.
-      const relayedBefore = await relayed(shared.base);
+      if (baseline !== undefined) {
+        const g = await startGate(config, redis.url, ['--workers', '2'], 2, baseline);
+        gates.push(g);
+        shapes.push(turn('serve --workers 2 (baseline build)', new Map([[g.child.pid!, 'primary']]), g.base, 0));
+      }
+      for (const t of shapes) await clients.open(t.base);
+      for (const t of shapes) await clients.drive(t.base, 500); // warm up
+      // How many of each one-port shape's calls were forwarded: its own /metrics, one scrape for every worker.
+      const relayedBefore = await Promise.all(shapes.map((t) => relayed(t.base)));
       const redisPid = redis.pid;
       for (let round = 0; round < ROUNDS; round++) {
         for (const t of shapes) {
-          const r = await measure(t.name, t.roots, redisPid, () => drive(t.agent, MEASURE_MS / ROUNDS, t.pick));
+          const r = await measure(t.name, t.roots, redisPid, () => clients.drive(t.base, MEASURE_MS / ROUNDS));
           t.shape.calls += r.calls;
           t.shape.seconds += r.seconds;
           for (const [who, ms] of r.cpu) t.shape.cpu.set(who, (t.shape.cpu.get(who) ?? 0) + ms);
         }
       }
-      print(`\ncluster: tools/call throughput at ${INFLIGHT} in flight (${SESSIONS} sessions), ${ROUNDS} alternating rounds of ${MEASURE_MS / ROUNDS / 1000} s each; CPU per call of each process (/proc)`);
-      const one = shapes[0]!.shape.calls / shapes[0]!.shape.seconds;
-      for (const t of shapes) printShape(t.shape, one, print);
-      const onePortShape = shapes[shapes.length - 1]!.shape;
-      print(`  serve --workers 2: ${(((await relayed(shared.base)) - relayedBefore) * 100 / onePortShape.calls).toFixed(0)}% of its calls were forwarded to the other worker (mcpgate_cluster_forwarded_total of one /metrics scrape)`);
+      const relayedAfter = await Promise.all(shapes.map((t) => relayed(t.base)));
+      print(`\ncluster: tools/call throughput at ${INFLIGHT} in flight (${SESSIONS} sessions) from ${CLIENTS} load-client processes, ${ROUNDS} alternating rounds of ${MEASURE_MS / ROUNDS / 1000} s each; CPU per call of each process (/proc)`);
+      const oneRate = shapes[0]!.shape.calls / shapes[0]!.shape.seconds;
+      for (const t of shapes) printShape(t.shape, oneRate, print);
+      for (const [i, t] of shapes.entries()) {
+        if (i === 0) continue;
+        const rate = t.shape.calls / t.shape.seconds;
+        const share = ((relayedAfter[i]! - relayedBefore[i]!) * 100) / t.shape.calls;
+        const scaling = t.workers > 0 ? `; scaling ${(rate / (t.workers * oneRate)).toFixed(2)} of ${t.workers} × 1 worker (target ≥ 0.85, given ≥ ${2 * t.workers + CLIENTS} cores)` : '';
+        print(`  ${t.name}: ${share.toFixed(1)}% of its calls forwarded between workers (mcpgate_cluster_forwarded_total)${scaling}`);
+      }
       print(`  load average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     } finally {
-      onePort.destroy();
+      clients.close();
     }
   } finally {
     for (const g of gates) await stopGate(g);

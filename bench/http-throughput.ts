@@ -49,6 +49,10 @@ export interface HttpOptions {
   minCalls?: number;
   callsPerWorker?: number;
   perWorkerSessions?: boolean;
+  /** The levels of calls in flight (default CONCURRENCY). */
+  concurrency?: readonly number[];
+  /** Only these targets, by name (default: every one). */
+  targets?: readonly string[];
 }
 
 const ARGS = { name: '', arguments: { text: 'ping' } };
@@ -143,7 +147,7 @@ async function measure(targets: RunningTarget[], workers: number, mode: Sessions
 }
 
 export async function benchHttp(options: HttpOptions = {}, log: (line: string) => void = () => undefined): Promise<HttpResult> {
-  const opts: Required<HttpOptions> = { rounds: 5, minCalls: 400, callsPerWorker: 25, perWorkerSessions: true, ...options };
+  const opts: Required<HttpOptions> = { rounds: 5, minCalls: 400, callsPerWorker: 25, perWorkerSessions: true, concurrency: CONCURRENCY, targets: [], ...options };
   const dir = await mkdtemp(join(tmpdir(), 'mcpgate-bench-http-'));
   // Interrupted (the targets are killed on exit first: their hook was registered at import).
   const removeDir = (): void => rmSync(dir, { recursive: true, force: true });
@@ -154,7 +158,7 @@ export async function benchHttp(options: HttpOptions = {}, log: (line: string) =
   try {
     // MCPGATE_BENCH_NO_PEERS=1 leaves the other npm gateways out (an A/B of mcpgate builds only).
     const peers = process.env.MCPGATE_BENCH_NO_PEERS === '1' ? [] : OTHER_GATEWAYS;
-    const specs: TargetSpec[] = [floor, relay, mcpgate, ...extraMcpgates(), ...peers];
+    const specs: TargetSpec[] = [floor, relay, mcpgate, ...extraMcpgates(), ...peers].filter((spec) => opts.targets.length === 0 || opts.targets.includes(spec.name));
     for (const spec of specs) {
       try {
         running.push(await spec.start(dir));
@@ -169,7 +173,7 @@ export async function benchHttp(options: HttpOptions = {}, log: (line: string) =
     }
     const modes: Sessions[] = opts.perWorkerSessions ? ['shared', 'per-worker'] : ['shared'];
     for (const mode of modes) {
-      for (const workers of CONCURRENCY) {
+      for (const workers of opts.concurrency) {
         if (mode === 'per-worker' && workers === 1) continue;
         rows.push(...(await measure(running, workers, mode, opts)));
       }

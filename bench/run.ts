@@ -1,11 +1,12 @@
 // `npm run bench`: runs every benchmark and prints a table. Targets are checked here, not in unit
 // tests (timings on shared machines are noisy; only ratios measured in one run mean anything).
-// `npm run bench -- http` (or any of stdio, respawn, reload, http, memory, catalog, cluster, pool, eras) runs only the benchmarks named.
+// `npm run bench -- http` (or any of stdio, respawn, reload, http, peers, memory, catalog, cluster, pool, eras) runs only the benchmarks named.
 
 import { cpus, loadavg, totalmem } from 'node:os';
 import { benchReload } from './reload.js';
 import { benchRespawn } from './respawn.js';
 import { printHttp } from './http-report.js';
+import { FLOOR_NAME, MCPGATE_NAME, RELAY_NAME } from './http-targets.js';
 import { benchHttp } from './http-throughput.js';
 import { benchMemory } from './http-memory.js';
 import { benchCatalog, printCatalog } from './catalog.js';
@@ -45,7 +46,7 @@ function print(title: string, result: StdioResult): void {
   console.log(`  mcpgate ÷ the parse relay (parses, re-addresses and re-encodes every message): median ${(gate.median / parse.median).toFixed(2)}×, p99 ${(gate.p99 / parse.p99).toFixed(2)}×${cpuAbove}`);
 }
 
-const BENCHES = ['stdio', 'respawn', 'reload', 'http', 'memory', 'catalog', 'cluster', 'pool', 'eras'] as const;
+const BENCHES = ['stdio', 'respawn', 'reload', 'http', 'peers', 'memory', 'catalog', 'cluster', 'pool', 'eras'] as const;
 
 function selected(): Set<string> {
   const names = process.argv.slice(2);
@@ -62,6 +63,8 @@ async function main(): Promise<void> {
   if (run.has('respawn')) await respawn();
   if (run.has('reload')) await reload();
   if (run.has('http')) printHttp(await benchHttp({}, (line) => console.log(line)));
+  // The throughput target alone: 64 in flight on one shared session, mcpgate beside its floors and its Streamable HTTP peers.
+  if (run.has('peers')) printHttp(await benchHttp({ concurrency: [64], perWorkerSessions: false, targets: [FLOOR_NAME, RELAY_NAME, MCPGATE_NAME, 'mcp-proxy', 'supergateway'] }, (line) => console.log(line)));
   if (run.has('memory')) await benchMemory((line) => console.log(`\n${line}`));
   if (run.has('catalog')) await catalog();
   if (run.has('cluster')) await benchCluster((line) => console.log(line));

@@ -1,6 +1,7 @@
 // Composition root: builds mcpgate's parts in order (config → gateway and its connections → front)
 // and closes them in reverse. Only src/cli/ reads argv, installs signal handlers or exits.
 
+import type { Socket } from 'node:net';
 import type { ServersConfig } from './config/types.js';
 import { Reloader, loadBoth } from './reload.js';
 import type { Rules } from './rules/load.js';
@@ -33,9 +34,9 @@ export interface ClusterSettings {
   /** `--advertise HOST`: the name other workers reach this one by (default: the bound address, or the host name when bound to all). */
   advertise: string | undefined;
   /**
-   * `--workers N`: this process is one of N node:cluster workers sharing the port, which cannot say
-   * which worker a connection reaches; it also listens on a port of its own (the bound host, port 0)
-   * and other workers forward to that one.
+   * `--workers N`: this process is one of N node:cluster workers sharing the port (the primary hands
+   * it connections, `HttpSettings.handedSlot`); it also listens on a port of its own (the bound host,
+   * port 0) and other workers forward to that one.
    */
   privatePort?: boolean;
 }
@@ -269,6 +270,12 @@ export class Mcpgate {
   /** A signal during shutdown: every server's stop skips to SIGTERM now, SIGKILL after `termGraceMs`. */
   hurry(termGraceMs: number): void {
     this.gateway.hurry(termGraceMs);
+  }
+
+  /** `--workers N`: a connection of the shared port the primary hands over (closed if HTTP is not served). */
+  accept(socket: Socket, head: Buffer): void {
+    if (this.http === undefined) socket.destroy();
+    else this.http.accept(socket, head);
   }
 
   /** Last resort: kill every server's process group now. */

@@ -1,5 +1,5 @@
 // `/metrics` under `serve --workers N`: one scrape of the shared port shows every worker
-// of the host. node:cluster hands a scrape's connection to any worker; that worker asks the primary
+// of the host. The primary hands a scrape's connection (no session) to any worker; that worker asks the primary
 // over the IPC channel (`scrape`), the primary asks every listening worker for its exposition
 // (`collect` → `samples`), waits at most COLLECT_TIMEOUT_MS for each (a hung or dead worker costs
 // the scrape that long at worst, never a hang), and answers (`scraped`) with its own families —
@@ -116,6 +116,8 @@ export interface HostScraperOptions {
   members: () => readonly Member[];
   /** Workers restarted after dying, so far. */
   restarts: () => number;
+  /** Connections of the shared port handed to the worker their session named, and to the next in turn. */
+  handed?: () => { owner: number; next: number };
   log: Logger;
   timeoutMs?: number;
   /** The worker label of a pid (default `hostname:pid`, as cluster/cluster.ts's workerId). */
@@ -149,6 +151,18 @@ export class HostScraper {
       collect: () => this.last.map((w): Sample => ({ labels: [w.worker], value: w.up ? 1 : 0 })),
     });
     r.counter({ name: 'mcpgate_worker_restarts_total', help: 'Workers started again by the primary after one died unasked.', collect: () => o.restarts() });
+    const handed = o.handed;
+    if (handed !== undefined) {
+      r.counter({
+        name: 'mcpgate_connections_handed_total',
+        help: 'Connections of the shared port the primary handed to a worker: to the worker the first request\'s session id named (owner), or to the next worker in turn (next: no session, or its worker not ready).',
+        labels: ['to'],
+        collect: () => {
+          const h = handed();
+          return [{ labels: ['owner'], value: h.owner }, { labels: ['next'], value: h.next }];
+        },
+      });
+    }
   }
 
   /** The host's exposition; a scrape arriving during a collection shares it. */

@@ -21,6 +21,7 @@ import { parseRequestStateKey } from '../wire/era.js';
 import { COMMANDS, commandHelp, indent, type CommandSpec } from './commands.js';
 import { closest } from './suggest.js';
 import { withEnvFile } from './env-file.js';
+import { handedSettings } from './handoff.js';
 import { localClusterSecret, requestStateKeyOf, SECRET_FILE } from './cluster-secret.js';
 
 /** The most --workers accepted (each worker is a whole gateway with its own servers). */
@@ -215,7 +216,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         const cluster = clusterSettings(values, env);
         if (workers > 1) {
           if (http === undefined) throw usage(`--workers ${workers} needs --http HOST:PORT: the workers share one HTTP port`);
-          // Connections reach workers round-robin: without shared session owners an agent's next request would find no session.
+          // A request can reach a worker that does not hold its session (a connection reused for another, an adopted session): the owners in Redis find it.
           if (cluster === undefined) throw usage(`--workers ${workers} needs --redis URL (or MCPGATE_REDIS): the workers find which of them holds an agent's session through Redis; a local redis-server is enough, e.g. --redis redis://127.0.0.1:6379`);
           cluster.privatePort = true;
         }
@@ -239,7 +240,15 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         if (workers > 1 && nodeCluster.isPrimary) {
           // Refuse a bad configuration once, here, rather than once per worker.
           await loadBoth(configFile, rulesFile, env);
-          return await (await import('./workers.js')).runPrimary(workers, log);
+          return await (await import('./workers.js')).runPrimary(workers, log, { host: http!.host, port: http!.port });
+        }
+        // One of --workers N: the primary owns the shared port and hands this worker its connections.
+        if (workers > 1 && http !== undefined) {
+          const handed = handedSettings(env);
+          if (handed !== undefined) {
+            http.port = handed.port;
+            http.handedSlot = handed.slot;
+          }
         }
         // Without --cluster-secret (a Redis on loopback): the host's own, from the state directory.
         if (cluster !== undefined && cluster.secret === undefined) cluster.secret = await localClusterSecret(stateDir);

@@ -12,6 +12,7 @@
 // reaches every process of the group at once, and each worker would take it twice. The OS signals
 // are ignored; the primary forwards each one it gets.
 
+import { Socket } from 'node:net';
 import { Mcpgate, type HttpSettings, type McpgateOptions } from '../mcpgate.js';
 import { installLastResort } from './last-resort.js';
 import { HostScrapeClient, samplesMessage, type ScrapeMessage } from './host-metrics.js';
@@ -23,6 +24,10 @@ export const HURRY_GRACE_MS = 1000;
 export type WorkerMessage =
   | { mcpgate: 'listening'; url: string }
   | { mcpgate: 'signal'; signal: NodeJS.Signals }
+  /** A connection of the shared port (sent with the socket), and the bytes the primary read from it, base64. */
+  | { mcpgate: 'connection'; id: number; head: string }
+  /** The worker has connection `id`: the primary closes its copy. */
+  | { mcpgate: 'accepted'; id: number }
   | ScrapeMessage;
 
 export function isWorkerMessage(m: unknown): m is WorkerMessage {
@@ -66,8 +71,15 @@ export async function runServe(options: McpgateOptions, http?: HttpSettings, asW
     if (!process.connected) throw new Error('the IPC channel to the primary is closed');
     toPrimary(m);
   }) : undefined;
-  const fromPrimary = (m: unknown): void => {
+  const fromPrimary = (m: unknown, handle: unknown): void => {
     if (!isWorkerMessage(m) || scrapes?.onMessage(m) === true) return;
+    if (m.mcpgate === 'connection') {
+      if (!(handle instanceof Socket)) return;
+      // Acknowledged before anything is read from it: until then the primary may hand it elsewhere.
+      toPrimary({ mcpgate: 'accepted', id: m.id });
+      gate.accept(handle, Buffer.from(m.head, 'base64'));
+      return;
+    }
     if (m.mcpgate === 'collect') {
       toPrimary(samplesMessage(m.id, gate.gateway.metrics.render()));
       return;

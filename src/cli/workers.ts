@@ -1,22 +1,28 @@
 // `mcpgate serve --http HOST:PORT --workers N`: the primary process. It forks N workers
 // with node:cluster — each runs this same command line and is a whole gateway (its own servers,
-// sessions and Redis link; worker id `hostname:pid`, computed in the worker) — and the port is
-// shared: the primary accepts connections and hands them round-robin to the workers. Each worker
-// also listens on a port of its own, which it records in Redis, so a request for a session another
-// worker owns is forwarded to that worker (cluster/forward.ts) as between hosts.
+// sessions and Redis link; worker id `hostname:pid`, computed in the worker) — and owns the shared
+// port itself (handoff.ts): it reads each connection's first request head and hands the connection
+// to the worker whose slot the session id names (the worker that opened the session), or, naming
+// none, to the next worker in turn. Each worker is told its slot (0 … N-1, kept by its
+// replacement) and the shared port in its environment, and also listens on a port of its own, which
+// it records in Redis, so a request for a session another worker owns (an adopted session, a
+// kept-alive connection reused for another session, another host) is forwarded to that worker
+// (cluster/forward.ts) as between hosts.
 //
 // The primary runs no gateway. It supervises: a worker that dies unasked is forked again after a
 // backoff (RESTART_MIN_MS doubling to RESTART_MAX_MS, reset once a worker has run STABLE_MS). It
 // forwards SIGINT/SIGTERM (as SIGTERM: drain) and SIGHUP (reload) to every worker over the IPC
-// channel (serve.ts ignores the OS's copies in workers), and on SIGTERM waits for all of them to
-// drain and exit. A second signal hurries the workers' stops; a third kills them. A worker's
+// channel (serve.ts ignores the OS's copies in workers), and on SIGTERM stops accepting and waits
+// for all of them to drain and exit. A second signal hurries the workers' stops; a third kills them. A worker's
 // stdio servers cannot outlive it: it stops them on its way out, and its watchdog kills their
 // process groups if it dies hard (servers/process-groups.ts); if the primary dies hard, node:cluster
 // ends every worker (the IPC channel closes), and so their watchdogs. It also answers the workers'
 // requests for the whole host's `/metrics` (host-metrics.ts).
 
 import cluster, { type Worker } from 'node:cluster';
+import type { Socket } from 'node:net';
 import type { Logger } from '../observability/logger.js';
+import { Handoff, SHARED_PORT_ENV, WORKER_SLOT_ENV, type HandoffTarget } from './handoff.js';
 import { HostScraper } from './host-metrics.js';
 import { isWorkerMessage, type WorkerMessage } from './serve.js';
 
@@ -26,6 +32,11 @@ export const RESTART_MAX_MS = 10_000;
 export const STABLE_MS = 30_000;
 /** Exit code of a worker refused at start (usage, invalid configuration): restarting cannot help. */
 const EXIT_INVALID = 2;
+/**
+ * Connections a worker may have been sent and not yet acknowledged (the primary holds a copy of
+ * each); past it the worker is passed over — a stopped worker cannot make the primary hold more.
+ */
+const MAX_UNACKNOWLEDGED = 256;
 
 interface Slot {
   index: number;
@@ -35,10 +46,44 @@ interface Slot {
   /** Consecutive quick deaths, for the backoff. */
   failures: number;
   restart: NodeJS.Timeout | undefined;
+  /** How connections reach this slot's worker while it is ready. */
+  target: HandoffTarget;
+  /** Connections sent to this slot's worker and not yet acknowledged, by handoff id. */
+  handed: Map<number, { socket: Socket; head: Buffer; failed: () => void }>;
 }
 
-export async function runPrimary(count: number, log: Logger): Promise<number> {
-  const slots: Slot[] = Array.from({ length: count }, (_, index) => ({ index, worker: undefined, startedAt: 0, listening: false, failures: 0, restart: undefined }));
+/** `host`/`port`: the `--http` address, bound here and shared by the workers. */
+export async function runPrimary(count: number, log: Logger, shared: { host: string; port: number }): Promise<number> {
+  let handoffs = 0;
+  const slots: Slot[] = Array.from({ length: count }, (_, index) => {
+    const slot: Slot = { index, worker: undefined, startedAt: 0, listening: false, failures: 0, restart: undefined, handed: new Map(), target: {
+      send: (head, socket, failed) => {
+        const worker = slot.worker;
+        if (worker === undefined || !worker.isConnected()) return failed();
+        const id = ++handoffs;
+        slot.handed.set(id, { socket, head, failed });
+        // keepOpen: this copy stays until the worker acknowledges (then closed), so a worker that
+        // dies before it has the connection does not take it along: it goes to another one.
+        const undelivered = (err: Error | null): void => {
+          if (err === null || !slot.handed.delete(id)) return;
+          failed();
+        };
+        try {
+          worker.send({ mcpgate: 'connection', id, head: head.toString('base64') } satisfies WorkerMessage, socket, { keepOpen: true }, undelivered);
+        } catch (err) {
+          undelivered(err instanceof Error ? err : new Error(String(err)));
+        }
+      },
+      pending: () => slot.handed.size,
+    } };
+    return slot;
+  });
+  const ready = (slot: Slot | undefined): boolean => slot?.listening === true && slot.worker?.isConnected() === true && slot.handed.size < MAX_UNACKNOWLEDGED;
+  const handoff = new Handoff({
+    worker: (index) => (ready(slots[index]) ? slots[index]!.target : undefined),
+    ready: () => slots.filter(ready).map((s) => s.target),
+    log,
+  });
   let stopping = false;
   let signals = 0;
   let announced = false;
@@ -55,6 +100,7 @@ export async function runPrimary(count: number, log: Logger): Promise<number> {
   const scraper = new HostScraper({
     configured: count,
     restarts: () => restarts,
+    handed: () => handoff.handed,
     log,
     members: () => slots.flatMap((s) => {
       const worker = s.worker;
@@ -69,7 +115,7 @@ export async function runPrimary(count: number, log: Logger): Promise<number> {
   const fork = (slot: Slot): void => {
     slot.restart = undefined;
     if (stopping) return;
-    const worker = cluster.fork();
+    const worker = cluster.fork({ [WORKER_SLOT_ENV]: String(slot.index), [SHARED_PORT_ENV]: String(sharedPort) });
     slot.worker = worker;
     slot.startedAt = performance.now();
     slot.listening = false;
@@ -80,6 +126,13 @@ export async function runPrimary(count: number, log: Logger): Promise<number> {
         const id = m.id;
         return void scraper.scrape().then((text) => tell(worker, { mcpgate: 'scraped', id, text }), (err: unknown) => tell(worker, { mcpgate: 'scraped', id, error: err instanceof Error ? err.message : String(err) }));
       }
+      if (m.mcpgate === 'accepted') {
+        // The worker has the connection: the primary's copy goes (closing it ends nothing).
+        const entry = slot.handed.get(m.id);
+        slot.handed.delete(m.id);
+        entry?.socket.destroy();
+        return;
+      }
       if (scraper.onMessage(pid, m) || m.mcpgate !== 'listening') return;
       slot.listening = true;
       if (!announced && slots.every((s) => s.listening)) {
@@ -89,6 +142,10 @@ export async function runPrimary(count: number, log: Logger): Promise<number> {
     });
     worker.on('exit', (code: number | null, signal: NodeJS.Signals | null) => {
       slot.worker = undefined;
+      // Connections it never acknowledged are still whole here: they go to the other workers.
+      const unacknowledged = [...slot.handed.values()];
+      slot.handed.clear();
+      for (const entry of unacknowledged) entry.failed();
       const pid = worker.process.pid;
       if (pid !== undefined) scraper.gone(pid);
       if (stopping) {
@@ -115,6 +172,7 @@ export async function runPrimary(count: number, log: Logger): Promise<number> {
 
   const stopAll = (): void => {
     stopping = true;
+    handoff.close();
     for (const slot of slots) clearTimeout(slot.restart);
     for (const worker of live()) tell(worker, { mcpgate: 'signal', signal: 'SIGTERM' });
     checkDone();
@@ -136,7 +194,14 @@ export async function runPrimary(count: number, log: Logger): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onHangup);
+  let sharedPort = 0;
   try {
+    try {
+      sharedPort = (await handoff.listen(shared.host, shared.port)).port;
+    } catch (err) {
+      log.error(err instanceof Error ? err.message : String(err));
+      return 1;
+    }
     log.info(`starting ${count} workers`, { workers: count });
     for (const slot of slots) fork(slot);
     await done;
@@ -147,5 +212,6 @@ export async function runPrimary(count: number, log: Logger): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     process.off('SIGHUP', onHangup);
+    handoff.close();
   }
 }

@@ -10,6 +10,12 @@ import type { ReplayCounters, ReplayLimits } from './sse-replay.js';
 export interface HttpFrontOptions {
   host: string;
   port: number;
+  /**
+   * One of `serve --workers N`, in this slot: the primary owns `port` and hands this worker its
+   * connections (`HttpFront.accept`); this worker binds only a port of its own (the `host`, a free
+   * port), and the sessions it opens name the slot (session-ids.ts).
+   */
+  handedSlot?: number;
   /** 'off' is refused unless `host` is a loopback address (checked by the CLI and here). */
   auth: 'on' | 'off';
   /** With auth off: the agent of requests without an `X-Mcpgate-Agent` header. */

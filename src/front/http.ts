@@ -8,7 +8,6 @@
 // lookup for the session, then the agent session; the answer is written once as application/json.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { Logger } from '../observability/logger.js';
@@ -28,6 +27,8 @@ import { HttpListeners } from './http-listeners.js';
 import { FORWARDED, HttpSessions, findSession, isIdentified, onItsPath, viewNamed, type WithForwarded } from './http-sessions.js';
 import type { ForwardIdentity } from '../cluster/link.js';
 import { serveMetadata } from './http-metadata.js';
+import { mintSessionId } from './session-ids.js';
+import type { Socket } from 'node:net';
 
 export { HTTP_DEFAULTS, type HttpFrontOptions, type MountedRoutes } from './http-options.js';
 
@@ -55,6 +56,8 @@ export class HttpFront {
   /** The verified claims of each authenticated request's token (for the rules' grants), until the request is gone. */
   private readonly claims = new WeakMap<IncomingMessage, AuthClaims>();
   url = '';
+  /** Under a primary that owns the shared port (`handedSlot`): this worker's own port, bound by `listen`. */
+  private handedPort: number | undefined;
 
   constructor(private readonly gateway: Gateway, private readonly options: HttpFrontOptions, private readonly log: Logger) {
     if (options.auth === 'off' && !isLoopback(options.host)) {
@@ -69,14 +72,24 @@ export class HttpFront {
     this.table = new HttpSessions(this.sessions, gateway, options, this.opts, this.replay, log, () => {
       if (this.onDrained !== undefined && this.openPosts() === 0) this.onDrained();
     });
-    this.listeners = new HttpListeners((req, res) => this.guarded(req, res), log);
+    // Handed connections and forwards share one server: which port a request came to is the socket's.
+    this.listeners = new HttpListeners((req, res) => this.guarded(req, res, options.handedSlot === undefined || this.listeners.isHanded(req)), log);
   }
 
-  /** Binds the port; resolves with the `/mcp` URL. */
+  /**
+   * Binds the port; resolves with the `/mcp` URL. Under a primary that owns the shared port
+   * (`handedSlot`), binds this worker's own port instead, and the URL is the shared port's.
+   */
   async listen(): Promise<string> {
-    const address = await this.listeners.listen(this.options.host, this.options.port);
-    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    this.url = `http://${host}:${address.port}${MCP_PATH}`;
+    if (this.options.handedSlot !== undefined) {
+      this.handedPort = await this.listeners.listenHanded(this.options.host);
+      const host = this.options.host.includes(':') ? `[${this.options.host}]` : this.options.host;
+      this.url = `http://${host}:${this.options.port}${MCP_PATH}`;
+    } else {
+      const address = await this.listeners.listen(this.options.host, this.options.port);
+      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      this.url = `http://${host}:${address.port}${MCP_PATH}`;
+    }
     const period = Math.max(1000, Math.min(30_000, Math.floor(this.opts.sessionIdleMs / 4)));
     this.sweepTimer = setInterval(() => this.table.sweep(), period);
     this.sweepTimer.unref();
@@ -89,7 +102,13 @@ export class HttpFront {
    * gate; the port is not shared (`exclusive`). Resolves with the port.
    */
   listenPrivate(host: string): Promise<number> {
+    if (this.handedPort !== undefined) return Promise.resolve(this.handedPort);
     return this.listeners.listenPrivate(host, (req, res) => this.guarded(req, res, false));
+  }
+
+  /** A connection of the shared port, handed over by the primary with the bytes it read from it. */
+  accept(socket: Socket, head: Buffer): void {
+    this.listeners.accept(socket, head);
   }
 
   get sessionCount(): number {
@@ -247,7 +266,7 @@ export class HttpFront {
     if (parsed.kind === 'request' && parsed.msg.method === 'initialize') {
       if (sessionId !== undefined) return sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', 'initialize starts a new session: send it without Mcp-Session-Id'), {}, parsed.msg.id);
       const capabilities = parsed.msg.params?.capabilities;
-      const session = this.table.open(res, agent, isIdentified(this.options, req), randomUUID(), typeof capabilities === 'object' && capabilities !== null && !Array.isArray(capabilities) ? capabilities as Record<string, unknown> : {}, false, view);
+      const session = this.table.open(res, agent, isIdentified(this.options, req), mintSessionId(this.options.handedSlot), typeof capabilities === 'object' && capabilities !== null && !Array.isArray(capabilities) ? capabilities as Record<string, unknown> : {}, false, view);
       if (session === undefined) return;
       return this.deliver(session, parsed, req, res);
     }

@@ -97,6 +97,7 @@ describe('/metrics under serve --workers 3: one scrape shows the whole host', { 
   it('shows all three workers in every scrape, with totals that match the calls made', { timeout: 90_000 }, async () => {
     // Sessions on fresh connections until each worker owns one (the owner is the parent of the server process that answered).
     const owners = new Map<number, Client>();
+    const sessionOf = new Map<Client, string>();
     for (let i = 0; i < 15 && owners.size < 3; i++) {
       const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: AUTH }, fetch: freshConnection });
       const client = new Client({ name: 'metrics-test', version: '1.0.0' });
@@ -105,9 +106,10 @@ describe('/metrics under serve --workers 3: one scrape shows the whole host', { 
       const serverPid = Number(textOf(await client.callTool({ name: 'sink__pid', arguments: {} })));
       const owner = Number(execFileSync('ps', ['-o', 'ppid=', '-p', String(serverPid)], { encoding: 'utf8' }).trim());
       if (!owners.has(owner)) owners.set(owner, client);
+      sessionOf.set(client, transport.sessionId!);
     }
     assert.equal(owners.size, 3, 'a session owned by each worker');
-    // Echo calls: 3, 5 and 7 of them, each on a fresh connection (so mostly forwarded to the owner).
+    // Echo calls: 3, 5 and 7 of them, each on a fresh connection (each handed to the owner by the primary).
     let made = 0;
     let k = 0;
     for (const client of owners.values()) {
@@ -118,6 +120,14 @@ describe('/metrics under serve --workers 3: one scrape shows the whole host', { 
     const workers = await workersOf(base);
     const ids = workers.map((w) => w.id).sort();
     assert.equal(ids.length, 3);
+    // And one each sent to another worker's own port: forwarded to the owner.
+    for (const [owner, client] of owners) {
+      const other = workers.find((w) => w.pid !== owner)!;
+      const answer = await fetch(`${other.address}/mcp`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionOf.get(client)!, 'mcp-protocol-version': '2025-11-25', connection: 'close' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'sink__echo', arguments: { text: 'forwarded' } } }) });
+      assert.equal(answer.status, 200);
+      assert.match(await answer.text(), /forwarded/);
+      made++;
+    }
     for (let round = 0; round < 4; round++) {
       const s = await scrape(`${base}/metrics`);
       assert.equal(new Set(s.helps).size, s.helps.length, 'each family once (HELP and TYPE not repeated per worker)');
@@ -132,7 +142,7 @@ describe('/metrics under serve --workers 3: one scrape shows the whole host', { 
       assert.equal(total(echoes), made, JSON.stringify([...echoes]));
       assert.equal([...echoes.values()].filter((n) => n > 0).length, 3);
       const forwarded = total(byWorker(s, 'mcpgate_cluster_forwarded_total', 'outcome="relayed"'));
-      assert.ok(forwarded >= 1, `forwarded ${forwarded}`);
+      assert.equal(forwarded, 3, 'only the calls sent to another worker\'s own port were forwarded');
       assert.equal(total(byWorker(s, 'mcpgate_cluster_forward_seconds_count')), forwarded, 'one latency sample per relayed forward');
       assert.equal(total(byWorker(s, 'mcpgate_cluster_adoptions_total')), 0, 'no owner died: nothing adopted');
       assert.ok(s.helps.includes('mcpgate_cluster_adoptions_total') && s.helps.includes('mcpgate_cluster_sessions_held'));

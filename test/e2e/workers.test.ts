@@ -1,7 +1,7 @@
 // Issue #12, `mcpgate serve --http HOST:PORT --workers 3 --redis URL`: one command, three node:cluster
 // workers on one port, a real redis-server (the flags' refusals: test/cli/cluster-flags.test.ts). The official SDK client's requests open a new connection
-// each (`connection: close`), so the primary hands them round-robin to the workers: the session
-// works across them (forwarded to its owner over each worker's own port). kill -9 of the owner: the
+// each (`connection: close`): the primary hands each to the worker that opened the session its id
+// names, so none is forwarded; a request sent to another worker's own port is forwarded to the owner. kill -9 of the owner: the
 // primary starts another worker, the owner's server process goes (its watchdog), and the session
 // goes on (adopted). SIGTERM to the primary drains every worker and leaves no process behind.
 
@@ -61,7 +61,7 @@ describe('mcpgate serve --workers 3 --redis: one port, three supervised workers'
     await dir?.remove();
   });
 
-  it('serves one session whose requests land on different workers (forwarded to the owner)', { timeout: 60_000 }, async () => {
+  it('serves one session whose requests come on many connections, each handed to its owner (none forwarded)', { timeout: 60_000 }, async () => {
     const { client, transport, asked } = await agent(url);
     clients.push(client);
     for (let i = 0; i < 9; i++) assert.equal(textOf(await client.callTool({ name: 'sink__echo', arguments: { text: `hi ${i}` } })), `hi ${i}`);
@@ -82,8 +82,20 @@ describe('mcpgate serve --workers 3 --redis: one port, three supervised workers'
       if (n > 0) forwarders++;
       adopted += await metric(w.address, 'mcpgate_cluster_adoptions_total');
     }
-    assert.ok(relayed >= 3 && forwarders >= 1, `forwarded ${relayed} by ${forwarders} worker(s)`);
+    assert.equal(relayed, 0, `forwarded ${relayed} by ${forwarders} worker(s)`);
     assert.equal(adopted, 0);
+    // The owner is the worker the session id names; another worker's own port forwards to it.
+    const session = transport.sessionId!;
+    assert.match(session, /^w[0-2]\./);
+    let sent = 0;
+    for (const w of rows) {
+      const answer = await fetch(`${w.address}/mcp`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': transport.protocolVersion ?? '2025-11-25', connection: 'close' }, body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: 'sink__echo', arguments: { text: `via ${++sent}` } } }) });
+      assert.equal(answer.status, 200);
+      assert.match(await answer.text(), new RegExp(`via ${sent}`));
+    }
+    let forwarded = 0;
+    for (const w of rows) forwarded += await metric(w.address, 'mcpgate_cluster_forwarded_total{outcome="relayed"}');
+    assert.equal(forwarded, 2, 'the two workers that do not own it forwarded it');
     // The records count sessions as of each worker's last heartbeat (every second): wait for one.
     let owners = rows;
     await until(async () => (owners = await workersOf(base)).some((w) => w.sessions > 0), 5_000);

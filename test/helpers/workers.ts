@@ -2,6 +2,8 @@
 // workers-metrics.test.ts): the primary started on a real redis-server, waited for until every
 // worker is listed in `/status`, and the status rows read back.
 import assert from 'node:assert/strict';
+import { request as httpRequest, type Agent } from 'node:http';
+import { Readable } from 'node:stream';
 import { GatewayProcess, fixtureServer, until, writeConfig, type TempDir } from './gateway.js';
 import { makeToken, writeRules } from './http.js';
 import type { RedisServer } from './redis.js';
@@ -41,21 +43,47 @@ export interface WorkersHost {
  * Three workers in front of the kitchen-sink fixture as `sink`, alice (the token `hash` is hers)
  * allowed it, `ops` the admin (ADMIN); resolves once the primary has said every worker listens and all three are listed.
  */
-export async function startThreeWorkers(dir: TempDir, redis: RedisServer, hash: string): Promise<WorkersHost> {
+export function startThreeWorkers(dir: TempDir, redis: RedisServer, hash: string): Promise<WorkersHost> {
+  return startWorkers(dir, redis, hash, 3);
+}
+
+/** As startThreeWorkers, with `count` workers. */
+export async function startWorkers(dir: TempDir, redis: RedisServer, hash: string, count: number): Promise<WorkersHost> {
   const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server') });
   const rules = await writeRules(dir, { agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } }, admins: { ops: { tokens: [ADMIN.hash] } } });
-  const gw = new GatewayProcess({ config, agent: null, args: ['--http', '127.0.0.1:0', '--workers', '3', '--redis', redis.url, '--rules', rules, '--pins', 'off'] });
+  const gw = new GatewayProcess({ config, agent: null, args: ['--http', '127.0.0.1:0', '--workers', String(count), '--redis', redis.url, '--rules', rules, '--pins', 'off'] });
   // The primary says so once every worker listens.
   const line = await Promise.race([
-    gw.waitForLog((l) => l.workers === 3 && typeof l.url === 'string'),
+    gw.waitForLog((l) => l.workers === count && typeof l.url === 'string'),
     gw.exited.then((exit) => {
       throw new Error(`the primary exited (${JSON.stringify(exit)}): ${JSON.stringify(gw.logs.slice(-5))}`);
     }),
   ]);
   const url = line.url as string;
   const base = url.replace(/\/mcp$/, '');
-  assert.ok(await until(async () => (await workersOf(base)).length === 3, 30_000), 'three workers in the cluster');
+  assert.ok(await until(async () => (await workersOf(base)).length === count, 30_000), `${count} workers in the cluster`);
   return { gw, url, base };
+}
+
+/**
+ * A `fetch` for the SDK's transport over node:http with `agent` (keep-alive), so a test can count
+ * the connections an agent's requests travel on (`agent`'s sockets) — undici's pool does not say.
+ */
+export function agentFetch(agent: Agent): (url: string | URL, init?: RequestInit) => Promise<Response> {
+  return (url, init) => new Promise((resolve, reject) => {
+    const headers: Record<string, string> = {};
+    new Headers(init?.headers).forEach((value, name) => (headers[name] = value));
+    const req = httpRequest(new URL(url), { method: init?.method ?? 'GET', headers, agent, signal: init?.signal ?? undefined }, (res) => {
+      const out = new Headers();
+      for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) for (const v of Array.isArray(value) ? value : [value]) out.append(name, v);
+      const status = res.statusCode ?? 502;
+      const empty = status === 202 || status === 204 || status === 304 || init?.method === 'HEAD';
+      if (empty) res.resume();
+      resolve(new Response(empty ? null : Readable.toWeb(res) as ReadableStream, { status, headers: out }));
+    });
+    req.once('error', reject);
+    req.end(typeof init?.body === 'string' ? init.body : undefined);
+  });
 }
 
 /** SIGTERM to the primary (if it still runs) and its exit awaited. */
