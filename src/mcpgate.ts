@@ -232,6 +232,8 @@ export class Mcpgate {
     const auth = settings.auth === 'off' ? `auth off: every request is agent "${settings.defaultAgent}" unless it sends X-Mcpgate-Agent` : 'bearer tokens required';
     log.info(`mcpgate listening on ${url} (${auth})`, { url });
     const consoleUrl = url.replace(/\/mcp$/, CONSOLE_PATH);
+    // A call waiting for approval names its page in the console (and the agent is told it).
+    this.gateway.approvals.consoleBase = consoleUrl;
     if (console.enabled) log.info(`the operator's console is at ${consoleUrl} (sign in with an admin's token)`, { url: consoleUrl });
     else log.info(CONSOLE_OFF);
     const started = this.gateway.start();

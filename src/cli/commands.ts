@@ -112,6 +112,17 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       json: { type: 'boolean', help: 'print the raw /status JSON' },
     },
   },
+  'approve-call': {
+    synopsis: 'approve-call [ID] [--deny] [--reason TEXT] [--url http://HOST:PORT] [--token TOKEN] [--json]',
+    summary: 'Approve (or deny) a call the rules hold for a person\'s approval, in a running HTTP gateway; without ID, list the calls waiting and their arguments.',
+    options: {
+      deny: { type: 'boolean', help: 'deny the call: the agent gets MCPG_CALL_DENIED with the reason' },
+      reason: { type: 'string', value: 'TEXT', help: 'why (told to the agent and written to the audit trail; at most 500 characters)' },
+      url: { type: 'string', value: 'URL', help: 'the gateway, any worker of a cluster (MCPGATE_URL)' },
+      token: { type: 'string', value: 'TOKEN', help: 'an admin\'s token (MCPGATE_TOKEN)' },
+      json: { type: 'boolean', help: 'print the raw JSON answer' },
+    },
+  },
   token: {
     synopsis: 'token AGENT',
     summary: 'Print a new bearer token for AGENT and the line to add under it in gateway-rules.json.',

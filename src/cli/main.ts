@@ -115,7 +115,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
     const str = (name: string): string | undefined => (typeof values[name] === 'string' ? values[name] : undefined);
     const flag = (name: string): boolean => values[name] === true;
-    if (positionals.length > 0 && command !== 'pins' && command !== 'approve' && command !== 'token' && command !== 'login' && command !== 'logout') throw usage(`unexpected argument "${positionals[0]}"`);
+    if (positionals.length > 0 && command !== 'pins' && command !== 'approve' && command !== 'approve-call' && command !== 'token' && command !== 'login' && command !== 'logout') throw usage(`unexpected argument "${positionals[0]}"`);
     const configFile = resolve(str('config') ?? env.MCPGATE_CONFIG ?? '.mcp.json');
     const stateDir = resolve(str('state') ?? env.MCPGATE_STATE ?? join(dirname(configFile), '.mcpgate'));
     // An explicit rules file must exist; otherwise gateway-rules.json beside the config is used if present.
@@ -161,6 +161,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           process.off('SIGINT', interrupted);
         }
       }
+      case 'approve-call':
+        if (positionals.length > 1) throw usage(`approve-call takes one call id (got ${positionals.length})`);
+        if (positionals.length === 0 && (flag('deny') || str('reason') !== undefined)) throw usage('--deny and --reason need the id of the call to decide');
+        return await (await import('./approve-call.js')).runApproveCall({ id: positionals[0], deny: flag('deny'), reason: str('reason'), url: str('url') ?? env.MCPGATE_URL, token: str('token') ?? env.MCPGATE_TOKEN, json: flag('json') }, io);
       case 'status':
         return await (await import('./status.js')).runStatus({ url: str('url') ?? env.MCPGATE_URL, token: str('token') ?? env.MCPGATE_TOKEN, json: flag('json') }, io);
       case 'import':

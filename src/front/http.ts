@@ -120,7 +120,7 @@ export class HttpFront {
     if (path === METADATA_PATH || path.startsWith(`${METADATA_PATH}/`)) return serveMetadata(path, req, res, this.gateway.rules, this.resourceUri());
     if (path !== MCP_PATH) {
       const { cluster, hostMetrics } = this.options;
-      const ops = { ...this.options.ops, draining: this.draining, url: () => this.url, ...(cluster !== undefined && { cluster: () => cluster.status() }), ...(shared && hostMetrics !== undefined && { metrics: hostMetrics }) };
+      const ops = { ...this.options.ops, draining: this.draining, url: () => this.url, adminName: (r: IncomingMessage) => this.adminName(r), ...(cluster !== undefined && { cluster: () => cluster.status() }), ...(shared && hostMetrics !== undefined && { metrics: hostMetrics }) };
       return handleOps(path, req, res, ops, (r) => this.asker(req, r));
     }
     if (this.draining) return sendError(res, 503, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'), { connection: 'close' });
@@ -166,6 +166,12 @@ export class HttpFront {
   }
 
   /** An operator's route: an admin's token, or no tokens in use; else a valid agent's (refused by the caller) or a 401 answered here. */
+  /** The operator making a request to an ops route, as decisions name them. */
+  private adminName(req: IncomingMessage): string {
+    const admin = adminOf(this.gateway.rules, req.headers.authorization);
+    return admin !== undefined ? `admin:${admin}` : 'operator';
+  }
+
   private async asker(req: IncomingMessage, res: ServerResponse): Promise<'operator' | 'agent' | undefined> {
     if (this.options.auth === 'off' || adminOf(this.gateway.rules, req.headers.authorization) !== undefined) return 'operator';
     return (await this.identify(req, res)) === undefined ? undefined : 'agent';

@@ -75,12 +75,21 @@ export abstract class AgentSide {
 
   // ── notifications and responses from the agent ─────────────────────────────────────────────
 
+  /** A cancelled request that is not on a server: a call waiting for approval, withdrawn by the session (session.ts). */
+  protected cancelWaiting(requestId: RequestId, reason: string): void {
+    void requestId;
+    void reason;
+  }
+
   protected onNotification(msg: JsonRpcNotification): void {
     switch (msg.method) {
       case 'notifications/cancelled': {
         const requestId = msg.params?.requestId as RequestId | undefined;
         const entry = requestId === undefined ? undefined : this.inflight.get(requestId);
-        if (entry === undefined) return;
+        if (entry === undefined) {
+          if (requestId !== undefined) this.cancelWaiting(requestId, typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent');
+          return;
+        }
         this.inflight.delete(requestId!);
         if (this.spans !== undefined) {
           entry.trace?.end('cancelled');

@@ -29,7 +29,9 @@ import { AgentSide } from './agent-side.js';
 import { auditOf, recordFinished, type Timed } from './call-records.js';
 import { subscribeUri } from './subscribe-uri.js';
 import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
-import { NOT_YET } from './router.js';
+import { NOT_YET, type ToolRoute } from './router.js';
+import { callDigest, type Waiting } from './approval-desk.js';
+import type { ApprovalNeed } from '../rules/approvals.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
 import { initializeResult, LOG_LEVEL_RANK } from './methods.js';
 import { scopeOf } from './pool-scope.js';
@@ -61,6 +63,8 @@ export class AgentSession extends AgentSide {
    * token; the front sets them per request), for the rules' grants; undefined otherwise.
    */
   claims: Claims | undefined;
+  /** The agent's calls waiting for a person's approval, by its request id (not yet on any server). */
+  private readonly approvals = new Map<RequestId, Waiting>();
 
   constructor(
     private readonly parts: SessionParts,
@@ -193,6 +197,15 @@ export class AgentSession extends AgentSide {
     if (route === NOT_YET) return this.waiting.run(msg.id, () => this.callTool(msg, agent, timeoutMs));
     const audit = this.parts.audit === undefined ? undefined : auditOf(this.parts.audit, this.id, msg.method, agent, { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
+    // The rules may hold this call for a person's approval (rules/approvals.ts): it waits, unsent.
+    const need = this.parts.approval(agent, route.server, route.original, params!.arguments as Record<string, unknown> | undefined, agent === this.agent ? this.claims : undefined);
+    if (need !== undefined) return this.awaitApproval(msg, route, name, agent, need, timeoutMs, audit);
+    this.sendCall(msg, route, timeoutMs, audit);
+  }
+
+  /** A routed tools/call (approved, where the rules ask for approval) goes to its server. */
+  private sendCall(msg: JsonRpcRequest, route: ToolRoute, timeoutMs: number | undefined, audit: Timed['audit']): void {
+    const params = msg.params;
     params!.name = route.original;
     // A tool that mirrors parameters into headers gets mcpgate's own, from the arguments it forwards
     // (in place of any the agent sent); a modern HTTP server is the only one that sees them.
@@ -205,6 +218,56 @@ export class AgentSession extends AgentSide {
       const renamed = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
       return (this.parts.sanitize && sanitizeContent(result)) || renamed || created;
     }, { tool: route.original, start: performance.now(), audit });
+  }
+
+  /**
+   * The call waits on the approval desk (approval-desk.ts) until an admin decides or the rule's
+   * timeout passes; the server is not called meanwhile. The agent learns where it can be approved:
+   * a progress notification when it asked for progress. Approved: sent as it is (its digest is
+   * checked again); denied or expired: the desk's error.
+   */
+  private awaitApproval(msg: JsonRpcRequest, route: ToolRoute, name: string, agent: string, need: ApprovalNeed, timeoutMs: number | undefined, audit: Timed['audit']): void {
+    const agentId = msg.id;
+    if (this.inflight.has(agentId) || this.approvals.has(agentId)) return this.sendError(agentId, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`));
+    if (this.approvals.size >= this.parts.maxInflight) {
+      return this.sendError(agentId, new GatewayError('MCPG_OVERLOADED', `agent "${this.agent}" already has ${this.approvals.size} calls waiting for approval (the limit is ${this.parts.maxInflight})`));
+    }
+    const args = (msg.params!.arguments ?? {}) as Record<string, unknown>;
+    const waiting = this.parts.approvals.wait({ agent, session: this.id, server: route.server, tool: route.original, publicName: name, args, need });
+    if (waiting instanceof GatewayError) {
+      if (audit !== undefined) this.parts.audit?.record({ ...audit, outcome: 'failed', code: waiting.code });
+      return this.sendError(agentId, waiting);
+    }
+    this.approvals.set(agentId, waiting);
+    const token = (msg.params!._meta as Record<string, unknown> | undefined)?.progressToken;
+    if (typeof token === 'string' || typeof token === 'number') {
+      const where = waiting.url ?? `mcpgate approve-call ${waiting.call.id}`;
+      this.notify('notifications/progress', { progressToken: token, progress: 0, message: `waiting for an admin to approve this call: ${where}` }, agentId);
+    }
+    void waiting.outcome.then((outcome) => {
+      if (this.approvals.get(agentId) !== waiting) return; // cancelled by the agent: no answer
+      this.approvals.delete(agentId);
+      if (this.closed) return;
+      if (outcome instanceof GatewayError) {
+        if (audit !== undefined) this.parts.audit?.record({ ...audit, outcome: 'failed', code: outcome.code });
+        this.spans?.end(agentId, 'error', outcome.code, route.server);
+        return this.sendError(agentId, outcome);
+      }
+      // What goes to the server is exactly what was approved.
+      if (callDigest(agent, route.server, route.original, (msg.params!.arguments ?? {}) as Record<string, unknown>) !== waiting.call.digest) {
+        return this.sendError(agentId, new GatewayError('MCPG_INTERNAL', 'the call changed while it waited for approval; it was not made'));
+      }
+      this.sendCall(msg, route, timeoutMs, audit);
+    });
+  }
+
+  /** The agent cancelled a call that waits for approval: it is withdrawn (and, as for any cancelled request, not answered). */
+  protected override cancelWaiting(requestId: RequestId, reason: string): void {
+    const waiting = this.approvals.get(requestId);
+    if (waiting === undefined) return;
+    this.approvals.delete(requestId);
+    this.spans?.end(requestId, 'cancelled', undefined, waiting.call.server);
+    waiting.cancel(reason);
   }
 
   // ── tasks ───────────────────────────────────────────────────────────────────────────────────
@@ -424,6 +487,11 @@ export class AgentSession extends AgentSide {
       entry.conn.cancel(entry.serverId, 'the agent disconnected');
       this.sendError(agentId, new GatewayError('MCPG_SHUTTING_DOWN', `the gateway is shutting down; the call to server "${entry.conn.name}" was cancelled`, { server: entry.conn.name }));
     }
+    for (const [agentId, waiting] of this.approvals) {
+      waiting.cancel('the agent disconnected');
+      this.sendError(agentId, new GatewayError('MCPG_SHUTTING_DOWN', `the session ended; the call of tool "${waiting.call.publicName}" waiting for approval was not made`, { server: waiting.call.server }));
+    }
+    this.approvals.clear();
     this.closed = true;
     this.spans?.endAll('MCPG_SHUTTING_DOWN');
     this.inflight.clear();
