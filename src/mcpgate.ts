@@ -180,6 +180,16 @@ export class Mcpgate {
   }
 
   /**
+   * `--stdio --http`: also serves one agent on stdio, beside the HTTP front that `serveHttp` started
+   * (with the servers); resolves when the stdio agent is gone.
+   */
+  attachStdio(): Promise<StdioEnd> {
+    const { maxAgentBuffer } = this.options;
+    this.front = serveStdio(this.gateway, this.options.agent, this.options.agentExplicit ?? true, maxAgentBuffer === undefined ? {} : { maxAgentBuffer });
+    return this.front.ended;
+  }
+
+  /**
    * Serves agents over Streamable HTTP and starts the servers. Resolves once the port is bound
    * (agents may connect at once; their first lists wait for the servers, at most `--list-wait` after the first is ready).
    */

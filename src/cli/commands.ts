@@ -42,7 +42,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     summary: 'Run the gateway: one MCP server, on stdio or Streamable HTTP, in front of every server of the config.',
     options: {
       config, rules, 'env-file': envFile, state,
-      stdio: { type: 'boolean', help: 'serve one agent on stdin/stdout (the default)' },
+      stdio: { type: 'boolean', help: 'serve one agent on stdin/stdout (the default); with --http as well, both (the console and /approvals beside a stdio agent)' },
       http: { type: 'string', value: '[HOST:]PORT', help: 'serve Streamable HTTP at http://HOST:PORT/mcp (HOST defaults to 127.0.0.1; port 0 picks one; MCPGATE_HTTP)' },
       agent: { type: 'string', value: 'ID', help: 'the agent on stdio, and over HTTP with --no-auth (default "default"; MCPGATE_AGENT)' },
       mode: { type: 'string', value: 'MODE', help: 'aggregate (the catalog, the default) or discovery (meta-tools; MCPGATE_MODE)' },

@@ -180,7 +180,6 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         if (formatText !== undefined && !isLogFormat(formatText)) throw usage(`--log-format must be json or pretty (got "${formatText}")`);
         const log = new Logger(levelText, undefined, {}, logStyleFor(formatText, process.stderr.isTTY === true, env));
         const httpText = str('http') ?? (flag('stdio') ? undefined : env.MCPGATE_HTTP);
-        if (flag('stdio') && str('http') !== undefined) throw usage('choose one of --stdio and --http');
         const separator = str('separator');
         if (separator !== undefined && !/^[A-Za-z0-9_-]{1,8}$/.test(separator)) throw usage('--separator must be 1–8 characters from [A-Za-z0-9_-]');
         const startupTimeoutMs = positiveInt(str('startup-timeout'), '--startup-timeout', 'a positive whole number of milliseconds');
@@ -210,6 +209,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           },
         };
         const http = httpText === undefined ? undefined : httpSettings(httpText, values, agent, agentExplicit);
+        // --stdio with --http: one agent on stdio, and the HTTP front (the console, /status, /approvals) beside it.
+        const stdioToo = flag('stdio') && http !== undefined;
+        if (stdioToo && (str('workers') !== undefined || str('redis') !== undefined)) throw usage('--stdio with --http is one process for one stdio agent: it takes no --workers or --redis');
         const workers = positiveInt(str('workers'), '--workers', 'a positive whole number') ?? 1;
         if (workers > MAX_WORKERS) throw usage(`--workers must be at most ${MAX_WORKERS} (got ${workers})`);
         const cluster = clusterSettings(values, env);
@@ -245,7 +247,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         if (cluster !== undefined && cluster.secret === undefined) cluster.secret = await localClusterSecret(stateDir);
         // Every worker opens every worker's requestState (the retry may reach any of them).
         if (cluster?.secret !== undefined && requestStateKey === undefined) requestStateKey = requestStateKeyOf(cluster.secret);
-        return await (await import('./serve.js')).runServe({ ...defined('audit', audit), ...(cluster !== undefined && { clustered: true }), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, ...defined('listWaitMs', listWaitMs), maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: flag('debug'), agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1);
+        return await (await import('./serve.js')).runServe({ ...defined('audit', audit), ...(cluster !== undefined && { clustered: true }), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, ...defined('listWaitMs', listWaitMs), maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: flag('debug'), agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1, stdioToo);
       }
       default:
         throw usage(`unknown command "${command}"`);
