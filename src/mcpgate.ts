@@ -5,6 +5,8 @@ import type { ServersConfig } from './config/types.js';
 import { Reloader, loadBoth } from './reload.js';
 import type { Rules } from './rules/load.js';
 import { Gateway, type GatewayOptions, type ServerSummary } from './gateway/gateway.js';
+import type { PendingCall } from './gateway/approval-desk.js';
+import type { RedisApprovalBoard } from './cluster/approval-board.js';
 import { serveStdio, type StdioEnd, type StdioFront } from './front/stdio.js';
 import type { HttpFront, HttpFrontOptions } from './front/http.js';
 import { isLoopback as isLoopbackHost } from './front/http-util.js';
@@ -233,6 +235,8 @@ export class Mcpgate {
     const url = await this.http.listen();
     port = clusterSettings?.privatePort === true ? await this.http.listenPrivate(settings.host) : Number(new URL(url).port);
     if (cluster !== undefined) {
+      // Calls waiting for approval are seen, and decided, on every worker; the gateway still checks each decision.
+      this.gateway.approvals.useBoard(cluster.approvals as RedisApprovalBoard<PendingCall>, cluster.id);
       await cluster.start();
       const forwardingHost = advertised(clusterSettings?.advertise, settings.host);
       log.info(`worker ${cluster.id} joined the cluster (forwarding address ${forwardingHost}:${port})`, { worker: cluster.id });
