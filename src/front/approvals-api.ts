@@ -13,7 +13,6 @@ import { GatewayError } from '../errors.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { MAX_REASON_CHARS } from '../gateway/approval-desk.js';
 import { readBody, sendError, sendJson } from './http-util.js';
-import type { Asker } from './ops.js';
 
 export const APPROVALS_PATH = '/approvals';
 /** A decision's body is a few hundred bytes. */
@@ -23,12 +22,15 @@ export function isApprovalsPath(path: string): boolean {
   return path === APPROVALS_PATH || path.startsWith(`${APPROVALS_PATH}/`);
 }
 
+/** Who asks (ops.ts `Asker`): an operator, an agent (refused), or undefined once a 401 was answered. */
+type Asker = (res: ServerResponse) => Promise<'operator' | 'agent' | undefined>;
+
 export function handleApprovals(path: string, req: IncomingMessage, res: ServerResponse, gateway: Gateway, asker: Asker, adminName: (req: IncomingMessage) => string): void {
   const id = path === APPROVALS_PATH ? undefined : decode(path.slice(APPROVALS_PATH.length + 1));
   const method = req.method ?? 'GET';
   if (id === undefined && method !== 'GET' && method !== 'HEAD') return sendError(res, 405, new GatewayError('MCPG_INVALID_REQUEST', `${APPROVALS_PATH} answers GET; decide one call with POST ${APPROVALS_PATH}/ID`), { allow: 'GET, HEAD' });
   if (id !== undefined && method !== 'POST') return sendError(res, 405, new GatewayError('MCPG_INVALID_REQUEST', `${APPROVALS_PATH}/ID answers POST {"approve": true|false, "reason": "…"}`), { allow: 'POST' });
-  if (id === '' ) return sendError(res, 404, new GatewayError('MCPG_INVALID_REQUEST', `no route ${path}`));
+  if (id === '') return sendError(res, 404, new GatewayError('MCPG_INVALID_REQUEST', `no route ${path}`));
   void asker(res).then(async (who) => {
     if (who === undefined) return;
     if (who === 'agent') return sendError(res, 403, new GatewayError('MCPG_OPERATORS_ONLY', `${APPROVALS_PATH} is for operators: send an admin's token (the rules' "admins", made with 'mcpgate token NAME'), not an agent's`));

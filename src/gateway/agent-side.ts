@@ -18,6 +18,9 @@ import { extensionsOf } from './extensions.js';
 import type { RequestSpans } from './request-spans.js';
 import type { AgentChannel } from './session-parts.js';
 
+/** The id prefix of mcpgate's own `elicitation/create` offering an agent the approval page of its waiting call (session.ts). */
+export const APPROVAL_ELICITATION = 'mcpgate-approval-';
+
 export abstract class AgentSide {
   protected initialized = false;
   protected capabilities: Record<string, unknown> = {};
@@ -113,6 +116,8 @@ export abstract class AgentSide {
   }
 
   protected onResponse(msg: JsonRpcResponse): void {
+    // The agent's answer to mcpgate's own URL elicitation of a call waiting for approval: the admin decides, not it.
+    if (typeof msg.id === 'string' && msg.id.startsWith(APPROVAL_ELICITATION)) return;
     if (!this.agentRequests.answer(msg)) this.log.debug('dropped an answer to no pending request', { id: msg.id });
   }
 

@@ -14,7 +14,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Connection } from '../servers/connection.js';
 import { AGENT_CAPABILITIES, type WithAgentCapabilities } from '../servers/era.js';
 import {
-  parseMessage, spliceResponseId, type Classified, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
+  encodeRequest, parseMessage, spliceResponseId, type Classified, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
 } from '../wire/jsonrpc.js';
 import { sanitizeContent } from '../wire/sanitize.js';
 import { RAW_REQUEST, type WithRawRequest } from '../wire/request-splice.js';
@@ -25,7 +25,7 @@ import { ShownViews } from './agent-views.js';
 import type { Call } from './calls.js';
 import { UntilSettled } from './until-settled.js';
 import { RequestSpans, failureOf } from './request-spans.js';
-import { AgentSide } from './agent-side.js';
+import { AgentSide, APPROVAL_ELICITATION } from './agent-side.js';
 import { auditOf, recordFinished, type Timed } from './call-records.js';
 import { subscribeUri } from './subscribe-uri.js';
 import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
@@ -239,15 +239,23 @@ export class AgentSession extends AgentSide {
       return this.sendError(agentId, waiting);
     }
     this.approvals.set(agentId, waiting);
+    const where = waiting.url ?? `mcpgate approve-call ${waiting.call.id}`;
     const token = (msg.params!._meta as Record<string, unknown> | undefined)?.progressToken;
     if (typeof token === 'string' || typeof token === 'number') {
-      const where = waiting.url ?? `mcpgate approve-call ${waiting.call.id}`;
       this.notify('notifications/progress', { progressToken: token, progress: 0, message: `waiting for an admin to approve this call: ${where}` }, agentId);
+    }
+    // An agent that takes URL-mode elicitation (MCP 2025-11-25) is offered the console's page of its
+    // call; its answer changes nothing (the admin decides), and it hears when the wait is over.
+    const elicited = waiting.url !== undefined && this.initialized && this.channel.era !== 'modern' && isObject(this.capabilities.elicitation) && isObject(this.capabilities.elicitation.url);
+    if (elicited) {
+      const request = { mode: 'url', elicitationId: waiting.call.id, url: waiting.url, message: `The call of tool "${name}" waits for an admin's approval; it can be approved at this page.` };
+      this.channel.send(encodeRequest(`${APPROVAL_ELICITATION}${waiting.call.id}`, 'elicitation/create', request), agentId);
     }
     void waiting.outcome.then((outcome) => {
       if (this.approvals.get(agentId) !== waiting) return; // cancelled by the agent: no answer
       this.approvals.delete(agentId);
       if (this.closed) return;
+      if (elicited) this.notify('notifications/elicitation/complete', { elicitationId: waiting.call.id }, agentId);
       if (outcome instanceof GatewayError) {
         if (audit !== undefined) this.parts.audit?.record({ ...audit, outcome: 'failed', code: outcome.code });
         this.spans?.end(agentId, 'error', outcome.code, route.server);
@@ -499,6 +507,10 @@ export class AgentSession extends AgentSide {
     this.parts.closed(this);
     this.channel.closed?.();
   }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function invalidParams(message: string): GatewayError {

@@ -31,7 +31,26 @@ interface Rig {
   admin: string;
   agentToken: string | undefined;
   audit: string;
+  /** The URL elicitations the agent was sent, and the ids it was told are complete. */
+  elicited: Record<string, unknown>[];
+  completed: string[];
   stop(): Promise<unknown>;
+}
+
+/** The agent declares URL elicitation (MCP 2025-11-25) and records what it is sent. */
+function recorder(): { capabilities: Record<string, unknown>; setup: (c: Client) => void; elicited: Record<string, unknown>[]; completed: string[] } {
+  const elicited: Record<string, unknown>[] = [];
+  const completed: string[] = [];
+  return {
+    capabilities: { elicitation: { url: {} } }, elicited, completed,
+    setup: (c) => {
+      c.setRequestHandler('elicitation/create', (req) => {
+        elicited.push(req.params as Record<string, unknown>);
+        return { action: 'accept' };
+      });
+      c.setNotificationHandler('notifications/elicitation/complete', (n) => void completed.push(String((n.params as { elicitationId: string }).elicitationId)));
+    },
+  };
 }
 
 const APPROVE = {
@@ -58,8 +77,9 @@ async function httpRig(): Promise<Rig> {
   const { config, rules, admin } = await files(dir, 'bot', agent.hash);
   const audit = dir.file('audit.jsonl');
   const http: HttpGateway = await startHttpGateway({ config, args: ['--rules', rules, '--audit', audit, '--audit-arguments'] });
-  const { client } = await connectAgent(http.url, { token: agent.token });
-  return { dir, gw: http.gw, base: http.base, client, admin, agentToken: agent.token, audit, stop: async () => {
+  const r = recorder();
+  const { client } = await connectAgent(http.url, { token: agent.token, capabilities: r.capabilities, setup: r.setup });
+  return { dir, gw: http.gw, base: http.base, client, admin, agentToken: agent.token, audit, elicited: r.elicited, completed: r.completed, stop: async () => {
     await client.close();
     await http.stop();
   } };
@@ -69,9 +89,10 @@ async function stdioRig(): Promise<Rig> {
   const dir = await tempDir();
   const { config, rules, admin } = await files(dir, 'bot');
   const audit = dir.file('audit.jsonl');
-  const gw = await startGateway({ config, agent: 'bot', args: ['--rules', rules, '--audit', audit, '--audit-arguments', '--stdio', '--http', '127.0.0.1:0'] });
+  const r = recorder();
+  const gw = await startGateway({ config, agent: 'bot', args: ['--rules', rules, '--audit', audit, '--audit-arguments', '--stdio', '--http', '127.0.0.1:0'], capabilities: r.capabilities, setup: r.setup });
   const listening = await gw.waitForLog((l) => String(l.msg).startsWith('mcpgate listening on'));
-  return { dir, gw, base: String(listening.url).replace(/\/mcp$/, ''), client: gw.client, admin, agentToken: undefined, audit, stop: () => gw.stop() };
+  return { dir, gw, base: String(listening.url).replace(/\/mcp$/, ''), client: gw.client, admin, agentToken: undefined, audit, elicited: r.elicited, completed: r.completed, stop: () => gw.stop() };
 }
 
 /** The next call to start waiting for approval (one not in `seen`), from the gateway's log. */
@@ -194,11 +215,26 @@ for (const transport of ['http', 'stdio'] as const) {
       assert.equal((await ledger(rig)).filter((c) => (c.arguments as { name?: string }).name === 'tmp').length, 0);
     });
 
+    it('an agent that takes URL elicitation is offered the call\'s approval page, and told when the wait is over', async () => {
+      const before = rig.elicited.length;
+      const call = rig.client.callTool({ name: 'g__delete_branch', arguments: { name: 'elicited' } });
+      const id = await nextPending(rig, seen);
+      assert.ok(await until(() => rig.elicited.some((r) => r.elicitationId === id)));
+      const request = rig.elicited.find((r) => r.elicitationId === id)!;
+      assert.equal(request.mode, 'url');
+      assert.equal(request.url, `${rig.base}/ui/approvals/${id}`);
+      assert.ok(rig.elicited.length > before);
+      assert.equal((await approveCall(rig, id)).code, 0);
+      assert.equal(textOf(await call), 'done delete_branch');
+      assert.ok(await until(() => rig.completed.includes(id)));
+    });
+
     it('audits every step: requested, approved and denied by whom, expired, cancelled', async () => {
       const check = async (): Promise<boolean> => {
         const lines = (await readFile(rig.audit, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === 'call-approval');
         const outcomes = lines.map((l) => l.outcome);
-        return outcomes.filter((o) => o === 'requested').length === 5 && outcomes.filter((o) => o === 'approved').length === 2
+        const elicitedToo = 1;
+        return outcomes.filter((o) => o === 'requested').length === 5 + elicitedToo && outcomes.filter((o) => o === 'approved').length === 2 + elicitedToo
           && lines.some((l) => l.outcome === 'denied' && l.by === 'admin:alice' && l.reason === 'not on a Friday')
           && outcomes.includes('expired') && outcomes.includes('cancelled') && lines.every((l) => /^sha256:[0-9a-f]{64}$/.test(String(l.digest)));
       };
