@@ -45,7 +45,7 @@ function recorder(): { capabilities: Record<string, unknown>; setup: (c: Client)
     capabilities: { elicitation: { url: {} } }, elicited, completed,
     setup: (c) => {
       c.setRequestHandler('elicitation/create', (req) => {
-        elicited.push(req.params as Record<string, unknown>);
+        elicited.push(req.params);
         return { action: 'accept' };
       });
       c.setNotificationHandler('notifications/elicitation/complete', (n) => void completed.push(String((n.params as { elicitationId: string }).elicitationId)));
