@@ -97,12 +97,15 @@ describe('approvals across the workers of a cluster', { timeout: 120_000, skip: 
     const key = `mcpgate:approval:${pending.id}:decision`;
     const decision = JSON.stringify({ id: pending.id, digest: pending.digest, approved: true, by: 'admin:mallory', reason: '', at: Date.now() });
     const before = await metric(a.base, 'mcpgate_cluster_records_refused_total{kind="decision"}');
-    // Unsigned, then signed with another secret: each wakes worker A, which refuses it.
+    // Unsigned, then signed with another secret: each wakes worker A, which takes it and refuses it.
+    let refused = before;
     for (const sig of ['forged', signRecord('not-the-cluster-secret', 'decision', key, { decision })]) {
       await store.hset(key, { decision, sig });
       await store.publish('mcpgate:approvals:decided', JSON.stringify({ id: pending.id }));
+      refused += 1;
+      assert.ok(await until(async () => (await metric(a.base, 'mcpgate_cluster_records_refused_total{kind="decision"}')) >= refused));
+      assert.equal(await store.exists(key), 0, 'taken (and deleted) by worker A');
     }
-    assert.ok(await until(async () => (await metric(a.base, 'mcpgate_cluster_records_refused_total{kind="decision"}')) >= before + 2));
     // Still waiting, and the server has not been called.
     assert.deepEqual((await listOn(a)).map((p) => p.id), [pending.id]);
     assert.equal((await deletes()).length, 1);
