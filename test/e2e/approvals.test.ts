@@ -147,6 +147,8 @@ for (const transport of ['http', 'stdio'] as const) {
       assert.deepEqual(pending.arguments, args);
       assert.equal(pending.url, `${rig.base}/ui/approvals/${id}`);
       assert.deepEqual(await ledger(rig), [{ tool: 'push', arguments: { branch: 'feature/x' } }]);
+      const status = await cli(['status', '--url', rig.base, '--token', rig.admin]);
+      assert.match(status.out, /approvals: 1 call\(s\) wait here for an admin/);
       // The agent was told where its call can be approved.
       assert.ok(await until(() => progress.some((m) => m.includes(`/ui/approvals/${id}`))), JSON.stringify(progress));
       // The CLI lists it with its arguments, then approves it.
