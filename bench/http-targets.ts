@@ -211,18 +211,49 @@ export const relay: TargetSpec = {
   },
 };
 
-export const mcpgate: TargetSpec = {
-  name: MCPGATE_NAME,
-  async start(dir) {
-    const config = join(dir, 'mcpgate.mcp.json');
-    await writeFile(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [ECHO] } } }));
-    const group = new Group(MCPGATE_NAME, [CLI, 'serve', '--config', config, '--http', '127.0.0.1:0', '--no-auth', '--agent', 'bench', '--log-level', 'info']);
-    return guarded(group, async () => {
-      const url = await group.waitFor((l) => jsonField(l, (o) => typeof o.msg === 'string' && o.msg.startsWith('mcpgate listening on'), 'url'));
-      return untilReady(group, target(group, 'streamable', url, 'echo__echo'));
-    });
-  },
-};
+/** mcpgate as a target: `cli` (this build, or another for an A/B in one run) and optionally a rules file's JSON. */
+function mcpgateTarget(name: string, cli: string, rules?: unknown): TargetSpec {
+  return {
+    name,
+    async start(dir) {
+      const stem = name.replace(/[^a-z0-9]+/gi, '-');
+      const config = join(dir, `${stem}.mcp.json`);
+      await writeFile(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [ECHO] } } }));
+      const rulesArgs: string[] = [];
+      if (rules !== undefined) {
+        const file = join(dir, `${stem}.rules.json`);
+        await writeFile(file, JSON.stringify(rules));
+        rulesArgs.push('--rules', file);
+      }
+      const group = new Group(name, [cli, 'serve', '--config', config, ...rulesArgs, '--http', '127.0.0.1:0', '--no-auth', '--agent', 'bench', '--log-level', 'info']);
+      return guarded(group, async () => {
+        const url = await group.waitFor((l) => jsonField(l, (o) => typeof o.msg === 'string' && o.msg.startsWith('mcpgate listening on'), 'url'));
+        return untilReady(group, target(group, 'streamable', url, 'echo__echo'));
+      });
+    },
+  };
+}
+
+export const mcpgate: TargetSpec = mcpgateTarget(MCPGATE_NAME, CLI);
+
+/**
+ * Rules whose limits the bench never reaches (a window and calls in flight for its agent): what a
+ * limit check costs a call, against the same build without limits.
+ */
+export const UNREACHED_LIMITS = { agents: { bench: { allow: { servers: ['*'] }, limits: { calls: 1_000_000_000, per: '1d', inFlight: 1_000_000 } } } };
+
+/**
+ * Opt-in extra mcpgate targets, in the same rounds: `MCPGATE_BENCH_BASELINE` (another build's
+ * dist/src/cli/main.js: "mcpgate (baseline)", for before/after in one run) and `MCPGATE_BENCH_LIMITS=1`
+ * ("mcpgate (limits)": this build with limits that are never reached).
+ */
+export function extraMcpgates(): TargetSpec[] {
+  const extra: TargetSpec[] = [];
+  const baseline = process.env.MCPGATE_BENCH_BASELINE;
+  if (baseline !== undefined && baseline !== '') extra.push(mcpgateTarget('mcpgate (baseline)', baseline));
+  if (process.env.MCPGATE_BENCH_LIMITS === '1') extra.push(mcpgateTarget('mcpgate (limits)', CLI, UNREACHED_LIMITS));
+  return extra;
+}
 
 export const mcpProxy: TargetSpec = {
   name: 'mcp-proxy',

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSession, type McpSession } from './http-client.js';
 import { treeCpuMs } from './proc.js';
-import { floor, mcpgate, OTHER_GATEWAYS, relay, type RunningTarget, type TargetSpec } from './http-targets.js';
+import { extraMcpgates, floor, mcpgate, OTHER_GATEWAYS, relay, type RunningTarget, type TargetSpec } from './http-targets.js';
 
 export const CONCURRENCY: readonly number[] = [1, 16, 64];
 /** `shared`: one MCP session carries all C workers' calls; `per-worker`: each worker has its own. */
@@ -152,7 +152,9 @@ export async function benchHttp(options: HttpOptions = {}, log: (line: string) =
   const skipped: HttpResult['skipped'] = [];
   const rows: HttpRow[] = [];
   try {
-    const specs: TargetSpec[] = [floor, relay, mcpgate, ...OTHER_GATEWAYS];
+    // MCPGATE_BENCH_NO_PEERS=1 leaves the other npm gateways out (an A/B of mcpgate builds only).
+    const peers = process.env.MCPGATE_BENCH_NO_PEERS === '1' ? [] : OTHER_GATEWAYS;
+    const specs: TargetSpec[] = [floor, relay, mcpgate, ...extraMcpgates(), ...peers];
     for (const spec of specs) {
       try {
         running.push(await spec.start(dir));

@@ -23,8 +23,9 @@ const P99_TARGET = 1.25;
 function print(title: string, result: StdioResult): void {
   console.log(`\n${title}`);
   const direct = result.direct.median;
-  for (const target of TARGETS) {
-    const s = result[target];
+  const extra = (['mcpgate (baseline)', 'mcpgate (limits)'] as const).filter((t) => result[t] !== undefined);
+  for (const target of [...TARGETS, ...extra]) {
+    const s = result[target]!;
     const cpu = s.cpu === undefined ? '' : `  CPU ${s.cpu.run.toFixed(0).padStart(4)} µs/call (main thread: user ${s.cpu.user.toFixed(0)}, kernel ${s.cpu.system.toFixed(0)})`;
     console.log(`  ${target.padEnd(20)} median ${fmt(s.median).padStart(8)}  p99 ${fmt(s.p99).padStart(9)}  ${(s.median / direct).toFixed(2)}× direct  (${s.calls} calls)${cpu}`);
   }
@@ -37,6 +38,10 @@ function print(title: string, result: StdioResult): void {
     `p99 ${p99.toFixed(2)}× (target ≤ ${P99_TARGET}×: ${p99 <= P99_TARGET ? 'met' : 'not met'}); mcpgate's own work is ${fmt(gate.median - floor.median)} per call ` +
     `(${(gate.median / direct).toFixed(2)}× direct, the relay ${(floor.median / direct).toFixed(2)}×)`);
   const cpuAbove = gate.cpu === undefined || parse.cpu === undefined ? '' : `; mcpgate's process spends ${(gate.cpu.run - parse.cpu.run).toFixed(0)} µs of CPU per call more than it`;
+  for (const t of extra) {
+    const other = result[t]!;
+    console.log(`  mcpgate ÷ ${t}: median ${(gate.median / other.median).toFixed(2)}×, p99 ${(gate.p99 / other.p99).toFixed(2)}×${gate.cpu !== undefined && other.cpu !== undefined ? `, CPU ${gate.cpu.run.toFixed(0)} vs ${other.cpu.run.toFixed(0)} µs/call` : ''}`);
+  }
   console.log(`  mcpgate ÷ the parse relay (parses, re-addresses and re-encodes every message): median ${(gate.median / parse.median).toFixed(2)}×, p99 ${(gate.p99 / parse.p99).toFixed(2)}×${cpuAbove}`);
 }
 

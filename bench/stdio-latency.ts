@@ -40,8 +40,13 @@ export interface LatencyStats {
 
 export type Target = 'direct' | 'pipe relay (floor)' | 'parse relay' | 'mcpgate' | 'naive SDK proxy';
 export const TARGETS: readonly Target[] = ['direct', 'pipe relay (floor)', 'parse relay', 'mcpgate', 'naive SDK proxy'];
+/** Opt-in targets (MCPGATE_BENCH_BASELINE, MCPGATE_BENCH_LIMITS=1), in the same rounds; see http-targets.ts `extraMcpgates`. */
+export type ExtraTarget = 'mcpgate (baseline)' | 'mcpgate (limits)';
 
-export type StdioResult = Record<Target, LatencyStats>;
+export type StdioResult = Record<Target, LatencyStats> & Partial<Record<ExtraTarget, LatencyStats>>;
+
+/** Rules whose limits the bench never reaches: what a limit check costs a call. */
+const UNREACHED_LIMITS = { agents: { bench: { allow: { servers: ['*'] }, limits: { calls: 1_000_000_000, per: '1d', inFlight: 1_000_000 } } } };
 
 function stats(samples: number[]): LatencyStats {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -50,7 +55,7 @@ function stats(samples: number[]): LatencyStats {
 }
 
 interface Connected {
-  target: Target;
+  target: Target | ExtraTarget;
   client: Client;
   pid: number | null;
   tool: string;
@@ -59,7 +64,7 @@ interface Connected {
   cpu: ProcessCpu;
 }
 
-async function connect(target: Target, args: string[], tool: string): Promise<Connected> {
+async function connect(target: Target | ExtraTarget, args: string[], tool: string): Promise<Connected> {
   const client = new Client({ name: 'mcpgate-bench', version: '1.0.0' });
   const transport = new StdioClientTransport({ command: process.execPath, args, stderr: 'ignore' });
   await client.connect(transport);
@@ -100,6 +105,13 @@ export async function benchStdio(sdk: 'v1' | 'v2', options: { rounds?: number; c
     targets.push(await connect('parse relay', [PARSE, process.execPath, ...server], 'echo__echo'));
     targets.push(await connect('mcpgate', [CLI, 'serve', '--config', config, '--agent', 'bench', '--log-level', 'warn'], 'echo__echo'));
     targets.push(await connect('naive SDK proxy', [NAIVE, process.execPath, ...server], 'echo'));
+    const baseline = process.env.MCPGATE_BENCH_BASELINE;
+    if (baseline !== undefined && baseline !== '') targets.push(await connect('mcpgate (baseline)', [baseline, 'serve', '--config', config, '--agent', 'bench', '--log-level', 'warn'], 'echo__echo'));
+    if (process.env.MCPGATE_BENCH_LIMITS === '1') {
+      const rules = join(dir, 'limits.rules.json');
+      await writeFile(rules, JSON.stringify(UNREACHED_LIMITS));
+      targets.push(await connect('mcpgate (limits)', [CLI, 'serve', '--config', config, '--rules', rules, '--agent', 'bench', '--log-level', 'warn'], 'echo__echo'));
+    }
     for (const t of targets) await round(t.client, t.tool, warmup, []);
     let cpuKnown = true;
     for (let r = 0; r < rounds; r++) {

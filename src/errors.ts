@@ -23,6 +23,12 @@ export const JSONRPC = {
   INTERNAL_ERROR: -32603,
   /** MCP's "resource not found" (2025-11-25, resources/read). */
   RESOURCE_NOT_FOUND: -32002,
+  /**
+   * MCP's "rate limited" as the specification's draft defines it (SEP-3304 "Standardizing
+   * Rate-Limiting Errors": `RATE_LIMITED`, `error.data.retryAfterMs`, optional `limit` and
+   * `remaining`; HTTP 429 with `Retry-After`). Sent only with that meaning (docs/errors.md).
+   */
+  RATE_LIMITED: -32023,
 } as const;
 
 /** Every code, with the JSON-RPC code it maps to on the wire and a one-line summary. */
@@ -62,6 +68,7 @@ export const ERROR_CODES = {
   MCPG_SESSION_LIMIT: { rpc: -32019, summary: 'The limit on sessions (per agent or in total) is reached; end or let idle sessions expire (HTTP 429 per agent, 503 in total).' },
   MCPG_SERVER_NEEDS_LOGIN: { rpc: -31033, summary: 'A remote server wants an OAuth access token mcpgate does not have and cannot refresh; run `mcpgate login SERVER`.' },
   MCPG_REQUEST_STATE_INVALID: { rpc: -31031, summary: "A modern agent's retry carried a requestState mcpgate did not issue to it, or one altered, expired or already used." },
+  MCPG_RATE_LIMITED: { rpc: JSONRPC.RATE_LIMITED, summary: "A tool call was over a limit of the rules' `limits` (calls per window, or calls in flight); `data.retryAfterMs` says when to try again (HTTP 429 with Retry-After)." },
   MCPG_POOL_EXHAUSTED: { rpc: -31030, summary: "A per-agent or per-session server's pool is at its cap and every connection in it is busy; try again when one is idle." },
   MCPG_INPUT_ROUNDS_EXCEEDED: { rpc: -31047, summary: "A modern server kept answering a call with input-required results past mcpgate's limit of rounds; the call was ended." },
   MCPG_INPUT_FAILED: { rpc: -31048, summary: "A modern server's input request (sampling, elicitation, roots) could not be answered by the agent, so the call could not be retried." },

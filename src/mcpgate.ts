@@ -13,6 +13,7 @@ import { isLoopback as isLoopbackHost } from './front/http-util.js';
 import { AuditLog, type AuditOptions } from './observability/audit.js';
 import type { Tracing, TracingOptions } from './observability/tracing.js';
 import { GATEWAY_INFO } from './version.js';
+import { GatewayError } from './errors.js';
 import { TokenStore } from './oauth/store.js';
 import type { Cluster } from './cluster/cluster.js';
 import { workerId } from './cluster/worker-id.js';
@@ -56,6 +57,8 @@ export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules' 
   agent: string;
   /** True when the agent's identity was configured (--agent / MCPGATE_AGENT) rather than defaulted. */
   agentExplicit?: boolean;
+  /** The curated view the stdio agent is on (`--view`, a name in the rules' `views`); absent: none. */
+  view?: string;
   /** Where `${VAR}` in the config is expanded from (default: the process environment). */
   env?: NodeJS.ProcessEnv;
   /** Bytes written for one agent and not yet read past which mcpgate stops (`--max-agent-buffer`, both fronts). */
@@ -170,8 +173,12 @@ export class Mcpgate {
    * was ready (later servers arrive with list_changed).
    */
   serveStdio(): { ended: Promise<StdioEnd>; started: Promise<ServerSummary[]> } {
-    const { maxAgentBuffer } = this.options;
-    this.front = serveStdio(this.gateway, this.options.agent, this.options.agentExplicit ?? true, maxAgentBuffer === undefined ? {} : { maxAgentBuffer });
+    const { maxAgentBuffer, view } = this.options;
+    if (view !== undefined && !this.gateway.rules.views.has(view)) {
+      const known = [...this.gateway.rules.views.keys()];
+      throw new GatewayError('MCPG_CONFIG_INVALID', `--view ${JSON.stringify(view)}: the rules file defines no view of that name (${known.length === 0 ? 'it has no "views"' : `its views: ${known.join(', ')}`})`);
+    }
+    this.front = serveStdio(this.gateway, this.options.agent, this.options.agentExplicit ?? true, { ...(maxAgentBuffer !== undefined && { maxAgentBuffer }), ...(view !== undefined && { view }) });
     const started = this.gateway.start();
     this.reloader.start();
     started.then((summaries) => {
@@ -204,7 +211,6 @@ export class Mcpgate {
     const [{ HTTP_DEFAULTS, HttpFront }, { CONSOLE_OFF, CONSOLE_PATH, Console }, { Cluster }] = await Promise.all([
       import('./front/http.js'), import('./console/console.js'), settings.cluster === undefined ? { Cluster: undefined } : import('./cluster/cluster.js'),
     ]);
-    const console = new Console({ gateway: this.gateway, audit: this.audit, log: log.child({ front: 'console' }) });
     const { cluster: clusterSettings, ...front } = settings;
     let port = 0;
     if (clusterSettings !== undefined && clusterSettings.secret === undefined) throw new Error('a cluster needs its secret (the CLI gives --cluster-secret or the state directory\'s key)');
@@ -218,6 +224,7 @@ export class Mcpgate {
       metrics: metrics.registry,
       log: log.child({ room: 'cluster' }),
     }));
+    const console = new Console({ gateway: this.gateway, audit: this.audit, log: log.child({ front: 'console' }), ...(cluster !== undefined && { signIns: cluster.signIns }) });
     this.http = new HttpFront(this.gateway, {
       ...(maxAgentBuffer !== undefined && { maxAgentBuffer }),
       ...front,
@@ -238,6 +245,8 @@ export class Mcpgate {
       // Calls waiting for approval are seen, and decided, on every worker; the gateway still checks each decision.
       this.gateway.approvals.useBoard(cluster.approvals as RedisApprovalBoard<PendingCall>, cluster.id);
       await cluster.start();
+      // The rules' limits are counted by every worker together from now on (locally while Redis is down).
+      this.gateway.quotas.share(cluster.quotas);
       const forwardingHost = advertised(clusterSettings?.advertise, settings.host);
       log.info(`worker ${cluster.id} joined the cluster (forwarding address ${forwardingHost}:${port})`, { worker: cluster.id });
       // Forwards are signed, not encrypted: what an agent sends crosses the cluster's network in clear.

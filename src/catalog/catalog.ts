@@ -28,8 +28,12 @@ export class Catalog {
   private readonly parts = new Map<string, Part>();
   private readonly held = new Map<string, ReadonlyMap<string, HeldInfo>>();
   private readonly separator: string;
-  /** sha256 of each server's list of each kind, to tell a real change from a repeat (not the JSON itself). */
-  private readonly fingerprints = new Map<string, string>();
+  /**
+   * sha256 of each server's list of each kind, to tell a real change from a repeat (not the JSON
+   * itself); until a second list of that kind arrives, the first list itself (the part holds it
+   * anyway): its digest is taken only when there is something to compare it with, not at start-up.
+   */
+  private readonly fingerprints = new Map<string, string | readonly unknown[]>();
   /** Servers' keys, order and prefixes, and their tools' and prompts' public names. */
   private readonly names: PublicNames;
   /** The same objects as `names`' (routing reads them directly). */
@@ -99,10 +103,21 @@ export class Catalog {
     const changed: ListKind[] = [];
     for (const kind of Object.keys(lists) as ListKind[]) {
       const items = lists[kind];
-      const fingerprint = fingerprintOf(items ?? []);
       const fkey = `${server}\u0000${kind}`;
-      if (this.fingerprints.get(fkey) === fingerprint) continue;
-      this.fingerprints.set(fkey, fingerprint);
+      const before = this.fingerprints.get(fkey);
+      const list = items ?? [];
+      if (before !== undefined) {
+        if (before === list) continue;
+        const fingerprint = fingerprintOf(list);
+        if ((typeof before === 'string' ? before : fingerprintOf(before)) === fingerprint) {
+          this.fingerprints.set(fkey, fingerprint);
+          continue;
+        }
+        this.fingerprints.set(fkey, fingerprint);
+      } else {
+        // A server's first list: nothing to compare with yet, so its fingerprint waits for its next one.
+        this.fingerprints.set(fkey, list);
+      }
       (part as Record<ListKind, unknown>)[kind] = items;
       changed.push(kind);
     }
@@ -312,12 +327,12 @@ export class Catalog {
     return out;
   }
 
-  /** As `filteredList`, each item with the server it came from (to merge views in server order). */
-  filteredItems(kind: ListKind, keep: (ref: ItemRef) => boolean): { server: string; item: unknown }[] {
+  /** As `filteredList`, each item with the server it came from (to merge views in server order) and its own name there. */
+  filteredItems(kind: ListKind, keep: (ref: ItemRef) => boolean): { server: string; original?: string; item: unknown }[] {
     const items = this.views[kind];
     const refs = this.refs[kind];
-    const out: { server: string; item: unknown }[] = [];
-    for (let i = 0; i < items.length; i++) if (keep(refs[i]!)) out.push({ server: refs[i]!.server, item: items[i] });
+    const out: { server: string; original?: string; item: unknown }[] = [];
+    for (let i = 0; i < items.length; i++) if (keep(refs[i]!)) out.push({ server: refs[i]!.server, original: refs[i]!.original, item: items[i] });
     return out;
   }
 

@@ -29,7 +29,7 @@ const bytes = (help: string): OptionSpec => ({ type: 'string', value: 'BYTES', h
 export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   serve: {
     synopsis: `serve [--config .mcp.json] [--rules gateway-rules.json] [--env-file FILE] [--stdio | --http [HOST:]PORT] [--agent ID]
-      [--mode aggregate|discovery] [--debug] [--log-level LEVEL] [--log-format json|pretty]
+      [--mode aggregate|discovery] [--view NAME] [--debug] [--log-level LEVEL] [--log-format json|pretty]
       [--separator SEP] [--startup-timeout MS] [--list-wait MS] [--max-inflight N] [--max-depth N]
       [--pins tofu|strict|off] [--state DIR] [--sanitize on|off]
       [--retries N] [--backoff-cap MS] [--park-probe MS] [--stable-after MS]
@@ -47,6 +47,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       agent: { type: 'string', value: 'ID', help: 'the agent on stdio, and over HTTP with --no-auth (default "default"; MCPGATE_AGENT)' },
       mode: { type: 'string', value: 'MODE', help: 'aggregate (the catalog, the default) or discovery (meta-tools; MCPGATE_MODE)' },
       debug: { type: 'boolean', help: 'offer get_gateway_status in discovery mode' },
+      view: { type: 'string', value: 'NAME', help: 'serve the stdio agent one curated view of the rules file (its "views"; over HTTP a view is at /mcp/v/NAME)' },
       'log-level': { type: 'string', value: 'LEVEL', help: 'debug, info (the default), warn, error or silent (MCPGATE_LOG_LEVEL)' },
       'log-format': { type: 'string', value: 'FORMAT', help: 'json or pretty (default: pretty on a terminal; MCPGATE_LOG_FORMAT)' },
       separator: { type: 'string', value: 'SEP', help: 'between server and tool name (default __)' },

@@ -194,6 +194,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         const agentExplicit = str('agent') !== undefined || env.MCPGATE_AGENT !== undefined;
         const mode = str('mode') ?? env.MCPGATE_MODE ?? 'aggregate';
         if (mode !== 'aggregate' && mode !== 'discovery') throw usage(`--mode must be aggregate or discovery (got "${mode}")`);
+        const view = str('view');
+        if (view !== undefined && httpText !== undefined) throw usage('--view is for the stdio agent; over HTTP each view of the rules file is served at /mcp/v/NAME');
+        if (view !== undefined && mode !== 'aggregate') throw usage(`--view shows the view's tools themselves; it cannot be combined with --mode ${mode}`);
+        if (view !== undefined && rulesFile === undefined) throw usage('--view names a view of the rules file: give --rules (or MCPGATE_RULES)');
         const pinMode = str('pins') ?? env.MCPGATE_PINS ?? 'tofu';
         if (!(PIN_MODES as readonly string[]).includes(pinMode)) throw usage(`--pins must be one of ${PIN_MODES.join(', ')} (got "${pinMode}")`);
         const sanitizeText = str('sanitize') ?? 'on';
@@ -247,7 +251,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         if (cluster !== undefined && cluster.secret === undefined) cluster.secret = await localClusterSecret(stateDir);
         // Every worker opens every worker's requestState (the retry may reach any of them).
         if (cluster?.secret !== undefined && requestStateKey === undefined) requestStateKey = requestStateKeyOf(cluster.secret);
-        return await (await import('./serve.js')).runServe({ ...defined('audit', audit), ...(cluster !== undefined && { clustered: true }), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, ...defined('listWaitMs', listWaitMs), maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: flag('debug'), agentExplicit, ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1, stdioToo);
+        return await (await import('./serve.js')).runServe({ ...defined('audit', audit), ...(cluster !== undefined && { clustered: true }), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, ...defined('listWaitMs', listWaitMs), maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: flag('debug'), agentExplicit, ...defined('view', view), ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1, stdioToo);
       }
       default:
         throw usage(`unknown command "${command}"`);

@@ -116,5 +116,23 @@ export function render(status: Record<string, unknown>): string {
     const width = Math.max(6, ...workers.map((w) => w.id.length));
     for (const w of workers) lines.push(`  ${w.id.padEnd(width)}  host ${w.host}  pid ${w.pid}  ${w.sessions} sessions  at ${w.address}  config ${w.version !== undefined && w.version !== '' ? w.version : '?'}  heartbeat ${w.heartbeat}`);
   }
+  const quotas = status.quotas as { counters?: string; note?: string; local_checks?: number; limits?: QuotaLine[] } | undefined;
+  if (quotas !== undefined) {
+    const where = quotas.counters === 'shared' ? 'counted by every worker together (Redis)' : 'counted on this worker alone';
+    lines.push(`limits: ${where}${quotas.note !== undefined ? ` — ${quotas.note}` : ''}${(quotas.local_checks ?? 0) > 0 ? `; ${quotas.local_checks} check(s) made locally while Redis could not be asked` : ''}`);
+    for (const l of (quotas.limits ?? []).slice(0, 50)) {
+      const what = l.kind === 'calls' ? `${l.used}/${l.limit} calls per ${l.per ?? '?'}` : `${l.used}/${l.limit} in flight`;
+      lines.push(`  ${l.subject === '*' ? 'every agent' : l.subject}  ${l.rule}  ${what}`);
+    }
+  }
   return `${lines.join('\n')}\n`;
+}
+
+interface QuotaLine {
+  subject: string;
+  rule: string;
+  kind: string;
+  limit: number;
+  per?: string;
+  used: number;
 }

@@ -10,7 +10,9 @@ import type { Registry } from '../observability/metrics.js';
 import type { RequestId } from '../wire/jsonrpc.js';
 import { Directory, type StoredSession, type WorkerInfo } from './directory.js';
 import { RedisApprovalBoard } from './approval-board.js';
+import { SignInCounts } from './sign-in-counts.js';
 import { forward } from './forward.js';
+import { RedisQuotaCounters } from './quota-counters.js';
 import type { ClusterLink, Placement, SessionRecord } from './link.js';
 import { ForwardIdSource, SeenForwards } from './forward-ids.js';
 import { decodeIdentity, digest, FORWARD_DIGEST_HEADER, FORWARD_HEADER, FORWARD_ID_HEADER, FORWARD_IDENTITY_HEADER, FORWARD_SIG_HEADER, FORWARD_TS_HEADER, verify, type Identity, type RecordKind } from './signing.js';
@@ -69,6 +71,8 @@ export class Cluster implements ClusterLink {
    */
   private readonly lookups = new Map<string, Promise<Lookup>>();
   private readonly directory: Directory;
+  /** The console's failed sign-ins, counted by every worker together. */
+  readonly signIns: SignInCounts;
   private readonly secret: string;
   /** This worker's forward ids, and those of the others it has served (each forward is single-use). */
   private readonly forwardIds = new ForwardIdSource();
@@ -79,11 +83,14 @@ export class Cluster implements ClusterLink {
   private readonly refusedLogged = new Set<RecordKind>();
   private readonly forwardSeconds;
   private readonly adoptions;
+  /** The rules' limits counted by every worker together (the gateway falls back to its own while Redis is down). */
+  readonly quotas: RedisQuotaCounters;
 
   /** The calls waiting for a person's approval and the decisions on them, shared with every worker (approval-board.ts). */
   readonly approvals: RedisApprovalBoard;
 
   constructor(private readonly o: ClusterOptions) {
+    this.quotas = new RedisQuotaCounters({ url: o.redisUrl, log: o.log });
     this.secret = o.secret;
     this.approvals = new RedisApprovalBoard({ url: o.redisUrl, secret: o.secret, workerId: this.id, onRefused: (kind, key) => this.refusedRecord(kind, key), log: o.log });
     this.heartbeatMs = o.heartbeatMs ?? 1000;
@@ -101,6 +108,7 @@ export class Cluster implements ClusterLink {
       onNudge: o.onNudge,
       log: o.log,
     });
+    this.signIns = new SignInCounts(() => this.directory.connection, o.secret);
     const r = o.metrics;
     r.gauge({ name: 'mcpgate_cluster_redis_up', help: '1 while this worker reaches the cluster\'s Redis; 0 while it serves locally and reconnects.', collect: () => (this.directory.isUp ? 1 : 0) });
     r.gauge({ name: 'mcpgate_cluster_sessions_held', help: 'Agent sessions this worker owns.', collect: () => this.held.size });
@@ -112,8 +120,7 @@ export class Cluster implements ClusterLink {
 
   /** Connects to Redis (down is not fatal). */
   async start(): Promise<void> {
-    await this.directory.start();
-    await this.approvals.start();
+    await Promise.all([this.directory.start(), this.quotas.start(), this.approvals.start()]);
   }
 
   private refusedRecord(kind: RecordKind, key: string): void {
@@ -296,11 +303,10 @@ export class Cluster implements ClusterLink {
       }
     }
     const elsewhere = this.sessionsElsewhere();
-    return { worker: this.id, redis, sessions: this.held.size, cluster_sessions: elsewhere === undefined ? null : this.held.size + elsewhere, version: this.o.version(), workers };
+    return { worker: this.id, redis, sessions: this.held.size, cluster_sessions: elsewhere === undefined ? null : this.held.size + elsewhere, version: this.o.version(), sign_in_limit: this.signIns.shared ? 'shared' : 'per-worker', workers };
   }
 
   async close(): Promise<void> {
-    await this.approvals.close();
-    await this.directory.close();
+    await Promise.all([this.directory.close(), this.quotas.close(), this.approvals.close()]);
   }
 }

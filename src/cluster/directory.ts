@@ -137,6 +137,11 @@ export class Directory {
     return this.up;
   }
 
+  /** The command connection while Redis is up (for what else the workers share: sign-in-counts.ts). */
+  get connection(): Redis | undefined {
+    return this.up && !this.closed ? this.redis : undefined;
+  }
+
   private setUp(up: boolean): void {
     if (up === this.up || this.closed) return;
     this.up = up;

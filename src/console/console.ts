@@ -19,8 +19,9 @@ import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { html, page, type Raw } from './html.js';
 import { loginKey } from './login-key.js';
 import { LOGIN_COOKIE, Logins, csrfMatches, type Login } from './logins.js';
-import { agentView, loginPage, overview, serverDetail } from './pages.js';
+import { agentView, loginPage, overview, quotaPage, serverDetail } from './pages.js';
 import { pendingCall, pendingList } from './approvals-page.js';
+import { SharedSignInLimit, type SharedSignInCounter } from './shared-sign-in-limit.js';
 import { SignInLimiter } from './sign-in-limit.js';
 import { SignedOut } from './signed-out.js';
 
@@ -28,6 +29,8 @@ export interface ConsoleParts {
   gateway: Gateway;
   audit: AuditLog | undefined;
   log: Logger;
+  /** With `--redis`: the failed sign-ins every worker counts (else each worker counts its own). */
+  signIns?: SharedSignInCounter;
 }
 
 export const CONSOLE_PATH = '/ui';
@@ -49,9 +52,10 @@ export const CONSOLE_OFF = 'the console at /ui is off: name an admin in the rule
 
 export class Console {
   private readonly logins: Logins;
-  private readonly limiter = new SignInLimiter();
+  private readonly limiter: SharedSignInLimit;
 
   constructor(private readonly parts: ConsoleParts) {
+    this.limiter = new SharedSignInLimit(new SignInLimiter(), parts.signIns, parts.log);
     // The state directory's key, read (or made) at the first sign-in or cookie, not at start.
     const dir = parts.gateway.pins.dir;
     let key: Buffer | undefined;
@@ -69,7 +73,7 @@ export class Console {
     if (!this.enabled) return this.send(res, 404, page('Console off', html`<p>${CONSOLE_OFF}</p>`));
     const method = req.method ?? 'GET';
     if (method !== 'GET' && method !== 'POST') return this.send(res, 405, page('Not allowed', html`<p>${method} is not allowed here</p>`), { allow: 'GET, POST' });
-    if (path === '/ui/login') return method === 'GET' ? this.send(res, 200, page('Sign in', loginPage())) : void this.signIn(req, res);
+    if (path === '/ui/login') return method === 'GET' ? this.send(res, 200, page('Sign in', loginPage())) : void this.signIn(req, res).catch((err: unknown) => this.failed(res, err));
     const rules = this.parts.gateway.rules;
     const cookie = cookieOf(req, rules);
     const login = this.logins.find(rules, req.headers.cookie, cookie.name);
@@ -93,6 +97,13 @@ export class Console {
     if (path === '/ui/approvals' || path === '/ui/live/approvals') return void this.approvalsPage(path, url, req, res, login).catch((err: unknown) => this.failed(res, err));
     const approval = approvalPath(path);
     if (approval !== undefined && approval.action === undefined) return void this.approvalPage(approval.id, res, login).catch((err: unknown) => this.failed(res, err));
+    if (path === '/ui/quotas' || path === '/ui/live/quotas') {
+      return void gateway.quotas.status().then((status) => {
+        const body = quotaPage(status);
+        if (path === '/ui/live/quotas') return this.fragment(req, res, body);
+        this.send(res, 200, page('Quotas', html`<h2>Quotas and rate limits</h2>${live('/ui/live/quotas', body)}`, login));
+      }, (err: unknown) => this.failed(res, err));
+    }
     if (path === '/ui/agent') {
       const id = url.searchParams.get('id') ?? undefined;
       return this.send(res, 200, page('View as agent', agentView(gateway, id === '' ? undefined : id), login));
@@ -180,7 +191,7 @@ export class Console {
   private async signIn(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // The socket's address: a header (X-Forwarded-For) is the client's to write, so it is not believed.
     const address = req.socket.remoteAddress ?? 'unknown';
-    const limited = this.limiter.retryAfter(address);
+    const limited = await this.limiter.retryAfter(address);
     // Past its own address's limit a sign-in is refused without looking at the token. Past only the
     // limit of all addresses together, the token is still checked: failures spread over many
     // addresses must not lock a valid admin out; a wrong token is refused as limited.
@@ -190,12 +201,12 @@ export class Console {
     const rules = this.parts.gateway.rules;
     const signed = this.logins.signIn(rules, form.get('token') ?? '');
     if (signed === undefined) {
-      this.limiter.failed(address);
+      await this.limiter.failed(address);
       if (limited !== undefined) return this.limited(res, address, limited.seconds, 'a wrong token while the limit of all addresses holds');
       this.parts.log.warn('console: a sign-in with a token that is no admin\'s was refused', { address });
       return this.send(res, 401, page('Sign in', loginPage('that token is not an admin\'s')));
     }
-    this.limiter.succeeded(address);
+    await this.limiter.succeeded(address);
     this.parts.log.info(`console: ${signed.login.admin} signed in`, { admin: signed.login.admin });
     this.redirect(res, '/ui', { 'set-cookie': cookieOf(req, rules).set(signed.cookie) });
   }

@@ -5,6 +5,7 @@
 // lists exactly as the agent is served them, from the same AgentViews and rules decisions).
 
 import type { Gateway } from '../gateway/gateway.js';
+import type { QuotaStatus } from '../gateway/quotas.js';
 import { ACTIVITY_SAMPLE_MS, type ServerActivity } from '../observability/gateway-metrics.js';
 import { describeDiff } from '../pins/digest.js';
 import { visible } from '../wire/sanitize.js';
@@ -126,4 +127,27 @@ export function agentView(gateway: Gateway, agent: string | undefined): Raw {
   return html`${picker}<h2>What agent “${agent}” sees</h2>
 ${gateway.mode === 'discovery' ? html`<p class="muted">discovery mode: the agent sees the meta-tools, which reach exactly these</p>` : raw('')}
 ${section('tools', list('tools', 'name'))}${section('resources', list('resources', 'uri'))}${section('templates', list('resourceTemplates', 'uriTemplate'))}${section('prompts', list('prompts', 'name'))}`;
+}
+
+/**
+ * The quotas' live region: per agent, each limit of the rules that counts its calls and what its
+ * counter holds now (the cluster's, with --redis), and whether the counters are shared or local.
+ */
+export function quotaPage(status: QuotaStatus | undefined): Raw {
+  if (status === undefined) return html`<p class="muted">the rules have no <code>limits</code>: no call is counted</p>`;
+  const where = status.counters === 'shared' ? 'counted by every worker together (Redis)' : 'counted on this worker alone';
+  const bySubject = new Map<string, QuotaStatus['limits']>();
+  for (const limit of status.limits) bySubject.set(limit.subject, [...(bySubject.get(limit.subject) ?? []), limit]);
+  const sections = [...bySubject].sort(([a], [b]) => (a === '*' ? -1 : b === '*' ? 1 : a.localeCompare(b))).map(([subject, limits]) => {
+    const rows = limits.map((l) => {
+      const full = l.used >= l.limit;
+      return html`<tr data-rule="${l.rule}" data-kind="${l.kind}"><td><code>${l.rule}</code></td><td>${l.level}</td><td>${l.kind === 'calls' ? `${l.limit} calls per ${l.per ?? '?'}` : `${l.limit} in flight`}</td>
+<td class="used${full ? ' problem' : ''}">${l.used}</td></tr>`;
+    });
+    return html`<h3 data-subject="${subject}">${subject === '*' ? 'every agent together' : html`agent ${subject}`}</h3>
+<table class="quota"><tr><th>limit</th><th>level</th><th>allows</th><th>used now</th></tr>${rows}</table>`;
+  });
+  return html`<p id="quota-counters">limits are ${where}${status.note === undefined ? '' : html` <span class="problem">— ${status.note}</span>`}${status.local_checks > 0 ? html` <span class="muted">(${status.local_checks} checks made locally while Redis could not be asked)</span>` : ''}</p>
+${sections.length === 0 ? html`<p class="muted">no counter yet</p>` : sections}
+<p class="muted">"used now": calls counted in the current window (fixed windows aligned to the clock), or calls in flight. Limits of <code>default</code> and of grants show once an agent they apply to has called.</p>`;
 }

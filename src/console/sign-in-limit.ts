@@ -25,9 +25,9 @@ interface Window {
 }
 
 export class SignInLimiter {
-  private readonly perAddress: number;
-  private readonly total: number;
-  private readonly windowMs: number;
+  readonly perAddress: number;
+  readonly total: number;
+  readonly windowMs: number;
   private readonly maxAddresses: number;
   private readonly now: () => number;
   private readonly addresses = new Map<string, Window>();

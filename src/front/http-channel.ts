@@ -27,6 +27,7 @@ import type { Logger } from '../observability/logger.js';
 import type { RequestId } from '../wire/jsonrpc.js';
 import { sseEvent } from '../wire/sse.js';
 import { SSE_RETRY_MS, parseEventId, type ReplayStore, type StreamLog } from './sse-replay.js';
+import { TOO_MANY_REQUESTS, rateLimitedHeaders, type RateLimitedInfo } from './rate-limited.js';
 
 /** Default bound on what is written for one session's agent and not yet read (`--max-agent-buffer`). */
 export const DEFAULT_MAX_AGENT_BUFFER = 32 * 1024 * 1024;
@@ -49,6 +50,8 @@ class PendingPost {
   res: ServerResponse | undefined;
   /** Set while the server's stream for this call is paused (SSE polling): resumes it when the agent resumes. */
   resumeServer: (() => void) | undefined;
+  /** Set when the request is refused as rate limited before any work: answered 429 with Retry-After. */
+  rateLimited: RateLimitedInfo | undefined;
 
   constructor(res: ServerResponse, private readonly acceptsSse: boolean, private readonly replay: ReplayStore, private readonly logs: Map<string, StreamLog>) {
     this.res = res;
@@ -69,6 +72,11 @@ class PendingPost {
     }
     const res = this.res;
     if (res === undefined) return;
+    if (this.rateLimited !== undefined && !res.headersSent) {
+      res.writeHead(TOO_MANY_REQUESTS, { 'content-type': 'application/json', ...rateLimitedHeaders(this.rateLimited) });
+      res.end(line);
+      return;
+    }
     res.setHeader('content-type', 'application/json');
     res.end(line);
   }
@@ -241,6 +249,12 @@ export class HttpChannel implements AgentChannel {
     }
     if (this.dropped++ % 100 === 0) this.log.debug('dropped a message: the agent has no GET stream open', { session: this.id, dropped: this.dropped });
     return false;
+  }
+
+  /** The request `about` is refused as rate limited before any work: its POST is answered 429 (rate-limited.ts). */
+  rateLimited(about: RequestId, info: RateLimitedInfo): void {
+    const post = this.posts.get(about);
+    if (post !== undefined && post.log === undefined) post.rateLimited = info;
   }
 
   /** The agent cancelled request `id` (the session has cancelled it on its server): its POST ends now. */

@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { resourceMetadata } from '../auth/auth.js';
 import { GatewayError } from '../errors.js';
 import type { Gateway } from '../gateway/gateway.js';
-import { MCP_PATH, METADATA_PATH } from './http-options.js';
+import { MCP_PATH, METADATA_PATH, VIEW_PREFIX } from './http-options.js';
 import { sendError, sendJson } from './http-util.js';
 
 /**
@@ -15,7 +15,8 @@ import { sendError, sendJson } from './http-util.js';
  */
 export function serveMetadata(path: string, req: IncomingMessage, res: ServerResponse, rules: Gateway['rules'], resource: string): void {
   const suffix = path.slice(METADATA_PATH.length);
-  const known = suffix === '' || suffix === MCP_PATH || suffix === new URL(resource).pathname;
+  // A curated view (`/mcp/v/NAME`) is part of the same resource: its tokens are mcpgate's.
+  const known = suffix === '' || suffix === MCP_PATH || suffix === new URL(resource).pathname || (suffix.startsWith(VIEW_PREFIX) && rules.views.has(suffix.slice(VIEW_PREFIX.length)));
   if (!known || (rules.auth?.oauth.length ?? 0) === 0) {
     return sendError(res, 404, new GatewayError('MCPG_INVALID_REQUEST', known
       ? 'no protected-resource metadata: the rules configure no OAuth issuer ("auth": {"oauth": …})'

@@ -8,6 +8,8 @@ import type { ServerResponse } from 'node:http';
 import type { ModernSink } from '../gateway/modern.js';
 import { sseEvent } from '../wire/sse.js';
 import { HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION } from '../wire/era.js';
+import { JSONRPC } from '../errors.js';
+import { TOO_MANY_REQUESTS, rateLimitedHeaders, type RateLimitedInfo } from './rate-limited.js';
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' };
 
@@ -49,7 +51,8 @@ export class ModernPost implements ModernSink {
       res.end(sseEvent(line));
       return;
     }
-    res.writeHead(statusOf(line), { 'content-type': 'application/json' });
+    const { status, headers } = statusOf(line);
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(line);
   }
 }
@@ -59,18 +62,28 @@ const BAD_REQUEST_CODES: ReadonlySet<unknown> = new Set([HEADER_MISMATCH, MISSIN
 /** Error answers are small; a longer line is a result, never parsed here. */
 const MAX_ERROR_LINE = 64 * 1024;
 
-/** The HTTP status of a modern request's only answer: 200, unless it is an error the spec gives another. */
-function statusOf(line: string): number {
-  if (line.length > MAX_ERROR_LINE || !line.includes('"error"')) return 200;
-  let code: unknown;
+/**
+ * The HTTP status of a modern request's only answer: 200, unless it is an error the spec gives
+ * another (rate limited: 429 with Retry-After, rate-limited.ts).
+ */
+function statusOf(line: string): { status: number; headers?: Record<string, string> } {
+  if (line.length > MAX_ERROR_LINE || !line.includes('"error"')) return OK;
+  let error: { code?: unknown; data?: unknown } | undefined;
   try {
-    code = (JSON.parse(line) as { error?: { code?: unknown } }).error?.code;
+    error = (JSON.parse(line) as { error?: { code?: unknown; data?: unknown } }).error;
   } catch {
-    return 200;
+    return OK;
   }
-  if (code === -32601) return 404;
-  return BAD_REQUEST_CODES.has(code) ? 400 : 200;
+  const code = error?.code;
+  if (code === -32601) return { status: 404 };
+  if (code === JSONRPC.RATE_LIMITED) {
+    const data = error?.data as Partial<RateLimitedInfo> | undefined;
+    return { status: TOO_MANY_REQUESTS, headers: rateLimitedHeaders({ ...data, retryAfterMs: typeof data?.retryAfterMs === 'number' ? data.retryAfterMs : 1000 }) };
+  }
+  return BAD_REQUEST_CODES.has(code) ? { status: 400 } : OK;
 }
+
+const OK = Object.freeze({ status: 200 });
 
 /** Answers a modern request that is refused before it is served, with the spec's code and status. */
 export function refuse(res: ServerResponse, status: number, id: string | number | null, code: number, message: string, data?: unknown): void {

@@ -79,4 +79,6 @@ export function limitsOf(options: HttpFrontOptions): HttpLimits {
 }
 
 export const MCP_PATH = '/mcp';
+/** Where a curated view of the rules is served: `/mcp/v/NAME`. */
+export const VIEW_PREFIX = '/mcp/v/';
 export const METADATA_PATH = '/.well-known/oauth-protected-resource';

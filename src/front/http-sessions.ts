@@ -13,7 +13,7 @@ import type { ForwardIdentity } from '../cluster/link.js';
 import { isModernVersion } from '../wire/era.js';
 import { HttpChannel } from './http-channel.js';
 import { refuse } from './http-modern.js';
-import { MCP_PATH, type HttpFrontOptions, type HttpLimits } from './http-options.js';
+import { MCP_PATH, VIEW_PREFIX, type HttpFrontOptions, type HttpLimits } from './http-options.js';
 import { accepts, sendError } from './http-util.js';
 import type { ReplayStore } from './sse-replay.js';
 
@@ -33,6 +33,26 @@ export function findSession(sessions: ReadonlyMap<string, HttpChannel>, sessionI
     return undefined;
   }
   return session;
+}
+
+/**
+ * The curated view a `/mcp/v/NAME` path names: NAME when the rules define it, null when they do not
+ * (the path is answered 404). NAME is one path segment, taken as written (views' names need no escapes).
+ */
+export function viewNamed(rest: string, views: ReadonlyMap<string, unknown>): string | null {
+  return rest !== '' && !rest.includes('/') && views.has(rest) ? rest : null;
+}
+
+/**
+ * A session serves the path it was opened on: its view's (`/mcp/v/NAME`) or the whole catalog's
+ * (`/mcp`). A request on another path is refused rather than shown another view under the same id.
+ */
+export function onItsPath(session: HttpChannel, view: string | undefined, res: ServerResponse): boolean {
+  const own = session.session.view;
+  if (own === view) return true;
+  const path = (name: string | undefined): string => (name === undefined ? MCP_PATH : `${VIEW_PREFIX}${name}`);
+  sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', `session ${session.id} was opened at ${path(own)}: send its requests there (this request came to ${path(view)})`));
+  return false;
 }
 
 /** A request forwarded by another worker carries the agent's identity, signed (set once accepted). */
@@ -65,7 +85,7 @@ export class HttpSessions {
    * With a cluster: the session a request names, held here, or adopted here; undefined after
    * answering (forwarded to its owner and relayed, refused, or unknown).
    */
-  async locate(sessionId: string | string[] | undefined, who: ForwardIdentity, req: IncomingMessage, res: ServerResponse, body: string, id: RequestId | undefined): Promise<HttpChannel | undefined> {
+  async locate(sessionId: string | string[] | undefined, who: ForwardIdentity, req: IncomingMessage, res: ServerResponse, body: string, id: RequestId | undefined, view?: string): Promise<HttpChannel | undefined> {
     const cluster = this.options.cluster!;
     const agent = who.agent;
     if (typeof sessionId !== 'string') return findSession(this.sessions, sessionId, agent, res);
@@ -75,14 +95,15 @@ export class HttpSessions {
     // Another request of this session may have adopted it meanwhile.
     if (placed.kind === 'unknown' || this.sessions.has(sessionId)) return findSession(this.sessions, sessionId, agent, res);
     const record = placed.record;
-    return this.open(res, agent, record?.identified ?? isIdentified(this.options, req), sessionId, record?.capabilities ?? {}, true);
+    // Adopted on the path its requests come to: a session's view is the one its agent connected through.
+    return this.open(res, agent, record?.identified ?? isIdentified(this.options, req), sessionId, record?.capabilities ?? {}, true, view);
   }
 
   /**
    * A new session for `agent` (or one adopted from another worker, which starts initialized), within
    * the limits; undefined after answering why not.
    */
-  open(res: ServerResponse, agent: string, identified: boolean, id: string, capabilities: Record<string, unknown>, adopted: boolean): HttpChannel | undefined {
+  open(res: ServerResponse, agent: string, identified: boolean, id: string, capabilities: Record<string, unknown>, adopted: boolean, view?: string): HttpChannel | undefined {
     const mine = this.perAgent.get(agent) ?? 0;
     if (mine >= this.opts.maxSessionsPerAgent) {
       sendError(res, 429, new GatewayError('MCPG_SESSION_LIMIT', `agent "${agent}" already has ${mine} sessions (the limit is ${this.opts.maxSessionsPerAgent}); end one with DELETE or let idle ones expire`));
@@ -101,6 +122,7 @@ export class HttpSessions {
     const log = this.log.child({ agent, session: id });
     const session = new HttpChannel(id, agent, log, this.replay, this.postDone, this.opts.maxAgentBuffer, (why) => this.end(session, why));
     session.session = this.gateway.openSession(session, agent, true, 'http', identified, id);
+    session.session.view = view;
     if (adopted) session.session.resume(capabilities);
     this.sessions.set(id, session);
     this.perAgent.set(agent, mine + 1);
@@ -111,7 +133,7 @@ export class HttpSessions {
   }
 
   /** GET: the session's event stream, opened or resumed from `Last-Event-ID`. */
-  getStream(req: IncomingMessage, res: ServerResponse, who: ForwardIdentity): void {
+  getStream(req: IncomingMessage, res: ServerResponse, who: ForwardIdentity, view?: string): void {
     const agent = who.agent;
     const version = req.headers['mcp-protocol-version'];
     if (typeof version === 'string' && isModernVersion(version.trim())) {
@@ -122,11 +144,11 @@ export class HttpSessions {
     }
     const sessionId = req.headers['mcp-session-id'];
     if (this.options.cluster !== undefined) {
-      this.locate(sessionId, who, req, res, '', undefined).then((session) => session !== undefined && this.stream(session, req, res)).catch((err: unknown) => this.failed(res, err));
+      this.locate(sessionId, who, req, res, '', undefined, view).then((session) => session !== undefined && onItsPath(session, view, res) && this.stream(session, req, res)).catch((err: unknown) => this.failed(res, err));
       return;
     }
     const session = findSession(this.sessions, sessionId, agent, res);
-    if (session !== undefined) this.stream(session, req, res);
+    if (session !== undefined && onItsPath(session, view, res)) this.stream(session, req, res);
   }
 
   private stream(session: HttpChannel, req: IncomingMessage, res: ServerResponse): void {

@@ -23,9 +23,9 @@ import { handleOps } from './ops.js';
 import { ModernPost, refuse } from './http-modern.js';
 import { checkHeaders, eraOf, isModernVersion, paramHeaders, PARAM_HEADERS, type EraOf, type Envelope, type WithParamHeaders } from '../wire/era.js';
 import type { ModernRequest } from '../gateway/modern.js';
-import { limitsOf, MCP_PATH, METADATA_PATH, type HttpFrontOptions, type HttpLimits } from './http-options.js';
+import { limitsOf, MCP_PATH, METADATA_PATH, VIEW_PREFIX, type HttpFrontOptions, type HttpLimits } from './http-options.js';
 import { HttpListeners } from './http-listeners.js';
-import { FORWARDED, HttpSessions, findSession, isIdentified, type WithForwarded } from './http-sessions.js';
+import { FORWARDED, HttpSessions, findSession, isIdentified, onItsPath, viewNamed, type WithForwarded } from './http-sessions.js';
 import type { ForwardIdentity } from '../cluster/link.js';
 import { serveMetadata } from './http-metadata.js';
 
@@ -110,15 +110,19 @@ export class HttpFront {
   /** `shared`: the request came to the `--http` port, not this worker's own (listenPrivate). */
   private route(req: IncomingMessage, res: ServerResponse, shared: boolean): void {
     const path = pathOf(req.url);
+    // A curated view's path (`/mcp/v/NAME`): the name if the rules define that view, null if not.
+    const view = path.startsWith(VIEW_PREFIX) ? viewNamed(path.slice(VIEW_PREFIX.length), this.gateway.rules.views) : undefined;
     if (this.options.onRequest !== undefined) {
       const count = this.options.onRequest;
-      res.once('finish', () => count(path === MCP_PATH ? `${req.method ?? ''} ${MCP_PATH}` : path, res.statusCode));
+      const label = path === MCP_PATH ? `${req.method ?? ''} ${MCP_PATH}` : typeof view === 'string' ? `${req.method ?? ''} ${VIEW_PREFIX}${view}` : view === null ? `${VIEW_PREFIX}?` : path;
+      res.once('finish', () => count(label, res.statusCode));
     }
     if (!admit(req, res, this.allowedHosts, this.loopbackOnly, this.allowed)) return;
     const mounted = this.options.mounted;
     if (mounted !== undefined && (path === mounted.prefix || path.startsWith(`${mounted.prefix}/`))) return mounted.handle(path, req, res);
     if (path === METADATA_PATH || path.startsWith(`${METADATA_PATH}/`)) return serveMetadata(path, req, res, this.gateway.rules, this.resourceUri());
-    if (path !== MCP_PATH) {
+    if (view === null) return sendError(res, 404, new GatewayError('MCPG_INVALID_REQUEST', `no route ${path.slice(0, 200)}: the rules file defines no view of that name (a view is served at ${VIEW_PREFIX}NAME)`));
+    if (path !== MCP_PATH && view === undefined) {
       const { cluster, hostMetrics } = this.options;
       const ops = { ...this.options.ops, draining: this.draining, url: () => this.url, adminName: (r: IncomingMessage) => this.adminName(r), ...(cluster !== undefined && { cluster: () => cluster.status() }), ...(shared && hostMetrics !== undefined && { metrics: hostMetrics }) };
       return handleOps(path, req, res, ops, (r) => this.asker(req, r));
@@ -128,7 +132,7 @@ export class HttpFront {
     // may run), and that one reset before this line never reached a live owner (cluster/forward.ts).
     if (this.options.cluster?.isForwarded(req) === true) res.writeProcessing();
     void this.identify(req, res).then((agent) => {
-      if (agent !== undefined) this.dispatch(req, res, agent);
+      if (agent !== undefined) this.dispatch(req, res, agent, view);
     }).catch((err: unknown) => {
       this.log.error('internal error handling an HTTP request', { error: err });
       if (!res.headersSent) sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err)));
@@ -141,15 +145,15 @@ export class HttpFront {
     return { agent, identified: isIdentified(this.options, req), claims: this.claims.get(req) };
   }
 
-  private dispatch(req: IncomingMessage, res: ServerResponse, agent: string): void {
+  private dispatch(req: IncomingMessage, res: ServerResponse, agent: string, view: string | undefined): void {
     switch (req.method) {
       case 'POST':
-        return void this.post(req, res, agent).catch((err: unknown) => {
+        return void this.post(req, res, agent, view).catch((err: unknown) => {
           this.log.error('internal error handling a POST', { error: err });
           sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err)));
         });
       case 'GET':
-        return this.table.getStream(req, res, this.who(req, agent));
+        return this.table.getStream(req, res, this.who(req, agent), view);
       case 'DELETE':
         return this.table.deleteSession(req, res, this.who(req, agent));
       default:
@@ -212,7 +216,7 @@ export class HttpFront {
     return undefined;
   }
 
-  private async post(req: IncomingMessage, res: ServerResponse, agent: string): Promise<void> {
+  private async post(req: IncomingMessage, res: ServerResponse, agent: string, view: string | undefined): Promise<void> {
     const type = req.headers['content-type'];
     if (type === undefined || !type.includes('application/json')) {
       return sendError(res, 415, new GatewayError('MCPG_INVALID_REQUEST', `POST ${MCP_PATH} needs Content-Type: application/json (got ${type ?? 'none'})`));
@@ -239,7 +243,7 @@ export class HttpFront {
     if (parsed.kind === 'request' || parsed.kind === 'notification') {
       // The era is chosen per request, body first (the spec's compatibility section).
       const era = eraOf(parsed.msg.method, parsed.msg.params, parsed.kind === 'request');
-      if (era.era !== 'legacy') return this.modern(req, res, agent, parsed, era, body.text);
+      if (era.era !== 'legacy') return this.modern(req, res, agent, parsed, era, body.text, view);
       const header = req.headers['mcp-protocol-version'];
       if (typeof header === 'string' && isModernVersion(header.trim())) {
         return refuse(res, 400, parsed.kind === 'request' ? parsed.msg.id : null, -32602, `Invalid params: the MCP-Protocol-Version header names protocol revision ${header.trim()}, but the request is missing the required per-request _meta envelope (io.modelcontextprotocol/protocolVersion, io.modelcontextprotocol/clientCapabilities)`);
@@ -249,12 +253,12 @@ export class HttpFront {
     if (parsed.kind === 'request' && parsed.msg.method === 'initialize') {
       if (sessionId !== undefined) return sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', 'initialize starts a new session: send it without Mcp-Session-Id'), {}, parsed.msg.id);
       const capabilities = parsed.msg.params?.capabilities;
-      const session = this.table.open(res, agent, isIdentified(this.options, req), randomUUID(), typeof capabilities === 'object' && capabilities !== null && !Array.isArray(capabilities) ? capabilities as Record<string, unknown> : {}, false);
+      const session = this.table.open(res, agent, isIdentified(this.options, req), randomUUID(), typeof capabilities === 'object' && capabilities !== null && !Array.isArray(capabilities) ? capabilities as Record<string, unknown> : {}, false, view);
       if (session === undefined) return;
       return this.deliver(session, parsed, req, res);
     }
-    const session = this.options.cluster === undefined ? findSession(this.sessions, sessionId, agent, res) : await this.table.locate(sessionId, this.who(req, agent), req, res, body.text, parsed.kind === 'request' ? parsed.msg.id : undefined);
-    if (session === undefined) return;
+    const session = this.options.cluster === undefined ? findSession(this.sessions, sessionId, agent, res) : await this.table.locate(sessionId, this.who(req, agent), req, res, body.text, parsed.kind === 'request' ? parsed.msg.id : undefined, view);
+    if (session === undefined || !onItsPath(session, view, res)) return;
     const version = req.headers['mcp-protocol-version'];
     if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
       return sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', `unsupported MCP-Protocol-Version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`));
@@ -263,7 +267,7 @@ export class HttpFront {
   }
 
   /** A modern (2026-07-28) request or notification: no session; its POST is its stream (http-modern.ts). */
-  private modern(req: IncomingMessage, res: ServerResponse, agent: string, parsed: Classified & { kind: 'request' | 'notification' }, era: Exclude<EraOf, { era: 'legacy' }>, body: string): void {
+  private modern(req: IncomingMessage, res: ServerResponse, agent: string, parsed: Classified & { kind: 'request' | 'notification' }, era: Exclude<EraOf, { era: 'legacy' }>, body: string, view: string | undefined): void {
     const id = parsed.kind === 'request' ? parsed.msg.id : null;
     const header = (name: string): string | undefined => {
       const value = req.headers[name];
@@ -289,17 +293,17 @@ export class HttpFront {
     const holder = cluster === undefined || cluster.isForwarded(req) ? undefined : this.gateway.requestStateHolder(agent, parsed.msg.params);
     if (cluster !== undefined && holder !== undefined) {
       void cluster.forwardTo(holder, req, res, this.who(req, agent), body, parsed.msg.id).then((answered) => {
-        if (!answered) this.serveModern(req, res, agent, parsed.msg, envelope);
+        if (!answered) this.serveModern(req, res, agent, parsed.msg, envelope, view);
       }).catch((err: unknown) => this.failed(res, err));
       return;
     }
-    this.serveModern(req, res, agent, parsed.msg, envelope);
+    this.serveModern(req, res, agent, parsed.msg, envelope, view);
   }
 
-  private serveModern(req: IncomingMessage, res: ServerResponse, agent: string, msg: JsonRpcRequest, envelope: Envelope): void {
+  private serveModern(req: IncomingMessage, res: ServerResponse, agent: string, msg: JsonRpcRequest, envelope: Envelope, view: string | undefined): void {
     const identified = isIdentified(this.options, req);
     const post = new ModernPost(res, accepts(req.headers.accept, 'text/event-stream'), this.opts.maxAgentBuffer);
-    const request = this.gateway.serveModern(msg, envelope, post, agent, true, 'http', identified, this.claims.get(req));
+    const request = this.gateway.serveModern(msg, envelope, post, agent, true, 'http', identified, this.claims.get(req), view);
     if (post.done) return;
     const open = msg.method === 'subscriptions/listen' ? this.modernListens : this.modernCalls;
     open.add(request);

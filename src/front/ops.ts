@@ -58,12 +58,19 @@ export function handleOps(path: string, req: IncomingMessage, res: ServerRespons
       return void asker(res).then((who) => {
         if (who === undefined) return;
         if (who === 'agent') return sendError(res, 403, new GatewayError('MCPG_OPERATORS_ONLY', '/status is for operators: send an admin\'s token (the rules\' "admins", made with \'mcpgate token NAME\'), not an agent\'s'));
-        const local = { url: ctx.url(), ...ctx.gateway.status(), draining: ctx.draining };
-        if (ctx.cluster === undefined) return sendJson(res, 200, local);
-        return void ctx.cluster().then((cluster) => sendJson(res, 200, { ...local, cluster }), () => sendJson(res, 200, { ...local, cluster: { redis: 'down' } }));
-      }, (err: unknown) => sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err))));
+        return withQuotas(ctx, { url: ctx.url(), ...ctx.gateway.status(), draining: ctx.draining }).then((local) => {
+          if (ctx.cluster === undefined) return sendJson(res, 200, local);
+          return void ctx.cluster().then((cluster) => sendJson(res, 200, { ...local, cluster }), () => sendJson(res, 200, { ...local, cluster: { redis: 'down' } }));
+        });
+      }).catch((err: unknown) => sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err))));
     }
   }
+}
+
+/** The status with the rules' limits and their counters (`quotas`), when the rules have limits or some were counted. */
+async function withQuotas(ctx: OpsContext, local: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const quotas = await ctx.gateway.quotas.status();
+  return quotas === undefined ? local : { ...local, quotas };
 }
 
 function sendMetrics(res: ServerResponse, text: string): void {

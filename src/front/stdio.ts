@@ -34,6 +34,8 @@ export interface StdioOptions {
   output?: Writable;
   /** Bytes waiting on stdout past which the front ends (default 32 MiB, `--max-agent-buffer`). */
   maxAgentBuffer?: number;
+  /** The curated view the agent is on (`--view`); the caller has checked that the rules define it. */
+  view?: string;
 }
 
 /** Modern requests one stdio agent may have in flight at once. */
@@ -107,6 +109,7 @@ export function serveStdio(gateway: Gateway, agent: string, agentExplicit = true
     return !broken;
   };
   const session = gateway.openSession({ send: write, sendParts: writeParts }, agent, agentExplicit);
+  session.view = options.view;
   // Modern (2026-07-28) requests in flight, by the agent's id: notifications/cancelled ends one.
   const modern = new Map<RequestId, ModernRequest>();
   /**
@@ -141,7 +144,7 @@ export function serveStdio(gateway: Gateway, agent: string, agentExplicit = true
         modern.delete(id);
         write(line);
       },
-    }, agent, agentExplicit, 'stdio', agentExplicit);
+    }, agent, agentExplicit, 'stdio', agentExplicit, undefined, options.view);
     if (!done) modern.set(id, request);
   };
   const stop = readLines(input, {

@@ -10,6 +10,8 @@ import { decideServer, decideTool, matchedGrants, type Claims } from '../rules/d
 import type { Rules } from '../rules/load.js';
 import type { ListKind } from '../servers/lists.js';
 import { sameBytes } from '../wire/encoded.js';
+import type { CompiledView } from '../rules/views.js';
+import { viewList, type SeenItem } from './curated-views.js';
 import { ownsServer } from './own-catalogs.js';
 
 interface Cached {
@@ -57,16 +59,27 @@ export class AgentViews {
    * pooled connections, own-catalogs.ts) taken from them instead of the shared catalog.
    */
   encodedWith(agent: string, kind: ListKind, own: readonly Catalog[], claims?: Claims): readonly Buffer[] {
+    return [Buffer.from(JSON.stringify({ [kind]: this.items(agent, kind, own, claims).map((i) => i.item) }))];
+  }
+
+  /** The agent's view as a curated view presents it (curated-views.ts); `own` as for `encodedWith`. */
+  encodedOn(view: CompiledView, agent: string, kind: ListKind, own: readonly Catalog[], claims?: Claims): readonly Buffer[] {
+    return [Buffer.from(JSON.stringify({ [kind]: viewList(view, kind, this.items(agent, kind, own, claims)) }))];
+  }
+
+  /** What the rules let the agent see of one list, the shared catalog's with its own catalogs' servers taken from them. */
+  private items(agent: string, kind: ListKind, own: readonly Catalog[], claims: Claims | undefined): SeenItem[] {
     const rules = this.rules();
     const allowed = rules.open ? undefined : kind === 'tools'
       ? (ref: ItemRef) => decideTool(rules, agent, ref.server, ref.original!, claims).allowed
       : (ref: ItemRef) => decideServer(rules, agent, ref.server, claims).allowed;
     const items = this.catalog.filteredItems(kind, (ref) => !ownsServer(own, ref.server) && (allowed === undefined || allowed(ref)));
+    if (own.length === 0) return items;
     for (const catalog of own) items.push(...catalog.filteredItems(kind, allowed ?? (() => true)));
     // In server order, as the catalog lists them (a stable sort keeps each server's own order), so an
     // own view equal to the shared one encodes to the same text and announces nothing.
     items.sort((a, b) => (a.server < b.server ? -1 : a.server > b.server ? 1 : 0));
-    return [Buffer.from(JSON.stringify({ [kind]: items.map((i) => i.item) }))];
+    return items;
   }
 
   /** A key that changes whenever `encodedWith` may answer differently for the same agent and kind. */
@@ -94,6 +107,9 @@ export class ShownViews {
   /** The session's own view, encoded per kind, and the versions it was encoded at. */
   private ownCache: { version: OwnVersion; lists: Partial<Record<ListKind, readonly Buffer[]>> } | undefined;
 
+  /** The session's curated view, encoded per kind, and the versions it was encoded at. */
+  private viewCache: { view: CompiledView; version: OwnVersion; lists: Partial<Record<ListKind, readonly Buffer[]>> } | undefined;
+
   /** `own`: the session's own catalogs (undefined while it has none: the shared view, cached per agent). */
   constructor(
     private readonly views: AgentViews,
@@ -101,6 +117,8 @@ export class ShownViews {
     private readonly own: () => readonly Catalog[] | undefined = () => undefined,
     /** The claims of the agent's token, for the rules' grants. */
     private readonly claims: () => Claims | undefined = () => undefined,
+    /** The curated view the session is on (undefined: none, the agent's whole view). */
+    private readonly view: () => CompiledView | undefined = () => undefined,
   ) {}
 
   /** The list to send now (remembered as shown). */
@@ -120,6 +138,13 @@ export class ShownViews {
 
   private current(kind: ListKind): readonly Buffer[] {
     const own = this.own();
+    const view = this.view();
+    if (view !== undefined) {
+      // The rules snapshot holds the view, so a reload that changes it changes the version too.
+      const version = this.views.ownVersion(own ?? [], this.claims());
+      if (this.viewCache === undefined || this.viewCache.view !== view || !sameVersion(this.viewCache.version, version)) this.viewCache = { view, version, lists: {} };
+      return (this.viewCache.lists[kind] ??= this.views.encodedOn(view, this.agent, kind, own ?? [], this.claims()));
+    }
     if (own === undefined) {
       this.ownCache = undefined;
       return this.views.encoded(this.agent, kind, this.claims());

@@ -12,9 +12,32 @@ export interface Call {
   serverId: number;
   /** The server-call span (tracing on only). */
   trace: ServerCallSpan | undefined;
+  /** Ends the call's hold on its calls-in-flight limits (quotas.ts); run once, when the call leaves this table. */
+  release?: (() => void) | undefined;
 }
 
 export class Calls extends Map<RequestId, Call> {
+  // However a call leaves the table (answered, failed, cancelled, its session closed), its hold on
+  // its calls-in-flight limits ends with it. A call without one costs a lookup.
+  override delete(id: RequestId): boolean {
+    const call = this.get(id);
+    if (call?.release !== undefined) {
+      const release = call.release;
+      call.release = undefined;
+      release();
+    }
+    return super.delete(id);
+  }
+
+  override clear(): void {
+    for (const call of this.values()) {
+      const release = call.release;
+      call.release = undefined;
+      release?.();
+    }
+    super.clear();
+  }
+
   /** True when the server's call `serverId` on `conn` is one of these. */
   owns(conn: Connection, serverId: number): boolean {
     for (const call of this.values()) if (call.conn === conn && call.serverId === serverId) return true;

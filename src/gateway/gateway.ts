@@ -21,6 +21,7 @@ import type { ListKind } from '../servers/lists.js';
 import { AgentViews } from './agent-views.js';
 import { OwnSubscriptions, Subscriptions } from './subscriptions.js';
 import { GatewayMetrics } from '../observability/gateway-metrics.js';
+import { Quotas } from './quotas.js';
 import { metricsSource } from './metrics-source.js';
 import { GATEWAY_INFO } from '../version.js';
 import { gatewayStatus } from './status.js';
@@ -88,6 +89,8 @@ export class Gateway {
   readonly router: Router;
   /** Where calls the rules hold for a person's approval wait (approval-desk.ts). */
   readonly approvals: ApprovalDesk;
+  /** The rules' quotas and rate limits on tool calls, and their counters (quotas.ts). */
+  readonly quotas: Quotas;
   private readonly serverEvents: ServerEvents;
   /** What a connection tells the gateway (given to the connection factory). */
   readonly hooks: ConnectionHooks;
@@ -124,6 +127,7 @@ export class Gateway {
       source: metricsSource(this),
       onCollectError: (metric, error) => this.log.warn('a metric could not be collected', { metric, error }),
     });
+    this.quotas = new Quotas(() => this.rules, this.metrics, this.log);
     this.subscriptions = new Subscriptions(this.catalog, this.connections, this.log);
     this.ownSubscriptions = new OwnSubscriptions(this.log);
     this.own = new OwnCatalogs(options.config.servers, { separator: options.separator, sanitize: options.sanitize });
@@ -175,6 +179,7 @@ export class Gateway {
     } : undefined;
     this.sessionParts = {
       router: this.router,
+      rules: () => this.rules,
       views: this.views,
       settling: this,
       catalog: this.catalog,
@@ -188,6 +193,7 @@ export class Gateway {
       approvals: this.approvals,
       approval: (agent, server, tool, args, claims) => approvalFor(this.rules, agent, server, tool, args, claims),
       maxInflight: this.maxInflight,
+      quotas: this.quotas,
       sanitize: this.sanitizes,
       instructions: () => this.listing.instructions(),
       capabilities: () => this.capabilities(),
@@ -275,12 +281,16 @@ export class Gateway {
    * is listable once every server has settled, or `listWaitMs` after the first one was ready.
    */
   async start(): Promise<ServerSummary[]> {
-    await this.pins.start();
+    // The servers are spawned first: reading the pin store (a large pins.json takes a while) then
+    // overlaps their boot; each server's review waits for the store (PinKeeper.start).
+    const pinsRead = this.pins.start();
+    pinsRead.catch(() => {}); // awaited below, once the servers are started
     const summaries = await Promise.all(this.config.servers.map(async (config) => {
       const summary = await this.launch(config);
       if (summary.state === 'ready') this.oneReady();
       return summary;
     }));
+    await pinsRead;
     this.settle();
     return summaries;
   }
@@ -328,7 +338,7 @@ export class Gateway {
    * Serves one modern (2026-07-28) request of `agent` (modern.ts): an agent session that lives as
    * long as the request, under the same rules as a legacy session of that agent.
    */
-  serveModern(msg: JsonRpcRequest, envelope: Envelope, sink: ModernSink, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio', identified = agentExplicit, claims?: Claims): ModernRequest {
+  serveModern(msg: JsonRpcRequest, envelope: Envelope, sink: ModernSink, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio', identified = agentExplicit, claims?: Claims, view?: string): ModernRequest {
     return serveModern({
       agent,
       waiting: this.waitingForInput,
@@ -336,6 +346,7 @@ export class Gateway {
       open: (channel) => {
         const session = this.openSession(channel, agent, agentExplicit, transport, identified);
         session.claims = claims;
+        session.view = view;
         return session;
       },
       sameForAll: () => this.rules.open,

@@ -6,6 +6,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { AuditLog } from '../observability/audit.js';
 import type { GatewayMetrics } from '../observability/gateway-metrics.js';
 import type { Tracing } from '../observability/tracing.js';
+import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
 import type { RequestId } from '../wire/jsonrpc.js';
 import type { EncodedParts } from '../wire/encoded.js';
@@ -18,10 +19,13 @@ import type { Router } from './router.js';
 import type { OwnSubscriptions, Subscriptions } from './subscriptions.js';
 import type { Settling } from './until-settled.js';
 import type { TaskTable } from './tasks.js';
+import type { Quotas } from './quotas.js';
 
 /** What a session uses of the gateway: the parts, never the gateway itself. */
 export interface SessionPartsOf<Session> {
   router: Router;
+  /** The rules in force (one snapshot; a session on a curated view finds its view there). */
+  rules: () => Rules;
   views: AgentViews;
   settling: Settling;
   catalog: Catalog;
@@ -42,6 +46,8 @@ export interface SessionPartsOf<Session> {
   approval(agent: string, server: string, tool: string, args: Readonly<Record<string, unknown>> | undefined, claims: Claims | undefined): ApprovalNeed | undefined;
   /** Requests one agent may have in flight on servers at once. */
   maxInflight: number;
+  /** The rules' quotas and rate limits on tool calls (quotas.ts). */
+  quotas: Quotas;
   /** Neutralize escape sequences and invisible characters in what servers say. */
   sanitize: boolean;
   /** The ready servers' own instructions, for `initialize`. */
@@ -70,6 +76,13 @@ export interface SessionPartsOf<Session> {
   own(session: Session): readonly Catalog[] | undefined;
 }
 
+/** What a rate-limited refusal carries (the specification draft's `error.data`, SEP-3304). */
+export interface RateLimitedData {
+  readonly retryAfterMs: number;
+  readonly limit?: number;
+  readonly remaining?: number;
+}
+
 export interface AgentChannel {
   /** `modern`: the agent speaks 2026-07-28 (a dual-era server then takes its calls on its modern session). */
   readonly era?: 'modern';
@@ -91,6 +104,11 @@ export interface AgentChannel {
    * calls `resume` when the agent resumes it, so the server is polled when the agent polls.
    */
   pause?(about: RequestId, retryMs: number, resume: () => void): void;
+  /**
+   * The agent's request `about` is about to be refused as rate limited (-32023) before any work: a
+   * channel that can (Streamable HTTP) answers it with status 429 and `Retry-After`.
+   */
+  rateLimited?(about: RequestId, data: RateLimitedData): void;
   /** The session ended (after it answered what was open); a modern listen stream ends its request here. */
   closed?(): void;
 }

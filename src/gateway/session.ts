@@ -22,6 +22,8 @@ import { callHeaders } from '../wire/tool-headers.js';
 import { PARAM_HEADERS, type WithParamHeaders } from '../wire/era.js';
 import type { Claims } from '../rules/decide.js';
 import { ShownViews } from './agent-views.js';
+import { REMOVED_VIEW, viewArguments, viewTarget } from './curated-views.js';
+import type { CompiledView } from '../rules/views.js';
 import type { Call } from './calls.js';
 import { UntilSettled } from './until-settled.js';
 import { RequestSpans, failureOf } from './request-spans.js';
@@ -32,12 +34,15 @@ import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './disco
 import { NOT_YET, type ToolRoute } from './router.js';
 import { callDigest, type Waiting } from './approval-desk.js';
 import type { ApprovalNeed } from '../rules/approvals.js';
+import { ownTool } from './own-catalogs.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
 import { initializeResult, LOG_LEVEL_RANK } from './methods.js';
 import { scopeOf } from './pool-scope.js';
 import { listTasks, recordCreatedTask, renameTaskAnswer, taskOf } from './tasks.js';
 import { routeOtherMethod } from './other-methods.js';
 import type { AgentChannel, SessionPartsOf } from './session-parts.js';
+import type { QuotaOutcome, QuotaRelease } from './quotas.js';
+import type { AuditCall } from '../observability/audit.js';
 
 /** What a session uses of the gateway: the parts, never the gateway itself. */
 export type SessionParts = SessionPartsOf<AgentSession>;
@@ -65,6 +70,11 @@ export class AgentSession extends AgentSide {
   claims: Claims | undefined;
   /** The agent's calls waiting for a person's approval, by its request id (not yet on any server). */
   private readonly approvals = new Map<RequestId, Waiting>();
+  /**
+   * The curated view the agent came through (`/mcp/v/NAME`, `serve --view NAME`): its lists are the
+   * view's and it calls tools by the view's names. Undefined: the agent's whole view.
+   */
+  view: string | undefined;
 
   constructor(
     private readonly parts: SessionParts,
@@ -84,7 +94,7 @@ export class AgentSession extends AgentSide {
     readonly id: string = randomUUID(),
   ) {
     super(channel, agent, log, parts.metrics, parts.tracing === undefined ? undefined : new RequestSpans(parts.tracing, id, agent, transport));
-    this.shown = new ShownViews(parts.views, agent, () => parts.own(this), () => this.claims);
+    this.shown = new ShownViews(parts.views, agent, () => parts.own(this), () => this.claims, () => this.curatedView());
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
   }
 
@@ -150,7 +160,7 @@ export class AgentSession extends AgentSide {
       case 'initialize':
         return void this.initialize(msg);
       case 'tools/list':
-        if (this.parts.discovery !== undefined) return this.sendEncodedResult(msg.id, metaTools(this.parts.discovery.debug));
+        if (this.parts.discovery !== undefined && this.view === undefined) return this.sendEncodedResult(msg.id, metaTools(this.parts.discovery.debug));
         return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('tools')), 'listable');
       case 'resources/list':
         return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('resources')), 'listable');
@@ -182,10 +192,12 @@ export class AgentSession extends AgentSide {
 
   // ── tools ───────────────────────────────────────────────────────────────────────────────────
 
-  private callTool(msg: JsonRpcRequest, agent: string = this.agent, timeoutMs?: number): void {
+  private callTool(msg: JsonRpcRequest, agent: string = this.agent, timeoutMs?: number, viewed = true): void {
     const params = msg.params;
     const name = params?.name;
     if (typeof name !== 'string') return this.sendError(msg.id, invalidParams('tools/call needs params.name (a string)'));
+    const view = viewed ? this.curatedView() : undefined;
+    if (view !== undefined) return this.callOnView(view, msg, name);
     const discovery = this.parts.discovery;
     if (discovery !== undefined && isMetaTool(name)) return this.waiting.run(msg.id, () => this.callMetaTool(discovery, msg, name));
     if (params!.arguments !== undefined && (typeof params!.arguments !== 'object' || params!.arguments === null || Array.isArray(params!.arguments))) {
@@ -197,14 +209,39 @@ export class AgentSession extends AgentSide {
     if (route === NOT_YET) return this.waiting.run(msg.id, () => this.callTool(msg, agent, timeoutMs));
     const audit = this.parts.audit === undefined ? undefined : auditOf(this.parts.audit, this.id, msg.method, agent, { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
-    // The rules may hold this call for a person's approval (rules/approvals.ts): it waits, unsent.
+    // The rules may hold this call for a person's approval (rules/approvals.ts): it waits, unsent and uncounted.
     const need = this.parts.approval(agent, route.server, route.original, params!.arguments as Record<string, unknown> | undefined, agent === this.agent ? this.claims : undefined);
     if (need !== undefined) return this.awaitApproval(msg, route, name, agent, need, timeoutMs, audit);
-    this.sendCall(msg, route, timeoutMs, audit);
+    this.checkQuota(msg, route, agent, timeoutMs, audit);
   }
 
-  /** A routed tools/call (approved, where the rules ask for approval) goes to its server. */
-  private sendCall(msg: JsonRpcRequest, route: ToolRoute, timeoutMs: number | undefined, audit: Timed['audit']): void {
+  /** The rules' limits (quotas.ts): without any, one property read; then the call is sent. */
+  private checkQuota(msg: JsonRpcRequest, route: ToolRoute, agent: string, timeoutMs: number | undefined, audit: Omit<AuditCall, 'outcome'> | undefined): void {
+    const quotas = this.parts.quotas;
+    if (quotas.active) {
+      const taken = quotas.take(agent, route.server, route.original, agent === this.agent ? this.claims : undefined);
+      if (taken instanceof Promise) {
+        return void taken.then((outcome) => this.afterQuota(outcome, msg, route, timeoutMs, audit), (err: unknown) => this.sendError(msg.id, err));
+      }
+      if (taken !== undefined) return this.afterQuota(taken, msg, route, timeoutMs, audit);
+    }
+    this.sendCall(msg, route, timeoutMs, audit, undefined);
+  }
+
+  /** A call checked against its limits: refused (-32023, audited, 429 over HTTP), or sent holding its pass. */
+  private afterQuota(outcome: QuotaOutcome, msg: JsonRpcRequest, route: ToolRoute, timeoutMs: number | undefined, audit: Omit<AuditCall, 'outcome'> | undefined): void {
+    if (outcome instanceof GatewayError) {
+      const data = outcome.detail as { retryAfterMs: number; limit?: number; remaining?: number; quota: { rule: string; kind: 'calls' | 'in_flight' } };
+      if (audit !== undefined) this.parts.audit?.record({ ...audit, decision: 'limited', outcome: 'failed', code: outcome.code, limit: { rule: data.quota.rule, kind: data.quota.kind, retryAfterMs: data.retryAfterMs } });
+      this.channel.rateLimited?.(msg.id, data);
+      return this.sendError(msg.id, outcome);
+    }
+    if (this.closed) return outcome.release();
+    this.sendCall(msg, route, timeoutMs, audit, outcome.release);
+  }
+
+  /** Sends a routed (and, where limited, counted) tools/call to its server. */
+  private sendCall(msg: JsonRpcRequest, route: ToolRoute, timeoutMs: number | undefined, audit: Omit<AuditCall, 'outcome'> | undefined, release: QuotaRelease | undefined): void {
     const params = msg.params;
     params!.name = route.original;
     // A tool that mirrors parameters into headers gets mcpgate's own, from the arguments it forwards
@@ -217,7 +254,37 @@ export class AgentSession extends AgentSide {
       const created = augmented && recordCreatedTask(this.parts.tasks, this.owner, route.server, result);
       const renamed = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
       return (this.parts.sanitize && sanitizeContent(result)) || renamed || created;
-    }, { tool: route.original, start: performance.now(), audit });
+    }, { tool: route.original, start: performance.now(), audit }, release);
+  }
+
+  /** The view this session is on, from the rules in force (a view a reload removed shows nothing). */
+  private curatedView(): CompiledView | undefined {
+    return this.view === undefined ? undefined : this.parts.rules().views.get(this.view) ?? REMOVED_VIEW;
+  }
+
+  /**
+   * A tools/call on a curated view: the view's name becomes the tool's public name and the view's fixed
+   * parameters are set; then it is an ordinary call, which the rules and the pins judge as ever. What
+   * the view leaves out, or the rules deny behind a rename, is an unknown tool under the view's name.
+   */
+  private callOnView(view: CompiledView, msg: JsonRpcRequest, name: string): void {
+    const params = msg.params!;
+    if (params.arguments !== undefined && (typeof params.arguments !== 'object' || params.arguments === null || Array.isArray(params.arguments))) {
+      return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
+    }
+    const own = this.parts.own(this);
+    const target = viewTarget(view, name, (publicName) => (own === undefined ? this.parts.catalog.tool(publicName) : ownTool(this.parts.catalog, own, publicName)), (server, original) => this.parts.catalog.nameFor(server, original));
+    const unknown = new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } });
+    if (target === undefined) return this.parts.settling.hasSettled ? this.sendError(msg.id, unknown) : this.waiting.run(msg.id, () => this.callOnView(view, msg, name));
+    if (target.entry.name !== undefined) {
+      const denied = this.parts.router.toolDenied(this.log, this.agent, target.publicName, own === undefined ? this.parts.catalog.tool(target.publicName) : ownTool(this.parts.catalog, own, target.publicName), this.claims);
+      if (denied !== undefined) return this.sendError(msg.id, unknown);
+    }
+    const args = viewArguments(target.entry, name, params.arguments as Record<string, unknown> | undefined);
+    if (args instanceof GatewayError) return this.sendError(msg.id, args);
+    // New params: the agent's line no longer says what the server gets, so it is encoded, not spliced.
+    if (target.publicName !== name || target.entry.params.size > 0) msg.params = { ...params, name: target.publicName, arguments: args };
+    this.callTool(msg, this.agent, undefined, false);
   }
 
   /**
@@ -265,7 +332,7 @@ export class AgentSession extends AgentSide {
       if (callDigest(agent, route.server, route.original, (msg.params!.arguments ?? {}) as Record<string, unknown>) !== waiting.call.digest) {
         return this.sendError(agentId, new GatewayError('MCPG_INTERNAL', 'the call changed while it waited for approval; it was not made'));
       }
-      this.sendCall(msg, route, timeoutMs, audit);
+      this.checkQuota(msg, route, agent, timeoutMs, audit);
     });
   }
 
@@ -314,27 +381,32 @@ export class AgentSession extends AgentSide {
   }
 
   /** Sends `msg` (already rewritten to the server's names) to `conn` and relays the answer. */
-  private sendToServer(conn: Connection, msg: JsonRpcRequest, timeoutMs?: number, rewrite?: Rewrite, timed?: Timed): void {
+  private sendToServer(conn: Connection, msg: JsonRpcRequest, timeoutMs?: number, rewrite?: Rewrite, timed?: Timed, release?: QuotaRelease): void {
     const agentId = msg.id;
-    if (this.inflight.has(agentId)) return this.sendError(agentId, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`));
+    // Refused before it is in `inflight`: a quota pass it held ends here (in `inflight`, Calls ends it).
+    const refuse = (err: unknown): void => {
+      release?.();
+      this.sendError(agentId, err);
+    };
+    if (this.inflight.has(agentId)) return refuse(new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`));
     if (this.inflight.size >= this.parts.maxInflight) {
-      return this.sendError(agentId, new GatewayError('MCPG_OVERLOADED', `agent "${this.agent}" already has ${this.inflight.size} requests in flight (the limit is ${this.parts.maxInflight}); wait for some to finish`));
+      return refuse(new GatewayError('MCPG_OVERLOADED', `agent "${this.agent}" already has ${this.inflight.size} requests in flight (the limit is ${this.parts.maxInflight}); wait for some to finish`));
     }
     const meta = msg.params?._meta;
     let agentToken: unknown;
     if (meta !== undefined) {
-      if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return this.sendError(agentId, invalidParams(`${msg.method} params._meta must be an object`));
+      if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return refuse(invalidParams(`${msg.method} params._meta must be an object`));
       agentToken = (meta as Record<string, unknown>).progressToken;
       if (agentToken !== undefined && typeof agentToken !== 'string' && !(typeof agentToken === 'number' && Number.isFinite(agentToken))) {
-        return this.sendError(agentId, invalidParams(`${msg.method} params._meta.progressToken must be a string or a number`));
+        return refuse(invalidParams(`${msg.method} params._meta.progressToken must be a string or a number`));
       }
     }
-    const entry: Call = { conn, serverId: 0, trace: undefined };
+    const entry: Call = release === undefined ? { conn, serverId: 0, trace: undefined } : { conn, serverId: 0, trace: undefined, release };
     let target: Connection | Promise<Connection>;
     try {
       target = this.parts.scoped(this, conn);
     } catch (err) {
-      return this.sendError(agentId, err);
+      return refuse(err);
     }
     this.inflight.set(agentId, entry);
     if (target === conn) return this.forward(entry, msg, agentToken, timeoutMs, rewrite, timed);
@@ -413,6 +485,7 @@ export class AgentSession extends AgentSide {
     const route = this.parts.router.uri(this.log, this.agent, msg.method, msg.params?.uri, this.claims);
     const audit = this.parts.audit === undefined || typeof msg.params?.uri !== 'string' ? undefined : auditOf(this.parts.audit, this.id, msg.method, this.agent, { resource: msg.params.uri }, route instanceof GatewayError ? route : route.conn.name);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
+    if (this.outsideView(route.conn.name)) return this.sendError(msg.id, new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${route.publicUri} on view "${this.view!}"`, { detail: { uri: route.publicUri } }));
     msg.params!.uri = route.uri;
     this.sendToServer(route.conn, msg, undefined, (result) => rewriteReadResult(result, (uri) => this.parts.catalog.publicUri(route.conn.name, uri)), audit && { start: performance.now(), audit });
   }
@@ -421,6 +494,7 @@ export class AgentSession extends AgentSide {
     const route = this.parts.router.prompt(this.log, this.agent, msg.params?.name, this.parts.own(this), this.claims);
     const audit = this.parts.audit === undefined || typeof msg.params?.name !== 'string' ? undefined : auditOf(this.parts.audit, this.id, msg.method, this.agent, { prompt: msg.params.name, ...this.parts.audit.argumentsOf(msg.params.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
+    if (this.outsideView(route.server)) return this.sendError(msg.id, new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${String(msg.params!.name)}`, { detail: { prompt: msg.params!.name } }));
     msg.params!.name = route.original;
     this.sendToServer(route.conn, msg, undefined, (result) => {
       const renamed = rewritePromptResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
@@ -431,7 +505,14 @@ export class AgentSession extends AgentSide {
   private complete(msg: JsonRpcRequest): void {
     const conn = this.parts.router.completion(this.log, this.agent, msg.params?.ref as Record<string, unknown> | undefined, this.parts.own(this), this.claims);
     if (conn instanceof GatewayError) return this.sendError(msg.id, conn);
+    if (this.outsideView(conn.name)) return this.sendError(msg.id, invalidParams(`completion/complete: the prompt or resource is not on view "${this.view!}"`));
     this.sendToServer(conn, msg);
+  }
+
+  /** Whether a server's resources and prompts are out of this session's curated view (a view shows only those of its `servers`). */
+  private outsideView(server: string): boolean {
+    const view = this.curatedView();
+    return view !== undefined && !view.servers.has(server);
   }
 
   /** Discovery mode's meta-tools; the configured identity wins over an agent_id argument. */

@@ -158,9 +158,12 @@ export class OAuthCredentials {
       }
       if (this.tokens.refresh_token === undefined) throw this.needsLogin('the access token expired and there is no refresh token');
     }
+    // Everything stored goes on: the provider rewrites the whole file. The DPoP key above all — a
+    // refresh signed by another key is refused (the refresh token is bound to this one) — and a
+    // pending step-up scope, which the next login is to ask for.
+    const { version: _v, savedAt: _s, url: _u, tokens: _t, ...kept } = stored ?? {};
     const provider = new StoreProvider(this.server, this.settings, this.store, machine ? { kind: 'machine' } : { kind: 'gateway' }, {
-      ...(stored?.client !== undefined && { client: stored.client }),
-      ...(stored?.discovery !== undefined && { discovery: stored.discovery }),
+      ...kept,
       ...(this.tokens !== undefined && !force && { tokens: this.tokens }),
     }, this.now);
     try {

@@ -8,7 +8,8 @@
 
 import { createWriteStream, fstatSync, openSync, renameSync, type WriteStream } from 'node:fs';
 
-export type AuditDecision = 'allowed' | 'denied' | 'held';
+/** `limited`: refused for being over a limit of the rules' `limits` (the record's `limit` names it). */
+export type AuditDecision = 'allowed' | 'denied' | 'held' | 'limited';
 
 /** One decision on an agent's request (tools/call, resources/read, prompts/get). */
 export interface AuditCall {
@@ -30,6 +31,8 @@ export interface AuditCall {
   /** The arguments' names (values only with --audit-arguments). */
   argumentNames?: string[];
   arguments?: unknown;
+  /** A `limited` call: the limit it was over (its JSON path in the rules), its kind and the wait it was told. */
+  limit?: { rule: string; kind: 'calls' | 'in_flight'; retryAfterMs: number };
 }
 
 /**

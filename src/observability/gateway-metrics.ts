@@ -131,6 +131,8 @@ export class GatewayMetrics {
   private readonly http: Counter;
   private readonly sseEvents: Counter;
   private readonly sseResumptions: Counter;
+  private readonly quotaRefusals: Counter;
+  private readonly quotaFallbacks: Counter;
 
   constructor(options: GatewayMetricsOptions, now: number = performance.now()) {
     this.activitySamples = [{ at: now, totals: new Map() }];
@@ -160,6 +162,15 @@ export class GatewayMetrics {
       name: 'mcpgate_sse_replay_events_total',
       help: "Events of agents' SSE streams by what happened to them in the replay buffer: buffered (kept for a resumption), replayed (sent again on a resumption), dropped (left the buffer unreplayed: its bound, its age, or the stream or session ended).",
       labels: ['event'],
+    });
+    this.quotaRefusals = r.counter({
+      name: 'mcpgate_quota_refused_total',
+      help: "Tool calls refused for being over a limit of the rules' `limits` (-32023, rate limited), by the limit's level (all: every call of its place, server, tool) and kind (calls: per window, in_flight).",
+      labels: ['level', 'kind'],
+    });
+    this.quotaFallbacks = r.counter({
+      name: 'mcpgate_quota_local_checks_total',
+      help: "Limit checks made on this worker's own counters because the cluster's Redis could not be asked (with --redis; without it every check is local and not counted here).",
     });
     this.sseResumptions = r.counter({ name: 'mcpgate_sse_resumptions_total', help: 'GET requests with Last-Event-ID, by outcome: resumed, or refused (unknown id, or events after it no longer kept).', labels: ['outcome'] });
 
@@ -240,6 +251,16 @@ export class GatewayMetrics {
   /** An MCPG_* error was sent to an agent. */
   error(code: string): void {
     this.errors.labels(code).inc();
+  }
+
+  /** A tool call was refused for being over a limit (gateway/quotas.ts). */
+  quotaRefused(level: 'all' | 'server' | 'tool', kind: 'calls' | 'in_flight'): void {
+    this.quotaRefusals.labels(level, kind).inc();
+  }
+
+  /** A limit check used this worker's own counters: the shared ones (Redis) could not be asked. */
+  quotaLocalCheck(): void {
+    this.quotaFallbacks.inc();
   }
 
   /** The HTTP front answered a request (`route` is the route pattern, never the raw path). */

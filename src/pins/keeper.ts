@@ -8,7 +8,7 @@ import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { review, type PinMode, type Review } from './review.js';
 import { PinStore, emptyHeld, nameMap, type HeldFile, type PinsFile, type ServerHeld, type ServerPins } from './store.js';
-import type { ToolDefinition } from './digest.js';
+import { changes, type ToolDefinition } from './digest.js';
 
 const WATCH_INTERVAL_MS = 500;
 
@@ -20,9 +20,34 @@ export interface KeeperOptions {
   onStoreChanged: () => void;
 }
 
+/**
+ * The store as the keeper holds it: every pin's digest, never its definition. A review needs only the
+ * digests; the approved definitions (as large as the catalog) are read from pins.json when a tool
+ * is held against one, for the diff.
+ */
+type SlimPins = { servers: Record<string, { tools: Record<string, SlimPin>; instructions?: ServerPins['instructions'] }> };
+type SlimPin = { digest: string; approvedAt: string; by: 'first-use' | 'operator' };
+
+function slim(file: PinsFile): SlimPins {
+  const servers = nameMap<SlimPins['servers'][string]>();
+  for (const server of Object.keys(file.servers)) servers[server] = slimServer(file.servers[server]!);
+  return { servers };
+}
+
+function slimServer(entry: ServerPins): SlimPins['servers'][string] {
+  const tools = nameMap<SlimPin>();
+  for (const name of Object.keys(entry.tools)) {
+    const { digest, approvedAt, by } = entry.tools[name]!;
+    tools[name] = { digest, approvedAt, by };
+  }
+  return entry.instructions === undefined ? { tools } : { tools, instructions: entry.instructions };
+}
+
 export class PinKeeper {
   readonly store: PinStore;
-  private pins: PinsFile | undefined;
+  private pins: SlimPins | undefined;
+  /** The approved definitions of the tools held against a pin (read from pins.json), for the console's diff. */
+  private readonly heldPinned = new Map<string, Map<string, ToolDefinition>>();
   private storeError: GatewayError | undefined;
   private readonly held: HeldFile = emptyHeld();
   private version = '';
@@ -58,13 +83,24 @@ export class PinKeeper {
     return this.options.dir;
   }
 
-  async start(): Promise<void> {
-    if (this.options.mode === 'off') return;
-    this.version = await this.store.pinsVersion();
-    await this.load();
-    await this.loadHeld();
-    this.timer = setInterval(() => void this.poll(), WATCH_INTERVAL_MS);
-    this.timer.unref();
+  /**
+   * Reads the store. Reviews asked for meanwhile wait for it (they queue behind it), so the gateway
+   * can start its servers without waiting: their boot overlaps the reading of a large pins.json.
+   */
+  start(): Promise<void> {
+    if (this.options.mode === 'off') return Promise.resolve();
+    const started = (async () => {
+      // The next turn of the event loop: what the caller starts now (the servers' spawns) goes first.
+      await new Promise((resolve) => setImmediate(resolve));
+      this.version = await this.store.pinsVersion();
+      await this.load(true);
+      await this.loadHeld();
+      if (this.closed) return;
+      this.timer = setInterval(() => void this.poll(), WATCH_INTERVAL_MS);
+      this.timer.unref();
+    })();
+    this.queue = this.queue.then(() => started).catch(() => {});
+    return started;
   }
 
   close(): void {
@@ -96,9 +132,9 @@ export class PinKeeper {
     return this.held.servers[server];
   }
 
-  /** The approved definition of one tool (undefined: never approved, or the store is unreadable). */
+  /** The approved definition of one held tool, for its diff (undefined: not held against a pin, never approved, or the store is unreadable). */
   pinnedDefinition(server: string, tool: string): ToolDefinition | undefined {
-    return this.pins?.servers[server]?.tools[tool]?.definition;
+    return this.pins?.servers[server]?.tools[tool] === undefined ? undefined : this.heldPinned.get(server)?.get(tool);
   }
 
   /**
@@ -117,14 +153,16 @@ export class PinKeeper {
     if (mode === 'off') return { result: review('off', undefined, tools, instructions), written: done };
     // An unreadable store approves nothing: everything is held until it is fixed.
     if (this.pins === undefined) return { result: await this.record(server, review('strict', undefined, tools, instructions), source), written: done };
-    const result = review(mode, this.pins.servers[server], tools, instructions);
+    const pins = this.pins.servers[server];
+    const result = review(mode, pins, tools, instructions);
+    await this.describeHeld(server, pins, result);
     if (result.pinNow.size > 0 || result.pinInstructionsNow !== undefined || (mode === 'tofu' && this.pins.servers[server] === undefined)) {
       const now = new Date().toISOString();
       const record: PinsFile['servers'][string] = { tools: nameMap() };
       for (const [name, pin] of result.pinNow) record.tools[name] = { ...pin, approvedAt: now, by: 'first-use' };
       if (result.pinInstructionsNow !== undefined) record.instructions = { ...result.pinInstructionsNow, approvedAt: now, by: 'first-use' };
       // Pinned as seen: nothing of it is held (no second review of the same definitions).
-      this.pins.servers[server] = record;
+      this.pins.servers[server] = slimServer(record);
       if (result.pinNow.size > 0) this.options.log.debug(`pinned ${result.pinNow.size} tool definition(s) of server "${server}" on first use`, { server });
       const pinned: Review = { held: new Map(), pinNow: new Map(), instructionsHeld: undefined, pinInstructionsNow: undefined };
       return { result: await this.record(server, pinned, source), written: this.pinFirstUse(server, record) };
@@ -168,11 +206,35 @@ export class PinKeeper {
       this.version = await this.store.pinsVersion();
       // The store as written, and the first uses still waiting for the next write.
       for (const [server, record] of this.batch ?? []) pins.servers[server] = record;
-      this.pins = pins;
+      this.pins = slim(pins);
     } finally {
       this.writing -= 1;
     }
     return theirs;
+  }
+
+  /**
+   * The review saw only digests: each tool held against a pin gets its changes from the approved
+   * definition, read from pins.json now (only when something is held), and that definition is kept
+   * for the console's diff while the tool is held.
+   */
+  private async describeHeld(server: string, pins: SlimPins['servers'][string] | undefined, result: Review): Promise<void> {
+    const against = [...result.held].filter(([name]) => pins?.tools[name] !== undefined);
+    if (against.length === 0) return;
+    let approved: ServerPins | undefined;
+    try {
+      approved = (await this.store.readPins()).servers[server];
+    } catch (err) {
+      this.options.log.warn(`could not read the approved definitions of server "${server}" for the diff: ${err instanceof Error ? err.message : String(err)}`, { server });
+    }
+    let kept = this.heldPinned.get(server);
+    if (kept === undefined) this.heldPinned.set(server, (kept = new Map<string, ToolDefinition>()));
+    for (const [name, info] of against) {
+      const definition = approved?.tools[name]?.definition;
+      if (definition === undefined) continue;
+      kept.set(name, definition);
+      info.changes = changes(definition, info.definition);
+    }
   }
 
   /** Keeps held.json in step with what this gateway holds for `server` (every source's, `result` being `source`'s). */
@@ -201,6 +263,10 @@ export class PinKeeper {
         next.instructions = { ...one.instructionsHeld, since: before?.digest === one.instructionsHeld.digest ? before.since : now };
       }
     }
+    // The approved definitions kept for diffs: only of tools some source still holds.
+    const pinned = this.heldPinned.get(server);
+    if (pinned !== undefined) for (const name of [...pinned.keys()]) if (next.tools[name] === undefined) pinned.delete(name);
+    if (pinned?.size === 0) this.heldPinned.delete(server);
     const empty = Object.keys(next.tools).length === 0 && next.instructions === undefined;
     if (empty && previous === undefined) return result;
     if (empty) delete this.held.servers[server];
@@ -238,9 +304,10 @@ export class PinKeeper {
     }
   }
 
-  private async load(): Promise<void> {
+  /** `now`: one blocking read (at start, while the servers boot), else read piece by piece. */
+  private async load(now = false): Promise<void> {
     try {
-      this.pins = await this.store.readPins();
+      this.pins = slim(now ? this.store.readPinsNow() : await this.store.readPins());
       if (this.storeError !== undefined) this.options.log.info('the pin store is readable again', { file: this.store.pinsPath });
       this.storeError = undefined;
     } catch (err) {

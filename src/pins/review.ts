@@ -29,7 +29,13 @@ export interface Review {
  * tool is held. strict: whatever is not pinned exactly is held. off: nothing is held or pinned.
  * A held tool whose definition returns to its pinned one is released, no approval needed.
  */
-export function review(mode: PinMode, pins: ServerPins | undefined, tools: readonly Record<string, unknown>[], instructions: string | undefined): Review {
+/** A server's pins as a review reads them: digests, and the definitions where the caller has them. */
+export type ReviewedPins = {
+  tools: Record<string, { digest: string; definition?: ToolDefinition }>;
+  instructions?: { digest: string };
+};
+
+export function review(mode: PinMode, pins: ReviewedPins | ServerPins | undefined, tools: readonly Record<string, unknown>[], instructions: string | undefined): Review {
   const out: Review = { held: new Map(), pinNow: new Map(), instructionsHeld: undefined, pinInstructionsNow: undefined };
   if (mode === 'off') return out;
   const firstUse = mode === 'tofu' && pins === undefined;
@@ -40,7 +46,8 @@ export function review(mode: PinMode, pins: ServerPins | undefined, tools: reado
     if (pin?.digest === digest) continue;
     const definition = definitionOf(tool);
     if (firstUse) out.pinNow.set(name, { digest, definition });
-    else out.held.set(name, { digest, definition, changes: changes(pin?.definition, definition) });
+    // A pin without its definition (the keeper holds digests only): the caller describes the change.
+    else out.held.set(name, { digest, definition, changes: pin !== undefined && pin.definition === undefined ? [] : changes(pin?.definition, definition) });
   }
   const text = instructions?.trim() === '' ? undefined : instructions;
   const digest = instructionsDigest(text);

@@ -11,6 +11,8 @@ import { DEFAULT_AGENT, EMPTY_MATCHER, EMPTY_SIDE, type ClaimTest, type Compiled
 import { deepFreeze, frozenMap } from './frozen.js';
 import { compileMatcher, globToRegExp, isGlob, type Matcher } from './globs.js';
 import { readServerHeaders, type ServerRef } from './server-headers.js';
+import { LimitsBuilder } from './limits.js';
+import { compileViews, type CompiledView } from './views.js';
 import { compileApprovals, type ApprovalReport } from './approvals.js';
 
 // auth/auth.ts reads the snapshot's type from here.
@@ -18,11 +20,11 @@ export type { Rules } from './compiled.js';
 
 const TOKEN = /^sha256:[0-9a-f]{64}$/;
 const TOKEN_ANY_CASE = /^sha256:[0-9a-fA-F]{64}$/;
-const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins']);
-const GRANT_KEYS = new Set(['when', 'allow', 'deny', 'approve']);
+const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins', 'views', 'limits']);
+const GRANT_KEYS = new Set(['when', 'allow', 'deny', 'limits', 'approve']);
 const MAX_GRANT_VALUES = 256;
 const ADMIN_KEYS = new Set(['tokens']);
-const AGENT_KEYS = new Set(['allow', 'deny', 'tokens', 'serverHeaders', 'approve']);
+const AGENT_KEYS = new Set(['allow', 'deny', 'tokens', 'serverHeaders', 'limits', 'approve']);
 const SIDE_KEYS = new Set(['servers', 'tools']);
 const DEFAULTS_KEYS = new Set(['deny_on_missing_agent']);
 
@@ -39,6 +41,8 @@ interface Context {
   readonly warnings: ConfigIssue[];
   /** token hash → the agent it was first listed under. */
   readonly tokens: Map<string, string>;
+  /** Quotas and rate limits (`limits`, limits.ts), from every place they may sit. */
+  readonly limits: LimitsBuilder;
 }
 
 /**
@@ -49,17 +53,27 @@ interface Context {
  */
 export function buildRules(raw: unknown, file: string, servers: readonly ServerRef[], env: Env = process.env, readKeyFile?: KeyFileReader): Rules {
   const refs = new Map(servers.map((ref) => [typeof ref === 'string' ? ref : ref.name, ref] as const));
-  const ctx: Context = { file, servers: new Set(refs.keys()), refs, env, errors: [], warnings: [], tokens: new Map() };
+  const errors: ConfigIssue[] = [];
+  const warnings: ConfigIssue[] = [];
+  const serverNames = new Set(refs.keys());
+  const limits = new LimitsBuilder({
+    servers: serverNames,
+    error: (at, message) => errors.push({ file, path: jsonPath(at), message }),
+    warn: (at, message) => warnings.push({ file, path: jsonPath(at), message }),
+  });
+  const ctx: Context = { file, servers: serverNames, refs, env, errors, warnings, tokens: new Map(), limits };
   const agents = new Map<string, CompiledAgent>();
   const grants: CompiledGrant[] = [];
   let denyOnMissingAgent = true;
   let auth: AuthConfig | undefined;
   const admins = new Map<string, string>();
+  let views: ReadonlyMap<string, CompiledView> = new Map();
   if (!isPlainObject(raw)) {
     error(ctx, [], `expected an object with an "agents" key, got ${describeValue(raw)}`);
   } else {
     for (const key of Object.keys(raw)) if (!TOP_KEYS.has(key)) warn(ctx, [key], `unknown top-level key ${q(key)} is ignored`);
     denyOnMissingAgent = readDefaults(raw.defaults, ctx);
+    limits.read({ kind: 'gateway' }, ['limits'], raw.limits);
     auth = compileAuth(raw.auth, { file, env, readKeyFile, error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message) });
     const entries = raw.agents;
     if (entries === undefined) error(ctx, ['agents'], 'missing; expected an object mapping agent ids to their rules');
@@ -75,6 +89,7 @@ export function buildRules(raw: unknown, file: string, servers: readonly ServerR
     }
     readGrants(raw.grants, ctx, grants);
     readAdmins(raw.admins, ctx, admins);
+    views = compileViews(raw.views, { servers: ctx.servers, error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message) });
     // A static token's agent in an issuer's namespace would be that issuer's agent of the same name.
     for (const issuer of auth?.oauth ?? []) {
       if (issuer.namespace === undefined) continue;
@@ -93,6 +108,8 @@ export function buildRules(raw: unknown, file: string, servers: readonly ServerR
     tokens: frozenMap(ctx.tokens),
     auth,
     admins: frozenMap(admins),
+    limits: limits.build(),
+    views,
     warnings: Object.freeze(ctx.warnings.map((w) => Object.freeze(w))),
     raw: deepFreeze(raw),
   });
@@ -146,6 +163,7 @@ function compileAgent(id: string, entry: unknown, ctx: Context): CompiledAgent |
     servers: ctx.refs, env: ctx.env, error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message),
   }, id === DEFAULT_AGENT);
   const approve = compileApprovals(entry.approve, [...base, 'approve'], `agent ${q(id)}`, approvalReport(ctx));
+  ctx.limits.read({ kind: 'agent', id }, [...base, 'limits'], entry.limits);
   if (ctx.errors.length > before) return undefined;
   return Object.freeze({ id, allow, deny, tokens, serverHeaders: frozenMap(serverHeaders), approve });
 }
@@ -246,8 +264,9 @@ function readGrants(value: unknown, ctx: Context, grants: CompiledGrant[]): void
     const when = readWhen(id, entry.when, ctx);
     const allow = compileSide(id, 'allow', entry.allow, ctx, 'grants');
     const deny = compileSide(id, 'deny', entry.deny, ctx, 'grants');
+    ctx.limits.read({ kind: 'grant', id }, [...base, 'limits'], entry.limits);
     const approve = compileApprovals(entry.approve, [...base, 'approve'], `grant ${q(id)}`, approvalReport(ctx));
-    if (entry.allow === undefined && entry.deny === undefined && entry.approve === undefined) warn(ctx, base, `grant ${q(id)} has neither "allow" nor "deny": it changes nothing`);
+    if (entry.allow === undefined && entry.deny === undefined && entry.limits === undefined && entry.approve === undefined) warn(ctx, base, `grant ${q(id)} has neither "allow" nor "deny": it changes nothing`);
     if (ctx.errors.length === before) grants.push(Object.freeze({ id, when, allow, deny, approve }));
   }
 }

@@ -180,15 +180,15 @@ export class HttpTransport implements ServerTransport, AnswerHost {
       }
       const challenge = status === 401 || status === 403 ? headerOf(res, 'www-authenticate') : undefined;
       // Refused before it ran: a 401 is answered by a refresh; a 403 `insufficient_scope` is a step-up
-      // (the token lacks a scope this request needs: a machine grant widens it at once, a person logs
-      // in, and only this request waits on that — the granted scope may cover the others). Either
-      // way it is sent again once; a second refusal needs a person.
+      // (the token lacks a scope this request needs: a machine grant widens it at once). Either way it
+      // is sent again once. Where a person is needed (a login, or a login for the wider scope), the
+      // request fails with "needs login" and the connection parks until the login is stored.
       const reauthorize = credentials === undefined ? undefined
         : status === 401 && credentials.concerns(challenge) ? () => credentials.unauthorized(used, challenge)
           : status === 403 && challenge !== undefined && /\binsufficient_scope\b/.test(challenge) ? () => credentials.insufficientScope(used, challenge)
             : undefined;
       if (reauthorize !== undefined) {
-        const failed = (err: unknown): void => (status === 401 ? this.authFailed(err, id, isInit) : this.scopeFailed(err, id, isInit));
+        const failed = (err: unknown): void => this.authFailed(err, id, isInit);
         res.resume();
         if (reauthorized) return failed(this.refusedAgain());
         try {
@@ -278,12 +278,6 @@ export class HttpTransport implements ServerTransport, AnswerHost {
     const reason = err instanceof GatewayError ? err : new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}": ${String(err)}`, { server: this.config.name });
     if (id !== undefined && !isInit) this.failCall(id, reason);
     this.lost(reason);
-  }
-
-  /** A step-up that needs a person fails the request; the connection stays (unless it was the initialize). */
-  private scopeFailed(err: unknown, id: number | undefined, isInit: boolean): void {
-    if (isInit || id === undefined) return this.authFailed(err, id, isInit);
-    this.failCall(id, err instanceof GatewayError ? err : new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}": ${String(err)}`, { server: this.config.name }));
   }
 
   private refusedAgain(): GatewayError {

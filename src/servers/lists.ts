@@ -7,16 +7,14 @@
 // (`ttlMs`): a list fetched with one is kept for that long, per connection, and a listing that may
 // reuse it (a reconnect) takes it without a round trip; a list change always fetches again.
 
-import {
-  ListPromptsResultSchema, ListResourcesResultSchema, ListResourceTemplatesResultSchema, ListToolsResultSchema, ToolSchema,
-} from '@modelcontextprotocol/core';
 import type { Prompt, Resource, Tool } from '../wire/protocol.js';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../config/types.js';
 import type { Connection } from './connection.js';
 import { toolHeaders } from '../wire/tool-headers.js';
 import { MODERN_PROTOCOL_VERSIONS } from '../wire/era.js';
+import { serverSchemas } from './sdk-schemas.js';
 
 export type ListKind = 'tools' | 'resources' | 'resourceTemplates' | 'prompts';
 export const LIST_KINDS: readonly ListKind[] = ['tools', 'resources', 'resourceTemplates', 'prompts'];
@@ -69,23 +67,12 @@ const freshLists = new WeakMap<Connection, Map<ListKind, FreshList>>();
 /** A server that keeps handing out cursors is cut off here rather than looping forever. */
 const MAX_PAGES = 1000;
 
-/**
- * The SDK's tools/list result, but an input schema's `properties` are taken as the JSON they are
- * rather than walked value by value: the SDK checks each is a JSON value (a recursive union over the
- * whole schema, ~90 µs a tool, most of a big catalog's start-up), and a list that came through
- * JSON.parse holds nothing else. Every other field is checked as the SDK checks it.
- */
-const ToolsResultSchema = ListToolsResultSchema.extend({
-  tools: z.array(ToolSchema.extend({
-    inputSchema: z.object({ type: z.literal('object'), properties: z.record(z.string(), z.unknown()).optional(), required: z.array(z.string()).optional() }).catchall(z.unknown()),
-  })),
-});
-
+/** Each list's method, result field and capability; its schema is `serverSchemas()[kind]` (sdk-schemas.ts). */
 const SPEC = {
-  tools: { method: 'tools/list', field: 'tools', schema: ToolsResultSchema, capability: 'tools' },
-  resources: { method: 'resources/list', field: 'resources', schema: ListResourcesResultSchema, capability: 'resources' },
-  resourceTemplates: { method: 'resources/templates/list', field: 'resourceTemplates', schema: ListResourceTemplatesResultSchema, capability: 'resources' },
-  prompts: { method: 'prompts/list', field: 'prompts', schema: ListPromptsResultSchema, capability: 'prompts' },
+  tools: { method: 'tools/list', field: 'tools', capability: 'tools' },
+  resources: { method: 'resources/list', field: 'resources', capability: 'resources' },
+  resourceTemplates: { method: 'resources/templates/list', field: 'resourceTemplates', capability: 'resources' },
+  prompts: { method: 'prompts/list', field: 'prompts', capability: 'prompts' },
 } as const;
 
 /** Whether the server declared the capability this list needs (an undeclared list is simply empty). */
@@ -139,7 +126,11 @@ export async function fetchList<K extends ListKind>(conn: Connection, kind: K, l
       }
       raw = { ...raw, [spec.field]: rawItems };
     }
-    const parsed = (spec.schema as z.ZodType).safeParse(raw);
+    // Tools of the usual shape are accepted as they are (plainTool); the schema then checks the rest
+    // of the result, and every tool again only when one of them is unusual or wrong.
+    const usual = kind === 'tools' && Array.isArray(rawItems) && (rawItems as unknown[]).every(plainTool);
+    const schema: z.ZodType = (await serverSchemas())[kind];
+    const parsed = schema.safeParse(usual ? { ...raw, [spec.field]: [] } : raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue !== undefined && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
@@ -186,6 +177,32 @@ export async function fetchLists(conn: Connection, kinds: readonly ListKind[] = 
   return out;
 }
 
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const optional = (v: unknown, type: 'string' | 'boolean'): boolean => v === undefined || typeof v === type;
+
+/**
+ * A tool the tools/list schema (ToolsResultSchema) certainly accepts, by a direct look at the fields
+ * it checks: name, title, description, inputSchema (type "object", properties, required),
+ * outputSchema, annotations' hints and _meta. A tool with icons or execution, or anything else that
+ * is not plainly right, is left to the schema. The schema walk copies every object of every tool
+ * (tens of ms for a few hundred realistic tools); this look copies nothing.
+ */
+export function plainTool(tool: unknown): boolean {
+  if (!isRecord(tool)) return false;
+  const { name, title, description, inputSchema, outputSchema, annotations, icons, execution, _meta: meta } = tool;
+  if (typeof name !== 'string' || !optional(title, 'string') || !optional(description, 'string')) return false;
+  if (icons !== undefined || execution !== undefined || (meta !== undefined && !isRecord(meta))) return false;
+  if (!isRecord(inputSchema) || inputSchema.type !== 'object') return false;
+  if (inputSchema.properties !== undefined && !isRecord(inputSchema.properties)) return false;
+  const required = inputSchema.required;
+  if (required !== undefined && !(Array.isArray(required) && required.every((r) => typeof r === 'string'))) return false;
+  if (outputSchema !== undefined && !(isRecord(outputSchema) && optional(outputSchema.$schema, 'string'))) return false;
+  if (annotations === undefined) return true;
+  if (!isRecord(annotations) || !optional(annotations.title, 'string')) return false;
+  return optional(annotations.readOnlyHint, 'boolean') && optional(annotations.destructiveHint, 'boolean')
+    && optional(annotations.idempotentHint, 'boolean') && optional(annotations.openWorldHint, 'boolean');
+}
+
 /**
  * Splits off the tools whose `x-mcp-header` annotations a client must reject: such a tool cannot be
  * called as its server expects (its headers would be wrong or missing), so it is not served; the
@@ -209,11 +226,41 @@ function withoutOversized(tools: unknown[], maxBytes: number): { items: unknown[
   const items = tools.filter((tool) => {
     if (typeof tool !== 'object' || tool === null) return true;
     const { name, inputSchema, outputSchema } = tool as Record<string, unknown>;
+    if (surelyWithin(inputSchema, maxBytes) && surelyWithin(outputSchema, maxBytes)) return true;
     if (jsonSize(inputSchema, maxBytes) <= maxBytes && jsonSize(outputSchema, maxBytes) <= maxBytes) return true;
     withheld.push(typeof name === 'string' ? name : '(unnamed)');
     return false;
   });
   return { items, withheld };
+}
+
+/**
+ * True when `JSON.stringify(value)` is certainly at most `maxBytes` long in UTF-8, by a bound that
+ * needs no encoding: 3 bytes for each UTF-16 unit of a string, 24 for a number; false past the bound
+ * (the caller then counts exactly). A usual schema is a few KB against a limit of hundreds.
+ */
+function surelyWithin(value: unknown, maxBytes: number): boolean {
+  let bound = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') bound += 3 * v.length + 2;
+    else if (typeof v === 'object' && v !== null) {
+      if (Array.isArray(v)) {
+        bound += 1 + v.length;
+        for (const item of v) stack.push(item);
+      } else {
+        bound += 2;
+        const record = v as Record<string, unknown>;
+        for (const key in record) {
+          bound += 3 * key.length + 4;
+          stack.push(record[key]);
+        }
+      }
+    } else bound += 24;
+    if (bound > maxBytes) return false;
+  }
+  return true;
 }
 
 /**

@@ -3,7 +3,6 @@
 // probed, and initialized when it does not answer or refuses), else initialize, validated with the
 // SDK's schemas. ServerSession.start hands it the parts of the session it needs (`StartingSession`).
 
-import { InitializeResultSchema } from '@modelcontextprotocol/core';
 import { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION } from '../wire/protocol.js';
 import type { ServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
@@ -16,6 +15,7 @@ import { GATEWAY_INFO } from '../version.js';
 import { UNSUPPORTED_PROTOCOL_VERSION } from '../wire/era.js';
 import { CLIENT_CAPABILITIES, MODERN_PROTOCOL_VERSION, readDiscover, wantedEra, type SessionEra } from './era.js';
 import type { ServerInfo, SessionOptions } from './session-types.js';
+import { serverSchemas } from './sdk-schemas.js';
 
 /** The share of the startup time an "auto" server's `server/discover` probe may take before initialize is tried. */
 const PROBE_SHARE = 0.5;
@@ -63,6 +63,9 @@ export async function handshake(s: StartingSession): Promise<void> {
   // After a probe that went unanswered, initialize gets what is left of the startup time.
   const timeoutMs = probed === 'silent' ? Math.max(1, s.options.startupTimeoutMs - Math.round(performance.now() - started)) : s.options.startupTimeoutMs;
   let raw: Record<string, unknown>;
+  // Sent first: the SDK's schemas load (the first time) while the server boots and answers.
+  const schemas = serverSchemas();
+  schemas.catch(() => {}); // awaited below; a request that fails first must not leave it unhandled
   try {
     raw = await s.request('initialize', params, timeoutMs);
   } catch (err) {
@@ -74,7 +77,7 @@ export async function handshake(s: StartingSession): Promise<void> {
     s.fail(reason);
     throw reason;
   }
-  const parsed = InitializeResultSchema.safeParse(raw);
+  const parsed = (await schemas).initialize.safeParse(raw);
   if (!parsed.success) {
     const reason = new GatewayError('MCPG_SERVER_START_FAILED', `server "${s.name}" sent an invalid initialize result: ${parsed.error.issues[0]?.message ?? 'invalid'}`, { server: s.name });
     s.fail(reason);

@@ -40,9 +40,18 @@ export interface StdioSpawnOptions {
 /** The operator-only stderr tail behind an exit reason (never part of what agents are sent). */
 const stderrTails = new WeakMap<GatewayError, readonly string[]>();
 
-/** The server's last stderr lines when `reason` ended its session, for the operator's /status. */
+/**
+ * The server's last stderr lines when `reason` ended its session, for the operator's /status. A
+ * start that failed wraps the exit reason (its `cause`): the tail is found along that chain.
+ */
 export function stderrTailOf(reason: GatewayError | undefined): readonly string[] | undefined {
-  return reason === undefined ? undefined : stderrTails.get(reason);
+  let error: unknown = reason;
+  for (let depth = 0; depth < 5 && error instanceof GatewayError; depth++) {
+    const tail = stderrTails.get(error);
+    if (tail !== undefined) return tail;
+    error = error.cause;
+  }
+  return undefined;
 }
 
 export class StdioProcess implements ServerTransport, Stoppable {

@@ -8,10 +8,9 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { fixtureServer, rpcError, tempDir, until, writeConfig } from '../helpers/gateway.js';
 import { connectAgent, makeToken, raw, rawSession, startHttpGateway, writeRules, type RawResponse } from '../helpers/http.js';
-import { startConsoleRig, type ConsoleRig } from '../helpers/console.js';
+import { signInFrom, startConsoleRig, type ConsoleRig } from '../helpers/console.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
@@ -23,19 +22,6 @@ function assertStrictPage(res: RawResponse): void {
   assert.equal(res.headers['x-frame-options'], 'DENY');
   assert.doesNotMatch(res.body, /<script(?![^>]*\bsrc=)[^>]*>/, 'an inline script');
   assert.doesNotMatch(res.body, /<style|\sstyle=|\son[a-z]+=/i, 'inline style or an event handler attribute');
-}
-
-/** A console sign-in sent from `from` (any 127.x.y.z address is this machine's): its status and Set-Cookie. */
-function signInFrom(base: string, from: string, token: string): Promise<{ status: number; cookie: string | undefined }> {
-  return new Promise((resolve, reject) => {
-    const body = new URLSearchParams({ token }).toString();
-    const req = request(`${base}/ui/login`, { method: 'POST', localAddress: from, agent: false, headers: { ...FORM, 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, cookie: res.headers['set-cookie']?.[0] }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 const csrfOf = (body: string): string => /name="csrf" value="([^"]+)"/.exec(body)![1]!;
@@ -127,19 +113,24 @@ describe('console: failed sign-ins from many addresses, and the cookie behind TL
 });
 
 describe('console: invisible and text-reordering characters', { timeout: 60_000 }, () => {
-  it('an agent id with bidi and zero-width characters is shown with them escaped, never raw', async () => {
+  it('an agent id and a server\'s stderr tail with bidi and zero-width characters are shown with them escaped, never raw', async () => {
     const dir = await tempDir();
     const admin = makeToken();
     const agent = makeToken();
     const id = 'invoice\u202Efdp.exe zero\u200Bwidth';
     const rules = await writeRules(dir, { agents: { [id]: { tokens: [agent.hash], allow: { servers: ['e'] } } }, admins: { alice: { tokens: [admin.hash] } } });
-    const http = await startHttpGateway({ config: await writeConfig(dir, { e: fixtureServer('echo-server') }), args: ['--rules', rules] });
+    // A server that says something reordered on stderr and dies at start: its tail is on the overview.
+    const crash = { command: process.execPath, args: ['-e', "process.stderr.write('tail\\u202Eevil zero\\u200Bwidth\\n'); process.exit(3)"] };
+    const http = await startHttpGateway({ config: await writeConfig(dir, { e: fixtureServer('echo-server'), c: crash }), args: ['--rules', rules] });
     try {
       await rawSession(http.url, { authorization: `Bearer ${agent.token}` });
       const ok = await raw(`${http.base}/ui/login`, { headers: FORM, body: new URLSearchParams({ token: admin.token }).toString() });
       const cookie = String(ok.headers['set-cookie']).split(';')[0]!;
-      const page = (await raw(`${http.base}/ui`, { method: 'GET', headers: { cookie } })).body;
+      let page = '';
+      // The server's tail is there once it has died (its start is retried meanwhile).
+      await until(async () => /tail\[U\+202E\]/.test(page = (await raw(`${http.base}/ui`, { method: 'GET', headers: { cookie } })).body), 20_000);
       assert.match(page, /invoice\[U\+202E\]fdp\.exe zero\[U\+200B\]width/);
+      assert.match(page, /tail\[U\+202E\]evil zero\[U\+200B\]width/, 'the stderr tail');
       assert.doesNotMatch(page, /[\u202E\u200B]/u, 'a raw bidi or zero-width character');
     } finally {
       await http.stop();

@@ -4,6 +4,7 @@
 // crashes at start so it parks, until `fixLate()` points it at the echo server.
 
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
 import { fixture, fixtureServer, tempDir, until, writeConfig, type TempDir } from './gateway.js';
 import { makeToken, startHttpGateway, writeRules, type HttpGateway } from './http.js';
 
@@ -54,4 +55,19 @@ export async function startConsoleRig(): Promise<ConsoleRig> {
     await dir.remove();
     throw err;
   }
+}
+
+/** A console sign-in sent from `from` (any 127.x.y.z address is this machine's): its status, Retry-After and Set-Cookie. */
+export function signInFrom(base: string, from: string, token: string): Promise<{ status: number; retryAfter: number | undefined; cookie: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const body = new URLSearchParams({ token }).toString();
+    const headers = { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) };
+    const req = request(`${base}/ui/login`, { method: 'POST', localAddress: from, agent: false, headers }, (res) => {
+      res.resume();
+      const wait = res.headers['retry-after'];
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: wait === undefined ? undefined : Number(wait), cookie: res.headers['set-cookie']?.[0] }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }

@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
@@ -101,6 +102,14 @@ export interface IdpOptions {
   clientIdMetadataDocuments?: boolean;
   /** Scopes the resource servers accept beyond `mcp` (a token gets those its request asked for). */
   extraScopes?: string[];
+  /**
+   * DPoP (RFC 9449, oidc-provider's `features.dPoP`): `offered` (the default, as oidc-provider ships
+   * it: the metadata lists `dpop_signing_alg_values_supported`, a token request with a proof gets a
+   * `token_type` DPoP token whose JWT carries `cnf.jkt`), `nonce` (offered, and every proof at the
+   * token endpoint must carry the provider's nonce: the first is answered `use_dpop_nonce`), `off`
+   * (not offered: no such metadata, proofs ignored, bearer tokens only).
+   */
+  dpop?: 'offered' | 'nonce' | 'off';
 }
 
 /** The id of the static client that authenticates with `private_key_jwt` (its key: `Idp.keyRobot`). */
@@ -117,9 +126,19 @@ export class Idp {
   readonly accountClaims = new Map<string, Record<string, unknown>>();
   /** How many requests reached the introspection endpoint (RFC 7662) since start. */
   introspections = 0;
+  /** Requests to the token endpoint: with a DPoP proof, without, and those answered `use_dpop_nonce`. */
+  readonly tokenRequests = { dpop: 0, plain: 0, nonceChallenges: 0 };
+  /** A 32-byte secret the provider derives its DPoP nonces from (`dpop: 'nonce'`). */
+  private readonly nonceSecret = randomBytes(32);
   private provider: Provider | undefined;
   private readonly server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (req.method === 'POST' && req.url?.startsWith('/token/introspection') === true) this.introspections += 1;
+    else if (req.method === 'POST' && req.url === '/token') {
+      this.tokenRequests[req.headers.dpop === undefined ? 'plain' : 'dpop'] += 1;
+      res.once('finish', () => {
+        if (res.statusCode === 400 && res.hasHeader('dpop-nonce')) this.tokenRequests.nonceChallenges += 1;
+      });
+    }
     if (this.provider === undefined) res.writeHead(503).end();
     else void this.provider.callback()(req, res);
   });
@@ -180,6 +199,10 @@ export class Idp {
         clientCredentials: { enabled: true },
         introspection: { enabled: true },
         revocation: { enabled: true },
+        dPoP: {
+          enabled: this.options.dpop !== 'off',
+          ...(this.options.dpop === 'nonce' && { nonceSecret: this.nonceSecret, requireNonce: () => true }),
+        },
         ...(this.options.clientIdMetadataDocuments === true && { clientIdMetadataDocument: { enabled: true, ack: 'draft-02' } }),
         resourceIndicators: {
           enabled: true,
@@ -301,6 +324,8 @@ export interface OAuthRemote {
   stats(): Promise<{ accepted: number; refused: number }>;
   /** Every distinct Authorization value the server received. */
   seen(): Promise<string[]>;
+  /** With `--dpop`: proofs accepted, `use_dpop_nonce` answers given, and why proofs were refused. */
+  dpop(): Promise<{ accepted: number; nonceChallenges: number; refused: string[] }>;
   refuseLast(): Promise<void>;
   /** The resource moves to the authorization server `issuer`. */
   move(issuer: string): Promise<void>;
@@ -319,6 +344,7 @@ export async function startOAuthRemote(issuer: string, args: string[] = []): Pro
     base,
     stats: async () => (await (await fetch(`${base}/stats`)).json()) as { accepted: number; refused: number },
     seen: async () => (await (await fetch(`${base}/seen`)).json()) as string[],
+    dpop: async () => (await (await fetch(`${base}/dpop`)).json()) as { accepted: number; nonceChallenges: number; refused: string[] },
     refuseLast: async () => void (await fetch(`${base}/refuse-last`, { method: 'POST' })).body?.cancel(),
     move: async (issuer: string) => {
       const res = await fetch(`${base}/move?issuer=${encodeURIComponent(issuer)}`, { method: 'POST' });

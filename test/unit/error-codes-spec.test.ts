@@ -49,6 +49,7 @@ const SAME_MEANING: Partial<Record<ErrorCode, string>> = {
   MCPG_INTERNAL: 'internal error',
   MCPG_PIN_STORE_INVALID: 'internal error',
   MCPG_RESOURCE_NOT_FOUND: 'resource not found',
+  MCPG_RATE_LIMITED: 'rate limited',
 };
 
 const entries = Object.entries(ERROR_CODES) as Array<[ErrorCode, { rpc: number }]>;

@@ -200,8 +200,12 @@ void describe('PinKeeper tofu', { timeout: 20_000 }, () => {
     assert.deepEqual(changed.held.get('read')?.changes, ['description']);
     assert.deepEqual((await readHeld(dir)).servers.fs?.tools.read?.changes, ['description']);
     assert.equal((await readPins(dir)).servers.fs?.tools.read?.digest, toolDigest(read()));
+    // The keeper holds digests only; the approved definition of a held tool is read back for the diff.
+    assert.deepEqual(h.keeper.pinnedDefinition('fs', 'read'), definitionOf(read()));
+    assert.equal(h.keeper.pinnedDefinition('fs', 'write'), undefined, 'a tool not held: no definition kept');
     const reverted = await h.keeper.check('fs', [read(), write(), exfil()], INSTRUCTIONS);
     assert.equal(reverted.held.size, 0);
+    assert.equal(h.keeper.pinnedDefinition('fs', 'read'), undefined, 'released: its definition is no longer kept');
     assert.deepEqual((await readHeld(dir)).servers, {});
   });
 

@@ -1,9 +1,13 @@
 // The console's sign-in rate limit (console/sign-in-limit.ts): failures per address and in total
 // within a window; Retry-After until the window ends; success clears the address; memory bounded.
+// Across workers (console/shared-sign-in-limit.ts): the stricter of the worker's own count and the
+// shared one; the shared one unavailable → the worker's own alone, logged once each way.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignInLimiter } from '../../src/console/sign-in-limit.js';
+import { SharedSignInLimit, type SharedCounts, type SharedSignInCounter } from '../../src/console/shared-sign-in-limit.js';
+import { Logger } from '../../src/observability/logger.js';
 
 describe('sign-in limiter', () => {
   it('blocks an address after its failures until its window ends, and says how long', () => {
@@ -50,5 +54,42 @@ describe('sign-in limiter', () => {
     assert.equal(limiter.size, 100);
     assert.notEqual(limiter.retryAfter('addr-999'), undefined, 'the newest are kept');
     assert.equal(limiter.retryAfter('addr-0'), undefined, 'the oldest were forgotten');
+  });
+});
+
+/** Shared counts as a test sets them (what Redis would answer), or unavailable. */
+class Counts implements SharedSignInCounter {
+  now: SharedCounts | undefined = { address: 0, addressMs: 0, total: 0, totalMs: 0 };
+  read(): Promise<SharedCounts | undefined> {
+    return Promise.resolve(this.now);
+  }
+  fail(): Promise<SharedCounts | undefined> {
+    return Promise.resolve(this.now);
+  }
+  clear(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+describe('sign-in limit shared by workers', () => {
+  it('takes the stricter count, never waits past a window, and a shared count cannot loosen the worker\'s own', async () => {
+    const counts = new Counts();
+    const lines: string[] = [];
+    const limit = new SharedSignInLimit(new SignInLimiter({ perAddress: 3, total: 10, windowMs: 60_000 }), counts, new Logger('info', (l) => void lines.push(l)));
+    assert.equal(await limit.retryAfter('a'), undefined);
+    counts.now = { address: 3, addressMs: 10 * 60_000, total: 3, totalMs: 1000 };
+    assert.deepEqual(await limit.retryAfter('a'), { scope: 'address', seconds: 60 }, 'the other workers\' failures count; the wait is clamped to a window');
+    counts.now = { address: 0, addressMs: 0, total: 10, totalMs: 5_500 };
+    assert.deepEqual(await limit.retryAfter('a'), { scope: 'total', seconds: 6 });
+    counts.now = { address: 0, addressMs: 0, total: 0, totalMs: 0 };
+    for (let i = 0; i < 3; i++) await limit.failed('a');
+    assert.equal((await limit.retryAfter('a'))?.scope, 'address', 'zero shared counts do not lift the worker\'s own limit');
+    counts.now = undefined;
+    assert.equal((await limit.retryAfter('b')), undefined);
+    await limit.failed('b');
+    assert.equal(lines.filter((l) => l.includes('limits sign-ins alone')).length, 1, 'said once');
+    counts.now = { address: 0, addressMs: 0, total: 0, totalMs: 0 };
+    assert.equal(await limit.retryAfter('b'), undefined);
+    assert.equal(lines.filter((l) => l.includes('shared by the cluster\'s workers again')).length, 1);
   });
 });

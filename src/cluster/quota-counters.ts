@@ -1,0 +1,266 @@
+// The counters of the rules' limits shared by every worker of a cluster, in Redis (the gateway's
+// contract is `SharedQuotaCounters`, gateway/quota-counters.ts; the composition root hands this to
+// it). Two small Lua scripts of our own rather than a library such as rate-limiter-flexible: one
+// call's limits (its agent's, its server's, its tool's) must be checked together and counted only if
+// all pass, and calls in flight must be released even when a worker dies — neither fits a
+// library's one-key limiter, and each script is a few lines over plain hashes.
+//
+// Calls per window: fixed windows aligned to the epoch (gateway/quota-window.ts says why), one hash
+// per counter (`s`: the window's start, `n`: calls counted), the window taken from Redis's own clock
+// (TIME) so workers with skewed clocks still share one window; the key expires a second after its
+// window ends. Calls in flight: one hash per counter, a field per worker holding that worker's calls
+// in flight; each worker keeps a lease key (`…lease:<worker>`, 3 s TTL, renewed every second). A
+// check counts only the fields whose worker's lease is alive and deletes the others: a worker that
+// dies releases its calls within the lease's TTL, with nothing to clean up. While Redis is down the
+// worker counts locally (the gateway's fallback); what it released meanwhile is written again when
+// Redis is back (each counter this worker touched gets its field set to what it holds).
+//
+// The scripts build the lease keys they read from the field names, so they need one Redis (not a
+// Redis Cluster, where every key must be named in KEYS); mcpgate's cluster uses one Redis.
+
+import { Redis } from 'ioredis';
+import type { Logger } from '../observability/logger.js';
+import { workerId } from './worker-id.js';
+
+const PREFIX = 'mcpgate:quota:';
+const LEASE_PREFIX = `${PREFIX}lease:`;
+const LEASE_MS = 3000;
+const RENEW_MS = 1000;
+/** A calls-in-flight hash outlives its last write by this long (its fields are kept right by leases). */
+const FLIGHT_TTL_MS = 86_400_000;
+/** Counters this worker remembers touching, to write them again after Redis comes back. */
+const MAX_TOUCHED = 10_000;
+
+/**
+ * KEYS: the windows' hashes, then the in-flight hashes. ARGV: number of windows, this worker's
+ * lease id, the lease key prefix, the lease TTL, then (limit, window ms) per window, then the limit
+ * per in-flight counter. Returns {0} (counted), {1, i, ms} (window i is full for ms more), or
+ * {2, j, 0} (in-flight counter j is full).
+ */
+const TAKE = `local nw = tonumber(ARGV[1])
+local me = ARGV[2]
+local prefix = ARGV[3]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local starts = {}
+for i = 1, nw do
+  local limit = tonumber(ARGV[3 + i * 2])
+  local win = tonumber(ARGV[4 + i * 2])
+  local start = now - (now % win)
+  starts[i] = start
+  local h = redis.call('HMGET', KEYS[i], 's', 'n')
+  local used = 0
+  if tonumber(h[1]) == start then used = tonumber(h[2]) or 0 end
+  if used + 1 > limit then return {1, i - 1, start + win - now} end
+end
+local base = 4 + nw * 2
+for j = 1, #KEYS - nw do
+  local key = KEYS[nw + j]
+  local fields = redis.call('HGETALL', key)
+  local used = 0
+  for k = 1, #fields, 2 do
+    local w = fields[k]
+    if w == me or redis.call('EXISTS', prefix .. w) == 1 then used = used + tonumber(fields[k + 1])
+    else redis.call('HDEL', key, w) end
+  end
+  if used + 1 > tonumber(ARGV[base + j]) then return {2, j - 1, 0} end
+end
+for i = 1, nw do
+  local win = tonumber(ARGV[4 + i * 2])
+  if tonumber(redis.call('HGET', KEYS[i], 's')) == starts[i] then redis.call('HINCRBY', KEYS[i], 'n', 1)
+  else redis.call('HSET', KEYS[i], 's', starts[i], 'n', 1) end
+  redis.call('PEXPIRE', KEYS[i], starts[i] + win - now + 1000)
+end
+if #KEYS > nw then redis.call('SET', prefix .. me, '1', 'PX', tonumber(ARGV[4])) end
+for j = 1, #KEYS - nw do
+  redis.call('HINCRBY', KEYS[nw + j], me, 1)
+  redis.call('PEXPIRE', KEYS[nw + j], ${FLIGHT_TTL_MS})
+end
+return {0}`;
+
+/** KEYS: in-flight hashes; ARGV[1]: this worker's lease id. One call of each ends. */
+const RELEASE = `for _, key in ipairs(KEYS) do
+  if redis.call('HINCRBY', key, ARGV[1], -1) <= 0 then redis.call('HDEL', key, ARGV[1]) end
+end
+return 0`;
+
+/**
+ * KEYS: windows' hashes, then in-flight hashes; ARGV: number of windows, the lease prefix, then the
+ * window ms per window. Returns the calls counted in each window now, then each counter's calls in
+ * flight on live workers.
+ */
+const READ = `local nw = tonumber(ARGV[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local out = {}
+for i = 1, nw do
+  local win = tonumber(ARGV[2 + i])
+  local h = redis.call('HMGET', KEYS[i], 's', 'n')
+  if tonumber(h[1]) == now - (now % win) then out[i] = tonumber(h[2]) or 0 else out[i] = 0 end
+end
+for j = nw + 1, #KEYS do
+  local fields = redis.call('HGETALL', KEYS[j])
+  local used = 0
+  for k = 1, #fields, 2 do
+    if redis.call('EXISTS', ARGV[2] .. fields[k]) == 1 then used = used + tonumber(fields[k + 1]) end
+  end
+  out[j] = used
+end
+return out`;
+
+interface WindowAsk {
+  readonly key: string;
+  readonly limit: number;
+  readonly windowMs: number;
+}
+
+interface FlightAsk {
+  readonly key: string;
+  readonly limit: number;
+}
+
+type Answer =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly window: boolean; readonly index: number; readonly retryAfterMs: number };
+
+const PASSED: Answer = Object.freeze({ ok: true });
+
+/** The scripts as ioredis commands: sent by their digest (EVALSHA), the text only when Redis lacks it. */
+type Script = (numKeys: number, ...args: (string | number)[]) => Promise<unknown>;
+interface Scripts {
+  mcpgateQuotaTake: Script;
+  mcpgateQuotaRelease: Script;
+  mcpgateQuotaRead: Script;
+}
+
+export interface RedisQuotaCountersOptions {
+  url: string;
+  log: Logger;
+}
+
+export class RedisQuotaCounters {
+  private readonly redis: Redis;
+  private readonly scripts: Scripts;
+  /** This process's lease: the worker id and a boot nonce (a restarted worker with the same pid holds nothing). */
+  private readonly me = `${workerId()}#${Math.random().toString(36).slice(2, 10)}`;
+  private timer: NodeJS.Timeout | undefined;
+  private isUp = false;
+  private closed = false;
+  /** Calls in flight this worker holds on each shared counter (what its field should read). */
+  private readonly held = new Map<string, number>();
+  /** Counters whose field may be wrong in Redis (a release while Redis was down): written again on reconnect. */
+  private readonly stale = new Set<string>();
+
+  constructor(private readonly o: RedisQuotaCountersOptions) {
+    this.redis = new Redis(o.url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: 1000,
+      commandTimeout: 1000,
+      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
+    });
+    this.redis.defineCommand('mcpgateQuotaTake', { lua: TAKE });
+    this.redis.defineCommand('mcpgateQuotaRelease', { lua: RELEASE });
+    this.redis.defineCommand('mcpgateQuotaRead', { lua: READ });
+    this.scripts = this.redis as unknown as Scripts;
+    this.redis.on('ready', () => {
+      this.isUp = true;
+      void this.resync();
+    });
+    this.redis.on('close', () => {
+      this.isUp = false;
+    });
+    this.redis.on('end', () => {
+      this.isUp = false;
+    });
+    this.redis.on('error', (err: Error) => o.log.debug('redis error (quota counters)', { error: err.message }));
+  }
+
+  get up(): boolean {
+    return this.isUp && !this.closed;
+  }
+
+  async start(): Promise<void> {
+    await this.redis.connect().catch((err: unknown) => this.o.log.debug('redis not reachable at start (quota counters)', { error: err instanceof Error ? err.message : String(err) }));
+    this.timer = setInterval(() => void this.renew(), RENEW_MS);
+    this.timer.unref();
+  }
+
+  async take(ask: { readonly windows: readonly WindowAsk[]; readonly inFlight: readonly FlightAsk[] }): Promise<Answer> {
+    const keys = [...ask.windows.map((w) => PREFIX + w.key), ...ask.inFlight.map((f) => PREFIX + f.key)];
+    const args: (string | number)[] = [ask.windows.length, this.me, LEASE_PREFIX, LEASE_MS];
+    for (const w of ask.windows) args.push(w.limit, w.windowMs);
+    for (const f of ask.inFlight) args.push(f.limit);
+    const answer = (await this.scripts.mcpgateQuotaTake(keys.length, ...keys, ...args)) as number[];
+    if (answer[0] === 0) {
+      for (const f of ask.inFlight) this.hold(f.key, 1);
+      return PASSED;
+    }
+    return { ok: false, window: answer[0] === 1, index: Number(answer[1]), retryAfterMs: Math.max(1, Number(answer[2])) };
+  }
+
+  release(keys: readonly string[]): void {
+    for (const key of keys) this.hold(key, -1);
+    if (!this.up) {
+      for (const key of keys) this.markStale(key);
+      return;
+    }
+    this.scripts.mcpgateQuotaRelease(keys.length, ...keys.map((k) => PREFIX + k), this.me).catch((err: unknown) => {
+      for (const key of keys) this.markStale(key);
+      this.o.log.debug('could not release calls in flight in redis; written again on reconnect', { error: err instanceof Error ? err.message : String(err) });
+    });
+  }
+
+  async read(windows: readonly { key: string; windowMs: number }[], inFlight: readonly string[]): Promise<{ windows: number[]; inFlight: number[] }> {
+    const keys = [...windows.map((w) => PREFIX + w.key), ...inFlight.map((k) => PREFIX + k)];
+    if (keys.length === 0) return { windows: [], inFlight: [] };
+    const out = (await this.scripts.mcpgateQuotaRead(keys.length, ...keys, windows.length, LEASE_PREFIX, ...windows.map((w) => w.windowMs))) as number[];
+    return { windows: out.slice(0, windows.length).map(Number), inFlight: out.slice(windows.length).map(Number) };
+  }
+
+  private hold(key: string, delta: number): void {
+    const n = (this.held.get(key) ?? 0) + delta;
+    if (n <= 0) this.held.delete(key);
+    else this.held.set(key, n);
+  }
+
+  private markStale(key: string): void {
+    if (this.stale.size < MAX_TOUCHED) this.stale.add(key);
+  }
+
+  /** Keeps this worker's lease alive while it holds calls in flight (its fields count only while it is). */
+  private async renew(): Promise<void> {
+    if (!this.up || this.held.size === 0) return;
+    await this.redis.set(LEASE_PREFIX + this.me, '1', 'PX', LEASE_MS).catch(() => undefined);
+  }
+
+  /** Back in touch with Redis: the counters it holds or released meanwhile get this worker's field right again. */
+  private async resync(): Promise<void> {
+    if ((this.stale.size === 0 && this.held.size === 0) || this.closed) return;
+    // Every counter this worker holds calls on too: while it was away its lease may have lapsed and
+    // other workers deleted its fields.
+    const keys = [...new Set([...this.stale, ...this.held.keys()])];
+    this.stale.clear();
+    const multi = this.redis.multi();
+    for (const key of keys) {
+      const n = this.held.get(key);
+      if (n === undefined) multi.hdel(PREFIX + key, this.me);
+      else multi.hset(PREFIX + key, this.me, n);
+    }
+    if (this.held.size > 0) multi.set(LEASE_PREFIX + this.me, '1', 'PX', LEASE_MS);
+    await multi.exec().catch(() => {
+      for (const key of keys) this.markStale(key);
+    });
+  }
+
+  /** Ends this worker's calls in flight in Redis (its lease goes, so its fields stop counting) and disconnects. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    clearInterval(this.timer);
+    if (this.isUp) await this.redis.del(LEASE_PREFIX + this.me).catch(() => undefined);
+    this.closed = true;
+    this.isUp = false;
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,242 @@
+// Quotas and rate limits in `gateway-rules.json` (`limits`): their shape, validation (every problem
+// with its JSON path, through the caller's `error`/`warn`) and compilation into `CompiledLimits`.
+// Which limits apply to one call is limits-match.ts; counting them is the gateway's (gateway/quotas.ts).
+//
+// One shape wherever limits may sit — the top level (counted over every agent together), an agent's
+// entry (counted per agent id; `default`'s per agent that gets it) and a grant (per agent meeting it):
+//
+//   "limits": {
+//     "calls": 100, "per": "1m",          every call of the agent, 100 per fixed minute
+//     "inFlight": 4,                      at most 4 of its calls on servers at once
+//     "servers": {"github": {…}, "db-*": {…}},            each server (name or glob): the same fields
+//     "tools": {"github": {"create_*": {…}, "search": {…}}} each tool of a server (name or glob)
+//   }
+//
+// A spec holds `calls` with `per`, and/or `inFlight`. The most specific server entry applies (its
+// exact name, else the first glob in file order), and likewise for tools; the entry's own fields, its
+// server's and its tool's all apply together, and a call must pass every limit that applies.
+
+import { describeValue, isPlainObject, jsonPath } from '../config/issues.js';
+import { frozenMap } from './frozen.js';
+import { compileMatcher, globToRegExp, isGlob, type Matcher } from './globs.js';
+
+/** One limit as written: calls per window and/or calls in flight. `at` names it (its JSON path). */
+export interface LimitSpec {
+  /** The JSON path of the spec in the rules file: its name in errors, status and counter keys. */
+  readonly at: string;
+  /** Calls allowed per window (with `windowMs`), or undefined. */
+  readonly calls: number | undefined;
+  /** The window's length in milliseconds (fixed windows aligned to the epoch), with `calls`. */
+  readonly windowMs: number | undefined;
+  /** The window as written (`"1m"`), for messages and status. */
+  readonly per: string | undefined;
+  /** Calls allowed on servers at once, or undefined. */
+  readonly inFlight: number | undefined;
+}
+
+/** Specs by exact name and by glob: the exact name first, else the first glob (file order) that matches. */
+export interface NamedLimits {
+  readonly matcher: Matcher;
+  readonly byName: ReadonlyMap<string, LimitSpec>;
+}
+
+/** The limits of one place of the file (the top level, an agent's entry, a grant). */
+export interface LimitSet {
+  /** Every call this set covers. */
+  readonly all: LimitSpec | undefined;
+  readonly servers: NamedLimits | undefined;
+  /** Server name (exact) → its tools' limits. */
+  readonly tools: ReadonlyMap<string, NamedLimits>;
+}
+
+export interface CompiledLimits {
+  /** Top-level `limits`: one counter shared by every agent. */
+  readonly gateway: LimitSet | undefined;
+  /** Entry id of `agents` → its limits (counted per agent id). */
+  readonly agents: ReadonlyMap<string, LimitSet>;
+  /** Grant name → its limits (counted per agent id). */
+  readonly grants: ReadonlyMap<string, LimitSet>;
+}
+
+/** Where a set of limits sits, which says whose calls each of its counters counts. */
+export type LimitOwner = { kind: 'gateway' } | { kind: 'agent'; id: string } | { kind: 'grant'; id: string };
+
+export interface LimitsReport {
+  error(this: void, at: readonly PropertyKey[], message: string): void;
+  warn(this: void, at: readonly PropertyKey[], message: string): void;
+  /** The servers `.mcp.json` defines (a limit naming another is a warning, as elsewhere in the rules). */
+  readonly servers: ReadonlySet<string>;
+}
+
+const SET_KEYS = new Set(['calls', 'per', 'inFlight', 'servers', 'tools']);
+const SPEC_KEYS = new Set(['calls', 'per', 'inFlight']);
+/** `per`: a whole number and a unit. */
+const DURATION = /^([1-9][0-9]{0,8})(ms|s|m|h|d)$/;
+const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+/** Windows from a tenth of a second (tests, bursts) to a day (daily quotas). */
+export const MIN_WINDOW_MS = 100;
+export const MAX_WINDOW_MS = 86_400_000;
+const MAX_CALLS = 1_000_000_000;
+const MAX_IN_FLIGHT = 1_000_000;
+/** Entries per `servers`/`tools` map: limits are few; a huge map is a mistake, not a policy. */
+const MAX_ENTRIES = 1000;
+const EXAMPLE = '{"calls": 100, "per": "1m"} and/or {"inFlight": 4}';
+
+/** `"1m"` → 60000; undefined when it is not a duration mcpgate takes. */
+export function parseWindow(text: string): number | undefined {
+  const found = DURATION.exec(text);
+  if (found === null) return undefined;
+  const ms = Number(found[1]) * UNIT_MS[found[2]!]!;
+  return ms >= MIN_WINDOW_MS && ms <= MAX_WINDOW_MS ? ms : undefined;
+}
+
+/** Collects the limits of every place of one rules file while schema.ts validates it. */
+export class LimitsBuilder {
+  private gateway: LimitSet | undefined;
+  private readonly agents = new Map<string, LimitSet>();
+  private readonly grants = new Map<string, LimitSet>();
+
+  constructor(private readonly report: LimitsReport) {}
+
+  /** Reads `value` (the `limits` at `at`) for `owner`; nothing when it is absent or invalid. */
+  read(owner: LimitOwner, at: readonly PropertyKey[], value: unknown): void {
+    if (value === undefined) return;
+    const set = this.readSet(at, value);
+    if (set === undefined) return;
+    if (owner.kind === 'gateway') this.gateway = set;
+    else (owner.kind === 'agent' ? this.agents : this.grants).set(owner.id, set);
+  }
+
+  /** The compiled limits, frozen; undefined when the file has none (the hot path then checks nothing). */
+  build(): CompiledLimits | undefined {
+    if (this.gateway === undefined && this.agents.size === 0 && this.grants.size === 0) return undefined;
+    return Object.freeze({ gateway: this.gateway, agents: frozenMap(this.agents), grants: frozenMap(this.grants) });
+  }
+
+  private readSet(at: readonly PropertyKey[], value: unknown): LimitSet | undefined {
+    const { error, warn } = this.report;
+    if (!isPlainObject(value)) {
+      error(at, `expected an object such as ${EXAMPLE}, optionally with "servers" and "tools", got ${describeValue(value)}`);
+      return undefined;
+    }
+    for (const key of Object.keys(value)) if (!SET_KEYS.has(key)) warn([...at, key], `unknown key ${JSON.stringify(key)} in limits is ignored (expected calls, per, inFlight, servers, tools)`);
+    const ownFields = value.calls !== undefined || value.per !== undefined || value.inFlight !== undefined;
+    let failed = false;
+    const all = ownFields ? this.readSpec(at, value, false) : undefined;
+    if (ownFields && all === undefined) failed = true;
+    let servers: NamedLimits | undefined;
+    if (value.servers !== undefined) {
+      servers = this.readNamed([...at, 'servers'], value.servers, 'server');
+      if (servers === undefined) failed = true;
+    }
+    const tools = new Map<string, NamedLimits>();
+    const toolMap = value.tools;
+    if (toolMap !== undefined && !isPlainObject(toolMap)) {
+      error([...at, 'tools'], `expected an object mapping server names to {TOOL: ${EXAMPLE}}, got ${describeValue(toolMap)}`);
+      failed = true;
+    } else if (toolMap !== undefined) {
+      for (const [server, named] of Object.entries(toolMap)) {
+        const where = [...at, 'tools', server];
+        if (server === '' || isGlob(server)) {
+          error(where, server === '' ? 'a server name must not be empty' : `a server of "tools" is named exactly (as in allow.tools); use "servers" for a pattern such as ${JSON.stringify(server)}`);
+          failed = true;
+          continue;
+        }
+        if (!this.report.servers.has(server)) warn(where, `limits name server ${JSON.stringify(server)}, which .mcp.json does not define`);
+        const read = this.readNamed(where, named, 'tool');
+        if (read === undefined) failed = true;
+        else tools.set(server, read);
+      }
+    }
+    if (failed) return undefined;
+    if (all === undefined && servers === undefined && tools.size === 0) warn(at, 'limits with no calls, inFlight, servers or tools limit nothing');
+    return Object.freeze({ all, servers, tools: frozenMap(tools) });
+  }
+
+  private readNamed(at: readonly PropertyKey[], value: unknown, what: 'server' | 'tool'): NamedLimits | undefined {
+    if (!isPlainObject(value)) {
+      this.report.error(at, `expected an object mapping ${what} names or patterns to ${EXAMPLE}, got ${describeValue(value)}`);
+      return undefined;
+    }
+    const entries = Object.entries(value);
+    if (entries.length > MAX_ENTRIES) {
+      this.report.error(at, `expected at most ${MAX_ENTRIES} ${what}s, got ${entries.length}`);
+      return undefined;
+    }
+    const byName = new Map<string, LimitSpec>();
+    let failed = false;
+    for (const [name, spec] of entries) {
+      const where = [...at, name];
+      if (name === '') {
+        this.report.error(where, `a ${what} name or pattern must not be empty`);
+        failed = true;
+        continue;
+      }
+      if (what === 'server') this.checkServer(name, where);
+      const read = this.readSpec(where, spec, true);
+      if (read === undefined) failed = true;
+      else byName.set(name, read);
+    }
+    if (failed) return undefined;
+    return Object.freeze({ matcher: compileMatcher([...byName.keys()]), byName: frozenMap(byName) });
+  }
+
+  private checkServer(name: string, at: readonly PropertyKey[]): void {
+    const servers = this.report.servers;
+    if (name === '*' || servers.has(name)) return;
+    if (!isGlob(name)) return this.report.warn(at, `limits name server ${JSON.stringify(name)}, which .mcp.json does not define`);
+    const regex = globToRegExp(name);
+    for (const server of servers) if (regex.test(server)) return;
+    this.report.warn(at, `limits name server pattern ${JSON.stringify(name)}, which matches no server .mcp.json defines`);
+  }
+
+  /** One spec (`strict`: only calls/per/inFlight; a set's own fields sit beside servers/tools). */
+  private readSpec(at: readonly PropertyKey[], value: unknown, strict: boolean): LimitSpec | undefined {
+    const { error, warn } = this.report;
+    if (!isPlainObject(value)) {
+      error(at, `expected a limit such as ${EXAMPLE}, got ${describeValue(value)}`);
+      return undefined;
+    }
+    if (strict) for (const key of Object.keys(value)) if (!SPEC_KEYS.has(key)) warn([...at, key], `unknown key ${JSON.stringify(key)} in a limit is ignored (expected calls, per, inFlight)`);
+    let ok = true;
+    const calls = value.calls;
+    const per = value.per;
+    const inFlight = value.inFlight;
+    if (calls !== undefined && !(Number.isInteger(calls) && (calls as number) >= 1 && (calls as number) <= MAX_CALLS)) {
+      error([...at, 'calls'], `expected a whole number of calls from 1 to ${MAX_CALLS}, got ${describeValue(calls)}`);
+      ok = false;
+    }
+    let windowMs: number | undefined;
+    if (per !== undefined) {
+      windowMs = typeof per === 'string' ? parseWindow(per) : undefined;
+      if (windowMs === undefined) {
+        error([...at, 'per'], `expected a window such as "500ms", "10s", "1m", "1h" or "1d" (from ${MIN_WINDOW_MS} ms to a day), got ${describeValue(per, true)}`);
+        ok = false;
+      }
+    }
+    if (calls !== undefined && per === undefined) {
+      error(at, `"calls" needs "per", the window it counts in (e.g. {"calls": ${typeof calls === 'number' ? calls : 100}, "per": "1m"})`);
+      ok = false;
+    }
+    if (per !== undefined && calls === undefined) {
+      error(at, '"per" needs "calls", how many calls its window allows');
+      ok = false;
+    }
+    if (inFlight !== undefined && !(Number.isInteger(inFlight) && (inFlight as number) >= 1 && (inFlight as number) <= MAX_IN_FLIGHT)) {
+      error([...at, 'inFlight'], `expected a whole number of calls in flight from 1 to ${MAX_IN_FLIGHT}, got ${describeValue(inFlight)}`);
+      ok = false;
+    }
+    if (calls === undefined && per === undefined && inFlight === undefined) {
+      error(at, `a limit needs "calls" with "per", or "inFlight": ${EXAMPLE}`);
+      ok = false;
+    }
+    if (!ok) return undefined;
+    return Object.freeze({
+      at: jsonPath(at),
+      calls: calls as number | undefined,
+      windowMs: calls === undefined ? undefined : windowMs,
+      per: per as string | undefined,
+      inFlight: inFlight as number | undefined,
+    });
+  }
+}
