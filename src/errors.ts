@@ -57,6 +57,8 @@ export const ERROR_CODES = {
   MCPG_APPROVAL_OUTDATED: { rpc: JSONRPC.INVALID_PARAMS, summary: 'mcpgate approve named a definition that has changed again since it was shown.' },
   MCPG_UNAUTHORIZED: { rpc: JSONRPC.INVALID_REQUEST, summary: 'An HTTP request carried no bearer token, or one that is unknown, expired or badly signed (HTTP 401).' },
   MCPG_OPERATORS_ONLY: { rpc: -31060, summary: "An agent's token asked for an operator's route (/status); it answers an admin's token (the rules' admins) (HTTP 403)." },
+  MCPG_CALL_DENIED: { rpc: -31075, summary: "A call the rules say needs a person's approval was denied by an admin (console or mcpgate approve-call); the message gives who and why. The server was not called." },
+  MCPG_APPROVAL_EXPIRED: { rpc: -31076, summary: "A call the rules say needs a person's approval was not approved in time (or its approval could not be waited for); the server was not called." },
   MCPG_ORIGIN_FORBIDDEN: { rpc: JSONRPC.INVALID_REQUEST, summary: 'An HTTP request came with an Origin that is not on the allowed list (HTTP 403, DNS-rebinding protection).' },
   MCPG_HOST_FORBIDDEN: { rpc: JSONRPC.INVALID_REQUEST, summary: 'An HTTP request named a Host that is not this machine or an allowed name (HTTP 403, DNS-rebinding protection).' },
   MCPG_AGENT_TOO_SLOW: { rpc: -31020, summary: 'An agent stopped reading what mcpgate sent it; past the buffer limit its stream, session or (stdio) the gateway was ended.' },

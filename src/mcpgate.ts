@@ -6,6 +6,8 @@ import type { ServersConfig } from './config/types.js';
 import { Reloader, loadBoth } from './reload.js';
 import type { Rules } from './rules/load.js';
 import { Gateway, type GatewayOptions, type ServerSummary } from './gateway/gateway.js';
+import type { PendingCall } from './gateway/approval-desk.js';
+import type { RedisApprovalBoard } from './cluster/approval-board.js';
 import { serveStdio, type StdioEnd, type StdioFront } from './front/stdio.js';
 import type { HttpFront, HttpFrontOptions } from './front/http.js';
 import { isLoopback as isLoopbackHost } from './front/http-util.js';
@@ -188,6 +190,16 @@ export class Mcpgate {
   }
 
   /**
+   * `--stdio --http`: also serves one agent on stdio, beside the HTTP front that `serveHttp` started
+   * (with the servers); resolves when the stdio agent is gone.
+   */
+  attachStdio(): Promise<StdioEnd> {
+    const { maxAgentBuffer } = this.options;
+    this.front = serveStdio(this.gateway, this.options.agent, this.options.agentExplicit ?? true, maxAgentBuffer === undefined ? {} : { maxAgentBuffer });
+    return this.front.ended;
+  }
+
+  /**
    * Serves agents over Streamable HTTP and starts the servers. Resolves once the port is bound
    * (agents may connect at once; their first lists wait for the servers, at most `--list-wait` after the first is ready).
    */
@@ -231,6 +243,8 @@ export class Mcpgate {
     const url = await this.http.listen();
     port = clusterSettings?.privatePort === true ? await this.http.listenPrivate(settings.host) : Number(new URL(url).port);
     if (cluster !== undefined) {
+      // Calls waiting for approval are seen, and decided, on every worker; the gateway still checks each decision.
+      this.gateway.approvals.useBoard(cluster.approvals as RedisApprovalBoard<PendingCall>, cluster.id);
       await cluster.start();
       // The rules' limits are counted by every worker together from now on (locally while Redis is down).
       this.gateway.quotas.share(cluster.quotas);
@@ -242,6 +256,8 @@ export class Mcpgate {
     const auth = settings.auth === 'off' ? `auth off: every request is agent "${settings.defaultAgent}" unless it sends X-Mcpgate-Agent` : 'bearer tokens required';
     log.info(`mcpgate listening on ${url} (${auth})`, { url });
     const consoleUrl = url.replace(/\/mcp$/, CONSOLE_PATH);
+    // A call waiting for approval names its page in the console (and the agent is told it).
+    this.gateway.approvals.consoleBase = consoleUrl;
     if (console.enabled) log.info(`the operator's console is at ${consoleUrl} (sign in with an admin's token)`, { url: consoleUrl });
     else log.info(CONSOLE_OFF);
     const started = this.gateway.start();

@@ -42,7 +42,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     summary: 'Run the gateway: one MCP server, on stdio or Streamable HTTP, in front of every server of the config.',
     options: {
       config, rules, 'env-file': envFile, state,
-      stdio: { type: 'boolean', help: 'serve one agent on stdin/stdout (the default)' },
+      stdio: { type: 'boolean', help: 'serve one agent on stdin/stdout (the default); with --http as well, both (the console and /approvals beside a stdio agent)' },
       http: { type: 'string', value: '[HOST:]PORT', help: 'serve Streamable HTTP at http://HOST:PORT/mcp (HOST defaults to 127.0.0.1; port 0 picks one; MCPGATE_HTTP)' },
       agent: { type: 'string', value: 'ID', help: 'the agent on stdio, and over HTTP with --no-auth (default "default"; MCPGATE_AGENT)' },
       mode: { type: 'string', value: 'MODE', help: 'aggregate (the catalog, the default) or discovery (meta-tools; MCPGATE_MODE)' },
@@ -111,6 +111,17 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       url: { type: 'string', value: 'URL', help: 'the gateway (MCPGATE_URL)' },
       token: { type: 'string', value: 'TOKEN', help: 'an admin\'s or agent\'s token (MCPGATE_TOKEN)' },
       json: { type: 'boolean', help: 'print the raw /status JSON' },
+    },
+  },
+  'approve-call': {
+    synopsis: 'approve-call [ID] [--deny] [--reason TEXT] [--url http://HOST:PORT] [--token TOKEN] [--json]',
+    summary: 'Approve (or deny) a call the rules hold for a person\'s approval, in a running HTTP gateway; without ID, list the calls waiting and their arguments.',
+    options: {
+      deny: { type: 'boolean', help: 'deny the call: the agent gets MCPG_CALL_DENIED with the reason' },
+      reason: { type: 'string', value: 'TEXT', help: 'why (told to the agent and written to the audit trail; at most 500 characters)' },
+      url: { type: 'string', value: 'URL', help: 'the gateway, any worker of a cluster (MCPGATE_URL)' },
+      token: { type: 'string', value: 'TOKEN', help: 'an admin\'s token (MCPGATE_TOKEN)' },
+      json: { type: 'boolean', help: 'print the raw JSON answer' },
     },
   },
   token: {

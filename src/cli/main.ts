@@ -116,7 +116,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
     const str = (name: string): string | undefined => (typeof values[name] === 'string' ? values[name] : undefined);
     const flag = (name: string): boolean => values[name] === true;
-    if (positionals.length > 0 && command !== 'pins' && command !== 'approve' && command !== 'token' && command !== 'login' && command !== 'logout') throw usage(`unexpected argument "${positionals[0]}"`);
+    if (positionals.length > 0 && command !== 'pins' && command !== 'approve' && command !== 'approve-call' && command !== 'token' && command !== 'login' && command !== 'logout') throw usage(`unexpected argument "${positionals[0]}"`);
     const configFile = resolve(str('config') ?? env.MCPGATE_CONFIG ?? '.mcp.json');
     const stateDir = resolve(str('state') ?? env.MCPGATE_STATE ?? join(dirname(configFile), '.mcpgate'));
     // An explicit rules file must exist; otherwise gateway-rules.json beside the config is used if present.
@@ -162,6 +162,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           process.off('SIGINT', interrupted);
         }
       }
+      case 'approve-call':
+        if (positionals.length > 1) throw usage(`approve-call takes one call id (got ${positionals.length})`);
+        if (positionals.length === 0 && (flag('deny') || str('reason') !== undefined)) throw usage('--deny and --reason need the id of the call to decide');
+        return await (await import('./approve-call.js')).runApproveCall({ id: positionals[0], deny: flag('deny'), reason: str('reason'), url: str('url') ?? env.MCPGATE_URL, token: str('token') ?? env.MCPGATE_TOKEN, json: flag('json') }, io);
       case 'status':
         return await (await import('./status.js')).runStatus({ url: str('url') ?? env.MCPGATE_URL, token: str('token') ?? env.MCPGATE_TOKEN, json: flag('json') }, io);
       case 'import':
@@ -177,7 +181,6 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         if (formatText !== undefined && !isLogFormat(formatText)) throw usage(`--log-format must be json or pretty (got "${formatText}")`);
         const log = new Logger(levelText, undefined, {}, logStyleFor(formatText, process.stderr.isTTY === true, env));
         const httpText = str('http') ?? (flag('stdio') ? undefined : env.MCPGATE_HTTP);
-        if (flag('stdio') && str('http') !== undefined) throw usage('choose one of --stdio and --http');
         const separator = str('separator');
         if (separator !== undefined && !/^[A-Za-z0-9_-]{1,8}$/.test(separator)) throw usage('--separator must be 1–8 characters from [A-Za-z0-9_-]');
         const startupTimeoutMs = positiveInt(str('startup-timeout'), '--startup-timeout', 'a positive whole number of milliseconds');
@@ -211,6 +214,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           },
         };
         const http = httpText === undefined ? undefined : httpSettings(httpText, values, agent, agentExplicit);
+        // --stdio with --http: one agent on stdio, and the HTTP front (the console, /status, /approvals) beside it.
+        const stdioToo = flag('stdio') && http !== undefined;
+        if (stdioToo && (str('workers') !== undefined || str('redis') !== undefined)) throw usage('--stdio with --http is one process for one stdio agent: it takes no --workers or --redis');
         const workers = positiveInt(str('workers'), '--workers', 'a positive whole number') ?? 1;
         if (workers > MAX_WORKERS) throw usage(`--workers must be at most ${MAX_WORKERS} (got ${workers})`);
         const cluster = clusterSettings(values, env);
@@ -254,7 +260,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         if (cluster !== undefined && cluster.secret === undefined) cluster.secret = await localClusterSecret(stateDir);
         // Every worker opens every worker's requestState (the retry may reach any of them).
         if (cluster?.secret !== undefined && requestStateKey === undefined) requestStateKey = requestStateKeyOf(cluster.secret);
-        return await (await import('./serve.js')).runServe({ ...defined('audit', audit), ...(cluster !== undefined && { clustered: true }), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, ...defined('listWaitMs', listWaitMs), maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: flag('debug'), agentExplicit, ...defined('view', view), ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1);
+        return await (await import('./serve.js')).runServe({ ...defined('audit', audit), ...(cluster !== undefined && { clustered: true }), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, ...defined('listWaitMs', listWaitMs), maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: flag('debug'), agentExplicit, ...defined('view', view), ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1, stdioToo);
       }
       default:
         throw usage(`unknown command "${command}"`);

@@ -41,7 +41,7 @@ function toPrimary(m: WorkerMessage): void {
   if (process.connected) process.send?.(m, undefined, undefined, ignore);
 }
 
-export async function runServe(options: McpgateOptions, http?: HttpSettings, asWorker = false): Promise<number> {
+export async function runServe(options: McpgateOptions, http?: HttpSettings, asWorker = false, stdioToo = false): Promise<number> {
   const gate = await Mcpgate.create(options);
   const log = options.log;
   const uninstall = installLastResort(log, () => gate.destroy());
@@ -101,6 +101,13 @@ export async function runServe(options: McpgateOptions, http?: HttpSettings, asW
     if (http !== undefined) {
       const { url } = await gate.serveHttp(scrapes === undefined ? http : { ...http, hostMetrics: () => scrapes.ask() });
       if (asWorker) process.send?.({ mcpgate: 'listening', url } satisfies WorkerMessage);
+      // `--stdio --http`: the stdio agent's end ends the process, as on stdio alone.
+      if (stdioToo) {
+        void gate.attachStdio().then((end) => {
+          failed = end.failed;
+          resolveStop(end.reason);
+        });
+      }
     } else {
       const { ended } = gate.serveStdio();
       void ended.then((end) => {

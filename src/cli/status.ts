@@ -102,6 +102,7 @@ export function render(status: Record<string, unknown>): string {
     const agents = Object.entries(sessions.by_agent).map(([agent, n]) => `${agent}: ${n}`).join(', ');
     lines.push(`sessions: ${sessions.total}${agents !== '' ? ` (${agents})` : ''}`);
   }
+  if (typeof status.approvals_waiting === 'number') lines.push(`approvals: ${status.approvals_waiting} call(s) wait here for an admin ('mcpgate approve-call' lists them)`);
   const reload = status.reload as Record<string, FileStatus> | undefined;
   for (const [name, file] of Object.entries(reload ?? {})) {
     if (file.path === null) continue;

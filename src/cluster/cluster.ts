@@ -9,6 +9,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Registry } from '../observability/metrics.js';
 import type { RequestId } from '../wire/jsonrpc.js';
 import { Directory, type StoredSession, type WorkerInfo } from './directory.js';
+import { RedisApprovalBoard } from './approval-board.js';
 import { SignInCounts } from './sign-in-counts.js';
 import { forward } from './forward.js';
 import { RedisQuotaCounters } from './quota-counters.js';
@@ -85,9 +86,13 @@ export class Cluster implements ClusterLink {
   /** The rules' limits counted by every worker together (the gateway falls back to its own while Redis is down). */
   readonly quotas: RedisQuotaCounters;
 
+  /** The calls waiting for a person's approval and the decisions on them, shared with every worker (approval-board.ts). */
+  readonly approvals: RedisApprovalBoard;
+
   constructor(private readonly o: ClusterOptions) {
     this.quotas = new RedisQuotaCounters({ url: o.redisUrl, log: o.log });
     this.secret = o.secret;
+    this.approvals = new RedisApprovalBoard({ url: o.redisUrl, secret: o.secret, workerId: this.id, onRefused: (kind, key) => this.refusedRecord(kind, key), log: o.log });
     this.heartbeatMs = o.heartbeatMs ?? 1000;
     this.directory = new Directory({
       url: o.redisUrl,
@@ -109,13 +114,13 @@ export class Cluster implements ClusterLink {
     r.gauge({ name: 'mcpgate_cluster_sessions_held', help: 'Agent sessions this worker owns.', collect: () => this.held.size });
     this.forwarded = r.counter({ name: 'mcpgate_cluster_forwarded_total', help: 'Requests forwarded to the worker that owns their session, by outcome (relayed, unreachable).', labels: ['outcome'] });
     this.forwardSeconds = r.histogram({ name: 'mcpgate_cluster_forward_seconds', help: 'Time from receiving a request to relaying the owner\'s last byte, for forwarded requests.', buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5] });
-    this.refusedRecords = r.counter({ name: 'mcpgate_cluster_records_refused_total', help: 'Records read from Redis that were not signed with the cluster secret (forged, altered, stale, or another cluster\'s), treated as absent, by kind (worker, session).', labels: ['kind'] });
+    this.refusedRecords = r.counter({ name: 'mcpgate_cluster_records_refused_total', help: 'Records read from Redis that were not signed with the cluster secret (forged, altered, stale, or another cluster\'s), treated as absent, by kind (worker, session, approval, decision).', labels: ['kind'] });
     this.adoptions = r.counter({ name: 'mcpgate_cluster_adoptions_total', help: 'Agent sessions adopted from a dead or unreachable owner, or while Redis was down.', labels: ['why'] });
   }
 
   /** Connects to Redis (down is not fatal). */
   async start(): Promise<void> {
-    await Promise.all([this.directory.start(), this.quotas.start()]);
+    await Promise.all([this.directory.start(), this.quotas.start(), this.approvals.start()]);
   }
 
   private refusedRecord(kind: RecordKind, key: string): void {
@@ -302,6 +307,6 @@ export class Cluster implements ClusterLink {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.directory.close(), this.quotas.close()]);
+    await Promise.all([this.directory.close(), this.quotas.close(), this.approvals.close()]);
   }
 }

@@ -101,8 +101,8 @@ export function verify(secret: string, s: Signed, signature: string, now = Date.
   return undefined;
 }
 
-/** What a record in Redis is: a worker's or a session's. */
-export type RecordKind = 'worker' | 'session';
+/** What a record in Redis is: a worker's, a session's, a call waiting for approval, an admin's decision on one. */
+export type RecordKind = 'worker' | 'session' | 'approval' | 'decision';
 
 function recordMac(secret: string, kind: RecordKind, key: string, fields: Readonly<Record<string, string>>): Buffer {
   const entries = Object.entries(fields).filter(([name]) => name !== 'sig').sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

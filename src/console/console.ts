@@ -5,6 +5,8 @@
 // carry the login's CSRF token; every answer carries a strict Content-Security-Policy (no inline
 // script or style). Approve is pins/approve.ts's exact-digest approval (`mcpgate approve S T@DIGEST`):
 // refused when the tool changed since the page showed it. Revive is SIGHUP's revive for one server.
+// Pending approvals (approvals-page.ts) lists the calls the rules hold for a person, with their exact
+// arguments; Approve and Deny decide one (bound to the digest of the arguments shown).
 
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -18,6 +20,7 @@ import { html, page, type Raw } from './html.js';
 import { loginKey } from './login-key.js';
 import { LOGIN_COOKIE, Logins, csrfMatches, type Login } from './logins.js';
 import { agentView, loginPage, overview, quotaPage, serverDetail } from './pages.js';
+import { pendingCall, pendingList } from './approvals-page.js';
 import { SharedSignInLimit, type SharedSignInCounter } from './shared-sign-in-limit.js';
 import { SignInLimiter } from './sign-in-limit.js';
 import { SignedOut } from './signed-out.js';
@@ -91,6 +94,9 @@ export class Console {
       return this.send(res, 200, page('Overview', live('/ui/live/overview', overview(gateway)), login));
     }
     if (path === '/ui/live/overview') return this.fragment(req, res, overview(gateway));
+    if (path === '/ui/approvals' || path === '/ui/live/approvals') return void this.approvalsPage(path, url, req, res, login).catch((err: unknown) => this.failed(res, err));
+    const approval = approvalPath(path);
+    if (approval !== undefined && approval.action === undefined) return void this.approvalPage(approval.id, res, login).catch((err: unknown) => this.failed(res, err));
     if (path === '/ui/quotas' || path === '/ui/live/quotas') {
       return void gateway.quotas.status().then((status) => {
         const body = quotaPage(status);
@@ -124,6 +130,8 @@ export class Console {
       this.logins.signOut(login);
       return this.redirect(res, '/ui/login', { 'set-cookie': cookieOf(req, this.parts.gateway.rules).set('', 0) });
     }
+    const decided = approvalPath(path);
+    if (decided?.action !== undefined) return this.decideCall(res, login, decided.id, decided.action === 'approve', form.get('reason') ?? '', form.get('digest') ?? '');
     const approve = actionPath(path, 'approve');
     if (approve !== undefined) return this.approve(res, login, approve, form.get('tool') ?? '', form.get('digest') ?? '');
     const revive = actionPath(path, 'revive');
@@ -151,6 +159,33 @@ export class Console {
     this.parts.log.info(`console: ${login.admin} approved tool "${tool}" of server "${server}"`, { server, admin: login.admin });
     this.parts.audit?.record({ event: 'approval', server, tool, digest, by: `admin:${login.admin}` });
     this.redirect(res, `/ui/server/${encodeURIComponent(server)}?done=${encodeURIComponent(`approved ${tool}; the gateway releases it within a second`)}`);
+  }
+
+  /** /ui/approvals (and its live region): every call waiting for a person's approval. */
+  private async approvalsPage(path: string, url: URL, req: IncomingMessage, res: ServerResponse, login: Login): Promise<void> {
+    const list = pendingList(await this.parts.gateway.approvals.list(), login.csrf);
+    if (path === '/ui/live/approvals') return this.fragment(req, res, list);
+    const note = url.searchParams.get('done');
+    this.send(res, 200, page('Pending approvals', html`<h2>Pending approvals</h2>${note === null ? '' : html`<p class="notice">${note}</p>`}${live('/ui/live/approvals', list)}`, login));
+  }
+
+  /** /ui/approvals/ID: the page of one call, the link an agent is given while it waits. */
+  private async approvalPage(id: string, res: ServerResponse, login: Login): Promise<void> {
+    const call = await this.parts.gateway.approvals.find(id);
+    if (call === undefined || call.expiresAt <= Date.now()) return this.send(res, 404, page('Not waiting', html`<p>call ${id} is not waiting for approval (it was decided, expired or cancelled)</p><p><a href="/ui/approvals">pending approvals</a></p>`, login));
+    this.send(res, 200, page('Approve a call', html`<h2>Approve a call</h2>${pendingCall(call, login.csrf)}`, login));
+  }
+
+  /** Approve or Deny: the desk takes the decision to the worker holding the call (the digest shown must be the call's). */
+  private async decideCall(res: ServerResponse, login: Login, id: string, approve: boolean, reason: string, digest: string): Promise<void> {
+    if (digest === '') return this.send(res, 400, page('Bad request', html`<p>a decision needs the digest of the call that was shown</p>`, login));
+    try {
+      await this.parts.gateway.approvals.decide(id, approve, `admin:${login.admin}`, reason, digest);
+    } catch (err) {
+      if (err instanceof GatewayError && err.code === 'MCPG_INVALID_PARAMS') return this.send(res, 409, page('Not decided', html`<p class="problem">${err.message}</p><p><a href="/ui/approvals">pending approvals</a></p>`, login));
+      throw err;
+    }
+    this.redirect(res, `/ui/approvals?done=${encodeURIComponent(`${approve ? 'approved' : 'denied'} call ${id}`)}`);
   }
 
   private async signIn(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -233,6 +268,16 @@ function serverPath(path: string, prefix: string): string | undefined {
   if (!path.startsWith(prefix)) return undefined;
   const rest = path.slice(prefix.length);
   return rest === '' || rest.includes('/') ? undefined : decode(rest);
+}
+
+/** `/ui/approvals/ID` → {id}; `/ui/approvals/ID/approve` or `/deny` → {id, action}. */
+function approvalPath(path: string): { id: string; action: 'approve' | 'deny' | undefined } | undefined {
+  const prefix = '/ui/approvals/';
+  if (!path.startsWith(prefix)) return undefined;
+  const [segment, action, ...rest] = path.slice(prefix.length).split('/');
+  if (segment === undefined || segment === '' || rest.length > 0 || (action !== undefined && action !== 'approve' && action !== 'deny')) return undefined;
+  const id = decode(segment);
+  return id === undefined ? undefined : { id, action };
 }
 
 /** `/ui/server/NAME/ACTION` → NAME. */

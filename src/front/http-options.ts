@@ -48,7 +48,7 @@ export interface HttpFrontOptions {
   replay?: Partial<ReplayLimits>;
   /** Counts replay-log events and resumptions (the metrics registry). */
   onReplay?: ReplayCounters;
-  ops: Omit<OpsContext, 'draining' | 'url' | 'cluster'>;
+  ops: Omit<OpsContext, 'draining' | 'url' | 'cluster' | 'adminName'>;
   /** Routes under `prefix` (e.g. the console at /ui) answered by another room, behind the same gate. */
   mounted?: MountedRoutes;
   /**

@@ -143,7 +143,7 @@ export class HttpFront {
     if (view === null) return sendError(res, 404, new GatewayError('MCPG_INVALID_REQUEST', `no route ${path.slice(0, 200)}: the rules file defines no view of that name (a view is served at ${VIEW_PREFIX}NAME)`));
     if (path !== MCP_PATH && view === undefined) {
       const { cluster, hostMetrics } = this.options;
-      const ops = { ...this.options.ops, draining: this.draining, url: () => this.url, ...(cluster !== undefined && { cluster: () => cluster.status() }), ...(shared && hostMetrics !== undefined && { metrics: hostMetrics }) };
+      const ops = { ...this.options.ops, draining: this.draining, url: () => this.url, adminName: (r: IncomingMessage) => this.adminName(r), ...(cluster !== undefined && { cluster: () => cluster.status() }), ...(shared && hostMetrics !== undefined && { metrics: hostMetrics }) };
       return handleOps(path, req, res, ops, (r) => this.asker(req, r));
     }
     if (this.draining) return sendError(res, 503, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'), { connection: 'close' });
@@ -189,6 +189,12 @@ export class HttpFront {
   }
 
   /** An operator's route: an admin's token, or no tokens in use; else a valid agent's (refused by the caller) or a 401 answered here. */
+  /** The operator making a request to an ops route, as decisions name them. */
+  private adminName(req: IncomingMessage): string {
+    const admin = adminOf(this.gateway.rules, req.headers.authorization);
+    return admin !== undefined ? `admin:${admin}` : 'operator';
+  }
+
   private async asker(req: IncomingMessage, res: ServerResponse): Promise<'operator' | 'agent' | undefined> {
     if (this.options.auth === 'off' || adminOf(this.gateway.rules, req.headers.authorization) !== undefined) return 'operator';
     return (await this.identify(req, res)) === undefined ? undefined : 'agent';

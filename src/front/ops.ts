@@ -3,12 +3,14 @@
 // `/status` (what `mcpgate status` prints). The status names every agent and server, with the
 // servers' last errors and stderr tails: it is the operators', so it answers an admin's token (the
 // rules' `admins`) or a gateway run without tokens (`--no-auth`), and refuses an agent's token with
-// 403 — an agent sees what it may use through MCP itself.
+// 403 — an agent sees what it may use through MCP itself. `/approvals` (approvals-api.ts): the calls
+// waiting for a person's approval, and the decisions on them, under the same rule.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { sendError, sendJson } from './http-util.js';
+import { handleApprovals, isApprovalsPath } from './approvals-api.js';
 
 export interface OpsContext {
   gateway: Gateway;
@@ -19,6 +21,8 @@ export interface OpsContext {
   url: () => string;
   /** With `--redis`: this worker, Redis's state and every live worker of the cluster. */
   cluster?: () => Promise<Record<string, unknown>>;
+  /** Who an operator's request is, for the decisions it makes (`admin:NAME`, or `operator` without tokens). */
+  adminName: (req: IncomingMessage) => string;
 }
 
 /**
@@ -28,8 +32,9 @@ export interface OpsContext {
 export type Asker = (res: ServerResponse) => Promise<'operator' | 'agent' | undefined>;
 
 export function handleOps(path: string, req: IncomingMessage, res: ServerResponse, ctx: OpsContext, asker: Asker): void {
+  if (isApprovalsPath(path)) return handleApprovals(path, req, res, ctx.gateway, asker, ctx.adminName);
   const known = path === '/healthz' || path === '/readyz' || path === '/metrics' || path === '/status';
-  if (!known) return sendError(res, 404, new GatewayError('MCPG_INVALID_REQUEST', `no route ${path} (MCP is served at /mcp; ops routes: /healthz, /readyz, /metrics, /status)`));
+  if (!known) return sendError(res, 404, new GatewayError('MCPG_INVALID_REQUEST', `no route ${path} (MCP is served at /mcp; ops routes: /healthz, /readyz, /metrics, /status, /approvals)`));
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     return sendError(res, 405, new GatewayError('MCPG_INVALID_REQUEST', `${path} answers GET only`), { allow: 'GET, HEAD' });
   }

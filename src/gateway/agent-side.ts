@@ -18,6 +18,9 @@ import { extensionsOf } from './extensions.js';
 import type { RequestSpans } from './request-spans.js';
 import type { AgentChannel } from './session-parts.js';
 
+/** The id prefix of mcpgate's own `elicitation/create` offering an agent the approval page of its waiting call (session.ts). */
+export const APPROVAL_ELICITATION = 'mcpgate-approval-';
+
 export abstract class AgentSide {
   protected initialized = false;
   protected capabilities: Record<string, unknown> = {};
@@ -75,12 +78,21 @@ export abstract class AgentSide {
 
   // ── notifications and responses from the agent ─────────────────────────────────────────────
 
+  /** A cancelled request that is not on a server: a call waiting for approval, withdrawn by the session (session.ts). */
+  protected cancelWaiting(requestId: RequestId, reason: string): void {
+    void requestId;
+    void reason;
+  }
+
   protected onNotification(msg: JsonRpcNotification): void {
     switch (msg.method) {
       case 'notifications/cancelled': {
         const requestId = msg.params?.requestId as RequestId | undefined;
         const entry = requestId === undefined ? undefined : this.inflight.get(requestId);
-        if (entry === undefined) return;
+        if (entry === undefined) {
+          if (requestId !== undefined) this.cancelWaiting(requestId, typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent');
+          return;
+        }
         this.inflight.delete(requestId!);
         if (this.spans !== undefined) {
           entry.trace?.end('cancelled');
@@ -104,6 +116,8 @@ export abstract class AgentSide {
   }
 
   protected onResponse(msg: JsonRpcResponse): void {
+    // The agent's answer to mcpgate's own URL elicitation of a call waiting for approval: the admin decides, not it.
+    if (typeof msg.id === 'string' && msg.id.startsWith(APPROVAL_ELICITATION)) return;
     if (!this.agentRequests.answer(msg)) this.log.debug('dropped an answer to no pending request', { id: msg.id });
   }
 

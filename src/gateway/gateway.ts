@@ -47,6 +47,8 @@ import { extensionsOf, mergeExtensions, PASSED_THROUGH } from './extensions.js';
 import { TaskTable, tasksCapability } from './tasks.js';
 import { gatewayCapabilities } from './methods.js';
 import { clientCapabilities } from '../servers/era.js';
+import { ApprovalDesk } from './approval-desk.js';
+import { approvalFor } from '../rules/approvals.js';
 
 export type { ConnectionFactory, GatewayOptions } from './gateway-options.js';
 export type { ServerSummary } from './launch.js';
@@ -87,6 +89,8 @@ export class Gateway {
   readonly metrics: GatewayMetrics;
   /** Where a request goes, under the rules and the pins. */
   readonly router: Router;
+  /** Where calls the rules hold for a person's approval wait (approval-desk.ts). */
+  readonly approvals: ApprovalDesk;
   /** The rules' quotas and rate limits on tool calls, and their counters (quotas.ts). */
   readonly quotas: Quotas;
   private readonly serverEvents: ServerEvents;
@@ -149,6 +153,7 @@ export class Gateway {
     });
     this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
     this.listable = new Promise((resolve) => (this.resolveListable = resolve));
+    this.approvals = new ApprovalDesk({ audit: options.audit, log: this.log.child({ room: 'approvals' }) });
     this.router = new Router({ catalog: this.catalog, connections: this.connections, rules: () => this.rules, hasSettled: () => this.isSettled, pinsDir: this.pins.dir });
     this.serverEvents = new ServerEvents({
       agents: this.sessions,
@@ -191,6 +196,8 @@ export class Gateway {
       audit: options.audit,
       tracing: options.tracing,
       discovery,
+      approvals: this.approvals,
+      approval: (agent, server, tool, args, claims) => approvalFor(this.rules, agent, server, tool, args, claims),
       maxInflight: this.maxInflight,
       quotas: this.quotas,
       sanitize: this.sanitizes,
@@ -389,6 +396,7 @@ export class Gateway {
       this.ownListing.close();
       this.pins.close();
       for (const session of [...this.sessions]) session.close();
+      await this.approvals.close();
       const conns = [...this.connections.values()];
       const pooled = this.pool.close();
       const results = await Promise.allSettled(conns.map((conn) => conn.close()));

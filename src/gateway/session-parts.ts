@@ -11,6 +11,9 @@ import type { Connection } from '../servers/connection.js';
 import type { RequestId } from '../wire/jsonrpc.js';
 import type { EncodedParts } from '../wire/encoded.js';
 import type { AgentViews } from './agent-views.js';
+import type { ApprovalDesk } from './approval-desk.js';
+import type { ApprovalNeed } from '../rules/approvals.js';
+import type { Claims } from '../rules/decide.js';
 import type { DiscoveryParts } from './discovery.js';
 import type { Router } from './router.js';
 import type { OwnSubscriptions, Subscriptions } from './subscriptions.js';
@@ -37,6 +40,10 @@ export interface SessionPartsOf<Session> {
   tracing: Tracing | undefined;
   /** Discovery mode's meta-tools; undefined in aggregate mode (the full catalog). */
   discovery: DiscoveryParts | undefined;
+  /** Where calls needing a person's approval wait (approval-desk.ts). */
+  approvals: ApprovalDesk;
+  /** Whether the rules hold this call for a person's approval (rules/approvals.ts), and for how long. */
+  approval(agent: string, server: string, tool: string, args: Readonly<Record<string, unknown>> | undefined, claims: Claims | undefined): ApprovalNeed | undefined;
   /** Requests one agent may have in flight on servers at once. */
   maxInflight: number;
   /** The rules' quotas and rate limits on tool calls (quotas.ts). */

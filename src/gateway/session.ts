@@ -14,7 +14,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Connection } from '../servers/connection.js';
 import { AGENT_CAPABILITIES, type WithAgentCapabilities } from '../servers/era.js';
 import {
-  parseMessage, spliceResponseId, type Classified, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
+  encodeRequest, parseMessage, spliceResponseId, type Classified, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
 } from '../wire/jsonrpc.js';
 import { sanitizeContent } from '../wire/sanitize.js';
 import { RAW_REQUEST, type WithRawRequest } from '../wire/request-splice.js';
@@ -27,11 +27,13 @@ import type { CompiledView } from '../rules/views.js';
 import type { Call } from './calls.js';
 import { UntilSettled } from './until-settled.js';
 import { RequestSpans, failureOf } from './request-spans.js';
-import { AgentSide } from './agent-side.js';
+import { AgentSide, APPROVAL_ELICITATION } from './agent-side.js';
 import { auditOf, recordFinished, type Timed } from './call-records.js';
 import { subscribeUri } from './subscribe-uri.js';
 import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
 import { NOT_YET, type ToolRoute } from './router.js';
+import { callDigest, type Waiting } from './approval-desk.js';
+import type { ApprovalNeed } from '../rules/approvals.js';
 import { ownTool } from './own-catalogs.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
 import { initializeResult, LOG_LEVEL_RANK } from './methods.js';
@@ -66,6 +68,8 @@ export class AgentSession extends AgentSide {
    * token; the front sets them per request), for the rules' grants; undefined otherwise.
    */
   claims: Claims | undefined;
+  /** The agent's calls waiting for a person's approval, by its request id (not yet on any server). */
+  private readonly approvals = new Map<RequestId, Waiting>();
   /**
    * The curated view the agent came through (`/mcp/v/NAME`, `serve --view NAME`): its lists are the
    * view's and it calls tools by the view's names. Undefined: the agent's whole view.
@@ -205,7 +209,14 @@ export class AgentSession extends AgentSide {
     if (route === NOT_YET) return this.waiting.run(msg.id, () => this.callTool(msg, agent, timeoutMs));
     const audit = this.parts.audit === undefined ? undefined : auditOf(this.parts.audit, this.id, msg.method, agent, { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
-    // The rules' limits (quotas.ts): without any, one property read.
+    // The rules may hold this call for a person's approval (rules/approvals.ts): it waits, unsent and uncounted.
+    const need = this.parts.approval(agent, route.server, route.original, params!.arguments as Record<string, unknown> | undefined, agent === this.agent ? this.claims : undefined);
+    if (need !== undefined) return this.awaitApproval(msg, route, name, agent, need, timeoutMs, audit);
+    this.checkQuota(msg, route, agent, timeoutMs, audit);
+  }
+
+  /** The rules' limits (quotas.ts): without any, one property read; then the call is sent. */
+  private checkQuota(msg: JsonRpcRequest, route: ToolRoute, agent: string, timeoutMs: number | undefined, audit: Omit<AuditCall, 'outcome'> | undefined): void {
     const quotas = this.parts.quotas;
     if (quotas.active) {
       const taken = quotas.take(agent, route.server, route.original, agent === this.agent ? this.claims : undefined);
@@ -283,6 +294,64 @@ export class AgentSession extends AgentSide {
     // New params: the agent's line no longer says what the server gets, so it is encoded, not spliced.
     if (target.publicName !== name || target.entry.params.size > 0) msg.params = { ...params, name: target.publicName, arguments: args };
     this.callTool(msg, this.agent, undefined, false);
+  }
+
+  /**
+   * The call waits on the approval desk (approval-desk.ts) until an admin decides or the rule's
+   * timeout passes; the server is not called meanwhile. The agent learns where it can be approved:
+   * a progress notification when it asked for progress. Approved: sent as it is (its digest is
+   * checked again); denied or expired: the desk's error.
+   */
+  private awaitApproval(msg: JsonRpcRequest, route: ToolRoute, name: string, agent: string, need: ApprovalNeed, timeoutMs: number | undefined, audit: Timed['audit']): void {
+    const agentId = msg.id;
+    if (this.inflight.has(agentId) || this.approvals.has(agentId)) return this.sendError(agentId, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`));
+    if (this.approvals.size >= this.parts.maxInflight) {
+      return this.sendError(agentId, new GatewayError('MCPG_OVERLOADED', `agent "${this.agent}" already has ${this.approvals.size} calls waiting for approval (the limit is ${this.parts.maxInflight})`));
+    }
+    const args = (msg.params!.arguments ?? {}) as Record<string, unknown>;
+    const waiting = this.parts.approvals.wait({ agent, session: this.id, server: route.server, tool: route.original, publicName: name, args, need });
+    if (waiting instanceof GatewayError) {
+      if (audit !== undefined) this.parts.audit?.record({ ...audit, outcome: 'failed', code: waiting.code });
+      return this.sendError(agentId, waiting);
+    }
+    this.approvals.set(agentId, waiting);
+    const where = waiting.url ?? `mcpgate approve-call ${waiting.call.id}`;
+    const token = (msg.params!._meta as Record<string, unknown> | undefined)?.progressToken;
+    if (typeof token === 'string' || typeof token === 'number') {
+      this.notify('notifications/progress', { progressToken: token, progress: 0, message: `waiting for an admin to approve this call: ${where}` }, agentId);
+    }
+    // An agent that takes URL-mode elicitation (MCP 2025-11-25) is offered the console's page of its
+    // call; its answer changes nothing (the admin decides), and it hears when the wait is over.
+    const elicited = waiting.url !== undefined && this.initialized && this.channel.era !== 'modern' && isObject(this.capabilities.elicitation) && isObject(this.capabilities.elicitation.url);
+    if (elicited) {
+      const request = { mode: 'url', elicitationId: waiting.call.id, url: waiting.url, message: `The call of tool "${name}" waits for an admin's approval; it can be approved at this page.` };
+      this.channel.send(encodeRequest(`${APPROVAL_ELICITATION}${waiting.call.id}`, 'elicitation/create', request), agentId);
+    }
+    void waiting.outcome.then((outcome) => {
+      if (this.approvals.get(agentId) !== waiting) return; // cancelled by the agent: no answer
+      this.approvals.delete(agentId);
+      if (this.closed) return;
+      if (elicited) this.notify('notifications/elicitation/complete', { elicitationId: waiting.call.id }, agentId);
+      if (outcome instanceof GatewayError) {
+        if (audit !== undefined) this.parts.audit?.record({ ...audit, outcome: 'failed', code: outcome.code });
+        this.spans?.end(agentId, 'error', outcome.code, route.server);
+        return this.sendError(agentId, outcome);
+      }
+      // What goes to the server is exactly what was approved.
+      if (callDigest(agent, route.server, route.original, (msg.params!.arguments ?? {}) as Record<string, unknown>) !== waiting.call.digest) {
+        return this.sendError(agentId, new GatewayError('MCPG_INTERNAL', 'the call changed while it waited for approval; it was not made'));
+      }
+      this.checkQuota(msg, route, agent, timeoutMs, audit);
+    });
+  }
+
+  /** The agent cancelled a call that waits for approval: it is withdrawn (and, as for any cancelled request, not answered). */
+  protected override cancelWaiting(requestId: RequestId, reason: string): void {
+    const waiting = this.approvals.get(requestId);
+    if (waiting === undefined) return;
+    this.approvals.delete(requestId);
+    this.spans?.end(requestId, 'cancelled', undefined, waiting.call.server);
+    waiting.cancel(reason);
   }
 
   // ── tasks ───────────────────────────────────────────────────────────────────────────────────
@@ -525,6 +594,11 @@ export class AgentSession extends AgentSide {
       entry.conn.cancel(entry.serverId, 'the agent disconnected');
       this.sendError(agentId, new GatewayError('MCPG_SHUTTING_DOWN', `the gateway is shutting down; the call to server "${entry.conn.name}" was cancelled`, { server: entry.conn.name }));
     }
+    for (const [agentId, waiting] of this.approvals) {
+      waiting.cancel('the agent disconnected');
+      this.sendError(agentId, new GatewayError('MCPG_SHUTTING_DOWN', `the session ended; the call of tool "${waiting.call.publicName}" waiting for approval was not made`, { server: waiting.call.server }));
+    }
+    this.approvals.clear();
     this.closed = true;
     this.spans?.endAll('MCPG_SHUTTING_DOWN');
     this.inflight.clear();
@@ -532,6 +606,10 @@ export class AgentSession extends AgentSide {
     this.parts.closed(this);
     this.channel.closed?.();
   }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function invalidParams(message: string): GatewayError {

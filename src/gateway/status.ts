@@ -21,6 +21,8 @@ export interface StatusParts {
   readonly pins: { readonly dir: string; readonly mode: string };
   readonly mode: string;
   readonly pool: Pick<ConnectionPool, 'stats' | 'list'>;
+  /** Calls waiting here for a person's approval (approval-desk.ts). */
+  readonly approvals: { readonly waiting: number };
   statusSource(): Record<string, unknown>;
 }
 
@@ -51,6 +53,8 @@ export function gatewayStatus(gateway: StatusParts): Record<string, unknown> {
     // Only when some server has per-agent or per-session connections.
     ...poolsField(gateway),
     sessions: sessionSummary(gateway),
+    // Only while some call waits here for a person's approval (`mcpgate approve-call` lists them all).
+    ...(gateway.approvals.waiting > 0 && { approvals_waiting: gateway.approvals.waiting }),
     config_paths: { mcp_json: gateway.config.file, rules: rules.file ?? null, state: gateway.pins.dir },
     mode: gateway.mode,
     pins: gateway.pins.mode,

@@ -1,5 +1,5 @@
 // The audit trail: one JSON line per decision — who called what, when, and whether it was
-// allowed — and one per approval. Off unless configured (`--audit FILE`, or `--audit -` for stderr).
+// allowed — and one per approval (of a held tool, or of one call the rules hold for a person). Off unless configured (`--audit FILE`, or `--audit -` for stderr).
 // Argument values are never written unless asked (`--audit-arguments`); by default only their names.
 //
 // Bounded: a file is rotated to FILE.1 when it passes its size limit (one old file kept), or reopened
@@ -48,7 +48,26 @@ export interface AuditApproval {
   by: string;
 }
 
-export type AuditRecord = AuditCall | AuditApproval;
+/**
+ * `call-approval`: a call the rules' `approve` holds for a person's decision — `requested` (it
+ * waits), then `approved` or `denied` (`by` the admin, with the reason given), `expired` (no
+ * decision in time) or `cancelled` (the agent cancelled or went away). `approval` is the pending
+ * call's id; `digest` the sha256 of its agent, server, tool and arguments, which the approval binds to.
+ */
+export interface AuditCallApproval {
+  event: 'call-approval';
+  approval: string;
+  outcome: 'requested' | 'approved' | 'denied' | 'expired' | 'cancelled';
+  agent: string;
+  session: string;
+  server: string;
+  tool: string;
+  digest: string;
+  by?: string;
+  reason?: string;
+}
+
+export type AuditRecord = AuditCall | AuditApproval | AuditCallApproval;
 
 export interface AuditOptions {
   /** A file path, or '-' for stderr. */

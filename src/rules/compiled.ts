@@ -16,10 +16,25 @@ export interface CompiledSide {
   readonly tools: ReadonlyMap<string, Matcher>;
 }
 
+/** One compiled rule of an `approve` section (approvals.ts): calls it matches wait for a person's approval. */
+export interface ApprovalRule {
+  /** The server key and tool as written. */
+  readonly server: string;
+  readonly tool: string;
+  /** Where it was written, for messages: `agent "x" approve["github"][1]`. */
+  readonly source: string;
+  readonly timeoutMs: number;
+  readonly matches: (server: string, tool: string, args: Readonly<Record<string, unknown>> | undefined) => boolean;
+}
+
+export const NO_APPROVALS: readonly ApprovalRule[] = Object.freeze([]);
+
 export interface CompiledAgent {
   readonly id: string;
   readonly allow: CompiledSide;
   readonly deny: CompiledSide;
+  /** The calls that wait for a person's approval (`approve`); empty: none. */
+  readonly approve: readonly ApprovalRule[];
   /** `sha256:<64 lowercase hex>` hashes of the agent's static bearer tokens (docs/architecture.md "Agent identity"). */
   readonly tokens: readonly string[];
   /**
@@ -49,6 +64,8 @@ export interface CompiledGrant {
   readonly when: readonly ClaimTest[];
   readonly allow: CompiledSide;
   readonly deny: CompiledSide;
+  /** The calls that wait for a person's approval (`approve`) for agents this grant applies to. */
+  readonly approve: readonly ApprovalRule[];
 }
 
 export interface Rules {

@@ -13,6 +13,7 @@ import { compileMatcher, globToRegExp, isGlob, type Matcher } from './globs.js';
 import { readServerHeaders, type ServerRef } from './server-headers.js';
 import { LimitsBuilder } from './limits.js';
 import { compileViews, type CompiledView } from './views.js';
+import { compileApprovals, type ApprovalReport } from './approvals.js';
 
 // auth/auth.ts reads the snapshot's type from here.
 export type { Rules } from './compiled.js';
@@ -20,10 +21,10 @@ export type { Rules } from './compiled.js';
 const TOKEN = /^sha256:[0-9a-f]{64}$/;
 const TOKEN_ANY_CASE = /^sha256:[0-9a-fA-F]{64}$/;
 const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins', 'views', 'limits']);
-const GRANT_KEYS = new Set(['when', 'allow', 'deny', 'limits']);
+const GRANT_KEYS = new Set(['when', 'allow', 'deny', 'limits', 'approve']);
 const MAX_GRANT_VALUES = 256;
 const ADMIN_KEYS = new Set(['tokens']);
-const AGENT_KEYS = new Set(['allow', 'deny', 'tokens', 'serverHeaders', 'limits']);
+const AGENT_KEYS = new Set(['allow', 'deny', 'tokens', 'serverHeaders', 'limits', 'approve']);
 const SIDE_KEYS = new Set(['servers', 'tools']);
 const DEFAULTS_KEYS = new Set(['deny_on_missing_agent']);
 
@@ -161,9 +162,10 @@ function compileAgent(id: string, entry: unknown, ctx: Context): CompiledAgent |
   const serverHeaders = readServerHeaders(id, entry.serverHeaders, {
     servers: ctx.refs, env: ctx.env, error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message),
   }, id === DEFAULT_AGENT);
+  const approve = compileApprovals(entry.approve, [...base, 'approve'], `agent ${q(id)}`, approvalReport(ctx));
   ctx.limits.read({ kind: 'agent', id }, [...base, 'limits'], entry.limits);
   if (ctx.errors.length > before) return undefined;
-  return Object.freeze({ id, allow, deny, tokens, serverHeaders: frozenMap(serverHeaders) });
+  return Object.freeze({ id, allow, deny, tokens, serverHeaders: frozenMap(serverHeaders), approve });
 }
 
 function compileSide(id: string, side: 'allow' | 'deny', value: unknown, ctx: Context, section: 'agents' | 'grants' = 'agents'): CompiledSide {
@@ -217,6 +219,11 @@ function readNames(value: unknown, at: readonly PropertyKey[], what: 'server' | 
   return names.length === value.length ? names : undefined;
 }
 
+/** How approvals.ts reports into this file's context. */
+function approvalReport(ctx: Context): ApprovalReport {
+  return { error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message), checkServer: (owner, name, at) => checkServerNamed(owner, name, at, ctx) };
+}
+
 /** A rule naming a server `.mcp.json` lacks is a warning: the file may be mid-edit. */
 function checkServerNamed(owner: string, name: string, at: readonly PropertyKey[], ctx: Context): void {
   if (name === '*' || ctx.servers.has(name)) return;
@@ -258,8 +265,9 @@ function readGrants(value: unknown, ctx: Context, grants: CompiledGrant[]): void
     const allow = compileSide(id, 'allow', entry.allow, ctx, 'grants');
     const deny = compileSide(id, 'deny', entry.deny, ctx, 'grants');
     ctx.limits.read({ kind: 'grant', id }, [...base, 'limits'], entry.limits);
-    if (entry.allow === undefined && entry.deny === undefined && entry.limits === undefined) warn(ctx, base, `grant ${q(id)} has neither "allow" nor "deny": it changes nothing`);
-    if (ctx.errors.length === before) grants.push(Object.freeze({ id, when, allow, deny }));
+    const approve = compileApprovals(entry.approve, [...base, 'approve'], `grant ${q(id)}`, approvalReport(ctx));
+    if (entry.allow === undefined && entry.deny === undefined && entry.limits === undefined && entry.approve === undefined) warn(ctx, base, `grant ${q(id)} has neither "allow" nor "deny": it changes nothing`);
+    if (ctx.errors.length === before) grants.push(Object.freeze({ id, when, allow, deny, approve }));
   }
 }
 

@@ -107,7 +107,7 @@ void describe('mcpgate CLI', { timeout: 10000 }, () => {
       [['--http', 'nowhere'], '--http must be [HOST:]PORT, e.g. 8080, :8080 or 0.0.0.0:8080 (got "nowhere")'],
       [['--http', ':70000'], '--http must be [HOST:]PORT, e.g. 8080, :8080 or 0.0.0.0:8080 (got ":70000")'],
       [['--http', '0.0.0.0:8080', '--no-auth'], '--no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not on 0.0.0.0: anyone who can reach the port would be any agent'],
-      [['--http', ':8080', '--stdio'], 'choose one of --stdio and --http'],
+      [['--http', ':8080', '--stdio', '--workers', '2'], '--stdio with --http is one process for one stdio agent: it takes no --workers or --redis'],
       [['--http', ':8080', '--max-sessions', '0'], '--max-sessions must be a positive whole number (got "0")'],
       [['--separator', '::'], '--separator must be 1–8 characters from [A-Za-z0-9_-]'],
       [['--startup-timeout', '0'], '--startup-timeout must be a positive whole number of milliseconds (got "0")'],

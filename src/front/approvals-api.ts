@@ -1,0 +1,79 @@
+// The operators' API for calls waiting for a person's approval (the rules' `approve`), on the HTTP
+// front's port beside `/status` and under the same rule: an admin's token (or a gateway without
+// tokens), an agent's refused with 403. `mcpgate approve-call` speaks it.
+//
+//   GET  /approvals        {"approvals": [PendingCall + "url"]}   every call waiting (every worker's, with --redis)
+//   POST /approvals/ID     {"approve": true|false, "reason": "…", "digest": "…"?}   decide one
+//
+// The decision names the admin whose token made it (`admin:NAME`); `digest`, when sent, must be the
+// pending call's (what the admin was shown), so a decision can only ever be about those arguments.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GatewayError } from '../errors.js';
+import type { Gateway } from '../gateway/gateway.js';
+import { MAX_REASON_CHARS } from '../gateway/approval-desk.js';
+import { readBody, sendError, sendJson } from './http-util.js';
+
+export const APPROVALS_PATH = '/approvals';
+/** A decision's body is a few hundred bytes. */
+const MAX_DECISION_BYTES = 16 * 1024;
+
+export function isApprovalsPath(path: string): boolean {
+  return path === APPROVALS_PATH || path.startsWith(`${APPROVALS_PATH}/`);
+}
+
+/** Who asks (ops.ts `Asker`): an operator, an agent (refused), or undefined once a 401 was answered. */
+type Asker = (res: ServerResponse) => Promise<'operator' | 'agent' | undefined>;
+
+export function handleApprovals(path: string, req: IncomingMessage, res: ServerResponse, gateway: Gateway, asker: Asker, adminName: (req: IncomingMessage) => string): void {
+  const id = path === APPROVALS_PATH ? undefined : decode(path.slice(APPROVALS_PATH.length + 1));
+  const method = req.method ?? 'GET';
+  if (id === undefined && method !== 'GET' && method !== 'HEAD') return sendError(res, 405, new GatewayError('MCPG_INVALID_REQUEST', `${APPROVALS_PATH} answers GET; decide one call with POST ${APPROVALS_PATH}/ID`), { allow: 'GET, HEAD' });
+  if (id !== undefined && method !== 'POST') return sendError(res, 405, new GatewayError('MCPG_INVALID_REQUEST', `${APPROVALS_PATH}/ID answers POST {"approve": true|false, "reason": "…"}`), { allow: 'POST' });
+  if (id === '') return sendError(res, 404, new GatewayError('MCPG_INVALID_REQUEST', `no route ${path}`));
+  void asker(res).then(async (who) => {
+    if (who === undefined) return;
+    if (who === 'agent') return sendError(res, 403, new GatewayError('MCPG_OPERATORS_ONLY', `${APPROVALS_PATH} is for operators: send an admin's token (the rules' "admins", made with 'mcpgate token NAME'), not an agent's`));
+    const desk = gateway.approvals;
+    if (id === undefined) {
+      const approvals = (await desk.list()).map((call) => ({ ...call, url: desk.urlOf(call.id) ?? null }));
+      return sendJson(res, 200, { approvals });
+    }
+    const body = await readBody(req, MAX_DECISION_BYTES);
+    if (!body.ok) return sendError(res, body.status, body.error);
+    const decision = parseDecision(body.text);
+    if (decision instanceof GatewayError) return sendError(res, 400, decision);
+    try {
+      const call = await desk.decide(id, decision.approve, adminName(req), decision.reason, decision.digest);
+      sendJson(res, 200, { approval: id, decision: decision.approve ? 'approved' : 'denied', agent: call.agent, server: call.server, tool: call.publicName });
+    } catch (err) {
+      if (err instanceof GatewayError && err.code === 'MCPG_INVALID_PARAMS') return sendError(res, 404, err);
+      throw err;
+    }
+  }).catch((err: unknown) => {
+    if (!res.headersSent) sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err)));
+  });
+}
+
+function parseDecision(text: string): { approve: boolean; reason: string; digest: string | undefined } | GatewayError {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return new GatewayError('MCPG_INVALID_REQUEST', 'a decision is JSON: {"approve": true|false, "reason": "…"}');
+  }
+  const { approve, reason, digest } = (typeof value === 'object' && value !== null ? value : {}) as { approve?: unknown; reason?: unknown; digest?: unknown };
+  if (typeof approve !== 'boolean') return new GatewayError('MCPG_INVALID_REQUEST', 'a decision needs "approve": true or false');
+  if (reason !== undefined && (typeof reason !== 'string' || reason.length > MAX_REASON_CHARS)) return new GatewayError('MCPG_INVALID_REQUEST', `"reason" is a string of at most ${MAX_REASON_CHARS} characters`);
+  if (digest !== undefined && typeof digest !== 'string') return new GatewayError('MCPG_INVALID_REQUEST', '"digest" is the pending call\'s digest (a string)');
+  return { approve, reason: reason ?? '', digest };
+}
+
+function decode(segment: string): string | undefined {
+  if (segment.includes('/')) return '';
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return '';
+  }
+}
