@@ -101,6 +101,8 @@ export class ShownViews {
     private readonly own: () => readonly Catalog[] | undefined = () => undefined,
     /** The claims of the agent's token, for the rules' grants. */
     private readonly claims: () => Claims | undefined = () => undefined,
+    /** In search mode, the session's tools list (search-mode.ts); undefined: the ordinary view. */
+    private readonly searchTools: () => readonly Buffer[] | undefined = () => undefined,
   ) {}
 
   /** The list to send now (remembered as shown). */
@@ -119,6 +121,10 @@ export class ShownViews {
   }
 
   private current(kind: ListKind): readonly Buffer[] {
+    if (kind === 'tools') {
+      const search = this.searchTools();
+      if (search !== undefined) return search;
+    }
     const own = this.own();
     if (own === undefined) {
       this.ownCache = undefined;

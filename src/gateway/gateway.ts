@@ -44,6 +44,12 @@ import { extensionsOf, mergeExtensions, PASSED_THROUGH } from './extensions.js';
 import { TaskTable, tasksCapability } from './tasks.js';
 import { gatewayCapabilities } from './methods.js';
 import { clientCapabilities } from '../servers/era.js';
+import type { AgentMode } from '../rules/agent-mode.js';
+import { SearchIndexes } from './search-indexes.js';
+import { ToolSearch } from './tool-search.js';
+import { HybridRanking } from './hybrid-ranking.js';
+import { EmbeddingsClient } from './embeddings.js';
+import { join } from 'node:path';
 
 export type { ConnectionFactory, GatewayOptions } from './gateway-options.js';
 export type { ServerSummary } from './launch.js';
@@ -99,6 +105,9 @@ export class Gateway {
   /** The pooled connections' lists in the own catalogs, their hooks and their owners. */
   private readonly ownListing: OwnListing;
   private closing: Promise<void> | undefined;
+  /** Search mode: each agent's mode, the indexes, search_tools. */
+  readonly search: ToolSearch;
+  private readonly hybrid: HybridRanking | undefined;
 
   constructor(private readonly options: GatewayOptions) {
     this.log = options.log;
@@ -159,7 +168,18 @@ export class Gateway {
       interrupted: (conn) => this.listing.interrupted(conn),
       lost: (conn) => this.listing.lost(conn),
     };
-    const discovery: DiscoveryParts | undefined = this.mode === 'discovery' ? {
+    this.hybrid = options.embeddings === undefined ? undefined
+      : new HybridRanking(new EmbeddingsClient(options.embeddings), options.pins === undefined ? undefined : join(options.pins.dir, 'search-vectors.json'), this.log.child({ part: 'embeddings' }));
+    this.search = new ToolSearch({
+      catalog: this.catalog,
+      rules: () => this.rules,
+      indexes: new SearchIndexes(this.catalog, (server) => this.listing.serverInstructions(server)),
+      metrics: this.metrics,
+      log: this.log,
+      mode: this.mode,
+      hybrid: this.hybrid,
+    });
+    const discovery: DiscoveryParts = {
       servers: () => this.config,
       connections: this.connections,
       catalog: this.catalog,
@@ -167,7 +187,7 @@ export class Gateway {
       separator: options.separator ?? DEFAULT_SEPARATOR,
       debug: this.debug,
       status: () => this.status(),
-    } : undefined;
+    };
     this.sessionParts = {
       router: this.router,
       views: this.views,
@@ -180,6 +200,7 @@ export class Gateway {
       audit: options.audit,
       tracing: options.tracing,
       discovery,
+      search: this.search,
       maxInflight: this.maxInflight,
       sanitize: this.sanitizes,
       instructions: () => this.listing.instructions(),
@@ -227,7 +248,7 @@ export class Gateway {
     });
   }
 
-  get mode(): 'aggregate' | 'discovery' {
+  get mode(): AgentMode {
     return this.options.mode ?? 'aggregate';
   }
 
@@ -269,6 +290,7 @@ export class Gateway {
    */
   async start(): Promise<ServerSummary[]> {
     await this.pins.start();
+    await this.hybrid?.load();
     const summaries = await Promise.all(this.config.servers.map(async (config) => {
       const summary = await this.launch(config);
       if (summary.state === 'ready') this.oneReady();
@@ -375,6 +397,7 @@ export class Gateway {
       const pooled = this.pool.close();
       const results = await Promise.allSettled(conns.map((conn) => conn.close()));
       await pooled;
+      await this.hybrid?.close();
       results.forEach((result, i) => {
         if (result.status === 'rejected') this.log.warn('a connection failed to close; continuing', { server: conns[i]!.name, error: result.reason });
       });

@@ -11,6 +11,7 @@ import type { RequestId } from '../wire/jsonrpc.js';
 import type { EncodedParts } from '../wire/encoded.js';
 import type { AgentViews } from './agent-views.js';
 import type { DiscoveryParts } from './discovery.js';
+import type { ToolSearch } from './tool-search.js';
 import type { Router } from './router.js';
 import type { OwnSubscriptions, Subscriptions } from './subscriptions.js';
 import type { Settling } from './until-settled.js';
@@ -31,8 +32,10 @@ export interface SessionPartsOf<Session> {
   audit: AuditLog | undefined;
   /** OpenTelemetry traces (--otlp-endpoint); undefined: off, and no span is made. */
   tracing: Tracing | undefined;
-  /** Discovery mode's meta-tools; undefined in aggregate mode (the full catalog). */
-  discovery: DiscoveryParts | undefined;
+  /** Discovery mode's meta-tools (for the agents in discovery mode: the gateway's, or their rules'). */
+  discovery: DiscoveryParts;
+  /** Each agent's mode, and search mode's search_tools and list. */
+  search: ToolSearch;
   /** Requests one agent may have in flight on servers at once. */
   maxInflight: number;
   /** Neutralize escape sequences and invisible characters in what servers say. */

@@ -9,6 +9,7 @@ import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
 import { stderrTailOf } from '../servers/stdio-process.js';
 import type { ConnectionPool } from '../servers/pool.js';
+import type { ToolSearch } from './tool-search.js';
 
 /** What the status reads (the Gateway has each of these). */
 export interface StatusParts {
@@ -21,6 +22,7 @@ export interface StatusParts {
   readonly pins: { readonly dir: string; readonly mode: string };
   readonly mode: string;
   readonly pool: Pick<ConnectionPool, 'stats' | 'list'>;
+  readonly search: Pick<ToolSearch, 'counts' | 'indexed' | 'hybridStatus'>;
   statusSource(): Record<string, unknown>;
 }
 
@@ -53,6 +55,21 @@ export function gatewayStatus(gateway: StatusParts): Record<string, unknown> {
     config_paths: { mcp_json: gateway.config.file, rules: rules.file ?? null, state: gateway.pins.dir },
     mode: gateway.mode,
     pins: gateway.pins.mode,
+    search: searchSummary(gateway),
+  };
+}
+
+/** Search mode's counts since start (every agent in search mode, by the gateway's mode or its rules'). */
+function searchSummary(gateway: StatusParts): Record<string, unknown> {
+  const { searches, results, zeroResults } = gateway.search.counts;
+  const hybrid = gateway.search.hybridStatus();
+  return {
+    searches,
+    results,
+    zero_results: zeroResults,
+    indexed_tools: gateway.search.indexed,
+    ranking: hybrid === undefined ? 'lexical' : 'hybrid',
+    ...(hybrid !== undefined && { embeddings: { endpoint: hybrid.endpoint, model: hybrid.model, vectors: hybrid.vectors, hybrid_searches: hybrid.hybridSearches, fallbacks: hybrid.fallbacks, last_error: hybrid.lastError ?? null } }),
   };
 }
 

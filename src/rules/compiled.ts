@@ -6,6 +6,7 @@ import type { AuthConfig } from './auth-config.js';
 import { frozenMap } from './frozen.js';
 import { compileMatcher, type Matcher } from './globs.js';
 import type { HeaderSet } from './server-headers.js';
+import type { AgentView } from './agent-mode.js';
 
 /** One side (`allow` or `deny`) of an agent's rules. */
 export interface CompiledSide {
@@ -25,6 +26,8 @@ export interface CompiledAgent {
    * only on its own pooled connections. Secret: never logged nor shown.
    */
   readonly serverHeaders: ReadonlyMap<string, HeaderSet>;
+  /** Its own mode and always-shown tools (agent-mode.ts). */
+  readonly view?: AgentView;
 }
 
 /**

@@ -11,6 +11,7 @@ import { DEFAULT_AGENT, EMPTY_MATCHER, EMPTY_SIDE, type ClaimTest, type Compiled
 import { deepFreeze, frozenMap } from './frozen.js';
 import { compileMatcher, globToRegExp, isGlob, type Matcher } from './globs.js';
 import { readServerHeaders, type ServerRef } from './server-headers.js';
+import { AGENT_MODE_KEYS, readAgentView } from './agent-mode.js';
 
 // auth/auth.ts reads the snapshot's type from here.
 export type { Rules } from './compiled.js';
@@ -21,7 +22,7 @@ const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins']);
 const GRANT_KEYS = new Set(['when', 'allow', 'deny']);
 const MAX_GRANT_VALUES = 256;
 const ADMIN_KEYS = new Set(['tokens']);
-const AGENT_KEYS = new Set(['allow', 'deny', 'tokens', 'serverHeaders']);
+const AGENT_KEYS = new Set(['allow', 'deny', 'tokens', 'serverHeaders', ...AGENT_MODE_KEYS]);
 const SIDE_KEYS = new Set(['servers', 'tools']);
 const DEFAULTS_KEYS = new Set(['deny_on_missing_agent']);
 
@@ -144,8 +145,9 @@ function compileAgent(id: string, entry: unknown, ctx: Context): CompiledAgent |
   const serverHeaders = readServerHeaders(id, entry.serverHeaders, {
     servers: ctx.refs, env: ctx.env, error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message),
   }, id === DEFAULT_AGENT);
+  const view = readAgentView(id, entry, { error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message) });
   if (ctx.errors.length > before) return undefined;
-  return Object.freeze({ id, allow, deny, tokens, serverHeaders: frozenMap(serverHeaders) });
+  return Object.freeze({ id, allow, deny, tokens, serverHeaders: frozenMap(serverHeaders), view });
 }
 
 function compileSide(id: string, side: 'allow' | 'deny', value: unknown, ctx: Context, section: 'agents' | 'grants' = 'agents'): CompiledSide {
