@@ -9,7 +9,8 @@
 // failures since the last one.
 
 import { createHash } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { ToolEntry } from '../catalog/catalog.js';
 import { writeJsonAtomic } from '../observability/atomic-json.js';
 import type { Logger } from '../observability/logger.js';
@@ -192,7 +193,10 @@ export class HybridRanking {
     const vectors: Record<string, string> = {};
     for (const [digest, v] of this.vectors) vectors[digest] = Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
     const body = { version: 1, model: this.client.model, vectors };
-    this.saving = this.saving.then(() => writeJsonAtomic(file, body, 0o600)).catch((err: unknown) => this.log.warn('the embeddings cache file could not be written', { file, error: (err as Error).message }));
+    this.saving = this.saving.then(async () => {
+      await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+      await writeJsonAtomic(file, body, 0o600);
+    }).catch((err: unknown) => this.log.warn('the embeddings cache file could not be written', { file, error: (err as Error).message }));
   }
 }
 
