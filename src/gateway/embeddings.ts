@@ -76,7 +76,7 @@ async function readBounded(res: Response, timeoutMs: number): Promise<string> {
   if (res.body === null) return '';
   const chunks: Uint8Array[] = [];
   let size = 0;
-  const reader = res.body.getReader();
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
   const timer = setTimeout(() => void reader.cancel(), timeoutMs);
   timer.unref();
   try {
@@ -104,7 +104,7 @@ export function vectorsOf(body: unknown, count: number): Float32Array[] {
   const data = (body as { data?: unknown } | null)?.data;
   if (!Array.isArray(data)) throw new EmbeddingsError('the answer has no "data" array');
   if (data.length !== count) throw new EmbeddingsError(`the answer has ${data.length} vectors for ${count} inputs`);
-  const out: (Float32Array | undefined)[] = new Array(count);
+  const out = new Array<Float32Array | undefined>(count);
   let dims: number | undefined;
   data.forEach((item: unknown, i) => {
     const entry = item as { index?: unknown; embedding?: unknown } | null;

@@ -78,7 +78,7 @@ export function searchRequest(args: unknown): SearchRequest {
   if (query.length > MAX_QUERY_CHARS) throw invalid(`search_tools "query" is ${query.length} characters; at most ${MAX_QUERY_CHARS}`);
   if (limit === undefined) return { query, limit: DEFAULT_SEARCH_LIMIT };
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) {
-    throw invalid(`search_tools "limit" must be a whole number from 1 to ${MAX_SEARCH_LIMIT}, got ${JSON.stringify(limit) ?? String(limit)}`);
+    throw invalid(`search_tools "limit" must be a whole number from 1 to ${MAX_SEARCH_LIMIT}, got ${typeof limit === 'number' || typeof limit === 'string' ? JSON.stringify(limit) : typeof limit}`);
   }
   return { query, limit };
 }

@@ -3,7 +3,7 @@
 // start without a search (globs over the public names the agent sees, e.g. `github__get_*`). Being
 // always shown grants nothing: the tools are still filtered by the agent's allow and deny rules.
 
-import { describeValue, isPlainObject } from '../config/issues.js';
+import { describeValue } from '../config/issues.js';
 import { compileMatcher, type Matcher } from './globs.js';
 
 export const AGENT_MODES = ['aggregate', 'discovery', 'search'] as const;
