@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
-  cli, fixtureServer, rpcError, startGateway, tempDir, textOf, until, writeConfig, Notifications, type GatewayProcess, type TempDir,
+  cli, fixtureServer, GatewayProcess, rpcError, startGateway, tempDir, textOf, until, writeConfig, Notifications, type TempDir,
 } from '../helpers/gateway.js';
 import { connectAgent, makeToken, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 import { startEmbeddingsServer, type EmbeddingsServer } from '../fixtures/embeddings-server.js';
@@ -156,6 +156,37 @@ describe('search mode over stdio (a 2025 agent, rules, pins)', { timeout: TIMEOU
     assert.equal(result.code, 2);
     assert.match(result.out + result.err, /agents\.x\.mode.*expected one of "aggregate", "discovery", "search", got "find"/);
     assert.match(result.out + result.err, /agents\.x\.alwaysShown.*expected an array of public tool names or globs/);
+  });
+});
+
+describe('search mode over stdio (a 2026-07-28 agent)', { timeout: TIMEOUT }, () => {
+  let dir: TempDir;
+  let gw: GatewayProcess;
+  let client: Client;
+
+  before(async () => {
+    dir = await tempDir();
+    const config = await writeConfig(dir, { github: fixtureServer('tools-server', ['--set', 'github']) });
+    await writeRules(dir, { agents: { mo: { allow: { servers: ['github'] }, deny: { tools: { github: ['delete_*'] } }, alwaysShown: ['github__search_code'] } } });
+    gw = new GatewayProcess({ config, agent: 'mo', args: ['--mode', 'search', '--pins', 'off'] });
+    client = new Client({ name: 'mcpgate-modern-test', version: '1.0.0' }, { capabilities: {}, versionNegotiation: { mode: { pin: MODERN } } });
+    await client.connect(gw.transport as never);
+  });
+
+  after(async () => {
+    await client?.close();
+    await gw?.stop();
+    await dir?.remove();
+  });
+
+  it('lists search_tools and the always-shown tool, searches under the rules, calls a found tool by name', async () => {
+    assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
+    assert.deepEqual(await listed(client), ['search_tools', 'github__search_code']);
+    const found = await search(client, 'delete the repository', 50);
+    assert.ok(!names(found).includes('github__delete_repository'), JSON.stringify(names(found)));
+    assert.equal((await search(client, 'create an issue'))[0]!.name, 'github__create_issue');
+    assert.match(textOf(await client.callTool({ name: 'github__create_issue', arguments: {} })), /^called create_issue/);
+    assert.deepEqual(await listed(client), ['search_tools', 'github__search_code']);
   });
 });
 
