@@ -10,7 +10,7 @@ import { join, dirname } from 'node:path';
 // Left out: @modelcontextprotocol/server-redis (does not answer until it reaches a Redis) and
 // @supabase/mcp-server-supabase (fetches its tools' list from the network at start).
 /** package, server name in the set, arguments, extra environment (placeholders: no call is made). */
-const SERVERS = [
+const SERVERS: [string, string, string[], Record<string, string>][] = [
   ['@modelcontextprotocol/server-filesystem', 'filesystem', ['/tmp'], {}],
   ['@modelcontextprotocol/server-memory', 'memory', [], { MEMORY_FILE_PATH: '/tmp/collect-memory.json' }],
   ['@modelcontextprotocol/server-everything', 'everything', [], {}],
@@ -37,36 +37,40 @@ const SERVERS = [
   ['@alvincrave/gtasks-mcp', 'google-tasks', [], {}],
 ];
 
-function binOf(root, pkg) {
+interface Manifest { version: string; license: string; bin?: string | Record<string, string>; main?: string }
+interface Tool { name: string; title?: string; description?: string; inputSchema?: unknown }
+type Listing = { tools: Tool[]; error?: undefined } | { error: string; tools?: undefined };
+
+function binOf(root: string, pkg: string): { manifest: Manifest; entry: string } {
   const dir = join(root, 'node_modules', pkg);
-  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
   const bin = typeof manifest.bin === 'string' ? manifest.bin : Object.values(manifest.bin ?? {})[0];
   return { manifest, entry: join(dir, bin ?? manifest.main ?? 'index.js') };
 }
 
 /** Starts one server, initializes, pages through tools/list; resolves with the tools or an error. */
-function listTools(entry, args, env, instructionsOut) {
+function listTools(entry: string, args: string[], env: Record<string, string>, instructionsOut: { instructions?: unknown }): Promise<Listing> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [entry, ...args], {
       cwd: dirname(entry), env: { PATH: process.env.PATH, HOME: '/tmp/collect-home', ...env }, stdio: ['pipe', 'pipe', 'pipe'],
     });
-    const tools = [];
+    const tools: Tool[] = [];
     let buffer = '';
     let stderr = '';
-    const finish = (result) => { clearTimeout(timer); child.kill('SIGKILL'); resolve(result); };
+    const finish = (result: Listing): void => { clearTimeout(timer); child.kill('SIGKILL'); resolve(result); };
     const timer = setTimeout(() => finish({ error: `timeout; stderr: ${stderr.slice(-300)}` }), 30_000);
-    const send = (message) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...message }) + '\n');
-    child.stderr.on('data', (d) => { stderr = (stderr + d).slice(-2000); });
+    const send = (message: Record<string, unknown>): boolean => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...message }) + '\n');
+    child.stderr.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-2000); });
     child.on('error', (e) => finish({ error: String(e) }));
-    child.on('exit', (code) => finish({ error: `exited ${code}; stderr: ${stderr.slice(-300)}` }));
-    child.stdout.on('data', (chunk) => {
-      buffer += chunk;
+    child.on('exit', (code) => finish({ error: `exited ${String(code)}; stderr: ${stderr.slice(-300)}` }));
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
       let nl;
       while ((nl = buffer.indexOf('\n')) >= 0) {
         const line = buffer.slice(0, nl).trim();
         buffer = buffer.slice(nl + 1);
         if (!line.startsWith('{')) continue;
-        const message = JSON.parse(line);
+        const message = JSON.parse(line) as { id?: number; error?: unknown; result?: { instructions?: unknown; tools: Tool[]; nextCursor?: string } };
         if (message.id === 1) {
           if (message.error) return finish({ error: JSON.stringify(message.error) });
           instructionsOut.instructions = message.result?.instructions;
@@ -74,8 +78,8 @@ function listTools(entry, args, env, instructionsOut) {
           send({ id: 2, method: 'tools/list', params: {} });
         } else if (typeof message.id === 'number' && message.id >= 2) {
           if (message.error) return finish({ error: JSON.stringify(message.error) });
-          tools.push(...message.result.tools);
-          if (message.result.nextCursor) send({ id: message.id + 1, method: 'tools/list', params: { cursor: message.result.nextCursor } });
+          tools.push(...message.result!.tools);
+          if (message.result!.nextCursor) send({ id: message.id + 1, method: 'tools/list', params: { cursor: message.result!.nextCursor } });
           else finish({ tools });
         }
       }
@@ -84,14 +88,14 @@ function listTools(entry, args, env, instructionsOut) {
   });
 }
 
-const root = process.argv[2];
-const servers = [];
+const root = process.argv[2] ?? '.';
+const servers: unknown[] = [];
 for (const [pkg, name, args, env] of SERVERS) {
-  let bin;
-  try { bin = binOf(root, pkg); } catch (error) { process.stderr.write(`${pkg}: not installed (${error.message})\n`); continue; }
-  const meta = {};
+  let bin: ReturnType<typeof binOf>;
+  try { bin = binOf(root, pkg); } catch (error) { process.stderr.write(`${pkg}: not installed (${(error as Error).message})\n`); continue; }
+  const meta: { instructions?: unknown } = {};
   const result = await listTools(bin.entry, args, env, meta);
-  if (result.error) { process.stderr.write(`${pkg}: ${result.error}\n`); continue; }
+  if (result.error !== undefined) { process.stderr.write(`${pkg}: ${result.error}\n`); continue; }
   process.stderr.write(`${pkg}: ${result.tools.length} tools\n`);
   servers.push({
     server: name, package: pkg, version: bin.manifest.version, license: bin.manifest.license,
