@@ -1,11 +1,13 @@
-// A tool as the fields the ranker weighs: its name in words, title, description, the names and the
-// descriptions of its parameters, its server's name and instructions. The input schema is walked to a
+// A tool as the fields the ranker weighs: its name in words, title, the first sentence of its
+// description (what the tool does; the rest is often usage notes that name other tools and cases),
+// the whole description, the names and the descriptions of its parameters, its server's name and
+// instructions. The input schema is walked to a
 // bounded depth and breadth, so a hostile or huge schema costs a bounded amount.
 
 import { terms } from './words.js';
 
 /** The fields of a tool, in the order of FieldWeights' keys and of the index's per-field arrays. */
-export const FIELDS = ['name', 'title', 'description', 'paramNames', 'paramDescriptions', 'server', 'instructions'] as const;
+export const FIELDS = ['name', 'title', 'summary', 'description', 'paramNames', 'paramDescriptions', 'server', 'instructions'] as const;
 export type Field = typeof FIELDS[number];
 export type FieldWeights = Record<Field, number>;
 
@@ -71,12 +73,23 @@ export function schemaParameters(schema: unknown): { names: string[]; descriptio
   return { names, descriptions };
 }
 
+/** Longest first sentence taken as a description's summary. */
+const MAX_SUMMARY = 300;
+
+/** The first sentence of a description: up to the first full stop before a space, or the first line. */
+export function summaryOf(description: string): string {
+  const text = description.trimStart().slice(0, MAX_SUMMARY);
+  const end = text.search(/[.!?](?:\s|$)|\n/);
+  return end < 0 ? text : text.slice(0, end);
+}
+
 /** The terms of each field of a tool, in FIELDS order. */
 export function fieldTerms(doc: SearchDoc): string[][] {
   const parameters = schemaParameters(doc.inputSchema);
   return [
     terms(doc.name),
     terms(doc.title ?? ''),
+    terms(summaryOf(doc.description ?? '')),
     terms(doc.description ?? ''),
     terms(parameters.names.join(' ')),
     terms(parameters.descriptions.join('\n')),

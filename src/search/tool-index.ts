@@ -33,17 +33,18 @@ export interface ToolIndexOptions {
 }
 
 export const DEFAULT_WEIGHTS: Readonly<FieldWeights> = Object.freeze({
-  name: 3,
+  name: 2,
   title: 2,
-  description: 1,
-  paramNames: 0.5,
+  summary: 1,
+  description: 0.25,
+  paramNames: 0,
   paramDescriptions: 0.25,
-  server: 0.5,
-  instructions: 0.1,
+  server: 1,
+  instructions: 0,
 });
-export const DEFAULT_K1 = 1.2;
+export const DEFAULT_K1 = 2;
 export const DEFAULT_B = 0.75;
-export const DEFAULT_SYNONYM_WEIGHT = 0.3;
+export const DEFAULT_SYNONYM_WEIGHT = 0.5;
 
 /** Most terms a query is cut to (a 10 KB query costs no more than this many posting walks, with synonyms). */
 export const MAX_QUERY_TERMS = 32;

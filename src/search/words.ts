@@ -13,7 +13,7 @@ import { stem } from './stem.js';
 const SPELLED_OUT: ReadonlyMap<string, string> = new Map([
   ['repo', 'repository'], ['repos', 'repositories'], ['msg', 'message'], ['msgs', 'messages'],
   ['db', 'database'], ['dbs', 'databases'], ['dir', 'directory'], ['dirs', 'directories'],
-  ['doc', 'document'], ['docs', 'documents'], ['img', 'image'], ['imgs', 'images'],
+  ['doc', 'document'], ['docs', 'documentation'], ['md', 'markdown'], ['todo', 'task'], ['todos', 'tasks'], ['img', 'image'], ['imgs', 'images'],
   ['pic', 'picture'], ['pics', 'pictures'], ['config', 'configuration'], ['cfg', 'configuration'],
   ['env', 'environment'], ['info', 'information'], ['param', 'parameter'], ['params', 'parameters'],
   ['arg', 'argument'], ['args', 'arguments'], ['auth', 'authentication'], ['temp', 'temporary'],

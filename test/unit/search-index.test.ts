@@ -53,23 +53,26 @@ void describe('ToolIndex ranking', { timeout: 5000 }, () => {
   });
   void it('weights fields: the name outweighs the description unless told otherwise', { timeout: 5000 }, () => {
     const docs: SearchDoc[] = [
-      { key: 'a', name: 'archive_thing', server: 's', description: 'Stores a copy of the thing for later; also see backups of backups of backups.' },
+      { key: 'a', name: 'archive_thing', server: 's', description: 'Stores a copy of the thing for later. See also backups of backups of backups.' },
       { key: 'b', name: 'backup', server: 's', description: 'Stores a copy of the thing.' },
     ];
     assert.equal(indexOf(docs).search('backup', 2)[0]!.key, 'b');
     assert.equal(indexOf(docs, { weights: { name: 0 } }).search('backup', 2)[0]!.key, 'a');
     // A field at weight 0 is not searched at all.
-    assert.deepEqual(indexOf(docs, { weights: { name: 0, description: 0 } }).search('backup', 2), []);
+    assert.deepEqual(indexOf(docs, { weights: { name: 0, summary: 0, description: 0 } }).search('backup', 2), []);
   });
-  void it('searches parameter names and descriptions, server name and instructions', { timeout: 5000 }, () => {
-    const index = indexOf([
+  void it('searches parameter names and descriptions, server name and instructions where weighted', { timeout: 5000 }, () => {
+    const docs: SearchDoc[] = [
       { key: 'x', name: 'run', server: 'alpha', inputSchema: { type: 'object', properties: { spreadsheetId: { type: 'string', description: 'the workbook to open' } } } },
       { key: 'y', name: 'run', server: 'weatherly', serverInstructions: 'Forecasts for any city.' },
-    ]);
+    ];
+    const index = indexOf(docs, { weights: { paramNames: 1, instructions: 1 } });
     assert.equal(index.search('spreadsheet', 2)[0]!.key, 'x');
     assert.equal(index.search('workbook', 2)[0]!.key, 'x');
     assert.equal(index.search('weatherly', 2)[0]!.key, 'y');
     assert.equal(index.search('forecasts', 2)[0]!.key, 'y');
+    // At weight 0 (the defaults of both, by measurement) those fields are not searched.
+    assert.deepEqual(indexOf(docs, { weights: { paramNames: 0, instructions: 0 } }).search('spreadsheet forecasts', 2), []);
   });
   void it('refuses weights and parameters out of range', { timeout: 5000 }, () => {
     assert.throws(() => new ToolIndex({ weights: { name: -1 } }), /weight name/);
