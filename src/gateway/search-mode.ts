@@ -108,7 +108,8 @@ export function resultTool(catalog: Catalog, key: string, entry: ToolEntry): Sea
 /** The `tools/call` result of a search: structured, and the same as text for clients that ignore structure. */
 export function searchResult(tools: readonly SearchResultTool[]): Record<string, unknown> {
   const structuredContent = { tools };
-  return { content: [{ type: 'text', text: JSON.stringify(structuredContent, null, 2) }], structuredContent };
+  // Compact: the text repeats the structure for clients that ignore it, and its size is context the agent pays for.
+  return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
 }
 
 /**

@@ -196,6 +196,7 @@ describe('search mode over Streamable HTTP: per-agent mode in the rules, both er
   const alice = makeToken();
   const bob = makeToken();
   const carol = makeToken();
+  const dave = makeToken();
   const ops = makeToken();
   const clients: Client[] = [];
 
@@ -222,6 +223,7 @@ describe('search mode over Streamable HTTP: per-agent mode in the rules, both er
         alice: { tokens: [alice.hash], allow: { servers: ['github', 'counter'] }, mode: 'search' },
         bob: { tokens: [bob.hash], allow: { servers: ['github', 'counter'] }, mode: 'search' },
         carol: { tokens: [carol.hash], allow: { servers: ['github'] } },
+        dave: { tokens: [dave.hash], allow: { servers: ['github'] }, mode: 'discovery' },
       },
       admins: { ops: { tokens: [ops.hash] } },
     });
@@ -240,6 +242,10 @@ describe('search mode over Streamable HTTP: per-agent mode in the rules, both er
     const c = await legacy(carol.token);
     const all = await listed(c);
     assert.ok(all.includes('github__create_issue') && !all.includes('search_tools'), JSON.stringify(all));
+    const d = await legacy(dave.token);
+    assert.deepEqual(await listed(d), ['list_servers', 'get_server_tools', 'execute_tool'], 'discovery mode by the rules');
+    const refused = await rpcError(c.callTool({ name: 'search_tools', arguments: { query: 'issue' } }));
+    assert.match(refused.message, /unknown tool: search_tools/, 'no search_tools outside search mode');
   });
 
   it('a 2025 agent over HTTP: list_changed after a search, the found tool listed and callable', async () => {
@@ -301,8 +307,11 @@ describe('search mode over Streamable HTTP: per-agent mode in the rules, both er
 
 describe('search mode\'s hybrid ranking against a test embeddings endpoint', { timeout: TIMEOUT }, () => {
   let dir: TempDir;
-  let gw: GatewayProcess;
+  let gate: HttpGateway;
+  let gw: { client: Client; logs: GatewayProcess['logs'] };
   let embeddings: EmbeddingsServer;
+  const agent = makeToken();
+  const ops = makeToken();
 
   before(async () => {
     dir = await tempDir();
@@ -311,16 +320,19 @@ describe('search mode\'s hybrid ranking against a test embeddings endpoint', { t
       github: fixtureServer('tools-server', ['--set', 'github']),
       files: fixtureServer('tools-server', ['--set', 'files']),
     });
-    gw = await startGateway({
+    const rules = await writeRules(dir, { agents: { hy: { tokens: [agent.hash], allow: { servers: ['*'] } } }, admins: { ops: { tokens: [ops.hash] } } });
+    gate = await startHttpGateway({
       config,
-      args: ['--mode', 'search', '--pins', 'off', '--state', dir.file('state'),
+      args: ['--rules', rules, '--mode', 'search', '--pins', 'off', '--state', dir.file('state'),
         '--embeddings-url', embeddings.url, '--embeddings-model', 'hash-64', '--embeddings-timeout', '500'],
       env: { MCPGATE_EMBEDDINGS_API_KEY: 'sk-test-secret-key' },
     });
+    gw = { client: (await connectAgent(gate.url, { token: agent.token })).client, logs: gate.gw.logs };
   });
 
   after(async () => {
-    await gw?.stop();
+    await gw?.client.close();
+    await gate?.stop();
     await embeddings?.close();
     await dir?.remove();
   });
@@ -356,6 +368,13 @@ describe('search mode\'s hybrid ranking against a test embeddings endpoint', { t
     const warnings = gw.logs.filter((l) => l.msg === 'the embeddings endpoint failed; searches are ranked lexically');
     assert.equal(warnings.length, 1, 'rate-limited to one warning');
     assert.ok(!JSON.stringify(gw.logs).includes('sk-test-secret-key'), 'the API key is never logged');
+    const status = await (await fetch(`${gate.base}/status`, { headers: { authorization: `Bearer ${ops.token}` } })).json() as { search: { ranking: string; embeddings: Record<string, unknown> } };
+    assert.equal(status.search.ranking, 'hybrid');
+    assert.equal(status.search.embeddings.fallbacks, 4);
+    assert.equal(status.search.embeddings.model, 'hash-64');
+    assert.equal(status.search.embeddings.vectors, 10);
+    assert.match(String(status.search.embeddings.last_error), /no answer within 500 ms/);
+    assert.ok(!JSON.stringify(status).includes('sk-test-secret-key'));
     assert.equal((await search(gw.client, 'zorblax'))[0]?.name, 'github__create_issue', 'back to hybrid once the endpoint answers');
   });
 });
