@@ -48,7 +48,7 @@ describe('search indexes', () => {
   });
 
   it('search an own catalog for its owner in place of the shared part of its server', () => {
-    const { catalog, indexes } = setup();
+    const { indexes } = setup();
     const own = new Catalog(SERVERS);
     own.set('github', { tools: [tool('create_issue', 'Create a new issue in a repository'), tool('frobnicate', 'Frobnicate the widgets')] });
     assert.deepEqual(keys(indexes.search('frobnicate widgets', 5, [own], () => true)), ['github__frobnicate']);
