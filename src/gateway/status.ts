@@ -22,7 +22,7 @@ export interface StatusParts {
   readonly pins: { readonly dir: string; readonly mode: string };
   readonly mode: string;
   readonly pool: Pick<ConnectionPool, 'stats' | 'list'>;
-  readonly search: Pick<ToolSearch, 'counts' | 'indexed' | 'hybridStatus'>;
+  readonly search: Pick<ToolSearch, 'counts' | 'indexed' | 'hybridStatus' | 'inUse'>;
   statusSource(): Record<string, unknown>;
 }
 
@@ -55,7 +55,8 @@ export function gatewayStatus(gateway: StatusParts): Record<string, unknown> {
     config_paths: { mcp_json: gateway.config.file, rules: rules.file ?? null, state: gateway.pins.dir },
     mode: gateway.mode,
     pins: gateway.pins.mode,
-    search: searchSummary(gateway),
+    // Only where search mode is used: a gateway without it keeps its status as it was.
+    ...(gateway.search.inUse && { search: searchSummary(gateway) }),
   };
 }
 

@@ -54,6 +54,13 @@ export class ToolSearch {
     return this.parts.hybrid?.status();
   }
 
+  /** Whether any agent may be in search mode (or has searched): the status shows search counts only then. */
+  get inUse(): boolean {
+    if (this.parts.mode === 'search' || this.counts.searches > 0 || this.parts.hybrid !== undefined) return true;
+    for (const agent of this.parts.rules().agents.values()) if (agent.view?.mode === 'search') return true;
+    return false;
+  }
+
   /** Tools in the shared index. */
   get indexed(): number {
     return this.parts.indexes.size;
