@@ -297,6 +297,10 @@ export class Gateway {
       return summary;
     }));
     this.settle();
+    // Search mode's first search would otherwise index the whole catalog while the agent waits.
+    if (this.search.inUse) setImmediate(() => {
+      if (this.closing === undefined) this.search.warm();
+    }).unref();
     return summaries;
   }
 

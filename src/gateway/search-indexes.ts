@@ -84,6 +84,11 @@ export class SearchIndexes {
     return found.length > limit ? found.slice(0, limit) : found;
   }
 
+  /** Indexes the shared catalog now (after start-up), so the first search does not pay for it. */
+  warm(): void {
+    this.sync(this.catalog, this.shared);
+  }
+
   /**
    * Every tool the session may be shown: the shared catalog's listed tools (servers its own catalogs
    * list excluded) and its own catalogs', that `allow` lets through (held tools are never listed).

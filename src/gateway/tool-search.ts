@@ -61,6 +61,11 @@ export class ToolSearch {
     return false;
   }
 
+  /** Indexes the shared catalog ahead of the first search. */
+  warm(): void {
+    this.parts.indexes.warm();
+  }
+
   /** Tools in the shared index. */
   get indexed(): number {
     return this.parts.indexes.size;
