@@ -217,10 +217,11 @@ describe('search mode over Streamable HTTP: per-agent mode in the rules, both er
     const config = await writeConfig(dir, {
       github: fixtureServer('tools-server', ['--set', 'github']),
       counter: fixtureServer('counter-server', [], { sessions: 'per-agent' }),
+      scratch: fixtureServer('counter-server', [], { sessions: 'per-session' }),
     });
     const rules = await writeRules(dir, {
       agents: {
-        alice: { tokens: [alice.hash], allow: { servers: ['github', 'counter'] }, mode: 'search' },
+        alice: { tokens: [alice.hash], allow: { servers: ['github', 'counter', 'scratch'] }, mode: 'search' },
         bob: { tokens: [bob.hash], allow: { servers: ['github', 'counter'] }, mode: 'search' },
         carol: { tokens: [carol.hash], allow: { servers: ['github'] } },
         dave: { tokens: [dave.hash], allow: { servers: ['github'] }, mode: 'discovery' },
@@ -280,6 +281,15 @@ describe('search mode over Streamable HTTP: per-agent mode in the rules, both er
     assert.ok(!names(await search(b, 'counter__frobnicate_widgets', 50)).includes('counter__frobnicate_widgets'));
     const m = await modern(bob.token);
     assert.ok(!names(await search(m, 'frobnicate widgets', 50)).includes('counter__frobnicate_widgets'));
+  });
+
+  it('a per-session server\'s own tools are searched by their session only, not by another session of the agent', async () => {
+    const one = await legacy(alice.token);
+    const two = await legacy(alice.token);
+    assert.equal(textOf(await one.callTool({ name: 'scratch__grow', arguments: { name: 'zanzibar_report' } })), 'grew zanzibar_report');
+    assert.ok(await until(async () => names(await search(one, 'zanzibar report')).includes('scratch__zanzibar_report')), 'the session finds its own tool');
+    await two.callTool({ name: 'scratch__inc', arguments: {} });
+    assert.ok(!names(await search(two, 'zanzibar report', 50)).includes('scratch__zanzibar_report'), 'another session of the agent does not');
   });
 
   it('status and metrics count searches, results and zero-result queries', async () => {
