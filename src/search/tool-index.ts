@@ -54,6 +54,8 @@ export const DEFAULT_COORD = 0.25;
 
 /** Most terms a query is cut to (a 10 KB query costs no more than this many posting walks, with synonyms). */
 export const MAX_QUERY_TERMS = 32;
+/** Most terms a query reaches with its synonyms: each is one walk of a postings list. */
+const MAX_EXPANDED_TERMS = 128;
 /** Distinct query words counted for coverage (bits of the per-tool stamp). */
 const MAX_CONCEPTS = 31;
 /** A file name in a query ("package.json", "main.py"): the user means a file. */
@@ -73,6 +75,13 @@ class Postings {
   /** For each posting, the index of this term in its document's term list (to update on a move). */
   back = new Int32Array(4);
   tf = new Uint8Array(4 * F);
+  /**
+   * Each posting's weighted, length-normalized term frequency (BM25F's pseudo-frequency), cached for
+   * the index's `version`: any upsert or remove changes the average lengths and so every value; the
+   * first search after one recomputes what it reads, and later searches read one number a posting.
+   */
+  weighted = new Float32Array(0);
+  version = -1;
 
   add(doc: number, back: number, counts: Uint8Array): number {
     if (this.n === this.docs.length) {
@@ -109,6 +118,8 @@ export class ToolIndex {
   private lengths = new Float64Array(0);
   private readonly lengthSums = new Float64Array(F);
   private count = 0;
+  /** Changes with every upsert and remove: what the postings' cached pseudo-frequencies were computed for. */
+  private version = 0;
   // Scratch space of search(), kept between calls and cleared by what each call touched.
   private scores = new Float64Array(0);
   private touched = new Int32Array(0);
@@ -164,6 +175,7 @@ export class ToolIndex {
     this.slots[id] = slot;
     this.slotOf.set(doc.key, id);
     this.count++;
+    this.version++;
   }
 
   remove(key: string): void {
@@ -193,6 +205,7 @@ export class ToolIndex {
     this.free.push(id);
     this.slotOf.delete(key);
     this.count--;
+    this.version++;
   }
 
   /**
@@ -207,22 +220,19 @@ export class ToolIndex {
     const n = this.count;
     const avg = new Float64Array(F);
     for (let f = 0; f < F; f++) avg[f] = this.lengthSums[f]! / n || 1;
-    const { scores, touched, coverage, stamp, weights, lengths, k1, b } = this;
+    const { scores, touched, coverage, stamp, k1 } = this;
     let nTouched = 0;
     for (const [term, { weight: queryWeight, concept }] of weighted) {
       const postings = this.postings.get(term);
       if (postings === undefined) continue;
       const df = postings.n;
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      const { docs, tf } = postings;
+      if (postings.version !== this.version) this.weigh(postings, avg);
+      const { docs } = postings;
+      const pseudo = postings.weighted;
       for (let i = 0; i < df; i++) {
         const doc = docs[i]!;
-        let x = 0;
-        for (let f = 0; f < F; f++) {
-          const t = tf[i * F + f]!;
-          if (t === 0) continue;
-          x += weights[f]! * t / (1 - b + b * lengths[doc * F + f]! / avg[f]!);
-        }
+        const x = pseudo[i]!;
         if (x === 0) continue;
         if (scores[doc] === 0) touched[nTouched++] = doc;
         scores[doc] = scores[doc]! + queryWeight * idf * x / (k1 + x);
@@ -264,12 +274,30 @@ export class ToolIndex {
       own.forEach((term, concept) => {
         for (const synonym of synonymsOf(term)) {
           for (const part of synonym) {
-            if (!weighted.has(part)) weighted.set(part, { weight: this.synonymWeight, concept });
+            if (!weighted.has(part) && weighted.size < MAX_EXPANDED_TERMS) weighted.set(part, { weight: this.synonymWeight, concept });
           }
         }
       });
     }
     return { weighted, concepts: own.length };
+  }
+
+  /** Fills a term's cache of pseudo-frequencies for the current lengths. */
+  private weigh(postings: Postings, avg: Float64Array): void {
+    const { weights, lengths, b } = this;
+    if (postings.weighted.length < postings.n) postings.weighted = new Float32Array(postings.docs.length);
+    const { docs, tf, weighted } = postings;
+    for (let i = 0; i < postings.n; i++) {
+      const doc = docs[i]!;
+      let x = 0;
+      for (let f = 0; f < F; f++) {
+        const t = tf[i * F + f]!;
+        if (t === 0) continue;
+        x += weights[f]! * t / (1 - b + b * lengths[doc * F + f]! / avg[f]!);
+      }
+      weighted[i] = x;
+    }
+    postings.version = this.version;
   }
 
   /** The k best touched documents that `allow` accepts, by a small sorted insertion (k is small). */
