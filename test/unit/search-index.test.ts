@@ -121,9 +121,12 @@ void describe('ToolIndex upsert and remove', { timeout: 5000 }, () => {
   });
   void it('ranks the same after removals and re-adds as a fresh index of the same tools', { timeout: 5000 }, () => {
     const churned = indexOf(TOOLS);
-    for (const doc of TOOLS.slice(0, 4)) churned.remove(doc.key);
+    // Searched between changes, so cached frequencies of an older state must not survive them.
+    churned.search('file create issue message directions', 10);
+    for (const doc of TOOLS.slice(0, 4)) { churned.remove(doc.key); churned.search('file create', 10); }
     for (const doc of TOOLS.slice(0, 4).reverse()) churned.upsert(doc);
-    churned.upsert({ key: 'temp', name: 'temp', server: 'x', description: 'file file file' });
+    churned.upsert({ key: 'temp', name: 'temp', server: 'x', description: 'file file file '.repeat(50) });
+    churned.search('file message', 10);
     churned.remove('temp');
     const fresh = indexOf(TOOLS);
     for (const query of ['file', 'create issue', 'message channel', 'directions', 'rename directories']) {
