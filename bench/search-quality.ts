@@ -120,12 +120,20 @@ export function indexOf(docs: readonly SearchDoc[], options?: ToolIndexOptions):
 /** The figure the tuning maximizes: the mean of Recall@5, nDCG@5 and MRR (none dominates the choice). */
 export const objective = (q: Quality): number => (q.recall5 + q.ndcg5 + q.mrr) / 3;
 
-export interface Tuned { options: Required<Pick<ToolIndexOptions, 'k1' | 'b' | 'synonymWeight'>> & { weights: FieldWeights }; quality: Quality; steps: string[] }
+/**
+ * Smallest rise of the objective a move must bring to be taken: about one tuning query found at rank 1
+ * instead of not at all is (1 + 1 + 1) / 3 / 98 ≈ 0.01, so half of that. Smaller rises are one query's
+ * rank moving by a place or two: noise of a 98-query split, not a better ranker.
+ */
+export const MIN_GAIN = 0.005;
+
+export interface Tuned { options: Required<Pick<ToolIndexOptions, 'k1' | 'b' | 'synonymWeight' | 'coord'>> & { weights: FieldWeights }; quality: Quality; steps: string[] }
 
 /**
  * Coordinate ascent on the tuning split: each field weight (and k1, b, the synonym weight) tried at a
  * few values while the others stay, the best kept, until a round changes nothing. Ties keep the current
- * value, so a weight moves only when the tuning queries say so.
+ * value, and a move must raise the objective by MIN_GAIN, so a weight moves only when the tuning
+ * queries clearly say so.
  */
 export function tune(set: RetrievalSet, start: Tuned['options']): Tuned {
   const queries = set.queries.filter((q) => q.split === 'tune');
@@ -143,13 +151,14 @@ export function tune(set: RetrievalSet, start: Tuned['options']): Tuned {
       ...FIELDS.map((field) => [field, WEIGHTS, (o: Tuned['options'], v: number) => ({ ...o, weights: { ...o.weights, [field]: v } })] as [string, number[], (o: Tuned['options'], v: number) => Tuned['options']]),
       ['k1', [0.6, 0.9, 1.2, 1.5, 2], (o, v) => ({ ...o, k1: v })],
       ['b', [0.3, 0.5, 0.75, 0.9], (o, v) => ({ ...o, b: v })],
-      ['synonymWeight', [0, 0.1, 0.2, 0.3, 0.5], (o, v) => ({ ...o, synonymWeight: v })],
+      ['synonymWeight', [0, 0.1, 0.2, 0.3, 0.5, 0.7], (o, v) => ({ ...o, synonymWeight: v })],
+      ['coord', [0, 0.25, 0.5, 1, 2], (o, v) => ({ ...o, coord: v })],
     ];
     for (const [name, values, apply] of trials) {
       for (const v of values) {
         const candidate = apply(current, v);
         const quality = evaluate(candidate);
-        if (objective(quality) > objective(best) + 1e-9) {
+        if (objective(quality) > objective(best) + MIN_GAIN) {
           steps.push(`${name} → ${v}: ${objective(best).toFixed(3)} → ${objective(quality).toFixed(3)}`);
           current = candidate;
           best = quality;

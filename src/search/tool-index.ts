@@ -30,6 +30,11 @@ export interface ToolIndexOptions {
   b?: number;
   /** Weight of a query word's synonyms against the word itself (0 turns synonyms off). */
   synonymWeight?: number;
+  /**
+   * Coordination: a tool's score times (share of the query's words it matches) to this power; 0 turns
+   * it off. Rewards a tool that answers several words of a task over one that matches one word often.
+   */
+  coord?: number;
 }
 
 export const DEFAULT_WEIGHTS: Readonly<FieldWeights> = Object.freeze({
@@ -45,9 +50,17 @@ export const DEFAULT_WEIGHTS: Readonly<FieldWeights> = Object.freeze({
 export const DEFAULT_K1 = 2;
 export const DEFAULT_B = 0.75;
 export const DEFAULT_SYNONYM_WEIGHT = 0.5;
+export const DEFAULT_COORD = 0.25;
 
 /** Most terms a query is cut to (a 10 KB query costs no more than this many posting walks, with synonyms). */
 export const MAX_QUERY_TERMS = 32;
+/** Most terms a query reaches with its synonyms: each is one walk of a postings list. */
+const MAX_EXPANDED_TERMS = 128;
+/** Distinct query words counted for coverage (bits of the per-tool stamp). */
+const MAX_CONCEPTS = 31;
+/** A file name in a query ("package.json", "main.py"): the user means a file. */
+const FILE_NAME = /[\p{L}\p{N}_*-]\.(?!(?:com|org|net|io|dev|ai|app|co)\b)[a-z][a-z0-9]{0,4}\b/iu;
+const FILE_TERM = 'file';
 /** Most hits one search returns. */
 export const MAX_LIMIT = 1_000;
 
@@ -62,6 +75,13 @@ class Postings {
   /** For each posting, the index of this term in its document's term list (to update on a move). */
   back = new Int32Array(4);
   tf = new Uint8Array(4 * F);
+  /**
+   * Each posting's weighted, length-normalized term frequency (BM25F's pseudo-frequency), cached for
+   * the index's `version`: any upsert or remove changes the average lengths and so every value; the
+   * first search after one recomputes what it reads, and later searches read one number a posting.
+   */
+  weighted = new Float32Array(0);
+  version = -1;
 
   add(doc: number, back: number, counts: Uint8Array): number {
     if (this.n === this.docs.length) {
@@ -90,6 +110,7 @@ export class ToolIndex {
   private readonly k1: number;
   private readonly b: number;
   private readonly synonymWeight: number;
+  private readonly coord: number;
   private readonly postings = new Map<string, Postings>();
   private readonly slotOf = new Map<string, number>();
   private slots: (Slot | undefined)[] = [];
@@ -97,9 +118,13 @@ export class ToolIndex {
   private lengths = new Float64Array(0);
   private readonly lengthSums = new Float64Array(F);
   private count = 0;
+  /** Changes with every upsert and remove: what the postings' cached pseudo-frequencies were computed for. */
+  private version = 0;
   // Scratch space of search(), kept between calls and cleared by what each call touched.
   private scores = new Float64Array(0);
   private touched = new Int32Array(0);
+  private coverage = new Float64Array(0);
+  private stamp = new Int32Array(0);
 
   constructor(options: ToolIndexOptions = {}) {
     const weights = { ...DEFAULT_WEIGHTS, ...options.weights };
@@ -111,6 +136,7 @@ export class ToolIndex {
     this.k1 = checked('k1', options.k1 ?? DEFAULT_K1, 0, 100);
     this.b = checked('b', options.b ?? DEFAULT_B, 0, 1);
     this.synonymWeight = checked('synonymWeight', options.synonymWeight ?? DEFAULT_SYNONYM_WEIGHT, 0, 1);
+    this.coord = checked('coord', options.coord ?? DEFAULT_COORD, 0, 4);
   }
 
   get size(): number {
@@ -149,6 +175,7 @@ export class ToolIndex {
     this.slots[id] = slot;
     this.slotOf.set(doc.key, id);
     this.count++;
+    this.version++;
   }
 
   remove(key: string): void {
@@ -178,6 +205,7 @@ export class ToolIndex {
     this.free.push(id);
     this.slotOf.delete(key);
     this.count--;
+    this.version++;
   }
 
   /**
@@ -187,52 +215,89 @@ export class ToolIndex {
   search(query: string, limit: number, allow?: (key: string) => boolean): SearchHit[] {
     const k = Math.min(Math.max(0, Math.floor(Number.isFinite(limit) ? limit : 0)), MAX_LIMIT);
     if (k === 0 || this.count === 0) return [];
-    const weighted = this.queryTerms(query);
+    const { weighted, concepts } = this.queryTerms(query);
     if (weighted.size === 0) return [];
     const n = this.count;
     const avg = new Float64Array(F);
     for (let f = 0; f < F; f++) avg[f] = this.lengthSums[f]! / n || 1;
-    const { scores, touched, weights, lengths, k1, b } = this;
+    const { scores, touched, coverage, stamp, k1 } = this;
     let nTouched = 0;
-    for (const [term, queryWeight] of weighted) {
+    for (const [term, { weight: queryWeight, concept }] of weighted) {
       const postings = this.postings.get(term);
       if (postings === undefined) continue;
       const df = postings.n;
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      const { docs, tf } = postings;
+      if (postings.version !== this.version) this.weigh(postings, avg);
+      const { docs } = postings;
+      const pseudo = postings.weighted;
       for (let i = 0; i < df; i++) {
         const doc = docs[i]!;
-        let x = 0;
-        for (let f = 0; f < F; f++) {
-          const t = tf[i * F + f]!;
-          if (t === 0) continue;
-          x += weights[f]! * t / (1 - b + b * lengths[doc * F + f]! / avg[f]!);
-        }
+        const x = pseudo[i]!;
         if (x === 0) continue;
         if (scores[doc] === 0) touched[nTouched++] = doc;
         scores[doc] = scores[doc]! + queryWeight * idf * x / (k1 + x);
-      }
-    }
-    const hits = this.best(k, nTouched, allow);
-    for (let i = 0; i < nTouched; i++) scores[touched[i]!] = 0;
-    return hits;
-  }
-
-  /** The query's terms with their weights: its own at 1, synonyms at synonymWeight, the larger kept. */
-  private queryTerms(query: string): Map<string, number> {
-    const weighted = new Map<string, number>();
-    const own = terms(query, MAX_QUERY_TERMS);
-    for (const term of own) weighted.set(term, 1);
-    if (this.synonymWeight > 0) {
-      for (const term of own) {
-        for (const synonym of synonymsOf(term)) {
-          for (const part of synonym) {
-            if ((weighted.get(part) ?? 0) < this.synonymWeight) weighted.set(part, this.synonymWeight);
-          }
+        // Each of the query's words counts once towards coverage, by its own term or a synonym
+        // (its own term comes first in `weighted`, so a later synonym of a covered word adds nothing).
+        if ((stamp[doc]! & (1 << concept)) === 0) {
+          stamp[doc] = stamp[doc]! | (1 << concept);
+          coverage[doc] = coverage[doc]! + queryWeight;
         }
       }
     }
-    return weighted;
+    if (this.coord > 0 && concepts > 1) {
+      for (let i = 0; i < nTouched; i++) {
+        const doc = touched[i]!;
+        scores[doc] = scores[doc]! * Math.pow(coverage[doc]! / concepts, this.coord);
+      }
+    }
+    const hits = this.best(k, nTouched, allow);
+    for (let i = 0; i < nTouched; i++) {
+      const doc = touched[i]!;
+      scores[doc] = 0;
+      coverage[doc] = 0;
+      stamp[doc] = 0;
+    }
+    return hits;
+  }
+
+  /**
+   * The query's terms with their weights and the query word ("concept") each stands for: its own words
+   * at 1, their synonyms at synonymWeight (a term both keeps the larger), a file name ("main.py")
+   * also as the word "file". At most 31 concepts, the width of the coverage stamp.
+   */
+  private queryTerms(query: string): { weighted: Map<string, { weight: number; concept: number }>; concepts: number } {
+    const weighted = new Map<string, { weight: number; concept: number }>();
+    const own = [...new Set(terms(query, MAX_QUERY_TERMS))].slice(0, MAX_CONCEPTS);
+    if (own.length < MAX_CONCEPTS && FILE_NAME.test(query) && !own.includes(FILE_TERM)) own.push(FILE_TERM);
+    own.forEach((term, concept) => weighted.set(term, { weight: 1, concept }));
+    if (this.synonymWeight > 0) {
+      own.forEach((term, concept) => {
+        for (const synonym of synonymsOf(term)) {
+          for (const part of synonym) {
+            if (!weighted.has(part) && weighted.size < MAX_EXPANDED_TERMS) weighted.set(part, { weight: this.synonymWeight, concept });
+          }
+        }
+      });
+    }
+    return { weighted, concepts: own.length };
+  }
+
+  /** Fills a term's cache of pseudo-frequencies for the current lengths. */
+  private weigh(postings: Postings, avg: Float64Array): void {
+    const { weights, lengths, b } = this;
+    if (postings.weighted.length < postings.n) postings.weighted = new Float32Array(postings.docs.length);
+    const { docs, tf, weighted } = postings;
+    for (let i = 0; i < postings.n; i++) {
+      const doc = docs[i]!;
+      let x = 0;
+      for (let f = 0; f < F; f++) {
+        const t = tf[i * F + f]!;
+        if (t === 0) continue;
+        x += weights[f]! * t / (1 - b + b * lengths[doc * F + f]! / avg[f]!);
+      }
+      weighted[i] = x;
+    }
+    postings.version = this.version;
   }
 
   /** The k best touched documents that `allow` accepts, by a small sorted insertion (k is small). */
@@ -261,6 +326,8 @@ export class ToolIndex {
       const lengths = new Float64Array(capacity * F); lengths.set(this.lengths); this.lengths = lengths;
       this.scores = new Float64Array(capacity);
       this.touched = new Int32Array(capacity);
+      this.coverage = new Float64Array(capacity);
+      this.stamp = new Int32Array(capacity);
     }
     return id;
   }

@@ -60,14 +60,19 @@ const STOP = new Set([
   'been', 'being', 'let', 'lets', 'tool', 'tools', 'optional', 'default',
 ]);
 
-/** The index's terms of a text: words, spelled out, without stop words, stemmed. */
+// "to-do" splits into two stop words; it means a task.
+const TO_DO = /\bto[- ]?do/i;
+const TO_DO_ALL = /\bto[- ]?do(?=s?\b)/gi;
+
+/** The index's terms of a text: words, spelled out, without stop words and single letters (the "s" of "what's"), stemmed. */
 export function terms(text: string, max = MAX_TERMS): string[] {
   const out: string[] = [];
-  for (const word of splitWords(text, max)) {
+  const input = TO_DO.test(text) ? text.slice(0, MAX_TEXT).replace(TO_DO_ALL, 'task') : text;
+  for (const word of splitWords(input, max)) {
     const full = SPELLED_OUT.get(word);
     if (full !== undefined) {
       for (const part of full.split(' ')) out.push(stem(part));
-    } else if (!STOP.has(word)) {
+    } else if (!STOP.has(word) && !(word.length === 1 && word >= 'a' && word <= 'z')) {
       out.push(stem(word));
     }
     if (out.length >= max) break;

@@ -81,6 +81,29 @@ void describe('ToolIndex ranking', { timeout: 5000 }, () => {
   });
 });
 
+void describe('ToolIndex query words', { timeout: 5000 }, () => {
+  void it('coordination favours a tool that matches more of the query\'s words', { timeout: 5000 }, () => {
+    const docs: SearchDoc[] = [
+      { key: 'many', name: 'channel_channel', server: 's', description: 'Channel channel channel channel.' },
+      { key: 'both', name: 'post_message', server: 's', description: 'Post a message to a channel.' },
+    ];
+    const score = (coord: number, key: string): number => indexOf(docs, { coord, weights: { name: 5 } }).search('post to channel', 2).find((h) => h.key === key)!.score;
+    // Two query words (post, channel): the tool with one of them keeps (1/2)^coord of its score, the one with both all of it.
+    assert.ok(Math.abs(score(2, 'many') / score(0, 'many') - 0.25) < 1e-9);
+    assert.ok(Math.abs(score(2, 'both') / score(0, 'both') - 1) < 1e-9);
+    assert.throws(() => new ToolIndex({ coord: -1 }), /coord must be/);
+  });
+  void it('reads a file name in the query as the word "file", a domain as not', { timeout: 5000 }, () => {
+    const docs: SearchDoc[] = [
+      { key: 'files', name: 'get_file_contents', server: 'git', description: 'Contents of a path in a repository.' },
+      { key: 'repos', name: 'search_repositories', server: 'git', description: 'Search repositories.' },
+    ];
+    const index = indexOf(docs);
+    assert.equal(index.search('show me package.json of the repository', 2)[0]!.key, 'files');
+    assert.equal(index.search('show me example.com repository', 2)[0]!.key, 'repos');
+  });
+});
+
 void describe('ToolIndex upsert and remove', { timeout: 5000 }, () => {
   void it('replaces a tool with the same key, and forgets a removed one', { timeout: 5000 }, () => {
     const index = indexOf(TOOLS);
@@ -98,9 +121,12 @@ void describe('ToolIndex upsert and remove', { timeout: 5000 }, () => {
   });
   void it('ranks the same after removals and re-adds as a fresh index of the same tools', { timeout: 5000 }, () => {
     const churned = indexOf(TOOLS);
-    for (const doc of TOOLS.slice(0, 4)) churned.remove(doc.key);
+    // Searched between changes, so cached frequencies of an older state must not survive them.
+    churned.search('file create issue message directions', 10);
+    for (const doc of TOOLS.slice(0, 4)) { churned.remove(doc.key); churned.search('file create', 10); }
     for (const doc of TOOLS.slice(0, 4).reverse()) churned.upsert(doc);
-    churned.upsert({ key: 'temp', name: 'temp', server: 'x', description: 'file file file' });
+    churned.upsert({ key: 'temp', name: 'temp', server: 'x', description: 'file file file '.repeat(50) });
+    churned.search('file message', 10);
     churned.remove('temp');
     const fresh = indexOf(TOOLS);
     for (const query of ['file', 'create issue', 'message channel', 'directions', 'rename directories']) {

@@ -33,6 +33,8 @@ void describe('terms', { timeout: 5000 }, () => {
     assert.deepEqual(terms('list_repos'), terms('list repositories'));
     assert.deepEqual(terms('rm the tmp dir'), terms('remove temporary directory'));
     assert.deepEqual(terms('send msg to the db'), terms('send message database'));
+    assert.deepEqual(terms("what's on my to-do list"), ['task', 'list']);
+    assert.deepEqual(terms('todos for today'), ['task', 'today']);
   });
 });
 
