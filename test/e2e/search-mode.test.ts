@@ -148,6 +148,14 @@ describe('search mode over stdio (a 2025 agent, rules, pins)', { timeout: TIMEOU
     assert.equal((held.data as { code?: string }).code, 'MCPG_TOOL_HELD');
   });
 
+  it('a reload that takes the agent out of search mode lists the catalog, with list_changed', async () => {
+    const before = notes.count.tools;
+    await writeRules(dir, { agents: { alice: { allow: { servers: ['github', 'files'] }, deny: { tools: { github: ['delete_repository'] } }, mode: 'aggregate' } } });
+    await notes.until('tools', before + 1);
+    const all = await listed(gw.client);
+    assert.ok(!all.includes('search_tools') && all.includes('files__write_file') && !all.includes('github__delete_repository'), JSON.stringify(all));
+  });
+
   it('mcpgate check rejects a bad mode and a bad alwaysShown', async () => {
     const config = await writeConfig(dir, { github: fixtureServer('tools-server') }, 'check.mcp.json');
     const rules = dir.file('check-rules.json');
