@@ -197,6 +197,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         let embeddings: McpgateOptions['embeddings'];
         if (embeddingsUrl !== undefined && embeddingsUrl !== '') {
           if (!URL.canParse(embeddingsUrl) || !/^https?:$/.test(new URL(embeddingsUrl).protocol)) throw usage(`--embeddings-url must be an http(s) URL (got "${embeddingsUrl}")`);
+          if (new URL(embeddingsUrl).username !== '' || new URL(embeddingsUrl).password !== '') throw usage('--embeddings-url may not hold credentials: put the key in MCPGATE_EMBEDDINGS_API_KEY');
           if (embeddingsModel === undefined || embeddingsModel === '') throw usage('--embeddings-url needs --embeddings-model (or MCPGATE_EMBEDDINGS_MODEL): the model the endpoint embeds with');
           const embeddingsTimeout = positiveInt(str('embeddings-timeout'), '--embeddings-timeout', 'a positive whole number of milliseconds');
           embeddings = { url: embeddingsUrl, model: embeddingsModel, ...defined('apiKey', env.MCPGATE_EMBEDDINGS_API_KEY || undefined), ...defined('timeoutMs', embeddingsTimeout) };

@@ -23,6 +23,8 @@ export const MAX_DIMENSIONS = 8192;
 export class EmbeddingsError extends Error {}
 
 export class EmbeddingsClient {
+  private readonly url: string;
+  /** The endpoint as logs and the status show it: without its query. */
   readonly endpoint: string;
   readonly model: string;
   private readonly apiKey: string | undefined;
@@ -31,8 +33,10 @@ export class EmbeddingsClient {
   constructor(settings: EmbeddingsSettings) {
     const url = new URL(settings.url); // throws on a malformed URL: the CLI checks first
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EmbeddingsError(`the embeddings URL must be http or https, got ${url.protocol}`);
+    if (url.username !== '' || url.password !== '') throw new EmbeddingsError('the embeddings URL may not hold credentials: put the key in MCPGATE_EMBEDDINGS_API_KEY');
     if (!url.pathname.endsWith('/embeddings')) url.pathname = `${url.pathname.replace(/\/$/, '')}/embeddings`;
-    this.endpoint = url.href;
+    this.url = url.href;
+    this.endpoint = `${url.origin}${url.pathname}`;
     this.model = settings.model;
     this.apiKey = settings.apiKey;
     this.timeoutMs = settings.timeoutMs ?? DEFAULT_EMBEDDINGS_TIMEOUT_MS;
@@ -42,7 +46,7 @@ export class EmbeddingsClient {
   async embed(inputs: readonly string[]): Promise<Float32Array[]> {
     let res: Response;
     try {
-      res = await fetch(this.endpoint, {
+      res = await fetch(this.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(this.apiKey !== undefined && { authorization: `Bearer ${this.apiKey}` }) },
         body: JSON.stringify({ model: this.model, input: inputs }),

@@ -156,6 +156,21 @@ describe('search mode over stdio (a 2025 agent, rules, pins)', { timeout: TIMEOU
     assert.ok(!all.includes('search_tools') && all.includes('files__write_file') && !all.includes('github__delete_repository'), JSON.stringify(all));
   });
 
+  it('serve refuses a bad --mode and bad embeddings settings at once (exit 2)', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--mode', 'searchx'], /--mode must be aggregate, discovery or search \(got "searchx"\)/],
+      [['--mode', 'search', '--embeddings-url', 'ftp://x'], /--embeddings-url must be an http\(s\) URL/],
+      [['--mode', 'search', '--embeddings-url', 'http://u:secret@127.0.0.1:9/v1', '--embeddings-model', 'm'], /may not hold credentials/],
+      [['--mode', 'search', '--embeddings-url', 'http://127.0.0.1:9/v1'], /needs --embeddings-model/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await cli(['serve', '--config', dir.file('.mcp.json'), ...args]);
+      assert.equal(result.code, 2, args.join(' '));
+      assert.match(result.err, message);
+      assert.ok(!result.err.includes('secret'), 'credentials are not echoed');
+    }
+  });
+
   it('mcpgate check rejects a bad mode and a bad alwaysShown', async () => {
     const config = await writeConfig(dir, { github: fixtureServer('tools-server') }, 'check.mcp.json');
     const rules = dir.file('check-rules.json');
