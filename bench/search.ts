@@ -3,7 +3,7 @@
 // and in search mode; search latency over 5,000 tools; what the index costs in memory; and retrieval
 // quality on the set in bench/data (real MCP tools, hand-written tasks): the baseline (plain BM25 over
 // name + description) against the tool index, lexical, and fused with embeddings where an endpoint
-// is configured (MCPGATE_EMBEDDINGS_URL). Tokens are characters / 4: no tokenizer is installed.
+// is configured (MCPGATE_EMBEDDINGS_URL, …/v1, as the gateway reads it). Tokens are characters / 4: no tokenizer is installed.
 
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -134,12 +134,15 @@ function row(label: string, q: Quality): string {
 }
 
 /** An OpenAI-compatible /v1/embeddings endpoint: texts → unit vectors, in batches. */
-async function embed(url: string, model: string, texts: readonly string[]): Promise<Float64Array[]> {
+async function embed(base: string, model: string, texts: readonly string[]): Promise<Float64Array[]> {
+  // As the gateway reads MCPGATE_EMBEDDINGS_URL: a base (…/v1) gets /embeddings appended.
+  const url = new URL(base);
+  if (!url.pathname.endsWith('/embeddings')) url.pathname = `${url.pathname.replace(/\/$/, '')}/embeddings`;
   const out: Float64Array[] = [];
   for (let i = 0; i < texts.length; i += 64) {
     const response = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(process.env.MCPGATE_EMBEDDINGS_KEY ? { authorization: `Bearer ${process.env.MCPGATE_EMBEDDINGS_KEY}` } : {}) },
+      headers: { 'content-type': 'application/json', ...(process.env.MCPGATE_EMBEDDINGS_API_KEY ? { authorization: `Bearer ${process.env.MCPGATE_EMBEDDINGS_API_KEY}` } : {}) },
       body: JSON.stringify({ model, input: texts.slice(i, i + 64) }),
       signal: AbortSignal.timeout(60_000),
     });
@@ -157,12 +160,19 @@ async function embed(url: string, model: string, texts: readonly string[]): Prom
 async function hybrid(set: RetrievalSet, test: readonly Query[], lexical: ToolIndex, print: Print): Promise<void> {
   const url = process.env.MCPGATE_EMBEDDINGS_URL;
   if (url === undefined || url === '') {
-    print('  hybrid (lexical + embeddings):   not measured — no embedding model is reachable here (set MCPGATE_EMBEDDINGS_URL to an OpenAI-compatible /v1/embeddings, MCPGATE_EMBEDDINGS_MODEL)');
+    print('  hybrid (lexical + embeddings):   not measured — no embedding model is reachable here (set MCPGATE_EMBEDDINGS_URL to an OpenAI-compatible endpoint (its …/v1), MCPGATE_EMBEDDINGS_MODEL, MCPGATE_EMBEDDINGS_API_KEY)');
     return;
   }
   const model = process.env.MCPGATE_EMBEDDINGS_MODEL ?? 'text-embedding-3-small';
-  const toolVectors = await embed(url, model, set.docs.map((d) => `${d.name}\n${d.title ?? ''}\n${d.description ?? ''}`.slice(0, 4000)));
-  const queryVectors = await embed(url, model, test.map((q) => q.query));
+  let toolVectors: Float64Array[];
+  let queryVectors: Float64Array[];
+  try {
+    toolVectors = await embed(url, model, set.docs.map((d) => `${d.name}\n${d.title ?? ''}\n${d.description ?? ''}`.slice(0, 4000)));
+    queryVectors = await embed(url, model, test.map((q) => q.query));
+  } catch (error) {
+    print(`  hybrid (lexical + embeddings):   not measured — the embeddings endpoint failed: ${error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error)}`);
+    return;
+  }
   const vectorRank = (qi: number): SearchHit[] => {
     const q = queryVectors[qi]!;
     return set.docs.map((d, i) => ({ key: d.key, score: toolVectors[i]!.reduce((s, x, j) => s + x * q[j]!, 0) }))

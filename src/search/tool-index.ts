@@ -2,12 +2,16 @@
 // field's term frequency is normalized by that field's length against its average, weighted, and the
 // weighted sum saturates once per term (Robertson & Zaragoza, "The Probabilistic Relevance Framework:
 // BM25 and Beyond", 2009), so a word that appears in a tool's name and its description is not counted
-// as two independent pieces of evidence. The default weights were chosen on the tuning half of the
-// retrieval set in bench/data (bench/RESULTS.md, "Search").
+// as two independent pieces of evidence. Coordination then scales a tool's score by the share of the
+// query's words it matched (to the power `coord`): a task is several words, and the tool that
+// answers more of them should beat one that matches one word many times. The default weights and
+// parameters were chosen on the tuning half of the retrieval set in bench/data (bench/RESULTS.md,
+// "Search").
 //
 // Postings are parallel typed arrays per term; a document remembers where it sits in each of its terms'
 // postings, so upsert and remove cost what that one document has, not what the index holds. A query
-// accumulates into one scores array the index keeps between queries and clears only what it touched.
+// accumulates into arrays the index keeps between queries and clears only what it touched, and reads
+// one cached pseudo-frequency a posting (recomputed per term after a change).
 
 import { FIELDS, fieldTerms } from './tool-fields.js';
 import type { FieldWeights, SearchDoc } from './tool-fields.js';
@@ -24,7 +28,7 @@ export interface SearchHit {
 export interface ToolIndexOptions {
   /** Per-field weights; a field left out keeps its default. A weight of 0 ignores the field. */
   weights?: Partial<FieldWeights>;
-  /** BM25's term-frequency saturation (default 1.2). */
+  /** BM25's term-frequency saturation (default DEFAULT_K1). */
   k1?: number;
   /** BM25's length normalization, one value for every field, 0 (none) to 1 (full). */
   b?: number;
@@ -52,7 +56,7 @@ export const DEFAULT_B = 0.75;
 export const DEFAULT_SYNONYM_WEIGHT = 0.5;
 export const DEFAULT_COORD = 0.25;
 
-/** Most terms a query is cut to (a 10 KB query costs no more than this many posting walks, with synonyms). */
+/** Most words read from a query: a 10 KB query costs what a 32-word one does. */
 export const MAX_QUERY_TERMS = 32;
 /** Most terms a query reaches with its synonyms: each is one walk of a postings list. */
 const MAX_EXPANDED_TERMS = 128;
