@@ -10,6 +10,7 @@ import tseslint from 'typescript-eslint';
 const ROOMS = {
   wire: [],
   observability: [],
+  search: ['wire'],
   config: ['observability'],
   rules: ['config'],
   auth: ['rules'],
@@ -17,7 +18,7 @@ const ROOMS = {
   servers: ['config', 'wire', 'observability'],
   oauth: ['config', 'observability'],
   catalog: ['servers', 'wire', 'observability'],
-  gateway: ['catalog', 'pins', 'rules', 'servers', 'config', 'wire', 'observability'],
+  gateway: ['catalog', 'pins', 'rules', 'search', 'servers', 'config', 'wire', 'observability'],
   cluster: ['wire', 'observability'],
   front: ['gateway', 'auth', 'cluster', 'wire', 'observability'],
   console: ['gateway', 'auth', 'pins', 'rules', 'wire', 'observability'],
@@ -27,7 +28,7 @@ const ROOMS = {
 };
 
 // Rooms that read no files: they get text and objects from their callers (docs/architecture.md).
-const PURE = ['rules', 'wire', 'catalog'];
+const PURE = ['rules', 'wire', 'catalog', 'search'];
 const FILE_SYSTEM = ['node:fs', 'node:fs/promises', 'fs', 'fs/promises'];
 
 /**

@@ -1,6 +1,6 @@
 // `npm run bench`: runs every benchmark and prints a table. Targets are checked here, not in unit
 // tests (timings on shared machines are noisy; only ratios measured in one run mean anything).
-// `npm run bench -- http` (or any of stdio, respawn, reload, http, peers, memory, catalog, cluster, pool, eras) runs only the benchmarks named.
+// `npm run bench -- http` (or any of stdio, respawn, reload, http, peers, memory, catalog, cluster, pool, eras, search) runs only the benchmarks named.
 
 import { cpus, loadavg, totalmem } from 'node:os';
 import { benchReload } from './reload.js';
@@ -14,6 +14,7 @@ import { benchCatalogStartup, printCatalogStartup } from './catalog-startup.js';
 import { benchCluster } from './cluster.js';
 import { benchEras, printEras } from './eras.js';
 import { benchPool } from './pool.js';
+import { benchSearch } from './search.js';
 import { benchStdio, TARGETS, type StdioResult } from './stdio-latency.js';
 
 const fmt = (ms: number): string => `${(ms * 1000).toFixed(0)} µs`;
@@ -46,7 +47,7 @@ function print(title: string, result: StdioResult): void {
   console.log(`  mcpgate ÷ the parse relay (parses, re-addresses and re-encodes every message): median ${(gate.median / parse.median).toFixed(2)}×, p99 ${(gate.p99 / parse.p99).toFixed(2)}×${cpuAbove}`);
 }
 
-const BENCHES = ['stdio', 'respawn', 'reload', 'http', 'peers', 'memory', 'catalog', 'cluster', 'pool', 'eras'] as const;
+const BENCHES = ['stdio', 'respawn', 'reload', 'http', 'peers', 'memory', 'catalog', 'cluster', 'pool', 'eras', 'search'] as const;
 
 function selected(): Set<string> {
   const names = process.argv.slice(2);
@@ -70,6 +71,7 @@ async function main(): Promise<void> {
   if (run.has('cluster')) await benchCluster((line) => console.log(line));
   if (run.has('pool')) await benchPool((line) => console.log(line));
   if (run.has('eras')) printEras(await benchEras(), (line) => console.log(line));
+  if (run.has('search')) await benchSearch((line) => console.log(line));
 }
 
 /** Start-up direct vs through mcpgate (10 × 500 within 1.2×, 100 × 50 within 1.5×), then the in-process list figures. */

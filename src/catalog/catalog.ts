@@ -177,6 +177,16 @@ export class Catalog {
     return this.toolsByName.get(publicName);
   }
 
+  /**
+   * A tool as agents are shown it in the list (renamed, sanitized: the very view the list holds), or
+   * undefined when it is not listed (unknown, withheld, held by pins). For lists made of a few tools.
+   */
+  toolView(publicName: string): unknown {
+    const entry = this.toolsByName.get(publicName);
+    if (entry === undefined || entry.held !== undefined) return undefined;
+    return this.itemViews.viewOf(entry.tool, 'name', publicName, true, this.unprefixed.has(entry.server) ? undefined : this.key(entry.server));
+  }
+
   prompt(publicName: string): PromptEntry | undefined {
     return this.promptsByName.get(publicName);
   }

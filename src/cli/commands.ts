@@ -29,7 +29,7 @@ const bytes = (help: string): OptionSpec => ({ type: 'string', value: 'BYTES', h
 export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   serve: {
     synopsis: `serve [--config .mcp.json] [--rules gateway-rules.json] [--env-file FILE] [--stdio | --http [HOST:]PORT] [--agent ID]
-      [--mode aggregate|discovery] [--view NAME] [--debug] [--log-level LEVEL] [--log-format json|pretty]
+      [--mode aggregate|discovery|search] [--view NAME] [--embeddings-url URL --embeddings-model MODEL] [--debug] [--log-level LEVEL] [--log-format json|pretty]
       [--separator SEP] [--startup-timeout MS] [--list-wait MS] [--max-inflight N] [--max-depth N]
       [--pins tofu|strict|off] [--state DIR] [--sanitize on|off]
       [--retries N] [--backoff-cap MS] [--park-probe MS] [--stable-after MS]
@@ -45,7 +45,10 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       stdio: { type: 'boolean', help: 'serve one agent on stdin/stdout (the default); with --http as well, both (the console and /approvals beside a stdio agent)' },
       http: { type: 'string', value: '[HOST:]PORT', help: 'serve Streamable HTTP at http://HOST:PORT/mcp (HOST defaults to 127.0.0.1; port 0 picks one; MCPGATE_HTTP)' },
       agent: { type: 'string', value: 'ID', help: 'the agent on stdio, and over HTTP with --no-auth (default "default"; MCPGATE_AGENT)' },
-      mode: { type: 'string', value: 'MODE', help: 'aggregate (the catalog, the default) or discovery (meta-tools; MCPGATE_MODE)' },
+      mode: { type: 'string', value: 'MODE', help: 'aggregate (the catalog, the default), discovery (meta-tools) or search (search_tools; MCPGATE_MODE)' },
+      'embeddings-url': { type: 'string', value: 'URL', help: "search mode's hybrid ranking: an OpenAI-compatible embeddings endpoint (…/v1; MCPGATE_EMBEDDINGS_URL; key in MCPGATE_EMBEDDINGS_API_KEY)" },
+      'embeddings-model': { type: 'string', value: 'MODEL', help: 'the model the embeddings endpoint uses (MCPGATE_EMBEDDINGS_MODEL)' },
+      'embeddings-timeout': { type: 'string', value: 'MS', help: 'per embeddings request (default 2000); past it a search is ranked lexically' },
       debug: { type: 'boolean', help: 'offer get_gateway_status in discovery mode' },
       view: { type: 'string', value: 'NAME', help: 'serve the stdio agent one curated view of the rules file (its "views"; over HTTP a view is at /mcp/v/NAME)' },
       'log-level': { type: 'string', value: 'LEVEL', help: 'debug, info (the default), warn, error or silent (MCPGATE_LOG_LEVEL)' },

@@ -10,7 +10,7 @@ import { GatewayError } from '../errors.js';
 import { Logger, isLogFormat, isLogLevel, logStyleFor } from '../observability/logger.js';
 import { GATEWAY_INFO } from '../version.js';
 import { PIN_MODES, type PinMode } from '../pins/review.js';
-import type { ClusterSettings, HttpSettings } from '../mcpgate.js';
+import type { ClusterSettings, HttpSettings, McpgateOptions } from '../mcpgate.js';
 import { isLoopback } from '../front/http-util.js';
 import { tracingSettings } from './tracing-settings.js';
 import { loadBoth } from '../reload.js';
@@ -69,7 +69,8 @@ reach this one by.
 (a worker that dies is restarted with backoff); signals go to the primary, which passes them on.
 Environment: MCPGATE_CONFIG, MCPGATE_RULES, MCPGATE_AGENT, MCPGATE_MODE, MCPGATE_LOG_LEVEL,
 MCPGATE_PINS, MCPGATE_STATE, MCPGATE_HTTP, MCPGATE_URL, MCPGATE_TOKEN, MCPGATE_REDIS,
-MCPGATE_CLUSTER_SECRET (flags win),
+MCPGATE_CLUSTER_SECRET, MCPGATE_EMBEDDINGS_URL, MCPGATE_EMBEDDINGS_MODEL (flags win),
+MCPGATE_EMBEDDINGS_API_KEY (search mode's embeddings endpoint key: read only from the environment, never logged),
 MCPGATE_REQUEST_STATE_KEY (seals modern agents' requestState: 64 hex digits; default: derived from the
 cluster secret with --redis, else made at start).
 Log levels: debug, info, warn, error, silent. Logs go to stderr; stdout is the MCP transport.
@@ -194,11 +195,23 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         const agent = str('agent') ?? env.MCPGATE_AGENT ?? 'default';
         const agentExplicit = str('agent') !== undefined || env.MCPGATE_AGENT !== undefined;
         const mode = str('mode') ?? env.MCPGATE_MODE ?? 'aggregate';
-        if (mode !== 'aggregate' && mode !== 'discovery') throw usage(`--mode must be aggregate or discovery (got "${mode}")`);
+        if (mode !== 'aggregate' && mode !== 'discovery' && mode !== 'search') throw usage(`--mode must be aggregate, discovery or search (got "${mode}")`);
         const view = str('view');
         if (view !== undefined && httpText !== undefined) throw usage('--view is for the stdio agent; over HTTP each view of the rules file is served at /mcp/v/NAME');
         if (view !== undefined && mode !== 'aggregate') throw usage(`--view shows the view's tools themselves; it cannot be combined with --mode ${mode}`);
         if (view !== undefined && rulesFile === undefined) throw usage('--view names a view of the rules file: give --rules (or MCPGATE_RULES)');
+        const embeddingsUrl = str('embeddings-url') ?? env.MCPGATE_EMBEDDINGS_URL;
+        const embeddingsModel = str('embeddings-model') ?? env.MCPGATE_EMBEDDINGS_MODEL;
+        let embeddings: McpgateOptions['embeddings'];
+        if (embeddingsUrl !== undefined && embeddingsUrl !== '') {
+          if (!URL.canParse(embeddingsUrl) || !/^https?:$/.test(new URL(embeddingsUrl).protocol)) throw usage(`--embeddings-url must be an http(s) URL (got "${embeddingsUrl}")`);
+          if (new URL(embeddingsUrl).username !== '' || new URL(embeddingsUrl).password !== '') throw usage('--embeddings-url may not hold credentials: put the key in MCPGATE_EMBEDDINGS_API_KEY');
+          if (embeddingsModel === undefined || embeddingsModel === '') throw usage('--embeddings-url needs --embeddings-model (or MCPGATE_EMBEDDINGS_MODEL): the model the endpoint embeds with');
+          const embeddingsTimeout = positiveInt(str('embeddings-timeout'), '--embeddings-timeout', 'a positive whole number of milliseconds');
+          embeddings = { url: embeddingsUrl, model: embeddingsModel, ...defined('apiKey', env.MCPGATE_EMBEDDINGS_API_KEY || undefined), ...defined('timeoutMs', embeddingsTimeout) };
+        } else if (embeddingsModel !== undefined && embeddingsModel !== '' && str('embeddings-model') !== undefined) {
+          throw usage('--embeddings-model needs --embeddings-url');
+        }
         const pinMode = str('pins') ?? env.MCPGATE_PINS ?? 'tofu';
         if (!(PIN_MODES as readonly string[]).includes(pinMode)) throw usage(`--pins must be one of ${PIN_MODES.join(', ')} (got "${pinMode}")`);
         const sanitizeText = str('sanitize') ?? 'on';
@@ -260,7 +273,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         if (cluster !== undefined && cluster.secret === undefined) cluster.secret = await localClusterSecret(stateDir);
         // Every worker opens every worker's requestState (the retry may reach any of them).
         if (cluster?.secret !== undefined && requestStateKey === undefined) requestStateKey = requestStateKeyOf(cluster.secret);
-        return await (await import('./serve.js')).runServe({ ...defined('audit', audit), ...(cluster !== undefined && { clustered: true }), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, ...defined('listWaitMs', listWaitMs), maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: flag('debug'), agentExplicit, ...defined('view', view), ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1, stdioToo);
+        return await (await import('./serve.js')).runServe({ ...defined('audit', audit), ...(cluster !== undefined && { clustered: true }), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, ...defined('listWaitMs', listWaitMs), maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: flag('debug'), agentExplicit, ...defined('view', view), ...defined('embeddings', embeddings), ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1, stdioToo);
       }
       default:
         throw usage(`unknown command "${command}"`);

@@ -103,6 +103,11 @@ export function render(status: Record<string, unknown>): string {
     lines.push(`sessions: ${sessions.total}${agents !== '' ? ` (${agents})` : ''}`);
   }
   if (typeof status.approvals_waiting === 'number') lines.push(`approvals: ${status.approvals_waiting} call(s) wait here for an admin ('mcpgate approve-call' lists them)`);
+  const search = status.search as { searches: number; results: number; zero_results: number; ranking: string; embeddings?: { fallbacks: number } } | undefined;
+  if (search !== undefined && (search.searches > 0 || status.mode === 'search')) {
+    const fallbacks = search.embeddings !== undefined && search.embeddings.fallbacks > 0 ? `, ${search.embeddings.fallbacks} fell back to lexical` : '';
+    lines.push(`search: ${search.searches} searches, ${search.results} results, ${search.zero_results} with none (${search.ranking}${fallbacks})`);
+  }
   const reload = status.reload as Record<string, FileStatus> | undefined;
   for (const [name, file] of Object.entries(reload ?? {})) {
     if (file.path === null) continue;

@@ -62,11 +62,29 @@ ${activityCells(activity.get(s.name))}
   return html`<h2>Servers</h2>
 <table id="servers"><tr><th>server</th><th>state</th><th>breaker</th><th>tools</th><th>resources</th><th>prompts</th><th>calls/s</th><th>latency</th><th>last error</th></tr>${rows}</table>
 <p class="muted">calls/s, errors and latency (mean and 95th percentile) are the tool calls of about the last minute, from the metrics (<code>/metrics</code>), updated every ${ACTIVITY_SAMPLE_MS / 1000} s.</p>
+${searchLine(status.search as SearchSummary | undefined)}
 <h2>Agents</h2>
 ${agents.length === 0 ? html`<p class="muted">no agent is connected</p>` : html`<table id="agents"><tr><th>agent</th><th>sessions</th><th></th></tr>${agents}</table>`}
 <h2>Configuration</h2>
 <table><tr><th>file</th><th>reload status</th></tr>${reloadRows}</table>
 ${warnings.length === 0 ? '' : html`<ul class="problem">${warnings}</ul>`}`;
+}
+
+interface SearchSummary {
+  searches: number;
+  results: number;
+  zero_results: number;
+  indexed_tools: number;
+  ranking: string;
+  embeddings?: { fallbacks: number; last_error: string | null };
+}
+
+/** Search mode's counts (gateway/status.ts), one line; nothing until an agent is in search mode or has searched. */
+function searchLine(search: SearchSummary | undefined): Raw | string {
+  if (search === undefined || search.searches === 0) return '';
+  const fallbacks = search.embeddings === undefined || search.embeddings.fallbacks === 0 ? ''
+    : html` · <span class="problem">${search.embeddings.fallbacks} fell back to lexical</span>${search.embeddings.last_error === null ? '' : html` <span class="muted">(${search.embeddings.last_error})</span>`}`;
+  return html`<p id="search">Tool search: ${search.searches} searches · ${search.results} tools returned · ${search.zero_results} found none · ${search.indexed_tools} tools indexed · ${search.ranking} ranking${fallbacks}</p>`;
 }
 
 /** A server's calls/s (with errors) and latency cells; dashes when it had no call in the window. */

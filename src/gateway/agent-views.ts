@@ -119,6 +119,8 @@ export class ShownViews {
     private readonly claims: () => Claims | undefined = () => undefined,
     /** The curated view the session is on (undefined: none, the agent's whole view). */
     private readonly view: () => CompiledView | undefined = () => undefined,
+    /** In search mode, the session's tools list (search-mode.ts); undefined: the ordinary view. */
+    private readonly searchTools: () => readonly Buffer[] | undefined = () => undefined,
   ) {}
 
   /** The list to send now (remembered as shown). */
@@ -137,6 +139,10 @@ export class ShownViews {
   }
 
   private current(kind: ListKind): readonly Buffer[] {
+    if (kind === 'tools') {
+      const search = this.searchTools();
+      if (search !== undefined) return search;
+    }
     const own = this.own();
     const view = this.view();
     if (view !== undefined) {

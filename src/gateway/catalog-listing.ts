@@ -111,6 +111,13 @@ export class CatalogListing {
     this.parts.sessions.announce(this.parts.catalog.remove(conn.name));
   }
 
+  /** One server's instructions when agents may see them (ready, not withheld by pins). */
+  serverInstructions(server: string): string | undefined {
+    const conn = this.parts.connections.get(server);
+    const text = conn?.info?.instructions;
+    return conn?.state === 'ready' && text !== undefined && text.trim() !== '' && !this.heldInstructions.has(server) ? text : undefined;
+  }
+
   /** The ready servers' own instructions (a resting on-demand server's last known), each under its server's name, for `initialize`. */
   instructions(): string | undefined {
     const parts: string[] = [];

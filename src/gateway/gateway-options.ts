@@ -12,6 +12,10 @@ import type { BreakerOptions } from '../servers/breaker.js';
 import type { Clock } from '../servers/clock.js';
 import type { Rules } from '../rules/load.js';
 import type { PinMode } from '../pins/review.js';
+import type { AgentMode } from '../rules/agent-mode.js';
+import type { EmbeddingsSettings } from './embeddings.js';
+
+export type { EmbeddingsSettings } from './embeddings.js';
 
 /**
  * Makes the connection to one server. The default spawns or dials the real server; unit tests pass
@@ -50,8 +54,13 @@ export interface GatewayOptions {
   requestStateKey?: Buffer;
   /** In a cluster: this worker's id, sealed into each requestState (the waiting call is in its memory). */
   requestStateHolder?: string;
-  /** `aggregate` (default): the full catalog; `discovery`: the meta-tools only. */
-  mode?: 'aggregate' | 'discovery';
+  /**
+   * `aggregate` (default): the full catalog; `discovery`: the meta-tools only; `search`: search_tools,
+   * the always-shown tools and what the session found (search-mode.ts). An agent's rules may name its own.
+   */
+  mode?: AgentMode;
+  /** Search mode's hybrid ranking: the operator's embeddings endpoint; absent: lexical only. */
+  embeddings?: EmbeddingsSettings;
   /** Offer get_gateway_status in discovery mode. */
   debug?: boolean;
   /** How a connection is made (default: `new Connection` with the settings above); the pool uses it too. */

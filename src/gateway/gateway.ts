@@ -49,6 +49,11 @@ import { gatewayCapabilities } from './methods.js';
 import { clientCapabilities } from '../servers/era.js';
 import { ApprovalDesk } from './approval-desk.js';
 import { approvalFor } from '../rules/approvals.js';
+import type { AgentMode } from '../rules/agent-mode.js';
+import { SearchIndexes } from './search-indexes.js';
+import { ToolSearch } from './tool-search.js';
+import { HybridRanking } from './hybrid-ranking.js';
+import { EmbeddingsClient } from './embeddings.js';
 
 export type { ConnectionFactory, GatewayOptions } from './gateway-options.js';
 export type { ServerSummary } from './launch.js';
@@ -110,6 +115,9 @@ export class Gateway {
   /** The pooled connections' lists in the own catalogs, their hooks and their owners. */
   private readonly ownListing: OwnListing;
   private closing: Promise<void> | undefined;
+  /** Search mode: each agent's mode, the indexes, search_tools. */
+  readonly search: ToolSearch;
+  private readonly hybrid: HybridRanking | undefined;
 
   constructor(private readonly options: GatewayOptions) {
     this.log = options.log;
@@ -174,7 +182,18 @@ export class Gateway {
       interrupted: (conn) => this.listing.interrupted(conn),
       lost: (conn) => this.listing.lost(conn),
     };
-    const discovery: DiscoveryParts | undefined = this.mode === 'discovery' ? {
+    this.hybrid = options.embeddings === undefined ? undefined
+      : new HybridRanking(new EmbeddingsClient(options.embeddings), options.pins === undefined ? undefined : join(options.pins.dir, 'search-vectors.json'), this.log.child({ part: 'embeddings' }));
+    this.search = new ToolSearch({
+      catalog: this.catalog,
+      rules: () => this.rules,
+      indexes: new SearchIndexes(this.catalog, (server) => this.listing.serverInstructions(server)),
+      metrics: this.metrics,
+      log: this.log,
+      mode: this.mode,
+      hybrid: this.hybrid,
+    });
+    const discovery: DiscoveryParts = {
       servers: () => this.config,
       connections: this.connections,
       catalog: this.catalog,
@@ -182,7 +201,7 @@ export class Gateway {
       separator: options.separator ?? DEFAULT_SEPARATOR,
       debug: this.debug,
       status: () => this.status(),
-    } : undefined;
+    };
     this.sessionParts = {
       router: this.router,
       rules: () => this.rules,
@@ -198,6 +217,7 @@ export class Gateway {
       discovery,
       approvals: this.approvals,
       approval: (agent, server, tool, args, claims) => approvalFor(this.rules, agent, server, tool, args, claims),
+      search: this.search,
       maxInflight: this.maxInflight,
       quotas: this.quotas,
       sanitize: this.sanitizes,
@@ -247,7 +267,7 @@ export class Gateway {
     });
   }
 
-  get mode(): 'aggregate' | 'discovery' {
+  get mode(): AgentMode {
     return this.options.mode ?? 'aggregate';
   }
 
@@ -292,13 +312,21 @@ export class Gateway {
     // overlaps their boot; each server's review waits for the store (PinKeeper.start).
     const pinsRead = this.pins.start();
     pinsRead.catch(() => {}); // awaited below, once the servers are started
+    // Hybrid search's vector cache is read beside the servers' boot too; the first search waits for it.
+    const vectorsRead = this.hybrid?.load();
+    vectorsRead?.catch(() => {});
     const summaries = await Promise.all(this.config.servers.map(async (config) => {
       const summary = await this.launch(config);
       if (summary.state === 'ready' || summary.state === 'idle') this.oneReady();
       return summary;
     }));
     await pinsRead;
+    await vectorsRead;
     this.settle();
+    // Search mode's first search would otherwise index the whole catalog while the agent waits.
+    if (this.search.inUse) setImmediate(() => {
+      if (this.closing === undefined) this.search.warm();
+    }).unref();
     return summaries;
   }
 
@@ -402,6 +430,7 @@ export class Gateway {
       const results = await Promise.allSettled(conns.map((conn) => conn.close()));
       await pooled;
       await this.known.flush();
+      await this.hybrid?.close();
       results.forEach((result, i) => {
         if (result.status === 'rejected') this.log.warn('a connection failed to close; continuing', { server: conns[i]!.name, error: result.reason });
       });

@@ -15,6 +15,7 @@ import type { ApprovalDesk } from './approval-desk.js';
 import type { ApprovalNeed } from '../rules/approvals.js';
 import type { Claims } from '../rules/decide.js';
 import type { DiscoveryParts } from './discovery.js';
+import type { ToolSearch } from './tool-search.js';
 import type { Router } from './router.js';
 import type { OwnSubscriptions, Subscriptions } from './subscriptions.js';
 import type { Settling } from './until-settled.js';
@@ -38,8 +39,10 @@ export interface SessionPartsOf<Session> {
   audit: AuditLog | undefined;
   /** OpenTelemetry traces (--otlp-endpoint); undefined: off, and no span is made. */
   tracing: Tracing | undefined;
-  /** Discovery mode's meta-tools; undefined in aggregate mode (the full catalog). */
-  discovery: DiscoveryParts | undefined;
+  /** Discovery mode's meta-tools (for the agents in discovery mode: the gateway's, or their rules'). */
+  discovery: DiscoveryParts;
+  /** Each agent's mode, and search mode's search_tools and list. */
+  search: ToolSearch;
   /** Where calls needing a person's approval wait (approval-desk.ts). */
   approvals: ApprovalDesk;
   /** Whether the rules hold this call for a person's approval (rules/approvals.ts), and for how long. */

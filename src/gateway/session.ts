@@ -32,6 +32,7 @@ import { auditOf, recordFinished, type Timed } from './call-records.js';
 import { subscribeUri } from './subscribe-uri.js';
 import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
 import { NOT_YET, type ToolRoute } from './router.js';
+import { FoundTools, SEARCH_TOOL_NAME, searchRequest, searchResult } from './search-mode.js';
 import { callDigest, type Waiting } from './approval-desk.js';
 import type { ApprovalNeed } from '../rules/approvals.js';
 import { ownTool } from './own-catalogs.js';
@@ -61,6 +62,8 @@ export class AgentSession extends AgentSide {
   readonly shown: ShownViews;
   /** Requests waiting until the servers settle (lists asked for during startup); answered at close. */
   private readonly waiting: UntilSettled;
+  /** The tools this session's searches returned (search mode lists them). */
+  readonly found = new FoundTools();
   /** Unique in this process: the per-session pool scope. */
   readonly serial = nextSerial++;
   /**
@@ -94,7 +97,7 @@ export class AgentSession extends AgentSide {
     readonly id: string = randomUUID(),
   ) {
     super(channel, agent, log, parts.metrics, parts.tracing === undefined ? undefined : new RequestSpans(parts.tracing, id, agent, transport));
-    this.shown = new ShownViews(parts.views, agent, () => parts.own(this), () => this.claims, () => this.curatedView());
+    this.shown = new ShownViews(parts.views, agent, () => parts.own(this), () => this.claims, () => this.curatedView(), () => this.searchList());
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
   }
 
@@ -160,7 +163,7 @@ export class AgentSession extends AgentSide {
       case 'initialize':
         return void this.initialize(msg);
       case 'tools/list':
-        if (this.parts.discovery !== undefined && this.view === undefined) return this.sendEncodedResult(msg.id, metaTools(this.parts.discovery.debug));
+        if (this.mode === 'discovery') return this.sendEncodedResult(msg.id, metaTools(this.parts.discovery.debug));
         return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('tools')), 'listable');
       case 'resources/list':
         return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('resources')), 'listable');
@@ -198,8 +201,8 @@ export class AgentSession extends AgentSide {
     if (typeof name !== 'string') return this.sendError(msg.id, invalidParams('tools/call needs params.name (a string)'));
     const view = viewed ? this.curatedView() : undefined;
     if (view !== undefined) return this.callOnView(view, msg, name);
-    const discovery = this.parts.discovery;
-    if (discovery !== undefined && isMetaTool(name)) return this.waiting.run(msg.id, () => this.callMetaTool(discovery, msg, name));
+    if (name === SEARCH_TOOL_NAME && this.mode === 'search') return this.waiting.run(msg.id, () => this.searchTools(msg), 'listable');
+    if (isMetaTool(name) && this.mode === 'discovery') return this.waiting.run(msg.id, () => this.callMetaTool(this.parts.discovery, msg, name));
     if (params!.arguments !== undefined && (typeof params!.arguments !== 'object' || params!.arguments === null || Array.isArray(params!.arguments))) {
       return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     }
@@ -353,6 +356,45 @@ export class AgentSession extends AgentSide {
     this.spans?.end(requestId, 'cancelled', undefined, waiting.call.server);
     waiting.cancel(reason);
   }
+
+  // ── search mode ─────────────────────────────────────────────────────────────────────────────
+
+  /** The agent's mode: its rules' `mode`, else the gateway's (read per request: a reload may change it). */
+  /** The agent's mode (its rules', else the gateway's); a session on a curated view lists the view itself. */
+  get mode(): 'aggregate' | 'discovery' | 'search' {
+    return this.view !== undefined ? 'aggregate' : this.parts.search.modeOf(this.agent);
+  }
+
+  /** search_tools: the best tools the agent may call; a legacy session remembers them and lists them. */
+  private searchTools(msg: JsonRpcRequest): void {
+    let request;
+    try {
+      request = searchRequest(msg.params?.arguments);
+    } catch (err) {
+      return this.sendError(msg.id, err);
+    }
+    this.parts.search.search(request, { agent: this.agent, claims: this.claims, own: this.parts.own(this) }).then((tools) => {
+      // A modern request's session ends with this answer: nothing to remember (search-mode.ts).
+      const added = this.channel.era !== 'modern' && this.found.add(tools.map((t) => t.name));
+      this.sendResult(msg.id, searchResult(tools));
+      if (added && this.shown.changed('tools')) this.listChanged('notifications/tools/list_changed');
+    }, (err: unknown) => this.sendError(msg.id, err));
+  }
+
+  /** The tools list in search mode (undefined in the other modes: the ordinary views). */
+  private searchList(): readonly Buffer[] | undefined {
+    if (this.mode !== 'search') return undefined;
+    const own = this.parts.own(this);
+    const rules = this.parts.search.rules();
+    const key = `${this.parts.catalog.version}\u0000${own?.map((c) => c.version).join(',') ?? ''}\u0000${this.found.revision}`;
+    const cached = this.searchListCache;
+    if (cached !== undefined && cached.key === key && cached.rules === rules && cached.claims === this.claims && sameCatalogs(cached.own, own)) return cached.bytes;
+    const bytes = [Buffer.from(JSON.stringify({ tools: this.parts.search.list({ agent: this.agent, claims: this.claims, own }, this.found) }))];
+    this.searchListCache = { key, rules, claims: this.claims, own, bytes };
+    return bytes;
+  }
+
+  private searchListCache: { key: string; rules: unknown; claims: Claims | undefined; own: readonly unknown[] | undefined; bytes: readonly Buffer[] } | undefined;
 
   // ── tasks ───────────────────────────────────────────────────────────────────────────────────
 
@@ -610,6 +652,10 @@ export class AgentSession extends AgentSide {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function sameCatalogs(a: readonly unknown[] | undefined, b: readonly unknown[] | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && a.length === b.length && a.every((c, i) => c === b[i]));
 }
 
 function invalidParams(message: string): GatewayError {

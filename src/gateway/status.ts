@@ -9,6 +9,7 @@ import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
 import { stderrTailOf } from '../servers/stdio-process.js';
 import type { ConnectionPool } from '../servers/pool.js';
+import type { ToolSearch } from './tool-search.js';
 
 /** What the status reads (the Gateway has each of these). */
 export interface StatusParts {
@@ -23,6 +24,7 @@ export interface StatusParts {
   readonly pool: Pick<ConnectionPool, 'stats' | 'list'>;
   /** Calls waiting here for a person's approval (approval-desk.ts). */
   readonly approvals: { readonly waiting: number };
+  readonly search: Pick<ToolSearch, 'counts' | 'indexed' | 'hybridStatus' | 'inUse'>;
   statusSource(): Record<string, unknown>;
 }
 
@@ -58,6 +60,22 @@ export function gatewayStatus(gateway: StatusParts): Record<string, unknown> {
     config_paths: { mcp_json: gateway.config.file, rules: rules.file ?? null, state: gateway.pins.dir },
     mode: gateway.mode,
     pins: gateway.pins.mode,
+    // Only where search mode is used: a gateway without it keeps its status as it was.
+    ...(gateway.search.inUse && { search: searchSummary(gateway) }),
+  };
+}
+
+/** Search mode's counts since start (every agent in search mode, by the gateway's mode or its rules'). */
+function searchSummary(gateway: StatusParts): Record<string, unknown> {
+  const { searches, results, zeroResults } = gateway.search.counts;
+  const hybrid = gateway.search.hybridStatus();
+  return {
+    searches,
+    results,
+    zero_results: zeroResults,
+    indexed_tools: gateway.search.indexed,
+    ranking: hybrid === undefined ? 'lexical' : 'hybrid',
+    ...(hybrid !== undefined && { embeddings: { endpoint: hybrid.endpoint, model: hybrid.model, vectors: hybrid.vectors, hybrid_searches: hybrid.hybridSearches, fallbacks: hybrid.fallbacks, last_error: hybrid.lastError ?? null } }),
   };
 }
 

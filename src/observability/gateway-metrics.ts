@@ -11,6 +11,9 @@ import { OTHER, Registry, type Counter, type CounterChild, type Histogram, type 
 export const SERVER_STATES = ['idle', 'connecting', 'ready', 'backoff', 'parked', 'closed', 'disabled'] as const;
 export type ServerState = (typeof SERVER_STATES)[number];
 
+/** search_tools' limit is at most 50. */
+const SEARCH_RESULT_BUCKETS = [0, 1, 3, 5, 10, 20, 50];
+
 export type CallOutcome = 'ok' | 'error' | 'failed';
 
 export interface ServerSnapshot {
@@ -135,6 +138,9 @@ export class GatewayMetrics {
   private readonly sseResumptions: Counter;
   private readonly quotaRefusals: Counter;
   private readonly quotaFallbacks: Counter;
+  private readonly searches: Counter;
+  private readonly searchResults: Histogram;
+  private readonly zeroResultSearches: Counter;
 
   constructor(options: GatewayMetricsOptions, now: number = performance.now()) {
     this.activitySamples = [{ at: now, totals: new Map() }];
@@ -175,6 +181,10 @@ export class GatewayMetrics {
       help: "Limit checks made on this worker's own counters because the cluster's Redis could not be asked (with --redis; without it every check is local and not counted here).",
     });
     this.sseResumptions = r.counter({ name: 'mcpgate_sse_resumptions_total', help: 'GET requests with Last-Event-ID, by outcome: resumed, or refused (unknown id, or events after it no longer kept).', labels: ['outcome'] });
+
+    this.searches = r.counter({ name: 'mcpgate_tool_searches_total', help: 'search_tools calls answered (search mode).' });
+    this.searchResults = r.histogram({ name: 'mcpgate_tool_search_results', help: 'Tools returned by one search_tools call.', buckets: SEARCH_RESULT_BUCKETS });
+    this.zeroResultSearches = r.counter({ name: 'mcpgate_tool_search_zero_results_total', help: 'search_tools calls that found no tool the agent may call.' });
 
     r.gauge({
       name: 'mcpgate_connection_state',
@@ -271,6 +281,13 @@ export class GatewayMetrics {
     const series = this.calls.get(server)?.get(tool) ?? this.addSeries(server, tool);
     series[outcome].inc();
     series.duration.observe(seconds);
+  }
+
+  /** A search_tools call returned `results` tools. */
+  toolSearch(results: number): void {
+    this.searches.inc();
+    this.searchResults.observe(results);
+    if (results === 0) this.zeroResultSearches.inc();
   }
 
   /** An MCPG_* error was sent to an agent. */

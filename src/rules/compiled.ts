@@ -8,6 +8,7 @@ import { compileMatcher, type Matcher } from './globs.js';
 import type { HeaderSet } from './server-headers.js';
 import type { CompiledLimits } from './limits.js';
 import type { CompiledView } from './views.js';
+import type { ModeSettings } from './agent-mode.js';
 
 /** One side (`allow` or `deny`) of an agent's rules. */
 export interface CompiledSide {
@@ -42,6 +43,8 @@ export interface CompiledAgent {
    * only on its own pooled connections. Secret: never logged nor shown.
    */
   readonly serverHeaders: ReadonlyMap<string, HeaderSet>;
+  /** Its own mode and always-shown tools (agent-mode.ts). */
+  readonly modeSettings?: ModeSettings;
 }
 
 /**

@@ -14,6 +14,7 @@ import { readServerHeaders, type ServerRef } from './server-headers.js';
 import { LimitsBuilder } from './limits.js';
 import { compileViews, type CompiledView } from './views.js';
 import { compileApprovals, type ApprovalReport } from './approvals.js';
+import { AGENT_MODE_KEYS, readModeSettings } from './agent-mode.js';
 
 // auth/auth.ts reads the snapshot's type from here.
 export type { Rules } from './compiled.js';
@@ -24,7 +25,7 @@ const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins', 'vie
 const GRANT_KEYS = new Set(['when', 'allow', 'deny', 'limits', 'approve']);
 const MAX_GRANT_VALUES = 256;
 const ADMIN_KEYS = new Set(['tokens']);
-const AGENT_KEYS = new Set(['allow', 'deny', 'tokens', 'serverHeaders', 'limits', 'approve']);
+const AGENT_KEYS = new Set(['allow', 'deny', 'tokens', 'serverHeaders', 'limits', 'approve', ...AGENT_MODE_KEYS]);
 const SIDE_KEYS = new Set(['servers', 'tools']);
 const DEFAULTS_KEYS = new Set(['deny_on_missing_agent']);
 
@@ -164,8 +165,9 @@ function compileAgent(id: string, entry: unknown, ctx: Context): CompiledAgent |
   }, id === DEFAULT_AGENT);
   const approve = compileApprovals(entry.approve, [...base, 'approve'], `agent ${q(id)}`, approvalReport(ctx));
   ctx.limits.read({ kind: 'agent', id }, [...base, 'limits'], entry.limits);
+  const modeSettings = readModeSettings(id, entry, { error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message) });
   if (ctx.errors.length > before) return undefined;
-  return Object.freeze({ id, allow, deny, tokens, serverHeaders: frozenMap(serverHeaders), approve });
+  return Object.freeze({ id, allow, deny, tokens, serverHeaders: frozenMap(serverHeaders), approve, modeSettings });
 }
 
 function compileSide(id: string, side: 'allow' | 'deny', value: unknown, ctx: Context, section: 'agents' | 'grants' = 'agents'): CompiledSide {

@@ -1,0 +1,178 @@
+// Search mode: instead of the whole catalog an agent is listed `search_tools`, the tools its rules
+// mark as always shown, and the tools it has found so far in this agent session. Everything else it
+// may call is reached through `search_tools` (ranked by search-indexes.ts, optionally fused with an
+// embeddings ranking, embeddings.ts) — and every tool it may call stays callable by name, found or
+// not: search mode shortens the list, it is no permission. What a search returns, and what the
+// list shows, passes the same rules (rules/decide.ts) and pins as a call, so a search never names
+// a tool the agent may not call or a held one.
+//
+// "Found in this session": a legacy (2025) agent's session remembers what its searches returned
+// and lists it (announced with list_changed). A modern (2026-07-28) agent has no session — each
+// request is served by a session of its own — so nothing is remembered between its requests: its
+// list is search_tools and the always-shown tools, and it calls what a search returned by name.
+
+import type { Catalog, ToolEntry } from '../catalog/catalog.js';
+import { GatewayError } from '../errors.js';
+import { shows, type ModeSettings } from '../rules/agent-mode.js';
+
+export const SEARCH_TOOL_NAME = 'search_tools';
+export const DEFAULT_SEARCH_LIMIT = 5;
+export const MAX_SEARCH_LIMIT = 50;
+/** A query longer than this is refused: a task description, not a document. */
+export const MAX_QUERY_CHARS = 1000;
+/** Tools one session remembers as found; past it the oldest are forgotten (still callable by name). */
+export const MAX_FOUND = 200;
+
+export const SEARCH_TOOL = {
+  name: SEARCH_TOOL_NAME,
+  title: 'Search tools',
+  description: 'Finds the tools for a task among every tool this gateway offers you. Describe what you want to do '
+    + '(e.g. "create a GitHub issue", "read a file"); the best matches come back with their names and input '
+    + 'schemas, best first, and become callable by those names at once.',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      query: { type: 'string', minLength: 1, maxLength: MAX_QUERY_CHARS, description: 'What you want to do, in a few words.' },
+      limit: { type: 'integer', minimum: 1, maximum: MAX_SEARCH_LIMIT, default: DEFAULT_SEARCH_LIMIT, description: 'How many tools to return at most.' },
+    },
+    required: ['query'],
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: 'object',
+    properties: {
+      tools: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            name: { type: 'string' },
+            server: { type: 'string' },
+            title: { type: 'string' },
+            description: { type: 'string' },
+            inputSchema: { type: 'object' },
+          },
+          required: ['name', 'server', 'description', 'inputSchema'],
+        },
+      },
+    },
+    required: ['tools'],
+  },
+} as const;
+
+export interface SearchRequest {
+  readonly query: string;
+  readonly limit: number;
+}
+
+const invalid = (message: string): GatewayError => new GatewayError('MCPG_INVALID_PARAMS', message);
+
+/** Checks `search_tools`' arguments; throws MCPG_INVALID_PARAMS saying what is wrong. */
+export function searchRequest(args: unknown): SearchRequest {
+  if (args === undefined || args === null || typeof args !== 'object' || Array.isArray(args)) throw invalid('search_tools needs arguments {"query": string, "limit"?: integer}');
+  const { query, limit, ...rest } = args as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0) throw invalid(`search_tools takes "query" and "limit" only; unknown: ${unknown.map((k) => JSON.stringify(k)).join(', ')}`);
+  if (typeof query !== 'string') throw invalid(`search_tools "query" must be a string${query === undefined ? ' (it is missing)' : ''}`);
+  if (query.trim() === '') throw invalid('search_tools "query" must not be empty: describe the task in a few words');
+  if (query.length > MAX_QUERY_CHARS) throw invalid(`search_tools "query" is ${query.length} characters; at most ${MAX_QUERY_CHARS}`);
+  if (limit === undefined) return { query, limit: DEFAULT_SEARCH_LIMIT };
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) {
+    throw invalid(`search_tools "limit" must be a whole number from 1 to ${MAX_SEARCH_LIMIT}, got ${typeof limit === 'number' || typeof limit === 'string' ? JSON.stringify(limit) : typeof limit}`);
+  }
+  return { query, limit };
+}
+
+/** One tool of a search result, as the agent calls it. */
+export interface SearchResultTool {
+  name: string;
+  server: string;
+  title?: string;
+  description: string;
+  inputSchema: unknown;
+}
+
+/** The tool as a search result: its listed view (public name, sanitized texts) and its server. */
+export function resultTool(catalog: Catalog, key: string, entry: ToolEntry): SearchResultTool | undefined {
+  const view = catalog.toolView(key) as Record<string, unknown> | undefined;
+  if (view === undefined) return undefined;
+  return {
+    name: key,
+    server: entry.server,
+    ...(typeof view.title === 'string' && { title: view.title }),
+    description: typeof view.description === 'string' ? view.description : '',
+    inputSchema: view.inputSchema ?? { type: 'object' },
+  };
+}
+
+/** The `tools/call` result of a search: structured, and the same as text for clients that ignore structure. */
+export function searchResult(tools: readonly SearchResultTool[]): Record<string, unknown> {
+  const structuredContent = { tools };
+  // Compact: the text repeats the structure for clients that ignore it, and its size is context the agent pays for.
+  return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
+}
+
+/**
+ * The tools one agent session has found (public names, oldest first; bounded). `revision` moves
+ * whenever it changes, so its list is encoded again only then.
+ */
+export class FoundTools {
+  private readonly names = new Set<string>();
+  revision = 0;
+
+  /** Remembers `names`; true if any was new. */
+  add(names: readonly string[]): boolean {
+    let added = false;
+    for (const name of names) {
+      if (this.names.has(name)) continue;
+      this.names.add(name);
+      added = true;
+      if (this.names.size > MAX_FOUND) this.names.delete(this.names.values().next().value!);
+    }
+    if (added) this.revision++;
+    return added;
+  }
+
+  [Symbol.iterator](): IterableIterator<string> {
+    return this.names.values();
+  }
+}
+
+/**
+ * The tools list of a search-mode session: `search_tools`, then the always-shown tools, then the
+ * found ones, each shown only while the agent may call it and it is not held (`allowed`).
+ * `lookup` finds a public name as the session sees it (its own catalogs first).
+ */
+export function searchModeList(
+  settings: ModeSettings | undefined,
+  found: Iterable<string>,
+  catalogs: readonly Catalog[],
+  lookup: (name: string) => { catalog: Catalog; entry: ToolEntry } | undefined,
+  allowed: (entry: ToolEntry) => boolean,
+): unknown[] {
+  const tools: unknown[] = [SEARCH_TOOL];
+  const seen = new Set<string>([SEARCH_TOOL_NAME]);
+  const add = (name: string): void => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    const hit = lookup(name);
+    if (hit === undefined || !allowed(hit.entry)) return;
+    const item = hit.catalog.toolView(name);
+    if (item !== undefined) tools.push(item);
+  };
+  const always = settings?.alwaysShown;
+  if (always !== undefined) {
+    for (const name of always.exact) add(name);
+    if (always.patterns.length > 0) {
+      // Globs: every listed tool's public name is matched (once per change of the list, not per request).
+      for (const catalog of catalogs) {
+        for (const item of catalog.listTools()) {
+          const name = (item as { name: string }).name;
+          if (shows(always, name)) add(name);
+        }
+      }
+    }
+  }
+  for (const name of found) add(name);
+  return tools;
+}
