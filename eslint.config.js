@@ -12,7 +12,7 @@ const ROOMS = {
   observability: [],
   search: ['wire'],
   config: ['observability'],
-  rules: ['config'],
+  rules: ['config', 'wire'],
   auth: ['rules'],
   pins: ['wire', 'observability'],
   servers: ['config', 'wire', 'observability'],

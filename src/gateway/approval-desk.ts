@@ -10,7 +10,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors.js';
 import type { AuditLog } from '../observability/audit.js';
 import type { Logger } from '../observability/logger.js';
-import { canonicalJson } from '../rules/canonical-json.js';
+import { canonicalJson } from '../wire/canonical-json.js';
 import type { ApprovalNeed } from '../rules/approvals.js';
 
 /** A call waiting for approval, as the board keeps it (and the console and the CLI show it). */

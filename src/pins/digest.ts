@@ -5,6 +5,7 @@
 
 import { createHash } from 'node:crypto';
 import { visible } from '../wire/sanitize.js';
+import { canonicalJson } from '../wire/canonical-json.js';
 
 // A type alias, not an interface: it then fits `Record<string, unknown>`-shaped (zod loose object) types.
 export type ToolDefinition = {
@@ -31,48 +32,7 @@ export function definitionOf(tool: Record<string, unknown>): ToolDefinition {
   return definition as unknown as ToolDefinition;
 }
 
-/** Sorted keys (UTF-16 order), no whitespace, `undefined` members omitted; non-finite numbers throw. */
-export function canonicalJson(value: unknown): string {
-  switch (typeof value) {
-    case 'string': return JSON.stringify(value);
-    case 'boolean': return value ? 'true' : 'false';
-    case 'number':
-      if (!Number.isFinite(value)) throw new TypeError(`${value} has no JSON encoding`);
-      return JSON.stringify(value);
-    case 'object': break;
-    default: throw new TypeError(`a ${typeof value} has no JSON encoding`);
-  }
-  if (value === null) return 'null';
-  // The digest's hot path (every tool of every server at start-up): one string appended to, no
-  // arrays of parts, and keys sorted only when they are not in order already. Same output as `encode`.
-  if (Array.isArray(value)) {
-    let out = '[';
-    for (let i = 0; i < value.length; i++) {
-      const item: unknown = value[i];
-      out += (i > 0 ? ',' : '') + (item === undefined ? 'null' : canonicalJson(item));
-    }
-    return out + ']';
-  }
-  const record = value as Record<string, unknown>;
-  const keys = Object.keys(record);
-  for (let i = 1; i < keys.length; i++) {
-    if (keys[i - 1]! > keys[i]!) {
-      keys.sort();
-      break;
-    }
-  }
-  let out = '{';
-  let first = true;
-  for (const key of keys) {
-    const item = record[key];
-    if (item === undefined) continue;
-    out += (first ? '' : ',') + JSON.stringify(key) + ':' + canonicalJson(item);
-    first = false;
-  }
-  return out + '}';
-}
-
-/** The operator's diff (sorted, pretty), or (indent undefined) the canonical form the long way: the reference for `canonicalJson`. */
+/** The operator's diff (sorted, pretty), or (indent undefined) the canonical form the long way: the reference for `canonicalJson` (wire/canonical-json.ts). */
 function encode(value: unknown, indent: string | undefined, pad: string): string {
   switch (typeof value) {
     case 'string': return JSON.stringify(value);

@@ -11,7 +11,7 @@
 // asked on top of `allow`: a denied call is refused before any approval is asked. Pure: no I/O.
 
 import { describeValue, isPlainObject } from '../config/issues.js';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../wire/canonical-json.js';
 import { matchedGrants, type Claims } from './decide.js';
 import { DEFAULT_AGENT, NO_APPROVALS, type ApprovalRule, type Rules } from './compiled.js';
 import { globToRegExp, isGlob } from './globs.js';

@@ -4,7 +4,8 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { canonicalJson, changes, definitionOf, describeDiff, instructionsDigest, toolDigest } from '../../src/pins/digest.js';
+import { changes, definitionOf, describeDiff, instructionsDigest, toolDigest } from '../../src/pins/digest.js';
+import { canonicalJson } from '../../src/wire/canonical-json.js';
 
 const tool = (): Record<string, unknown> => ({
   name: 'read_file',

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseRules } from '../../src/rules/load.js';
 import { approvalFor, DEFAULT_APPROVAL_TIMEOUT_MS } from '../../src/rules/approvals.js';
-import { canonicalJson } from '../../src/rules/canonical-json.js';
+import { canonicalJson } from '../../src/wire/canonical-json.js';
 import { callDigest } from '../../src/gateway/approval-desk.js';
 import { GatewayError } from '../../src/errors.js';
 
