@@ -3,7 +3,7 @@
 // token, as `mcpgate status` reaches `/status`. Without ID it lists the calls waiting, with their
 // exact arguments. With `--redis` any worker takes the decision to the one holding the call.
 
-import { DEFAULT_STATUS_URL } from './status.js';
+import { askGateway, errorMessage, gatewayBase } from './gateway-api.js';
 import type { CliIo } from './io.js';
 
 interface Pending {
@@ -28,20 +28,12 @@ export interface ApproveCallOptions {
 }
 
 export async function runApproveCall(o: ApproveCallOptions, io: CliIo): Promise<number> {
-  const base = (o.url ?? DEFAULT_STATUS_URL).replace(/\/+$/, '').replace(/\/mcp$/, '');
-  const target = o.id === undefined ? `${base}/approvals` : `${base}/approvals/${encodeURIComponent(o.id)}`;
-  const headers: Record<string, string> = o.token === undefined ? {} : { authorization: `Bearer ${o.token}` };
-  let response: Response;
-  try {
-    response = o.id === undefined
-      ? await fetch(target, { headers, signal: AbortSignal.timeout(5000) })
-      : await fetch(target, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ approve: !o.deny, ...(o.reason !== undefined && { reason: o.reason }) }), signal: AbortSignal.timeout(5000) });
-  } catch (err) {
-    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
-    io.err(`mcpgate: no gateway answers at ${base} (${cause}); is 'mcpgate serve --http' running there? (--url or MCPGATE_URL)\n`);
-    return 1;
-  }
-  const text = await response.text();
+  const base = gatewayBase(o.url);
+  const response = o.id === undefined
+    ? await askGateway(io, base, '/approvals', o.token)
+    : await askGateway(io, base, `/approvals/${encodeURIComponent(o.id)}`, o.token, { approve: !o.deny, ...(o.reason !== undefined && { reason: o.reason }) });
+  if (response === undefined) return 1;
+  const { text } = response;
   if (response.status === 401) {
     io.err(`mcpgate: ${base} wants an admin's token: pass --token or set MCPGATE_TOKEN (${errorMessage(text)})\n`);
     return 1;
@@ -75,13 +67,4 @@ export async function runApproveCall(o: ApproveCallOptions, io: CliIo): Promise<
   }
   io.out(`approve one with 'mcpgate approve-call ID', deny it with 'mcpgate approve-call ID --deny --reason TEXT'\n`);
   return 0;
-}
-
-function errorMessage(text: string): string {
-  try {
-    const body = JSON.parse(text) as { error?: { message?: string } };
-    return body.error?.message ?? text.slice(0, 200);
-  } catch {
-    return text.slice(0, 200);
-  }
 }

@@ -4,8 +4,7 @@
 // /status is the operators' and refuses an agent's token with 403.
 
 import type { CliIo } from './io.js';
-
-export const DEFAULT_STATUS_URL = 'http://127.0.0.1:8808';
+import { askGateway, errorMessage, gatewayBase } from './gateway-api.js';
 
 interface StatusServer {
   name: string;
@@ -27,20 +26,11 @@ interface FileStatus {
 }
 
 export async function runStatus(options: { url: string | undefined; token: string | undefined; json: boolean }, io: CliIo): Promise<number> {
-  const base = (options.url ?? DEFAULT_STATUS_URL).replace(/\/+$/, '').replace(/\/mcp$/, '');
+  const base = gatewayBase(options.url);
   const target = `${base}/status`;
-  let response: Response;
-  try {
-    response = await fetch(target, {
-      headers: options.token !== undefined ? { authorization: `Bearer ${options.token}` } : {},
-      signal: AbortSignal.timeout(5000),
-    });
-  } catch (err) {
-    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
-    io.err(`mcpgate: no gateway answers at ${base} (${cause}); is 'mcpgate serve --http' running there? (--url or MCPGATE_URL)\n`);
-    return 1;
-  }
-  const text = await response.text();
+  const response = await askGateway(io, base, '/status', options.token);
+  if (response === undefined) return 1;
+  const { text } = response;
   if (response.status === 401) {
     io.err(`mcpgate: ${base} wants a bearer token: pass --token or set MCPGATE_TOKEN (${errorMessage(text)})\n`);
     return 1;
@@ -59,15 +49,6 @@ export async function runStatus(options: { url: string | undefined; token: strin
   }
   io.out(render(JSON.parse(text) as Record<string, unknown>));
   return 0;
-}
-
-function errorMessage(text: string): string {
-  try {
-    const body = JSON.parse(text) as { error?: { message?: string } };
-    return body.error?.message ?? text.slice(0, 200);
-  } catch {
-    return text.slice(0, 200);
-  }
 }
 
 interface ClusterWorker {

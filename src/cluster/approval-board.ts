@@ -11,7 +11,8 @@
 // a decision written by anyone without the cluster secret is absent: listed nowhere, deciding nothing.
 // A missed wake-up is made up for by a poll of this worker's own calls every POLL_MS.
 
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { redisConnection } from './redis-connection.js';
 import type { Logger } from '../observability/logger.js';
 import { signRecord, verifyRecord, type RecordKind } from './signing.js';
 
@@ -64,10 +65,9 @@ export class RedisApprovalBoard<Call extends BoardCall = BoardCall> {
   private closed = false;
 
   constructor(private readonly o: ApprovalBoardOptions) {
-    const options = { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 1000, commandTimeout: 1000, retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 6), 2000) };
-    this.redis = new Redis(o.url, options);
+    this.redis = redisConnection(o.url);
     this.redis.on('error', (err: Error) => o.log.debug('redis error (approvals)', { error: err.message }));
-    this.sub = new Redis(o.url, options);
+    this.sub = redisConnection(o.url);
     this.sub.on('error', (err: Error) => o.log.debug('redis error (approval wake-ups)', { error: err.message }));
     // (Re)subscribed: a decision written meanwhile is taken now rather than at the next poll.
     this.sub.on('ready', () => void this.sub.subscribe(DECIDED).then(() => this.sweep(), (err: unknown) => o.log.debug('could not subscribe to approval wake-ups', { error: err instanceof Error ? err.message : String(err) })));

@@ -12,7 +12,8 @@
 // one — is treated as absent (`onRefused`). Nothing is agreed through Redis: the secret is the
 // worker's own (--cluster-secret, or the host's key in the state directory).
 
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { redisConnection } from './redis-connection.js';
 import type { Logger } from '../observability/logger.js';
 import { MAX_SKEW_MS, signRecord, verifyRecord, type RecordKind } from './signing.js';
 
@@ -87,15 +88,8 @@ export class Directory {
   elsewhere = 0;
 
   constructor(private readonly o: DirectoryOptions) {
-    this.redis = new Redis(o.url, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      connectTimeout: 1000,
-      commandTimeout: 1000,
-      // Backoff 50 ms doubling to 2 s, forever: the worker serves locally meanwhile.
-      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
-    });
+    // Reconnecting forever (redis-connection.ts): the worker serves locally meanwhile.
+    this.redis = redisConnection(o.url);
     // (Re)connected: write this worker's record and every session it holds (Redis may have restarted empty).
     this.redis.on('ready', () => {
       this.setUp(true);

@@ -18,7 +18,8 @@
 // The scripts build the lease keys they read from the field names, so they need one Redis (not a
 // Redis Cluster, where every key must be named in KEYS); mcpgate's cluster uses one Redis.
 
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { redisConnection } from './redis-connection.js';
 import type { Logger } from '../observability/logger.js';
 import { workerId } from './worker-id.js';
 
@@ -152,14 +153,7 @@ export class RedisQuotaCounters {
   private readonly stale = new Set<string>();
 
   constructor(private readonly o: RedisQuotaCountersOptions) {
-    this.redis = new Redis(o.url, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      connectTimeout: 1000,
-      commandTimeout: 1000,
-      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
-    });
+    this.redis = redisConnection(o.url);
     this.redis.defineCommand('mcpgateQuotaTake', { lua: TAKE });
     this.redis.defineCommand('mcpgateQuotaRelease', { lua: RELEASE });
     this.redis.defineCommand('mcpgateQuotaRead', { lua: READ });
