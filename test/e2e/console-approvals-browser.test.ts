@@ -6,25 +6,19 @@
 // link while it waited. A screenshot goes to dist/test-output/console/approvals.png.
 // Skipped, saying why, only when /usr/bin/chromium is missing (.ci/run installs it).
 
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { fixtureServer, ROOT, tempDir, textOf, writeConfig, type TempDir } from '../helpers/gateway.js';
+import type { Page } from 'playwright-core';
+import { openBrowser, SHOTS, skip, type Browser } from '../helpers/browser.js';
+import { fixtureServer, tempDir, textOf, writeConfig, type TempDir } from '../helpers/gateway.js';
 import { connectAgent, makeToken, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = join(ROOT, 'dist/test-output/console');
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (install Debian's chromium package; .ci/run does)`;
 
 describe('pending approvals in the console, in a real browser', { timeout: 120_000, skip }, () => {
   let dir: TempDir;
   let http: HttpGateway;
-  let context: BrowserContext;
-  let profile: string;
+  let browser: Browser | undefined;
   let page: Page;
   const admin = makeToken();
   const agent = makeToken();
@@ -38,22 +32,14 @@ describe('pending approvals in the console, in a real browser', { timeout: 120_0
     });
     // --sanitize off: the ledger's answer carries the arguments back byte for byte.
     http = await startHttpGateway({ config, args: ['--rules', rules, '--state', dir.file('state'), '--sanitize', 'off'] });
-    profile = await mkdtemp(join(tmpdir(), 'mcpgate-chromium-'));
-    await mkdir(SHOTS, { recursive: true });
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-      viewport: { width: 1200, height: 900 },
-    });
-    page = await context.newPage();
+    browser = await openBrowser();
+    ({ page } = browser);
   });
 
   after(async () => {
-    await context?.close();
+    await browser?.close();
     await http?.stop();
     await dir?.remove();
-    if (profile !== undefined) await rm(profile, { recursive: true, force: true });
   });
 
   it('shows the waiting call with its exact arguments, and Approve runs it once with them', { timeout: 100_000 }, async () => {

@@ -5,44 +5,31 @@
 // dist/test-output/console/ (docs/console-*.png are copies of them).
 // Skipped, saying why, only when /usr/bin/chromium is missing (.ci/run installs it).
 
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { ROOT, until } from '../helpers/gateway.js';
+import type { BrowserContext, Page } from 'playwright-core';
+import { openBrowser, SHOTS, skip, type Browser } from '../helpers/browser.js';
+import { until } from '../helpers/gateway.js';
 import { connectAgent } from '../helpers/http.js';
 import { startConsoleRig, type ConsoleRig } from '../helpers/console.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = join(ROOT, 'dist/test-output/console');
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (install Debian's chromium package; .ci/run does)`;
 
 describe('console in a real browser', { timeout: 120_000, skip }, () => {
   let rig: ConsoleRig;
+  let browser: Browser | undefined;
   let context: BrowserContext;
-  let profile: string;
   let page: Page;
 
   before(async () => {
     rig = await startConsoleRig();
-    profile = await mkdtemp(join(tmpdir(), 'mcpgate-chromium-'));
-    await mkdir(SHOTS, { recursive: true });
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-      viewport: { width: 1200, height: 800 },
-    });
-    page = await context.newPage();
+    browser = await openBrowser();
+    ({ context, page } = browser);
   });
 
   after(async () => {
-    await context?.close();
+    await browser?.close();
     await rig?.close();
-    if (profile !== undefined) await rm(profile, { recursive: true, force: true });
   });
 
   it('signs in, revives a parked server, shows a held diff, approves it for a connected agent, and refuses forged requests', { timeout: 100_000 }, async () => {

@@ -4,25 +4,19 @@
 // reload. A screenshot goes to dist/test-output/console/quotas.png.
 // Skipped, saying why, only when /usr/bin/chromium is missing (.ci/run installs it).
 
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { ROOT, fixtureServer, tempDir, writeConfig, type TempDir } from '../helpers/gateway.js';
+import type { Page } from 'playwright-core';
+import { openBrowser, SHOTS, skip, type Browser } from '../helpers/browser.js';
+import { fixtureServer, tempDir, writeConfig, type TempDir } from '../helpers/gateway.js';
 import { connectAgent, makeToken, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = join(ROOT, 'dist/test-output/console');
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (install Debian's chromium package; .ci/run does)`;
 
 describe('console: quotas in a real browser', { timeout: 120_000, skip }, () => {
   let dir: TempDir;
   let gate: HttpGateway;
-  let context: BrowserContext;
-  let profile: string;
+  let browser: Browser | undefined;
   let page: Page;
   const admin = makeToken();
   const bot = makeToken();
@@ -36,22 +30,14 @@ describe('console: quotas in a real browser', { timeout: 120_000, skip }, () => 
       agents: { bot: { tokens: [bot.hash], allow: { servers: ['sink'] }, limits: { calls: 3, per: '1h', tools: { sink: { slow: { inFlight: 1 } } } } } },
     });
     gate = await startHttpGateway({ config, args: ['--rules', rules] });
-    profile = await mkdtemp(join(tmpdir(), 'mcpgate-chromium-'));
-    await mkdir(SHOTS, { recursive: true });
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-      viewport: { width: 1200, height: 800 },
-    });
-    page = await context.newPage();
+    browser = await openBrowser();
+    ({ page } = browser);
   });
 
   after(async () => {
-    await context?.close();
+    await browser?.close();
     await gate?.stop();
     await dir?.remove();
-    if (profile !== undefined) await rm(profile, { recursive: true, force: true });
   });
 
   it('shows each agent\'s limits and live counts, following its calls', { timeout: 100_000 }, async () => {
