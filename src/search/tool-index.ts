@@ -4,9 +4,10 @@
 // BM25 and Beyond", 2009), so a word that appears in a tool's name and its description is not counted
 // as two independent pieces of evidence. Coordination then scales a tool's score by the share of the
 // query's words it matched (to the power `coord`): a task is several words, and the tool that
-// answers more of them should beat one that matches one word many times. The default weights and
-// parameters were chosen on the tuning half of the retrieval set in bench/data (bench/RESULTS.md,
-// "Search").
+// answers more of them should beat one that matches one word many times. Last, a tool whose action
+// (the first verb of its name) is the one the task leads with scores more (actions.ts). The default
+// weights and parameters were chosen on the tuning half of the retrieval set in bench/data
+// (bench/RESULTS.md, "Search").
 //
 // Postings are parallel typed arrays per term; a document remembers where it sits in each of its terms'
 // postings, so upsert and remove cost what that one document has, not what the index holds. A query
