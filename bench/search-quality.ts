@@ -127,11 +127,12 @@ export const objective = (q: Quality): number => (q.recall5 + q.ndcg5 + q.mrr) /
  */
 export const MIN_GAIN = 0.005;
 
-export interface Tuned { options: Required<Pick<ToolIndexOptions, 'k1' | 'b' | 'synonymWeight' | 'coord'>> & { weights: FieldWeights }; quality: Quality; steps: string[] }
+export interface Tuned { options: Required<Pick<ToolIndexOptions, 'k1' | 'b' | 'synonymWeight' | 'coord' | 'actionBonus'>> & { weights: FieldWeights }; quality: Quality; steps: string[] }
 
 /**
- * Coordinate ascent on the tuning split: each field weight (and k1, b, the synonym weight) tried at a
- * few values while the others stay, the best kept, until a round changes nothing. Ties keep the current
+ * Coordinate ascent on the tuning split: each field weight (and k1, b, the synonym weight, coordination,
+ * the action bonus) tried at a few values while the others stay, the best kept, until a round changes
+ * nothing. Ties keep the current
  * value, and a move must raise the objective by MIN_GAIN, so a weight moves only when the tuning
  * queries clearly say so.
  */
@@ -153,6 +154,7 @@ export function tune(set: RetrievalSet, start: Tuned['options']): Tuned {
       ['b', [0.3, 0.5, 0.75, 0.9], (o, v) => ({ ...o, b: v })],
       ['synonymWeight', [0, 0.1, 0.2, 0.3, 0.5, 0.7], (o, v) => ({ ...o, synonymWeight: v })],
       ['coord', [0, 0.25, 0.5, 1, 2], (o, v) => ({ ...o, coord: v })],
+      ['actionBonus', [0, 0.1, 0.2, 0.3, 0.5], (o, v) => ({ ...o, actionBonus: v })],
     ];
     for (const [name, values, apply] of trials) {
       for (const v of values) {

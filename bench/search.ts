@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Mcpgate, type McpgateOptions } from '../src/mcpgate.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { partsToText } from '../src/wire/encoded.js';
-import { ToolIndex, DEFAULT_WEIGHTS, DEFAULT_K1, DEFAULT_B, DEFAULT_SYNONYM_WEIGHT, DEFAULT_COORD, type SearchHit } from '../src/search/tool-index.js';
+import { ToolIndex, DEFAULT_WEIGHTS, DEFAULT_K1, DEFAULT_B, DEFAULT_SYNONYM_WEIGHT, DEFAULT_COORD, DEFAULT_ACTION_BONUS, type SearchHit } from '../src/search/tool-index.js';
 import { fuse } from '../src/search/fuse.js';
 import { realDocs, realisticDocs } from './search-docs.js';
 import { indexOf, loadSet, measure, objective, PlainBm25, tune, type Quality, type Query, type RetrievalSet } from './search-quality.js';
@@ -206,8 +206,9 @@ async function benchQuality(set: RetrievalSet, print: Print): Promise<void> {
   const full = objective(tuneQuality({}));
   const parts = Object.keys(DEFAULT_WEIGHTS).map((field) => `${field} ${(objective(tuneQuality({ weights: { [field]: 0 } })) - full).toFixed(3)}`);
   parts.push(`synonyms ${(objective(tuneQuality({ synonymWeight: 0 })) - full).toFixed(3)}`);
+  parts.push(`action bonus ${(objective(tuneQuality({ actionBonus: 0 })) - full).toFixed(3)}`);
   print(` tuning split, the objective (mean of R@5, nDCG@5, MRR) ${full.toFixed(3)} with the defaults; without each part: ${parts.join(', ')}`);
-  const tuned = tune(set, { weights: { ...DEFAULT_WEIGHTS }, k1: DEFAULT_K1, b: DEFAULT_B, synonymWeight: DEFAULT_SYNONYM_WEIGHT, coord: DEFAULT_COORD });
+  const tuned = tune(set, { weights: { ...DEFAULT_WEIGHTS }, k1: DEFAULT_K1, b: DEFAULT_B, synonymWeight: DEFAULT_SYNONYM_WEIGHT, coord: DEFAULT_COORD, actionBonus: DEFAULT_ACTION_BONUS });
   print(tuned.steps.length === 0
     ? ' coordinate ascent from the defaults on the tuning split finds no better setting: the defaults are its optimum'
     : ` coordinate ascent from the defaults on the tuning split moves: ${tuned.steps.join('; ')} (objective ${objective(tuned.quality).toFixed(3)})`);

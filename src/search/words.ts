@@ -58,7 +58,19 @@ const STOP = new Set([
   'when', 'where', 'who', 'than', 'then', 'also', 'just', 'use', 'using', 'used', 'e', 'g', 'eg',
   'etc', 'not', 'no', 'yes', 'only', 'one', 'up', 'out', 'over', 'via', 'per', 'but', 'has', 'have',
   'been', 'being', 'let', 'lets', 'tool', 'tools', 'optional', 'default',
+  // General English function words (pronouns, auxiliaries, intensifiers) and the phrasing of a request
+  // ("can you please help me…", "I'd like a way to…"): what an agent says around a task, not the task.
+  'he', 'she', 'they', 'them', 'their', 'his', 'her', 'him', 'us', 'am', 'were', 'had', 'did',
+  'doing', 'having', 'very', 'too', 'really', 'actually', 'maybe', 'perhaps', 'kindly', 'hey', 'hi',
+  'hello', 'thanks', 'thank', 'somehow', 'something', 'anything', 'way', 'able', 'possible', 'try',
+  'trying', 'wanna', 'gonna', 'quickly', 'basically', 'here',
+  'whether', 'might', 'may', 'must', 'shall', 'own', 'such', 'same',
 ]);
+
+/** Whether a word (lower-case, as splitWords gives it) is a stop word. */
+export function isStop(word: string): boolean {
+  return STOP.has(word);
+}
 
 // "to-do" splits into two stop words; it means a task.
 const TO_DO = /\bto[- ]?do/i;

@@ -36,6 +36,9 @@ void describe('terms', { timeout: 5000 }, () => {
     assert.deepEqual(terms("what's on my to-do list"), ['task', 'list']);
     assert.deepEqual(terms('todos for today'), ['task', 'today']);
   });
+  void it('drops the phrasing of a request around the task', { timeout: 5000 }, () => {
+    assert.deepEqual(terms('hey, could you maybe help me find a way to delete their old files'), terms('help find delete old files'));
+  });
 });
 
 void describe('stem', { timeout: 5000 }, () => {
