@@ -5,7 +5,7 @@
 
 import { createHash } from 'node:crypto';
 import { visible } from '../wire/sanitize.js';
-import { canonicalJson } from '../wire/canonical-json.js';
+import { canonicalJson, scalarJson } from '../wire/canonical-json.js';
 
 // A type alias, not an interface: it then fits `Record<string, unknown>`-shaped (zod loose object) types.
 export type ToolDefinition = {
@@ -34,16 +34,8 @@ export function definitionOf(tool: Record<string, unknown>): ToolDefinition {
 
 /** The operator's diff (sorted, pretty), or (indent undefined) the canonical form the long way: the reference for `canonicalJson` (wire/canonical-json.ts). */
 function encode(value: unknown, indent: string | undefined, pad: string): string {
-  switch (typeof value) {
-    case 'string': return JSON.stringify(value);
-    case 'boolean': return value ? 'true' : 'false';
-    case 'number':
-      if (!Number.isFinite(value)) throw new TypeError(`${value} has no JSON encoding`);
-      return JSON.stringify(value);
-    case 'object': break;
-    default: throw new TypeError(`a ${typeof value} has no JSON encoding`);
-  }
-  if (value === null) return 'null';
+  const scalar = scalarJson(value);
+  if (scalar !== undefined) return scalar;
   const inner = indent === undefined ? '' : pad + indent;
   let items: string[];
   let open = '{';

@@ -3,18 +3,26 @@
 // their keys came in: what a pin's digest (pins/digest.ts) and a call approval's digest
 // (rules/approvals.ts, gateway/approval-desk.ts) are taken over.
 
-/** Sorted keys (UTF-16 order), no whitespace, `undefined` members omitted; non-finite numbers throw. */
-export function canonicalJson(value: unknown): string {
+/**
+ * A value that is not an object or array, as JSON (`null` too); undefined for an object or array.
+ * Non-finite numbers and what JSON cannot hold (functions, symbols, bigints, undefined) throw.
+ */
+export function scalarJson(value: unknown): string | undefined {
   switch (typeof value) {
     case 'string': return JSON.stringify(value);
     case 'boolean': return value ? 'true' : 'false';
     case 'number':
       if (!Number.isFinite(value)) throw new TypeError(`${value} has no JSON encoding`);
       return JSON.stringify(value);
-    case 'object': break;
+    case 'object': return value === null ? 'null' : undefined;
     default: throw new TypeError(`a ${typeof value} has no JSON encoding`);
   }
-  if (value === null) return 'null';
+}
+
+/** Sorted keys (UTF-16 order), no whitespace, `undefined` members omitted; non-finite numbers throw. */
+export function canonicalJson(value: unknown): string {
+  const scalar = scalarJson(value);
+  if (scalar !== undefined) return scalar;
   // The pins' hot path (every tool of every server at start-up): one string appended to, no arrays
   // of parts, and keys sorted only when they are not in order already (pins/digest.ts `encode` is the
   // long way to the same text, its reference in the tests).
