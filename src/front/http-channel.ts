@@ -22,7 +22,8 @@
 // missed and continues live (a POST's stream whose response was logged ends after the replay).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AgentSession, AgentChannel } from '../gateway/session.js';
+import type { AgentSession } from '../gateway/session.js';
+import type { AgentChannel } from '../gateway/agent-channel.js';
 import type { Logger } from '../observability/logger.js';
 import type { RequestId } from '../wire/jsonrpc.js';
 import { sseEvent } from '../wire/sse.js';

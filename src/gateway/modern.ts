@@ -24,7 +24,8 @@ import {
   MODERN_PROTOCOL_VERSIONS, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY, completeResult, stripEnvelope, type Envelope,
 } from '../wire/era.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
-import type { AgentChannel, AgentSession } from './session.js';
+import type { AgentChannel } from './agent-channel.js';
+import type { AgentSession } from './session.js';
 import type { RequestStateSealer } from './request-state.js';
 
 /** Where one modern request's messages go (its HTTP response stream, or stdout). */

@@ -1,8 +1,9 @@
-// One agent's session: the MCP server the agent sees. It answers what the gateway knows itself
+// One agent's session: the MCP server the agent sees. It keeps what the agent declared (its
+// capabilities, whether it has initialized, its log level), answers what the gateway knows itself
 // (initialize, ping, the lists), routes everything else to the server that owns the name, and keeps
 // the per-call state that makes progress and cancellation exact: agent id ↔ (connection, server id).
-// What goes to the agent, what the agent declared and its notifications are the part it extends
-// (agent-side.ts); here are the agent's requests.
+// Right to left, it is what the gateway calls to reach this agent: server requests, log messages,
+// list changes, and the answers to its requests, written to its channel (agent-channel.ts).
 //
 // Hot path (tools/call): one JSON.parse of the agent's line, a map lookup, and the agent's line with
 // only its id and name replaced (wire/request-splice.ts; JSON.stringify of the re-addressed request
@@ -14,8 +15,10 @@ import type { Logger } from '../observability/logger.js';
 import type { Connection } from '../servers/connection.js';
 import { AGENT_CAPABILITIES, type WithAgentCapabilities } from '../servers/era.js';
 import {
-  encodeRequest, parseMessage, spliceResponseId, type Classified, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
+  encodeError, encodeNotification, encodeRequest, encodeResult, parseMessage, spliceResponseId,
+  type Classified, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
 } from '../wire/jsonrpc.js';
+import { encodeResultParts, partsToText } from '../wire/encoded.js';
 import { sanitizeContent } from '../wire/sanitize.js';
 import { RAW_REQUEST, type WithRawRequest } from '../wire/request-splice.js';
 import { callHeaders } from '../wire/tool-headers.js';
@@ -27,9 +30,7 @@ import type { CompiledView } from '../rules/views.js';
 import type { Call } from './calls.js';
 import { UntilSettled } from './until-settled.js';
 import { RequestSpans, failureOf } from './request-spans.js';
-import { AgentSide, APPROVAL_ELICITATION } from './agent-side.js';
 import { auditOf, recordFinished, type Timed } from './call-records.js';
-import { subscribeUri } from './subscribe-uri.js';
 import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
 import { NOT_YET, type ToolRoute } from './router.js';
 import { FoundTools, SEARCH_TOOL_NAME, searchRequest, searchResult } from './search-mode.js';
@@ -41,13 +42,84 @@ import { initializeResult, LOG_LEVEL_RANK } from './methods.js';
 import { scopeOf } from './pool-scope.js';
 import { listTasks, recordCreatedTask, renameTaskAnswer, taskOf } from './tasks.js';
 import { routeOtherMethod } from './other-methods.js';
-import type { AgentChannel, SessionPartsOf } from './session-parts.js';
+import type { AgentChannel } from './agent-channel.js';
 import type { QuotaOutcome, QuotaRelease } from './quotas.js';
-import type { AuditCall } from '../observability/audit.js';
+import type { AuditCall, AuditLog } from '../observability/audit.js';
+import type { Catalog } from '../catalog/catalog.js';
+import type { GatewayMetrics } from '../observability/gateway-metrics.js';
+import type { Tracing } from '../observability/tracing.js';
+import type { Rules } from '../rules/load.js';
+import type { AgentViews } from './agent-views.js';
+import type { ApprovalDesk } from './approval-desk.js';
+import type { ToolSearch } from './tool-search.js';
+import type { Router } from './router.js';
+import type { OwnSubscriptions, Subscriptions } from './subscriptions.js';
+import type { Settling } from './until-settled.js';
+import type { TaskTable } from './tasks.js';
+import type { Quotas } from './quotas.js';
+import { AgentRequests } from './agent-requests.js';
+import { Calls } from './calls.js';
+import { extensionsOf } from './extensions.js';
 
 /** What a session uses of the gateway: the parts, never the gateway itself. */
-export type SessionParts = SessionPartsOf<AgentSession>;
-export type { AgentChannel };
+export interface SessionParts {
+  router: Router;
+  /** The rules in force (one snapshot; a session on a curated view finds its view there). */
+  rules: () => Rules;
+  views: AgentViews;
+  settling: Settling;
+  catalog: Catalog;
+  connections: ReadonlyMap<string, Connection>;
+  subscriptions: Subscriptions<AgentSession>;
+  /** Subscriptions on the session's own pooled connections (per-agent and per-session servers). */
+  ownSubscriptions: OwnSubscriptions<AgentSession>;
+  metrics: GatewayMetrics;
+  /** The audit trail (--audit); undefined: off, and nothing is built for it. */
+  audit: AuditLog | undefined;
+  /** OpenTelemetry traces (--otlp-endpoint); undefined: off, and no span is made. */
+  tracing: Tracing | undefined;
+  /** Discovery mode's meta-tools (for the agents in discovery mode: the gateway's, or their rules'). */
+  discovery: DiscoveryParts;
+  /** Each agent's mode, and search mode's search_tools and list. */
+  search: ToolSearch;
+  /** Where calls needing a person's approval wait (approval-desk.ts). */
+  approvals: ApprovalDesk;
+  /** Whether the rules hold this call for a person's approval (rules/approvals.ts), and for how long. */
+  approval(agent: string, server: string, tool: string, args: Readonly<Record<string, unknown>> | undefined, claims: Claims | undefined): ApprovalNeed | undefined;
+  /** Requests one agent may have in flight on servers at once. */
+  maxInflight: number;
+  /** The rules' quotas and rate limits on tool calls (quotas.ts). */
+  quotas: Quotas;
+  /** Neutralize escape sequences and invisible characters in what servers say. */
+  sanitize: boolean;
+  /** The ready servers' own instructions, for `initialize`. */
+  instructions(): string | undefined;
+  /** What mcpgate declares to agents (`methods.ts` `gatewayCapabilities`). */
+  capabilities(): Record<string, unknown>;
+  /** The tasks agents' calls created on servers, and whose each is (tasks.ts). */
+  tasks: TaskTable;
+  /** Sets the shared servers' log level to the most verbose any agent asked for, and `session`'s own pooled connections to their owners'. */
+  setServersLogLevel(session: AgentSession): Promise<void>;
+  /** The session ended (the registry forgets it, its subscriptions are dropped). */
+  closed(session: AgentSession): void;
+  /**
+   * The connection this session's request to `conn`'s server goes to: `conn` itself for a shared
+   * server; for a per-agent or per-session server the session's own pooled connection (a promise
+   * while it is made). Throws the pool's error (MCPG_POOL_EXHAUSTED, …).
+   */
+  scoped(session: AgentSession, conn: Connection): Connection | Promise<Connection>;
+  /** The agent's roots changed: tell the servers that may ask it (shared ones and its own pooled ones). */
+  rootsChanged(session: AgentSession): void;
+  /**
+   * The session's own catalogs: what its per-agent or per-session servers' pooled connections list,
+   * shown and routed instead of the shared catalog's part of those servers (own-catalogs.ts);
+   * undefined while it has none.
+   */
+  own(session: AgentSession): readonly Catalog[] | undefined;
+}
+
+/** The id prefix of mcpgate's own `elicitation/create` offering an agent the approval page of its waiting call. */
+export const APPROVAL_ELICITATION = 'mcpgate-approval-';
 
 type Rewrite = (result: Record<string, unknown>) => boolean;
 
@@ -57,7 +129,23 @@ const INITIALIZE_WAIT_MS = 5000;
 /** Agent sessions are numbered for the pool's per-session scope (`session:N`). */
 let nextSerial = 1;
 
-export class AgentSession extends AgentSide {
+export class AgentSession {
+
+  private initialized = false;
+  private capabilities: Record<string, unknown> = {};
+  /** The level the agent asked for (logging/setLevel); undefined: everything the servers send. */
+  logRank: number | undefined;
+  private readonly inflight = new Calls();
+  /** Server→agent requests the agent has not answered yet. */
+  private readonly agentRequests: AgentRequests;
+
+  /** The server's own key of our request `id` to the agent, when it relays a modern server's input request. */
+  inputKey(id: number): string | undefined {
+    return this.agentRequests.inputKey(id);
+  }
+  private closed = false;
+  /** Tracing on: the open span of each agent request, by the agent's id (undefined: tracing off). */
+  private readonly spans: RequestSpans | undefined;
   /** The lists as last shown to the agent, to announce only what changed for it. */
   readonly shown: ShownViews;
   /** Requests waiting until the servers settle (lists asked for during startup); answered at close. */
@@ -81,9 +169,9 @@ export class AgentSession extends AgentSide {
 
   constructor(
     private readonly parts: SessionParts,
-    channel: AgentChannel,
-    agent: string,
-    log: Logger,
+    private readonly channel: AgentChannel,
+    readonly agent: string,
+    private readonly log: Logger,
     /** False when the identity is only the default: then discovery tools may name the agent (agent_id). */
     private readonly agentExplicit = true,
     /** The front the agent came through (metrics count sessions by it). */
@@ -96,7 +184,8 @@ export class AgentSession extends AgentSide {
     /** The session's id in the audit trail and the console (HTTP: its Mcp-Session-Id). */
     readonly id: string = randomUUID(),
   ) {
-    super(channel, agent, log, parts.metrics, parts.tracing === undefined ? undefined : new RequestSpans(parts.tracing, id, agent, transport));
+    this.spans = parts.tracing === undefined ? undefined : new RequestSpans(parts.tracing, id, agent, transport);
+    this.agentRequests = new AgentRequests(agent, (line, about) => !this.closed && this.channel.send(line, about) !== false);
     this.shown = new ShownViews(parts.views, agent, () => parts.own(this), () => this.claims, () => this.curatedView(), () => this.searchList());
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
   }
@@ -349,7 +438,8 @@ export class AgentSession extends AgentSide {
   }
 
   /** The agent cancelled a call that waits for approval: it is withdrawn (and, as for any cancelled request, not answered). */
-  protected override cancelWaiting(requestId: RequestId, reason: string): void {
+  /** A cancelled request that is not on a server: a call waiting for approval, withdrawn. */
+  private cancelWaiting(requestId: RequestId, reason: string): void {
     const waiting = this.approvals.get(requestId);
     if (waiting === undefined) return;
     this.approvals.delete(requestId);
@@ -590,8 +680,34 @@ export class AgentSession extends AgentSide {
   }
 
   /** Subscribes this session to a resource URI (or unsubscribes it); throws why not. */
-  subscribeUri(subscribe: boolean, publicUriParam: unknown): Promise<void> {
-    return subscribeUri(this.parts, this, this.log, () => this.closed, subscribe, publicUriParam);
+  // The URI is routed under the rules as a read is, then held on the server's shared connection
+  // (`Subscriptions`) or, for a per-agent or per-session server, on this session's own pooled
+  // connection (`OwnSubscriptions`). A modern listen stream subscribes its URIs here too.
+  async subscribeUri(subscribe: boolean, publicUriParam: unknown): Promise<void> {
+    const method = subscribe ? 'resources/subscribe' : 'resources/unsubscribe';
+    await this.parts.settling.settled;
+    const route = this.parts.router.uri(this.log, this.agent, method, publicUriParam, this.claims);
+    if (route instanceof GatewayError) throw route;
+    const { conn, uri, publicUri } = route;
+    if (conn.config.sessions !== 'shared') return this.ownSubscription(subscribe, conn, uri);
+    if ((conn.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
+      throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name });
+    }
+    if (this.closed) return;
+    if (subscribe) await this.parts.subscriptions.subscribe(this, conn, uri, publicUri);
+    else await this.parts.subscriptions.unsubscribe(this, conn, uri, publicUri);
+  }
+
+  /** A per-agent or per-session server: subscribe on this session's own pooled connection; throws why not. */
+  private async ownSubscription(subscribe: boolean, conn: Connection, uri: string): Promise<void> {
+    const got = this.parts.scoped(this, conn);
+    const own = got instanceof Promise ? await got : got;
+    if ((own.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
+      throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name });
+    }
+    if (this.closed) return;
+    if (subscribe) await this.parts.ownSubscriptions.subscribe(this, own, uri);
+    else await this.parts.ownSubscriptions.unsubscribe(this, own, uri);
   }
 
   private async setLevel(msg: JsonRpcRequest): Promise<void> {
@@ -619,8 +735,160 @@ export class AgentSession extends AgentSide {
     this.initialized = true;
   }
 
-  protected rootsChanged(): void {
+  /** The agent said its roots changed: tell the servers that may ask it. */
+  private rootsChanged(): void {
     this.parts.rootsChanged(this);
+  }
+
+  /** The extensions the agent declared (`capabilities.extensions`), if any. */
+  get extensions(): Record<string, unknown> | undefined {
+    return extensionsOf(this.capabilities);
+  }
+
+
+  /**
+   * A modern (2026-07-28) request's session: its capabilities and log level come with the request
+   * (the `_meta` envelope), not from `initialize`, and server requests need no wait for `initialized`.
+   */
+  adoptEnvelope(capabilities: Record<string, unknown>, logLevel: string | undefined): void {
+    this.capabilities = capabilities;
+    if (logLevel !== undefined) this.logRank = LOG_LEVEL_RANK[logLevel];
+    this.agentRequests.agentReady(capabilities);
+  }
+
+  /**
+   * A session adopted from another worker of a cluster: the agent initialized it there,
+   * so it starts initialized here, with the capabilities it declared then (kept in Redis). Only the
+   * log level it may have set is not carried over.
+   */
+  resume(capabilities: Record<string, unknown>): void {
+    this.capabilities = capabilities;
+    this.initialized = true;
+    this.agentRequests.agentReady(capabilities);
+  }
+
+  // ── notifications and responses from the agent ─────────────────────────────────────────────
+
+
+  private onNotification(msg: JsonRpcNotification): void {
+    switch (msg.method) {
+      case 'notifications/cancelled': {
+        const requestId = msg.params?.requestId as RequestId | undefined;
+        const entry = requestId === undefined ? undefined : this.inflight.get(requestId);
+        if (entry === undefined) {
+          if (requestId !== undefined) this.cancelWaiting(requestId, typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent');
+          return;
+        }
+        this.inflight.delete(requestId!);
+        if (this.spans !== undefined) {
+          entry.trace?.end('cancelled');
+          this.spans.end(requestId!, 'cancelled', undefined, entry.conn.name);
+        }
+        const reason = typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent';
+        entry.conn.cancel(entry.serverId, reason);
+        return;
+      }
+      case 'notifications/roots/list_changed':
+        this.rootsChanged();
+        return;
+      case 'notifications/initialized': {
+        this.initialized = true;
+        this.agentRequests.agentReady(this.capabilities);
+        return;
+      }
+      default:
+        this.log.debug('ignored a notification from the agent', { method: msg.method });
+    }
+  }
+
+  private onResponse(msg: JsonRpcResponse): void {
+    // The agent's answer to mcpgate's own URL elicitation of a call waiting for approval: the admin decides, not it.
+    if (typeof msg.id === 'string' && msg.id.startsWith(APPROVAL_ELICITATION)) return;
+    if (!this.agentRequests.answer(msg)) this.log.debug('dropped an answer to no pending request', { id: msg.id });
+  }
+
+  // ── right to left: called by the gateway ───────────────────────────────────────────────────
+
+  /**
+   * Relays a server→agent request (sampling, elicitation, roots) if the agent declared the
+   * capability. It is sent as part of the agent's call it belongs to: the one the server named
+   * (`related`, HTTP servers), else this agent's only call in flight on that server. `fallback`:
+   * the answer when the agent lacks the capability (a `roots/list` of an entry with `"roots"`).
+   */
+  relayServerRequest(conn: Connection, msg: JsonRpcRequest, capability: string, related?: number, fallback?: unknown): void {
+    this.agentRequests.relay(conn, msg, capability, this.capabilities, this.inflight.owner(conn, related), fallback);
+  }
+
+  /** The server withdrew one of its requests to the agent: pass the cancellation on. */
+  serverCancelled(conn: Connection, requestId: unknown): void {
+    this.agentRequests.cancelledByServer(conn, requestId);
+  }
+
+  /** A connection went away: its questions to the agent can no longer be answered. */
+  connectionLost(conn: Connection): void {
+    this.agentRequests.connectionLost(conn);
+  }
+
+  /** True when the server's call `serverId` on `conn` is one of this agent's. */
+  ownsCall(conn: Connection, serverId: number): boolean {
+    return this.inflight.owns(conn, serverId);
+  }
+
+  /** This agent's calls in flight on `conn`. */
+  callsOn(conn: Connection): number {
+    return this.inflight.countOn(conn);
+  }
+
+  /**
+   * A server's log message, if this agent asked for logs (logging/setLevel) at or below its level.
+   * Agents that never asked get none: on a shared gateway one agent's calls must not fill another's
+   * log, and servers' logs are not attributable to a call.
+   */
+  deliverLog(server: string, params: Record<string, unknown>): void {
+    if (this.logRank === undefined) return;
+    const rank = typeof params.level === 'string' ? LOG_LEVEL_RANK[params.level] : undefined;
+    if (rank !== undefined && rank < this.logRank) return;
+    const logger = typeof params.logger === 'string' && params.logger !== '' ? `${server}/${params.logger}` : server;
+    this.notify('notifications/message', { ...params, logger });
+  }
+
+  listChanged(method: string): void {
+    if (this.initialized) this.notify(method);
+  }
+
+  notify(method: string, params?: unknown, about?: RequestId): void {
+    if (!this.closed) this.channel.send(encodeNotification(method, params), about);
+  }
+
+  private sendResult(id: RequestId, result: unknown): void {
+    if (this.closed) return;
+    this.channel.send(encodeResult(id, result), id, true);
+    if (this.spans !== undefined) this.spans.end(id, 'ok');
+  }
+
+  /** A result already encoded as JSON text. */
+  private sendEncodedResult(id: RequestId, resultJson: string): void {
+    if (this.closed) return;
+    this.channel.send(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`, id, true);
+    if (this.spans !== undefined) this.spans.end(id, 'ok');
+  }
+
+  /** A result cached as bytes (a list): only the head with the id is made per answer. */
+  private sendResultBytes(id: RequestId, result: readonly Buffer[]): void {
+    if (this.closed) return;
+    const parts = encodeResultParts(JSON.stringify(id), result);
+    if (this.channel.sendParts !== undefined) this.channel.sendParts(parts, id, true);
+    else this.channel.send(partsToText(parts), id, true);
+    if (this.spans !== undefined) this.spans.end(id, 'ok');
+  }
+
+  private sendError(id: RequestId | null, err: unknown): void {
+    if (this.closed) return;
+    const error = asGatewayError(err);
+    if (error.code === 'MCPG_INTERNAL') this.log.error('internal error while handling a request', { error: err });
+    this.parts.metrics.error(error.code);
+    this.channel.send(encodeError(id, error.toJsonRpc()), id ?? undefined, true);
+    if (this.spans !== undefined && id !== null) this.spans.end(id, 'failed', error.code, error.server);
   }
 
   /**
