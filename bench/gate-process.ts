@@ -21,8 +21,9 @@ export interface GateProcess {
   stop(): Promise<void>;
 }
 
-export async function startGate(config: string, flags: readonly string[]): Promise<GateProcess> {
-  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve', '--config', config, '--http', '127.0.0.1:0', '--no-auth', '--agent', 'bench', '--log-format', 'json', ...flags], { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+/** `nodeArgs`: flags for node itself, before the CLI (e.g. `--import` of a probe). */
+export async function startGate(config: string, flags: readonly string[], nodeArgs: readonly string[] = []): Promise<GateProcess> {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, CLI, 'serve', '--config', config, '--http', '127.0.0.1:0', '--no-auth', '--agent', 'bench', '--log-format', 'json', ...flags], { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
   const pid = child.pid!;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const problems: string[] = [];

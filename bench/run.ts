@@ -1,6 +1,6 @@
 // `npm run bench`: runs every benchmark and prints a table. Targets are checked here, not in unit
 // tests (timings on shared machines are noisy; only ratios measured in one run mean anything).
-// `npm run bench -- http` (or any of stdio, respawn, reload, http, peers, memory, catalog, cluster, pool, eras, search) runs only the benchmarks named.
+// `npm run bench -- http` (or any of stdio, respawn, reload, http, peers, memory, catalog, cluster, pool, eras, search, call-path) runs only the benchmarks named.
 
 import { cpus, loadavg, totalmem } from 'node:os';
 import { benchReload } from './reload.js';
@@ -12,6 +12,7 @@ import { benchMemory } from './http-memory.js';
 import { benchCatalog, printCatalog } from './catalog.js';
 import { benchCatalogStartup, printCatalogStartup } from './catalog-startup.js';
 import { benchCluster } from './cluster.js';
+import { benchCallPath, printCallPath } from './call-path.js';
 import { benchEras, printEras } from './eras.js';
 import { benchPool } from './pool.js';
 import { benchSearch } from './search.js';
@@ -47,7 +48,7 @@ function print(title: string, result: StdioResult): void {
   console.log(`  mcpgate ÷ the parse relay (parses, re-addresses and re-encodes every message): median ${(gate.median / parse.median).toFixed(2)}×, p99 ${(gate.p99 / parse.p99).toFixed(2)}×${cpuAbove}`);
 }
 
-const BENCHES = ['stdio', 'respawn', 'reload', 'http', 'peers', 'memory', 'catalog', 'cluster', 'pool', 'eras', 'search'] as const;
+const BENCHES = ['stdio', 'respawn', 'reload', 'http', 'peers', 'memory', 'catalog', 'cluster', 'pool', 'eras', 'search', 'call-path'] as const;
 
 function selected(): Set<string> {
   const names = process.argv.slice(2);
@@ -67,6 +68,7 @@ async function main(): Promise<void> {
   // The throughput target alone: 64 in flight on one shared session, mcpgate beside its floors and its Streamable HTTP peers.
   if (run.has('peers')) printHttp(await benchHttp({ concurrency: [64], perWorkerSessions: false, targets: [FLOOR_NAME, RELAY_NAME, MCPGATE_NAME, 'mcp-proxy', 'supergateway'] }, (line) => console.log(line)));
   if (run.has('memory')) await benchMemory((line) => console.log(`\n${line}`));
+  if (run.has('call-path')) printCallPath(await benchCallPath());
   if (run.has('catalog')) await catalog();
   if (run.has('cluster')) await benchCluster((line) => console.log(line));
   if (run.has('pool')) await benchPool((line) => console.log(line));
