@@ -13,6 +13,10 @@ import type { ConnectionFactory } from '../../src/gateway/gateway.js';
 export interface FakeTool {
   name: string;
   description?: string;
+  /** The text of its answer (default `SERVER:TOOL`). */
+  text?: (args: Record<string, unknown> | undefined) => string;
+  /** Never answered: a call is held until the gateway cancels it (then it is in `cancelled`). */
+  holds?: boolean;
 }
 
 export interface FakeServerSpec {
@@ -24,6 +28,10 @@ export interface FakeServerSpec {
 /** One fake server: its tools, the tools/call requests it received, and a way to let it start. */
 export class FakeServer {
   readonly calls: { name: string; arguments: unknown }[] = [];
+  /** The held calls (`holds`) the gateway cancelled, in order. */
+  readonly cancelled: { name: string; arguments: unknown }[] = [];
+  /** Held calls by the id the gateway gave them. */
+  private readonly holding = new Map<unknown, { name: string; arguments: unknown }>();
   /** A hung server: alive, but answers nothing from now on (it has no ping either way: -32601). */
   hung = false;
   private events: TransportEvents | undefined;
@@ -73,7 +81,13 @@ export class FakeServer {
   private receive(line: string): void {
     if (this.hung) return;
     const msg = JSON.parse(line) as { id?: number; method?: string; params?: Record<string, unknown> };
-    if (msg.id === undefined || msg.method === undefined) return; // notifications and answers
+    if (msg.id === undefined && msg.method === 'notifications/cancelled') {
+      const held = this.holding.get(msg.params?.requestId);
+      this.holding.delete(msg.params?.requestId);
+      if (held !== undefined) this.cancelled.push(held);
+      return;
+    }
+    if (msg.id === undefined || msg.method === undefined) return; // other notifications, and answers
     const answer = (result: unknown): void => this.events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
     switch (msg.method) {
       case 'initialize': {
@@ -86,8 +100,11 @@ export class FakeServer {
         return answer({ tools: this.spec.tools.map((t) => ({ name: t.name, description: t.description ?? t.name, inputSchema: { type: 'object' } })) });
       case 'tools/call': {
         const name = String(msg.params?.name);
-        this.calls.push({ name, arguments: msg.params?.arguments });
-        return answer({ content: [{ type: 'text', text: `${this.name}:${name}` }] });
+        const args = msg.params?.arguments as Record<string, unknown> | undefined;
+        this.calls.push({ name, arguments: args });
+        const tool = this.spec.tools.find((t) => t.name === name);
+        if (tool?.holds === true) return void this.holding.set(msg.id, { name, arguments: args });
+        return answer({ content: [{ type: 'text', text: tool?.text?.(args) ?? `${this.name}:${name}` }] });
       }
       default:
         this.events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: `no ${msg.method}` } }));
