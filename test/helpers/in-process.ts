@@ -19,9 +19,9 @@ import { HttpFront, type HttpFrontOptions } from '../../src/front/http.js';
 import { serveStdio, type StdioFront, type StdioOptions } from '../../src/front/stdio.js';
 import { Logger, type LogLevel } from '../../src/observability/logger.js';
 import { parseRules } from '../../src/rules/load.js';
-import type { FakeServer} from '../unit/fake-server.js';
-import { fakeConnections, stdioConfig } from '../unit/fake-server.js';
+import { fakeConnections, stdioConfig, type FakeServer } from '../unit/fake-server.js';
 import type { RawResponse } from './http.js';
+import { JSON_HEADERS, initializeBody } from './requests.js';
 
 export type HeaderPairs = readonly (readonly [string, string])[];
 
@@ -390,6 +390,8 @@ export interface InProcessHttp {
   inject(options: InjectOptions): Promise<RawResponse>;
   /** One request whose response is read as it comes (an event stream). */
   open(options: InjectOptions): Exchange;
+  /** Starts a session with raw requests (initialize, then notifications/initialized); returns its id. */
+  session(headers?: Record<string, string>): Promise<string>;
   /** The front's graceful shutdown, then the gateway's. */
   close(): Promise<void>;
 }
@@ -412,6 +414,13 @@ export async function httpFront(options: InProcessOptions & { front?: Partial<Ht
     gateway, front, lines,
     inject: (opts) => inject(handler, opts),
     open: (opts) => new Exchange(handler, opts),
+    async session(headers = {}) {
+      const init = await inject(handler, { headers: { ...JSON_HEADERS, ...headers }, body: initializeBody() });
+      const id = init.headers['mcp-session-id'];
+      if (init.status !== 200 || typeof id !== 'string') throw new Error(`initialize failed: ${init.status} ${init.body}`);
+      await inject(handler, { headers: { ...JSON_HEADERS, ...headers, 'mcp-session-id': id }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+      return id;
+    },
     async close() {
       await front.close();
       await gateway.close();
