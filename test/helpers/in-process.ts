@@ -342,6 +342,16 @@ export function inject(handler: Handler, options: InjectOptions): Promise<RawRes
   return new Exchange(handler, options).done;
 }
 
+/** Waits (bounded) until `check` holds, looking again after each turn of the event loop; false when it never did. */
+export async function until(check: () => boolean, ms = 5000): Promise<boolean> {
+  const deadline = performance.now() + ms;
+  while (!check()) {
+    if (performance.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  return true;
+}
+
 /** A log that keeps its lines, parsed, for tests that check what was logged. */
 export function recordingLogger(level: LogLevel = 'info'): { log: Logger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
