@@ -413,9 +413,18 @@ export interface InProcessHttp {
 export async function httpFront(options: InProcessOptions & { front?: Partial<HttpFrontOptions> }): Promise<InProcessHttp> {
   const { gateway, lines } = await startGateway(options);
   const log = options.log ?? new Logger('info', (line) => lines.push(JSON.parse(line) as Record<string, unknown>));
+  const metrics = gateway.metrics;
+  // Counted as the composition root counts them (src/mcpgate.ts), so /metrics tells the same.
   const front = new HttpFront(gateway, {
     host: '127.0.0.1', port: 0, auth: 'off', defaultAgent: 'tester',
-    ops: { gateway, metrics: () => gateway.metrics.render() },
+    ops: { gateway, metrics: () => metrics.render() },
+    onRequest: (route, status) => metrics.httpRequest(route, status),
+    onReplay: {
+      buffered: (n) => metrics.sseReplay('buffered', n),
+      replayed: (n) => metrics.sseReplay('replayed', n),
+      dropped: (n) => metrics.sseReplay('dropped', n),
+      resumption: (outcome) => metrics.sseResumption(outcome),
+    },
     ...options.front,
   }, log.child({ front: 'http' }));
   front.url = 'http://127.0.0.1/mcp';

@@ -17,6 +17,11 @@ export interface FakeTool {
   text?: (args: Record<string, unknown> | undefined) => string;
   /** Never answered: a call is held until the gateway cancels it (then it is in `cancelled`). */
   holds?: boolean;
+  /**
+   * A call reports `arguments.steps` progress notifications (to its `_meta.progressToken`), one
+   * each time the test calls `step()`, then answers `done`: the test decides what comes when.
+   */
+  progress?: boolean;
 }
 
 export interface FakeServerSpec {
@@ -30,6 +35,8 @@ export class FakeServer {
   readonly calls: { name: string; arguments: unknown }[] = [];
   /** The held calls (`holds`) the gateway cancelled, in order. */
   readonly cancelled: { name: string; arguments: unknown }[] = [];
+  /** Calls reporting progress (`FakeTool.progress`), oldest first. */
+  private readonly stepping: { id: number; token: unknown; steps: number; sent: number }[] = [];
   /** Held calls by the id the gateway gave them. */
   private readonly holding = new Map<unknown, { name: string; arguments: unknown }>();
   /** A hung server: alive, but answers nothing from now on (it has no ping either way: -32601). */
@@ -49,6 +56,24 @@ export class FakeServer {
   crash(): void {
     this.releasedStart = false;
     this.events?.exit(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" was killed by SIGKILL`, { server: this.name }));
+  }
+
+  /**
+   * Each call reporting progress sends its next notification, or its answer after the last; returns
+   * how many are still reporting.
+   */
+  step(): number {
+    for (const call of [...this.stepping]) {
+      if (call.sent < call.steps) {
+        call.sent += 1;
+        const params = { progressToken: call.token, progress: call.sent, total: call.steps, message: `step ${call.sent}` };
+        this.events?.line(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params }));
+      } else {
+        this.stepping.splice(this.stepping.indexOf(call), 1);
+        this.events?.line(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: { content: [{ type: 'text', text: 'done' }] } }));
+      }
+    }
+    return this.stepping.length;
   }
 
   /** Lets a held server answer initialize. */
@@ -104,6 +129,10 @@ export class FakeServer {
         this.calls.push({ name, arguments: args });
         const tool = this.spec.tools.find((t) => t.name === name);
         if (tool?.holds === true) return void this.holding.set(msg.id, { name, arguments: args });
+        if (tool?.progress === true) {
+          const token = (msg.params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
+          return void this.stepping.push({ id: msg.id, token, steps: Number(args?.steps ?? 0), sent: 0 });
+        }
         return answer({ content: [{ type: 'text', text: tool?.text?.(args) ?? `${this.name}:${name}` }] });
       }
       default:
