@@ -376,7 +376,7 @@ export async function startGateway(options: InProcessOptions): Promise<{ gateway
     config: { file: '/in-process/.mcp.json', servers: options.servers.map((s) => stdioConfig(s.name)), warnings: [] },
     ...(options.rules !== undefined && { rules: parseRules(JSON.stringify(options.rules), '/in-process/gateway-rules.json', names) }),
     log: recorded.log,
-    connect: fakeConnections(options.servers),
+    connect: fakeConnections(options.servers, options.gateway?.supervision),
   });
   // A real server's process holds the event loop open while the gateway is; in-memory ones hold
   // nothing, so a test waiting on the gateway's own (unref'd) timers, such as a restart's backoff,

@@ -9,13 +9,15 @@ import assert from 'node:assert/strict';
 import { GATEWAY_INFO } from '../../src/version.js';
 import { SSE_RETRY_MS } from '../../src/front/sse-replay.js';
 import { FakeServer } from './fake-server.js';
-import { httpFront, stdioFront } from '../helpers/in-process.js';
+import { httpFront, stdioFront, until } from '../helpers/in-process.js';
+import { JSON_HEADERS } from '../helpers/requests.js';
 
 const T = { timeout: 10_000 };
-const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const MODERN = '2026-07-28';
 const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
 const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'in-process', version: '1' } } };
+/** A crashed in-memory server restarts at once: the tests that restart one wait for no backoff. */
+const QUICK_RESTART = { gateway: { supervision: { backoffBaseMs: 1 } } };
 const TOOLS = [
   { name: 'fs__read', description: 'read', inputSchema: { type: 'object' } },
   { name: 'fs__write', description: 'write', inputSchema: { type: 'object' } },
@@ -86,7 +88,7 @@ void describe('the HTTP front in-process: a whole tools/call, front to server se
 
   void it('the GET stream is read event by event: priming, a list change, the retry when the session ends', T, async () => {
     const fs = fsServer();
-    const http = await httpFront({ servers: [fs] });
+    const http = await httpFront({ servers: [fs], ...QUICK_RESTART });
     try {
       const init = await http.inject({ headers: JSON_HEADERS, body: JSON.stringify(INITIALIZE) });
       const session = init.headers['mcp-session-id'] as string;
@@ -115,6 +117,37 @@ void describe('the HTTP front in-process: a whole tools/call, front to server se
       const last = await stream.next();
       assert.deepEqual([last?.retry, last?.data], [SSE_RETRY_MS, ''], 'mcpgate ends the stream with a retry: field');
       assert.equal(await stream.next(), undefined, 'then the stream is closed');
+    } finally {
+      await http.close();
+    }
+  });
+
+  void it('a GET stream whose agent stops reading is dropped past --max-agent-buffer; the session lives on', T, async () => {
+    const fs = fsServer();
+    const http = await httpFront({ servers: [fs], front: { maxAgentBuffer: 64 }, ...QUICK_RESTART });
+    try {
+      const session = await http.session();
+      const inSession = { ...JSON_HEADERS, 'mcp-session-id': session };
+      await http.inject({ headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+      const stream = http.open({ method: 'GET', headers: { accept: 'text/event-stream', 'mcp-session-id': session } });
+      assert.equal((await stream.next())?.data, '', 'primed while the agent reads');
+      stream.res.pause();
+      const change = async (tool: string): Promise<void> => {
+        fs.crash();
+        fs.spec.tools.push({ name: tool });
+        fs.release();
+        assert.ok(await until(() => http.gateway.connections.get('fs')?.state === 'ready'), 'restarted with the new tool');
+      };
+      await change('one');
+      assert.ok(await until(() => stream.res.writableLength > 64), 'the list change waits in the buffer, unread');
+      assert.equal(stream.res.destroyed, false, 'one message is let through, however large');
+      await change('two');
+      const done = await stream.done;
+      assert.equal(stream.res.destroyed, true, 'the next one finds the buffer over the bound: the stream is dropped');
+      assert.equal(done.body.includes('list_changed'), false, 'what was never read never arrived');
+      assert.ok(http.lines.some((l) => l.code === 'MCPG_AGENT_TOO_SLOW' && String(l.msg).startsWith('dropped the GET stream')), 'logged');
+      const list = await http.inject({ headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }) });
+      assert.deepEqual((list.json?.result as { tools: { name: string }[] }).tools.map((t) => t.name), ['fs__read', 'fs__write', 'fs__one', 'fs__two'], 'the session is fine');
     } finally {
       await http.close();
     }
