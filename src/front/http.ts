@@ -111,6 +111,14 @@ export class HttpFront {
     this.listeners.accept(socket, head);
   }
 
+  /**
+   * Answers one request as the `--http` port's listener does, with no socket of its own: the
+   * in-process test harness drives the front through it.
+   */
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    this.guarded(req, res);
+  }
+
   get sessionCount(): number {
     return this.sessions.size;
   }

@@ -3,12 +3,14 @@
 // HTTP requests for the cases an SDK client never produces (bad bodies, wrong methods, no token).
 
 import { spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { request } from 'node:http';
 import { writeFile } from 'node:fs/promises';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { GatewayProcess, type GatewayOptions, type TempDir } from './gateway.js';
+import { JSON_HEADERS, initializeBody } from './requests.js';
+
+export { JSON_HEADERS, initializeBody, makeToken } from './requests.js';
 
 export interface HttpGateway {
   gw: GatewayProcess;
@@ -59,16 +61,10 @@ function guard(pid: number): () => void {
   return () => void input.end('\n');
 }
 
-/** A new static token and its rules entry (what `mcpgate token` prints). */
 /** The JSON-RPC error message of an answer's body (the whole body as JSON when there is none). */
 export function messageOf(body: Record<string, unknown> | undefined): string {
   const message = (body?.error as { message?: unknown } | undefined)?.message;
   return typeof message === 'string' ? message : JSON.stringify(body);
-}
-
-export function makeToken(): { token: string; hash: string } {
-  const token = `mcpg_${randomBytes(24).toString('base64url')}`;
-  return { token, hash: `sha256:${createHash('sha256').update(token).digest('hex')}` };
 }
 
 export async function writeRules(dir: TempDir, rules: unknown): Promise<string> {
@@ -129,13 +125,6 @@ export function raw(url: string, options: { method?: string; headers?: Record<st
     if (options.body !== undefined) req.end(options.body);
     else req.end();
   });
-}
-
-export const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-
-/** The body of a raw initialize. */
-export function initializeBody(id: number | string = 1): string {
-  return JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
 }
 
 /** Starts a session with raw requests; returns its id. */

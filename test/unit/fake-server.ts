@@ -1,7 +1,9 @@
 // An in-memory MCP server behind a real Connection: a ServerTransport that answers the messages the
 // gateway writes (initialize, the lists, tools/call) without a process or a socket, so the gateway's
-// routing is unit-tested (test/unit/gateway-routing.test.ts) and the e2e tests prove the real thing.
-// A server can be told to hold its initialize answer, so a test sees the gateway before it settles.
+// routing (test/unit/gateway-routing.test.ts) and the fronts in-process (test/helpers/in-process.ts)
+// are unit-tested and the e2e tests prove the real thing. A server can be told to hold its initialize
+// answer, so a test sees the gateway before it settles; a tool can hold its calls until cancelled, or
+// report progress one step each time the test says.
 
 import type { ServerConfig } from '../../src/config/types.js';
 import { GatewayError } from '../../src/errors.js';
@@ -13,6 +15,15 @@ import type { ConnectionFactory } from '../../src/gateway/gateway.js';
 export interface FakeTool {
   name: string;
   description?: string;
+  /** The text of its answer (default `SERVER:TOOL`). */
+  text?: (args: Record<string, unknown> | undefined) => string;
+  /** Never answered: a call is held until the gateway cancels it (then it is in `cancelled`). */
+  holds?: boolean;
+  /**
+   * A call reports `arguments.steps` progress notifications (to its `_meta.progressToken`), one
+   * each time the test calls `step()`, then answers `done`: the test decides what comes when.
+   */
+  progress?: boolean;
 }
 
 export interface FakeServerSpec {
@@ -24,6 +35,12 @@ export interface FakeServerSpec {
 /** One fake server: its tools, the tools/call requests it received, and a way to let it start. */
 export class FakeServer {
   readonly calls: { name: string; arguments: unknown }[] = [];
+  /** The held calls (`holds`) the gateway cancelled, in order. */
+  readonly cancelled: { name: string; arguments: unknown }[] = [];
+  /** Calls reporting progress (`FakeTool.progress`), oldest first. */
+  private readonly stepping: { id: number; token: unknown; steps: number; sent: number }[] = [];
+  /** Held calls by the id the gateway gave them. */
+  private readonly holding = new Map<unknown, { name: string; arguments: unknown }>();
   /** A hung server: alive, but answers nothing from now on (it has no ping either way: -32601). */
   hung = false;
   private events: TransportEvents | undefined;
@@ -41,6 +58,24 @@ export class FakeServer {
   crash(): void {
     this.releasedStart = false;
     this.events?.exit(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" was killed by SIGKILL`, { server: this.name }));
+  }
+
+  /**
+   * Each call reporting progress sends its next notification, or its answer after the last; returns
+   * how many are still reporting.
+   */
+  step(): number {
+    for (const call of [...this.stepping]) {
+      if (call.sent < call.steps) {
+        call.sent += 1;
+        const params = { progressToken: call.token, progress: call.sent, total: call.steps, message: `step ${call.sent}` };
+        this.events?.line(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params }));
+      } else {
+        this.stepping.splice(this.stepping.indexOf(call), 1);
+        this.events?.line(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: { content: [{ type: 'text', text: 'done' }] } }));
+      }
+    }
+    return this.stepping.length;
   }
 
   /** Lets a held server answer initialize. */
@@ -73,7 +108,13 @@ export class FakeServer {
   private receive(line: string): void {
     if (this.hung) return;
     const msg = JSON.parse(line) as { id?: number; method?: string; params?: Record<string, unknown> };
-    if (msg.id === undefined || msg.method === undefined) return; // notifications and answers
+    if (msg.id === undefined && msg.method === 'notifications/cancelled') {
+      const held = this.holding.get(msg.params?.requestId);
+      this.holding.delete(msg.params?.requestId);
+      if (held !== undefined) this.cancelled.push(held);
+      return;
+    }
+    if (msg.id === undefined || msg.method === undefined) return; // other notifications, and answers
     const answer = (result: unknown): void => this.events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
     switch (msg.method) {
       case 'initialize': {
@@ -86,8 +127,15 @@ export class FakeServer {
         return answer({ tools: this.spec.tools.map((t) => ({ name: t.name, description: t.description ?? t.name, inputSchema: { type: 'object' } })) });
       case 'tools/call': {
         const name = String(msg.params?.name);
-        this.calls.push({ name, arguments: msg.params?.arguments });
-        return answer({ content: [{ type: 'text', text: `${this.name}:${name}` }] });
+        const args = msg.params?.arguments as Record<string, unknown> | undefined;
+        this.calls.push({ name, arguments: args });
+        const tool = this.spec.tools.find((t) => t.name === name);
+        if (tool?.holds === true) return void this.holding.set(msg.id, { name, arguments: args });
+        if (tool?.progress === true) {
+          const token = (msg.params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
+          return void this.stepping.push({ id: msg.id, token, steps: Number(args?.steps ?? 0), sent: 0 });
+        }
+        return answer({ content: [{ type: 'text', text: tool?.text?.(args) ?? `${this.name}:${name}` }] });
       }
       default:
         this.events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: `no ${msg.method}` } }));

@@ -1,24 +1,25 @@
 // Malformed and mistaken agent input, sent as raw lines: each gets exactly one JSON-RPC error with the
 // right code and a stable data.code (errors.ts), never a stack trace, and neither the gateway nor its
-// servers are harmed — a valid call afterwards still succeeds.
+// servers are harmed — a valid call afterwards still succeeds. The real stdio front in-process
+// (test/helpers/in-process.ts) over an in-memory server; the line reader's bounds on a real pipe are
+// the e2e tests'.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { RawReplies, fixtureServer, startGateway, tempDir, writeConfig, type GatewayProcess, type RawReply, type TempDir, until } from '../helpers/gateway.js';
+import { FakeServer } from './fake-server.js';
+import { stdioFront, until, type InProcessStdio, type Message } from '../helpers/in-process.js';
 
 describe('bad input from the agent', { timeout: 30_000 }, () => {
-  let dir: TempDir;
-  let gw: GatewayProcess;
-  let replies: RawReplies;
+  let gw: InProcessStdio;
+  const sink = new FakeServer('sink', { tools: [{ name: 'echo', text: (args) => String(args?.text) }, { name: 'slow', holds: true }] });
 
-  const send = (message: unknown): void => gw.transport.sendRaw(typeof message === 'string' ? message : JSON.stringify(message));
+  const send = (message: unknown): void => gw.agent.send(message);
   const call = (id: unknown, method: string, params?: unknown): void => send({ jsonrpc: '2.0', id, method, ...(params !== undefined && { params }) });
 
   /** Sends `line` and checks the one reply: its id, JSON-RPC code and data.code. */
-  async function expectError(line: unknown, id: unknown, code: number, dataCode: string): Promise<NonNullable<RawReply['error']>> {
+  async function expectError(line: unknown, id: unknown, code: number, dataCode: string): Promise<NonNullable<Message['error']>> {
     send(line);
-    const reply = await replies.next();
+    const reply = await gw.agent.next();
     assert.equal(reply.jsonrpc, '2.0');
     assert.equal(reply.id, id, JSON.stringify(reply));
     assert.equal(reply.error?.code, code, JSON.stringify(reply));
@@ -27,20 +28,16 @@ describe('bad input from the agent', { timeout: 30_000 }, () => {
   }
 
   before(async () => {
-    dir = await tempDir();
-    const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server', ['--marker-dir', dir.path]) });
-    gw = await startGateway({ config, noClient: true });
-    replies = new RawReplies(gw);
+    gw = await stdioFront({ servers: [sink] });
     call(0, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } });
-    const init = await replies.next();
+    const init = await gw.agent.next();
     assert.equal(init.id, 0);
     assert.equal(init.result?.protocolVersion, '2025-11-25');
     send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   });
 
   after(async () => {
-    await gw?.stop();
-    await dir?.remove();
+    await gw?.close();
   });
 
   it('answers a line that is not JSON with -32700 MCPG_PARSE_ERROR and id null', { timeout: 5_000 }, async () => {
@@ -98,23 +95,24 @@ describe('bad input from the agent', { timeout: 30_000 }, () => {
     await expectError({ jsonrpc: '2.0', id: 'dup', method: 'tools/call', params: { name: 'sink__echo', arguments: { text: 'x' } } }, 'dup', -32600, 'MCPG_INVALID_REQUEST');
     // The first call is still the gateway's to cancel: the server sees the cancellation for it.
     send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'dup', reason: 'test' } });
-    assert.ok(await until(() => existsSync(dir.file('cancelled-dup'))), 'the first call was not cancelled on the server');
+    assert.ok(await until(() => sink.cancelled.length > 0), 'the first call was not cancelled on the server');
+    assert.deepEqual(sink.cancelled, [{ name: 'slow', arguments: { ms: 20_000, tag: 'dup' } }]);
   });
 
   it('ignores stray responses and unknown notifications without answering', { timeout: 5_000 }, async () => {
     send({ jsonrpc: '2.0', id: 999, result: {} });
     send({ jsonrpc: '2.0', method: 'notifications/whatever', params: { x: 1 } });
     call('after', 'ping');
-    assert.deepEqual(await replies.next(), { jsonrpc: '2.0', id: 'after', result: {} });
+    assert.deepEqual(await gw.agent.next(), { jsonrpc: '2.0', id: 'after', result: {} });
   });
 
   it('still serves a valid call, and no error carried a stack trace', { timeout: 10_000 }, async () => {
     call('ok', 'tools/call', { name: 'sink__echo', arguments: { text: 'still fine' } });
-    assert.deepEqual(await replies.next(), { jsonrpc: '2.0', id: 'ok', result: { content: [{ type: 'text', text: 'still fine' }] } });
-    const errors = replies.all.filter((r) => r.error !== undefined);
+    assert.deepEqual(await gw.agent.next(), { jsonrpc: '2.0', id: 'ok', result: { content: [{ type: 'text', text: 'still fine' }] } });
+    const errors = gw.agent.all.filter((r) => r.error !== undefined);
     assert.equal(errors.length, 23);
     for (const reply of errors) assert.doesNotMatch(JSON.stringify(reply.error), /\bat \S+ \(|\bat (file|node):|\.js:\d+:\d+/);
-    assert.equal(replies.all.filter((r) => r.id === 'dup').length, 1, 'a cancelled call must not be answered');
-    assert.deepEqual(gw.logs.filter((l) => l.level === 'error' || l.level === 'fatal'), []);
+    assert.equal(gw.agent.all.filter((r) => r.id === 'dup').length, 1, 'a cancelled call must not be answered');
+    assert.deepEqual(gw.lines.filter((l) => l.level === 'error' || l.level === 'fatal'), []);
   });
 });
