@@ -16,6 +16,7 @@ import type { PinKeeper } from '../pins/keeper.js';
 import type { Connection } from '../servers/connection.js';
 import { LIST_KINDS, fetchLists, type ListKind, type ServerLists } from '../servers/lists.js';
 import type { KnownCatalog, KnownCatalogs } from '../servers/known-catalog.js';
+import type { PoolScope } from '../servers/pool.js';
 import { MODERN_PROTOCOL_VERSIONS } from '../wire/era.js';
 import type { Agents } from './agents.js';
 import type { OwnCatalogs } from './own-catalogs.js';
@@ -40,7 +41,7 @@ export interface CatalogListingParts {
   readonly separator: string;
   isClosing(): boolean;
   /** The sessions that own a pool scope's connections. */
-  ownersOf(scope: string): Set<AgentSession>;
+  ownersOf(scope: PoolScope): Set<AgentSession>;
 }
 
 export class CatalogListing {
@@ -160,9 +161,9 @@ export class CatalogListing {
       }
     }
     // The own catalogs' tools too: an approval releases a tool first seen on a pooled connection.
-    for (const [scope, catalog] of [...this.parts.own.entries()]) {
+    for (const { scope, catalog } of [...this.parts.own.entries()]) {
       for (const server of catalog.listedServers()) {
-        const review = await this.parts.pins.check(server, catalog.serverTools(server), undefined, scope);
+        const review = await this.parts.pins.check(server, catalog.serverTools(server), undefined, scope.key);
         if (this.parts.isClosing()) return;
         if (this.parts.own.get(scope) !== catalog || !catalog.lists(server)) continue;
         const before = catalog.heldTools(server);

@@ -15,7 +15,7 @@ import { KnownCatalogs } from '../servers/known-catalog.js';
 import { DEFAULT_SEPARATOR } from '../catalog/names.js';
 import { secretEnvNames } from '../config/child-env.js';
 import { processGroups } from '../servers/process-groups.js';
-import { ConnectionPool } from '../servers/pool.js';
+import { ConnectionPool, scopeOf } from '../servers/pool.js';
 import { PinKeeper } from '../pins/keeper.js';
 import type { Claims } from '../rules/decide.js';
 import { OPEN_RULES, type Rules } from '../rules/load.js';
@@ -40,7 +40,6 @@ import { RequestStateSealer } from './request-state.js';
 import type { JsonRpcRequest } from '../wire/jsonrpc.js';
 import type { Envelope } from '../wire/era.js';
 import { DEFAULT_LIST_WAIT_MS, DEFAULT_MAX_INFLIGHT, type ConnectionFactory, type GatewayOptions } from './gateway-options.js';
-import { agentHeaders, scopeOf } from './pool-scope.js';
 import { CatalogListing } from './catalog-listing.js';
 import { OwnListing } from './own-listing.js';
 import { launchServer, type ServerSummary } from './launch.js';
@@ -163,7 +162,15 @@ export class Gateway {
     this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
     this.listable = new Promise((resolve) => (this.resolveListable = resolve));
     this.approvals = new ApprovalDesk({ audit: options.audit, log: this.log.child({ room: 'approvals' }) });
-    this.router = new Router({ catalog: this.catalog, connections: this.connections, rules: () => this.rules, hasSettled: () => this.isSettled, pinsDir: this.pins.dir });
+    this.pool = new ConnectionPool({
+      // A per-agent scope (`agent:ID`, a verified identity) signs in upstream with that agent's own login.
+      create: (config, scope, owner) => this.connect(config, this.ownListing.pooledHooks(scope), this.log.child({ server: config.name, scope: scope.key }), scope.kind === 'agent' ? scope.agent : undefined, owner.extensions ?? {}),
+      busy: (conn) => this.sessions.callsOn(conn) > 0,
+      log: this.log,
+      breaker: options.poolBreaker ?? options.supervision?.breaker,
+      clock: options.poolClock,
+    });
+    this.router = new Router({ catalog: this.catalog, connections: this.connections, rules: () => this.rules, hasSettled: () => this.isSettled, pinsDir: this.pins.dir, pool: this.pool });
     this.serverEvents = new ServerEvents({
       agents: this.sessions,
       catalog: this.catalog,
@@ -227,17 +234,11 @@ export class Gateway {
       tasks: this.tasks,
       setServersLogLevel: (session) => Promise.all([this.setServersLogLevel(), this.ownListing.setOwnLogLevel(session)]).then(() => undefined),
       closed: (session) => this.sessionClosed(session),
-      scoped: (session, conn) => {
-        const mode = conn.config.sessions;
-        // An on-demand server not running is started by the call, which waits for it (bounded by the start-up timeout).
-        if (mode === 'shared') return conn.onDemand && conn.state !== 'ready' ? conn.wake().then(() => conn) : conn;
-        return this.pool.get(conn.config, scopeOf(session, mode), session, agentHeaders(this.rules, session, conn.config.name));
-      },
       own: (session) => this.own.of(session),
       rootsChanged: (session) => {
         for (const conn of this.connections.values()) if (conn.config.sessions === 'shared' && conn.state === 'ready') conn.notify('notifications/roots/list_changed');
         for (const entry of this.pool.list()) {
-          if (entry.started && entry.conn.state === 'ready' && entry.scope === scopeOf(session, entry.conn.config.sessions)) entry.conn.notify('notifications/roots/list_changed');
+          if (entry.started && entry.conn.state === 'ready' && entry.scope.key === scopeOf(session, entry.conn.config.sessions).key) entry.conn.notify('notifications/roots/list_changed');
         }
       },
     };
@@ -249,14 +250,6 @@ export class Gateway {
       secretEnv: () => secretEnvNames(this.rules.raw),
       ...(config.type === 'http' && { credentials: options.credentials?.(config, account) }),
     }));
-    this.pool = new ConnectionPool({
-      // A per-agent scope (`agent:ID`, a verified identity) signs in upstream with that agent's own login.
-      create: (config, scope, owner) => this.connect(config, this.ownListing.pooledHooks(scope), this.log.child({ server: config.name, scope }), scope.startsWith('agent:') ? scope.slice('agent:'.length) : undefined, owner.extensions ?? {}),
-      busy: (conn) => this.sessions.callsOn(conn) > 0,
-      log: this.log,
-      breaker: options.poolBreaker ?? options.supervision?.breaker,
-      clock: options.poolClock,
-    });
     this.ownListing = new OwnListing({
       sessions: this.sessions,
       pool: this.pool,
@@ -415,7 +408,7 @@ export class Gateway {
     this.subscriptions.drop(session);
     this.ownSubscriptions.drop(session);
     // Its per-session connections go with it; an agent's per-agent ones stay until idle or TTL.
-    void this.pool.closeScope(`session:${session.serial}`);
+    void this.pool.closeScope(scopeOf(session, 'per-session'));
   }
 
   /** Graceful shutdown: refuse new work, end sessions, close every connection in parallel. Idempotent. */

@@ -8,13 +8,11 @@
 //      rules let the agent reach, as a capability or an `experimental` capability → that server.
 // The answer is relayed as the server gave it.
 
-import type { Claims } from '../rules/decide.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import type { Catalog } from '../catalog/catalog.js';
 import type { Connection } from '../servers/connection.js';
 import type { JsonRpcRequest } from '../wire/jsonrpc.js';
-import { NOT_YET, type Router } from './router.js';
+import { NOT_YET, type Caller, type Carrier, type Router } from './router.js';
 import type { TaskTable } from './tasks.js';
 
 /** What routing an unknown method reads. */
@@ -24,46 +22,43 @@ export interface OtherMethodParts {
   readonly tasks: TaskTable;
 }
 
-/** Who is asking: the agent, its task owner, its own catalogs and its claims. */
-export interface Asker {
-  readonly agent: string;
+/** Who is asking: the caller the router routes for, and the owner of its tasks. */
+export interface Asker extends Caller {
   readonly owner: string;
-  readonly own: readonly Catalog[] | undefined;
-  readonly claims: Claims | undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The connection `msg` goes to (its params re-addressed to the server's names), or why none. */
-export function routeOtherMethod(parts: OtherMethodParts, log: Logger, asker: Asker, msg: JsonRpcRequest): Connection | GatewayError {
+/** The connection carrying `msg` (its params re-addressed to the server's names), or why none. */
+export function routeOtherMethod(parts: OtherMethodParts, log: Logger, asker: Asker, msg: JsonRpcRequest): Carrier | GatewayError {
   const params = msg.params;
   if (params !== undefined && typeof params.taskId === 'string') {
     const record = parts.tasks.find(asker.owner, params.taskId);
     const conn = record === undefined ? undefined : parts.connections.get(record.server);
     if (record !== undefined && conn !== undefined) {
       params.taskId = record.serverTaskId;
-      return conn;
+      return parts.router.carrier(conn, asker);
     }
   }
   if (params !== undefined && typeof params.uri === 'string') {
-    const route = parts.router.uri(log, asker.agent, msg.method, params.uri, asker.claims);
+    const route = parts.router.uri(log, asker, msg.method, params.uri);
     if (!(route instanceof GatewayError)) {
       params.uri = route.uri;
-      return route.conn;
+      return route.carrier;
     }
   }
   if (params !== undefined && typeof params.name === 'string') {
-    const tool = parts.router.tool(log, asker.agent, params.name, asker.own, asker.claims);
+    const tool = parts.router.tool(log, asker, params.name);
     if (tool !== NOT_YET && !(tool instanceof GatewayError)) {
       params.name = tool.original;
-      return tool.conn;
+      return tool.carrier;
     }
-    const prompt = parts.router.prompt(log, asker.agent, params.name, asker.own, asker.claims);
+    const prompt = parts.router.prompt(log, asker, params.name);
     if (!(prompt instanceof GatewayError)) {
       params.name = prompt.original;
-      return prompt.conn;
+      return prompt.carrier;
     }
   }
   const namespace = msg.method.includes('/') ? msg.method.slice(0, msg.method.indexOf('/')) : msg.method;
@@ -73,7 +68,7 @@ export function routeOtherMethod(parts: OtherMethodParts, log: Logger, asker: As
     const declared = capabilities[namespace] !== undefined || (isRecord(capabilities.experimental) && capabilities.experimental[namespace] !== undefined);
     return declared && parts.router.serverDenied(log, asker.agent, conn.name, `method "${msg.method}"`, undefined, asker.claims) === undefined;
   });
-  if (declaring.length === 1) return declaring[0]!;
+  if (declaring.length === 1) return parts.router.carrier(declaring[0]!, asker);
   const why = declaring.length === 0 ? `no server declares "${namespace}"` : `${declaring.length} servers declare "${namespace}" (${declaring.map((c) => `"${c.name}"`).join(', ')})`;
   return new GatewayError('MCPG_METHOD_NOT_FOUND', `method not found: ${msg.method} — mcpgate routes a method it does not know to the server its params name (a task's taskId, a resource's uri, a tool's or prompt's name) or to the one server whose capabilities declare its namespace, and ${why}`, { detail: { method: msg.method } });
 }

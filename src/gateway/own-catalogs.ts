@@ -1,5 +1,5 @@
 // Per-agent and per-session catalogs: what a pooled connection lists belongs to its
-// owners only. Each pool scope (`agent:ID`, `session:N`) whose pooled connections have listed their
+// owners only. Each pool scope (an agent identity, an agent session) whose pooled connections have listed their
 // servers gets a small Catalog of its own holding only those servers' parts, named as the gateway's
 // catalog names them (same prefixes, order and separator). A session's view is the gateway's catalog
 // with those servers' parts replaced by its scopes' (agent-views.ts `ShownViews`), and the router
@@ -9,16 +9,16 @@
 
 import { Catalog, type CatalogOptions, type HeldInfo, type PromptEntry, type ServerNaming, type ToolEntry } from '../catalog/catalog.js';
 import type { ListKind, ServerLists } from '../servers/lists.js';
+import { scopeOf, type PoolScope, type ScopeOwner } from '../servers/pool.js';
 
-/** Who a session is, for its scopes (pool-scope.ts `scopeOf`). */
-export interface ScopeOwner {
-  readonly agent: string;
-  readonly identified: boolean;
-  readonly serial: number;
+/** One scope's catalog, by the scope's key. */
+interface OwnCatalog {
+  readonly scope: PoolScope;
+  readonly catalog: Catalog;
 }
 
 export class OwnCatalogs {
-  private readonly byScope = new Map<string, Catalog>();
+  private readonly byScope = new Map<string, OwnCatalog>();
 
   constructor(private servers: readonly ServerNaming[], private readonly options: CatalogOptions) {}
 
@@ -32,33 +32,33 @@ export class OwnCatalogs {
    */
   of(session: ScopeOwner): readonly Catalog[] | undefined {
     if (this.byScope.size === 0) return undefined;
-    const mine = this.byScope.get(`session:${session.serial}`);
-    const agents = session.identified ? this.byScope.get(`agent:${session.agent}`) : undefined;
+    const mine = this.byScope.get(scopeOf(session, 'per-session').key)?.catalog;
+    const agents = session.identified ? this.byScope.get(scopeOf(session, 'per-agent').key)?.catalog : undefined;
     if (agents === undefined) return mine === undefined ? undefined : [mine];
     return mine === undefined ? [agents] : [agents, mine];
   }
 
   /** The catalog of one scope, if it has one. */
-  get(scope: string): Catalog | undefined {
-    return this.byScope.get(scope);
+  get(scope: PoolScope): Catalog | undefined {
+    return this.byScope.get(scope.key)?.catalog;
   }
 
   /** Replaces lists of one server in one scope's catalog; returns the kinds that changed. */
-  set(scope: string, server: string, lists: Partial<ServerLists>, held?: ReadonlyMap<string, HeldInfo>): ListKind[] {
-    let catalog = this.byScope.get(scope);
+  set(scope: PoolScope, server: string, lists: Partial<ServerLists>, held?: ReadonlyMap<string, HeldInfo>): ListKind[] {
+    let catalog = this.byScope.get(scope.key)?.catalog;
     if (catalog === undefined) {
       catalog = new Catalog(this.servers, this.options);
-      this.byScope.set(scope, catalog);
+      this.byScope.set(scope.key, { scope, catalog });
     }
     return catalog.set(server, lists, held);
   }
 
   /** The scope's pooled connection to `server` is gone: its view of the server goes back to the shared one. */
-  remove(scope: string, server: string): ListKind[] {
-    const catalog = this.byScope.get(scope);
+  remove(scope: PoolScope, server: string): ListKind[] {
+    const catalog = this.byScope.get(scope.key)?.catalog;
     if (catalog === undefined || !catalog.lists(server)) return [];
     catalog.remove(server);
-    if (catalog.listedServers().length === 0) this.byScope.delete(scope);
+    if (catalog.listedServers().length === 0) this.byScope.delete(scope.key);
     // Whatever the scope's view held of the server, the shared view may differ: every kind is re-checked.
     return ['tools', 'resources', 'resourceTemplates', 'prompts'];
   }
@@ -66,11 +66,12 @@ export class OwnCatalogs {
   /** A reload: prefixes and the order may change, as in the gateway's catalog. */
   setServers(servers: readonly ServerNaming[]): void {
     this.servers = servers;
-    for (const catalog of this.byScope.values()) catalog.setServers(servers);
+    for (const { catalog } of this.byScope.values()) catalog.setServers(servers);
   }
 
-  entries(): IterableIterator<[string, Catalog]> {
-    return this.byScope.entries();
+  /** Every scope's catalog. */
+  entries(): IterableIterator<OwnCatalog> {
+    return this.byScope.values();
   }
 
   clear(): void {

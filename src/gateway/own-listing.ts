@@ -3,24 +3,22 @@
 // scope's own catalog (own-catalogs.ts), reviewed by the pins, refreshed on its debounced
 // list_changed and dropped when it goes. Its owners' log level is set on it.
 
-import type { SessionScope } from '../config/types.js';
 import type { Logger } from '../observability/logger.js';
 import { Refresher } from '../catalog/refresher.js';
 import type { Connection, ConnectionHooks } from '../servers/connection.js';
 import { LIST_KINDS, fetchLists, type ListKind } from '../servers/lists.js';
-import type { ConnectionPool } from '../servers/pool.js';
+import { isOwner, scopeOf, type ConnectionPool, type PoolScope } from '../servers/pool.js';
 import type { PinKeeper } from '../pins/keeper.js';
 import type { Agents } from './agents.js';
 import { LOG_LEVELS } from './methods.js';
 import type { OwnCatalogs } from './own-catalogs.js';
-import { scopeOf } from './pool-scope.js';
 import type { ServerEvents } from './server-events.js';
 import type { AgentSession } from './session.js';
 import type { OwnSubscriptions } from './subscriptions.js';
 
 /** The key of one scope's view of one server (the own refresher's and `ownConns`'). */
-function ownKey(server: string, scope: string): string {
-  return `${server}\u0000${scope}`;
+function ownKey(server: string, scope: PoolScope): string {
+  return `${server}\u0000${scope.key}`;
 }
 
 /** What the pooled connections' side reads and changes (the Gateway makes each of these). */
@@ -51,17 +49,10 @@ export class OwnListing {
     if (key !== undefined && this.ownConns.get(key) === conn) this.ownRefresher.request(key, kind);
   }
 
-  /** The sessions a pooled connection of `scope` belongs to. */
-  owners(scope: string, mode: SessionScope): Set<AgentSession> {
+  /** The sessions a pool scope's connections belong to. */
+  ownersOf(scope: PoolScope): Set<AgentSession> {
     const owners = new Set<AgentSession>();
-    for (const session of this.parts.sessions) if (scopeOf(session, mode) === scope) owners.add(session);
-    return owners;
-  }
-
-  /** The sessions that own a pool scope's connections (`agent:ID` or `session:N`), whatever the server's mode. */
-  ownersOf(scope: string): Set<AgentSession> {
-    const owners = new Set<AgentSession>();
-    for (const session of this.parts.sessions) if (scopeOf(session, 'per-agent') === scope || scopeOf(session, 'per-session') === scope) owners.add(session);
+    for (const session of this.parts.sessions) if (isOwner(session, scope)) owners.add(session);
     return owners;
   }
 
@@ -69,14 +60,14 @@ export class OwnListing {
    * What a pooled connection tells the gateway: its messages go to its owners only; what it lists
    * is its owners' view of the server (own-catalogs.ts), never the catalog every agent sees.
    */
-  pooledHooks(scope: string): ConnectionHooks {
+  pooledHooks(scope: PoolScope): ConnectionHooks {
     return {
-      notification: (conn, msg) => this.parts.serverEvents.owned(conn, msg, this.owners(scope, conn.config.sessions)),
-      serverRequest: (conn, msg, related) => this.parts.serverEvents.serverRequest(conn, msg, related, this.owners(scope, conn.config.sessions)),
+      notification: (conn, msg) => this.parts.serverEvents.owned(conn, msg, this.ownersOf(scope)),
+      serverRequest: (conn, msg, related) => this.parts.serverEvents.serverRequest(conn, msg, related, this.ownersOf(scope)),
       // A new pooled connection is listed for its owners and gets their log level before it serves them.
       ready: async (conn) => {
         this.ownConns.set(ownKey(conn.name, scope), conn);
-        await Promise.all([this.listOwn(conn, scope, LIST_KINDS), this.setPooledLogLevel(conn, this.owners(scope, conn.config.sessions))]);
+        await Promise.all([this.listOwn(conn, scope, LIST_KINDS), this.setPooledLogLevel(conn, this.ownersOf(scope))]);
       },
       // Lost while serving (not closed by us): its state is gone, so it is not restarted in place but
       // reaped, and the next call makes a fresh one. Its owners meanwhile see the shared view of the
@@ -87,7 +78,7 @@ export class OwnListing {
     };
   }
 
-  private pooledLost(conn: Connection, scope: string, reap: boolean): void {
+  private pooledLost(conn: Connection, scope: PoolScope, reap: boolean): void {
     this.dropOwn(conn, scope);
     this.parts.ownSubscriptions.forget(conn);
     for (const session of this.parts.sessions) session.connectionLost(conn);
@@ -99,14 +90,14 @@ export class OwnListing {
    * list_changed), reviews its tools against the pins as a shared server's are (a new tool is
    * pinned or held the same way), and tells the owners whose view changed.
    */
-  private async listOwn(conn: Connection, scope: string, kinds: readonly ListKind[]): Promise<void> {
+  private async listOwn(conn: Connection, scope: PoolScope, kinds: readonly ListKind[]): Promise<void> {
     const key = ownKey(conn.name, scope);
     const { lists } = await fetchLists(conn, kinds);
     if (this.ownConns.get(key) !== conn || conn.state !== 'ready') return;
-    const review = lists.tools === undefined ? undefined : await this.parts.pins.check(conn.name, lists.tools, undefined, scope);
+    const review = lists.tools === undefined ? undefined : await this.parts.pins.check(conn.name, lists.tools, undefined, scope.key);
     if (this.ownConns.get(key) !== conn || conn.state !== 'ready') return;
     const changed = this.parts.own.set(scope, conn.name, lists, review?.held);
-    if (changed.length > 0) this.parts.log.debug('own catalog listed', { server: conn.name, scope, changed });
+    if (changed.length > 0) this.parts.log.debug('own catalog listed', { server: conn.name, scope: scope.key, changed });
     this.parts.sessions.announce(changed, this.ownersOf(scope));
   }
 
@@ -118,19 +109,19 @@ export class OwnListing {
   }
 
   /** A pooled connection is gone: its owners' view of the server is the shared one again. */
-  private dropOwn(conn: Connection, scope: string): void {
+  private dropOwn(conn: Connection, scope: PoolScope): void {
     const key = ownKey(conn.name, scope);
     if (this.ownConns.get(key) !== conn) return;
     this.ownConns.delete(key);
     this.ownRefresher.forget(key);
-    this.parts.pins.forget(conn.name, scope);
+    this.parts.pins.forget(conn.name, scope.key);
     this.parts.sessions.announce(this.parts.own.remove(scope, conn.name), this.ownersOf(scope));
   }
 
   /** The pooled connections `session` owns get their owners' level (the most verbose any of them asked). */
   async setOwnLogLevel(session: AgentSession): Promise<void> {
-    const mine = this.parts.pool.list().filter((e) => e.started && e.scope === scopeOf(session, e.conn.config.sessions));
-    await Promise.allSettled(mine.map((e) => this.setPooledLogLevel(e.conn, this.owners(e.scope, e.conn.config.sessions))));
+    const mine = this.parts.pool.list().filter((e) => e.started && e.scope.key === scopeOf(session, e.conn.config.sessions).key);
+    await Promise.allSettled(mine.map((e) => this.setPooledLogLevel(e.conn, this.ownersOf(e.scope))));
   }
 
   private async setPooledLogLevel(conn: Connection, owners: ReadonlySet<AgentSession>): Promise<void> {

@@ -1,16 +1,21 @@
 // The router: from a public name (`SERVER__TOOL`, a prompt name) or an `mcpgate://SERVER/…` URI to
-// the connection and the server's own name, under the rules and the pins, decided once per request.
+// the server's own name and the connection that will carry the request, under the rules and the
+// pins, decided once per request. For a shared server that is its connection (an on-demand one
+// woken); for a per-agent or per-session server it is the caller's own pooled connection, from the
+// pool under the caller's scope (`servers/pool.ts` `scopeOf`) — never the catalog connection, which
+// lists the server and carries no agent's request.
 // The rules decide before existence, for existing and made-up names alike, so a denial reveals
 // nothing; the decisions themselves are rules/decide.ts's, and this file turns a refusal into the one
 // error agents see. It takes the parts it reads (catalog, connections, the rules snapshot), never the
 // gateway, so it is unit-tested against an in-memory catalog (test/unit/router.test.ts).
 
 import type { Catalog, ToolEntry } from '../catalog/catalog.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, asGatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { decideServer, decideTool, type Claims } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
+import { scopeOf, type ConnectionPool, type PoolOwner, type ScopeOwner } from '../servers/pool.js';
 import { ownPrompt, ownTool } from './own-catalogs.js';
 
 export interface RouterParts {
@@ -22,11 +27,46 @@ export interface RouterParts {
   hasSettled: () => boolean;
   /** The pins' state directory, named in the command that approves a held tool. */
   pinsDir: string;
+  /** The connections of per-agent and per-session servers. */
+  pool: ConnectionPool;
 }
 
-/** A tools/call's destination: the connection and the server's own tool name. */
+/**
+ * Who a request is routed for: the agent (the rules judge it, with its token's claims), the
+ * catalogs it sees (its own catalogs, or undefined), and the agent session whose pool scope a
+ * per-agent or per-session server's connection is taken from. An agent session is one.
+ */
+export interface Caller extends ScopeOwner, PoolOwner {
+  readonly claims: Claims | undefined;
+  readonly ownCatalogs: readonly Catalog[] | undefined;
+}
+
+/**
+ * The connection a request goes out on: at once, or `Pending` — once it is made (a pooled one) or
+ * started (an on-demand one); `server` is the server's connection, which names it meanwhile.
+ */
+export type Carrier = Connection | Pending;
+
+export interface Pending {
+  readonly pending: true;
+  readonly server: Connection;
+  readonly ready: Promise<Connection>;
+}
+
+export function isPending(carrier: Carrier): carrier is Pending {
+  return (carrier as Partial<Pending>).pending === true;
+}
+
+/** The carrier once it can carry. */
+export function whenReady(carrier: Carrier): Connection | Promise<Connection> {
+  return isPending(carrier) ? carrier.ready : carrier;
+}
+
+/** A tools/call's destination: the server's connection, the one carrying the call, and the server's own tool name. */
 export interface ToolRoute {
+  /** The server's connection in the gateway (the catalog connection of a pooled server). */
   conn: Connection;
+  carrier: Carrier;
   server: string;
   original: string;
   /** The tool as its server listed it. */
@@ -35,6 +75,7 @@ export interface ToolRoute {
 
 export interface UriRoute {
   conn: Connection;
+  carrier: Carrier;
   /** The server's own URI. */
   uri: string;
   /** The namespaced URI the agent used. */
@@ -43,6 +84,7 @@ export interface UriRoute {
 
 export interface PromptRoute {
   conn: Connection;
+  carrier: Carrier;
   server: string;
   original: string;
 }
@@ -71,11 +113,12 @@ export class Router {
    * tools/call: allowed → the route; denied, held, unknown or its server not connected → the error;
    * unknown while servers are still starting → NOT_YET (the caller waits for them to settle).
    */
-  tool(log: Logger, agent: string, name: string, own?: readonly Catalog[], claims?: Claims): ToolRoute | GatewayError | typeof NOT_YET {
+  tool(log: Logger, caller: Caller, name: string): ToolRoute | GatewayError | typeof NOT_YET {
     const { catalog } = this.parts;
-    // `own`: the session's per-agent/per-session catalogs (own-catalogs.ts); they replace the shared view of their servers.
+    // The caller's per-agent/per-session catalogs (own-catalogs.ts) replace the shared view of their servers.
+    const own = caller.ownCatalogs;
     const entry = own === undefined ? catalog.tool(name) : ownTool(catalog, own, name);
-    const refused = this.toolDenied(log, agent, name, entry, claims);
+    const refused = this.toolDenied(log, caller.agent, name, entry, caller.claims);
     if (refused !== undefined) return refused;
     if (entry === undefined) {
       if (!this.parts.hasSettled()) return NOT_YET;
@@ -84,7 +127,26 @@ export class Router {
     if (entry.held !== undefined) return this.heldError(name, entry.server, entry.original, entry.held.changes);
     const conn = this.connection(entry.server);
     if (conn instanceof GatewayError) return conn;
-    return { conn, server: entry.server, original: entry.original, tool: entry.tool };
+    const carrier = this.carrier(conn, caller);
+    if (carrier instanceof GatewayError) return carrier;
+    return { conn, carrier, server: entry.server, original: entry.original, tool: entry.tool };
+  }
+
+  /**
+   * The connection a request of `caller` to `conn`'s server goes out on: `conn` itself for a shared
+   * server (an on-demand one not running is started, and the request waits for it, bounded by the
+   * start-up timeout); for a per-agent or per-session server the caller's own pooled connection
+   * (a promise while it is made). The pool's refusal (MCPG_POOL_EXHAUSTED, …) is the error.
+   */
+  carrier(conn: Connection, caller: Caller): Carrier | GatewayError {
+    const mode = conn.config.sessions;
+    if (mode === 'shared') return conn.onDemand && conn.state !== 'ready' ? pending(conn, conn.wake().then(() => conn)) : conn;
+    try {
+      const got = this.parts.pool.get(conn.config, scopeOf(caller, mode), caller, agentHeaders(this.parts.rules(), caller, conn.config.name));
+      return got instanceof Promise ? pending(conn, got) : got;
+    } catch (err) {
+      return asGatewayError(err);
+    }
   }
 
   /**
@@ -118,7 +180,8 @@ export class Router {
     return denied(log, agent, server, what, decision.reason);
   }
 
-  uri(log: Logger, agent: string, method: string, uri: unknown, claims?: Claims): UriRoute | GatewayError {
+  uri(log: Logger, caller: Caller, method: string, uri: unknown): UriRoute | GatewayError {
+    const { agent, claims } = caller;
     if (typeof uri !== 'string') return invalidParams(`${method} needs params.uri (a string)`);
     const split = this.parts.catalog.resolveUri(uri);
     const notFound = (): GatewayError => new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${uri} (mcpgate resource URIs look like mcpgate://SERVER/URI, or ui://SERVER/… for an MCP Apps ui:// resource)`, { detail: { uri } });
@@ -126,12 +189,16 @@ export class Router {
     if (refused !== undefined) return refused;
     const conn = split === undefined ? undefined : this.parts.connections.get(split.server);
     if (split === undefined || conn === undefined) return notFound();
-    return { conn, uri: split.uri, publicUri: uri };
+    const carrier = this.carrier(conn, caller);
+    if (carrier instanceof GatewayError) return carrier;
+    return { conn, carrier, uri: split.uri, publicUri: uri };
   }
 
-  prompt(log: Logger, agent: string, name: unknown, own?: readonly Catalog[], claims?: Claims): PromptRoute | GatewayError {
+  prompt(log: Logger, caller: Caller, name: unknown): PromptRoute | GatewayError {
     if (typeof name !== 'string') return invalidParams('prompts/get needs params.name (a string)');
     const { catalog } = this.parts;
+    const { agent, claims } = caller;
+    const own = caller.ownCatalogs;
     const entry = own === undefined ? catalog.prompt(name) : ownPrompt(catalog, own, name);
     // Decided before existence, like tools: a denial reveals nothing.
     const target = entry ?? catalog.serverOfName(name);
@@ -141,22 +208,24 @@ export class Router {
     if (entry === undefined) return notFound();
     const conn = this.connection(entry.server);
     if (conn instanceof GatewayError) return conn;
-    return { conn, server: entry.server, original: entry.original };
+    const carrier = this.carrier(conn, caller);
+    if (carrier instanceof GatewayError) return carrier;
+    return { conn, carrier, server: entry.server, original: entry.original };
   }
 
-  /** completion/complete: rewrites `ref` to the server's own prompt name or URI; returns the connection. */
-  completion(log: Logger, agent: string, ref: Record<string, unknown> | undefined, own?: readonly Catalog[], claims?: Claims): Connection | GatewayError {
+  /** completion/complete: rewrites `ref` to the server's own prompt name or URI; returns the server's connection and the one carrying it. */
+  completion(log: Logger, caller: Caller, ref: Record<string, unknown> | undefined): { conn: Connection; carrier: Carrier } | GatewayError {
     if (ref?.type === 'ref/prompt') {
-      const route = this.prompt(log, agent, ref.name, own, claims);
+      const route = this.prompt(log, caller, ref.name);
       if (route instanceof GatewayError) return route;
       ref.name = route.original;
-      return route.conn;
+      return route;
     }
     if (ref?.type === 'ref/resource') {
-      const route = this.uri(log, agent, 'completion/complete', ref.uri, claims);
+      const route = this.uri(log, caller, 'completion/complete', ref.uri);
       if (route instanceof GatewayError) return route;
       ref.uri = route.uri;
-      return route.conn;
+      return route;
     }
     return invalidParams('completion/complete needs params.ref of type "ref/prompt" (with name) or "ref/resource" (with uri)');
   }
@@ -172,4 +241,19 @@ export class Router {
   private connection(server: string): Connection | GatewayError {
     return this.parts.connections.get(server) ?? new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${server}" is not connected`, { server });
   }
+}
+
+/** A carrier's promise is awaited by the request it carries, which may be refused first (a quota, a denied approval): its failure is that request's, never unhandled. */
+function pending(server: Connection, ready: Promise<Connection>): Pending {
+  ready.catch(() => {});
+  return { pending: true, server, ready };
+}
+
+/**
+ * The agent's own headers for a remote server (the rules' `serverHeaders`): only for a verified
+ * identity, only from the agent's own entry (never `default`'s, which the rules refuse anyway).
+ */
+export function agentHeaders(rules: Rules, owner: { readonly agent: string; readonly identified: boolean }, server: string): Readonly<Record<string, string>> | undefined {
+  if (!owner.identified) return undefined;
+  return rules.agents.get(owner.agent)?.serverHeaders.get(server);
 }

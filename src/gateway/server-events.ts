@@ -25,7 +25,7 @@ import type { Agents, ServerRequestTarget } from './agents.js';
 import { LIST_CHANGED, SERVER_REQUEST_CAPABILITY } from './methods.js';
 import type { AgentSession } from './session.js';
 import type { OwnSubscriptions, Subscriptions } from './subscriptions.js';
-import { scopeOf } from './pool-scope.js';
+import { scopeOf } from '../servers/pool.js';
 import type { TaskTable } from './tasks.js';
 
 export interface ServerEventsParts {
@@ -121,7 +121,7 @@ export class ServerEvents {
     const records = typeof taskId === 'string' ? this.parts.tasks.ofServerTask(conn.name, taskId) : [];
     if (records.length === 0) return this.parts.log.debug('dropped the status of a task no agent is known to own', { server: conn.name });
     for (const session of among) {
-      const owner = scopeOf(session, 'per-agent');
+      const owner = scopeOf(session, 'per-agent').key;
       for (const record of records) if (record.owner === owner) session.notify(msg.method, { ...msg.params, taskId: record.publicId });
     }
   }

@@ -32,14 +32,14 @@ import { UntilSettled } from './until-settled.js';
 import { RequestSpans, failureOf } from './request-spans.js';
 import { auditOf, recordFinished, type Timed } from './call-records.js';
 import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
-import { NOT_YET, type ToolRoute } from './router.js';
+import { NOT_YET, isPending, whenReady, type Caller, type Carrier, type ToolRoute } from './router.js';
 import { FoundTools, SEARCH_TOOL_NAME, searchRequest, searchResult } from './search-mode.js';
 import { callDigest, type Waiting } from './approval-desk.js';
 import type { ApprovalNeed } from '../rules/approvals.js';
 import { ownTool } from './own-catalogs.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
 import { initializeResult, LOG_LEVEL_RANK } from './methods.js';
-import { scopeOf } from './pool-scope.js';
+import { scopeOf } from '../servers/pool.js';
 import { listTasks, recordCreatedTask, renameTaskAnswer, taskOf } from './tasks.js';
 import { routeOtherMethod } from './other-methods.js';
 import type { AgentChannel } from './agent-channel.js';
@@ -102,12 +102,6 @@ export interface SessionParts {
   setServersLogLevel(session: AgentSession): Promise<void>;
   /** The session ended (the registry forgets it, its subscriptions are dropped). */
   closed(session: AgentSession): void;
-  /**
-   * The connection this session's request to `conn`'s server goes to: `conn` itself for a shared
-   * server; for a per-agent or per-session server the session's own pooled connection (a promise
-   * while it is made). Throws the pool's error (MCPG_POOL_EXHAUSTED, …).
-   */
-  scoped(session: AgentSession, conn: Connection): Connection | Promise<Connection>;
   /** The agent's roots changed: tell the servers that may ask it (shared ones and its own pooled ones). */
   rootsChanged(session: AgentSession): void;
   /**
@@ -129,7 +123,7 @@ const INITIALIZE_WAIT_MS = 5000;
 /** Agent sessions are numbered for the pool's per-session scope (`session:N`). */
 let nextSerial = 1;
 
-export class AgentSession {
+export class AgentSession implements Caller {
 
   private initialized = false;
   private capabilities: Record<string, unknown> = {};
@@ -276,7 +270,7 @@ export class AgentSession {
       case 'tasks/cancel':
         return this.taskRequest(msg);
       case 'tasks/list':
-        return void listTasks(this.parts.tasks, this.owner, (server) => this.ownConnection(server), this.log).then((result) => this.sendResult(msg.id, result), (err: unknown) => this.sendError(msg.id, err));
+        return void listTasks(this.parts.tasks, this.owner, (server) => this.carrierTo(server), this.log).then((result) => this.sendResult(msg.id, result), (err: unknown) => this.sendError(msg.id, err));
       default:
         return this.waiting.run(msg.id, () => this.otherMethod(msg));
     }
@@ -297,7 +291,7 @@ export class AgentSession {
     }
     // Denied, held, unknown or unconnected: the router decides once, before existence for denials.
     // An agent named by discovery's agent_id has no token of its own: no claims.
-    const route = this.parts.router.tool(this.log, agent, name, this.parts.own(this), agent === this.agent ? this.claims : undefined);
+    const route = this.parts.router.tool(this.log, this.callerFor(agent), name);
     if (route === NOT_YET) return this.waiting.run(msg.id, () => this.callTool(msg, agent, timeoutMs));
     const audit = this.parts.audit === undefined ? undefined : auditOf(this.parts.audit, this.id, msg.method, agent, { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
@@ -346,12 +340,12 @@ export class AgentSession {
     // A resting on-demand server is listed from its last known catalog: once the call has started it,
     // the tool is decided again against what the live server listed (a changed definition is held).
     const recheck = route.conn.onDemand && route.conn.state !== 'ready' ? (): GatewayError | undefined => {
-      const again = this.parts.router.tool(this.log, agent, name, this.parts.own(this), agent === this.agent ? this.claims : undefined);
+      const again = this.parts.router.tool(this.log, this.callerFor(agent), name);
       if (again instanceof GatewayError) return again;
       if (again === NOT_YET || again.original !== route.original) return new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } });
       return undefined;
     } : undefined;
-    this.sendToServer(route.conn, msg, timeoutMs, (result) => {
+    this.sendToServer(route.carrier, msg, timeoutMs, (result) => {
       const created = augmented && recordCreatedTask(this.parts.tasks, this.owner, route.server, result);
       const renamed = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
       return (this.parts.sanitize && sanitizeContent(result)) || renamed || created;
@@ -433,7 +427,10 @@ export class AgentSession {
       if (callDigest(agent, route.server, route.original, (msg.params!.arguments ?? {}) as Record<string, unknown>) !== waiting.call.digest) {
         return this.sendError(agentId, new GatewayError('MCPG_INTERNAL', 'the call changed while it waited for approval; it was not made'));
       }
-      this.checkQuota(msg, route, agent, timeoutMs, audit);
+      // The carrier is taken again: a pooled connection made before the wait may have gone since.
+      const carrier = this.parts.router.carrier(route.conn, this.callerFor(agent));
+      if (carrier instanceof GatewayError) return this.sendError(agentId, carrier);
+      this.checkQuota(msg, { ...route, carrier }, agent, timeoutMs, audit);
     });
   }
 
@@ -488,9 +485,33 @@ export class AgentSession {
 
   // ── tasks ───────────────────────────────────────────────────────────────────────────────────
 
-  /** Whose tasks this session's are: its agent's (identified), else its own (tasks.ts). */
+  /** Whose tasks this session's are: its agent's (identified), else its own (tasks.ts); the pool scope's key. */
   get owner(): string {
-    return scopeOf(this, 'per-agent');
+    return scopeOf(this, 'per-agent').key;
+  }
+
+  /** The catalogs this session sees instead of the shared one's part of their servers (own-catalogs.ts). */
+  get ownCatalogs(): readonly Catalog[] | undefined {
+    return this.parts.own(this);
+  }
+
+  /**
+   * Who a call is routed for: this session, or an agent discovery's `agent_id` names (only where
+   * this session's identity is the default one): that agent's rules, no token claims, and this
+   * session's own catalogs and pool scope (an unnamed session's own).
+   */
+  private callerFor(agent: string): Caller {
+    if (agent === this.agent) return this;
+    return { agent, identified: false, serial: this.serial, claims: undefined, ownCatalogs: this.ownCatalogs, extensions: this.extensions };
+  }
+
+  /** The connection this session's requests to `server` go out on (tasks), if the server is known. */
+  private carrierTo(server: string): Connection | Promise<Connection> | undefined {
+    const conn = this.parts.connections.get(server);
+    if (conn === undefined) return undefined;
+    const carrier = this.parts.router.carrier(conn, this);
+    if (carrier instanceof GatewayError) throw carrier;
+    return whenReady(carrier);
   }
 
   /** tasks/get, tasks/result, tasks/cancel: to the server that owns the agent's task, under the server's id. */
@@ -500,7 +521,9 @@ export class AgentSession {
     const conn = this.parts.connections.get(record.server);
     if (conn === undefined) return this.sendError(msg.id, new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${record.server}" of task ${record.publicId} is not connected`, { server: record.server }));
     msg.params!.taskId = record.serverTaskId;
-    this.sendToServer(conn, msg, undefined, (result) => {
+    const carrier = this.parts.router.carrier(conn, this);
+    if (carrier instanceof GatewayError) return this.sendError(msg.id, carrier);
+    this.sendToServer(carrier, msg, undefined, (result) => {
       const renamed = renameTaskAnswer(result, record);
       if (msg.method !== 'tasks/result') return renamed;
       const linked = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(record.server, uri));
@@ -510,23 +533,18 @@ export class AgentSession {
 
   /** A method mcpgate does not know: to the server it belongs to, else refused naming it (other-methods.ts). */
   private otherMethod(msg: JsonRpcRequest): void {
-    const conn = routeOtherMethod(this.parts, this.log, { agent: this.agent, owner: this.owner, own: this.parts.own(this), claims: this.claims }, msg);
-    if (conn instanceof GatewayError) return this.sendError(msg.id, conn);
-    this.sendToServer(conn, msg);
-  }
-
-  /** The connection this session's requests to `server` go to (its own pooled one for a per-agent or per-session server). */
-  private ownConnection(server: string): Connection | Promise<Connection> | undefined {
-    const conn = this.parts.connections.get(server);
-    return conn === undefined ? undefined : this.parts.scoped(this, conn);
+    const carrier = routeOtherMethod(this.parts, this.log, this, msg);
+    if (carrier instanceof GatewayError) return this.sendError(msg.id, carrier);
+    this.sendToServer(carrier, msg);
   }
 
   /**
-   * Sends `msg` (already rewritten to the server's names) to `conn` and relays the answer. `release`
+   * Sends `msg` (already rewritten to the server's names) on `carrier` (the router's: at once, or
+   * once it is made or started) and relays the answer. `release`
    * ends a quota pass the call holds; `recheck`: asked once a connection the call waited for is ready,
    * whether the call may still go (an error ends it).
    */
-  private sendToServer(conn: Connection, msg: JsonRpcRequest, timeoutMs?: number, rewrite?: Rewrite, timed?: Timed, release?: QuotaRelease, recheck?: () => GatewayError | undefined): void {
+  private sendToServer(carrier: Carrier, msg: JsonRpcRequest, timeoutMs?: number, rewrite?: Rewrite, timed?: Timed, release?: QuotaRelease, recheck?: () => GatewayError | undefined): void {
     const agentId = msg.id;
     // Refused before it is in `inflight`: a quota pass it held ends here (in `inflight`, Calls ends it).
     const refuse = (err: unknown): void => {
@@ -546,22 +564,14 @@ export class AgentSession {
         return refuse(invalidParams(`${msg.method} params._meta.progressToken must be a string or a number`));
       }
     }
+    const conn = isPending(carrier) ? carrier.server : carrier;
     const entry: Call = release === undefined ? { conn, serverId: 0, trace: undefined } : { conn, serverId: 0, trace: undefined, release };
-    let target: Connection | Promise<Connection>;
-    try {
-      target = this.parts.scoped(this, conn);
-    } catch (err) {
-      return refuse(err);
-    }
     this.inflight.set(agentId, entry);
-    if (target === conn) return this.forward(entry, msg, agentToken, timeoutMs, rewrite, timed);
-    if (!(target instanceof Promise)) {
-      entry.conn = target;
-      return this.forward(entry, msg, agentToken, timeoutMs, rewrite, timed);
-    }
-    // A pooled connection being made: the call waits in `inflight` (serverId 0: a cancel or close
-    // finds nothing to cancel on a server) and is sent once it is ready, if still wanted.
-    target.then((pooled) => {
+    if (!isPending(carrier)) return this.forward(entry, msg, agentToken, timeoutMs, rewrite, timed);
+    // A pooled connection being made (or an on-demand server starting): the call waits in `inflight`
+    // (serverId 0: a cancel or close finds nothing to cancel on a server) and is sent once it is
+    // ready, if still wanted.
+    carrier.ready.then((pooled) => {
       if (this.inflight.get(agentId) !== entry || this.closed) return;
       const refused = recheck?.();
       if (refused !== undefined) {
@@ -632,31 +642,31 @@ export class AgentSession {
   // ── resources, prompts, completion ──────────────────────────────────────────────────────────
 
   private readResource(msg: JsonRpcRequest): void {
-    const route = this.parts.router.uri(this.log, this.agent, msg.method, msg.params?.uri, this.claims);
+    const route = this.parts.router.uri(this.log, this, msg.method, msg.params?.uri);
     const audit = this.parts.audit === undefined || typeof msg.params?.uri !== 'string' ? undefined : auditOf(this.parts.audit, this.id, msg.method, this.agent, { resource: msg.params.uri }, route instanceof GatewayError ? route : route.conn.name);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     if (this.outsideView(route.conn.name)) return this.sendError(msg.id, new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${route.publicUri} on view "${this.view!}"`, { detail: { uri: route.publicUri } }));
     msg.params!.uri = route.uri;
-    this.sendToServer(route.conn, msg, undefined, (result) => rewriteReadResult(result, (uri) => this.parts.catalog.publicUri(route.conn.name, uri)), audit && { start: performance.now(), audit });
+    this.sendToServer(route.carrier, msg, undefined, (result) => rewriteReadResult(result, (uri) => this.parts.catalog.publicUri(route.conn.name, uri)), audit && { start: performance.now(), audit });
   }
 
   private getPrompt(msg: JsonRpcRequest): void {
-    const route = this.parts.router.prompt(this.log, this.agent, msg.params?.name, this.parts.own(this), this.claims);
+    const route = this.parts.router.prompt(this.log, this, msg.params?.name);
     const audit = this.parts.audit === undefined || typeof msg.params?.name !== 'string' ? undefined : auditOf(this.parts.audit, this.id, msg.method, this.agent, { prompt: msg.params.name, ...this.parts.audit.argumentsOf(msg.params.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     if (this.outsideView(route.server)) return this.sendError(msg.id, new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${String(msg.params!.name)}`, { detail: { prompt: msg.params!.name } }));
     msg.params!.name = route.original;
-    this.sendToServer(route.conn, msg, undefined, (result) => {
+    this.sendToServer(route.carrier, msg, undefined, (result) => {
       const renamed = rewritePromptResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
       return (this.parts.sanitize && sanitizeContent(result)) || renamed;
     }, audit && { start: performance.now(), audit });
   }
 
   private complete(msg: JsonRpcRequest): void {
-    const conn = this.parts.router.completion(this.log, this.agent, msg.params?.ref as Record<string, unknown> | undefined, this.parts.own(this), this.claims);
-    if (conn instanceof GatewayError) return this.sendError(msg.id, conn);
-    if (this.outsideView(conn.name)) return this.sendError(msg.id, invalidParams(`completion/complete: the prompt or resource is not on view "${this.view!}"`));
-    this.sendToServer(conn, msg);
+    const route = this.parts.router.completion(this.log, this, msg.params?.ref as Record<string, unknown> | undefined);
+    if (route instanceof GatewayError) return this.sendError(msg.id, route);
+    if (this.outsideView(route.conn.name)) return this.sendError(msg.id, invalidParams(`completion/complete: the prompt or resource is not on view "${this.view!}"`));
+    this.sendToServer(route.carrier, msg);
   }
 
   /** Whether a server's resources and prompts are out of this session's curated view (a view shows only those of its `servers`). */
@@ -686,10 +696,10 @@ export class AgentSession {
   async subscribeUri(subscribe: boolean, publicUriParam: unknown): Promise<void> {
     const method = subscribe ? 'resources/subscribe' : 'resources/unsubscribe';
     await this.parts.settling.settled;
-    const route = this.parts.router.uri(this.log, this.agent, method, publicUriParam, this.claims);
+    const route = this.parts.router.uri(this.log, this, method, publicUriParam);
     if (route instanceof GatewayError) throw route;
     const { conn, uri, publicUri } = route;
-    if (conn.config.sessions !== 'shared') return this.ownSubscription(subscribe, conn, uri);
+    if (conn.config.sessions !== 'shared') return this.ownSubscription(subscribe, conn, await whenReady(route.carrier), uri);
     if ((conn.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
       throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name });
     }
@@ -699,9 +709,7 @@ export class AgentSession {
   }
 
   /** A per-agent or per-session server: subscribe on this session's own pooled connection; throws why not. */
-  private async ownSubscription(subscribe: boolean, conn: Connection, uri: string): Promise<void> {
-    const got = this.parts.scoped(this, conn);
-    const own = got instanceof Promise ? await got : got;
+  private async ownSubscription(subscribe: boolean, conn: Connection, own: Connection, uri: string): Promise<void> {
     if ((own.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
       throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name });
     }

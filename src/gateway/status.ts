@@ -95,7 +95,7 @@ function poolSummary(gateway: StatusParts): Record<string, unknown>[] {
   return gateway.pool.stats(pooled.map((s) => s.name)).map((stats) => {
     const config = pooled.find((s) => s.name === stats.server)!;
     const mine = entries.filter((e) => e.server === stats.server);
-    const unnamed = config.sessions === 'per-agent' ? mine.filter((e) => e.scope.startsWith('session:')).length : 0;
+    const unnamed = config.sessions === 'per-agent' ? mine.filter((e) => e.scope.kind === 'session').length : 0;
     return {
       ...stats,
       hit_rate: stats.hits + stats.misses === 0 ? null : stats.hits / (stats.hits + stats.misses),
@@ -103,7 +103,7 @@ function poolSummary(gateway: StatusParts): Record<string, unknown>[] {
       settings: config.pool ?? null,
       // Bounded: a pool of hundreds of agents is summarised by its counts above.
       // own_headers: whether the agent's serverHeaders are in use (never their names or values).
-      scopes: mine.slice(0, 100).map((e) => ({ scope: e.scope, agent: e.agent, state: e.started ? e.conn.state : 'starting', pid: e.conn.pid ?? null, own_headers: e.credential !== '' })),
+      scopes: mine.slice(0, 100).map((e) => ({ scope: e.scope.key, agent: e.agent, state: e.started ? e.conn.state : 'starting', pid: e.conn.pid ?? null, own_headers: e.credential !== '' })),
       ...(unnamed > 0 && { note: `${unnamed} connection(s) are for agents with no identity of their own (no --agent or X-Mcpgate-Agent): one per agent session, never shared` }),
     };
   });

@@ -19,7 +19,7 @@
 // connection made with the old ones, and they are sent only on the connection made for that key.
 
 import { createHash } from 'node:crypto';
-import type { ServerConfig } from '../config/types.js';
+import type { ServerConfig, SessionScope } from '../config/types.js';
 import { DEFAULT_POOL } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
@@ -28,9 +28,42 @@ import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './breaker.
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 import type { Connection } from './connection.js';
 
+/**
+ * Whose a pooled connection is: one agent identity (a per-agent server) or one agent session (a
+ * per-session server, and a per-agent one for an agent with no identity of its own). `key` is its
+ * one text form (`agent:ID`, `session:N`): the pool's and the own catalogs' map key, and what the
+ * status and logs show. Made only by `scopeOf`.
+ */
+export type PoolScope =
+  | { readonly kind: 'agent'; readonly agent: string; readonly key: string }
+  | { readonly kind: 'session'; readonly serial: number; readonly key: string };
+
+/** Who an agent session is, for its pool scopes. */
+export interface ScopeOwner {
+  readonly agent: string;
+  readonly identified: boolean;
+  readonly serial: number;
+}
+
+/** Whether `owner` is one of the sessions a connection of `scope` belongs to. */
+export function isOwner(owner: ScopeOwner, scope: PoolScope): boolean {
+  return scope.kind === 'agent' ? owner.identified && owner.agent === scope.agent : owner.serial === scope.serial;
+}
+
+/**
+ * The pool scope of a session for a server of `mode`: its agent's identity for per-agent, itself for
+ * per-session. An agent with no identity of its own (stdio without --agent) gets its session's scope
+ * even on a per-agent server: never one shared by accident.
+ */
+export function scopeOf(owner: ScopeOwner, mode: SessionScope): PoolScope {
+  return mode === 'per-agent' && owner.identified
+    ? { kind: 'agent', agent: owner.agent, key: `agent:${owner.agent}` }
+    : { kind: 'session', serial: owner.serial, key: `session:${owner.serial}` };
+}
+
 export interface PoolParts {
   /** Makes the connection for one key (not started). */
-  create(config: ServerConfig, scope: string, owner: PoolOwner): Connection;
+  create(config: ServerConfig, scope: PoolScope, owner: PoolOwner): Connection;
   /** Whether an agent call is in flight on the connection (then it is never evicted). */
   busy(conn: Connection): boolean;
   log: Logger;
@@ -42,7 +75,7 @@ export interface PoolParts {
 /** One pooled connection and what its lifetime is decided by. */
 export interface PoolEntry {
   readonly server: string;
-  readonly scope: string;
+  readonly scope: PoolScope;
   /** The agent identity the connection is for (both scopes). */
   readonly agent: string;
   /** Whether that identity is verified (only then may it have headers of its own). */
@@ -116,8 +149,8 @@ export interface PoolOwner {
 /** An agent's own headers for one remote server (rules' `serverHeaders`, already expanded). */
 export type AgentHeaders = Readonly<Record<string, string>>;
 
-function keyOf(server: string, scope: string, credential: string): string {
-  return `${server}\u0000${scope}\u0000${credential}`;
+function keyOf(server: string, scope: PoolScope, credential: string): string {
+  return `${server}\u0000${scope.key}\u0000${credential}`;
 }
 
 /** A digest of an agent's headers, order-insensitive: names compared case-insensitively. */
@@ -152,7 +185,7 @@ export class ConnectionPool {
    * started (a miss). Fails with MCPG_POOL_EXHAUSTED (cap reached, none idle), MCPG_SERVER_UNAVAILABLE
    * (the creation breaker is open, or the server would not start) or MCPG_SHUTTING_DOWN.
    */
-  get(config: ServerConfig, scope: string, owner: PoolOwner, headers?: AgentHeaders): Connection | Promise<Connection> {
+  get(config: ServerConfig, scope: PoolScope, owner: PoolOwner, headers?: AgentHeaders): Connection | Promise<Connection> {
     const credential = headers === undefined ? '' : credentialDigest(headers);
     const key = keyOf(config.name, scope, credential);
     const entry = this.entries.get(key);
@@ -192,7 +225,7 @@ export class ConnectionPool {
       counters.breaker.success();
       made.started = true;
       this.schedule(made, settings.idleMs, settings.ttlMs);
-      this.parts.log.debug('pooled connection ready', { server: config.name, scope, pid: conn.pid });
+      this.parts.log.debug('pooled connection ready', { server: config.name, scope: scope.key, pid: conn.pid });
       return conn;
     });
     // A caller that gave up still leaves the rejection handled.
@@ -217,7 +250,7 @@ export class ConnectionPool {
     const entry = this.byConn.get(conn);
     if (entry === undefined || !entry.started) return;
     this.countersOf(entry.server).reaped += 1;
-    this.parts.log.info('a pooled connection was lost and is reaped', { server: entry.server, scope: entry.scope });
+    this.parts.log.info('a pooled connection was lost and is reaped', { server: entry.server, scope: entry.scope.key });
     void this.remove(entry);
   }
 
@@ -232,15 +265,15 @@ export class ConnectionPool {
     if (ok && this.byConn.get(entry.conn) === entry) return entry.conn;
     if (this.byConn.get(entry.conn) === entry) {
       this.countersOf(entry.server).reaped += 1;
-      this.parts.log.info(`a pooled connection idle past its health check did not answer within ${timeoutMs} ms: reaped, a fresh one serves the call`, { server: entry.server, scope: entry.scope });
+      this.parts.log.info(`a pooled connection idle past its health check did not answer within ${timeoutMs} ms: reaped, a fresh one serves the call`, { server: entry.server, scope: entry.scope.key });
       void this.remove(entry);
     }
     return again();
   }
 
   /** An agent session ended (per-session) or an owner went: close every connection of that scope. */
-  closeScope(scope: string): Promise<void> {
-    return this.removeAll((entry) => entry.scope === scope);
+  closeScope(scope: PoolScope): Promise<void> {
+    return this.removeAll((entry) => entry.scope.key === scope.key);
   }
 
   /** A server was removed or changed: close all its pooled connections. */
@@ -311,7 +344,7 @@ export class ConnectionPool {
       throw new GatewayError('MCPG_POOL_EXHAUSTED', `server "${server}" has ${count} pooled connections (its pool.max) and all are busy or starting; try again when a call finishes`, { server, detail: { max } });
     }
     this.countersOf(server).evictions += 1;
-    this.parts.log.info('pool full: closing the least recently used idle connection', { server, scope: lru.scope });
+    this.parts.log.info('pool full: closing the least recently used idle connection', { server, scope: lru.scope.key });
     void this.remove(lru);
   }
 
@@ -331,7 +364,7 @@ export class ConnectionPool {
         return;
       }
       this.countersOf(entry.server).evictions += 1;
-      this.parts.log.info(expired ? 'pooled connection reached its TTL: closing it' : 'pooled connection idle: closing it', { server: entry.server, scope: entry.scope });
+      this.parts.log.info(expired ? 'pooled connection reached its TTL: closing it' : 'pooled connection idle: closing it', { server: entry.server, scope: entry.scope.key });
       void this.remove(entry);
     });
   }

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { Catalog } from '../../src/catalog/catalog.js';
 import { GatewayError } from '../../src/errors.js';
 import { NOT_YET, Router } from '../../src/gateway/router.js';
+import { noPool, sharedConn, who } from './route-parts.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { OPEN_RULES, parseRules, type Rules } from '../../src/rules/load.js';
 import type { Connection } from '../../src/servers/connection.js';
@@ -99,32 +100,32 @@ void describe('Router: unprefixed servers', () => {
     const catalog = new Catalog([{ name: 'everything', prefix: false }, 'fs']);
     catalog.set('everything', { tools: [tool('echo')], prompts: [prompt('simple')], resources: [resource('test://static')] });
     catalog.set('fs', { tools: [tool('read')] });
-    const connections = new Map<string, Connection>(['everything', 'fs'].map((name) => [name, { name } as unknown as Connection]));
-    return new Router({ catalog, connections, rules: () => rules, hasSettled: () => true, pinsDir: '/state' });
+    const connections = new Map<string, Connection>(['everything', 'fs'].map((name) => [name, sharedConn(name)]));
+    return new Router({ catalog, connections, rules: () => rules, hasSettled: () => true, pinsDir: '/state', pool: noPool() });
   }
   const rules = (value: unknown): Rules => parseRules(JSON.stringify(value), '/x/rules.json', ['everything', 'fs']);
 
   void it('routes own names and URIs to the server, with the server\'s own name', T, () => {
     const router = setup();
-    const route = router.tool(silentLogger, 'a', 'echo');
+    const route = router.tool(silentLogger, who('a'), 'echo');
     assert.ok(!(route instanceof GatewayError) && route !== NOT_YET);
     assert.deepEqual({ server: route.server, original: route.original }, { server: 'everything', original: 'echo' });
-    const uri = router.uri(silentLogger, 'a', 'resources/read', 'test://static');
+    const uri = router.uri(silentLogger, who('a'), 'resources/read', 'test://static');
     assert.ok(!(uri instanceof GatewayError));
     assert.equal(uri.uri, 'test://static');
-    assert.equal(code(router.tool(silentLogger, 'a', 'nope')), 'MCPG_TOOL_NOT_FOUND');
+    assert.equal(code(router.tool(silentLogger, who('a'), 'nope')), 'MCPG_TOOL_NOT_FOUND');
   });
 
   void it('a denial reveals nothing: a denied item of an unprefixed server is answered as unknown, like a made-up name', T, () => {
     const router = setup(rules({ agents: { a: { allow: { servers: ['fs'] } } } }));
-    const deniedTool = router.tool(silentLogger, 'a', 'echo');
-    const madeUp = router.tool(silentLogger, 'a', 'no_such_tool');
+    const deniedTool = router.tool(silentLogger, who('a'), 'echo');
+    const madeUp = router.tool(silentLogger, who('a'), 'no_such_tool');
     assert.equal(code(deniedTool), 'MCPG_TOOL_NOT_FOUND');
     assert.equal((deniedTool as GatewayError).message, 'unknown tool: echo');
     assert.equal((madeUp as GatewayError).message, 'unknown tool: no_such_tool');
-    assert.equal(code(router.prompt(silentLogger, 'a', 'simple')), 'MCPG_PROMPT_NOT_FOUND');
-    assert.equal(code(router.uri(silentLogger, 'a', 'resources/read', 'test://static')), 'MCPG_RESOURCE_NOT_FOUND');
+    assert.equal(code(router.prompt(silentLogger, who('a'), 'simple')), 'MCPG_PROMPT_NOT_FOUND');
+    assert.equal(code(router.uri(silentLogger, who('a'), 'resources/read', 'test://static')), 'MCPG_RESOURCE_NOT_FOUND');
     // A prefixed server keeps its explicit denial (its prefix names it whether or not the tool exists).
-    assert.equal(code(setup(rules({ agents: { a: { allow: { servers: ['everything'] } } } })).tool(silentLogger, 'a', 'fs__nope')), 'MCPG_POLICY_DENIED');
+    assert.equal(code(setup(rules({ agents: { a: { allow: { servers: ['everything'] } } } })).tool(silentLogger, who('a'), 'fs__nope')), 'MCPG_POLICY_DENIED');
   });
 });

@@ -11,6 +11,7 @@ import { GatewayError } from '../../src/errors.js';
 import { AgentViews, ShownViews } from '../../src/gateway/agent-views.js';
 import { OwnCatalogs, ownTool } from '../../src/gateway/own-catalogs.js';
 import { Router } from '../../src/gateway/router.js';
+import { noPool, scope, sharedConn, who } from './route-parts.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { OPEN_RULES, parseRules, type Rules } from '../../src/rules/load.js';
 import type { Connection } from '../../src/servers/connection.js';
@@ -27,8 +28,8 @@ function setup(rules: Rules = OPEN_RULES) {
   catalog.set('pooled', lists('inc', 'get'));
   catalog.set('zeta', lists('z1'));
   const own = new OwnCatalogs(SERVERS, {});
-  const connections = new Map<string, Connection>(SERVERS.map((name) => [name, { name } as unknown as Connection]));
-  const router = new Router({ catalog, connections, rules: () => rules, hasSettled: () => true, pinsDir: '/state' });
+  const connections = new Map<string, Connection>(SERVERS.map((name) => [name, sharedConn(name)]));
+  const router = new Router({ catalog, connections, rules: () => rules, hasSettled: () => true, pinsDir: '/state', pool: noPool() });
   const views = new AgentViews(catalog, () => rules);
   return { catalog, own, router, views };
 }
@@ -41,7 +42,7 @@ describe('own catalogs', () => {
     const alice = { agent: 'alice', identified: true, serial: 1 };
     const bob = { agent: 'bob', identified: true, serial: 2 };
     assert.equal(own.of(alice), undefined, 'no own catalog: the shared path');
-    assert.deepEqual(own.set('agent:alice', 'pooled', lists('inc', 'get', 'extra')), ['tools', 'resources', 'resourceTemplates', 'prompts']);
+    assert.deepEqual(own.set(scope('agent:alice'), 'pooled', lists('inc', 'get', 'extra')), ['tools', 'resources', 'resourceTemplates', 'prompts']);
     const aliceView = new ShownViews(views, 'alice', () => own.of(alice));
     const bobView = new ShownViews(views, 'bob', () => own.of(bob));
     assert.deepEqual(names(aliceView.serve('tools')), ['alpha__a1', 'pooled__inc', 'pooled__get', 'pooled__extra', 'zeta__z1']);
@@ -56,11 +57,11 @@ describe('own catalogs', () => {
     const s = { agent: 'carol', identified: true, serial: 3 };
     const shown = new ShownViews(views, 'carol', () => own.of(s));
     const shared = shown.serve('tools');
-    own.set('session:3', 'pooled', lists('inc', 'get'));
+    own.set(scope('session:3'), 'pooled', lists('inc', 'get'));
     assert.equal(shown.changed('tools'), false, 'the same tools: no list_changed');
-    own.set('session:3', 'pooled', lists('inc'));
+    own.set(scope('session:3'), 'pooled', lists('inc'));
     assert.equal(shown.changed('tools'), true);
-    assert.deepEqual(own.remove('session:3', 'pooled').includes('tools'), true);
+    assert.deepEqual(own.remove(scope('session:3'), 'pooled').includes('tools'), true);
     assert.equal(own.of(s), undefined, 'an empty scope is forgotten');
     assert.equal(shown.changed('tools'), true, 'back to the shared view');
     assert.equal(shown.serve('tools'), shared);
@@ -68,15 +69,15 @@ describe('own catalogs', () => {
 
   it('routing: the own tool is found, the shared part of that server is not the session\'s, others are unchanged', T, () => {
     const { catalog, own, router } = setup();
-    own.set('agent:alice', 'pooled', lists('inc', 'extra'));
+    own.set(scope('agent:alice'), 'pooled', lists('inc', 'extra'));
     const mine = own.of({ agent: 'alice', identified: true, serial: 1 })!;
     assert.equal(ownTool(catalog, mine, 'pooled__extra')?.original, 'extra');
     assert.equal(ownTool(catalog, mine, 'pooled__get'), undefined, 'her own session no longer lists get');
     assert.equal(ownTool(catalog, mine, 'alpha__a1')?.server, 'alpha');
-    const route = router.tool(silentLogger, 'alice', 'pooled__extra', mine);
+    const route = router.tool(silentLogger, who('alice', mine), 'pooled__extra');
     assert.ok(!(route instanceof GatewayError) && typeof route !== 'string');
     assert.equal(route.original, 'extra');
-    const other = router.tool(silentLogger, 'bob', 'pooled__extra', undefined);
+    const other = router.tool(silentLogger, who('bob', undefined), 'pooled__extra');
     assert.ok(other instanceof GatewayError);
     assert.equal(other.code, 'MCPG_TOOL_NOT_FOUND');
   });
@@ -84,15 +85,15 @@ describe('own catalogs', () => {
   it('a held tool in an own catalog is refused as held; the rules filter own views like shared ones', T, () => {
     const rules = parseRules(JSON.stringify({ agents: { alice: { allow: { servers: ['pooled'], tools: { pooled: ['inc', 'extra'] } } } } }), '/x/rules.json', SERVERS);
     const { own, router, views } = setup(rules);
-    own.set('agent:alice', 'pooled', lists('inc', 'extra', 'secret', 'fresh'), new Map([['fresh', { digest: 'd', changes: ['new tool'] }]]));
+    own.set(scope('agent:alice'), 'pooled', lists('inc', 'extra', 'secret', 'fresh'), new Map([['fresh', { digest: 'd', changes: ['new tool'] }]]));
     const mine = own.of({ agent: 'alice', identified: true, serial: 1 })!;
-    const held = router.tool(silentLogger, 'alice', 'pooled__fresh', mine);
+    const held = router.tool(silentLogger, who('alice', mine), 'pooled__fresh');
     assert.ok(held instanceof GatewayError);
     assert.equal(held.code, 'MCPG_POLICY_DENIED', 'the rules decide before the pins');
     const shown = new ShownViews(views, 'alice', () => mine);
     assert.deepEqual(names(shown.serve('tools')), ['pooled__inc', 'pooled__extra']);
-    own.set('agent:alice', 'pooled', lists('inc', 'extra'), new Map([['extra', { digest: 'd', changes: ['new tool'] }]]));
-    const refused = router.tool(silentLogger, 'alice', 'pooled__extra', own.of({ agent: 'alice', identified: true, serial: 1 }));
+    own.set(scope('agent:alice'), 'pooled', lists('inc', 'extra'), new Map([['extra', { digest: 'd', changes: ['new tool'] }]]));
+    const refused = router.tool(silentLogger, who('alice', own.of({ agent: 'alice', identified: true, serial: 1 })), 'pooled__extra');
     assert.ok(refused instanceof GatewayError);
     assert.equal(refused.code, 'MCPG_TOOL_HELD');
   });

@@ -10,7 +10,8 @@ import { GatewayError } from '../../src/errors.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { Connection } from '../../src/servers/connection.js';
 import { ConnectionPool } from '../../src/servers/pool.js';
-import { scopeOf } from '../../src/gateway/pool-scope.js';
+import { scopeOf } from '../../src/servers/pool.js';
+import { scope } from './route-parts.js';
 import { FakeClock } from './fake-clock.js';
 import { FakeServer, stdioConfig } from './fake-server.js';
 
@@ -33,7 +34,7 @@ function rig(pool: { idleMs?: number; ttlMs?: number; max?: number; healthCheck?
           return server.open(events);
         },
       });
-      made.push({ scope, conn, server });
+      made.push({ scope: scope.key, conn, server });
       return conn;
     },
     busy: (conn) => busy.has(conn),
@@ -45,9 +46,9 @@ function rig(pool: { idleMs?: number; ttlMs?: number; max?: number; healthCheck?
 }
 
 /** The pool's answer, awaited: the connection or the error. */
-async function take(r: ReturnType<typeof rig>, scope: string): Promise<Connection | GatewayError> {
+async function take(r: ReturnType<typeof rig>, text: string): Promise<Connection | GatewayError> {
   try {
-    return await r.pool.get(r.config, scope, { agent: scope.replace(/^agent:/, ''), identified: true });
+    return await r.pool.get(r.config, scope(text), { agent: text.replace(/^agent:/, ''), identified: true });
   } catch (err) {
     return err as GatewayError;
   }
@@ -60,7 +61,7 @@ void describe('ConnectionPool', () => {
     const r = rig();
     const a = await take(r, 'agent:a');
     assert.ok(a instanceof Connection && a.state === 'ready');
-    const again = r.pool.get(r.config, 'agent:a', { agent: 'a', identified: true });
+    const again = r.pool.get(r.config, scope('agent:a'), { agent: 'a', identified: true });
     assert.equal(again, a, 'a hit is synchronous: no promise');
     const b = await take(r, 'agent:b');
     assert.notEqual(b, a);
@@ -81,7 +82,7 @@ void describe('ConnectionPool', () => {
     const r = rig();
     const a = (await take(r, 'agent:a')) as Connection;
     r.clock.advance(800);
-    assert.equal(r.pool.get(r.config, 'agent:a', { agent: 'a', identified: true }), a);
+    assert.equal(r.pool.get(r.config, scope('agent:a'), { agent: 'a', identified: true }), a);
     r.clock.advance(800);
     assert.equal(a.state, 'ready', 'used 800 ms ago: not idle yet');
     r.busy.add(a);
@@ -101,7 +102,7 @@ void describe('ConnectionPool', () => {
     const a = (await take(r, 'agent:a')) as Connection;
     for (let i = 0; i < 5; i++) {
       r.clock.advance(700);
-      void r.pool.get(r.config, 'agent:a', { agent: 'a', identified: true });
+      void r.pool.get(r.config, scope('agent:a'), { agent: 'a', identified: true });
     }
     assert.equal(a.state, 'closed');
     await r.pool.close();
@@ -113,7 +114,7 @@ void describe('ConnectionPool', () => {
     r.clock.advance(10);
     const b = (await take(r, 'agent:b')) as Connection;
     r.clock.advance(10);
-    void r.pool.get(r.config, 'agent:a', { agent: 'a', identified: true }); // a is now the more recently used
+    void r.pool.get(r.config, scope('agent:a'), { agent: 'a', identified: true }); // a is now the more recently used
     const c = (await take(r, 'agent:c')) as Connection;
     assert.equal(b.state, 'closed', 'b was the least recently used');
     assert.equal(a.state, 'ready');
@@ -140,7 +141,7 @@ void describe('ConnectionPool', () => {
     assert.equal(r.made.length, 2, 'nothing was made while open');
     r.refuse(false);
     r.clock.advance(5000);
-    const probe = r.pool.get(r.config, 'agent:c', { agent: 'c', identified: true });
+    const probe = r.pool.get(r.config, scope('agent:c'), { agent: 'c', identified: true });
     const during = await take(r, 'agent:d');
     assert.ok(during instanceof GatewayError && during.code === 'MCPG_SERVER_UNAVAILABLE', 'one probe at a time');
     assert.ok((await probe) instanceof Connection);
@@ -154,7 +155,7 @@ void describe('ConnectionPool', () => {
     const a = (await take(r, 'agent:a')) as Connection;
     const s1 = (await take(r, 'session:1')) as Connection;
     const b = (await take(r, 'agent:b')) as Connection;
-    await r.pool.closeScope('session:1');
+    await r.pool.closeScope(scope('session:1'));
     assert.deepEqual([a.state, s1.state, b.state], ['ready', 'closed', 'ready']);
     await r.pool.retain((entry) => entry.agent !== 'b');
     assert.deepEqual([a.state, b.state], ['ready', 'closed']);
@@ -180,10 +181,10 @@ void describe('scopeOf (issue 11: the pool key of an agent session)', () => {
   void it('per-agent: the agent id when the agent is identified, else the session itself; per-session: the session', T, () => {
     const named = { agent: 'ci', identified: true, serial: 7 };
     const unnamed = { agent: 'default', identified: false, serial: 8 };
-    assert.equal(scopeOf(named, 'per-agent'), 'agent:ci');
-    assert.equal(scopeOf({ ...named, serial: 9 }, 'per-agent'), 'agent:ci', 'all sessions of one agent share its scope');
-    assert.equal(scopeOf(unnamed, 'per-agent'), 'session:8', 'never one scope shared by every unnamed agent');
-    assert.equal(scopeOf(named, 'per-session'), 'session:7');
+    assert.equal(scopeOf(named, 'per-agent').key, 'agent:ci');
+    assert.equal(scopeOf({ ...named, serial: 9 }, 'per-agent').key, 'agent:ci', 'all sessions of one agent share its scope');
+    assert.equal(scopeOf(unnamed, 'per-agent').key, 'session:8', 'never one scope shared by every unnamed agent');
+    assert.equal(scopeOf(named, 'per-session').key, 'session:7');
   });
 });
 
@@ -193,18 +194,18 @@ void describe('ConnectionPool health check before reuse (pool.healthCheck, seed 
     const a = await take(r, 'agent:a');
     r.made[0]!.server.hung = true;
     r.clock.advance(900);
-    assert.equal(r.pool.get(r.config, 'agent:a', { agent: 'a', identified: true }), a, 'no check: a synchronous hit');
+    assert.equal(r.pool.get(r.config, scope('agent:a'), { agent: 'a', identified: true }), a, 'no check: a synchronous hit');
     await r.pool.close();
   });
 
   void it('health check: a connection idle past its threshold is checked (ping unsupported: a cheap list) and reused', T, async () => {
     const r = rig({ healthCheck: { idleMs: 100, timeoutMs: 2000 } });
     const a = await take(r, 'agent:a');
-    assert.equal(r.pool.get(r.config, 'agent:a', { agent: 'a', identified: true }), a, 'used just now: no check');
+    assert.equal(r.pool.get(r.config, scope('agent:a'), { agent: 'a', identified: true }), a, 'used just now: no check');
     r.clock.advance(150);
-    const checked = r.pool.get(r.config, 'agent:a', { agent: 'a', identified: true });
+    const checked = r.pool.get(r.config, scope('agent:a'), { agent: 'a', identified: true });
     assert.ok(checked instanceof Promise, 'idle past the threshold: checked first');
-    assert.equal(r.pool.get(r.config, 'agent:a', { agent: 'a', identified: true }), checked, 'a caller meanwhile waits on the same check');
+    assert.equal(r.pool.get(r.config, scope('agent:a'), { agent: 'a', identified: true }), checked, 'a caller meanwhile waits on the same check');
     assert.equal(await checked, a, 'the fake server has no ping (-32601); its tools/list answered');
     assert.equal(stats(r).reaped, 0);
     await r.pool.close();
