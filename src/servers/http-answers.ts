@@ -11,7 +11,7 @@ import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { nestedDeeperThan, parseMessage, wireLimits } from '../wire/jsonrpc.js';
 import { SseParser } from '../wire/sse.js';
-import { mediaType, pipeSse, readBody, unreachable, type Exchange, type HttpClient, type Pauses } from './http-request.js';
+import { mediaType, pipeSse, readResponseBody, unreachable, type Exchange, type HttpClient, type Pauses } from './http-request.js';
 import type { RemoteSession } from './remote-session.js';
 import type { TransportEvents } from './transport.js';
 
@@ -19,7 +19,7 @@ import type { TransportEvents } from './transport.js';
 const MAX_RESUMES = 3;
 
 /** One request of ours in flight: the exchange carrying its answer now (POST, then resumption GETs). */
-export interface Call {
+export interface PendingPost {
   exchange: Exchange;
   cancelled: boolean;
   /** Set while its answer stream waits to be resumed: ends the wait early (`resumeNow`). */
@@ -58,7 +58,7 @@ export interface AnswerHost {
 }
 
 /** The answer to one POST: one JSON message (or a batch), or an SSE stream of them. */
-export async function readAnswer(t: AnswerHost, res: IncomingMessage, id: number | undefined, call: Call): Promise<void> {
+export async function readAnswer(t: AnswerHost, res: IncomingMessage, id: number | undefined, call: PendingPost): Promise<void> {
   const type = mediaType(res);
   if (type === 'text/event-stream') return readStream(t, res, id, call);
   if (type !== 'application/json') {
@@ -68,7 +68,7 @@ export async function readAnswer(t: AnswerHost, res: IncomingMessage, id: number
   }
   let body;
   try {
-    body = await readBody(res, t.maxLength);
+    body = await readResponseBody(res, t.maxLength);
   } catch {
     if (t.state === 'open' && !call.cancelled && id !== undefined) t.failCall(id, dropped(t));
     return;
@@ -102,7 +102,7 @@ export async function readAnswer(t: AnswerHost, res: IncomingMessage, id: number
 }
 
 /** An SSE answer; if it ends before the answer, resume it (GET + Last-Event-ID) or fail the call. */
-async function readStream(t: AnswerHost, res: IncomingMessage, id: number | undefined, call: Call): Promise<void> {
+async function readStream(t: AnswerHost, res: IncomingMessage, id: number | undefined, call: PendingPost): Promise<void> {
   const stream: StreamState = { answered: false, lastData: undefined, lastEventId: '', retryMs: undefined, delivered: 0 };
   await consume(t, res, id, stream);
   if (id === undefined) return;

@@ -17,9 +17,9 @@ import type { RemoteServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { DEFAULT_MAX_LINE_LENGTH } from '../wire/line-reader.js';
-import { headerOf, HttpClient, httpStatusError, mediaType, Pauses, readBody, redacted, refusal, unreachable } from './http-request.js';
+import { headerOf, HttpClient, httpStatusError, mediaType, Pauses, readResponseBody, redacted, refusal, unreachable } from './http-request.js';
 import { parseMessage } from '../wire/jsonrpc.js';
-import { readAnswer, type AnswerHost, type Call } from './http-answers.js';
+import { readAnswer, type AnswerHost, type PendingPost } from './http-answers.js';
 import { POST_ACCEPT, RemoteSession } from './remote-session.js';
 import type { UpstreamCredentials } from './credentials.js';
 import type { StopTimings } from './transport.js';
@@ -55,7 +55,7 @@ export class HttpTransport implements ServerTransport, AnswerHost {
   readonly session: RemoteSession;
   state: 'open' | 'stopping' | 'closed' = 'open';
   private queue: { line: string; id: number | undefined }[] = [];
-  private readonly calls = new Map<number, Call>();
+  private readonly calls = new Map<number, PendingPost>();
   private stopping: Promise<void> | undefined;
   private readonly credentials: UpstreamCredentials | undefined;
 
@@ -160,7 +160,7 @@ export class HttpTransport implements ServerTransport, AnswerHost {
     const session = route === undefined ? this.session.id : undefined;
     const era = route === undefined ? this.session.headers(session) : modernHeaders(route);
     const exchange = this.http.send(this.url, 'POST', { ...era, accept: POST_ACCEPT, 'content-type': 'application/json', 'content-length': Buffer.byteLength(line) }, line);
-    const call: Call = { exchange, cancelled: false };
+    const call: PendingPost = { exchange, cancelled: false };
     if (id !== undefined) this.calls.set(id, call);
     try {
       let res: IncomingMessage;
@@ -204,7 +204,7 @@ export class HttpTransport implements ServerTransport, AnswerHost {
         // A modern server gives some refusals an HTTP status with the JSON-RPC error in the body (a
         // missing client capability: 400, a method it does not have: 404): that error is its answer.
         if (route !== undefined && id !== undefined && mediaType(res) === 'application/json') {
-          const body = await readBody(res, ERROR_BODY_LIMIT).catch(() => undefined);
+          const body = await readResponseBody(res, ERROR_BODY_LIMIT).catch(() => undefined);
           const text = body?.kind === 'body' ? body.text.trim() : '';
           const parsed = text.startsWith('{') ? parseMessage(text) : undefined;
           if (parsed?.kind === 'response' && 'error' in parsed.msg && parsed.msg.id === id) return this.emit(text, id);

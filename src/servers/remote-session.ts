@@ -11,7 +11,7 @@ import type { Logger } from '../observability/logger.js';
 import { parseMessage } from '../wire/jsonrpc.js';
 import { SseParser } from '../wire/sse.js';
 import {
-  headerOf, mediaType, pipeSse, readBody, refusal, unreachable, type Exchange, type HttpClient, type Pauses,
+  headerOf, mediaType, pipeSse, readResponseBody, refusal, unreachable, type Exchange, type HttpClient, type Pauses,
 } from './http-request.js';
 
 /** What the session needs of its transport. */
@@ -142,7 +142,7 @@ export class RemoteSession {
     if (mediaType(res) === 'text/event-stream') {
       await pipeSse(res, new SseParser({ event: (e) => e.event === 'message' && e.data !== '' && take(e.data) }, this.host.maxLength));
     } else {
-      const body = await readBody(res, this.host.maxLength);
+      const body = await readResponseBody(res, this.host.maxLength);
       if (body.kind === 'body') take(body.text.trim());
     }
     return answer;
