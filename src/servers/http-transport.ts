@@ -1,7 +1,8 @@
 // The client side of MCP Streamable HTTP (2025-11-25) for one remote server. Every message is a POST
 // to the MCP endpoint; a request's answer comes back as JSON or as an SSE stream whose messages belong
 // to that call (a server→client request on it is passed on as `related` to it), and a stream that
-// drops before the answer is resumed with GET + Last-Event-ID (reading answers: http-answers.ts).
+// drops before the answer is resumed with GET + Last-Event-ID, given up after MAX_RESUMES
+// resumptions in a row that bring nothing (`readAnswer`).
 // Server-initiated messages come on a GET stream, reopened while the session lives (remote-session.ts).
 // The session id assigned at initialize goes on every request; when the server forgets it (404) the
 // recorded initialize is replayed transparently and the message re-sent (it was never processed),
@@ -11,15 +12,16 @@
 // session id, with `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` instead, and is cancelled by
 // closing its stream (`abort`).
 // https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http
+// https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#resumability-and-redelivery
 
 import type { IncomingMessage } from 'node:http';
 import type { RemoteServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { DEFAULT_MAX_LINE_LENGTH } from '../wire/line-reader.js';
-import { headerOf, HttpClient, httpStatusError, mediaType, Pauses, readResponseBody, redacted, refusal, unreachable } from './http-request.js';
-import { parseMessage } from '../wire/jsonrpc.js';
-import { readAnswer, type AnswerHost, type PendingPost } from './http-answers.js';
+import { headerOf, HttpClient, httpStatusError, mediaType, Pauses, pipeSse, readResponseBody, redacted, refusal, unreachable, type Exchange } from './http-request.js';
+import { nestedDeeperThan, parseMessage, wireLimits } from '../wire/jsonrpc.js';
+import { SseParser } from '../wire/sse.js';
 import { POST_ACCEPT, RemoteSession } from './remote-session.js';
 import type { UpstreamCredentials } from './credentials.js';
 import type { StopTimings } from './transport.js';
@@ -44,9 +46,30 @@ const CANCELLED = '{"jsonrpc":"2.0","method":"notifications/cancelled"';
 const MAX_QUEUED = 10_000;
 const DELETE_TIMEOUT_MS = 1000;
 
-export class HttpTransport implements ServerTransport, AnswerHost {
+/** Resumptions of one call's stream in a row that bring nothing before the call is failed. */
+const MAX_RESUMES = 3;
+
+/** One request of ours in flight: the exchange carrying its answer now (POST, then resumption GETs). */
+interface PendingPost {
+  exchange: Exchange;
+  cancelled: boolean;
+  /** Set while its answer stream waits to be resumed: ends the wait early (`resumeNow`). */
+  wake?: () => void;
+}
+
+/** What one answer stream delivered, across its resumptions. */
+interface StreamState {
+  answered: boolean;
+  /** The last message that may be the answer, checked when the stream ends unanswered. */
+  lastData: string | undefined;
+  lastEventId: string;
+  retryMs: number | undefined;
+  delivered: number;
+}
+
+export class HttpTransport implements ServerTransport {
   readonly pid = undefined;
-  // Public for http-answers.ts (AnswerHost); the session above sees only ServerTransport.
+  // Public for remote-session.ts (SessionHost); the session above sees only ServerTransport.
   readonly url: URL;
   readonly http: HttpClient;
   readonly pauses = new Pauses();
@@ -225,10 +248,122 @@ export class HttpTransport implements ServerTransport, AnswerHost {
         if (id !== undefined) this.failCall(id, this.badResponse(`accepted a request (HTTP ${status}) without answering it`));
         return;
       }
-      await readAnswer(this, res, id, call);
+      await this.readAnswer(res, id, call);
     } finally {
       if (id !== undefined && this.calls.get(id) === call) this.calls.delete(id);
     }
+  }
+
+  // ── reading answers ─────────────────────────────────────────────────────────────────────────
+
+  /** The answer to one POST: one JSON message (or a batch), or an SSE stream of them. */
+  private async readAnswer(res: IncomingMessage, id: number | undefined, call: PendingPost): Promise<void> {
+    const type = mediaType(res);
+    if (type === 'text/event-stream') return this.readStream(res, id, call);
+    if (type !== 'application/json') {
+      res.resume();
+      if (id !== undefined) this.failCall(id, this.badResponse(`answered with content type "${type}", not JSON or an event stream`));
+      return;
+    }
+    let body;
+    try {
+      body = await readResponseBody(res, this.maxLength);
+    } catch {
+      if (this.state === 'open' && !call.cancelled && id !== undefined) this.failCall(id, this.dropped());
+      return;
+    }
+    if (body.kind === 'overflow') {
+      this.events.overflow(body.length);
+      if (id !== undefined) this.failCall(id, this.tooLarge(body.length));
+      return;
+    }
+    const text = body.text.trim();
+    if (text.startsWith('{')) {
+      // Some servers write several messages in one JSON body, one a line (progress, then the answer).
+      if (!text.includes('\n') || isOneMessage(text)) return this.emit(text, id);
+      for (const line of text.split('\n')) if (line.trim() !== '') this.emit(line.trim(), id);
+      return;
+    }
+    if (text.startsWith('[')) {
+      let batch: unknown;
+      try {
+        batch = JSON.parse(text);
+      } catch {
+        batch = undefined;
+      }
+      // Each member is re-encoded below: one nested past the limit must never reach JSON.stringify.
+      if (Array.isArray(batch) && !nestedDeeperThan(batch, wireLimits.maxDepth + 1)) {
+        for (const msg of batch) this.emit(JSON.stringify(msg), id);
+        return;
+      }
+    }
+    if (id !== undefined) this.failCall(id, this.badResponse(text === '' ? 'answered with an empty body' : 'answered with a body that is not a JSON-RPC message'));
+  }
+
+  /** An SSE answer; if it ends before the answer, resume it (GET + Last-Event-ID) or fail the call. */
+  private async readStream(res: IncomingMessage, id: number | undefined, call: PendingPost): Promise<void> {
+    const stream: StreamState = { answered: false, lastData: undefined, lastEventId: '', retryMs: undefined, delivered: 0 };
+    await this.consume(res, id, stream);
+    if (id === undefined) return;
+    for (let fruitless = 0; ; ) {
+      if (this.state !== 'open' || call.cancelled || isAnswered(stream, id)) return;
+      if (stream.lastEventId === '' || fruitless >= MAX_RESUMES) return this.failCall(id, this.dropped());
+      const delay = stream.retryMs ?? this.reconnectMs;
+      const woken = new Promise<boolean>((resolve) => (call.wake = () => resolve(this.state === 'open')));
+      this.events.paused?.(id, delay);
+      const waited = await Promise.race([this.pauses.wait(delay), woken]);
+      call.wake = undefined;
+      if (!waited || call.cancelled) return;
+      this.log.debug('resuming an answer stream that ended before the answer', { id, lastEventId: stream.lastEventId });
+      const headers = { ...this.session.headers(), accept: 'text/event-stream', 'last-event-id': stream.lastEventId };
+      call.exchange = this.http.send(this.url, 'GET', headers);
+      let resumed: IncomingMessage;
+      try {
+        resumed = await call.exchange.response;
+      } catch (err) {
+        if (this.state !== 'open' || call.cancelled) return;
+        const reason = unreachable(this.config.name, this.url, err);
+        this.failCall(id, reason);
+        return this.lost(reason);
+      }
+      if (resumed.statusCode !== 200 || mediaType(resumed) !== 'text/event-stream') {
+        resumed.resume();
+        return this.failCall(id, this.dropped());
+      }
+      const before = stream.delivered;
+      await this.consume(resumed, id, stream);
+      fruitless = stream.delivered > before ? 0 : fruitless + 1;
+    }
+  }
+
+  private async consume(res: IncomingMessage, id: number | undefined, stream: StreamState): Promise<void> {
+    const parser = new SseParser({
+      event: (e) => {
+        if (e.event !== 'message' || e.data === '') return; // '' primes the client with an event id
+        stream.delivered += 1;
+        // Requests and notifications always carry "method"; a message without it is the answer.
+        if (!e.data.includes('"method"')) stream.answered = true;
+        else stream.lastData = e.data;
+        this.emit(e.data, id);
+      },
+      retry: (ms) => (stream.retryMs = ms),
+      overflow: (length) => {
+        this.events.overflow(length);
+        if (id === undefined || stream.answered) return;
+        stream.answered = true; // the dropped message may have been the answer: do not wait for it
+        this.failCall(id, this.tooLarge(length));
+      },
+    }, this.maxLength);
+    await pipeSse(res, parser);
+    if (parser.lastEventId !== '') stream.lastEventId = parser.lastEventId;
+  }
+
+  private dropped(): GatewayError {
+    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}" closed the connection before answering; the outcome of the call is unknown (it may have run)`, { server: this.config.name, detail: { outcome: 'unknown' } });
+  }
+
+  private tooLarge(length: number): GatewayError {
+    return this.badResponse(`sent a message over the size limit (${length} of at most ${this.maxLength} bytes); it was discarded`);
   }
 
   emit(line: string, related: number | undefined): void {
@@ -320,4 +455,20 @@ function modernHeaders(route: ModernRoute): Record<string, string> {
 /** The statuses a legacy HTTP+SSE server gives a POST of initialize (the spec's fallback signal): say what to change. */
 function legacyHint(err: GatewayError): GatewayError {
   return new GatewayError(err.code, `${err.message} (if it is a legacy HTTP+SSE server, set "type": "sse")`, { server: err.server, detail: err.detail });
+}
+
+function isAnswered(stream: StreamState, id: number): boolean {
+  if (stream.answered || stream.lastData === undefined) return stream.answered;
+  const parsed = parseMessage(stream.lastData);
+  return parsed.kind === 'response' && parsed.msg.id === id;
+}
+
+/** Whether a body with line breaks is still one JSON message (pretty-printed), not one message a line. */
+function isOneMessage(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
