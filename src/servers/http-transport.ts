@@ -3,8 +3,9 @@
 // to that call (a server→client request on it is passed on as `related` to it), and a stream that
 // drops before the answer is resumed with GET + Last-Event-ID, given up after MAX_RESUMES
 // resumptions in a row that bring nothing (`readAnswer`).
-// Server-initiated messages come on a GET stream, reopened while the session lives (remote-session.ts).
-// The session id assigned at initialize goes on every request; when the server forgets it (404) the
+// Server-initiated messages come on a GET stream, reopened with Last-Event-ID while the session lives.
+// The session id assigned at initialize goes on every request, with the negotiated
+// `MCP-Protocol-Version` (both read from the initialize passing through); when the server forgets it (404) the
 // recorded initialize is replayed transparently and the message re-sent (it was never processed),
 // writes queueing meanwhile. An unreachable server ends the transport (`exit`), so the supervised
 // connection reconnects as for a stdio server that died.
@@ -13,8 +14,9 @@
 // closing its stream (`abort`).
 // https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http
 // https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#resumability-and-redelivery
+// https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { RemoteServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
@@ -22,7 +24,6 @@ import { DEFAULT_MAX_LINE_LENGTH } from '../wire/line-reader.js';
 import { headerOf, HttpClient, httpStatusError, mediaType, Pauses, pipeSse, readResponseBody, redacted, refusal, unreachable, type Exchange } from './http-request.js';
 import { nestedDeeperThan, parseMessage, wireLimits } from '../wire/jsonrpc.js';
 import { SseParser } from '../wire/sse.js';
-import { POST_ACCEPT, RemoteSession } from './remote-session.js';
 import type { UpstreamCredentials } from './credentials.js';
 import type { StopTimings } from './transport.js';
 import type { ModernRoute, ServerTransport, TransportEvents } from './transport.js';
@@ -45,6 +46,9 @@ const CANCELLED = '{"jsonrpc":"2.0","method":"notifications/cancelled"';
 /** Writes held while a new session is being set up. */
 const MAX_QUEUED = 10_000;
 const DELETE_TIMEOUT_MS = 1000;
+const POST_ACCEPT = 'application/json, text/event-stream';
+/** Refusals of the GET stream in a row (other than 405) before it is given up. */
+const MAX_LISTEN_FAILURES = 5;
 
 /** Resumptions of one call's stream in a row that bring nothing before the call is failed. */
 const MAX_RESUMES = 3;
@@ -69,23 +73,34 @@ interface StreamState {
 
 export class HttpTransport implements ServerTransport {
   readonly pid = undefined;
-  // Public for remote-session.ts (SessionHost); the session above sees only ServerTransport.
-  readonly url: URL;
-  readonly http: HttpClient;
-  readonly pauses = new Pauses();
-  readonly maxLength: number;
-  readonly reconnectMs: number;
-  readonly session: RemoteSession;
-  state: 'open' | 'stopping' | 'closed' = 'open';
+  private readonly url: URL;
+  private readonly http: HttpClient;
+  private readonly pauses = new Pauses();
+  private readonly maxLength: number;
+  private readonly reconnectMs: number;
+  private state: 'open' | 'stopping' | 'closed' = 'open';
   private queue: { line: string; id: number | undefined }[] = [];
   private readonly calls = new Map<number, PendingPost>();
   private stopping: Promise<void> | undefined;
   private readonly credentials: UpstreamCredentials | undefined;
+  /** The `Mcp-Session-Id` the server assigned at initialize. */
+  private sessionId: string | undefined;
+  private protocolVersion: string | undefined;
+  /** The initialize we sent, to replay for a new session. */
+  private init: { line: string; id: number } | undefined;
+  private initialized: string | undefined;
+  /** Set while a new session is being set up (writes are held). */
+  private renewing: Promise<boolean> | undefined;
+  private listening: Exchange | undefined;
+  private listenLoop = false;
+  private listenOff = false;
+  private listenEventId = '';
+  private listen404 = 0;
 
   constructor(
-    readonly config: RemoteServerConfig,
-    readonly log: Logger,
-    readonly events: TransportEvents,
+    private readonly config: RemoteServerConfig,
+    private readonly log: Logger,
+    private readonly events: TransportEvents,
     options: RemoteTransportOptions = {},
   ) {
     this.url = new URL(config.url);
@@ -94,24 +109,6 @@ export class HttpTransport implements ServerTransport {
     this.http = new HttpClient(this.url.protocol === 'https:', config.headers, credentials);
     this.maxLength = options.maxMessageLength ?? DEFAULT_MAX_LINE_LENGTH;
     this.reconnectMs = options.reconnectDelayMs ?? 500;
-    this.session = new RemoteSession({
-      name: config.name,
-      url: this.url,
-      http: this.http,
-      pauses: this.pauses,
-      log,
-      maxLength: this.maxLength,
-      reconnectMs: this.reconnectMs,
-      isOpen: () => this.state === 'open',
-      emit: (line, related) => this.emit(line, related),
-      overflow: (length) => events.overflow(length),
-      lost: (reason) => this.lost(reason),
-      resumeWrites: () => {
-        const queued = this.queue;
-        this.queue = [];
-        for (const { line, id } of queued) this.write(line, id);
-      },
-    });
   }
 
   write(line: string, id?: number, route?: ModernRoute): boolean {
@@ -120,8 +117,8 @@ export class HttpTransport implements ServerTransport {
       void this.send(line, id, false, route);
       return true;
     }
-    this.session.record(line, id);
-    if (this.session.renewing !== undefined) {
+    this.record(line, id);
+    if (this.renewing !== undefined) {
       if (this.queue.length >= MAX_QUEUED) return false;
       this.queue.push({ line, id });
       return true;
@@ -151,12 +148,12 @@ export class HttpTransport implements ServerTransport {
   private async runStop(timings: StopTimings): Promise<void> {
     if (this.state !== 'open') return this.teardown();
     this.state = 'stopping';
-    this.session.quiet();
+    this.quiet();
     this.pauses.end();
-    if (this.session.id !== undefined) {
+    if (this.sessionId !== undefined) {
       // Ending the session is a courtesy: a server that does not answer quickly is not waited for.
       const timeout = Math.max(1, Math.min(DELETE_TIMEOUT_MS, timings.stdinGraceMs));
-      const exchange = this.http.send(this.url, 'DELETE', this.session.headers(), undefined, timeout);
+      const exchange = this.http.send(this.url, 'DELETE', this.sessionHeaders(), undefined, timeout);
       try {
         (await exchange.response).resume();
       } catch {
@@ -169,7 +166,7 @@ export class HttpTransport implements ServerTransport {
   // ── sending ───────────────────────────────────────────────────────────────────────────────────
 
   private async send(line: string, id: number | undefined, resent: boolean, route?: ModernRoute, reauthorized = false): Promise<void> {
-    const isInit = route === undefined && this.session.isInitialize(id);
+    const isInit = route === undefined && this.isInitialize(id);
     const credentials = this.credentials;
     if (credentials?.stale === true) {
       try {
@@ -180,8 +177,8 @@ export class HttpTransport implements ServerTransport {
       if (this.state !== 'open') return;
     }
     const used = credentials?.header();
-    const session = route === undefined ? this.session.id : undefined;
-    const era = route === undefined ? this.session.headers(session) : modernHeaders(route);
+    const session = route === undefined ? this.sessionId : undefined;
+    const era = route === undefined ? this.sessionHeaders(session) : modernHeaders(route);
     const exchange = this.http.send(this.url, 'POST', { ...era, accept: POST_ACCEPT, 'content-type': 'application/json', 'content-length': Buffer.byteLength(line) }, line);
     const call: PendingPost = { exchange, cancelled: false };
     if (id !== undefined) this.calls.set(id, call);
@@ -241,8 +238,8 @@ export class HttpTransport implements ServerTransport {
         if (id !== undefined) return this.failCall(id, reason);
         return this.log.warn('server refused a message', { error: reason.message });
       }
-      if (isInit) this.session.id = headerOf(res, 'mcp-session-id');
-      else if (route === undefined && line === this.session.initialized) this.session.listen();
+      if (isInit) this.sessionId = headerOf(res, 'mcp-session-id');
+      else if (route === undefined && line === this.initialized) this.listen();
       if (status === 202 || status === 204) {
         res.resume();
         if (id !== undefined) this.failCall(id, this.badResponse(`accepted a request (HTTP ${status}) without answering it`));
@@ -315,7 +312,7 @@ export class HttpTransport implements ServerTransport {
       call.wake = undefined;
       if (!waited || call.cancelled) return;
       this.log.debug('resuming an answer stream that ended before the answer', { id, lastEventId: stream.lastEventId });
-      const headers = { ...this.session.headers(), accept: 'text/event-stream', 'last-event-id': stream.lastEventId };
+      const headers = { ...this.sessionHeaders(), accept: 'text/event-stream', 'last-event-id': stream.lastEventId };
       call.exchange = this.http.send(this.url, 'GET', headers);
       let resumed: IncomingMessage;
       try {
@@ -366,9 +363,10 @@ export class HttpTransport implements ServerTransport {
     return this.badResponse(`sent a message over the size limit (${length} of at most ${this.maxLength} bytes); it was discarded`);
   }
 
-  emit(line: string, related: number | undefined): void {
+  /** A message from the server, to the session above. */
+  private emit(line: string, related: number | undefined): void {
     if (this.state === 'closed') return;
-    this.session.inspect(line, related);
+    this.inspect(line, related);
     this.events.line(line, related);
   }
 
@@ -400,10 +398,175 @@ export class HttpTransport implements ServerTransport {
       if (id !== undefined) this.failCall(id, this.badResponse('forgot the new session at once (HTTP 404 again)'));
       return;
     }
-    if (!(await this.session.renew(stale)) || this.state !== 'open') return;
+    if (!(await this.renew(stale)) || this.state !== 'open') return;
     if (id === undefined && !line.startsWith(NOTIFICATION)) return this.log.debug('dropped an answer meant for the ended session');
-    if (line === this.session.initialized) return; // the new handshake sent it
+    if (line === this.initialized) return; // the new handshake sent it
     await this.send(line, id, true);
+  }
+
+  // ── the remote session ──────────────────────────────────────────────────────────────────────
+
+  /** Spots the handshake among the messages going out (only until seen: the check is not on the hot path after). */
+  private record(line: string, id: number | undefined): void {
+    if (id !== undefined) {
+      if (this.init === undefined && line.includes('"method":"initialize"')) this.init = { line, id };
+    } else if (this.initialized === undefined && line.includes('"method":"notifications/initialized"')) this.initialized = line;
+  }
+
+  /** Whether a POST is the first initialize (its answer carries the session id). */
+  private isInitialize(id: number | undefined): boolean {
+    return id !== undefined && id === this.init?.id && this.sessionId === undefined;
+  }
+
+  /** A message coming in: the answer to initialize says which protocol version to announce from now on. */
+  private inspect(line: string, related: number | undefined): void {
+    if (this.protocolVersion === undefined && related !== undefined && related === this.init?.id) this.protocolVersion = versionOf(line);
+  }
+
+  private sessionHeaders(session = this.sessionId): OutgoingHttpHeaders {
+    const headers: OutgoingHttpHeaders = {};
+    if (session !== undefined) headers['mcp-session-id'] = session;
+    if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion;
+    return headers;
+  }
+
+  /** Ends the GET stream (stop, or the session it belonged to is gone). */
+  private quiet(): void {
+    this.listening?.abort();
+  }
+
+  /** The server answered 404 to session `stale`: start a new one (once, however many requests saw it). */
+  private renew(stale: string): Promise<boolean> {
+    if (this.renewing !== undefined) return this.renewing;
+    if (this.sessionId !== stale) return Promise.resolve(this.isOpen()); // already replaced
+    this.sessionId = undefined;
+    this.renewing = this.replay().then((ok) => {
+      this.renewing = undefined;
+      this.resumeWrites();
+      if (ok) this.listen();
+      return ok;
+    });
+    return this.renewing;
+  }
+
+  private async replay(): Promise<boolean> {
+    this.quiet();
+    this.log.info(`server "${this.config.name}" ended our session (HTTP 404); starting a new one`);
+    try {
+      const init = this.init;
+      if (init === undefined) throw new Error('no initialize to replay');
+      const res = await this.post(init.line, {});
+      if (res.statusCode !== 200) throw await refusal(this.config.name, res, this.log);
+      const session = headerOf(res, 'mcp-session-id');
+      const answer = await this.answerTo(res, init.id);
+      const parsed = answer === undefined ? undefined : parseMessage(answer);
+      if (parsed?.kind !== 'response' || !('result' in parsed.msg)) throw new Error(`no initialize result (${answer?.slice(0, 200) ?? 'no answer'})`);
+      this.protocolVersion = versionOf(answer!) ?? this.protocolVersion;
+      this.sessionId = session;
+      if (this.initialized !== undefined) {
+        const done = await this.post(this.initialized, this.sessionHeaders(session));
+        done.resume();
+        if ((done.statusCode ?? 0) >= 300) throw new Error(`notifications/initialized was refused with HTTP ${done.statusCode}`);
+      }
+    } catch (err) {
+      if (!this.isOpen()) return false;
+      const why = err instanceof Error ? err.message : String(err);
+      this.lost(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}" ended our session and starting a new one failed: ${why}`, { server: this.config.name, cause: err }));
+      return false;
+    }
+    this.log.info(`server "${this.config.name}": new session started`);
+    return this.isOpen();
+  }
+
+  private post(line: string, headers: OutgoingHttpHeaders): Promise<IncomingMessage> {
+    const all = { ...headers, accept: POST_ACCEPT, 'content-type': 'application/json', 'content-length': Buffer.byteLength(line) };
+    return this.http.send(this.url, 'POST', all, line).response;
+  }
+
+  /** Reads a replayed initialize's answer, keeping it from the session above (which had its answer long ago). */
+  private async answerTo(res: IncomingMessage, id: number): Promise<string | undefined> {
+    let answer: string | undefined;
+    const take = (line: string): void => {
+      const parsed = parseMessage(line);
+      if (parsed.kind === 'response' && parsed.msg.id === id) answer = line;
+      else this.emit(line, undefined);
+    };
+    if (mediaType(res) === 'text/event-stream') {
+      await pipeSse(res, new SseParser({ event: (e) => e.event === 'message' && e.data !== '' && take(e.data) }, this.maxLength));
+    } else {
+      const body = await readResponseBody(res, this.maxLength);
+      if (body.kind === 'body') take(body.text.trim());
+    }
+    return answer;
+  }
+
+  /** Opens the GET stream for server-initiated messages (after initialize; again after a new session). */
+  private listen(): void {
+    if (this.listenLoop || this.listenOff || !this.isOpen()) return;
+    this.listenLoop = true;
+    void this.runListen().finally(() => (this.listenLoop = false));
+  }
+
+  private async runListen(): Promise<void> {
+    for (let failures = 0; this.isOpen() && this.renewing === undefined; ) {
+      const session = this.sessionId;
+      const headers: OutgoingHttpHeaders = { ...this.sessionHeaders(session), accept: 'text/event-stream' };
+      if (this.listenEventId !== '') headers['last-event-id'] = this.listenEventId;
+      const exchange = this.listening = this.http.send(this.url, 'GET', headers);
+      let res: IncomingMessage;
+      try {
+        res = await exchange.response;
+      } catch (err) {
+        if (this.isOpen() && !exchange.aborted) this.lost(unreachable(this.config.name, this.url, err));
+        return;
+      }
+      if (!this.isOpen() || exchange.aborted) return void res.resume();
+      const status = res.statusCode ?? 0;
+      if (status === 405) {
+        res.resume();
+        this.listenOff = true;
+        return this.log.debug('server offers no GET stream (405)');
+      }
+      if (status === 404 && session !== undefined && ++this.listen404 < 2) {
+        res.resume();
+        void this.renew(session);
+        return;
+      }
+      let retryMs: number | undefined;
+      if (status !== 200 || mediaType(res) !== 'text/event-stream') {
+        const reason = await refusal(this.config.name, res, this.log);
+        if (++failures >= MAX_LISTEN_FAILURES || status === 404) {
+          this.listenOff = true;
+          return this.log.warn('gave up the GET stream for server-initiated messages', { error: reason.message });
+        }
+        this.log.debug('the GET stream was refused; retrying', { error: reason.message });
+        retryMs = this.reconnectMs * 2 ** failures;
+      } else {
+        failures = 0;
+        this.listen404 = 0;
+        const parser = new SseParser({
+          event: (e) => e.event === 'message' && e.data !== '' && this.emit(e.data, undefined),
+          retry: (ms) => (retryMs = ms),
+          overflow: (length) => this.events.overflow(length),
+        }, this.maxLength);
+        const complete = await pipeSse(res, parser);
+        if (parser.lastEventId !== '') this.listenEventId = parser.lastEventId;
+        if (!this.isOpen() || exchange.aborted) return;
+        this.log.debug('the GET stream ended; reopening it', { complete });
+      }
+      if (!(await this.pauses.wait(retryMs ?? this.reconnectMs))) return;
+    }
+  }
+
+  private isOpen(): boolean {
+    return this.state === 'open';
+  }
+
+  /** A new session is ready: send what was held meanwhile. */
+  private resumeWrites(): void {
+    const queued = this.queue;
+    this.queue = [];
+    for (const { line, id } of queued) this.write(line, id);
   }
 
   // ── endings ───────────────────────────────────────────────────────────────────────────────────
@@ -421,12 +584,12 @@ export class HttpTransport implements ServerTransport {
   }
 
   /** Answers our request `id` with an error in the server's place. */
-  failCall(id: number, err: GatewayError): void {
+  private failCall(id: number, err: GatewayError): void {
     if (this.state === 'open') this.events.fail(id, err);
   }
 
   /** The server is gone: end everything and report it once. */
-  lost(reason: GatewayError): void {
+  private lost(reason: GatewayError): void {
     if (this.state !== 'open') return;
     this.teardown();
     this.events.exit(reason);
@@ -440,7 +603,7 @@ export class HttpTransport implements ServerTransport {
     this.calls.clear();
   }
 
-  badResponse(what: string): GatewayError {
+  private badResponse(what: string): GatewayError {
     return new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${this.config.name}" ${what}`, { server: this.config.name });
   }
 }
@@ -470,5 +633,15 @@ function isOneMessage(text: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** The protocolVersion of an initialize result line, if it is one. */
+function versionOf(line: string): string | undefined {
+  try {
+    const version = (JSON.parse(line) as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
+    return typeof version === 'string' ? version : undefined;
+  } catch {
+    return undefined;
   }
 }
