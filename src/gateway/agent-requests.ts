@@ -4,13 +4,13 @@
 
 import { GatewayError } from '../errors.js';
 import type { Connection } from '../servers/connection.js';
-import { INPUT_KEY, type WithInputKey } from '../servers/input-rounds.js';
+import { INPUT_KEY, type WithInputKey } from '../servers/server-session.js';
 import { encodeNotification, encodeRequest, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../wire/jsonrpc.js';
 
 interface Outgoing {
   conn: Connection;
   serverRequestId: RequestId;
-  /** A modern server's key for this input request (input-rounds.ts), for a modern agent's inputRequests. */
+  /** A modern server's key for this input request (the server session's input rounds), for a modern agent's inputRequests. */
   inputKey?: string;
 }
 

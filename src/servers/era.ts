@@ -1,7 +1,7 @@
 // Speaking to a server of the stateless 2026-07-28 revision (the server side): the
 // per-request `_meta` envelope mcpgate puts on every request, the `server/discover` answer, the
 // `subscriptions/listen` filter, and reading an input-required result. The session
-// (server-session.ts, session-start.ts, listen-stream.ts, input-rounds.ts) decides when; this file
+// (server-session.ts) decides when; this file
 // only says what the wire looks like.
 // https://modelcontextprotocol.io/specification/2026-07-28 (basic: the envelope, server/discover;
 // patterns: multi round-trip requests; subscriptions/listen)

@@ -101,10 +101,10 @@ export class HttpClient {
   }
 }
 
-export type Body = { kind: 'body'; text: string } | { kind: 'overflow'; length: number };
+export type ResponseBody = { kind: 'body'; text: string } | { kind: 'overflow'; length: number };
 
 /** Reads a whole body as UTF-8, up to `limit` bytes (past it the response is dropped). Rejects if the connection breaks. */
-export function readBody(res: IncomingMessage, limit: number): Promise<Body> {
+export function readResponseBody(res: IncomingMessage, limit: number): Promise<ResponseBody> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let length = 0;
@@ -124,7 +124,7 @@ export function readBody(res: IncomingMessage, limit: number): Promise<Body> {
 /** The start of an error body, one line, credentials blanked, for the operator's log (never throws). */
 async function excerpt(res: IncomingMessage, max = 200): Promise<string> {
   try {
-    const body = await readBody(res, 64 * 1024);
+    const body = await readResponseBody(res, 64 * 1024);
     if (body.kind !== 'body') return '';
     const text = redacted(body.text.replace(/\s+/g, ' ').trim());
     return text.length > max ? `${text.slice(0, max)}…` : text;

@@ -1,9 +1,11 @@
 // The client side of MCP Streamable HTTP (2025-11-25) for one remote server. Every message is a POST
 // to the MCP endpoint; a request's answer comes back as JSON or as an SSE stream whose messages belong
 // to that call (a server→client request on it is passed on as `related` to it), and a stream that
-// drops before the answer is resumed with GET + Last-Event-ID (reading answers: http-answers.ts).
-// Server-initiated messages come on a GET stream, reopened while the session lives (remote-session.ts).
-// The session id assigned at initialize goes on every request; when the server forgets it (404) the
+// drops before the answer is resumed with GET + Last-Event-ID, given up after MAX_RESUMES
+// resumptions in a row that bring nothing (`readAnswer`).
+// Server-initiated messages come on a GET stream, reopened with Last-Event-ID while the session lives.
+// The session id assigned at initialize goes on every request, with the negotiated
+// `MCP-Protocol-Version` (both read from the initialize passing through); when the server forgets it (404) the
 // recorded initialize is replayed transparently and the message re-sent (it was never processed),
 // writes queueing meanwhile. An unreachable server ends the transport (`exit`), so the supervised
 // connection reconnects as for a stdio server that died.
@@ -11,16 +13,17 @@
 // session id, with `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` instead, and is cancelled by
 // closing its stream (`abort`).
 // https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http
+// https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#resumability-and-redelivery
+// https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { RemoteServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { DEFAULT_MAX_LINE_LENGTH } from '../wire/line-reader.js';
-import { headerOf, HttpClient, httpStatusError, mediaType, Pauses, readBody, redacted, refusal, unreachable } from './http-request.js';
-import { parseMessage } from '../wire/jsonrpc.js';
-import { readAnswer, type AnswerHost, type Call } from './http-answers.js';
-import { POST_ACCEPT, RemoteSession } from './remote-session.js';
+import { headerOf, HttpClient, httpStatusError, mediaType, Pauses, pipeSse, readResponseBody, redacted, refusal, unreachable, type Exchange } from './http-request.js';
+import { nestedDeeperThan, parseMessage, wireLimits } from '../wire/jsonrpc.js';
+import { SseParser } from '../wire/sse.js';
 import type { UpstreamCredentials } from './credentials.js';
 import type { StopTimings } from './transport.js';
 import type { ModernRoute, ServerTransport, TransportEvents } from './transport.js';
@@ -43,26 +46,61 @@ const CANCELLED = '{"jsonrpc":"2.0","method":"notifications/cancelled"';
 /** Writes held while a new session is being set up. */
 const MAX_QUEUED = 10_000;
 const DELETE_TIMEOUT_MS = 1000;
+const POST_ACCEPT = 'application/json, text/event-stream';
+/** Refusals of the GET stream in a row (other than 405) before it is given up. */
+const MAX_LISTEN_FAILURES = 5;
 
-export class HttpTransport implements ServerTransport, AnswerHost {
+/** Resumptions of one call's stream in a row that bring nothing before the call is failed. */
+const MAX_RESUMES = 3;
+
+/** One request of ours in flight: the exchange carrying its answer now (POST, then resumption GETs). */
+interface PendingPost {
+  exchange: Exchange;
+  cancelled: boolean;
+  /** Set while its answer stream waits to be resumed: ends the wait early (`resumeNow`). */
+  wake?: () => void;
+}
+
+/** What one answer stream delivered, across its resumptions. */
+interface StreamState {
+  answered: boolean;
+  /** The last message that may be the answer, checked when the stream ends unanswered. */
+  lastData: string | undefined;
+  lastEventId: string;
+  retryMs: number | undefined;
+  delivered: number;
+}
+
+export class HttpTransport implements ServerTransport {
   readonly pid = undefined;
-  // Public for http-answers.ts (AnswerHost); the session above sees only ServerTransport.
-  readonly url: URL;
-  readonly http: HttpClient;
-  readonly pauses = new Pauses();
-  readonly maxLength: number;
-  readonly reconnectMs: number;
-  readonly session: RemoteSession;
-  state: 'open' | 'stopping' | 'closed' = 'open';
+  private readonly url: URL;
+  private readonly http: HttpClient;
+  private readonly pauses = new Pauses();
+  private readonly maxLength: number;
+  private readonly reconnectMs: number;
+  private state: 'open' | 'stopping' | 'closed' = 'open';
   private queue: { line: string; id: number | undefined }[] = [];
-  private readonly calls = new Map<number, Call>();
+  private readonly calls = new Map<number, PendingPost>();
   private stopping: Promise<void> | undefined;
   private readonly credentials: UpstreamCredentials | undefined;
+  /** The `Mcp-Session-Id` the server assigned at initialize. */
+  private sessionId: string | undefined;
+  private protocolVersion: string | undefined;
+  /** The initialize we sent, to replay for a new session. */
+  private init: { line: string; id: number } | undefined;
+  private initialized: string | undefined;
+  /** Set while a new session is being set up (writes are held). */
+  private renewing: Promise<boolean> | undefined;
+  private listening: Exchange | undefined;
+  private listenLoop = false;
+  private listenOff = false;
+  private listenEventId = '';
+  private listen404 = 0;
 
   constructor(
-    readonly config: RemoteServerConfig,
-    readonly log: Logger,
-    readonly events: TransportEvents,
+    private readonly config: RemoteServerConfig,
+    private readonly log: Logger,
+    private readonly events: TransportEvents,
     options: RemoteTransportOptions = {},
   ) {
     this.url = new URL(config.url);
@@ -71,24 +109,6 @@ export class HttpTransport implements ServerTransport, AnswerHost {
     this.http = new HttpClient(this.url.protocol === 'https:', config.headers, credentials);
     this.maxLength = options.maxMessageLength ?? DEFAULT_MAX_LINE_LENGTH;
     this.reconnectMs = options.reconnectDelayMs ?? 500;
-    this.session = new RemoteSession({
-      name: config.name,
-      url: this.url,
-      http: this.http,
-      pauses: this.pauses,
-      log,
-      maxLength: this.maxLength,
-      reconnectMs: this.reconnectMs,
-      isOpen: () => this.state === 'open',
-      emit: (line, related) => this.emit(line, related),
-      overflow: (length) => events.overflow(length),
-      lost: (reason) => this.lost(reason),
-      resumeWrites: () => {
-        const queued = this.queue;
-        this.queue = [];
-        for (const { line, id } of queued) this.write(line, id);
-      },
-    });
   }
 
   write(line: string, id?: number, route?: ModernRoute): boolean {
@@ -97,8 +117,8 @@ export class HttpTransport implements ServerTransport, AnswerHost {
       void this.send(line, id, false, route);
       return true;
     }
-    this.session.record(line, id);
-    if (this.session.renewing !== undefined) {
+    this.record(line, id);
+    if (this.renewing !== undefined) {
       if (this.queue.length >= MAX_QUEUED) return false;
       this.queue.push({ line, id });
       return true;
@@ -128,12 +148,12 @@ export class HttpTransport implements ServerTransport, AnswerHost {
   private async runStop(timings: StopTimings): Promise<void> {
     if (this.state !== 'open') return this.teardown();
     this.state = 'stopping';
-    this.session.quiet();
+    this.quiet();
     this.pauses.end();
-    if (this.session.id !== undefined) {
+    if (this.sessionId !== undefined) {
       // Ending the session is a courtesy: a server that does not answer quickly is not waited for.
       const timeout = Math.max(1, Math.min(DELETE_TIMEOUT_MS, timings.stdinGraceMs));
-      const exchange = this.http.send(this.url, 'DELETE', this.session.headers(), undefined, timeout);
+      const exchange = this.http.send(this.url, 'DELETE', this.sessionHeaders(), undefined, timeout);
       try {
         (await exchange.response).resume();
       } catch {
@@ -146,7 +166,7 @@ export class HttpTransport implements ServerTransport, AnswerHost {
   // ── sending ───────────────────────────────────────────────────────────────────────────────────
 
   private async send(line: string, id: number | undefined, resent: boolean, route?: ModernRoute, reauthorized = false): Promise<void> {
-    const isInit = route === undefined && this.session.isInitialize(id);
+    const isInit = route === undefined && this.isInitialize(id);
     const credentials = this.credentials;
     if (credentials?.stale === true) {
       try {
@@ -157,10 +177,10 @@ export class HttpTransport implements ServerTransport, AnswerHost {
       if (this.state !== 'open') return;
     }
     const used = credentials?.header();
-    const session = route === undefined ? this.session.id : undefined;
-    const era = route === undefined ? this.session.headers(session) : modernHeaders(route);
+    const session = route === undefined ? this.sessionId : undefined;
+    const era = route === undefined ? this.sessionHeaders(session) : modernHeaders(route);
     const exchange = this.http.send(this.url, 'POST', { ...era, accept: POST_ACCEPT, 'content-type': 'application/json', 'content-length': Buffer.byteLength(line) }, line);
-    const call: Call = { exchange, cancelled: false };
+    const call: PendingPost = { exchange, cancelled: false };
     if (id !== undefined) this.calls.set(id, call);
     try {
       let res: IncomingMessage;
@@ -204,7 +224,7 @@ export class HttpTransport implements ServerTransport, AnswerHost {
         // A modern server gives some refusals an HTTP status with the JSON-RPC error in the body (a
         // missing client capability: 400, a method it does not have: 404): that error is its answer.
         if (route !== undefined && id !== undefined && mediaType(res) === 'application/json') {
-          const body = await readBody(res, ERROR_BODY_LIMIT).catch(() => undefined);
+          const body = await readResponseBody(res, ERROR_BODY_LIMIT).catch(() => undefined);
           const text = body?.kind === 'body' ? body.text.trim() : '';
           const parsed = text.startsWith('{') ? parseMessage(text) : undefined;
           if (parsed?.kind === 'response' && 'error' in parsed.msg && parsed.msg.id === id) return this.emit(text, id);
@@ -218,22 +238,135 @@ export class HttpTransport implements ServerTransport, AnswerHost {
         if (id !== undefined) return this.failCall(id, reason);
         return this.log.warn('server refused a message', { error: reason.message });
       }
-      if (isInit) this.session.id = headerOf(res, 'mcp-session-id');
-      else if (route === undefined && line === this.session.initialized) this.session.listen();
+      if (isInit) this.sessionId = headerOf(res, 'mcp-session-id');
+      else if (route === undefined && line === this.initialized) this.listen();
       if (status === 202 || status === 204) {
         res.resume();
         if (id !== undefined) this.failCall(id, this.badResponse(`accepted a request (HTTP ${status}) without answering it`));
         return;
       }
-      await readAnswer(this, res, id, call);
+      await this.readAnswer(res, id, call);
     } finally {
       if (id !== undefined && this.calls.get(id) === call) this.calls.delete(id);
     }
   }
 
-  emit(line: string, related: number | undefined): void {
+  // ── reading answers ─────────────────────────────────────────────────────────────────────────
+
+  /** The answer to one POST: one JSON message (or a batch), or an SSE stream of them. */
+  private async readAnswer(res: IncomingMessage, id: number | undefined, call: PendingPost): Promise<void> {
+    const type = mediaType(res);
+    if (type === 'text/event-stream') return this.readStream(res, id, call);
+    if (type !== 'application/json') {
+      res.resume();
+      if (id !== undefined) this.failCall(id, this.badResponse(`answered with content type "${type}", not JSON or an event stream`));
+      return;
+    }
+    let body;
+    try {
+      body = await readResponseBody(res, this.maxLength);
+    } catch {
+      if (this.state === 'open' && !call.cancelled && id !== undefined) this.failCall(id, this.dropped());
+      return;
+    }
+    if (body.kind === 'overflow') {
+      this.events.overflow(body.length);
+      if (id !== undefined) this.failCall(id, this.tooLarge(body.length));
+      return;
+    }
+    const text = body.text.trim();
+    if (text.startsWith('{')) {
+      // Some servers write several messages in one JSON body, one a line (progress, then the answer).
+      if (!text.includes('\n') || isOneMessage(text)) return this.emit(text, id);
+      for (const line of text.split('\n')) if (line.trim() !== '') this.emit(line.trim(), id);
+      return;
+    }
+    if (text.startsWith('[')) {
+      let batch: unknown;
+      try {
+        batch = JSON.parse(text);
+      } catch {
+        batch = undefined;
+      }
+      // Each member is re-encoded below: one nested past the limit must never reach JSON.stringify.
+      if (Array.isArray(batch) && !nestedDeeperThan(batch, wireLimits.maxDepth + 1)) {
+        for (const msg of batch) this.emit(JSON.stringify(msg), id);
+        return;
+      }
+    }
+    if (id !== undefined) this.failCall(id, this.badResponse(text === '' ? 'answered with an empty body' : 'answered with a body that is not a JSON-RPC message'));
+  }
+
+  /** An SSE answer; if it ends before the answer, resume it (GET + Last-Event-ID) or fail the call. */
+  private async readStream(res: IncomingMessage, id: number | undefined, call: PendingPost): Promise<void> {
+    const stream: StreamState = { answered: false, lastData: undefined, lastEventId: '', retryMs: undefined, delivered: 0 };
+    await this.consume(res, id, stream);
+    if (id === undefined) return;
+    for (let fruitless = 0; ; ) {
+      if (this.state !== 'open' || call.cancelled || isAnswered(stream, id)) return;
+      if (stream.lastEventId === '' || fruitless >= MAX_RESUMES) return this.failCall(id, this.dropped());
+      const delay = stream.retryMs ?? this.reconnectMs;
+      const woken = new Promise<boolean>((resolve) => (call.wake = () => resolve(this.state === 'open')));
+      this.events.paused?.(id, delay);
+      const waited = await Promise.race([this.pauses.wait(delay), woken]);
+      call.wake = undefined;
+      if (!waited || call.cancelled) return;
+      this.log.debug('resuming an answer stream that ended before the answer', { id, lastEventId: stream.lastEventId });
+      const headers = { ...this.sessionHeaders(), accept: 'text/event-stream', 'last-event-id': stream.lastEventId };
+      call.exchange = this.http.send(this.url, 'GET', headers);
+      let resumed: IncomingMessage;
+      try {
+        resumed = await call.exchange.response;
+      } catch (err) {
+        if (this.state !== 'open' || call.cancelled) return;
+        const reason = unreachable(this.config.name, this.url, err);
+        this.failCall(id, reason);
+        return this.lost(reason);
+      }
+      if (resumed.statusCode !== 200 || mediaType(resumed) !== 'text/event-stream') {
+        resumed.resume();
+        return this.failCall(id, this.dropped());
+      }
+      const before = stream.delivered;
+      await this.consume(resumed, id, stream);
+      fruitless = stream.delivered > before ? 0 : fruitless + 1;
+    }
+  }
+
+  private async consume(res: IncomingMessage, id: number | undefined, stream: StreamState): Promise<void> {
+    const parser = new SseParser({
+      event: (e) => {
+        if (e.event !== 'message' || e.data === '') return; // '' primes the client with an event id
+        stream.delivered += 1;
+        // Requests and notifications always carry "method"; a message without it is the answer.
+        if (!e.data.includes('"method"')) stream.answered = true;
+        else stream.lastData = e.data;
+        this.emit(e.data, id);
+      },
+      retry: (ms) => (stream.retryMs = ms),
+      overflow: (length) => {
+        this.events.overflow(length);
+        if (id === undefined || stream.answered) return;
+        stream.answered = true; // the dropped message may have been the answer: do not wait for it
+        this.failCall(id, this.tooLarge(length));
+      },
+    }, this.maxLength);
+    await pipeSse(res, parser);
+    if (parser.lastEventId !== '') stream.lastEventId = parser.lastEventId;
+  }
+
+  private dropped(): GatewayError {
+    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}" closed the connection before answering; the outcome of the call is unknown (it may have run)`, { server: this.config.name, detail: { outcome: 'unknown' } });
+  }
+
+  private tooLarge(length: number): GatewayError {
+    return this.badResponse(`sent a message over the size limit (${length} of at most ${this.maxLength} bytes); it was discarded`);
+  }
+
+  /** A message from the server, to the session above. */
+  private emit(line: string, related: number | undefined): void {
     if (this.state === 'closed') return;
-    this.session.inspect(line, related);
+    this.inspect(line, related);
     this.events.line(line, related);
   }
 
@@ -265,10 +398,175 @@ export class HttpTransport implements ServerTransport, AnswerHost {
       if (id !== undefined) this.failCall(id, this.badResponse('forgot the new session at once (HTTP 404 again)'));
       return;
     }
-    if (!(await this.session.renew(stale)) || this.state !== 'open') return;
+    if (!(await this.renew(stale)) || this.state !== 'open') return;
     if (id === undefined && !line.startsWith(NOTIFICATION)) return this.log.debug('dropped an answer meant for the ended session');
-    if (line === this.session.initialized) return; // the new handshake sent it
+    if (line === this.initialized) return; // the new handshake sent it
     await this.send(line, id, true);
+  }
+
+  // ── the remote session ──────────────────────────────────────────────────────────────────────
+
+  /** Spots the handshake among the messages going out (only until seen: the check is not on the hot path after). */
+  private record(line: string, id: number | undefined): void {
+    if (id !== undefined) {
+      if (this.init === undefined && line.includes('"method":"initialize"')) this.init = { line, id };
+    } else if (this.initialized === undefined && line.includes('"method":"notifications/initialized"')) this.initialized = line;
+  }
+
+  /** Whether a POST is the first initialize (its answer carries the session id). */
+  private isInitialize(id: number | undefined): boolean {
+    return id !== undefined && id === this.init?.id && this.sessionId === undefined;
+  }
+
+  /** A message coming in: the answer to initialize says which protocol version to announce from now on. */
+  private inspect(line: string, related: number | undefined): void {
+    if (this.protocolVersion === undefined && related !== undefined && related === this.init?.id) this.protocolVersion = versionOf(line);
+  }
+
+  private sessionHeaders(session = this.sessionId): OutgoingHttpHeaders {
+    const headers: OutgoingHttpHeaders = {};
+    if (session !== undefined) headers['mcp-session-id'] = session;
+    if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion;
+    return headers;
+  }
+
+  /** Ends the GET stream (stop, or the session it belonged to is gone). */
+  private quiet(): void {
+    this.listening?.abort();
+  }
+
+  /** The server answered 404 to session `stale`: start a new one (once, however many requests saw it). */
+  private renew(stale: string): Promise<boolean> {
+    if (this.renewing !== undefined) return this.renewing;
+    if (this.sessionId !== stale) return Promise.resolve(this.isOpen()); // already replaced
+    this.sessionId = undefined;
+    this.renewing = this.replay().then((ok) => {
+      this.renewing = undefined;
+      this.resumeWrites();
+      if (ok) this.listen();
+      return ok;
+    });
+    return this.renewing;
+  }
+
+  private async replay(): Promise<boolean> {
+    this.quiet();
+    this.log.info(`server "${this.config.name}" ended our session (HTTP 404); starting a new one`);
+    try {
+      const init = this.init;
+      if (init === undefined) throw new Error('no initialize to replay');
+      const res = await this.post(init.line, {});
+      if (res.statusCode !== 200) throw await refusal(this.config.name, res, this.log);
+      const session = headerOf(res, 'mcp-session-id');
+      const answer = await this.answerTo(res, init.id);
+      const parsed = answer === undefined ? undefined : parseMessage(answer);
+      if (parsed?.kind !== 'response' || !('result' in parsed.msg)) throw new Error(`no initialize result (${answer?.slice(0, 200) ?? 'no answer'})`);
+      this.protocolVersion = versionOf(answer!) ?? this.protocolVersion;
+      this.sessionId = session;
+      if (this.initialized !== undefined) {
+        const done = await this.post(this.initialized, this.sessionHeaders(session));
+        done.resume();
+        if ((done.statusCode ?? 0) >= 300) throw new Error(`notifications/initialized was refused with HTTP ${done.statusCode}`);
+      }
+    } catch (err) {
+      if (!this.isOpen()) return false;
+      const why = err instanceof Error ? err.message : String(err);
+      this.lost(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}" ended our session and starting a new one failed: ${why}`, { server: this.config.name, cause: err }));
+      return false;
+    }
+    this.log.info(`server "${this.config.name}": new session started`);
+    return this.isOpen();
+  }
+
+  private post(line: string, headers: OutgoingHttpHeaders): Promise<IncomingMessage> {
+    const all = { ...headers, accept: POST_ACCEPT, 'content-type': 'application/json', 'content-length': Buffer.byteLength(line) };
+    return this.http.send(this.url, 'POST', all, line).response;
+  }
+
+  /** Reads a replayed initialize's answer, keeping it from the session above (which had its answer long ago). */
+  private async answerTo(res: IncomingMessage, id: number): Promise<string | undefined> {
+    let answer: string | undefined;
+    const take = (line: string): void => {
+      const parsed = parseMessage(line);
+      if (parsed.kind === 'response' && parsed.msg.id === id) answer = line;
+      else this.emit(line, undefined);
+    };
+    if (mediaType(res) === 'text/event-stream') {
+      await pipeSse(res, new SseParser({ event: (e) => e.event === 'message' && e.data !== '' && take(e.data) }, this.maxLength));
+    } else {
+      const body = await readResponseBody(res, this.maxLength);
+      if (body.kind === 'body') take(body.text.trim());
+    }
+    return answer;
+  }
+
+  /** Opens the GET stream for server-initiated messages (after initialize; again after a new session). */
+  private listen(): void {
+    if (this.listenLoop || this.listenOff || !this.isOpen()) return;
+    this.listenLoop = true;
+    void this.runListen().finally(() => (this.listenLoop = false));
+  }
+
+  private async runListen(): Promise<void> {
+    for (let failures = 0; this.isOpen() && this.renewing === undefined; ) {
+      const session = this.sessionId;
+      const headers: OutgoingHttpHeaders = { ...this.sessionHeaders(session), accept: 'text/event-stream' };
+      if (this.listenEventId !== '') headers['last-event-id'] = this.listenEventId;
+      const exchange = this.listening = this.http.send(this.url, 'GET', headers);
+      let res: IncomingMessage;
+      try {
+        res = await exchange.response;
+      } catch (err) {
+        if (this.isOpen() && !exchange.aborted) this.lost(unreachable(this.config.name, this.url, err));
+        return;
+      }
+      if (!this.isOpen() || exchange.aborted) return void res.resume();
+      const status = res.statusCode ?? 0;
+      if (status === 405) {
+        res.resume();
+        this.listenOff = true;
+        return this.log.debug('server offers no GET stream (405)');
+      }
+      if (status === 404 && session !== undefined && ++this.listen404 < 2) {
+        res.resume();
+        void this.renew(session);
+        return;
+      }
+      let retryMs: number | undefined;
+      if (status !== 200 || mediaType(res) !== 'text/event-stream') {
+        const reason = await refusal(this.config.name, res, this.log);
+        if (++failures >= MAX_LISTEN_FAILURES || status === 404) {
+          this.listenOff = true;
+          return this.log.warn('gave up the GET stream for server-initiated messages', { error: reason.message });
+        }
+        this.log.debug('the GET stream was refused; retrying', { error: reason.message });
+        retryMs = this.reconnectMs * 2 ** failures;
+      } else {
+        failures = 0;
+        this.listen404 = 0;
+        const parser = new SseParser({
+          event: (e) => e.event === 'message' && e.data !== '' && this.emit(e.data, undefined),
+          retry: (ms) => (retryMs = ms),
+          overflow: (length) => this.events.overflow(length),
+        }, this.maxLength);
+        const complete = await pipeSse(res, parser);
+        if (parser.lastEventId !== '') this.listenEventId = parser.lastEventId;
+        if (!this.isOpen() || exchange.aborted) return;
+        this.log.debug('the GET stream ended; reopening it', { complete });
+      }
+      if (!(await this.pauses.wait(retryMs ?? this.reconnectMs))) return;
+    }
+  }
+
+  private isOpen(): boolean {
+    return this.state === 'open';
+  }
+
+  /** A new session is ready: send what was held meanwhile. */
+  private resumeWrites(): void {
+    const queued = this.queue;
+    this.queue = [];
+    for (const { line, id } of queued) this.write(line, id);
   }
 
   // ── endings ───────────────────────────────────────────────────────────────────────────────────
@@ -286,12 +584,12 @@ export class HttpTransport implements ServerTransport, AnswerHost {
   }
 
   /** Answers our request `id` with an error in the server's place. */
-  failCall(id: number, err: GatewayError): void {
+  private failCall(id: number, err: GatewayError): void {
     if (this.state === 'open') this.events.fail(id, err);
   }
 
   /** The server is gone: end everything and report it once. */
-  lost(reason: GatewayError): void {
+  private lost(reason: GatewayError): void {
     if (this.state !== 'open') return;
     this.teardown();
     this.events.exit(reason);
@@ -305,7 +603,7 @@ export class HttpTransport implements ServerTransport, AnswerHost {
     this.calls.clear();
   }
 
-  badResponse(what: string): GatewayError {
+  private badResponse(what: string): GatewayError {
     return new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${this.config.name}" ${what}`, { server: this.config.name });
   }
 }
@@ -320,4 +618,30 @@ function modernHeaders(route: ModernRoute): Record<string, string> {
 /** The statuses a legacy HTTP+SSE server gives a POST of initialize (the spec's fallback signal): say what to change. */
 function legacyHint(err: GatewayError): GatewayError {
   return new GatewayError(err.code, `${err.message} (if it is a legacy HTTP+SSE server, set "type": "sse")`, { server: err.server, detail: err.detail });
+}
+
+function isAnswered(stream: StreamState, id: number): boolean {
+  if (stream.answered || stream.lastData === undefined) return stream.answered;
+  const parsed = parseMessage(stream.lastData);
+  return parsed.kind === 'response' && parsed.msg.id === id;
+}
+
+/** Whether a body with line breaks is still one JSON message (pretty-printed), not one message a line. */
+function isOneMessage(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The protocolVersion of an initialize result line, if it is one. */
+function versionOf(line: string): string | undefined {
+  try {
+    const version = (JSON.parse(line) as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
+    return typeof version === 'string' ? version : undefined;
+  } catch {
+    return undefined;
+  }
 }

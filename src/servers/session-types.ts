@@ -1,6 +1,5 @@
 // The types of a server session (server-session.ts) that others share: the connection (a call's sink,
-// the server's info, the session's options) and the modules the session delegates to (session-start.ts,
-// listen-stream.ts, input-rounds.ts: a pending call, an input round).
+// the server's info, the session's options) and overdue.ts (a pending call, with its input round).
 
 import type { GatewayError } from '../errors.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../wire/jsonrpc.js';
