@@ -8,7 +8,6 @@
 
 import { GatewayError, type JsonRpcErrorObject } from '../errors.js';
 import type { JsonRpcRequest } from '../wire/jsonrpc.js';
-import { PARAM_HEADERS, type WithParamHeaders } from '../wire/era.js';
 import type { ModernRoute } from './transport.js';
 import { MAX_INPUT_ROUNDS, mcpName, readInputRequired } from './era.js';
 import type { InputRound, Pending } from './session-types.js';
@@ -137,7 +136,7 @@ export class InputRounds {
       entry.sink.fail(new GatewayError('MCPG_INPUT_FAILED', `the agent's input for server "${this.host.name}" could not be encoded: ${err instanceof Error ? err.message : String(err)}`, { server: this.host.name }));
       return;
     }
-    if (!this.host.write(line, request.id, { method: request.method, name: mcpName(request.method, request.params), params: (request as WithParamHeaders)[PARAM_HEADERS] })) {
+    if (!this.host.write(line, request.id, { method: request.method, name: mcpName(request.method, request.params), params: entry.paramHeaders })) {
       this.host.settle(id)?.sink.fail(this.host.unavailable());
     }
   }
