@@ -20,7 +20,7 @@ import { ReplayStore } from './sse-replay.js';
 import { DEFAULT_MAX_BODY_BYTES, accepts, admit, isLoopback, readBody, sendError } from './http-util.js';
 import { handleOps } from './ops.js';
 import { ModernPost, refuse } from './http-modern.js';
-import { checkHeaders, eraOf, isModernVersion, paramHeaders, PARAM_HEADERS, type EraOf, type Envelope, type WithParamHeaders } from '../wire/era.js';
+import { checkHeaders, eraOf, isModernVersion, paramHeaders, type EraOf, type Envelope } from '../wire/era.js';
 import type { ModernRequest } from '../gateway/modern.js';
 import { limitsOf, MCP_PATH, METADATA_PATH, VIEW_PREFIX, type HttpFrontOptions, type HttpLimits } from './http-options.js';
 import { HttpListeners } from './http-listeners.js';
@@ -312,8 +312,7 @@ export class HttpFront {
     // Mcp-Param-* headers go on with the request to a modern HTTP server (the only place they mean anything).
     const params = paramHeaders(req.headers);
     if (typeof params === 'string') return refuse(res, 400, id, -32602, `Invalid params: ${params}`);
-    if (params !== undefined) (parsed.msg as WithParamHeaders)[PARAM_HEADERS] = params;
-    const envelope = era.envelope;
+    const envelope = params === undefined ? era.envelope : { ...era.envelope, paramHeaders: params };
     // A retry whose waiting call is in another worker's memory goes to that worker (once: a
     // forwarded request is served here). If it is gone, the retry is served here and refused.
     const cluster = this.options.cluster;

@@ -99,7 +99,7 @@ export function serveModern(parts: ModernParts, msg: JsonRpcRequest, envelope: E
   // would directly); a 2025-era server never sees them (server-session.ts).
   const call = new ModernCall(parts, msg, sink, hints(parts, msg.method));
   call.session = parts.open(call);
-  call.session.adoptEnvelope(envelope.capabilities, envelope.logLevel);
+  call.session.adoptEnvelope(envelope);
   call.session.handleMessage({ kind: 'request', msg });
   return call;
 }
@@ -354,7 +354,7 @@ function listen(parts: ModernParts, msg: JsonRpcRequest, envelope: Envelope, sin
       sink.final(JSON.stringify({ jsonrpc: '2.0', id, result: { resultType: 'complete', _meta: stamp } }));
     },
   });
-  session.adoptEnvelope(envelope.capabilities, undefined);
+  session.adoptEnvelope({ ...envelope, logLevel: undefined });
   void (async () => {
     const honoured: Filter = {};
     for (const key of ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged'] as const) if (filter[key] !== undefined) honoured[key] = filter[key];

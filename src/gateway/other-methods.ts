@@ -31,34 +31,31 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The connection carrying `msg` (its params re-addressed to the server's names), or why none. */
-export function routeOtherMethod(parts: OtherMethodParts, log: Logger, asker: Asker, msg: JsonRpcRequest): Carrier | GatewayError {
+/** Where `msg` goes: the connection carrying it and its params in the server's names; or why nowhere. */
+export function routeOtherMethod(parts: OtherMethodParts, log: Logger, asker: Asker, msg: JsonRpcRequest): { carrier: Carrier; params: Record<string, unknown> | undefined } | GatewayError {
+  const routed = (carrier: Carrier | GatewayError, params: Record<string, unknown> | undefined): { carrier: Carrier; params: Record<string, unknown> | undefined } | GatewayError => (carrier instanceof GatewayError ? carrier : { carrier, params });
   const params = msg.params;
   if (params !== undefined && typeof params.taskId === 'string') {
     const record = parts.tasks.find(asker.owner, params.taskId);
     const conn = record === undefined ? undefined : parts.connections.get(record.server);
     if (record !== undefined && conn !== undefined) {
-      params.taskId = record.serverTaskId;
-      return parts.router.carrier(conn, asker);
+      return routed(parts.router.carrier(conn, asker), { ...params, taskId: record.serverTaskId });
     }
   }
   if (params !== undefined && typeof params.uri === 'string') {
     const route = parts.router.uri(log, asker, msg.method, params.uri);
     if (!(route instanceof GatewayError)) {
-      params.uri = route.uri;
-      return route.carrier;
+      return routed(route.carrier, { ...params, uri: route.uri });
     }
   }
   if (params !== undefined && typeof params.name === 'string') {
     const tool = parts.router.tool(log, asker, params.name);
     if (tool !== NOT_YET && !(tool instanceof GatewayError)) {
-      params.name = tool.original;
-      return tool.carrier;
+      return routed(tool.carrier, { ...params, name: tool.original });
     }
     const prompt = parts.router.prompt(log, asker, params.name);
     if (!(prompt instanceof GatewayError)) {
-      params.name = prompt.original;
-      return prompt.carrier;
+      return routed(prompt.carrier, { ...params, name: prompt.original });
     }
   }
   const namespace = msg.method.includes('/') ? msg.method.slice(0, msg.method.indexOf('/')) : msg.method;
@@ -68,7 +65,7 @@ export function routeOtherMethod(parts: OtherMethodParts, log: Logger, asker: As
     const declared = capabilities[namespace] !== undefined || (isRecord(capabilities.experimental) && capabilities.experimental[namespace] !== undefined);
     return declared && parts.router.serverDenied(log, asker.agent, conn.name, `method "${msg.method}"`, undefined, asker.claims) === undefined;
   });
-  if (declaring.length === 1) return parts.router.carrier(declaring[0]!, asker);
+  if (declaring.length === 1) return routed(parts.router.carrier(declaring[0]!, asker), params);
   const why = declaring.length === 0 ? `no server declares "${namespace}"` : `${declaring.length} servers declare "${namespace}" (${declaring.map((c) => `"${c.name}"`).join(', ')})`;
   return new GatewayError('MCPG_METHOD_NOT_FOUND', `method not found: ${msg.method} — mcpgate routes a method it does not know to the server its params name (a task's taskId, a resource's uri, a tool's or prompt's name) or to the one server whose capabilities declare its namespace, and ${why}`, { detail: { method: msg.method } });
 }

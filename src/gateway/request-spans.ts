@@ -6,6 +6,7 @@
 import type { RequestSpan, TraceOutcome, Tracing } from '../observability/tracing.js';
 import type { JsonRpcRequest, JsonRpcResponse, RequestId } from '../wire/jsonrpc.js';
 import type { Call } from './calls.js';
+import type { OutboundRequest } from '../servers/outbound-request.js';
 
 /** Agent requests traced at once per session; requests past it (a flood of waiting ones) get no span. */
 const MAX_TRACED_REQUESTS = 4096;
@@ -49,14 +50,17 @@ export class RequestSpans extends Map<RequestId, RequestSpan> {
    * Tracing on: a child span for this call to the server, and its \`traceparent\` in the \`_meta\` of
    * the request the server gets (the agent's own trace context there is replaced, its other keys kept).
    */
-  serverCall(entry: Call, msg: JsonRpcRequest): void {
-    const span = this.get(msg.id);
-    if (span === undefined) return;
-    const params = msg.params ?? (msg.params = {});
-    const meta = (params._meta ?? (params._meta = {})) as Record<string, unknown>;
-    const tool = (msg.method === 'tools/call' || msg.method === 'prompts/get') && typeof params.name === 'string' ? params.name : undefined;
+  serverCall(entry: Call, agentId: RequestId, outbound: OutboundRequest): OutboundRequest {
+    const span = this.get(agentId);
+    if (span === undefined) return outbound;
+    const params = outbound.params ?? {};
+    const own = params._meta;
+    const meta: Record<string, unknown> = typeof own === 'object' && own !== null && !Array.isArray(own) ? { ...(own as Record<string, unknown>) } : {};
+    const tool = (outbound.method === 'tools/call' || outbound.method === 'prompts/get') && typeof params.name === 'string' ? params.name : undefined;
     span.set('mcpgate.server', entry.conn.name);
-    entry.trace = span.serverCall(entry.conn.name, msg.method, tool, meta);
+    entry.trace = span.serverCall(entry.conn.name, outbound.method, tool, meta);
+    // New `_meta`: the agent's line no longer says what the server gets.
+    return { ...outbound, params: { ...params, _meta: meta }, line: undefined };
   }
 
   /** The session ends: every open span fails with `code`. */

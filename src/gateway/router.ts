@@ -213,19 +213,17 @@ export class Router {
     return { conn, carrier, server: entry.server, original: entry.original };
   }
 
-  /** completion/complete: rewrites `ref` to the server's own prompt name or URI; returns the server's connection and the one carrying it. */
-  completion(log: Logger, caller: Caller, ref: Record<string, unknown> | undefined): { conn: Connection; carrier: Carrier } | GatewayError {
+  /** completion/complete: the server's connection, the one carrying it, and `ref` in the server's own prompt name or URI. */
+  completion(log: Logger, caller: Caller, ref: Record<string, unknown> | undefined): { conn: Connection; carrier: Carrier; ref: Record<string, unknown> } | GatewayError {
     if (ref?.type === 'ref/prompt') {
       const route = this.prompt(log, caller, ref.name);
       if (route instanceof GatewayError) return route;
-      ref.name = route.original;
-      return route;
+      return { conn: route.conn, carrier: route.carrier, ref: { ...ref, name: route.original } };
     }
     if (ref?.type === 'ref/resource') {
       const route = this.uri(log, caller, 'completion/complete', ref.uri);
       if (route instanceof GatewayError) return route;
-      ref.uri = route.uri;
-      return route;
+      return { conn: route.conn, carrier: route.carrier, ref: { ...ref, uri: route.uri } };
     }
     return invalidParams('completion/complete needs params.ref of type "ref/prompt" (with name) or "ref/resource" (with uri)');
   }

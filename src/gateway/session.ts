@@ -13,16 +13,15 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError, asGatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Connection } from '../servers/connection.js';
-import { AGENT_CAPABILITIES, type WithAgentCapabilities } from '../servers/era.js';
+import type { OutboundRequest } from '../servers/outbound-request.js';
 import {
   encodeError, encodeNotification, encodeRequest, encodeResult, parseMessage, spliceResponseId,
   type Classified, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
 } from '../wire/jsonrpc.js';
 import { encodeResultParts, partsToText } from '../wire/encoded.js';
 import { sanitizeContent } from '../wire/sanitize.js';
-import { RAW_REQUEST, type WithRawRequest } from '../wire/request-splice.js';
 import { callHeaders } from '../wire/tool-headers.js';
-import { PARAM_HEADERS, type WithParamHeaders } from '../wire/era.js';
+import type { Envelope } from '../wire/era.js';
 import type { Claims } from '../rules/decide.js';
 import { ShownViews } from './agent-views.js';
 import { REMOVED_VIEW, viewArguments, viewTarget } from './curated-views.js';
@@ -117,6 +116,19 @@ export const APPROVAL_ELICITATION = 'mcpgate-approval-';
 
 type Rewrite = (result: Record<string, unknown>) => boolean;
 
+/** How a request is sent to a server, besides what it is (`OutboundRequest`). */
+interface Sending {
+  timeoutMs?: number | undefined;
+  /** Edits a result before it is relayed (names, content); true when it changed it. */
+  rewrite?: Rewrite | undefined;
+  /** The audit line and call metrics of the request (undefined: none kept). */
+  timed?: Timed | undefined;
+  /** Ends a quota pass the call holds. */
+  release?: QuotaRelease | undefined;
+  /** Asked once a connection the call waited for is ready: whether the call may still go (an error ends it). */
+  recheck?: (() => GatewayError | undefined) | undefined;
+}
+
 /** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
 const INITIALIZE_WAIT_MS = 5000;
 
@@ -140,6 +152,10 @@ export class AgentSession implements Caller {
   private closed = false;
   /** Tracing on: the open span of each agent request, by the agent's id (undefined: tracing off). */
   private readonly spans: RequestSpans | undefined;
+  /** A modern request's `Mcp-Param-*` headers (its envelope's), sent on with it to a modern HTTP server. */
+  private paramHeaders: Readonly<Record<string, string>> | undefined;
+  /** A tools/call's params → the agent's line they were parsed from, which the server may get spliced. */
+  private readonly agentLines = new WeakMap<object, string>();
   /** The lists as last shown to the agent, to announce only what changed for it. */
   readonly shown: ShownViews;
   /** Requests waiting until the servers settle (lists asked for during startup); answered at close. */
@@ -188,7 +204,7 @@ export class AgentSession implements Caller {
     if (this.closed) return;
     const parsed = parseMessage(line);
     // A tools/call keeps its line: the server gets it with only the id and name replaced (wire/request-splice.ts).
-    if (parsed.kind === 'request' && parsed.msg.method === 'tools/call' && parsed.msg.params !== undefined) (parsed.msg as WithRawRequest)[RAW_REQUEST] = { line, params: parsed.msg.params };
+    if (parsed.kind === 'request' && parsed.msg.method === 'tools/call' && parsed.msg.params !== undefined) this.agentLines.set(parsed.msg.params, line);
     this.handleMessage(parsed);
   }
 
@@ -328,15 +344,17 @@ export class AgentSession implements Caller {
 
   /** Sends a routed (and, where limited, counted) tools/call to its server. */
   private sendCall(msg: JsonRpcRequest, route: ToolRoute, timeoutMs: number | undefined, audit: Omit<AuditCall, 'outcome'> | undefined, release: QuotaRelease | undefined, agent: string): void {
-    const params = msg.params;
-    const name = params!.name as string;
-    params!.name = route.original;
+    const params = msg.params!;
+    const name = params.name as string;
     // A tool that mirrors parameters into headers gets mcpgate's own, from the arguments it forwards
     // (in place of any the agent sent); a modern HTTP server is the only one that sees them.
-    const mirrored = callHeaders(route.tool, params!.arguments);
-    if (mirrored !== undefined) (msg as WithParamHeaders)[PARAM_HEADERS] = mirrored;
+    const mirrored = callHeaders(route.tool, params.arguments);
+    // The params as they were parsed from the agent's line (not a view's or a meta-tool's): the
+    // server may get that line with only the id and the name replaced.
+    const line = params._meta === undefined ? this.agentLines.get(params) : undefined;
+    const outbound = this.outbound(msg.method, { ...params, name: route.original }, line, mirrored);
     // A task-augmented call (`params.task`) is answered with the task the server created: recorded, renamed.
-    const augmented = typeof params!.task === 'object' && params!.task !== null;
+    const augmented = typeof params.task === 'object' && params.task !== null;
     // A resting on-demand server is listed from its last known catalog: once the call has started it,
     // the tool is decided again against what the live server listed (a changed definition is held).
     const recheck = route.conn.onDemand && route.conn.state !== 'ready' ? (): GatewayError | undefined => {
@@ -345,11 +363,12 @@ export class AgentSession implements Caller {
       if (again === NOT_YET || again.original !== route.original) return new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } });
       return undefined;
     } : undefined;
-    this.sendToServer(route.carrier, msg, timeoutMs, (result) => {
+    const rewrite = (result: Record<string, unknown>): boolean => {
       const created = augmented && recordCreatedTask(this.parts.tasks, this.owner, route.server, result);
       const renamed = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
       return (this.parts.sanitize && sanitizeContent(result)) || renamed || created;
-    }, { tool: route.original, start: performance.now(), audit }, release, recheck);
+    };
+    this.sendToServer(route.carrier, msg.id, outbound, { timeoutMs, rewrite, timed: { tool: route.original, start: performance.now(), audit }, release, recheck });
   }
 
   /** The view this session is on, from the rules in force (a view a reload removed shows nothing). */
@@ -520,32 +539,40 @@ export class AgentSession implements Caller {
     if (record instanceof GatewayError) return this.sendError(msg.id, record);
     const conn = this.parts.connections.get(record.server);
     if (conn === undefined) return this.sendError(msg.id, new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${record.server}" of task ${record.publicId} is not connected`, { server: record.server }));
-    msg.params!.taskId = record.serverTaskId;
     const carrier = this.parts.router.carrier(conn, this);
     if (carrier instanceof GatewayError) return this.sendError(msg.id, carrier);
-    this.sendToServer(carrier, msg, undefined, (result) => {
-      const renamed = renameTaskAnswer(result, record);
-      if (msg.method !== 'tasks/result') return renamed;
-      const linked = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(record.server, uri));
-      return (this.parts.sanitize && sanitizeContent(result)) || linked || renamed;
+    this.sendToServer(carrier, msg.id, this.outbound(msg.method, { ...msg.params, taskId: record.serverTaskId }), {
+      rewrite: (result) => {
+        const renamed = renameTaskAnswer(result, record);
+        if (msg.method !== 'tasks/result') return renamed;
+        const linked = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(record.server, uri));
+        return (this.parts.sanitize && sanitizeContent(result)) || linked || renamed;
+      },
     });
   }
 
   /** A method mcpgate does not know: to the server it belongs to, else refused naming it (other-methods.ts). */
   private otherMethod(msg: JsonRpcRequest): void {
-    const carrier = routeOtherMethod(this.parts, this.log, this, msg);
-    if (carrier instanceof GatewayError) return this.sendError(msg.id, carrier);
-    this.sendToServer(carrier, msg);
+    const routed = routeOtherMethod(this.parts, this.log, this, msg);
+    if (routed instanceof GatewayError) return this.sendError(msg.id, routed);
+    this.sendToServer(routed.carrier, msg.id, this.outbound(msg.method, routed.params));
   }
 
   /**
-   * Sends `msg` (already rewritten to the server's names) on `carrier` (the router's: at once, or
-   * once it is made or started) and relays the answer. `release`
-   * ends a quota pass the call holds; `recheck`: asked once a connection the call waited for is ready,
-   * whether the call may still go (an error ends it).
+   * The request a server gets, built once: the method, the params in the server's names, the agent's
+   * line where it may be spliced, what the agent declared, and the `Mcp-Param-*` headers (`mirrored`
+   * from a tool's parameters, else the agent's own).
    */
-  private sendToServer(carrier: Carrier, msg: JsonRpcRequest, timeoutMs?: number, rewrite?: Rewrite, timed?: Timed, release?: QuotaRelease, recheck?: () => GatewayError | undefined): void {
-    const agentId = msg.id;
+  private outbound(method: string, params: Record<string, unknown> | undefined, line?: string, mirrored?: Readonly<Record<string, string>>): OutboundRequest {
+    return { method, params, line, agentCapabilities: this.capabilities, paramHeaders: mirrored ?? this.paramHeaders };
+  }
+
+  /**
+   * Sends the agent's request `agentId` as `outbound` on `carrier` (the router's: at once, or once it
+   * is made or started) and relays the answer, as `sending` says.
+   */
+  private sendToServer(carrier: Carrier, agentId: RequestId, outbound: OutboundRequest, sending: Sending = {}): void {
+    const { release } = sending;
     // Refused before it is in `inflight`: a quota pass it held ends here (in `inflight`, Calls ends it).
     const refuse = (err: unknown): void => {
       release?.();
@@ -555,31 +582,31 @@ export class AgentSession implements Caller {
     if (this.inflight.size >= this.parts.maxInflight) {
       return refuse(new GatewayError('MCPG_OVERLOADED', `agent "${this.agent}" already has ${this.inflight.size} requests in flight (the limit is ${this.parts.maxInflight}); wait for some to finish`));
     }
-    const meta = msg.params?._meta;
+    const meta = outbound.params?._meta;
     let agentToken: unknown;
     if (meta !== undefined) {
-      if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return refuse(invalidParams(`${msg.method} params._meta must be an object`));
+      if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return refuse(invalidParams(`${outbound.method} params._meta must be an object`));
       agentToken = (meta as Record<string, unknown>).progressToken;
       if (agentToken !== undefined && typeof agentToken !== 'string' && !(typeof agentToken === 'number' && Number.isFinite(agentToken))) {
-        return refuse(invalidParams(`${msg.method} params._meta.progressToken must be a string or a number`));
+        return refuse(invalidParams(`${outbound.method} params._meta.progressToken must be a string or a number`));
       }
     }
     const conn = isPending(carrier) ? carrier.server : carrier;
     const entry: Call = release === undefined ? { conn, serverId: 0, trace: undefined } : { conn, serverId: 0, trace: undefined, release };
     this.inflight.set(agentId, entry);
-    if (!isPending(carrier)) return this.forward(entry, msg, agentToken, timeoutMs, rewrite, timed);
+    if (!isPending(carrier)) return this.forward(entry, agentId, outbound, agentToken, sending);
     // A pooled connection being made (or an on-demand server starting): the call waits in `inflight`
     // (serverId 0: a cancel or close finds nothing to cancel on a server) and is sent once it is
     // ready, if still wanted.
     carrier.ready.then((pooled) => {
       if (this.inflight.get(agentId) !== entry || this.closed) return;
-      const refused = recheck?.();
+      const refused = sending.recheck?.();
       if (refused !== undefined) {
         this.inflight.delete(agentId);
         return this.sendError(agentId, refused);
       }
       entry.conn = pooled;
-      this.forward(entry, msg, agentToken, timeoutMs, rewrite, timed);
+      this.forward(entry, agentId, outbound, agentToken, sending);
     }, (err: unknown) => {
       if (this.inflight.get(agentId) !== entry) return;
       this.inflight.delete(agentId);
@@ -588,12 +615,11 @@ export class AgentSession implements Caller {
   }
 
   /** Sends the call `entry` (in `inflight` under the agent's id) on `entry.conn`. */
-  private forward(entry: Call, msg: JsonRpcRequest, agentToken: unknown, timeoutMs: number | undefined, rewrite: Rewrite | undefined, timed: Timed | undefined): void {
-    const agentId = msg.id;
+  private forward(entry: Call, agentId: RequestId, outbound: OutboundRequest, agentToken: unknown, { timeoutMs, rewrite, timed }: Sending): void {
     const conn = entry.conn;
-    if (this.spans !== undefined) this.spans.serverCall(entry, msg);
-    (msg as WithAgentCapabilities)[AGENT_CAPABILITIES] = this.capabilities;
-    entry.serverId = conn.forward(msg, {
+    // Traced: the server gets the call's trace context in its `_meta` (so the agent's line is not spliced).
+    const request = this.spans === undefined ? outbound : this.spans.serverCall(entry, agentId, outbound);
+    entry.serverId = conn.forward(request, {
       reply: (res, line) => {
         if (this.inflight.get(agentId) !== entry) return;
         this.inflight.delete(agentId);
@@ -646,8 +672,10 @@ export class AgentSession implements Caller {
     const audit = this.parts.audit === undefined || typeof msg.params?.uri !== 'string' ? undefined : auditOf(this.parts.audit, this.id, msg.method, this.agent, { resource: msg.params.uri }, route instanceof GatewayError ? route : route.conn.name);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     if (this.outsideView(route.conn.name)) return this.sendError(msg.id, new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${route.publicUri} on view "${this.view!}"`, { detail: { uri: route.publicUri } }));
-    msg.params!.uri = route.uri;
-    this.sendToServer(route.carrier, msg, undefined, (result) => rewriteReadResult(result, (uri) => this.parts.catalog.publicUri(route.conn.name, uri)), audit && { start: performance.now(), audit });
+    this.sendToServer(route.carrier, msg.id, this.outbound(msg.method, { ...msg.params, uri: route.uri }), {
+      rewrite: (result) => rewriteReadResult(result, (uri) => this.parts.catalog.publicUri(route.conn.name, uri)),
+      timed: audit && { start: performance.now(), audit },
+    });
   }
 
   private getPrompt(msg: JsonRpcRequest): void {
@@ -655,18 +683,20 @@ export class AgentSession implements Caller {
     const audit = this.parts.audit === undefined || typeof msg.params?.name !== 'string' ? undefined : auditOf(this.parts.audit, this.id, msg.method, this.agent, { prompt: msg.params.name, ...this.parts.audit.argumentsOf(msg.params.arguments) }, route instanceof GatewayError ? route : route.server);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     if (this.outsideView(route.server)) return this.sendError(msg.id, new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${String(msg.params!.name)}`, { detail: { prompt: msg.params!.name } }));
-    msg.params!.name = route.original;
-    this.sendToServer(route.carrier, msg, undefined, (result) => {
-      const renamed = rewritePromptResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
-      return (this.parts.sanitize && sanitizeContent(result)) || renamed;
-    }, audit && { start: performance.now(), audit });
+    this.sendToServer(route.carrier, msg.id, this.outbound(msg.method, { ...msg.params, name: route.original }), {
+      rewrite: (result) => {
+        const renamed = rewritePromptResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
+        return (this.parts.sanitize && sanitizeContent(result)) || renamed;
+      },
+      timed: audit && { start: performance.now(), audit },
+    });
   }
 
   private complete(msg: JsonRpcRequest): void {
     const route = this.parts.router.completion(this.log, this, msg.params?.ref as Record<string, unknown> | undefined);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     if (this.outsideView(route.conn.name)) return this.sendError(msg.id, invalidParams(`completion/complete: the prompt or resource is not on view "${this.view!}"`));
-    this.sendToServer(route.carrier, msg);
+    this.sendToServer(route.carrier, msg.id, this.outbound(msg.method, { ...msg.params, ref: route.ref }));
   }
 
   /** Whether a server's resources and prompts are out of this session's curated view (a view shows only those of its `servers`). */
@@ -758,9 +788,10 @@ export class AgentSession implements Caller {
    * A modern (2026-07-28) request's session: its capabilities and log level come with the request
    * (the `_meta` envelope), not from `initialize`, and server requests need no wait for `initialized`.
    */
-  adoptEnvelope(capabilities: Record<string, unknown>, logLevel: string | undefined): void {
+  adoptEnvelope({ capabilities, logLevel, paramHeaders }: Envelope): void {
     this.capabilities = capabilities;
     if (logLevel !== undefined) this.logRank = LOG_LEVEL_RANK[logLevel];
+    this.paramHeaders = paramHeaders;
     this.agentRequests.agentReady(capabilities);
   }
 

@@ -23,6 +23,7 @@ import type { CallSink, ServerInfo } from './session-types.js';
 import { fullJitter, systemClock, type Clock, type TimerHandle } from './clock.js';
 import type { StopTimings } from './transport.js';
 import type { UpstreamCredentials } from './credentials.js';
+import type { OutboundRequest } from './outbound-request.js';
 
 /** The 2025 session's own methods, which the 2026-07-28 revision removed: a dual-era server's twin takes them. */
 const SESSION_METHODS: ReadonlySet<string> = new Set(['resources/subscribe', 'resources/unsubscribe', 'logging/setLevel']);
@@ -93,7 +94,7 @@ export interface SessionLike {
   /** The era the session speaks, once started (fakes in unit tests may leave it out: 2025). */
   readonly era?: SessionEra;
   start(): Promise<void>;
-  forward(msg: JsonRpcRequest, sink: CallSink, timeoutMs?: number): number;
+  forward(req: OutboundRequest, sink: CallSink, timeoutMs?: number): number;
   request(method: string, params?: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>>;
   cancel(id: number, reason: string): void;
   notify(method: string, params?: Record<string, unknown>): void;
@@ -243,13 +244,13 @@ export class Connection {
    * is tried again. `agentEra`: the era of the agent making the call — a dual-era server takes a
    * 2025-era agent's call on its 2025 session where that session shows what the call names.
    */
-  forward(msg: JsonRpcRequest, sink: CallSink, timeoutMs?: number, agentEra?: SessionEra): number {
+  forward(req: OutboundRequest, sink: CallSink, timeoutMs?: number, agentEra?: SessionEra): number {
     const admission = this.breaker.admit();
     if (!admission.ok) {
       sink.fail(this.unreachable(admission.retryAt));
       return 0;
     }
-    const session = agentEra === 'legacy' && this.twin?.routes(msg) === true ? this.twin.session : this.session;
+    const session = agentEra === 'legacy' && this.twin?.routes(req) === true ? this.twin.session : this.session;
     if (this.state !== 'ready' || session === undefined || session.state !== 'ready') {
       if (admission.probe) {
         // A probe that finds no live session must not write into a dead pipe: ask for a reconnect.
@@ -262,7 +263,7 @@ export class Connection {
       return 0;
     }
     if (!this.onDemand) {
-      const id = session.forward(msg, sink, timeoutMs);
+      const id = session.forward(req, sink, timeoutMs);
       // Refused before it was sent: a probe that never left has no outcome to wait for.
       if (id === 0 && admission.probe) this.breaker.probeAborted();
       return id;
@@ -284,7 +285,7 @@ export class Connection {
         sink.fail(err);
       },
     };
-    const id = session.forward(msg, counted, timeoutMs);
+    const id = session.forward(req, counted, timeoutMs);
     call.id = id;
     if (id === 0) {
       this.callEnded(call);

@@ -8,7 +8,6 @@
 // input-required results turned into ordinary requests to it. The connection owns the twin: it starts
 // it after the modern session, and a twin lost is the connection's session lost.
 
-import type { JsonRpcRequest } from '../wire/jsonrpc.js';
 import type { ServerInfo, SessionState } from './session-types.js';
 
 /** What the twin needs of its session (the connection's SessionLike). */
@@ -47,7 +46,7 @@ export class EraTwin<Session extends TwinSession = TwinSession> {
   }
 
   /** Whether a 2025-era agent's request goes to this session (else to the modern one). */
-  routes(msg: JsonRpcRequest): boolean {
+  routes(msg: { readonly method: string; readonly params?: Record<string, unknown> | undefined }): boolean {
     if (this.session.state !== 'ready') return false;
     const name = msg.params?.name;
     if (msg.method === 'tools/call') return typeof name === 'string' && this.tools.has(name);

@@ -34,15 +34,6 @@ const ENVELOPE: Readonly<Record<string, unknown>> = Object.freeze({
 });
 
 /**
- * The capabilities of the agent whose call a request is, set on the request by the gateway: a modern
- * server is told what this agent can answer, so it asks only that (as it would directly).
- */
-export const AGENT_CAPABILITIES: unique symbol = Symbol('mcpgate.agentCapabilities');
-export interface WithAgentCapabilities {
-  [AGENT_CAPABILITIES]?: Record<string, unknown>;
-}
-
-/**
  * `params` with the envelope in its `_meta` (an agent's own `_meta` keys, e.g. progressToken, kept;
  * an agent's claim of another version replaced: mcpgate is the client here). `capabilities` are the
  * connection's (mcpgate's, with the extensions it declares there). With `agent`, sampling and

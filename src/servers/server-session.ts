@@ -22,11 +22,11 @@ import {
   type JsonRpcNotification, type JsonRpcRequest, type RequestId,
 } from '../wire/jsonrpc.js';
 import type { JsonRpcErrorObject } from '../errors.js';
-import { PARAM_HEADERS, type WithParamHeaders } from '../wire/era.js';
-import { RAW_REQUEST, spliceRequest, type WithRawRequest } from '../wire/request-splice.js';
+import { spliceRequest } from '../wire/request-splice.js';
+import type { OutboundRequest } from './outbound-request.js';
 import { DEFAULT_STOP_TIMINGS, StdioProcess } from './stdio-process.js';
 import type { ServerTransport, TransportEvents } from './transport.js';
-import { AGENT_CAPABILITIES, mcpName, withEnvelope, type SessionEra, type WithAgentCapabilities } from './era.js';
+import { mcpName, withEnvelope, type SessionEra } from './era.js';
 import { overdue } from './overdue.js';
 import type { CallSink, InputRound, Pending, ServerInfo, SessionOptions, SessionState } from './session-types.js';
 import { CLIENT_CAPABILITIES, listenFilter, MAX_INPUT_ROUNDS, MODERN_PROTOCOL_VERSION, readDiscover, readInputRequired, wantedEra } from './era.js';
@@ -282,42 +282,43 @@ export class ServerSession {
   }
 
   /**
-   * Forwards an agent's request object as is, after re-addressing it (hot path: one stringify).
-   * Returns the id used on this connection, or 0 when nothing was sent (the sink has been told why):
-   * a call refused before it left is never pending and never counts against the breaker.
+   * Sends an agent's request (built once by its session, read here, never written) under an id of
+   * this session's, with this session's progress token and, to a modern server, the envelope (hot
+   * path: the agent's own line spliced, else one stringify). Returns the id used on this connection,
+   * or 0 when nothing was sent (the sink has been told why): a call refused before it left is never
+   * pending and never counts against the breaker.
    */
-  forward(msg: JsonRpcRequest, sink: CallSink, timeoutMs: number = this.config.timeout): number {
+  forward(req: OutboundRequest, sink: CallSink, timeoutMs: number = this.config.timeout): number {
     if (this.state !== 'ready' || this.closing !== undefined) {
       sink.fail(this.unavailable());
       return 0;
     }
     const id = this.ids.next++;
-    msg.id = id;
-    const meta = msg.params?._meta as Record<string, unknown> | undefined;
-    if (meta !== undefined && meta.progressToken !== undefined) meta.progressToken = id;
     const modern = this.era === 'modern';
-    if (modern) {
-      msg.params = withEnvelope(msg.params, this.options.clientCapabilities, (msg as WithAgentCapabilities)[AGENT_CAPABILITIES]);
-    } else if (msg.params?.inputResponses !== undefined) {
+    let params = req.params;
+    const meta = params?._meta;
+    if (isObject(meta) && meta.progressToken !== undefined) params = { ...params, _meta: { ...meta, progressToken: id } };
+    if (modern) params = withEnvelope(params, this.options.clientCapabilities, req.agentCapabilities);
+    else if (params?.inputResponses !== undefined) {
       // A modern agent's answers given without a requestState mean nothing to a 2025-era server.
-      delete msg.params.inputResponses;
+      const { inputResponses: _answers, ...rest } = params;
+      params = rest;
     }
-    // The agent's own line with only the id and the name replaced, where that is certain to mean the
-    // same (wire/request-splice.ts); else the parsed request encoded again.
-    const raw = (msg as WithRawRequest)[RAW_REQUEST];
-    const params = msg.params;
+    // The agent's own line with only the id and the name replaced, where its session said that means
+    // the same (wire/request-splice.ts); else the request encoded once.
     let line: string | undefined;
-    if (raw !== undefined && !modern && params !== undefined && raw.params === params && typeof params.name === 'string' && params._meta === undefined) line = spliceRequest(raw.line, id, params.name);
+    if (req.line !== undefined && !modern && params === req.params && typeof params?.name === 'string') line = spliceRequest(req.line, id, params.name);
+    const request: JsonRpcRequest = { jsonrpc: '2.0', id, method: req.method, ...(params !== undefined && { params }) };
     try {
-      line ??= JSON.stringify(msg);
+      line ??= JSON.stringify(request);
     } catch (err) {
-      sink.fail(new GatewayError('MCPG_INVALID_PARAMS', `${msg.method}: the request could not be encoded for server "${this.name}": ${err instanceof Error ? err.message : String(err)}`));
+      sink.fail(new GatewayError('MCPG_INVALID_PARAMS', `${req.method}: the request could not be encoded for server "${this.name}": ${err instanceof Error ? err.message : String(err)}`));
       return 0;
     }
     const now = performance.now();
     const ceiling = now + this.ceilingMs;
-    this.track(id, { sink, forwarded: true, method: msg.method, timeoutMs, deadline: Math.min(now + timeoutMs, ceiling), ceiling, ...(modern && { request: msg }) });
-    if (!this.process!.write(line, id, modern ? { method: msg.method, name: mcpName(msg.method, msg.params), params: (msg as WithParamHeaders)[PARAM_HEADERS] } : undefined)) {
+    this.track(id, { sink, forwarded: true, method: req.method, timeoutMs, deadline: Math.min(now + timeoutMs, ceiling), ceiling, ...(modern && { request, paramHeaders: req.paramHeaders }) });
+    if (!this.process!.write(line, id, modern ? { method: req.method, name: mcpName(req.method, params), params: req.paramHeaders } : undefined)) {
       this.settle(id)?.sink.fail(this.unavailable());
       this.hooks.outcome?.(this, false);
     }
@@ -523,7 +524,7 @@ export class ServerSession {
       entry.sink.fail(new GatewayError('MCPG_INPUT_FAILED', `the agent's input for server "${this.name}" could not be encoded: ${err instanceof Error ? err.message : String(err)}`, { server: this.name }));
       return;
     }
-    if (!this.process!.write(line, request.id, { method: request.method, name: mcpName(request.method, request.params), params: (request as WithParamHeaders)[PARAM_HEADERS] })) {
+    if (!this.process!.write(line, request.id, { method: request.method, name: mcpName(request.method, request.params), params: entry.paramHeaders })) {
       this.settle(id)?.sink.fail(this.unavailable());
     }
   }
@@ -720,4 +721,8 @@ function toStartError(err: unknown, server: string): GatewayError {
     return new GatewayError('MCPG_SERVER_START_FAILED', `${err.message} (before completing initialize)`, { server, cause: err });
   }
   return new GatewayError('MCPG_SERVER_START_FAILED', `server "${server}" failed to initialize: ${String(err)}`, { server });
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

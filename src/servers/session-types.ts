@@ -62,6 +62,8 @@ export interface Pending {
   progressAt?: number;
   /** A modern server's forwarded call: the request as sent, to retry it with the agent's input. */
   request?: JsonRpcRequest;
+  /** The `Mcp-Param-*` headers it went with (sent again with each round). */
+  paramHeaders?: Readonly<Record<string, string>> | undefined;
   /**
    * The id the call's latest round went to the server under, where it is not the call's own: each
    * retry after input is a new request with a new id. The call keeps its own id everywhere else (the

@@ -43,7 +43,7 @@ export interface TransportEvents {
 export interface ModernRoute {
   method: string;
   name: string | undefined;
-  /** The agent's `Mcp-Param-*` headers, sent on as they came (wire/era.ts PARAM_HEADERS). */
+  /** The `Mcp-Param-*` headers the request goes with (`OutboundRequest.paramHeaders`). */
   params?: Readonly<Record<string, string>> | undefined;
 }
 

@@ -35,6 +35,11 @@ export interface Envelope {
   protocolVersion: string;
   capabilities: Record<string, unknown>;
   logLevel?: string;
+  /**
+   * The agent's `Mcp-Param-*` headers (SEP-2243: tool parameters mirrored in headers), set by the HTTP
+   * front: sent on unchanged to a modern HTTP server with this request.
+   */
+  paramHeaders?: Readonly<Record<string, string>>;
 }
 
 /** A message's era, or why it is refused (with the HTTP status the spec gives it). */
@@ -151,15 +156,6 @@ export function decodeHeaderValue(value: string): string | undefined {
   return Buffer.from(text, 'utf8').equals(bytes) ? text : undefined;
 }
 
-/**
- * A modern agent's `Mcp-Param-*` headers (SEP-2243: tool parameters mirrored in headers) ride on its
- * request object under this symbol from the HTTP front to a modern HTTP server's transport, which
- * sends them on unchanged: a symbol key is never serialized, so the body is untouched.
- */
-export const PARAM_HEADERS: unique symbol = Symbol('mcpgate.paramHeaders');
-export interface WithParamHeaders {
-  [PARAM_HEADERS]?: Readonly<Record<string, string>>;
-}
 /** `Mcp-Param-*` headers one request may carry on to a server. */
 export const MAX_PARAM_HEADERS = 32;
 

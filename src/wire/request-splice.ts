@@ -7,20 +7,6 @@
 // spelled with an escape (it could be an "id" in disguise), a member twice, `params._meta` present
 // (its progress token and trace context are rewritten on the full path), anything unexpected.
 
-/**
- * The agent's line and the params object parsed from it, set by the session on a tools/call that is
- * relayed unchanged but for its name. The server session splices only while the request still holds
- * that very params object (a meta-tool that builds new params makes the splice inapplicable).
- */
-export const RAW_REQUEST: unique symbol = Symbol('mcpgate.rawRequest');
-export interface RawRequest {
-  readonly line: string;
-  readonly params: object;
-}
-export interface WithRawRequest {
-  [RAW_REQUEST]?: RawRequest;
-}
-
 /** Where the top-level id's value and params.name's value are in the line (start inclusive, end exclusive). */
 export interface RequestSpans {
   idStart: number;

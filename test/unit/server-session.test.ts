@@ -54,10 +54,10 @@ void describe('ServerSession over a transport that can fail a request', { timeou
   void it('a failed request fails its call with the reason and counts as a failure; an answer as a success', async () => {
     const { session, script, outcomes } = await started(CONFIG);
     const failed = new Promise<GatewayError>((resolve, reject) => {
-      session.forward({ jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 't' } }, { reply: () => reject(new Error('answered')), fail: resolve });
+      session.forward({ method: 'tools/call', params: { name: 't' } }, { reply: () => reject(new Error('answered')), fail: resolve });
     });
     const answered = new Promise<string>((resolve, reject) => {
-      session.forward({ jsonrpc: '2.0', id: 'b', method: 'tools/call', params: { name: 't' } }, { reply: (_m, line) => resolve(line), fail: reject });
+      session.forward({ method: 'tools/call', params: { name: 't' } }, { reply: (_m, line) => resolve(line), fail: reject });
     });
     const [first, second] = script.sent;
     script.events().fail(first!, new GatewayError('MCPG_SERVER_UNAVAILABLE', 'server "remote" answered HTTP 503'));
@@ -73,7 +73,7 @@ void describe('ServerSession: the total ceiling per call and the breaker', { tim
   void it('a call that reports progress past its ceiling ends, but does not count against the server', async () => {
     const { session, script, outcomes } = await started({ ...CONFIG, timeout: 200, limits: { maxCallMs: 300 } } as RemoteServerConfig);
     const failed = new Promise<GatewayError>((resolve, reject) => {
-      session.forward({ jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 't', _meta: { progressToken: 'p' } } }, { reply: () => reject(new Error('answered')), fail: resolve, progress: () => {} });
+      session.forward({ method: 'tools/call', params: { name: 't', _meta: { progressToken: 'p' } } }, { reply: () => reject(new Error('answered')), fail: resolve, progress: () => {} });
     });
     const id = script.sent[0]!;
     const beat = setInterval(() => script.events().line(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":${id},"progress":1}}`), 20);
@@ -92,7 +92,7 @@ void describe('ServerSession: the total ceiling per call and the breaker', { tim
     const { session, outcomes } = await started({ ...CONFIG, timeout: 5000, limits: { maxCallMs: 100 } } as RemoteServerConfig);
     const keepAlive = setInterval(() => {}, 1000); // the session's own sweep is unref'd
     const err = await new Promise<GatewayError>((resolve, reject) => {
-      session.forward({ jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 't' } }, { reply: () => reject(new Error('answered')), fail: resolve });
+      session.forward({ method: 'tools/call', params: { name: 't' } }, { reply: () => reject(new Error('answered')), fail: resolve });
     }).finally(() => clearInterval(keepAlive));
     assert.equal(err.detail?.ceilingMs, 100);
     assert.deepEqual(outcomes, [false]);
