@@ -1,4 +1,4 @@
-// What an unauthenticated client can make mcpgate ask the authorization server (README "Sign in
+// What an unauthenticated client can make mcpgate ask the authorization server (docs/rules-and-identity.md "Sign in
 // with your identity provider", opaque tokens): a real oidc-provider on loopback counting the calls
 // to its introspection endpoint, the real gateway with its issuer in the rules. A flood of made-up
 // opaque tokens costs at most the issuer's `maxPerSecond` calls (the rest get 503, not a call);

@@ -1,4 +1,4 @@
-// Two authorization servers in one gateway's rules (README "Sign in with your identity provider",
+// Two authorization servers in one gateway's rules (docs/rules-and-identity.md "Sign in with your identity provider",
 // several issuers): a corporate one (the first: bare agent ids, introspection of opaque tokens) and
 // a partner's (`namespace: "partner"`). Both are real oidc-provider instances on loopback. A
 // partner's token with `sub=alice` is the agent `partner:alice`, never the static-token agent

@@ -1,4 +1,4 @@
-// What the person signing in with `mcpgate login` sees in the browser (README "Remote servers that
+// What the person signing in with `mcpgate login` sees in the browser (docs/oauth.md "Remote servers that
 // need a login"): the loopback callback page says "Signed in" only once the authorization code has
 // been exchanged for tokens, and says the sign-in failed when the exchange fails — here a code the
 // real authorization server (oidc-provider on loopback) never issued, with the right `state`.
