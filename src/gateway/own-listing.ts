@@ -16,7 +16,7 @@ import type { OwnCatalogs } from './own-catalogs.js';
 import { scopeOf } from './pool-scope.js';
 import type { ServerEvents } from './server-events.js';
 import type { AgentSession } from './session.js';
-import type { OwnSubscriptions } from './subscriptions.js';
+import type { Subscriptions } from './subscriptions.js';
 
 /** The key of one scope's view of one server (the own refresher's and `ownConns`'). */
 function ownKey(server: string, scope: string): string {
@@ -29,7 +29,7 @@ export interface OwnListingParts {
   readonly pool: ConnectionPool;
   readonly own: OwnCatalogs;
   readonly pins: PinKeeper;
-  readonly ownSubscriptions: OwnSubscriptions<AgentSession>;
+  readonly subscriptions: Subscriptions<AgentSession>;
   readonly serverEvents: ServerEvents;
   readonly log: Logger;
 }
@@ -89,7 +89,7 @@ export class OwnListing {
 
   private pooledLost(conn: Connection, scope: string, reap: boolean): void {
     this.dropOwn(conn, scope);
-    this.parts.ownSubscriptions.forget(conn);
+    this.parts.subscriptions.forget(conn);
     for (const session of this.parts.sessions) session.connectionLost(conn);
     if (reap) this.parts.pool.reap(conn);
   }

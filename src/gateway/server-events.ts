@@ -24,7 +24,7 @@ import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
 import type { Agents, ServerRequestTarget } from './agents.js';
 import { LIST_CHANGED, SERVER_REQUEST_CAPABILITY } from './methods.js';
 import type { AgentSession } from './session.js';
-import type { OwnSubscriptions, Subscriptions } from './subscriptions.js';
+import type { Subscriptions } from './subscriptions.js';
 import { scopeOf } from './pool-scope.js';
 import type { TaskTable } from './tasks.js';
 
@@ -32,7 +32,6 @@ export interface ServerEventsParts {
   agents: Agents;
   catalog: Catalog;
   subscriptions: Subscriptions<AgentSession>;
-  ownSubscriptions: OwnSubscriptions<AgentSession>;
   tasks: TaskTable;
   /** Asks for a (debounced) refresh of one list of one server. */
   refresh: (server: string, kind: ListKind) => void;
@@ -60,7 +59,7 @@ export class ServerEvents {
         const uri = msg.params?.uri;
         if (typeof uri !== 'string') return;
         const publicUri = this.parts.catalog.publicUri(conn.name, uri);
-        for (const session of this.parts.subscriptions.subscribers(publicUri)) session.notify(msg.method, { ...msg.params, uri: publicUri });
+        for (const session of this.parts.subscriptions.holders(conn, uri)) session.notify(msg.method, { ...msg.params, uri: publicUri });
         return;
       }
       case 'notifications/cancelled':
@@ -107,7 +106,7 @@ export class ServerEvents {
         const uri = msg.params?.uri;
         if (typeof uri !== 'string') return;
         const publicUri = this.parts.catalog.publicUri(conn.name, uri);
-        for (const session of this.parts.ownSubscriptions.holders(conn, uri)) if (owners.has(session)) session.notify(msg.method, { ...msg.params, uri: publicUri });
+        for (const session of this.parts.subscriptions.holders(conn, uri)) if (owners.has(session)) session.notify(msg.method, { ...msg.params, uri: publicUri });
         return;
       }
       default:

@@ -53,7 +53,7 @@ import type { AgentViews } from './agent-views.js';
 import type { ApprovalDesk } from './approval-desk.js';
 import type { ToolSearch } from './tool-search.js';
 import type { Router } from './router.js';
-import type { OwnSubscriptions, Subscriptions } from './subscriptions.js';
+import type { Subscriptions } from './subscriptions.js';
 import type { Settling } from './until-settled.js';
 import type { TaskTable } from './tasks.js';
 import type { Quotas } from './quotas.js';
@@ -71,8 +71,6 @@ export interface SessionParts {
   catalog: Catalog;
   connections: ReadonlyMap<string, Connection>;
   subscriptions: Subscriptions<AgentSession>;
-  /** Subscriptions on the session's own pooled connections (per-agent and per-session servers). */
-  ownSubscriptions: OwnSubscriptions<AgentSession>;
   metrics: GatewayMetrics;
   /** The audit trail (--audit); undefined: off, and nothing is built for it. */
   audit: AuditLog | undefined;
@@ -680,34 +678,26 @@ export class AgentSession {
   }
 
   /** Subscribes this session to a resource URI (or unsubscribes it); throws why not. */
-  // The URI is routed under the rules as a read is, then held on the server's shared connection
-  // (`Subscriptions`) or, for a per-agent or per-session server, on this session's own pooled
-  // connection (`OwnSubscriptions`). A modern listen stream subscribes its URIs here too.
+  // The URI is routed under the rules as a read is, then held on the connection that carries it: the
+  // server's shared connection, or this session's own pooled connection for a per-agent or
+  // per-session server (`Subscriptions`). A modern listen stream subscribes its URIs here too.
   async subscribeUri(subscribe: boolean, publicUriParam: unknown): Promise<void> {
     const method = subscribe ? 'resources/subscribe' : 'resources/unsubscribe';
     await this.parts.settling.settled;
     const route = this.parts.router.uri(this.log, this.agent, method, publicUriParam, this.claims);
     if (route instanceof GatewayError) throw route;
-    const { conn, uri, publicUri } = route;
-    if (conn.config.sessions !== 'shared') return this.ownSubscription(subscribe, conn, uri);
+    const { uri } = route;
+    let conn = route.conn;
+    if (conn.config.sessions !== 'shared') {
+      const got = this.parts.scoped(this, conn);
+      conn = got instanceof Promise ? await got : got;
+    }
     if ((conn.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
       throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name });
     }
     if (this.closed) return;
-    if (subscribe) await this.parts.subscriptions.subscribe(this, conn, uri, publicUri);
-    else await this.parts.subscriptions.unsubscribe(this, conn, uri, publicUri);
-  }
-
-  /** A per-agent or per-session server: subscribe on this session's own pooled connection; throws why not. */
-  private async ownSubscription(subscribe: boolean, conn: Connection, uri: string): Promise<void> {
-    const got = this.parts.scoped(this, conn);
-    const own = got instanceof Promise ? await got : got;
-    if ((own.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
-      throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name });
-    }
-    if (this.closed) return;
-    if (subscribe) await this.parts.ownSubscriptions.subscribe(this, own, uri);
-    else await this.parts.ownSubscriptions.unsubscribe(this, own, uri);
+    if (subscribe) await this.parts.subscriptions.subscribe(this, conn, uri);
+    else await this.parts.subscriptions.unsubscribe(this, conn, uri);
   }
 
   private async setLevel(msg: JsonRpcRequest): Promise<void> {
