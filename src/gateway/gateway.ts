@@ -173,7 +173,7 @@ export class Gateway {
     // A pooled server's catalog connection (config.sessions is not "shared") lists it and nothing
     // more: what it sends besides list changes belongs to no agent.
     this.hooks = {
-      notification: (conn, msg) => (conn.config.sessions === 'shared' ? this.serverEvents.notification(conn, msg) : this.serverEvents.owned(conn, msg, undefined)),
+      notification: (conn, msg) => this.serverEvents.notification(conn, msg),
       serverRequest: (conn, msg, related) => this.serverEvents.serverRequest(conn, msg, related, conn.config.sessions === 'shared' ? undefined : new Set()),
       ready: (conn) => this.listing.ready(conn),
       interrupted: (conn) => this.listing.interrupted(conn),

@@ -71,7 +71,7 @@ export class OwnListing {
    */
   pooledHooks(scope: string): ConnectionHooks {
     return {
-      notification: (conn, msg) => this.parts.serverEvents.owned(conn, msg, this.owners(scope, conn.config.sessions)),
+      notification: (conn, msg) => this.parts.serverEvents.notification(conn, msg, this.owners(scope, conn.config.sessions)),
       serverRequest: (conn, msg, related) => this.parts.serverEvents.serverRequest(conn, msg, related, this.owners(scope, conn.config.sessions)),
       // A new pooled connection is listed for its owners and gets their log level before it serves them.
       ready: async (conn) => {
