@@ -11,7 +11,7 @@ import type { Logger } from '../observability/logger.js';
 import { decideServer, decideTool, type Claims } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
-import { ownPrompt, ownTool } from './own-catalogs.js';
+import { seenEntry } from './own-catalogs.js';
 
 export interface RouterParts {
   catalog: Catalog;
@@ -74,7 +74,7 @@ export class Router {
   tool(log: Logger, agent: string, name: string, own?: readonly Catalog[], claims?: Claims): ToolRoute | GatewayError | typeof NOT_YET {
     const { catalog } = this.parts;
     // `own`: the session's per-agent/per-session catalogs (own-catalogs.ts); they replace the shared view of their servers.
-    const entry = own === undefined ? catalog.tool(name) : ownTool(catalog, own, name);
+    const entry = seenEntry(catalog, own, (c) => c.tool(name));
     const refused = this.toolDenied(log, agent, name, entry, claims);
     if (refused !== undefined) return refused;
     if (entry === undefined) {
@@ -132,7 +132,7 @@ export class Router {
   prompt(log: Logger, agent: string, name: unknown, own?: readonly Catalog[], claims?: Claims): PromptRoute | GatewayError {
     if (typeof name !== 'string') return invalidParams('prompts/get needs params.name (a string)');
     const { catalog } = this.parts;
-    const entry = own === undefined ? catalog.prompt(name) : ownPrompt(catalog, own, name);
+    const entry = seenEntry(catalog, own, (c) => c.prompt(name));
     // Decided before existence, like tools: a denial reveals nothing.
     const target = entry ?? catalog.serverOfName(name);
     const notFound = (): GatewayError => new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${name}`, { detail: { prompt: name } });

@@ -36,7 +36,7 @@ import { NOT_YET, type ToolRoute } from './router.js';
 import { FoundTools, SEARCH_TOOL_NAME, searchRequest, searchResult } from './search-mode.js';
 import { callDigest, type Waiting } from './approval-desk.js';
 import type { ApprovalNeed } from '../rules/approvals.js';
-import { ownTool } from './own-catalogs.js';
+import { seenEntry } from './own-catalogs.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
 import { initializeResult, LOG_LEVEL_RANK } from './methods.js';
 import { scopeOf } from './pool-scope.js';
@@ -372,11 +372,11 @@ export class AgentSession {
       return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     }
     const own = this.parts.own(this);
-    const target = viewTarget(view, name, (publicName) => (own === undefined ? this.parts.catalog.tool(publicName) : ownTool(this.parts.catalog, own, publicName)), (server, original) => this.parts.catalog.nameFor(server, original));
+    const target = viewTarget(view, name, (publicName) => seenEntry(this.parts.catalog, own, (c) => c.tool(publicName)), (server, original) => this.parts.catalog.nameFor(server, original));
     const unknown = new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } });
     if (target === undefined) return this.parts.settling.hasSettled ? this.sendError(msg.id, unknown) : this.waiting.run(msg.id, () => this.callOnView(view, msg, name));
     if (target.entry.name !== undefined) {
-      const denied = this.parts.router.toolDenied(this.log, this.agent, target.publicName, own === undefined ? this.parts.catalog.tool(target.publicName) : ownTool(this.parts.catalog, own, target.publicName), this.claims);
+      const denied = this.parts.router.toolDenied(this.log, this.agent, target.publicName, seenEntry(this.parts.catalog, own, (c) => c.tool(target.publicName)), this.claims);
       if (denied !== undefined) return this.sendError(msg.id, unknown);
     }
     const args = viewArguments(target.entry, name, params.arguments as Record<string, unknown> | undefined);
