@@ -21,7 +21,7 @@ import type { Claims } from '../rules/decide.js';
 import { OPEN_RULES, type Rules } from '../rules/load.js';
 import type { ListKind } from '../servers/lists.js';
 import { AgentViews } from './agent-views.js';
-import { OwnSubscriptions, Subscriptions } from './subscriptions.js';
+import { Subscriptions } from './subscriptions.js';
 import { GatewayMetrics } from '../observability/gateway-metrics.js';
 import { Quotas } from './quotas.js';
 import { metricsSource } from './metrics-source.js';
@@ -66,10 +66,8 @@ export class Gateway {
   config: ServersConfig;
   /** The open agent sessions. */
   readonly sessions = new Agents();
-  /** Resource subscriptions: each URI subscribed on its server once, while an agent holds it. */
+  /** Resource subscriptions, shared and pooled: each URI subscribed on its connection once, while an agent session holds it. */
   readonly subscriptions: Subscriptions<AgentSession>;
-  /** Resource subscriptions on pooled connections: per connection, updates to its owners only. */
-  readonly ownSubscriptions: OwnSubscriptions<AgentSession>;
   /** Resolves once every enabled server is ready or has failed (the first lists wait for it). */
   readonly settled: Promise<void>;
   private resolveSettled!: () => void;
@@ -141,8 +139,7 @@ export class Gateway {
       onCollectError: (metric, error) => this.log.warn('a metric could not be collected', { metric, error }),
     });
     this.quotas = new Quotas(() => this.rules, this.metrics, this.log);
-    this.subscriptions = new Subscriptions(this.catalog, this.connections, this.log);
-    this.ownSubscriptions = new OwnSubscriptions(this.log);
+    this.subscriptions = new Subscriptions(this.connections, this.log);
     this.own = new OwnCatalogs(options.config.servers, { separator: options.separator, sanitize: options.sanitize });
     this.listing = new CatalogListing({
       connections: this.connections,
@@ -175,7 +172,6 @@ export class Gateway {
       agents: this.sessions,
       catalog: this.catalog,
       subscriptions: this.subscriptions,
-      ownSubscriptions: this.ownSubscriptions,
       tasks: this.tasks,
       refresh: (server, kind) => this.listing.requestRefresh(server, kind),
       refreshOwn: (conn, kind) => this.ownListing.requestRefresh(conn, kind),
@@ -184,7 +180,7 @@ export class Gateway {
     // A pooled server's catalog connection (config.sessions is not "shared") lists it and nothing
     // more: what it sends besides list changes belongs to no agent.
     this.hooks = {
-      notification: (conn, msg) => (conn.config.sessions === 'shared' ? this.serverEvents.notification(conn, msg) : this.serverEvents.owned(conn, msg, undefined)),
+      notification: (conn, msg) => this.serverEvents.notification(conn, msg),
       serverRequest: (conn, msg, related) => this.serverEvents.serverRequest(conn, msg, related, conn.config.sessions === 'shared' ? undefined : new Set()),
       ready: (conn) => this.listing.ready(conn),
       interrupted: (conn) => this.listing.interrupted(conn),
@@ -218,7 +214,6 @@ export class Gateway {
       catalog: this.catalog,
       connections: this.connections,
       subscriptions: this.subscriptions,
-      ownSubscriptions: this.ownSubscriptions,
       metrics: this.metrics,
       audit: options.audit,
       tracing: options.tracing,
@@ -255,7 +250,7 @@ export class Gateway {
       pool: this.pool,
       own: this.own,
       pins: this.pins,
-      ownSubscriptions: this.ownSubscriptions,
+      subscriptions: this.subscriptions,
       serverEvents: this.serverEvents,
       log: this.log,
     });
@@ -406,7 +401,6 @@ export class Gateway {
   private sessionClosed(session: AgentSession): void {
     this.sessions.delete(session);
     this.subscriptions.drop(session);
-    this.ownSubscriptions.drop(session);
     // Its per-session connections go with it; an agent's per-agent ones stay until idle or TTL.
     void this.pool.closeScope(scopeOf(session, 'per-session'));
   }
@@ -430,7 +424,6 @@ export class Gateway {
       });
       this.connections.clear();
       this.subscriptions.clear();
-      this.ownSubscriptions.clear();
       this.own.clear();
       this.ownListing.clear();
       this.settle();

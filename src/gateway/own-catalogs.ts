@@ -3,11 +3,11 @@
 // servers gets a small Catalog of its own holding only those servers' parts, named as the gateway's
 // catalog names them (same prefixes, order and separator). A session's view is the gateway's catalog
 // with those servers' parts replaced by its scopes' (agent-views.ts `ShownViews`), and the router
-// looks a name up the same way (`ownTool`, `ownPrompt`), so one agent's tools are never shown to, nor
+// looks a name up the same way (`seenEntry`), so one agent's tools are never shown to, nor
 // callable by, another. Until a session's pooled connection has listed its server, the session sees
 // the catalog connection's lists; sessions with no own catalog take the shared path unchanged.
 
-import { Catalog, type CatalogOptions, type HeldInfo, type PromptEntry, type ServerNaming, type ToolEntry } from '../catalog/catalog.js';
+import { Catalog, type CatalogOptions, type HeldInfo, type ServerNaming } from '../catalog/catalog.js';
 import type { ListKind, ServerLists } from '../servers/lists.js';
 import { scopeOf, type PoolScope, type ScopeOwner } from '../servers/pool.js';
 
@@ -85,22 +85,18 @@ export function ownsServer(own: readonly Catalog[], server: string): boolean {
   return false;
 }
 
-/** A tool by its public name as the session sees it: its own catalogs first, then the shared one. */
-export function ownTool(base: Catalog, own: readonly Catalog[], name: string): ToolEntry | undefined {
+/**
+ * An entry by its public name as a session sees it — the shared catalog with its scopes' own
+ * catalogs (`own`, undefined when it has none) replacing their servers' part: the own catalogs
+ * first, then the shared one unless an own catalog lists that entry's server. `find` picks the kind
+ * (`(c) => c.tool(name)`, `(c) => c.prompt(name)`).
+ */
+export function seenEntry<E extends { readonly server: string }>(base: Catalog, own: readonly Catalog[] | undefined, find: (catalog: Catalog) => E | undefined): E | undefined {
+  if (own === undefined) return find(base);
   for (const catalog of own) {
-    const entry = catalog.tool(name);
+    const entry = find(catalog);
     if (entry !== undefined) return entry;
   }
-  const entry = base.tool(name);
-  return entry === undefined || ownsServer(own, entry.server) ? undefined : entry;
-}
-
-/** A prompt by its public name as the session sees it (as `ownTool`). */
-export function ownPrompt(base: Catalog, own: readonly Catalog[], name: string): PromptEntry | undefined {
-  for (const catalog of own) {
-    const entry = catalog.prompt(name);
-    if (entry !== undefined) return entry;
-  }
-  const entry = base.prompt(name);
+  const entry = find(base);
   return entry === undefined || ownsServer(own, entry.server) ? undefined : entry;
 }

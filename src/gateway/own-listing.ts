@@ -14,7 +14,7 @@ import { LOG_LEVELS } from './methods.js';
 import type { OwnCatalogs } from './own-catalogs.js';
 import type { ServerEvents } from './server-events.js';
 import type { AgentSession } from './session.js';
-import type { OwnSubscriptions } from './subscriptions.js';
+import type { Subscriptions } from './subscriptions.js';
 
 /** The key of one scope's view of one server (the own refresher's and `ownConns`'). */
 function ownKey(server: string, scope: PoolScope): string {
@@ -27,7 +27,7 @@ export interface OwnListingParts {
   readonly pool: ConnectionPool;
   readonly own: OwnCatalogs;
   readonly pins: PinKeeper;
-  readonly ownSubscriptions: OwnSubscriptions<AgentSession>;
+  readonly subscriptions: Subscriptions<AgentSession>;
   readonly serverEvents: ServerEvents;
   readonly log: Logger;
 }
@@ -62,7 +62,7 @@ export class OwnListing {
    */
   pooledHooks(scope: PoolScope): ConnectionHooks {
     return {
-      notification: (conn, msg) => this.parts.serverEvents.owned(conn, msg, this.ownersOf(scope)),
+      notification: (conn, msg) => this.parts.serverEvents.notification(conn, msg, this.ownersOf(scope)),
       serverRequest: (conn, msg, related) => this.parts.serverEvents.serverRequest(conn, msg, related, this.ownersOf(scope)),
       // A new pooled connection is listed for its owners and gets their log level before it serves them.
       ready: async (conn) => {
@@ -80,7 +80,7 @@ export class OwnListing {
 
   private pooledLost(conn: Connection, scope: PoolScope, reap: boolean): void {
     this.dropOwn(conn, scope);
-    this.parts.ownSubscriptions.forget(conn);
+    this.parts.subscriptions.forget(conn);
     for (const session of this.parts.sessions) session.connectionLost(conn);
     if (reap) this.parts.pool.reap(conn);
   }

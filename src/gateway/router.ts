@@ -16,7 +16,7 @@ import { decideServer, decideTool, type Claims } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
 import { scopeOf, type ConnectionPool, type PoolOwner, type ScopeOwner } from '../servers/pool.js';
-import { ownPrompt, ownTool } from './own-catalogs.js';
+import { seenEntry } from './own-catalogs.js';
 
 export interface RouterParts {
   catalog: Catalog;
@@ -116,8 +116,7 @@ export class Router {
   tool(log: Logger, caller: Caller, name: string): ToolRoute | GatewayError | typeof NOT_YET {
     const { catalog } = this.parts;
     // The caller's per-agent/per-session catalogs (own-catalogs.ts) replace the shared view of their servers.
-    const own = caller.ownCatalogs;
-    const entry = own === undefined ? catalog.tool(name) : ownTool(catalog, own, name);
+    const entry = seenEntry(catalog, caller.ownCatalogs, (c) => c.tool(name));
     const refused = this.toolDenied(log, caller.agent, name, entry, caller.claims);
     if (refused !== undefined) return refused;
     if (entry === undefined) {
@@ -198,8 +197,7 @@ export class Router {
     if (typeof name !== 'string') return invalidParams('prompts/get needs params.name (a string)');
     const { catalog } = this.parts;
     const { agent, claims } = caller;
-    const own = caller.ownCatalogs;
-    const entry = own === undefined ? catalog.prompt(name) : ownPrompt(catalog, own, name);
+    const entry = seenEntry(catalog, caller.ownCatalogs, (c) => c.prompt(name));
     // Decided before existence, like tools: a denial reveals nothing.
     const target = entry ?? catalog.serverOfName(name);
     const notFound = (): GatewayError => new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${name}`, { detail: { prompt: name } });

@@ -5,7 +5,7 @@
 //
 // A per-agent or per-session server has a catalog connection, used only to list it, and
 // pooled connections, each owned by one agent or agent session. What a pooled connection sends goes
-// to its owners only (`owned`); its list_changed refreshes its owners' view (own-catalogs.ts), never
+// to its owners only (`notification` with its owners); its list_changed refreshes its owners' view (own-catalogs.ts), never
 // the catalog every agent sees. What the catalog connection sends beyond list_changed belongs to no agent.
 //
 // A server whose entry lists `"roots"` has its `roots/list` answered from that list when no single
@@ -24,7 +24,7 @@ import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
 import type { Agents, ServerRequestTarget } from './agents.js';
 import { LIST_CHANGED, SERVER_REQUEST_CAPABILITY } from './methods.js';
 import type { AgentSession } from './session.js';
-import type { OwnSubscriptions, Subscriptions } from './subscriptions.js';
+import type { Subscriptions } from './subscriptions.js';
 import { scopeOf } from '../servers/pool.js';
 import type { TaskTable } from './tasks.js';
 
@@ -32,7 +32,6 @@ export interface ServerEventsParts {
   agents: Agents;
   catalog: Catalog;
   subscriptions: Subscriptions<AgentSession>;
-  ownSubscriptions: OwnSubscriptions<AgentSession>;
   tasks: TaskTable;
   /** Asks for a (debounced) refresh of one list of one server. */
   refresh: (server: string, kind: ListKind) => void;
@@ -44,74 +43,43 @@ export interface ServerEventsParts {
 export class ServerEvents {
   constructor(private readonly parts: ServerEventsParts) {}
 
-  /** A notification from a server. */
-  notification(conn: Connection, msg: JsonRpcNotification): void {
-    const { agents } = this.parts;
-    const kind = LIST_CHANGED[msg.method];
-    if (kind !== undefined) {
-      for (const k of kind) this.parts.refresh(conn.name, k);
-      return;
-    }
-    switch (msg.method) {
-      case 'notifications/message':
-        for (const session of agents) session.deliverLog(conn.name, msg.params ?? {});
-        return;
-      case 'notifications/resources/updated': {
-        const uri = msg.params?.uri;
-        if (typeof uri !== 'string') return;
-        const publicUri = this.parts.catalog.publicUri(conn.name, uri);
-        for (const session of this.parts.subscriptions.subscribers(publicUri)) session.notify(msg.method, { ...msg.params, uri: publicUri });
-        return;
-      }
-      case 'notifications/cancelled':
-        for (const session of agents) session.serverCancelled(conn, msg.params?.requestId);
-        return;
-      case 'notifications/elicitation/complete':
-        for (const session of agents) session.notify(msg.method, msg.params);
-        return;
-      case 'notifications/tasks/status':
-        return this.taskStatus(conn, msg, agents);
-      default:
-        this.parts.log.debug('dropped a server notification mcpgate does not relay', { server: conn.name, method: msg.method });
-    }
-  }
-
   /**
-   * A notification from a pooled connection (owners: the sessions it belongs to) or from a pooled
-   * server's catalog connection (owners undefined: only list changes are followed).
+   * A notification from a server connection, to its audience: every agent for a shared connection,
+   * its `owners` (the sessions it belongs to) for a pooled one. A pooled server's catalog connection
+   * (pooled, no owners) is followed for its list changes only.
    */
-  owned(conn: Connection, msg: JsonRpcNotification, owners: ReadonlySet<AgentSession> | undefined): void {
-    if (owners === undefined) {
-      const kind = LIST_CHANGED[msg.method];
-      if (kind !== undefined) for (const k of kind) this.parts.refresh(conn.name, k);
-      return;
-    }
+  notification(conn: Connection, msg: JsonRpcNotification, owners?: ReadonlySet<AgentSession>): void {
     const kind = LIST_CHANGED[msg.method];
     if (kind !== undefined) {
-      for (const k of kind) this.parts.refreshOwn(conn, k);
+      for (const k of kind) {
+        if (owners === undefined) this.parts.refresh(conn.name, k);
+        else this.parts.refreshOwn(conn, k);
+      }
       return;
     }
+    if (owners === undefined && conn.config.sessions !== 'shared') return;
+    const audience: Iterable<AgentSession> = owners ?? this.parts.agents;
     switch (msg.method) {
       case 'notifications/message':
-        for (const session of owners) session.deliverLog(conn.name, msg.params ?? {});
+        for (const session of audience) session.deliverLog(conn.name, msg.params ?? {});
         return;
-      case 'notifications/cancelled':
-        for (const session of owners) session.serverCancelled(conn, msg.params?.requestId);
-        return;
-      case 'notifications/elicitation/complete':
-        for (const session of owners) session.notify(msg.method, msg.params);
-        return;
-      case 'notifications/tasks/status':
-        return this.taskStatus(conn, msg, owners);
       case 'notifications/resources/updated': {
         const uri = msg.params?.uri;
         if (typeof uri !== 'string') return;
         const publicUri = this.parts.catalog.publicUri(conn.name, uri);
-        for (const session of this.parts.ownSubscriptions.holders(conn, uri)) if (owners.has(session)) session.notify(msg.method, { ...msg.params, uri: publicUri });
+        for (const session of this.parts.subscriptions.holders(conn, uri)) if (owners === undefined || owners.has(session)) session.notify(msg.method, { ...msg.params, uri: publicUri });
         return;
       }
+      case 'notifications/cancelled':
+        for (const session of audience) session.serverCancelled(conn, msg.params?.requestId);
+        return;
+      case 'notifications/elicitation/complete':
+        for (const session of audience) session.notify(msg.method, msg.params);
+        return;
+      case 'notifications/tasks/status':
+        return this.taskStatus(conn, msg, audience);
       default:
-        this.parts.log.debug('dropped a pooled connection\'s notification mcpgate does not relay', { server: conn.name, method: msg.method });
+        this.parts.log.debug('dropped a server notification mcpgate does not relay', { server: conn.name, pooled: owners !== undefined, method: msg.method });
     }
   }
 

@@ -35,7 +35,7 @@ import { NOT_YET, isPending, whenReady, type Caller, type Carrier, type ToolRout
 import { FoundTools, SEARCH_TOOL_NAME, searchRequest, searchResult } from './search-mode.js';
 import { callDigest, type Waiting } from './approval-desk.js';
 import type { ApprovalNeed } from '../rules/approvals.js';
-import { ownTool } from './own-catalogs.js';
+import { seenEntry } from './own-catalogs.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
 import { initializeResult, LOG_LEVEL_RANK } from './methods.js';
 import { scopeOf } from '../servers/pool.js';
@@ -52,7 +52,7 @@ import type { AgentViews } from './agent-views.js';
 import type { ApprovalDesk } from './approval-desk.js';
 import type { ToolSearch } from './tool-search.js';
 import type { Router } from './router.js';
-import type { OwnSubscriptions, Subscriptions } from './subscriptions.js';
+import type { Subscriptions } from './subscriptions.js';
 import type { Settling } from './until-settled.js';
 import type { TaskTable } from './tasks.js';
 import type { Quotas } from './quotas.js';
@@ -70,8 +70,6 @@ export interface SessionParts {
   catalog: Catalog;
   connections: ReadonlyMap<string, Connection>;
   subscriptions: Subscriptions<AgentSession>;
-  /** Subscriptions on the session's own pooled connections (per-agent and per-session servers). */
-  ownSubscriptions: OwnSubscriptions<AgentSession>;
   metrics: GatewayMetrics;
   /** The audit trail (--audit); undefined: off, and nothing is built for it. */
   audit: AuditLog | undefined;
@@ -387,11 +385,11 @@ export class AgentSession implements Caller {
       return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     }
     const own = this.parts.own(this);
-    const target = viewTarget(view, name, (publicName) => (own === undefined ? this.parts.catalog.tool(publicName) : ownTool(this.parts.catalog, own, publicName)), (server, original) => this.parts.catalog.nameFor(server, original));
+    const target = viewTarget(view, name, (publicName) => seenEntry(this.parts.catalog, own, (c) => c.tool(publicName)), (server, original) => this.parts.catalog.nameFor(server, original));
     const unknown = new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } });
     if (target === undefined) return this.parts.settling.hasSettled ? this.sendError(msg.id, unknown) : this.waiting.run(msg.id, () => this.callOnView(view, msg, name));
     if (target.entry.name !== undefined) {
-      const denied = this.parts.router.toolDenied(this.log, this.agent, target.publicName, own === undefined ? this.parts.catalog.tool(target.publicName) : ownTool(this.parts.catalog, own, target.publicName), this.claims);
+      const denied = this.parts.router.toolDenied(this.log, this.agent, target.publicName, seenEntry(this.parts.catalog, own, (c) => c.tool(target.publicName)), this.claims);
       if (denied !== undefined) return this.sendError(msg.id, unknown);
     }
     const args = viewArguments(target.entry, name, params.arguments as Record<string, unknown> | undefined);
@@ -720,32 +718,23 @@ export class AgentSession implements Caller {
   }
 
   /** Subscribes this session to a resource URI (or unsubscribes it); throws why not. */
-  // The URI is routed under the rules as a read is, then held on the server's shared connection
-  // (`Subscriptions`) or, for a per-agent or per-session server, on this session's own pooled
-  // connection (`OwnSubscriptions`). A modern listen stream subscribes its URIs here too.
+  // The URI is routed under the rules as a read is, then held on the connection that carries it: the
+  // server's shared connection, or this session's own pooled connection for a per-agent or
+  // per-session server (`Subscriptions`). A modern listen stream subscribes its URIs here too.
   async subscribeUri(subscribe: boolean, publicUriParam: unknown): Promise<void> {
     const method = subscribe ? 'resources/subscribe' : 'resources/unsubscribe';
     await this.parts.settling.settled;
     const route = this.parts.router.uri(this.log, this, method, publicUriParam);
     if (route instanceof GatewayError) throw route;
-    const { conn, uri, publicUri } = route;
-    if (conn.config.sessions !== 'shared') return this.ownSubscription(subscribe, conn, await whenReady(route.carrier), uri);
+    const { uri } = route;
+    // A per-agent or per-session server's subscription is held on the session's own pooled connection.
+    const conn = route.conn.config.sessions === 'shared' ? route.conn : await whenReady(route.carrier);
     if ((conn.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
       throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name });
     }
     if (this.closed) return;
-    if (subscribe) await this.parts.subscriptions.subscribe(this, conn, uri, publicUri);
-    else await this.parts.subscriptions.unsubscribe(this, conn, uri, publicUri);
-  }
-
-  /** A per-agent or per-session server: subscribe on this session's own pooled connection; throws why not. */
-  private async ownSubscription(subscribe: boolean, conn: Connection, own: Connection, uri: string): Promise<void> {
-    if ((own.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
-      throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name });
-    }
-    if (this.closed) return;
-    if (subscribe) await this.parts.ownSubscriptions.subscribe(this, own, uri);
-    else await this.parts.ownSubscriptions.unsubscribe(this, own, uri);
+    if (subscribe) await this.parts.subscriptions.subscribe(this, conn, uri);
+    else await this.parts.subscriptions.unsubscribe(this, conn, uri);
   }
 
   private async setLevel(msg: JsonRpcRequest): Promise<void> {
