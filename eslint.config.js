@@ -41,7 +41,9 @@ function layering() {
   return Object.entries(ROOMS).map(([room, allowed]) => {
     const file = room.endsWith('.ts');
     const forbidden = all.filter((other) => other !== room && !allowed.includes(other));
-    const up = file ? './' : '../';
+    // A room's files may sit in sub-folders (servers/transports/http/, front/http/): the way up to
+    // src/ is one to three `../` deep, and each depth gets the same forbidden patterns.
+    const ups = file ? ['./'] : ['../', '../../', '../../../'];
     return {
       files: [file ? `src/${room}` : `src/${room}/**/*.ts`],
       rules: {
@@ -53,7 +55,7 @@ function layering() {
             }))
             : [],
           patterns: forbidden.map((other) => ({
-            group: other.endsWith('.ts') ? [`${up}${other.replace(/\.ts$/, '.js')}`] : [`${up}${other}/*`],
+            group: ups.map((up) => (other.endsWith('.ts') ? `${up}${other.replace(/\.ts$/, '.js')}` : `${up}${other}/*`)),
             message: `src/${room} may not import from src/${other} (allowed: ${allowed.join(', ') || 'none'}; see docs/architecture.md and ROOMS in eslint.config.js).`,
           })),
         }],

@@ -5,14 +5,12 @@
 // list_changed re-encodes only that server's slices. `joinLayouts` merges the layouts into the
 // catalog's lists, and `listPieces` puts a list's slices between its brackets.
 
-import type { ListKind, ServerLists } from '../servers/lists.js';
+import { LIST_KINDS, type ListKind, type ServerLists } from '../servers/lists.js';
 import { sanitizeTool } from '../wire/sanitize.js';
 import type { Claimants, ClaimKind, ServerClaims } from './claims.js';
 import { namespaceUri, sanitize } from './names.js';
 import { renameUiPointers } from './ui-pointers.js';
 import type { HeldInfo, ItemRef, PromptEntry, ToolEntry } from './types.js';
-
-export const LIST_KINDS: readonly ListKind[] = ['tools', 'resources', 'resourceTemplates', 'prompts'];
 
 /** One server's share of the catalog: what it claims, what it shows, its routes and its warnings. */
 export interface Layout {

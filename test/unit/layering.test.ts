@@ -95,6 +95,10 @@ void describe('layering', () => {
       }
       assert.match(errors(room, "import { Gateway } from '../gateway/gateway.js';")[0] ?? '', new RegExp(`src/${room} may not import from src/gateway`));
     }
+    // A file in a room's sub-folder is held to its room's arrows, however deep it sits.
+    assert.match(errors('servers/transports/http', "import { Gateway } from '../../../gateway/gateway.js';")[0] ?? '', /src\/servers may not import from src\/gateway/);
+    assert.match(errors('front/http', "import { parseRules } from '../../rules/load.js';")[0] ?? '', /src\/front may not import from src\/rules/);
+    assert.deepEqual(errors('front/http', "import { Gateway } from '../../gateway/gateway.js';"), []);
     assert.deepEqual(errors('rules', "import { tryExpand } from '../config/expand.js';"), []);
     assert.deepEqual(errors('config', "import { readFile } from 'node:fs/promises';"), [], 'config/ reads files');
   });
