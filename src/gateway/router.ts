@@ -42,19 +42,19 @@ export interface Caller extends ScopeOwner, PoolOwner {
 }
 
 /**
- * The connection a request goes out on: at once, or `Pending` — once it is made (a pooled one) or
+ * The connection a request goes out on: at once, or `PendingCarrier` — once it is made (a pooled one) or
  * started (an on-demand one); `server` is the server's connection, which names it meanwhile.
  */
-export type Carrier = Connection | Pending;
+export type Carrier = Connection | PendingCarrier;
 
-export interface Pending {
+export interface PendingCarrier {
   readonly pending: true;
   readonly server: Connection;
   readonly ready: Promise<Connection>;
 }
 
-export function isPending(carrier: Carrier): carrier is Pending {
-  return (carrier as Partial<Pending>).pending === true;
+export function isPending(carrier: Carrier): carrier is PendingCarrier {
+  return (carrier as Partial<PendingCarrier>).pending === true;
 }
 
 /** The carrier once it can carry. */
@@ -240,7 +240,7 @@ export class Router {
 }
 
 /** A carrier's promise is awaited by the request it carries, which may be refused first (a quota, a denied approval): its failure is that request's, never unhandled. */
-function pending(server: Connection, ready: Promise<Connection>): Pending {
+function pending(server: Connection, ready: Promise<Connection>): PendingCarrier {
   ready.catch(() => {});
   return { pending: true, server, ready };
 }
