@@ -1,5 +1,5 @@
 // The error registry: every failure mcpgate reports has one stable `MCPG_*` code, documented in
-// docs/errors.md (test/errors-doc.test.ts keeps the two in step). Wire errors (what an agent sees as a
+// docs/errors.md (test/unit/errors-doc.test.ts keeps the two in step). Wire errors (what an agent sees as a
 // JSON-RPC error) carry the code in `error.data.code`; local errors (CLI, config) print it.
 //
 // An agent's mistake maps to a JSON-RPC code the agent can act on (-32600/-32601/-32602); a server's

@@ -9,8 +9,8 @@ import { Gateway, type GatewayOptions, type ServerSummary } from './gateway/gate
 import type { PendingCall } from './gateway/approval-desk.js';
 import type { RedisApprovalBoard } from './cluster/approval-board.js';
 import { serveStdio, type StdioEnd, type StdioFront } from './front/stdio.js';
-import type { HttpFront, HttpFrontOptions } from './front/http.js';
-import { isLoopback as isLoopbackHost } from './front/http-util.js';
+import type { HttpFront, HttpFrontOptions } from './front/http/front.js';
+import { isLoopback as isLoopbackHost } from './front/http/exchange.js';
 import { AuditLog, type AuditOptions } from './observability/audit.js';
 import type { Tracing, TracingOptions } from './observability/tracing.js';
 import { GATEWAY_INFO } from './version.js';
@@ -210,7 +210,7 @@ export class Mcpgate {
     // The HTTP front, the console and the cluster (a Redis client) are loaded only to serve HTTP: a
     // stdio gateway starts sooner and holds tens of MiB less without them.
     const [{ HTTP_DEFAULTS, HttpFront }, { CONSOLE_OFF, CONSOLE_PATH, Console }, { Cluster }] = await Promise.all([
-      import('./front/http.js'), import('./console/console.js'), settings.cluster === undefined ? { Cluster: undefined } : import('./cluster/cluster.js'),
+      import('./front/http/front.js'), import('./console/console.js'), settings.cluster === undefined ? { Cluster: undefined } : import('./cluster/cluster.js'),
     ]);
     const { cluster: clusterSettings, ...front } = settings;
     let port = 0;

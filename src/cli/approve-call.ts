@@ -1,5 +1,5 @@
 // `mcpgate approve-call [ID] [--deny] [--reason TEXT]`: decides a call the rules hold for a person's
-// approval, through a running HTTP gateway's `/approvals` (front/approvals-api.ts) with an admin's
+// approval, through a running HTTP gateway's `/approvals` (front/http/approvals-api.ts) with an admin's
 // token, as `mcpgate status` reaches `/status`. Without ID it lists the calls waiting, with their
 // exact arguments. With `--redis` any worker takes the decision to the one holding the call.
 

@@ -3,9 +3,9 @@
 // one worker while its requests arrive on several connections, and most of them needed a forward.
 // Here the primary accepts each connection paused, reads its first request's head (bounded: at
 // most MAX_HEAD_BYTES, within HEAD_TIMEOUT_MS), and hands the socket with the bytes read so far to
-// the worker whose slot the `Mcp-Session-Id` names (front/session-ids.ts), or, naming none
+// the worker whose slot the `Mcp-Session-Id` names (front/http/session-ids.ts), or, naming none
 // (initialize, the stateless era, ops routes), to the next worker in turn. The worker feeds it to
-// its HTTP server as if it had accepted it (front/http-listeners.ts `accept`): Host and Origin
+// its HTTP server as if it had accepted it (front/http/listeners.ts `accept`): Host and Origin
 // checks, auth and every limit stay the worker's. Later requests on a kept-alive connection that
 // name another worker's session are forwarded by the worker as before.
 //
@@ -17,7 +17,7 @@
 // HTTP (TLS terminates in front of it, where the balancer is).
 
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { slotOfSessionId } from '../front/session-ids.js';
+import { slotOfSessionId } from '../front/http/session-ids.js';
 import type { Logger } from '../observability/logger.js';
 
 /** A first request's head (request line and headers) may be this long; as the workers' HTTP parser allows. */

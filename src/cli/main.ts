@@ -11,7 +11,7 @@ import { Logger, isLogFormat, isLogLevel, logStyleFor } from '../observability/l
 import { GATEWAY_INFO } from '../version.js';
 import { PIN_MODES, type PinMode } from '../pins/review.js';
 import type { ClusterSettings, HttpSettings, McpgateOptions } from '../mcpgate.js';
-import { isLoopback } from '../front/http-util.js';
+import { isLoopback } from '../front/http/exchange.js';
 import { tracingSettings } from './tracing-settings.js';
 import { loadBoth } from '../reload.js';
 import nodeCluster from 'node:cluster';

@@ -5,7 +5,7 @@
 //
 // Reaching the owner is bounded (CONNECT_TIMEOUT_MS); an owner that cannot be reached is reported
 // as such before anything was sent to the agent, so the caller can adopt the session. The owner
-// answers `102 Processing` as soon as its process has read a forward's headers (front/http.ts): a
+// answers `102 Processing` as soon as its process has read a forward's headers (front/http/front.ts): a
 // request that fails before that line never reached a live owner's code — a kept-alive socket to a
 // worker that just died (ECONNRESET, EPIPE, "socket hang up"), a listener closing under the
 // connect — so it is tried once more on a fresh connection, and when that fails too the owner is

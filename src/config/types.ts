@@ -3,7 +3,7 @@
 
 /**
  * Which of mcpgate's own environment variables a stdio server inherits: `safe` (a short list: PATH,
- * HOME, locale, temp dirs, proxies… — servers/child-env.ts), `all`, `none`, or the listed names
+ * HOME, locale, temp dirs, proxies… — config/child-env.ts), `all`, `none`, or the listed names
  * (`PREFIX_*` allowed). mcpgate's own secrets are never inherited (its `env` may still name them).
  */
 export type InheritEnv = 'safe' | 'all' | 'none' | readonly string[];

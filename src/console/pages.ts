@@ -50,7 +50,7 @@ ${activityCells(activity.get(s.name))}
 <td>${s.last_error ?? ''}${s.next_attempt_at === null ? '' : html`<br><span class="muted">next attempt ${s.next_attempt_at}</span>`}${stderr}</td></tr>`;
   });
   const byAgent = new Map<string, { transport: string; id: string }[]>();
-  for (const session of gateway.sessions) {
+  for (const session of gateway.agents) {
     const list = byAgent.get(session.agent) ?? [];
     list.push({ transport: session.transport, id: session.id });
     byAgent.set(session.agent, list);
@@ -134,7 +134,7 @@ ${instructions}`;
 /** The lists as `agent` is served them (AgentViews: the same rules decisions as its calls). */
 export function agentView(gateway: Gateway, agent: string | undefined): Raw {
   const known = new Set<string>([...gateway.rules.agents.keys()]);
-  for (const session of gateway.sessions) known.add(session.agent);
+  for (const session of gateway.agents) known.add(session.agent);
   const picker = html`<form method="get" action="/ui/agent"><label>Agent <input name="id" list="agents" value="${agent ?? ''}" required></label>
 <datalist id="agents">${[...known].sort().map((a) => html`<option value="${a}">`)}</datalist> <button type="submit">Show</button></form>`;
   if (agent === undefined) return picker;

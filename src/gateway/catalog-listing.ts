@@ -18,7 +18,7 @@ import { LIST_KINDS, fetchLists, type ListKind, type ServerLists } from '../serv
 import type { KnownCatalog, KnownCatalogs } from '../servers/known-catalog.js';
 import type { PoolScope } from '../servers/pool.js';
 import { MODERN_PROTOCOL_VERSIONS } from '../wire/era.js';
-import type { Agents } from './agents.js';
+import type { Agents } from './open-agents.js';
 import type { OwnCatalogs } from './own-catalogs.js';
 import type { AgentSession } from './session.js';
 import type { Subscriptions } from './subscriptions.js';
@@ -31,7 +31,7 @@ export interface CatalogListingParts {
   readonly pins: PinKeeper;
   /** On-demand servers' last known catalogs (the state directory's `catalogs/`). */
   readonly known: KnownCatalogs;
-  readonly sessions: Agents;
+  readonly agents: Agents;
   readonly subscriptions: Subscriptions<AgentSession>;
   /** The own catalogs, reviewed again with the catalog when approvals change. */
   readonly own: OwnCatalogs;
@@ -71,7 +71,7 @@ export class CatalogListing {
     this.keep(conn, lists);
     this.holdInstructions(conn.name, review.instructionsHeld !== undefined);
     // Also during start-up: an agent that listed before this server was ready hears of it now.
-    this.parts.sessions.announce(changed);
+    this.parts.agents.announce(changed);
     this.parts.subscriptions.renew(conn);
   }
 
@@ -84,7 +84,7 @@ export class CatalogListing {
     if (conn.state !== 'idle' || this.parts.connections.get(conn.name) !== conn) return;
     const changed = this.parts.catalog.set(conn.name, known.lists, review.held);
     this.holdInstructions(conn.name, review.instructionsHeld !== undefined);
-    this.parts.sessions.announce(changed);
+    this.parts.agents.announce(changed);
   }
 
   /** What an on-demand server's live session listed becomes its last known catalog. */
@@ -101,15 +101,15 @@ export class CatalogListing {
    */
   interrupted(conn: Connection): void {
     this.refresher.forget(conn.name);
-    for (const session of this.parts.sessions) session.connectionLost(conn);
+    for (const session of this.parts.agents) session.connectionLost(conn);
   }
 
   /** The server is not served any more (parked, closed): withdraw it and tell the agents. */
   lost(conn: Connection): void {
     this.refresher.forget(conn.name);
     this.parts.pins.forget(conn.name);
-    for (const session of this.parts.sessions) session.connectionLost(conn);
-    this.parts.sessions.announce(this.parts.catalog.remove(conn.name));
+    for (const session of this.parts.agents) session.connectionLost(conn);
+    this.parts.agents.announce(this.parts.catalog.remove(conn.name));
   }
 
   /** One server's instructions when agents may see them (ready, not withheld by pins). */
@@ -141,7 +141,7 @@ export class CatalogListing {
     const changed = this.parts.catalog.set(server, lists, review?.held);
     this.keep(conn, lists);
     if (changed.length > 0) this.parts.log.info('catalog refreshed', { server, changed });
-    this.parts.sessions.announce(changed);
+    this.parts.agents.announce(changed);
   }
 
   /** Approvals changed on disk: review every server's current tools again; release or hold as they say. */
@@ -157,7 +157,7 @@ export class CatalogListing {
       if (this.parts.catalog.setHeld(conn.name, review.held)) {
         this.auditReleased(conn.name, before, review.held);
         this.parts.log.info('pins changed: catalog updated', { server: conn.name, held: review.held.size });
-        this.parts.sessions.announce(['tools']);
+        this.parts.agents.announce(['tools']);
       }
     }
     // The own catalogs' tools too: an approval releases a tool first seen on a pooled connection.
@@ -169,7 +169,7 @@ export class CatalogListing {
         const before = catalog.heldTools(server);
         if (catalog.setHeld(server, review.held)) {
           this.auditReleased(server, before, review.held);
-          this.parts.sessions.announce(['tools'], this.parts.ownersOf(scope));
+          this.parts.agents.announce(['tools'], this.parts.ownersOf(scope));
         }
       }
     }

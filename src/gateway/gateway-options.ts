@@ -6,7 +6,7 @@ import type { Logger } from '../observability/logger.js';
 import type { AuditLog } from '../observability/audit.js';
 import type { Tracing } from '../observability/tracing.js';
 import type { Connection, ConnectionHooks, SupervisionSettings } from '../servers/connection.js';
-import type { StopTimings } from '../servers/transport.js';
+import type { StopTimings } from '../servers/transports/transport.js';
 import type { UpstreamCredentials } from '../servers/credentials.js';
 import type { BreakerOptions } from '../servers/breaker.js';
 import type { Clock } from '../servers/clock.js';

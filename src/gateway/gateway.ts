@@ -2,7 +2,7 @@
 // factory, so tests can put an in-memory server behind them), the catalog, the pins and the agent
 // registry, and hands each helper the parts it needs: the router (router.ts) decides where a request
 // goes, an agent session (session.ts) carries what flows left to right, server-events.ts what flows
-// right to left, catalog-listing.ts and own-listing.ts keep the catalog and the own catalogs in step
+// right to left, catalog-listing.ts and pooled-listing.ts keep the catalog and the own catalogs in step
 // with the connections. Nothing here is imported back by those helpers.
 
 import type { ServerConfig, ServersConfig } from '../config/types.js';
@@ -29,23 +29,23 @@ import { GATEWAY_INFO } from '../version.js';
 import { gatewayStatus } from './status.js';
 import { AgentSession, type SessionParts } from './session.js';
 import type { AgentChannel } from './agent-channel.js';
-import { LOG_LEVELS } from './methods.js';
-import { Agents } from './agents.js';
+import { MCP_LOG_LEVELS } from './method-tables.js';
+import { Agents } from './open-agents.js';
 import { OwnCatalogs } from './own-catalogs.js';
 import { Router } from './router.js';
 import { ServerEvents } from './server-events.js';
 import type { DiscoveryParts } from './discovery.js';
-import { serveModern, type ModernCall, type ModernRequest, type ModernSink } from './modern.js';
+import { serveModern, type ModernCall, type ModernRequest, type ModernSink } from './modern-requests.js';
 import { RequestStateSealer } from './request-state.js';
 import type { JsonRpcRequest } from '../wire/jsonrpc.js';
 import type { Envelope } from '../wire/era.js';
 import { DEFAULT_LIST_WAIT_MS, DEFAULT_MAX_INFLIGHT, type ConnectionFactory, type GatewayOptions } from './gateway-options.js';
 import { CatalogListing } from './catalog-listing.js';
-import { OwnListing } from './own-listing.js';
+import { OwnListing } from './pooled-listing.js';
 import { launchServer, type ServerSummary } from './launch.js';
 import { extensionsOf, mergeExtensions, PASSED_THROUGH } from './extensions.js';
 import { TaskTable, tasksCapability } from './tasks.js';
-import { gatewayCapabilities } from './methods.js';
+import { gatewayCapabilities } from './method-tables.js';
 import { clientCapabilities } from '../servers/era.js';
 import { ApprovalDesk } from './approval-desk.js';
 import { approvalFor } from '../rules/approvals.js';
@@ -65,7 +65,7 @@ export class Gateway {
   /** The servers configuration in force (replaced by a reload). */
   config: ServersConfig;
   /** The open agent sessions. */
-  readonly sessions = new Agents();
+  readonly agents = new Agents();
   /** Resource subscriptions, shared and pooled: each URI subscribed on its connection once, while an agent session holds it. */
   readonly subscriptions: Subscriptions<AgentSession>;
   /** Resolves once every enabled server is ready or has failed (the first lists wait for it). */
@@ -147,7 +147,7 @@ export class Gateway {
       limits: this.limits,
       pins: this.pins,
       known: this.known,
-      sessions: this.sessions,
+      agents: this.agents,
       subscriptions: this.subscriptions,
       own: this.own,
       log: this.log,
@@ -162,14 +162,14 @@ export class Gateway {
     this.pool = new ConnectionPool({
       // A per-agent scope (`agent:ID`, a verified identity) signs in upstream with that agent's own login.
       create: (config, scope, owner) => this.connect(config, this.ownListing.pooledHooks(scope), this.log.child({ server: config.name, scope: scope.key }), scope.kind === 'agent' ? scope.agent : undefined, owner.extensions ?? {}),
-      busy: (conn) => this.sessions.callsOn(conn) > 0,
+      busy: (conn) => this.agents.callsOn(conn) > 0,
       log: this.log,
       breaker: options.poolBreaker ?? options.supervision?.breaker,
       clock: options.poolClock,
     });
     this.router = new Router({ catalog: this.catalog, connections: this.connections, rules: () => this.rules, hasSettled: () => this.isSettled, pinsDir: this.pins.dir, pool: this.pool });
     this.serverEvents = new ServerEvents({
-      agents: this.sessions,
+      agents: this.agents,
       catalog: this.catalog,
       subscriptions: this.subscriptions,
       tasks: this.tasks,
@@ -246,7 +246,7 @@ export class Gateway {
       ...(config.type === 'http' && { credentials: options.credentials?.(config, account) }),
     }));
     this.ownListing = new OwnListing({
-      sessions: this.sessions,
+      agents: this.agents,
       pool: this.pool,
       own: this.own,
       pins: this.pins,
@@ -354,12 +354,12 @@ export class Gateway {
 
   openSession(channel: AgentChannel, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio', identified = agentExplicit, id?: string): AgentSession {
     const session = new AgentSession(this.sessionParts, channel, agent, this.log.child({ agent }), agentExplicit, transport, identified, id);
-    this.sessions.add(session);
+    this.agents.add(session);
     return session;
   }
 
   /**
-   * Serves one modern (2026-07-28) request of `agent` (modern.ts): an agent session that lives as
+   * Serves one modern (2026-07-28) request of `agent` (modern-requests.ts): an agent session that lives as
    * long as the request, under the same rules as a legacy session of that agent.
    */
   serveModern(msg: JsonRpcRequest, envelope: Envelope, sink: ModernSink, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio', identified = agentExplicit, claims?: Claims, view?: string): ModernRequest {
@@ -399,7 +399,7 @@ export class Gateway {
 
   /** Called by a session when it ends: drop its subscriptions, answer its servers' pending questions. */
   private sessionClosed(session: AgentSession): void {
-    this.sessions.delete(session);
+    this.agents.delete(session);
     this.subscriptions.drop(session);
     // Its per-session connections go with it; an agent's per-agent ones stay until idle or TTL.
     void this.pool.closeScope(scopeOf(session, 'per-session'));
@@ -411,7 +411,7 @@ export class Gateway {
       this.listing.close();
       this.ownListing.close();
       this.pins.close();
-      for (const session of [...this.sessions]) session.close();
+      for (const session of [...this.agents]) session.close();
       await this.approvals.close();
       const conns = [...this.connections.values()];
       const pooled = this.pool.close();
@@ -437,8 +437,8 @@ export class Gateway {
    */
   async setServersLogLevel(): Promise<void> {
     await this.settled;
-    const rank = this.sessions.lowestLogRank();
-    const level = rank === undefined ? undefined : LOG_LEVELS[rank];
+    const rank = this.agents.lowestLogRank();
+    const level = rank === undefined ? undefined : MCP_LOG_LEVELS[rank];
     if (level === undefined) return;
     const servers = [...this.connections.values()].filter((c) => c.state === 'ready' && c.info?.capabilities.logging !== undefined);
     await Promise.allSettled(servers.map((c) => c.request('logging/setLevel', { level })));
@@ -456,6 +456,6 @@ export class Gateway {
 
   /** Tells each agent whose view of these lists changed (templates belong to the resources list). */
   announce(kinds: readonly ListKind[]): void {
-    this.sessions.announce(kinds);
+    this.agents.announce(kinds);
   }
 }

@@ -6,7 +6,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { ServersConfig } from '../config/types.js';
 import type { MetricsSnapshot, MetricsSource, ServerState } from '../observability/gateway-metrics.js';
 import type { Connection, ConnectionState } from '../servers/connection.js';
-import type { Agents } from './agents.js';
+import type { Agents } from './open-agents.js';
 import type { ConnectionPool } from '../servers/pool.js';
 
 /** What the snapshot reads (the Gateway has each of these). */
@@ -14,7 +14,7 @@ export interface MetricsParts {
   readonly config: ServersConfig;
   readonly catalog: Catalog;
   readonly connections: ReadonlyMap<string, Connection>;
-  readonly sessions: Agents;
+  readonly agents: Agents;
   readonly pool: Pick<ConnectionPool, 'stats'>;
 }
 
@@ -33,13 +33,13 @@ export function metricsSource(parts: MetricsParts): MetricsSource {
         state: config.disabled ? ('disabled' as const) : conn === undefined ? undefined : asServerState(conn.state),
         breaker: conn?.breaker.state ?? 'closed',
         breakerTrips: conn?.breaker.trips ?? 0,
-        inflight: conn === undefined ? 0 : parts.sessions.callsOn(conn),
+        inflight: conn === undefined ? 0 : parts.agents.callsOn(conn),
         ...(config.start === 'on-demand' && !config.disabled && { onDemand: { starts: conn?.demandStarts ?? 0, stops: conn?.demandStops ?? 0 } }),
       };
     });
     let http = 0;
-    for (const session of parts.sessions) if (session.transport === 'http') http += 1;
-    const total = parts.sessions.size;
+    for (const session of parts.agents) if (session.transport === 'http') http += 1;
+    const total = parts.agents.size;
     const pooled = parts.config.servers.filter((s) => s.sessions !== 'shared').map((s) => s.name);
     const pools = parts.pool.stats(pooled).map(({ pids, ...rest }) => ({ ...rest, processes: pids.length }));
     return {

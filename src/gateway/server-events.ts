@@ -13,7 +13,7 @@
 // no roots capability; an agent that has one is still asked (its roots are the live ones). With no
 // such list and no single agent, `roots/list` gets an empty list. Other requests are refused as
 // ambiguous only when two agents have calls in flight on a shared connection and the request names
-// neither (agents.ts `forServerRequest`), with the fix in the message.
+// neither (open-agents.ts `forServerRequest`), with the fix in the message.
 
 import type { Catalog } from '../catalog/catalog.js';
 import { GatewayError } from '../errors.js';
@@ -21,8 +21,8 @@ import type { Logger } from '../observability/logger.js';
 import type { Connection } from '../servers/connection.js';
 import type { ListKind } from '../servers/lists.js';
 import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
-import type { Agents, ServerRequestTarget } from './agents.js';
-import { LIST_CHANGED, SERVER_REQUEST_CAPABILITY } from './methods.js';
+import type { Agents, ServerRequestTarget } from './open-agents.js';
+import { LIST_CHANGED, SERVER_REQUEST_CAPABILITY } from './method-tables.js';
 import type { AgentSession } from './session.js';
 import type { Subscriptions } from './subscriptions.js';
 import { scopeOf } from '../servers/pool.js';

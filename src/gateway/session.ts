@@ -36,8 +36,8 @@ import { FoundTools, SEARCH_TOOL_NAME, searchRequest, searchResult } from './sea
 import { callDigest, type Waiting } from './approval-desk.js';
 import type { ApprovalNeed } from '../rules/approvals.js';
 import { seenEntry } from './own-catalogs.js';
-import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './content.js';
-import { initializeResult, LOG_LEVEL_RANK } from './methods.js';
+import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './result-uris.js';
+import { initializeResult, LOG_LEVEL_RANK } from './method-tables.js';
 import { scopeOf } from '../servers/pool.js';
 import { listTasks, recordCreatedTask, renameTaskAnswer, taskOf } from './tasks.js';
 import { routeOtherMethod } from './other-methods.js';
@@ -91,7 +91,7 @@ export interface SessionParts {
   sanitize: boolean;
   /** The ready servers' own instructions, for `initialize`. */
   instructions(): string | undefined;
-  /** What mcpgate declares to agents (`methods.ts` `gatewayCapabilities`). */
+  /** What mcpgate declares to agents (`method-tables.ts` `gatewayCapabilities`). */
   capabilities(): Record<string, unknown>;
   /** The tasks agents' calls created on servers, and whose each is (tasks.ts). */
   tasks: TaskTable;

@@ -7,7 +7,7 @@ import type { CatalogLimits } from '../catalog/limits.js';
 import type { ServersConfig } from '../config/types.js';
 import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
-import { stderrTailOf } from '../servers/stdio-process.js';
+import { stderrTailOf } from '../servers/transports/stdio/process.js';
 import type { ConnectionPool } from '../servers/pool.js';
 import type { ToolSearch } from './tool-search.js';
 
@@ -18,7 +18,7 @@ export interface StatusParts {
   readonly catalog: Catalog;
   readonly limits: Pick<CatalogLimits, 'report'>;
   readonly connections: ReadonlyMap<string, Connection>;
-  readonly sessions: Iterable<{ readonly agent: string; readonly transport: string }> & { readonly size: number };
+  readonly agents: Iterable<{ readonly agent: string; readonly transport: string }> & { readonly size: number };
   readonly pins: { readonly dir: string; readonly mode: string };
   readonly mode: string;
   readonly pool: Pick<ConnectionPool, 'stats' | 'list'>;
@@ -115,9 +115,9 @@ function sessionSummary(gateway: StatusParts): { total: number; by_agent: Record
   // and `constructor` are ids like any other.
   const byAgent = Object.create(null) as Record<string, number>;
   const byTransport = Object.create(null) as Record<string, number>;
-  for (const session of gateway.sessions) {
+  for (const session of gateway.agents) {
     byAgent[session.agent] = (byAgent[session.agent] ?? 0) + 1;
     byTransport[session.transport] = (byTransport[session.transport] ?? 0) + 1;
   }
-  return { total: gateway.sessions.size, by_agent: byAgent, by_transport: byTransport };
+  return { total: gateway.agents.size, by_agent: byAgent, by_transport: byTransport };
 }

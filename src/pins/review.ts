@@ -8,7 +8,7 @@ import type { ServerPins } from './store.js';
 export type PinMode = 'tofu' | 'strict' | 'off';
 export const PIN_MODES: readonly PinMode[] = ['tofu', 'strict', 'off'];
 
-export interface HeldInfo {
+export interface HeldDefinition {
   digest: string;
   definition: ToolDefinition;
   changes: Change[];
@@ -16,7 +16,7 @@ export interface HeldInfo {
 
 export interface Review {
   /** Tools hidden from agents, by their name on the server. */
-  held: Map<string, HeldInfo>;
+  held: Map<string, HeldDefinition>;
   /** Trust on first use: definitions to pin now (a server seen for the first time). */
   pinNow: Map<string, { digest: string; definition: ToolDefinition }>;
   /** The instructions are new or changed and not approved (they are not passed to agents). */

@@ -18,12 +18,12 @@
 
 import { tryExpand } from '../config/expand.js';
 import { describeValue, isPlainObject } from '../config/issues.js';
-import { JWT_ALGORITHMS, type AuthConfig, type AuthContext, type Introspection, type JwtAlgorithm, type JwtConfig, type OAuthIssuer } from './auth-types.js';
+import { JWT_ALGORITHMS, type AuthConfig, type AuthCompileContext, type Introspection, type JwtAlgorithm, type JwtConfig, type OAuthIssuer } from './auth-types.js';
 import { compileKey, HMAC_MIN_BYTES, JWT, KEY_SOURCES, type CompiledKey } from './jwt-key.js';
 
 // The types live in auth-types.ts; src/auth/ and load.ts read them from here.
 export { JWT_ALGORITHMS } from './auth-types.js';
-export type { AuthConfig, AuthContext, Introspection, JwtAlgorithm, JwtConfig, KeyFileReader, OAuthIssuer } from './auth-types.js';
+export type { AuthConfig, AuthCompileContext as AuthContext, Introspection, JwtAlgorithm, JwtConfig, KeyFileReader, OAuthIssuer } from './auth-types.js';
 
 const AUTH_KEYS = new Set(['jwt', 'resource', 'oauth']);
 const OAUTH_KEYS = ['issuer', 'namespace', 'jwksUri', 'audience', 'algorithms', 'agentClaim', 'scopes', 'clockSkewSeconds', 'refreshCooldownSeconds', 'introspection'];
@@ -40,7 +40,7 @@ const MAX_SKEW_SECONDS = 600;
 const q = (value: string): string => JSON.stringify(value);
 
 /** Validates and compiles `auth`; records problems through `ctx` and returns undefined when absent or unusable. */
-export function compileAuth(value: unknown, ctx: AuthContext): AuthConfig | undefined {
+export function compileAuth(value: unknown, ctx: AuthCompileContext): AuthConfig | undefined {
   if (value === undefined) return undefined;
   if (!isPlainObject(value)) {
     ctx.error(['auth'], `expected an object (the token and JWT settings of the HTTP front), got ${describeValue(value)}`);
@@ -55,7 +55,7 @@ export function compileAuth(value: unknown, ctx: AuthContext): AuthConfig | unde
 // ---------------------------------------------------------------------------------------------
 // OAuth issuers: `"oauth": {…}` or `[{…}, …]`
 
-function compileOAuth(value: unknown, ctx: AuthContext): readonly OAuthIssuer[] {
+function compileOAuth(value: unknown, ctx: AuthCompileContext): readonly OAuthIssuer[] {
   if (value === undefined) return Object.freeze([]);
   const list = Array.isArray(value) ? value : [value];
   const at = (i: number): PropertyKey[] => (Array.isArray(value) ? ['auth', 'oauth', i] : ['auth', 'oauth']);
@@ -83,9 +83,9 @@ function compileOAuth(value: unknown, ctx: AuthContext): readonly OAuthIssuer[] 
   return Object.freeze(issuers);
 }
 
-function compileIssuer(value: unknown, at: readonly PropertyKey[], outer: AuthContext): OAuthIssuer | undefined {
+function compileIssuer(value: unknown, at: readonly PropertyKey[], outer: AuthCompileContext): OAuthIssuer | undefined {
   let failed = false;
-  const ctx: AuthContext = { ...outer, error: (segments, message) => { failed = true; outer.error(segments, message); } };
+  const ctx: AuthCompileContext = { ...outer, error: (segments, message) => { failed = true; outer.error(segments, message); } };
   if (!isPlainObject(value)) {
     ctx.error(at, `expected an object with "issuer" (the authorization server's issuer URL), got ${describeValue(value)}`);
     return undefined;
@@ -117,7 +117,7 @@ function compileIssuer(value: unknown, at: readonly PropertyKey[], outer: AuthCo
   return Object.freeze({ issuer, namespace, jwksUri, audience, algorithms: Object.freeze([...algorithms]), agentClaim, scopes, clockSkewSeconds, refreshCooldownSeconds, introspection });
 }
 
-function readIntrospection(value: unknown, at: readonly PropertyKey[], ctx: AuthContext): Introspection | undefined {
+function readIntrospection(value: unknown, at: readonly PropertyKey[], ctx: AuthCompileContext): Introspection | undefined {
   if (!isPlainObject(value)) {
     ctx.error(at, `expected an object with "clientId" and "clientSecret" (mcpgate's credentials at the issuer), got ${describeValue(value)}`);
     return undefined;
@@ -156,7 +156,7 @@ function readIntrospection(value: unknown, at: readonly PropertyKey[], ctx: Auth
 }
 
 /** An absolute http(s) URL without a fragment or credentials (`${VAR}` expanded); a resource URI has no query either. */
-function readUrl(value: unknown, at: readonly PropertyKey[], ctx: AuthContext, resource: boolean): string | undefined {
+function readUrl(value: unknown, at: readonly PropertyKey[], ctx: AuthCompileContext, resource: boolean): string | undefined {
   if (typeof value !== 'string' || value === '') {
     ctx.error(at, `expected an absolute http(s) URL, got ${describeValue(value)}`);
     return undefined;
@@ -189,7 +189,7 @@ function readUrl(value: unknown, at: readonly PropertyKey[], ctx: AuthContext, r
   return expanded.value;
 }
 
-function readScopes(value: unknown, at: readonly PropertyKey[], ctx: AuthContext): readonly string[] {
+function readScopes(value: unknown, at: readonly PropertyKey[], ctx: AuthCompileContext): readonly string[] {
   if (value === undefined) return Object.freeze([]);
   if (!Array.isArray(value) || value.some((s) => typeof s !== 'string' || !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(s))) {
     ctx.error(at, `expected an array of scope names (no spaces, quotes or backslashes; RFC 6749 §3.3), got ${describeValue(value)}`);
@@ -198,9 +198,9 @@ function readScopes(value: unknown, at: readonly PropertyKey[], ctx: AuthContext
   return Object.freeze([...new Set(value as string[])]);
 }
 
-function compileJwt(value: unknown, outer: AuthContext): JwtConfig | undefined {
+function compileJwt(value: unknown, outer: AuthCompileContext): JwtConfig | undefined {
   let failed = false;
-  const ctx: AuthContext = { ...outer, error: (segments, message) => { failed = true; outer.error(segments, message); } };
+  const ctx: AuthCompileContext = { ...outer, error: (segments, message) => { failed = true; outer.error(segments, message); } };
   if (!isPlainObject(value)) {
     ctx.error(JWT, `expected an object with "secret", "publicKey" or "publicKeyFile", got ${describeValue(value)}`);
     return undefined;
@@ -237,7 +237,7 @@ function isAlgorithm(value: string): value is JwtAlgorithm {
   return (JWT_ALGORITHMS as readonly string[]).includes(value);
 }
 
-function readAlgorithms(value: unknown, key: Pick<CompiledKey, 'description' | 'fits'> | undefined, ctx: AuthContext, at: readonly PropertyKey[] = [...JWT, 'algorithms']): readonly JwtAlgorithm[] | undefined {
+function readAlgorithms(value: unknown, key: Pick<CompiledKey, 'description' | 'fits'> | undefined, ctx: AuthCompileContext, at: readonly PropertyKey[] = [...JWT, 'algorithms']): readonly JwtAlgorithm[] | undefined {
   if (value === undefined) return key === undefined ? undefined : Object.freeze([...key.fits]);
   if (!Array.isArray(value) || value.length === 0) {
     ctx.error(at, `expected a non-empty array of algorithm names (${JWT_ALGORITHMS.join(', ')}), got ${Array.isArray(value) ? 'an empty array' : describeValue(value)}`);
@@ -260,14 +260,14 @@ function readAlgorithms(value: unknown, key: Pick<CompiledKey, 'description' | '
   return Object.freeze(algorithms);
 }
 
-function readName(value: unknown, name: 'issuer' | 'agentClaim', ctx: AuthContext, at: readonly PropertyKey[] = [...JWT, name]): string | undefined {
+function readName(value: unknown, name: 'issuer' | 'agentClaim', ctx: AuthCompileContext, at: readonly PropertyKey[] = [...JWT, name]): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'string' && value !== '') return value;
   ctx.error(at, `expected a non-empty string, got ${describeValue(value)}`);
   return undefined;
 }
 
-function readAudience(value: unknown, ctx: AuthContext, at: readonly PropertyKey[] = [...JWT, 'audience']): readonly string[] | undefined {
+function readAudience(value: unknown, ctx: AuthCompileContext, at: readonly PropertyKey[] = [...JWT, 'audience']): readonly string[] | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'string' && value !== '') return Object.freeze([value]);
   if (!Array.isArray(value) || value.length === 0) {
@@ -282,7 +282,7 @@ function readAudience(value: unknown, ctx: AuthContext, at: readonly PropertyKey
   return Object.freeze(audience);
 }
 
-function readSkew(value: unknown, ctx: AuthContext, at: readonly PropertyKey[] = [...JWT, 'clockSkewSeconds']): number {
+function readSkew(value: unknown, ctx: AuthCompileContext, at: readonly PropertyKey[] = [...JWT, 'clockSkewSeconds']): number {
   if (value === undefined) return 30;
   if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_SKEW_SECONDS) return value;
   ctx.error(at, `expected a whole number of seconds from 0 to ${MAX_SKEW_SECONDS}, got ${describeValue(value)}`);

@@ -82,7 +82,7 @@ export interface AuthConfig {
 export type KeyFileReader = (file: string) => string;
 
 /** What the compiler needs from schema.ts: where the file is, the environment, and where issues go. */
-export interface AuthContext {
+export interface AuthCompileContext {
   /** Absolute path of the rules file (`publicKeyFile` is relative to its directory). */
   readonly file: string;
   readonly env: Env;

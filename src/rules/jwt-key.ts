@@ -7,7 +7,7 @@ import type { JsonWebKey, KeyObject } from 'node:crypto';
 import path from 'node:path';
 import { tryExpand } from '../config/expand.js';
 import { describeValue, isPlainObject } from '../config/issues.js';
-import type { AuthContext, JwtAlgorithm } from './auth-types.js';
+import type { AuthCompileContext, JwtAlgorithm } from './auth-types.js';
 
 export const KEY_SOURCES = ['secret', 'publicKey', 'publicKeyFile'] as const;
 export type KeySource = (typeof KEY_SOURCES)[number];
@@ -23,7 +23,7 @@ export interface CompiledKey {
   readonly fits: readonly JwtAlgorithm[];
 }
 
-export function compileKey(source: KeySource, value: unknown, ctx: AuthContext): CompiledKey | undefined {
+export function compileKey(source: KeySource, value: unknown, ctx: AuthCompileContext): CompiledKey | undefined {
   const at = [...JWT, source];
   if (source === 'publicKey' && isPlainObject(value)) return fromJwk(value, ctx);
   if (typeof value !== 'string') {
@@ -58,7 +58,7 @@ export function compileKey(source: KeySource, value: unknown, ctx: AuthContext):
   return fromPem(text, at, `the key file ${file}`, ctx);
 }
 
-function fromSecret(secret: string, literal: boolean, ctx: AuthContext): CompiledKey | undefined {
+function fromSecret(secret: string, literal: boolean, ctx: AuthCompileContext): CompiledKey | undefined {
   const at = [...JWT, 'secret'];
   const bytes = Buffer.from(secret, 'utf8');
   if (literal) ctx.warn(at, 'the secret is written in the rules file itself; prefer "${JWT_SECRET}" with the variable set, so the file holds no secret');
@@ -71,7 +71,7 @@ function fromSecret(secret: string, literal: boolean, ctx: AuthContext): Compile
   return { key: createSecretKey(bytes), description: `a ${bytes.length}-byte secret`, fits };
 }
 
-function fromPem(text: string, at: readonly PropertyKey[], what: string, ctx: AuthContext): CompiledKey | undefined {
+function fromPem(text: string, at: readonly PropertyKey[], what: string, ctx: AuthCompileContext): CompiledKey | undefined {
   if (text.includes('PRIVATE KEY-----')) {
     ctx.error(at, `${what} holds a private key; give the public key only (the gateway never needs the private half)`);
     return undefined;
@@ -85,7 +85,7 @@ function fromPem(text: string, at: readonly PropertyKey[], what: string, ctx: Au
   }
 }
 
-function fromJwk(jwk: Record<string, unknown>, ctx: AuthContext): CompiledKey | undefined {
+function fromJwk(jwk: Record<string, unknown>, ctx: AuthCompileContext): CompiledKey | undefined {
   const at = [...JWT, 'publicKey'];
   if (jwk.d !== undefined) {
     ctx.error(at, 'publicKey is a private JWK (it has "d"); give the public key only');
@@ -100,7 +100,7 @@ function fromJwk(jwk: Record<string, unknown>, ctx: AuthContext): CompiledKey | 
 }
 
 /** The algorithms a public key can verify, from its type (and curve); an error for a key that verifies none. */
-function classify(key: KeyObject, at: readonly PropertyKey[], ctx: AuthContext): CompiledKey | undefined {
+function classify(key: KeyObject, at: readonly PropertyKey[], ctx: AuthCompileContext): CompiledKey | undefined {
   const type = key.asymmetricKeyType;
   const details = key.asymmetricKeyDetails ?? {};
   if (type === 'rsa' || type === 'rsa-pss') {

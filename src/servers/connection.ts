@@ -11,7 +11,7 @@
 // call waits for the start), and `"idleStop"` ms without a call in flight stop it gracefully again.
 
 import type { ServerConfig } from '../config/types.js';
-import type { TransportFactory } from './transport.js';
+import type { TransportFactory } from './transports/transport.js';
 import { GatewayError, type JsonRpcErrorObject } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { JsonRpcNotification, JsonRpcRequest, RequestId } from '../wire/jsonrpc.js';
@@ -21,7 +21,7 @@ import { EraTwin } from './era-twin.js';
 import { ServerSession, type SessionHooks } from './server-session.js';
 import type { CallSink, ServerInfo } from './session-types.js';
 import { fullJitter, systemClock, type Clock, type TimerHandle } from './clock.js';
-import type { StopTimings } from './transport.js';
+import type { StopTimings } from './transports/transport.js';
 import type { UpstreamCredentials } from './credentials.js';
 import type { OutboundRequest } from './outbound-request.js';
 

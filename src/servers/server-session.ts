@@ -24,8 +24,8 @@ import {
 import type { JsonRpcErrorObject } from '../errors.js';
 import { spliceRequest } from '../wire/request-splice.js';
 import type { OutboundRequest } from './outbound-request.js';
-import { DEFAULT_STOP_TIMINGS, StdioProcess } from './stdio-process.js';
-import type { ServerTransport, TransportEvents } from './transport.js';
+import { DEFAULT_STOP_TIMINGS, StdioProcess } from './transports/stdio/process.js';
+import type { ServerTransport, TransportEvents } from './transports/transport.js';
 import { mcpName, withEnvelope, type SessionEra } from './era.js';
 import { overdue } from './overdue.js';
 import type { CallSink, InputRound, Pending, ServerInfo, SessionOptions, SessionState } from './session-types.js';
@@ -33,8 +33,8 @@ import { CLIENT_CAPABILITIES, listenFilter, MAX_INPUT_ROUNDS, MODERN_PROTOCOL_VE
 import { UNSUPPORTED_PROTOCOL_VERSION } from '../wire/era.js';
 import { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION } from '../wire/protocol.js';
 import { GATEWAY_INFO } from '../version.js';
-import { HttpTransport } from './http-transport.js';
-import { SseTransport } from './sse-transport.js';
+import { HttpTransport } from './transports/http/transport.js';
+import { SseTransport } from './transports/sse/transport.js';
 import { serverSchemas } from './sdk-schemas.js';
 
 export interface SessionHooks {

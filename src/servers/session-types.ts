@@ -4,7 +4,7 @@
 import type { GatewayError } from '../errors.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../wire/jsonrpc.js';
 import type { UpstreamCredentials } from './credentials.js';
-import type { StopTimings, TransportFactory } from './transport.js';
+import type { StopTimings, TransportFactory } from './transports/transport.js';
 import type { SessionEra } from './era.js';
 
 export type SessionState = 'connecting' | 'ready' | 'failed' | 'closed';

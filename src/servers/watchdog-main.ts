@@ -5,7 +5,7 @@
 // only ever signals groups mcpgate registered and has not reported gone: a pgid cannot be reused while
 // any member of the group lives, so the window for a wrong kill is the time a `-PGID` line is in flight.
 //
-// A server started through the setpgrp launcher (own-group.ts) makes its group a moment after it is
+// A server started through the setpgrp launcher (transports/stdio/group-launch.ts) makes its group a moment after it is
 // registered; until then it is a process of mcpgate's own group, with no group of its own to signal.
 // Such a launcher (the registered pid, still in the group mcpgate had) is signalled by its pid, and
 // kept for the SIGKILL pass, by which time it has its group or is gone.

@@ -8,7 +8,7 @@
 // (its progress token and trace context are rewritten on the full path), anything unexpected.
 
 /** Where the top-level id's value and params.name's value are in the line (start inclusive, end exclusive). */
-export interface RequestSpans {
+export interface LineSpans {
   idStart: number;
   idEnd: number;
   nameStart: number;
@@ -105,7 +105,7 @@ function nextMember(line: string, i: number): number {
 }
 
 /** The spans of the top-level `id` and of `params.name` (a string) in a request line, or undefined when in doubt. */
-export function requestSpans(line: string): RequestSpans | undefined {
+export function requestSpans(line: string): LineSpans | undefined {
   let idStart = -1;
   let idEnd = -1;
   let nameStart = -1;

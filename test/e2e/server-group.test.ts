@@ -1,7 +1,7 @@
 // A stdio server runs as the leader of its own process group (so a stop reaches a wrapper's
 // children), and on Linux with the system Perl it stays in mcpgate's session: a session of its own
 // would also be a scheduler autogroup of its own, which made every call to it slower (issue 15,
-// src/servers/own-group.ts). Its argv is the configured one, and the stop still reaches the group.
+// src/servers/transports/stdio/group-launch.ts). Its argv is the configured one, and the stop still reaches the group.
 
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';

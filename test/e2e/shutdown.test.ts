@@ -115,7 +115,7 @@ const dyn = (dir: TempDir, name: string): Record<string, unknown> => fixtureServ
 // The suite's budget is the sum of its tests' own (8 × 30 s) plus slack, not less: under load nearly all
 // of a test's time is starting a gateway and its servers (3–7 s each at load 12, measured; 10–13 s in
 // a full `npm test` at load 17, where two tests passed their former 15 s), and since
-// the servers share mcpgate's scheduler autogroup (own-group.ts) that start-up gets less of a busy CPU;
+// the servers share mcpgate's scheduler autogroup (servers/transports/stdio/group-launch.ts) that start-up gets less of a busy CPU;
 // the stops themselves took the same time with and without it (bench/RESULTS.md, issue 15).
 describe('seed 000: graceful shutdown closes every server', { timeout: 270_000 }, () => {
   after(() => {

@@ -36,7 +36,7 @@ describe('startup: failing servers are reported and left out, never blocking the
       remote: { type: 'http', url: 'http://127.0.0.1:9/mcp' },
     });
     // 8 s for `hung` to time out: the healthy servers must be ready before it. They start in parallel
-    // and share mcpgate's scheduler autogroup (src/servers/own-group.ts: no session of their own), so
+    // and share mcpgate's scheduler autogroup (src/servers/transports/stdio/group-launch.ts: no session of their own), so
     // on a busy machine five starting together can take over 4 s; what is checked is the order, not
     // the speed (bench/RESULTS.md, issue 15: start-up 1.2–1.7× slower at load 12, stops unchanged).
     gw = await startGateway({ config, args: ['--startup-timeout', '8000', '--retries', '0'] });

@@ -15,7 +15,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { Gateway, type GatewayOptions } from '../../src/gateway/gateway.js';
-import { HttpFront, type HttpFrontOptions } from '../../src/front/http.js';
+import { HttpFront, type HttpFrontOptions } from '../../src/front/http/front.js';
 import { serveStdio, type StdioFront, type StdioOptions } from '../../src/front/stdio.js';
 import { Logger, type LogLevel } from '../../src/observability/logger.js';
 import { parseRules } from '../../src/rules/load.js';

@@ -9,7 +9,7 @@ import type { ServerConfig } from '../../src/config/types.js';
 import { GatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/observability/logger.js';
 import { Connection, type ConnectionHooks, type SupervisionSettings } from '../../src/servers/connection.js';
-import type { ServerTransport, TransportEvents } from '../../src/servers/transport.js';
+import type { ServerTransport, TransportEvents } from '../../src/servers/transports/transport.js';
 import type { ConnectionFactory } from '../../src/gateway/gateway.js';
 
 export interface FakeTool {

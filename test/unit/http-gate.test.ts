@@ -1,9 +1,9 @@
-// The gate's pure checks (src/front/http-util.ts): which Host values are served on a loopback and on
+// The gate's pure checks (src/front/http/exchange.ts): which Host values are served on a loopback and on
 // a non-loopback bind, and which repeated headers are found (hardening §2, audit #7, #13).
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { hostAllowed, repeatedHeader } from '../../src/front/http-util.js';
+import { hostAllowed, repeatedHeader } from '../../src/front/http/exchange.js';
 
 void describe('hostAllowed', { timeout: 5000 }, () => {
   const none: ReadonlySet<string> = new Set();

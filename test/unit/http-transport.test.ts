@@ -1,4 +1,4 @@
-// The Streamable HTTP client transport (src/servers/http-transport.ts) against a scripted raw HTTP
+// The Streamable HTTP client transport (src/servers/transports/http/transport.ts) against a scripted raw HTTP
 // server on 127.0.0.1:0, for what a well-behaved SDK server never does: the exact headers sent (only
 // the configured ones plus the protocol's), an error status answered in the server's place with a
 // JSON-RPC error naming status and body, a JSON batch, an answer over the size limit, a request
@@ -13,8 +13,8 @@ import type { RemoteServerConfig } from '../../src/config/types.js';
 import type { GatewayError } from '../../src/errors.js';
 import { encodeError } from '../../src/wire/jsonrpc.js';
 import { Logger } from '../../src/observability/logger.js';
-import { HttpTransport } from '../../src/servers/http-transport.js';
-import { redacted } from '../../src/servers/http-request.js';
+import { HttpTransport } from '../../src/servers/transports/http/transport.js';
+import { redacted } from '../../src/servers/transports/http/request.js';
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
 

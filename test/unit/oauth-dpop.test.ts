@@ -16,7 +16,7 @@ import { silentLogger } from '../../src/observability/logger.js';
 import { OAuthCredentials } from '../../src/oauth/credentials.js';
 import { newDpopKey, type StoredDpopKey } from '../../src/oauth/dpop.js';
 import { TokenStore } from '../../src/oauth/store.js';
-import { HttpClient } from '../../src/servers/http-request.js';
+import { HttpClient } from '../../src/servers/transports/http/request.js';
 import { tempDir, type TempDir } from '../helpers/gateway.js';
 
 const NONCE = 'server-nonce-1';

@@ -15,14 +15,14 @@ import { OPEN_RULES, parseRules, type Rules } from '../../src/rules/load.js';
 import { Connection } from '../../src/servers/connection.js';
 import { ConnectionPool } from '../../src/servers/pool.js';
 import { FakeServer, stdioConfig } from './fake-server.js';
-import type { HeldInfo } from '../../src/pins/review.js';
+import type { HeldDefinition } from '../../src/pins/review.js';
 
 const T = { timeout: 5000 };
 const tool = (name: string) => ({ name, inputSchema: { type: 'object' as const } });
 
 function setup(options: { rules?: Rules; settled?: boolean; connected?: string[] } = {}) {
   const catalog = new Catalog(['fs', 'db']);
-  const held = new Map<string, HeldInfo>([['drop', { digest: 'x', definition: {} as HeldInfo['definition'], changes: ['new tool'] }]]);
+  const held = new Map<string, HeldDefinition>([['drop', { digest: 'x', definition: {} as HeldDefinition['definition'], changes: ['new tool'] }]]);
   catalog.set('fs', { tools: [tool('read'), tool('write')], resources: [], resourceTemplates: [], prompts: [] });
   catalog.set('db', { tools: [tool('query'), tool('drop')], resources: [], resourceTemplates: [], prompts: [] }, held);
   const connections = new Map<string, Connection>();

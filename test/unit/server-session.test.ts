@@ -7,7 +7,7 @@ import type { RemoteServerConfig } from '../../src/config/types.js';
 import { GatewayError } from '../../src/errors.js';
 import { Logger } from '../../src/observability/logger.js';
 import { ServerSession } from '../../src/servers/server-session.js';
-import type { ServerTransport, TransportEvents } from '../../src/servers/transport.js';
+import type { ServerTransport, TransportEvents } from '../../src/servers/transports/transport.js';
 
 const CONFIG: RemoteServerConfig = { type: 'http', name: 'remote', url: 'http://127.0.0.1:9/mcp', headers: {}, disabled: false, timeout: 5000, sessions: 'shared', era: '2025' };
 

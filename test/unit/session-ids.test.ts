@@ -1,8 +1,8 @@
-// Session ids under `serve --workers N` name their worker's slot (front/session-ids.ts), and the
+// Session ids under `serve --workers N` name their worker's slot (front/http/session-ids.ts), and the
 // primary finds the session in a request head (cli/handoff.ts) to hand the connection to that worker.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mintSessionId, slotOfSessionId } from '../../src/front/session-ids.js';
+import { mintSessionId, slotOfSessionId } from '../../src/front/http/session-ids.js';
 import { sessionOfHead } from '../../src/cli/handoff.js';
 
 describe('session ids that name a worker slot', () => {

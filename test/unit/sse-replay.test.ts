@@ -1,4 +1,4 @@
-// The replay logs behind resumable SSE streams (src/front/sse-replay.ts, issue 19): ids name the
+// The replay logs behind resumable SSE streams (src/front/http/sse-replay.ts, issue 19): ids name the
 // stream and the position, a resumption gets exactly the events after its id, and every bound holds
 // — per stream, by age, per session and in total — with what leaves the buffer counted as dropped
 // and a resumption across a gap refused rather than served with events missing.
@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { ReplayStore, parseEventId, type ReplayCounters, type StreamLog } from '../../src/front/sse-replay.js';
+import { ReplayStore, parseEventId, type ReplayCounters, type StreamLog } from '../../src/front/http/sse-replay.js';
 
 function counting(): ReplayCounters & { counts: Record<string, number> } {
   const counts: Record<string, number> = { buffered: 0, replayed: 0, dropped: 0, resumed: 0, refused: 0 };

@@ -1,4 +1,4 @@
-// A server's stderr in the gateway's log (src/servers/stderr-log.ts): a burst of lines (a traceback)
+// A server's stderr in the gateway's log (src/servers/transports/stdio/stderr-log.ts): a burst of lines (a traceback)
 // is one record, bounded in lines and bytes; chatter is logged at debug, a burst that looks like an
 // error at warn; the tail for /status keeps every line; the rate limit still counts lines.
 
@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Logger } from '../../src/observability/logger.js';
-import { DEFAULT_STDERR_LIMITS, StderrLog, type StderrLimits } from '../../src/servers/stderr-log.js';
+import { DEFAULT_STDERR_LIMITS, StderrLog, type StderrLimits } from '../../src/servers/transports/stdio/stderr-log.js';
 
 interface Record {
   level: string;

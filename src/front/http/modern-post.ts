@@ -5,10 +5,10 @@
 // must go before it (progress, logs, listen notifications). Closing it is cancellation.
 
 import type { ServerResponse } from 'node:http';
-import type { ModernSink } from '../gateway/modern.js';
-import { sseEvent } from '../wire/sse.js';
-import { HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION } from '../wire/era.js';
-import { JSONRPC } from '../errors.js';
+import type { ModernSink } from '../../gateway/modern-requests.js';
+import { sseEvent } from '../../wire/sse.js';
+import { HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION } from '../../wire/era.js';
+import { JSONRPC } from '../../errors.js';
 import { TOO_MANY_REQUESTS, rateLimitedHeaders, type RateLimitedInfo } from './rate-limited.js';
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' };
@@ -64,7 +64,7 @@ const MAX_ERROR_LINE = 64 * 1024;
 
 /**
  * The HTTP status of a modern request's only answer: 200, unless it is an error the spec gives
- * another (rate limited: 429 with Retry-After, rate-limited.ts).
+ * another (rate limited: 429 with Retry-After, http/rate-limited.ts).
  */
 function statusOf(line: string): { status: number; headers?: Record<string, string> } {
   if (line.length > MAX_ERROR_LINE || !line.includes('"error"')) return OK;

@@ -1,41 +1,41 @@
 // The Streamable HTTP front (MCP 2025-11-25): many agents on one port, each session with its own
 // identity (from its bearer token), view of the catalog and GET stream. `/mcp` takes POST (one
 // JSON-RPC message), GET (the session's stream) and DELETE (end the session); the ops routes
-// (ops.ts) share the port and need no session. Here: routing, identity and the POST; the sessions'
-// lifecycle, GET and DELETE are http-sessions.ts's, the sockets http-listeners.ts's.
+// (http/ops.ts) share the port and need no session. Here: routing, identity and the POST; the sessions'
+// lifecycle, GET and DELETE are http/channels.ts's, the sockets http/listeners.ts's.
 //
 // Hot path (a tools/call POST): auth (one hash and map lookup), body read, one JSON.parse, a map
 // lookup for the session, then the agent session; the answer is written once as application/json.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { GatewayError } from '../errors.js';
-import type { Gateway } from '../gateway/gateway.js';
-import type { Logger } from '../observability/logger.js';
-import { classify, wireLimits, type Classified, type JsonRpcRequest } from '../wire/jsonrpc.js';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
-import { adminOf, authenticate, challenge, resourceMetadataUrl, type AuthClaims } from '../auth/auth.js';
-import { IssuerKeys } from '../auth/issuers.js';
-import type { HttpChannel } from './http-channel.js';
+import { GatewayError } from '../../errors.js';
+import type { Gateway } from '../../gateway/gateway.js';
+import type { Logger } from '../../observability/logger.js';
+import { classify, wireLimits, type Classified, type JsonRpcRequest } from '../../wire/jsonrpc.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../../wire/protocol.js';
+import { adminOf, authenticate, challenge, resourceMetadataUrl, type AuthClaims } from '../../auth/auth.js';
+import { IssuerKeys } from '../../auth/issuers.js';
+import type { HttpChannel } from './channel.js';
 import { ReplayStore } from './sse-replay.js';
-import { DEFAULT_MAX_BODY_BYTES, accepts, admit, isLoopback, readBody, sendError } from './http-util.js';
+import { DEFAULT_MAX_BODY_BYTES, accepts, admit, isLoopback, readBody, sendError } from './exchange.js';
 import { handleOps } from './ops.js';
-import { ModernPost, refuse } from './http-modern.js';
-import { checkHeaders, eraOf, isModernVersion, paramHeaders, type EraOf, type Envelope } from '../wire/era.js';
-import type { ModernRequest } from '../gateway/modern.js';
-import { limitsOf, MCP_PATH, METADATA_PATH, VIEW_PREFIX, type HttpFrontOptions, type HttpLimits } from './http-options.js';
-import { HttpListeners } from './http-listeners.js';
-import { FORWARDED, HttpSessions, findSession, isIdentified, onItsPath, viewNamed, type WithForwarded } from './http-sessions.js';
-import type { ForwardIdentity } from '../cluster/link.js';
-import { serveMetadata } from './http-metadata.js';
+import { ModernPost, refuse } from './modern-post.js';
+import { checkHeaders, eraOf, isModernVersion, paramHeaders, type EraOf, type Envelope } from '../../wire/era.js';
+import type { ModernRequest } from '../../gateway/modern-requests.js';
+import { limitsOf, MCP_PATH, METADATA_PATH, VIEW_PREFIX, type HttpFrontOptions, type HttpLimits } from './options.js';
+import { HttpListeners } from './listeners.js';
+import { FORWARDED, HttpChannels, findChannel, isIdentified, onItsPath, viewNamed, type WithForwarded } from './channels.js';
+import type { ForwardIdentity } from '../../cluster/link.js';
+import { serveMetadata } from './metadata.js';
 import { mintSessionId } from './session-ids.js';
 import type { Socket } from 'node:net';
 
-export { HTTP_DEFAULTS, type HttpFrontOptions, type MountedRoutes } from './http-options.js';
+export { HTTP_DEFAULTS, type HttpFrontOptions, type MountedRoutes } from './options.js';
 
 export class HttpFront {
-  readonly sessions = new Map<string, HttpChannel>();
-  /** Opens, locates, ends and expires the sessions of `sessions`; GET and DELETE (http-sessions.ts). */
-  private readonly table: HttpSessions;
+  readonly channels = new Map<string, HttpChannel>();
+  /** Opens, locates, ends and expires the sessions of `sessions`; GET and DELETE (http/channels.ts). */
+  private readonly table: HttpChannels;
   /** Modern (2026-07-28) requests whose POST is open; listen streams apart (shutdown ends them first). */
   private readonly modernCalls = new Set<ModernRequest>();
   private readonly modernListens = new Set<ModernRequest>();
@@ -69,7 +69,7 @@ export class HttpFront {
     this.limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.opts = limitsOf(options);
     this.replay = new ReplayStore(options.replay, options.onReplay);
-    this.table = new HttpSessions(this.sessions, gateway, options, this.opts, this.replay, log, () => {
+    this.table = new HttpChannels(this.channels, gateway, options, this.opts, this.replay, log, () => {
       if (this.onDrained !== undefined && this.openPosts() === 0) this.onDrained();
     });
     // Handed connections and forwards share one server: which port a request came to is the socket's.
@@ -120,7 +120,7 @@ export class HttpFront {
   }
 
   get sessionCount(): number {
-    return this.sessions.size;
+    return this.channels.size;
   }
 
   /** A bug while routing one request answers that request with 500 and never reaches the process. */
@@ -284,7 +284,7 @@ export class HttpFront {
       if (session === undefined) return;
       return this.deliver(session, parsed, req, res);
     }
-    const session = this.options.cluster === undefined ? findSession(this.sessions, sessionId, agent, res) : await this.table.locate(sessionId, this.who(req, agent), req, res, body.text, parsed.kind === 'request' ? parsed.msg.id : undefined, view);
+    const session = this.options.cluster === undefined ? findChannel(this.channels, sessionId, agent, res) : await this.table.locate(sessionId, this.who(req, agent), req, res, body.text, parsed.kind === 'request' ? parsed.msg.id : undefined, view);
     if (session === undefined || !onItsPath(session, view, res)) return;
     const version = req.headers['mcp-protocol-version'];
     if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
@@ -293,7 +293,7 @@ export class HttpFront {
     this.deliver(session, parsed, req, res);
   }
 
-  /** A modern (2026-07-28) request or notification: no session; its POST is its stream (http-modern.ts). */
+  /** A modern (2026-07-28) request or notification: no session; its POST is its stream (http/modern-post.ts). */
   private modern(req: IncomingMessage, res: ServerResponse, agent: string, parsed: Classified & { kind: 'request' | 'notification' }, era: Exclude<EraOf, { era: 'legacy' }>, body: string, view: string | undefined): void {
     const id = parsed.kind === 'request' ? parsed.msg.id : null;
     const header = (name: string): string | undefined => {
@@ -354,14 +354,14 @@ export class HttpFront {
   private deliver(session: HttpChannel, parsed: Classified, req: IncomingMessage, res: ServerResponse): void {
     session.lastActive = performance.now();
     // The grants of the rules follow the token of the latest request (a refreshed token may carry new claims).
-    session.session.claims = this.claims.get(req);
+    session.agentSession.claims = this.claims.get(req);
     if (parsed.kind === 'request') {
       if (!session.expect(parsed.msg.id, res, accepts(req.headers.accept, 'text/event-stream'))) {
         return sendError(res, 409, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(parsed.msg.id)} is already in use by a request in flight on this session`), {}, parsed.msg.id);
       }
-      return session.session.handleMessage(parsed);
+      return session.agentSession.handleMessage(parsed);
     }
-    session.session.handleMessage(parsed);
+    session.agentSession.handleMessage(parsed);
     if (parsed.kind === 'notification' && parsed.msg.method === 'notifications/cancelled') session.cancelled(parsed.msg.params?.requestId);
     res.writeHead(202).end();
   }
@@ -396,7 +396,7 @@ export class HttpFront {
 
   private openPosts(): number {
     let open = this.modernCalls.size;
-    for (const session of this.sessions.values()) open += session.openPosts;
+    for (const session of this.channels.values()) open += session.openPosts;
     return open;
   }
 }

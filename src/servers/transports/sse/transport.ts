@@ -7,14 +7,14 @@
 // https://modelcontextprotocol.io/specification/2024-11-05/basic/transports#http-with-sse
 
 import type { IncomingMessage } from 'node:http';
-import type { RemoteServerConfig } from '../config/types.js';
-import { GatewayError } from '../errors.js';
-import type { Logger } from '../observability/logger.js';
-import { DEFAULT_MAX_LINE_LENGTH } from '../wire/line-reader.js';
-import { SseParser, type SseEvent } from '../wire/sse.js';
-import { displayUrl, HttpClient, mediaType, pipeSse, refusal, unreachable } from './http-request.js';
-import type { RemoteTransportOptions } from './http-transport.js';
-import type { ServerTransport, TransportEvents } from './transport.js';
+import type { RemoteServerConfig } from '../../../config/types.js';
+import { GatewayError } from '../../../errors.js';
+import type { Logger } from '../../../observability/logger.js';
+import { DEFAULT_MAX_LINE_LENGTH } from '../../../wire/line-reader.js';
+import { SseParser, type SseEvent } from '../../../wire/sse.js';
+import { displayUrl, HttpClient, mediaType, pipeSse, refusal, unreachable } from '../http/request.js';
+import type { RemoteTransportOptions } from '../http/transport.js';
+import type { ServerTransport, TransportEvents } from '../transport.js';
 
 /** Writes held until the endpoint is known. */
 const MAX_QUEUED = 10_000;

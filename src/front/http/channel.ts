@@ -15,18 +15,18 @@
 // the bound end the session: its sockets are destroyed, which frees what they held, and the agent's
 // next request gets 404.
 //
-// Resumable (MCP 2025-11-25 "Resumability and Redelivery", sse-replay.ts): a POST upgraded to SSE
+// Resumable (MCP 2025-11-25 "Resumability and Redelivery", http/sse-replay.ts): a POST upgraded to SSE
 // and the GET stream start with a priming event (an id, `retry:`, empty data) and every event on
 // them has an id and is kept in the stream's replay log. When the agent's connection is cut, the
 // stream stays: what belongs to it is logged, and a GET with `Last-Event-ID` replays what the agent
 // missed and continues live (a POST's stream whose response was logged ends after the replay).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AgentSession } from '../gateway/session.js';
-import type { AgentChannel } from '../gateway/agent-channel.js';
-import type { Logger } from '../observability/logger.js';
-import type { RequestId } from '../wire/jsonrpc.js';
-import { sseEvent } from '../wire/sse.js';
+import type { AgentSession } from '../../gateway/session.js';
+import type { AgentChannel } from '../../gateway/agent-channel.js';
+import type { Logger } from '../../observability/logger.js';
+import type { RequestId } from '../../wire/jsonrpc.js';
+import { sseEvent } from '../../wire/sse.js';
 import { SSE_RETRY_MS, parseEventId, type ReplayStore, type StreamLog } from './sse-replay.js';
 import { TOO_MANY_REQUESTS, rateLimitedHeaders, type RateLimitedInfo } from './rate-limited.js';
 
@@ -134,7 +134,7 @@ class PendingPost {
 
 export class HttpChannel implements AgentChannel {
   /** Set right after construction by the front (the agent session needs this channel to exist). */
-  session!: AgentSession;
+  agentSession!: AgentSession;
   /** performance.now() of the last request on this session. */
   lastActive = performance.now();
   private stream: ServerResponse | undefined;
@@ -252,7 +252,7 @@ export class HttpChannel implements AgentChannel {
     return false;
   }
 
-  /** The request `about` is refused as rate limited before any work: its POST is answered 429 (rate-limited.ts). */
+  /** The request `about` is refused as rate limited before any work: its POST is answered 429 (http/rate-limited.ts). */
   rateLimited(about: RequestId, info: RateLimitedInfo): void {
     const post = this.posts.get(about);
     if (post !== undefined && post.log === undefined) post.rateLimited = info;
@@ -388,7 +388,7 @@ export class HttpChannel implements AgentChannel {
    * end, each with a `retry:` (mcpgate ends them, not the agent), and the replay logs are freed.
    */
   close(): void {
-    this.session.close();
+    this.agentSession.close();
     for (const post of this.posts.values()) {
       const res = post.res;
       if (res !== undefined && !res.writableEnded) res.end(post.log === undefined ? undefined : RETRY);

@@ -8,7 +8,7 @@
 // stack trace) is for the operator only.
 
 import type { Readable } from 'node:stream';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../../../observability/logger.js';
 
 export interface StderrLimits {
   /** Bytes kept of one line; the rest is dropped up to its newline. */

@@ -2,11 +2,11 @@
 // authorization servers issue tokens for mcpgate and which resource URI they must name.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { resourceMetadata } from '../auth/auth.js';
-import { GatewayError } from '../errors.js';
-import type { Gateway } from '../gateway/gateway.js';
-import { MCP_PATH, METADATA_PATH, VIEW_PREFIX } from './http-options.js';
-import { sendError, sendJson } from './http-util.js';
+import { resourceMetadata } from '../../auth/auth.js';
+import { GatewayError } from '../../errors.js';
+import type { Gateway } from '../../gateway/gateway.js';
+import { MCP_PATH, METADATA_PATH, VIEW_PREFIX } from './options.js';
+import { sendError, sendJson } from './exchange.js';
 
 /**
  * RFC 9728 protected-resource metadata, at `/.well-known/oauth-protected-resource` and at that

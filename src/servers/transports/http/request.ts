@@ -1,4 +1,4 @@
-// The HTTP plumbing both remote transports share (http-transport.ts, sse-transport.ts): one keep-alive
+// The HTTP plumbing both remote transports share (transports/http/transport.ts, transports/sse/transport.ts): one keep-alive
 // agent per transport over node:http / node:https (not fetch: measurably slower per call), requests
 // that can all be aborted at once, bounded body reading, and the errors a remote server's failures
 // become. Only the configured headers and the transport's own protocol headers are ever sent: nothing
@@ -9,10 +9,10 @@
 
 import http, { STATUS_CODES, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import https from 'node:https';
-import { GatewayError } from '../errors.js';
-import type { Logger } from '../observability/logger.js';
-import type { SseParser } from '../wire/sse.js';
-import type { UpstreamCredentials } from './credentials.js';
+import { GatewayError } from '../../../errors.js';
+import type { Logger } from '../../../observability/logger.js';
+import type { SseParser } from '../../../wire/sse.js';
+import type { UpstreamCredentials } from '../../credentials.js';
 
 /** One request in flight: its response head, and a way to abandon it. */
 export interface Exchange {

@@ -9,8 +9,8 @@ import type { Connection, ConnectionHooks } from '../servers/connection.js';
 import { LIST_KINDS, fetchLists, type ListKind } from '../servers/lists.js';
 import { isOwner, scopeOf, type ConnectionPool, type PoolScope } from '../servers/pool.js';
 import type { PinKeeper } from '../pins/keeper.js';
-import type { Agents } from './agents.js';
-import { LOG_LEVELS } from './methods.js';
+import type { Agents } from './open-agents.js';
+import { MCP_LOG_LEVELS } from './method-tables.js';
 import type { OwnCatalogs } from './own-catalogs.js';
 import type { ServerEvents } from './server-events.js';
 import type { AgentSession } from './session.js';
@@ -23,7 +23,7 @@ function ownKey(server: string, scope: PoolScope): string {
 
 /** What the pooled connections' side reads and changes (the Gateway makes each of these). */
 export interface OwnListingParts {
-  readonly sessions: Agents;
+  readonly agents: Agents;
   readonly pool: ConnectionPool;
   readonly own: OwnCatalogs;
   readonly pins: PinKeeper;
@@ -52,7 +52,7 @@ export class OwnListing {
   /** The sessions a pool scope's connections belong to. */
   ownersOf(scope: PoolScope): Set<AgentSession> {
     const owners = new Set<AgentSession>();
-    for (const session of this.parts.sessions) if (isOwner(session, scope)) owners.add(session);
+    for (const session of this.parts.agents) if (isOwner(session, scope)) owners.add(session);
     return owners;
   }
 
@@ -81,7 +81,7 @@ export class OwnListing {
   private pooledLost(conn: Connection, scope: PoolScope, reap: boolean): void {
     this.dropOwn(conn, scope);
     this.parts.subscriptions.forget(conn);
-    for (const session of this.parts.sessions) session.connectionLost(conn);
+    for (const session of this.parts.agents) session.connectionLost(conn);
     if (reap) this.parts.pool.reap(conn);
   }
 
@@ -98,7 +98,7 @@ export class OwnListing {
     if (this.ownConns.get(key) !== conn || conn.state !== 'ready') return;
     const changed = this.parts.own.set(scope, conn.name, lists, review?.held);
     if (changed.length > 0) this.parts.log.debug('own catalog listed', { server: conn.name, scope: scope.key, changed });
-    this.parts.sessions.announce(changed, this.ownersOf(scope));
+    this.parts.agents.announce(changed, this.ownersOf(scope));
   }
 
   private async refreshOwn(key: string, kinds: ListKind[]): Promise<void> {
@@ -115,7 +115,7 @@ export class OwnListing {
     this.ownConns.delete(key);
     this.ownRefresher.forget(key);
     this.parts.pins.forget(conn.name, scope.key);
-    this.parts.sessions.announce(this.parts.own.remove(scope, conn.name), this.ownersOf(scope));
+    this.parts.agents.announce(this.parts.own.remove(scope, conn.name), this.ownersOf(scope));
   }
 
   /** The pooled connections `session` owns get their owners' level (the most verbose any of them asked). */
@@ -127,7 +127,7 @@ export class OwnListing {
   private async setPooledLogLevel(conn: Connection, owners: ReadonlySet<AgentSession>): Promise<void> {
     let rank: number | undefined;
     for (const session of owners) if (session.logRank !== undefined) rank = Math.min(rank ?? Infinity, session.logRank);
-    const level = rank === undefined ? undefined : LOG_LEVELS[rank];
+    const level = rank === undefined ? undefined : MCP_LOG_LEVELS[rank];
     if (level === undefined || conn.state !== 'ready' || conn.info?.capabilities.logging === undefined) return;
     await conn.request('logging/setLevel', { level }).catch((err: unknown) => this.parts.log.debug('a pooled connection refused logging/setLevel', { server: conn.name, error: err }));
   }

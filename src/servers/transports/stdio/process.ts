@@ -1,5 +1,5 @@
-// One stdio server's child process: spawn it in its own process group (own-group.ts) with the environment
-// child-env.ts allows, frame its stdout into lines, send its stderr to the log (stderr-log.ts: cut,
+// One stdio server's child process: spawn it in its own process group (transports/stdio/group-launch.ts) with the environment
+// child-env.ts allows, frame its stdout into lines, send its stderr to the log (transports/stdio/stderr-log.ts: cut,
 // bounded, rate-limited), and stop it the way the MCP spec asks: close stdin, wait up to
 // 2 s, SIGTERM, wait, SIGKILL — always to the whole group, so wrappers such as `npx` or `uvx` cannot
 // leave grandchildren behind. The group is registered with process-groups.ts (the watchdog kills it
@@ -11,17 +11,17 @@
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import type { StdioServerConfig } from '../config/types.js';
-import { GatewayError } from '../errors.js';
-import type { Logger } from '../observability/logger.js';
-import { readLines } from '../wire/line-reader.js';
-import { serverEnv } from '../config/child-env.js';
-import { ownGroupLaunch } from './own-group.js';
-import { processGroups, type Stoppable } from './process-groups.js';
+import type { StdioServerConfig } from '../../../config/types.js';
+import { GatewayError } from '../../../errors.js';
+import type { Logger } from '../../../observability/logger.js';
+import { readLines } from '../../../wire/line-reader.js';
+import { serverEnv } from '../../../config/child-env.js';
+import { ownGroupLaunch } from './group-launch.js';
+import { processGroups, type Stoppable } from '../../process-groups.js';
 import { StderrLog } from './stderr-log.js';
-import type { ServerTransport, StopTimings, TransportEvents } from './transport.js';
+import type { ServerTransport, StopTimings, TransportEvents } from '../transport.js';
 
-export type { StopTimings }; // defined with the transport contract (transport.ts)
+export type { StopTimings }; // defined with the transport contract (transports/transport.ts)
 
 export const DEFAULT_STOP_TIMINGS: StopTimings = { stdinGraceMs: 2000, termGraceMs: 2000 };
 
@@ -77,7 +77,7 @@ export class StdioProcess implements ServerTransport, Stoppable {
     options: StdioSpawnOptions = {},
   ) {
     const env = serverEnv(config, process.env, options.secretEnv?.());
-    // Its own process group (we signal -pid to reach grandchildren), in our session where it can be (own-group.ts).
+    // Its own process group (we signal -pid to reach grandchildren), in our session where it can be (transports/stdio/group-launch.ts).
     const launch = ownGroupLaunch(config.command, config.args, env, config.cwd);
     this.child = spawn(launch.command, launch.args, {
       cwd: config.cwd,
@@ -256,7 +256,7 @@ export class StdioProcess implements ServerTransport, Stoppable {
     try {
       process.kill(-this.pid, 0);
     } catch {
-      // No such group: gone, or a launcher (own-group.ts) that has not made it yet and still runs.
+      // No such group: gone, or a launcher (transports/stdio/group-launch.ts) that has not made it yet and still runs.
       return !this.leaderExited;
     }
     return liveGroupMember(this.pid);

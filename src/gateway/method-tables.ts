@@ -29,7 +29,7 @@ export const LOG_LEVEL_RANK = table<number>({
 });
 
 /** Log levels by rank. */
-export const LOG_LEVELS = Object.keys(LOG_LEVEL_RANK).sort((a, b) => LOG_LEVEL_RANK[a]! - LOG_LEVEL_RANK[b]!);
+export const MCP_LOG_LEVELS = Object.keys(LOG_LEVEL_RANK).sort((a, b) => LOG_LEVEL_RANK[a]! - LOG_LEVEL_RANK[b]!);
 
 /** What mcpgate declares to agents: everything it can relay. */
 export const GATEWAY_CAPABILITIES = {

@@ -1,10 +1,10 @@
 // What a server session needs of the way to its server: a framed message out, framed messages in,
-// and a stop. Stdio children (stdio-process.ts) and remote servers over Streamable HTTP or SSE
-// (http-transport.ts, sse-transport.ts) implement it; the session above does not know which.
+// and a stop. Stdio children (transports/stdio/process.ts) and remote servers over Streamable HTTP or SSE
+// (transports/http/transport.ts, transports/sse/transport.ts) implement it; the session above does not know which.
 
-import type { ServerConfig } from '../config/types.js';
-import type { GatewayError } from '../errors.js';
-import type { Logger } from '../observability/logger.js';
+import type { ServerConfig } from '../../config/types.js';
+import type { GatewayError } from '../../errors.js';
+import type { Logger } from '../../observability/logger.js';
 
 /** How a graceful stop escalates (stdio: close stdin, wait, SIGTERM, wait, SIGKILL). */
 export interface StopTimings {

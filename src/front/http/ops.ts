@@ -3,13 +3,13 @@
 // `/status` (what `mcpgate status` prints). The status names every agent and server, with the
 // servers' last errors and stderr tails: it is the operators', so it answers an admin's token (the
 // rules' `admins`) or a gateway run without tokens (`--no-auth`), and refuses an agent's token with
-// 403 — an agent sees what it may use through MCP itself. `/approvals` (approvals-api.ts): the calls
+// 403 — an agent sees what it may use through MCP itself. `/approvals` (http/approvals-api.ts): the calls
 // waiting for a person's approval, and the decisions on them, under the same rule.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { GatewayError } from '../errors.js';
-import type { Gateway } from '../gateway/gateway.js';
-import { sendError, sendJson } from './http-util.js';
+import { GatewayError } from '../../errors.js';
+import type { Gateway } from '../../gateway/gateway.js';
+import { sendError, sendJson } from './exchange.js';
 import { handleApprovals, isApprovalsPath } from './approvals-api.js';
 
 export interface OpsContext {
@@ -29,9 +29,9 @@ export interface OpsContext {
  * Who asks for an operator's route: `operator` (an admin, or no tokens in use), `agent` (a valid
  * agent's token: refused here), or undefined once a 401 has been answered.
  */
-export type Asker = (res: ServerResponse) => Promise<'operator' | 'agent' | undefined>;
+export type RoleOfCaller = (res: ServerResponse) => Promise<'operator' | 'agent' | undefined>;
 
-export function handleOps(path: string, req: IncomingMessage, res: ServerResponse, ctx: OpsContext, asker: Asker): void {
+export function handleOps(path: string, req: IncomingMessage, res: ServerResponse, ctx: OpsContext, asker: RoleOfCaller): void {
   if (isApprovalsPath(path)) return handleApprovals(path, req, res, ctx.gateway, asker, ctx.adminName);
   const known = path === '/healthz' || path === '/readyz' || path === '/metrics' || path === '/status';
   if (!known) return sendError(res, 404, new GatewayError('MCPG_INVALID_REQUEST', `no route ${path} (MCP is served at /mcp; ops routes: /healthz, /readyz, /metrics, /status, /approvals)`));

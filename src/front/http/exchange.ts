@@ -3,8 +3,8 @@
 // request passes first (`admit`: Host, Origin, headers that must not be sent twice).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { GatewayError } from '../errors.js';
-import { encodeError } from '../wire/jsonrpc.js';
+import { GatewayError } from '../../errors.js';
+import { encodeError } from '../../wire/jsonrpc.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 

@@ -2,26 +2,26 @@
 // across the cluster), located in the cluster (forwarded to their owner, or adopted), ended, expired
 // when idle; and the two requests that act on a session rather than carry a message — GET (its
 // event stream, opened or resumed) and DELETE (end it). The front owns the map and looks a POST's
-// session up itself (`findSession`).
+// session up itself (`findChannel`).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { GatewayError } from '../errors.js';
-import type { Gateway } from '../gateway/gateway.js';
-import type { Logger } from '../observability/logger.js';
-import type { RequestId } from '../wire/jsonrpc.js';
-import type { ForwardIdentity } from '../cluster/link.js';
-import { isModernVersion } from '../wire/era.js';
-import { HttpChannel } from './http-channel.js';
-import { refuse } from './http-modern.js';
-import { MCP_PATH, VIEW_PREFIX, type HttpFrontOptions, type HttpLimits } from './http-options.js';
-import { accepts, sendError } from './http-util.js';
+import { GatewayError } from '../../errors.js';
+import type { Gateway } from '../../gateway/gateway.js';
+import type { Logger } from '../../observability/logger.js';
+import type { RequestId } from '../../wire/jsonrpc.js';
+import type { ForwardIdentity } from '../../cluster/link.js';
+import { isModernVersion } from '../../wire/era.js';
+import { HttpChannel } from './channel.js';
+import { refuse } from './modern-post.js';
+import { MCP_PATH, VIEW_PREFIX, type HttpFrontOptions, type HttpLimits } from './options.js';
+import { accepts, sendError } from './exchange.js';
 import type { ReplayStore } from './sse-replay.js';
 
 /** Why sessions end at shutdown: in a cluster their records stay, for another worker to adopt. */
 const SHUTDOWN = 'closed at shutdown';
 
 /** The session a request names; answers 400 (none named) or 404 (unknown, or another agent's). */
-export function findSession(sessions: ReadonlyMap<string, HttpChannel>, sessionId: string | string[] | undefined, agent: string, res: ServerResponse): HttpChannel | undefined {
+export function findChannel(sessions: ReadonlyMap<string, HttpChannel>, sessionId: string | string[] | undefined, agent: string, res: ServerResponse): HttpChannel | undefined {
   if (typeof sessionId !== 'string') {
     sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', 'Mcp-Session-Id header is required (send initialize first to get one)'));
     return undefined;
@@ -48,7 +48,7 @@ export function viewNamed(rest: string, views: ReadonlyMap<string, unknown>): st
  * (`/mcp`). A request on another path is refused rather than shown another view under the same id.
  */
 export function onItsPath(session: HttpChannel, view: string | undefined, res: ServerResponse): boolean {
-  const own = session.session.view;
+  const own = session.agentSession.view;
   if (own === view) return true;
   const path = (name: string | undefined): string => (name === undefined ? MCP_PATH : `${VIEW_PREFIX}${name}`);
   sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', `session ${session.id} was opened at ${path(own)}: send its requests there (this request came to ${path(view)})`));
@@ -66,12 +66,12 @@ export function isIdentified(options: HttpFrontOptions, req: IncomingMessage): b
   return options.auth === 'on' || req.headers['x-mcpgate-agent'] !== undefined || options.defaultAgentExplicit === true;
 }
 
-export class HttpSessions {
+export class HttpChannels {
   private readonly perAgent = new Map<string, number>();
 
   constructor(
     /** The front's map of sessions by id. */
-    private readonly sessions: Map<string, HttpChannel>,
+    private readonly channels: Map<string, HttpChannel>,
     private readonly gateway: Gateway,
     private readonly options: HttpFrontOptions,
     private readonly opts: HttpLimits,
@@ -88,12 +88,12 @@ export class HttpSessions {
   async locate(sessionId: string | string[] | undefined, who: ForwardIdentity, req: IncomingMessage, res: ServerResponse, body: string, id: RequestId | undefined, view?: string): Promise<HttpChannel | undefined> {
     const cluster = this.options.cluster!;
     const agent = who.agent;
-    if (typeof sessionId !== 'string') return findSession(this.sessions, sessionId, agent, res);
-    if (this.sessions.has(sessionId)) return findSession(this.sessions, sessionId, agent, res);
+    if (typeof sessionId !== 'string') return findChannel(this.channels, sessionId, agent, res);
+    if (this.channels.has(sessionId)) return findChannel(this.channels, sessionId, agent, res);
     const placed = await cluster.place(req, res, sessionId, who, body, id);
     if (placed.kind === 'answered') return undefined;
     // Another request of this session may have adopted it meanwhile.
-    if (placed.kind === 'unknown' || this.sessions.has(sessionId)) return findSession(this.sessions, sessionId, agent, res);
+    if (placed.kind === 'unknown' || this.channels.has(sessionId)) return findChannel(this.channels, sessionId, agent, res);
     const record = placed.record;
     // Adopted on the path its requests come to: a session's view is the one its agent connected through.
     return this.open(res, agent, record?.identified ?? isIdentified(this.options, req), sessionId, record?.capabilities ?? {}, true, view);
@@ -109,22 +109,22 @@ export class HttpSessions {
       sendError(res, 429, new GatewayError('MCPG_SESSION_LIMIT', `agent "${agent}" already has ${mine} sessions (the limit is ${this.opts.maxSessionsPerAgent}); end one with DELETE or let idle ones expire`));
       return undefined;
     }
-    if (this.sessions.size >= this.opts.maxSessions) {
-      sendError(res, 503, new GatewayError('MCPG_SESSION_LIMIT', `the gateway already serves ${this.sessions.size} sessions (the limit is ${this.opts.maxSessions})`), { 'retry-after': '5' });
+    if (this.channels.size >= this.opts.maxSessions) {
+      sendError(res, 503, new GatewayError('MCPG_SESSION_LIMIT', `the gateway already serves ${this.channels.size} sessions (the limit is ${this.opts.maxSessions})`), { 'retry-after': '5' });
       return undefined;
     }
     // In a cluster the limit is the cluster's (an adopted session is already one of them).
     const elsewhere = adopted ? undefined : this.options.cluster?.sessionsElsewhere();
-    if (elsewhere !== undefined && this.sessions.size + elsewhere >= this.opts.maxSessions) {
-      sendError(res, 503, new GatewayError('MCPG_SESSION_LIMIT', `the cluster already serves ${this.sessions.size + elsewhere} sessions (the limit is ${this.opts.maxSessions}, counted across its workers)`), { 'retry-after': '5' });
+    if (elsewhere !== undefined && this.channels.size + elsewhere >= this.opts.maxSessions) {
+      sendError(res, 503, new GatewayError('MCPG_SESSION_LIMIT', `the cluster already serves ${this.channels.size + elsewhere} sessions (the limit is ${this.opts.maxSessions}, counted across its workers)`), { 'retry-after': '5' });
       return undefined;
     }
     const log = this.log.child({ agent, session: id });
     const session = new HttpChannel(id, agent, log, this.replay, this.postDone, this.opts.maxAgentBuffer, (why) => this.end(session, why));
-    session.session = this.gateway.openSession(session, agent, true, 'http', identified, id);
-    session.session.view = view;
-    if (adopted) session.session.resume(capabilities);
-    this.sessions.set(id, session);
+    session.agentSession = this.gateway.openSession(session, agent, true, 'http', identified, id);
+    session.agentSession.view = view;
+    if (adopted) session.agentSession.resume(capabilities);
+    this.channels.set(id, session);
     this.perAgent.set(agent, mine + 1);
     this.options.cluster?.opened(id, { agent, capabilities, identified });
     if (!adopted) res.setHeader('mcp-session-id', id);
@@ -147,7 +147,7 @@ export class HttpSessions {
       this.locate(sessionId, who, req, res, '', undefined, view).then((session) => session !== undefined && onItsPath(session, view, res) && this.stream(session, req, res)).catch((err: unknown) => this.failed(res, err));
       return;
     }
-    const session = findSession(this.sessions, sessionId, agent, res);
+    const session = findChannel(this.channels, sessionId, agent, res);
     if (session !== undefined && onItsPath(session, view, res)) this.stream(session, req, res);
   }
 
@@ -182,7 +182,7 @@ export class HttpSessions {
     };
     const sessionId = req.headers['mcp-session-id'];
     if (this.options.cluster !== undefined) return void this.locate(sessionId, who, req, res, '', undefined).then(ended).catch((err: unknown) => this.failed(res, err));
-    ended(findSession(this.sessions, sessionId, agent, res));
+    ended(findChannel(this.channels, sessionId, agent, res));
   }
 
   private failed(res: ServerResponse, err: unknown): void {
@@ -192,7 +192,7 @@ export class HttpSessions {
   }
 
   private end(session: HttpChannel, why: string): void {
-    if (!this.sessions.delete(session.id)) return;
+    if (!this.channels.delete(session.id)) return;
     const left = (this.perAgent.get(session.agent) ?? 1) - 1;
     if (left <= 0) this.perAgent.delete(session.agent);
     else this.perAgent.set(session.agent, left);
@@ -205,7 +205,7 @@ export class HttpSessions {
   sweep(): void {
     const cutoff = performance.now() - this.opts.sessionIdleMs;
     this.replay.sweep();
-    for (const session of [...this.sessions.values()]) {
+    for (const session of [...this.channels.values()]) {
       session.keepAlive();
       if (session.lastActive < cutoff && session.openPosts === 0 && !session.hasStream) this.end(session, 'expired after being idle');
     }
@@ -213,6 +213,6 @@ export class HttpSessions {
 
   /** Shutdown: ends every session (in a cluster their records stay, for another worker to adopt). */
   endAll(): void {
-    for (const session of [...this.sessions.values()]) this.end(session, SHUTDOWN);
+    for (const session of [...this.channels.values()]) this.end(session, SHUTDOWN);
   }
 }

@@ -1,9 +1,9 @@
-// The Streamable HTTP front's options, their defaults and the paths it answers on. http.ts
+// The Streamable HTTP front's options, their defaults and the paths it answers on. http/front.ts
 // re-exports the options and defaults for the composition root.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ClusterLink } from '../cluster/link.js';
-import { DEFAULT_MAX_AGENT_BUFFER } from './http-channel.js';
+import type { ClusterLink } from '../../cluster/link.js';
+import { DEFAULT_MAX_AGENT_BUFFER } from './channel.js';
 import type { OpsContext } from './ops.js';
 import type { ReplayCounters, ReplayLimits } from './sse-replay.js';
 
@@ -13,7 +13,7 @@ export interface HttpFrontOptions {
   /**
    * One of `serve --workers N`, in this slot: the primary owns `port` and hands this worker its
    * connections (`HttpFront.accept`); this worker binds only a port of its own (the `host`, a free
-   * port), and the sessions it opens name the slot (session-ids.ts).
+   * port), and the sessions it opens name the slot (http/session-ids.ts).
    */
   handedSlot?: number;
   /** 'off' is refused unless `host` is a loopback address (checked by the CLI and here). */
@@ -44,7 +44,7 @@ export interface HttpFrontOptions {
   drainMs?: number;
   /** Counts requests by route and status (the metrics registry). */
   onRequest?: (route: string, status: number) => void;
-  /** Bounds of the SSE replay logs (resumable streams, sse-replay.ts; defaults REPLAY_DEFAULTS). */
+  /** Bounds of the SSE replay logs (resumable streams, http/sse-replay.ts; defaults REPLAY_DEFAULTS). */
   replay?: Partial<ReplayLimits>;
   /** Counts replay-log events and resumptions (the metrics registry). */
   onReplay?: ReplayCounters;

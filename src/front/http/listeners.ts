@@ -5,7 +5,7 @@
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../../observability/logger.js';
 
 type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 

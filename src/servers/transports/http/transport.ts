@@ -17,17 +17,17 @@
 // https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management
 
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
-import type { RemoteServerConfig } from '../config/types.js';
-import { GatewayError } from '../errors.js';
-import type { Logger } from '../observability/logger.js';
-import { DEFAULT_MAX_LINE_LENGTH } from '../wire/line-reader.js';
-import { headerOf, HttpClient, httpStatusError, mediaType, Pauses, pipeSse, readResponseBody, redacted, refusal, unreachable, type Exchange } from './http-request.js';
-import { nestedDeeperThan, parseMessage, wireLimits } from '../wire/jsonrpc.js';
-import { SseParser } from '../wire/sse.js';
-import type { UpstreamCredentials } from './credentials.js';
-import type { StopTimings } from './transport.js';
-import type { ModernRoute, ServerTransport, TransportEvents } from './transport.js';
-import { headerValue, MODERN_PROTOCOL_VERSION } from './era.js';
+import type { RemoteServerConfig } from '../../../config/types.js';
+import { GatewayError } from '../../../errors.js';
+import type { Logger } from '../../../observability/logger.js';
+import { DEFAULT_MAX_LINE_LENGTH } from '../../../wire/line-reader.js';
+import { headerOf, HttpClient, httpStatusError, mediaType, Pauses, pipeSse, readResponseBody, redacted, refusal, unreachable, type Exchange } from './request.js';
+import { nestedDeeperThan, parseMessage, wireLimits } from '../../../wire/jsonrpc.js';
+import { SseParser } from '../../../wire/sse.js';
+import type { UpstreamCredentials } from '../../credentials.js';
+import type { StopTimings } from '../transport.js';
+import type { ModernRoute, ServerTransport, TransportEvents } from '../transport.js';
+import { headerValue, MODERN_PROTOCOL_VERSION } from '../../era.js';
 
 /** The most of an error answer's body read to find the JSON-RPC error in it. */
 const ERROR_BODY_LIMIT = 64 * 1024;

@@ -9,10 +9,10 @@
 // pending call's (what the admin was shown), so a decision can only ever be about those arguments.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { GatewayError } from '../errors.js';
-import type { Gateway } from '../gateway/gateway.js';
-import { MAX_REASON_CHARS } from '../gateway/approval-desk.js';
-import { readBody, sendError, sendJson } from './http-util.js';
+import { GatewayError } from '../../errors.js';
+import type { Gateway } from '../../gateway/gateway.js';
+import { MAX_REASON_CHARS } from '../../gateway/approval-desk.js';
+import { readBody, sendError, sendJson } from './exchange.js';
 
 export const APPROVALS_PATH = '/approvals';
 /** A decision's body is a few hundred bytes. */
@@ -22,7 +22,7 @@ export function isApprovalsPath(path: string): boolean {
   return path === APPROVALS_PATH || path.startsWith(`${APPROVALS_PATH}/`);
 }
 
-/** Who asks (ops.ts `Asker`): an operator, an agent (refused), or undefined once a 401 was answered. */
+/** Who asks (http/ops.ts `Asker`): an operator, an agent (refused), or undefined once a 401 was answered. */
 type Asker = (res: ServerResponse) => Promise<'operator' | 'agent' | undefined>;
 
 export function handleApprovals(path: string, req: IncomingMessage, res: ServerResponse, gateway: Gateway, asker: Asker, adminName: (req: IncomingMessage) => string): void {

@@ -1,4 +1,4 @@
-// How a stdio server is given a process group of its own (src/servers/own-group.ts, issue 15): the
+// How a stdio server is given a process group of its own (src/servers/transports/stdio/group-launch.ts, issue 15): the
 // command is found as the spawn would find it, and whenever that is in doubt the launch falls back to
 // Node's `detached` (setsid), so errors such as "command not found" stay exactly what they were.
 
@@ -8,9 +8,9 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ownGroupLaunch, resolveCommand } from '../../src/servers/own-group.js';
+import { ownGroupLaunch, resolveCommand } from '../../src/servers/transports/stdio/group-launch.js';
 
-describe('own-group: resolving and launching a stdio server', () => {
+describe('group-launch: resolving and launching a stdio server', () => {
   let dir: string;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'mcpgate-own-group-'));
