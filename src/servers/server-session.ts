@@ -308,7 +308,8 @@ export class ServerSession {
     // the same (wire/request-splice.ts); else the request encoded once.
     let line: string | undefined;
     if (req.line !== undefined && !modern && params === req.params && typeof params?.name === 'string') line = spliceRequest(req.line, id, params.name);
-    const request: JsonRpcRequest = { jsonrpc: '2.0', id, method: req.method, ...(params !== undefined && { params }) };
+    // Two literal shapes, not a conditional spread: this object is made on every call.
+    const request: JsonRpcRequest = params === undefined ? { jsonrpc: '2.0', id, method: req.method } : { jsonrpc: '2.0', id, method: req.method, params };
     try {
       line ??= JSON.stringify(request);
     } catch (err) {
