@@ -47,18 +47,21 @@ function layering() {
     return {
       files: [file ? `src/${room}` : `src/${room}/**/*.ts`],
       rules: {
-        'no-restricted-imports': ['error', {
-          paths: PURE.includes(room)
-            ? FILE_SYSTEM.map((name) => ({
-              name,
-              message: `src/${room} reads no files: its callers read them and pass the text (docs/architecture.md, PURE in eslint.config.js).`,
-            }))
-            : [],
-          patterns: forbidden.map((other) => ({
-            group: ups.map((up) => (other.endsWith('.ts') ? `${up}${other.replace(/\.ts$/, '.js')}` : `${up}${other}/*`)),
-            message: `src/${room} may not import from src/${other} (allowed: ${allowed.join(', ') || 'none'}; see docs/architecture.md and ROOMS in eslint.config.js).`,
-          })),
-        }],
+        'no-restricted-imports': [
+          'error',
+          {
+            paths: PURE.includes(room)
+              ? FILE_SYSTEM.map((name) => ({
+                  name,
+                  message: `src/${room} reads no files: its callers read them and pass the text (docs/architecture.md, PURE in eslint.config.js).`,
+                }))
+              : [],
+            patterns: forbidden.map((other) => ({
+              group: ups.map((up) => (other.endsWith('.ts') ? `${up}${other.replace(/\.ts$/, '.js')}` : `${up}${other}/*`)),
+              message: `src/${room} may not import from src/${other} (allowed: ${allowed.join(', ') || 'none'}; see docs/architecture.md and ROOMS in eslint.config.js).`,
+            })),
+          },
+        ],
       },
     };
   });
@@ -74,7 +77,7 @@ const mcpgate = {
     'no-tracker-references': {
       meta: {
         type: 'suggestion',
-        docs: { description: 'comments say why in the code\'s own terms, not by a tracker number' },
+        docs: { description: "comments say why in the code's own terms, not by a tracker number" },
         schema: [],
       },
       create(context) {
@@ -101,12 +104,24 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.js', 'scripts/*.mjs'] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        projectService: { allowDefaultProject: ['eslint.config.js', 'scripts/*.mjs'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
-      '@typescript-eslint/no-floating-promises': ['error', {
-        allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] }],
-      }],
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          allowForKnownSafeCalls: [
+            {
+              from: 'package',
+              package: 'node:test',
+              name: ['describe', 'it', 'test', 'suite', 'before', 'after', 'beforeEach', 'afterEach'],
+            },
+          ],
+        },
+      ],
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',

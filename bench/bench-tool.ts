@@ -32,7 +32,8 @@ export function realisticTool(i: number): unknown {
   return {
     name,
     title: `${verb[0]!.toUpperCase()}${verb.slice(1)} ${noun.replace('_', ' ')} (${i})`,
-    description: `${verb[0]!.toUpperCase()}${verb.slice(1)} a ${noun.replace('_', ' ')} in a repository. Use this when the user asks to ${verb} ` +
+    description:
+      `${verb[0]!.toUpperCase()}${verb.slice(1)} a ${noun.replace('_', ' ')} in a repository. Use this when the user asks to ${verb} ` +
       `one or more ${noun.replace('_', ' ')}s; results are paginated (use 'page' and 'perPage'), sorted by the field given in 'sort'. ` +
       'Returns the matching records with their ids, states, authors and timestamps.',
     inputSchema: {
@@ -52,7 +53,10 @@ export function realisticTool(i: number): unknown {
             author: { type: 'string' },
             assignee: { type: 'string' },
             milestone: { type: ['integer', 'string'] },
-            fields: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } }, required: ['name', 'value'] } },
+            fields: {
+              type: 'array',
+              items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } }, required: ['name', 'value'] },
+            },
           },
           additionalProperties: false,
         },
@@ -62,6 +66,10 @@ export function realisticTool(i: number): unknown {
       required: ['owner', 'repo'],
       additionalProperties: false,
     },
-    annotations: { readOnlyHint: verb === 'list' || verb === 'get' || verb === 'search', destructiveHint: verb === 'delete', openWorldHint: true },
+    annotations: {
+      readOnlyHint: verb === 'list' || verb === 'get' || verb === 'search',
+      destructiveHint: verb === 'delete',
+      openWorldHint: true,
+    },
   };
 }

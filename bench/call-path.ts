@@ -72,7 +72,9 @@ export async function benchCallPath(): Promise<CallPath> {
 
 export function printCallPath(path: CallPath): void {
   const rooms = new Set([...path.files.keys()].map((file) => file.split('/').slice(0, -1).join('/')));
-  console.log(`\nA tools/call over Streamable HTTP to a stdio server (${path.calls} calls after a warm-up): code runs in ${path.files.size} files of src/, in ${rooms.size} folders`);
+  console.log(
+    `\nA tools/call over Streamable HTTP to a stdio server (${path.calls} calls after a warm-up): code runs in ${path.files.size} files of src/, in ${rooms.size} folders`,
+  );
   for (const [file, functions] of [...path.files].sort(([a], [b]) => a.localeCompare(b))) {
     console.log(`  ${file.padEnd(42)} ${functions.join(', ')}`);
   }

@@ -45,7 +45,10 @@ class LineClient {
   private nextId = 1;
   private readonly waiting = new Map<number, (msg: { result?: unknown; error?: { message: string } }) => void>();
 
-  constructor(readonly child: ChildProcess, private readonly onNotification: (method: string) => void = () => {}) {
+  constructor(
+    readonly child: ChildProcess,
+    private readonly onNotification: (method: string) => void = () => {},
+  ) {
     child.stdout!.setEncoding('utf8');
     child.stdout!.on('data', (chunk: string) => {
       this.buffered += chunk;
@@ -53,7 +56,8 @@ class LineClient {
       while ((nl = this.buffered.indexOf('\n')) >= 0) {
         const line = this.buffered.slice(0, nl);
         this.buffered = this.buffered.slice(nl + 1);
-        if (line.trim() !== '') this.message(JSON.parse(line) as { id?: number; method?: string; result?: unknown; error?: { message: string } });
+        if (line.trim() !== '')
+          this.message(JSON.parse(line) as { id?: number; method?: string; result?: unknown; error?: { message: string } });
       }
     });
   }
@@ -108,14 +112,16 @@ async function direct(servers: number, toolsEach: number): Promise<number> {
   const start = performance.now();
   const children: ChildProcess[] = [];
   try {
-    const counts = await Promise.all(Array.from({ length: servers }, async () => {
-      const child = spawn(process.execPath, serverArgs(toolsEach), { stdio: ['pipe', 'pipe', 'ignore'] });
-      children.push(child);
-      const client = new LineClient(child);
-      await client.initialize();
-      const result = await client.request('tools/list') as { tools: unknown[] };
-      return result.tools.length;
-    }));
+    const counts = await Promise.all(
+      Array.from({ length: servers }, async () => {
+        const child = spawn(process.execPath, serverArgs(toolsEach), { stdio: ['pipe', 'pipe', 'ignore'] });
+        children.push(child);
+        const client = new LineClient(child);
+        await client.initialize();
+        const result = (await client.request('tools/list')) as { tools: unknown[] };
+        return result.tools.length;
+      }),
+    );
     const ms = performance.now() - start;
     const total = counts.reduce((a, b) => a + b, 0);
     if (total !== servers * toolsEach) throw new Error(`direct: listed ${total} tools, expected ${servers * toolsEach}`);
@@ -132,13 +138,36 @@ async function rssMiB(pid: number): Promise<number> {
 }
 
 /** `mcpgate serve` with the servers; an agent lists (again on each list_changed) until it sees every tool. */
-async function throughGateway(configFile: string, state: string, total: number, mcpgate = MCPGATE): Promise<Omit<StartupRun, 'directMs' | 'baseline'>> {
+async function throughGateway(
+  configFile: string,
+  state: string,
+  total: number,
+  mcpgate = MCPGATE,
+): Promise<Omit<StartupRun, 'directMs' | 'baseline'>> {
   const start = performance.now();
   // MCPGATE_BENCH_NODE_ARGS: options for the gateway's node (e.g. `--cpu-prof --cpu-prof-dir=DIR` to profile it).
   const nodeArgs = (process.env.MCPGATE_BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
-  const child = spawn(process.execPath, [...nodeArgs, mcpgate, 'serve', '--config', configFile, '--state', state, '--agent', 'bench', '--log-level', 'warn', '--startup-timeout', '120000'], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...nodeArgs,
+      mcpgate,
+      'serve',
+      '--config',
+      configFile,
+      '--state',
+      state,
+      '--agent',
+      'bench',
+      '--log-level',
+      'warn',
+      '--startup-timeout',
+      '120000',
+    ],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   try {
     let changed: (() => void) | undefined;
     let pendingChange = false;
@@ -152,7 +181,7 @@ async function throughGateway(configFile: string, state: string, total: number, 
     let firstList: { tools: number; ms: number } | undefined;
     for (;;) {
       pendingChange = false;
-      const result = await client.request('tools/list') as { tools: unknown[] };
+      const result = (await client.request('tools/list')) as { tools: unknown[] };
       lists += 1;
       firstList ??= { tools: result.tools.length, ms: performance.now() - start };
       if (result.tools.length >= total) break;
@@ -168,7 +197,9 @@ async function throughGateway(configFile: string, state: string, total: number, 
 
 async function withTimeout<T>(what: string, run: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took over ${RUN_TIMEOUT_MS} ms`)), RUN_TIMEOUT_MS)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took over ${RUN_TIMEOUT_MS} ms`)), RUN_TIMEOUT_MS)),
+  );
   try {
     return await Promise.race([run, timeout]);
   } finally {
@@ -180,7 +211,8 @@ export async function benchCatalogStartup(servers: number, toolsEach: number, ro
   const dir = await mkdtemp(join(tmpdir(), 'mcpgate-bench-startup-'));
   const configFile = join(dir, '.mcp.json');
   const mcpServers: Record<string, unknown> = {};
-  for (let i = 0; i < servers; i++) mcpServers[`s${String(i).padStart(3, '0')}`] = { command: process.execPath, args: serverArgs(toolsEach) };
+  for (let i = 0; i < servers; i++)
+    mcpServers[`s${String(i).padStart(3, '0')}`] = { command: process.execPath, args: serverArgs(toolsEach) };
   await writeFile(configFile, JSON.stringify({ mcpServers }));
   const load0 = loadavg()[0]!;
   const runs: StartupRun[] = [];
@@ -192,8 +224,13 @@ export async function benchCatalogStartup(servers: number, toolsEach: number, ro
       const g = await withTimeout('through mcpgate', throughGateway(configFile, join(dir, 'state'), servers * toolsEach));
       const d2 = directFirst ? d1! : await withTimeout('direct', direct(servers, toolsEach));
       const base = process.env.MCPGATE_BENCH_BASELINE;
-      const baseline = base === undefined ? undefined
-        : await withTimeout('through the baseline', throughGateway(configFile, join(dir, 'baseline-state'), servers * toolsEach, join(base, 'dist/src/cli/main.js')));
+      const baseline =
+        base === undefined
+          ? undefined
+          : await withTimeout(
+              'through the baseline',
+              throughGateway(configFile, join(dir, 'baseline-state'), servers * toolsEach, join(base, 'dist/src/cli/main.js')),
+            );
       runs.push({ directMs: d2, ...g, ...(baseline !== undefined && { baseline }) });
     }
   } finally {
@@ -204,13 +241,21 @@ export async function benchCatalogStartup(servers: number, toolsEach: number, ro
 
 export function printCatalogStartup(r: StartupResult, target: number, log: (line: string) => void): void {
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  log(`\ncatalog start-up: ${r.servers} stdio servers × ${r.toolsEach} realistic tools = ${r.servers * r.toolsEach} tools, direct vs through mcpgate (load ${r.load[0].toFixed(1)} → ${r.load[1].toFixed(1)})`);
+  log(
+    `\ncatalog start-up: ${r.servers} stdio servers × ${r.toolsEach} realistic tools = ${r.servers * r.toolsEach} tools, direct vs through mcpgate (load ${r.load[0].toFixed(1)} → ${r.load[1].toFixed(1)})`,
+  );
   r.runs.forEach((run, i) => {
-    log(`  round ${i + 1}${i === 0 ? ' (empty state: pins written)' : ' (restart: pins on disk)'}: direct ${run.directMs.toFixed(0)} ms, mcpgate ${run.gatewayMs.toFixed(0)} ms ` +
-      `(${(run.gatewayMs / run.directMs).toFixed(2)}×; first list ${run.firstList.tools} tools at ${run.firstList.ms.toFixed(0)} ms, full after ${run.lists} list${run.lists === 1 ? '' : 's'}), gateway RSS ${run.rssMiB.toFixed(0)} MiB` +
-      (run.baseline === undefined ? '' : `; baseline ${run.baseline.gatewayMs.toFixed(0)} ms (${(run.baseline.gatewayMs / run.directMs).toFixed(2)}×), RSS ${run.baseline.rssMiB.toFixed(0)} MiB`));
+    log(
+      `  round ${i + 1}${i === 0 ? ' (empty state: pins written)' : ' (restart: pins on disk)'}: direct ${run.directMs.toFixed(0)} ms, mcpgate ${run.gatewayMs.toFixed(0)} ms ` +
+        `(${(run.gatewayMs / run.directMs).toFixed(2)}×; first list ${run.firstList.tools} tools at ${run.firstList.ms.toFixed(0)} ms, full after ${run.lists} list${run.lists === 1 ? '' : 's'}), gateway RSS ${run.rssMiB.toFixed(0)} MiB` +
+        (run.baseline === undefined
+          ? ''
+          : `; baseline ${run.baseline.gatewayMs.toFixed(0)} ms (${(run.baseline.gatewayMs / run.directMs).toFixed(2)}×), RSS ${run.baseline.rssMiB.toFixed(0)} MiB`),
+    );
   });
   const ratio = median(r.runs.map((run) => run.gatewayMs / run.directMs));
   const rss = Math.max(...r.runs.map((run) => run.rssMiB));
-  log(`  median ratio ${ratio.toFixed(2)}× direct (target ≤ ${target}×: ${ratio <= target ? 'met' : 'NOT met'}); gateway RSS at most ${rss.toFixed(0)} MiB (target ≤ 120 MiB: ${rss <= 120 ? 'met' : 'NOT met'})`);
+  log(
+    `  median ratio ${ratio.toFixed(2)}× direct (target ≤ ${target}×: ${ratio <= target ? 'met' : 'NOT met'}); gateway RSS at most ${rss.toFixed(0)} MiB (target ≤ 120 MiB: ${rss <= 120 ? 'met' : 'NOT met'})`,
+  );
 }

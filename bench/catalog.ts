@@ -58,7 +58,9 @@ interface ListFigures {
   allocatedKiB: number;
 }
 
-export async function benchCatalog(options: { servers?: number; toolsEach?: number; lists?: number; changes?: number } = {}): Promise<CatalogResult> {
+export async function benchCatalog(
+  options: { servers?: number; toolsEach?: number; lists?: number; changes?: number } = {},
+): Promise<CatalogResult> {
   const servers = options.servers ?? 100;
   const toolsEach = options.toolsEach ?? 50;
   const lists = options.lists ?? 30;
@@ -66,12 +68,19 @@ export async function benchCatalog(options: { servers?: number; toolsEach?: numb
   const dir = await mkdtemp(join(tmpdir(), 'mcpgate-bench-catalog-'));
   const configFile = join(dir, '.mcp.json');
   const mcpServers: Record<string, unknown> = {};
-  for (let i = 0; i < servers; i++) mcpServers[`s${String(i).padStart(3, '0')}`] = { command: process.execPath, args: [SERVER, String(toolsEach)] };
+  for (let i = 0; i < servers; i++)
+    mcpServers[`s${String(i).padStart(3, '0')}`] = { command: process.execPath, args: [SERVER, String(toolsEach)] };
   await writeFile(configFile, JSON.stringify({ mcpServers }));
 
   gc();
   const rssBefore = process.memoryUsage().rss;
-  const gate = await Mcpgate.create({ configFile, log: silentLogger, agent: 'bench', startupTimeoutMs: 120_000, pins: { mode: 'tofu', dir: join(dir, 'pins') } });
+  const gate = await Mcpgate.create({
+    configFile,
+    log: silentLogger,
+    agent: 'bench',
+    startupTimeoutMs: 120_000,
+    pins: { mode: 'tofu', dir: join(dir, 'pins') },
+  });
   try {
     const started = performance.now();
     await gate.gateway.start();
@@ -81,35 +90,39 @@ export async function benchCatalog(options: { servers?: number; toolsEach?: numb
     let onListChanged: (() => void) | undefined;
     /** While a timed list runs, its answer is only kept here: reading it would flatten it (timed apart). */
     let capture: { message?: string | EncodedParts } | undefined;
-    const session = gate.gateway.openSession({
-      // As the fronts do: an answer in pieces (a cached list) is written as its bytes.
-      sendParts(parts) {
-        if (capture !== undefined) capture.message = parts;
-        else this.send(partsToText(parts));
-        return true;
-      },
-      send(line) {
-        if (capture !== undefined) {
-          capture.message = line;
+    const session = gate.gateway.openSession(
+      {
+        // As the fronts do: an answer in pieces (a cached list) is written as its bytes.
+        sendParts(parts) {
+          if (capture !== undefined) capture.message = parts;
+          else this.send(partsToText(parts));
           return true;
-        }
-        const id = /^\{"jsonrpc":"2\.0","id":(\d+)/.exec(line.slice(0, 40))?.[1];
-        if (id !== undefined) {
-          const waiter = waiting.get(Number(id));
-          waiting.delete(Number(id));
-          waiter?.(line);
-        } else if (line.includes('"notifications/tools/list_changed"')) {
-          onListChanged?.();
-        }
-        return true;
+        },
+        send(line) {
+          if (capture !== undefined) {
+            capture.message = line;
+            return true;
+          }
+          const id = /^\{"jsonrpc":"2\.0","id":(\d+)/.exec(line.slice(0, 40))?.[1];
+          if (id !== undefined) {
+            const waiter = waiting.get(Number(id));
+            waiting.delete(Number(id));
+            waiter?.(line);
+          } else if (line.includes('"notifications/tools/list_changed"')) {
+            onListChanged?.();
+          }
+          return true;
+        },
       },
-    }, 'bench');
+      'bench',
+    );
     let nextId = 1;
-    const request = (method: string, params: unknown = {}): Promise<string> => new Promise((resolve) => {
-      const id = nextId++;
-      waiting.set(id, resolve);
-      session.handleLine(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
-    });
+    const request = (method: string, params: unknown = {}): Promise<string> =>
+      new Promise((resolve) => {
+        const id = nextId++;
+        waiting.set(id, resolve);
+        session.handleLine(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+      });
     await request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
     session.handleLine('{"jsonrpc":"2.0","method":"notifications/initialized"}');
 
@@ -130,7 +143,10 @@ export async function benchCatalog(options: { servers?: number; toolsEach?: numb
       capture = undefined;
       if (message === undefined) throw new Error('tools/list was not answered at once: the catalog has not settled');
       // The bytes a front hands to write()/writev(): a string is encoded, a Buffer goes as it is.
-      const chunks = typeof message === 'string' ? [Buffer.from(message + '\n')] : [...message, '\n'].map((part) => (typeof part === 'string' ? Buffer.from(part) : part));
+      const chunks =
+        typeof message === 'string'
+          ? [Buffer.from(message + '\n')]
+          : [...message, '\n'].map((part) => (typeof part === 'string' ? Buffer.from(part) : part));
       const bytes = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
       const transport = performance.now() - start - gateway;
       const allocated = allocatedNow() - heapBefore;
@@ -192,7 +208,9 @@ export interface ChangeResult {
  */
 export function benchCatalogChange(servers = 100, toolsEach = 50, rounds = 20): ChangeResult {
   const names = Array.from({ length: servers }, (_, i) => `s${String(i).padStart(3, '0')}`);
-  const partOf = (generation: number): { tools: unknown[] } => ({ tools: Array.from({ length: toolsEach }, (_, i) => tool(i, generation)) });
+  const partOf = (generation: number): { tools: unknown[] } => ({
+    tools: Array.from({ length: toolsEach }, (_, i) => tool(i, generation)),
+  });
   const full: number[] = [];
   const one: number[] = [];
   const catalog = new Catalog(names);
@@ -215,15 +233,25 @@ export function benchCatalogChange(servers = 100, toolsEach = 50, rounds = 20): 
 export function printCatalog(r: CatalogResult, log: (line: string) => void): void {
   const ok = (met: boolean): string => (met ? 'met' : 'NOT met');
   const ms = (x: number): string => `${x.toFixed(2)} ms`;
-  log(`\ncatalog: ${r.servers} stdio servers × ${r.tools / r.servers} tools = ${r.tools} tools, in-process gateway (medians; the machine's load inflates every span)`);
+  log(
+    `\ncatalog: ${r.servers} stdio servers × ${r.tools / r.servers} tools = ${r.tools} tools, in-process gateway (medians; the machine's load inflates every span)`,
+  );
   log(`  start-up to ready           ${r.startupMs.toFixed(0)} ms (${r.servers} child processes spawned, initialized and listed)`);
-  log(`  first tools/list            ${ms(r.firstListMs)} in the gateway (${(r.list.bytes / 2 ** 20).toFixed(2)} MiB answer; every part encoded)`);
-  log(`  tools/list, unchanged       ${ms(r.list.medianMs)} in the gateway + ${ms(r.list.transportMs)} into bytes; ${r.list.allocatedKiB.toFixed(0)} KiB allocated ` +
-    `(target ≤ 5 ms: ${ok(r.list.medianMs + r.list.transportMs <= 5)}; ≤ 1 MiB: ${ok(r.list.allocatedKiB <= 1024)}; floor: writing a cached buffer, ~0)`);
-  log(`  tools/list after 1 change   ${ms(r.afterChange.medianMs)} in the gateway + ${ms(r.afterChange.transportMs)} into bytes; ${r.afterChange.allocatedKiB.toFixed(0)} KiB allocated ` +
-    `(target: only the changed server's part re-encoded; compare with the first list)`);
+  log(
+    `  first tools/list            ${ms(r.firstListMs)} in the gateway (${(r.list.bytes / 2 ** 20).toFixed(2)} MiB answer; every part encoded)`,
+  );
+  log(
+    `  tools/list, unchanged       ${ms(r.list.medianMs)} in the gateway + ${ms(r.list.transportMs)} into bytes; ${r.list.allocatedKiB.toFixed(0)} KiB allocated ` +
+      `(target ≤ 5 ms: ${ok(r.list.medianMs + r.list.transportMs <= 5)}; ≤ 1 MiB: ${ok(r.list.allocatedKiB <= 1024)}; floor: writing a cached buffer, ~0)`,
+  );
+  log(
+    `  tools/list after 1 change   ${ms(r.afterChange.medianMs)} in the gateway + ${ms(r.afterChange.transportMs)} into bytes; ${r.afterChange.allocatedKiB.toFixed(0)} KiB allocated ` +
+      `(target: only the changed server's part re-encoded; compare with the first list)`,
+  );
   const change = benchCatalogChange(r.servers, r.tools / r.servers);
-  log(`  one server's change         ${ms(change.oneServerMs)} to replace its part and encode the list again; every part rebuilt and encoded: ${ms(change.fullMs)} ` +
-    `(target: only that server's part re-encoded, ~${ms(change.fullMs / r.servers)}: ${ok(change.oneServerMs <= 3 * (change.fullMs / r.servers))})`);
+  log(
+    `  one server's change         ${ms(change.oneServerMs)} to replace its part and encode the list again; every part rebuilt and encoded: ${ms(change.fullMs)} ` +
+      `(target: only that server's part re-encoded, ~${ms(change.fullMs / r.servers)}: ${ok(change.oneServerMs <= 3 * (change.fullMs / r.servers))})`,
+  );
   log(`  gateway RSS growth          ${r.rssMiB.toFixed(0)} MiB for the catalog and its ${r.servers} connections (children not counted)`);
 }

@@ -41,7 +41,28 @@ interface Gate {
 
 /** `mcpgate serve` (extra args: e.g. --workers 2); resolves once `ready` lines say every worker's servers are up. */
 async function startGate(config: string, redis: string, extra: string[] = [], ready = 1, cli = CLI): Promise<Gate> {
-  const child = spawn(process.execPath, [cli, 'serve', '--config', config, '--http', '127.0.0.1:0', '--no-auth', '--agent', 'bench', '--pins', 'off', '--redis', redis, '--log-level', 'info', ...extra], { stdio: ['pipe', 'ignore', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      cli,
+      'serve',
+      '--config',
+      config,
+      '--http',
+      '127.0.0.1:0',
+      '--no-auth',
+      '--agent',
+      'bench',
+      '--pins',
+      'off',
+      '--redis',
+      redis,
+      '--log-level',
+      'info',
+      ...extra,
+    ],
+    { stdio: ['pipe', 'ignore', 'pipe'] },
+  );
   const base = await new Promise<string>((resolve, reject) => {
     let text = '';
     let seen = 0;
@@ -78,7 +99,9 @@ const call = callEcho;
 async function relayed(base: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();
   let sum = 0;
-  for (const line of text.split('\n')) if (line.startsWith('mcpgate_cluster_forwarded_total{') && line.includes('outcome="relayed"')) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  for (const line of text.split('\n'))
+    if (line.startsWith('mcpgate_cluster_forwarded_total{') && line.includes('outcome="relayed"'))
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   return sum;
 }
 
@@ -108,7 +131,9 @@ class LoadClients {
   }
 
   static start(): LoadClients {
-    return new LoadClients(Array.from({ length: CLIENTS }, () => fork(LOAD_CLIENT, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })));
+    return new LoadClients(
+      Array.from({ length: CLIENTS }, () => fork(LOAD_CLIENT, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })),
+    );
   }
 
   private ask(child: ChildProcess, order: Record<string, unknown>): Promise<{ calls: number; cpuMs: number }> {
@@ -183,7 +208,12 @@ async function snapshot(roots: ReadonlyMap<number, string>, redisPid: number | u
   return out;
 }
 
-async function measure(name: string, roots: ReadonlyMap<number, string>, redisPid: number | undefined, run: () => Promise<{ calls: number; cpuMs: number }>): Promise<Shape> {
+async function measure(
+  name: string,
+  roots: ReadonlyMap<number, string>,
+  redisPid: number | undefined,
+  run: () => Promise<{ calls: number; cpuMs: number }>,
+): Promise<Shape> {
   const before = await snapshot(roots, redisPid);
   const t = performance.now();
   const { calls, cpuMs } = await run();
@@ -198,9 +228,12 @@ function printShape(s: Shape, one: number, print: (line: string) => void): void 
   const total = [...s.cpu.values()].reduce((a, b) => a + b, 0);
   const rate = s.calls / s.seconds;
   const wallMs = s.seconds * 1000;
-  print(`  ${s.name.padEnd(44)} ${rate.toFixed(0).padStart(6)} calls/s  ${(rate / one).toFixed(2)}×  ${(total / wallMs).toFixed(2)} cores busy, ${((total * 1000) / s.calls).toFixed(0)} µs CPU per call:`);
+  print(
+    `  ${s.name.padEnd(44)} ${rate.toFixed(0).padStart(6)} calls/s  ${(rate / one).toFixed(2)}×  ${(total / wallMs).toFixed(2)} cores busy, ${((total * 1000) / s.calls).toFixed(0)} µs CPU per call:`,
+  );
   const rows = [...s.cpu].filter(([, ms]) => (ms * 1000) / s.calls >= 1).sort((a, b) => b[1] - a[1]);
-  for (const [who, ms] of rows) print(`      ${who.padEnd(44)} ${((ms * 1000) / s.calls).toFixed(0).padStart(5)} µs/call  ${(ms / wallMs).toFixed(2)} cores`);
+  for (const [who, ms] of rows)
+    print(`      ${who.padEnd(44)} ${((ms * 1000) / s.calls).toFixed(0).padStart(5)} µs/call  ${(ms / wallMs).toFixed(2)} cores`);
 }
 
 export async function benchCluster(print: (line: string) => void): Promise<void> {
@@ -209,11 +242,22 @@ export async function benchCluster(print: (line: string) => void): Promise<void>
   const gates: Gate[] = [];
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   try {
-    print(`\ncluster: load average at start ${loadavg().map((l) => l.toFixed(2)).join(' ')} (a shared machine: only ratios within this run mean much)`);
+    print(
+      `\ncluster: load average at start ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')} (a shared machine: only ratios within this run mean much)`,
+    );
     const config = join(dir, '.mcp.json');
     await writeFile(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [ECHO] } } }));
     // The build under test, and (MCPGATE_BENCH_BASELINE) an older one, each a pair A (owner) and B.
-    interface Pair { name: string; a: Gate; b: Gate; owned: string; local: number[]; forwarded: number[] }
+    interface Pair {
+      name: string;
+      a: Gate;
+      b: Gate;
+      owned: string;
+      local: number[];
+      forwarded: number[];
+    }
     const pairs: Pair[] = [];
     const baseline = process.env.MCPGATE_BENCH_BASELINE;
     for (const [name, cli] of [['this build', CLI], ...(baseline === undefined ? [] : [['baseline', baseline]])] as const) {
@@ -226,7 +270,10 @@ export async function benchCluster(print: (line: string) => void): Promise<void>
     for (const p of pairs) for (let i = 0; i < 200; i++) await call(agent, i % 2 === 0 ? p.a.base : p.b.base, p.owned); // warm up both paths
     for (let round = 0; round < 10; round++) {
       for (const p of pairs) {
-        for (const [base, into] of [[p.a.base, p.local], [p.b.base, p.forwarded]] as const) {
+        for (const [base, into] of [
+          [p.a.base, p.local],
+          [p.b.base, p.forwarded],
+        ] as const) {
           for (let i = 0; i < 100; i++) {
             const t = performance.now();
             await call(agent, base, p.owned);
@@ -241,8 +288,12 @@ export async function benchCluster(print: (line: string) => void): Promise<void>
       p.local.sort((x, y) => x - y);
       p.forwarded.sort((x, y) => x - y);
       if (pairs.length > 1) print(`  ${p.name}:`);
-      print(`  local (sent to A)        median ${us(quantile(p.local, 0.5)).padStart(8)}  p99 ${us(quantile(p.local, 0.99)).padStart(9)}  (${p.local.length} calls)`);
-      print(`  forwarded (sent to B)    median ${us(quantile(p.forwarded, 0.5)).padStart(8)}  p99 ${us(quantile(p.forwarded, 0.99)).padStart(9)}  (${p.forwarded.length} calls)`);
+      print(
+        `  local (sent to A)        median ${us(quantile(p.local, 0.5)).padStart(8)}  p99 ${us(quantile(p.local, 0.99)).padStart(9)}  (${p.local.length} calls)`,
+      );
+      print(
+        `  forwarded (sent to B)    median ${us(quantile(p.forwarded, 0.5)).padStart(8)}  p99 ${us(quantile(p.forwarded, 0.99)).padStart(9)}  (${p.forwarded.length} calls)`,
+      );
       print(`  forwarding adds ${us(quantile(p.forwarded, 0.5) - quantile(p.local, 0.5))} at the median`);
     }
     // Throughput: every shape's processes run at once and the shapes take turns in 1 s rounds, so
@@ -276,17 +327,26 @@ export async function benchCluster(print: (line: string) => void): Promise<void>
         }
       }
       const relayedAfter = await Promise.all(shapes.map((t) => relayed(t.base)));
-      print(`\ncluster: tools/call throughput at ${INFLIGHT} in flight (${SESSIONS} sessions) from ${CLIENTS} load-client processes, ${ROUNDS} alternating rounds of ${MEASURE_MS / ROUNDS / 1000} s each; CPU per call of each process (/proc)`);
+      print(
+        `\ncluster: tools/call throughput at ${INFLIGHT} in flight (${SESSIONS} sessions) from ${CLIENTS} load-client processes, ${ROUNDS} alternating rounds of ${MEASURE_MS / ROUNDS / 1000} s each; CPU per call of each process (/proc)`,
+      );
       const oneRate = shapes[0]!.shape.calls / shapes[0]!.shape.seconds;
       for (const t of shapes) printShape(t.shape, oneRate, print);
       for (const [i, t] of shapes.entries()) {
         if (i === 0) continue;
         const rate = t.shape.calls / t.shape.seconds;
         const share = ((relayedAfter[i]! - relayedBefore[i]!) * 100) / t.shape.calls;
-        const scaling = t.workers > 0 ? `; scaling ${(rate / (t.workers * oneRate)).toFixed(2)} of ${t.workers} × 1 worker (target ≥ 0.85, given ≥ ${2 * t.workers + CLIENTS} cores)` : '';
+        const scaling =
+          t.workers > 0
+            ? `; scaling ${(rate / (t.workers * oneRate)).toFixed(2)} of ${t.workers} × 1 worker (target ≥ 0.85, given ≥ ${2 * t.workers + CLIENTS} cores)`
+            : '';
         print(`  ${t.name}: ${share.toFixed(1)}% of its calls forwarded between workers (mcpgate_cluster_forwarded_total)${scaling}`);
       }
-      print(`  load average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+      print(
+        `  load average at end ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}`,
+      );
     } finally {
       clients.close();
     }

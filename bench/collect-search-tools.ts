@@ -22,7 +22,12 @@ const SERVERS: [string, string, string[], Record<string, string>][] = [
   ['@modelcontextprotocol/server-gitlab', 'gitlab', [], { GITLAB_PERSONAL_ACCESS_TOKEN: 'placeholder' }],
   ['@modelcontextprotocol/server-google-maps', 'google-maps', [], { GOOGLE_MAPS_API_KEY: 'placeholder' }],
   ['@modelcontextprotocol/server-postgres', 'postgres', ['postgresql://127.0.0.1:1/none'], {}],
-  ['@modelcontextprotocol/server-aws-kb-retrieval', 'aws-kb-retrieval', [], { AWS_ACCESS_KEY_ID: 'placeholder', AWS_SECRET_ACCESS_KEY: 'placeholder', AWS_REGION: 'us-east-1' }],
+  [
+    '@modelcontextprotocol/server-aws-kb-retrieval',
+    'aws-kb-retrieval',
+    [],
+    { AWS_ACCESS_KEY_ID: 'placeholder', AWS_SECRET_ACCESS_KEY: 'placeholder', AWS_REGION: 'us-east-1' },
+  ],
   ['@modelcontextprotocol/server-everart', 'everart', [], { EVERART_API_KEY: 'placeholder' }],
   ['@playwright/mcp', 'playwright', [], {}],
   ['@wonderwhy-er/desktop-commander', 'desktop-commander', [], {}],
@@ -37,8 +42,18 @@ const SERVERS: [string, string, string[], Record<string, string>][] = [
   ['@alvincrave/gtasks-mcp', 'google-tasks', [], {}],
 ];
 
-interface Manifest { version: string; license: string; bin?: string | Record<string, string>; main?: string }
-interface Tool { name: string; title?: string; description?: string; inputSchema?: unknown }
+interface Manifest {
+  version: string;
+  license: string;
+  bin?: string | Record<string, string>;
+  main?: string;
+}
+interface Tool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema?: unknown;
+}
 type Listing = { tools: Tool[]; error?: undefined } | { error: string; tools?: undefined };
 
 function binOf(root: string, pkg: string): { manifest: Manifest; entry: string } {
@@ -49,18 +64,31 @@ function binOf(root: string, pkg: string): { manifest: Manifest; entry: string }
 }
 
 /** Starts one server, initializes, pages through tools/list; resolves with the tools or an error. */
-function listTools(entry: string, args: string[], env: Record<string, string>, instructionsOut: { instructions?: unknown }): Promise<Listing> {
+function listTools(
+  entry: string,
+  args: string[],
+  env: Record<string, string>,
+  instructionsOut: { instructions?: unknown },
+): Promise<Listing> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [entry, ...args], {
-      cwd: dirname(entry), env: { PATH: process.env.PATH, HOME: '/tmp/collect-home', ...env }, stdio: ['pipe', 'pipe', 'pipe'],
+      cwd: dirname(entry),
+      env: { PATH: process.env.PATH, HOME: '/tmp/collect-home', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
     const tools: Tool[] = [];
     let buffer = '';
     let stderr = '';
-    const finish = (result: Listing): void => { clearTimeout(timer); child.kill('SIGKILL'); resolve(result); };
+    const finish = (result: Listing): void => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      resolve(result);
+    };
     const timer = setTimeout(() => finish({ error: `timeout; stderr: ${stderr.slice(-300)}` }), 30_000);
     const send = (message: Record<string, unknown>): boolean => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...message }) + '\n');
-    child.stderr.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-2000); });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-2000);
+    });
     child.on('error', (e) => finish({ error: String(e) }));
     child.on('exit', (code) => finish({ error: `exited ${String(code)}; stderr: ${stderr.slice(-300)}` }));
     child.stdout.on('data', (chunk: Buffer) => {
@@ -70,7 +98,11 @@ function listTools(entry: string, args: string[], env: Record<string, string>, i
         const line = buffer.slice(0, nl).trim();
         buffer = buffer.slice(nl + 1);
         if (!line.startsWith('{')) continue;
-        const message = JSON.parse(line) as { id?: number; error?: unknown; result?: { instructions?: unknown; tools: Tool[]; nextCursor?: string } };
+        const message = JSON.parse(line) as {
+          id?: number;
+          error?: unknown;
+          result?: { instructions?: unknown; tools: Tool[]; nextCursor?: string };
+        };
         if (message.id === 1) {
           if (message.error) return finish({ error: JSON.stringify(message.error) });
           instructionsOut.instructions = message.result?.instructions;
@@ -79,12 +111,17 @@ function listTools(entry: string, args: string[], env: Record<string, string>, i
         } else if (typeof message.id === 'number' && message.id >= 2) {
           if (message.error) return finish({ error: JSON.stringify(message.error) });
           tools.push(...message.result!.tools);
-          if (message.result!.nextCursor) send({ id: message.id + 1, method: 'tools/list', params: { cursor: message.result!.nextCursor } });
+          if (message.result!.nextCursor)
+            send({ id: message.id + 1, method: 'tools/list', params: { cursor: message.result!.nextCursor } });
           else finish({ tools });
         }
       }
     });
-    send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'collect-search-tools', version: '1' } } });
+    send({
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'collect-search-tools', version: '1' } },
+    });
   });
 }
 
@@ -92,15 +129,31 @@ const root = process.argv[2] ?? '.';
 const servers: unknown[] = [];
 for (const [pkg, name, args, env] of SERVERS) {
   let bin: ReturnType<typeof binOf>;
-  try { bin = binOf(root, pkg); } catch (error) { process.stderr.write(`${pkg}: not installed (${(error as Error).message})\n`); continue; }
+  try {
+    bin = binOf(root, pkg);
+  } catch (error) {
+    process.stderr.write(`${pkg}: not installed (${(error as Error).message})\n`);
+    continue;
+  }
   const meta: { instructions?: unknown } = {};
   const result = await listTools(bin.entry, args, env, meta);
-  if (result.error !== undefined) { process.stderr.write(`${pkg}: ${result.error}\n`); continue; }
+  if (result.error !== undefined) {
+    process.stderr.write(`${pkg}: ${result.error}\n`);
+    continue;
+  }
   process.stderr.write(`${pkg}: ${result.tools.length} tools\n`);
   servers.push({
-    server: name, package: pkg, version: bin.manifest.version, license: bin.manifest.license,
+    server: name,
+    package: pkg,
+    version: bin.manifest.version,
+    license: bin.manifest.license,
     ...(typeof meta.instructions === 'string' ? { instructions: meta.instructions } : {}),
-    tools: result.tools.map((t) => ({ name: t.name, ...(t.title ? { title: t.title } : {}), description: t.description ?? '', inputSchema: t.inputSchema })),
+    tools: result.tools.map((t) => ({
+      name: t.name,
+      ...(t.title ? { title: t.title } : {}),
+      description: t.description ?? '',
+      inputSchema: t.inputSchema,
+    })),
   });
 }
 process.stdout.write(JSON.stringify({ collected: new Date().toISOString().slice(0, 10), servers }, null, 1) + '\n');

@@ -28,7 +28,27 @@ export interface ErasPair {
 }
 
 async function startGateway(config: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--config', config, '--http', '127.0.0.1:0', '--no-auth', '--agent', 'bench', '--pins', 'off', '--log-format', 'json', '--log-level', 'info'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      'serve',
+      '--config',
+      config,
+      '--http',
+      '127.0.0.1:0',
+      '--no-auth',
+      '--agent',
+      'bench',
+      '--pins',
+      'off',
+      '--log-format',
+      'json',
+      '--log-level',
+      'info',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let text = '';
     child.stderr.setEncoding('utf8');
@@ -44,7 +64,10 @@ async function startGateway(config: string): Promise<{ child: ChildProcess; url:
 }
 
 async function connect(url: string, era: '2025' | typeof MODERN): Promise<Client> {
-  const client = new Client({ name: `bench-${era}`, version: '1.0.0' }, era === MODERN ? { versionNegotiation: { mode: { pin: MODERN } } } : {});
+  const client = new Client(
+    { name: `bench-${era}`, version: '1.0.0' },
+    era === MODERN ? { versionNegotiation: { mode: { pin: MODERN } } } : {},
+  );
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   return client;
 }
@@ -54,18 +77,30 @@ const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted
 export async function benchEras(): Promise<ErasPair[]> {
   const dir = await mkdtemp(join(tmpdir(), 'mcpgate-bench-eras-'));
   const config = join(dir, '.mcp.json');
-  await writeFile(config, JSON.stringify({ mcpServers: {
-    legacy: { command: process.execPath, args: [fixture('echo-server')], era: '2025' },
-    modern: { command: process.execPath, args: [fixture('modern-server')], era: MODERN },
-  } }));
+  await writeFile(
+    config,
+    JSON.stringify({
+      mcpServers: {
+        legacy: { command: process.execPath, args: [fixture('echo-server')], era: '2025' },
+        modern: { command: process.execPath, args: [fixture('modern-server')], era: MODERN },
+      },
+    }),
+  );
   const gate = await startGateway(config);
-  const clients = { '2025': await connect(gate.url, '2025'), [MODERN]: await connect(gate.url, MODERN) } as Record<'2025' | typeof MODERN, Client>;
+  const clients = { '2025': await connect(gate.url, '2025'), [MODERN]: await connect(gate.url, MODERN) } as Record<
+    '2025' | typeof MODERN,
+    Client
+  >;
   const pairs: { agent: '2025' | typeof MODERN; server: '2025' | typeof MODERN; times: number[] }[] = [];
   for (const agent of ['2025', MODERN] as const) for (const server of ['2025', MODERN] as const) pairs.push({ agent, server, times: [] });
   const call = async (pair: (typeof pairs)[number]): Promise<void> => {
-    const result = await clients[pair.agent].callTool({ name: pair.server === MODERN ? 'modern__echo' : 'legacy__echo', arguments: { text: 'hi' } });
+    const result = await clients[pair.agent].callTool({
+      name: pair.server === MODERN ? 'modern__echo' : 'legacy__echo',
+      arguments: { text: 'hi' },
+    });
     const content = (result as { content?: { text?: string }[] }).content;
-    if (content?.[0]?.text !== 'hi') throw new Error(`unexpected answer for ${pair.agent} → ${pair.server}: ${JSON.stringify(result).slice(0, 300)}`);
+    if (content?.[0]?.text !== 'hi')
+      throw new Error(`unexpected answer for ${pair.agent} → ${pair.server}: ${JSON.stringify(result).slice(0, 300)}`);
   };
   try {
     for (const pair of pairs) for (let i = 0; i < WARMUP; i++) await call(pair);
@@ -93,8 +128,12 @@ export async function benchEras(): Promise<ErasPair[]> {
 export function printEras(pairs: ErasPair[], print: (line: string) => void): void {
   const base = pairs.find((p) => p.agent === '2025' && p.server === '2025')!.median;
   const us = (ms: number): string => `${(ms * 1000).toFixed(0)} µs`;
-  print('\neras: tools/call through mcpgate over Streamable HTTP, each pair of agent and server eras (sequential, SDK v2 client, alternating rounds)');
+  print(
+    '\neras: tools/call through mcpgate over Streamable HTTP, each pair of agent and server eras (sequential, SDK v2 client, alternating rounds)',
+  );
   for (const p of pairs) {
-    print(`  ${`${p.agent} agent → ${p.server} server`.padEnd(40)} median ${us(p.median).padStart(8)}  p99 ${us(p.p99).padStart(9)}  ${(p.median / base).toFixed(2)}× legacy→legacy  (${p.calls} calls)`);
+    print(
+      `  ${`${p.agent} agent → ${p.server} server`.padEnd(40)} median ${us(p.median).padStart(8)}  p99 ${us(p.p99).padStart(9)}  ${(p.median / base).toFixed(2)}× legacy→legacy  (${p.calls} calls)`,
+    );
   }
 }

@@ -23,7 +23,25 @@ export interface GateProcess {
 
 /** `nodeArgs`: flags for node itself, before the CLI (e.g. `--import` of a probe). */
 export async function startGate(config: string, flags: readonly string[], nodeArgs: readonly string[] = []): Promise<GateProcess> {
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, CLI, 'serve', '--config', config, '--http', '127.0.0.1:0', '--no-auth', '--agent', 'bench', '--log-format', 'json', ...flags], { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      ...nodeArgs,
+      CLI,
+      'serve',
+      '--config',
+      config,
+      '--http',
+      '127.0.0.1:0',
+      '--no-auth',
+      '--agent',
+      'bench',
+      '--log-format',
+      'json',
+      ...flags,
+    ],
+    { detached: true, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   const pid = child.pid!;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const problems: string[] = [];
@@ -39,7 +57,8 @@ export async function startGate(config: string, flags: readonly string[], nodeAr
       } catch {
         continue;
       }
-      if (onUrl !== undefined && typeof record.url === 'string' && record.msg?.startsWith('mcpgate listening on') === true) onUrl(new URL(record.url));
+      if (onUrl !== undefined && typeof record.url === 'string' && record.msg?.startsWith('mcpgate listening on') === true)
+        onUrl(new URL(record.url));
       if ((record.level === 'warn' || record.level === 'error') && problems.length < 1000) problems.push(line.slice(0, 500));
     }
   });

@@ -31,13 +31,17 @@ interface Message {
 
 function send(agent: Agent | false, url: URL, method: string, headers: OutgoingHttpHeaders, body?: string): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { agent, method, headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      { agent, method, headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+        res.on('error', reject);
+      },
+    );
     req.setTimeout(CALL_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${url.href}: no answer in ${CALL_TIMEOUT_MS} ms`)));
     req.on('error', reject);
     req.end(body);
@@ -71,14 +75,27 @@ export class StreamableSession implements McpSession {
   private version: string | undefined;
   private nextId = 1;
 
-  private constructor(private readonly url: URL, private readonly agent: Agent, private readonly token: string | undefined) {}
+  private constructor(
+    private readonly url: URL,
+    private readonly agent: Agent,
+    private readonly token: string | undefined,
+  ) {}
 
   static async open(url: URL, agent: Agent, token?: string): Promise<StreamableSession> {
     const session = new StreamableSession(url, agent, token);
-    const init = (await session.call('initialize', { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO })) as { protocolVersion?: string };
+    const init = (await session.call('initialize', { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO })) as {
+      protocolVersion?: string;
+    };
     session.version = init.protocolVersion ?? PROTOCOL_VERSION;
-    const reply = await send(agent, url, 'POST', session.headers(), JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
-    if (reply.status !== 202 && reply.status !== 200) throw new Error(`notifications/initialized: HTTP ${reply.status} ${reply.body.slice(0, 200)}`);
+    const reply = await send(
+      agent,
+      url,
+      'POST',
+      session.headers(),
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    );
+    if (reply.status !== 202 && reply.status !== 200)
+      throw new Error(`notifications/initialized: HTTP ${reply.status} ${reply.body.slice(0, 200)}`);
     return session;
   }
 
@@ -122,13 +139,22 @@ export class SseSession implements McpSession {
   private nextId = 1;
   private closed = false;
 
-  private constructor(private readonly agent: Agent, private readonly token: string | undefined) {}
+  private constructor(
+    private readonly agent: Agent,
+    private readonly token: string | undefined,
+  ) {}
 
   static async open(url: URL, agent: Agent, token?: string): Promise<SseSession> {
     const session = new SseSession(agent, token);
     await session.listen(url);
     await session.call('initialize', { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO });
-    const reply = await send(agent, session.endpoint!, 'POST', session.headers(), JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    const reply = await send(
+      agent,
+      session.endpoint!,
+      'POST',
+      session.headers(),
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    );
     if (reply.status >= 300) throw new Error(`notifications/initialized: HTTP ${reply.status}`);
     return session;
   }
@@ -187,7 +213,13 @@ export class SseSession implements McpSession {
     const answer = new Promise<Message>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     // The stream may fail while the POST is still out; the await below sees it.
     void answer.catch(() => undefined);
-    const reply = await send(this.agent, this.endpoint!, 'POST', this.headers(), JSON.stringify({ jsonrpc: '2.0', id, method, params })).catch((err: unknown) => {
+    const reply = await send(
+      this.agent,
+      this.endpoint!,
+      'POST',
+      this.headers(),
+      JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+    ).catch((err: unknown) => {
       this.pending.delete(id);
       throw err;
     });

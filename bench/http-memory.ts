@@ -56,7 +56,9 @@ export async function benchMemory(log: (line: string) => void = () => {}): Promi
       withSessionsMiB: held / 2 ** 20,
       perSessionKiB: (held - idle) / SESSIONS / 1024,
     };
-    log(`memory: mcpgate RSS ${result.idleMiB.toFixed(1)} MiB idle (one echo server), ${result.withSessionsMiB.toFixed(1)} MiB with ${SESSIONS} HTTP sessions open: ~${result.perSessionKiB.toFixed(1)} KiB per agent session`);
+    log(
+      `memory: mcpgate RSS ${result.idleMiB.toFixed(1)} MiB idle (one echo server), ${result.withSessionsMiB.toFixed(1)} MiB with ${SESSIONS} HTTP sessions open: ~${result.perSessionKiB.toFixed(1)} KiB per agent session`,
+    );
     return result;
   } finally {
     await Promise.all(sessions.map((s) => s.close()));

@@ -37,7 +37,13 @@ function ask(message: Record<string, unknown>): Promise<string> {
   });
 }
 
-const init = JSON.parse(await ask({ jsonrpc: '2.0', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'http-relay', version: '1.0.0' } } })) as { result: unknown };
+const init = JSON.parse(
+  await ask({
+    jsonrpc: '2.0',
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'http-relay', version: '1.0.0' } },
+  }),
+) as { result: unknown };
 child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
 
 function json(res: ServerResponse, body: string): void {

@@ -41,7 +41,10 @@ export function verdicts(result: HttpResult, sessions: Sessions): Verdict[] {
     const gate = row(result, MCPGATE_NAME, c, sessions);
     if (gate === undefined) return [];
     const v: Verdict = { concurrency: c, sessions };
-    const peer = peers.map((t) => row(result, t, c, sessions)).filter((r) => r !== undefined).sort((a, b) => b.throughput - a.throughput)[0];
+    const peer = peers
+      .map((t) => row(result, t, c, sessions))
+      .filter((r) => r !== undefined)
+      .sort((a, b) => b.throughput - a.throughput)[0];
     if (peer !== undefined) {
       v.peer = peer;
       v.peerRatio = gate.throughput / peer.throughput;
@@ -61,12 +64,16 @@ function table(result: HttpResult, sessions: Sessions): void {
   const what = sessions === 'shared' ? 'one MCP session shared by the C workers' : 'one MCP session per worker';
   console.log(`\nHTTP: echo tools/call with C calls in flight, ${what} (keep-alive Agent, C sockets)`);
   console.log('  median and p99 in ms; cpu: µs of CPU per call used by the target and every process it started');
-  console.log(`  ${'target'.padEnd(20)}${levels.map((c) => `   ${`C=${c}`.padEnd(5)}${'median'.padStart(7)}${'p99'.padStart(7)}${'calls/s'.padStart(8)}${'cpu'.padStart(6)}`).join('')}`);
+  console.log(
+    `  ${'target'.padEnd(20)}${levels.map((c) => `   ${`C=${c}`.padEnd(5)}${'median'.padStart(7)}${'p99'.padStart(7)}${'calls/s'.padStart(8)}${'cpu'.padStart(6)}`).join('')}`,
+  );
   for (const target of result.targets) {
     const cells = levels.map((c) => {
       const r = row(result, target, c, sessions);
       const cpu = r?.targetCpu === undefined ? '-' : r.targetCpu.toFixed(0);
-      return r === undefined ? ' '.repeat(36) : `   ${' '.repeat(5)}${ms(r.median).padStart(7)}${ms(r.p99).padStart(7)}${rate(r.throughput).padStart(8)}${cpu.padStart(6)}`;
+      return r === undefined
+        ? ' '.repeat(36)
+        : `   ${' '.repeat(5)}${ms(r.median).padStart(7)}${ms(r.p99).padStart(7)}${rate(r.throughput).padStart(8)}${cpu.padStart(6)}`;
     });
     console.log(`  ${target.padEnd(20)}${cells.join('')}`);
   }
@@ -80,16 +87,22 @@ function table(result: HttpResult, sessions: Sessions): void {
     const parts: string[] = [`${rate(gate.throughput)} calls/s, median ${ms(gate.median)} ms`];
     const at = v.concurrency === THROUGHPUT_AT;
     if (v.peerRatio !== undefined && v.peer !== undefined) {
-      parts.push(`${v.peerRatio.toFixed(1)}× the best Streamable HTTP peer (${v.peer.target}, ${rate(v.peer.throughput)} calls/s)` +
-        (at ? ` (target ≥ ${PEER_TARGET}×: ${verdict(v.peerRatio >= PEER_TARGET)})` : ''));
+      parts.push(
+        `${v.peerRatio.toFixed(1)}× the best Streamable HTTP peer (${v.peer.target}, ${rate(v.peer.throughput)} calls/s)` +
+          (at ? ` (target ≥ ${PEER_TARGET}×: ${verdict(v.peerRatio >= PEER_TARGET)})` : ''),
+      );
     } else if (at) {
       parts.push(`no Streamable HTTP peer ran (target ≥ ${PEER_TARGET}× the best: not measured)`);
     }
     if (relay !== undefined && v.relayThroughputRatio !== undefined && v.relayMedianRatio !== undefined) {
-      parts.push(`${v.relayThroughputRatio.toFixed(2)}× the relay's ${rate(relay.throughput)} calls/s` +
-        (at ? ` (target ≥ ${RELAY_THROUGHPUT_TARGET}×: ${verdict(v.relayThroughputRatio >= RELAY_THROUGHPUT_TARGET)})` : ''));
-      parts.push(`median ${v.relayMedianRatio.toFixed(2)}× the relay's ${ms(relay.median)} ms` +
-        (v.concurrency === 1 ? ` (target ≤ ${RELAY_MEDIAN_TARGET}×: ${verdict(v.relayMedianRatio <= RELAY_MEDIAN_TARGET)})` : ''));
+      parts.push(
+        `${v.relayThroughputRatio.toFixed(2)}× the relay's ${rate(relay.throughput)} calls/s` +
+          (at ? ` (target ≥ ${RELAY_THROUGHPUT_TARGET}×: ${verdict(v.relayThroughputRatio >= RELAY_THROUGHPUT_TARGET)})` : ''),
+      );
+      parts.push(
+        `median ${v.relayMedianRatio.toFixed(2)}× the relay's ${ms(relay.median)} ms` +
+          (v.concurrency === 1 ? ` (target ≤ ${RELAY_MEDIAN_TARGET}×: ${verdict(v.relayMedianRatio <= RELAY_MEDIAN_TARGET)})` : ''),
+      );
     }
     if (floor !== undefined) parts.push(`the node:http floor: ${rate(floor.throughput)} calls/s, median ${ms(floor.median)} ms`);
     console.log(`  C=${v.concurrency}: mcpgate ${parts.join('; ')}`);
@@ -99,6 +112,7 @@ function table(result: HttpResult, sessions: Sessions): void {
 export function printHttp(result: HttpResult): void {
   table(result, 'shared');
   table(result, 'per-worker');
-  if (!result.targets.includes(MCPGATE_NAME)) console.log(`\n  mcpgate's HTTP front did not start: ${result.skipped.find((s) => s.target === MCPGATE_NAME)?.reason ?? 'unknown'}`);
+  if (!result.targets.includes(MCPGATE_NAME))
+    console.log(`\n  mcpgate's HTTP front did not start: ${result.skipped.find((s) => s.target === MCPGATE_NAME)?.reason ?? 'unknown'}`);
   for (const s of result.skipped) if (s.target !== MCPGATE_NAME) console.log(`  ${s.target} did not start: ${s.reason}`);
 }

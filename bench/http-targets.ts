@@ -44,7 +44,10 @@ const live = new Set<number>();
 process.once('exit', () => {
   for (const pgid of live) killGroup(pgid, 'SIGKILL');
 });
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
   process.once(signal, () => process.exit(code));
 }
 
@@ -63,7 +66,11 @@ class Group {
   private tail = '';
   private readonly watchers = new Set<(line: string) => void>();
 
-  constructor(readonly name: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  constructor(
+    readonly name: string,
+    args: string[],
+    env: NodeJS.ProcessEnv = {},
+  ) {
     // stdin stays open: some servers take EOF on stdin as the order to shut down.
     this.child = spawn(process.execPath, args, { detached: true, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     if (this.child.pid === undefined) throw new Error(`${name}: spawn failed`);
@@ -131,7 +138,15 @@ class Group {
 }
 
 function target(group: Group, transport: Transport, url: string, tool: string, token?: string): RunningTarget {
-  return { name: group.name, transport, url: new URL(url), tool, pid: group.pid, stop: () => group.stop(), ...(token === undefined ? {} : { token }) };
+  return {
+    name: group.name,
+    transport,
+    url: new URL(url),
+    tool,
+    pid: group.pid,
+    stop: () => group.stop(),
+    ...(token === undefined ? {} : { token }),
+  };
 }
 
 /** Polls with a real session and a real call until the target answers. */
@@ -176,7 +191,9 @@ async function freePort(): Promise<number> {
 }
 
 function binOf(pkg: string): string {
-  const manifest = JSON.parse(readFileSync(join(ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as { bin: string | Record<string, string> };
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as {
+    bin: string | Record<string, string>;
+  };
   const bin = typeof manifest.bin === 'string' ? manifest.bin : manifest.bin[pkg]!;
   return join(ROOT, 'node_modules', pkg, bin);
 }
@@ -207,7 +224,9 @@ export const relay: TargetSpec = {
   name: RELAY_NAME,
   async start() {
     const group = new Group(RELAY_NAME, [RELAY, process.execPath, ECHO]);
-    return guarded(group, async () => untilReady(group, target(group, 'streamable', await group.waitFor((l) => jsonField(l, () => true, 'url')), 'echo')));
+    return guarded(group, async () =>
+      untilReady(group, target(group, 'streamable', await group.waitFor((l) => jsonField(l, () => true, 'url')), 'echo')),
+    );
   },
 };
 
@@ -225,9 +244,24 @@ function mcpgateTarget(name: string, cli: string, rules?: unknown): TargetSpec {
         await writeFile(file, JSON.stringify(rules));
         rulesArgs.push('--rules', file);
       }
-      const group = new Group(name, [cli, 'serve', '--config', config, ...rulesArgs, '--http', '127.0.0.1:0', '--no-auth', '--agent', 'bench', '--log-level', 'info']);
+      const group = new Group(name, [
+        cli,
+        'serve',
+        '--config',
+        config,
+        ...rulesArgs,
+        '--http',
+        '127.0.0.1:0',
+        '--no-auth',
+        '--agent',
+        'bench',
+        '--log-level',
+        'info',
+      ]);
       return guarded(group, async () => {
-        const url = await group.waitFor((l) => jsonField(l, (o) => typeof o.msg === 'string' && o.msg.startsWith('mcpgate listening on'), 'url'));
+        const url = await group.waitFor((l) =>
+          jsonField(l, (o) => typeof o.msg === 'string' && o.msg.startsWith('mcpgate listening on'), 'url'),
+        );
         return untilReady(group, target(group, 'streamable', url, 'echo__echo'));
       });
     },
@@ -240,7 +274,9 @@ export const mcpgate: TargetSpec = mcpgateTarget(MCPGATE_NAME, CLI);
  * Rules whose limits the bench never reaches (a window and calls in flight for its agent): what a
  * limit check costs a call, against the same build without limits.
  */
-export const UNREACHED_LIMITS = { agents: { bench: { allow: { servers: ['*'] }, limits: { calls: 1_000_000_000, per: '1d', inFlight: 1_000_000 } } } };
+export const UNREACHED_LIMITS = {
+  agents: { bench: { allow: { servers: ['*'] }, limits: { calls: 1_000_000_000, per: '1d', inFlight: 1_000_000 } } },
+};
 
 /**
  * Opt-in extra mcpgate targets, in the same rounds: `MCPGATE_BENCH_BASELINE` (another build's
@@ -259,7 +295,18 @@ export const mcpProxy: TargetSpec = {
   name: 'mcp-proxy',
   async start() {
     const port = await freePort();
-    const group = new Group('mcp-proxy', [binOf('mcp-proxy'), '--host', '127.0.0.1', '--port', String(port), '--server', 'stream', '--', process.execPath, ECHO]);
+    const group = new Group('mcp-proxy', [
+      binOf('mcp-proxy'),
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--server',
+      'stream',
+      '--',
+      process.execPath,
+      ECHO,
+    ]);
     return guarded(group, () => untilReady(group, target(group, 'streamable', `http://127.0.0.1:${port}/mcp`, 'echo')));
   },
 };
@@ -269,8 +316,18 @@ export const supergateway: TargetSpec = {
   async start() {
     const port = await freePort();
     // Stateful: in its default stateless mode supergateway spawns a new server for every request.
-    const group = new Group('supergateway', [binOf('supergateway'), '--stdio', `'${process.execPath}' '${ECHO}'`, '--outputTransport', 'streamableHttp',
-      '--stateful', '--port', String(port), '--logLevel', 'none']);
+    const group = new Group('supergateway', [
+      binOf('supergateway'),
+      '--stdio',
+      `'${process.execPath}' '${ECHO}'`,
+      '--outputTransport',
+      'streamableHttp',
+      '--stateful',
+      '--port',
+      String(port),
+      '--logLevel',
+      'none',
+    ]);
     return guarded(group, () => untilReady(group, target(group, 'streamable', `http://127.0.0.1:${port}/mcp`, 'echo')));
   },
 };
@@ -283,7 +340,13 @@ export const mcpHub: TargetSpec = {
     await writeFile(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [ECHO] } } }));
     // mcp-hub keeps state and caches under the XDG directories: keep them in the scratch directory.
     const home = join(dir, 'mcp-hub-home');
-    const env = { HOME: home, XDG_STATE_HOME: join(home, 'state'), XDG_DATA_HOME: join(home, 'data'), XDG_CONFIG_HOME: join(home, 'config'), XDG_CACHE_HOME: join(home, 'cache') };
+    const env = {
+      HOME: home,
+      XDG_STATE_HOME: join(home, 'state'),
+      XDG_DATA_HOME: join(home, 'data'),
+      XDG_CONFIG_HOME: join(home, 'config'),
+      XDG_CACHE_HOME: join(home, 'cache'),
+    };
     const group = new Group('mcp-hub (SSE)', [binOf('mcp-hub'), '--port', String(port), '--config', config], env);
     return guarded(group, () => untilReady(group, target(group, 'sse', `http://127.0.0.1:${port}/mcp`, 'echo__echo')));
   },

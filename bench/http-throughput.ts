@@ -61,7 +61,13 @@ function stats(load: Load): HttpStats {
   const sorted = [...load.samples].sort((a, b) => a - b);
   const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
   const calls = sorted.length;
-  const result: HttpStats = { median: at(0.5), p99: at(0.99), throughput: calls / load.seconds, calls, clientCpu: (load.clientCpuMs * 1000) / calls };
+  const result: HttpStats = {
+    median: at(0.5),
+    p99: at(0.99),
+    throughput: calls / load.seconds,
+    calls,
+    clientCpu: (load.clientCpuMs * 1000) / calls,
+  };
   if (load.targetCpuMs !== undefined) result.targetCpu = (load.targetCpuMs * 1000) / calls;
   return result;
 }
@@ -71,16 +77,18 @@ async function drive(target: RunningTarget, sessions: McpSession[], workers: num
   const args = { ...ARGS, name: target.tool };
   let issued = 0;
   const start = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: workers }, async (_, w) => {
-    const session = sessions[w % sessions.length]!;
-    while (issued < calls) {
-      issued++;
-      const t0 = process.hrtime.bigint();
-      const result = (await session.call('tools/call', args)) as { content?: { text?: string }[] };
-      if (result.content?.[0]?.text !== 'ping') throw new Error(`${target.name}: unexpected echo result ${JSON.stringify(result)}`);
-      out?.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: workers }, async (_, w) => {
+      const session = sessions[w % sessions.length]!;
+      while (issued < calls) {
+        issued++;
+        const t0 = process.hrtime.bigint();
+        const result = (await session.call('tools/call', args)) as { content?: { text?: string }[] };
+        if (result.content?.[0]?.text !== 'ping') throw new Error(`${target.name}: unexpected echo result ${JSON.stringify(result)}`);
+        out?.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+    }),
+  );
   return Number(process.hrtime.bigint() - start) / 1e9;
 }
 
@@ -127,7 +135,10 @@ async function round(load: Load, workers: number, calls: number): Promise<void> 
   const client = process.cpuUsage(clientBefore);
   const cpuAfter = await treeCpuMs(load.target.pid);
   load.clientCpuMs += (client.user + client.system) / 1000;
-  load.targetCpuMs = cpuBefore === undefined || cpuAfter === undefined || load.targetCpuMs === undefined ? undefined : load.targetCpuMs + cpuAfter - cpuBefore;
+  load.targetCpuMs =
+    cpuBefore === undefined || cpuAfter === undefined || load.targetCpuMs === undefined
+      ? undefined
+      : load.targetCpuMs + cpuAfter - cpuBefore;
 }
 
 /** One concurrency level in one session mode: warm up every target, then alternate measured rounds. */
@@ -147,7 +158,15 @@ async function measure(targets: RunningTarget[], workers: number, mode: Sessions
 }
 
 export async function benchHttp(options: HttpOptions = {}, log: (line: string) => void = () => undefined): Promise<HttpResult> {
-  const opts: Required<HttpOptions> = { rounds: 5, minCalls: 400, callsPerWorker: 25, perWorkerSessions: true, concurrency: CONCURRENCY, targets: [], ...options };
+  const opts: Required<HttpOptions> = {
+    rounds: 5,
+    minCalls: 400,
+    callsPerWorker: 25,
+    perWorkerSessions: true,
+    concurrency: CONCURRENCY,
+    targets: [],
+    ...options,
+  };
   const dir = await mkdtemp(join(tmpdir(), 'mcpgate-bench-http-'));
   // Interrupted (the targets are killed on exit first: their hook was registered at import).
   const removeDir = (): void => rmSync(dir, { recursive: true, force: true });
@@ -158,7 +177,9 @@ export async function benchHttp(options: HttpOptions = {}, log: (line: string) =
   try {
     // MCPGATE_BENCH_NO_PEERS=1 leaves the other npm gateways out (an A/B of mcpgate builds only).
     const peers = process.env.MCPGATE_BENCH_NO_PEERS === '1' ? [] : OTHER_GATEWAYS;
-    const specs: TargetSpec[] = [floor, relay, mcpgate, ...extraMcpgates(), ...peers].filter((spec) => opts.targets.length === 0 || opts.targets.includes(spec.name));
+    const specs: TargetSpec[] = [floor, relay, mcpgate, ...extraMcpgates(), ...peers].filter(
+      (spec) => opts.targets.length === 0 || opts.targets.includes(spec.name),
+    );
     for (const spec of specs) {
       try {
         running.push(await spec.start(dir));
@@ -166,7 +187,7 @@ export async function benchHttp(options: HttpOptions = {}, log: (line: string) =
         if (spec === floor) throw err;
         // The first line says what failed; the last line of the target's output usually says why.
         const lines = (err instanceof Error ? err.message : String(err)).split('\n').filter((l) => l.trim() !== '');
-        const reason = lines.length > 1 ? `${lines[0]} … ${lines[lines.length - 1]!.slice(0, 300)}` : lines[0] ?? 'unknown';
+        const reason = lines.length > 1 ? `${lines[0]} … ${lines[lines.length - 1]!.slice(0, 300)}` : (lines[0] ?? 'unknown');
         skipped.push({ target: spec.name, reason });
         log(`  (skipped ${spec.name}: ${reason})`);
       }

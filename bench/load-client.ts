@@ -32,13 +32,15 @@ async function drive(base: string, inflight: number, ms: number): Promise<number
   if (mine.length === 0) throw new Error(`no sessions open on ${base}`);
   const end = performance.now() + ms;
   let done = 0;
-  await Promise.all(Array.from({ length: inflight }, async (_, loop) => {
-    while (performance.now() < end) {
-      const session = mine[loop % mine.length]!;
-      await callEcho(session.agent, base, session.id);
-      done++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: inflight }, async (_, loop) => {
+      while (performance.now() < end) {
+        const session = mine[loop % mine.length]!;
+        await callEcho(session.agent, base, session.id);
+        done++;
+      }
+    }),
+  );
   return done;
 }
 
@@ -51,10 +53,12 @@ process.on('message', (m: Order) => {
   void (async () => {
     try {
       if (m.op === 'open') {
-        const opened = await Promise.all(Array.from({ length: m.sessions }, async () => {
-          const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-          return { agent, id: await openSession(agent, m.base) };
-        }));
+        const opened = await Promise.all(
+          Array.from({ length: m.sessions }, async () => {
+            const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+            return { agent, id: await openSession(agent, m.base) };
+          }),
+        );
         sessions.set(m.base, [...(sessions.get(m.base) ?? []), ...opened]);
         process.send!({ id: m.id, calls: 0, cpuMs: 0 });
         return;

@@ -21,24 +21,35 @@ function tools(): unknown[] {
   return list;
 }
 
-readLines((line) => {
-  const msg = JSON.parse(line) as { id?: string | number; method?: string; params?: Params };
-  if (msg.id === undefined || msg.method === undefined) return;
-  switch (msg.method) {
-    case 'initialize':
-      return send({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: negotiateVersion(msg.params?.protocolVersion), capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'many-tools', version: '1.0.0' } } });
-    case 'ping':
-      return send({ jsonrpc: '2.0', id: msg.id, result: {} });
-    case 'tools/list':
-      return send({ jsonrpc: '2.0', id: msg.id, result: { tools: tools() } });
-    case 'tools/call':
-      if ((msg.params as { name?: string } | undefined)?.name === 'bump') {
-        generation += 1;
-        send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: `generation ${generation}` }] } });
-        return send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
-      }
-      return send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: 'ok' }] } });
-    default:
-      return send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: `no method ${msg.method}` } });
-  }
-}, () => process.exit(0));
+readLines(
+  (line) => {
+    const msg = JSON.parse(line) as { id?: string | number; method?: string; params?: Params };
+    if (msg.id === undefined || msg.method === undefined) return;
+    switch (msg.method) {
+      case 'initialize':
+        return send({
+          jsonrpc: '2.0',
+          id: msg.id,
+          result: {
+            protocolVersion: negotiateVersion(msg.params?.protocolVersion),
+            capabilities: { tools: { listChanged: true } },
+            serverInfo: { name: 'many-tools', version: '1.0.0' },
+          },
+        });
+      case 'ping':
+        return send({ jsonrpc: '2.0', id: msg.id, result: {} });
+      case 'tools/list':
+        return send({ jsonrpc: '2.0', id: msg.id, result: { tools: tools() } });
+      case 'tools/call':
+        if ((msg.params as { name?: string } | undefined)?.name === 'bump') {
+          generation += 1;
+          send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: `generation ${generation}` }] } });
+          return send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+        }
+        return send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: 'ok' }] } });
+      default:
+        return send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: `no method ${msg.method}` } });
+    }
+  },
+  () => process.exit(0),
+);

@@ -20,7 +20,9 @@ export function post(agent: Agent, base: string, body: string, session?: string,
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, session: res.headers['mcp-session-id'] as string | undefined, body: text }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, session: res.headers['mcp-session-id'] as string | undefined, body: text }),
+      );
     });
     req.on('error', reject);
     req.end(body);
@@ -29,7 +31,18 @@ export function post(agent: Agent, base: string, body: string, session?: string,
 
 /** A 2025-era session: initialize, then notifications/initialized; its id. */
 export async function openSession(agent: Agent, base: string, extra?: Record<string, string>): Promise<string> {
-  const init = await post(agent, base, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }), undefined, extra);
+  const init = await post(
+    agent,
+    base,
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+    }),
+    undefined,
+    extra,
+  );
   if (init.session === undefined) throw new Error(`initialize failed: ${init.status} ${init.body}`);
   await post(agent, base, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), init.session, extra);
   return init.session;
@@ -39,7 +52,13 @@ let nextId = 1;
 /** One `echo__echo` call on the session, its answer checked; the milliseconds it took. */
 export async function callEcho(agent: Agent, base: string, session: string, extra?: Record<string, string>): Promise<number> {
   const t = performance.now();
-  const r = await post(agent, base, JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'hi' } } }), session, extra);
+  const r = await post(
+    agent,
+    base,
+    JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'hi' } } }),
+    session,
+    extra,
+  );
   const ms = performance.now() - t;
   if (r.status !== 200 || !r.body.includes('"hi"')) throw new Error(`call failed: ${r.status} ${r.body.slice(0, 300)}`);
   return ms;

@@ -27,7 +27,11 @@ interface Gateway {
 }
 
 async function startGateway(config: string): Promise<Gateway> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--config', config, '--http', '127.0.0.1:0', '--no-auth', '--pins', 'off', '--log-level', 'info'], { stdio: ['pipe', 'ignore', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [CLI, 'serve', '--config', config, '--http', '127.0.0.1:0', '--no-auth', '--pins', 'off', '--log-level', 'info'],
+    { stdio: ['pipe', 'ignore', 'pipe'] },
+  );
   const base = await new Promise<string>((resolve, reject) => {
     let text = '';
     child.stderr.setEncoding('utf8');
@@ -77,7 +81,11 @@ async function footprint(pid: number): Promise<{ mib: number; processes: number 
 }
 
 /** 50 agents, each with a session and one call made; the footprint while they are held. */
-async function fiftyAgents(dir: string, name: string, entry: Record<string, unknown>): Promise<{ idle: { mib: number; processes: number }; held: { mib: number; processes: number } }> {
+async function fiftyAgents(
+  dir: string,
+  name: string,
+  entry: Record<string, unknown>,
+): Promise<{ idle: { mib: number; processes: number }; held: { mib: number; processes: number } }> {
   const config = join(dir, `${name}.json`);
   await writeFile(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [ECHO], ...entry } } }));
   const gw = await startGateway(config);
@@ -97,7 +105,10 @@ export async function benchPool(print: (line: string) => void): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'mcpgate-bench-pool-'));
   try {
     const config = join(dir, 'latency.json');
-    await writeFile(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [ECHO], sessions: 'per-agent', pool: { max: 64 } } } }));
+    await writeFile(
+      config,
+      JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [ECHO], sessions: 'per-agent', pool: { max: 64 } } } }),
+    );
     const gw = await startGateway(config);
     const misses: number[] = [];
     const hits: number[] = [];
@@ -115,16 +126,24 @@ export async function benchPool(print: (line: string) => void): Promise<void> {
     hits.sort((a, b) => a - b);
     const ms = (v: number): string => `${v.toFixed(2)} ms`;
     print('\npool: tools/call latency on a "per-agent" stdio server (echo, Node SDK), sequential');
-    print(`  hit  (the agent's session is live)               median ${ms(quantile(hits, 0.5)).padStart(10)}  p99 ${ms(quantile(hits, 0.99)).padStart(10)}  (${hits.length} calls)`);
-    print(`  miss (its first call: spawn, initialize, list)  median ${ms(quantile(misses, 0.5)).padStart(10)}  p99 ${ms(quantile(misses, 0.99)).padStart(10)}  (${misses.length} calls)`);
+    print(
+      `  hit  (the agent's session is live)               median ${ms(quantile(hits, 0.5)).padStart(10)}  p99 ${ms(quantile(hits, 0.99)).padStart(10)}  (${hits.length} calls)`,
+    );
+    print(
+      `  miss (its first call: spawn, initialize, list)  median ${ms(quantile(misses, 0.5)).padStart(10)}  p99 ${ms(quantile(misses, 0.99)).padStart(10)}  (${misses.length} calls)`,
+    );
     print(`  a miss costs ${(quantile(misses, 0.5) / quantile(hits, 0.5)).toFixed(0)}× a hit at the median`);
 
     const pooled = await fiftyAgents(dir, 'per-agent', { sessions: 'per-agent', pool: { max: 64 } });
     const shared = await fiftyAgents(dir, 'shared', {});
     const perSession = (pooled.held.mib - shared.held.mib) / AGENTS;
     print(`\npool: RSS of mcpgate and every process it started, ${AGENTS} agents each holding a session after one call`);
-    print(`  "per-agent" stdio server   ${pooled.held.mib.toFixed(0).padStart(6)} MiB in ${pooled.held.processes} processes  (idle, no agent: ${pooled.idle.mib.toFixed(0)} MiB in ${pooled.idle.processes})`);
-    print(`  "shared" stdio server      ${shared.held.mib.toFixed(0).padStart(6)} MiB in ${shared.held.processes} processes  (idle, no agent: ${shared.idle.mib.toFixed(0)} MiB in ${shared.idle.processes})`);
+    print(
+      `  "per-agent" stdio server   ${pooled.held.mib.toFixed(0).padStart(6)} MiB in ${pooled.held.processes} processes  (idle, no agent: ${pooled.idle.mib.toFixed(0)} MiB in ${pooled.idle.processes})`,
+    );
+    print(
+      `  "shared" stdio server      ${shared.held.mib.toFixed(0).padStart(6)} MiB in ${shared.held.processes} processes  (idle, no agent: ${shared.idle.mib.toFixed(0)} MiB in ${shared.idle.processes})`,
+    );
     print(`  each per-agent session costs ~${perSession.toFixed(1)} MiB (its own server process; mcpgate's part is small next to it)`);
   } finally {
     agent.destroy();

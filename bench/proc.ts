@@ -25,19 +25,29 @@ async function processes(): Promise<Proc[] | undefined> {
   } catch {
     return undefined;
   }
-  const procs = await Promise.all(entries.filter((e) => /^\d+$/.test(e)).map(async (pid): Promise<Proc | undefined> => {
-    let stat: string;
-    try {
-      stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      return undefined; // exited meanwhile
-    }
-    // The fields after the command name (which may hold spaces): [0] is field 3 (state), so ppid
-    // (field 4) is [1], pgrp (5) is [2], utime (14) is [11] and stime (15) is [12].
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (f[0] === 'Z') return undefined; // a zombie has exited; only its parent's wait is missing
-    return { pid: Number(pid), command: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ppid: Number(f[1]), pgrp: Number(f[2]), cpuMs: ((Number(f[11]) + Number(f[12])) * 1000) / TICKS_PER_SECOND };
-  }));
+  const procs = await Promise.all(
+    entries
+      .filter((e) => /^\d+$/.test(e))
+      .map(async (pid): Promise<Proc | undefined> => {
+        let stat: string;
+        try {
+          stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+        } catch {
+          return undefined; // exited meanwhile
+        }
+        // The fields after the command name (which may hold spaces): [0] is field 3 (state), so ppid
+        // (field 4) is [1], pgrp (5) is [2], utime (14) is [11] and stime (15) is [12].
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        if (f[0] === 'Z') return undefined; // a zombie has exited; only its parent's wait is missing
+        return {
+          pid: Number(pid),
+          command: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+          ppid: Number(f[1]),
+          pgrp: Number(f[2]),
+          cpuMs: ((Number(f[11]) + Number(f[12])) * 1000) / TICKS_PER_SECOND,
+        };
+      }),
+  );
   return procs.filter((p) => p !== undefined);
 }
 
@@ -63,7 +73,9 @@ export async function tree(root: number): Promise<Proc[] | undefined> {
 async function runNs(pid: number): Promise<number | undefined> {
   try {
     const tasks = await readdir(`/proc/${pid}/task`);
-    const times = await Promise.all(tasks.map(async (t) => Number((await readFile(`/proc/${pid}/task/${t}/schedstat`, 'utf8')).split(' ')[0])));
+    const times = await Promise.all(
+      tasks.map(async (t) => Number((await readFile(`/proc/${pid}/task/${t}/schedstat`, 'utf8')).split(' ')[0])),
+    );
     return times.reduce((a, b) => a + b, 0);
   } catch {
     return undefined; // no schedstat in this kernel, or the process exited meanwhile
@@ -74,16 +86,18 @@ async function runNs(pid: number): Promise<number | undefined> {
 export async function treeCpuMs(root: number): Promise<number | undefined> {
   const procs = await tree(root);
   if (procs === undefined) return undefined;
-  const times = await Promise.all(procs.map(async (p) => {
-    const ns = await runNs(p.pid);
-    return ns === undefined ? p.cpuMs : ns / 1e6;
-  }));
+  const times = await Promise.all(
+    procs.map(async (p) => {
+      const ns = await runNs(p.pid);
+      return ns === undefined ? p.cpuMs : ns / 1e6;
+    }),
+  );
   return times.reduce((a, b) => a + b, 0);
 }
 
 /** SIGKILLs each process of a tree listed earlier that still lives in the same process group; returns them. */
 export async function killLeftovers(listed: readonly Proc[]): Promise<string[]> {
-  const now = new Map((await processes() ?? []).map((p) => [p.pid, p]));
+  const now = new Map(((await processes()) ?? []).map((p) => [p.pid, p]));
   const killed: string[] = [];
   for (const p of listed) {
     if (now.get(p.pid)?.pgrp !== p.pgrp) continue;
@@ -101,11 +115,16 @@ export async function killLeftovers(listed: readonly Proc[]): Promise<string[]> 
 export async function treeCpu(root: number): Promise<(Proc & { cmdline: string })[] | undefined> {
   const procs = await tree(root);
   if (procs === undefined) return undefined;
-  return Promise.all(procs.map(async (p) => {
-    const ns = await runNs(p.pid);
-    const cmdline = await readFile(`/proc/${p.pid}/cmdline`, 'utf8').then((t) => t.split('\u0000').join(' ').trim(), () => p.command);
-    return { ...p, cpuMs: ns === undefined ? p.cpuMs : ns / 1e6, cmdline };
-  }));
+  return Promise.all(
+    procs.map(async (p) => {
+      const ns = await runNs(p.pid);
+      const cmdline = await readFile(`/proc/${p.pid}/cmdline`, 'utf8').then(
+        (t) => t.split('\u0000').join(' ').trim(),
+        () => p.command,
+      );
+      return { ...p, cpuMs: ns === undefined ? p.cpuMs : ns / 1e6, cmdline };
+    }),
+  );
 }
 
 /** CPU used so far by one process: all its threads (schedstat, ns) and its main thread's user and system time (stat, ticks). */
@@ -121,5 +140,9 @@ export async function processCpu(pid: number): Promise<ProcessCpu | undefined> {
   const stat = await readFile(`/proc/${pid}/task/${pid}/stat`, 'utf8').catch(() => undefined);
   if (runNsAll === undefined || stat === undefined) return undefined;
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { runMs: runNsAll / 1e6, mainUserMs: (Number(f[11]) * 1000) / TICKS_PER_SECOND, mainSystemMs: (Number(f[12]) * 1000) / TICKS_PER_SECOND };
+  return {
+    runMs: runNsAll / 1e6,
+    mainUserMs: (Number(f[11]) * 1000) / TICKS_PER_SECOND,
+    mainSystemMs: (Number(f[12]) * 1000) / TICKS_PER_SECOND,
+  };
 }

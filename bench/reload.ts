@@ -13,9 +13,10 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ECHO = join(ROOT, 'dist/test/fixtures/echo-server.js');
 const CLI = join(ROOT, 'dist/src/cli/main.js');
 
-const rules = (denyEcho: boolean): string => JSON.stringify({
-  agents: { bench: { allow: { servers: ['*'] }, ...(denyEcho ? { deny: { tools: { echo: ['echo'] } } } : {}) } },
-});
+const rules = (denyEcho: boolean): string =>
+  JSON.stringify({
+    agents: { bench: { allow: { servers: ['*'] }, ...(denyEcho ? { deny: { tools: { echo: ['echo'] } } } : {}) } },
+  });
 
 /** Milliseconds from each rename to the agent seeing the changed catalog. */
 export async function benchReload(rounds = 9): Promise<number[]> {
@@ -27,7 +28,13 @@ export async function benchReload(rounds = 9): Promise<number[]> {
   const client = new Client({ name: 'mcpgate-bench', version: '1.0.0' });
   let notified: (() => void) | undefined;
   client.setNotificationHandler('notifications/tools/list_changed', () => notified?.());
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', '--config', config, '--rules', rulesFile, '--agent', 'bench', '--log-level', 'error'], stderr: 'ignore' }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'serve', '--config', config, '--rules', rulesFile, '--agent', 'bench', '--log-level', 'error'],
+      stderr: 'ignore',
+    }),
+  );
   const samples: number[] = [];
   try {
     await client.listTools();

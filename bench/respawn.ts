@@ -13,7 +13,7 @@ const SINK = join(ROOT, 'dist/test/fixtures/kitchen-sink-server.js');
 const CLI = join(ROOT, 'dist/src/cli/main.js');
 
 function text(result: unknown): string {
-  return ((result as { content: { text: string }[] }).content[0]?.text) ?? '';
+  return (result as { content: { text: string }[] }).content[0]?.text ?? '';
 }
 
 /** Milliseconds from each kill to the first successful call, one sample per round. */
@@ -22,7 +22,13 @@ export async function benchRespawn(rounds = 7): Promise<number[]> {
   const config = join(dir, '.mcp.json');
   await writeFile(config, JSON.stringify({ mcpServers: { sink: { command: process.execPath, args: [SINK] } } }));
   const client = new Client({ name: 'mcpgate-bench', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', '--config', config, '--log-level', 'error', '--pins', 'off'], stderr: 'ignore' }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'serve', '--config', config, '--log-level', 'error', '--pins', 'off'],
+      stderr: 'ignore',
+    }),
+  );
   const samples: number[] = [];
   try {
     for (let r = 0; r < rounds; r++) {

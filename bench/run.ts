@@ -29,26 +29,53 @@ function print(title: string, result: StdioResult): void {
   const extra = (['mcpgate (baseline)', 'mcpgate (limits)'] as const).filter((t) => result[t] !== undefined);
   for (const target of [...TARGETS, ...extra]) {
     const s = result[target]!;
-    const cpu = s.cpu === undefined ? '' : `  CPU ${s.cpu.run.toFixed(0).padStart(4)} µs/call (main thread: user ${s.cpu.user.toFixed(0)}, kernel ${s.cpu.system.toFixed(0)})`;
-    console.log(`  ${target.padEnd(20)} median ${fmt(s.median).padStart(8)}  p99 ${fmt(s.p99).padStart(9)}  ${(s.median / direct).toFixed(2)}× direct  (${s.calls} calls)${cpu}`);
+    const cpu =
+      s.cpu === undefined
+        ? ''
+        : `  CPU ${s.cpu.run.toFixed(0).padStart(4)} µs/call (main thread: user ${s.cpu.user.toFixed(0)}, kernel ${s.cpu.system.toFixed(0)})`;
+    console.log(
+      `  ${target.padEnd(20)} median ${fmt(s.median).padStart(8)}  p99 ${fmt(s.p99).padStart(9)}  ${(s.median / direct).toFixed(2)}× direct  (${s.calls} calls)${cpu}`,
+    );
   }
   const gate = result.mcpgate;
   const floor = result['pipe relay (floor)'];
   const parse = result['parse relay'];
   const median = gate.median / floor.median;
   const p99 = gate.p99 / floor.p99;
-  console.log(`  mcpgate ÷ the pipe relay (floor): median ${median.toFixed(2)}× (target ≤ ${MEDIAN_TARGET}×: ${median <= MEDIAN_TARGET ? 'met' : 'not met'}), ` +
-    `p99 ${p99.toFixed(2)}× (target ≤ ${P99_TARGET}×: ${p99 <= P99_TARGET ? 'met' : 'not met'}); mcpgate's own work is ${fmt(gate.median - floor.median)} per call ` +
-    `(${(gate.median / direct).toFixed(2)}× direct, the relay ${(floor.median / direct).toFixed(2)}×)`);
-  const cpuAbove = gate.cpu === undefined || parse.cpu === undefined ? '' : `; mcpgate's process spends ${(gate.cpu.run - parse.cpu.run).toFixed(0)} µs of CPU per call more than it`;
+  console.log(
+    `  mcpgate ÷ the pipe relay (floor): median ${median.toFixed(2)}× (target ≤ ${MEDIAN_TARGET}×: ${median <= MEDIAN_TARGET ? 'met' : 'not met'}), ` +
+      `p99 ${p99.toFixed(2)}× (target ≤ ${P99_TARGET}×: ${p99 <= P99_TARGET ? 'met' : 'not met'}); mcpgate's own work is ${fmt(gate.median - floor.median)} per call ` +
+      `(${(gate.median / direct).toFixed(2)}× direct, the relay ${(floor.median / direct).toFixed(2)}×)`,
+  );
+  const cpuAbove =
+    gate.cpu === undefined || parse.cpu === undefined
+      ? ''
+      : `; mcpgate's process spends ${(gate.cpu.run - parse.cpu.run).toFixed(0)} µs of CPU per call more than it`;
   for (const t of extra) {
     const other = result[t]!;
-    console.log(`  mcpgate ÷ ${t}: median ${(gate.median / other.median).toFixed(2)}×, p99 ${(gate.p99 / other.p99).toFixed(2)}×${gate.cpu !== undefined && other.cpu !== undefined ? `, CPU ${gate.cpu.run.toFixed(0)} vs ${other.cpu.run.toFixed(0)} µs/call` : ''}`);
+    console.log(
+      `  mcpgate ÷ ${t}: median ${(gate.median / other.median).toFixed(2)}×, p99 ${(gate.p99 / other.p99).toFixed(2)}×${gate.cpu !== undefined && other.cpu !== undefined ? `, CPU ${gate.cpu.run.toFixed(0)} vs ${other.cpu.run.toFixed(0)} µs/call` : ''}`,
+    );
   }
-  console.log(`  mcpgate ÷ the parse relay (parses, re-addresses and re-encodes every message): median ${(gate.median / parse.median).toFixed(2)}×, p99 ${(gate.p99 / parse.p99).toFixed(2)}×${cpuAbove}`);
+  console.log(
+    `  mcpgate ÷ the parse relay (parses, re-addresses and re-encodes every message): median ${(gate.median / parse.median).toFixed(2)}×, p99 ${(gate.p99 / parse.p99).toFixed(2)}×${cpuAbove}`,
+  );
 }
 
-const BENCHES = ['stdio', 'respawn', 'reload', 'http', 'peers', 'memory', 'catalog', 'cluster', 'pool', 'eras', 'search', 'call-path'] as const;
+const BENCHES = [
+  'stdio',
+  'respawn',
+  'reload',
+  'http',
+  'peers',
+  'memory',
+  'catalog',
+  'cluster',
+  'pool',
+  'eras',
+  'search',
+  'call-path',
+] as const;
 
 function selected(): Set<string> {
   const names = process.argv.slice(2);
@@ -60,13 +87,21 @@ function selected(): Set<string> {
 async function main(): Promise<void> {
   const run = selected();
   const cpu = cpus()[0]?.model ?? 'unknown cpu';
-  console.log(`mcpgate bench — node ${process.version}, ${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, load ${loadavg()[0]!.toFixed(2)}`);
+  console.log(
+    `mcpgate bench — node ${process.version}, ${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, load ${loadavg()[0]!.toFixed(2)}`,
+  );
   if (run.has('stdio')) await stdio();
   if (run.has('respawn')) await respawn();
   if (run.has('reload')) await reload();
   if (run.has('http')) printHttp(await benchHttp({}, (line) => console.log(line)));
   // The throughput target alone: 64 in flight on one shared session, mcpgate beside its floors and its Streamable HTTP peers.
-  if (run.has('peers')) printHttp(await benchHttp({ concurrency: [64], perWorkerSessions: false, targets: [FLOOR_NAME, RELAY_NAME, MCPGATE_NAME, 'mcp-proxy', 'supergateway'] }, (line) => console.log(line)));
+  if (run.has('peers'))
+    printHttp(
+      await benchHttp(
+        { concurrency: [64], perWorkerSessions: false, targets: [FLOOR_NAME, RELAY_NAME, MCPGATE_NAME, 'mcp-proxy', 'supergateway'] },
+        (line) => console.log(line),
+      ),
+    );
   if (run.has('memory')) await benchMemory((line) => console.log(`\n${line}`));
   if (run.has('call-path')) printCallPath(await benchCallPath());
   if (run.has('catalog')) await catalog();
@@ -93,14 +128,18 @@ async function respawn(): Promise<void> {
   const respawn = (await benchRespawn()).sort((a, b) => a - b);
   const median = respawn[Math.floor(respawn.length / 2)]!;
   console.log('\nrespawn: SIGKILL of a server → its first successful call through mcpgate');
-  console.log(`  median ${median.toFixed(0)} ms, min ${respawn[0]!.toFixed(0)} ms, max ${respawn[respawn.length - 1]!.toFixed(0)} ms over ${respawn.length} kills (target < 1000 ms: ${median < 1000 ? 'met' : 'not met'})`);
+  console.log(
+    `  median ${median.toFixed(0)} ms, min ${respawn[0]!.toFixed(0)} ms, max ${respawn[respawn.length - 1]!.toFixed(0)} ms over ${respawn.length} kills (target < 1000 ms: ${median < 1000 ? 'met' : 'not met'})`,
+  );
 }
 
 async function reload(): Promise<void> {
   const reload = (await benchReload()).sort((a, b) => a - b);
   const reloadMedian = reload[Math.floor(reload.length / 2)]!;
   console.log('\nhot reload: rules file renamed → the agent sees the new catalog (list_changed + tools/list)');
-  console.log(`  median ${reloadMedian.toFixed(0)} ms, min ${reload[0]!.toFixed(0)} ms, max ${reload[reload.length - 1]!.toFixed(0)} ms over ${reload.length} renames (200 ms of it is the debounce; target < 300 ms: ${reloadMedian < 300 ? 'met' : 'not met'})`);
+  console.log(
+    `  median ${reloadMedian.toFixed(0)} ms, min ${reload[0]!.toFixed(0)} ms, max ${reload[reload.length - 1]!.toFixed(0)} ms over ${reload.length} renames (200 ms of it is the debounce; target < 300 ms: ${reloadMedian < 300 ? 'met' : 'not met'})`,
+  );
 }
 
 main().catch((err: unknown) => {

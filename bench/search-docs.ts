@@ -12,7 +12,14 @@ export function realisticDocs(servers: number, toolsEach: number): SearchDoc[] {
     const server = `s${String(s).padStart(2, '0')}`;
     for (let i = 1; i <= toolsEach; i++) {
       const t = realisticTool(i) as { name: string; title: string; description: string; inputSchema: unknown };
-      docs.push({ key: `${server}__${t.name}`, name: t.name, server, title: t.title, description: t.description, inputSchema: t.inputSchema });
+      docs.push({
+        key: `${server}__${t.name}`,
+        name: t.name,
+        server,
+        title: t.title,
+        description: t.description,
+        inputSchema: t.inputSchema,
+      });
     }
   }
   return docs;
@@ -29,4 +36,3 @@ export function realDocs(set: RetrievalSet, count: number): SearchDoc[] {
   }
   return docs;
 }
-

@@ -16,8 +16,10 @@ const index = new ToolIndex();
 for (const doc of docs) index.upsert(doc);
 gc();
 const after = process.memoryUsage();
-process.stdout.write(JSON.stringify({
-  tools: index.size,
-  rssMiB: (after.rss - before.rss) / 2 ** 20,
-  heapMiB: (after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers) / 2 ** 20,
-}) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    tools: index.size,
+    rssMiB: (after.rss - before.rss) / 2 ** 20,
+    heapMiB: (after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers) / 2 ** 20,
+  }) + '\n',
+);

@@ -9,9 +9,26 @@ import { FIELDS } from '../src/search/tool-fields.js';
 
 const DATA = fileURLToPath(new URL('../../bench/data/', import.meta.url));
 
-export interface DataTool { name: string; title?: string; description: string; inputSchema?: unknown }
-export interface DataServer { server: string; package: string; version: string; license: string; instructions?: string; tools: DataTool[] }
-export interface Query { id: string; split: 'tune' | 'test'; query: string; relevant: string[] }
+export interface DataTool {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema?: unknown;
+}
+export interface DataServer {
+  server: string;
+  package: string;
+  version: string;
+  license: string;
+  instructions?: string;
+  tools: DataTool[];
+}
+export interface Query {
+  id: string;
+  split: 'tune' | 'test';
+  query: string;
+  relevant: string[];
+}
 
 export interface RetrievalSet {
   docs: SearchDoc[];
@@ -28,7 +45,15 @@ export function loadSet(): RetrievalSet {
   const docs: SearchDoc[] = [];
   for (const s of tools.servers) {
     for (const t of s.tools) {
-      docs.push({ key: keyOf(s.server, t.name), name: t.name, server: s.server, title: t.title, description: t.description, inputSchema: t.inputSchema, serverInstructions: s.instructions });
+      docs.push({
+        key: keyOf(s.server, t.name),
+        name: t.name,
+        server: s.server,
+        title: t.title,
+        description: t.description,
+        inputSchema: t.inputSchema,
+        serverInstructions: s.instructions,
+      });
     }
   }
   const known = new Set(docs.map((d) => d.key));
@@ -38,7 +63,14 @@ export function loadSet(): RetrievalSet {
   return { docs, servers: tools.servers, queries };
 }
 
-export interface Quality { queries: number; recall1: number; recall5: number; recall10: number; ndcg5: number; mrr: number }
+export interface Quality {
+  queries: number;
+  recall1: number;
+  recall5: number;
+  recall10: number;
+  ndcg5: number;
+  mrr: number;
+}
 
 /** The measures over queries, each query's ranking asked of `rank` (best first, at least 10 deep). */
 export function measure(queries: readonly Query[], rank: (query: string) => readonly SearchHit[]): Quality {
@@ -62,7 +94,14 @@ export function measure(queries: readonly Query[], rank: (query: string) => read
     sum.mrr += first < 0 ? 0 : 1 / (first + 1);
   }
   const n = queries.length || 1;
-  return { queries: queries.length, recall1: sum.recall1 / n, recall5: sum.recall5 / n, recall10: sum.recall10 / n, ndcg5: sum.ndcg5 / n, mrr: sum.mrr / n };
+  return {
+    queries: queries.length,
+    recall1: sum.recall1 / n,
+    recall5: sum.recall5 / n,
+    recall10: sum.recall10 / n,
+    ndcg5: sum.ndcg5 / n,
+    mrr: sum.mrr / n,
+  };
 }
 
 /**
@@ -88,7 +127,10 @@ export class PlainBm25 {
   }
 
   static words(text: string): string[] {
-    return text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 0);
+    return text
+      .toLowerCase()
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter((w) => w.length > 0);
   }
 
   search(query: string, limit: number): SearchHit[] {
@@ -102,7 +144,7 @@ export class PlainBm25 {
         if (tf === undefined) continue;
         const df = this.df.get(t)!;
         const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-        score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * doc.length / this.avg));
+        score += (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * doc.length) / this.avg));
       }
       if (score > 0) hits.push({ key: doc.key, score });
     }
@@ -127,7 +169,11 @@ export const objective = (q: Quality): number => (q.recall5 + q.ndcg5 + q.mrr) /
  */
 export const MIN_GAIN = 0.005;
 
-export interface Tuned { options: Required<Pick<ToolIndexOptions, 'k1' | 'b' | 'synonymWeight' | 'coord' | 'actionBonus'>> & { weights: FieldWeights }; quality: Quality; steps: string[] }
+export interface Tuned {
+  options: Required<Pick<ToolIndexOptions, 'k1' | 'b' | 'synonymWeight' | 'coord' | 'actionBonus'>> & { weights: FieldWeights };
+  quality: Quality;
+  steps: string[];
+}
 
 /**
  * Coordinate ascent on the tuning split: each field weight (and k1, b, the synonym weight, coordination,
@@ -149,7 +195,14 @@ export function tune(set: RetrievalSet, start: Tuned['options']): Tuned {
   for (let round = 0; round < 3; round++) {
     let changed = false;
     const trials: [string, number[], (o: Tuned['options'], v: number) => Tuned['options']][] = [
-      ...FIELDS.map((field) => [field, WEIGHTS, (o: Tuned['options'], v: number) => ({ ...o, weights: { ...o.weights, [field]: v } })] as [string, number[], (o: Tuned['options'], v: number) => Tuned['options']]),
+      ...FIELDS.map(
+        (field) =>
+          [field, WEIGHTS, (o: Tuned['options'], v: number) => ({ ...o, weights: { ...o.weights, [field]: v } })] as [
+            string,
+            number[],
+            (o: Tuned['options'], v: number) => Tuned['options'],
+          ],
+      ),
       ['k1', [0.6, 0.9, 1.2, 1.5, 2], (o, v) => ({ ...o, k1: v })],
       ['b', [0.3, 0.5, 0.75, 0.9], (o, v) => ({ ...o, b: v })],
       ['synonymWeight', [0, 0.1, 0.2, 0.3, 0.5, 0.7], (o, v) => ({ ...o, synonymWeight: v })],

@@ -13,7 +13,16 @@ import { fileURLToPath } from 'node:url';
 import { Mcpgate, type McpgateOptions } from '../src/mcpgate.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { partsToText } from '../src/wire/encoded.js';
-import { ToolIndex, DEFAULT_WEIGHTS, DEFAULT_K1, DEFAULT_B, DEFAULT_SYNONYM_WEIGHT, DEFAULT_COORD, DEFAULT_ACTION_BONUS, type SearchHit } from '../src/search/tool-index.js';
+import {
+  ToolIndex,
+  DEFAULT_WEIGHTS,
+  DEFAULT_K1,
+  DEFAULT_B,
+  DEFAULT_SYNONYM_WEIGHT,
+  DEFAULT_COORD,
+  DEFAULT_ACTION_BONUS,
+  type SearchHit,
+} from '../src/search/tool-index.js';
 import { fuse } from '../src/search/fuse.js';
 import { realDocs, realisticDocs } from './search-docs.js';
 import { indexOf, loadSet, measure, objective, PlainBm25, tune, type Quality, type Query, type RetrievalSet } from './search-quality.js';
@@ -25,35 +34,54 @@ type Print = (line: string) => void;
 const tokens = (text: string): number => Math.ceil(text.length / 4);
 
 /** tools/list as an agent of the given mode gets it from the real gateway over 10 × 500 realistic tools. */
-async function listThroughGateway(mode: string, servers: number, toolsEach: number): Promise<{ text: string; tools: string[]; searchResult?: string }> {
+async function listThroughGateway(
+  mode: string,
+  servers: number,
+  toolsEach: number,
+): Promise<{ text: string; tools: string[]; searchResult?: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'mcpgate-bench-search-'));
   const configFile = join(dir, '.mcp.json');
   const mcpServers: Record<string, unknown> = {};
-  for (let i = 0; i < servers; i++) mcpServers[`s${String(i).padStart(2, '0')}`] = { command: process.execPath, args: [SERVER, String(toolsEach), 'realistic'] };
+  for (let i = 0; i < servers; i++)
+    mcpServers[`s${String(i).padStart(2, '0')}`] = { command: process.execPath, args: [SERVER, String(toolsEach), 'realistic'] };
   await writeFile(configFile, JSON.stringify({ mcpServers }));
   // The mode is passed as data: a build whose gateway has no search mode ignores it, and the list
   // then shows no search_tools (reported as such below).
   const gate = await Mcpgate.create({
-    configFile, log: silentLogger, agent: 'bench', startupTimeoutMs: 120_000, pins: { mode: 'tofu', dir: join(dir, 'pins') },
+    configFile,
+    log: silentLogger,
+    agent: 'bench',
+    startupTimeoutMs: 120_000,
+    pins: { mode: 'tofu', dir: join(dir, 'pins') },
     mode: mode as unknown as McpgateOptions['mode'],
   });
   try {
     await gate.gateway.start();
     const waiting = new Map<number, (line: string) => void>();
-    const session = gate.gateway.openSession({
-      sendParts(parts) { this.send(partsToText(parts)); return true; },
-      send(line) {
-        const id = /^\{"jsonrpc":"2\.0","id":(\d+)/.exec(line.slice(0, 40))?.[1];
-        if (id !== undefined) { waiting.get(Number(id))?.(line); waiting.delete(Number(id)); }
-        return true;
+    const session = gate.gateway.openSession(
+      {
+        sendParts(parts) {
+          this.send(partsToText(parts));
+          return true;
+        },
+        send(line) {
+          const id = /^\{"jsonrpc":"2\.0","id":(\d+)/.exec(line.slice(0, 40))?.[1];
+          if (id !== undefined) {
+            waiting.get(Number(id))?.(line);
+            waiting.delete(Number(id));
+          }
+          return true;
+        },
       },
-    }, 'bench');
+      'bench',
+    );
     let nextId = 1;
-    const request = (method: string, params: unknown = {}): Promise<string> => new Promise((resolve) => {
-      const id = nextId++;
-      waiting.set(id, resolve);
-      session.handleLine(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
-    });
+    const request = (method: string, params: unknown = {}): Promise<string> =>
+      new Promise((resolve) => {
+        const id = nextId++;
+        waiting.set(id, resolve);
+        session.handleLine(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+      });
     await request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
     session.handleLine('{"jsonrpc":"2.0","method":"notifications/initialized"}');
     const line = await request('tools/list');
@@ -73,29 +101,43 @@ async function listThroughGateway(mode: string, servers: number, toolsEach: numb
 }
 
 async function benchTokens(print: Print): Promise<void> {
-  print('\nsearch: tools/list of 10 servers × 500 realistic tools through the gateway (tokens = characters / 4; no tokenizer in node_modules)');
+  print(
+    '\nsearch: tools/list of 10 servers × 500 realistic tools through the gateway (tokens = characters / 4; no tokenizer in node_modules)',
+  );
   const aggregate = await listThroughGateway('aggregate', 10, 500);
-  print(`  aggregate mode: ${aggregate.tools.length} tools, ${(aggregate.text.length / 1e6).toFixed(2)} MB, ≈ ${tokens(aggregate.text).toLocaleString('en')} tokens`);
+  print(
+    `  aggregate mode: ${aggregate.tools.length} tools, ${(aggregate.text.length / 1e6).toFixed(2)} MB, ≈ ${tokens(aggregate.text).toLocaleString('en')} tokens`,
+  );
   const search = await listThroughGateway('search', 10, 500);
   if (!search.tools.includes('search_tools')) {
-    print(`  search mode: not measured — this build's gateway has no search mode (its list had ${search.tools.length} tools and no search_tools)`);
+    print(
+      `  search mode: not measured — this build's gateway has no search mode (its list had ${search.tools.length} tools and no search_tools)`,
+    );
     return;
   }
-  print(`  search mode:    ${search.tools.length} tool(s) (${search.tools.join(', ')}), ${search.text.length.toLocaleString('en')} bytes, ≈ ${tokens(search.text).toLocaleString('en')} tokens ` +
-    `(${(tokens(aggregate.text) / tokens(search.text)).toFixed(0)}× fewer); one search_tools result (limit 5): ≈ ${tokens(search.searchResult ?? '').toLocaleString('en')} tokens`);
+  print(
+    `  search mode:    ${search.tools.length} tool(s) (${search.tools.join(', ')}), ${search.text.length.toLocaleString('en')} bytes, ≈ ${tokens(search.text).toLocaleString('en')} tokens ` +
+      `(${(tokens(aggregate.text) / tokens(search.text)).toFixed(0)}× fewer); one search_tools result (limit 5): ≈ ${tokens(search.searchResult ?? '').toLocaleString('en')} tokens`,
+  );
 }
 
 const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 
 /** The index's memory, measured in a child process (search-index-memory.ts). */
 function indexMemory(kind: 'realistic' | 'real'): { tools: number; heapMiB: number; rssMiB: number } {
-  const out = execFileSync(process.execPath, ['--expose-gc', join(ROOT, 'dist/bench/search-index-memory.js'), kind], { encoding: 'utf8', timeout: 120_000 });
+  const out = execFileSync(process.execPath, ['--expose-gc', join(ROOT, 'dist/bench/search-index-memory.js'), kind], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   return JSON.parse(out) as { tools: number; heapMiB: number; rssMiB: number };
 }
 
 function benchLatency(set: RetrievalSet, print: Print): void {
   const queries = set.queries.map((q) => q.query);
-  for (const [label, docs, kind] of [['10 × 500 realistic tools', realisticDocs(10, 500), 'realistic'], ['the real set repeated to 5,000 tools', realDocs(set, 5000), 'real']] as const) {
+  for (const [label, docs, kind] of [
+    ['10 × 500 realistic tools', realisticDocs(10, 500), 'realistic'],
+    ['the real set repeated to 5,000 tools', realDocs(set, 5000), 'real'],
+  ] as const) {
     const memory = indexMemory(kind);
     const built = performance.now();
     const index = new ToolIndex();
@@ -119,12 +161,14 @@ function benchLatency(set: RetrievalSet, print: Print): void {
     const median = percentile(times, 0.5);
     const upsertStart = performance.now();
     for (let i = 0; i < 500; i++) index.upsert(docs[i]!);
-    const upsertUs = (performance.now() - upsertStart) / 500 * 1000;
-    print(`  ${label}: search (limit 5, ${times.length} searches of the set's ${queries.length} queries) median ${(median * 1000).toFixed(0)} µs, p95 ${(percentile(times, 0.95) * 1000).toFixed(0)} µs, ` +
-      `p99 ${(percentile(times, 0.99) * 1000).toFixed(0)} µs (target median ≤ 2 ms: ${median <= 2 ? 'met' : 'not met'}); CPU time a search median ${(percentile(cpu, 0.5) * 1000).toFixed(0)} µs, ` +
-      `p95 ${(percentile(cpu, 0.95) * 1000).toFixed(0)} µs (wall minus CPU is time this process waited for a core); ` +
-      `index built in ${buildMs.toFixed(0)} ms, re-upsert ${upsertUs.toFixed(0)} µs a tool; in a process of its own the index of ${memory.tools} tools costs ` +
-      `${memory.heapMiB.toFixed(1)} MiB of heap and ${memory.rssMiB.toFixed(1)} MiB of RSS (the tools' definitions, which the gateway holds anyway, not counted)`);
+    const upsertUs = ((performance.now() - upsertStart) / 500) * 1000;
+    print(
+      `  ${label}: search (limit 5, ${times.length} searches of the set's ${queries.length} queries) median ${(median * 1000).toFixed(0)} µs, p95 ${(percentile(times, 0.95) * 1000).toFixed(0)} µs, ` +
+        `p99 ${(percentile(times, 0.99) * 1000).toFixed(0)} µs (target median ≤ 2 ms: ${median <= 2 ? 'met' : 'not met'}); CPU time a search median ${(percentile(cpu, 0.5) * 1000).toFixed(0)} µs, ` +
+        `p95 ${(percentile(cpu, 0.95) * 1000).toFixed(0)} µs (wall minus CPU is time this process waited for a core); ` +
+        `index built in ${buildMs.toFixed(0)} ms, re-upsert ${upsertUs.toFixed(0)} µs a tool; in a process of its own the index of ${memory.tools} tools costs ` +
+        `${memory.heapMiB.toFixed(1)} MiB of heap and ${memory.rssMiB.toFixed(1)} MiB of RSS (the tools' definitions, which the gateway holds anyway, not counted)`,
+    );
   }
 }
 
@@ -142,12 +186,15 @@ async function embed(base: string, model: string, texts: readonly string[]): Pro
   for (let i = 0; i < texts.length; i += 64) {
     const response = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(process.env.MCPGATE_EMBEDDINGS_API_KEY ? { authorization: `Bearer ${process.env.MCPGATE_EMBEDDINGS_API_KEY}` } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        ...(process.env.MCPGATE_EMBEDDINGS_API_KEY ? { authorization: `Bearer ${process.env.MCPGATE_EMBEDDINGS_API_KEY}` } : {}),
+      },
       body: JSON.stringify({ model, input: texts.slice(i, i + 64) }),
       signal: AbortSignal.timeout(60_000),
     });
     if (!response.ok) throw new Error(`embeddings endpoint answered ${response.status}`);
-    const body = await response.json() as { data: { embedding: number[]; index: number }[] };
+    const body = (await response.json()) as { data: { embedding: number[]; index: number }[] };
     for (const item of [...body.data].sort((a, b) => a.index - b.index)) {
       const v = Float64Array.from(item.embedding);
       const norm = Math.hypot(...v) || 1;
@@ -160,42 +207,73 @@ async function embed(base: string, model: string, texts: readonly string[]): Pro
 async function hybrid(set: RetrievalSet, test: readonly Query[], lexical: ToolIndex, print: Print): Promise<void> {
   const url = process.env.MCPGATE_EMBEDDINGS_URL;
   if (url === undefined || url === '') {
-    print('  hybrid (lexical + embeddings):   not measured — no embedding model is reachable here (set MCPGATE_EMBEDDINGS_URL to an OpenAI-compatible endpoint (its …/v1), MCPGATE_EMBEDDINGS_MODEL, MCPGATE_EMBEDDINGS_API_KEY)');
+    print(
+      '  hybrid (lexical + embeddings):   not measured — no embedding model is reachable here (set MCPGATE_EMBEDDINGS_URL to an OpenAI-compatible endpoint (its …/v1), MCPGATE_EMBEDDINGS_MODEL, MCPGATE_EMBEDDINGS_API_KEY)',
+    );
     return;
   }
   const model = process.env.MCPGATE_EMBEDDINGS_MODEL ?? 'text-embedding-3-small';
   let toolVectors: Float64Array[];
   let queryVectors: Float64Array[];
   try {
-    toolVectors = await embed(url, model, set.docs.map((d) => `${d.name}\n${d.title ?? ''}\n${d.description ?? ''}`.slice(0, 4000)));
-    queryVectors = await embed(url, model, test.map((q) => q.query));
+    toolVectors = await embed(
+      url,
+      model,
+      set.docs.map((d) => `${d.name}\n${d.title ?? ''}\n${d.description ?? ''}`.slice(0, 4000)),
+    );
+    queryVectors = await embed(
+      url,
+      model,
+      test.map((q) => q.query),
+    );
   } catch (error) {
-    print(`  hybrid (lexical + embeddings):   not measured — the embeddings endpoint failed: ${error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error)}`);
+    print(
+      `  hybrid (lexical + embeddings):   not measured — the embeddings endpoint failed: ${error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error)}`,
+    );
     return;
   }
   const vectorRank = (qi: number): SearchHit[] => {
     const q = queryVectors[qi]!;
-    return set.docs.map((d, i) => ({ key: d.key, score: toolVectors[i]!.reduce((s, x, j) => s + x * q[j]!, 0) }))
-      .sort((a, b) => b.score - a.score).slice(0, 50);
+    return set.docs
+      .map((d, i) => ({ key: d.key, score: toolVectors[i]!.reduce((s, x, j) => s + x * q[j]!, 0) }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, 50);
   };
   const byQuery = new Map(test.map((q, i) => [q.query, i]));
-  print(row(`vector only (${model})`, measure(test, (query) => vectorRank(byQuery.get(query)!))));
-  print(row('hybrid (RRF of lexical + vector)', measure(test, (query) => fuse(lexical.search(query, 50), vectorRank(byQuery.get(query)!), { limit: 10 }))));
+  print(
+    row(
+      `vector only (${model})`,
+      measure(test, (query) => vectorRank(byQuery.get(query)!)),
+    ),
+  );
+  print(
+    row(
+      'hybrid (RRF of lexical + vector)',
+      measure(test, (query) => fuse(lexical.search(query, 50), vectorRank(byQuery.get(query)!), { limit: 10 })),
+    ),
+  );
 }
 
 async function benchQuality(set: RetrievalSet, print: Print): Promise<void> {
   const tuneSet = set.queries.filter((q) => q.split === 'tune');
   const test = set.queries.filter((q) => q.split === 'test');
-  print(`\nsearch: retrieval quality — ${set.docs.length} real tools of ${set.servers.length} MCP servers, ${set.queries.length} hand-written queries (bench/data/README.md)`);
+  print(
+    `\nsearch: retrieval quality — ${set.docs.length} real tools of ${set.servers.length} MCP servers, ${set.queries.length} hand-written queries (bench/data/README.md)`,
+  );
   const baseline = new PlainBm25(set.docs);
   const lexical = indexOf(set.docs);
-  for (const [label, queries] of [[`held-out test split (${test.length} queries)`, test], [`tuning split (${tuneSet.length} queries)`, tuneSet]] as const) {
+  for (const [label, queries] of [
+    [`held-out test split (${test.length} queries)`, test],
+    [`tuning split (${tuneSet.length} queries)`, tuneSet],
+  ] as const) {
     print(` ${label}:`);
     const base = measure(queries, (query) => baseline.search(query, 10));
     const ours = measure(queries, (query) => lexical.search(query, 10));
     print(row('baseline: BM25 over name + desc.', base));
     print(row('tool index, lexical', ours));
-    print(`  lexical ÷ baseline: Recall@5 ${(ours.recall5 / base.recall5).toFixed(2)}× (target ≥ 1.25×: ${ours.recall5 / base.recall5 >= 1.25 ? 'met' : 'not met'}), MRR ${(ours.mrr / base.mrr).toFixed(2)}×`);
+    print(
+      `  lexical ÷ baseline: Recall@5 ${(ours.recall5 / base.recall5).toFixed(2)}× (target ≥ 1.25×: ${ours.recall5 / base.recall5 >= 1.25 ? 'met' : 'not met'}), MRR ${(ours.mrr / base.mrr).toFixed(2)}×`,
+    );
     if (queries === test) await hybrid(set, test, lexical, print);
   }
   // What each field adds, on the tuning split: its weight set to 0, the rest at the defaults.
@@ -204,14 +282,27 @@ async function benchQuality(set: RetrievalSet, print: Print): Promise<void> {
     return measure(tuneSet, (query) => index.search(query, 10));
   };
   const full = objective(tuneQuality({}));
-  const parts = Object.keys(DEFAULT_WEIGHTS).map((field) => `${field} ${(objective(tuneQuality({ weights: { [field]: 0 } })) - full).toFixed(3)}`);
+  const parts = Object.keys(DEFAULT_WEIGHTS).map(
+    (field) => `${field} ${(objective(tuneQuality({ weights: { [field]: 0 } })) - full).toFixed(3)}`,
+  );
   parts.push(`synonyms ${(objective(tuneQuality({ synonymWeight: 0 })) - full).toFixed(3)}`);
   parts.push(`action bonus ${(objective(tuneQuality({ actionBonus: 0 })) - full).toFixed(3)}`);
-  print(` tuning split, the objective (mean of R@5, nDCG@5, MRR) ${full.toFixed(3)} with the defaults; without each part: ${parts.join(', ')}`);
-  const tuned = tune(set, { weights: { ...DEFAULT_WEIGHTS }, k1: DEFAULT_K1, b: DEFAULT_B, synonymWeight: DEFAULT_SYNONYM_WEIGHT, coord: DEFAULT_COORD, actionBonus: DEFAULT_ACTION_BONUS });
-  print(tuned.steps.length === 0
-    ? ' coordinate ascent from the defaults on the tuning split finds no better setting: the defaults are its optimum'
-    : ` coordinate ascent from the defaults on the tuning split moves: ${tuned.steps.join('; ')} (objective ${objective(tuned.quality).toFixed(3)})`);
+  print(
+    ` tuning split, the objective (mean of R@5, nDCG@5, MRR) ${full.toFixed(3)} with the defaults; without each part: ${parts.join(', ')}`,
+  );
+  const tuned = tune(set, {
+    weights: { ...DEFAULT_WEIGHTS },
+    k1: DEFAULT_K1,
+    b: DEFAULT_B,
+    synonymWeight: DEFAULT_SYNONYM_WEIGHT,
+    coord: DEFAULT_COORD,
+    actionBonus: DEFAULT_ACTION_BONUS,
+  });
+  print(
+    tuned.steps.length === 0
+      ? ' coordinate ascent from the defaults on the tuning split finds no better setting: the defaults are its optimum'
+      : ` coordinate ascent from the defaults on the tuning split moves: ${tuned.steps.join('; ')} (objective ${objective(tuned.quality).toFixed(3)})`,
+  );
 }
 
 export async function benchSearch(print: Print): Promise<void> {

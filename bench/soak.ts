@@ -74,7 +74,10 @@ async function main(): Promise<void> {
       const target = CALLS[index % CALLS.length]!;
       const t0 = performance.now();
       try {
-        const result = (await session.call('tools/call', { name: target.name, arguments: target.arguments })) as { isError?: boolean; content?: { text?: string }[] };
+        const result = (await session.call('tools/call', { name: target.name, arguments: target.arguments })) as {
+          isError?: boolean;
+          content?: { text?: string }[];
+        };
         if (result.isError === true) throw new Error(`tool error: ${result.content?.[0]?.text ?? ''}`);
         stats.calls += 1;
         latencies.push(performance.now() - t0);
@@ -89,34 +92,44 @@ async function main(): Promise<void> {
     let bumpTurn = 0;
     let killTurn = 0;
     let spare = false;
-    timers.push(setInterval(() => {
-      const server = `m${(bumpTurn++ % 3) + 1}`;
-      stats.bumps += 1;
-      void sessions[0]!.call('tools/call', { name: `${server}__bump`, arguments: {} }).catch((err: unknown) => count(inGrace(server) ? restarting : unexpected, err));
-    }, 10_000));
-    timers.push(setInterval(() => {
-      spare = !spare;
-      stats.reloads += 1;
-      void writeConfig(spare);
-    }, 20_000));
-    timers.push(setInterval(() => {
-      const server = Object.keys(SERVERS)[killTurn++ % Object.keys(SERVERS).length]!;
-      void serverPid(gate.pid, server).then((pid) => {
-        if (pid === undefined) return void (stats.killMisses += 1);
-        killedAt.set(server, performance.now());
-        stats.kills += 1;
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          stats.killMisses += 1;
-        }
-      });
-    }, 60_000));
+    timers.push(
+      setInterval(() => {
+        const server = `m${(bumpTurn++ % 3) + 1}`;
+        stats.bumps += 1;
+        void sessions[0]!
+          .call('tools/call', { name: `${server}__bump`, arguments: {} })
+          .catch((err: unknown) => count(inGrace(server) ? restarting : unexpected, err));
+      }, 10_000),
+    );
+    timers.push(
+      setInterval(() => {
+        spare = !spare;
+        stats.reloads += 1;
+        void writeConfig(spare);
+      }, 20_000),
+    );
+    timers.push(
+      setInterval(() => {
+        const server = Object.keys(SERVERS)[killTurn++ % Object.keys(SERVERS).length]!;
+        void serverPid(gate.pid, server).then((pid) => {
+          if (pid === undefined) return void (stats.killMisses += 1);
+          killedAt.set(server, performance.now());
+          stats.kills += 1;
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            stats.killMisses += 1;
+          }
+        });
+      }, 60_000),
+    );
     await rss.take();
     rss.every(10_000);
-    await Promise.all(sessions.map(async (session, i) => {
-      for (let n = i; performance.now() < until; n++) await callOnce(session, n);
-    }));
+    await Promise.all(
+      sessions.map(async (session, i) => {
+        for (let n = i; performance.now() < until; n++) await callOnce(session, n);
+      }),
+    );
     for (const timer of timers) clearInterval(timer);
     rss.stop();
     await rss.take();
@@ -127,12 +140,22 @@ async function main(): Promise<void> {
     latencies.sort((a, b) => a - b);
     const sum = (map: Map<string, number>): number => [...map.values()].reduce((a, b) => a + b, 0);
     const nUnexpected = sum(unexpected);
-    console.log(`  ${stats.calls} calls ok (p50 ${percentile(latencies, 0.5).toFixed(1)} ms, p99 ${percentile(latencies, 0.99).toFixed(1)} ms), ${stats.bumps} list changes, ${stats.reloads} reloads, ${stats.kills} kills (${stats.killMisses} found no process)`);
-    console.log(`  calls in flight to a killed server (outcome unknown, allowed): ${sum(unknownOutcome)} ${JSON.stringify(Object.fromEntries(unknownOutcome))}`);
-    console.log(`  calls to a killed server while it restarts (within ${KILL_GRACE_MS / 1000} s): ${sum(restarting)} ${JSON.stringify(Object.fromEntries(restarting))}`);
+    console.log(
+      `  ${stats.calls} calls ok (p50 ${percentile(latencies, 0.5).toFixed(1)} ms, p99 ${percentile(latencies, 0.99).toFixed(1)} ms), ${stats.bumps} list changes, ${stats.reloads} reloads, ${stats.kills} kills (${stats.killMisses} found no process)`,
+    );
+    console.log(
+      `  calls in flight to a killed server (outcome unknown, allowed): ${sum(unknownOutcome)} ${JSON.stringify(Object.fromEntries(unknownOutcome))}`,
+    );
+    console.log(
+      `  calls to a killed server while it restarts (within ${KILL_GRACE_MS / 1000} s): ${sum(restarting)} ${JSON.stringify(Object.fromEntries(restarting))}`,
+    );
     console.log(`  other errors: ${nUnexpected} ${JSON.stringify(Object.fromEntries(unexpected))}`);
-    console.log(`  RSS ${rss.samples[0]!.y.toFixed(1)} → ${rss.samples[rss.samples.length - 1]!.y.toFixed(1)} MiB, slope after the first minute ${trend.slope.toFixed(2)} MiB/min (min ${trend.min.toFixed(1)}, max ${trend.max.toFixed(1)})`);
-    console.log(`  fds ${fds[0]} → ${fds[fds.length - 1]} (min ${Math.min(...fds)}, max ${Math.max(...fds)}); load ${loadavg()[0]!.toFixed(1)}`);
+    console.log(
+      `  RSS ${rss.samples[0]!.y.toFixed(1)} → ${rss.samples[rss.samples.length - 1]!.y.toFixed(1)} MiB, slope after the first minute ${trend.slope.toFixed(2)} MiB/min (min ${trend.min.toFixed(1)}, max ${trend.max.toFixed(1)})`,
+    );
+    console.log(
+      `  fds ${fds[0]} → ${fds[fds.length - 1]} (min ${Math.min(...fds)}, max ${Math.max(...fds)}); load ${loadavg()[0]!.toFixed(1)}`,
+    );
     console.log(`  gateway warnings/errors logged: ${gate.problems.length}`);
     for (const line of gate.problems.slice(0, 8)) console.log(`    ${line}`);
     if (nUnexpected > 0 || (fds.length > 0 && fds[fds.length - 1]! > fds[0]! + 4)) process.exitCode = 1;

@@ -46,7 +46,9 @@ export type ExtraTarget = 'mcpgate (baseline)' | 'mcpgate (limits)';
 export type StdioResult = Record<Target, LatencyStats> & Partial<Record<ExtraTarget, LatencyStats>>;
 
 /** Rules whose limits the bench never reaches: what a limit check costs a call. */
-const UNREACHED_LIMITS = { agents: { bench: { allow: { servers: ['*'] }, limits: { calls: 1_000_000_000, per: '1d', inFlight: 1_000_000 } } } };
+const UNREACHED_LIMITS = {
+  agents: { bench: { allow: { servers: ['*'] }, limits: { calls: 1_000_000_000, per: '1d', inFlight: 1_000_000 } } },
+};
 
 function stats(samples: number[]): LatencyStats {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -90,7 +92,10 @@ async function round(client: Client, name: string, calls: number, out: number[])
 }
 
 /** `sdk` picks the echo server's SDK line: the v2 server is leaner, so it is the harder baseline. */
-export async function benchStdio(sdk: 'v1' | 'v2', options: { rounds?: number; callsPerRound?: number; warmup?: number } = {}): Promise<StdioResult> {
+export async function benchStdio(
+  sdk: 'v1' | 'v2',
+  options: { rounds?: number; callsPerRound?: number; warmup?: number } = {},
+): Promise<StdioResult> {
   const rounds = options.rounds ?? 15;
   const callsPerRound = options.callsPerRound ?? 200;
   const warmup = options.warmup ?? 300;
@@ -106,11 +111,24 @@ export async function benchStdio(sdk: 'v1' | 'v2', options: { rounds?: number; c
     targets.push(await connect('mcpgate', [CLI, 'serve', '--config', config, '--agent', 'bench', '--log-level', 'warn'], 'echo__echo'));
     targets.push(await connect('naive SDK proxy', [NAIVE, process.execPath, ...server], 'echo'));
     const baseline = process.env.MCPGATE_BENCH_BASELINE;
-    if (baseline !== undefined && baseline !== '') targets.push(await connect('mcpgate (baseline)', [baseline, 'serve', '--config', config, '--agent', 'bench', '--log-level', 'warn'], 'echo__echo'));
+    if (baseline !== undefined && baseline !== '')
+      targets.push(
+        await connect(
+          'mcpgate (baseline)',
+          [baseline, 'serve', '--config', config, '--agent', 'bench', '--log-level', 'warn'],
+          'echo__echo',
+        ),
+      );
     if (process.env.MCPGATE_BENCH_LIMITS === '1') {
       const rules = join(dir, 'limits.rules.json');
       await writeFile(rules, JSON.stringify(UNREACHED_LIMITS));
-      targets.push(await connect('mcpgate (limits)', [CLI, 'serve', '--config', config, '--rules', rules, '--agent', 'bench', '--log-level', 'warn'], 'echo__echo'));
+      targets.push(
+        await connect(
+          'mcpgate (limits)',
+          [CLI, 'serve', '--config', config, '--rules', rules, '--agent', 'bench', '--log-level', 'warn'],
+          'echo__echo',
+        ),
+      );
     }
     for (const t of targets) await round(t.client, t.tool, warmup, []);
     let cpuKnown = true;
@@ -121,11 +139,15 @@ export async function benchStdio(sdk: 'v1' | 'v2', options: { rounds?: number; c
         cpuKnown = (await addCpu(t.cpu, t.pid, before)) && cpuKnown;
       }
     }
-    return Object.fromEntries(targets.map((t) => {
-      const calls = t.samples.length;
-      const cpu = cpuKnown ? { run: (t.cpu.runMs * 1000) / calls, user: (t.cpu.mainUserMs * 1000) / calls, system: (t.cpu.mainSystemMs * 1000) / calls } : undefined;
-      return [t.target, { ...stats(t.samples), ...(cpu !== undefined && { cpu }) }];
-    })) as StdioResult;
+    return Object.fromEntries(
+      targets.map((t) => {
+        const calls = t.samples.length;
+        const cpu = cpuKnown
+          ? { run: (t.cpu.runMs * 1000) / calls, user: (t.cpu.mainUserMs * 1000) / calls, system: (t.cpu.mainSystemMs * 1000) / calls }
+          : undefined;
+        return [t.target, { ...stats(t.samples), ...(cpu !== undefined && { cpu }) }];
+      }),
+    ) as StdioResult;
   } finally {
     await Promise.allSettled(targets.map((t) => t.client.close()));
     await rm(dir, { recursive: true, force: true });

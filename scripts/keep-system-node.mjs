@@ -10,7 +10,8 @@ import { join, resolve, dirname } from 'node:path';
 
 const bin = join('node_modules', '.bin', 'node');
 try {
-  if ((await lstat(bin)).isSymbolicLink() && resolve(dirname(bin), await readlink(bin)).includes(join('node_modules', 'node22'))) await unlink(bin);
+  if ((await lstat(bin)).isSymbolicLink() && resolve(dirname(bin), await readlink(bin)).includes(join('node_modules', 'node22')))
+    await unlink(bin);
 } catch (err) {
   if (err.code !== 'ENOENT') throw err;
 }

@@ -41,37 +41,119 @@ export const ERROR_CODES = {
   MCPG_PROMPT_NOT_FOUND: { rpc: JSONRPC.INVALID_PARAMS, summary: 'No prompt of that name is in the catalog.' },
   MCPG_RESOURCE_NOT_FOUND: { rpc: JSONRPC.RESOURCE_NOT_FOUND, summary: 'The URI does not belong to any server in the catalog.' },
   MCPG_MESSAGE_TOO_LARGE: { rpc: JSONRPC.INVALID_REQUEST, summary: 'A message exceeded the size limit and was discarded.' },
-  MCPG_MESSAGE_TOO_DEEP: { rpc: JSONRPC.INVALID_REQUEST, summary: 'A message nested objects or arrays deeper than the limit and was not processed.' },
-  MCPG_CAPABILITY_UNSUPPORTED: { rpc: JSONRPC.METHOD_NOT_FOUND, summary: 'The other side did not declare the capability this request needs.' },
+  MCPG_MESSAGE_TOO_DEEP: {
+    rpc: JSONRPC.INVALID_REQUEST,
+    summary: 'A message nested objects or arrays deeper than the limit and was not processed.',
+  },
+  MCPG_CAPABILITY_UNSUPPORTED: {
+    rpc: JSONRPC.METHOD_NOT_FOUND,
+    summary: 'The other side did not declare the capability this request needs.',
+  },
   MCPG_SHUTTING_DOWN: { rpc: -32010, summary: 'The gateway is shutting down and takes no new requests.' },
-  MCPG_SERVER_UNAVAILABLE: { rpc: -32011, summary: 'The server that owns the tool is not connected (failed to start, exited, or is restarting).' },
+  MCPG_SERVER_UNAVAILABLE: {
+    rpc: -32011,
+    summary: 'The server that owns the tool is not connected (failed to start, exited, or is restarting).',
+  },
   MCPG_SERVER_TIMEOUT: { rpc: -32012, summary: 'The server did not answer within its timeout; the request was cancelled on the server.' },
   MCPG_SERVER_BAD_RESPONSE: { rpc: -32013, summary: 'The server sent something that is not a valid MCP message or result.' },
   MCPG_SERVER_START_FAILED: { rpc: -32014, summary: 'The server could not be started or did not complete initialization.' },
-  MCPG_AGENT_UNAVAILABLE: { rpc: -32015, summary: 'A server asked the agent something (sampling, elicitation, roots) but no agent could answer.' },
+  MCPG_AGENT_UNAVAILABLE: {
+    rpc: -32015,
+    summary: 'A server asked the agent something (sampling, elicitation, roots) but no agent could answer.',
+  },
   MCPG_OVERLOADED: { rpc: -32016, summary: 'The agent has too many requests in flight; new ones are refused until some finish.' },
-  MCPG_POLICY_DENIED: { rpc: -32018, summary: "The agent's rules do not allow this tool, resource or prompt (the same answer whether it exists or not)." },
-  MCPG_TOOL_HELD: { rpc: -32017, summary: "The tool's definition is new or changed and not approved yet (pins); the message gives the command that approves it." },
-  MCPG_PIN_STORE_INVALID: { rpc: JSONRPC.INTERNAL_ERROR, summary: 'The pin store in the state directory cannot be read or is corrupt; nothing is released until it is fixed.' },
+  MCPG_POLICY_DENIED: {
+    rpc: -32018,
+    summary: "The agent's rules do not allow this tool, resource or prompt (the same answer whether it exists or not).",
+  },
+  MCPG_TOOL_HELD: {
+    rpc: -32017,
+    summary: "The tool's definition is new or changed and not approved yet (pins); the message gives the command that approves it.",
+  },
+  MCPG_PIN_STORE_INVALID: {
+    rpc: JSONRPC.INTERNAL_ERROR,
+    summary: 'The pin store in the state directory cannot be read or is corrupt; nothing is released until it is fixed.',
+  },
   MCPG_NOT_HELD: { rpc: JSONRPC.INVALID_PARAMS, summary: 'mcpgate approve named a tool that is not held.' },
-  MCPG_APPROVAL_OUTDATED: { rpc: JSONRPC.INVALID_PARAMS, summary: 'mcpgate approve named a definition that has changed again since it was shown.' },
-  MCPG_UNAUTHORIZED: { rpc: JSONRPC.INVALID_REQUEST, summary: 'An HTTP request carried no bearer token, or one that is unknown, expired or badly signed (HTTP 401).' },
-  MCPG_OPERATORS_ONLY: { rpc: -31060, summary: "An agent's token asked for an operator's route (/status); it answers an admin's token (the rules' admins) (HTTP 403)." },
-  MCPG_CALL_DENIED: { rpc: -31075, summary: "A call the rules say needs a person's approval was denied by an admin (console or mcpgate approve-call); the message gives who and why. The server was not called." },
-  MCPG_APPROVAL_EXPIRED: { rpc: -31076, summary: "A call the rules say needs a person's approval was not approved in time (or its approval could not be waited for); the server was not called." },
-  MCPG_ORIGIN_FORBIDDEN: { rpc: JSONRPC.INVALID_REQUEST, summary: 'An HTTP request came with an Origin that is not on the allowed list (HTTP 403, DNS-rebinding protection).' },
-  MCPG_HOST_FORBIDDEN: { rpc: JSONRPC.INVALID_REQUEST, summary: 'An HTTP request named a Host that is not this machine or an allowed name (HTTP 403, DNS-rebinding protection).' },
-  MCPG_AGENT_TOO_SLOW: { rpc: -31020, summary: 'An agent stopped reading what mcpgate sent it; past the buffer limit its stream, session or (stdio) the gateway was ended.' },
-  MCPG_SESSION_NOT_FOUND: { rpc: JSONRPC.INVALID_REQUEST, summary: 'The Mcp-Session-Id is unknown, expired or ended; start a new session with initialize (HTTP 404).' },
-  MCPG_EVENT_ID_UNKNOWN: { rpc: -31041, summary: 'A GET with Last-Event-ID named an event this session cannot resume from: unknown, of another session, or past the replay buffer (HTTP 400).' },
-  MCPG_FORWARD_REFUSED: { rpc: -31021, summary: 'A request claiming to be forwarded by another worker of the cluster was not signed with the cluster secret, or too long ago (HTTP 403).' },
-  MCPG_SESSION_LIMIT: { rpc: -32019, summary: 'The limit on sessions (per agent or in total) is reached; end or let idle sessions expire (HTTP 429 per agent, 503 in total).' },
-  MCPG_SERVER_NEEDS_LOGIN: { rpc: -31033, summary: 'A remote server wants an OAuth access token mcpgate does not have and cannot refresh; run `mcpgate login SERVER`.' },
-  MCPG_REQUEST_STATE_INVALID: { rpc: -31031, summary: "A modern agent's retry carried a requestState mcpgate did not issue to it, or one altered, expired or already used." },
-  MCPG_RATE_LIMITED: { rpc: JSONRPC.RATE_LIMITED, summary: "A tool call was over a limit of the rules' `limits` (calls per window, or calls in flight); `data.retryAfterMs` says when to try again (HTTP 429 with Retry-After)." },
-  MCPG_POOL_EXHAUSTED: { rpc: -31030, summary: "A per-agent or per-session server's pool is at its cap and every connection in it is busy; try again when one is idle." },
-  MCPG_INPUT_ROUNDS_EXCEEDED: { rpc: -31047, summary: "A modern server kept answering a call with input-required results past mcpgate's limit of rounds; the call was ended." },
-  MCPG_INPUT_FAILED: { rpc: -31048, summary: "A modern server's input request (sampling, elicitation, roots) could not be answered by the agent, so the call could not be retried." },
+  MCPG_APPROVAL_OUTDATED: {
+    rpc: JSONRPC.INVALID_PARAMS,
+    summary: 'mcpgate approve named a definition that has changed again since it was shown.',
+  },
+  MCPG_UNAUTHORIZED: {
+    rpc: JSONRPC.INVALID_REQUEST,
+    summary: 'An HTTP request carried no bearer token, or one that is unknown, expired or badly signed (HTTP 401).',
+  },
+  MCPG_OPERATORS_ONLY: {
+    rpc: -31060,
+    summary: "An agent's token asked for an operator's route (/status); it answers an admin's token (the rules' admins) (HTTP 403).",
+  },
+  MCPG_CALL_DENIED: {
+    rpc: -31075,
+    summary:
+      "A call the rules say needs a person's approval was denied by an admin (console or mcpgate approve-call); the message gives who and why. The server was not called.",
+  },
+  MCPG_APPROVAL_EXPIRED: {
+    rpc: -31076,
+    summary:
+      "A call the rules say needs a person's approval was not approved in time (or its approval could not be waited for); the server was not called.",
+  },
+  MCPG_ORIGIN_FORBIDDEN: {
+    rpc: JSONRPC.INVALID_REQUEST,
+    summary: 'An HTTP request came with an Origin that is not on the allowed list (HTTP 403, DNS-rebinding protection).',
+  },
+  MCPG_HOST_FORBIDDEN: {
+    rpc: JSONRPC.INVALID_REQUEST,
+    summary: 'An HTTP request named a Host that is not this machine or an allowed name (HTTP 403, DNS-rebinding protection).',
+  },
+  MCPG_AGENT_TOO_SLOW: {
+    rpc: -31020,
+    summary: 'An agent stopped reading what mcpgate sent it; past the buffer limit its stream, session or (stdio) the gateway was ended.',
+  },
+  MCPG_SESSION_NOT_FOUND: {
+    rpc: JSONRPC.INVALID_REQUEST,
+    summary: 'The Mcp-Session-Id is unknown, expired or ended; start a new session with initialize (HTTP 404).',
+  },
+  MCPG_EVENT_ID_UNKNOWN: {
+    rpc: -31041,
+    summary:
+      'A GET with Last-Event-ID named an event this session cannot resume from: unknown, of another session, or past the replay buffer (HTTP 400).',
+  },
+  MCPG_FORWARD_REFUSED: {
+    rpc: -31021,
+    summary:
+      'A request claiming to be forwarded by another worker of the cluster was not signed with the cluster secret, or too long ago (HTTP 403).',
+  },
+  MCPG_SESSION_LIMIT: {
+    rpc: -32019,
+    summary:
+      'The limit on sessions (per agent or in total) is reached; end or let idle sessions expire (HTTP 429 per agent, 503 in total).',
+  },
+  MCPG_SERVER_NEEDS_LOGIN: {
+    rpc: -31033,
+    summary: 'A remote server wants an OAuth access token mcpgate does not have and cannot refresh; run `mcpgate login SERVER`.',
+  },
+  MCPG_REQUEST_STATE_INVALID: {
+    rpc: -31031,
+    summary: "A modern agent's retry carried a requestState mcpgate did not issue to it, or one altered, expired or already used.",
+  },
+  MCPG_RATE_LIMITED: {
+    rpc: JSONRPC.RATE_LIMITED,
+    summary:
+      "A tool call was over a limit of the rules' `limits` (calls per window, or calls in flight); `data.retryAfterMs` says when to try again (HTTP 429 with Retry-After).",
+  },
+  MCPG_POOL_EXHAUSTED: {
+    rpc: -31030,
+    summary: "A per-agent or per-session server's pool is at its cap and every connection in it is busy; try again when one is idle.",
+  },
+  MCPG_INPUT_ROUNDS_EXCEEDED: {
+    rpc: -31047,
+    summary: "A modern server kept answering a call with input-required results past mcpgate's limit of rounds; the call was ended.",
+  },
+  MCPG_INPUT_FAILED: {
+    rpc: -31048,
+    summary:
+      "A modern server's input request (sampling, elicitation, roots) could not be answered by the agent, so the call could not be retried.",
+  },
   MCPG_CONFIG_INVALID: { rpc: JSONRPC.INVALID_PARAMS, summary: 'A configuration file could not be read, parsed or validated.' },
   MCPG_USAGE: { rpc: JSONRPC.INVALID_PARAMS, summary: 'The command line was not understood.' },
   MCPG_INTERNAL: { rpc: JSONRPC.INTERNAL_ERROR, summary: 'A bug in mcpgate; the message says where.' },

@@ -73,7 +73,8 @@ export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules' 
 async function startTracing(settings: NonNullable<McpgateOptions['tracing']>, log: McpgateOptions['log']): Promise<Tracing> {
   const { Tracing } = await import('./observability/tracing.js');
   const tracing = new Tracing({
-    ...settings, serviceVersion: GATEWAY_INFO.version,
+    ...settings,
+    serviceVersion: GATEWAY_INFO.version,
     onProblem: (message, error) => log.warn(message, { error: error instanceof Error ? error.message : error }),
   });
   log.info(`tracing: spans are exported to ${new URL(settings.url).origin} (OTLP over HTTP, JSON)`);
@@ -84,7 +85,8 @@ async function startTracing(settings: NonNullable<McpgateOptions['tracing']>, lo
 const oauthModule: { loaded?: { OAuthCredentials: typeof OAuthCredentials } } = {};
 
 async function loadOAuthFor(config: ServersConfig): Promise<void> {
-  if (oauthModule.loaded === undefined && config.servers.some((server) => server.type !== 'stdio')) oauthModule.loaded = await import('./oauth/credentials.js');
+  if (oauthModule.loaded === undefined && config.servers.some((server) => server.type !== 'stdio'))
+    oauthModule.loaded = await import('./oauth/credentials.js');
 }
 
 export class Mcpgate {
@@ -100,9 +102,17 @@ export class Mcpgate {
   private version = '';
   private versioning: Promise<void> = Promise.resolve();
 
-  private constructor(readonly config: ServersConfig, rules: Rules, private readonly options: McpgateOptions, tracing: Tracing | undefined) {
+  private constructor(
+    readonly config: ServersConfig,
+    rules: Rules,
+    private readonly options: McpgateOptions,
+    tracing: Tracing | undefined,
+  ) {
     const log = options.log;
-    this.audit = options.audit === undefined ? undefined : new AuditLog({ ...options.audit, onProblem: (message, error) => log.error(message, { error }) });
+    this.audit =
+      options.audit === undefined
+        ? undefined
+        : new AuditLog({ ...options.audit, onProblem: (message, error) => log.error(message, { error }) });
     this.tracing = tracing;
     // Remote servers' OAuth tokens live beside the pins, in the state directory (`mcpgate login` writes them).
     const tokens = new TokenStore(options.pins?.dir ?? '.mcpgate');
@@ -110,8 +120,16 @@ export class Mcpgate {
       // A server given its own Authorization header keeps it: a 401 there is a wrong token, not a login to run.
       // A per-agent server's connection for agent A uses A's own login (`mcpgate login SERVER --agent A`), never
       // the shared one; a client-credentials entry has no person behind it, so it is one account for all.
-      credentials: (server, account) => (Object.keys(server.headers).some((h) => h.toLowerCase() === 'authorization') ? undefined
-        : new oauthModule.loaded!.OAuthCredentials(server, account === undefined || (server.auth !== undefined && server.auth.grant !== 'authorization_code') ? tokens : tokens.forAgent(account), log.child({ server: server.name }))),
+      credentials: (server, account) =>
+        Object.keys(server.headers).some((h) => h.toLowerCase() === 'authorization')
+          ? undefined
+          : new oauthModule.loaded!.OAuthCredentials(
+              server,
+              account === undefined || (server.auth !== undefined && server.auth.grant !== 'authorization_code')
+                ? tokens
+                : tokens.forAgent(account),
+              log.child({ server: server.name }),
+            ),
       ...options,
       ...(options.clustered === true && { requestStateHolder: workerId() }),
       config,
@@ -122,7 +140,10 @@ export class Mcpgate {
     this.reloader = new Reloader(this.gateway, options.configFile, options.rulesFile, options.log, options.env ?? process.env);
     this.reloader.recordInitial(config, rules);
     this.reloader.beforeApply = loadOAuthFor;
-    this.gateway.statusSource = () => ({ config_version: this.version, reload: { config: this.reloader.config, rules: this.reloader.rules } });
+    this.gateway.statusSource = () => ({
+      config_version: this.version,
+      reload: { config: this.reloader.config, rules: this.reloader.rules },
+    });
     this.reloader.afterReload = () => this.refreshVersion();
     this.gateway.pins.observe(() => this.refreshVersion());
     this.refreshVersion();
@@ -134,16 +155,22 @@ export class Mcpgate {
    * another host, a network file system — then catches up within a second).
    */
   private refreshVersion(): void {
-    this.versioning = this.versioning.then(async () => {
-      const hash = createHash('sha256');
-      const files = [this.options.configFile, this.options.rulesFile, this.gateway.pins.mode === 'off' ? undefined : this.gateway.pins.store.pinsPath];
-      for (const file of files) hash.update(`${file === undefined ? '-' : await fileDigest(file)}\n`);
-      const version = hash.digest('hex').slice(0, 12);
-      if (version === this.version) return;
-      const first = this.version === '';
-      this.version = version;
-      if (!first) this.cluster?.nudge(version);
-    }).catch((err: unknown) => this.options.log.warn('could not compute the configuration version', { error: err }));
+    this.versioning = this.versioning
+      .then(async () => {
+        const hash = createHash('sha256');
+        const files = [
+          this.options.configFile,
+          this.options.rulesFile,
+          this.gateway.pins.mode === 'off' ? undefined : this.gateway.pins.store.pinsPath,
+        ];
+        for (const file of files) hash.update(`${file === undefined ? '-' : await fileDigest(file)}\n`);
+        const version = hash.digest('hex').slice(0, 12);
+        if (version === this.version) return;
+        const first = this.version === '';
+        this.version = version;
+        if (!first) this.cluster?.nudge(version);
+      })
+      .catch((err: unknown) => this.options.log.warn('could not compute the configuration version', { error: err }));
   }
 
   /** Another worker runs configuration `version`: if this one runs another, re-read the files and the pins. */
@@ -155,10 +182,16 @@ export class Mcpgate {
   /** Loads and validates both files; throws MCPG_CONFIG_INVALID before anything is started. */
   static async create(options: McpgateOptions): Promise<Mcpgate> {
     const { config, rules } = await loadBoth(options.configFile, options.rulesFile, options.env ?? process.env);
-    for (const warning of [...config.warnings, ...rules.warnings]) options.log.warn(`config: ${warning.path}: ${warning.message}`, { file: warning.file });
+    for (const warning of [...config.warnings, ...rules.warnings])
+      options.log.warn(`config: ${warning.path}: ${warning.message}`, { file: warning.file });
     if (options.rulesFile === undefined) options.log.info('no rules file: every agent may use every server');
     await loadOAuthFor(config);
-    return new Mcpgate(config, rules, options, options.tracing === undefined ? undefined : await startTracing(options.tracing, options.log));
+    return new Mcpgate(
+      config,
+      rules,
+      options,
+      options.tracing === undefined ? undefined : await startTracing(options.tracing, options.log),
+    );
   }
 
   /** SIGHUP: reopen the audit file (an external rotator moved it), reload both files, revive every parked server. */
@@ -177,15 +210,27 @@ export class Mcpgate {
     const { maxAgentBuffer, view } = this.options;
     if (view !== undefined && !this.gateway.rules.views.has(view)) {
       const known = [...this.gateway.rules.views.keys()];
-      throw new GatewayError('MCPG_CONFIG_INVALID', `--view ${JSON.stringify(view)}: the rules file defines no view of that name (${known.length === 0 ? 'it has no "views"' : `its views: ${known.join(', ')}`})`);
+      throw new GatewayError(
+        'MCPG_CONFIG_INVALID',
+        `--view ${JSON.stringify(view)}: the rules file defines no view of that name (${known.length === 0 ? 'it has no "views"' : `its views: ${known.join(', ')}`})`,
+      );
     }
-    this.front = serveStdio(this.gateway, this.options.agent, this.options.agentExplicit ?? true, { ...(maxAgentBuffer !== undefined && { maxAgentBuffer }), ...(view !== undefined && { view }) });
+    this.front = serveStdio(this.gateway, this.options.agent, this.options.agentExplicit ?? true, {
+      ...(maxAgentBuffer !== undefined && { maxAgentBuffer }),
+      ...(view !== undefined && { view }),
+    });
     const started = this.gateway.start();
     this.reloader.start();
-    started.then((summaries) => {
-      const ready = summaries.filter((s) => s.state === 'ready').length;
-      this.options.log.info(`mcpgate ready on stdio: ${ready} of ${summaries.length} servers, ${this.gateway.catalog.listTools().length} tools`, { agent: this.options.agent });
-    }, (err: unknown) => this.options.log.error('starting servers failed', { error: err }));
+    started.then(
+      (summaries) => {
+        const ready = summaries.filter((s) => s.state === 'ready').length;
+        this.options.log.info(
+          `mcpgate ready on stdio: ${ready} of ${summaries.length} servers, ${this.gateway.catalog.listTools().length} tools`,
+          { agent: this.options.agent },
+        );
+      },
+      (err: unknown) => this.options.log.error('starting servers failed', { error: err }),
+    );
     return { ended: this.front.ended, started };
   }
 
@@ -195,7 +240,12 @@ export class Mcpgate {
    */
   attachStdio(): Promise<StdioEnd> {
     const { maxAgentBuffer } = this.options;
-    this.front = serveStdio(this.gateway, this.options.agent, this.options.agentExplicit ?? true, maxAgentBuffer === undefined ? {} : { maxAgentBuffer });
+    this.front = serveStdio(
+      this.gateway,
+      this.options.agent,
+      this.options.agentExplicit ?? true,
+      maxAgentBuffer === undefined ? {} : { maxAgentBuffer },
+    );
     return this.front.ended;
   }
 
@@ -210,36 +260,51 @@ export class Mcpgate {
     // The HTTP front, the console and the cluster (a Redis client) are loaded only to serve HTTP: a
     // stdio gateway starts sooner and holds tens of MiB less without them.
     const [{ HTTP_DEFAULTS, HttpFront }, { CONSOLE_OFF, CONSOLE_PATH, Console }, { Cluster }] = await Promise.all([
-      import('./front/http/front.js'), import('./console/console.js'), settings.cluster === undefined ? { Cluster: undefined } : import('./cluster/cluster.js'),
+      import('./front/http/front.js'),
+      import('./console/console.js'),
+      settings.cluster === undefined ? { Cluster: undefined } : import('./cluster/cluster.js'),
     ]);
     const { cluster: clusterSettings, ...front } = settings;
     let port = 0;
-    if (clusterSettings !== undefined && clusterSettings.secret === undefined) throw new Error('a cluster needs its secret (the CLI gives --cluster-secret or the state directory\'s key)');
-    const cluster = clusterSettings?.secret === undefined || Cluster === undefined ? undefined : (this.cluster = new Cluster({
-      redisUrl: clusterSettings.redisUrl,
-      secret: clusterSettings.secret,
-      address: () => `http://${advertised(clusterSettings.advertise, settings.host)}:${port}`,
-      sessionTtlMs: (settings.sessionIdleMs ?? HTTP_DEFAULTS.sessionIdleMs) + 60_000,
-      version: () => this.version,
-      onNudge: (from, version) => this.onNudge(from, version),
-      metrics: metrics.registry,
-      log: log.child({ room: 'cluster' }),
-    }));
-    const console = new Console({ gateway: this.gateway, audit: this.audit, log: log.child({ front: 'console' }), ...(cluster !== undefined && { signIns: cluster.signIns }) });
-    this.http = new HttpFront(this.gateway, {
-      ...(maxAgentBuffer !== undefined && { maxAgentBuffer }),
-      ...front,
-      ...(cluster !== undefined && { cluster }),
-      onRequest: (route, status) => metrics.httpRequest(route, status),
-      onReplay: {
-        buffered: (n) => metrics.sseReplay('buffered', n),
-        replayed: (n) => metrics.sseReplay('replayed', n),
-        dropped: (n) => metrics.sseReplay('dropped', n),
-        resumption: (outcome) => metrics.sseResumption(outcome),
+    if (clusterSettings !== undefined && clusterSettings.secret === undefined)
+      throw new Error("a cluster needs its secret (the CLI gives --cluster-secret or the state directory's key)");
+    const cluster =
+      clusterSettings?.secret === undefined || Cluster === undefined
+        ? undefined
+        : (this.cluster = new Cluster({
+            redisUrl: clusterSettings.redisUrl,
+            secret: clusterSettings.secret,
+            address: () => `http://${advertised(clusterSettings.advertise, settings.host)}:${port}`,
+            sessionTtlMs: (settings.sessionIdleMs ?? HTTP_DEFAULTS.sessionIdleMs) + 60_000,
+            version: () => this.version,
+            onNudge: (from, version) => this.onNudge(from, version),
+            metrics: metrics.registry,
+            log: log.child({ room: 'cluster' }),
+          }));
+    const console = new Console({
+      gateway: this.gateway,
+      audit: this.audit,
+      log: log.child({ front: 'console' }),
+      ...(cluster !== undefined && { signIns: cluster.signIns }),
+    });
+    this.http = new HttpFront(
+      this.gateway,
+      {
+        ...(maxAgentBuffer !== undefined && { maxAgentBuffer }),
+        ...front,
+        ...(cluster !== undefined && { cluster }),
+        onRequest: (route, status) => metrics.httpRequest(route, status),
+        onReplay: {
+          buffered: (n) => metrics.sseReplay('buffered', n),
+          replayed: (n) => metrics.sseReplay('replayed', n),
+          dropped: (n) => metrics.sseReplay('dropped', n),
+          resumption: (outcome) => metrics.sseResumption(outcome),
+        },
+        ops: { gateway: this.gateway, metrics: () => metrics.render() },
+        mounted: { prefix: CONSOLE_PATH, handle: (path, req, res) => console.handle(path, req, res) },
       },
-      ops: { gateway: this.gateway, metrics: () => metrics.render() },
-      mounted: { prefix: CONSOLE_PATH, handle: (path, req, res) => console.handle(path, req, res) },
-    }, log.child({ front: 'http' }));
+      log.child({ front: 'http' }),
+    );
     const url = await this.http.listen();
     port = clusterSettings?.privatePort === true ? await this.http.listenPrivate(settings.host) : Number(new URL(url).port);
     if (cluster !== undefined) {
@@ -251,9 +316,16 @@ export class Mcpgate {
       const forwardingHost = advertised(clusterSettings?.advertise, settings.host);
       log.info(`worker ${cluster.id} joined the cluster (forwarding address ${forwardingHost}:${port})`, { worker: cluster.id });
       // Forwards are signed, not encrypted: what an agent sends crosses the cluster's network in clear.
-      if (!isLoopbackHost(forwardingHost)) log.warn(`workers forward agents' requests to each other over plain HTTP (${forwardingHost}:${port}): the network between the workers must be private to them`, { worker: cluster.id });
+      if (!isLoopbackHost(forwardingHost))
+        log.warn(
+          `workers forward agents' requests to each other over plain HTTP (${forwardingHost}:${port}): the network between the workers must be private to them`,
+          { worker: cluster.id },
+        );
     }
-    const auth = settings.auth === 'off' ? `auth off: every request is agent "${settings.defaultAgent}" unless it sends X-Mcpgate-Agent` : 'bearer tokens required';
+    const auth =
+      settings.auth === 'off'
+        ? `auth off: every request is agent "${settings.defaultAgent}" unless it sends X-Mcpgate-Agent`
+        : 'bearer tokens required';
     log.info(`mcpgate listening on ${url} (${auth})`, { url });
     const consoleUrl = url.replace(/\/mcp$/, CONSOLE_PATH);
     // A call waiting for approval names its page in the console (and the agent is told it).
@@ -262,10 +334,15 @@ export class Mcpgate {
     else log.info(CONSOLE_OFF);
     const started = this.gateway.start();
     this.reloader.start();
-    started.then((summaries) => {
-      const ready = summaries.filter((s) => s.state === 'ready').length;
-      log.info(`mcpgate ready on ${url}: ${ready} of ${summaries.length} servers, ${this.gateway.catalog.listTools().length} tools`, { url });
-    }, (err: unknown) => log.error('starting servers failed', { error: err }));
+    started.then(
+      (summaries) => {
+        const ready = summaries.filter((s) => s.state === 'ready').length;
+        log.info(`mcpgate ready on ${url}: ${ready} of ${summaries.length} servers, ${this.gateway.catalog.listTools().length} tools`, {
+          url,
+        });
+      },
+      (err: unknown) => log.error('starting servers failed', { error: err }),
+    );
     return { url, started };
   }
 

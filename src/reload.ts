@@ -30,7 +30,13 @@ export interface FileStatus {
 }
 
 const fileStatus = (path: string | undefined): FileStatus => ({
-  path: path ?? null, attempts: 0, successes: 0, lastAttempt: null, lastSuccess: null, lastError: null, lastWarnings: [],
+  path: path ?? null,
+  attempts: 0,
+  successes: 0,
+  lastAttempt: null,
+  lastSuccess: null,
+  lastError: null,
+  lastWarnings: [],
 });
 
 const describe = (issues: readonly ConfigIssue[]): string[] => issues.map((i) => `${i.path}: ${i.message}`);
@@ -54,7 +60,11 @@ export async function loadRules(file: string, servers: readonly ServerRef[], opt
 }
 
 /** Loads both files, or says what is wrong with each; never applies anything. */
-export async function loadBoth(configFile: string, rulesFile: string | undefined, env: Env): Promise<{ config: ServersConfig; rules: Rules }> {
+export async function loadBoth(
+  configFile: string,
+  rulesFile: string | undefined,
+  env: Env,
+): Promise<{ config: ServersConfig; rules: Rules }> {
   const config = await loadServersConfig(configFile, env);
   const rules = rulesFile === undefined ? OPEN_RULES : await loadRules(rulesFile, config.servers, { env });
   return { config, rules };
@@ -85,7 +95,10 @@ export class Reloader {
   /** Records the load that started the gateway. */
   recordInitial(config: ServersConfig, rules: Rules): void {
     const now = new Date().toISOString();
-    for (const [status, warnings] of [[this.config, config.warnings], [this.rules, rules.warnings]] as const) {
+    for (const [status, warnings] of [
+      [this.config, config.warnings],
+      [this.rules, rules.warnings],
+    ] as const) {
       status.attempts = 1;
       status.successes = 1;
       status.lastAttempt = now;
@@ -135,13 +148,17 @@ export class Reloader {
     if (this.closed || this.gateway.isClosing) return false;
     await this.beforeApply?.(config);
     const report = await applyConfig(this.gateway, config, rules);
-    for (const [status, warnings] of [[this.config, config.warnings], [this.rules, rules.warnings]] as const) {
+    for (const [status, warnings] of [
+      [this.config, config.warnings],
+      [this.rules, rules.warnings],
+    ] as const) {
       status.successes += 1;
       status.lastSuccess = now;
       status.lastError = null;
       status.lastWarnings = describe(warnings);
     }
-    for (const warning of [...config.warnings, ...rules.warnings]) this.log.warn(`config: ${warning.path}: ${warning.message}`, { file: warning.file });
+    for (const warning of [...config.warnings, ...rules.warnings])
+      this.log.warn(`config: ${warning.path}: ${warning.message}`, { file: warning.file });
     this.log.info(`configuration reloaded (${why})`, { ...report });
     this.afterReload?.();
     return true;

@@ -53,10 +53,14 @@ export async function authenticate(rules: Rules, authorization: string | undefin
   if (agent !== undefined) return { ok: true, agent, via: 'token' };
   // An admin's token is no agent's: it opens the console and the operator's /status, never /mcp,
   // and is never sent to an issuer's introspection.
-  if (rules.admins.has(hash)) return fail('this is an admin\'s token (the rules\' "admins"): it opens the console and /status, not /mcp; an agent needs a token of its own');
+  if (rules.admins.has(hash))
+    return fail(
+      'this is an admin\'s token (the rules\' "admins"): it opens the console and /status, not /mcp; an agent needs a token of its own',
+    );
   const jwt = rules.auth?.jwt;
   const oauth = rules.auth?.oauth ?? [];
-  if (token.startsWith(TOKEN_PREFIX)) return fail('unknown token (an mcpgate token that the rules do not list: revoked, or for another gateway)');
+  if (token.startsWith(TOKEN_PREFIX))
+    return fail('unknown token (an mcpgate token that the rules do not list: revoked, or for another gateway)');
   if (!JWT_SHAPE.test(token)) {
     // The rules allow one introspecting issuer at most: an opaque token goes there and nowhere else.
     const introspecting = oauth.find((o) => o.introspection !== undefined);
@@ -73,7 +77,9 @@ export async function authenticate(rules: Rules, authorization: string | undefin
   if (issuer !== undefined) return verifyOAuth(issuer, token, header, now, context);
   if (jwt !== undefined) return verifyJwt(jwt, token, header, now);
   const known = oauth.map((o) => JSON.stringify(o.issuer)).join(', ');
-  return fail(iss === undefined ? `JWT has no "iss" claim (expected ${known})` : `JWT issuer ${shown(iss)} is not a configured issuer (${known})`);
+  return fail(
+    iss === undefined ? `JWT has no "iss" claim (expected ${known})` : `JWT issuer ${shown(iss)} is not a configured issuer (${known})`,
+  );
 }
 
 /**
@@ -137,7 +143,10 @@ export function resourceMetadataUrl(resource: string): string {
  * no quoted-string escapes either. Quotes become apostrophes; anything else outside the set, `?`.
  */
 function descriptionText(reason: string): string {
-  const text = reason.replace(/"/g, "'").replace(/\\/g, '/').replace(/[^\x20-\x7e]/g, '?');
+  const text = reason
+    .replace(/"/g, "'")
+    .replace(/\\/g, '/')
+    .replace(/[^\x20-\x7e]/g, '?');
   return text.length > 300 ? `${text.slice(0, 299)}…`.replace(/[^\x20-\x7e]/g, '.') : text;
 }
 

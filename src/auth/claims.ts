@@ -35,7 +35,8 @@ export function checkClaims(config: ClaimPolicy, claims: Record<string, unknown>
   // (RFC 9068 §2.2 makes `sub` the client id in that case; RFC 7662 names it `client_id`).
   const agent = name === 'sub' && claims.sub === undefined && typeof claims.client_id === 'string' ? claims.client_id : claims[name];
   if (agent === undefined) return fail(`JWT has no ${JSON.stringify(name)} claim`);
-  if (typeof agent !== 'string' || agent === '') return fail(`JWT claim ${JSON.stringify(name)} is not a non-empty string (it names the agent)`);
+  if (typeof agent !== 'string' || agent === '')
+    return fail(`JWT claim ${JSON.stringify(name)} is not a non-empty string (it names the agent)`);
   return { ok: true, agent, via: 'jwt', claims };
 }
 

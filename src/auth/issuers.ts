@@ -62,7 +62,8 @@ export class IssuerKeys {
       entry = { keys: undefined, failed: undefined };
       this.entries.set(id, entry);
     }
-    if (entry.failed !== undefined && Date.now() - entry.failed.at < this.failureCooldownMs) throw new IssuerUnavailable(entry.failed.message);
+    if (entry.failed !== undefined && Date.now() - entry.failed.at < this.failureCooldownMs)
+      throw new IssuerUnavailable(entry.failed.message);
     const current = entry;
     current.keys ??= this.discover(issuer).catch((err: unknown) => {
       current.keys = undefined;
@@ -77,7 +78,8 @@ export class IssuerKeys {
   /** The JWKS lookup, with fetch failures remembered (and turned into IssuerUnavailable). */
   private guarded(lookup: JWTVerifyGetKey, entry: Entry): JWTVerifyGetKey {
     return async (header, token) => {
-      if (entry.failed !== undefined && Date.now() - entry.failed.at < this.failureCooldownMs) throw new IssuerUnavailable(entry.failed.message);
+      if (entry.failed !== undefined && Date.now() - entry.failed.at < this.failureCooldownMs)
+        throw new IssuerUnavailable(entry.failed.message);
       try {
         return await lookup(header, token);
       } catch (err) {
@@ -123,9 +125,17 @@ export class IssuerKeys {
         headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
         body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
       });
-      if (response.status !== 200) throw new Error(`the introspection endpoint ${endpoint} answered HTTP ${response.status}${response.status === 401 ? ' (check introspection.clientId and clientSecret)' : ''}`);
+      if (response.status !== 200)
+        throw new Error(
+          `the introspection endpoint ${endpoint} answered HTTP ${response.status}${response.status === 401 ? ' (check introspection.clientId and clientSecret)' : ''}`,
+        );
       const body: unknown = await response.json().catch(() => undefined);
-      if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof (body as Record<string, unknown>).active !== 'boolean') {
+      if (
+        typeof body !== 'object' ||
+        body === null ||
+        Array.isArray(body) ||
+        typeof (body as Record<string, unknown>).active !== 'boolean'
+      ) {
         throw new Error(`the introspection endpoint ${endpoint} did not answer a JSON object with "active"`);
       }
       claims = body as Record<string, unknown>;
@@ -154,14 +164,18 @@ export class IssuerKeys {
     }
     budget.calls = Math.min(perSecond, budget.calls + ((now - budget.at) / 1000) * perSecond);
     budget.at = now;
-    if (budget.calls < 1) throw new IntrospectionLimited(`more than ${perSecond} introspection calls a second to issuer ${issuer} (introspection.maxPerSecond): the token was not checked; try again shortly`);
+    if (budget.calls < 1)
+      throw new IntrospectionLimited(
+        `more than ${perSecond} introspection calls a second to issuer ${issuer} (introspection.maxPerSecond): the token was not checked; try again shortly`,
+      );
     budget.calls -= 1;
   }
 
   private async introspectionEndpointOf(issuer: string): Promise<string> {
     const doc = await this.metadataOf(issuer);
     const endpoint = doc.introspection_endpoint;
-    if (typeof endpoint !== 'string' || !/^https?:\/\//.test(endpoint)) throw new Error(`the metadata of issuer ${issuer} has no http(s) "introspection_endpoint"; set introspection.endpoint`);
+    if (typeof endpoint !== 'string' || !/^https?:\/\//.test(endpoint))
+      throw new Error(`the metadata of issuer ${issuer} has no http(s) "introspection_endpoint"; set introspection.endpoint`);
     return endpoint;
   }
 
@@ -169,7 +183,8 @@ export class IssuerKeys {
   private async jwksUriOf(issuer: string): Promise<string> {
     const doc = await this.metadataOf(issuer);
     const jwks = doc.jwks_uri;
-    if (typeof jwks !== 'string' || !/^https?:\/\//.test(jwks)) throw new Error(`the metadata of issuer ${issuer} has no http(s) "jwks_uri"`);
+    if (typeof jwks !== 'string' || !/^https?:\/\//.test(jwks))
+      throw new Error(`the metadata of issuer ${issuer} has no http(s) "jwks_uri"`);
     return jwks;
   }
 
@@ -195,7 +210,11 @@ export class IssuerKeys {
     for (const candidate of candidates) {
       let response: Response;
       try {
-        response = await boundedFetch(candidate, { signal: AbortSignal.timeout(this.timeoutMs), redirect: 'manual', headers: { accept: 'application/json' } });
+        response = await boundedFetch(candidate, {
+          signal: AbortSignal.timeout(this.timeoutMs),
+          redirect: 'manual',
+          headers: { accept: 'application/json' },
+        });
       } catch (err) {
         problems.push(`${candidate}: ${err instanceof Error ? err.message : String(err)}`);
         continue;
@@ -212,7 +231,8 @@ export class IssuerKeys {
         continue;
       }
       const doc = (typeof metadata === 'object' && metadata !== null ? metadata : {}) as Record<string, unknown>;
-      if (doc.issuer !== issuer) throw new Error(`the metadata at ${candidate} names issuer ${JSON.stringify(doc.issuer)}, not ${JSON.stringify(issuer)}`);
+      if (doc.issuer !== issuer)
+        throw new Error(`the metadata at ${candidate} names issuer ${JSON.stringify(doc.issuer)}, not ${JSON.stringify(issuer)}`);
       return doc;
     }
     throw new Error(`cannot read the metadata of issuer ${issuer} (${problems.join('; ')})`);
@@ -220,7 +240,11 @@ export class IssuerKeys {
 }
 
 /** A live cached answer (moved to the newest end: least recently used goes first), or undefined. */
-function cached(map: Map<string, { claims: Record<string, unknown>; until: number }>, key: string, now: number): Record<string, unknown> | undefined {
+function cached(
+  map: Map<string, { claims: Record<string, unknown>; until: number }>,
+  key: string,
+  now: number,
+): Record<string, unknown> | undefined {
   const hit = map.get(key);
   if (hit === undefined) return undefined;
   map.delete(key);
@@ -229,7 +253,12 @@ function cached(map: Map<string, { claims: Record<string, unknown>; until: numbe
   return hit.claims;
 }
 
-function remember(map: Map<string, { claims: Record<string, unknown>; until: number }>, key: string, claims: Record<string, unknown>, until: number): void {
+function remember(
+  map: Map<string, { claims: Record<string, unknown>; until: number }>,
+  key: string,
+  claims: Record<string, unknown>,
+  until: number,
+): void {
   map.delete(key);
   if (map.size >= MAX_INTROSPECTED) map.delete(map.keys().next().value as string);
   map.set(key, { claims, until });
@@ -253,5 +282,8 @@ async function boundedFetch(url: string, init: RequestInit): Promise<Response> {
       chunks.push(value);
     }
   }
-  return new Response(response.status === 204 || response.status === 304 ? null : Buffer.concat(chunks), { status: response.status, headers: response.headers });
+  return new Response(response.status === 204 || response.status === 304 ? null : Buffer.concat(chunks), {
+    status: response.status,
+    headers: response.headers,
+  });
 }

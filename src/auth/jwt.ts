@@ -41,7 +41,12 @@ type Verified = { ok: true; claims: JWTPayload } | AuthRefusal;
  * jose's verdict. A claim jose refuses is explained by `explain` (our own wording of the same
  * check, from the payload jose read) when it can; otherwise jose's message is given.
  */
-export async function verifyWithJose(token: string, key: JwtConfig['key'] | JWTVerifyGetKey, options: JWTVerifyOptions, explain: (claims: JWTPayload) => AuthOutcome): Promise<Verified> {
+export async function verifyWithJose(
+  token: string,
+  key: JwtConfig['key'] | JWTVerifyGetKey,
+  options: JWTVerifyOptions,
+  explain: (claims: JWTPayload) => AuthOutcome,
+): Promise<Verified> {
   try {
     // Two calls for jose's two overloads (a key, or a key lookup such as a remote JWKS).
     const { payload } = typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options);
@@ -59,11 +64,17 @@ export async function verifyWithJose(token: string, key: JwtConfig['key'] | JWTV
       case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
         return fail('JWT signature does not verify');
       case 'ERR_JWKS_NO_MATCHING_KEY':
-        return fail('JWT is signed with a key the issuer does not publish (no key in its JWKS matches the kid and algorithm, even after a refresh)');
+        return fail(
+          'JWT is signed with a key the issuer does not publish (no key in its JWKS matches the kid and algorithm, even after a refresh)',
+        );
       case 'ERR_JOSE_ALG_NOT_ALLOWED':
         return fail(`JWT algorithm is not allowed (allowed: ${(options.algorithms ?? []).join(', ')})`);
       case 'ERR_JWT_INVALID':
-        return fail(isObject(decodeJson(token.split('.')[1] ?? '')) ? `JWT is malformed: ${(err as Error).message}` : 'JWT payload is not a JSON object');
+        return fail(
+          isObject(decodeJson(token.split('.')[1] ?? ''))
+            ? `JWT is malformed: ${(err as Error).message}`
+            : 'JWT payload is not a JSON object',
+        );
       case 'ERR_JWS_INVALID':
       case 'ERR_JOSE_NOT_SUPPORTED':
       case 'ERR_JWK_INVALID':

@@ -9,16 +9,27 @@ import { IntrospectionLimited } from './issuers.js';
 import { headerProblem, verifyWithJose } from './jwt.js';
 import { fail, type AuthContext, type AuthOutcome } from './outcome.js';
 
-export async function verifyOAuth(issuer: OAuthIssuer, token: string, header: Record<string, unknown>, now: number, context: AuthContext): Promise<AuthOutcome> {
+export async function verifyOAuth(
+  issuer: OAuthIssuer,
+  token: string,
+  header: Record<string, unknown>,
+  now: number,
+  context: AuthContext,
+): Promise<AuthOutcome> {
   const problem = headerProblem(header, issuer.algorithms);
   if (problem !== undefined) return fail(problem);
   const audience = issuer.audience ?? (context.resource === undefined ? undefined : [context.resource]);
-  if (context.issuers === undefined || audience === undefined) return fail('OAuth tokens cannot be checked here (no issuer keys or resource URI)');
+  if (context.issuers === undefined || audience === undefined)
+    return fail('OAuth tokens cannot be checked here (no issuer keys or resource URI)');
   let keys: JWTVerifyGetKey;
   try {
     keys = await context.issuers.keysFor(issuer);
   } catch (err) {
-    return { ok: false, status: 503, reason: `the signing keys of issuer ${issuer.issuer} are unavailable: ${err instanceof Error ? err.message : String(err)}` };
+    return {
+      ok: false,
+      status: 503,
+      reason: `the signing keys of issuer ${issuer.issuer} are unavailable: ${err instanceof Error ? err.message : String(err)}`,
+    };
   }
   const config: ClaimPolicy = {
     issuer: issuer.issuer,
@@ -41,7 +52,12 @@ export async function verifyOAuth(issuer: OAuthIssuer, token: string, header: Re
   if (!outcome.ok) return outcome;
   const missing = issuer.scopes.filter((scope) => !scopesOf(verified.claims).includes(scope));
   if (missing.length > 0) {
-    return { ok: false, status: 403, scope: issuer.scopes.join(' '), reason: `the token lacks the scope${missing.length === 1 ? '' : 's'} ${missing.join(', ')} that issuer ${issuer.issuer} requires` };
+    return {
+      ok: false,
+      status: 403,
+      scope: issuer.scopes.join(' '),
+      reason: `the token lacks the scope${missing.length === 1 ? '' : 's'} ${missing.join(', ')} that issuer ${issuer.issuer} requires`,
+    };
   }
   return { ok: true, agent: agentOf(issuer, outcome.agent), via: 'oauth', claims: verified.claims };
 }
@@ -57,14 +73,19 @@ export function agentOf(issuer: OAuthIssuer, id: string): string {
  * JWT (issuer, audience bound to the resource URI, expiry, agent claim, scopes).
  */
 export async function introspect(issuer: OAuthIssuer, token: string, context: AuthContext): Promise<AuthOutcome> {
-  if (context.issuers === undefined || context.resource === undefined) return fail('opaque tokens cannot be checked here (no issuer keys or resource URI)');
+  if (context.issuers === undefined || context.resource === undefined)
+    return fail('opaque tokens cannot be checked here (no issuer keys or resource URI)');
   const now = context.now ?? Date.now();
   let claims: Record<string, unknown>;
   try {
     claims = await context.issuers.introspect(issuer, token);
   } catch (err) {
     if (err instanceof IntrospectionLimited) return { ok: false, status: 503, reason: err.message };
-    return { ok: false, status: 503, reason: `cannot introspect the token at issuer ${issuer.issuer}: ${err instanceof Error ? err.message : String(err)}` };
+    return {
+      ok: false,
+      status: 503,
+      reason: `cannot introspect the token at issuer ${issuer.issuer}: ${err instanceof Error ? err.message : String(err)}`,
+    };
   }
   if (claims.active !== true) return fail(`unknown token (not active at ${issuer.issuer})`);
   const policy: ClaimPolicy = {
@@ -78,7 +99,12 @@ export async function introspect(issuer: OAuthIssuer, token: string, context: Au
   if (!outcome.ok) return fail(outcome.reason.replace(/^JWT/, 'the introspected token'));
   const missing = issuer.scopes.filter((scope) => !scopesOf(claims).includes(scope));
   if (missing.length > 0) {
-    return { ok: false, status: 403, scope: issuer.scopes.join(' '), reason: `the token lacks the scope${missing.length === 1 ? '' : 's'} ${missing.join(', ')} that issuer ${issuer.issuer} requires` };
+    return {
+      ok: false,
+      status: 403,
+      scope: issuer.scopes.join(' '),
+      reason: `the token lacks the scope${missing.length === 1 ? '' : 's'} ${missing.join(', ')} that issuer ${issuer.issuer} requires`,
+    };
   }
   return { ok: true, agent: agentOf(issuer, outcome.agent), via: 'oauth', claims };
 }

@@ -10,9 +10,7 @@ import type { IssuerKeys } from './issuers.js';
  */
 export type AuthClaims = Claims;
 
-export type AuthOutcome =
-  | { ok: true; agent: string; via: 'token' | 'jwt' | 'oauth'; claims?: Claims }
-  | AuthRefusal;
+export type AuthOutcome = { ok: true; agent: string; via: 'token' | 'jwt' | 'oauth'; claims?: Claims } | AuthRefusal;
 
 /**
  * Why not. `status` is 401 unless set: 403 for a valid token without the scopes the issuer's entry

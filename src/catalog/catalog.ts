@@ -63,7 +63,12 @@ export class Catalog {
   private refs: Record<ListKind, ItemRef[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
   /** Bumped on every rebuild: caches of per-agent views compare it. */
   version = 0;
-  private views: { tools: unknown[]; resources: unknown[]; resourceTemplates: unknown[]; prompts: unknown[] } = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
+  private views: { tools: unknown[]; resources: unknown[]; resourceTemplates: unknown[]; prompts: unknown[] } = {
+    tools: [],
+    resources: [],
+    resourceTemplates: [],
+    prompts: [],
+  };
   /** Names that had to be sanitized, shortened or de-collided, for the log and `check`. */
   warnings: string[] = [];
 
@@ -184,7 +189,13 @@ export class Catalog {
   toolView(publicName: string): unknown {
     const entry = this.toolsByName.get(publicName);
     if (entry === undefined || entry.held !== undefined) return undefined;
-    return this.itemViews.viewOf(entry.tool, 'name', publicName, true, this.unprefixed.has(entry.server) ? undefined : this.key(entry.server));
+    return this.itemViews.viewOf(
+      entry.tool,
+      'name',
+      publicName,
+      true,
+      this.unprefixed.has(entry.server) ? undefined : this.key(entry.server),
+    );
   }
 
   prompt(publicName: string): PromptEntry | undefined {
@@ -280,7 +291,8 @@ export class Catalog {
 
     // 2. Claims: who wants which public name; a server that gains or loses one is laid out again.
     const claims = new Map<string, ServerClaims | undefined>();
-    for (const server of dirty) claims.set(server, this.parts.has(server) ? this.names.claimsOf(server, this.parts.get(server)!) : undefined);
+    for (const server of dirty)
+      claims.set(server, this.parts.has(server) ? this.names.claimsOf(server, this.parts.get(server)!) : undefined);
     this.claimants.reclaim(dirty, claims, this.layouts, this.parts);
 
     // 3. Layouts of the dirty servers, and their routes in the shared maps.
@@ -301,7 +313,11 @@ export class Catalog {
       }
       const part = this.parts.get(server)!;
       const layout = layOut(server, part, claims.get(server) ?? this.names.claimsOf(server, part), this.layouts.get(server), {
-        unprefixed: this.unprefixed.has(server), key: this.names.key(server), held: this.held.get(server), claimants: this.claimants, views: this.itemViews,
+        unprefixed: this.unprefixed.has(server),
+        key: this.names.key(server),
+        held: this.held.get(server),
+        claimants: this.claimants,
+        views: this.itemViews,
       });
       this.layouts.set(server, layout);
       for (const [name, entry] of layout.tools) {
@@ -313,7 +329,11 @@ export class Catalog {
     }
 
     // 4. The merged lists, joined from the layouts in server order.
-    const { views, refs, listFragments, templateOwners, clashes, duplicates } = joinLayouts(this.layouts, this.names.order, this.names.byOrder);
+    const { views, refs, listFragments, templateOwners, clashes, duplicates } = joinLayouts(
+      this.layouts,
+      this.names.order,
+      this.names.byOrder,
+    );
     this.templateOwners = templateOwners;
     this.views = views;
     this.refs = refs;
@@ -342,7 +362,8 @@ export class Catalog {
     const items = this.views[kind];
     const refs = this.refs[kind];
     const out: { server: string; original?: string; item: unknown }[] = [];
-    for (let i = 0; i < items.length; i++) if (keep(refs[i]!)) out.push({ server: refs[i]!.server, original: refs[i]!.original, item: items[i] });
+    for (let i = 0; i < items.length; i++)
+      if (keep(refs[i]!)) out.push({ server: refs[i]!.server, original: refs[i]!.original, item: items[i] });
     return out;
   }
 
@@ -388,7 +409,6 @@ export class Catalog {
     return this.keyOf.get(server) ?? sanitize(server);
   }
 }
-
 
 /**
  * A digest of a list, item by item: keeping the list's JSON text as its fingerprint held a second copy

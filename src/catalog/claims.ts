@@ -29,7 +29,12 @@ export class Claimants {
    * (undefined: the server is gone) — and adds to `dirty` the servers a change of owner affects;
    * `listed`: the servers the catalog holds a part of.
    */
-  reclaim(dirty: Set<string>, now: ReadonlyMap<string, ServerClaims | undefined>, layouts: ReadonlyMap<string, { readonly claims: ServerClaims }>, listed: ReadonlyMap<string, unknown>): void {
+  reclaim(
+    dirty: Set<string>,
+    now: ReadonlyMap<string, ServerClaims | undefined>,
+    layouts: ReadonlyMap<string, { readonly claims: ServerClaims }>,
+    listed: ReadonlyMap<string, unknown>,
+  ): void {
     const ownersBefore = new Map<string, string | undefined>();
     for (const server of dirty) {
       const claims = now.get(server);

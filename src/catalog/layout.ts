@@ -68,7 +68,13 @@ export interface LayoutParts {
 }
 
 /** Lays out one server under the current names and owners, reusing its views and encoded slices. */
-export function layOut(server: string, part: Partial<ServerLists>, claims: ServerClaims, before: Layout | undefined, parts: LayoutParts): Layout {
+export function layOut(
+  server: string,
+  part: Partial<ServerLists>,
+  claims: ServerClaims,
+  before: Layout | undefined,
+  parts: LayoutParts,
+): Layout {
   const { unprefixed, held, claimants } = parts;
   const clashWarnings: string[] = [];
   const duplicateWarnings: string[] = [];
@@ -79,14 +85,34 @@ export function layOut(server: string, part: Partial<ServerLists>, claims: Serve
       if (owner === server) return;
       const name = originals[i]!;
       withheld.add(`${kind}\u0000${name}`);
-      const fix = unprefixed ? `give server "${server}" a prefix in .mcp.json (for example "prefix": "${sanitize(server)}")` : `give server "${owner}" a prefix in .mcp.json`;
-      clashWarnings.push(`${kind} "${name}" of server "${server}" is withheld: server "${owner}" (earlier in .mcp.json) already exposes ${kind} "${publicName}"; ${fix}`);
+      const fix = unprefixed
+        ? `give server "${server}" a prefix in .mcp.json (for example "prefix": "${sanitize(server)}")`
+        : `give server "${owner}" a prefix in .mcp.json`;
+      clashWarnings.push(
+        `${kind} "${name}" of server "${server}" is withheld: server "${owner}" (earlier in .mcp.json) already exposes ${kind} "${publicName}"; ${fix}`,
+      );
     });
   };
-  check('tool', claims.tool, (part.tools ?? []).map((tool) => tool.name));
-  check('prompt', claims.prompt, (part.prompts ?? []).map((prompt) => prompt.name));
-  check('resource', claims.resource, (part.resources ?? []).map((resource) => resource.uri));
-  check('template', claims.template, (part.resourceTemplates ?? []).map((template) => template.uriTemplate));
+  check(
+    'tool',
+    claims.tool,
+    (part.tools ?? []).map((tool) => tool.name),
+  );
+  check(
+    'prompt',
+    claims.prompt,
+    (part.prompts ?? []).map((prompt) => prompt.name),
+  );
+  check(
+    'resource',
+    claims.resource,
+    (part.resources ?? []).map((resource) => resource.uri),
+  );
+  check(
+    'template',
+    claims.template,
+    (part.resourceTemplates ?? []).map((template) => template.uriTemplate),
+  );
   const kept = (kind: ClaimKind, name: string): boolean => withheld.size === 0 || !withheld.has(`${kind}\u0000${name}`);
 
   const views: Record<ListKind, unknown[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
@@ -137,7 +163,8 @@ export function layOut(server: string, part: Partial<ServerLists>, claims: Serve
     const now = views[kind];
     if (now.length === 0) continue;
     const last = before?.views[kind];
-    const same = last !== undefined && before!.bytes[kind] !== undefined && last.length === now.length && last.every((view, i) => view === now[i]);
+    const same =
+      last !== undefined && before!.bytes[kind] !== undefined && last.length === now.length && last.every((view, i) => view === now[i]);
     bytes[kind] = same ? before!.bytes[kind]! : Buffer.from(JSON.stringify(now).slice(1, -1));
   }
   return { claims, views, refs, bytes, tools, prompts, uris, templates, clashWarnings, duplicateWarnings };
@@ -157,7 +184,11 @@ export interface Joined {
 }
 
 /** Joins the layouts in server order; `order`/`byOrder`: the servers' places in .mcp.json. */
-export function joinLayouts(layouts: ReadonlyMap<string, Layout>, order: ReadonlyMap<string, number>, byOrder: (a: string, b: string) => number): Joined {
+export function joinLayouts(
+  layouts: ReadonlyMap<string, Layout>,
+  order: ReadonlyMap<string, number>,
+  byOrder: (a: string, b: string) => number,
+): Joined {
   const servers = [...layouts.keys()].sort();
   const views = { tools: [] as unknown[], resources: [] as unknown[], resourceTemplates: [] as unknown[], prompts: [] as unknown[] };
   const refs: Record<ListKind, ItemRef[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
@@ -182,7 +213,12 @@ export function joinLayouts(layouts: ReadonlyMap<string, Layout>, order: Readonl
 }
 
 const COMMA = Buffer.from(',');
-const OPEN: Record<ListKind, Buffer> = { tools: Buffer.from('{"tools":['), resources: Buffer.from('{"resources":['), resourceTemplates: Buffer.from('{"resourceTemplates":['), prompts: Buffer.from('{"prompts":[') };
+const OPEN: Record<ListKind, Buffer> = {
+  tools: Buffer.from('{"tools":['),
+  resources: Buffer.from('{"resources":['),
+  resourceTemplates: Buffer.from('{"resourceTemplates":['),
+  prompts: Buffer.from('{"prompts":['),
+};
 const CLOSE = Buffer.from(']}');
 
 /** A list's result (`{"tools":[…]}`) as pieces: the servers' slices of that list between the brackets, never joined. */

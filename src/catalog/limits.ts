@@ -10,10 +10,16 @@ import type { ListKind, ListTrim } from '../servers/lists.js';
 const MAX_NAMES = 10;
 
 const LIMIT_NAME: Record<ListKind, string> = {
-  tools: 'maxTools', resources: 'maxResources', resourceTemplates: 'maxResources', prompts: 'maxPrompts',
+  tools: 'maxTools',
+  resources: 'maxResources',
+  resourceTemplates: 'maxResources',
+  prompts: 'maxPrompts',
 };
 const NOUN: Record<ListKind, string> = {
-  tools: 'tools', resources: 'resources', resourceTemplates: 'resource templates', prompts: 'prompts',
+  tools: 'tools',
+  resources: 'resources',
+  resourceTemplates: 'resource templates',
+  prompts: 'prompts',
 };
 
 /** One server's cuts, as the status shows them. */
@@ -41,20 +47,35 @@ export class CatalogLimits {
       mine.set(kind, trim);
       if (trim.dropped !== undefined && (before?.dropped?.max !== trim.dropped.max || before.dropped.listed !== trim.dropped.listed)) {
         const { max, listed } = trim.dropped;
-        this.log.warn(`server "${server}" lists more than ${max} ${NOUN[kind]} (at least ${listed}); only the first ${max} are served (limits.${LIMIT_NAME[kind]})`,
-          { server, kind, max, listed });
+        this.log.warn(
+          `server "${server}" lists more than ${max} ${NOUN[kind]} (at least ${listed}); only the first ${max} are served (limits.${LIMIT_NAME[kind]})`,
+          { server, kind, max, listed },
+        );
       }
       const tools = trim.oversized?.tools ?? [];
       if (trim.oversized !== undefined && tools.join('\u0000') !== (before?.oversized?.tools ?? []).join('\u0000')) {
         const maxBytes = trim.oversized.maxBytes;
-        const names = tools.slice(0, MAX_NAMES).map((n) => JSON.stringify(n.slice(0, 100))).join(', ') + (tools.length > MAX_NAMES ? ', …' : '');
-        this.log.warn(`server "${server}" has ${tools.length} ${tools.length === 1 ? 'tool' : 'tools'} withheld: a schema is larger than ${maxBytes} bytes (limits.maxSchemaBytes): ${names}`,
-          { server, withheld: tools.length, maxBytes });
+        const names =
+          tools
+            .slice(0, MAX_NAMES)
+            .map((n) => JSON.stringify(n.slice(0, 100)))
+            .join(', ') + (tools.length > MAX_NAMES ? ', …' : '');
+        this.log.warn(
+          `server "${server}" has ${tools.length} ${tools.length === 1 ? 'tool' : 'tools'} withheld: a schema is larger than ${maxBytes} bytes (limits.maxSchemaBytes): ${names}`,
+          { server, withheld: tools.length, maxBytes },
+        );
       }
       const bad = trim.badHeaders ?? [];
       if (bad.length > 0 && JSON.stringify(bad) !== JSON.stringify(before?.badHeaders ?? [])) {
-        const names = bad.slice(0, MAX_NAMES).map((b) => `${JSON.stringify(b.tool.slice(0, 100))} (${b.why.slice(0, 200)})`).join(', ') + (bad.length > MAX_NAMES ? ', …' : '');
-        this.log.warn(`server "${server}" has ${bad.length} ${bad.length === 1 ? 'tool' : 'tools'} set aside for invalid x-mcp-header annotations: ${names}`, { server, setAside: bad.length });
+        const names =
+          bad
+            .slice(0, MAX_NAMES)
+            .map((b) => `${JSON.stringify(b.tool.slice(0, 100))} (${b.why.slice(0, 200)})`)
+            .join(', ') + (bad.length > MAX_NAMES ? ', …' : '');
+        this.log.warn(
+          `server "${server}" has ${bad.length} ${bad.length === 1 ? 'tool' : 'tools'} set aside for invalid x-mcp-header annotations: ${names}`,
+          { server, setAside: bad.length },
+        );
       }
     }
     if (mine?.size === 0) this.trims.delete(server);
@@ -71,7 +92,12 @@ export class CatalogLimits {
     const out: LimitReport = { dropped: {}, withheld: null };
     for (const [kind, trim] of mine) {
       if (trim.dropped !== undefined) out.dropped[kind] = { ...trim.dropped };
-      if (trim.oversized !== undefined) out.withheld = { maxBytes: trim.oversized.maxBytes, count: trim.oversized.tools.length, tools: trim.oversized.tools.slice(0, MAX_NAMES) };
+      if (trim.oversized !== undefined)
+        out.withheld = {
+          maxBytes: trim.oversized.maxBytes,
+          count: trim.oversized.tools.length,
+          tools: trim.oversized.tools.slice(0, MAX_NAMES),
+        };
     }
     return out;
   }

@@ -162,9 +162,11 @@ export class NameBook {
     }
     for (const c of this.renamed) if (!this.shared.has(c.candidate)) noted.push({ c, name: c.candidate });
     noted.sort((a, b) => before(a.c, b.c));
-    const warnings = noted.map(({ c, name }) => (name !== c.candidate
-      ? `"${c.name}" of server "${c.server}" collides with another name and is published as "${name}"`
-      : `"${c.name}" of server "${c.server}" is published as "${name}" (client-safe name)`));
+    const warnings = noted.map(({ c, name }) =>
+      name !== c.candidate
+        ? `"${c.name}" of server "${c.server}" collides with another name and is published as "${name}"`
+        : `"${c.name}" of server "${c.server}" is published as "${name}" (client-safe name)`,
+    );
     return { moved, warnings };
   }
 

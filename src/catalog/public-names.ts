@@ -69,13 +69,22 @@ export class PublicNames {
       if (this.unprefixed.has(server)) continue;
       const part = parts.get(server);
       const key = this.key(server);
-      this.toolBook.set(key, (part?.tools ?? []).map((tool) => tool.name));
-      this.promptBook.set(key, (part?.prompts ?? []).map((prompt) => prompt.name));
+      this.toolBook.set(
+        key,
+        (part?.tools ?? []).map((tool) => tool.name),
+      );
+      this.promptBook.set(
+        key,
+        (part?.prompts ?? []).map((prompt) => prompt.name),
+      );
     }
     const tools = this.toolBook.resolve();
     const prompts = this.promptBook.resolve();
     const dirty = new Set(changed);
-    for (const [before, after] of [[this.moved.tool, tools.moved], [this.moved.prompt, prompts.moved]] as const) {
+    for (const [before, after] of [
+      [this.moved.tool, tools.moved],
+      [this.moved.prompt, prompts.moved],
+    ] as const) {
       for (const [key, name] of before) if (after.get(key) !== name) this.markKey(dirty, key, parts);
       for (const [key, name] of after) if (before.get(key) !== name) this.markKey(dirty, key, parts);
     }

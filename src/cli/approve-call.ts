@@ -29,9 +29,13 @@ export interface ApproveCallOptions {
 
 export async function runApproveCall(o: ApproveCallOptions, io: CliIo): Promise<number> {
   const base = gatewayBase(o.url);
-  const response = o.id === undefined
-    ? await askGateway(io, base, '/approvals', o.token)
-    : await askGateway(io, base, `/approvals/${encodeURIComponent(o.id)}`, o.token, { approve: !o.deny, ...(o.reason !== undefined && { reason: o.reason }) });
+  const response =
+    o.id === undefined
+      ? await askGateway(io, base, '/approvals', o.token)
+      : await askGateway(io, base, `/approvals/${encodeURIComponent(o.id)}`, o.token, {
+          approve: !o.deny,
+          ...(o.reason !== undefined && { reason: o.reason }),
+        });
   if (response === undefined) return 1;
   const { text } = response;
   if (response.status === 401) {
@@ -39,7 +43,9 @@ export async function runApproveCall(o: ApproveCallOptions, io: CliIo): Promise<
     return 1;
   }
   if (response.status === 403) {
-    io.err(`mcpgate: ${base} takes decisions from operators only: pass an admin's token (the rules' "admins", from 'mcpgate token NAME'), not an agent's\n`);
+    io.err(
+      `mcpgate: ${base} takes decisions from operators only: pass an admin's token (the rules' "admins", from 'mcpgate token NAME'), not an agent's\n`,
+    );
     return 1;
   }
   if (!response.ok) {

@@ -17,14 +17,24 @@ export async function runCheck(configFile: string, io: CliIo, env: Env = process
     const config = both.config;
     const rules = rulesFile === undefined ? undefined : both.rules;
     const warnings = [...config.warnings, ...(rules?.warnings ?? [])];
-    if (warnings.length > 0) io.err(formatIssues(warnings).map((l) => `warning: ${l}\n`).join(''));
-    if (rules === undefined) io.err('warning: no rules file (gateway-rules.json): every agent may use every server; nothing is restricted\n');
+    if (warnings.length > 0)
+      io.err(
+        formatIssues(warnings)
+          .map((l) => `warning: ${l}\n`)
+          .join(''),
+      );
+    if (rules === undefined)
+      io.err('warning: no rules file (gateway-rules.json): every agent may use every server; nothing is restricted\n');
     const enabled = config.servers.filter((s) => !s.disabled).map((s) => s.name);
-    io.out(`${config.file}: OK, ${config.servers.length} server(s)${enabled.length > 0 ? `: ${enabled.join(', ')}` : ''}` +
-      `${config.warnings.length > 0 ? `, ${config.warnings.length} warning(s)` : ''}\n`);
+    io.out(
+      `${config.file}: OK, ${config.servers.length} server(s)${enabled.length > 0 ? `: ${enabled.join(', ')}` : ''}` +
+        `${config.warnings.length > 0 ? `, ${config.warnings.length} warning(s)` : ''}\n`,
+    );
     if (rules !== undefined) {
       const grants = rules.grants.length > 0 ? `, ${rules.grants.length} grant(s) by claim` : '';
-      io.out(`${rules.file ?? rulesFile}: OK, ${rules.agents.size} agent(s)${grants}${rules.warnings.length > 0 ? `, ${rules.warnings.length} warning(s)` : ''}\n`);
+      io.out(
+        `${rules.file ?? rulesFile}: OK, ${rules.agents.size} agent(s)${grants}${rules.warnings.length > 0 ? `, ${rules.warnings.length} warning(s)` : ''}\n`,
+      );
       // Who each grant applies to: every condition must hold, any listed value of one matches.
       for (const grant of rules.grants) {
         const when = grant.when.map((t) => `${t.claim} has ${t.values.map((v) => JSON.stringify(v)).join(' or ')}`).join(' and ');
@@ -36,14 +46,22 @@ export async function runCheck(configFile: string, io: CliIo, env: Env = process
     for (const server of config.servers) {
       if (server.type !== 'stdio' || server.disabled) continue;
       const { inherited, own } = serverEnvNames(server, env, secrets);
-      const mode = Array.isArray(server.inheritEnv) ? 'listed' : (server.inheritEnv as string | undefined) ?? 'safe';
-      io.out(`  ${server.name}: environment (inheritEnv ${mode}): inherited ${inherited.length > 0 ? inherited.join(' ') : '(none)'}; own ${own.length > 0 ? own.join(' ') : '(none)'}\n`);
+      const mode = Array.isArray(server.inheritEnv) ? 'listed' : ((server.inheritEnv as string | undefined) ?? 'safe');
+      io.out(
+        `  ${server.name}: environment (inheritEnv ${mode}): inherited ${inherited.length > 0 ? inherited.join(' ') : '(none)'}; own ${own.length > 0 ? own.join(' ') : '(none)'}\n`,
+      );
     }
     return 0;
   } catch (err) {
     if (err instanceof GatewayError && err.code === 'MCPG_CONFIG_INVALID') {
       const issues = (err.detail?.issues as ConfigIssue[] | undefined) ?? [];
-      io.err(issues.length > 0 ? formatIssues(issues).map((l) => `error: ${l}\n`).join('') : `${err.message}\n`);
+      io.err(
+        issues.length > 0
+          ? formatIssues(issues)
+              .map((l) => `error: ${l}\n`)
+              .join('')
+          : `${err.message}\n`,
+      );
       return 2;
     }
     throw err;

@@ -36,6 +36,9 @@ export async function localClusterSecret(stateDir: string): Promise<string> {
     await unlink(draft).catch(() => undefined);
   }
   const secret = (await readFile(file, 'utf8')).trim();
-  if (secret.length < MIN_CHARS) throw new Error(`${file} holds no cluster secret (fewer than ${MIN_CHARS} characters): remove it to have a new one made, or give --cluster-secret`);
+  if (secret.length < MIN_CHARS)
+    throw new Error(
+      `${file} holds no cluster secret (fewer than ${MIN_CHARS} characters): remove it to have a new one made, or give --cluster-secret`,
+    );
   return secret;
 }

@@ -18,9 +18,21 @@ export interface CommandSpec {
 }
 
 const config: OptionSpec = { type: 'string', value: 'FILE', help: 'the servers file (default ./.mcp.json; MCPGATE_CONFIG)' };
-const rules: OptionSpec = { type: 'string', value: 'FILE', help: 'the agents\' rules (default gateway-rules.json beside the config, if present; MCPGATE_RULES)' };
-const state: OptionSpec = { type: 'string', value: 'DIR', help: 'the state directory: pins, logins (default .mcpgate/ beside the config; MCPGATE_STATE)' };
-const envFile: OptionSpec = { type: 'string', value: 'FILE', help: 'NAME=value lines for the config\'s ${NAME} references, under the real environment (e.g. the .mcp.env `mcpgate import` writes)' };
+const rules: OptionSpec = {
+  type: 'string',
+  value: 'FILE',
+  help: "the agents' rules (default gateway-rules.json beside the config, if present; MCPGATE_RULES)",
+};
+const state: OptionSpec = {
+  type: 'string',
+  value: 'DIR',
+  help: 'the state directory: pins, logins (default .mcpgate/ beside the config; MCPGATE_STATE)',
+};
+const envFile: OptionSpec = {
+  type: 'string',
+  value: 'FILE',
+  help: "NAME=value lines for the config's ${NAME} references, under the real environment (e.g. the .mcp.env `mcpgate import` writes)",
+};
 const agent: OptionSpec = { type: 'string', value: 'ID', help: 'that agent\'s own login on a "per-agent" server, not the shared one' };
 const ms = (help: string): OptionSpec => ({ type: 'string', value: 'MS', help });
 const count = (help: string): OptionSpec => ({ type: 'string', value: 'N', help });
@@ -41,30 +53,62 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       Cluster: [--redis redis://[:PASSWORD@]HOST:PORT/DB] [--cluster-secret SECRET] [--advertise HOST] [--workers N]`,
     summary: 'Run the gateway: one MCP server, on stdio or Streamable HTTP, in front of every server of the config.',
     options: {
-      config, rules, 'env-file': envFile, state,
-      stdio: { type: 'boolean', help: 'serve one agent on stdin/stdout (the default); with --http as well, both (the console and /approvals beside a stdio agent)' },
-      http: { type: 'string', value: '[HOST:]PORT', help: 'serve Streamable HTTP at http://HOST:PORT/mcp (HOST defaults to 127.0.0.1; port 0 picks one; MCPGATE_HTTP)' },
+      config,
+      rules,
+      'env-file': envFile,
+      state,
+      stdio: {
+        type: 'boolean',
+        help: 'serve one agent on stdin/stdout (the default); with --http as well, both (the console and /approvals beside a stdio agent)',
+      },
+      http: {
+        type: 'string',
+        value: '[HOST:]PORT',
+        help: 'serve Streamable HTTP at http://HOST:PORT/mcp (HOST defaults to 127.0.0.1; port 0 picks one; MCPGATE_HTTP)',
+      },
       agent: { type: 'string', value: 'ID', help: 'the agent on stdio, and over HTTP with --no-auth (default "default"; MCPGATE_AGENT)' },
-      mode: { type: 'string', value: 'MODE', help: 'aggregate (the catalog, the default), discovery (meta-tools) or search (search_tools; MCPGATE_MODE)' },
-      'embeddings-url': { type: 'string', value: 'URL', help: "search mode's hybrid ranking: an OpenAI-compatible embeddings endpoint (…/v1; MCPGATE_EMBEDDINGS_URL; key in MCPGATE_EMBEDDINGS_API_KEY)" },
+      mode: {
+        type: 'string',
+        value: 'MODE',
+        help: 'aggregate (the catalog, the default), discovery (meta-tools) or search (search_tools; MCPGATE_MODE)',
+      },
+      'embeddings-url': {
+        type: 'string',
+        value: 'URL',
+        help: "search mode's hybrid ranking: an OpenAI-compatible embeddings endpoint (…/v1; MCPGATE_EMBEDDINGS_URL; key in MCPGATE_EMBEDDINGS_API_KEY)",
+      },
       'embeddings-model': { type: 'string', value: 'MODEL', help: 'the model the embeddings endpoint uses (MCPGATE_EMBEDDINGS_MODEL)' },
-      'embeddings-timeout': { type: 'string', value: 'MS', help: 'per embeddings request (default 2000); past it a search is ranked lexically' },
+      'embeddings-timeout': {
+        type: 'string',
+        value: 'MS',
+        help: 'per embeddings request (default 2000); past it a search is ranked lexically',
+      },
       debug: { type: 'boolean', help: 'offer get_gateway_status in discovery mode' },
-      view: { type: 'string', value: 'NAME', help: 'serve the stdio agent one curated view of the rules file (its "views"; over HTTP a view is at /mcp/v/NAME)' },
+      view: {
+        type: 'string',
+        value: 'NAME',
+        help: 'serve the stdio agent one curated view of the rules file (its "views"; over HTTP a view is at /mcp/v/NAME)',
+      },
       'log-level': { type: 'string', value: 'LEVEL', help: 'debug, info (the default), warn, error or silent (MCPGATE_LOG_LEVEL)' },
       'log-format': { type: 'string', value: 'FORMAT', help: 'json or pretty (default: pretty on a terminal; MCPGATE_LOG_FORMAT)' },
       separator: { type: 'string', value: 'SEP', help: 'between server and tool name (default __)' },
       'startup-timeout': ms('how long a server has to answer initialize (default 30000)'),
-      'list-wait': ms('how long, after the first server is ready, a first list (and initialize) waits for the others; later servers arrive with list_changed (default 5000)'),
+      'list-wait': ms(
+        'how long, after the first server is ready, a first list (and initialize) waits for the others; later servers arrive with list_changed (default 5000)',
+      ),
       'max-inflight': count('requests an agent may have in flight at once (default 1000)'),
       'max-depth': count('deepest nesting of any message (default 128, at most 1000)'),
       pins: { type: 'string', value: 'MODE', help: 'pinning of tool definitions: tofu (the default), strict or off (MCPGATE_PINS)' },
-      sanitize: { type: 'string', value: 'on|off', help: 'neutralize terminal escapes and invisible characters in what servers say (default on)' },
+      sanitize: {
+        type: 'string',
+        value: 'on|off',
+        help: 'neutralize terminal escapes and invisible characters in what servers say (default on)',
+      },
       retries: count('reconnect attempts before a server parks (default 5)'),
       'backoff-cap': ms('longest wait between reconnect attempts (default 30000)'),
       'park-probe': ms('how often a parked server tries again (default 60000)'),
       'stable-after': ms('uptime after which a server session has proven itself (default 30000)'),
-      breaker: count('consecutive failures that open a server\'s circuit breaker (default 3)'),
+      breaker: count("consecutive failures that open a server's circuit breaker (default 3)"),
       'breaker-cooldown': ms('how long an open breaker fails calls fast (default 30000)'),
       'max-agent-buffer': bytes('unread bytes for one agent past which mcpgate stops writing to it (default 33554432)'),
       audit: { type: 'string', value: 'FILE|-', help: 'write the audit trail (one JSON line per decision) to FILE, or - for stderr' },
@@ -72,8 +116,18 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       'audit-max-bytes': bytes('size past which the audit file is rotated (default 10485760)'),
       'otlp-endpoint': { type: 'string', value: 'URL', help: 'export OpenTelemetry traces (OTLP/HTTP) to this collector' },
       'no-auth': { type: 'boolean', help: 'HTTP without tokens; only on a loopback HOST' },
-      'allow-origin': { type: 'string', multiple: true, value: 'ORIGIN', help: 'a browser origin allowed besides loopback ones (repeatable; * for any)' },
-      'allow-host': { type: 'string', multiple: true, value: 'NAME', help: 'a Host name served besides localhost, 127.0.0.1 and [::1] (repeatable; * for any)' },
+      'allow-origin': {
+        type: 'string',
+        multiple: true,
+        value: 'ORIGIN',
+        help: 'a browser origin allowed besides loopback ones (repeatable; * for any)',
+      },
+      'allow-host': {
+        type: 'string',
+        multiple: true,
+        value: 'NAME',
+        help: 'a Host name served besides localhost, 127.0.0.1 and [::1] (repeatable; * for any)',
+      },
       'max-body': bytes('largest request body (default 4194304)'),
       'session-idle': ms('idle time after which an HTTP session ends (default 1800000)'),
       'max-sessions': count('HTTP sessions in total (default 1000)'),
@@ -83,7 +137,11 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       'replay-age': ms('how long an event is kept for a resumption (default 300000)'),
       'replay-total': bytes('events kept for every session together (default 67108864)'),
       redis: { type: 'string', value: 'URL', help: 'join the cluster of every mcpgate sharing this Redis (needs --http; MCPGATE_REDIS)' },
-      'cluster-secret': { type: 'string', value: 'SECRET', help: 'signs what workers forward to each other and keep in Redis, 16+ characters (MCPGATE_CLUSTER_SECRET); default with a loopback Redis: the state directory\'s cluster-secret. Forwards are plain HTTP: keep the cluster network private' },
+      'cluster-secret': {
+        type: 'string',
+        value: 'SECRET',
+        help: "signs what workers forward to each other and keep in Redis, 16+ characters (MCPGATE_CLUSTER_SECRET); default with a loopback Redis: the state directory's cluster-secret. Forwards are plain HTTP: keep the cluster network private",
+      },
       advertise: { type: 'string', value: 'HOST', help: 'the name other workers reach this one by' },
       workers: count('worker processes on the one --http port (default 1; needs --redis)'),
     },
@@ -96,11 +154,21 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   import: {
     synopsis: `import [--client claude-desktop|claude-code|cursor|vscode]… [--from FILE] [--project DIR]
        [--config .mcp.json] [--secrets FILE] [--force] [--dry-run]`,
-    summary: 'Copy the MCP servers a client (Claude Desktop, Claude Code, Cursor, VS Code) already has into mcpgate\'s config, and print the line that points the client at mcpgate instead.',
+    summary:
+      "Copy the MCP servers a client (Claude Desktop, Claude Code, Cursor, VS Code) already has into mcpgate's config, and print the line that points the client at mcpgate instead.",
     options: {
-      client: { type: 'string', multiple: true, value: 'NAME', help: 'read this client\'s configuration (repeatable; default: every client that has one)' },
-      from: { type: 'string', multiple: true, value: 'FILE', help: 'read this file instead (any of the clients\' formats; repeatable)' },
-      project: { type: 'string', value: 'DIR', help: 'the project whose .mcp.json, .cursor/mcp.json and .vscode/mcp.json are read (default: the current directory)' },
+      client: {
+        type: 'string',
+        multiple: true,
+        value: 'NAME',
+        help: "read this client's configuration (repeatable; default: every client that has one)",
+      },
+      from: { type: 'string', multiple: true, value: 'FILE', help: "read this file instead (any of the clients' formats; repeatable)" },
+      project: {
+        type: 'string',
+        value: 'DIR',
+        help: 'the project whose .mcp.json, .cursor/mcp.json and .vscode/mcp.json are read (default: the current directory)',
+      },
       config: { type: 'string', value: 'FILE', help: 'the .mcp.json to write or merge into (default ./.mcp.json; MCPGATE_CONFIG)' },
       secrets: { type: 'string', value: 'FILE', help: 'where literal secrets are moved (default .mcp.env beside the config, mode 0600)' },
       force: { type: 'boolean', help: 'replace servers the config already has under the same name' },
@@ -109,21 +177,22 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   },
   status: {
     synopsis: 'status [--url http://HOST:PORT] [--token TOKEN] [--json]',
-    summary: 'Show a running HTTP gateway\'s servers, agents and reload state.',
+    summary: "Show a running HTTP gateway's servers, agents and reload state.",
     options: {
       url: { type: 'string', value: 'URL', help: 'the gateway (MCPGATE_URL)' },
-      token: { type: 'string', value: 'TOKEN', help: 'an admin\'s or agent\'s token (MCPGATE_TOKEN)' },
+      token: { type: 'string', value: 'TOKEN', help: "an admin's or agent's token (MCPGATE_TOKEN)" },
       json: { type: 'boolean', help: 'print the raw /status JSON' },
     },
   },
   'approve-call': {
     synopsis: 'approve-call [ID] [--deny] [--reason TEXT] [--url http://HOST:PORT] [--token TOKEN] [--json]',
-    summary: 'Approve (or deny) a call the rules hold for a person\'s approval, in a running HTTP gateway; without ID, list the calls waiting and their arguments.',
+    summary:
+      "Approve (or deny) a call the rules hold for a person's approval, in a running HTTP gateway; without ID, list the calls waiting and their arguments.",
     options: {
       deny: { type: 'boolean', help: 'deny the call: the agent gets MCPG_CALL_DENIED with the reason' },
       reason: { type: 'string', value: 'TEXT', help: 'why (told to the agent and written to the audit trail; at most 500 characters)' },
       url: { type: 'string', value: 'URL', help: 'the gateway, any worker of a cluster (MCPGATE_URL)' },
-      token: { type: 'string', value: 'TOKEN', help: 'an admin\'s token (MCPGATE_TOKEN)' },
+      token: { type: 'string', value: 'TOKEN', help: "an admin's token (MCPGATE_TOKEN)" },
       json: { type: 'boolean', help: 'print the raw JSON answer' },
     },
   },
@@ -139,15 +208,18 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   },
   approve: {
     synopsis: 'approve SERVER [TOOL[@DIGEST]…] [--instructions] [--config .mcp.json] [--state DIR]',
-    summary: 'Approve held tools (all of SERVER\'s, or the ones named) so agents see them again.',
-    options: { config, state, instructions: { type: 'boolean', help: 'approve the server\'s changed instructions too' } },
+    summary: "Approve held tools (all of SERVER's, or the ones named) so agents see them again.",
+    options: { config, state, instructions: { type: 'boolean', help: "approve the server's changed instructions too" } },
   },
   login: {
     synopsis: `login SERVER [--agent ID] [--config .mcp.json] [--env-file FILE] [--state DIR] [--no-browser] [--port PORT]
       [--login-timeout MS]`,
     summary: 'Sign mcpgate in to a remote server that wants OAuth, and store the tokens in the state directory.',
     options: {
-      agent, config, 'env-file': envFile, state,
+      agent,
+      config,
+      'env-file': envFile,
+      state,
       'no-browser': { type: 'boolean', help: 'print the URL; do not open a browser' },
       port: { type: 'string', value: 'PORT', help: 'the loopback port of the redirect (default: any free one)' },
       'login-timeout': ms('how long to wait for the browser (default 300000)'),
@@ -155,7 +227,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   },
   logout: {
     synopsis: 'logout SERVER [--agent ID] [--config .mcp.json] [--env-file FILE] [--state DIR]',
-    summary: 'Revoke and remove mcpgate\'s stored login to a remote server.',
+    summary: "Revoke and remove mcpgate's stored login to a remote server.",
     options: { agent, config, 'env-file': envFile, state },
   },
 };
@@ -163,7 +235,9 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
 /** The `--help` of one command: its usage, what it does, and every option with its meaning. */
 export function commandHelp(name: string, spec: CommandSpec): string {
   const rows = [
-    ...Object.entries(spec.options).map(([option, o]) => [`--${option}${o.value === undefined ? '' : ` ${o.value}`}${o.multiple === true ? '…' : ''}`, o.help] as const),
+    ...Object.entries(spec.options).map(
+      ([option, o]) => [`--${option}${o.value === undefined ? '' : ` ${o.value}`}${o.multiple === true ? '…' : ''}`, o.help] as const,
+    ),
     ['--help', `this text (also: mcpgate help ${name})`] as const,
   ];
   const width = Math.max(...rows.map(([left]) => left.length));

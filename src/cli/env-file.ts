@@ -19,7 +19,8 @@ export function parseEnvFile(text: string, file: string): Map<string, string> {
     if (line.trim() === '' || line.trimStart().startsWith('#')) return;
     const eq = line.indexOf('=');
     const name = eq < 0 ? '' : line.slice(0, eq).trim();
-    if (!NAME.test(name)) throw new GatewayError('MCPG_USAGE', `${file}: line ${i + 1}: expected NAME=value, NAME made of letters, digits and _`);
+    if (!NAME.test(name))
+      throw new GatewayError('MCPG_USAGE', `${file}: line ${i + 1}: expected NAME=value, NAME made of letters, digits and _`);
     let value = line.slice(eq + 1);
     const quote = value[0];
     if (value.length >= 2 && (quote === '"' || quote === "'") && value.endsWith(quote)) value = value.slice(1, -1);
@@ -42,7 +43,10 @@ export async function withEnvFile(file: string | undefined, env: NodeJS.ProcessE
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new GatewayError('MCPG_USAGE', `--env-file ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (err as Error).message}`);
+    throw new GatewayError(
+      'MCPG_USAGE',
+      `--env-file ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (err as Error).message}`,
+    );
   }
   if (text.length > MAX_BYTES) throw new GatewayError('MCPG_USAGE', `--env-file ${file}: larger than ${MAX_BYTES} bytes`);
   return { ...Object.fromEntries(parseEnvFile(text, file)), ...env };

@@ -12,13 +12,25 @@ export function gatewayBase(url: string | undefined): string {
 }
 
 /** The answer's status and body; undefined after saying that no gateway answers at `base`. */
-export async function askGateway(io: CliIo, base: string, path: string, token: string | undefined, post?: unknown): Promise<{ status: number; ok: boolean; text: string } | undefined> {
+export async function askGateway(
+  io: CliIo,
+  base: string,
+  path: string,
+  token: string | undefined,
+  post?: unknown,
+): Promise<{ status: number; ok: boolean; text: string } | undefined> {
   const headers: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
   let response: Response;
   try {
-    response = post === undefined
-      ? await fetch(`${base}${path}`, { headers, signal: AbortSignal.timeout(5000) })
-      : await fetch(`${base}${path}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(post), signal: AbortSignal.timeout(5000) });
+    response =
+      post === undefined
+        ? await fetch(`${base}${path}`, { headers, signal: AbortSignal.timeout(5000) })
+        : await fetch(`${base}${path}`, {
+            method: 'POST',
+            headers: { ...headers, 'content-type': 'application/json' },
+            body: JSON.stringify(post),
+            signal: AbortSignal.timeout(5000),
+          });
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
     io.err(`mcpgate: no gateway answers at ${base} (${cause}); is 'mcpgate serve --http' running there? (--url or MCPGATE_URL)\n`);

@@ -35,7 +35,16 @@ export const SHARED_PORT_ENV = 'MCPGATE_SHARED_PORT';
 export function handedSettings(env: NodeJS.ProcessEnv): { slot: number; port: number } | undefined {
   const slot = Number(env[WORKER_SLOT_ENV]);
   const port = Number(env[SHARED_PORT_ENV]);
-  if (!Number.isInteger(slot) || slot < 0 || !Number.isInteger(port) || port <= 0 || port > 65_535 || env[WORKER_SLOT_ENV] === '' || env[SHARED_PORT_ENV] === '') return undefined;
+  if (
+    !Number.isInteger(slot) ||
+    slot < 0 ||
+    !Number.isInteger(port) ||
+    port <= 0 ||
+    port > 65_535 ||
+    env[WORKER_SLOT_ENV] === '' ||
+    env[SHARED_PORT_ENV] === ''
+  )
+    return undefined;
   return { slot, port };
 }
 
@@ -140,7 +149,7 @@ export class Handoff {
       // Nothing more may be read here: the bytes after this chunk stay in the kernel and go with the
       // socket. (A paused stream keeps reading into its buffer; stopping the handle is what holds.)
       socket.pause();
-      const rest = socket.readableLength > 0 ? socket.read() as Buffer | null : null;
+      const rest = socket.readableLength > 0 ? (socket.read() as Buffer | null) : null;
       stopReading(socket);
       this.handOn(socket, rest === null ? all : Buffer.concat([all, rest]), sessionOfHead(all.toString('latin1', 0, end)));
     };

@@ -38,12 +38,15 @@ export type ScrapeMessage =
   | { mcpgate: 'scraped'; id: number; text?: string; error?: string };
 
 function isScrapeMessage(m: unknown, kind: ScrapeMessage['mcpgate']): boolean {
-  return typeof m === 'object' && m !== null && (m as { mcpgate?: unknown }).mcpgate === kind && Number.isSafeInteger((m as { id?: unknown }).id);
+  return (
+    typeof m === 'object' && m !== null && (m as { mcpgate?: unknown }).mcpgate === kind && Number.isSafeInteger((m as { id?: unknown }).id)
+  );
 }
 
 /** A worker's answer to `collect`: its exposition, or an error when it is too large. */
 export function samplesMessage(id: number, text: string): ScrapeMessage {
-  if (text.length > MAX_WORKER_CHARS) return { mcpgate: 'samples', id, error: `its exposition is ${text.length} characters, over the ${MAX_WORKER_CHARS} a worker may send` };
+  if (text.length > MAX_WORKER_CHARS)
+    return { mcpgate: 'samples', id, error: `its exposition is ${text.length} characters, over the ${MAX_WORKER_CHARS} a worker may send` };
   return { mcpgate: 'samples', id, text };
 }
 
@@ -53,11 +56,15 @@ export class HostScrapeClient {
   private readonly pending = new Map<number, { resolve: (text: string) => void; reject: (err: Error) => void; timer: NodeJS.Timeout }>();
   private closed = false;
 
-  constructor(private readonly send: (m: ScrapeMessage) => void, private readonly timeoutMs = ASK_TIMEOUT_MS) {}
+  constructor(
+    private readonly send: (m: ScrapeMessage) => void,
+    private readonly timeoutMs = ASK_TIMEOUT_MS,
+  ) {}
 
   ask(): Promise<string> {
     if (this.closed) return Promise.reject(new Error('this worker is stopping'));
-    if (this.pending.size >= MAX_PENDING_SCRAPES) return Promise.reject(new Error(`${MAX_PENDING_SCRAPES} scrapes of this worker are already waiting for the primary`));
+    if (this.pending.size >= MAX_PENDING_SCRAPES)
+      return Promise.reject(new Error(`${MAX_PENDING_SCRAPES} scrapes of this worker are already waiting for the primary`));
     const id = this.nextId++;
     return new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -142,24 +149,39 @@ export class HostScraper {
     this.workerId = o.workerId ?? ((pid) => `${host}:${pid}`);
     const r = this.registry;
     r.gauge({ name: 'mcpgate_workers', help: 'Worker processes configured (serve --workers N).', collect: () => o.configured });
-    r.gauge({ name: 'mcpgate_workers_live', help: 'Workers listening when this scrape was collected (a restarted worker counts once it listens).', collect: () => this.last.length });
-    r.gauge({ name: 'mcpgate_workers_scraped', help: "Workers whose samples this scrape shows (every other live worker did not answer within the timeout, or sent too much).", collect: () => this.last.filter((w) => w.up).length });
+    r.gauge({
+      name: 'mcpgate_workers_live',
+      help: 'Workers listening when this scrape was collected (a restarted worker counts once it listens).',
+      collect: () => this.last.length,
+    });
+    r.gauge({
+      name: 'mcpgate_workers_scraped',
+      help: 'Workers whose samples this scrape shows (every other live worker did not answer within the timeout, or sent too much).',
+      collect: () => this.last.filter((w) => w.up).length,
+    });
     r.gauge({
       name: 'mcpgate_worker_scrape_up',
       help: 'Per live worker: 1 if its samples are in this scrape, 0 if it did not answer in time or sent too much.',
       labels: ['worker'],
       collect: () => this.last.map((w): Sample => ({ labels: [w.worker], value: w.up ? 1 : 0 })),
     });
-    r.counter({ name: 'mcpgate_worker_restarts_total', help: 'Workers started again by the primary after one died unasked.', collect: () => o.restarts() });
+    r.counter({
+      name: 'mcpgate_worker_restarts_total',
+      help: 'Workers started again by the primary after one died unasked.',
+      collect: () => o.restarts(),
+    });
     const handed = o.handed;
     if (handed !== undefined) {
       r.counter({
         name: 'mcpgate_connections_handed_total',
-        help: 'Connections of the shared port the primary handed to a worker: to the worker the first request\'s session id named (owner), or to the next worker in turn (next: no session, or its worker not ready).',
+        help: "Connections of the shared port the primary handed to a worker: to the worker the first request's session id named (owner), or to the next worker in turn (next: no session, or its worker not ready).",
         labels: ['to'],
         collect: () => {
           const h = handed();
-          return [{ labels: ['owner'], value: h.owner }, { labels: ['next'], value: h.next }];
+          return [
+            { labels: ['owner'], value: h.owner },
+            { labels: ['next'], value: h.next },
+          ];
         },
       });
     }
@@ -198,7 +220,8 @@ export class HostScraper {
     for (let i = 0; i < members.length; i++) {
       const worker = this.workerId(members[i]!.pid);
       let answer = answers[i]!;
-      if (answer.ok && chars + answer.text.length > MAX_HOST_CHARS) answer = { ok: false, why: `the host's exposition would pass ${MAX_HOST_CHARS} characters` };
+      if (answer.ok && chars + answer.text.length > MAX_HOST_CHARS)
+        answer = { ok: false, why: `the host's exposition would pass ${MAX_HOST_CHARS} characters` };
       if (answer.ok) {
         chars += answer.text.length;
         parts.push({ worker, text: answer.text });

@@ -25,7 +25,11 @@ export function fatalHandler(log: Logger, killServers: () => void, exit: (code: 
 }
 
 /** Installs the handler for `uncaughtException` and `unhandledRejection`; returns its uninstaller. */
-export function installLastResort(log: Logger, killServers: () => void, exit: (code: number) => void = (code) => process.exit(code)): () => void {
+export function installLastResort(
+  log: Logger,
+  killServers: () => void,
+  exit: (code: number) => void = (code) => process.exit(code),
+): () => void {
   const onFatal = fatalHandler(log, killServers, exit);
   process.on('uncaughtException', onFatal);
   process.on('unhandledRejection', onFatal);

@@ -32,22 +32,39 @@ export async function runLogin(request: LoginRequest, io: CliIo): Promise<number
   const agent = request.agent;
   if (agent !== undefined) {
     // Only a per-agent server's connections are an agent's own; on any other an agent's login would never be used.
-    if (server.sessions !== 'per-agent') throw new GatewayError('MCPG_USAGE', `--agent ${agent}: server "${server.name}" is "sessions": "${server.sessions}", so every agent's calls share its connection and its one login; give it "sessions": "per-agent" in ${request.configFile} for per-agent accounts, or log in without --agent`);
-    if (server.auth !== undefined && server.auth.grant !== 'authorization_code') throw new GatewayError('MCPG_USAGE', `--agent ${agent}: server "${server.name}" uses the client-credentials grant: one machine account, no login, for every agent`);
+    if (server.sessions !== 'per-agent')
+      throw new GatewayError(
+        'MCPG_USAGE',
+        `--agent ${agent}: server "${server.name}" is "sessions": "${server.sessions}", so every agent's calls share its connection and its one login; give it "sessions": "per-agent" in ${request.configFile} for per-agent accounts, or log in without --agent`,
+      );
+    if (server.auth !== undefined && server.auth.grant !== 'authorization_code')
+      throw new GatewayError(
+        'MCPG_USAGE',
+        `--agent ${agent}: server "${server.name}" uses the client-credentials grant: one machine account, no login, for every agent`,
+      );
   }
   const store = agent === undefined ? shared : shared.forAgent(agent);
   const show = (url: URL): void => {
-    io.out(`Open this URL in a browser to log in to server "${server.name}"${agent === undefined ? '' : ` as agent "${agent}"`}:\n\n  ${url.href}\n\nWaiting for the sign-in (up to ${Math.round(request.timeoutMs / 1000)} s)…\n`);
+    io.out(
+      `Open this URL in a browser to log in to server "${server.name}"${agent === undefined ? '' : ` as agent "${agent}"`}:\n\n  ${url.href}\n\nWaiting for the sign-in (up to ${Math.round(request.timeoutMs / 1000)} s)…\n`,
+    );
     if (request.browser) openBrowser(url.href);
   };
   try {
-    await login(server, store, { port: request.port, timeoutMs: request.timeoutMs, show, ...(request.signal !== undefined && { signal: request.signal }) });
+    await login(server, store, {
+      port: request.port,
+      timeoutMs: request.timeoutMs,
+      show,
+      ...(request.signal !== undefined && { signal: request.signal }),
+    });
   } catch (err) {
     const message = err instanceof LoginError ? err.message : `login failed: ${(err as Error).message}`;
     io.err(`mcpgate: ${message}\n`);
     return 1;
   }
-  io.out(`Logged in to server "${server.name}"${agent === undefined ? '' : ` for agent "${agent}" (its own account; only its connections use it)`}. The tokens are in ${store.fileOf(server.name)} (mode 0600); a gateway running with --state ${request.stateDir} uses them now.\n`);
+  io.out(
+    `Logged in to server "${server.name}"${agent === undefined ? '' : ` for agent "${agent}" (its own account; only its connections use it)`}. The tokens are in ${store.fileOf(server.name)} (mode 0600); a gateway running with --state ${request.stateDir} uses them now.\n`,
+  );
   return 0;
 }
 
@@ -56,7 +73,15 @@ export async function runLogin(request: LoginRequest, io: CliIo): Promise<number
  * endpoint, then removes them. A failed revocation is reported (exit 1: the tokens may still work
  * at the server until they expire) but the local tokens are removed all the same.
  */
-export async function runLogout(configFile: string, stateDir: string, name: string, env: Env, io: CliIo, signal?: AbortSignal, agent?: string): Promise<number> {
+export async function runLogout(
+  configFile: string,
+  stateDir: string,
+  name: string,
+  env: Env,
+  io: CliIo,
+  signal?: AbortSignal,
+  agent?: string,
+): Promise<number> {
   const shared = new TokenStore(stateDir);
   // --agent: only that agent's own login; the shared one and other agents' stay.
   const store = agent === undefined ? shared : shared.forAgent(agent);
@@ -73,10 +98,14 @@ export async function runLogout(configFile: string, stateDir: string, name: stri
   } catch (err) {
     unreadable = (err as Error).message;
   }
-  const revocation = stored === undefined ? undefined : await revokeStored(stored, {
-    ...(signal !== undefined && { signal }),
-    ...(auth?.clientId !== undefined && auth.clientSecret !== undefined && { client: { clientId: auth.clientId, clientSecret: auth.clientSecret } }),
-  });
+  const revocation =
+    stored === undefined
+      ? undefined
+      : await revokeStored(stored, {
+          ...(signal !== undefined && { signal }),
+          ...(auth?.clientId !== undefined &&
+            auth.clientSecret !== undefined && { client: { clientId: auth.clientId, clientSecret: auth.clientSecret } }),
+        });
   if (await store.remove(name)) {
     io.out(`Logged out of server "${name}"${whose}: removed ${store.fileOf(name)}.\n`);
     if (unreadable !== undefined) {
@@ -86,27 +115,46 @@ export async function runLogout(configFile: string, stateDir: string, name: stri
     switch (revocation?.kind) {
       case 'revoked':
         io.out(`Revoked the ${revocation.tokens.map((t) => t.replace('_', ' ')).join(' and the ')} at ${revocation.endpoint}.\n`);
-        if (revocation.kept.length > 0) io.out('The authorization server cannot revoke the access token itself (a self-contained token): it stays valid there until it expires.\n');
+        if (revocation.kept.length > 0)
+          io.out(
+            'The authorization server cannot revoke the access token itself (a self-contained token): it stays valid there until it expires.\n',
+          );
         return 0;
       case 'unsupported':
-        io.out(`The authorization server${revocation.issuer === undefined ? '' : ` ${revocation.issuer}`} advertises no revocation endpoint: the tokens stay valid there until they expire.\n`);
+        io.out(
+          `The authorization server${revocation.issuer === undefined ? '' : ` ${revocation.issuer}`} advertises no revocation endpoint: the tokens stay valid there until they expire.\n`,
+        );
         return 0;
       case 'failed':
-        io.err(`mcpgate: could not revoke the tokens: ${revocation.reason}. The local tokens are removed; revoke the grant at the provider if it must end now.\n`);
+        io.err(
+          `mcpgate: could not revoke the tokens: ${revocation.reason}. The local tokens are removed; revoke the grant at the provider if it must end now.\n`,
+        );
         return 1;
       default:
         return 0;
     }
   }
-  io.err(known ? `mcpgate: no login is stored for server "${name}"${whose} in ${stateDir}\n` : `mcpgate: no server "${name}" in ${config.file}, and no login stored for it${whose} in ${stateDir}\n`);
+  io.err(
+    known
+      ? `mcpgate: no login is stored for server "${name}"${whose} in ${stateDir}\n`
+      : `mcpgate: no server "${name}" in ${config.file}, and no login stored for it${whose} in ${stateDir}\n`,
+  );
   return 1;
 }
 
 async function remoteServer(configFile: string, name: string, env: Env): Promise<RemoteServerConfig> {
   const config = await loadServersConfig(configFile, env);
   const server = config.servers.find((s) => s.name === name);
-  if (server === undefined) throw new GatewayError('MCPG_USAGE', `no server "${name}" in ${config.file} (servers: ${config.servers.map((s) => s.name).join(', ') || 'none'})`);
-  if (server.type !== 'http') throw new GatewayError('MCPG_USAGE', `server "${name}" is ${server.type === 'stdio' ? 'a stdio server' : 'a legacy SSE server'}; login is for remote Streamable HTTP servers ("type": "http")`);
+  if (server === undefined)
+    throw new GatewayError(
+      'MCPG_USAGE',
+      `no server "${name}" in ${config.file} (servers: ${config.servers.map((s) => s.name).join(', ') || 'none'})`,
+    );
+  if (server.type !== 'http')
+    throw new GatewayError(
+      'MCPG_USAGE',
+      `server "${name}" is ${server.type === 'stdio' ? 'a stdio server' : 'a legacy SSE server'}; login is for remote Streamable HTTP servers ("type": "http")`,
+    );
   return server;
 }
 

@@ -33,7 +33,9 @@ const MAX_DEPTH_CEILING = 1000;
 const USAGE = `mcpgate ${GATEWAY_INFO.version} — one MCP server in front of many
 
 Usage:
-${Object.values(COMMANDS).map((c) => `  mcpgate ${indent(c.synopsis, '  mcpgate '.length)}\n`).join('')}  mcpgate --help | --version | COMMAND --help
+${Object.values(COMMANDS)
+  .map((c) => `  mcpgate ${indent(c.synopsis, '  mcpgate '.length)}\n`)
+  .join('')}  mcpgate --help | --version | COMMAND --help
 
 import copies the servers Claude Desktop, Claude Code, Cursor or VS Code already run into the config
 (secrets stay \${VAR} references; literal ones move to an env file) and prints the line that points the
@@ -117,14 +119,26 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
     const str = (name: string): string | undefined => (typeof values[name] === 'string' ? values[name] : undefined);
     const flag = (name: string): boolean => values[name] === true;
-    if (positionals.length > 0 && command !== 'pins' && command !== 'approve' && command !== 'approve-call' && command !== 'token' && command !== 'login' && command !== 'logout') throw usage(`unexpected argument "${positionals[0]}"`);
+    if (
+      positionals.length > 0 &&
+      command !== 'pins' &&
+      command !== 'approve' &&
+      command !== 'approve-call' &&
+      command !== 'token' &&
+      command !== 'login' &&
+      command !== 'logout'
+    )
+      throw usage(`unexpected argument "${positionals[0]}"`);
     const configFile = resolve(str('config') ?? env.MCPGATE_CONFIG ?? '.mcp.json');
     const stateDir = resolve(str('state') ?? env.MCPGATE_STATE ?? join(dirname(configFile), '.mcpgate'));
     // An explicit rules file must exist; otherwise gateway-rules.json beside the config is used if present.
     const besideConfig = join(dirname(configFile), 'gateway-rules.json');
-    const rulesFile = str('rules') !== undefined || env.MCPGATE_RULES !== undefined
-      ? resolve(str('rules') ?? env.MCPGATE_RULES ?? '')
-      : existsSync(besideConfig) ? besideConfig : undefined;
+    const rulesFile =
+      str('rules') !== undefined || env.MCPGATE_RULES !== undefined
+        ? resolve(str('rules') ?? env.MCPGATE_RULES ?? '')
+        : existsSync(besideConfig)
+          ? besideConfig
+          : undefined;
     // The config's ${NAME} references may come from an env file; the real environment wins.
     env = await withEnvFile(str('env-file'), env);
     // Each command's module is imported when that command runs: `serve` on stdio then never loads
@@ -150,31 +164,73 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         // --agent A: A's own account on a per-agent server; without it, the server's shared login.
         const account = str('agent');
         if (account !== undefined && account.length === 0) throw usage('--agent needs an agent id');
-        if (command === 'logout') return await (await import('./login.js')).runLogout(configFile, stateDir, positionals[0]!, env, io, undefined, account);
+        if (command === 'logout')
+          return await (await import('./login.js')).runLogout(configFile, stateDir, positionals[0]!, env, io, undefined, account);
         const port = str('port') === undefined ? 0 : Number(str('port'));
-        if (!Number.isInteger(port) || port < 0 || port > 65535) throw usage(`--port must be a port number, 0-65535 (got "${str('port')}")`);
+        if (!Number.isInteger(port) || port < 0 || port > 65535)
+          throw usage(`--port must be a port number, 0-65535 (got "${str('port')}")`);
         const timeoutMs = positiveInt(str('login-timeout'), '--login-timeout', 'a positive whole number of milliseconds') ?? 300_000;
         const abort = new AbortController();
         const interrupted = (): void => abort.abort();
         process.once('SIGINT', interrupted);
         try {
-          return await (await import('./login.js')).runLogin({ configFile, stateDir, server: positionals[0]!, env, browser: !flag('no-browser'), port, timeoutMs, signal: abort.signal, ...(account !== undefined && { agent: account }) }, io);
+          return await (
+            await import('./login.js')
+          ).runLogin(
+            {
+              configFile,
+              stateDir,
+              server: positionals[0]!,
+              env,
+              browser: !flag('no-browser'),
+              port,
+              timeoutMs,
+              signal: abort.signal,
+              ...(account !== undefined && { agent: account }),
+            },
+            io,
+          );
         } finally {
           process.off('SIGINT', interrupted);
         }
       }
       case 'approve-call':
         if (positionals.length > 1) throw usage(`approve-call takes one call id (got ${positionals.length})`);
-        if (positionals.length === 0 && (flag('deny') || str('reason') !== undefined)) throw usage('--deny and --reason need the id of the call to decide');
-        return await (await import('./approve-call.js')).runApproveCall({ id: positionals[0], deny: flag('deny'), reason: str('reason'), url: str('url') ?? env.MCPGATE_URL, token: str('token') ?? env.MCPGATE_TOKEN, json: flag('json') }, io);
+        if (positionals.length === 0 && (flag('deny') || str('reason') !== undefined))
+          throw usage('--deny and --reason need the id of the call to decide');
+        return await (
+          await import('./approve-call.js')
+        ).runApproveCall(
+          {
+            id: positionals[0],
+            deny: flag('deny'),
+            reason: str('reason'),
+            url: str('url') ?? env.MCPGATE_URL,
+            token: str('token') ?? env.MCPGATE_TOKEN,
+            json: flag('json'),
+          },
+          io,
+        );
       case 'status':
-        return await (await import('./status.js')).runStatus({ url: str('url') ?? env.MCPGATE_URL, token: str('token') ?? env.MCPGATE_TOKEN, json: flag('json') }, io);
+        return await (
+          await import('./status.js')
+        ).runStatus({ url: str('url') ?? env.MCPGATE_URL, token: str('token') ?? env.MCPGATE_TOKEN, json: flag('json') }, io);
       case 'import':
-        return await (await import('./import/run-import.js')).runImport({
-          configFile, clients: values.client as string[] | undefined ?? [], from: ((values.from as string[] | undefined) ?? []).map((f) => resolve(f)),
-          project: resolve(str('project') ?? '.'), secretsFile: str('secrets') === undefined ? undefined : resolve(str('secrets')!),
-          force: flag('force'), dryRun: flag('dry-run'), env,
-        }, io);
+        return await (
+          await import('./import/run-import.js')
+        ).runImport(
+          {
+            configFile,
+            clients: (values.client as string[] | undefined) ?? [],
+            from: ((values.from as string[] | undefined) ?? []).map((f) => resolve(f)),
+            project: resolve(str('project') ?? '.'),
+            secretsFile: str('secrets') === undefined ? undefined : resolve(str('secrets')!),
+            force: flag('force'),
+            dryRun: flag('dry-run'),
+            env,
+          },
+          io,
+        );
       case 'serve': {
         const levelText = str('log-level') ?? env.MCPGATE_LOG_LEVEL ?? 'info';
         if (!isLogLevel(levelText)) throw usage(`--log-level must be one of debug, info, warn, error, silent (got "${levelText}")`);
@@ -183,37 +239,56 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         const log = new Logger(levelText, undefined, {}, logStyleFor(formatText, process.stderr.isTTY === true, env));
         const httpText = str('http') ?? (flag('stdio') ? undefined : env.MCPGATE_HTTP);
         const separator = str('separator');
-        if (separator !== undefined && !/^[A-Za-z0-9_-]{1,8}$/.test(separator)) throw usage('--separator must be 1–8 characters from [A-Za-z0-9_-]');
+        if (separator !== undefined && !/^[A-Za-z0-9_-]{1,8}$/.test(separator))
+          throw usage('--separator must be 1–8 characters from [A-Za-z0-9_-]');
         const startupTimeoutMs = positiveInt(str('startup-timeout'), '--startup-timeout', 'a positive whole number of milliseconds');
         const listWaitMs = nonNegativeInt(str('list-wait'), '--list-wait');
         const maxInflight = positiveInt(str('max-inflight'), '--max-inflight', 'a positive whole number');
         const maxDepth = positiveInt(str('max-depth'), '--max-depth', 'a positive whole number of nesting levels');
         if (maxDepth !== undefined) {
-          if (maxDepth > MAX_DEPTH_CEILING) throw usage(`--max-depth must be at most ${MAX_DEPTH_CEILING} (deeper messages could overflow the stack when re-encoded)`);
+          if (maxDepth > MAX_DEPTH_CEILING)
+            throw usage(`--max-depth must be at most ${MAX_DEPTH_CEILING} (deeper messages could overflow the stack when re-encoded)`);
           wireLimits.maxDepth = maxDepth;
         }
         const agent = str('agent') ?? env.MCPGATE_AGENT ?? 'default';
         const agentExplicit = str('agent') !== undefined || env.MCPGATE_AGENT !== undefined;
         const mode = str('mode') ?? env.MCPGATE_MODE ?? 'aggregate';
-        if (mode !== 'aggregate' && mode !== 'discovery' && mode !== 'search') throw usage(`--mode must be aggregate, discovery or search (got "${mode}")`);
+        if (mode !== 'aggregate' && mode !== 'discovery' && mode !== 'search')
+          throw usage(`--mode must be aggregate, discovery or search (got "${mode}")`);
         const view = str('view');
-        if (view !== undefined && httpText !== undefined) throw usage('--view is for the stdio agent; over HTTP each view of the rules file is served at /mcp/v/NAME');
-        if (view !== undefined && mode !== 'aggregate') throw usage(`--view shows the view's tools themselves; it cannot be combined with --mode ${mode}`);
-        if (view !== undefined && rulesFile === undefined) throw usage('--view names a view of the rules file: give --rules (or MCPGATE_RULES)');
+        if (view !== undefined && httpText !== undefined)
+          throw usage('--view is for the stdio agent; over HTTP each view of the rules file is served at /mcp/v/NAME');
+        if (view !== undefined && mode !== 'aggregate')
+          throw usage(`--view shows the view's tools themselves; it cannot be combined with --mode ${mode}`);
+        if (view !== undefined && rulesFile === undefined)
+          throw usage('--view names a view of the rules file: give --rules (or MCPGATE_RULES)');
         const embeddingsUrl = str('embeddings-url') ?? env.MCPGATE_EMBEDDINGS_URL;
         const embeddingsModel = str('embeddings-model') ?? env.MCPGATE_EMBEDDINGS_MODEL;
         let embeddings: McpgateOptions['embeddings'];
         if (embeddingsUrl !== undefined && embeddingsUrl !== '') {
-          if (!URL.canParse(embeddingsUrl) || !/^https?:$/.test(new URL(embeddingsUrl).protocol)) throw usage(`--embeddings-url must be an http(s) URL (got "${embeddingsUrl}")`);
-          if (new URL(embeddingsUrl).username !== '' || new URL(embeddingsUrl).password !== '') throw usage('--embeddings-url may not hold credentials: put the key in MCPGATE_EMBEDDINGS_API_KEY');
-          if (embeddingsModel === undefined || embeddingsModel === '') throw usage('--embeddings-url needs --embeddings-model (or MCPGATE_EMBEDDINGS_MODEL): the model the endpoint embeds with');
-          const embeddingsTimeout = positiveInt(str('embeddings-timeout'), '--embeddings-timeout', 'a positive whole number of milliseconds');
-          embeddings = { url: embeddingsUrl, model: embeddingsModel, ...defined('apiKey', env.MCPGATE_EMBEDDINGS_API_KEY || undefined), ...defined('timeoutMs', embeddingsTimeout) };
+          if (!URL.canParse(embeddingsUrl) || !/^https?:$/.test(new URL(embeddingsUrl).protocol))
+            throw usage(`--embeddings-url must be an http(s) URL (got "${embeddingsUrl}")`);
+          if (new URL(embeddingsUrl).username !== '' || new URL(embeddingsUrl).password !== '')
+            throw usage('--embeddings-url may not hold credentials: put the key in MCPGATE_EMBEDDINGS_API_KEY');
+          if (embeddingsModel === undefined || embeddingsModel === '')
+            throw usage('--embeddings-url needs --embeddings-model (or MCPGATE_EMBEDDINGS_MODEL): the model the endpoint embeds with');
+          const embeddingsTimeout = positiveInt(
+            str('embeddings-timeout'),
+            '--embeddings-timeout',
+            'a positive whole number of milliseconds',
+          );
+          embeddings = {
+            url: embeddingsUrl,
+            model: embeddingsModel,
+            ...defined('apiKey', env.MCPGATE_EMBEDDINGS_API_KEY || undefined),
+            ...defined('timeoutMs', embeddingsTimeout),
+          };
         } else if (embeddingsModel !== undefined && embeddingsModel !== '' && str('embeddings-model') !== undefined) {
           throw usage('--embeddings-model needs --embeddings-url');
         }
         const pinMode = str('pins') ?? env.MCPGATE_PINS ?? 'tofu';
-        if (!(PIN_MODES as readonly string[]).includes(pinMode)) throw usage(`--pins must be one of ${PIN_MODES.join(', ')} (got "${pinMode}")`);
+        if (!(PIN_MODES as readonly string[]).includes(pinMode))
+          throw usage(`--pins must be one of ${PIN_MODES.join(', ')} (got "${pinMode}")`);
         const sanitizeText = str('sanitize') ?? 'on';
         if (sanitizeText !== 'on' && sanitizeText !== 'off') throw usage(`--sanitize must be on or off (got "${sanitizeText}")`);
         const supervision = {
@@ -229,14 +304,18 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         const http = httpText === undefined ? undefined : httpSettings(httpText, values, agent, agentExplicit);
         // --stdio with --http: one agent on stdio, and the HTTP front (the console, /status, /approvals) beside it.
         const stdioToo = flag('stdio') && http !== undefined;
-        if (stdioToo && (str('workers') !== undefined || str('redis') !== undefined)) throw usage('--stdio with --http is one process for one stdio agent: it takes no --workers or --redis');
+        if (stdioToo && (str('workers') !== undefined || str('redis') !== undefined))
+          throw usage('--stdio with --http is one process for one stdio agent: it takes no --workers or --redis');
         const workers = positiveInt(str('workers'), '--workers', 'a positive whole number') ?? 1;
         if (workers > MAX_WORKERS) throw usage(`--workers must be at most ${MAX_WORKERS} (got ${workers})`);
         const cluster = clusterSettings(values, env);
         if (workers > 1) {
           if (http === undefined) throw usage(`--workers ${workers} needs --http HOST:PORT: the workers share one HTTP port`);
           // A request can reach a worker that does not hold its session (a connection reused for another, an adopted session): the owners in Redis find it.
-          if (cluster === undefined) throw usage(`--workers ${workers} needs --redis URL (or MCPGATE_REDIS): the workers find which of them holds an agent's session through Redis; a local redis-server is enough, e.g. --redis redis://127.0.0.1:6379`);
+          if (cluster === undefined)
+            throw usage(
+              `--workers ${workers} needs --redis URL (or MCPGATE_REDIS): the workers find which of them holds an agent's session through Redis; a local redis-server is enough, e.g. --redis redis://127.0.0.1:6379`,
+            );
           cluster.privatePort = true;
         }
         if (cluster !== undefined) {
@@ -246,9 +325,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         const maxAgentBuffer = positiveInt(str('max-agent-buffer'), '--max-agent-buffer', 'a positive whole number of bytes');
         const auditMaxBytes = positiveInt(str('audit-max-bytes'), '--audit-max-bytes', 'a positive whole number of bytes');
         if (str('audit') === '') throw usage('--audit needs a FILE (or - for stderr)');
-        if (str('audit') === undefined && (flag('audit-arguments') || auditMaxBytes !== undefined)) throw usage('--audit-arguments and --audit-max-bytes need --audit FILE');
+        if (str('audit') === undefined && (flag('audit-arguments') || auditMaxBytes !== undefined))
+          throw usage('--audit-arguments and --audit-max-bytes need --audit FILE');
         const auditText = str('audit');
-        const audit = auditText === undefined ? undefined : { target: auditText === '-' ? '-' : resolve(auditText), includeArguments: flag('audit-arguments'), ...defined('maxBytes', auditMaxBytes) };
+        const audit =
+          auditText === undefined
+            ? undefined
+            : {
+                target: auditText === '-' ? '-' : resolve(auditText),
+                includeArguments: flag('audit-arguments'),
+                ...defined('maxBytes', auditMaxBytes),
+              };
         const tracing = tracingSettings(str('otlp-endpoint'), env);
         let requestStateKey: Buffer | undefined;
         try {
@@ -273,13 +360,46 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         if (cluster !== undefined && cluster.secret === undefined) cluster.secret = await localClusterSecret(stateDir);
         // Every worker opens every worker's requestState (the retry may reach any of them).
         if (cluster?.secret !== undefined && requestStateKey === undefined) requestStateKey = requestStateKeyOf(cluster.secret);
-        return await (await import('./serve.js')).runServe({ ...defined('audit', audit), ...(cluster !== undefined && { clustered: true }), ...defined('tracing', tracing), ...defined('requestStateKey', requestStateKey), configFile, agent, log, env, separator, startupTimeoutMs, ...defined('listWaitMs', listWaitMs), maxInflight, pins: { mode: pinMode as PinMode, dir: stateDir }, sanitize: sanitizeText === 'on', supervision, rulesFile, mode, debug: flag('debug'), agentExplicit, ...defined('view', view), ...defined('embeddings', embeddings), ...defined('maxAgentBuffer', maxAgentBuffer) }, http, workers > 1, stdioToo);
+        return await (
+          await import('./serve.js')
+        ).runServe(
+          {
+            ...defined('audit', audit),
+            ...(cluster !== undefined && { clustered: true }),
+            ...defined('tracing', tracing),
+            ...defined('requestStateKey', requestStateKey),
+            configFile,
+            agent,
+            log,
+            env,
+            separator,
+            startupTimeoutMs,
+            ...defined('listWaitMs', listWaitMs),
+            maxInflight,
+            pins: { mode: pinMode as PinMode, dir: stateDir },
+            sanitize: sanitizeText === 'on',
+            supervision,
+            rulesFile,
+            mode,
+            debug: flag('debug'),
+            agentExplicit,
+            ...defined('view', view),
+            ...defined('embeddings', embeddings),
+            ...defined('maxAgentBuffer', maxAgentBuffer),
+          },
+          http,
+          workers > 1,
+          stdioToo,
+        );
       }
       default:
         throw usage(`unknown command "${command}"`);
     }
   } catch (err) {
-    if (err instanceof GatewayError && (err.code === 'MCPG_USAGE' || err.code === 'MCPG_CONFIG_INVALID' || err.code === 'MCPG_PIN_STORE_INVALID')) {
+    if (
+      err instanceof GatewayError &&
+      (err.code === 'MCPG_USAGE' || err.code === 'MCPG_CONFIG_INVALID' || err.code === 'MCPG_PIN_STORE_INVALID')
+    ) {
       io.err(`mcpgate: ${err.message}\n${err.code === 'MCPG_USAGE' ? "Run 'mcpgate --help' for usage.\n" : ''}`);
       return 2;
     }
@@ -293,21 +413,36 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
 }
 
 /** `--http [HOST:]PORT` and the HTTP flags; HOST defaults to loopback, auth off only on loopback. */
-function httpSettings(text: string, values: Record<string, string | boolean | string[] | undefined>, agent: string, agentExplicit: boolean): HttpSettings {
+function httpSettings(
+  text: string,
+  values: Record<string, string | boolean | string[] | undefined>,
+  agent: string,
+  agentExplicit: boolean,
+): HttpSettings {
   const match = /^(?:(\[[0-9a-fA-F:]+\]|[^:]*):)?(\d{1,5})$/.exec(text);
   const port = match === null ? NaN : Number(match[2]);
   if (match === null || port > 65535) throw usage(`--http must be [HOST:]PORT, e.g. 8080, :8080 or 0.0.0.0:8080 (got "${text}")`);
   const rawHost = match[1] === undefined || match[1] === '' ? '127.0.0.1' : match[1];
   const host = rawHost.startsWith('[') ? rawHost.slice(1, -1) : rawHost;
   const auth = values['no-auth'] === true ? 'off' : 'on';
-  if (auth === 'off' && !isLoopback(host)) throw usage(`--no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not on ${host}: anyone who can reach the port would be any agent`);
+  if (auth === 'off' && !isLoopback(host))
+    throw usage(
+      `--no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not on ${host}: anyone who can reach the port would be any agent`,
+    );
   const int = (name: string, what: string): number | undefined => positiveInt(values[name] as string | undefined, `--${name}`, what);
   const allowedHosts = (values['allow-host'] as string[] | undefined) ?? [];
   for (const name of allowedHosts) {
-    if (!/^(\*|[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?$/.test(name)) throw usage(`--allow-host takes a host name as browsers send it in Host, e.g. mcpgate.internal or mcpgate.internal:8080 (got "${name}")`);
+    if (!/^(\*|[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?$/.test(name))
+      throw usage(
+        `--allow-host takes a host name as browsers send it in Host, e.g. mcpgate.internal or mcpgate.internal:8080 (got "${name}")`,
+      );
   }
   return {
-    host, port, auth, defaultAgent: agent, defaultAgentExplicit: agentExplicit,
+    host,
+    port,
+    auth,
+    defaultAgent: agent,
+    defaultAgentExplicit: agentExplicit,
     allowedOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
     allowedHosts,
     ...defined('maxBodyBytes', int('max-body', 'a positive whole number of bytes')),
@@ -324,7 +459,10 @@ function httpSettings(text: string, values: Record<string, string | boolean | st
 }
 
 /** `--redis URL` (or MCPGATE_REDIS), `--cluster-secret` (or MCPGATE_CLUSTER_SECRET), `--advertise HOST`. */
-function clusterSettings(values: Record<string, string | boolean | string[] | undefined>, env: NodeJS.ProcessEnv): ClusterSettings | undefined {
+function clusterSettings(
+  values: Record<string, string | boolean | string[] | undefined>,
+  env: NodeJS.ProcessEnv,
+): ClusterSettings | undefined {
   const redisUrl = (values.redis as string | undefined) ?? env.MCPGATE_REDIS;
   const secret = (values['cluster-secret'] as string | undefined) ?? env.MCPGATE_CLUSTER_SECRET;
   const advertise = values.advertise as string | undefined;
@@ -339,13 +477,18 @@ function clusterSettings(values: Record<string, string | boolean | string[] | un
     // The URL may hold a password: it is never echoed.
     throw usage('--redis must be a URL such as redis://[:password@]host:port/db or rediss://…');
   }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw usage(`--redis must be a redis:// or rediss:// URL (got ${url.protocol}//…)`);
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
+    throw usage(`--redis must be a redis:// or rediss:// URL (got ${url.protocol}//…)`);
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (secret !== undefined && secret.length < 16) throw usage('--cluster-secret must be at least 16 characters (every worker of the cluster uses the same one)');
+  if (secret !== undefined && secret.length < 16)
+    throw usage('--cluster-secret must be at least 16 characters (every worker of the cluster uses the same one)');
   if (secret === undefined && !isLoopback(host)) {
-    throw usage(`--redis on ${host} (not loopback) needs --cluster-secret SECRET (or MCPGATE_CLUSTER_SECRET), the same on every worker: it signs the requests workers forward to each other and the records they keep in Redis (without it, only the workers of one host can share a secret: the state directory's ${SECRET_FILE})`);
+    throw usage(
+      `--redis on ${host} (not loopback) needs --cluster-secret SECRET (or MCPGATE_CLUSTER_SECRET), the same on every worker: it signs the requests workers forward to each other and the records they keep in Redis (without it, only the workers of one host can share a secret: the state directory's ${SECRET_FILE})`,
+    );
   }
-  if (advertise !== undefined && !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)$/.test(advertise)) throw usage(`--advertise takes a host name or IP address other workers reach this one by (got "${advertise}")`);
+  if (advertise !== undefined && !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)$/.test(advertise))
+    throw usage(`--advertise takes a host name or IP address other workers reach this one by (got "${advertise}")`);
   return { redisUrl, secret, advertise };
 }
 
@@ -392,10 +535,26 @@ function checkOptions(command: string, spec: CommandSpec, args: readonly string[
       continue;
     }
     const near = closest(name, Object.keys(spec.options));
-    const elsewhere = near === undefined ? closest(name, Object.values(COMMANDS).flatMap((other) => Object.keys(other.options))) : undefined;
-    const owners = (option: string): string => Object.entries(COMMANDS).filter(([, other]) => Object.hasOwn(other.options, option)).map(([owner]) => owner).join(', ');
-    const hint = near !== undefined ? `; did you mean --${near}?` : elsewhere === undefined ? ''
-      : elsewhere === name ? ` (it is an option of ${owners(name)})` : `; did you mean --${elsewhere} (an option of ${owners(elsewhere)})?`;
+    const elsewhere =
+      near === undefined
+        ? closest(
+            name,
+            Object.values(COMMANDS).flatMap((other) => Object.keys(other.options)),
+          )
+        : undefined;
+    const owners = (option: string): string =>
+      Object.entries(COMMANDS)
+        .filter(([, other]) => Object.hasOwn(other.options, option))
+        .map(([owner]) => owner)
+        .join(', ');
+    const hint =
+      near !== undefined
+        ? `; did you mean --${near}?`
+        : elsewhere === undefined
+          ? ''
+          : elsewhere === name
+            ? ` (it is an option of ${owners(name)})`
+            : `; did you mean --${elsewhere} (an option of ${owners(elsewhere)})?`;
     throw usage(`Unknown option '--${name}' for ${command}${hint}`);
   }
 }
@@ -406,14 +565,17 @@ function usage(message: string): GatewayError {
 
 // Run when executed as the `mcpgate` bin (not when imported by tests).
 if (isMainModule()) {
-  main(process.argv.slice(2)).then((code) => {
-    process.exitCode = code;
-    // serve has closed everything it owns; exit now rather than wait on a stdin the agent keeps open.
-    process.exit(code);
-  }, (err: unknown) => {
-    process.stderr.write(`mcpgate: fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  });
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+      // serve has closed everything it owns; exit now rather than wait on a stdin the agent keeps open.
+      process.exit(code);
+    },
+    (err: unknown) => {
+      process.stderr.write(`mcpgate: fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
 }
 
 function isMainModule(): boolean {

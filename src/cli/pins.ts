@@ -11,7 +11,9 @@ import type { CliIo } from './io.js';
 export async function runPins(stateDir: string, server: string | undefined, io: CliIo): Promise<number> {
   const store = new PinStore(stateDir);
   const [pins, held] = await Promise.all([store.readPins(), store.readHeld()]);
-  const servers = [...new Set([...Object.keys(pins.servers), ...Object.keys(held.servers)])].sort().filter((s) => server === undefined || s === server);
+  const servers = [...new Set([...Object.keys(pins.servers), ...Object.keys(held.servers)])]
+    .sort()
+    .filter((s) => server === undefined || s === server);
   if (servers.length === 0) {
     io.out(server === undefined ? `no pins in ${stateDir} yet\n` : `nothing is pinned or held for server "${server}" in ${stateDir}\n`);
     return 0;
@@ -38,12 +40,20 @@ function describeServer(server: string, pins: PinsFile, held: HeldFile, stateDir
     for (const name of heldNames) {
       const entry = holding!.tools[name]!;
       lines.push(`    ${name}: ${entry.changes.join(', ')} (held since ${entry.since})`);
-      lines.push(...describeDiff(pinned?.tools[name]?.definition, entry.definition).split('\n').map((l) => `      ${l}`));
+      lines.push(
+        ...describeDiff(pinned?.tools[name]?.definition, entry.definition)
+          .split('\n')
+          .map((l) => `      ${l}`),
+      );
       lines.push(`      approve: mcpgate approve ${server} ${name}@${entry.digest} --state ${stateDir}`);
     }
     if (holding?.instructions !== undefined) {
       lines.push('    instructions (new or changed):');
-      lines.push(...visible(holding.instructions.text).split('\n').map((l) => `      + ${l}`));
+      lines.push(
+        ...visible(holding.instructions.text)
+          .split('\n')
+          .map((l) => `      + ${l}`),
+      );
       lines.push(`      approve: mcpgate approve ${server} --instructions --state ${stateDir}`);
     }
   }

@@ -48,10 +48,13 @@ export async function runServe(options: McpgateOptions, http?: HttpSettings, asW
   let shuttingDown = false;
   let hurried = false;
   let resolveStop!: (why: string) => void;
-  const stop = new Promise<string>((resolve) => (resolveStop = (why) => {
-    shuttingDown = true;
-    resolve(why);
-  }));
+  const stop = new Promise<string>(
+    (resolve) =>
+      (resolveStop = (why) => {
+        shuttingDown = true;
+        resolve(why);
+      }),
+  );
   const onSignal = (signal: NodeJS.Signals): void => {
     if (!shuttingDown) return resolveStop(signal);
     if (!hurried) {
@@ -67,10 +70,13 @@ export async function runServe(options: McpgateOptions, http?: HttpSettings, asW
   // SIGHUP revives every parked or backing-off server now (after its command or environment is fixed).
   const onHangup = (): void => void gate.hangup();
   // /metrics on the shared port asks the primary for every worker's samples (host-metrics.ts).
-  const scrapes = asWorker && http !== undefined ? new HostScrapeClient((m) => {
-    if (!process.connected) throw new Error('the IPC channel to the primary is closed');
-    toPrimary(m);
-  }) : undefined;
+  const scrapes =
+    asWorker && http !== undefined
+      ? new HostScrapeClient((m) => {
+          if (!process.connected) throw new Error('the IPC channel to the primary is closed');
+          toPrimary(m);
+        })
+      : undefined;
   const fromPrimary = (m: unknown, handle: unknown): void => {
     if (!isWorkerMessage(m) || scrapes?.onMessage(m) === true) return;
     if (m.mcpgate === 'connection') {

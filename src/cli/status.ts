@@ -25,7 +25,10 @@ interface FileStatus {
   lastWarnings: string[];
 }
 
-export async function runStatus(options: { url: string | undefined; token: string | undefined; json: boolean }, io: CliIo): Promise<number> {
+export async function runStatus(
+  options: { url: string | undefined; token: string | undefined; json: boolean },
+  io: CliIo,
+): Promise<number> {
   const base = gatewayBase(options.url);
   const target = `${base}/status`;
   const response = await askGateway(io, base, '/status', options.token);
@@ -36,7 +39,9 @@ export async function runStatus(options: { url: string | undefined; token: strin
     return 1;
   }
   if (response.status === 403 && /MCPG_OPERATORS_ONLY/.test(text)) {
-    io.err(`mcpgate: ${base} answers /status to operators only: pass an admin's token (the rules' "admins", from 'mcpgate token NAME'), not an agent's\n`);
+    io.err(
+      `mcpgate: ${base} answers /status to operators only: pass an admin's token (the rules' "admins", from 'mcpgate token NAME'), not an agent's\n`,
+    );
     return 1;
   }
   if (!response.ok) {
@@ -67,7 +72,9 @@ export function render(status: Record<string, unknown>): string {
   const servers = (status.servers as StatusServer[] | undefined) ?? [];
   const sessions = status.sessions as { total: number; by_agent: Record<string, number> } | undefined;
   const version = typeof status.config_version === 'string' && status.config_version !== '' ? `, config ${status.config_version}` : '';
-  lines.push(`mcpgate at ${String(status.url)}: mode ${String(status.mode)}, pins ${String(status.pins)}${version}${status.draining === true ? ', SHUTTING DOWN' : ''}`);
+  lines.push(
+    `mcpgate at ${String(status.url)}: mode ${String(status.mode)}, pins ${String(status.pins)}${version}${status.draining === true ? ', SHUTTING DOWN' : ''}`,
+  );
   const ready = servers.filter((s) => s.state === 'ready').length;
   const idle = servers.filter((s) => s.state === 'idle (on demand)').length;
   lines.push(`servers: ${ready} of ${servers.length} ready${idle > 0 ? `, ${idle} idle (on demand: listed, started on a call)` : ''}`);
@@ -80,14 +87,21 @@ export function render(status: Record<string, unknown>): string {
     if (s.next_attempt_at !== null) lines.push(`  ${''.padEnd(width)}  next attempt at ${s.next_attempt_at}`);
   }
   if (sessions !== undefined) {
-    const agents = Object.entries(sessions.by_agent).map(([agent, n]) => `${agent}: ${n}`).join(', ');
+    const agents = Object.entries(sessions.by_agent)
+      .map(([agent, n]) => `${agent}: ${n}`)
+      .join(', ');
     lines.push(`sessions: ${sessions.total}${agents !== '' ? ` (${agents})` : ''}`);
   }
-  if (typeof status.approvals_waiting === 'number') lines.push(`approvals: ${status.approvals_waiting} call(s) wait here for an admin ('mcpgate approve-call' lists them)`);
-  const search = status.search as { searches: number; results: number; zero_results: number; ranking: string; embeddings?: { fallbacks: number } } | undefined;
+  if (typeof status.approvals_waiting === 'number')
+    lines.push(`approvals: ${status.approvals_waiting} call(s) wait here for an admin ('mcpgate approve-call' lists them)`);
+  const search = status.search as
+    { searches: number; results: number; zero_results: number; ranking: string; embeddings?: { fallbacks: number } } | undefined;
   if (search !== undefined && (search.searches > 0 || status.mode === 'search')) {
-    const fallbacks = search.embeddings !== undefined && search.embeddings.fallbacks > 0 ? `, ${search.embeddings.fallbacks} fell back to lexical` : '';
-    lines.push(`search: ${search.searches} searches, ${search.results} results, ${search.zero_results} with none (${search.ranking}${fallbacks})`);
+    const fallbacks =
+      search.embeddings !== undefined && search.embeddings.fallbacks > 0 ? `, ${search.embeddings.fallbacks} fell back to lexical` : '';
+    lines.push(
+      `search: ${search.searches} searches, ${search.results} results, ${search.zero_results} with none (${search.ranking}${fallbacks})`,
+    );
   }
   const reload = status.reload as Record<string, FileStatus> | undefined;
   for (const [name, file] of Object.entries(reload ?? {})) {
@@ -99,14 +113,21 @@ export function render(status: Record<string, unknown>): string {
   const cluster = status.cluster as { worker?: string; redis?: string; workers?: ClusterWorker[] } | undefined;
   if (cluster !== undefined) {
     const workers = cluster.workers ?? [];
-    lines.push(`cluster: this is worker ${cluster.worker ?? '?'}; redis ${cluster.redis ?? '?'}${cluster.redis === 'up' ? `; ${workers.length} live worker(s)` : ' (serving locally, reconnecting)'}`);
+    lines.push(
+      `cluster: this is worker ${cluster.worker ?? '?'}; redis ${cluster.redis ?? '?'}${cluster.redis === 'up' ? `; ${workers.length} live worker(s)` : ' (serving locally, reconnecting)'}`,
+    );
     const width = Math.max(6, ...workers.map((w) => w.id.length));
-    for (const w of workers) lines.push(`  ${w.id.padEnd(width)}  host ${w.host}  pid ${w.pid}  ${w.sessions} sessions  at ${w.address}  config ${w.version !== undefined && w.version !== '' ? w.version : '?'}  heartbeat ${w.heartbeat}`);
+    for (const w of workers)
+      lines.push(
+        `  ${w.id.padEnd(width)}  host ${w.host}  pid ${w.pid}  ${w.sessions} sessions  at ${w.address}  config ${w.version !== undefined && w.version !== '' ? w.version : '?'}  heartbeat ${w.heartbeat}`,
+      );
   }
   const quotas = status.quotas as { counters?: string; note?: string; local_checks?: number; limits?: QuotaLine[] } | undefined;
   if (quotas !== undefined) {
     const where = quotas.counters === 'shared' ? 'counted by every worker together (Redis)' : 'counted on this worker alone';
-    lines.push(`limits: ${where}${quotas.note !== undefined ? ` — ${quotas.note}` : ''}${(quotas.local_checks ?? 0) > 0 ? `; ${quotas.local_checks} check(s) made locally while Redis could not be asked` : ''}`);
+    lines.push(
+      `limits: ${where}${quotas.note !== undefined ? ` — ${quotas.note}` : ''}${(quotas.local_checks ?? 0) > 0 ? `; ${quotas.local_checks} check(s) made locally while Redis could not be asked` : ''}`,
+    );
     for (const l of (quotas.limits ?? []).slice(0, 50)) {
       const what = l.kind === 'calls' ? `${l.used}/${l.limit} calls per ${l.per ?? '?'}` : `${l.used}/${l.limit} in flight`;
       lines.push(`  ${l.subject === '*' ? 'every agent' : l.subject}  ${l.rule}  ${what}`);

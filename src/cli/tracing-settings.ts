@@ -21,14 +21,18 @@ export function tracingSettings(flag: string | undefined, env: NodeJS.ProcessEnv
   const traces = nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
   const base = nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT);
   if (traces === undefined && base === undefined) return undefined;
-  const protocolVariable = nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL) !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const protocolVariable =
+    nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL) !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
   const protocol = nonEmpty(env[protocolVariable]);
   if (protocol !== undefined && protocol !== 'http/json') {
-    throw usage(`${protocolVariable}=${protocol}: mcpgate exports traces as OTLP over HTTP with JSON (http/json); unset it or set it to http/json, and point the endpoint at the collector's OTLP/HTTP port (4318)`);
+    throw usage(
+      `${protocolVariable}=${protocol}: mcpgate exports traces as OTLP over HTTP with JSON (http/json); unset it or set it to http/json, and point the endpoint at the collector's OTLP/HTTP port (4318)`,
+    );
   }
-  const url = traces !== undefined
-    ? endpoint(traces, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', false)
-    : endpoint(base!, 'OTEL_EXPORTER_OTLP_ENDPOINT', true);
+  const url =
+    traces !== undefined
+      ? endpoint(traces, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', false)
+      : endpoint(base!, 'OTEL_EXPORTER_OTLP_ENDPOINT', true);
   return { url, ...named };
 }
 
@@ -40,7 +44,8 @@ function endpoint(text: string, source: string, base: boolean): string {
   } catch {
     throw usage(`${source} must be an http:// or https:// URL, e.g. http://localhost:4318 (got "${text}")`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usage(`${source} must be an http:// or https:// URL (OTLP over HTTP), e.g. http://localhost:4318 (got a ${url.protocol} URL)`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw usage(`${source} must be an http:// or https:// URL (OTLP over HTTP), e.g. http://localhost:4318 (got a ${url.protocol} URL)`);
   if (base && !/\/v1\/traces\/?$/.test(url.pathname)) url.pathname = `${url.pathname.replace(/\/$/, '')}/v1/traces`;
   return url.href;
 }

@@ -56,29 +56,44 @@ interface Slot {
 export async function runPrimary(count: number, log: Logger, shared: { host: string; port: number }): Promise<number> {
   let handoffs = 0;
   const slots: Slot[] = Array.from({ length: count }, (_, index) => {
-    const slot: Slot = { index, worker: undefined, startedAt: 0, listening: false, failures: 0, restart: undefined, handed: new Map(), target: {
-      send: (head, socket, failed) => {
-        const worker = slot.worker;
-        if (worker === undefined || !worker.isConnected()) return failed();
-        const id = ++handoffs;
-        slot.handed.set(id, { socket, head, failed });
-        // keepOpen: this copy stays until the worker acknowledges (then closed), so a worker that
-        // dies before it has the connection does not take it along: it goes to another one.
-        const undelivered = (err: Error | null): void => {
-          if (err === null || !slot.handed.delete(id)) return;
-          failed();
-        };
-        try {
-          worker.send({ mcpgate: 'connection', id, head: head.toString('base64') } satisfies WorkerMessage, socket, { keepOpen: true }, undelivered);
-        } catch (err) {
-          undelivered(err instanceof Error ? err : new Error(String(err)));
-        }
+    const slot: Slot = {
+      index,
+      worker: undefined,
+      startedAt: 0,
+      listening: false,
+      failures: 0,
+      restart: undefined,
+      handed: new Map(),
+      target: {
+        send: (head, socket, failed) => {
+          const worker = slot.worker;
+          if (worker === undefined || !worker.isConnected()) return failed();
+          const id = ++handoffs;
+          slot.handed.set(id, { socket, head, failed });
+          // keepOpen: this copy stays until the worker acknowledges (then closed), so a worker that
+          // dies before it has the connection does not take it along: it goes to another one.
+          const undelivered = (err: Error | null): void => {
+            if (err === null || !slot.handed.delete(id)) return;
+            failed();
+          };
+          try {
+            worker.send(
+              { mcpgate: 'connection', id, head: head.toString('base64') } satisfies WorkerMessage,
+              socket,
+              { keepOpen: true },
+              undelivered,
+            );
+          } catch (err) {
+            undelivered(err instanceof Error ? err : new Error(String(err)));
+          }
+        },
+        pending: () => slot.handed.size,
       },
-      pending: () => slot.handed.size,
-    } };
+    };
     return slot;
   });
-  const ready = (slot: Slot | undefined): boolean => slot?.listening === true && slot.worker?.isConnected() === true && slot.handed.size < MAX_UNACKNOWLEDGED;
+  const ready = (slot: Slot | undefined): boolean =>
+    slot?.listening === true && slot.worker?.isConnected() === true && slot.handed.size < MAX_UNACKNOWLEDGED;
   const handoff = new Handoff({
     worker: (index) => (ready(slots[index]) ? slots[index]!.target : undefined),
     ready: () => slots.filter(ready).map((s) => s.target),
@@ -93,7 +108,10 @@ export async function runPrimary(count: number, log: Logger, shared: { host: str
 
   const live = (): Worker[] => slots.flatMap((s) => (s.worker === undefined ? [] : [s.worker]));
   const tell = (worker: Worker, message: WorkerMessage): void => {
-    if (worker.isConnected()) worker.send(message, (err: Error | null) => (err === null ? undefined : log.debug('a worker could not be told', { error: err.message })));
+    if (worker.isConnected())
+      worker.send(message, (err: Error | null) =>
+        err === null ? undefined : log.debug('a worker could not be told', { error: err.message }),
+      );
   };
   let restarts = 0;
   // /metrics on the shared port: the worker a scrape reaches asks here for every worker's samples.
@@ -102,11 +120,14 @@ export async function runPrimary(count: number, log: Logger, shared: { host: str
     restarts: () => restarts,
     handed: () => handoff.handed,
     log,
-    members: () => slots.flatMap((s) => {
-      const worker = s.worker;
-      const pid = worker?.process.pid;
-      return worker === undefined || pid === undefined || !s.listening || !worker.isConnected() ? [] : [{ pid, send: (m: WorkerMessage) => tell(worker, m) }];
-    }),
+    members: () =>
+      slots.flatMap((s) => {
+        const worker = s.worker;
+        const pid = worker?.process.pid;
+        return worker === undefined || pid === undefined || !s.listening || !worker.isConnected()
+          ? []
+          : [{ pid, send: (m: WorkerMessage) => tell(worker, m) }];
+      }),
   });
   const checkDone = (): void => {
     if (stopping && live().length === 0) resolveDone();
@@ -124,7 +145,10 @@ export async function runPrimary(count: number, log: Logger, shared: { host: str
       const pid = worker.process.pid ?? 0;
       if (m.mcpgate === 'scrape') {
         const id = m.id;
-        return void scraper.scrape().then((text) => tell(worker, { mcpgate: 'scraped', id, text }), (err: unknown) => tell(worker, { mcpgate: 'scraped', id, error: err instanceof Error ? err.message : String(err) }));
+        return void scraper.scrape().then(
+          (text) => tell(worker, { mcpgate: 'scraped', id, text }),
+          (err: unknown) => tell(worker, { mcpgate: 'scraped', id, error: err instanceof Error ? err.message : String(err) }),
+        );
       }
       if (m.mcpgate === 'accepted') {
         // The worker has the connection: the primary's copy goes (closing it ends nothing).

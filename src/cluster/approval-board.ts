@@ -70,7 +70,15 @@ export class RedisApprovalBoard<Call extends BoardCall = BoardCall> {
     this.sub = redisConnection(o.url);
     this.sub.on('error', (err: Error) => o.log.debug('redis error (approval wake-ups)', { error: err.message }));
     // (Re)subscribed: a decision written meanwhile is taken now rather than at the next poll.
-    this.sub.on('ready', () => void this.sub.subscribe(DECIDED).then(() => this.sweep(), (err: unknown) => o.log.debug('could not subscribe to approval wake-ups', { error: err instanceof Error ? err.message : String(err) })));
+    this.sub.on(
+      'ready',
+      () =>
+        void this.sub.subscribe(DECIDED).then(
+          () => this.sweep(),
+          (err: unknown) =>
+            o.log.debug('could not subscribe to approval wake-ups', { error: err instanceof Error ? err.message : String(err) }),
+        ),
+    );
     this.sub.on('message', (channel: string, message: string) => {
       if (channel !== DECIDED || message.length > MAX_MESSAGE_BYTES || this.closed) return;
       let id: unknown;
@@ -96,7 +104,12 @@ export class RedisApprovalBoard<Call extends BoardCall = BoardCall> {
     const ttl = Math.max(1, call.expiresAt - Date.now() + GRACE_MS);
     this.mine.add(call.id);
     try {
-      await this.redis.multi().hset(key, { ...fields, sig: signRecord(this.o.secret, 'approval', key, fields) }).pexpire(key, ttl).zadd(INDEX, call.expiresAt, call.id).exec();
+      await this.redis
+        .multi()
+        .hset(key, { ...fields, sig: signRecord(this.o.secret, 'approval', key, fields) })
+        .pexpire(key, ttl)
+        .zadd(INDEX, call.expiresAt, call.id)
+        .exec();
     } catch (err) {
       this.mine.delete(call.id);
       throw err;
@@ -132,7 +145,11 @@ export class RedisApprovalBoard<Call extends BoardCall = BoardCall> {
     const key = decisionKey(decision.id);
     const fields = { decision: JSON.stringify(decision) };
     const ttl = Math.max(1, call.expiresAt - Date.now() + GRACE_MS);
-    await this.redis.multi().hset(key, { ...fields, sig: signRecord(this.o.secret, 'decision', key, fields) }).pexpire(key, ttl).exec();
+    await this.redis
+      .multi()
+      .hset(key, { ...fields, sig: signRecord(this.o.secret, 'decision', key, fields) })
+      .pexpire(key, ttl)
+      .exec();
     await this.redis.publish(DECIDED, JSON.stringify({ id: decision.id, worker: call.worker }));
   }
 
@@ -159,7 +176,14 @@ export class RedisApprovalBoard<Call extends BoardCall = BoardCall> {
     } catch {
       return this.o.onRefused('decision', key);
     }
-    if (decision.id !== id || typeof decision.approved !== 'boolean' || typeof decision.digest !== 'string' || typeof decision.by !== 'string' || typeof decision.reason !== 'string') return this.o.onRefused('decision', key);
+    if (
+      decision.id !== id ||
+      typeof decision.approved !== 'boolean' ||
+      typeof decision.digest !== 'string' ||
+      typeof decision.by !== 'string' ||
+      typeof decision.reason !== 'string'
+    )
+      return this.o.onRefused('decision', key);
     if (this.mine.has(id)) this.deliver?.(decision);
   }
 

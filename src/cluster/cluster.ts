@@ -15,7 +15,19 @@ import { forward } from './forward.js';
 import { RedisQuotaCounters } from './quota-counters.js';
 import type { ClusterLink, Placement, SessionRecord } from './link.js';
 import { ForwardIdSource, SeenForwards } from './forward-ids.js';
-import { decodeIdentity, digest, FORWARD_DIGEST_HEADER, FORWARD_HEADER, FORWARD_ID_HEADER, FORWARD_IDENTITY_HEADER, FORWARD_SIG_HEADER, FORWARD_TS_HEADER, verify, type Identity, type RecordKind } from './signing.js';
+import {
+  decodeIdentity,
+  digest,
+  FORWARD_DIGEST_HEADER,
+  FORWARD_HEADER,
+  FORWARD_ID_HEADER,
+  FORWARD_IDENTITY_HEADER,
+  FORWARD_SIG_HEADER,
+  FORWARD_TS_HEADER,
+  verify,
+  type Identity,
+  type RecordKind,
+} from './signing.js';
 
 /** Worker id `hostname:pid`, computed in the worker itself (never inherited across a fork). */
 import { workerId } from './worker-id.js';
@@ -24,8 +36,7 @@ export { workerId };
 
 /** What Redis says of a session and its owner (or that it cannot be asked, and what was read before). */
 type Lookup =
-  | { redis: 'up'; stored: StoredSession | undefined; owner: WorkerInfo | undefined }
-  | { redis: 'down'; stored: StoredSession | undefined };
+  { redis: 'up'; stored: StoredSession | undefined; owner: WorkerInfo | undefined } | { redis: 'down'; stored: StoredSession | undefined };
 
 /** placeOnce: another worker adopted the session first. */
 const MOVED = Symbol('moved');
@@ -92,7 +103,13 @@ export class Cluster implements ClusterLink {
   constructor(private readonly o: ClusterOptions) {
     this.quotas = new RedisQuotaCounters({ url: o.redisUrl, log: o.log });
     this.secret = o.secret;
-    this.approvals = new RedisApprovalBoard({ url: o.redisUrl, secret: o.secret, workerId: this.id, onRefused: (kind, key) => this.refusedRecord(kind, key), log: o.log });
+    this.approvals = new RedisApprovalBoard({
+      url: o.redisUrl,
+      secret: o.secret,
+      workerId: this.id,
+      onRefused: (kind, key) => this.refusedRecord(kind, key),
+      log: o.log,
+    });
     this.heartbeatMs = o.heartbeatMs ?? 1000;
     this.directory = new Directory({
       url: o.redisUrl,
@@ -110,12 +127,32 @@ export class Cluster implements ClusterLink {
     });
     this.signIns = new SignInCounts(() => this.directory.connection, o.secret);
     const r = o.metrics;
-    r.gauge({ name: 'mcpgate_cluster_redis_up', help: '1 while this worker reaches the cluster\'s Redis; 0 while it serves locally and reconnects.', collect: () => (this.directory.isUp ? 1 : 0) });
+    r.gauge({
+      name: 'mcpgate_cluster_redis_up',
+      help: "1 while this worker reaches the cluster's Redis; 0 while it serves locally and reconnects.",
+      collect: () => (this.directory.isUp ? 1 : 0),
+    });
     r.gauge({ name: 'mcpgate_cluster_sessions_held', help: 'Agent sessions this worker owns.', collect: () => this.held.size });
-    this.forwarded = r.counter({ name: 'mcpgate_cluster_forwarded_total', help: 'Requests forwarded to the worker that owns their session, by outcome (relayed, unreachable).', labels: ['outcome'] });
-    this.forwardSeconds = r.histogram({ name: 'mcpgate_cluster_forward_seconds', help: 'Time from receiving a request to relaying the owner\'s last byte, for forwarded requests.', buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5] });
-    this.refusedRecords = r.counter({ name: 'mcpgate_cluster_records_refused_total', help: 'Records read from Redis that were not signed with the cluster secret (forged, altered, stale, or another cluster\'s), treated as absent, by kind (worker, session, approval, decision).', labels: ['kind'] });
-    this.adoptions = r.counter({ name: 'mcpgate_cluster_adoptions_total', help: 'Agent sessions adopted from a dead or unreachable owner, or while Redis was down.', labels: ['why'] });
+    this.forwarded = r.counter({
+      name: 'mcpgate_cluster_forwarded_total',
+      help: 'Requests forwarded to the worker that owns their session, by outcome (relayed, unreachable).',
+      labels: ['outcome'],
+    });
+    this.forwardSeconds = r.histogram({
+      name: 'mcpgate_cluster_forward_seconds',
+      help: "Time from receiving a request to relaying the owner's last byte, for forwarded requests.",
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+    });
+    this.refusedRecords = r.counter({
+      name: 'mcpgate_cluster_records_refused_total',
+      help: "Records read from Redis that were not signed with the cluster secret (forged, altered, stale, or another cluster's), treated as absent, by kind (worker, session, approval, decision).",
+      labels: ['kind'],
+    });
+    this.adoptions = r.counter({
+      name: 'mcpgate_cluster_adoptions_total',
+      help: 'Agent sessions adopted from a dead or unreachable owner, or while Redis was down.',
+      labels: ['why'],
+    });
   }
 
   /** Connects to Redis (down is not fatal). */
@@ -127,7 +164,10 @@ export class Cluster implements ClusterLink {
     this.refusedRecords.labels(kind).inc();
     if (this.refusedLogged.has(kind)) return;
     this.refusedLogged.add(kind);
-    this.o.log.warn(`a ${kind} record in Redis is not signed with this worker's cluster secret: treated as absent (written by something other than a worker of this cluster, or by workers with another secret: every worker needs the same --cluster-secret, or the same --state directory on one host); further ones are only counted (mcpgate_cluster_records_refused_total)`, { kind, key: key.slice(0, 200) });
+    this.o.log.warn(
+      `a ${kind} record in Redis is not signed with this worker's cluster secret: treated as absent (written by something other than a worker of this cluster, or by workers with another secret: every worker needs the same --cluster-secret, or the same --state directory on one host); further ones are only counted (mcpgate_cluster_records_refused_total)`,
+      { kind, key: key.slice(0, 200) },
+    );
   }
 
   isForwarded(req: IncomingMessage): boolean {
@@ -141,13 +181,35 @@ export class Cluster implements ClusterLink {
     const identity = req.headers[FORWARD_IDENTITY_HEADER];
     const bodyDigest = req.headers[FORWARD_DIGEST_HEADER];
     const forwardId = req.headers[FORWARD_ID_HEADER];
-    if (typeof from !== 'string' || typeof at !== 'string' || typeof sig !== 'string' || typeof identity !== 'string' || typeof bodyDigest !== 'string' || typeof forwardId !== 'string') return 'it lacks the forwarding headers';
+    if (
+      typeof from !== 'string' ||
+      typeof at !== 'string' ||
+      typeof sig !== 'string' ||
+      typeof identity !== 'string' ||
+      typeof bodyDigest !== 'string' ||
+      typeof forwardId !== 'string'
+    )
+      return 'it lacks the forwarding headers';
     const session = req.headers['mcp-session-id'];
     if (Array.isArray(session)) return 'it names more than one session';
     // Only a POST has a body; anything else was signed with the empty body's digest.
     if (req.method !== 'POST' && bodyDigest !== EMPTY_DIGEST) return 'its body digest does not match its body';
     // Signed for this worker: one sent to another (or replayed to this one from another's) fails here.
-    const why = verify(this.secret, { method: req.method ?? '', path, session: session ?? '', from, to: this.id, id: forwardId, at: Number(at), identity, digest: bodyDigest }, sig);
+    const why = verify(
+      this.secret,
+      {
+        method: req.method ?? '',
+        path,
+        session: session ?? '',
+        from,
+        to: this.id,
+        id: forwardId,
+        at: Number(at),
+        identity,
+        digest: bodyDigest,
+      },
+      sig,
+    );
     if (why !== undefined) return why;
     const who = decodeIdentity(identity);
     if (who === undefined) return 'it does not say which agent it speaks for';
@@ -158,7 +220,14 @@ export class Cluster implements ClusterLink {
     return digest(body) === req.headers[FORWARD_DIGEST_HEADER] ? undefined : 'its body digest does not match its body';
   }
 
-  async place(req: IncomingMessage, res: ServerResponse, session: string, who: Identity, body: string, id: RequestId | undefined): Promise<Placement> {
+  async place(
+    req: IncomingMessage,
+    res: ServerResponse,
+    session: string,
+    who: Identity,
+    body: string,
+    id: RequestId | undefined,
+  ): Promise<Placement> {
     const first = await this.placeOnce(req, res, session, who, body, id, true);
     if (first !== MOVED) return first;
     // Lost a race to adopt: the winner is the owner now, and a second look (its own) forwards there.
@@ -189,12 +258,40 @@ export class Cluster implements ClusterLink {
     return fresh;
   }
 
-  private async placeOnce(req: IncomingMessage, res: ServerResponse, session: string, who: Identity, body: string, id: RequestId | undefined, shared: boolean): Promise<Placement | typeof MOVED> {
+  private async placeOnce(
+    req: IncomingMessage,
+    res: ServerResponse,
+    session: string,
+    who: Identity,
+    body: string,
+    id: RequestId | undefined,
+    shared: boolean,
+  ): Promise<Placement | typeof MOVED> {
     const started = performance.now();
     const agent = who.agent;
     const cached = this.owners.get(session);
-    if (cached !== undefined && cached.until > started && cached.stored.agent === agent && !this.isForwarded(req) && await this.ownerAlive(cached.stored.owner)) {
-      const outcome = await forward({ req, res, address: cached.address, path: req.url ?? '/mcp', session, who, body, id, from: this.id, to: cached.stored.owner, ids: this.forwardIds, secret: this.secret, ownerAlive: () => this.ownerAlive(cached.stored.owner) });
+    if (
+      cached !== undefined &&
+      cached.until > started &&
+      cached.stored.agent === agent &&
+      !this.isForwarded(req) &&
+      (await this.ownerAlive(cached.stored.owner))
+    ) {
+      const outcome = await forward({
+        req,
+        res,
+        address: cached.address,
+        path: req.url ?? '/mcp',
+        session,
+        who,
+        body,
+        id,
+        from: this.id,
+        to: cached.stored.owner,
+        ids: this.forwardIds,
+        secret: this.secret,
+        ownerAlive: () => this.ownerAlive(cached.stored.owner),
+      });
       this.forwarded.labels(outcome).inc();
       if (outcome === 'relayed') {
         this.forwardSeconds.observe((performance.now() - started) / 1000);
@@ -214,7 +311,21 @@ export class Cluster implements ClusterLink {
     const owner = found.owner;
     if (owner === undefined) return this.takeOver(session, stored, 'owner-dead');
     const path = req.url ?? '/mcp';
-    const outcome = await forward({ req, res, address: owner.address, path, session, who, body, id, from: this.id, to: stored.owner, ids: this.forwardIds, secret: this.secret, ownerAlive: () => this.ownerAlive(stored.owner) });
+    const outcome = await forward({
+      req,
+      res,
+      address: owner.address,
+      path,
+      session,
+      who,
+      body,
+      id,
+      from: this.id,
+      to: stored.owner,
+      ids: this.forwardIds,
+      secret: this.secret,
+      ownerAlive: () => this.ownerAlive(stored.owner),
+    });
     this.forwarded.labels(outcome).inc();
     if (outcome === 'relayed') {
       if (this.owners.size >= MAX_CACHED_OWNERS) this.owners.delete(this.owners.keys().next().value!);
@@ -226,14 +337,35 @@ export class Cluster implements ClusterLink {
     return this.takeOver(session, stored, 'owner-unreachable');
   }
 
-  async forwardTo(worker: string, req: IncomingMessage, res: ServerResponse, who: Identity, body: string, id: RequestId | undefined): Promise<boolean> {
+  async forwardTo(
+    worker: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    who: Identity,
+    body: string,
+    id: RequestId | undefined,
+  ): Promise<boolean> {
     if (worker === this.id || !this.directory.isUp) return false;
     const started = performance.now();
     const target = await this.directory.worker(worker).catch(() => undefined);
     if (target === undefined) return false;
     const named = req.headers['mcp-session-id'];
     const session = typeof named === 'string' ? named : '';
-    const outcome = await forward({ req, res, address: target.address, path: req.url ?? '/mcp', session, who, body, id, from: this.id, to: worker, ids: this.forwardIds, secret: this.secret, ownerAlive: () => this.ownerAlive(worker) });
+    const outcome = await forward({
+      req,
+      res,
+      address: target.address,
+      path: req.url ?? '/mcp',
+      session,
+      who,
+      body,
+      id,
+      from: this.id,
+      to: worker,
+      ids: this.forwardIds,
+      secret: this.secret,
+      ownerAlive: () => this.ownerAlive(worker),
+    });
     this.forwarded.labels(outcome).inc();
     if (outcome === 'unreachable') return false;
     this.forwardSeconds.observe((performance.now() - started) / 1000);
@@ -246,7 +378,12 @@ export class Cluster implements ClusterLink {
     const known = this.liveness.get(id);
     if (known !== undefined && known.until > now) return known.alive;
     for (const [key, entry] of this.liveness) if (entry.until <= now) this.liveness.delete(key);
-    const alive = this.directory.isUp ? this.directory.worker(id).then((w) => w !== undefined, () => true) : Promise.resolve(true);
+    const alive = this.directory.isUp
+      ? this.directory.worker(id).then(
+          (w) => w !== undefined,
+          () => true,
+        )
+      : Promise.resolve(true);
     this.liveness.set(id, { until: now + this.heartbeatMs, alive });
     return alive;
   }
@@ -267,7 +404,8 @@ export class Cluster implements ClusterLink {
   private adopt(session: string, stored: StoredSession | undefined, why: string): Placement {
     this.adoptions.labels(why).inc();
     this.o.log.info('adopted an agent session from another worker', { session, why });
-    const record: SessionRecord | undefined = stored === undefined ? undefined : { agent: stored.agent, capabilities: stored.capabilities, identified: stored.identified };
+    const record: SessionRecord | undefined =
+      stored === undefined ? undefined : { agent: stored.agent, capabilities: stored.capabilities, identified: stored.identified };
     return { kind: 'adopt', record };
   }
 
@@ -303,7 +441,15 @@ export class Cluster implements ClusterLink {
       }
     }
     const elsewhere = this.sessionsElsewhere();
-    return { worker: this.id, redis, sessions: this.held.size, cluster_sessions: elsewhere === undefined ? null : this.held.size + elsewhere, version: this.o.version(), sign_in_limit: this.signIns.shared ? 'shared' : 'per-worker', workers };
+    return {
+      worker: this.id,
+      redis,
+      sessions: this.held.size,
+      cluster_sessions: elsewhere === undefined ? null : this.held.size + elsewhere,
+      version: this.o.version(),
+      sign_in_limit: this.signIns.shared ? 'shared' : 'per-worker',
+      workers,
+    };
   }
 
   async close(): Promise<void> {

@@ -102,7 +102,15 @@ export class Directory {
     this.sub = this.redis.duplicate();
     // (Re)connected: subscribe (again; subscribing twice is harmless). A nudge missed while down is
     // made up for by the file watch and the pins poll, which every worker runs anyway.
-    this.sub.on('ready', () => void this.sub.subscribe(NUDGE).catch((err: unknown) => this.o.log.debug('could not subscribe to nudges', { error: err instanceof Error ? err.message : String(err) })));
+    this.sub.on(
+      'ready',
+      () =>
+        void this.sub
+          .subscribe(NUDGE)
+          .catch((err: unknown) =>
+            this.o.log.debug('could not subscribe to nudges', { error: err instanceof Error ? err.message : String(err) }),
+          ),
+    );
     this.sub.on('error', (err: Error) => this.o.log.debug('redis error (nudges)', { error: err.message }));
     this.sub.on('message', (channel: string, message: string) => {
       if (channel !== NUDGE || message.length > MAX_NUDGE_BYTES || this.closed) return;
@@ -121,8 +129,11 @@ export class Directory {
   /** Tells every other worker to re-read its configuration; this one runs `version` (fire and forget). */
   nudge(version: string): void {
     if (!this.up) return;
-    this.redis.publish(NUDGE, JSON.stringify({ from: this.o.workerId, version }))
-      .catch((err: unknown) => this.o.log.debug('could not nudge the other workers', { error: err instanceof Error ? err.message : String(err) }));
+    this.redis
+      .publish(NUDGE, JSON.stringify({ from: this.o.workerId, version }))
+      .catch((err: unknown) =>
+        this.o.log.debug('could not nudge the other workers', { error: err instanceof Error ? err.message : String(err) }),
+      );
     // The new version shows in this worker's record now, not at the next heartbeat.
     void this.beat();
   }
@@ -146,7 +157,11 @@ export class Directory {
 
   /** Connects (waits up to the connect timeout; down is not an error) and starts the heartbeat. */
   async start(): Promise<void> {
-    await this.redis.connect().catch((err: unknown) => this.o.log.warn('redis not reachable at start; serving locally until it is', { error: err instanceof Error ? err.message : String(err) }));
+    await this.redis.connect().catch((err: unknown) =>
+      this.o.log.warn('redis not reachable at start; serving locally until it is', {
+        error: err instanceof Error ? err.message : String(err),
+      }),
+    );
     await this.sub.connect().catch(() => undefined);
     this.timer = setInterval(() => void this.beat(), this.o.heartbeatMs);
     this.timer.unref();
@@ -161,14 +176,28 @@ export class Directory {
     if (!this.up || this.closed) return;
     const held = this.o.held();
     const ttl = Math.max(3 * this.o.heartbeatMs, 1000);
-    const fields = { id: this.o.workerId, host: this.o.workerId.replace(/:\d+$/, ''), pid: String(process.pid), address: this.o.address(), sessions: String(held.size), heartbeat: String(Date.now()), version: this.o.version() };
+    const fields = {
+      id: this.o.workerId,
+      host: this.o.workerId.replace(/:\d+$/, ''),
+      pid: String(process.pid),
+      address: this.o.address(),
+      sessions: String(held.size),
+      heartbeat: String(Date.now()),
+      version: this.o.version(),
+    };
     const info = { ...fields, sig: signRecord(this.o.secret, 'worker', this.o.workerId, fields) };
-    const multi = this.redis.multi().hset(workerKey(this.o.workerId), info).pexpire(workerKey(this.o.workerId), ttl).sadd(WORKERS, this.o.workerId);
+    const multi = this.redis
+      .multi()
+      .hset(workerKey(this.o.workerId), info)
+      .pexpire(workerKey(this.o.workerId), ttl)
+      .sadd(WORKERS, this.o.workerId);
     for (const [id, s] of held) {
       if (full) multi.hset(sessionKey(id), this.encode(id, s));
       multi.pexpire(sessionKey(id), this.o.sessionTtlMs);
     }
-    await multi.exec().catch((err: unknown) => this.o.log.debug('heartbeat failed', { error: err instanceof Error ? err.message : String(err) }));
+    await multi
+      .exec()
+      .catch((err: unknown) => this.o.log.debug('heartbeat failed', { error: err instanceof Error ? err.message : String(err) }));
     // What the others hold, for the cluster-wide session limit (an expired record counts nothing).
     try {
       const others = (await this.redis.smembers(WORKERS)).filter((id) => id !== this.o.workerId).slice(0, 1000);
@@ -178,11 +207,12 @@ export class Directory {
       const answers = (await read.exec()) ?? [];
       others.forEach((id, i) => {
         const [err, value] = answers[i] ?? [null, undefined];
-        if (err === null && value !== null && typeof value === 'object') sum += this.toWorker(id, value as Record<string, string>)?.sessions ?? 0;
+        if (err === null && value !== null && typeof value === 'object')
+          sum += this.toWorker(id, value as Record<string, string>)?.sessions ?? 0;
       });
       this.elsewhere = sum;
     } catch (err) {
-      this.o.log.debug('could not count the other workers\' sessions', { error: err instanceof Error ? err.message : String(err) });
+      this.o.log.debug("could not count the other workers' sessions", { error: err instanceof Error ? err.message : String(err) });
     }
   }
 
@@ -207,7 +237,11 @@ export class Directory {
   /** Records a session this worker now holds (fire and forget: Redis down is not an error). */
   put(id: string, s: StoredSession): void {
     if (!this.up) return;
-    this.redis.multi().hset(sessionKey(id), this.encode(id, s)).pexpire(sessionKey(id), this.o.sessionTtlMs).exec()
+    this.redis
+      .multi()
+      .hset(sessionKey(id), this.encode(id, s))
+      .pexpire(sessionKey(id), this.o.sessionTtlMs)
+      .exec()
       .catch((err: unknown) => this.o.log.debug('could not record a session', { error: err instanceof Error ? err.message : String(err) }));
   }
 
@@ -221,7 +255,13 @@ export class Directory {
   /** Forgets a session that ended here, unless another worker has taken it over since. */
   drop(id: string): void {
     if (!this.up) return;
-    this.redis.eval(`if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then redis.call('DEL', KEYS[1]) end return 1`, 1, sessionKey(id), this.o.workerId)
+    this.redis
+      .eval(
+        `if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then redis.call('DEL', KEYS[1]) end return 1`,
+        1,
+        sessionKey(id),
+        this.o.workerId,
+      )
       .catch((err: unknown) => this.o.log.debug('could not forget a session', { error: err instanceof Error ? err.message : String(err) }));
   }
 
@@ -248,7 +288,12 @@ export class Directory {
     if (this.closed) return;
     clearInterval(this.timer);
     if (this.up) {
-      await this.redis.multi().del(workerKey(this.o.workerId)).srem(WORKERS, this.o.workerId).exec().catch(() => undefined);
+      await this.redis
+        .multi()
+        .del(workerKey(this.o.workerId))
+        .srem(WORKERS, this.o.workerId)
+        .exec()
+        .catch(() => undefined);
     }
     this.closed = true;
     this.up = false;
@@ -273,6 +318,14 @@ export class Directory {
       this.o.onRefused('worker', id);
       return undefined;
     }
-    return { id: h.id, host: h.host ?? '', pid: Number(h.pid), address: h.address, sessions: Number(h.sessions) || 0, heartbeat, version: h.version ?? '' };
+    return {
+      id: h.id,
+      host: h.host ?? '',
+      pid: Number(h.pid),
+      address: h.address,
+      sessions: Number(h.sessions) || 0,
+      heartbeat,
+      version: h.version ?? '',
+    };
   }
 }

@@ -22,7 +22,18 @@ import { GatewayError } from '../errors.js';
 import type { ForwardIdSource } from './forward-ids.js';
 import type { RequestId } from '../wire/jsonrpc.js';
 import { sseEvent } from '../wire/sse.js';
-import { digest, encodeIdentity, FORWARD_DIGEST_HEADER, FORWARD_HEADER, FORWARD_ID_HEADER, FORWARD_IDENTITY_HEADER, FORWARD_SIG_HEADER, FORWARD_TS_HEADER, sign, type Identity } from './signing.js';
+import {
+  digest,
+  encodeIdentity,
+  FORWARD_DIGEST_HEADER,
+  FORWARD_HEADER,
+  FORWARD_ID_HEADER,
+  FORWARD_IDENTITY_HEADER,
+  FORWARD_SIG_HEADER,
+  FORWARD_TS_HEADER,
+  sign,
+  type Identity,
+} from './signing.js';
 
 /** How long reaching the owner may take before it is taken for dead. */
 export const CONNECT_TIMEOUT_MS = 2000;
@@ -37,7 +48,16 @@ const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-e
  * is a credential — the agent's Authorization, cookies and any other header stay on the worker
  * that checked them; the owner learns who the agent is from the signed identity.
  */
-const RELAYED = new Set(['host', 'content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'mcp-method', 'mcp-name']);
+const RELAYED = new Set([
+  'host',
+  'content-type',
+  'accept',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
+  'mcp-method',
+  'mcp-name',
+]);
 const relayed = (name: string): boolean => RELAYED.has(name) || name.startsWith('mcp-param-');
 
 const agent = new Agent({ keepAlive: true, maxFreeSockets: 64 });
@@ -90,7 +110,17 @@ function attempt(f: ForwardRequest, via: Agent | false): Promise<'relayed' | 'un
     headers[FORWARD_DIGEST_HEADER] = bodyDigest;
     const forwardId = f.ids.next();
     headers[FORWARD_ID_HEADER] = forwardId;
-    headers[FORWARD_SIG_HEADER] = sign(f.secret, { method: f.req.method ?? '', path: f.path, session: f.session, from: f.from, to: f.to, id: forwardId, at, identity, digest: bodyDigest });
+    headers[FORWARD_SIG_HEADER] = sign(f.secret, {
+      method: f.req.method ?? '',
+      path: f.path,
+      session: f.session,
+      from: f.from,
+      to: f.to,
+      id: forwardId,
+      at,
+      identity,
+      digest: bodyDigest,
+    });
     if (f.body !== '') headers['content-length'] = String(Buffer.byteLength(f.body));
     const target = new URL(f.path, f.address);
     let connected = false;
@@ -168,7 +198,11 @@ function attempt(f: ForwardRequest, via: Agent | false): Promise<'relayed' | 'un
 function lost(f: ForwardRequest, why: string): void {
   const { res, id } = f;
   if (res.writableEnded || res.destroyed) return;
-  const error = new GatewayError('MCPG_SERVER_UNAVAILABLE', `the worker that owned this session stopped while handling the request (${why}); it may or may not have run`, { detail: { outcome: 'unknown', worker: 'lost' } });
+  const error = new GatewayError(
+    'MCPG_SERVER_UNAVAILABLE',
+    `the worker that owned this session stopped while handling the request (${why}); it may or may not have run`,
+    { detail: { outcome: 'unknown', worker: 'lost' } },
+  );
   if (id === undefined) {
     if (!res.headersSent) res.writeHead(502).end();
     else res.destroy();

@@ -42,13 +42,27 @@ export interface ClusterLink {
    * it to the owner, or tell the front to adopt it, or that it is unknown. `body` is the POST body
    * ('' for GET and DELETE), `id` the JSON-RPC request id if it is a request.
    */
-  place(req: IncomingMessage, res: ServerResponse, session: string, who: ForwardIdentity, body: string, id: RequestId | undefined): Promise<Placement>;
+  place(
+    req: IncomingMessage,
+    res: ServerResponse,
+    session: string,
+    who: ForwardIdentity,
+    body: string,
+    id: RequestId | undefined,
+  ): Promise<Placement>;
   /**
    * A request for worker `worker` (a modern retry whose waiting call is in its memory): forwarded
    * there and its answer relayed (true), or false when that worker is gone or cannot be reached
    * (nothing was sent to the agent).
    */
-  forwardTo(worker: string, req: IncomingMessage, res: ServerResponse, who: ForwardIdentity, body: string, id: RequestId | undefined): Promise<boolean>;
+  forwardTo(
+    worker: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    who: ForwardIdentity,
+    body: string,
+    id: RequestId | undefined,
+  ): Promise<boolean>;
   /** This worker now holds the session (new or adopted). */
   opened(session: string, record: SessionRecord): void;
   /** The session ended here; `forget`: ended for good (by the agent, or idle), not by this worker's shutdown. */

@@ -121,8 +121,7 @@ interface FlightAsk {
 }
 
 type Answer =
-  | { readonly ok: true }
-  | { readonly ok: false; readonly window: boolean; readonly index: number; readonly retryAfterMs: number };
+  { readonly ok: true } | { readonly ok: false; readonly window: boolean; readonly index: number; readonly retryAfterMs: number };
 
 const PASSED: Answer = Object.freeze({ ok: true });
 
@@ -176,7 +175,11 @@ export class RedisQuotaCounters {
   }
 
   async start(): Promise<void> {
-    await this.redis.connect().catch((err: unknown) => this.o.log.debug('redis not reachable at start (quota counters)', { error: err instanceof Error ? err.message : String(err) }));
+    await this.redis
+      .connect()
+      .catch((err: unknown) =>
+        this.o.log.debug('redis not reachable at start (quota counters)', { error: err instanceof Error ? err.message : String(err) }),
+      );
     this.timer = setInterval(() => void this.renew(), RENEW_MS);
     this.timer.unref();
   }
@@ -202,14 +205,25 @@ export class RedisQuotaCounters {
     }
     this.scripts.mcpgateQuotaRelease(keys.length, ...keys.map((k) => PREFIX + k), this.me).catch((err: unknown) => {
       for (const key of keys) this.markStale(key);
-      this.o.log.debug('could not release calls in flight in redis; written again on reconnect', { error: err instanceof Error ? err.message : String(err) });
+      this.o.log.debug('could not release calls in flight in redis; written again on reconnect', {
+        error: err instanceof Error ? err.message : String(err),
+      });
     });
   }
 
-  async read(windows: readonly { key: string; windowMs: number }[], inFlight: readonly string[]): Promise<{ windows: number[]; inFlight: number[] }> {
+  async read(
+    windows: readonly { key: string; windowMs: number }[],
+    inFlight: readonly string[],
+  ): Promise<{ windows: number[]; inFlight: number[] }> {
     const keys = [...windows.map((w) => PREFIX + w.key), ...inFlight.map((k) => PREFIX + k)];
     if (keys.length === 0) return { windows: [], inFlight: [] };
-    const out = (await this.scripts.mcpgateQuotaRead(keys.length, ...keys, windows.length, LEASE_PREFIX, ...windows.map((w) => w.windowMs))) as number[];
+    const out = (await this.scripts.mcpgateQuotaRead(
+      keys.length,
+      ...keys,
+      windows.length,
+      LEASE_PREFIX,
+      ...windows.map((w) => w.windowMs),
+    )) as number[];
     return { windows: out.slice(0, windows.length).map(Number), inFlight: out.slice(windows.length).map(Number) };
   }
 

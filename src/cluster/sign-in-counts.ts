@@ -63,7 +63,10 @@ export class SignInCounts {
   private ok = true;
 
   /** `redis`: the connection while it is up (undefined while down). */
-  constructor(private readonly redis: () => Redis | undefined, private readonly secret: string) {}
+  constructor(
+    private readonly redis: () => Redis | undefined,
+    private readonly secret: string,
+  ) {}
 
   /** Whether the counts are shared now: Redis is up and the last command worked. */
   get shared(): boolean {
@@ -79,7 +82,9 @@ export class SignInCounts {
   }
 
   async clear(address: string): Promise<void> {
-    await this.redis()?.del(this.keyOf(address)).catch(() => undefined);
+    await this.redis()
+      ?.del(this.keyOf(address))
+      .catch(() => undefined);
   }
 
   private keyOf(address: string): string {
@@ -96,7 +101,9 @@ export class SignInCounts {
       this.ok = false;
       return undefined;
     }
-    const n = Array.isArray(reply) ? reply.map((v) => (typeof v === 'number' && Number.isFinite(v) ? Math.min(Math.max(v, 0), MAX_COUNT) : Number.NaN)) : [];
+    const n = Array.isArray(reply)
+      ? reply.map((v) => (typeof v === 'number' && Number.isFinite(v) ? Math.min(Math.max(v, 0), MAX_COUNT) : Number.NaN))
+      : [];
     if (n.length !== 4 || n.some(Number.isNaN)) {
       this.ok = false;
       return undefined;

@@ -63,7 +63,10 @@ export function digest(body: string): string {
 }
 
 export function encodeIdentity(who: Identity): string {
-  return Buffer.from(JSON.stringify({ agent: who.agent, identified: who.identified, ...(who.claims !== undefined && { claims: who.claims }) }), 'utf8').toString('base64url');
+  return Buffer.from(
+    JSON.stringify({ agent: who.agent, identified: who.identified, ...(who.claims !== undefined && { claims: who.claims }) }),
+    'utf8',
+  ).toString('base64url');
 }
 
 /** The identity in a (verified) header, or undefined when it is not one of ours. */
@@ -81,7 +84,9 @@ export function decodeIdentity(header: string): Identity | undefined {
 }
 
 function mac(secret: string, s: Signed): Buffer {
-  return createHmac('sha256', secret).update(`mcpgate forward\n${s.method}\n${s.path}\n${s.session}\n${s.from}\n${s.to}\n${s.id}\n${s.at}\n${s.identity}\n${s.digest}`).digest();
+  return createHmac('sha256', secret)
+    .update(`mcpgate forward\n${s.method}\n${s.path}\n${s.session}\n${s.from}\n${s.to}\n${s.id}\n${s.at}\n${s.identity}\n${s.digest}`)
+    .digest();
 }
 
 function same(given: string, expected: Buffer): boolean {
@@ -96,7 +101,8 @@ export function sign(secret: string, s: Signed): string {
 
 /** Why a forwarded request is refused, or undefined when its signature holds. */
 export function verify(secret: string, s: Signed, signature: string, now = Date.now()): string | undefined {
-  if (!Number.isSafeInteger(s.at) || Math.abs(now - s.at) > MAX_SKEW_MS) return 'its timestamp is missing or more than 30 s from this worker\'s clock';
+  if (!Number.isSafeInteger(s.at) || Math.abs(now - s.at) > MAX_SKEW_MS)
+    return "its timestamp is missing or more than 30 s from this worker's clock";
   if (!same(signature, mac(secret, s))) return 'its signature does not match the cluster secret';
   return undefined;
 }
@@ -105,8 +111,12 @@ export function verify(secret: string, s: Signed, signature: string, now = Date.
 export type RecordKind = 'worker' | 'session' | 'approval' | 'decision';
 
 function recordMac(secret: string, kind: RecordKind, key: string, fields: Readonly<Record<string, string>>): Buffer {
-  const entries = Object.entries(fields).filter(([name]) => name !== 'sig').sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return createHmac('sha256', secret).update(`mcpgate ${kind} record\n${key}\n${JSON.stringify(entries)}`).digest();
+  const entries = Object.entries(fields)
+    .filter(([name]) => name !== 'sig')
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHmac('sha256', secret)
+    .update(`mcpgate ${kind} record\n${key}\n${JSON.stringify(entries)}`)
+    .digest();
 }
 
 /** The `sig` field of a record with these fields (every field but `sig` is covered) under `key`. */

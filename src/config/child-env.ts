@@ -10,12 +10,41 @@ import type { Env } from './expand.js';
 
 /** Inherited when `inheritEnv` is absent: what shells, package runners and TLS need; `*` ends a prefix. */
 export const SAFE_INHERITED_ENV: readonly string[] = Object.freeze([
-  'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'LANG', 'LANGUAGE', 'LC_*', 'TZ',
-  'TMPDIR', 'TMP', 'TEMP', 'XDG_*', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR',
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'TERM',
+  'LANG',
+  'LANGUAGE',
+  'LC_*',
+  'TZ',
+  'TMPDIR',
+  'TMP',
+  'TEMP',
+  'XDG_*',
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
   // Not npm_config_*: npm passes registry tokens that way (npm_config_//host/:_authToken).
-  'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
   // Windows: what programs need to find themselves and the system.
-  'SYSTEMROOT', 'SystemRoot', 'WINDIR', 'COMSPEC', 'PATHEXT', 'APPDATA', 'LOCALAPPDATA', 'USERPROFILE', 'PROGRAMFILES', 'ProgramFiles',
+  'SYSTEMROOT',
+  'SystemRoot',
+  'WINDIR',
+  'COMSPEC',
+  'PATHEXT',
+  'APPDATA',
+  'LOCALAPPDATA',
+  'USERPROFILE',
+  'PROGRAMFILES',
+  'ProgramFiles',
 ]);
 
 /** Variables mcpgate reads for itself; never inherited by a server. */
@@ -37,7 +66,11 @@ export function inherits(name: string, inherit: InheritEnv = 'safe', secrets: Re
 }
 
 /** The environment to spawn `config` with. */
-export function serverEnv(config: Pick<StdioServerConfig, 'env' | 'inheritEnv'>, parent: Env, secrets: ReadonlySet<string> = new Set()): Record<string, string> {
+export function serverEnv(
+  config: Pick<StdioServerConfig, 'env' | 'inheritEnv'>,
+  parent: Env,
+  secrets: ReadonlySet<string> = new Set(),
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(parent)) {
     if (value !== undefined && inherits(name, config.inheritEnv, secrets)) out[name] = value;
@@ -46,9 +79,15 @@ export function serverEnv(config: Pick<StdioServerConfig, 'env' | 'inheritEnv'>,
 }
 
 /** What `mcpgate check` shows: the names (never the values) a server will get, inherited and its own. */
-export function serverEnvNames(config: Pick<StdioServerConfig, 'env' | 'inheritEnv'>, parent: Env, secrets: ReadonlySet<string> = new Set()): { inherited: string[]; own: string[] } {
+export function serverEnvNames(
+  config: Pick<StdioServerConfig, 'env' | 'inheritEnv'>,
+  parent: Env,
+  secrets: ReadonlySet<string> = new Set(),
+): { inherited: string[]; own: string[] } {
   const own = Object.keys(config.env).sort();
-  const inherited = Object.keys(parent).filter((name) => parent[name] !== undefined && !Object.hasOwn(config.env, name) && inherits(name, config.inheritEnv, secrets)).sort();
+  const inherited = Object.keys(parent)
+    .filter((name) => parent[name] !== undefined && !Object.hasOwn(config.env, name) && inherits(name, config.inheritEnv, secrets))
+    .sort();
   return { inherited, own };
 }
 

@@ -87,7 +87,7 @@ export const EXPECTED: Readonly<Record<string, string>> = {
   disabled: 'true or false',
   timeout: `a positive integer number of milliseconds (at most ${MAX_TIMEOUT_MS})`,
   sessions: '"shared", "per-agent" or "per-session"',
-  prefix: 'a prefix (letters, digits, _ and -) or false (no prefix: the server\'s own names)',
+  prefix: "a prefix (letters, digits, _ and -) or false (no prefix: the server's own names)",
   era: '"2025", "2026-07-28" or "auto"',
   auth: '"oauth" or {"type": "oauth", "grant", "clientId", "clientSecret", "clientMetadataUrl", "scope", "privateKey", "signingAlgorithm", "assertionFile", "idpTokenEndpoint", "idpClientId", "idpClientSecret", "idTokenFile"}',
 };
@@ -108,7 +108,8 @@ export function reportZodIssues(issues: readonly z.core.$ZodIssue[], entry: Reco
     const expected = EXPECTED[key];
     let message = zi.message; // only for a field EXPECTED lacks, which would be a bug here
     if (expected !== undefined) {
-      message = actual === undefined ? `missing; expected ${expected}` : `expected ${expected}, got ${describeValue(actual, key === 'sessions')}`;
+      message =
+        actual === undefined ? `missing; expected ${expected}` : `expected ${expected}, got ${describeValue(actual, key === 'sessions')}`;
     }
     ctx.errors.push(issue(zi.path, message));
   }

@@ -24,7 +24,8 @@ export function buildServersConfig(raw: unknown, file: string, env: Env): Server
     ctx.errors.push(issue([], `expected an object with a "mcpServers" key, got ${describeValue(raw)}`));
   } else {
     for (const key of Object.keys(raw)) {
-      if (key !== 'mcpServers' && key !== 'limits' && key !== 'inheritEnv') ctx.warnings.push(issue([key], `unknown top-level key "${key}" is ignored`));
+      if (key !== 'mcpServers' && key !== 'limits' && key !== 'inheritEnv')
+        ctx.warnings.push(issue([key], `unknown top-level key "${key}" is ignored`));
     }
     if (raw.inheritEnv !== undefined) {
       const parsed = inheritEnvField.safeParse(raw.inheritEnv);
@@ -53,13 +54,19 @@ export function buildServersConfig(raw: unknown, file: string, env: Env): Server
 
 function convertEntry(name: string, entry: unknown, ctx: Context): ServerConfig | undefined {
   const base = ['mcpServers', name];
-  const issue = (segments: readonly PropertyKey[], message: string): ConfigIssue => ({ file: ctx.file, path: jsonPath([...base, ...segments]), message });
+  const issue = (segments: readonly PropertyKey[], message: string): ConfigIssue => ({
+    file: ctx.file,
+    path: jsonPath([...base, ...segments]),
+    message,
+  });
   if (name === '') {
     ctx.errors.push(issue([], 'a server name must not be empty'));
     return undefined;
   }
   if (!SAFE_NAME.test(name)) {
-    ctx.warnings.push(issue([], `server name "${name}" has characters other than A-Z a-z 0-9 _ -; its tool names will use a sanitized form`));
+    ctx.warnings.push(
+      issue([], `server name "${name}" has characters other than A-Z a-z 0-9 _ -; its tool names will use a sanitized form`),
+    );
   }
   if (!isPlainObject(entry)) {
     ctx.errors.push(issue([], `expected an object describing server "${name}", got ${describeValue(entry)}`));
@@ -75,7 +82,8 @@ function convertEntry(name: string, entry: unknown, ctx: Context): ServerConfig 
     }
     kind = known;
   } else if (entry.command !== undefined) kind = 'stdio';
-  else if (entry.url !== undefined) kind = 'http'; // Claude Code reads a bare `url` as Streamable HTTP
+  else if (entry.url !== undefined)
+    kind = 'http'; // Claude Code reads a bare `url` as Streamable HTTP
   else {
     ctx.errors.push(issue([], `server "${name}" has neither "command" (a stdio server) nor "url" (a remote server)`));
     return undefined;
@@ -87,7 +95,8 @@ function convertEntry(name: string, entry: unknown, ctx: Context): ServerConfig 
   for (const field of ['env', 'headers']) {
     // zod's record (like any plain object) would silently drop this key rather than keep it.
     const map = entry[field];
-    if (isPlainObject(map) && Object.hasOwn(map, '__proto__')) ctx.errors.push(issue([field, '__proto__'], 'the key "__proto__" is not allowed'));
+    if (isPlainObject(map) && Object.hasOwn(map, '__proto__'))
+      ctx.errors.push(issue([field, '__proto__'], 'the key "__proto__" is not allowed'));
   }
   const expand = (value: string, segments: readonly PropertyKey[]): string =>
     expandInto(value, ctx.env, { file: ctx.file, path: jsonPath([...base, ...segments]), server: name }, ctx.errors);
@@ -149,19 +158,30 @@ function checkPrefixes(servers: readonly ServerConfig[], ctx: Context): void {
     const other = owner.get(prefix);
     if (other === undefined) owner.set(prefix, server.name);
     else {
-      ctx.errors.push({ file: ctx.file, path: jsonPath(['mcpServers', server.name, 'prefix']),
-        message: `servers "${other}" and "${server.name}" would both use the prefix "${prefix}" (a server without "prefix" uses its name); give "${server.name}" another "prefix"` });
+      ctx.errors.push({
+        file: ctx.file,
+        path: jsonPath(['mcpServers', server.name, 'prefix']),
+        message: `servers "${other}" and "${server.name}" would both use the prefix "${prefix}" (a server without "prefix" uses its name); give "${server.name}" another "prefix"`,
+      });
     }
   }
 }
 
-function toRemote(name: string, type: 'http' | 'sse', raw: z.output<typeof remoteEntry>, expand: Expand, ctx: Context, issue: Issue): RemoteServerConfig {
+function toRemote(
+  name: string,
+  type: 'http' | 'sse',
+  raw: z.output<typeof remoteEntry>,
+  expand: Expand,
+  ctx: Context,
+  issue: Issue,
+): RemoteServerConfig {
   const before = ctx.errors.length;
   const url = expand(raw.url, ['url']);
   if (ctx.errors.length === before) {
     const parsed = URL.canParse(url) ? new URL(url) : undefined;
     // The URL itself is not echoed: it may carry a token in its query.
-    if (parsed === undefined) ctx.errors.push(issue(['url'], `expected an http or https URL, got a string that is not a URL (server "${name}")`));
+    if (parsed === undefined)
+      ctx.errors.push(issue(['url'], `expected an http or https URL, got a string that is not a URL (server "${name}")`));
     else if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
       ctx.errors.push(issue(['url'], `expected an http or https URL, got a "${parsed.protocol}" URL (server "${name}")`));
     }

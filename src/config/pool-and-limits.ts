@@ -12,10 +12,20 @@ import type { Context } from './read-context.js';
  * The session scope and, for the pooled scopes, the pool's settings (defaults where absent). A
  * `"pool"` on a shared server would be ignored, so it is a warning that says so.
  */
-export function sessionsAndPool(name: string, sessions: SessionScope, raw: unknown, ctx: Context): { sessions: SessionScope; pool?: PoolSettings } {
+export function sessionsAndPool(
+  name: string,
+  sessions: SessionScope,
+  raw: unknown,
+  ctx: Context,
+): { sessions: SessionScope; pool?: PoolSettings } {
   const at = ['mcpServers', name, 'pool'];
   if (sessions === 'shared') {
-    if (raw !== undefined) ctx.warnings.push({ file: ctx.file, path: jsonPath(at), message: `"pool" is ignored: server "${name}" has one shared session (set "sessions" to "per-agent" or "per-session" to pool them)` });
+    if (raw !== undefined)
+      ctx.warnings.push({
+        file: ctx.file,
+        path: jsonPath(at),
+        message: `"pool" is ignored: server "${name}" has one shared session (set "sessions" to "per-agent" or "per-session" to pool them)`,
+      });
     return { sessions };
   }
   return { sessions, pool: readPool(raw, at, ctx) };
@@ -29,7 +39,11 @@ const POOL_FIELDS: Readonly<Record<'idleMs' | 'ttlMs' | 'max', { min: number; ma
 
 function readPool(raw: unknown, at: readonly PropertyKey[], ctx: Context): PoolSettings {
   if (raw === undefined) return DEFAULT_POOL;
-  const issue = (segments: readonly PropertyKey[], message: string): ConfigIssue => ({ file: ctx.file, path: jsonPath([...at, ...segments]), message });
+  const issue = (segments: readonly PropertyKey[], message: string): ConfigIssue => ({
+    file: ctx.file,
+    path: jsonPath([...at, ...segments]),
+    message,
+  });
   if (!isPlainObject(raw)) {
     ctx.errors.push(issue([], `expected an object such as {"idleMs": 600000, "ttlMs": 86400000, "max": 32}, got ${describeValue(raw)}`));
     return DEFAULT_POOL;
@@ -37,13 +51,19 @@ function readPool(raw: unknown, at: readonly PropertyKey[], ctx: Context): PoolS
   const out: Record<string, unknown> = { ...DEFAULT_POOL };
   for (const [key, value] of Object.entries(raw)) {
     if (key === 'healthCheck') {
-      const check = readHealthCheck(value, (segments, message) => ctx.errors.push(issue(['healthCheck', ...segments], message)), (segments, message) => ctx.warnings.push(issue(['healthCheck', ...segments], message)));
+      const check = readHealthCheck(
+        value,
+        (segments, message) => ctx.errors.push(issue(['healthCheck', ...segments], message)),
+        (segments, message) => ctx.warnings.push(issue(['healthCheck', ...segments], message)),
+      );
       if (check !== undefined) out.healthCheck = check;
       continue;
     }
     const field = Object.hasOwn(POOL_FIELDS, key) ? POOL_FIELDS[key as keyof typeof POOL_FIELDS] : undefined;
     if (field === undefined) {
-      ctx.warnings.push(issue([key], `unknown pool setting "${key}" is ignored (known: ${[...Object.keys(POOL_FIELDS), 'healthCheck'].join(', ')})`));
+      ctx.warnings.push(
+        issue([key], `unknown pool setting "${key}" is ignored (known: ${[...Object.keys(POOL_FIELDS), 'healthCheck'].join(', ')})`),
+      );
       continue;
     }
     if (typeof value !== 'number' || !Number.isInteger(value) || value < field.min || value > field.max) {
@@ -62,7 +82,10 @@ function readHealthCheck(raw: unknown, error: Report, warn: Report): HealthCheck
   if (raw === false) return undefined;
   if (raw === true) return DEFAULT_HEALTH_CHECK;
   if (!isPlainObject(raw)) {
-    error([], `expected true, false or an object such as {"idleMs": ${DEFAULT_HEALTH_CHECK.idleMs}, "timeoutMs": ${DEFAULT_HEALTH_CHECK.timeoutMs}}, got ${describeValue(raw)}`);
+    error(
+      [],
+      `expected true, false or an object such as {"idleMs": ${DEFAULT_HEALTH_CHECK.idleMs}, "timeoutMs": ${DEFAULT_HEALTH_CHECK.timeoutMs}}, got ${describeValue(raw)}`,
+    );
     return undefined;
   }
   const out: Record<string, number> = { ...DEFAULT_HEALTH_CHECK };
@@ -99,7 +122,11 @@ const LIMIT_FIELDS: Readonly<Record<keyof ServerLimits, { min: number; max: numb
  */
 export function readLimits(raw: unknown, base: ServerLimits, at: readonly PropertyKey[], ctx: Context): ServerLimits {
   if (raw === undefined) return base;
-  const issue = (segments: readonly PropertyKey[], message: string): ConfigIssue => ({ file: ctx.file, path: jsonPath([...at, ...segments]), message });
+  const issue = (segments: readonly PropertyKey[], message: string): ConfigIssue => ({
+    file: ctx.file,
+    path: jsonPath([...at, ...segments]),
+    message,
+  });
   if (!isPlainObject(raw)) {
     ctx.errors.push(issue([], `expected an object such as {"maxTools": 1000, "maxSchemaBytes": 262144}, got ${describeValue(raw)}`));
     return base;

@@ -39,7 +39,8 @@ export const CONSOLE_PATH = '/ui';
 const MAX_FORM_BYTES = 16 * 1024;
 
 const SECURITY_HEADERS: Record<string, string> = {
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   // Not no-referrer: with it a browser sends `Origin: null` on a form POST, which the front's gate refuses.
@@ -48,7 +49,8 @@ const SECURITY_HEADERS: Record<string, string> = {
 };
 
 /** The hint logged at start and shown at /ui while no admin is configured. */
-export const CONSOLE_OFF = 'the console at /ui is off: name an admin in the rules file ("admins": {"NAME": {"tokens": ["sha256:…"]}}, the hash from \'mcpgate token NAME\') to turn it on';
+export const CONSOLE_OFF =
+  'the console at /ui is off: name an admin in the rules file ("admins": {"NAME": {"tokens": ["sha256:…"]}}, the hash from \'mcpgate token NAME\') to turn it on';
 
 export class Console {
   private readonly logins: Logins;
@@ -72,8 +74,12 @@ export class Console {
     if (path === '/ui/console.css') return this.asset(req, res, 'text/css; charset=utf-8', CONSOLE_CSS);
     if (!this.enabled) return this.send(res, 404, page('Console off', html`<p>${CONSOLE_OFF}</p>`));
     const method = req.method ?? 'GET';
-    if (method !== 'GET' && method !== 'POST') return this.send(res, 405, page('Not allowed', html`<p>${method} is not allowed here</p>`), { allow: 'GET, POST' });
-    if (path === '/ui/login') return method === 'GET' ? this.send(res, 200, page('Sign in', loginPage())) : void this.signIn(req, res).catch((err: unknown) => this.failed(res, err));
+    if (method !== 'GET' && method !== 'POST')
+      return this.send(res, 405, page('Not allowed', html`<p>${method} is not allowed here</p>`), { allow: 'GET, POST' });
+    if (path === '/ui/login')
+      return method === 'GET'
+        ? this.send(res, 200, page('Sign in', loginPage()))
+        : void this.signIn(req, res).catch((err: unknown) => this.failed(res, err));
     const rules = this.parts.gateway.rules;
     const cookie = cookieOf(req, rules);
     const login = this.logins.find(rules, req.headers.cookie, cookie.name);
@@ -94,15 +100,20 @@ export class Console {
       return this.send(res, 200, page('Overview', live('/ui/live/overview', overview(gateway)), login));
     }
     if (path === '/ui/live/overview') return this.fragment(req, res, overview(gateway));
-    if (path === '/ui/approvals' || path === '/ui/live/approvals') return void this.approvalsPage(path, url, req, res, login).catch((err: unknown) => this.failed(res, err));
+    if (path === '/ui/approvals' || path === '/ui/live/approvals')
+      return void this.approvalsPage(path, url, req, res, login).catch((err: unknown) => this.failed(res, err));
     const approval = approvalPath(path);
-    if (approval !== undefined && approval.action === undefined) return void this.approvalPage(approval.id, res, login).catch((err: unknown) => this.failed(res, err));
+    if (approval !== undefined && approval.action === undefined)
+      return void this.approvalPage(approval.id, res, login).catch((err: unknown) => this.failed(res, err));
     if (path === '/ui/quotas' || path === '/ui/live/quotas') {
-      return void gateway.quotas.status().then((status) => {
-        const body = quotaPage(status);
-        if (path === '/ui/live/quotas') return this.fragment(req, res, body);
-        this.send(res, 200, page('Quotas', html`<h2>Quotas and rate limits</h2>${live('/ui/live/quotas', body)}`, login));
-      }, (err: unknown) => this.failed(res, err));
+      return void gateway.quotas.status().then(
+        (status) => {
+          const body = quotaPage(status);
+          if (path === '/ui/live/quotas') return this.fragment(req, res, body);
+          this.send(res, 200, page('Quotas', html`<h2>Quotas and rate limits</h2>${live('/ui/live/quotas', body)}`, login));
+        },
+        (err: unknown) => this.failed(res, err),
+      );
     }
     if (path === '/ui/agent') {
       const id = url.searchParams.get('id') ?? undefined;
@@ -111,10 +122,19 @@ export class Console {
     const server = serverPath(path, '/ui/server/') ?? serverPath(path, '/ui/live/server/');
     if (server !== undefined) {
       const detail = serverDetail(gateway, server, login.csrf);
-      if (detail === undefined) return this.send(res, 404, page('Unknown server', html`<p>no server "${server}" in the configuration</p>`, login));
+      if (detail === undefined)
+        return this.send(res, 404, page('Unknown server', html`<p>no server "${server}" in the configuration</p>`, login));
       if (path.startsWith('/ui/live/')) return this.fragment(req, res, detail);
       const note = url.searchParams.get('done');
-      return this.send(res, 200, page(server, html`<h2>Server ${server}</h2>${note === null ? '' : html`<p class="notice">${note}</p>`}${live(`/ui/live/server/${encodeURIComponent(server)}`, detail)}`, login));
+      return this.send(
+        res,
+        200,
+        page(
+          server,
+          html`<h2>Server ${server}</h2>${note === null ? '' : html`<p class="notice">${note}</p>`}${live(`/ui/live/server/${encodeURIComponent(server)}`, detail)}`,
+          login,
+        ),
+      );
     }
     this.send(res, 404, page('Not found', html`<p>no page ${path}</p>`, login));
   }
@@ -124,14 +144,19 @@ export class Console {
     if (form === undefined) return;
     if (!csrfMatches(login, form.get('csrf') ?? undefined)) {
       this.parts.log.warn('console: a request without a valid CSRF token was refused', { admin: login.admin, path });
-      return this.send(res, 403, page('Refused', html`<p>this request did not carry the console's CSRF token; reload the page and try again</p>`, login));
+      return this.send(
+        res,
+        403,
+        page('Refused', html`<p>this request did not carry the console's CSRF token; reload the page and try again</p>`, login),
+      );
     }
     if (path === '/ui/logout') {
       this.logins.signOut(login);
       return this.redirect(res, '/ui/login', { 'set-cookie': cookieOf(req, this.parts.gateway.rules).set('', 0) });
     }
     const decided = approvalPath(path);
-    if (decided?.action !== undefined) return this.decideCall(res, login, decided.id, decided.action === 'approve', form.get('reason') ?? '', form.get('digest') ?? '');
+    if (decided?.action !== undefined)
+      return this.decideCall(res, login, decided.id, decided.action === 'approve', form.get('reason') ?? '', form.get('digest') ?? '');
     const approve = actionPath(path, 'approve');
     if (approve !== undefined) return this.approve(res, login, approve, form.get('tool') ?? '', form.get('digest') ?? '');
     const revive = actionPath(path, 'revive');
@@ -147,18 +172,30 @@ export class Console {
 
   private async approve(res: ServerResponse, login: Login, server: string, tool: string, digest: string): Promise<void> {
     const { gateway } = this.parts;
-    if (tool === '' || !digest.startsWith('sha256:')) return this.send(res, 400, page('Bad request', html`<p>approve needs the tool and the digest that was shown</p>`, login));
+    if (tool === '' || !digest.startsWith('sha256:'))
+      return this.send(res, 400, page('Bad request', html`<p>approve needs the tool and the digest that was shown</p>`, login));
     try {
       await approveHeld(gateway.pins.store, gateway.pins.dir, { server, tools: [`${tool}@${digest}`], instructions: false });
     } catch (err) {
       if (err instanceof GatewayError && (err.code === 'MCPG_APPROVAL_OUTDATED' || err.code === 'MCPG_NOT_HELD')) {
-        return this.send(res, 409, page('Not approved', html`<p class="problem">${err.message}</p><p><a href="/ui/server/${encodeURIComponent(server)}">back to ${server}</a></p>`, login));
+        return this.send(
+          res,
+          409,
+          page(
+            'Not approved',
+            html`<p class="problem">${err.message}</p><p><a href="/ui/server/${encodeURIComponent(server)}">back to ${server}</a></p>`,
+            login,
+          ),
+        );
       }
       throw err;
     }
     this.parts.log.info(`console: ${login.admin} approved tool "${tool}" of server "${server}"`, { server, admin: login.admin });
     this.parts.audit?.record({ event: 'approval', server, tool, digest, by: `admin:${login.admin}` });
-    this.redirect(res, `/ui/server/${encodeURIComponent(server)}?done=${encodeURIComponent(`approved ${tool}; the gateway releases it within a second`)}`);
+    this.redirect(
+      res,
+      `/ui/server/${encodeURIComponent(server)}?done=${encodeURIComponent(`approved ${tool}; the gateway releases it within a second`)}`,
+    );
   }
 
   /** /ui/approvals (and its live region): every call waiting for a person's approval. */
@@ -166,23 +203,46 @@ export class Console {
     const list = pendingList(await this.parts.gateway.approvals.list(), login.csrf);
     if (path === '/ui/live/approvals') return this.fragment(req, res, list);
     const note = url.searchParams.get('done');
-    this.send(res, 200, page('Pending approvals', html`<h2>Pending approvals</h2>${note === null ? '' : html`<p class="notice">${note}</p>`}${live('/ui/live/approvals', list)}`, login));
+    this.send(
+      res,
+      200,
+      page(
+        'Pending approvals',
+        html`<h2>Pending approvals</h2>${note === null ? '' : html`<p class="notice">${note}</p>`}${live('/ui/live/approvals', list)}`,
+        login,
+      ),
+    );
   }
 
   /** /ui/approvals/ID: the page of one call, the link an agent is given while it waits. */
   private async approvalPage(id: string, res: ServerResponse, login: Login): Promise<void> {
     const call = await this.parts.gateway.approvals.find(id);
-    if (call === undefined || call.expiresAt <= Date.now()) return this.send(res, 404, page('Not waiting', html`<p>call ${id} is not waiting for approval (it was decided, expired or cancelled)</p><p><a href="/ui/approvals">pending approvals</a></p>`, login));
+    if (call === undefined || call.expiresAt <= Date.now())
+      return this.send(
+        res,
+        404,
+        page(
+          'Not waiting',
+          html`<p>call ${id} is not waiting for approval (it was decided, expired or cancelled)</p><p><a href="/ui/approvals">pending approvals</a></p>`,
+          login,
+        ),
+      );
     this.send(res, 200, page('Approve a call', html`<h2>Approve a call</h2>${pendingCall(call, login.csrf)}`, login));
   }
 
   /** Approve or Deny: the desk takes the decision to the worker holding the call (the digest shown must be the call's). */
   private async decideCall(res: ServerResponse, login: Login, id: string, approve: boolean, reason: string, digest: string): Promise<void> {
-    if (digest === '') return this.send(res, 400, page('Bad request', html`<p>a decision needs the digest of the call that was shown</p>`, login));
+    if (digest === '')
+      return this.send(res, 400, page('Bad request', html`<p>a decision needs the digest of the call that was shown</p>`, login));
     try {
       await this.parts.gateway.approvals.decide(id, approve, `admin:${login.admin}`, reason, digest);
     } catch (err) {
-      if (err instanceof GatewayError && err.code === 'MCPG_INVALID_PARAMS') return this.send(res, 409, page('Not decided', html`<p class="problem">${err.message}</p><p><a href="/ui/approvals">pending approvals</a></p>`, login));
+      if (err instanceof GatewayError && err.code === 'MCPG_INVALID_PARAMS')
+        return this.send(
+          res,
+          409,
+          page('Not decided', html`<p class="problem">${err.message}</p><p><a href="/ui/approvals">pending approvals</a></p>`, login),
+        );
       throw err;
     }
     this.redirect(res, `/ui/approvals?done=${encodeURIComponent(`${approve ? 'approved' : 'denied'} call ${id}`)}`);
@@ -203,8 +263,8 @@ export class Console {
     if (signed === undefined) {
       await this.limiter.failed(address);
       if (limited !== undefined) return this.limited(res, address, limited.seconds, 'a wrong token while the limit of all addresses holds');
-      this.parts.log.warn('console: a sign-in with a token that is no admin\'s was refused', { address });
-      return this.send(res, 401, page('Sign in', loginPage('that token is not an admin\'s')));
+      this.parts.log.warn("console: a sign-in with a token that is no admin's was refused", { address });
+      return this.send(res, 401, page('Sign in', loginPage("that token is not an admin's")));
     }
     await this.limiter.succeeded(address);
     this.parts.log.info(`console: ${signed.login.admin} signed in`, { admin: signed.login.admin });
@@ -227,8 +287,11 @@ export class Console {
   }
 
   private asset(req: IncomingMessage, res: ServerResponse, type: string, text: string): void {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return this.send(res, 405, page('Not allowed', html`<p>GET only</p>`), { allow: 'GET' });
-    res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': type, 'cache-control': 'no-cache' }).end(req.method === 'HEAD' ? undefined : text);
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return this.send(res, 405, page('Not allowed', html`<p>GET only</p>`), { allow: 'GET' });
+    res
+      .writeHead(200, { ...SECURITY_HEADERS, 'content-type': type, 'cache-control': 'no-cache' })
+      .end(req.method === 'HEAD' ? undefined : text);
   }
 
   private send(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
@@ -275,7 +338,8 @@ function approvalPath(path: string): { id: string; action: 'approve' | 'deny' | 
   const prefix = '/ui/approvals/';
   if (!path.startsWith(prefix)) return undefined;
   const [segment, action, ...rest] = path.slice(prefix.length).split('/');
-  if (segment === undefined || segment === '' || rest.length > 0 || (action !== undefined && action !== 'approve' && action !== 'deny')) return undefined;
+  if (segment === undefined || segment === '' || rest.length > 0 || (action !== undefined && action !== 'approve' && action !== 'deny'))
+    return undefined;
   const id = decode(segment);
   return id === undefined ? undefined : { id, action };
 }
@@ -301,7 +365,9 @@ function decode(segment: string): string | undefined {
 async function readForm(req: IncomingMessage, res: ServerResponse): Promise<URLSearchParams | undefined> {
   const type = req.headers['content-type'] ?? '';
   if (!type.startsWith('application/x-www-form-urlencoded')) {
-    res.writeHead(415, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8' }).end('the console takes application/x-www-form-urlencoded forms');
+    res
+      .writeHead(415, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8' })
+      .end('the console takes application/x-www-form-urlencoded forms');
     return undefined;
   }
   const chunks: Buffer[] = [];
@@ -309,7 +375,9 @@ async function readForm(req: IncomingMessage, res: ServerResponse): Promise<URLS
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > MAX_FORM_BYTES) {
-      res.writeHead(413, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', connection: 'close' }).end(`a console form is at most ${MAX_FORM_BYTES} bytes`);
+      res
+        .writeHead(413, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', connection: 'close' })
+        .end(`a console form is at most ${MAX_FORM_BYTES} bytes`);
       req.destroy();
       return undefined;
     }
@@ -317,4 +385,3 @@ async function readForm(req: IncomingMessage, res: ServerResponse): Promise<URLS
   }
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
-

@@ -18,7 +18,12 @@ export function esc(value: unknown): string {
 export function html(strings: TemplateStringsArray, ...values: unknown[]): Raw {
   let out = strings[0]!;
   values.forEach((value, i) => {
-    out += value instanceof Raw ? value.text : Array.isArray(value) ? value.map((v) => (v instanceof Raw ? v.text : esc(v))).join('') : esc(value);
+    out +=
+      value instanceof Raw
+        ? value.text
+        : Array.isArray(value)
+          ? value.map((v) => (v instanceof Raw ? v.text : esc(v))).join('')
+          : esc(value);
     out += strings[i + 1]!;
   });
   return new Raw(out);
@@ -34,7 +39,10 @@ export function raw(text: string): Raw {
 
 /** A whole page: the header with who is signed in (and the sign-out form), then `body`. */
 export function page(title: string, body: Raw, login?: { admin: string; csrf: string }): string {
-  const nav = login === undefined ? raw('') : html`<nav><a href="/ui">Overview</a> <a href="/ui/agent">View as agent</a> <a href="/ui/quotas">Quotas</a> <a href="/ui/approvals">Pending approvals</a>
+  const nav =
+    login === undefined
+      ? raw('')
+      : html`<nav><a href="/ui">Overview</a> <a href="/ui/agent">View as agent</a> <a href="/ui/quotas">Quotas</a> <a href="/ui/approvals">Pending approvals</a>
 <form method="post" action="/ui/logout" class="inline"><input type="hidden" name="csrf" value="${login.csrf}"><span>signed in as <b>${login.admin}</b></span> <button type="submit">Sign out</button></form></nav>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

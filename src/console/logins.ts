@@ -101,7 +101,14 @@ export class Logins {
     if (sent.length !== expected.length || !timingSafeEqual(sent, expected)) return undefined;
     try {
       const p = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Partial<Payload>;
-      if (typeof p.i !== 'string' || typeof p.a !== 'string' || typeof p.h !== 'string' || typeof p.s !== 'number' || typeof p.t !== 'number') return undefined;
+      if (
+        typeof p.i !== 'string' ||
+        typeof p.a !== 'string' ||
+        typeof p.h !== 'string' ||
+        typeof p.s !== 'number' ||
+        typeof p.t !== 'number'
+      )
+        return undefined;
       return { i: p.i, a: p.a, h: p.h, s: p.s, t: p.t };
     } catch {
       return undefined;

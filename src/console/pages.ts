@@ -43,7 +43,10 @@ export function overview(gateway: Gateway): Raw {
   const activity = gateway.metrics.serverActivity();
   const rows = servers.map((s) => {
     const counts = gateway.catalog.counts(s.name);
-    const stderr = s.last_stderr === null || s.last_stderr.length === 0 ? '' : html`<details><summary>stderr</summary><pre>${s.last_stderr.join('\n')}</pre></details>`;
+    const stderr =
+      s.last_stderr === null || s.last_stderr.length === 0
+        ? ''
+        : html`<details><summary>stderr</summary><pre>${s.last_stderr.join('\n')}</pre></details>`;
     return html`<tr data-server="${s.name}"><td><a href="/ui/server/${encodeURIComponent(s.name)}">${s.name}</a></td><td>${stateCell(s.state)}</td>
 <td>${s.breaker ?? ''}</td><td>${counts.tools}${s.held > 0 ? html` <span class="held">(${s.held} held)</span>` : ''}</td><td>${counts.resources + counts.resourceTemplates}</td><td>${counts.prompts}</td>
 ${activityCells(activity.get(s.name))}
@@ -55,9 +58,24 @@ ${activityCells(activity.get(s.name))}
     list.push({ transport: session.transport, id: session.id });
     byAgent.set(session.agent, list);
   }
-  const agents = [...byAgent].sort(([a], [b]) => a.localeCompare(b)).map(([agent, sessions]) => html`<tr><td><a href="/ui/agent?id=${encodeURIComponent(agent)}">${agent}</a></td><td>${sessions.length}</td><td class="muted">${sessions.map((s) => `${s.transport} ${s.id.slice(0, 8)}`).join(', ')}</td></tr>`);
+  const agents = [...byAgent]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(
+      ([agent, sessions]) =>
+        html`<tr><td><a href="/ui/agent?id=${encodeURIComponent(agent)}">${agent}</a></td><td>${sessions.length}</td><td class="muted">${sessions.map((s) => `${s.transport} ${s.id.slice(0, 8)}`).join(', ')}</td></tr>`,
+    );
   const reload = (status.reload ?? {}) as Record<string, Record<string, unknown> | undefined>;
-  const reloadRows = Object.entries(reload).map(([file, info]) => html`<tr><td>${file}</td><td>${info === undefined ? '' : Object.entries(info).filter(([, v]) => v !== undefined && v !== null && typeof v !== 'object').map(([k, v]) => `${k}: ${String(v)}`).join(' · ')}</td></tr>`);
+  const reloadRows = Object.entries(reload).map(
+    ([file, info]) =>
+      html`<tr><td>${file}</td><td>${
+        info === undefined
+          ? ''
+          : Object.entries(info)
+              .filter(([, v]) => v !== undefined && v !== null && typeof v !== 'object')
+              .map(([k, v]) => `${k}: ${String(v)}`)
+              .join(' · ')
+      }</td></tr>`,
+  );
   const warnings = gateway.rules.warnings.map((w) => html`<li>${w.path}: ${w.message}</li>`);
   return html`<h2>Servers</h2>
 <table id="servers"><tr><th>server</th><th>state</th><th>breaker</th><th>tools</th><th>resources</th><th>prompts</th><th>calls/s</th><th>latency</th><th>last error</th></tr>${rows}</table>
@@ -82,8 +100,10 @@ interface SearchSummary {
 /** Search mode's counts (gateway/status.ts), one line; nothing until an agent is in search mode or has searched. */
 function searchLine(search: SearchSummary | undefined): Raw | string {
   if (search === undefined || search.searches === 0) return '';
-  const fallbacks = search.embeddings === undefined || search.embeddings.fallbacks === 0 ? ''
-    : html` · <span class="problem">${search.embeddings.fallbacks} fell back to lexical</span>${search.embeddings.last_error === null ? '' : html` <span class="muted">(${search.embeddings.last_error})</span>`}`;
+  const fallbacks =
+    search.embeddings === undefined || search.embeddings.fallbacks === 0
+      ? ''
+      : html` · <span class="problem">${search.embeddings.fallbacks} fell back to lexical</span>${search.embeddings.last_error === null ? '' : html` <span class="muted">(${search.embeddings.last_error})</span>`}`;
   return html`<p id="search">Tool search: ${search.searches} searches · ${search.results} tools returned · ${search.zero_results} found none · ${search.indexed_tools} tools indexed · ${search.ranking} ranking${fallbacks}</p>`;
 }
 
@@ -107,9 +127,11 @@ export function serverDetail(gateway: Gateway, server: string, csrf: string): Ra
   const config = gateway.config.servers.find((s) => s.name === server);
   if (config === undefined) return undefined;
   const conn = gateway.connections.get(server);
-  const state = config.disabled ? 'disabled' : conn?.shownState ?? 'not started';
+  const state = config.disabled ? 'disabled' : (conn?.shownState ?? 'not started');
   const revivable = conn !== undefined && (state === 'parked' || state === 'backoff');
-  const revive = revivable ? html`<form method="post" action="/ui/server/${encodeURIComponent(server)}/revive" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" id="revive">Revive</button></form>` : '';
+  const revive = revivable
+    ? html`<form method="post" action="/ui/server/${encodeURIComponent(server)}/revive" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" id="revive">Revive</button></form>`
+    : '';
   const held = gateway.pins.heldOf(server);
   const listed = gateway.catalog.serverTools(server).map((t) => String(t.name));
   const names = [...new Set([...listed, ...Object.keys(held?.tools ?? {})])].sort();
@@ -123,7 +145,10 @@ export function serverDetail(gateway: Gateway, server: string, csrf: string): Ra
 <form method="post" action="/ui/server/${encodeURIComponent(server)}/approve"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="tool" value="${name}"><input type="hidden" name="digest" value="${holding.digest}">
 <button type="submit" class="approve">Approve ${name}</button> <span class="muted">${holding.digest.slice(0, 19)}…</span></form></td></tr>`;
   });
-  const instructions = held?.instructions === undefined ? '' : html`<h3>Instructions (held)</h3><pre>${visible(held.instructions.text)}</pre><p class="muted">approve with <code>mcpgate approve ${server} --instructions</code></p>`;
+  const instructions =
+    held?.instructions === undefined
+      ? ''
+      : html`<h3>Instructions (held)</h3><pre>${visible(held.instructions.text)}</pre><p class="muted">approve with <code>mcpgate approve ${server} --instructions</code></p>`;
   return html`<p>state ${stateCell(state)}${conn === undefined ? '' : html` · breaker ${conn.breaker.state} · attempts ${conn.attempts}`} ${revive}</p>
 ${conn?.lastError === undefined ? '' : html`<p class="problem">last error: ${conn.lastError.message}</p>`}
 <h3>Tools</h3>
@@ -142,7 +167,8 @@ export function agentView(gateway: Gateway, agent: string | undefined): Raw {
     const parsed = JSON.parse(Buffer.concat(gateway.views.encoded(agent, kind)).toString()) as Record<string, Record<string, unknown>[]>;
     return (parsed[kind] ?? []).map((item) => String(item[key]));
   };
-  const section = (title: string, items: string[]): Raw => html`<h3>${title} (${items.length})</h3>${items.length === 0 ? html`<p class="muted">none</p>` : html`<ul class="${title}">${items.map((i) => html`<li>${i}</li>`)}</ul>`}`;
+  const section = (title: string, items: string[]): Raw =>
+    html`<h3>${title} (${items.length})</h3>${items.length === 0 ? html`<p class="muted">none</p>` : html`<ul class="${title}">${items.map((i) => html`<li>${i}</li>`)}</ul>`}`;
   return html`${picker}<h2>What agent “${agent}” sees</h2>
 ${gateway.mode === 'discovery' ? html`<p class="muted">discovery mode: the agent sees the meta-tools, which reach exactly these</p>` : raw('')}
 ${section('tools', list('tools', 'name'))}${section('resources', list('resources', 'uri'))}${section('templates', list('resourceTemplates', 'uriTemplate'))}${section('prompts', list('prompts', 'name'))}`;
@@ -157,15 +183,17 @@ export function quotaPage(status: QuotaStatus | undefined): Raw {
   const where = status.counters === 'shared' ? 'counted by every worker together (Redis)' : 'counted on this worker alone';
   const bySubject = new Map<string, QuotaStatus['limits']>();
   for (const limit of status.limits) bySubject.set(limit.subject, [...(bySubject.get(limit.subject) ?? []), limit]);
-  const sections = [...bySubject].sort(([a], [b]) => (a === '*' ? -1 : b === '*' ? 1 : a.localeCompare(b))).map(([subject, limits]) => {
-    const rows = limits.map((l) => {
-      const full = l.used >= l.limit;
-      return html`<tr data-rule="${l.rule}" data-kind="${l.kind}"><td><code>${l.rule}</code></td><td>${l.level}</td><td>${l.kind === 'calls' ? `${l.limit} calls per ${l.per ?? '?'}` : `${l.limit} in flight`}</td>
+  const sections = [...bySubject]
+    .sort(([a], [b]) => (a === '*' ? -1 : b === '*' ? 1 : a.localeCompare(b)))
+    .map(([subject, limits]) => {
+      const rows = limits.map((l) => {
+        const full = l.used >= l.limit;
+        return html`<tr data-rule="${l.rule}" data-kind="${l.kind}"><td><code>${l.rule}</code></td><td>${l.level}</td><td>${l.kind === 'calls' ? `${l.limit} calls per ${l.per ?? '?'}` : `${l.limit} in flight`}</td>
 <td class="used${full ? ' problem' : ''}">${l.used}</td></tr>`;
-    });
-    return html`<h3 data-subject="${subject}">${subject === '*' ? 'every agent together' : html`agent ${subject}`}</h3>
+      });
+      return html`<h3 data-subject="${subject}">${subject === '*' ? 'every agent together' : html`agent ${subject}`}</h3>
 <table class="quota"><tr><th>limit</th><th>level</th><th>allows</th><th>used now</th></tr>${rows}</table>`;
-  });
+    });
   return html`<p id="quota-counters">limits are ${where}${status.note === undefined ? '' : html` <span class="problem">— ${status.note}</span>`}${status.local_checks > 0 ? html` <span class="muted">(${status.local_checks} checks made locally while Redis could not be asked)</span>` : ''}</p>
 ${sections.length === 0 ? html`<p class="muted">no counter yet</p>` : sections}
 <p class="muted">"used now": calls counted in the current window (fixed windows aligned to the clock), or calls in flight. Limits of <code>default</code> and of grants show once an agent they apply to has called.</p>`;

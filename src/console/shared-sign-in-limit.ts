@@ -70,8 +70,11 @@ export class SharedSignInLimit {
   private noted(counts: SharedCounts | undefined): SharedCounts | undefined {
     const sharing = counts !== undefined;
     if (sharing !== this.sharing) {
-      if (!sharing) this.log.warn('console: the sign-in limit cannot use the cluster\'s Redis; each worker limits sign-ins alone until it can (an address then gets its tries on every worker)');
-      else if (this.sharing === false) this.log.info('console: the sign-in limit is shared by the cluster\'s workers again');
+      if (!sharing)
+        this.log.warn(
+          "console: the sign-in limit cannot use the cluster's Redis; each worker limits sign-ins alone until it can (an address then gets its tries on every worker)",
+        );
+      else if (this.sharing === false) this.log.info("console: the sign-in limit is shared by the cluster's workers again");
       this.sharing = sharing;
     }
     return counts;

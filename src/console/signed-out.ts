@@ -18,7 +18,10 @@ export class SignedOut {
   /** The file's inode and mtime when last read: each write renames a new file into place. */
   private version = '';
 
-  constructor(private readonly dir: string, private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly dir: string,
+    private readonly now: () => number = Date.now,
+  ) {
     this.file = join(dir, SIGNED_OUT_FILE);
   }
 

@@ -133,23 +133,56 @@ export function serveStdio(gateway: Gateway, agent: string, agentExplicit = true
     if (era.era === 'legacy') return session.handleMessage(parsed);
     if (parsed.kind === 'notification') return;
     const id = parsed.msg.id;
-    if (era.era === 'refused') return void write(JSON.stringify({ jsonrpc: '2.0', id, error: { code: era.code, message: era.message, ...(era.data !== undefined && { data: era.data }) } }));
-    if (modern.has(id)) return void write(encodeError(id, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(id)} is already in use by a request in flight`).toJsonRpc()));
-    if (modern.size >= MAX_MODERN_INFLIGHT) return void write(encodeError(id, new GatewayError('MCPG_OVERLOADED', `${modern.size} modern requests are in flight (the limit is ${MAX_MODERN_INFLIGHT}); wait for some to finish`).toJsonRpc()));
+    if (era.era === 'refused')
+      return void write(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          error: { code: era.code, message: era.message, ...(era.data !== undefined && { data: era.data }) },
+        }),
+      );
+    if (modern.has(id))
+      return void write(
+        encodeError(
+          id,
+          new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(id)} is already in use by a request in flight`).toJsonRpc(),
+        ),
+      );
+    if (modern.size >= MAX_MODERN_INFLIGHT)
+      return void write(
+        encodeError(
+          id,
+          new GatewayError(
+            'MCPG_OVERLOADED',
+            `${modern.size} modern requests are in flight (the limit is ${MAX_MODERN_INFLIGHT}); wait for some to finish`,
+          ).toJsonRpc(),
+        ),
+      );
     let done = false;
-    const request = gateway.serveModern(parsed.msg, era.envelope!, {
-      during: write,
-      final(line) {
-        done = true;
-        modern.delete(id);
-        write(line);
+    const request = gateway.serveModern(
+      parsed.msg,
+      era.envelope!,
+      {
+        during: write,
+        final(line) {
+          done = true;
+          modern.delete(id);
+          write(line);
+        },
       },
-    }, agent, agentExplicit, 'stdio', agentExplicit, undefined, options.view);
+      agent,
+      agentExplicit,
+      'stdio',
+      agentExplicit,
+      undefined,
+      options.view,
+    );
     if (!done) modern.set(id, request);
   };
   const stop = readLines(input, {
     // A cancellation is looked at whenever modern requests are in flight: it names its request by id only.
-    line: (line) => (mayBeModern(line) || (modern.size > 0 && line.includes('notifications/cancelled')) ? modernLine(line) : session.handleLine(line)),
+    line: (line) =>
+      mayBeModern(line) || (modern.size > 0 && line.includes('notifications/cancelled')) ? modernLine(line) : session.handleLine(line),
     overflow: (length) => session.overflow(length),
     end: () => resolveEnded({ reason: 'stdin closed', failed: false }),
   });

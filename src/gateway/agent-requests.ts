@@ -25,27 +25,50 @@ export class AgentRequests {
    * alongside the agent, and some ask for roots at once). MCP forbids sending the agent requests
    * before that, so they wait here, bounded, and go out when it arrives.
    */
-  private early: { conn: Connection; msg: JsonRpcRequest; capability: string; about: RequestId | undefined; fallback: unknown }[] | undefined = [];
+  private early:
+    { conn: Connection; msg: JsonRpcRequest; capability: string; about: RequestId | undefined; fallback: unknown }[] | undefined = [];
 
   /**
    * `send` writes one framed message to the agent, as part of its request `about` when known;
    * false when it could not (then the server is answered at once instead of left waiting).
    */
-  constructor(private readonly agent: string, private readonly send: (line: string, about?: RequestId) => boolean) {}
+  constructor(
+    private readonly agent: string,
+    private readonly send: (line: string, about?: RequestId) => boolean,
+  ) {}
 
   /**
    * Relays the server's request if the agent declared `capability`; otherwise the server gets
    * `fallback` as the answer when there is one (configured roots), else a clear error.
    */
-  relay(conn: Connection, msg: JsonRpcRequest, capability: string, agentCapabilities: Record<string, unknown>, about?: RequestId, fallback?: unknown): void {
+  relay(
+    conn: Connection,
+    msg: JsonRpcRequest,
+    capability: string,
+    agentCapabilities: Record<string, unknown>,
+    about?: RequestId,
+    fallback?: unknown,
+  ): void {
     if (this.early !== undefined) {
       if (this.early.length < MAX_EARLY_REQUESTS) return void this.early.push({ conn, msg, capability, about, fallback });
-      conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" has not finished initializing; ${msg.method} was refused`, { server: conn.name }).toJsonRpc());
+      conn.respondError(
+        msg.id,
+        new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" has not finished initializing; ${msg.method} was refused`, {
+          server: conn.name,
+        }).toJsonRpc(),
+      );
       return;
     }
     if (agentCapabilities[capability] === undefined) {
       if (fallback !== undefined) return void conn.respond(msg.id, fallback);
-      conn.respondError(msg.id, new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `agent "${this.agent}" did not declare the ${capability} capability, so ${msg.method} cannot be relayed`, { server: conn.name }).toJsonRpc());
+      conn.respondError(
+        msg.id,
+        new GatewayError(
+          'MCPG_CAPABILITY_UNSUPPORTED',
+          `agent "${this.agent}" did not declare the ${capability} capability, so ${msg.method} cannot be relayed`,
+          { server: conn.name },
+        ).toJsonRpc(),
+      );
       return;
     }
     const id = this.nextId++;
@@ -96,11 +119,19 @@ export class AgentRequests {
         conn.respond(msg.id, fallback);
         continue;
       }
-      conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" disconnected before initializing`, { server: conn.name }).toJsonRpc());
+      conn.respondError(
+        msg.id,
+        new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" disconnected before initializing`, {
+          server: conn.name,
+        }).toJsonRpc(),
+      );
     }
     this.early = undefined;
     for (const entry of this.outgoing.values()) {
-      entry.conn.respondError(entry.serverRequestId, new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" disconnected`).toJsonRpc());
+      entry.conn.respondError(
+        entry.serverRequestId,
+        new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" disconnected`).toJsonRpc(),
+      );
     }
     this.outgoing.clear();
   }

@@ -26,7 +26,10 @@ const MAX_CACHED_AGENTS = 1024;
 export class AgentViews {
   private readonly cache = new Map<string, Cached>();
 
-  constructor(private readonly catalog: Catalog, private readonly rules: () => Rules) {}
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly rules: () => Rules,
+  ) {}
 
   /**
    * `{"tools":[…]}` (or resources, resourceTemplates, prompts) as this agent may see it, in UTF-8; `claims`,
@@ -45,9 +48,10 @@ export class AgentViews {
     }
     let bytes = entry.lists[kind];
     if (bytes === undefined) {
-      const keep = kind === 'tools'
-        ? (ref: { server: string; original?: string }) => decideTool(rules, agent, ref.server, ref.original!, claims).allowed
-        : (ref: { server: string }) => decideServer(rules, agent, ref.server, claims).allowed;
+      const keep =
+        kind === 'tools'
+          ? (ref: { server: string; original?: string }) => decideTool(rules, agent, ref.server, ref.original!, claims).allowed
+          : (ref: { server: string }) => decideServer(rules, agent, ref.server, claims).allowed;
       bytes = [Buffer.from(JSON.stringify({ [kind]: this.catalog.filteredList(kind, keep) }))];
       entry.lists[kind] = bytes;
     }
@@ -70,9 +74,11 @@ export class AgentViews {
   /** What the rules let the agent see of one list, the shared catalog's with its own catalogs' servers taken from them. */
   private items(agent: string, kind: ListKind, own: readonly Catalog[], claims: Claims | undefined): SeenItem[] {
     const rules = this.rules();
-    const allowed = rules.open ? undefined : kind === 'tools'
-      ? (ref: ItemRef) => decideTool(rules, agent, ref.server, ref.original!, claims).allowed
-      : (ref: ItemRef) => decideServer(rules, agent, ref.server, claims).allowed;
+    const allowed = rules.open
+      ? undefined
+      : kind === 'tools'
+        ? (ref: ItemRef) => decideTool(rules, agent, ref.server, ref.original!, claims).allowed
+        : (ref: ItemRef) => decideServer(rules, agent, ref.server, claims).allowed;
     const items = this.catalog.filteredItems(kind, (ref) => !ownsServer(own, ref.server) && (allowed === undefined || allowed(ref)));
     if (own.length === 0) return items;
     for (const catalog of own) items.push(...catalog.filteredItems(kind, allowed ?? (() => true)));
@@ -98,7 +104,13 @@ interface OwnVersion {
 }
 
 function sameVersion(a: OwnVersion, b: OwnVersion): boolean {
-  return a.base === b.base && a.rules === b.rules && a.claims === b.claims && a.own.length === b.own.length && a.own.every((c, i) => c === b.own[i] && a.versions[i] === b.versions[i]);
+  return (
+    a.base === b.base &&
+    a.rules === b.rules &&
+    a.claims === b.claims &&
+    a.own.length === b.own.length &&
+    a.own.every((c, i) => c === b.own[i] && a.versions[i] === b.versions[i])
+  );
 }
 
 /** What one session last showed its agent of each list, so a change is announced only if it differs. */
@@ -148,7 +160,8 @@ export class ShownViews {
     if (view !== undefined) {
       // The rules snapshot holds the view, so a reload that changes it changes the version too.
       const version = this.views.ownVersion(own ?? [], this.claims());
-      if (this.viewCache === undefined || this.viewCache.view !== view || !sameVersion(this.viewCache.version, version)) this.viewCache = { view, version, lists: {} };
+      if (this.viewCache === undefined || this.viewCache.view !== view || !sameVersion(this.viewCache.version, version))
+        this.viewCache = { view, version, lists: {} };
       return (this.viewCache.lists[kind] ??= this.views.encodedOn(view, this.agent, kind, own ?? [], this.claims()));
     }
     if (own === undefined) {

@@ -78,7 +78,11 @@ export async function applyConfig(gateway: Reconfigurable, next: ServersConfig, 
     if (conn !== undefined) await conn.close();
     await pooled;
   });
-  const revoked = gateway.pool.retain((entry) => (rules.open || decideServer(rules, entry.agent, entry.server).allowed || grantMayUse(rules, entry.server)) && sameCredential(rules, entry));
+  const revoked = gateway.pool.retain(
+    (entry) =>
+      (rules.open || decideServer(rules, entry.agent, entry.server).allowed || grantMayUse(rules, entry.server)) &&
+      sameCredential(rules, entry),
+  );
   // Everyone's view may differ under new rules, even with the same servers.
   gateway.announce(['tools', 'resources', 'resourceTemplates', 'prompts']);
   await Promise.all([...stopping, revoked]);

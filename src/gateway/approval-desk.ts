@@ -92,7 +92,9 @@ export const MAX_REASON_CHARS = 500;
 
 /** The digest an approval binds to: agent, server, tool and the arguments, as canonical JSON. */
 export function callDigest(agent: string, server: string, tool: string, args: Record<string, unknown>): string {
-  return createHash('sha256').update(canonicalJson({ agent, server, tool, arguments: args })).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson({ agent, server, tool, arguments: args }))
+    .digest('hex');
 }
 
 /** The board of one process: pending calls in a Map, a decision delivered at once. */
@@ -175,32 +177,84 @@ export class ApprovalDesk {
   }
 
   /** Posts the call and waits for an admin's decision (or the timeout); the error when it cannot wait. */
-  wait(input: { agent: string; session: string; server: string; tool: string; publicName: string; args: Record<string, unknown>; need: ApprovalNeed }): Waiting | GatewayError {
+  wait(input: {
+    agent: string;
+    session: string;
+    server: string;
+    tool: string;
+    publicName: string;
+    args: Record<string, unknown>;
+    need: ApprovalNeed;
+  }): Waiting | GatewayError {
     if (this.closed) return new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down');
     const seconds = input.need.timeoutMs / 1000;
     if (this.waiters.size >= this.maxWaiting) {
-      return new GatewayError('MCPG_APPROVAL_EXPIRED', `the call of tool "${input.publicName}" needs a person's approval, but ${this.waiters.size} calls already wait for one here (the limit); try again later`, { server: input.server, detail: { reason: 'too many calls waiting', timeoutSeconds: seconds } });
+      return new GatewayError(
+        'MCPG_APPROVAL_EXPIRED',
+        `the call of tool "${input.publicName}" needs a person's approval, but ${this.waiters.size} calls already wait for one here (the limit); try again later`,
+        { server: input.server, detail: { reason: 'too many calls waiting', timeoutSeconds: seconds } },
+      );
     }
     const now = Date.now();
     const call: PendingCall = {
-      id: randomUUID(), agent: input.agent, session: input.session, server: input.server, tool: input.tool, publicName: input.publicName,
-      arguments: input.args, digest: callDigest(input.agent, input.server, input.tool, input.args), rule: input.need.rule,
-      requestedAt: now, expiresAt: now + input.need.timeoutMs, worker: this.worker,
+      id: randomUUID(),
+      agent: input.agent,
+      session: input.session,
+      server: input.server,
+      tool: input.tool,
+      publicName: input.publicName,
+      arguments: input.args,
+      digest: callDigest(input.agent, input.server, input.tool, input.args),
+      rule: input.need.rule,
+      requestedAt: now,
+      expiresAt: now + input.need.timeoutMs,
+      worker: this.worker,
     };
     let settle!: (outcome: ApprovalOutcome) => void;
     const outcome = new Promise<ApprovalOutcome>((resolve) => (settle = resolve));
-    const timer = setTimeout(() => this.finish(call.id, 'expired', new GatewayError('MCPG_APPROVAL_EXPIRED', `the call of tool "${call.publicName}" needed a person's approval and none came within ${seconds} s (approval ${call.id}); the server was not called`, { server: call.server, detail: { approval: call.id, timeoutSeconds: seconds } })), input.need.timeoutMs);
+    const timer = setTimeout(
+      () =>
+        this.finish(
+          call.id,
+          'expired',
+          new GatewayError(
+            'MCPG_APPROVAL_EXPIRED',
+            `the call of tool "${call.publicName}" needed a person's approval and none came within ${seconds} s (approval ${call.id}); the server was not called`,
+            { server: call.server, detail: { approval: call.id, timeoutSeconds: seconds } },
+          ),
+        ),
+      input.need.timeoutMs,
+    );
     timer.unref();
     this.waiters.set(call.id, { call, timer, settle });
     this.audit(call, 'requested');
     const url = this.urlOf(call.id);
-    this.o.log.info(`call ${call.id} of tool "${call.publicName}" waits for an admin's approval (${url ?? `mcpgate approve-call ${call.id}`})`, { agent: call.agent, server: call.server, approval: call.id });
+    this.o.log.info(
+      `call ${call.id} of tool "${call.publicName}" waits for an admin's approval (${url ?? `mcpgate approve-call ${call.id}`})`,
+      { agent: call.agent, server: call.server, approval: call.id },
+    );
     this.board.post(call).catch((err: unknown) => {
       // Unshared, no admin elsewhere can see it: end it now rather than let it wait for nothing.
-      this.o.log.warn('a call waiting for approval could not be posted for the admins', { approval: call.id, error: err instanceof Error ? err.message : String(err) });
-      this.finish(call.id, 'expired', new GatewayError('MCPG_APPROVAL_EXPIRED', `the call of tool "${call.publicName}" needs a person's approval, but it could not be posted for the admins (${err instanceof Error ? err.message : String(err)}); the server was not called`, { server: call.server, detail: { approval: call.id, reason: 'not posted' } }));
+      this.o.log.warn('a call waiting for approval could not be posted for the admins', {
+        approval: call.id,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      this.finish(
+        call.id,
+        'expired',
+        new GatewayError(
+          'MCPG_APPROVAL_EXPIRED',
+          `the call of tool "${call.publicName}" needs a person's approval, but it could not be posted for the admins (${err instanceof Error ? err.message : String(err)}); the server was not called`,
+          { server: call.server, detail: { approval: call.id, reason: 'not posted' } },
+        ),
+      );
     });
-    return { call, url, outcome, cancel: (reason) => this.finish(call.id, 'cancelled', new GatewayError('MCPG_APPROVAL_EXPIRED', `cancelled: ${reason}`), reason) };
+    return {
+      call,
+      url,
+      outcome,
+      cancel: (reason) => this.finish(call.id, 'cancelled', new GatewayError('MCPG_APPROVAL_EXPIRED', `cancelled: ${reason}`), reason),
+    };
   }
 
   /** Every call waiting for approval, on this worker or (with `--redis`) any; soonest to expire first. */
@@ -220,10 +274,22 @@ export class ApprovalDesk {
    */
   async decide(id: string, approved: boolean, by: string, reason: string, digest?: string): Promise<PendingCall> {
     const call = await this.board.find(id);
-    if (call === undefined || call.expiresAt <= Date.now()) throw new GatewayError('MCPG_INVALID_PARAMS', `no call ${JSON.stringify(id)} is waiting for approval (it was decided, expired or cancelled, or never existed)`, { detail: { approval: id } });
-    if (digest !== undefined && digest !== call.digest) throw new GatewayError('MCPG_INVALID_PARAMS', `call ${id} is not the one that was shown (its digest differs)`, { detail: { approval: id } });
+    if (call === undefined || call.expiresAt <= Date.now())
+      throw new GatewayError(
+        'MCPG_INVALID_PARAMS',
+        `no call ${JSON.stringify(id)} is waiting for approval (it was decided, expired or cancelled, or never existed)`,
+        { detail: { approval: id } },
+      );
+    if (digest !== undefined && digest !== call.digest)
+      throw new GatewayError('MCPG_INVALID_PARAMS', `call ${id} is not the one that was shown (its digest differs)`, {
+        detail: { approval: id },
+      });
     const decision: CallDecision = { id, digest: call.digest, approved, by, reason: reason.slice(0, MAX_REASON_CHARS), at: Date.now() };
-    this.o.log.info(`${by} ${approved ? 'approved' : 'denied'} call ${id} of tool "${call.publicName}"`, { approval: id, agent: call.agent, server: call.server });
+    this.o.log.info(`${by} ${approved ? 'approved' : 'denied'} call ${id} of tool "${call.publicName}"`, {
+      approval: id,
+      agent: call.agent,
+      server: call.server,
+    });
     await this.board.decide(decision, call);
     return call;
   }
@@ -239,24 +305,63 @@ export class ApprovalDesk {
     const call = waiter.call;
     if (decision.approved) return this.finish(call.id, 'approved', { approved: true, by: decision.by }, decision.reason, decision.by);
     const why = decision.reason === '' ? '' : `: ${decision.reason}`;
-    this.finish(call.id, 'denied', new GatewayError('MCPG_CALL_DENIED', `the call of tool "${call.publicName}" was denied by ${decision.by}${why} (approval ${call.id}); the server was not called`, { server: call.server, detail: { approval: call.id, by: decision.by, reason: decision.reason } }), decision.reason, decision.by);
+    this.finish(
+      call.id,
+      'denied',
+      new GatewayError(
+        'MCPG_CALL_DENIED',
+        `the call of tool "${call.publicName}" was denied by ${decision.by}${why} (approval ${call.id}); the server was not called`,
+        { server: call.server, detail: { approval: call.id, by: decision.by, reason: decision.reason } },
+      ),
+      decision.reason,
+      decision.by,
+    );
   }
 
-  private finish(id: string, what: 'approved' | 'denied' | 'expired' | 'cancelled', outcome: ApprovalOutcome, reason?: string, by?: string): void {
+  private finish(
+    id: string,
+    what: 'approved' | 'denied' | 'expired' | 'cancelled',
+    outcome: ApprovalOutcome,
+    reason?: string,
+    by?: string,
+  ): void {
     const waiter = this.waiters.get(id);
     if (waiter === undefined) return;
     this.waiters.delete(id);
     clearTimeout(waiter.timer);
     this.audit(waiter.call, what, by, reason);
-    if (what !== 'approved') this.o.log.info(`call ${id} of tool "${waiter.call.publicName}" ${what}`, { approval: id, agent: waiter.call.agent, server: waiter.call.server });
-    this.board.withdraw(id).catch((err: unknown) => this.o.log.debug('could not withdraw a pending call from the board', { approval: id, error: err instanceof Error ? err.message : String(err) }));
+    if (what !== 'approved')
+      this.o.log.info(`call ${id} of tool "${waiter.call.publicName}" ${what}`, {
+        approval: id,
+        agent: waiter.call.agent,
+        server: waiter.call.server,
+      });
+    this.board.withdraw(id).catch((err: unknown) =>
+      this.o.log.debug('could not withdraw a pending call from the board', {
+        approval: id,
+        error: err instanceof Error ? err.message : String(err),
+      }),
+    );
     waiter.settle(outcome);
   }
 
-  private audit(call: PendingCall, outcome: 'requested' | 'approved' | 'denied' | 'expired' | 'cancelled', by?: string, reason?: string): void {
+  private audit(
+    call: PendingCall,
+    outcome: 'requested' | 'approved' | 'denied' | 'expired' | 'cancelled',
+    by?: string,
+    reason?: string,
+  ): void {
     this.o.audit?.record({
-      event: 'call-approval', approval: call.id, outcome, agent: call.agent, session: call.session, server: call.server, tool: call.publicName, digest: `sha256:${call.digest}`,
-      ...(by !== undefined && { by }), ...(reason !== undefined && reason !== '' && { reason }),
+      event: 'call-approval',
+      approval: call.id,
+      outcome,
+      agent: call.agent,
+      session: call.session,
+      server: call.server,
+      tool: call.publicName,
+      digest: `sha256:${call.digest}`,
+      ...(by !== undefined && { by }),
+      ...(reason !== undefined && reason !== '' && { reason }),
     });
   }
 
@@ -264,7 +369,13 @@ export class ApprovalDesk {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const id of [...this.waiters.keys()]) this.finish(id, 'cancelled', new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down; the call waiting for approval was not made'), 'the gateway is shutting down');
+    for (const id of [...this.waiters.keys()])
+      this.finish(
+        id,
+        'cancelled',
+        new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down; the call waiting for approval was not made'),
+        'the gateway is shutting down',
+      );
     await this.board.close();
   }
 }

@@ -19,15 +19,39 @@ export interface Timed {
  * The audit record of one decision. A refusal is written now (and undefined returned); an allowed
  * request's record is returned, to be written with its outcome when the server answers.
  */
-export function auditOf(audit: AuditLog, session: string, method: string, agent: string, what: Partial<AuditCall>, decided: GatewayError | string): Omit<AuditCall, 'outcome'> | undefined {
+export function auditOf(
+  audit: AuditLog,
+  session: string,
+  method: string,
+  agent: string,
+  what: Partial<AuditCall>,
+  decided: GatewayError | string,
+): Omit<AuditCall, 'outcome'> | undefined {
   if (typeof decided === 'string') return { event: 'call', agent, session, method, server: decided, ...what, decision: 'allowed' };
   const decision = decided.code === 'MCPG_POLICY_DENIED' ? 'denied' : decided.code === 'MCPG_TOOL_HELD' ? 'held' : 'allowed';
-  audit.record({ event: 'call', agent, session, method, ...(decided.server !== undefined && { server: decided.server }), ...what, decision, outcome: 'failed', code: decided.code });
+  audit.record({
+    event: 'call',
+    agent,
+    session,
+    method,
+    ...(decided.server !== undefined && { server: decided.server }),
+    ...what,
+    decision,
+    outcome: 'failed',
+    code: decided.code,
+  });
   return undefined;
 }
 
 /** A timed request ended: the metrics (tools/call) and the audit trail. */
-export function recordFinished(parts: { metrics: GatewayMetrics; audit: AuditLog | undefined }, conn: Connection, timed: Timed, outcome: 'ok' | 'error' | 'failed', res?: JsonRpcResponse, err?: unknown): void {
+export function recordFinished(
+  parts: { metrics: GatewayMetrics; audit: AuditLog | undefined },
+  conn: Connection,
+  timed: Timed,
+  outcome: 'ok' | 'error' | 'failed',
+  res?: JsonRpcResponse,
+  err?: unknown,
+): void {
   const seconds = (performance.now() - timed.start) / 1000;
   if (timed.tool !== undefined) parts.metrics.callFinished(conn.name, timed.tool, outcome, seconds);
   if (timed.audit === undefined) return;

@@ -66,7 +66,11 @@ export class CatalogListing {
     const { lists, trims } = await fetchLists(conn, LIST_KINDS, { reuse: true });
     this.parts.limits.record(conn.name, LIST_KINDS, trims);
     const review = await this.parts.pins.check(conn.name, lists.tools ?? [], conn.info?.instructions);
-    if (conn.state !== 'ready') throw conn.lastError ?? new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${conn.name}" went away while being listed`, { server: conn.name });
+    if (conn.state !== 'ready')
+      throw (
+        conn.lastError ??
+        new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${conn.name}" went away while being listed`, { server: conn.name })
+      );
     const changed = this.parts.catalog.set(conn.name, lists, review.held);
     this.keep(conn, lists);
     this.holdInstructions(conn.name, review.instructionsHeld !== undefined);
@@ -124,7 +128,13 @@ export class CatalogListing {
     const parts: string[] = [];
     for (const conn of this.parts.connections.values()) {
       const text = conn.state === 'idle' ? this.parts.known.instructionsOf(conn.name) : conn.info?.instructions;
-      if ((conn.state === 'ready' || conn.state === 'idle') && text !== undefined && text.trim() !== '' && !this.heldInstructions.has(conn.name)) parts.push(`## ${conn.name}\n${text.trim()}`);
+      if (
+        (conn.state === 'ready' || conn.state === 'idle') &&
+        text !== undefined &&
+        text.trim() !== '' &&
+        !this.heldInstructions.has(conn.name)
+      )
+        parts.push(`## ${conn.name}\n${text.trim()}`);
     }
     if (parts.length === 0) return undefined;
     return `mcpgate fronts several MCP servers; their tools are named SERVER${this.parts.separator}TOOL. Instructions from each server:\n\n${parts.join('\n\n')}`;
@@ -150,7 +160,11 @@ export class CatalogListing {
     const listed = (conn: Connection): boolean => conn.state === 'ready' || (conn.state === 'idle' && this.parts.catalog.lists(conn.name));
     for (const conn of this.parts.connections.values()) {
       if (!listed(conn)) continue;
-      const review = await this.parts.pins.check(conn.name, this.parts.catalog.serverTools(conn.name), conn.state === 'idle' ? this.parts.known.instructionsOf(conn.name) : conn.info?.instructions);
+      const review = await this.parts.pins.check(
+        conn.name,
+        this.parts.catalog.serverTools(conn.name),
+        conn.state === 'idle' ? this.parts.known.instructionsOf(conn.name) : conn.info?.instructions,
+      );
       if (!listed(conn) || this.parts.isClosing()) continue;
       this.holdInstructions(conn.name, review.instructionsHeld !== undefined);
       const before = this.parts.catalog.heldTools(conn.name);

@@ -48,12 +48,14 @@ export function viewList(view: CompiledView, kind: ListKind, items: readonly See
 
 /** The tool as the view presents it: a copy; the catalog's object is shared by every agent. */
 function presented(entry: ViewTool, tool: Record<string, unknown>): Record<string, unknown> {
-  if (entry.name === undefined && entry.description === undefined && entry.appendDescription === undefined && entry.params.size === 0) return tool;
+  if (entry.name === undefined && entry.description === undefined && entry.appendDescription === undefined && entry.params.size === 0)
+    return tool;
   const out: Record<string, unknown> = { ...tool };
   if (entry.name !== undefined) out.name = entry.name;
   if (entry.description !== undefined || entry.appendDescription !== undefined) {
     const base = entry.description ?? (typeof tool.description === 'string' ? tool.description : '');
-    out.description = entry.appendDescription === undefined ? base : base === '' ? entry.appendDescription : `${base}\n\n${entry.appendDescription}`;
+    out.description =
+      entry.appendDescription === undefined ? base : base === '' ? entry.appendDescription : `${base}\n\n${entry.appendDescription}`;
   }
   if (entry.params.size > 0) out.inputSchema = fixedSchema(entry, tool.inputSchema);
   return out;
@@ -63,13 +65,20 @@ function presented(entry: ViewTool, tool: Record<string, unknown>): Record<strin
 function fixedSchema(entry: ViewTool, schema: unknown): unknown {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return schema;
   const source = schema as Record<string, unknown>;
-  const props = typeof source.properties === 'object' && source.properties !== null && !Array.isArray(source.properties) ? source.properties as Record<string, unknown> : {};
+  const props =
+    typeof source.properties === 'object' && source.properties !== null && !Array.isArray(source.properties)
+      ? (source.properties as Record<string, unknown>)
+      : {};
   const properties: Record<string, unknown> = { ...props };
   for (const [param, fixed] of entry.params) {
     if (fixed.hidden) delete properties[param];
     else {
       const was = properties[param];
-      properties[param] = { ...(typeof was === 'object' && was !== null && !Array.isArray(was) ? was : {}), const: fixed.value, default: fixed.value };
+      properties[param] = {
+        ...(typeof was === 'object' && was !== null && !Array.isArray(was) ? was : {}),
+        const: fixed.value,
+        default: fixed.value,
+      };
     }
   }
   const out: Record<string, unknown> = { ...source, properties };
@@ -113,12 +122,20 @@ export function viewTarget(
  * shown fixed parameter sent with another value is refused (the agent was told its value); a hidden
  * one is set whatever the agent sent, since it was never shown.
  */
-export function viewArguments(entry: ViewTool, shownName: string, args: Record<string, unknown> | undefined): Record<string, unknown> | GatewayError {
+export function viewArguments(
+  entry: ViewTool,
+  shownName: string,
+  args: Record<string, unknown> | undefined,
+): Record<string, unknown> | GatewayError {
   if (entry.params.size === 0) return args ?? {};
   const out: Record<string, unknown> = { ...args };
   for (const [param, fixed] of entry.params) {
     if (!fixed.hidden && args !== undefined && param in args && JSON.stringify(args[param]) !== JSON.stringify(fixed.value)) {
-      return new GatewayError('MCPG_INVALID_PARAMS', `tool "${shownName}": parameter "${param}" is fixed to ${JSON.stringify(fixed.value)} on this view`, { detail: { tool: shownName, param } });
+      return new GatewayError(
+        'MCPG_INVALID_PARAMS',
+        `tool "${shownName}": parameter "${param}" is fixed to ${JSON.stringify(fixed.value)} on this view`,
+        { detail: { tool: shownName, param } },
+      );
     }
     out[param] = fixed.value;
   }

@@ -35,7 +35,8 @@ export const META_TOOLS = [
   },
   {
     name: 'get_server_tools',
-    description: 'Lists the tools of one server you may call, with their input schemas. Filter by names or a glob pattern; max_schema_tokens caps the size (tools beyond it are listed by name only).',
+    description:
+      'Lists the tools of one server you may call, with their input schemas. Filter by names or a glob pattern; max_schema_tokens caps the size (tools beyond it are listed by name only).',
     inputSchema: {
       type: 'object',
       properties: {
@@ -67,7 +68,7 @@ export const META_TOOLS = [
 
 export const STATUS_TOOL = {
   name: 'get_gateway_status',
-  description: 'Reports the gateway\'s state: reload status of each configuration file, the rules in force, the servers and their states.',
+  description: "Reports the gateway's state: reload status of each configuration file, the rules in force, the servers and their states.",
   inputSchema: { type: 'object', properties: { agent_id: AGENT_ID } },
 } as const;
 
@@ -98,13 +99,16 @@ function catalogOf(parts: DiscoveryParts, server: string, own: readonly Catalog[
 
 export function listServers(parts: DiscoveryParts, agent: string, claims?: Claims, own?: readonly Catalog[]): Record<string, unknown> {
   const rules = parts.rules();
-  const servers = parts.servers().servers
-    .filter((s) => !s.disabled && (rules.open || serverVisible(rules, agent, s.name, claims)))
+  const servers = parts
+    .servers()
+    .servers.filter((s) => !s.disabled && (rules.open || serverVisible(rules, agent, s.name, claims)))
     .map((s) => {
       const conn = parts.connections.get(s.name);
       // What get_server_tools would list: allowed, and not held (the held count spans every agent's tools).
       const catalog = catalogOf(parts, s.name, own);
-      const tools = catalog.serverTools(s.name).filter((t) => (rules.open || decideTool(rules, agent, s.name, t.name, claims).allowed) && callable(catalog, s.name, t.name));
+      const tools = catalog
+        .serverTools(s.name)
+        .filter((t) => (rules.open || decideTool(rules, agent, s.name, t.name, claims).allowed) && callable(catalog, s.name, t.name));
       return { name: s.name, state: conn?.shownState ?? 'not started', tools: tools.length, description: conn?.info?.serverInfo.name };
     });
   return text({ servers });
@@ -116,7 +120,13 @@ function callable(catalog: Catalog, server: string, tool: string): boolean {
   return entry !== undefined && entry.held === undefined;
 }
 
-export function getServerTools(parts: DiscoveryParts, agent: string, args: Record<string, unknown>, claims?: Claims, own?: readonly Catalog[]): Record<string, unknown> {
+export function getServerTools(
+  parts: DiscoveryParts,
+  agent: string,
+  args: Record<string, unknown>,
+  claims?: Claims,
+  own?: readonly Catalog[],
+): Record<string, unknown> {
   const server = args.server;
   if (typeof server !== 'string') throw invalid('get_server_tools needs "server" (a string)');
   const rules = parts.rules();
@@ -148,19 +158,30 @@ export function getServerTools(parts: DiscoveryParts, agent: string, args: Recor
 }
 
 /** Resolves execute_tool's target to the public tool name the normal call path takes. */
-export function executeTarget(parts: DiscoveryParts, args: Record<string, unknown>): { name: string; arguments: unknown; timeoutMs: number | undefined } {
+export function executeTarget(
+  parts: DiscoveryParts,
+  args: Record<string, unknown>,
+): { name: string; arguments: unknown; timeoutMs: number | undefined } {
   const { server, tool } = args;
   if (typeof server !== 'string' || typeof tool !== 'string') throw invalid('execute_tool needs "server" and "tool" (strings)');
-  if (args.args !== undefined && (typeof args.args !== 'object' || args.args === null || Array.isArray(args.args))) throw invalid('execute_tool "args" must be an object');
-  const timeoutMs = typeof args.timeout_ms === 'number' && Number.isInteger(args.timeout_ms) && args.timeout_ms > 0 ? args.timeout_ms : undefined;
+  if (args.args !== undefined && (typeof args.args !== 'object' || args.args === null || Array.isArray(args.args)))
+    throw invalid('execute_tool "args" must be an object');
+  const timeoutMs =
+    typeof args.timeout_ms === 'number' && Number.isInteger(args.timeout_ms) && args.timeout_ms > 0 ? args.timeout_ms : undefined;
   // An unknown tool still gets a well-formed public name, so the rules decide before existence does.
   const name = parts.catalog.nameFor(server, tool);
   return { name, arguments: args.args ?? {}, timeoutMs };
 }
 
 /** Runs a meta-tool: a result to send, or (execute_tool) the call to make through the normal path. */
-export function runMetaTool(parts: DiscoveryParts, agent: string, name: string, args: Record<string, unknown>, claims?: Claims, own?: readonly Catalog[]):
-  { result: Record<string, unknown> } | { execute: ReturnType<typeof executeTarget> } {
+export function runMetaTool(
+  parts: DiscoveryParts,
+  agent: string,
+  name: string,
+  args: Record<string, unknown>,
+  claims?: Claims,
+  own?: readonly Catalog[],
+): { result: Record<string, unknown> } | { execute: ReturnType<typeof executeTarget> } {
   switch (name) {
     case 'list_servers':
       return { result: listServers(parts, agent, claims, own) };

@@ -32,8 +32,10 @@ export class EmbeddingsClient {
 
   constructor(settings: EmbeddingsSettings) {
     const url = new URL(settings.url); // throws on a malformed URL: the CLI checks first
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EmbeddingsError(`the embeddings URL must be http or https, got ${url.protocol}`);
-    if (url.username !== '' || url.password !== '') throw new EmbeddingsError('the embeddings URL may not hold credentials: put the key in MCPGATE_EMBEDDINGS_API_KEY');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new EmbeddingsError(`the embeddings URL must be http or https, got ${url.protocol}`);
+    if (url.username !== '' || url.password !== '')
+      throw new EmbeddingsError('the embeddings URL may not hold credentials: put the key in MCPGATE_EMBEDDINGS_API_KEY');
     if (!url.pathname.endsWith('/embeddings')) url.pathname = `${url.pathname.replace(/\/$/, '')}/embeddings`;
     this.url = url.href;
     this.endpoint = `${url.origin}${url.pathname}`;
@@ -54,7 +56,9 @@ export class EmbeddingsClient {
       });
     } catch (err) {
       const name = (err as { name?: string }).name;
-      throw new EmbeddingsError(name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : `request failed: ${(err as Error).message}`);
+      throw new EmbeddingsError(
+        name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : `request failed: ${(err as Error).message}`,
+      );
     }
     if (!res.ok) {
       void res.body?.cancel();
@@ -113,9 +117,11 @@ export function vectorsOf(body: unknown, count: number): Float32Array[] {
   data.forEach((item: unknown, i) => {
     const entry = item as { index?: unknown; embedding?: unknown } | null;
     const index = typeof entry?.index === 'number' ? entry.index : i;
-    if (!Number.isInteger(index) || index < 0 || index >= count || out[index] !== undefined) throw new EmbeddingsError(`vector ${i} has a bad or repeated index`);
+    if (!Number.isInteger(index) || index < 0 || index >= count || out[index] !== undefined)
+      throw new EmbeddingsError(`vector ${i} has a bad or repeated index`);
     const vector = checkedVector(entry?.embedding, dims);
-    if (vector === undefined) throw new EmbeddingsError(`vector ${i} is not an array of finite numbers${dims === undefined ? '' : ` of length ${dims}`}`);
+    if (vector === undefined)
+      throw new EmbeddingsError(`vector ${i} is not an array of finite numbers${dims === undefined ? '' : ` of length ${dims}`}`);
     dims = vector.length;
     out[index] = vector;
   });

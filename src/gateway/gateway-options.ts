@@ -22,7 +22,13 @@ export type { EmbeddingsSettings } from './embeddings.js';
  * one whose transport is an in-memory server (test/unit/gateway-routing.test.ts).
  */
 /** `extensions`: what the connection declares to the server (`extensions.ts`; default `PASSED_THROUGH`). */
-export type ConnectionFactory = (config: ServerConfig, hooks: ConnectionHooks, log: Logger, account?: string, extensions?: Readonly<Record<string, unknown>>) => Connection;
+export type ConnectionFactory = (
+  config: ServerConfig,
+  hooks: ConnectionHooks,
+  log: Logger,
+  account?: string,
+  extensions?: Readonly<Record<string, unknown>>,
+) => Connection;
 
 export interface GatewayOptions {
   config: ServersConfig;

@@ -121,7 +121,11 @@ export class Gateway {
     this.log = options.log;
     this.config = options.config;
     this.tasks = new TaskTable(this.log);
-    this.catalog = new Catalog(options.config.servers, { separator: options.separator, sanitize: options.sanitize, onWarning: (warning) => this.log.warn(`catalog: ${warning}`) });
+    this.catalog = new Catalog(options.config.servers, {
+      separator: options.separator,
+      sanitize: options.sanitize,
+      onWarning: (warning) => this.log.warn(`catalog: ${warning}`),
+    });
     this.limits = new CatalogLimits(this.log);
     this.pins = new PinKeeper({
       mode: options.pins?.mode ?? 'off',
@@ -161,13 +165,27 @@ export class Gateway {
     this.approvals = new ApprovalDesk({ audit: options.audit, log: this.log.child({ room: 'approvals' }) });
     this.pool = new ConnectionPool({
       // A per-agent scope (`agent:ID`, a verified identity) signs in upstream with that agent's own login.
-      create: (config, scope, owner) => this.connect(config, this.ownListing.pooledHooks(scope), this.log.child({ server: config.name, scope: scope.key }), scope.kind === 'agent' ? scope.agent : undefined, owner.extensions ?? {}),
+      create: (config, scope, owner) =>
+        this.connect(
+          config,
+          this.ownListing.pooledHooks(scope),
+          this.log.child({ server: config.name, scope: scope.key }),
+          scope.kind === 'agent' ? scope.agent : undefined,
+          owner.extensions ?? {},
+        ),
       busy: (conn) => this.agents.callsOn(conn) > 0,
       log: this.log,
       breaker: options.poolBreaker ?? options.supervision?.breaker,
       clock: options.poolClock,
     });
-    this.router = new Router({ catalog: this.catalog, connections: this.connections, rules: () => this.rules, hasSettled: () => this.isSettled, pinsDir: this.pins.dir, pool: this.pool });
+    this.router = new Router({
+      catalog: this.catalog,
+      connections: this.connections,
+      rules: () => this.rules,
+      hasSettled: () => this.isSettled,
+      pinsDir: this.pins.dir,
+      pool: this.pool,
+    });
     this.serverEvents = new ServerEvents({
       agents: this.agents,
       catalog: this.catalog,
@@ -181,13 +199,20 @@ export class Gateway {
     // more: what it sends besides list changes belongs to no agent.
     this.hooks = {
       notification: (conn, msg) => this.serverEvents.notification(conn, msg),
-      serverRequest: (conn, msg, related) => this.serverEvents.serverRequest(conn, msg, related, conn.config.sessions === 'shared' ? undefined : new Set()),
+      serverRequest: (conn, msg, related) =>
+        this.serverEvents.serverRequest(conn, msg, related, conn.config.sessions === 'shared' ? undefined : new Set()),
       ready: (conn) => this.listing.ready(conn),
       interrupted: (conn) => this.listing.interrupted(conn),
       lost: (conn) => this.listing.lost(conn),
     };
-    this.hybrid = options.embeddings === undefined ? undefined
-      : new HybridRanking(new EmbeddingsClient(options.embeddings), options.pins === undefined ? undefined : join(options.pins.dir, 'search-vectors.json'), this.log.child({ part: 'embeddings' }));
+    this.hybrid =
+      options.embeddings === undefined
+        ? undefined
+        : new HybridRanking(
+            new EmbeddingsClient(options.embeddings),
+            options.pins === undefined ? undefined : join(options.pins.dir, 'search-vectors.json'),
+            this.log.child({ part: 'embeddings' }),
+          );
     this.search = new ToolSearch({
       catalog: this.catalog,
       rules: () => this.rules,
@@ -227,24 +252,30 @@ export class Gateway {
       instructions: () => this.listing.instructions(),
       capabilities: () => this.capabilities(),
       tasks: this.tasks,
-      setServersLogLevel: (session) => Promise.all([this.setServersLogLevel(), this.ownListing.setOwnLogLevel(session)]).then(() => undefined),
+      setServersLogLevel: (session) =>
+        Promise.all([this.setServersLogLevel(), this.ownListing.setOwnLogLevel(session)]).then(() => undefined),
       closed: (session) => this.sessionClosed(session),
       own: (session) => this.own.of(session),
       rootsChanged: (session) => {
-        for (const conn of this.connections.values()) if (conn.config.sessions === 'shared' && conn.state === 'ready') conn.notify('notifications/roots/list_changed');
+        for (const conn of this.connections.values())
+          if (conn.config.sessions === 'shared' && conn.state === 'ready') conn.notify('notifications/roots/list_changed');
         for (const entry of this.pool.list()) {
-          if (entry.started && entry.conn.state === 'ready' && entry.scope.key === scopeOf(session, entry.conn.config.sessions).key) entry.conn.notify('notifications/roots/list_changed');
+          if (entry.started && entry.conn.state === 'ready' && entry.scope.key === scopeOf(session, entry.conn.config.sessions).key)
+            entry.conn.notify('notifications/roots/list_changed');
         }
       },
     };
-    this.connect = options.connect ?? ((config, hooks, log, account, extensions) => new Connection(config, hooks, log, {
-      clientCapabilities: clientCapabilities(extensions ?? PASSED_THROUGH),
-      startupTimeoutMs: options.startupTimeoutMs ?? 30_000,
-      stopTimings: options.stopTimings,
-      supervision: options.supervision,
-      secretEnv: () => secretEnvNames(this.rules.raw),
-      ...(config.type === 'http' && { credentials: options.credentials?.(config, account) }),
-    }));
+    this.connect =
+      options.connect ??
+      ((config, hooks, log, account, extensions) =>
+        new Connection(config, hooks, log, {
+          clientCapabilities: clientCapabilities(extensions ?? PASSED_THROUGH),
+          startupTimeoutMs: options.startupTimeoutMs ?? 30_000,
+          stopTimings: options.stopTimings,
+          supervision: options.supervision,
+          secretEnv: () => secretEnvNames(this.rules.raw),
+          ...(config.type === 'http' && { credentials: options.credentials?.(config, account) }),
+        }));
     this.ownListing = new OwnListing({
       agents: this.agents,
       pool: this.pool,
@@ -304,18 +335,21 @@ export class Gateway {
     // Hybrid search's vector cache is read beside the servers' boot too; the first search waits for it.
     const vectorsRead = this.hybrid?.load();
     vectorsRead?.catch(() => {});
-    const summaries = await Promise.all(this.config.servers.map(async (config) => {
-      const summary = await this.launch(config);
-      if (summary.state === 'ready' || summary.state === 'idle') this.oneReady();
-      return summary;
-    }));
+    const summaries = await Promise.all(
+      this.config.servers.map(async (config) => {
+        const summary = await this.launch(config);
+        if (summary.state === 'ready' || summary.state === 'idle') this.oneReady();
+        return summary;
+      }),
+    );
     await pinsRead;
     await vectorsRead;
     this.settle();
     // Search mode's first search would otherwise index the whole catalog while the agent waits.
-    if (this.search.inUse) setImmediate(() => {
-      if (this.closing === undefined) this.search.warm();
-    }).unref();
+    if (this.search.inUse)
+      setImmediate(() => {
+        if (this.closing === undefined) this.search.warm();
+      }).unref();
     return summaries;
   }
 
@@ -344,7 +378,18 @@ export class Gateway {
 
   /** Starts one configured server (or reports why not) and logs its summary line (launch.ts). */
   launch(config: ServerConfig): Promise<ServerSummary> {
-    return launchServer({ connect: this.connect, hooks: this.hooks, connections: this.connections, catalog: this.catalog, log: this.log, known: this.known, listKnown: (conn, known) => this.listing.listKnown(conn, known) }, config);
+    return launchServer(
+      {
+        connect: this.connect,
+        hooks: this.hooks,
+        connections: this.connections,
+        catalog: this.catalog,
+        log: this.log,
+        known: this.known,
+        listKnown: (conn, known) => this.listing.listKnown(conn, known),
+      },
+      config,
+    );
   }
 
   /** SIGHUP: every parked or backing-off server tries again now. */
@@ -352,8 +397,24 @@ export class Gateway {
     for (const conn of this.connections.values()) conn.revive(why);
   }
 
-  openSession(channel: AgentChannel, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio', identified = agentExplicit, id?: string): AgentSession {
-    const session = new AgentSession(this.sessionParts, channel, agent, this.log.child({ agent }), agentExplicit, transport, identified, id);
+  openSession(
+    channel: AgentChannel,
+    agent: string,
+    agentExplicit = true,
+    transport: 'stdio' | 'http' = 'stdio',
+    identified = agentExplicit,
+    id?: string,
+  ): AgentSession {
+    const session = new AgentSession(
+      this.sessionParts,
+      channel,
+      agent,
+      this.log.child({ agent }),
+      agentExplicit,
+      transport,
+      identified,
+      id,
+    );
     this.agents.add(session);
     return session;
   }
@@ -362,21 +423,36 @@ export class Gateway {
    * Serves one modern (2026-07-28) request of `agent` (modern-requests.ts): an agent session that lives as
    * long as the request, under the same rules as a legacy session of that agent.
    */
-  serveModern(msg: JsonRpcRequest, envelope: Envelope, sink: ModernSink, agent: string, agentExplicit = true, transport: 'stdio' | 'http' = 'stdio', identified = agentExplicit, claims?: Claims, view?: string): ModernRequest {
-    return serveModern({
-      agent,
-      waiting: this.waitingForInput,
-      requestStates: this.requestStates,
-      open: (channel) => {
-        const session = this.openSession(channel, agent, agentExplicit, transport, identified);
-        session.claims = claims;
-        session.view = view;
-        return session;
+  serveModern(
+    msg: JsonRpcRequest,
+    envelope: Envelope,
+    sink: ModernSink,
+    agent: string,
+    agentExplicit = true,
+    transport: 'stdio' | 'http' = 'stdio',
+    identified = agentExplicit,
+    claims?: Claims,
+    view?: string,
+  ): ModernRequest {
+    return serveModern(
+      {
+        agent,
+        waiting: this.waitingForInput,
+        requestStates: this.requestStates,
+        open: (channel) => {
+          const session = this.openSession(channel, agent, agentExplicit, transport, identified);
+          session.claims = claims;
+          session.view = view;
+          return session;
+        },
+        sameForAll: () => this.rules.open,
+        instructions: () => this.listing.instructions(),
+        capabilities: () => this.capabilities(),
       },
-      sameForAll: () => this.rules.open,
-      instructions: () => this.listing.instructions(),
-      capabilities: () => this.capabilities(),
-    }, msg, envelope, sink);
+      msg,
+      envelope,
+      sink,
+    );
   }
 
   /**
@@ -394,7 +470,10 @@ export class Gateway {
   /** What mcpgate declares to agents: what it relays, and the merge of its ready servers' extensions. */
   private capabilities(): Record<string, unknown> {
     const ready = [...this.connections.values()].filter((conn) => conn.state === 'ready');
-    return gatewayCapabilities(mergeExtensions(ready.map((conn) => extensionsOf(conn.info?.capabilities))), tasksCapability(ready.map((conn) => conn.info?.capabilities.tasks)));
+    return gatewayCapabilities(
+      mergeExtensions(ready.map((conn) => extensionsOf(conn.info?.capabilities))),
+      tasksCapability(ready.map((conn) => conn.info?.capabilities.tasks)),
+    );
   }
 
   /** Called by a session when it ends: drop its subscriptions, answer its servers' pending questions. */
@@ -420,7 +499,8 @@ export class Gateway {
       await this.known.flush();
       await this.hybrid?.close();
       results.forEach((result, i) => {
-        if (result.status === 'rejected') this.log.warn('a connection failed to close; continuing', { server: conns[i]!.name, error: result.reason });
+        if (result.status === 'rejected')
+          this.log.warn('a connection failed to close; continuing', { server: conns[i]!.name, error: result.reason });
       });
       this.connections.clear();
       this.subscriptions.clear();

@@ -78,12 +78,20 @@ export class HybridRanking {
       const kept = readCache(raw, this.client.model, this.vectors);
       this.log.debug('embeddings cache read', { file: this.file, vectors: kept });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log.warn('the embeddings cache file could not be read; starting empty', { file: this.file, error: (err as Error).message });
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        this.log.warn('the embeddings cache file could not be read; starting empty', { file: this.file, error: (err as Error).message });
     }
   }
 
   /** The lexical hits fused with the vector ranking over every tool the agent may call; lexical alone if the endpoint fails. */
-  async rank(query: string, limit: number, lexical: FoundTool[], indexes: SearchIndexes, own: readonly Catalog[] | undefined, allow: (entry: ToolEntry) => boolean): Promise<FoundTool[]> {
+  async rank(
+    query: string,
+    limit: number,
+    lexical: FoundTool[],
+    indexes: SearchIndexes,
+    own: readonly Catalog[] | undefined,
+    allow: (entry: ToolEntry) => boolean,
+  ): Promise<FoundTool[]> {
     const candidates = [...indexes.candidates(own, allow)];
     try {
       const [queryVector] = await this.client.embed([query]);
@@ -140,7 +148,11 @@ export class HybridRanking {
       this.unwarned++;
       return;
     }
-    this.log.warn('the embeddings endpoint failed; searches are ranked lexically', { endpoint: this.client.endpoint, error: err.message, ...(this.unwarned > 0 && { failuresSinceLastWarning: this.unwarned }) });
+    this.log.warn('the embeddings endpoint failed; searches are ranked lexically', {
+      endpoint: this.client.endpoint,
+      error: err.message,
+      ...(this.unwarned > 0 && { failuresSinceLastWarning: this.unwarned }),
+    });
     this.lastWarnAt = now;
     this.unwarned = 0;
   }
@@ -157,10 +169,12 @@ export class HybridRanking {
   /** Embeds the rest after the search answered, one fill at a time; a failure is only counted. */
   private fillLater(tools: readonly FoundTool[]): void {
     if (this.filling !== undefined || this.closed) return;
-    this.filling = this.embed(tools).catch((err: unknown) => {
-      if (err instanceof EmbeddingsError) this.failed(err);
-      else this.log.warn('embedding tools failed', { error: err });
-    }).finally(() => (this.filling = undefined));
+    this.filling = this.embed(tools)
+      .catch((err: unknown) => {
+        if (err instanceof EmbeddingsError) this.failed(err);
+        else this.log.warn('embedding tools failed', { error: err });
+      })
+      .finally(() => (this.filling = undefined));
   }
 
   private keep(digest: string, vector: Float32Array): void {
@@ -172,7 +186,9 @@ export class HybridRanking {
   private digestOf(hit: FoundTool): string {
     let digest = this.digests.get(hit.entry.tool);
     if (digest === undefined) {
-      digest = createHash('sha256').update(`${this.client.model}\u0000${textOf(hit.key, hit.entry)}`).digest('base64url');
+      digest = createHash('sha256')
+        .update(`${this.client.model}\u0000${textOf(hit.key, hit.entry)}`)
+        .digest('base64url');
       this.digests.set(hit.entry.tool, digest);
     }
     return digest;
@@ -193,10 +209,12 @@ export class HybridRanking {
     const vectors: Record<string, string> = {};
     for (const [digest, v] of this.vectors) vectors[digest] = Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
     const body = { version: 1, model: this.client.model, vectors };
-    this.saving = this.saving.then(async () => {
-      await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-      await writeJsonAtomic(file, body, 0o600);
-    }).catch((err: unknown) => this.log.warn('the embeddings cache file could not be written', { file, error: (err as Error).message }));
+    this.saving = this.saving
+      .then(async () => {
+        await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+        await writeJsonAtomic(file, body, 0o600);
+      })
+      .catch((err: unknown) => this.log.warn('the embeddings cache file could not be written', { file, error: (err as Error).message }));
   }
 }
 
@@ -209,7 +227,10 @@ export function textOf(key: string, entry: ToolEntry): string {
     typeof tool.title === 'string' ? tool.title : '',
     typeof tool.description === 'string' ? tool.description : '',
     params.names.length > 0 ? `parameters: ${params.names.join(', ')}` : '',
-  ].filter((s) => s !== '').join('\n').slice(0, 8000);
+  ]
+    .filter((s) => s !== '')
+    .join('\n')
+    .slice(0, 8000);
 }
 
 /** Reads a cache file's vectors of `model` into `into`; returns how many were kept. Anything invalid is skipped. */

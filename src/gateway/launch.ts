@@ -49,7 +49,14 @@ async function startServer(parts: LaunchParts, config: ServerConfig): Promise<Se
     await parts.listKnown(conn, known);
     const counts = parts.catalog.counts(config.name);
     const heldCount = parts.catalog.heldCount(config.name);
-    return { server: config.name, state: 'idle', tools: counts.tools, resources: counts.resources + counts.resourceTemplates, prompts: counts.prompts, note: ` (${heldCount > 0 ? `${heldCount} held until approved; ` : ''}on demand: listed from its last known catalog, started on its first call)` };
+    return {
+      server: config.name,
+      state: 'idle',
+      tools: counts.tools,
+      resources: counts.resources + counts.resourceTemplates,
+      prompts: counts.prompts,
+      note: ` (${heldCount > 0 ? `${heldCount} held until approved; ` : ''}on demand: listed from its last known catalog, started on its first call)`,
+    };
   }
   const ready = await conn.start();
   if (!ready) {
@@ -59,16 +66,35 @@ async function startServer(parts: LaunchParts, config: ServerConfig): Promise<Se
   }
   const counts = parts.catalog.counts(config.name);
   const heldCount = parts.catalog.heldCount(config.name);
-  const learning = config.start === 'on-demand' ? `on demand: its catalog learned, stopped ${config.idleStop !== undefined ? `after ${config.idleStop} ms without calls` : 'until its first call'}` : undefined;
-  const note = heldCount > 0 || learning !== undefined ? ` (${[heldCount > 0 ? `${heldCount} held until approved` : undefined, learning].filter((x) => x !== undefined).join('; ')})` : undefined;
-  return { server: config.name, state: 'ready', tools: counts.tools, resources: counts.resources + counts.resourceTemplates, prompts: counts.prompts, ...(note !== undefined && { note }) };
+  const learning =
+    config.start === 'on-demand'
+      ? `on demand: its catalog learned, stopped ${config.idleStop !== undefined ? `after ${config.idleStop} ms without calls` : 'until its first call'}`
+      : undefined;
+  const note =
+    heldCount > 0 || learning !== undefined
+      ? ` (${[heldCount > 0 ? `${heldCount} held until approved` : undefined, learning].filter((x) => x !== undefined).join('; ')})`
+      : undefined;
+  return {
+    server: config.name,
+    state: 'ready',
+    tools: counts.tools,
+    resources: counts.resources + counts.resourceTemplates,
+    prompts: counts.prompts,
+    ...(note !== undefined && { note }),
+  };
 }
 
 function report(log: Logger, summary: ServerSummary): ServerSummary {
   if (summary.state === 'idle') {
-    log.info(`server "${summary.server}" idle: ${summary.tools} tools${summary.note ?? ''}, ${summary.resources} resources, ${summary.prompts} prompts`, { server: summary.server, tools: summary.tools, resources: summary.resources, prompts: summary.prompts });
+    log.info(
+      `server "${summary.server}" idle: ${summary.tools} tools${summary.note ?? ''}, ${summary.resources} resources, ${summary.prompts} prompts`,
+      { server: summary.server, tools: summary.tools, resources: summary.resources, prompts: summary.prompts },
+    );
   } else if (summary.state === 'ready') {
-    log.info(`server "${summary.server}" ready: ${summary.tools} tools${summary.note ?? ''}, ${summary.resources} resources, ${summary.prompts} prompts`, { server: summary.server, tools: summary.tools, resources: summary.resources, prompts: summary.prompts });
+    log.info(
+      `server "${summary.server}" ready: ${summary.tools} tools${summary.note ?? ''}, ${summary.resources} resources, ${summary.prompts} prompts`,
+      { server: summary.server, tools: summary.tools, resources: summary.resources, prompts: summary.prompts },
+    );
   } else if (summary.state === 'disabled') {
     log.info(`server "${summary.server}" disabled in config`, { server: summary.server });
   } else {

@@ -25,7 +25,14 @@ export const SERVER_REQUEST_CAPABILITY = table<string>({
 });
 
 export const LOG_LEVEL_RANK = table<number>({
-  debug: 0, info: 1, notice: 2, warning: 3, error: 4, critical: 5, alert: 6, emergency: 7,
+  debug: 0,
+  info: 1,
+  notice: 2,
+  warning: 3,
+  error: 4,
+  critical: 5,
+  alert: 6,
+  emergency: 7,
 });
 
 /** Log levels by rank. */
@@ -44,14 +51,22 @@ export const GATEWAY_CAPABILITIES = {
  * What mcpgate declares to an agent: `GATEWAY_CAPABILITIES`, with the servers' merged `extensions`
  * and the `tasks` some server supports (tasks.ts `tasksCapability`) when there are any.
  */
-export function gatewayCapabilities(extensions: Record<string, unknown> | undefined, tasks?: Record<string, unknown>): Record<string, unknown> {
+export function gatewayCapabilities(
+  extensions: Record<string, unknown> | undefined,
+  tasks?: Record<string, unknown>,
+): Record<string, unknown> {
   if (extensions === undefined && tasks === undefined) return GATEWAY_CAPABILITIES;
   return { ...GATEWAY_CAPABILITIES, ...(tasks !== undefined && { tasks }), ...(extensions !== undefined && { extensions }) };
 }
 
 /** The answer to an agent's `initialize`: the version it asked for if we speak it, else our latest. */
-export function initializeResult(requested: unknown, instructions: string | undefined, capabilities: Record<string, unknown> = GATEWAY_CAPABILITIES): Record<string, unknown> {
-  const protocolVersion = typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
+export function initializeResult(
+  requested: unknown,
+  instructions: string | undefined,
+  capabilities: Record<string, unknown> = GATEWAY_CAPABILITIES,
+): Record<string, unknown> {
+  const protocolVersion =
+    typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
   const result: Record<string, unknown> = { protocolVersion, capabilities, serverInfo: GATEWAY_INFO };
   if (instructions !== undefined) result.instructions = instructions;
   return result;

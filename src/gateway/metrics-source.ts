@@ -34,7 +34,8 @@ export function metricsSource(parts: MetricsParts): MetricsSource {
         breaker: conn?.breaker.state ?? 'closed',
         breakerTrips: conn?.breaker.trips ?? 0,
         inflight: conn === undefined ? 0 : parts.agents.callsOn(conn),
-        ...(config.start === 'on-demand' && !config.disabled && { onDemand: { starts: conn?.demandStarts ?? 0, stops: conn?.demandStops ?? 0 } }),
+        ...(config.start === 'on-demand' &&
+          !config.disabled && { onDemand: { starts: conn?.demandStarts ?? 0, stops: conn?.demandStops ?? 0 } }),
       };
     });
     let http = 0;

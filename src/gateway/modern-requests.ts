@@ -21,7 +21,12 @@ import { GatewayError } from '../errors.js';
 import { GATEWAY_INFO } from '../version.js';
 import { encodeError, encodeNotification, type JsonRpcRequest, type RequestId } from '../wire/jsonrpc.js';
 import {
-  MODERN_PROTOCOL_VERSIONS, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY, completeResult, stripEnvelope, type Envelope,
+  MODERN_PROTOCOL_VERSIONS,
+  SERVER_INFO_KEY,
+  SUBSCRIPTION_ID_KEY,
+  completeResult,
+  stripEnvelope,
+  type Envelope,
 } from '../wire/era.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
 import type { AgentChannel } from './agent-channel.js';
@@ -68,7 +73,14 @@ export interface ModernRequest {
  */
 const CACHE_TTL_MS = 0;
 
-const CACHEABLE = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover']);
+const CACHEABLE = new Set([
+  'tools/list',
+  'prompts/list',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'server/discover',
+]);
 
 /** Methods of the 2025 era that the modern one removed: a modern request naming one is refused. */
 const LEGACY_ONLY = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
@@ -78,7 +90,15 @@ const DONE: ModernRequest = { cancel() {}, close() {} };
 export function serveModern(parts: ModernParts, msg: JsonRpcRequest, envelope: Envelope, sink: ModernSink): ModernRequest {
   const id = msg.id;
   if (LEGACY_ONLY.has(msg.method)) {
-    sink.final(encodeError(id, new GatewayError('MCPG_METHOD_NOT_FOUND', `method not found: ${msg.method} (not part of protocol revision ${envelope.protocolVersion})`).toJsonRpc()));
+    sink.final(
+      encodeError(
+        id,
+        new GatewayError(
+          'MCPG_METHOD_NOT_FOUND',
+          `method not found: ${msg.method} (not part of protocol revision ${envelope.protocolVersion})`,
+        ).toJsonRpc(),
+      ),
+    );
     return DONE;
   }
   if (msg.method === 'server/discover') {
@@ -109,7 +129,10 @@ export function serveModern(parts: ModernParts, msg: JsonRpcRequest, envelope: E
  * that asked, and the call, still running on that server session, goes on under the retry's id.
  */
 function resume(parts: ModernParts, msg: JsonRpcRequest, requestState: unknown, inputResponses: unknown, sink: ModernSink): ModernRequest {
-  const refuse = (message: string, code: 'MCPG_REQUEST_STATE_INVALID' | 'MCPG_INVALID_PARAMS' = 'MCPG_REQUEST_STATE_INVALID'): ModernRequest => {
+  const refuse = (
+    message: string,
+    code: 'MCPG_REQUEST_STATE_INVALID' | 'MCPG_INVALID_PARAMS' = 'MCPG_REQUEST_STATE_INVALID',
+  ): ModernRequest => {
     sink.final(encodeError(msg.id, new GatewayError(code, message).toJsonRpc()));
     return DONE;
   };
@@ -120,8 +143,12 @@ function resume(parts: ModernParts, msg: JsonRpcRequest, requestState: unknown, 
   const opened = parts.requestStates.open(parts.agent, requestState);
   if (typeof opened === 'string') return refuse(opened);
   const call = parts.waiting.get(opened.handle);
-  if (call === undefined || call.agent !== parts.agent) return refuse('requestState names no call waiting for input: it was used already, or the call ended or expired; send the request again without it');
-  if (call.method !== msg.method || call.target !== targetOf(msg)) return refuse(`a retry must repeat the request it answers (${call.method} ${call.target ?? ''})`);
+  if (call === undefined || call.agent !== parts.agent)
+    return refuse(
+      'requestState names no call waiting for input: it was used already, or the call ended or expired; send the request again without it',
+    );
+  if (call.method !== msg.method || call.target !== targetOf(msg))
+    return refuse(`a retry must repeat the request it answers (${call.method} ${call.target ?? ''})`);
   call.resume(sink, msg.id, (inputResponses ?? {}) as Record<string, unknown>);
   return call;
 }
@@ -164,7 +191,12 @@ export class ModernCall implements AgentChannel, ModernRequest {
   private handle: string | undefined;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly parts: ModernParts, msg: JsonRpcRequest, sink: ModernSink, private readonly extra: Record<string, unknown>) {
+  constructor(
+    private readonly parts: ModernParts,
+    msg: JsonRpcRequest,
+    sink: ModernSink,
+    private readonly extra: Record<string, unknown>,
+  ) {
     this.agent = parts.agent;
     this.method = msg.method;
     this.target = targetOf(msg);
@@ -199,7 +231,15 @@ export class ModernCall implements AgentChannel, ModernRequest {
     if (this.over || sink === undefined || this.asked.size === 0) return;
     if (this.parts.waiting.size >= MAX_WAITING) {
       this.over = true;
-      sink.final(encodeError(this.id, new GatewayError('MCPG_OVERLOADED', `${this.parts.waiting.size} calls are waiting for their agents' input (the limit is ${MAX_WAITING}); the call was cancelled`).toJsonRpc()));
+      sink.final(
+        encodeError(
+          this.id,
+          new GatewayError(
+            'MCPG_OVERLOADED',
+            `${this.parts.waiting.size} calls are waiting for their agents' input (the limit is ${MAX_WAITING}); the call was cancelled`,
+          ).toJsonRpc(),
+        ),
+      );
       this.session.close();
       return;
     }
@@ -307,8 +347,10 @@ function filterOf(params: Record<string, unknown> | undefined): Filter | string 
   }
   const uris = r.resourceSubscriptions;
   if (uris !== undefined) {
-    if (!Array.isArray(uris) || !uris.every((u) => typeof u === 'string')) return 'params.notifications.resourceSubscriptions must be an array of URIs';
-    if (uris.length > MAX_RESOURCE_SUBSCRIPTIONS) return `params.notifications.resourceSubscriptions names ${uris.length} URIs (the limit is ${MAX_RESOURCE_SUBSCRIPTIONS})`;
+    if (!Array.isArray(uris) || !uris.every((u) => typeof u === 'string'))
+      return 'params.notifications.resourceSubscriptions must be an array of URIs';
+    if (uris.length > MAX_RESOURCE_SUBSCRIPTIONS)
+      return `params.notifications.resourceSubscriptions names ${uris.length} URIs (the limit is ${MAX_RESOURCE_SUBSCRIPTIONS})`;
     filter.resourceSubscriptions = [...new Set(uris)];
   }
   return filter;
@@ -357,7 +399,8 @@ function listen(parts: ModernParts, msg: JsonRpcRequest, envelope: Envelope, sin
   session.adoptEnvelope({ ...envelope, logLevel: undefined });
   void (async () => {
     const honoured: Filter = {};
-    for (const key of ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged'] as const) if (filter[key] !== undefined) honoured[key] = filter[key];
+    for (const key of ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged'] as const)
+      if (filter[key] !== undefined) honoured[key] = filter[key];
     if (filter.resourceSubscriptions !== undefined) {
       honoured.resourceSubscriptions = [];
       for (const uri of filter.resourceSubscriptions) {

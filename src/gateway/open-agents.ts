@@ -8,7 +8,11 @@ import type { AgentSession } from './session.js';
 
 /** The session a server→agent request goes to, or why there is none. */
 export type ServerRequestTarget =
-  | { readonly session: AgentSession; readonly none?: undefined; /** The session has a call in flight on the server. */ readonly busy: boolean }
+  | {
+      readonly session: AgentSession;
+      readonly none?: undefined;
+      /** The session has a call in flight on the server. */ readonly busy: boolean;
+    }
   | { readonly session?: undefined; readonly none: 'no-agent' }
   | { readonly session?: undefined; readonly none: 'several-busy' | 'several-idle'; readonly agents: readonly string[] };
 
@@ -60,7 +64,8 @@ export class Agents implements Iterable<AgentSession> {
     const candidates = busy.length > 0 ? busy : [...among];
     if (candidates.length === 0) return { none: 'no-agent' };
     const first = candidates[0]!;
-    if (candidates.every((s) => s === first || (s.identified && first.identified && s.agent === first.agent))) return { session: first, busy: busy.length > 0 };
+    if (candidates.every((s) => s === first || (s.identified && first.identified && s.agent === first.agent)))
+      return { session: first, busy: busy.length > 0 };
     const agents = [...new Set(candidates.map((s) => (s.identified ? s.agent : `${s.agent} (session ${s.id})`)))];
     return { none: busy.length > 0 ? 'several-busy' : 'several-idle', agents };
   }

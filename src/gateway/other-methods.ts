@@ -32,8 +32,17 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** Where `msg` goes: the connection carrying it and its params in the server's names; or why nowhere. */
-export function routeOtherMethod(parts: OtherMethodParts, log: Logger, asker: Asker, msg: JsonRpcRequest): { carrier: Carrier; params: Record<string, unknown> | undefined } | GatewayError {
-  const routed = (carrier: Carrier | GatewayError, params: Record<string, unknown> | undefined): { carrier: Carrier; params: Record<string, unknown> | undefined } | GatewayError => (carrier instanceof GatewayError ? carrier : { carrier, params });
+export function routeOtherMethod(
+  parts: OtherMethodParts,
+  log: Logger,
+  asker: Asker,
+  msg: JsonRpcRequest,
+): { carrier: Carrier; params: Record<string, unknown> | undefined } | GatewayError {
+  const routed = (
+    carrier: Carrier | GatewayError,
+    params: Record<string, unknown> | undefined,
+  ): { carrier: Carrier; params: Record<string, unknown> | undefined } | GatewayError =>
+    carrier instanceof GatewayError ? carrier : { carrier, params };
   const params = msg.params;
   if (params !== undefined && typeof params.taskId === 'string') {
     const record = parts.tasks.find(asker.owner, params.taskId);
@@ -62,10 +71,20 @@ export function routeOtherMethod(parts: OtherMethodParts, log: Logger, asker: As
   const declaring = [...parts.connections.values()].filter((conn) => {
     const capabilities = conn.state === 'ready' ? conn.info?.capabilities : undefined;
     if (capabilities === undefined) return false;
-    const declared = capabilities[namespace] !== undefined || (isRecord(capabilities.experimental) && capabilities.experimental[namespace] !== undefined);
-    return declared && parts.router.serverDenied(log, asker.agent, conn.name, `method "${msg.method}"`, undefined, asker.claims) === undefined;
+    const declared =
+      capabilities[namespace] !== undefined || (isRecord(capabilities.experimental) && capabilities.experimental[namespace] !== undefined);
+    return (
+      declared && parts.router.serverDenied(log, asker.agent, conn.name, `method "${msg.method}"`, undefined, asker.claims) === undefined
+    );
   });
   if (declaring.length === 1) return routed(parts.router.carrier(declaring[0]!, asker), params);
-  const why = declaring.length === 0 ? `no server declares "${namespace}"` : `${declaring.length} servers declare "${namespace}" (${declaring.map((c) => `"${c.name}"`).join(', ')})`;
-  return new GatewayError('MCPG_METHOD_NOT_FOUND', `method not found: ${msg.method} — mcpgate routes a method it does not know to the server its params name (a task's taskId, a resource's uri, a tool's or prompt's name) or to the one server whose capabilities declare its namespace, and ${why}`, { detail: { method: msg.method } });
+  const why =
+    declaring.length === 0
+      ? `no server declares "${namespace}"`
+      : `${declaring.length} servers declare "${namespace}" (${declaring.map((c) => `"${c.name}"`).join(', ')})`;
+  return new GatewayError(
+    'MCPG_METHOD_NOT_FOUND',
+    `method not found: ${msg.method} — mcpgate routes a method it does not know to the server its params name (a task's taskId, a resource's uri, a tool's or prompt's name) or to the one server whose capabilities declare its namespace, and ${why}`,
+    { detail: { method: msg.method } },
+  );
 }

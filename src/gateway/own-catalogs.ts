@@ -20,7 +20,10 @@ interface OwnCatalog {
 export class OwnCatalogs {
   private readonly byScope = new Map<string, OwnCatalog>();
 
-  constructor(private servers: readonly ServerNaming[], private readonly options: CatalogOptions) {}
+  constructor(
+    private servers: readonly ServerNaming[],
+    private readonly options: CatalogOptions,
+  ) {}
 
   get size(): number {
     return this.byScope.size;
@@ -91,7 +94,11 @@ export function ownsServer(own: readonly Catalog[], server: string): boolean {
  * first, then the shared one unless an own catalog lists that entry's server. `find` picks the kind
  * (`(c) => c.tool(name)`, `(c) => c.prompt(name)`).
  */
-export function seenEntry<E extends { readonly server: string }>(base: Catalog, own: readonly Catalog[] | undefined, find: (catalog: Catalog) => E | undefined): E | undefined {
+export function seenEntry<E extends { readonly server: string }>(
+  base: Catalog,
+  own: readonly Catalog[] | undefined,
+  find: (catalog: Catalog) => E | undefined,
+): E | undefined {
   if (own === undefined) return find(base);
   for (const catalog of own) {
     const entry = find(catalog);

@@ -129,7 +129,9 @@ export class OwnListing {
     for (const session of owners) if (session.logRank !== undefined) rank = Math.min(rank ?? Infinity, session.logRank);
     const level = rank === undefined ? undefined : MCP_LOG_LEVELS[rank];
     if (level === undefined || conn.state !== 'ready' || conn.info?.capabilities.logging === undefined) return;
-    await conn.request('logging/setLevel', { level }).catch((err: unknown) => this.parts.log.debug('a pooled connection refused logging/setLevel', { server: conn.name, error: err }));
+    await conn
+      .request('logging/setLevel', { level })
+      .catch((err: unknown) => this.parts.log.debug('a pooled connection refused logging/setLevel', { server: conn.name, error: err }));
   }
 
   /** Shutdown: no refresh starts any more. */

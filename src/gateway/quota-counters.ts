@@ -27,8 +27,7 @@ export interface CounterAsk {
 
 /** Passed (every counter counted), or the first limit over: `windows[index]` or `inFlight[index]`. */
 export type CounterAnswer =
-  | { readonly ok: true }
-  | { readonly ok: false; readonly window: boolean; readonly index: number; readonly retryAfterMs: number };
+  { readonly ok: true } | { readonly ok: false; readonly window: boolean; readonly index: number; readonly retryAfterMs: number };
 
 export const PASSED: CounterAnswer = Object.freeze({ ok: true });
 
@@ -66,7 +65,8 @@ export class LocalQuotaCounters {
     const now = this.now();
     for (let i = 0; i < ask.windows.length; i++) {
       const w = ask.windows[i]!;
-      if (this.used(w.key, w.windowMs, now) + 1 > w.limit) return { ok: false, window: true, index: i, retryAfterMs: untilWindowEnds(now, w.windowMs) };
+      if (this.used(w.key, w.windowMs, now) + 1 > w.limit)
+        return { ok: false, window: true, index: i, retryAfterMs: untilWindowEnds(now, w.windowMs) };
     }
     for (let i = 0; i < ask.inFlight.length; i++) {
       const f = ask.inFlight[i]!;

@@ -15,7 +15,14 @@ import type { Logger } from '../observability/logger.js';
 import type { Claims } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
 import { limitsFor, namedLimits, type AppliedLimit } from '../rules/limits-match.js';
-import { LocalQuotaCounters, type CounterAnswer, type CounterAsk, type FlightAsk, type SharedQuotaCounters, type WindowAsk } from './quota-counters.js';
+import {
+  LocalQuotaCounters,
+  type CounterAnswer,
+  type CounterAsk,
+  type FlightAsk,
+  type SharedQuotaCounters,
+  type WindowAsk,
+} from './quota-counters.js';
 
 /** What a refused calls-in-flight limit tells the agent to wait: no one knows when a call in flight ends. */
 export const IN_FLIGHT_RETRY_MS = 1000;
@@ -116,7 +123,13 @@ export class Quotas {
     const plan = this.planOf(agent, server, tool, claims);
     if (plan === undefined) return undefined;
     const decide = (answer: CounterAnswer, counters: { release(keys: readonly string[]): void }): QuotaOutcome => {
-      if (!answer.ok) return this.refuse(answer.window ? plan.windowLimits[answer.index]! : plan.flightLimits[answer.index]!, answer.window, answer.retryAfterMs, server);
+      if (!answer.ok)
+        return this.refuse(
+          answer.window ? plan.windowLimits[answer.index]! : plan.flightLimits[answer.index]!,
+          answer.window,
+          answer.retryAfterMs,
+          server,
+        );
       if (plan.flightKeys.length === 0) return NOTHING_HELD;
       let held = true;
       return {
@@ -130,7 +143,10 @@ export class Quotas {
     const shared = this.shared;
     if (shared === undefined) return decide(this.local.take(plan.ask), this.local);
     if (!shared.up) return decide(this.takeLocally(plan.ask, 'Redis is down'), this.local);
-    return shared.take(plan.ask).then((answer) => decide(answer, shared), (err: unknown) => decide(this.takeLocally(plan.ask, err instanceof Error ? err.message : String(err)), this.local));
+    return shared.take(plan.ask).then(
+      (answer) => decide(answer, shared),
+      (err: unknown) => decide(this.takeLocally(plan.ask, err instanceof Error ? err.message : String(err)), this.local),
+    );
   }
 
   /**
@@ -186,7 +202,10 @@ export class Quotas {
     this.metrics.quotaLocalCheck();
     const now = Date.now();
     // Logged once per minute at most: every call would repeat it while Redis is down.
-    if (this.lastFallback === undefined || now - this.lastFallback > 60_000) this.log.warn(`limits are counted on this worker alone: the cluster's Redis cannot be asked (${why}); each worker limits on its own until it can`);
+    if (this.lastFallback === undefined || now - this.lastFallback > 60_000)
+      this.log.warn(
+        `limits are counted on this worker alone: the cluster's Redis cannot be asked (${why}); each worker limits on its own until it can`,
+      );
     this.lastFallback = now;
     return this.local.take(ask);
   }
@@ -204,7 +223,13 @@ export class Quotas {
       detail: {
         retryAfterMs: wait,
         ...(window && { limit: spec.calls, remaining: 0 }),
-        quota: { rule: spec.at, level: limit.level, kind, subject: limit.subject, ...(window ? { per: spec.per, limit: spec.calls } : { limit: spec.inFlight }) },
+        quota: {
+          rule: spec.at,
+          level: limit.level,
+          kind,
+          subject: limit.subject,
+          ...(window ? { per: spec.per, limit: spec.calls } : { limit: spec.inFlight }),
+        },
       },
     });
   }
@@ -224,7 +249,8 @@ export class Quotas {
     const byKey = new Map<string, Shown>();
     for (const limit of namedLimits(rules)) {
       const spec = limit.spec;
-      if (spec.calls !== undefined && spec.windowMs !== undefined) byKey.set(windowKey(limit.subject, spec.at, spec.windowMs), { subject: limit.subject, limit });
+      if (spec.calls !== undefined && spec.windowMs !== undefined)
+        byKey.set(windowKey(limit.subject, spec.at, spec.windowMs), { subject: limit.subject, limit });
       if (spec.inFlight !== undefined) byKey.set(flightKey(limit.subject, spec.at), { subject: limit.subject, limit });
     }
     for (const [key, shown] of [...this.shown].reverse()) if (!byKey.has(key) && byKey.size < MAX_SHOWN * 2) byKey.set(key, shown);
@@ -234,19 +260,40 @@ export class Quotas {
     const shared = this.shared;
     let counters: QuotaStatus['counters'] = shared === undefined ? 'local' : 'shared';
     let note: string | undefined;
-    let reading = this.local.read(windows, flights.map((f) => f.key));
+    let reading = this.local.read(
+      windows,
+      flights.map((f) => f.key),
+    );
     if (shared !== undefined) {
       try {
         if (!shared.up) throw new Error('Redis is down');
-        reading = await shared.read(windows, flights.map((f) => f.key));
+        reading = await shared.read(
+          windows,
+          flights.map((f) => f.key),
+        );
       } catch (err) {
         counters = 'local';
         note = `the cluster's Redis cannot be asked (${err instanceof Error ? err.message : String(err)}): each worker counts its own calls`;
       }
     }
     const limits: QuotaCounterStatus[] = [
-      ...windows.map((w, i): QuotaCounterStatus => ({ subject: w.s.subject, rule: w.s.limit.spec.at, level: w.s.limit.level, kind: 'calls', limit: w.s.limit.spec.calls!, per: w.s.limit.spec.per!, used: reading.windows[i] ?? 0 })),
-      ...flights.map((f, i): QuotaCounterStatus => ({ subject: f.s.subject, rule: f.s.limit.spec.at, level: f.s.limit.level, kind: 'in_flight', limit: f.s.limit.spec.inFlight!, used: reading.inFlight[i] ?? 0 })),
+      ...windows.map((w, i): QuotaCounterStatus => ({
+        subject: w.s.subject,
+        rule: w.s.limit.spec.at,
+        level: w.s.limit.level,
+        kind: 'calls',
+        limit: w.s.limit.spec.calls!,
+        per: w.s.limit.spec.per!,
+        used: reading.windows[i] ?? 0,
+      })),
+      ...flights.map((f, i): QuotaCounterStatus => ({
+        subject: f.s.subject,
+        rule: f.s.limit.spec.at,
+        level: f.s.limit.level,
+        kind: 'in_flight',
+        limit: f.s.limit.spec.inFlight!,
+        used: reading.inFlight[i] ?? 0,
+      })),
     ];
     return { counters, ...(note !== undefined && { note }), local_checks: this.localChecks, limits };
   }

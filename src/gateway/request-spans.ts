@@ -28,7 +28,10 @@ export class RequestSpans extends Map<RequestId, RequestSpan> {
     const params = msg.params;
     const name = typeof params?.name === 'string' ? params.name : undefined;
     const attributes: Record<string, string | number> = {
-      'mcp.session.id': this.session, 'mcpgate.agent': this.agent, 'mcpgate.transport': this.transport, 'jsonrpc.request.id': String(msg.id),
+      'mcp.session.id': this.session,
+      'mcpgate.agent': this.agent,
+      'mcpgate.transport': this.transport,
+      'jsonrpc.request.id': String(msg.id),
     };
     let target: string | undefined;
     if (name !== undefined && msg.method === 'tools/call') attributes['gen_ai.tool.name'] = target = name;
@@ -55,8 +58,10 @@ export class RequestSpans extends Map<RequestId, RequestSpan> {
     if (span === undefined) return outbound;
     const params = outbound.params ?? {};
     const own = params._meta;
-    const meta: Record<string, unknown> = typeof own === 'object' && own !== null && !Array.isArray(own) ? { ...(own as Record<string, unknown>) } : {};
-    const tool = (outbound.method === 'tools/call' || outbound.method === 'prompts/get') && typeof params.name === 'string' ? params.name : undefined;
+    const meta: Record<string, unknown> =
+      typeof own === 'object' && own !== null && !Array.isArray(own) ? { ...(own as Record<string, unknown>) } : {};
+    const tool =
+      (outbound.method === 'tools/call' || outbound.method === 'prompts/get') && typeof params.name === 'string' ? params.name : undefined;
     span.set('mcpgate.server', entry.conn.name);
     entry.trace = span.serverCall(entry.conn.name, outbound.method, tool, meta);
     // New `_meta`: the agent's line no longer says what the server gets.

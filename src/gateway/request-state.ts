@@ -31,7 +31,10 @@ export class RequestStateSealer {
   private readonly key: Buffer;
 
   /** `holder`: the name of the worker this process is in a cluster, sealed into every state. */
-  constructor(key?: Buffer, readonly holder?: string) {
+  constructor(
+    key?: Buffer,
+    readonly holder?: string,
+  ) {
     if (key !== undefined && key.length !== 32) throw new RangeError('the request state key must be 32 bytes (AES-256)');
     this.key = key ?? randomBytes(32);
   }
@@ -40,7 +43,10 @@ export class RequestStateSealer {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     cipher.setAAD(aad(agent));
-    const plain = Buffer.from(JSON.stringify({ v: VERSION, a: agent, h: fields.handle, e: fields.expires, ...(this.holder !== undefined && { w: this.holder }) }), 'utf8');
+    const plain = Buffer.from(
+      JSON.stringify({ v: VERSION, a: agent, h: fields.handle, e: fields.expires, ...(this.holder !== undefined && { w: this.holder }) }),
+      'utf8',
+    );
     const body = Buffer.concat([cipher.update(plain), cipher.final()]);
     return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
   }
@@ -61,7 +67,14 @@ export class RequestStateSealer {
       return 'requestState was not issued by this gateway to this agent, or was altered';
     }
     const fields = JSON.parse(plain.toString('utf8')) as { v?: unknown; a?: unknown; h?: unknown; e?: unknown; w?: unknown };
-    if (fields.v !== VERSION || fields.a !== agent || typeof fields.h !== 'string' || typeof fields.e !== 'number' || (fields.w !== undefined && typeof fields.w !== 'string')) return 'requestState is not one mcpgate issued';
+    if (
+      fields.v !== VERSION ||
+      fields.a !== agent ||
+      typeof fields.h !== 'string' ||
+      typeof fields.e !== 'number' ||
+      (fields.w !== undefined && typeof fields.w !== 'string')
+    )
+      return 'requestState is not one mcpgate issued';
     if (fields.e < now) return 'requestState has expired; send the request again without it';
     return { handle: fields.h, expires: fields.e, ...(typeof fields.w === 'string' && { holder: fields.w }) };
   }

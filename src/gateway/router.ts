@@ -97,7 +97,10 @@ const invalidParams = (message: string): GatewayError => new GatewayError('MCPG_
 /** MCPG_POLICY_DENIED naming agent, server and item; the rule that decided goes to the log only. */
 function denied(log: Logger, agent: string, server: string, what: string, reason: string): GatewayError {
   log.debug('denied by the rules', { server, reason });
-  return new GatewayError('MCPG_POLICY_DENIED', `agent "${agent}" may not use ${what} of server "${server}"`, { server, detail: { agent } });
+  return new GatewayError('MCPG_POLICY_DENIED', `agent "${agent}" may not use ${what} of server "${server}"`, {
+    server,
+    detail: { agent },
+  });
 }
 
 /** A denial on an unprefixed server, answered as "unknown" so it reveals nothing; the rule goes to the log. */
@@ -139,9 +142,20 @@ export class Router {
    */
   carrier(conn: Connection, caller: Caller): Carrier | GatewayError {
     const mode = conn.config.sessions;
-    if (mode === 'shared') return conn.onDemand && conn.state !== 'ready' ? pending(conn, conn.wake().then(() => conn)) : conn;
+    if (mode === 'shared')
+      return conn.onDemand && conn.state !== 'ready'
+        ? pending(
+            conn,
+            conn.wake().then(() => conn),
+          )
+        : conn;
     try {
-      const got = this.parts.pool.get(conn.config, scopeOf(caller, mode), caller, agentHeaders(this.parts.rules(), caller, conn.config.name));
+      const got = this.parts.pool.get(
+        conn.config,
+        scopeOf(caller, mode),
+        caller,
+        agentHeaders(this.parts.rules(), caller, conn.config.name),
+      );
       return got instanceof Promise ? pending(conn, got) : got;
     } catch (err) {
       return asGatewayError(err);
@@ -162,7 +176,13 @@ export class Router {
     const tool = 'original' in target ? target.original : target.rest;
     const decision = decideTool(rules, agent, target.server, tool, claims);
     if (decision.allowed) return undefined;
-    if (!this.parts.catalog.isPrefixed(target.server)) return hidden(log, target.server, decision.reason, new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } }));
+    if (!this.parts.catalog.isPrefixed(target.server))
+      return hidden(
+        log,
+        target.server,
+        decision.reason,
+        new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } }),
+      );
     return denied(log, agent, target.server, `tool "${tool}"`, decision.reason);
   }
 
@@ -170,7 +190,14 @@ export class Router {
    * Server-level rules (resources, prompts, completion): undefined when allowed, else the error —
    * `unknown` for an unprefixed server, whose items' names and URIs do not name it (see toolDenied).
    */
-  serverDenied(log: Logger, agent: string, server: string, what: string, unknown?: () => GatewayError, claims?: Claims): GatewayError | undefined {
+  serverDenied(
+    log: Logger,
+    agent: string,
+    server: string,
+    what: string,
+    unknown?: () => GatewayError,
+    claims?: Claims,
+  ): GatewayError | undefined {
     const rules = this.parts.rules();
     if (rules.open) return undefined;
     const decision = decideServer(rules, agent, server, claims);
@@ -183,8 +210,14 @@ export class Router {
     const { agent, claims } = caller;
     if (typeof uri !== 'string') return invalidParams(`${method} needs params.uri (a string)`);
     const split = this.parts.catalog.resolveUri(uri);
-    const notFound = (): GatewayError => new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${uri} (mcpgate resource URIs look like mcpgate://SERVER/URI, or ui://SERVER/… for an MCP Apps ui:// resource)`, { detail: { uri } });
-    const refused = split === undefined ? undefined : this.serverDenied(log, agent, split.server, `resource "${split.uri}"`, notFound, claims);
+    const notFound = (): GatewayError =>
+      new GatewayError(
+        'MCPG_RESOURCE_NOT_FOUND',
+        `no server serves ${uri} (mcpgate resource URIs look like mcpgate://SERVER/URI, or ui://SERVER/… for an MCP Apps ui:// resource)`,
+        { detail: { uri } },
+      );
+    const refused =
+      split === undefined ? undefined : this.serverDenied(log, agent, split.server, `resource "${split.uri}"`, notFound, claims);
     if (refused !== undefined) return refused;
     const conn = split === undefined ? undefined : this.parts.connections.get(split.server);
     if (split === undefined || conn === undefined) return notFound();
@@ -201,7 +234,17 @@ export class Router {
     // Decided before existence, like tools: a denial reveals nothing.
     const target = entry ?? catalog.serverOfName(name);
     const notFound = (): GatewayError => new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${name}`, { detail: { prompt: name } });
-    const refused = target === undefined ? undefined : this.serverDenied(log, agent, target.server, `prompt "${'original' in target ? target.original : target.rest}"`, notFound, claims);
+    const refused =
+      target === undefined
+        ? undefined
+        : this.serverDenied(
+            log,
+            agent,
+            target.server,
+            `prompt "${'original' in target ? target.original : target.rest}"`,
+            notFound,
+            claims,
+          );
     if (refused !== undefined) return refused;
     if (entry === undefined) return notFound();
     const conn = this.connection(entry.server);
@@ -212,7 +255,11 @@ export class Router {
   }
 
   /** completion/complete: the server's connection, the one carrying it, and `ref` in the server's own prompt name or URI. */
-  completion(log: Logger, caller: Caller, ref: Record<string, unknown> | undefined): { conn: Connection; carrier: Carrier; ref: Record<string, unknown> } | GatewayError {
+  completion(
+    log: Logger,
+    caller: Caller,
+    ref: Record<string, unknown> | undefined,
+  ): { conn: Connection; carrier: Carrier; ref: Record<string, unknown> } | GatewayError {
     if (ref?.type === 'ref/prompt') {
       const route = this.prompt(log, caller, ref.name);
       if (route instanceof GatewayError) return route;
@@ -229,13 +276,21 @@ export class Router {
   /** The error for a call to a held tool: what changed and the exact command that approves it. */
   heldError(publicName: string, server: string, tool: string, changes: readonly string[]): GatewayError {
     const dir = this.parts.pinsDir;
-    const why = changes.includes('new tool') ? 'it is a new tool that has not been approved' : `its definition changed since it was approved (${changes.join(', ')})`;
+    const why = changes.includes('new tool')
+      ? 'it is a new tool that has not been approved'
+      : `its definition changed since it was approved (${changes.join(', ')})`;
     const approve = `mcpgate approve ${server} ${tool} --state ${dir}`;
-    return new GatewayError('MCPG_TOOL_HELD', `tool "${publicName}" of server "${server}" is held: ${why}. Review it with 'mcpgate pins ${server} --state ${dir}' and approve it with '${approve}'`, { server, detail: { tool: publicName, changes, approve } });
+    return new GatewayError(
+      'MCPG_TOOL_HELD',
+      `tool "${publicName}" of server "${server}" is held: ${why}. Review it with 'mcpgate pins ${server} --state ${dir}' and approve it with '${approve}'`,
+      { server, detail: { tool: publicName, changes, approve } },
+    );
   }
 
   private connection(server: string): Connection | GatewayError {
-    return this.parts.connections.get(server) ?? new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${server}" is not connected`, { server });
+    return (
+      this.parts.connections.get(server) ?? new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${server}" is not connected`, { server })
+    );
   }
 }
 
@@ -249,7 +304,11 @@ function pending(server: Connection, ready: Promise<Connection>): PendingCarrier
  * The agent's own headers for a remote server (the rules' `serverHeaders`): only for a verified
  * identity, only from the agent's own entry (never `default`'s, which the rules refuse anyway).
  */
-export function agentHeaders(rules: Rules, owner: { readonly agent: string; readonly identified: boolean }, server: string): Readonly<Record<string, string>> | undefined {
+export function agentHeaders(
+  rules: Rules,
+  owner: { readonly agent: string; readonly identified: boolean },
+  server: string,
+): Readonly<Record<string, string>> | undefined {
   if (!owner.identified) return undefined;
   return rules.agents.get(owner.agent)?.serverHeaders.get(server);
 }

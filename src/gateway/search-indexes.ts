@@ -68,9 +68,14 @@ export class SearchIndexes {
       for (const hit of synced.index.search(query, limit, (key) => {
         const entry = catalog.tool(key);
         return entry !== undefined && entry.held === undefined && (skip === undefined || !skip(entry.server)) && allow(entry);
-      })) found.push({ key: hit.key, catalog, entry: catalog.tool(hit.key)!, score: hit.score });
+      }))
+        found.push({ key: hit.key, catalog, entry: catalog.tool(hit.key)!, score: hit.score });
     };
-    collect(this.catalog, this.sync(this.catalog, this.shared), own === undefined ? undefined : (server) => own.some((c) => c.lists(server)));
+    collect(
+      this.catalog,
+      this.sync(this.catalog, this.shared),
+      own === undefined ? undefined : (server) => own.some((c) => c.lists(server)),
+    );
     if (own !== undefined) {
       for (const catalog of own) {
         let synced = this.own.get(catalog);

@@ -26,14 +26,21 @@ export const MAX_FOUND = 200;
 export const SEARCH_TOOL = {
   name: SEARCH_TOOL_NAME,
   title: 'Search tools',
-  description: 'Finds the tools for a task among every tool this gateway offers you. Describe what you want to do '
-    + '(e.g. "create a GitHub issue", "read a file"); the best matches come back with their names and input '
-    + 'schemas, best first, and become callable by those names at once.',
+  description:
+    'Finds the tools for a task among every tool this gateway offers you. Describe what you want to do ' +
+    '(e.g. "create a GitHub issue", "read a file"); the best matches come back with their names and input ' +
+    'schemas, best first, and become callable by those names at once.',
   inputSchema: {
     type: 'object',
     properties: {
       query: { type: 'string', minLength: 1, maxLength: MAX_QUERY_CHARS, description: 'What you want to do, in a few words.' },
-      limit: { type: 'integer', minimum: 1, maximum: MAX_SEARCH_LIMIT, default: DEFAULT_SEARCH_LIMIT, description: 'How many tools to return at most.' },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_SEARCH_LIMIT,
+        default: DEFAULT_SEARCH_LIMIT,
+        description: 'How many tools to return at most.',
+      },
     },
     required: ['query'],
     additionalProperties: false,
@@ -69,16 +76,20 @@ const invalid = (message: string): GatewayError => new GatewayError('MCPG_INVALI
 
 /** Checks `search_tools`' arguments; throws MCPG_INVALID_PARAMS saying what is wrong. */
 export function searchRequest(args: unknown): SearchRequest {
-  if (args === undefined || args === null || typeof args !== 'object' || Array.isArray(args)) throw invalid('search_tools needs arguments {"query": string, "limit"?: integer}');
+  if (args === undefined || args === null || typeof args !== 'object' || Array.isArray(args))
+    throw invalid('search_tools needs arguments {"query": string, "limit"?: integer}');
   const { query, limit, ...rest } = args as Record<string, unknown>;
   const unknown = Object.keys(rest);
-  if (unknown.length > 0) throw invalid(`search_tools takes "query" and "limit" only; unknown: ${unknown.map((k) => JSON.stringify(k)).join(', ')}`);
+  if (unknown.length > 0)
+    throw invalid(`search_tools takes "query" and "limit" only; unknown: ${unknown.map((k) => JSON.stringify(k)).join(', ')}`);
   if (typeof query !== 'string') throw invalid(`search_tools "query" must be a string${query === undefined ? ' (it is missing)' : ''}`);
   if (query.trim() === '') throw invalid('search_tools "query" must not be empty: describe the task in a few words');
   if (query.length > MAX_QUERY_CHARS) throw invalid(`search_tools "query" is ${query.length} characters; at most ${MAX_QUERY_CHARS}`);
   if (limit === undefined) return { query, limit: DEFAULT_SEARCH_LIMIT };
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) {
-    throw invalid(`search_tools "limit" must be a whole number from 1 to ${MAX_SEARCH_LIMIT}, got ${typeof limit === 'number' || typeof limit === 'string' ? JSON.stringify(limit) : typeof limit}`);
+    throw invalid(
+      `search_tools "limit" must be a whole number from 1 to ${MAX_SEARCH_LIMIT}, got ${typeof limit === 'number' || typeof limit === 'string' ? JSON.stringify(limit) : typeof limit}`,
+    );
   }
   return { query, limit };
 }

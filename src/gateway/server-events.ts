@@ -67,7 +67,8 @@ export class ServerEvents {
         const uri = msg.params?.uri;
         if (typeof uri !== 'string') return;
         const publicUri = this.parts.catalog.publicUri(conn.name, uri);
-        for (const session of this.parts.subscriptions.holders(conn, uri)) if (owners === undefined || owners.has(session)) session.notify(msg.method, { ...msg.params, uri: publicUri });
+        for (const session of this.parts.subscriptions.holders(conn, uri))
+          if (owners === undefined || owners.has(session)) session.notify(msg.method, { ...msg.params, uri: publicUri });
         return;
       }
       case 'notifications/cancelled':
@@ -79,7 +80,11 @@ export class ServerEvents {
       case 'notifications/tasks/status':
         return this.taskStatus(conn, msg, audience);
       default:
-        this.parts.log.debug('dropped a server notification mcpgate does not relay', { server: conn.name, pooled: owners !== undefined, method: msg.method });
+        this.parts.log.debug('dropped a server notification mcpgate does not relay', {
+          server: conn.name,
+          pooled: owners !== undefined,
+          method: msg.method,
+        });
     }
   }
 
@@ -102,23 +107,37 @@ export class ServerEvents {
     const { agents } = this.parts;
     const capability = SERVER_REQUEST_CAPABILITY[msg.method];
     if (capability === undefined) {
-      conn.respondError(msg.id, new GatewayError('MCPG_METHOD_NOT_FOUND', `mcpgate does not relay ${msg.method} to agents`, { server: conn.name }).toJsonRpc());
+      conn.respondError(
+        msg.id,
+        new GatewayError('MCPG_METHOD_NOT_FOUND', `mcpgate does not relay ${msg.method} to agents`, { server: conn.name }).toJsonRpc(),
+      );
       return;
     }
     const configured = msg.method === 'roots/list' ? configuredRoots(conn) : undefined;
     const target = agents.forServerRequest(conn, related, owners);
     // A roots/list that belongs to no call (a server asking at start-up) is mcpgate's to answer when
     // the agent cannot: the entry's roots, else none.
-    const fallback = target.session !== undefined && !target.busy && msg.method === 'roots/list' ? configured ?? { roots: [] } : configured;
+    const fallback =
+      target.session !== undefined && !target.busy && msg.method === 'roots/list' ? (configured ?? { roots: [] }) : configured;
     if (target.session !== undefined) return target.session.relayServerRequest(conn, msg, capability, related, fallback);
     // No one agent to ask: roots are mcpgate's own to answer (the entry's, else none), as a client
     // that exposes no roots would; a roots list_changed follows when an agent's roots change.
     if (msg.method === 'roots/list') {
-      this.parts.log.debug(configured === undefined ? 'answered roots/list with no roots: no single agent to ask' : 'answered roots/list from the entry\'s "roots"', { server: conn.name });
+      this.parts.log.debug(
+        configured === undefined
+          ? 'answered roots/list with no roots: no single agent to ask'
+          : 'answered roots/list from the entry\'s "roots"',
+        { server: conn.name },
+      );
       conn.respond(msg.id, configured ?? { roots: [] });
       return;
     }
-    conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', `cannot relay ${msg.method}: ${whyNoAgent(conn, target, owners)}`, { server: conn.name }).toJsonRpc());
+    conn.respondError(
+      msg.id,
+      new GatewayError('MCPG_AGENT_UNAVAILABLE', `cannot relay ${msg.method}: ${whyNoAgent(conn, target, owners)}`, {
+        server: conn.name,
+      }).toJsonRpc(),
+    );
   }
 }
 
@@ -126,7 +145,10 @@ export class ServerEvents {
 function whyNoAgent(conn: Connection, target: ServerRequestTarget, owners: ReadonlySet<AgentSession> | undefined): string {
   const fix = `make server "${conn.name}" "sessions": "per-agent" in .mcp.json, so each agent has a connection of its own`;
   if (target.none === undefined) return 'it has an agent';
-  if (target.none === 'no-agent') return owners !== undefined ? 'no agent session owns this connection (it is gone, or this is the connection mcpgate lists the server with)' : 'no agent is connected';
+  if (target.none === 'no-agent')
+    return owners !== undefined
+      ? 'no agent session owns this connection (it is gone, or this is the connection mcpgate lists the server with)'
+      : 'no agent is connected';
   const named = target.agents.map((a) => `"${a}"`);
   switch (target.none) {
     case 'several-busy':

@@ -15,8 +15,17 @@ import type { Logger } from '../observability/logger.js';
 import type { Connection } from '../servers/connection.js';
 import type { OutboundRequest } from '../servers/outbound-request.js';
 import {
-  encodeError, encodeNotification, encodeRequest, encodeResult, parseMessage, spliceResponseId,
-  type Classified, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId,
+  encodeError,
+  encodeNotification,
+  encodeRequest,
+  encodeResult,
+  parseMessage,
+  spliceResponseId,
+  type Classified,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  type RequestId,
 } from '../wire/jsonrpc.js';
 import { encodeResultParts, partsToText } from '../wire/encoded.js';
 import { sanitizeContent } from '../wire/sanitize.js';
@@ -82,7 +91,13 @@ export interface SessionParts {
   /** Where calls needing a person's approval wait (approval-desk.ts). */
   approvals: ApprovalDesk;
   /** Whether the rules hold this call for a person's approval (rules/approvals.ts), and for how long. */
-  approval(agent: string, server: string, tool: string, args: Readonly<Record<string, unknown>> | undefined, claims: Claims | undefined): ApprovalNeed | undefined;
+  approval(
+    agent: string,
+    server: string,
+    tool: string,
+    args: Readonly<Record<string, unknown>> | undefined,
+    claims: Claims | undefined,
+  ): ApprovalNeed | undefined;
   /** Requests one agent may have in flight on servers at once. */
   maxInflight: number;
   /** The rules' quotas and rate limits on tool calls (quotas.ts). */
@@ -134,7 +149,6 @@ const INITIALIZE_WAIT_MS = 5000;
 let nextSerial = 1;
 
 export class AgentSession implements Caller {
-
   private initialized = false;
   private capabilities: Record<string, unknown> = {};
   /** The level the agent asked for (logging/setLevel); undefined: everything the servers send. */
@@ -194,7 +208,14 @@ export class AgentSession implements Caller {
   ) {
     this.spans = parts.tracing === undefined ? undefined : new RequestSpans(parts.tracing, id, agent, transport);
     this.agentRequests = new AgentRequests(agent, (line, about) => !this.closed && this.channel.send(line, about) !== false);
-    this.shown = new ShownViews(parts.views, agent, () => parts.own(this), () => this.claims, () => this.curatedView(), () => this.searchList());
+    this.shown = new ShownViews(
+      parts.views,
+      agent,
+      () => parts.own(this),
+      () => this.claims,
+      () => this.curatedView(),
+      () => this.searchList(),
+    );
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
   }
 
@@ -202,7 +223,8 @@ export class AgentSession implements Caller {
     if (this.closed) return;
     const parsed = parseMessage(line);
     // A tools/call keeps its line: the server gets it with only the id and name replaced (wire/request-splice.ts).
-    if (parsed.kind === 'request' && parsed.msg.method === 'tools/call' && parsed.msg.params !== undefined) this.agentLines.set(parsed.msg.params, line);
+    if (parsed.kind === 'request' && parsed.msg.method === 'tools/call' && parsed.msg.params !== undefined)
+      this.agentLines.set(parsed.msg.params, line);
     this.handleMessage(parsed);
   }
 
@@ -251,7 +273,8 @@ export class AgentSession implements Caller {
 
   private onRequest(msg: JsonRpcRequest): void {
     if (this.spans !== undefined) this.spans.open(msg);
-    if (this.parts.settling.isClosing) return this.sendError(msg.id, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'));
+    if (this.parts.settling.isClosing)
+      return this.sendError(msg.id, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'));
     switch (msg.method) {
       case 'tools/call':
         return this.callTool(msg);
@@ -276,7 +299,10 @@ export class AgentSession implements Caller {
         return this.waiting.run(msg.id, () => this.complete(msg));
       case 'resources/subscribe':
       case 'resources/unsubscribe':
-        return void this.subscribeUri(msg.method === 'resources/subscribe', msg.params?.uri).then(() => this.sendResult(msg.id, {}), (err: unknown) => this.sendError(msg.id, err));
+        return void this.subscribeUri(msg.method === 'resources/subscribe', msg.params?.uri).then(
+          () => this.sendResult(msg.id, {}),
+          (err: unknown) => this.sendError(msg.id, err),
+        );
       case 'logging/setLevel':
         return void this.setLevel(msg);
       case 'tasks/get':
@@ -284,7 +310,10 @@ export class AgentSession implements Caller {
       case 'tasks/cancel':
         return this.taskRequest(msg);
       case 'tasks/list':
-        return void listTasks(this.parts.tasks, this.owner, (server) => this.carrierTo(server), this.log).then((result) => this.sendResult(msg.id, result), (err: unknown) => this.sendError(msg.id, err));
+        return void listTasks(this.parts.tasks, this.owner, (server) => this.carrierTo(server), this.log).then(
+          (result) => this.sendResult(msg.id, result),
+          (err: unknown) => this.sendError(msg.id, err),
+        );
       default:
         return this.waiting.run(msg.id, () => this.otherMethod(msg));
     }
@@ -299,29 +328,58 @@ export class AgentSession implements Caller {
     const view = viewed ? this.curatedView() : undefined;
     if (view !== undefined) return this.callOnView(view, msg, name);
     if (name === SEARCH_TOOL_NAME && this.mode === 'search') return this.waiting.run(msg.id, () => this.searchTools(msg), 'listable');
-    if (isMetaTool(name) && this.mode === 'discovery') return this.waiting.run(msg.id, () => this.callMetaTool(this.parts.discovery, msg, name));
-    if (params!.arguments !== undefined && (typeof params!.arguments !== 'object' || params!.arguments === null || Array.isArray(params!.arguments))) {
+    if (isMetaTool(name) && this.mode === 'discovery')
+      return this.waiting.run(msg.id, () => this.callMetaTool(this.parts.discovery, msg, name));
+    if (
+      params!.arguments !== undefined &&
+      (typeof params!.arguments !== 'object' || params!.arguments === null || Array.isArray(params!.arguments))
+    ) {
       return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     }
     // Denied, held, unknown or unconnected: the router decides once, before existence for denials.
     // An agent named by discovery's agent_id has no token of its own: no claims.
     const route = this.parts.router.tool(this.log, this.callerFor(agent), name);
     if (route === NOT_YET) return this.waiting.run(msg.id, () => this.callTool(msg, agent, timeoutMs));
-    const audit = this.parts.audit === undefined ? undefined : auditOf(this.parts.audit, this.id, msg.method, agent, { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) }, route instanceof GatewayError ? route : route.server);
+    const audit =
+      this.parts.audit === undefined
+        ? undefined
+        : auditOf(
+            this.parts.audit,
+            this.id,
+            msg.method,
+            agent,
+            { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) },
+            route instanceof GatewayError ? route : route.server,
+          );
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     // The rules may hold this call for a person's approval (rules/approvals.ts): it waits, unsent and uncounted.
-    const need = this.parts.approval(agent, route.server, route.original, params!.arguments as Record<string, unknown> | undefined, agent === this.agent ? this.claims : undefined);
+    const need = this.parts.approval(
+      agent,
+      route.server,
+      route.original,
+      params!.arguments as Record<string, unknown> | undefined,
+      agent === this.agent ? this.claims : undefined,
+    );
     if (need !== undefined) return this.awaitApproval(msg, route, name, agent, need, timeoutMs, audit);
     this.checkQuota(msg, route, agent, timeoutMs, audit);
   }
 
   /** The rules' limits (quotas.ts): without any, one property read; then the call is sent. */
-  private checkQuota(msg: JsonRpcRequest, route: ToolRoute, agent: string, timeoutMs: number | undefined, audit: Omit<AuditCall, 'outcome'> | undefined): void {
+  private checkQuota(
+    msg: JsonRpcRequest,
+    route: ToolRoute,
+    agent: string,
+    timeoutMs: number | undefined,
+    audit: Omit<AuditCall, 'outcome'> | undefined,
+  ): void {
     const quotas = this.parts.quotas;
     if (quotas.active) {
       const taken = quotas.take(agent, route.server, route.original, agent === this.agent ? this.claims : undefined);
       if (taken instanceof Promise) {
-        return void taken.then((outcome) => this.afterQuota(outcome, msg, route, timeoutMs, audit, agent), (err: unknown) => this.sendError(msg.id, err));
+        return void taken.then(
+          (outcome) => this.afterQuota(outcome, msg, route, timeoutMs, audit, agent),
+          (err: unknown) => this.sendError(msg.id, err),
+        );
       }
       if (taken !== undefined) return this.afterQuota(taken, msg, route, timeoutMs, audit, agent);
     }
@@ -329,10 +387,29 @@ export class AgentSession implements Caller {
   }
 
   /** A call checked against its limits: refused (-32023, audited, 429 over HTTP), or sent holding its pass. */
-  private afterQuota(outcome: QuotaOutcome, msg: JsonRpcRequest, route: ToolRoute, timeoutMs: number | undefined, audit: Omit<AuditCall, 'outcome'> | undefined, agent: string): void {
+  private afterQuota(
+    outcome: QuotaOutcome,
+    msg: JsonRpcRequest,
+    route: ToolRoute,
+    timeoutMs: number | undefined,
+    audit: Omit<AuditCall, 'outcome'> | undefined,
+    agent: string,
+  ): void {
     if (outcome instanceof GatewayError) {
-      const data = outcome.detail as { retryAfterMs: number; limit?: number; remaining?: number; quota: { rule: string; kind: 'calls' | 'in_flight' } };
-      if (audit !== undefined) this.parts.audit?.record({ ...audit, decision: 'limited', outcome: 'failed', code: outcome.code, limit: { rule: data.quota.rule, kind: data.quota.kind, retryAfterMs: data.retryAfterMs } });
+      const data = outcome.detail as {
+        retryAfterMs: number;
+        limit?: number;
+        remaining?: number;
+        quota: { rule: string; kind: 'calls' | 'in_flight' };
+      };
+      if (audit !== undefined)
+        this.parts.audit?.record({
+          ...audit,
+          decision: 'limited',
+          outcome: 'failed',
+          code: outcome.code,
+          limit: { rule: data.quota.rule, kind: data.quota.kind, retryAfterMs: data.retryAfterMs },
+        });
       this.channel.rateLimited?.(msg.id, data);
       return this.sendError(msg.id, outcome);
     }
@@ -341,7 +418,14 @@ export class AgentSession implements Caller {
   }
 
   /** Sends a routed (and, where limited, counted) tools/call to its server. */
-  private sendCall(msg: JsonRpcRequest, route: ToolRoute, timeoutMs: number | undefined, audit: Omit<AuditCall, 'outcome'> | undefined, release: QuotaRelease | undefined, agent: string): void {
+  private sendCall(
+    msg: JsonRpcRequest,
+    route: ToolRoute,
+    timeoutMs: number | undefined,
+    audit: Omit<AuditCall, 'outcome'> | undefined,
+    release: QuotaRelease | undefined,
+    agent: string,
+  ): void {
     const params = msg.params!;
     const name = params.name as string;
     // A tool that mirrors parameters into headers gets mcpgate's own, from the arguments it forwards
@@ -355,23 +439,33 @@ export class AgentSession implements Caller {
     const augmented = typeof params.task === 'object' && params.task !== null;
     // A resting on-demand server is listed from its last known catalog: once the call has started it,
     // the tool is decided again against what the live server listed (a changed definition is held).
-    const recheck = route.conn.onDemand && route.conn.state !== 'ready' ? (): GatewayError | undefined => {
-      const again = this.parts.router.tool(this.log, this.callerFor(agent), name);
-      if (again instanceof GatewayError) return again;
-      if (again === NOT_YET || again.original !== route.original) return new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } });
-      return undefined;
-    } : undefined;
+    const recheck =
+      route.conn.onDemand && route.conn.state !== 'ready'
+        ? (): GatewayError | undefined => {
+            const again = this.parts.router.tool(this.log, this.callerFor(agent), name);
+            if (again instanceof GatewayError) return again;
+            if (again === NOT_YET || again.original !== route.original)
+              return new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } });
+            return undefined;
+          }
+        : undefined;
     const rewrite = (result: Record<string, unknown>): boolean => {
       const created = augmented && recordCreatedTask(this.parts.tasks, this.owner, route.server, result);
       const renamed = rewriteToolResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
       return (this.parts.sanitize && sanitizeContent(result)) || renamed || created;
     };
-    this.sendToServer(route.carrier, msg.id, outbound, { timeoutMs, rewrite, timed: { tool: route.original, start: performance.now(), audit }, release, recheck });
+    this.sendToServer(route.carrier, msg.id, outbound, {
+      timeoutMs,
+      rewrite,
+      timed: { tool: route.original, start: performance.now(), audit },
+      release,
+      recheck,
+    });
   }
 
   /** The view this session is on, from the rules in force (a view a reload removed shows nothing). */
   private curatedView(): CompiledView | undefined {
-    return this.view === undefined ? undefined : this.parts.rules().views.get(this.view) ?? REMOVED_VIEW;
+    return this.view === undefined ? undefined : (this.parts.rules().views.get(this.view) ?? REMOVED_VIEW);
   }
 
   /**
@@ -381,15 +475,32 @@ export class AgentSession implements Caller {
    */
   private callOnView(view: CompiledView, msg: JsonRpcRequest, name: string): void {
     const params = msg.params!;
-    if (params.arguments !== undefined && (typeof params.arguments !== 'object' || params.arguments === null || Array.isArray(params.arguments))) {
+    if (
+      params.arguments !== undefined &&
+      (typeof params.arguments !== 'object' || params.arguments === null || Array.isArray(params.arguments))
+    ) {
       return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     }
     const own = this.parts.own(this);
-    const target = viewTarget(view, name, (publicName) => seenEntry(this.parts.catalog, own, (c) => c.tool(publicName)), (server, original) => this.parts.catalog.nameFor(server, original));
+    const target = viewTarget(
+      view,
+      name,
+      (publicName) => seenEntry(this.parts.catalog, own, (c) => c.tool(publicName)),
+      (server, original) => this.parts.catalog.nameFor(server, original),
+    );
     const unknown = new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } });
-    if (target === undefined) return this.parts.settling.hasSettled ? this.sendError(msg.id, unknown) : this.waiting.run(msg.id, () => this.callOnView(view, msg, name));
+    if (target === undefined)
+      return this.parts.settling.hasSettled
+        ? this.sendError(msg.id, unknown)
+        : this.waiting.run(msg.id, () => this.callOnView(view, msg, name));
     if (target.entry.name !== undefined) {
-      const denied = this.parts.router.toolDenied(this.log, this.agent, target.publicName, seenEntry(this.parts.catalog, own, (c) => c.tool(target.publicName)), this.claims);
+      const denied = this.parts.router.toolDenied(
+        this.log,
+        this.agent,
+        target.publicName,
+        seenEntry(this.parts.catalog, own, (c) => c.tool(target.publicName)),
+        this.claims,
+      );
       if (denied !== undefined) return this.sendError(msg.id, unknown);
     }
     const args = viewArguments(target.entry, name, params.arguments as Record<string, unknown> | undefined);
@@ -405,14 +516,40 @@ export class AgentSession implements Caller {
    * a progress notification when it asked for progress. Approved: sent as it is (its digest is
    * checked again); denied or expired: the desk's error.
    */
-  private awaitApproval(msg: JsonRpcRequest, route: ToolRoute, name: string, agent: string, need: ApprovalNeed, timeoutMs: number | undefined, audit: Timed['audit']): void {
+  private awaitApproval(
+    msg: JsonRpcRequest,
+    route: ToolRoute,
+    name: string,
+    agent: string,
+    need: ApprovalNeed,
+    timeoutMs: number | undefined,
+    audit: Timed['audit'],
+  ): void {
     const agentId = msg.id;
-    if (this.inflight.has(agentId) || this.approvals.has(agentId)) return this.sendError(agentId, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`));
+    if (this.inflight.has(agentId) || this.approvals.has(agentId))
+      return this.sendError(
+        agentId,
+        new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`),
+      );
     if (this.approvals.size >= this.parts.maxInflight) {
-      return this.sendError(agentId, new GatewayError('MCPG_OVERLOADED', `agent "${this.agent}" already has ${this.approvals.size} calls waiting for approval (the limit is ${this.parts.maxInflight})`));
+      return this.sendError(
+        agentId,
+        new GatewayError(
+          'MCPG_OVERLOADED',
+          `agent "${this.agent}" already has ${this.approvals.size} calls waiting for approval (the limit is ${this.parts.maxInflight})`,
+        ),
+      );
     }
     const args = (msg.params!.arguments ?? {}) as Record<string, unknown>;
-    const waiting = this.parts.approvals.wait({ agent, session: this.id, server: route.server, tool: route.original, publicName: name, args, need });
+    const waiting = this.parts.approvals.wait({
+      agent,
+      session: this.id,
+      server: route.server,
+      tool: route.original,
+      publicName: name,
+      args,
+      need,
+    });
     if (waiting instanceof GatewayError) {
       if (audit !== undefined) this.parts.audit?.record({ ...audit, outcome: 'failed', code: waiting.code });
       return this.sendError(agentId, waiting);
@@ -421,13 +558,27 @@ export class AgentSession implements Caller {
     const where = waiting.url ?? `mcpgate approve-call ${waiting.call.id}`;
     const token = (msg.params!._meta as Record<string, unknown> | undefined)?.progressToken;
     if (typeof token === 'string' || typeof token === 'number') {
-      this.notify('notifications/progress', { progressToken: token, progress: 0, message: `waiting for an admin to approve this call: ${where}` }, agentId);
+      this.notify(
+        'notifications/progress',
+        { progressToken: token, progress: 0, message: `waiting for an admin to approve this call: ${where}` },
+        agentId,
+      );
     }
     // An agent that takes URL-mode elicitation (MCP 2025-11-25) is offered the console's page of its
     // call; its answer changes nothing (the admin decides), and it hears when the wait is over.
-    const elicited = waiting.url !== undefined && this.initialized && this.channel.era !== 'modern' && isObject(this.capabilities.elicitation) && isObject(this.capabilities.elicitation.url);
+    const elicited =
+      waiting.url !== undefined &&
+      this.initialized &&
+      this.channel.era !== 'modern' &&
+      isObject(this.capabilities.elicitation) &&
+      isObject(this.capabilities.elicitation.url);
     if (elicited) {
-      const request = { mode: 'url', elicitationId: waiting.call.id, url: waiting.url, message: `The call of tool "${name}" waits for an admin's approval; it can be approved at this page.` };
+      const request = {
+        mode: 'url',
+        elicitationId: waiting.call.id,
+        url: waiting.url,
+        message: `The call of tool "${name}" waits for an admin's approval; it can be approved at this page.`,
+      };
       this.channel.send(encodeRequest(`${APPROVAL_ELICITATION}${waiting.call.id}`, 'elicitation/create', request), agentId);
     }
     void waiting.outcome.then((outcome) => {
@@ -441,7 +592,9 @@ export class AgentSession implements Caller {
         return this.sendError(agentId, outcome);
       }
       // What goes to the server is exactly what was approved.
-      if (callDigest(agent, route.server, route.original, (msg.params!.arguments ?? {}) as Record<string, unknown>) !== waiting.call.digest) {
+      if (
+        callDigest(agent, route.server, route.original, (msg.params!.arguments ?? {}) as Record<string, unknown>) !== waiting.call.digest
+      ) {
         return this.sendError(agentId, new GatewayError('MCPG_INTERNAL', 'the call changed while it waited for approval; it was not made'));
       }
       // The carrier is taken again: a pooled connection made before the wait may have gone since.
@@ -477,12 +630,15 @@ export class AgentSession implements Caller {
     } catch (err) {
       return this.sendError(msg.id, err);
     }
-    this.parts.search.search(request, { agent: this.agent, claims: this.claims, own: this.parts.own(this) }).then((tools) => {
-      // A modern request's session ends with this answer: nothing to remember (search-mode.ts).
-      const added = this.channel.era !== 'modern' && this.found.add(tools.map((t) => t.name));
-      this.sendResult(msg.id, searchResult(tools));
-      if (added && this.shown.changed('tools')) this.listChanged('notifications/tools/list_changed');
-    }, (err: unknown) => this.sendError(msg.id, err));
+    this.parts.search.search(request, { agent: this.agent, claims: this.claims, own: this.parts.own(this) }).then(
+      (tools) => {
+        // A modern request's session ends with this answer: nothing to remember (search-mode.ts).
+        const added = this.channel.era !== 'modern' && this.found.add(tools.map((t) => t.name));
+        this.sendResult(msg.id, searchResult(tools));
+        if (added && this.shown.changed('tools')) this.listChanged('notifications/tools/list_changed');
+      },
+      (err: unknown) => this.sendError(msg.id, err),
+    );
   }
 
   /** The tools list in search mode (undefined in the other modes: the ordinary views). */
@@ -492,13 +648,23 @@ export class AgentSession implements Caller {
     const rules = this.parts.search.rules();
     const key = `${this.parts.catalog.version}\u0000${own?.map((c) => c.version).join(',') ?? ''}\u0000${this.found.revision}`;
     const cached = this.searchListCache;
-    if (cached !== undefined && cached.key === key && cached.rules === rules && cached.claims === this.claims && sameCatalogs(cached.own, own)) return cached.bytes;
-    const bytes = [Buffer.from(JSON.stringify({ tools: this.parts.search.list({ agent: this.agent, claims: this.claims, own }, this.found) }))];
+    if (
+      cached !== undefined &&
+      cached.key === key &&
+      cached.rules === rules &&
+      cached.claims === this.claims &&
+      sameCatalogs(cached.own, own)
+    )
+      return cached.bytes;
+    const bytes = [
+      Buffer.from(JSON.stringify({ tools: this.parts.search.list({ agent: this.agent, claims: this.claims, own }, this.found) })),
+    ];
     this.searchListCache = { key, rules, claims: this.claims, own, bytes };
     return bytes;
   }
 
-  private searchListCache: { key: string; rules: unknown; claims: Claims | undefined; own: readonly unknown[] | undefined; bytes: readonly Buffer[] } | undefined;
+  private searchListCache:
+    { key: string; rules: unknown; claims: Claims | undefined; own: readonly unknown[] | undefined; bytes: readonly Buffer[] } | undefined;
 
   // ── tasks ───────────────────────────────────────────────────────────────────────────────────
 
@@ -536,7 +702,13 @@ export class AgentSession implements Caller {
     const record = taskOf(this.parts.tasks, this.owner, msg.method, msg.params?.taskId);
     if (record instanceof GatewayError) return this.sendError(msg.id, record);
     const conn = this.parts.connections.get(record.server);
-    if (conn === undefined) return this.sendError(msg.id, new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${record.server}" of task ${record.publicId} is not connected`, { server: record.server }));
+    if (conn === undefined)
+      return this.sendError(
+        msg.id,
+        new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${record.server}" of task ${record.publicId} is not connected`, {
+          server: record.server,
+        }),
+      );
     const carrier = this.parts.router.carrier(conn, this);
     if (carrier instanceof GatewayError) return this.sendError(msg.id, carrier);
     this.sendToServer(carrier, msg.id, this.outbound(msg.method, { ...msg.params, taskId: record.serverTaskId }), {
@@ -561,7 +733,12 @@ export class AgentSession implements Caller {
    * line where it may be spliced, what the agent declared, and the `Mcp-Param-*` headers (`mirrored`
    * from a tool's parameters, else the agent's own).
    */
-  private outbound(method: string, params: Record<string, unknown> | undefined, line?: string, mirrored?: Readonly<Record<string, string>>): OutboundRequest {
+  private outbound(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    line?: string,
+    mirrored?: Readonly<Record<string, string>>,
+  ): OutboundRequest {
     return { method, params, line, agentCapabilities: this.capabilities, paramHeaders: mirrored ?? this.paramHeaders };
   }
 
@@ -576,14 +753,23 @@ export class AgentSession implements Caller {
       release?.();
       this.sendError(agentId, err);
     };
-    if (this.inflight.has(agentId)) return refuse(new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`));
+    if (this.inflight.has(agentId))
+      return refuse(
+        new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`),
+      );
     if (this.inflight.size >= this.parts.maxInflight) {
-      return refuse(new GatewayError('MCPG_OVERLOADED', `agent "${this.agent}" already has ${this.inflight.size} requests in flight (the limit is ${this.parts.maxInflight}); wait for some to finish`));
+      return refuse(
+        new GatewayError(
+          'MCPG_OVERLOADED',
+          `agent "${this.agent}" already has ${this.inflight.size} requests in flight (the limit is ${this.parts.maxInflight}); wait for some to finish`,
+        ),
+      );
     }
     const meta = outbound.params?._meta;
     let agentToken: unknown;
     if (meta !== undefined) {
-      if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return refuse(invalidParams(`${outbound.method} params._meta must be an object`));
+      if (typeof meta !== 'object' || meta === null || Array.isArray(meta))
+        return refuse(invalidParams(`${outbound.method} params._meta must be an object`));
       agentToken = (meta as Record<string, unknown>).progressToken;
       if (agentToken !== undefined && typeof agentToken !== 'string' && !(typeof agentToken === 'number' && Number.isFinite(agentToken))) {
         return refuse(invalidParams(`${outbound.method} params._meta.progressToken must be a string or a number`));
@@ -596,58 +782,73 @@ export class AgentSession implements Caller {
     // A pooled connection being made (or an on-demand server starting): the call waits in `inflight`
     // (serverId 0: a cancel or close finds nothing to cancel on a server) and is sent once it is
     // ready, if still wanted.
-    carrier.ready.then((pooled) => {
-      if (this.inflight.get(agentId) !== entry || this.closed) return;
-      const refused = sending.recheck?.();
-      if (refused !== undefined) {
+    carrier.ready.then(
+      (pooled) => {
+        if (this.inflight.get(agentId) !== entry || this.closed) return;
+        const refused = sending.recheck?.();
+        if (refused !== undefined) {
+          this.inflight.delete(agentId);
+          return this.sendError(agentId, refused);
+        }
+        entry.conn = pooled;
+        this.forward(entry, agentId, outbound, agentToken, sending);
+      },
+      (err: unknown) => {
+        if (this.inflight.get(agentId) !== entry) return;
         this.inflight.delete(agentId);
-        return this.sendError(agentId, refused);
-      }
-      entry.conn = pooled;
-      this.forward(entry, agentId, outbound, agentToken, sending);
-    }, (err: unknown) => {
-      if (this.inflight.get(agentId) !== entry) return;
-      this.inflight.delete(agentId);
-      this.sendError(agentId, err);
-    });
+        this.sendError(agentId, err);
+      },
+    );
   }
 
   /** Sends the call `entry` (in `inflight` under the agent's id) on `entry.conn`. */
-  private forward(entry: Call, agentId: RequestId, outbound: OutboundRequest, agentToken: unknown, { timeoutMs, rewrite, timed }: Sending): void {
+  private forward(
+    entry: Call,
+    agentId: RequestId,
+    outbound: OutboundRequest,
+    agentToken: unknown,
+    { timeoutMs, rewrite, timed }: Sending,
+  ): void {
     const conn = entry.conn;
     // Traced: the server gets the call's trace context in its `_meta` (so the agent's line is not spliced).
     const request = this.spans === undefined ? outbound : this.spans.serverCall(entry, agentId, outbound);
-    entry.serverId = conn.forward(request, {
-      reply: (res, line) => {
-        if (this.inflight.get(agentId) !== entry) return;
-        this.inflight.delete(agentId);
-        if (timed !== undefined) recordFinished(this.parts, conn, timed, 'error' in res ? 'error' : 'ok', res);
-        // Read before relay: a rewrite may edit the result.
-        const failure = this.spans === undefined ? undefined : failureOf(res);
-        try {
-          this.relay(res, line, agentId, entry.serverId, rewrite);
-          if (this.spans !== undefined) {
-            entry.trace?.end(failure === undefined ? 'ok' : 'error', failure);
-            this.spans.end(agentId, failure === undefined ? 'ok' : 'error', failure, conn.name);
+    entry.serverId = conn.forward(
+      request,
+      {
+        reply: (res, line) => {
+          if (this.inflight.get(agentId) !== entry) return;
+          this.inflight.delete(agentId);
+          if (timed !== undefined) recordFinished(this.parts, conn, timed, 'error' in res ? 'error' : 'ok', res);
+          // Read before relay: a rewrite may edit the result.
+          const failure = this.spans === undefined ? undefined : failureOf(res);
+          try {
+            this.relay(res, line, agentId, entry.serverId, rewrite);
+            if (this.spans !== undefined) {
+              entry.trace?.end(failure === undefined ? 'ok' : 'error', failure);
+              this.spans.end(agentId, failure === undefined ? 'ok' : 'error', failure, conn.name);
+            }
+          } catch (err) {
+            // The server's answer could not be passed on (a bug here, never the agent's or the server's
+            // fault to carry): the agent still gets an answer, and the server's other calls go on.
+            this.sendError(agentId, err);
           }
-        } catch (err) {
-          // The server's answer could not be passed on (a bug here, never the agent's or the server's
-          // fault to carry): the agent still gets an answer, and the server's other calls go on.
+        },
+        fail: (err) => {
+          if (this.inflight.get(agentId) !== entry) return;
+          this.inflight.delete(agentId);
+          if (timed !== undefined) recordFinished(this.parts, conn, timed, 'failed', undefined, err);
+          entry.trace?.end('failed', asGatewayError(err).code);
           this.sendError(agentId, err);
-        }
+        },
+        progress:
+          agentToken === undefined ? undefined : (p) => this.notify('notifications/progress', { ...p, progressToken: agentToken }, agentId),
+        paused: (retryMs, resume) => {
+          if (!this.closed && this.inflight.get(agentId) === entry) this.channel.pause?.(agentId, retryMs, resume);
+        },
       },
-      fail: (err) => {
-        if (this.inflight.get(agentId) !== entry) return;
-        this.inflight.delete(agentId);
-        if (timed !== undefined) recordFinished(this.parts, conn, timed, 'failed', undefined, err);
-        entry.trace?.end('failed', asGatewayError(err).code);
-        this.sendError(agentId, err);
-      },
-      progress: agentToken === undefined ? undefined : (p) => this.notify('notifications/progress', { ...p, progressToken: agentToken }, agentId),
-      paused: (retryMs, resume) => {
-        if (!this.closed && this.inflight.get(agentId) === entry) this.channel.pause?.(agentId, retryMs, resume);
-      },
-    }, timeoutMs, this.channel.era === 'modern' ? 'modern' : 'legacy');
+      timeoutMs,
+      this.channel.era === 'modern' ? 'modern' : 'legacy',
+    );
     // Not sent (refused before it left, or the server is unavailable): the sink has answered already.
     if (entry.serverId === 0 && this.inflight.get(agentId) === entry) this.inflight.delete(agentId);
   }
@@ -667,9 +868,25 @@ export class AgentSession implements Caller {
 
   private readResource(msg: JsonRpcRequest): void {
     const route = this.parts.router.uri(this.log, this, msg.method, msg.params?.uri);
-    const audit = this.parts.audit === undefined || typeof msg.params?.uri !== 'string' ? undefined : auditOf(this.parts.audit, this.id, msg.method, this.agent, { resource: msg.params.uri }, route instanceof GatewayError ? route : route.conn.name);
+    const audit =
+      this.parts.audit === undefined || typeof msg.params?.uri !== 'string'
+        ? undefined
+        : auditOf(
+            this.parts.audit,
+            this.id,
+            msg.method,
+            this.agent,
+            { resource: msg.params.uri },
+            route instanceof GatewayError ? route : route.conn.name,
+          );
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
-    if (this.outsideView(route.conn.name)) return this.sendError(msg.id, new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${route.publicUri} on view "${this.view!}"`, { detail: { uri: route.publicUri } }));
+    if (this.outsideView(route.conn.name))
+      return this.sendError(
+        msg.id,
+        new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${route.publicUri} on view "${this.view!}"`, {
+          detail: { uri: route.publicUri },
+        }),
+      );
     this.sendToServer(route.carrier, msg.id, this.outbound(msg.method, { ...msg.params, uri: route.uri }), {
       rewrite: (result) => rewriteReadResult(result, (uri) => this.parts.catalog.publicUri(route.conn.name, uri)),
       timed: audit && { start: performance.now(), audit },
@@ -678,9 +895,23 @@ export class AgentSession implements Caller {
 
   private getPrompt(msg: JsonRpcRequest): void {
     const route = this.parts.router.prompt(this.log, this, msg.params?.name);
-    const audit = this.parts.audit === undefined || typeof msg.params?.name !== 'string' ? undefined : auditOf(this.parts.audit, this.id, msg.method, this.agent, { prompt: msg.params.name, ...this.parts.audit.argumentsOf(msg.params.arguments) }, route instanceof GatewayError ? route : route.server);
+    const audit =
+      this.parts.audit === undefined || typeof msg.params?.name !== 'string'
+        ? undefined
+        : auditOf(
+            this.parts.audit,
+            this.id,
+            msg.method,
+            this.agent,
+            { prompt: msg.params.name, ...this.parts.audit.argumentsOf(msg.params.arguments) },
+            route instanceof GatewayError ? route : route.server,
+          );
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
-    if (this.outsideView(route.server)) return this.sendError(msg.id, new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${String(msg.params!.name)}`, { detail: { prompt: msg.params!.name } }));
+    if (this.outsideView(route.server))
+      return this.sendError(
+        msg.id,
+        new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${String(msg.params!.name)}`, { detail: { prompt: msg.params!.name } }),
+      );
     this.sendToServer(route.carrier, msg.id, this.outbound(msg.method, { ...msg.params, name: route.original }), {
       rewrite: (result) => {
         const renamed = rewritePromptResult(result, (uri) => this.parts.catalog.publicUri(route.server, uri));
@@ -693,7 +924,8 @@ export class AgentSession implements Caller {
   private complete(msg: JsonRpcRequest): void {
     const route = this.parts.router.completion(this.log, this, msg.params?.ref as Record<string, unknown> | undefined);
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
-    if (this.outsideView(route.conn.name)) return this.sendError(msg.id, invalidParams(`completion/complete: the prompt or resource is not on view "${this.view!}"`));
+    if (this.outsideView(route.conn.name))
+      return this.sendError(msg.id, invalidParams(`completion/complete: the prompt or resource is not on view "${this.view!}"`));
     this.sendToServer(route.carrier, msg.id, this.outbound(msg.method, { ...msg.params, ref: route.ref }));
   }
 
@@ -708,7 +940,14 @@ export class AgentSession implements Caller {
     const args = (msg.params?.arguments ?? {}) as Record<string, unknown>;
     const agent = !this.agentExplicit && typeof args.agent_id === 'string' && args.agent_id !== '' ? args.agent_id : this.agent;
     try {
-      const outcome = runMetaTool(discovery, agent, name, args, agent === this.agent ? this.claims : undefined, agent === this.agent ? this.parts.own(this) : undefined);
+      const outcome = runMetaTool(
+        discovery,
+        agent,
+        name,
+        args,
+        agent === this.agent ? this.claims : undefined,
+        agent === this.agent ? this.parts.own(this) : undefined,
+      );
       if ('result' in outcome) return this.sendResult(msg.id, outcome.result);
       msg.params = { ...msg.params, name: outcome.execute.name, arguments: outcome.execute.arguments };
       this.callTool(msg, agent, outcome.execute.timeoutMs);
@@ -730,7 +969,9 @@ export class AgentSession implements Caller {
     // A per-agent or per-session server's subscription is held on the session's own pooled connection.
     const conn = route.conn.config.sessions === 'shared' ? route.conn : await whenReady(route.carrier);
     if ((conn.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
-      throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, { server: conn.name });
+      throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, {
+        server: conn.name,
+      });
     }
     if (this.closed) return;
     if (subscribe) await this.parts.subscriptions.subscribe(this, conn, uri);
@@ -740,7 +981,8 @@ export class AgentSession implements Caller {
   private async setLevel(msg: JsonRpcRequest): Promise<void> {
     const level = msg.params?.level;
     const rank = typeof level === 'string' ? LOG_LEVEL_RANK[level] : undefined;
-    if (rank === undefined) return this.sendError(msg.id, invalidParams(`logging/setLevel needs params.level, one of ${Object.keys(LOG_LEVEL_RANK).join(', ')}`));
+    if (rank === undefined)
+      return this.sendError(msg.id, invalidParams(`logging/setLevel needs params.level, one of ${Object.keys(LOG_LEVEL_RANK).join(', ')}`));
     this.logRank = rank;
     await this.parts.setServersLogLevel(this);
     this.sendResult(msg.id, {});
@@ -772,7 +1014,6 @@ export class AgentSession implements Caller {
     return extensionsOf(this.capabilities);
   }
 
-
   /**
    * A modern (2026-07-28) request's session: its capabilities and log level come with the request
    * (the `_meta` envelope), not from `initialize`, and server requests need no wait for `initialized`.
@@ -797,14 +1038,14 @@ export class AgentSession implements Caller {
 
   // ── notifications and responses from the agent ─────────────────────────────────────────────
 
-
   private onNotification(msg: JsonRpcNotification): void {
     switch (msg.method) {
       case 'notifications/cancelled': {
         const requestId = msg.params?.requestId as RequestId | undefined;
         const entry = requestId === undefined ? undefined : this.inflight.get(requestId);
         if (entry === undefined) {
-          if (requestId !== undefined) this.cancelWaiting(requestId, typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent');
+          if (requestId !== undefined)
+            this.cancelWaiting(requestId, typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent');
           return;
         }
         this.inflight.delete(requestId!);
@@ -930,11 +1171,23 @@ export class AgentSession implements Caller {
     for (const [agentId, entry] of this.inflight) {
       entry.trace?.end('cancelled');
       entry.conn.cancel(entry.serverId, 'the agent disconnected');
-      this.sendError(agentId, new GatewayError('MCPG_SHUTTING_DOWN', `the gateway is shutting down; the call to server "${entry.conn.name}" was cancelled`, { server: entry.conn.name }));
+      this.sendError(
+        agentId,
+        new GatewayError('MCPG_SHUTTING_DOWN', `the gateway is shutting down; the call to server "${entry.conn.name}" was cancelled`, {
+          server: entry.conn.name,
+        }),
+      );
     }
     for (const [agentId, waiting] of this.approvals) {
       waiting.cancel('the agent disconnected');
-      this.sendError(agentId, new GatewayError('MCPG_SHUTTING_DOWN', `the session ended; the call of tool "${waiting.call.publicName}" waiting for approval was not made`, { server: waiting.call.server }));
+      this.sendError(
+        agentId,
+        new GatewayError(
+          'MCPG_SHUTTING_DOWN',
+          `the session ended; the call of tool "${waiting.call.publicName}" waiting for approval was not made`,
+          { server: waiting.call.server },
+        ),
+      );
     }
     this.approvals.clear();
     this.closed = true;

@@ -34,13 +34,29 @@ export function gatewayStatus(gateway: StatusParts): Record<string, unknown> {
     ...gateway.statusSource(),
     policy: rules.open
       ? { file: null, open: true, note: 'no rules file: every agent may use every server' }
-      : { file: rules.file, agent_count: rules.agents.size, agent_ids: [...rules.agents.keys()].sort(), ...(rules.grants.length > 0 && { grants: rules.grants.map((g) => ({ name: g.id, when: Object.fromEntries(g.when.map((t) => [t.claim, [...t.values]])) })) }), defaults: { deny_on_missing_agent: rules.defaults.denyOnMissingAgent } },
+      : {
+          file: rules.file,
+          agent_count: rules.agents.size,
+          agent_ids: [...rules.agents.keys()].sort(),
+          ...(rules.grants.length > 0 && {
+            grants: rules.grants.map((g) => ({ name: g.id, when: Object.fromEntries(g.when.map((t) => [t.claim, [...t.values]])) })),
+          }),
+          defaults: { deny_on_missing_agent: rules.defaults.denyOnMissingAgent },
+        },
     servers: gateway.config.servers.map((s) => {
       const conn = gateway.connections.get(s.name);
       return {
         name: s.name,
-        state: s.disabled ? 'disabled' : conn?.shownState ?? 'not started',
-        ...(s.start === 'on-demand' && { start: 'on-demand', on_demand: { idle_stop_ms: s.idleStop ?? null, starts: conn?.demandStarts ?? 0, stops: conn?.demandStops ?? 0, pid: conn?.pid ?? null } }),
+        state: s.disabled ? 'disabled' : (conn?.shownState ?? 'not started'),
+        ...(s.start === 'on-demand' && {
+          start: 'on-demand',
+          on_demand: {
+            idle_stop_ms: s.idleStop ?? null,
+            starts: conn?.demandStarts ?? 0,
+            stops: conn?.demandStops ?? 0,
+            pid: conn?.pid ?? null,
+          },
+        }),
         tools: gateway.catalog.counts(s.name).tools,
         held: gateway.catalog.heldCount(s.name),
         limited: gateway.limits.report(s.name),
@@ -75,7 +91,16 @@ function searchSummary(gateway: StatusParts): Record<string, unknown> {
     zero_results: zeroResults,
     indexed_tools: gateway.search.indexed,
     ranking: hybrid === undefined ? 'lexical' : 'hybrid',
-    ...(hybrid !== undefined && { embeddings: { endpoint: hybrid.endpoint, model: hybrid.model, vectors: hybrid.vectors, hybrid_searches: hybrid.hybridSearches, fallbacks: hybrid.fallbacks, last_error: hybrid.lastError ?? null } }),
+    ...(hybrid !== undefined && {
+      embeddings: {
+        endpoint: hybrid.endpoint,
+        model: hybrid.model,
+        vectors: hybrid.vectors,
+        hybrid_searches: hybrid.hybridSearches,
+        fallbacks: hybrid.fallbacks,
+        last_error: hybrid.lastError ?? null,
+      },
+    }),
   };
 }
 
@@ -103,8 +128,16 @@ function poolSummary(gateway: StatusParts): Record<string, unknown>[] {
       settings: config.pool ?? null,
       // Bounded: a pool of hundreds of agents is summarised by its counts above.
       // own_headers: whether the agent's serverHeaders are in use (never their names or values).
-      scopes: mine.slice(0, 100).map((e) => ({ scope: e.scope.key, agent: e.agent, state: e.started ? e.conn.state : 'starting', pid: e.conn.pid ?? null, own_headers: e.credential !== '' })),
-      ...(unnamed > 0 && { note: `${unnamed} connection(s) are for agents with no identity of their own (no --agent or X-Mcpgate-Agent): one per agent session, never shared` }),
+      scopes: mine.slice(0, 100).map((e) => ({
+        scope: e.scope.key,
+        agent: e.agent,
+        state: e.started ? e.conn.state : 'starting',
+        pid: e.conn.pid ?? null,
+        own_headers: e.credential !== '',
+      })),
+      ...(unnamed > 0 && {
+        note: `${unnamed} connection(s) are for agents with no identity of their own (no --agent or X-Mcpgate-Agent): one per agent session, never shared`,
+      }),
     };
   });
 }

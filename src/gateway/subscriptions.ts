@@ -20,7 +20,10 @@ export class Subscriptions<Subscriber> {
   /** Holder → server-side URI → the agent sessions that hold it. */
   private readonly byHolder = new Map<Holder, Map<string, Set<Subscriber>>>();
 
-  constructor(private readonly connections: ReadonlyMap<string, Connection>, private readonly log: Logger) {}
+  constructor(
+    private readonly connections: ReadonlyMap<string, Connection>,
+    private readonly log: Logger,
+  ) {}
 
   /** Who holds `uri` on `conn` (for `resources/updated` from it). */
   holders(conn: Connection, uri: string): Iterable<Subscriber> {
@@ -55,7 +58,12 @@ export class Subscriptions<Subscriber> {
       for (const [uri, subscribers] of uris) {
         if (!subscribers.delete(subscriber) || subscribers.size > 0) continue;
         uris.delete(uri);
-        if (conn?.state === 'ready') conn.request('resources/unsubscribe', { uri }).catch((err: unknown) => this.log.debug('could not unsubscribe a resource no session holds any more', { server: conn.name, error: err }));
+        if (conn?.state === 'ready')
+          conn
+            .request('resources/unsubscribe', { uri })
+            .catch((err: unknown) =>
+              this.log.debug('could not unsubscribe a resource no session holds any more', { server: conn.name, error: err }),
+            );
       }
       if (uris.size === 0) this.byHolder.delete(holder);
     }
@@ -65,7 +73,11 @@ export class Subscriptions<Subscriber> {
   renew(conn: Connection): void {
     for (const [uri, subscribers] of this.byHolder.get(holderOf(conn)) ?? []) {
       if (subscribers.size === 0) continue;
-      conn.request('resources/subscribe', { uri }).catch((err: unknown) => this.log.warn('could not renew a resource subscription after reconnecting', { server: conn.name, uri, error: err }));
+      conn
+        .request('resources/subscribe', { uri })
+        .catch((err: unknown) =>
+          this.log.warn('could not renew a resource subscription after reconnecting', { server: conn.name, uri, error: err }),
+        );
     }
   }
 

@@ -47,7 +47,10 @@ export class TaskTable {
   private readonly byServerId = new Map<string, Set<TaskRecord>>();
   private readonly perOwner = new Map<string, number>();
 
-  constructor(private readonly log: Logger, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   get size(): number {
     return this.records.size;
@@ -99,7 +102,11 @@ export class TaskTable {
     for (const [key, record] of this.records) {
       if (!full && record.owner !== owner) continue;
       this.remove(key, record);
-      this.log.warn('forgot a task: too many remembered', { owner: record.owner, task: record.publicId, max: full ? MAX_TASKS : MAX_PER_OWNER });
+      this.log.warn('forgot a task: too many remembered', {
+        owner: record.owner,
+        task: record.publicId,
+        max: full ? MAX_TASKS : MAX_PER_OWNER,
+      });
       return;
     }
   }
@@ -141,7 +148,14 @@ export function recordCreatedTask(table: TaskTable, owner: string, server: strin
 /** The agent's `params.taskId` → its task, or the error it gets (another owner's task is as unknown as a made-up one). */
 export function taskOf(table: TaskTable, owner: string, method: string, taskId: unknown): TaskRecord | GatewayError {
   if (typeof taskId !== 'string') return new GatewayError('MCPG_INVALID_PARAMS', `${method} needs params.taskId (a string)`);
-  return table.find(owner, taskId) ?? new GatewayError('MCPG_INVALID_PARAMS', `unknown task: ${taskId} (a task is known only to the agent whose call created it through mcpgate, until its ttl ends)`, { detail: { taskId } });
+  return (
+    table.find(owner, taskId) ??
+    new GatewayError(
+      'MCPG_INVALID_PARAMS',
+      `unknown task: ${taskId} (a task is known only to the agent whose call created it through mcpgate, until its ttl ends)`,
+      { detail: { taskId } },
+    )
+  );
 }
 
 /** A server's answer about a task (a Task, or `tasks/result`'s result) renamed to the task's public id. */
@@ -166,34 +180,44 @@ function renameRelatedTask(result: Record<string, unknown>, publicId: string): b
  * shared server lists every agent's tasks), and only the owner's tasks are kept, under their public
  * ids, in one page. `connect` gives the connection the owner's requests to a server go to.
  */
-export async function listTasks(table: TaskTable, owner: string, connect: (server: string) => Connection | Promise<Connection> | undefined, log: Logger): Promise<Record<string, unknown>> {
+export async function listTasks(
+  table: TaskTable,
+  owner: string,
+  connect: (server: string) => Connection | Promise<Connection> | undefined,
+  log: Logger,
+): Promise<Record<string, unknown>> {
   const byServer = new Map<string, Map<string, TaskRecord>>();
   for (const record of table.ofOwner(owner)) {
     let mine = byServer.get(record.server);
     if (mine === undefined) byServer.set(record.server, (mine = new Map<string, TaskRecord>()));
     mine.set(record.serverTaskId, record);
   }
-  const lists = await Promise.all([...byServer].map(async ([server, mine]) => {
-    const tasks: Record<string, unknown>[] = [];
-    try {
-      const conn = await connect(server);
-      if (conn === undefined) return tasks;
-      let cursor: string | undefined;
-      for (let page = 0; page < MAX_LIST_PAGES; page++) {
-        const result = await conn.request('tasks/list', cursor === undefined ? {} : { cursor });
-        for (const task of Array.isArray(result.tasks) ? (result.tasks as unknown[]) : []) {
-          if (!isRecord(task) || typeof task.taskId !== 'string') continue;
-          const record = mine.get(task.taskId);
-          if (record !== undefined) tasks.push({ ...task, taskId: record.publicId });
+  const lists = await Promise.all(
+    [...byServer].map(async ([server, mine]) => {
+      const tasks: Record<string, unknown>[] = [];
+      try {
+        const conn = await connect(server);
+        if (conn === undefined) return tasks;
+        let cursor: string | undefined;
+        for (let page = 0; page < MAX_LIST_PAGES; page++) {
+          const result = await conn.request('tasks/list', cursor === undefined ? {} : { cursor });
+          for (const task of Array.isArray(result.tasks) ? (result.tasks as unknown[]) : []) {
+            if (!isRecord(task) || typeof task.taskId !== 'string') continue;
+            const record = mine.get(task.taskId);
+            if (record !== undefined) tasks.push({ ...task, taskId: record.publicId });
+          }
+          cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
+          if (cursor === undefined) break;
         }
-        cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
-        if (cursor === undefined) break;
+      } catch (err) {
+        log.warn("tasks/list: a server's list could not be read; its tasks are left out", {
+          server,
+          error: err instanceof Error ? err.message : String(err),
+        });
       }
-    } catch (err) {
-      log.warn('tasks/list: a server\'s list could not be read; its tasks are left out', { server, error: err instanceof Error ? err.message : String(err) });
-    }
-    return tasks;
-  }));
+      return tasks;
+    }),
+  );
   return { tasks: lists.flat() };
 }
 

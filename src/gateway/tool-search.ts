@@ -97,7 +97,8 @@ export class ToolSearch {
     // The hybrid ranking fuses a deeper lexical list with the vector one; lexical alone needs only `limit`.
     const depth = hybrid === undefined ? request.limit : Math.max(request.limit, hybrid.depth);
     const lexical = this.parts.indexes.search(request.query, depth, who.own, allowed);
-    const ranked = hybrid === undefined ? lexical : await hybrid.rank(request.query, request.limit, lexical, this.parts.indexes, who.own, allowed);
+    const ranked =
+      hybrid === undefined ? lexical : await hybrid.rank(request.query, request.limit, lexical, this.parts.indexes, who.own, allowed);
     const tools: SearchResultTool[] = [];
     for (const hit of ranked) {
       if (tools.length >= request.limit) break;
@@ -125,6 +126,12 @@ export class ToolSearch {
       const entry = catalog.tool(name);
       return entry === undefined || (own !== undefined && ownsServer(own, entry.server)) ? undefined : { catalog, entry };
     };
-    return searchModeList(this.modeSettingsOf(who.agent), found, own === undefined ? [catalog] : [...own, catalog], lookup, this.allowed(who));
+    return searchModeList(
+      this.modeSettingsOf(who.agent),
+      found,
+      own === undefined ? [catalog] : [...own, catalog],
+      lookup,
+      this.allowed(who),
+    );
   }
 }

@@ -22,17 +22,23 @@ export interface Settling {
 export class UntilSettled {
   private readonly ids = new Set<RequestId>();
 
-  constructor(private readonly settling: Settling, private readonly fail: (id: RequestId, err: unknown) => void) {}
+  constructor(
+    private readonly settling: Settling,
+    private readonly fail: (id: RequestId, err: unknown) => void,
+  ) {}
 
   /** Runs `handler` now if every server has settled (for a list: if the catalog is listable), else once it has. */
   run(id: RequestId, handler: () => void, until: 'settled' | 'listable' = 'settled'): void {
     if (until === 'settled' ? this.settling.hasSettled : this.settling.isListable) return handler();
     this.ids.add(id);
-    (until === 'settled' ? this.settling.settled : this.settling.listable).then(() => {
-      if (!this.ids.delete(id)) return; // answered by close()
-      if (this.settling.isClosing) this.fail(id, shuttingDown());
-      else handler();
-    }, (err: unknown) => this.fail(id, err));
+    (until === 'settled' ? this.settling.settled : this.settling.listable).then(
+      () => {
+        if (!this.ids.delete(id)) return; // answered by close()
+        if (this.settling.isClosing) this.fail(id, shuttingDown());
+        else handler();
+      },
+      (err: unknown) => this.fail(id, err),
+    );
   }
 
   /** The session ends: everything still waiting is answered. */

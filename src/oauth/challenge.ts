@@ -49,7 +49,9 @@ export async function probeChallenge(server: RemoteServerConfig, signal?: AbortS
     const res = await fetch(server.url, {
       method: 'POST',
       headers: {
-        ...server.headers, accept: 'application/json, text/event-stream', 'content-type': 'application/json',
+        ...server.headers,
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
         ...(session !== undefined && { 'mcp-session-id': session, 'mcp-protocol-version': PROBE_VERSION }),
       },
       body: JSON.stringify({ jsonrpc: '2.0', ...message }),
@@ -62,7 +64,10 @@ export async function probeChallenge(server: RemoteServerConfig, signal?: AbortS
   const refused = (res: Response): Challenge | undefined =>
     res.status === 401 || res.status === 403 ? parseChallenge(res.headers.get('www-authenticate') ?? undefined) : undefined;
   try {
-    const init = await post({ id: 0, method: 'initialize', params: { protocolVersion: PROBE_VERSION, capabilities: {}, clientInfo: GATEWAY_INFO } }, undefined);
+    const init = await post(
+      { id: 0, method: 'initialize', params: { protocolVersion: PROBE_VERSION, capabilities: {}, clientInfo: GATEWAY_INFO } },
+      undefined,
+    );
     const first = refused(init);
     if (first !== undefined || !init.ok) return first ?? {};
     const session = init.headers.get('mcp-session-id') ?? undefined;
@@ -71,7 +76,10 @@ export async function probeChallenge(server: RemoteServerConfig, signal?: AbortS
       return refused(await post({ id: 1, method: 'tools/list' }, session)) ?? {};
     } finally {
       if (session !== undefined) {
-        await fetch(server.url, { method: 'DELETE', headers: { ...server.headers, 'mcp-session-id': session }, signal: abort }).then((res) => res.body?.cancel(), () => {});
+        await fetch(server.url, { method: 'DELETE', headers: { ...server.headers, 'mcp-session-id': session }, signal: abort }).then(
+          (res) => res.body?.cancel(),
+          () => {},
+        );
       }
     }
   } catch {

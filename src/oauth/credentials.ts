@@ -55,7 +55,9 @@ export class OAuthCredentials {
     const { tokens, dpop } = this;
     if (tokens === undefined || dpop === undefined) return undefined;
     const token = tokens.access_token;
-    return dpop.session.buildProof({ htm: method, htu: url, accessToken: token }).then((proof) => ({ authorization: `DPoP ${token}`, dpop: proof }));
+    return dpop.session
+      .buildProof({ htm: method, htu: url, accessToken: token })
+      .then((proof) => ({ authorization: `DPoP ${token}`, dpop: proof }));
   }
 
   nonce(url: URL, value: string): void {
@@ -74,7 +76,9 @@ export class OAuthCredentials {
   }
 
   concerns(challenge: string | undefined): boolean {
-    return this.tokens !== undefined || this.server.auth !== undefined || (challenge !== undefined && /^\s*(bearer|dpop)\b/i.test(challenge));
+    return (
+      this.tokens !== undefined || this.server.auth !== undefined || (challenge !== undefined && /^\s*(bearer|dpop)\b/i.test(challenge))
+    );
   }
 
   async unauthorized(used: string | undefined, challenge: string | undefined): Promise<void> {
@@ -113,7 +117,11 @@ export class OAuthCredentials {
         this.log.warn('cannot record the scope the server asked for', { server: name, error: err });
       });
     }
-    throw new GatewayError('MCPG_SERVER_NEEDS_LOGIN', `server "${name}" needs login (scope "${union ?? wanted ?? 'unknown'}"): run \`${this.loginCommand}\` (the request needs a scope the stored login was not granted)`, { server: name });
+    throw new GatewayError(
+      'MCPG_SERVER_NEEDS_LOGIN',
+      `server "${name}" needs login (scope "${union ?? wanted ?? 'unknown'}"): run \`${this.loginCommand}\` (the request needs a scope the stored login was not granted)`,
+      { server: name },
+    );
   }
 
   watch(changed: () => void): () => void {
@@ -123,10 +131,14 @@ export class OAuthCredentials {
     } catch (err) {
       this.log.warn('cannot create the token directory; a login is noticed on SIGHUP only', { dir: this.store.dir, error: err });
     }
-    const watch = watchFiles([file], () => {
-      this.loaded = false;
-      changed();
-    }, this.log);
+    const watch = watchFiles(
+      [file],
+      () => {
+        this.loaded = false;
+        changed();
+      },
+      this.log,
+    );
     return () => watch.close();
   }
 
@@ -143,12 +155,21 @@ export class OAuthCredentials {
     try {
       stored = await this.store.read(name, this.server.url);
     } catch (err) {
-      throw new GatewayError('MCPG_SERVER_NEEDS_LOGIN', `server "${name}" needs login: run \`${this.loginCommand}\` (${(err as Error).message})`, { server: name });
+      throw new GatewayError(
+        'MCPG_SERVER_NEEDS_LOGIN',
+        `server "${name}" needs login: run \`${this.loginCommand}\` (${(err as Error).message})`,
+        { server: name },
+      );
     }
     this.loaded = true;
     // A token the server refused (expires_at 0) is refreshed, unless a login stored another since.
     const refused = this.tokens?.expires_at === 0 ? this.tokens : undefined;
-    await this.hold(refused !== undefined && (stored?.tokens === undefined || stored.tokens.access_token === refused.access_token) ? refused : stored?.tokens, stored?.dpop);
+    await this.hold(
+      refused !== undefined && (stored?.tokens === undefined || stored.tokens.access_token === refused.access_token)
+        ? refused
+        : stored?.tokens,
+      stored?.dpop,
+    );
     const machine = this.settings.grant !== 'authorization_code';
     if (this.tokens !== undefined && !this.expiring(this.tokens) && !force) return;
     if (!machine) {
@@ -162,16 +183,27 @@ export class OAuthCredentials {
     // refresh signed by another key is refused (the refresh token is bound to this one) — and a
     // pending step-up scope, which the next login is to ask for.
     const { version: _v, savedAt: _s, url: _u, tokens: _t, ...kept } = stored ?? {};
-    const provider = new StoreProvider(this.server, this.settings, this.store, machine ? { kind: 'machine' } : { kind: 'gateway' }, {
-      ...kept,
-      ...(this.tokens !== undefined && !force && { tokens: this.tokens }),
-    }, this.now);
+    const provider = new StoreProvider(
+      this.server,
+      this.settings,
+      this.store,
+      machine ? { kind: 'machine' } : { kind: 'gateway' },
+      {
+        ...kept,
+        ...(this.tokens !== undefined && !force && { tokens: this.tokens }),
+      },
+      this.now,
+    );
     try {
       await auth(provider, { serverUrl: this.server.url, ...(scope !== undefined && { scope }) });
     } catch (err) {
       this.tokens = provider.current.tokens;
       if (err instanceof NeedsLogin) throw this.needsLogin('the authorization server refused the refresh token');
-      throw new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${name}": could not get an access token from its authorization server: ${(err as Error).message}`, { server: name });
+      throw new GatewayError(
+        'MCPG_SERVER_UNAVAILABLE',
+        `server "${name}": could not get an access token from its authorization server: ${(err as Error).message}`,
+        { server: name },
+      );
     }
     await this.hold(provider.current.tokens, provider.current.dpop);
     if (this.tokens === undefined) throw this.needsLogin('no access token was issued');
@@ -193,6 +225,8 @@ export class OAuthCredentials {
 
   private needsLogin(why: string): GatewayError {
     const name = this.server.name;
-    return new GatewayError('MCPG_SERVER_NEEDS_LOGIN', `server "${name}" needs login: run \`${this.loginCommand}\` (${why})`, { server: name });
+    return new GatewayError('MCPG_SERVER_NEEDS_LOGIN', `server "${name}" needs login: run \`${this.loginCommand}\` (${why})`, {
+      server: name,
+    });
   }
 }

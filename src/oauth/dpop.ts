@@ -34,7 +34,8 @@ function listsEs256(metadata: unknown): boolean {
  */
 export function dpopWanted(asMetadata: unknown, resourceMetadata: unknown, challengeDpop: boolean, keyStored: boolean): boolean {
   if (!listsEs256(asMetadata)) return false;
-  const required = (resourceMetadata as { dpop_bound_access_tokens_required?: unknown } | undefined)?.dpop_bound_access_tokens_required === true;
+  const required =
+    (resourceMetadata as { dpop_bound_access_tokens_required?: unknown } | undefined)?.dpop_bound_access_tokens_required === true;
   return keyStored || challengeDpop || required || listsEs256(resourceMetadata);
 }
 

@@ -23,9 +23,14 @@ export interface LoginOptions {
 }
 
 const CALLBACK_PATH = '/callback';
-const PAGE = (text: string): string => `<!doctype html><meta charset="utf-8"><title>mcpgate</title><p>${text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)}</p>`;
+const PAGE = (text: string): string =>
+  `<!doctype html><meta charset="utf-8"><title>mcpgate</title><p>${text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)}</p>`;
 /** What a grant that needs no person is called, where `login` refuses it. */
-const MACHINE_GRANTS: Readonly<Record<string, string>> = { client_credentials: 'client-credentials', jwt_bearer: 'jwt-bearer (workload identity)', id_jag: 'ID-JAG (enterprise-managed authorization)' };
+const MACHINE_GRANTS: Readonly<Record<string, string>> = {
+  client_credentials: 'client-credentials',
+  jwt_bearer: 'jwt-bearer (workload identity)',
+  id_jag: 'ID-JAG (enterprise-managed authorization)',
+};
 
 interface Callback {
   code: string;
@@ -42,7 +47,8 @@ export class LoginError extends Error {}
 /** Runs the whole login; resolves once the tokens are stored. */
 export async function login(server: RemoteServerConfig, store: TokenStore, options: LoginOptions): Promise<void> {
   const settings = server.auth ?? { grant: 'authorization_code' as const };
-  if (settings.grant !== 'authorization_code') throw new LoginError(`server "${server.name}" uses the ${MACHINE_GRANTS[settings.grant]} grant: it needs no login`);
+  if (settings.grant !== 'authorization_code')
+    throw new LoginError(`server "${server.name}" uses the ${MACHINE_GRANTS[settings.grant]} grant: it needs no login`);
   const listener = createServer();
   const state = randomBytes(16).toString('base64url');
   let stored;
@@ -65,9 +71,15 @@ export async function login(server: RemoteServerConfig, store: TokenStore, optio
     // The server's own challenge: the metadata URL it announces must be used, its scope asked for,
     // and its DPoP scheme says it takes DPoP-bound tokens.
     const challenge = await probeChallenge(server, options.signal);
-    const provider = new StoreProvider(server, settings, store, { kind: 'login', redirectUrl, state, open: options.show, challengeDpop: challenge.dpop === true }, {
-      ...(reuse && stored?.client !== undefined && { client: stored.client }),
-    });
+    const provider = new StoreProvider(
+      server,
+      settings,
+      store,
+      { kind: 'login', redirectUrl, state, open: options.show, challengeDpop: challenge.dpop === true },
+      {
+        ...(reuse && stored?.client !== undefined && { client: stored.client }),
+      },
+    );
     const scope = loginScope(settings.scope, challenge.scope, stored);
     const common = {
       serverUrl: server.url,
@@ -80,9 +92,13 @@ export async function login(server: RemoteServerConfig, store: TokenStore, optio
     try {
       // The SDK checks `iss` against the issuer it discovered (RFC 9207), and that issuer against its metadata.
       const result = await auth(provider, { ...common, authorizationCode: code, ...(iss !== undefined && { iss }) });
-      if (result !== 'AUTHORIZED' || provider.current.tokens === undefined) throw new LoginError('the authorization server issued no tokens');
+      if (result !== 'AUTHORIZED' || provider.current.tokens === undefined)
+        throw new LoginError('the authorization server issued no tokens');
     } catch (err) {
-      await reply(false, `Sign-in failed: the code could not be exchanged for tokens (${err instanceof Error ? err.message : String(err)}). Return to the terminal.`);
+      await reply(
+        false,
+        `Sign-in failed: the code could not be exchanged for tokens (${err instanceof Error ? err.message : String(err)}). Return to the terminal.`,
+      );
       throw err;
     }
     await reply(true, 'Signed in. You can close this window and return to the terminal.');
@@ -107,7 +123,10 @@ function loginScope(configured: string | undefined, challenged: string | undefin
 /** The one redirect to the loopback listener that carries our `state`: its code, or the error it reports. */
 function waitForCallback(listener: Server, state: string, options: LoginOptions): Promise<Callback> {
   return new Promise<Callback>((resolve, reject) => {
-    const timer = setTimeout(() => finish(new LoginError(`no sign-in within ${Math.round(options.timeoutMs / 1000)} s`)), options.timeoutMs);
+    const timer = setTimeout(
+      () => finish(new LoginError(`no sign-in within ${Math.round(options.timeoutMs / 1000)} s`)),
+      options.timeoutMs,
+    );
     const aborted = (): void => finish(new LoginError('login cancelled'));
     options.signal?.addEventListener('abort', aborted, { once: true });
     let done = false;
@@ -134,11 +153,14 @@ function waitForCallback(listener: Server, state: string, options: LoginOptions)
         return;
       }
       // Answered once the code is exchanged (the listener closes after that, ending it either way).
-      const reply = (ok: boolean, text: string): Promise<void> => new Promise<void>((resolve) => {
-        if (res.writableEnded || res.destroyed) return resolve();
-        res.once('close', () => resolve());
-        res.writeHead(ok ? 200 : 502, { 'content-type': 'text/html; charset=utf-8', connection: 'close' }).end(PAGE(text), () => resolve());
-      });
+      const reply = (ok: boolean, text: string): Promise<void> =>
+        new Promise<void>((resolve) => {
+          if (res.writableEnded || res.destroyed) return resolve();
+          res.once('close', () => resolve());
+          res
+            .writeHead(ok ? 200 : 502, { 'content-type': 'text/html; charset=utf-8', connection: 'close' })
+            .end(PAGE(text), () => resolve());
+        });
       finish({ code, iss: url.searchParams.get('iss') ?? undefined, reply });
     });
   });

@@ -12,7 +12,13 @@
 import { readFile } from 'node:fs/promises';
 import { createPrivateKeyJwtAuth, requestJwtAuthorizationGrant } from '@modelcontextprotocol/client';
 import type {
-  AddClientAuthentication, DpopSession, OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens,
+  AddClientAuthentication,
+  DpopSession,
+  OAuthClientMetadata,
+  OAuthClientProvider,
+  OAuthDiscoveryState,
+  StoredOAuthClientInformation,
+  StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
 import type { OAuthSettings, RemoteServerConfig } from '../config/types.js';
 import { dpopSession, dpopWanted, newDpopKey } from './dpop.js';
@@ -57,8 +63,10 @@ export class StoreProvider implements OAuthClientProvider {
   ) {
     const key = settings.privateKey;
     const id = settings.clientId;
-    this.addClientAuthentication = key === undefined || id === undefined ? undefined
-      : createPrivateKeyJwtAuth({ issuer: id, subject: id, privateKey: key, alg: settings.signingAlgorithm ?? 'ES256' });
+    this.addClientAuthentication =
+      key === undefined || id === undefined
+        ? undefined
+        : createPrivateKeyJwtAuth({ issuer: id, subject: id, privateKey: key, alg: settings.signingAlgorithm ?? 'ES256' });
   }
 
   get current(): Stored {
@@ -79,9 +87,18 @@ export class StoreProvider implements OAuthClientProvider {
     return {
       client_name: 'mcpgate',
       redirect_uris: redirect === undefined ? [] : [redirect],
-      grant_types: !machine ? ['authorization_code', 'refresh_token'] : this.settings.grant === 'jwt_bearer' || this.settings.grant === 'id_jag' ? [JWT_BEARER] : ['client_credentials'],
+      grant_types: !machine
+        ? ['authorization_code', 'refresh_token']
+        : this.settings.grant === 'jwt_bearer' || this.settings.grant === 'id_jag'
+          ? [JWT_BEARER]
+          : ['client_credentials'],
       response_types: machine ? [] : ['code'],
-      token_endpoint_auth_method: this.settings.privateKey !== undefined ? 'private_key_jwt' : this.settings.clientSecret !== undefined ? 'client_secret_basic' : 'none',
+      token_endpoint_auth_method:
+        this.settings.privateKey !== undefined
+          ? 'private_key_jwt'
+          : this.settings.clientSecret !== undefined
+            ? 'client_secret_basic'
+            : 'none',
       ...(this.settings.scope !== undefined && { scope: this.settings.scope }),
     };
   }
@@ -111,7 +128,11 @@ export class StoreProvider implements OAuthClientProvider {
     if (id !== undefined) {
       // The authorization server it was stamped with (SEP-2352) is stored; the secret stays in .mcp.json.
       const issuer = this.stored.client?.client_id === id ? this.stored.client.issuer : undefined;
-      return { client_id: id, ...(this.settings.clientSecret !== undefined && { client_secret: this.settings.clientSecret }), ...(typeof issuer === 'string' && { issuer }) };
+      return {
+        client_id: id,
+        ...(this.settings.clientSecret !== undefined && { client_secret: this.settings.clientSecret }),
+        ...(typeof issuer === 'string' && { issuer }),
+      };
     }
     return this.stored.client;
   }
@@ -133,7 +154,14 @@ export class StoreProvider implements OAuthClientProvider {
     const expiresAt = typeof tokens.expires_in === 'number' ? this.now() + tokens.expires_in * 1000 : undefined;
     // A refresh answer without a new refresh token keeps the old one (RFC 6749 §6).
     const refresh = tokens.refresh_token ?? this.stored.tokens?.refresh_token;
-    await this.save({ ...this.stored, tokens: { ...tokens, ...(refresh !== undefined && { refresh_token: refresh }), ...(expiresAt !== undefined && { expires_at: expiresAt }) } });
+    await this.save({
+      ...this.stored,
+      tokens: {
+        ...tokens,
+        ...(refresh !== undefined && { refresh_token: refresh }),
+        ...(expiresAt !== undefined && { expires_at: expiresAt }),
+      },
+    });
   }
 
   async redirectToAuthorization(url: URL): Promise<void> {
@@ -168,7 +196,8 @@ export class StoreProvider implements OAuthClientProvider {
       const assertion = await readToken(file, 'the workload token "assertionFile"');
       return new URLSearchParams({ grant_type: JWT_BEARER, assertion, ...(scope !== undefined && { scope }) });
     }
-    if (this.settings.grant === 'id_jag') return new URLSearchParams({ grant_type: JWT_BEARER, assertion: await this.idJag(scope), ...(scope !== undefined && { scope }) });
+    if (this.settings.grant === 'id_jag')
+      return new URLSearchParams({ grant_type: JWT_BEARER, assertion: await this.idJag(scope), ...(scope !== undefined && { scope }) });
     return new URLSearchParams({ grant_type: 'client_credentials', ...(scope !== undefined && { scope }) });
   }
 
@@ -181,22 +210,30 @@ export class StoreProvider implements OAuthClientProvider {
    */
   private async idJag(scope: string | undefined): Promise<string> {
     const { idpTokenEndpoint, idpClientId, idpClientSecret, idTokenFile } = this.settings;
-    if (idpTokenEndpoint === undefined || idpClientId === undefined || idTokenFile === undefined) throw new Error('the "id_jag" grant needs "idpTokenEndpoint", "idpClientId" and "idTokenFile"');
+    if (idpTokenEndpoint === undefined || idpClientId === undefined || idTokenFile === undefined)
+      throw new Error('the "id_jag" grant needs "idpTokenEndpoint", "idpClientId" and "idTokenFile"');
     const audience = this.authorizationServer;
     const resource = this.resource;
-    if (audience === undefined) throw new Error('no authorization server discovered for the ID-JAG\'s audience');
-    if (resource === undefined) throw new Error(`server "${this.server.name}" publishes no protected resource metadata (RFC 9728): an ID-JAG needs its resource`);
+    if (audience === undefined) throw new Error("no authorization server discovered for the ID-JAG's audience");
+    if (resource === undefined)
+      throw new Error(`server "${this.server.name}" publishes no protected resource metadata (RFC 9728): an ID-JAG needs its resource`);
     const idToken = await readToken(idTokenFile, 'the ID token "idTokenFile"');
     try {
       const { jwtAuthGrant } = await requestJwtAuthorizationGrant({
-        tokenEndpoint: idpTokenEndpoint, audience, resource, idToken, clientId: idpClientId,
+        tokenEndpoint: idpTokenEndpoint,
+        audience,
+        resource,
+        idToken,
+        clientId: idpClientId,
         ...(idpClientSecret !== undefined && { clientSecret: idpClientSecret }),
         ...(scope !== undefined && { scope }),
         fetchFn: (url, init) => fetch(url, { ...init, signal: AbortSignal.timeout(IDP_TIMEOUT_MS) }),
       });
       return jwtAuthGrant;
     } catch (err) {
-      throw new Error(`the IdP's token exchange at ${idpTokenEndpoint} (ID token for an ID-JAG) failed: ${(err as Error).message}`, { cause: err });
+      throw new Error(`the IdP's token exchange at ${idpTokenEndpoint} (ID token for an ID-JAG) failed: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
   }
 
@@ -208,9 +245,10 @@ export class StoreProvider implements OAuthClientProvider {
   dpop(): Promise<DpopSession> | undefined {
     const discovery = this.stored.discovery;
     const challenged = this.use.kind === 'login' && this.use.challengeDpop === true;
-    if (!dpopWanted(discovery?.authorizationServerMetadata, discovery?.resourceMetadata, challenged, this.stored.dpop !== undefined)) return undefined;
+    if (!dpopWanted(discovery?.authorizationServerMetadata, discovery?.resourceMetadata, challenged, this.stored.dpop !== undefined))
+      return undefined;
     this.session ??= (async () => {
-      if (this.stored.dpop === undefined) this.stored = { ...this.stored, dpop: await newDpopKey() as NonNullable<Stored['dpop']> };
+      if (this.stored.dpop === undefined) this.stored = { ...this.stored, dpop: (await newDpopKey()) as NonNullable<Stored['dpop']> };
       return dpopSession(this.stored.dpop!);
     })();
     return this.session;

@@ -37,7 +37,10 @@ export interface RevokeOptions {
 export async function revokeStored(file: TokenFile, options: RevokeOptions = {}): Promise<Revocation> {
   const tokens = file.tokens;
   if (tokens === undefined) return { kind: 'nothing' };
-  const signal = AbortSignal.any([AbortSignal.timeout(options.timeoutMs ?? TIMEOUT_MS), ...(options.signal === undefined ? [] : [options.signal])]);
+  const signal = AbortSignal.any([
+    AbortSignal.timeout(options.timeoutMs ?? TIMEOUT_MS),
+    ...(options.signal === undefined ? [] : [options.signal]),
+  ]);
   const doFetch = options.fetch ?? fetch;
   let endpoint: string | undefined;
   const issuer = file.discovery?.authorizationServerUrl;
@@ -48,11 +51,17 @@ export async function revokeStored(file: TokenFile, options: RevokeOptions = {})
       endpoint = revocationEndpoint(metadata);
     }
   } catch (err) {
-    return { kind: 'failed', reason: `cannot read the authorization server's metadata at ${issuer ?? 'an unknown issuer'}: ${messageOf(err)}` };
+    return {
+      kind: 'failed',
+      reason: `cannot read the authorization server's metadata at ${issuer ?? 'an unknown issuer'}: ${messageOf(err)}`,
+    };
   }
   if (endpoint === undefined) return { kind: 'unsupported', issuer };
   const configured = options.client;
-  const client = configured !== undefined && file.client?.client_id === configured.clientId ? { ...file.client, client_secret: configured.clientSecret } : file.client;
+  const client =
+    configured !== undefined && file.client?.client_id === configured.clientId
+      ? { ...file.client, client_secret: configured.clientSecret }
+      : file.client;
   if (client === undefined) return { kind: 'failed', reason: 'the stored login has no client registration to revoke with' };
   // The refresh token first: revoking it ends the grant, and with it (at most servers) its access tokens.
   const list: [TokenKind, string][] = [];
@@ -65,7 +74,11 @@ export async function revokeStored(file: TokenFile, options: RevokeOptions = {})
     if (problem === undefined) revoked.push(hint);
     // A server that cannot revoke this kind (self-contained JWT access tokens) still ended the grant with the refresh token.
     else if (problem.startsWith(UNSUPPORTED) && hint === 'access_token' && revoked.length > 0) kept.push(hint);
-    else return { kind: 'failed', reason: `the ${hint === 'refresh_token' ? 'refresh' : 'access'} token was not revoked at ${endpoint}: ${problem}` };
+    else
+      return {
+        kind: 'failed',
+        reason: `the ${hint === 'refresh_token' ? 'refresh' : 'access'} token was not revoked at ${endpoint}: ${problem}`,
+      };
   }
   return { kind: 'revoked', endpoint, tokens: revoked, kept };
 }
@@ -83,7 +96,14 @@ function revocationEndpoint(metadata: unknown): string | undefined {
 }
 
 /** One RFC 7009 §2.1 request; undefined when the server answered 200, else why not. */
-async function revokeOne(endpoint: string, client: NonNullable<TokenFile['client']>, token: string, hint: string, signal: AbortSignal, doFetch: typeof fetch): Promise<string | undefined> {
+async function revokeOne(
+  endpoint: string,
+  client: NonNullable<TokenFile['client']>,
+  token: string,
+  hint: string,
+  signal: AbortSignal,
+  doFetch: typeof fetch,
+): Promise<string | undefined> {
   const body = new URLSearchParams({ token, token_type_hint: hint });
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
   const secret = typeof client.client_secret === 'string' ? client.client_secret : undefined;
@@ -109,7 +129,8 @@ async function revokeOne(endpoint: string, client: NonNullable<TokenFile['client
   try {
     const parsed = JSON.parse(text) as { error?: unknown; error_description?: unknown };
     if (parsed.error === UNSUPPORTED) return `${UNSUPPORTED} (HTTP ${res.status})`;
-    if (typeof parsed.error === 'string') error = ` ${parsed.error}${typeof parsed.error_description === 'string' ? ` (${parsed.error_description.slice(0, 200)})` : ''}`;
+    if (typeof parsed.error === 'string')
+      error = ` ${parsed.error}${typeof parsed.error_description === 'string' ? ` (${parsed.error_description.slice(0, 200)})` : ''}`;
   } catch {
     // not JSON: the status says enough
   }

@@ -48,10 +48,12 @@ const FileSchema = z.object({
    * The login's DPoP key (RFC 9449), where the authorization server binds tokens to one: the private
    * JWK, kept with the tokens it binds (they are useless without it, and it is no more secret).
    */
-  dpop: z.object({
-    alg: z.literal('ES256'),
-    jwk: z.looseObject({ kty: z.literal('EC'), crv: z.literal('P-256'), x: z.string(), y: z.string(), d: z.string() }),
-  }).optional(),
+  dpop: z
+    .object({
+      alg: z.literal('ES256'),
+      jwk: z.looseObject({ kty: z.literal('EC'), crv: z.literal('P-256'), x: z.string(), y: z.string(), d: z.string() }),
+    })
+    .optional(),
   savedAt: z.string(),
 });
 
@@ -68,7 +70,10 @@ export class TokenStore {
   readonly dir: string;
 
   /** `agent`: the store of that agent's own accounts (see forAgent); absent: the shared one. */
-  constructor(private readonly stateDir: string, readonly agent?: string) {
+  constructor(
+    private readonly stateDir: string,
+    readonly agent?: string,
+  ) {
     this.dir = join(stateDir, OAUTH_DIR);
   }
 
@@ -107,7 +112,8 @@ export class TokenStore {
       const handle = await open(file, 'r');
       try {
         const { size } = await handle.stat();
-        if (size > MAX_FILE_BYTES) throw new Error(`${file} is larger than ${MAX_FILE_BYTES} bytes; remove it with ${this.logoutCommand(server)}`);
+        if (size > MAX_FILE_BYTES)
+          throw new Error(`${file} is larger than ${MAX_FILE_BYTES} bytes; remove it with ${this.logoutCommand(server)}`);
         text = await handle.readFile('utf8');
       } finally {
         await handle.close();
@@ -123,7 +129,10 @@ export class TokenStore {
       throw new Error(`${file} is not valid JSON; run ${this.logoutCommand(server)} and log in again`);
     }
     const parsed = FileSchema.safeParse(value);
-    if (!parsed.success) throw new Error(`${file} is not a valid token file (${parsed.error.issues[0]?.path.join('.') ?? ''}); run ${this.logoutCommand(server)} and log in again`);
+    if (!parsed.success)
+      throw new Error(
+        `${file} is not a valid token file (${parsed.error.issues[0]?.path.join('.') ?? ''}); run ${this.logoutCommand(server)} and log in again`,
+      );
     return parsed.data;
   }
 

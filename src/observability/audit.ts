@@ -123,7 +123,8 @@ export class AuditLog {
     const stream = this.stream;
     if (stream === undefined) return;
     if (stream.writableLength > MAX_PENDING_BYTES) {
-      if (this.dropped++ === 0) this.options.onProblem?.(`audit: the disk is not keeping up; dropping lines until it does (${this.options.target})`);
+      if (this.dropped++ === 0)
+        this.options.onProblem?.(`audit: the disk is not keeping up; dropping lines until it does (${this.options.target})`);
       return;
     }
     if (this.dropped > 0) {

@@ -74,7 +74,9 @@ export interface GatewayMetricsOptions {
 }
 
 /** Tool call latency buckets in seconds: 1-2.5-5 steps from 0.5 ms to 60 s. */
-export const CALL_DURATION_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+export const CALL_DURATION_BUCKETS: readonly number[] = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+];
 
 export const DEFAULT_MAX_TOOL_SERIES = 10_000;
 
@@ -151,7 +153,12 @@ export class GatewayMetrics {
     const snap = (): MetricsSnapshot => this.snapshot;
 
     r.gauge({ name: 'mcpgate_up', help: 'Always 1 while the gateway answers scrapes.', collect: () => 1 });
-    r.gauge({ name: 'mcpgate_info', help: 'Build information; the value is always 1.', labels: ['version'], collect: () => [{ labels: [options.version], value: 1 }] });
+    r.gauge({
+      name: 'mcpgate_info',
+      help: 'Build information; the value is always 1.',
+      labels: ['version'],
+      collect: () => [{ labels: [options.version], value: 1 }],
+    });
 
     this.callsTotal = r.counter({
       name: 'mcpgate_tool_calls_total',
@@ -164,8 +171,18 @@ export class GatewayMetrics {
       labels: ['server', 'tool'],
       buckets: CALL_DURATION_BUCKETS,
     });
-    this.errors = r.counter({ name: 'mcpgate_errors_total', help: 'MCPG_* errors sent to agents, by code.', labels: ['code'], maxSeries: 200 });
-    this.http = r.counter({ name: 'mcpgate_http_requests_total', help: 'HTTP requests answered, by route and status code.', labels: ['route', 'status'], maxSeries: 500 });
+    this.errors = r.counter({
+      name: 'mcpgate_errors_total',
+      help: 'MCPG_* errors sent to agents, by code.',
+      labels: ['code'],
+      maxSeries: 200,
+    });
+    this.http = r.counter({
+      name: 'mcpgate_http_requests_total',
+      help: 'HTTP requests answered, by route and status code.',
+      labels: ['route', 'status'],
+      maxSeries: 500,
+    });
     this.sseEvents = r.counter({
       name: 'mcpgate_sse_replay_events_total',
       help: "Events of agents' SSE streams by what happened to them in the replay buffer: buffered (kept for a resumption), replayed (sent again on a resumption), dropped (left the buffer unreplayed: its bound, its age, or the stream or session ended).",
@@ -180,17 +197,31 @@ export class GatewayMetrics {
       name: 'mcpgate_quota_local_checks_total',
       help: "Limit checks made on this worker's own counters because the cluster's Redis could not be asked (with --redis; without it every check is local and not counted here).",
     });
-    this.sseResumptions = r.counter({ name: 'mcpgate_sse_resumptions_total', help: 'GET requests with Last-Event-ID, by outcome: resumed, or refused (unknown id, or events after it no longer kept).', labels: ['outcome'] });
+    this.sseResumptions = r.counter({
+      name: 'mcpgate_sse_resumptions_total',
+      help: 'GET requests with Last-Event-ID, by outcome: resumed, or refused (unknown id, or events after it no longer kept).',
+      labels: ['outcome'],
+    });
 
     this.searches = r.counter({ name: 'mcpgate_tool_searches_total', help: 'search_tools calls answered (search mode).' });
-    this.searchResults = r.histogram({ name: 'mcpgate_tool_search_results', help: 'Tools returned by one search_tools call.', buckets: SEARCH_RESULT_BUCKETS });
-    this.zeroResultSearches = r.counter({ name: 'mcpgate_tool_search_zero_results_total', help: 'search_tools calls that found no tool the agent may call.' });
+    this.searchResults = r.histogram({
+      name: 'mcpgate_tool_search_results',
+      help: 'Tools returned by one search_tools call.',
+      buckets: SEARCH_RESULT_BUCKETS,
+    });
+    this.zeroResultSearches = r.counter({
+      name: 'mcpgate_tool_search_zero_results_total',
+      help: 'search_tools calls that found no tool the agent may call.',
+    });
 
     r.gauge({
       name: 'mcpgate_connection_state',
       help: `Connection state of each configured server: 1 for the current state, 0 for the others (${SERVER_STATES.join(', ')}).`,
       labels: ['server', 'state'],
-      collect: () => snap().servers.flatMap((s) => SERVER_STATES.map((state): Sample => ({ labels: [s.name, state], value: s.state === state ? 1 : 0 }))),
+      collect: () =>
+        snap().servers.flatMap((s) =>
+          SERVER_STATES.map((state): Sample => ({ labels: [s.name, state], value: s.state === state ? 1 : 0 })),
+        ),
     });
     r.gauge({
       name: 'mcpgate_circuit_breaker_open',
@@ -230,7 +261,10 @@ export class GatewayMetrics {
       collect: () => {
         const servers = onDemand();
         const running = servers.filter((s) => s.state !== 'idle').length;
-        return [{ labels: ['running'], value: running }, { labels: ['idle'], value: servers.length - running }];
+        return [
+          { labels: ['running'], value: running },
+          { labels: ['idle'], value: servers.length - running },
+        ];
       },
     });
     r.gauge({
@@ -247,7 +281,11 @@ export class GatewayMetrics {
         ];
       },
     });
-    r.gauge({ name: 'mcpgate_catalog_held_tools', help: 'Tools held back until their new or changed definition is approved (pins).', collect: () => snap().catalog.heldTools });
+    r.gauge({
+      name: 'mcpgate_catalog_held_tools',
+      help: 'Tools held back until their new or changed definition is approved (pins).',
+      collect: () => snap().catalog.heldTools,
+    });
     r.gauge({
       name: 'mcpgate_agent_sessions',
       help: 'Open agent sessions, by transport.',
@@ -261,19 +299,42 @@ export class GatewayMetrics {
     const poolSeries = (name: string, help: string, kind: 'gauge' | 'counter', value: (p: PoolSnapshot) => number): void => {
       r[kind]({ name, help, labels: ['server'], collect: () => pools().map((p): Sample => ({ labels: [p.server], value: value(p) })) });
     };
-    poolSeries('mcpgate_pool_keys', 'Pooled connections of each per-agent or per-session server (one per agent or agent session).', 'gauge', (p) => p.keys);
+    poolSeries(
+      'mcpgate_pool_keys',
+      'Pooled connections of each per-agent or per-session server (one per agent or agent session).',
+      'gauge',
+      (p) => p.keys,
+    );
     poolSeries('mcpgate_pool_active', 'Pooled connections with an agent call in flight.', 'gauge', (p) => p.active);
     poolSeries('mcpgate_pool_idle', 'Pooled connections with no call in flight.', 'gauge', (p) => p.idle);
     poolSeries('mcpgate_pool_processes', 'Live stdio child processes of the pool.', 'gauge', (p) => p.processes);
     poolSeries('mcpgate_pool_hits_total', 'Requests that found their pooled connection alive (or being made).', 'counter', (p) => p.hits);
     poolSeries('mcpgate_pool_misses_total', 'Requests that had to make a pooled connection.', 'counter', (p) => p.misses);
-    poolSeries('mcpgate_pool_evictions_total', 'Pooled connections closed for being idle, past their TTL, or to make room under pool.max.', 'counter', (p) => p.evictions);
+    poolSeries(
+      'mcpgate_pool_evictions_total',
+      'Pooled connections closed for being idle, past their TTL, or to make room under pool.max.',
+      'counter',
+      (p) => p.evictions,
+    );
     poolSeries('mcpgate_pool_reaped_total', 'Pooled connections dropped because their session died.', 'counter', (p) => p.reaped);
     poolSeries('mcpgate_pool_creation_failures_total', 'Pooled connections that failed to start.', 'counter', (p) => p.creationFailures);
     poolSeries('mcpgate_pool_breaker_trips_total', "Times a pooled server's creation breaker opened.", 'counter', (p) => p.breakerTrips);
-    poolSeries('mcpgate_pool_breaker_open', "1 while a pooled server's creation breaker fails new connections fast, else 0.", 'gauge', (p) => (p.breaker === 'closed' ? 0 : 1));
-    r.gauge({ name: 'mcpgate_process_resident_memory_bytes', help: 'Resident set size of the gateway process, in bytes.', collect: () => process.memoryUsage.rss() });
-    r.gauge({ name: 'mcpgate_process_uptime_seconds', help: 'Seconds since the gateway process started.', collect: () => process.uptime() });
+    poolSeries(
+      'mcpgate_pool_breaker_open',
+      "1 while a pooled server's creation breaker fails new connections fast, else 0.",
+      'gauge',
+      (p) => (p.breaker === 'closed' ? 0 : 1),
+    );
+    r.gauge({
+      name: 'mcpgate_process_resident_memory_bytes',
+      help: 'Resident set size of the gateway process, in bytes.',
+      collect: () => process.memoryUsage.rss(),
+    });
+    r.gauge({
+      name: 'mcpgate_process_uptime_seconds',
+      help: 'Seconds since the gateway process started.',
+      collect: () => process.uptime(),
+    });
   }
 
   /** One tool call ended (hot path). `tool` is the tool's name on its server. */

@@ -32,7 +32,9 @@ export interface LogStyle {
  */
 export function logStyleFor(asked: LogFormat | undefined, stderrIsTty: boolean, env: NodeJS.ProcessEnv): LogStyle {
   const format = asked ?? (stderrIsTty ? 'pretty' : 'json');
-  const colour = format === 'pretty' && (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0' ? true : stderrIsTty && env.NO_COLOR === undefined && env.TERM !== 'dumb');
+  const colour =
+    format === 'pretty' &&
+    (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0' ? true : stderrIsTty && env.NO_COLOR === undefined && env.TERM !== 'dumb');
   return { format, colour };
 }
 
@@ -89,7 +91,9 @@ export class Logger {
     const record: LogFields = { time: new Date().toISOString(), level, msg, ...this.context };
     if (fields !== undefined) Object.assign(record, redact(fields, this.state.rank <= RANK.debug));
     try {
-      this.state.sink(this.state.style.format === 'pretty' ? pretty(record, this.state.style.colour === true) : JSON.stringify(record) + '\n');
+      this.state.sink(
+        this.state.style.format === 'pretty' ? pretty(record, this.state.style.colour === true) : JSON.stringify(record) + '\n',
+      );
     } catch {
       // A log line must never take the gateway down (e.g. stderr closed by the parent).
     }
@@ -109,17 +113,30 @@ function pretty(record: LogFields, colour: boolean): string {
   const { time, level, msg, server, agent, error, ...rest } = record;
   const clock = typeof time === 'string' ? time.slice(11, 23) : '';
   const tag = String(level).toUpperCase().padEnd(5);
-  const who = [server, agent].filter((v) => typeof v === 'string' && v !== '').map((v) => `[${String(v)}]`).join(' ');
+  const who = [server, agent]
+    .filter((v) => typeof v === 'string' && v !== '')
+    .map((v) => `[${String(v)}]`)
+    .join(' ');
   // A field the message already says (`url=…` after "listening on …", `tools=9` after "9 tools") is left out.
   const text = String(msg);
   const said = ([key, value]: [string, unknown]): boolean =>
-    (typeof value === 'string' && value.length >= 4 && text.includes(value)) || (typeof value === 'number' && text.includes(`${value} ${key}`));
-  const extra = Object.entries(rest).filter((entry) => !said(entry)).map(([key, value]) => `${key}=${typeof value === 'string' ? (/[\s"=]/.test(value) ? JSON.stringify(value) : value) : JSON.stringify(value)}`).join(' ');
+    (typeof value === 'string' && value.length >= 4 && text.includes(value)) ||
+    (typeof value === 'number' && text.includes(`${value} ${key}`));
+  const extra = Object.entries(rest)
+    .filter((entry) => !said(entry))
+    .map(
+      ([key, value]) =>
+        `${key}=${typeof value === 'string' ? (/[\s"=]/.test(value) ? JSON.stringify(value) : value) : JSON.stringify(value)}`,
+    )
+    .join(' ');
   let problem = '';
   let stack = '';
   if (error !== undefined) {
     const e = error as { message?: unknown; code?: unknown; stack?: unknown };
-    problem = typeof e === 'object' && e !== null && typeof e.message === 'string' ? `: ${e.message}${typeof e.code === 'string' ? ` (${e.code})` : ''}` : `: ${JSON.stringify(error)}`;
+    problem =
+      typeof e === 'object' && e !== null && typeof e.message === 'string'
+        ? `: ${e.message}${typeof e.code === 'string' ? ` (${e.code})` : ''}`
+        : `: ${JSON.stringify(error)}`;
     if (typeof e === 'object' && e !== null && typeof e.stack === 'string') stack = '\n' + e.stack.split('\n').slice(1).join('\n');
   }
   const head = colour ? `${DIM}${clock}${RESET} ${LEVEL_COLOUR[String(level)] ?? ''}${tag}${RESET}` : `${clock} ${tag}`;

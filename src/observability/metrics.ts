@@ -89,7 +89,8 @@ abstract class Family<C extends { readonly labelText: string }> {
     if (!NAME.test(options.name)) throw new TypeError(`invalid metric name "${options.name}"`);
     const names = options.labels ?? [];
     for (const label of names) {
-      if (!LABEL.test(label) || label.startsWith('__') || reserved.includes(label)) throw new TypeError(`invalid label name "${label}" for metric "${options.name}"`);
+      if (!LABEL.test(label) || label.startsWith('__') || reserved.includes(label))
+        throw new TypeError(`invalid label name "${label}" for metric "${options.name}"`);
     }
     if (new Set(names).size !== names.length) throw new TypeError(`duplicate label name for metric "${options.name}"`);
     this.name = options.name;
@@ -116,7 +117,8 @@ abstract class Family<C extends { readonly labelText: string }> {
   }
 
   private add(key: string, values: readonly string[]): C {
-    if (values.length !== this.labelNames.length) throw new TypeError(`metric "${this.name}" takes ${this.labelNames.length} label value(s), got ${values.length}`);
+    if (values.length !== this.labelNames.length)
+      throw new TypeError(`metric "${this.name}" takes ${this.labelNames.length} label value(s), got ${values.length}`);
     if (this.children.size >= this.maxSeries) {
       const other = this.labelNames.map(() => OTHER);
       const otherKey = other.join(SEP);
@@ -187,7 +189,8 @@ abstract class Scalar<C extends CounterChild | GaugeChild> extends Family<C> {
     const samples: Sample[] = typeof result === 'number' ? [{ labels: [], value: result }] : [...result];
     const lines: [string, string][] = [];
     for (const sample of samples) {
-      if (sample.labels.length !== this.labelNames.length) throw new TypeError(`metric "${this.name}" collected ${sample.labels.length} label value(s), expected ${this.labelNames.length}`);
+      if (sample.labels.length !== this.labelNames.length)
+        throw new TypeError(`metric "${this.name}" collected ${sample.labels.length} label value(s), expected ${this.labelNames.length}`);
       lines.push([sample.labels.join(SEP), sampleLine(this.name, labelText(this.labelNames, sample.labels), sample.value)]);
     }
     lines.sort(byKey);
@@ -223,7 +226,10 @@ export class HistogramChild {
   sum = 0;
   count = 0;
 
-  constructor(readonly labelText: string, private readonly bounds: Float64Array) {
+  constructor(
+    readonly labelText: string,
+    private readonly bounds: Float64Array,
+  ) {
     this.counts = new Float64Array(bounds.length + 1);
   }
 

@@ -11,7 +11,16 @@
 // dropped) and never on a call's path; a failing collector is reported once, then at most once a
 // minute, and never affects calls. `close()` flushes what is queued, bounded in time.
 
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type TextMapGetter, type TextMapSetter, type Tracer } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Span,
+  type TextMapGetter,
+  type TextMapSetter,
+  type Tracer,
+} from '@opentelemetry/api';
 import { ExportResultCode, W3CTraceContextPropagator, type ExportResult } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
@@ -67,7 +76,9 @@ export class Tracing {
     }).merge(detectResources({ detectors: [envDetector] }));
     this.provider = new TracerProvider({
       resource,
-      spanProcessors: [new BatchSpanProcessor({ exporter, maxQueueSize: MAX_QUEUED_SPANS, scheduledDelayMillis: options.scheduledDelayMs ?? 1000 })],
+      spanProcessors: [
+        new BatchSpanProcessor({ exporter, maxQueueSize: MAX_QUEUED_SPANS, scheduledDelayMillis: options.scheduledDelayMs ?? 1000 }),
+      ],
     });
     this.tracer = this.provider.getTracer('mcpgate');
   }
@@ -77,13 +88,16 @@ export class Tracing {
    * the request's `_meta` makes it the child of the agent's span; otherwise it starts a trace.
    */
   request(method: string, meta: unknown, target: string | undefined, attributes: Record<string, string | number>): RequestSpan {
-    const parent = typeof meta === 'object' && meta !== null && !Array.isArray(meta)
-      ? propagator.extract(ROOT_CONTEXT, meta, metaGetter)
-      : ROOT_CONTEXT;
-    const span = this.tracer.startSpan(target === undefined ? method : `${method} ${target}`, {
-      kind: SpanKind.SERVER,
-      attributes: { 'mcp.method.name': method, ...attributes },
-    }, parent);
+    const parent =
+      typeof meta === 'object' && meta !== null && !Array.isArray(meta) ? propagator.extract(ROOT_CONTEXT, meta, metaGetter) : ROOT_CONTEXT;
+    const span = this.tracer.startSpan(
+      target === undefined ? method : `${method} ${target}`,
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'mcp.method.name': method, ...attributes },
+      },
+      parent,
+    );
     return new RequestSpan(this.tracer, span);
   }
 
@@ -103,7 +117,10 @@ export class Tracing {
 export class RequestSpan {
   private ended = false;
 
-  constructor(private readonly tracer: Tracer, private readonly span: Span) {}
+  constructor(
+    private readonly tracer: Tracer,
+    private readonly span: Span,
+  ) {}
 
   /**
    * A child span (kind client) for the call to `server`, and the `_meta` trace context for the
@@ -111,10 +128,14 @@ export class RequestSpan {
    * is carried on from the agent.
    */
   serverCall(server: string, method: string, tool: string | undefined, meta: Record<string, unknown>): ServerCallSpan {
-    const span = this.tracer.startSpan(tool === undefined ? method : `${method} ${tool}`, {
-      kind: SpanKind.CLIENT,
-      attributes: { 'mcp.method.name': method, 'mcpgate.server': server, ...(tool !== undefined && { 'gen_ai.tool.name': tool }) },
-    }, trace.setSpan(ROOT_CONTEXT, this.span));
+    const span = this.tracer.startSpan(
+      tool === undefined ? method : `${method} ${tool}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: { 'mcp.method.name': method, 'mcpgate.server': server, ...(tool !== undefined && { 'gen_ai.tool.name': tool }) },
+      },
+      trace.setSpan(ROOT_CONTEXT, this.span),
+    );
     delete meta.traceparent;
     delete meta.tracestate;
     propagator.inject(trace.setSpan(ROOT_CONTEXT, span), meta, metaSetter);
@@ -148,7 +169,8 @@ export class ServerCallSpan {
 function finish(span: Span, outcome: TraceOutcome, code: string | number | undefined): void {
   span.setAttribute('mcpgate.outcome', outcome);
   if (code !== undefined) span.setAttribute('error.type', String(code));
-  if (outcome === 'error' || outcome === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, ...(code !== undefined && { message: String(code) }) });
+  if (outcome === 'error' || outcome === 'failed')
+    span.setStatus({ code: SpanStatusCode.ERROR, ...(code !== undefined && { message: String(code) }) });
   span.end();
 }
 
@@ -170,7 +192,11 @@ class ReportingExporter implements SpanExporter {
   private lostSpans = 0;
   private lastReport: number | undefined;
 
-  constructor(private readonly inner: SpanExporter, private readonly endpoint: string, private readonly onProblem?: (message: string, error?: unknown) => void) {}
+  constructor(
+    private readonly inner: SpanExporter,
+    private readonly endpoint: string,
+    private readonly onProblem?: (message: string, error?: unknown) => void,
+  ) {}
 
   export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
     this.inner.export(spans, (result) => {

@@ -22,16 +22,26 @@ export async function approveHeld(store: PinStore, stateDir: string, request: Ap
   const wanted = request.tools.length > 0 || request.instructions ? request.tools : Object.keys(held?.tools ?? {});
   const approveInstructions = request.instructions || (request.tools.length === 0 && held?.instructions !== undefined);
   if (wanted.length === 0 && !approveInstructions) {
-    throw new GatewayError('MCPG_NOT_HELD', `nothing of server "${request.server}" is held in ${stateDir} (a gateway records what it holds there, and keeps it when it stops; is this its --state?)`);
+    throw new GatewayError(
+      'MCPG_NOT_HELD',
+      `nothing of server "${request.server}" is held in ${stateDir} (a gateway records what it holds there, and keeps it when it stops; is this its --state?)`,
+    );
   }
   const chosen = wanted.map((spec) => {
     const at = spec.indexOf('@');
     const name = at === -1 ? spec : spec.slice(0, at);
     const shown = at === -1 ? undefined : spec.slice(at + 1);
     const entry = held?.tools[name];
-    if (entry === undefined) throw new GatewayError('MCPG_NOT_HELD', `tool "${name}" of server "${request.server}" is not held; 'mcpgate pins ${request.server} --state ${stateDir}' lists what is`);
+    if (entry === undefined)
+      throw new GatewayError(
+        'MCPG_NOT_HELD',
+        `tool "${name}" of server "${request.server}" is not held; 'mcpgate pins ${request.server} --state ${stateDir}' lists what is`,
+      );
     if (shown !== undefined && shown !== entry.digest) {
-      throw new GatewayError('MCPG_APPROVAL_OUTDATED', `tool "${name}" of server "${request.server}" changed again since it was shown (shown ${shown.slice(0, 19)}…, now ${entry.digest.slice(0, 19)}…); review it again with 'mcpgate pins ${request.server} --state ${stateDir}'`);
+      throw new GatewayError(
+        'MCPG_APPROVAL_OUTDATED',
+        `tool "${name}" of server "${request.server}" changed again since it was shown (shown ${shown.slice(0, 19)}…, now ${entry.digest.slice(0, 19)}…); review it again with 'mcpgate pins ${request.server} --state ${stateDir}'`,
+      );
     }
     return { name, entry };
   });
@@ -41,8 +51,10 @@ export async function approveHeld(store: PinStore, stateDir: string, request: Ap
   const now = new Date().toISOString();
   await store.updatePins((pins) => {
     const record = (pins.servers[request.server] ??= { tools: nameMap() });
-    for (const { name, entry } of chosen) record.tools[name] = { digest: entry.digest, definition: entry.definition, approvedAt: now, by: 'operator' };
-    if (approveInstructions && held?.instructions !== undefined) record.instructions = { digest: held.instructions.digest, text: held.instructions.text, approvedAt: now, by: 'operator' };
+    for (const { name, entry } of chosen)
+      record.tools[name] = { digest: entry.digest, definition: entry.definition, approvedAt: now, by: 'operator' };
+    if (approveInstructions && held?.instructions !== undefined)
+      record.instructions = { digest: held.instructions.digest, text: held.instructions.text, approvedAt: now, by: 'operator' };
     return true;
   });
   return [...chosen.map((c) => c.name), ...(approveInstructions ? ['(instructions)'] : [])];

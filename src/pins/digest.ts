@@ -21,8 +21,12 @@ export type Change = 'new tool' | 'description' | 'title' | 'input schema' | 'ou
 
 /** Each part of a definition, in the order changes and diffs list them. */
 const PARTS: readonly (readonly [Exclude<Change, 'new tool'>, keyof ToolDefinition])[] = [
-  ['description', 'description'], ['title', 'title'], ['input schema', 'inputSchema'],
-  ['output schema', 'outputSchema'], ['annotations', 'annotations'], ['name', 'name'],
+  ['description', 'description'],
+  ['title', 'title'],
+  ['input schema', 'inputSchema'],
+  ['output schema', 'outputSchema'],
+  ['annotations', 'annotations'],
+  ['name', 'name'],
 ];
 
 export function definitionOf(tool: Record<string, unknown>): ToolDefinition {
@@ -46,7 +50,9 @@ function encode(value: unknown, indent: string | undefined, pad: string): string
     close = ']';
   } else {
     const record = value as Record<string, unknown>;
-    const keys = Object.keys(record).filter((key) => record[key] !== undefined).sort();
+    const keys = Object.keys(record)
+      .filter((key) => record[key] !== undefined)
+      .sort();
     const colon = indent === undefined ? ':' : ': ';
     items = keys.map((key) => JSON.stringify(key) + colon + encode(record[key], indent, inner));
   }

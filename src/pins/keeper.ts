@@ -118,7 +118,9 @@ export class PinKeeper {
     this.queue = run.catch(() => {});
     // The next review need not wait for this one's pins to be written; this caller does. Pins found
     // on disk meanwhile (another gateway's) stand: the tools are reviewed again against them.
-    return run.then(async ({ result, written }) => ((await written).has(server) ? this.check(server, tools, instructions, source) : result));
+    return run.then(async ({ result, written }) =>
+      (await written).has(server) ? this.check(server, tools, instructions, source) : result,
+    );
   }
 
   /** The approved pin of one tool, as last read from the store. */
@@ -147,12 +149,18 @@ export class PinKeeper {
     this.queue = this.queue.then(() => this.record(server, nothing, source)).catch(() => {});
   }
 
-  private async runCheck(server: string, tools: readonly Record<string, unknown>[], instructions: string | undefined, source: string): Promise<{ result: Review; written: Promise<ReadonlySet<string>> }> {
+  private async runCheck(
+    server: string,
+    tools: readonly Record<string, unknown>[],
+    instructions: string | undefined,
+    source: string,
+  ): Promise<{ result: Review; written: Promise<ReadonlySet<string>> }> {
     const mode = this.options.mode;
     const done = Promise.resolve(new Set<string>());
     if (mode === 'off') return { result: review('off', undefined, tools, instructions), written: done };
     // An unreadable store approves nothing: everything is held until it is fixed.
-    if (this.pins === undefined) return { result: await this.record(server, review('strict', undefined, tools, instructions), source), written: done };
+    if (this.pins === undefined)
+      return { result: await this.record(server, review('strict', undefined, tools, instructions), source), written: done };
     const pins = this.pins.servers[server];
     const result = review(mode, pins, tools, instructions);
     await this.describeHeld(server, pins, result);
@@ -163,7 +171,8 @@ export class PinKeeper {
       if (result.pinInstructionsNow !== undefined) record.instructions = { ...result.pinInstructionsNow, approvedAt: now, by: 'first-use' };
       // Pinned as seen: nothing of it is held (no second review of the same definitions).
       this.pins.servers[server] = slimServer(record);
-      if (result.pinNow.size > 0) this.options.log.debug(`pinned ${result.pinNow.size} tool definition(s) of server "${server}" on first use`, { server });
+      if (result.pinNow.size > 0)
+        this.options.log.debug(`pinned ${result.pinNow.size} tool definition(s) of server "${server}" on first use`, { server });
       const pinned: Review = { held: new Map(), pinNow: new Map(), instructionsHeld: undefined, pinInstructionsNow: undefined };
       return { result: await this.record(server, pinned, source), written: this.pinFirstUse(server, record) };
     }
@@ -225,7 +234,10 @@ export class PinKeeper {
     try {
       approved = (await this.store.readPins()).servers[server];
     } catch (err) {
-      this.options.log.warn(`could not read the approved definitions of server "${server}" for the diff: ${err instanceof Error ? err.message : String(err)}`, { server });
+      this.options.log.warn(
+        `could not read the approved definitions of server "${server}" for the diff: ${err instanceof Error ? err.message : String(err)}`,
+        { server },
+      );
     }
     let kept = this.heldPinned.get(server);
     if (kept === undefined) this.heldPinned.set(server, (kept = new Map<string, ToolDefinition>()));
@@ -273,7 +285,11 @@ export class PinKeeper {
     else this.held.servers[server] = next;
     if (JSON.stringify(previous) !== JSON.stringify(empty ? undefined : next)) {
       for (const [name, info] of result.held) {
-        if (previous?.tools[name]?.digest !== info.digest) this.options.log.warn(`holding tool "${name}" of server "${server}" (${info.changes.join(', ')}) until an operator approves it: mcpgate approve ${server} ${name} --state ${this.dir}`, { server });
+        if (previous?.tools[name]?.digest !== info.digest)
+          this.options.log.warn(
+            `holding tool "${name}" of server "${server}" (${info.changes.join(', ')}) until an operator approves it: mcpgate approve ${server} ${name} --state ${this.dir}`,
+            { server },
+          );
       }
       await this.publishHeld();
     }
@@ -300,7 +316,9 @@ export class PinKeeper {
       const held = await this.store.readHeld();
       for (const server of Object.keys(held.servers)) this.held.servers[server] = held.servers[server]!;
     } catch (err) {
-      this.options.log.warn(`held.json could not be read; it is written afresh: ${err instanceof Error ? err.message : String(err)}`, { file: this.store.heldPath });
+      this.options.log.warn(`held.json could not be read; it is written afresh: ${err instanceof Error ? err.message : String(err)}`, {
+        file: this.store.heldPath,
+      });
     }
   }
 
@@ -313,7 +331,9 @@ export class PinKeeper {
     } catch (err) {
       this.pins = undefined;
       this.storeError = err instanceof GatewayError ? err : new GatewayError('MCPG_PIN_STORE_INVALID', String(err));
-      this.options.log.error(`pin store unusable; every tool is held until it is fixed: ${this.storeError.message}`, { file: this.store.pinsPath });
+      this.options.log.error(`pin store unusable; every tool is held until it is fixed: ${this.storeError.message}`, {
+        file: this.store.pinsPath,
+      });
     }
   }
 

@@ -35,7 +35,12 @@ export type ReviewedPins = {
   instructions?: { digest: string };
 };
 
-export function review(mode: PinMode, pins: ReviewedPins | ServerPins | undefined, tools: readonly Record<string, unknown>[], instructions: string | undefined): Review {
+export function review(
+  mode: PinMode,
+  pins: ReviewedPins | ServerPins | undefined,
+  tools: readonly Record<string, unknown>[],
+  instructions: string | undefined,
+): Review {
   const out: Review = { held: new Map(), pinNow: new Map(), instructionsHeld: undefined, pinInstructionsNow: undefined };
   if (mode === 'off') return out;
   const firstUse = mode === 'tofu' && pins === undefined;
@@ -47,7 +52,12 @@ export function review(mode: PinMode, pins: ReviewedPins | ServerPins | undefine
     const definition = definitionOf(tool);
     if (firstUse) out.pinNow.set(name, { digest, definition });
     // A pin without its definition (the keeper holds digests only): the caller describes the change.
-    else out.held.set(name, { digest, definition, changes: pin !== undefined && pin.definition === undefined ? [] : changes(pin?.definition, definition) });
+    else
+      out.held.set(name, {
+        digest,
+        definition,
+        changes: pin !== undefined && pin.definition === undefined ? [] : changes(pin?.definition, definition),
+      });
   }
   const text = instructions?.trim() === '' ? undefined : instructions;
   const digest = instructionsDigest(text);

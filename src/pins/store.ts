@@ -24,24 +24,35 @@ const PinSchema = z.object({
   /** `first-use` (pinned by the gateway in tofu mode) or `operator` (mcpgate approve). */
   by: z.enum(['first-use', 'operator']),
 });
-const InstructionsPinSchema = z.object({ digest: z.string().startsWith('sha256:'), text: z.string(), approvedAt: z.string(), by: z.enum(['first-use', 'operator']) });
+const InstructionsPinSchema = z.object({
+  digest: z.string().startsWith('sha256:'),
+  text: z.string(),
+  approvedAt: z.string(),
+  by: z.enum(['first-use', 'operator']),
+});
 
 const PinsFileSchema = z.object({
   version: z.literal(1),
-  servers: z.record(z.string(), z.object({
-    tools: z.record(z.string(), PinSchema),
-    instructions: InstructionsPinSchema.optional(),
-  })),
+  servers: z.record(
+    z.string(),
+    z.object({
+      tools: z.record(z.string(), PinSchema),
+      instructions: InstructionsPinSchema.optional(),
+    }),
+  ),
 });
 
 const HeldToolSchema = z.object({ digest: z.string(), definition: DefinitionSchema, changes: z.array(z.string()), since: z.string() });
 const HeldFileSchema = z.object({
   version: z.literal(1),
   updatedAt: z.string(),
-  servers: z.record(z.string(), z.object({
-    tools: z.record(z.string(), HeldToolSchema),
-    instructions: z.object({ digest: z.string(), text: z.string(), since: z.string() }).optional(),
-  })),
+  servers: z.record(
+    z.string(),
+    z.object({
+      tools: z.record(z.string(), HeldToolSchema),
+      instructions: z.object({ digest: z.string(), text: z.string(), since: z.string() }).optional(),
+    }),
+  ),
 });
 
 export type Pin = z.infer<typeof PinSchema> & { definition: ToolDefinition };
@@ -139,9 +150,15 @@ export class PinStore {
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw storeError(`cannot lock ${this.lockPath}: ${(err as Error).message}`);
         // A lock left by a process that died mid-write is stale after a while; writes take milliseconds.
-        const age = await stat(this.lockPath).then((s) => Date.now() - s.mtimeMs, () => 0);
+        const age = await stat(this.lockPath).then(
+          (s) => Date.now() - s.mtimeMs,
+          () => 0,
+        );
         if (age > LOCK_STALE_MS && (await this.breakStaleLock())) continue;
-        if (Date.now() > deadline) throw storeError(`the pin store is locked by another process (${this.lockPath}); retry, or remove the lock file if no mcpgate is running`);
+        if (Date.now() > deadline)
+          throw storeError(
+            `the pin store is locked by another process (${this.lockPath}); retry, or remove the lock file if no mcpgate is running`,
+          );
         await new Promise((r) => setTimeout(r, 10 + Math.random() * 20));
       }
     }
@@ -159,12 +176,18 @@ export class PinStore {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw storeError(`cannot lock ${guard}: ${(err as Error).message}`);
       // A guard left by a process that died within these few lines would otherwise block for good.
-      const age = await stat(guard).then((s) => Date.now() - s.mtimeMs, () => 0);
+      const age = await stat(guard).then(
+        (s) => Date.now() - s.mtimeMs,
+        () => 0,
+      );
       if (age > LOCK_STALE_MS) await unlink(guard).catch(() => {});
       return false;
     }
     try {
-      const age = await stat(this.lockPath).then((s) => Date.now() - s.mtimeMs, () => 0);
+      const age = await stat(this.lockPath).then(
+        (s) => Date.now() - s.mtimeMs,
+        () => 0,
+      );
       if (age > LOCK_STALE_MS) await unlink(this.lockPath).catch(() => {});
     } finally {
       await unlink(guard).catch(() => {});
@@ -194,12 +217,16 @@ function parseStore(path: string, text: string, schema: z.ZodType): unknown {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw storeError(`${path} is not valid JSON (${(err as Error).message.split('\n')[0] ?? ''}); fix or remove it — until then nothing is released`);
+    throw storeError(
+      `${path} is not valid JSON (${(err as Error).message.split('\n')[0] ?? ''}); fix or remove it — until then nothing is released`,
+    );
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw storeError(`${path} is not a valid pin store: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}; fix or remove it — until then nothing is released`);
+    throw storeError(
+      `${path} is not a valid pin store: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}; fix or remove it — until then nothing is released`,
+    );
   }
   // zod rebuilds records as plain objects, where a key "__proto__" is lost (it sets the prototype);
   // the validated JSON itself has every name as an own key: copy its tables into name maps.

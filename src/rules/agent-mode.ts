@@ -33,15 +33,25 @@ export function readModeSettings(id: string, entry: Record<string, unknown>, ctx
   let mode: AgentMode | undefined;
   if (entry.mode !== undefined) {
     if (typeof entry.mode === 'string' && (AGENT_MODES as readonly string[]).includes(entry.mode)) mode = entry.mode as AgentMode;
-    else ctx.error([...base, 'mode'], `expected one of ${AGENT_MODES.map((m) => `"${m}"`).join(', ')}, got ${describeValue(entry.mode, true)}`);
+    else
+      ctx.error(
+        [...base, 'mode'],
+        `expected one of ${AGENT_MODES.map((m) => `"${m}"`).join(', ')}, got ${describeValue(entry.mode, true)}`,
+      );
   }
   let alwaysShown: Matcher | undefined;
   const list = entry.alwaysShown;
   if (list !== undefined) {
     if (!Array.isArray(list)) {
-      ctx.error([...base, 'alwaysShown'], `expected an array of public tool names or globs (e.g. "github__get_*"), got ${describeValue(list)}`);
+      ctx.error(
+        [...base, 'alwaysShown'],
+        `expected an array of public tool names or globs (e.g. "github__get_*"), got ${describeValue(list)}`,
+      );
     } else if (list.length > MAX_ALWAYS_SHOWN) {
-      ctx.error([...base, 'alwaysShown'], `at most ${MAX_ALWAYS_SHOWN} names or globs, got ${list.length}; use globs, or aggregate mode for a whole catalog`);
+      ctx.error(
+        [...base, 'alwaysShown'],
+        `at most ${MAX_ALWAYS_SHOWN} names or globs, got ${list.length}; use globs, or aggregate mode for a whole catalog`,
+      );
     } else {
       const names: string[] = [];
       list.forEach((item: unknown, i) => {
@@ -50,7 +60,8 @@ export function readModeSettings(id: string, entry: Record<string, unknown>, ctx
       });
       if (names.length === list.length) alwaysShown = compileMatcher(names);
     }
-    if (mode !== undefined && mode !== 'search') ctx.warn([...base, 'alwaysShown'], `only search mode reads alwaysShown; agent "${id}" has mode "${mode}"`);
+    if (mode !== undefined && mode !== 'search')
+      ctx.warn([...base, 'alwaysShown'], `only search mode reads alwaysShown; agent "${id}" has mode "${mode}"`);
   }
   return Object.freeze({ mode, alwaysShown });
 }

@@ -46,7 +46,12 @@ export interface ApprovalReport {
 }
 
 /** Validates and compiles one `approve` section (of `agents.ID` or `grants.NAME`, at `base`). */
-export function compileApprovals(value: unknown, base: readonly PropertyKey[], owner: string, report: ApprovalReport): readonly ApprovalRule[] {
+export function compileApprovals(
+  value: unknown,
+  base: readonly PropertyKey[],
+  owner: string,
+  report: ApprovalReport,
+): readonly ApprovalRule[] {
   if (value === undefined) return NO_APPROVALS;
   const shape = '{SERVER: [TOOL or {"tool": TOOL, "when": {"args": {NAME: VALUE}}, "timeoutSeconds": N}, …]}';
   if (!isPlainObject(value)) {
@@ -62,7 +67,10 @@ export function compileApprovals(value: unknown, base: readonly PropertyKey[], o
     }
     report.checkServer(owner, server, at);
     if (!Array.isArray(list)) {
-      report.error(at, `expected an array of tool names or patterns, or {"tool": …, "when": {"args": …}} objects, got ${describeValue(list)}`);
+      report.error(
+        at,
+        `expected an array of tool names or patterns, or {"tool": …, "when": {"args": …}} objects, got ${describeValue(list)}`,
+      );
       continue;
     }
     list.forEach((item: unknown, i) => {
@@ -74,12 +82,19 @@ export function compileApprovals(value: unknown, base: readonly PropertyKey[], o
   return Object.freeze(rules);
 }
 
-function compileRule(server: string, item: unknown, at: readonly PropertyKey[], source: string, report: ApprovalReport): ApprovalRule | undefined {
+function compileRule(
+  server: string,
+  item: unknown,
+  at: readonly PropertyKey[],
+  source: string,
+  report: ApprovalReport,
+): ApprovalRule | undefined {
   let tool: unknown = item;
   let tests: ArgTest[] = [];
   let timeoutMs = DEFAULT_APPROVAL_TIMEOUT_MS;
   if (isPlainObject(item)) {
-    for (const key of Object.keys(item)) if (!RULE_KEYS.has(key)) report.warn([...at, key], `unknown key ${JSON.stringify(key)} in an approval rule is ignored`);
+    for (const key of Object.keys(item))
+      if (!RULE_KEYS.has(key)) report.warn([...at, key], `unknown key ${JSON.stringify(key)} in an approval rule is ignored`);
     tool = item.tool;
     const read = readWhen(item.when, [...at, 'when'], report);
     if (read === undefined) return undefined;
@@ -87,22 +102,32 @@ function compileRule(server: string, item: unknown, at: readonly PropertyKey[], 
     const seconds = item.timeoutSeconds;
     if (seconds !== undefined) {
       if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_TIMEOUT_SECONDS) {
-        report.error([...at, 'timeoutSeconds'], `expected a number of seconds above 0 and at most ${MAX_TIMEOUT_SECONDS}, got ${describeValue(seconds)}`);
+        report.error(
+          [...at, 'timeoutSeconds'],
+          `expected a number of seconds above 0 and at most ${MAX_TIMEOUT_SECONDS}, got ${describeValue(seconds)}`,
+        );
         return undefined;
       }
       timeoutMs = Math.max(1, Math.round(seconds * 1000));
     }
   }
   if (typeof tool !== 'string' || tool === '') {
-    report.error(isPlainObject(item) ? [...at, 'tool'] : at, `expected a tool name or pattern (a non-empty string), got ${describeValue(tool)}`);
+    report.error(
+      isPlainObject(item) ? [...at, 'tool'] : at,
+      `expected a tool name or pattern (a non-empty string), got ${describeValue(tool)}`,
+    );
     return undefined;
   }
   const serverTest = nameTest(server);
   const toolTest = nameTest(tool);
   const frozenTests = Object.freeze(tests);
   return Object.freeze({
-    server, tool, source, timeoutMs,
-    matches: (s: string, t: string, args: Readonly<Record<string, unknown>> | undefined) => serverTest(s) && toolTest(t) && frozenTests.every((test) => argMatches(test, args)),
+    server,
+    tool,
+    source,
+    timeoutMs,
+    matches: (s: string, t: string, args: Readonly<Record<string, unknown>> | undefined) =>
+      serverTest(s) && toolTest(t) && frozenTests.every((test) => argMatches(test, args)),
   });
 }
 
@@ -113,11 +138,15 @@ function readWhen(value: unknown, at: readonly PropertyKey[], report: ApprovalRe
     report.error(at, `expected {"args": {NAME: VALUE, …}}, got ${describeValue(value)}`);
     return undefined;
   }
-  for (const key of Object.keys(value)) if (key !== 'args') report.warn([...at, key], `unknown key ${JSON.stringify(key)} in "when" is ignored (only "args" is read)`);
+  for (const key of Object.keys(value))
+    if (key !== 'args') report.warn([...at, key], `unknown key ${JSON.stringify(key)} in "when" is ignored (only "args" is read)`);
   const args = value.args;
   if (args === undefined) return [];
   if (!isPlainObject(args) || Object.keys(args).length === 0) {
-    report.error([...at, 'args'], `expected a non-empty object mapping argument names to the values (or string globs) that need approval, got ${describeValue(args)}`);
+    report.error(
+      [...at, 'args'],
+      `expected a non-empty object mapping argument names to the values (or string globs) that need approval, got ${describeValue(args)}`,
+    );
     return undefined;
   }
   const tests: ArgTest[] = [];
@@ -126,7 +155,8 @@ function readWhen(value: unknown, at: readonly PropertyKey[], report: ApprovalRe
       report.error([...at, 'args'], 'an argument name must not be empty');
       return undefined;
     }
-    if (typeof expected === 'string' && isGlob(expected)) tests.push(Object.freeze({ name, glob: globToRegExp(expected), json: undefined }));
+    if (typeof expected === 'string' && isGlob(expected))
+      tests.push(Object.freeze({ name, glob: globToRegExp(expected), json: undefined }));
     else tests.push(Object.freeze({ name, glob: undefined, json: canonicalJson(expected) }));
   }
   return tests;
@@ -150,7 +180,14 @@ function argMatches(test: ArgTest, args: Readonly<Record<string, unknown>> | und
  * and of every grant its claims meet are read; the first rule that matches decides the wait.
  * Cheap when nothing asks for approval: one Map lookup and a length check.
  */
-export function approvalFor(rules: Rules, agent: string, server: string, tool: string, args: Readonly<Record<string, unknown>> | undefined, claims?: Claims): ApprovalNeed | undefined {
+export function approvalFor(
+  rules: Rules,
+  agent: string,
+  server: string,
+  tool: string,
+  args: Readonly<Record<string, unknown>> | undefined,
+  claims?: Claims,
+): ApprovalNeed | undefined {
   if (rules.open) return undefined;
   const own = rules.agents.get(agent) ?? rules.agents.get(DEFAULT_AGENT);
   const found = own === undefined ? undefined : first(own.approve, server, tool, args);
@@ -165,7 +202,12 @@ export function approvalFor(rules: Rules, agent: string, server: string, tool: s
   return undefined;
 }
 
-function first(list: readonly ApprovalRule[], server: string, tool: string, args: Readonly<Record<string, unknown>> | undefined): ApprovalNeed | undefined {
+function first(
+  list: readonly ApprovalRule[],
+  server: string,
+  tool: string,
+  args: Readonly<Record<string, unknown>> | undefined,
+): ApprovalNeed | undefined {
   for (const rule of list) if (rule.matches(server, tool, args)) return { timeoutMs: rule.timeoutMs, rule: rule.source };
   return undefined;
 }

@@ -18,23 +18,71 @@
 
 import { tryExpand } from '../config/expand.js';
 import { describeValue, isPlainObject } from '../config/issues.js';
-import { JWT_ALGORITHMS, type AuthConfig, type AuthCompileContext, type Introspection, type JwtAlgorithm, type JwtConfig, type OAuthIssuer } from './auth-types.js';
+import {
+  JWT_ALGORITHMS,
+  type AuthConfig,
+  type AuthCompileContext,
+  type Introspection,
+  type JwtAlgorithm,
+  type JwtConfig,
+  type OAuthIssuer,
+} from './auth-types.js';
 import { compileKey, HMAC_MIN_BYTES, JWT, KEY_SOURCES, type CompiledKey } from './jwt-key.js';
 
 // The types live in auth-types.ts; src/auth/ and load.ts read them from here.
 export { JWT_ALGORITHMS } from './auth-types.js';
-export type { AuthConfig, AuthCompileContext as AuthContext, Introspection, JwtAlgorithm, JwtConfig, KeyFileReader, OAuthIssuer } from './auth-types.js';
+export type {
+  AuthConfig,
+  AuthCompileContext as AuthContext,
+  Introspection,
+  JwtAlgorithm,
+  JwtConfig,
+  KeyFileReader,
+  OAuthIssuer,
+} from './auth-types.js';
 
 const AUTH_KEYS = new Set(['jwt', 'resource', 'oauth']);
-const OAUTH_KEYS = ['issuer', 'namespace', 'jwksUri', 'audience', 'algorithms', 'agentClaim', 'scopes', 'clockSkewSeconds', 'refreshCooldownSeconds', 'introspection'];
+const OAUTH_KEYS = [
+  'issuer',
+  'namespace',
+  'jwksUri',
+  'audience',
+  'algorithms',
+  'agentClaim',
+  'scopes',
+  'clockSkewSeconds',
+  'refreshCooldownSeconds',
+  'introspection',
+];
 const INTROSPECTION_KEYS = ['clientId', 'clientSecret', 'endpoint', 'maxPerSecond', 'cacheSeconds'];
 const MAX_INTROSPECTION_RATE = 1000;
 const MAX_INTROSPECTION_CACHE_SECONDS = 3600;
 const MAX_REFRESH_COOLDOWN_SECONDS = 3600;
 const MAX_ISSUERS = 8;
 const NAMESPACE = /^[A-Za-z0-9._-]{1,32}$/;
-export const ASYMMETRIC_ALGORITHMS: readonly JwtAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
-const JWT_KEYS = ['secret', 'publicKey', 'publicKeyFile', 'algorithms', 'issuer', 'audience', 'agentClaim', 'clockSkewSeconds', 'requireExp'];
+export const ASYMMETRIC_ALGORITHMS: readonly JwtAlgorithm[] = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+];
+const JWT_KEYS = [
+  'secret',
+  'publicKey',
+  'publicKeyFile',
+  'algorithms',
+  'issuer',
+  'audience',
+  'agentClaim',
+  'clockSkewSeconds',
+  'requireExp',
+];
 const MAX_SKEW_SECONDS = 600;
 
 const q = (value: string): string => JSON.stringify(value);
@@ -60,32 +108,49 @@ function compileOAuth(value: unknown, ctx: AuthCompileContext): readonly OAuthIs
   const list = Array.isArray(value) ? value : [value];
   const at = (i: number): PropertyKey[] => (Array.isArray(value) ? ['auth', 'oauth', i] : ['auth', 'oauth']);
   if (list.length === 0 || list.length > MAX_ISSUERS) {
-    ctx.error(['auth', 'oauth'], `expected an issuer object or an array of 1 to ${MAX_ISSUERS} of them, got ${list.length === 0 ? 'an empty array' : `${list.length}`}`);
+    ctx.error(
+      ['auth', 'oauth'],
+      `expected an issuer object or an array of 1 to ${MAX_ISSUERS} of them, got ${list.length === 0 ? 'an empty array' : `${list.length}`}`,
+    );
     return Object.freeze([]);
   }
   const issuers: OAuthIssuer[] = [];
   list.forEach((item: unknown, i) => {
     const compiled = compileIssuer(item, at(i), ctx);
     if (compiled === undefined) return;
-    if (issuers.some((other) => other.issuer === compiled.issuer)) ctx.error([...at(i), 'issuer'], `issuer ${q(compiled.issuer)} is listed twice`);
-    else if (compiled.namespace !== undefined && issuers.some((other) => other.namespace === compiled.namespace)) ctx.error([...at(i), 'namespace'], `namespace ${q(compiled.namespace)} is used by two issuers`);
+    if (issuers.some((other) => other.issuer === compiled.issuer))
+      ctx.error([...at(i), 'issuer'], `issuer ${q(compiled.issuer)} is listed twice`);
+    else if (compiled.namespace !== undefined && issuers.some((other) => other.namespace === compiled.namespace))
+      ctx.error([...at(i), 'namespace'], `namespace ${q(compiled.namespace)} is used by two issuers`);
     else if (i > 0 && compiled.namespace === undefined) {
       // One agent namespace per source: the first issuer's ids are bare (as they always were), and
       // a second issuer's `sub=alice` must not become the agent `alice` of the first or of a static token.
-      ctx.error([...at(i), 'namespace'], `missing: with more than one issuer, each after the first needs a "namespace" (e.g. "partner"); its agents are then "NAMESPACE:${compiled.agentClaim}" in the rules ("partner:alice"), so they are never the first issuer's or a static token's agent of the same name`);
+      ctx.error(
+        [...at(i), 'namespace'],
+        `missing: with more than one issuer, each after the first needs a "namespace" (e.g. "partner"); its agents are then "NAMESPACE:${compiled.agentClaim}" in the rules ("partner:alice"), so they are never the first issuer's or a static token's agent of the same name`,
+      );
     } else issuers.push(compiled);
   });
   const introspecting = issuers.filter((o) => o.introspection !== undefined);
   if (introspecting.length > 1) {
     // An opaque token names no issuer: sent to each in turn, every issuer would see the others' tokens.
-    ctx.error(['auth', 'oauth'], `${introspecting.length} issuers have "introspection" (${introspecting.map((o) => q(o.issuer)).join(', ')}): an opaque token names no issuer, so it would be shown to each; keep "introspection" on one issuer (the others' tokens must then be JWTs)`);
+    ctx.error(
+      ['auth', 'oauth'],
+      `${introspecting.length} issuers have "introspection" (${introspecting.map((o) => q(o.issuer)).join(', ')}): an opaque token names no issuer, so it would be shown to each; keep "introspection" on one issuer (the others' tokens must then be JWTs)`,
+    );
   }
   return Object.freeze(issuers);
 }
 
 function compileIssuer(value: unknown, at: readonly PropertyKey[], outer: AuthCompileContext): OAuthIssuer | undefined {
   let failed = false;
-  const ctx: AuthCompileContext = { ...outer, error: (segments, message) => { failed = true; outer.error(segments, message); } };
+  const ctx: AuthCompileContext = {
+    ...outer,
+    error: (segments, message) => {
+      failed = true;
+      outer.error(segments, message);
+    },
+  };
   if (!isPlainObject(value)) {
     ctx.error(at, `expected an object with "issuer" (the authorization server's issuer URL), got ${describeValue(value)}`);
     return undefined;
@@ -93,16 +158,32 @@ function compileIssuer(value: unknown, at: readonly PropertyKey[], outer: AuthCo
   for (const key of Object.keys(value)) {
     if (!OAUTH_KEYS.includes(key)) ctx.error([...at, key], `unknown key ${q(key)} in an oauth issuer (known: ${OAUTH_KEYS.join(', ')})`);
   }
-  if (value.issuer === undefined) ctx.error([...at, 'issuer'], 'expected "issuer", the authorization server\'s issuer URL (e.g. "https://login.example.com/realms/acme")');
+  if (value.issuer === undefined)
+    ctx.error(
+      [...at, 'issuer'],
+      'expected "issuer", the authorization server\'s issuer URL (e.g. "https://login.example.com/realms/acme")',
+    );
   const issuer = value.issuer === undefined ? undefined : readUrl(value.issuer, [...at, 'issuer'], ctx, false);
   const jwksUri = value.jwksUri === undefined ? undefined : readUrl(value.jwksUri, [...at, 'jwksUri'], ctx, false);
   const audience = readAudience(value.audience, ctx, [...at, 'audience']);
-  const algorithms = value.algorithms === undefined ? ASYMMETRIC_ALGORITHMS : readAlgorithms(value.algorithms, { description: "an issuer's published keys (HMAC is never accepted from an issuer)", fits: ASYMMETRIC_ALGORITHMS }, ctx, [...at, 'algorithms']);
+  const algorithms =
+    value.algorithms === undefined
+      ? ASYMMETRIC_ALGORITHMS
+      : readAlgorithms(
+          value.algorithms,
+          { description: "an issuer's published keys (HMAC is never accepted from an issuer)", fits: ASYMMETRIC_ALGORITHMS },
+          ctx,
+          [...at, 'algorithms'],
+        );
   const agentClaim = readName(value.agentClaim, 'agentClaim', ctx, [...at, 'agentClaim']) ?? 'sub';
   let namespace: string | undefined;
   if (value.namespace !== undefined) {
     if (typeof value.namespace === 'string' && NAMESPACE.test(value.namespace)) namespace = value.namespace;
-    else ctx.error([...at, 'namespace'], `expected 1 to 32 letters, digits, "." , "_" or "-" (the prefix of this issuer's agent ids, "NAMESPACE:ID"), got ${describeValue(value.namespace)}`);
+    else
+      ctx.error(
+        [...at, 'namespace'],
+        `expected 1 to 32 letters, digits, "." , "_" or "-" (the prefix of this issuer's agent ids, "NAMESPACE:ID"), got ${describeValue(value.namespace)}`,
+      );
   }
   const scopes = readScopes(value.scopes, [...at, 'scopes'], ctx);
   const clockSkewSeconds = readSkew(value.clockSkewSeconds, ctx, [...at, 'clockSkewSeconds']);
@@ -110,25 +191,48 @@ function compileIssuer(value: unknown, at: readonly PropertyKey[], outer: AuthCo
   if (value.refreshCooldownSeconds !== undefined) {
     const v = value.refreshCooldownSeconds;
     if (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_REFRESH_COOLDOWN_SECONDS) refreshCooldownSeconds = v;
-    else ctx.error([...at, 'refreshCooldownSeconds'], `expected a whole number of seconds from 0 to ${MAX_REFRESH_COOLDOWN_SECONDS}, got ${describeValue(v)}`);
+    else
+      ctx.error(
+        [...at, 'refreshCooldownSeconds'],
+        `expected a whole number of seconds from 0 to ${MAX_REFRESH_COOLDOWN_SECONDS}, got ${describeValue(v)}`,
+      );
   }
-  const introspection = value.introspection === undefined ? undefined : readIntrospection(value.introspection, [...at, 'introspection'], ctx);
+  const introspection =
+    value.introspection === undefined ? undefined : readIntrospection(value.introspection, [...at, 'introspection'], ctx);
   if (failed || issuer === undefined || algorithms === undefined) return undefined;
-  return Object.freeze({ issuer, namespace, jwksUri, audience, algorithms: Object.freeze([...algorithms]), agentClaim, scopes, clockSkewSeconds, refreshCooldownSeconds, introspection });
+  return Object.freeze({
+    issuer,
+    namespace,
+    jwksUri,
+    audience,
+    algorithms: Object.freeze([...algorithms]),
+    agentClaim,
+    scopes,
+    clockSkewSeconds,
+    refreshCooldownSeconds,
+    introspection,
+  });
 }
 
 function readIntrospection(value: unknown, at: readonly PropertyKey[], ctx: AuthCompileContext): Introspection | undefined {
   if (!isPlainObject(value)) {
-    ctx.error(at, `expected an object with "clientId" and "clientSecret" (mcpgate's credentials at the issuer), got ${describeValue(value)}`);
+    ctx.error(
+      at,
+      `expected an object with "clientId" and "clientSecret" (mcpgate's credentials at the issuer), got ${describeValue(value)}`,
+    );
     return undefined;
   }
   for (const key of Object.keys(value)) {
-    if (!INTROSPECTION_KEYS.includes(key)) ctx.error([...at, key], `unknown key ${q(key)} in introspection (known: ${INTROSPECTION_KEYS.join(', ')})`);
+    if (!INTROSPECTION_KEYS.includes(key))
+      ctx.error([...at, key], `unknown key ${q(key)} in introspection (known: ${INTROSPECTION_KEYS.join(', ')})`);
   }
   const text = (name: 'clientId' | 'clientSecret'): string | undefined => {
     const raw = value[name];
     if (typeof raw !== 'string' || raw === '') {
-      ctx.error([...at, name], `expected a non-empty string${name === 'clientSecret' ? ', ideally "${VAR}"' : ''}, got ${describeValue(raw)}`);
+      ctx.error(
+        [...at, name],
+        `expected a non-empty string${name === 'clientSecret' ? ', ideally "${VAR}"' : ''}, got ${describeValue(raw)}`,
+      );
       return undefined;
     }
     const expanded = tryExpand(raw, ctx.env);
@@ -136,7 +240,8 @@ function readIntrospection(value: unknown, at: readonly PropertyKey[], ctx: Auth
       ctx.error([...at, name], expanded.reason);
       return undefined;
     }
-    if (name === 'clientSecret' && !raw.includes('${')) ctx.warn([...at, name], 'the client secret is written in the rules file itself; prefer "${VAR}" with the variable set');
+    if (name === 'clientSecret' && !raw.includes('${'))
+      ctx.warn([...at, name], 'the client secret is written in the rules file itself; prefer "${VAR}" with the variable set');
     return expanded.value;
   };
   const clientId = text('clientId');
@@ -150,7 +255,13 @@ function readIntrospection(value: unknown, at: readonly PropertyKey[], ctx: Auth
     return fallback;
   };
   const maxPerSecond = whole('maxPerSecond', 1, MAX_INTROSPECTION_RATE, 10, 'the most introspection calls a second to this issuer');
-  const cacheSeconds = whole('cacheSeconds', 0, MAX_INTROSPECTION_CACHE_SECONDS, 300, 'how many seconds an active answer is trusted (a revoked token is accepted that long)');
+  const cacheSeconds = whole(
+    'cacheSeconds',
+    0,
+    MAX_INTROSPECTION_CACHE_SECONDS,
+    300,
+    'how many seconds an active answer is trusted (a revoked token is accepted that long)',
+  );
   if (clientId === undefined || clientSecret === undefined) return undefined;
   return Object.freeze({ endpoint, clientId, clientSecret, maxPerSecond, cacheSeconds });
 }
@@ -200,7 +311,13 @@ function readScopes(value: unknown, at: readonly PropertyKey[], ctx: AuthCompile
 
 function compileJwt(value: unknown, outer: AuthCompileContext): JwtConfig | undefined {
   let failed = false;
-  const ctx: AuthCompileContext = { ...outer, error: (segments, message) => { failed = true; outer.error(segments, message); } };
+  const ctx: AuthCompileContext = {
+    ...outer,
+    error: (segments, message) => {
+      failed = true;
+      outer.error(segments, message);
+    },
+  };
   if (!isPlainObject(value)) {
     ctx.error(JWT, `expected an object with "secret", "publicKey" or "publicKeyFile", got ${describeValue(value)}`);
     return undefined;
@@ -212,8 +329,10 @@ function compileJwt(value: unknown, outer: AuthCompileContext): JwtConfig | unde
   const sources = KEY_SOURCES.filter((source) => value[source] !== undefined);
   let key: CompiledKey | undefined;
   const [source] = sources;
-  if (source === undefined) ctx.error(JWT, 'expected one of "secret" (for HS256/384/512), "publicKey" or "publicKeyFile" (for RS*, PS*, ES*, EdDSA)');
-  else if (sources.length > 1) ctx.error(JWT, `${sources.map(q).join(' and ')} are ${sources.length === 2 ? 'both' : 'all'} set; give exactly one key`);
+  if (source === undefined)
+    ctx.error(JWT, 'expected one of "secret" (for HS256/384/512), "publicKey" or "publicKeyFile" (for RS*, PS*, ES*, EdDSA)');
+  else if (sources.length > 1)
+    ctx.error(JWT, `${sources.map(q).join(' and ')} are ${sources.length === 2 ? 'both' : 'all'} set; give exactly one key`);
   else key = compileKey(source, value[source], ctx);
 
   const algorithms = readAlgorithms(value.algorithms, key, ctx);
@@ -227,7 +346,16 @@ function compileJwt(value: unknown, outer: AuthCompileContext): JwtConfig | unde
     else ctx.error([...JWT, 'requireExp'], `expected true or false, got ${describeValue(value.requireExp)}`);
   }
   if (failed || key === undefined || algorithms === undefined) return undefined;
-  return Object.freeze({ key: key.key, keyDescription: key.description, algorithms, issuer, audience, agentClaim, clockSkewSeconds, requireExp });
+  return Object.freeze({
+    key: key.key,
+    keyDescription: key.description,
+    algorithms,
+    issuer,
+    audience,
+    agentClaim,
+    clockSkewSeconds,
+    requireExp,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -237,41 +365,63 @@ function isAlgorithm(value: string): value is JwtAlgorithm {
   return (JWT_ALGORITHMS as readonly string[]).includes(value);
 }
 
-function readAlgorithms(value: unknown, key: Pick<CompiledKey, 'description' | 'fits'> | undefined, ctx: AuthCompileContext, at: readonly PropertyKey[] = [...JWT, 'algorithms']): readonly JwtAlgorithm[] | undefined {
+function readAlgorithms(
+  value: unknown,
+  key: Pick<CompiledKey, 'description' | 'fits'> | undefined,
+  ctx: AuthCompileContext,
+  at: readonly PropertyKey[] = [...JWT, 'algorithms'],
+): readonly JwtAlgorithm[] | undefined {
   if (value === undefined) return key === undefined ? undefined : Object.freeze([...key.fits]);
   if (!Array.isArray(value) || value.length === 0) {
-    ctx.error(at, `expected a non-empty array of algorithm names (${JWT_ALGORITHMS.join(', ')}), got ${Array.isArray(value) ? 'an empty array' : describeValue(value)}`);
+    ctx.error(
+      at,
+      `expected a non-empty array of algorithm names (${JWT_ALGORITHMS.join(', ')}), got ${Array.isArray(value) ? 'an empty array' : describeValue(value)}`,
+    );
     return undefined;
   }
   const algorithms: JwtAlgorithm[] = [];
   value.forEach((item: unknown, i) => {
     if (typeof item !== 'string') ctx.error([...at, i], `expected an algorithm name, got ${describeValue(item)}`);
     else if (item.toLowerCase() === 'none') ctx.error([...at, i], 'the "none" algorithm (an unsigned token) is never accepted');
-    else if (!isAlgorithm(item)) ctx.error([...at, i], `unknown algorithm ${describeValue(item, true)} (known: ${JWT_ALGORITHMS.join(', ')})`);
+    else if (!isAlgorithm(item))
+      ctx.error([...at, i], `unknown algorithm ${describeValue(item, true)} (known: ${JWT_ALGORITHMS.join(', ')})`);
     else if (key !== undefined && !key.fits.includes(item)) {
-      const why = item.startsWith('HS') && !key.fits.some((alg) => alg.startsWith('HS'))
-        ? 'HMAC needs "secret"; a public key never verifies HMAC tokens'
-        : item.startsWith('HS') && key.fits.some((alg) => alg.startsWith('HS'))
-          ? `the secret is too short for it (RFC 7518 §3.2: ${HMAC_MIN_BYTES[item]} bytes or more)`
-          : `it fits ${key.fits.join(', ')}`;
+      const why =
+        item.startsWith('HS') && !key.fits.some((alg) => alg.startsWith('HS'))
+          ? 'HMAC needs "secret"; a public key never verifies HMAC tokens'
+          : item.startsWith('HS') && key.fits.some((alg) => alg.startsWith('HS'))
+            ? `the secret is too short for it (RFC 7518 §3.2: ${HMAC_MIN_BYTES[item]} bytes or more)`
+            : `it fits ${key.fits.join(', ')}`;
       ctx.error([...at, i], `algorithm ${item} cannot be verified with ${key.description}: ${why}`);
     } else if (!algorithms.includes(item)) algorithms.push(item);
   });
   return Object.freeze(algorithms);
 }
 
-function readName(value: unknown, name: 'issuer' | 'agentClaim', ctx: AuthCompileContext, at: readonly PropertyKey[] = [...JWT, name]): string | undefined {
+function readName(
+  value: unknown,
+  name: 'issuer' | 'agentClaim',
+  ctx: AuthCompileContext,
+  at: readonly PropertyKey[] = [...JWT, name],
+): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'string' && value !== '') return value;
   ctx.error(at, `expected a non-empty string, got ${describeValue(value)}`);
   return undefined;
 }
 
-function readAudience(value: unknown, ctx: AuthCompileContext, at: readonly PropertyKey[] = [...JWT, 'audience']): readonly string[] | undefined {
+function readAudience(
+  value: unknown,
+  ctx: AuthCompileContext,
+  at: readonly PropertyKey[] = [...JWT, 'audience'],
+): readonly string[] | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'string' && value !== '') return Object.freeze([value]);
   if (!Array.isArray(value) || value.length === 0) {
-    ctx.error(at, `expected a non-empty string or a non-empty array of them, got ${Array.isArray(value) ? 'an empty array' : describeValue(value)}`);
+    ctx.error(
+      at,
+      `expected a non-empty string or a non-empty array of them, got ${Array.isArray(value) ? 'an empty array' : describeValue(value)}`,
+    );
     return undefined;
   }
   const audience: string[] = [];
@@ -306,17 +456,26 @@ export function describeAuth(auth: AuthConfig | undefined): Record<string, unkno
         scopes: [...o.scopes],
         clock_skew_seconds: o.clockSkewSeconds,
         refresh_cooldown_seconds: o.refreshCooldownSeconds,
-        ...(o.introspection !== undefined && { introspection: { client_id: o.introspection.clientId, endpoint: o.introspection.endpoint ?? null, max_per_second: o.introspection.maxPerSecond, cache_seconds: o.introspection.cacheSeconds } }),
+        ...(o.introspection !== undefined && {
+          introspection: {
+            client_id: o.introspection.clientId,
+            endpoint: o.introspection.endpoint ?? null,
+            max_per_second: o.introspection.maxPerSecond,
+            cache_seconds: o.introspection.cacheSeconds,
+          },
+        }),
       })),
     }),
-    ...(jwt !== undefined && { jwt: {
-      key: jwt.keyDescription,
-      algorithms: [...jwt.algorithms],
-      issuer: jwt.issuer ?? null,
-      audience: jwt.audience === undefined ? null : [...jwt.audience],
-      agent_claim: jwt.agentClaim,
-      clock_skew_seconds: jwt.clockSkewSeconds,
-      require_exp: jwt.requireExp,
-    } }),
+    ...(jwt !== undefined && {
+      jwt: {
+        key: jwt.keyDescription,
+        algorithms: [...jwt.algorithms],
+        issuer: jwt.issuer ?? null,
+        audience: jwt.audience === undefined ? null : [...jwt.audience],
+        agent_claim: jwt.agentClaim,
+        clock_skew_seconds: jwt.clockSkewSeconds,
+        require_exp: jwt.requireExp,
+      },
+    }),
   };
 }

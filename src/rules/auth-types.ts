@@ -4,7 +4,21 @@
 import type { KeyObject } from 'node:crypto';
 import type { Env } from '../config/expand.js';
 
-export const JWT_ALGORITHMS = ['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+export const JWT_ALGORITHMS = [
+  'HS256',
+  'HS384',
+  'HS512',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+] as const;
 export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
 
 export interface JwtConfig {

@@ -55,7 +55,8 @@ export function decideTool(rules: Rules, agent: string | undefined, server: stri
   const it = `tool ${q(tool)} of server ${q(server)}`;
   for (const entry of found) {
     const deniedServer = serverMatch(entry.deny.servers, server);
-    if (deniedServer !== undefined) return deny(`server ${q(server)} is denied to ${subject(agent, entry)} by deny.servers${via(deniedServer)}`);
+    if (deniedServer !== undefined)
+      return deny(`server ${q(server)} is denied to ${subject(agent, entry)} by deny.servers${via(deniedServer)}`);
   }
   for (const entry of found) {
     const denied = entry.deny.tools.get(server);
@@ -77,7 +78,9 @@ export function decideTool(rules: Rules, agent: string | undefined, server: stri
     if (entry.allow.tools.has(server)) continue; // that entry lends only the tools it lists
     const allowedServer = serverMatch(entry.allow.servers, server);
     if (allowedServer !== undefined) {
-      return allow(`${it} is allowed to ${subject(agent, entry)} by allow.servers${via(allowedServer)}, with no allow.tools entry for the server (all its tools)`);
+      return allow(
+        `${it} is allowed to ${subject(agent, entry)} by allow.servers${via(allowedServer)}, with no allow.tools entry for the server (all its tools)`,
+      );
     }
   }
   if (limited !== undefined) return deny(`${it} is not in allow.tools of ${subject(agent, limited)}`);
@@ -94,15 +97,19 @@ export function decideServer(rules: Rules, agent: string | undefined, server: st
   if (found.length === 0) return uncovered(rules, agent);
   for (const entry of found) {
     const deniedServer = serverMatch(entry.deny.servers, server);
-    if (deniedServer !== undefined) return deny(`server ${q(server)} is denied to ${subject(agent, entry)} by deny.servers${via(deniedServer)}`);
+    if (deniedServer !== undefined)
+      return deny(`server ${q(server)} is denied to ${subject(agent, entry)} by deny.servers${via(deniedServer)}`);
   }
   for (const entry of found) {
     const allowedServer = serverMatch(entry.allow.servers, server);
-    if (allowedServer !== undefined) return allow(`server ${q(server)} is allowed to ${subject(agent, entry)} by allow.servers${via(allowedServer)}`);
+    if (allowedServer !== undefined)
+      return allow(`server ${q(server)} is allowed to ${subject(agent, entry)} by allow.servers${via(allowedServer)}`);
   }
   const limited = found.find((entry) => entry.allow.tools.has(server));
   if (limited !== undefined) {
-    return deny(`server ${q(server)} is not in allow.servers of ${subject(agent, limited)}: only the tools allow.tools lists may be called`);
+    return deny(
+      `server ${q(server)} is not in allow.servers of ${subject(agent, limited)}: only the tools allow.tools lists may be called`,
+    );
   }
   return deny(`server ${q(server)} is not in allow.servers of ${subjects(agent, found)}`);
 }
@@ -122,7 +129,8 @@ export function serverVisible(rules: Rules, agent: string | undefined, server: s
     const allowed = entry.allow.tools.get(server);
     if (allowed === undefined) continue;
     if (allowed.patterns.length > 0) return true; // which names a glob admits is unknown here; assume some
-    for (const name of allowed.exact) if (denials.every((denied) => !denied.exact.has(name) && denied.match(name) === undefined)) return true;
+    for (const name of allowed.exact)
+      if (denials.every((denied) => !denied.exact.has(name) && denied.match(name) === undefined)) return true;
   }
   return false;
 }
@@ -133,7 +141,11 @@ export function serverVisible(rules: Rules, agent: string | undefined, server: s
  * when the connection's agent's claims are not at hand (every call is decided again anyway).
  */
 export function grantMayUse(rules: Rules, server: string): boolean {
-  return rules.grants.some((g) => serverMatch(g.deny.servers, server) === undefined && (serverMatch(g.allow.servers, server) !== undefined || g.allow.tools.has(server)));
+  return rules.grants.some(
+    (g) =>
+      serverMatch(g.deny.servers, server) === undefined &&
+      (serverMatch(g.allow.servers, server) !== undefined || g.allow.tools.has(server)),
+  );
 }
 
 /**

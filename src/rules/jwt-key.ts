@@ -27,7 +27,12 @@ export function compileKey(source: KeySource, value: unknown, ctx: AuthCompileCo
   const at = [...JWT, source];
   if (source === 'publicKey' && isPlainObject(value)) return fromJwk(value, ctx);
   if (typeof value !== 'string') {
-    const expected = source === 'secret' ? 'the HMAC secret, ideally "${VAR}"' : source === 'publicKey' ? 'a PEM public key or a JWK object' : 'the path of a PEM file';
+    const expected =
+      source === 'secret'
+        ? 'the HMAC secret, ideally "${VAR}"'
+        : source === 'publicKey'
+          ? 'a PEM public key or a JWK object'
+          : 'the path of a PEM file';
     ctx.error(at, `expected a string (${expected}), got ${describeValue(value)}`);
     return undefined;
   }
@@ -44,7 +49,10 @@ export function compileKey(source: KeySource, value: unknown, ctx: AuthCompileCo
   }
   const file = path.resolve(path.dirname(ctx.file), expanded.value);
   if (ctx.readKeyFile === undefined) {
-    ctx.error(at, `cannot read the key file ${file}: these rules are compiled from text alone, with no file reader; give the key itself as "publicKey"`);
+    ctx.error(
+      at,
+      `cannot read the key file ${file}: these rules are compiled from text alone, with no file reader; give the key itself as "publicKey"`,
+    );
     return undefined;
   }
   let text: string;
@@ -52,7 +60,7 @@ export function compileKey(source: KeySource, value: unknown, ctx: AuthCompileCo
     text = ctx.readKeyFile(file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    ctx.error(at, `cannot read the key file ${file}: ${code === 'ENOENT' ? 'no such file' : code ?? String(err)}`);
+    ctx.error(at, `cannot read the key file ${file}: ${code === 'ENOENT' ? 'no such file' : (code ?? String(err))}`);
     return undefined;
   }
   return fromPem(text, at, `the key file ${file}`, ctx);
@@ -61,10 +69,17 @@ export function compileKey(source: KeySource, value: unknown, ctx: AuthCompileCo
 function fromSecret(secret: string, literal: boolean, ctx: AuthCompileContext): CompiledKey | undefined {
   const at = [...JWT, 'secret'];
   const bytes = Buffer.from(secret, 'utf8');
-  if (literal) ctx.warn(at, 'the secret is written in the rules file itself; prefer "${JWT_SECRET}" with the variable set, so the file holds no secret');
+  if (literal)
+    ctx.warn(
+      at,
+      'the secret is written in the rules file itself; prefer "${JWT_SECRET}" with the variable set, so the file holds no secret',
+    );
   if (bytes.length < 32) {
     // The length only, never the value.
-    ctx.error(at, `the secret is ${bytes.length === 0 ? 'empty' : `${bytes.length} bytes`}; HMAC keys need at least 32 bytes (RFC 7518 §3.2)`);
+    ctx.error(
+      at,
+      `the secret is ${bytes.length === 0 ? 'empty' : `${bytes.length} bytes`}; HMAC keys need at least 32 bytes (RFC 7518 §3.2)`,
+    );
     return undefined;
   }
   const fits = (['HS256', 'HS384', 'HS512'] as const).filter((alg) => bytes.length >= (HMAC_MIN_BYTES[alg] ?? 0));
@@ -121,7 +136,11 @@ function classify(key: KeyObject, at: readonly PropertyKey[], ctx: AuthCompileCo
     }
     return { key, description: `an EC ${curve} public key`, fits: [alg] };
   }
-  if (type === 'ed25519' || type === 'ed448') return { key, description: `an ${type === 'ed25519' ? 'Ed25519' : 'Ed448'} public key`, fits: ['EdDSA'] };
-  ctx.error(at, `a ${type ?? 'non-asymmetric'} key cannot verify JWTs; use an RSA (2048 bits or more), EC (P-256, P-384, P-521) or Ed25519 key`);
+  if (type === 'ed25519' || type === 'ed448')
+    return { key, description: `an ${type === 'ed25519' ? 'Ed25519' : 'Ed448'} public key`, fits: ['EdDSA'] };
+  ctx.error(
+    at,
+    `a ${type ?? 'non-asymmetric'} key cannot verify JWTs; use an RSA (2048 bits or more), EC (P-256, P-384, P-521) or Ed25519 key`,
+  );
   return undefined;
 }

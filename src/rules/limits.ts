@@ -119,7 +119,9 @@ export class LimitsBuilder {
       error(at, `expected an object such as ${EXAMPLE}, optionally with "servers" and "tools", got ${describeValue(value)}`);
       return undefined;
     }
-    for (const key of Object.keys(value)) if (!SET_KEYS.has(key)) warn([...at, key], `unknown key ${JSON.stringify(key)} in limits is ignored (expected calls, per, inFlight, servers, tools)`);
+    for (const key of Object.keys(value))
+      if (!SET_KEYS.has(key))
+        warn([...at, key], `unknown key ${JSON.stringify(key)} in limits is ignored (expected calls, per, inFlight, servers, tools)`);
     const ownFields = value.calls !== undefined || value.per !== undefined || value.inFlight !== undefined;
     let failed = false;
     const all = ownFields ? this.readSpec(at, value, false) : undefined;
@@ -138,7 +140,12 @@ export class LimitsBuilder {
       for (const [server, named] of Object.entries(toolMap)) {
         const where = [...at, 'tools', server];
         if (server === '' || isGlob(server)) {
-          error(where, server === '' ? 'a server name must not be empty' : `a server of "tools" is named exactly (as in allow.tools); use "servers" for a pattern such as ${JSON.stringify(server)}`);
+          error(
+            where,
+            server === ''
+              ? 'a server name must not be empty'
+              : `a server of "tools" is named exactly (as in allow.tools); use "servers" for a pattern such as ${JSON.stringify(server)}`,
+          );
           failed = true;
           continue;
         }
@@ -149,7 +156,8 @@ export class LimitsBuilder {
       }
     }
     if (failed) return undefined;
-    if (all === undefined && servers === undefined && tools.size === 0) warn(at, 'limits with no calls, inFlight, servers or tools limit nothing');
+    if (all === undefined && servers === undefined && tools.size === 0)
+      warn(at, 'limits with no calls, inFlight, servers or tools limit nothing');
     return Object.freeze({ all, servers, tools: frozenMap(tools) });
   }
 
@@ -197,7 +205,10 @@ export class LimitsBuilder {
       error(at, `expected a limit such as ${EXAMPLE}, got ${describeValue(value)}`);
       return undefined;
     }
-    if (strict) for (const key of Object.keys(value)) if (!SPEC_KEYS.has(key)) warn([...at, key], `unknown key ${JSON.stringify(key)} in a limit is ignored (expected calls, per, inFlight)`);
+    if (strict)
+      for (const key of Object.keys(value))
+        if (!SPEC_KEYS.has(key))
+          warn([...at, key], `unknown key ${JSON.stringify(key)} in a limit is ignored (expected calls, per, inFlight)`);
     let ok = true;
     const calls = value.calls;
     const per = value.per;
@@ -210,7 +221,10 @@ export class LimitsBuilder {
     if (per !== undefined) {
       windowMs = typeof per === 'string' ? parseWindow(per) : undefined;
       if (windowMs === undefined) {
-        error([...at, 'per'], `expected a window such as "500ms", "10s", "1m", "1h" or "1d" (from ${MIN_WINDOW_MS} ms to a day), got ${describeValue(per, true)}`);
+        error(
+          [...at, 'per'],
+          `expected a window such as "500ms", "10s", "1m", "1h" or "1d" (from ${MIN_WINDOW_MS} ms to a day), got ${describeValue(per, true)}`,
+        );
         ok = false;
       }
     }

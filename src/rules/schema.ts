@@ -7,7 +7,16 @@ import type { ConfigIssue } from '../config/types.js';
 import { configInvalid, describeValue, isPlainObject, jsonPath } from '../config/issues.js';
 import { compileAuth } from './auth-config.js';
 import type { AuthConfig, KeyFileReader } from './auth-config.js';
-import { DEFAULT_AGENT, EMPTY_MATCHER, EMPTY_SIDE, type ClaimTest, type CompiledAgent, type CompiledGrant, type CompiledSide, type Rules } from './compiled.js';
+import {
+  DEFAULT_AGENT,
+  EMPTY_MATCHER,
+  EMPTY_SIDE,
+  type ClaimTest,
+  type CompiledAgent,
+  type CompiledGrant,
+  type CompiledSide,
+  type Rules,
+} from './compiled.js';
 import { deepFreeze, frozenMap } from './frozen.js';
 import { compileMatcher, globToRegExp, isGlob, type Matcher } from './globs.js';
 import { readServerHeaders, type ServerRef } from './server-headers.js';
@@ -52,7 +61,13 @@ interface Context {
  * `env` expands `${VAR}` in the `auth.jwt` key settings and in `serverHeaders`; `readKeyFile` reads
  * `auth.jwt.publicKeyFile` (none: compiled from text alone, and a key file is an error).
  */
-export function buildRules(raw: unknown, file: string, servers: readonly ServerRef[], env: Env = process.env, readKeyFile?: KeyFileReader): Rules {
+export function buildRules(
+  raw: unknown,
+  file: string,
+  servers: readonly ServerRef[],
+  env: Env = process.env,
+  readKeyFile?: KeyFileReader,
+): Rules {
   const refs = new Map(servers.map((ref) => [typeof ref === 'string' ? ref : ref.name, ref] as const));
   const errors: ConfigIssue[] = [];
   const warnings: ConfigIssue[] = [];
@@ -75,10 +90,17 @@ export function buildRules(raw: unknown, file: string, servers: readonly ServerR
     for (const key of Object.keys(raw)) if (!TOP_KEYS.has(key)) warn(ctx, [key], `unknown top-level key ${q(key)} is ignored`);
     denyOnMissingAgent = readDefaults(raw.defaults, ctx);
     limits.read({ kind: 'gateway' }, ['limits'], raw.limits);
-    auth = compileAuth(raw.auth, { file, env, readKeyFile, error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message) });
+    auth = compileAuth(raw.auth, {
+      file,
+      env,
+      readKeyFile,
+      error: (at, message) => error(ctx, at, message),
+      warn: (at, message) => warn(ctx, at, message),
+    });
     const entries = raw.agents;
     if (entries === undefined) error(ctx, ['agents'], 'missing; expected an object mapping agent ids to their rules');
-    else if (!isPlainObject(entries)) error(ctx, ['agents'], `expected an object mapping agent ids to their rules, got ${describeValue(entries)}`);
+    else if (!isPlainObject(entries))
+      error(ctx, ['agents'], `expected an object mapping agent ids to their rules, got ${describeValue(entries)}`);
     else {
       for (const [id, entry] of Object.entries(entries)) {
         const agent = compileAgent(id, entry, ctx);
@@ -90,12 +112,21 @@ export function buildRules(raw: unknown, file: string, servers: readonly ServerR
     }
     readGrants(raw.grants, ctx, grants);
     readAdmins(raw.admins, ctx, admins);
-    views = compileViews(raw.views, { servers: ctx.servers, error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message) });
+    views = compileViews(raw.views, {
+      servers: ctx.servers,
+      error: (at, message) => error(ctx, at, message),
+      warn: (at, message) => warn(ctx, at, message),
+    });
     // A static token's agent in an issuer's namespace would be that issuer's agent of the same name.
     for (const issuer of auth?.oauth ?? []) {
       if (issuer.namespace === undefined) continue;
       for (const agent of agents.values()) {
-        if (agent.tokens.length > 0 && agent.id.startsWith(`${issuer.namespace}:`)) error(ctx, ['agents', agent.id, 'tokens'], `agent ids "${issuer.namespace}:…" are issuer ${q(issuer.issuer)}'s (its "namespace"); a static token's agent needs another id`);
+        if (agent.tokens.length > 0 && agent.id.startsWith(`${issuer.namespace}:`))
+          error(
+            ctx,
+            ['agents', agent.id, 'tokens'],
+            `agent ids "${issuer.namespace}:…" are issuer ${q(issuer.issuer)}'s (its "namespace"); a static token's agent needs another id`,
+          );
       }
     }
   }
@@ -135,7 +166,8 @@ function readDefaults(defaults: unknown, ctx: Context): boolean {
     error(ctx, ['defaults'], `expected an object, got ${describeValue(defaults)}`);
     return true;
   }
-  for (const key of Object.keys(defaults)) if (!DEFAULTS_KEYS.has(key)) warn(ctx, ['defaults', key], `unknown key ${q(key)} in defaults is ignored`);
+  for (const key of Object.keys(defaults))
+    if (!DEFAULTS_KEYS.has(key)) warn(ctx, ['defaults', key], `unknown key ${q(key)} in defaults is ignored`);
   const value = defaults.deny_on_missing_agent;
   if (value === undefined) return true;
   if (typeof value !== 'boolean') {
@@ -156,21 +188,39 @@ function compileAgent(id: string, entry: unknown, ctx: Context): CompiledAgent |
     error(ctx, base, `expected an object with "allow", "deny", "tokens" or "serverHeaders" (agent ${q(id)}), got ${describeValue(entry)}`);
     return undefined;
   }
-  for (const key of Object.keys(entry)) if (!AGENT_KEYS.has(key)) warn(ctx, [...base, key], `unknown key ${q(key)} in agent ${q(id)} is ignored`);
+  for (const key of Object.keys(entry))
+    if (!AGENT_KEYS.has(key)) warn(ctx, [...base, key], `unknown key ${q(key)} in agent ${q(id)} is ignored`);
   const allow = compileSide(id, 'allow', entry.allow, ctx);
   const deny = compileSide(id, 'deny', entry.deny, ctx);
   const tokens = readTokens(id, entry.tokens, ctx);
-  const serverHeaders = readServerHeaders(id, entry.serverHeaders, {
-    servers: ctx.refs, env: ctx.env, error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message),
-  }, id === DEFAULT_AGENT);
+  const serverHeaders = readServerHeaders(
+    id,
+    entry.serverHeaders,
+    {
+      servers: ctx.refs,
+      env: ctx.env,
+      error: (at, message) => error(ctx, at, message),
+      warn: (at, message) => warn(ctx, at, message),
+    },
+    id === DEFAULT_AGENT,
+  );
   const approve = compileApprovals(entry.approve, [...base, 'approve'], `agent ${q(id)}`, approvalReport(ctx));
   ctx.limits.read({ kind: 'agent', id }, [...base, 'limits'], entry.limits);
-  const modeSettings = readModeSettings(id, entry, { error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message) });
+  const modeSettings = readModeSettings(id, entry, {
+    error: (at, message) => error(ctx, at, message),
+    warn: (at, message) => warn(ctx, at, message),
+  });
   if (ctx.errors.length > before) return undefined;
   return Object.freeze({ id, allow, deny, tokens, serverHeaders: frozenMap(serverHeaders), approve, modeSettings });
 }
 
-function compileSide(id: string, side: 'allow' | 'deny', value: unknown, ctx: Context, section: 'agents' | 'grants' = 'agents'): CompiledSide {
+function compileSide(
+  id: string,
+  side: 'allow' | 'deny',
+  value: unknown,
+  ctx: Context,
+  section: 'agents' | 'grants' = 'agents',
+): CompiledSide {
   const base = [section, id, side];
   if (value === undefined) return EMPTY_SIDE;
   if (!isPlainObject(value)) {
@@ -178,7 +228,8 @@ function compileSide(id: string, side: 'allow' | 'deny', value: unknown, ctx: Co
     return EMPTY_SIDE;
   }
   const owner = `${section === 'agents' ? 'agent' : 'grant'} ${q(id)}`;
-  for (const key of Object.keys(value)) if (!SIDE_KEYS.has(key)) warn(ctx, [...base, key], `unknown key ${q(key)} in ${side} of ${owner} is ignored`);
+  for (const key of Object.keys(value))
+    if (!SIDE_KEYS.has(key)) warn(ctx, [...base, key], `unknown key ${q(key)} in ${side} of ${owner} is ignored`);
 
   let servers = EMPTY_MATCHER;
   const list = readNames(value.servers, [...base, 'servers'], 'server', ctx);
@@ -190,7 +241,11 @@ function compileSide(id: string, side: 'allow' | 'deny', value: unknown, ctx: Co
   const tools = new Map<string, Matcher>();
   const map = value.tools;
   if (map !== undefined && !isPlainObject(map)) {
-    error(ctx, [...base, 'tools'], `expected an object mapping server names to arrays of tool names or patterns, got ${describeValue(map)}`);
+    error(
+      ctx,
+      [...base, 'tools'],
+      `expected an object mapping server names to arrays of tool names or patterns, got ${describeValue(map)}`,
+    );
   } else if (map !== undefined) {
     for (const [server, names] of Object.entries(map)) {
       const at = [...base, 'tools', server];
@@ -223,7 +278,11 @@ function readNames(value: unknown, at: readonly PropertyKey[], what: 'server' | 
 
 /** How approvals.ts reports into this file's context. */
 function approvalReport(ctx: Context): ApprovalReport {
-  return { error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message), checkServer: (owner, name, at) => checkServerNamed(owner, name, at, ctx) };
+  return {
+    error: (at, message) => error(ctx, at, message),
+    warn: (at, message) => warn(ctx, at, message),
+    checkServer: (owner, name, at) => checkServerNamed(owner, name, at, ctx),
+  };
 }
 
 /** A rule naming a server `.mcp.json` lacks is a warning: the file may be mid-edit. */
@@ -246,7 +305,12 @@ function checkServerNamed(owner: string, name: string, at: readonly PropertyKey[
  */
 function readGrants(value: unknown, ctx: Context, grants: CompiledGrant[]): void {
   if (value === undefined) return;
-  if (!isPlainObject(value)) return error(ctx, ['grants'], `expected an object mapping grant names to {"when": {CLAIM: VALUE}, "allow": …, "deny": …}, got ${describeValue(value)}`);
+  if (!isPlainObject(value))
+    return error(
+      ctx,
+      ['grants'],
+      `expected an object mapping grant names to {"when": {CLAIM: VALUE}, "allow": …, "deny": …}, got ${describeValue(value)}`,
+    );
   for (const [id, entry] of Object.entries(value)) {
     const base = ['grants', id];
     const before = ctx.errors.length;
@@ -260,7 +324,8 @@ function readGrants(value: unknown, ctx: Context, grants: CompiledGrant[]): void
     }
     for (const key of Object.keys(entry)) {
       if (GRANT_KEYS.has(key)) continue;
-      if (key === 'tokens' || key === 'serverHeaders') error(ctx, [...base, key], `a grant has no ${q(key)}: it names no agent; put ${key} under the agent in "agents"`);
+      if (key === 'tokens' || key === 'serverHeaders')
+        error(ctx, [...base, key], `a grant has no ${q(key)}: it names no agent; put ${key} under the agent in "agents"`);
       else warn(ctx, [...base, key], `unknown key ${q(key)} in grant ${q(id)} is ignored`);
     }
     const when = readWhen(id, entry.when, ctx);
@@ -268,7 +333,8 @@ function readGrants(value: unknown, ctx: Context, grants: CompiledGrant[]): void
     const deny = compileSide(id, 'deny', entry.deny, ctx, 'grants');
     ctx.limits.read({ kind: 'grant', id }, [...base, 'limits'], entry.limits);
     const approve = compileApprovals(entry.approve, [...base, 'approve'], `grant ${q(id)}`, approvalReport(ctx));
-    if (entry.allow === undefined && entry.deny === undefined && entry.limits === undefined && entry.approve === undefined) warn(ctx, base, `grant ${q(id)} has neither "allow" nor "deny": it changes nothing`);
+    if (entry.allow === undefined && entry.deny === undefined && entry.limits === undefined && entry.approve === undefined)
+      warn(ctx, base, `grant ${q(id)} has neither "allow" nor "deny": it changes nothing`);
     if (ctx.errors.length === before) grants.push(Object.freeze({ id, when, allow, deny, approve }));
   }
 }
@@ -281,7 +347,11 @@ function readWhen(id: string, value: unknown, ctx: Context): readonly ClaimTest[
     return [];
   }
   if (!isPlainObject(value) || Object.keys(value).length === 0) {
-    error(ctx, at, `expected a non-empty object ${shape}, got ${isPlainObject(value) ? 'an empty object (a grant for every token is what "default" is for)' : describeValue(value)}`);
+    error(
+      ctx,
+      at,
+      `expected a non-empty object ${shape}, got ${isPlainObject(value) ? 'an empty object (a grant for every token is what "default" is for)' : describeValue(value)}`,
+    );
     return [];
   }
   const tests: ClaimTest[] = [];
@@ -292,7 +362,11 @@ function readWhen(id: string, value: unknown, ctx: Context): readonly ClaimTest[
     }
     const list: unknown[] = Array.isArray(wanted) ? wanted : [wanted];
     if (list.length === 0 || list.length > MAX_GRANT_VALUES || list.some((v) => typeof v !== 'string' || v === '')) {
-      error(ctx, [...at, claim], `expected a non-empty string or an array of 1 to ${MAX_GRANT_VALUES} of them (any one matches), got ${describeValue(wanted)}`);
+      error(
+        ctx,
+        [...at, claim],
+        `expected a non-empty string or an array of 1 to ${MAX_GRANT_VALUES} of them (any one matches), got ${describeValue(wanted)}`,
+      );
       continue;
     }
     tests.push(Object.freeze({ claim, values: Object.freeze([...new Set(list as string[])]) }));
@@ -306,7 +380,8 @@ function readWhen(id: string, value: unknown, ctx: Context): readonly ClaimTest[
  */
 function readAdmins(value: unknown, ctx: Context, admins: Map<string, string>): void {
   if (value === undefined) return;
-  if (!isPlainObject(value)) return error(ctx, ['admins'], `expected an object mapping admin names to {"tokens": [...]}, got ${describeValue(value)}`);
+  if (!isPlainObject(value))
+    return error(ctx, ['admins'], `expected an object mapping admin names to {"tokens": [...]}, got ${describeValue(value)}`);
   for (const [name, entry] of Object.entries(value)) {
     if (!isPlainObject(entry)) {
       error(ctx, ['admins', name], `expected an object with "tokens", got ${describeValue(entry)}`);
@@ -320,11 +395,18 @@ function readAdmins(value: unknown, ctx: Context, admins: Map<string, string>): 
     for (const [hash, agent] of agentTokens) ctx.tokens.set(hash, agent);
     hashes.forEach((hash, i) => {
       const at = ['admins', name, 'tokens', i];
-      if (agentTokens.has(hash)) error(ctx, at, `token hash is also listed under agent ${q(agentTokens.get(hash)!)}; an admin's token must be its own (make one with 'mcpgate token ${name}')`);
-      else if (admins.has(hash) && admins.get(hash) !== name) error(ctx, at, `token hash is also listed under admin ${q(admins.get(hash)!)}`);
+      if (agentTokens.has(hash))
+        error(
+          ctx,
+          at,
+          `token hash is also listed under agent ${q(agentTokens.get(hash)!)}; an admin's token must be its own (make one with 'mcpgate token ${name}')`,
+        );
+      else if (admins.has(hash) && admins.get(hash) !== name)
+        error(ctx, at, `token hash is also listed under admin ${q(admins.get(hash)!)}`);
       else admins.set(hash, name);
     });
-    if (entry.tokens === undefined) error(ctx, ['admins', name, 'tokens'], 'missing; an admin signs in to the console with a token (make one with `mcpgate token NAME`)');
+    if (entry.tokens === undefined)
+      error(ctx, ['admins', name, 'tokens'], 'missing; an admin signs in to the console with a token (make one with `mcpgate token NAME`)');
   }
 }
 
@@ -345,9 +427,14 @@ function readTokens(id: string, value: unknown, ctx: Context, base: readonly Pro
       else if (owner === id) warn(ctx, at, `token hash is listed twice for agent ${q(id)}`);
       else error(ctx, at, `token hash is also listed under agent ${q(owner)}; a token must identify one agent`);
       tokens.push(item);
-    } else if (TOKEN_ANY_CASE.test(item)) error(ctx, at, 'expected "sha256:" followed by 64 lowercase hex digits, got uppercase hex digits');
+    } else if (TOKEN_ANY_CASE.test(item))
+      error(ctx, at, 'expected "sha256:" followed by 64 lowercase hex digits, got uppercase hex digits');
     else if (!item.startsWith('sha256:')) {
-      error(ctx, at, 'expected "sha256:" followed by 64 lowercase hex digits, got a string without the "sha256:" prefix (list the hash `mcpgate token` prints, never the token)');
+      error(
+        ctx,
+        at,
+        'expected "sha256:" followed by 64 lowercase hex digits, got a string without the "sha256:" prefix (list the hash `mcpgate token` prints, never the token)',
+      );
     } else if (item.length !== 71) {
       error(ctx, at, `expected "sha256:" followed by 64 lowercase hex digits, got ${item.length - 7} characters after "sha256:"`);
     } else error(ctx, at, 'expected "sha256:" followed by 64 lowercase hex digits, got characters other than 0-9 a-f after "sha256:"');

@@ -34,7 +34,20 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // or a long opaque string): written literally rather than as `${VAR}`, it gets a warning at load.
 const CREDENTIAL_NAME = /^(proxy-)?authorization$|^cookie$|api[-_]?key|token|secret|password|passwd|auth/i;
 const CREDENTIAL_VALUE = /^(Bearer|Basic|Token|Digest)\s+\S{8,}$|^[A-Za-z0-9_\-.~+/=]{24,}$/i;
-const RESERVED = new Set(['host', 'content-length', 'content-type', 'accept', 'connection', 'transfer-encoding', 'te', 'upgrade', 'keep-alive', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id']);
+const RESERVED = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'accept',
+  'connection',
+  'transfer-encoding',
+  'te',
+  'upgrade',
+  'keep-alive',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
+]);
 
 /** The agent's `serverHeaders`, expanded and validated: server → its headers. */
 export function readServerHeaders(id: string, value: unknown, ctx: HeadersContext, isDefault: boolean): ReadonlyMap<string, HeaderSet> {
@@ -46,7 +59,10 @@ export function readServerHeaders(id: string, value: unknown, ctx: HeadersContex
     return out;
   }
   if (isDefault) {
-    ctx.error(base, 'the "default" agent may not hold server credentials: they would be sent for every agent without rules of its own; give each agent its own serverHeaders');
+    ctx.error(
+      base,
+      'the "default" agent may not hold server credentials: they would be sent for every agent without rules of its own; give each agent its own serverHeaders',
+    );
     return out;
   }
   for (const [server, headers] of Object.entries(value)) {
@@ -71,11 +87,17 @@ function serverTakesHeaders(id: string, server: string, at: readonly PropertyKey
     return false;
   }
   if (ref.type === 'stdio') {
-    ctx.error(at, `server ${JSON.stringify(server)} is a stdio server: headers are for remote ("http" or "sse") servers (a stdio server gets its settings from its "env")`);
+    ctx.error(
+      at,
+      `server ${JSON.stringify(server)} is a stdio server: headers are for remote ("http" or "sse") servers (a stdio server gets its settings from its "env")`,
+    );
     return false;
   }
   if (ref.sessions === 'shared') {
-    ctx.error(at, `server ${JSON.stringify(server)} has one session shared by all agents, so an agent's credentials would act for everyone: set "sessions": "per-agent" (or "per-session") on it in .mcp.json`);
+    ctx.error(
+      at,
+      `server ${JSON.stringify(server)} has one session shared by all agents, so an agent's credentials would act for everyone: set "sessions": "per-agent" (or "per-session") on it in .mcp.json`,
+    );
     return false;
   }
   return true;
@@ -99,7 +121,7 @@ function readHeaderSet(value: unknown, at: readonly PropertyKey[], server: strin
     const raw = value[name];
     const lower = name.toLowerCase();
     if (!HEADER_NAME.test(name)) {
-      ctx.error(where, 'not a valid HTTP header name (letters, digits and !#$%&\'*+.^_`|~-)');
+      ctx.error(where, "not a valid HTTP header name (letters, digits and !#$%&'*+.^_`|~-)");
       ok = false;
     } else if (RESERVED.has(lower)) {
       ctx.error(where, `${name} is set by mcpgate (or frames the request) and cannot be set per agent`);
@@ -126,7 +148,10 @@ function readHeaderSet(value: unknown, at: readonly PropertyKey[], server: strin
         out[name] = expanded.value;
         // The value is not echoed here either.
         if (!raw.includes('${') && raw !== '' && (CREDENTIAL_NAME.test(name) || CREDENTIAL_VALUE.test(raw))) {
-          ctx.warn(where, `the value of ${name} looks like a credential written in the rules file itself; prefer "\${VAR}" with the variable set in mcpgate's environment (a rules file is often shared, reviewed or committed)`);
+          ctx.warn(
+            where,
+            `the value of ${name} looks like a credential written in the rules file itself; prefer "\${VAR}" with the variable set in mcpgate's environment (a rules file is often shared, reviewed or committed)`,
+          );
         }
       }
     }

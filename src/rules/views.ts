@@ -78,21 +78,31 @@ export function compileViews(value: unknown, ctx: ViewContext): ReadonlyMap<stri
 function compileView(name: string, raw: unknown, ctx: ViewContext): CompiledView | undefined {
   const base = ['views', name];
   if (!VIEW_NAME.test(name)) {
-    ctx.error(base, `view name ${q(name)} must be 1–64 letters, digits, "_", "." or "-" (it is a URL path segment: /mcp/v/NAME), starting with a letter or digit`);
+    ctx.error(
+      base,
+      `view name ${q(name)} must be 1–64 letters, digits, "_", "." or "-" (it is a URL path segment: /mcp/v/NAME), starting with a letter or digit`,
+    );
     return undefined;
   }
   if (!isPlainObject(raw)) {
     ctx.error(base, `expected an object with "tools" (and optionally "servers"), got ${describeValue(raw)}`);
     return undefined;
   }
-  for (const key of Object.keys(raw)) if (!VIEW_KEYS.has(key)) ctx.warn([...base, key], `unknown key ${q(key)} in view ${q(name)} is ignored`);
-  if (raw.description !== undefined && typeof raw.description !== 'string') ctx.error([...base, 'description'], `expected a string, got ${describeValue(raw.description)}`);
+  for (const key of Object.keys(raw))
+    if (!VIEW_KEYS.has(key)) ctx.warn([...base, key], `unknown key ${q(key)} in view ${q(name)} is ignored`);
+  if (raw.description !== undefined && typeof raw.description !== 'string')
+    ctx.error([...base, 'description'], `expected a string, got ${describeValue(raw.description)}`);
   const exact = new Map<string, ViewTool>();
   const globs: { match: RegExp; entry: ViewTool }[] = [];
   const renamed = new Map<string, ViewTool>();
   const tools = raw.tools;
-  if (tools === undefined) ctx.error([...base, 'tools'], `missing; a view selects tools: {"SERVER": ["TOOL", "list_*"]} or {"SERVER": {"TOOL": {"name": …, "params": …}}}`);
-  else if (!isPlainObject(tools)) ctx.error([...base, 'tools'], `expected an object mapping server names to tools, got ${describeValue(tools)}`);
+  if (tools === undefined)
+    ctx.error(
+      [...base, 'tools'],
+      `missing; a view selects tools: {"SERVER": ["TOOL", "list_*"]} or {"SERVER": {"TOOL": {"name": …, "params": …}}}`,
+    );
+  else if (!isPlainObject(tools))
+    ctx.error([...base, 'tools'], `expected an object mapping server names to tools, got ${describeValue(tools)}`);
   else {
     for (const [server, selection] of Object.entries(tools)) {
       const at = [...base, 'tools', server];
@@ -102,21 +112,32 @@ function compileView(name: string, raw: unknown, ctx: ViewContext): CompiledView
         else exact.set(`${server}\u0000${entry.tool}`, entry);
         if (entry.name === undefined) continue;
         const clash = renamed.get(entry.name);
-        if (clash !== undefined) ctx.error([...at, entry.tool, 'name'], `view ${q(name)} gives the name ${q(entry.name)} to two tools (also to ${q(clash.tool)} of server ${q(clash.server)})`);
+        if (clash !== undefined)
+          ctx.error(
+            [...at, entry.tool, 'name'],
+            `view ${q(name)} gives the name ${q(entry.name)} to two tools (also to ${q(clash.tool)} of server ${q(clash.server)})`,
+          );
         else renamed.set(entry.name, entry);
       }
     }
   }
   const servers = new Set<string>();
   if (raw.servers !== undefined) {
-    if (!Array.isArray(raw.servers)) ctx.error([...base, 'servers'], `expected an array of server names (whose resources and prompts the view shows), got ${describeValue(raw.servers)}`);
-    else raw.servers.forEach((server: unknown, i) => {
-      if (typeof server !== 'string' || server === '') ctx.error([...base, 'servers', i], `expected a server name, got ${describeValue(server)}`);
-      else {
-        if (!ctx.servers.has(server)) ctx.warn([...base, 'servers', i], `view ${q(name)} names server ${q(server)}, which .mcp.json does not define`);
-        servers.add(server);
-      }
-    });
+    if (!Array.isArray(raw.servers))
+      ctx.error(
+        [...base, 'servers'],
+        `expected an array of server names (whose resources and prompts the view shows), got ${describeValue(raw.servers)}`,
+      );
+    else
+      raw.servers.forEach((server: unknown, i) => {
+        if (typeof server !== 'string' || server === '')
+          ctx.error([...base, 'servers', i], `expected a server name, got ${describeValue(server)}`);
+        else {
+          if (!ctx.servers.has(server))
+            ctx.warn([...base, 'servers', i], `view ${q(name)} names server ${q(server)}, which .mcp.json does not define`);
+          servers.add(server);
+        }
+      });
   }
   const frozenExact = frozenMap(exact);
   return Object.freeze({
@@ -125,7 +146,8 @@ function compileView(name: string, raw: unknown, ctx: ViewContext): CompiledView
     renamed: frozenMap(renamed),
     servers: frozenSet(servers),
     // The RegExps stay in this closure (see globs.ts: a frozen RegExp is slow and an exposed one mutable).
-    select: (server: string, tool: string) => frozenExact.get(`${server}\u0000${tool}`) ?? globs.find((g) => g.entry.server === server && g.match.test(tool))?.entry,
+    select: (server: string, tool: string) =>
+      frozenExact.get(`${server}\u0000${tool}`) ?? globs.find((g) => g.entry.server === server && g.match.test(tool))?.entry,
   });
 }
 
@@ -159,7 +181,10 @@ function readSelection(server: string, value: unknown, at: readonly PropertyKey[
 
 function readChanges(server: string, tool: string, value: unknown, at: readonly PropertyKey[], ctx: ViewContext): ViewTool | undefined {
   if (!isPlainObject(value)) {
-    ctx.error(at, `expected an object ({} to take the tool as it is, or "name", "description", "appendDescription", "params"), got ${describeValue(value)}`);
+    ctx.error(
+      at,
+      `expected an object ({} to take the tool as it is, or "name", "description", "appendDescription", "params"), got ${describeValue(value)}`,
+    );
     return undefined;
   }
   for (const key of Object.keys(value)) if (!ENTRY_KEYS.has(key)) ctx.warn([...at, key], `unknown key ${q(key)} is ignored`);
@@ -181,7 +206,10 @@ function readChanges(server: string, tool: string, value: unknown, at: readonly 
   };
   const name = text('name');
   if (name !== undefined && glob) {
-    ctx.error([...at, 'name'], `a pattern (${q(tool)}) selects many tools and cannot give them one name; rename each tool in an entry of its own`);
+    ctx.error(
+      [...at, 'name'],
+      `a pattern (${q(tool)}) selects many tools and cannot give them one name; rename each tool in an entry of its own`,
+    );
     bad = true;
   } else if (name !== undefined && !TOOL_NAME.test(name)) {
     ctx.error([...at, 'name'], `${q(name)} is not a valid tool name (1–128 letters, digits, "_", "." or "-")`);
@@ -192,13 +220,19 @@ function readChanges(server: string, tool: string, value: unknown, at: readonly 
   const params = new Map<string, ViewParam>();
   if (value.params !== undefined) {
     if (!isPlainObject(value.params)) {
-      ctx.error([...at, 'params'], `expected an object mapping parameter names to {"value": …, "hidden": true|false}, got ${describeValue(value.params)}`);
+      ctx.error(
+        [...at, 'params'],
+        `expected an object mapping parameter names to {"value": …, "hidden": true|false}, got ${describeValue(value.params)}`,
+      );
       bad = true;
     } else {
       for (const [param, spec] of Object.entries(value.params)) {
         const paramAt = [...at, 'params', param];
         if (!isPlainObject(spec) || !('value' in spec)) {
-          ctx.error(paramAt, `expected {"value": …} (the value the server gets), optionally with "hidden": true, got ${describeValue(spec)}`);
+          ctx.error(
+            paramAt,
+            `expected {"value": …} (the value the server gets), optionally with "hidden": true, got ${describeValue(spec)}`,
+          );
           bad = true;
           continue;
         }

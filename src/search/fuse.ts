@@ -21,7 +21,8 @@ export function fuse(lexical: readonly SearchHit[], vector: readonly SearchHit[]
   const k = options.k ?? DEFAULT_FUSION_K;
   const vectorWeight = options.vectorWeight ?? 1;
   if (!(k >= 0) || !Number.isFinite(k)) throw new RangeError(`fusion k must be a finite number ≥ 0, got ${String(k)}`);
-  if (!(vectorWeight >= 0) || !Number.isFinite(vectorWeight)) throw new RangeError(`fusion vectorWeight must be a finite number ≥ 0, got ${String(vectorWeight)}`);
+  if (!(vectorWeight >= 0) || !Number.isFinite(vectorWeight))
+    throw new RangeError(`fusion vectorWeight must be a finite number ≥ 0, got ${String(vectorWeight)}`);
   const scores = new Map<string, number>();
   const add = (hits: readonly SearchHit[], weight: number): void => {
     const seen = new Set<string>();

@@ -8,7 +8,7 @@ import { terms } from './words.js';
 
 /** The fields of a tool, in the order of FieldWeights' keys and of the index's per-field arrays. */
 export const FIELDS = ['name', 'title', 'summary', 'description', 'paramNames', 'paramDescriptions', 'server', 'instructions'] as const;
-export type Field = typeof FIELDS[number];
+export type Field = (typeof FIELDS)[number];
 export type FieldWeights = Record<Field, number>;
 
 /** What the index is told of a tool. `key` is the caller's identity for it (e.g. its exposed name). */

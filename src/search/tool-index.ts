@@ -98,9 +98,15 @@ class Postings {
 
   add(doc: number, back: number, counts: Uint8Array): number {
     if (this.n === this.docs.length) {
-      const docs = new Int32Array(this.n * 2); docs.set(this.docs); this.docs = docs;
-      const b = new Int32Array(this.n * 2); b.set(this.back); this.back = b;
-      const tf = new Uint8Array(this.n * 2 * F); tf.set(this.tf); this.tf = tf;
+      const docs = new Int32Array(this.n * 2);
+      docs.set(this.docs);
+      this.docs = docs;
+      const b = new Int32Array(this.n * 2);
+      b.set(this.back);
+      this.back = b;
+      const tf = new Uint8Array(this.n * 2 * F);
+      tf.set(this.tf);
+      this.tf = tf;
     }
     const at = this.n++;
     this.docs[at] = doc;
@@ -144,11 +150,14 @@ export class ToolIndex {
 
   constructor(options: ToolIndexOptions = {}) {
     const weights = { ...DEFAULT_WEIGHTS, ...options.weights };
-    this.weights = new Float64Array(FIELDS.map((field) => {
-      const weight = weights[field];
-      if (!Number.isFinite(weight) || weight < 0) throw new RangeError(`search weight ${field} must be a finite number ≥ 0, got ${String(weight)}`);
-      return weight;
-    }));
+    this.weights = new Float64Array(
+      FIELDS.map((field) => {
+        const weight = weights[field];
+        if (!Number.isFinite(weight) || weight < 0)
+          throw new RangeError(`search weight ${field} must be a finite number ≥ 0, got ${String(weight)}`);
+        return weight;
+      }),
+    );
     this.k1 = checked('k1', options.k1 ?? DEFAULT_K1, 0, 100);
     this.b = checked('b', options.b ?? DEFAULT_B, 0, 1);
     this.synonymWeight = checked('synonymWeight', options.synonymWeight ?? DEFAULT_SYNONYM_WEIGHT, 0, 1);
@@ -176,14 +185,20 @@ export class ToolIndex {
       this.lengthSums[f] = this.lengthSums[f]! + list.length;
       for (const term of list) {
         let c = counts.get(term);
-        if (c === undefined) { c = new Uint8Array(F); counts.set(term, c); }
+        if (c === undefined) {
+          c = new Uint8Array(F);
+          counts.set(term, c);
+        }
         if (c[f]! < MAX_TF) c[f]!++;
       }
     }
     const slot: Slot = { key: doc.key, terms: [], termNames: [], at: new Int32Array(counts.size) };
     for (const [term, c] of counts) {
       let postings = this.postings.get(term);
-      if (postings === undefined) { postings = new Postings(); this.postings.set(term, postings); }
+      if (postings === undefined) {
+        postings = new Postings();
+        this.postings.set(term, postings);
+      }
       const back = slot.terms.length;
       slot.at[back] = postings.add(id, back, c);
       slot.terms.push(postings);
@@ -254,7 +269,7 @@ export class ToolIndex {
         const x = pseudo[i]!;
         if (x === 0) continue;
         if (scores[doc] === 0) touched[nTouched++] = doc;
-        scores[doc] = scores[doc]! + queryWeight * idf * x / (k1 + x);
+        scores[doc] = scores[doc]! + (queryWeight * idf * x) / (k1 + x);
         // Each of the query's words counts once towards coverage, by its own term or a synonym
         // (its own term comes first in `weighted`, so a later synonym of a covered word adds nothing).
         if ((stamp[doc]! & (1 << concept)) === 0) {
@@ -319,7 +334,7 @@ export class ToolIndex {
       for (let f = 0; f < F; f++) {
         const t = tf[i * F + f]!;
         if (t === 0) continue;
-        x += weights[f]! * t / (1 - b + b * lengths[doc * F + f]! / avg[f]!);
+        x += (weights[f]! * t) / (1 - b + (b * lengths[doc * F + f]!) / avg[f]!);
       }
       weighted[i] = x;
     }
@@ -337,7 +352,10 @@ export class ToolIndex {
       if (allow !== undefined && !allow(slot.key)) continue;
       let at = hits.length === k ? k - 1 : hits.length;
       if (hits.length < k) hits.push({ key: slot.key, score });
-      while (at > 0 && beats(score, slot.key, hits[at - 1]!)) { hits[at] = hits[at - 1]!; at--; }
+      while (at > 0 && beats(score, slot.key, hits[at - 1]!)) {
+        hits[at] = hits[at - 1]!;
+        at--;
+      }
       hits[at] = { key: slot.key, score };
     }
     return hits;
@@ -349,12 +367,16 @@ export class ToolIndex {
     this.slots.push(undefined);
     if (this.scores.length <= id) {
       const capacity = Math.max(64, this.scores.length * 2);
-      const lengths = new Float64Array(capacity * F); lengths.set(this.lengths); this.lengths = lengths;
+      const lengths = new Float64Array(capacity * F);
+      lengths.set(this.lengths);
+      this.lengths = lengths;
       this.scores = new Float64Array(capacity);
       this.touched = new Int32Array(capacity);
       this.coverage = new Float64Array(capacity);
       this.stamp = new Int32Array(capacity);
-      const actions = new Int32Array(capacity); actions.set(this.actions); this.actions = actions;
+      const actions = new Int32Array(capacity);
+      actions.set(this.actions);
+      this.actions = actions;
     }
     return id;
   }
@@ -366,6 +388,7 @@ function beats(score: number, key: string, hit: SearchHit): boolean {
 }
 
 function checked(name: string, value: number, min: number, max: number): number {
-  if (!Number.isFinite(value) || value < min || value > max) throw new RangeError(`search ${name} must be a number in [${min}, ${max}], got ${String(value)}`);
+  if (!Number.isFinite(value) || value < min || value > max)
+    throw new RangeError(`search ${name} must be a number in [${min}, ${max}], got ${String(value)}`);
   return value;
 }

@@ -26,7 +26,10 @@ export class CircuitBreaker {
   probeAt = 0;
   trips = 0;
 
-  constructor(private readonly options: BreakerOptions, private readonly clock: Clock) {}
+  constructor(
+    private readonly options: BreakerOptions,
+    private readonly clock: Clock,
+  ) {}
 
   /** Open: when the next probe is admitted. Half-open: when the probe in flight is given up if it has not ended. */
   get retryAt(): number {

@@ -163,9 +163,14 @@ export class Connection {
     if (info === undefined || this.twin?.subscribes !== true) return info;
     // Subscriptions go to the twin (request), so the server can subscribe though its modern side cannot.
     const resources = info.capabilities.resources;
-    return { ...info, capabilities: { ...info.capabilities, resources: { ...(typeof resources === 'object' && resources !== null ? resources : {}), subscribe: true } } };
+    return {
+      ...info,
+      capabilities: {
+        ...info.capabilities,
+        resources: { ...(typeof resources === 'object' && resources !== null ? resources : {}), subscribe: true },
+      },
+    };
   }
-
 
   get pid(): number | undefined {
     return this.session?.pid;
@@ -222,9 +227,12 @@ export class Connection {
 
   /** What happens next, for messages: "retrying in 240 ms (attempt 2 of 5)" or "parked". */
   get nextStep(): string | undefined {
-    if (this.state === 'backoff') return `retrying in ${Math.max(0, (this.nextAttemptAt ?? 0) - this.clock.now())} ms (attempt ${this.attempts + 1} of ${this.opts.retries})`;
-    if (this.state === 'parked' && this.lastError?.code === 'MCPG_SERVER_NEEDS_LOGIN') return `parked until a login is stored: run \`${this.options.credentials?.loginCommand ?? `mcpgate login ${this.name}`}\``;
-    if (this.state === 'parked') return `parked after ${this.attempts} attempt(s): it tries again every ${this.opts.parkProbeMs / 1000} s, or at once on SIGHUP`;
+    if (this.state === 'backoff')
+      return `retrying in ${Math.max(0, (this.nextAttemptAt ?? 0) - this.clock.now())} ms (attempt ${this.attempts + 1} of ${this.opts.retries})`;
+    if (this.state === 'parked' && this.lastError?.code === 'MCPG_SERVER_NEEDS_LOGIN')
+      return `parked until a login is stored: run \`${this.options.credentials?.loginCommand ?? `mcpgate login ${this.name}`}\``;
+    if (this.state === 'parked')
+      return `parked after ${this.attempts} attempt(s): it tries again every ${this.opts.parkProbeMs / 1000} s, or at once on SIGHUP`;
     return undefined;
   }
 
@@ -256,7 +264,12 @@ export class Connection {
         // A probe that finds no live session must not write into a dead pipe: ask for a reconnect.
         this.breaker.probeAborted();
         this.revive('a call found no live session');
-        sink.fail(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is reconnecting; try again shortly`, { server: this.name, detail: { state: this.state, retryable: true } }));
+        sink.fail(
+          new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is reconnecting; try again shortly`, {
+            server: this.name,
+            detail: { state: this.state, retryable: true },
+          }),
+        );
         return 0;
       }
       sink.fail(this.unavailable());
@@ -297,7 +310,8 @@ export class Connection {
   request(method: string, params?: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>> {
     if (this.session === undefined || this.state !== 'ready') return Promise.reject(this.unavailable());
     // The 2025 session's own methods (the modern revision removed them) go to the twin when there is one.
-    if (this.twin !== undefined && SESSION_METHODS.has(method) && (method === 'logging/setLevel' || this.twin.subscribes)) return this.twin.session.request(method, params, timeoutMs);
+    if (this.twin !== undefined && SESSION_METHODS.has(method) && (method === 'logging/setLevel' || this.twin.subscribes))
+      return this.twin.session.request(method, params, timeoutMs);
     return this.session.request(method, params, timeoutMs);
   }
 
@@ -389,7 +403,10 @@ export class Connection {
       }
     } catch (err) {
       if (this.closing !== undefined || this.session !== session) return;
-      const reason = err instanceof GatewayError ? err : new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}": ${String(err)}`, { server: this.name });
+      const reason =
+        err instanceof GatewayError
+          ? err
+          : new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}": ${String(err)}`, { server: this.name });
       void session.close();
       this.sessionEnded(session, reason);
     }
@@ -402,21 +419,27 @@ export class Connection {
    * the attempt: it would no longer serve its 2025-era agents fully.
    */
   private async pairUp(primary: SessionLike): Promise<void> {
-    if (primary.era !== 'modern' || wantedEra(this.config) !== 'auto' || this.dual === false || this.options.sessionFactory !== undefined) return;
+    if (primary.era !== 'modern' || wantedEra(this.config) !== 'auto' || this.dual === false || this.options.sessionFactory !== undefined)
+      return;
     const twin = new EraTwin(this.createSession(true));
     this.twin = twin;
     try {
       await twin.session.start();
       await twin.learn();
       if (this.twin !== twin) return;
-      if (this.dual === undefined) this.log.info(`server "${this.name}" speaks both eras: 2025-era agents are served on a 2025 session of their own, 2026-07-28 agents on the modern one`);
+      if (this.dual === undefined)
+        this.log.info(
+          `server "${this.name}" speaks both eras: 2025-era agents are served on a 2025 session of their own, 2026-07-28 agents on the modern one`,
+        );
       this.dual = true;
     } catch (err) {
       if (this.twin === twin) this.twin = undefined;
       void twin.session.close();
       if (this.dual === true) throw err;
       this.dual = false;
-      this.log.debug(`server "${this.name}" speaks only 2026-07-28 (initialize was refused)`, { error: err instanceof Error ? err.message : String(err) });
+      this.log.debug(`server "${this.name}" speaks only 2026-07-28 (initialize was refused)`, {
+        error: err instanceof Error ? err.message : String(err),
+      });
     }
   }
 
@@ -441,7 +464,11 @@ export class Connection {
     const hooks = {
       notification: (_s: unknown, msg: JsonRpcNotification) => {
         if (twin && (msg.method === 'notifications/tools/list_changed' || msg.method === 'notifications/prompts/list_changed')) {
-          void this.twin?.learn().catch((err: unknown) => this.log.warn('could not list the 2025 session of a dual-era server again', { server: this.name, error: err }));
+          void this.twin
+            ?.learn()
+            .catch((err: unknown) =>
+              this.log.warn('could not list the 2025 session of a dual-era server again', { server: this.name, error: err }),
+            );
         }
         this.hooks.notification(this, msg);
       },
@@ -465,8 +492,18 @@ export class Connection {
     };
     if (this.options.sessionFactory !== undefined) return this.options.sessionFactory(hooks, this.ids);
     // The twin is initialized straight away, with the share of the startup time a probe gets.
-    const start = twin ? { startupTimeoutMs: Math.max(1, Math.floor(this.options.startupTimeoutMs / 2)), era: { known: 'legacy' as const } } : { startupTimeoutMs: this.options.startupTimeoutMs, era: this.era };
-    return new ServerSession(this.config, hooks, this.log, { ...start, stopTimings: this.options.stopTimings, ids: this.ids, transport: this.options.transport, secretEnv: this.options.secretEnv, credentials: this.options.credentials, clientCapabilities: this.options.clientCapabilities });
+    const start = twin
+      ? { startupTimeoutMs: Math.max(1, Math.floor(this.options.startupTimeoutMs / 2)), era: { known: 'legacy' as const } }
+      : { startupTimeoutMs: this.options.startupTimeoutMs, era: this.era };
+    return new ServerSession(this.config, hooks, this.log, {
+      ...start,
+      stopTimings: this.options.stopTimings,
+      ids: this.ids,
+      transport: this.options.transport,
+      secretEnv: this.options.secretEnv,
+      credentials: this.options.credentials,
+      clientCapabilities: this.options.clientCapabilities,
+    });
   }
 
   /** The budget resets only once a session has shown it works. */
@@ -499,12 +536,18 @@ export class Connection {
       const delay = fullJitter(this.attempts, this.opts.backoffBaseMs, this.opts.backoffCapMs, () => this.clock.random());
       this.nextAttemptAt = this.clock.now() + delay;
       if (wasServing) this.hooks.interrupted(this, reason);
-      this.transition('backoff', `${reason.message}; retrying in ${delay} ms (attempt ${this.attempts + 1} of ${this.opts.retries})${this.listed ? '; its tools stay listed meanwhile' : ''}`);
+      this.transition(
+        'backoff',
+        `${reason.message}; retrying in ${delay} ms (attempt ${this.attempts + 1} of ${this.opts.retries})${this.listed ? '; its tools stay listed meanwhile' : ''}`,
+      );
       this.timer = this.clock.after(delay, () => void this.attempt());
     } else {
       this.nextAttemptAt = this.clock.now() + this.opts.parkProbeMs;
       this.withdraw(reason);
-      this.transition('parked', `${reason.message}; ${this.attempts} attempts failed, parked: its tools are withdrawn; it tries again every ${this.opts.parkProbeMs} ms, or on SIGHUP`);
+      this.transition(
+        'parked',
+        `${reason.message}; ${this.attempts} attempts failed, parked: its tools are withdrawn; it tries again every ${this.opts.parkProbeMs} ms, or on SIGHUP`,
+      );
       this.timer = this.clock.after(this.opts.parkProbeMs, () => {
         this.attempts = Math.max(0, this.opts.retries - 1); // one probe, then park again if it fails
         void this.attempt();
@@ -543,10 +586,19 @@ export class Connection {
     if (reason.code === 'MCPG_SERVER_NEEDS_LOGIN') return reason;
     const next = this.nextStep;
     const retryAt = this.state === 'backoff' ? this.nextAttemptAt : undefined;
-    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" could not be started on demand: ${reason.message}${next !== undefined ? `; ${next}` : ''}`, {
-      server: this.name,
-      detail: { state: this.state, reason: reason.code, retryable: this.state === 'backoff', ...(retryAt !== undefined && { retryAt: new Date(retryAt).toISOString() }) },
-    });
+    return new GatewayError(
+      'MCPG_SERVER_UNAVAILABLE',
+      `server "${this.name}" could not be started on demand: ${reason.message}${next !== undefined ? `; ${next}` : ''}`,
+      {
+        server: this.name,
+        detail: {
+          state: this.state,
+          reason: reason.code,
+          retryable: this.state === 'backoff',
+          ...(retryAt !== undefined && { retryAt: new Date(retryAt).toISOString() }),
+        },
+      },
+    );
   }
 
   private callEnded(call: { id: number }): void {
@@ -581,9 +633,17 @@ export class Connection {
     const learned = this.learning;
     this.learning = false;
     if (!learned) this.demandStops += 1;
-    this.transition('idle', learned ? 'its catalog is learned; stopped until its first call' : `no call for ${idleMs} ms: stopped until the next call`);
-    this.hooks.interrupted(this, new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" was stopped while idle`, { server: this.name }));
-    void Promise.all([session?.close(), twin?.session.close()]).catch((err: unknown) => this.log.warn('an idle server did not stop cleanly', { server: this.name, error: err }));
+    this.transition(
+      'idle',
+      learned ? 'its catalog is learned; stopped until its first call' : `no call for ${idleMs} ms: stopped until the next call`,
+    );
+    this.hooks.interrupted(
+      this,
+      new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" was stopped while idle`, { server: this.name }),
+    );
+    void Promise.all([session?.close(), twin?.session.close()]).catch((err: unknown) =>
+      this.log.warn('an idle server did not stop cleanly', { server: this.name, error: err }),
+    );
   }
 
   /** Parking: a server still listed (serving now, or kept through a restart) is withdrawn, once. */
@@ -617,7 +677,11 @@ export class Connection {
 
   private unreachable(retryAt: number): GatewayError {
     const seconds = Math.max(0, Math.ceil((retryAt - this.clock.now()) / 1000));
-    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is unreachable (${this.breaker.failures} consecutive failures); it will be tried again in ${seconds} s`, { server: this.name, detail: { breaker: this.breaker.state, retryable: true, retryAt: new Date(retryAt).toISOString() } });
+    return new GatewayError(
+      'MCPG_SERVER_UNAVAILABLE',
+      `server "${this.name}" is unreachable (${this.breaker.failures} consecutive failures); it will be tried again in ${seconds} s`,
+      { server: this.name, detail: { breaker: this.breaker.state, retryable: true, retryAt: new Date(retryAt).toISOString() } },
+    );
   }
 
   /**
@@ -632,9 +696,16 @@ export class Connection {
     const seconds = retryAt === undefined ? undefined : Math.max(0, Math.ceil((retryAt - this.clock.now()) / 1000));
     if ((this.state === 'backoff' || this.state === 'connecting') && this.listed) {
       const when = seconds !== undefined ? `it restarts in ${seconds} s` : 'it is starting again now';
-      return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is restarting${why}; ${when}, retry the call then`, { server: this.name, detail: { state: this.state, retryable: true, ...(retryAt !== undefined && { retryAt: new Date(retryAt).toISOString() }) } });
+      return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is restarting${why}; ${when}, retry the call then`, {
+        server: this.name,
+        detail: { state: this.state, retryable: true, ...(retryAt !== undefined && { retryAt: new Date(retryAt).toISOString() }) },
+      });
     }
     const when = seconds !== undefined ? `; next attempt in ${seconds} s` : '';
-    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is ${this.state === 'connecting' ? 'connecting' : this.state === 'parked' ? 'parked' : 'not connected'}${why}${when}`, { server: this.name, detail: { state: this.state } });
+    return new GatewayError(
+      'MCPG_SERVER_UNAVAILABLE',
+      `server "${this.name}" is ${this.state === 'connecting' ? 'connecting' : this.state === 'parked' ? 'parked' : 'not connected'}${why}${when}`,
+      { server: this.name, detail: { state: this.state } },
+    );
   }
 }

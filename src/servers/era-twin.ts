@@ -34,7 +34,8 @@ export class EraTwin<Session extends TwinSession = TwinSession> {
       for (let page = 0; page < MAX_PAGES; page++) {
         const result = await this.session.request(method, cursor === undefined ? {} : { cursor });
         const items = result[key];
-        if (Array.isArray(items)) for (const item of items) if (typeof (item as { name?: unknown }).name === 'string') found.add((item as { name: string }).name);
+        if (Array.isArray(items))
+          for (const item of items) if (typeof (item as { name?: unknown }).name === 'string') found.add((item as { name: string }).name);
         cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
         if (cursor === undefined) break;
       }

@@ -19,7 +19,11 @@ const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
 
 /** What mcpgate declares to every server: it relays sampling, elicitation and roots to its agents. */
-export const CLIENT_CAPABILITIES: Readonly<Record<string, unknown>> = Object.freeze({ sampling: {}, elicitation: {}, roots: { listChanged: true } });
+export const CLIENT_CAPABILITIES: Readonly<Record<string, unknown>> = Object.freeze({
+  sampling: {},
+  elicitation: {},
+  roots: { listChanged: true },
+});
 
 /** mcpgate's client capabilities with the `extensions` a connection declares (none: the plain ones). */
 export function clientCapabilities(extensions: Readonly<Record<string, unknown>> | undefined): Readonly<Record<string, unknown>> {
@@ -40,7 +44,11 @@ const ENVELOPE: Readonly<Record<string, unknown>> = Object.freeze({
  * elicitation are declared only where that agent declared them too; roots stay declared, since
  * mcpgate answers roots/list itself when the entry has `"roots"`.
  */
-export function withEnvelope(params: Record<string, unknown> | undefined, capabilities: Readonly<Record<string, unknown>> = CLIENT_CAPABILITIES, agent?: Record<string, unknown>): Record<string, unknown> {
+export function withEnvelope(
+  params: Record<string, unknown> | undefined,
+  capabilities: Readonly<Record<string, unknown>> = CLIENT_CAPABILITIES,
+  agent?: Record<string, unknown>,
+): Record<string, unknown> {
   const declared = agent === undefined ? capabilities : relayable(capabilities, agent);
   const envelope = declared === CLIENT_CAPABILITIES ? ENVELOPE : { ...ENVELOPE, [CAPABILITIES_KEY]: declared };
   const meta = params?._meta;
@@ -65,8 +73,10 @@ export interface Discovered {
 /** Reads a `server/discover` result; a string says what is wrong with it. */
 export function readDiscover(raw: Record<string, unknown>, fallbackName: string): Discovered | string {
   const versions = raw.supportedVersions;
-  if (!Array.isArray(versions) || !versions.every((v) => typeof v === 'string')) return 'its server/discover result has no supportedVersions list';
-  if (!versions.includes(MODERN_PROTOCOL_VERSION)) return `it supports ${versions.length === 0 ? 'no modern revision' : versions.join(', ')}, not ${MODERN_PROTOCOL_VERSION}`;
+  if (!Array.isArray(versions) || !versions.every((v) => typeof v === 'string'))
+    return 'its server/discover result has no supportedVersions list';
+  if (!versions.includes(MODERN_PROTOCOL_VERSION))
+    return `it supports ${versions.length === 0 ? 'no modern revision' : versions.join(', ')}, not ${MODERN_PROTOCOL_VERSION}`;
   if (!isObject(raw.capabilities)) return 'its server/discover result has no capabilities object';
   const meta = isObject(raw._meta) ? raw._meta : {};
   const info = isObject(meta[SERVER_INFO_KEY]) ? meta[SERVER_INFO_KEY] : {};

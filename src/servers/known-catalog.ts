@@ -35,7 +35,10 @@ export class KnownCatalogs {
   private readonly writes = new Map<string, Promise<void>>();
 
   /** `dir`: the state directory's `catalogs/`. */
-  constructor(readonly dir: string, private readonly log: Logger) {}
+  constructor(
+    readonly dir: string,
+    private readonly log: Logger,
+  ) {}
 
   fileOf(server: string): string {
     // A server name may hold any character: the file name is its URI encoding.
@@ -75,7 +78,11 @@ export class KnownCatalogs {
     if (this.kept.get(server)?.text === text) return;
     this.kept.set(server, { catalog, text });
     const previous = this.writes.get(server) ?? Promise.resolve();
-    const next = previous.then(() => this.write(server, text)).catch((err: unknown) => this.log.warn(`could not keep the catalog of server "${server}"; it will be started to learn it again`, { server, error: err }));
+    const next = previous
+      .then(() => this.write(server, text))
+      .catch((err: unknown) =>
+        this.log.warn(`could not keep the catalog of server "${server}"; it will be started to learn it again`, { server, error: err }),
+      );
     this.writes.set(server, next);
     void next.then(() => {
       if (this.writes.get(server) === next) this.writes.delete(server);
@@ -97,7 +104,10 @@ export class KnownCatalogs {
     if (Buffer.byteLength(text) > MAX_KNOWN_CATALOG_BYTES) {
       // A stale file would list what the server no longer has: it goes, and the next run learns again.
       await unlink(file).catch(() => {});
-      this.log.warn(`the catalog of server "${server}" is larger than ${MAX_KNOWN_CATALOG_BYTES} bytes: not kept (it is started to learn it at each run)`, { server });
+      this.log.warn(
+        `the catalog of server "${server}" is larger than ${MAX_KNOWN_CATALOG_BYTES} bytes: not kept (it is started to learn it at each run)`,
+        { server },
+      );
       return;
     }
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
@@ -105,7 +115,10 @@ export class KnownCatalogs {
   }
 
   private unusable(server: string, file: string, why: string): undefined {
-    this.log.warn(`the last known catalog of server "${server}" (${file}) is unusable: ${why}; it is treated as unknown, and the server is started once to learn its catalog`, { server, file });
+    this.log.warn(
+      `the last known catalog of server "${server}" (${file}) is unusable: ${why}; it is treated as unknown, and the server is started once to learn its catalog`,
+      { server, file },
+    );
     return undefined;
   }
 }
@@ -140,7 +153,8 @@ async function parseKnown(raw: unknown, config: ServerConfig): Promise<KnownCata
   if (o.format !== FORMAT) return `format ${JSON.stringify(o.format)} is not ${FORMAT}`;
   if (o.server !== config.name) return 'it names another server';
   if (typeof o.modern !== 'boolean') return '"modern" is not true or false';
-  if (o.instructions !== undefined && (typeof o.instructions !== 'string' || o.instructions.length > MAX_INSTRUCTIONS)) return '"instructions" is not a string of bounded length';
+  if (o.instructions !== undefined && (typeof o.instructions !== 'string' || o.instructions.length > MAX_INSTRUCTIONS))
+    return '"instructions" is not a string of bounded length';
   const lists: Record<string, unknown[]> = {};
   for (const kind of LIST_KINDS) {
     const items = await checkList(kind, o[kind], config.limits ?? DEFAULT_LIMITS, o.modern);

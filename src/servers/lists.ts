@@ -48,7 +48,10 @@ export interface FetchedLists {
 }
 
 const LIMIT_OF: Record<ListKind, keyof ServerLimits> = {
-  tools: 'maxTools', resources: 'maxResources', resourceTemplates: 'maxResources', prompts: 'maxPrompts',
+  tools: 'maxTools',
+  resources: 'maxResources',
+  resourceTemplates: 'maxResources',
+  prompts: 'maxPrompts',
 };
 
 /** The longest a server's cache hint keeps a list (a day): a bound, not a default. */
@@ -80,7 +83,11 @@ export function supports(conn: Connection, kind: ListKind): boolean {
   return conn.info?.capabilities[SPEC[kind].capability] !== undefined;
 }
 
-export async function fetchList<K extends ListKind>(conn: Connection, kind: K, limits: ServerLimits = DEFAULT_LIMITS): Promise<{ items: ServerLists[K]; trim: ListTrim | undefined; ttlMs?: number }> {
+export async function fetchList<K extends ListKind>(
+  conn: Connection,
+  kind: K,
+  limits: ServerLimits = DEFAULT_LIMITS,
+): Promise<{ items: ServerLists[K]; trim: ListTrim | undefined; ttlMs?: number }> {
   if (!supports(conn, kind)) return { items: [], trim: undefined };
   // The shortest hint of the pages: the list is as fresh as its stalest page.
   let ttlMs = Infinity;
@@ -134,7 +141,11 @@ export async function fetchList<K extends ListKind>(conn: Connection, kind: K, l
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue !== undefined && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
-      throw new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${conn.name}" sent an invalid ${spec.method} result${where}: ${issue?.message ?? 'invalid'}`, { server: conn.name });
+      throw new GatewayError(
+        'MCPG_SERVER_BAD_RESPONSE',
+        `server "${conn.name}" sent an invalid ${spec.method} result${where}: ${issue?.message ?? 'invalid'}`,
+        { server: conn.name },
+      );
     }
     const data = parsed.data as Record<string, unknown>;
     ttlMs = Math.min(ttlMs, typeof raw.ttlMs === 'number' && Number.isFinite(raw.ttlMs) && raw.ttlMs > 0 ? raw.ttlMs : 0);
@@ -144,7 +155,9 @@ export async function fetchList<K extends ListKind>(conn: Connection, kind: K, l
     // Past the limit there is nothing more to keep: do not page through the rest.
     if (cursor === undefined || over) return { items: items as ServerLists[K], trim, ttlMs: Math.min(ttlMs, MAX_TTL_MS) };
   }
-  throw new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${conn.name}" returned more than ${MAX_PAGES} pages for ${spec.method}`, { server: conn.name });
+  throw new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${conn.name}" returned more than ${MAX_PAGES} pages for ${spec.method}`, {
+    server: conn.name,
+  });
 }
 
 /**
@@ -153,7 +166,12 @@ export async function fetchList<K extends ListKind>(conn: Connection, kind: K, l
  * tools, the SDK's schema — so a file cannot put into the catalog what the server could not.
  * Returns the items, or why they are refused.
  */
-export async function checkList(kind: ListKind, items: unknown, limits: ServerLimits = DEFAULT_LIMITS, modern = false): Promise<unknown[] | string> {
+export async function checkList(
+  kind: ListKind,
+  items: unknown,
+  limits: ServerLimits = DEFAULT_LIMITS,
+  modern = false,
+): Promise<unknown[] | string> {
   if (!Array.isArray(items)) return `${kind} is not an array`;
   const max = limits[LIMIT_OF[kind]];
   if (items.length > max) return `${kind} has ${items.length} items, more than the limit of ${max}`;
@@ -179,29 +197,35 @@ export async function checkList(kind: ListKind, items: unknown, limits: ServerLi
  * Fetches the lists of `kinds`. With `reuse`, a list its server's cache hint still calls fresh is
  * taken as it was (no round trip); every list fetched replaces what was kept of it.
  */
-export async function fetchLists(conn: Connection, kinds: readonly ListKind[] = LIST_KINDS, options: { reuse?: boolean } = {}): Promise<FetchedLists> {
+export async function fetchLists(
+  conn: Connection,
+  kinds: readonly ListKind[] = LIST_KINDS,
+  options: { reuse?: boolean } = {},
+): Promise<FetchedLists> {
   const out: FetchedLists = { lists: {}, trims: {} };
   const limits = conn.config.limits ?? DEFAULT_LIMITS;
   let kept = freshLists.get(conn);
-  await Promise.all(kinds.map(async (kind) => {
-    const cached = options.reuse === true ? kept?.get(kind) : undefined;
-    let items: unknown[];
-    let trim: ListTrim | undefined;
-    if (cached !== undefined && cached.until > performance.now()) {
-      ({ items, trim } = cached);
-    } else {
-      const fetched = await fetchList(conn, kind, limits);
-      ({ items, trim } = fetched);
-      if (fetched.ttlMs !== undefined && fetched.ttlMs > 0) {
-        if (kept === undefined) freshLists.set(conn, (kept = new Map<ListKind, FreshList>()));
-        kept.set(kind, { items, trim, until: performance.now() + fetched.ttlMs });
+  await Promise.all(
+    kinds.map(async (kind) => {
+      const cached = options.reuse === true ? kept?.get(kind) : undefined;
+      let items: unknown[];
+      let trim: ListTrim | undefined;
+      if (cached !== undefined && cached.until > performance.now()) {
+        ({ items, trim } = cached);
       } else {
-        kept?.delete(kind);
+        const fetched = await fetchList(conn, kind, limits);
+        ({ items, trim } = fetched);
+        if (fetched.ttlMs !== undefined && fetched.ttlMs > 0) {
+          if (kept === undefined) freshLists.set(conn, (kept = new Map<ListKind, FreshList>()));
+          kept.set(kind, { items, trim, until: performance.now() + fetched.ttlMs });
+        } else {
+          kept?.delete(kind);
+        }
       }
-    }
-    (out.lists as Record<ListKind, unknown>)[kind] = items;
-    if (trim !== undefined) out.trims[kind] = trim;
-  }));
+      (out.lists as Record<ListKind, unknown>)[kind] = items;
+      if (trim !== undefined) out.trims[kind] = trim;
+    }),
+  );
   return out;
 }
 
@@ -227,8 +251,12 @@ export function plainTool(tool: unknown): boolean {
   if (outputSchema !== undefined && !(isRecord(outputSchema) && optional(outputSchema.$schema, 'string'))) return false;
   if (annotations === undefined) return true;
   if (!isRecord(annotations) || !optional(annotations.title, 'string')) return false;
-  return optional(annotations.readOnlyHint, 'boolean') && optional(annotations.destructiveHint, 'boolean')
-    && optional(annotations.idempotentHint, 'boolean') && optional(annotations.openWorldHint, 'boolean');
+  return (
+    optional(annotations.readOnlyHint, 'boolean') &&
+    optional(annotations.destructiveHint, 'boolean') &&
+    optional(annotations.idempotentHint, 'boolean') &&
+    optional(annotations.openWorldHint, 'boolean')
+  );
 }
 
 /**

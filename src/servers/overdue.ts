@@ -24,7 +24,11 @@ export function overdue(server: string, entry: Pending, serverTimeoutMs: number,
     return {
       reason: `ran longer than the ceiling of ${ceilingMs} ms`,
       counts: entry.forwarded && !alive && timeoutMs >= serverTimeoutMs,
-      error: new GatewayError('MCPG_SERVER_TIMEOUT', `server "${server}" did not finish ${method} within its ceiling of ${ceilingMs} ms (limits.maxCallMs; progress does not extend it); the request was cancelled`, { server, detail: { ceilingMs } }),
+      error: new GatewayError(
+        'MCPG_SERVER_TIMEOUT',
+        `server "${server}" did not finish ${method} within its ceiling of ${ceilingMs} ms (limits.maxCallMs; progress does not extend it); the request was cancelled`,
+        { server, detail: { ceilingMs } },
+      ),
     };
   }
   // Only the server's own timeout says the server is failing; a shorter one an agent chose (e.g.
@@ -32,6 +36,10 @@ export function overdue(server: string, entry: Pending, serverTimeoutMs: number,
   return {
     reason: `timed out after ${timeoutMs} ms`,
     counts: entry.forwarded && timeoutMs >= serverTimeoutMs,
-    error: new GatewayError('MCPG_SERVER_TIMEOUT', `server "${server}" did not answer ${method} within ${timeoutMs} ms; the request was cancelled`, { server, detail: { timeoutMs } }),
+    error: new GatewayError(
+      'MCPG_SERVER_TIMEOUT',
+      `server "${server}" did not answer ${method} within ${timeoutMs} ms; the request was cancelled`,
+      { server, detail: { timeoutMs } },
+    ),
   };
 }

@@ -111,7 +111,11 @@ interface Counters {
 const BUSY_RECHECK_MS = 5_000;
 
 /** The lists a server may support, cheapest first: the fallback of a health check where ping is unsupported. */
-const CHEAP_LISTS: readonly [capability: string, method: string][] = [['tools', 'tools/list'], ['prompts', 'prompts/list'], ['resources', 'resources/list']];
+const CHEAP_LISTS: readonly [capability: string, method: string][] = [
+  ['tools', 'tools/list'],
+  ['prompts', 'prompts/list'],
+  ['resources', 'resources/list'],
+];
 
 /**
  * Whether a connection still answers within `timeoutMs`: a ping, or — when the server
@@ -123,7 +127,7 @@ export async function answers(conn: Connection, timeoutMs: number): Promise<bool
     await conn.request('ping', {}, timeoutMs);
     return true;
   } catch (err) {
-    const code = (err instanceof GatewayError ? (err.detail?.serverError as { code?: unknown } | undefined)?.code : undefined);
+    const code = err instanceof GatewayError ? (err.detail?.serverError as { code?: unknown } | undefined)?.code : undefined;
     if (code !== -32601) return false;
   }
   const capabilities = conn.info?.capabilities ?? {};
@@ -155,7 +159,9 @@ function keyOf(server: string, scope: PoolScope, credential: string): string {
 
 /** A digest of an agent's headers, order-insensitive: names compared case-insensitively. */
 export function credentialDigest(headers: AgentHeaders): string {
-  const canonical = Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]).sort(([a], [b]) => (a! < b! ? -1 : 1));
+  const canonical = Object.entries(headers)
+    .map(([name, value]) => [name.toLowerCase(), value])
+    .sort(([a], [b]) => (a! < b! ? -1 : 1));
   return createHash('sha256').update(JSON.stringify(canonical)).digest('base64url');
 }
 
@@ -195,7 +201,13 @@ export class ConnectionPool {
       counters.hits += 1;
       const now = this.clock.now();
       const check = settings.healthCheck;
-      if (check !== undefined && entry.started && entry.checking === undefined && now - entry.lastUsed >= check.idleMs && !this.parts.busy(entry.conn)) {
+      if (
+        check !== undefined &&
+        entry.started &&
+        entry.checking === undefined &&
+        now - entry.lastUsed >= check.idleMs &&
+        !this.parts.busy(entry.conn)
+      ) {
         entry.checking = this.checkBeforeReuse(entry, check.timeoutMs, () => this.get(config, scope, owner, headers));
       }
       entry.lastUsed = now;
@@ -208,19 +220,41 @@ export class ConnectionPool {
     const admission = counters.breaker.admit();
     if (!admission.ok) {
       const seconds = Math.max(0, Math.ceil((admission.retryAt - this.clock.now()) / 1000));
-      throw new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${config.name}": ${counters.breaker.failures} connections in a row failed to start; the next attempt is in ${seconds} s`, { server: config.name, detail: { breaker: counters.breaker.state, retryAt: new Date(admission.retryAt).toISOString() } });
+      throw new GatewayError(
+        'MCPG_SERVER_UNAVAILABLE',
+        `server "${config.name}": ${counters.breaker.failures} connections in a row failed to start; the next attempt is in ${seconds} s`,
+        { server: config.name, detail: { breaker: counters.breaker.state, retryAt: new Date(admission.retryAt).toISOString() } },
+      );
     }
     const conn = this.parts.create(headers === undefined ? config : withHeaders(config, headers), scope, owner);
     const now = this.clock.now();
-    const made: PoolEntry = { server: config.name, scope, agent: owner.agent, identified: owner.identified, credential, conn, createdAt: now, lastUsed: now, started: false, ready: undefined as unknown as Promise<Connection>, checking: undefined, timer: undefined };
+    const made: PoolEntry = {
+      server: config.name,
+      scope,
+      agent: owner.agent,
+      identified: owner.identified,
+      credential,
+      conn,
+      createdAt: now,
+      lastUsed: now,
+      started: false,
+      ready: undefined as unknown as Promise<Connection>,
+      checking: undefined,
+      timer: undefined,
+    };
     made.ready = conn.start().then((ok) => {
-      if (this.entries.get(key) !== made) throw new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${config.name}": the connection was closed while it started`, { server: config.name });
+      if (this.entries.get(key) !== made)
+        throw new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${config.name}": the connection was closed while it started`, {
+          server: config.name,
+        });
       if (!ok) {
         counters.creationFailures += 1;
         // An agent who has not logged in (its own account) says nothing about the server: others' connections still start.
         if (conn.lastError?.code !== 'MCPG_SERVER_NEEDS_LOGIN') counters.breaker.failure();
         void this.remove(made);
-        throw conn.lastError ?? new GatewayError('MCPG_SERVER_START_FAILED', `server "${config.name}" failed to start`, { server: config.name });
+        throw (
+          conn.lastError ?? new GatewayError('MCPG_SERVER_START_FAILED', `server "${config.name}" failed to start`, { server: config.name })
+        );
       }
       counters.breaker.success();
       made.started = true;
@@ -265,7 +299,10 @@ export class ConnectionPool {
     if (ok && this.byConn.get(entry.conn) === entry) return entry.conn;
     if (this.byConn.get(entry.conn) === entry) {
       this.countersOf(entry.server).reaped += 1;
-      this.parts.log.info(`a pooled connection idle past its health check did not answer within ${timeoutMs} ms: reaped, a fresh one serves the call`, { server: entry.server, scope: entry.scope.key });
+      this.parts.log.info(
+        `a pooled connection idle past its health check did not answer within ${timeoutMs} ms: reaped, a fresh one serves the call`,
+        { server: entry.server, scope: entry.scope.key },
+      );
       void this.remove(entry);
     }
     return again();
@@ -307,8 +344,18 @@ export class ConnectionPool {
         if (entry.conn.pid !== undefined) pids.push(entry.conn.pid);
       }
       return {
-        server, keys, active, idle: keys - active, hits: counters.hits, misses: counters.misses, evictions: counters.evictions,
-        reaped: counters.reaped, creationFailures: counters.creationFailures, breaker: counters.breaker.state, breakerTrips: counters.breaker.trips, pids,
+        server,
+        keys,
+        active,
+        idle: keys - active,
+        hits: counters.hits,
+        misses: counters.misses,
+        evictions: counters.evictions,
+        reaped: counters.reaped,
+        creationFailures: counters.creationFailures,
+        breaker: counters.breaker.state,
+        breakerTrips: counters.breaker.trips,
+        pids,
       };
     });
   }
@@ -341,7 +388,11 @@ export class ConnectionPool {
     }
     if (count < max) return;
     if (lru === undefined) {
-      throw new GatewayError('MCPG_POOL_EXHAUSTED', `server "${server}" has ${count} pooled connections (its pool.max) and all are busy or starting; try again when a call finishes`, { server, detail: { max } });
+      throw new GatewayError(
+        'MCPG_POOL_EXHAUSTED',
+        `server "${server}" has ${count} pooled connections (its pool.max) and all are busy or starting; try again when a call finishes`,
+        { server, detail: { max } },
+      );
     }
     this.countersOf(server).evictions += 1;
     this.parts.log.info('pool full: closing the least recently used idle connection', { server, scope: lru.scope.key });
@@ -364,7 +415,10 @@ export class ConnectionPool {
         return;
       }
       this.countersOf(entry.server).evictions += 1;
-      this.parts.log.info(expired ? 'pooled connection reached its TTL: closing it' : 'pooled connection idle: closing it', { server: entry.server, scope: entry.scope.key });
+      this.parts.log.info(expired ? 'pooled connection reached its TTL: closing it' : 'pooled connection idle: closing it', {
+        server: entry.server,
+        scope: entry.scope.key,
+      });
       void this.remove(entry);
     });
   }
@@ -376,7 +430,9 @@ export class ConnectionPool {
     this.byConn.delete(entry.conn);
     entry.timer?.cancel();
     entry.timer = undefined;
-    const closing = entry.conn.close().catch((err: unknown) => this.parts.log.warn('a pooled connection failed to close', { server: entry.server, error: err }));
+    const closing = entry.conn
+      .close()
+      .catch((err: unknown) => this.parts.log.warn('a pooled connection failed to close', { server: entry.server, error: err }));
     this.closing.add(closing);
     void closing.finally(() => this.closing.delete(closing));
     return closing;
@@ -385,7 +441,14 @@ export class ConnectionPool {
   private countersOf(server: string): Counters {
     let counters = this.counters.get(server);
     if (counters === undefined) {
-      counters = { hits: 0, misses: 0, evictions: 0, reaped: 0, creationFailures: 0, breaker: new CircuitBreaker({ ...DEFAULT_BREAKER, ...this.parts.breaker }, this.clock) };
+      counters = {
+        hits: 0,
+        misses: 0,
+        evictions: 0,
+        reaped: 0,
+        creationFailures: 0,
+        breaker: new CircuitBreaker({ ...DEFAULT_BREAKER, ...this.parts.breaker }, this.clock),
+      };
       this.counters.set(server, counters);
     }
     return counters;

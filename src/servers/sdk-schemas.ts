@@ -26,9 +26,17 @@ export function serverSchemas(): Promise<ServerSchemas> {
   loading ??= import('@modelcontextprotocol/core').then((sdk) => ({
     initialize: sdk.InitializeResultSchema,
     tools: sdk.ListToolsResultSchema.extend({
-      tools: z.array(sdk.ToolSchema.extend({
-        inputSchema: z.object({ type: z.literal('object'), properties: z.record(z.string(), z.unknown()).optional(), required: z.array(z.string()).optional() }).catchall(z.unknown()),
-      })),
+      tools: z.array(
+        sdk.ToolSchema.extend({
+          inputSchema: z
+            .object({
+              type: z.literal('object'),
+              properties: z.record(z.string(), z.unknown()).optional(),
+              required: z.array(z.string()).optional(),
+            })
+            .catchall(z.unknown()),
+        }),
+      ),
     }),
     resources: sdk.ListResourcesResultSchema,
     resourceTemplates: sdk.ListResourceTemplatesResultSchema,

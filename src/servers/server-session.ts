@@ -18,8 +18,13 @@ import { DEFAULT_LIMITS, type ServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import {
-  encodeError, encodeNotification, encodeRequest, parseMessage,
-  type JsonRpcNotification, type JsonRpcRequest, type RequestId,
+  encodeError,
+  encodeNotification,
+  encodeRequest,
+  parseMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type RequestId,
 } from '../wire/jsonrpc.js';
 import type { JsonRpcErrorObject } from '../errors.js';
 import { spliceRequest } from '../wire/request-splice.js';
@@ -29,7 +34,15 @@ import type { ServerTransport, TransportEvents } from './transports/transport.js
 import { mcpName, withEnvelope, type SessionEra } from './era.js';
 import { overdue } from './overdue.js';
 import type { CallSink, InputRound, Pending, ServerInfo, SessionOptions, SessionState } from './session-types.js';
-import { CLIENT_CAPABILITIES, listenFilter, MAX_INPUT_ROUNDS, MODERN_PROTOCOL_VERSION, readDiscover, readInputRequired, wantedEra } from './era.js';
+import {
+  CLIENT_CAPABILITIES,
+  listenFilter,
+  MAX_INPUT_ROUNDS,
+  MODERN_PROTOCOL_VERSION,
+  readDiscover,
+  readInputRequired,
+  wantedEra,
+} from './era.js';
 import { UNSUPPORTED_PROTOCOL_VERSION } from '../wire/era.js';
 import { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION } from '../wire/protocol.js';
 import { GATEWAY_INFO } from '../version.js';
@@ -141,9 +154,16 @@ export class ServerSession {
       probed = await this.discover(wanted === 'auto');
       if (probed === undefined) return;
     }
-    const params = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: this.options.clientCapabilities ?? CLIENT_CAPABILITIES, clientInfo: GATEWAY_INFO };
+    const params = {
+      protocolVersion: LATEST_PROTOCOL_VERSION,
+      capabilities: this.options.clientCapabilities ?? CLIENT_CAPABILITIES,
+      clientInfo: GATEWAY_INFO,
+    };
     // After a probe that went unanswered, initialize gets what is left of the startup time.
-    const timeoutMs = probed === 'silent' ? Math.max(1, this.options.startupTimeoutMs - Math.round(performance.now() - started)) : this.options.startupTimeoutMs;
+    const timeoutMs =
+      probed === 'silent'
+        ? Math.max(1, this.options.startupTimeoutMs - Math.round(performance.now() - started))
+        : this.options.startupTimeoutMs;
     let raw: Record<string, unknown>;
     // Sent first: the SDK's schemas load (the first time) while the server boots and answers.
     const schemas = serverSchemas();
@@ -152,22 +172,41 @@ export class ServerSession {
       raw = await this.request('initialize', params, timeoutMs);
     } catch (err) {
       // An "auto" server remembered as legacy (its probe crashed it) that refuses initialize: probe it next time.
-      if (wanted === 'auto' && this.options.era !== undefined && this.state === 'connecting' && !(err instanceof GatewayError && err.code === 'MCPG_SERVER_TIMEOUT')) delete this.options.era.known;
-      const reason = err instanceof GatewayError && err.code === 'MCPG_SERVER_TIMEOUT'
-        ? new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" did not answer ${probed === 'silent' ? 'server/discover or initialize' : 'initialize'} within ${this.options.startupTimeoutMs} ms`, { server: this.name })
-        : toStartError(err, this.name);
+      if (
+        wanted === 'auto' &&
+        this.options.era !== undefined &&
+        this.state === 'connecting' &&
+        !(err instanceof GatewayError && err.code === 'MCPG_SERVER_TIMEOUT')
+      )
+        delete this.options.era.known;
+      const reason =
+        err instanceof GatewayError && err.code === 'MCPG_SERVER_TIMEOUT'
+          ? new GatewayError(
+              'MCPG_SERVER_START_FAILED',
+              `server "${this.name}" did not answer ${probed === 'silent' ? 'server/discover or initialize' : 'initialize'} within ${this.options.startupTimeoutMs} ms`,
+              { server: this.name },
+            )
+          : toStartError(err, this.name);
       this.fail(reason);
       throw reason;
     }
     const parsed = (await schemas).initialize.safeParse(raw);
     if (!parsed.success) {
-      const reason = new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" sent an invalid initialize result: ${parsed.error.issues[0]?.message ?? 'invalid'}`, { server: this.name });
+      const reason = new GatewayError(
+        'MCPG_SERVER_START_FAILED',
+        `server "${this.name}" sent an invalid initialize result: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+        { server: this.name },
+      );
       this.fail(reason);
       throw reason;
     }
     const result = parsed.data;
     if (!SUPPORTED_PROTOCOL_VERSIONS.includes(result.protocolVersion)) {
-      const reason = new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" speaks protocol ${result.protocolVersion}, which mcpgate does not support (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`, { server: this.name });
+      const reason = new GatewayError(
+        'MCPG_SERVER_START_FAILED',
+        `server "${this.name}" speaks protocol ${result.protocolVersion}, which mcpgate does not support (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+        { server: this.name },
+      );
       this.fail(reason);
       throw reason;
     }
@@ -200,7 +239,12 @@ export class ServerSession {
       const alive = this.closing === undefined && this.state === 'connecting';
       const timedOut = err instanceof GatewayError && err.code === 'MCPG_SERVER_TIMEOUT';
       if (fallback && alive) {
-        this.log.debug(timedOut ? 'server/discover went unanswered; falling back to initialize' : 'server/discover was refused; falling back to initialize', { error: err instanceof Error ? err.message : String(err) });
+        this.log.debug(
+          timedOut
+            ? 'server/discover went unanswered; falling back to initialize'
+            : 'server/discover was refused; falling back to initialize',
+          { error: err instanceof Error ? err.message : String(err) },
+        );
         this.era = 'legacy';
         return timedOut ? 'silent' : 'answered';
       }
@@ -209,9 +253,17 @@ export class ServerSession {
       const diedOfProbe = fallback && this.config.type === 'stdio';
       if (diedOfProbe && this.options.era !== undefined && this.closing === undefined) this.options.era.known = 'legacy';
       const reason = timedOut
-        ? new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" did not answer server/discover within ${this.options.startupTimeoutMs} ms`, { server: this.name })
+        ? new GatewayError(
+            'MCPG_SERVER_START_FAILED',
+            `server "${this.name}" did not answer server/discover within ${this.options.startupTimeoutMs} ms`,
+            { server: this.name },
+          )
         : err instanceof GatewayError && err.code !== 'MCPG_SERVER_START_FAILED' && err.code !== 'MCPG_SERVER_NEEDS_LOGIN'
-          ? new GatewayError('MCPG_SERVER_START_FAILED', `${err.message} (before completing server/discover${diedOfProbe ? '; the probe for its era: it is initialized next time' : fallback ? '' : `; the entry's "era" is "${MODERN_PROTOCOL_VERSION}"`})`, { server: this.name, cause: err })
+          ? new GatewayError(
+              'MCPG_SERVER_START_FAILED',
+              `${err.message} (before completing server/discover${diedOfProbe ? '; the probe for its era: it is initialized next time' : fallback ? '' : `; the entry's "era" is "${MODERN_PROTOCOL_VERSION}"`})`,
+              { server: this.name, cause: err },
+            )
           : toStartError(err, this.name);
       this.fail(reason);
       throw reason;
@@ -223,7 +275,11 @@ export class ServerSession {
         this.era = 'legacy';
         return 'answered';
       }
-      const reason = new GatewayError('MCPG_SERVER_START_FAILED', `server "${this.name}" cannot be spoken to in the ${MODERN_PROTOCOL_VERSION} era: ${found} (set its "era" to "2025" or "auto")`, { server: this.name });
+      const reason = new GatewayError(
+        'MCPG_SERVER_START_FAILED',
+        `server "${this.name}" cannot be spoken to in the ${MODERN_PROTOCOL_VERSION} era: ${found} (set its "era" to "2025" or "auto")`,
+        { server: this.name },
+      );
       this.fail(reason);
       throw reason;
     }
@@ -248,7 +304,10 @@ export class ServerSession {
     } catch (err) {
       const left = Math.floor(timeoutMs - (performance.now() - started));
       if (!offersModern(err) || left < 1 || this.closing !== undefined || this.state !== 'connecting') throw err;
-      this.log.debug(`server/discover was refused as an unsupported protocol version, though the server lists ${MODERN_PROTOCOL_VERSION}; asking once more`, { error: err instanceof Error ? err.message : String(err) });
+      this.log.debug(
+        `server/discover was refused as an unsupported protocol version, though the server lists ${MODERN_PROTOCOL_VERSION}; asking once more`,
+        { error: err instanceof Error ? err.message : String(err) },
+      );
       return await this.request('server/discover', undefined, left);
     }
   }
@@ -307,19 +366,40 @@ export class ServerSession {
     // The agent's own line with only the id and the name replaced, where its session said that means
     // the same (wire/request-splice.ts); else the request encoded once.
     let line: string | undefined;
-    if (req.line !== undefined && !modern && params === req.params && typeof params?.name === 'string') line = spliceRequest(req.line, id, params.name);
+    if (req.line !== undefined && !modern && params === req.params && typeof params?.name === 'string')
+      line = spliceRequest(req.line, id, params.name);
     // Two literal shapes, not a conditional spread: this object is made on every call.
-    const request: JsonRpcRequest = params === undefined ? { jsonrpc: '2.0', id, method: req.method } : { jsonrpc: '2.0', id, method: req.method, params };
+    const request: JsonRpcRequest =
+      params === undefined ? { jsonrpc: '2.0', id, method: req.method } : { jsonrpc: '2.0', id, method: req.method, params };
     try {
       line ??= JSON.stringify(request);
     } catch (err) {
-      sink.fail(new GatewayError('MCPG_INVALID_PARAMS', `${req.method}: the request could not be encoded for server "${this.name}": ${err instanceof Error ? err.message : String(err)}`));
+      sink.fail(
+        new GatewayError(
+          'MCPG_INVALID_PARAMS',
+          `${req.method}: the request could not be encoded for server "${this.name}": ${err instanceof Error ? err.message : String(err)}`,
+        ),
+      );
       return 0;
     }
     const now = performance.now();
     const ceiling = now + this.ceilingMs;
-    this.track(id, { sink, forwarded: true, method: req.method, timeoutMs, deadline: Math.min(now + timeoutMs, ceiling), ceiling, ...(modern && { request, paramHeaders: req.paramHeaders }) });
-    if (!this.process!.write(line, id, modern ? { method: req.method, name: mcpName(req.method, params), params: req.paramHeaders } : undefined)) {
+    this.track(id, {
+      sink,
+      forwarded: true,
+      method: req.method,
+      timeoutMs,
+      deadline: Math.min(now + timeoutMs, ceiling),
+      ceiling,
+      ...(modern && { request, paramHeaders: req.paramHeaders }),
+    });
+    if (
+      !this.process!.write(
+        line,
+        id,
+        modern ? { method: req.method, name: mcpName(req.method, params), params: req.paramHeaders } : undefined,
+      )
+    ) {
       this.settle(id)?.sink.fail(this.unavailable());
       this.hooks.outcome?.(this, false);
     }
@@ -329,13 +409,25 @@ export class ServerSession {
   /** Awaitable request for the gateway's own use (initialize, lists, setLevel). */
   request(method: string, params?: Record<string, unknown>, timeoutMs = this.config.timeout): Promise<Record<string, unknown>> {
     return new Promise((resolve, reject) => {
-      this.call(method, params, {
-        reply: (msg) => {
-          if ('result' in msg) resolve(msg.result);
-          else reject(new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${this.name}" answered ${method} with error ${msg.error.code}: ${msg.error.message}`, { server: this.name, detail: { serverError: msg.error } }));
+      this.call(
+        method,
+        params,
+        {
+          reply: (msg) => {
+            if ('result' in msg) resolve(msg.result);
+            else
+              reject(
+                new GatewayError(
+                  'MCPG_SERVER_BAD_RESPONSE',
+                  `server "${this.name}" answered ${method} with error ${msg.error.code}: ${msg.error.message}`,
+                  { server: this.name, detail: { serverError: msg.error } },
+                ),
+              );
+          },
+          fail: reject,
         },
-        fail: reject,
-      }, timeoutMs);
+        timeoutMs,
+      );
     });
   }
 
@@ -413,14 +505,22 @@ export class ServerSession {
       this.listenId = undefined;
       if (this.state !== 'ready' || this.closing !== undefined) return;
       this.listenFailures += 1;
-      if (this.listenFailures > MAX_LISTEN_FAILURES) return this.log.warn('the subscriptions/listen stream keeps ending; change notifications from this server are not followed', { why });
+      if (this.listenFailures > MAX_LISTEN_FAILURES)
+        return this.log.warn('the subscriptions/listen stream keeps ending; change notifications from this server are not followed', {
+          why,
+        });
       this.listenTimer = setTimeout(() => this.openListen(), LISTEN_RETRY_MS);
       this.listenTimer.unref();
     };
-    id = this.call('subscriptions/listen', { notifications: filter }, {
-      reply: (msg) => ended('error' in msg ? msg.error.message : 'the server ended the subscription'),
-      fail: (err) => ended(err.message),
-    }, Infinity);
+    id = this.call(
+      'subscriptions/listen',
+      { notifications: filter },
+      {
+        reply: (msg) => ended('error' in msg ? msg.error.message : 'the server ended the subscription'),
+        fail: (err) => ended(err.message),
+      },
+      Infinity,
+    );
     if (this.pending.has(id)) this.listenId = id;
   }
 
@@ -456,13 +556,21 @@ export class ServerSession {
     if (read === undefined) return false;
     if (typeof read === 'string') {
       this.settle(id);
-      entry.sink.fail(new GatewayError('MCPG_INPUT_FAILED', `server "${this.name}" sent ${read}; the call was ended`, { server: this.name }));
+      entry.sink.fail(
+        new GatewayError('MCPG_INPUT_FAILED', `server "${this.name}" sent ${read}; the call was ended`, { server: this.name }),
+      );
       return true;
     }
     entry.rounds = (entry.rounds ?? 0) + 1;
     if (entry.rounds > MAX_INPUT_ROUNDS) {
       this.settle(id);
-      entry.sink.fail(new GatewayError('MCPG_INPUT_ROUNDS_EXCEEDED', `server "${this.name}" still asked for input after ${MAX_INPUT_ROUNDS} rounds of ${entry.method}; the call was ended`, { server: this.name, detail: { rounds: MAX_INPUT_ROUNDS } }));
+      entry.sink.fail(
+        new GatewayError(
+          'MCPG_INPUT_ROUNDS_EXCEEDED',
+          `server "${this.name}" still asked for input after ${MAX_INPUT_ROUNDS} rounds of ${entry.method}; the call was ended`,
+          { server: this.name, detail: { rounds: MAX_INPUT_ROUNDS } },
+        ),
+      );
       return true;
     }
     // Waiting for a person (elicitation) is the agent's time, not the server's: the timeout restarts.
@@ -499,7 +607,13 @@ export class ServerSession {
     if (entry === undefined || entry.input !== input.round) return; // the call ended meanwhile
     if ('error' in answer) {
       this.settle(input.callId);
-      entry.sink.fail(new GatewayError('MCPG_INPUT_FAILED', `server "${this.name}" needs input the agent did not give (${answer.error.message}); the call was ended`, { server: this.name, detail: { agentError: answer.error } }));
+      entry.sink.fail(
+        new GatewayError(
+          'MCPG_INPUT_FAILED',
+          `server "${this.name}" needs input the agent did not give (${answer.error.message}); the call was ended`,
+          { server: this.name, detail: { agentError: answer.error } },
+        ),
+      );
       return;
     }
     input.round.answers[input.key] = answer.result;
@@ -516,16 +630,32 @@ export class ServerSession {
     const request = entry.request!;
     request.id = this.renumber(id);
     const { inputResponses: _answers, requestState: _state, ...params } = request.params ?? {};
-    request.params = { ...params, inputResponses: round.answers, ...(round.requestState !== undefined && { requestState: round.requestState }) };
+    request.params = {
+      ...params,
+      inputResponses: round.answers,
+      ...(round.requestState !== undefined && { requestState: round.requestState }),
+    };
     let line: string;
     try {
       line = JSON.stringify(request);
     } catch (err) {
       this.settle(id);
-      entry.sink.fail(new GatewayError('MCPG_INPUT_FAILED', `the agent's input for server "${this.name}" could not be encoded: ${err instanceof Error ? err.message : String(err)}`, { server: this.name }));
+      entry.sink.fail(
+        new GatewayError(
+          'MCPG_INPUT_FAILED',
+          `the agent's input for server "${this.name}" could not be encoded: ${err instanceof Error ? err.message : String(err)}`,
+          { server: this.name },
+        ),
+      );
       return;
     }
-    if (!this.process!.write(line, request.id, { method: request.method, name: mcpName(request.method, request.params), params: entry.paramHeaders })) {
+    if (
+      !this.process!.write(line, request.id, {
+        method: request.method,
+        name: mcpName(request.method, request.params),
+        params: entry.paramHeaders,
+      })
+    ) {
       this.settle(id)?.sink.fail(this.unavailable());
     }
   }
@@ -549,9 +679,17 @@ export class ServerSession {
     switch (parsed.kind) {
       case 'response': {
         const id = typeof parsed.msg.id === 'number' ? this.callOf(parsed.msg.id) : undefined;
-        if (this.era === 'modern' && id !== undefined && 'result' in parsed.msg && parsed.msg.result.resultType === 'input_required' && this.inputRequired(id, parsed.msg.result)) return;
+        if (
+          this.era === 'modern' &&
+          id !== undefined &&
+          'result' in parsed.msg &&
+          parsed.msg.result.resultType === 'input_required' &&
+          this.inputRequired(id, parsed.msg.result)
+        )
+          return;
         const entry = id !== undefined ? this.settle(id) : undefined;
-        if (entry === undefined) return this.log.debug('dropped an answer to no pending request (late or cancelled)', { id: parsed.msg.id });
+        if (entry === undefined)
+          return this.log.debug('dropped an answer to no pending request (late or cancelled)', { id: parsed.msg.id });
         if (entry.forwarded) this.hooks.outcome?.(this, true);
         entry.sink.reply(parsed.msg, line);
         return;
@@ -563,12 +701,14 @@ export class ServerSession {
         return;
       case 'request':
         if (parsed.msg.method === 'ping') return this.respond(parsed.msg.id, {});
-        this.hooks.request(this, parsed.msg, related === undefined ? undefined : this.callOf(related) ?? related);
+        this.hooks.request(this, parsed.msg, related === undefined ? undefined : (this.callOf(related) ?? related));
         return;
       case 'invalid': {
         const call = typeof parsed.id === 'number' ? this.callOf(parsed.id) : undefined;
         const entry = call !== undefined ? this.settle(call) : undefined;
-        const err = new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${this.name}" sent an invalid message: ${parsed.error.message}`, { server: this.name });
+        const err = new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${this.name}" sent an invalid message: ${parsed.error.message}`, {
+          server: this.name,
+        });
         if (entry !== undefined) entry.sink.fail(err);
         else this.log.warn('server sent an invalid message; ignored', { error: parsed.error.message, line: line.slice(0, 200) });
       }
@@ -625,7 +765,13 @@ export class ServerSession {
 
   private onExit(reason: GatewayError): void {
     // An agent's call in flight may or may not have run: say so rather than retry it behind its back.
-    this.failAll(reason, new GatewayError('MCPG_SERVER_UNAVAILABLE', `${reason.message}; the outcome of the call is unknown (it may have run)`, { server: this.name, detail: { ...reason.detail, outcome: 'unknown' } }));
+    this.failAll(
+      reason,
+      new GatewayError('MCPG_SERVER_UNAVAILABLE', `${reason.message}; the outcome of the call is unknown (it may have run)`, {
+        server: this.name,
+        detail: { ...reason.detail, outcome: 'unknown' },
+      }),
+    );
     if (this.state !== 'closed') {
       this.lastError = reason;
       this.setState('failed', reason);
@@ -688,7 +834,11 @@ export class ServerSession {
 
   private unavailable(): GatewayError {
     const why = this.lastError !== undefined ? `: ${this.lastError.message}` : '';
-    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is ${this.state === 'connecting' ? 'still starting' : 'not connected'}${why}`, { server: this.name });
+    return new GatewayError(
+      'MCPG_SERVER_UNAVAILABLE',
+      `server "${this.name}" is ${this.state === 'connecting' ? 'still starting' : 'not connected'}${why}`,
+      { server: this.name },
+    );
   }
 
   private setState(state: SessionState, reason?: GatewayError): void {
@@ -703,7 +853,8 @@ function openTransport(config: ServerConfig, log: Logger, events: TransportEvent
   const open = options.transport;
   if (open !== undefined) return open(config, log, events);
   if (config.type === 'stdio') return new StdioProcess(config, log, events, { secretEnv: options.secretEnv });
-  if (config.type === 'http') return new HttpTransport(config, log, events, options.credentials === undefined ? {} : { credentials: options.credentials });
+  if (config.type === 'http')
+    return new HttpTransport(config, log, events, options.credentials === undefined ? {} : { credentials: options.credentials });
   return new SseTransport(config, log, events);
 }
 

@@ -9,13 +9,17 @@
  */
 export function scalarJson(value: unknown): string | undefined {
   switch (typeof value) {
-    case 'string': return JSON.stringify(value);
-    case 'boolean': return value ? 'true' : 'false';
+    case 'string':
+      return JSON.stringify(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
     case 'number':
       if (!Number.isFinite(value)) throw new TypeError(`${value} has no JSON encoding`);
       return JSON.stringify(value);
-    case 'object': return value === null ? 'null' : undefined;
-    default: throw new TypeError(`a ${typeof value} has no JSON encoding`);
+    case 'object':
+      return value === null ? 'null' : undefined;
+    default:
+      throw new TypeError(`a ${typeof value} has no JSON encoding`);
   }
 }
 

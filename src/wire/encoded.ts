@@ -15,7 +15,8 @@ export function encodeResultParts(idJson: string, result: readonly Buffer[]): En
 export function sameBytes(a: readonly Buffer[], b: readonly Buffer[]): boolean {
   if (a === b) return true;
   // Pieces cut alike (one catalog's lists): compare piece by piece, only unshared pieces' bytes.
-  if (a.length === b.length && a.every((piece, i) => piece.length === b[i]!.length)) return a.every((piece, i) => piece === b[i] || piece.equals(b[i]!));
+  if (a.length === b.length && a.every((piece, i) => piece.length === b[i]!.length))
+    return a.every((piece, i) => piece === b[i] || piece.equals(b[i]!));
   let length = 0;
   for (const piece of a) length += piece.length;
   for (const piece of b) length -= piece.length;

@@ -84,12 +84,16 @@ export function eraOf(method: string, params: unknown, isRequest: boolean): EraO
   if (method === 'initialize' && !isObject(meta[CLIENT_CAPABILITIES_KEY])) return { era: 'legacy' };
   if (!isRequest) return { era: 'modern', envelope: undefined };
   const capabilities = meta[CLIENT_CAPABILITIES_KEY];
-  if (!isObject(capabilities)) return invalidEnvelope(`${CLIENT_CAPABILITIES_KEY}: ${capabilities === undefined ? 'missing' : 'expected an object'}`);
+  if (!isObject(capabilities))
+    return invalidEnvelope(`${CLIENT_CAPABILITIES_KEY}: ${capabilities === undefined ? 'missing' : 'expected an object'}`);
   const logLevel = meta[LOG_LEVEL_KEY];
   if (logLevel !== undefined && typeof logLevel !== 'string') return invalidEnvelope(`${LOG_LEVEL_KEY}: expected a string`);
   if (!MODERN_PROTOCOL_VERSIONS.includes(version)) {
     return {
-      era: 'refused', status: 400, code: UNSUPPORTED_PROTOCOL_VERSION, message: `Unsupported protocol version: ${version}`,
+      era: 'refused',
+      status: 400,
+      code: UNSUPPORTED_PROTOCOL_VERSION,
+      message: `Unsupported protocol version: ${version}`,
       data: { supported: [...MODERN_PROTOCOL_VERSIONS], requested: version },
     };
   }
@@ -119,32 +123,53 @@ export interface StandardHeaders {
  * body has the field it mirrors and must match it (a `=?base64?…?=` value is decoded first). Legacy
  * requests are never checked here. Undefined when they agree; otherwise the -32020 refusal.
  */
-export function checkHeaders(headers: StandardHeaders, method: string, params: unknown, envelope: Envelope | undefined, isRequest: boolean): EraOf | undefined {
+export function checkHeaders(
+  headers: StandardHeaders,
+  method: string,
+  params: unknown,
+  envelope: Envelope | undefined,
+  isRequest: boolean,
+): EraOf | undefined {
   const version = headers.protocolVersion?.trim();
   const claimed = envelope?.protocolVersion ?? (metaOf(params)?.[PROTOCOL_VERSION_KEY] as string | undefined);
   if (version !== undefined && claimed !== undefined && version !== claimed) {
     return mismatch(version, `the body envelope names protocol version ${claimed} but the MCP-Protocol-Version header names ${version}`);
   }
   const methodHeader = headers.method?.trim();
-  if (methodHeader !== undefined && methodHeader !== method) return mismatch(methodHeader, `the body names method ${method} but the Mcp-Method header names ${methodHeader}`);
+  if (methodHeader !== undefined && methodHeader !== method)
+    return mismatch(methodHeader, `the body names method ${method} but the Mcp-Method header names ${methodHeader}`);
   if (!isRequest) return undefined;
-  if (version === undefined) return mismatch('(missing)', `the body envelope names protocol version ${claimed ?? '?'} but the required MCP-Protocol-Version header is absent`);
-  if (methodHeader === undefined) return mismatch('(missing)', `the body names method ${method} but the required Mcp-Method header is absent`);
+  if (version === undefined)
+    return mismatch(
+      '(missing)',
+      `the body envelope names protocol version ${claimed ?? '?'} but the required MCP-Protocol-Version header is absent`,
+    );
+  if (methodHeader === undefined)
+    return mismatch('(missing)', `the body names method ${method} but the required Mcp-Method header is absent`);
   const field = NAME_FIELD[method];
   if (field === undefined) return undefined;
   const value = isObject(params) && typeof params[field] === 'string' ? params[field] : undefined;
   const nameHeader = headers.name?.trim();
   if (nameHeader === undefined) {
-    return value === undefined ? undefined : mismatch('(missing)', `the body carries params.${field}="${value}" but the required Mcp-Name header is absent`);
+    return value === undefined
+      ? undefined
+      : mismatch('(missing)', `the body carries params.${field}="${value}" but the required Mcp-Name header is absent`);
   }
   const decoded = decodeHeaderValue(nameHeader);
   if (decoded === undefined) return mismatch(nameHeader, 'the Mcp-Name header carries an invalid Base64 sentinel value');
-  if (value !== undefined && decoded !== value) return mismatch(nameHeader, `the body carries params.${field}="${value}" but the Mcp-Name header names "${decoded}"`);
+  if (value !== undefined && decoded !== value)
+    return mismatch(nameHeader, `the body carries params.${field}="${value}" but the Mcp-Name header names "${decoded}"`);
   return undefined;
 }
 
 function mismatch(header: string, body: string): EraOf {
-  return { era: 'refused', status: 400, code: HEADER_MISMATCH, message: `Bad Request: the request headers and body disagree: ${body}`, data: { mismatch: { header, body } } };
+  return {
+    era: 'refused',
+    status: 400,
+    code: HEADER_MISMATCH,
+    message: `Bad Request: the request headers and body disagree: ${body}`,
+    data: { mismatch: { header, body } },
+  };
 }
 
 /** A header value, decoding the `=?base64?…?=` sentinel used for values that are not plain ASCII. */
@@ -160,7 +185,9 @@ export function decodeHeaderValue(value: string): string | undefined {
 export const MAX_PARAM_HEADERS = 32;
 
 /** The `Mcp-Param-*` headers of a request (lower-case names), undefined when none, or why they are refused. */
-export function paramHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): Record<string, string> | undefined | string {
+export function paramHeaders(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): Record<string, string> | undefined | string {
   let found: Record<string, string> | undefined;
   let count = 0;
   for (const [name, value] of Object.entries(headers)) {
@@ -176,7 +203,8 @@ export function paramHeaders(headers: Readonly<Record<string, string | string[] 
 export function stripEnvelope(params: Record<string, unknown> | undefined): void {
   const meta = metaOf(params);
   if (meta === undefined) return;
-  for (const key of Object.keys(meta)) if (key.startsWith('io.modelcontextprotocol/') && key !== 'io.modelcontextprotocol/related-task') delete meta[key];
+  for (const key of Object.keys(meta))
+    if (key.startsWith('io.modelcontextprotocol/') && key !== 'io.modelcontextprotocol/related-task') delete meta[key];
   if (Object.keys(meta).length === 0) delete params!._meta;
 }
 

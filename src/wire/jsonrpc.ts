@@ -99,10 +99,20 @@ export function parseMessage(line: string): Classified {
 export function classify(value: unknown, checkDepth = true): Classified {
   if (checkDepth && nestedDeeperThan(value, wireLimits.maxDepth)) {
     const id = isObject(value) && isId(value.id) ? value.id : null;
-    return { kind: 'invalid', id, error: new GatewayError('MCPG_MESSAGE_TOO_DEEP', `message nests deeper than ${wireLimits.maxDepth} levels (the limit is --max-depth); it was not processed`, { detail: { maxDepth: wireLimits.maxDepth } }) };
+    return {
+      kind: 'invalid',
+      id,
+      error: new GatewayError(
+        'MCPG_MESSAGE_TOO_DEEP',
+        `message nests deeper than ${wireLimits.maxDepth} levels (the limit is --max-depth); it was not processed`,
+        { detail: { maxDepth: wireLimits.maxDepth } },
+      ),
+    };
   }
   if (!isObject(value)) {
-    const what = Array.isArray(value) ? 'a batch (JSON array); MCP 2025-11-25 does not allow batches' : `a ${value === null ? 'null' : typeof value}`;
+    const what = Array.isArray(value)
+      ? 'a batch (JSON array); MCP 2025-11-25 does not allow batches'
+      : `a ${value === null ? 'null' : typeof value}`;
     return invalid(null, `invalid request: expected a JSON-RPC message object, got ${what}`);
   }
   const id = isId(value.id) ? value.id : null;
@@ -115,7 +125,8 @@ export function classify(value: unknown, checkDepth = true): Classified {
   }
   if (value.method !== undefined) return invalid(id, 'invalid request: "method" must be a string');
   if ('result' in value) {
-    if ('error' in value) return invalid(isId(value.id) ? value.id : null, 'invalid response: a response carries "result" or "error", not both');
+    if ('error' in value)
+      return invalid(isId(value.id) ? value.id : null, 'invalid response: a response carries "result" or "error", not both');
     if (!isId(value.id)) return invalid(null, 'invalid response: "id" must be a string or a number');
     if (!isObject(value.result)) return invalid(value.id, 'invalid response: "result" must be an object');
     return { kind: 'response', msg: value as unknown as JsonRpcResult };
@@ -168,7 +179,8 @@ export function spliceResponseId(line: string, oldId: number, newId: RequestId):
   const newText = JSON.stringify(newId);
   if (line.endsWith(suffix)) return `${line.slice(0, line.length - suffix.length)},"id":${newText}}`;
   const prefixA = `{"jsonrpc":"2.0","id":${idText},`;
-  if (line.startsWith(prefixA) && !mayRepeatId(line, prefixA.length)) return `{"jsonrpc":"2.0","id":${newText},${line.slice(prefixA.length)}`;
+  if (line.startsWith(prefixA) && !mayRepeatId(line, prefixA.length))
+    return `{"jsonrpc":"2.0","id":${newText},${line.slice(prefixA.length)}`;
   const prefixB = `{"id":${idText},`;
   if (line.startsWith(prefixB) && !mayRepeatId(line, prefixB.length)) return `{"id":${newText},${line.slice(prefixB.length)}`;
   return undefined;
@@ -189,11 +201,13 @@ function mayRepeatId(line: string, from: number): boolean {
   let expectKey = true;
   for (let i = from; i < line.length; i++) {
     const ch = line.charCodeAt(i);
-    if (ch === 0x22) { // "
+    if (ch === 0x22) {
+      // "
       const start = i;
       let escaped = false;
       for (i++; i < line.length && line.charCodeAt(i) !== 0x22; i++) {
-        if (line.charCodeAt(i) === 0x5c) { // backslash
+        if (line.charCodeAt(i) === 0x5c) {
+          // backslash
           escaped = true;
           i++;
         }
@@ -203,8 +217,10 @@ function mayRepeatId(line: string, from: number): boolean {
         if (key === '"id"' || (escaped && JSON.parse(key) === 'id')) return true;
         expectKey = false;
       }
-    } else if (ch === 0x7b || ch === 0x5b) depth++; // { [
-    else if (ch === 0x7d || ch === 0x5d) depth--; // } ]
+    } else if (ch === 0x7b || ch === 0x5b)
+      depth++; // { [
+    else if (ch === 0x7d || ch === 0x5d)
+      depth--; // } ]
     else if (ch === 0x2c && depth === 0) expectKey = true; // ,
   }
   return false;

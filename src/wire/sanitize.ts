@@ -130,9 +130,7 @@ function sanitizeNested(value: unknown): unknown {
   }
   let copy: Record<string, unknown> | undefined;
   for (const [key, item] of Object.entries(value)) {
-    const clean = typeof item === 'string'
-      ? (key === 'description' || key === 'title' ? sanitizeText(item) : item)
-      : sanitizeNested(item);
+    const clean = typeof item === 'string' ? (key === 'description' || key === 'title' ? sanitizeText(item) : item) : sanitizeNested(item);
     // An own `__proto__` key (JSON.parse makes one) is copied by the spread as a data property, so
     // this assignment writes that property, never the prototype.
     if (clean !== item) (copy ??= { ...value } as Record<string, unknown>)[key] = clean;

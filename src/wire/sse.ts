@@ -137,7 +137,7 @@ export class SseParser {
         if (/^[0-9]+$/.test(value)) this.handlers.retry?.(Number(value));
         return;
       default:
-        // Unknown fields are ignored.
+      // Unknown fields are ignored.
     }
   }
 

@@ -31,7 +31,8 @@ export function toolHeaders(inputSchema: unknown): ToolHeaders | string | undefi
     if (typeof header !== 'string' || header === '') return `parameter "${param}" has an empty or non-string x-mcp-header`;
     if (!TOKEN.test(header)) return `parameter "${param}" has x-mcp-header ${JSON.stringify(header)}, which is not a valid header name`;
     const type = (schema as { type?: unknown }).type;
-    if (typeof type !== 'string' || !PRIMITIVE.has(type)) return `parameter "${param}" has x-mcp-header "${header}" but is of type ${JSON.stringify(type ?? null)} (only string, integer and boolean may be mirrored)`;
+    if (typeof type !== 'string' || !PRIMITIVE.has(type))
+      return `parameter "${param}" has x-mcp-header "${header}" but is of type ${JSON.stringify(type ?? null)} (only string, integer and boolean may be mirrored)`;
     if (seen.has(header.toLowerCase())) return `x-mcp-header "${header}" is used by more than one parameter`;
     seen.add(header.toLowerCase());
     (found ??= new Map()).set(param, header);
@@ -72,5 +73,5 @@ export function callHeaders(tool: { inputSchema?: unknown }, args: unknown): Rec
   if (typeof schema !== 'object' || schema === null) return undefined;
   let headers = read.get(schema);
   if (!read.has(schema)) read.set(schema, (headers = toolHeaders(schema)));
-  return typeof headers === 'object' ? mirroredHeaders(headers, args) ?? {} : undefined;
+  return typeof headers === 'object' ? (mirroredHeaders(headers, args) ?? {}) : undefined;
 }

@@ -45,7 +45,9 @@ void describe('mcpgate CLI', { timeout: 10000 }, () => {
       await writeFile(file, JSON.stringify(value, null, 2));
       return file;
     };
-    valid = await write('valid.json', { mcpServers: { fs: { command: 'node', args: ['fs.js'] }, web: { url: 'https://x.test/mcp' }, off: { command: 'x', disabled: true } } });
+    valid = await write('valid.json', {
+      mcpServers: { fs: { command: 'node', args: ['fs.js'] }, web: { url: 'https://x.test/mcp' }, off: { command: 'x', disabled: true } },
+    });
     warned = await write('warned.json', { extra: true, mcpServers: { fs: { command: 'node', colour: 'red' } } });
     invalid = await write('invalid.json', { mcpServers: { fs: { command: 'node', args: 'fs.js' }, web: { url: `\${${UNSET}}` } } });
     expanding = await write('expanding.json', { mcpServers: { fs: { command: '${MCPGATE_TEST_CMD}' } } });
@@ -91,7 +93,8 @@ void describe('mcpgate CLI', { timeout: 10000 }, () => {
   });
 
   void it('a bad --log-level (flag or MCPGATE_LOG_LEVEL) exits 2', { timeout: 5000 }, async () => {
-    const message = (level: string): string => `mcpgate: --log-level must be one of debug, info, warn, error, silent (got "${level}")\n${HINT}`;
+    const message = (level: string): string =>
+      `mcpgate: --log-level must be one of debug, info, warn, error, silent (got "${level}")\n${HINT}`;
     assert.deepEqual(await run(['serve', '--config', valid, '--log-level', 'loud']), { code: 2, out: '', err: message('loud') });
     assert.deepEqual(await run(['serve', '--config', valid], { MCPGATE_LOG_LEVEL: 'trace' }), { code: 2, out: '', err: message('trace') });
   });
@@ -106,8 +109,14 @@ void describe('mcpgate CLI', { timeout: 10000 }, () => {
     const cases: [string[], string][] = [
       [['--http', 'nowhere'], '--http must be [HOST:]PORT, e.g. 8080, :8080 or 0.0.0.0:8080 (got "nowhere")'],
       [['--http', ':70000'], '--http must be [HOST:]PORT, e.g. 8080, :8080 or 0.0.0.0:8080 (got ":70000")'],
-      [['--http', '0.0.0.0:8080', '--no-auth'], '--no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not on 0.0.0.0: anyone who can reach the port would be any agent'],
-      [['--http', ':8080', '--stdio', '--workers', '2'], '--stdio with --http is one process for one stdio agent: it takes no --workers or --redis'],
+      [
+        ['--http', '0.0.0.0:8080', '--no-auth'],
+        '--no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not on 0.0.0.0: anyone who can reach the port would be any agent',
+      ],
+      [
+        ['--http', ':8080', '--stdio', '--workers', '2'],
+        '--stdio with --http is one process for one stdio agent: it takes no --workers or --redis',
+      ],
       [['--http', ':8080', '--max-sessions', '0'], '--max-sessions must be a positive whole number (got "0")'],
       [['--separator', '::'], '--separator must be 1–8 characters from [A-Za-z0-9_-]'],
       [['--startup-timeout', '0'], '--startup-timeout must be a positive whole number of milliseconds (got "0")'],
@@ -120,30 +129,58 @@ void describe('mcpgate CLI', { timeout: 10000 }, () => {
   });
 
   void it('check on a valid config exits 0 and names the enabled servers', { timeout: 5000 }, async () => {
-    assert.deepEqual(await run(['check', '--config', valid]), { code: 0, out: `${valid}: OK, 3 server(s): fs, web\n  fs: environment (inheritEnv safe): inherited (none); own (none)\n`, err: NO_RULES });
+    assert.deepEqual(await run(['check', '--config', valid]), {
+      code: 0,
+      out: `${valid}: OK, 3 server(s): fs, web\n  fs: environment (inheritEnv safe): inherited (none); own (none)\n`,
+      err: NO_RULES,
+    });
   });
 
-  void it('check shows which variable names each stdio server will get, never values and never mcpgate\'s own', { timeout: 5000 }, async () => {
-    const file = path.join(dir, 'env.json');
-    await writeFile(file, JSON.stringify({ inheritEnv: ['PATH', 'APP_*', 'MCPGATE_TOKEN'], mcpServers: { a: { command: 'node', env: { OWN: 'own-value' } }, b: { command: 'node', inheritEnv: true } } }));
-    const r = await run(['check', '--config', file], { PATH: '/bin', APP_KEY: 'app-secret-value', OTHER: 'other-value', MCPGATE_TOKEN: 'tok-value' });
-    assert.equal(r.code, 0, r.err);
-    assert.equal(r.out, `${file}: OK, 2 server(s): a, b\n` +
-      '  a: environment (inheritEnv listed): inherited APP_KEY PATH; own OWN\n' +
-      '  b: environment (inheritEnv all): inherited APP_KEY OTHER PATH; own (none)\n');
-    assert.doesNotMatch(r.out + r.err, /value/);
-  });
+  void it(
+    "check shows which variable names each stdio server will get, never values and never mcpgate's own",
+    { timeout: 5000 },
+    async () => {
+      const file = path.join(dir, 'env.json');
+      await writeFile(
+        file,
+        JSON.stringify({
+          inheritEnv: ['PATH', 'APP_*', 'MCPGATE_TOKEN'],
+          mcpServers: { a: { command: 'node', env: { OWN: 'own-value' } }, b: { command: 'node', inheritEnv: true } },
+        }),
+      );
+      const r = await run(['check', '--config', file], {
+        PATH: '/bin',
+        APP_KEY: 'app-secret-value',
+        OTHER: 'other-value',
+        MCPGATE_TOKEN: 'tok-value',
+      });
+      assert.equal(r.code, 0, r.err);
+      assert.equal(
+        r.out,
+        `${file}: OK, 2 server(s): a, b\n` +
+          '  a: environment (inheritEnv listed): inherited APP_KEY PATH; own OWN\n' +
+          '  b: environment (inheritEnv all): inherited APP_KEY OTHER PATH; own (none)\n',
+      );
+      assert.doesNotMatch(r.out + r.err, /value/);
+    },
+  );
 
   void it('check finds the config through MCPGATE_CONFIG', { timeout: 5000 }, async () => {
-    assert.deepEqual(await run(['check'], { MCPGATE_CONFIG: valid }), { code: 0, out: `${valid}: OK, 3 server(s): fs, web\n  fs: environment (inheritEnv safe): inherited (none); own (none)\n`, err: NO_RULES });
+    assert.deepEqual(await run(['check'], { MCPGATE_CONFIG: valid }), {
+      code: 0,
+      out: `${valid}: OK, 3 server(s): fs, web\n  fs: environment (inheritEnv safe): inherited (none); own (none)\n`,
+      err: NO_RULES,
+    });
   });
 
   void it('check with warnings exits 0 and prints warning: lines on stderr', { timeout: 5000 }, async () => {
     assert.deepEqual(await run(['check', '--config', warned]), {
       code: 0,
       out: `${warned}: OK, 1 server(s): fs, 2 warning(s)\n  fs: environment (inheritEnv safe): inherited (none); own (none)\n`,
-      err: `warning: ${warned}: $.extra: unknown top-level key "extra" is ignored\n` +
-        `warning: ${warned}: $.mcpServers.fs.colour: unknown key "colour" in server "fs" is ignored\n` + NO_RULES,
+      err:
+        `warning: ${warned}: $.extra: unknown top-level key "extra" is ignored\n` +
+        `warning: ${warned}: $.mcpServers.fs.colour: unknown key "colour" in server "fs" is ignored\n` +
+        NO_RULES,
     });
   });
 
@@ -151,14 +188,17 @@ void describe('mcpgate CLI', { timeout: 10000 }, () => {
     assert.deepEqual(await run(['check', '--config', invalid]), {
       code: 2,
       out: '',
-      err: `error: ${invalid}: $.mcpServers.fs.args: expected an array of strings, got a string\n` +
+      err:
+        `error: ${invalid}: $.mcpServers.fs.args: expected an array of strings, got a string\n` +
         `error: ${invalid}: $.mcpServers.web.url: environment variable ${UNSET} is not set (server "web")\n`,
     });
   });
 
   void it('check expands ${VAR} from the environment main was given', { timeout: 5000 }, async () => {
     assert.deepEqual(await run(['check', '--config', expanding], { MCPGATE_TEST_CMD: 'node' }), {
-      code: 0, out: `${expanding}: OK, 1 server(s): fs\n  fs: environment (inheritEnv safe): inherited (none); own (none)\n`, err: NO_RULES,
+      code: 0,
+      out: `${expanding}: OK, 1 server(s): fs\n  fs: environment (inheritEnv safe): inherited (none); own (none)\n`,
+      err: NO_RULES,
     });
     const r = await run(['check', '--config', expanding], {});
     assert.equal(r.code, 2);
@@ -171,14 +211,22 @@ void describe('mcpgate CLI', { timeout: 10000 }, () => {
   });
 
   void it('the built bin runs and exits 2 on an invalid config', { timeout: 10000 }, async () => {
-    const child = spawn(process.execPath, [BIN, 'check', '--config', invalid], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH } });
+    const child = spawn(process.execPath, [BIN, 'check', '--config', invalid], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('close', (c, s) => resolve([c, s])));
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.once('close', (c, s) => resolve([c, s])),
+    );
     assert.deepEqual({ code, signal, stdout }, { code: 2, signal: null, stdout: '' });
-    assert.equal(stderr, `error: ${invalid}: $.mcpServers.fs.args: expected an array of strings, got a string\n` +
-      `error: ${invalid}: $.mcpServers.web.url: environment variable ${UNSET} is not set (server "web")\n`);
+    assert.equal(
+      stderr,
+      `error: ${invalid}: $.mcpServers.fs.args: expected an array of strings, got a string\n` +
+        `error: ${invalid}: $.mcpServers.web.url: environment variable ${UNSET} is not set (server "web")\n`,
+    );
   });
 });

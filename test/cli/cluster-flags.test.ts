@@ -28,7 +28,10 @@ void describe('mcpgate serve: cluster flags', { timeout: 10_000 }, () => {
     assert.equal(bad.code, 2);
     assert.match(bad.err, /redis:\/\/ or rediss:\/\//);
     assert.doesNotMatch(bad.err, /pw-secret/);
-    assert.match((await run(['serve', '--http', '0', '--redis', 'redis://127.0.0.1:6379', '--cluster-secret', 'short'])).err, /at least 16/);
+    assert.match(
+      (await run(['serve', '--http', '0', '--redis', 'redis://127.0.0.1:6379', '--cluster-secret', 'short'])).err,
+      /at least 16/,
+    );
     assert.match((await run(['serve', '--http', '0', '--cluster-secret', 'x'.repeat(20)])).err, /need --redis/);
   });
 
@@ -40,6 +43,9 @@ void describe('mcpgate serve: cluster flags', { timeout: 10_000 }, () => {
     assert.equal(stdio.code, 2);
     assert.match(stdio.err, /--workers 2 needs --http HOST:PORT/);
     assert.match((await run(['serve', '--http', '0', '--workers', 'x'])).err, /--workers must be a positive whole number/);
-    assert.match((await run(['serve', '--http', '0', '--workers', '65', '--redis', 'redis://127.0.0.1:6379'])).err, /--workers must be at most 64/);
+    assert.match(
+      (await run(['serve', '--http', '0', '--workers', '65', '--redis', 'redis://127.0.0.1:6379'])).err,
+      /--workers must be at most 64/,
+    );
   });
 });

@@ -54,13 +54,23 @@ void describe('mcpgate import', { timeout: 30_000 }, () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  void it('imports every client\'s servers into a new .mcp.json that mcpgate check loads', async () => {
+  void it("imports every client's servers into a new .mcp.json that mcpgate check loads", async () => {
     const out = path.join(dir, 'a', '.mcp.json');
     await mkdir(path.dirname(out));
     const r = await run(['import', '--project', project, '--config', out], env);
     assert.equal(r.code, 0, r.err);
     const config = JSON.parse(await readFile(out, 'utf8')) as Config;
-    assert.deepEqual(Object.keys(config.mcpServers).sort(), ['db', 'devserver', 'files', 'github', 'linear', 'notes', 'perplexity', 'remote', 'sentry']);
+    assert.deepEqual(Object.keys(config.mcpServers).sort(), [
+      'db',
+      'devserver',
+      'files',
+      'github',
+      'linear',
+      'notes',
+      'perplexity',
+      'remote',
+      'sentry',
+    ]);
     // Claude Desktop: the literal token moved to .mcp.env (0600), referred to by name.
     assert.deepEqual(config.mcpServers.github!.env, { GITHUB_PERSONAL_ACCESS_TOKEN: '${GITHUB_PERSONAL_ACCESS_TOKEN}' });
     const secrets = path.join(dir, 'a', '.mcp.env');
@@ -92,7 +102,10 @@ void describe('mcpgate import', { timeout: 30_000 }, () => {
     const serve = `serve --config ${out} --env-file ${secrets}`;
     assert.ok(r.out.includes(`claude mcp add --scope user mcpgate -- mcpgate ${serve}\n`), r.out);
     assert.ok(r.out.includes(JSON.stringify({ mcpServers: { mcpgate: { command: 'mcpgate', args: serve.split(' ') } } })), r.out);
-    assert.ok(r.out.includes(`code --add-mcp '${JSON.stringify({ name: 'mcpgate', type: 'stdio', command: 'mcpgate', args: serve.split(' ') })}'`), r.out);
+    assert.ok(
+      r.out.includes(`code --add-mcp '${JSON.stringify({ name: 'mcpgate', type: 'stdio', command: 'mcpgate', args: serve.split(' ') })}'`),
+      r.out,
+    );
     assert.match(r.out, /Wrote .*: 9 added \(/);
 
     // The result is a config mcpgate loads, its secrets from the env file, the rest from the environment.
@@ -128,10 +141,13 @@ void describe('mcpgate import', { timeout: 30_000 }, () => {
     assert.match(forced.out, /1 replaced \(files\)/);
   });
 
-  void it('--from reads one file in any client\'s format; --dry-run writes nothing', async () => {
+  void it("--from reads one file in any client's format; --dry-run writes nothing", async () => {
     const out = path.join(dir, 'c', '.mcp.json');
     await mkdir(path.dirname(out));
-    const r = await run(['import', '--from', path.join(SAMPLES, 'vscode-mcp.json'), '--project', project, '--config', out, '--dry-run'], env);
+    const r = await run(
+      ['import', '--from', path.join(SAMPLES, 'vscode-mcp.json'), '--project', project, '--config', out, '--dry-run'],
+      env,
+    );
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /Would write .*\.mcp\.json:\n\{\n {2}"mcpServers": \{\n {4}"perplexity"/);
     await assert.rejects(stat(out), { code: 'ENOENT' });
@@ -143,24 +159,52 @@ void describe('mcpgate import', { timeout: 30_000 }, () => {
 });
 
 void describe('mcpgate --help and mistyped words', { timeout: 10_000 }, () => {
-  void it('every command\'s --help lists each of its options', async () => {
+  void it("every command's --help lists each of its options", async () => {
     for (const [name, spec] of Object.entries(COMMANDS)) {
-      for (const argv of [[name, '--help'], ['help', name]]) {
+      for (const argv of [
+        [name, '--help'],
+        ['help', name],
+      ]) {
         const r = await run(argv, {});
         assert.equal(r.code, 0, `${argv.join(' ')}: ${r.err}`);
         assert.ok(r.out.startsWith(`Usage: mcpgate ${name}`), r.out);
-        for (const option of Object.keys(spec.options)) assert.match(r.out, new RegExp(`^ {2}--${option}\\b`, 'm'), `${name} --help lists --${option}`);
+        for (const option of Object.keys(spec.options))
+          assert.match(r.out, new RegExp(`^ {2}--${option}\\b`, 'm'), `${name} --help lists --${option}`);
       }
     }
   });
 
   void it('a mistyped command or option says what was not understood and what is close', async () => {
     const hint = "Run 'mcpgate --help' for usage.\n";
-    assert.deepEqual(await run(['serv'], {}), { code: 2, out: '', err: `mcpgate: unknown command "serv" (did you mean "serve"?)\n${hint}` });
-    assert.deepEqual(await run(['improt'], {}), { code: 2, out: '', err: `mcpgate: unknown command "improt" (did you mean "import"?)\n${hint}` });
-    assert.deepEqual(await run(['check', '--confg', 'x'], {}), { code: 2, out: '', err: `mcpgate: Unknown option '--confg' for check; did you mean --config?\n${hint}` });
-    assert.deepEqual(await run(['check', '--http', '1'], {}), { code: 2, out: '', err: `mcpgate: Unknown option '--http' for check (it is an option of serve)\n${hint}` });
-    assert.deepEqual(await run(['status', '--workrs', '2'], {}), { code: 2, out: '', err: `mcpgate: Unknown option '--workrs' for status; did you mean --workers (an option of serve)?\n${hint}` });
-    assert.deepEqual(await run(['help', 'chek'], {}), { code: 2, out: '', err: `mcpgate: unknown command "chek" (did you mean "check"?)\n${hint}` });
+    assert.deepEqual(await run(['serv'], {}), {
+      code: 2,
+      out: '',
+      err: `mcpgate: unknown command "serv" (did you mean "serve"?)\n${hint}`,
+    });
+    assert.deepEqual(await run(['improt'], {}), {
+      code: 2,
+      out: '',
+      err: `mcpgate: unknown command "improt" (did you mean "import"?)\n${hint}`,
+    });
+    assert.deepEqual(await run(['check', '--confg', 'x'], {}), {
+      code: 2,
+      out: '',
+      err: `mcpgate: Unknown option '--confg' for check; did you mean --config?\n${hint}`,
+    });
+    assert.deepEqual(await run(['check', '--http', '1'], {}), {
+      code: 2,
+      out: '',
+      err: `mcpgate: Unknown option '--http' for check (it is an option of serve)\n${hint}`,
+    });
+    assert.deepEqual(await run(['status', '--workrs', '2'], {}), {
+      code: 2,
+      out: '',
+      err: `mcpgate: Unknown option '--workrs' for status; did you mean --workers (an option of serve)?\n${hint}`,
+    });
+    assert.deepEqual(await run(['help', 'chek'], {}), {
+      code: 2,
+      out: '',
+      err: `mcpgate: unknown command "chek" (did you mean "check"?)\n${hint}`,
+    });
   });
 });

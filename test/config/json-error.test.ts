@@ -22,7 +22,22 @@ void describe('findSyntaxErrorOffset', () => {
   });
 
   void it('agrees with every position V8 reports', { timeout: 5000 }, () => {
-    const cases = ['{"a":1,}', '[1,2', '{"a" 1}', '{"a":"\\q"}', '{"a":01}', '{\n"a":1\n"b":2}', '{"a":1}}', '{"a":"\u0001"}', '{"a":-}', '{"a":"\\u12g4"}', '[1.]', '[1e]', '[1e+]', '[-x]'];
+    const cases = [
+      '{"a":1,}',
+      '[1,2',
+      '{"a" 1}',
+      '{"a":"\\q"}',
+      '{"a":01}',
+      '{\n"a":1\n"b":2}',
+      '{"a":1}}',
+      '{"a":"\u0001"}',
+      '{"a":-}',
+      '{"a":"\\u12g4"}',
+      '[1.]',
+      '[1e]',
+      '[1e+]',
+      '[-x]',
+    ];
     for (const text of cases) {
       const position = /at position (\d+)/.exec(syntaxError(text).message)?.[1];
       assert.ok(position !== undefined, `V8 gave no position for ${JSON.stringify(text)}: ${syntaxError(text).message}`);

@@ -26,7 +26,10 @@ void describe('loadServersConfig', () => {
 
   void it('loads a file and resolves cwd against its directory, not the process cwd', { timeout: 5000 }, async () => {
     await mkdir(path.join(dir, 'proj'));
-    const file = await write('proj/.mcp.json', JSON.stringify({ mcpServers: { a: { command: 'node', cwd: 'sub' }, b: { command: 'node' } } }));
+    const file = await write(
+      'proj/.mcp.json',
+      JSON.stringify({ mcpServers: { a: { command: 'node', cwd: 'sub' }, b: { command: 'node' } } }),
+    );
     const config = await loadServersConfig(path.relative(process.cwd(), file), {});
     assert.equal(config.file, file);
     assert.deepEqual(
@@ -57,12 +60,18 @@ void describe('loadServersConfig', () => {
   void it('reports invalid JSON with the file, line and column (positioned V8 message)', { timeout: 5000 }, async () => {
     const file = await write('comma.json', '{\n  "mcpServers": {\n    "a": { "command": "x" }\n    "b": {}\n  }\n}\n');
     const { message, issues } = await failure(() => loadServersConfig(file, {}));
-    assert.equal(message, `invalid configuration in ${file}: 1 error\n  $: invalid JSON at line 4, column 5: expected ',' or '}' after property value`);
+    assert.equal(
+      message,
+      `invalid configuration in ${file}: 1 error\n  $: invalid JSON at line 4, column 5: expected ',' or '}' after property value`,
+    );
     assert.equal(issues.length, 1);
   });
 
   void it('reports invalid JSON with line and column when V8 gives no position, without echoing the file', { timeout: 5000 }, async () => {
-    const file = await write('token.json', '{\n  "mcpServers": {\n    "a": { "command": "x", "env": { "T": "secret" }, "args": [tru] }\n  }\n}');
+    const file = await write(
+      'token.json',
+      '{\n  "mcpServers": {\n    "a": { "command": "x", "env": { "T": "secret" }, "args": [tru] }\n  }\n}',
+    );
     const { message } = await failure(() => loadServersConfig(file, {}));
     assert.equal(message, `invalid configuration in ${file}: 1 error\n  $: invalid JSON at line 3, column 66: unexpected character "]"`);
     assert.ok(!message.includes('secret'));
@@ -70,11 +79,20 @@ void describe('loadServersConfig', () => {
 
   void it('reports truncated and empty files, and tolerates a byte-order mark', { timeout: 5000 }, async () => {
     const truncated = await write('truncated.json', '{\n  "mcpServers": {\n    "a": ');
-    assert.match((await failure(() => loadServersConfig(truncated, {}))).message, /\n {2}\$: invalid JSON at line 3, column 10: unexpected end of JSON input$/);
+    assert.match(
+      (await failure(() => loadServersConfig(truncated, {}))).message,
+      /\n {2}\$: invalid JSON at line 3, column 10: unexpected end of JSON input$/,
+    );
     const cut = await write('cut.json', '{\n  "mcpServers": {\n');
-    assert.match((await failure(() => loadServersConfig(cut, {}))).message, /\n {2}\$: invalid JSON at line 3, column 1: expected property name or '\}'$/);
+    assert.match(
+      (await failure(() => loadServersConfig(cut, {}))).message,
+      /\n {2}\$: invalid JSON at line 3, column 1: expected property name or '\}'$/,
+    );
     const empty = await write('empty.json', '\n');
-    assert.match((await failure(() => loadServersConfig(empty, {}))).message, /\$: the file is empty; expected a JSON object with "mcpServers"$/);
+    assert.match(
+      (await failure(() => loadServersConfig(empty, {}))).message,
+      /\$: the file is empty; expected a JSON object with "mcpServers"$/,
+    );
     const bom = await write('bom.json', '\uFEFF{"mcpServers":{"a":{"command":"x"}}}');
     assert.equal((await loadServersConfig(bom, {})).servers.length, 1);
   });
@@ -85,7 +103,10 @@ void describe('loadServersConfig', () => {
   });
 
   void it('formats issues as <file>: <path>: <message> lines for `mcpgate check`', { timeout: 5000 }, async () => {
-    const file = await write('bad.json', JSON.stringify({ mcpServers: { remote: { type: 'http', url: 'https://x.test', headers: { Authorization: '${TOKEN}' } } } }));
+    const file = await write(
+      'bad.json',
+      JSON.stringify({ mcpServers: { remote: { type: 'http', url: 'https://x.test', headers: { Authorization: '${TOKEN}' } } } }),
+    );
     const { issues } = await failure(() => loadServersConfig(file, {}));
     assert.deepEqual(formatIssues(issues), [
       `${file}: $.mcpServers.remote.headers.Authorization: environment variable TOKEN is not set (server "remote")`,

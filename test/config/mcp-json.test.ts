@@ -23,14 +23,37 @@ void describe('parseServersConfig: valid files', () => {
     assert.deepEqual(config.warnings, []);
     assert.deepEqual(config.servers, [
       {
-        type: 'stdio', name: 'files', command: 'npx', args: ['-y', 'server-filesystem', '.'], env: {},
-        cwd: '/srv/project', disabled: false, timeout: DEFAULT_TIMEOUT_MS, sessions: 'shared', limits: DEFAULT_LIMITS,
+        type: 'stdio',
+        name: 'files',
+        command: 'npx',
+        args: ['-y', 'server-filesystem', '.'],
+        env: {},
+        cwd: '/srv/project',
+        disabled: false,
+        timeout: DEFAULT_TIMEOUT_MS,
+        sessions: 'shared',
+        limits: DEFAULT_LIMITS,
       },
       {
-        type: 'http', name: 'remote', url: 'https://example.test/mcp', headers: { Authorization: 'Bearer x' },
-        disabled: false, timeout: DEFAULT_TIMEOUT_MS, sessions: 'shared', limits: DEFAULT_LIMITS,
+        type: 'http',
+        name: 'remote',
+        url: 'https://example.test/mcp',
+        headers: { Authorization: 'Bearer x' },
+        disabled: false,
+        timeout: DEFAULT_TIMEOUT_MS,
+        sessions: 'shared',
+        limits: DEFAULT_LIMITS,
       },
-      { type: 'sse', name: 'legacy', url: 'http://127.0.0.1:8080/sse', headers: {}, disabled: true, timeout: 1500, sessions: 'shared', limits: DEFAULT_LIMITS },
+      {
+        type: 'sse',
+        name: 'legacy',
+        url: 'http://127.0.0.1:8080/sse',
+        headers: {},
+        disabled: true,
+        timeout: 1500,
+        sessions: 'shared',
+        limits: DEFAULT_LIMITS,
+      },
     ]);
   });
 
@@ -42,7 +65,10 @@ void describe('parseServersConfig: valid files', () => {
         c: { command: 'node', cwd: '/abs/dir' },
       },
     });
-    assert.deepEqual(config.servers.map((s) => (s.type === 'stdio' ? s.cwd : '')), ['/srv/project/tools/a', '/srv/other', '/abs/dir']);
+    assert.deepEqual(
+      config.servers.map((s) => (s.type === 'stdio' ? s.cwd : '')),
+      ['/srv/project/tools/a', '/srv/other', '/abs/dir'],
+    );
   });
 
   void it('treats an entry with url and no type as http (as Claude Code does)', { timeout: 5000 }, () => {
@@ -54,7 +80,10 @@ void describe('parseServersConfig: valid files', () => {
     const config = parse({
       mcpServers: { a: { type: 'streamable-http', url: 'http://a.test/' }, b: { type: 'streamableHttp', url: 'http://b.test/' } },
     });
-    assert.deepEqual(config.servers.map((s) => s.type), ['http', 'http']);
+    assert.deepEqual(
+      config.servers.map((s) => s.type),
+      ['http', 'http'],
+    );
   });
 
   void it('accepts an empty mcpServers with a warning', { timeout: 5000 }, () => {
@@ -90,7 +119,15 @@ void describe('parseServersConfig: ${VAR} expansion', () => {
 
   void it('expands url and header values of a remote server', { timeout: 5000 }, () => {
     const [server] = parse(
-      { mcpServers: { r: { type: 'http', url: 'https://${HOST}/${PATH:-mcp}', headers: { Authorization: 'Bearer ${TOKEN}', 'X-Env': '${STAGE:-prod}' } } } },
+      {
+        mcpServers: {
+          r: {
+            type: 'http',
+            url: 'https://${HOST}/${PATH:-mcp}',
+            headers: { Authorization: 'Bearer ${TOKEN}', 'X-Env': '${STAGE:-prod}' },
+          },
+        },
+      },
       env,
     ).servers;
     assert.ok(server?.type === 'http');
@@ -184,7 +221,8 @@ void describe('parseServersConfig: errors and warnings', () => {
   });
 
   void it('rejects a "__proto__" key in env or headers instead of dropping it', { timeout: 5000 }, async () => {
-    const text = '{"mcpServers":{"s":{"command":"x","env":{"__proto__":"v","A":"b"}},"r":{"url":"http://r.test","headers":{"__proto__":"v"}}}}';
+    const text =
+      '{"mcpServers":{"s":{"command":"x","env":{"__proto__":"v","A":"b"}},"r":{"url":"http://r.test","headers":{"__proto__":"v"}}}}';
     const { issues } = await failure(() => parseServersConfig(text, FILE, {}));
     assert.deepEqual(byPath(issues), {
       '$.mcpServers.s.env.__proto__': 'the key "__proto__" is not allowed',
@@ -223,105 +261,150 @@ void describe('parseServersConfig: limits (security audit #9, hardening §5)', (
       mcpServers: { a: { command: 'x' }, b: { command: 'x', limits: { maxTools: 5, maxSchemaBytes: 1024 } } },
     });
     assert.deepEqual(config.warnings, []);
-    assert.deepEqual(config.servers.map((s) => s.limits), [
-      { ...DEFAULT_LIMITS, maxTools: 50, maxCallMs: 60_000 },
-      { ...DEFAULT_LIMITS, maxTools: 5, maxCallMs: 60_000, maxSchemaBytes: 1024 },
-    ]);
+    assert.deepEqual(
+      config.servers.map((s) => s.limits),
+      [
+        { ...DEFAULT_LIMITS, maxTools: 50, maxCallMs: 60_000 },
+        { ...DEFAULT_LIMITS, maxTools: 5, maxCallMs: 60_000, maxSchemaBytes: 1024 },
+      ],
+    );
   });
 
   void it('names every bad limit with its path; an unknown one is a warning', { timeout: 5000 }, async () => {
-    const { issues, warnings } = await failure(() => parse({
-      limits: 'lots',
-      mcpServers: { a: { command: 'x', limits: { maxTools: -1, maxSchemaBytes: 0, maxCallMs: 1.5, maxTool: 3 } } },
-    }));
+    const { issues, warnings } = await failure(() =>
+      parse({
+        limits: 'lots',
+        mcpServers: { a: { command: 'x', limits: { maxTools: -1, maxSchemaBytes: 0, maxCallMs: 1.5, maxTool: 3 } } },
+      }),
+    );
     assert.deepEqual(byPath(issues), {
       '$.limits': 'expected an object such as {"maxTools": 1000, "maxSchemaBytes": 262144}, got a string',
       '$.mcpServers.a.limits.maxTools': 'expected a whole number of tools, 0 or more, got -1',
       '$.mcpServers.a.limits.maxSchemaBytes': 'expected a positive whole number of bytes, got 0',
       '$.mcpServers.a.limits.maxCallMs': 'expected a positive integer number of milliseconds (at most 2147483647), got 1.5',
     });
-    assert.deepEqual(byPath(warnings), { '$.mcpServers.a.limits.maxTool': 'unknown limit "maxTool" is ignored (known: maxTools, maxResources, maxPrompts, maxSchemaBytes, maxCallMs)' });
+    assert.deepEqual(byPath(warnings), {
+      '$.mcpServers.a.limits.maxTool':
+        'unknown limit "maxTool" is ignored (known: maxTools, maxResources, maxPrompts, maxSchemaBytes, maxCallMs)',
+    });
   });
-
 });
 
 void describe('parseServersConfig: sessions and pool (issue 11)', () => {
-  void it('accepts per-agent and per-session with the pool defaults, or the entry\'s own settings', { timeout: 5000 }, () => {
-    const config = parse({ mcpServers: {
-      a: { command: 'x', sessions: 'per-agent' },
-      b: { url: 'http://b.test/', sessions: 'per-session', pool: { idleMs: 1000, max: 3 } },
-      c: { command: 'x' },
-    } });
-    assert.deepEqual(config.servers.map((s) => [s.sessions, s.pool]), [
-      ['per-agent', DEFAULT_POOL],
-      ['per-session', { ...DEFAULT_POOL, idleMs: 1000, max: 3 }],
-      ['shared', undefined],
-    ]);
+  void it("accepts per-agent and per-session with the pool defaults, or the entry's own settings", { timeout: 5000 }, () => {
+    const config = parse({
+      mcpServers: {
+        a: { command: 'x', sessions: 'per-agent' },
+        b: { url: 'http://b.test/', sessions: 'per-session', pool: { idleMs: 1000, max: 3 } },
+        c: { command: 'x' },
+      },
+    });
+    assert.deepEqual(
+      config.servers.map((s) => [s.sessions, s.pool]),
+      [
+        ['per-agent', DEFAULT_POOL],
+        ['per-session', { ...DEFAULT_POOL, idleMs: 1000, max: 3 }],
+        ['shared', undefined],
+      ],
+    );
   });
 
-  void it('names every bad pool setting with its path; an unknown one, or a pool on a shared server, is a warning', { timeout: 5000 }, async () => {
-    const { issues, warnings } = await failure(() => parse({ mcpServers: {
-      a: { command: 'x', sessions: 'per-agent', pool: { idleMs: 0, ttlMs: 'long', max: 1.5, size: 3 } },
-      b: { command: 'x', sessions: 'per-session', pool: [] },
-      c: { command: 'x', pool: { max: 2 } },
-    } }));
-    assert.deepEqual(byPath(issues), {
-      '$.mcpServers.a.pool.idleMs': 'expected a positive integer number of milliseconds (at most 2147483647), got 0',
-      '$.mcpServers.a.pool.ttlMs': 'expected a positive integer number of milliseconds (at most 2147483647), got a string',
-      '$.mcpServers.a.pool.max': 'expected a whole number of connections from 1 to 10000, got 1.5',
-      '$.mcpServers.b.pool': 'expected an object such as {"idleMs": 600000, "ttlMs": 86400000, "max": 32}, got an array',
-    });
-    assert.deepEqual(byPath(warnings), {
-      '$.mcpServers.a.pool.size': 'unknown pool setting "size" is ignored (known: idleMs, ttlMs, max, healthCheck)',
-      '$.mcpServers.c.pool': '"pool" is ignored: server "c" has one shared session (set "sessions" to "per-agent" or "per-session" to pool them)',
-    });
-  });
+  void it(
+    'names every bad pool setting with its path; an unknown one, or a pool on a shared server, is a warning',
+    { timeout: 5000 },
+    async () => {
+      const { issues, warnings } = await failure(() =>
+        parse({
+          mcpServers: {
+            a: { command: 'x', sessions: 'per-agent', pool: { idleMs: 0, ttlMs: 'long', max: 1.5, size: 3 } },
+            b: { command: 'x', sessions: 'per-session', pool: [] },
+            c: { command: 'x', pool: { max: 2 } },
+          },
+        }),
+      );
+      assert.deepEqual(byPath(issues), {
+        '$.mcpServers.a.pool.idleMs': 'expected a positive integer number of milliseconds (at most 2147483647), got 0',
+        '$.mcpServers.a.pool.ttlMs': 'expected a positive integer number of milliseconds (at most 2147483647), got a string',
+        '$.mcpServers.a.pool.max': 'expected a whole number of connections from 1 to 10000, got 1.5',
+        '$.mcpServers.b.pool': 'expected an object such as {"idleMs": 600000, "ttlMs": 86400000, "max": 32}, got an array',
+      });
+      assert.deepEqual(byPath(warnings), {
+        '$.mcpServers.a.pool.size': 'unknown pool setting "size" is ignored (known: idleMs, ttlMs, max, healthCheck)',
+        '$.mcpServers.c.pool':
+          '"pool" is ignored: server "c" has one shared session (set "sessions" to "per-agent" or "per-session" to pool them)',
+      });
+    },
+  );
 });
 
 void describe('parseServersConfig: pool.healthCheck (issue 11, seed 002: opt-in)', () => {
   void it('off unless asked: true takes the defaults, an object its own settings, false is off', { timeout: 5000 }, () => {
-    const config = parse({ mcpServers: {
-      a: { command: 'x', sessions: 'per-agent', pool: { healthCheck: true } },
-      b: { command: 'x', sessions: 'per-agent', pool: { healthCheck: { idleMs: 0, timeoutMs: 500 } } },
-      c: { command: 'x', sessions: 'per-agent', pool: { healthCheck: false } },
-      d: { command: 'x', sessions: 'per-agent' },
-    } });
-    assert.deepEqual(config.servers.map((s) => s.pool?.healthCheck), [DEFAULT_HEALTH_CHECK, { idleMs: 0, timeoutMs: 500 }, undefined, undefined]);
+    const config = parse({
+      mcpServers: {
+        a: { command: 'x', sessions: 'per-agent', pool: { healthCheck: true } },
+        b: { command: 'x', sessions: 'per-agent', pool: { healthCheck: { idleMs: 0, timeoutMs: 500 } } },
+        c: { command: 'x', sessions: 'per-agent', pool: { healthCheck: false } },
+        d: { command: 'x', sessions: 'per-agent' },
+      },
+    });
+    assert.deepEqual(
+      config.servers.map((s) => s.pool?.healthCheck),
+      [DEFAULT_HEALTH_CHECK, { idleMs: 0, timeoutMs: 500 }, undefined, undefined],
+    );
     assert.deepEqual(DEFAULT_HEALTH_CHECK, { idleMs: 30_000, timeoutMs: 2000 });
   });
 
   void it('names every bad health check setting with its path; an unknown one is a warning', { timeout: 5000 }, async () => {
-    const { issues, warnings } = await failure(() => parse({ mcpServers: {
-      a: { command: 'x', sessions: 'per-agent', pool: { healthCheck: { idleMs: -1, timeoutMs: 0, every: 3 } } },
-      b: { command: 'x', sessions: 'per-session', pool: { healthCheck: 'yes' } },
-    } }));
+    const { issues, warnings } = await failure(() =>
+      parse({
+        mcpServers: {
+          a: { command: 'x', sessions: 'per-agent', pool: { healthCheck: { idleMs: -1, timeoutMs: 0, every: 3 } } },
+          b: { command: 'x', sessions: 'per-session', pool: { healthCheck: 'yes' } },
+        },
+      }),
+    );
     assert.deepEqual(byPath(issues), {
-      '$.mcpServers.a.pool.healthCheck.idleMs': 'expected a whole number of milliseconds from 0 (check before every reuse) to 2147483647, got -1',
+      '$.mcpServers.a.pool.healthCheck.idleMs':
+        'expected a whole number of milliseconds from 0 (check before every reuse) to 2147483647, got -1',
       '$.mcpServers.a.pool.healthCheck.timeoutMs': 'expected a positive whole number of milliseconds (at most 2147483647), got 0',
       '$.mcpServers.b.pool.healthCheck': 'expected true, false or an object such as {"idleMs": 30000, "timeoutMs": 2000}, got a string',
     });
-    assert.deepEqual(byPath(warnings), { '$.mcpServers.a.pool.healthCheck.every': 'unknown health check setting "every" is ignored (known: idleMs, timeoutMs)' });
+    assert.deepEqual(byPath(warnings), {
+      '$.mcpServers.a.pool.healthCheck.every': 'unknown health check setting "every" is ignored (known: idleMs, timeoutMs)',
+    });
   });
 });
 
 void describe('parseServersConfig: roots (issue 11)', () => {
   void it('keeps file:// roots (${VAR} expanded) on stdio and remote entries; absent stays absent', { timeout: 5000 }, () => {
-    const config = parse({ mcpServers: {
-      a: { command: 'x', roots: ['file:///srv/a', 'file://${HOME_DIR}/b'] },
-      b: { url: 'http://b.test/', sessions: 'per-agent', roots: [] },
-      c: { command: 'x' },
-    } }, { HOME_DIR: '/home/me' });
-    assert.deepEqual(config.servers.map((s) => s.roots), [['file:///srv/a', 'file:///home/me/b'], [], undefined]);
+    const config = parse(
+      {
+        mcpServers: {
+          a: { command: 'x', roots: ['file:///srv/a', 'file://${HOME_DIR}/b'] },
+          b: { url: 'http://b.test/', sessions: 'per-agent', roots: [] },
+          c: { command: 'x' },
+        },
+      },
+      { HOME_DIR: '/home/me' },
+    );
+    assert.deepEqual(
+      config.servers.map((s) => s.roots),
+      [['file:///srv/a', 'file:///home/me/b'], [], undefined],
+    );
     assert.ok(Object.isFrozen(config.servers[0]!.roots));
     assert.ok(!('roots' in config.servers[2]!));
   });
 
   void it('names every bad root with its path; a repeated one is a warning; the count is bounded', { timeout: 5000 }, async () => {
-    const { issues, warnings } = await failure(() => parse({ mcpServers: {
-      a: { command: 'x', roots: ['https://x.test/', 'not a uri', 7, 'file:///ok', 'file:///ok', '${UNSET_ROOT}'] },
-      b: { command: 'x', roots: 'file:///srv' },
-      c: { command: 'x', roots: Array.from({ length: 65 }, (_, i) => `file:///r${i}`) },
-    } }));
+    const { issues, warnings } = await failure(() =>
+      parse({
+        mcpServers: {
+          a: { command: 'x', roots: ['https://x.test/', 'not a uri', 7, 'file:///ok', 'file:///ok', '${UNSET_ROOT}'] },
+          b: { command: 'x', roots: 'file:///srv' },
+          c: { command: 'x', roots: Array.from({ length: 65 }, (_, i) => `file:///r${i}`) },
+        },
+      }),
+    );
     const found = byPath(issues);
     assert.match(found['$.mcpServers.a.roots[0]']!, /expected a file:\/\/ URI \(MCP roots are file:\/\/ URIs\), got a "https:" URI/);
     assert.match(found['$.mcpServers.a.roots[1]']!, /expected a file:\/\/ URI of at most 4096 characters, got "not a uri"/);
@@ -355,53 +438,81 @@ void describe('parseServersConfig: immutability', () => {
 
 void describe('parseServersConfig: prefix (issue 19)', () => {
   void it('keeps a prefix or false, and leaves entries without it unchanged', { timeout: 5000 }, () => {
-    const config = parse({ mcpServers: { github: { command: 'gh-mcp', prefix: 'gh' }, all: { url: 'http://127.0.0.1:1/mcp', prefix: false }, fs: { command: 'fs' } } });
-    assert.deepEqual(config.servers.map((s) => [s.name, s.prefix]), [['github', 'gh'], ['all', false], ['fs', undefined]]);
+    const config = parse({
+      mcpServers: {
+        github: { command: 'gh-mcp', prefix: 'gh' },
+        all: { url: 'http://127.0.0.1:1/mcp', prefix: false },
+        fs: { command: 'fs' },
+      },
+    });
+    assert.deepEqual(
+      config.servers.map((s) => [s.name, s.prefix]),
+      [
+        ['github', 'gh'],
+        ['all', false],
+        ['fs', undefined],
+      ],
+    );
     assert.equal(Object.hasOwn(config.servers[2]!, 'prefix'), false);
   });
 
   void it('refuses a prefix that is not client-safe, true, or shared by two servers', { timeout: 5000 }, async () => {
-    const { issues } = await failure(() => parse({ mcpServers: {
-      a: { command: 'a', prefix: 'g h' },
-      b: { command: 'b', prefix: true },
-      c: { command: 'c', prefix: 'fs' },
-      fs: { command: 'fs' },
-      d: { command: 'd', prefix: false },
-      e: { command: 'e', prefix: false },
-    } }));
+    const { issues } = await failure(() =>
+      parse({
+        mcpServers: {
+          a: { command: 'a', prefix: 'g h' },
+          b: { command: 'b', prefix: true },
+          c: { command: 'c', prefix: 'fs' },
+          fs: { command: 'fs' },
+          d: { command: 'd', prefix: false },
+          e: { command: 'e', prefix: false },
+        },
+      }),
+    );
     const paths = byPath(issues);
     assert.match(paths['$.mcpServers.a.prefix']!, /expected a prefix of 1 to 32 letters, digits, _ or - \(or false for none\), got "g h"/);
     assert.match(paths['$.mcpServers.b.prefix']!, /expected a prefix .* or false/);
-    assert.equal(paths['$.mcpServers.fs.prefix'], 'servers "c" and "fs" would both use the prefix "fs" (a server without "prefix" uses its name); give "fs" another "prefix"');
+    assert.equal(
+      paths['$.mcpServers.fs.prefix'],
+      'servers "c" and "fs" would both use the prefix "fs" (a server without "prefix" uses its name); give "fs" another "prefix"',
+    );
     assert.equal(issues.length, 3);
   });
 });
 
 void describe('parseServersConfig: "auth" (OAuth to remote servers, issue 14)', () => {
   void it('reads "oauth" and the object form, expanding the client secret', { timeout: 5000 }, () => {
-    const config = parse({
-      mcpServers: {
-        a: { type: 'http', url: 'https://a.test/mcp', auth: 'oauth' },
-        b: { url: 'https://b.test/mcp', auth: { type: 'oauth', grant: 'client_credentials', clientId: 'gw', clientSecret: '${SECRET}', scope: 'mcp' } },
+    const config = parse(
+      {
+        mcpServers: {
+          a: { type: 'http', url: 'https://a.test/mcp', auth: 'oauth' },
+          b: {
+            url: 'https://b.test/mcp',
+            auth: { type: 'oauth', grant: 'client_credentials', clientId: 'gw', clientSecret: '${SECRET}', scope: 'mcp' },
+          },
+        },
       },
-    }, { SECRET: 's3cret' });
-    assert.deepEqual(config.servers.map((s) => (s.type === 'stdio' ? undefined : s.auth)), [
-      { grant: 'authorization_code' },
-      { grant: 'client_credentials', clientId: 'gw', clientSecret: 's3cret', scope: 'mcp' },
-    ]);
+      { SECRET: 's3cret' },
+    );
+    assert.deepEqual(
+      config.servers.map((s) => (s.type === 'stdio' ? undefined : s.auth)),
+      [{ grant: 'authorization_code' }, { grant: 'client_credentials', clientId: 'gw', clientSecret: 's3cret', scope: 'mcp' }],
+    );
   });
 
   void it('refuses what it cannot honour, naming the path', { timeout: 5000 }, async () => {
-    const { issues } = await failure(() => parse({
-      mcpServers: {
-        a: { url: 'https://a.test/mcp', auth: 'basic' },
-        b: { type: 'sse', url: 'https://b.test/sse', auth: 'oauth' },
-        c: { url: 'https://c.test/mcp', headers: { authorization: 'Bearer x' }, auth: 'oauth' },
-        d: { url: 'https://d.test/mcp', auth: { type: 'oauth', grant: 'client_credentials', clientId: 'x' } },
-        e: { url: 'https://e.test/mcp', auth: { type: 'oauth', clientSecret: 'x' } },
-        f: { url: 'https://f.test/mcp', auth: { type: 'oauth', audience: 'x' } },
-      },
-    }));
+    const { issues } = await failure(() =>
+      parse({
+        mcpServers: {
+          a: { url: 'https://a.test/mcp', auth: 'basic' },
+          b: { type: 'sse', url: 'https://b.test/sse', auth: 'oauth' },
+          c: { url: 'https://c.test/mcp', headers: { authorization: 'Bearer x' }, auth: 'oauth' },
+          d: { url: 'https://d.test/mcp', auth: { type: 'oauth', grant: 'client_credentials', clientId: 'x' } },
+          e: { url: 'https://e.test/mcp', auth: { type: 'oauth', clientSecret: 'x' } },
+          f: { url: 'https://f.test/mcp', auth: { type: 'oauth', audience: 'x' } },
+        },
+      }),
+    );
     const found = byPath(issues);
     assert.match(found['$.mcpServers.a.auth']!, /expected "oauth" or/);
     assert.match(found['$.mcpServers.b.auth']!, /Streamable HTTP servers only/);
@@ -413,121 +524,251 @@ void describe('parseServersConfig: "auth" (OAuth to remote servers, issue 14)', 
   });
 
   void it('reads a client ID metadata document URL (https, with a path), and refuses any other', { timeout: 5000 }, async () => {
-    const config = parse({ mcpServers: { a: { url: 'https://a.test/mcp', auth: { type: 'oauth', clientMetadataUrl: 'https://gw.example/${DOC}' } } } }, { DOC: 'mcpgate/client.json' });
-    assert.deepEqual(config.servers[0]?.type === 'http' ? config.servers[0].auth : undefined, { grant: 'authorization_code', clientMetadataUrl: 'https://gw.example/mcpgate/client.json' });
-    const { issues } = await failure(() => parse({
-      mcpServers: {
-        a: { url: 'https://a.test/mcp', auth: { type: 'oauth', clientMetadataUrl: 'http://gw.example/client.json' } },
-        b: { url: 'https://b.test/mcp', auth: { type: 'oauth', clientMetadataUrl: 'https://gw.example/' } },
-        c: { url: 'https://c.test/mcp', auth: { type: 'oauth', clientMetadataUrl: 'not a url' } },
-        d: { url: 'https://d.test/mcp', auth: { type: 'oauth', grant: 'client_credentials', clientId: 'x', clientSecret: 'y', clientMetadataUrl: 'https://gw.example/c.json' } },
-      },
-    }));
+    const config = parse(
+      { mcpServers: { a: { url: 'https://a.test/mcp', auth: { type: 'oauth', clientMetadataUrl: 'https://gw.example/${DOC}' } } } },
+      { DOC: 'mcpgate/client.json' },
+    );
+    assert.deepEqual(config.servers[0]?.type === 'http' ? config.servers[0].auth : undefined, {
+      grant: 'authorization_code',
+      clientMetadataUrl: 'https://gw.example/mcpgate/client.json',
+    });
+    const { issues } = await failure(() =>
+      parse({
+        mcpServers: {
+          a: { url: 'https://a.test/mcp', auth: { type: 'oauth', clientMetadataUrl: 'http://gw.example/client.json' } },
+          b: { url: 'https://b.test/mcp', auth: { type: 'oauth', clientMetadataUrl: 'https://gw.example/' } },
+          c: { url: 'https://c.test/mcp', auth: { type: 'oauth', clientMetadataUrl: 'not a url' } },
+          d: {
+            url: 'https://d.test/mcp',
+            auth: {
+              type: 'oauth',
+              grant: 'client_credentials',
+              clientId: 'x',
+              clientSecret: 'y',
+              clientMetadataUrl: 'https://gw.example/c.json',
+            },
+          },
+        },
+      }),
+    );
     const found = byPath(issues);
-    for (const name of ['a', 'b', 'c']) assert.match(found[`$.mcpServers.${name}.auth.clientMetadataUrl`]!, /must be an https URL with a path/, name);
+    for (const name of ['a', 'b', 'c'])
+      assert.match(found[`$.mcpServers.${name}.auth.clientMetadataUrl`]!, /must be an https URL with a path/, name);
     assert.match(found['$.mcpServers.d.auth.clientMetadataUrl']!, /"client_credentials" uses "clientId" and "clientSecret"/);
     assert.equal(issues.length, 4);
   });
 
-  void it('reads a private_key_jwt key (PEM, from a variable) and refuses one without its client, beside a secret, or not PEM', { timeout: 5000 }, async () => {
-    const pem = '-----BEGIN PRIVATE KEY-----\nMIGH\n-----END PRIVATE KEY-----\n';
-    const config = parse({ mcpServers: { a: { url: 'https://a.test/mcp', auth: { type: 'oauth', grant: 'client_credentials', clientId: 'robot', privateKey: '${KEY}', signingAlgorithm: 'ES384' } } } }, { KEY: pem });
-    assert.deepEqual(config.servers[0]?.type === 'http' ? config.servers[0].auth : undefined, { grant: 'client_credentials', clientId: 'robot', privateKey: pem, signingAlgorithm: 'ES384' });
-    const { issues } = await failure(() => parse({
-      mcpServers: {
-        a: { url: 'https://a.test/mcp', auth: { type: 'oauth', privateKey: pem } },
-        b: { url: 'https://b.test/mcp', auth: { type: 'oauth', clientId: 'x', clientSecret: 'y', privateKey: pem } },
-        c: { url: 'https://c.test/mcp', auth: { type: 'oauth', clientId: 'x', privateKey: 'secret words' } },
-        d: { url: 'https://d.test/mcp', auth: { type: 'oauth', clientId: 'x', signingAlgorithm: 'ES256' } },
-      },
-    }));
-    const found = byPath(issues);
-    assert.match(found['$.mcpServers.a.auth.privateKey']!, /needs its "clientId"/);
-    assert.match(found['$.mcpServers.b.auth.privateKey']!, /not both/);
-    assert.match(found['$.mcpServers.c.auth.privateKey']!, /must be a PEM PKCS #8 private key/);
-    assert.match(found['$.mcpServers.d.auth.signingAlgorithm']!, /"privateKey", which is missing/);
-    assert.equal(issues.length, 4);
-  });
-
-  void it('reads a jwt_bearer entry (workload identity: the assertion file) and refuses one without it, or the file on another grant', { timeout: 5000 }, async () => {
-    const config = parse({ mcpServers: { a: { url: 'https://a.test/mcp', auth: { type: 'oauth', grant: 'jwt_bearer', clientId: 'workload', assertionFile: '${TOKEN_DIR}/token' } } } }, { TOKEN_DIR: '/var/run/secrets/tokens' });
-    assert.deepEqual(config.servers[0]?.type === 'http' ? config.servers[0].auth : undefined, { grant: 'jwt_bearer', clientId: 'workload', assertionFile: '/var/run/secrets/tokens/token' });
-    const { issues } = await failure(() => parse({
-      mcpServers: {
-        a: { url: 'https://a.test/mcp', auth: { type: 'oauth', grant: 'jwt_bearer', clientId: 'workload' } },
-        b: { url: 'https://b.test/mcp', auth: { type: 'oauth', assertionFile: '/t' } },
-      },
-    }));
-    const found = byPath(issues);
-    assert.match(found['$.mcpServers.a.auth.grant']!, /"jwt_bearer" needs "clientId" and "assertionFile"/);
-    assert.match(found['$.mcpServers.b.auth.assertionFile']!, /the assertion of the "jwt_bearer" grant/);
-    assert.equal(issues.length, 2);
-  });
-
-  void it('reads an id_jag entry (enterprise-managed authorization: the IdP, the ID token file) and refuses one missing a key, a bad endpoint, or its keys on another grant', { timeout: 5000 }, async () => {
-    const config = parse({
-      mcpServers: {
-        a: {
-          url: 'https://a.test/mcp',
-          auth: { type: 'oauth', grant: 'id_jag', clientId: 'mcp-client', clientSecret: '${AS_SECRET}', idpTokenEndpoint: 'https://idp.test/oauth2/token', idpClientId: 'idp-client', idpClientSecret: '${IDP_SECRET}', idTokenFile: '${HOME}/.idp/id-token' },
+  void it(
+    'reads a private_key_jwt key (PEM, from a variable) and refuses one without its client, beside a secret, or not PEM',
+    { timeout: 5000 },
+    async () => {
+      const pem = '-----BEGIN PRIVATE KEY-----\nMIGH\n-----END PRIVATE KEY-----\n';
+      const config = parse(
+        {
+          mcpServers: {
+            a: {
+              url: 'https://a.test/mcp',
+              auth: { type: 'oauth', grant: 'client_credentials', clientId: 'robot', privateKey: '${KEY}', signingAlgorithm: 'ES384' },
+            },
+          },
         },
-      },
-    }, { AS_SECRET: 's1', IDP_SECRET: 's2', HOME: '/home/p' });
-    assert.deepEqual(config.servers[0]?.type === 'http' ? config.servers[0].auth : undefined, {
-      grant: 'id_jag', clientId: 'mcp-client', clientSecret: 's1', idpTokenEndpoint: 'https://idp.test/oauth2/token', idpClientId: 'idp-client', idpClientSecret: 's2', idTokenFile: '/home/p/.idp/id-token',
-    });
-    const { issues } = await failure(() => parse({
-      mcpServers: {
-        a: { url: 'https://a.test/mcp', auth: { type: 'oauth', grant: 'id_jag', clientId: 'mcp-client', idpTokenEndpoint: 'https://idp.test/token' } },
-        b: { url: 'https://b.test/mcp', auth: { type: 'oauth', grant: 'id_jag', clientId: 'c', idpTokenEndpoint: 'idp.test/token', idpClientId: 'i', idTokenFile: '/t' } },
-        c: { url: 'https://c.test/mcp', auth: { type: 'oauth', grant: 'jwt_bearer', clientId: 'w', assertionFile: '/t', idTokenFile: '/t' } },
-        d: { url: 'https://d.test/mcp', auth: { type: 'oauth', idpClientSecret: 'x' } },
-        e: { url: 'https://e.test/mcp', auth: { type: 'oauth', grant: 'id_jag', clientId: 'c', idpTokenEndpoint: 'https://idp.test/token', idpClientId: 'i', idTokenFile: 42 } },
-      },
-    }));
-    const found = byPath(issues);
-    assert.match(found['$.mcpServers.a.auth.grant']!, /"id_jag" needs .*; missing "idpClientId", "idTokenFile"/);
-    assert.match(found['$.mcpServers.b.auth.idpTokenEndpoint']!, /must be the IdP's token endpoint, an http\(s\) URL/);
-    assert.match(found['$.mcpServers.c.auth.idTokenFile']!, /"idTokenFile" belongs to the "id_jag" grant/);
-    assert.match(found['$.mcpServers.d.auth.idpClientSecret']!, /"idpClientSecret" belongs to the "id_jag" grant/);
-    assert.match(found['$.mcpServers.e.auth']!, /"idTokenFile"/);
-    assert.equal(issues.length, 5);
-  });
+        { KEY: pem },
+      );
+      assert.deepEqual(config.servers[0]?.type === 'http' ? config.servers[0].auth : undefined, {
+        grant: 'client_credentials',
+        clientId: 'robot',
+        privateKey: pem,
+        signingAlgorithm: 'ES384',
+      });
+      const { issues } = await failure(() =>
+        parse({
+          mcpServers: {
+            a: { url: 'https://a.test/mcp', auth: { type: 'oauth', privateKey: pem } },
+            b: { url: 'https://b.test/mcp', auth: { type: 'oauth', clientId: 'x', clientSecret: 'y', privateKey: pem } },
+            c: { url: 'https://c.test/mcp', auth: { type: 'oauth', clientId: 'x', privateKey: 'secret words' } },
+            d: { url: 'https://d.test/mcp', auth: { type: 'oauth', clientId: 'x', signingAlgorithm: 'ES256' } },
+          },
+        }),
+      );
+      const found = byPath(issues);
+      assert.match(found['$.mcpServers.a.auth.privateKey']!, /needs its "clientId"/);
+      assert.match(found['$.mcpServers.b.auth.privateKey']!, /not both/);
+      assert.match(found['$.mcpServers.c.auth.privateKey']!, /must be a PEM PKCS #8 private key/);
+      assert.match(found['$.mcpServers.d.auth.signingAlgorithm']!, /"privateKey", which is missing/);
+      assert.equal(issues.length, 4);
+    },
+  );
+
+  void it(
+    'reads a jwt_bearer entry (workload identity: the assertion file) and refuses one without it, or the file on another grant',
+    { timeout: 5000 },
+    async () => {
+      const config = parse(
+        {
+          mcpServers: {
+            a: {
+              url: 'https://a.test/mcp',
+              auth: { type: 'oauth', grant: 'jwt_bearer', clientId: 'workload', assertionFile: '${TOKEN_DIR}/token' },
+            },
+          },
+        },
+        { TOKEN_DIR: '/var/run/secrets/tokens' },
+      );
+      assert.deepEqual(config.servers[0]?.type === 'http' ? config.servers[0].auth : undefined, {
+        grant: 'jwt_bearer',
+        clientId: 'workload',
+        assertionFile: '/var/run/secrets/tokens/token',
+      });
+      const { issues } = await failure(() =>
+        parse({
+          mcpServers: {
+            a: { url: 'https://a.test/mcp', auth: { type: 'oauth', grant: 'jwt_bearer', clientId: 'workload' } },
+            b: { url: 'https://b.test/mcp', auth: { type: 'oauth', assertionFile: '/t' } },
+          },
+        }),
+      );
+      const found = byPath(issues);
+      assert.match(found['$.mcpServers.a.auth.grant']!, /"jwt_bearer" needs "clientId" and "assertionFile"/);
+      assert.match(found['$.mcpServers.b.auth.assertionFile']!, /the assertion of the "jwt_bearer" grant/);
+      assert.equal(issues.length, 2);
+    },
+  );
+
+  void it(
+    'reads an id_jag entry (enterprise-managed authorization: the IdP, the ID token file) and refuses one missing a key, a bad endpoint, or its keys on another grant',
+    { timeout: 5000 },
+    async () => {
+      const config = parse(
+        {
+          mcpServers: {
+            a: {
+              url: 'https://a.test/mcp',
+              auth: {
+                type: 'oauth',
+                grant: 'id_jag',
+                clientId: 'mcp-client',
+                clientSecret: '${AS_SECRET}',
+                idpTokenEndpoint: 'https://idp.test/oauth2/token',
+                idpClientId: 'idp-client',
+                idpClientSecret: '${IDP_SECRET}',
+                idTokenFile: '${HOME}/.idp/id-token',
+              },
+            },
+          },
+        },
+        { AS_SECRET: 's1', IDP_SECRET: 's2', HOME: '/home/p' },
+      );
+      assert.deepEqual(config.servers[0]?.type === 'http' ? config.servers[0].auth : undefined, {
+        grant: 'id_jag',
+        clientId: 'mcp-client',
+        clientSecret: 's1',
+        idpTokenEndpoint: 'https://idp.test/oauth2/token',
+        idpClientId: 'idp-client',
+        idpClientSecret: 's2',
+        idTokenFile: '/home/p/.idp/id-token',
+      });
+      const { issues } = await failure(() =>
+        parse({
+          mcpServers: {
+            a: {
+              url: 'https://a.test/mcp',
+              auth: { type: 'oauth', grant: 'id_jag', clientId: 'mcp-client', idpTokenEndpoint: 'https://idp.test/token' },
+            },
+            b: {
+              url: 'https://b.test/mcp',
+              auth: {
+                type: 'oauth',
+                grant: 'id_jag',
+                clientId: 'c',
+                idpTokenEndpoint: 'idp.test/token',
+                idpClientId: 'i',
+                idTokenFile: '/t',
+              },
+            },
+            c: {
+              url: 'https://c.test/mcp',
+              auth: { type: 'oauth', grant: 'jwt_bearer', clientId: 'w', assertionFile: '/t', idTokenFile: '/t' },
+            },
+            d: { url: 'https://d.test/mcp', auth: { type: 'oauth', idpClientSecret: 'x' } },
+            e: {
+              url: 'https://e.test/mcp',
+              auth: {
+                type: 'oauth',
+                grant: 'id_jag',
+                clientId: 'c',
+                idpTokenEndpoint: 'https://idp.test/token',
+                idpClientId: 'i',
+                idTokenFile: 42,
+              },
+            },
+          },
+        }),
+      );
+      const found = byPath(issues);
+      assert.match(found['$.mcpServers.a.auth.grant']!, /"id_jag" needs .*; missing "idpClientId", "idTokenFile"/);
+      assert.match(found['$.mcpServers.b.auth.idpTokenEndpoint']!, /must be the IdP's token endpoint, an http\(s\) URL/);
+      assert.match(found['$.mcpServers.c.auth.idTokenFile']!, /"idTokenFile" belongs to the "id_jag" grant/);
+      assert.match(found['$.mcpServers.d.auth.idpClientSecret']!, /"idpClientSecret" belongs to the "id_jag" grant/);
+      assert.match(found['$.mcpServers.e.auth']!, /"idTokenFile"/);
+      assert.equal(issues.length, 5);
+    },
+  );
 });
 
 void describe('parseServersConfig: "start" and "idleStop" (servers on demand, issue 31)', () => {
   void it('takes "always" and "on-demand" (with idleStop); absent, the snapshot has neither field', { timeout: 5000 }, () => {
-    const config = parse({ mcpServers: {
-      a: { command: 'x', start: 'on-demand', idleStop: 60000 },
-      b: { url: 'http://b.test/', start: 'on-demand' },
-      c: { command: 'x', start: 'always' },
-      d: { command: 'x' },
-    } });
-    assert.deepEqual(config.servers.map((s) => [s.start, s.idleStop]), [['on-demand', 60000], ['on-demand', undefined], ['always', undefined], [undefined, undefined]]);
+    const config = parse({
+      mcpServers: {
+        a: { command: 'x', start: 'on-demand', idleStop: 60000 },
+        b: { url: 'http://b.test/', start: 'on-demand' },
+        c: { command: 'x', start: 'always' },
+        d: { command: 'x' },
+      },
+    });
+    assert.deepEqual(
+      config.servers.map((s) => [s.start, s.idleStop]),
+      [
+        ['on-demand', 60000],
+        ['on-demand', undefined],
+        ['always', undefined],
+        [undefined, undefined],
+      ],
+    );
     assert.equal(Object.hasOwn(config.servers[3]!, 'start'), false);
     assert.equal(Object.hasOwn(config.servers[3]!, 'idleStop'), false);
   });
 
-  void it('names an unknown start mode with the allowed ones, a bad idleStop, idleStop without on-demand, and on-demand on a pooled server', { timeout: 5000 }, async () => {
-    const { issues } = await failure(() => parse({ mcpServers: {
-      a: { command: 'x', start: 'lazy' },
-      b: { command: 'x', start: 'on-demand', idleStop: 0 },
-      c: { command: 'x', start: 'on-demand', idleStop: 1.5 },
-      d: { url: 'http://d.test/', start: 'on-demand', idleStop: '10s' },
-      e: { command: 'x', idleStop: 1000 },
-      f: { command: 'x', start: 'always', idleStop: 1000 },
-      g: { command: 'x', start: 'on-demand', sessions: 'per-agent' },
-      h: { command: 'x', start: true },
-    } }));
-    assert.deepEqual(byPath(issues), {
-      '$.mcpServers.a.start': 'expected "always" or "on-demand", got "lazy" (server "a")',
-      '$.mcpServers.b.idleStop': 'expected a positive integer number of milliseconds (at most 2147483647), got 0 (server "b")',
-      '$.mcpServers.c.idleStop': 'expected a positive integer number of milliseconds (at most 2147483647), got 1.5 (server "c")',
-      '$.mcpServers.d.idleStop': 'expected a positive integer number of milliseconds (at most 2147483647), got a string (server "d")',
-      '$.mcpServers.e.idleStop': '"idleStop" applies only to a server with "start": "on-demand" (server "e" is started always); add "start": "on-demand" or remove "idleStop"',
-      '$.mcpServers.f.idleStop': '"idleStop" applies only to a server with "start": "on-demand" (server "f" is started always); add "start": "on-demand" or remove "idleStop"',
-      '$.mcpServers.g.start': '"on-demand" is for servers with one shared session; server "g" is "per-agent", whose connections already start on an agent\'s first call and stop after "pool": {"idleMs"}',
-      '$.mcpServers.h.start': 'expected "always" or "on-demand", got true (server "h")',
-    });
-  });
+  void it(
+    'names an unknown start mode with the allowed ones, a bad idleStop, idleStop without on-demand, and on-demand on a pooled server',
+    { timeout: 5000 },
+    async () => {
+      const { issues } = await failure(() =>
+        parse({
+          mcpServers: {
+            a: { command: 'x', start: 'lazy' },
+            b: { command: 'x', start: 'on-demand', idleStop: 0 },
+            c: { command: 'x', start: 'on-demand', idleStop: 1.5 },
+            d: { url: 'http://d.test/', start: 'on-demand', idleStop: '10s' },
+            e: { command: 'x', idleStop: 1000 },
+            f: { command: 'x', start: 'always', idleStop: 1000 },
+            g: { command: 'x', start: 'on-demand', sessions: 'per-agent' },
+            h: { command: 'x', start: true },
+          },
+        }),
+      );
+      assert.deepEqual(byPath(issues), {
+        '$.mcpServers.a.start': 'expected "always" or "on-demand", got "lazy" (server "a")',
+        '$.mcpServers.b.idleStop': 'expected a positive integer number of milliseconds (at most 2147483647), got 0 (server "b")',
+        '$.mcpServers.c.idleStop': 'expected a positive integer number of milliseconds (at most 2147483647), got 1.5 (server "c")',
+        '$.mcpServers.d.idleStop': 'expected a positive integer number of milliseconds (at most 2147483647), got a string (server "d")',
+        '$.mcpServers.e.idleStop':
+          '"idleStop" applies only to a server with "start": "on-demand" (server "e" is started always); add "start": "on-demand" or remove "idleStop"',
+        '$.mcpServers.f.idleStop':
+          '"idleStop" applies only to a server with "start": "on-demand" (server "f" is started always); add "start": "on-demand" or remove "idleStop"',
+        '$.mcpServers.g.start':
+          '"on-demand" is for servers with one shared session; server "g" is "per-agent", whose connections already start on an agent\'s first call and stop after "pool": {"idleMs"}',
+        '$.mcpServers.h.start': 'expected "always" or "on-demand", got true (server "h")',
+      });
+    },
+  );
 });

@@ -41,14 +41,28 @@ async function authOf(dir: TempDir): Promise<Record<string, unknown> | undefined
     const idTokenFile = dir.file('id-token.jwt');
     await writeFile(idTokenFile, context.idp_id_token, { mode: 0o600 });
     return {
-      type: 'oauth', grant: 'id_jag', clientId: context.client_id, clientSecret: context.client_secret,
-      idpTokenEndpoint: context.idp_token_endpoint, idpClientId: context.idp_client_id, idTokenFile,
+      type: 'oauth',
+      grant: 'id_jag',
+      clientId: context.client_id,
+      clientSecret: context.client_secret,
+      idpTokenEndpoint: context.idp_token_endpoint,
+      idpClientId: context.idp_client_id,
+      idTokenFile,
     };
   }
-  const client = context.client_id === undefined ? {} : { clientId: context.client_id, ...(context.client_secret !== undefined && { clientSecret: context.client_secret }) };
+  const client =
+    context.client_id === undefined
+      ? {}
+      : { clientId: context.client_id, ...(context.client_secret !== undefined && { clientSecret: context.client_secret }) };
   if (scenario === 'auth/client-credentials-basic') return { type: 'oauth', grant: 'client_credentials', ...client };
   if (context.private_key_pem !== undefined) {
-    return { type: 'oauth', grant: 'client_credentials', clientId: context.client_id, privateKey: context.private_key_pem, ...(context.signing_algorithm !== undefined && { signingAlgorithm: context.signing_algorithm }) };
+    return {
+      type: 'oauth',
+      grant: 'client_credentials',
+      clientId: context.client_id,
+      privateKey: context.private_key_pem,
+      ...(context.signing_algorithm !== undefined && { signingAlgorithm: context.signing_algorithm }),
+    };
   }
   // The operator serves a client ID metadata document (the suite's scenarios know it by this URL).
   return { type: 'oauth', clientMetadataUrl: CLIENT_METADATA_URL, ...client };
@@ -56,7 +70,11 @@ async function authOf(dir: TempDir): Promise<Record<string, unknown> | undefined
 
 /** `mcpgate login conf`, with fetch as the browser that follows the printed URL. */
 async function signIn(config: string, state: string): Promise<void> {
-  const child = spawn(process.execPath, [CLI, 'login', 'conf', '--config', config, '--state', state, '--no-browser', '--login-timeout', '60000'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [CLI, 'login', 'conf', '--config', config, '--state', state, '--no-browser', '--login-timeout', '60000'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let err = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
   const exited = once(child, 'exit');
@@ -64,11 +82,14 @@ async function signIn(config: string, state: string): Promise<void> {
   createInterface({ input: child.stdout }).on('line', (line) => {
     const link = /^\s+(https?:\/\/\S+)$/.exec(line)?.[1];
     if (link === undefined || browsing !== undefined) return;
-    browsing = fetch(link).then(async (res) => {
-      await res.body?.cancel();
-    }, (e: unknown) => {
-      process.stderr.write(`browser: ${String(e)}\n`);
-    });
+    browsing = fetch(link).then(
+      async (res) => {
+        await res.body?.cancel();
+      },
+      (e: unknown) => {
+        process.stderr.write(`browser: ${String(e)}\n`);
+      },
+    );
   });
   const [code] = (await exited) as [number | null];
   await browsing;
@@ -84,7 +105,9 @@ try {
   const auth = await authOf(dir);
   // The era the scenario is written for, as an operator would set it for such a server.
   const era = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION === '2026-07-28' ? '2026-07-28' : undefined;
-  const config = await writeConfig(dir, { conf: { type: 'http', url, prefix: false, ...(era !== undefined && { era }), ...(auth !== undefined && { auth }) } });
+  const config = await writeConfig(dir, {
+    conf: { type: 'http', url, prefix: false, ...(era !== undefined && { era }), ...(auth !== undefined && { auth }) },
+  });
   const state = dir.file('state');
   if (auth !== undefined && auth.grant === undefined) await signIn(config, state);
   const gw = await startGateway({

@@ -64,8 +64,15 @@ export const running = new Set<ChildProcess>();
  * type-only imports.
  */
 export async function installReference(): Promise<string> {
-  assert.ok(existsSync(join(REFERENCE, 'everything-server.ts')), `the conformance reference server is missing: expected ${REFERENCE} (set MCPGATE_CONFORMANCE_SERVER to its directory)`);
-  const digest = createHash('sha256').update(readFileSync(join(REFERENCE, 'package-lock.json'))).update(readFileSync(join(REFERENCE, 'everything-server.ts'))).digest('hex').slice(0, 12);
+  assert.ok(
+    existsSync(join(REFERENCE, 'everything-server.ts')),
+    `the conformance reference server is missing: expected ${REFERENCE} (set MCPGATE_CONFORMANCE_SERVER to its directory)`,
+  );
+  const digest = createHash('sha256')
+    .update(readFileSync(join(REFERENCE, 'package-lock.json')))
+    .update(readFileSync(join(REFERENCE, 'everything-server.ts')))
+    .digest('hex')
+    .slice(0, 12);
   const dir = join(tmpdir(), `mcpgate-conformance-server-${digest}`);
   if (existsSync(join(dir, 'node_modules/tsx'))) return dir;
   const work = await mkdtemp(join(tmpdir(), 'mcpgate-conformance-server-'));
@@ -97,7 +104,11 @@ function freePort(): Promise<number> {
 /** Starts the reference server on Node 22 and resolves its URL once it says it is listening. */
 export async function startReference(dir: string): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
-  const child = spawn(NODE22, ['--import', 'tsx', 'everything-server.ts'], { cwd: dir, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(NODE22, ['--import', 'tsx', 'everything-server.ts'], {
+    cwd: dir,
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running.add(child);
   let output = '';
   await new Promise<void>((resolve, reject) => {
@@ -138,7 +149,9 @@ export async function openReference(): Promise<Reference> {
 
 export async function openRig(reference: Reference, entry: EntryKind): Promise<Rig> {
   const dir = await tempDir('mcpgate-conformance-');
-  const config = await writeConfig(dir, { conf: { type: 'http', url: reference.url, prefix: false, ...(entry === 'era-auto' && { era: 'auto' }) } });
+  const config = await writeConfig(dir, {
+    conf: { type: 'http', url: reference.url, prefix: false, ...(entry === 'era-auto' && { era: 'auto' }) },
+  });
   const gate = await startHttpGateway({ config, agent: 'conformance', args: ['--no-auth', '--pins', 'off'] });
   // The server is connected (not still starting, not failed) before any scenario runs.
   const ready = await gate.gw.waitForLog((l) => String(l.msg).startsWith('mcpgate ready on'));
@@ -163,7 +176,8 @@ export function closeReference(): void {
  */
 export async function failedScenarios(out: string): Promise<Set<string>> {
   const failed = new Set<string>();
-  for (const [scenario, checks] of await checksOf(out)) if (checks.some((c) => c.status === 'FAILURE' || c.status === 'WARNING')) failed.add(scenario);
+  for (const [scenario, checks] of await checksOf(out))
+    if (checks.some((c) => c.status === 'FAILURE' || c.status === 'WARNING')) failed.add(scenario);
   return failed;
 }
 
@@ -196,14 +210,23 @@ export function baselineServerEntries(version: keyof typeof SUITES): string[] {
  * Runs one suite version's server scenarios against the reference server itself (no baseline) and
  * asserts that every baseline entry fails there too: the baseline may hold only what the reference fails.
  */
-export async function directScenarios(reference: Reference, dir: string, version: keyof typeof SUITES, extra: string[] = []): Promise<Set<string>> {
+export async function directScenarios(
+  reference: Reference,
+  dir: string,
+  version: keyof typeof SUITES,
+  extra: string[] = [],
+): Promise<Set<string>> {
   const cli = join(ROOT, 'node_modules', SUITES[version], 'dist/index.js');
   const out = join(dir, `direct-${version}`);
   const result = await run(NODE22, [cli, 'server', '--url', reference.url, '-o', out, ...extra]);
   assert.match(result.output, /Total: \d+ passed/, `the suite did not finish against the reference server:\n${result.output.slice(-4000)}`);
   const failed = await failedScenarios(out);
   const hidden = baselineServerEntries(version).filter((name) => !failed.has(name));
-  assert.deepEqual(hidden, [], `baseline-${version}.yml lists server scenarios that pass against the reference server directly: ${hidden.join(', ')}\n${summary(result.output)}`);
+  assert.deepEqual(
+    hidden,
+    [],
+    `baseline-${version}.yml lists server scenarios that pass against the reference server directly: ${hidden.join(', ')}\n${summary(result.output)}`,
+  );
   return failed;
 }
 
@@ -212,7 +235,9 @@ async function failedChecks(out: string, baseline: readonly string[]): Promise<s
   const lines: string[] = [];
   for (const [scenario, checks] of await checksOf(out)) {
     if (baseline.includes(scenario)) continue;
-    for (const check of checks) if (check.status === 'FAILURE' || check.status === 'WARNING') lines.push(`${scenario} › ${check.id} (${check.status}): ${check.errorMessage ?? ''}`.slice(0, 500));
+    for (const check of checks)
+      if (check.status === 'FAILURE' || check.status === 'WARNING')
+        lines.push(`${scenario} › ${check.id} (${check.status}): ${check.errorMessage ?? ''}`.slice(0, 500));
   }
   return lines.join('\n');
 }
@@ -228,7 +253,10 @@ const DELIBERATE: Readonly<Record<keyof typeof SUITES, Readonly<Record<string, r
   // test_trigger_prompt_change, which it serves but never lists: mcpgate routes only listed tools
   // (its rules and pins judge what a tools/call may reach), so it answers -32602 unknown tool.
   '0.2.0-alpha.12': {
-    'server-stateless': ['sep-2575-server-sends-prompts-list-changed-on-subscription', 'sep-2575-server-sends-tools-list-changed-on-subscription'],
+    'server-stateless': [
+      'sep-2575-server-sends-prompts-list-changed-on-subscription',
+      'sep-2575-server-sends-tools-list-changed-on-subscription',
+    ],
   },
 };
 
@@ -240,17 +268,36 @@ export async function serverScenarios(rig: Rig, version: keyof typeof SUITES, ex
   const allowed = DELIBERATE[version];
   const deliberate = Object.keys(allowed);
   const committed = readFileSync(BASELINE(version), 'utf8');
-  await writeFile(baseline, deliberate.length === 0 ? committed : committed.replace(/^server:[ \t]*(?:\[\])?[ \t]*$/m, `server:\n${deliberate.map((s) => `  - ${s}`).join('\n')}`));
+  await writeFile(
+    baseline,
+    deliberate.length === 0
+      ? committed
+      : committed.replace(/^server:[ \t]*(?:\[\])?[ \t]*$/m, `server:\n${deliberate.map((s) => `  - ${s}`).join('\n')}`),
+  );
   const result = await run(NODE22, [cli, 'server', '--url', rig.gate.url, '--expected-failures', baseline, '-o', out, ...extra]);
   const checks = await checksOf(out);
-  const unexpected = deliberate.flatMap((scenario) => (checks.get(scenario) ?? []).filter((c) => (c.status === 'FAILURE' || c.status === 'WARNING') && !allowed[scenario]!.includes(c.id ?? '')).map((c) => `${scenario} › ${c.id} (${c.status}): ${c.errorMessage ?? ''}`));
+  const unexpected = deliberate.flatMap((scenario) =>
+    (checks.get(scenario) ?? [])
+      .filter((c) => (c.status === 'FAILURE' || c.status === 'WARNING') && !allowed[scenario]!.includes(c.id ?? ''))
+      .map((c) => `${scenario} › ${c.id} (${c.status}): ${c.errorMessage ?? ''}`),
+  );
   assert.deepEqual(unexpected, [], `checks that fail through mcpgate beyond the deliberate ones:\n${unexpected.join('\n')}`);
   // A scenario that passes whole through mcpgate makes the suite call the run's baseline stale: that is fine here.
-  const stale = deliberate.filter((scenario) => !(checks.get(scenario) ?? []).some((c) => c.status === 'FAILURE' || c.status === 'WARNING'));
+  const stale = deliberate.filter(
+    (scenario) => !(checks.get(scenario) ?? []).some((c) => c.status === 'FAILURE' || c.status === 'WARNING'),
+  );
   if (stale.length === 0 || result.code === 0) {
-    assert.equal(result.code, 0, `conformance ${version} server scenarios (exit ${result.code}):\n${summary(result.output)}\n${await failedChecks(out, [...baselineServerEntries(version), ...deliberate])}`);
+    assert.equal(
+      result.code,
+      0,
+      `conformance ${version} server scenarios (exit ${result.code}):\n${summary(result.output)}\n${await failedChecks(out, [...baselineServerEntries(version), ...deliberate])}`,
+    );
   } else {
-    assert.doesNotMatch(result.output, /Unexpected failures/, `conformance ${version} server scenarios:\n${summary(result.output)}\n${await failedChecks(out, [...baselineServerEntries(version), ...deliberate])}`);
+    assert.doesNotMatch(
+      result.output,
+      /Unexpected failures/,
+      `conformance ${version} server scenarios:\n${summary(result.output)}\n${await failedChecks(out, [...baselineServerEntries(version), ...deliberate])}`,
+    );
   }
   assert.match(result.output, /Total: \d+ passed/);
 }
@@ -263,28 +310,39 @@ export function serverSuite(version: keyof typeof SUITES, extra: string[] = []):
   describe(`conformance ${version}: server scenarios, directly and through mcpgate`, { timeout: SUITE_MS * 3 }, () => {
     let reference: Reference | undefined;
     let dir: TempDir | undefined;
-    before(async () => {
-      reference = await openReference();
-      dir = await tempDir('mcpgate-conformance-direct-');
-    }, { timeout: SUITE_MS });
+    before(
+      async () => {
+        reference = await openReference();
+        dir = await tempDir('mcpgate-conformance-direct-');
+      },
+      { timeout: SUITE_MS },
+    );
     after(async () => {
       closeReference();
       await dir?.remove();
     });
 
-    it(`every baseline entry fails against the reference server directly too (baseline-${version}.yml)`, { timeout: SUITE_MS }, async () => {
-      await directScenarios(reference!, dir!.path, version, extra);
-    });
+    it(
+      `every baseline entry fails against the reference server directly too (baseline-${version}.yml)`,
+      { timeout: SUITE_MS },
+      async () => {
+        await directScenarios(reference!, dir!.path, version, extra);
+      },
+    );
 
     for (const entry of ENTRY_KINDS) {
-      it(`through mcpgate, ${entry === 'plain' ? 'a plain entry' : 'an entry with "era": "auto"'}: every scenario passes but the baseline`, { timeout: SUITE_MS }, async () => {
-        const rig = await openRig(reference!, entry);
-        try {
-          await serverScenarios(rig, version, extra);
-        } finally {
-          await closeRig(rig);
-        }
-      });
+      it(
+        `through mcpgate, ${entry === 'plain' ? 'a plain entry' : 'an entry with "era": "auto"'}: every scenario passes but the baseline`,
+        { timeout: SUITE_MS },
+        async () => {
+          const rig = await openRig(reference!, entry);
+          try {
+            await serverScenarios(rig, version, extra);
+          } finally {
+            await closeRig(rig);
+          }
+        },
+      );
     }
   });
 }
@@ -314,10 +372,28 @@ export async function listClientScenarios(version: keyof typeof SUITES): Promise
  * default) and the version's baseline; asserts the suite's verdict (exit 0: passed, or failed as the
  * baseline expects).
  */
-export async function clientScenario(dir: TempDir, version: keyof typeof SUITES, scenario: string, driver = 'client-driver.js'): Promise<void> {
+export async function clientScenario(
+  dir: TempDir,
+  version: keyof typeof SUITES,
+  scenario: string,
+  driver = 'client-driver.js',
+): Promise<void> {
   const cli = join(ROOT, 'node_modules', SUITES[version], 'dist/index.js');
   const command = `${process.execPath} ${join(ROOT, 'dist/test/conformance', driver)}`;
-  const result = await run(NODE22, [cli, 'client', '--command', command, '--scenario', scenario, '--timeout', String(SCENARIO_MS), '--expected-failures', BASELINE(version), '-o', join(dir.path, version)]);
+  const result = await run(NODE22, [
+    cli,
+    'client',
+    '--command',
+    command,
+    '--scenario',
+    scenario,
+    '--timeout',
+    String(SCENARIO_MS),
+    '--expected-failures',
+    BASELINE(version),
+    '-o',
+    join(dir.path, version),
+  ]);
   assert.equal(result.code, 0, `conformance ${version} client scenario ${scenario} (exit ${result.code}):\n${result.output}`);
 }
 

@@ -41,7 +41,11 @@ function sample(name: string, schema: Schema, others: readonly Schema[]): unknow
 export const FIXED: Readonly<Record<string, Record<string, unknown>>> = { add_numbers: { a: 2, b: 3 } };
 
 /** The arguments for one call of `name` with input schema `inputSchema`; `tools` is the whole list. */
-export function argumentsFor(name: string, inputSchema: unknown, tools: readonly { name: string; inputSchema: unknown }[]): Record<string, unknown> {
+export function argumentsFor(
+  name: string,
+  inputSchema: unknown,
+  tools: readonly { name: string; inputSchema: unknown }[],
+): Record<string, unknown> {
   const fixed = FIXED[name];
   if (fixed !== undefined) return fixed;
   const schema = (inputSchema ?? {}) as Schema;

@@ -10,9 +10,18 @@
 // `iss` handed to the transport's `finishAuth`.
 
 import {
-  Client, ClientCredentialsProvider, CrossAppAccessProvider, DpopSession, PrivateKeyJwtProvider, StreamableHTTPClientTransport,
-  UnauthorizedError, requestJwtAuthorizationGrant,
-  type OAuthClientInformationMixed, type OAuthClientMetadata, type OAuthClientProvider, type OAuthTokens,
+  Client,
+  ClientCredentialsProvider,
+  CrossAppAccessProvider,
+  DpopSession,
+  PrivateKeyJwtProvider,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
+  requestJwtAuthorizationGrant,
+  type OAuthClientInformationMixed,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthTokens,
 } from '@modelcontextprotocol/client';
 import { callsFor, serverRefusedCall } from './scenario-args.js';
 
@@ -25,7 +34,6 @@ if (url === undefined) {
   process.exit(2);
 }
 
-
 /** The authorization code grant with a "browser" that follows the redirect itself. */
 class BrowserProvider implements OAuthClientProvider {
   client: OAuthClientInformationMixed | undefined;
@@ -35,7 +43,8 @@ class BrowserProvider implements OAuthClientProvider {
   private readonly session: Promise<DpopSession> | undefined;
 
   constructor(dpop: boolean) {
-    if (context.client_id !== undefined) this.client = { client_id: context.client_id, ...(context.client_secret !== undefined && { client_secret: context.client_secret }) };
+    if (context.client_id !== undefined)
+      this.client = { client_id: context.client_id, ...(context.client_secret !== undefined && { client_secret: context.client_secret }) };
     this.session = dpop ? DpopSession.create() : undefined;
   }
 
@@ -47,7 +56,13 @@ class BrowserProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'sdk-conformance-client', redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'sdk-conformance-client',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
 
   clientInformation(): OAuthClientInformationMixed | undefined {
@@ -89,22 +104,40 @@ class BrowserProvider implements OAuthClientProvider {
 function provider(): OAuthClientProvider | undefined {
   if (!scenario.startsWith('auth/')) return undefined;
   const id = context.client_id ?? '';
-  if (scenario === 'auth/client-credentials-basic') return new ClientCredentialsProvider({ clientId: id, clientSecret: context.client_secret ?? '' });
-  if (scenario === 'auth/client-credentials-jwt') return new PrivateKeyJwtProvider({ clientId: id, privateKey: context.private_key_pem ?? '', algorithm: context.signing_algorithm ?? 'ES256' });
+  if (scenario === 'auth/client-credentials-basic')
+    return new ClientCredentialsProvider({ clientId: id, clientSecret: context.client_secret ?? '' });
+  if (scenario === 'auth/client-credentials-jwt')
+    return new PrivateKeyJwtProvider({
+      clientId: id,
+      privateKey: context.private_key_pem ?? '',
+      algorithm: context.signing_algorithm ?? 'ES256',
+    });
   if (scenario === 'auth/enterprise-managed-authorization' || scenario === 'auth/cross-app-access-complete-flow') {
     return new CrossAppAccessProvider({
       clientId: id,
       clientSecret: context.client_secret ?? '',
       // The IdP's token endpoint is handed out: its metadata is no full OpenID Provider document.
-      assertion: async (ctx) => (await requestJwtAuthorizationGrant({
-        tokenEndpoint: context.idp_token_endpoint ?? '', audience: ctx.authorizationServerUrl, resource: ctx.resourceUrl, idToken: context.idp_id_token ?? '', clientId: context.idp_client_id ?? '',
-      })).jwtAuthGrant,
+      assertion: async (ctx) =>
+        (
+          await requestJwtAuthorizationGrant({
+            tokenEndpoint: context.idp_token_endpoint ?? '',
+            audience: ctx.authorizationServerUrl,
+            resource: ctx.resourceUrl,
+            idToken: context.idp_id_token ?? '',
+            clientId: context.idp_client_id ?? '',
+          })
+        ).jwtAuthGrant,
     });
   }
   if (scenario === 'auth/wif-jwt-bearer') {
     // The SDK ships no provider for the RFC 7523 jwt-bearer grant: this is the documented extension point.
     const machine = new ClientCredentialsProvider({ clientId: id, clientSecret: '' });
-    machine.prepareTokenRequest = (scope?: string) => new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: context.valid_jwt ?? '', ...(scope !== undefined && { scope }) });
+    machine.prepareTokenRequest = (scope?: string) =>
+      new URLSearchParams({
+        grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+        assertion: context.valid_jwt ?? '',
+        ...(scope !== undefined && { scope }),
+      });
     return machine;
   }
   return new BrowserProvider(scenario.startsWith('auth/dpop'));
@@ -116,16 +149,20 @@ async function connect(): Promise<{ client: Client; transport: StreamableHTTPCli
   for (let attempt = 0; ; attempt++) {
     const transport = new StreamableHTTPClientTransport(new URL(url!), auth === undefined ? {} : { authProvider: auth });
     // The era the scenario is written for: 2026-07-28 pinned (stateless, `server/discover`), else initialize.
-    const client = new Client({ name: 'sdk-conformance-client', version: '1.0.0' }, {
-      capabilities: { elicitation: { form: { applyDefaults: true } } },
-      ...(version === '2026-07-28' && { versionNegotiation: { mode: { pin: version } } }),
-    });
+    const client = new Client(
+      { name: 'sdk-conformance-client', version: '1.0.0' },
+      {
+        capabilities: { elicitation: { form: { applyDefaults: true } } },
+        ...(version === '2026-07-28' && { versionNegotiation: { mode: { pin: version } } }),
+      },
+    );
     client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: {} }));
     try {
       await client.connect(transport);
       return { client, transport };
     } catch (err) {
-      if (!(err instanceof UnauthorizedError) || !(auth instanceof BrowserProvider) || auth.callback === undefined || attempt > 1) throw err;
+      if (!(err instanceof UnauthorizedError) || !(auth instanceof BrowserProvider) || auth.callback === undefined || attempt > 1)
+        throw err;
       await transport.finishAuth(auth.callback);
       auth.callback = undefined;
     }
@@ -141,7 +178,8 @@ async function request<T>(send: (client: Client) => Promise<T>): Promise<T> {
     try {
       return await send(session.client);
     } catch (err) {
-      if (!(err instanceof UnauthorizedError) || !(auth instanceof BrowserProvider) || auth.callback === undefined || attempt > 1) throw err;
+      if (!(err instanceof UnauthorizedError) || !(auth instanceof BrowserProvider) || auth.callback === undefined || attempt > 1)
+        throw err;
       await session.transport.finishAuth(auth.callback);
       auth.callback = undefined;
     }

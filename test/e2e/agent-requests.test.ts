@@ -6,10 +6,19 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/client';
-import { fixtureServer, jsonOf, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir, until } from '../helpers/gateway.js';
+import {
+  fixtureServer,
+  jsonOf,
+  startGateway,
+  tempDir,
+  textOf,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
+  until,
+} from '../helpers/gateway.js';
 
 const ROOTS = [{ uri: 'file:///tmp/project', name: 'project' }];
-
 
 describe('agent requests: an agent with sampling, elicitation and roots', { timeout: 30_000 }, () => {
   let dir: TempDir;
@@ -101,13 +110,22 @@ describe('agent requests: an agent without those capabilities', { timeout: 30_00
   for (const { tool, args, capability, method } of cases) {
     it(`answers the server's ${method} with MCPG_CAPABILITY_UNSUPPORTED, without asking the agent`, { timeout: 10_000 }, async () => {
       // The kitchen-sink lets the error it received propagate, so the agent sees what the server got.
-      await assert.rejects(gw.client.callTool({ name: tool, arguments: args }), (err: { code?: unknown; message?: unknown; data?: unknown }) => {
-        assert.equal(err.code, -32601);
-        assert.match(String(err.message), new RegExp(`agent "tester" did not declare the ${capability} capability, so ${method} cannot be relayed`));
-        assert.deepEqual(err.data, { code: 'MCPG_CAPABILITY_UNSUPPORTED', server: 'sink' });
-        return true;
-      });
-      assert.deepEqual(wire.filter((m) => m.method === method), []);
+      await assert.rejects(
+        gw.client.callTool({ name: tool, arguments: args }),
+        (err: { code?: unknown; message?: unknown; data?: unknown }) => {
+          assert.equal(err.code, -32601);
+          assert.match(
+            String(err.message),
+            new RegExp(`agent "tester" did not declare the ${capability} capability, so ${method} cannot be relayed`),
+          );
+          assert.deepEqual(err.data, { code: 'MCPG_CAPABILITY_UNSUPPORTED', server: 'sink' });
+          return true;
+        },
+      );
+      assert.deepEqual(
+        wire.filter((m) => m.method === method),
+        [],
+      );
     });
   }
 
@@ -131,14 +149,16 @@ describe('agent requests: a server that asks before the agent has initialized', 
     await dir?.remove();
   });
 
-  it('holds the server\'s roots/list until the agent is initialized, then relays it', { timeout: 20_000 }, async () => {
+  it("holds the server's roots/list until the agent is initialized, then relays it", { timeout: 20_000 }, async () => {
     // The server asked for roots the moment it was initialized, before its summary line; no agent yet.
     await gw.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('server "early" ready'));
     gw.client = new Client({ name: 'late-agent', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
     gw.client.setRequestHandler('roots/list', () => ({ roots: ROOTS }));
     await gw.client.connect(gw.transport as never);
     let answer = '';
-    assert.ok(await until(async () => (answer = textOf(await gw.client.callTool({ name: 'early__roots_at_start', arguments: {} }))) !== 'pending'));
+    assert.ok(
+      await until(async () => (answer = textOf(await gw.client.callTool({ name: 'early__roots_at_start', arguments: {} }))) !== 'pending'),
+    );
     assert.deepEqual(JSON.parse(answer), ROOTS);
   });
 });

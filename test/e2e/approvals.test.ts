@@ -11,7 +11,18 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import type { Client } from '@modelcontextprotocol/client';
-import { cli, fixtureServer, rpcError, startGateway, tempDir, textOf, until, writeConfig, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
+import {
+  cli,
+  fixtureServer,
+  rpcError,
+  startGateway,
+  tempDir,
+  textOf,
+  until,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
+} from '../helpers/gateway.js';
 import { connectAgent, makeToken, raw, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 
 interface Pending {
@@ -38,17 +49,27 @@ interface Rig {
 }
 
 /** The agent declares URL elicitation (MCP 2025-11-25) and records what it is sent. */
-function recorder(): { capabilities: Record<string, unknown>; setup: (c: Client) => void; elicited: Record<string, unknown>[]; completed: string[] } {
+function recorder(): {
+  capabilities: Record<string, unknown>;
+  setup: (c: Client) => void;
+  elicited: Record<string, unknown>[];
+  completed: string[];
+} {
   const elicited: Record<string, unknown>[] = [];
   const completed: string[] = [];
   return {
-    capabilities: { elicitation: { url: {} } }, elicited, completed,
+    capabilities: { elicitation: { url: {} } },
+    elicited,
+    completed,
     setup: (c) => {
       c.setRequestHandler('elicitation/create', (req) => {
         elicited.push(req.params);
         return { action: 'accept' };
       });
-      c.setNotificationHandler('notifications/elicitation/complete', (n) => void completed.push(String((n.params as { elicitationId: string }).elicitationId)));
+      c.setNotificationHandler(
+        'notifications/elicitation/complete',
+        (n) => void completed.push(String((n.params as { elicitationId: string }).elicitationId)),
+      );
     },
   };
 }
@@ -79,10 +100,21 @@ async function httpRig(): Promise<Rig> {
   const http: HttpGateway = await startHttpGateway({ config, args: ['--rules', rules, '--audit', audit, '--audit-arguments'] });
   const r = recorder();
   const { client } = await connectAgent(http.url, { token: agent.token, capabilities: r.capabilities, setup: r.setup });
-  return { dir, gw: http.gw, base: http.base, client, admin, agentToken: agent.token, audit, elicited: r.elicited, completed: r.completed, stop: async () => {
-    await client.close();
-    await http.stop();
-  } };
+  return {
+    dir,
+    gw: http.gw,
+    base: http.base,
+    client,
+    admin,
+    agentToken: agent.token,
+    audit,
+    elicited: r.elicited,
+    completed: r.completed,
+    stop: async () => {
+      await client.close();
+      await http.stop();
+    },
+  };
 }
 
 async function stdioRig(): Promise<Rig> {
@@ -90,14 +122,33 @@ async function stdioRig(): Promise<Rig> {
   const { config, rules, admin } = await files(dir, 'bot');
   const audit = dir.file('audit.jsonl');
   const r = recorder();
-  const gw = await startGateway({ config, agent: 'bot', args: ['--rules', rules, '--audit', audit, '--audit-arguments', '--stdio', '--http', '127.0.0.1:0'], capabilities: r.capabilities, setup: r.setup });
+  const gw = await startGateway({
+    config,
+    agent: 'bot',
+    args: ['--rules', rules, '--audit', audit, '--audit-arguments', '--stdio', '--http', '127.0.0.1:0'],
+    capabilities: r.capabilities,
+    setup: r.setup,
+  });
   const listening = await gw.waitForLog((l) => String(l.msg).startsWith('mcpgate listening on'));
-  return { dir, gw, base: String(listening.url).replace(/\/mcp$/, ''), client: gw.client, admin, agentToken: undefined, audit, elicited: r.elicited, completed: r.completed, stop: () => gw.stop() };
+  return {
+    dir,
+    gw,
+    base: String(listening.url).replace(/\/mcp$/, ''),
+    client: gw.client,
+    admin,
+    agentToken: undefined,
+    audit,
+    elicited: r.elicited,
+    completed: r.completed,
+    stop: () => gw.stop(),
+  };
 }
 
 /** The next call to start waiting for approval (one not in `seen`), from the gateway's log. */
 async function nextPending(rig: Rig, seen: Set<string>): Promise<string> {
-  const line = await rig.gw.waitForLog((l) => typeof l.approval === 'string' && /waits for an admin's approval/.test(String(l.msg)) && !seen.has(l.approval));
+  const line = await rig.gw.waitForLog(
+    (l) => typeof l.approval === 'string' && /waits for an admin's approval/.test(String(l.msg)) && !seen.has(l.approval),
+  );
   const id = String(line.approval);
   seen.add(id);
   return id;
@@ -137,7 +188,10 @@ for (const transport of ['http', 'stdio'] as const) {
     it('waits unsent; approved with approve-call it runs once with exactly its arguments; the same call again needs a new approval', async () => {
       const args = { name: 'old-branch', force: true, note: '<b>"x" & y</b>', nested: { z: 1, a: [1, 'two'] } };
       const progress: string[] = [];
-      const call = rig.client.callTool({ name: 'g__delete_branch', arguments: args }, { onprogress: (p) => void progress.push(String(p.message)) });
+      const call = rig.client.callTool(
+        { name: 'g__delete_branch', arguments: args },
+        { onprogress: (p) => void progress.push(String(p.message)) },
+      );
       const id = await nextPending(rig, seen);
       // Waiting: listed with the exact arguments, and not on the server.
       const [pending] = (await pendingList(rig)).filter((p) => p.id === id);
@@ -161,7 +215,10 @@ for (const transport of ['http', 'stdio'] as const) {
       assert.match(approved.out, new RegExp(`approved call ${id}`));
       assert.equal(textOf(await call), 'done delete_branch');
       const after1 = await ledger(rig);
-      assert.deepEqual(after1.filter((c) => c.tool === 'delete_branch'), [{ tool: 'delete_branch', arguments: args }]);
+      assert.deepEqual(
+        after1.filter((c) => c.tool === 'delete_branch'),
+        [{ tool: 'delete_branch', arguments: args }],
+      );
       // Single use: a second approval of the same id finds nothing.
       const again = await approveCall(rig, id);
       assert.equal(again.code, 1);
@@ -200,13 +257,16 @@ for (const transport of ['http', 'stdio'] as const) {
       assert.equal((await pendingList(rig)).length, 0);
     });
 
-    it('an agent that cancels its call withdraws it; an agent\'s token cannot decide', async () => {
+    it("an agent that cancels its call withdraws it; an agent's token cannot decide", async () => {
       const controller = new AbortController();
       const call = rig.client.callTool({ name: 'g__delete_branch', arguments: { name: 'tmp' } }, { signal: controller.signal });
       call.catch(() => undefined);
       const id = await nextPending(rig, seen);
       if (rig.agentToken !== undefined) {
-        const refused = await raw(`${rig.base}/approvals/${id}`, { headers: { authorization: `Bearer ${rig.agentToken}`, 'content-type': 'application/json' }, body: '{"approve": true}' });
+        const refused = await raw(`${rig.base}/approvals/${id}`, {
+          headers: { authorization: `Bearer ${rig.agentToken}`, 'content-type': 'application/json' },
+          body: '{"approve": true}',
+        });
         assert.equal(refused.status, 403);
         assert.match(refused.body, /MCPG_OPERATORS_ONLY/);
       }
@@ -217,7 +277,7 @@ for (const transport of ['http', 'stdio'] as const) {
       assert.equal((await ledger(rig)).filter((c) => (c.arguments as { name?: string }).name === 'tmp').length, 0);
     });
 
-    it('an agent that takes URL elicitation is offered the call\'s approval page, and told when the wait is over', async () => {
+    it("an agent that takes URL elicitation is offered the call's approval page, and told when the wait is over", async () => {
       const before = rig.elicited.length;
       const call = rig.client.callTool({ name: 'g__delete_branch', arguments: { name: 'elicited' } });
       const id = await nextPending(rig, seen);
@@ -233,12 +293,21 @@ for (const transport of ['http', 'stdio'] as const) {
 
     it('audits every step: requested, approved and denied by whom, expired, cancelled', async () => {
       const check = async (): Promise<boolean> => {
-        const lines = (await readFile(rig.audit, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === 'call-approval');
+        const lines = (await readFile(rig.audit, 'utf8'))
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .filter((l) => l.event === 'call-approval');
         const outcomes = lines.map((l) => l.outcome);
         const elicitedToo = 1;
-        return outcomes.filter((o) => o === 'requested').length === 5 + elicitedToo && outcomes.filter((o) => o === 'approved').length === 2 + elicitedToo
-          && lines.some((l) => l.outcome === 'denied' && l.by === 'admin:alice' && l.reason === 'not on a Friday')
-          && outcomes.includes('expired') && outcomes.includes('cancelled') && lines.every((l) => /^sha256:[0-9a-f]{64}$/.test(String(l.digest)));
+        return (
+          outcomes.filter((o) => o === 'requested').length === 5 + elicitedToo &&
+          outcomes.filter((o) => o === 'approved').length === 2 + elicitedToo &&
+          lines.some((l) => l.outcome === 'denied' && l.by === 'admin:alice' && l.reason === 'not on a Friday') &&
+          outcomes.includes('expired') &&
+          outcomes.includes('cancelled') &&
+          lines.every((l) => /^sha256:[0-9a-f]{64}$/.test(String(l.digest)))
+        );
       };
       assert.ok(await until(check), await readFile(rig.audit, 'utf8'));
     });

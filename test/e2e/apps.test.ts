@@ -39,7 +39,7 @@ describe('MCP Apps behind a prefixed and an unprefixed entry', { timeout: 60_000
     assert.deepEqual(templates, ['ui://apps/view/{id}', 'ui://viz/apps/view/{id}']);
   });
 
-  it("renames a tool's _meta.ui.resourceUri and legacy _meta[\"ui/resourceUri\"] with its resource", { timeout: 20_000 }, async () => {
+  it('renames a tool\'s _meta.ui.resourceUri and legacy _meta["ui/resourceUri"] with its resource', { timeout: 20_000 }, async () => {
     const tools = new Map((await gw.client.listTools()).tools.map((t) => [t.name, t._meta]));
     assert.deepEqual(tools.get('viz__chart')?.ui, { resourceUri: 'ui://viz/apps/chart.html' });
     assert.equal(tools.get('viz__legacy_chart')?.['ui/resourceUri'], 'ui://viz/apps/chart.html');
@@ -64,7 +64,10 @@ describe('MCP Apps behind a prefixed and an unprefixed entry', { timeout: 60_000
   });
 
   it("renames a call result's _meta pointers and resource_link, which read back", { timeout: 20_000 }, async () => {
-    for (const [name, key] of [['viz__chart', 'ui'], ['viz__legacy_chart', 'ui/resourceUri']] as const) {
+    for (const [name, key] of [
+      ['viz__chart', 'ui'],
+      ['viz__legacy_chart', 'ui/resourceUri'],
+    ] as const) {
       const result = await gw.client.callTool({ name, arguments: {} });
       const meta = result._meta;
       const pointer = key === 'ui' ? (meta?.ui as { resourceUri: string }).resourceUri : meta?.[key];
@@ -74,7 +77,7 @@ describe('MCP Apps behind a prefixed and an unprefixed entry', { timeout: 60_000
       assert.equal((await readText(link.uri)).uri, 'ui://viz/apps/chart.html');
     }
     const plain = await gw.client.callTool({ name: 'chart', arguments: {} });
-    assert.deepEqual((plain._meta)?.ui, { resourceUri: 'ui://apps/chart.html' });
+    assert.deepEqual(plain._meta?.ui, { resourceUri: 'ui://apps/chart.html' });
   });
 
   it('sends a ui:// URI naming no prefix to the unprefixed server, which does not know it', { timeout: 20_000 }, async () => {

@@ -6,13 +6,28 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { cli, closeRig, fixtureServer, rpcError, startGateway, tempDir, textOf, until, writeConfig, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
+import {
+  cli,
+  closeRig,
+  fixtureServer,
+  rpcError,
+  startGateway,
+  tempDir,
+  textOf,
+  until,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
+} from '../helpers/gateway.js';
 
 type Line = Record<string, unknown>;
 
 async function lines(file: string): Promise<Line[]> {
   const text = await readFile(file, 'utf8').catch(() => '');
-  return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Line);
+  return text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Line);
 }
 
 describe('audit: one line per decision', { timeout: 60_000 }, () => {
@@ -24,7 +39,10 @@ describe('audit: one line per decision', { timeout: 60_000 }, () => {
     const config = await writeConfig(dir, { web: fixtureServer('kitchen-sink-server', ['--name', 'web']) });
     const rules = dir.file('rules.json');
     await writeFile(rules, JSON.stringify({ agents: { tester: { allow: { servers: ['web'] }, deny: { tools: { web: ['env'] } } } } }));
-    const gw = await startGateway({ config, args: ['--rules', rules, '--pins', 'strict', '--state', dir.file('state'), '--audit', dir.file('audit.log')] });
+    const gw = await startGateway({
+      config,
+      args: ['--rules', rules, '--pins', 'strict', '--state', dir.file('state'), '--audit', dir.file('audit.log')],
+    });
     r = { dir, gw };
   });
   after(() => closeRig(r));
@@ -44,10 +62,22 @@ describe('audit: one line per decision', { timeout: 60_000 }, () => {
 
     const all = await lines(file);
     const heldLine = all.find((l) => l.decision === 'held');
-    assert.deepEqual({ ...heldLine, time: undefined }, {
-      time: undefined, event: 'call', agent: 'tester', session: heldLine?.session, method: 'tools/call', server: 'web', tool: 'web__echo',
-      argumentNames: ['text'], decision: 'held', outcome: 'failed', code: 'MCPG_TOOL_HELD',
-    });
+    assert.deepEqual(
+      { ...heldLine, time: undefined },
+      {
+        time: undefined,
+        event: 'call',
+        agent: 'tester',
+        session: heldLine?.session,
+        method: 'tools/call',
+        server: 'web',
+        tool: 'web__echo',
+        argumentNames: ['text'],
+        decision: 'held',
+        outcome: 'failed',
+        code: 'MCPG_TOOL_HELD',
+      },
+    );
     assert.match(String(heldLine?.time), /^\d{4}-\d\d-\d\dT/);
     const deniedLine = all.find((l) => l.decision === 'denied');
     assert.equal(deniedLine?.tool, 'web__env');

@@ -52,7 +52,9 @@ describe('approvals across the workers of a cluster', { timeout: 120_000, skip: 
       admins: { alice: { tokens: [admin.hash] } },
     });
     const args = ['--rules', rules, '--pins', 'off', '--redis', redis.url];
-    [a, b] = await Promise.all([0, 1].map(() => startHttpGateway({ config, agent: null, args, env: { MCPGATE_CLUSTER_SECRET: SECRET } }))) as [HttpGateway, HttpGateway];
+    [a, b] = (await Promise.all(
+      [0, 1].map(() => startHttpGateway({ config, agent: null, args, env: { MCPGATE_CLUSTER_SECRET: SECRET } })),
+    )) as [HttpGateway, HttpGateway];
     ({ client } = await connectAgent(a.url, { token: agent.token }));
   });
 
@@ -69,7 +71,10 @@ describe('approvals across the workers of a cluster', { timeout: 120_000, skip: 
     assert.equal(res.status, 200, res.body);
     return (JSON.parse(res.body) as { approvals: Pending[] }).approvals;
   };
-  const deletes = async (): Promise<unknown[]> => (JSON.parse(textOf(await client.callTool({ name: 'g__ledger', arguments: {} }))) as { tool: string; arguments: unknown }[]).filter((c) => c.tool === 'delete_branch').map((c) => c.arguments);
+  const deletes = async (): Promise<unknown[]> =>
+    (JSON.parse(textOf(await client.callTool({ name: 'g__ledger', arguments: {} }))) as { tool: string; arguments: unknown }[])
+      .filter((c) => c.tool === 'delete_branch')
+      .map((c) => c.arguments);
   /** The one call waiting, as worker B lists it (once A has posted it). */
   const waitingOnB = async (): Promise<Pending> => {
     let found: Pending[] = [];
@@ -77,7 +82,7 @@ describe('approvals across the workers of a cluster', { timeout: 120_000, skip: 
     return found[0]!;
   };
 
-  it('waits on worker A, is approved through worker B, and runs once on A\'s server', async () => {
+  it("waits on worker A, is approved through worker B, and runs once on A's server", async () => {
     const args = { name: 'feature-1', why: 'merged' };
     const call = client.callTool({ name: 'g__delete_branch', arguments: args });
     const pending = await waitingOnB();
@@ -91,11 +96,18 @@ describe('approvals across the workers of a cluster', { timeout: 120_000, skip: 
     assert.deepEqual(await listOn(b), []);
   });
 
-  it('a forged decision written into Redis does not approve; an admin\'s real one still decides', async () => {
+  it("a forged decision written into Redis does not approve; an admin's real one still decides", async () => {
     const failed = rpcError(client.callTool({ name: 'g__delete_branch', arguments: { name: 'main' } }));
     const pending = await waitingOnB();
     const key = `mcpgate:approval:${pending.id}:decision`;
-    const decision = JSON.stringify({ id: pending.id, digest: pending.digest, approved: true, by: 'admin:mallory', reason: '', at: Date.now() });
+    const decision = JSON.stringify({
+      id: pending.id,
+      digest: pending.digest,
+      approved: true,
+      by: 'admin:mallory',
+      reason: '',
+      at: Date.now(),
+    });
     const before = await metric(a.base, 'mcpgate_cluster_records_refused_total{kind="decision"}');
     // Unsigned, then signed with another secret: each wakes worker A, which takes it and refuses it.
     let refused = before;
@@ -107,9 +119,22 @@ describe('approvals across the workers of a cluster', { timeout: 120_000, skip: 
       assert.equal(await store.exists(key), 0, 'taken (and deleted) by worker A');
     }
     // Still waiting, and the server has not been called.
-    assert.deepEqual((await listOn(a)).map((p) => p.id), [pending.id]);
+    assert.deepEqual(
+      (await listOn(a)).map((p) => p.id),
+      [pending.id],
+    );
     assert.equal((await deletes()).length, 1);
-    const denied = await cli(['approve-call', pending.id, '--deny', '--reason', 'protected branch', '--url', b.base, '--token', admin.token]);
+    const denied = await cli([
+      'approve-call',
+      pending.id,
+      '--deny',
+      '--reason',
+      'protected branch',
+      '--url',
+      b.base,
+      '--token',
+      admin.token,
+    ]);
     assert.equal(denied.code, 0, denied.err);
     const err = await failed;
     assert.equal(err.data.code, 'MCPG_CALL_DENIED');
@@ -119,12 +144,28 @@ describe('approvals across the workers of a cluster', { timeout: 120_000, skip: 
 
   it('a forged pending call is listed nowhere and cannot be decided', async () => {
     const id = 'forged-call';
-    const call = JSON.stringify({ id, agent: 'bot', session: 's', server: 'g', tool: 'delete_branch', publicName: 'g__delete_branch', arguments: { name: 'x' }, digest: '0'.repeat(64), rule: 'r', requestedAt: Date.now(), expiresAt: Date.now() + 60_000, worker: 'nobody' });
+    const call = JSON.stringify({
+      id,
+      agent: 'bot',
+      session: 's',
+      server: 'g',
+      tool: 'delete_branch',
+      publicName: 'g__delete_branch',
+      arguments: { name: 'x' },
+      digest: '0'.repeat(64),
+      rule: 'r',
+      requestedAt: Date.now(),
+      expiresAt: Date.now() + 60_000,
+      worker: 'nobody',
+    });
     await store.hset(`mcpgate:approval:${id}`, { call, sig: 'forged' });
     await store.zadd('mcpgate:approvals', Date.now() + 60_000, id);
     assert.deepEqual(await listOn(b), []);
-    const res = await raw(`${b.base}/approvals/${id}`, { headers: { authorization: `Bearer ${admin.token}`, 'content-type': 'application/json' }, body: '{"approve": true}' });
+    const res = await raw(`${b.base}/approvals/${id}`, {
+      headers: { authorization: `Bearer ${admin.token}`, 'content-type': 'application/json' },
+      body: '{"approve": true}',
+    });
     assert.equal(res.status, 404, res.body);
-    assert.ok(await metric(b.base, 'mcpgate_cluster_records_refused_total{kind="approval"}') >= 1);
+    assert.ok((await metric(b.base, 'mcpgate_cluster_records_refused_total{kind="approval"}')) >= 1);
   });
 });

@@ -7,7 +7,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fixtureServer, tempDir, until, writeConfig, type TempDir } from '../helpers/gateway.js';
-import { JSON_HEADERS, makeToken, raw, rawSession, startHttpGateway, writeRules, type HttpGateway, type RawResponse } from '../helpers/http.js';
+import {
+  JSON_HEADERS,
+  makeToken,
+  raw,
+  rawSession,
+  startHttpGateway,
+  writeRules,
+  type HttpGateway,
+  type RawResponse,
+} from '../helpers/http.js';
 import { REDIS_MISSING, RedisServer } from '../helpers/redis.js';
 
 const { token, hash } = makeToken();
@@ -22,7 +31,10 @@ async function metric(base: string, name: string): Promise<number> {
 }
 
 function call(w: HttpGateway, session: string, name: string, args: Record<string, unknown>, id: string): Promise<RawResponse> {
-  return raw(`${w.base}/mcp`, { headers: { ...JSON_HEADERS, ...AUTH, 'mcp-session-id': session }, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }) });
+  return raw(`${w.base}/mcp`, {
+    headers: { ...JSON_HEADERS, ...AUTH, 'mcp-session-id': session },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }),
+  });
 }
 
 function echoed(res: RawResponse): string | undefined {
@@ -42,7 +54,9 @@ describe('failover: a call sent after its owner died', { timeout: 240_000, skip:
     redis = await RedisServer.start();
     config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server') });
     rules = await writeRules(dir, { agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } } });
-    [a, b] = await Promise.all([0, 1].map(() => startHttpGateway({ config, agent: null, args: ['--rules', rules, '--pins', 'off', '--redis', redis.url] }))) as [HttpGateway, HttpGateway];
+    [a, b] = (await Promise.all(
+      [0, 1].map(() => startHttpGateway({ config, agent: null, args: ['--rules', rules, '--pins', 'off', '--redis', redis.url] })),
+    )) as [HttpGateway, HttpGateway];
   });
 
   after(async () => {
@@ -51,32 +65,43 @@ describe('failover: a call sent after its owner died', { timeout: 240_000, skip:
     await dir?.remove();
   });
 
-  it(`adopts and runs every call sent after a kill -9 of the owner (${ROUNDS} rounds); only the call in flight is outcome unknown`, { timeout: 200_000 }, async () => {
-    for (let round = 0; round < ROUNDS; round++) {
-      const owner = await startHttpGateway({ config, agent: null, args: ['--rules', rules, '--pins', 'off', '--redis', redis.url] });
-      try {
-        const session = await rawSession(owner.url, AUTH);
-        // Forwarded through A, three at once: A keeps three sockets to the owner alive.
-        const warm = await Promise.all([0, 1, 2].map((i) => call(a, session, 'sink__echo', { text: `warm ${i}` }, `warm-${round}-${i}`)));
-        assert.deepEqual(warm.map(echoed), ['warm 0', 'warm 1', 'warm 2'], warm.map((r) => r.body).join('\n'));
-        const before = await metric(owner.base, 'mcpgate_calls_in_flight');
-        const inflight = call(a, session, 'sink__slow', { ms: 30_000 }, `slow-${round}`);
-        assert.ok(await until(async () => (await metric(owner.base, 'mcpgate_calls_in_flight')) > before, 10_000), 'the slow call runs on the owner');
-        owner.gw.child.kill('SIGKILL');
-        // At once: through A (its kept-alive sockets lead to the dead worker) and through B (which has none).
-        const sent = await Promise.all([
-          ...[0, 1, 2].map((i) => call(a, session, 'sink__echo', { text: `after ${i}` }, `after-${round}-${i}`)),
-          call(b, session, 'sink__echo', { text: 'after b' }, `after-${round}-b`),
-        ]);
-        assert.deepEqual(sent.map(echoed), ['after 0', 'after 1', 'after 2', 'after b'], `round ${round}: ${sent.map((r) => r.body).join('\n')}`);
-        const lost = await inflight;
-        const error = lost.json?.error as { message?: string; data?: { code?: string; outcome?: string } } | undefined;
-        assert.equal(error?.data?.code, 'MCPG_SERVER_UNAVAILABLE', lost.body);
-        assert.equal(error?.data?.outcome, 'unknown', lost.body);
-        assert.match(error?.message ?? '', /may or may not have run/);
-      } finally {
-        await owner.stop();
+  it(
+    `adopts and runs every call sent after a kill -9 of the owner (${ROUNDS} rounds); only the call in flight is outcome unknown`,
+    { timeout: 200_000 },
+    async () => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const owner = await startHttpGateway({ config, agent: null, args: ['--rules', rules, '--pins', 'off', '--redis', redis.url] });
+        try {
+          const session = await rawSession(owner.url, AUTH);
+          // Forwarded through A, three at once: A keeps three sockets to the owner alive.
+          const warm = await Promise.all([0, 1, 2].map((i) => call(a, session, 'sink__echo', { text: `warm ${i}` }, `warm-${round}-${i}`)));
+          assert.deepEqual(warm.map(echoed), ['warm 0', 'warm 1', 'warm 2'], warm.map((r) => r.body).join('\n'));
+          const before = await metric(owner.base, 'mcpgate_calls_in_flight');
+          const inflight = call(a, session, 'sink__slow', { ms: 30_000 }, `slow-${round}`);
+          assert.ok(
+            await until(async () => (await metric(owner.base, 'mcpgate_calls_in_flight')) > before, 10_000),
+            'the slow call runs on the owner',
+          );
+          owner.gw.child.kill('SIGKILL');
+          // At once: through A (its kept-alive sockets lead to the dead worker) and through B (which has none).
+          const sent = await Promise.all([
+            ...[0, 1, 2].map((i) => call(a, session, 'sink__echo', { text: `after ${i}` }, `after-${round}-${i}`)),
+            call(b, session, 'sink__echo', { text: 'after b' }, `after-${round}-b`),
+          ]);
+          assert.deepEqual(
+            sent.map(echoed),
+            ['after 0', 'after 1', 'after 2', 'after b'],
+            `round ${round}: ${sent.map((r) => r.body).join('\n')}`,
+          );
+          const lost = await inflight;
+          const error = lost.json?.error as { message?: string; data?: { code?: string; outcome?: string } } | undefined;
+          assert.equal(error?.data?.code, 'MCPG_SERVER_UNAVAILABLE', lost.body);
+          assert.equal(error?.data?.outcome, 'unknown', lost.body);
+          assert.match(error?.message ?? '', /may or may not have run/);
+        } finally {
+          await owner.stop();
+        }
       }
-    }
-  });
+    },
+  );
 });

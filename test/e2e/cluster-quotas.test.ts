@@ -48,7 +48,8 @@ describe('quotas across the workers of a cluster', { timeout: 120_000, skip: RED
   let onA: Client;
   let onB: Client;
   const echo = (client: Client, text: string): Promise<unknown> => client.callTool({ name: 'sink__echo', arguments: { text } });
-  const slow = (client: Client, ms: number, signal?: AbortSignal): Promise<unknown> => client.callTool({ name: 'sink__slow', arguments: { ms } }, signal === undefined ? undefined : { signal });
+  const slow = (client: Client, ms: number, signal?: AbortSignal): Promise<unknown> =>
+    client.callTool({ name: 'sink__slow', arguments: { ms } }, signal === undefined ? undefined : { signal });
 
   before(async () => {
     dir = await tempDir();
@@ -56,7 +57,13 @@ describe('quotas across the workers of a cluster', { timeout: 120_000, skip: RED
     const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server') });
     const rules = await writeRules(dir, {
       admins: { ops: { tokens: [OPS.hash] } },
-      agents: { alice: { tokens: [AGENT.hash], allow: { servers: ['sink'] }, limits: { tools: { sink: { echo: { calls: 4, per: '1h' }, 'slo*': { inFlight: 1 } } } } } },
+      agents: {
+        alice: {
+          tokens: [AGENT.hash],
+          allow: { servers: ['sink'] },
+          limits: { tools: { sink: { echo: { calls: 4, per: '1h' }, 'slo*': { inFlight: 1 } } } },
+        },
+      },
     });
     const args = ['--rules', rules, '--state', dir.file('state'), '--redis', redis.url];
     [a, b] = await Promise.all([startHttpGateway({ config, agent: null, args }), startHttpGateway({ config, agent: null, args })]);
@@ -72,7 +79,7 @@ describe('quotas across the workers of a cluster', { timeout: 120_000, skip: RED
     await dir?.remove();
   });
 
-  it('shares one window: the agent\'s fifth call is refused whichever worker it reaches', async () => {
+  it("shares one window: the agent's fifth call is refused whichever worker it reaches", async () => {
     assert.equal(textOf(await echo(onA, 'a1')), 'a1');
     assert.equal(textOf(await echo(onB, 'b1')), 'b1');
     assert.equal(textOf(await echo(onA, 'a2')), 'a2');
@@ -81,7 +88,10 @@ describe('quotas across the workers of a cluster', { timeout: 120_000, skip: RED
     assert.ok((await refusal(echo(onB, 'b3'))) !== undefined);
     const status = await quotas(b.base);
     assert.equal(status.counters, 'shared');
-    assert.deepEqual(status.limits.find((l) => l.kind === 'calls'), { subject: 'alice', rule: '$.agents.alice.limits.tools.sink.echo', level: 'tool', kind: 'calls', limit: 4, per: '1h', used: 4 });
+    assert.deepEqual(
+      status.limits.find((l) => l.kind === 'calls'),
+      { subject: 'alice', rule: '$.agents.alice.limits.tools.sink.echo', level: 'tool', kind: 'calls', limit: 4, per: '1h', used: 4 },
+    );
   });
 
   it('holds a calls-in-flight limit across workers, and frees it when the call ends', async () => {
@@ -102,7 +112,10 @@ describe('quotas across the workers of a cluster', { timeout: 120_000, skip: RED
     const status = await quotas(a.base);
     assert.match(status.note ?? '', /Redis cannot be asked/);
     // Each worker's own window starts empty: four calls pass on each, the fifth is refused on each.
-    for (const [client, name] of [[onA, 'a'], [onB, 'b']] as const) {
+    for (const [client, name] of [
+      [onA, 'a'],
+      [onB, 'b'],
+    ] as const) {
       for (let i = 0; i < 4; i++) assert.equal(textOf(await echo(client, `${name}${i}`)), `${name}${i}`);
       assert.ok((await refusal(echo(client, `${name}-over`))) !== undefined);
     }
@@ -110,7 +123,9 @@ describe('quotas across the workers of a cluster', { timeout: 120_000, skip: RED
     const metrics = await (await fetch(`${a.base}/metrics`)).text();
     assert.match(metrics, /^mcpgate_quota_local_checks_total [1-9][0-9]*$/m);
     await redis.restart();
-    assert.ok(await until(async () => (await quotas(a.base)).counters === 'shared' && (await quotas(b.base)).counters === 'shared', 15_000));
+    assert.ok(
+      await until(async () => (await quotas(a.base)).counters === 'shared' && (await quotas(b.base)).counters === 'shared', 15_000),
+    );
   });
 
   it('frees the calls in flight of a worker that dies, once its lease lapses', async () => {
@@ -118,7 +133,7 @@ describe('quotas across the workers of a cluster', { timeout: 120_000, skip: RED
     assert.ok(await until(async () => (await quotas(b.base)).limits.some((l) => l.kind === 'in_flight' && l.used === 1)));
     a.gw.child.kill('SIGKILL');
     await a.gw.exited;
-    assert.ok((await refusal(slow(onB, 1))) !== undefined, 'the dead worker\'s call still counts until its lease lapses');
+    assert.ok((await refusal(slow(onB, 1))) !== undefined, "the dead worker's call still counts until its lease lapses");
     assert.ok(await until(async () => (await refusal(slow(onB, 1))) === undefined, 15_000));
   });
 });

@@ -49,7 +49,13 @@ describe('input-required retries across two workers', { timeout: 180_000, skip: 
   let id = 0;
   async function send(w: HttpGateway, params: Record<string, unknown>): Promise<Reply> {
     const res = await raw(w.url, {
-      headers: { ...JSON_HEADERS, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': params.name as string, 'x-mcpgate-agent': 'ann' },
+      headers: {
+        ...JSON_HEADERS,
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'tools/call',
+        'mcp-name': params.name as string,
+        'x-mcpgate-agent': 'ann',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { ...params, _meta: ENVELOPE } }),
     });
     assert.ok(res.json !== undefined, `not JSON (${res.status}): ${res.body}`);
@@ -65,9 +71,14 @@ describe('input-required retries across two workers', { timeout: 180_000, skip: 
         assert.equal(asked.result?.resultType, 'input_required', JSON.stringify(asked));
         const key = Object.keys(asked.result.inputRequests ?? {})[0]!;
         const state = asked.result.requestState!;
-        const retry = { name: tool, arguments: {}, requestState: state, inputResponses: { [key]: { action: 'accept', content: { name: 'ann' } } } };
+        const retry = {
+          name: tool,
+          arguments: {},
+          requestState: state,
+          inputResponses: { [key]: { action: 'accept', content: { name: 'ann' } } },
+        };
         const finished = await send(second, retry);
-        assert.equal(finished.id, id, 'the answer carries the retry\'s id');
+        assert.equal(finished.id, id, "the answer carries the retry's id");
         if (finished.result?.content?.[0]?.text === done) completed++;
         else assert.fail(`retry ${i} on the other worker: ${JSON.stringify(finished)}`);
         if (i === 0) {

@@ -48,8 +48,20 @@ describe('cluster-wide state: reloads and pin approvals reach every worker', { t
     await mkdir(state);
     const servers = { sink: fixtureServer('kitchen-sink-server') };
     const config = await writeConfig(shared, servers);
-    const rules = await writeRules(shared, { agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } }, admins: { ops: { tokens: [OPS.hash] } } });
-    const args = (rulesFile: string, stateDir: string): string[] => ['--rules', rulesFile, '--state', stateDir, '--pins', 'strict', '--redis', redis.url];
+    const rules = await writeRules(shared, {
+      agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } },
+      admins: { ops: { tokens: [OPS.hash] } },
+    });
+    const args = (rulesFile: string, stateDir: string): string[] => [
+      '--rules',
+      rulesFile,
+      '--state',
+      stateDir,
+      '--pins',
+      'strict',
+      '--redis',
+      redis.url,
+    ];
     const a = startHttpGateway({ config, agent: null, args: args(rules, state) });
     const others = [0, 1].map(async () => {
       const dir = await tempDir();
@@ -106,36 +118,50 @@ describe('cluster-wide state: reloads and pin approvals reach every worker', { t
     for (const { client } of agents) assert.deepEqual(await toolNames(client), ['sink__change', 'sink__echo', 'sink__pid']);
     const before = (await status(workers[0]!.base)).config_version;
     const started = performance.now();
-    await writeRules(shared, { agents: { alice: { allow: { servers: ['sink'] }, deny: { tools: { sink: ['echo'] } }, tokens: [hash] } }, admins: { ops: { tokens: [OPS.hash] } } });
+    await writeRules(shared, {
+      agents: { alice: { allow: { servers: ['sink'] }, deny: { tools: { sink: ['echo'] } }, tokens: [hash] } },
+      admins: { ops: { tokens: [OPS.hash] } },
+    });
     await converged(before);
     const took = performance.now() - started;
     // B and C never saw the file change: they re-read it because A said so.
-    for (const w of workers.slice(1)) assert.ok(w.gw.logs.some((l) => /^configuration reloaded \(worker .* runs configuration [0-9a-f]+\)$/.test(String(l.msg))), 'reloaded on a nudge');
+    for (const w of workers.slice(1))
+      assert.ok(
+        w.gw.logs.some((l) => /^configuration reloaded \(worker .* runs configuration [0-9a-f]+\)$/.test(String(l.msg))),
+        'reloaded on a nudge',
+      );
     for (const { client } of agents) assert.deepEqual(await toolNames(client), ['sink__change', 'sink__pid']);
     t.diagnostic(`every worker ran the new rules ${Math.round(took)} ms after the write (A's watch debounce included)`);
   });
 
-  it('a list_changed from a server reaches an agent whose GET stream is on another worker than its POSTs', { timeout: 60_000 }, async () => {
-    const [, post, get] = workers as [HttpGateway, HttpGateway, HttpGateway];
-    // POSTs (the initialize too: the session's owner) to one worker, the GET stream to another.
-    const routed = (url: string | URL, init?: RequestInit): Promise<Response> => {
-      const target = new URL(url);
-      target.host = new URL((init?.method ?? 'GET') === 'GET' ? get.base : post.base).host;
-      return fetch(target, init);
-    };
-    const transport = new StreamableHTTPClientTransport(new URL(post.url), { requestInit: { headers: AUTH }, fetch: routed });
-    const client = new Client({ name: 'cluster-state-test', version: '1.0.0' }, { capabilities: {} });
-    let changed = 0;
-    client.setNotificationHandler('notifications/prompts/list_changed', () => void changed++);
-    await client.connect(transport);
-    clients.push(client);
-    // Another session on the same worker makes its server add a prompt (unrelated to any POST of ours).
-    const trigger = await connectAgent(post.url, { token });
-    clients.push(trigger.client);
-    assert.ok(await until(async () => {
-      assert.equal(textOf(await trigger.client.callTool({ name: 'sink__change', arguments: {} })), 'changed');
-      return changed > 0;
-    }, 15_000), 'the list change came over the GET stream relayed by the other worker');
-    assert.ok(changed > 0);
-  });
+  it(
+    'a list_changed from a server reaches an agent whose GET stream is on another worker than its POSTs',
+    { timeout: 60_000 },
+    async () => {
+      const [, post, get] = workers as [HttpGateway, HttpGateway, HttpGateway];
+      // POSTs (the initialize too: the session's owner) to one worker, the GET stream to another.
+      const routed = (url: string | URL, init?: RequestInit): Promise<Response> => {
+        const target = new URL(url);
+        target.host = new URL((init?.method ?? 'GET') === 'GET' ? get.base : post.base).host;
+        return fetch(target, init);
+      };
+      const transport = new StreamableHTTPClientTransport(new URL(post.url), { requestInit: { headers: AUTH }, fetch: routed });
+      const client = new Client({ name: 'cluster-state-test', version: '1.0.0' }, { capabilities: {} });
+      let changed = 0;
+      client.setNotificationHandler('notifications/prompts/list_changed', () => void changed++);
+      await client.connect(transport);
+      clients.push(client);
+      // Another session on the same worker makes its server add a prompt (unrelated to any POST of ours).
+      const trigger = await connectAgent(post.url, { token });
+      clients.push(trigger.client);
+      assert.ok(
+        await until(async () => {
+          assert.equal(textOf(await trigger.client.callTool({ name: 'sink__change', arguments: {} })), 'changed');
+          return changed > 0;
+        }, 15_000),
+        'the list change came over the GET stream relayed by the other worker',
+      );
+      assert.ok(changed > 0);
+    },
+  );
 });

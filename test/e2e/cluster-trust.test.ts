@@ -13,7 +13,16 @@ import { randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { fixtureServer, tempDir, writeConfig, type TempDir } from '../helpers/gateway.js';
-import { JSON_HEADERS, makeToken, raw, rawSession, startHttpGateway, writeRules, type HttpGateway, type RawResponse } from '../helpers/http.js';
+import {
+  JSON_HEADERS,
+  makeToken,
+  raw,
+  rawSession,
+  startHttpGateway,
+  writeRules,
+  type HttpGateway,
+  type RawResponse,
+} from '../helpers/http.js';
 import { REDIS_MISSING, RedisServer } from '../helpers/redis.js';
 import { digest, encodeIdentity, sign, signRecord } from '../../src/cluster/signing.js';
 
@@ -35,11 +44,20 @@ async function metric(base: string, name: string): Promise<number> {
 }
 
 function echo(w: HttpGateway, session: string, text: string, extra: Record<string, string> = {}): Promise<RawResponse> {
-  return raw(`${w.base}/mcp`, { headers: { ...JSON_HEADERS, ...AUTH, ...extra, 'mcp-session-id': session }, body: JSON.stringify({ jsonrpc: '2.0', id: text, method: 'tools/call', params: { name: 'sink__echo', arguments: { text } } }) });
+  return raw(`${w.base}/mcp`, {
+    headers: { ...JSON_HEADERS, ...AUTH, ...extra, 'mcp-session-id': session },
+    body: JSON.stringify({ jsonrpc: '2.0', id: text, method: 'tools/call', params: { name: 'sink__echo', arguments: { text } } }),
+  });
 }
 
 /** A forward to worker `to`, made as a worker holding `secret` would make it. */
-function forgedForward(secret: string, to: string, session: string, body: string, id = `${randomBytes(8).toString('hex')}.1`): Record<string, string> {
+function forgedForward(
+  secret: string,
+  to: string,
+  session: string,
+  body: string,
+  id = `${randomBytes(8).toString('hex')}.1`,
+): Record<string, string> {
   const at = Date.now();
   const identity = encodeIdentity({ agent: 'alice', identified: true, claims: undefined });
   const from = 'test:1';
@@ -88,7 +106,9 @@ describe('a cluster trusts nothing unsigned from Redis and forwards no credentia
       req.on('end', () => {
         seen.push({ headers: req.headers, raw: req.rawHeaders, body });
         const id = (JSON.parse(body || '{}') as { id?: unknown }).id ?? null;
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'from the fake worker' }] } }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'from the fake worker' }] } }));
       });
     });
     await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
@@ -97,7 +117,7 @@ describe('a cluster trusts nothing unsigned from Redis and forwards no credentia
     const rules = await writeRules(dir, { agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } } });
     const args = ['--rules', rules, '--pins', 'off', '--redis', redis.url];
     const env = { MCPGATE_CLUSTER_SECRET: SECRET };
-    [a, b] = await Promise.all([0, 1].map(() => startHttpGateway({ config, agent: null, args, env }))) as [HttpGateway, HttpGateway];
+    [a, b] = (await Promise.all([0, 1].map(() => startHttpGateway({ config, agent: null, args, env })))) as [HttpGateway, HttpGateway];
   });
 
   after(async () => {
@@ -115,7 +135,7 @@ describe('a cluster trusts nothing unsigned from Redis and forwards no credentia
     return line.worker;
   }
 
-  it('an owner\'s address rewritten in Redis: no call reaches the fake worker, every call is served', { timeout: 30_000 }, async () => {
+  it("an owner's address rewritten in Redis: no call reaches the fake worker, every call is served", { timeout: 30_000 }, async () => {
     seen.length = 0;
     const session = await rawSession(a.url, AUTH);
     const owner = idOf(a);
@@ -126,24 +146,36 @@ describe('a cluster trusts nothing unsigned from Redis and forwards no credentia
       assert.equal(echoed(res), `call ${i}`, res.body);
     }
     assert.equal(seen.length, 0, `the fake worker got ${seen.length} requests: ${JSON.stringify(seen.map((s) => s.headers))}`);
-    assert.ok(await metric(b.base, 'mcpgate_cluster_records_refused_total{kind="worker"}') >= 1);
+    assert.ok((await metric(b.base, 'mcpgate_cluster_records_refused_total{kind="worker"}')) >= 1);
   });
 
-  it('a session given to a fake worker in Redis: nothing reaches it; the owner serves, another worker knows no such session', { timeout: 30_000 }, async () => {
-    seen.length = 0;
-    const session = await rawSession(a.url, AUTH);
-    await client.hset('mcpgate:worker:evil:1', { id: 'evil:1', host: 'evil', pid: '1', address: fakeAddress, sessions: '0', heartbeat: String(Date.now()), version: '' });
-    await client.sadd('mcpgate:workers', 'evil:1');
-    for (let i = 0; i < 12; i++) {
-      await client.hset(`mcpgate:session:${session}`, 'owner', 'evil:1');
-      const through = i % 2 === 0 ? b : a;
-      const res = await echo(through, session, `call ${i}`);
-      if (through === a) assert.equal(echoed(res), `call ${i}`, res.body);
-      else assert.equal(res.status, 404, res.body);
-    }
-    assert.equal(seen.length, 0, `the fake worker got ${seen.length} requests`);
-    assert.ok(await metric(b.base, 'mcpgate_cluster_records_refused_total{kind="session"}') >= 1);
-  });
+  it(
+    'a session given to a fake worker in Redis: nothing reaches it; the owner serves, another worker knows no such session',
+    { timeout: 30_000 },
+    async () => {
+      seen.length = 0;
+      const session = await rawSession(a.url, AUTH);
+      await client.hset('mcpgate:worker:evil:1', {
+        id: 'evil:1',
+        host: 'evil',
+        pid: '1',
+        address: fakeAddress,
+        sessions: '0',
+        heartbeat: String(Date.now()),
+        version: '',
+      });
+      await client.sadd('mcpgate:workers', 'evil:1');
+      for (let i = 0; i < 12; i++) {
+        await client.hset(`mcpgate:session:${session}`, 'owner', 'evil:1');
+        const through = i % 2 === 0 ? b : a;
+        const res = await echo(through, session, `call ${i}`);
+        if (through === a) assert.equal(echoed(res), `call ${i}`, res.body);
+        else assert.equal(res.status, 404, res.body);
+      }
+      assert.equal(seen.length, 0, `the fake worker got ${seen.length} requests`);
+      assert.ok((await metric(b.base, 'mcpgate_cluster_records_refused_total{kind="session"}')) >= 1);
+    },
+  );
 
   it('a forward carries who the agent is, signed, and none of her credentials', { timeout: 30_000 }, async () => {
     seen.length = 0;
@@ -154,27 +186,40 @@ describe('a cluster trusts nothing unsigned from Redis and forwards no credentia
     const session = `s-${randomBytes(8).toString('hex')}`;
     const record = { agent: 'alice', owner: id, identified: '1', capabilities: '{}' };
     await client.hset(`mcpgate:session:${session}`, { ...record, sig: signRecord(SECRET, 'session', session, record) });
-    const res = await echo(b, session, 'forwarded', { cookie: `sid=${token}`, 'x-api-key': token, 'proxy-authorization': `Basic ${token}` });
+    const res = await echo(b, session, 'forwarded', {
+      cookie: `sid=${token}`,
+      'x-api-key': token,
+      'proxy-authorization': `Basic ${token}`,
+    });
     assert.equal(echoed(res), 'from the fake worker', res.body);
     assert.equal(seen.length, 1);
     const got = seen[0]!;
     for (const name of ['authorization', 'cookie', 'x-api-key', 'proxy-authorization']) assert.equal(got.headers[name], undefined, name);
     assert.ok(!got.raw.join('\n').includes(token), 'the token is in no header');
     assert.ok(!got.body.includes(token));
-    const identity = JSON.parse(Buffer.from(String(got.headers['x-mcpgate-forwarded-identity']), 'base64url').toString('utf8')) as { agent: string; identified: boolean };
+    const identity = JSON.parse(Buffer.from(String(got.headers['x-mcpgate-forwarded-identity']), 'base64url').toString('utf8')) as {
+      agent: string;
+      identified: boolean;
+    };
     assert.equal(identity.agent, 'alice');
     assert.equal(identity.identified, true);
     assert.equal(got.headers['mcp-session-id'], session);
     await client.del(`mcpgate:worker:${id}`);
     // Replayed as captured, to either real worker: it was signed for the listener's worker alone.
     const replay: Record<string, string> = {};
-    for (const [name, value] of Object.entries(got.headers)) if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name)) replay[name] = value;
+    for (const [name, value] of Object.entries(got.headers))
+      if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name)) replay[name] = value;
     for (const w of [a, b]) assert.match(refusal(await raw(`${w.base}/mcp`, { headers: replay, body: got.body })), /signature/);
   });
 
   it('a forward is single-use: sent again to its worker, or to another, it is refused', { timeout: 30_000 }, async () => {
     const session = await rawSession(a.url, AUTH);
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'sink__echo', arguments: { text: 'once' } } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'sink__echo', arguments: { text: 'once' } },
+    });
     const headers = forgedForward(SECRET, idOf(a), session, body);
     const first = await raw(`${a.base}/mcp`, { headers, body });
     assert.equal(echoed(first), 'once', first.body);
@@ -221,26 +266,43 @@ describe('a cluster without --cluster-secret agrees no secret through Redis', { 
     await dir?.remove();
   });
 
-  it('uses the host\'s key from the state directory: forwards and records signed with the pre-seeded secret are refused', { timeout: 30_000 }, async () => {
-    const file = dir.file('.mcpgate/cluster-secret');
-    const mode = (await stat(file)).mode & 0o777;
-    assert.equal(mode, 0o600);
-    const key = (await readFile(file, 'utf8')).trim();
-    assert.ok(key.length >= 32 && key !== PRESEEDED);
-    const id = (worker.gw.logs.find((l) => /joined the cluster/.test(String(l.msg)))?.worker ?? '') as string;
-    // A forward signed with the pre-seeded secret.
-    const session = await rawSession(worker.url, AUTH);
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'sink__echo', arguments: { text: 'x' } } });
-    assert.match(refusal(await raw(`${worker.base}/mcp`, { headers: forgedForward(PRESEEDED, id, session, body), body })), /signature/);
-    // Records signed with it, giving a session to a worker at the fake's address.
-    const port = (fake.address() as AddressInfo).port;
-    const evil = { id: 'evil:1', host: 'evil', pid: '1', address: `http://127.0.0.1:${port}`, sessions: '0', heartbeat: String(Date.now()), version: '' };
-    await client.hset('mcpgate:worker:evil:1', { ...evil, sig: signRecord(PRESEEDED, 'worker', 'evil:1', evil) });
-    const stolen = `s-${randomBytes(8).toString('hex')}`;
-    const record = { agent: 'alice', owner: 'evil:1', identified: '1', capabilities: '{}' };
-    await client.hset(`mcpgate:session:${stolen}`, { ...record, sig: signRecord(PRESEEDED, 'session', stolen, record) });
-    const res = await echo(worker, stolen, 'to the fake?');
-    assert.equal(res.status, 404, res.body);
-    assert.equal(hits, 0);
-  });
+  it(
+    "uses the host's key from the state directory: forwards and records signed with the pre-seeded secret are refused",
+    { timeout: 30_000 },
+    async () => {
+      const file = dir.file('.mcpgate/cluster-secret');
+      const mode = (await stat(file)).mode & 0o777;
+      assert.equal(mode, 0o600);
+      const key = (await readFile(file, 'utf8')).trim();
+      assert.ok(key.length >= 32 && key !== PRESEEDED);
+      const id = (worker.gw.logs.find((l) => /joined the cluster/.test(String(l.msg)))?.worker ?? '') as string;
+      // A forward signed with the pre-seeded secret.
+      const session = await rawSession(worker.url, AUTH);
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'sink__echo', arguments: { text: 'x' } },
+      });
+      assert.match(refusal(await raw(`${worker.base}/mcp`, { headers: forgedForward(PRESEEDED, id, session, body), body })), /signature/);
+      // Records signed with it, giving a session to a worker at the fake's address.
+      const port = (fake.address() as AddressInfo).port;
+      const evil = {
+        id: 'evil:1',
+        host: 'evil',
+        pid: '1',
+        address: `http://127.0.0.1:${port}`,
+        sessions: '0',
+        heartbeat: String(Date.now()),
+        version: '',
+      };
+      await client.hset('mcpgate:worker:evil:1', { ...evil, sig: signRecord(PRESEEDED, 'worker', 'evil:1', evil) });
+      const stolen = `s-${randomBytes(8).toString('hex')}`;
+      const record = { agent: 'alice', owner: 'evil:1', identified: '1', capabilities: '{}' };
+      await client.hset(`mcpgate:session:${stolen}`, { ...record, sig: signRecord(PRESEEDED, 'session', stolen, record) });
+      const res = await echo(worker, stolen, 'to the fake?');
+      assert.equal(res.status, 404, res.body);
+      assert.equal(hits, 0);
+    },
+  );
 });

@@ -5,12 +5,24 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, McpError,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+  McpError,
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
-import { fixtureServer, jsonOf, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir, yieldBetweenMessages } from '../helpers/gateway.js';
-
+import {
+  fixtureServer,
+  jsonOf,
+  startGateway,
+  tempDir,
+  textOf,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
+  yieldBetweenMessages,
+} from '../helpers/gateway.js';
 
 describe('compat: an SDK v1 agent', { timeout: 30_000 }, () => {
   let dir: TempDir;
@@ -40,7 +52,7 @@ describe('compat: an SDK v1 agent', { timeout: 30_000 }, () => {
     await dir?.remove();
   });
 
-  it('initializes and sees the servers\' instructions', { timeout: 10_000 }, () => {
+  it("initializes and sees the servers' instructions", { timeout: 10_000 }, () => {
     assert.equal(client.getServerVersion()?.name, 'mcpgate');
     assert.ok(client.getInstructions()?.includes('## sink\nv1 agents welcome'), client.getInstructions());
   });
@@ -48,7 +60,8 @@ describe('compat: an SDK v1 agent', { timeout: 30_000 }, () => {
   it('lists namespaced tools from both servers', { timeout: 10_000 }, async () => {
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
-    for (const name of ['dyn__echo', 'sink__echo', 'sink__structured', 'sink__progress', 'sink__sample']) assert.ok(names.includes(name), name);
+    for (const name of ['dyn__echo', 'sink__echo', 'sink__structured', 'sink__progress', 'sink__sample'])
+      assert.ok(names.includes(name), name);
     const structured = tools.find((t) => t.name === 'sink__structured');
     assert.deepEqual(structured?.outputSchema, { type: 'object', properties: { sum: { type: 'number' } }, required: ['sum'] });
   });
@@ -66,7 +79,9 @@ describe('compat: an SDK v1 agent', { timeout: 30_000 }, () => {
   it('gets every progress notification', { timeout: 10_000 }, async () => {
     const seen: number[] = [];
     const restore = yieldBetweenMessages(gw);
-    const result = await client.callTool({ name: 'sink__progress', arguments: { steps: 3 } }, undefined, { onprogress: (p) => void seen.push(p.progress) });
+    const result = await client.callTool({ name: 'sink__progress', arguments: { steps: 3 } }, undefined, {
+      onprogress: (p) => void seen.push(p.progress),
+    });
     restore();
     assert.equal(textOf(result), 'done');
     assert.deepEqual(seen, [1, 2, 3]);
@@ -95,11 +110,17 @@ describe('compat: an SDK v1 agent', { timeout: 30_000 }, () => {
 
   it('lists and reads resources, templates included', { timeout: 10_000 }, async () => {
     const { resources } = await client.listResources();
-    assert.deepEqual(resources.map((r) => r.uri), ['mcpgate://sink/sink://static/1', 'mcpgate://sink/sink://static/2', 'mcpgate://sink/sink://blob/1']);
+    assert.deepEqual(
+      resources.map((r) => r.uri),
+      ['mcpgate://sink/sink://static/1', 'mcpgate://sink/sink://static/2', 'mcpgate://sink/sink://blob/1'],
+    );
     const read = await client.readResource({ uri: 'mcpgate://sink/sink://static/2' });
     assert.deepEqual(read.contents, [{ uri: 'mcpgate://sink/sink://static/2', mimeType: 'text/plain', text: 'two' }]);
     const { resourceTemplates } = await client.listResourceTemplates();
-    assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate), ['mcpgate://sink/sink://item/{id}']);
+    assert.deepEqual(
+      resourceTemplates.map((t) => t.uriTemplate),
+      ['mcpgate://sink/sink://item/{id}'],
+    );
     const item = await client.readResource({ uri: 'mcpgate://sink/sink://item/7' });
     assert.deepEqual(item.contents, [{ uri: 'mcpgate://sink/sink://item/7', mimeType: 'text/plain', text: 'item 7' }]);
   });
@@ -115,7 +136,9 @@ describe('compat: an SDK v1 agent', { timeout: 30_000 }, () => {
 
   it('subscribes and gets resources/updated with the namespaced URI', { timeout: 10_000 }, async () => {
     const uri = 'mcpgate://sink/sink://blob/1';
-    const updated = new Promise<unknown>((resolve) => client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params)));
+    const updated = new Promise<unknown>((resolve) =>
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params)),
+    );
     await client.subscribeResource({ uri });
     assert.equal(textOf(await client.callTool({ name: 'sink__touch', arguments: { uri: 'sink://blob/1' } })), 'touched');
     assert.deepEqual(await updated, { uri });
@@ -124,7 +147,10 @@ describe('compat: an SDK v1 agent', { timeout: 30_000 }, () => {
 
   it('lists and gets prompts, and completes their arguments', { timeout: 10_000 }, async () => {
     const { prompts: list } = await client.listPrompts();
-    assert.deepEqual(list.map((p) => p.name), ['sink__greet']);
+    assert.deepEqual(
+      list.map((p) => p.name),
+      ['sink__greet'],
+    );
     const got = await client.getPrompt({ name: 'sink__greet', arguments: { name: 'Grace' } });
     assert.deepEqual(got.messages, [{ role: 'user', content: { type: 'text', text: 'Hello, Grace!' } }]);
     const done = await client.complete({ ref: { type: 'ref/prompt', name: 'sink__greet' }, argument: { name: 'name', value: 'b' } });
@@ -132,7 +158,9 @@ describe('compat: an SDK v1 agent', { timeout: 30_000 }, () => {
   });
 
   it('gets log messages above its level with the logger namespaced', { timeout: 10_000 }, async () => {
-    const first = new Promise<unknown>((resolve) => client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => resolve(n.params)));
+    const first = new Promise<unknown>((resolve) =>
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => resolve(n.params)),
+    );
     await client.setLoggingLevel('error');
     await client.callTool({ name: 'sink__log', arguments: { level: 'warning', message: 'filtered' } });
     await client.callTool({ name: 'sink__log', arguments: { level: 'critical', message: 'shown' } });

@@ -7,9 +7,7 @@
 import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  cli, closeRig, fixtureServer, startGateway, tempDir, type GatewayProcess, type TempDir,
-} from '../helpers/gateway.js';
+import { cli, closeRig, fixtureServer, startGateway, tempDir, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
 
 type Json = Record<string, unknown>;
 const message = (line: Json): string => (typeof line.msg === 'string' ? line.msg : '');
@@ -94,7 +92,12 @@ describe('the config watcher reacts to every way a file changes', { timeout: 60_
 
 describe('a per-agent server\'s "pool" is validated (hardening §7, issue 11)', { timeout: 60_000 }, () => {
   let dir: TempDir;
-  const perAgent = { mcpServers: { shared: fixtureServer('echo-server'), notes: fixtureServer('echo-server', [], { sessions: 'per-agent', pool: { max: 0 } }) } };
+  const perAgent = {
+    mcpServers: {
+      shared: fixtureServer('echo-server'),
+      notes: fixtureServer('echo-server', [], { sessions: 'per-agent', pool: { max: 0 } }),
+    },
+  };
   const expected = 'expected a whole number of connections from 1 to 10000, got 0';
   before(async () => {
     dir = await tempDir();
@@ -107,17 +110,28 @@ describe('a per-agent server\'s "pool" is validated (hardening §7, issue 11)', 
     const r = await cli(['check', '--config', config]);
     assert.equal(r.code, 2);
     assert.ok(r.err.includes(`error: ${config}: $.mcpServers.notes.pool.max: ${expected}`), r.err);
-    await writeFile(config, JSON.stringify({ mcpServers: { notes: fixtureServer('echo-server', [], { sessions: 'per-agent', pool: { max: 4, idleMs: 60_000 } }) } }));
+    await writeFile(
+      config,
+      JSON.stringify({
+        mcpServers: { notes: fixtureServer('echo-server', [], { sessions: 'per-agent', pool: { max: 4, idleMs: 60_000 } }) },
+      }),
+    );
     assert.equal((await cli(['check', '--config', config])).code, 0, 'valid pool settings are accepted');
   });
 
   it('serve refuses to start with it', { timeout: 30_000 }, async () => {
     const config = dir.file('serve.json');
-    await writeFile(config, JSON.stringify({ mcpServers: { notes: fixtureServer('echo-server', [], { sessions: 'per-session', pool: { idleMs: 'soon' } }) } }));
+    await writeFile(
+      config,
+      JSON.stringify({ mcpServers: { notes: fixtureServer('echo-server', [], { sessions: 'per-session', pool: { idleMs: 'soon' } }) } }),
+    );
     const gw = await startGateway({ config, noClient: true });
     const exit = await gw.exited;
     assert.notEqual(exit.code, 0);
-    assert.ok(gw.logs.some((l) => JSON.stringify(l).includes('$.mcpServers.notes.pool.idleMs')), JSON.stringify(gw.logs));
+    assert.ok(
+      gw.logs.some((l) => JSON.stringify(l).includes('$.mcpServers.notes.pool.idleMs')),
+      JSON.stringify(gw.logs),
+    );
   });
 
   it('a reload with it keeps the previous configuration', { timeout: 20_000 }, async () => {

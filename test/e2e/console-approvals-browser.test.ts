@@ -14,7 +14,6 @@ import { openBrowser, SHOTS, skip, type Browser } from '../helpers/browser.js';
 import { fixtureServer, tempDir, textOf, writeConfig, type TempDir } from '../helpers/gateway.js';
 import { connectAgent, makeToken, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 
-
 describe('pending approvals in the console, in a real browser', { timeout: 120_000, skip }, () => {
   let dir: TempDir;
   let http: HttpGateway;
@@ -50,10 +49,20 @@ describe('pending approvals in the console, in a real browser', { timeout: 120_0
 
     const { client } = await connectAgent(http.url, { token: agent.token });
     try {
-      const args = { name: 'release/1.0', note: '<script>document.title="pwned"</script> & "quotes"', hidden: 'abc\u202edef', depth: { list: [1, 2, { k: null }] } };
+      const args = {
+        name: 'release/1.0',
+        note: '<script>document.title="pwned"</script> & "quotes"',
+        hidden: 'abc\u202edef',
+        depth: { list: [1, 2, { k: null }] },
+      };
       const progress: string[] = [];
-      const call = client.callTool({ name: 'g__delete_branch', arguments: args }, { onprogress: (p) => void progress.push(String(p.message)) });
-      const waiting = await http.gw.waitForLog((l) => typeof l.approval === 'string' && /waits for an admin's approval/.test(String(l.msg)));
+      const call = client.callTool(
+        { name: 'g__delete_branch', arguments: args },
+        { onprogress: (p) => void progress.push(String(p.message)) },
+      );
+      const waiting = await http.gw.waitForLog(
+        (l) => typeof l.approval === 'string' && /waits for an admin's approval/.test(String(l.msg)),
+      );
       const id = String(waiting.approval);
 
       // The overview links to the page; the page lists the call (its live region picks it up).
@@ -76,7 +85,10 @@ describe('pending approvals in the console, in a real browser', { timeout: 120_0
       await Promise.all([page.waitForURL(/\/ui\/approvals\?done=/), section.locator('button.approve-call').click()]);
       assert.match(String(await page.locator('.notice').textContent()), new RegExp(`approved call ${id}`));
       assert.equal(textOf(await call), 'done delete_branch');
-      const ledger = JSON.parse(textOf(await client.callTool({ name: 'g__ledger', arguments: {} }))) as { tool: string; arguments: unknown }[];
+      const ledger = JSON.parse(textOf(await client.callTool({ name: 'g__ledger', arguments: {} }))) as {
+        tool: string;
+        arguments: unknown;
+      }[];
       assert.deepEqual(ledger, [{ tool: 'delete_branch', arguments: args }]);
       await page.locator('#no-approvals').waitFor();
     } finally {

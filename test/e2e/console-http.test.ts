@@ -50,7 +50,10 @@ describe('console: sign-in rate limiting', { timeout: 30_000 }, () => {
     const http = await startHttpGateway({ config: await writeConfig(dir, { e: fixtureServer('echo-server') }), args: ['--rules', rules] });
     try {
       for (let i = 0; i < 5; i++) {
-        const refused = await raw(`${http.base}/ui/login`, { headers: FORM, body: new URLSearchParams({ token: `wrong-${i}` }).toString() });
+        const refused = await raw(`${http.base}/ui/login`, {
+          headers: FORM,
+          body: new URLSearchParams({ token: `wrong-${i}` }).toString(),
+        });
         assert.equal(refused.status, 401);
       }
       for (const token of ['wrong-again', admin.token]) {
@@ -94,7 +97,11 @@ describe('console: failed sign-ins from many addresses, and the cookie behind TL
   it('reached over https (auth.resource is an https URL): the cookie is Secure with the __Host- name, and it is the one read', async () => {
     const dir = await tempDir();
     const admin = makeToken();
-    const rules = await writeRules(dir, { agents: {}, admins: { alice: { tokens: [admin.hash] } }, auth: { resource: 'https://mcp.example.com/mcp' } });
+    const rules = await writeRules(dir, {
+      agents: {},
+      admins: { alice: { tokens: [admin.hash] } },
+      auth: { resource: 'https://mcp.example.com/mcp' },
+    });
     const http = await startHttpGateway({ config: await writeConfig(dir, { e: fixtureServer('echo-server') }), args: ['--rules', rules] });
     try {
       const ok = await raw(`${http.base}/ui/login`, { headers: FORM, body: new URLSearchParams({ token: admin.token }).toString() });
@@ -104,7 +111,11 @@ describe('console: failed sign-ins from many addresses, and the cookie behind TL
       const pair = cookie.split(';')[0]!;
       assert.equal((await raw(`${http.base}/ui`, { method: 'GET', headers: { cookie: pair } })).status, 200);
       const plain = pair.replace(/^__Host-/, '');
-      assert.equal((await raw(`${http.base}/ui`, { method: 'GET', headers: { cookie: plain } })).status, 303, 'the name without the prefix is not read');
+      assert.equal(
+        (await raw(`${http.base}/ui`, { method: 'GET', headers: { cookie: plain } })).status,
+        303,
+        'the name without the prefix is not read',
+      );
     } finally {
       await http.stop();
       await dir.remove();
@@ -113,22 +124,34 @@ describe('console: failed sign-ins from many addresses, and the cookie behind TL
 });
 
 describe('console: invisible and text-reordering characters', { timeout: 60_000 }, () => {
-  it('an agent id and a server\'s stderr tail with bidi and zero-width characters are shown with them escaped, never raw', async () => {
+  it("an agent id and a server's stderr tail with bidi and zero-width characters are shown with them escaped, never raw", async () => {
     const dir = await tempDir();
     const admin = makeToken();
     const agent = makeToken();
     const id = 'invoice\u202Efdp.exe zero\u200Bwidth';
-    const rules = await writeRules(dir, { agents: { [id]: { tokens: [agent.hash], allow: { servers: ['e'] } } }, admins: { alice: { tokens: [admin.hash] } } });
+    const rules = await writeRules(dir, {
+      agents: { [id]: { tokens: [agent.hash], allow: { servers: ['e'] } } },
+      admins: { alice: { tokens: [admin.hash] } },
+    });
     // A server that says something reordered on stderr and dies at start: its tail is on the overview.
-    const crash = { command: process.execPath, args: ['-e', "process.stderr.write('tail\\u202Eevil zero\\u200Bwidth\\n'); process.exit(3)"] };
-    const http = await startHttpGateway({ config: await writeConfig(dir, { e: fixtureServer('echo-server'), c: crash }), args: ['--rules', rules] });
+    const crash = {
+      command: process.execPath,
+      args: ['-e', "process.stderr.write('tail\\u202Eevil zero\\u200Bwidth\\n'); process.exit(3)"],
+    };
+    const http = await startHttpGateway({
+      config: await writeConfig(dir, { e: fixtureServer('echo-server'), c: crash }),
+      args: ['--rules', rules],
+    });
     try {
       await rawSession(http.url, { authorization: `Bearer ${agent.token}` });
       const ok = await raw(`${http.base}/ui/login`, { headers: FORM, body: new URLSearchParams({ token: admin.token }).toString() });
       const cookie = String(ok.headers['set-cookie']).split(';')[0]!;
       let page = '';
       // The server's tail is there once it has died (its start is retried meanwhile).
-      await until(async () => /tail\[U\+202E\]/.test(page = (await raw(`${http.base}/ui`, { method: 'GET', headers: { cookie } })).body), 20_000);
+      await until(
+        async () => /tail\[U\+202E\]/.test((page = (await raw(`${http.base}/ui`, { method: 'GET', headers: { cookie } })).body)),
+        20_000,
+      );
       assert.match(page, /invoice\[U\+202E\]fdp\.exe zero\[U\+200B\]width/);
       assert.match(page, /tail\[U\+202E\]evil zero\[U\+200B\]width/, 'the stderr tail');
       assert.doesNotMatch(page, /[\u202E\u200B]/u, 'a raw bidi or zero-width character');
@@ -144,7 +167,7 @@ describe('console: sign-in, CSRF, CSP and approve over HTTP', { timeout: 90_000 
   before(async () => (rig = await startConsoleRig()));
   after(() => rig?.close());
 
-  it('sends the browser to sign in, refuses tokens that are not an admin\'s, and sets a strict cookie', async () => {
+  it("sends the browser to sign in, refuses tokens that are not an admin's, and sets a strict cookie", async () => {
     const base = rig.http.base;
     const page = await raw(`${base}/ui`, { method: 'GET' });
     assert.equal(page.status, 303);
@@ -179,7 +202,10 @@ describe('console: sign-in, CSRF, CSP and approve over HTTP', { timeout: 90_000 
     assert.equal(wrongCsrf.status, 403);
     const noLogin = await raw(`${base}/ui/server/late/revive`, { headers: FORM, body: `csrf=${csrf}` });
     assert.equal(noLogin.status, 401);
-    const otherOrigin = await raw(`${base}/ui/server/late/revive`, { headers: { ...FORM, cookie, origin: 'http://evil.example' }, body: `csrf=${csrf}` });
+    const otherOrigin = await raw(`${base}/ui/server/late/revive`, {
+      headers: { ...FORM, cookie, origin: 'http://evil.example' },
+      body: `csrf=${csrf}`,
+    });
     assert.equal(otherOrigin.status, 403);
     assert.ok(!rig.http.gw.logs.some((l) => /revived server "late"/.test(String(l.msg))), 'a refused request revived the server');
     // The region legitimately changes when the activity sample ticks between two requests: an
@@ -201,28 +227,49 @@ describe('console: sign-in, CSRF, CSP and approve over HTTP', { timeout: 90_000 
     const agent = await connectAgent(rig.http.url, { token: rig.agentToken });
     try {
       process.kill(rig.dynPid, 'SIGUSR1'); // echo's description changes: held
-      assert.ok(await until(async () => (await raw(`${base}/ui/server/dyn`, { method: 'GET', headers: { cookie } })).body.includes('data-tool="echo"')), 'echo never held');
+      assert.ok(
+        await until(async () =>
+          (await raw(`${base}/ui/server/dyn`, { method: 'GET', headers: { cookie } })).body.includes('data-tool="echo"'),
+        ),
+        'echo never held',
+      );
       const pagePlain = await raw(`${base}/ui/server/dyn`, { method: 'GET', headers: { cookie } });
       assertStrictPage(pagePlain);
       const digest = /name="digest" value="(sha256:[0-9a-f]+)"/.exec(pagePlain.body)![1]!;
       assert.match(pagePlain.body, /description:[\s\S]*- Echoes the message back as JSON/);
       // held.json (the page) is written just before the catalog takes the change: wait for what the agent sees.
       // (rpcError throws while the call still succeeds: that is "not yet", so ask again.)
-      assert.ok(await until(async () => (await rpcError(agent.client.callTool({ name: 'dyn__echo', arguments: { message: 'x' } })).catch(() => undefined))?.data.code === 'MCPG_TOOL_HELD'), 'the agent could still call echo');
+      assert.ok(
+        await until(
+          async () =>
+            (await rpcError(agent.client.callTool({ name: 'dyn__echo', arguments: { message: 'x' } })).catch(() => undefined))?.data
+              .code === 'MCPG_TOOL_HELD',
+        ),
+        'the agent could still call echo',
+      );
       const csrf = csrfOf(pagePlain.body);
-      const outdated = await raw(`${base}/ui/server/dyn/approve`, { headers: { ...FORM, cookie }, body: new URLSearchParams({ csrf, tool: 'echo', digest: `sha256:${'0'.repeat(64)}` }).toString() });
+      const outdated = await raw(`${base}/ui/server/dyn/approve`, {
+        headers: { ...FORM, cookie },
+        body: new URLSearchParams({ csrf, tool: 'echo', digest: `sha256:${'0'.repeat(64)}` }).toString(),
+      });
       assert.equal(outdated.status, 409);
       assert.match(outdated.body, /changed again since it was shown/);
-      const approved = await raw(`${base}/ui/server/dyn/approve`, { headers: { ...FORM, cookie }, body: new URLSearchParams({ csrf, tool: 'echo', digest }).toString() });
+      const approved = await raw(`${base}/ui/server/dyn/approve`, {
+        headers: { ...FORM, cookie },
+        body: new URLSearchParams({ csrf, tool: 'echo', digest }).toString(),
+      });
       assert.equal(approved.status, 303);
-      assert.ok(await until(async () => {
-        try {
-          await agent.client.callTool({ name: 'dyn__echo', arguments: { message: 'x' } });
-          return true;
-        } catch {
-          return false;
-        }
-      }), 'the approved tool was not released');
+      assert.ok(
+        await until(async () => {
+          try {
+            await agent.client.callTool({ name: 'dyn__echo', arguments: { message: 'x' } });
+            return true;
+          } catch {
+            return false;
+          }
+        }),
+        'the approved tool was not released',
+      );
       const lines = await rig.audit();
       assert.ok(lines.some((l) => l.event === 'approval' && l.tool === 'echo' && l.digest === digest && l.by === 'admin:alice'));
     } finally {
@@ -230,19 +277,23 @@ describe('console: sign-in, CSRF, CSP and approve over HTTP', { timeout: 90_000 
     }
   });
 
-  it('shows each server\'s calls/s and latency from the metrics, live', async () => {
+  it("shows each server's calls/s and latency from the metrics, live", async () => {
     const base = rig.http.base;
     const cookie = await signIn(rig);
     const agent = await connectAgent(rig.http.url, { token: rig.agentToken });
     try {
       for (let i = 0; i < 20; i++) await agent.client.callTool({ name: 'dyn__echo', arguments: { message: `m${i}` } });
-      const rowOf = (body: string, server: string): string => new RegExp(`<tr data-server="${server}">[\\s\\S]*?</tr>`).exec(body)?.[0] ?? '';
+      const rowOf = (body: string, server: string): string =>
+        new RegExp(`<tr data-server="${server}">[\\s\\S]*?</tr>`).exec(body)?.[0] ?? '';
       // The figures are sampled every 5 s: the overview shows them from its next sample on.
       let row = '';
-      assert.ok(await until(async () => {
-        row = rowOf((await raw(`${base}/ui/live/overview`, { method: 'GET', headers: { cookie } })).body, 'dyn');
-        return /class="calls">[0-9.]+/.test(row);
-      }, 20_000), `no calls/s for dyn: ${row}`);
+      assert.ok(
+        await until(async () => {
+          row = rowOf((await raw(`${base}/ui/live/overview`, { method: 'GET', headers: { cookie } })).body, 'dyn');
+          return /class="calls">[0-9.]+/.test(row);
+        }, 20_000),
+        `no calls/s for dyn: ${row}`,
+      );
       const rate = Number(/class="calls">([0-9.]+)/.exec(row)![1]);
       assert.ok(rate > 0, row);
       assert.match(row, /class="latency">(<0\.01|[0-9.]+) ms · p95 (<0\.01|[0-9.]+) ms/);

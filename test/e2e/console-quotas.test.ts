@@ -12,7 +12,6 @@ import { openBrowser, SHOTS, skip, type Browser } from '../helpers/browser.js';
 import { fixtureServer, tempDir, writeConfig, type TempDir } from '../helpers/gateway.js';
 import { connectAgent, makeToken, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 
-
 describe('console: quotas in a real browser', { timeout: 120_000, skip }, () => {
   let dir: TempDir;
   let gate: HttpGateway;
@@ -27,7 +26,13 @@ describe('console: quotas in a real browser', { timeout: 120_000, skip }, () => 
     const rules = await writeRules(dir, {
       admins: { alice: { tokens: [admin.hash] } },
       limits: { servers: { sink: { calls: 1000, per: '1m' } } },
-      agents: { bot: { tokens: [bot.hash], allow: { servers: ['sink'] }, limits: { calls: 3, per: '1h', tools: { sink: { slow: { inFlight: 1 } } } } } },
+      agents: {
+        bot: {
+          tokens: [bot.hash],
+          allow: { servers: ['sink'] },
+          limits: { calls: 3, per: '1h', tools: { sink: { slow: { inFlight: 1 } } } },
+        },
+      },
     });
     gate = await startHttpGateway({ config, args: ['--rules', rules] });
     browser = await openBrowser();
@@ -40,7 +45,7 @@ describe('console: quotas in a real browser', { timeout: 120_000, skip }, () => 
     await dir?.remove();
   });
 
-  it('shows each agent\'s limits and live counts, following its calls', { timeout: 100_000 }, async () => {
+  it("shows each agent's limits and live counts, following its calls", { timeout: 100_000 }, async () => {
     const base = gate.base;
     const cspErrors: string[] = [];
     page.on('console', (msg) => {
@@ -52,7 +57,8 @@ describe('console: quotas in a real browser', { timeout: 120_000, skip }, () => 
     await Promise.all([page.waitForURL(`${base}/ui/quotas`), page.click('nav a[href="/ui/quotas"]')]);
 
     assert.match(await page.locator('#quota-counters').innerText(), /counted on this worker alone/);
-    const used = (rule: string, kind: string): ReturnType<Page['locator']> => page.locator(`tr[data-rule="${rule}"][data-kind="${kind}"] td.used`);
+    const used = (rule: string, kind: string): ReturnType<Page['locator']> =>
+      page.locator(`tr[data-rule="${rule}"][data-kind="${kind}"] td.used`);
     assert.equal(await used('$.agents.bot.limits', 'calls').innerText(), '0');
     assert.match(await page.locator('h3[data-subject="bot"] + table').innerText(), /3 calls per 1h[\s\S]*1 in flight/);
     assert.match(await page.locator('h3[data-subject="*"]').innerText(), /every agent together/);
@@ -66,13 +72,19 @@ describe('console: quotas in a real browser', { timeout: 120_000, skip }, () => 
       assert.equal(await used('$.limits.servers.sink', 'calls').innerText(), '2');
       const abort = new AbortController();
       const slow = agent.client.callTool({ name: 'sink__slow', arguments: { ms: 60_000 } }, { signal: abort.signal });
-      await page.locator('tr[data-rule="$.agents.bot.limits.tools.sink.slow"][data-kind="in_flight"] td.used', { hasText: /^1$/ }).waitFor({ timeout: 20_000 });
+      await page
+        .locator('tr[data-rule="$.agents.bot.limits.tools.sink.slow"][data-kind="in_flight"] td.used', { hasText: /^1$/ })
+        .waitFor({ timeout: 20_000 });
       await page.screenshot({ path: join(SHOTS, 'quotas.png'), fullPage: true });
       abort.abort();
       await assert.rejects(slow);
-      await page.locator('tr[data-rule="$.agents.bot.limits.tools.sink.slow"][data-kind="in_flight"] td.used', { hasText: /^0$/ }).waitFor({ timeout: 20_000 });
+      await page
+        .locator('tr[data-rule="$.agents.bot.limits.tools.sink.slow"][data-kind="in_flight"] td.used', { hasText: /^0$/ })
+        .waitFor({ timeout: 20_000 });
       // The agent's window is full after the slow call: the count shows it, marked.
-      await page.locator('tr[data-rule="$.agents.bot.limits"][data-kind="calls"] td.used.problem', { hasText: /^3$/ }).waitFor({ timeout: 20_000 });
+      await page
+        .locator('tr[data-rule="$.agents.bot.limits"][data-kind="calls"] td.used.problem', { hasText: /^3$/ })
+        .waitFor({ timeout: 20_000 });
     } finally {
       await agent.client.close();
     }

@@ -38,7 +38,7 @@ describe('console: the sign-in limit shared by the workers of a cluster', { time
     const rules = await writeRules(dir, { agents: {}, admins: { alice: { tokens: [admin.hash] } } });
     const args = ['--rules', rules, '--pins', 'off', '--redis', redis.url];
     const env = { MCPGATE_CLUSTER_SECRET: 'a-cluster-secret-for-the-console-test-0123456789' };
-    [a, b] = await Promise.all([0, 1].map(() => startHttpGateway({ config, agent: null, args, env }))) as [HttpGateway, HttpGateway];
+    [a, b] = (await Promise.all([0, 1].map(() => startHttpGateway({ config, agent: null, args, env })))) as [HttpGateway, HttpGateway];
     for (const w of [a, b]) assert.ok(await until(async () => (await clusterStatus(w)).redis === 'up', 20_000), 'the worker reaches Redis');
   });
 
@@ -49,12 +49,15 @@ describe('console: the sign-in limit shared by the workers of a cluster', { time
     await dir?.remove();
   });
 
-  it('an address\'s failures on both workers together meet its limit, the right token included; another address signs in', async () => {
+  it("an address's failures on both workers together meet its limit, the right token included; another address signs in", async () => {
     const from = '127.0.1.1';
     for (let i = 0; i < 3; i++) assert.equal((await signInFrom(a.base, from, `wrong-a-${i}`)).status, 401);
     for (let i = 0; i < 2; i++) assert.equal((await signInFrom(b.base, from, `wrong-b-${i}`)).status, 401);
     // Each worker alone has seen fewer than 5: only the shared count refuses these.
-    for (const [w, token] of [[a, admin.token], [b, 'wrong-again']] as const) {
+    for (const [w, token] of [
+      [a, admin.token],
+      [b, 'wrong-again'],
+    ] as const) {
       const limited = await signInFrom(w.base, from, token);
       assert.equal(limited.status, 429, token === admin.token ? 'the right token is refused without being checked' : 'a wrong one too');
       assert.ok(limited.retryAfter !== undefined && limited.retryAfter >= 1 && limited.retryAfter <= 60, String(limited.retryAfter));
@@ -69,12 +72,12 @@ describe('console: the sign-in limit shared by the workers of a cluster', { time
     assert.ok(keys.length >= 2 && keys.every((k) => !k.includes('127.0.')), keys.join(' '));
   });
 
-  it('what a Redis writer does cannot loosen a worker\'s own limit, lock out past a window, or refuse the right token past the total', async () => {
+  it("what a Redis writer does cannot loosen a worker's own limit, lock out past a window, or refuse the right token past the total", async () => {
     const from = '127.0.2.1';
     for (let i = 0; i < 5; i++) assert.equal((await signInFrom(a.base, from, `wrong-${i}`)).status, 401);
     // Deleting the counts: worker a still has its own five.
     await writer.del(...(await writer.keys('mcpgate:signin:*')));
-    assert.equal((await signInFrom(a.base, from, admin.token)).status, 429, 'the worker\'s own count holds');
+    assert.equal((await signInFrom(a.base, from, admin.token)).status, 429, "the worker's own count holds");
     assert.equal((await signInFrom(b.base, from, 'wrong-5')).status, 401, 'the other worker: its own limit, as without Redis');
 
     // Huge counts with no expiry on every key (the total's among them).
@@ -100,9 +103,12 @@ describe('console: the sign-in limit shared by the workers of a cluster', { time
     assert.ok(await until(async () => (await clusterStatus(a)).redis === 'down', 20_000));
     const from = '127.0.3.1';
     for (let i = 0; i < 5; i++) assert.equal((await signInFrom(a.base, from, `wrong-${i}`)).status, 401);
-    assert.equal((await signInFrom(a.base, from, admin.token)).status, 429, 'the worker\'s own limit holds');
+    assert.equal((await signInFrom(a.base, from, admin.token)).status, 429, "the worker's own limit holds");
     assert.equal((await signInFrom(b.base, from, 'wrong-5')).status, 401, 'the other worker counts alone');
-    assert.ok(a.gw.logs.some((l) => /each worker limits sign-ins alone/.test(String(l.msg))), 'the log says so');
+    assert.ok(
+      a.gw.logs.some((l) => /each worker limits sign-ins alone/.test(String(l.msg))),
+      'the log says so',
+    );
     assert.equal((await clusterStatus(a)).sign_in_limit, 'per-worker');
 
     await redis.restart();

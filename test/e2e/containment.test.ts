@@ -6,7 +6,16 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { RawReplies, fixtureServer, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
+import {
+  RawReplies,
+  fixtureServer,
+  startGateway,
+  tempDir,
+  textOf,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
+} from '../helpers/gateway.js';
 import { JSON_HEADERS, connectAgent, raw, rawSession, startHttpGateway, type HttpGateway } from '../helpers/http.js';
 
 const DEEP = 20_000;
@@ -33,7 +42,14 @@ describe('containment over stdio: deep and malformed messages from both sides', 
     const config = await writeConfig(dir, { bomb: fixtureServer('nested-bomb-server') });
     gw = await startGateway({ config, noClient: true });
     replies = new RawReplies(gw);
-    send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }));
+    send(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+      }),
+    );
     assert.equal((await replies.next()).id, 0);
     send('{"jsonrpc":"2.0","method":"notifications/initialized"}');
   });
@@ -104,7 +120,11 @@ describe('containment over stdio: deep and malformed messages from both sides', 
     assert.equal(reply.result, undefined);
     assert.equal(reply.error?.data?.code, 'MCPG_SERVER_BAD_RESPONSE');
     assert.match(reply.error.message, /not both/);
-    assert.deepEqual(gw.logs.filter((l) => l.level === 'error' || l.level === 'fatal'), [], 'nothing here is an internal error');
+    assert.deepEqual(
+      gw.logs.filter((l) => l.level === 'error' || l.level === 'fatal'),
+      [],
+      'nothing here is an internal error',
+    );
   });
 });
 
@@ -129,7 +149,10 @@ describe('containment over HTTP: a request refused before it is sent never count
   it('answers deep arguments with 400 MCPG_MESSAGE_TOO_DEEP; other agents keep the server', async () => {
     const session = await rawSession(gate.url);
     for (let i = 0; i < 5; i++) {
-      const res = await raw(gate.url, { headers: { ...JSON_HEADERS, 'mcp-session-id': session }, body: callLine(100 + i, 'bomb__echo', `"arguments":{"deep":${nested(DEEP)}}`) });
+      const res = await raw(gate.url, {
+        headers: { ...JSON_HEADERS, 'mcp-session-id': session },
+        body: callLine(100 + i, 'bomb__echo', `"arguments":{"deep":${nested(DEEP)}}`),
+      });
       assert.equal(res.status, 400, res.body.slice(0, 300));
       assert.equal((res.json?.error as { data?: { code?: string } } | undefined)?.data?.code, 'MCPG_MESSAGE_TOO_DEEP');
       assert.equal(res.json?.id, 100 + i);

@@ -9,10 +9,16 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  fixtureServer, jsonOf, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir, Notifications,
+  fixtureServer,
+  jsonOf,
+  startGateway,
+  tempDir,
+  textOf,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
+  Notifications,
 } from '../helpers/gateway.js';
-
-
 
 interface Rig {
   dir: TempDir;
@@ -48,7 +54,10 @@ async function close(r: Rig | undefined): Promise<void> {
 /** The agent's view of one server's tools: names without the `SERVER__` prefix, sorted. */
 async function toolsOf(gw: GatewayProcess, server: string): Promise<string[]> {
   const { tools } = await gw.client.listTools();
-  return tools.filter((t) => t.name.startsWith(`${server}__`)).map((t) => t.name.slice(server.length + 2)).sort();
+  return tools
+    .filter((t) => t.name.startsWith(`${server}__`))
+    .map((t) => t.name.slice(server.length + 2))
+    .sort();
 }
 
 const call = async (gw: GatewayProcess, name: string, args: Record<string, unknown> = {}): Promise<unknown> =>
@@ -65,7 +74,8 @@ async function sinkWorks(gw: GatewayProcess): Promise<void> {
   assert.equal(textOf(await gw.client.callTool({ name: 'sink__echo', arguments: { text: 'unaffected' } })), 'unaffected');
 }
 
-const refreshes = (gw: GatewayProcess, server: string): number => gw.logs.filter((l) => l.msg === 'catalog refreshed' && l.server === server).length;
+const refreshes = (gw: GatewayProcess, server: string): number =>
+  gw.logs.filter((l) => l.msg === 'catalog refreshed' && l.server === server).length;
 
 describe('seed 001: dynamic catalogs reach the agent', { timeout: 180_000 }, () => {
   it('seed 001: starts with echo only, and echo answers exactly {"echo_message": …}', { timeout: 30_000 }, async () => {
@@ -86,7 +96,9 @@ describe('seed 001: dynamic catalogs reach the agent', { timeout: 180_000 }, () 
     try {
       r = await open(3);
       assert.deepEqual(await toolsOf(r.gw, 'dyn'), ['calculator', 'counter', 'echo']);
-      assert.deepEqual(await call(r.gw, 'dyn__echo', { message: 'Hello, preconfigured server!' }), { echo_message: 'Hello, preconfigured server!' });
+      assert.deepEqual(await call(r.gw, 'dyn__echo', { message: 'Hello, preconfigured server!' }), {
+        echo_message: 'Hello, preconfigured server!',
+      });
       assert.deepEqual(await call(r.gw, 'dyn__calculator', { a: 5, b: 7, operation: 'add' }), { result: 12 });
       assert.deepEqual(await call(r.gw, 'dyn__counter'), { count: 3 });
     } finally {
@@ -127,68 +139,84 @@ describe('seed 001: dynamic catalogs reach the agent', { timeout: 180_000 }, () 
     }
   });
 
-  it('seed 001: --toolcount-file 2 then SIGHUPs add counter ({count: 3}) and echo4 ({…, tool_number: 4})', { timeout: 30_000 }, async () => {
-    let r: Rig | undefined;
-    try {
-      r = await open(2);
-      assert.deepEqual(await toolsOf(r.gw, 'dyn'), ['calculator', 'echo']);
-      await sighup(r, 1);
-      assert.deepEqual(await toolsOf(r.gw, 'dyn'), ['calculator', 'counter', 'echo']);
-      assert.deepEqual(await call(r.gw, 'dyn__counter'), { count: 3 });
-      await sighup(r, 2);
-      assert.deepEqual(await toolsOf(r.gw, 'dyn'), ['calculator', 'counter', 'echo', 'echo4']);
-      assert.deepEqual(await call(r.gw, 'dyn__echo4', { message: 'Testing echo4' }), { echo_message: 'Testing echo4', tool_number: 4 });
-    } finally {
-      await close(r);
-    }
-  });
-
-  it('seed 001: three SIGHUPs in sequence → notifications 1, 2, 3 and calculator, counter, echo4 in order', { timeout: 15_000 }, async () => {
-    let r: Rig | undefined;
-    try {
-      r = await open();
-      const expected = [['calculator', 'echo'], ['calculator', 'counter', 'echo'], ['calculator', 'counter', 'echo', 'echo4']];
-      for (const [i, names] of expected.entries()) {
-        await sighup(r, i + 1);
-        assert.equal(r.seen.count.tools, i + 1);
-        assert.deepEqual(await toolsOf(r.gw, 'dyn'), names);
-        if (i === 1) assert.deepEqual(await call(r.gw, 'dyn__counter'), { count: 3 });
-        await sinkWorks(r.gw);
+  it(
+    'seed 001: --toolcount-file 2 then SIGHUPs add counter ({count: 3}) and echo4 ({…, tool_number: 4})',
+    { timeout: 30_000 },
+    async () => {
+      let r: Rig | undefined;
+      try {
+        r = await open(2);
+        assert.deepEqual(await toolsOf(r.gw, 'dyn'), ['calculator', 'echo']);
+        await sighup(r, 1);
+        assert.deepEqual(await toolsOf(r.gw, 'dyn'), ['calculator', 'counter', 'echo']);
+        assert.deepEqual(await call(r.gw, 'dyn__counter'), { count: 3 });
+        await sighup(r, 2);
+        assert.deepEqual(await toolsOf(r.gw, 'dyn'), ['calculator', 'counter', 'echo', 'echo4']);
+        assert.deepEqual(await call(r.gw, 'dyn__echo4', { message: 'Testing echo4' }), { echo_message: 'Testing echo4', tool_number: 4 });
+      } finally {
+        await close(r);
       }
-      assert.deepEqual(await call(r.gw, 'dyn__echo', { message: 'still' }), { echo_message: 'still' });
-    } finally {
-      await close(r);
-    }
-  });
+    },
+  );
 
-  it('seed 001 + debounce: a burst of 10 list_changed loses no tool and reaches the agent as a few notifications', { timeout: 15_000 }, async () => {
-    let r: Rig | undefined;
-    try {
-      r = await open();
-      const burst = Array.from({ length: 10 }, (_, i) => `burst${i}`);
-      // The other server is called while the burst is being refreshed.
-      const [answer] = await Promise.all([
-        r.gw.client.callTool({ name: 'sink__burst', arguments: { n: 10 } }),
-        call(r.gw, 'dyn__echo', { message: 'during' }).then((res) => assert.deepEqual(res, { echo_message: 'during' })),
-      ]);
-      assert.equal(textOf(answer), 'burst');
-      // The server sent all 10 notifications before its answer. After each notification, look: a lost
-      // last change would leave the loop waiting for one more (the test's timeout fails it).
-      let names: string[] = [];
-      for (let n = 1; !burst.every((b) => names.includes(b)); n++) {
-        await r.seen.until('tools', n);
-        names = await toolsOf(r.gw, 'sink');
+  it(
+    'seed 001: three SIGHUPs in sequence → notifications 1, 2, 3 and calculator, counter, echo4 in order',
+    { timeout: 15_000 },
+    async () => {
+      let r: Rig | undefined;
+      try {
+        r = await open();
+        const expected = [
+          ['calculator', 'echo'],
+          ['calculator', 'counter', 'echo'],
+          ['calculator', 'counter', 'echo', 'echo4'],
+        ];
+        for (const [i, names] of expected.entries()) {
+          await sighup(r, i + 1);
+          assert.equal(r.seen.count.tools, i + 1);
+          assert.deepEqual(await toolsOf(r.gw, 'dyn'), names);
+          if (i === 1) assert.deepEqual(await call(r.gw, 'dyn__counter'), { count: 3 });
+          await sinkWorks(r.gw);
+        }
+        assert.deepEqual(await call(r.gw, 'dyn__echo', { message: 'still' }), { echo_message: 'still' });
+      } finally {
+        await close(r);
       }
-      await r.gw.client.ping();
-      const notified = r.seen.count.tools;
-      assert.ok(notified >= 1 && notified <= 3, `expected 1–3 tools/list_changed for a burst of 10, got ${notified}`);
-      assert.equal(refreshes(r.gw, 'sink'), notified, 'one notification per refresh that changed something');
-      assert.equal(textOf(await r.gw.client.callTool({ name: 'sink__burst9', arguments: {} })), 'burst9');
-      assert.deepEqual(await call(r.gw, 'dyn__echo', { message: 'after' }), { echo_message: 'after' });
-    } finally {
-      await close(r);
-    }
-  });
+    },
+  );
+
+  it(
+    'seed 001 + debounce: a burst of 10 list_changed loses no tool and reaches the agent as a few notifications',
+    { timeout: 15_000 },
+    async () => {
+      let r: Rig | undefined;
+      try {
+        r = await open();
+        const burst = Array.from({ length: 10 }, (_, i) => `burst${i}`);
+        // The other server is called while the burst is being refreshed.
+        const [answer] = await Promise.all([
+          r.gw.client.callTool({ name: 'sink__burst', arguments: { n: 10 } }),
+          call(r.gw, 'dyn__echo', { message: 'during' }).then((res) => assert.deepEqual(res, { echo_message: 'during' })),
+        ]);
+        assert.equal(textOf(answer), 'burst');
+        // The server sent all 10 notifications before its answer. After each notification, look: a lost
+        // last change would leave the loop waiting for one more (the test's timeout fails it).
+        let names: string[] = [];
+        for (let n = 1; !burst.every((b) => names.includes(b)); n++) {
+          await r.seen.until('tools', n);
+          names = await toolsOf(r.gw, 'sink');
+        }
+        await r.gw.client.ping();
+        const notified = r.seen.count.tools;
+        assert.ok(notified >= 1 && notified <= 3, `expected 1–3 tools/list_changed for a burst of 10, got ${notified}`);
+        assert.equal(refreshes(r.gw, 'sink'), notified, 'one notification per refresh that changed something');
+        assert.equal(textOf(await r.gw.client.callTool({ name: 'sink__burst9', arguments: {} })), 'burst9');
+        assert.deepEqual(await call(r.gw, 'dyn__echo', { message: 'after' }), { echo_message: 'after' });
+      } finally {
+        await close(r);
+      }
+    },
+  );
 
   it('seed 001 for prompts and resources: their list_changed updates the lists and is relayed per kind', { timeout: 30_000 }, async () => {
     let r: Rig | undefined;
@@ -199,7 +227,10 @@ describe('seed 001: dynamic catalogs reach the agent', { timeout: 180_000 }, () 
       assert.equal(textOf(await r.gw.client.callTool({ name: 'sink__change', arguments: {} })), 'changed');
       await Promise.all([r.seen.until('tools', 1), r.seen.until('resources', 1), r.seen.until('prompts', 1)]);
       const { prompts } = await r.gw.client.listPrompts();
-      assert.ok(prompts.some((p) => p.name === 'sink__added1'), prompts.map((p) => p.name).join(','));
+      assert.ok(
+        prompts.some((p) => p.name === 'sink__added1'),
+        prompts.map((p) => p.name).join(','),
+      );
       const { resources } = await r.gw.client.listResources();
       const added = resources.find((res) => res.uri === 'mcpgate://sink/sink://added/1');
       assert.ok(added !== undefined, resources.map((res) => res.uri).join(','));

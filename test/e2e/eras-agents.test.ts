@@ -11,7 +11,17 @@ import { writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
-  CLI, GatewayProcess, fixture, fixtureServer, rpcError, tempDir, textOf, until, writeConfig, yieldBetweenMessages, type TempDir,
+  CLI,
+  GatewayProcess,
+  fixture,
+  fixtureServer,
+  rpcError,
+  tempDir,
+  textOf,
+  until,
+  writeConfig,
+  yieldBetweenMessages,
+  type TempDir,
 } from '../helpers/gateway.js';
 import { JSON_HEADERS, connectAgent, makeToken, raw, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 import { NO_PYTHON_MCP, pythonWithMcp } from '../helpers/python.js';
@@ -32,10 +42,24 @@ async function connectModern(url: string, headers: Record<string, string> = {}):
 }
 
 /** A raw modern POST with the standard headers (overridable) and the envelope in the body. */
-function modernPost(url: string, method: string, params: Record<string, unknown>, headers: Record<string, string | undefined> = {}, id: number | string = 1): ReturnType<typeof raw> {
+function modernPost(
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+  headers: Record<string, string | undefined> = {},
+  id: number | string = 1,
+): ReturnType<typeof raw> {
   const all: Record<string, string | undefined> = { ...JSON_HEADERS, 'mcp-protocol-version': MODERN, 'mcp-method': method, ...headers };
   const sent = Object.fromEntries(Object.entries(all).filter((e): e is [string, string] => e[1] !== undefined));
-  return raw(url, { headers: sent, body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: { ...ENVELOPE, ...(params._meta as object | undefined) } } }) });
+  return raw(url, {
+    headers: sent,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method,
+      params: { ...params, _meta: { ...ENVELOPE, ...(params._meta as object | undefined) } },
+    }),
+  });
 }
 
 describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeout: TIMEOUT }, () => {
@@ -69,7 +93,7 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
       assert.deepEqual(structured.structuredContent, { sum: 5 });
       const read = await client.readResource({ uri: 'mcpgate://sink/sink://static/1' });
       assert.equal((read.contents[0] as { text: string }).text, 'one');
-      assert.equal(read.cacheScope, 'private', 'a read is the server\'s data: never public');
+      assert.equal(read.cacheScope, 'private', "a read is the server's data: never public");
       const prompt = await client.getPrompt({ name: 'sink__greet', arguments: { name: 'Ada' } });
       assert.equal((prompt.messages[0]!.content as { text: string }).text, 'Hello, Ada!');
       assert.ok((await client.listResources()).resources.length > 0);
@@ -85,14 +109,17 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
     }
   });
 
-  it('progress travels on the request\'s own stream', async () => {
+  it("progress travels on the request's own stream", async () => {
     const client = modernClient();
     const transport = new StreamableHTTPClientTransport(new URL(gate.url));
     await client.connect(transport);
     yieldBetweenMessages(transport);
     try {
       const steps: number[] = [];
-      const result = await client.callTool({ name: 'sink__progress', arguments: { steps: 3 } }, { onprogress: (p) => steps.push(p.progress) });
+      const result = await client.callTool(
+        { name: 'sink__progress', arguments: { steps: 3 } },
+        { onprogress: (p) => steps.push(p.progress) },
+      );
       assert.equal(textOf(result), 'done');
       assert.deepEqual(steps, [1, 2, 3]);
     } finally {
@@ -100,10 +127,18 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
     }
   });
 
-  it('log messages come on the request\'s stream only when its _meta asks, at or above the level', async () => {
-    const log = (level: string, logLevel?: string) => modernPost(gate.url, 'tools/call', {
-      name: 'sink__log', arguments: { level, message: `at ${level}` }, _meta: logLevel === undefined ? {} : { 'io.modelcontextprotocol/logLevel': logLevel },
-    }, { 'mcp-name': 'sink__log' });
+  it("log messages come on the request's stream only when its _meta asks, at or above the level", async () => {
+    const log = (level: string, logLevel?: string) =>
+      modernPost(
+        gate.url,
+        'tools/call',
+        {
+          name: 'sink__log',
+          arguments: { level, message: `at ${level}` },
+          _meta: logLevel === undefined ? {} : { 'io.modelcontextprotocol/logLevel': logLevel },
+        },
+        { 'mcp-name': 'sink__log' },
+      );
     const loud = await log('error', 'warning');
     assert.match(String(loud.headers['content-type']), /text\/event-stream/);
     assert.match(loud.body, /"method":"notifications\/message".*"data":"at error"/);
@@ -113,14 +148,15 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
     assert.doesNotMatch(unasked.body, /notifications\/message/);
   });
 
-  it('closing the request\'s stream cancels the call on the server', async () => {
+  it("closing the request's stream cancels the call on the server", async () => {
     const client = await connectModern(gate.url);
     try {
       const tag = `modern-http-${process.pid}`;
       const controller = new AbortController();
       const call = client.callTool({ name: 'sink__slow', arguments: { ms: 20_000, tag } }, { signal: controller.signal });
       // Cancel once the call is on its way to the server (the metrics count it in flight).
-      const inFlight = async (): Promise<boolean> => (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1');
+      const inFlight = async (): Promise<boolean> =>
+        (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1');
       assert.ok(await until(inFlight), 'the call never reached the server');
       controller.abort();
       await assert.rejects(call);
@@ -140,13 +176,23 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
       const updated = new Promise<string>((resolve) => (updatedUri = resolve));
       client.setNotificationHandler('notifications/tools/list_changed', () => toolsChanged());
       client.setNotificationHandler('notifications/resources/updated', (n) => updatedUri(n.params.uri));
-      const sub = await client.listen({ toolsListChanged: true, resourceSubscriptions: ['mcpgate://sink/sink://static/1', 'mcpgate://nowhere/x'] });
-      assert.deepEqual(sub.honoredFilter, { toolsListChanged: true, resourceSubscriptions: ['mcpgate://sink/sink://static/1'] }, 'an unknown resource is not honoured');
+      const sub = await client.listen({
+        toolsListChanged: true,
+        resourceSubscriptions: ['mcpgate://sink/sink://static/1', 'mcpgate://nowhere/x'],
+      });
+      assert.deepEqual(
+        sub.honoredFilter,
+        { toolsListChanged: true, resourceSubscriptions: ['mcpgate://sink/sink://static/1'] },
+        'an unknown resource is not honoured',
+      );
       await client.callTool({ name: 'sink__touch', arguments: { uri: 'sink://static/1' } });
       assert.equal(await updated, 'mcpgate://sink/sink://static/1');
       await client.callTool({ name: 'sink__change', arguments: {} });
       await changed;
-      assert.ok((await client.listTools()).tools.some((t) => t.name.startsWith('sink__added')), 'the new tool is listed');
+      assert.ok(
+        (await client.listTools()).tools.some((t) => t.name.startsWith('sink__added')),
+        'the new tool is listed',
+      );
       await sub.close();
       assert.equal(await sub.closed, 'local');
     } finally {
@@ -158,18 +204,35 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
     const res = await new Promise<string>((resolve, reject) => {
       // Read the stream until the acknowledgement has come, then hang up (ending the listen).
       void import('node:http').then(({ request }) => {
-        const body = JSON.stringify({ jsonrpc: '2.0', id: 'L1', method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true }, _meta: ENVELOPE } });
-        const req = request(gate.url, { method: 'POST', headers: { ...JSON_HEADERS, 'mcp-protocol-version': MODERN, 'mcp-method': 'subscriptions/listen', 'content-length': String(Buffer.byteLength(body)) } }, (r) => {
-          let text = '';
-          r.setEncoding('utf8');
-          r.on('data', (chunk: string) => {
-            text += chunk;
-            if (text.includes('\n\n')) {
-              req.destroy();
-              resolve(`${r.headers['content-type']}\n${text}`);
-            }
-          });
+        const body = JSON.stringify({
+          jsonrpc: '2.0',
+          id: 'L1',
+          method: 'subscriptions/listen',
+          params: { notifications: { toolsListChanged: true }, _meta: ENVELOPE },
         });
+        const req = request(
+          gate.url,
+          {
+            method: 'POST',
+            headers: {
+              ...JSON_HEADERS,
+              'mcp-protocol-version': MODERN,
+              'mcp-method': 'subscriptions/listen',
+              'content-length': String(Buffer.byteLength(body)),
+            },
+          },
+          (r) => {
+            let text = '';
+            r.setEncoding('utf8');
+            r.on('data', (chunk: string) => {
+              text += chunk;
+              if (text.includes('\n\n')) {
+                req.destroy();
+                resolve(`${r.headers['content-type']}\n${text}`);
+              }
+            });
+          },
+        );
         req.on('error', reject);
         req.end(body);
       }, reject);
@@ -180,17 +243,47 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
     assert.deepEqual(data.params, { notifications: { toolsListChanged: true }, _meta: { 'io.modelcontextprotocol/subscriptionId': 'L1' } });
   });
 
-  it('refuses with the spec\'s errors: headers that disagree with the body, a version it does not serve, a bad envelope', async () => {
+  it("refuses with the spec's errors: headers that disagree with the body, a version it does not serve, a bad envelope", async () => {
     const call = { name: 'sink__echo', arguments: { text: 'x' } };
     const cases: [string, Awaited<ReturnType<typeof raw>>, number, number][] = [
-      ['Mcp-Method differs', await modernPost(gate.url, 'tools/call', call, { 'mcp-method': 'tools/list', 'mcp-name': 'sink__echo' }), 400, -32020],
+      [
+        'Mcp-Method differs',
+        await modernPost(gate.url, 'tools/call', call, { 'mcp-method': 'tools/list', 'mcp-name': 'sink__echo' }),
+        400,
+        -32020,
+      ],
       ['Mcp-Name differs', await modernPost(gate.url, 'tools/call', call, { 'mcp-name': 'sink__pid' }), 400, -32020],
       ['Mcp-Name missing', await modernPost(gate.url, 'tools/call', call), 400, -32020],
-      ['MCP-Protocol-Version missing', await modernPost(gate.url, 'tools/call', call, { 'mcp-name': 'sink__echo', 'mcp-protocol-version': undefined }), 400, -32020],
-      ['MCP-Protocol-Version differs', await modernPost(gate.url, 'tools/call', call, { 'mcp-name': 'sink__echo', 'mcp-protocol-version': '2026-09-01' }), 400, -32020],
+      [
+        'MCP-Protocol-Version missing',
+        await modernPost(gate.url, 'tools/call', call, { 'mcp-name': 'sink__echo', 'mcp-protocol-version': undefined }),
+        400,
+        -32020,
+      ],
+      [
+        'MCP-Protocol-Version differs',
+        await modernPost(gate.url, 'tools/call', call, { 'mcp-name': 'sink__echo', 'mcp-protocol-version': '2026-09-01' }),
+        400,
+        -32020,
+      ],
       ['Mcp-Method missing', await modernPost(gate.url, 'tools/list', {}, { 'mcp-method': undefined }), 400, -32020],
-      ['an unserved modern version', await modernPost(gate.url, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2027-01-01' } }, { 'mcp-protocol-version': '2027-01-01' }), 400, -32022],
-      ['no client capabilities', await modernPost(gate.url, 'tools/list', { _meta: { 'io.modelcontextprotocol/clientCapabilities': undefined } }), 400, -32602],
+      [
+        'an unserved modern version',
+        await modernPost(
+          gate.url,
+          'tools/list',
+          { _meta: { 'io.modelcontextprotocol/protocolVersion': '2027-01-01' } },
+          { 'mcp-protocol-version': '2027-01-01' },
+        ),
+        400,
+        -32022,
+      ],
+      [
+        'no client capabilities',
+        await modernPost(gate.url, 'tools/list', { _meta: { 'io.modelcontextprotocol/clientCapabilities': undefined } }),
+        400,
+        -32602,
+      ],
     ];
     for (const [what, res, status, code] of cases) {
       assert.equal(res.status, status, `${what}: ${res.body}`);
@@ -199,11 +292,16 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
     const unsupported = cases[6]![1].json!.error as { data: unknown };
     assert.deepEqual(unsupported.data, { supported: [MODERN], requested: '2027-01-01' });
     // A base64 sentinel that decodes to the body's name agrees.
-    const encoded = await modernPost(gate.url, 'tools/call', call, { 'mcp-name': `=?base64?${Buffer.from('sink__echo').toString('base64')}?=` });
+    const encoded = await modernPost(gate.url, 'tools/call', call, {
+      'mcp-name': `=?base64?${Buffer.from('sink__echo').toString('base64')}?=`,
+    });
     assert.equal(encoded.status, 200, encoded.body);
     assert.equal((encoded.json!.result as { resultType: string }).resultType, 'complete');
     // The modern header on a request with no envelope; GET (POST only); an Mcp-Session-Id is ignored, not required.
-    const bare = await raw(gate.url, { headers: { ...JSON_HEADERS, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+    const bare = await raw(gate.url, {
+      headers: { ...JSON_HEADERS, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
     assert.equal(bare.status, 400);
     assert.equal((bare.json!.error as { code: number }).code, -32602);
     const get = await raw(gate.url, { method: 'GET', headers: { accept: 'text/event-stream', 'mcp-protocol-version': MODERN } });
@@ -213,13 +311,19 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
     const found = discover.json!.result as Record<string, unknown>;
     assert.equal(found.resultType, 'complete');
     assert.ok((found.supportedVersions as string[]).includes(MODERN) && (found.supportedVersions as string[]).includes('2025-11-25'));
-    assert.deepEqual(found.capabilities, { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true }, prompts: { listChanged: true }, logging: {}, completions: {} });
+    assert.deepEqual(found.capabilities, {
+      tools: { listChanged: true },
+      resources: { subscribe: true, listChanged: true },
+      prompts: { listChanged: true },
+      logging: {},
+      completions: {},
+    });
     // Methods the modern revision removed are not served to a modern request.
     const init = await modernPost(gate.url, 'resources/subscribe', { uri: 'mcpgate://sink/sink://static/1' });
     assert.equal((init.json!.error as { code: number }).code, -32601);
   });
 
-  it('a 2025-era server\'s sampling, elicitation and roots requests reach a modern agent as input-required results, and its retries answer them', async () => {
+  it("a 2025-era server's sampling, elicitation and roots requests reach a modern agent as input-required results, and its retries answer them", async () => {
     const client = modernClient({ sampling: {}, elicitation: { form: {} }, roots: {} });
     client.setRequestHandler('sampling/createMessage', (req) => {
       const first = req.params.messages[0]!.content as { type: string; text: string };
@@ -230,30 +334,53 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
     await client.connect(new StreamableHTTPClientTransport(new URL(gate.url)));
     try {
       assert.equal(textOf(await client.callTool({ name: 'sink__sample', arguments: { prompt: 'hello' } })), 'sampled: echo of hello');
-      assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__elicit', arguments: {} }))), { action: 'accept', content: { name: 'Grace' } });
-      assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__roots', arguments: {} }))), [{ uri: 'file:///modern/http', name: 'http' }]);
+      assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__elicit', arguments: {} }))), {
+        action: 'accept',
+        content: { name: 'Grace' },
+      });
+      assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__roots', arguments: {} }))), [
+        { uri: 'file:///modern/http', name: 'http' },
+      ]);
     } finally {
       await client.close();
     }
   });
 
-  it('refuses a requestState that is forged, altered, another agent\'s or replayed', async () => {
+  it("refuses a requestState that is forged, altered, another agent's or replayed", async () => {
     const as = (agent: string) => ({ 'mcp-name': 'sink__elicit', 'x-mcpgate-agent': agent });
     const ask = async (agent: string): Promise<{ key: string; state: string }> => {
-      const res = await modernPost(gate.url, 'tools/call', { name: 'sink__elicit', arguments: {}, _meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } } }, as(agent));
+      const res = await modernPost(
+        gate.url,
+        'tools/call',
+        { name: 'sink__elicit', arguments: {}, _meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } } },
+        as(agent),
+      );
       const result = res.json?.result as { resultType: string; inputRequests: Record<string, { method: string }>; requestState: string };
       assert.equal(result.resultType, 'input_required', res.body);
       const [key, request] = Object.entries(result.inputRequests)[0]!;
       assert.equal(request.method, 'elicitation/create');
       return { key, state: result.requestState };
     };
-    const retry = (agent: string, key: string, state: string) => modernPost(gate.url, 'tools/call', {
-      name: 'sink__elicit', arguments: {}, requestState: state, inputResponses: { [key]: { action: 'accept', content: { name: agent } } },
-    }, as(agent), 2);
+    const retry = (agent: string, key: string, state: string) =>
+      modernPost(
+        gate.url,
+        'tools/call',
+        {
+          name: 'sink__elicit',
+          arguments: {},
+          requestState: state,
+          inputResponses: { [key]: { action: 'accept', content: { name: agent } } },
+        },
+        as(agent),
+        2,
+      );
     const codeOf = (res: Awaited<ReturnType<typeof raw>>): unknown => (res.json?.error as { code?: unknown } | undefined)?.code;
 
     const mine = await ask('ann');
-    assert.ok(!mine.state.includes('ann') && !Buffer.from(mine.state, 'base64url').toString('latin1').includes('ann'), 'the state cannot be read');
+    assert.ok(
+      !mine.state.includes('ann') && !Buffer.from(mine.state, 'base64url').toString('latin1').includes('ann'),
+      'the state cannot be read',
+    );
     // Another agent cannot use it, nor can anyone alter or forge one.
     assert.equal(codeOf(await retry('ben', mine.key, mine.state)), -31031);
     const flipped = Buffer.from(mine.state, 'base64url');
@@ -263,8 +390,11 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
     // The rightful retry resumes the call (still waiting on the server), once.
     const done = await retry('ann', mine.key, mine.state);
     assert.equal(done.status, 200, done.body);
-    assert.deepEqual(JSON.parse(((done.json!.result as { content: { text: string }[] }).content[0]!.text)), { action: 'accept', content: { name: 'ann' } });
-    assert.equal(done.json!.id, 2, 'the answer carries the retry\'s id');
+    assert.deepEqual(JSON.parse((done.json!.result as { content: { text: string }[] }).content[0]!.text), {
+      action: 'accept',
+      content: { name: 'ann' },
+    });
+    assert.equal(done.json!.id, 2, "the answer carries the retry's id");
     const replay = await retry('ann', mine.key, mine.state);
     assert.equal(codeOf(replay), -31031);
     assert.match((replay.json!.error as { message: string }).message, /used already|ended|expired/);
@@ -276,7 +406,11 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
     const { client, transport } = await connectAgent(gate.url, {
       capabilities: { sampling: {}, elicitation: { form: {} }, roots: {} },
       setup: (c) => {
-        c.setRequestHandler('sampling/createMessage', () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: 'from 2025' } }));
+        c.setRequestHandler('sampling/createMessage', () => ({
+          role: 'assistant',
+          model: 'm',
+          content: { type: 'text', text: 'from 2025' },
+        }));
         c.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///legacy/http' }] }));
         c.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { name: 'Legacy' } }));
       },
@@ -289,13 +423,22 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
       assert.ok((await client.listResources()).resources.some((r) => r.uri === 'mcpgate://sink/sink://static/1'));
       assert.equal(((await client.readResource({ uri: 'mcpgate://sink/sink://static/1' })).contents[0] as { text: string }).text, 'one');
       assert.ok((await client.listPrompts()).prompts.some((p) => p.name === 'sink__greet'));
-      assert.equal(((await client.getPrompt({ name: 'sink__greet', arguments: { name: 'Bo' } })).messages[0]!.content as { text: string }).text, 'Hello, Bo!');
+      assert.equal(
+        ((await client.getPrompt({ name: 'sink__greet', arguments: { name: 'Bo' } })).messages[0]!.content as { text: string }).text,
+        'Hello, Bo!',
+      );
 
       const steps: number[] = [];
-      assert.equal(textOf(await client.callTool({ name: 'sink__progress', arguments: { steps: 3 } }, { onprogress: (p) => steps.push(p.progress) })), 'done');
+      assert.equal(
+        textOf(await client.callTool({ name: 'sink__progress', arguments: { steps: 3 } }, { onprogress: (p) => steps.push(p.progress) })),
+        'done',
+      );
       assert.deepEqual(steps, [1, 2, 3]);
       assert.equal(textOf(await client.callTool({ name: 'sink__sample', arguments: { prompt: 'p' } })), 'sampled: from 2025');
-      assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__elicit', arguments: {} }))), { action: 'accept', content: { name: 'Legacy' } });
+      assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__elicit', arguments: {} }))), {
+        action: 'accept',
+        content: { name: 'Legacy' },
+      });
       assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__roots', arguments: {} }))), [{ uri: 'file:///legacy/http' }]);
 
       // List changes and resource updates: notifications on the session's GET stream.
@@ -317,7 +460,8 @@ describe('a 2026-07-28 agent over Streamable HTTP, beside a legacy one', { timeo
       const tag = `legacy-http-${process.pid}`;
       const controller = new AbortController();
       const call = client.callTool({ name: 'sink__slow', arguments: { ms: 20_000, tag } }, { signal: controller.signal });
-      const inFlight = async (): Promise<boolean> => (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1');
+      const inFlight = async (): Promise<boolean> =>
+        (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1');
       assert.ok(await until(inFlight), 'the call never reached the server');
       controller.abort();
       await assert.rejects(call);
@@ -368,9 +512,16 @@ describe('a 2026-07-28 agent: identity and rules per request', { timeout: TIMEOU
     const legacyA = await connectAgent(gate.url, { token: alice.token });
     try {
       const aTools = await a.listTools();
-      assert.deepEqual(aTools.tools.map((t) => t.name), ['sink__echo']);
+      assert.deepEqual(
+        aTools.tools.map((t) => t.name),
+        ['sink__echo'],
+      );
       assert.equal(aTools.cacheScope, 'private', 'views differ between agents: never public');
-      assert.deepEqual((await legacyA.client.listTools()).tools.map((t) => t.name), ['sink__echo'], 'the same view as a legacy session');
+      assert.deepEqual(
+        (await legacyA.client.listTools()).tools.map((t) => t.name),
+        ['sink__echo'],
+        'the same view as a legacy session',
+      );
       assert.ok((await b.listTools()).tools.length > 1);
       const denied = await rpcError(a.callTool({ name: 'sink__pid', arguments: {} }));
       assert.equal(denied.data.code, 'MCPG_POLICY_DENIED');
@@ -401,9 +552,16 @@ describe('a 2026-07-28 agent over stdio', { timeout: TIMEOUT }, () => {
     const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server', ['--marker-dir', dir.path]) });
     gw = new GatewayProcess({ config, args: ['--pins', 'off'] });
     client = modernClient({ sampling: {}, elicitation: { form: {} }, roots: {} });
-    client.setRequestHandler('sampling/createMessage', () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: 'from stdio' } }));
+    client.setRequestHandler('sampling/createMessage', () => ({
+      role: 'assistant',
+      model: 'm',
+      content: { type: 'text', text: 'from stdio' },
+    }));
     client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///modern/stdio' }] }));
-    client.setRequestHandler('elicitation/create', (req) => ({ action: 'accept', content: { name: `stdio, asked ${(req.params as { message: string }).message}` } }));
+    client.setRequestHandler('elicitation/create', (req) => ({
+      action: 'accept',
+      content: { name: `stdio, asked ${(req.params as { message: string }).message}` },
+    }));
     await client.connect(gw.transport as never);
     yieldBetweenMessages(gw);
   });
@@ -421,22 +579,28 @@ describe('a 2026-07-28 agent over stdio', { timeout: TIMEOUT }, () => {
     assert.ok(tools.tools.some((t) => t.name === 'sink__echo'));
     assert.equal(tools.cacheScope, 'public');
     const steps: number[] = [];
-    assert.equal(textOf(await client.callTool({ name: 'sink__progress', arguments: { steps: 2 } }, { onprogress: (p) => steps.push(p.progress) })), 'done');
+    assert.equal(
+      textOf(await client.callTool({ name: 'sink__progress', arguments: { steps: 2 } }, { onprogress: (p) => steps.push(p.progress) })),
+      'done',
+    );
     assert.deepEqual(steps, [1, 2]);
     assert.equal(((await client.readResource({ uri: 'mcpgate://sink/sink://static/2' })).contents[0] as { text: string }).text, 'two');
-    assert.equal(((await client.getPrompt({ name: 'sink__greet', arguments: { name: 'stdio' } })).messages[0]!.content as { text: string }).text, 'Hello, stdio!');
+    assert.equal(
+      ((await client.getPrompt({ name: 'sink__greet', arguments: { name: 'stdio' } })).messages[0]!.content as { text: string }).text,
+      'Hello, stdio!',
+    );
   });
 
-  it('a server\'s sampling request becomes an input-required result; the retry answers it', async () => {
+  it("a server's sampling request becomes an input-required result; the retry answers it", async () => {
     assert.equal(textOf(await client.callTool({ name: 'sink__sample', arguments: { prompt: 'x' } })), 'sampled: from stdio');
   });
 
-  it('a server\'s elicitation request becomes an input-required result; the retry answers it', async () => {
+  it("a server's elicitation request becomes an input-required result; the retry answers it", async () => {
     const answer = JSON.parse(textOf(await client.callTool({ name: 'sink__elicit', arguments: {} }))) as unknown;
     assert.deepEqual(answer, { action: 'accept', content: { name: 'stdio, asked Who are you?' } });
   });
 
-  it('a server\'s roots/list becomes an input-required result; the retry answers it', async () => {
+  it("a server's roots/list becomes an input-required result; the retry answers it", async () => {
     assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'sink__roots', arguments: {} }))), [{ uri: 'file:///modern/stdio' }]);
   });
 
@@ -480,7 +644,11 @@ describe('2026-07-28 agents over Streamable HTTP and stdio, a 2025-era server ov
     gw = new GatewayProcess({ config, args: ['--pins', 'off'] });
     for (const via of ['http', 'stdio'] as const) {
       const client = modernClient({ sampling: {} });
-      client.setRequestHandler('sampling/createMessage', () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: `over ${via}` } }));
+      client.setRequestHandler('sampling/createMessage', () => ({
+        role: 'assistant',
+        model: 'm',
+        content: { type: 'text', text: `over ${via}` },
+      }));
       const transport = via === 'http' ? new StreamableHTTPClientTransport(new URL(gate.url)) : gw.transport;
       await client.connect(transport as never);
       yieldBetweenMessages(via === 'http' ? transport : gw);
@@ -497,28 +665,38 @@ describe('2026-07-28 agents over Streamable HTTP and stdio, a 2025-era server ov
   });
 
   for (const via of ['http', 'stdio'] as const) {
-    it(`calls, progress, sampling (input required, answered on the retry) and list changes (agent over ${via})`, { timeout: 30_000 }, async () => {
-      const client = agents[via];
-      assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
-      assert.ok((await client.listTools()).tools.some((t) => t.name === 'web__echo'));
-      assert.equal(textOf(await client.callTool({ name: 'web__echo', arguments: { text: via } })), via);
-      const steps: number[] = [];
-      assert.equal(textOf(await client.callTool({ name: 'web__progress', arguments: { steps: 2 } }, { onprogress: (p) => steps.push(p.progress) })), 'done');
-      assert.deepEqual(steps, [1, 2]);
-      assert.equal(textOf(await client.callTool({ name: 'web__sample', arguments: { prompt: 'hi' } })), `sampled: over ${via}`);
+    it(
+      `calls, progress, sampling (input required, answered on the retry) and list changes (agent over ${via})`,
+      { timeout: 30_000 },
+      async () => {
+        const client = agents[via];
+        assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
+        assert.ok((await client.listTools()).tools.some((t) => t.name === 'web__echo'));
+        assert.equal(textOf(await client.callTool({ name: 'web__echo', arguments: { text: via } })), via);
+        const steps: number[] = [];
+        assert.equal(
+          textOf(await client.callTool({ name: 'web__progress', arguments: { steps: 2 } }, { onprogress: (p) => steps.push(p.progress) })),
+          'done',
+        );
+        assert.deepEqual(steps, [1, 2]);
+        assert.equal(textOf(await client.callTool({ name: 'web__sample', arguments: { prompt: 'hi' } })), `sampled: over ${via}`);
 
-      let toolsChanged!: () => void;
-      const changed = new Promise<void>((resolve) => (toolsChanged = resolve));
-      client.setNotificationHandler('notifications/tools/list_changed', () => toolsChanged());
-      const sub = await client.listen({ toolsListChanged: true });
-      try {
-        const grown = textOf(await client.callTool({ name: 'web__grow', arguments: {} }));
-        await changed;
-        assert.ok(await until(async () => (await client.listTools()).tools.some((t) => t.name === `web__${grown}`)), `web__${grown} never appeared`);
-      } finally {
-        await sub.close();
-      }
-    });
+        let toolsChanged!: () => void;
+        const changed = new Promise<void>((resolve) => (toolsChanged = resolve));
+        client.setNotificationHandler('notifications/tools/list_changed', () => toolsChanged());
+        const sub = await client.listen({ toolsListChanged: true });
+        try {
+          const grown = textOf(await client.callTool({ name: 'web__grow', arguments: {} }));
+          await changed;
+          assert.ok(
+            await until(async () => (await client.listTools()).tools.some((t) => t.name === `web__${grown}`)),
+            `web__${grown} never appeared`,
+          );
+        } finally {
+          await sub.close();
+        }
+      },
+    );
   }
 });
 

@@ -7,11 +7,18 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  cli, fixtureServer, startGateway, tempDir, textOf, until, writeConfig,
-  type GatewayProcess, type TempDir,
+  cli,
+  fixtureServer,
+  startGateway,
+  tempDir,
+  textOf,
+  until,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
 } from '../helpers/gateway.js';
 
-describe('cache hints of modern servers\' lists', { timeout: 60_000 }, () => {
+describe("cache hints of modern servers' lists", { timeout: 60_000 }, () => {
   let dir: TempDir;
   let gw: GatewayProcess;
 
@@ -35,19 +42,23 @@ describe('cache hints of modern servers\' lists', { timeout: 60_000 }, () => {
   };
   const shows = async (tool: string): Promise<boolean> => (await gw.client.listTools()).tools.some((t) => t.name === tool);
 
-  it('a reconnect takes a list still fresh by its hint from what was kept, without asking; a list with no hint is asked again', { timeout: 30_000 }, async () => {
-    assert.ok(await shows('cached__echo') && await shows('plain__echo'));
-    const before = { cached: await listed('cached'), plain: await listed('plain') };
-    assert.ok(before.cached >= 1 && before.plain >= 1);
-    for (const server of ['cached', 'plain']) {
-      assert.equal(textOf(await gw.client.callTool({ name: `${server}__exit`, arguments: {} })), 'bye');
-      await gw.waitForLog((l) => l.msg === `server "${server}" is back`);
-      assert.ok(await until(() => shows(`${server}__echo`)), `${server}'s tools never came back`);
-    }
-    assert.equal(await listed('cached'), before.cached, 'the fresh list was asked for again');
-    assert.equal(await listed('plain'), before.plain + 1, 'the list without a hint was not asked for again');
-    assert.equal(textOf(await gw.client.callTool({ name: 'cached__echo', arguments: { text: 'still here' } })), 'still here');
-  });
+  it(
+    'a reconnect takes a list still fresh by its hint from what was kept, without asking; a list with no hint is asked again',
+    { timeout: 30_000 },
+    async () => {
+      assert.ok((await shows('cached__echo')) && (await shows('plain__echo')));
+      const before = { cached: await listed('cached'), plain: await listed('plain') };
+      assert.ok(before.cached >= 1 && before.plain >= 1);
+      for (const server of ['cached', 'plain']) {
+        assert.equal(textOf(await gw.client.callTool({ name: `${server}__exit`, arguments: {} })), 'bye');
+        await gw.waitForLog((l) => l.msg === `server "${server}" is back`);
+        assert.ok(await until(() => shows(`${server}__echo`)), `${server}'s tools never came back`);
+      }
+      assert.equal(await listed('cached'), before.cached, 'the fresh list was asked for again');
+      assert.equal(await listed('plain'), before.plain + 1, 'the list without a hint was not asked for again');
+      assert.equal(textOf(await gw.client.callTool({ name: 'cached__echo', arguments: { text: 'still here' } })), 'still here');
+    },
+  );
 
   it('a list change on the listen stream fetches the list again, fresh hint or not', { timeout: 30_000 }, async () => {
     const before = await listed('cached');
@@ -74,30 +85,45 @@ describe('the "era" of a server entry', { timeout: 90_000 }, () => {
   });
 
   it('a 2025-era server pinned to 2026-07-28 fails to start with a message that says why', { timeout: 40_000 }, async () => {
-    const config = await writeConfig(dir, { old: fixtureServer('echo-server', [], { era: '2026-07-28' }), modern: fixtureServer('modern-server', [], { era: '2025' }) });
+    const config = await writeConfig(dir, {
+      old: fixtureServer('echo-server', [], { era: '2026-07-28' }),
+      modern: fixtureServer('modern-server', [], { era: '2025' }),
+    });
     const gw = await startGateway({ config });
     try {
-      const old = await gw.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('server "old"') && /server\/discover/.test(l.msg));
+      const old = await gw.waitForLog(
+        (l) => typeof l.msg === 'string' && l.msg.startsWith('server "old"') && /server\/discover/.test(l.msg),
+      );
       assert.match(String(old.msg), /before completing server\/discover; the entry's "era" is "2026-07-28"/);
-      const modern = await gw.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('server "modern"') && /initialize/.test(l.msg));
+      const modern = await gw.waitForLog(
+        (l) => typeof l.msg === 'string' && l.msg.startsWith('server "modern"') && /initialize/.test(l.msg),
+      );
       assert.match(String(modern.msg), /Unsupported protocol version/);
     } finally {
       await gw.stop();
     }
   });
 
-  it('a stdio entry without "era" is probed: a modern server is spoken to in 2026-07-28, 2025-era ones are initialized', { timeout: 40_000 }, async () => {
-    // The modern fixture refuses initialize: it works only if the default probe found its era.
-    const config = await writeConfig(dir, { modern: fixtureServer('modern-server'), sink: fixtureServer('kitchen-sink-server'), v1: fixtureServer('echo-server-v1') });
-    const gw = await startGateway({ config });
-    try {
-      assert.equal(textOf(await gw.client.callTool({ name: 'modern__echo', arguments: { text: 'probed' } })), 'probed');
-      assert.equal(textOf(await gw.client.callTool({ name: 'sink__echo', arguments: { text: 'legacy' } })), 'legacy');
-      assert.equal(textOf(await gw.client.callTool({ name: 'v1__echo', arguments: { text: 'v1' } })), 'v1');
-    } finally {
-      await gw.stop();
-    }
-  });
+  it(
+    'a stdio entry without "era" is probed: a modern server is spoken to in 2026-07-28, 2025-era ones are initialized',
+    { timeout: 40_000 },
+    async () => {
+      // The modern fixture refuses initialize: it works only if the default probe found its era.
+      const config = await writeConfig(dir, {
+        modern: fixtureServer('modern-server'),
+        sink: fixtureServer('kitchen-sink-server'),
+        v1: fixtureServer('echo-server-v1'),
+      });
+      const gw = await startGateway({ config });
+      try {
+        assert.equal(textOf(await gw.client.callTool({ name: 'modern__echo', arguments: { text: 'probed' } })), 'probed');
+        assert.equal(textOf(await gw.client.callTool({ name: 'sink__echo', arguments: { text: 'legacy' } })), 'legacy');
+        assert.equal(textOf(await gw.client.callTool({ name: 'v1__echo', arguments: { text: 'v1' } })), 'v1');
+      } finally {
+        await gw.stop();
+      }
+    },
+  );
 
   it('a server that never answers the probe is initialized within the startup time', { timeout: 40_000 }, async () => {
     const config = await writeConfig(dir, { quiet: fixtureServer('probe-averse-server', ['--on-probe', 'silent']) });
@@ -110,21 +136,34 @@ describe('the "era" of a server entry', { timeout: 90_000 }, () => {
     }
   });
 
-  it('a server that dies of the probe is initialized without it on the next start, and the finding is kept', { timeout: 40_000 }, async () => {
-    const starts = dir.file('starts.txt');
-    const config = await writeConfig(dir, { fragile: fixtureServer('probe-averse-server', ['--on-probe', 'crash', '--starts', starts]) });
-    const gw = await startGateway({ config, args: ['--backoff-cap', '50'] });
-    try {
-      assert.ok(await until(async () => (await gw.client.listTools()).tools.some((t) => t.name === 'fragile__echo')), 'the server never came up');
-      assert.equal(textOf(await gw.client.callTool({ name: 'fragile__echo', arguments: { text: 'second start' } })), 'second start');
-      const failed = await gw.waitForLog((l) => l.server === 'fragile' && typeof l.msg === 'string' && /before completing server\/discover/.test(l.msg));
-      assert.match(String(failed.msg), /the probe for its era: it is initialized next time/);
-      const { readFile } = await import('node:fs/promises');
-      assert.equal((await readFile(starts, 'utf8')).trim().split('\n').length, 2, 'one start died of the probe, the next was initialized');
-    } finally {
-      await gw.stop();
-    }
-  });
+  it(
+    'a server that dies of the probe is initialized without it on the next start, and the finding is kept',
+    { timeout: 40_000 },
+    async () => {
+      const starts = dir.file('starts.txt');
+      const config = await writeConfig(dir, { fragile: fixtureServer('probe-averse-server', ['--on-probe', 'crash', '--starts', starts]) });
+      const gw = await startGateway({ config, args: ['--backoff-cap', '50'] });
+      try {
+        assert.ok(
+          await until(async () => (await gw.client.listTools()).tools.some((t) => t.name === 'fragile__echo')),
+          'the server never came up',
+        );
+        assert.equal(textOf(await gw.client.callTool({ name: 'fragile__echo', arguments: { text: 'second start' } })), 'second start');
+        const failed = await gw.waitForLog(
+          (l) => l.server === 'fragile' && typeof l.msg === 'string' && /before completing server\/discover/.test(l.msg),
+        );
+        assert.match(String(failed.msg), /the probe for its era: it is initialized next time/);
+        const { readFile } = await import('node:fs/promises');
+        assert.equal(
+          (await readFile(starts, 'utf8')).trim().split('\n').length,
+          2,
+          'one start died of the probe, the next was initialized',
+        );
+      } finally {
+        await gw.stop();
+      }
+    },
+  );
 
   it('"auto" falls back to initialize for a 2025-era server', { timeout: 40_000 }, async () => {
     const config = await writeConfig(dir, { old: fixtureServer('echo-server', [], { era: 'auto' }) });

@@ -19,92 +19,110 @@ const SERVERS = ['pystdio', 'pyhttp'] as const;
 
 const python = pythonWithMcp();
 
-describe('the Python SDK as a 2026-07-28 server, for a 2025-era and a 2026-07-28 agent', { timeout: 120_000, skip: python === null && NO_PYTHON_MCP }, () => {
-  let dir: TempDir;
-  let remote: Remote;
-  let gate: HttpGateway;
-  const agents: Record<'legacy' | 'modern', Client> = {} as never;
-  const asked = { legacy: 0, modern: 0 };
+describe(
+  'the Python SDK as a 2026-07-28 server, for a 2025-era and a 2026-07-28 agent',
+  { timeout: 120_000, skip: python === null && NO_PYTHON_MCP },
+  () => {
+    let dir: TempDir;
+    let remote: Remote;
+    let gate: HttpGateway;
+    const agents: Record<'legacy' | 'modern', Client> = {} as never;
+    const asked = { legacy: 0, modern: 0 };
 
-  before(async () => {
-    dir = await tempDir();
-    remote = await startRemote(python!, [SERVER, '--http']);
-    const config = await writeConfig(dir, {
-      pystdio: { command: python, args: [SERVER], era: MODERN },
-      pyhttp: { type: 'http', url: remote.url, era: MODERN },
-    });
-    // Pins off: a grown tool would otherwise be held (new since first use), not shown.
-    gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off'] });
-    const capabilities = { elicitation: { form: {} } };
-    ({ client: agents.legacy } = await connectAgent(gate.url, {
-      capabilities,
-      setup: (c) => c.setRequestHandler('elicitation/create', () => {
-        asked.legacy += 1;
-        return { action: 'accept', content: { name: 'legacy' } };
-      }),
-    }));
-    agents.modern = new Client({ name: 'mcpgate-modern-py', version: '1.0.0' }, { capabilities, versionNegotiation: { mode: { pin: MODERN } } });
-    agents.modern.setRequestHandler('elicitation/create', () => {
-      asked.modern += 1;
-      return { action: 'accept', content: { name: 'modern' } };
-    });
-    await agents.modern.connect(new StreamableHTTPClientTransport(new URL(gate.url)));
-  });
-
-  after(async () => {
-    await agents.legacy?.close();
-    await agents.modern?.close();
-    await gate?.stop();
-    await remote?.stop();
-    await dir?.remove();
-  });
-
-  for (const who of ['legacy', 'modern'] as const) {
-    it(`a ${who} agent lists, calls, reads and gets prompts; mcpgate speaks 2026-07-28 to the Python server`, { timeout: 30_000 }, async () => {
-      const client = agents[who];
-      assert.equal(client.getNegotiatedProtocolVersion() === MODERN, who === 'modern');
-      const names = (await client.listTools()).tools.map((t) => t.name);
-      const uris = (await client.listResources()).resources.map((r) => r.uri);
-      for (const server of SERVERS) {
-        assert.ok(names.includes(`${server}__echo`), `${server}'s tools missing: ${names.join(', ')}`);
-        assert.equal(textOf(await client.callTool({ name: `${server}__era`, arguments: {} })), MODERN);
-        assert.equal(textOf(await client.callTool({ name: `${server}__echo`, arguments: { text: who } })), who);
-        const uri = uris.find((u) => u.startsWith(`mcpgate://${server}/py://note`));
-        assert.ok(uri !== undefined, `no note of ${server} among ${uris.join(', ')}`);
-        assert.equal((((await client.readResource({ uri })).contents[0]) as { text: string }).text, 'a python note');
-        const prompt = await client.getPrompt({ name: `${server}__greet`, arguments: { name: who } });
-        assert.deepEqual(prompt.messages[0]?.content, { type: 'text', text: `Hello from Python, ${who}` });
-      }
+    before(async () => {
+      dir = await tempDir();
+      remote = await startRemote(python!, [SERVER, '--http']);
+      const config = await writeConfig(dir, {
+        pystdio: { command: python, args: [SERVER], era: MODERN },
+        pyhttp: { type: 'http', url: remote.url, era: MODERN },
+      });
+      // Pins off: a grown tool would otherwise be held (new since first use), not shown.
+      gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off'] });
+      const capabilities = { elicitation: { form: {} } };
+      ({ client: agents.legacy } = await connectAgent(gate.url, {
+        capabilities,
+        setup: (c) =>
+          c.setRequestHandler('elicitation/create', () => {
+            asked.legacy += 1;
+            return { action: 'accept', content: { name: 'legacy' } };
+          }),
+      }));
+      agents.modern = new Client(
+        { name: 'mcpgate-modern-py', version: '1.0.0' },
+        { capabilities, versionNegotiation: { mode: { pin: MODERN } } },
+      );
+      agents.modern.setRequestHandler('elicitation/create', () => {
+        asked.modern += 1;
+        return { action: 'accept', content: { name: 'modern' } };
+      });
+      await agents.modern.connect(new StreamableHTTPClientTransport(new URL(gate.url)));
     });
 
-    it(`the Python server's input-required elicitation reaches a ${who} agent, and the answer comes back on the retry`, { timeout: 30_000 }, async () => {
-      const before = asked[who];
-      for (const server of SERVERS) {
-        // ACTION:NAME:STATE — the server saw the agent's answer and its own (sealed) requestState.
-        assert.equal(textOf(await agents[who].callTool({ name: `${server}__ask`, arguments: {} })), `accept:${who}:state-echoed`);
-      }
-      assert.equal(asked[who], before + SERVERS.length);
+    after(async () => {
+      await agents.legacy?.close();
+      await agents.modern?.close();
+      await gate?.stop();
+      await remote?.stop();
+      await dir?.remove();
     });
-  }
 
-  it('a tool the Python server adds is announced on its listen stream and reaches both agents', { timeout: 30_000 }, async () => {
-    for (const server of SERVERS) {
-      const legacyChanged = new Promise<void>((resolve) => agents.legacy.setNotificationHandler('notifications/tools/list_changed', () => resolve()));
-      let modernChanged!: () => void;
-      const modernSeen = new Promise<void>((resolve) => (modernChanged = resolve));
-      agents.modern.setNotificationHandler('notifications/tools/list_changed', () => modernChanged());
-      const sub = await agents.modern.listen({ toolsListChanged: true });
-      try {
-        const grown = textOf(await agents.legacy.callTool({ name: `${server}__grow`, arguments: {} }));
-        await Promise.all([legacyChanged, modernSeen]);
-        const tool = `${server}__grown_${grown.split(' ')[1]}`;
-        for (const client of [agents.legacy, agents.modern]) {
-          assert.ok(await until(async () => (await client.listTools()).tools.some((t) => t.name === tool)), `${tool} never appeared`);
-        }
-        assert.equal(textOf(await agents.modern.callTool({ name: tool, arguments: {} })), grown);
-      } finally {
-        await sub.close();
-      }
+    for (const who of ['legacy', 'modern'] as const) {
+      it(
+        `a ${who} agent lists, calls, reads and gets prompts; mcpgate speaks 2026-07-28 to the Python server`,
+        { timeout: 30_000 },
+        async () => {
+          const client = agents[who];
+          assert.equal(client.getNegotiatedProtocolVersion() === MODERN, who === 'modern');
+          const names = (await client.listTools()).tools.map((t) => t.name);
+          const uris = (await client.listResources()).resources.map((r) => r.uri);
+          for (const server of SERVERS) {
+            assert.ok(names.includes(`${server}__echo`), `${server}'s tools missing: ${names.join(', ')}`);
+            assert.equal(textOf(await client.callTool({ name: `${server}__era`, arguments: {} })), MODERN);
+            assert.equal(textOf(await client.callTool({ name: `${server}__echo`, arguments: { text: who } })), who);
+            const uri = uris.find((u) => u.startsWith(`mcpgate://${server}/py://note`));
+            assert.ok(uri !== undefined, `no note of ${server} among ${uris.join(', ')}`);
+            assert.equal(((await client.readResource({ uri })).contents[0] as { text: string }).text, 'a python note');
+            const prompt = await client.getPrompt({ name: `${server}__greet`, arguments: { name: who } });
+            assert.deepEqual(prompt.messages[0]?.content, { type: 'text', text: `Hello from Python, ${who}` });
+          }
+        },
+      );
+
+      it(
+        `the Python server's input-required elicitation reaches a ${who} agent, and the answer comes back on the retry`,
+        { timeout: 30_000 },
+        async () => {
+          const before = asked[who];
+          for (const server of SERVERS) {
+            // ACTION:NAME:STATE — the server saw the agent's answer and its own (sealed) requestState.
+            assert.equal(textOf(await agents[who].callTool({ name: `${server}__ask`, arguments: {} })), `accept:${who}:state-echoed`);
+          }
+          assert.equal(asked[who], before + SERVERS.length);
+        },
+      );
     }
-  });
-});
+
+    it('a tool the Python server adds is announced on its listen stream and reaches both agents', { timeout: 30_000 }, async () => {
+      for (const server of SERVERS) {
+        const legacyChanged = new Promise<void>((resolve) =>
+          agents.legacy.setNotificationHandler('notifications/tools/list_changed', () => resolve()),
+        );
+        let modernChanged!: () => void;
+        const modernSeen = new Promise<void>((resolve) => (modernChanged = resolve));
+        agents.modern.setNotificationHandler('notifications/tools/list_changed', () => modernChanged());
+        const sub = await agents.modern.listen({ toolsListChanged: true });
+        try {
+          const grown = textOf(await agents.legacy.callTool({ name: `${server}__grow`, arguments: {} }));
+          await Promise.all([legacyChanged, modernSeen]);
+          const tool = `${server}__grown_${grown.split(' ')[1]}`;
+          for (const client of [agents.legacy, agents.modern]) {
+            assert.ok(await until(async () => (await client.listTools()).tools.some((t) => t.name === tool)), `${tool} never appeared`);
+          }
+          assert.equal(textOf(await agents.modern.callTool({ name: tool, arguments: {} })), grown);
+        } finally {
+          await sub.close();
+        }
+      }
+    });
+  },
+);

@@ -8,8 +8,17 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  fixtureServer, Notifications, rpcError, startGateway, tempDir, textOf, until, writeConfig, yieldBetweenMessages,
-  type GatewayProcess, type TempDir,
+  fixtureServer,
+  Notifications,
+  rpcError,
+  startGateway,
+  tempDir,
+  textOf,
+  until,
+  writeConfig,
+  yieldBetweenMessages,
+  type GatewayProcess,
+  type TempDir,
 } from '../helpers/gateway.js';
 import { startModernHttp, type Remote } from '../helpers/remote.js';
 
@@ -61,16 +70,16 @@ function suite(transport: 'stdio' | 'http'): void {
       await dir?.remove();
     });
 
-    it('lists and calls the modern server\'s tools beside a legacy server\'s (mixed config)', { timeout: 15_000 }, async () => {
+    it("lists and calls the modern server's tools beside a legacy server's (mixed config)", { timeout: 15_000 }, async () => {
       const { tools } = await gw.client.listTools();
       const names = tools.map((t) => t.name);
       assert.ok(names.includes('modern__echo') && names.includes('modern__ask'), `modern tools missing: ${names.join(', ')}`);
-      assert.ok(names.includes('legacy__echo'), 'the legacy server\'s tool is missing');
+      assert.ok(names.includes('legacy__echo'), "the legacy server's tool is missing");
       assert.equal(textOf(await gw.client.callTool({ name: 'modern__echo', arguments: { text: 'from 2025' } })), 'from 2025');
       assert.equal(textOf(await gw.client.callTool({ name: 'legacy__echo', arguments: { text: 'old' } })), 'old');
     });
 
-    it('reads the modern server\'s resource and gets its prompt', { timeout: 15_000 }, async () => {
+    it("reads the modern server's resource and gets its prompt", { timeout: 15_000 }, async () => {
       const { resources } = await gw.client.listResources();
       const note = resources.find((r) => r.uri.endsWith('modern://note'));
       assert.ok(note !== undefined, `no note among ${resources.map((r) => r.uri).join(', ')}`);
@@ -80,17 +89,21 @@ function suite(transport: 'stdio' | 'http'): void {
       assert.deepEqual(prompt.messages[0]?.content, { type: 'text', text: 'Hello, Bo' });
     });
 
-    it('turns an input-required elicitation into elicitation/create to the agent and retries with the answer', { timeout: 15_000 }, async () => {
-      const result = await gw.client.callTool({ name: 'modern__ask', arguments: {} });
-      // accept:NAME:STATE — the server got the agent's answer and its own requestState back.
-      assert.equal(textOf(result), 'accept:Ada:state-1');
-      assert.equal(asked.elicitation.length, 1);
-      assert.equal((asked.elicitation[0] as { message: string }).message, 'Your name?');
-    });
+    it(
+      'turns an input-required elicitation into elicitation/create to the agent and retries with the answer',
+      { timeout: 15_000 },
+      async () => {
+        const result = await gw.client.callTool({ name: 'modern__ask', arguments: {} });
+        // accept:NAME:STATE — the server got the agent's answer and its own requestState back.
+        assert.equal(textOf(result), 'accept:Ada:state-1');
+        assert.equal(asked.elicitation.length, 1);
+        assert.equal((asked.elicitation[0] as { message: string }).message, 'Your name?');
+      },
+    );
 
     it('sends each round of an input-required call as a new request, under a new id', { timeout: 15_000 }, async () => {
       const ids = /^ids:(\d+):(\d+)$/.exec(textOf(await gw.client.callTool({ name: 'modern__rounds', arguments: {} })));
-      assert.ok(ids !== null, 'the server did not name both rounds\' ids');
+      assert.ok(ids !== null, "the server did not name both rounds' ids");
       assert.notEqual(ids[1], ids[2]);
     });
 
@@ -99,9 +112,12 @@ function suite(transport: 'stdio' | 'http'): void {
       assert.equal(asked.sampling.length, 1);
     });
 
-    it('relays progress from the call\'s own stream to an agent that answers sampling and elicitation', { timeout: 15_000 }, async () => {
+    it("relays progress from the call's own stream to an agent that answers sampling and elicitation", { timeout: 15_000 }, async () => {
       const seen: number[] = [];
-      const result = await gw.client.callTool({ name: 'modern__progress', arguments: {} }, { onprogress: (p) => void seen.push(p.progress) });
+      const result = await gw.client.callTool(
+        { name: 'modern__progress', arguments: {} },
+        { onprogress: (p) => void seen.push(p.progress) },
+      );
       assert.equal(textOf(result), 'done');
       assert.deepEqual(seen, [1, 2]);
     });
@@ -121,11 +137,15 @@ function suite(transport: 'stdio' | 'http'): void {
       const seen = changes.count.tools;
       assert.equal(textOf(await gw.client.callTool({ name: 'modern__grow', arguments: {} })), 'grown 1');
       await changes.until('tools', seen + 1);
-      assert.ok(await until(async () => (await gw.client.listTools()).tools.some((t) => t.name === 'modern__grown_1')), 'the grown tool never appeared');
+      assert.ok(
+        await until(async () => (await gw.client.listTools()).tools.some((t) => t.name === 'modern__grown_1')),
+        'the grown tool never appeared',
+      );
     });
 
     it('cancels the call on the server when the agent cancels it', { timeout: 15_000 }, async () => {
-      const stats = async (): Promise<{ started: number; cancelled: number }> => JSON.parse(textOf(await gw.client.callTool({ name: 'modern__stats', arguments: {} }))) as { started: number; cancelled: number };
+      const stats = async (): Promise<{ started: number; cancelled: number }> =>
+        JSON.parse(textOf(await gw.client.callTool({ name: 'modern__stats', arguments: {} }))) as { started: number; cancelled: number };
       const abort = new AbortController();
       const call = gw.client.callTool({ name: 'modern__slow', arguments: { ms: 20_000 } }, { signal: abort.signal });
       assert.ok(await until(async () => (await stats()).started === 1), 'the call never reached the server');
@@ -166,7 +186,10 @@ describe('progress from modern servers over stdio and HTTP', { timeout: 60_000 }
   for (const server of ['local', 'remote']) {
     it(`relays progress from the call's own stream (${server})`, { timeout: 10_000 }, async () => {
       const seen: number[] = [];
-      const result = await gw.client.callTool({ name: `${server}__progress`, arguments: {} }, { onprogress: (p) => void seen.push(p.progress) });
+      const result = await gw.client.callTool(
+        { name: `${server}__progress`, arguments: {} },
+        { onprogress: (p) => void seen.push(p.progress) },
+      );
       assert.equal(textOf(result), 'done');
       assert.deepEqual(seen, [1, 2]);
     });

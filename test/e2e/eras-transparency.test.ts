@@ -56,49 +56,57 @@ async def main():
 anyio.run(main)
 `;
 
-describe('a Python SDK server of both eras behind a plain entry, for the Python SDK client in either era', { timeout: 180_000, skip: python === null && NO_PYTHON_MCP }, () => {
-  let dir: TempDir;
-  let remote: Remote;
-  let config: string;
+describe(
+  'a Python SDK server of both eras behind a plain entry, for the Python SDK client in either era',
+  { timeout: 180_000, skip: python === null && NO_PYTHON_MCP },
+  () => {
+    let dir: TempDir;
+    let remote: Remote;
+    let config: string;
 
-  before(async () => {
-    dir = await tempDir();
-    remote = await startRemote(python!, [SERVER, '--http']);
-    // No "era" on either entry: mcpgate's default.
-    config = await writeConfig(dir, { pystdio: { command: python, args: [SERVER] }, pyhttp: { type: 'http', url: remote.url } });
-    await writeFile(dir.file('agent.py'), AGENT);
-  });
-
-  after(async () => {
-    await remote?.stop();
-    await dir?.remove();
-  });
-
-  const agent = async (args: string[]): Promise<Record<string, string>> => {
-    const { stdout } = await promisify(execFile)(python!, [dir.file('agent.py'), ...args], { timeout: 60_000 });
-    return JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, string>;
-  };
-  const throughMcpgate = (mode: string, server: string): Promise<Record<string, string>> =>
-    agent([mode, `${server}__`, process.execPath, CLI, 'serve', '--config', config, '--pins', 'off', '--agent', 'py']);
-
-  for (const mode of ['legacy', MODERN]) {
-    it(`a ${mode === 'legacy' ? '2025-era' : '2026-07-28'} agent gets through mcpgate what it gets directly, from the stdio and the HTTP server`, { timeout: 120_000 }, async () => {
-      const direct = await agent([mode, '', python!, SERVER]);
-      // The fixture's era split, seen directly: the evidence mcpgate must keep.
-      if (mode === 'legacy') {
-        assert.deepEqual([direct.greet, direct.sample, direct.roots], ['accept:zed', 'sampled:words', 'file:///py/root']);
-        assert.match(direct.ask!, /^error: /);
-      } else {
-        assert.equal(direct.ask, 'accept:zed');
-        assert.match(direct.greet!, /no back-channel/);
-      }
-      assert.deepEqual(await throughMcpgate(mode, 'pystdio'), direct);
-      assert.deepEqual(await throughMcpgate(mode, 'pyhttp'), direct);
+    before(async () => {
+      dir = await tempDir();
+      remote = await startRemote(python!, [SERVER, '--http']);
+      // No "era" on either entry: mcpgate's default.
+      config = await writeConfig(dir, { pystdio: { command: python, args: [SERVER] }, pyhttp: { type: 'http', url: remote.url } });
+      await writeFile(dir.file('agent.py'), AGENT);
     });
-  }
-});
 
-describe('a 2026-07-28 agent\'s notifications/cancelled over stdio, without the envelope', { timeout: 60_000 }, () => {
+    after(async () => {
+      await remote?.stop();
+      await dir?.remove();
+    });
+
+    const agent = async (args: string[]): Promise<Record<string, string>> => {
+      const { stdout } = await promisify(execFile)(python!, [dir.file('agent.py'), ...args], { timeout: 60_000 });
+      return JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, string>;
+    };
+    const throughMcpgate = (mode: string, server: string): Promise<Record<string, string>> =>
+      agent([mode, `${server}__`, process.execPath, CLI, 'serve', '--config', config, '--pins', 'off', '--agent', 'py']);
+
+    for (const mode of ['legacy', MODERN]) {
+      it(
+        `a ${mode === 'legacy' ? '2025-era' : '2026-07-28'} agent gets through mcpgate what it gets directly, from the stdio and the HTTP server`,
+        { timeout: 120_000 },
+        async () => {
+          const direct = await agent([mode, '', python!, SERVER]);
+          // The fixture's era split, seen directly: the evidence mcpgate must keep.
+          if (mode === 'legacy') {
+            assert.deepEqual([direct.greet, direct.sample, direct.roots], ['accept:zed', 'sampled:words', 'file:///py/root']);
+            assert.match(direct.ask!, /^error: /);
+          } else {
+            assert.equal(direct.ask, 'accept:zed');
+            assert.match(direct.greet!, /no back-channel/);
+          }
+          assert.deepEqual(await throughMcpgate(mode, 'pystdio'), direct);
+          assert.deepEqual(await throughMcpgate(mode, 'pyhttp'), direct);
+        },
+      );
+    }
+  },
+);
+
+describe("a 2026-07-28 agent's notifications/cancelled over stdio, without the envelope", { timeout: 60_000 }, () => {
   let dir: TempDir;
   let gw: GatewayProcess;
 
@@ -116,14 +124,23 @@ describe('a 2026-07-28 agent\'s notifications/cancelled over stdio, without the 
 
   it('reaches the server by the request id it names', async () => {
     const tag = `bare-${process.pid}`;
-    gw.transport.sendRaw(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'sink__slow', arguments: { ms: 30_000, tag }, _meta: ENVELOPE } }));
+    gw.transport.sendRaw(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'sink__slow', arguments: { ms: 30_000, tag }, _meta: ENVELOPE },
+      }),
+    );
     // The revision lets a cancellation go without _meta: only the request id says which call it ends.
-    gw.transport.sendRaw(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'changed my mind' } }));
+    gw.transport.sendRaw(
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'changed my mind' } }),
+    );
     assert.ok(await until(() => existsSync(dir.file(`cancelled-${tag}`)), 20_000), 'the server never saw the cancellation');
   });
 });
 
-describe('a 2025-era agent\'s cancelled call over Streamable HTTP', { timeout: 90_000 }, () => {
+describe("a 2025-era agent's cancelled call over Streamable HTTP", { timeout: 90_000 }, () => {
   let dir: TempDir;
   let gate: HttpGateway;
 
@@ -143,13 +160,23 @@ describe('a 2025-era agent\'s cancelled call over Streamable HTTP', { timeout: 9
     const headers = { ...JSON_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' };
     const tag = `http-${process.pid}`;
     const started = performance.now();
-    const call = raw(gate.url, { headers, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'sink__slow', arguments: { ms: 60_000, tag } } }) });
+    const call = raw(gate.url, {
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'sink__slow', arguments: { ms: 60_000, tag } } }),
+    });
     // Cancelled once it is in flight on the server.
-    assert.ok(await until(async () => (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1')));
-    const cancel = await raw(gate.url, { headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3, reason: 'no longer needed' } }) });
+    assert.ok(
+      await until(async () =>
+        (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1'),
+      ),
+    );
+    const cancel = await raw(gate.url, {
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3, reason: 'no longer needed' } }),
+    });
     assert.equal(cancel.status, 202);
     const answered = await call;
-    assert.ok(performance.now() - started < 30_000, 'the cancelled call\'s POST stayed open');
+    assert.ok(performance.now() - started < 30_000, "the cancelled call's POST stayed open");
     assert.equal(answered.status, 200);
     assert.match(String(answered.headers['content-type']), /^text\/event-stream/);
     assert.doesNotMatch(answered.body, /"id":3/, 'a cancelled request gets no answer');

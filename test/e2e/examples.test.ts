@@ -13,7 +13,10 @@ import { connectAgent } from '../helpers/http.js';
 /** Pids of every process whose command line mentions the reference servers. */
 function referenceServers(): number[] {
   const out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
-  return out.split('\n').filter((l) => /server-(everything|memory|filesystem)/.test(l) && !l.includes('ps -eo')).map((l) => Number(l.trim().split(/\s+/)[0]));
+  return out
+    .split('\n')
+    .filter((l) => /server-(everything|memory|filesystem)/.test(l) && !l.includes('ps -eo'))
+    .map((l) => Number(l.trim().split(/\s+/)[0]));
 }
 
 describe('examples/.mcp.json: the reference servers behind mcpgate', { timeout: 90_000 }, () => {
@@ -44,7 +47,8 @@ describe('examples/.mcp.json: the reference servers behind mcpgate', { timeout: 
 
   it('lists the tools of all three servers, namespaced', { timeout: 60_000 }, async () => {
     const names = (await gw.client.listTools()).tools.map((t) => t.name);
-    for (const name of ['everything__echo', 'memory__read_graph', 'files__list_allowed_directories']) assert.ok(names.includes(name), `${name} missing from ${names.join(', ')}`);
+    for (const name of ['everything__echo', 'memory__read_graph', 'files__list_allowed_directories'])
+      assert.ok(names.includes(name), `${name} missing from ${names.join(', ')}`);
   });
 
   it('calls a tool on each server', { timeout: 30_000 }, async () => {
@@ -54,10 +58,12 @@ describe('examples/.mcp.json: the reference servers behind mcpgate', { timeout: 
     assert.notEqual(graph.isError, true);
   });
 
-  it('relays server-filesystem\'s early roots/list to the agent once it is initialized', { timeout: 30_000 }, async () => {
+  it("relays server-filesystem's early roots/list to the agent once it is initialized", { timeout: 30_000 }, async () => {
     const real = await realpath(dir.path);
-    assert.ok(await until(async () => textOf(await gw.client.callTool({ name: 'files__list_allowed_directories', arguments: {} })).includes(real)),
-      'server-filesystem never adopted the agent\'s root');
+    assert.ok(
+      await until(async () => textOf(await gw.client.callTool({ name: 'files__list_allowed_directories', arguments: {} })).includes(real)),
+      "server-filesystem never adopted the agent's root",
+    );
   });
 
   it('reads a resource of server-everything through its namespaced URI', { timeout: 30_000 }, async () => {
@@ -85,13 +91,24 @@ describe('npm start: the example over HTTP, as package.json runs it', { timeout:
     assert.match(words[http + 1]!, /^127\.0\.0\.1:\d+$/, 'npm start binds to loopback');
     // The same flags on a free port, so the test never collides with a gateway the user runs.
     const args = words.slice(3).map((w, i) => (i + 3 === http + 1 ? '127.0.0.1:0' : w));
-    const gate = new GatewayProcess({ config: join(ROOT, 'examples/.mcp.json'), agent: null, args: [...args, '--state', dir.path, '--startup-timeout', '60000'], env: { TMPDIR: dir.path } });
+    const gate = new GatewayProcess({
+      config: join(ROOT, 'examples/.mcp.json'),
+      agent: null,
+      args: [...args, '--state', dir.path, '--startup-timeout', '60000'],
+      env: { TMPDIR: dir.path },
+    });
     try {
       const line = await gate.waitForLog((l) => String(l.msg).startsWith('mcpgate listening on http://127.0.0.1:'));
       const agent = await connectAgent(line.url as string);
       try {
-        assert.equal(textOf(await agent.client.callTool({ name: 'everything__echo', arguments: { message: 'over http' } })), 'Echo: over http');
-        const denied = await agent.client.callTool({ name: 'files__write_file', arguments: { path: 'x', content: 'y' } }).then(() => 'allowed', (err: Error) => err.message);
+        assert.equal(
+          textOf(await agent.client.callTool({ name: 'everything__echo', arguments: { message: 'over http' } })),
+          'Echo: over http',
+        );
+        const denied = await agent.client.callTool({ name: 'files__write_file', arguments: { path: 'x', content: 'y' } }).then(
+          () => 'allowed',
+          (err: Error) => err.message,
+        );
         assert.match(denied, /agent "example" may not use tool "write_file"/, 'the example rules apply to the agent "example"');
       } finally {
         await agent.client.close();

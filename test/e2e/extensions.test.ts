@@ -39,7 +39,8 @@ for (const era of ['2025-11-25', '2026-07-28'] as const) {
     it("declares the merge of the servers' extensions to the agent", { timeout: 20_000 }, async () => {
       // The servers start before the answer (initialize waits for them; a modern agent's discover may not).
       await client.listTools();
-      const declared = era === '2026-07-28' ? (await client.discover()).capabilities.extensions : client.getServerCapabilities()?.extensions;
+      const declared =
+        era === '2026-07-28' ? (await client.discover()).capabilities.extensions : client.getServerCapabilities()?.extensions;
       assert.deepEqual(declared, { [UI]: { mimeTypes: [MIME] }, 'com.example/shared': {}, 'com.example/mine': {} });
     });
 
@@ -49,7 +50,9 @@ for (const era of ['2025-11-25', '2026-07-28'] as const) {
     });
 
     it('declares to a shared server only what mcpgate passes through for every agent', { timeout: 20_000 }, async () => {
-      assert.deepEqual(jsonOf(await client.callTool({ name: 'shared__client_extensions', arguments: {} })), { [UI]: { mimeTypes: [MIME] } });
+      assert.deepEqual(jsonOf(await client.callTool({ name: 'shared__client_extensions', arguments: {} })), {
+        [UI]: { mimeTypes: [MIME] },
+      });
     });
   });
 }

@@ -8,7 +8,15 @@ import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  fixtureServer, rpcError, startGateway, tempDir, textOf, until, writeConfig, type GatewayProcess, type TempDir,
+  fixtureServer,
+  rpcError,
+  startGateway,
+  tempDir,
+  textOf,
+  until,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
 } from '../helpers/gateway.js';
 
 describe('failures: timeouts and servers that die mid-call', { timeout: 60_000 }, () => {
@@ -31,7 +39,7 @@ describe('failures: timeouts and servers that die mid-call', { timeout: 60_000 }
     await dir?.remove();
   });
 
-  it('cuts a call at the server\'s timeout, cancels it on the server, and keeps the connection usable', { timeout: 15_000 }, async () => {
+  it("cuts a call at the server's timeout, cancels it on the server, and keeps the connection usable", { timeout: 15_000 }, async () => {
     const started = Date.now();
     const err = await rpcError(gw.client.callTool({ name: 'sink__slow', arguments: { ms: 20_000, tag: 'timeout' } }));
     assert.equal(err.code, -32012);
@@ -69,16 +77,19 @@ describe('failures: timeouts and servers that die mid-call', { timeout: 60_000 }
     const names = (await gw.client.listTools()).tools.map((t) => t.name);
     assert.ok(names.includes('victim__echo'), names.join(', '));
     // Until it is back, a call is refused as retryable (never "unknown tool"); then it goes through.
-    assert.ok(await until(async () => {
-      try {
-        return textOf(await gw.client.callTool({ name: 'victim__echo', arguments: { text: 'x' } })) === 'x';
-      } catch (err) {
-        const { data } = err as { data?: Record<string, unknown> };
-        assert.equal(data?.code, 'MCPG_SERVER_UNAVAILABLE');
-        assert.equal(data.retryable, true);
-        return false;
-      }
-    }, 15_000), 'not back');
+    assert.ok(
+      await until(async () => {
+        try {
+          return textOf(await gw.client.callTool({ name: 'victim__echo', arguments: { text: 'x' } })) === 'x';
+        } catch (err) {
+          const { data } = err as { data?: Record<string, unknown> };
+          assert.equal(data?.code, 'MCPG_SERVER_UNAVAILABLE');
+          assert.equal(data.retryable, true);
+          return false;
+        }
+      }, 15_000),
+      'not back',
+    );
     assert.equal(listChanged, before_, 'the agent was told of no list change');
     assert.equal(textOf(await gw.client.callTool({ name: 'sink__echo', arguments: { text: 'alive' } })), 'alive');
   });
@@ -90,7 +101,10 @@ describe('failures: an agent with too many requests in flight', { timeout: 30_00
 
   before(async () => {
     dir = await tempDir();
-    gw = await startGateway({ config: await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server') }), args: ['--max-inflight', '2'] });
+    gw = await startGateway({
+      config: await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server') }),
+      args: ['--max-inflight', '2'],
+    });
   });
 
   after(async () => {
@@ -100,7 +114,11 @@ describe('failures: an agent with too many requests in flight', { timeout: 30_00
 
   it('refuses requests past --max-inflight with MCPG_OVERLOADED, without reaching the server', { timeout: 15_000 }, async () => {
     const controller = new AbortController();
-    const slow = [1, 2].map((i) => gw.client.callTool({ name: 'sink__slow', arguments: { ms: 20_000, tag: `o${i}` } }, { signal: controller.signal }).catch(() => 'aborted'));
+    const slow = [1, 2].map((i) =>
+      gw.client
+        .callTool({ name: 'sink__slow', arguments: { ms: 20_000, tag: `o${i}` } }, { signal: controller.signal })
+        .catch(() => 'aborted'),
+    );
     // The agent's messages are handled in the order sent, so both slow calls are in flight by now.
     const err = await rpcError(gw.client.callTool({ name: 'sink__echo', arguments: { text: 'x' } }));
     assert.equal(err.code, -32016);

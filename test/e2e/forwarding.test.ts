@@ -8,7 +8,18 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { Client, ResourceNotFoundError } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { fixture, fixtureServer, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir, until, yieldBetweenMessages } from '../helpers/gateway.js';
+import {
+  fixture,
+  fixtureServer,
+  startGateway,
+  tempDir,
+  textOf,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
+  until,
+  yieldBetweenMessages,
+} from '../helpers/gateway.js';
 
 const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 const BLOB_1 = Buffer.from(Array.from({ length: 16 }, (_, i) => i)).toString('base64');
@@ -28,8 +39,6 @@ function tapWire(gw: GatewayProcess): WireMessage[] {
   });
   return wire;
 }
-
-
 
 /** The kitchen-sink's own tools/list, asked directly (no gateway), to compare definitions against. */
 async function directTools(): Promise<{ name: string }[]> {
@@ -68,7 +77,10 @@ describe('forwarding (SDK v2 agent)', { timeout: 60_000 }, () => {
     const { tools } = await gw.client.listTools();
     const sink = tools.filter((t) => t.name.startsWith('sink__'));
     const direct = await directTools();
-    assert.deepEqual(sink, direct.map((t) => ({ ...t, name: `sink__${t.name}` })));
+    assert.deepEqual(
+      sink,
+      direct.map((t) => ({ ...t, name: `sink__${t.name}` })),
+    );
     const echo = tools.find((t) => t.name === 'dyn__echo');
     assert.deepEqual(echo?.inputSchema.required, ['message']);
     assert.equal(tools.length, direct.length + 1);
@@ -103,13 +115,19 @@ describe('forwarding (SDK v2 agent)', { timeout: 60_000 }, () => {
   });
 
   it("passes a server's own JSON-RPC error through unchanged", { timeout: 10_000 }, async () => {
-    await assert.rejects(gw.client.callTool({ name: 'sink__throw', arguments: {} }), (err: { code?: unknown; message?: unknown; data?: unknown }) => {
-      assert.equal(err.code, -32050);
-      assert.match(String(err.message), /^(MCP error -32050: )?boom$/);
-      assert.equal(err.data, undefined);
-      return true;
-    });
-    assert.deepEqual(errors().find((e) => e.code === -32050), { code: -32050, message: 'boom' });
+    await assert.rejects(
+      gw.client.callTool({ name: 'sink__throw', arguments: {} }),
+      (err: { code?: unknown; message?: unknown; data?: unknown }) => {
+        assert.equal(err.code, -32050);
+        assert.match(String(err.message), /^(MCP error -32050: )?boom$/);
+        assert.equal(err.data, undefined);
+        return true;
+      },
+    );
+    assert.deepEqual(
+      errors().find((e) => e.code === -32050),
+      { code: -32050, message: 'boom' },
+    );
   });
 
   it('lists and reads resources (text and blob) under namespaced URIs', { timeout: 10_000 }, async () => {
@@ -140,16 +158,22 @@ describe('forwarding (SDK v2 agent)', { timeout: 60_000 }, () => {
       assert.equal(err.uri, 'file:///etc/passwd');
       return true;
     });
-    assert.deepEqual(errors().find((e) => e.data?.code === 'MCPG_RESOURCE_NOT_FOUND'), {
-      code: -32002,
-      message: 'no server serves file:///etc/passwd (mcpgate resource URIs look like mcpgate://SERVER/URI, or ui://SERVER/… for an MCP Apps ui:// resource)',
-      data: { code: 'MCPG_RESOURCE_NOT_FOUND', uri: 'file:///etc/passwd' },
-    });
+    assert.deepEqual(
+      errors().find((e) => e.data?.code === 'MCPG_RESOURCE_NOT_FOUND'),
+      {
+        code: -32002,
+        message:
+          'no server serves file:///etc/passwd (mcpgate resource URIs look like mcpgate://SERVER/URI, or ui://SERVER/… for an MCP Apps ui:// resource)',
+        data: { code: 'MCPG_RESOURCE_NOT_FOUND', uri: 'file:///etc/passwd' },
+      },
+    );
   });
 
   it('delivers resources/updated to a subscriber with the namespaced URI, and stops after unsubscribe', { timeout: 10_000 }, async () => {
     const uri = 'mcpgate://sink/sink://static/1';
-    const updated = new Promise<unknown>((resolve) => gw.client.setNotificationHandler('notifications/resources/updated', (n) => resolve(n.params)));
+    const updated = new Promise<unknown>((resolve) =>
+      gw.client.setNotificationHandler('notifications/resources/updated', (n) => resolve(n.params)),
+    );
     await gw.client.subscribeResource({ uri });
     assert.equal(textOf(await gw.client.callTool({ name: 'sink__touch', arguments: { uri: 'sink://static/1' } })), 'touched');
     assert.deepEqual(await updated, { uri });
@@ -159,7 +183,9 @@ describe('forwarding (SDK v2 agent)', { timeout: 60_000 }, () => {
 
   it('lists prompts namespaced and gets one with arguments', { timeout: 10_000 }, async () => {
     const { prompts } = await gw.client.listPrompts();
-    assert.deepEqual(prompts, [{ name: 'sink__greet', description: 'Greets someone by name', arguments: [{ name: 'name', required: true }] }]);
+    assert.deepEqual(prompts, [
+      { name: 'sink__greet', description: 'Greets someone by name', arguments: [{ name: 'name', required: true }] },
+    ]);
     const got = await gw.client.getPrompt({ name: 'sink__greet', arguments: { name: 'Ada' } });
     assert.deepEqual(got.messages, [{ role: 'user', content: { type: 'text', text: 'Hello, Ada!' } }]);
   });
@@ -187,10 +213,13 @@ describe('forwarding (SDK v2 agent)', { timeout: 60_000 }, () => {
     const response = wire.find((m) => JSON.stringify(m.result) === JSON.stringify(result));
     assert.ok(response !== undefined);
     const ofCall = wire.filter((m) => m === response || (m.method === 'notifications/progress' && m.params?.progressToken === response.id));
-    assert.deepEqual(ofCall, [...steps.map((p) => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: response.id, ...p } })), response]);
+    assert.deepEqual(ofCall, [
+      ...steps.map((p) => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: response.id, ...p } })),
+      response,
+    ]);
   });
 
-  it("cancels the call on the server when the agent aborts, and the next call works", { timeout: 20_000 }, async () => {
+  it('cancels the call on the server when the agent aborts, and the next call works', { timeout: 20_000 }, async () => {
     const tag = `abort-${process.pid}`;
     // Know when the request has left the client: then one round trip to the same server proves it arrived.
     const send = gw.transport.send.bind(gw.transport);
@@ -268,7 +297,7 @@ describe('forwarding: the gateway filters log messages itself', { timeout: 30_00
     await dir?.remove();
   });
 
-  it('filters log messages by the agent\'s level itself when a server ignores logging/setLevel', { timeout: 10_000 }, async () => {
+  it("filters log messages by the agent's level itself when a server ignores logging/setLevel", { timeout: 10_000 }, async () => {
     const first = new Promise<unknown>((resolve) => gw.client.setNotificationHandler('notifications/message', (n) => resolve(n.params)));
     await gw.client.setLoggingLevel('warning');
     await gw.client.callTool({ name: 'loud__log', arguments: { level: 'info', message: 'quiet' } });

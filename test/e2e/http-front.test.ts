@@ -6,7 +6,15 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { fixtureServer, rpcError, tempDir, textOf, until, writeConfig, cli, type TempDir } from '../helpers/gateway.js';
 import {
-  JSON_HEADERS, connectAgent, initializeBody, makeToken, raw, rawSession, startHttpGateway, writeRules, type HttpGateway,
+  JSON_HEADERS,
+  connectAgent,
+  initializeBody,
+  makeToken,
+  raw,
+  rawSession,
+  startHttpGateway,
+  writeRules,
+  type HttpGateway,
 } from '../helpers/http.js';
 
 const TIMEOUT = 60_000;
@@ -63,7 +71,10 @@ describe('HTTP front: agents, identity and bad requests', { timeout: TIMEOUT }, 
     assert.equal(none.status, 401);
     assert.match(String(none.headers['www-authenticate']), /^Bearer realm="mcpgate"/);
     assert.equal((none.json?.error as { data: { code: string } }).data.code, 'MCPG_UNAUTHORIZED');
-    const wrong = await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: 'Bearer mcpg_not-a-real-token' }, body: initializeBody() });
+    const wrong = await raw(gate.url, {
+      headers: { ...JSON_HEADERS, authorization: 'Bearer mcpg_not-a-real-token' },
+      body: initializeBody(),
+    });
     assert.equal(wrong.status, 401);
     assert.match(String(wrong.headers['www-authenticate']), /error="invalid_token"/);
     assert.doesNotMatch(wrong.body, /not-a-real-token/, 'the token is never echoed');
@@ -82,17 +93,33 @@ describe('HTTP front: agents, identity and bad requests', { timeout: TIMEOUT }, 
       assert.equal(malformed.status, 400);
       assert.equal((malformed.json?.error as { code: number }).code, -32700);
 
-      const big = await raw(gate.url, { headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping', params: { pad: 'x'.repeat(5000) } }) });
+      const big = await raw(gate.url, {
+        headers: inSession,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping', params: { pad: 'x'.repeat(5000) } }),
+      });
       assert.equal(big.status, 413);
-      const chunked = await raw(gate.url, { headers: { ...inSession, 'transfer-encoding': 'chunked' }, chunked: true, body: 'x'.repeat(10_000) });
+      const chunked = await raw(gate.url, {
+        headers: { ...inSession, 'transfer-encoding': 'chunked' },
+        chunked: true,
+        body: 'x'.repeat(10_000),
+      });
       assert.equal(chunked.status, 413, 'a chunked body is cut off at the limit too');
 
-      const evil = await raw(gate.url, { headers: { ...inSession, origin: 'http://evil.example' }, body: '{"jsonrpc":"2.0","id":3,"method":"ping"}' });
+      const evil = await raw(gate.url, {
+        headers: { ...inSession, origin: 'http://evil.example' },
+        body: '{"jsonrpc":"2.0","id":3,"method":"ping"}',
+      });
       assert.equal(evil.status, 403);
-      const local = await raw(gate.url, { headers: { ...inSession, origin: 'http://localhost:6274' }, body: '{"jsonrpc":"2.0","id":4,"method":"ping"}' });
+      const local = await raw(gate.url, {
+        headers: { ...inSession, origin: 'http://localhost:6274' },
+        body: '{"jsonrpc":"2.0","id":4,"method":"ping"}',
+      });
       assert.equal(local.status, 200, 'a page on this machine (the MCP Inspector) is allowed');
 
-      const unknown = await raw(gate.url, { headers: { ...auth, 'mcp-session-id': 'no-such-session' }, body: '{"jsonrpc":"2.0","id":5,"method":"ping"}' });
+      const unknown = await raw(gate.url, {
+        headers: { ...auth, 'mcp-session-id': 'no-such-session' },
+        body: '{"jsonrpc":"2.0","id":5,"method":"ping"}',
+      });
       assert.equal(unknown.status, 404);
       const missing = await raw(gate.url, { headers: auth, body: '{"jsonrpc":"2.0","id":6,"method":"ping"}' });
       assert.equal(missing.status, 400);
@@ -103,23 +130,42 @@ describe('HTTP front: agents, identity and bad requests', { timeout: TIMEOUT }, 
       assert.equal(batch.status, 400);
       const notRpc = await raw(gate.url, { headers: inSession, body: '{"hello":"world"}' });
       assert.equal(notRpc.status, 400);
-      const badVersion = await raw(gate.url, { headers: { ...inSession, 'mcp-protocol-version': '1999-01-01' }, body: '{"jsonrpc":"2.0","id":8,"method":"ping"}' });
+      const badVersion = await raw(gate.url, {
+        headers: { ...inSession, 'mcp-protocol-version': '1999-01-01' },
+        body: '{"jsonrpc":"2.0","id":8,"method":"ping"}',
+      });
       assert.equal(badVersion.status, 400);
-      const text = await raw(gate.url, { headers: { ...inSession, 'content-type': 'text/plain' }, body: '{"jsonrpc":"2.0","id":9,"method":"ping"}' });
+      const text = await raw(gate.url, {
+        headers: { ...inSession, 'content-type': 'text/plain' },
+        body: '{"jsonrpc":"2.0","id":9,"method":"ping"}',
+      });
       assert.equal(text.status, 415);
-      const unknownTool = await raw(gate.url, { headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'nope__nothing', arguments: {} } }) });
+      const unknownTool = await raw(gate.url, {
+        headers: inSession,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'nope__nothing', arguments: {} } }),
+      });
       assert.equal(unknownTool.status, 200);
       assert.equal((unknownTool.json?.error as { data: { code: string } }).data.code, 'MCPG_TOOL_NOT_FOUND');
 
       // A request id still in flight on this session cannot be reused (the first call keeps its answer).
-      const slow = raw(gate.url, { headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 'dup', method: 'tools/call', params: { name: 'sink__slow', arguments: { ms: 300 } } }) });
-      assert.ok(await until(async () => (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1')));
+      const slow = raw(gate.url, {
+        headers: inSession,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 'dup', method: 'tools/call', params: { name: 'sink__slow', arguments: { ms: 300 } } }),
+      });
+      assert.ok(
+        await until(async () =>
+          (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1'),
+        ),
+      );
       const dup = await raw(gate.url, { headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 'dup', method: 'ping' }) });
       assert.equal(dup.status, 409);
       assert.equal(((await slow).json?.result as { content: { text: string }[] }).content[0]?.text, 'slept');
 
       // Another agent's session id is just unknown to this one.
-      const stolen = await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${alice.token}`, 'mcp-session-id': session }, body: '{"jsonrpc":"2.0","id":11,"method":"ping"}' });
+      const stolen = await raw(gate.url, {
+        headers: { ...JSON_HEADERS, authorization: `Bearer ${alice.token}`, 'mcp-session-id': session },
+        body: '{"jsonrpc":"2.0","id":11,"method":"ping"}',
+      });
       assert.equal(stolen.status, 404);
 
       // The raw session and the SDK agent are both still fine.
@@ -140,8 +186,13 @@ describe('HTTP front: agents, identity and bad requests', { timeout: TIMEOUT }, 
     const b = await connectAgent(gate.url, { token: bob.token });
     try {
       const texts = Array.from({ length: 200 }, (_, i) => `call-${i}`);
-      const results = await Promise.all(texts.map((text, i) => b.client.callTool({ name: i % 2 === 0 ? 'echo__echo' : 'sink__echo', arguments: { text } })));
-      assert.deepEqual(results.map((r) => textOf(r)), texts);
+      const results = await Promise.all(
+        texts.map((text, i) => b.client.callTool({ name: i % 2 === 0 ? 'echo__echo' : 'sink__echo', arguments: { text } })),
+      );
+      assert.deepEqual(
+        results.map((r) => textOf(r)),
+        texts,
+      );
     } finally {
       await b.client.close();
     }
@@ -150,10 +201,14 @@ describe('HTTP front: agents, identity and bad requests', { timeout: TIMEOUT }, 
   it('a list is answered from cached bytes: each answer carries its own id and an exact Content-Length', async () => {
     const session = await rawSession(gate.url, { authorization: `Bearer ${alice.token}` });
     const headers = { ...JSON_HEADERS, authorization: `Bearer ${alice.token}`, 'mcp-session-id': session };
-    const list = (id: string | number): Promise<Awaited<ReturnType<typeof raw>>> => raw(gate.url, { headers, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list' }) });
+    const list = (id: string | number): Promise<Awaited<ReturnType<typeof raw>>> =>
+      raw(gate.url, { headers, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list' }) });
     const first = await list('é-1 "quoted"');
     const second = await list(2);
-    for (const [res, id] of [[first, 'é-1 "quoted"'], [second, 2]] as const) {
+    for (const [res, id] of [
+      [first, 'é-1 "quoted"'],
+      [second, 2],
+    ] as const) {
       assert.equal(res.status, 200);
       assert.equal(res.headers['content-type'], 'application/json');
       assert.equal(Number(res.headers['content-length']), Buffer.byteLength(res.body), 'Content-Length counts bytes, not characters');
@@ -166,7 +221,8 @@ describe('HTTP front: agents, identity and bad requests', { timeout: TIMEOUT }, 
 
   it('a token added to the rules works as soon as the file is saved (hot reload), and a removed one stops', async () => {
     const carol = makeToken();
-    const before = (await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${carol.token}` }, body: initializeBody() })).status;
+    const before = (await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${carol.token}` }, body: initializeBody() }))
+      .status;
     assert.equal(before, 401);
     const reloads = gate.gw.logs.filter((l) => String(l.msg).startsWith('configuration reloaded')).length;
     await writeRules(dir, {
@@ -176,10 +232,17 @@ describe('HTTP front: agents, identity and bad requests', { timeout: TIMEOUT }, 
       },
       admins: { ops: { tokens: [ops.hash] } },
     });
-    await gate.gw.waitForLog((l) => String(l.msg).startsWith('configuration reloaded') && gate.gw.logs.filter((x) => String(x.msg).startsWith('configuration reloaded')).length > reloads);
+    await gate.gw.waitForLog(
+      (l) =>
+        String(l.msg).startsWith('configuration reloaded') &&
+        gate.gw.logs.filter((x) => String(x.msg).startsWith('configuration reloaded')).length > reloads,
+    );
     const now = await connectAgent(gate.url, { token: carol.token });
     try {
-      assert.ok((await now.client.listTools()).tools.every((t) => t.name.startsWith('echo__')), 'the new token is alice');
+      assert.ok(
+        (await now.client.listTools()).tools.every((t) => t.name.startsWith('echo__')),
+        'the new token is alice',
+      );
     } finally {
       await now.client.close();
     }
@@ -187,12 +250,18 @@ describe('HTTP front: agents, identity and bad requests', { timeout: TIMEOUT }, 
     assert.equal(old.status, 401, "alice's old token no longer works");
   });
 
-  it('the ops routes answer without a session; /status needs an admin\'s token; mcpgate status prints it', async () => {
+  it("the ops routes answer without a session; /status needs an admin's token; mcpgate status prints it", async () => {
     const health = await raw(`${gate.base}/healthz`, { method: 'GET' });
     assert.equal(health.status, 200);
     const ready = await raw(`${gate.base}/readyz`, { method: 'GET' });
     assert.equal(ready.status, 200);
-    assert.deepEqual((ready.json?.servers as { name: string; state: string }[]).map((s) => [s.name, s.state]), [['sink', 'ready'], ['echo', 'ready']]);
+    assert.deepEqual(
+      (ready.json?.servers as { name: string; state: string }[]).map((s) => [s.name, s.state]),
+      [
+        ['sink', 'ready'],
+        ['echo', 'ready'],
+      ],
+    );
     const metrics = await raw(`${gate.base}/metrics`, { method: 'GET' });
     assert.equal(metrics.status, 200);
     assert.match(String(metrics.headers['content-type']), /^text\/plain; version=0\.0\.4/);
@@ -261,7 +330,10 @@ describe('HTTP front: JWT identities and mcpgate token', { timeout: TIMEOUT }, (
       [jwt({ sub: 'carol', iss: 'https://idp.test', aud: 'mcpgate', exp: now - 600 }), /expired/],
       [jwt({ sub: 'carol', iss: 'https://evil.test', aud: 'mcpgate', exp: now + 300 }), /issuer/],
       [jwt({ sub: 'carol', iss: 'https://idp.test', aud: 'other', exp: now + 300 }), /audience/],
-      [jwt({ sub: 'carol', iss: 'https://idp.test', aud: 'mcpgate', exp: now + 300 }, 'another-secret-of-at-least-32-bytes!!'), /signature/],
+      [
+        jwt({ sub: 'carol', iss: 'https://idp.test', aud: 'mcpgate', exp: now + 300 }, 'another-secret-of-at-least-32-bytes!!'),
+        /signature/,
+      ],
     ];
     for (const [token, reason] of cases) {
       const res = await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${token}` }, body: initializeBody() });

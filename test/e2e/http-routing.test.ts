@@ -9,7 +9,17 @@ import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@modelcontextprotocol/client';
 import { cli, fixtureServer, rpcError, tempDir, textOf, until, writeConfig, type TempDir } from '../helpers/gateway.js';
-import { JSON_HEADERS, connectAgent, initializeBody, makeToken, raw, rawSession, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
+import {
+  JSON_HEADERS,
+  connectAgent,
+  initializeBody,
+  makeToken,
+  raw,
+  rawSession,
+  startHttpGateway,
+  writeRules,
+  type HttpGateway,
+} from '../helpers/http.js';
 
 const TIMEOUT = 60_000;
 const SAMPLING = { sampling: {} };
@@ -41,9 +51,15 @@ describe('HTTP front: per-agent routing', { timeout: TIMEOUT }, () => {
     const aProgress: number[] = [];
     let bProgress = 0;
     const a = await connectAgent(gate.url, { token: alice.token });
-    const b = await connectAgent(gate.url, { token: bob.token, setup: (c) => c.setNotificationHandler('notifications/progress', () => void (bProgress += 1)) });
+    const b = await connectAgent(gate.url, {
+      token: bob.token,
+      setup: (c) => c.setNotificationHandler('notifications/progress', () => void (bProgress += 1)),
+    });
     try {
-      const result = await a.client.callTool({ name: 'sink__progress', arguments: { steps: 3 } }, { onprogress: (p) => aProgress.push(p.progress) });
+      const result = await a.client.callTool(
+        { name: 'sink__progress', arguments: { steps: 3 } },
+        { onprogress: (p) => aProgress.push(p.progress) },
+      );
       assert.ok(textOf(result).length > 0);
       assert.deepEqual(aProgress, [1, 2, 3]);
       // bob's session (with its GET stream open) saw none of it; a ping round trip orders the check.
@@ -57,10 +73,11 @@ describe('HTTP front: per-agent routing', { timeout: TIMEOUT }, () => {
 
   it('a sampling request reaches the agent whose call is in flight; an ambiguous one is refused', async () => {
     const asked: string[] = [];
-    const sampler = (who: string) => (c: Client) => c.setRequestHandler('sampling/createMessage', () => {
-      asked.push(who);
-      return { model: `${who}-model`, role: 'assistant', content: { type: 'text', text: `${who} answers` } };
-    });
+    const sampler = (who: string) => (c: Client) =>
+      c.setRequestHandler('sampling/createMessage', () => {
+        asked.push(who);
+        return { model: `${who}-model`, role: 'assistant', content: { type: 'text', text: `${who} answers` } };
+      });
     const a = await connectAgent(gate.url, { token: alice.token, capabilities: SAMPLING, setup: sampler('alice') });
     const b = await connectAgent(gate.url, { token: bob.token, capabilities: SAMPLING, setup: sampler('bob') });
     try {
@@ -70,10 +87,16 @@ describe('HTTP front: per-agent routing', { timeout: TIMEOUT }, () => {
 
       // bob has a call in flight on the same server: the server's request names no call, so it is refused.
       const slow = b.client.callTool({ name: 'sink__slow', arguments: { ms: 3000 } });
-      await until(async () => (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1'), 5000);
+      await until(
+        async () => (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1'),
+        5000,
+      );
       // The server passes the refusal on as its tool's failure (this SDK version as a JSON-RPC error).
       const ambiguous = await rpcError(a.client.callTool({ name: 'sink__sample', arguments: { prompt: 'who?' } }));
-      assert.match(ambiguous.message, /cannot relay sampling\/createMessage: agents "(alice|bob)" and "(alice|bob)" have calls in flight on server "sink".*per-agent/);
+      assert.match(
+        ambiguous.message,
+        /cannot relay sampling\/createMessage: agents "(alice|bob)" and "(alice|bob)" have calls in flight on server "sink".*per-agent/,
+      );
       assert.deepEqual(asked, ['alice'], 'nobody was asked');
       await slow;
     } finally {
@@ -85,11 +108,22 @@ describe('HTTP front: per-agent routing', { timeout: TIMEOUT }, () => {
   it("a server's question that cannot reach the agent is answered at once, not left waiting", async () => {
     // A raw agent that declares roots but accepts only JSON answers and opens no GET stream.
     const auth = { authorization: `Bearer ${bob.token}` };
-    const init = await raw(gate.url, { headers: { ...JSON_HEADERS, ...auth }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { roots: {} }, clientInfo: { name: 'raw', version: '1' } } }) });
+    const init = await raw(gate.url, {
+      headers: { ...JSON_HEADERS, ...auth },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: { roots: {} }, clientInfo: { name: 'raw', version: '1' } },
+      }),
+    });
     const session = String(init.headers['mcp-session-id']);
     const headers = { 'content-type': 'application/json', accept: 'application/json', ...auth, 'mcp-session-id': session };
     assert.equal((await raw(gate.url, { headers, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' })).status, 202);
-    const res = await raw(gate.url, { headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'sink__roots', arguments: {} } }) });
+    const res = await raw(gate.url, {
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'sink__roots', arguments: {} } }),
+    });
     assert.equal(res.status, 200);
     assert.match(res.body, /has no open stream to receive roots\/list/);
     await raw(gate.url, { method: 'DELETE', headers });
@@ -112,22 +146,29 @@ describe('HTTP front: per-agent routing', { timeout: TIMEOUT }, () => {
       await b.client.close();
     }
     const first = await new Promise<string>((resolve, reject) => {
-      const req = request(gate.url, { method: 'GET', headers: { accept: 'text/event-stream', ...auth, 'mcp-session-id': session } }, (res) => {
-        res.setEncoding('utf8');
-        let text = '';
-        res.on('data', (chunk: string) => {
-          text += chunk;
-          if (text.split('\n\n').length > 2) {
-            resolve(text);
-            req.destroy();
-          }
-        });
-      });
+      const req = request(
+        gate.url,
+        { method: 'GET', headers: { accept: 'text/event-stream', ...auth, 'mcp-session-id': session } },
+        (res) => {
+          res.setEncoding('utf8');
+          let text = '';
+          res.on('data', (chunk: string) => {
+            text += chunk;
+            if (text.split('\n\n').length > 2) {
+              resolve(text);
+              req.destroy();
+            }
+          });
+        },
+      );
       req.on('error', reject);
       req.end();
     });
     // The priming event (an id, retry, no data: the stream is resumable), then the list_changed.
-    assert.match(first, /^id: [\w-]{16}\.0\nretry: \d+\ndata: \n\nid: [\w-]{16}\.1\ndata: \{"jsonrpc":"2\.0","method":"notifications\/tools\/list_changed"\}\n\n/);
+    assert.match(
+      first,
+      /^id: [\w-]{16}\.0\nretry: \d+\ndata: \n\nid: [\w-]{16}\.1\ndata: \{"jsonrpc":"2\.0","method":"notifications\/tools\/list_changed"\}\n\n/,
+    );
     await raw(gate.url, { method: 'DELETE', headers });
   });
 
@@ -160,7 +201,10 @@ describe('HTTP front: per-agent routing', { timeout: TIMEOUT }, () => {
       assert.ok(await until(() => bChanged >= 1, 10_000), 'bob is told his tools changed');
       await a.client.callTool({ name: 'sink__log', arguments: { level: 'warning', message: 'w' } });
       await a.client.callTool({ name: 'sink__log', arguments: { level: 'error', message: 'e' } });
-      assert.ok(await until(() => aLogs.length >= 1 && bLogs.length >= 2, 10_000), `logs arrive: alice ${aLogs.join()} bob ${bLogs.join()}`);
+      assert.ok(
+        await until(() => aLogs.length >= 1 && bLogs.length >= 2, 10_000),
+        `logs arrive: alice ${aLogs.join()} bob ${bLogs.join()}`,
+      );
       await a.client.ping();
       assert.deepEqual(aLogs, ['error'], 'alice gets only error and above');
       assert.deepEqual(bLogs, ['warning', 'error']);
@@ -185,7 +229,11 @@ describe('HTTP front: limits and shutdown', { timeout: TIMEOUT }, () => {
 
   it('caps sessions per agent and in total, and expires idle ones', async () => {
     const config = await writeConfig(dir, { echo: fixtureServer('echo-server') });
-    const gate = await startHttpGateway({ config, agent: 'me', args: ['--no-auth', '--max-sessions-per-agent', '2', '--max-sessions', '3', '--session-idle', '1000'] });
+    const gate = await startHttpGateway({
+      config,
+      agent: 'me',
+      args: ['--no-auth', '--max-sessions-per-agent', '2', '--max-sessions', '3', '--session-idle', '1000'],
+    });
     try {
       const first = await rawSession(gate.url);
       await rawSession(gate.url);
@@ -198,7 +246,10 @@ describe('HTTP front: limits and shutdown', { timeout: TIMEOUT }, () => {
       // Idle sessions expire (no request, no open POST, no GET stream), which frees room.
       // (Polling it would keep it alive: wait for the sweep to say so.)
       await gate.gw.waitForLog((l) => l.msg === 'session expired after being idle' && l.session === first);
-      const gone = await raw(gate.url, { headers: { ...JSON_HEADERS, 'mcp-session-id': first }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+      const gone = await raw(gate.url, {
+        headers: { ...JSON_HEADERS, 'mcp-session-id': first },
+        body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+      });
       assert.equal(gone.status, 404, 'the idle session expired');
       assert.equal((await raw(gate.url, { headers: JSON_HEADERS, body: initializeBody() })).status, 200);
     } finally {
@@ -211,7 +262,10 @@ describe('HTTP front: limits and shutdown', { timeout: TIMEOUT }, () => {
     const gate = await startHttpGateway({ config, agent: 'me', args: ['--no-auth'] });
     const a = await connectAgent(gate.url);
     const call = a.client.callTool({ name: 'sink__slow', arguments: { ms: 800 } });
-    await until(async () => (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1'), 5000);
+    await until(
+      async () => (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1'),
+      5000,
+    );
     gate.gw.child.kill('SIGTERM');
     await gate.gw.waitForLog((l) => String(l.msg).startsWith('shutting down'));
     const result = await call;
@@ -222,7 +276,11 @@ describe('HTTP front: limits and shutdown', { timeout: TIMEOUT }, () => {
   });
 
   it('/readyz is 503 until every server has settled, then 200 with each state', async () => {
-    const config = await writeConfig(dir, { slow: fixtureServer('slow-start-server', ['--delay', '1500']), echo: fixtureServer('echo-server') }, 'ready.mcp.json');
+    const config = await writeConfig(
+      dir,
+      { slow: fixtureServer('slow-start-server', ['--delay', '1500']), echo: fixtureServer('echo-server') },
+      'ready.mcp.json',
+    );
     const gate = await startHttpGateway({ config, agent: 'me', args: ['--no-auth'] });
     try {
       const early = await raw(`${gate.base}/readyz`, { method: 'GET' });
@@ -233,7 +291,10 @@ describe('HTTP front: limits and shutdown', { timeout: TIMEOUT }, () => {
       await gate.gw.waitForLog((l) => String(l.msg).startsWith('mcpgate ready on'));
       const ready = await raw(`${gate.base}/readyz`, { method: 'GET' });
       assert.equal(ready.status, 200);
-      assert.deepEqual(ready.json?.servers, [{ name: 'slow', state: 'ready' }, { name: 'echo', state: 'ready' }]);
+      assert.deepEqual(ready.json?.servers, [
+        { name: 'slow', state: 'ready' },
+        { name: 'echo', state: 'ready' },
+      ]);
     } finally {
       assert.equal((await gate.stop()).code, 0);
     }

@@ -10,7 +10,16 @@ import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  fixtureServer, jsonOf, rpcError, startGateway, tempDir, textOf, until, writeConfig, type GatewayProcess, type TempDir,
+  fixtureServer,
+  jsonOf,
+  rpcError,
+  startGateway,
+  tempDir,
+  textOf,
+  until,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
 } from '../helpers/gateway.js';
 
 type Json = Record<string, unknown>;
@@ -18,7 +27,9 @@ const message = (line: Json): string => (typeof line.msg === 'string' ? line.msg
 
 /** Resident memory of a process in MiB, from /proc (Linux). */
 function rssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'));
   return Number(/(\d+)/.exec(line ?? '')?.[1] ?? Number.NaN) / 1024;
 }
 
@@ -47,7 +58,9 @@ describe('catalog limits per server (security audit #9)', { timeout: 120_000 }, 
   it('cuts a paginated list at maxTools and stops paging there', { timeout: 20_000 }, async () => {
     assert.equal(server('many').tools, 1200);
     assert.deepEqual(server('many').limited, { dropped: { tools: { max: 1200, listed: 1500 } }, withheld: null });
-    const stats = JSON.parse(textOf(await gw.client.callTool({ name: 'execute_tool', arguments: { server: 'many', tool: 'stats', arguments: {} } }))) as Json;
+    const stats = JSON.parse(
+      textOf(await gw.client.callTool({ name: 'execute_tool', arguments: { server: 'many', tool: 'stats', arguments: {} } })),
+    ) as Json;
     assert.equal(stats['tools/list'], 3, 'pages 1-3 hold 1500 tools: past 1200 the gateway must stop asking');
   });
 
@@ -64,12 +77,18 @@ describe('catalog limits per server (security audit #9)', { timeout: 120_000 }, 
   it('logs one warning per cut, naming the server and the numbers', { timeout: 20_000 }, () => {
     const warnings = gw.logs.filter((l) => l.level === 'warn').map(message);
     const of = (prefix: string): string[] => warnings.filter((m) => m.startsWith(prefix));
-    assert.deepEqual(of('server "many"'), ['server "many" lists more than 1200 tools (at least 1500); only the first 1200 are served (limits.maxTools)']);
-    assert.deepEqual(of('server "flood"'), ['server "flood" lists more than 1000 tools (at least 100002); only the first 1000 are served (limits.maxTools)']);
-    assert.deepEqual(of('server "huge"'), ['server "huge" has 1 tool withheld: a schema is larger than 262144 bytes (limits.maxSchemaBytes): "huge"']);
+    assert.deepEqual(of('server "many"'), [
+      'server "many" lists more than 1200 tools (at least 1500); only the first 1200 are served (limits.maxTools)',
+    ]);
+    assert.deepEqual(of('server "flood"'), [
+      'server "flood" lists more than 1000 tools (at least 100002); only the first 1000 are served (limits.maxTools)',
+    ]);
+    assert.deepEqual(of('server "huge"'), [
+      'server "huge" has 1 tool withheld: a schema is larger than 262144 bytes (limits.maxSchemaBytes): "huge"',
+    ]);
   });
 
-  it('keeps the gateway\'s memory bounded', { timeout: 20_000 }, () => {
+  it("keeps the gateway's memory bounded", { timeout: 20_000 }, () => {
     // Measured on this config: ~520 MiB before the limits, ~275 MiB after (most of it the transient
     // cost of receiving a 15 MB and a 20 MB message, which V8 keeps as heap once grown).
     const rss = rssMiB(gw.pid);
@@ -96,12 +115,17 @@ describe('a total ceiling per call (hardening §5)', { timeout: 60_000 }, () => 
   it('ends a call that reports progress forever, cancels it on the server, names the reason', { timeout: 20_000 }, async () => {
     let progress = 0;
     const started = Date.now();
-    const err = await rpcError(gw.client.callTool({ name: 'slow__forever', arguments: {} }, { onprogress: () => void progress++, timeout: 15_000 }));
+    const err = await rpcError(
+      gw.client.callTool({ name: 'slow__forever', arguments: {} }, { onprogress: () => void progress++, timeout: 15_000 }),
+    );
     const elapsed = Date.now() - started;
     assert.equal(err.data.code, 'MCPG_SERVER_TIMEOUT');
     assert.equal(err.data.server, 'slow');
     assert.equal(err.data.ceilingMs, 1500);
-    assert.match(err.message, /did not finish tools\/call within its ceiling of 1500 ms \(limits\.maxCallMs; progress does not extend it\); the request was cancelled/);
+    assert.match(
+      err.message,
+      /did not finish tools\/call within its ceiling of 1500 ms \(limits\.maxCallMs; progress does not extend it\); the request was cancelled/,
+    );
     assert.ok(progress > 10, `progress kept the call past its 400 ms timeout (${progress} reports)`);
     assert.ok(elapsed >= 1400 && elapsed < 5000, `ended after ${elapsed} ms`);
     const cancelled = async (): Promise<string | undefined> => {

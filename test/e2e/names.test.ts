@@ -9,10 +9,19 @@ import { writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  fixtureServer, jsonOf, Notifications, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir,
+  fixtureServer,
+  jsonOf,
+  Notifications,
+  startGateway,
+  tempDir,
+  textOf,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
 } from '../helpers/gateway.js';
 
-const clashWarning = (line: Record<string, unknown>): boolean => typeof line.msg === 'string' && line.msg.startsWith('catalog: tool "echo" of server "dyn" is withheld');
+const clashWarning = (line: Record<string, unknown>): boolean =>
+  typeof line.msg === 'string' && line.msg.startsWith('catalog: tool "echo" of server "dyn" is withheld');
 
 describe('names: prefix false, a prefix of its own, clashes', { timeout: 60_000 }, () => {
   let dir: TempDir;
@@ -26,7 +35,10 @@ describe('names: prefix false, a prefix of its own, clashes', { timeout: 60_000 
       dyn: fixtureServer('dynamic-server', ['--pidfile', dir.file('dyn.pid')], { prefix: false }),
       other: fixtureServer('dynamic-server', [], { prefix: 'd2' }),
     });
-    await writeFile(dir.file('gateway-rules.json'), JSON.stringify({ agents: { tester: { allow: { servers: ['sink', 'dyn', 'other'] }, deny: { tools: { sink: ['fail'] } } } } }));
+    await writeFile(
+      dir.file('gateway-rules.json'),
+      JSON.stringify({ agents: { tester: { allow: { servers: ['sink', 'dyn', 'other'] }, deny: { tools: { sink: ['fail'] } } } } }),
+    );
     gw = await startGateway({ config, args: ['--pins', 'off'] });
     seen = new Notifications(gw);
   });
@@ -46,7 +58,10 @@ describe('names: prefix false, a prefix of its own, clashes', { timeout: 60_000 
     assert.equal(textOf(await gw.client.callTool({ name: 'echo', arguments: { text: 'hi' } })), 'hi');
     assert.deepEqual(jsonOf(await gw.client.callTool({ name: 'd2__echo', arguments: { message: 'm' } })), { echo_message: 'm' });
     const warning = await gw.waitForLog(clashWarning);
-    assert.match(String(warning.msg), /server "sink" \(earlier in \.mcp\.json\) already exposes tool "echo"; give server "dyn" a prefix in \.mcp\.json/);
+    assert.match(
+      String(warning.msg),
+      /server "sink" \(earlier in \.mcp\.json\) already exposes tool "echo"; give server "dyn" a prefix in \.mcp\.json/,
+    );
   });
 
   it('prompts and resources keep their own names and URIs, templates included', async () => {
@@ -69,8 +84,14 @@ describe('names: prefix false, a prefix of its own, clashes', { timeout: 60_000 
   });
 
   it('a denied tool of an unprefixed server is answered as unknown, like a made-up name', async () => {
-    const denied = await gw.client.callTool({ name: 'fail', arguments: {} }).then(() => undefined, (err: unknown) => err as Error);
-    const madeUp = await gw.client.callTool({ name: 'no_such_tool', arguments: {} }).then(() => undefined, (err: unknown) => err as Error);
+    const denied = await gw.client.callTool({ name: 'fail', arguments: {} }).then(
+      () => undefined,
+      (err: unknown) => err as Error,
+    );
+    const madeUp = await gw.client.callTool({ name: 'no_such_tool', arguments: {} }).then(
+      () => undefined,
+      (err: unknown) => err as Error,
+    );
     assert.match(String(denied?.message), /unknown tool: fail/);
     assert.match(String(madeUp?.message), /unknown tool: no_such_tool/);
     assert.ok(!(await gw.client.listTools()).tools.some((t) => t.name === 'fail'));

@@ -11,7 +11,16 @@ import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { fixtureServer, tempDir, textOf, writeConfig, type TempDir } from '../helpers/gateway.js';
-import { JSON_HEADERS, connectAgent, initializeBody, messageOf, raw, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
+import {
+  JSON_HEADERS,
+  connectAgent,
+  initializeBody,
+  messageOf,
+  raw,
+  startHttpGateway,
+  writeRules,
+  type HttpGateway,
+} from '../helpers/http.js';
 import { AGENT_REDIRECT as REDIRECT, Idp, MemoryProvider, OPAQUE_ROBOT, ROBOT, signingKey } from '../helpers/oidc.js';
 
 const TIMEOUT = 90_000;
@@ -36,7 +45,11 @@ describe('agents sign in with OAuth (oidc-provider on loopback)', { timeout: TIM
           introspection: { clientId: ROBOT.id, clientSecret: '${TEST_INTROSPECTION_SECRET}' },
         },
       },
-      agents: { alice: { allow: { servers: ['echo'] } }, [ROBOT.id]: { allow: { servers: ['echo'] } }, [OPAQUE_ROBOT.id]: { allow: { servers: ['echo'] } } },
+      agents: {
+        alice: { allow: { servers: ['echo'] } },
+        [ROBOT.id]: { allow: { servers: ['echo'] } },
+        [OPAQUE_ROBOT.id]: { allow: { servers: ['echo'] } },
+      },
     });
     gate = await startHttpGateway({ config, args: ['--rules', rules], env: { TEST_INTROSPECTION_SECRET: ROBOT.secret } });
   });
@@ -55,7 +68,13 @@ describe('agents sign in with OAuth (oidc-provider on loopback)', { timeout: TIM
     for (const url of [metadataUrl, `${gate.base}/.well-known/oauth-protected-resource`]) {
       const doc = await raw(url, { method: 'GET' });
       assert.equal(doc.status, 200, doc.body);
-      assert.deepEqual(doc.json, { resource: gate.url, authorization_servers: [idp.issuer], bearer_methods_supported: ['header'], scopes_supported: ['mcp'], resource_name: 'mcpgate' });
+      assert.deepEqual(doc.json, {
+        resource: gate.url,
+        authorization_servers: [idp.issuer],
+        bearer_methods_supported: ['header'],
+        scopes_supported: ['mcp'],
+        resource_name: 'mcpgate',
+      });
     }
     const rebound = await raw(metadataUrl, { method: 'GET', headers: { host: 'evil.example:80' } });
     assert.equal(rebound.status, 403);
@@ -80,7 +99,10 @@ describe('agents sign in with OAuth (oidc-provider on loopback)', { timeout: TIM
     await client.connect(new StreamableHTTPClientTransport(new URL(gate.url), { authProvider: provider }));
     try {
       assert.equal(textOf(await client.callTool({ name: 'echo__echo', arguments: { text: 'signed in' } })), 'signed in');
-      const status = await raw(`${gate.base}/status`, { method: 'GET', headers: { authorization: `Bearer ${provider.tokens()?.access_token ?? ''}` } });
+      const status = await raw(`${gate.base}/status`, {
+        method: 'GET',
+        headers: { authorization: `Bearer ${provider.tokens()?.access_token ?? ''}` },
+      });
       assert.equal(status.status, 403, "an agent's token does not read the operators' status");
     } finally {
       await client.close();
@@ -100,10 +122,14 @@ describe('agents sign in with OAuth (oidc-provider on loopback)', { timeout: TIM
     const [real] = idp.keys;
     assert.ok(real !== undefined);
     const claims = { iss: idp.issuer, aud: gate.url, sub: 'alice', scope: 'mcp' };
-    const expired = await new SignJWT({ ...claims, iat: now - 7200, exp: now - 3600 }).setProtectedHeader({ alg: 'ES256', kid: real.kid }).sign(real.privateKey);
+    const expired = await new SignJWT({ ...claims, iat: now - 7200, exp: now - 3600 })
+      .setProtectedHeader({ alg: 'ES256', kid: real.kid })
+      .sign(real.privateKey);
     assert.match(await refusal(expired), /^JWT expired at /);
     const impostor = await signingKey(real.kid);
-    const forged = await new SignJWT({ ...claims, iat: now, exp: now + 300 }).setProtectedHeader({ alg: 'ES256', kid: real.kid }).sign(impostor.privateKey);
+    const forged = await new SignJWT({ ...claims, iat: now, exp: now + 300 })
+      .setProtectedHeader({ alg: 'ES256', kid: real.kid })
+      .sign(impostor.privateKey);
     assert.match(await refusal(forged), /JWT signature does not verify/);
   });
 
@@ -137,8 +163,14 @@ describe('agents sign in with OAuth (oidc-provider on loopback)', { timeout: TIM
     const elsewhere = await idp.clientCredentials('https://other.example/mcp', OPAQUE_ROBOT);
     const refused = await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${elsewhere}` }, body: initializeBody() });
     assert.equal(refused.status, 401);
-    assert.match(messageOf(refused.json), /^the introspected token audience "https:\/\/other.example\/mcp" is not "http:\/\/127\.0\.0\.1:\d+\/mcp"$/);
-    const unknown = await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: 'Bearer not-a-token-the-issuer-made' }, body: initializeBody() });
+    assert.match(
+      messageOf(refused.json),
+      /^the introspected token audience "https:\/\/other.example\/mcp" is not "http:\/\/127\.0\.0\.1:\d+\/mcp"$/,
+    );
+    const unknown = await raw(gate.url, {
+      headers: { ...JSON_HEADERS, authorization: 'Bearer not-a-token-the-issuer-made' },
+      body: initializeBody(),
+    });
     assert.equal(unknown.status, 401);
     assert.match(messageOf(unknown.json), /^unknown token \(not active at http:\/\/127\.0\.0\.1:\d+\)$/);
   });

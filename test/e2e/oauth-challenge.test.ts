@@ -23,8 +23,11 @@ interface TokenFile {
   stepUpScope?: string;
 }
 
-describe('mcpgate as an OAuth client: what the server\'s challenge says', { timeout: 120_000 }, () => {
-  const rig = oauthRig({ idp: { extraScopes: ['mcp:write'] }, remote: ['--prm-path', '/meta/resource.json', '--write-scope', 'mcp:write'] });
+describe("mcpgate as an OAuth client: what the server's challenge says", { timeout: 120_000 }, () => {
+  const rig = oauthRig({
+    idp: { extraScopes: ['mcp:write'] },
+    remote: ['--prm-path', '/meta/resource.json', '--write-scope', 'mcp:write'],
+  });
   let gw: GatewayProcess;
 
   it('finds the resource metadata the 401 challenge announces (no well-known document)', async () => {
@@ -37,7 +40,10 @@ describe('mcpgate as an OAuth client: what the server\'s challenge says', { time
     assert.equal(stored.tokens?.scope, 'mcp');
 
     gw = await rig.gateway();
-    assert.ok(await until(async () => (await toolNames(gw)).includes('remote__whoami'), 20_000), 'the gateway serves the server with the login');
+    assert.ok(
+      await until(async () => (await toolNames(gw)).includes('remote__whoami'), 20_000),
+      'the gateway serves the server with the login',
+    );
   });
 
   it('a call that needs a wider scope says which; the next login asks for the union and the call then works', async () => {
@@ -60,14 +66,17 @@ describe('mcpgate as an OAuth client: what the server\'s challenge says', { time
     assert.ok(after.tokens?.scope?.split(' ').includes('mcp:write'), `granted: ${after.tokens?.scope}`);
 
     let answer: unknown;
-    assert.ok(await until(async () => {
-      try {
-        answer = await gw.client.callTool({ name: 'remote__write', arguments: {} });
-        return true;
-      } catch {
-        return false;
-      }
-    }, 20_000), 'the gateway picked up the wider login');
+    assert.ok(
+      await until(async () => {
+        try {
+          answer = await gw.client.callTool({ name: 'remote__write', arguments: {} });
+          return true;
+        } catch {
+          return false;
+        }
+      }, 20_000),
+      'the gateway picked up the wider login',
+    );
     assert.equal(textOf(answer), 'written');
   });
 });

@@ -18,7 +18,15 @@ import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { fixtureServer, startGateway, tempDir, textOf, until, writeConfig, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
 import { startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
-import { AGENT_REDIRECT, MemoryProvider, runLogin, startAuthServer, startOAuthRemote, type Idp, type OAuthRemote } from '../helpers/oidc.js';
+import {
+  AGENT_REDIRECT,
+  MemoryProvider,
+  runLogin,
+  startAuthServer,
+  startOAuthRemote,
+  type Idp,
+  type OAuthRemote,
+} from '../helpers/oidc.js';
 
 const PATH = '/mcpgate/client.json';
 
@@ -37,10 +45,11 @@ async function serveDocument(document: (clientId: string) => Record<string, unkn
   const served: DocumentServer = {
     clientId,
     fetches: 0,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   server.on('request', (req, res) => {
     if (req.method !== 'GET' || req.url !== PATH) return void res.writeHead(404).end();
@@ -88,17 +97,22 @@ describe('mcpgate identifies itself with a client ID metadata document', { timeo
     await dir?.remove();
   });
 
-  it('logs in as the document\'s URL (no registration), calls the server as that client, and refreshes as it', async () => {
-    const config = await writeConfig(dir, { remote: { type: 'http', url: remote.url, auth: { type: 'oauth', clientMetadataUrl: doc.clientId } } });
+  it("logs in as the document's URL (no registration), calls the server as that client, and refreshes as it", async () => {
+    const config = await writeConfig(dir, {
+      remote: { type: 'http', url: remote.url, auth: { type: 'oauth', clientMetadataUrl: doc.clientId } },
+    });
     const state = dir.file('state');
     const result = await runLogin(as, { config, state });
     assert.equal(result.code, 0, result.err);
     assert.ok(doc.fetches >= 1, 'the authorization server fetched the document');
     const stored = JSON.parse(await readFile(`${state}/oauth/remote.json`, 'utf8')) as TokenFile;
-    assert.equal(stored.client?.client_id, doc.clientId, 'the client is the document\'s URL, not a registered one');
+    assert.equal(stored.client?.client_id, doc.clientId, "the client is the document's URL, not a registered one");
 
     gw = await startGateway({ config, args: ['--state', state] });
-    const who = JSON.parse(textOf(await gw.client.callTool({ name: 'remote__whoami', arguments: {} }))) as { sub: string; client_id: string };
+    const who = JSON.parse(textOf(await gw.client.callTool({ name: 'remote__whoami', arguments: {} }))) as {
+      sub: string;
+      client_id: string;
+    };
     assert.deepEqual(who, { sub: 'alice', client_id: doc.clientId });
 
     assert.ok(await until(() => Date.now() > stored.tokens!.expires_at!, 10_000));
@@ -130,7 +144,9 @@ describe('client ID metadata documents: a server without the feature', { timeout
   });
 
   it('registers dynamically where the server does not advertise client_id_metadata_document_supported', async () => {
-    const config = await writeConfig(dir, { remote: { type: 'http', url: remote.url, auth: { type: 'oauth', clientMetadataUrl: doc.clientId } } });
+    const config = await writeConfig(dir, {
+      remote: { type: 'http', url: remote.url, auth: { type: 'oauth', clientMetadataUrl: doc.clientId } },
+    });
     const state = dir.file('state');
     const result = await runLogin(as, { config, state });
     assert.equal(result.code, 0, result.err);
@@ -149,7 +165,15 @@ describe('an agent signing in to mcpgate with a client ID metadata document', { 
   before(async () => {
     as = await startAuthServer({ clientIdMetadataDocuments: true });
     // The agent's own document: its redirect URI is the one the test reads the code from.
-    doc = await serveDocument((clientId) => ({ client_id: clientId, client_name: 'cimd agent', redirect_uris: [AGENT_REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', application_type: 'native' }));
+    doc = await serveDocument((clientId) => ({
+      client_id: clientId,
+      client_name: 'cimd agent',
+      redirect_uris: [AGENT_REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      application_type: 'native',
+    }));
     dir = await tempDir();
   });
 
@@ -160,9 +184,12 @@ describe('an agent signing in to mcpgate with a client ID metadata document', { 
     await dir?.remove();
   });
 
-  it('follows the 401 to mcpgate\'s resource metadata, uses its document\'s URL as client id, and calls a tool', async () => {
+  it("follows the 401 to mcpgate's resource metadata, uses its document's URL as client id, and calls a tool", async () => {
     const config = await writeConfig(dir, { echo: fixtureServer('echo-server') });
-    const rules = await writeRules(dir, { auth: { oauth: { issuer: as.issuer, scopes: ['mcp'] } }, agents: { carol: { allow: { servers: ['echo'] } } } });
+    const rules = await writeRules(dir, {
+      auth: { oauth: { issuer: as.issuer, scopes: ['mcp'] } },
+      agents: { carol: { allow: { servers: ['echo'] } } },
+    });
     gate = await startHttpGateway({ config, args: ['--rules', rules, '--pins', 'off'] });
     const provider = new CimdProvider(doc.clientId);
     const signIn = new StreamableHTTPClientTransport(new URL(gate.url), { authProvider: provider });
@@ -171,11 +198,11 @@ describe('an agent signing in to mcpgate with a client ID metadata document', { 
       (err: unknown) => assert.ok(err instanceof UnauthorizedError, String(err)),
     );
     assert.ok(provider.authorizationUrl !== undefined);
-    assert.equal(provider.authorizationUrl.searchParams.get('client_id'), doc.clientId, 'the client id is the document\'s URL');
+    assert.equal(provider.authorizationUrl.searchParams.get('client_id'), doc.clientId, "the client id is the document's URL");
     assert.equal(provider.clientInformation()?.client_id, doc.clientId, 'nothing was registered');
     await signIn.finishAuth(await as.authorize(provider.authorizationUrl, AGENT_REDIRECT, 'carol'));
     await signIn.close();
-    assert.ok(doc.fetches >= 1, 'the authorization server fetched the agent\'s document');
+    assert.ok(doc.fetches >= 1, "the authorization server fetched the agent's document");
     const transport = new StreamableHTTPClientTransport(new URL(gate.url), { authProvider: provider });
     const client = new Client({ name: 'cimd-agent', version: '1.0.0' });
     await client.connect(transport);

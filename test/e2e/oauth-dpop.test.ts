@@ -22,12 +22,23 @@ interface TokenFile {
   dpop?: { alg: string; jwk: JWK };
 }
 
-const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } });
+const INIT = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
+});
 
 /** A DPoP proof for a POST to `url` presenting `token`, signed by `privateKey` (public half `jwk`). */
 async function proof(privateKey: CryptoKey, jwk: JWK, url: string, token: string, nonce?: string): Promise<string> {
   const { d: _d, ...publicJwk } = jwk;
-  return new SignJWT({ htm: 'POST', htu: url, ath: createHash('sha256').update(token).digest('base64url'), jti: crypto.randomUUID(), ...(nonce !== undefined && { nonce }) })
+  return new SignJWT({
+    htm: 'POST',
+    htu: url,
+    ath: createHash('sha256').update(token).digest('base64url'),
+    jti: crypto.randomUUID(),
+    ...(nonce !== undefined && { nonce }),
+  })
     .setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk: publicJwk })
     .setIssuedAt()
     .sign(privateKey);
@@ -36,7 +47,12 @@ async function proof(privateKey: CryptoKey, jwk: JWK, url: string, token: string
 async function post(url: string, authorization: string, dpop?: string): Promise<Response> {
   const res = await fetch(url, {
     method: 'POST',
-    headers: { authorization, ...(dpop !== undefined && { dpop }), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: {
+      authorization,
+      ...(dpop !== undefined && { dpop }),
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
     body: INIT,
   });
   await res.arrayBuffer();
@@ -94,7 +110,7 @@ describe('mcpgate as an OAuth client: DPoP where both servers take it', { timeou
     const file = await rig.tokenFile<TokenFile>();
     const token = file.tokens!.access_token;
     const url = rig.remote.url;
-    const stored = await importJWK(file.dpop!.jwk, 'ES256') as CryptoKey;
+    const stored = (await importJWK(file.dpop!.jwk, 'ES256')) as CryptoKey;
 
     // The right key, as a control: the nonce round trip, then accepted.
     const first = await post(url, `DPoP ${token}`, await proof(stored, file.dpop!.jwk, url, token));
@@ -112,9 +128,18 @@ describe('mcpgate as an OAuth client: DPoP where both servers take it', { timeou
     assert.equal((await post(url, `Bearer ${token}`)).status, 401);
     assert.equal((await post(url, `DPoP ${token}`, good)).status, 401, 'a proof is used once');
     const refused = (await rig.remote.dpop()).refused;
-    assert.ok(refused.some((r) => /another key/.test(r)), refused.join('; '));
-    assert.ok(refused.some((r) => /as a bearer token/.test(r)), refused.join('; '));
-    assert.ok(refused.some((r) => /replayed/.test(r)), refused.join('; '));
+    assert.ok(
+      refused.some((r) => /another key/.test(r)),
+      refused.join('; '),
+    );
+    assert.ok(
+      refused.some((r) => /as a bearer token/.test(r)),
+      refused.join('; '),
+    );
+    assert.ok(
+      refused.some((r) => /replayed/.test(r)),
+      refused.join('; '),
+    );
   });
 });
 

@@ -31,10 +31,13 @@ describe('grants by claim: two IdP users with different groups (oidc-provider on
     idp.accountClaims.set('bob', { groups: ['staff', 'sales'] });
     dir = await tempDir();
     config = await writeConfig(dir, { code: fixtureServer('echo-server'), crm: fixtureServer('echo-server') });
-    rulesFile = await writeRules(dir, rulesWith({
-      engineering: { when: { groups: 'eng' }, allow: { servers: ['code'] } },
-      sales: { when: { groups: 'sales' }, allow: { servers: ['crm'] } },
-    }));
+    rulesFile = await writeRules(
+      dir,
+      rulesWith({
+        engineering: { when: { groups: 'eng' }, allow: { servers: ['code'] } },
+        sales: { when: { groups: 'sales' }, allow: { servers: ['crm'] } },
+      }),
+    );
     gate = await startHttpGateway({ config, args: ['--rules', rulesFile] });
   });
 
@@ -48,18 +51,26 @@ describe('grants by claim: two IdP users with different groups (oidc-provider on
     const checked = await cli(['check', '--config', config, '--rules', rulesFile]);
     assert.equal(checked.code, 0, checked.err);
     assert.match(checked.out, /gateway-rules\.json: OK, 0 agent\(s\), 2 grant\(s\) by claim\n/);
-    assert.match(checked.out, /\n {2}grant "engineering": agents whose token's groups has "eng"\n {2}grant "sales": agents whose token's groups has "sales"\n/);
+    assert.match(
+      checked.out,
+      /\n {2}grant "engineering": agents whose token's groups has "eng"\n {2}grant "sales": agents whose token's groups has "sales"\n/,
+    );
   });
 
-  it('each sees its group\'s servers, calls outside are refused, and a reload changes it', async () => {
+  it("each sees its group's servers, calls outside are refused, and a reload changes it", async () => {
     const alice = await agentSignIn(idp, gate.url, 'alice');
     const bob = await agentSignIn(idp, gate.url, 'bob');
-    const groupsOf = (token: string | undefined): unknown => JSON.parse(Buffer.from((token ?? '').split('.')[1] ?? '', 'base64url').toString()).groups;
+    const groupsOf = (token: string | undefined): unknown =>
+      JSON.parse(Buffer.from((token ?? '').split('.')[1] ?? '', 'base64url').toString()).groups;
     assert.deepEqual(groupsOf(alice.tokens()?.access_token), ['staff', 'eng'], 'the IdP puts the groups in the access token');
     const a = await connectAgent(gate.url, { token: alice.tokens()!.access_token });
     const b = await connectAgent(gate.url, { token: bob.tokens()!.access_token });
     try {
-      const names = async (agent: typeof a): Promise<string[]> => (await agent.client.listTools()).tools.map((t) => t.name).filter((n) => n.endsWith('__echo')).sort();
+      const names = async (agent: typeof a): Promise<string[]> =>
+        (await agent.client.listTools()).tools
+          .map((t) => t.name)
+          .filter((n) => n.endsWith('__echo'))
+          .sort();
       assert.deepEqual(await names(a), ['code__echo']);
       assert.deepEqual(await names(b), ['crm__echo']);
       assert.equal(textOf(await a.client.callTool({ name: 'code__echo', arguments: { text: 'from alice' } })), 'from alice');
@@ -71,12 +82,21 @@ describe('grants by claim: two IdP users with different groups (oidc-provider on
 
       // Staff may now use the CRM, and sales loses it to a deny: no token changes, no agent listed.
       const reloads = gate.gw.logs.filter((l) => String(l.msg).startsWith('configuration reloaded (')).length;
-      await writeFile(rulesFile, JSON.stringify(rulesWith({
-        engineering: { when: { groups: 'eng' }, allow: { servers: ['code'] } },
-        staff: { when: { groups: ['staff'] }, allow: { servers: ['crm'] } },
-        'no-crm-for-sales': { when: { groups: 'sales' }, deny: { servers: ['crm'] } },
-      })));
-      await gate.gw.waitForLog((l) => String(l.msg).startsWith('configuration reloaded (') && gate.gw.logs.filter((x) => String(x.msg).startsWith('configuration reloaded (')).length > reloads);
+      await writeFile(
+        rulesFile,
+        JSON.stringify(
+          rulesWith({
+            engineering: { when: { groups: 'eng' }, allow: { servers: ['code'] } },
+            staff: { when: { groups: ['staff'] }, allow: { servers: ['crm'] } },
+            'no-crm-for-sales': { when: { groups: 'sales' }, deny: { servers: ['crm'] } },
+          }),
+        ),
+      );
+      await gate.gw.waitForLog(
+        (l) =>
+          String(l.msg).startsWith('configuration reloaded (') &&
+          gate.gw.logs.filter((x) => String(x.msg).startsWith('configuration reloaded (')).length > reloads,
+      );
       assert.deepEqual(await names(a), ['code__echo', 'crm__echo']);
       assert.deepEqual(await names(b), []);
       assert.equal(textOf(await a.client.callTool({ name: 'crm__echo', arguments: { text: 'now allowed' } })), 'now allowed');

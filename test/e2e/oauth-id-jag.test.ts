@@ -34,8 +34,17 @@ describe('mcpgate as an OAuth client: the id_jag grant when the exchange cannot 
   });
 
   const entry = (idTokenFile: string, idpTokenEndpoint: string): Record<string, unknown> => ({
-    type: 'http', url: remote.url,
-    auth: { type: 'oauth', grant: 'id_jag', clientId: as.machine.clientId, clientSecret: as.machine.clientSecret, idpTokenEndpoint, idpClientId: 'mcpgate-at-idp', idTokenFile },
+    type: 'http',
+    url: remote.url,
+    auth: {
+      type: 'oauth',
+      grant: 'id_jag',
+      clientId: as.machine.clientId,
+      clientSecret: as.machine.clientSecret,
+      idpTokenEndpoint,
+      idpClientId: 'mcpgate-at-idp',
+      idTokenFile,
+    },
   });
 
   it('an ID token file that cannot be read: no token request, and the error names the file', async () => {
@@ -58,7 +67,12 @@ describe('mcpgate as an OAuth client: the id_jag grant when the exchange cannot 
     const gw = await startGateway({ config, args: ['--state', dir.file('state-refused')] });
     gateways.push(gw);
     const failed = JSON.stringify(await gw.waitForLog((l) => /could not get an access token/.test(JSON.stringify(l))));
-    assert.ok(failed.includes(`the IdP's token exchange at ${as.issuer}/token (ID token for an ID-JAG) failed: Token exchange failed: invalid_client`), failed);
+    assert.ok(
+      failed.includes(
+        `the IdP's token exchange at ${as.issuer}/token (ID token for an ID-JAG) failed: Token exchange failed: invalid_client`,
+      ),
+      failed,
+    );
     assert.deepEqual((await gw.client.listTools()).tools, []);
     assert.equal((await remote.stats()).accepted, 0);
     assert.ok(!gw.logs.some((l) => JSON.stringify(l).includes(ID_TOKEN)), 'the ID token is never logged');

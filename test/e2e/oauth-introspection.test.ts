@@ -9,7 +9,17 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { fixtureServer, tempDir, textOf, writeConfig, type TempDir } from '../helpers/gateway.js';
-import { JSON_HEADERS, connectAgent, initializeBody, makeToken, messageOf, raw, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
+import {
+  JSON_HEADERS,
+  connectAgent,
+  initializeBody,
+  makeToken,
+  messageOf,
+  raw,
+  startHttpGateway,
+  writeRules,
+  type HttpGateway,
+} from '../helpers/http.js';
 import { Idp, OPAQUE_ROBOT, ROBOT } from '../helpers/oidc.js';
 
 const TIMEOUT = 90_000;
@@ -26,7 +36,13 @@ describe('introspection of opaque tokens is bounded (oidc-provider counting its 
     dir = await tempDir();
     const config = await writeConfig(dir, { echo: fixtureServer('echo-server') });
     const rules = await writeRules(dir, {
-      auth: { oauth: { issuer: idp.issuer, scopes: ['mcp'], introspection: { clientId: ROBOT.id, clientSecret: '${TEST_INTROSPECTION_SECRET}', maxPerSecond: RATE } } },
+      auth: {
+        oauth: {
+          issuer: idp.issuer,
+          scopes: ['mcp'],
+          introspection: { clientId: ROBOT.id, clientSecret: '${TEST_INTROSPECTION_SECRET}', maxPerSecond: RATE },
+        },
+      },
       agents: { [OPAQUE_ROBOT.id]: { allow: { servers: ['echo'] } } },
       admins: { ops: { tokens: [admin.hash] } },
     });
@@ -66,12 +82,20 @@ describe('introspection of opaque tokens is bounded (oidc-provider counting its 
     const seconds = (Date.now() - began) / 1000;
     const calls = idp.introspections - start;
     // The bucket holds RATE calls and refills at RATE a second.
-    assert.ok(calls <= RATE + Math.ceil(seconds * RATE) + 1, `${calls} introspection calls for 300 made-up tokens in ${seconds.toFixed(1)} s`);
+    assert.ok(
+      calls <= RATE + Math.ceil(seconds * RATE) + 1,
+      `${calls} introspection calls for 300 made-up tokens in ${seconds.toFixed(1)} s`,
+    );
     const limited = answers.filter((a) => a.status === 503);
     const inactive = answers.filter((a) => a.status === 401);
     assert.equal(limited.length + inactive.length, tokens.length);
     assert.ok(limited.length >= tokens.length - calls, `${limited.length} refused at the limit`);
-    assert.match(messageOf(limited[0]?.json), new RegExp(`^more than ${RATE} introspection calls a second to issuer http://127\\.0\\.0\\.1:\\d+ \\(introspection\\.maxPerSecond\\): the token was not checked; try again shortly$`));
+    assert.match(
+      messageOf(limited[0]?.json),
+      new RegExp(
+        `^more than ${RATE} introspection calls a second to issuer http://127\\.0\\.0\\.1:\\d+ \\(introspection\\.maxPerSecond\\): the token was not checked; try again shortly$`,
+      ),
+    );
     assert.match(messageOf(inactive[0]?.json), /^unknown token \(not active at /);
 
     // The known agent's token is answered from the cache while the budget is spent.

@@ -59,7 +59,8 @@ describe('mcpgate as an OAuth client: issuers', { timeout: 120_000 }, () => {
 
   it('refuses an authorization response whose iss names another issuer, and stores no tokens', async () => {
     const result = await runLogin(first, {
-      config, state,
+      config,
+      state,
       callback: async (url) => {
         url.searchParams.set('iss', second.issuer);
         await (await fetch(url)).body?.cancel();
@@ -82,7 +83,10 @@ describe('mcpgate as an OAuth client: issuers', { timeout: 120_000 }, () => {
     assert.equal(textOf(await gw.client.callTool({ name: 'remote__echo', arguments: { text: 'one' } })), 'one');
 
     await remote.move(second.issuer);
-    await assert.rejects(gw.client.callTool({ name: 'remote__echo', arguments: { text: 'two' } }), /needs login: run `mcpgate login remote`/);
+    await assert.rejects(
+      gw.client.callTool({ name: 'remote__echo', arguments: { text: 'two' } }),
+      /needs login: run `mcpgate login remote`/,
+    );
 
     const moved = await runLogin(second, { config, state, port });
     assert.equal(moved.code, 0, moved.err);
@@ -90,14 +94,17 @@ describe('mcpgate as an OAuth client: issuers', { timeout: 120_000 }, () => {
     assert.equal(after.client?.issuer, second.issuer, 'registered at the new authorization server');
     assert.notEqual(after.client?.client_id, before.client?.client_id, 'the old client id is not presented there');
     let answer: unknown;
-    assert.ok(await until(async () => {
-      try {
-        answer = await gw!.client.callTool({ name: 'remote__echo', arguments: { text: 'three' } });
-        return true;
-      } catch {
-        return false;
-      }
-    }, 20_000), 'the gateway serves again with the new login');
+    assert.ok(
+      await until(async () => {
+        try {
+          answer = await gw!.client.callTool({ name: 'remote__echo', arguments: { text: 'three' } });
+          return true;
+        } catch {
+          return false;
+        }
+      }, 20_000),
+      'the gateway serves again with the new login',
+    );
     assert.equal(textOf(answer), 'three');
   });
 });

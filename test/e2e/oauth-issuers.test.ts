@@ -8,7 +8,17 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
 import { cli, fixtureServer, tempDir, textOf, writeConfig, type TempDir } from '../helpers/gateway.js';
-import { JSON_HEADERS, connectAgent, initializeBody, makeToken, raw, rawSession, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
+import {
+  JSON_HEADERS,
+  connectAgent,
+  initializeBody,
+  makeToken,
+  raw,
+  rawSession,
+  startHttpGateway,
+  writeRules,
+  type HttpGateway,
+} from '../helpers/http.js';
 import { Idp, OPAQUE_ROBOT, ROBOT } from '../helpers/oidc.js';
 
 const TIMEOUT = 90_000;
@@ -29,7 +39,11 @@ describe('two issuers: one agent namespace each, opaque tokens to one issuer onl
     const rules = await writeRules(dir, {
       auth: {
         oauth: [
-          { issuer: corporate.issuer, scopes: ['mcp'], introspection: { clientId: ROBOT.id, clientSecret: '${TEST_INTROSPECTION_SECRET}' } },
+          {
+            issuer: corporate.issuer,
+            scopes: ['mcp'],
+            introspection: { clientId: ROBOT.id, clientSecret: '${TEST_INTROSPECTION_SECRET}' },
+          },
           { issuer: partner.issuer, namespace: 'partner', scopes: ['mcp'] },
         ],
       },
@@ -55,16 +69,24 @@ describe('two issuers: one agent namespace each, opaque tokens to one issuer onl
     const [key] = partner.keys;
     assert.ok(key !== undefined);
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ iss: partner.issuer, aud: gate.url, sub, scope: 'mcp', iat: now, exp: now + 300 }).setProtectedHeader({ alg: 'ES256', kid: key.kid }).sign(key.privateKey);
+    return new SignJWT({ iss: partner.issuer, aud: gate.url, sub, scope: 'mcp', iat: now, exp: now + 300 })
+      .setProtectedHeader({ alg: 'ES256', kid: key.kid })
+      .sign(key.privateKey);
   }
 
   it("a partner's sub=alice is partner:alice: not the static agent alice, not her session, with partner:alice's rules", async () => {
     const session = await rawSession(gate.url, { authorization: `Bearer ${alice.token}` });
     const token = await partnerToken('alice');
     const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
-    const intruder = await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': session }, body: list });
+    const intruder = await raw(gate.url, {
+      headers: { ...JSON_HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': session },
+      body: list,
+    });
     assert.equal(intruder.status, 404, `the partner's alice used the static alice's session: ${intruder.body}`);
-    const own = await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${alice.token}`, 'mcp-session-id': session }, body: list });
+    const own = await raw(gate.url, {
+      headers: { ...JSON_HEADERS, authorization: `Bearer ${alice.token}`, 'mcp-session-id': session },
+      body: list,
+    });
     assert.equal(own.status, 200, own.body);
 
     const agent = await connectAgent(gate.url, { token });
@@ -81,13 +103,16 @@ describe('two issuers: one agent namespace each, opaque tokens to one issuer onl
     }
   });
 
-  it("an opaque token goes to the introspecting issuer only: the partner never sees the corporate token", async () => {
+  it('an opaque token goes to the introspecting issuer only: the partner never sees the corporate token', async () => {
     const opaque = await corporate.clientCredentials(gate.url, OPAQUE_ROBOT);
     assert.equal(opaque.split('.').length, 1);
     const [corporateBefore, partnerBefore] = [corporate.introspections, partner.introspections];
     const agent = await connectAgent(gate.url, { token: opaque });
     await agent.client.close();
-    const unknown = await raw(gate.url, { headers: { ...JSON_HEADERS, authorization: 'Bearer made-up-opaque-token' }, body: initializeBody() });
+    const unknown = await raw(gate.url, {
+      headers: { ...JSON_HEADERS, authorization: 'Bearer made-up-opaque-token' },
+      body: initializeBody(),
+    });
     assert.equal(unknown.status, 401);
     assert.ok(corporate.introspections > corporateBefore, 'the corporate issuer was asked');
     assert.equal(partner.introspections, partnerBefore, 'the partner was never sent an opaque token');
@@ -98,14 +123,25 @@ describe('two issuers: one agent namespace each, opaque tokens to one issuer onl
     try {
       const config = await writeConfig(other, { echo: fixtureServer('echo-server') });
       const introspection = { clientId: ROBOT.id, clientSecret: ROBOT.secret };
-      const both = await writeRules(other, { auth: { oauth: [{ issuer: corporate.issuer, introspection }, { issuer: partner.issuer, namespace: 'partner', introspection }] }, agents: {} });
+      const both = await writeRules(other, {
+        auth: {
+          oauth: [
+            { issuer: corporate.issuer, introspection },
+            { issuer: partner.issuer, namespace: 'partner', introspection },
+          ],
+        },
+        agents: {},
+      });
       const twice = await cli(['check', '--config', config, '--rules', both]);
       assert.notEqual(twice.code, 0, 'two introspecting issuers are refused');
       assert.match(twice.out + twice.err, /2 issuers have "introspection" .*an opaque token names no issuer, so it would be shown to each/);
       const bare = await writeRules(other, { auth: { oauth: [{ issuer: corporate.issuer }, { issuer: partner.issuer }] }, agents: {} });
       const unnamed = await cli(['check', '--config', config, '--rules', bare]);
       assert.notEqual(unnamed.code, 0, 'a second issuer without a namespace is refused');
-      assert.match(unnamed.out + unnamed.err, /auth\.oauth\[1\]\.namespace: missing: with more than one issuer, each after the first needs a "namespace"/);
+      assert.match(
+        unnamed.out + unnamed.err,
+        /auth\.oauth\[1\]\.namespace: missing: with more than one issuer, each after the first needs a "namespace"/,
+      );
     } finally {
       await other.remove();
     }

@@ -31,8 +31,25 @@ describe('mcpgate login: the callback page tells the result of the code exchange
   });
 
   /** Runs `mcpgate login`, signs in as a person would, and opens the callback after `tamper`. */
-  async function loginWith(tamper: (callback: URL) => void): Promise<{ code: number | null; err: string; page: { status: number; text: string } }> {
-    const child = spawn(process.execPath, [CLI, 'login', 'remote', '--config', config, '--state', dir.file(`state-${Math.random()}`), '--no-browser', '--login-timeout', '60000'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  async function loginWith(
+    tamper: (callback: URL) => void,
+  ): Promise<{ code: number | null; err: string; page: { status: number; text: string } }> {
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'login',
+        'remote',
+        '--config',
+        config,
+        '--state',
+        dir.file(`state-${Math.random()}`),
+        '--no-browser',
+        '--login-timeout',
+        '60000',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let err = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
     const exited = once(child, 'exit');

@@ -14,10 +14,14 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { cli, rpcError, startGateway, tempDir, textOf, until, writeConfig, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
 import {
-  cli, rpcError, startGateway, tempDir, textOf, until, writeConfig, type GatewayProcess, type TempDir,
-} from '../helpers/gateway.js';
-import { runLogin, startAuthServer, startOAuthRemote as startRemote, type Idp as AuthServer, type OAuthRemote as Remote } from '../helpers/oidc.js';
+  runLogin,
+  startAuthServer,
+  startOAuthRemote as startRemote,
+  type Idp as AuthServer,
+  type OAuthRemote as Remote,
+} from '../helpers/oidc.js';
 
 interface TokenFile {
   client?: { client_id: string };
@@ -123,7 +127,12 @@ describe('mcpgate as an OAuth client: login, refresh, revocation', { timeout: 12
     const out = await cli(['logout', 'remote', '--config', config, '--state', state]);
     assert.equal(out.code, 0, out.err);
     // oidc-provider revokes the grant with the refresh token; its JWT access tokens it cannot revoke (unsupported_token_type).
-    assert.match(out.out, new RegExp(`Revoked the refresh token at ${as.issuer}/token/revocation\\.\\nThe authorization server cannot revoke the access token itself`));
+    assert.match(
+      out.out,
+      new RegExp(
+        `Revoked the refresh token at ${as.issuer}/token/revocation\\.\\nThe authorization server cannot revoke the access token itself`,
+      ),
+    );
     await assert.rejects(stat(`${state}/oauth/remote.json`), { code: 'ENOENT' });
     const grant = await fetch(`${as.issuer}/token`, {
       method: 'POST',
@@ -136,12 +145,15 @@ describe('mcpgate as an OAuth client: login, refresh, revocation', { timeout: 12
 
     // The revocation endpoint does not answer: reported (exit 1), and the local tokens are removed all the same.
     assert.equal((await login(as, config, state)).code, 0);
-    const file = await readTokens(state) as unknown as { discovery: { authorizationServerMetadata: Record<string, unknown> } };
+    const file = (await readTokens(state)) as unknown as { discovery: { authorizationServerMetadata: Record<string, unknown> } };
     file.discovery.authorizationServerMetadata.revocation_endpoint = 'http://127.0.0.1:9/revoke';
     await writeFile(`${state}/oauth/remote.json`, JSON.stringify(file));
     const failed = await cli(['logout', 'remote', '--config', config, '--state', state]);
     assert.equal(failed.code, 1);
-    assert.match(failed.err, /could not revoke the tokens: the refresh token was not revoked at http:\/\/127\.0\.0\.1:9\/revoke: .*The local tokens are removed/);
+    assert.match(
+      failed.err,
+      /could not revoke the tokens: the refresh token was not revoked at http:\/\/127\.0\.0\.1:9\/revoke: .*The local tokens are removed/,
+    );
     await assert.rejects(stat(`${state}/oauth/remote.json`), { code: 'ENOENT' });
     const again = await cli(['logout', 'remote', '--config', config, '--state', state]);
     assert.equal(again.code, 1);
@@ -180,11 +192,23 @@ describe('mcpgate as an OAuth client: discovery from a 401, client credentials',
     assert.equal(textOf(await gw.client.callTool({ name: 'plain__echo', arguments: { text: 'hi' } })), 'hi');
   });
 
-  it('client credentials: no person, the entry\'s client id and secret (from ${VAR})', async () => {
-    const config = await writeConfig(dir, {
-      machine: { type: 'http', url: remote.url, auth: { type: 'oauth', grant: 'client_credentials', clientId: as.machine.clientId, clientSecret: '${MACHINE_SECRET}' } },
-    }, 'machine.json');
-    const gw = await startGateway({ config, args: ['--state', dir.file('machine-state')], env: { MACHINE_SECRET: as.machine.clientSecret } });
+  it("client credentials: no person, the entry's client id and secret (from ${VAR})", async () => {
+    const config = await writeConfig(
+      dir,
+      {
+        machine: {
+          type: 'http',
+          url: remote.url,
+          auth: { type: 'oauth', grant: 'client_credentials', clientId: as.machine.clientId, clientSecret: '${MACHINE_SECRET}' },
+        },
+      },
+      'machine.json',
+    );
+    const gw = await startGateway({
+      config,
+      args: ['--state', dir.file('machine-state')],
+      env: { MACHINE_SECRET: as.machine.clientSecret },
+    });
     gateways.push(gw);
     const answer = await gw.client.callTool({ name: 'machine__whoami', arguments: {} });
     assert.equal((JSON.parse(textOf(answer)) as { client_id: string }).client_id, as.machine.clientId);

@@ -9,13 +9,28 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  alive, cli, fixtureServer, jsonOf, rpcError, startGateway, tempDir, until, waitGone, writeConfig, type GatewayProcess, type TempDir,
+  alive,
+  cli,
+  fixtureServer,
+  jsonOf,
+  rpcError,
+  startGateway,
+  tempDir,
+  until,
+  waitGone,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
 } from '../helpers/gateway.js';
 import { connectAgent, makeToken, startHttpGateway, writeRules } from '../helpers/http.js';
 
 const IDLE_STOP = 1500;
 
-const exists = (path: string): Promise<boolean> => readFile(path).then(() => true, () => false);
+const exists = (path: string): Promise<boolean> =>
+  readFile(path).then(
+    () => true,
+    () => false,
+  );
 const pidIn = async (path: string): Promise<number> => Number((await readFile(path, 'utf8')).trim());
 const names = async (gw: GatewayProcess): Promise<string[]> => (await gw.client.listTools()).tools.map((t) => t.name).sort();
 const msgOf = (line: Record<string, unknown>): string => String(line.msg);
@@ -58,7 +73,10 @@ describe('on-demand servers', { timeout: 120_000 }, () => {
     assert.deepEqual(await names(g), ['dyn__echo'], 'still listed while it rests');
     const known = JSON.parse(await readFile(dir.file('state/catalogs/dyn.json'), 'utf8')) as { server: string; tools: { name: string }[] };
     assert.equal(known.server, 'dyn');
-    assert.deepEqual(known.tools.map((t) => t.name), ['echo']);
+    assert.deepEqual(
+      known.tools.map((t) => t.name),
+      ['echo'],
+    );
     await stop();
   });
 
@@ -115,47 +133,64 @@ describe('on-demand servers', { timeout: 120_000 }, () => {
     await stop();
   });
 
-  it('a server that cannot start on demand fails the call promptly with a clear error; a later call does not respawn it at once', { timeout: 30_000 }, async () => {
-    // A known catalog for a server whose command dies at start.
-    await mkdir(dir.file('state/catalogs'), { recursive: true });
-    const tool = { name: 'work', description: 'does work', inputSchema: { type: 'object', properties: {} } };
-    for (const server of ['broken', 'missing']) {
-      await writeFile(dir.file(`state/catalogs/${server}.json`), JSON.stringify({ format: 1, server, modern: false, tools: [tool], resources: [], resourceTemplates: [], prompts: [] }));
-    }
-    const g = await run({
-      broken: fixtureServer('crash-at-start', [], { start: 'on-demand', idleStop: IDLE_STOP }),
-      missing: { command: dir.file('no-such-server'), start: 'on-demand' },
-    });
-    assert.deepEqual(await names(g), ['broken__work', 'missing__work']);
-    const missing = await rpcError(g.client.callTool({ name: 'missing__work', arguments: {} }));
-    assert.equal(missing.data.code, 'MCPG_SERVER_UNAVAILABLE');
-    assert.match(missing.message, /server "missing" could not be started on demand: .*command not found: .*no-such-server/s);
-    const started = Date.now();
-    const err = await rpcError(g.client.callTool({ name: 'broken__work', arguments: {} }));
-    assert.ok(Date.now() - started < 10_000, 'answered promptly');
-    assert.equal(err.data.code, 'MCPG_SERVER_UNAVAILABLE');
-    assert.match(err.message, /server "broken" could not be started on demand: .*exited.*code 3/s);
-    assert.equal(err.data.state, 'backoff');
-    assert.equal(err.data.retryable, true);
-    // Backing off: the next call is answered at once, naming when it is tried again.
-    const before = g.logs.filter((l) => msgOf(l).startsWith('starting server "broken" on demand')).length;
-    const next = await rpcError(g.client.callTool({ name: 'broken__work', arguments: {} }));
-    assert.equal(next.data.code, 'MCPG_SERVER_UNAVAILABLE');
-    assert.equal(g.logs.filter((l) => msgOf(l).startsWith('starting server "broken" on demand')).length, before, 'no new start for that call');
-    await stop();
-  });
+  it(
+    'a server that cannot start on demand fails the call promptly with a clear error; a later call does not respawn it at once',
+    { timeout: 30_000 },
+    async () => {
+      // A known catalog for a server whose command dies at start.
+      await mkdir(dir.file('state/catalogs'), { recursive: true });
+      const tool = { name: 'work', description: 'does work', inputSchema: { type: 'object', properties: {} } };
+      for (const server of ['broken', 'missing']) {
+        await writeFile(
+          dir.file(`state/catalogs/${server}.json`),
+          JSON.stringify({ format: 1, server, modern: false, tools: [tool], resources: [], resourceTemplates: [], prompts: [] }),
+        );
+      }
+      const g = await run({
+        broken: fixtureServer('crash-at-start', [], { start: 'on-demand', idleStop: IDLE_STOP }),
+        missing: { command: dir.file('no-such-server'), start: 'on-demand' },
+      });
+      assert.deepEqual(await names(g), ['broken__work', 'missing__work']);
+      const missing = await rpcError(g.client.callTool({ name: 'missing__work', arguments: {} }));
+      assert.equal(missing.data.code, 'MCPG_SERVER_UNAVAILABLE');
+      assert.match(missing.message, /server "missing" could not be started on demand: .*command not found: .*no-such-server/s);
+      const started = Date.now();
+      const err = await rpcError(g.client.callTool({ name: 'broken__work', arguments: {} }));
+      assert.ok(Date.now() - started < 10_000, 'answered promptly');
+      assert.equal(err.data.code, 'MCPG_SERVER_UNAVAILABLE');
+      assert.match(err.message, /server "broken" could not be started on demand: .*exited.*code 3/s);
+      assert.equal(err.data.state, 'backoff');
+      assert.equal(err.data.retryable, true);
+      // Backing off: the next call is answered at once, naming when it is tried again.
+      const before = g.logs.filter((l) => msgOf(l).startsWith('starting server "broken" on demand')).length;
+      const next = await rpcError(g.client.callTool({ name: 'broken__work', arguments: {} }));
+      assert.equal(next.data.code, 'MCPG_SERVER_UNAVAILABLE');
+      assert.equal(
+        g.logs.filter((l) => msgOf(l).startsWith('starting server "broken" on demand')).length,
+        before,
+        'no new start for that call',
+      );
+      await stop();
+    },
+  );
 
   it('a corrupt known catalog is a warning, and the server is started to learn it again', { timeout: 30_000 }, async () => {
     await writeFile(dir.file('state/catalogs/dyn.json'), '{"format": 1, "server": "dyn", "modern": false, "tools": [{"name": 42}]');
     await rm(dir.file('dyn.pid'), { force: true });
     const g = await run({ dyn: dyn() });
-    const warning = await g.waitForLog((l) => msgOf(l).includes('the last known catalog of server "dyn"') && msgOf(l).includes('is unusable'));
+    const warning = await g.waitForLog(
+      (l) => msgOf(l).includes('the last known catalog of server "dyn"') && msgOf(l).includes('is unusable'),
+    );
     assert.equal(warning.level, 'warn');
     await g.waitForLog((l) => msgOf(l).includes('its catalog is learned'));
     assert.ok(await exists(dir.file('dyn.pid')), 'started to learn it');
     await until(async () => (await readFile(dir.file('state/catalogs/dyn.json'), 'utf8')).includes('"tools":'), 5000);
     const known = JSON.parse(await readFile(dir.file('state/catalogs/dyn.json'), 'utf8')) as { tools: { name: string }[] };
-    assert.deepEqual(known.tools.map((t) => t.name), ['echo'], 'rewritten from the live server');
+    assert.deepEqual(
+      known.tools.map((t) => t.name),
+      ['echo'],
+      'rewritten from the live server',
+    );
     await stop();
   });
 
@@ -169,7 +204,9 @@ describe('on-demand servers', { timeout: 120_000 }, () => {
     await g.waitForLog((l) => msgOf(l).startsWith('server "dyn" idle: 1 tools'));
     assert.ok(await waitGone(pid), 'the always-started process is stopped');
     assert.deepEqual(await names(g), ['dyn__echo']);
-    assert.deepEqual(jsonOf(await g.client.callTool({ name: 'dyn__echo', arguments: { message: 'reloaded' } })), { echo_message: 'reloaded' });
+    assert.deepEqual(jsonOf(await g.client.callTool({ name: 'dyn__echo', arguments: { message: 'reloaded' } })), {
+      echo_message: 'reloaded',
+    });
     await stop();
   });
 
@@ -178,11 +215,16 @@ describe('on-demand servers', { timeout: 120_000 }, () => {
     await rm(dir.file('dyn.pid'), { force: true });
     const ops = makeToken();
     const agent = makeToken();
-    const rules = await writeRules(dir, { agents: { alice: { allow: { servers: ['dyn'] }, tokens: [agent.hash] } }, admins: { ops: { tokens: [ops.hash] } } });
+    const rules = await writeRules(dir, {
+      agents: { alice: { allow: { servers: ['dyn'] }, tokens: [agent.hash] } },
+      admins: { ops: { tokens: [ops.hash] } },
+    });
     const http = await startHttpGateway({ config, agent: null, args: ['--rules', rules, '--pins', 'tofu', '--state', state] });
     try {
       await http.gw.waitForLog((l) => msgOf(l).startsWith('server "dyn" idle'));
-      const status = await (await fetch(`${http.base}/status`, { headers: { authorization: `Bearer ${ops.token}` } })).json() as { servers: { name: string; state: string; start?: string; on_demand?: { starts: number } }[] };
+      const status = (await (await fetch(`${http.base}/status`, { headers: { authorization: `Bearer ${ops.token}` } })).json()) as {
+        servers: { name: string; state: string; start?: string; on_demand?: { starts: number } }[];
+      };
       const row = status.servers.find((s) => s.name === 'dyn')!;
       assert.equal(row.state, 'idle (on demand)');
       assert.equal(row.start, 'on-demand');

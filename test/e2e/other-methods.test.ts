@@ -36,9 +36,13 @@ describe('methods mcpgate does not know', { timeout: 60_000 }, () => {
     assert.deepEqual(await ask('gadgets/spin'), { server: 'beta', method: 'gadgets/spin', params: {} });
   });
 
-  it('goes to the server its params name, under that server\'s own name or URI', { timeout: 20_000 }, async () => {
+  it("goes to the server its params name, under that server's own name or URI", { timeout: 20_000 }, async () => {
     assert.deepEqual(await ask('x/describe', { name: 'b__info' }), { server: 'beta', method: 'x/describe', params: { name: 'info' } });
-    assert.deepEqual(await ask('x/peek', { uri: 'mcpgate://a/custom://note' }), { server: 'alpha', method: 'x/peek', params: { uri: 'custom://note' } });
+    assert.deepEqual(await ask('x/peek', { uri: 'mcpgate://a/custom://note' }), {
+      server: 'alpha',
+      method: 'x/peek',
+      params: { uri: 'custom://note' },
+    });
   });
 
   it('is refused with -32601 naming the method when it belongs nowhere', { timeout: 20_000 }, async () => {

@@ -11,7 +11,17 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { ROOT, fixtureServer, startGateway, survivors, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
+import {
+  ROOT,
+  fixtureServer,
+  startGateway,
+  survivors,
+  tempDir,
+  textOf,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
+} from '../helpers/gateway.js';
 import { runtimePackages, startRuntimeRegistry, type LocalRegistry } from '../helpers/npm-registry.js';
 
 const execFileAsync = promisify(execFile);
@@ -51,7 +61,10 @@ function cleanEnv(): NodeJS.ProcessEnv {
 
 /** The checkout's files as git sees them (tracked, and new ones not ignored), copied without dist/ or node_modules. */
 async function cleanCopy(to: string): Promise<void> {
-  const { stdout } = await execFileAsync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await execFileAsync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: ROOT,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   for (const file of stdout.split('\0')) {
     if (file === '' || /^(node_modules|dist|\.venv-mcp)(\/|$)/.test(file)) continue;
     const info = await stat(join(ROOT, file)).catch(() => undefined); // deleted but still tracked
@@ -74,32 +87,35 @@ void describe('the package: npm pack, npm install -g, npx', { timeout: 420_000 }
   let version = '';
   const gateways: GatewayProcess[] = [];
 
-  before(async () => {
-    work = await tempDir('mcpgate-package-');
-    version = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-    const checkout = work.file('checkout');
-    await cleanCopy(checkout);
-    const base = cleanEnv();
-    const pack = await run('npm', ['pack', '--json', '--pack-destination', work.path], { cwd: checkout, env: base });
-    assert.equal(pack.code, 0, `npm pack failed:\n${pack.err}\n${pack.out}`);
-    packed = (JSON.parse(pack.out) as Packed[])[0]!;
-    tarball = work.file(packed.filename);
-    // The npm cache of this machine holds the dependencies' tarballs (npm ci put them there).
-    const cacheEnv = { ...base, ...(process.env.npm_config_cache !== undefined && { npm_config_cache: process.env.npm_config_cache }) };
-    registry = await startRuntimeRegistry(ROOT, work.file('registry'), cacheEnv);
-    await writeFile(work.file('npmrc'), '');
-    env = {
-      ...base,
-      npm_config_registry: registry.url,
-      npm_config_cache: work.file('npm-cache'),
-      npm_config_userconfig: work.file('npmrc'),
-      npm_config_audit: 'false',
-      npm_config_fund: 'false',
-      npm_config_update_notifier: 'false',
-    };
-    await mkdir(work.file('app'));
-    config = await writeConfig({ ...work, file: (name) => join(work.path, 'app', name) }, { sink: fixtureServer('kitchen-sink-server') });
-  }, { timeout: 300_000 });
+  before(
+    async () => {
+      work = await tempDir('mcpgate-package-');
+      version = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+      const checkout = work.file('checkout');
+      await cleanCopy(checkout);
+      const base = cleanEnv();
+      const pack = await run('npm', ['pack', '--json', '--pack-destination', work.path], { cwd: checkout, env: base });
+      assert.equal(pack.code, 0, `npm pack failed:\n${pack.err}\n${pack.out}`);
+      packed = (JSON.parse(pack.out) as Packed[])[0]!;
+      tarball = work.file(packed.filename);
+      // The npm cache of this machine holds the dependencies' tarballs (npm ci put them there).
+      const cacheEnv = { ...base, ...(process.env.npm_config_cache !== undefined && { npm_config_cache: process.env.npm_config_cache }) };
+      registry = await startRuntimeRegistry(ROOT, work.file('registry'), cacheEnv);
+      await writeFile(work.file('npmrc'), '');
+      env = {
+        ...base,
+        npm_config_registry: registry.url,
+        npm_config_cache: work.file('npm-cache'),
+        npm_config_userconfig: work.file('npmrc'),
+        npm_config_audit: 'false',
+        npm_config_fund: 'false',
+        npm_config_update_notifier: 'false',
+      };
+      await mkdir(work.file('app'));
+      config = await writeConfig({ ...work, file: (name) => join(work.path, 'app', name) }, { sink: fixtureServer('kitchen-sink-server') });
+    },
+    { timeout: 300_000 },
+  );
 
   /**
    * Serves the config through `command`, calls the server through it, SIGTERMs it: mcpgate shuts down
@@ -110,7 +126,10 @@ void describe('the package: npm pack, npm install -g, npx', { timeout: 420_000 }
     const gw = await startGateway({ config, bin: command, env });
     gateways.push(gw);
     const tools = await gw.client.listTools();
-    assert.ok(tools.tools.some((t) => t.name === 'sink__echo'), tools.tools.map((t) => t.name).join(', '));
+    assert.ok(
+      tools.tools.some((t) => t.name === 'sink__echo'),
+      tools.tools.map((t) => t.name).join(', '),
+    );
     const serverPid = Number(textOf(await gw.client.callTool({ name: 'sink__pid', arguments: {} })));
     assert.ok(serverPid > 0);
     gw.child.kill('SIGTERM');
@@ -129,7 +148,9 @@ void describe('the package: npm pack, npm install -g, npx', { timeout: 420_000 }
 
   void it('npm pack on a clean checkout builds first and packs only what the CLI runs', { timeout: 30_000 }, async (t) => {
     t.diagnostic(`${packed.filename}: ${packed.size} bytes, ${packed.unpackedSize} unpacked, ${packed.files.length} files`);
-    const sources = (await readdir(join(ROOT, 'src'), { recursive: true })).filter((f) => f.endsWith('.ts')).map((f) => `dist/src/${f.replace(/\.ts$/, '.js')}`);
+    const sources = (await readdir(join(ROOT, 'src'), { recursive: true }))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => `dist/src/${f.replace(/\.ts$/, '.js')}`);
     const docs = (await readdir(join(ROOT, 'docs'))).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
     const expected = ['LICENSE', 'README.md', 'package.json', ...docs, ...sources].sort();
     assert.deepEqual(packed.files.map((f) => f.path).sort(), expected);
@@ -142,30 +163,34 @@ void describe('the package: npm pack, npm install -g, npx', { timeout: 420_000 }
     assert.ok(near(packed.unpackedSize, Number(stated[2]) * 1e6), `unpacked ${packed.unpackedSize} bytes; README says ${stated[2]} MB`);
   });
 
-  void it('npm install -g of the tarball gives a mcpgate that runs --version, check and serve, and stops cleanly', { timeout: 120_000 }, async () => {
-    const prefix = work.file('prefix');
-    const install = await run('npm', ['install', '--global', '--prefix', prefix, '--foreground-scripts', tarball], { env });
-    assert.equal(install.code, 0, `npm install -g failed:\n${install.err}\n${install.out}`);
-    // No lifecycle script of mcpgate ran (prepare needs the checkout's scripts/, which the package lacks).
-    assert.doesNotMatch(install.out + install.err, LIFECYCLE);
-    assert.deepEqual(registry!.missing, [], 'npm asked the registry only for runtime dependencies');
-    const runtime = new Set((await runtimePackages(ROOT)).map((p) => p.name));
-    const installed = join(prefix, 'lib', 'node_modules', 'mcpgate');
-    const modules = join(installed, 'node_modules');
-    for (const entry of await readdir(modules)) {
-      if (entry.startsWith('.')) continue;
-      const names = entry.startsWith('@') ? (await readdir(join(modules, entry))).map((n) => `${entry}/${n}`) : [entry];
-      for (const name of names) assert.ok(runtime.has(name), `installed ${name}, which is no runtime dependency`);
-    }
-    const bin = join(prefix, 'bin', 'mcpgate');
+  void it(
+    'npm install -g of the tarball gives a mcpgate that runs --version, check and serve, and stops cleanly',
+    { timeout: 120_000 },
+    async () => {
+      const prefix = work.file('prefix');
+      const install = await run('npm', ['install', '--global', '--prefix', prefix, '--foreground-scripts', tarball], { env });
+      assert.equal(install.code, 0, `npm install -g failed:\n${install.err}\n${install.out}`);
+      // No lifecycle script of mcpgate ran (prepare needs the checkout's scripts/, which the package lacks).
+      assert.doesNotMatch(install.out + install.err, LIFECYCLE);
+      assert.deepEqual(registry!.missing, [], 'npm asked the registry only for runtime dependencies');
+      const runtime = new Set((await runtimePackages(ROOT)).map((p) => p.name));
+      const installed = join(prefix, 'lib', 'node_modules', 'mcpgate');
+      const modules = join(installed, 'node_modules');
+      for (const entry of await readdir(modules)) {
+        if (entry.startsWith('.')) continue;
+        const names = entry.startsWith('@') ? (await readdir(join(modules, entry))).map((n) => `${entry}/${n}`) : [entry];
+        for (const name of names) assert.ok(runtime.has(name), `installed ${name}, which is no runtime dependency`);
+      }
+      const bin = join(prefix, 'bin', 'mcpgate');
 
-    assert.deepEqual(await run(bin, ['--version'], { env }), { code: 0, out: `${version}\n`, err: '' });
-    const check = await run(bin, ['check', '--config', config], { env });
-    assert.equal(check.code, 0, check.err);
-    assert.match(check.out, /: OK, 1 server\(s\): sink\n/);
+      assert.deepEqual(await run(bin, ['--version'], { env }), { code: 0, out: `${version}\n`, err: '' });
+      const check = await run(bin, ['check', '--config', config], { env });
+      assert.equal(check.code, 0, check.err);
+      assert.match(check.out, /: OK, 1 server\(s\): sink\n/);
 
-    await serveAndStop([bin]);
-  });
+      await serveAndStop([bin]);
+    },
+  );
 
   void it('npx --package of the tarball runs the same mcpgate', { timeout: 120_000 }, async () => {
     const npx = ['--yes', '--package', tarball, '--', 'mcpgate'];

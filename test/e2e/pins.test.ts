@@ -9,10 +9,18 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  fixtureServer, jsonOf, rpcError, startGateway, tempDir, textOf, until, writeConfig, type GatewayProcess, type TempDir, cli,
+  fixtureServer,
+  jsonOf,
+  rpcError,
+  startGateway,
+  tempDir,
+  textOf,
+  until,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
+  cli,
 } from '../helpers/gateway.js';
-
-
 
 interface Rig {
   dir: TempDir;
@@ -36,7 +44,11 @@ async function rig(dir: TempDir, options: { mode?: string; toolCount?: number } 
 
 const names = async (gw: GatewayProcess): Promise<string[]> => (await gw.client.listTools()).tools.map((t) => t.name).sort();
 const held = async (dir: TempDir): Promise<Record<string, { digest: string; changes: string[] }>> =>
-  ((JSON.parse(await readFile(dir.file('state/held.json'), 'utf8').catch(() => '{"servers":{}}')) as { servers: Record<string, { tools: Record<string, { digest: string; changes: string[] }> }> }).servers.dyn?.tools ?? {});
+  (
+    JSON.parse(await readFile(dir.file('state/held.json'), 'utf8').catch(() => '{"servers":{}}')) as {
+      servers: Record<string, { tools: Record<string, { digest: string; changes: string[] }> }>;
+    }
+  ).servers.dyn?.tools ?? {};
 
 describe('pins: tofu holds what changes after first use', { timeout: 60_000 }, () => {
   let dir: TempDir;
@@ -55,14 +67,23 @@ describe('pins: tofu holds what changes after first use', { timeout: 60_000 }, (
   it('pins the first definitions seen: echo is visible and works', { timeout: 10_000 }, async () => {
     assert.deepEqual(await names(r.gw), ['dyn__echo']);
     assert.deepEqual(jsonOf(await r.gw.client.callTool({ name: 'dyn__echo', arguments: { message: 'hi' } })), { echo_message: 'hi' });
-    const pins = JSON.parse(await readFile(dir.file('state/pins.json'), 'utf8')) as { servers: { dyn: { tools: Record<string, { by: string }> } } };
+    const pins = JSON.parse(await readFile(dir.file('state/pins.json'), 'utf8')) as {
+      servers: { dyn: { tools: Record<string, { by: string }> } };
+    };
     assert.equal(pins.servers.dyn.tools.echo?.by, 'first-use');
   });
 
   it('holds a tool added by SIGHUP and refuses calls to it with the command that approves it', { timeout: 15_000 }, async () => {
     process.kill(r.pid, 'SIGHUP');
     // held.json is written just before the catalog takes the change: wait for what the agent sees.
-    assert.ok(await until(async () => 'calculator' in (await held(dir)) && (await rpcError(r.gw.client.callTool({ name: 'dyn__calculator', arguments: {} }))).data.code === 'MCPG_TOOL_HELD'), 'calculator never held');
+    assert.ok(
+      await until(
+        async () =>
+          'calculator' in (await held(dir)) &&
+          (await rpcError(r.gw.client.callTool({ name: 'dyn__calculator', arguments: {} }))).data.code === 'MCPG_TOOL_HELD',
+      ),
+      'calculator never held',
+    );
     assert.deepEqual(await names(r.gw), ['dyn__echo']);
     const err = await rpcError(r.gw.client.callTool({ name: 'dyn__calculator', arguments: { a: 1, b: 2, operation: 'add' } }));
     assert.equal(err.code, -32017);
@@ -79,19 +100,26 @@ describe('pins: tofu holds what changes after first use', { timeout: 60_000 }, (
     assert.match(approved.out, /approved calculator of server "dyn"/);
     assert.ok(await until(() => r.changed > before_), 'no list_changed after approval');
     assert.deepEqual(await names(r.gw), ['dyn__calculator', 'dyn__echo']);
-    assert.deepEqual(jsonOf(await r.gw.client.callTool({ name: 'dyn__calculator', arguments: { a: 2, b: 3, operation: 'multiply' } })), { result: 6 });
+    assert.deepEqual(jsonOf(await r.gw.client.callTool({ name: 'dyn__calculator', arguments: { a: 2, b: 3, operation: 'multiply' } })), {
+      result: 6,
+    });
   });
 
   it('holds a rewritten description (a rug pull): the new text never reaches the agent', { timeout: 15_000 }, async () => {
     process.kill(r.pid, 'SIGUSR1');
-    assert.ok(await until(async () => (await held(dir)).echo !== undefined && !(await names(r.gw)).includes('dyn__echo')), 'echo never held');
+    assert.ok(
+      await until(async () => (await held(dir)).echo !== undefined && !(await names(r.gw)).includes('dyn__echo')),
+      'echo never held',
+    );
     const { tools } = await r.gw.client.listTools();
     assert.ok(!tools.some((t) => t.name === 'dyn__echo'));
     assert.ok(!JSON.stringify(tools).includes('revised'));
     const err = await rpcError(r.gw.client.callTool({ name: 'dyn__echo', arguments: { message: 'x' } }));
     assert.equal(err.data.code, 'MCPG_TOOL_HELD');
     assert.deepEqual(err.data.changes, ['description']);
-    assert.deepEqual(jsonOf(await r.gw.client.callTool({ name: 'dyn__calculator', arguments: { a: 1, b: 1, operation: 'add' } })), { result: 2 });
+    assert.deepEqual(jsonOf(await r.gw.client.callTool({ name: 'dyn__calculator', arguments: { a: 1, b: 1, operation: 'add' } })), {
+      result: 2,
+    });
     const shown = await cli(['pins', 'dyn', '--state', dir.file('state')]);
     assert.equal(shown.code, 0);
     assert.match(shown.out, /echo: description/);
@@ -138,35 +166,41 @@ describe('pins: the store survives restarts, strict mode, concurrency and corrup
     }
   });
 
-  it('approves with no gateway running: what the stopped gateway held stays in held.json, and the next one serves the tool', { timeout: 45_000 }, async () => {
-    const offline = await tempDir();
-    try {
-      let r = await rig(offline, { toolCount: 1 });
-      assert.deepEqual(await names(r.gw), ['dyn__echo']);
-      await r.gw.stop();
-      r = await rig(offline, { toolCount: 2 });
-      assert.ok(await until(async () => 'calculator' in (await held(offline))), 'calculator never held');
-      assert.deepEqual(await names(r.gw), ['dyn__echo']);
-      await r.gw.stop();
-      // No gateway runs now: the held definition is still on disk, and approve pins it.
-      assert.ok('calculator' in (await held(offline)), 'the stopped gateway emptied held.json');
-      const shown = await cli(['pins', 'dyn', '--state', offline.file('state')]);
-      assert.match(shown.out, /calculator: new tool/);
-      const approved = await cli(['approve', 'dyn', 'calculator', '--state', offline.file('state')]);
-      assert.equal(approved.code, 0, approved.err);
-      assert.match(approved.out, /approved calculator of server "dyn"/);
-      r = await rig(offline, { toolCount: 2 });
+  it(
+    'approves with no gateway running: what the stopped gateway held stays in held.json, and the next one serves the tool',
+    { timeout: 45_000 },
+    async () => {
+      const offline = await tempDir();
       try {
-        assert.deepEqual(await names(r.gw), ['dyn__calculator', 'dyn__echo']);
-        assert.deepEqual(jsonOf(await r.gw.client.callTool({ name: 'dyn__calculator', arguments: { a: 2, b: 3, operation: 'add' } })), { result: 5 });
-        assert.ok(await until(async () => !('calculator' in (await held(offline)))), 'held.json still lists the approved tool');
-      } finally {
+        let r = await rig(offline, { toolCount: 1 });
+        assert.deepEqual(await names(r.gw), ['dyn__echo']);
         await r.gw.stop();
+        r = await rig(offline, { toolCount: 2 });
+        assert.ok(await until(async () => 'calculator' in (await held(offline))), 'calculator never held');
+        assert.deepEqual(await names(r.gw), ['dyn__echo']);
+        await r.gw.stop();
+        // No gateway runs now: the held definition is still on disk, and approve pins it.
+        assert.ok('calculator' in (await held(offline)), 'the stopped gateway emptied held.json');
+        const shown = await cli(['pins', 'dyn', '--state', offline.file('state')]);
+        assert.match(shown.out, /calculator: new tool/);
+        const approved = await cli(['approve', 'dyn', 'calculator', '--state', offline.file('state')]);
+        assert.equal(approved.code, 0, approved.err);
+        assert.match(approved.out, /approved calculator of server "dyn"/);
+        r = await rig(offline, { toolCount: 2 });
+        try {
+          assert.deepEqual(await names(r.gw), ['dyn__calculator', 'dyn__echo']);
+          assert.deepEqual(jsonOf(await r.gw.client.callTool({ name: 'dyn__calculator', arguments: { a: 2, b: 3, operation: 'add' } })), {
+            result: 5,
+          });
+          assert.ok(await until(async () => !('calculator' in (await held(offline)))), 'held.json still lists the approved tool');
+        } finally {
+          await r.gw.stop();
+        }
+      } finally {
+        await offline.remove();
       }
-    } finally {
-      await offline.remove();
-    }
-  });
+    },
+  );
 
   it('strict holds everything; concurrent approvals all land in a valid store', { timeout: 30_000 }, async () => {
     const strictDir = await tempDir();
@@ -177,7 +211,9 @@ describe('pins: the store survives restarts, strict mode, concurrency and corrup
       assert.ok(await until(async () => Object.keys(await held(strictDir)).length === 4));
       const results = await Promise.all(all.map((tool) => cli(['approve', 'dyn', tool, '--state', strictDir.file('state')])));
       for (const result of results) assert.equal(result.code, 0, result.err);
-      const pins = JSON.parse(await readFile(strictDir.file('state/pins.json'), 'utf8')) as { servers: { dyn: { tools: Record<string, unknown> } } };
+      const pins = JSON.parse(await readFile(strictDir.file('state/pins.json'), 'utf8')) as {
+        servers: { dyn: { tools: Record<string, unknown> } };
+      };
       assert.deepEqual(Object.keys(pins.servers.dyn.tools).sort(), [...all].sort());
       assert.ok(await until(async () => (await names(r.gw)).length === 4), 'not every approval was picked up');
     } finally {
@@ -252,12 +288,16 @@ describe('sanitizing: what a server hides from a terminal never reaches the agen
   let dir: TempDir;
   let gw: GatewayProcess;
   // Escape sequences, C0/C1 controls, zero-width/bidi and Unicode tag characters.
-  // eslint-disable-next-line no-control-regex -- the point is to find control characters
-  const HIDDEN = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]|\udb40[\udc00-\udc7f]/;
+  const HIDDEN =
+    // eslint-disable-next-line no-control-regex -- the point is to find control characters
+    /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]|\udb40[\udc00-\udc7f]/;
 
   before(async () => {
     dir = await tempDir();
-    gw = await startGateway({ config: await writeConfig(dir, { evil: fixtureServer('kitchen-sink-server', ['--evil']) }), args: ['--state', dir.file('state')] });
+    gw = await startGateway({
+      config: await writeConfig(dir, { evil: fixtureServer('kitchen-sink-server', ['--evil']) }),
+      args: ['--state', dir.file('state')],
+    });
   });
 
   after(async () => {

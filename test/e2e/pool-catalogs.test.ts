@@ -58,19 +58,19 @@ describe('per-agent and per-session catalogs (pins off)', { timeout: TIMEOUT }, 
     await dir?.remove();
   });
 
-  it('a per-agent server\'s list_changed updates only its agent\'s view; the other agent cannot see or call the tool', async () => {
+  it("a per-agent server's list_changed updates only its agent's view; the other agent cannot see or call the tool", async () => {
     const alice = await open('alice');
     const bob = await open('bob');
     const before = await toolNames(bob);
     assert.ok(before.includes('counter__grow'), JSON.stringify(before));
-    assert.deepEqual(await toolNames(alice), before, 'both start from the catalog connection\'s view');
+    assert.deepEqual(await toolNames(alice), before, "both start from the catalog connection's view");
     assert.equal(textOf(await alice.client.callTool({ name: 'counter__grow', arguments: { name: 'alice_tool' } })), 'grew alice_tool');
     assert.ok(await until(() => alice.changed() >= 1), 'alice is told her list changed');
     assert.ok((await toolNames(alice)).includes('counter__alice_tool'));
     assert.match(textOf(await alice.client.callTool({ name: 'counter__alice_tool', arguments: {} })), /^grown alice_tool pid=\d+$/);
     // Bob's connection to the same server (his own session) never listed it.
     await bob.client.callTool({ name: 'counter__inc', arguments: {} });
-    assert.deepEqual(await toolNames(bob), before, 'bob\'s view is unchanged');
+    assert.deepEqual(await toolNames(bob), before, "bob's view is unchanged");
     const refused = await rpcError(bob.client.callTool({ name: 'counter__alice_tool', arguments: {} }));
     assert.equal(refused.data.code, 'MCPG_TOOL_NOT_FOUND', JSON.stringify(refused));
     assert.equal(bob.changed(), 0, 'bob was never told of a change');
@@ -83,7 +83,7 @@ describe('per-agent and per-session catalogs (pins off)', { timeout: TIMEOUT }, 
     assert.deepEqual(await toolNames(carol), before);
   });
 
-  it('a per-session server\'s tool is its session\'s only, even against another session of the same agent', async () => {
+  it("a per-session server's tool is its session's only, even against another session of the same agent", async () => {
     const one = await open('dora');
     const two = await open('dora');
     const before = await toolNames(one); // what a session was shown is what a change is measured against
@@ -92,7 +92,11 @@ describe('per-agent and per-session catalogs (pins off)', { timeout: TIMEOUT }, 
     assert.ok(await until(() => one.changed() >= 1), 'the owning session is told');
     const now = await toolNames(one);
     assert.ok(now.includes('scratch__mine'), JSON.stringify(now));
-    assert.deepEqual(now.filter((name) => name !== 'scratch__mine'), before, 'the rest of its view is as it was');
+    assert.deepEqual(
+      now.filter((name) => name !== 'scratch__mine'),
+      before,
+      'the rest of its view is as it was',
+    );
     assert.match(textOf(await one.client.callTool({ name: 'scratch__mine', arguments: {} })), /^grown mine/);
     await two.client.callTool({ name: 'scratch__inc', arguments: {} });
     assert.ok(!(await toolNames(two)).includes('scratch__mine'));
@@ -101,7 +105,7 @@ describe('per-agent and per-session catalogs (pins off)', { timeout: TIMEOUT }, 
     assert.equal(two.changed(), 0);
   });
 
-  it('a tool grown on the shared server is everyone\'s, as before', async () => {
+  it("a tool grown on the shared server is everyone's, as before", async () => {
     const erin = await open('erin');
     const fred = await open('fred');
     await erin.client.callTool({ name: 'shared__grow', arguments: { name: 'common' } });
@@ -111,7 +115,7 @@ describe('per-agent and per-session catalogs (pins off)', { timeout: TIMEOUT }, 
   });
 });
 
-describe('pins on a per-agent server\'s own tools', { timeout: TIMEOUT }, () => {
+describe("pins on a per-agent server's own tools", { timeout: TIMEOUT }, () => {
   let dir: TempDir;
   let gate: HttpGateway;
   const agents: Agent[] = [];
@@ -136,7 +140,13 @@ describe('pins on a per-agent server\'s own tools', { timeout: TIMEOUT }, () => 
     // The pooled connection lists it (after its list_changed); the server's pins (made by the catalog
     // connection) do not have it: it is held, as a new tool of a shared server is.
     let held = await rpcError(alice.client.callTool({ name: 'counter__fresh', arguments: {} }));
-    assert.ok(await until(async () => (held = await rpcError(alice.client.callTool({ name: 'counter__fresh', arguments: {} }))).data.code === 'MCPG_TOOL_HELD'), JSON.stringify(held));
+    assert.ok(
+      await until(
+        async () =>
+          (held = await rpcError(alice.client.callTool({ name: 'counter__fresh', arguments: {} }))).data.code === 'MCPG_TOOL_HELD',
+      ),
+      JSON.stringify(held),
+    );
     assert.equal(held.data.approve, `mcpgate approve counter fresh --state ${dir.file('state')}`);
     assert.ok(!(await toolNames(alice)).includes('counter__fresh'), 'a held tool is not shown');
     const approved = await cli(['approve', 'counter', 'fresh', '--state', dir.file('state')]);
@@ -177,17 +187,23 @@ describe('discovery mode on a per-agent server', { timeout: TIMEOUT }, () => {
     return (JSON.parse(textOf(result)) as { servers: { name: string; tools: number }[] }).servers.find((s) => s.name === 'counter')!.tools;
   };
 
-  it('get_server_tools and list_servers show an agent its own connection\'s tools, and execute_tool reaches only its own', async () => {
+  it("get_server_tools and list_servers show an agent its own connection's tools, and execute_tool reaches only its own", async () => {
     const alice = await agent(gate, 'alice');
     const bob = await agent(gate, 'bob');
     agents.push(alice, bob);
     const before = await serverTools(bob);
     assert.ok(before.includes('grow'), JSON.stringify(before));
-    const grown = await alice.client.callTool({ name: 'execute_tool', arguments: { server: 'counter', tool: 'grow', args: { name: 'alice_tool' } } });
+    const grown = await alice.client.callTool({
+      name: 'execute_tool',
+      arguments: { server: 'counter', tool: 'grow', args: { name: 'alice_tool' } },
+    });
     assert.equal(textOf(grown), 'grew alice_tool');
     assert.ok(await until(async () => (await serverTools(alice)).includes('alice_tool')), 'alice discovers her own tool');
     assert.equal(await count(alice), before.length + 1);
-    assert.match(textOf(await alice.client.callTool({ name: 'execute_tool', arguments: { server: 'counter', tool: 'alice_tool' } })), /^grown alice_tool/);
+    assert.match(
+      textOf(await alice.client.callTool({ name: 'execute_tool', arguments: { server: 'counter', tool: 'alice_tool' } })),
+      /^grown alice_tool/,
+    );
     assert.deepEqual(await serverTools(bob), before, 'bob discovers only his own');
     assert.equal(await count(bob), before.length);
     const refused = await rpcError(bob.client.callTool({ name: 'execute_tool', arguments: { server: 'counter', tool: 'alice_tool' } }));

@@ -39,16 +39,18 @@ describe('subscriptions and log levels on a per-agent server', { timeout: TIMEOU
     await dir?.remove();
   });
 
-  it('a subscription is made on the agent\'s own connection and its updates reach only that agent', async () => {
+  it("a subscription is made on the agent's own connection and its updates reach only that agent", async () => {
     const alice = await agent('alice');
     const bob = await agent('bob');
     await call(bob.client, 'get'); // bob's own connection exists
-    const updated = new Promise<void>((resolve) => alice.client.setNotificationHandler('notifications/resources/updated', (n) => (alice.updates.push(n.params), resolve())));
+    const updated = new Promise<void>((resolve) =>
+      alice.client.setNotificationHandler('notifications/resources/updated', (n) => (alice.updates.push(n.params), resolve())),
+    );
     await alice.client.subscribeResource({ uri: URI });
     assert.equal(await call(alice.client, 'touch'), 'touched');
     await updated;
     assert.deepEqual(alice.updates, [{ uri: URI }]);
-    assert.equal(await call(bob.client, 'touch'), 'not subscribed', 'bob\'s server session has no subscription of alice\'s');
+    assert.equal(await call(bob.client, 'touch'), 'not subscribed', "bob's server session has no subscription of alice's");
     await alice.client.unsubscribeResource({ uri: URI });
     assert.equal(await call(alice.client, 'touch'), 'not subscribed');
     // bob's own subscription is his, and alice hears nothing of it.
@@ -58,7 +60,7 @@ describe('subscriptions and log levels on a per-agent server', { timeout: TIMEOU
     assert.deepEqual(alice.updates, [{ uri: URI }]);
   });
 
-  it('logging/setLevel reaches the agent\'s own connection with its own level; a new connection gets it at start', async () => {
+  it("logging/setLevel reaches the agent's own connection with its own level; a new connection gets it at start", async () => {
     const carol = await agent('carol');
     const dave = await agent('dave');
     await carol.client.setLoggingLevel('error'); // before carol's connection exists
@@ -66,6 +68,6 @@ describe('subscriptions and log levels on a per-agent server', { timeout: TIMEOU
     assert.equal(await call(dave.client, 'level'), 'unset', 'dave never set a level');
     await dave.client.setLoggingLevel('debug');
     assert.equal(await call(dave.client, 'level'), 'debug');
-    assert.equal(await call(carol.client, 'level'), 'error', 'dave\'s level did not reach carol\'s server session');
+    assert.equal(await call(carol.client, 'level'), 'error', "dave's level did not reach carol's server session");
   });
 });

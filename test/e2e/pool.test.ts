@@ -11,7 +11,16 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import type { Client } from '@modelcontextprotocol/client';
 import {
-  alive, fixtureServer, rpcError, startGateway, tempDir, textOf, until, waitGone, writeConfig, type TempDir,
+  alive,
+  fixtureServer,
+  rpcError,
+  startGateway,
+  tempDir,
+  textOf,
+  until,
+  waitGone,
+  writeConfig,
+  type TempDir,
 } from '../helpers/gateway.js';
 import { connectAgent, makeToken, raw, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 
@@ -24,13 +33,26 @@ function counter(result: unknown): { count: number; pid: number } {
   return { count: Number(match[1]), pid: Number(match[2]) };
 }
 
-const inc = async (client: Client, server = 'counter'): Promise<{ count: number; pid: number }> => counter(await client.callTool({ name: `${server}__inc`, arguments: {} }));
+const inc = async (client: Client, server = 'counter'): Promise<{ count: number; pid: number }> =>
+  counter(await client.callTool({ name: `${server}__inc`, arguments: {} }));
 
 async function agent(gate: HttpGateway, name: string, options: Parameters<typeof connectAgent>[1] = {}) {
   return connectAgent(gate.url, { ...options, headers: { 'x-mcpgate-agent': name } });
 }
 
-async function status(gate: HttpGateway): Promise<{ pools: { server: string; keys: number; hits: number; misses: number; evictions: number; reaped: number; pids: number[]; creationFailures: number; breakerTrips: number }[] }> {
+async function status(gate: HttpGateway): Promise<{
+  pools: {
+    server: string;
+    keys: number;
+    hits: number;
+    misses: number;
+    evictions: number;
+    reaped: number;
+    pids: number[];
+    creationFailures: number;
+    breakerTrips: number;
+  }[];
+}> {
   const res = await raw(`${gate.base}/status`, { method: 'GET' });
   return res.json as never;
 }
@@ -57,7 +79,7 @@ describe('per-agent and per-session servers over Streamable HTTP', { timeout: TI
     await dir?.remove();
   });
 
-  it('two agents on a per-agent server never see each other\'s state; one agent\'s sessions share its own', async () => {
+  it("two agents on a per-agent server never see each other's state; one agent's sessions share its own", async () => {
     const alice = track(await agent(gate, 'alice'));
     const bob = track(await agent(gate, 'bob'));
     assert.equal((await inc(alice.client)).count, 1);
@@ -90,8 +112,8 @@ describe('per-agent and per-session servers over Streamable HTTP', { timeout: TI
     assert.notEqual(p2.pid, p1.pid);
     await one.transport.terminateSession(); // DELETE
     await one.client.close();
-    assert.ok(await waitGone(p1.pid), 'the ended session\'s server process exited');
-    assert.ok(alive(p2.pid), 'the other session\'s process is untouched');
+    assert.ok(await waitGone(p1.pid), "the ended session's server process exited");
+    assert.ok(alive(p2.pid), "the other session's process is untouched");
     assert.equal((await inc(two.client, 'scratch')).count, 2);
   });
 
@@ -131,10 +153,16 @@ describe('per-agent and per-session servers over Streamable HTTP', { timeout: TI
     await inc(frank.client);
     const pids = (await status(gate)).pools.find((p) => p.server === 'counter')!.pids;
     assert.ok(pids.length >= 3, JSON.stringify(pids));
-    await writeConfig(dir, { scratch: fixtureServer('counter-server', [], { sessions: 'per-session' }), shared: fixtureServer('counter-server') });
+    await writeConfig(dir, {
+      scratch: fixtureServer('counter-server', [], { sessions: 'per-session' }),
+      shared: fixtureServer('counter-server'),
+    });
     await gate.gw.waitForLog((l) => String(l.msg).startsWith('configuration reloaded ('));
     for (const pid of pids) assert.ok(await waitGone(pid), `pooled process ${pid} exited`);
-    assert.equal((await status(gate)).pools.find((p) => p.server === 'counter'), undefined);
+    assert.equal(
+      (await status(gate)).pools.find((p) => p.server === 'counter'),
+      undefined,
+    );
     const gone = await rpcError(frank.client.callTool({ name: 'counter__inc', arguments: {} }));
     assert.match(gone.message, /unknown tool|not connected/);
   });
@@ -149,7 +177,11 @@ describe('pool lifetimes and limits', { timeout: TIMEOUT }, () => {
   after(() => dir?.remove());
 
   it('idle eviction closes the connection and its child; the next call starts afresh (stdio agent)', async () => {
-    const config = await writeConfig(dir, { counter: fixtureServer('counter-server', [], { sessions: 'per-agent', pool: { idleMs: 1000 } }) }, 'idle.json');
+    const config = await writeConfig(
+      dir,
+      { counter: fixtureServer('counter-server', [], { sessions: 'per-agent', pool: { idleMs: 1000 } }) },
+      'idle.json',
+    );
     const gw = await startGateway({ config, agent: 'solo', args: ['--pins', 'off'] });
     try {
       const first = await inc(gw.client);
@@ -167,7 +199,11 @@ describe('pool lifetimes and limits', { timeout: TIMEOUT }, () => {
   it('the creation breaker trips on a server that refuses sessions, fails fast, and recovers', async () => {
     const gateFile = dir.file('gate');
     await writeFile(gateFile, 'ok');
-    const config = await writeConfig(dir, { counter: fixtureServer('counter-server', ['--gate', gateFile], { sessions: 'per-agent' }) }, 'breaker.json');
+    const config = await writeConfig(
+      dir,
+      { counter: fixtureServer('counter-server', ['--gate', gateFile], { sessions: 'per-agent' }) },
+      'breaker.json',
+    );
     const gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off', '--breaker', '2', '--breaker-cooldown', '1500'] });
     const clients: Client[] = [];
     try {
@@ -191,14 +227,17 @@ describe('pool lifetimes and limits', { timeout: TIMEOUT }, () => {
       await writeFile(gateFile, 'ok');
       // After the cooldown one half-open creation probes; it succeeds and the breaker closes.
       let served: { count: number } | undefined;
-      assert.ok(await until(async () => {
-        try {
-          served ??= counter(await g3.client.callTool({ name: 'counter__inc', arguments: {} }));
-          return true;
-        } catch {
-          return false;
-        }
-      }, 10_000), 'the server is used again after the cooldown');
+      assert.ok(
+        await until(async () => {
+          try {
+            served ??= counter(await g3.client.callTool({ name: 'counter__inc', arguments: {} }));
+            return true;
+          } catch {
+            return false;
+          }
+        }, 10_000),
+        'the server is used again after the cooldown',
+      );
       assert.equal(served?.count, 1);
       assert.equal((await inc(clients[0]!)).count, 1);
     } finally {
@@ -215,7 +254,9 @@ describe('pool lifetimes and limits', { timeout: TIMEOUT }, () => {
     const other = makeToken();
     const config = await writeConfig(dir, { counter: fixtureServer('counter-server', [], { sessions: 'per-agent' }) });
     const allow = { allow: { servers: ['counter'] } };
-    const rules = await writeRules(dir, { agents: { ci: { tokens: [first.hash, second.hash], ...allow }, dev: { tokens: [other.hash], ...allow } } });
+    const rules = await writeRules(dir, {
+      agents: { ci: { tokens: [first.hash, second.hash], ...allow }, dev: { tokens: [other.hash], ...allow } },
+    });
     const gate = await startHttpGateway({ config, args: ['--rules', rules, '--pins', 'off'] });
     const clients: Client[] = [];
     try {
@@ -229,7 +270,9 @@ describe('pool lifetimes and limits', { timeout: TIMEOUT }, () => {
       clients.push(d.client);
       const dev = await inc(d.client);
       // ci loses access to the server: exactly its pooled connection closes.
-      await writeRules(dir, { agents: { ci: { tokens: [first.hash, second.hash], allow: { servers: [] } }, dev: { tokens: [other.hash], ...allow } } });
+      await writeRules(dir, {
+        agents: { ci: { tokens: [first.hash, second.hash], allow: { servers: [] } }, dev: { tokens: [other.hash], ...allow } },
+      });
       await gate.gw.waitForLog((l) => String(l.msg).startsWith('configuration reloaded ('));
       assert.ok(await waitGone(before.pid), "ci's server process exited");
       assert.ok(alive(dev.pid), "dev's is untouched");
@@ -243,7 +286,11 @@ describe('pool lifetimes and limits', { timeout: TIMEOUT }, () => {
 
   it('health check before reuse: a hung session (alive, answering nothing) is reaped and the call goes to a fresh one', async () => {
     // idleMs 0: every reuse is checked, so no test has to wait for time to pass.
-    const config = await writeConfig(dir, { counter: fixtureServer('counter-server', [], { sessions: 'per-agent', pool: { healthCheck: { idleMs: 0, timeoutMs: 500 } } }) }, 'health.json');
+    const config = await writeConfig(
+      dir,
+      { counter: fixtureServer('counter-server', [], { sessions: 'per-agent', pool: { healthCheck: { idleMs: 0, timeoutMs: 500 } } }) },
+      'health.json',
+    );
     const gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off'] });
     const clients: Client[] = [];
     try {
@@ -258,7 +305,9 @@ describe('pool lifetimes and limits', { timeout: TIMEOUT }, () => {
       assert.equal(fresh.count, 1, 'a fresh session');
       assert.notEqual(fresh.pid, first.pid);
       assert.ok(await waitGone(first.pid), 'the hung child was stopped');
-      await gate.gw.waitForLog((l) => String(l.msg).startsWith('a pooled connection idle past its health check did not answer within 500 ms'));
+      await gate.gw.waitForLog((l) =>
+        String(l.msg).startsWith('a pooled connection idle past its health check did not answer within 500 ms'),
+      );
       const pool = (await status(gate)).pools[0]!;
       assert.equal(pool.reaped, 1, JSON.stringify(pool));
       assert.deepEqual(pool.pids, [fresh.pid]);
@@ -269,22 +318,32 @@ describe('pool lifetimes and limits', { timeout: TIMEOUT }, () => {
   });
 
   it('the cap holds with 200 agents: never more children than pool.max, the rest refused clearly', async () => {
-    const config = await writeConfig(dir, { counter: fixtureServer('counter-server', [], { sessions: 'per-agent', pool: { max: 4 } }) }, 'cap.json');
+    const config = await writeConfig(
+      dir,
+      { counter: fixtureServer('counter-server', [], { sessions: 'per-agent', pool: { max: 4 } }) },
+      'cap.json',
+    );
     const gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off'] });
     const clients: Client[] = [];
     try {
       const agents = await Promise.all(Array.from({ length: 200 }, (_, i) => agent(gate, `bot-${i}`)));
       clients.push(...agents.map((a) => a.client));
-      const outcomes = await Promise.all(agents.map(async (a) => {
-        try {
-          return counter(await a.client.callTool({ name: 'counter__inc', arguments: {} })).count === 1 ? 'ok' : 'wrong count';
-        } catch (err) {
-          return (err as { data?: { code?: string } }).data?.code ?? String(err);
-        }
-      }));
+      const outcomes = await Promise.all(
+        agents.map(async (a) => {
+          try {
+            return counter(await a.client.callTool({ name: 'counter__inc', arguments: {} })).count === 1 ? 'ok' : 'wrong count';
+          } catch (err) {
+            return (err as { data?: { code?: string } }).data?.code ?? String(err);
+          }
+        }),
+      );
       const tally: Record<string, number> = {};
       for (const o of outcomes) tally[o] = (tally[o] ?? 0) + 1;
-      assert.deepEqual(Object.keys(tally).filter((k) => k !== 'ok' && k !== 'MCPG_POOL_EXHAUSTED'), [], JSON.stringify(tally));
+      assert.deepEqual(
+        Object.keys(tally).filter((k) => k !== 'ok' && k !== 'MCPG_POOL_EXHAUSTED'),
+        [],
+        JSON.stringify(tally),
+      );
       assert.ok((tally.ok ?? 0) >= 1, JSON.stringify(tally));
       const pool = (await status(gate)).pools[0]!;
       assert.ok(pool.keys <= 4 && pool.pids.length <= 4, JSON.stringify(pool));

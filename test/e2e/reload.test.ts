@@ -13,7 +13,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  fixtureServer, jsonOf, rpcError, startGateway, tempDir, textOf, waitGone, type GatewayProcess, type RpcError, type TempDir, Notifications, closeRig,
+  fixtureServer,
+  jsonOf,
+  rpcError,
+  startGateway,
+  tempDir,
+  textOf,
+  waitGone,
+  type GatewayProcess,
+  type RpcError,
+  type TempDir,
+  Notifications,
+  closeRig,
 } from '../helpers/gateway.js';
 
 type Json = Record<string, unknown>;
@@ -23,7 +34,6 @@ async function save(file: string, value: unknown): Promise<void> {
   await writeFile(`${file}.tmp`, typeof value === 'string' ? value : JSON.stringify(value, null, 2));
   await rename(`${file}.tmp`, file);
 }
-
 
 /** Counts the gateway's log lines that pass `test`, past and future; a test waits for the n-th. */
 class LogCounter {
@@ -59,9 +69,11 @@ class LogCounter {
 
 const message = (line: Json): string => (typeof line.msg === 'string' ? line.msg : '');
 const isReloaded = (line: Json): boolean => message(line).startsWith('configuration reloaded (');
-const isReloadFailure = (line: Json): boolean => line.level === 'error' && message(line).startsWith('reload failed; the previous configuration stays in force: ');
+const isReloadFailure = (line: Json): boolean =>
+  line.level === 'error' && message(line).startsWith('reload failed; the previous configuration stays in force: ');
 
-const sink = (name: string, extra: Record<string, unknown> = {}): Record<string, unknown> => fixtureServer('kitchen-sink-server', ['--name', name], extra);
+const sink = (name: string, extra: Record<string, unknown> = {}): Record<string, unknown> =>
+  fixtureServer('kitchen-sink-server', ['--name', name], extra);
 
 interface Rig {
   dir: TempDir;
@@ -85,8 +97,14 @@ async function rig(servers: Record<string, unknown>, rules: unknown, options: { 
     await save(rulesFile, rules);
     const gw = await startGateway({ config, agent: options.agent, args: ['--pins', 'off', ...(options.args ?? [])] });
     return {
-      dir, config, rules: rulesFile, gw, seen: new Notifications(gw), reloads: new LogCounter(gw, isReloaded),
-      hups: new LogCounter(gw, (l) => message(l) === 'configuration reloaded (SIGHUP)'), failures: new LogCounter(gw, isReloadFailure),
+      dir,
+      config,
+      rules: rulesFile,
+      gw,
+      seen: new Notifications(gw),
+      reloads: new LogCounter(gw, isReloaded),
+      hups: new LogCounter(gw, (l) => message(l) === 'configuration reloaded (SIGHUP)'),
+      failures: new LogCounter(gw, isReloadFailure),
     };
   } catch (err) {
     await dir.remove();
@@ -98,8 +116,10 @@ const close = closeRig;
 
 const toolNames = async (gw: GatewayProcess): Promise<string[]> => (await gw.client.listTools()).tools.map((t) => t.name).sort();
 const ofServer = (names: string[], server: string): string[] => names.filter((n) => n.startsWith(`${server}__`));
-const echo = async (gw: GatewayProcess, name: string): Promise<string> => textOf(await gw.client.callTool({ name, arguments: { text: 'hi' } }));
-const pidOf = async (gw: GatewayProcess, server: string): Promise<number> => Number(textOf(await gw.client.callTool({ name: `${server}__pid`, arguments: {} })));
+const echo = async (gw: GatewayProcess, name: string): Promise<string> =>
+  textOf(await gw.client.callTool({ name, arguments: { text: 'hi' } }));
+const pidOf = async (gw: GatewayProcess, server: string): Promise<number> =>
+  Number(textOf(await gw.client.callTool({ name: `${server}__pid`, arguments: {} })));
 
 function assertDenied(err: RpcError, agent: string, server: string, tool: string): void {
   assert.equal(err.code, -32018);
@@ -164,7 +184,12 @@ describe('hot reload of gateway-rules.json', { timeout: 60_000 }, () => {
     await save(r!.rules, '{ "agents": { "tester": ');
     const line = await failed;
     assert.equal(line.file, r!.rules);
-    assert.match(message(line), new RegExp(`^reload failed; the previous configuration stays in force: invalid configuration in ${escape(r!.rules)}: 1 error\\n  \\$: invalid JSON at line 1, column \\d+`));
+    assert.match(
+      message(line),
+      new RegExp(
+        `^reload failed; the previous configuration stays in force: invalid configuration in ${escape(r!.rules)}: 1 error\\n  \\$: invalid JSON at line 1, column \\d+`,
+      ),
+    );
     // Nothing changed for the agent: same list, same decisions, no notification.
     await settle(gw);
     assert.deepEqual(seen.count, told);
@@ -179,28 +204,43 @@ describe('hot reload of gateway-rules.json', { timeout: 60_000 }, () => {
     assert.equal(await echo(gw, 'web__echo'), 'hi');
   });
 
-  it('rules naming a server .mcp.json lacks load with warnings naming agent and server; a clean reload clears them', { timeout: 10_000 }, async () => {
-    const { gw } = r!;
-    const warnings = new LogCounter(gw, (l) => l.level === 'warn' && message(l).startsWith('config: '));
-    const before_ = warnings.count;
-    await save(r!.rules, { agents: { tester: { allow: { servers: ['web', 'postgres'] } }, backend: { allow: { servers: ['postgres'], tools: { postgres: ['query'] } } } } });
-    const third = await warnings.nth(before_ + 3);
-    assert.deepEqual(warnings.lines.slice(before_).map((l) => [message(l), l.file]), [
-      ['config: $.agents.tester.allow.servers[1]: agent "tester" names server "postgres", which .mcp.json does not define', r!.rules],
-      ['config: $.agents.backend.allow.servers[0]: agent "backend" names server "postgres", which .mcp.json does not define', r!.rules],
-      ['config: $.agents.backend.allow.tools.postgres: agent "backend" names server "postgres", which .mcp.json does not define', r!.rules],
-    ]);
-    // The rules are in force despite the warnings (they are logged just before the reload is applied).
-    await gw.waitForLog((l) => isReloaded(l) && gw.logs.indexOf(l) > gw.logs.indexOf(third));
-    assert.deepEqual(ofServer(await toolNames(gw), 'db'), []);
-    assertDenied(await rpcError(gw.client.callTool({ name: 'db__echo', arguments: { text: 'hi' } })), 'tester', 'db', 'echo');
+  it(
+    'rules naming a server .mcp.json lacks load with warnings naming agent and server; a clean reload clears them',
+    { timeout: 10_000 },
+    async () => {
+      const { gw } = r!;
+      const warnings = new LogCounter(gw, (l) => l.level === 'warn' && message(l).startsWith('config: '));
+      const before_ = warnings.count;
+      await save(r!.rules, {
+        agents: {
+          tester: { allow: { servers: ['web', 'postgres'] } },
+          backend: { allow: { servers: ['postgres'], tools: { postgres: ['query'] } } },
+        },
+      });
+      const third = await warnings.nth(before_ + 3);
+      assert.deepEqual(
+        warnings.lines.slice(before_).map((l) => [message(l), l.file]),
+        [
+          ['config: $.agents.tester.allow.servers[1]: agent "tester" names server "postgres", which .mcp.json does not define', r!.rules],
+          ['config: $.agents.backend.allow.servers[0]: agent "backend" names server "postgres", which .mcp.json does not define', r!.rules],
+          [
+            'config: $.agents.backend.allow.tools.postgres: agent "backend" names server "postgres", which .mcp.json does not define',
+            r!.rules,
+          ],
+        ],
+      );
+      // The rules are in force despite the warnings (they are logged just before the reload is applied).
+      await gw.waitForLog((l) => isReloaded(l) && gw.logs.indexOf(l) > gw.logs.indexOf(third));
+      assert.deepEqual(ofServer(await toolNames(gw), 'db'), []);
+      assertDenied(await rpcError(gw.client.callTool({ name: 'db__echo', arguments: { text: 'hi' } })), 'tester', 'db', 'echo');
 
-    await save(r!.rules, { agents: { tester: ALL } });
-    const count = warnings.count;
-    await hangup(r!);
-    assert.equal(warnings.count, count, 'a clean reload logged warnings');
-    assert.equal(await echo(gw, 'db__echo'), 'hi');
-  });
+      await save(r!.rules, { agents: { tester: ALL } });
+      const count = warnings.count;
+      await hangup(r!);
+      assert.equal(warnings.count, count, 'a clean reload logged warnings');
+      assert.equal(await echo(gw, 'db__echo'), 'hi');
+    },
+  );
 
   it('SIGHUP reloads both files', { timeout: 10_000 }, async () => {
     const { gw } = r!;
@@ -226,7 +266,7 @@ describe('hot reload of gateway-rules.json', { timeout: 60_000 }, () => {
     await save(r!.rules, { agents: { tester: ALL, bystander: { allow: { servers: ['db'] }, deny: { tools: { db: ['echo'] } } } } });
     await hangup(r!);
     await settle(gw);
-    assert.deepEqual(seen.count, told, 'a change to another agent\'s rules notified this one');
+    assert.deepEqual(seen.count, told, "a change to another agent's rules notified this one");
   });
 });
 
@@ -248,32 +288,39 @@ describe('hot reload of .mcp.json: per-server apply', { timeout: 90_000 }, () =>
     assert.deepEqual([line.added, line.removed, line.restarted], [['extra'], [], []]);
     await seen.until('tools', told + 1);
     const names = await toolNames(gw);
-    assert.deepEqual(ofServer(names, 'extra'), ofServer(names, 'web').map((n) => n.replace('web__', 'extra__')));
+    assert.deepEqual(
+      ofServer(names, 'extra'),
+      ofServer(names, 'web').map((n) => n.replace('web__', 'extra__')),
+    );
     assert.equal(await echo(gw, 'extra__echo'), 'hi');
     extraPid = await pidOf(gw, 'extra');
   });
 
-  it('a changed server restarts (new process) while an untouched one keeps its process and its call in flight', { timeout: 25_000 }, async () => {
-    const { gw } = r!;
-    const [webPid, dbPid] = [await pidOf(gw, 'web'), await pidOf(gw, 'db')];
-    assert.equal(textOf(await gw.client.callTool({ name: 'web__env', arguments: { name: 'MCPGATE_TEST_FLAVOUR' } })), '<unset>');
-    let slowSettled = false;
-    // Long enough to outlast the reload (watch debounce, stop, spawn, initialize) on a loaded machine.
-    const slow = gw.client.callTool({ name: 'db__slow', arguments: { ms: 8000 } }).finally(() => (slowSettled = true));
-    const reloaded = r!.reloads.next();
-    servers.web = sink('web', { env: { MCPGATE_TEST_FLAVOUR: 'restarted' } });
-    await save(r!.config, { mcpServers: servers });
-    const line = await reloaded;
-    assert.deepEqual([line.added, line.removed, line.restarted], [[], [], ['web']]);
-    assert.equal(slowSettled, false, 'the slow call was no longer in flight when the reload was applied');
-    assert.ok(await waitGone(webPid), 'the old web process is still running');
-    const newPid = await pidOf(gw, 'web');
-    assert.notEqual(newPid, webPid);
-    assert.equal(textOf(await gw.client.callTool({ name: 'web__env', arguments: { name: 'MCPGATE_TEST_FLAVOUR' } })), 'restarted');
-    assert.equal(textOf(await slow), 'slept');
-    assert.equal(await pidOf(gw, 'db'), dbPid);
-    assert.equal(await pidOf(gw, 'extra'), extraPid);
-  });
+  it(
+    'a changed server restarts (new process) while an untouched one keeps its process and its call in flight',
+    { timeout: 25_000 },
+    async () => {
+      const { gw } = r!;
+      const [webPid, dbPid] = [await pidOf(gw, 'web'), await pidOf(gw, 'db')];
+      assert.equal(textOf(await gw.client.callTool({ name: 'web__env', arguments: { name: 'MCPGATE_TEST_FLAVOUR' } })), '<unset>');
+      let slowSettled = false;
+      // Long enough to outlast the reload (watch debounce, stop, spawn, initialize) on a loaded machine.
+      const slow = gw.client.callTool({ name: 'db__slow', arguments: { ms: 8000 } }).finally(() => (slowSettled = true));
+      const reloaded = r!.reloads.next();
+      servers.web = sink('web', { env: { MCPGATE_TEST_FLAVOUR: 'restarted' } });
+      await save(r!.config, { mcpServers: servers });
+      const line = await reloaded;
+      assert.deepEqual([line.added, line.removed, line.restarted], [[], [], ['web']]);
+      assert.equal(slowSettled, false, 'the slow call was no longer in flight when the reload was applied');
+      assert.ok(await waitGone(webPid), 'the old web process is still running');
+      const newPid = await pidOf(gw, 'web');
+      assert.notEqual(newPid, webPid);
+      assert.equal(textOf(await gw.client.callTool({ name: 'web__env', arguments: { name: 'MCPGATE_TEST_FLAVOUR' } })), 'restarted');
+      assert.equal(textOf(await slow), 'slept');
+      assert.equal(await pidOf(gw, 'db'), dbPid);
+      assert.equal(await pidOf(gw, 'extra'), extraPid);
+    },
+  );
 
   it('a removed server is shut down: its process exits and its tools vanish', { timeout: 15_000 }, async () => {
     const { gw, seen } = r!;
@@ -314,9 +361,20 @@ describe('reload status in get_gateway_status (--mode discovery --debug)', { tim
   before(async () => (r = await rig({ web: sink('web') }, { agents: { tester: ALL } }, { args: ['--mode', 'discovery', '--debug'] })));
   after(() => close(r));
 
-  interface FileStatus { path: string; attempts: number; successes: number; lastAttempt: string | null; lastSuccess: string | null; lastError: string | null; lastWarnings: string[] }
+  interface FileStatus {
+    path: string;
+    attempts: number;
+    successes: number;
+    lastAttempt: string | null;
+    lastSuccess: string | null;
+    lastError: string | null;
+    lastWarnings: string[];
+  }
   const status = async (): Promise<{ reload: { config: FileStatus; rules: FileStatus }; policy: Json }> =>
-    jsonOf(await r!.gw.client.callTool({ name: 'get_gateway_status', arguments: {} })) as { reload: { config: FileStatus; rules: FileStatus }; policy: Json };
+    jsonOf(await r!.gw.client.callTool({ name: 'get_gateway_status', arguments: {} })) as {
+      reload: { config: FileStatus; rules: FileStatus };
+      policy: Json;
+    };
 
   it('records a failed reload against the file that failed, then clears it on the next good write', { timeout: 10_000 }, async () => {
     const first = await status();
@@ -327,8 +385,14 @@ describe('reload status in get_gateway_status (--mode discovery --debug)', { tim
     await save(r!.rules, '{ "agents": [ }');
     await failed;
     const bad = await status();
-    assert.deepEqual({ ...pick(bad.reload.rules), lastError: null }, { path: r!.rules, attempts: 2, successes: 1, lastError: null, lastWarnings: [] });
-    assert.match(bad.reload.rules.lastError ?? '', new RegExp(`^invalid configuration in ${escape(r!.rules)}: 1 error\\n  \\$: invalid JSON at line 1, column \\d+`));
+    assert.deepEqual(
+      { ...pick(bad.reload.rules), lastError: null },
+      { path: r!.rules, attempts: 2, successes: 1, lastError: null, lastWarnings: [] },
+    );
+    assert.match(
+      bad.reload.rules.lastError ?? '',
+      new RegExp(`^invalid configuration in ${escape(r!.rules)}: 1 error\\n  \\$: invalid JSON at line 1, column \\d+`),
+    );
     assert.ok(bad.reload.rules.lastAttempt! > bad.reload.rules.lastSuccess!);
     // .mcp.json was fine: no error recorded against it, though the pair was not applied.
     assert.deepEqual(pick(bad.reload.config), { path: r!.config, attempts: 2, successes: 1, lastError: null, lastWarnings: [] });
@@ -339,10 +403,18 @@ describe('reload status in get_gateway_status (--mode discovery --debug)', { tim
     await reloaded;
     const warned = await status();
     assert.deepEqual(pick(warned.reload.rules), {
-      path: r!.rules, attempts: 3, successes: 2, lastError: null,
+      path: r!.rules,
+      attempts: 3,
+      successes: 2,
+      lastError: null,
       lastWarnings: ['$.agents.backend.allow.servers[0]: agent "backend" names server "postgres", which .mcp.json does not define'],
     });
-    assert.deepEqual(warned.policy, { file: r!.rules, agent_count: 2, agent_ids: ['backend', 'tester'], defaults: { deny_on_missing_agent: true } });
+    assert.deepEqual(warned.policy, {
+      file: r!.rules,
+      agent_count: 2,
+      agent_ids: ['backend', 'tester'],
+      defaults: { deny_on_missing_agent: true },
+    });
 
     const clean = r!.reloads.next();
     await save(r!.rules, { agents: { tester: ALL } });
@@ -417,7 +489,12 @@ describe('stress: a thousand reloads under concurrent calls', { timeout: 60_000 
       const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('no reload within 10 s'), 10_000)));
       const failed = await Promise.race([line.then(() => undefined), exited, problem, late]).finally(() => clearTimeout(timer));
       if (failed !== undefined) {
-        assert.fail(`${failed}: ${JSON.stringify(unexpected.slice(0, 3))}\n${gw.logs.slice(-20).map((l) => JSON.stringify(l)).join('\n')}`);
+        assert.fail(
+          `${failed}: ${JSON.stringify(unexpected.slice(0, 3))}\n${gw.logs
+            .slice(-20)
+            .map((l) => JSON.stringify(l))
+            .join('\n')}`,
+        );
       }
     };
 
@@ -438,7 +515,9 @@ describe('stress: a thousand reloads under concurrent calls', { timeout: 60_000 
     }
     const waves = await calls;
 
-    t.diagnostic(`${hup.count} SIGHUP reloads, ${r!.reloads.count} reloads in all; ${waves} waves of 200 calls: ${outcomes.ok} ok, ${outcomes.denied} denied`);
+    t.diagnostic(
+      `${hup.count} SIGHUP reloads, ${r!.reloads.count} reloads in all; ${waves} waves of 200 calls: ${outcomes.ok} ok, ${outcomes.denied} denied`,
+    );
     assert.deepEqual(unexpected, []);
     assert.equal(outcomes.ok + outcomes.denied, waves * 200);
     assert.ok(outcomes.denied > 0 && outcomes.ok > waves * 100, JSON.stringify(outcomes));
@@ -446,7 +525,10 @@ describe('stress: a thousand reloads under concurrent calls', { timeout: 60_000 
     assert.equal(gw.child.exitCode, null);
     // The last save allowed everything; once the watcher's reload of it lands, the state is that file's.
     assert.equal(await echo(gw, 'web__echo'), 'hi');
-    assert.deepEqual(gw.logs.filter((l) => l.level === 'error'), []);
+    assert.deepEqual(
+      gw.logs.filter((l) => l.level === 'error'),
+      [],
+    );
   });
 });
 

@@ -15,8 +15,19 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  fixture, fixtureServer, jsonOf, Notifications, rpcError, startGateway, tempDir, textOf, until, writeConfig,
-  yieldBetweenMessages, type GatewayProcess, type TempDir,
+  fixture,
+  fixtureServer,
+  jsonOf,
+  Notifications,
+  rpcError,
+  startGateway,
+  tempDir,
+  textOf,
+  until,
+  writeConfig,
+  yieldBetweenMessages,
+  type GatewayProcess,
+  type TempDir,
 } from '../helpers/gateway.js';
 import { connectAgent, makeToken, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 
@@ -32,13 +43,23 @@ interface Remote {
 
 /** Starts the remote fixture and reads the URLs it prints first. */
 async function startRemote(args: string[] = []): Promise<Remote> {
-  const child = spawn(process.execPath, [fixture('remote-server'), ...args], { stdio: ['ignore', 'pipe', process.env.MCPGATE_TEST_VERBOSE !== undefined ? 'inherit' : 'ignore'] });
+  const child = spawn(process.execPath, [fixture('remote-server'), ...args], {
+    stdio: ['ignore', 'pipe', process.env.MCPGATE_TEST_VERBOSE !== undefined ? 'inherit' : 'ignore'],
+  });
   const lines = createInterface({ input: child.stdout });
-  const [first] = (await Promise.race([once(lines, 'line'), once(child, 'exit').then(() => { throw new Error('the remote fixture exited before listening'); })])) as [string];
+  const [first] = (await Promise.race([
+    once(lines, 'line'),
+    once(child, 'exit').then(() => {
+      throw new Error('the remote fixture exited before listening');
+    }),
+  ])) as [string];
   lines.close();
   const { url, sse, base } = JSON.parse(first) as { url: string; sse: string; base: string };
   return {
-    child, url, sse, base,
+    child,
+    url,
+    sse,
+    base,
     port: Number(new URL(base).port),
     stats: async () => (await (await fetch(`${base}/stats`)).json()) as { initializations: number; deletes: number; sessions: number },
     async stop() {
@@ -59,9 +80,11 @@ async function freePort(): Promise<number> {
 }
 
 const KEY = 'k3y-from-env';
-const call = async (gw: GatewayProcess, name: string, args: Record<string, unknown> = {}): Promise<string> => textOf(await gw.client.callTool({ name, arguments: args }));
+const call = async (gw: GatewayProcess, name: string, args: Record<string, unknown> = {}): Promise<string> =>
+  textOf(await gw.client.callTool({ name, arguments: args }));
 const toolNames = async (gw: GatewayProcess): Promise<string[]> => (await gw.client.listTools()).tools.map((t) => t.name);
-const logged = (gw: GatewayProcess, server: string, pattern: RegExp): Promise<unknown> => gw.waitForLog((l) => l.server === server && pattern.test(String(l.msg)));
+const logged = (gw: GatewayProcess, server: string, pattern: RegExp): Promise<unknown> =>
+  gw.waitForLog((l) => l.server === server && pattern.test(String(l.msg)));
 
 describe('remote servers: Streamable HTTP and legacy SSE behind the gateway', { timeout: 60_000 }, () => {
   let dir: TempDir;
@@ -81,11 +104,15 @@ describe('remote servers: Streamable HTTP and legacy SSE behind the gateway', { 
       locked: { type: 'http', url: web.url },
     });
     gw = await startGateway({
-      config, env: { MCPG_T_REMOTE_KEY: KEY }, args: ['--pins', 'off', '--retries', '0'], capabilities: { sampling: {} },
-      setup: (client) => client.setRequestHandler('sampling/createMessage', (req) => {
-        sampled.push(req.params);
-        return { model: 'test-model', role: 'assistant', content: { type: 'text', text: 'a haiku' } };
-      }),
+      config,
+      env: { MCPG_T_REMOTE_KEY: KEY },
+      args: ['--pins', 'off', '--retries', '0'],
+      capabilities: { sampling: {} },
+      setup: (client) =>
+        client.setRequestHandler('sampling/createMessage', (req) => {
+          sampled.push(req.params);
+          return { model: 'test-model', role: 'assistant', content: { type: 'text', text: 'a haiku' } };
+        }),
     });
   });
 
@@ -98,7 +125,8 @@ describe('remote servers: Streamable HTTP and legacy SSE behind the gateway', { 
   it('lists every remote tool as SERVER__tool and calls them over each transport', { timeout: 10_000 }, async () => {
     const names = await toolNames(gw);
     for (const server of ['web', 'plain', 'legacy']) {
-      for (const tool of ['echo', 'progress', 'sample', 'headers']) assert.ok(names.includes(`${server}__${tool}`), `${server}__${tool} in ${names.join(', ')}`);
+      for (const tool of ['echo', 'progress', 'sample', 'headers'])
+        assert.ok(names.includes(`${server}__${tool}`), `${server}__${tool} in ${names.join(', ')}`);
       assert.equal(await call(gw, `${server}__echo`, { text: `via ${server}` }), `via ${server}`);
     }
     assert.ok(!names.some((n) => n.startsWith('locked__')));
@@ -107,25 +135,36 @@ describe('remote servers: Streamable HTTP and legacy SSE behind the gateway', { 
   it('a server that refuses the gateway (no configured header) is reported with its HTTP status', { timeout: 10_000 }, async () => {
     const line = await gw.waitForLog((l) => l.server === 'locked' && l.level === 'warn');
     assert.match(String(line.msg), /^server "locked" answered HTTP 401 Unauthorized/);
-    await logged(gw, 'locked', /^server "locked" answered HTTP 401 Unauthorized; its body \(for the operator only\): missing or wrong x-api-key header$/);
+    await logged(
+      gw,
+      'locked',
+      /^server "locked" answered HTTP 401 Unauthorized; its body \(for the operator only\): missing or wrong x-api-key header$/,
+    );
   });
 
-  it("a server's error body never reaches the agent (it may echo the operator's headers); the operator's log has it, redacted", { timeout: 10_000 }, async () => {
-    assert.equal((await fetch(`${web.base}/fail-next`, { method: 'POST' })).status, 200);
-    const error = await rpcError(gw.client.callTool({ name: 'web__echo', arguments: { text: 'x' } }));
-    assert.match(error.message, /server "web" answered HTTP 502 Bad Gateway$/);
-    assert.ok(!JSON.stringify(error).includes(KEY), 'the shared header reached the agent');
-    const line = await logged(gw, 'web', /answered HTTP 502 Bad Gateway; its body \(for the operator only\): /) as { msg: string };
-    assert.match(line.msg, /"x-api-key":"\[redacted\]"/);
-    assert.ok(!JSON.stringify(gw.logs).includes(KEY), 'the shared header was logged');
-  });
+  it(
+    "a server's error body never reaches the agent (it may echo the operator's headers); the operator's log has it, redacted",
+    { timeout: 10_000 },
+    async () => {
+      assert.equal((await fetch(`${web.base}/fail-next`, { method: 'POST' })).status, 200);
+      const error = await rpcError(gw.client.callTool({ name: 'web__echo', arguments: { text: 'x' } }));
+      assert.match(error.message, /server "web" answered HTTP 502 Bad Gateway$/);
+      assert.ok(!JSON.stringify(error).includes(KEY), 'the shared header reached the agent');
+      const line = (await logged(gw, 'web', /answered HTTP 502 Bad Gateway; its body \(for the operator only\): /)) as { msg: string };
+      assert.match(line.msg, /"x-api-key":"\[redacted\]"/);
+      assert.ok(!JSON.stringify(gw.logs).includes(KEY), 'the shared header was logged');
+    },
+  );
 
   it('progress of a remote call reaches the agent, over an event stream and over legacy SSE', { timeout: 10_000 }, async () => {
     const restore = yieldBetweenMessages(gw);
     try {
       for (const server of ['web', 'legacy']) {
         const seen: number[] = [];
-        const result = await gw.client.callTool({ name: `${server}__progress`, arguments: { steps: 3 } }, { onprogress: (p) => void seen.push(p.progress) });
+        const result = await gw.client.callTool(
+          { name: `${server}__progress`, arguments: { steps: 3 } },
+          { onprogress: (p) => void seen.push(p.progress) },
+        );
         assert.equal(textOf(result), 'done');
         assert.deepEqual(seen, [1, 2, 3], server);
       }
@@ -139,10 +178,13 @@ describe('remote servers: Streamable HTTP and legacy SSE behind the gateway', { 
     for (const server of ['web', 'legacy']) {
       assert.equal(await call(gw, `${server}__sample`, { prompt: `write a haiku for ${server}` }), 'sampled: a haiku');
     }
-    assert.deepEqual(sampled.map((p) => (p as { messages: { content: { text: string } }[] }).messages[0]!.content.text), ['write a haiku for web', 'write a haiku for legacy']);
+    assert.deepEqual(
+      sampled.map((p) => (p as { messages: { content: { text: string } }[] }).messages[0]!.content.text),
+      ['write a haiku for web', 'write a haiku for legacy'],
+    );
   });
 
-  it('the configured headers (with ${VAR}) reach the server; nothing else of the gateway\'s does', { timeout: 10_000 }, async () => {
+  it("the configured headers (with ${VAR}) reach the server; nothing else of the gateway's does", { timeout: 10_000 }, async () => {
     for (const server of ['web', 'legacy']) {
       const seen = jsonOf(await gw.client.callTool({ name: `${server}__headers`, arguments: {} })) as Record<string, string>;
       assert.equal(seen['x-api-key'], KEY, server);
@@ -178,7 +220,10 @@ describe('remote servers: Streamable HTTP and legacy SSE behind the gateway', { 
   it('shutdown ends each Streamable HTTP session with DELETE and closes the SSE stream', { timeout: 15_000 }, async () => {
     const [w, p] = await Promise.all([web.stats(), plain.stats()]);
     assert.deepEqual(await gw.stop(), { code: 0, signal: null });
-    assert.ok(await until(async () => (await web.stats()).sessions === 0 && (await plain.stats()).sessions === 0, 5000), 'sessions left open');
+    assert.ok(
+      await until(async () => (await web.stats()).sessions === 0 && (await plain.stats()).sessions === 0, 5000),
+      'sessions left open',
+    );
     assert.equal((await web.stats()).deletes, w.deletes + 1);
     assert.equal((await plain.stats()).deletes, p.deletes + 1);
   });
@@ -204,7 +249,9 @@ describe('remote servers: a server that dies and comes back on its port', { time
 
   it('calls in flight fail clearly, the loss is reported, and the gateway reconnects once it is back', { timeout: 30_000 }, async () => {
     assert.equal(await call(gw, 'web__echo', { text: 'up' }), 'up');
-    const inFlight = ['web', 'legacy'].map((server) => rpcError(gw.client.callTool({ name: `${server}__slow`, arguments: { ms: 20_000 } })));
+    const inFlight = ['web', 'legacy'].map((server) =>
+      rpcError(gw.client.callTool({ name: `${server}__slow`, arguments: { ms: 20_000 } })),
+    );
     await call(gw, 'web__echo', { text: 'the slow calls are out' });
     remote.child.kill('SIGKILL');
     await once(remote.child, 'exit');
@@ -213,7 +260,11 @@ describe('remote servers: a server that dies and comes back on its port', { time
       assert.match(err.message, /^server "(web|legacy)" /);
     }
     await logged(gw, 'web', /ready → backoff: server "web" at http:\/\/127\.0\.0\.1:\d+\/mcp is unreachable: ECONNREFUSED/);
-    await logged(gw, 'legacy', /ready → backoff: server "legacy" at http:\/\/127\.0\.0\.1:\d+\/sse (closed its event stream|is unreachable)/);
+    await logged(
+      gw,
+      'legacy',
+      /ready → backoff: server "legacy" at http:\/\/127\.0\.0\.1:\d+\/sse (closed its event stream|is unreachable)/,
+    );
     const err = await rpcError(gw.client.callTool({ name: 'web__echo', arguments: { text: 'down' } }));
     // Its tools stay listed while it reconnects (issue 15): the call is refused as retryable, never "unknown tool".
     assert.equal(err.data.code, 'MCPG_SERVER_UNAVAILABLE', JSON.stringify(err));
@@ -222,10 +273,13 @@ describe('remote servers: a server that dies and comes back on its port', { time
     remote = await startRemote(['--port', String(remote.port)]);
     await logged(gw, 'web', /is back/);
     await logged(gw, 'legacy', /is back/);
-    assert.ok(await until(async () => {
-      const names = await toolNames(gw);
-      return names.includes('web__echo') && names.includes('legacy__echo');
-    }), 'tools not restored');
+    assert.ok(
+      await until(async () => {
+        const names = await toolNames(gw);
+        return names.includes('web__echo') && names.includes('legacy__echo');
+      }),
+      'tools not restored',
+    );
     assert.equal(await call(gw, 'web__echo', { text: 'back' }), 'back');
     assert.equal(await call(gw, 'legacy__echo', { text: 'back too' }), 'back too');
   });
@@ -255,7 +309,12 @@ describe('remote servers: unreachable at start', { timeout: 60_000 }, () => {
 
   it('is reported by name and URL (without its query), and does not hold up the other servers', { timeout: 10_000 }, async () => {
     const line = await gw.waitForLog((l) => l.server === 'down' && l.level === 'warn');
-    assert.match(String(line.msg), new RegExp(`^server "down" at http://127\\.0\\.0\\.1:${port}/mcp is unreachable: ECONNREFUSED \\(before completing server\\/discover\\); parked`));
+    assert.match(
+      String(line.msg),
+      new RegExp(
+        `^server "down" at http://127\\.0\\.0\\.1:${port}/mcp is unreachable: ECONNREFUSED \\(before completing server\\/discover\\); parked`,
+      ),
+    );
     assert.doesNotMatch(String(line.msg), /secret-in-url/);
     await gw.waitForLog((l) => l.msg === `mcpgate ready on stdio: 1 of 2 servers, 1 tools`);
     assert.equal(await call(gw, 'local__echo', { text: 'fine' }), 'fine');
@@ -290,8 +349,11 @@ describe("remote servers: an agent's credentials never reach a server (HTTP fron
     await dir?.remove();
   });
 
-  it('the server sees the configured headers, not the agent\'s token, cookies or headers', { timeout: 15_000 }, async () => {
-    const { client, transport } = await connectAgent(gate.url, { token: agent.token, headers: { 'x-agent-secret': 'agent-only', cookie: 'sid=agent' } });
+  it("the server sees the configured headers, not the agent's token, cookies or headers", { timeout: 15_000 }, async () => {
+    const { client, transport } = await connectAgent(gate.url, {
+      token: agent.token,
+      headers: { 'x-agent-secret': 'agent-only', cookie: 'sid=agent' },
+    });
     try {
       const seen = jsonOf(await client.callTool({ name: 'web__headers', arguments: {} })) as Record<string, string>;
       assert.equal(seen['x-api-key'], KEY);

@@ -38,25 +38,36 @@ describe('resumable SSE streams towards agents', { timeout: TIMEOUT }, () => {
     await dir?.remove();
   });
 
-  it('an SDK agent whose POST stream is cut mid-call resumes and gets every progress notification and the result', { timeout: 60_000 }, async () => {
-    const url = `http://127.0.0.1:${proxy.port}/mcp`;
-    const { client } = await connectAgent(url);
-    try {
-      const resumedBefore = await metric(gate, /mcpgate_sse_resumptions_total\{outcome="resumed"\}/);
-      const seen: number[] = [];
-      const cut = proxy.cutAfter('notifications/progress', 700);
-      // 150 steps 10 ms apart outlast the 1 s reconnection delay: part is replayed, the rest live.
-      const result = await client.callTool({ name: 'sink__progress', arguments: { steps: 150 } }, { onprogress: (p) => void seen.push(p.progress), timeout: 50_000 });
-      await cut;
-      assert.equal(proxy.cuts, 1, 'the POST stream was cut');
-      assert.equal(textOf(result), 'done');
-      assert.deepEqual(seen, Array.from({ length: 150 }, (_, i) => i + 1), 'every step, once, in order');
-      assert.equal(await metric(gate, /mcpgate_sse_resumptions_total\{outcome="resumed"\}/), resumedBefore + 1);
-      assert.ok(await metric(gate, /mcpgate_sse_replay_events_total\{event="replayed"\}/) > 0);
-    } finally {
-      await client.close();
-    }
-  });
+  it(
+    'an SDK agent whose POST stream is cut mid-call resumes and gets every progress notification and the result',
+    { timeout: 60_000 },
+    async () => {
+      const url = `http://127.0.0.1:${proxy.port}/mcp`;
+      const { client } = await connectAgent(url);
+      try {
+        const resumedBefore = await metric(gate, /mcpgate_sse_resumptions_total\{outcome="resumed"\}/);
+        const seen: number[] = [];
+        const cut = proxy.cutAfter('notifications/progress', 700);
+        // 150 steps 10 ms apart outlast the 1 s reconnection delay: part is replayed, the rest live.
+        const result = await client.callTool(
+          { name: 'sink__progress', arguments: { steps: 150 } },
+          { onprogress: (p) => void seen.push(p.progress), timeout: 50_000 },
+        );
+        await cut;
+        assert.equal(proxy.cuts, 1, 'the POST stream was cut');
+        assert.equal(textOf(result), 'done');
+        assert.deepEqual(
+          seen,
+          Array.from({ length: 150 }, (_, i) => i + 1),
+          'every step, once, in order',
+        );
+        assert.equal(await metric(gate, /mcpgate_sse_resumptions_total\{outcome="resumed"\}/), resumedBefore + 1);
+        assert.ok((await metric(gate, /mcpgate_sse_replay_events_total\{event="replayed"\}/)) > 0);
+      } finally {
+        await client.close();
+      }
+    },
+  );
 
   it('an SDK agent whose GET stream is cut resumes and gets the list_changed sent while it was away', { timeout: 60_000 }, async () => {
     const url = `http://127.0.0.1:${proxy.port}/mcp`;
@@ -65,14 +76,17 @@ describe('resumable SSE streams towards agents', { timeout: TIMEOUT }, () => {
     let changed = 0;
     let onChanged: () => void = () => {};
     const { client } = await connectAgent(url, {
-      setup: (c) => c.setNotificationHandler('notifications/tools/list_changed', () => {
-        changed += 1;
-        onChanged();
-      }),
+      setup: (c) =>
+        c.setNotificationHandler('notifications/tools/list_changed', () => {
+          changed += 1;
+          onChanged();
+        }),
     });
     // Another agent, straight to the gateway: it makes the change and sees it arrive.
     let otherChanged: () => void = () => {};
-    const other = await connectAgent(gate.url, { setup: (c) => c.setNotificationHandler('notifications/tools/list_changed', () => otherChanged()) });
+    const other = await connectAgent(gate.url, {
+      setup: (c) => c.setNotificationHandler('notifications/tools/list_changed', () => otherChanged()),
+    });
     try {
       await streamOpen;
       const resumedBefore = await metric(gate, /mcpgate_sse_resumptions_total\{outcome="resumed"\}/);

@@ -58,9 +58,9 @@ describe('"roots" in .mcp.json answer a server\'s roots/list', { timeout: TIMEOU
     });
     const without = await connectAgent(gate.url, { headers: { 'x-mcpgate-agent': 'ben' } });
     clients.push(withRoots.client, without.client);
-    assert.ok(await until(async () => (await allowed(withRoots.client, 'mine')).includes(agentRoot)), 'ann\'s own roots were not used');
-    assert.ok(!(await allowed(withRoots.client, 'mine')).includes(configured), 'the configured roots replaced ann\'s own');
+    assert.ok(await until(async () => (await allowed(withRoots.client, 'mine')).includes(agentRoot)), "ann's own roots were not used");
+    assert.ok(!(await allowed(withRoots.client, 'mine')).includes(configured), "the configured roots replaced ann's own");
     assert.ok(await until(async () => (await allowed(without.client, 'mine')).includes(configured)), await allowed(without.client, 'mine'));
-    assert.ok(!(await allowed(without.client, 'mine')).includes(agentRoot), 'ann\'s roots reached ben\'s server');
+    assert.ok(!(await allowed(without.client, 'mine')).includes(agentRoot), "ann's roots reached ben's server");
   });
 });

@@ -11,7 +11,17 @@ import { writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  fixtureServer, rpcError, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type RpcError, type TempDir, cli, closeRig,
+  fixtureServer,
+  rpcError,
+  startGateway,
+  tempDir,
+  textOf,
+  writeConfig,
+  type GatewayProcess,
+  type RpcError,
+  type TempDir,
+  cli,
+  closeRig,
 } from '../helpers/gateway.js';
 
 const SERVERS = ['db', 'web'] as const;
@@ -57,7 +67,10 @@ interface View {
 /** Everything the agent is shown, each list sorted. */
 async function view(gw: GatewayProcess): Promise<View> {
   const [tools, resources, templates, prompts] = await Promise.all([
-    gw.client.listTools(), gw.client.listResources(), gw.client.listResourceTemplates(), gw.client.listPrompts(),
+    gw.client.listTools(),
+    gw.client.listResources(),
+    gw.client.listResourceTemplates(),
+    gw.client.listPrompts(),
   ]);
   return {
     tools: tools.tools.map((t) => t.name).sort(),
@@ -78,7 +91,8 @@ function serverItems(servers: readonly string[]): Omit<View, 'tools'> {
 
 const namespaced = (server: string, tools: readonly string[]): string[] => tools.map((t) => `${server}__${t}`);
 
-const echo = async (gw: GatewayProcess, name: string): Promise<string> => textOf(await gw.client.callTool({ name, arguments: { text: 'hi' } }));
+const echo = async (gw: GatewayProcess, name: string): Promise<string> =>
+  textOf(await gw.client.callTool({ name, arguments: { text: 'hi' } }));
 
 /** The one shape of a denial: JSON-RPC -32018, data naming code, agent and server, the message naming the item. */
 function assertDenied(err: RpcError, agent: string, server: string, what: string): void {
@@ -87,7 +101,8 @@ function assertDenied(err: RpcError, agent: string, server: string, what: string
   assert.deepEqual(err.data, { code: 'MCPG_POLICY_DENIED', agent, server });
 }
 
-const deniedCall = (gw: GatewayProcess, name: string): Promise<RpcError> => rpcError(gw.client.callTool({ name, arguments: { text: 'hi' } }));
+const deniedCall = (gw: GatewayProcess, name: string): Promise<RpcError> =>
+  rpcError(gw.client.callTool({ name, arguments: { text: 'hi' } }));
 
 function assertNotFound(err: RpcError, name: string): void {
   assert.equal(err.code, -32602);
@@ -102,7 +117,10 @@ let open: Rig | undefined;
 before(async () => {
   open = await rig('tester', undefined);
   const tools = (await open.gw.client.listTools()).tools.map((t) => t.name);
-  SINK = tools.filter((t) => t.startsWith('web__')).map((t) => t.slice('web__'.length)).sort();
+  SINK = tools
+    .filter((t) => t.startsWith('web__'))
+    .map((t) => t.slice('web__'.length))
+    .sort();
   // The rules below lean on these tools; the rest of the list is whatever the fixture offers.
   for (const tool of ['echo', 'elicit', 'env', 'pid', 'progress', 'slow']) assert.ok(SINK.includes(tool), `kitchen-sink has no ${tool}`);
 });
@@ -137,26 +155,35 @@ describe('rules: allow.servers with an allow.tools glob (gateway-rules.json foun
   before(async () => (r = await rig('reader', RULES, { beside: true })));
   after(() => close(r));
 
-  it('shows only the tools the glob admits, and the allowed server\'s resources and prompts', { timeout: 10_000 }, async () => {
+  it("shows only the tools the glob admits, and the allowed server's resources and prompts", { timeout: 10_000 }, async () => {
     const expected = SINK.filter((t) => t.startsWith('e'));
     assert.deepEqual(expected.slice(0, 3), ['echo', 'elicit', 'env']);
     assert.deepEqual(await view(r!.gw), { tools: namespaced('web', expected), ...serverItems(['web']) });
     assert.equal(await echo(r!.gw, 'web__echo'), 'hi');
   });
 
-  it('denies a tool the glob does not admit and every tool of a server it does not name, existing or not', { timeout: 10_000 }, async () => {
-    assertDenied(await deniedCall(r!.gw, 'web__pid'), 'reader', 'web', 'tool "pid"');
-    assertDenied(await deniedCall(r!.gw, 'web__no_such_tool'), 'reader', 'web', 'tool "no_such_tool"');
-    assertDenied(await deniedCall(r!.gw, 'db__echo'), 'reader', 'db', 'tool "echo"');
-    assertDenied(await deniedCall(r!.gw, 'db__no_such_tool'), 'reader', 'db', 'tool "no_such_tool"');
-  });
+  it(
+    'denies a tool the glob does not admit and every tool of a server it does not name, existing or not',
+    { timeout: 10_000 },
+    async () => {
+      assertDenied(await deniedCall(r!.gw, 'web__pid'), 'reader', 'web', 'tool "pid"');
+      assertDenied(await deniedCall(r!.gw, 'web__no_such_tool'), 'reader', 'web', 'tool "no_such_tool"');
+      assertDenied(await deniedCall(r!.gw, 'db__echo'), 'reader', 'db', 'tool "echo"');
+      assertDenied(await deniedCall(r!.gw, 'db__no_such_tool'), 'reader', 'db', 'tool "no_such_tool"');
+    },
+  );
 
   it('answers an allowed name that does not exist with MCPG_TOOL_NOT_FOUND', { timeout: 10_000 }, async () => {
     assertNotFound(await deniedCall(r!.gw, 'web__e_no_such_tool'), 'web__e_no_such_tool');
   });
 
   it('refuses resources/read and prompts/get of a server the agent may not use; allows its own', { timeout: 10_000 }, async () => {
-    assertDenied(await rpcError(r!.gw.client.readResource({ uri: 'mcpgate://db/sink://static/1' })), 'reader', 'db', 'resource "sink://static/1"');
+    assertDenied(
+      await rpcError(r!.gw.client.readResource({ uri: 'mcpgate://db/sink://static/1' })),
+      'reader',
+      'db',
+      'resource "sink://static/1"',
+    );
     assertDenied(await rpcError(r!.gw.client.getPrompt({ name: 'db__greet', arguments: { name: 'x' } })), 'reader', 'db', 'prompt "greet"');
     const read = await r!.gw.client.readResource({ uri: 'mcpgate://web/sink://static/1' });
     assert.deepEqual(read.contents, [{ uri: 'mcpgate://web/sink://static/1', mimeType: 'text/plain', text: 'one' }]);
@@ -171,7 +198,10 @@ describe('rules: deny.tools beats allow.servers "*"', { timeout: 30_000 }, () =>
   it('hides exactly the denied tools (exact name and glob) and nothing else', { timeout: 10_000 }, async () => {
     const dbTools = SINK.filter((t) => t !== 'slow' && !t.startsWith('p'));
     assert.ok(!dbTools.includes('pid') && !dbTools.includes('progress') && dbTools.includes('echo'));
-    assert.deepEqual(await view(r!.gw), { tools: [...namespaced('db', dbTools), ...namespaced('web', SINK)].sort(), ...serverItems(SERVERS) });
+    assert.deepEqual(await view(r!.gw), {
+      tools: [...namespaced('db', dbTools), ...namespaced('web', SINK)].sort(),
+      ...serverItems(SERVERS),
+    });
   });
 
   it('denies them, and a made-up name the deny glob matches, with the same error', { timeout: 10_000 }, async () => {
@@ -201,15 +231,35 @@ describe('rules: deny.servers beats allow.servers "*"', { timeout: 30_000 }, () 
     assert.deepEqual({ ...madeUp, message: madeUp.message.replace('zz_made_up', 'echo') }, real);
   });
 
-  it('refuses the denied server\'s resources, prompts and completions, existing or not', { timeout: 10_000 }, async () => {
-    assertDenied(await rpcError(r!.gw.client.readResource({ uri: 'mcpgate://db/sink://static/2' })), 'webonly', 'db', 'resource "sink://static/2"');
-    assertDenied(await rpcError(r!.gw.client.readResource({ uri: 'mcpgate://db/sink://made-up' })), 'webonly', 'db', 'resource "sink://made-up"');
-    assertDenied(await rpcError(r!.gw.client.getPrompt({ name: 'db__greet', arguments: { name: 'x' } })), 'webonly', 'db', 'prompt "greet"');
+  it("refuses the denied server's resources, prompts and completions, existing or not", { timeout: 10_000 }, async () => {
+    assertDenied(
+      await rpcError(r!.gw.client.readResource({ uri: 'mcpgate://db/sink://static/2' })),
+      'webonly',
+      'db',
+      'resource "sink://static/2"',
+    );
+    assertDenied(
+      await rpcError(r!.gw.client.readResource({ uri: 'mcpgate://db/sink://made-up' })),
+      'webonly',
+      'db',
+      'resource "sink://made-up"',
+    );
+    assertDenied(
+      await rpcError(r!.gw.client.getPrompt({ name: 'db__greet', arguments: { name: 'x' } })),
+      'webonly',
+      'db',
+      'prompt "greet"',
+    );
     assertDenied(await rpcError(r!.gw.client.getPrompt({ name: 'db__made_up', arguments: {} })), 'webonly', 'db', 'prompt "made_up"');
-    const complete = (name: string): Promise<unknown> => r!.gw.client.complete({ ref: { type: 'ref/prompt', name }, argument: { name: 'name', value: 'a' } });
+    const complete = (name: string): Promise<unknown> =>
+      r!.gw.client.complete({ ref: { type: 'ref/prompt', name }, argument: { name: 'name', value: 'a' } });
     assertDenied(await rpcError(complete('db__greet')), 'webonly', 'db', 'prompt "greet"');
     assertDenied(await rpcError(complete('db__made_up')), 'webonly', 'db', 'prompt "made_up"');
-    assert.deepEqual((await r!.gw.client.complete({ ref: { type: 'ref/prompt', name: 'web__greet' }, argument: { name: 'name', value: 'al' } })).completion.values, ['alice', 'albert']);
+    assert.deepEqual(
+      (await r!.gw.client.complete({ ref: { type: 'ref/prompt', name: 'web__greet' }, argument: { name: 'name', value: 'al' } })).completion
+        .values,
+      ['alice', 'albert'],
+    );
   });
 });
 
@@ -223,8 +273,13 @@ describe('rules: allow.tools alone lends tools, not the server', { timeout: 30_0
     assert.equal(await echo(r!.gw, 'db__echo'), 'hi');
   });
 
-  it('refuses the server\'s resources and prompts, and its other tools', { timeout: 10_000 }, async () => {
-    assertDenied(await rpcError(r!.gw.client.readResource({ uri: 'mcpgate://db/sink://static/1' })), 'lender', 'db', 'resource "sink://static/1"');
+  it("refuses the server's resources and prompts, and its other tools", { timeout: 10_000 }, async () => {
+    assertDenied(
+      await rpcError(r!.gw.client.readResource({ uri: 'mcpgate://db/sink://static/1' })),
+      'lender',
+      'db',
+      'resource "sink://static/1"',
+    );
     assertDenied(await rpcError(r!.gw.client.getPrompt({ name: 'db__greet', arguments: { name: 'x' } })), 'lender', 'db', 'prompt "greet"');
     assertDenied(await deniedCall(r!.gw, 'db__env'), 'lender', 'db', 'tool "env"');
     assertDenied(await deniedCall(r!.gw, 'web__echo'), 'lender', 'web', 'tool "echo"');
@@ -233,7 +288,10 @@ describe('rules: allow.tools alone lends tools, not the server', { timeout: 30_0
 
 describe('rules: an unlisted agent gets the rules of agent "default"', { timeout: 30_000 }, () => {
   let r: Rig | undefined;
-  before(async () => (r = await rig('stranger', { agents: { default: { allow: { servers: ['db'] } }, named: { allow: { servers: ['web'] } } } })));
+  before(
+    async () =>
+      (r = await rig('stranger', { agents: { default: { allow: { servers: ['db'] } }, named: { allow: { servers: ['web'] } } } })),
+  );
   after(() => close(r));
 
   it('sees what default may see, and is refused the rest under its own name', { timeout: 10_000 }, async () => {
@@ -264,16 +322,23 @@ describe('rules: deny_on_missing_agent', { timeout: 60_000 }, () => {
     assert.deepEqual(await view(denying!.gw), { tools: [], resources: [], templates: [], prompts: [] });
     assertDenied(await deniedCall(denying!.gw, 'web__echo'), 'stranger', 'web', 'tool "echo"');
     assertDenied(await deniedCall(denying!.gw, 'db__made_up'), 'stranger', 'db', 'tool "made_up"');
-    assertDenied(await rpcError(denying!.gw.client.readResource({ uri: 'mcpgate://web/sink://static/1' })), 'stranger', 'web', 'resource "sink://static/1"');
+    assertDenied(
+      await rpcError(denying!.gw.client.readResource({ uri: 'mcpgate://web/sink://static/1' })),
+      'stranger',
+      'web',
+      'resource "sink://static/1"',
+    );
   });
 
   it('false: an unlisted agent sees and may call everything', { timeout: 10_000 }, async () => {
-    assert.deepEqual(await view(allowing!.gw), { tools: [...namespaced('db', SINK), ...namespaced('web', SINK)].sort(), ...serverItems(SERVERS) });
+    assert.deepEqual(await view(allowing!.gw), {
+      tools: [...namespaced('db', SINK), ...namespaced('web', SINK)].sort(),
+      ...serverItems(SERVERS),
+    });
     assert.equal(await echo(allowing!.gw, 'web__echo'), 'hi');
     assertNotFound(await deniedCall(allowing!.gw, 'db__made_up'), 'db__made_up');
   });
 });
-
 
 describe('mcpgate check --rules', { timeout: 30_000 }, () => {
   let dir: TempDir;
@@ -286,16 +351,25 @@ describe('mcpgate check --rules', { timeout: 30_000 }, () => {
 
   it('exits 2 on errors, naming the file and the JSON path of each', { timeout: 10_000 }, async () => {
     const file = dir.file('bad-rules.json');
-    await writeFile(file, JSON.stringify({ agents: { ops: { allow: { servers: 'web', tools: { db: ['echo', 7] } } } }, defaults: { deny_on_missing_agent: 'yes' } }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        agents: { ops: { allow: { servers: 'web', tools: { db: ['echo', 7] } } } },
+        defaults: { deny_on_missing_agent: 'yes' },
+      }),
+    );
     const r = await cli(['check', '--config', config, '--rules', file]);
     assert.equal(r.code, 2);
     assert.equal(r.out, '');
-    assert.equal(r.err, [
-      `error: ${file}: $.defaults.deny_on_missing_agent: expected true or false, got a string`,
-      `error: ${file}: $.agents.ops.allow.servers: expected an array of server names or patterns, got a string`,
-      `error: ${file}: $.agents.ops.allow.tools.db[1]: expected a tool name or pattern (a non-empty string), got 7`,
-      '',
-    ].join('\n'));
+    assert.equal(
+      r.err,
+      [
+        `error: ${file}: $.defaults.deny_on_missing_agent: expected true or false, got a string`,
+        `error: ${file}: $.agents.ops.allow.servers: expected an array of server names or patterns, got a string`,
+        `error: ${file}: $.agents.ops.allow.tools.db[1]: expected a tool name or pattern (a non-empty string), got 7`,
+        '',
+      ].join('\n'),
+    );
   });
 
   it('exits 2 on a file that is not JSON, naming line and column', { timeout: 10_000 }, async () => {
@@ -308,14 +382,20 @@ describe('mcpgate check --rules', { timeout: 30_000 }, () => {
 
   it('exits 0 with a warning naming agent and server when a rule names a server .mcp.json lacks', { timeout: 10_000 }, async () => {
     const file = dir.file('gateway-rules.json');
-    await writeFile(file, JSON.stringify({ agents: { backend: { allow: { servers: ['postgres', 'db'], tools: { postgres: ['query'] } } } } }));
+    await writeFile(
+      file,
+      JSON.stringify({ agents: { backend: { allow: { servers: ['postgres', 'db'], tools: { postgres: ['query'] } } } } }),
+    );
     const r = await cli(['check', '--config', config, '--rules', file]);
     assert.equal(r.code, 0, r.err);
-    assert.equal(r.err, [
-      `warning: ${file}: $.agents.backend.allow.servers[0]: agent "backend" names server "postgres", which .mcp.json does not define`,
-      `warning: ${file}: $.agents.backend.allow.tools.postgres: agent "backend" names server "postgres", which .mcp.json does not define`,
-      '',
-    ].join('\n'));
+    assert.equal(
+      r.err,
+      [
+        `warning: ${file}: $.agents.backend.allow.servers[0]: agent "backend" names server "postgres", which .mcp.json does not define`,
+        `warning: ${file}: $.agents.backend.allow.tools.postgres: agent "backend" names server "postgres", which .mcp.json does not define`,
+        '',
+      ].join('\n'),
+    );
     // Then one line per stdio server naming the variables it will get (test/cli covers those lines).
     assert.ok(r.out.startsWith(`${config}: OK, 2 server(s): web, db\n${file}: OK, 1 agent(s), 2 warning(s)\n  web: environment`), r.out);
   });

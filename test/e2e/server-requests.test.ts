@@ -61,29 +61,42 @@ describe('server→agent requests: ambiguous only between two agents', { timeout
     return client;
   }
 
-  it("answers a start-up roots/list with no agent to ask with an empty list", { timeout: 20_000 }, async () => {
+  it('answers a start-up roots/list with no agent to ask with an empty list', { timeout: 20_000 }, async () => {
     const { client } = await connectAgent(gate.url, { headers: { 'x-mcpgate-agent': 'zoe' } });
     clients.push(client);
     let answer = '';
-    assert.ok(await until(async () => (answer = textOf(await client.callTool({ name: 'early__roots_at_start', arguments: {} }))) !== 'pending'));
+    assert.ok(
+      await until(async () => (answer = textOf(await client.callTool({ name: 'early__roots_at_start', arguments: {} }))) !== 'pending'),
+    );
     assert.equal(answer, '[]');
   });
 
   for (const server of ['sink', 'own']) {
-    it(`asks the agent whose two sessions both have a call in flight on ${server === 'sink' ? 'a shared' : 'a per-agent'} server`, { timeout: 20_000 }, async () => {
-      const meet = rendezvous(2, 5000);
-      const name = `ann-${server}`;
-      const [one, two] = [await agent(name, meet), await agent(name, meet)];
-      const results = await Promise.all([one, two].map((c, i) => c.callTool({ name: `${server}__sample`, arguments: { prompt: `p${i}` } })));
-      assert.deepEqual(results.map(textOf), [`sampled: ${name}`, `sampled: ${name}`]);
-    });
+    it(
+      `asks the agent whose two sessions both have a call in flight on ${server === 'sink' ? 'a shared' : 'a per-agent'} server`,
+      { timeout: 20_000 },
+      async () => {
+        const meet = rendezvous(2, 5000);
+        const name = `ann-${server}`;
+        const [one, two] = [await agent(name, meet), await agent(name, meet)];
+        const results = await Promise.all(
+          [one, two].map((c, i) => c.callTool({ name: `${server}__sample`, arguments: { prompt: `p${i}` } })),
+        );
+        assert.deepEqual(results.map(textOf), [`sampled: ${name}`, `sampled: ${name}`]);
+      },
+    );
   }
 
   it('refuses it between two agents with calls in flight on a shared server, naming them and the fix', { timeout: 20_000 }, async () => {
     const [bob, cat] = [await agent('bob', () => Promise.resolve()), await agent('cat', () => Promise.resolve())];
     // bob's call is in flight on the shared server before cat's asks for sampling.
     const slow = bob.callTool({ name: 'sink__slow', arguments: { ms: 3000 } });
-    assert.ok(await until(async () => (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1'), 5000));
+    assert.ok(
+      await until(
+        async () => (await raw(`${gate.base}/metrics`, { method: 'GET' })).body.includes('mcpgate_calls_in_flight{server="sink"} 1'),
+        5000,
+      ),
+    );
     const ambiguous = await rpcError(cat.callTool({ name: 'sink__sample', arguments: { prompt: 'who?' } }));
     assert.match(ambiguous.message, /agents "(bob|cat)" and "(bob|cat)" have calls in flight on server "sink".*"sessions": "per-agent"/);
     await slow;

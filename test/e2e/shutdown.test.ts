@@ -9,7 +9,15 @@ import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  alive, fixtureServer, startGateway, tempDir, textOf, writeConfig, type GatewayOptions, type GatewayProcess, type TempDir,
+  alive,
+  fixtureServer,
+  startGateway,
+  tempDir,
+  textOf,
+  writeConfig,
+  type GatewayOptions,
+  type GatewayProcess,
+  type TempDir,
 } from '../helpers/gateway.js';
 
 type Servers = Record<string, Record<string, unknown>>;
@@ -42,7 +50,9 @@ function killIfOurs(pid: number): void {
 function gone(pid: number): boolean {
   if (!alive(pid)) return true;
   try {
-    return execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).trim().startsWith('Z');
+    return execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' })
+      .trim()
+      .startsWith('Z');
   } catch {
     return true; // ps exits 1 when the pid vanished in between
   }
@@ -96,7 +106,8 @@ async function rig(servers: (dir: TempDir) => Servers, options: Partial<GatewayO
   const config = await writeConfig(dir, servers(dir));
   const gw = await startGateway({ config, ...options, noClient: options.readyLog !== undefined });
   track(gw.pid);
-  if (options.readyLog !== undefined) await gw.waitForLog((l) => l.msg === `server "${options.readyLog}" ready: 1 tools, 0 resources, 0 prompts`);
+  if (options.readyLog !== undefined)
+    await gw.waitForLog((l) => l.msg === `server "${options.readyLog}" ready: 1 tools, 0 resources, 0 prompts`);
   const pids = descendants(gw.pid);
   for (const pid of pids) track(pid);
   return { dir, gw, pids };
@@ -110,7 +121,8 @@ async function teardown(r: Rig | undefined): Promise<void> {
 }
 
 const logFor = (gw: GatewayProcess, server: string, msg: string): boolean => gw.logs.some((l) => l.server === server && l.msg === msg);
-const dyn = (dir: TempDir, name: string): Record<string, unknown> => fixtureServer('dynamic-server', ['--pidfile', dir.file(`${name}.pid`)]);
+const dyn = (dir: TempDir, name: string): Record<string, unknown> =>
+  fixtureServer('dynamic-server', ['--pidfile', dir.file(`${name}.pid`)]);
 
 // The suite's budget is the sum of its tests' own (8 × 30 s) plus slack, not less: under load nearly all
 // of a test's time is starting a gateway and its servers (3–7 s each at load 12, measured; 10–13 s in
@@ -135,7 +147,10 @@ describe('seed 000: graceful shutdown closes every server', { timeout: 270_000 }
       // Each of these exits at stdin EOF, so the 2 s grace before SIGTERM is never used up.
       assert.ok(Date.now() - t0 < 1900, `took ${Date.now() - t0} ms`);
       assert.deepEqual(await survivors(pids), []);
-      assert.ok(!gw.logs.some((l) => l.msg === 'server did not exit after stdin closed; sending SIGTERM'), 'no polite server was signalled');
+      assert.ok(
+        !gw.logs.some((l) => l.msg === 'server did not exit after stdin closed; sending SIGTERM'),
+        'no polite server was signalled',
+      );
       assert.ok(gw.logs.some((l) => l.msg === 'shut down cleanly'));
     } finally {
       await teardown(r);
@@ -160,32 +175,38 @@ describe('seed 000: graceful shutdown closes every server', { timeout: 270_000 }
     });
   }
 
-  it('seed 000: a server ignoring stdin EOF and SIGTERM is SIGKILLed, others close at once, exit 0 in < 8 s', { timeout: 30_000 }, async () => {
-    let r: Rig | undefined;
-    try {
-      r = await rig((dir) => ({ stubborn: fixtureServer('stubborn-server', ['--pidfile', dir.file('s.pid')]), dyn: dyn(dir, 'dyn') }));
-      const { gw, dir } = r;
-      const stubborn = readPid(dir.file('s.pid'));
-      const polite = readPid(dir.file('dyn.pid'));
-      const t0 = Date.now();
-      const exit = gw.stop();
-      // Connections close in parallel: the polite server is gone while the stubborn one still holds out.
-      assert.deepEqual(await survivors([polite], 1500), []);
-      assert.ok(!gone(stubborn), 'the stubborn server is still in its grace periods');
-      assert.deepEqual(await exit, { code: 0, signal: null });
-      const took = Date.now() - t0;
-      assert.ok(took >= 3500 && took < 8000, `escalation took ${took} ms (expected ~4 s: 2 s after EOF, 2 s after SIGTERM)`);
-      assert.deepEqual(await survivors([stubborn]), []);
-      const steps = gw.logs.filter((l) => l.server === 'stubborn' && typeof l.msg === 'string' && l.msg.startsWith('server ')).map((l) => l.msg);
-      assert.deepEqual(steps.filter((m) => /SIGTERM|SIGKILL/.test(m as string)), [
-        'server did not exit after stdin closed; sending SIGTERM',
-        'server ignored SIGTERM; sending SIGKILL',
-      ]);
-      assert.ok(!logFor(gw, 'dyn', 'server did not exit after stdin closed; sending SIGTERM'));
-    } finally {
-      await teardown(r);
-    }
-  });
+  it(
+    'seed 000: a server ignoring stdin EOF and SIGTERM is SIGKILLed, others close at once, exit 0 in < 8 s',
+    { timeout: 30_000 },
+    async () => {
+      let r: Rig | undefined;
+      try {
+        r = await rig((dir) => ({ stubborn: fixtureServer('stubborn-server', ['--pidfile', dir.file('s.pid')]), dyn: dyn(dir, 'dyn') }));
+        const { gw, dir } = r;
+        const stubborn = readPid(dir.file('s.pid'));
+        const polite = readPid(dir.file('dyn.pid'));
+        const t0 = Date.now();
+        const exit = gw.stop();
+        // Connections close in parallel: the polite server is gone while the stubborn one still holds out.
+        assert.deepEqual(await survivors([polite], 1500), []);
+        assert.ok(!gone(stubborn), 'the stubborn server is still in its grace periods');
+        assert.deepEqual(await exit, { code: 0, signal: null });
+        const took = Date.now() - t0;
+        assert.ok(took >= 3500 && took < 8000, `escalation took ${took} ms (expected ~4 s: 2 s after EOF, 2 s after SIGTERM)`);
+        assert.deepEqual(await survivors([stubborn]), []);
+        const steps = gw.logs
+          .filter((l) => l.server === 'stubborn' && typeof l.msg === 'string' && l.msg.startsWith('server '))
+          .map((l) => l.msg);
+        assert.deepEqual(
+          steps.filter((m) => /SIGTERM|SIGKILL/.test(m as string)),
+          ['server did not exit after stdin closed; sending SIGTERM', 'server ignored SIGTERM; sending SIGKILL'],
+        );
+        assert.ok(!logFor(gw, 'dyn', 'server did not exit after stdin closed; sending SIGTERM'));
+      } finally {
+        await teardown(r);
+      }
+    },
+  );
 
   it('seed 000: the grandchild of a wrapper (like npx → node) does not outlive the gateway', { timeout: 30_000 }, async () => {
     let r: Rig | undefined;
@@ -194,7 +215,7 @@ describe('seed 000: graceful shutdown closes every server', { timeout: 270_000 }
       const { gw, dir, pids } = r;
       const wrapper = readPid(dir.file('w.pid'));
       const grandchild = readPid(dir.file('w.pid.child'));
-      assert.deepEqual(descendants(wrapper), [grandchild], 'the server runs as the wrapper\'s child');
+      assert.deepEqual(descendants(wrapper), [grandchild], "the server runs as the wrapper's child");
       assert.ok(pids.includes(grandchild));
       const t0 = Date.now();
       assert.deepEqual(await gw.stop(), { code: 0, signal: null });
@@ -210,13 +231,17 @@ describe('seed 000: graceful shutdown closes every server', { timeout: 270_000 }
     let r: Rig | undefined;
     try {
       // --retries 0: the dead server parks instead of being respawned, so it is still dead at shutdown.
-      r = await rig((dir) => ({ dyn: dyn(dir, 'dyn'), crashy: dyn(dir, 'crashy'), sink: fixtureServer('kitchen-sink-server') }), { args: ['--retries', '0'] });
+      r = await rig((dir) => ({ dyn: dyn(dir, 'dyn'), crashy: dyn(dir, 'crashy'), sink: fixtureServer('kitchen-sink-server') }), {
+        args: ['--retries', '0'],
+      });
       const { gw, dir, pids } = r;
       const crashy = readPid(dir.file('crashy.pid'));
       process.kill(crashy, 'SIGKILL');
-      await gw.waitForLog((l) => l.server === 'crashy' && l.level === 'warn' && /^server "crashy": ready → parked: .*SIGKILL/.test(l.msg as string));
+      await gw.waitForLog(
+        (l) => l.server === 'crashy' && l.level === 'warn' && /^server "crashy": ready → parked: .*SIGKILL/.test(l.msg as string),
+      );
       const { tools } = await gw.client.listTools();
-      assert.ok(!tools.some((t) => t.name.startsWith('crashy__')), 'a dead server\'s tools are withdrawn');
+      assert.ok(!tools.some((t) => t.name.startsWith('crashy__')), "a dead server's tools are withdrawn");
       assert.equal(textOf(await gw.client.callTool({ name: 'sink__echo', arguments: { text: 'still here' } })), 'still here');
       assert.deepEqual(await gw.stop(), { code: 0, signal: null });
       assert.deepEqual(await survivors(pids), []);
@@ -227,22 +252,29 @@ describe('seed 000: graceful shutdown closes every server', { timeout: 270_000 }
     }
   });
 
-  it('seed 000: shutdown while a server is still initializing exits 0 at once, not after the startup timeout', { timeout: 30_000 }, async () => {
-    let r: Rig | undefined;
-    try {
-      r = await rig((dir) => ({ dyn: dyn(dir, 'dyn'), hung: fixtureServer('hang-at-init') }), { args: ['--startup-timeout', '60000'], readyLog: 'dyn' });
-      const { gw, pids } = r;
-      assert.equal(pids.length, 2, 'the hung server was spawned too');
-      assert.ok(!gw.logs.some((l) => l.server === 'hung' && l.level === 'warn'), 'still initializing when we stop');
-      const t0 = Date.now();
-      assert.deepEqual(await gw.stop(), { code: 0, signal: null });
-      assert.ok(Date.now() - t0 < 5000, `took ${Date.now() - t0} ms`);
-      assert.deepEqual(await survivors(pids), []);
-      assert.ok(gw.logs.some((l) => l.msg === 'shut down cleanly'));
-    } finally {
-      await teardown(r);
-    }
-  });
+  it(
+    'seed 000: shutdown while a server is still initializing exits 0 at once, not after the startup timeout',
+    { timeout: 30_000 },
+    async () => {
+      let r: Rig | undefined;
+      try {
+        r = await rig((dir) => ({ dyn: dyn(dir, 'dyn'), hung: fixtureServer('hang-at-init') }), {
+          args: ['--startup-timeout', '60000'],
+          readyLog: 'dyn',
+        });
+        const { gw, pids } = r;
+        assert.equal(pids.length, 2, 'the hung server was spawned too');
+        assert.ok(!gw.logs.some((l) => l.server === 'hung' && l.level === 'warn'), 'still initializing when we stop');
+        const t0 = Date.now();
+        assert.deepEqual(await gw.stop(), { code: 0, signal: null });
+        assert.ok(Date.now() - t0 < 5000, `took ${Date.now() - t0} ms`);
+        assert.deepEqual(await survivors(pids), []);
+        assert.ok(gw.logs.some((l) => l.msg === 'shut down cleanly'));
+      } finally {
+        await teardown(r);
+      }
+    },
+  );
 
   it('seed 000: a call in flight at SIGTERM gets an error answer instead of hanging', { timeout: 30_000 }, async () => {
     let r: Rig | undefined;

@@ -70,7 +70,11 @@ describe('HTTP front: an agent that stops reading', { timeout: TIMEOUT }, () => 
     dir = await tempDir();
     // The other agent calls another server: a server busy answering the slow agent is not the front's to fix.
     const config = await writeConfig(dir, { flood: fixtureServer('flood-server'), other: fixtureServer('flood-server') });
-    gate = await startHttpGateway({ config, args: ['--no-auth', '--max-agent-buffer', String(LIMIT), '--log-level', 'info'], env: CHURN_ENV });
+    gate = await startHttpGateway({
+      config,
+      args: ['--no-auth', '--max-agent-buffer', String(LIMIT), '--log-level', 'info'],
+      env: CHURN_ENV,
+    });
     port = Number(new URL(gate.url).port);
   });
 
@@ -85,9 +89,19 @@ describe('HTTP front: an agent that stops reading', { timeout: TIMEOUT }, () => 
     const slow = { 'x-mcpgate-agent': 'slow' };
     const session = await rawSession(gate.url, slow);
     const headers = { ...JSON_HEADERS, ...slow, 'mcp-session-id': session };
-    const level = await raw(gate.url, { headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'logging/setLevel', params: { level: 'debug' } }) });
+    const level = await raw(gate.url, {
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'logging/setLevel', params: { level: 'debug' } }),
+    });
     assert.equal(level.status, 200);
-    sockets.push(await stalled(port, `GET /mcp HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\naccept: text/event-stream\r\nx-mcpgate-agent: slow\r\nmcp-session-id: ${session}`, '', true));
+    sockets.push(
+      await stalled(
+        port,
+        `GET /mcp HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\naccept: text/event-stream\r\nx-mcpgate-agent: slow\r\nmcp-session-id: ${session}`,
+        '',
+        true,
+      ),
+    );
     const fast = await connectAgent(gate.url, { headers: { 'x-mcpgate-agent': 'fast' } });
     try {
       assert.equal(textOf(await fast.client.callTool({ name: 'flood__echo', arguments: { text: 'warm' } })), 'warm');
@@ -139,7 +153,10 @@ describe('HTTP front: an agent that stops reading', { timeout: TIMEOUT }, () => 
       const grown = rss(gate.gw.pid) - start;
       if (process.env.MCPGATE_TEST_VERBOSE !== undefined) process.stderr.write(`RSS grew ${Math.round(grown / MiB)} MiB\n`);
       assert.ok(grown < 200 * MiB, `RSS grew by ${Math.round(grown / MiB)} MiB (bound: 200 MiB, well under ~320 MiB of answers)`);
-      const gone = await raw(gate.url, { headers: { ...JSON_HEADERS, ...hoarder, 'mcp-session-id': session }, body: JSON.stringify({ jsonrpc: '2.0', id: 999, method: 'ping' }) });
+      const gone = await raw(gate.url, {
+        headers: { ...JSON_HEADERS, ...hoarder, 'mcp-session-id': session },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 999, method: 'ping' }),
+      });
       assert.equal(gone.status, 404, 'the ended session is gone; the agent can initialize again');
     } finally {
       await fast.client.close();
@@ -167,7 +184,12 @@ describe('stdio front: an agent that stops reading', { timeout: TIMEOUT }, () =>
     const config = await writeConfig(dir, { flood: fixtureServer('flood-server') });
     gw = new GatewayProcess({ config, noClient: true, args: ['--max-agent-buffer', String(LIMIT), '--log-level', 'info'] });
     gw.child.stdout.pause();
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'slow', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'slow', version: '1' } },
+    };
     let input = `${JSON.stringify(init)}\n${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`;
     for (let i = 0; i < CALLS; i++) input += `${call(10 + i, 'flood__big', { bytes: 16 * MiB })}\n`;
     gw.child.stdin.write(input);

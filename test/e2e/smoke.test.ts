@@ -3,7 +3,16 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { fixtureServer, jsonOf, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
+import {
+  fixtureServer,
+  jsonOf,
+  startGateway,
+  tempDir,
+  textOf,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
+} from '../helpers/gateway.js';
 
 describe('smoke: one agent, two servers', { timeout: 30_000 }, () => {
   let dir: TempDir;

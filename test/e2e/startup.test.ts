@@ -10,14 +10,23 @@ import { mkdir, realpath, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  CLI, fixtureServer, rpcError, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir,
+  CLI,
+  fixtureServer,
+  rpcError,
+  startGateway,
+  tempDir,
+  textOf,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
 } from '../helpers/gateway.js';
 
 /** With --retries 0 a server that fails to start parks at once; its summary line says so. */
 const PARKED = '; parked after 1 attempt(s): it tries again every 60 s, or at once on SIGHUP';
 
 const names = async (gw: GatewayProcess): Promise<string[]> => (await gw.client.listTools()).tools.map((t) => t.name);
-const echo = async (gw: GatewayProcess, tool: string, text: string): Promise<string> => textOf(await gw.client.callTool({ name: tool, arguments: { text } }));
+const echo = async (gw: GatewayProcess, tool: string, text: string): Promise<string> =>
+  textOf(await gw.client.callTool({ name: tool, arguments: { text } }));
 
 describe('startup: failing servers are reported and left out, never blocking the others', { timeout: 30_000 }, () => {
   let dir: TempDir;
@@ -47,7 +56,7 @@ describe('startup: failing servers are reported and left out, never blocking the
     await dir?.remove();
   });
 
-  it('the agent lists the healthy and the slow server\'s tools only', { timeout: 10_000 }, async () => {
+  it("the agent lists the healthy and the slow server's tools only", { timeout: 10_000 }, async () => {
     const servers = new Set((await names(gw)).map((n) => n.split('__')[0]));
     assert.deepEqual([...servers].sort(), ['sink', 'slow']);
     assert.equal(await echo(gw, 'slow__echo', 'late but fine'), 'late but fine');
@@ -72,17 +81,27 @@ describe('startup: failing servers are reported and left out, never blocking the
     assert.doesNotMatch(line('crashy').msg, /fatal: cannot start/);
     assert.deepEqual(line('missing'), { level: 'warn', msg: `server "missing": command not found: /nonexistent/cmd${PARKED}` });
     // A stdio entry's era is "auto": the probe (server/discover) takes part of the startup time, initialize the rest.
-    assert.deepEqual(line('hung'), { level: 'warn', msg: `server "hung" did not answer server/discover or initialize within 8000 ms${PARKED}` });
+    assert.deepEqual(line('hung'), {
+      level: 'warn',
+      msg: `server "hung" did not answer server/discover or initialize within 8000 ms${PARKED}`,
+    });
     assert.deepEqual(line('off'), { level: 'info', msg: 'server "off" disabled in config' });
     assert.equal(line('remote').level, 'warn');
-    assert.match(line('remote').msg, /^server "remote" at http:\/\/127\.0\.0\.1:9\/mcp is unreachable: ECONNREFUSED \(before completing server\/discover\); parked/);
+    assert.match(
+      line('remote').msg,
+      /^server "remote" at http:\/\/127\.0\.0\.1:9\/mcp is unreachable: ECONNREFUSED \(before completing server\/discover\); parked/,
+    );
     const ready = `mcpgate ready on stdio: 2 of ${SERVERS.length} servers, ${(await names(gw)).length} tools`;
-    assert.ok(gw.logs.some((l) => l.msg === ready), ready);
+    assert.ok(
+      gw.logs.some((l) => l.msg === ready),
+      ready,
+    );
   });
 
   it('a hung server does not delay the others: they are ready before its timeout', { timeout: 10_000 }, async () => {
     const hung = await gw.waitForLog((l) => l.server === 'hung' && l.level === 'warn');
-    const at = (server: string): number => gw.logs.findIndex((l) => l.server === server && (l.msg as string).startsWith(`server "${server}" ready`));
+    const at = (server: string): number =>
+      gw.logs.findIndex((l) => l.server === server && (l.msg as string).startsWith(`server "${server}" ready`));
     for (const server of ['sink', 'slow']) {
       assert.ok(at(server) >= 0 && at(server) < gw.logs.indexOf(hung), `${server} was not ready before hung timed out`);
     }
@@ -92,13 +111,13 @@ describe('startup: failing servers are reported and left out, never blocking the
     assert.equal(existsSync(dir.file('off.pid')), false);
   });
 
-  it('server stderr reaches the log under the server\'s name (at warn: the line says something failed)', { timeout: 10_000 }, async () => {
+  it("server stderr reaches the log under the server's name (at warn: the line says something failed)", { timeout: 10_000 }, async () => {
     const line = await gw.waitForLog((l) => l.msg === 'server stderr' && l.server === 'crashy');
     assert.equal(line.stderr, 'fatal: cannot start (fixture)');
     assert.equal(line.level, 'warn');
   });
 
-  it('calling a failed server\'s tool is MCPG_TOOL_NOT_FOUND (its tools were never listed)', { timeout: 10_000 }, async () => {
+  it("calling a failed server's tool is MCPG_TOOL_NOT_FOUND (its tools were never listed)", { timeout: 10_000 }, async () => {
     for (const tool of ['crashy__echo', 'hung__echo', 'missing__anything', 'off__echo']) {
       const err = await rpcError(gw.client.callTool({ name: tool, arguments: {} }));
       assert.equal(err.code, -32602, tool);
@@ -124,10 +143,16 @@ describe('startup: what a server gets at spawn', { timeout: 30_000 }, () => {
       listed: fixtureServer('kitchen-sink-server', [], { inheritEnv: ['MCPG_T_INH*', 'MCPG_T_JWT', 'MCPGATE_T_OWN'] }),
       handed: fixtureServer('kitchen-sink-server', [], { env: { MCPGATE_T_OWN: '${MCPGATE_T_OWN}' } }),
     });
-    await writeFile(dir.file('rules.json'), JSON.stringify({ auth: { jwt: { secret: '${MCPG_T_JWT}' } }, agents: { tester: { allow: { servers: ['*'] } } } }));
+    await writeFile(
+      dir.file('rules.json'),
+      JSON.stringify({ auth: { jwt: { secret: '${MCPG_T_JWT}' } }, agents: { tester: { allow: { servers: ['*'] } } } }),
+    );
     const env = {
-      MCPG_T_INHERITED: 'from-gateway', MCPG_T_OVERRIDE: 'from-gateway', MCPG_T_SOURCE: 'expanded',
-      MCPG_T_JWT: 'j'.repeat(40), MCPGATE_T_OWN: 'gateway-secret',
+      MCPG_T_INHERITED: 'from-gateway',
+      MCPG_T_OVERRIDE: 'from-gateway',
+      MCPG_T_SOURCE: 'expanded',
+      MCPG_T_JWT: 'j'.repeat(40),
+      MCPGATE_T_OWN: 'gateway-secret',
     };
     gw = await startGateway({ config, env, args: ['--rules', dir.file('rules.json')] });
   });
@@ -137,7 +162,8 @@ describe('startup: what a server gets at spawn', { timeout: 30_000 }, () => {
     await dir?.remove();
   });
 
-  const env = async (server: string, name: string): Promise<string> => textOf(await gw.client.callTool({ name: `${server}__env`, arguments: { name } }));
+  const env = async (server: string, name: string): Promise<string> =>
+    textOf(await gw.client.callTool({ name: `${server}__env`, arguments: { name } }));
 
   it('by default a server inherits only the safe list (PATH, HOME…) plus its env entries, which win', { timeout: 10_000 }, async () => {
     assert.equal(await env('sink', 'MCPG_T_INHERITED'), '<unset>');
@@ -148,49 +174,61 @@ describe('startup: what a server gets at spawn', { timeout: 30_000 }, () => {
 
   it('"inheritEnv": true inherits the rest, and a list inherits just those names', { timeout: 10_000 }, async () => {
     assert.equal(await env('plain', 'MCPG_T_INHERITED'), 'from-gateway');
-    assert.equal(await env('plain', 'MCPG_T_OVERRIDE'), 'from-gateway', 'one server\'s env entries are its own');
+    assert.equal(await env('plain', 'MCPG_T_OVERRIDE'), 'from-gateway', "one server's env entries are its own");
     assert.equal(await env('listed', 'MCPG_T_INHERITED'), 'from-gateway');
     assert.equal(await env('listed', 'MCPG_T_OVERRIDE'), '<unset>');
     assert.equal(await env('listed', 'PATH'), '<unset>');
   });
 
-  it('mcpgate\'s own secrets (MCPGATE_*, the rules\' auth ${VAR}s) never reach a server unless its env names them', { timeout: 10_000 }, async () => {
-    for (const server of ['plain', 'listed']) {
-      assert.equal(await env(server, 'MCPG_T_JWT'), '<unset>', server);
-      assert.equal(await env(server, 'MCPGATE_T_OWN'), '<unset>', server);
-    }
-    assert.equal(await env('handed', 'MCPGATE_T_OWN'), 'gateway-secret');
-  });
+  it(
+    "mcpgate's own secrets (MCPGATE_*, the rules' auth ${VAR}s) never reach a server unless its env names them",
+    { timeout: 10_000 },
+    async () => {
+      for (const server of ['plain', 'listed']) {
+        assert.equal(await env(server, 'MCPG_T_JWT'), '<unset>', server);
+        assert.equal(await env(server, 'MCPGATE_T_OWN'), '<unset>', server);
+      }
+      assert.equal(await env('handed', 'MCPGATE_T_OWN'), 'gateway-secret');
+    },
+  );
 
-  it('${VAR} in an env entry is expanded from the gateway\'s environment', { timeout: 10_000 }, async () => {
+  it("${VAR} in an env entry is expanded from the gateway's environment", { timeout: 10_000 }, async () => {
     assert.equal(await env('sink', 'MCPG_T_EXPANDED'), 'pre-expanded-post');
   });
 
-  it('cwd is honoured (relative to the config file), and defaults to the config file\'s directory', { timeout: 10_000 }, async () => {
+  it("cwd is honoured (relative to the config file), and defaults to the config file's directory", { timeout: 10_000 }, async () => {
     assert.equal(textOf(await gw.client.callTool({ name: 'sink__cwd', arguments: {} })), await realpath(dir.file('work')));
     assert.equal(textOf(await gw.client.callTool({ name: 'plain__cwd', arguments: {} })), await realpath(dir.path));
   });
 
-  it('a missing ${VAR} makes `mcpgate serve` exit 2, naming the variable and the server, before spawning anything', { timeout: 10_000 }, async () => {
-    const config = await writeConfig(dir, {
-      good: fixtureServer('dynamic-server', ['--pidfile', dir.file('good.pid')]),
-      needy: fixtureServer('kitchen-sink-server', [], { env: { TOKEN_ISH: '${MCPG_T_DEFINITELY_MISSING}' } }),
-    }, 'missing-var.json');
-    const env = { ...process.env };
-    delete env.MCPG_T_DEFINITELY_MISSING;
-    const child = spawn(process.execPath, [CLI, 'serve', '--config', config], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-    try {
-      let stderr = '';
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      const [code] = (await once(child, 'close')) as [number | null];
-      assert.equal(code, 2, stderr);
-      assert.match(stderr, /MCPG_T_DEFINITELY_MISSING/);
-      assert.match(stderr, /"needy"/);
-      assert.equal(existsSync(dir.file('good.pid')), false, 'no server was started');
-    } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    }
-  });
+  it(
+    'a missing ${VAR} makes `mcpgate serve` exit 2, naming the variable and the server, before spawning anything',
+    { timeout: 10_000 },
+    async () => {
+      const config = await writeConfig(
+        dir,
+        {
+          good: fixtureServer('dynamic-server', ['--pidfile', dir.file('good.pid')]),
+          needy: fixtureServer('kitchen-sink-server', [], { env: { TOKEN_ISH: '${MCPG_T_DEFINITELY_MISSING}' } }),
+        },
+        'missing-var.json',
+      );
+      const env = { ...process.env };
+      delete env.MCPG_T_DEFINITELY_MISSING;
+      const child = spawn(process.execPath, [CLI, 'serve', '--config', config], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+      try {
+        let stderr = '';
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+        const [code] = (await once(child, 'close')) as [number | null];
+        assert.equal(code, 2, stderr);
+        assert.match(stderr, /MCPG_T_DEFINITELY_MISSING/);
+        assert.match(stderr, /"needy"/);
+        assert.equal(existsSync(dir.file('good.pid')), false, 'no server was started');
+      } finally {
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
+    },
+  );
 });
 
 describe('startup and after: a server that sends garbage is blamed, the others keep working', { timeout: 30_000 }, () => {
@@ -212,13 +250,17 @@ describe('startup and after: a server that sends garbage is blamed, the others k
     await dir?.remove();
   });
 
-  it('a result that is not an object → MCPG_SERVER_BAD_RESPONSE naming the server; its other tool still works', { timeout: 10_000 }, async () => {
-    const err = await rpcError(gw.client.callTool({ name: 'garbage__bad', arguments: {} }));
-    assert.equal(err.data.code, 'MCPG_SERVER_BAD_RESPONSE');
-    assert.equal(err.data.server, 'garbage');
-    assert.equal(textOf(await gw.client.callTool({ name: 'garbage__ok', arguments: {} })), 'ok');
-    assert.equal(await echo(gw, 'sink__echo', 'unaffected'), 'unaffected');
-  });
+  it(
+    'a result that is not an object → MCPG_SERVER_BAD_RESPONSE naming the server; its other tool still works',
+    { timeout: 10_000 },
+    async () => {
+      const err = await rpcError(gw.client.callTool({ name: 'garbage__bad', arguments: {} }));
+      assert.equal(err.data.code, 'MCPG_SERVER_BAD_RESPONSE');
+      assert.equal(err.data.server, 'garbage');
+      assert.equal(textOf(await gw.client.callTool({ name: 'garbage__ok', arguments: {} })), 'ok');
+      assert.equal(await echo(gw, 'sink__echo', 'unaffected'), 'unaffected');
+    },
+  );
 
   it('a server whose tools/list is garbage is reported and left out; the others are listed', { timeout: 10_000 }, async () => {
     const line = await gw.waitForLog((l) => l.server === 'junk' && l.level === 'warn');
@@ -228,15 +270,17 @@ describe('startup and after: a server that sends garbage is blamed, the others k
     assert.ok(listed.includes('garbage__ok') && listed.includes('sink__echo'), listed.join(','));
   });
 
-  it('a non-JSON line on a server\'s stdout is logged as a warning and the call still completes', { timeout: 10_000 }, async () => {
+  it("a non-JSON line on a server's stdout is logged as a warning and the call still completes", { timeout: 10_000 }, async () => {
     assert.equal(textOf(await gw.client.callTool({ name: 'sink__garbage', arguments: {} })), 'after garbage');
-    const warn = await gw.waitForLog((l) => l.server === 'sink' && l.level === 'warn' && l.msg === 'server sent an invalid message; ignored');
+    const warn = await gw.waitForLog(
+      (l) => l.server === 'sink' && l.level === 'warn' && l.msg === 'server sent an invalid message; ignored',
+    );
     assert.match(warn.line as string, /this is not json/);
     assert.equal(await echo(gw, 'sink__echo', 'still fine'), 'still fine');
   });
 });
 
-describe('startup: a server that never answers does not hold an agent\'s first list', { timeout: 60_000 }, () => {
+describe("startup: a server that never answers does not hold an agent's first list", { timeout: 60_000 }, () => {
   let dir: TempDir;
   let gw: GatewayProcess;
   let changes = 0;
@@ -254,10 +298,11 @@ describe('startup: a server that never answers does not hold an agent\'s first l
     gw = await startGateway({
       config,
       args: ['--startup-timeout', '120000', '--list-wait', '1000'],
-      setup: (client) => client.setNotificationHandler('notifications/tools/list_changed', () => {
-        changes += 1;
-        changed?.();
-      }),
+      setup: (client) =>
+        client.setNotificationHandler('notifications/tools/list_changed', () => {
+          changes += 1;
+          changed?.();
+        }),
     });
   });
 
@@ -266,19 +311,23 @@ describe('startup: a server that never answers does not hold an agent\'s first l
     await dir?.remove();
   });
 
-  it('the first tools/list answers within the grace with the ready server\'s tools; the late one arrives with list_changed', { timeout: 40_000 }, async () => {
-    const first = await names(gw);
-    assert.ok(first.length > 0 && first.every((n) => n.startsWith('fast__')), `first list: ${first.join(', ')}`);
-    // Listed again on each list_changed until `late` is there: only a notification ends each wait.
-    let later: string[];
-    for (;;) {
-      const next = new Promise<void>((resolve) => (changed = resolve));
-      later = await names(gw);
-      if (later.includes('late__echo')) break;
-      await next;
-    }
-    assert.ok(changes > 0);
-    assert.ok(!later.some((n) => n.startsWith('hung__')));
-    assert.equal(await echo(gw, 'late__echo', 'arrived'), 'arrived');
-  });
+  it(
+    "the first tools/list answers within the grace with the ready server's tools; the late one arrives with list_changed",
+    { timeout: 40_000 },
+    async () => {
+      const first = await names(gw);
+      assert.ok(first.length > 0 && first.every((n) => n.startsWith('fast__')), `first list: ${first.join(', ')}`);
+      // Listed again on each list_changed until `late` is there: only a notification ends each wait.
+      let later: string[];
+      for (;;) {
+        const next = new Promise<void>((resolve) => (changed = resolve));
+        later = await names(gw);
+        if (later.includes('late__echo')) break;
+        await next;
+      }
+      assert.ok(changes > 0);
+      assert.ok(!later.some((n) => n.startsWith('hung__')));
+      assert.equal(await echo(gw, 'late__echo', 'arrived'), 'arrived');
+    },
+  );
 });

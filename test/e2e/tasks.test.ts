@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { McpError} from '@modelcontextprotocol/sdk/types.js';
+import type { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ROOT, tempDir, until, writeConfig, type TempDir } from '../helpers/gateway.js';
 import { startHttpGateway, type HttpGateway } from '../helpers/http.js';
@@ -59,38 +59,42 @@ describe('tasks through mcpgate, per agent', { timeout: 90_000 }, () => {
     assert.fail('the call was not refused');
   };
 
-  it('declares tasks as the server does, creates the task and follows it to its result; the other agent never sees it', { timeout: 40_000 }, async () => {
-    const alice = await agent('alice');
-    const bob = await agent('bob');
-    assert.deepEqual(alice.getServerCapabilities()?.tasks?.requests, { tools: { call: {} } });
+  it(
+    'declares tasks as the server does, creates the task and follows it to its result; the other agent never sees it',
+    { timeout: 40_000 },
+    async () => {
+      const alice = await agent('alice');
+      const bob = await agent('bob');
+      assert.deepEqual(alice.getServerCapabilities()?.tasks?.requests, { tools: { call: {} } });
 
-    const { task } = await create(alice, 'tides');
-    assert.match(task.taskId, /^everything:/);
-    assert.ok(['working', 'completed'].includes(task.status), task.status);
+      const { task } = await create(alice, 'tides');
+      assert.match(task.taskId, /^everything:/);
+      assert.ok(['working', 'completed'].includes(task.status), task.status);
 
-    const got = await alice.experimental.tasks.getTask(task.taskId);
-    assert.equal(got.taskId, task.taskId);
+      const got = await alice.experimental.tasks.getTask(task.taskId);
+      assert.equal(got.taskId, task.taskId);
 
-    // bob: another agent's task is unknown to him, like a made-up id.
-    const unknown = await refused(bob.experimental.tasks.getTask(task.taskId));
-    assert.equal(unknown.code, -32602);
-    assert.match(unknown.message, /unknown task/);
-    assert.equal((await refused(bob.experimental.tasks.cancelTask(task.taskId))).code, -32602);
-    assert.equal((await refused(bob.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema))).code, -32602);
-    assert.deepEqual((await bob.experimental.tasks.listTasks()).tasks, []);
+      // bob: another agent's task is unknown to him, like a made-up id.
+      const unknown = await refused(bob.experimental.tasks.getTask(task.taskId));
+      assert.equal(unknown.code, -32602);
+      assert.match(unknown.message, /unknown task/);
+      assert.equal((await refused(bob.experimental.tasks.cancelTask(task.taskId))).code, -32602);
+      assert.equal((await refused(bob.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema))).code, -32602);
+      assert.deepEqual((await bob.experimental.tasks.listTasks()).tasks, []);
 
-    const listed = (await alice.experimental.tasks.listTasks()).tasks.map((t) => t.taskId);
-    assert.deepEqual(listed, [task.taskId]);
+      const listed = (await alice.experimental.tasks.listTasks()).tasks.map((t) => t.taskId);
+      assert.deepEqual(listed, [task.taskId]);
 
-    const result = await alice.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
-    const text = (result.content as { type: string; text: string }[])[0]!.text;
-    assert.match(text, /Research Report: tides/);
-    assert.equal((await alice.experimental.tasks.getTask(task.taskId)).status, 'completed');
-    // The server's status notifications reach the owner under the public id, and no one else.
-    assert.ok(await until(() => statuses.get('alice')!.includes(task.taskId)), JSON.stringify([...statuses]));
-    assert.ok(statuses.get('alice')!.every((id) => id === task.taskId));
-    assert.deepEqual(statuses.get('bob'), []);
-  });
+      const result = await alice.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+      const text = (result.content as { type: string; text: string }[])[0]!.text;
+      assert.match(text, /Research Report: tides/);
+      assert.equal((await alice.experimental.tasks.getTask(task.taskId)).status, 'completed');
+      // The server's status notifications reach the owner under the public id, and no one else.
+      assert.ok(await until(() => statuses.get('alice')!.includes(task.taskId)), JSON.stringify([...statuses]));
+      assert.ok(statuses.get('alice')!.every((id) => id === task.taskId));
+      assert.deepEqual(statuses.get('bob'), []);
+    },
+  );
 
   it("cancels the owner's task on the server", { timeout: 30_000 }, async () => {
     const carol = await agent('carol');
@@ -133,10 +137,21 @@ describe('tasks across two workers of a cluster', { timeout: 120_000, skip: REDI
       return fetch(target, init);
     };
     client = new Client({ name: 'tasks-cluster', version: '1.0.0' }, { capabilities: {} });
-    await client.connect(new StreamableHTTPClientTransport(new URL(workers[0]!.url), { requestInit: { headers: { 'x-mcpgate-agent': 'dora' } }, fetch: spreading }));
-    const { task } = await client.request({ method: 'tools/call', params: { name: TOOL, arguments: { topic: 'winds' }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(workers[0]!.url), {
+        requestInit: { headers: { 'x-mcpgate-agent': 'dora' } },
+        fetch: spreading,
+      }),
+    );
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: TOOL, arguments: { topic: 'winds' }, task: { ttl: 60_000 } } },
+      CreateTaskResultSchema,
+    );
     for (let i = 0; i < 4; i++) assert.equal((await client.experimental.tasks.getTask(task.taskId)).taskId, task.taskId);
-    assert.deepEqual((await client.experimental.tasks.listTasks()).tasks.map((t) => t.taskId), [task.taskId]);
+    assert.deepEqual(
+      (await client.experimental.tasks.listTasks()).tasks.map((t) => t.taskId),
+      [task.taskId],
+    );
     const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     assert.match((result.content as { text: string }[])[0]!.text, /Research Report: winds/);
     assert.equal(landed.size, 2, 'requests reached both workers');

@@ -9,9 +9,22 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeRig, fixtureServer, rpcError, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
+import {
+  closeRig,
+  fixtureServer,
+  rpcError,
+  startGateway,
+  tempDir,
+  textOf,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
+} from '../helpers/gateway.js';
 
-interface OtlpValue { stringValue?: string; intValue?: string | number }
+interface OtlpValue {
+  stringValue?: string;
+  intValue?: string | number;
+}
 interface OtlpSpan {
   traceId: string;
   spanId: string;
@@ -54,7 +67,9 @@ class Receiver {
   }
 
   resources(): Record<string, string | undefined>[] {
-    return this.bodies.flatMap((b) => b.resourceSpans.map((r) => Object.fromEntries(r.resource.attributes.map((a) => [a.key, a.value.stringValue]))));
+    return this.bodies.flatMap((b) =>
+      b.resourceSpans.map((r) => Object.fromEntries(r.resource.attributes.map((a) => [a.key, a.value.stringValue]))),
+    );
   }
 
   close(): Promise<void> {
@@ -91,10 +106,18 @@ describe('traces: the spans of a call and the parent chain', { timeout: 60_000 }
     await receiver?.close();
   });
 
-  it('continues the agent\'s trace, passes its own span to the server, and flushes at shutdown', async () => {
+  it("continues the agent's trace, passes its own span to the server, and flushes at shutdown", async () => {
     const { gw } = r!;
     const agentParent = `00-${TRACE}-${AGENT_SPAN}-01`;
-    const echoed = JSON.parse(textOf(await gw.client.callTool({ name: 'meta__meta', arguments: {}, _meta: { traceparent: agentParent, tracestate: 'vendor=one', other: 'kept' } }))) as Record<string, unknown>;
+    const echoed = JSON.parse(
+      textOf(
+        await gw.client.callTool({
+          name: 'meta__meta',
+          arguments: {},
+          _meta: { traceparent: agentParent, tracestate: 'vendor=one', other: 'kept' },
+        }),
+      ),
+    ) as Record<string, unknown>;
     const untraced = JSON.parse(textOf(await gw.client.callTool({ name: 'meta__meta', arguments: {} }))) as Record<string, unknown>;
     const failed = await gw.client.callTool({ name: 'meta__fail', arguments: {} });
     assert.equal(failed.isError, true);
@@ -103,15 +126,21 @@ describe('traces: the spans of a call and the parent chain', { timeout: 60_000 }
     const exit = await gw.stop();
     assert.equal(exit.code, 0);
 
-    assert.ok(receiver.paths.every((p) => p.startsWith('POST /v1/traces application/json')), receiver.paths.join('\n'));
-    assert.ok(receiver.resources().every((res) => res['service.name'] === 'gateway-under-test'), JSON.stringify(receiver.resources()));
+    assert.ok(
+      receiver.paths.every((p) => p.startsWith('POST /v1/traces application/json')),
+      receiver.paths.join('\n'),
+    );
+    assert.ok(
+      receiver.resources().every((res) => res['service.name'] === 'gateway-under-test'),
+      JSON.stringify(receiver.resources()),
+    );
     const spans = receiver.spans();
     const calls = spans.filter((s) => s.name === 'tools/call meta__meta');
     assert.equal(calls.length, 2, spans.map((s) => s.name).join(', '));
 
     // The agent's trace continued: its span → mcpgate's request span → the server-call span.
     const request = calls.find((s) => s.traceId === TRACE)!;
-    assert.ok(request !== undefined, 'no request span in the agent\'s trace');
+    assert.ok(request !== undefined, "no request span in the agent's trace");
     assert.equal(request.parentSpanId, AGENT_SPAN);
     assert.equal(request.kind, SERVER);
     assert.equal(attr(request, 'mcp.method.name'), 'tools/call');
@@ -150,7 +179,10 @@ describe('traces: the spans of a call and the parent chain', { timeout: 60_000 }
     assert.equal(attr(refused, 'mcpgate.outcome'), 'failed');
     assert.equal(attr(refused, 'error.type'), 'MCPG_TOOL_NOT_FOUND');
     assert.equal(spans.filter((s) => s.parentSpanId === refused.spanId).length, 0, 'a refused call has no server-call span');
-    assert.ok(spans.some((s) => s.name === 'initialize' && attr(s, 'mcpgate.outcome') === 'ok'), 'every agent request has a span');
+    assert.ok(
+      spans.some((s) => s.name === 'initialize' && attr(s, 'mcpgate.outcome') === 'ok'),
+      'every agent request has a span',
+    );
   });
 });
 
@@ -164,7 +196,8 @@ describe('traces: a collector that is down', { timeout: 60_000 }, () => {
     const config = await writeConfig(dir, { meta: fixtureServer('meta-server') });
     const gw = await startGateway({ config, env: { OTEL_EXPORTER_OTLP_ENDPOINT: url, OTEL_EXPORTER_OTLP_TIMEOUT: '1000' } });
     try {
-      const call = async (): Promise<void> => assert.equal(JSON.parse(textOf(await gw.client.callTool({ name: 'meta__meta', arguments: {} }))).traceparent.length, 55);
+      const call = async (): Promise<void> =>
+        assert.equal(JSON.parse(textOf(await gw.client.callTool({ name: 'meta__meta', arguments: {} }))).traceparent.length, 55);
       await call();
       await gw.waitForLog((l) => String(l.msg).startsWith('traces: export to'));
       for (let i = 0; i < 5; i++) await call();

@@ -11,7 +11,16 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
-  cli, fixtureServer, Notifications, rpcError, startGateway, tempDir, textOf, writeConfig, type GatewayProcess, type TempDir,
+  cli,
+  fixtureServer,
+  Notifications,
+  rpcError,
+  startGateway,
+  tempDir,
+  textOf,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
 } from '../helpers/gateway.js';
 import { connectAgent, JSON_HEADERS, initializeBody, raw, startHttpGateway, type HttpGateway } from '../helpers/http.js';
 
@@ -113,8 +122,14 @@ describe('a curated view over stdio (serve --view)', { timeout: TIMEOUT }, () =>
   it('shows resources and prompts only of the servers the view names', async () => {
     const { resources } = await gw!.client.listResources();
     assert.ok(resources.length > 0);
-    assert.ok(resources.every((r) => r.uri.startsWith('mcpgate://db/')), JSON.stringify(resources.map((r) => r.uri)));
-    assert.deepEqual((await gw!.client.listPrompts()).prompts.map((p) => p.name), ['db__greet']);
+    assert.ok(
+      resources.every((r) => r.uri.startsWith('mcpgate://db/')),
+      JSON.stringify(resources.map((r) => r.uri)),
+    );
+    assert.deepEqual(
+      (await gw!.client.listPrompts()).prompts.map((p) => p.name),
+      ['db__greet'],
+    );
     const read = await rpcError(gw!.client.readResource({ uri: 'mcpgate://web/sink://static/1' }));
     assert.match(read.message, /no server serves mcpgate:\/\/web\/sink:\/\/static\/1 on view "triage"/);
     assert.equal((await gw!.client.readResource({ uri: 'mcpgate://db/sink://static/1' })).contents.length, 1);
@@ -140,11 +155,19 @@ describe('serve --view refuses what cannot work', { timeout: TIMEOUT }, () => {
     gw.child.stdin.end();
     const exit = await gw.exited;
     assert.notEqual(exit.code, 0);
-    assert.ok(gw.logs.some((l) => /--view "nope": the rules file defines no view of that name \(its views: triage\)/.test(String(l.msg) + JSON.stringify(l))), JSON.stringify(gw.logs.slice(-3)));
+    assert.ok(
+      gw.logs.some((l) =>
+        /--view "nope": the rules file defines no view of that name \(its views: triage\)/.test(String(l.msg) + JSON.stringify(l)),
+      ),
+      JSON.stringify(gw.logs.slice(-3)),
+    );
   });
 
   it('pins judge the real tool: with nothing approved (--pins strict) the view shows nothing and its names are held', async () => {
-    const gw = await startGateway({ config, args: ['--pins', 'strict', '--state', dir.file('strict-state'), '--rules', rulesFile, '--view', 'triage'] });
+    const gw = await startGateway({
+      config,
+      args: ['--pins', 'strict', '--state', dir.file('strict-state'), '--rules', rulesFile, '--view', 'triage'],
+    });
     try {
       assert.deepEqual((await gw.client.listTools()).tools, []);
       const held = await rpcError(gw.client.callTool({ name: 'say', arguments: {} }));
@@ -173,7 +196,10 @@ describe('serve --view refuses what cannot work', { timeout: TIMEOUT }, () => {
 
   it('mcpgate check reports a malformed view with its JSON path', async () => {
     const bad = dir.file('bad-rules.json');
-    await writeFile(bad, JSON.stringify({ agents: {}, views: { 'bad name': { tools: {} }, ok: { tools: { web: { 'e*': { name: 'x' } } } } } }));
+    await writeFile(
+      bad,
+      JSON.stringify({ agents: {}, views: { 'bad name': { tools: {} }, ok: { tools: { web: { 'e*': { name: 'x' } } } } } }),
+    );
     const checked = await cli(['check', '--config', config, '--rules', bad]);
     assert.equal(checked.code, 2, checked.out + checked.err);
     const text = checked.out + checked.err;
@@ -229,7 +255,11 @@ describe('a curated view over HTTP (/mcp/v/NAME)', { timeout: TIMEOUT }, () => {
     assert.equal(opened.status, 200);
     const session = opened.headers['mcp-session-id'] as string;
     const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
-    const elsewhere = await raw(viewUrl, { method: 'POST', headers: { ...JSON_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' }, body: list });
+    const elsewhere = await raw(viewUrl, {
+      method: 'POST',
+      headers: { ...JSON_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+      body: list,
+    });
     assert.equal(elsewhere.status, 400);
     assert.match(elsewhere.body, /was opened at \/mcp: send its requests there/);
   });

@@ -11,7 +11,18 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CLI, fixture, fixtureServer, gone, startGateway, survivors, tempDir, until, writeConfig, type TempDir } from '../helpers/gateway.js';
+import {
+  CLI,
+  fixture,
+  fixtureServer,
+  gone,
+  startGateway,
+  survivors,
+  tempDir,
+  until,
+  writeConfig,
+  type TempDir,
+} from '../helpers/gateway.js';
 
 const killed: number[] = [];
 const readPid = (file: string): number => Number.parseInt(readFileSync(file, 'utf8'), 10);
@@ -37,7 +48,12 @@ function servers(dir: TempDir): Record<string, unknown> {
 
 /** Every server process: the pidfiles, plus the shells (the parents of the shell's child). */
 function serverPids(dir: TempDir): number[] {
-  const pids = [readPid(dir.file('plain.pid')), readPid(dir.file('shell.pid')), readPid(dir.file('wrapped.pid')), readPid(dir.file('wrapped.pid.child'))];
+  const pids = [
+    readPid(dir.file('plain.pid')),
+    readPid(dir.file('shell.pid')),
+    readPid(dir.file('wrapped.pid')),
+    readPid(dir.file('wrapped.pid.child')),
+  ];
   const shellChild = pids[1]!;
   const ppid = Number(execFileSync('ps', ['-o', 'ppid=', '-p', String(shellChild)], { encoding: 'utf8' }).trim());
   pids.push(ppid);
@@ -46,7 +62,13 @@ function serverPids(dir: TempDir): number[] {
 }
 
 const pidfilesWritten = (dir: TempDir): Promise<boolean> =>
-  until(() => ['plain.pid', 'shell.pid', 'wrapped.pid', 'wrapped.pid.child'].every((f) => existsSync(dir.file(f)) && readFileSync(dir.file(f), 'utf8').endsWith('\n')), 10_000);
+  until(
+    () =>
+      ['plain.pid', 'shell.pid', 'wrapped.pid', 'wrapped.pid.child'].every(
+        (f) => existsSync(dir.file(f)) && readFileSync(dir.file(f), 'utf8').endsWith('\n'),
+      ),
+    10_000,
+  );
 
 describe('hardening §1: no server outlives mcpgate', { timeout: 90_000 }, () => {
   after(() => {
@@ -71,7 +93,7 @@ describe('hardening §1: no server outlives mcpgate', { timeout: 90_000 }, () =>
     }
   });
 
-  it('a kill of mcpgate\'s whole process group: the detached watchdog survives it and stops the servers', { timeout: 20_000 }, async () => {
+  it("a kill of mcpgate's whole process group: the detached watchdog survives it and stops the servers", { timeout: 20_000 }, async () => {
     const dir = await tempDir();
     try {
       const config = await writeConfig(dir, servers(dir));
@@ -92,7 +114,9 @@ describe('hardening §1: no server outlives mcpgate', { timeout: 90_000 }, () =>
   it('a normal exit: the servers are stopped by mcpgate and the watchdog exits too', { timeout: 20_000 }, async () => {
     const dir = await tempDir();
     try {
-      const gw = await startGateway({ config: await writeConfig(dir, { plain: fixtureServer('dynamic-server', ['--pidfile', dir.file('dyn.pid')]) }) });
+      const gw = await startGateway({
+        config: await writeConfig(dir, { plain: fixtureServer('dynamic-server', ['--pidfile', dir.file('dyn.pid')]) }),
+      });
       await gw.client.listTools();
       const watchdog = watchdogOf(gw.pid);
       assert.ok(watchdog !== undefined);
@@ -104,28 +128,32 @@ describe('hardening §1: no server outlives mcpgate', { timeout: 90_000 }, () =>
     }
   });
 
-  it('SDK client close (EOF, 2 s, SIGTERM, 2 s, SIGKILL) ends a server ignoring EOF and SIGTERM, watchdog off', { timeout: 20_000 }, async () => {
-    const dir = await tempDir();
-    try {
-      const config = await writeConfig(dir, { stubborn: fixtureServer('stubborn-server', ['--pidfile', dir.file('stubborn.pid')]) });
-      const transport = new StdioClientTransport({
-        command: process.execPath,
-        args: [CLI, 'serve', '--config', config, '--agent', 'tester'],
-        env: { ...process.env, MCPGATE_WATCHDOG: 'off' },
-        stderr: 'ignore',
-      });
-      const client = new Client({ name: 'sdk-close', version: '1.0.0' });
-      await client.connect(transport);
-      await client.listTools();
-      const server = readPid(dir.file('stubborn.pid'));
-      killed.push(server, transport.pid!);
-      const started = Date.now();
-      await client.close();
-      const took = Date.now() - started;
-      assert.ok(await until(() => gone(server), 300), `the stubborn server outlived the client's close (${took} ms)`);
-      assert.ok(took < 3900, `mcpgate exited within the client's grace, before its SIGKILL (${took} ms)`);
-    } finally {
-      await dir.remove();
-    }
-  });
+  it(
+    'SDK client close (EOF, 2 s, SIGTERM, 2 s, SIGKILL) ends a server ignoring EOF and SIGTERM, watchdog off',
+    { timeout: 20_000 },
+    async () => {
+      const dir = await tempDir();
+      try {
+        const config = await writeConfig(dir, { stubborn: fixtureServer('stubborn-server', ['--pidfile', dir.file('stubborn.pid')]) });
+        const transport = new StdioClientTransport({
+          command: process.execPath,
+          args: [CLI, 'serve', '--config', config, '--agent', 'tester'],
+          env: { ...process.env, MCPGATE_WATCHDOG: 'off' },
+          stderr: 'ignore',
+        });
+        const client = new Client({ name: 'sdk-close', version: '1.0.0' });
+        await client.connect(transport);
+        await client.listTools();
+        const server = readPid(dir.file('stubborn.pid'));
+        killed.push(server, transport.pid!);
+        const started = Date.now();
+        await client.close();
+        const took = Date.now() - started;
+        assert.ok(await until(() => gone(server), 300), `the stubborn server outlived the client's close (${took} ms)`);
+        assert.ok(took < 3900, `mcpgate exited within the client's grace, before its SIGKILL (${took} ms)`);
+      } finally {
+        await dir.remove();
+      }
+    },
+  );
 });

@@ -41,7 +41,7 @@ function rawClient(port: number): { socket: Socket; closed: Promise<{ text: stri
   return { socket, closed };
 }
 
-describe('serve --workers 2: the primary hands each connection to its session\'s worker', { timeout: 240_000, skip: REDIS_MISSING }, () => {
+describe("serve --workers 2: the primary hands each connection to its session's worker", { timeout: 240_000, skip: REDIS_MISSING }, () => {
   let dir: TempDir;
   let redis: RedisServer;
   let gw: GatewayProcess;
@@ -78,89 +78,104 @@ describe('serve --workers 2: the primary hands each connection to its session\'s
     const client = new Client({ name: 'handoff-test', version: '1.0.0' });
     await client.connect(transport);
     clients.push(client);
-    assert.match(transport.sessionId ?? '', /^w[01]\./, 'the session id names its worker\'s slot');
+    assert.match(transport.sessionId ?? '', /^w[01]\./, "the session id names its worker's slot");
     let made = 0;
     // Six calls at once over at most four sockets (one may hold the GET stream), four rounds: the
     // session's requests spread over new and reused connections.
     for (let round = 0; round < 4; round++) {
-      const texts = await Promise.all(Array.from({ length: 6 }, (_, i) => client.callTool({ name: 'sink__echo', arguments: { text: `r${round} c${i}` } })));
+      const texts = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => client.callTool({ name: 'sink__echo', arguments: { text: `r${round} c${i}` } })),
+      );
       texts.forEach((t, i) => assert.equal(textOf(t), `r${round} c${i}`));
       made += 6;
     }
     assert.ok(connections >= 3, `the agent's requests used ${connections} connections`);
     assert.equal(await hostMetric(base, 'mcpgate_cluster_forwarded_total'), before, 'no request was forwarded');
-    assert.ok(await hostMetric(base, 'mcpgate_tool_calls_total', 'server="sink"', 'tool="echo"', 'outcome="ok"') >= made);
+    assert.ok((await hostMetric(base, 'mcpgate_tool_calls_total', 'server="sink"', 'tool="echo"', 'outcome="ok"')) >= made);
     assert.equal(await hostMetric(base, 'mcpgate_cluster_adoptions_total'), 0);
     // Every connection but the one `initialize` came on named the session: the primary's count.
-    assert.ok(await hostMetric(base, 'mcpgate_connections_handed_total', 'to="owner"') - toOwner >= connections - 1);
+    assert.ok((await hostMetric(base, 'mcpgate_connections_handed_total', 'to="owner"')) - toOwner >= connections - 1);
     await transport.terminateSession();
     agent.destroy();
   });
 
-  it('two agents sharing kept-alive connections: a request naming the other worker\'s session is forwarded, and served', { timeout: 60_000 }, async () => {
-    // Each session holds a socket for its GET stream; the other two carry both sessions' POSTs.
-    const agent = new Agent({ keepAlive: true, maxSockets: 4 });
-    const sessions: { client: Client; transport: StreamableHTTPClientTransport }[] = [];
-    // Sessions until both workers own one (initialize goes to the workers in turn).
-    for (let i = 0; i < 6 && new Set(sessions.map((s) => s.transport.sessionId!.slice(0, 2))).size < 2; i++) {
-      const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: AUTH }, fetch: agentFetch(agent) });
-      const client = new Client({ name: `shared-${i}`, version: '1.0.0' });
-      await client.connect(transport);
-      clients.push(client);
-      sessions.push({ client, transport });
-    }
-    assert.equal(new Set(sessions.map((s) => s.transport.sessionId!.slice(0, 2))).size, 2, 'a session on each worker');
-    const before = await hostMetric(base, 'mcpgate_cluster_forwarded_total', 'outcome="relayed"');
-    for (let round = 0; round < 5; round++) {
-      const texts = await Promise.all(sessions.map((s, i) => s.client.callTool({ name: 'sink__echo', arguments: { text: `s${i} ${round}` } })));
-      texts.forEach((t, i) => assert.equal(textOf(t), `s${i} ${round}`));
-    }
-    assert.ok(await hostMetric(base, 'mcpgate_cluster_forwarded_total', 'outcome="relayed"') > before, 'a connection carried the other worker\'s session: forwarded');
-    for (const s of sessions) await s.transport.terminateSession();
-    agent.destroy();
-  });
-
-  it('a hostile client costs only its own connection: slow head (408), oversized head (431), garbage, reset; the primary lives', { timeout: 60_000 }, async () => {
-    const primary = gw.child.pid!;
-    // Slowloris: a head that never ends, a byte every 200 ms.
-    const slow = rawClient(port);
-    await once(slow.socket, 'connect');
-    const started = performance.now();
-    slow.socket.write('POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n');
-    const drip = setInterval(() => slow.socket.writable && slow.socket.write('x'), 200);
-    // A head over 16 KiB, in one go.
-    const big = rawClient(port);
-    big.socket.write(`GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nx-filler: ${'a'.repeat(20_000)}\r\n\r\n`);
-    // Not HTTP at all, ending as a head would: the worker it reaches answers 400.
-    const junk = rawClient(port);
-    junk.socket.write('\x00\x01\x02 hello\r\n\r\n');
-    // Reset right after a partial head.
-    const reset = rawClient(port);
-    reset.socket.write('GET /heal');
-    reset.socket.resetAndDestroy();
-    try {
-      const bigEnd = await big.closed;
-      assert.match(bigEnd.text, /^HTTP\/1\.1 431 /);
-      assert.match((await junk.closed).text, /^HTTP\/1\.1 400 /);
-      // Meanwhile everyone else is served at once, on new connections.
-      for (let i = 0; i < 6; i++) {
-        const t = performance.now();
-        const res = await fetch(`${base}/healthz`, { headers: { connection: 'close' } });
-        assert.equal(res.status, 200);
-        await res.text();
-        assert.ok(performance.now() - t < 2000, 'served while the slow client drips');
+  it(
+    "two agents sharing kept-alive connections: a request naming the other worker's session is forwarded, and served",
+    { timeout: 60_000 },
+    async () => {
+      // Each session holds a socket for its GET stream; the other two carry both sessions' POSTs.
+      const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+      const sessions: { client: Client; transport: StreamableHTTPClientTransport }[] = [];
+      // Sessions until both workers own one (initialize goes to the workers in turn).
+      for (let i = 0; i < 6 && new Set(sessions.map((s) => s.transport.sessionId!.slice(0, 2))).size < 2; i++) {
+        const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: AUTH }, fetch: agentFetch(agent) });
+        const client = new Client({ name: `shared-${i}`, version: '1.0.0' });
+        await client.connect(transport);
+        clients.push(client);
+        sessions.push({ client, transport });
       }
-      const slowEnd = await slow.closed;
-      assert.match(slowEnd.text, /^HTTP\/1\.1 408 /);
-      const waited = slowEnd.at - started;
-      assert.ok(waited >= 9_000 && waited < 14_000, `closed after ${waited.toFixed(0)} ms`);
-    } finally {
-      clearInterval(drip);
-      slow.socket.destroy();
-    }
-    assert.ok(alive(primary), 'the primary lives');
-    const res = await fetch(`${base}/healthz`, { headers: { connection: 'close' } });
-    assert.equal(res.status, 200);
-    assert.equal(gw.logs.filter((l) => /died/.test(String(l.msg))).length, 0, 'no worker died');
-  });
+      assert.equal(new Set(sessions.map((s) => s.transport.sessionId!.slice(0, 2))).size, 2, 'a session on each worker');
+      const before = await hostMetric(base, 'mcpgate_cluster_forwarded_total', 'outcome="relayed"');
+      for (let round = 0; round < 5; round++) {
+        const texts = await Promise.all(
+          sessions.map((s, i) => s.client.callTool({ name: 'sink__echo', arguments: { text: `s${i} ${round}` } })),
+        );
+        texts.forEach((t, i) => assert.equal(textOf(t), `s${i} ${round}`));
+      }
+      assert.ok(
+        (await hostMetric(base, 'mcpgate_cluster_forwarded_total', 'outcome="relayed"')) > before,
+        "a connection carried the other worker's session: forwarded",
+      );
+      for (const s of sessions) await s.transport.terminateSession();
+      agent.destroy();
+    },
+  );
+
+  it(
+    'a hostile client costs only its own connection: slow head (408), oversized head (431), garbage, reset; the primary lives',
+    { timeout: 60_000 },
+    async () => {
+      const primary = gw.child.pid!;
+      // Slowloris: a head that never ends, a byte every 200 ms.
+      const slow = rawClient(port);
+      await once(slow.socket, 'connect');
+      const started = performance.now();
+      slow.socket.write('POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n');
+      const drip = setInterval(() => slow.socket.writable && slow.socket.write('x'), 200);
+      // A head over 16 KiB, in one go.
+      const big = rawClient(port);
+      big.socket.write(`GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nx-filler: ${'a'.repeat(20_000)}\r\n\r\n`);
+      // Not HTTP at all, ending as a head would: the worker it reaches answers 400.
+      const junk = rawClient(port);
+      junk.socket.write('\x00\x01\x02 hello\r\n\r\n');
+      // Reset right after a partial head.
+      const reset = rawClient(port);
+      reset.socket.write('GET /heal');
+      reset.socket.resetAndDestroy();
+      try {
+        const bigEnd = await big.closed;
+        assert.match(bigEnd.text, /^HTTP\/1\.1 431 /);
+        assert.match((await junk.closed).text, /^HTTP\/1\.1 400 /);
+        // Meanwhile everyone else is served at once, on new connections.
+        for (let i = 0; i < 6; i++) {
+          const t = performance.now();
+          const res = await fetch(`${base}/healthz`, { headers: { connection: 'close' } });
+          assert.equal(res.status, 200);
+          await res.text();
+          assert.ok(performance.now() - t < 2000, 'served while the slow client drips');
+        }
+        const slowEnd = await slow.closed;
+        assert.match(slowEnd.text, /^HTTP\/1\.1 408 /);
+        const waited = slowEnd.at - started;
+        assert.ok(waited >= 9_000 && waited < 14_000, `closed after ${waited.toFixed(0)} ms`);
+      } finally {
+        clearInterval(drip);
+        slow.socket.destroy();
+      }
+      assert.ok(alive(primary), 'the primary lives');
+      const res = await fetch(`${base}/healthz`, { headers: { connection: 'close' } });
+      assert.equal(res.status, 200);
+      assert.equal(gw.logs.filter((l) => /died/.test(String(l.msg))).length, 0, 'no worker died');
+    },
+  );
 });

@@ -22,8 +22,6 @@ const AUTH = { authorization: `Bearer ${token}` };
 /** A scrape waits at most the primary's 2 s per worker; this is the test's "it hung". */
 const SCRAPE_DEADLINE_MS = 15_000;
 
-
-
 /** One parsed exposition: `name{labels}` → value, and the HELP lines seen per family. */
 interface Scrape {
   samples: Map<string, number>;
@@ -64,14 +62,15 @@ async function scrapeWithin(url: string, ms: number): Promise<Scrape | undefined
     const res = await fetch(url, { headers: { connection: 'close' }, signal: AbortSignal.timeout(ms) });
     const text = await res.text();
     const samples = new Map<string, number>();
-    for (const line of text.split('\n')) if (line !== '' && !line.startsWith('#')) samples.set(line.slice(0, line.lastIndexOf(' ')), Number(line.slice(line.lastIndexOf(' ') + 1)));
+    for (const line of text.split('\n'))
+      if (line !== '' && !line.startsWith('#'))
+        samples.set(line.slice(0, line.lastIndexOf(' ')), Number(line.slice(line.lastIndexOf(' ') + 1)));
     return { samples, helps: [] };
   } catch (err) {
     if ((err as Error).name === 'TimeoutError') return undefined;
     throw err;
   }
 }
-
 
 describe('/metrics under serve --workers 3: one scrape shows the whole host', { timeout: 240_000, skip: REDIS_MISSING }, () => {
   let dir: TempDir;
@@ -114,7 +113,8 @@ describe('/metrics under serve --workers 3: one scrape shows the whole host', { 
     let k = 0;
     for (const client of owners.values()) {
       const n = 3 + 2 * k++;
-      for (let i = 0; i < n; i++) assert.equal(textOf(await client.callTool({ name: 'sink__echo', arguments: { text: `m${i}` } })), `m${i}`);
+      for (let i = 0; i < n; i++)
+        assert.equal(textOf(await client.callTool({ name: 'sink__echo', arguments: { text: `m${i}` } })), `m${i}`);
       made += n;
     }
     const workers = await workersOf(base);
@@ -123,7 +123,23 @@ describe('/metrics under serve --workers 3: one scrape shows the whole host', { 
     // And one each sent to another worker's own port: forwarded to the owner.
     for (const [owner, client] of owners) {
       const other = workers.find((w) => w.pid !== owner)!;
-      const answer = await fetch(`${other.address}/mcp`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionOf.get(client)!, 'mcp-protocol-version': '2025-11-25', connection: 'close' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'sink__echo', arguments: { text: 'forwarded' } } }) });
+      const answer = await fetch(`${other.address}/mcp`, {
+        method: 'POST',
+        headers: {
+          ...AUTH,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': sessionOf.get(client)!,
+          'mcp-protocol-version': '2025-11-25',
+          connection: 'close',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'sink__echo', arguments: { text: 'forwarded' } },
+        }),
+      });
       assert.equal(answer.status, 200);
       assert.match(await answer.text(), /forwarded/);
       made++;
@@ -142,7 +158,7 @@ describe('/metrics under serve --workers 3: one scrape shows the whole host', { 
       assert.equal(total(echoes), made, JSON.stringify([...echoes]));
       assert.equal([...echoes.values()].filter((n) => n > 0).length, 3);
       const forwarded = total(byWorker(s, 'mcpgate_cluster_forwarded_total', 'outcome="relayed"'));
-      assert.equal(forwarded, 3, 'only the calls sent to another worker\'s own port were forwarded');
+      assert.equal(forwarded, 3, "only the calls sent to another worker's own port were forwarded");
       assert.equal(total(byWorker(s, 'mcpgate_cluster_forward_seconds_count')), forwarded, 'one latency sample per relayed forward');
       assert.equal(total(byWorker(s, 'mcpgate_cluster_adoptions_total')), 0, 'no owner died: nothing adopted');
       assert.ok(s.helps.includes('mcpgate_cluster_adoptions_total') && s.helps.includes('mcpgate_cluster_sessions_held'));
@@ -154,7 +170,10 @@ describe('/metrics under serve --workers 3: one scrape shows the whole host', { 
     for (const w of workers) {
       const own = await scrape(`${w.address}/metrics`);
       assert.equal(own.samples.has('mcpgate_workers_scraped'), false);
-      assert.equal([...own.samples.keys()].some((key) => key.includes('worker=')), false);
+      assert.equal(
+        [...own.samples.keys()].some((key) => key.includes('worker=')),
+        false,
+      );
       assert.equal(own.samples.get('mcpgate_tool_calls_total{server="sink",tool="echo",outcome="ok"}'), echoes.get(w.id));
     }
   });
@@ -167,22 +186,28 @@ describe('/metrics under serve --workers 3: one scrape shows the whole host', { 
     assert.deepEqual(await survivors([victim.pid], 15_000), []);
     // Scrapes right after the death: each answers (the fetch has a deadline), and none waits on the dead worker.
     let without: Scrape | undefined;
-    assert.ok(await until(async () => {
-      const s = await scrape(`${base}/metrics`);
-      if (byWorker(s, 'mcpgate_up').has(victim.id)) return false;
-      without = s;
-      return true;
-    }, 30_000), 'a scrape without the dead worker');
+    assert.ok(
+      await until(async () => {
+        const s = await scrape(`${base}/metrics`);
+        if (byWorker(s, 'mcpgate_up').has(victim.id)) return false;
+        without = s;
+        return true;
+      }, 30_000),
+      'a scrape without the dead worker',
+    );
     assert.ok(without!.samples.get('mcpgate_workers_scraped')! >= 2);
     assert.equal(without!.samples.get('mcpgate_workers_scraped'), without!.samples.get('mcpgate_workers_live'));
     assert.equal(without!.samples.has(`mcpgate_worker_scrape_up{worker="${victim.id}"}`), false);
     // Then its replacement, once it listens.
     let full: Scrape | undefined;
-    assert.ok(await until(async () => {
-      const s = await scrape(`${base}/metrics`);
-      full = s;
-      return s.samples.get('mcpgate_workers_scraped') === 3;
-    }, 60_000), 'a scrape with the replacement');
+    assert.ok(
+      await until(async () => {
+        const s = await scrape(`${base}/metrics`);
+        full = s;
+        return s.samples.get('mcpgate_workers_scraped') === 3;
+      }, 60_000),
+      'a scrape with the replacement',
+    );
     const now = [...byWorker(full!, 'mcpgate_up').keys()];
     assert.equal(now.length, 3);
     assert.equal(now.includes(victim.id), false);
@@ -207,7 +232,10 @@ describe('/metrics under serve --workers 3: one scrape shows the whole host', { 
     assert.equal(seen.samples.get(`mcpgate_worker_scrape_up{worker="${victim.id}"}`), 0);
     assert.equal(seen.samples.get('mcpgate_workers_live'), 3);
     assert.equal(seen.samples.get('mcpgate_workers_scraped'), 2);
-    assert.equal([...seen.samples.keys()].some((key) => key.startsWith(`mcpgate_up{worker="${victim.id}"`)), false);
+    assert.equal(
+      [...seen.samples.keys()].some((key) => key.startsWith(`mcpgate_up{worker="${victim.id}"`)),
+      false,
+    );
     // Resumed, it answers again.
     assert.ok(await until(async () => (await scrape(`${base}/metrics`)).samples.get('mcpgate_workers_scraped') === 3, 30_000));
   });

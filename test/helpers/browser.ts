@@ -15,7 +15,9 @@ const CHROMIUM = '/usr/bin/chromium';
 export const SHOTS = join(ROOT, 'dist/test-output/console');
 
 /** False where Chromium is installed, else the reason the browser tests are skipped. */
-export const skip: false | string = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (install Debian's chromium package; .ci/run does)`;
+export const skip: false | string = existsSync(CHROMIUM)
+  ? false
+  : `${CHROMIUM} is missing (install Debian's chromium package; .ci/run does)`;
 
 export interface Browser {
   context: BrowserContext;
@@ -32,7 +34,15 @@ export async function openBrowser(): Promise<Browser> {
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
       viewport: { width: 1200, height: 800 },
     });
   } catch (err) {

@@ -37,15 +37,38 @@ export async function startConsoleRig(): Promise<ConsoleRig> {
     });
     const http = await startHttpGateway({
       config,
-      args: ['--rules', rules, '--pins', 'tofu', '--state', dir.file('state'), '--audit', dir.file('audit.log'), '--retries', '1', '--backoff-cap', '50', '--park-probe', '600000'],
+      args: [
+        '--rules',
+        rules,
+        '--pins',
+        'tofu',
+        '--state',
+        dir.file('state'),
+        '--audit',
+        dir.file('audit.log'),
+        '--retries',
+        '1',
+        '--backoff-cap',
+        '50',
+        '--park-probe',
+        '600000',
+      ],
     });
     await http.gw.waitForLog((l) => l.server === 'late' && /parked/.test(String(l.msg)));
     await until(async () => (await readFile(dir.file('dyn.pid'), 'utf8').catch(() => '')).trim() !== '');
     const dynPid = Number((await readFile(dir.file('dyn.pid'), 'utf8')).trim());
     return {
-      dir, http, adminToken: admin.token, agentToken: agent.token, dynPid,
+      dir,
+      http,
+      adminToken: admin.token,
+      agentToken: agent.token,
+      dynPid,
       fixLate: () => writeFile(dir.file('late.js'), `await import(${JSON.stringify(new URL(`file://${fixture('echo-server')}`).href)});\n`),
-      audit: async () => (await readFile(dir.file('audit.log'), 'utf8').catch(() => '')).split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>),
+      audit: async () =>
+        (await readFile(dir.file('audit.log'), 'utf8').catch(() => ''))
+          .split('\n')
+          .filter((l) => l !== '')
+          .map((l) => JSON.parse(l) as Record<string, unknown>),
       async close() {
         await http.stop();
         await dir.remove();
@@ -58,14 +81,24 @@ export async function startConsoleRig(): Promise<ConsoleRig> {
 }
 
 /** A console sign-in sent from `from` (any 127.x.y.z address is this machine's): its status, Retry-After and Set-Cookie. */
-export function signInFrom(base: string, from: string, token: string): Promise<{ status: number; retryAfter: number | undefined; cookie: string | undefined }> {
+export function signInFrom(
+  base: string,
+  from: string,
+  token: string,
+): Promise<{ status: number; retryAfter: number | undefined; cookie: string | undefined }> {
   return new Promise((resolve, reject) => {
     const body = new URLSearchParams({ token }).toString();
     const headers = { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) };
     const req = request(`${base}/ui/login`, { method: 'POST', localAddress: from, agent: false, headers }, (res) => {
       res.resume();
       const wait = res.headers['retry-after'];
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: wait === undefined ? undefined : Number(wait), cookie: res.headers['set-cookie']?.[0] }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          retryAfter: wait === undefined ? undefined : Number(wait),
+          cookie: res.headers['set-cookie']?.[0],
+        }),
+      );
     });
     req.on('error', reject);
     req.end(body);

@@ -135,10 +135,14 @@ export class GatewayProcess {
     const args = ['serve', '--config', options.config, ...identity, '--log-level', 'debug', ...(options.args ?? [])];
     const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
     if (options.agent === null && options.env?.MCPGATE_AGENT === undefined) delete env.MCPGATE_AGENT;
-    this.child = options.bin === undefined
-      ? spawn(process.execPath, [CLI, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] })
-      : spawn(options.bin[0], [...options.bin.slice(1), ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-    this.exited = once(this.child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+    this.child =
+      options.bin === undefined
+        ? spawn(process.execPath, [CLI, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] })
+        : spawn(options.bin[0], [...options.bin.slice(1), ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.exited = once(this.child, 'exit').then(([code, signal]) => ({
+      code: code as number | null,
+      signal: signal as NodeJS.Signals | null,
+    }));
     this.transport = new ChildTransport(this.child);
     let partial = '';
     this.child.stderr.setEncoding('utf8');
@@ -217,7 +221,9 @@ export function alive(pid: number): boolean {
 export function gone(pid: number): boolean {
   if (!alive(pid)) return true;
   try {
-    return execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).trim().startsWith('Z');
+    return execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' })
+      .trim()
+      .startsWith('Z');
   } catch {
     return true;
   }

@@ -53,7 +53,9 @@ export async function startHttpGateway(options: Omit<GatewayOptions, 'noClient' 
  * line, so the shell ends without signalling a pid that may have been reused.
  */
 function guard(pid: number): () => void {
-  const shell = spawn('sh', ['-c', 'read _ || kill -TERM "$1" 2>/dev/null', 'mcpgate-test-guard', String(pid)], { stdio: ['pipe', 'ignore', 'ignore'] });
+  const shell = spawn('sh', ['-c', 'read _ || kill -TERM "$1" 2>/dev/null', 'mcpgate-test-guard', String(pid)], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
   const input = shell.stdin as Socket;
   shell.unref();
   input.unref();
@@ -82,7 +84,10 @@ export interface AgentOptions {
 }
 
 /** An official SDK client connected to the gateway over Streamable HTTP. */
-export async function connectAgent(url: string, options: AgentOptions = {}): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+export async function connectAgent(
+  url: string,
+  options: AgentOptions = {},
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
@@ -101,7 +106,10 @@ export interface RawResponse {
 }
 
 /** One raw HTTP request (the body is sent as given; a `Content-Length` is set unless `chunked`). */
-export function raw(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; chunked?: boolean } = {}): Promise<RawResponse> {
+export function raw(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; chunked?: boolean } = {},
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...options.headers };
     if (options.body !== undefined && options.chunked !== true) headers['content-length'] = String(Buffer.byteLength(options.body));
@@ -132,6 +140,9 @@ export async function rawSession(url: string, headers: Record<string, string> = 
   const res = await raw(url, { headers: { ...JSON_HEADERS, ...headers }, body: initializeBody() });
   const id = res.headers['mcp-session-id'];
   if (res.status !== 200 || typeof id !== 'string') throw new Error(`initialize failed: ${res.status} ${res.body}`);
-  await raw(url, { headers: { ...JSON_HEADERS, ...headers, 'mcp-session-id': id }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+  await raw(url, {
+    headers: { ...JSON_HEADERS, ...headers, 'mcp-session-id': id },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  });
   return id;
 }

@@ -39,8 +39,24 @@ export interface InjectOptions {
 
 /** Headers node:http keeps the first of when sent twice (its "discard duplicates" list); the rest are joined. */
 const FIRST_ONLY: ReadonlySet<string> = new Set([
-  'age', 'authorization', 'content-length', 'content-type', 'etag', 'expires', 'from', 'host', 'if-modified-since',
-  'if-unmodified-since', 'last-modified', 'location', 'max-forwards', 'proxy-authorization', 'referer', 'retry-after', 'server', 'user-agent',
+  'age',
+  'authorization',
+  'content-length',
+  'content-type',
+  'etag',
+  'expires',
+  'from',
+  'host',
+  'if-modified-since',
+  'if-unmodified-since',
+  'last-modified',
+  'location',
+  'max-forwards',
+  'proxy-authorization',
+  'referer',
+  'retry-after',
+  'server',
+  'user-agent',
 ]);
 
 /** `req.headers` as node:http builds it from the raw pairs. */
@@ -76,7 +92,8 @@ export class InjectedRequest extends Readable {
     const named = (name: string): boolean => pairs.some(([n]) => n.toLowerCase() === name);
     // What a client on the loopback sends unless told otherwise: its Host, the body's length.
     if (!named('host')) pairs.unshift(['host', '127.0.0.1']);
-    if (this.body !== undefined && options.chunked !== true && !named('content-length')) pairs.push(['content-length', String(this.body.length)]);
+    if (this.body !== undefined && options.chunked !== true && !named('content-length'))
+      pairs.push(['content-length', String(this.body.length)]);
     if (options.chunked === true) pairs.push(['transfer-encoding', 'chunked']);
     this.rawHeaders = pairs.flat();
     this.headers = headersOf(pairs);
@@ -114,7 +131,10 @@ export class InjectedResponse extends Writable {
   private reading = true;
   private held: (() => void)[] = [];
 
-  constructor(private readonly onHead: (head: Head) => void, private readonly onChunk: (chunk: Buffer) => void) {
+  constructor(
+    private readonly onHead: (head: Head) => void,
+    private readonly onChunk: (chunk: Buffer) => void,
+  ) {
     super();
   }
 
@@ -415,29 +435,41 @@ export async function httpFront(options: InProcessOptions & { front?: Partial<Ht
   const log = options.log ?? new Logger('info', (line) => lines.push(JSON.parse(line) as Record<string, unknown>));
   const metrics = gateway.metrics;
   // Counted as the composition root counts them (src/mcpgate.ts), so /metrics tells the same.
-  const front = new HttpFront(gateway, {
-    host: '127.0.0.1', port: 0, auth: 'off', defaultAgent: 'tester',
-    ops: { gateway, metrics: () => metrics.render() },
-    onRequest: (route, status) => metrics.httpRequest(route, status),
-    onReplay: {
-      buffered: (n) => metrics.sseReplay('buffered', n),
-      replayed: (n) => metrics.sseReplay('replayed', n),
-      dropped: (n) => metrics.sseReplay('dropped', n),
-      resumption: (outcome) => metrics.sseResumption(outcome),
+  const front = new HttpFront(
+    gateway,
+    {
+      host: '127.0.0.1',
+      port: 0,
+      auth: 'off',
+      defaultAgent: 'tester',
+      ops: { gateway, metrics: () => metrics.render() },
+      onRequest: (route, status) => metrics.httpRequest(route, status),
+      onReplay: {
+        buffered: (n) => metrics.sseReplay('buffered', n),
+        replayed: (n) => metrics.sseReplay('replayed', n),
+        dropped: (n) => metrics.sseReplay('dropped', n),
+        resumption: (outcome) => metrics.sseResumption(outcome),
+      },
+      ...options.front,
     },
-    ...options.front,
-  }, log.child({ front: 'http' }));
+    log.child({ front: 'http' }),
+  );
   front.url = 'http://127.0.0.1/mcp';
   const handler: Handler = (req, res) => front.handle(req, res);
   return {
-    gateway, front, lines,
+    gateway,
+    front,
+    lines,
     inject: (opts) => inject(handler, opts),
     open: (opts) => new Exchange(handler, opts),
     async session(headers = {}) {
       const init = await inject(handler, { headers: { ...JSON_HEADERS, ...headers }, body: initializeBody() });
       const id = init.headers['mcp-session-id'];
       if (init.status !== 200 || typeof id !== 'string') throw new Error(`initialize failed: ${init.status} ${init.body}`);
-      await inject(handler, { headers: { ...JSON_HEADERS, ...headers, 'mcp-session-id': id }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+      await inject(handler, {
+        headers: { ...JSON_HEADERS, ...headers, 'mcp-session-id': id },
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      });
       return id;
     },
     async close() {
@@ -447,7 +479,12 @@ export async function httpFront(options: InProcessOptions & { front?: Partial<Ht
   };
 }
 
-export type Message = Record<string, unknown> & { id?: unknown; method?: string; result?: Record<string, unknown>; error?: { code: number; message: string; data?: Record<string, unknown> } };
+export type Message = Record<string, unknown> & {
+  id?: unknown;
+  method?: string;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: Record<string, unknown> };
+};
 
 /** The agent's end of the stdio front: lines in, the front's messages out, read strictly in order. */
 export class StdioAgent {
@@ -507,12 +544,17 @@ export interface InProcessStdio {
 }
 
 /** The stdio front (`serve` with `--agent NAME`) in-process over a started Gateway of in-memory servers. */
-export async function stdioFront(options: InProcessOptions & { agent?: string; front?: Omit<StdioOptions, 'input' | 'output'> }): Promise<InProcessStdio> {
+export async function stdioFront(
+  options: InProcessOptions & { agent?: string; front?: Omit<StdioOptions, 'input' | 'output'> },
+): Promise<InProcessStdio> {
   const { gateway, lines } = await startGateway(options);
   const agent = new StdioAgent();
   const front = serveStdio(gateway, options.agent ?? 'tester', true, { ...options.front, input: agent.input, output: agent.output });
   return {
-    gateway, front, agent, lines,
+    gateway,
+    front,
+    agent,
+    lines,
     async close() {
       agent.input.end();
       await front.ended;

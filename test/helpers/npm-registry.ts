@@ -17,7 +17,17 @@ import { promisify } from 'node:util';
 const execFileAsync = promisify(execFile);
 
 /** The fields of a lockfile entry npm reads when it resolves and places a package. */
-const MANIFEST_FIELDS = ['dependencies', 'optionalDependencies', 'peerDependencies', 'peerDependenciesMeta', 'bin', 'engines', 'os', 'cpu', 'license'] as const;
+const MANIFEST_FIELDS = [
+  'dependencies',
+  'optionalDependencies',
+  'peerDependencies',
+  'peerDependenciesMeta',
+  'bin',
+  'engines',
+  'os',
+  'cpu',
+  'license',
+] as const;
 
 interface LockEntry {
   name?: string;
@@ -42,7 +52,8 @@ export async function runtimePackages(root: string): Promise<RuntimePackage[]> {
   for (const [key, entry] of Object.entries(lock.packages)) {
     if (key === '' || entry.dev === true || entry.link === true) continue;
     const name = entry.name ?? key.slice(key.lastIndexOf('node_modules/') + 'node_modules/'.length);
-    if (entry.version === undefined || entry.integrity === undefined) throw new Error(`package-lock.json: ${key} has no version or integrity`);
+    if (entry.version === undefined || entry.integrity === undefined)
+      throw new Error(`package-lock.json: ${key} has no version or integrity`);
     const manifest: Record<string, unknown> = { name, version: entry.version };
     for (const field of MANIFEST_FIELDS) if (entry[field] !== undefined) manifest[field] = entry[field];
     seen.set(`${name}@${entry.version}`, { name, version: entry.version, integrity: entry.integrity, manifest });
@@ -67,17 +78,23 @@ export async function startRuntimeRegistry(root: string, dir: string, env: NodeJ
   const specs = packages.map((p) => `${p.name}@${p.version}`);
   let stdout: string;
   try {
-    ({ stdout } = await execFileAsync('npm', ['pack', '--offline', '--json', '--pack-destination', dir, ...specs], { env, maxBuffer: 64 * 1024 * 1024 }));
+    ({ stdout } = await execFileAsync('npm', ['pack', '--offline', '--json', '--pack-destination', dir, ...specs], {
+      env,
+      maxBuffer: 64 * 1024 * 1024,
+    }));
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new Error(`the runtime dependencies are not all in the npm cache (run \`npm ci\` first): ${e.stderr ?? e.message}`, { cause: err });
+    throw new Error(`the runtime dependencies are not all in the npm cache (run \`npm ci\` first): ${e.stderr ?? e.message}`, {
+      cause: err,
+    });
   }
   const packed = JSON.parse(stdout) as { id: string; filename: string; integrity: string }[];
   const files = new Map<string, string>();
   for (const p of packages) {
     const out = packed.find((o) => o.id === `${p.name}@${p.version}`);
     if (out === undefined) throw new Error(`npm pack gave no tarball for ${p.name}@${p.version}`);
-    if (out.integrity !== p.integrity) throw new Error(`${p.name}@${p.version} from the npm cache does not match package-lock.json's integrity`);
+    if (out.integrity !== p.integrity)
+      throw new Error(`${p.name}@${p.version} from the npm cache does not match package-lock.json's integrity`);
     files.set(out.filename, join(dir, out.filename));
   }
   const asked: string[] = [];
@@ -100,10 +117,12 @@ export async function startRuntimeRegistry(root: string, dir: string, env: NodeJ
         const packument = {
           name,
           'dist-tags': { latest: versions[versions.length - 1]!.version },
-          versions: Object.fromEntries(versions.map((p) => {
-            const filename = packed.find((o) => o.id === `${p.name}@${p.version}`)!.filename;
-            return [p.version, { ...p.manifest, dist: { tarball: `${url}-/${filename}`, integrity: p.integrity } }];
-          })),
+          versions: Object.fromEntries(
+            versions.map((p) => {
+              const filename = packed.find((o) => o.id === `${p.name}@${p.version}`)!.filename;
+              return [p.version, { ...p.manifest, dist: { tarball: `${url}-/${filename}`, integrity: p.integrity } }];
+            }),
+          ),
         };
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify(packument));

@@ -39,7 +39,11 @@ export function oauthRig(options: OAuthRigOptions = {}): OAuthRig {
   const rig = {
     gateway: async (more: Partial<GatewayOptions> = {}) => {
       const args = more.args ?? [];
-      const gw = await startGateway({ config: rig.config, ...more, args: args.includes('--state') ? args : ['--state', rig.state, ...args] });
+      const gw = await startGateway({
+        config: rig.config,
+        ...more,
+        args: args.includes('--state') ? args : ['--state', rig.state, ...args],
+      });
       gateways.push(gw);
       return gw;
     },
@@ -52,7 +56,8 @@ export function oauthRig(options: OAuthRigOptions = {}): OAuthRig {
     rig.remote = await startOAuthRemote(rig.as.issuer, options.remote);
     rig.dir = await tempDir();
     rig.state = rig.dir.file('state');
-    if (options.entry !== null) rig.config = await writeConfig(rig.dir, { remote: { type: 'http', url: rig.remote.url, ...(options.entry ?? { auth: 'oauth' }) } });
+    if (options.entry !== null)
+      rig.config = await writeConfig(rig.dir, { remote: { type: 'http', url: rig.remote.url, ...(options.entry ?? { auth: 'oauth' }) } });
   });
 
   after(async () => {

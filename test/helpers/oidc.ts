@@ -60,14 +60,30 @@ export class MemoryProvider implements OAuthClientProvider {
     response_types: ['code'],
     token_endpoint_auth_method: 'none',
   };
-  clientInformation(): StoredOAuthClientInformation | undefined { return this.info; }
-  saveClientInformation(info: StoredOAuthClientInformation): void { this.info = info; }
-  tokens(): StoredOAuthTokens | undefined { return this.saved; }
-  saveTokens(tokens: StoredOAuthTokens): void { this.saved = tokens; }
-  redirectToAuthorization(url: URL): void { this.authorizationUrl = url; }
-  saveCodeVerifier(verifier: string): void { this.verifier = verifier; }
-  codeVerifier(): string { return this.verifier; }
-  get registered(): boolean { return this.info !== undefined; }
+  clientInformation(): StoredOAuthClientInformation | undefined {
+    return this.info;
+  }
+  saveClientInformation(info: StoredOAuthClientInformation): void {
+    this.info = info;
+  }
+  tokens(): StoredOAuthTokens | undefined {
+    return this.saved;
+  }
+  saveTokens(tokens: StoredOAuthTokens): void {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL): void {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string): void {
+    this.verifier = verifier;
+  }
+  codeVerifier(): string {
+    return this.verifier;
+  }
+  get registered(): boolean {
+    return this.info !== undefined;
+  }
 }
 
 /**
@@ -79,8 +95,12 @@ export async function agentSignIn(idp: Idp, url: string, login: string): Promise
   const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
   try {
     await new Client({ name: `agent-${login}`, version: '1.0.0' }).connect(transport).then(
-      () => { throw new Error('connected without signing in'); },
-      (err: unknown) => { if (!(err instanceof UnauthorizedError)) throw err; },
+      () => {
+        throw new Error('connected without signing in');
+      },
+      (err: unknown) => {
+        if (!(err instanceof UnauthorizedError)) throw err;
+      },
     );
     if (provider.authorizationUrl === undefined) throw new Error('the client was not sent to the authorization server');
     await transport.finishAuth(await idp.authorize(provider.authorizationUrl, AGENT_REDIRECT, login));
@@ -150,7 +170,11 @@ export class Idp {
     this.issuer = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     this.keys = [await signingKey('key-1')];
     const pair = await generateKeyPair('ES256', { extractable: true });
-    this.keyRobot = { clientId: KEY_ROBOT_ID, privateKeyPem: await exportPKCS8(pair.privateKey), publicJwk: { ...(await exportJWK(pair.publicKey)), alg: 'ES256', use: 'sig' } };
+    this.keyRobot = {
+      clientId: KEY_ROBOT_ID,
+      privateKeyPem: await exportPKCS8(pair.privateKey),
+      publicJwk: { ...(await exportJWK(pair.publicKey)), alg: 'ES256', use: 'sig' },
+    };
     this.provider = this.make();
   }
 
@@ -176,10 +200,23 @@ export class Idp {
     const ttl = this.options.accessTokenTtl ?? 300;
     const configuration: Configuration = {
       clients: [
-        ...[ROBOT, OPAQUE_ROBOT].map((c) => ({ client_id: c.id, client_secret: c.secret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: 'mcp' })),
+        ...[ROBOT, OPAQUE_ROBOT].map((c) => ({
+          client_id: c.id,
+          client_secret: c.secret,
+          grant_types: ['client_credentials'],
+          redirect_uris: [],
+          response_types: [],
+          scope: 'mcp',
+        })),
         {
-          client_id: KEY_ROBOT_ID, token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'ES256',
-          jwks: { keys: [this.keyRobot.publicJwk] }, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: 'mcp',
+          client_id: KEY_ROBOT_ID,
+          token_endpoint_auth_method: 'private_key_jwt',
+          token_endpoint_auth_signing_alg: 'ES256',
+          jwks: { keys: [this.keyRobot.publicJwk] },
+          grant_types: ['client_credentials'],
+          redirect_uris: [],
+          response_types: [],
+          scope: 'mcp',
         },
       ],
       jwks: { keys: this.keys.map((k) => k.jwk) },
@@ -187,12 +224,22 @@ export class Idp {
       clientDefaults: { id_token_signed_response_alg: 'ES256' },
       scopes: ['openid', 'offline_access', 'mcp', ...(this.options.extraScopes ?? [])],
       pkce: { required: () => true },
-      ttl: { AccessToken: ttl, ClientCredentials: ttl, AuthorizationCode: 60, Grant: 86_400, Interaction: 600, Session: 86_400, RefreshToken: 86_400, IdToken: 3600 },
+      ttl: {
+        AccessToken: ttl,
+        ClientCredentials: ttl,
+        AuthorizationCode: 60,
+        Grant: 86_400,
+        Interaction: 600,
+        Session: 86_400,
+        RefreshToken: 86_400,
+        IdToken: 3600,
+      },
       issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
       rotateRefreshToken: true,
       findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
       // What a company IdP puts in access tokens for authorization: group membership and the like.
-      extraTokenClaims: (_ctx, token) => ('accountId' in token && typeof token.accountId === 'string' ? this.accountClaims.get(token.accountId) : undefined),
+      extraTokenClaims: (_ctx, token) =>
+        'accountId' in token && typeof token.accountId === 'string' ? this.accountClaims.get(token.accountId) : undefined,
       features: {
         devInteractions: { enabled: true },
         registration: { enabled: true },
@@ -213,7 +260,9 @@ export class Idp {
             scope: ['mcp', ...(this.options.extraScopes ?? [])].join(' '),
             audience: resource,
             accessTokenTTL: ttl,
-            ...(client.clientId === OPAQUE_ROBOT.id ? { accessTokenFormat: 'opaque' } : { accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } }),
+            ...(client.clientId === OPAQUE_ROBOT.id
+              ? { accessTokenFormat: 'opaque' }
+              : { accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } }),
           }),
         },
       },
@@ -233,11 +282,15 @@ export class Idp {
   async clientCredentials(resource: string, client: { id: string; secret: string } = ROBOT): Promise<string> {
     const res = await fetch(`${this.issuer}/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`,
+      },
       body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'mcp', resource }).toString(),
     });
     const body = (await res.json()) as Record<string, unknown>;
-    if (res.status !== 200 || typeof body.access_token !== 'string') throw new Error(`client_credentials failed: ${res.status} ${JSON.stringify(body)}`);
+    if (res.status !== 200 || typeof body.access_token !== 'string')
+      throw new Error(`client_credentials failed: ${res.status} ${JSON.stringify(body)}`);
     return body.access_token;
   }
 
@@ -305,7 +358,11 @@ export class Idp {
 
   /** Revokes a refresh token as its (public) client would (RFC 7009). */
   async revoke(token: string, clientId: string): Promise<void> {
-    const res = await fetch(`${this.issuer}/token/revocation`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token, client_id: clientId, token_type_hint: 'refresh_token' }).toString() });
+    const res = await fetch(`${this.issuer}/token/revocation`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token, client_id: clientId, token_type_hint: 'refresh_token' }).toString(),
+    });
     if (!res.ok) throw new Error(`revocation failed: HTTP ${res.status} ${await res.text()}`);
   }
 }
@@ -333,9 +390,16 @@ export interface OAuthRemote {
 }
 
 export async function startOAuthRemote(issuer: string, args: string[] = []): Promise<OAuthRemote> {
-  const child: ChildProcess = spawn(process.execPath, [fixture('oauth-remote-server'), '--issuer', issuer, ...args], { stdio: ['ignore', 'pipe', process.env.MCPGATE_TEST_VERBOSE !== undefined ? 'inherit' : 'ignore'] });
+  const child: ChildProcess = spawn(process.execPath, [fixture('oauth-remote-server'), '--issuer', issuer, ...args], {
+    stdio: ['ignore', 'pipe', process.env.MCPGATE_TEST_VERBOSE !== undefined ? 'inherit' : 'ignore'],
+  });
   const lines = createInterface({ input: child.stdout! });
-  const [first] = (await Promise.race([once(lines, 'line'), once(child, 'exit').then(() => { throw new Error('the remote fixture exited before listening'); })])) as [string];
+  const [first] = (await Promise.race([
+    once(lines, 'line'),
+    once(child, 'exit').then(() => {
+      throw new Error('the remote fixture exited before listening');
+    }),
+  ])) as [string];
   lines.close();
   const { url } = JSON.parse(first) as { url: string };
   const base = new URL(url).origin;
@@ -375,7 +439,20 @@ export interface LoginRun {
 
 /** Runs the built `mcpgate login` as a person would: reads the printed URL, signs in through the provider as `user`, lands on the loopback callback. */
 export async function runLogin(as: Idp, run: LoginRun): Promise<{ code: number | null; out: string; err: string }> {
-  const args = [CLI, 'login', run.server ?? 'remote', '--config', run.config, '--state', run.state, '--no-browser', '--login-timeout', '60000', ...(run.agent === undefined ? [] : ['--agent', run.agent]), ...(run.port === undefined ? [] : ['--port', String(run.port)])];
+  const args = [
+    CLI,
+    'login',
+    run.server ?? 'remote',
+    '--config',
+    run.config,
+    '--state',
+    run.state,
+    '--no-browser',
+    '--login-timeout',
+    '60000',
+    ...(run.agent === undefined ? [] : ['--agent', run.agent]),
+    ...(run.port === undefined ? [] : ['--port', String(run.port)]),
+  ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';

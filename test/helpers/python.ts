@@ -12,5 +12,4 @@ export function pythonWithMcp(): string | null {
   return existsSync(python) ? python : null;
 }
 
-export const NO_PYTHON_MCP =
-  'the Python MCP SDK is not installed: python3 -m venv .venv-mcp && .venv-mcp/bin/pip install --retries 0 mcp';
+export const NO_PYTHON_MCP = 'the Python MCP SDK is not installed: python3 -m venv .venv-mcp && .venv-mcp/bin/pip install --retries 0 mcp';

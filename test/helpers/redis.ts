@@ -6,7 +6,10 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 
-export const REDIS_MISSING = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0 ? undefined : 'redis-server is not installed (.ci/run installs it)';
+export const REDIS_MISSING =
+  spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0
+    ? undefined
+    : 'redis-server is not installed (.ci/run installs it)';
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -39,7 +42,9 @@ export class RedisServer {
 
   /** Starts it (again) on the same port; resolves when it accepts connections. */
   async restart(): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     this.child = child;
     let seen = '';
     await new Promise<void>((resolve, reject) => {

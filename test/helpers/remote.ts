@@ -18,12 +18,15 @@ export async function startRemote(command: string, args: string[]): Promise<Remo
   const lines = createInterface({ input: child.stdout });
   const [first] = (await Promise.race([
     once(lines, 'line'),
-    once(child, 'exit').then(() => { throw new Error(`${args[0] ?? command} exited before listening`); }),
+    once(child, 'exit').then(() => {
+      throw new Error(`${args[0] ?? command} exited before listening`);
+    }),
   ])) as [string];
   lines.close();
   const { url } = JSON.parse(first) as { url: string };
   return {
-    child, url,
+    child,
+    url,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');

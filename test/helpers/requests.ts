@@ -7,7 +7,12 @@ export const JSON_HEADERS = { 'content-type': 'application/json', accept: 'appli
 
 /** The body of a raw initialize. */
 export function initializeBody(id: number | string = 1): string {
-  return JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });
 }
 
 /** A new static token and its rules entry (what `mcpgate token` prints). */

@@ -27,7 +27,9 @@ export const ADMIN = makeToken();
 
 /** The cluster's workers as `/status` lists them (from whichever worker answers; asked as the admin). */
 export async function workersOf(base: string): Promise<WorkerRow[]> {
-  const body = (await (await fetch(`${base}/status`, { headers: { authorization: `Bearer ${ADMIN.token}`, connection: 'close' } })).json()) as { cluster?: { workers?: WorkerRow[] } };
+  const body = (await (
+    await fetch(`${base}/status`, { headers: { authorization: `Bearer ${ADMIN.token}`, connection: 'close' } })
+  ).json()) as { cluster?: { workers?: WorkerRow[] } };
   return body.cluster?.workers ?? [];
 }
 
@@ -50,8 +52,15 @@ export function startThreeWorkers(dir: TempDir, redis: RedisServer, hash: string
 /** As startThreeWorkers, with `count` workers. */
 export async function startWorkers(dir: TempDir, redis: RedisServer, hash: string, count: number): Promise<WorkersHost> {
   const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server') });
-  const rules = await writeRules(dir, { agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } }, admins: { ops: { tokens: [ADMIN.hash] } } });
-  const gw = new GatewayProcess({ config, agent: null, args: ['--http', '127.0.0.1:0', '--workers', String(count), '--redis', redis.url, '--rules', rules, '--pins', 'off'] });
+  const rules = await writeRules(dir, {
+    agents: { alice: { allow: { servers: ['sink'] }, tokens: [hash] } },
+    admins: { ops: { tokens: [ADMIN.hash] } },
+  });
+  const gw = new GatewayProcess({
+    config,
+    agent: null,
+    args: ['--http', '127.0.0.1:0', '--workers', String(count), '--redis', redis.url, '--rules', rules, '--pins', 'off'],
+  });
   // The primary says so once every worker listens.
   const line = await Promise.race([
     gw.waitForLog((l) => l.workers === count && typeof l.url === 'string'),
@@ -70,20 +79,22 @@ export async function startWorkers(dir: TempDir, redis: RedisServer, hash: strin
  * the connections an agent's requests travel on (`agent`'s sockets) — undici's pool does not say.
  */
 export function agentFetch(agent: Agent): (url: string | URL, init?: RequestInit) => Promise<Response> {
-  return (url, init) => new Promise((resolve, reject) => {
-    const headers: Record<string, string> = {};
-    new Headers(init?.headers).forEach((value, name) => (headers[name] = value));
-    const req = httpRequest(new URL(url), { method: init?.method ?? 'GET', headers, agent, signal: init?.signal ?? undefined }, (res) => {
-      const out = new Headers();
-      for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) for (const v of Array.isArray(value) ? value : [value]) out.append(name, v);
-      const status = res.statusCode ?? 502;
-      const empty = status === 202 || status === 204 || status === 304 || init?.method === 'HEAD';
-      if (empty) res.resume();
-      resolve(new Response(empty ? null : Readable.toWeb(res) as ReadableStream, { status, headers: out }));
+  return (url, init) =>
+    new Promise((resolve, reject) => {
+      const headers: Record<string, string> = {};
+      new Headers(init?.headers).forEach((value, name) => (headers[name] = value));
+      const req = httpRequest(new URL(url), { method: init?.method ?? 'GET', headers, agent, signal: init?.signal ?? undefined }, (res) => {
+        const out = new Headers();
+        for (const [name, value] of Object.entries(res.headers))
+          if (value !== undefined) for (const v of Array.isArray(value) ? value : [value]) out.append(name, v);
+        const status = res.statusCode ?? 502;
+        const empty = status === 202 || status === 204 || status === 304 || init?.method === 'HEAD';
+        if (empty) res.resume();
+        resolve(new Response(empty ? null : (Readable.toWeb(res) as ReadableStream), { status, headers: out }));
+      });
+      req.once('error', reject);
+      req.end(typeof init?.body === 'string' ? init.body : undefined);
     });
-    req.once('error', reject);
-    req.end(typeof init?.body === 'string' ? init.body : undefined);
-  });
 }
 
 /** SIGTERM to the primary (if it still runs) and its exit awaited. */

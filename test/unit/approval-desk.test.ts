@@ -11,7 +11,15 @@ import { Logger } from '../../src/observability/logger.js';
 
 const log = new Logger('silent');
 const need = (timeoutMs = 60_000) => ({ timeoutMs, rule: 'agent "bot" approve["g"][0]' });
-const input = (args: Record<string, unknown>, timeoutMs?: number) => ({ agent: 'bot', session: 's1', server: 'g', tool: 'delete', publicName: 'g__delete', args, need: need(timeoutMs) });
+const input = (args: Record<string, unknown>, timeoutMs?: number) => ({
+  agent: 'bot',
+  session: 's1',
+  server: 'g',
+  tool: 'delete',
+  publicName: 'g__delete',
+  args,
+  need: need(timeoutMs),
+});
 
 /** A board that hands any decision straight to the desk (what a cluster board does once a signature holds). */
 class OpenBoard extends LocalBoard {
@@ -27,7 +35,10 @@ describe('approval desk', () => {
     desk.useBoard(board, '');
     const waiting = desk.wait(input({ branch: 'main' }));
     assert.ok(!(waiting instanceof GatewayError));
-    assert.deepEqual((await desk.list()).map((c) => c.id), [waiting.call.id]);
+    assert.deepEqual(
+      (await desk.list()).map((c) => c.id),
+      [waiting.call.id],
+    );
     // Same id, other arguments' digest: ignored, still waiting.
     board.push({ id: waiting.call.id, digest: '0'.repeat(64), approved: true, by: 'admin:mallory', reason: '', at: Date.now() });
     await new Promise((resolve) => setImmediate(resolve));

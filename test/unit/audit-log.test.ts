@@ -14,7 +14,10 @@ type Line = Record<string, unknown>;
 
 async function lines(file: string): Promise<Line[]> {
   const text = await readFile(file, 'utf8').catch(() => '');
-  return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Line);
+  return text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Line);
 }
 
 describe('audit: bounded files', { timeout: 20_000 }, () => {
@@ -24,7 +27,15 @@ describe('audit: bounded files', { timeout: 20_000 }, () => {
     try {
       const file = dir.file('audit.log');
       const audit = new AuditLog({ target: file, maxBytes: 600, includeArguments: true });
-      const call = { event: 'call', agent: 'a', session: 's', method: 'tools/call', tool: 'x__y', decision: 'allowed', outcome: 'ok' } as const;
+      const call = {
+        event: 'call',
+        agent: 'a',
+        session: 's',
+        method: 'tools/call',
+        tool: 'x__y',
+        decision: 'allowed',
+        outcome: 'ok',
+      } as const;
       for (let i = 0; i < 5; i++) audit.record({ ...call, ...audit.argumentsOf({ n: i }) });
       for (let i = 5; i < 10; i++) audit.record({ ...call, ...audit.argumentsOf({ n: i }) });
       await rename(file, dir.file('moved.log'));
@@ -35,7 +46,10 @@ describe('audit: bounded files', { timeout: 20_000 }, () => {
       const moved = await lines(dir.file('moved.log'));
       const current = await lines(file);
       assert.ok((await readFile(`${file}.1`)).length <= 600 + 200, 'the rotated file grew past its limit');
-      assert.deepEqual(current.map((l) => (l.arguments as { n: number }).n), [99]);
+      assert.deepEqual(
+        current.map((l) => (l.arguments as { n: number }).n),
+        [99],
+      );
       // Two rotations (one old file is kept): FILE.1 holds the second four lines, the moved file the rest.
       const ns = (ls: Line[]): number[] => ls.map((l) => (l.arguments as { n: number }).n);
       assert.deepEqual(ns(rotated), [4, 5, 6, 7]);

@@ -11,10 +11,16 @@ import { stdioFront, until, type InProcessStdio, type Message } from '../helpers
 
 describe('bad input from the agent', { timeout: 30_000 }, () => {
   let gw: InProcessStdio;
-  const sink = new FakeServer('sink', { tools: [{ name: 'echo', text: (args) => String(args?.text) }, { name: 'slow', holds: true }] });
+  const sink = new FakeServer('sink', {
+    tools: [
+      { name: 'echo', text: (args) => String(args?.text) },
+      { name: 'slow', holds: true },
+    ],
+  });
 
   const send = (message: unknown): void => gw.agent.send(message);
-  const call = (id: unknown, method: string, params?: unknown): void => send({ jsonrpc: '2.0', id, method, ...(params !== undefined && { params }) });
+  const call = (id: unknown, method: string, params?: unknown): void =>
+    send({ jsonrpc: '2.0', id, method, ...(params !== undefined && { params }) });
 
   /** Sends `line` and checks the one reply: its id, JSON-RPC code and data.code. */
   async function expectError(line: unknown, id: unknown, code: number, dataCode: string): Promise<NonNullable<Message['error']>> {
@@ -71,28 +77,58 @@ describe('bad input from the agent', { timeout: 30_000 }, () => {
   });
 
   it('answers an unknown tool with -32602 MCPG_TOOL_NOT_FOUND naming it', { timeout: 5_000 }, async () => {
-    const error = await expectError({ jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'sink__missing', arguments: {} } }, 10, -32602, 'MCPG_TOOL_NOT_FOUND');
+    const error = await expectError(
+      { jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'sink__missing', arguments: {} } },
+      10,
+      -32602,
+      'MCPG_TOOL_NOT_FOUND',
+    );
     assert.match(error.message, /sink__missing/);
     assert.equal(error.data?.tool, 'sink__missing');
   });
 
   it('answers arguments that are not an object with MCPG_INVALID_PARAMS', { timeout: 5_000 }, async () => {
-    for (const [id, args] of [[11, 'text'], [12, [1, 2]], [13, null], [14, 7]] as const) {
-      await expectError({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'sink__echo', arguments: args } }, id, -32602, 'MCPG_INVALID_PARAMS');
+    for (const [id, args] of [
+      [11, 'text'],
+      [12, [1, 2]],
+      [13, null],
+      [14, 7],
+    ] as const) {
+      await expectError(
+        { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'sink__echo', arguments: args } },
+        id,
+        -32602,
+        'MCPG_INVALID_PARAMS',
+      );
     }
   });
 
   it('answers unknown prompts and URIs with their not-found codes', { timeout: 5_000 }, async () => {
-    const prompt = await expectError({ jsonrpc: '2.0', id: 15, method: 'prompts/get', params: { name: 'sink__nope' } }, 15, -32602, 'MCPG_PROMPT_NOT_FOUND');
+    const prompt = await expectError(
+      { jsonrpc: '2.0', id: 15, method: 'prompts/get', params: { name: 'sink__nope' } },
+      15,
+      -32602,
+      'MCPG_PROMPT_NOT_FOUND',
+    );
     assert.match(prompt.message, /sink__nope/);
-    await expectError({ jsonrpc: '2.0', id: 16, method: 'resources/read', params: { uri: 'mcpgate://ghost/x' } }, 16, -32002, 'MCPG_RESOURCE_NOT_FOUND');
+    await expectError(
+      { jsonrpc: '2.0', id: 16, method: 'resources/read', params: { uri: 'mcpgate://ghost/x' } },
+      16,
+      -32002,
+      'MCPG_RESOURCE_NOT_FOUND',
+    );
     await expectError({ jsonrpc: '2.0', id: 17, method: 'resources/read', params: {} }, 17, -32602, 'MCPG_INVALID_PARAMS');
     await expectError({ jsonrpc: '2.0', id: 18, method: 'logging/setLevel', params: { level: 'loud' } }, 18, -32602, 'MCPG_INVALID_PARAMS');
   });
 
   it('refuses a request id already in flight with MCPG_INVALID_REQUEST, leaving the first call alone', { timeout: 15_000 }, async () => {
     call('dup', 'tools/call', { name: 'sink__slow', arguments: { ms: 20_000, tag: 'dup' } });
-    await expectError({ jsonrpc: '2.0', id: 'dup', method: 'tools/call', params: { name: 'sink__echo', arguments: { text: 'x' } } }, 'dup', -32600, 'MCPG_INVALID_REQUEST');
+    await expectError(
+      { jsonrpc: '2.0', id: 'dup', method: 'tools/call', params: { name: 'sink__echo', arguments: { text: 'x' } } },
+      'dup',
+      -32600,
+      'MCPG_INVALID_REQUEST',
+    );
     // The first call is still the gateway's to cancel: the server sees the cancellation for it.
     send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'dup', reason: 'test' } });
     assert.ok(await until(() => sink.cancelled.length > 0), 'the first call was not cancelled on the server');
@@ -113,6 +149,9 @@ describe('bad input from the agent', { timeout: 30_000 }, () => {
     assert.equal(errors.length, 23);
     for (const reply of errors) assert.doesNotMatch(JSON.stringify(reply.error), /\bat \S+ \(|\bat (file|node):|\.js:\d+:\d+/);
     assert.equal(gw.agent.all.filter((r) => r.id === 'dup').length, 1, 'a cancelled call must not be answered');
-    assert.deepEqual(gw.lines.filter((l) => l.level === 'error' || l.level === 'fatal'), []);
+    assert.deepEqual(
+      gw.lines.filter((l) => l.level === 'error' || l.level === 'fatal'),
+      [],
+    );
   });
 });

@@ -176,21 +176,25 @@ void describe('CircuitBreaker', () => {
     assert.equal(breaker.openedAt, t0, 'an open breaker keeps its cooldown');
   });
 
-  void it('a probe whose outcome never comes does not wedge the breaker: a cooldown later another probe is admitted', { timeout: 5000 }, () => {
-    // The probe call can end without an outcome (the agent cancels it, the session dies under it);
-    // the breaker must not stay half-open, failing every call, until the next reconnect.
-    const { clock, breaker } = setup();
-    trip(breaker);
-    clock.advance(COOLDOWN);
-    assert.deepEqual(breaker.admit(), { ok: true, probe: true });
-    clock.advance(COOLDOWN - 1);
-    assert.equal(breaker.admit().ok, false);
-    clock.advance(1);
-    assert.deepEqual(breaker.admit(), { ok: true, probe: true });
-    assert.equal(breaker.admit().ok, false, 'still one probe at a time');
-    breaker.success();
-    assert.equal(breaker.state, 'closed');
-  });
+  void it(
+    'a probe whose outcome never comes does not wedge the breaker: a cooldown later another probe is admitted',
+    { timeout: 5000 },
+    () => {
+      // The probe call can end without an outcome (the agent cancels it, the session dies under it);
+      // the breaker must not stay half-open, failing every call, until the next reconnect.
+      const { clock, breaker } = setup();
+      trip(breaker);
+      clock.advance(COOLDOWN);
+      assert.deepEqual(breaker.admit(), { ok: true, probe: true });
+      clock.advance(COOLDOWN - 1);
+      assert.equal(breaker.admit().ok, false);
+      clock.advance(1);
+      assert.deepEqual(breaker.admit(), { ok: true, probe: true });
+      assert.equal(breaker.admit().ok, false, 'still one probe at a time');
+      breaker.success();
+      assert.equal(breaker.state, 'closed');
+    },
+  );
 
   void it('reset() closes the breaker from any state', { timeout: 5000 }, () => {
     const { clock, breaker } = setup();

@@ -23,12 +23,22 @@ function random(seed: number): () => number {
 }
 
 const pick = <T>(rand: () => number, from: readonly T[]): T => from[Math.floor(rand() * from.length)]!;
-const some = <T>(rand: () => number, from: readonly T[], max: number): T[] => Array.from({ length: Math.floor(rand() * (max + 1)) }, () => pick(rand, from));
+const some = <T>(rand: () => number, from: readonly T[], max: number): T[] =>
+  Array.from({ length: Math.floor(rand() * (max + 1)) }, () => pick(rand, from));
 
 // Names chosen to collide: `a` + `b__c` and `a__b` + `c` want the same public name, `x.y` and `x_y`
 // sanitize alike, a long name is cut with a hash, an empty or non-ASCII one is made client-safe.
 const TOOL_NAMES = ['c', 'b__c', 'x_y', 'x.y', 'x y', 't', '', 'é', 'a__b__c', 'L'.repeat(70), `${'L'.repeat(55)}_x`];
-const SERVERS: ServerNaming[] = ['a', 'a__b', 'a.b', 'a_b', 'b', { name: 'u', prefix: false }, { name: 'v', prefix: false }, { name: 'p', prefix: 'a' }];
+const SERVERS: ServerNaming[] = [
+  'a',
+  'a__b',
+  'a.b',
+  'a_b',
+  'b',
+  { name: 'u', prefix: false },
+  { name: 'v', prefix: false },
+  { name: 'p', prefix: 'a' },
+];
 const URIS = ['file:///x', 'mcpgate://a/file:///x', 'mem://y', 'file:///z'];
 
 function partOf(rand: () => number, generation: number): Partial<ServerLists> {
@@ -55,9 +65,12 @@ function observe(catalog: Catalog, parts: Map<string, Partial<ServerLists>>): un
     for (const prompt of part.prompts ?? []) routes.push([server, prompt.name, catalog.nameFor(server, prompt.name)]);
   }
   for (const view of catalog.listPrompts()) routes.push(catalog.prompt((view as Prompt).name));
-  for (const uri of [...URIS, 'mcpgate://a/file:///x', 'mcpgate://a_b/mem://y', 'file:///q', 'mem://{id}']) routes.push(catalog.resolveUri(uri));
+  for (const uri of [...URIS, 'mcpgate://a/file:///x', 'mcpgate://a_b/mem://y', 'file:///q', 'mem://{id}'])
+    routes.push(catalog.resolveUri(uri));
   return {
-    lists: (['tools', 'resources', 'resourceTemplates', 'prompts'] as const).map((kind) => Buffer.concat(catalog.encodedList(kind)).toString()),
+    lists: (['tools', 'resources', 'resourceTemplates', 'prompts'] as const).map((kind) =>
+      Buffer.concat(catalog.encodedList(kind)).toString(),
+    ),
     views: [catalog.listTools(), catalog.listPrompts(), catalog.listResources(), catalog.listResourceTemplates()],
     routes,
     warnings: catalog.warnings,
@@ -85,7 +98,9 @@ void describe('Catalog: incremental layout equals a full one', { timeout: 30_000
           catalog.remove(server);
         } else if (parts.has(server)) {
           const tools = parts.get(server)!.tools ?? [];
-          const hold = new Map((tools.length === 0 ? [] : some(rand, tools, 2)).map((t) => [t.name, { digest: `d${step}`, changes: ['new'] }]));
+          const hold = new Map(
+            (tools.length === 0 ? [] : some(rand, tools, 2)).map((t) => [t.name, { digest: `d${step}`, changes: ['new'] }]),
+          );
           held.set(server, hold);
           catalog.setHeld(server, hold);
         }
@@ -97,7 +112,7 @@ void describe('Catalog: incremental layout equals a full one', { timeout: 30_000
     }
   });
 
-  void it('one server\'s change keeps every other server\'s views and encoded slices', { timeout: 5000 }, () => {
+  void it("one server's change keeps every other server's views and encoded slices", { timeout: 5000 }, () => {
     const catalog = new Catalog(['a', 'b']);
     catalog.set('a', { tools: [{ name: 't', inputSchema: { type: 'object' } }] });
     catalog.set('b', { tools: [{ name: 't', inputSchema: { type: 'object' } }] });
@@ -109,7 +124,7 @@ void describe('Catalog: incremental layout equals a full one', { timeout: 30_000
 });
 
 void describe('NameBook: assignNames one server at a time', { timeout: 30_000 }, () => {
-  void it('gives exactly assignNames\'s names and warnings after every change', { timeout: 30_000 }, () => {
+  void it("gives exactly assignNames's names and warnings after every change", { timeout: 30_000 }, () => {
     const keys = ['a', 'a__b', 'a_b', 'a.b', 'b', '', 'L'.repeat(60)];
     for (let seed = 1; seed <= 60; seed++) {
       const rand = random(seed);
@@ -124,7 +139,12 @@ void describe('NameBook: assignNames one server at a time', { timeout: 30_000 },
         const expected = assignNames(requests);
         const { moved, warnings } = book.resolve();
         assert.deepEqual(warnings, expected.warnings, `seed ${seed}, step ${step}`);
-        for (const { server, name } of requests) assert.equal(book.nameOf(server, name, moved), expected.names.get(nameKey(server, name)), `seed ${seed}, step ${step}: ${server} ${name}`);
+        for (const { server, name } of requests)
+          assert.equal(
+            book.nameOf(server, name, moved),
+            expected.names.get(nameKey(server, name)),
+            `seed ${seed}, step ${step}: ${server} ${name}`,
+          );
       }
     }
   });

@@ -26,12 +26,26 @@ void describe('Catalog: prefixes', () => {
   void it('a prefix of its own, none, or the server name', T, () => {
     const catalog = new Catalog([{ name: 'github', prefix: 'gh' }, { name: 'everything', prefix: false }, 'fs']);
     catalog.set('github', { tools: [tool('issues')], resources: [resource('repo://x')] });
-    catalog.set('everything', { tools: [tool('echo')], prompts: [prompt('simple')], resources: [resource('test://static')], resourceTemplates: [{ uriTemplate: 'test://t/{id}/data', name: 't' }] });
+    catalog.set('everything', {
+      tools: [tool('echo')],
+      prompts: [prompt('simple')],
+      resources: [resource('test://static')],
+      resourceTemplates: [{ uriTemplate: 'test://t/{id}/data', name: 't' }],
+    });
     catalog.set('fs', { tools: [tool('read')] });
     assert.deepEqual(names(catalog.listTools()).sort(), ['echo', 'fs__read', 'gh__issues']);
     assert.deepEqual(names(catalog.listPrompts()), ['simple']);
-    assert.deepEqual(catalog.listResources().map((r) => (r as Resource).uri).sort(), ['mcpgate://gh/repo://x', 'test://static']);
-    assert.deepEqual(catalog.listResourceTemplates().map((r) => (r as { uriTemplate: string }).uriTemplate), ['test://t/{id}/data']);
+    assert.deepEqual(
+      catalog
+        .listResources()
+        .map((r) => (r as Resource).uri)
+        .sort(),
+      ['mcpgate://gh/repo://x', 'test://static'],
+    );
+    assert.deepEqual(
+      catalog.listResourceTemplates().map((r) => (r as { uriTemplate: string }).uriTemplate),
+      ['test://t/{id}/data'],
+    );
     assert.deepEqual(catalog.tool('echo'), { server: 'everything', original: 'echo', tool: tool('echo') });
     assert.equal(catalog.tool('gh__issues')?.server, 'github');
     assert.equal(catalog.tool('github__issues'), undefined);
@@ -48,9 +62,15 @@ void describe('Catalog: prefixes', () => {
     assert.deepEqual(catalog.serverNames, ['github', 'everything', 'fs']);
   });
 
-  void it('a clash withholds the later server\'s item with one warning naming both servers and the fix', T, () => {
+  void it("a clash withholds the later server's item with one warning naming both servers and the fix", T, () => {
     const told: string[] = [];
-    const catalog = new Catalog([{ name: 'b', prefix: false }, { name: 'a', prefix: false }], { onWarning: (w) => told.push(w) });
+    const catalog = new Catalog(
+      [
+        { name: 'b', prefix: false },
+        { name: 'a', prefix: false },
+      ],
+      { onWarning: (w) => told.push(w) },
+    );
     catalog.set('a', { tools: [tool('echo'), tool('only_a')], prompts: [prompt('p')], resources: [resource('test://r')] });
     assert.equal(told.length, 0);
     // b is earlier in .mcp.json: it keeps the names even though it answered later.
@@ -62,8 +82,13 @@ void describe('Catalog: prefixes', () => {
     assert.deepEqual(names(catalog.listTools()).sort(), ['echo', 'only_a']);
     assert.equal(catalog.listResources().length, 1);
     assert.equal(told.length, 3);
-    assert.match(told[0]!, /^tool "echo" of server "a" is withheld: server "b" \(earlier in \.mcp\.json\) already exposes tool "echo"; give server "a" a prefix in \.mcp\.json \(for example "prefix": "a"\)$/);
-    assert.ok(told.some((w) => w.startsWith('prompt "p" of server "a"')) && told.some((w) => w.startsWith('resource "test://r" of server "a"')));
+    assert.match(
+      told[0]!,
+      /^tool "echo" of server "a" is withheld: server "b" \(earlier in \.mcp\.json\) already exposes tool "echo"; give server "a" a prefix in \.mcp\.json \(for example "prefix": "a"\)$/,
+    );
+    assert.ok(
+      told.some((w) => w.startsWith('prompt "p" of server "a"')) && told.some((w) => w.startsWith('resource "test://r" of server "a"')),
+    );
     // A list change that keeps the clash does not repeat the warning; one that adds a clash tells it once.
     catalog.set('a', { tools: [tool('echo'), tool('only_a'), tool('x')] });
     assert.equal(told.length, 3);
@@ -73,7 +98,10 @@ void describe('Catalog: prefixes', () => {
     // The clash ends when the earlier server drops the name: the later one's item appears.
     catalog.set('b', { tools: [] });
     assert.equal(catalog.tool('echo')?.server, 'a');
-    assert.deepEqual(catalog.warnings.filter((w) => w.startsWith('tool')), []);
+    assert.deepEqual(
+      catalog.warnings.filter((w) => w.startsWith('tool')),
+      [],
+    );
   });
 
   void it('an unprefixed name that looks like a prefixed one clashes too (never shadowed)', T, () => {
@@ -86,7 +114,10 @@ void describe('Catalog: prefixes', () => {
   });
 
   void it('two unprefixed servers: a URI neither lists nor matches routes nowhere', T, () => {
-    const catalog = new Catalog([{ name: 'a', prefix: false }, { name: 'b', prefix: false }]);
+    const catalog = new Catalog([
+      { name: 'a', prefix: false },
+      { name: 'b', prefix: false },
+    ]);
     catalog.set('a', { resources: [resource('a://1')] });
     catalog.set('b', { resourceTemplates: [{ uriTemplate: 'b://{+path}', name: 't' }] });
     assert.equal(catalog.resolveUri('a://1')?.server, 'a');
@@ -105,7 +136,7 @@ void describe('Router: unprefixed servers', () => {
   }
   const rules = (value: unknown): Rules => parseRules(JSON.stringify(value), '/x/rules.json', ['everything', 'fs']);
 
-  void it('routes own names and URIs to the server, with the server\'s own name', T, () => {
+  void it("routes own names and URIs to the server, with the server's own name", T, () => {
     const router = setup();
     const route = router.tool(silentLogger, who('a'), 'echo');
     assert.ok(!(route instanceof GatewayError) && route !== NOT_YET);
@@ -126,6 +157,9 @@ void describe('Router: unprefixed servers', () => {
     assert.equal(code(router.prompt(silentLogger, who('a'), 'simple')), 'MCPG_PROMPT_NOT_FOUND');
     assert.equal(code(router.uri(silentLogger, who('a'), 'resources/read', 'test://static')), 'MCPG_RESOURCE_NOT_FOUND');
     // A prefixed server keeps its explicit denial (its prefix names it whether or not the tool exists).
-    assert.equal(code(setup(rules({ agents: { a: { allow: { servers: ['everything'] } } } })).tool(silentLogger, who('a'), 'fs__nope')), 'MCPG_POLICY_DENIED');
+    assert.equal(
+      code(setup(rules({ agents: { a: { allow: { servers: ['everything'] } } } })).tool(silentLogger, who('a'), 'fs__nope')),
+      'MCPG_POLICY_DENIED',
+    );
   });
 });

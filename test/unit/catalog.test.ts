@@ -8,8 +8,12 @@ import { Catalog } from '../../src/catalog/catalog.js';
 import type { Prompt, Resource, Tool } from '../../src/wire/protocol.js';
 import type { ResourceTemplate } from '../../src/servers/lists.js';
 
-const tool = (name: string, extra: Record<string, unknown> = {}): Tool =>
-  ({ name, description: `the ${name} tool`, inputSchema: { type: 'object', properties: { p: { type: 'string' } } }, ...extra });
+const tool = (name: string, extra: Record<string, unknown> = {}): Tool => ({
+  name,
+  description: `the ${name} tool`,
+  inputSchema: { type: 'object', properties: { p: { type: 'string' } } },
+  ...extra,
+});
 const prompt = (name: string): Prompt => ({ name, description: `the ${name} prompt`, arguments: [{ name: 'a', required: true }] });
 const resource = (uri: string): Resource => ({ uri, name: uri, mimeType: 'text/plain', _meta: { k: 1 } });
 const template = (uriTemplate: string): ResourceTemplate => ({ uriTemplate, name: 't', description: 'd' });
@@ -28,8 +32,14 @@ void describe('Catalog.set / remove', { timeout: 5000 }, () => {
     const catalog = new Catalog(['fs']);
     catalog.set('fs', { tools: [tool('read')], resources: [resource('file:///a')] });
     catalog.set('fs', { tools: [tool('write')] });
-    assert.deepEqual(catalog.listTools().map((t) => (t as Tool).name), ['fs__write']);
-    assert.deepEqual(catalog.listResources().map((r) => (r as Resource).uri), ['mcpgate://fs/file:///a']);
+    assert.deepEqual(
+      catalog.listTools().map((t) => (t as Tool).name),
+      ['fs__write'],
+    );
+    assert.deepEqual(
+      catalog.listResources().map((r) => (r as Resource).uri),
+      ['mcpgate://fs/file:///a'],
+    );
   });
 
   void it('remove withdraws a server and returns the kinds that had content', { timeout: 5000 }, () => {
@@ -39,7 +49,10 @@ void describe('Catalog.set / remove', { timeout: 5000 }, () => {
     assert.deepEqual(catalog.remove('fs'), ['tools', 'prompts']);
     assert.equal(catalog.tool('fs__read'), undefined);
     assert.equal(catalog.prompt('fs__p'), undefined);
-    assert.deepEqual(catalog.listTools().map((t) => (t as Tool).name), ['git__log']);
+    assert.deepEqual(
+      catalog.listTools().map((t) => (t as Tool).name),
+      ['git__log'],
+    );
     assert.deepEqual(catalog.remove('fs'), []);
     assert.deepEqual(catalog.remove('never-set'), []);
     // Fingerprints went with the part: the same lists count as a change again.
@@ -87,7 +100,7 @@ void describe('Catalog routing', { timeout: 5000 }, () => {
     assert.deepEqual(names.map((n) => catalog.tool(n)?.server).sort(), ['a.b', 'a_b']);
   });
 
-  void it('keeps keys unique when a suffixed key is another server\'s name', { timeout: 5000 }, () => {
+  void it("keeps keys unique when a suffixed key is another server's name", { timeout: 5000 }, () => {
     // Sorted: "a." (key a_), "a._2" (key a__2), "a_" (a_ is taken, so a suffixed key that must not be a__2).
     const servers = ['a.', 'a._2', 'a_'];
     const catalog = new Catalog(servers);
@@ -124,7 +137,10 @@ void describe('Catalog views', { timeout: 5000 }, () => {
     b.set('a', { tools: [tool('t')] });
     b.set('b', { tools: [tool('t')] });
     assert.deepEqual(a.listTools(), b.listTools());
-    assert.deepEqual(a.listTools().map((t) => (t as Tool).name), ['a__t', 'b__t']);
+    assert.deepEqual(
+      a.listTools().map((t) => (t as Tool).name),
+      ['a__t', 'b__t'],
+    );
   });
 
   void it('applies a custom separator', { timeout: 5000 }, () => {
@@ -139,20 +155,26 @@ void describe('Catalog views', { timeout: 5000 }, () => {
     assert.deepEqual(JSON.parse(Buffer.concat(first).toString()), { tools: catalog.listTools() });
     assert.equal(catalog.encodedList('tools'), first, 'the same bytes until the catalog changes');
     catalog.set('s', { tools: [tool('a'), tool('b')] });
-    assert.deepEqual((JSON.parse(Buffer.concat(catalog.encodedList('tools')).toString()) as { tools: { name: string }[] }).tools.map((t) => t.name), ['s__a', 's__b']);
+    assert.deepEqual(
+      (JSON.parse(Buffer.concat(catalog.encodedList('tools')).toString()) as { tools: { name: string }[] }).tools.map((t) => t.name),
+      ['s__a', 's__b'],
+    );
     assert.deepEqual(JSON.parse(Buffer.concat(catalog.encodedList('prompts')).toString()), { prompts: [] });
   });
   void it('publishes a tool a server lists twice once (the first definition) and warns', { timeout: 5000 }, () => {
     const catalog = new Catalog(['s']);
     catalog.set('s', { tools: [tool('a', { description: 'first' }), tool('a', { description: 'second' })] });
-    assert.deepEqual(catalog.listTools().map((t) => (t as Tool).description), ['first']);
+    assert.deepEqual(
+      catalog.listTools().map((t) => (t as Tool).description),
+      ['first'],
+    );
     assert.equal(catalog.tool('s__a')?.tool.description, 'first');
     assert.match(catalog.warnings.join('\n'), /lists tool "a" more than once/);
   });
 });
 
 void describe('Catalog: one server changed, the rest reused', { timeout: 5000 }, () => {
-  void it('keeps the other servers\' views (same objects) and encodes the same JSON as the views', { timeout: 5000 }, () => {
+  void it("keeps the other servers' views (same objects) and encodes the same JSON as the views", { timeout: 5000 }, () => {
     const catalog = new Catalog(['a', 'b', 'c']);
     catalog.set('a', { tools: [tool('x'), tool('y')], resources: [resource('file:///r')] });
     catalog.set('b', { tools: [tool('x')], prompts: [prompt('p')], resourceTemplates: [template('file:///{path}')] });
@@ -162,12 +184,17 @@ void describe('Catalog: one server changed, the rest reused', { timeout: 5000 },
 
     catalog.set('b', { tools: [tool('x', { description: 'changed' }), tool('z')] });
     const after = new Map(catalog.listTools().map((view) => [(view as Tool).name, view]));
-    assert.equal(after.get('a__x'), before.get('a__x'), 'server a\'s views are reused, not rebuilt');
+    assert.equal(after.get('a__x'), before.get('a__x'), "server a's views are reused, not rebuilt");
     assert.equal(after.get('a__y'), before.get('a__y'));
-    assert.notEqual(after.get('b__x'), before.get('b__x'), 'server b\'s changed tool has a new view');
+    assert.notEqual(after.get('b__x'), before.get('b__x'), "server b's changed tool has a new view");
     assert.equal((after.get('b__x') as Tool).description, 'changed');
     for (const kind of ['tools', 'resources', 'resourceTemplates', 'prompts'] as const) {
-      const views = { tools: catalog.listTools(), resources: catalog.listResources(), resourceTemplates: catalog.listResourceTemplates(), prompts: catalog.listPrompts() }[kind];
+      const views = {
+        tools: catalog.listTools(),
+        resources: catalog.listResources(),
+        resourceTemplates: catalog.listResourceTemplates(),
+        prompts: catalog.listPrompts(),
+      }[kind];
       assert.equal(Buffer.concat(catalog.encodedList(kind)).toString(), JSON.stringify({ [kind]: views }), `${kind} encodes as its views`);
     }
 

@@ -33,8 +33,17 @@ void describe('cli words', { timeout: 5000 }, () => {
 
   void it('an env file skips comments and blank lines and names the line of a mistake, not its text', () => {
     const vars = parseEnvFile('# comment\n\nA=1\nB="two"\r\n', 'f');
-    assert.deepEqual([...vars], [['A', '1'], ['B', 'two']]);
-    assert.throws(() => parseEnvFile('A=1\nsecret-value-here\n', '/x/.mcp.env'), (err: Error) => err.message === '/x/.mcp.env: line 2: expected NAME=value, NAME made of letters, digits and _');
+    assert.deepEqual(
+      [...vars],
+      [
+        ['A', '1'],
+        ['B', 'two'],
+      ],
+    );
+    assert.throws(
+      () => parseEnvFile('A=1\nsecret-value-here\n', '/x/.mcp.env'),
+      (err: Error) => err.message === '/x/.mcp.env: line 2: expected NAME=value, NAME made of letters, digits and _',
+    );
   });
 
   void it('JSONC: comments and trailing commas go, strings stay as written', () => {

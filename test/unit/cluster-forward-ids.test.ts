@@ -32,6 +32,7 @@ describe('forward ids', () => {
     assert.match(seen.accept('h:1', `${boot}.5`) ?? '', /older than the replay window/);
     assert.equal(seen.accept('h:1', `${boot}.6`), undefined, 'one step inside the window, never seen');
     assert.match(seen.accept('h:1', `${boot}.6`) ?? '', /already served/);
-    for (const bad of ['', 'x', `${boot}.0`, `${boot}.-1`, `${boot}.01`, `${boot}`, `${boot.slice(1)}.1`, `${boot}.99999999999999999`]) assert.match(seen.accept('h:1', bad) ?? '', /malformed/, bad);
+    for (const bad of ['', 'x', `${boot}.0`, `${boot}.-1`, `${boot}.01`, `${boot}`, `${boot.slice(1)}.1`, `${boot}.99999999999999999`])
+      assert.match(seen.accept('h:1', bad) ?? '', /malformed/, bad);
   });
 });

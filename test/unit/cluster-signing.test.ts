@@ -4,12 +4,32 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeIdentity, digest, encodeIdentity, MAX_SKEW_MS, sign, signRecord, verify, verifyRecord, type Signed } from '../../src/cluster/signing.js';
+import {
+  decodeIdentity,
+  digest,
+  encodeIdentity,
+  MAX_SKEW_MS,
+  sign,
+  signRecord,
+  verify,
+  verifyRecord,
+  type Signed,
+} from '../../src/cluster/signing.js';
 
 const SECRET = 'a-cluster-secret-of-some-length';
 const now = 1_800_000_000_000;
 const identity = encodeIdentity({ agent: 'alice', identified: true, claims: { sub: 'alice', groups: ['a'] } });
-const base: Signed = { method: 'POST', path: '/mcp', session: 's-1', from: 'host:1', to: 'host:2', id: '0123456789abcdef.1', at: now, identity, digest: digest('{"jsonrpc":"2.0","id":1,"method":"ping"}') };
+const base: Signed = {
+  method: 'POST',
+  path: '/mcp',
+  session: 's-1',
+  from: 'host:1',
+  to: 'host:2',
+  id: '0123456789abcdef.1',
+  at: now,
+  identity,
+  digest: digest('{"jsonrpc":"2.0","id":1,"method":"ping"}'),
+};
 
 describe('cluster signing', () => {
   it('accepts what was signed with the same secret', { timeout: 5000 }, () => {
@@ -21,7 +41,17 @@ describe('cluster signing', () => {
     const sig = sign(SECRET, base);
     assert.match(verify('another-secret-entirely', base, sig, now) ?? '', /signature/);
     const bob = encodeIdentity({ agent: 'bob', identified: true, claims: undefined });
-    for (const change of [{ method: 'DELETE' }, { path: '/mcp?x' }, { session: 's-2' }, { from: 'evil:1' }, { to: 'host:3' }, { id: '0123456789abcdef.2' }, { at: now + 1 }, { identity: bob }, { digest: digest('other') }]) {
+    for (const change of [
+      { method: 'DELETE' },
+      { path: '/mcp?x' },
+      { session: 's-2' },
+      { from: 'evil:1' },
+      { to: 'host:3' },
+      { id: '0123456789abcdef.2' },
+      { at: now + 1 },
+      { identity: bob },
+      { digest: digest('other') },
+    ]) {
       assert.match(verify(SECRET, { ...base, ...change }, sig, now) ?? '', /signature/, JSON.stringify(change));
     }
     assert.match(verify(SECRET, base, 'AAAA', now) ?? '', /signature/);
@@ -36,7 +66,13 @@ describe('cluster signing', () => {
   });
 
   it('reads no identity from a header that is not one', { timeout: 5000 }, () => {
-    for (const header of ['', '!!', Buffer.from('[]').toString('base64url'), Buffer.from('{"agent":""}').toString('base64url'), Buffer.from('{"agent":"a","identified":true,"claims":[1]}').toString('base64url')]) {
+    for (const header of [
+      '',
+      '!!',
+      Buffer.from('[]').toString('base64url'),
+      Buffer.from('{"agent":""}').toString('base64url'),
+      Buffer.from('{"agent":"a","identified":true,"claims":[1]}').toString('base64url'),
+    ]) {
       assert.equal(decodeIdentity(header), undefined, header);
     }
   });

@@ -15,7 +15,14 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 function walk(dir: string, keep: (name: string) => boolean): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.name === 'node_modules' || e.name.startsWith('.') ? [] : e.isDirectory() ? walk(join(dir, e.name), keep) : keep(e.name) ? [join(dir, e.name)] : []);
+    e.name === 'node_modules' || e.name.startsWith('.')
+      ? []
+      : e.isDirectory()
+        ? walk(join(dir, e.name), keep)
+        : keep(e.name)
+          ? [join(dir, e.name)]
+          : [],
+  );
 }
 
 /** The comments of a TypeScript text, as [start, end) ranges, found by the compiler's own scanner. */
@@ -23,7 +30,8 @@ export function comments(text: string): string[] {
   const sf = ts.createSourceFile('x.ts', text, ts.ScriptTarget.Latest, false);
   const seen = new Map<number, string>();
   const at = (pos: number): void => {
-    for (const r of [...(ts.getLeadingCommentRanges(text, pos) ?? []), ...(ts.getTrailingCommentRanges(text, pos) ?? [])]) seen.set(r.pos, text.slice(r.pos, r.end));
+    for (const r of [...(ts.getLeadingCommentRanges(text, pos) ?? []), ...(ts.getTrailingCommentRanges(text, pos) ?? [])])
+      seen.set(r.pos, text.slice(r.pos, r.end));
   };
   const visit = (node: ts.Node): void => {
     at(node.pos);
@@ -37,7 +45,9 @@ export function comments(text: string): string[] {
 
 /** Mentions of a source file: `src/a/b.ts`, `a/b.ts`, `b.ts` (not a URL, not a glob, not `*.d.ts`). */
 export function mentions(text: string): string[] {
-  return [...text.matchAll(/(?<![\w./*:@-])((?:src\/)?(?:[\w-]+\/)*[\w-]+(?:\.[\w-]+)*\.ts)(?![\w/-])/g)].map((m) => m[1]!).filter((m) => !m.endsWith('.d.ts'));
+  return [...text.matchAll(/(?<![\w./*:@-])((?:src\/)?(?:[\w-]+\/)*[\w-]+(?:\.[\w-]+)*\.ts)(?![\w/-])/g)]
+    .map((m) => m[1]!)
+    .filter((m) => !m.endsWith('.d.ts'));
 }
 
 export interface Tree {
@@ -62,11 +72,15 @@ export function resolves(tree: Tree, from: string, mention: string, rooms: reado
 /** The mentions of every checked file that name no file: `file: mention`. */
 export function staleMentions(root: string): string[] {
   const rel = (f: string): string => relative(root, f).split('\\').join('/');
-  const files = new Set([...walk(join(root, 'src'), () => true), ...walk(join(root, 'test'), () => true), ...walk(join(root, 'bench'), () => true)].map(rel));
+  const files = new Set(
+    [...walk(join(root, 'src'), () => true), ...walk(join(root, 'test'), () => true), ...walk(join(root, 'bench'), () => true)].map(rel),
+  );
   const tree: Tree = { files };
   const checked: [string, string[]][] = [
     ...walk(join(root, 'src'), (n) => n.endsWith('.ts')).map((f) => [rel(f), comments(readFileSync(f, 'utf8'))] as [string, string[]]),
-    ...[...walk(join(root, 'src'), (n) => n === 'README.md'), ...walk(join(root, 'docs'), (n) => n.endsWith('.md'))].map((f) => [rel(f), [readFileSync(f, 'utf8')]] as [string, string[]]),
+    ...[...walk(join(root, 'src'), (n) => n === 'README.md'), ...walk(join(root, 'docs'), (n) => n.endsWith('.md'))].map(
+      (f) => [rel(f), [readFileSync(f, 'utf8')]] as [string, string[]],
+    ),
   ];
   const stale: string[] = [];
   for (const [file, texts] of checked) {
@@ -86,16 +100,18 @@ void describe('file paths in comments and docs', () => {
   });
 
   void it('the check finds a stale mention and accepts the forms that resolve', { timeout: 5000 }, () => {
-    const tree: Tree = { files: new Set(['src/gateway/session.ts', 'src/servers/transports/stdio/process.ts', 'src/errors.ts', 'src/a/x.ts', 'src/b/x.ts']) };
+    const tree: Tree = {
+      files: new Set(['src/gateway/session.ts', 'src/servers/transports/stdio/process.ts', 'src/errors.ts', 'src/a/x.ts', 'src/b/x.ts']),
+    };
     assert.equal(resolves(tree, 'src/gateway/router.ts', 'session.ts'), true);
     assert.equal(resolves(tree, 'docs/architecture.md', 'gateway/session.ts'), true);
     assert.equal(resolves(tree, 'docs/architecture.md', 'src/errors.ts'), true);
     assert.equal(resolves(tree, 'src/servers/pool.ts', 'transports/stdio/process.ts'), true);
     assert.equal(resolves(tree, 'docs/architecture.md', 'x.ts'), false, 'two files of that name: the mention must say which');
-    assert.equal(resolves(tree, 'src/a/y.ts', 'x.ts'), true, 'in its own room a bare name is its room\'s file');
+    assert.equal(resolves(tree, 'src/a/y.ts', 'x.ts'), true, "in its own room a bare name is its room's file");
     assert.equal(resolves(tree, 'docs/architecture.md', 'config/types.ts'), false);
     assert.equal(resolves(tree, 'docs/architecture.md', 'x.ts', ['b']), true, 'a docs line that names the room `b/`');
     assert.deepEqual(mentions('see `gateway/session.ts` and https://example.com/a.ts, *.ts, x.d.ts'), ['gateway/session.ts']);
-    assert.deepEqual(comments("const a = 1; // one.ts\n/* two.ts */ const b = `// not.ts`;\n").map(mentions).flat(), ['one.ts', 'two.ts']);
+    assert.deepEqual(comments('const a = 1; // one.ts\n/* two.ts */ const b = `// not.ts`;\n').map(mentions).flat(), ['one.ts', 'two.ts']);
   });
 });

@@ -11,13 +11,34 @@ import { GatewayError } from '../../src/errors.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import type { ServerSession, SessionHooks } from '../../src/servers/server-session.js';
 import type { CallSink, ServerInfo } from '../../src/servers/session-types.js';
-import { Connection, DEFAULT_SUPERVISION, type ConnectionHooks, type SessionLike, type SupervisionSettings } from '../../src/servers/connection.js';
+import {
+  Connection,
+  DEFAULT_SUPERVISION,
+  type ConnectionHooks,
+  type SessionLike,
+  type SupervisionSettings,
+} from '../../src/servers/connection.js';
 import type { JsonRpcRequest } from '../../src/wire/jsonrpc.js';
 import { FakeClock, flush } from './fake-clock.js';
 
-const config: StdioServerConfig = { type: 'stdio', name: 'srv', command: 'x', args: [], env: {}, cwd: '/', disabled: false, timeout: 1000, sessions: 'shared' };
+const config: StdioServerConfig = {
+  type: 'stdio',
+  name: 'srv',
+  command: 'x',
+  args: [],
+  env: {},
+  cwd: '/',
+  disabled: false,
+  timeout: 1000,
+  sessions: 'shared',
+};
 
-const INFO: ServerInfo = { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'fake', version: '1.0.0' }, instructions: undefined };
+const INFO: ServerInfo = {
+  protocolVersion: '2025-06-18',
+  capabilities: { tools: {} },
+  serverInfo: { name: 'fake', version: '1.0.0' },
+  instructions: undefined,
+};
 
 class FakeSession implements SessionLike {
   state: 'connecting' | 'ready' | 'failed' | 'closed' = 'connecting';
@@ -30,7 +51,10 @@ class FakeSession implements SessionLike {
   startCalls = 0;
   private settleStart: { resolve: () => void; reject: (err: Error) => void } | undefined;
 
-  constructor(readonly hooks: SessionHooks, readonly ids: { next: number }) {}
+  constructor(
+    readonly hooks: SessionHooks,
+    readonly ids: { next: number },
+  ) {}
 
   private get self(): ServerSession {
     return this as unknown as ServerSession;
@@ -59,7 +83,8 @@ class FakeSession implements SessionLike {
 
   /** The process died after the session was ready. */
   crash(message: string | GatewayError = 'exited with code 1'): GatewayError {
-    const reason = message instanceof GatewayError ? message : new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "srv" ${message}`, { server: 'srv' });
+    const reason =
+      message instanceof GatewayError ? message : new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "srv" ${message}`, { server: 'srv' });
     this.state = 'failed';
     this.hooks.state(this.self, 'failed', reason);
     return reason;
@@ -110,7 +135,12 @@ function sink() {
   return { s, got };
 }
 
-const call = (n = 1): JsonRpcRequest => ({ jsonrpc: '2.0', id: `agent-${n}`, method: 'tools/call', params: { name: 'echo', arguments: {} } });
+const call = (n = 1): JsonRpcRequest => ({
+  jsonrpc: '2.0',
+  id: `agent-${n}`,
+  method: 'tools/call',
+  params: { name: 'echo', arguments: {} },
+});
 
 const SUPERVISION = {
   retries: 3,
@@ -180,7 +210,14 @@ async function started(supervision: SupervisionSettings = SUPERVISION) {
 
 void describe('Connection (supervised)', () => {
   void it('the defaults are the documented ones', { timeout: 5000 }, () => {
-    assert.deepEqual(DEFAULT_SUPERVISION, { retries: 5, backoffBaseMs: 250, backoffCapMs: 30_000, parkProbeMs: 60_000, stableMs: 30_000, breaker: { threshold: 3, cooldownMs: 30_000 } });
+    assert.deepEqual(DEFAULT_SUPERVISION, {
+      retries: 5,
+      backoffBaseMs: 250,
+      backoffCapMs: 30_000,
+      parkProbeMs: 60_000,
+      stableMs: 30_000,
+      breaker: { threshold: 3, cooldownMs: 30_000 },
+    });
   });
 
   void describe('first start', () => {
@@ -262,65 +299,73 @@ void describe('Connection (supervised)', () => {
   });
 
   void describe('parking', () => {
-    void it('a server that never comes up parks after `retries` attempts, then probes itself on a slow timer', { timeout: 5000 }, async () => {
-      const r = rig();
-      const first = r.conn.start();
-      await r.failStart(); // attempt 1
-      assert.equal(await first, false);
-      r.clock.advance(100);
-      await r.failStart(); // attempt 2
-      assert.equal(r.conn.state, 'backoff');
-      assert.equal(r.conn.nextAttemptAt, r.clock.now() + 200);
-      r.clock.advance(200);
-      await r.failStart(); // attempt 3: the budget is spent
-      assert.equal(r.conn.state, 'parked');
-      assert.equal(r.conn.attempts, 3);
-      assert.equal(r.sessions.length, 3);
-      const parkedAt = r.clock.now();
-      assert.equal(r.conn.nextAttemptAt, parkedAt + 60_000);
-      assert.equal(r.conn.nextStep, 'parked after 3 attempt(s): it tries again every 60 s, or at once on SIGHUP');
-      assert.deepEqual(r.events, []);
-      const { s, got } = sink();
-      r.conn.forward(call(), s);
-      assert.equal(got.failed[0]!.message, 'server "srv" is parked: server "srv": spawn x ENOENT; next attempt in 60 s');
-      // the slow self-probe: one attempt after parkProbeMs
-      r.clock.advance(59_999);
-      assert.equal(r.sessions.length, 3);
-      r.clock.advance(1);
-      assert.equal(r.sessions.length, 4);
-      assert.equal(r.conn.state, 'connecting');
-      await r.failStart();
-      assert.equal(r.conn.state, 'parked', 'a failed self-probe parks again at once');
-      assert.equal(r.conn.nextAttemptAt, parkedAt + 120_000);
-      r.clock.advance(60_000);
-      assert.equal(r.sessions.length, 5, 'and probes again a parkProbeMs later');
-      await r.ready();
-      assert.equal(r.conn.state, 'ready');
-      assert.deepEqual(r.events, ['ready']);
-    });
+    void it(
+      'a server that never comes up parks after `retries` attempts, then probes itself on a slow timer',
+      { timeout: 5000 },
+      async () => {
+        const r = rig();
+        const first = r.conn.start();
+        await r.failStart(); // attempt 1
+        assert.equal(await first, false);
+        r.clock.advance(100);
+        await r.failStart(); // attempt 2
+        assert.equal(r.conn.state, 'backoff');
+        assert.equal(r.conn.nextAttemptAt, r.clock.now() + 200);
+        r.clock.advance(200);
+        await r.failStart(); // attempt 3: the budget is spent
+        assert.equal(r.conn.state, 'parked');
+        assert.equal(r.conn.attempts, 3);
+        assert.equal(r.sessions.length, 3);
+        const parkedAt = r.clock.now();
+        assert.equal(r.conn.nextAttemptAt, parkedAt + 60_000);
+        assert.equal(r.conn.nextStep, 'parked after 3 attempt(s): it tries again every 60 s, or at once on SIGHUP');
+        assert.deepEqual(r.events, []);
+        const { s, got } = sink();
+        r.conn.forward(call(), s);
+        assert.equal(got.failed[0]!.message, 'server "srv" is parked: server "srv": spawn x ENOENT; next attempt in 60 s');
+        // the slow self-probe: one attempt after parkProbeMs
+        r.clock.advance(59_999);
+        assert.equal(r.sessions.length, 3);
+        r.clock.advance(1);
+        assert.equal(r.sessions.length, 4);
+        assert.equal(r.conn.state, 'connecting');
+        await r.failStart();
+        assert.equal(r.conn.state, 'parked', 'a failed self-probe parks again at once');
+        assert.equal(r.conn.nextAttemptAt, parkedAt + 120_000);
+        r.clock.advance(60_000);
+        assert.equal(r.sessions.length, 5, 'and probes again a parkProbeMs later');
+        await r.ready();
+        assert.equal(r.conn.state, 'ready');
+        assert.deepEqual(r.events, ['ready']);
+      },
+    );
 
-    void it('a server lost after serving stays listed while it backs off, and is withdrawn once when it parks (issue 15)', { timeout: 5000 }, async () => {
-      const r = await started();
-      const reason = r.last().crash();
-      assert.deepEqual(r.events, ['ready', 'interrupted'], 'a restart is no withdrawal');
-      assert.equal(r.lostReasons[0], reason);
-      assert.equal(r.conn.state, 'backoff');
-      assert.equal(r.conn.info, undefined);
-      assert.equal(r.conn.nextAttemptAt, r.clock.now() + 100);
-      r.clock.advance(100);
-      await r.failStart(); // attempt 2
-      assert.equal(r.conn.state, 'backoff');
-      assert.deepEqual(r.events, ['ready', 'interrupted'], 'a failed restart attempt withdraws nothing either');
-      r.clock.advance(200);
-      await r.failStart(); // attempt 3
-      assert.equal(r.conn.state, 'parked');
-      assert.deepEqual(r.events, ['ready', 'interrupted', 'lost'], 'parking withdraws the server it kept listed');
-      assert.equal(r.lostReasons[1]?.message, 'server "srv": spawn x ENOENT');
-      r.clock.advance(60_000);
-      await r.failStart();
-      assert.equal(r.conn.state, 'parked');
-      assert.deepEqual(r.events, ['ready', 'interrupted', 'lost'], 'lost is called once');
-    });
+    void it(
+      'a server lost after serving stays listed while it backs off, and is withdrawn once when it parks (issue 15)',
+      { timeout: 5000 },
+      async () => {
+        const r = await started();
+        const reason = r.last().crash();
+        assert.deepEqual(r.events, ['ready', 'interrupted'], 'a restart is no withdrawal');
+        assert.equal(r.lostReasons[0], reason);
+        assert.equal(r.conn.state, 'backoff');
+        assert.equal(r.conn.info, undefined);
+        assert.equal(r.conn.nextAttemptAt, r.clock.now() + 100);
+        r.clock.advance(100);
+        await r.failStart(); // attempt 2
+        assert.equal(r.conn.state, 'backoff');
+        assert.deepEqual(r.events, ['ready', 'interrupted'], 'a failed restart attempt withdraws nothing either');
+        r.clock.advance(200);
+        await r.failStart(); // attempt 3
+        assert.equal(r.conn.state, 'parked');
+        assert.deepEqual(r.events, ['ready', 'interrupted', 'lost'], 'parking withdraws the server it kept listed');
+        assert.equal(r.lostReasons[1]?.message, 'server "srv": spawn x ENOENT');
+        r.clock.advance(60_000);
+        await r.failStart();
+        assert.equal(r.conn.state, 'parked');
+        assert.deepEqual(r.events, ['ready', 'interrupted', 'lost'], 'lost is called once');
+      },
+    );
 
     void it('a call while it restarts gets a retryable MCPG_SERVER_UNAVAILABLE saying when (issue 15)', { timeout: 5000 }, async () => {
       const r = await started();
@@ -330,13 +375,27 @@ void describe('Connection (supervised)', () => {
       const backoff = got.failed[0]!;
       assert.equal(backoff.code, 'MCPG_SERVER_UNAVAILABLE');
       assert.equal(backoff.message, 'server "srv" is restarting: server "srv" exited with code 1; it restarts in 1 s, retry the call then');
-      assert.deepEqual(backoff.toJsonRpc().data, { state: 'backoff', retryable: true, retryAt: new Date(r.clock.now() + 100).toISOString(), code: 'MCPG_SERVER_UNAVAILABLE', server: 'srv' });
+      assert.deepEqual(backoff.toJsonRpc().data, {
+        state: 'backoff',
+        retryable: true,
+        retryAt: new Date(r.clock.now() + 100).toISOString(),
+        code: 'MCPG_SERVER_UNAVAILABLE',
+        server: 'srv',
+      });
       r.clock.advance(100);
       assert.equal(r.conn.state, 'connecting');
       const { s: s2, got: got2 } = sink();
       r.conn.forward(call(2), s2);
-      assert.equal(got2.failed[0]!.message, 'server "srv" is restarting: server "srv" exited with code 1; it is starting again now, retry the call then');
-      assert.deepEqual(got2.failed[0]!.toJsonRpc().data, { state: 'connecting', retryable: true, code: 'MCPG_SERVER_UNAVAILABLE', server: 'srv' });
+      assert.equal(
+        got2.failed[0]!.message,
+        'server "srv" is restarting: server "srv" exited with code 1; it is starting again now, retry the call then',
+      );
+      assert.deepEqual(got2.failed[0]!.toJsonRpc().data, {
+        state: 'connecting',
+        retryable: true,
+        code: 'MCPG_SERVER_UNAVAILABLE',
+        server: 'srv',
+      });
       await r.ready();
       assert.deepEqual(r.events, ['ready', 'interrupted', 'ready']);
     });
@@ -358,24 +417,28 @@ void describe('Connection (supervised)', () => {
       assert.deepEqual(r.events, ['ready', 'lost']);
     });
 
-    void it('a park probe that succeeds serves again, but with the budget still spent until it proves itself', { timeout: 5000 }, async () => {
-      const r = rig();
-      void r.conn.start();
-      await r.failStart();
-      r.clock.advance(100);
-      await r.failStart();
-      r.clock.advance(200);
-      await r.failStart();
-      assert.equal(r.conn.state, 'parked');
-      r.clock.advance(60_000);
-      await r.ready();
-      assert.equal(r.conn.state, 'ready');
-      assert.deepEqual(r.events, ['ready']);
-      assert.equal(r.conn.attempts, 3);
-      r.last().crash();
-      assert.equal(r.conn.state, 'parked', 'a crash before proving itself parks again without a burst of retries');
-      assert.deepEqual(r.events, ['ready', 'lost'], 'parking straight from ready withdraws at once');
-    });
+    void it(
+      'a park probe that succeeds serves again, but with the budget still spent until it proves itself',
+      { timeout: 5000 },
+      async () => {
+        const r = rig();
+        void r.conn.start();
+        await r.failStart();
+        r.clock.advance(100);
+        await r.failStart();
+        r.clock.advance(200);
+        await r.failStart();
+        assert.equal(r.conn.state, 'parked');
+        r.clock.advance(60_000);
+        await r.ready();
+        assert.equal(r.conn.state, 'ready');
+        assert.deepEqual(r.events, ['ready']);
+        assert.equal(r.conn.attempts, 3);
+        r.last().crash();
+        assert.equal(r.conn.state, 'parked', 'a crash before proving itself parks again without a burst of retries');
+        assert.deepEqual(r.events, ['ready', 'lost'], 'parking straight from ready withdraws at once');
+      },
+    );
 
     void it('revive() from parked attempts at once with a fresh budget and cancels the park timer', { timeout: 5000 }, async () => {
       const r = rig();
@@ -433,31 +496,38 @@ void describe('Connection (supervised)', () => {
   });
 
   void describe('reconnecting', () => {
-    void it('a crash after ready: interrupted (still listed), backoff, reconnect, ready again, breaker reset', { timeout: 5000 }, async () => {
-      const r = await started();
-      const { s } = sink();
-      r.conn.forward(call(), s);
-      r.last().outcome(false);
-      r.last().outcome(false);
-      assert.equal(r.conn.breaker.failures, 2);
-      r.last().crash();
-      assert.deepEqual(r.events, ['ready', 'interrupted']);
-      assert.equal(r.conn.state, 'backoff');
-      assert.equal(r.conn.lastError?.message, 'server "srv" exited with code 1');
-      // calls fail at once without touching the dead session (and without feeding the breaker)
-      const { s: s2, got } = sink();
-      assert.equal(r.conn.forward(call(2), s2), 0);
-      assert.equal(got.failed[0]!.message, 'server "srv" is restarting: server "srv" exited with code 1; it restarts in 1 s, retry the call then');
-      assert.equal(r.sessions[0]!.forwarded.length, 1);
-      r.clock.advance(100);
-      assert.equal(r.sessions.length, 2);
-      await r.ready();
-      assert.equal(r.conn.state, 'ready');
-      assert.deepEqual(r.events, ['ready', 'interrupted', 'ready']);
-      assert.equal(r.conn.breaker.state, 'closed');
-      assert.equal(r.conn.breaker.failures, 0, 'a successful reconnect resets the breaker');
-      assert.equal(r.conn.lastError, undefined);
-    });
+    void it(
+      'a crash after ready: interrupted (still listed), backoff, reconnect, ready again, breaker reset',
+      { timeout: 5000 },
+      async () => {
+        const r = await started();
+        const { s } = sink();
+        r.conn.forward(call(), s);
+        r.last().outcome(false);
+        r.last().outcome(false);
+        assert.equal(r.conn.breaker.failures, 2);
+        r.last().crash();
+        assert.deepEqual(r.events, ['ready', 'interrupted']);
+        assert.equal(r.conn.state, 'backoff');
+        assert.equal(r.conn.lastError?.message, 'server "srv" exited with code 1');
+        // calls fail at once without touching the dead session (and without feeding the breaker)
+        const { s: s2, got } = sink();
+        assert.equal(r.conn.forward(call(2), s2), 0);
+        assert.equal(
+          got.failed[0]!.message,
+          'server "srv" is restarting: server "srv" exited with code 1; it restarts in 1 s, retry the call then',
+        );
+        assert.equal(r.sessions[0]!.forwarded.length, 1);
+        r.clock.advance(100);
+        assert.equal(r.sessions.length, 2);
+        await r.ready();
+        assert.equal(r.conn.state, 'ready');
+        assert.deepEqual(r.events, ['ready', 'interrupted', 'ready']);
+        assert.equal(r.conn.breaker.state, 'closed');
+        assert.equal(r.conn.breaker.failures, 0, 'a successful reconnect resets the breaker');
+        assert.equal(r.conn.lastError, undefined);
+      },
+    );
 
     void it('a reconnect closes an open breaker', { timeout: 5000 }, async () => {
       const r = await started();
@@ -474,22 +544,30 @@ void describe('Connection (supervised)', () => {
       assert.equal(id, r.last().forwarded[0]!.id);
     });
 
-    void it('a flapping server (ready, then crash, with no successful call) parks after `retries` attempts', { timeout: 5000 }, async () => {
-      const r = await started();
-      for (let i = 0; i < 2; i++) {
-        r.clock.advance(1000); // up for a second, well under stableMs
+    void it(
+      'a flapping server (ready, then crash, with no successful call) parks after `retries` attempts',
+      { timeout: 5000 },
+      async () => {
+        const r = await started();
+        for (let i = 0; i < 2; i++) {
+          r.clock.advance(1000); // up for a second, well under stableMs
+          r.last().crash();
+          assert.equal(r.conn.state, 'backoff', `crash ${i + 1}`);
+          r.clock.advance(r.conn.nextAttemptAt! - r.clock.now());
+          await r.ready();
+          assert.equal(r.conn.attempts, i + 2, 'a reconnect alone does not reset the budget');
+        }
+        r.clock.advance(1000);
         r.last().crash();
-        assert.equal(r.conn.state, 'backoff', `crash ${i + 1}`);
-        r.clock.advance(r.conn.nextAttemptAt! - r.clock.now());
-        await r.ready();
-        assert.equal(r.conn.attempts, i + 2, 'a reconnect alone does not reset the budget');
-      }
-      r.clock.advance(1000);
-      r.last().crash();
-      assert.equal(r.conn.state, 'parked');
-      assert.equal(r.sessions.length, 3);
-      assert.deepEqual(r.events, ['ready', 'interrupted', 'ready', 'interrupted', 'ready', 'lost'], 'listed through its restarts, withdrawn when it parks');
-    });
+        assert.equal(r.conn.state, 'parked');
+        assert.equal(r.sessions.length, 3);
+        assert.deepEqual(
+          r.events,
+          ['ready', 'interrupted', 'ready', 'interrupted', 'ready', 'lost'],
+          'listed through its restarts, withdrawn when it parks',
+        );
+      },
+    );
 
     void it('a successful call proves the session: the budget resets', { timeout: 5000 }, async () => {
       const r = await started();
@@ -659,36 +737,45 @@ void describe('Connection (supervised)', () => {
       assert.equal(session.forwarded.length, 2, 'the next probe a cooldown later');
     });
 
-    void it('a probe that finds the session dead does not write to it, fails "reconnecting" and attempts at once', { timeout: 5000 }, async () => {
-      // A long backoff, so the cooldown ends while the connection is still waiting to retry.
-      const r = await started({ ...SUPERVISION, backoffBaseMs: 10_000, backoffCapMs: 60_000, breaker: { threshold: 3, cooldownMs: 1000 } });
-      const dead = r.last();
-      for (let i = 0; i < 3; i++) dead.outcome(false);
-      dead.crash();
-      assert.equal(r.conn.state, 'backoff');
-      assert.equal(r.conn.nextAttemptAt, r.clock.now() + 10_000);
-      r.clock.advance(1000);
-      assert.equal(r.sessions.length, 1);
-      const { s, got } = sink();
-      assert.equal(r.conn.forward(call(), s), 0);
-      assert.equal(dead.forwarded.length, 0, 'nothing is written into a dead pipe');
-      assert.equal(got.failed.length, 1);
-      assert.equal(got.failed[0]!.code, 'MCPG_SERVER_UNAVAILABLE');
-      assert.equal(got.failed[0]!.message, 'server "srv" is reconnecting; try again shortly');
-      assert.equal(r.sessions.length, 2, 'the probe asked for an immediate attempt');
-      assert.equal(r.conn.state, 'connecting');
-      assert.equal(r.conn.attempts, 1, 'with a fresh budget');
-      assert.equal(r.conn.breaker.state, 'open', 'the aborted probe re-arms the breaker');
-      assert.equal(r.conn.breaker.openedAt, r.clock.now());
-      await r.ready();
-      assert.equal(r.conn.breaker.state, 'closed', 'the reconnect resets it');
-      const { s: s2, got: got2 } = sink();
-      r.conn.forward(call(2), s2);
-      assert.equal(got2.failed.length, 0);
-      assert.equal(r.last().forwarded.length, 1, 'the next call goes straight through');
-      r.clock.advance(20_000);
-      assert.equal(r.sessions.length, 2, 'the old backoff timer was cancelled');
-    });
+    void it(
+      'a probe that finds the session dead does not write to it, fails "reconnecting" and attempts at once',
+      { timeout: 5000 },
+      async () => {
+        // A long backoff, so the cooldown ends while the connection is still waiting to retry.
+        const r = await started({
+          ...SUPERVISION,
+          backoffBaseMs: 10_000,
+          backoffCapMs: 60_000,
+          breaker: { threshold: 3, cooldownMs: 1000 },
+        });
+        const dead = r.last();
+        for (let i = 0; i < 3; i++) dead.outcome(false);
+        dead.crash();
+        assert.equal(r.conn.state, 'backoff');
+        assert.equal(r.conn.nextAttemptAt, r.clock.now() + 10_000);
+        r.clock.advance(1000);
+        assert.equal(r.sessions.length, 1);
+        const { s, got } = sink();
+        assert.equal(r.conn.forward(call(), s), 0);
+        assert.equal(dead.forwarded.length, 0, 'nothing is written into a dead pipe');
+        assert.equal(got.failed.length, 1);
+        assert.equal(got.failed[0]!.code, 'MCPG_SERVER_UNAVAILABLE');
+        assert.equal(got.failed[0]!.message, 'server "srv" is reconnecting; try again shortly');
+        assert.equal(r.sessions.length, 2, 'the probe asked for an immediate attempt');
+        assert.equal(r.conn.state, 'connecting');
+        assert.equal(r.conn.attempts, 1, 'with a fresh budget');
+        assert.equal(r.conn.breaker.state, 'open', 'the aborted probe re-arms the breaker');
+        assert.equal(r.conn.breaker.openedAt, r.clock.now());
+        await r.ready();
+        assert.equal(r.conn.breaker.state, 'closed', 'the reconnect resets it');
+        const { s: s2, got: got2 } = sink();
+        r.conn.forward(call(2), s2);
+        assert.equal(got2.failed.length, 0);
+        assert.equal(r.last().forwarded.length, 1, 'the next call goes straight through');
+        r.clock.advance(20_000);
+        assert.equal(r.sessions.length, 2, 'the old backoff timer was cancelled');
+      },
+    );
 
     void it('a probe while parked revives the connection (the #16788 wedge)', { timeout: 5000 }, async () => {
       const r = await started({ ...SUPERVISION, breaker: { threshold: 3, cooldownMs: 1000 } });
@@ -714,19 +801,23 @@ void describe('Connection (supervised)', () => {
       assert.equal(r.sessions.length, 4, 'the park timer was cancelled');
     });
 
-    void it('a probe made while the next session is still connecting fails "reconnecting" without a second attempt', { timeout: 5000 }, async () => {
-      const r = await started({ ...SUPERVISION, breaker: { threshold: 3, cooldownMs: 1000 } });
-      for (let i = 0; i < 3; i++) r.last().outcome(false);
-      r.last().crash();
-      r.clock.advance(1000); // the backoff (100 ms) has already started attempt 2
-      assert.equal(r.conn.state, 'connecting');
-      assert.equal(r.sessions.length, 2);
-      const { s, got } = sink();
-      r.conn.forward(call(), s);
-      assert.equal(got.failed[0]!.message, 'server "srv" is reconnecting; try again shortly');
-      assert.equal(r.sessions.length, 2);
-      assert.equal(r.last().forwarded.length, 0);
-    });
+    void it(
+      'a probe made while the next session is still connecting fails "reconnecting" without a second attempt',
+      { timeout: 5000 },
+      async () => {
+        const r = await started({ ...SUPERVISION, breaker: { threshold: 3, cooldownMs: 1000 } });
+        for (let i = 0; i < 3; i++) r.last().outcome(false);
+        r.last().crash();
+        r.clock.advance(1000); // the backoff (100 ms) has already started attempt 2
+        assert.equal(r.conn.state, 'connecting');
+        assert.equal(r.sessions.length, 2);
+        const { s, got } = sink();
+        r.conn.forward(call(), s);
+        assert.equal(got.failed[0]!.message, 'server "srv" is reconnecting; try again shortly');
+        assert.equal(r.sessions.length, 2);
+        assert.equal(r.last().forwarded.length, 0);
+      },
+    );
 
     void it('a probe the agent cancels does not wedge the breaker', { timeout: 5000 }, async () => {
       // A cancelled call is settled without an outcome; the breaker must not stay half-open (failing
@@ -749,32 +840,36 @@ void describe('Connection (supervised)', () => {
       assert.equal(r.conn.breaker.state, 'closed');
     });
 
-    void it('a probe whose session dies under it does not wedge the breaker: a later call still revives a parked server', { timeout: 5000 }, async () => {
-      // The dead session fails its calls without an outcome; the breaker must not stay half-open
-      // (failing every call fast) while the connection parks.
-      const r = await started({ ...SUPERVISION, breaker: { threshold: 3, cooldownMs: 1000 } });
-      const first = r.last();
-      for (let i = 0; i < 3; i++) first.outcome(false);
-      r.clock.advance(1000);
-      const { s } = sink();
-      r.conn.forward(call(1), s);
-      assert.equal(first.forwarded.length, 1, 'the probe is in flight');
-      first.crash();
-      r.clock.advance(100);
-      await r.failStart();
-      r.clock.advance(200);
-      await r.failStart();
-      assert.equal(r.conn.state, 'parked');
-      assert.equal(r.sessions.length, 3);
-      r.clock.advance(1000);
-      const { s: s2, got } = sink();
-      r.conn.forward(call(2), s2);
-      assert.equal(got.failed[0]!.message, 'server "srv" is reconnecting; try again shortly');
-      assert.equal(r.sessions.length, 4, 'the call revived the parked server');
-      await r.ready();
-      assert.equal(r.conn.state, 'ready');
-      assert.equal(r.conn.breaker.state, 'closed');
-    });
+    void it(
+      'a probe whose session dies under it does not wedge the breaker: a later call still revives a parked server',
+      { timeout: 5000 },
+      async () => {
+        // The dead session fails its calls without an outcome; the breaker must not stay half-open
+        // (failing every call fast) while the connection parks.
+        const r = await started({ ...SUPERVISION, breaker: { threshold: 3, cooldownMs: 1000 } });
+        const first = r.last();
+        for (let i = 0; i < 3; i++) first.outcome(false);
+        r.clock.advance(1000);
+        const { s } = sink();
+        r.conn.forward(call(1), s);
+        assert.equal(first.forwarded.length, 1, 'the probe is in flight');
+        first.crash();
+        r.clock.advance(100);
+        await r.failStart();
+        r.clock.advance(200);
+        await r.failStart();
+        assert.equal(r.conn.state, 'parked');
+        assert.equal(r.sessions.length, 3);
+        r.clock.advance(1000);
+        const { s: s2, got } = sink();
+        r.conn.forward(call(2), s2);
+        assert.equal(got.failed[0]!.message, 'server "srv" is reconnecting; try again shortly');
+        assert.equal(r.sessions.length, 4, 'the call revived the parked server');
+        await r.ready();
+        assert.equal(r.conn.state, 'ready');
+        assert.equal(r.conn.breaker.state, 'closed');
+      },
+    );
   });
 
   void describe('close', () => {
@@ -857,95 +952,117 @@ void describe('Connection (supervised)', () => {
 });
 
 void describe('Connection: a server that needs a login (issue 14)', () => {
-  void it('parks at once (no retries), errors carry MCPG_SERVER_NEEDS_LOGIN, and stored credentials revive it', { timeout: 5000 }, async () => {
-    const clock = new FakeClock();
-    const sessions: FakeSession[] = [];
-    let changed: (() => void) | undefined;
-    let unwatched = 0;
-    const credentials = {
-      loginCommand: 'mcpgate login srv --agent a',
-      header: () => undefined,
-      bound: () => undefined,
-      nonce: () => {},
-      stale: false,
-      ready: () => Promise.resolve(),
-      concerns: () => true,
-      unauthorized: () => Promise.resolve(), insufficientScope: () => Promise.resolve(),
-      watch: (fn: () => void) => {
-        changed = fn;
-        return () => void (unwatched += 1);
-      },
-    };
-    const hooks: ConnectionHooks = { notification: () => {}, serverRequest: () => {}, ready: () => Promise.resolve(), interrupted: () => {}, lost: () => {} };
-    const conn = new Connection(config, hooks, silentLogger, {
-      startupTimeoutMs: 1000, supervision: SUPERVISION, clock, credentials,
-      sessionFactory: (h, ids) => {
-        const session = new FakeSession(h, ids);
-        sessions.push(session);
-        return session;
-      },
-    });
-    const first = conn.start();
-    sessions[0]!.failStart('needs login: run `mcpgate login srv`', 'MCPG_SERVER_NEEDS_LOGIN');
-    await flush();
-    assert.equal(await first, false);
-    assert.equal(conn.state, 'parked');
-    assert.equal(conn.attempts, 1, 'no retry was spent on it');
-    assert.match(conn.nextStep ?? '', /run `mcpgate login srv --agent a`/, 'the login hint is the credentials\' own (an agent\'s account names --agent)');
-    const { s, got } = sink();
-    conn.forward(call(), s);
-    assert.equal(got.failed[0]?.code, 'MCPG_SERVER_NEEDS_LOGIN');
-    clock.advance(1_000_000);
-    assert.equal(sessions.length, 1, 'a parked needs-login connection does not probe on its own');
-    changed!();
-    await flush();
-    assert.equal(sessions.length, 2, 'a stored login revives it');
-    sessions[1]!.ready();
-    await flush();
-    assert.equal(conn.state, 'ready');
-    await conn.close();
-    assert.equal(unwatched, 1);
-  });
+  void it(
+    'parks at once (no retries), errors carry MCPG_SERVER_NEEDS_LOGIN, and stored credentials revive it',
+    { timeout: 5000 },
+    async () => {
+      const clock = new FakeClock();
+      const sessions: FakeSession[] = [];
+      let changed: (() => void) | undefined;
+      let unwatched = 0;
+      const credentials = {
+        loginCommand: 'mcpgate login srv --agent a',
+        header: () => undefined,
+        bound: () => undefined,
+        nonce: () => {},
+        stale: false,
+        ready: () => Promise.resolve(),
+        concerns: () => true,
+        unauthorized: () => Promise.resolve(),
+        insufficientScope: () => Promise.resolve(),
+        watch: (fn: () => void) => {
+          changed = fn;
+          return () => void (unwatched += 1);
+        },
+      };
+      const hooks: ConnectionHooks = {
+        notification: () => {},
+        serverRequest: () => {},
+        ready: () => Promise.resolve(),
+        interrupted: () => {},
+        lost: () => {},
+      };
+      const conn = new Connection(config, hooks, silentLogger, {
+        startupTimeoutMs: 1000,
+        supervision: SUPERVISION,
+        clock,
+        credentials,
+        sessionFactory: (h, ids) => {
+          const session = new FakeSession(h, ids);
+          sessions.push(session);
+          return session;
+        },
+      });
+      const first = conn.start();
+      sessions[0]!.failStart('needs login: run `mcpgate login srv`', 'MCPG_SERVER_NEEDS_LOGIN');
+      await flush();
+      assert.equal(await first, false);
+      assert.equal(conn.state, 'parked');
+      assert.equal(conn.attempts, 1, 'no retry was spent on it');
+      assert.match(
+        conn.nextStep ?? '',
+        /run `mcpgate login srv --agent a`/,
+        "the login hint is the credentials' own (an agent's account names --agent)",
+      );
+      const { s, got } = sink();
+      conn.forward(call(), s);
+      assert.equal(got.failed[0]?.code, 'MCPG_SERVER_NEEDS_LOGIN');
+      clock.advance(1_000_000);
+      assert.equal(sessions.length, 1, 'a parked needs-login connection does not probe on its own');
+      changed!();
+      await flush();
+      assert.equal(sessions.length, 2, 'a stored login revives it');
+      sessions[1]!.ready();
+      await flush();
+      assert.equal(conn.state, 'ready');
+      await conn.close();
+      assert.equal(unwatched, 1);
+    },
+  );
 });
 
 void describe('Connection: on demand ("start": "on-demand", "idleStop")', () => {
   const onDemand: StdioServerConfig = { ...config, start: 'on-demand', idleStop: 5000 };
 
-  void it('rests idle without a session; a call wakes it, and it stops idleStop ms after its last call ended', { timeout: 5000 }, async () => {
-    const r = rig(SUPERVISION, onDemand);
-    r.conn.rest();
-    assert.equal(r.conn.state, 'idle');
-    assert.equal(r.conn.shownState, 'idle (on demand)');
-    assert.equal(r.sessions.length, 0);
-    const woken = r.conn.wake();
-    assert.equal(r.conn.state, 'connecting');
-    assert.equal(r.conn.demandStarts, 1);
-    await r.ready();
-    await woken;
-    assert.equal(r.conn.state, 'ready');
-    const a = sink();
-    r.conn.forward(call(), a.s);
-    r.clock.advance(10_000);
-    assert.equal(r.conn.state, 'ready', 'a call in flight keeps it up');
-    r.last().forwarded[0]!.sink.reply({ jsonrpc: '2.0', id: 1, result: {} }, '{}');
-    r.clock.advance(4999);
-    assert.equal(r.conn.state, 'ready');
-    r.clock.advance(1);
-    assert.equal(r.conn.state, 'idle');
-    assert.equal(r.conn.demandStops, 1);
-    assert.equal(r.last().closeCalls, 1, 'stopped gracefully');
-    assert.deepEqual(r.events, ['ready', 'interrupted'], 'stays listed: interrupted, never lost');
-    assert.equal(r.conn.pid, undefined);
-    assert.equal(r.clock.pending, 0, 'no timer left');
-    // The next call starts it again.
-    const again = r.conn.wake();
-    await r.ready();
-    await again;
-    assert.equal(r.sessions.length, 2);
-    assert.equal(r.conn.demandStarts, 2);
-    await r.conn.close();
-    assert.equal(r.clock.pending, 0);
-  });
+  void it(
+    'rests idle without a session; a call wakes it, and it stops idleStop ms after its last call ended',
+    { timeout: 5000 },
+    async () => {
+      const r = rig(SUPERVISION, onDemand);
+      r.conn.rest();
+      assert.equal(r.conn.state, 'idle');
+      assert.equal(r.conn.shownState, 'idle (on demand)');
+      assert.equal(r.sessions.length, 0);
+      const woken = r.conn.wake();
+      assert.equal(r.conn.state, 'connecting');
+      assert.equal(r.conn.demandStarts, 1);
+      await r.ready();
+      await woken;
+      assert.equal(r.conn.state, 'ready');
+      const a = sink();
+      r.conn.forward(call(), a.s);
+      r.clock.advance(10_000);
+      assert.equal(r.conn.state, 'ready', 'a call in flight keeps it up');
+      r.last().forwarded[0]!.sink.reply({ jsonrpc: '2.0', id: 1, result: {} }, '{}');
+      r.clock.advance(4999);
+      assert.equal(r.conn.state, 'ready');
+      r.clock.advance(1);
+      assert.equal(r.conn.state, 'idle');
+      assert.equal(r.conn.demandStops, 1);
+      assert.equal(r.last().closeCalls, 1, 'stopped gracefully');
+      assert.deepEqual(r.events, ['ready', 'interrupted'], 'stays listed: interrupted, never lost');
+      assert.equal(r.conn.pid, undefined);
+      assert.equal(r.clock.pending, 0, 'no timer left');
+      // The next call starts it again.
+      const again = r.conn.wake();
+      await r.ready();
+      await again;
+      assert.equal(r.sessions.length, 2);
+      assert.equal(r.conn.demandStarts, 2);
+      await r.conn.close();
+      assert.equal(r.clock.pending, 0);
+    },
+  );
 
   void it('a cancelled call ends too: the idle time runs from then', { timeout: 5000 }, async () => {
     const r = rig(SUPERVISION, onDemand);
@@ -961,28 +1078,32 @@ void describe('Connection: on demand ("start": "on-demand", "idleStop")', () => 
     assert.equal(r.conn.state, 'idle');
   });
 
-  void it('a start that fails rejects every waiting call with why, once; while it backs off a call fails at once without a start', { timeout: 5000 }, async () => {
-    const r = rig(SUPERVISION, onDemand);
-    r.conn.rest();
-    const first = r.conn.wake();
-    const second = r.conn.wake();
-    assert.equal(r.sessions.length, 1, 'one start for both calls');
-    await r.failStart();
-    for (const waiting of [first, second]) {
-      await assert.rejects(waiting, (err: GatewayError) => {
-        assert.equal(err.code, 'MCPG_SERVER_UNAVAILABLE');
-        assert.match(err.message, /^server "srv" could not be started on demand: server "srv": spawn x ENOENT; retrying in \d+ ms/);
-        assert.equal(err.detail?.reason, 'MCPG_SERVER_START_FAILED');
-        assert.equal(err.detail?.retryable, true);
-        return true;
-      });
-    }
-    assert.equal(r.conn.state, 'backoff');
-    await assert.rejects(r.conn.wake(), (err: GatewayError) => err.code === 'MCPG_SERVER_UNAVAILABLE' && err.detail?.retryable === true);
-    assert.equal(r.sessions.length, 1, 'no start for a call during backoff');
-    await r.conn.close();
-    assert.equal(r.clock.pending, 0);
-  });
+  void it(
+    'a start that fails rejects every waiting call with why, once; while it backs off a call fails at once without a start',
+    { timeout: 5000 },
+    async () => {
+      const r = rig(SUPERVISION, onDemand);
+      r.conn.rest();
+      const first = r.conn.wake();
+      const second = r.conn.wake();
+      assert.equal(r.sessions.length, 1, 'one start for both calls');
+      await r.failStart();
+      for (const waiting of [first, second]) {
+        await assert.rejects(waiting, (err: GatewayError) => {
+          assert.equal(err.code, 'MCPG_SERVER_UNAVAILABLE');
+          assert.match(err.message, /^server "srv" could not be started on demand: server "srv": spawn x ENOENT; retrying in \d+ ms/);
+          assert.equal(err.detail?.reason, 'MCPG_SERVER_START_FAILED');
+          assert.equal(err.detail?.retryable, true);
+          return true;
+        });
+      }
+      assert.equal(r.conn.state, 'backoff');
+      await assert.rejects(r.conn.wake(), (err: GatewayError) => err.code === 'MCPG_SERVER_UNAVAILABLE' && err.detail?.retryable === true);
+      assert.equal(r.sessions.length, 1, 'no start for a call during backoff');
+      await r.conn.close();
+      assert.equal(r.clock.pending, 0);
+    },
+  );
 
   void it('the learning start stops at once once listed without idleStop, unless a call waited for it', { timeout: 5000 }, async () => {
     const plain: StdioServerConfig = { ...config, start: 'on-demand' };

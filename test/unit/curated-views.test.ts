@@ -12,11 +12,22 @@ import { byPath, failure } from '../config/helpers.js';
 const FILE = '/srv/gateway-rules.json';
 const parse = (views: unknown): ReturnType<typeof parseRules> => parseRules(JSON.stringify({ agents: {}, views }), FILE, ['gh', 'db']);
 
-void describe('the rules\' views: validation', () => {
+void describe("the rules' views: validation", () => {
   it('compiles exact entries, globs, renames, descriptions, parameters and servers', () => {
     const rules = parse({
       triage: {
-        tools: { gh: { create_issue: { name: 'file_bug', description: 'D', appendDescription: 'A', params: { repo: { value: 'acme/app', hidden: true }, labels: { value: ['bug'] } } }, 'list_*': {} }, db: ['query'] },
+        tools: {
+          gh: {
+            create_issue: {
+              name: 'file_bug',
+              description: 'D',
+              appendDescription: 'A',
+              params: { repo: { value: 'acme/app', hidden: true }, labels: { value: ['bug'] } },
+            },
+            'list_*': {},
+          },
+          db: ['query'],
+        },
         servers: ['db'],
       },
     });
@@ -34,25 +45,27 @@ void describe('the rules\' views: validation', () => {
   });
 
   it('reports every error with its JSON path', async () => {
-    const { issues } = await failure(() => parse({
-      'bad name': { tools: {} },
-      noTools: {},
-      v: {
-        tools: {
-          gh: {
-            'e*': { name: 'x' },
-            a: { name: 'same' },
-            b: { name: 'same' },
-            c: { name: 'has space' },
-            d: { params: { p: { hidden: true } } },
-            e: { params: { p: { value: 1, hidden: 'yes' } } },
-            f: 'nope',
+    const { issues } = await failure(() =>
+      parse({
+        'bad name': { tools: {} },
+        noTools: {},
+        v: {
+          tools: {
+            gh: {
+              'e*': { name: 'x' },
+              a: { name: 'same' },
+              b: { name: 'same' },
+              c: { name: 'has space' },
+              d: { params: { p: { hidden: true } } },
+              e: { params: { p: { value: 1, hidden: 'yes' } } },
+              f: 'nope',
+            },
+            db: 5,
           },
-          db: 5,
+          servers: 'db',
         },
-        servers: 'db',
-      },
-    }));
+      }),
+    );
     const found = byPath(issues);
     assert.match(found['$.views["bad name"]']!, /URL path segment/);
     assert.match(found['$.views.noTools.tools']!, /missing/);
@@ -79,35 +92,66 @@ void describe('a view applied to lists and calls', () => {
     v: {
       tools: {
         gh: {
-          create_issue: { name: 'file_bug', description: 'File a bug.', params: { repo: { value: 'acme/app', hidden: true }, kind: { value: 'bug' } } },
+          create_issue: {
+            name: 'file_bug',
+            description: 'File a bug.',
+            params: { repo: { value: 'acme/app', hidden: true }, kind: { value: 'bug' } },
+          },
           'list_*': { appendDescription: 'Read only.' },
         },
       },
       servers: ['db'],
     },
   }).views.get('v')!;
-  const schema = { type: 'object', properties: { repo: { type: 'string' }, kind: { type: 'string' }, title: { type: 'string' } }, required: ['repo', 'title'] };
+  const schema = {
+    type: 'object',
+    properties: { repo: { type: 'string' }, kind: { type: 'string' }, title: { type: 'string' } },
+    required: ['repo', 'title'],
+  };
   const items = [
     { server: 'gh', original: 'create_issue', item: { name: 'gh__create_issue', description: 'Creates an issue', inputSchema: schema } },
-    { server: 'gh', original: 'list_issues', item: { name: 'gh__list_issues', description: 'Lists issues', inputSchema: { type: 'object' } } },
+    {
+      server: 'gh',
+      original: 'list_issues',
+      item: { name: 'gh__list_issues', description: 'Lists issues', inputSchema: { type: 'object' } },
+    },
     { server: 'gh', original: 'delete_repo', item: { name: 'gh__delete_repo', inputSchema: { type: 'object' } } },
     { server: 'db', original: 'query', item: { name: 'db__query', inputSchema: { type: 'object' } } },
   ];
 
-  it('lists what the view selects, as it presents it, without touching the catalog\'s objects', () => {
+  it("lists what the view selects, as it presents it, without touching the catalog's objects", () => {
     const before = JSON.stringify(items);
     const tools = viewList(view, 'tools', items) as Record<string, unknown>[];
-    assert.deepEqual(tools.map((t) => t.name), ['file_bug', 'gh__list_issues']);
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      ['file_bug', 'gh__list_issues'],
+    );
     assert.equal(tools[0]!.description, 'File a bug.');
-    assert.deepEqual(tools[0]!.inputSchema, { type: 'object', properties: { kind: { type: 'string', const: 'bug', default: 'bug' }, title: { type: 'string' } }, required: ['title'] });
+    assert.deepEqual(tools[0]!.inputSchema, {
+      type: 'object',
+      properties: { kind: { type: 'string', const: 'bug', default: 'bug' }, title: { type: 'string' } },
+      required: ['title'],
+    });
     assert.equal(tools[1]!.description, 'Lists issues\n\nRead only.');
     assert.equal(JSON.stringify(items), before);
-    assert.deepEqual(viewList(view, 'prompts', [{ server: 'gh', item: 1 }, { server: 'db', item: 2 }]), [2]);
+    assert.deepEqual(
+      viewList(view, 'prompts', [
+        { server: 'gh', item: 1 },
+        { server: 'db', item: 2 },
+      ]),
+      [2],
+    );
   });
 
-  it('resolves a call by the view\'s name; the public name behind a rename and unselected tools are not on it', () => {
+  it("resolves a call by the view's name; the public name behind a rename and unselected tools are not on it", () => {
     const entries = new Map(items.map((i) => [i.item.name, { server: i.server, original: i.original }]));
-    const target = (name: string) => viewTarget(view, name, (n) => entries.get(n), (s, o) => `${s}__${o}`);
+    const target = (name: string) =>
+      viewTarget(
+        view,
+        name,
+        (n) => entries.get(n),
+        (s, o) => `${s}__${o}`,
+      );
     assert.equal(target('file_bug')?.publicName, 'gh__create_issue');
     assert.equal(target('gh__list_issues')?.publicName, 'gh__list_issues');
     assert.equal(target('gh__create_issue'), undefined);
@@ -118,7 +162,11 @@ void describe('a view applied to lists and calls', () => {
   it('sets fixed parameters; a shown one sent with another value is refused, a hidden one overridden', () => {
     const entry = view.renamed.get('file_bug')!;
     assert.deepEqual(viewArguments(entry, 'file_bug', { title: 't' }), { title: 't', repo: 'acme/app', kind: 'bug' });
-    assert.deepEqual(viewArguments(entry, 'file_bug', { title: 't', repo: 'evil/repo', kind: 'bug' }), { title: 't', repo: 'acme/app', kind: 'bug' });
+    assert.deepEqual(viewArguments(entry, 'file_bug', { title: 't', repo: 'evil/repo', kind: 'bug' }), {
+      title: 't',
+      repo: 'acme/app',
+      kind: 'bug',
+    });
     const refused = viewArguments(entry, 'file_bug', { kind: 'feature' });
     assert.ok(refused instanceof GatewayError && refused.code === 'MCPG_INVALID_PARAMS');
     assert.match(refused.message, /parameter "kind" is fixed to "bug"/);

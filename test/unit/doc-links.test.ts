@@ -69,7 +69,11 @@ export function relativeLinks(text: string): { line: number; target: string }[] 
   return out;
 }
 
-const exists = (path: string): Promise<boolean> => stat(path).then(() => true, () => false);
+const exists = (path: string): Promise<boolean> =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
 
 /** What is wrong with the relative links of the markdown file at `file` (absolute), one line each. */
 export async function brokenLinks(file: string, text: string, read: (path: string) => Promise<string>): Promise<string[]> {
@@ -145,7 +149,10 @@ void describe('links of README.md and docs/*.md', { timeout: 10000 }, () => {
     const lines = readme.split('\n').length - (readme.endsWith('\n') ? 1 : 0);
     assert.ok(lines <= README_MAX_LINES, `README.md has ${lines} lines; the manual belongs in docs/`);
     const linked = new Set(relativeLinks(readme).map(({ target }) => target.split('#')[0]));
-    const unlinked = files.slice(1).map((f) => relative(ROOT, f)).filter((f) => !linked.has(f));
+    const unlinked = files
+      .slice(1)
+      .map((f) => relative(ROOT, f))
+      .filter((f) => !linked.has(f));
     assert.deepEqual(unlinked, []);
   });
 });

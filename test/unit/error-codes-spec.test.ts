@@ -13,11 +13,23 @@ const DEFINED: ReadonlyArray<{ code: number; meaning: string; source: string }> 
   { code: -32601, meaning: 'method not found', source: 'JSON-RPC 2.0 §5.1' },
   { code: -32602, meaning: 'invalid params', source: 'JSON-RPC 2.0 §5.1' },
   { code: -32603, meaning: 'internal error', source: 'JSON-RPC 2.0 §5.1' },
-  { code: -32000, meaning: 'connection closed', source: 'TS SDK ErrorCode.ConnectionClosed; Python SDK mcp_types.jsonrpc.CONNECTION_CLOSED' },
+  {
+    code: -32000,
+    meaning: 'connection closed',
+    source: 'TS SDK ErrorCode.ConnectionClosed; Python SDK mcp_types.jsonrpc.CONNECTION_CLOSED',
+  },
   { code: -32001, meaning: 'request timeout', source: 'TS SDK ErrorCode.RequestTimeout; Python SDK mcp_types.jsonrpc.REQUEST_TIMEOUT' },
-  { code: -32002, meaning: 'resource not found', source: 'MCP 2025-11-25 server/resources "Error Handling" (reserved, never reused, in 2026-07-28)' },
+  {
+    code: -32002,
+    meaning: 'resource not found',
+    source: 'MCP 2025-11-25 server/resources "Error Handling" (reserved, never reused, in 2026-07-28)',
+  },
   { code: -32020, meaning: 'header mismatch', source: 'MCP 2026-07-28 schema HeaderMismatchError (SEP-2243, renumbered by spec PR 2907)' },
-  { code: -32021, meaning: 'missing required client capability', source: 'MCP 2026-07-28 schema MissingRequiredClientCapabilityError (SEP-2575)' },
+  {
+    code: -32021,
+    meaning: 'missing required client capability',
+    source: 'MCP 2026-07-28 schema MissingRequiredClientCapabilityError (SEP-2575)',
+  },
   { code: -32022, meaning: 'unsupported protocol version', source: 'MCP 2026-07-28 schema UnsupportedProtocolVersionError (SEP-2575)' },
   { code: -32023, meaning: 'rate limited', source: 'SEP-3304 draft "Standardizing Rate-Limiting Errors"' },
   { code: -32042, meaning: 'URL elicitation required', source: 'MCP 2025-11-25 client/elicitation URLElicitationRequiredError (SEP-1036)' },
@@ -66,11 +78,14 @@ void describe('the error registry against the codes the specification defines', 
   void it('sends no code from the band reserved for the specification', { timeout: 5000 }, () => {
     for (const [name, { rpc }] of entries) {
       const reserved = rpc >= RESERVED_FOR_SPEC.from && rpc <= RESERVED_FOR_SPEC.to;
-      assert.ok(!reserved || DEFINED.some((d) => d.code === rpc && SAME_MEANING[name] === d.meaning), `${name} sends ${rpc}, in -32099…-32020 that MCP 2026-07-28 reserves for the specification`);
+      assert.ok(
+        !reserved || DEFINED.some((d) => d.code === rpc && SAME_MEANING[name] === d.meaning),
+        `${name} sends ${rpc}, in -32099…-32020 that MCP 2026-07-28 reserves for the specification`,
+      );
     }
   });
 
-  void it('gives each of mcpgate\'s own codes one meaning', { timeout: 5000 }, () => {
+  void it("gives each of mcpgate's own codes one meaning", { timeout: 5000 }, () => {
     const own = entries.filter(([name]) => SAME_MEANING[name] === undefined);
     const byCode = new Map<number, ErrorCode[]>();
     for (const [name, { rpc }] of own) byCode.set(rpc, [...(byCode.get(rpc) ?? []), name]);

@@ -19,7 +19,12 @@ void describe('docs/errors.md', { timeout: 5000 }, () => {
   before(async () => {
     const text = await readFile(DOC, 'utf8');
     headings = [...text.matchAll(/^## (\S+)/gm)].map((m) => m[1]!);
-    sections = new Map(text.split(/^## /m).slice(1).map((part) => [part.split(/\s/, 1)[0]!, part]));
+    sections = new Map(
+      text
+        .split(/^## /m)
+        .slice(1)
+        .map((part) => [part.split(/\s/, 1)[0]!, part]),
+    );
   });
 
   void it('has a section for every code in ERROR_CODES', { timeout: 5000 }, () => {
@@ -34,7 +39,7 @@ void describe('docs/errors.md', { timeout: 5000 }, () => {
     assert.equal(new Set(codeHeadings).size, codeHeadings.length, 'duplicate headings');
   });
 
-  void it('states each code\'s JSON-RPC code as the registry does', { timeout: 5000 }, () => {
+  void it("states each code's JSON-RPC code as the registry does", { timeout: 5000 }, () => {
     const wrong: string[] = [];
     for (const [code, { rpc }] of Object.entries(ERROR_CODES) as [ErrorCode, { rpc: number }][]) {
       const documented = /JSON-RPC `(-?\d+)`/.exec(sections.get(code) ?? '')?.[1];

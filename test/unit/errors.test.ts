@@ -14,11 +14,12 @@ void describe('GatewayError.toJsonRpc', { timeout: 5000 }, () => {
     }
   });
 
-  void it('maps an agent\'s mistakes to -326xx and a server\'s failures to distinct codes', { timeout: 5000 }, () => {
+  void it("maps an agent's mistakes to -326xx and a server's failures to distinct codes", { timeout: 5000 }, () => {
     assert.equal(new GatewayError('MCPG_TOOL_NOT_FOUND', 'x').rpcCode, JSONRPC.INVALID_PARAMS);
     assert.equal(new GatewayError('MCPG_INVALID_REQUEST', 'x').rpcCode, JSONRPC.INVALID_REQUEST);
-    const serverCodes = (['MCPG_SERVER_UNAVAILABLE', 'MCPG_SERVER_TIMEOUT', 'MCPG_SERVER_BAD_RESPONSE', 'MCPG_SERVER_START_FAILED'] as const)
-      .map((c) => ERROR_CODES[c].rpc);
+    const serverCodes = (
+      ['MCPG_SERVER_UNAVAILABLE', 'MCPG_SERVER_TIMEOUT', 'MCPG_SERVER_BAD_RESPONSE', 'MCPG_SERVER_START_FAILED'] as const
+    ).map((c) => ERROR_CODES[c].rpc);
     assert.deepEqual(serverCodes, [-32011, -32012, -32013, -32014]);
   });
 
@@ -32,7 +33,10 @@ void describe('GatewayError.toJsonRpc', { timeout: 5000 }, () => {
   });
 
   void it('keeps data.code and data.server authoritative over same-named detail keys', { timeout: 5000 }, () => {
-    const err = new GatewayError('MCPG_SERVER_UNAVAILABLE', 'gone', { server: 'fs', detail: { code: 'ENOENT', server: 'other', exitCode: 1 } });
+    const err = new GatewayError('MCPG_SERVER_UNAVAILABLE', 'gone', {
+      server: 'fs',
+      detail: { code: 'ENOENT', server: 'other', exitCode: 1 },
+    });
     assert.deepEqual(err.toJsonRpc().data, { code: 'MCPG_SERVER_UNAVAILABLE', server: 'fs', exitCode: 1 });
   });
 
@@ -61,7 +65,11 @@ void describe('asGatewayError', { timeout: 5000 }, () => {
     const cause = new TypeError('x is not a function');
     const err = asGatewayError(cause, 'MCPG_SERVER_BAD_RESPONSE', 'fs');
     assert.deepEqual([err.code, err.message, err.server, err.cause], ['MCPG_SERVER_BAD_RESPONSE', 'x is not a function', 'fs', cause]);
-    assert.deepEqual(err.toJsonRpc(), { code: -32013, message: 'x is not a function', data: { code: 'MCPG_SERVER_BAD_RESPONSE', server: 'fs' } });
+    assert.deepEqual(err.toJsonRpc(), {
+      code: -32013,
+      message: 'x is not a function',
+      data: { code: 'MCPG_SERVER_BAD_RESPONSE', server: 'fs' },
+    });
   });
 
   void it('defaults to MCPG_INTERNAL and stringifies non-errors', { timeout: 5000 }, () => {

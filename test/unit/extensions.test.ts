@@ -11,11 +11,15 @@ void describe('mergeExtensions', { timeout: 5000 }, () => {
     assert.equal(extensionsOf({ extensions: ['x'] }), undefined);
   });
 
-  void it('takes every id; merges objects key by key, joins lists, and keeps the earlier server\'s other values', { timeout: 5000 }, () => {
+  void it("takes every id; merges objects key by key, joins lists, and keeps the earlier server's other values", { timeout: 5000 }, () => {
     const merged = mergeExtensions([
       { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] }, a: { level: 1, nested: { x: 1 } } },
       undefined,
-      { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app', 'text/x-other'] }, a: { level: 2, nested: { y: 2 }, extra: true }, b: {} },
+      {
+        'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app', 'text/x-other'] },
+        a: { level: 2, nested: { y: 2 }, extra: true },
+        b: {},
+      },
     ]);
     assert.deepEqual(merged, {
       'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app', 'text/x-other'] },

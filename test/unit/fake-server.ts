@@ -47,7 +47,10 @@ export class FakeServer {
   private held: (() => void)[] = [];
   private releasedStart: boolean;
 
-  constructor(readonly name: string, readonly spec: FakeServerSpec) {
+  constructor(
+    readonly name: string,
+    readonly spec: FakeServerSpec,
+  ) {
     this.releasedStart = spec.holdStart !== true;
   }
 
@@ -96,7 +99,9 @@ export class FakeServer {
       },
       stop: () => {
         open = false;
-        queueMicrotask(() => this.events?.exit(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" stopped`, { server: this.name })));
+        queueMicrotask(() =>
+          this.events?.exit(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" stopped`, { server: this.name })),
+        );
         return Promise.resolve();
       },
       kill: () => {
@@ -118,13 +123,16 @@ export class FakeServer {
     const answer = (result: unknown): void => this.events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
     switch (msg.method) {
       case 'initialize': {
-        const send = (): void => answer({ protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: this.name, version: '1.0.0' } });
+        const send = (): void =>
+          answer({ protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: this.name, version: '1.0.0' } });
         if (this.releasedStart) send();
         else this.held.push(send);
         return;
       }
       case 'tools/list':
-        return answer({ tools: this.spec.tools.map((t) => ({ name: t.name, description: t.description ?? t.name, inputSchema: { type: 'object' } })) });
+        return answer({
+          tools: this.spec.tools.map((t) => ({ name: t.name, description: t.description ?? t.name, inputSchema: { type: 'object' } })),
+        });
       case 'tools/call': {
         const name = String(msg.params?.name);
         const args = msg.params?.arguments as Record<string, unknown> | undefined;
@@ -146,15 +154,16 @@ export class FakeServer {
 /** The factory the Gateway takes: real Connections whose transport is the named fake server. */
 export function fakeConnections(servers: readonly FakeServer[], supervision?: SupervisionSettings): ConnectionFactory {
   const byName = new Map(servers.map((s) => [s.name, s]));
-  return (config: ServerConfig, hooks: ConnectionHooks, log: Logger) => new Connection(config, hooks, log, {
-    startupTimeoutMs: 5000,
-    supervision,
-    transport: (cfg, _log, events) => {
-      const server = byName.get(cfg.name);
-      if (server === undefined) throw new Error(`no fake server named ${cfg.name}`);
-      return server.open(events);
-    },
-  });
+  return (config: ServerConfig, hooks: ConnectionHooks, log: Logger) =>
+    new Connection(config, hooks, log, {
+      startupTimeoutMs: 5000,
+      supervision,
+      transport: (cfg, _log, events) => {
+        const server = byName.get(cfg.name);
+        if (server === undefined) throw new Error(`no fake server named ${cfg.name}`);
+        return server.open(events);
+      },
+    });
 }
 
 export function stdioConfig(name: string): ServerConfig {

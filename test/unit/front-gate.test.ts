@@ -78,12 +78,18 @@ describe('HTTP gate with --no-auth: Host, Origin and prototype-named agents', { 
 
   it('a log level named constructor is refused like any unknown level (audit #12)', async () => {
     const session = await gate.session();
-    const res = await gate.inject({ headers: { ...JSON_HEADERS, 'mcp-session-id': session }, body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'logging/setLevel', params: { level: 'constructor' } }) });
+    const res = await gate.inject({
+      headers: { ...JSON_HEADERS, 'mcp-session-id': session },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'logging/setLevel', params: { level: 'constructor' } }),
+    });
     assert.equal((res.json?.error as { code?: number } | undefined)?.code, -32602, res.body);
   });
 
   it('a header that names the agent or the session sent twice is refused with 400 (audit #13)', async () => {
-    const twice = await gate.inject({ headers: postHeaders(['x-mcpgate-agent', 'alice'], ['X-Mcpgate-Agent', 'bob']), body: initializeBody() });
+    const twice = await gate.inject({
+      headers: postHeaders(['x-mcpgate-agent', 'alice'], ['X-Mcpgate-Agent', 'bob']),
+      body: initializeBody(),
+    });
     assert.equal(twice.status, 400, twice.body);
     assert.match(twice.body, /x-mcpgate-agent header was sent more than once/);
     assert.equal(twice.headers.connection, 'close');
@@ -100,7 +106,10 @@ describe('HTTP gate with tokens: two Authorization headers, Host on /status', { 
   const ops = makeToken();
 
   before(async () => {
-    const rules = { agents: { bob: { tokens: [bob.hash], allow: { servers: ['*'] } }, eve: { tokens: [eve.hash], allow: { servers: [] } } }, admins: { ops: { tokens: [ops.hash] } } };
+    const rules = {
+      agents: { bob: { tokens: [bob.hash], allow: { servers: ['*'] } }, eve: { tokens: [eve.hash], allow: { servers: [] } } },
+      admins: { ops: { tokens: [ops.hash] } },
+    };
     gate = await httpFront({ servers: [echo()], rules, front: { auth: 'on' } });
   });
 
@@ -108,25 +117,43 @@ describe('HTTP gate with tokens: two Authorization headers, Host on /status', { 
     await gate?.close();
   });
 
-  it('two Authorization headers get 400, not the first one\'s identity (audit #13)', async () => {
-    const res = await gate.inject({ headers: postHeaders(['authorization', `Bearer ${bob.token}`], ['Authorization', `Bearer ${eve.token}`]), body: initializeBody() });
+  it("two Authorization headers get 400, not the first one's identity (audit #13)", async () => {
+    const res = await gate.inject({
+      headers: postHeaders(['authorization', `Bearer ${bob.token}`], ['Authorization', `Bearer ${eve.token}`]),
+      body: initializeBody(),
+    });
     assert.equal(res.status, 400, res.body);
     assert.match(res.body, /authorization header was sent more than once/);
     assert.doesNotMatch(res.body, new RegExp(bob.token), 'no token is echoed');
-    const status = await gate.inject({ method: 'GET', url: '/status', headers: [['host', `127.0.0.1:${port}`], ['authorization', `Bearer ${bob.token}`], ['authorization', `Bearer ${bob.token}`]] });
+    const status = await gate.inject({
+      method: 'GET',
+      url: '/status',
+      headers: [
+        ['host', `127.0.0.1:${port}`],
+        ['authorization', `Bearer ${bob.token}`],
+        ['authorization', `Bearer ${bob.token}`],
+      ],
+    });
     assert.equal(status.status, 400);
     const once = await gate.inject({ headers: { ...JSON_HEADERS, authorization: `Bearer ${bob.token}` }, body: initializeBody() });
     assert.equal(once.status, 200, 'one header is fine');
   });
 
-  it('/status is the operators\': an admin\'s token reads it; an agent\'s (even one the rules deny everything) gets 403; a foreign Host is refused even with an admin\'s', async () => {
+  it("/status is the operators': an admin's token reads it; an agent's (even one the rules deny everything) gets 403; a foreign Host is refused even with an admin's", async () => {
     const none = await gate.inject({ method: 'GET', url: '/status' });
     assert.equal(none.status, 401);
-    const foreign = await gate.inject({ method: 'GET', url: '/status', headers: { host: `rebind.example:${port}`, authorization: `Bearer ${ops.token}` } });
+    const foreign = await gate.inject({
+      method: 'GET',
+      url: '/status',
+      headers: { host: `rebind.example:${port}`, authorization: `Bearer ${ops.token}` },
+    });
     assert.equal(foreign.status, 403);
     assert.equal(codeOf(foreign.json), 'MCPG_HOST_FORBIDDEN');
     // eve holds a live session, so the status would name her and the echo server.
-    assert.equal((await gate.inject({ headers: { ...JSON_HEADERS, authorization: `Bearer ${eve.token}` }, body: initializeBody() })).status, 200);
+    assert.equal(
+      (await gate.inject({ headers: { ...JSON_HEADERS, authorization: `Bearer ${eve.token}` }, body: initializeBody() })).status,
+      200,
+    );
     for (const agent of [eve, bob]) {
       const refused = await gate.inject({ method: 'GET', url: '/status', headers: { authorization: `Bearer ${agent.token}` } });
       assert.equal(refused.status, 403, refused.body);

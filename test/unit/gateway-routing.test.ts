@@ -24,14 +24,17 @@ function agent(gateway: Gateway, name = 'a') {
   const waiting = new Map<number, (answer: Answer) => void>();
   /** The notifications it was sent, by method. */
   const notes: string[] = [];
-  const session = gateway.openSession({
-    send: (line: string) => {
-      const msg = JSON.parse(line) as Answer;
-      if (msg.method !== undefined) notes.push(msg.method);
-      waiting.get(msg.id)?.(msg);
-      waiting.delete(msg.id);
+  const session = gateway.openSession(
+    {
+      send: (line: string) => {
+        const msg = JSON.parse(line) as Answer;
+        if (msg.method !== undefined) notes.push(msg.method);
+        waiting.get(msg.id)?.(msg);
+        waiting.delete(msg.id);
+      },
     },
-  }, name);
+    name,
+  );
   let next = 1;
   return {
     session,
@@ -78,7 +81,7 @@ const names = (answer: Answer): string[] | undefined => answer.result?.tools?.ma
 const errorCode = (answer: Answer): string | undefined => answer.error?.data?.code;
 
 void describe('Gateway routing over in-memory servers', () => {
-  void it('allowed: the call reaches its server under the server\'s own name and the answer comes back', T, async () => {
+  void it("allowed: the call reaches its server under the server's own name and the answer comes back", T, async () => {
     const fs = new FakeServer('fs', { tools: [{ name: 'read' }] });
     const gateway = gatewayOver([fs]);
     try {
@@ -93,7 +96,11 @@ void describe('Gateway routing over in-memory servers', () => {
 
   void it('denied: MCPG_POLICY_DENIED, and the server never sees the call', T, async () => {
     const fs = new FakeServer('fs', { tools: [{ name: 'read' }, { name: 'write' }] });
-    const rules = parseRules(JSON.stringify({ agents: { a: { allow: { servers: ['fs'] }, deny: { tools: { fs: ['write'] } } } } }), '/x/rules.json', ['fs']);
+    const rules = parseRules(
+      JSON.stringify({ agents: { a: { allow: { servers: ['fs'] }, deny: { tools: { fs: ['write'] } } } } }),
+      '/x/rules.json',
+      ['fs'],
+    );
     const gateway = gatewayOver([fs], { rules });
     try {
       await gateway.start();
@@ -148,51 +155,72 @@ void describe('Gateway routing over in-memory servers', () => {
 
   void it('discovery mode: tools/list is the meta-tools; execute_tool takes the normal path under the rules', T, async () => {
     const fs = new FakeServer('fs', { tools: [{ name: 'read' }, { name: 'write' }] });
-    const rules = parseRules(JSON.stringify({ agents: { a: { allow: { servers: ['fs'] }, deny: { tools: { fs: ['write'] } } } } }), '/x/rules.json', ['fs']);
+    const rules = parseRules(
+      JSON.stringify({ agents: { a: { allow: { servers: ['fs'] }, deny: { tools: { fs: ['write'] } } } } }),
+      '/x/rules.json',
+      ['fs'],
+    );
     const gateway = gatewayOver([fs], { mode: 'discovery', rules });
     try {
       await gateway.start();
       const a = agent(gateway);
       const list = await a.call('tools/list');
-      assert.deepEqual(list.result?.tools?.map((t) => t.name), ['list_servers', 'get_server_tools', 'execute_tool']);
+      assert.deepEqual(
+        list.result?.tools?.map((t) => t.name),
+        ['list_servers', 'get_server_tools', 'execute_tool'],
+      );
       const tools = await a.call('tools/call', { name: 'get_server_tools', arguments: { server: 'fs' } });
-      assert.deepEqual(JSON.parse(tools.result!.content![0]!.text).tools.map((t: { name: string }) => t.name), ['read']);
+      assert.deepEqual(
+        JSON.parse(tools.result!.content![0]!.text).tools.map((t: { name: string }) => t.name),
+        ['read'],
+      );
       const ran = await a.call('tools/call', { name: 'execute_tool', arguments: { server: 'fs', tool: 'read', args: { x: 1 } } });
       assert.equal(ran.result?.content?.[0]?.text, 'fs:read');
       const refused = await a.call('tools/call', { name: 'execute_tool', arguments: { server: 'fs', tool: 'write' } });
       assert.equal(errorCode(refused), 'MCPG_POLICY_DENIED');
       assert.deepEqual(fs.calls, [{ name: 'read', arguments: { x: 1 } }]);
-      assert.equal(errorCode(await a.call('tools/call', { name: 'get_gateway_status' })), 'MCPG_TOOL_NOT_FOUND', 'the status tool needs --debug');
+      assert.equal(
+        errorCode(await a.call('tools/call', { name: 'get_gateway_status' })),
+        'MCPG_TOOL_NOT_FOUND',
+        'the status tool needs --debug',
+      );
     } finally {
       await gateway.close();
     }
   });
 
   // Issue 15: a server restarting after a crash keeps its tools listed; only parking withdraws them.
-  void it('a crashed server stays listed while it restarts: a call gets the retryable error, and no list change is announced', T, async () => {
-    const fs = new FakeServer('fs', { tools: [{ name: 'read' }] });
-    const gateway = gatewayOver([fs]);
-    try {
-      await gateway.start();
-      const a = await listingAgent(gateway);
-      const conn = gateway.connections.get('fs')!;
-      fs.crash();
-      assert.notEqual(conn.state, 'ready');
-      assert.deepEqual(names(await a.call('tools/list')), ['fs__read'], 'still listed while it restarts');
-      const refused = await a.call('tools/call', { name: 'fs__read' });
-      assert.equal(errorCode(refused), 'MCPG_SERVER_UNAVAILABLE');
-      assert.equal(refused.error?.data?.retryable, true);
-      assert.match(refused.error?.message ?? '', /^server "fs" is restarting: server "fs" was killed by SIGKILL; (it restarts in \d+ s|it is starting again now), retry the call then$/);
-      await until(() => conn.state === 'connecting');
-      fs.release();
-      await until(() => conn.state === 'ready');
-      assert.equal((await a.call('tools/call', { name: 'fs__read' })).result?.content?.[0]?.text, 'fs:read');
-      assert.deepEqual(a.notes, [], 'a restart with the same tools is no list change');
-    } finally {
-      fs.release();
-      await gateway.close();
-    }
-  });
+  void it(
+    'a crashed server stays listed while it restarts: a call gets the retryable error, and no list change is announced',
+    T,
+    async () => {
+      const fs = new FakeServer('fs', { tools: [{ name: 'read' }] });
+      const gateway = gatewayOver([fs]);
+      try {
+        await gateway.start();
+        const a = await listingAgent(gateway);
+        const conn = gateway.connections.get('fs')!;
+        fs.crash();
+        assert.notEqual(conn.state, 'ready');
+        assert.deepEqual(names(await a.call('tools/list')), ['fs__read'], 'still listed while it restarts');
+        const refused = await a.call('tools/call', { name: 'fs__read' });
+        assert.equal(errorCode(refused), 'MCPG_SERVER_UNAVAILABLE');
+        assert.equal(refused.error?.data?.retryable, true);
+        assert.match(
+          refused.error?.message ?? '',
+          /^server "fs" is restarting: server "fs" was killed by SIGKILL; (it restarts in \d+ s|it is starting again now), retry the call then$/,
+        );
+        await until(() => conn.state === 'connecting');
+        fs.release();
+        await until(() => conn.state === 'ready');
+        assert.equal((await a.call('tools/call', { name: 'fs__read' })).result?.content?.[0]?.text, 'fs:read');
+        assert.deepEqual(a.notes, [], 'a restart with the same tools is no list change');
+      } finally {
+        fs.release();
+        await gateway.close();
+      }
+    },
+  );
 
   void it('a restarted server with other tools: the normal list change', T, async () => {
     const fs = new FakeServer('fs', { tools: [{ name: 'read' }] });
@@ -244,7 +272,10 @@ void describe('Gateway routing over in-memory servers', () => {
       const servers = await a.call('tools/call', { name: 'list_servers' });
       assert.match(servers.result!.content![0]!.text, /"name":\s*"fs"[^}]*"tools":\s*1/);
       const tools = await a.call('tools/call', { name: 'get_server_tools', arguments: { server: 'fs' } });
-      assert.deepEqual(JSON.parse(tools.result!.content![0]!.text).tools.map((t: { name: string }) => t.name), ['read']);
+      assert.deepEqual(
+        JSON.parse(tools.result!.content![0]!.text).tools.map((t: { name: string }) => t.name),
+        ['read'],
+      );
       const ran = await a.call('tools/call', { name: 'execute_tool', arguments: { server: 'fs', tool: 'read' } });
       assert.equal(errorCode(ran), 'MCPG_SERVER_UNAVAILABLE');
       assert.equal(ran.error?.data?.retryable, true);

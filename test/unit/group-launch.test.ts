@@ -32,13 +32,13 @@ describe('group-launch: resolving and launching a stdio server', () => {
     assert.equal(resolveCommand('missing', { PATH }, '/'), undefined);
   });
 
-  it('resolves a name with a slash against the server\'s cwd, not mcpgate\'s', () => {
+  it("resolves a name with a slash against the server's cwd, not mcpgate's", () => {
     assert.equal(resolveCommand('./plain', {}, join(dir, 'b')), join(dir, 'b', 'plain'));
     assert.equal(resolveCommand('./plain', {}, join(dir, 'a')), undefined, 'not executable');
     assert.equal(resolveCommand(join(dir, 'b', 'plain'), {}, '/'), join(dir, 'b', 'plain'));
   });
 
-  it('gives up (undefined) where the spawn\'s own search could differ: no PATH, a relative or empty PATH entry', () => {
+  it("gives up (undefined) where the spawn's own search could differ: no PATH, a relative or empty PATH entry", () => {
     assert.equal(resolveCommand('plain', {}, '/'), undefined);
     assert.equal(resolveCommand('plain', { PATH: `relative:${join(dir, 'b')}` }, dir), undefined);
     assert.equal(resolveCommand('plain', { PATH: `:${join(dir, 'b')}` }, dir), undefined);
@@ -46,7 +46,11 @@ describe('group-launch: resolving and launching a stdio server', () => {
   });
 
   it('falls back to detached (setsid) for a command it cannot find, so the spawn reports ENOENT as before', () => {
-    assert.deepEqual(ownGroupLaunch('/nonexistent/cmd', ['x'], { PATH: '/usr/bin' }, '/'), { command: '/nonexistent/cmd', args: ['x'], detached: true });
+    assert.deepEqual(ownGroupLaunch('/nonexistent/cmd', ['x'], { PATH: '/usr/bin' }, '/'), {
+      command: '/nonexistent/cmd',
+      args: ['x'],
+      detached: true,
+    });
   });
 
   it('falls back to detached when PERL* variables would change the launcher', () => {

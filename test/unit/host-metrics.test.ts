@@ -8,7 +8,15 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mergeExpositions, WORKER_LABEL } from '../../src/observability/exposition-merge.js';
 import { GatewayMetrics } from '../../src/observability/gateway-metrics.js';
-import { HostScrapeClient, HostScraper, MAX_PENDING_SCRAPES, MAX_WORKER_CHARS, samplesMessage, type Member, type ScrapeMessage } from '../../src/cli/host-metrics.js';
+import {
+  HostScrapeClient,
+  HostScraper,
+  MAX_PENDING_SCRAPES,
+  MAX_WORKER_CHARS,
+  samplesMessage,
+  type Member,
+  type ScrapeMessage,
+} from '../../src/cli/host-metrics.js';
 import { silentLogger } from '../../src/observability/logger.js';
 
 const T = { timeout: 5000 };
@@ -20,7 +28,8 @@ before(() => {
   hold = setInterval(() => undefined, 1000);
 });
 after(() => clearInterval(hold));
-const SAMPLE = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\["\\n])*"(,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\["\\n])*")*\})? \S+$/;
+const SAMPLE =
+  /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\["\\n])*"(,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\["\\n])*")*\})? \S+$/;
 
 /** Families contiguous (a name never comes back after another family's lines), each typed once. */
 function assertContiguous(text: string): void {
@@ -48,27 +57,56 @@ function worker(calls: number): GatewayMetrics {
 
 describe('mergeExpositions: every sample labelled with its worker, families kept together', () => {
   it('labels bare, labelled and histogram samples, and writes each HELP and TYPE once', T, () => {
-    const a = '# HELP x_total X.\n# TYPE x_total counter\nx_total 3\n# HELP h H.\n# TYPE h histogram\nh_bucket{le="1"} 1\nh_bucket{le="+Inf"} 2\nh_sum 1.5\nh_count 2\n# HELP g G.\n# TYPE g gauge\ng{kind="a"} 1\n';
+    const a =
+      '# HELP x_total X.\n# TYPE x_total counter\nx_total 3\n# HELP h H.\n# TYPE h histogram\nh_bucket{le="1"} 1\nh_bucket{le="+Inf"} 2\nh_sum 1.5\nh_count 2\n# HELP g G.\n# TYPE g gauge\ng{kind="a"} 1\n';
     const b = a.replace('x_total 3', 'x_total 4');
-    assert.equal(mergeExpositions([{ worker: 'vm:1', text: a }, { worker: 'vm:"2"', text: b }]), [
-      '# HELP x_total X.', '# TYPE x_total counter', 'x_total{worker="vm:1"} 3', 'x_total{worker="vm:\\"2\\""} 4',
-      '# HELP h H.', '# TYPE h histogram',
-      'h_bucket{worker="vm:1",le="1"} 1', 'h_bucket{worker="vm:1",le="+Inf"} 2', 'h_sum{worker="vm:1"} 1.5', 'h_count{worker="vm:1"} 2',
-      'h_bucket{worker="vm:\\"2\\"",le="1"} 1', 'h_bucket{worker="vm:\\"2\\"",le="+Inf"} 2', 'h_sum{worker="vm:\\"2\\""} 1.5', 'h_count{worker="vm:\\"2\\""} 2',
-      '# HELP g G.', '# TYPE g gauge', 'g{worker="vm:1",kind="a"} 1', 'g{worker="vm:\\"2\\"",kind="a"} 1',
-    ].join('\n') + '\n');
+    assert.equal(
+      mergeExpositions([
+        { worker: 'vm:1', text: a },
+        { worker: 'vm:"2"', text: b },
+      ]),
+      [
+        '# HELP x_total X.',
+        '# TYPE x_total counter',
+        'x_total{worker="vm:1"} 3',
+        'x_total{worker="vm:\\"2\\""} 4',
+        '# HELP h H.',
+        '# TYPE h histogram',
+        'h_bucket{worker="vm:1",le="1"} 1',
+        'h_bucket{worker="vm:1",le="+Inf"} 2',
+        'h_sum{worker="vm:1"} 1.5',
+        'h_count{worker="vm:1"} 2',
+        'h_bucket{worker="vm:\\"2\\"",le="1"} 1',
+        'h_bucket{worker="vm:\\"2\\"",le="+Inf"} 2',
+        'h_sum{worker="vm:\\"2\\""} 1.5',
+        'h_count{worker="vm:\\"2\\""} 2',
+        '# HELP g G.',
+        '# TYPE g gauge',
+        'g{worker="vm:1",kind="a"} 1',
+        'g{worker="vm:\\"2\\"",kind="a"} 1',
+      ].join('\n') + '\n',
+    );
   });
 
-  it('merges real gateway expositions into a valid one whose sums are the workers\' totals', T, () => {
-    const text = mergeExpositions([{ worker: 'vm:1', text: worker(3).render() }, { worker: 'vm:2', text: worker(5).render() }, { worker: 'vm:3', text: worker(0).render() }]);
+  it("merges real gateway expositions into a valid one whose sums are the workers' totals", T, () => {
+    const text = mergeExpositions([
+      { worker: 'vm:1', text: worker(3).render() },
+      { worker: 'vm:2', text: worker(5).render() },
+      { worker: 'vm:3', text: worker(0).render() },
+    ]);
     assertContiguous(text);
     const lines = text.split('\n');
-    const value = (prefix: string): number => lines.filter((l) => l.startsWith(prefix)).reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    const value = (prefix: string): number =>
+      lines.filter((l) => l.startsWith(prefix)).reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
     assert.equal(value('mcpgate_tool_calls_total{worker="vm:1",server="sink",tool="echo",outcome="ok"}'), 3);
     assert.equal(value('mcpgate_tool_calls_total{'), 8 + 0); // ok 3 + 5; error and failed 0
     assert.equal(value('mcpgate_tool_call_duration_seconds_count{'), 8);
     assert.equal(lines.filter((l) => l.startsWith('mcpgate_up{')).length, 3);
-    assert.equal(lines.filter((l) => l.startsWith('mcpgate_process_resident_memory_bytes{worker=')).length, 3, 'per-process gauges stay per worker');
+    assert.equal(
+      lines.filter((l) => l.startsWith('mcpgate_process_resident_memory_bytes{worker=')).length,
+      3,
+      'per-process gauges stay per worker',
+    );
   });
 
   it('no gateway family uses the worker label itself', T, () => {
@@ -88,7 +126,9 @@ function member(pid: number, scraper: () => HostScraper, answer: 'text' | 'never
       asked.push(pid);
       if (m.mcpgate !== 'collect' || answer === 'never') return;
       const text = answer === 'huge' ? 'x'.repeat(MAX_WORKER_CHARS + 1) : `# HELP w W.\n# TYPE w gauge\nw ${pid}\n`;
-      queueMicrotask(() => scraper().onMessage(pid, answer === 'huge' ? { mcpgate: 'samples', id: m.id, text } : samplesMessage(m.id, text)));
+      queueMicrotask(() =>
+        scraper().onMessage(pid, answer === 'huge' ? { mcpgate: 'samples', id: m.id, text } : samplesMessage(m.id, text)),
+      );
     },
   };
 }
@@ -96,7 +136,14 @@ function member(pid: number, scraper: () => HostScraper, answer: 'text' | 'never
 function scraperOf(make: (get: () => HostScraper) => Member[], timeoutMs = 50, restarts = 0): HostScraper {
   const ref: { scraper?: HostScraper } = {};
   const members = make(() => ref.scraper!);
-  ref.scraper = new HostScraper({ configured: 3, members: () => members, restarts: () => restarts, log: silentLogger, timeoutMs, workerId: (pid) => `vm:${pid}` });
+  ref.scraper = new HostScraper({
+    configured: 3,
+    members: () => members,
+    restarts: () => restarts,
+    log: silentLogger,
+    timeoutMs,
+    workerId: (pid) => `vm:${pid}`,
+  });
   return ref.scraper;
 }
 
@@ -105,7 +152,16 @@ describe('HostScraper: the primary collects every listening worker', () => {
     const s = scraperOf((get) => [member(1, get), member(2, get, 'never'), member(3, get)], 50, 2);
     const text = await s.scrape();
     assertContiguous(text);
-    for (const line of ['mcpgate_workers 3', 'mcpgate_workers_live 3', 'mcpgate_workers_scraped 2', 'mcpgate_worker_scrape_up{worker="vm:2"} 0', 'mcpgate_worker_scrape_up{worker="vm:1"} 1', 'mcpgate_worker_restarts_total 2', 'w{worker="vm:1"} 1', 'w{worker="vm:3"} 3']) {
+    for (const line of [
+      'mcpgate_workers 3',
+      'mcpgate_workers_live 3',
+      'mcpgate_workers_scraped 2',
+      'mcpgate_worker_scrape_up{worker="vm:2"} 0',
+      'mcpgate_worker_scrape_up{worker="vm:1"} 1',
+      'mcpgate_worker_restarts_total 2',
+      'w{worker="vm:1"} 1',
+      'w{worker="vm:3"} 3',
+    ]) {
       assert.ok(text.split('\n').includes(line), `${line} in\n${text}`);
     }
     assert.equal(text.includes('w{worker="vm:2"}'), false);
@@ -120,7 +176,7 @@ describe('HostScraper: the primary collects every listening worker', () => {
     assert.equal(text.includes('vm:2'), false);
   });
 
-  it('refuses a worker\'s answer over the size bound', T, async () => {
+  it("refuses a worker's answer over the size bound", T, async () => {
     const s = scraperOf((get) => [member(1, get, 'huge'), member(2, get)]);
     const text = await s.scrape();
     assert.ok(text.includes('mcpgate_worker_scrape_up{worker="vm:1"} 0\n'), text.slice(0, 2000));
@@ -166,9 +222,12 @@ describe('HostScrapeClient: a worker asks the primary', () => {
 
   it('gives up after its timeout, and when the channel cannot send', T, async () => {
     await assert.rejects(new HostScrapeClient(() => undefined, 20).ask(), /did not answer within 20 ms/);
-    await assert.rejects(new HostScrapeClient(() => {
-      throw new Error('closed');
-    }).ask(), /cannot be asked: closed/);
+    await assert.rejects(
+      new HostScrapeClient(() => {
+        throw new Error('closed');
+      }).ask(),
+      /cannot be asked: closed/,
+    );
   });
 
   it('bounds the scrapes waiting, and fails them on close', T, async () => {

@@ -24,9 +24,11 @@ interface Seen {
   body: string;
 }
 
-const INIT = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}';
+const INIT =
+  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}';
 const INITIALIZED = '{"jsonrpc":"2.0","method":"notifications/initialized"}';
-const initResult = (id: number): string => `{"jsonrpc":"2.0","id":${id},"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`;
+const initResult = (id: number): string =>
+  `{"jsonrpc":"2.0","id":${id},"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`;
 const request = (id: number): string => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"x"}}`;
 
 describe('HttpTransport against a scripted server', { timeout: 20_000 }, () => {
@@ -85,7 +87,10 @@ describe('HttpTransport against a scripted server', { timeout: 20_000 }, () => {
     const lines: string[] = [];
     const waiters: { n: number; resolve: (l: string) => void }[] = [];
     const rig: Rig = {
-      transport: undefined!, lines, exits: [], overflows: [],
+      transport: undefined!,
+      lines,
+      exits: [],
+      overflows: [],
       line: (n) => (lines.length >= n ? Promise.resolve(lines[n - 1]!) : new Promise((resolve) => waiters.push({ n, resolve }))),
     };
     const events = {
@@ -98,7 +103,16 @@ describe('HttpTransport against a scripted server', { timeout: 20_000 }, () => {
       // A failed call shows up here as the error answer the session would give.
       fail: (id: number, reason: GatewayError) => events.line(encodeError(id, reason.toJsonRpc())),
     };
-    const full: RemoteServerConfig = { type: 'http', name: 'srv', url, headers: {}, disabled: false, timeout: 5000, sessions: 'shared', ...config };
+    const full: RemoteServerConfig = {
+      type: 'http',
+      name: 'srv',
+      url,
+      headers: {},
+      disabled: false,
+      timeout: 5000,
+      sessions: 'shared',
+      ...config,
+    };
     rig.transport = new HttpTransport(full, new Logger('silent'), events, { maxMessageLength, reconnectDelayMs: 10 });
     rig.transport.write(INIT, 1);
     assert.equal(JSON.parse(await rig.line(1)).result.protocolVersion, '2025-06-18');
@@ -106,16 +120,26 @@ describe('HttpTransport against a scripted server', { timeout: 20_000 }, () => {
     return rig;
   }
 
-  it('sends only the configured headers and the protocol\'s own, with the session and negotiated version', async () => {
+  it("sends only the configured headers and the protocol's own, with the session and negotiated version", async () => {
     seen.length = 0;
-    handler = (_req, body, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(`{"jsonrpc":"2.0","id":${JSON.parse(body).id},"result":{}}`);
+    handler = (_req, body, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(`{"jsonrpc":"2.0","id":${JSON.parse(body).id},"result":{}}`);
     const rig = await open({ headers: { 'X-Api-Key': 'k', Accept: 'text/html' } });
     rig.transport.write(request(2), 2);
     await rig.line(2);
     const post = seen.find((s) => s.body === request(2))!;
     const names = Object.keys(post.headers).sort();
-    assert.deepEqual(names, ['accept', 'connection', 'content-length', 'content-type', 'host', 'mcp-protocol-version', 'mcp-session-id', 'x-api-key']);
-    assert.equal(post.headers.accept, 'application/json, text/event-stream', 'the protocol\'s Accept wins over a configured one');
+    assert.deepEqual(names, [
+      'accept',
+      'connection',
+      'content-length',
+      'content-type',
+      'host',
+      'mcp-protocol-version',
+      'mcp-session-id',
+      'x-api-key',
+    ]);
+    assert.equal(post.headers.accept, 'application/json, text/event-stream', "the protocol's Accept wins over a configured one");
     assert.equal(post.headers['mcp-session-id'], `s${sessions}`);
     assert.equal(post.headers['mcp-protocol-version'], '2025-06-18');
     assert.equal(seen[0]!.headers['mcp-session-id'], undefined, 'initialize goes without a session');
@@ -125,7 +149,7 @@ describe('HttpTransport against a scripted server', { timeout: 20_000 }, () => {
     assert.equal(rig.transport.write(request(3), 3), false, 'nothing is sent after stop');
   });
 
-  it('answers a request refused with an HTTP error in the server\'s place, naming the status (never the body)', async () => {
+  it("answers a request refused with an HTTP error in the server's place, naming the status (never the body)", async () => {
     handler = (_req, _body, res) => res.writeHead(503, { 'content-type': 'text/plain' }).end('  upstream\n  overloaded  ');
     const rig = await open();
     rig.transport.write(request(7), 7);
@@ -138,8 +162,10 @@ describe('HttpTransport against a scripted server', { timeout: 20_000 }, () => {
   });
 
   it('blanks the credentials an error body echoes before it is logged', () => {
-    assert.equal(redacted('{"authorization":"Bearer s3cr3t.x","x-api-key":"k3y","cookie":"sid=abc"} Authorization: Basic dXNlcjpwYXNz token=abc&x=1'),
-      '{"authorization":"[redacted]","x-api-key":"[redacted]","cookie":"[redacted]"} Authorization: [redacted] token=[redacted]&x=1');
+    assert.equal(
+      redacted('{"authorization":"Bearer s3cr3t.x","x-api-key":"k3y","cookie":"sid=abc"} Authorization: Basic dXNlcjpwYXNz token=abc&x=1'),
+      '{"authorization":"[redacted]","x-api-key":"[redacted]","cookie":"[redacted]"} Authorization: [redacted] token=[redacted]&x=1',
+    );
     assert.equal(redacted('missing or wrong x-api-key header'), 'missing or wrong x-api-key header');
   });
 
@@ -147,7 +173,9 @@ describe('HttpTransport against a scripted server', { timeout: 20_000 }, () => {
     handler = (_req, body, res) => {
       const id = JSON.parse(body).id as number;
       if (id === 8) return void res.writeHead(202).end();
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(`[{"jsonrpc":"2.0","method":"notifications/message","params":{}},{"jsonrpc":"2.0","id":${id},"result":{}}]`);
+      res
+        .writeHead(200, { 'content-type': 'application/json; charset=utf-8' })
+        .end(`[{"jsonrpc":"2.0","method":"notifications/message","params":{}},{"jsonrpc":"2.0","id":${id},"result":{}}]`);
     };
     const rig = await open();
     rig.transport.write(request(4), 4);
@@ -158,7 +186,10 @@ describe('HttpTransport against a scripted server', { timeout: 20_000 }, () => {
   });
 
   it('drops an answer over the size limit, reports it, and fails the call instead of leaving it waiting', async () => {
-    handler = (_req, body, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(`{"jsonrpc":"2.0","id":${JSON.parse(body).id},"result":{"big":"${'x'.repeat(2000)}"}}`);
+    handler = (_req, body, res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(`{"jsonrpc":"2.0","id":${JSON.parse(body).id},"result":{"big":"${'x'.repeat(2000)}"}}`);
     const rig = await open({}, 1000);
     rig.transport.write(request(5), 5);
     const error = JSON.parse(await rig.line(2)) as { id: number; error: { message: string } };
@@ -169,7 +200,10 @@ describe('HttpTransport against a scripted server', { timeout: 20_000 }, () => {
   });
 
   it('a 404 for our session replays initialize, holds writes made meanwhile, then re-sends', async () => {
-    handler = (req, body, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(`{"jsonrpc":"2.0","id":${JSON.parse(body).id},"result":{"session":"${String(req.headers['mcp-session-id'])}"}}`);
+    handler = (req, body, res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(`{"jsonrpc":"2.0","id":${JSON.parse(body).id},"result":{"session":"${String(req.headers['mcp-session-id'])}"}}`);
     const rig = await open();
     const before_ = sessions;
     forgottenUpTo = sessions;
@@ -179,11 +213,13 @@ describe('HttpTransport against a scripted server', { timeout: 20_000 }, () => {
     };
     rig.transport.write(request(10), 10);
     rig.transport.write(request(11), 11);
-    const answers = [await rig.line(2), await rig.line(3), await rig.line(4)].map((l) => JSON.parse(l) as { id: number; result: { session: string } });
+    const answers = [await rig.line(2), await rig.line(3), await rig.line(4)].map(
+      (l) => JSON.parse(l) as { id: number; result: { session: string } },
+    );
     assert.deepEqual(answers.map((a) => a.id).sort(), [10, 11, 12]);
     assert.equal(sessions, before_ + 1, 'one new session for both 404s');
     for (const a of answers) assert.equal(a.result.session, `s${sessions}`);
-    assert.equal(rig.lines.length, 4, 'the replayed initialize\'s answer is not passed on');
+    assert.equal(rig.lines.length, 4, "the replayed initialize's answer is not passed on");
     const replayed = seen.filter((x) => x.body === INITIALIZED && x.headers['mcp-session-id'] === `s${sessions}`);
     assert.equal(replayed.length, 1, 'notifications/initialized is sent once in the new session');
     rig.transport.kill();
@@ -194,8 +230,21 @@ describe('HttpTransport against a scripted server', { timeout: 20_000 }, () => {
     const exits: GatewayError[] = [];
     let exited!: () => void;
     const exit = new Promise<void>((resolve) => (exited = resolve));
-    const config: RemoteServerConfig = { type: 'http', name: 'gone', url: 'http://127.0.0.1:9/mcp?key=secret', headers: {}, disabled: false, timeout: 5000, sessions: 'shared' };
-    const transport = new HttpTransport(config, new Logger('silent'), { line: (l) => void lines.push(l), fail: (id) => void lines.push(`failed ${id}`), overflow: () => {}, exit: (r) => (exits.push(r), exited()) });
+    const config: RemoteServerConfig = {
+      type: 'http',
+      name: 'gone',
+      url: 'http://127.0.0.1:9/mcp?key=secret',
+      headers: {},
+      disabled: false,
+      timeout: 5000,
+      sessions: 'shared',
+    };
+    const transport = new HttpTransport(config, new Logger('silent'), {
+      line: (l) => void lines.push(l),
+      fail: (id) => void lines.push(`failed ${id}`),
+      overflow: () => {},
+      exit: (r) => (exits.push(r), exited()),
+    });
     transport.write(INIT, 1);
     transport.write(request(2), 2);
     await exit;

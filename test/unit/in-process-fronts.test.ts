@@ -15,7 +15,12 @@ import { JSON_HEADERS } from '../helpers/requests.js';
 const T = { timeout: 10_000 };
 const MODERN = '2026-07-28';
 const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
-const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'in-process', version: '1' } } };
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'in-process', version: '1' } },
+};
 /** A crashed in-memory server restarts at once: the tests that restart one wait for no backoff. */
 const QUICK_RESTART = { gateway: { supervision: { backoffBaseMs: 1 } } };
 const TOOLS = [
@@ -44,14 +49,20 @@ void describe('the HTTP front in-process: a whole tools/call, front to server se
       assert.deepEqual(Object.keys(result.capabilities as object).sort(), ['completions', 'logging', 'prompts', 'resources', 'tools']);
 
       const inSession = { ...JSON_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' };
-      const initialized = await http.inject({ headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+      const initialized = await http.inject({
+        headers: inSession,
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      });
       assert.deepEqual([initialized.status, initialized.body], [202, '']);
 
       const list = await http.inject({ headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
       assert.equal(list.status, 200, list.body);
       assert.deepEqual(list.json, { jsonrpc: '2.0', id: 2, result: { tools: TOOLS } });
 
-      const call = await http.inject({ headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'fs__read', arguments: { path: '/a' } } }) });
+      const call = await http.inject({
+        headers: inSession,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'fs__read', arguments: { path: '/a' } } }),
+      });
       assert.equal(call.status, 200, call.body);
       assert.deepEqual(call.json, { jsonrpc: '2.0', id: 3, result: { content: [{ type: 'text', text: 'read /a' }] } });
       assert.deepEqual(fs.calls, [{ name: 'read', arguments: { path: '/a' } }], 'the server got the call under its own name');
@@ -78,7 +89,10 @@ void describe('the HTTP front in-process: a whole tools/call, front to server se
       const origin = await http.inject({ headers: { ...JSON_HEADERS, origin: 'http://evil.example' }, body: JSON.stringify(INITIALIZE) });
       assert.equal(origin.status, 403);
       assert.equal((origin.json?.error as { data: { code: string } }).data.code, 'MCPG_ORIGIN_FORBIDDEN');
-      const local = await http.inject({ headers: { ...JSON_HEADERS, origin: 'http://localhost:3000', host: 'localhost:8808' }, body: JSON.stringify(INITIALIZE) });
+      const local = await http.inject({
+        headers: { ...JSON_HEADERS, origin: 'http://localhost:3000', host: 'localhost:8808' },
+        body: JSON.stringify(INITIALIZE),
+      });
       assert.equal(local.status, 200, 'a loopback page and Host are served');
       assert.equal(http.front.sessionCount, 1, 'only the admitted request opened a session');
     } finally {
@@ -145,9 +159,16 @@ void describe('the HTTP front in-process: a whole tools/call, front to server se
       const done = await stream.done;
       assert.equal(stream.res.destroyed, true, 'the next one finds the buffer over the bound: the stream is dropped');
       assert.equal(done.body.includes('list_changed'), false, 'what was never read never arrived');
-      assert.ok(http.lines.some((l) => l.code === 'MCPG_AGENT_TOO_SLOW' && String(l.msg).startsWith('dropped the GET stream')), 'logged');
+      assert.ok(
+        http.lines.some((l) => l.code === 'MCPG_AGENT_TOO_SLOW' && String(l.msg).startsWith('dropped the GET stream')),
+        'logged',
+      );
       const list = await http.inject({ headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }) });
-      assert.deepEqual((list.json?.result as { tools: { name: string }[] }).tools.map((t) => t.name), ['fs__read', 'fs__write', 'fs__one', 'fs__two'], 'the session is fine');
+      assert.deepEqual(
+        (list.json?.result as { tools: { name: string }[] }).tools.map((t) => t.name),
+        ['fs__read', 'fs__write', 'fs__one', 'fs__two'],
+        'the session is fine',
+      );
     } finally {
       await http.close();
     }
@@ -157,12 +178,21 @@ void describe('the HTTP front in-process: a whole tools/call, front to server se
     const fs = fsServer();
     const http = await httpFront({ servers: [fs] });
     try {
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'fs__read', arguments: { path: '/m' }, _meta: ENVELOPE } });
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'fs__read', arguments: { path: '/m' }, _meta: ENVELOPE },
+      });
       const headers = { ...JSON_HEADERS, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'fs__read' };
       const call = await http.inject({ headers, body });
       assert.equal(call.status, 200, call.body);
       assert.equal(call.headers['mcp-session-id'], undefined, 'no session');
-      assert.deepEqual(call.json, { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: 'read /m' }], resultType: 'complete' } });
+      assert.deepEqual(call.json, {
+        jsonrpc: '2.0',
+        id: 7,
+        result: { content: [{ type: 'text', text: 'read /m' }], resultType: 'complete' },
+      });
       assert.deepEqual(fs.calls, [{ name: 'read', arguments: { path: '/m' } }]);
       // A header that disagrees with the body is refused before anything runs (-32020).
       const wrong = await http.inject({ headers: { ...headers, 'mcp-name': 'fs__write' }, body });
@@ -182,12 +212,22 @@ void describe('the HTTP front in-process: a whole tools/call, front to server se
       const init = await http.inject({ headers: JSON_HEADERS, body: JSON.stringify(INITIALIZE) });
       const inSession = { ...JSON_HEADERS, 'mcp-session-id': init.headers['mcp-session-id'] as string };
       await http.inject({ headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
-      const call = http.open({ headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 'w', method: 'tools/call', params: { name: 'fs__wait', arguments: { n: 1 } } }) });
+      const call = http.open({
+        headers: inSession,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 'w', method: 'tools/call', params: { name: 'fs__wait', arguments: { n: 1 } } }),
+      });
       while (fs.calls.length === 0) await new Promise((resolve) => setImmediate(resolve));
-      const cancel = await http.inject({ headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'w' } }) });
+      const cancel = await http.inject({
+        headers: inSession,
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'w' } }),
+      });
       assert.equal(cancel.status, 202);
       const done = await call.done;
-      assert.deepEqual([done.status, done.headers['content-type'], done.body], [200, 'text/event-stream', ''], 'an empty event stream: no answer');
+      assert.deepEqual(
+        [done.status, done.headers['content-type'], done.body],
+        [200, 'text/event-stream', ''],
+        'an empty event stream: no answer',
+      );
       while (fs.cancelled.length === 0) await new Promise((resolve) => setImmediate(resolve));
       assert.deepEqual(fs.cancelled, [{ name: 'wait', arguments: { n: 1 } }]);
     } finally {
@@ -208,9 +248,20 @@ void describe('the stdio front in-process: a whole tools/call as lines', () => {
       assert.deepEqual(init.result?.serverInfo, GATEWAY_INFO);
       agent.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
       assert.deepEqual(await agent.request(2, 'tools/list'), { jsonrpc: '2.0', id: 2, result: { tools: TOOLS } });
-      assert.deepEqual(await agent.request(3, 'tools/call', { name: 'fs__read', arguments: { path: '/s' } }), { jsonrpc: '2.0', id: 3, result: { content: [{ type: 'text', text: 'read /s' }] } });
-      assert.deepEqual(await agent.request('m', 'tools/call', { name: 'fs__read', arguments: { path: '/sm' }, _meta: ENVELOPE }), { jsonrpc: '2.0', id: 'm', result: { content: [{ type: 'text', text: 'read /sm' }], resultType: 'complete' } });
-      assert.deepEqual(fs.calls, [{ name: 'read', arguments: { path: '/s' } }, { name: 'read', arguments: { path: '/sm' } }]);
+      assert.deepEqual(await agent.request(3, 'tools/call', { name: 'fs__read', arguments: { path: '/s' } }), {
+        jsonrpc: '2.0',
+        id: 3,
+        result: { content: [{ type: 'text', text: 'read /s' }] },
+      });
+      assert.deepEqual(await agent.request('m', 'tools/call', { name: 'fs__read', arguments: { path: '/sm' }, _meta: ENVELOPE }), {
+        jsonrpc: '2.0',
+        id: 'm',
+        result: { content: [{ type: 'text', text: 'read /sm' }], resultType: 'complete' },
+      });
+      assert.deepEqual(fs.calls, [
+        { name: 'read', arguments: { path: '/s' } },
+        { name: 'read', arguments: { path: '/sm' } },
+      ]);
       agent.input.end();
       assert.deepEqual(await stdio.front.ended, { reason: 'stdin closed', failed: false });
       assert.equal(agent.all.length, 4, 'one line per request, nothing else');

@@ -5,7 +5,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  classify, encodeError, encodeNotification, encodeRequest, encodeResult, nestedDeeperThan, parseMessage, spliceResponseId, wireLimits,
+  classify,
+  encodeError,
+  encodeNotification,
+  encodeRequest,
+  encodeResult,
+  nestedDeeperThan,
+  parseMessage,
+  spliceResponseId,
+  wireLimits,
   type RequestId,
 } from '../../src/wire/jsonrpc.js';
 
@@ -50,7 +58,11 @@ void describe('parseMessage', { timeout: 5000 }, () => {
 
   void it('rejects batches and non-objects', { timeout: 5000 }, () => {
     const prefix = 'invalid request: expected a JSON-RPC message object, got';
-    assertInvalid('[{"jsonrpc":"2.0","id":1,"method":"x"}]', INVALID, `${prefix} a batch (JSON array); MCP 2025-11-25 does not allow batches`);
+    assertInvalid(
+      '[{"jsonrpc":"2.0","id":1,"method":"x"}]',
+      INVALID,
+      `${prefix} a batch (JSON array); MCP 2025-11-25 does not allow batches`,
+    );
     assertInvalid('null', INVALID, `${prefix} a null`);
     assertInvalid('42', INVALID, `${prefix} a number`);
     assertInvalid('"hi"', INVALID, `${prefix} a string`);
@@ -109,12 +121,22 @@ void describe('encoders', { timeout: 5000 }, () => {
     const tricky = 'quote " backslash \\ newline \n unicode é \u2028';
     assert.deepEqual(JSON.parse(encodeResult(tricky, { text: tricky })), { jsonrpc: '2.0', id: tricky, result: { text: tricky } });
     assert.deepEqual(JSON.parse(encodeError(null, { code: -32600, message: tricky, data: { code: 'X' } })), {
-      jsonrpc: '2.0', id: null, error: { code: -32600, message: tricky, data: { code: 'X' } },
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: tricky, data: { code: 'X' } },
     });
-    assert.deepEqual(JSON.parse(encodeNotification('notifications/tools/list_changed')), { jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    assert.deepEqual(JSON.parse(encodeNotification('notifications/tools/list_changed')), {
+      jsonrpc: '2.0',
+      method: 'notifications/tools/list_changed',
+    });
     assert.deepEqual(JSON.parse(encodeNotification('m', { a: [1] })), { jsonrpc: '2.0', method: 'm', params: { a: [1] } });
     assert.deepEqual(JSON.parse(encodeRequest(5, 'ping')), { jsonrpc: '2.0', id: 5, method: 'ping' });
-    assert.deepEqual(JSON.parse(encodeRequest('r', 'tools/call', { name: tricky })), { jsonrpc: '2.0', id: 'r', method: 'tools/call', params: { name: tricky } });
+    assert.deepEqual(JSON.parse(encodeRequest('r', 'tools/call', { name: tricky })), {
+      jsonrpc: '2.0',
+      id: 'r',
+      method: 'tools/call',
+      params: { name: tricky },
+    });
     assert.equal(parseMessage(encodeRequest(5, 'ping')).kind, 'request');
   });
 });
@@ -137,7 +159,10 @@ void describe('spliceResponseId', { timeout: 5000 }, () => {
   void it('re-addresses the id-after-jsonrpc form and the id-first form', { timeout: 5000 }, () => {
     assert.equal(checkSplice('{"jsonrpc":"2.0","id":7,"result":{"a":1}}', 7, 3), '{"jsonrpc":"2.0","id":3,"result":{"a":1}}');
     assert.equal(checkSplice('{"id":7,"jsonrpc":"2.0","result":{}}', 7, 'x'), '{"id":"x","jsonrpc":"2.0","result":{}}');
-    assert.equal(checkSplice('{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"m"}}', 7, 8), '{"jsonrpc":"2.0","id":8,"error":{"code":1,"message":"m"}}');
+    assert.equal(
+      checkSplice('{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"m"}}', 7, 8),
+      '{"jsonrpc":"2.0","id":8,"error":{"code":1,"message":"m"}}',
+    );
   });
 
   void it('quotes and escapes string ids', { timeout: 5000 }, () => {
@@ -165,7 +190,9 @@ void describe('spliceResponseId', { timeout: 5000 }, () => {
   void it('does not confuse id 7 with 17, 70 or -7', { timeout: 5000 }, () => {
     for (const other of [17, 70, -7, 77]) {
       for (const line of [
-        `{"result":{},"jsonrpc":"2.0","id":${other}}`, `{"jsonrpc":"2.0","id":${other},"result":{}}`, `{"id":${other},"result":{}}`,
+        `{"result":{},"jsonrpc":"2.0","id":${other}}`,
+        `{"jsonrpc":"2.0","id":${other},"result":{}}`,
+        `{"id":${other},"result":{}}`,
       ]) {
         assert.equal(spliceResponseId(line, 7, 1), undefined, line);
         checkSplice(line, other, 1);
@@ -179,7 +206,8 @@ void describe('spliceResponseId', { timeout: 5000 }, () => {
       '{"result":{},"id":7,"jsonrpc":"2.0"}',
       '{"jsonrpc":"2.0","id":7.0,"result":{}}',
       '{"result":{},"jsonrpc":"2.0","id":7} ',
-    ]) assert.equal(checkSplice(line, 7, 1), undefined, line);
+    ])
+      assert.equal(checkSplice(line, 7, 1), undefined, line);
     // Trailing whitespace after a prefix form is still the same message.
     assert.equal(checkSplice('{"jsonrpc":"2.0","id":7,"result":{}} ', 7, 1), '{"jsonrpc":"2.0","id":1,"result":{}} ');
   });
@@ -193,12 +221,15 @@ void describe('spliceResponseId', { timeout: 5000 }, () => {
       '{"id":7,"result":{},"i\\u0064":7}',
       '{"jsonrpc":"2.0","id":7,"result":{"id":1,"s":"}\\"],{"},"id":7,"z":0}',
       '{"jsonrpc":"2.0","id":7,"result":{"a":[{"id":1}]},"x":"\\"id\\"","id":7,"z":[]}',
-    ]) assert.equal(checkSplice(line, 7, 1), line.endsWith(',"id":7}') ? line.slice(0, -2) + '1}' : undefined, line);
+    ])
+      assert.equal(checkSplice(line, 7, 1), line.endsWith(',"id":7}') ? line.slice(0, -2) + '1}' : undefined, line);
     // The id-last form is safe with duplicates: the last member is the one JSON.parse keeps.
     assert.equal(spliceResponseId('{"id":7,"result":{},"id":7}', 7, 1), '{"id":7,"result":{},"id":1}');
     // A duplicate "id" nested deeper, or in a string value, is not top-level: the prefix splice stands.
-    assert.equal(checkSplice('{"jsonrpc":"2.0","id":7,"result":{"x":{"id":7}},"note":"\\"id\\":7"}', 7, 1),
-      '{"jsonrpc":"2.0","id":1,"result":{"x":{"id":7}},"note":"\\"id\\":7"}');
+    assert.equal(
+      checkSplice('{"jsonrpc":"2.0","id":7,"result":{"x":{"id":7}},"note":"\\"id\\":7"}', 7, 1),
+      '{"jsonrpc":"2.0","id":1,"result":{"x":{"id":7}},"note":"\\"id\\":7"}',
+    );
   });
 });
 
@@ -245,6 +276,11 @@ void describe('the nesting limit', { timeout: 5000 }, () => {
   });
 
   void it('refuses a response that carries both result and error', { timeout: 5000 }, () => {
-    assertInvalid('{"jsonrpc":"2.0","id":4,"result":{},"error":{"code":-1,"message":"x"}}', INVALID, 'invalid response: a response carries "result" or "error", not both', 4);
+    assertInvalid(
+      '{"jsonrpc":"2.0","id":4,"result":{},"error":{"code":-1,"message":"x"}}',
+      INVALID,
+      'invalid response: a response carries "result" or "error", not both',
+      4,
+    );
   });
 });

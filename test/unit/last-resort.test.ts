@@ -12,7 +12,11 @@ void describe('the last-resort handler', { timeout: 5000 }, () => {
   void it('logs once, kills the servers and exits 1', { timeout: 5000 }, () => {
     const lines: string[] = [];
     const steps: string[] = [];
-    const onFatal = fatalHandler(new Logger('info', (line) => lines.push(line)), () => steps.push('kill'), (code) => steps.push(`exit ${code}`));
+    const onFatal = fatalHandler(
+      new Logger('info', (line) => lines.push(line)),
+      () => steps.push('kill'),
+      (code) => steps.push(`exit ${code}`),
+    );
     onFatal(new RangeError('Maximum call stack size exceeded'));
     onFatal(new Error('a second one'));
     assert.deepEqual(steps, ['kill', 'exit 1']);
@@ -25,17 +29,28 @@ void describe('the last-resort handler', { timeout: 5000 }, () => {
 
   void it('still exits when killing the servers throws', { timeout: 5000 }, () => {
     const steps: string[] = [];
-    const onFatal = fatalHandler(new Logger('silent', () => {}), () => {
-      throw new Error('kill failed');
-    }, (code) => steps.push(`exit ${code}`));
+    const onFatal = fatalHandler(
+      new Logger('silent', () => {}),
+      () => {
+        throw new Error('kill failed');
+      },
+      (code) => steps.push(`exit ${code}`),
+    );
     assert.throws(() => onFatal(new Error('boom')), /kill failed/);
     assert.deepEqual(steps, ['exit 1']);
   });
 
   void it('is installed for uncaught exceptions and rejections, and uninstalled', { timeout: 5000 }, () => {
     const before = [process.listenerCount('uncaughtException'), process.listenerCount('unhandledRejection')];
-    const uninstall = installLastResort(new Logger('silent', () => {}), () => {}, () => {});
-    assert.deepEqual([process.listenerCount('uncaughtException'), process.listenerCount('unhandledRejection')], [before[0]! + 1, before[1]! + 1]);
+    const uninstall = installLastResort(
+      new Logger('silent', () => {}),
+      () => {},
+      () => {},
+    );
+    assert.deepEqual(
+      [process.listenerCount('uncaughtException'), process.listenerCount('unhandledRejection')],
+      [before[0]! + 1, before[1]! + 1],
+    );
     uninstall();
     assert.deepEqual([process.listenerCount('uncaughtException'), process.listenerCount('unhandledRejection')], before);
   });

@@ -14,7 +14,9 @@ const SRC = fileURLToPath(new URL('../../../src/', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 /** Every relative `import … from` / `export … from` of each file, resolved to a file under src/. */
@@ -73,35 +75,57 @@ void describe('layering', () => {
   });
 
   void it('the check finds a cycle when there is one', { timeout: 5000 }, () => {
-    const graph = new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']], ['d.ts', ['a.ts']]]);
+    const graph = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+      ['d.ts', ['a.ts']],
+    ]);
     assert.deepEqual(cycles(graph), [['a.ts', 'b.ts', 'c.ts']]);
   });
 
-  void it('the rooms that read no files (rules, wire, catalog) may not import node:fs, and their room arrows still hold', { timeout: 20_000 }, async () => {
-    // Lints probe imports with every block of eslint.config.js that sets no-restricted-imports, in
-    // order, as eslint merges them: a second block for a room's files would replace the room's
-    // patterns rather than add to them, and this would fail.
-    const { default: all } = (await import(pathToFileURL(join(ROOT, 'eslint.config.js')).href)) as { default: Linter.Config[] };
-    const blocks = all.filter((block) => block.rules?.['no-restricted-imports'] !== undefined);
-    assert.ok(blocks.length >= 10, `${blocks.length} blocks`);
-    const linter = new Linter({ configType: 'flat', cwd: ROOT });
-    const errors = (room: string, line: string): string[] =>
-      linter.verify(line, blocks, { filename: join(ROOT, 'src', room, 'probe.ts') }).map((m) => `${m.ruleId}: ${m.message}`);
-    for (const room of ['rules', 'wire', 'catalog']) {
-      for (const name of ['node:fs', 'node:fs/promises', 'fs']) {
-        const [message, ...more] = errors(room, `import { readFile } from '${name}';`);
-        assert.match(message ?? '', new RegExp(`^no-restricted-imports: '${name}' import is restricted from being used\\. src/${room} reads no files`), room);
-        assert.deepEqual(more, []);
+  void it(
+    'the rooms that read no files (rules, wire, catalog) may not import node:fs, and their room arrows still hold',
+    { timeout: 20_000 },
+    async () => {
+      // Lints probe imports with every block of eslint.config.js that sets no-restricted-imports, in
+      // order, as eslint merges them: a second block for a room's files would replace the room's
+      // patterns rather than add to them, and this would fail.
+      const { default: all } = (await import(pathToFileURL(join(ROOT, 'eslint.config.js')).href)) as { default: Linter.Config[] };
+      const blocks = all.filter((block) => block.rules?.['no-restricted-imports'] !== undefined);
+      assert.ok(blocks.length >= 10, `${blocks.length} blocks`);
+      const linter = new Linter({ configType: 'flat', cwd: ROOT });
+      const errors = (room: string, line: string): string[] =>
+        linter.verify(line, blocks, { filename: join(ROOT, 'src', room, 'probe.ts') }).map((m) => `${m.ruleId}: ${m.message}`);
+      for (const room of ['rules', 'wire', 'catalog']) {
+        for (const name of ['node:fs', 'node:fs/promises', 'fs']) {
+          const [message, ...more] = errors(room, `import { readFile } from '${name}';`);
+          assert.match(
+            message ?? '',
+            new RegExp(`^no-restricted-imports: '${name}' import is restricted from being used\\. src/${room} reads no files`),
+            room,
+          );
+          assert.deepEqual(more, []);
+        }
+        assert.match(
+          errors(room, "import { Gateway } from '../gateway/gateway.js';")[0] ?? '',
+          new RegExp(`src/${room} may not import from src/gateway`),
+        );
       }
-      assert.match(errors(room, "import { Gateway } from '../gateway/gateway.js';")[0] ?? '', new RegExp(`src/${room} may not import from src/gateway`));
-    }
-    // A file in a room's sub-folder is held to its room's arrows, however deep it sits.
-    assert.match(errors('servers/transports/http', "import { Gateway } from '../../../gateway/gateway.js';")[0] ?? '', /src\/servers may not import from src\/gateway/);
-    assert.match(errors('front/http', "import { parseRules } from '../../rules/load.js';")[0] ?? '', /src\/front may not import from src\/rules/);
-    assert.deepEqual(errors('front/http', "import { Gateway } from '../../gateway/gateway.js';"), []);
-    assert.deepEqual(errors('rules', "import { tryExpand } from '../config/expand.js';"), []);
-    assert.deepEqual(errors('config', "import { readFile } from 'node:fs/promises';"), [], 'config/ reads files');
-  });
+      // A file in a room's sub-folder is held to its room's arrows, however deep it sits.
+      assert.match(
+        errors('servers/transports/http', "import { Gateway } from '../../../gateway/gateway.js';")[0] ?? '',
+        /src\/servers may not import from src\/gateway/,
+      );
+      assert.match(
+        errors('front/http', "import { parseRules } from '../../rules/load.js';")[0] ?? '',
+        /src\/front may not import from src\/rules/,
+      );
+      assert.deepEqual(errors('front/http', "import { Gateway } from '../../gateway/gateway.js';"), []);
+      assert.deepEqual(errors('rules', "import { tryExpand } from '../config/expand.js';"), []);
+      assert.deepEqual(errors('config', "import { readFile } from 'node:fs/promises';"), [], 'config/ reads files');
+    },
+  );
 
   void it('a comment in src/ that cites a tracker number is a lint error; the reason itself is not', { timeout: 10_000 }, async () => {
     const { default: all } = (await import(pathToFileURL(join(ROOT, 'eslint.config.js')).href)) as { default: Linter.Config[] };
@@ -109,13 +133,19 @@ void describe('layering', () => {
     assert.equal(blocks.length, 1);
     const linter = new Linter({ configType: 'flat', cwd: ROOT });
     const cited = (text: string): string[] =>
-      linter.verify(text, blocks, { filename: join(ROOT, 'src', 'gateway', 'probe.ts') }).map((m) => m.message.replace(/^comment cites "([^"]*)".*$/, '$1'));
+      linter
+        .verify(text, blocks, { filename: join(ROOT, 'src', 'gateway', 'probe.ts') })
+        .map((m) => m.message.replace(/^comment cites "([^"]*)".*$/, '$1'));
     assert.deepEqual(cited('// Kept listed (issue 15).\nconst a = 1;\n'), ['issue 15']);
     assert.deepEqual(cited('/* see issue #12 */ const b = 2;'), ['issue #12']);
     assert.deepEqual(cited('/**\n * Stop sequence (seed 000).\n */\nfunction c() {}\n'), ['seed 000']);
     assert.deepEqual(cited('// Bounded (hardening §4, audit #5).\n'), ['hardening §4'], 'one report per comment, its first citation');
     assert.deepEqual(cited('// No prototype (audit #12).\n'), ['audit #12']);
     assert.deepEqual(cited('// The watchdog (hardening issue §1).\n'), ['hardening issue §1']);
-    assert.deepEqual(cited('// Kept listed: a restart is no list change (RFC 6750 §3, PKCS #8).\nconst s = "issue 15";\n'), [], 'a string is not a comment');
+    assert.deepEqual(
+      cited('// Kept listed: a restart is no list change (RFC 6750 §3, PKCS #8).\nconst s = "issue 15";\n'),
+      [],
+      'a string is not a comment',
+    );
   });
 });

@@ -29,7 +29,10 @@ void describe('Logger', { timeout: 5000 }, () => {
     log.info('i');
     log.warn('w');
     log.error('e');
-    assert.deepEqual(records(), [{ level: 'warn', msg: 'w' }, { level: 'error', msg: 'e' }]);
+    assert.deepEqual(records(), [
+      { level: 'warn', msg: 'w' },
+      { level: 'error', msg: 'e' },
+    ]);
     assert.deepEqual([log.enabled('debug'), log.enabled('info'), log.enabled('warn'), log.enabled('error')], [false, false, true, true]);
   });
 
@@ -58,19 +61,42 @@ void describe('Logger', { timeout: 5000 }, () => {
   void it('redacts secret-looking field names, whatever their case', { timeout: 5000 }, () => {
     const { log, records } = capture('info');
     log.info('m', {
-      authorization: 'Bearer abc', Authorization: 'Bearer abc', token: 't', accessToken: 't', api_key: 'k', apiKey: 'k',
-      'x-api-key': 'k', password: 'p', clientSecret: 's', cookie: 'c', server: 'fs', count: 2,
+      authorization: 'Bearer abc',
+      Authorization: 'Bearer abc',
+      token: 't',
+      accessToken: 't',
+      api_key: 'k',
+      apiKey: 'k',
+      'x-api-key': 'k',
+      password: 'p',
+      clientSecret: 's',
+      cookie: 'c',
+      server: 'fs',
+      count: 2,
     });
     const redacted = '[redacted]';
-    assert.deepEqual(records(), [{
-      level: 'info', msg: 'm', authorization: redacted, Authorization: redacted, token: redacted, accessToken: redacted,
-      api_key: redacted, apiKey: redacted, 'x-api-key': redacted, password: redacted, clientSecret: redacted, cookie: redacted,
-      server: 'fs', count: 2,
-    }]);
+    assert.deepEqual(records(), [
+      {
+        level: 'info',
+        msg: 'm',
+        authorization: redacted,
+        Authorization: redacted,
+        token: redacted,
+        accessToken: redacted,
+        api_key: redacted,
+        apiKey: redacted,
+        'x-api-key': redacted,
+        password: redacted,
+        clientSecret: redacted,
+        cookie: redacted,
+        server: 'fs',
+        count: 2,
+      },
+    ]);
     assert.ok(!records().some((r) => JSON.stringify(r).includes('Bearer')));
   });
 
-  void it('redacts secret-looking keys of a child logger\'s context too', { timeout: 5000 }, () => {
+  void it("redacts secret-looking keys of a child logger's context too", { timeout: 5000 }, () => {
     const { log, records } = capture('info');
     log.child({ server: 'remote', authorization: 'Bearer abc' }).info('m');
     assert.deepEqual(records(), [{ level: 'info', msg: 'm', server: 'remote', authorization: '[redacted]' }]);
@@ -94,7 +120,11 @@ void describe('Logger', { timeout: 5000 }, () => {
     assert.equal(field('node').code, 'ENOENT');
     assert.match(String(field('node').stack), /\n\s+at /);
     assert.equal(field('wrapped').stack, undefined);
-    assert.match(String((field('wrapped').cause as Record<string, unknown>).stack), /^Error: socket hang up\n\s+at /, 'an unexpected cause keeps its stack');
+    assert.match(
+      String((field('wrapped').cause as Record<string, unknown>).stack),
+      /^Error: socket hang up\n\s+at /,
+      'an unexpected cause keeps its stack',
+    );
 
     const debug = capture('debug');
     debug.log.warn('failed', { error: new GatewayError('MCPG_SERVER_TIMEOUT', 'too slow') });
@@ -127,7 +157,16 @@ void describe('Logger', { timeout: 5000 }, () => {
   });
 
   void it('isLogLevel accepts exactly the five levels', { timeout: 5000 }, () => {
-    assert.deepEqual(['debug', 'info', 'warn', 'error', 'silent', 'trace', 'INFO', ''].map(isLogLevel), [true, true, true, true, true, false, false, false]);
+    assert.deepEqual(['debug', 'info', 'warn', 'error', 'silent', 'trace', 'INFO', ''].map(isLogLevel), [
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
   });
 });
 
@@ -139,9 +178,14 @@ describe('Logger: the pretty format and how it is chosen', { timeout: 5000 }, ()
 
   it('writes time, level, [server] [agent], the message, then the other fields; secrets redacted', () => {
     const { log, lines } = capture({ format: 'pretty' });
-    log.child({ server: 'echo' }).info('server "echo": starting → ready', { agent: 'ci-bot', tools: 3, note: 'two words', token: 'sk-live-123' });
+    log
+      .child({ server: 'echo' })
+      .info('server "echo": starting → ready', { agent: 'ci-bot', tools: 3, note: 'two words', token: 'sk-live-123' });
     assert.equal(lines.length, 1);
-    assert.match(lines[0]!, /^\d\d:\d\d:\d\d\.\d{3} INFO {2}\[echo\] \[ci-bot\] server "echo": starting → ready tools=3 note="two words" token=\[redacted\]\n$/);
+    assert.match(
+      lines[0]!,
+      /^\d\d:\d\d:\d\d\.\d{3} INFO {2}\[echo\] \[ci-bot\] server "echo": starting → ready tools=3 note="two words" token=\[redacted\]\n$/,
+    );
     assert.ok(!lines[0]!.includes('sk-live-123'));
     assert.ok(!lines[0]!.includes('\x1b['), 'no colour unless asked');
   });

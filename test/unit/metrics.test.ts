@@ -17,7 +17,8 @@ import { silentLogger } from '../../src/observability/logger.js';
 const T = { timeout: 5000 };
 
 // Prometheus text format 0.0.4: `name{label="value",…} value`, values in Go float syntax.
-const SAMPLE = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\["\\n])*"(,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\["\\n])*")*\})? (NaN|[+-]Inf|[+-]?\d+(\.\d+)?([eE][+-]?\d+)?|[+-]?\.\d+([eE][+-]?\d+)?)$/;
+const SAMPLE =
+  /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\["\\n])*"(,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\["\\n])*")*\})? (NaN|[+-]Inf|[+-]?\d+(\.\d+)?([eE][+-]?\d+)?|[+-]?\.\d+([eE][+-]?\d+)?)$/;
 const COMMENT = /^# (HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*|TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (counter|gauge|histogram|summary|untyped))$/;
 
 /** Every line is a comment or a sample, families are contiguous and each is typed once. */
@@ -54,14 +55,17 @@ void describe('metrics registry', { timeout: 10_000 }, () => {
     c.labels('/a', '200').inc(0.5);
     c.labels('/a', '200').inc(-3); // ignored: a counter never goes down
     assert.equal(c.labels('/a', '500'), held, 'the child is cached');
-    assert.equal(r.render(), [
-      '# HELP req_total Requests.',
-      '# TYPE req_total counter',
-      'req_total{route="/a",code="200"} 0.5',
-      'req_total{route="/a",code="500"} 3',
-      'req_total{route="/b",code="200"} 1',
-      '',
-    ].join('\n'));
+    assert.equal(
+      r.render(),
+      [
+        '# HELP req_total Requests.',
+        '# TYPE req_total counter',
+        'req_total{route="/a",code="200"} 0.5',
+        'req_total{route="/a",code="500"} 3',
+        'req_total{route="/b",code="200"} 1',
+        '',
+      ].join('\n'),
+    );
   });
 
   void it('renders an unlabelled counter at 0 once used, and families in registration order', T, () => {
@@ -79,34 +83,37 @@ void describe('metrics registry', { timeout: 10_000 }, () => {
     for (const v of [0.05, 0.1, 0.5, 2, 7, NaN]) op.observe(v);
     const plain = r.histogram({ name: 'size', help: 'Size.', buckets: [10] });
     plain.observe(3);
-    assert.equal(r.render(), [
-      '# HELP lat_seconds Latency.',
-      '# TYPE lat_seconds histogram',
-      'lat_seconds_bucket{op="get",le="0.1"} 2',
-      'lat_seconds_bucket{op="get",le="1"} 3',
-      'lat_seconds_bucket{op="get",le="5"} 4',
-      'lat_seconds_bucket{op="get",le="+Inf"} 5',
-      'lat_seconds_sum{op="get"} 9.65',
-      'lat_seconds_count{op="get"} 5',
-      '# HELP size Size.',
-      '# TYPE size histogram',
-      'size_bucket{le="10"} 1',
-      'size_bucket{le="+Inf"} 1',
-      'size_sum 3',
-      'size_count 1',
-      '',
-    ].join('\n'));
+    assert.equal(
+      r.render(),
+      [
+        '# HELP lat_seconds Latency.',
+        '# TYPE lat_seconds histogram',
+        'lat_seconds_bucket{op="get",le="0.1"} 2',
+        'lat_seconds_bucket{op="get",le="1"} 3',
+        'lat_seconds_bucket{op="get",le="5"} 4',
+        'lat_seconds_bucket{op="get",le="+Inf"} 5',
+        'lat_seconds_sum{op="get"} 9.65',
+        'lat_seconds_count{op="get"} 5',
+        '# HELP size Size.',
+        '# TYPE size histogram',
+        'size_bucket{le="10"} 1',
+        'size_bucket{le="+Inf"} 1',
+        'size_sum 3',
+        'size_count 1',
+        '',
+      ].join('\n'),
+    );
   });
 
   void it('escapes label values (backslash, quote, newline) and HELP (backslash, newline)', T, () => {
     const r = new Registry();
-    r.counter({ name: 'e_total', help: 'Line one\nback\\slash "quoted"', labels: ['v'] }).labels('a\\b"c\nd').inc();
-    assert.equal(r.render(), [
-      '# HELP e_total Line one\\nback\\\\slash "quoted"',
-      '# TYPE e_total counter',
-      'e_total{v="a\\\\b\\"c\\nd"} 1',
-      '',
-    ].join('\n'));
+    r.counter({ name: 'e_total', help: 'Line one\nback\\slash "quoted"', labels: ['v'] })
+      .labels('a\\b"c\nd')
+      .inc();
+    assert.equal(
+      r.render(),
+      ['# HELP e_total Line one\\nback\\\\slash "quoted"', '# TYPE e_total counter', 'e_total{v="a\\\\b\\"c\\nd"} 1', ''].join('\n'),
+    );
     assert.equal(escapeLabelValue('plain'), 'plain');
     assertParses(r.render());
   });
@@ -125,19 +132,43 @@ void describe('metrics registry', { timeout: 10_000 }, () => {
     const r = new Registry();
     let n = 1;
     r.gauge({ name: 'n', help: 'N.', collect: () => n });
-    r.gauge({ name: 'by_kind', help: 'K.', labels: ['kind'], collect: () => [{ labels: ['z'], value: n }, { labels: ['a'], value: 0 }] });
-    assert.equal(r.render(), '# HELP n N.\n# TYPE n gauge\nn 1\n# HELP by_kind K.\n# TYPE by_kind gauge\nby_kind{kind="a"} 0\nby_kind{kind="z"} 1\n');
+    r.gauge({
+      name: 'by_kind',
+      help: 'K.',
+      labels: ['kind'],
+      collect: () => [
+        { labels: ['z'], value: n },
+        { labels: ['a'], value: 0 },
+      ],
+    });
+    assert.equal(
+      r.render(),
+      '# HELP n N.\n# TYPE n gauge\nn 1\n# HELP by_kind K.\n# TYPE by_kind gauge\nby_kind{kind="a"} 0\nby_kind{kind="z"} 1\n',
+    );
     n = 4;
-    assert.equal(r.render(), '# HELP n N.\n# TYPE n gauge\nn 4\n# HELP by_kind K.\n# TYPE by_kind gauge\nby_kind{kind="a"} 0\nby_kind{kind="z"} 4\n');
+    assert.equal(
+      r.render(),
+      '# HELP n N.\n# TYPE n gauge\nn 4\n# HELP by_kind K.\n# TYPE by_kind gauge\nby_kind{kind="a"} 0\nby_kind{kind="z"} 4\n',
+    );
   });
 
   void it('keeps HELP and TYPE of a family whose collect throws, and says so', T, () => {
     const failures: string[] = [];
     const r = new Registry({ onCollectError: (metric) => failures.push(metric) });
-    r.gauge({ name: 'bad', help: 'Bad.', labels: ['x'], collect: () => { throw new Error('boom'); } });
+    r.gauge({
+      name: 'bad',
+      help: 'Bad.',
+      labels: ['x'],
+      collect: () => {
+        throw new Error('boom');
+      },
+    });
     r.gauge({ name: 'wrong', help: 'Wrong.', labels: ['x'], collect: () => [{ labels: [], value: 1 }] });
     r.gauge({ name: 'good', help: 'Good.', collect: () => 1 });
-    assert.equal(r.render(), '# HELP bad Bad.\n# TYPE bad gauge\n# HELP wrong Wrong.\n# TYPE wrong gauge\n# HELP good Good.\n# TYPE good gauge\ngood 1\n');
+    assert.equal(
+      r.render(),
+      '# HELP bad Bad.\n# TYPE bad gauge\n# HELP wrong Wrong.\n# TYPE wrong gauge\n# HELP good Good.\n# TYPE good gauge\ngood 1\n',
+    );
     assert.deepEqual(failures, ['bad', 'wrong']);
   });
 
@@ -149,7 +180,10 @@ void describe('metrics registry', { timeout: 10_000 }, () => {
     c.labels('3', 'x').inc();
     c.labels('4', 'y').inc();
     c.labels('1', 'x').inc();
-    assert.equal(r.render(), '# HELP c_total C.\n# TYPE c_total counter\nc_total{a="1",b="x"} 2\nc_total{a="2",b="x"} 1\nc_total{a="_other",b="_other"} 2\n');
+    assert.equal(
+      r.render(),
+      '# HELP c_total C.\n# TYPE c_total counter\nc_total{a="1",b="x"} 2\nc_total{a="2",b="x"} 1\nc_total{a="_other",b="_other"} 2\n',
+    );
   });
 
   void it('refuses bad names, duplicate metrics and a wrong number of label values', T, () => {
@@ -179,22 +213,36 @@ const SNAPSHOT: MetricsSnapshot = {
 };
 
 const FAMILIES = [
-  'mcpgate_up', 'mcpgate_info', 'mcpgate_tool_calls_total', 'mcpgate_tool_call_duration_seconds', 'mcpgate_errors_total',
-  'mcpgate_http_requests_total', 'mcpgate_connection_state', 'mcpgate_circuit_breaker_open', 'mcpgate_calls_in_flight', 'mcpgate_circuit_breaker_trips_total',
-  'mcpgate_catalog_items', 'mcpgate_catalog_held_tools', 'mcpgate_agent_sessions', 'mcpgate_process_resident_memory_bytes',
+  'mcpgate_up',
+  'mcpgate_info',
+  'mcpgate_tool_calls_total',
+  'mcpgate_tool_call_duration_seconds',
+  'mcpgate_errors_total',
+  'mcpgate_http_requests_total',
+  'mcpgate_connection_state',
+  'mcpgate_circuit_breaker_open',
+  'mcpgate_calls_in_flight',
+  'mcpgate_circuit_breaker_trips_total',
+  'mcpgate_catalog_items',
+  'mcpgate_catalog_held_tools',
+  'mcpgate_agent_sessions',
+  'mcpgate_process_resident_memory_bytes',
   'mcpgate_process_uptime_seconds',
 ];
 
 void describe('GatewayMetrics', { timeout: 10_000 }, () => {
   void it('counts on-demand servers by whether they run, and their starts and stops', T, () => {
-    const m = new GatewayMetrics({ version: '1', source: () => ({
-      ...SNAPSHOT,
-      servers: [
-        ...SNAPSHOT.servers,
-        { name: 'lazy', state: 'idle', breaker: 'closed', breakerTrips: 0, inflight: 0, onDemand: { starts: 3, stops: 2 } },
-        { name: 'busy', state: 'ready', breaker: 'closed', breakerTrips: 0, inflight: 1, onDemand: { starts: 1, stops: 0 } },
-      ],
-    }) });
+    const m = new GatewayMetrics({
+      version: '1',
+      source: () => ({
+        ...SNAPSHOT,
+        servers: [
+          ...SNAPSHOT.servers,
+          { name: 'lazy', state: 'idle', breaker: 'closed', breakerTrips: 0, inflight: 0, onDemand: { starts: 3, stops: 2 } },
+          { name: 'busy', state: 'ready', breaker: 'closed', breakerTrips: 0, inflight: 1, onDemand: { starts: 1, stops: 0 } },
+        ],
+      }),
+    });
     const text = m.render();
     assertParses(text);
     assert.equal(sampleValue(text, 'mcpgate_connection_state{server="lazy",state="idle"}'), 1);
@@ -273,7 +321,9 @@ void describe('GatewayMetrics', { timeout: 10_000 }, () => {
     const errors: string[] = [];
     const m = new GatewayMetrics({ version: '0', onCollectError: (metric) => errors.push(metric) });
     assertParses(m.render());
-    m.source = () => { throw new Error('gateway gone'); };
+    m.source = () => {
+      throw new Error('gateway gone');
+    };
     const text = m.render();
     assertParses(text);
     assert.deepEqual(errors, ['source']);
@@ -287,7 +337,7 @@ function stdioConfig(name: string, disabled = false): ServerConfig {
 }
 
 void describe('metricsSource', { timeout: 10_000 }, () => {
-  void it("reads servers, breakers, catalog and sessions from a Gateway", T, async () => {
+  void it('reads servers, breakers, catalog and sessions from a Gateway', T, async () => {
     const servers = [stdioConfig('fs'), stdioConfig('gh'), stdioConfig('off', true), stdioConfig('later')];
     const gateway = new Gateway({ config: { file: '/x/.mcp.json', servers, warnings: [] }, log: silentLogger });
     try {
@@ -298,8 +348,11 @@ void describe('metricsSource', { timeout: 10_000 }, () => {
       for (let i = 0; i < 3; i++) gh.breaker.failure();
       gateway.connections.set('fs', fs).set('gh', gh);
       const tool = (name: string) => ({ name, inputSchema: { type: 'object' as const } });
-      gateway.catalog.set('fs', { tools: [tool('read'), tool('write'), tool('new')], resources: [], resourceTemplates: [], prompts: [] },
-        new Map([['new', { digest: 'd', definition: definitionOf(tool('new')), changes: ['new tool'] }]]));
+      gateway.catalog.set(
+        'fs',
+        { tools: [tool('read'), tool('write'), tool('new')], resources: [], resourceTemplates: [], prompts: [] },
+        new Map([['new', { digest: 'd', definition: definitionOf(tool('new')), changes: ['new tool'] }]]),
+      );
       gateway.openSession({ send: () => {} }, 'a');
       gateway.openSession({ send: () => {} }, 'b', true, 'http');
       const snap = metricsSource(gateway)();

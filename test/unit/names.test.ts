@@ -25,8 +25,17 @@ void describe('sanitize', { timeout: 5000 }, () => {
 
 void describe('assignNames', { timeout: 5000 }, () => {
   void it('prefixes each name with its server and the separator, without warnings when nothing changed', { timeout: 5000 }, () => {
-    const { names, warnings } = assignNames([{ server: 'fs', name: 'read' }, { server: 'git', name: 'log' }]);
-    assert.deepEqual([...names.entries()], [[nameKey('fs', 'read'), 'fs__read'], [nameKey('git', 'log'), 'git__log']]);
+    const { names, warnings } = assignNames([
+      { server: 'fs', name: 'read' },
+      { server: 'git', name: 'log' },
+    ]);
+    assert.deepEqual(
+      [...names.entries()],
+      [
+        [nameKey('fs', 'read'), 'fs__read'],
+        [nameKey('git', 'log'), 'git__log'],
+      ],
+    );
     assert.deepEqual(warnings, []);
   });
 
@@ -52,7 +61,10 @@ void describe('assignNames', { timeout: 5000 }, () => {
   void it('keeps two long names with the same 55-character start distinct', { timeout: 5000 }, () => {
     const a = `${'x'.repeat(70)}_one`;
     const b = `${'x'.repeat(70)}_two`;
-    const { names } = assignNames([{ server: 's', name: a }, { server: 's', name: b }]);
+    const { names } = assignNames([
+      { server: 's', name: a },
+      { server: 's', name: b },
+    ]);
     const na = names.get(nameKey('s', a))!;
     const nb = names.get(nameKey('s', b))!;
     assert.notEqual(na, nb);
@@ -68,8 +80,12 @@ void describe('assignNames', { timeout: 5000 }, () => {
 
   void it('every published name matches ^[A-Za-z0-9_-]{1,64}$', { timeout: 5000 }, () => {
     const requests: NameRequest[] = [
-      { server: '', name: '' }, { server: 'ü', name: 'ß' }, { server: 'a'.repeat(64), name: 'b'.repeat(64) },
-      { server: 'x y', name: 'z/w' }, { server: 'x_y', name: 'z_w' }, { server: 'x.y', name: 'z.w' },
+      { server: '', name: '' },
+      { server: 'ü', name: 'ß' },
+      { server: 'a'.repeat(64), name: 'b'.repeat(64) },
+      { server: 'x y', name: 'z/w' },
+      { server: 'x_y', name: 'z_w' },
+      { server: 'x.y', name: 'z.w' },
     ];
     const { names } = assignNames(requests);
     assert.equal(names.size, requests.length);
@@ -79,28 +95,41 @@ void describe('assignNames', { timeout: 5000 }, () => {
 
   void it('resolves a collision in favour of the name that was already clean; the other gets a hash', { timeout: 5000 }, () => {
     // "x.y" sorts before "x_y" ('.' < '_'), but "x_y" needed no change, so it keeps "a__x_y".
-    const { names, warnings } = assignNames([{ server: 'a', name: 'x_y' }, { server: 'a', name: 'x.y' }]);
+    const { names, warnings } = assignNames([
+      { server: 'a', name: 'x_y' },
+      { server: 'a', name: 'x.y' },
+    ]);
     assert.equal(names.get(nameKey('a', 'x_y')), 'a__x_y');
     assert.equal(names.get(nameKey('a', 'x.y')), `a__x_y_${hash8('a__x.y')}`);
     assert.deepEqual(warnings, [`"x.y" of server "a" collides with another name and is published as "a__x_y_${hash8('a__x.y')}"`]);
   });
 
   void it('resolves a collision between two changed names by sorted order', { timeout: 5000 }, () => {
-    const { names } = assignNames([{ server: 'a', name: 'x y' }, { server: 'a', name: 'x.y' }]);
+    const { names } = assignNames([
+      { server: 'a', name: 'x y' },
+      { server: 'a', name: 'x.y' },
+    ]);
     assert.equal(names.get(nameKey('a', 'x y')), 'a__x_y');
     assert.equal(names.get(nameKey('a', 'x.y')), `a__x_y_${hash8('a__x.y')}`);
   });
 
   void it('resolves a collision across the separator (a + b__c vs a__b + c) by server order', { timeout: 5000 }, () => {
-    const { names } = assignNames([{ server: 'a__b', name: 'c' }, { server: 'a', name: 'b__c' }]);
+    const { names } = assignNames([
+      { server: 'a__b', name: 'c' },
+      { server: 'a', name: 'b__c' },
+    ]);
     assert.equal(names.get(nameKey('a', 'b__c')), 'a__b__c');
     assert.equal(names.get(nameKey('a__b', 'c')), `a__b__c_${hash8('a__b__c')}`);
   });
 
   void it('gives the same names and warnings for every input order', { timeout: 5000 }, () => {
     const requests: NameRequest[] = [
-      { server: 'a', name: 'x.y' }, { server: 'a', name: 'x_y' }, { server: 'a', name: 'x y' },
-      { server: 'a.b', name: 't' }, { server: 'a_b', name: 't' }, { server: 'z', name: 'q'.repeat(90) },
+      { server: 'a', name: 'x.y' },
+      { server: 'a', name: 'x_y' },
+      { server: 'a', name: 'x y' },
+      { server: 'a.b', name: 't' },
+      { server: 'a_b', name: 't' },
+      { server: 'z', name: 'q'.repeat(90) },
     ];
     const reference = assignNames(requests);
     const referenceEntries = entries(requests);
@@ -116,7 +145,10 @@ void describe('assignNames', { timeout: 5000 }, () => {
   });
 
   void it('assigns a repeated request once', { timeout: 5000 }, () => {
-    const { names, warnings } = assignNames([{ server: 's', name: 't' }, { server: 's', name: 't' }]);
+    const { names, warnings } = assignNames([
+      { server: 's', name: 't' },
+      { server: 's', name: 't' },
+    ]);
     assert.deepEqual([...names.entries()], [[nameKey('s', 't'), 's__t']]);
     assert.deepEqual(warnings, []);
   });

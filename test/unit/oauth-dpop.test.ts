@@ -39,7 +39,8 @@ describe('DPoP-bound upstream credentials', { timeout: 30_000 }, () => {
       req.resume();
       // The first proof without the nonce gets the RFC 9449 §9 challenge; later ones pass.
       const proof = req.headers.dpop as string | undefined;
-      const payload = proof === undefined ? undefined : JSON.parse(Buffer.from(proof.split('.')[1]!, 'base64url').toString()) as JWTPayload;
+      const payload =
+        proof === undefined ? undefined : (JSON.parse(Buffer.from(proof.split('.')[1]!, 'base64url').toString()) as JWTPayload);
       if (proof !== undefined && payload?.nonce !== NONCE) {
         res.writeHead(401, { 'www-authenticate': 'DPoP error="use_dpop_nonce"', 'dpop-nonce': NONCE }).end();
         return;
@@ -56,12 +57,23 @@ describe('DPoP-bound upstream credentials', { timeout: 30_000 }, () => {
     await dir.remove();
   });
 
-  const config = (name: string): RemoteServerConfig => ({
-    type: 'http', name, url: url.href, headers: {}, disabled: false, timeout: 30_000, sessions: 'shared',
-    auth: { grant: 'authorization_code' },
-  } as unknown as RemoteServerConfig);
+  const config = (name: string): RemoteServerConfig =>
+    ({
+      type: 'http',
+      name,
+      url: url.href,
+      headers: {},
+      disabled: false,
+      timeout: 30_000,
+      sessions: 'shared',
+      auth: { grant: 'authorization_code' },
+    }) as unknown as RemoteServerConfig;
 
-  async function login(name: string, tokenType: string, key: StoredDpopKey | undefined): Promise<{ store: TokenStore; credentials: OAuthCredentials }> {
+  async function login(
+    name: string,
+    tokenType: string,
+    key: StoredDpopKey | undefined,
+  ): Promise<{ store: TokenStore; credentials: OAuthCredentials }> {
     const store = new TokenStore(dir.path);
     await store.write(name, {
       url: url.href,

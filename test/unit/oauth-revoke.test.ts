@@ -8,7 +8,10 @@ import { revokeStored } from '../../src/oauth/revoke.js';
 import type { TokenFile } from '../../src/oauth/store.js';
 
 const ENDPOINT = 'https://as.test/revoke';
-const base = (client: Record<string, unknown>, metadata: Record<string, unknown> | undefined = { issuer: 'https://as.test', revocation_endpoint: ENDPOINT }): TokenFile => ({
+const base = (
+  client: Record<string, unknown>,
+  metadata: Record<string, unknown> | undefined = { issuer: 'https://as.test', revocation_endpoint: ENDPOINT },
+): TokenFile => ({
   version: 1,
   url: 'https://mcp.test/mcp',
   savedAt: '2026-01-01T00:00:00Z',
@@ -17,7 +20,11 @@ const base = (client: Record<string, unknown>, metadata: Record<string, unknown>
   discovery: { authorizationServerUrl: 'https://as.test', ...(metadata !== undefined && { authorizationServerMetadata: metadata }) },
 });
 
-interface Seen { url: string; headers: Record<string, string>; body: URLSearchParams }
+interface Seen {
+  url: string;
+  headers: Record<string, string>;
+  body: URLSearchParams;
+}
 
 function fakeFetch(answer: (seen: Seen) => Response): { fetch: typeof fetch; seen: Seen[] } {
   const seen: Seen[] = [];
@@ -36,11 +43,19 @@ function fakeFetch(answer: (seen: Seen) => Response): { fetch: typeof fetch; see
 void describe('revokeStored', () => {
   void it('a public client sends its id in the body; refresh token first, then the access token', { timeout: 5000 }, async () => {
     const { fetch, seen } = fakeFetch(() => new Response('', { status: 200 }));
-    assert.deepEqual(await revokeStored(base({ token_endpoint_auth_method: 'none' }), { fetch }), { kind: 'revoked', endpoint: ENDPOINT, tokens: ['refresh_token', 'access_token'], kept: [] });
-    assert.deepEqual(seen.map((s) => [s.url, s.body.get('token_type_hint'), s.body.get('token'), s.body.get('client_id'), s.headers.authorization]), [
-      [ENDPOINT, 'refresh_token', 'RT-secret', 'cli:ent', undefined],
-      [ENDPOINT, 'access_token', 'AT-secret', 'cli:ent', undefined],
-    ]);
+    assert.deepEqual(await revokeStored(base({ token_endpoint_auth_method: 'none' }), { fetch }), {
+      kind: 'revoked',
+      endpoint: ENDPOINT,
+      tokens: ['refresh_token', 'access_token'],
+      kept: [],
+    });
+    assert.deepEqual(
+      seen.map((s) => [s.url, s.body.get('token_type_hint'), s.body.get('token'), s.body.get('client_id'), s.headers.authorization]),
+      [
+        [ENDPOINT, 'refresh_token', 'RT-secret', 'cli:ent', undefined],
+        [ENDPOINT, 'access_token', 'AT-secret', 'cli:ent', undefined],
+      ],
+    );
   });
 
   void it('a confidential client uses HTTP Basic (form-encoded parts), or the body for client_secret_post', { timeout: 5000 }, async () => {
@@ -57,16 +72,34 @@ void describe('revokeStored', () => {
     assert.equal(configured.seen[0]!.headers.authorization, `Basic ${Buffer.from('cli%3Aent:from-config').toString('base64')}`);
   });
 
-  void it('an access token the server cannot revoke (unsupported_token_type) after the refresh token is kept, not a failure', { timeout: 5000 }, async () => {
-    const { fetch } = fakeFetch((s) => (s.body.get('token_type_hint') === 'access_token' ? Response.json({ error: 'unsupported_token_type' }, { status: 400 }) : new Response('', { status: 200 })));
-    assert.deepEqual(await revokeStored(base({}), { fetch }), { kind: 'revoked', endpoint: ENDPOINT, tokens: ['refresh_token'], kept: ['access_token'] });
-  });
+  void it(
+    'an access token the server cannot revoke (unsupported_token_type) after the refresh token is kept, not a failure',
+    { timeout: 5000 },
+    async () => {
+      const { fetch } = fakeFetch((s) =>
+        s.body.get('token_type_hint') === 'access_token'
+          ? Response.json({ error: 'unsupported_token_type' }, { status: 400 })
+          : new Response('', { status: 200 }),
+      );
+      assert.deepEqual(await revokeStored(base({}), { fetch }), {
+        kind: 'revoked',
+        endpoint: ENDPOINT,
+        tokens: ['refresh_token'],
+        kept: ['access_token'],
+      });
+    },
+  );
 
   void it('a refusal or no answer is a failure naming the endpoint and the error, never the token', { timeout: 5000 }, async () => {
     const refused = fakeFetch(() => Response.json({ error: 'invalid_client', error_description: 'who are you' }, { status: 401 }));
     const outcome = await revokeStored(base({}), { fetch: refused.fetch });
-    assert.deepEqual(outcome, { kind: 'failed', reason: `the refresh token was not revoked at ${ENDPOINT}: HTTP 401 invalid_client (who are you)` });
-    const down = fakeFetch(() => { throw new TypeError('fetch failed'); });
+    assert.deepEqual(outcome, {
+      kind: 'failed',
+      reason: `the refresh token was not revoked at ${ENDPOINT}: HTTP 401 invalid_client (who are you)`,
+    });
+    const down = fakeFetch(() => {
+      throw new TypeError('fetch failed');
+    });
     const failed = await revokeStored(base({}), { fetch: down.fetch });
     assert.equal(failed.kind, 'failed');
     assert.ok(!JSON.stringify(failed).includes('secret'));
@@ -74,7 +107,10 @@ void describe('revokeStored', () => {
 
   void it('no revocation_endpoint in the metadata: unsupported; no tokens: nothing', { timeout: 5000 }, async () => {
     const { fetch, seen } = fakeFetch(() => new Response('', { status: 200 }));
-    assert.deepEqual(await revokeStored(base({}, { issuer: 'https://as.test' }), { fetch }), { kind: 'unsupported', issuer: 'https://as.test' });
+    assert.deepEqual(await revokeStored(base({}, { issuer: 'https://as.test' }), { fetch }), {
+      kind: 'unsupported',
+      issuer: 'https://as.test',
+    });
     assert.equal(seen.length, 0);
     const { tokens: _t, ...empty } = base({});
     assert.deepEqual(await revokeStored(empty, { fetch }), { kind: 'nothing' });

@@ -10,7 +10,7 @@ import { TokenStore } from '../../src/oauth/store.js';
 void describe('TokenStore names (per-agent accounts)', () => {
   const shared = new TokenStore('/state');
 
-  void it('keeps the shared file and each agent\'s apart', () => {
+  void it("keeps the shared file and each agent's apart", () => {
     assert.equal(shared.fileOf('linear'), '/state/oauth/linear.json');
     assert.equal(shared.forAgent('alice').fileOf('linear'), '/state/oauth/linear@alice.json');
     assert.equal(shared.forAgent('alice').agent, 'alice');

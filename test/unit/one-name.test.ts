@@ -10,12 +10,15 @@ import { fileURLToPath } from 'node:url';
 const SRC = fileURLToPath(new URL('../../../src/', import.meta.url));
 
 function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 /** The names each file declares with `export`, mapped to the files that declare them. */
 export function exportedNames(files: ReadonlyMap<string, string>): Map<string, string[]> {
-  const declared = /^export\s+(?:declare\s+)?(?:default\s+)?(?:abstract\s+)?(?:async\s+)?(?:interface|class|function\*?|const|let|var|type|enum)\s+([A-Za-z_$][\w$]*)/gm;
+  const declared =
+    /^export\s+(?:declare\s+)?(?:default\s+)?(?:abstract\s+)?(?:async\s+)?(?:interface|class|function\*?|const|let|var|type|enum)\s+([A-Za-z_$][\w$]*)/gm;
   const byName = new Map<string, string[]>();
   for (const [file, text] of files) {
     for (const match of text.matchAll(declared)) {
@@ -29,7 +32,10 @@ export function exportedNames(files: ReadonlyMap<string, string>): Map<string, s
 }
 
 export function duplicates(files: ReadonlyMap<string, string>): string[] {
-  return [...exportedNames(files)].filter(([, where]) => where.length > 1).map(([name, where]) => `${name}: ${where.sort().join(', ')}`).sort();
+  return [...exportedNames(files)]
+    .filter(([, where]) => where.length > 1)
+    .map(([name, where]) => `${name}: ${where.sort().join(', ')}`)
+    .sort();
 }
 
 void describe('one name, one meaning', () => {

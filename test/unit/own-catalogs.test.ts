@@ -34,7 +34,8 @@ function setup(rules: Rules = OPEN_RULES) {
   return { catalog, own, router, views };
 }
 
-const names = (bytes: readonly Buffer[]): string[] => (JSON.parse(Buffer.concat(bytes).toString()) as { tools: { name: string }[] }).tools.map((t) => t.name);
+const names = (bytes: readonly Buffer[]): string[] =>
+  (JSON.parse(Buffer.concat(bytes).toString()) as { tools: { name: string }[] }).tools.map((t) => t.name);
 
 describe('own catalogs', () => {
   it('a session sees its own list of a pooled server in place of the shared one, in server order', T, () => {
@@ -42,7 +43,12 @@ describe('own catalogs', () => {
     const alice = { agent: 'alice', identified: true, serial: 1 };
     const bob = { agent: 'bob', identified: true, serial: 2 };
     assert.equal(own.of(alice), undefined, 'no own catalog: the shared path');
-    assert.deepEqual(own.set(scope('agent:alice'), 'pooled', lists('inc', 'get', 'extra')), ['tools', 'resources', 'resourceTemplates', 'prompts']);
+    assert.deepEqual(own.set(scope('agent:alice'), 'pooled', lists('inc', 'get', 'extra')), [
+      'tools',
+      'resources',
+      'resourceTemplates',
+      'prompts',
+    ]);
     const aliceView = new ShownViews(views, 'alice', () => own.of(alice));
     const bobView = new ShownViews(views, 'bob', () => own.of(bob));
     assert.deepEqual(names(aliceView.serve('tools')), ['alpha__a1', 'pooled__inc', 'pooled__get', 'pooled__extra', 'zeta__z1']);
@@ -67,12 +73,16 @@ describe('own catalogs', () => {
     assert.equal(shown.serve('tools'), shared);
   });
 
-  it('routing: the own tool is found, the shared part of that server is not the session\'s, others are unchanged', T, () => {
+  it("routing: the own tool is found, the shared part of that server is not the session's, others are unchanged", T, () => {
     const { catalog, own, router } = setup();
     own.set(scope('agent:alice'), 'pooled', lists('inc', 'extra'));
     const mine = own.of({ agent: 'alice', identified: true, serial: 1 })!;
     assert.equal(seenEntry(catalog, mine, (c) => c.tool('pooled__extra'))?.original, 'extra');
-    assert.equal(seenEntry(catalog, mine, (c) => c.tool('pooled__get')), undefined, 'her own session no longer lists get');
+    assert.equal(
+      seenEntry(catalog, mine, (c) => c.tool('pooled__get')),
+      undefined,
+      'her own session no longer lists get',
+    );
     assert.equal(seenEntry(catalog, mine, (c) => c.tool('alpha__a1'))?.server, 'alpha');
     const route = router.tool(silentLogger, who('alice', mine), 'pooled__extra');
     assert.ok(!(route instanceof GatewayError) && typeof route !== 'string');
@@ -83,9 +93,18 @@ describe('own catalogs', () => {
   });
 
   it('a held tool in an own catalog is refused as held; the rules filter own views like shared ones', T, () => {
-    const rules = parseRules(JSON.stringify({ agents: { alice: { allow: { servers: ['pooled'], tools: { pooled: ['inc', 'extra'] } } } } }), '/x/rules.json', SERVERS);
+    const rules = parseRules(
+      JSON.stringify({ agents: { alice: { allow: { servers: ['pooled'], tools: { pooled: ['inc', 'extra'] } } } } }),
+      '/x/rules.json',
+      SERVERS,
+    );
     const { own, router, views } = setup(rules);
-    own.set(scope('agent:alice'), 'pooled', lists('inc', 'extra', 'secret', 'fresh'), new Map([['fresh', { digest: 'd', changes: ['new tool'] }]]));
+    own.set(
+      scope('agent:alice'),
+      'pooled',
+      lists('inc', 'extra', 'secret', 'fresh'),
+      new Map([['fresh', { digest: 'd', changes: ['new tool'] }]]),
+    );
     const mine = own.of({ agent: 'alice', identified: true, serial: 1 })!;
     const held = router.tool(silentLogger, who('alice', mine), 'pooled__fresh');
     assert.ok(held instanceof GatewayError);

@@ -7,9 +7,19 @@ import { MAX_PARAM_HEADERS, paramHeaders } from '../../src/wire/era.js';
 
 describe('paramHeaders', () => {
   it('keeps every Mcp-Param-* header, known or not, and nothing else', () => {
-    assert.deepEqual(paramHeaders({ 'mcp-param-region': 'eu', 'mcp-param-x-odd': '=?base64?w6k=?=', 'mcp-name': 't', authorization: 'Bearer s', 'mcp-session-id': 'x' }), {
-      'mcp-param-region': 'eu', 'mcp-param-x-odd': '=?base64?w6k=?=',
-    });
+    assert.deepEqual(
+      paramHeaders({
+        'mcp-param-region': 'eu',
+        'mcp-param-x-odd': '=?base64?w6k=?=',
+        'mcp-name': 't',
+        authorization: 'Bearer s',
+        'mcp-session-id': 'x',
+      }),
+      {
+        'mcp-param-region': 'eu',
+        'mcp-param-x-odd': '=?base64?w6k=?=',
+      },
+    );
   });
 
   it('is undefined when there are none (the hot path allocates nothing)', () => {

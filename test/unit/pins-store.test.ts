@@ -73,7 +73,18 @@ void describe('PinStore reads and writes', { timeout: 10_000 }, () => {
     const returned = await addTool(store, 'fs', 'read');
     const expected: PinsFile = {
       version: 1,
-      servers: { fs: { tools: { read: { digest: toolDigest({ name: 'read', description: 'the read tool' }), definition: { name: 'read', description: 'the read tool' }, approvedAt: AT, by: 'first-use' } } } },
+      servers: {
+        fs: {
+          tools: {
+            read: {
+              digest: toolDigest({ name: 'read', description: 'the read tool' }),
+              definition: { name: 'read', description: 'the read tool' },
+              approvedAt: AT,
+              by: 'first-use',
+            },
+          },
+        },
+      },
     };
     assert.deepEqual(plain(returned), plain(expected));
     assert.deepEqual(plain(await store.readPins()), plain(expected));
@@ -88,7 +99,11 @@ void describe('PinStore reads and writes', { timeout: 10_000 }, () => {
 
   void it('keeps unknown definition members through a round trip', { timeout: 5000 }, async () => {
     const store = new PinStore(await freshDir());
-    const definition = { name: 'x', inputSchema: { type: 'object', properties: { a: { type: 'string' } } }, annotations: { readOnlyHint: true } };
+    const definition = {
+      name: 'x',
+      inputSchema: { type: 'object', properties: { a: { type: 'string' } } },
+      annotations: { readOnlyHint: true },
+    };
     await store.updatePins((pins) => {
       pins.servers.s = { tools: { x: { digest: toolDigest(definition), definition, approvedAt: AT, by: 'operator' } } };
       return true;
@@ -118,7 +133,11 @@ void describe('PinStore reads and writes', { timeout: 10_000 }, () => {
     assert.equal(text, JSON.stringify(parsed, null, 2) + '\n');
     assert.deepEqual(Object.keys(parsed.servers.fs?.tools ?? {}), ['read', 'write']);
     assert.deepEqual(plain(parsed.servers.fs?.tools.read), plain(pins.servers.fs?.tools.read));
-    const held: HeldFile = { ...emptyHeld(), updatedAt: AT, servers: { fs: { tools: { x: { digest: 'sha256:1', definition: { name: 'x' }, changes: ['new tool'], since: AT } } } } };
+    const held: HeldFile = {
+      ...emptyHeld(),
+      updatedAt: AT,
+      servers: { fs: { tools: { x: { digest: 'sha256:1', definition: { name: 'x' }, changes: ['new tool'], since: AT } } } },
+    };
     await store.writeHeld(held);
     const heldText = await readFile(store.heldPath, 'utf8');
     assert.equal(heldText, JSON.stringify(held, null, 2) + '\n');
@@ -150,8 +169,22 @@ void describe('PinStore with corrupt files', { timeout: 10_000 }, () => {
     ['an empty file', '', /is not valid JSON/],
     ['a JSON array', '[]', /is not a valid pin store/],
     ['a wrong version', '{"version":2,"servers":{}}', /is not a valid pin store: version:/],
-    ['a pin without a sha256 digest', JSON.stringify({ version: 1, servers: { s: { tools: { t: { digest: 'md5:1', definition: { name: 't' }, approvedAt: AT, by: 'first-use' } } } } }), /is not a valid pin store: servers\.s\.tools\.t\.digest:/],
-    ['a pin by an unknown approver', JSON.stringify({ version: 1, servers: { s: { tools: { t: { digest: 'sha256:1', definition: { name: 't' }, approvedAt: AT, by: 'someone' } } } } }), /servers\.s\.tools\.t\.by:/],
+    [
+      'a pin without a sha256 digest',
+      JSON.stringify({
+        version: 1,
+        servers: { s: { tools: { t: { digest: 'md5:1', definition: { name: 't' }, approvedAt: AT, by: 'first-use' } } } },
+      }),
+      /is not a valid pin store: servers\.s\.tools\.t\.digest:/,
+    ],
+    [
+      'a pin by an unknown approver',
+      JSON.stringify({
+        version: 1,
+        servers: { s: { tools: { t: { digest: 'sha256:1', definition: { name: 't' }, approvedAt: AT, by: 'someone' } } } },
+      }),
+      /servers\.s\.tools\.t\.by:/,
+    ],
   ];
   for (const [what, content, pattern] of cases) {
     void it(`rejects pins.json holding ${what} with MCPG_PIN_STORE_INVALID naming the file`, { timeout: 5000 }, async () => {
@@ -160,7 +193,10 @@ void describe('PinStore with corrupt files', { timeout: 10_000 }, () => {
       await rejectsInvalid(store.readPins(), store.pinsPath, pattern, /nothing is released/);
       // updatePins never writes over a corrupt store (it would lose the operator's pins).
       let called = false;
-      await rejectsInvalid(store.updatePins(() => (called = true)), store.pinsPath);
+      await rejectsInvalid(
+        store.updatePins(() => (called = true)),
+        store.pinsPath,
+      );
       assert.equal(called, false);
       assert.equal(await readFile(store.pinsPath, 'utf8'), content);
       await assert.rejects(stat(join(store.dir, LOCK)), { code: 'ENOENT' });
@@ -222,7 +258,9 @@ void describe('PinStore lock', { timeout: 60_000 }, () => {
       });
     const results = await Promise.all(Array.from({ length: 6 }, (_, w) => run(w)));
     for (const [w, result] of results.entries()) assert.deepEqual(result, { code: 0, stderr: '' }, `worker ${w}`);
-    const expected = Array.from({ length: 6 }, (_, w) => Array.from({ length: 5 }, (_, i) => `w${w}_${i}`)).flat().sort();
+    const expected = Array.from({ length: 6 }, (_, w) => Array.from({ length: 5 }, (_, i) => `w${w}_${i}`))
+      .flat()
+      .sort();
     const pins = JSON.parse(await readFile(join(dir, 'pins.json'), 'utf8')) as PinsFile;
     assert.deepEqual(Object.keys(pins.servers.srv?.tools ?? {}).sort(), expected);
     assert.equal(pins.servers.srv?.tools.w3_4?.digest, 'sha256:w3_4');
@@ -302,7 +340,11 @@ void describe('PinStore lock', { timeout: 60_000 }, () => {
     await writeFile(lock, '999999\n');
     const started = Date.now();
     let called = false;
-    await rejectsInvalid(new PinStore(dir).updatePins(() => (called = true)), /locked/, lock);
+    await rejectsInvalid(
+      new PinStore(dir).updatePins(() => (called = true)),
+      /locked/,
+      lock,
+    );
     const waited = Date.now() - started;
     assert.ok(waited >= 4900 && waited < 8000, `waited ${waited} ms`);
     assert.equal(called, false);

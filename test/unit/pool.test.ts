@@ -26,14 +26,25 @@ function rig(pool: { idleMs?: number; ttlMs?: number; max?: number; healthCheck?
   const p = new ConnectionPool({
     create: (cfg, scope) => {
       const server = new FakeServer(cfg.name, { tools: [{ name: 'get' }] });
-      const conn = new Connection(cfg, { notification: () => undefined, serverRequest: () => undefined, ready: () => Promise.resolve(), interrupted: () => undefined, lost: () => undefined }, silentLogger, {
-        startupTimeoutMs: 5000,
-        supervision: { retries: 0 },
-        transport: (_cfg, _log, events) => {
-          if (refuse) throw new GatewayError('MCPG_SERVER_START_FAILED', 'refused');
-          return server.open(events);
+      const conn = new Connection(
+        cfg,
+        {
+          notification: () => undefined,
+          serverRequest: () => undefined,
+          ready: () => Promise.resolve(),
+          interrupted: () => undefined,
+          lost: () => undefined,
         },
-      });
+        silentLogger,
+        {
+          startupTimeoutMs: 5000,
+          supervision: { retries: 0 },
+          transport: (_cfg, _log, events) => {
+            if (refuse) throw new GatewayError('MCPG_SERVER_START_FAILED', 'refused');
+            return server.open(events);
+          },
+        },
+      );
       made.push({ scope: scope.key, conn, server });
       return conn;
     },
@@ -65,7 +76,23 @@ void describe('ConnectionPool', () => {
     assert.equal(again, a, 'a hit is synchronous: no promise');
     const b = await take(r, 'agent:b');
     assert.notEqual(b, a);
-    assert.deepEqual({ ...stats(r), pids: [] }, { server: 'kv', keys: 2, active: 0, idle: 2, hits: 1, misses: 2, evictions: 0, reaped: 0, creationFailures: 0, breaker: 'closed', breakerTrips: 0, pids: [] });
+    assert.deepEqual(
+      { ...stats(r), pids: [] },
+      {
+        server: 'kv',
+        keys: 2,
+        active: 0,
+        idle: 2,
+        hits: 1,
+        misses: 2,
+        evictions: 0,
+        reaped: 0,
+        creationFailures: 0,
+        breaker: 'closed',
+        breakerTrips: 0,
+        pids: [],
+      },
+    );
     await r.pool.close();
     assert.equal(a.state, 'closed');
   });
@@ -121,7 +148,10 @@ void describe('ConnectionPool', () => {
     r.busy.add(a);
     r.busy.add(c);
     const refused = await take(r, 'agent:d');
-    assert.ok(refused instanceof GatewayError && refused.code === 'MCPG_POOL_EXHAUSTED', refused instanceof Error ? refused.message : 'not an error');
+    assert.ok(
+      refused instanceof GatewayError && refused.code === 'MCPG_POOL_EXHAUSTED',
+      refused instanceof Error ? refused.message : 'not an error',
+    );
     assert.match(refused.message, /server "kv" has 2 pooled connections \(its pool.max\) and all are busy/);
     assert.equal(stats(r).keys, 2);
     await r.pool.close();
@@ -205,7 +235,11 @@ void describe('ConnectionPool health check before reuse (pool.healthCheck, seed 
     r.clock.advance(150);
     const checked = r.pool.get(r.config, scope('agent:a'), { agent: 'a', identified: true });
     assert.ok(checked instanceof Promise, 'idle past the threshold: checked first');
-    assert.equal(r.pool.get(r.config, scope('agent:a'), { agent: 'a', identified: true }), checked, 'a caller meanwhile waits on the same check');
+    assert.equal(
+      r.pool.get(r.config, scope('agent:a'), { agent: 'a', identified: true }),
+      checked,
+      'a caller meanwhile waits on the same check',
+    );
     assert.equal(await checked, a, 'the fake server has no ping (-32601); its tools/list answered');
     assert.equal(stats(r).reaped, 0);
     await r.pool.close();

@@ -61,7 +61,10 @@ void describe('Refresher', { timeout: 5000 }, () => {
       refresher.request('a', 'resources');
       refresher.request('b', 'resourceTemplates');
       await rec.until(2);
-      assert.deepEqual(summary(rec.calls).sort(), [['a', ['resources']], ['b', ['resourceTemplates']]]);
+      assert.deepEqual(summary(rec.calls).sort(), [
+        ['a', ['resources']],
+        ['b', ['resourceTemplates']],
+      ]);
     } finally {
       refresher.close();
     }
@@ -121,7 +124,10 @@ void describe('Refresher', { timeout: 5000 }, () => {
       assert.equal(rec.calls.length, 1, 'no overlapping refresh while one runs');
       rec.calls[0]!.release();
       await rec.until(2);
-      assert.deepEqual(summary(rec.calls), [['fs', ['tools']], ['fs', ['prompts']]]);
+      assert.deepEqual(summary(rec.calls), [
+        ['fs', ['tools']],
+        ['fs', ['prompts']],
+      ]);
       rec.calls[1]!.release();
     } finally {
       refresher.close();
@@ -143,7 +149,10 @@ void describe('Refresher', { timeout: 5000 }, () => {
       const record = JSON.parse(lines[0]!);
       delete record.time;
       assert.deepEqual(record, {
-        level: 'warn', msg: 'catalog refresh failed', server: 'fs', kinds: ['tools'],
+        level: 'warn',
+        msg: 'catalog refresh failed',
+        server: 'fs',
+        kinds: ['tools'],
         error: { message: 'server gone', code: 'MCPG_SERVER_UNAVAILABLE' },
       });
     } finally {
@@ -174,7 +183,7 @@ void describe('Refresher', { timeout: 5000 }, () => {
     assert.equal(rec.calls.length, 1);
   });
 
-  void it('forget() drops one server\'s pending refresh only', { timeout: 5000 }, async () => {
+  void it("forget() drops one server's pending refresh only", { timeout: 5000 }, async () => {
     const rec = recorder(true);
     const refresher = new Refresher(rec.fn, silentLogger, 20, 500);
     try {

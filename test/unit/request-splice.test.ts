@@ -31,11 +31,18 @@ describe('request splice: id and params.name replaced, nothing else', () => {
 
   it('the exact bytes: only the two tokens change', () => {
     const line = '{"method":"tools/call","params":{"name":"s__echo","arguments":{"text":"ping"}},"jsonrpc":"2.0","id":42}';
-    assert.equal(spliceRequest(line, 3, 'echo'), '{"method":"tools/call","params":{"name":"echo","arguments":{"text":"ping"}},"jsonrpc":"2.0","id":3}');
+    assert.equal(
+      spliceRequest(line, 3, 'echo'),
+      '{"method":"tools/call","params":{"name":"echo","arguments":{"text":"ping"}},"jsonrpc":"2.0","id":3}',
+    );
   });
 
   it('names needing escapes, on either side', () => {
-    splicesLikeTheFullPath('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"s__a\\"b\\\\c\\u00e9\\n","arguments":{}}}', 2, 'a"b\\c\u00e9\n\u2028');
+    splicesLikeTheFullPath(
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"s__a\\"b\\\\c\\u00e9\\n","arguments":{}}}',
+      2,
+      'a"b\\c\u00e9\n\u2028',
+    );
     splicesLikeTheFullPath('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"s__x"}}', 2, 'quote" backslash\\ tab\t');
   });
 

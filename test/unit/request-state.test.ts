@@ -17,15 +17,22 @@ describe('requestState sealing', () => {
     assert.ok(!Buffer.from(state, 'base64url').toString('latin1').includes('h-123'));
   });
 
-  it('in a cluster: names the worker holding the call, and opens on any worker with the key the cluster secret gives', { timeout: 5000 }, () => {
-    const key = requestStateKeyOf('a-cluster-secret-of-some-length');
-    assert.equal(key.length, 32);
-    assert.deepEqual(requestStateKeyOf('a-cluster-secret-of-some-length'), key);
-    assert.notDeepEqual(requestStateKeyOf('another-cluster-secret-entirely'), key);
-    const state = new RequestStateSealer(key, 'host:1').seal('alice', fields);
-    assert.deepEqual(new RequestStateSealer(key, 'host:2').open('alice', state), { ...fields, holder: 'host:1' });
-    assert.equal(typeof new RequestStateSealer(requestStateKeyOf('another-cluster-secret-entirely'), 'host:2').open('alice', state), 'string');
-  });
+  it(
+    'in a cluster: names the worker holding the call, and opens on any worker with the key the cluster secret gives',
+    { timeout: 5000 },
+    () => {
+      const key = requestStateKeyOf('a-cluster-secret-of-some-length');
+      assert.equal(key.length, 32);
+      assert.deepEqual(requestStateKeyOf('a-cluster-secret-of-some-length'), key);
+      assert.notDeepEqual(requestStateKeyOf('another-cluster-secret-entirely'), key);
+      const state = new RequestStateSealer(key, 'host:1').seal('alice', fields);
+      assert.deepEqual(new RequestStateSealer(key, 'host:2').open('alice', state), { ...fields, holder: 'host:1' });
+      assert.equal(
+        typeof new RequestStateSealer(requestStateKeyOf('another-cluster-secret-entirely'), 'host:2').open('alice', state),
+        'string',
+      );
+    },
+  );
 
   it('refuses another agent, an altered state, another key, an expired one and garbage', () => {
     const state = sealer.seal('alice', fields);

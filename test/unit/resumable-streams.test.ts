@@ -17,7 +17,12 @@ const TIMEOUT = 10_000;
 const AGE_MS = 400;
 
 const call = (id: number, name: string, args: Record<string, unknown>, progressToken?: string): string =>
-  JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(progressToken !== undefined && { _meta: { progressToken } }) } });
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name, arguments: args, ...(progressToken !== undefined && { _meta: { progressToken } }) },
+  });
 
 const getHeaders = (session: string, lastEventId?: string): Record<string, string> => ({
   accept: 'text/event-stream',
@@ -53,7 +58,10 @@ describe('resumable SSE streams towards agents: raw resumptions', { timeout: TIM
 
   it('raw: a POST stream cut before its response is resumed with GET + Last-Event-ID, replayed then live, then ends', async () => {
     const session = await gate.session();
-    const post = gate.open({ headers: { ...JSON_HEADERS, 'mcp-session-id': session }, body: call(7, 'sink__progress', { steps: 5 }, 'p7') });
+    const post = gate.open({
+      headers: { ...JSON_HEADERS, 'mcp-session-id': session },
+      body: call(7, 'sink__progress', { steps: 5 }, 'p7'),
+    });
     assert.ok(await until(() => sink.calls.length === 1));
     sink.step();
     const priming = await post.next();
@@ -75,16 +83,22 @@ describe('resumable SSE streams towards agents: raw resumptions', { timeout: TIM
     const live: Record<string, unknown>[] = [];
     for (let m = await resumed.nextMessage(); m !== undefined; m = await resumed.nextMessage()) live.push(m);
     const messages = [...replayed, ...live] as { id?: number; params?: { progress: number } }[];
-    assert.deepEqual(messages.filter((m) => m.params !== undefined).map((m) => m.params!.progress), [2, 3, 4, 5]);
+    assert.deepEqual(
+      messages.filter((m) => m.params !== undefined).map((m) => m.params!.progress),
+      [2, 3, 4, 5],
+    );
     assert.equal(messages.at(-1)!.id, 7, 'the response comes last, then the stream ends');
     assert.deepEqual((messages.at(-1) as { result?: unknown }).result, { content: [{ type: 'text', text: 'done' }] });
     const [key] = last.split('.');
-    assert.ok(parseIds(done.body).every((id) => id.startsWith(`${key}.`)), 'ids keep naming the same stream');
+    assert.ok(
+      parseIds(done.body).every((id) => id.startsWith(`${key}.`)),
+      'ids keep naming the same stream',
+    );
     assert.equal(await metric(gate, /mcpgate_sse_resumptions_total\{outcome="resumed"\}/), resumedBefore + 1);
-    assert.ok(await metric(gate, /mcpgate_sse_replay_events_total\{event="replayed"\}/) >= 2);
+    assert.ok((await metric(gate, /mcpgate_sse_replay_events_total\{event="replayed"\}/)) >= 2);
   });
 
-  it('raw: malformed, unknown and another session\'s ids are refused with 400, never with its events', async () => {
+  it("raw: malformed, unknown and another session's ids are refused with 400, never with its events", async () => {
     const a = await gate.session();
     const b = await gate.session();
     const streamA = gate.open({ method: 'GET', headers: getHeaders(a) });
@@ -111,7 +125,10 @@ describe('resumable SSE streams towards agents: raw resumptions', { timeout: TIM
   it('raw: the replay buffer is bounded per stream; a resumption from before what is kept is refused', async () => {
     const droppedBefore = await metric(tight, /mcpgate_sse_replay_events_total\{event="dropped"\}/);
     const session = await tight.session();
-    const post = tight.open({ headers: { ...JSON_HEADERS, 'mcp-session-id': session }, body: call(3, 'sink__progress', { steps: 30 }, 'p3') });
+    const post = tight.open({
+      headers: { ...JSON_HEADERS, 'mcp-session-id': session },
+      body: call(3, 'sink__progress', { steps: 30 }, 'p3'),
+    });
     assert.ok(await until(() => tightSink.calls.length === 1));
     while (tightSink.step() > 0);
     const ended = await post.done;
@@ -122,19 +139,30 @@ describe('resumable SSE streams towards agents: raw resumptions', { timeout: TIM
     assert.match(early.body, /no longer kept/);
     const late = await tight.inject({ method: 'GET', headers: getHeaders(session, ids[30]) });
     assert.equal(late.status, 200);
-    assert.deepEqual(messagesOf(late.body).map((m) => m.id), [3], 'only the response, which is kept');
-    assert.ok(await metric(tight, /mcpgate_sse_replay_events_total\{event="dropped"\}/) >= droppedBefore + 20);
+    assert.deepEqual(
+      messagesOf(late.body).map((m) => m.id),
+      [3],
+      'only the response, which is kept',
+    );
+    assert.ok((await metric(tight, /mcpgate_sse_replay_events_total\{event="dropped"\}/)) >= droppedBefore + 20);
   });
 
   it('raw: events past the replay age are gone; resuming from them is refused', async () => {
     const session = await tight.session();
-    const post = tight.open({ headers: { ...JSON_HEADERS, 'mcp-session-id': session }, body: call(4, 'sink__progress', { steps: 2 }, 'p4') });
+    const post = tight.open({
+      headers: { ...JSON_HEADERS, 'mcp-session-id': session },
+      body: call(4, 'sink__progress', { steps: 2 }, 'p4'),
+    });
     assert.ok(await until(() => tightSink.calls.length === 2));
     while (tightSink.step() > 0);
     const ids = parseIds((await post.done).body);
     const fresh = await tight.inject({ method: 'GET', headers: getHeaders(session, ids[1]) });
     assert.equal(fresh.status, 200, 'within the age, the rest is replayed');
-    assert.deepEqual(messagesOf(fresh.body).map((m) => m.id ?? m.method), ['notifications/progress', 4], 'progress 2 and the response');
+    assert.deepEqual(
+      messagesOf(fresh.body).map((m) => m.id ?? m.method),
+      ['notifications/progress', 4],
+      'progress 2 and the response',
+    );
     await new Promise((resolve) => setTimeout(resolve, AGE_MS + 100)); // past --replay-age
     const stale = await tight.inject({ method: 'GET', headers: getHeaders(session, ids[1]) });
     assert.equal(stale.status, 400);

@@ -22,12 +22,21 @@ const tool = (name: string) => ({ name, inputSchema: { type: 'object' as const }
 
 function setup(options: { rules?: Rules; settled?: boolean; connected?: string[] } = {}) {
   const catalog = new Catalog(['fs', 'db']);
-  const held = new Map<string, HeldDefinition>([['drop', { digest: 'x', definition: {} as HeldDefinition['definition'], changes: ['new tool'] }]]);
+  const held = new Map<string, HeldDefinition>([
+    ['drop', { digest: 'x', definition: {} as HeldDefinition['definition'], changes: ['new tool'] }],
+  ]);
   catalog.set('fs', { tools: [tool('read'), tool('write')], resources: [], resourceTemplates: [], prompts: [] });
   catalog.set('db', { tools: [tool('query'), tool('drop')], resources: [], resourceTemplates: [], prompts: [] }, held);
   const connections = new Map<string, Connection>();
   for (const name of options.connected ?? ['fs', 'db']) connections.set(name, sharedConn(name));
-  const router = new Router({ catalog, connections, rules: () => options.rules ?? OPEN_RULES, hasSettled: () => options.settled ?? true, pinsDir: '/state', pool: noPool() });
+  const router = new Router({
+    catalog,
+    connections,
+    rules: () => options.rules ?? OPEN_RULES,
+    hasSettled: () => options.settled ?? true,
+    pinsDir: '/state',
+    pool: noPool(),
+  });
   return { router, connections };
 }
 
@@ -35,7 +44,7 @@ const rules = (value: unknown): Rules => parseRules(JSON.stringify(value), '/x/r
 const code = (outcome: unknown): string | undefined => (outcome instanceof GatewayError ? outcome.code : undefined);
 
 void describe('Router.tool', () => {
-  void it('allowed: the connection and the server\'s own tool name', T, () => {
+  void it("allowed: the connection and the server's own tool name", T, () => {
     const { router, connections } = setup();
     const route = router.tool(silentLogger, who('a'), 'fs__read');
     assert.ok(!(route instanceof GatewayError) && route !== NOT_YET);
@@ -84,7 +93,14 @@ void describe('Router.tool', () => {
     let current: Rules = OPEN_RULES;
     const catalog = new Catalog(['fs']);
     catalog.set('fs', { tools: [tool('read')], resources: [], resourceTemplates: [], prompts: [] });
-    const router = new Router({ catalog, connections: new Map([['fs', sharedConn('fs')]]), rules: () => current, hasSettled: () => true, pinsDir: '.mcpgate', pool: noPool() });
+    const router = new Router({
+      catalog,
+      connections: new Map([['fs', sharedConn('fs')]]),
+      rules: () => current,
+      hasSettled: () => true,
+      pinsDir: '.mcpgate',
+      pool: noPool(),
+    });
     assert.equal(code(router.tool(silentLogger, who('a'), 'fs__read')), undefined);
     current = rules({ agents: { a: { deny: { servers: ['fs'] } } } });
     assert.equal(code(router.tool(silentLogger, who('a'), 'fs__read')), 'MCPG_POLICY_DENIED');
@@ -112,24 +128,47 @@ void describe('Router: the connection that carries the call', () => {
     const catalog = new Catalog(['kv', 'notes']);
     catalog.set('kv', { tools: [tool('get')], resources: [], resourceTemplates: [], prompts: [] });
     catalog.set('notes', { tools: [tool('add')], resources: [], resourceTemplates: [], prompts: [] });
-    const configs = { kv: { ...stdioConfig('kv'), sessions: 'per-session' as const }, notes: { ...stdioConfig('notes'), sessions: 'per-agent' as const } };
-    const catalogConns = new Map<string, Connection>(Object.entries(configs).map(([name, config]) => [name, { name, config, onDemand: false, state: 'ready' } as unknown as Connection]));
+    const configs = {
+      kv: { ...stdioConfig('kv'), sessions: 'per-session' as const },
+      notes: { ...stdioConfig('notes'), sessions: 'per-agent' as const },
+    };
+    const catalogConns = new Map<string, Connection>(
+      Object.entries(configs).map(([name, config]) => [name, { name, config, onDemand: false, state: 'ready' } as unknown as Connection]),
+    );
     const made: { server: string; scope: string; conn: Connection }[] = [];
     const pool = new ConnectionPool({
       create: (config, scope) => {
         const server = new FakeServer(config.name, { tools: [{ name: 'get' }, { name: 'add' }] });
-        const conn = new Connection(config, { notification: () => undefined, serverRequest: () => undefined, ready: () => Promise.resolve(), interrupted: () => undefined, lost: () => undefined }, silentLogger, {
-          startupTimeoutMs: 5000,
-          supervision: { retries: 0 },
-          transport: (_cfg, _log, events) => server.open(events),
-        });
+        const conn = new Connection(
+          config,
+          {
+            notification: () => undefined,
+            serverRequest: () => undefined,
+            ready: () => Promise.resolve(),
+            interrupted: () => undefined,
+            lost: () => undefined,
+          },
+          silentLogger,
+          {
+            startupTimeoutMs: 5000,
+            supervision: { retries: 0 },
+            transport: (_cfg, _log, events) => server.open(events),
+          },
+        );
         made.push({ server: config.name, scope: scope.key, conn });
         return conn;
       },
       busy: () => false,
       log: silentLogger,
     });
-    const router = new Router({ catalog, connections: catalogConns, rules: () => OPEN_RULES, hasSettled: () => true, pinsDir: '/state', pool });
+    const router = new Router({
+      catalog,
+      connections: catalogConns,
+      rules: () => OPEN_RULES,
+      hasSettled: () => true,
+      pinsDir: '/state',
+      pool,
+    });
     return { router, pool, made, catalogConns };
   }
 
@@ -160,7 +199,10 @@ void describe('Router: the connection that carries the call', () => {
       assert.equal(again, one, 'the same session: the same connection (a hit)');
       assert.notEqual(other, one, 'another session of the same agent: a connection of its own');
       assert.ok(one !== catalogConns.get('kv') && other !== catalogConns.get('kv'));
-      assert.deepEqual(made.map((m) => m.scope), ['session:1', 'session:2']);
+      assert.deepEqual(
+        made.map((m) => m.scope),
+        ['session:1', 'session:2'],
+      );
     } finally {
       await pool.close();
     }
@@ -176,7 +218,10 @@ void describe('Router: the connection that carries the call', () => {
       assert.equal(a1, a2, 'every session of alice shares her connection');
       assert.notEqual(a1, b);
       assert.notEqual(a1, unnamed, 'an agent with no identity of its own never shares one by its name');
-      assert.deepEqual(made.map((m) => m.scope), ['agent:alice', 'agent:bob', 'session:4']);
+      assert.deepEqual(
+        made.map((m) => m.scope),
+        ['agent:alice', 'agent:bob', 'session:4'],
+      );
     } finally {
       await pool.close();
     }

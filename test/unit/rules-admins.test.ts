@@ -31,7 +31,10 @@ describe('rules: admins', () => {
       }
       return assert.fail('no error');
     };
-    assert.match(errorOf({ agents: { bot: { tokens: [A] } }, admins: { alice: { tokens: [A] } } }), /admins\.alice\.tokens\[0\].*also listed under agent "bot"/);
+    assert.match(
+      errorOf({ agents: { bot: { tokens: [A] } }, admins: { alice: { tokens: [A] } } }),
+      /admins\.alice\.tokens\[0\].*also listed under agent "bot"/,
+    );
     assert.match(errorOf({ agents: {}, admins: { alice: {} } }), /admins\.alice\.tokens.*missing/);
     assert.match(errorOf({ agents: {}, admins: { alice: { tokens: ['plain-token'] } } }), /admins\.alice\.tokens\[0\]/);
     assert.match(errorOf({ agents: {}, admins: [] }), /admins/);

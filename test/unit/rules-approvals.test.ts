@@ -30,7 +30,11 @@ describe('rules: approve', () => {
       bot: {
         allow: { servers: ['*'] },
         approve: {
-          github: ['delete_*', { tool: 'push', when: { args: { branch: 'main', force: true } }, timeoutSeconds: 30 }, { tool: 'merge', when: { args: { base: 'release-*' } } }],
+          github: [
+            'delete_*',
+            { tool: 'push', when: { args: { branch: 'main', force: true } }, timeoutSeconds: 30 },
+            { tool: 'merge', when: { args: { base: 'release-*' } } },
+          ],
           '*': ['format_disk'],
         },
       },
@@ -40,7 +44,10 @@ describe('rules: approve', () => {
   });
 
   it('matches tools by name and glob, per server and for a server glob', () => {
-    assert.deepEqual(approvalFor(rules, 'bot', 'github', 'delete_repo', {}), { timeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS, rule: 'agent "bot" approve["github"][0]' });
+    assert.deepEqual(approvalFor(rules, 'bot', 'github', 'delete_repo', {}), {
+      timeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS,
+      rule: 'agent "bot" approve["github"][0]',
+    });
     assert.equal(approvalFor(rules, 'bot', 'github', 'list_repos', {}), undefined);
     assert.equal(approvalFor(rules, 'bot', 'fs', 'delete_repo', {}), undefined, 'another server');
     assert.equal(approvalFor(rules, 'bot', 'fs', 'format_disk', undefined)?.rule, 'agent "bot" approve["*"][0]');
@@ -59,7 +66,10 @@ describe('rules: approve', () => {
 
   it('reads grants for tokens whose claims meet them', () => {
     assert.equal(approvalFor(rules, 'other', 'fs', 'write', { path: '/etc/passwd' }), undefined, 'no claims');
-    assert.equal(approvalFor(rules, 'other', 'fs', 'write', { path: '/etc/passwd' }, { groups: ['eng'] })?.rule, 'grant "eng" approve["fs"][0]');
+    assert.equal(
+      approvalFor(rules, 'other', 'fs', 'write', { path: '/etc/passwd' }, { groups: ['eng'] })?.rule,
+      'grant "eng" approve["fs"][0]',
+    );
     assert.equal(approvalFor(rules, 'other', 'fs', 'write', { path: '/tmp/x' }, { groups: ['eng'] }), undefined);
   });
 
@@ -70,14 +80,28 @@ describe('rules: approve', () => {
     assert.match(errorOf({ agents: { bot: { approve: { github: [{ when: { args: { a: 1 } } }] } } } }), /approve\.github\[0\]\.tool/);
     assert.match(errorOf({ agents: { bot: { approve: { github: [{ tool: 'x', timeoutSeconds: 0 }] } } } }), /timeoutSeconds.*above 0/);
     assert.match(errorOf({ agents: { bot: { approve: { github: [{ tool: 'x', timeoutSeconds: 100_000 }] } } } }), /timeoutSeconds/);
-    assert.match(errorOf({ agents: { bot: { approve: { github: [{ tool: 'x', when: { args: {} } }] } } } }), /when\.args.*non-empty object/);
-    assert.match(errorOf({ grants: { g: { when: { groups: 'x' }, approve: { github: [7] } } }, agents: {} }), /grants\.g\.approve\.github\[0\]/);
+    assert.match(
+      errorOf({ agents: { bot: { approve: { github: [{ tool: 'x', when: { args: {} } }] } } } }),
+      /when\.args.*non-empty object/,
+    );
+    assert.match(
+      errorOf({ grants: { g: { when: { groups: 'x' }, approve: { github: [7] } } }, agents: {} }),
+      /grants\.g\.approve\.github\[0\]/,
+    );
   });
 
   it('warns of a server .mcp.json does not define, and of unknown keys', () => {
-    const warned = parse({ agents: { bot: { approve: { gitlab: [{ tool: 'x', later: true }] } } } }).warnings.map((w) => `${w.path}: ${w.message}`);
-    assert.ok(warned.some((w) => /approve\.gitlab.*does not define/.test(w)), warned.join('\n'));
-    assert.ok(warned.some((w) => /later/.test(w)), warned.join('\n'));
+    const warned = parse({ agents: { bot: { approve: { gitlab: [{ tool: 'x', later: true }] } } } }).warnings.map(
+      (w) => `${w.path}: ${w.message}`,
+    );
+    assert.ok(
+      warned.some((w) => /approve\.gitlab.*does not define/.test(w)),
+      warned.join('\n'),
+    );
+    assert.ok(
+      warned.some((w) => /later/.test(w)),
+      warned.join('\n'),
+    );
   });
 });
 

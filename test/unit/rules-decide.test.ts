@@ -22,12 +22,18 @@ void describe('decideTool: precedence, most specific first', () => {
 
   void it('(1) deny.servers "*" beats allow.servers "*" and allow.tools "*"', { timeout: 5000 }, () => {
     const r = agentRules('a', { allow: { servers: ['*'], tools: { db: ['*'] } }, deny: { servers: ['*'] } });
-    assert.deepEqual(decideTool(r, 'a', 'db', 'query'), { allowed: false, reason: 'server "db" is denied to agent "a" by deny.servers pattern "*"' });
+    assert.deepEqual(decideTool(r, 'a', 'db', 'query'), {
+      allowed: false,
+      reason: 'server "db" is denied to agent "a" by deny.servers pattern "*"',
+    });
   });
 
   void it('(1) a deny.servers glob denies the servers it matches and no others', { timeout: 5000 }, () => {
     const r = agentRules('a', { allow: { servers: ['*'] }, deny: { servers: ['prod-*'] } });
-    assert.deepEqual(decideTool(r, 'a', 'prod-db', 'query'), { allowed: false, reason: 'server "prod-db" is denied to agent "a" by deny.servers pattern "prod-*"' });
+    assert.deepEqual(decideTool(r, 'a', 'prod-db', 'query'), {
+      allowed: false,
+      reason: 'server "prod-db" is denied to agent "a" by deny.servers pattern "prod-*"',
+    });
     assert.equal(decideTool(r, 'a', 'dev-db', 'query').allowed, true);
   });
 
@@ -57,7 +63,10 @@ void describe('decideTool: precedence, most specific first', () => {
       allowed: false,
       reason: 'tool "drop_table" of server "db" is denied to agent "a" by deny.tools pattern "drop_*"',
     });
-    assert.deepEqual(decideTool(r, 'a', 'db', 'query'), { allowed: true, reason: 'tool "query" of server "db" is allowed to agent "a" by allow.tools' });
+    assert.deepEqual(decideTool(r, 'a', 'db', 'query'), {
+      allowed: true,
+      reason: 'tool "query" of server "db" is allowed to agent "a" by allow.tools',
+    });
   });
 
   void it('(3) names the first deny pattern (in file order) that matches', { timeout: 5000 }, () => {
@@ -68,10 +77,17 @@ void describe('decideTool: precedence, most specific first', () => {
     });
   });
 
-  void it('(4) an explicitly allowed tool is allowed, even when a pattern also allows it, and without allow.servers', { timeout: 5000 }, () => {
-    const r = agentRules('a', { allow: { tools: { db: ['query', 'q*'] } } });
-    assert.deepEqual(decideTool(r, 'a', 'db', 'query'), { allowed: true, reason: 'tool "query" of server "db" is allowed to agent "a" by allow.tools' });
-  });
+  void it(
+    '(4) an explicitly allowed tool is allowed, even when a pattern also allows it, and without allow.servers',
+    { timeout: 5000 },
+    () => {
+      const r = agentRules('a', { allow: { tools: { db: ['query', 'q*'] } } });
+      assert.deepEqual(decideTool(r, 'a', 'db', 'query'), {
+        allowed: true,
+        reason: 'tool "query" of server "db" is allowed to agent "a" by allow.tools',
+      });
+    },
+  );
 
   void it('(5) a tool allowed by a pattern', { timeout: 5000 }, () => {
     const r = agentRules('a', { allow: { tools: { db: ['query', 'list_*'] } } });
@@ -85,7 +101,8 @@ void describe('decideTool: precedence, most specific first', () => {
     const r = agentRules('a', { allow: { servers: ['fs'], tools: { other: ['x'] } } });
     assert.deepEqual(decideTool(r, 'a', 'fs', 'anything'), {
       allowed: true,
-      reason: 'tool "anything" of server "fs" is allowed to agent "a" by allow.servers, with no allow.tools entry for the server (all its tools)',
+      reason:
+        'tool "anything" of server "fs" is allowed to agent "a" by allow.servers, with no allow.tools entry for the server (all its tools)',
     });
   });
 
@@ -93,7 +110,8 @@ void describe('decideTool: precedence, most specific first', () => {
     const star = agentRules('a', { allow: { servers: ['*'] } });
     assert.deepEqual(decideTool(star, 'a', 'anything', 't'), {
       allowed: true,
-      reason: 'tool "t" of server "anything" is allowed to agent "a" by allow.servers pattern "*", with no allow.tools entry for the server (all its tools)',
+      reason:
+        'tool "t" of server "anything" is allowed to agent "a" by allow.servers pattern "*", with no allow.tools entry for the server (all its tools)',
     });
     const glob = agentRules('a', { allow: { servers: ['github-*'] } });
     assert.equal(decideTool(glob, 'a', 'github-enterprise', 't').allowed, true);
@@ -104,7 +122,10 @@ void describe('decideTool: precedence, most specific first', () => {
     const r = agentRules('a', { allow: { servers: ['db'], tools: { db: ['query', 'list_*'] } } });
     assert.equal(decideTool(r, 'a', 'db', 'query').allowed, true);
     assert.equal(decideTool(r, 'a', 'db', 'list_schemas').allowed, true);
-    assert.deepEqual(decideTool(r, 'a', 'db', 'drop_table'), { allowed: false, reason: 'tool "drop_table" of server "db" is not in allow.tools of agent "a"' });
+    assert.deepEqual(decideTool(r, 'a', 'db', 'drop_table'), {
+      allowed: false,
+      reason: 'tool "drop_table" of server "db" is not in allow.tools of agent "a"',
+    });
   });
 
   void it('(6) the same holds for allow.servers "*": a tools entry restricts that one server', { timeout: 5000 }, () => {
@@ -116,7 +137,10 @@ void describe('decideTool: precedence, most specific first', () => {
 
   void it('(6) an empty allow.tools entry is an entry: the server lends no tool', { timeout: 5000 }, () => {
     const r = agentRules('a', { allow: { servers: ['db'], tools: { db: [] } } });
-    assert.deepEqual(decideTool(r, 'a', 'db', 'query'), { allowed: false, reason: 'tool "query" of server "db" is not in allow.tools of agent "a"' });
+    assert.deepEqual(decideTool(r, 'a', 'db', 'query'), {
+      allowed: false,
+      reason: 'tool "query" of server "db" is not in allow.tools of agent "a"',
+    });
   });
 
   void it('(7) otherwise denied, also when only deny rules mention the server', { timeout: 5000 }, () => {
@@ -135,14 +159,18 @@ void describe('decideTool: precedence, most specific first', () => {
       assert.doesNotThrow(() => decideServer(r, value, value));
       assert.doesNotThrow(() => serverVisible(r, value, value));
     }
-    assert.deepEqual(decideTool(r, 'a', 's', 42 as unknown as string), { allowed: false, reason: 'tool 42 of server "s" is not in allow.tools of agent "a"' });
+    assert.deepEqual(decideTool(r, 'a', 's', 42 as unknown as string), {
+      allowed: false,
+      reason: 'tool 42 of server "s" is not in allow.tools of agent "a"',
+    });
   });
 
   void it('quotes and escapes names in reasons', { timeout: 5000 }, () => {
     const r = agentRules('a"b', { allow: { servers: ['*'] } });
     assert.deepEqual(decideTool(r, 'a"b', 's', 'x\ny'), {
       allowed: true,
-      reason: 'tool "x\\ny" of server "s" is allowed to agent "a\\"b" by allow.servers pattern "*", with no allow.tools entry for the server (all its tools)',
+      reason:
+        'tool "x\\ny" of server "s" is allowed to agent "a\\"b" by allow.servers pattern "*", with no allow.tools entry for the server (all its tools)',
     });
   });
 });
@@ -159,11 +187,13 @@ void describe('decideTool: agents the rules do not list', () => {
     const r = rules(withDefault);
     assert.deepEqual(decideTool(r, 'stranger', 'memory', 'read_graph'), {
       allowed: true,
-      reason: 'tool "read_graph" of server "memory" is allowed to agent "stranger" (rules of agent "default") by allow.servers, with no allow.tools entry for the server (all its tools)',
+      reason:
+        'tool "read_graph" of server "memory" is allowed to agent "stranger" (rules of agent "default") by allow.servers, with no allow.tools entry for the server (all its tools)',
     });
     assert.deepEqual(decideTool(r, 'stranger', 'memory', 'delete_entities'), {
       allowed: false,
-      reason: 'tool "delete_entities" of server "memory" is denied to agent "stranger" (rules of agent "default") by deny.tools pattern "delete_*"',
+      reason:
+        'tool "delete_entities" of server "memory" is denied to agent "stranger" (rules of agent "default") by deny.tools pattern "delete_*"',
     });
     assert.equal(decideTool(r, 'stranger', 'brave-search', 'brave_web_search').allowed, false);
   });
@@ -179,21 +209,32 @@ void describe('decideTool: agents the rules do not list', () => {
     assert.equal(decideTool(r, 'stranger', 'brave-search', 'brave_web_search').allowed, false);
     assert.deepEqual(decideTool(r, undefined, 'memory', 'read_graph'), {
       allowed: true,
-      reason: 'tool "read_graph" of server "memory" is allowed to an agent with no id (rules of agent "default") by allow.servers, with no allow.tools entry for the server (all its tools)',
+      reason:
+        'tool "read_graph" of server "memory" is allowed to an agent with no id (rules of agent "default") by allow.servers, with no allow.tools entry for the server (all its tools)',
     });
   });
 
   void it('the agent named "default" is named plainly in its own reasons', { timeout: 5000 }, () => {
     assert.deepEqual(decideTool(rules(withDefault), 'default', 'memory', 'x'), {
       allowed: true,
-      reason: 'tool "x" of server "memory" is allowed to agent "default" by allow.servers, with no allow.tools entry for the server (all its tools)',
+      reason:
+        'tool "x" of server "memory" is allowed to agent "default" by allow.servers, with no allow.tools entry for the server (all its tools)',
     });
   });
 
   void it('denies everything without "default" when deny_on_missing_agent is true (the default)', { timeout: 5000 }, () => {
-    for (const r of [rules({ agents: { a: { allow: { servers: ['*'] } } } }), rules({ agents: {}, defaults: { deny_on_missing_agent: true } })]) {
-      assert.deepEqual(decideTool(r, 'x', 's', 't'), { allowed: false, reason: 'agent "x" is not in the rules and deny_on_missing_agent is true' });
-      assert.deepEqual(decideServer(r, 'x', 's'), { allowed: false, reason: 'agent "x" is not in the rules and deny_on_missing_agent is true' });
+    for (const r of [
+      rules({ agents: { a: { allow: { servers: ['*'] } } } }),
+      rules({ agents: {}, defaults: { deny_on_missing_agent: true } }),
+    ]) {
+      assert.deepEqual(decideTool(r, 'x', 's', 't'), {
+        allowed: false,
+        reason: 'agent "x" is not in the rules and deny_on_missing_agent is true',
+      });
+      assert.deepEqual(decideServer(r, 'x', 's'), {
+        allowed: false,
+        reason: 'agent "x" is not in the rules and deny_on_missing_agent is true',
+      });
       assert.equal(serverVisible(r, 'x', 's'), false);
       assert.deepEqual(decideTool(r, undefined, 's', 't'), {
         allowed: false,
@@ -204,8 +245,14 @@ void describe('decideTool: agents the rules do not list', () => {
 
   void it('allows everything without "default" when deny_on_missing_agent is false', { timeout: 5000 }, () => {
     const r = rules({ agents: { a: {} }, defaults: { deny_on_missing_agent: false } });
-    assert.deepEqual(decideTool(r, 'x', 's', 't'), { allowed: true, reason: 'agent "x" is not in the rules and deny_on_missing_agent is false' });
-    assert.deepEqual(decideServer(r, 'x', 's'), { allowed: true, reason: 'agent "x" is not in the rules and deny_on_missing_agent is false' });
+    assert.deepEqual(decideTool(r, 'x', 's', 't'), {
+      allowed: true,
+      reason: 'agent "x" is not in the rules and deny_on_missing_agent is false',
+    });
+    assert.deepEqual(decideServer(r, 'x', 's'), {
+      allowed: true,
+      reason: 'agent "x" is not in the rules and deny_on_missing_agent is false',
+    });
     assert.equal(serverVisible(r, 'x', 's'), true);
     // A listed agent keeps its own (empty) rules.
     assert.equal(decideTool(r, 'a', 's', 't').allowed, false);
@@ -249,11 +296,17 @@ void describe('decideServer and serverVisible', () => {
 
   void it('allows a server matched by allow.servers, by name or glob', { timeout: 5000 }, () => {
     assert.deepEqual(decideServer(r, 'a', 'fs'), { allowed: true, reason: 'server "fs" is allowed to agent "a" by allow.servers' });
-    assert.deepEqual(decideServer(r, 'a', 'gitlab'), { allowed: true, reason: 'server "gitlab" is allowed to agent "a" by allow.servers pattern "git*"' });
+    assert.deepEqual(decideServer(r, 'a', 'gitlab'), {
+      allowed: true,
+      reason: 'server "gitlab" is allowed to agent "a" by allow.servers pattern "git*"',
+    });
   });
 
   void it('denies a server deny.servers matches, even when allow.servers does', { timeout: 5000 }, () => {
-    assert.deepEqual(decideServer(r, 'a', 'github-prod'), { allowed: false, reason: 'server "github-prod" is denied to agent "a" by deny.servers' });
+    assert.deepEqual(decideServer(r, 'a', 'github-prod'), {
+      allowed: false,
+      reason: 'server "github-prod" is denied to agent "a" by deny.servers',
+    });
     assert.equal(serverVisible(r, 'a', 'github-prod'), false);
   });
 
@@ -270,16 +323,20 @@ void describe('decideServer and serverVisible', () => {
     assert.equal(serverVisible(r, 'a', 'memory'), false);
   });
 
-  void it('shows a server whose tools allow.tools may let through, and hides one whose every listed tool is denied', { timeout: 5000 }, () => {
-    assert.equal(serverVisible(r, 'a', 'fs'), true, 'allowed server, even with all tools denied: its resources remain');
-    assert.equal(serverVisible(r, 'a', 'db'), true, 'allow.tools names a tool');
-    assert.equal(serverVisible(r, 'a', 'web'), true, 'allow.tools has a pattern');
-    assert.equal(serverVisible(r, 'a', 'kv'), false, 'the only listed tool is denied');
-    assert.equal(serverVisible(r, 'a', 'cache'), false, 'deny.tools "*"');
-    // What is shown and what may be called agree:
-    assert.equal(decideTool(r, 'a', 'kv', 'get').allowed, false);
-    assert.equal(decideTool(r, 'a', 'cache', 'put').allowed, false);
-  });
+  void it(
+    'shows a server whose tools allow.tools may let through, and hides one whose every listed tool is denied',
+    { timeout: 5000 },
+    () => {
+      assert.equal(serverVisible(r, 'a', 'fs'), true, 'allowed server, even with all tools denied: its resources remain');
+      assert.equal(serverVisible(r, 'a', 'db'), true, 'allow.tools names a tool');
+      assert.equal(serverVisible(r, 'a', 'web'), true, 'allow.tools has a pattern');
+      assert.equal(serverVisible(r, 'a', 'kv'), false, 'the only listed tool is denied');
+      assert.equal(serverVisible(r, 'a', 'cache'), false, 'deny.tools "*"');
+      // What is shown and what may be called agree:
+      assert.equal(decideTool(r, 'a', 'kv', 'get').allowed, false);
+      assert.equal(decideTool(r, 'a', 'cache', 'put').allowed, false);
+    },
+  );
 
   void it('hides a server whose allow.tools entry is empty', { timeout: 5000 }, () => {
     assert.equal(serverVisible(agentRules('a', { allow: { tools: { db: [] } } }), 'a', 'db'), false);
@@ -352,7 +409,9 @@ void describe('seed 003 policy scenarios', () => {
     const before = rules({ agents: { researcher }, defaults: { deny_on_missing_agent: true } }, ['brave-search']);
     assert.equal(decideTool(before, 'researcher', 'brave-search', 'brave_web_search').allowed, true);
     assert.equal(decideTool(before, 'researcher', 'brave-search', 'brave_local_search').allowed, true);
-    const after = rules({ agents: { researcher: { ...researcher, deny: { tools: { 'brave-search': ['brave_local_search'] } } } } }, ['brave-search']);
+    const after = rules({ agents: { researcher: { ...researcher, deny: { tools: { 'brave-search': ['brave_local_search'] } } } } }, [
+      'brave-search',
+    ]);
     assert.deepEqual(decideTool(after, 'researcher', 'brave-search', 'brave_web_search'), {
       allowed: true,
       reason: 'tool "brave_web_search" of server "brave-search" is allowed to agent "researcher" by allow.tools pattern "*"',
@@ -365,12 +424,21 @@ void describe('seed 003 policy scenarios', () => {
     assert.equal(decideTool(before, 'researcher', 'brave-search', 'brave_local_search').allowed, true);
   });
 
-  void it('backend\'s rules for postgres (absent from .mcp.json) load and are evaluated as written', { timeout: 5000 }, () => {
+  void it("backend's rules for postgres (absent from .mcp.json) load and are evaluated as written", { timeout: 5000 }, () => {
     const r = rules({ agents: { backend }, defaults: { deny_on_missing_agent: true } }, ['brave-search']);
     assert.equal(r.warnings.length, 2);
-    assert.deepEqual(decideServer(r, 'backend', 'postgres'), { allowed: true, reason: 'server "postgres" is allowed to agent "backend" by allow.servers' });
-    assert.equal(decideTool(r, 'backend', 'postgres', 'query').reason, 'tool "query" of server "postgres" is allowed to agent "backend" by allow.tools');
-    assert.equal(decideTool(r, 'backend', 'postgres', 'list_tables').reason, 'tool "list_tables" of server "postgres" is allowed to agent "backend" by allow.tools pattern "list_*"');
+    assert.deepEqual(decideServer(r, 'backend', 'postgres'), {
+      allowed: true,
+      reason: 'server "postgres" is allowed to agent "backend" by allow.servers',
+    });
+    assert.equal(
+      decideTool(r, 'backend', 'postgres', 'query').reason,
+      'tool "query" of server "postgres" is allowed to agent "backend" by allow.tools',
+    );
+    assert.equal(
+      decideTool(r, 'backend', 'postgres', 'list_tables').reason,
+      'tool "list_tables" of server "postgres" is allowed to agent "backend" by allow.tools pattern "list_*"',
+    );
     assert.equal(decideTool(r, 'backend', 'postgres', 'drop_table').allowed, false);
     assert.equal(decideTool(r, 'backend', 'brave-search', 'brave_web_search').allowed, false);
     assert.equal(decideTool(r, 'researcher', 'brave-search', 'brave_web_search').allowed, false, 'researcher is not listed: denied');
@@ -401,7 +469,9 @@ void describe('seed 003 policy scenarios', () => {
   });
 
   void it('decides the same for the same inputs, with both agents of the combined scenario', { timeout: 5000 }, () => {
-    const r = rules({ agents: { researcher, backend: { allow: { servers: ['postgres'], tools: { postgres: ['query'] } } } } }, ['brave-search']);
+    const r = rules({ agents: { researcher, backend: { allow: { servers: ['postgres'], tools: { postgres: ['query'] } } } } }, [
+      'brave-search',
+    ]);
     assert.deepEqual([...r.agents.keys()], ['researcher', 'backend']);
     assert.equal(decideServer(r, 'researcher', 'brave-search').allowed, true);
     assert.equal(decideTool(r, 'researcher', 'brave-search', 'brave_web_search').allowed, true);
@@ -420,10 +490,18 @@ void describe('decideTool cost', () => {
     });
     // A mix of outcomes: explicit deny, pattern deny, explicit allow, pattern allow, not listed, all-tools server.
     const calls: [string, string][] = [
-      ['s0', 'tool_15'], ['s0', 'family7_x'], ['s0', 'tool_3'], ['s0', 'family2_list'], ['s0', 'other'], ['s1', 'anything'],
+      ['s0', 'tool_15'],
+      ['s0', 'family7_x'],
+      ['s0', 'tool_3'],
+      ['s0', 'family2_list'],
+      ['s0', 'other'],
+      ['s1', 'anything'],
     ];
     const expected = [false, false, true, true, false, true];
-    assert.deepEqual(calls.map(([s, tool]) => decideTool(r, 'bench', s, tool).allowed), expected);
+    assert.deepEqual(
+      calls.map(([s, tool]) => decideTool(r, 'bench', s, tool).allowed),
+      expected,
+    );
     const rounds = 100_000;
     let allowed = 0;
     for (let i = 0; i < 20_000; i++) for (const [s, tool] of calls) if (decideTool(r, 'bench', s, tool).allowed) allowed++;

@@ -64,17 +64,37 @@ void describe('limits: validation', () => {
       { path: '$.agents.a.limits', message: '"calls" needs "per", the window it counts in (e.g. {"calls": 10, "per": "1m"})' },
       { path: '$.agents.b.limits', message: '"per" needs "calls", how many calls its window allows' },
       { path: '$.agents.c.limits.inFlight', message: 'expected a whole number of calls in flight from 1 to 1000000, got 1.5' },
-      { path: '$.agents.d.limits.servers.github.per', message: 'expected a window such as "500ms", "10s", "1m", "1h" or "1d" (from 100 ms to a day), got "soon"' },
-      { path: '$.agents.e.limits.tools["git*"]', message: 'a server of "tools" is named exactly (as in allow.tools); use "servers" for a pattern such as "git*"' },
-      { path: '$.agents.f.limits.tools.github.create_issue', message: 'a limit needs "calls" with "per", or "inFlight": {"calls": 100, "per": "1m"} and/or {"inFlight": 4}' },
-      { path: '$.agents.g.limits', message: 'expected an object such as {"calls": 100, "per": "1m"} and/or {"inFlight": 4}, optionally with "servers" and "tools", got a string' },
+      {
+        path: '$.agents.d.limits.servers.github.per',
+        message: 'expected a window such as "500ms", "10s", "1m", "1h" or "1d" (from 100 ms to a day), got "soon"',
+      },
+      {
+        path: '$.agents.e.limits.tools["git*"]',
+        message: 'a server of "tools" is named exactly (as in allow.tools); use "servers" for a pattern such as "git*"',
+      },
+      {
+        path: '$.agents.f.limits.tools.github.create_issue',
+        message: 'a limit needs "calls" with "per", or "inFlight": {"calls": 100, "per": "1m"} and/or {"inFlight": 4}',
+      },
+      {
+        path: '$.agents.g.limits',
+        message:
+          'expected an object such as {"calls": 100, "per": "1m"} and/or {"inFlight": 4}, optionally with "servers" and "tools", got a string',
+      },
       { path: '$.grants.eng.limits.inFlight', message: 'expected a whole number of calls in flight from 1 to 1000000, got -1' },
     ]);
   });
 
   void it('warns of unknown keys and unknown servers, and loads', { timeout: 5000 }, () => {
-    const r = rules({ agents: { a: { limits: { calls: 1, per: '1s', burst: 3, servers: { nope: { inFlight: 1 } }, tools: { gone: { t: { inFlight: 1, x: 1 } } } } } } });
-    assert.deepEqual(r.warnings.map((w) => w.path), ['$.agents.a.limits.burst', '$.agents.a.limits.servers.nope', '$.agents.a.limits.tools.gone', '$.agents.a.limits.tools.gone.t.x']);
+    const r = rules({
+      agents: {
+        a: { limits: { calls: 1, per: '1s', burst: 3, servers: { nope: { inFlight: 1 } }, tools: { gone: { t: { inFlight: 1, x: 1 } } } } },
+      },
+    });
+    assert.deepEqual(
+      r.warnings.map((w) => w.path),
+      ['$.agents.a.limits.burst', '$.agents.a.limits.servers.nope', '$.agents.a.limits.tools.gone', '$.agents.a.limits.tools.gone.t.x'],
+    );
     assert.notEqual(r.limits, undefined);
   });
 });
@@ -86,7 +106,9 @@ void describe('limits: which apply to a call', () => {
       bot: {
         allow: { servers: ['*'] },
         limits: {
-          calls: 100, per: '1m', inFlight: 4,
+          calls: 100,
+          per: '1m',
+          inFlight: 4,
           servers: { 'git*': { calls: 50, per: '1h' }, github: { calls: 10, per: '1s' } },
           tools: { github: { 'create_*': { calls: 5, per: '1h' }, create_issue: { inFlight: 1 } } },
         },
@@ -96,7 +118,7 @@ void describe('limits: which apply to a call', () => {
     grants: { eng: { when: { groups: 'eng' }, limits: { tools: { fs: { write: { calls: 3, per: '1m' } } } } } },
   });
 
-  void it('takes the entry\'s own, its exact server over a glob, its exact tool over a glob', { timeout: 5000 }, () => {
+  void it("takes the entry's own, its exact server over a glob, its exact tool over a glob", { timeout: 5000 }, () => {
     assert.deepEqual(applied(r, 'bot', 'github', 'create_issue'), [
       'bot all $.agents.bot.limits',
       'bot server $.agents.bot.limits.servers.github',
@@ -110,15 +132,21 @@ void describe('limits: which apply to a call', () => {
     assert.deepEqual(applied(r, 'bot', 'gitlab', 'x'), ['bot all $.agents.bot.limits', 'bot server $.agents.bot.limits.servers["git*"]']);
   });
 
-  void it('counts the top level over every agent, default\'s per agent, a grant\'s only with its claims', { timeout: 5000 }, () => {
+  void it("counts the top level over every agent, default's per agent, a grant's only with its claims", { timeout: 5000 }, () => {
     assert.deepEqual(applied(r, 'bot', 'db', 'q'), ['* server $.limits.servers.db', 'bot all $.agents.bot.limits']);
     assert.deepEqual(applied(r, 'stranger', 'db', 'q'), ['* server $.limits.servers.db', 'stranger all $.agents.default.limits']);
     assert.deepEqual(applied(r, 'stranger', 'fs', 'write'), ['stranger all $.agents.default.limits']);
-    assert.deepEqual(applied(r, 'stranger', 'fs', 'write', { groups: ['eng'] }), ['stranger all $.agents.default.limits', 'stranger tool $.grants.eng.limits.tools.fs.write']);
+    assert.deepEqual(applied(r, 'stranger', 'fs', 'write', { groups: ['eng'] }), [
+      'stranger all $.agents.default.limits',
+      'stranger tool $.grants.eng.limits.tools.fs.write',
+    ]);
   });
 
-  void it('keeps a spec\'s numbers and window', { timeout: 5000 }, () => {
+  void it("keeps a spec's numbers and window", { timeout: 5000 }, () => {
     const [all] = limitsFor(r, 'bot', 'fs', 'x');
-    assert.deepEqual({ calls: all!.spec.calls, windowMs: all!.spec.windowMs, per: all!.spec.per, inFlight: all!.spec.inFlight }, { calls: 100, windowMs: 60_000, per: '1m', inFlight: 4 });
+    assert.deepEqual(
+      { calls: all!.spec.calls, windowMs: all!.spec.windowMs, per: all!.spec.per, inFlight: all!.spec.inFlight },
+      { calls: 100, windowMs: 60_000, per: '1m', inFlight: 4 },
+    );
   });
 });

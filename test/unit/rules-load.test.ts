@@ -29,12 +29,22 @@ void describe('parseRules: valid files', () => {
         deny: { servers: [], tools: { 'brave-search': ['brave_local_search'] } },
         tokens: [HASH_A],
       },
-      backend: { allow: { servers: ['postgres', 'github-*'], tools: { postgres: ['query', 'list_*', 'query', 'list_*'] } }, deny: { servers: ['github-prod'] } },
+      backend: {
+        allow: { servers: ['postgres', 'github-*'], tools: { postgres: ['query', 'list_*', 'query', 'list_*'] } },
+        deny: { servers: ['github-prod'] },
+      },
       'ci-bot': { tokens: [HASH_B] },
       empty: {},
     },
     defaults: { deny_on_missing_agent: false },
-    auth: { jwt: { secret: '${MCPGATE_TEST_UNSET_SECRET:-0123456789abcdef0123456789abcdef}', issuer: 'https://issuer.test', audience: ['mcpgate', 'x'], agentClaim: 'sub' } },
+    auth: {
+      jwt: {
+        secret: '${MCPGATE_TEST_UNSET_SECRET:-0123456789abcdef0123456789abcdef}',
+        issuer: 'https://issuer.test',
+        audience: ['mcpgate', 'x'],
+        agentClaim: 'sub',
+      },
+    },
   };
 
   void it('compiles every agent into exact names and globs, in file order', { timeout: 5000 }, () => {
@@ -74,7 +84,13 @@ void describe('parseRules: valid files', () => {
   });
 
   void it('maps each token hash to its agent', { timeout: 5000 }, () => {
-    assert.deepEqual([...parse(file).tokens], [[HASH_A, 'researcher'], [HASH_B, 'ci-bot']]);
+    assert.deepEqual(
+      [...parse(file).tokens],
+      [
+        [HASH_A, 'researcher'],
+        [HASH_B, 'ci-bot'],
+      ],
+    );
   });
 
   void it('keeps the validated JSON, auth included as written, for status', { timeout: 5000 }, () => {
@@ -89,7 +105,11 @@ void describe('parseRules: valid files', () => {
 
   void it('accepts an empty agents object, warning when that denies everyone', { timeout: 5000 }, () => {
     assert.deepEqual(parse({ agents: {} }).warnings, [
-      { file: FILE, path: '$.agents', message: 'no agents are listed and defaults.deny_on_missing_agent is true: every agent is denied everything' },
+      {
+        file: FILE,
+        path: '$.agents',
+        message: 'no agents are listed and defaults.deny_on_missing_agent is true: every agent is denied everything',
+      },
     ]);
     assert.deepEqual(parse({ agents: {}, defaults: { deny_on_missing_agent: false } }).warnings, []);
   });
@@ -122,12 +142,23 @@ void describe('parseRules: warnings, never errors', () => {
 
   void it('seed 003: a rule naming a server .mcp.json lacks loads, with a warning naming agent and server', { timeout: 5000 }, () => {
     const rules = parse(
-      { agents: { backend: { allow: { servers: ['postgres'], tools: { postgres: ['query', 'list_*'] } } } }, defaults: { deny_on_missing_agent: true } },
+      {
+        agents: { backend: { allow: { servers: ['postgres'], tools: { postgres: ['query', 'list_*'] } } } },
+        defaults: { deny_on_missing_agent: true },
+      },
       ['brave-search'],
     );
     assert.deepEqual(rules.warnings, [
-      { file: FILE, path: '$.agents.backend.allow.servers[0]', message: 'agent "backend" names server "postgres", which .mcp.json does not define' },
-      { file: FILE, path: '$.agents.backend.allow.tools.postgres', message: 'agent "backend" names server "postgres", which .mcp.json does not define' },
+      {
+        file: FILE,
+        path: '$.agents.backend.allow.servers[0]',
+        message: 'agent "backend" names server "postgres", which .mcp.json does not define',
+      },
+      {
+        file: FILE,
+        path: '$.agents.backend.allow.tools.postgres',
+        message: 'agent "backend" names server "postgres", which .mcp.json does not define',
+      },
     ]);
     assert.ok(rules.agents.has('backend'));
   });
@@ -152,15 +183,24 @@ void describe('parseRules: warnings, never errors', () => {
   });
 
   void it('seed 003: the next clean load has no warnings', { timeout: 5000 }, () => {
-    assert.equal(parse({ agents: { test: { allow: { servers: ['nonexistent'], tools: { nonexistent: ['*'] } } } } }, ['brave-search']).warnings.length, 2);
-    const clean = parse({ agents: { researcher: { allow: { servers: ['brave-search'], tools: { 'brave-search': ['*'] } } } } }, ['brave-search']);
+    assert.equal(
+      parse({ agents: { test: { allow: { servers: ['nonexistent'], tools: { nonexistent: ['*'] } } } } }, ['brave-search']).warnings.length,
+      2,
+    );
+    const clean = parse({ agents: { researcher: { allow: { servers: ['brave-search'], tools: { 'brave-search': ['*'] } } } } }, [
+      'brave-search',
+    ]);
     assert.deepEqual(clean.warnings, []);
   });
 
   void it('"*" is not a server name; a server glob that matches nothing is a warning, one that matches is not', { timeout: 5000 }, () => {
     const rules = parse({ agents: { a: { allow: { servers: ['*', 'github-*', 'gitlab-*', 'mem?ry'] }, deny: { servers: ['*'] } } } });
     assert.deepEqual(rules.warnings, [
-      { file: FILE, path: '$.agents.a.allow.servers[2]', message: 'agent "a" names server pattern "gitlab-*", which matches no server .mcp.json defines' },
+      {
+        file: FILE,
+        path: '$.agents.a.allow.servers[2]',
+        message: 'agent "a" names server pattern "gitlab-*", which matches no server .mcp.json defines',
+      },
     ]);
   });
 
@@ -172,7 +212,11 @@ void describe('parseRules: warnings, never errors', () => {
 
   void it('quotes odd names in messages as JSON', { timeout: 5000 }, () => {
     assert.deepEqual(parse({ agents: { 'my "agent"': { allow: { servers: ['new\nline'] } } } }).warnings, [
-      { file: FILE, path: '$.agents["my \\"agent\\""].allow.servers[0]', message: 'agent "my \\"agent\\"" names server "new\\nline", which .mcp.json does not define' },
+      {
+        file: FILE,
+        path: '$.agents["my \\"agent\\""].allow.servers[0]',
+        message: 'agent "my \\"agent\\"" names server "new\\nline", which .mcp.json does not define',
+      },
     ]);
   });
 });
@@ -227,16 +271,31 @@ void describe('parseRules: errors', () => {
       '$.agents.researcher.allow.tools.postgres': 'agent "researcher" names server "postgres", which .mcp.json does not define',
       '$.agents.backend.extra': 'unknown key "extra" in agent "backend" is ignored',
     });
-    assert.ok(message.startsWith(`invalid configuration in ${FILE}: 19 errors\n  $.defaults.deny_on_missing_agent: expected true or false, got a string\n`), message);
-    assert.ok(!message.includes('my-secret-token') && !JSON.stringify(issues).includes('my-secret-token'), 'a pasted token is never echoed');
+    assert.ok(
+      message.startsWith(
+        `invalid configuration in ${FILE}: 19 errors\n  $.defaults.deny_on_missing_agent: expected true or false, got a string\n`,
+      ),
+      message,
+    );
+    assert.ok(
+      !message.includes('my-secret-token') && !JSON.stringify(issues).includes('my-secret-token'),
+      'a pasted token is never echoed',
+    );
   });
 
   void it('an empty tool pattern is an error at its exact path', { timeout: 5000 }, async () => {
     const { message, issues } = await failure(() => parse({ agents: { researcher: { allow: { tools: { 'brave-search': [''] } } } } }));
     assert.deepEqual(issues, [
-      { file: FILE, path: '$.agents.researcher.allow.tools.brave-search[0]', message: 'expected a tool name or pattern (a non-empty string), got ""' },
+      {
+        file: FILE,
+        path: '$.agents.researcher.allow.tools.brave-search[0]',
+        message: 'expected a tool name or pattern (a non-empty string), got ""',
+      },
     ]);
-    assert.equal(message, `invalid configuration in ${FILE}: 1 error\n  $.agents.researcher.allow.tools.brave-search[0]: expected a tool name or pattern (a non-empty string), got ""`);
+    assert.equal(
+      message,
+      `invalid configuration in ${FILE}: 1 error\n  $.agents.researcher.allow.tools.brave-search[0]: expected a tool name or pattern (a non-empty string), got ""`,
+    );
   });
 
   void it('an empty server name or pattern in servers is an error', { timeout: 5000 }, async () => {
@@ -254,14 +313,21 @@ void describe('parseRules: errors', () => {
   });
 
   void it('requires the file to be an object', { timeout: 5000 }, async () => {
-    for (const [value, got] of [[[], 'an array'], [null, 'null'], ['agents', 'a string'], [3, '3']] as const) {
+    for (const [value, got] of [
+      [[], 'an array'],
+      [null, 'null'],
+      ['agents', 'a string'],
+      [3, '3'],
+    ] as const) {
       const { issues } = await failure(() => parse(value));
       assert.deepEqual(issues, [{ file: FILE, path: '$', message: `expected an object with an "agents" key, got ${got}` }]);
     }
   });
 
   void it('defaults must be an object', { timeout: 5000 }, async () => {
-    assert.deepEqual(byPath((await failure(() => parse({ agents: {}, defaults: true }))).issues), { '$.defaults': 'expected an object, got true' });
+    assert.deepEqual(byPath((await failure(() => parse({ agents: {}, defaults: true }))).issues), {
+      '$.defaults': 'expected an object, got true',
+    });
   });
 
   void it('a token hash may identify one agent only', { timeout: 5000 }, async () => {
@@ -273,7 +339,10 @@ void describe('parseRules: errors', () => {
 
   void it('reports invalid JSON by line and column without echoing the text', { timeout: 5000 }, async () => {
     const cases: [string, string][] = [
-      ['{\n  "agents": {\n    "a": {}\n    "b": {}\n  }\n}\n', "invalid JSON at line 4, column 5: expected ',' or '}' after property value"],
+      [
+        '{\n  "agents": {\n    "a": {}\n    "b": {}\n  }\n}\n',
+        "invalid JSON at line 4, column 5: expected ',' or '}' after property value",
+      ],
       ['{"agents": {"a": {"allow": {"servers": ["x",]}}}}', 'invalid JSON at line 1, column 45: unexpected character "]"'],
       ['{"agents": tru}', 'invalid JSON at line 1, column 15: unexpected character "}"'],
       ['{"agents": {}', "invalid JSON at line 1, column 14: expected ',' or '}' after property value"],
@@ -293,18 +362,36 @@ void describe('parseRules: errors', () => {
 
 void describe('the Rules snapshot is deeply frozen', () => {
   const rules = parse({
-    agents: { a: { allow: { servers: ['memory', 'git*'], tools: { memory: ['read_*', 'x'] } }, deny: { tools: { memory: ['delete_*'] } }, tokens: [HASH_A] } },
+    agents: {
+      a: {
+        allow: { servers: ['memory', 'git*'], tools: { memory: ['read_*', 'x'] } },
+        deny: { tools: { memory: ['delete_*'] } },
+        tokens: [HASH_A],
+      },
+    },
     auth: { jwt: { secret: '${MCPGATE_TEST_UNSET_SECRET:-0123456789abcdef0123456789abcdef}', audience: ['k'] } },
   });
 
   void it('freezes objects and arrays all the way down', { timeout: 5000 }, () => {
     const agent = rules.agents.get('a')!;
     const memory = agent.allow.tools.get('memory')!;
-    for (const value of [rules, rules.defaults, rules.warnings, agent, agent.allow, agent.deny, agent.allow.servers, agent.tokens, memory, memory.patterns]) {
+    for (const value of [
+      rules,
+      rules.defaults,
+      rules.warnings,
+      agent,
+      agent.allow,
+      agent.deny,
+      agent.allow.servers,
+      agent.tokens,
+      memory,
+      memory.patterns,
+    ]) {
       assert.ok(Object.isFrozen(value));
     }
     const raw = rules.raw as { agents: { a: { allow: { servers: string[] } } }; auth: { jwt: { audience: string[] } } };
-    for (const value of [raw, raw.agents, raw.agents.a, raw.agents.a.allow, raw.agents.a.allow.servers, raw.auth.jwt.audience]) assert.ok(Object.isFrozen(value));
+    for (const value of [raw, raw.agents, raw.agents.a, raw.agents.a.allow, raw.agents.a.allow.servers, raw.auth.jwt.audience])
+      assert.ok(Object.isFrozen(value));
     assert.throws(() => raw.agents.a.allow.servers.push('more'), TypeError);
   });
 
@@ -332,7 +419,9 @@ void describe('the Rules snapshot is deeply frozen', () => {
   });
 
   void it('names the first glob in file order when several match', { timeout: 5000 }, () => {
-    const matcher = parse({ agents: { a: { allow: { tools: { memory: ['x_*', '*_graph', 'read_*', '*'] } } } } }).agents.get('a')!.allow.tools.get('memory')!;
+    const matcher = parse({ agents: { a: { allow: { tools: { memory: ['x_*', '*_graph', 'read_*', '*'] } } } } })
+      .agents.get('a')!
+      .allow.tools.get('memory')!;
     assert.equal(matcher.match('read_graph'), '*_graph');
     assert.equal(matcher.match('read_x'), 'read_*');
     assert.equal(matcher.match('other'), '*');
@@ -376,7 +465,9 @@ void describe('loadRules', () => {
     const file = path.join(dir, 'bad.json');
     await writeFile(file, '{"agents": {"a": {"allow": {"servers": [1]}}}}');
     const { issues } = await failure(() => loadRules(file, []));
-    assert.deepEqual(issues, [{ file, path: '$.agents.a.allow.servers[0]', message: 'expected a server name or pattern (a non-empty string), got 1' }]);
+    assert.deepEqual(issues, [
+      { file, path: '$.agents.a.allow.servers[0]', message: 'expected a server name or pattern (a non-empty string), got 1' },
+    ]);
   });
 
   void it('is cancelled by its signal with an AbortError, not a config error', { timeout: 5000 }, async () => {

@@ -4,7 +4,15 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_SEQUENCE, StreamSanitizer, needsSanitizing, sanitizeContent, sanitizeText, sanitizeTool, visible } from '../../src/wire/sanitize.js';
+import {
+  MAX_SEQUENCE,
+  StreamSanitizer,
+  needsSanitizing,
+  sanitizeContent,
+  sanitizeText,
+  sanitizeTool,
+  visible,
+} from '../../src/wire/sanitize.js';
 
 const tags = (text: string): string => [...text].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');
 
@@ -34,7 +42,13 @@ void describe('sanitizeText', { timeout: 5000 }, () => {
   }
 
   void it('returns clean text unchanged', { timeout: 5000 }, () => {
-    for (const clean of ['', 'plain text', 'tabs\tand\nnewlines\r\n', 'émoji 🎉 中文 עברית \u00a0', '\ud83d\ude00 and a lone \udb40 surrogate']) {
+    for (const clean of [
+      '',
+      'plain text',
+      'tabs\tand\nnewlines\r\n',
+      'émoji 🎉 中文 עברית \u00a0',
+      '\ud83d\ude00 and a lone \udb40 surrogate',
+    ]) {
       assert.equal(needsSanitizing(clean), false);
       assert.equal(sanitizeText(clean), clean);
     }
@@ -69,7 +83,30 @@ void describe('StreamSanitizer', { timeout: 5000 }, () => {
   });
 
   void it('gives sanitizeText of the whole for random text in random chunks', { timeout: 5000 }, () => {
-    const alphabet = ['\x1b', '[', ']', '\\', '\x07', '\x9b', '\x9c', '\x9d', 'P', '(', 'm', '1', ';', ' ', 'a', '\n', '\udb40', '\udc41', '\ud83c', '\udf89', '\u200b', 'x'.repeat(MAX_SEQUENCE - 3)];
+    const alphabet = [
+      '\x1b',
+      '[',
+      ']',
+      '\\',
+      '\x07',
+      '\x9b',
+      '\x9c',
+      '\x9d',
+      'P',
+      '(',
+      'm',
+      '1',
+      ';',
+      ' ',
+      'a',
+      '\n',
+      '\udb40',
+      '\udc41',
+      '\ud83c',
+      '\udf89',
+      '\u200b',
+      'x'.repeat(MAX_SEQUENCE - 3),
+    ];
     let seed = 1;
     const random = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2147483648) % n; // seeded: failures reproduce
     for (let t = 0; t < 3000; t++) {
@@ -138,7 +175,7 @@ void describe('sanitizeTool', { timeout: 5000 }, () => {
     const clean = sanitizeTool(tool);
     assert.notEqual(clean, tool);
     assert.equal(clean.description, 'd');
-    assert.equal(clean.name, tool.name, 'names are the catalog\'s business');
+    assert.equal(clean.name, tool.name, "names are the catalog's business");
     assert.deepEqual(clean.inputSchema, {
       type: 'object',
       properties: {
@@ -161,7 +198,12 @@ void describe('sanitizeTool', { timeout: 5000 }, () => {
 
 void describe('sanitizeContent', { timeout: 5000 }, () => {
   void it('returns false and changes nothing for clean results', { timeout: 5000 }, () => {
-    const result = { content: [{ type: 'text', text: 'fine' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }] };
+    const result = {
+      content: [
+        { type: 'text', text: 'fine' },
+        { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+      ],
+    };
     const copy = structuredClone(result);
     assert.equal(sanitizeContent(result), false);
     assert.deepEqual(result, copy);
@@ -170,11 +212,29 @@ void describe('sanitizeContent', { timeout: 5000 }, () => {
   });
 
   void it('sanitizes text blocks of tool results and prompt messages in place', { timeout: 5000 }, () => {
-    const result = { content: [{ type: 'text', text: 'ok' }, { type: 'text', text: '\x1b[31mred' }, { type: 'resource', resource: { uri: 'file:///a', text: `a${tags('x')}` } }] };
+    const result = {
+      content: [
+        { type: 'text', text: 'ok' },
+        { type: 'text', text: '\x1b[31mred' },
+        { type: 'resource', resource: { uri: 'file:///a', text: `a${tags('x')}` } },
+      ],
+    };
     assert.equal(sanitizeContent(result), true);
-    assert.deepEqual(result.content, [{ type: 'text', text: 'ok' }, { type: 'text', text: 'red' }, { type: 'resource', resource: { uri: 'file:///a', text: 'a' } }]);
-    const prompt = { messages: [{ role: 'user', content: { type: 'text', text: 'a\u200bb' } }, { role: 'assistant', content: { type: 'text', text: 'c' } }] };
+    assert.deepEqual(result.content, [
+      { type: 'text', text: 'ok' },
+      { type: 'text', text: 'red' },
+      { type: 'resource', resource: { uri: 'file:///a', text: 'a' } },
+    ]);
+    const prompt = {
+      messages: [
+        { role: 'user', content: { type: 'text', text: 'a\u200bb' } },
+        { role: 'assistant', content: { type: 'text', text: 'c' } },
+      ],
+    };
     assert.equal(sanitizeContent(prompt), true);
-    assert.deepEqual(prompt.messages.map((m) => m.content.text), ['ab', 'c']);
+    assert.deepEqual(
+      prompt.messages.map((m) => m.content.text),
+      ['ab', 'c'],
+    );
   });
 });

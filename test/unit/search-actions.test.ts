@@ -12,7 +12,7 @@ import { ToolIndex, type SearchDoc } from '../../src/search/tool-index.js';
 const actionsOf = (verb: string): number => nameAction(terms(verb));
 
 void describe('actions', { timeout: 5000 }, () => {
-  void it('reads a tool\'s action from the first verb of its name, past a server prefix', { timeout: 5000 }, () => {
+  void it("reads a tool's action from the first verb of its name, past a server prefix", { timeout: 5000 }, () => {
     assert.equal(nameAction(terms('puppeteer_fill')), actionsOf('fill'));
     assert.equal(nameAction(terms('API-retrieve-a-page')), actionsOf('get'));
     assert.equal(nameAction(terms('listDirectories')), actionsOf('list'));
@@ -21,7 +21,14 @@ void describe('actions', { timeout: 5000 }, () => {
     assert.equal(actionsOf('delete') & actionsOf('create'), 0);
   });
   void it('puts everyday verbs for one action in one class', { timeout: 5000 }, () => {
-    for (const [a, b] of [['add', 'create'], ['erase', 'delete'], ['modify', 'update'], ['lookup', 'search'], ['fetch', 'get'], ['type', 'fill']] as const) {
+    for (const [a, b] of [
+      ['add', 'create'],
+      ['erase', 'delete'],
+      ['modify', 'update'],
+      ['lookup', 'search'],
+      ['fetch', 'get'],
+      ['type', 'fill'],
+    ] as const) {
       assert.equal(taskActions(`${a} it`) & actionsOf(b), actionsOf(b), `${a} ~ ${b}`);
     }
     assert.equal(taskActions('add it') & actionsOf('delete'), 0);
@@ -47,7 +54,7 @@ void describe('ToolIndex action bonus', { timeout: 5000 }, () => {
     for (const doc of TOOLS) index.upsert(doc);
     return index;
   };
-  void it('ranks the tool whose action the task asks for first, in the task\'s own words', { timeout: 5000 }, () => {
+  void it("ranks the tool whose action the task asks for first, in the task's own words", { timeout: 5000 }, () => {
     // "erase" and "make" are not the names' words: the synonyms and the action classes meet them.
     assert.equal(indexOf().search('please erase my note', 2)[0]!.key, 'delete');
     assert.equal(indexOf().search('make a note', 2)[0]!.key, 'create');

@@ -8,11 +8,33 @@ import { schemaParameters, MAX_PARAMETERS } from '../../src/search/tool-fields.j
 import { fuse } from '../../src/search/fuse.js';
 
 const TOOLS: SearchDoc[] = [
-  { key: 'fs__read_file', name: 'read_file', server: 'fs', description: 'Read the complete contents of a file from the file system.', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } },
-  { key: 'fs__list_directory', name: 'list_directory', server: 'fs', description: 'Get a detailed listing of all files and directories in a specified path.' },
+  {
+    key: 'fs__read_file',
+    name: 'read_file',
+    server: 'fs',
+    description: 'Read the complete contents of a file from the file system.',
+    inputSchema: { type: 'object', properties: { path: { type: 'string' } } },
+  },
+  {
+    key: 'fs__list_directory',
+    name: 'list_directory',
+    server: 'fs',
+    description: 'Get a detailed listing of all files and directories in a specified path.',
+  },
   { key: 'fs__move_file', name: 'move_file', server: 'fs', description: 'Move or rename files and directories.' },
-  { key: 'gh__create_issue', name: 'create_issue', server: 'github', description: 'Create a new issue in a GitHub repository', inputSchema: { type: 'object', properties: { owner: { type: 'string' }, repo: { type: 'string' }, title: { type: 'string' } } } },
-  { key: 'gh__create_pull_request', name: 'create_pull_request', server: 'github', description: 'Create a new pull request in a GitHub repository' },
+  {
+    key: 'gh__create_issue',
+    name: 'create_issue',
+    server: 'github',
+    description: 'Create a new issue in a GitHub repository',
+    inputSchema: { type: 'object', properties: { owner: { type: 'string' }, repo: { type: 'string' }, title: { type: 'string' } } },
+  },
+  {
+    key: 'gh__create_pull_request',
+    name: 'create_pull_request',
+    server: 'github',
+    description: 'Create a new pull request in a GitHub repository',
+  },
   { key: 'slack__post_message', name: 'slack_post_message', server: 'slack', description: 'Post a new message to a Slack channel' },
   { key: 'maps__directions', name: 'maps_directions', server: 'maps', description: 'Get directions between two points' },
 ];
@@ -53,7 +75,12 @@ void describe('ToolIndex ranking', { timeout: 5000 }, () => {
   });
   void it('weights fields: the name outweighs the description unless told otherwise', { timeout: 5000 }, () => {
     const docs: SearchDoc[] = [
-      { key: 'a', name: 'archive_thing', server: 's', description: 'Stores a copy of the thing for later. See also backups of backups of backups.' },
+      {
+        key: 'a',
+        name: 'archive_thing',
+        server: 's',
+        description: 'Stores a copy of the thing for later. See also backups of backups of backups.',
+      },
       { key: 'b', name: 'backup', server: 's', description: 'Stores a copy of the thing.' },
     ];
     assert.equal(indexOf(docs).search('backup', 2)[0]!.key, 'b');
@@ -63,7 +90,12 @@ void describe('ToolIndex ranking', { timeout: 5000 }, () => {
   });
   void it('searches parameter names and descriptions, server name and instructions where weighted', { timeout: 5000 }, () => {
     const docs: SearchDoc[] = [
-      { key: 'x', name: 'run', server: 'alpha', inputSchema: { type: 'object', properties: { spreadsheetId: { type: 'string', description: 'the workbook to open' } } } },
+      {
+        key: 'x',
+        name: 'run',
+        server: 'alpha',
+        inputSchema: { type: 'object', properties: { spreadsheetId: { type: 'string', description: 'the workbook to open' } } },
+      },
       { key: 'y', name: 'run', server: 'weatherly', serverInstructions: 'Forecasts for any city.' },
     ];
     const index = indexOf(docs, { weights: { paramNames: 1, instructions: 1 } });
@@ -82,12 +114,15 @@ void describe('ToolIndex ranking', { timeout: 5000 }, () => {
 });
 
 void describe('ToolIndex query words', { timeout: 5000 }, () => {
-  void it('coordination favours a tool that matches more of the query\'s words', { timeout: 5000 }, () => {
+  void it("coordination favours a tool that matches more of the query's words", { timeout: 5000 }, () => {
     const docs: SearchDoc[] = [
       { key: 'many', name: 'channel_channel', server: 's', description: 'Channel channel channel channel.' },
       { key: 'both', name: 'post_message', server: 's', description: 'Post a message to a channel.' },
     ];
-    const score = (coord: number, key: string): number => indexOf(docs, { coord, weights: { name: 5 } }).search('post to channel', 2).find((h) => h.key === key)!.score;
+    const score = (coord: number, key: string): number =>
+      indexOf(docs, { coord, weights: { name: 5 } })
+        .search('post to channel', 2)
+        .find((h) => h.key === key)!.score;
     // Two query words (post, channel): the tool with one of them keeps (1/2)^coord of its score, the one with both all of it.
     assert.ok(Math.abs(score(2, 'many') / score(0, 'many') - 0.25) < 1e-9);
     assert.ok(Math.abs(score(2, 'both') / score(0, 'both') - 1) < 1e-9);
@@ -123,7 +158,10 @@ void describe('ToolIndex upsert and remove', { timeout: 5000 }, () => {
     const churned = indexOf(TOOLS);
     // Searched between changes, so cached frequencies of an older state must not survive them.
     churned.search('file create issue message directions', 10);
-    for (const doc of TOOLS.slice(0, 4)) { churned.remove(doc.key); churned.search('file create', 10); }
+    for (const doc of TOOLS.slice(0, 4)) {
+      churned.remove(doc.key);
+      churned.search('file create', 10);
+    }
     for (const doc of TOOLS.slice(0, 4).reverse()) churned.upsert(doc);
     churned.upsert({ key: 'temp', name: 'temp', server: 'x', description: 'file file file '.repeat(50) });
     churned.search('file message', 10);
@@ -140,14 +178,25 @@ void describe('ToolIndex upsert and remove', { timeout: 5000 }, () => {
 
 void describe('ToolIndex allow', { timeout: 5000 }, () => {
   void it('filters before the limit: refused tools do not take places', { timeout: 5000 }, () => {
-    const docs: SearchDoc[] = Array.from({ length: 20 }, (_, i) => ({ key: `t${i}`, name: `file_tool_${i}`, server: 's', description: 'file '.repeat(20 - i) }));
+    const docs: SearchDoc[] = Array.from({ length: 20 }, (_, i) => ({
+      key: `t${i}`,
+      name: `file_tool_${i}`,
+      server: 's',
+      description: 'file '.repeat(20 - i),
+    }));
     const index = indexOf(docs);
     const asked: string[] = [];
-    const hits = index.search('file', 3, (key) => { asked.push(key); return Number(key.slice(1)) % 2 === 1; });
+    const hits = index.search('file', 3, (key) => {
+      asked.push(key);
+      return Number(key.slice(1)) % 2 === 1;
+    });
     assert.equal(hits.length, 3);
     assert.ok(hits.every((h) => Number(h.key.slice(1)) % 2 === 1));
     assert.deepEqual(keys(hits), keys(index.search('file', 20).filter((h) => Number(h.key.slice(1)) % 2 === 1)).slice(0, 3));
-    assert.deepEqual(index.search('file', 5, () => false), []);
+    assert.deepEqual(
+      index.search('file', 5, () => false),
+      [],
+    );
   });
 });
 
@@ -155,7 +204,12 @@ void describe('ToolIndex bounded input', { timeout: 10000 }, () => {
   void it('takes a huge description, a deep and wide schema, and a 10 KB query', { timeout: 10000 }, () => {
     let deep: Record<string, unknown> = { type: 'string', description: 'bottom' };
     for (let i = 0; i < 10_000; i++) deep = { type: 'object', properties: { [`level${i}`]: deep } };
-    const wide = { type: 'object', properties: Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`p${i}`, { type: 'string', description: 'x'.repeat(100) }])) };
+    const wide = {
+      type: 'object',
+      properties: Object.fromEntries(
+        Array.from({ length: 100_000 }, (_, i) => [`p${i}`, { type: 'string', description: 'x'.repeat(100) }]),
+      ),
+    };
     const cyclic: Record<string, unknown> = { type: 'object' };
     cyclic.properties = { self: cyclic };
     const index = new ToolIndex();
@@ -168,7 +222,10 @@ void describe('ToolIndex bounded input', { timeout: 10000 }, () => {
     assert.equal(index.search('needle', 1)[0]!.key, 'huge');
     assert.ok(schemaParameters(wide).names.length <= MAX_PARAMETERS);
     assert.ok(schemaParameters(deep).names.length <= 4);
-    const query = Array.from({ length: 2_000 }, (_, i) => `q${String.fromCharCode(97 + (i % 26), 97 + (Math.floor(i / 26) % 26))}z`).join(' ').slice(0, 10_240) + ' needle';
+    const query =
+      Array.from({ length: 2_000 }, (_, i) => `q${String.fromCharCode(97 + (i % 26), 97 + (Math.floor(i / 26) % 26))}z`)
+        .join(' ')
+        .slice(0, 10_240) + ' needle';
     const started = performance.now();
     assert.deepEqual(index.search(query, 5), []);
     assert.ok(performance.now() - started < 1000);
@@ -178,8 +235,16 @@ void describe('ToolIndex bounded input', { timeout: 10000 }, () => {
 
 void describe('fuse', { timeout: 5000 }, () => {
   void it('merges two rankings by reciprocal rank; a tool in both beats one in either', { timeout: 5000 }, () => {
-    const lexical = [{ key: 'a', score: 9 }, { key: 'b', score: 5 }, { key: 'c', score: 1 }];
-    const vector = [{ key: 'c', score: 0.9 }, { key: 'd', score: 0.8 }, { key: 'b', score: 0.1 }];
+    const lexical = [
+      { key: 'a', score: 9 },
+      { key: 'b', score: 5 },
+      { key: 'c', score: 1 },
+    ];
+    const vector = [
+      { key: 'c', score: 0.9 },
+      { key: 'd', score: 0.8 },
+      { key: 'b', score: 0.1 },
+    ];
     const fused = fuse(lexical, vector);
     assert.deepEqual(keys(fused).slice(0, 2).sort(), ['b', 'c']);
     assert.deepEqual(keys(fused).sort(), ['a', 'b', 'c', 'd']);

@@ -18,7 +18,9 @@ const keys = (hits: readonly { key: string }[]): string[] => hits.map((h) => h.k
 
 function setup(): { catalog: Catalog; indexes: SearchIndexes } {
   const catalog = new Catalog(SERVERS);
-  catalog.set('github', { tools: [tool('create_issue', 'Create a new issue in a repository'), tool('list_pull_requests', 'List pull requests')] });
+  catalog.set('github', {
+    tools: [tool('create_issue', 'Create a new issue in a repository'), tool('list_pull_requests', 'List pull requests')],
+  });
   catalog.set('files', { tools: [tool('read_file', 'Read a file from disk'), tool('write_file', 'Write a file to disk')] });
   return { catalog, indexes: new SearchIndexes(catalog, () => undefined) };
 }
@@ -50,7 +52,9 @@ describe('search indexes', () => {
   it('search an own catalog for its owner in place of the shared part of its server', () => {
     const { indexes } = setup();
     const own = new Catalog(SERVERS);
-    own.set('github', { tools: [tool('create_issue', 'Create a new issue in a repository'), tool('frobnicate', 'Frobnicate the widgets')] });
+    own.set('github', {
+      tools: [tool('create_issue', 'Create a new issue in a repository'), tool('frobnicate', 'Frobnicate the widgets')],
+    });
     assert.deepEqual(keys(indexes.search('frobnicate widgets', 5, [own], () => true)), ['github__frobnicate']);
     assert.deepEqual(keys(indexes.search('frobnicate widgets', 5, undefined, () => true)), [], 'no one else finds it');
     assert.deepEqual(keys(indexes.search('pull requests', 5, [own], () => true)), [], 'the owner sees its own list of the server');
@@ -81,10 +85,37 @@ describe('search_tools input and the found set', () => {
 });
 
 describe('embeddings: nothing read back is trusted', () => {
-  it('an endpoint\'s answer must hold one vector of finite numbers per input, all of one length', () => {
-    assert.deepEqual(vectorsOf({ data: [{ index: 1, embedding: [0, 1] }, { index: 0, embedding: [1, 0] }] }, 2).map((v) => [...v]), [[1, 0], [0, 1]]);
-    for (const body of [null, {}, { data: 'x' }, { data: [{ embedding: [1] }] }, { data: [{ embedding: [1, 'x'] }, { embedding: [1, 2] }] },
-      { data: [{ embedding: [1, 2] }, { embedding: [1] }] }, { data: [{ embedding: [] }, { embedding: [1] }] }, { data: [{ index: 0, embedding: [1] }, { index: 0, embedding: [1] }] }]) {
+  it("an endpoint's answer must hold one vector of finite numbers per input, all of one length", () => {
+    assert.deepEqual(
+      vectorsOf(
+        {
+          data: [
+            { index: 1, embedding: [0, 1] },
+            { index: 0, embedding: [1, 0] },
+          ],
+        },
+        2,
+      ).map((v) => [...v]),
+      [
+        [1, 0],
+        [0, 1],
+      ],
+    );
+    for (const body of [
+      null,
+      {},
+      { data: 'x' },
+      { data: [{ embedding: [1] }] },
+      { data: [{ embedding: [1, 'x'] }, { embedding: [1, 2] }] },
+      { data: [{ embedding: [1, 2] }, { embedding: [1] }] },
+      { data: [{ embedding: [] }, { embedding: [1] }] },
+      {
+        data: [
+          { index: 0, embedding: [1] },
+          { index: 0, embedding: [1] },
+        ],
+      },
+    ]) {
       assert.throws(() => vectorsOf(body, 2), EmbeddingsError, JSON.stringify(body));
     }
     assert.throws(() => vectorsOf({ data: [{ embedding: [Number.NaN] }] }, 1), EmbeddingsError);
@@ -94,20 +125,28 @@ describe('embeddings: nothing read back is trusted', () => {
     const vec = (xs: number[]): string => Buffer.from(new Float32Array(xs).buffer).toString('base64');
     const digest = (c: string): string => c.repeat(43);
     const into = new Map<string, Float32Array>();
-    const kept = readCache({
-      version: 1,
-      model: 'm',
-      vectors: {
-        [digest('a')]: vec([3, 4]),
-        [digest('b')]: vec([1, Number.POSITIVE_INFINITY]),
-        [digest('c')]: vec([1, 2, 3]), // another length than the first
-        [digest('d')]: 'not base64 of floats!',
-        'short': vec([1, 0]),
-        [digest('e')]: 7,
+    const kept = readCache(
+      {
+        version: 1,
+        model: 'm',
+        vectors: {
+          [digest('a')]: vec([3, 4]),
+          [digest('b')]: vec([1, Number.POSITIVE_INFINITY]),
+          [digest('c')]: vec([1, 2, 3]), // another length than the first
+          [digest('d')]: 'not base64 of floats!',
+          short: vec([1, 0]),
+          [digest('e')]: 7,
+        },
       },
-    }, 'm', into);
+      'm',
+      into,
+    );
     assert.equal(kept, 1);
-    assert.deepEqual([...into.get(digest('a'))!].map((x) => Math.round(x * 10) / 10), [0.6, 0.8], 'kept as a unit vector');
+    assert.deepEqual(
+      [...into.get(digest('a'))!].map((x) => Math.round(x * 10) / 10),
+      [0.6, 0.8],
+      'kept as a unit vector',
+    );
     assert.equal(readCache({ version: 1, model: 'other', vectors: { [digest('a')]: vec([1, 0]) } }, 'm', new Map()), 0);
     assert.equal(readCache('garbage', 'm', new Map()), 0);
   });

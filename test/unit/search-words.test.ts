@@ -67,7 +67,7 @@ void describe('stem', { timeout: 5000 }, () => {
 });
 
 void describe('synonymsOf', { timeout: 5000 }, () => {
-  void it('gives the other members of a term\'s groups as terms', { timeout: 5000 }, () => {
+  void it("gives the other members of a term's groups as terms", { timeout: 5000 }, () => {
     const flat = (term: string): string[] => synonymsOf(term).map((s) => s.join(' '));
     assert.ok(flat(stem('delete')).includes(stem('remove')));
     assert.ok(flat(stem('remove')).includes(stem('delete')));

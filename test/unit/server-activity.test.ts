@@ -4,7 +4,13 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ACTIVITY_SAMPLE_MS, ACTIVITY_WINDOW_MS, CALL_DURATION_BUCKETS, GatewayMetrics, quantile } from '../../src/observability/gateway-metrics.js';
+import {
+  ACTIVITY_SAMPLE_MS,
+  ACTIVITY_WINDOW_MS,
+  CALL_DURATION_BUCKETS,
+  GatewayMetrics,
+  quantile,
+} from '../../src/observability/gateway-metrics.js';
 
 describe('server activity', () => {
   it('is empty until a first interval has been sampled', () => {
@@ -46,7 +52,10 @@ describe('server activity', () => {
     m.callFinished('a', 'x', 'ok', 0.01);
     const next = m.serverActivity(later + ACTIVITY_SAMPLE_MS).get('a')!;
     assert.equal(next.calls, 1);
-    assert.ok(next.windowSeconds >= ACTIVITY_WINDOW_MS / 1000 && next.windowSeconds <= (ACTIVITY_WINDOW_MS + 2 * ACTIVITY_SAMPLE_MS) / 1000, String(next.windowSeconds));
+    assert.ok(
+      next.windowSeconds >= ACTIVITY_WINDOW_MS / 1000 && next.windowSeconds <= (ACTIVITY_WINDOW_MS + 2 * ACTIVITY_SAMPLE_MS) / 1000,
+      String(next.windowSeconds),
+    );
   });
 });
 

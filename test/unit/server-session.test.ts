@@ -9,10 +9,23 @@ import { Logger } from '../../src/observability/logger.js';
 import { ServerSession } from '../../src/servers/server-session.js';
 import type { ServerTransport, TransportEvents } from '../../src/servers/transports/transport.js';
 
-const CONFIG: RemoteServerConfig = { type: 'http', name: 'remote', url: 'http://127.0.0.1:9/mcp', headers: {}, disabled: false, timeout: 5000, sessions: 'shared', era: '2025' };
+const CONFIG: RemoteServerConfig = {
+  type: 'http',
+  name: 'remote',
+  url: 'http://127.0.0.1:9/mcp',
+  headers: {},
+  disabled: false,
+  timeout: 5000,
+  sessions: 'shared',
+  era: '2025',
+};
 
 /** Answers initialize, and hands every other request to the test. */
-function scripted(): { transport: (c: unknown, l: unknown, events: TransportEvents) => ServerTransport; events: () => TransportEvents; sent: number[] } {
+function scripted(): {
+  transport: (c: unknown, l: unknown, events: TransportEvents) => ServerTransport;
+  events: () => TransportEvents;
+  sent: number[];
+} {
   let events!: TransportEvents;
   const sent: number[] = [];
   return {
@@ -25,7 +38,11 @@ function scripted(): { transport: (c: unknown, l: unknown, events: TransportEven
         write(line, id) {
           if (id === undefined) return true;
           if (line.includes('"initialize"')) {
-            queueMicrotask(() => events.line(`{"jsonrpc":"2.0","id":${id},"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`));
+            queueMicrotask(() =>
+              events.line(
+                `{"jsonrpc":"2.0","id":${id},"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`,
+              ),
+            );
           } else sent.push(id);
           return true;
         },
@@ -37,15 +54,22 @@ function scripted(): { transport: (c: unknown, l: unknown, events: TransportEven
 }
 
 /** A session started over a scripted transport, with the outcomes it reported to its breaker. */
-async function started(config: RemoteServerConfig): Promise<{ session: ServerSession; script: ReturnType<typeof scripted>; outcomes: boolean[] }> {
+async function started(
+  config: RemoteServerConfig,
+): Promise<{ session: ServerSession; script: ReturnType<typeof scripted>; outcomes: boolean[] }> {
   const script = scripted();
   const outcomes: boolean[] = [];
-  const session = new ServerSession(config, {
-    notification: () => {},
-    request: () => {},
-    state: () => {},
-    outcome: (_s, ok) => void outcomes.push(ok),
-  }, new Logger('silent'), { startupTimeoutMs: 1000, transport: script.transport });
+  const session = new ServerSession(
+    config,
+    {
+      notification: () => {},
+      request: () => {},
+      state: () => {},
+      outcome: (_s, ok) => void outcomes.push(ok),
+    },
+    new Logger('silent'),
+    { startupTimeoutMs: 1000, transport: script.transport },
+  );
   await session.start();
   return { session, script, outcomes };
 }
@@ -73,10 +97,16 @@ void describe('ServerSession: the total ceiling per call and the breaker', { tim
   void it('a call that reports progress past its ceiling ends, but does not count against the server', async () => {
     const { session, script, outcomes } = await started({ ...CONFIG, timeout: 200, limits: { maxCallMs: 300 } } as RemoteServerConfig);
     const failed = new Promise<GatewayError>((resolve, reject) => {
-      session.forward({ method: 'tools/call', params: { name: 't', _meta: { progressToken: 'p' } } }, { reply: () => reject(new Error('answered')), fail: resolve, progress: () => {} });
+      session.forward(
+        { method: 'tools/call', params: { name: 't', _meta: { progressToken: 'p' } } },
+        { reply: () => reject(new Error('answered')), fail: resolve, progress: () => {} },
+      );
     });
     const id = script.sent[0]!;
-    const beat = setInterval(() => script.events().line(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":${id},"progress":1}}`), 20);
+    const beat = setInterval(
+      () => script.events().line(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":${id},"progress":1}}`),
+      20,
+    );
     try {
       const err = await failed;
       assert.equal(err.code, 'MCPG_SERVER_TIMEOUT');

@@ -6,7 +6,7 @@ import { mintSessionId, slotOfSessionId } from '../../src/front/http/session-ids
 import { sessionOfHead } from '../../src/cli/handoff.js';
 
 describe('session ids that name a worker slot', () => {
-  it('a worker\'s ids carry its slot before a random UUID; a plain gateway\'s are plain UUIDs', () => {
+  it("a worker's ids carry its slot before a random UUID; a plain gateway's are plain UUIDs", () => {
     const a = mintSessionId(3);
     assert.match(a, /^w3\.[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     assert.notEqual(mintSessionId(3), a);

@@ -72,24 +72,32 @@ class Counts implements SharedSignInCounter {
 }
 
 describe('sign-in limit shared by workers', () => {
-  it('takes the stricter count, never waits past a window, and a shared count cannot loosen the worker\'s own', async () => {
+  it("takes the stricter count, never waits past a window, and a shared count cannot loosen the worker's own", async () => {
     const counts = new Counts();
     const lines: string[] = [];
-    const limit = new SharedSignInLimit(new SignInLimiter({ perAddress: 3, total: 10, windowMs: 60_000 }), counts, new Logger('info', (l) => void lines.push(l)));
+    const limit = new SharedSignInLimit(
+      new SignInLimiter({ perAddress: 3, total: 10, windowMs: 60_000 }),
+      counts,
+      new Logger('info', (l) => void lines.push(l)),
+    );
     assert.equal(await limit.retryAfter('a'), undefined);
     counts.now = { address: 3, addressMs: 10 * 60_000, total: 3, totalMs: 1000 };
-    assert.deepEqual(await limit.retryAfter('a'), { scope: 'address', seconds: 60 }, 'the other workers\' failures count; the wait is clamped to a window');
+    assert.deepEqual(
+      await limit.retryAfter('a'),
+      { scope: 'address', seconds: 60 },
+      "the other workers' failures count; the wait is clamped to a window",
+    );
     counts.now = { address: 0, addressMs: 0, total: 10, totalMs: 5_500 };
     assert.deepEqual(await limit.retryAfter('a'), { scope: 'total', seconds: 6 });
     counts.now = { address: 0, addressMs: 0, total: 0, totalMs: 0 };
     for (let i = 0; i < 3; i++) await limit.failed('a');
-    assert.equal((await limit.retryAfter('a'))?.scope, 'address', 'zero shared counts do not lift the worker\'s own limit');
+    assert.equal((await limit.retryAfter('a'))?.scope, 'address', "zero shared counts do not lift the worker's own limit");
     counts.now = undefined;
-    assert.equal((await limit.retryAfter('b')), undefined);
+    assert.equal(await limit.retryAfter('b'), undefined);
     await limit.failed('b');
     assert.equal(lines.filter((l) => l.includes('limits sign-ins alone')).length, 1, 'said once');
     counts.now = { address: 0, addressMs: 0, total: 0, totalMs: 0 };
     assert.equal(await limit.retryAfter('b'), undefined);
-    assert.equal(lines.filter((l) => l.includes('shared by the cluster\'s workers again')).length, 1);
+    assert.equal(lines.filter((l) => l.includes("shared by the cluster's workers again")).length, 1);
   });
 });

@@ -20,7 +20,10 @@ function counting(): ReplayCounters & { counts: Record<string, number> } {
   };
 }
 
-const frame = (data: string) => (id: string): string => `id: ${id}\ndata: ${data}\n\n`;
+const frame =
+  (data: string) =>
+  (id: string): string =>
+    `id: ${id}\ndata: ${data}\n\n`;
 
 function write(store: ReplayStore, log: StreamLog, n: number, size = 10): string[] {
   const out: string[] = [];
@@ -53,8 +56,17 @@ describe('SSE replay logs', () => {
     for (const key of keys) assert.match(key, /^[A-Za-z0-9_-]{16}$/);
   });
 
-  it('rejects ids that are not mcpgate\'s', () => {
-    for (const bad of ['', 'abc', 'abc.1', `${'a'.repeat(16)}.`, `${'a'.repeat(16)}.01`, `${'a'.repeat(16)}.-1`, `${'a'.repeat(16)}.1.2`, `${'a'.repeat(16)}.${'9'.repeat(16)}`]) {
+  it("rejects ids that are not mcpgate's", () => {
+    for (const bad of [
+      '',
+      'abc',
+      'abc.1',
+      `${'a'.repeat(16)}.`,
+      `${'a'.repeat(16)}.01`,
+      `${'a'.repeat(16)}.-1`,
+      `${'a'.repeat(16)}.1.2`,
+      `${'a'.repeat(16)}.${'9'.repeat(16)}`,
+    ]) {
       assert.equal(parseEventId(bad), undefined, bad);
     }
   });
@@ -148,7 +160,10 @@ describe('SSE replay logs', () => {
     const held = used() - before;
     assert.ok(store.bytes <= 6 * MiB, `the store counts ${store.bytes} bytes`);
     assert.ok(counters.counts.dropped! >= 57, `${counters.counts.dropped} counted dropped`);
-    assert.ok(held < store.bytes + 4 * MiB, `the heap still holds ${Math.round(held / MiB)} MiB after a full GC; the store counts ${Math.round(store.bytes / MiB)} MiB`);
+    assert.ok(
+      held < store.bytes + 4 * MiB,
+      `the heap still holds ${Math.round(held / MiB)} MiB after a full GC; the store counts ${Math.round(store.bytes / MiB)} MiB`,
+    );
     assert.equal(sessions[0]!.size + sessions[1]!.size, 2, 'the logs themselves live on with their sessions');
   });
 });

@@ -17,7 +17,10 @@ interface Parsed {
 
 function parse(chunks: (string | Uint8Array)[], max?: number): Parsed {
   const got: Parsed = { events: [], retries: [], overflows: [], parser: undefined! };
-  got.parser = new SseParser({ event: (e) => got.events.push(e), retry: (ms) => got.retries.push(ms), overflow: (n) => got.overflows.push(n) }, max);
+  got.parser = new SseParser(
+    { event: (e) => got.events.push(e), retry: (ms) => got.retries.push(ms), overflow: (n) => got.overflows.push(n) },
+    max,
+  );
   for (const chunk of chunks) got.parser.push(chunk);
   got.parser.end();
   return got;
@@ -53,7 +56,16 @@ void describe('SseParser', { timeout: 5000 }, () => {
 
   void it('keeps the last event id across events, also from events without data; "id:" alone resets it', { timeout: 5000 }, () => {
     const p = parse(['id: 7\ndata: a\n\ndata: b\n\nid: 9\n\ndata: c\n\nid\ndata: d\n\nid: bad\0id\ndata: e\n\n']);
-    assert.deepEqual(p.events.map((e) => [e.data, e.lastEventId]), [['a', '7'], ['b', '7'], ['c', '9'], ['d', ''], ['e', '']]);
+    assert.deepEqual(
+      p.events.map((e) => [e.data, e.lastEventId]),
+      [
+        ['a', '7'],
+        ['b', '7'],
+        ['c', '9'],
+        ['d', ''],
+        ['e', ''],
+      ],
+    );
     assert.equal(p.parser.lastEventId, '');
     assert.equal(parse(['id: 42\ndata: \n\n']).parser.lastEventId, '42');
   });

@@ -9,7 +9,7 @@ import { render } from '../../src/cli/status.js';
 const BASE = { url: 'http://127.0.0.1:8808/mcp', mode: 'aggregate', pins: 'tofu', servers: [] };
 
 void describe('mcpgate status: limits', () => {
-  void it('shows shared counters and each limit\'s count', { timeout: 5000 }, () => {
+  void it("shows shared counters and each limit's count", { timeout: 5000 }, () => {
     const text = render({
       ...BASE,
       quotas: {
@@ -27,8 +27,19 @@ void describe('mcpgate status: limits', () => {
   });
 
   void it('says when each worker counts on its own because Redis cannot be asked', { timeout: 5000 }, () => {
-    const text = render({ ...BASE, quotas: { counters: 'local', note: "the cluster's Redis cannot be asked (Redis is down): each worker counts its own calls", local_checks: 7, limits: [] } });
-    assert.match(text, /^limits: counted on this worker alone — the cluster's Redis cannot be asked \(Redis is down\): each worker counts its own calls; 7 check\(s\) made locally while Redis could not be asked$/m);
+    const text = render({
+      ...BASE,
+      quotas: {
+        counters: 'local',
+        note: "the cluster's Redis cannot be asked (Redis is down): each worker counts its own calls",
+        local_checks: 7,
+        limits: [],
+      },
+    });
+    assert.match(
+      text,
+      /^limits: counted on this worker alone — the cluster's Redis cannot be asked \(Redis is down\): each worker counts its own calls; 7 check\(s\) made locally while Redis could not be asked$/m,
+    );
   });
 
   void it('says nothing of limits when the rules have none', { timeout: 5000 }, () => {

@@ -17,26 +17,38 @@ interface Record {
 }
 
 /** A stream and a logger that keeps its records; `next(n)` resolves once n records are logged. */
-function rig(limits: Partial<StderrLimits> = {}): { stream: PassThrough; records: Record[]; next: (n: number) => Promise<Record[]>; log: StderrLog } {
+function rig(limits: Partial<StderrLimits> = {}): {
+  stream: PassThrough;
+  records: Record[];
+  next: (n: number) => Promise<Record[]>;
+  log: StderrLog;
+} {
   const records: Record[] = [];
   const waiters: { n: number; resolve: (r: Record[]) => void }[] = [];
   const logger = new Logger('debug', (line) => {
     records.push(JSON.parse(line) as Record);
-    for (const w of [...waiters]) if (records.length >= w.n) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve(records);
-    }
+    for (const w of [...waiters])
+      if (records.length >= w.n) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(records);
+      }
   });
   const stream = new PassThrough();
   const log = new StderrLog(stream, logger, { ...DEFAULT_STDERR_LIMITS, ...limits });
   // The record timer is unref'd (a server's open pipe keeps the gateway alive, not it): a waiting test holds the loop.
-  const next = (n: number): Promise<Record[]> => (records.length >= n ? Promise.resolve(records) : new Promise((resolve) => {
-    const hold = setTimeout(() => {}, 5000);
-    waiters.push({ n, resolve: (r) => {
-      clearTimeout(hold);
-      resolve(r);
-    } });
-  }));
+  const next = (n: number): Promise<Record[]> =>
+    records.length >= n
+      ? Promise.resolve(records)
+      : new Promise((resolve) => {
+          const hold = setTimeout(() => {}, 5000);
+          waiters.push({
+            n,
+            resolve: (r) => {
+              clearTimeout(hold);
+              resolve(r);
+            },
+          });
+        });
   return { stream, records, next, log };
 }
 
@@ -46,7 +58,7 @@ const TRACEBACK = [
   '    result = await handler(arguments)',
   '  File "/srv/app/tools.py", line 7, in lookup',
   '    raise KeyError(key)',
-  'KeyError: \'missing\'',
+  "KeyError: 'missing'",
 ];
 
 void describe('StderrLog', { timeout: 10_000 }, () => {
@@ -75,12 +87,18 @@ void describe('StderrLog', { timeout: 10_000 }, () => {
     const byLines = rig({ maxRecordLines: 3 });
     byLines.stream.write('a\nb\nc\nd\ne\n');
     const lines = await byLines.next(2);
-    assert.deepEqual(lines.map((r) => r.stderr), ['a\nb\nc', 'd\ne']);
+    assert.deepEqual(
+      lines.map((r) => r.stderr),
+      ['a\nb\nc', 'd\ne'],
+    );
 
     const byBytes = rig({ maxRecordBytes: 25 });
     byBytes.stream.write(`${'x'.repeat(10)}\n${'y'.repeat(10)}\n${'z'.repeat(10)}\n`);
     const bytes = await byBytes.next(2);
-    assert.deepEqual(bytes.map((r) => r.stderr), [`${'x'.repeat(10)}\n${'y'.repeat(10)}`, 'z'.repeat(10)]);
+    assert.deepEqual(
+      bytes.map((r) => r.stderr),
+      [`${'x'.repeat(10)}\n${'y'.repeat(10)}`, 'z'.repeat(10)],
+    );
   });
 
   void it('ends a record at its age bound even while lines keep coming', { timeout: 5000 }, async () => {
@@ -98,7 +116,13 @@ void describe('StderrLog', { timeout: 10_000 }, () => {
     const { stream, next, records } = rig({ burst: 3, perSecond: 0.001, quietMs: 60_000, maxRecordMs: 60_000 });
     stream.end('one\ntwo\nthree\nfour\nfive\n');
     await next(2);
-    assert.deepEqual(records.map((r) => [r.level, r.msg]), [['debug', 'server stderr'], ['warn', 'server stderr lines suppressed (rate limit)']]);
+    assert.deepEqual(
+      records.map((r) => [r.level, r.msg]),
+      [
+        ['debug', 'server stderr'],
+        ['warn', 'server stderr lines suppressed (rate limit)'],
+      ],
+    );
     assert.equal(records[0]!.stderr, 'one\ntwo\nthree');
     assert.equal(records[1]!.suppressed, 2);
   });

@@ -10,7 +10,10 @@ import { TaskTable, recordCreatedTask, renameTaskAnswer, taskOf, tasksCapability
 void describe('TaskTable', { timeout: 5000 }, () => {
   void it('names each server task SERVER:ID, finds it for its owner only, and renames answers back', { timeout: 5000 }, () => {
     const table = new TaskTable(silentLogger);
-    const result: Record<string, unknown> = { task: { taskId: '1', status: 'working', ttl: 1000 }, _meta: { [RELATED_TASK]: { taskId: '1' } } };
+    const result: Record<string, unknown> = {
+      task: { taskId: '1', status: 'working', ttl: 1000 },
+      _meta: { [RELATED_TASK]: { taskId: '1' } },
+    };
     assert.ok(recordCreatedTask(table, 'agent:a', 'one', result));
     assert.deepEqual(result, { task: { taskId: 'one:1', status: 'working', ttl: 1000 }, _meta: { [RELATED_TASK]: { taskId: 'one:1' } } });
     assert.equal(table.add('agent:a', 'two', '1', 1000), 'two:1');
@@ -52,6 +55,12 @@ void describe('tasksCapability', { timeout: 5000 }, () => {
   void it('declares tools/call tasks, list and cancel only as far as some server supports them', { timeout: 5000 }, () => {
     assert.equal(tasksCapability([undefined, { list: {} }]), undefined);
     assert.deepEqual(tasksCapability([{ requests: { tools: { call: {} } } }]), { requests: { tools: { call: {} } } });
-    assert.deepEqual(tasksCapability([{ list: {}, requests: { sampling: { createMessage: {} } } }, { cancel: {}, requests: { tools: { call: {} } } }]), { list: {}, cancel: {}, requests: { tools: { call: {} } } });
+    assert.deepEqual(
+      tasksCapability([
+        { list: {}, requests: { sampling: { createMessage: {} } } },
+        { cancel: {}, requests: { tools: { call: {} } } },
+      ]),
+      { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+    );
   });
 });

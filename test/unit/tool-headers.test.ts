@@ -9,8 +9,19 @@ const schema = (properties: Record<string, unknown>) => ({ type: 'object', prope
 
 describe('toolHeaders', () => {
   it('maps each annotated string, integer or boolean parameter to its header, and ignores the rest', () => {
-    const found = toolHeaders(schema({ region: { type: 'string', 'x-mcp-header': 'Region' }, n: { type: 'integer', 'x-mcp-header': 'N' }, on: { type: 'boolean', 'x-mcp-header': 'On' }, q: { type: 'string' } }));
-    assert.deepEqual(found instanceof Map ? [...found] : found, [['region', 'Region'], ['n', 'N'], ['on', 'On']]);
+    const found = toolHeaders(
+      schema({
+        region: { type: 'string', 'x-mcp-header': 'Region' },
+        n: { type: 'integer', 'x-mcp-header': 'N' },
+        on: { type: 'boolean', 'x-mcp-header': 'On' },
+        q: { type: 'string' },
+      }),
+    );
+    assert.deepEqual(found instanceof Map ? [...found] : found, [
+      ['region', 'Region'],
+      ['n', 'N'],
+      ['on', 'On'],
+    ]);
     assert.equal(toolHeaders(schema({ q: { type: 'string' } })), undefined);
     assert.equal(toolHeaders({ type: 'object' }), undefined);
   });
@@ -35,11 +46,20 @@ describe('toolHeaders', () => {
 });
 
 describe('mirroredHeaders', () => {
-  const headers = new Map([['region', 'Region'], ['n', 'Priority'], ['on', 'Verbose'], ['text', 'Text'], ['method', 'Method']]);
+  const headers = new Map([
+    ['region', 'Region'],
+    ['n', 'Priority'],
+    ['on', 'Verbose'],
+    ['text', 'Text'],
+    ['method', 'Method'],
+  ]);
 
   it('writes numbers and booleans as text, plain ASCII as is, and omits absent or null parameters', () => {
     assert.deepEqual(mirroredHeaders(headers, { region: 'us west 1', n: 42, on: false, method: 'm', text: null, other: 'x' }), {
-      'mcp-param-region': 'us west 1', 'mcp-param-priority': '42', 'mcp-param-verbose': 'false', 'mcp-param-method': 'm',
+      'mcp-param-region': 'us west 1',
+      'mcp-param-priority': '42',
+      'mcp-param-verbose': 'false',
+      'mcp-param-method': 'm',
     });
     assert.deepEqual(mirroredHeaders(headers, { region: '' }), { 'mcp-param-region': '' });
     assert.equal(mirroredHeaders(headers, {}), undefined);
@@ -47,13 +67,17 @@ describe('mirroredHeaders', () => {
 
   it('sends non-ASCII, control characters and edge whitespace as Base64 of the UTF-8', () => {
     for (const text of ['Hello, 世界', ' padded ', 'line1\nline2', '\tindented', 'trailing ']) {
-      assert.deepEqual(mirroredHeaders(headers, { text }), { 'mcp-param-text': `=?base64?${Buffer.from(text, 'utf8').toString('base64')}?=` }, JSON.stringify(text));
+      assert.deepEqual(
+        mirroredHeaders(headers, { text }),
+        { 'mcp-param-text': `=?base64?${Buffer.from(text, 'utf8').toString('base64')}?=` },
+        JSON.stringify(text),
+      );
     }
   });
 });
 
 describe('callHeaders', () => {
-  it('is undefined for a tool without annotations (the agent\'s own headers go on), empty for one whose annotated arguments are absent', () => {
+  it("is undefined for a tool without annotations (the agent's own headers go on), empty for one whose annotated arguments are absent", () => {
     assert.equal(callHeaders({ inputSchema: schema({ q: { type: 'string' } }) }, { q: 'x' }), undefined);
     const tool = { inputSchema: schema({ region: { type: 'string', 'x-mcp-header': 'Region' } }) };
     assert.deepEqual(callHeaders(tool, {}), {});

@@ -8,7 +8,24 @@ import { plainTool } from '../../src/servers/lists.js';
 import { serverSchemas } from '../../src/servers/sdk-schemas.js';
 import { realisticTool } from '../../bench/bench-tool.js';
 
-const VALUES: unknown[] = [undefined, null, 0, 1.5, '', 'text', true, false, [], ['a'], [1], {}, { type: 'object' }, { type: 'string' }, { $schema: 1 }, { $schema: 'x' }];
+const VALUES: unknown[] = [
+  undefined,
+  null,
+  0,
+  1.5,
+  '',
+  'text',
+  true,
+  false,
+  [],
+  ['a'],
+  [1],
+  {},
+  { type: 'object' },
+  { type: 'string' },
+  { $schema: 1 },
+  { $schema: 'x' },
+];
 
 const { tools: toolsResult } = await serverSchemas();
 const schemaAccepts = (tool: unknown): boolean => toolsResult.safeParse({ tools: [tool] }).success;
@@ -18,12 +35,17 @@ function variants(base: Record<string, unknown>): unknown[] {
   const fields = ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'icons', 'execution', '_meta'];
   for (const field of fields) for (const value of VALUES) out.push({ ...base, [field]: value });
   const input = base.inputSchema as Record<string, unknown>;
-  for (const field of ['type', 'properties', 'required']) for (const value of VALUES) out.push({ ...base, inputSchema: { ...input, [field]: value } });
+  for (const field of ['type', 'properties', 'required'])
+    for (const value of VALUES) out.push({ ...base, inputSchema: { ...input, [field]: value } });
   const annotations = { title: 'T', readOnlyHint: true };
   for (const field of ['title', 'readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint']) {
     for (const value of VALUES) out.push({ ...base, annotations: { ...annotations, [field]: value } });
   }
-  out.push({ ...base, inputSchema: { ...input, required: ['a', 2] } }, { ...base, icons: [{ src: 'x' }] }, { ...base, execution: { taskSupport: 'optional' } });
+  out.push(
+    { ...base, inputSchema: { ...input, required: ['a', 2] } },
+    { ...base, icons: [{ src: 'x' }] },
+    { ...base, execution: { taskSupport: 'optional' } },
+  );
   return out;
 }
 

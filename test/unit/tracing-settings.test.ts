@@ -21,7 +21,9 @@ describe('tracing settings', () => {
     assert.deepEqual(tracingSettings('http://localhost:4318', {}), { url: 'http://localhost:4318/v1/traces' });
     assert.deepEqual(tracingSettings('http://collector:4318/base/', {}), { url: 'http://collector:4318/base/v1/traces' });
     assert.deepEqual(tracingSettings('http://localhost:4318/v1/traces', {}), { url: 'http://localhost:4318/v1/traces' });
-    assert.deepEqual(tracingSettings(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example:4318' }), { url: 'https://otel.example:4318/v1/traces' });
+    assert.deepEqual(tracingSettings(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example:4318' }), {
+      url: 'https://otel.example:4318/v1/traces',
+    });
   });
 
   it('uses OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, before the base variable; the flag before both', () => {
@@ -31,7 +33,10 @@ describe('tracing settings', () => {
   });
 
   it('names the service from OTEL_SERVICE_NAME', () => {
-    assert.deepEqual(tracingSettings('http://a:4318', { OTEL_SERVICE_NAME: ' gw ' }), { url: 'http://a:4318/v1/traces', serviceName: 'gw' });
+    assert.deepEqual(tracingSettings('http://a:4318', { OTEL_SERVICE_NAME: ' gw ' }), {
+      url: 'http://a:4318/v1/traces',
+      serviceName: 'gw',
+    });
   });
 
   it('is off when the SDK is disabled or the traces exporter is none, unless the flag is given', () => {
@@ -42,11 +47,24 @@ describe('tracing settings', () => {
   });
 
   it('refuses a protocol it does not speak and URLs that are not http(s)', () => {
-    usage(() => tracingSettings(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }), /OTEL_EXPORTER_OTLP_PROTOCOL=grpc.*http\/json/);
-    usage(() => tracingSettings(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }), /TRACES_PROTOCOL=http\/protobuf/);
-    assert.deepEqual(tracingSettings(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }), { url: 'http://a:4318/v1/traces' });
+    usage(
+      () => tracingSettings(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }),
+      /OTEL_EXPORTER_OTLP_PROTOCOL=grpc.*http\/json/,
+    );
+    usage(
+      () =>
+        tracingSettings(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }),
+      /TRACES_PROTOCOL=http\/protobuf/,
+    );
+    assert.deepEqual(
+      tracingSettings(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }),
+      { url: 'http://a:4318/v1/traces' },
+    );
     usage(() => tracingSettings('localhost:4318', {}), /--otlp-endpoint must be an http/);
     usage(() => tracingSettings('not a url', {}), /--otlp-endpoint must be an http/);
-    usage(() => tracingSettings(undefined, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'ftp://a/v1/traces' }), /OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http/);
+    usage(
+      () => tracingSettings(undefined, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'ftp://a/v1/traces' }),
+      /OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http/,
+    );
   });
 });

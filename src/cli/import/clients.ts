@@ -37,11 +37,19 @@ interface Place {
 }
 
 /** The places of `clients`, for this user (`env`: HOME, APPDATA, XDG_CONFIG_HOME) and project. */
-export function places(clients: readonly ClientId[], project: string, env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): Place[] {
+export function places(
+  clients: readonly ClientId[],
+  project: string,
+  env: NodeJS.ProcessEnv,
+  platform: NodeJS.Platform = process.platform,
+): Place[] {
   const home = env.HOME ?? env.USERPROFILE ?? '';
-  const appData = platform === 'win32' ? (env.APPDATA ?? path.join(home, 'AppData', 'Roaming'))
-    : platform === 'darwin' ? path.join(home, 'Library', 'Application Support')
-      : (env.XDG_CONFIG_HOME ?? path.join(home, '.config'));
+  const appData =
+    platform === 'win32'
+      ? (env.APPDATA ?? path.join(home, 'AppData', 'Roaming'))
+      : platform === 'darwin'
+        ? path.join(home, 'Library', 'Application Support')
+        : (env.XDG_CONFIG_HOME ?? path.join(home, '.config'));
   const mcpServers = (json: Record<string, unknown>): { servers: unknown } => ({ servers: json.mcpServers });
   const vscodeServers = (json: Record<string, unknown>): { servers: unknown } => ({ servers: json.servers });
   const all: Place[] = [
@@ -50,14 +58,21 @@ export function places(clients: readonly ClientId[], project: string, env: NodeJ
     {
       client: 'claude-code',
       file: path.join(home, '.claude.json'),
-      pick: (json) => ({ servers: (asObject(json.projects)?.[project] as Record<string, unknown> | undefined)?.mcpServers, label: `projects[${JSON.stringify(project)}]` }),
+      pick: (json) => ({
+        servers: (asObject(json.projects)?.[project] as Record<string, unknown> | undefined)?.mcpServers,
+        label: `projects[${JSON.stringify(project)}]`,
+      }),
     },
     { client: 'claude-code', file: path.join(project, '.mcp.json'), pick: mcpServers },
     { client: 'cursor', file: path.join(home, '.cursor', 'mcp.json'), pick: mcpServers },
     { client: 'cursor', file: path.join(project, '.cursor', 'mcp.json'), pick: mcpServers },
     { client: 'vscode', file: path.join(project, '.vscode', 'mcp.json'), pick: vscodeServers },
     { client: 'vscode', file: path.join(appData, 'Code', 'User', 'mcp.json'), pick: vscodeServers },
-    { client: 'vscode', file: path.join(appData, 'Code', 'User', 'settings.json'), pick: (json) => ({ servers: asObject(json.mcp)?.servers, label: '"mcp.servers"' }) },
+    {
+      client: 'vscode',
+      file: path.join(appData, 'Code', 'User', 'settings.json'),
+      pick: (json) => ({ servers: asObject(json.mcp)?.servers, label: '"mcp.servers"' }),
+    },
   ];
   return all.filter((p) => clients.includes(p.client));
 }
@@ -71,7 +86,12 @@ export async function readPlaces(list: readonly Place[]): Promise<Source[]> {
     const { servers, label } = place.pick(json);
     const map = asObject(servers);
     if (map === undefined || Object.keys(map).length === 0) continue;
-    sources.push({ client: place.client, file: place.file, label: label === undefined ? place.file : `${place.file} ${label}`, servers: Object.entries(map) });
+    sources.push({
+      client: place.client,
+      file: place.file,
+      label: label === undefined ? place.file : `${place.file} ${label}`,
+      servers: Object.entries(map),
+    });
   }
   return sources;
 }
@@ -87,8 +107,15 @@ export async function readFrom(file: string, project: string): Promise<Source[]>
   add(json.mcpServers, file);
   add(json.servers, file);
   add(asObject(json.mcp)?.servers, `${file} "mcp.servers"`);
-  add((asObject(json.projects)?.[project] as Record<string, unknown> | undefined)?.mcpServers, `${file} projects[${JSON.stringify(project)}]`);
-  if (found.length === 0) throw new GatewayError('MCPG_USAGE', `${file}: no "mcpServers" or "servers" object (the MCP server configuration of Claude Desktop, Claude Code, Cursor or VS Code)`);
+  add(
+    (asObject(json.projects)?.[project] as Record<string, unknown> | undefined)?.mcpServers,
+    `${file} projects[${JSON.stringify(project)}]`,
+  );
+  if (found.length === 0)
+    throw new GatewayError(
+      'MCPG_USAGE',
+      `${file}: no "mcpServers" or "servers" object (the MCP server configuration of Claude Desktop, Claude Code, Cursor or VS Code)`,
+    );
   return found;
 }
 
@@ -98,7 +125,10 @@ async function readConfigFile(file: string, optional: boolean): Promise<Record<s
     text = await readFile(file, 'utf8');
   } catch (err) {
     if (optional && (err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new GatewayError('MCPG_USAGE', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (err as Error).message}`);
+    throw new GatewayError(
+      'MCPG_USAGE',
+      `cannot read ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (err as Error).message}`,
+    );
   }
   let json: unknown;
   try {

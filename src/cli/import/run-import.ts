@@ -36,18 +36,21 @@ interface Imported {
 export async function runImport(options: ImportOptions, io: CliIo): Promise<number> {
   const warn = (text: string): void => io.err(`warning: ${text}\n`);
   for (const client of options.clients) {
-    if (!(CLIENTS as readonly string[]).includes(client)) throw new GatewayError('MCPG_USAGE', `--client must be one of ${CLIENTS.join(', ')} (got "${client}")`);
+    if (!(CLIENTS as readonly string[]).includes(client))
+      throw new GatewayError('MCPG_USAGE', `--client must be one of ${CLIENTS.join(', ')} (got "${client}")`);
   }
   const home = options.env.HOME ?? options.env.USERPROFILE ?? '';
   const wanted = options.clients.length > 0 || options.from.length > 0 ? (options.clients as ClientId[]) : [...CLIENTS];
   const looked = places(wanted, options.project, options.env);
-  const sources = [...await readPlaces(looked)];
-  for (const file of options.from) sources.push(...await readFrom(file, options.project));
+  const sources = [...(await readPlaces(looked))];
+  for (const file of options.from) sources.push(...(await readFrom(file, options.project)));
   // The output is mcpgate's config already: reading it back as a client's would import nothing new.
   const inputs = sources.filter((s) => path.resolve(s.file) !== options.configFile);
   if (inputs.length === 0) {
     const where = [...new Set(looked.map((p) => p.file))].filter((f) => f !== options.configFile);
-    io.err(`mcpgate: no MCP servers found${where.length > 0 ? ` in:\n${where.map((f) => `  ${f}\n`).join('')}` : '\n'}Use --from FILE to read another file.\n`);
+    io.err(
+      `mcpgate: no MCP servers found${where.length > 0 ? ` in:\n${where.map((f) => `  ${f}\n`).join('')}` : '\n'}Use --from FILE to read another file.\n`,
+    );
     return 2;
   }
 
@@ -64,9 +67,16 @@ export async function runImport(options: ImportOptions, io: CliIo): Promise<numb
   const unchanged: string[] = [];
   const inputVars = new Set<string>();
   for (const source of inputs) {
-    io.out(`Read ${CLIENT_NAMES[source.client]} (${source.label}): ${source.servers.length} server(s): ${source.servers.map(([n]) => n).join(', ')}\n`);
+    io.out(
+      `Read ${CLIENT_NAMES[source.client]} (${source.label}): ${source.servers.length} server(s): ${source.servers.map(([n]) => n).join(', ')}\n`,
+    );
     for (const [name, raw] of source.servers) {
-      const result = translateEntry(name, raw, { home, project: options.project, secrets, editorVariables: source.client !== 'claude-code' && source.client !== 'claude-desktop' });
+      const result = translateEntry(name, raw, {
+        home,
+        project: options.project,
+        secrets,
+        editorVariables: source.client !== 'claude-code' && source.client !== 'claude-desktop',
+      });
       for (const note of result.notes) warn(`${source.label}: ${note}`);
       if (result.entry === undefined) continue;
       const issues = checkEntry(name, result.entry, options.configFile, { ...options.env, ...Object.fromEntries(secrets) });
@@ -77,7 +87,8 @@ export async function runImport(options: ImportOptions, io: CliIo): Promise<numb
       for (const issue of issues.warnings) warn(`${source.label}: ${issue.message} (kept as written)`);
       const earlier = imported.find((i) => i.name === name);
       if (earlier !== undefined) {
-        if (!isDeepStrictEqual(earlier.entry, result.entry)) warn(`"${name}" of ${source.label} differs from the one of ${earlier.source.label}: the first is imported`);
+        if (!isDeepStrictEqual(earlier.entry, result.entry))
+          warn(`"${name}" of ${source.label} differs from the one of ${earlier.source.label}: the first is imported`);
         continue;
       }
       if (Object.hasOwn(servers, name)) {
@@ -101,7 +112,11 @@ export async function runImport(options: ImportOptions, io: CliIo): Promise<numb
   // The whole file as mcpgate will read it (prefixes of old and new servers must not clash).
   const whole = checkConfig(output, options.configFile, { ...options.env, ...Object.fromEntries(secrets) });
   if (whole.length > 0) {
-    io.err(formatIssues(whole).map((l) => `error: ${l}\n`).join(''));
+    io.err(
+      formatIssues(whole)
+        .map((l) => `error: ${l}\n`)
+        .join(''),
+    );
     io.err(`mcpgate: ${options.configFile} was not written\n`);
     return 2;
   }
@@ -115,23 +130,37 @@ export async function runImport(options: ImportOptions, io: CliIo): Promise<numb
   // The secrets first: a config whose references have nowhere to come from is worse than an unused secret.
   if (newSecrets.length > 0) {
     const lines = newSecrets.map((v) => envFileLine(v, secrets.get(v)!)).join('');
-    const prefix = secretsText === undefined ? '# Secrets moved here by `mcpgate import`; pass this file with `mcpgate serve --env-file`.\n' : secretsText.endsWith('\n') || secretsText === '' ? secretsText : `${secretsText}\n`;
+    const prefix =
+      secretsText === undefined
+        ? '# Secrets moved here by `mcpgate import`; pass this file with `mcpgate serve --env-file`.\n'
+        : secretsText.endsWith('\n') || secretsText === ''
+          ? secretsText
+          : `${secretsText}\n`;
     await writeFile(secretsFile, prefix + lines, { mode: 0o600 });
     await chmod(secretsFile, 0o600);
-    warn(`${newSecrets.length} literal secret(s) moved to ${secretsFile} (mode 0600): ${newSecrets.join(', ')}; the servers refer to them as \${NAME}. Keep that file out of version control.`);
+    warn(
+      `${newSecrets.length} literal secret(s) moved to ${secretsFile} (mode 0600): ${newSecrets.join(', ')}; the servers refer to them as \${NAME}. Keep that file out of version control.`,
+    );
   }
   if (imported.length > 0) await writeFile(options.configFile, output);
   for (const variable of inputVars) {
-    if (!secrets.has(variable) && options.env[variable] === undefined) warn(`VS Code prompted for this value; mcpgate reads it from \${${variable}}: set ${variable} in the environment or in ${secretsFile}`);
+    if (!secrets.has(variable) && options.env[variable] === undefined)
+      warn(
+        `VS Code prompted for this value; mcpgate reads it from \${${variable}}: set ${variable} in the environment or in ${secretsFile}`,
+      );
   }
-  io.out(`${imported.length > 0 ? 'Wrote' : 'Left'} ${options.configFile}: ${added.length} added${added.length > 0 ? ` (${added.join(', ')})` : ''}, ${replaced.length} replaced${replaced.length > 0 ? ` (${replaced.join(', ')})` : ''}, ${unchanged.length} already there\n`);
+  io.out(
+    `${imported.length > 0 ? 'Wrote' : 'Left'} ${options.configFile}: ${added.length} added${added.length > 0 ? ` (${added.join(', ')})` : ''}, ${replaced.length} replaced${replaced.length > 0 ? ` (${replaced.join(', ')})` : ''}, ${unchanged.length} already there\n`,
+  );
 
   const envFileArgs = newSecrets.length > 0 || known.size > 0 ? ['--env-file', secretsFile] : [];
   const serveArgs = ['serve', '--config', options.configFile, ...envFileArgs];
   const bySource = new Map<Source, string[]>();
   for (const i of imported) bySource.set(i.source, [...(bySource.get(i.source) ?? []), i.name]);
   for (const [source, names] of bySource) {
-    io.out(`\nPoint ${CLIENT_NAMES[source.client]} at mcpgate instead (and remove ${names.join(', ')} from ${source.label}):\n  ${pointer(source.client, serveArgs)}\n`);
+    io.out(
+      `\nPoint ${CLIENT_NAMES[source.client]} at mcpgate instead (and remove ${names.join(', ')} from ${source.label}):\n  ${pointer(source.client, serveArgs)}\n`,
+    );
   }
   return 0;
 }
@@ -166,10 +195,12 @@ function parseOutput(text: string, file: string): Record<string, unknown> {
   } catch (err) {
     throw new GatewayError('MCPG_USAGE', `${file} is not valid JSON (${(err as Error).message}); fix it or choose another --config`);
   }
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new GatewayError('MCPG_USAGE', `${file} is not a JSON object; fix it or choose another --config`);
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    throw new GatewayError('MCPG_USAGE', `${file} is not a JSON object; fix it or choose another --config`);
   const object = json as Record<string, unknown>;
   object.mcpServers ??= {};
-  if (typeof object.mcpServers !== 'object' || object.mcpServers === null || Array.isArray(object.mcpServers)) throw new GatewayError('MCPG_USAGE', `${file}: "mcpServers" is not an object`);
+  if (typeof object.mcpServers !== 'object' || object.mcpServers === null || Array.isArray(object.mcpServers))
+    throw new GatewayError('MCPG_USAGE', `${file}: "mcpServers" is not an object`);
   return object;
 }
 
@@ -177,8 +208,13 @@ function parseOutput(text: string, file: string): Record<string, unknown> {
  * The loader's errors and warnings for one entry alone. A variable the environment lacks (the user
  * sets it later) reads as a placeholder, and a URL made of variables is not judged by it.
  */
-function checkEntry(name: string, entry: Record<string, unknown>, file: string, env: NodeJS.ProcessEnv): { errors: ConfigIssue[]; warnings: ConfigIssue[] } {
-  const placeholders = new Proxy(env, { get: (target, key) => (typeof key === 'string' ? target[key] ?? 'placeholder' : undefined) });
+function checkEntry(
+  name: string,
+  entry: Record<string, unknown>,
+  file: string,
+  env: NodeJS.ProcessEnv,
+): { errors: ConfigIssue[]; warnings: ConfigIssue[] } {
+  const placeholders = new Proxy(env, { get: (target, key) => (typeof key === 'string' ? (target[key] ?? 'placeholder') : undefined) });
   try {
     const config = parseServersConfig(JSON.stringify({ mcpServers: { [name]: entry } }), file, placeholders);
     return { errors: [], warnings: [...config.warnings] };
@@ -192,7 +228,7 @@ function checkEntry(name: string, entry: Record<string, unknown>, file: string, 
 
 /** The loader's errors for the whole merged file (none is the success case). */
 function checkConfig(text: string, file: string, env: NodeJS.ProcessEnv): ConfigIssue[] {
-  const placeholders = new Proxy(env, { get: (target, key) => (typeof key === 'string' ? target[key] ?? 'placeholder' : undefined) });
+  const placeholders = new Proxy(env, { get: (target, key) => (typeof key === 'string' ? (target[key] ?? 'placeholder') : undefined) });
   try {
     parseServersConfig(text, file, placeholders);
     return [];

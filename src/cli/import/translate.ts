@@ -35,7 +35,10 @@ const VAR = /^[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?$/;
 
 /** A variable name made of what a person wrote (`github-token` → `GITHUB_TOKEN`). */
 export function variableName(text: string): string {
-  const name = text.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_+|_+$/g, '').toUpperCase();
+  const name = text
+    .replace(/[^A-Za-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .toUpperCase();
   return /^[0-9]/.test(name) || name === '' ? `_${name}` : name;
 }
 
@@ -43,35 +46,39 @@ export function variableName(text: string): string {
 function runsMcpgate(entry: Record<string, unknown>): boolean {
   const args: unknown[] = Array.isArray(entry.args) ? (entry.args as unknown[]) : [];
   const words = [entry.command, ...args].filter((w): w is string => typeof w === 'string');
-  return words.some((w) => path.basename(w) === 'mcpgate' || /(^|[/\\])mcpgate([/\\].*)?[/\\]cli[/\\]main\.js$/.test(w) || w === 'mcpgate@latest');
+  return words.some(
+    (w) => path.basename(w) === 'mcpgate' || /(^|[/\\])mcpgate([/\\].*)?[/\\]cli[/\\]main\.js$/.test(w) || w === 'mcpgate@latest',
+  );
 }
 
 export function translateEntry(name: string, raw: unknown, ctx: TranslateContext): Translated {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { moved: [], inputs: [], notes: [`"${name}" is not an object: not imported`] };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return { moved: [], inputs: [], notes: [`"${name}" is not an object: not imported`] };
   const source = raw as Record<string, unknown>;
   if (runsMcpgate(source)) return { moved: [], inputs: [], notes: [`"${name}" runs mcpgate itself: not imported`] };
   const notes: string[] = [];
   const inputs = new Set<string>();
   const moved: string[] = [];
   let unsupported = false;
-  const text = (value: string, where: string): string => value.replace(REFERENCE, (whole, body: string) => {
-    if (ctx.editorVariables) {
-      if (body === 'userHome') return ctx.home;
-      if (body === 'workspaceFolder') return ctx.project;
-      if (body === 'workspaceFolderBasename') return path.basename(ctx.project);
-      if (body === 'pathSeparator' || body === '/') return path.sep;
-    }
-    if (VAR.test(body)) return whole;
-    if (body.startsWith('env:') && VAR.test(body.slice(4))) return `\${${body.slice(4)}}`;
-    if (body.startsWith('input:')) {
-      const variable = variableName(body.slice(6));
-      inputs.add(variable);
-      return `\${${variable}}`;
-    }
-    unsupported = true;
-    notes.push(`"${name}" ${where}: \${${body}} has no mcpgate equivalent: not imported`);
-    return whole;
-  });
+  const text = (value: string, where: string): string =>
+    value.replace(REFERENCE, (whole, body: string) => {
+      if (ctx.editorVariables) {
+        if (body === 'userHome') return ctx.home;
+        if (body === 'workspaceFolder') return ctx.project;
+        if (body === 'workspaceFolderBasename') return path.basename(ctx.project);
+        if (body === 'pathSeparator' || body === '/') return path.sep;
+      }
+      if (VAR.test(body)) return whole;
+      if (body.startsWith('env:') && VAR.test(body.slice(4))) return `\${${body.slice(4)}}`;
+      if (body.startsWith('input:')) {
+        const variable = variableName(body.slice(6));
+        inputs.add(variable);
+        return `\${${variable}}`;
+      }
+      unsupported = true;
+      notes.push(`"${name}" ${where}: \${${body}} has no mcpgate equivalent: not imported`);
+      return whole;
+    });
   const secret = (key: string, value: string, where: 'env' | 'headers'): string => {
     const translated = text(value, `${where}.${key}`);
     if (translated.includes('${') || translated === '') return translated;
@@ -79,16 +86,24 @@ export function translateEntry(name: string, raw: unknown, ctx: TranslateContext
     if (scheme === null && !SECRET_NAME.test(key)) return translated;
     const secretValue = scheme === null ? translated : translated.slice(translated.indexOf(' ')).trimStart();
     const prefix = scheme === null ? '' : `${translated.slice(0, translated.indexOf(' '))} `;
-    const variable = place(where === 'env' ? variableName(key) : variableName(`${name}_${key === 'Authorization' || key === 'authorization' ? 'token' : key}`), secretValue, name, ctx.secrets);
+    const variable = place(
+      where === 'env' ? variableName(key) : variableName(`${name}_${key === 'Authorization' || key === 'authorization' ? 'token' : key}`),
+      secretValue,
+      name,
+      ctx.secrets,
+    );
     if (!moved.includes(variable) && ctx.secrets.get(variable) === secretValue) moved.push(variable);
     return `${prefix}\${${variable}}`;
   };
   const entry: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(source)) {
     if ((key === 'command' || key === 'url' || key === 'cwd') && typeof value === 'string') entry[key] = text(value, key);
-    else if (key === 'args' && Array.isArray(value)) entry[key] = (value as unknown[]).map((a, i) => (typeof a === 'string' ? text(a, `args[${i}]`) : a));
+    else if (key === 'args' && Array.isArray(value))
+      entry[key] = (value as unknown[]).map((a, i) => (typeof a === 'string' ? text(a, `args[${i}]`) : a));
     else if ((key === 'env' || key === 'headers') && typeof value === 'object' && value !== null && !Array.isArray(value)) {
-      entry[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? secret(k, v, key) : v]));
+      entry[key] = Object.fromEntries(
+        Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? secret(k, v, key) : v]),
+      );
     } else entry[key] = value;
   }
   if (unsupported) return { moved: [], inputs: [], notes };

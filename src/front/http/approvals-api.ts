@@ -25,34 +25,69 @@ export function isApprovalsPath(path: string): boolean {
 /** Who asks (http/ops.ts `Asker`): an operator, an agent (refused), or undefined once a 401 was answered. */
 type Asker = (res: ServerResponse) => Promise<'operator' | 'agent' | undefined>;
 
-export function handleApprovals(path: string, req: IncomingMessage, res: ServerResponse, gateway: Gateway, asker: Asker, adminName: (req: IncomingMessage) => string): void {
+export function handleApprovals(
+  path: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  gateway: Gateway,
+  asker: Asker,
+  adminName: (req: IncomingMessage) => string,
+): void {
   const id = path === APPROVALS_PATH ? undefined : decode(path.slice(APPROVALS_PATH.length + 1));
   const method = req.method ?? 'GET';
-  if (id === undefined && method !== 'GET' && method !== 'HEAD') return sendError(res, 405, new GatewayError('MCPG_INVALID_REQUEST', `${APPROVALS_PATH} answers GET; decide one call with POST ${APPROVALS_PATH}/ID`), { allow: 'GET, HEAD' });
-  if (id !== undefined && method !== 'POST') return sendError(res, 405, new GatewayError('MCPG_INVALID_REQUEST', `${APPROVALS_PATH}/ID answers POST {"approve": true|false, "reason": "…"}`), { allow: 'POST' });
+  if (id === undefined && method !== 'GET' && method !== 'HEAD')
+    return sendError(
+      res,
+      405,
+      new GatewayError('MCPG_INVALID_REQUEST', `${APPROVALS_PATH} answers GET; decide one call with POST ${APPROVALS_PATH}/ID`),
+      { allow: 'GET, HEAD' },
+    );
+  if (id !== undefined && method !== 'POST')
+    return sendError(
+      res,
+      405,
+      new GatewayError('MCPG_INVALID_REQUEST', `${APPROVALS_PATH}/ID answers POST {"approve": true|false, "reason": "…"}`),
+      { allow: 'POST' },
+    );
   if (id === '') return sendError(res, 404, new GatewayError('MCPG_INVALID_REQUEST', `no route ${path}`));
-  void asker(res).then(async (who) => {
-    if (who === undefined) return;
-    if (who === 'agent') return sendError(res, 403, new GatewayError('MCPG_OPERATORS_ONLY', `${APPROVALS_PATH} is for operators: send an admin's token (the rules' "admins", made with 'mcpgate token NAME'), not an agent's`));
-    const desk = gateway.approvals;
-    if (id === undefined) {
-      const approvals = (await desk.list()).map((call) => ({ ...call, url: desk.urlOf(call.id) ?? null }));
-      return sendJson(res, 200, { approvals });
-    }
-    const body = await readBody(req, MAX_DECISION_BYTES);
-    if (!body.ok) return sendError(res, body.status, body.error);
-    const decision = parseDecision(body.text);
-    if (decision instanceof GatewayError) return sendError(res, 400, decision);
-    try {
-      const call = await desk.decide(id, decision.approve, adminName(req), decision.reason, decision.digest);
-      sendJson(res, 200, { approval: id, decision: decision.approve ? 'approved' : 'denied', agent: call.agent, server: call.server, tool: call.publicName });
-    } catch (err) {
-      if (err instanceof GatewayError && err.code === 'MCPG_INVALID_PARAMS') return sendError(res, 404, err);
-      throw err;
-    }
-  }).catch((err: unknown) => {
-    if (!res.headersSent) sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err)));
-  });
+  void asker(res)
+    .then(async (who) => {
+      if (who === undefined) return;
+      if (who === 'agent')
+        return sendError(
+          res,
+          403,
+          new GatewayError(
+            'MCPG_OPERATORS_ONLY',
+            `${APPROVALS_PATH} is for operators: send an admin's token (the rules' "admins", made with 'mcpgate token NAME'), not an agent's`,
+          ),
+        );
+      const desk = gateway.approvals;
+      if (id === undefined) {
+        const approvals = (await desk.list()).map((call) => ({ ...call, url: desk.urlOf(call.id) ?? null }));
+        return sendJson(res, 200, { approvals });
+      }
+      const body = await readBody(req, MAX_DECISION_BYTES);
+      if (!body.ok) return sendError(res, body.status, body.error);
+      const decision = parseDecision(body.text);
+      if (decision instanceof GatewayError) return sendError(res, 400, decision);
+      try {
+        const call = await desk.decide(id, decision.approve, adminName(req), decision.reason, decision.digest);
+        sendJson(res, 200, {
+          approval: id,
+          decision: decision.approve ? 'approved' : 'denied',
+          agent: call.agent,
+          server: call.server,
+          tool: call.publicName,
+        });
+      } catch (err) {
+        if (err instanceof GatewayError && err.code === 'MCPG_INVALID_PARAMS') return sendError(res, 404, err);
+        throw err;
+      }
+    })
+    .catch((err: unknown) => {
+      if (!res.headersSent) sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err)));
+    });
 }
 
 function parseDecision(text: string): { approve: boolean; reason: string; digest: string | undefined } | GatewayError {
@@ -62,10 +97,16 @@ function parseDecision(text: string): { approve: boolean; reason: string; digest
   } catch {
     return new GatewayError('MCPG_INVALID_REQUEST', 'a decision is JSON: {"approve": true|false, "reason": "…"}');
   }
-  const { approve, reason, digest } = (typeof value === 'object' && value !== null ? value : {}) as { approve?: unknown; reason?: unknown; digest?: unknown };
+  const { approve, reason, digest } = (typeof value === 'object' && value !== null ? value : {}) as {
+    approve?: unknown;
+    reason?: unknown;
+    digest?: unknown;
+  };
   if (typeof approve !== 'boolean') return new GatewayError('MCPG_INVALID_REQUEST', 'a decision needs "approve": true or false');
-  if (reason !== undefined && (typeof reason !== 'string' || reason.length > MAX_REASON_CHARS)) return new GatewayError('MCPG_INVALID_REQUEST', `"reason" is a string of at most ${MAX_REASON_CHARS} characters`);
-  if (digest !== undefined && typeof digest !== 'string') return new GatewayError('MCPG_INVALID_REQUEST', '"digest" is the pending call\'s digest (a string)');
+  if (reason !== undefined && (typeof reason !== 'string' || reason.length > MAX_REASON_CHARS))
+    return new GatewayError('MCPG_INVALID_REQUEST', `"reason" is a string of at most ${MAX_REASON_CHARS} characters`);
+  if (digest !== undefined && typeof digest !== 'string')
+    return new GatewayError('MCPG_INVALID_REQUEST', '"digest" is the pending call\'s digest (a string)');
   return { approve, reason: reason ?? '', digest };
 }
 

@@ -54,7 +54,12 @@ class PendingPost {
   /** Set when the request is refused as rate limited before any work: answered 429 with Retry-After. */
   rateLimited: RateLimitedInfo | undefined;
 
-  constructor(res: ServerResponse, private readonly acceptsSse: boolean, private readonly replay: ReplayStore, private readonly logs: Map<string, StreamLog>) {
+  constructor(
+    res: ServerResponse,
+    private readonly acceptsSse: boolean,
+    private readonly replay: ReplayStore,
+    private readonly logs: Map<string, StreamLog>,
+  ) {
     this.res = res;
   }
 
@@ -235,7 +240,10 @@ export class HttpChannel implements AgentChannel {
         stream.write(this.replay.append(log, (id) => sseEvent(line, id)));
         return true;
       }
-      this.log.warn(`dropped the GET stream: its agent has not read ${queued} bytes (the limit is ${this.maxBuffer}, --max-agent-buffer); it may resume it or open a new one`, { code: 'MCPG_AGENT_TOO_SLOW', session: this.id });
+      this.log.warn(
+        `dropped the GET stream: its agent has not read ${queued} bytes (the limit is ${this.maxBuffer}, --max-agent-buffer); it may resume it or open a new one`,
+        { code: 'MCPG_AGENT_TOO_SLOW', session: this.id },
+      );
       this.stream = undefined;
       stream.destroy();
     }
@@ -248,7 +256,8 @@ export class HttpChannel implements AgentChannel {
       this.replay.append(log, (id) => sseEvent(line, id));
       return true;
     }
-    if (this.dropped++ % 100 === 0) this.log.debug('dropped a message: the agent has no GET stream open', { session: this.id, dropped: this.dropped });
+    if (this.dropped++ % 100 === 0)
+      this.log.debug('dropped a message: the agent has no GET stream open', { session: this.id, dropped: this.dropped });
     return false;
   }
 
@@ -271,7 +280,8 @@ export class HttpChannel implements AgentChannel {
   pause(about: RequestId, retryMs: number, resume: () => void): void {
     if (this.overflowed) return;
     const post = this.posts.get(about);
-    if (post !== undefined && post.poll(retryMs, resume)) this.log.debug('the server paused a call\'s stream: ended the agent\'s, to be resumed', { session: this.id, id: about, retryMs });
+    if (post !== undefined && post.poll(retryMs, resume))
+      this.log.debug("the server paused a call's stream: ended the agent's, to be resumed", { session: this.id, id: about, retryMs });
   }
 
   /**

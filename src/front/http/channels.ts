@@ -21,7 +21,12 @@ import type { ReplayStore } from './sse-replay.js';
 const SHUTDOWN = 'closed at shutdown';
 
 /** The session a request names; answers 400 (none named) or 404 (unknown, or another agent's). */
-export function findChannel(sessions: ReadonlyMap<string, HttpChannel>, sessionId: string | string[] | undefined, agent: string, res: ServerResponse): HttpChannel | undefined {
+export function findChannel(
+  sessions: ReadonlyMap<string, HttpChannel>,
+  sessionId: string | string[] | undefined,
+  agent: string,
+  res: ServerResponse,
+): HttpChannel | undefined {
   if (typeof sessionId !== 'string') {
     sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', 'Mcp-Session-Id header is required (send initialize first to get one)'));
     return undefined;
@@ -29,7 +34,14 @@ export function findChannel(sessions: ReadonlyMap<string, HttpChannel>, sessionI
   const session = sessions.get(sessionId);
   // Another agent's session is answered exactly like an unknown one: ids reveal nothing.
   if (session === undefined || session.agent !== agent) {
-    sendError(res, 404, new GatewayError('MCPG_SESSION_NOT_FOUND', `session ${sessionId} not found (it expired, was ended, or the gateway restarted); send initialize to start a new one`));
+    sendError(
+      res,
+      404,
+      new GatewayError(
+        'MCPG_SESSION_NOT_FOUND',
+        `session ${sessionId} not found (it expired, was ended, or the gateway restarted); send initialize to start a new one`,
+      ),
+    );
     return undefined;
   }
   return session;
@@ -51,7 +63,14 @@ export function onItsPath(session: HttpChannel, view: string | undefined, res: S
   const own = session.agentSession.view;
   if (own === view) return true;
   const path = (name: string | undefined): string => (name === undefined ? MCP_PATH : `${VIEW_PREFIX}${name}`);
-  sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', `session ${session.id} was opened at ${path(own)}: send its requests there (this request came to ${path(view)})`));
+  sendError(
+    res,
+    400,
+    new GatewayError(
+      'MCPG_INVALID_REQUEST',
+      `session ${session.id} was opened at ${path(own)}: send its requests there (this request came to ${path(view)})`,
+    ),
+  );
   return false;
 }
 
@@ -85,7 +104,15 @@ export class HttpChannels {
    * With a cluster: the session a request names, held here, or adopted here; undefined after
    * answering (forwarded to its owner and relayed, refused, or unknown).
    */
-  async locate(sessionId: string | string[] | undefined, who: ForwardIdentity, req: IncomingMessage, res: ServerResponse, body: string, id: RequestId | undefined, view?: string): Promise<HttpChannel | undefined> {
+  async locate(
+    sessionId: string | string[] | undefined,
+    who: ForwardIdentity,
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: string,
+    id: RequestId | undefined,
+    view?: string,
+  ): Promise<HttpChannel | undefined> {
     const cluster = this.options.cluster!;
     const agent = who.agent;
     if (typeof sessionId !== 'string') return findChannel(this.channels, sessionId, agent, res);
@@ -103,20 +130,51 @@ export class HttpChannels {
    * A new session for `agent` (or one adopted from another worker, which starts initialized), within
    * the limits; undefined after answering why not.
    */
-  open(res: ServerResponse, agent: string, identified: boolean, id: string, capabilities: Record<string, unknown>, adopted: boolean, view?: string): HttpChannel | undefined {
+  open(
+    res: ServerResponse,
+    agent: string,
+    identified: boolean,
+    id: string,
+    capabilities: Record<string, unknown>,
+    adopted: boolean,
+    view?: string,
+  ): HttpChannel | undefined {
     const mine = this.perAgent.get(agent) ?? 0;
     if (mine >= this.opts.maxSessionsPerAgent) {
-      sendError(res, 429, new GatewayError('MCPG_SESSION_LIMIT', `agent "${agent}" already has ${mine} sessions (the limit is ${this.opts.maxSessionsPerAgent}); end one with DELETE or let idle ones expire`));
+      sendError(
+        res,
+        429,
+        new GatewayError(
+          'MCPG_SESSION_LIMIT',
+          `agent "${agent}" already has ${mine} sessions (the limit is ${this.opts.maxSessionsPerAgent}); end one with DELETE or let idle ones expire`,
+        ),
+      );
       return undefined;
     }
     if (this.channels.size >= this.opts.maxSessions) {
-      sendError(res, 503, new GatewayError('MCPG_SESSION_LIMIT', `the gateway already serves ${this.channels.size} sessions (the limit is ${this.opts.maxSessions})`), { 'retry-after': '5' });
+      sendError(
+        res,
+        503,
+        new GatewayError(
+          'MCPG_SESSION_LIMIT',
+          `the gateway already serves ${this.channels.size} sessions (the limit is ${this.opts.maxSessions})`,
+        ),
+        { 'retry-after': '5' },
+      );
       return undefined;
     }
     // In a cluster the limit is the cluster's (an adopted session is already one of them).
     const elsewhere = adopted ? undefined : this.options.cluster?.sessionsElsewhere();
     if (elsewhere !== undefined && this.channels.size + elsewhere >= this.opts.maxSessions) {
-      sendError(res, 503, new GatewayError('MCPG_SESSION_LIMIT', `the cluster already serves ${this.channels.size + elsewhere} sessions (the limit is ${this.opts.maxSessions}, counted across its workers)`), { 'retry-after': '5' });
+      sendError(
+        res,
+        503,
+        new GatewayError(
+          'MCPG_SESSION_LIMIT',
+          `the cluster already serves ${this.channels.size + elsewhere} sessions (the limit is ${this.opts.maxSessions}, counted across its workers)`,
+        ),
+        { 'retry-after': '5' },
+      );
       return undefined;
     }
     const log = this.log.child({ agent, session: id });
@@ -137,14 +195,26 @@ export class HttpChannels {
     const agent = who.agent;
     const version = req.headers['mcp-protocol-version'];
     if (typeof version === 'string' && isModernVersion(version.trim())) {
-      return refuse(res, 405, null, -32000, `Method not allowed: protocol revision ${version.trim()} is POST only (change notifications come on a subscriptions/listen stream)`);
+      return refuse(
+        res,
+        405,
+        null,
+        -32000,
+        `Method not allowed: protocol revision ${version.trim()} is POST only (change notifications come on a subscriptions/listen stream)`,
+      );
     }
     if (!accepts(req.headers.accept, 'text/event-stream')) {
-      return sendError(res, 406, new GatewayError('MCPG_INVALID_REQUEST', `GET ${MCP_PATH} opens an event stream: Accept must admit text/event-stream`));
+      return sendError(
+        res,
+        406,
+        new GatewayError('MCPG_INVALID_REQUEST', `GET ${MCP_PATH} opens an event stream: Accept must admit text/event-stream`),
+      );
     }
     const sessionId = req.headers['mcp-session-id'];
     if (this.options.cluster !== undefined) {
-      this.locate(sessionId, who, req, res, '', undefined, view).then((session) => session !== undefined && onItsPath(session, view, res) && this.stream(session, req, res)).catch((err: unknown) => this.failed(res, err));
+      this.locate(sessionId, who, req, res, '', undefined, view)
+        .then((session) => session !== undefined && onItsPath(session, view, res) && this.stream(session, req, res))
+        .catch((err: unknown) => this.failed(res, err));
       return;
     }
     const session = findChannel(this.channels, sessionId, agent, res);
@@ -168,8 +238,18 @@ export class HttpChannels {
   private resume(session: HttpChannel, req: IncomingMessage, res: ServerResponse, lastEventId: string): void {
     const refused = session.resume(req, res, lastEventId);
     if (refused === undefined) return;
-    const why = refused === 'gap' ? 'events after it are no longer kept (the replay buffer is bounded by --replay-buffer, --replay-age and --replay-total)' : 'it is not an event id of this session';
-    sendError(res, 400, new GatewayError('MCPG_EVENT_ID_UNKNOWN', `cannot resume from Last-Event-ID ${JSON.stringify(lastEventId.slice(0, 64))}: ${why}; open a new stream with GET without Last-Event-ID`));
+    const why =
+      refused === 'gap'
+        ? 'events after it are no longer kept (the replay buffer is bounded by --replay-buffer, --replay-age and --replay-total)'
+        : 'it is not an event id of this session';
+    sendError(
+      res,
+      400,
+      new GatewayError(
+        'MCPG_EVENT_ID_UNKNOWN',
+        `cannot resume from Last-Event-ID ${JSON.stringify(lastEventId.slice(0, 64))}: ${why}; open a new stream with GET without Last-Event-ID`,
+      ),
+    );
   }
 
   /** DELETE: the agent ends its session. */
@@ -181,7 +261,10 @@ export class HttpChannels {
       res.writeHead(200).end();
     };
     const sessionId = req.headers['mcp-session-id'];
-    if (this.options.cluster !== undefined) return void this.locate(sessionId, who, req, res, '', undefined).then(ended).catch((err: unknown) => this.failed(res, err));
+    if (this.options.cluster !== undefined)
+      return void this.locate(sessionId, who, req, res, '', undefined)
+        .then(ended)
+        .catch((err: unknown) => this.failed(res, err));
     ended(findChannel(this.channels, sessionId, agent, res));
   }
 

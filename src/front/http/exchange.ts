@@ -38,17 +38,33 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Body> {
       const buf = chunks !== undefined ? Buffer.concat(chunks, size) : first;
       resolve({ ok: true, text: buf === undefined ? '' : buf.toString('utf8') });
     });
-    req.once('error', (err) => resolve({ ok: false, status: 400, error: new GatewayError('MCPG_INVALID_REQUEST', `could not read the request body: ${err.message}`) }));
+    req.once('error', (err) =>
+      resolve({
+        ok: false,
+        status: 400,
+        error: new GatewayError('MCPG_INVALID_REQUEST', `could not read the request body: ${err.message}`),
+      }),
+    );
   });
 }
 
 function tooLarge(size: number, limit: number, partial = false): Body {
   const what = partial ? `more than ${limit} bytes` : `${size} bytes`;
-  return { ok: false, status: 413, error: new GatewayError('MCPG_MESSAGE_TOO_LARGE', `request body of ${what} exceeds the limit of ${limit} bytes (--max-body)`) };
+  return {
+    ok: false,
+    status: 413,
+    error: new GatewayError('MCPG_MESSAGE_TOO_LARGE', `request body of ${what} exceeds the limit of ${limit} bytes (--max-body)`),
+  };
 }
 
 /** Answers with an HTTP status and a JSON-RPC error body (what SDK clients read and show). */
-export function sendError(res: ServerResponse, status: number, error: GatewayError, headers: Record<string, string> = {}, id: string | number | null = null): void {
+export function sendError(
+  res: ServerResponse,
+  status: number,
+  error: GatewayError,
+  headers: Record<string, string> = {},
+  id: string | number | null = null,
+): void {
   if (res.headersSent) {
     if (!res.writableEnded) res.end();
     return;
@@ -67,19 +83,38 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
  * twice (400), a `Host` that is not this machine's or an allowed name (403, DNS rebinding), an
  * `Origin` not allowed (403). False after answering.
  */
-export function admit(req: IncomingMessage, res: ServerResponse, allowedHosts: ReadonlySet<string>, loopbackOnly: boolean, allowedOrigins: ReadonlySet<string>): boolean {
+export function admit(
+  req: IncomingMessage,
+  res: ServerResponse,
+  allowedHosts: ReadonlySet<string>,
+  loopbackOnly: boolean,
+  allowedOrigins: ReadonlySet<string>,
+): boolean {
   const repeated = repeatedHeader(req.rawHeaders);
   if (repeated !== undefined) {
-    sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', `the ${repeated} header was sent more than once; send it once`), { connection: 'close' });
+    sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', `the ${repeated} header was sent more than once; send it once`), {
+      connection: 'close',
+    });
     return false;
   }
   const host = req.headers.host;
   if (!hostAllowed(host, allowedHosts, loopbackOnly)) {
-    sendError(res, 403, new GatewayError('MCPG_HOST_FORBIDDEN', `host ${JSON.stringify(host)} is not allowed (this gateway answers to ${loopbackOnly ? 'localhost, 127.0.0.1 and [::1]' : 'IP addresses and localhost'}; allow a name with --allow-host)`));
+    sendError(
+      res,
+      403,
+      new GatewayError(
+        'MCPG_HOST_FORBIDDEN',
+        `host ${JSON.stringify(host)} is not allowed (this gateway answers to ${loopbackOnly ? 'localhost, 127.0.0.1 and [::1]' : 'IP addresses and localhost'}; allow a name with --allow-host)`,
+      ),
+    );
     return false;
   }
   if (!originAllowed(req.headers.origin, allowedOrigins)) {
-    sendError(res, 403, new GatewayError('MCPG_ORIGIN_FORBIDDEN', `origin ${req.headers.origin ?? ''} is not allowed (allow it with --allow-origin)`));
+    sendError(
+      res,
+      403,
+      new GatewayError('MCPG_ORIGIN_FORBIDDEN', `origin ${req.headers.origin ?? ''} is not allowed (allow it with --allow-origin)`),
+    );
     return false;
   }
   return true;

@@ -59,7 +59,11 @@ export class HttpFront {
   /** Under a primary that owns the shared port (`handedSlot`): this worker's own port, bound by `listen`. */
   private handedPort: number | undefined;
 
-  constructor(private readonly gateway: Gateway, private readonly options: HttpFrontOptions, private readonly log: Logger) {
+  constructor(
+    private readonly gateway: Gateway,
+    private readonly options: HttpFrontOptions,
+    private readonly log: Logger,
+  ) {
     if (options.auth === 'off' && !isLoopback(options.host)) {
       throw new GatewayError('MCPG_USAGE', `auth may be turned off only on a loopback address, not on ${options.host}`);
     }
@@ -73,7 +77,10 @@ export class HttpFront {
       if (this.onDrained !== undefined && this.openPosts() === 0) this.onDrained();
     });
     // Handed connections and forwards share one server: which port a request came to is the socket's.
-    this.listeners = new HttpListeners((req, res) => this.guarded(req, res, options.handedSlot === undefined || this.listeners.isHanded(req)), log);
+    this.listeners = new HttpListeners(
+      (req, res) => this.guarded(req, res, options.handedSlot === undefined || this.listeners.isHanded(req)),
+      log,
+    );
   }
 
   /**
@@ -141,30 +148,56 @@ export class HttpFront {
     const view = path.startsWith(VIEW_PREFIX) ? viewNamed(path.slice(VIEW_PREFIX.length), this.gateway.rules.views) : undefined;
     if (this.options.onRequest !== undefined) {
       const count = this.options.onRequest;
-      const label = path === MCP_PATH ? `${req.method ?? ''} ${MCP_PATH}` : typeof view === 'string' ? `${req.method ?? ''} ${VIEW_PREFIX}${view}` : view === null ? `${VIEW_PREFIX}?` : path;
+      const label =
+        path === MCP_PATH
+          ? `${req.method ?? ''} ${MCP_PATH}`
+          : typeof view === 'string'
+            ? `${req.method ?? ''} ${VIEW_PREFIX}${view}`
+            : view === null
+              ? `${VIEW_PREFIX}?`
+              : path;
       res.once('finish', () => count(label, res.statusCode));
     }
     if (!admit(req, res, this.allowedHosts, this.loopbackOnly, this.allowed)) return;
     const mounted = this.options.mounted;
     if (mounted !== undefined && (path === mounted.prefix || path.startsWith(`${mounted.prefix}/`))) return mounted.handle(path, req, res);
-    if (path === METADATA_PATH || path.startsWith(`${METADATA_PATH}/`)) return serveMetadata(path, req, res, this.gateway.rules, this.resourceUri());
-    if (view === null) return sendError(res, 404, new GatewayError('MCPG_INVALID_REQUEST', `no route ${path.slice(0, 200)}: the rules file defines no view of that name (a view is served at ${VIEW_PREFIX}NAME)`));
+    if (path === METADATA_PATH || path.startsWith(`${METADATA_PATH}/`))
+      return serveMetadata(path, req, res, this.gateway.rules, this.resourceUri());
+    if (view === null)
+      return sendError(
+        res,
+        404,
+        new GatewayError(
+          'MCPG_INVALID_REQUEST',
+          `no route ${path.slice(0, 200)}: the rules file defines no view of that name (a view is served at ${VIEW_PREFIX}NAME)`,
+        ),
+      );
     if (path !== MCP_PATH && view === undefined) {
       const { cluster, hostMetrics } = this.options;
-      const ops = { ...this.options.ops, draining: this.draining, url: () => this.url, adminName: (r: IncomingMessage) => this.adminName(r), ...(cluster !== undefined && { cluster: () => cluster.status() }), ...(shared && hostMetrics !== undefined && { metrics: hostMetrics }) };
+      const ops = {
+        ...this.options.ops,
+        draining: this.draining,
+        url: () => this.url,
+        adminName: (r: IncomingMessage) => this.adminName(r),
+        ...(cluster !== undefined && { cluster: () => cluster.status() }),
+        ...(shared && hostMetrics !== undefined && { metrics: hostMetrics }),
+      };
       return handleOps(path, req, res, ops, (r) => this.asker(req, r));
     }
-    if (this.draining) return sendError(res, 503, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'), { connection: 'close' });
+    if (this.draining)
+      return sendError(res, 503, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'), { connection: 'close' });
     // A forward is acknowledged at once: the forwarding worker then knows this process read it (it
     // may run), and that one reset before this line never reached a live owner (cluster/forward.ts).
     if (this.options.cluster?.isForwarded(req) === true) res.writeProcessing();
-    void this.identify(req, res).then((agent) => {
-      if (agent !== undefined) this.dispatch(req, res, agent, view);
-    }).catch((err: unknown) => {
-      this.log.error('internal error handling an HTTP request', { error: err });
-      if (!res.headersSent) sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err)));
-      else res.destroy();
-    });
+    void this.identify(req, res)
+      .then((agent) => {
+        if (agent !== undefined) this.dispatch(req, res, agent, view);
+      })
+      .catch((err: unknown) => {
+        this.log.error('internal error handling an HTTP request', { error: err });
+        if (!res.headersSent) sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err)));
+        else res.destroy();
+      });
   }
 
   /** The agent of a request, whether it is identified, and its token's claims: what a forward says of it. */
@@ -184,7 +217,12 @@ export class HttpFront {
       case 'DELETE':
         return this.table.deleteSession(req, res, this.who(req, agent));
       default:
-        return sendError(res, 405, new GatewayError('MCPG_INVALID_REQUEST', `method ${req.method ?? ''} is not allowed on ${MCP_PATH} (use POST, GET or DELETE)`), { allow: 'POST, GET, DELETE' });
+        return sendError(
+          res,
+          405,
+          new GatewayError('MCPG_INVALID_REQUEST', `method ${req.method ?? ''} is not allowed on ${MCP_PATH} (use POST, GET or DELETE)`),
+          { allow: 'POST, GET, DELETE' },
+        );
     }
   }
 
@@ -246,11 +284,19 @@ export class HttpFront {
   private async post(req: IncomingMessage, res: ServerResponse, agent: string, view: string | undefined): Promise<void> {
     const type = req.headers['content-type'];
     if (type === undefined || !type.includes('application/json')) {
-      return sendError(res, 415, new GatewayError('MCPG_INVALID_REQUEST', `POST ${MCP_PATH} needs Content-Type: application/json (got ${type ?? 'none'})`));
+      return sendError(
+        res,
+        415,
+        new GatewayError('MCPG_INVALID_REQUEST', `POST ${MCP_PATH} needs Content-Type: application/json (got ${type ?? 'none'})`),
+      );
     }
     const accept = req.headers.accept;
     if (!accepts(accept, 'application/json') && !accepts(accept, 'text/event-stream')) {
-      return sendError(res, 406, new GatewayError('MCPG_INVALID_REQUEST', 'the Accept header must admit application/json and text/event-stream'));
+      return sendError(
+        res,
+        406,
+        new GatewayError('MCPG_INVALID_REQUEST', 'the Accept header must admit application/json and text/event-stream'),
+      );
     }
     const body = await readBody(req, this.limit);
     if (!body.ok) return sendError(res, body.status, body.error, body.status === 413 ? { connection: 'close' } : {});
@@ -264,7 +310,12 @@ export class HttpFront {
     } catch (err) {
       return sendError(res, 400, new GatewayError('MCPG_PARSE_ERROR', `parse error: ${(err as Error).message}`));
     }
-    if (Array.isArray(value)) return sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', 'JSON-RPC batches are not supported (MCP 2025-06-18 and later send one message per POST)'));
+    if (Array.isArray(value))
+      return sendError(
+        res,
+        400,
+        new GatewayError('MCPG_INVALID_REQUEST', 'JSON-RPC batches are not supported (MCP 2025-06-18 and later send one message per POST)'),
+      );
     const parsed = classify(value, body.text.length > 2 * wireLimits.maxDepth);
     if (parsed.kind === 'invalid') return sendError(res, 400, parsed.error, {}, parsed.id);
     if (parsed.kind === 'request' || parsed.kind === 'notification') {
@@ -273,28 +324,77 @@ export class HttpFront {
       if (era.era !== 'legacy') return this.modern(req, res, agent, parsed, era, body.text, view);
       const header = req.headers['mcp-protocol-version'];
       if (typeof header === 'string' && isModernVersion(header.trim())) {
-        return refuse(res, 400, parsed.kind === 'request' ? parsed.msg.id : null, -32602, `Invalid params: the MCP-Protocol-Version header names protocol revision ${header.trim()}, but the request is missing the required per-request _meta envelope (io.modelcontextprotocol/protocolVersion, io.modelcontextprotocol/clientCapabilities)`);
+        return refuse(
+          res,
+          400,
+          parsed.kind === 'request' ? parsed.msg.id : null,
+          -32602,
+          `Invalid params: the MCP-Protocol-Version header names protocol revision ${header.trim()}, but the request is missing the required per-request _meta envelope (io.modelcontextprotocol/protocolVersion, io.modelcontextprotocol/clientCapabilities)`,
+        );
       }
     }
     const sessionId = req.headers['mcp-session-id'];
     if (parsed.kind === 'request' && parsed.msg.method === 'initialize') {
-      if (sessionId !== undefined) return sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', 'initialize starts a new session: send it without Mcp-Session-Id'), {}, parsed.msg.id);
+      if (sessionId !== undefined)
+        return sendError(
+          res,
+          400,
+          new GatewayError('MCPG_INVALID_REQUEST', 'initialize starts a new session: send it without Mcp-Session-Id'),
+          {},
+          parsed.msg.id,
+        );
       const capabilities = parsed.msg.params?.capabilities;
-      const session = this.table.open(res, agent, isIdentified(this.options, req), mintSessionId(this.options.handedSlot), typeof capabilities === 'object' && capabilities !== null && !Array.isArray(capabilities) ? capabilities as Record<string, unknown> : {}, false, view);
+      const session = this.table.open(
+        res,
+        agent,
+        isIdentified(this.options, req),
+        mintSessionId(this.options.handedSlot),
+        typeof capabilities === 'object' && capabilities !== null && !Array.isArray(capabilities)
+          ? (capabilities as Record<string, unknown>)
+          : {},
+        false,
+        view,
+      );
       if (session === undefined) return;
       return this.deliver(session, parsed, req, res);
     }
-    const session = this.options.cluster === undefined ? findChannel(this.channels, sessionId, agent, res) : await this.table.locate(sessionId, this.who(req, agent), req, res, body.text, parsed.kind === 'request' ? parsed.msg.id : undefined, view);
+    const session =
+      this.options.cluster === undefined
+        ? findChannel(this.channels, sessionId, agent, res)
+        : await this.table.locate(
+            sessionId,
+            this.who(req, agent),
+            req,
+            res,
+            body.text,
+            parsed.kind === 'request' ? parsed.msg.id : undefined,
+            view,
+          );
     if (session === undefined || !onItsPath(session, view, res)) return;
     const version = req.headers['mcp-protocol-version'];
     if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      return sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', `unsupported MCP-Protocol-Version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`));
+      return sendError(
+        res,
+        400,
+        new GatewayError(
+          'MCPG_INVALID_REQUEST',
+          `unsupported MCP-Protocol-Version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+        ),
+      );
     }
     this.deliver(session, parsed, req, res);
   }
 
   /** A modern (2026-07-28) request or notification: no session; its POST is its stream (http/modern-post.ts). */
-  private modern(req: IncomingMessage, res: ServerResponse, agent: string, parsed: Classified & { kind: 'request' | 'notification' }, era: Exclude<EraOf, { era: 'legacy' }>, body: string, view: string | undefined): void {
+  private modern(
+    req: IncomingMessage,
+    res: ServerResponse,
+    agent: string,
+    parsed: Classified & { kind: 'request' | 'notification' },
+    era: Exclude<EraOf, { era: 'legacy' }>,
+    body: string,
+    view: string | undefined,
+  ): void {
     const id = parsed.kind === 'request' ? parsed.msg.id : null;
     const header = (name: string): string | undefined => {
       const value = req.headers[name];
@@ -302,11 +402,16 @@ export class HttpFront {
     };
     // Headers that disagree with the body are refused first (-32020), before what the body claims is
     // judged (an unserved version: -32022), as the spec orders the checks.
-    const refused = checkHeaders(
-      { protocolVersion: header('mcp-protocol-version'), method: header('mcp-method'), name: header('mcp-name') },
-      parsed.msg.method, parsed.msg.params, era.era === 'modern' ? era.envelope : undefined, parsed.kind === 'request',
-    ) ?? (era.era === 'refused' ? era : undefined);
-    if (refused !== undefined && refused.era === 'refused') return refuse(res, refused.status, id, refused.code, refused.message, refused.data);
+    const refused =
+      checkHeaders(
+        { protocolVersion: header('mcp-protocol-version'), method: header('mcp-method'), name: header('mcp-name') },
+        parsed.msg.method,
+        parsed.msg.params,
+        era.era === 'modern' ? era.envelope : undefined,
+        parsed.kind === 'request',
+      ) ?? (era.era === 'refused' ? era : undefined);
+    if (refused !== undefined && refused.era === 'refused')
+      return refuse(res, refused.status, id, refused.code, refused.message, refused.data);
     // A modern notification needs no answer; cancellation is closing the request's stream.
     if (parsed.kind === 'notification' || era.era !== 'modern' || era.envelope === undefined) return void res.writeHead(202).end();
     // Mcp-Param-* headers go on with the request to a modern HTTP server (the only place they mean anything).
@@ -316,17 +421,28 @@ export class HttpFront {
     // A retry whose waiting call is in another worker's memory goes to that worker (once: a
     // forwarded request is served here). If it is gone, the retry is served here and refused.
     const cluster = this.options.cluster;
-    const holder = cluster === undefined || cluster.isForwarded(req) ? undefined : this.gateway.requestStateHolder(agent, parsed.msg.params);
+    const holder =
+      cluster === undefined || cluster.isForwarded(req) ? undefined : this.gateway.requestStateHolder(agent, parsed.msg.params);
     if (cluster !== undefined && holder !== undefined) {
-      void cluster.forwardTo(holder, req, res, this.who(req, agent), body, parsed.msg.id).then((answered) => {
-        if (!answered) this.serveModern(req, res, agent, parsed.msg, envelope, view);
-      }).catch((err: unknown) => this.failed(res, err));
+      void cluster
+        .forwardTo(holder, req, res, this.who(req, agent), body, parsed.msg.id)
+        .then((answered) => {
+          if (!answered) this.serveModern(req, res, agent, parsed.msg, envelope, view);
+        })
+        .catch((err: unknown) => this.failed(res, err));
       return;
     }
     this.serveModern(req, res, agent, parsed.msg, envelope, view);
   }
 
-  private serveModern(req: IncomingMessage, res: ServerResponse, agent: string, msg: JsonRpcRequest, envelope: Envelope, view: string | undefined): void {
+  private serveModern(
+    req: IncomingMessage,
+    res: ServerResponse,
+    agent: string,
+    msg: JsonRpcRequest,
+    envelope: Envelope,
+    view: string | undefined,
+  ): void {
     const identified = isIdentified(this.options, req);
     const post = new ModernPost(res, accepts(req.headers.accept, 'text/event-stream'), this.opts.maxAgentBuffer);
     const request = this.gateway.serveModern(msg, envelope, post, agent, true, 'http', identified, this.claims.get(req), view);
@@ -357,7 +473,16 @@ export class HttpFront {
     session.agentSession.claims = this.claims.get(req);
     if (parsed.kind === 'request') {
       if (!session.expect(parsed.msg.id, res, accepts(req.headers.accept, 'text/event-stream'))) {
-        return sendError(res, 409, new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(parsed.msg.id)} is already in use by a request in flight on this session`), {}, parsed.msg.id);
+        return sendError(
+          res,
+          409,
+          new GatewayError(
+            'MCPG_INVALID_REQUEST',
+            `request id ${JSON.stringify(parsed.msg.id)} is already in use by a request in flight on this session`,
+          ),
+          {},
+          parsed.msg.id,
+        );
       }
       return session.agentSession.handleMessage(parsed);
     }
@@ -384,7 +509,8 @@ export class HttpFront {
           new Promise<void>((resolve) => (timer = setTimeout(resolve, this.opts.drainMs))),
         ]);
         clearTimeout(timer);
-        if (this.openPosts() > 0) this.log.warn(`shutdown: ${this.openPosts()} calls still running after ${this.opts.drainMs} ms; ending them`);
+        if (this.openPosts() > 0)
+          this.log.warn(`shutdown: ${this.openPosts()} calls still running after ${this.opts.drainMs} ms; ending them`);
       }
       this.table.endAll();
       for (const request of [...this.modernCalls]) request.close();

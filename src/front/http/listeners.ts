@@ -22,7 +22,10 @@ export class HttpListeners {
   private accepting = true;
 
   /** `onRequest` answers each request of the shared port. */
-  constructor(onRequest: RequestListener, private readonly log: Logger) {
+  constructor(
+    onRequest: RequestListener,
+    private readonly log: Logger,
+  ) {
     this.server = createServer(TIMEOUTS, onRequest);
     this.server.on('clientError', (err, socket) => {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');

@@ -16,12 +16,24 @@ import { sendError, sendJson } from './exchange.js';
 export function serveMetadata(path: string, req: IncomingMessage, res: ServerResponse, rules: Gateway['rules'], resource: string): void {
   const suffix = path.slice(METADATA_PATH.length);
   // A curated view (`/mcp/v/NAME`) is part of the same resource: its tokens are mcpgate's.
-  const known = suffix === '' || suffix === MCP_PATH || suffix === new URL(resource).pathname || (suffix.startsWith(VIEW_PREFIX) && rules.views.has(suffix.slice(VIEW_PREFIX.length)));
+  const known =
+    suffix === '' ||
+    suffix === MCP_PATH ||
+    suffix === new URL(resource).pathname ||
+    (suffix.startsWith(VIEW_PREFIX) && rules.views.has(suffix.slice(VIEW_PREFIX.length)));
   if (!known || (rules.auth?.oauth.length ?? 0) === 0) {
-    return sendError(res, 404, new GatewayError('MCPG_INVALID_REQUEST', known
-      ? 'no protected-resource metadata: the rules configure no OAuth issuer ("auth": {"oauth": …})'
-      : `no route ${path} (the protected-resource metadata is at ${METADATA_PATH}${MCP_PATH})`));
+    return sendError(
+      res,
+      404,
+      new GatewayError(
+        'MCPG_INVALID_REQUEST',
+        known
+          ? 'no protected-resource metadata: the rules configure no OAuth issuer ("auth": {"oauth": …})'
+          : `no route ${path} (the protected-resource metadata is at ${METADATA_PATH}${MCP_PATH})`,
+      ),
+    );
   }
-  if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, new GatewayError('MCPG_INVALID_REQUEST', `${path} answers GET only`), { allow: 'GET, HEAD' });
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    return sendError(res, 405, new GatewayError('MCPG_INVALID_REQUEST', `${path} answers GET only`), { allow: 'GET, HEAD' });
   sendJson(res, 200, resourceMetadata(rules, resource));
 }

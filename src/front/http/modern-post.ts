@@ -58,7 +58,11 @@ export class ModernPost implements ModernSink {
 }
 
 /** Errors the spec gives an HTTP status of its own (SEP-2575, SEP-2243): 400 for these, 404 for method not found. */
-const BAD_REQUEST_CODES: ReadonlySet<unknown> = new Set([HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION]);
+const BAD_REQUEST_CODES: ReadonlySet<unknown> = new Set([
+  HEADER_MISMATCH,
+  MISSING_REQUIRED_CLIENT_CAPABILITY,
+  UNSUPPORTED_PROTOCOL_VERSION,
+]);
 /** Error answers are small; a longer line is a result, never parsed here. */
 const MAX_ERROR_LINE = 64 * 1024;
 
@@ -78,7 +82,10 @@ function statusOf(line: string): { status: number; headers?: Record<string, stri
   if (code === -32601) return { status: 404 };
   if (code === JSONRPC.RATE_LIMITED) {
     const data = error?.data as Partial<RateLimitedInfo> | undefined;
-    return { status: TOO_MANY_REQUESTS, headers: rateLimitedHeaders({ ...data, retryAfterMs: typeof data?.retryAfterMs === 'number' ? data.retryAfterMs : 1000 }) };
+    return {
+      status: TOO_MANY_REQUESTS,
+      headers: rateLimitedHeaders({ ...data, retryAfterMs: typeof data?.retryAfterMs === 'number' ? data.retryAfterMs : 1000 }),
+    };
   }
   return BAD_REQUEST_CODES.has(code) ? { status: 400 } : OK;
 }
@@ -86,7 +93,14 @@ function statusOf(line: string): { status: number; headers?: Record<string, stri
 const OK = Object.freeze({ status: 200 });
 
 /** Answers a modern request that is refused before it is served, with the spec's code and status. */
-export function refuse(res: ServerResponse, status: number, id: string | number | null, code: number, message: string, data?: unknown): void {
+export function refuse(
+  res: ServerResponse,
+  status: number,
+  id: string | number | null,
+  code: number,
+  message: string,
+  data?: unknown,
+): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined && { data }) } }));
 }

@@ -34,7 +34,15 @@ export type RoleOfCaller = (res: ServerResponse) => Promise<'operator' | 'agent'
 export function handleOps(path: string, req: IncomingMessage, res: ServerResponse, ctx: OpsContext, asker: RoleOfCaller): void {
   if (isApprovalsPath(path)) return handleApprovals(path, req, res, ctx.gateway, asker, ctx.adminName);
   const known = path === '/healthz' || path === '/readyz' || path === '/metrics' || path === '/status';
-  if (!known) return sendError(res, 404, new GatewayError('MCPG_INVALID_REQUEST', `no route ${path} (MCP is served at /mcp; ops routes: /healthz, /readyz, /metrics, /status, /approvals)`));
+  if (!known)
+    return sendError(
+      res,
+      404,
+      new GatewayError(
+        'MCPG_INVALID_REQUEST',
+        `no route ${path} (MCP is served at /mcp; ops routes: /healthz, /readyz, /metrics, /status, /approvals)`,
+      ),
+    );
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     return sendError(res, 405, new GatewayError('MCPG_INVALID_REQUEST', `${path} answers GET only`), { allow: 'GET, HEAD' });
   }
@@ -50,19 +58,43 @@ export function handleOps(path: string, req: IncomingMessage, res: ServerRespons
     case '/metrics': {
       const text = ctx.metrics();
       if (typeof text === 'string') return sendMetrics(res, text);
-      return void text.then((t) => sendMetrics(res, t), (err: unknown) => {
-        if (!res.headersSent) sendError(res, 503, new GatewayError('MCPG_INTERNAL', `the host's metrics could not be gathered: ${err instanceof Error ? err.message : String(err)}`));
-      });
+      return void text.then(
+        (t) => sendMetrics(res, t),
+        (err: unknown) => {
+          if (!res.headersSent)
+            sendError(
+              res,
+              503,
+              new GatewayError(
+                'MCPG_INTERNAL',
+                `the host's metrics could not be gathered: ${err instanceof Error ? err.message : String(err)}`,
+              ),
+            );
+        },
+      );
     }
     case '/status': {
-      return void asker(res).then((who) => {
-        if (who === undefined) return;
-        if (who === 'agent') return sendError(res, 403, new GatewayError('MCPG_OPERATORS_ONLY', '/status is for operators: send an admin\'s token (the rules\' "admins", made with \'mcpgate token NAME\'), not an agent\'s'));
-        return withQuotas(ctx, { url: ctx.url(), ...ctx.gateway.status(), draining: ctx.draining }).then((local) => {
-          if (ctx.cluster === undefined) return sendJson(res, 200, local);
-          return void ctx.cluster().then((cluster) => sendJson(res, 200, { ...local, cluster }), () => sendJson(res, 200, { ...local, cluster: { redis: 'down' } }));
-        });
-      }).catch((err: unknown) => sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err))));
+      return void asker(res)
+        .then((who) => {
+          if (who === undefined) return;
+          if (who === 'agent')
+            return sendError(
+              res,
+              403,
+              new GatewayError(
+                'MCPG_OPERATORS_ONLY',
+                "/status is for operators: send an admin's token (the rules' \"admins\", made with 'mcpgate token NAME'), not an agent's",
+              ),
+            );
+          return withQuotas(ctx, { url: ctx.url(), ...ctx.gateway.status(), draining: ctx.draining }).then((local) => {
+            if (ctx.cluster === undefined) return sendJson(res, 200, local);
+            return void ctx.cluster().then(
+              (cluster) => sendJson(res, 200, { ...local, cluster }),
+              () => sendJson(res, 200, { ...local, cluster: { redis: 'down' } }),
+            );
+          });
+        })
+        .catch((err: unknown) => sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err))));
     }
   }
 }
@@ -81,5 +113,8 @@ function sendMetrics(res: ServerResponse, text: string): void {
 
 /** Every configured server and where it stands (settled: anything but connecting). */
 function serverStates(gateway: Gateway): { name: string; state: string }[] {
-  return gateway.config.servers.map((s) => ({ name: s.name, state: s.disabled ? 'disabled' : gateway.connections.get(s.name)?.state ?? 'not started' }));
+  return gateway.config.servers.map((s) => ({
+    name: s.name,
+    state: s.disabled ? 'disabled' : (gateway.connections.get(s.name)?.state ?? 'not started'),
+  }));
 }

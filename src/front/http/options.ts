@@ -69,7 +69,13 @@ export interface MountedRoutes {
   handle(path: string, req: IncomingMessage, res: ServerResponse): void;
 }
 
-export const HTTP_DEFAULTS = { sessionIdleMs: 30 * 60_000, maxSessions: 1000, maxSessionsPerAgent: 100, drainMs: 10_000, maxAgentBuffer: DEFAULT_MAX_AGENT_BUFFER };
+export const HTTP_DEFAULTS = {
+  sessionIdleMs: 30 * 60_000,
+  maxSessions: 1000,
+  maxSessionsPerAgent: 100,
+  drainMs: 10_000,
+  maxAgentBuffer: DEFAULT_MAX_AGENT_BUFFER,
+};
 
 /** The front's limits, each an option or its default. */
 export type HttpLimits = typeof HTTP_DEFAULTS;

@@ -59,7 +59,11 @@ const COMPACT_AT = 64;
 /** One stream's events, in order. */
 export class StreamLog {
   /** Where the log lives: its session's map (removed from it when discarded). */
-  constructor(readonly key: string, readonly kind: 'post' | 'get', readonly owner: Map<string, StreamLog>) {}
+  constructor(
+    readonly key: string,
+    readonly kind: 'post' | 'get',
+    readonly owner: Map<string, StreamLog>,
+  ) {}
   /** Kept events from `head` on; the slots before it are cleared (undefined) until compacted. */
   entries: (Entry | undefined)[] = [];
   /** Index of the first live entry in `entries` (dropping from the front is O(1)). */
@@ -100,7 +104,10 @@ export class ReplayStore {
   /** Logs holding events, least recently written first (re-inserted on every write). */
   private readonly byAge = new Set<StreamLog>();
 
-  constructor(limits: Partial<ReplayLimits> = {}, private readonly counters: ReplayCounters = NO_COUNTERS) {
+  constructor(
+    limits: Partial<ReplayLimits> = {},
+    private readonly counters: ReplayCounters = NO_COUNTERS,
+  ) {
     this.limits = { ...REPLAY_DEFAULTS, ...limits };
   }
 

@@ -50,36 +50,48 @@ export class HttpClient {
     // A key-bound token signs a proof for every attempt (a proof is used once); a bearer token costs nothing more.
     const attempt = (mayRetry: boolean): Promise<IncomingMessage> => {
       const bound = credentials?.bound(method, url);
-      return bound === undefined ? issue(mayRetry, credentials?.header()) : bound.then(({ authorization, dpop }) => issue(mayRetry, authorization, dpop));
+      return bound === undefined
+        ? issue(mayRetry, credentials?.header())
+        : bound.then(({ authorization, dpop }) => issue(mayRetry, authorization, dpop));
     };
-    const issue = (mayRetry: boolean, authorization: string | undefined, dpop?: string): Promise<IncomingMessage> => new Promise((resolve, reject) => {
-      if (this.destroyed || aborted) return reject(new Error('aborted'));
-      const req = this.request(url, {
-        method, agent: this.agent,
-        headers: { ...this.configured, ...(authorization !== undefined && { authorization }), ...(dpop !== undefined && { dpop }), ...headers },
+    const issue = (mayRetry: boolean, authorization: string | undefined, dpop?: string): Promise<IncomingMessage> =>
+      new Promise((resolve, reject) => {
+        if (this.destroyed || aborted) return reject(new Error('aborted'));
+        const req = this.request(url, {
+          method,
+          agent: this.agent,
+          headers: {
+            ...this.configured,
+            ...(authorization !== undefined && { authorization }),
+            ...(dpop !== undefined && { dpop }),
+            ...headers,
+          },
+        });
+        current = req;
+        this.live.add(req);
+        let answered = false;
+        const timer =
+          timeoutMs === undefined
+            ? undefined
+            : setTimeout(() => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })), timeoutMs);
+        req.once('response', (res) => {
+          answered = true;
+          const nonce = dpop === undefined ? undefined : res.headers['dpop-nonce'];
+          if (typeof nonce === 'string' && nonce !== '') credentials?.nonce(url, nonce);
+          resolve(res);
+        });
+        req.on('error', (err: NodeJS.ErrnoException) => {
+          if (answered) return; // the response stream reports its own end
+          if (mayRetry && req.reusedSocket && !aborted && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) resolve(attempt(false));
+          else reject(err);
+        });
+        req.once('close', () => {
+          clearTimeout(timer);
+          this.live.delete(req);
+          if (!answered) reject(new Error('aborted'));
+        });
+        req.end(body);
       });
-      current = req;
-      this.live.add(req);
-      let answered = false;
-      const timer = timeoutMs === undefined ? undefined : setTimeout(() => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })), timeoutMs);
-      req.once('response', (res) => {
-        answered = true;
-        const nonce = dpop === undefined ? undefined : res.headers['dpop-nonce'];
-        if (typeof nonce === 'string' && nonce !== '') credentials?.nonce(url, nonce);
-        resolve(res);
-      });
-      req.on('error', (err: NodeJS.ErrnoException) => {
-        if (answered) return; // the response stream reports its own end
-        if (mayRetry && req.reusedSocket && !aborted && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) resolve(attempt(false));
-        else reject(err);
-      });
-      req.once('close', () => {
-        clearTimeout(timer);
-        this.live.delete(req);
-        if (!answered) reject(new Error('aborted'));
-      });
-      req.end(body);
-    });
     return {
       response: attempt(true),
       get aborted() {
@@ -140,7 +152,10 @@ async function excerpt(res: IncomingMessage, max = 200): Promise<string> {
 export function redacted(text: string): string {
   return text
     .replace(/\b(Bearer|Basic|Digest|DPoP|Token)\s+[A-Za-z0-9\-._~+/=:]+/gi, '$1 [redacted]')
-    .replace(/((?:authorization|cookie|set-cookie|api[-_]?key|[a-z-]*token|secret|password|passwd)["']?\s*[:=]\s*["']?)(?:(?:Bearer|Basic) )?[^"'\s,;&}]+/gi, '$1[redacted]');
+    .replace(
+      /((?:authorization|cookie|set-cookie|api[-_]?key|[a-z-]*token|secret|password|passwd)["']?\s*[:=]\s*["']?)(?:(?:Bearer|Basic) )?[^"'\s,;&}]+/gi,
+      '$1[redacted]',
+    );
 }
 
 /**
@@ -180,7 +195,10 @@ export function displayUrl(url: URL): string {
 export function unreachable(server: string, url: URL, err: unknown): GatewayError {
   const e = err as NodeJS.ErrnoException & { errors?: NodeJS.ErrnoException[] };
   const why = e.code ?? e.errors?.[0]?.code ?? e.message;
-  return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${server}" at ${displayUrl(url)} is unreachable: ${why}`, { server, cause: err });
+  return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${server}" at ${displayUrl(url)} is unreachable: ${why}`, {
+    server,
+    cause: err,
+  });
 }
 
 /**
@@ -192,7 +210,10 @@ export function httpStatusError(server: string, res: IncomingMessage): GatewayEr
   const unavailable = status >= 500 || status === 401 || status === 403 || status === 429;
   const phrase = STATUS_CODES[status];
   const text = `HTTP ${status}${phrase !== undefined ? ` ${phrase}` : ''}`;
-  return new GatewayError(unavailable ? 'MCPG_SERVER_UNAVAILABLE' : 'MCPG_SERVER_BAD_RESPONSE', `server "${server}" answered ${text}`, { server, detail: { httpStatus: status } });
+  return new GatewayError(unavailable ? 'MCPG_SERVER_UNAVAILABLE' : 'MCPG_SERVER_BAD_RESPONSE', `server "${server}" answered ${text}`, {
+    server,
+    detail: { httpStatus: status },
+  });
 }
 
 /** Waits that a transport can cut short all at once: no timer outlives the transport that set it. */

@@ -21,7 +21,19 @@ import type { RemoteServerConfig } from '../../../config/types.js';
 import { GatewayError } from '../../../errors.js';
 import type { Logger } from '../../../observability/logger.js';
 import { DEFAULT_MAX_LINE_LENGTH } from '../../../wire/line-reader.js';
-import { headerOf, HttpClient, httpStatusError, mediaType, Pauses, pipeSse, readResponseBody, redacted, refusal, unreachable, type Exchange } from './request.js';
+import {
+  headerOf,
+  HttpClient,
+  httpStatusError,
+  mediaType,
+  Pauses,
+  pipeSse,
+  readResponseBody,
+  redacted,
+  refusal,
+  unreachable,
+  type Exchange,
+} from './request.js';
 import { nestedDeeperThan, parseMessage, wireLimits } from '../../../wire/jsonrpc.js';
 import { SseParser } from '../../../wire/sse.js';
 import type { UpstreamCredentials } from '../../credentials.js';
@@ -179,7 +191,12 @@ export class HttpTransport implements ServerTransport {
     const used = credentials?.header();
     const session = route === undefined ? this.sessionId : undefined;
     const era = route === undefined ? this.sessionHeaders(session) : modernHeaders(route);
-    const exchange = this.http.send(this.url, 'POST', { ...era, accept: POST_ACCEPT, 'content-type': 'application/json', 'content-length': Buffer.byteLength(line) }, line);
+    const exchange = this.http.send(
+      this.url,
+      'POST',
+      { ...era, accept: POST_ACCEPT, 'content-type': 'application/json', 'content-length': Buffer.byteLength(line) },
+      line,
+    );
     const call: PendingPost = { exchange, cancelled: false };
     if (id !== undefined) this.calls.set(id, call);
     try {
@@ -203,10 +220,14 @@ export class HttpTransport implements ServerTransport {
       // (the token lacks a scope this request needs: a machine grant widens it at once). Either way it
       // is sent again once. Where a person is needed (a login, or a login for the wider scope), the
       // request fails with "needs login" and the connection parks until the login is stored.
-      const reauthorize = credentials === undefined ? undefined
-        : status === 401 && credentials.concerns(challenge) ? () => credentials.unauthorized(used, challenge)
-          : status === 403 && challenge !== undefined && /\binsufficient_scope\b/.test(challenge) ? () => credentials.insufficientScope(used, challenge)
-            : undefined;
+      const reauthorize =
+        credentials === undefined
+          ? undefined
+          : status === 401 && credentials.concerns(challenge)
+            ? () => credentials.unauthorized(used, challenge)
+            : status === 403 && challenge !== undefined && /\binsufficient_scope\b/.test(challenge)
+              ? () => credentials.insufficientScope(used, challenge)
+              : undefined;
       if (reauthorize !== undefined) {
         const failed = (err: unknown): void => this.authFailed(err, id, isInit);
         res.resume();
@@ -230,7 +251,11 @@ export class HttpTransport implements ServerTransport {
           if (parsed?.kind === 'response' && 'error' in parsed.msg && parsed.msg.id === id) return this.emit(text, id);
           // Any other body may echo what mcpgate sent (the shared Authorization): the operator's log only.
           const reason = httpStatusError(this.config.name, res);
-          if (text !== '') this.log.warn(`${reason.message}; its body (for the operator only): ${redacted(text.replace(/\s+/g, ' ')).slice(0, 200)}`, { server: this.config.name, httpStatus: status });
+          if (text !== '')
+            this.log.warn(`${reason.message}; its body (for the operator only): ${redacted(text.replace(/\s+/g, ' ')).slice(0, 200)}`, {
+              server: this.config.name,
+              httpStatus: status,
+            });
           return this.failCall(id, reason);
         }
         const reason = await refusal(this.config.name, res, this.log);
@@ -294,7 +319,11 @@ export class HttpTransport implements ServerTransport {
         return;
       }
     }
-    if (id !== undefined) this.failCall(id, this.badResponse(text === '' ? 'answered with an empty body' : 'answered with a body that is not a JSON-RPC message'));
+    if (id !== undefined)
+      this.failCall(
+        id,
+        this.badResponse(text === '' ? 'answered with an empty body' : 'answered with a body that is not a JSON-RPC message'),
+      );
   }
 
   /** An SSE answer; if it ends before the answer, resume it (GET + Last-Event-ID) or fail the call. */
@@ -302,7 +331,7 @@ export class HttpTransport implements ServerTransport {
     const stream: StreamState = { answered: false, lastData: undefined, lastEventId: '', retryMs: undefined, delivered: 0 };
     await this.consume(res, id, stream);
     if (id === undefined) return;
-    for (let fruitless = 0; ; ) {
+    for (let fruitless = 0; ;) {
       if (this.state !== 'open' || call.cancelled || isAnswered(stream, id)) return;
       if (stream.lastEventId === '' || fruitless >= MAX_RESUMES) return this.failCall(id, this.dropped());
       const delay = stream.retryMs ?? this.reconnectMs;
@@ -334,29 +363,36 @@ export class HttpTransport implements ServerTransport {
   }
 
   private async consume(res: IncomingMessage, id: number | undefined, stream: StreamState): Promise<void> {
-    const parser = new SseParser({
-      event: (e) => {
-        if (e.event !== 'message' || e.data === '') return; // '' primes the client with an event id
-        stream.delivered += 1;
-        // Requests and notifications always carry "method"; a message without it is the answer.
-        if (!e.data.includes('"method"')) stream.answered = true;
-        else stream.lastData = e.data;
-        this.emit(e.data, id);
+    const parser = new SseParser(
+      {
+        event: (e) => {
+          if (e.event !== 'message' || e.data === '') return; // '' primes the client with an event id
+          stream.delivered += 1;
+          // Requests and notifications always carry "method"; a message without it is the answer.
+          if (!e.data.includes('"method"')) stream.answered = true;
+          else stream.lastData = e.data;
+          this.emit(e.data, id);
+        },
+        retry: (ms) => (stream.retryMs = ms),
+        overflow: (length) => {
+          this.events.overflow(length);
+          if (id === undefined || stream.answered) return;
+          stream.answered = true; // the dropped message may have been the answer: do not wait for it
+          this.failCall(id, this.tooLarge(length));
+        },
       },
-      retry: (ms) => (stream.retryMs = ms),
-      overflow: (length) => {
-        this.events.overflow(length);
-        if (id === undefined || stream.answered) return;
-        stream.answered = true; // the dropped message may have been the answer: do not wait for it
-        this.failCall(id, this.tooLarge(length));
-      },
-    }, this.maxLength);
+      this.maxLength,
+    );
     await pipeSse(res, parser);
     if (parser.lastEventId !== '') stream.lastEventId = parser.lastEventId;
   }
 
   private dropped(): GatewayError {
-    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}" closed the connection before answering; the outcome of the call is unknown (it may have run)`, { server: this.config.name, detail: { outcome: 'unknown' } });
+    return new GatewayError(
+      'MCPG_SERVER_UNAVAILABLE',
+      `server "${this.config.name}" closed the connection before answering; the outcome of the call is unknown (it may have run)`,
+      { server: this.config.name, detail: { outcome: 'unknown' } },
+    );
   }
 
   private tooLarge(length: number): GatewayError {
@@ -460,7 +496,8 @@ export class HttpTransport implements ServerTransport {
       const session = headerOf(res, 'mcp-session-id');
       const answer = await this.answerTo(res, init.id);
       const parsed = answer === undefined ? undefined : parseMessage(answer);
-      if (parsed?.kind !== 'response' || !('result' in parsed.msg)) throw new Error(`no initialize result (${answer?.slice(0, 200) ?? 'no answer'})`);
+      if (parsed?.kind !== 'response' || !('result' in parsed.msg))
+        throw new Error(`no initialize result (${answer?.slice(0, 200) ?? 'no answer'})`);
       this.protocolVersion = versionOf(answer!) ?? this.protocolVersion;
       this.sessionId = session;
       if (this.initialized !== undefined) {
@@ -471,7 +508,13 @@ export class HttpTransport implements ServerTransport {
     } catch (err) {
       if (!this.isOpen()) return false;
       const why = err instanceof Error ? err.message : String(err);
-      this.lost(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}" ended our session and starting a new one failed: ${why}`, { server: this.config.name, cause: err }));
+      this.lost(
+        new GatewayError(
+          'MCPG_SERVER_UNAVAILABLE',
+          `server "${this.config.name}" ended our session and starting a new one failed: ${why}`,
+          { server: this.config.name, cause: err },
+        ),
+      );
       return false;
     }
     this.log.info(`server "${this.config.name}": new session started`);
@@ -508,11 +551,11 @@ export class HttpTransport implements ServerTransport {
   }
 
   private async runListen(): Promise<void> {
-    for (let failures = 0; this.isOpen() && this.renewing === undefined; ) {
+    for (let failures = 0; this.isOpen() && this.renewing === undefined;) {
       const session = this.sessionId;
       const headers: OutgoingHttpHeaders = { ...this.sessionHeaders(session), accept: 'text/event-stream' };
       if (this.listenEventId !== '') headers['last-event-id'] = this.listenEventId;
-      const exchange = this.listening = this.http.send(this.url, 'GET', headers);
+      const exchange = (this.listening = this.http.send(this.url, 'GET', headers));
       let res: IncomingMessage;
       try {
         res = await exchange.response;
@@ -544,11 +587,14 @@ export class HttpTransport implements ServerTransport {
       } else {
         failures = 0;
         this.listen404 = 0;
-        const parser = new SseParser({
-          event: (e) => e.event === 'message' && e.data !== '' && this.emit(e.data, undefined),
-          retry: (ms) => (retryMs = ms),
-          overflow: (length) => this.events.overflow(length),
-        }, this.maxLength);
+        const parser = new SseParser(
+          {
+            event: (e) => e.event === 'message' && e.data !== '' && this.emit(e.data, undefined),
+            retry: (ms) => (retryMs = ms),
+            overflow: (length) => this.events.overflow(length),
+          },
+          this.maxLength,
+        );
         const complete = await pipeSse(res, parser);
         if (parser.lastEventId !== '') this.listenEventId = parser.lastEventId;
         if (!this.isOpen() || exchange.aborted) return;
@@ -573,14 +619,21 @@ export class HttpTransport implements ServerTransport {
 
   /** No usable token for this message: it was never sent, so its call fails plainly; the session ends (a login revives it). */
   private authFailed(err: unknown, id: number | undefined, isInit: boolean): void {
-    const reason = err instanceof GatewayError ? err : new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}": ${String(err)}`, { server: this.config.name });
+    const reason =
+      err instanceof GatewayError
+        ? err
+        : new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}": ${String(err)}`, { server: this.config.name });
     if (id !== undefined && !isInit) this.failCall(id, reason);
     this.lost(reason);
   }
 
   private refusedAgain(): GatewayError {
     const name = this.config.name;
-    return new GatewayError('MCPG_SERVER_NEEDS_LOGIN', `server "${name}" needs login: run \`${this.credentials?.loginCommand ?? `mcpgate login ${name}`}\` (it refused a freshly obtained access token too)`, { server: name });
+    return new GatewayError(
+      'MCPG_SERVER_NEEDS_LOGIN',
+      `server "${name}" needs login: run \`${this.credentials?.loginCommand ?? `mcpgate login ${name}`}\` (it refused a freshly obtained access token too)`,
+      { server: name },
+    );
   }
 
   /** Answers our request `id` with an error in the server's place. */
@@ -617,7 +670,10 @@ function modernHeaders(route: ModernRoute): Record<string, string> {
 
 /** The statuses a legacy HTTP+SSE server gives a POST of initialize (the spec's fallback signal): say what to change. */
 function legacyHint(err: GatewayError): GatewayError {
-  return new GatewayError(err.code, `${err.message} (if it is a legacy HTTP+SSE server, set "type": "sse")`, { server: err.server, detail: err.detail });
+  return new GatewayError(err.code, `${err.message} (if it is a legacy HTTP+SSE server, set "type": "sse")`, {
+    server: err.server,
+    detail: err.detail,
+  });
 }
 
 function isAnswered(stream: StreamState, id: number): boolean {

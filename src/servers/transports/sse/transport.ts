@@ -76,11 +76,21 @@ export class SseTransport implements ServerTransport {
     const type = mediaType(res);
     if (type !== 'text/event-stream') {
       res.resume();
-      return this.lost(this.badResponse(`answered the GET of ${displayUrl(this.url)} with content type "${type}", not an event stream (is it a Streamable HTTP server? use "type": "http")`));
+      return this.lost(
+        this.badResponse(
+          `answered the GET of ${displayUrl(this.url)} with content type "${type}", not an event stream (is it a Streamable HTTP server? use "type": "http")`,
+        ),
+      );
     }
     const parser = new SseParser({ event: (e) => this.onEvent(e), overflow: (length) => this.events.overflow(length) }, this.maxLength);
     const complete = await pipeSse(res, parser);
-    this.lost(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}" at ${displayUrl(this.url)} closed its event stream${complete ? '' : ' (connection lost)'}`, { server: this.config.name }));
+    this.lost(
+      new GatewayError(
+        'MCPG_SERVER_UNAVAILABLE',
+        `server "${this.config.name}" at ${displayUrl(this.url)} closed its event stream${complete ? '' : ' (connection lost)'}`,
+        { server: this.config.name },
+      ),
+    );
   }
 
   private onEvent(e: SseEvent): void {
@@ -98,7 +108,11 @@ export class SseTransport implements ServerTransport {
       return this.lost(this.badResponse(`sent an endpoint that is not a URL: ${e.data.slice(0, 200)}`));
     }
     if (endpoint.origin !== this.url.origin) {
-      return this.lost(this.badResponse(`sent an endpoint on another origin (${endpoint.origin}); mcpgate posts only to ${this.url.origin}, where its headers are meant to go`));
+      return this.lost(
+        this.badResponse(
+          `sent an endpoint on another origin (${endpoint.origin}); mcpgate posts only to ${this.url.origin}, where its headers are meant to go`,
+        ),
+      );
     }
     this.endpoint = endpoint;
     const queued = this.queue;

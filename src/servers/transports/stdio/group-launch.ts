@@ -23,7 +23,8 @@ const PERL = '/usr/bin/perl';
  * exec fail anyway (the file went away since it was resolved), the message lands in the server's
  * stderr log and the exit code (the errno) ends the session like any other exit.
  */
-const LAUNCHER = 'setpgrp(0, 0) or die "mcpgate: setpgrp: $!\\n"; my $path = shift; exec { $path } @ARGV or die "mcpgate: cannot run $ARGV[0]: $!\\n";';
+const LAUNCHER =
+  'setpgrp(0, 0) or die "mcpgate: setpgrp: $!\\n"; my $path = shift; exec { $path } @ARGV or die "mcpgate: cannot run $ARGV[0]: $!\\n";';
 
 export interface Launch {
   command: string;
@@ -70,7 +71,12 @@ export function resolveCommand(command: string, env: Readonly<Record<string, str
 }
 
 /** How to spawn `command args` (with `env`, in `cwd`) as the leader of a new process group. */
-export function ownGroupLaunch(command: string, args: readonly string[], env: Readonly<Record<string, string | undefined>>, cwd: string): Launch {
+export function ownGroupLaunch(
+  command: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string,
+): Launch {
   const plain: Launch = { command, args: [...args], detached: true };
   if (!perlAvailable()) return plain;
   // PERL5OPT, PERL5LIB, PERLIO… would change the launcher itself, not only the server.

@@ -94,7 +94,10 @@ export class StdioProcess implements ServerTransport, Stoppable {
         this.leaderExited = true;
         resolve();
         this.wake();
-        const what = err.code === 'ENOENT' ? `server "${config.name}": command not found: ${config.command}` : `server "${config.name}": could not start ${config.command}: ${err.message}`;
+        const what =
+          err.code === 'ENOENT'
+            ? `server "${config.name}": command not found: ${config.command}`
+            : `server "${config.name}": could not start ${config.command}: ${err.message}`;
         this.report(new GatewayError('MCPG_SERVER_START_FAILED', what, { server: config.name, cause: err }));
         if (this.pid !== undefined) void this.reap();
       });
@@ -109,7 +112,12 @@ export class StdioProcess implements ServerTransport, Stoppable {
         // surviving grandchild may hold open.
         const report = (): void => {
           const how = signal !== null ? `was killed by ${signal}` : `exited with code ${String(code)}`;
-          this.report(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${config.name}" ${how}`, { server: config.name, detail: { exitCode: code, signal } }));
+          this.report(
+            new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${config.name}" ${how}`, {
+              server: config.name,
+              detail: { exitCode: code, signal },
+            }),
+          );
         };
         if (this.child.stderr.readableEnded) return report();
         const timer = setTimeout(report, 100);
@@ -208,7 +216,7 @@ export class StdioProcess implements ServerTransport, Stoppable {
         const start = Date.now();
         while (this.groupAlive() && Date.now() - start < this.graceLeft(this.timings.termGraceMs, start)) await delay(25);
         if (this.groupAlive()) {
-          this.log.warn('processes of the server\'s group survived SIGTERM; sending SIGKILL');
+          this.log.warn("processes of the server's group survived SIGTERM; sending SIGKILL");
           this.signalGroup('SIGKILL');
           const killedAt = Date.now();
           while (this.groupAlive() && Date.now() - killedAt < 500) await delay(25);
@@ -232,7 +240,8 @@ export class StdioProcess implements ServerTransport, Stoppable {
     this.stderr.flush();
     // The operator gets the server's own words (stderr was logged as it came, a burst to a record,
     // within the rate limit; the tail is repeated here and kept for /status); agents only get `reason`.
-    if (this.stopping === undefined) this.log.debug(`server session ended: ${reason.message}`, tail.length > 0 ? { stderrTail: tail.slice(-5) } : {});
+    if (this.stopping === undefined)
+      this.log.debug(`server session ended: ${reason.message}`, tail.length > 0 ? { stderrTail: tail.slice(-5) } : {});
     this.events.exit(reason);
   }
 
@@ -241,7 +250,13 @@ export class StdioProcess implements ServerTransport, Stoppable {
     // An exiting server closes stdout just before its exit event: give that a moment to arrive.
     const timer = setTimeout(() => {
       if (this.leaderExited || this.stopping !== undefined) return;
-      this.report(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}" closed its stdout but kept running; it can no longer answer, so it is being stopped`, { server: this.config.name, detail: { reason: 'stdout closed' } }));
+      this.report(
+        new GatewayError(
+          'MCPG_SERVER_UNAVAILABLE',
+          `server "${this.config.name}" closed its stdout but kept running; it can no longer answer, so it is being stopped`,
+          { server: this.config.name, detail: { reason: 'stdout closed' } },
+        ),
+      );
       void this.stop(this.timings);
     }, EOF_EXIT_WAIT_MS);
     timer.unref();

@@ -28,7 +28,14 @@ export interface StderrLimits {
 }
 
 export const DEFAULT_STDERR_LIMITS: StderrLimits = {
-  maxLineBytes: 2048, tailLines: 20, burst: 200, perSecond: 20, quietMs: 100, maxRecordMs: 1000, maxRecordLines: 50, maxRecordBytes: 16 * 1024,
+  maxLineBytes: 2048,
+  tailLines: 20,
+  burst: 200,
+  perSecond: 20,
+  quietMs: 100,
+  maxRecordMs: 1000,
+  maxRecordLines: 50,
+  maxRecordBytes: 16 * 1024,
 };
 
 /** A line that says something went wrong (its record is logged at warn): how it starts, any case… */
@@ -56,7 +63,12 @@ export class StderrLog {
   private recordWarns = false;
   private quiet: NodeJS.Timeout | undefined;
 
-  constructor(stream: Readable, private readonly log: Logger, private readonly limits: StderrLimits = DEFAULT_STDERR_LIMITS, private readonly now: () => number = Date.now) {
+  constructor(
+    stream: Readable,
+    private readonly log: Logger,
+    private readonly limits: StderrLimits = DEFAULT_STDERR_LIMITS,
+    private readonly now: () => number = Date.now,
+  ) {
     this.tokens = limits.burst;
     this.refilledAt = now();
     stream.on('data', (chunk: Buffer | string) => this.onData(typeof chunk === 'string' ? Buffer.from(chunk) : chunk));
