@@ -119,7 +119,9 @@ export class Router {
   tool(log: Logger, caller: Caller, name: string): ToolRoute | GatewayError | typeof NOT_YET {
     const { catalog } = this.parts;
     // The caller's per-agent/per-session catalogs (own-catalogs.ts) replace the shared view of their servers.
-    const entry = seenEntry(catalog, caller.ownCatalogs, (c) => c.tool(name));
+    // A caller without own catalogs takes the shared path unchanged: one map lookup.
+    const own = caller.ownCatalogs;
+    const entry = own === undefined ? catalog.tool(name) : seenEntry(catalog, own, (c) => c.tool(name));
     const refused = this.toolDenied(log, caller.agent, name, entry, caller.claims);
     if (refused !== undefined) return refused;
     if (entry === undefined) {

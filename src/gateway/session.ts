@@ -434,7 +434,8 @@ export class AgentSession implements Caller {
     // The params as they were parsed from the agent's line (not a view's or a meta-tool's): the
     // server may get that line with only the id and the name replaced.
     const line = params._meta === undefined ? this.agentLines.get(params) : undefined;
-    const outbound = this.outbound(msg.method, { ...params, name: route.original }, line, mirrored);
+    // An unprefixed server's tool has the agent's name: its params go as they are.
+    const outbound = this.outbound(msg.method, route.original === name ? params : { ...params, name: route.original }, line, mirrored);
     // A task-augmented call (`params.task`) is answered with the task the server created: recorded, renamed.
     const augmented = typeof params.task === 'object' && params.task !== null;
     // A resting on-demand server is listed from its last known catalog: once the call has started it,
