@@ -60,18 +60,8 @@ const MAX_INTROSPECTION_CACHE_SECONDS = 3600;
 const MAX_REFRESH_COOLDOWN_SECONDS = 3600;
 const MAX_ISSUERS = 8;
 const NAMESPACE = /^[A-Za-z0-9._-]{1,32}$/;
-export const ASYMMETRIC_ALGORITHMS: readonly JwtAlgorithm[] = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-];
+/** Every algorithm but HMAC's: what an issuer's published keys may sign with. */
+export const ASYMMETRIC_ALGORITHMS: readonly JwtAlgorithm[] = JWT_ALGORITHMS.filter((algorithm) => !algorithm.startsWith('HS'));
 const JWT_KEYS = [
   'secret',
   'publicKey',
