@@ -4,6 +4,8 @@
 import { request, type Agent } from 'node:http';
 
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+/** The revision `openSession` negotiates, sent on every later request as SDK clients do. */
+const PROTOCOL_VERSION = '2025-11-25';
 
 export interface Posted {
   status: number;
@@ -15,7 +17,10 @@ export interface Posted {
 export function post(agent: Agent, base: string, body: string, session?: string, extra?: Record<string, string>): Promise<Posted> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...HEADERS, ...extra, 'content-length': String(Buffer.byteLength(body)) };
-    if (session !== undefined) headers['mcp-session-id'] = session;
+    if (session !== undefined) {
+      headers['mcp-session-id'] = session;
+      headers['mcp-protocol-version'] = PROTOCOL_VERSION;
+    }
     const req = request(`${base}/mcp`, { method: 'POST', agent, headers }, (res) => {
       let text = '';
       res.setEncoding('utf8');
@@ -38,7 +43,7 @@ export async function openSession(agent: Agent, base: string, extra?: Record<str
       jsonrpc: '2.0',
       id: 0,
       method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+      params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
     }),
     undefined,
     extra,

@@ -293,7 +293,7 @@ export class Mcpgate {
         ...(maxAgentBuffer !== undefined && { maxAgentBuffer }),
         ...front,
         ...(cluster !== undefined && { cluster }),
-        onRequest: (route, status) => metrics.httpRequest(route, status),
+        onRequest: metrics.httpRequest.bind(metrics),
         onReplay: {
           buffered: (n) => metrics.sseReplay('buffered', n),
           replayed: (n) => metrics.sseReplay('replayed', n),

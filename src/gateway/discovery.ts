@@ -72,11 +72,8 @@ export const STATUS_TOOL = {
   inputSchema: { type: 'object', properties: { agent_id: AGENT_ID } },
 } as const;
 
-const META_NAMES: ReadonlySet<string> = new Set([...META_TOOLS.map((t) => t.name), STATUS_TOOL.name]);
-
-export function isMetaTool(name: string): boolean {
-  return META_NAMES.has(name);
-}
+/** The meta-tools' names (the status tool's too, listed only with --debug). */
+export const META_TOOL_NAMES: ReadonlySet<string> = new Set([...META_TOOLS.map((t) => t.name), STATUS_TOOL.name]);
 
 export function metaTools(debug: boolean): string {
   return JSON.stringify({ tools: debug ? [...META_TOOLS, STATUS_TOOL] : META_TOOLS });

@@ -48,7 +48,6 @@ import { TaskTable, tasksCapability } from './tasks.js';
 import { gatewayCapabilities } from './method-tables.js';
 import { clientCapabilities } from '../servers/era.js';
 import { ApprovalDesk } from './approval-desk.js';
-import { approvalFor } from '../rules/approvals.js';
 import type { AgentMode } from '../rules/agent-mode.js';
 import { SearchIndexes } from './search-indexes.js';
 import { ToolSearch } from './tool-search.js';
@@ -113,6 +112,8 @@ export class Gateway {
   /** The pooled connections' lists in the own catalogs, their hooks and their owners. */
   private readonly ownListing: OwnListing;
   private closing: Promise<void> | undefined;
+  /** True from the start of `close()`: a field, read by every request of every agent session. */
+  isClosing = false;
   /** Search mode: each agent's mode, the indexes, search_tools. */
   readonly search: ToolSearch;
   private readonly hybrid: HybridRanking | undefined;
@@ -181,7 +182,7 @@ export class Gateway {
     this.router = new Router({
       catalog: this.catalog,
       connections: this.connections,
-      rules: () => this.rules,
+      inForce: this,
       hasSettled: () => this.isSettled,
       pinsDir: this.pins.dir,
       pool: this.pool,
@@ -233,7 +234,7 @@ export class Gateway {
     };
     this.sessionParts = {
       router: this.router,
-      rules: () => this.rules,
+      inForce: this,
       views: this.views,
       settling: this,
       catalog: this.catalog,
@@ -244,7 +245,6 @@ export class Gateway {
       tracing: options.tracing,
       discovery,
       approvals: this.approvals,
-      approval: (agent, server, tool, args, claims) => approvalFor(this.rules, agent, server, tool, args, claims),
       search: this.search,
       maxInflight: this.maxInflight,
       quotas: this.quotas,
@@ -255,7 +255,7 @@ export class Gateway {
       setServersLogLevel: (session) =>
         Promise.all([this.setServersLogLevel(), this.ownListing.setOwnLogLevel(session)]).then(() => undefined),
       closed: (session) => this.sessionClosed(session),
-      own: (session) => this.own.of(session),
+      own: this.own,
       rootsChanged: (session) => {
         for (const conn of this.connections.values())
           if (conn.config.sessions === 'shared' && conn.state === 'ready') conn.notify('notifications/roots/list_changed');
@@ -309,10 +309,6 @@ export class Gateway {
 
   get maxInflight(): number {
     return this.options.maxInflight ?? DEFAULT_MAX_INFLIGHT;
-  }
-
-  get isClosing(): boolean {
-    return this.closing !== undefined;
   }
 
   get hasSettled(): boolean {
@@ -486,6 +482,7 @@ export class Gateway {
 
   /** Graceful shutdown: refuse new work, end sessions, close every connection in parallel. Idempotent. */
   close(): Promise<void> {
+    this.isClosing = true;
     this.closing ??= (async () => {
       this.listing.close();
       this.ownListing.close();

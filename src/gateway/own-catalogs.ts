@@ -25,9 +25,8 @@ export class OwnCatalogs {
     private readonly options: CatalogOptions,
   ) {}
 
-  get size(): number {
-    return this.byScope.size;
-  }
+  /** How many scopes have an own catalog: a field, so a call path with no pooled servers reads one number. */
+  size = 0;
 
   /**
    * The own catalogs of a session — its agent's (per-agent servers) and its own (per-session
@@ -52,6 +51,7 @@ export class OwnCatalogs {
     if (catalog === undefined) {
       catalog = new Catalog(this.servers, this.options);
       this.byScope.set(scope.key, { scope, catalog });
+      this.size = this.byScope.size;
     }
     return catalog.set(server, lists, held);
   }
@@ -61,7 +61,10 @@ export class OwnCatalogs {
     const catalog = this.byScope.get(scope.key)?.catalog;
     if (catalog === undefined || !catalog.lists(server)) return [];
     catalog.remove(server);
-    if (catalog.listedServers().length === 0) this.byScope.delete(scope.key);
+    if (catalog.listedServers().length === 0) {
+      this.byScope.delete(scope.key);
+      this.size = this.byScope.size;
+    }
     // Whatever the scope's view held of the server, the shared view may differ: every kind is re-checked.
     return ['tools', 'resources', 'resourceTemplates', 'prompts'];
   }
@@ -79,6 +82,7 @@ export class OwnCatalogs {
 
   clear(): void {
     this.byScope.clear();
+    this.size = 0;
   }
 }
 

@@ -104,11 +104,6 @@ export class Quotas {
     this.local = new LocalQuotaCounters(now);
   }
 
-  /** True when the rules in force have limits; false costs the caller nothing more. */
-  get active(): boolean {
-    return this.rules().limits !== undefined;
-  }
-
   /** Counts on the cluster's counters from now on (undefined: this worker's own). */
   share(counters: SharedQuotaCounters | undefined): void {
     this.shared = counters;

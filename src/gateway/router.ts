@@ -13,7 +13,7 @@ import type { Catalog, ToolEntry } from '../catalog/catalog.js';
 import { GatewayError, asGatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { decideServer, decideTool, type Claims } from '../rules/decide.js';
-import type { Rules } from '../rules/load.js';
+import type { Rules, RulesInForce } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
 import { scopeOf, type ConnectionPool, type PoolOwner, type ScopeOwner } from '../servers/pool.js';
 import { seenEntry } from './own-catalogs.js';
@@ -22,7 +22,7 @@ export interface RouterParts {
   catalog: Catalog;
   connections: ReadonlyMap<string, Connection>;
   /** The rules in force: one immutable snapshot, read once per decision. */
-  rules: () => Rules;
+  inForce: RulesInForce;
   /** Whether every server has started or failed (before that, an unknown tool may yet appear). */
   hasSettled: () => boolean;
   /** The pins' state directory, named in the command that approves a held tool. */
@@ -156,7 +156,7 @@ export class Router {
         conn.config,
         scopeOf(caller, mode),
         caller,
-        agentHeaders(this.parts.rules(), caller, conn.config.name),
+        agentHeaders(this.parts.inForce.rules, caller, conn.config.name),
       );
       return got instanceof Promise ? pending(conn, got) : got;
     } catch (err) {
@@ -171,7 +171,7 @@ export class Router {
    * MCPG_TOOL_NOT_FOUND; the denial is logged at debug).
    */
   toolDenied(log: Logger, agent: string, name: string, entry: ToolEntry | undefined, claims?: Claims): GatewayError | undefined {
-    const rules = this.parts.rules();
+    const rules = this.parts.inForce.rules;
     if (rules.open) return undefined;
     const target = entry ?? this.parts.catalog.serverOfName(name);
     if (target === undefined) return undefined;
@@ -200,7 +200,7 @@ export class Router {
     unknown?: () => GatewayError,
     claims?: Claims,
   ): GatewayError | undefined {
-    const rules = this.parts.rules();
+    const rules = this.parts.inForce.rules;
     if (rules.open) return undefined;
     const decision = decideServer(rules, agent, server, claims);
     if (decision.allowed) return undefined;

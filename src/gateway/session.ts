@@ -39,12 +39,12 @@ import type { Call } from './calls.js';
 import { UntilSettled } from './until-settled.js';
 import { RequestSpans, failureOf } from './request-spans.js';
 import { auditOf, recordFinished, type Timed } from './call-records.js';
-import { isMetaTool, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
+import { META_TOOL_NAMES, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
 import { NOT_YET, isPending, whenReady, type Caller, type Carrier, type ToolRoute } from './router.js';
 import { FoundTools, SEARCH_TOOL_NAME, searchRequest, searchResult } from './search-mode.js';
 import { callDigest, type Waiting } from './approval-desk.js';
-import type { ApprovalNeed } from '../rules/approvals.js';
-import { seenEntry } from './own-catalogs.js';
+import { approvalFor, type ApprovalNeed } from '../rules/approvals.js';
+import { seenEntry, type OwnCatalogs } from './own-catalogs.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './result-uris.js';
 import { initializeResult, LOG_LEVEL_RANK } from './method-tables.js';
 import { scopeOf } from '../servers/pool.js';
@@ -56,7 +56,7 @@ import type { AuditCall, AuditLog } from '../observability/audit.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { GatewayMetrics } from '../observability/gateway-metrics.js';
 import type { Tracing } from '../observability/tracing.js';
-import type { Rules } from '../rules/load.js';
+import type { RulesInForce } from '../rules/load.js';
 import type { AgentViews } from './agent-views.js';
 import type { ApprovalDesk } from './approval-desk.js';
 import type { ToolSearch } from './tool-search.js';
@@ -72,8 +72,8 @@ import { extensionsOf } from './extensions.js';
 /** What a session uses of the gateway: the parts, never the gateway itself. */
 export interface SessionParts {
   router: Router;
-  /** The rules in force (one snapshot; a session on a curated view finds its view there). */
-  rules: () => Rules;
+  /** The rules in force (one snapshot; a session on a curated view finds its view there, a call its limits and approvals). */
+  inForce: RulesInForce;
   views: AgentViews;
   settling: Settling;
   catalog: Catalog;
@@ -90,14 +90,6 @@ export interface SessionParts {
   search: ToolSearch;
   /** Where calls needing a person's approval wait (approval-desk.ts). */
   approvals: ApprovalDesk;
-  /** Whether the rules hold this call for a person's approval (rules/approvals.ts), and for how long. */
-  approval(
-    agent: string,
-    server: string,
-    tool: string,
-    args: Readonly<Record<string, unknown>> | undefined,
-    claims: Claims | undefined,
-  ): ApprovalNeed | undefined;
   /** Requests one agent may have in flight on servers at once. */
   maxInflight: number;
   /** The rules' quotas and rate limits on tool calls (quotas.ts). */
@@ -117,11 +109,10 @@ export interface SessionParts {
   /** The agent's roots changed: tell the servers that may ask it (shared ones and its own pooled ones). */
   rootsChanged(session: AgentSession): void;
   /**
-   * The session's own catalogs: what its per-agent or per-session servers' pooled connections list,
-   * shown and routed instead of the shared catalog's part of those servers (own-catalogs.ts);
-   * undefined while it has none.
+   * Each pool scope's own catalog: what its per-agent or per-session servers' pooled connections list,
+   * shown and routed instead of the shared catalog's part of those servers (own-catalogs.ts).
    */
-  own(session: AgentSession): readonly Catalog[] | undefined;
+  own: OwnCatalogs;
 }
 
 /** The id prefix of mcpgate's own `elicitation/create` offering an agent the approval page of its waiting call. */
@@ -211,7 +202,7 @@ export class AgentSession implements Caller {
     this.shown = new ShownViews(
       parts.views,
       agent,
-      () => parts.own(this),
+      () => parts.own.of(this),
       () => this.claims,
       () => this.curatedView(),
       () => this.searchList(),
@@ -328,7 +319,7 @@ export class AgentSession implements Caller {
     const view = viewed ? this.curatedView() : undefined;
     if (view !== undefined) return this.callOnView(view, msg, name);
     if (name === SEARCH_TOOL_NAME && this.mode === 'search') return this.waiting.run(msg.id, () => this.searchTools(msg), 'listable');
-    if (isMetaTool(name) && this.mode === 'discovery')
+    if (META_TOOL_NAMES.has(name) && this.mode === 'discovery')
       return this.waiting.run(msg.id, () => this.callMetaTool(this.parts.discovery, msg, name));
     if (
       params!.arguments !== undefined &&
@@ -353,18 +344,22 @@ export class AgentSession implements Caller {
           );
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     // The rules may hold this call for a person's approval (rules/approvals.ts): it waits, unsent and uncounted.
-    const need = this.parts.approval(
-      agent,
-      route.server,
-      route.original,
-      params!.arguments as Record<string, unknown> | undefined,
-      agent === this.agent ? this.claims : undefined,
-    );
+    const rules = this.parts.inForce.rules;
+    const need = rules.approves
+      ? approvalFor(
+          rules,
+          agent,
+          route.server,
+          route.original,
+          params!.arguments as Record<string, unknown> | undefined,
+          agent === this.agent ? this.claims : undefined,
+        )
+      : undefined;
     if (need !== undefined) return this.awaitApproval(msg, route, name, agent, need, timeoutMs, audit);
     this.checkQuota(msg, route, agent, timeoutMs, audit);
   }
 
-  /** The rules' limits (quotas.ts): without any, one property read; then the call is sent. */
+  /** The rules' limits (quotas.ts): without any, one property read of the rules; then the call is sent. */
   private checkQuota(
     msg: JsonRpcRequest,
     route: ToolRoute,
@@ -372,8 +367,8 @@ export class AgentSession implements Caller {
     timeoutMs: number | undefined,
     audit: Omit<AuditCall, 'outcome'> | undefined,
   ): void {
-    const quotas = this.parts.quotas;
-    if (quotas.active) {
+    if (this.parts.inForce.rules.limits !== undefined) {
+      const quotas = this.parts.quotas;
       const taken = quotas.take(agent, route.server, route.original, agent === this.agent ? this.claims : undefined);
       if (taken instanceof Promise) {
         return void taken.then(
@@ -429,8 +424,9 @@ export class AgentSession implements Caller {
     const params = msg.params!;
     const name = params.name as string;
     // A tool that mirrors parameters into headers gets mcpgate's own, from the arguments it forwards
-    // (in place of any the agent sent); a modern HTTP server is the only one that sees them.
-    const mirrored = callHeaders(route.tool, params.arguments);
+    // (in place of any the agent sent); a modern HTTP server is the only one that sees them, so none
+    // are made for a stdio or SSE server.
+    const mirrored = route.conn.config.type === 'http' ? callHeaders(route.tool, params.arguments) : undefined;
     // The params as they were parsed from the agent's line (not a view's or a meta-tool's): the
     // server may get that line with only the id and the name replaced.
     const line = params._meta === undefined ? this.agentLines.get(params) : undefined;
@@ -466,7 +462,7 @@ export class AgentSession implements Caller {
 
   /** The view this session is on, from the rules in force (a view a reload removed shows nothing). */
   private curatedView(): CompiledView | undefined {
-    return this.view === undefined ? undefined : (this.parts.rules().views.get(this.view) ?? REMOVED_VIEW);
+    return this.view === undefined ? undefined : (this.parts.inForce.rules.views.get(this.view) ?? REMOVED_VIEW);
   }
 
   /**
@@ -482,7 +478,7 @@ export class AgentSession implements Caller {
     ) {
       return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     }
-    const own = this.parts.own(this);
+    const own = this.parts.own.of(this);
     const target = viewTarget(
       view,
       name,
@@ -631,7 +627,7 @@ export class AgentSession implements Caller {
     } catch (err) {
       return this.sendError(msg.id, err);
     }
-    this.parts.search.search(request, { agent: this.agent, claims: this.claims, own: this.parts.own(this) }).then(
+    this.parts.search.search(request, { agent: this.agent, claims: this.claims, own: this.parts.own.of(this) }).then(
       (tools) => {
         // A modern request's session ends with this answer: nothing to remember (search-mode.ts).
         const added = this.channel.era !== 'modern' && this.found.add(tools.map((t) => t.name));
@@ -645,7 +641,7 @@ export class AgentSession implements Caller {
   /** The tools list in search mode (undefined in the other modes: the ordinary views). */
   private searchList(): readonly Buffer[] | undefined {
     if (this.mode !== 'search') return undefined;
-    const own = this.parts.own(this);
+    const own = this.parts.own.of(this);
     const rules = this.parts.search.rules();
     const key = `${this.parts.catalog.version}\u0000${own?.map((c) => c.version).join(',') ?? ''}\u0000${this.found.revision}`;
     const cached = this.searchListCache;
@@ -676,7 +672,8 @@ export class AgentSession implements Caller {
 
   /** The catalogs this session sees instead of the shared one's part of their servers (own-catalogs.ts). */
   get ownCatalogs(): readonly Catalog[] | undefined {
-    return this.parts.own(this);
+    const own = this.parts.own;
+    return own.size === 0 ? undefined : own.of(this);
   }
 
   /**
@@ -947,7 +944,7 @@ export class AgentSession implements Caller {
         name,
         args,
         agent === this.agent ? this.claims : undefined,
-        agent === this.agent ? this.parts.own(this) : undefined,
+        agent === this.agent ? this.parts.own.of(this) : undefined,
       );
       if ('result' in outcome) return this.sendResult(msg.id, outcome.result);
       msg.params = { ...msg.params, name: outcome.execute.name, arguments: outcome.execute.arguments };

@@ -88,11 +88,18 @@ export interface Rules {
   readonly admins: ReadonlyMap<string, string>;
   /** Quotas and rate limits (`limits`, rules/limits.ts); undefined when the file has none. */
   readonly limits: CompiledLimits | undefined;
+  /** True when some agent or grant has an `approve` section: only then is a call looked up in them. */
+  readonly approves: boolean;
   /** The curated views by name (`views`, views.ts); empty when the file has none. */
   readonly views: ReadonlyMap<string, CompiledView>;
   readonly warnings: readonly ConfigIssue[];
   /** The validated JSON, deeply frozen, for status. It holds `auth` verbatim: redact before showing it. */
   readonly raw: unknown;
+}
+
+/** Whatever holds the rules in force (the gateway): one immutable snapshot, read where it is used, swapped whole on reload. */
+export interface RulesInForce {
+  readonly rules: Rules;
 }
 
 /** The agent whose rules apply to agents the file does not list, when it exists. */
@@ -112,6 +119,7 @@ export const OPEN_RULES: Rules = Object.freeze({
   auth: undefined,
   admins: frozenMap<string, string>([]),
   limits: undefined,
+  approves: false,
   views: frozenMap<string, CompiledView>([]),
   warnings: Object.freeze([]),
   raw: undefined,

@@ -12,7 +12,7 @@ import type { Rules } from './compiled.js';
 import type { ServerRef } from './server-headers.js';
 
 export { OPEN_RULES } from './compiled.js';
-export type { CompiledAgent, CompiledSide, Rules } from './compiled.js';
+export type { CompiledAgent, CompiledSide, Rules, RulesInForce } from './compiled.js';
 export type { CompiledLimits, LimitSpec } from './limits.js';
 export type { Matcher } from './globs.js';
 export type { AuthConfig, JwtAlgorithm, JwtConfig, KeyFileReader } from './auth-config.js';

@@ -141,6 +141,7 @@ export function buildRules(
     auth,
     admins: frozenMap(admins),
     limits: limits.build(),
+    approves: [...agents.values()].some((agent) => agent.approve.length > 0) || grants.some((grant) => grant.approve.length > 0),
     views,
     warnings: Object.freeze(ctx.warnings.map((w) => Object.freeze(w))),
     raw: deepFreeze(raw),

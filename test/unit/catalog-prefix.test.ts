@@ -132,7 +132,7 @@ void describe('Router: unprefixed servers', () => {
     catalog.set('everything', { tools: [tool('echo')], prompts: [prompt('simple')], resources: [resource('test://static')] });
     catalog.set('fs', { tools: [tool('read')] });
     const connections = new Map<string, Connection>(['everything', 'fs'].map((name) => [name, sharedConn(name)]));
-    return new Router({ catalog, connections, rules: () => rules, hasSettled: () => true, pinsDir: '/state', pool: noPool() });
+    return new Router({ catalog, connections, inForce: { rules }, hasSettled: () => true, pinsDir: '/state', pool: noPool() });
   }
   const rules = (value: unknown): Rules => parseRules(JSON.stringify(value), '/x/rules.json', ['everything', 'fs']);
 

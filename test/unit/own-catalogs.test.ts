@@ -29,7 +29,7 @@ function setup(rules: Rules = OPEN_RULES) {
   catalog.set('zeta', lists('z1'));
   const own = new OwnCatalogs(SERVERS, {});
   const connections = new Map<string, Connection>(SERVERS.map((name) => [name, sharedConn(name)]));
-  const router = new Router({ catalog, connections, rules: () => rules, hasSettled: () => true, pinsDir: '/state', pool: noPool() });
+  const router = new Router({ catalog, connections, inForce: { rules }, hasSettled: () => true, pinsDir: '/state', pool: noPool() });
   const views = new AgentViews(catalog, () => rules);
   return { catalog, own, router, views };
 }

@@ -32,7 +32,7 @@ function setup(options: { rules?: Rules; settled?: boolean; connected?: string[]
   const router = new Router({
     catalog,
     connections,
-    rules: () => options.rules ?? OPEN_RULES,
+    inForce: { rules: options.rules ?? OPEN_RULES },
     hasSettled: () => options.settled ?? true,
     pinsDir: '/state',
     pool: noPool(),
@@ -90,19 +90,19 @@ void describe('Router.tool', () => {
   });
 
   void it('reads the rules snapshot per decision (a reload swaps it)', T, () => {
-    let current: Rules = OPEN_RULES;
+    const current: { rules: Rules } = { rules: OPEN_RULES };
     const catalog = new Catalog(['fs']);
     catalog.set('fs', { tools: [tool('read')], resources: [], resourceTemplates: [], prompts: [] });
     const router = new Router({
       catalog,
       connections: new Map([['fs', sharedConn('fs')]]),
-      rules: () => current,
+      inForce: current,
       hasSettled: () => true,
       pinsDir: '.mcpgate',
       pool: noPool(),
     });
     assert.equal(code(router.tool(silentLogger, who('a'), 'fs__read')), undefined);
-    current = rules({ agents: { a: { deny: { servers: ['fs'] } } } });
+    current.rules = rules({ agents: { a: { deny: { servers: ['fs'] } } } });
     assert.equal(code(router.tool(silentLogger, who('a'), 'fs__read')), 'MCPG_POLICY_DENIED');
   });
 });
@@ -164,7 +164,7 @@ void describe('Router: the connection that carries the call', () => {
     const router = new Router({
       catalog,
       connections: catalogConns,
-      rules: () => OPEN_RULES,
+      inForce: { rules: OPEN_RULES },
       hasSettled: () => true,
       pinsDir: '/state',
       pool,

@@ -43,6 +43,16 @@ describe('rules: approve', () => {
     grants: { eng: { when: { groups: 'eng' }, approve: { fs: [{ tool: 'write', when: { args: { path: '/etc/*' } } }] } } },
   });
 
+  it('says whether any agent or grant has an approve section (a call is looked up only then)', () => {
+    assert.equal(rules.approves, true);
+    assert.equal(
+      parse({ agents: {}, grants: { eng: { when: { groups: 'eng' }, approve: { fs: ['write'] } } } }).approves,
+      true,
+      'a grant only',
+    );
+    assert.equal(parse({ agents: { bot: { allow: { servers: ['*'] } } } }).approves, false);
+  });
+
   it('matches tools by name and glob, per server and for a server glob', () => {
     assert.deepEqual(approvalFor(rules, 'bot', 'github', 'delete_repo', {}), {
       timeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS,

@@ -319,11 +319,15 @@ export class HttpFront {
     const parsed = classify(value, body.text.length > 2 * wireLimits.maxDepth);
     if (parsed.kind === 'invalid') return sendError(res, 400, parsed.error, {}, parsed.id);
     if (parsed.kind === 'request' || parsed.kind === 'notification') {
-      // The era is chosen per request, body first (the spec's compatibility section).
-      const era = eraOf(parsed.msg.method, parsed.msg.params, parsed.kind === 'request');
-      if (era.era !== 'legacy') return this.modern(req, res, agent, parsed, era, body.text, view);
+      // The era is chosen per request, body first (the spec's compatibility section): without `_meta`
+      // there is no envelope, so the request is of the legacy era with no closer look.
+      if (parsed.msg.params?._meta !== undefined) {
+        const era = eraOf(parsed.msg.method, parsed.msg.params, parsed.kind === 'request');
+        if (era.era !== 'legacy') return this.modern(req, res, agent, parsed, era, body.text, view);
+      }
+      // A legacy body under a modern revision's header is refused; a 2025 revision needs no closer look.
       const header = req.headers['mcp-protocol-version'];
-      if (typeof header === 'string' && isModernVersion(header.trim())) {
+      if (typeof header === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(header) && isModernVersion(header.trim())) {
         return refuse(
           res,
           400,
