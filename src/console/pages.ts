@@ -6,7 +6,7 @@
 
 import type { Gateway } from '../gateway/gateway.js';
 import type { QuotaStatus } from '../gateway/quotas.js';
-import { ACTIVITY_SAMPLE_MS, type ServerActivity } from '../observability/gateway-metrics.js';
+import { ACTIVITY_SAMPLE_MS, type ServerActivity } from '../observability/metrics.js';
 import { describeDiff } from '../pins/digest.js';
 import { visible } from '../wire/sanitize.js';
 import { html, raw, type Raw } from './html.js';

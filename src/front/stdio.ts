@@ -9,12 +9,12 @@
 
 import type { Readable, Writable } from 'node:stream';
 import type { Gateway } from '../gateway/gateway.js';
-import { readLines } from '../wire/line-reader.js';
+import { readLines } from '../wire/jsonrpc.js';
 import { encodeError, parseMessage, type RequestId } from '../wire/jsonrpc.js';
 import { eraOf, mayBeModern } from '../wire/era.js';
 import { GatewayError } from '../errors.js';
 import type { ModernRequest } from '../gateway/modern-requests.js';
-import { DEFAULT_MAX_AGENT_BUFFER } from './http/channel.js';
+import { DEFAULT_MAX_AGENT_BUFFER } from './http/options.js';
 import type { EncodedParts } from '../wire/encoded.js';
 
 /** Why the stdio front ended; `failed` when it was not the agent's own doing (it stopped reading). */

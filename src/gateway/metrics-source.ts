@@ -1,10 +1,10 @@
-// The scrape-time snapshot GatewayMetrics reads (observability/gateway-metrics.ts), taken from the
+// The scrape-time snapshot GatewayMetrics reads (observability/metrics.ts), taken from the
 // parts that already hold it: configured servers and their connections (state, breaker), the catalog's
 // merged lists and held tools, and the open agent sessions. Read-only; called once per scrape.
 
 import type { Catalog } from '../catalog/catalog.js';
 import type { ServersConfig } from '../config/types.js';
-import type { MetricsSnapshot, MetricsSource, ServerState } from '../observability/gateway-metrics.js';
+import type { MetricsSnapshot, MetricsSource, ServerState } from '../observability/metrics.js';
 import type { Connection, ConnectionState } from '../servers/connection.js';
 import type { Agents } from './open-agents.js';
 import type { ConnectionPool } from '../servers/pool.js';

@@ -10,7 +10,7 @@
 // every one — and status says so until Redis answers again.
 
 import { GatewayError } from '../errors.js';
-import type { GatewayMetrics } from '../observability/gateway-metrics.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { Claims } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';

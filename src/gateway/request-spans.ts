@@ -3,9 +3,8 @@
 // opens one per request and ends it with the final answer, and gives each call to a server a child
 // span whose `traceparent` goes in the `_meta` the server gets. With tracing off the session has none.
 
-import type { RequestSpan, TraceOutcome, Tracing } from '../observability/tracing.js';
+import type { RequestSpan, ServerCallSpan, TraceOutcome, Tracing } from '../observability/tracing.js';
 import type { JsonRpcRequest, JsonRpcResponse, RequestId } from '../wire/jsonrpc.js';
-import type { Call } from './calls.js';
 import type { OutboundRequest } from '../servers/outbound-request.js';
 
 /** Agent requests traced at once per session; requests past it (a flood of waiting ones) get no span. */
@@ -53,7 +52,11 @@ export class RequestSpans extends Map<RequestId, RequestSpan> {
    * Tracing on: a child span for this call to the server, and its \`traceparent\` in the \`_meta\` of
    * the request the server gets (the agent's own trace context there is replaced, its other keys kept).
    */
-  serverCall(entry: Call, agentId: RequestId, outbound: OutboundRequest): OutboundRequest {
+  serverCall(
+    entry: { readonly conn: { readonly name: string }; trace: ServerCallSpan | undefined },
+    agentId: RequestId,
+    outbound: OutboundRequest,
+  ): OutboundRequest {
     const span = this.get(agentId);
     if (span === undefined) return outbound;
     const params = outbound.params ?? {};

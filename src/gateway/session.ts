@@ -1,7 +1,9 @@
 // One agent's session: the MCP server the agent sees. It keeps what the agent declared (its
 // capabilities, whether it has initialized, its log level), answers what the gateway knows itself
 // (initialize, ping, the lists), routes everything else to the server that owns the name, and keeps
-// the per-call state that makes progress and cancellation exact: agent id ↔ (connection, server id).
+// the per-call state that makes progress and cancellation exact: agent id ↔ (connection, server id)
+// (`Calls`, below), and records what each request to a server came to (its audit line, the call
+// metrics; below).
 // Right to left, it is what the gateway calls to reach this agent: server requests, log messages,
 // list changes, and the answers to its requests, written to its channel (agent-channel.ts).
 //
@@ -32,41 +34,31 @@ import { sanitizeContent } from '../wire/sanitize.js';
 import { callHeaders } from '../wire/tool-headers.js';
 import type { Envelope } from '../wire/era.js';
 import type { Claims } from '../rules/decide.js';
-import { ShownViews } from './agent-views.js';
+import { ShownViews, type AgentViews } from './agent-views.js';
 import { REMOVED_VIEW, viewArguments, viewTarget } from './curated-views.js';
 import type { CompiledView } from '../rules/views.js';
-import type { Call } from './calls.js';
-import { UntilSettled } from './until-settled.js';
+import { UntilSettled, type Settling } from './until-settled.js';
 import { RequestSpans, failureOf } from './request-spans.js';
-import { auditOf, recordFinished, type Timed } from './call-records.js';
 import { META_TOOL_NAMES, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
-import { NOT_YET, isPending, whenReady, type Caller, type Carrier, type ToolRoute } from './router.js';
+import { NOT_YET, isPending, whenReady, type Caller, type Carrier, type ToolRoute, type Router } from './router.js';
 import { FoundTools, SEARCH_TOOL_NAME, searchRequest, searchResult } from './search-mode.js';
-import { callDigest, type Waiting } from './approval-desk.js';
+import { callDigest, type Waiting, type ApprovalDesk } from './approval-desk.js';
 import { approvalFor, type ApprovalNeed } from '../rules/approvals.js';
 import { seenEntry, type OwnCatalogs } from './own-catalogs.js';
-import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from './result-uris.js';
+import { rewritePromptResult, rewriteReadResult, rewriteToolResult, type Catalog } from '../catalog/catalog.js';
 import { initializeResult, LOG_LEVEL_RANK } from './method-tables.js';
 import { scopeOf } from '../servers/pool.js';
-import { listTasks, recordCreatedTask, renameTaskAnswer, taskOf } from './tasks.js';
+import { listTasks, recordCreatedTask, renameTaskAnswer, taskOf, type TaskTable } from './tasks.js';
 import { routeOtherMethod } from './other-methods.js';
 import type { AgentChannel } from './agent-channel.js';
-import type { QuotaOutcome, QuotaRelease } from './quotas.js';
+import type { QuotaOutcome, QuotaRelease, Quotas } from './quotas.js';
 import type { AuditCall, AuditLog } from '../observability/audit.js';
-import type { Catalog } from '../catalog/catalog.js';
-import type { GatewayMetrics } from '../observability/gateway-metrics.js';
-import type { Tracing } from '../observability/tracing.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import type { Tracing, ServerCallSpan } from '../observability/tracing.js';
 import type { RulesInForce } from '../rules/load.js';
-import type { AgentViews } from './agent-views.js';
-import type { ApprovalDesk } from './approval-desk.js';
 import type { ToolSearch } from './tool-search.js';
-import type { Router } from './router.js';
 import type { Subscriptions } from './subscriptions.js';
-import type { Settling } from './until-settled.js';
-import type { TaskTable } from './tasks.js';
-import type { Quotas } from './quotas.js';
 import { AgentRequests } from './agent-requests.js';
-import { Calls } from './calls.js';
 import { extensionsOf } from './extensions.js';
 
 /** What a session uses of the gateway: the parts, never the gateway itself. */
@@ -1211,4 +1203,131 @@ function invalidParams(message: string): GatewayError {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+// ── calls in flight ─────────────────────────────────────────────────────────────────────────────────
+// One agent's calls in flight on servers: agent request id → (connection, id on that connection).
+// Progress, cancellation and the routing of a server's questions to the call they belong to all
+// read this table; the session writes it.
+
+export interface Call {
+  conn: Connection;
+  /** The id the connection gave the forwarded request. */
+  serverId: number;
+  /** The server-call span (tracing on only). */
+  trace: ServerCallSpan | undefined;
+  /** Ends the call's hold on its calls-in-flight limits (quotas.ts); run once, when the call leaves this table. */
+  release?: (() => void) | undefined;
+}
+
+export class Calls extends Map<RequestId, Call> {
+  // However a call leaves the table (answered, failed, cancelled, its session closed), its hold on
+  // its calls-in-flight limits ends with it. A call without one costs a lookup.
+  override delete(id: RequestId): boolean {
+    const call = this.get(id);
+    if (call?.release !== undefined) {
+      const release = call.release;
+      call.release = undefined;
+      release();
+    }
+    return super.delete(id);
+  }
+
+  override clear(): void {
+    for (const call of this.values()) {
+      const release = call.release;
+      call.release = undefined;
+      release?.();
+    }
+    super.clear();
+  }
+
+  /** True when the server's call `serverId` on `conn` is one of these. */
+  owns(conn: Connection, serverId: number): boolean {
+    for (const call of this.values()) if (call.conn === conn && call.serverId === serverId) return true;
+    return false;
+  }
+
+  /** How many of these calls are on `conn`. */
+  countOn(conn: Connection): number {
+    let n = 0;
+    for (const call of this.values()) if (call.conn === conn) n += 1;
+    return n;
+  }
+
+  /**
+   * The agent request a server's question on `conn` belongs to: the call the server named
+   * (`related`, HTTP servers say), else the only call on that server; undefined when it is not
+   * one call for sure.
+   */
+  owner(conn: Connection, related: number | undefined): RequestId | undefined {
+    let found: RequestId | undefined;
+    let candidates = 0;
+    for (const [agentId, call] of this) {
+      if (call.conn !== conn) continue;
+      if (related !== undefined && call.serverId === related) return agentId;
+      candidates += 1;
+      found = agentId;
+    }
+    return candidates === 1 ? found : undefined;
+  }
+}
+
+// ── what is recorded of a request ───────────────────────────────────────────────────────────────────
+// What is recorded of an agent's request that goes to a server: its audit line (--audit), written
+// at the decision when refused, else with the outcome when it ends, and for tools/call the call
+// metrics. The session times the request (`Timed`) and calls these.
+
+/** A request being timed: the server's own tool name (tools/call, for the metrics), when it was sent, its audit record. */
+export interface Timed {
+  tool?: string;
+  start: number;
+  audit?: Omit<AuditCall, 'outcome'>;
+}
+
+/**
+ * The audit record of one decision. A refusal is written now (and undefined returned); an allowed
+ * request's record is returned, to be written with its outcome when the server answers.
+ */
+export function auditOf(
+  audit: AuditLog,
+  session: string,
+  method: string,
+  agent: string,
+  what: Partial<AuditCall>,
+  decided: GatewayError | string,
+): Omit<AuditCall, 'outcome'> | undefined {
+  if (typeof decided === 'string') return { event: 'call', agent, session, method, server: decided, ...what, decision: 'allowed' };
+  const decision = decided.code === 'MCPG_POLICY_DENIED' ? 'denied' : decided.code === 'MCPG_TOOL_HELD' ? 'held' : 'allowed';
+  audit.record({
+    event: 'call',
+    agent,
+    session,
+    method,
+    ...(decided.server !== undefined && { server: decided.server }),
+    ...what,
+    decision,
+    outcome: 'failed',
+    code: decided.code,
+  });
+  return undefined;
+}
+
+/** A timed request ended: the metrics (tools/call) and the audit trail. */
+export function recordFinished(
+  parts: { metrics: GatewayMetrics; audit: AuditLog | undefined },
+  conn: Connection,
+  timed: Timed,
+  outcome: 'ok' | 'error' | 'failed',
+  res?: JsonRpcResponse,
+  err?: unknown,
+): void {
+  const seconds = (performance.now() - timed.start) / 1000;
+  if (timed.tool !== undefined) parts.metrics.callFinished(conn.name, timed.tool, outcome, seconds);
+  if (timed.audit === undefined) return;
+  let code: string | number | undefined;
+  if (res !== undefined && 'error' in res) code = res.error.code;
+  else if (res !== undefined && (res.result as { isError?: unknown }).isError === true) outcome = 'error';
+  if (err !== undefined) code = asGatewayError(err).code;
+  parts.audit?.record({ ...timed.audit, outcome, durationMs: Math.round(seconds * 1e4) / 10, ...(code !== undefined && { code }) });
 }

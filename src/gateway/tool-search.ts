@@ -3,7 +3,7 @@
 // and the counts status, metrics and the console show. Sessions (session.ts) get it as a part.
 
 import type { Catalog, ToolEntry } from '../catalog/catalog.js';
-import type { GatewayMetrics } from '../observability/gateway-metrics.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { AgentMode, ModeSettings } from '../rules/agent-mode.js';
 import { decideTool, effectiveAgent, type Claims } from '../rules/decide.js';

@@ -9,13 +9,14 @@
 // An on-demand server's connection (`"start": "on-demand"`) also rests `idle`: no session, its
 // server listed from its last known catalog; the first call routed to it starts it (`wake`, the
 // call waits for the start), and `"idleStop"` ms without a call in flight stop it gracefully again.
+// Its circuit breaker (below, also the pool's for making pooled connections) fails calls fast while
+// the server keeps failing them.
 
 import type { ServerConfig } from '../config/types.js';
 import type { TransportFactory } from './transports/transport.js';
 import { GatewayError, type JsonRpcErrorObject } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { JsonRpcNotification, JsonRpcRequest, RequestId } from '../wire/jsonrpc.js';
-import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './breaker.js';
 import { wantedEra, type SessionEra } from './era.js';
 import { EraTwin } from './era-twin.js';
 import { ServerSession, type SessionHooks } from './server-session.js';
@@ -24,6 +25,85 @@ import { fullJitter, systemClock, type Clock, type TimerHandle } from './clock.j
 import type { StopTimings } from './transports/transport.js';
 import type { UpstreamCredentials } from './credentials.js';
 import type { OutboundRequest } from './outbound-request.js';
+
+// ── the circuit breaker ─────────────────────────────────────────────────────────────────────────────
+// A per-server circuit breaker: closed → open after `threshold` consecutive failures
+// (timeouts and transport errors; a tool's own isError result is a success here). While open, calls
+// fail fast. After `cooldownMs` exactly one call goes through as a half-open probe: success closes the
+// breaker, failure re-opens it for another cooldown; calls made while the probe runs fail fast. A probe
+// whose outcome never comes (the agent cancelled it, its session died under it) is given up a cooldown
+// after it began and the next call is a new probe, so a lost outcome cannot wedge the breaker half-open.
+
+export type BreakerState = 'closed' | 'open' | 'half-open';
+
+export interface BreakerOptions {
+  threshold: number;
+  cooldownMs: number;
+}
+
+export const DEFAULT_BREAKER: BreakerOptions = { threshold: 3, cooldownMs: 30_000 };
+
+export type Admission = { ok: true; probe: boolean } | { ok: false; retryAt: number };
+
+export class CircuitBreaker {
+  state: BreakerState = 'closed';
+  failures = 0;
+  openedAt = 0;
+  /** When the current half-open probe was admitted. */
+  probeAt = 0;
+  trips = 0;
+
+  constructor(
+    private readonly options: BreakerOptions,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Open: when the next probe is admitted. Half-open: when the probe in flight is given up if it has not ended. */
+  get retryAt(): number {
+    return (this.state === 'half-open' ? this.probeAt : this.openedAt) + this.options.cooldownMs;
+  }
+
+  /** Asks to send one call. A probe admission must be followed by success() or failure(). */
+  admit(): Admission {
+    if (this.state === 'closed') return { ok: true, probe: false };
+    const now = this.clock.now();
+    if (now >= this.retryAt) {
+      this.state = 'half-open';
+      this.probeAt = now;
+      return { ok: true, probe: true };
+    }
+    return { ok: false, retryAt: this.retryAt };
+  }
+
+  success(): void {
+    this.failures = 0;
+    this.state = 'closed';
+  }
+
+  failure(): void {
+    this.failures += 1;
+    if (this.state === 'half-open' || (this.state === 'closed' && this.failures >= this.options.threshold)) {
+      if (this.state === 'closed') this.trips += 1;
+      this.state = 'open';
+      this.openedAt = this.clock.now();
+    }
+  }
+
+  /** A probe that could not be sent (no live session): back to open, cooldown re-armed. */
+  probeAborted(): void {
+    if (this.state !== 'half-open') return;
+    this.state = 'open';
+    this.openedAt = this.clock.now();
+  }
+
+  /** A successful (re)connect: the server is reachable again. */
+  reset(): void {
+    this.failures = 0;
+    this.state = 'closed';
+  }
+}
+
+// ── the connection ──────────────────────────────────────────────────────────────────────────────
 
 /** The 2025 session's own methods, which the 2026-07-28 revision removed: a dual-era server's twin takes them. */
 const SESSION_METHODS: ReadonlySet<string> = new Set(['resources/subscribe', 'resources/unsubscribe', 'logging/setLevel']);

@@ -19,14 +19,12 @@
 // connection made with the old ones, and they are sent only on the connection made for that key.
 
 import { createHash } from 'node:crypto';
-import type { ServerConfig, SessionScope } from '../config/types.js';
-import { DEFAULT_POOL } from '../config/types.js';
+import { type ServerConfig, type SessionScope, DEFAULT_POOL } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import type { PoolCounters } from '../observability/gateway-metrics.js';
-import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './breaker.js';
+import type { PoolCounters } from '../observability/metrics.js';
+import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions, type Connection } from './connection.js';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
-import type { Connection } from './connection.js';
 
 /**
  * Whose a pooled connection is: one agent identity (a per-agent server) or one agent session (a

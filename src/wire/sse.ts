@@ -5,7 +5,7 @@
 // like the line reader: an event whose data grows past `maxEventLength` characters is discarded up to
 // its blank line and reported once. https://html.spec.whatwg.org/multipage/server-sent-events.html
 
-import { DEFAULT_MAX_LINE_LENGTH } from './line-reader.js';
+import { DEFAULT_MAX_LINE_LENGTH } from './jsonrpc.js';
 
 export interface SseEvent {
   /** The `event:` field, "message" when absent. */

@@ -1,10 +1,10 @@
-// The per-server circuit breaker (src/servers/breaker.ts; seed 004: after N consecutive failures
+// The per-server circuit breaker (src/servers/connection.ts `CircuitBreaker`; seed 004: after N consecutive failures
 // calls fail fast, after a cooldown one half-open probe goes through, success closes, failure
 // re-arms the cooldown). Every transition is driven by a fake clock.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CircuitBreaker, DEFAULT_BREAKER } from '../../src/servers/breaker.js';
+import { CircuitBreaker, DEFAULT_BREAKER } from '../../src/servers/connection.js';
 import { FakeClock } from './fake-clock.js';
 
 const COOLDOWN = 10_000;

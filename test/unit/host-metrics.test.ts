@@ -7,7 +7,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mergeExpositions, WORKER_LABEL } from '../../src/observability/exposition-merge.js';
-import { GatewayMetrics } from '../../src/observability/gateway-metrics.js';
+import { GatewayMetrics } from '../../src/observability/metrics.js';
 import {
   HostScrapeClient,
   HostScraper,

@@ -1,11 +1,11 @@
-// Newline-delimited framing (src/wire/line-reader.ts): MCP stdio carries one JSON-RPC message per
+// Newline-delimited framing (src/wire/jsonrpc.ts `readLines`): MCP stdio carries one JSON-RPC message per
 // line. Chunks arrive split anywhere (even inside a UTF-8 character); an over-long line is dropped
 // and reported once while the lines after it still arrive.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
-import { readLines } from '../../src/wire/line-reader.js';
+import { readLines } from '../../src/wire/jsonrpc.js';
 
 interface Collected {
   lines: string[];

@@ -10,7 +10,7 @@ import {
   CALL_DURATION_BUCKETS,
   GatewayMetrics,
   quantile,
-} from '../../src/observability/gateway-metrics.js';
+} from '../../src/observability/metrics.js';
 
 describe('server activity', () => {
   it('is empty until a first interval has been sampled', () => {

@@ -3,9 +3,11 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ClusterLink } from '../../cluster/link.js';
-import { DEFAULT_MAX_AGENT_BUFFER } from './channel.js';
 import type { OpsContext } from './ops.js';
 import type { ReplayCounters, ReplayLimits } from './sse-replay.js';
+
+/** Default bound on what is written for one session's agent and not yet read (`--max-agent-buffer`). */
+export const DEFAULT_MAX_AGENT_BUFFER = 32 * 1024 * 1024;
 
 export interface HttpFrontOptions {
   host: string;

@@ -20,7 +20,7 @@ import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { RemoteServerConfig } from '../../../config/types.js';
 import { GatewayError } from '../../../errors.js';
 import type { Logger } from '../../../observability/logger.js';
-import { DEFAULT_MAX_LINE_LENGTH } from '../../../wire/line-reader.js';
+import { DEFAULT_MAX_LINE_LENGTH } from '../../../wire/jsonrpc.js';
 import {
   headerOf,
   HttpClient,

@@ -10,7 +10,7 @@ import type { IncomingMessage } from 'node:http';
 import type { RemoteServerConfig } from '../../../config/types.js';
 import { GatewayError } from '../../../errors.js';
 import type { Logger } from '../../../observability/logger.js';
-import { DEFAULT_MAX_LINE_LENGTH } from '../../../wire/line-reader.js';
+import { DEFAULT_MAX_LINE_LENGTH } from '../../../wire/jsonrpc.js';
 import { SseParser, type SseEvent } from '../../../wire/sse.js';
 import { displayUrl, HttpClient, mediaType, pipeSse, refusal, unreachable } from '../http/request.js';
 import type { RemoteTransportOptions } from '../http/transport.js';

@@ -14,7 +14,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { StdioServerConfig } from '../../../config/types.js';
 import { GatewayError } from '../../../errors.js';
 import type { Logger } from '../../../observability/logger.js';
-import { readLines } from '../../../wire/line-reader.js';
+import { readLines } from '../../../wire/jsonrpc.js';
 import { serverEnv } from '../../../config/child-env.js';
 import { ownGroupLaunch } from './group-launch.js';
 import { processGroups, type Stoppable } from '../../process-groups.js';
