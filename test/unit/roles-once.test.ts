@@ -101,7 +101,7 @@ void describe('each file’s role is written once', () => {
     assert.equal(header('import x from "y";\n// late comment\n'), undefined);
     assert.equal(header('#!/usr/bin/env node\n// The primary: it forks.\n// More.\nconst a = 1;\n'), 'The primary: it forks. More.');
     assert.equal(header('/**\n * One catalog (e.g. `a.b`).\n * Two.\n */\nexport {};\n'), 'One catalog (e.g. `a.b`). Two.');
-    assert.equal(firstSentence('One catalog (e.g. `a.b`. c). Two.'), 'One catalog (e.g. `a.b`. c).');
+    assert.equal(firstSentence('One catalog (e.g. `a. b`). Two.'), 'One catalog (e.g. `a. b`).');
     assert.equal(firstSentence('No period at all'), 'No period at all');
   });
 });
