@@ -9,6 +9,7 @@
 // board (a `LocalBoard`, or the cluster's in Redis), times it out, and applies a decision that names
 // the call's id and digest once (single use). The session then sends the call with its digest checked
 // again. `notifications/cancelled` and the session's end withdraw a waiting call.
+// Each waiting call has a timer; at most MAX_WAITING (1000) wait per process.
 
 import { createHash, randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors.js';

@@ -22,7 +22,12 @@ const { header, firstSentence } = (await import(pathToFileURL(join(ROOT, 'script
  * whose headers cannot be edited until it lands. Each entry is the file name exactly as the bullet
  * writes it. Remove an entry once its facts are in the file's header.
  */
-const PENDING: Readonly<Record<string, readonly string[]>> = {};
+const PENDING: Readonly<Record<string, readonly string[]>> = {
+  'src/front/README.md': ['http/front.ts', 'http/channels.ts', 'http/channel.ts'],
+  'src/gateway/README.md': ['gateway.ts', 'catalog-listing.ts', 'pooled-listing.ts', 'router.ts', 'session.ts'],
+  'src/pins/README.md': ['../wire/sanitize.ts'],
+  'src/servers/README.md': ['server-session.ts', 'connection.ts'],
+};
 
 function walk(dir: string, keep: (name: string) => boolean): string[] {
   if (!existsSync(dir)) return [];
