@@ -4,8 +4,9 @@
 // a newcomer reads to find which file holds what. test/unit/roles-once.test.ts uses `header` and
 // `firstSentence` to check that every file has a header to print.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative, resolve, sep } from 'node:path';
+import process from 'node:process';
+import { fileURLToPath, URL } from 'node:url';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const SRC = join(ROOT, 'src');
@@ -13,9 +14,15 @@ const SRC = join(ROOT, 'src');
 /**
  * The comment a file opens with (after a `#!` line), its markers stripped and its lines joined with
  * single spaces; undefined when the file opens with code.
+ * @param {string} text
+ * @returns {string | undefined}
  */
 export function header(text) {
-  const lines = text.replace(/^#![^\n]*\n/, '').replace(/^\s+/, '').split('\n');
+  const lines = text
+    .replace(/^#![^\n]*\n/, '')
+    .replace(/^\s+/, '')
+    .split('\n');
+  /** @type {string[]} */
   const body = [];
   if (lines[0]?.startsWith('/*')) {
     for (const line of lines) {
@@ -38,6 +45,8 @@ const ABBREVIATIONS = /(?:^|[\s(])(?:e\.g|i\.e|etc|vs|cf)$/i;
 /**
  * The first sentence of a header: up to the first `.`, `!` or `?` that is followed by a space or the
  * end, is outside a code span and does not end an abbreviation such as "e.g.".
+ * @param {string} text
+ * @returns {string}
  */
 export function firstSentence(text) {
   let code = false;
@@ -52,16 +61,24 @@ export function firstSentence(text) {
   return text;
 }
 
+/**
+ * @param {string} dir
+ * @returns {string[]}
+ */
 function sources(dir) {
   return readdirSync(dir, { withFileTypes: true })
     .sort((a, b) => a.name.localeCompare(b.name))
     .flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
 }
 
-/** The index of one room (a folder under src/) or, with no room, of all of src/: `[file, sentence]` pairs. */
+/**
+ * The index of one room (a folder under src/) or, with no room, of all of src/: `[file, sentence]` pairs.
+ * @param {string | undefined} room
+ * @returns {[string, string][]}
+ */
 export function index(room) {
   const dir = room === undefined ? SRC : join(SRC, room.replace(/^src\//, '').replace(/\/$/, ''));
-  if (!dir.startsWith(SRC) || !statSync(dir, { throwIfNoEntry: false })?.isDirectory())
+  if ((dir !== SRC && !dir.startsWith(SRC + sep)) || !statSync(dir, { throwIfNoEntry: false })?.isDirectory())
     throw new Error(`no room ${room ?? ''} under src/ (try one of: ${roomNames().join(', ')})`);
   return sources(dir).map((f) => {
     const h = header(readFileSync(f, 'utf8'));
@@ -69,6 +86,7 @@ export function index(room) {
   });
 }
 
+/** @returns {string[]} */
 function roomNames() {
   return readdirSync(SRC, { withFileTypes: true })
     .filter((e) => e.isDirectory())
@@ -78,20 +96,24 @@ function roomNames() {
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   try {
+    /** @type {string[]} */
+    const lines = [];
     for (const room of process.argv.length > 2 ? process.argv.slice(2) : [undefined]) {
+      /** @type {string | undefined} */
       let last;
       for (const [file, sentence] of index(room)) {
         const folder = file.includes('/') ? file.slice(0, file.lastIndexOf('/') + 1) : '';
         if (folder !== last) {
-          if (last !== undefined) console.log('');
-          console.log(`src/${folder}`);
+          if (last !== undefined) lines.push('');
+          lines.push(`src/${folder}`);
           last = folder;
         }
-        console.log(`  ${file.slice(folder.length)} — ${sentence}`);
+        lines.push(`  ${file.slice(folder.length)} — ${sentence}`);
       }
     }
+    process.stdout.write(`${lines.join('\n')}\n`);
   } catch (err) {
-    console.error(`mcpgate rooms: ${err instanceof Error ? err.message : String(err)}`);
+    process.stderr.write(`mcpgate rooms: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exitCode = 2;
   }
 }

@@ -12,8 +12,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 interface RoomsScript {
-  header(text: string): string | undefined;
-  firstSentence(text: string): string;
+  header: (text: string) => string | undefined;
+  firstSentence: (text: string) => string;
 }
 const { header, firstSentence } = (await import(pathToFileURL(join(ROOT, 'scripts', 'rooms.mjs')).href)) as RoomsScript;
 
