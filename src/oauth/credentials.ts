@@ -10,8 +10,8 @@
 // Bearer challenge says "needs login" and a login for it is used; it then sends a token only once one
 // is stored. No token is ever logged or put in an error.
 // The `Authorization` value is read synchronously per request (for a DPoP-bound token, with a proof
-// signed per request, dpop.ts). "A server without `"auth"`" means one without a configured
-// `Authorization` header either; a 401 with a Bearer or a DPoP challenge asks it for a login.
+// signed per request, dpop.ts). The server without `"auth"` above is one without a configured
+// `Authorization` header either, and a DPoP challenge on its 401 asks for a login as a Bearer one does.
 
 import { mkdirSync } from 'node:fs';
 import { auth, computeScopeUnion, type DpopSession } from '@modelcontextprotocol/client';

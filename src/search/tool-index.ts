@@ -16,11 +16,12 @@
 // The arithmetic, for each query term: each field's term frequency normalized by the field's length
 // against its average (`b`), weighted by the field's weight, summed into one pseudo-frequency,
 // saturated once (`k1`), times the term's IDF; a synonym counts at `synonymWeight`. Coordination
-// multiplies by the share of the query's words matched, to the power `coord`, and the action bonus
-// (`actionBonus`) by 1.2. A posting holds the document, its back-pointer, one byte of count per field
-// and the cached pseudo-frequency; the cache is per index version, so a change makes it stale and the
-// next search that reads a term recomputes that term's. `search(query, limit, allow)` asks `allow`
-// only for a tool that would enter the result, before it takes a place there.
+// multiplies the score by the share of the query's words matched, to the power `coord`; the score of a
+// tool whose action the task leads with is multiplied by 1 + `actionBonus` (1.2 by default). A posting
+// holds the document, its back-pointer, one byte of count per field and the cached pseudo-frequency;
+// the cache is per index version, so a change makes it stale and the next search that reads a term
+// recomputes that term's. `search(query, limit, allow)` asks `allow` only for a tool that would enter
+// the result, before it takes a place there.
 
 import { FIELDS, fieldTerms } from './tool-fields.js';
 import type { FieldWeights, SearchDoc } from './tool-fields.js';

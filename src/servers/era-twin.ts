@@ -11,8 +11,8 @@
 // connection pairs the two sessions (`Connection.pairUp`) and chooses by the agent's era (`forward`'s
 // `agentEra`). `resources/subscribe`, `resources/unsubscribe` and `logging/setLevel` go to the twin
 // too. The two sessions share ids, so a `cancel` goes to both; an answer to a server's question goes
-// to the session that asked (`twinAsked`). Seen in the Python SDK and the conformance suite's
-// reference server.
+// to the session that asked (`twinAsked`). Servers that behave so: every Python SDK 2.x server, and the
+// conformance suite's reference server.
 
 import type { ServerInfo, SessionState } from './session-types.js';
 
