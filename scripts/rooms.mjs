@@ -80,10 +80,17 @@ export function index(room) {
   const dir = room === undefined ? SRC : join(SRC, room.replace(/^src\//, '').replace(/\/$/, ''));
   if ((dir !== SRC && !dir.startsWith(SRC + sep)) || !statSync(dir, { throwIfNoEntry: false })?.isDirectory())
     throw new Error(`no room ${room ?? ''} under src/ (try one of: ${roomNames().join(', ')})`);
-  return sources(dir).map((f) => {
-    const h = header(readFileSync(f, 'utf8'));
-    return [relative(SRC, f).split('\\').join('/'), h === undefined ? '(no header comment)' : firstSentence(h)];
-  });
+  /** @param {string} f */
+  const rel = (f) => relative(SRC, f).split('\\').join('/');
+  /** @param {string} f */
+  const folder = (f) => f.slice(0, f.lastIndexOf('/') + 1);
+  return sources(dir)
+    .map((f) => /** @type {[string, string]} */ ([rel(f), f]))
+    .sort(([a], [b]) => folder(a).localeCompare(folder(b)) || a.localeCompare(b))
+    .map(([file, path]) => {
+      const h = header(readFileSync(path, 'utf8'));
+      return /** @type {[string, string]} */ ([file, h === undefined ? '(no header comment)' : firstSentence(h)]);
+    });
 }
 
 /** @returns {string[]} */
