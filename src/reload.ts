@@ -5,6 +5,7 @@
 // applies. Reloads are serialized, so a burst of edits never interleaves two applications.
 // The rules are read here (`loadRules`, also for `mcpgate check`) and compiled by rules/, which reads
 // no files.
+// `loadBoth` loads the pair; reading the rules file and its JWT key file is `loadRules`'s.
 
 import { readFileSync } from 'node:fs';
 import type { Env } from './config/expand.js';

@@ -8,6 +8,12 @@
 // Reasons are safe to show the caller: they never echo the token. This file reads the bearer token,
 // answers static tokens, chooses the verifier (jwt.ts, oauth-tokens.ts; claims.ts words the claim
 // checks) and writes the `WWW-Authenticate` challenge and the RFC 9728 resource metadata.
+// A JWT goes by its `iss` to the OAuth issuer of that name, else to the fixed key of `auth.jwt`; a
+// token that is no JWT goes to introspection at the one introspecting issuer — but mcpgate's own
+// tokens (`mcpg_…`, admins') are refused first and never introspected. The time, the issuers' key
+// caches and mcpgate's resource URI are arguments too (outcome.ts `AuthContext`). A JWT's or an
+// introspected token's verified claims come back with the identity (`AuthOutcome.claims`): the HTTP
+// front hands them to the agent session for the rules' `grants`.
 
 import { createHash } from 'node:crypto';
 import type { Rules } from '../rules/schema.js';

@@ -1,6 +1,8 @@
 // The claim checks of a JWT (auth.jwt or an OAuth issuer's) and of an introspected token, in our own
 // wording (jose makes the registered ones too): expiry, not-before, issued-at, issuer, audience and
 // the claim that names the agent. Reasons quote the caller's own claim values, cut short.
+// `iat` may not be in the future, and a token is refused when no audience is configured. The token
+// itself is never echoed.
 
 import type { JwtConfig } from '../rules/auth-config.js';
 import { fail, type AuthOutcome } from './outcome.js';

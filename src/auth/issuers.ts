@@ -5,6 +5,11 @@
 // cannot turn into a flood of fetches). A failed fetch is not retried for `failureCooldownMs`.
 // Every response is bounded in size and time. One instance lives as long as the HTTP front, so the
 // caches survive a reload of the rules; an issuer no longer configured ages out (at most MAX_CACHED).
+// An issuer's metadata must name the issuer it was fetched for. Also RFC 7662 introspection of opaque
+// tokens: HTTP Basic with the issuer entry's client credentials; answers cached by the token's SHA-256
+// in two LRU maps (an active one until its `exp`, at most the entry's `cacheSeconds`; an inactive one
+// 30 s); calls to an issuer limited to its `maxPerSecond` by a token bucket, past which a check is
+// `IntrospectionLimited` (a 503) without a call.
 
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey } from 'jose';

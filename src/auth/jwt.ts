@@ -1,6 +1,7 @@
 // A JWT's header and signature (RFC 7515 compact JWS, RFC 7519 claims, RFC 8725 best practices),
 // verified by jose with the algorithms of the configuration, never the token's header; and the
 // fixed-key path of the rules' `auth.jwt`. A refusal jose makes is worded for the caller.
+// Our own checks run before jose's, so a refusal names its reason clearly.
 
 import { jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
 import type { JwtConfig } from '../rules/auth-config.js';

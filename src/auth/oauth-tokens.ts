@@ -1,6 +1,8 @@
 // The tokens of the rules' OAuth issuers (`auth.oauth`): a JWT verified by the issuer's keys (its
 // JWKS, issuers.ts), or an opaque token the issuer calls active (RFC 7662 introspection); either
 // bound to mcpgate's resource URI (RFC 8707) and holding the scopes the issuer's entry requires.
+// Only one issuer introspects: an opaque token names no issuer, so it is shown to that one. The agent
+// id is the issuer's configured claim, `NAMESPACE:ID` for an issuer with a `namespace` (`agentOf`).
 
 import type { JWTPayload, JWTVerifyGetKey, JWTVerifyOptions } from 'jose';
 import type { OAuthIssuer } from '../rules/auth-config.js';

@@ -1,5 +1,6 @@
 // What authentication answers (an agent, or a refusal whose reason is safe to show the caller) and
 // what it is given besides the rules (the time, the issuers' key caches, mcpgate's resource URI).
+// auth.ts exports them too.
 
 import type { Claims } from '../rules/decide.js';
 import type { IssuerKeys } from './issuers.js';

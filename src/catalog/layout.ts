@@ -4,6 +4,7 @@
 // same public name, and a slice is encoded again only when its views changed, so one server's
 // list_changed re-encodes only that server's slices. `joinLayouts` merges the layouts into the
 // catalog's lists, and `listPieces` puts a list's slices between its brackets.
+// `layOut` makes one server's layout.
 
 import { LIST_KINDS, type ListKind, type ServerLists } from '../servers/lists.js';
 import { sanitizeTool } from '../wire/sanitize.js';

@@ -1,5 +1,7 @@
 // The catalog's public types: what a name routes to (a tool's or a prompt's entry), where a listed
 // item came from, why a tool is held, the options and counts of a `Catalog`, and a server as it is named.
+// They are `ToolEntry`, `PromptEntry`, `ItemRef`, `HeldInfo`, `CatalogOptions`, `CatalogCounts` and
+// `ServerNaming`, re-exported by catalog.ts.
 
 import type { Tool } from '../wire/protocol.js';
 

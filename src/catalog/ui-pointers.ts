@@ -3,6 +3,8 @@
 // that hosts still read — and a call result may name it the same way. Behind a prefixed server that
 // resource is listed under its public URI (`ui://KEY/…`), so every pointer to it is renamed with it;
 // otherwise a host would read a URI that no server behind mcpgate serves.
+// The renaming keeps the `ui://` scheme (names.ts `KEPT_SCHEMES`: hosts render only `ui://` resources)
+// and is applied in tool views here and, through catalog.ts `rewriteToolResult`, in call results.
 
 /** The flat key the extension used before `_meta.ui`; hosts check both. */
 export const LEGACY_UI_RESOURCE_KEY = 'ui/resourceUri';

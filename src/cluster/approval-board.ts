@@ -10,6 +10,12 @@
 // holds; the gateway then checks it names the very call (id and digest of the arguments). A call or
 // a decision written by anyone without the cluster secret is absent: listed nowhere, deciding nothing.
 // A missed wake-up is made up for by a poll of this worker's own calls every POLL_MS.
+// The numbers and names: a pending call's key lives until its expiry plus 5 s; a wake-up on the
+// channel is `{id, worker}`; the board has two connections of its own (one subscribed). The take is
+// `HGETALL`+`DEL` in one transaction. A refused call or decision is counted as `approval` or
+// `decision` in `mcpgate_cluster_records_refused_total`. The composition root hands the board to
+// `gateway.approvals`. Redis down: a call that needs approval cannot be posted and ends as expired, so
+// nothing runs unapproved.
 
 import type { Redis } from 'ioredis';
 import { redisConnection } from './redis-connection.js';

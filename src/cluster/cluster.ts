@@ -3,6 +3,10 @@
 // it goes — forwarded once to a live owner (forward.ts), adopted here (no owner, a dead owner, an
 // owner that cannot be reached, or Redis down), or unknown (404). It implements `ClusterLink`,
 // the front's contract (link.ts), and is made by the composition root only with `--redis`.
+// Besides the placement: `forwardTo` (a modern retry sent to the worker whose memory holds its waiting
+// call, named in the sealed `requestState`), `workerId()` (`hostname:pid`, worker-id.ts), the sessions
+// held here, the cluster metrics and `/status`'s `cluster`. A session's owner is remembered for one
+// heartbeat, and the requests of one session that miss that memory together share one Redis lookup.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../observability/logger.js';

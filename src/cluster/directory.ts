@@ -11,6 +11,16 @@
 // by anyone else — a worker address pointing elsewhere, a session given to a worker that is not
 // one — is treated as absent (`onRefused`). Nothing is agreed through Redis: the secret is the
 // worker's own (--cluster-secret, or the host's key in the state directory).
+// The numbers: a worker record (`mcpgate:worker:ID`) lives 3 s and the heartbeat writes it every
+// second; a session record (`mcpgate:session:ID`) lives the idle timeout plus a minute. The
+// compare-and-set rewrites the record whole, signed by the new owner. A refused record is counted
+// (`mcpgate_cluster_records_refused_total`) and logged once per kind. The Redis settings are
+// redis-connection.ts's; on `ready` this worker's records are written again.
+//
+// Nudges: a second connection subscribes to `mcpgate:nudge` (`{from, version}`, at most 1 KiB);
+// `nudge()` publishes this worker's new configuration version, and the composition root re-reads the
+// files of a worker whose version differs. Each heartbeat also reads the other workers' session counts
+// (`elsewhere`), for `--max-sessions` across the cluster (`ClusterLink.sessionsElsewhere`).
 
 import type { Redis } from 'ioredis';
 import { redisConnection } from './redis-connection.js';

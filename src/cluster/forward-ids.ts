@@ -5,6 +5,7 @@
 // SEQ seen before, or older than the window, is refused. Memory is WINDOW bits per sender process,
 // at most MAX_SENDERS of them; a sender silent for longer than twice the signature's clock window
 // is forgotten, since any forward of its that could still be replayed is then refused as stale.
+// A replay to another worker fails there on the signature, which names its receiver.
 
 import { randomBytes } from 'node:crypto';
 import { MAX_SKEW_MS } from './signing.js';

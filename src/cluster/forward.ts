@@ -16,6 +16,11 @@
 // accepts): while a forward is open its owner's heartbeat is checked every LIVENESS_CHECK_MS, and
 // once it has expired the forward ends. No fixed answer timeout: a tools/call may rightly take
 // minutes, and a GET stream lasts as long as the agent keeps it.
+// What goes to the owner: only the MCP headers of the agent's request (never its `Authorization`,
+// cookies or other headers) and who the agent is (`Identity`: the agent, whether identified, its
+// token's claims), signed (signing.ts). The owner takes that identity instead of authenticating a
+// token (front/http/front.ts `identify`) and checks the body against the signed digest once read. A
+// relayed JSON answer keeps its `content-length`, so the agent gets it unchunked, as from the owner.
 
 import { Agent, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.js';

@@ -17,6 +17,8 @@
 //
 // The scripts build the lease keys they read from the field names, so they need one Redis (not a
 // Redis Cluster, where every key must be named in KEYS); mcpgate's cluster uses one Redis.
+// Besides the check: a release, and a read for the status. It has its own Redis connection with the
+// directory's settings (redis-connection.ts), and is owned by `Cluster` (`quotas`).
 
 import type { Redis } from 'ioredis';
 import { redisConnection } from './redis-connection.js';

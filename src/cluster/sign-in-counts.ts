@@ -9,6 +9,9 @@
 // addresses cannot fill Redis. Nothing here can let more sign-ins through than one worker's own
 // limit: the console takes the stricter of its own count and this one. Redis down, or a value that
 // is not a count (INCR fails): undefined, and the worker limits alone (`shared` says which).
+// The keys: `mcpgate:signin:total` and `mcpgate:signin:address:HMAC`. Someone who can write to the
+// Redis can lock an address out one window at a time, never loosen a worker's limit; `/status` shows
+// which count is in force (`sign_in_limit`: `shared` or `per-worker`).
 
 import { createHmac } from 'node:crypto';
 import type { Redis } from 'ioredis';

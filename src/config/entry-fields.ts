@@ -1,6 +1,8 @@
 // Readers of a server entry's own optional fields: `prefix`, `roots`, `era`, `auth`, `start` with
 // `idleStop`, and `inheritEnv`. Each returns the field for the snapshot (set only when the file has it) and reports
 // its problems into the context.
+// `start` is `"always"` or `"on-demand"`, and on-demand is an error on a per-agent or per-session
+// entry; `idleStop` is a positive integer of ms, an error except on an on-demand entry.
 
 import type { z } from 'zod';
 import type { ConfigIssue, InheritEnv, OAuthSettings, ServerEra, SessionScope, StartMode } from './types.js';

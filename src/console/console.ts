@@ -7,6 +7,11 @@
 // refused when the tool changed since the page showed it. Revive is SIGHUP's revive for one server.
 // Pending approvals (approvals-page.ts) lists the calls the rules hold for a person, with their exact
 // arguments; Approve and Deny decide one (bound to the digest of the arguments shown).
+// Routes: `/ui/login` (GET the form, POST a token), `/ui` (the overview), `/ui/server/NAME` (tools and
+// pins; POST `…/approve`, `…/revive`), `/ui/agent?id=` (view as agent), `/ui/approvals` and
+// `/ui/approvals/ID`, `/ui/live/…` (the live regions, with ETags), `/ui/console.js` and
+// `/ui/console.css`, POST `/ui/logout`. The CSP: `default-src 'none'; script-src 'self'; style-src
+// 'self'; …; frame-ancestors 'none'`.
 
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -9,6 +9,10 @@
 // or ABSOLUTE_MS after sign-in. Sign-out puts the login's id on the shared deny-list
 // (signed-out.ts). Every state-changing request must carry the login's CSRF token, derived from its
 // id with the same key.
+// The token is one made by `mcpgate token NAME`, its hash listed under `admins`. The cookie is
+// `HttpOnly; SameSite=Strict; Path=/ui`, or, over https (a TLS socket, or an https `auth.resource`),
+// `__Host-mcpgate_console` with `Secure; Path=/`. IDLE_MS is 30 minutes and ABSOLUTE_MS 8 hours. The
+// CSRF token is a MAC of the login's id, compared in constant time.
 
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { hashToken } from '../auth/auth.js';

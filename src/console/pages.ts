@@ -3,6 +3,12 @@
 // the reload status), one server's page (its tools with their pin state, a held tool's change as a
 // readable diff with hidden characters made visible, Approve and Revive), and "view as agent" (the
 // lists exactly as the agent is served them, from the same AgentViews and rules decisions).
+// Where each part comes from: `Gateway.status()` for the servers; the sessions for the agents;
+// `GatewayMetrics.serverActivity` for each server's calls per second, failures and latency (mean, p95)
+// over about a minute — the differences between samples of the tool-call counters and histogram
+// `/metrics` serves, taken at most every 5 s so the region's ETag moves only then;
+// `PinKeeper.heldOf`/`pinnedDefinition` and `describeDiff` for a held tool's change;
+// `AgentViews.encoded` for "view as agent".
 
 import type { Gateway } from '../gateway/gateway.js';
 import type { QuotaStatus } from '../gateway/quotas.js';

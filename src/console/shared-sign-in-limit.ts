@@ -8,6 +8,8 @@
 // is kept: past only the total, the token is still checked (a right token is never refused by
 // others' failures). When the shared counts cannot be had (Redis down), each worker limits alone, and
 // the log says so once (and again when they are back).
+// The composition root hands the cluster's counter over. Limiting alone, an address gets N × 5 tries a
+// minute on N workers, and `/status`'s `cluster.sign_in_limit` says `per-worker`.
 
 import type { Logger } from '../observability/logger.js';
 import type { SignInLimiter } from './sign-in-limit.js';

@@ -6,6 +6,8 @@
 // clears its address's count. Bounded memory: at most MAX_ADDRESSES addresses are remembered (the
 // oldest forgotten first, expired ones before that). The sign-in names no one — the token alone says
 // which admin it is — so there is no per-name count: a wrong token belongs to nobody.
+// The defaults: 5 failures a minute per address, 500 a minute in total, 10,000 addresses remembered;
+// counted per process (shared-sign-in-limit.ts adds the cluster's counts).
 
 export interface SignInLimits {
   /** Failed sign-ins one address may make per window (default 5). */

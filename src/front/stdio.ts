@@ -6,6 +6,11 @@
 // still answer; if what waits on stdout passes `maxAgentBuffer` bytes anyway, the agent is not
 // reading at all: the front ends (MCPG_AGENT_TOO_SLOW in the log) and the gateway shuts down, rather
 // than hold its output without limit. One agent is the whole process, so no other agent is affected.
+// The agent's identity is `--agent`; a front ended for a slow agent makes the gateway exit 1.
+//
+// Modern (2026-07-28) requests on stdio: a line is looked at for the era only if it contains the
+// envelope key (or, while modern requests are in flight, names `notifications/cancelled`, which may
+// come without it); modern requests are tracked by id, so `notifications/cancelled` ends one.
 
 import type { Readable, Writable } from 'node:stream';
 import type { Gateway } from '../gateway/gateway.js';

@@ -5,6 +5,11 @@
 // names this very call — same id, same digest of agent, server, tool and arguments — and lets the
 // call go on once, or answers the agent MCPG_CALL_DENIED. No decision before the rule's timeout:
 // MCPG_APPROVAL_EXPIRED. The server is never called before an approval. Every step is audited.
+// The session asks `wait` after routing, with the server not called; the desk posts the call on its
+// board (a `LocalBoard`, or the cluster's in Redis), times it out, and applies a decision that names
+// the call's id and digest once (single use). The session then sends the call with its digest checked
+// again. `notifications/cancelled` and the session's end withdraw a waiting call.
+// Each waiting call has a timer; at most MAX_WAITING (1000) wait per process.
 
 import { createHash, randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors.js';

@@ -3,6 +3,10 @@
 // them (renamed, described, parameters fixed or hidden); a call by a name the view shows is turned
 // back into the catalog's public name and the server's own arguments. The rules and the pins still
 // judge the call by the tool's real name and definition (router.ts): a view never widens anything.
+// `viewList` makes the view's tools list from the items the rules let the agent see
+// (`AgentViews.encodedOn`); `viewTarget` turns a call by the view's name back into the public name,
+// and `viewArguments` gives the server's arguments. `AgentSession.callOnView` uses them before the
+// ordinary `callTool`, so the router, rules and pins judge the real tool.
 
 import { GatewayError } from '../errors.js';
 import type { CompiledView, ViewTool } from '../rules/views.js';

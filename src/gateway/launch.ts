@@ -2,6 +2,7 @@
 // held until approved), idle (an on-demand server listed from its last known catalog, not started),
 // failed (why, and the next step) or disabled; each logged once. An on-demand server with no usable
 // known catalog is started to learn it (its connection stops it again once listed).
+// An on-demand server with no known catalog is started once to learn it.
 
 import type { Catalog } from '../catalog/catalog.js';
 import type { ServerConfig } from '../config/types.js';

@@ -1,6 +1,8 @@
 // The scrape-time snapshot GatewayMetrics reads (observability/metrics.ts), taken from the
 // parts that already hold it: configured servers and their connections (state, breaker), the catalog's
 // merged lists and held tools, and the open agent sessions. Read-only; called once per scrape.
+// Also the calls in flight per server and the sessions by transport. Calls and errors are not read
+// here: they are counted as they happen.
 
 import type { Catalog } from '../catalog/catalog.js';
 import type { ServersConfig } from '../config/types.js';

@@ -1,6 +1,7 @@
 // The open agent sessions, and who among them is told what: which agents' views of the lists changed,
 // which agent a server's question belongs to, the most verbose log level any agent asked for, and
 // how many calls the agents have in flight on a server. Holds the sessions; knows nothing of servers.
+// The class is `Agents` (`Gateway.agents`).
 
 import type { ListKind } from '../servers/lists.js';
 import type { Connection } from '../servers/connection.js';

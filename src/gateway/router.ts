@@ -1,6 +1,7 @@
 // The router: from a public name (`SERVER__TOOL`, a prompt name) or an `mcpgate://SERVER/…` URI to
-// the server's own name and the connection that will carry the request, under the rules and the
-// pins, decided once per request. For a shared server that is its connection (an on-demand one
+// the server's own name and the connection that will carry the request (`{ conn, server, original,
+// carrier }`), under the rules and the pins, decided once per request; or the error (denied, held,
+// unknown, not connected); or `NOT_YET` for an unknown tool while servers still start. For a shared server that is its connection (an on-demand one
 // woken); for a per-agent or per-session server it is the caller's own pooled connection, from the
 // pool under the caller's scope (`servers/pool.ts` `scopeOf`) — never the catalog connection, which
 // lists the server and carries no agent's request.

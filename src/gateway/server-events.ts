@@ -14,6 +14,7 @@
 // such list and no single agent, `roots/list` gets an empty list. Other requests are refused as
 // ambiguous only when two agents have calls in flight on a shared connection and the request names
 // neither (open-agents.ts `forServerRequest`), with the fix in the message.
+// The class is `ServerEvents`.
 
 import type { Catalog } from '../catalog/catalog.js';
 import { GatewayError } from '../errors.js';

@@ -1,11 +1,16 @@
 // One agent's session: the MCP server the agent sees. It keeps what the agent declared (its
-// capabilities, whether it has initialized, its log level), answers what the gateway knows itself
-// (initialize, ping, the lists), routes everything else to the server that owns the name, and keeps
+// capabilities, whether it has initialized, its log level, its resource subscriptions), answers what
+// the gateway knows itself (initialize, ping, the lists: cached bytes from the catalog, handed to the
+// channel's `sendParts` between a head with the request's id and a tail, so a list is never
+// re-serialized), routes everything else to the server that owns the name, and keeps
 // the per-call state that makes progress and cancellation exact: agent id ↔ (connection, server id)
 // (`Calls`, below), and records what each request to a server came to (its audit line, the call
 // metrics; below).
 // Right to left, it is what the gateway calls to reach this agent: server requests, log messages,
-// list changes, and the answers to its requests, written to its channel (agent-channel.ts).
+// list changes, and the answers to its requests, written to its channel (agent-channel.ts). It gets
+// `SessionParts` (below: the router, the rules in force, views, settling, the catalog and the own
+// catalogs, connections, subscriptions, metrics, the parts discovery.ts's meta-tools run over, the
+// limits, a few callbacks), never the gateway.
 //
 // Hot path (tools/call): one JSON.parse of the agent's line, a map lookup, and the agent's line with
 // only its id and name replaced (wire/request-splice.ts; JSON.stringify of the re-addressed request

@@ -9,6 +9,8 @@
 // them. An agent reaches only the tasks it owns; another's id is unknown to it, exactly like a
 // made-up one. The table lives in the worker that served the call (a session's requests all reach
 // its owner worker in a cluster); it is bounded, and a record ends with its task's `ttl`.
+// `tasks/*` requests and `notifications/tasks/status` go to the task's owner only.
+// The table is `TaskTable`, one per gateway.
 
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';

@@ -4,6 +4,7 @@
 // ready and hears of later servers by list_changed, never held by one that hangs at start-up). Then
 // they run; answered with MCPG_SHUTTING_DOWN if the session or the gateway closes first. Nothing
 // waiting is ever left without an answer. ("Parked" is a connection's state — out of retries — and not this.)
+// The grace is `--list-wait`.
 
 import { GatewayError } from '../errors.js';
 import type { RequestId } from '../wire/jsonrpc.js';

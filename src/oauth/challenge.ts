@@ -4,6 +4,8 @@
 // parser (Bearer and DPoP schemes). `mcpgate login` asks for a challenge before it signs in — an
 // unauthenticated request to the server — because the metadata URL announced there must be used
 // when present, and its scope is what to ask for.
+// It also says whether a challenge offers the DPoP scheme. The probe is `initialize`, then
+// `tools/list` in that session where `initialize` was let through; bounded, 10 s.
 
 import { extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
 import type { RemoteServerConfig } from '../config/types.js';

@@ -9,6 +9,9 @@
 // watches only that agent's file, and "needs login" names `--agent`. A server without `"auth"` gets these too, so a 401 with a
 // Bearer challenge says "needs login" and a login for it is used; it then sends a token only once one
 // is stored. No token is ever logged or put in an error.
+// The `Authorization` value is read synchronously per request (for a DPoP-bound token, with a proof
+// signed per request, dpop.ts). The server without `"auth"` above is one without a configured
+// `Authorization` header either, and a DPoP challenge on its 401 asks for a login as a Bearer one does.
 
 import { mkdirSync } from 'node:fs';
 import { auth, computeScopeUnion, type DpopSession } from '@modelcontextprotocol/client';

@@ -3,6 +3,11 @@
 // when there is one; the URL is always printed), and the SDK's `auth()` does discovery, registration,
 // PKCE, `state` and the code exchange with the `resource` parameter. The tokens go to the token store,
 // where a running gateway finds them.
+// The browser's page is answered after the code exchange: "Signed in", or why not. A client registered
+// for another redirect URI is registered again. It asks for the server's challenge first
+// (challenge.ts) and hands the SDK its `resource_metadata` URL; the scope it asks for is the entry's,
+// else the challenge's, united with a pending step-up (`stepUpScope`) and what was granted before. The
+// callback's `iss` goes to the SDK, which checks it (RFC 9207) and the metadata's issuer.
 
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

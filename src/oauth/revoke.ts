@@ -3,6 +3,8 @@
 // the login's discovery, else discovered again) advertises one. The client authenticates as it did
 // at the token endpoint (its stored registration: Basic, a body secret, or its id alone). Every
 // exchange is bounded in time and bytes; no token is ever put in a message.
+// A configured client secret is passed in by cli/login.ts. `unsupported_token_type` for the access
+// token after the refresh token is "kept", not a failure. Bounded at 10 s; it never throws.
 
 import { discoverAuthorizationServerMetadata } from '@modelcontextprotocol/client';
 import type { TokenFile } from './store.js';

@@ -6,6 +6,8 @@
 // An agent's own account for a per-agent server (`mcpgate login SERVER --agent A`) is a file of its
 // own beside the shared one, `STATE/oauth/SERVER@AGENT.json`, read and written only through the store
 // `forAgent(A)` gives: the shared login and every other agent's are other files.
+// A file holds the tokens (with `expires_at`), the registered client (never a configured client's
+// secret), the discovery results and the login's DPoP key.
 
 import { createHash } from 'node:crypto';
 import { chmod, mkdir, open, unlink } from 'node:fs/promises';

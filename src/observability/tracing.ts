@@ -10,6 +10,7 @@
 // and does no context work. Export is batched (BatchSpanProcessor, bounded queue: spans past it are
 // dropped) and never on a call's path; a failing collector is reported once, then at most once a
 // minute, and never affects calls. `close()` flushes what is queued, bounded in time.
+// This is the only file that imports `@opentelemetry/*`.
 
 import {
   ROOT_CONTEXT,

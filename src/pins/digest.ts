@@ -2,6 +2,9 @@
 // a server that rewrites a trusted tool ("rug pull") is caught while key order, whitespace and
 // transport-only fields (`_meta`, icons) never raise a false alarm. Also the diff an operator reads
 // before approving a change.
+// The parts are the name, title, description, input and output schemas and annotations, in a canonical
+// JSON form (sorted keys, no whitespace) hashed with SHA-256. `changes()` and `describeDiff()` say
+// what differs, for the error an agent gets and the operator's review.
 
 import { createHash } from 'node:crypto';
 import { visible } from '../wire/sanitize.js';

@@ -1,6 +1,9 @@
 // The approval check, as one pure function: given the mode, a server's pins and what the server lists
 // now, which tools are held (and why), what trust-on-first-use pins, and whether the server's
 // instructions are held. No I/O; the keeper (keeper.ts) applies the outcome.
+// The modes: tofu pins everything on the first sight of a server and holds what is new or changed
+// later; strict holds whatever is not pinned exactly; off does nothing. A held tool that returns to
+// its pinned definition is released without approval.
 
 import { changes, definitionOf, instructionsDigest, toolDigest, type Change, type ToolDefinition } from './digest.js';
 import type { ServerPins } from './store.js';

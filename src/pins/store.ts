@@ -3,6 +3,8 @@
 // written by the gateway, read by `mcpgate pins` and `approve`). Readable JSON an operator can audit.
 // Every write is atomic (observability/atomic-json.ts: temp file, fsync, rename, fsync of the directory); read-modify-write of
 // pins.json happens under a lock file, so `approve` and a running gateway never lose each other's pins.
+// The lock is `pins.json.lock`, made with O_EXCL and taken for stale after 30 s. A corrupt file is an
+// error, never "no pins".
 
 import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';

@@ -2,6 +2,9 @@
 // gateway's `--mode`) and, for search mode, `"alwaysShown"` — the tools listed to the agent from the
 // start without a search (globs over the public names the agent sees, e.g. `github__get_*`). Being
 // always shown grants nothing: the tools are still filtered by the agent's allow and deny rules.
+// At most 256 entries in `alwaysShown`; a warning says they grant nothing when the agent's mode is not
+// search. Compiled into `CompiledAgent.modeSettings`; not to be confused with curated views
+// (views.ts).
 
 import { describeValue } from '../config/issues.js';
 import { compileMatcher, type Matcher } from './globs.js';

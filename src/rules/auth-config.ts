@@ -15,6 +15,9 @@
 // caller gives (src/reload.ts reads it synchronously while the rules load, at startup and reload; a
 // changed key file is picked up by the next reload of the rules file). Compiled from text alone, with
 // no reader, a `publicKeyFile` is an error that says to give the key as `publicKey`.
+// OAuth issuers (`auth.oauth`) are compiled here too, their types in auth-types.ts: every issuer after
+// the first must have a `namespace` (its agents are `NAMESPACE:ID`), and at most one may have
+// `introspection`, both checked at load.
 
 import { tryExpand } from '../config/expand.js';
 import { describeValue, isPlainObject } from '../config/issues.js';

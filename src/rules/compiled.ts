@@ -1,5 +1,7 @@
 // The compiled form of `gateway-rules.json`: the deeply frozen Rules snapshot that decide.ts reads
 // (schema.ts builds it), and OPEN_RULES for when there is no rules file.
+// `Rules`, `CompiledAgent`, `CompiledSide`, `CompiledGrant`, `ClaimTest`, `DEFAULT_AGENT` and
+// `OPEN_RULES`; the frozen collections are frozen.ts's.
 
 import type { ConfigIssue } from '../config/types.js';
 import type { AuthConfig } from './auth-config.js';

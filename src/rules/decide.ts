@@ -1,6 +1,9 @@
 // Access decisions over a compiled Rules snapshot (docs/architecture.md "`gateway-rules.json` (agents)"). Pure: no I/O,
 // no throwing, no state; what an agent may call and what it is shown both come from here. A decision
 // costs a few Map/Set lookups and, only for lists that have globs, one RegExp run per list.
+// The functions: `decideTool`, `decideServer`, `serverVisible`, `effectiveAgent`, `matchedGrants`,
+// `grantMayUse`. A reason names the rule that decided (`agent "x" (grant "eng")` when a grant did).
+// Each takes the agent's token claims (`Claims`) as an optional last argument, for `grants`.
 
 import { DEFAULT_AGENT } from './compiled.js';
 import type { ClaimTest, CompiledAgent, CompiledSide, Rules } from './compiled.js';

@@ -1,5 +1,6 @@
 // The rules file's name lists compiled for matching: exact names in a Set, globs (`*` any run of
 // characters, `?` one; everything else literal) in one RegExp per list, kept in a closure.
+// A list compiles into a `Matcher`.
 
 import { frozenSet } from './frozen.js';
 

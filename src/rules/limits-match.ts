@@ -1,6 +1,8 @@
 // Which limits of the rules apply to one call (limits.ts has their shape). Pure, never throws.
 // Called only when the rules have limits at all (`Rules.limits`); a file without them costs a call
 // one property read in the gateway.
+// `limitsFor` lists the limits a call must pass (an exact name over the first glob in file order, as
+// for access); `namedLimits` those the status shows before anyone called.
 
 import { DEFAULT_AGENT, type Rules } from './compiled.js';
 import { matchedGrants, type Claims } from './decide.js';

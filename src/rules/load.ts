@@ -2,6 +2,10 @@
 // syntax errors here, validation and compilation in schema.ts. rules/ reads no files (the lint
 // forbids node:fs here): the caller reads the rules file (src/reload.ts `loadRules`) and gives the
 // reader for a JWT key file (`KeyFileReader`).
+// `parseRules(text, file, servers, { env, readKeyFile })` gives a deeply frozen `Rules` snapshot (its
+// Maps and Sets refuse `set`/`add`/`delete`/`clear`, frozen.ts); with no rules file the gateway uses
+// `OPEN_RULES` (everything allowed). `file` names the rules in messages and anchors a relative
+// `publicKeyFile`.
 
 import path from 'node:path';
 import type { Env } from '../config/expand.js';

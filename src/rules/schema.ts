@@ -1,6 +1,9 @@
 // The `gateway-rules.json` format (docs/architecture.md "`gateway-rules.json` (agents)"):
 // validation of the parsed JSON (every error and warning collected with its JSON path) and its
 // compilation into the Rules snapshot (compiled.ts; globs in globs.ts). No I/O here.
+// The problems are thrown at once as `MCPG_CONFIG_INVALID`, with `detail.issues` and
+// `detail.warnings`. `limits` values go to limits.ts's `LimitsBuilder`, `approve` to approvals.ts,
+// `views` to views.ts.
 
 import type { Env } from '../config/expand.js';
 import type { ConfigIssue } from '../config/types.js';

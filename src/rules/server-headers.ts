@@ -7,6 +7,10 @@
 //
 // Only a remote server whose sessions belong to one agent (`"per-agent"` or `"per-session"`) may take
 // them: on a shared server one connection serves everyone, so an agent's token would act for all.
+// Names and values are checked (no reserved names, no line breaks, at most 32 per server), and headers
+// are refused on a stdio or shared server and on `default` — so `parseRules` takes the servers'
+// configs (`ServerRef`: a bare name leaves the kind unknown, and headers for it are an error). The
+// gateway reads `Rules.agents.get(id).serverHeaders` when it asks the pool for the agent's connection.
 
 import { tryExpand, type Env } from '../config/expand.js';
 import { describeValue, isPlainObject } from '../config/issues.js';

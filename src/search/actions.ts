@@ -4,6 +4,10 @@
 // English verbs for one action; a tool's action is the class of the first word of its name that has
 // one (a server prefix such as "puppeteer_" or "kubectl_" has none), and a task's action is the class
 // of the verb it leads with. The index favours a tool whose action the task asks for.
+// The classes, e.g. add/make/new → create, fetch/show/read → get, erase/remove → delete, edit/modify →
+// update, find/lookup → search, type/fill… A task's action is that of its first word that is not a
+// stop word, when that word is a verb's base form: an imperative leads with its verb, while "running",
+// "searches" or a later noun like "message" ask for no action.
 
 import { isStop, splitWords, terms } from './words.js';
 

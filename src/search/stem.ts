@@ -3,6 +3,7 @@
 // onto one stem is most of what stemming buys a ranker here. Porter's full rule set also conflates
 // words a tool catalog keeps apart ("general"/"generate", "user"/"use"), so only inflections and a few
 // noun-forming endings are removed, and both sides (tools and queries) go through the same function.
+// The endings: plurals, -ing/-ed, -ation/-ion/-ment, a final e, -ate.
 
 /** Words this short are left alone: "ls", "rm", "pr", "ids", "bus" are names, not inflections. */
 const MIN_LENGTH = 4;

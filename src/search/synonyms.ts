@@ -1,6 +1,8 @@
 // Words an agent uses for what a tool calls by another name: "remove" for "delete", "email" for
 // "mail", "look up" for "search". A query term brings its synonyms in at a lower weight (the index's
 // `synonymWeight`), so a tool that uses the agent's own word still ranks first.
+// The groups join words for one action or thing (delete/remove, email/mail, calendar/event,
+// hover/mouse, dialog/popup…); a query word brings in every group it is in.
 
 import { terms } from './words.js';
 

@@ -3,6 +3,9 @@
 // the whole description, the names and the descriptions of its parameters, its server's name and
 // instructions. The input schema is walked to a
 // bounded depth and breadth, so a hostile or huge schema costs a bounded amount.
+// The fields are eight, of a `SearchDoc`: name, title, summary (the description's first sentence),
+// description, parameter names, parameter descriptions, server, server instructions. The schema is
+// walked breadth first to depth 4 and 128 parameters, its descriptions read to 16 KB.
 
 import { terms } from './words.js';
 

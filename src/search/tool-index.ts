@@ -13,6 +13,15 @@
 // postings, so upsert and remove cost what that one document has, not what the index holds. A query
 // accumulates into arrays the index keeps between queries and clears only what it touched, and reads
 // one cached pseudo-frequency a posting (recomputed per term after a change).
+// The arithmetic, for each query term: each field's term frequency normalized by the field's length
+// against its average (`b`), weighted by the field's weight, summed into one pseudo-frequency,
+// saturated once (`k1`), times the term's IDF; a synonym counts at `synonymWeight`. Coordination
+// multiplies the score by the share of the query's words matched, to the power `coord`; the score of a
+// tool whose action the task leads with is multiplied by 1 + `actionBonus` (1.2 by default). A posting
+// holds the document, its back-pointer, one byte of count per field and the cached pseudo-frequency;
+// the cache is per index version, so a change makes it stale and the next search that reads a term
+// recomputes that term's. `search(query, limit, allow)` asks `allow` only for a tool that would enter
+// the result, before it takes a place there.
 
 import { FIELDS, fieldTerms } from './tool-fields.js';
 import type { FieldWeights, SearchDoc } from './tool-fields.js';

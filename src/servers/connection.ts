@@ -11,6 +11,20 @@
 // call waits for the start), and `"idleStop"` ms without a call in flight stop it gracefully again.
 // Its circuit breaker (below, also the pool's for making pooled connections) fails calls fast while
 // the server keeps failing them.
+// States: `connecting → ready → (lost) → backoff → connecting … → parked`, `closed` at shutdown, `idle`
+// for a resting on-demand server. Hooks (a restart is no list change): a session lost while serving
+// that backs off calls `interrupted` (the server stays listed; calls get the retryable "restarting"
+// error from `unavailable()`), parking or closing a listed server calls `lost` (withdraw) once.
+// `MCPG_SERVER_NEEDS_LOGIN` parks at once (retries cannot help) until the credentials' token file
+// changes (a login) or SIGHUP. Request ids come from one counter per connection, so an id is never
+// reused across sessions. On demand: every call waiting on `wake()` shares the start; a failed start
+// rejects them all with `MCPG_SERVER_UNAVAILABLE` ("could not be started on demand", the reason and
+// the next step); a call while it backs off fails at once without a start. The connection counts its
+// forwarded calls until each ends (answer, failure or `cancel`); with none in flight the `idleStop`
+// timer (owned here, cleared on every close) stops the session gracefully and rests again — the
+// `interrupted` hook, never `lost`, so the server stays listed. The start that learns an unknown
+// catalog (`start()` on an on-demand entry) stops once listed when there is no `idleStop`, unless a
+// call waited for it.
 
 import type { ServerConfig } from '../config/types.js';
 import type { TransportFactory } from './transports/transport.js';

@@ -7,6 +7,12 @@
 // naming a tool or prompt only the modern era shows: the agent then gets the modern session, with
 // input-required results turned into ordinary requests to it. The connection owns the twin: it starts
 // it after the modern session, and a twin lost is the connection's session lost.
+// The server is asked `initialize` once per connection, and the answer is kept across reconnects; the
+// connection pairs the two sessions (`Connection.pairUp`) and chooses by the agent's era (`forward`'s
+// `agentEra`). `resources/subscribe`, `resources/unsubscribe` and `logging/setLevel` go to the twin
+// too. The two sessions share ids, so a `cancel` goes to both; an answer to a server's question goes
+// to the session that asked (`twinAsked`). Servers that behave so: every Python SDK 2.x server, and the
+// conformance suite's reference server.
 
 import type { ServerInfo, SessionState } from './session-types.js';
 

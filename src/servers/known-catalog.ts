@@ -5,6 +5,9 @@
 // untrusted input: every list is checked as a server's answer is (lists.ts `checkList`, under the
 // entry's limits), and a file that fails any check is a warning and treated as unknown — the server
 // is then started once to learn its catalog again.
+// The file's name is the URI-encoded server name; it is written through observability/atomic-json.ts
+// (0600, at most 16 MiB), one write at a time per server, and a refresh of one list is merged into the
+// rest.
 
 import { mkdir, open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -6,6 +6,13 @@
 // that stops at the limit, never by serializing it). A 2026-07-28 server's lists carry a cache hint
 // (`ttlMs`): a list fetched with one is kept for that long, per connection, and a listing that may
 // reuse it (a reconnect) takes it without a round trip; a list change always fetches again.
+// Tools of the usual shape are checked by a direct look at the fields the schema checks (`plainTool`,
+// which copies nothing); the schema then checks the rest of the page, and every tool when one is
+// unusual or wrong, so its errors are the schema's. The kept list's hint is the shortest of its
+// pages', at most a day, in a `WeakMap` per connection with one entry per kind; `fetchLists(…, {
+// reuse: true })` is the gateway's listing when a session becomes ready. Withheld too: a 2026-07-28
+// server's tools with invalid `x-mcp-header` annotations (`badHeaders`). What was cut is returned
+// beside the lists (catalog/limits.ts logs it once and keeps it for the status).
 
 import type { Prompt, Resource, Tool } from '../wire/protocol.js';
 import type { z } from 'zod';

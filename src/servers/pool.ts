@@ -17,6 +17,15 @@
 // An agent's own headers for a remote server (the rules' `serverHeaders`) are part of the key (as a
 // digest: the key never holds the secret), so new credentials after a reload never reuse a
 // connection made with the old ones, and they are sent only on the connection made for that key.
+// Details: a scope is a `PoolScope`, made only by `scopeOf`. Callers that come while a connection
+// starts share its start, and a failed start leaves nothing behind (the connection is closed, not left
+// retrying). Each entry has one timer, at the earlier of its idle and TTL deadlines (a use only moves
+// `lastUsed`); a busy connection (an agent call in flight, asked of the gateway) is never evicted. The
+// health check (`answers`) is a ping, or where the server has no ping the first page of a list it
+// supports, within `timeoutMs`; callers meanwhile share it, and a failure is counted (`reaped`). The
+// headers' digest is `credentialDigest`; they replace the entry's same-named headers on that
+// connection only (`withHeaders`), and an entry records the digest so a reload can close connections
+// made with headers the rules no longer give.
 
 import { createHash } from 'node:crypto';
 import { type ServerConfig, type SessionScope, DEFAULT_POOL } from '../config/types.js';

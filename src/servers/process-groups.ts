@@ -4,6 +4,7 @@
 // - the watchdog (watchdog-main.ts), started on the first registration: a detached helper that
 //   kills every registered group when mcpgate dies without running its shutdown (kill -9, OOM);
 // - `hurryAll()`: a signal during shutdown cuts every stop short (the agent's own SIGKILL is coming).
+// The watchdog is unref'd, so it never keeps mcpgate alive.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

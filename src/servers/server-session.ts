@@ -13,6 +13,11 @@
 // call, the answers come back through respond/respondError (never written to the server), and the
 // call is re-sent as a new request (a new id: the server answered the last one) with
 // `inputResponses` and the server's `requestState`; at most MAX_INPUT_ROUNDS rounds.
+// The types it shares with its connection and overdue.ts (`CallSink`, `ServerInfo`, `SessionOptions`,
+// a pending call) are in session-types.ts. Timeouts are one sweep per session (a tenth of the
+// shortest timeout, 10 ms–1 s), not a timer per call; progress pushes a call's deadline back, but
+// never past the call's ceiling (`limits.maxCallMs`), after which it is cancelled like a timeout. What
+// an overdue call gets (its cancel's reason, its error, whether the breaker hears of it) is overdue.ts's.
 
 import { DEFAULT_LIMITS, type ServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';

@@ -2,6 +2,8 @@
 // escape sequences (removed whole, 7- and 8-bit forms), other control characters, and the invisible
 // Unicode (tag characters, zero-width and bidi controls) used to hide instructions from a human
 // reviewer. Clean text costs one regex test and no allocation: this runs on every relayed text result.
+// It sits in wire/ because the catalog, the gateway and the pins all use it (the catalog may not import
+// pins); `visible()` shows for the operator, escaped, what it would remove.
 
 /** Longest body a sequence may have without its terminator; past it the sequence ends there. */
 export const MAX_SEQUENCE = 256;

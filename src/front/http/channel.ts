@@ -21,6 +21,9 @@
 // them has an id and is kept in the stream's replay log. When the agent's connection is cut, the
 // stream stays: what belongs to it is logged, and a GET with `Last-Event-ID` replays what the agent
 // missed and continues live (a POST's stream whose response was logged ends after the replay).
+//
+// A channel has no `sendParts` yet: a list answer reaches it as text (stdio writes a list's cached
+// pieces in one `writev`).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../../errors.js';
@@ -420,8 +423,8 @@ export class HttpChannel implements AgentChannel {
 // The HTTP front's sessions (`Mcp-Session-Id`): opened within the limits (per agent, in total,
 // across the cluster), located in the cluster (forwarded to their owner, or adopted), ended, expired
 // when idle; and the two requests that act on a session rather than carry a message — GET (its
-// event stream, opened or resumed) and DELETE (end it). The front owns the map and looks a POST's
-// session up itself (`findChannel`).
+// event stream, opened or resumed) and DELETE (end it); all of them are ended at shutdown. The
+// front owns the map and looks a POST's session up itself (`findChannel`, which GET and DELETE share).
 
 /** Why sessions end at shutdown: in a cluster their records stay, for another worker to adopt. */
 const SHUTDOWN = 'closed at shutdown';

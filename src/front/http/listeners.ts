@@ -2,6 +2,7 @@
 // (`listenPrivate`) or, when the primary owns the shared port, the connections it hands over
 // (`listenHanded`, `accept`), with the timeouts that cut off a client too slow to send its request,
 // and their closing at shutdown (stop accepting, then end every connection).
+// The handler they call is `HttpFront.handle`, which the in-process tests drive without a socket.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';

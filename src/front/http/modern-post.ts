@@ -3,6 +3,9 @@
 // agree with the body (400, -32020 otherwise). The POST's response is the request's own stream:
 // `application/json` when the answer is the only message, `text/event-stream` as soon as something
 // must go before it (progress, logs, listen notifications). Closing it is cancellation.
+// `ModernPost` is that stream, bounded by `--max-agent-buffer` like a session's. Shutdown ends listen
+// streams at once (gracefully) and lets calls drain like a session's POSTs. The checks before it are
+// the front's (front.ts `HttpFront.modern`; see src/front/README.md).
 
 import type { ServerResponse } from 'node:http';
 import type { ModernSink } from '../../gateway/modern-requests.js';

@@ -5,6 +5,9 @@
 // rules' `admins`) or a gateway run without tokens (`--no-auth`), and refuses an agent's token with
 // 403 — an agent sees what it may use through MCP itself. `/approvals` (http/approvals-api.ts): the calls
 // waiting for a person's approval, and the decisions on them, under the same rule.
+// With `--workers N`, `/metrics` on the shared port (not a worker's private one) answers with
+// `HttpFrontOptions.hostMetrics`: every worker of the host, gathered by the primary
+// (cli/host-metrics.ts).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../../errors.js';

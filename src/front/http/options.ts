@@ -1,5 +1,8 @@
 // The Streamable HTTP front's options, their defaults and the paths it answers on. http/front.ts
 // re-exports the options and defaults for the composition root.
+// They are `HttpFrontOptions` and `HTTP_DEFAULTS`; `limitsOf` gives the limits an options object
+// comes to; the paths are `/mcp`, a curated view's `/mcp/v/NAME` and the protected-resource
+// metadata's.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ClusterLink } from '../../cluster/link.js';

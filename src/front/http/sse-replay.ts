@@ -12,6 +12,10 @@
 // never keeps dropped frames reachable. A session keeps at most `maxStreamsPerSession` logs. An agent
 // whose `Last-Event-ID` points before what is still kept cannot resume without a gap: it is refused
 // like an unknown id, never given a replay that silently skips events.
+// The bounds are the command line's `--replay-buffer` (per stream), `--replay-age` and
+// `--replay-total`; a session keeps at most 64 streams. An id that cannot be resumed is refused with
+// 400 `MCPG_EVENT_ID_UNKNOWN`, not 404: the session itself is fine. The channel (http/channel.ts
+// `HttpChannel`) primes each stream, keeps a cut one, and `resume` answers a GET with `Last-Event-ID`.
 
 import { randomBytes } from 'node:crypto';
 

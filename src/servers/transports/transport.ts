@@ -1,6 +1,8 @@
 // What a server session needs of the way to its server: a framed message out, framed messages in,
 // and a stop. Stdio children (transports/stdio/process.ts) and remote servers over Streamable HTTP or SSE
 // (transports/http/transport.ts, transports/sse/transport.ts) implement it; the session above does not know which.
+// The interface: `write(line, id?)`, messages in (with the id of the call whose answer stream carried
+// them, when the transport knows), `stop`, `kill`.
 
 import type { ServerConfig } from '../../config/types.js';
 import type { GatewayError } from '../../errors.js';

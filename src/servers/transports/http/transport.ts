@@ -15,6 +15,12 @@
 // https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http
 // https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#resumability-and-redelivery
 // https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management
+// One class, `HttpTransport`, keeps the remote session (its id, the negotiated protocol version, the
+// re-initialize after a 404) and the GET stream. Credentials are the connection's own
+// (servers/credentials.ts): read per request, made ready before a request when stale; a 401 refreshes once and
+// re-sends (the server refused it, so it never ran), and a second 401 or a failed refresh ends the
+// session with `MCPG_SERVER_NEEDS_LOGIN`. An HTTP error on a request is answered in the server's place
+// with a JSON-RPC error.
 
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { RemoteServerConfig } from '../../../config/types.js';

@@ -11,6 +11,8 @@
 // whenever something could make the two ways differ (a command not found, a relative PATH entry,
 // PERL* variables in the server's environment), it is `detached` as before: same group semantics,
 // same errors.
+// The launcher is `/usr/bin/perl`, given the command's resolved path. There is no smaller one:
+// util-linux has `setsid` but no `setpgid` tool.
 
 import { accessSync, constants, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';

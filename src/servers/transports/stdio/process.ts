@@ -8,6 +8,13 @@
 // The session ends when the leader exits *or* when stdout reaches EOF (a server that closed stdout
 // can never answer again). Either way the whole group is then stopped, also when the
 // leader exits on its own and leaves children holding its pipes.
+// The environment is a safe list or the entry's `inheritEnv` (never mcpgate's own secrets), plus the
+// entry's `env`. After the leader, members of the group that survive it (a wrapper's children) get
+// SIGTERM and SIGKILL too. `hurry()` (a signal during shutdown) skips to SIGTERM and SIGKILLs within
+// 1 s. On Linux liveness is read from `/proc`, so zombies waiting for init do not count as survivors.
+// For the moment between the spawn and the launcher's setpgrp the server is still in mcpgate's group:
+// a stop then signals its pid (ESRCH on the group), and `groupAlive` counts a leader that has not
+// exited.
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';

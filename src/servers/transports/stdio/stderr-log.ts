@@ -6,6 +6,7 @@
 // the tail stays in /status), at warn when one of its lines looks like an error (a traceback, `Error:`,
 // `ERROR`, `fatal`, `panic:`). Nothing here reaches an agent: what a server prints (an API key in a
 // stack trace) is for the operator only.
+// The numbers: lines cut to 2 KiB, a tail of 20 lines.
 
 import type { Readable } from 'node:stream';
 import type { Logger } from '../../../observability/logger.js';
