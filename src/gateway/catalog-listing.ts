@@ -1,10 +1,20 @@
-// The shared servers' lists in the catalog: a server whose session is ready is listed (pins review,
-// catalog, renewed subscriptions), one that restarts stays listed (a restart is no list change),
-// one that is lost is withdrawn; a debounced list_changed refreshes what changed; approvals written
-// to the pin store release or hold tools again, in the own catalogs too. Also the servers'
-// instructions for `initialize`, withheld while they differ from the approved ones. An on-demand
-// server is listed from its last known catalog while it rests (pins reviewed as for a live one), and
-// what its live session lists is kept as that catalog.
+// Every connection's lists in the catalog they go to, parameterised by scope (`ListingScope`): a
+// shared server's in the shared catalog every agent sees, a pooled connection's (a per-agent or
+// per-session server's) in its pool scope's own catalog (own-catalogs.ts), seen by its owners only.
+// One path for both: a connection that is ready is listed (pins review, catalog, announced to the
+// audience of the scope); its debounced list_changed (one `Refresher`, keyed by server and scope)
+// refreshes what changed; approvals written to the pin store release or hold tools again in every
+// catalog; a connection that goes is withdrawn.
+//
+// What differs is the scope's, and branches on it here:
+// - shared: a server that restarts stays listed (a restart is no list change) and is withdrawn only
+//   when lost (parked, closed); its instructions are reviewed with its tools and given for
+//   `initialize`, withheld while they differ from the approved ones; an on-demand server is listed
+//   from its last known catalog while it rests (pins reviewed as for a live one), and what its live
+//   session lists is kept as that catalog; its subscriptions are renewed on a new session.
+// - a pool scope: what the connection sends goes to its owners only, and only they are announced a
+//   change; it is not restarted in place, so losing its session withdraws it (its owners see the
+//   shared view of the server again) and reaps it; it gets its owners' log level.
 
 import type { Catalog } from '../catalog/catalog.js';
 import type { CatalogLimits } from '../catalog/limits.js';
@@ -13,70 +23,187 @@ import { GatewayError } from '../errors.js';
 import type { AuditLog } from '../observability/audit.js';
 import type { Logger } from '../observability/logger.js';
 import type { PinKeeper } from '../pins/keeper.js';
-import type { Connection } from '../servers/connection.js';
+import type { Connection, ConnectionHooks } from '../servers/connection.js';
 import { LIST_KINDS, fetchLists, type ListKind, type ServerLists } from '../servers/lists.js';
 import type { KnownCatalog, KnownCatalogs } from '../servers/known-catalog.js';
-import type { PoolScope } from '../servers/pool.js';
+import { isOwner, scopeOf, type ConnectionPool, type PoolScope } from '../servers/pool.js';
 import { MODERN_PROTOCOL_VERSIONS } from '../wire/era.js';
+import { LIST_CHANGED, MCP_LOG_LEVELS } from './method-tables.js';
 import type { Agents } from './open-agents.js';
 import type { OwnCatalogs } from './own-catalogs.js';
+import type { ServerEvents } from './server-events.js';
 import type { AgentSession } from './session.js';
 import type { Subscriptions } from './subscriptions.js';
+
+/** The shared catalog as a scope; its `key` is the pins' source of a server's own connection. */
+export const SHARED_SCOPE = { kind: 'shared', key: '' } as const;
+
+/** Where a connection's lists go: the shared catalog, or one pool scope's own catalog. */
+export type ListingScope = typeof SHARED_SCOPE | PoolScope;
+
+/** The key of one scope's view of one server (the refresher's and `pooled`'). */
+function keyOf(server: string, scope: ListingScope): string {
+  return `${server}\u0000${scope.key}`;
+}
 
 /** What the listing reads and changes (the Gateway makes each of these). */
 export interface CatalogListingParts {
   readonly connections: ReadonlyMap<string, Connection>;
   readonly catalog: Catalog;
+  readonly own: OwnCatalogs;
+  readonly pool: ConnectionPool;
   readonly limits: CatalogLimits;
   readonly pins: PinKeeper;
   /** On-demand servers' last known catalogs (the state directory's `catalogs/`). */
   readonly known: KnownCatalogs;
   readonly agents: Agents;
   readonly subscriptions: Subscriptions<AgentSession>;
-  /** The own catalogs, reviewed again with the catalog when approvals change. */
-  readonly own: OwnCatalogs;
+  readonly serverEvents: ServerEvents;
   readonly log: Logger;
   readonly audit: AuditLog | undefined;
   /** The separator of public tool names, for the instructions' preamble. */
   readonly separator: string;
   isClosing(): boolean;
-  /** The sessions that own a pool scope's connections. */
-  ownersOf(scope: PoolScope): Set<AgentSession>;
+}
+
+/** One server's part of one catalog, for a review of every part; `conn`: a shared server's connection. */
+interface ListedPart {
+  readonly scope: ListingScope;
+  readonly server: string;
+  readonly catalog: Catalog;
+  readonly conn?: Connection;
+  /** Whether the part is still listed (checked again after the review's wait). */
+  readonly listed: () => boolean;
 }
 
 export class CatalogListing {
+  /** Debounced refreshes on list_changed, keyed by server and scope (`keyOf`). */
   private readonly refresher: Refresher;
-  /** Servers whose instructions changed since they were approved: not passed to agents. */
+  /** What each pending refresh is of, by the same key. */
+  private readonly refreshing = new Map<string, { readonly server: string; readonly scope: ListingScope }>();
+  /** The pooled connection each own catalog's part was listed from, by the same key. */
+  private readonly pooled = new Map<string, Connection>();
+  /** Shared servers whose instructions changed since they were approved: not passed to agents. */
   private readonly heldInstructions = new Set<string>();
 
   constructor(private readonly parts: CatalogListingParts) {
-    this.refresher = new Refresher((server, kinds) => this.refresh(server, kinds), parts.log);
-  }
-
-  /** A shared server's list_changed: a debounced refresh of that list. */
-  requestRefresh(server: string, kind: ListKind): void {
-    this.refresher.request(server, kind);
+    this.refresher = new Refresher((key, kinds) => this.refresh(key, kinds), parts.log);
   }
 
   /**
-   * A session is ready (first start or reconnect): list everything (a list its 2026-07-28 server
-   * called fresh for longer is reused), review pins, publish.
+   * What a connection listed in `scope` tells the gateway. A list_changed is a debounced refresh of
+   * that list in that scope; anything else goes to the scope's audience (server-events.ts): every
+   * agent for a shared server, its owners for a pooled connection, none for a per-agent or
+   * per-session server's catalog connection (it lists the server and nothing more).
    */
-  async ready(conn: Connection): Promise<void> {
-    const { lists, trims } = await fetchLists(conn, LIST_KINDS, { reuse: true });
-    this.parts.limits.record(conn.name, LIST_KINDS, trims);
-    const review = await this.parts.pins.check(conn.name, lists.tools ?? [], conn.info?.instructions);
-    if (conn.state !== 'ready')
-      throw (
-        conn.lastError ??
-        new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${conn.name}" went away while being listed`, { server: conn.name })
-      );
-    const changed = this.parts.catalog.set(conn.name, lists, review.held);
-    this.keep(conn, lists);
-    this.holdInstructions(conn.name, review.instructionsHeld !== undefined);
+  hooks(scope: ListingScope): ConnectionHooks {
+    const owners = (conn: Connection): ReadonlySet<AgentSession> | undefined =>
+      scope.kind !== 'shared' ? this.ownersOf(scope) : conn.config.sessions === 'shared' ? undefined : new Set();
+    return {
+      notification: (conn, msg) => {
+        const kinds = LIST_CHANGED[msg.method];
+        if (kinds !== undefined) for (const kind of kinds) this.requestRefresh(conn, scope, kind);
+        else this.parts.serverEvents.notification(conn, msg, scope.kind === 'shared' ? undefined : this.ownersOf(scope));
+      },
+      serverRequest: (conn, msg, related) => this.parts.serverEvents.serverRequest(conn, msg, related, owners(conn)),
+      ready: (conn) => this.ready(conn, scope),
+      interrupted: (conn) => this.interrupted(conn, scope),
+      lost: (conn, reason) => this.lost(conn, scope, reason !== undefined),
+    };
+  }
+
+  /** The sessions a pool scope's connections belong to. */
+  ownersOf(scope: PoolScope): Set<AgentSession> {
+    const owners = new Set<AgentSession>();
+    for (const session of this.parts.agents) if (isOwner(session, scope)) owners.add(session);
+    return owners;
+  }
+
+  /** Who is told of a change in `scope`'s catalog: every agent (undefined), or the scope's owners. */
+  private audience(scope: ListingScope): Set<AgentSession> | undefined {
+    return scope.kind === 'shared' ? undefined : this.ownersOf(scope);
+  }
+
+  /**
+   * A connection in `scope` is ready (first start, a shared server's reconnect, a new pooled
+   * connection): list everything and publish. A pooled connection also gets its owners' log level
+   * before it serves them.
+   */
+  async ready(conn: Connection, scope: ListingScope): Promise<void> {
+    if (scope.kind === 'shared') return this.list(conn, scope, LIST_KINDS, true);
+    this.pooled.set(keyOf(conn.name, scope), conn);
+    await Promise.all([this.list(conn, scope, LIST_KINDS, true), this.setPooledLogLevel(conn, this.ownersOf(scope))]);
+  }
+
+  /** A list_changed: a debounced refresh of that list in that scope, if the connection is the one listed there. */
+  requestRefresh(conn: Connection, scope: ListingScope, kind: ListKind): void {
+    if (!this.isListed(conn, scope)) return;
+    const key = keyOf(conn.name, scope);
+    this.refreshing.set(key, { server: conn.name, scope });
+    this.refresher.request(key, kind);
+  }
+
+  private async refresh(key: string, kinds: ListKind[]): Promise<void> {
+    const what = this.refreshing.get(key);
+    if (what === undefined) return;
+    const { server, scope } = what;
+    const conn = scope.kind === 'shared' ? this.parts.connections.get(server) : this.pooled.get(key);
+    // A pooled connection the pool let go of is refreshed no more (it is being closed).
+    if (conn?.state !== 'ready' || (scope.kind !== 'shared' && this.parts.pool.entryOf(conn) === undefined)) return;
+    await this.list(conn, scope, kinds, false);
+  }
+
+  /**
+   * Whether `conn` is the connection `scope` lists its server from: a shared server's part is its
+   * name's (a reload's new connection lists it again); a pool scope's is the connection that last
+   * listed it there.
+   */
+  private isListed(conn: Connection, scope: ListingScope): boolean {
+    return scope.kind === 'shared' || this.pooled.get(keyOf(conn.name, scope)) === conn;
+  }
+
+  /**
+   * Lists `kinds` of a connection (all when it becomes ready, `first`, the changed ones on its
+   * list_changed), reviews its tools against the pins (a shared server's instructions with them,
+   * on `first`), puts them in the scope's catalog and tells the audience what changed.
+   */
+  private async list(conn: Connection, scope: ListingScope, kinds: readonly ListKind[], first: boolean): Promise<void> {
+    const shared = scope.kind === 'shared';
+    // A 2026-07-28 shared server's lists its discovery called fresh are reused on (re)connect.
+    const { lists, trims } = await fetchLists(conn, kinds, { reuse: first && shared });
+    const gone = (): boolean => conn.state !== 'ready' || !this.isListed(conn, scope);
+    // A shared server that went away while first listed fails its start; anything else just stops.
+    const stop = (): void => {
+      if (first && shared)
+        throw (
+          conn.lastError ??
+          new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${conn.name}" went away while being listed`, { server: conn.name })
+        );
+    };
+    if (gone()) return stop();
+    if (shared) this.parts.limits.record(conn.name, kinds, trims);
+    const instructions = shared ? conn.info?.instructions : undefined;
+    const review =
+      lists.tools === undefined && !(first && shared)
+        ? undefined
+        : await this.parts.pins.check(conn.name, lists.tools ?? [], instructions, scope.key);
+    if (gone()) return stop();
+    const changed = shared
+      ? this.parts.catalog.set(conn.name, lists, review?.held)
+      : this.parts.own.set(scope, conn.name, lists, review?.held);
+    if (shared) {
+      this.keep(conn, lists);
+      if (first) this.holdInstructions(conn.name, review?.instructionsHeld !== undefined);
+    }
+    if (changed.length > 0)
+      this.parts.log[first ? 'debug' : 'info'](first ? 'catalog listed' : 'catalog refreshed', {
+        server: conn.name,
+        ...(!shared && { scope: scope.key }),
+        changed,
+      });
     // Also during start-up: an agent that listed before this server was ready hears of it now.
-    this.parts.agents.announce(changed);
-    this.parts.subscriptions.renew(conn);
+    this.parts.agents.announce(changed, this.audience(scope));
+    if (shared && first) this.parts.subscriptions.renew(conn);
   }
 
   /**
@@ -98,25 +225,44 @@ export class CatalogListing {
   }
 
   /**
-   * The server's session was lost and its connection restarts it (backoff): what the agents asked
-   * of that session ends, but the server stays listed: a restart is no list change, and
-   * a call meanwhile gets the connection's retryable MCPG_SERVER_UNAVAILABLE. Its pins' record
-   * stays too; the restarted server's lists are reviewed again when it is ready.
+   * The connection's session was lost. A shared server's connection restarts it (backoff): what
+   * the agents asked of that session ends, but the server stays listed: a restart is no list
+   * change, and a call meanwhile gets the connection's retryable MCPG_SERVER_UNAVAILABLE. Its pins'
+   * record stays too; the restarted server's lists are reviewed again when it is ready. A pooled
+   * connection's state is gone with its session: it is not restarted in place but withdrawn and
+   * reaped, and the next call makes a fresh one. Its owners meanwhile see the shared view of the
+   * server (the catalog connection's lists, kept through its own restarts): the same tools unless
+   * their own lists differed, so a crash is no list change for them either.
    */
-  interrupted(conn: Connection): void {
-    this.refresher.forget(conn.name);
+  interrupted(conn: Connection, scope: ListingScope): void {
+    if (scope.kind !== 'shared') return this.lost(conn, scope, true);
+    this.refresher.forget(keyOf(conn.name, scope));
     for (const session of this.parts.agents) session.connectionLost(conn);
   }
 
-  /** The server is not served any more (parked, closed): withdraw it and tell the agents. */
-  lost(conn: Connection): void {
-    this.refresher.forget(conn.name);
-    this.parts.pins.forget(conn.name);
+  /**
+   * The connection is not served any more (parked, closed, a pooled one evicted or dead): withdraw
+   * what it listed and tell the audience. A pooled connection that died (`reap`) leaves the pool.
+   */
+  lost(conn: Connection, scope: ListingScope, reap = false): void {
+    const listed = this.isListed(conn, scope);
+    if (listed) {
+      const key = keyOf(conn.name, scope);
+      this.pooled.delete(key);
+      this.refresher.forget(key);
+      this.refreshing.delete(key);
+      this.parts.pins.forget(conn.name, scope.key);
+    }
+    if (scope.kind !== 'shared') this.parts.subscriptions.forget(conn);
     for (const session of this.parts.agents) session.connectionLost(conn);
-    this.parts.agents.announce(this.parts.catalog.remove(conn.name));
+    if (listed) {
+      const removed = scope.kind === 'shared' ? this.parts.catalog.remove(conn.name) : this.parts.own.remove(scope, conn.name);
+      this.parts.agents.announce(removed, this.audience(scope));
+    }
+    if (scope.kind !== 'shared' && reap) this.parts.pool.reap(conn);
   }
 
-  /** One server's instructions when agents may see them (ready, not withheld by pins). */
+  /** One shared server's instructions when agents may see them (ready, not withheld by pins). */
   serverInstructions(server: string): string | undefined {
     const conn = this.parts.connections.get(server);
     const text = conn?.info?.instructions;
@@ -140,51 +286,38 @@ export class CatalogListing {
     return `mcpgate fronts several MCP servers; their tools are named SERVER${this.parts.separator}TOOL. Instructions from each server:\n\n${parts.join('\n\n')}`;
   }
 
-  private async refresh(server: string, kinds: ListKind[]): Promise<void> {
-    const conn = this.parts.connections.get(server);
-    if (conn?.state !== 'ready') return;
-    const { lists, trims } = await fetchLists(conn, kinds);
-    if (conn.state !== 'ready') return;
-    this.parts.limits.record(server, kinds, trims);
-    const review = lists.tools === undefined ? undefined : await this.parts.pins.check(server, lists.tools, conn.info?.instructions);
-    if (conn.state !== 'ready') return;
-    const changed = this.parts.catalog.set(server, lists, review?.held);
-    this.keep(conn, lists);
-    if (changed.length > 0) this.parts.log.info('catalog refreshed', { server, changed });
-    this.parts.agents.announce(changed);
+  /**
+   * Every server part listed now, in the shared catalog (an idle on-demand server's too: its last
+   * known catalog) and in each own catalog (an approval releases a tool first seen on a pooled
+   * connection), with whether it is still listed after a wait.
+   */
+  private *listedParts(): Iterable<ListedPart> {
+    const { catalog, own } = this.parts;
+    for (const conn of [...this.parts.connections.values()]) {
+      const listed = (): boolean => conn.state === 'ready' || (conn.state === 'idle' && catalog.lists(conn.name));
+      if (listed()) yield { scope: SHARED_SCOPE, server: conn.name, catalog, conn, listed };
+    }
+    for (const { scope, catalog: ownCatalog } of [...own.entries()])
+      for (const server of ownCatalog.listedServers())
+        yield { scope, server, catalog: ownCatalog, listed: () => own.get(scope) === ownCatalog && ownCatalog.lists(server) };
   }
 
-  /** Approvals changed on disk: review every server's current tools again; release or hold as they say. */
+  /** Approvals changed on disk: review every listed part's current tools again; release or hold as they say. */
   async reviewAll(): Promise<void> {
-    // An idle on-demand server's listed tools too (its last known catalog).
-    const listed = (conn: Connection): boolean => conn.state === 'ready' || (conn.state === 'idle' && this.parts.catalog.lists(conn.name));
-    for (const conn of this.parts.connections.values()) {
-      if (!listed(conn)) continue;
-      const review = await this.parts.pins.check(
-        conn.name,
-        this.parts.catalog.serverTools(conn.name),
-        conn.state === 'idle' ? this.parts.known.instructionsOf(conn.name) : conn.info?.instructions,
-      );
-      if (!listed(conn) || this.parts.isClosing()) continue;
-      this.holdInstructions(conn.name, review.instructionsHeld !== undefined);
-      const before = this.parts.catalog.heldTools(conn.name);
-      if (this.parts.catalog.setHeld(conn.name, review.held)) {
-        this.auditReleased(conn.name, before, review.held);
-        this.parts.log.info('pins changed: catalog updated', { server: conn.name, held: review.held.size });
-        this.parts.agents.announce(['tools']);
-      }
-    }
-    // The own catalogs' tools too: an approval releases a tool first seen on a pooled connection.
-    for (const { scope, catalog } of [...this.parts.own.entries()]) {
-      for (const server of catalog.listedServers()) {
-        const review = await this.parts.pins.check(server, catalog.serverTools(server), undefined, scope.key);
-        if (this.parts.isClosing()) return;
-        if (this.parts.own.get(scope) !== catalog || !catalog.lists(server)) continue;
-        const before = catalog.heldTools(server);
-        if (catalog.setHeld(server, review.held)) {
-          this.auditReleased(server, before, review.held);
-          this.parts.agents.announce(['tools'], this.parts.ownersOf(scope));
-        }
+    for (const { scope, server, catalog, conn, listed } of [...this.listedParts()]) {
+      const shared = scope.kind === 'shared';
+      // A shared server's instructions are reviewed with its tools (an idle one's last known).
+      const instructions =
+        conn === undefined ? undefined : conn.state === 'idle' ? this.parts.known.instructionsOf(server) : conn.info?.instructions;
+      const review = await this.parts.pins.check(server, catalog.serverTools(server), instructions, scope.key);
+      if (this.parts.isClosing()) return;
+      if (!listed()) continue;
+      if (shared) this.holdInstructions(server, review.instructionsHeld !== undefined);
+      const before = catalog.heldTools(server);
+      if (catalog.setHeld(server, review.held)) {
+        this.auditReleased(server, before, review.held);
+        this.parts.log.info('pins changed: catalog updated', { server, ...(!shared && { scope: scope.key }), held: review.held.size });
+        this.parts.agents.announce(['tools'], this.audience(scope));
       }
     }
   }
@@ -204,8 +337,30 @@ export class CatalogListing {
     else this.heldInstructions.delete(server);
   }
 
+  /** The pooled connections `session` owns get their owners' level (the most verbose any of them asked). */
+  async setOwnLogLevel(session: AgentSession): Promise<void> {
+    const mine = this.parts.pool.list().filter((e) => e.started && e.scope.key === scopeOf(session, e.conn.config.sessions).key);
+    await Promise.allSettled(mine.map((e) => this.setPooledLogLevel(e.conn, this.ownersOf(e.scope))));
+  }
+
+  private async setPooledLogLevel(conn: Connection, owners: ReadonlySet<AgentSession>): Promise<void> {
+    let rank: number | undefined;
+    for (const session of owners) if (session.logRank !== undefined) rank = Math.min(rank ?? Infinity, session.logRank);
+    const level = rank === undefined ? undefined : MCP_LOG_LEVELS[rank];
+    if (level === undefined || conn.state !== 'ready' || conn.info?.capabilities.logging === undefined) return;
+    await conn
+      .request('logging/setLevel', { level })
+      .catch((err: unknown) => this.parts.log.debug('a pooled connection refused logging/setLevel', { server: conn.name, error: err }));
+  }
+
   /** Shutdown: no refresh starts any more. */
   close(): void {
     this.refresher.close();
+    this.refreshing.clear();
+  }
+
+  /** Shutdown, once every connection is closed. */
+  clear(): void {
+    this.pooled.clear();
   }
 }

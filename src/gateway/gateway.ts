@@ -2,8 +2,8 @@
 // factory, so tests can put an in-memory server behind them), the catalog, the pins and the agent
 // registry, and hands each helper the parts it needs: the router (router.ts) decides where a request
 // goes, an agent session (session.ts) carries what flows left to right, server-events.ts what flows
-// right to left, catalog-listing.ts and pooled-listing.ts keep the catalog and the own catalogs in step
-// with the connections. Nothing here is imported back by those helpers.
+// right to left, catalog-listing.ts keeps the catalog and the own catalogs in step with the
+// connections. Nothing here is imported back by those helpers.
 // It starts servers in parallel (launch.ts: one server and its summary line; an on-demand server with
 // a known catalog is listed from it and rests, one without is started to learn it) and closes
 // everything; gateway-options.ts is what it is made with (`GatewayOptions.connect` is the factory,
@@ -48,8 +48,7 @@ import { RequestStateSealer } from './request-state.js';
 import type { JsonRpcRequest } from '../wire/jsonrpc.js';
 import type { Envelope } from '../wire/era.js';
 import { DEFAULT_LIST_WAIT_MS, DEFAULT_MAX_INFLIGHT, type ConnectionFactory, type GatewayOptions } from './gateway-options.js';
-import { CatalogListing } from './catalog-listing.js';
-import { OwnListing } from './pooled-listing.js';
+import { CatalogListing, SHARED_SCOPE } from './catalog-listing.js';
 import { launchServer, type ServerSummary } from './launch.js';
 import { extensionsOf, mergeExtensions, PASSED_THROUGH } from './extensions.js';
 import { TaskTable, tasksCapability } from './tasks.js';
@@ -112,12 +111,13 @@ export class Gateway {
   readonly pool: ConnectionPool;
   /** What those connections list, per scope: each owner's view of its per-agent/per-session servers. */
   readonly own: OwnCatalogs;
-  /** The shared servers' lists in the catalog (listed, refreshed, reviewed again), and their instructions. */
+  /**
+   * Every connection's lists in its scope's catalog, the shared one or an own one (listed, refreshed,
+   * reviewed again), its hooks, and the shared servers' instructions.
+   */
   private readonly listing: CatalogListing;
   /** On-demand servers' last known catalogs, in the state directory. */
   readonly known: KnownCatalogs;
-  /** The pooled connections' lists in the own catalogs, their hooks and their owners. */
-  private readonly ownListing: OwnListing;
   private closing: Promise<void> | undefined;
   /** True from the start of `close()`: a field, read by every request of every agent session. */
   isClosing = false;
@@ -153,21 +153,6 @@ export class Gateway {
     this.quotas = new Quotas(() => this.rules, this.metrics, this.log);
     this.subscriptions = new Subscriptions(this.connections, this.log);
     this.own = new OwnCatalogs(options.config.servers, { separator: options.separator, sanitize: options.sanitize });
-    this.listing = new CatalogListing({
-      connections: this.connections,
-      catalog: this.catalog,
-      limits: this.limits,
-      pins: this.pins,
-      known: this.known,
-      agents: this.agents,
-      subscriptions: this.subscriptions,
-      own: this.own,
-      log: this.log,
-      audit: options.audit,
-      separator: options.separator ?? DEFAULT_SEPARATOR,
-      isClosing: () => this.closing !== undefined,
-      ownersOf: (scope) => this.ownListing.ownersOf(scope),
-    });
     this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
     this.listable = new Promise((resolve) => (this.resolveListable = resolve));
     this.approvals = new ApprovalDesk({ audit: options.audit, log: this.log.child({ room: 'approvals' }) });
@@ -176,7 +161,7 @@ export class Gateway {
       create: (config, scope, owner) =>
         this.connect(
           config,
-          this.ownListing.pooledHooks(scope),
+          this.listing.hooks(scope),
           this.log.child({ server: config.name, scope: scope.key }),
           scope.kind === 'agent' ? scope.agent : undefined,
           owner.extensions ?? {},
@@ -199,20 +184,25 @@ export class Gateway {
       catalog: this.catalog,
       subscriptions: this.subscriptions,
       tasks: this.tasks,
-      refresh: (server, kind) => this.listing.requestRefresh(server, kind),
-      refreshOwn: (conn, kind) => this.ownListing.requestRefresh(conn, kind),
       log: this.log,
     });
-    // A pooled server's catalog connection (config.sessions is not "shared") lists it and nothing
-    // more: what it sends besides list changes belongs to no agent.
-    this.hooks = {
-      notification: (conn, msg) => this.serverEvents.notification(conn, msg),
-      serverRequest: (conn, msg, related) =>
-        this.serverEvents.serverRequest(conn, msg, related, conn.config.sessions === 'shared' ? undefined : new Set()),
-      ready: (conn) => this.listing.ready(conn),
-      interrupted: (conn) => this.listing.interrupted(conn),
-      lost: (conn) => this.listing.lost(conn),
-    };
+    this.listing = new CatalogListing({
+      connections: this.connections,
+      catalog: this.catalog,
+      own: this.own,
+      pool: this.pool,
+      limits: this.limits,
+      pins: this.pins,
+      known: this.known,
+      agents: this.agents,
+      subscriptions: this.subscriptions,
+      serverEvents: this.serverEvents,
+      log: this.log,
+      audit: options.audit,
+      separator: options.separator ?? DEFAULT_SEPARATOR,
+      isClosing: () => this.closing !== undefined,
+    });
+    this.hooks = this.listing.hooks(SHARED_SCOPE);
     this.hybrid =
       options.embeddings === undefined
         ? undefined
@@ -259,8 +249,7 @@ export class Gateway {
       instructions: () => this.listing.instructions(),
       capabilities: () => this.capabilities(),
       tasks: this.tasks,
-      setServersLogLevel: (session) =>
-        Promise.all([this.setServersLogLevel(), this.ownListing.setOwnLogLevel(session)]).then(() => undefined),
+      setServersLogLevel: (session) => Promise.all([this.setServersLogLevel(), this.listing.setOwnLogLevel(session)]).then(() => undefined),
       closed: (session) => this.sessionClosed(session),
       own: this.own,
       rootsChanged: (session) => {
@@ -283,15 +272,6 @@ export class Gateway {
           secretEnv: () => secretEnvNames(this.rules.raw),
           ...(config.type === 'http' && { credentials: options.credentials?.(config, account) }),
         }));
-    this.ownListing = new OwnListing({
-      agents: this.agents,
-      pool: this.pool,
-      own: this.own,
-      pins: this.pins,
-      subscriptions: this.subscriptions,
-      serverEvents: this.serverEvents,
-      log: this.log,
-    });
   }
 
   get mode(): AgentMode {
@@ -492,7 +472,6 @@ export class Gateway {
     this.isClosing = true;
     this.closing ??= (async () => {
       this.listing.close();
-      this.ownListing.close();
       this.pins.close();
       for (const session of [...this.agents]) session.close();
       await this.approvals.close();
@@ -509,7 +488,7 @@ export class Gateway {
       this.connections.clear();
       this.subscriptions.clear();
       this.own.clear();
-      this.ownListing.clear();
+      this.listing.clear();
       this.settle();
     })();
     return this.closing;

@@ -1,7 +1,8 @@
-// The lexical indexes search mode ranks with (src/search/tool-index.ts): one for the shared catalog,
-// searched by every agent with the agent's rules as the filter, and one per own catalog (a pool
-// scope's per-agent or per-session servers, own-catalogs.ts), searched by its owners only — so one
-// agent's pooled tools never rank, let alone show, in another agent's search.
+// The lexical indexes search mode ranks with (src/search/tool-index.ts): one per catalog, kept the
+// same way for each — the shared catalog's, searched by every agent with the agent's rules as the
+// filter, and each own catalog's (a pool scope's per-agent or per-session servers, own-catalogs.ts),
+// searched by its owners only — so one agent's pooled tools never rank, let alone show, in another
+// agent's search.
 //
 // Each index follows its catalog one server at a time: before a search, a catalog whose version
 // moved is compared server by server (the server's tool list is the same object while it is
@@ -39,9 +40,11 @@ export interface FoundTool {
 }
 
 export class SearchIndexes {
-  private readonly shared: Synced;
-  /** Own catalogs come and go with their pool scopes: their indexes go with them. */
-  private readonly own = new WeakMap<Catalog, Synced>();
+  /**
+   * Each catalog's index, the shared one like any other: own catalogs come and go with their pool
+   * scopes, and their indexes go with them.
+   */
+  private readonly indexes = new WeakMap<Catalog, Synced>();
   /** Tool documents (re)indexed since start, across every index: the incremental upkeep's work. */
   upserts = 0;
 
@@ -49,13 +52,11 @@ export class SearchIndexes {
     private readonly catalog: Catalog,
     /** The server's instructions when agents may see them (withheld ones are not indexed). */
     private readonly instructionsOf: (server: string) => string | undefined,
-  ) {
-    this.shared = { index: new ToolIndex(), servers: new Map(), version: -1 };
-  }
+  ) {}
 
   /** Tools in the shared index (held ones included). */
   get size(): number {
-    return this.shared.index.size;
+    return this.indexes.get(this.catalog)?.index.size ?? 0;
   }
 
   /**
@@ -64,34 +65,23 @@ export class SearchIndexes {
    */
   search(query: string, limit: number, own: readonly Catalog[] | undefined, allow: (entry: ToolEntry) => boolean): FoundTool[] {
     const found: FoundTool[] = [];
-    const collect = (catalog: Catalog, synced: Synced, skip?: (server: string) => boolean): void => {
-      for (const hit of synced.index.search(query, limit, (key) => {
+    for (const catalog of [this.catalog, ...(own ?? [])]) {
+      const skip = catalog === this.catalog && own !== undefined ? (server: string) => own.some((c) => c.lists(server)) : undefined;
+      for (const hit of this.sync(catalog).index.search(query, limit, (key) => {
         const entry = catalog.tool(key);
         return entry !== undefined && entry.held === undefined && (skip === undefined || !skip(entry.server)) && allow(entry);
       }))
         found.push({ key: hit.key, catalog, entry: catalog.tool(hit.key)!, score: hit.score });
-    };
-    collect(
-      this.catalog,
-      this.sync(this.catalog, this.shared),
-      own === undefined ? undefined : (server) => own.some((c) => c.lists(server)),
-    );
-    if (own !== undefined) {
-      for (const catalog of own) {
-        let synced = this.own.get(catalog);
-        if (synced === undefined) this.own.set(catalog, (synced = { index: new ToolIndex(), servers: new Map(), version: -1 }));
-        collect(catalog, this.sync(catalog, synced));
-      }
-      // Scores of separate indexes are each BM25 over their own documents: comparable enough to
-      // interleave a few pooled servers' tools with the shared ones.
-      found.sort((a, b) => b.score - a.score);
     }
+    // Scores of separate indexes are each BM25 over their own documents: comparable enough to
+    // interleave a few pooled servers' tools with the shared ones (one index's hits come sorted).
+    if (own !== undefined) found.sort((a, b) => b.score - a.score);
     return found.length > limit ? found.slice(0, limit) : found;
   }
 
   /** Indexes the shared catalog now (after start-up), so the first search does not pay for it. */
   warm(): void {
-    this.sync(this.catalog, this.shared);
+    this.sync(this.catalog);
   }
 
   /**
@@ -99,8 +89,8 @@ export class SearchIndexes {
    * list excluded) and its own catalogs', that `allow` lets through (held tools are never listed).
    */
   *candidates(own: readonly Catalog[] | undefined, allow: (entry: ToolEntry) => boolean): Iterable<FoundTool> {
-    const catalogs: [Catalog, boolean][] = [[this.catalog, true], ...(own ?? []).map((c): [Catalog, boolean] => [c, false])];
-    for (const [catalog, shared] of catalogs) {
+    for (const catalog of [this.catalog, ...(own ?? [])]) {
+      const shared = catalog === this.catalog;
       for (const item of catalog.listTools()) {
         const key = (item as { name: string }).name;
         const entry = catalog.tool(key);
@@ -111,8 +101,10 @@ export class SearchIndexes {
     }
   }
 
-  /** Brings `synced` up to `catalog`'s version, one changed server at a time. */
-  private sync(catalog: Catalog, synced: Synced): Synced {
+  /** `catalog`'s index (made on first use), brought up to the catalog's version one changed server at a time. */
+  private sync(catalog: Catalog): Synced {
+    let synced = this.indexes.get(catalog);
+    if (synced === undefined) this.indexes.set(catalog, (synced = { index: new ToolIndex(), servers: new Map(), version: -1 }));
     if (synced.version === catalog.version) return synced;
     const listed = new Set(catalog.listedServers());
     for (const [server, state] of synced.servers) {

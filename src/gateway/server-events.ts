@@ -1,12 +1,12 @@
-// What servers send, right to left: a server's `list_changed` (a debounced refresh of that list),
-// log messages (to the agents that set a level, filtered by it), `resources/updated` (to subscribed
+// What servers send, right to left, besides `list_changed` (the listing's, catalog-listing.ts): log
+// messages (to the agents that set a level, filtered by it), `resources/updated` (to subscribed
 // agents), cancellations and elicitation completions, and server→agent requests (to the one agent
 // they belong to, or refused with MCPG_AGENT_UNAVAILABLE rather than a guess).
 //
 // A per-agent or per-session server has a catalog connection, used only to list it, and
 // pooled connections, each owned by one agent or agent session. What a pooled connection sends goes
-// to its owners only (`notification` with its owners); its list_changed refreshes its owners' view (own-catalogs.ts), never
-// the catalog every agent sees. What the catalog connection sends beyond list_changed belongs to no agent.
+// to its owners only (`notification` with its owners). What the catalog connection sends beyond
+// list_changed belongs to no agent.
 //
 // A server whose entry lists `"roots"` has its `roots/list` answered from that list when no single
 // agent can be asked (a shared server at start-up, a catalog connection) or when the agent asked has
@@ -20,10 +20,9 @@ import type { Catalog } from '../catalog/catalog.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Connection } from '../servers/connection.js';
-import type { ListKind } from '../servers/lists.js';
 import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
 import type { Agents, ServerRequestTarget } from './open-agents.js';
-import { LIST_CHANGED, SERVER_REQUEST_CAPABILITY } from './method-tables.js';
+import { SERVER_REQUEST_CAPABILITY } from './method-tables.js';
 import type { AgentSession } from './session.js';
 import type { Subscriptions } from './subscriptions.js';
 import { scopeOf } from '../servers/pool.js';
@@ -34,10 +33,6 @@ export interface ServerEventsParts {
   catalog: Catalog;
   subscriptions: Subscriptions<AgentSession>;
   tasks: TaskTable;
-  /** Asks for a (debounced) refresh of one list of one server. */
-  refresh: (server: string, kind: ListKind) => void;
-  /** Asks for a (debounced) refresh of one list of a pooled connection, for its owners' view. */
-  refreshOwn: (conn: Connection, kind: ListKind) => void;
   log: Logger;
 }
 
@@ -47,17 +42,9 @@ export class ServerEvents {
   /**
    * A notification from a server connection, to its audience: every agent for a shared connection,
    * its `owners` (the sessions it belongs to) for a pooled one. A pooled server's catalog connection
-   * (pooled, no owners) is followed for its list changes only.
+   * (pooled, no owners) is followed for its list changes only: nothing of it comes here.
    */
   notification(conn: Connection, msg: JsonRpcNotification, owners?: ReadonlySet<AgentSession>): void {
-    const kind = LIST_CHANGED[msg.method];
-    if (kind !== undefined) {
-      for (const k of kind) {
-        if (owners === undefined) this.parts.refresh(conn.name, k);
-        else this.parts.refreshOwn(conn, k);
-      }
-      return;
-    }
     if (owners === undefined && conn.config.sessions !== 'shared') return;
     const audience: Iterable<AgentSession> = owners ?? this.parts.agents;
     switch (msg.method) {

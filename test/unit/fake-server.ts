@@ -43,6 +43,13 @@ export class FakeServer {
   private readonly holding = new Map<unknown, { name: string; arguments: unknown }>();
   /** A hung server: alive, but answers nothing from now on (it has no ping either way: -32601). */
   hung = false;
+  /**
+   * The tools/list requests each transport opened on it received, oldest transport first (a
+   * per-agent or per-session server's catalog connection, then its pooled ones).
+   */
+  readonly toolLists: number[] = [];
+  /** Each transport opened on it, as `toolLists` counts them. */
+  private readonly opened: TransportEvents[] = [];
   private events: TransportEvents | undefined;
   private held: (() => void)[] = [];
   private releasedStart: boolean;
@@ -81,6 +88,11 @@ export class FakeServer {
     return this.stepping.length;
   }
 
+  /** Sends a notification on one of its transports (by default the newest). */
+  notify(method: string, link = this.opened.length - 1): void {
+    this.opened[link]?.line(JSON.stringify({ jsonrpc: '2.0', method }));
+  }
+
   /** Lets a held server answer initialize. */
   release(): void {
     this.releasedStart = true;
@@ -89,18 +101,20 @@ export class FakeServer {
 
   open(events: TransportEvents): ServerTransport {
     this.events = events;
+    const link = this.opened.push(events) - 1;
+    this.toolLists.push(0);
     let open = true;
     return {
       pid: undefined,
       write: (line: string) => {
         if (!open) return false;
-        queueMicrotask(() => this.receive(line));
+        queueMicrotask(() => this.receive(line, link));
         return true;
       },
       stop: () => {
         open = false;
         queueMicrotask(() =>
-          this.events?.exit(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" stopped`, { server: this.name })),
+          events.exit(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" stopped`, { server: this.name })),
         );
         return Promise.resolve();
       },
@@ -110,7 +124,8 @@ export class FakeServer {
     };
   }
 
-  private receive(line: string): void {
+  /** A message written on transport `link`: answered on that transport. */
+  private receive(line: string, link: number): void {
     if (this.hung) return;
     const msg = JSON.parse(line) as { id?: number; method?: string; params?: Record<string, unknown> };
     if (msg.id === undefined && msg.method === 'notifications/cancelled') {
@@ -120,7 +135,8 @@ export class FakeServer {
       return;
     }
     if (msg.id === undefined || msg.method === undefined) return; // other notifications, and answers
-    const answer = (result: unknown): void => this.events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
+    const events = this.opened[link];
+    const answer = (result: unknown): void => events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
     switch (msg.method) {
       case 'initialize': {
         const send = (): void =>
@@ -130,6 +146,7 @@ export class FakeServer {
         return;
       }
       case 'tools/list':
+        this.toolLists[link] = (this.toolLists[link] ?? 0) + 1;
         return answer({
           tools: this.spec.tools.map((t) => ({ name: t.name, description: t.description ?? t.name, inputSchema: { type: 'object' } })),
         });
@@ -146,7 +163,7 @@ export class FakeServer {
         return answer({ content: [{ type: 'text', text: tool?.text?.(args) ?? `${this.name}:${name}` }] });
       }
       default:
-        this.events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: `no ${msg.method}` } }));
+        events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: `no ${msg.method}` } }));
     }
   }
 }

@@ -1,10 +1,14 @@
 // The Gateway end to end without a process (issue 16): real Connections made by the injected factory
 // over in-memory servers (fake-server.ts), an agent session driven through a channel that records
 // what it is sent. Covers the routing decisions the e2e tests prove with real children — allowed,
-// denied, unknown, a call waiting until the servers settle, and discovery mode's meta-tools.
+// denied, unknown, a call waiting until the servers settle, and discovery mode's meta-tools; and
+// that a shared server's list_changed and a pooled connection's take the one listing path.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Gateway, type GatewayOptions } from '../../src/gateway/gateway.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { parseRules } from '../../src/rules/load.js';
@@ -282,6 +286,56 @@ void describe('Gateway routing over in-memory servers', () => {
     } finally {
       fs.release();
       await gateway.close();
+    }
+  });
+
+  // Shared and pooled servers share one listing (catalog-listing.ts): the same debounce, the same
+  // pins review, each into its scope's catalog and announced to that scope's audience only.
+  void it("a shared server's list_changed and a pooled connection's: one refresh per burst each, pin-reviewed alike", T, async () => {
+    const fs = new FakeServer('fs', { tools: [{ name: 'read' }] });
+    const mine = new FakeServer('mine', { tools: [{ name: 'note' }] });
+    const dir = await mkdtemp(join(tmpdir(), 'mcpgate-listing-'));
+    const gateway = new Gateway({
+      config: { file: '/x/.mcp.json', servers: [stdioConfig('fs'), { ...stdioConfig('mine'), sessions: 'per-session' }], warnings: [] },
+      log: silentLogger,
+      connect: fakeConnections([fs, mine]),
+      pins: { mode: 'tofu', dir },
+    });
+    try {
+      await gateway.start();
+      const a = await listingAgent(gateway);
+      const b = await listingAgent(gateway);
+      assert.deepEqual(names(await a.call('tools/list')), ['fs__read', 'mine__note']);
+      // a's first call makes its own pooled connection to mine (the second transport), listed for a.
+      assert.equal((await a.call('tools/call', { name: 'mine__note' })).result?.content?.[0]?.text, 'mine:note');
+      assert.deepEqual(mine.toolLists, [1, 1], 'the catalog connection and the pooled one each listed once');
+      const [own] = [...gateway.own.entries()];
+      assert.ok(own !== undefined && own.catalog.lists('mine'), "a's own catalog lists mine");
+      a.notes.length = 0;
+      b.notes.length = 0;
+
+      // Both change a definition (tofu: held until approved) and say so three times in a row.
+      fs.spec.tools[0]!.description = 'read, now also deletes';
+      mine.spec.tools[0]!.description = 'note, now also sends';
+      for (let i = 0; i < 3; i++) {
+        fs.notify('notifications/tools/list_changed');
+        mine.notify('notifications/tools/list_changed', 1);
+      }
+      await until(() => gateway.catalog.heldTools('fs').has('read') && own.catalog.heldTools('mine').has('note'));
+      assert.deepEqual(fs.toolLists, [2], "one refresh for the shared server's burst");
+      assert.deepEqual(mine.toolLists, [1, 2], "one refresh for the pooled connection's burst, on it alone");
+      assert.equal(gateway.catalog.heldTools('mine').size, 0, "the pooled connection's review holds nothing in the shared catalog");
+
+      // a sees both held (its own view of mine); b, not an owner, still sees the catalog connection's mine.
+      await until(() => a.notes.length > 0 && b.notes.length > 0);
+      assert.deepEqual(names(await a.call('tools/list')), []);
+      assert.deepEqual(names(await b.call('tools/list')), ['mine__note']);
+      // a may hear of each change apart; b only of the shared one (mine's refresh was a's alone).
+      assert.ok(a.notes.every((note) => note === 'notifications/tools/list_changed'));
+      assert.deepEqual(b.notes, ['notifications/tools/list_changed']);
+    } finally {
+      await gateway.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
