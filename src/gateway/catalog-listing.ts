@@ -46,6 +46,13 @@ function keyOf(server: string, scope: ListingScope): string {
   return `${server}\u0000${scope.key}`;
 }
 
+function wentAway(conn: Connection): GatewayError {
+  return (
+    conn.lastError ??
+    new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${conn.name}" went away while being listed`, { server: conn.name })
+  );
+}
+
 /** What the listing reads and changes (the Gateway makes each of these). */
 export interface CatalogListingParts {
   readonly connections: ReadonlyMap<string, Connection>;
@@ -171,23 +178,20 @@ export class CatalogListing {
     const shared = scope.kind === 'shared';
     // A 2026-07-28 shared server's lists its discovery called fresh are reused on (re)connect.
     const { lists, trims } = await fetchLists(conn, kinds, { reuse: first && shared });
-    const gone = (): boolean => conn.state !== 'ready' || !this.isListed(conn, scope);
-    // A shared server that went away while first listed fails its start; anything else just stops.
-    const stop = (): void => {
-      if (first && shared)
-        throw (
-          conn.lastError ??
-          new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${conn.name}" went away while being listed`, { server: conn.name })
-        );
+    // Gone meanwhile: a shared server's first listing fails its start; anything else just stops.
+    const gone = (): boolean => {
+      if (conn.state === 'ready' && this.isListed(conn, scope)) return false;
+      if (first && shared) throw wentAway(conn);
+      return true;
     };
-    if (gone()) return stop();
+    if (gone()) return;
     if (shared) this.parts.limits.record(conn.name, kinds, trims);
     const instructions = shared ? conn.info?.instructions : undefined;
     const review =
       lists.tools === undefined && !(first && shared)
         ? undefined
         : await this.parts.pins.check(conn.name, lists.tools ?? [], instructions, scope.key);
-    if (gone()) return stop();
+    if (gone()) return;
     const changed = shared
       ? this.parts.catalog.set(conn.name, lists, review?.held)
       : this.parts.own.set(scope, conn.name, lists, review?.held);

@@ -14,6 +14,7 @@
 import type { Catalog, ToolEntry } from '../catalog/catalog.js';
 import { ToolIndex, type SearchDoc } from '../search/tool-index.js';
 import type { Tool } from '../wire/protocol.js';
+import { ownsServer } from './own-catalogs.js';
 
 interface ServerState {
   /** The server's tool list as the catalog holds it (a new array whenever it changes). */
@@ -66,7 +67,7 @@ export class SearchIndexes {
   search(query: string, limit: number, own: readonly Catalog[] | undefined, allow: (entry: ToolEntry) => boolean): FoundTool[] {
     const found: FoundTool[] = [];
     for (const catalog of [this.catalog, ...(own ?? [])]) {
-      const skip = catalog === this.catalog && own !== undefined ? (server: string) => own.some((c) => c.lists(server)) : undefined;
+      const skip = catalog === this.catalog && own !== undefined ? (server: string) => ownsServer(own, server) : undefined;
       for (const hit of this.sync(catalog).index.search(query, limit, (key) => {
         const entry = catalog.tool(key);
         return entry !== undefined && entry.held === undefined && (skip === undefined || !skip(entry.server)) && allow(entry);
@@ -95,7 +96,7 @@ export class SearchIndexes {
         const key = (item as { name: string }).name;
         const entry = catalog.tool(key);
         if (entry === undefined || entry.held !== undefined) continue;
-        if (shared && own !== undefined && own.some((c) => c.lists(entry.server))) continue;
+        if (shared && own !== undefined && ownsServer(own, entry.server)) continue;
         if (allow(entry)) yield { key, catalog, entry, score: 0 };
       }
     }
