@@ -10,7 +10,7 @@ import { decideTool, effectiveAgent, type Claims } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
 import type { SearchIndexes } from './search-indexes.js';
 import { resultTool, searchModeList, type SearchRequest, type SearchResultTool } from './search-mode.js';
-import { ownsServer } from './own-catalogs.js';
+import { seenEntry } from './own-catalogs.js';
 import type { HybridRanking } from './hybrid-ranking.js';
 
 export interface ToolSearchParts {
@@ -116,16 +116,12 @@ export class ToolSearch {
   list(who: Searcher, found: Iterable<string>): unknown[] {
     const { catalog } = this.parts;
     const own = who.own;
-    const lookup = (name: string): { catalog: Catalog; entry: ToolEntry } | undefined => {
-      if (own !== undefined) {
-        for (const mine of own) {
-          const entry = mine.tool(name);
-          if (entry !== undefined) return { catalog: mine, entry };
-        }
-      }
-      const entry = catalog.tool(name);
-      return entry === undefined || (own !== undefined && ownsServer(own, entry.server)) ? undefined : { catalog, entry };
-    };
+    // A name as the session sees it (`seenEntry`, as the router looks it up), with the catalog it is in.
+    const lookup = (name: string): { catalog: Catalog; entry: ToolEntry } | undefined =>
+      seenEntry(catalog, own, (c) => {
+        const entry = c.tool(name);
+        return entry === undefined ? undefined : { server: entry.server, catalog: c, entry };
+      });
     return searchModeList(
       this.modeSettingsOf(who.agent),
       found,
