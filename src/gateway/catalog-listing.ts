@@ -41,9 +41,12 @@ export const SHARED_SCOPE = { kind: 'shared', key: '' } as const;
 /** Where a connection's lists go: the shared catalog, or one pool scope's own catalog. */
 export type ListingScope = typeof SHARED_SCOPE | PoolScope;
 
-/** The key of one scope's view of one server (the refresher's and `pooled`'). */
+/**
+ * The key of one scope's view of one server (the refresher's and `pooled`'): a shared server's is its
+ * name (what a failed refresh is logged under), a pool scope's `server\0scope`.
+ */
 function keyOf(server: string, scope: ListingScope): string {
-  return `${server}\u0000${scope.key}`;
+  return scope.kind === 'shared' ? server : `${server}\u0000${scope.key}`;
 }
 
 function wentAway(conn: Connection): GatewayError {
