@@ -311,7 +311,7 @@ export class CatalogListing {
 
   /** Approvals changed on disk: review every listed part's current tools again; release or hold as they say. */
   async reviewAll(): Promise<void> {
-    for (const { scope, server, catalog, conn, listed } of [...this.listedParts()]) {
+    for (const { scope, server, catalog, conn, listed } of this.listedParts()) {
       const shared = scope.kind === 'shared';
       // A shared server's instructions are reviewed with its tools (an idle one's last known).
       const instructions =
