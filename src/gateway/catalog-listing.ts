@@ -49,6 +49,7 @@ function keyOf(server: string, scope: ListingScope): string {
   return scope.kind === 'shared' ? server : `${server}\u0000${scope.key}`;
 }
 
+/** Why a shared server's first listing failed: its connection's last error, or that it went away. */
 function wentAway(conn: Connection): GatewayError {
   return (
     conn.lastError ??
