@@ -373,11 +373,14 @@ export class ServerSession {
     let line: string | undefined;
     if (req.line !== undefined && !modern && params === req.params && typeof params?.name === 'string')
       line = spliceRequest(req.line, id, params.name);
-    // Two literal shapes, not a conditional spread: this object is made on every call.
-    const request: JsonRpcRequest =
-      params === undefined ? { jsonrpc: '2.0', id, method: req.method } : { jsonrpc: '2.0', id, method: req.method, params };
+    // The request as an object only where it is encoded or kept (a modern call, for its retries): a
+    // spliced call needs none. Two literal shapes, not a conditional spread.
+    let request: JsonRpcRequest | undefined;
     try {
-      line ??= JSON.stringify(request);
+      if (line === undefined || modern) {
+        request = params === undefined ? { jsonrpc: '2.0', id, method: req.method } : { jsonrpc: '2.0', id, method: req.method, params };
+        line ??= JSON.stringify(request);
+      }
     } catch (err) {
       sink.fail(
         new GatewayError(
@@ -389,6 +392,7 @@ export class ServerSession {
     }
     const now = performance.now();
     const ceiling = now + this.ceilingMs;
+    // One shape for every forwarded call (no conditional spread to copy): a legacy call keeps no request.
     this.track(id, {
       sink,
       forwarded: true,
@@ -396,7 +400,8 @@ export class ServerSession {
       timeoutMs,
       deadline: Math.min(now + timeoutMs, ceiling),
       ceiling,
-      ...(modern && { request, paramHeaders: req.paramHeaders }),
+      request: modern ? request : undefined,
+      paramHeaders: modern ? req.paramHeaders : undefined,
     });
     if (
       !this.process!.write(
