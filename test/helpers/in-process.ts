@@ -11,6 +11,8 @@
 // test as they are written, so an event stream (an SSE POST, the GET stream) is read event by event
 // while it is open. The agent can stop reading (`pause`: writes stay in the response's buffer, as in
 // a socket's, and count in `writableLength`) and hang up (`abort`: 'close' without 'finish').
+// The stdio agent (StdioAgent) reads the front's lines strictly in order (`next`), or asks as an SDK
+// client does (`initialize`, `ask`/`result`/`error` with ids of its own, notifications kept in `all`).
 
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, Readable, Writable } from 'node:stream';
@@ -505,7 +507,10 @@ export class StdioAgent {
         if (line.trim() === '') continue;
         const message = JSON.parse(line) as Message;
         this.all.push(message);
-        this.queue.push(message);
+        const asker = message.method === undefined ? this.awaited.get(message.id) : undefined;
+        this.awaited.delete(message.id);
+        if (asker !== undefined) asker(message);
+        else this.queue.push(message);
       }
       const wake = this.wake;
       this.wake = undefined;
@@ -525,6 +530,46 @@ export class StdioAgent {
       if (message !== undefined) return message;
       await new Promise<void>((resolve) => (this.wake = resolve));
     }
+  }
+
+  private asked = 0;
+  /** The answers `ask` waits for, by id: they go there, not to `next`. */
+  private readonly awaited = new Map<unknown, (message: Message) => void>();
+
+  /**
+   * Sends a request with an id of its own and resolves with its answer, which `next` never sees;
+   * several may be in flight. What else comes (a notification) goes to `next`, and to `all`.
+   */
+  ask(method: string, params?: Record<string, unknown>): Promise<Message> {
+    const id = `ask-${++this.asked}`;
+    const answer = new Promise<Message>((resolve) => this.awaited.set(id, resolve));
+    this.send({ jsonrpc: '2.0', id, method, ...(params !== undefined && { params }) });
+    return answer;
+  }
+
+  /** `ask`, for a request that must succeed: its result (an error answer throws). */
+  async result(method: string, params?: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const answer = await this.ask(method, params);
+    if (answer.result === undefined) throw new Error(`${method} failed: ${JSON.stringify(answer.error)}`);
+    return answer.result;
+  }
+
+  /** `ask`, for a request that must fail: its error, with `data` ({} when absent). */
+  async error(method: string, params?: Record<string, unknown>): Promise<{ code: number; message: string; data: Record<string, unknown> }> {
+    const answer = await this.ask(method, params);
+    if (answer.error === undefined) throw new Error(`${method} did not fail: ${JSON.stringify(answer.result)}`);
+    return { code: answer.error.code, message: answer.error.message, data: answer.error.data ?? {} };
+  }
+
+  /** initialize (2025-11-25), then notifications/initialized, as an SDK client starts. */
+  async initialize(capabilities: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+    const result = await this.result('initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities,
+      clientInfo: { name: 'in-process', version: '1' },
+    });
+    this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    return result;
   }
 
   /** Sends a request and waits for the next message, which must be its answer. */

@@ -3,7 +3,11 @@
 // routing (test/unit/gateway-routing.test.ts) and the fronts in-process (test/helpers/in-process.ts)
 // are unit-tested and the e2e tests prove the real thing. A server can be told to hold its initialize
 // answer, so a test sees the gateway before it settles; a tool can hold its calls until cancelled, or
-// report progress one step each time the test says.
+// report progress one step each time the test says. Beside tools a server may have prompts (with
+// completions), resources, resource templates, methods MCP does not define (`fallback`) and more
+// capabilities; `setTools` changes its tools and announces it with tools/list_changed. `kitchenSink`
+// is the in-memory counterpart of test/fixtures/kitchen-sink-server.ts: the part of it the
+// in-process tests lean on, same names, texts and answers.
 
 import type { ServerConfig } from '../../src/config/types.js';
 import { GatewayError } from '../../src/errors.js';
@@ -24,12 +28,52 @@ export interface FakeTool {
    * each time the test calls `step()`, then answers `done`: the test decides what comes when.
    */
   progress?: boolean;
+  /** Its inputSchema (default `{ type: 'object' }`). */
+  inputSchema?: Record<string, unknown>;
+  /** The whole result (content, structuredContent, isError), instead of `text`'s one text block. */
+  result?: (args: Record<string, unknown> | undefined) => Record<string, unknown>;
+}
+
+export interface FakePrompt {
+  name: string;
+  description?: string;
+  /** Its arguments, each required. */
+  arguments?: string[];
+  /** The text of its one user message. */
+  text: (args: Record<string, string>) => string;
+  /** What completion/complete offers for an argument: the values that start with what was typed. */
+  complete?: Record<string, string[]>;
+}
+
+export interface FakeResource {
+  uri: string;
+  name: string;
+  mimeType?: string;
+  /** Its contents: text, or base64 `blob`. */
+  text?: string;
+  blob?: string;
+}
+
+export interface FakeTemplate {
+  uriTemplate: string;
+  name: string;
+  description?: string;
+  mimeType?: string;
+  /** The text of a URI the template makes; undefined: not one of its URIs. */
+  read: (uri: string) => string | undefined;
 }
 
 export interface FakeServerSpec {
   tools: FakeTool[];
   /** Hold the answer to initialize until release() is called. */
   holdStart?: boolean;
+  prompts?: FakePrompt[];
+  resources?: FakeResource[];
+  templates?: FakeTemplate[];
+  /** Capabilities declared beside those of what it has (`experimental`, say). */
+  capabilities?: Record<string, unknown>;
+  /** Answers a method none of the above is for; undefined: -32601, as for any unknown method. */
+  fallback?: (method: string, params: Record<string, unknown>) => unknown;
 }
 
 /** One fake server: its tools, the tools/call requests it received, and a way to let it start. */
@@ -43,6 +87,8 @@ export class FakeServer {
   private readonly holding = new Map<unknown, { name: string; arguments: unknown }>();
   /** A hung server: alive, but answers nothing from now on (it has no ping either way: -32601). */
   hung = false;
+  /** Its tools now (`setTools` changes them). */
+  private tools: FakeTool[];
   private events: TransportEvents | undefined;
   private held: (() => void)[] = [];
   private releasedStart: boolean;
@@ -52,6 +98,13 @@ export class FakeServer {
     readonly spec: FakeServerSpec,
   ) {
     this.releasedStart = spec.holdStart !== true;
+    this.tools = spec.tools;
+  }
+
+  /** Its tools change, and it says so (notifications/tools/list_changed). */
+  setTools(tools: FakeTool[]): void {
+    this.tools = tools;
+    this.events?.line(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }));
   }
 
   /**
@@ -121,34 +174,170 @@ export class FakeServer {
     }
     if (msg.id === undefined || msg.method === undefined) return; // other notifications, and answers
     const answer = (result: unknown): void => this.events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
+    const refuse = (code: number, message: string): void =>
+      this.events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code, message } }));
+    const params = msg.params ?? {};
+    const { prompts = [], resources = [], templates = [] } = this.spec;
     switch (msg.method) {
       case 'initialize': {
-        const send = (): void =>
-          answer({ protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: this.name, version: '1.0.0' } });
+        const capabilities: Record<string, unknown> = { tools: {}, ...this.spec.capabilities };
+        if (prompts.length > 0) Object.assign(capabilities, { prompts: {}, completions: {} });
+        if (resources.length > 0 || templates.length > 0) capabilities.resources = {};
+        const send = (): void => answer({ protocolVersion: '2025-06-18', capabilities, serverInfo: { name: this.name, version: '1.0.0' } });
         if (this.releasedStart) send();
         else this.held.push(send);
         return;
       }
       case 'tools/list':
         return answer({
-          tools: this.spec.tools.map((t) => ({ name: t.name, description: t.description ?? t.name, inputSchema: { type: 'object' } })),
+          tools: this.tools.map((t) => ({
+            name: t.name,
+            description: t.description ?? t.name,
+            inputSchema: t.inputSchema ?? { type: 'object' },
+          })),
         });
       case 'tools/call': {
-        const name = String(msg.params?.name);
-        const args = msg.params?.arguments as Record<string, unknown> | undefined;
+        const name = String(params.name);
+        const args = params.arguments as Record<string, unknown> | undefined;
         this.calls.push({ name, arguments: args });
-        const tool = this.spec.tools.find((t) => t.name === name);
+        const tool = this.tools.find((t) => t.name === name);
         if (tool?.holds === true) return void this.holding.set(msg.id, { name, arguments: args });
         if (tool?.progress === true) {
-          const token = (msg.params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
+          const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
           return void this.stepping.push({ id: msg.id, token, steps: Number(args?.steps ?? 0), sent: 0 });
         }
+        if (tool?.result !== undefined) return answer(tool.result(args));
         return answer({ content: [{ type: 'text', text: tool?.text?.(args) ?? `${this.name}:${name}` }] });
       }
-      default:
-        this.events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: `no ${msg.method}` } }));
+      case 'prompts/list':
+        return answer({
+          prompts: prompts.map((p) => ({
+            name: p.name,
+            description: p.description ?? p.name,
+            arguments: (p.arguments ?? []).map((a) => ({ name: a, required: true })),
+          })),
+        });
+      case 'prompts/get': {
+        const prompt = prompts.find((p) => p.name === params.name);
+        if (prompt === undefined) return refuse(-32602, `Unknown prompt: ${String(params.name)}`);
+        const args = (params.arguments ?? {}) as Record<string, string>;
+        const missing = (prompt.arguments ?? []).find((a) => args[a] === undefined);
+        if (missing !== undefined) return refuse(-32602, `Missing argument: ${missing}`);
+        return answer({ messages: [{ role: 'user', content: { type: 'text', text: prompt.text(args) } }] });
+      }
+      case 'completion/complete': {
+        const ref = params.ref as { type?: string; name?: string } | undefined;
+        const argument = params.argument as { name: string; value: string };
+        const pool = ref?.type === 'ref/prompt' ? (prompts.find((p) => p.name === ref.name)?.complete?.[argument.name] ?? []) : [];
+        const values = pool.filter((v) => v.startsWith(argument.value));
+        return answer({ completion: { values, total: values.length, hasMore: false } });
+      }
+      case 'resources/list':
+        return answer({
+          resources: resources.map((r) => ({ uri: r.uri, name: r.name, ...(r.mimeType !== undefined && { mimeType: r.mimeType }) })),
+        });
+      case 'resources/templates/list':
+        return answer({ resourceTemplates: templates.map(({ read: _read, ...template }) => template) });
+      case 'resources/read': {
+        const uri = String(params.uri);
+        const resource = resources.find((r) => r.uri === uri);
+        if (resource !== undefined) {
+          const { name: _name, ...contents } = resource;
+          return answer({ contents: [contents] });
+        }
+        for (const template of templates) {
+          const text = template.read(uri);
+          if (text !== undefined) return answer({ contents: [{ uri, mimeType: template.mimeType ?? 'text/plain', text }] });
+        }
+        return refuse(-32002, 'Resource not found');
+      }
+      default: {
+        const answered = this.spec.fallback?.(msg.method, params);
+        if (answered !== undefined) return answer(answered);
+        refuse(-32601, `no ${msg.method}`);
+      }
     }
   }
+}
+
+/** A tool schema of named string or number properties, each required (as the kitchen sink writes them). */
+function schema(props: Record<string, 'string' | 'number'>): Record<string, unknown> {
+  const properties = Object.fromEntries(Object.entries(props).map(([k, type]) => [k, { type }]));
+  return { type: 'object', properties, required: Object.keys(props) };
+}
+
+/**
+ * test/fixtures/kitchen-sink-server.ts in memory, as far as the in-process tests use it: its tools
+ * echo, structured, fail, elicit, env, pid, progress and slow (same descriptions and schemas; slow
+ * answers `slept` at once, elicit does not ask the agent, progress reports one step per `step()`),
+ * its resources sink://static/1 and /2 and sink://blob/1, the template sink://item/{id}, and the
+ * prompt greet with its completions.
+ */
+export function kitchenSink(name: string): FakeServer {
+  const text = (args: Record<string, unknown> | undefined, key: string): string => String(args?.[key]);
+  const blob = Buffer.from(Array.from({ length: 16 }, (_, i) => i)).toString('base64');
+  return new FakeServer(name, {
+    tools: [
+      { name: 'echo', description: 'Echoes the text back', inputSchema: schema({ text: 'string' }), text: (a) => text(a, 'text') },
+      {
+        name: 'structured',
+        description: 'Adds a and b, returning structured content',
+        inputSchema: schema({ a: 'number', b: 'number' }),
+        result: (a) => {
+          const out = { sum: Number(a?.a) + Number(a?.b) };
+          return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
+        },
+      },
+      {
+        name: 'fail',
+        description: 'Returns an error result',
+        inputSchema: schema({}),
+        result: () => ({ content: [{ type: 'text', text: 'tool failed on purpose' }], isError: true }),
+      },
+      { name: 'elicit', description: 'Asks the client who the user is', inputSchema: schema({}), text: () => 'elicited' },
+      {
+        name: 'env',
+        description: 'Reads an environment variable',
+        inputSchema: schema({ name: 'string' }),
+        text: (a) => process.env[text(a, 'name')] ?? '<unset>',
+      },
+      { name: 'pid', description: 'Reports the process id', inputSchema: schema({}), text: () => String(process.pid) },
+      { name: 'progress', description: 'Sends `steps` progress notifications', inputSchema: schema({ steps: 'number' }), progress: true },
+      {
+        name: 'slow',
+        description: 'Sleeps `ms` milliseconds unless cancelled',
+        inputSchema: schema({ ms: 'number' }),
+        text: () => 'slept',
+      },
+    ],
+    resources: [
+      { uri: 'sink://static/1', name: 'static-1', mimeType: 'text/plain', text: 'one' },
+      { uri: 'sink://static/2', name: 'static-2', mimeType: 'text/plain', text: 'two' },
+      { uri: 'sink://blob/1', name: 'blob-1', mimeType: 'application/octet-stream', blob },
+    ],
+    templates: [
+      {
+        uriTemplate: 'sink://item/{id}',
+        name: 'item',
+        description: 'An item by id',
+        mimeType: 'text/plain',
+        read: (uri) => {
+          const id = /^sink:\/\/item\/(.+)$/.exec(uri)?.[1];
+          return id === undefined ? undefined : `item ${id}`;
+        },
+      },
+    ],
+    prompts: [
+      {
+        name: 'greet',
+        description: 'Greets someone by name',
+        arguments: ['name'],
+        text: (a) => `Hello, ${a.name ?? ''}!`,
+        complete: { name: ['alice', 'albert', 'bob'] },
+      },
+    ],
+    capabilities: { tools: { listChanged: true } },
+  });
 }
 
 /** The factory the Gateway takes: real Connections whose transport is the named fake server. */
