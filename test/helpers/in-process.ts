@@ -16,6 +16,7 @@
 
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, Readable, Writable } from 'node:stream';
+import type { ServerConfig } from '../../src/config/types.js';
 import { Gateway, type GatewayOptions } from '../../src/gateway/gateway.js';
 import { HttpFront, type HttpFrontOptions } from '../../src/front/http/front.js';
 import { serveStdio, type StdioFront, type StdioOptions } from '../../src/front/stdio.js';
@@ -382,6 +383,8 @@ export function recordingLogger(level: LogLevel = 'info'): { log: Logger; lines:
 
 export interface InProcessOptions {
   servers: readonly FakeServer[];
+  /** What .mcp.json says of a server beyond its command (`prefix`, `limits`, `timeout`), by name. */
+  config?: Record<string, Partial<Omit<ServerConfig, 'name' | 'type'>>>;
   /** A rules file's contents (parsed as the real loader does), or none: every agent may use every server. */
   rules?: unknown;
   gateway?: Partial<Omit<GatewayOptions, 'config' | 'log' | 'connect' | 'rules'>>;
@@ -395,7 +398,11 @@ export async function startGateway(options: InProcessOptions): Promise<{ gateway
   const names = options.servers.map((s) => s.name);
   const gateway = new Gateway({
     ...options.gateway,
-    config: { file: '/in-process/.mcp.json', servers: options.servers.map((s) => stdioConfig(s.name)), warnings: [] },
+    config: {
+      file: '/in-process/.mcp.json',
+      servers: options.servers.map((s) => ({ ...stdioConfig(s.name), ...options.config?.[s.name] })),
+      warnings: [],
+    },
     ...(options.rules !== undefined && { rules: parseRules(JSON.stringify(options.rules), '/in-process/gateway-rules.json', names) }),
     log: recorded.log,
     connect: fakeConnections(options.servers, options.gateway?.supervision),

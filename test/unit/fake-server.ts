@@ -6,8 +6,8 @@
 // report progress one step each time the test says. Beside tools a server may have prompts (with
 // completions), resources, resource templates, methods MCP does not define (`fallback`) and more
 // capabilities; `setTools` changes its tools and announces it with tools/list_changed. `kitchenSink`
-// is the in-memory counterpart of test/fixtures/kitchen-sink-server.ts: the part of it the
-// in-process tests lean on, same names, texts and answers.
+// and `dynamicServer` are the in-memory counterparts of test/fixtures/kitchen-sink-server.ts and
+// dynamic-server.ts: the part of each the in-process tests lean on, same names, texts and answers.
 
 import type { ServerConfig } from '../../src/config/types.js';
 import { GatewayError } from '../../src/errors.js';
@@ -338,6 +338,45 @@ export function kitchenSink(name: string): FakeServer {
     ],
     capabilities: { tools: { listChanged: true } },
   });
+}
+
+const jsonText = (value: unknown): Record<string, unknown> => ({ content: [{ type: 'text', text: JSON.stringify(value) }] });
+
+/** dynamic-server's `echo`: its answer is JSON; `revisions` > 0 revises its description, as SIGUSR1 does. */
+export function dynamicEcho(revisions = 0): FakeTool {
+  const description = 'Echoes the message back as JSON';
+  return {
+    name: 'echo',
+    description: revisions === 0 ? description : `${description} (revised ${revisions})`,
+    inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] },
+    result: (a) => jsonText({ echo_message: a?.message }),
+  };
+}
+
+/** dynamic-server's second tool, added by SIGHUP there (`setTools` here). */
+export const DYNAMIC_CALCULATOR: FakeTool = {
+  name: 'calculator',
+  description: 'Does arithmetic on a and b',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      a: { type: 'number' },
+      b: { type: 'number' },
+      operation: { type: 'string', enum: ['add', 'subtract', 'multiply', 'divide'] },
+    },
+    required: ['a', 'b', 'operation'],
+  },
+  result: (args) => {
+    const a = Number(args?.a);
+    const b = Number(args?.b);
+    const results: Record<string, number> = { add: a + b, subtract: a - b, multiply: a * b, divide: a / b };
+    return jsonText({ result: results[String(args?.operation)] });
+  },
+};
+
+/** test/fixtures/dynamic-server.ts in memory: `echo` alone at first; `setTools` adds or revises, with list_changed. */
+export function dynamicServer(name: string): FakeServer {
+  return new FakeServer(name, { tools: [dynamicEcho()], capabilities: { tools: { listChanged: true } } });
 }
 
 /** The factory the Gateway takes: real Connections whose transport is the named fake server. */
