@@ -13,10 +13,13 @@
 // a socket's, and count in `writableLength`) and hang up (`abort`: 'close' without 'finish').
 // The stdio agent (StdioAgent) reads the front's lines strictly in order (`next`), or asks as an SDK
 // client does (`initialize`, `ask`/`result`/`error` with ids of its own, notifications kept in `all`).
+// `reloadRules` swaps the rules as a reload applies them; `config` gives servers their .mcp.json
+// fields (prefix, limits, timeout).
 
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import type { ServerConfig } from '../../src/config/types.js';
+import { applyConfig } from '../../src/gateway/apply-config.js';
 import { Gateway, type GatewayOptions } from '../../src/gateway/gateway.js';
 import { HttpFront, type HttpFrontOptions } from '../../src/front/http/front.js';
 import { serveStdio, type StdioFront, type StdioOptions } from '../../src/front/stdio.js';
@@ -418,6 +421,15 @@ export async function startGateway(options: InProcessOptions): Promise<{ gateway
   };
   await gateway.start();
   return { gateway, lines: recorded.lines };
+}
+
+/**
+ * Replaces the rules as a reload applies them (src/gateway/apply-config.ts, the servers unchanged),
+ * without the files and their watch: that part is the Reloader's, proved end to end in test/e2e.
+ */
+export async function reloadRules(gateway: Gateway, rules: unknown): Promise<void> {
+  const names = gateway.config.servers.map((s) => s.name);
+  await applyConfig(gateway, gateway.config, parseRules(JSON.stringify(rules), '/in-process/gateway-rules.json', names));
 }
 
 export interface InProcessHttp {

@@ -23,6 +23,8 @@ export interface FakeTool {
   text?: (args: Record<string, unknown> | undefined) => string;
   /** Never answered: a call is held until the gateway cancels it (then it is in `cancelled`). */
   holds?: boolean;
+  /** Answered (`text`) after `arguments.ms` milliseconds, unless the gateway cancels it first (then it is in `cancelled`). */
+  sleeps?: boolean;
   /**
    * A call reports `arguments.steps` progress notifications (to its `_meta.progressToken`), one
    * each time the test calls `step()`, then answers `done`: the test decides what comes when.
@@ -84,7 +86,7 @@ export class FakeServer {
   /** Calls reporting progress (`FakeTool.progress`), oldest first. */
   private readonly stepping: { id: number; token: unknown; steps: number; sent: number }[] = [];
   /** Held calls by the id the gateway gave them. */
-  private readonly holding = new Map<unknown, { name: string; arguments: unknown }>();
+  private readonly holding = new Map<unknown, { name: string; arguments: unknown; timer?: NodeJS.Timeout }>();
   /** A hung server: alive, but answers nothing from now on (it has no ping either way: -32601). */
   hung = false;
   /** Its tools now (`setTools` changes them). */
@@ -113,6 +115,7 @@ export class FakeServer {
    */
   crash(): void {
     this.releasedStart = false;
+    this.forget();
     this.events?.exit(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" was killed by SIGKILL`, { server: this.name }));
   }
 
@@ -152,6 +155,7 @@ export class FakeServer {
       },
       stop: () => {
         open = false;
+        this.forget();
         queueMicrotask(() =>
           this.events?.exit(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" stopped`, { server: this.name })),
         );
@@ -159,8 +163,15 @@ export class FakeServer {
       },
       kill: () => {
         open = false;
+        this.forget();
       },
     };
+  }
+
+  /** The process is gone: what it held (a sleeping call's timer) goes with it. */
+  private forget(): void {
+    for (const held of this.holding.values()) clearTimeout(held.timer);
+    this.holding.clear();
   }
 
   private receive(line: string): void {
@@ -169,7 +180,10 @@ export class FakeServer {
     if (msg.id === undefined && msg.method === 'notifications/cancelled') {
       const held = this.holding.get(msg.params?.requestId);
       this.holding.delete(msg.params?.requestId);
-      if (held !== undefined) this.cancelled.push(held);
+      if (held !== undefined) {
+        clearTimeout(held.timer);
+        this.cancelled.push({ name: held.name, arguments: held.arguments });
+      }
       return;
     }
     if (msg.id === undefined || msg.method === undefined) return; // other notifications, and answers
@@ -202,6 +216,16 @@ export class FakeServer {
         this.calls.push({ name, arguments: args });
         const tool = this.tools.find((t) => t.name === name);
         if (tool?.holds === true) return void this.holding.set(msg.id, { name, arguments: args });
+        if (tool?.sleeps === true) {
+          const timer = setTimeout(
+            () => {
+              this.holding.delete(msg.id);
+              answer({ content: [{ type: 'text', text: tool.text?.(args) ?? `${this.name}:${name}` }] });
+            },
+            Number(args?.ms ?? 0),
+          );
+          return void this.holding.set(msg.id, { name, arguments: args, timer });
+        }
         if (tool?.progress === true) {
           const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
           return void this.stepping.push({ id: msg.id, token, steps: Number(args?.steps ?? 0), sent: 0 });
@@ -269,7 +293,7 @@ function schema(props: Record<string, 'string' | 'number'>): Record<string, unkn
 /**
  * test/fixtures/kitchen-sink-server.ts in memory, as far as the in-process tests use it: its tools
  * echo, structured, fail, elicit, env, pid, progress and slow (same descriptions and schemas; slow
- * answers `slept` at once, elicit does not ask the agent, progress reports one step per `step()`),
+ * sleeps `ms` unless cancelled, elicit does not ask the agent, progress reports one step per `step()`),
  * its resources sink://static/1 and /2 and sink://blob/1, the template sink://item/{id}, and the
  * prompt greet with its completions.
  */
@@ -307,6 +331,7 @@ export function kitchenSink(name: string): FakeServer {
         name: 'slow',
         description: 'Sleeps `ms` milliseconds unless cancelled',
         inputSchema: schema({ ms: 'number' }),
+        sleeps: true,
         text: () => 'slept',
       },
     ],
