@@ -6,8 +6,9 @@
 // report progress one step each time the test says. Beside tools a server may have prompts (with
 // completions), resources, resource templates, methods MCP does not define (`fallback`) and more
 // capabilities; `setTools` changes its tools and announces it with tools/list_changed. `kitchenSink`
-// and `dynamicServer` are the in-memory counterparts of test/fixtures/kitchen-sink-server.ts and
-// dynamic-server.ts: the part of each the in-process tests lean on, same names, texts and answers.
+// `dynamicServer` and `toolsServer` are the in-memory counterparts of test/fixtures/kitchen-sink-server.ts,
+// dynamic-server.ts and tools-server.ts: the part of each the in-process tests lean on, same names,
+// texts and answers.
 
 import type { ServerConfig } from '../../src/config/types.js';
 import { GatewayError } from '../../src/errors.js';
@@ -15,6 +16,7 @@ import type { Logger } from '../../src/observability/logger.js';
 import { Connection, type ConnectionHooks, type SupervisionSettings } from '../../src/servers/connection.js';
 import type { ServerTransport, TransportEvents } from '../../src/servers/transports/transport.js';
 import type { ConnectionFactory } from '../../src/gateway/gateway.js';
+import { SETS } from '../fixtures/tool-sets.js';
 
 export interface FakeTool {
   name: string;
@@ -402,6 +404,33 @@ export const DYNAMIC_CALCULATOR: FakeTool = {
 /** test/fixtures/dynamic-server.ts in memory: `echo` alone at first; `setTools` adds or revises, with list_changed. */
 export function dynamicServer(name: string): FakeServer {
   return new FakeServer(name, { tools: [dynamicEcho()], capabilities: { tools: { listChanged: true } } });
+}
+
+/**
+ * test/fixtures/tools-server.ts in memory: a tool set of test/fixtures/tool-sets.ts (`github` or
+ * `files`), every tool answering `called NAME pid=P`; `retitle` changes `search_code`'s description
+ * and announces it with tools/list_changed.
+ */
+export function toolsServer(name: string, set: 'github' | 'files'): FakeServer {
+  const defs = SETS[set]!.map((d) => ({ ...d }));
+  const toolOf = (d: (typeof defs)[number]): FakeTool => ({
+    name: d.name,
+    description: d.description,
+    inputSchema: {
+      type: 'object',
+      properties: Object.fromEntries(Object.entries(d.params).map(([k, v]) => [k, { type: 'string', description: v }])),
+    },
+    text: () => {
+      if (d.name === 'retitle') {
+        const code = defs.find((c) => c.name === 'search_code');
+        if (code !== undefined) code.description = 'Search code across GitHub repositories (changed)';
+        server.setTools(defs.map(toolOf));
+      }
+      return `called ${d.name} pid=${process.pid}`;
+    },
+  });
+  const server: FakeServer = new FakeServer(name, { tools: defs.map(toolOf), capabilities: { tools: { listChanged: true } } });
+  return server;
 }
 
 /** The factory the Gateway takes: real Connections whose transport is the named fake server. */
