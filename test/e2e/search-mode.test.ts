@@ -1,11 +1,10 @@
-// Search mode (issue 31): an agent is listed `search_tools`, its always-shown tools and what its
-// session found; every tool it may call stays reachable through the search and callable by name.
-// Real gateways (stdio and Streamable HTTP) in front of real fixture servers, driven by the official
-// SDK clients of both eras: a 2025 (legacy) agent remembers what its searches found (list_changed,
-// then listed); a 2026-07-28 (modern) agent has no session, so nothing is remembered: it calls what a
-// search returned by name. Rules and pins hold: a denied tool is never returned (an exact-name query
-// included), nor a held one; a per-agent server's own tools are searched by their owner only. The
-// hybrid ranking runs against a real (test) embeddings endpoint, and its failures fall back to lexical.
+// Search mode (issue 31) where it needs real processes: the command line's refusals (serve, check),
+// real gateways over Streamable HTTP in front of real fixture servers driven by the official SDK
+// clients of both eras — a 2025 (legacy) agent remembers what its searches found (list_changed, then
+// listed); a 2026-07-28 (modern) agent has no session, so nothing is remembered — with pooled servers
+// per owner, /status, /metrics and the console; and the hybrid ranking against a real (test)
+// embeddings endpoint, whose failures fall back to lexical. What the gateway decides over stdio
+// (listing, ranking, rules, pins, a reload, both eras) is test/unit/search-mode.test.ts, in-process.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,14 +13,12 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import {
   cli,
   fixtureServer,
-  GatewayProcess,
   rpcError,
-  startGateway,
   tempDir,
   textOf,
   until,
   writeConfig,
-  Notifications,
+  type GatewayProcess,
   type TempDir,
 } from '../helpers/gateway.js';
 import { connectAgent, makeToken, raw, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
@@ -51,127 +48,19 @@ async function search(client: Caller, query: string, limit?: number): Promise<Fo
 const names = (tools: readonly { name: string }[]): string[] => tools.map((t) => t.name);
 const listed = async (client: Caller): Promise<string[]> => names((await client.listTools()).tools);
 
-describe('search mode over stdio (a 2025 agent, rules, pins)', { timeout: TIMEOUT }, () => {
+describe('search mode on the command line', { timeout: TIMEOUT }, () => {
   let dir: TempDir;
-  let gw: GatewayProcess;
-  let notes: Notifications;
 
   before(async () => {
     dir = await tempDir();
-    const config = await writeConfig(dir, {
+    await writeConfig(dir, {
       github: fixtureServer('tools-server', ['--set', 'github']),
       files: fixtureServer('tools-server', ['--set', 'files']),
     });
-    await writeRules(dir, {
-      agents: {
-        alice: {
-          allow: { servers: ['github', 'files'] },
-          deny: { tools: { github: ['delete_repository'] } },
-          alwaysShown: ['files__list_*'],
-        },
-      },
-    });
-    gw = await startGateway({ config, agent: 'alice', args: ['--mode', 'search', '--pins', 'tofu', '--state', dir.file('state')] });
-    notes = new Notifications(gw);
   });
 
   after(async () => {
-    await gw?.stop();
     await dir?.remove();
-  });
-
-  it('lists search_tools and the always-shown tools only', async () => {
-    const tools = (await gw.client.listTools()).tools;
-    assert.deepEqual(names(tools), ['search_tools', 'files__list_directory']);
-    const searchTool = tools[0]!;
-    assert.deepEqual((searchTool.inputSchema as { required: string[] }).required, ['query']);
-  });
-
-  it('an allowed tool never found is still callable by name', async () => {
-    assert.ok(!(await listed(gw.client)).includes('files__move_file'));
-    assert.match(textOf(await gw.client.callTool({ name: 'files__move_file', arguments: {} })), /^called move_file/);
-  });
-
-  it('finds the tool for a task, best first, with public names, server and schema', async () => {
-    const found = await search(gw.client, 'open a new issue in a repository');
-    assert.equal(found[0]!.name, 'github__create_issue', JSON.stringify(names(found)));
-    assert.equal(found[0]!.server, 'github');
-    assert.equal(found[0]!.description, 'Create a new issue in a GitHub repository');
-    assert.deepEqual(Object.keys((found[0]!.inputSchema as { properties: object }).properties), ['owner', 'repo', 'title', 'body']);
-    assert.ok(found.length <= 5, 'the default limit is 5');
-    const files = await search(gw.client, 'read the contents of a file on disk', 2);
-    assert.equal(files.length, 2);
-    assert.equal(files[0]!.name, 'files__read_file');
-  });
-
-  it("adds what a search found to the session's list, with list_changed; a found tool is callable", async () => {
-    const before = notes.count.tools;
-    assert.ok(!(await listed(gw.client)).includes('files__move_file'));
-    assert.deepEqual(names(await search(gw.client, 'move or rename a file', 1)), ['files__move_file']);
-    await notes.until('tools', before + 1);
-    const now = await listed(gw.client);
-    assert.ok(now.includes('files__move_file'), JSON.stringify(now));
-    assert.ok(now.includes('github__create_issue'), 'earlier finds stay listed');
-    assert.equal(now[0], 'search_tools');
-    assert.match(textOf(await gw.client.callTool({ name: 'files__move_file', arguments: {} })), /^called move_file pid=\d+$/);
-    // A search that finds nothing new announces nothing.
-    const count = notes.count.tools;
-    await search(gw.client, 'move or rename a file', 1);
-    assert.equal((await listed(gw.client)).length, now.length);
-    assert.equal(notes.count.tools, count);
-  });
-
-  it('never returns a denied tool, not even for its exact name; a call is refused as ever', async () => {
-    for (const query of ['delete a repository permanently', 'github__delete_repository', 'delete_repository']) {
-      const found = await search(gw.client, query, 50);
-      assert.ok(!names(found).includes('github__delete_repository'), `${query}: ${JSON.stringify(names(found))}`);
-    }
-    const refused = await rpcError(gw.client.callTool({ name: 'github__delete_repository', arguments: {} }));
-    assert.equal((refused.data as { code?: string }).code, 'MCPG_POLICY_DENIED');
-  });
-
-  it('refuses bad input with a clear error', async () => {
-    const cases: [unknown, RegExp][] = [
-      [{}, /"query" must be a string \(it is missing\)/],
-      [{ query: 3 }, /"query" must be a string/],
-      [{ query: '   ' }, /must not be empty/],
-      [{ query: 'x'.repeat(1001) }, /at most 1000/],
-      [{ query: 'issue', limit: 0 }, /"limit" must be a whole number from 1 to 50, got 0/],
-      [{ query: 'issue', limit: 51 }, /from 1 to 50, got 51/],
-      [{ query: 'issue', limit: 2.5 }, /got 2.5/],
-      [{ query: 'issue', limit: '3' }, /got "3"/],
-      [{ query: 'issue', extra: true }, /unknown: "extra"/],
-    ];
-    for (const [args, message] of cases) {
-      const err = await rpcError(gw.client.callTool({ name: 'search_tools', arguments: args as Record<string, unknown> }));
-      assert.equal(err.code, -32602, JSON.stringify(args));
-      assert.match(err.message, message);
-    }
-  });
-
-  it('never returns a held tool (its definition changed since it was approved)', async () => {
-    assert.equal((await search(gw.client, 'search code across repositories'))[0]!.name, 'github__search_code');
-    await gw.client.callTool({ name: 'github__retitle', arguments: {} });
-    // The server's list_changed is refreshed (debounced); then the changed tool is held.
-    assert.ok(
-      await until(async () => !names(await search(gw.client, 'search code across repositories', 50)).includes('github__search_code')),
-      'the held tool leaves the results',
-    );
-    const held = await rpcError(gw.client.callTool({ name: 'github__search_code', arguments: {} }));
-    assert.equal((held.data as { code?: string }).code, 'MCPG_TOOL_HELD');
-  });
-
-  it('a reload that takes the agent out of search mode lists the catalog, with list_changed', async () => {
-    const before = notes.count.tools;
-    await writeRules(dir, {
-      agents: { alice: { allow: { servers: ['github', 'files'] }, deny: { tools: { github: ['delete_repository'] } }, mode: 'aggregate' } },
-    });
-    await notes.until('tools', before + 1);
-    const all = await listed(gw.client);
-    assert.ok(
-      !all.includes('search_tools') && all.includes('files__write_file') && !all.includes('github__delete_repository'),
-      JSON.stringify(all),
-    );
   });
 
   it('serve refuses a bad --mode and bad embeddings settings at once (exit 2)', async () => {
@@ -199,42 +88,6 @@ describe('search mode over stdio (a 2025 agent, rules, pins)', { timeout: TIMEOU
     assert.equal(result.code, 2);
     assert.match(result.out + result.err, /agents\.x\.mode.*expected one of "aggregate", "discovery", "search", got "find"/);
     assert.match(result.out + result.err, /agents\.x\.alwaysShown.*expected an array of public tool names or globs/);
-  });
-});
-
-describe('search mode over stdio (a 2026-07-28 agent)', { timeout: TIMEOUT }, () => {
-  let dir: TempDir;
-  let gw: GatewayProcess;
-  let client: Client;
-
-  before(async () => {
-    dir = await tempDir();
-    const config = await writeConfig(dir, { github: fixtureServer('tools-server', ['--set', 'github']) });
-    await writeRules(dir, {
-      agents: { mo: { allow: { servers: ['github'] }, deny: { tools: { github: ['delete_*'] } }, alwaysShown: ['github__search_code'] } },
-    });
-    gw = new GatewayProcess({ config, agent: 'mo', args: ['--mode', 'search', '--pins', 'off'] });
-    client = new Client(
-      { name: 'mcpgate-modern-test', version: '1.0.0' },
-      { capabilities: {}, versionNegotiation: { mode: { pin: MODERN } } },
-    );
-    await client.connect(gw.transport as never);
-  });
-
-  after(async () => {
-    await client?.close();
-    await gw?.stop();
-    await dir?.remove();
-  });
-
-  it('lists search_tools and the always-shown tool, searches under the rules, calls a found tool by name', async () => {
-    assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
-    assert.deepEqual(await listed(client), ['search_tools', 'github__search_code']);
-    const found = await search(client, 'delete the repository', 50);
-    assert.ok(!names(found).includes('github__delete_repository'), JSON.stringify(names(found)));
-    assert.equal((await search(client, 'create an issue'))[0]!.name, 'github__create_issue');
-    assert.match(textOf(await client.callTool({ name: 'github__create_issue', arguments: {} })), /^called create_issue/);
-    assert.deepEqual(await listed(client), ['search_tools', 'github__search_code']);
   });
 });
 

@@ -11,9 +11,15 @@
 // test as they are written, so an event stream (an SSE POST, the GET stream) is read event by event
 // while it is open. The agent can stop reading (`pause`: writes stay in the response's buffer, as in
 // a socket's, and count in `writableLength`) and hang up (`abort`: 'close' without 'finish').
+// The stdio agent (StdioAgent) reads the front's lines strictly in order (`next`), or asks as an SDK
+// client does (`initialize`, `ask`/`result`/`error` with ids of its own, notifications kept in `all`).
+// `reloadRules` swaps the rules as a reload applies them; `config` gives servers their .mcp.json
+// fields (prefix, limits, timeout).
 
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, Readable, Writable } from 'node:stream';
+import type { ServerConfig } from '../../src/config/types.js';
+import { applyConfig } from '../../src/gateway/apply-config.js';
 import { Gateway, type GatewayOptions } from '../../src/gateway/gateway.js';
 import { HttpFront, type HttpFrontOptions } from '../../src/front/http/front.js';
 import { serveStdio, type StdioFront, type StdioOptions } from '../../src/front/stdio.js';
@@ -380,6 +386,8 @@ export function recordingLogger(level: LogLevel = 'info'): { log: Logger; lines:
 
 export interface InProcessOptions {
   servers: readonly FakeServer[];
+  /** What .mcp.json says of a server beyond its command (`prefix`, `limits`, `timeout`), by name. */
+  config?: Record<string, Partial<Omit<ServerConfig, 'name' | 'type'>>>;
   /** A rules file's contents (parsed as the real loader does), or none: every agent may use every server. */
   rules?: unknown;
   gateway?: Partial<Omit<GatewayOptions, 'config' | 'log' | 'connect' | 'rules'>>;
@@ -393,7 +401,11 @@ export async function startGateway(options: InProcessOptions): Promise<{ gateway
   const names = options.servers.map((s) => s.name);
   const gateway = new Gateway({
     ...options.gateway,
-    config: { file: '/in-process/.mcp.json', servers: options.servers.map((s) => stdioConfig(s.name)), warnings: [] },
+    config: {
+      file: '/in-process/.mcp.json',
+      servers: options.servers.map((s) => ({ ...stdioConfig(s.name), ...options.config?.[s.name] })),
+      warnings: [],
+    },
     ...(options.rules !== undefined && { rules: parseRules(JSON.stringify(options.rules), '/in-process/gateway-rules.json', names) }),
     log: recorded.log,
     connect: fakeConnections(options.servers, options.gateway?.supervision),
@@ -409,6 +421,15 @@ export async function startGateway(options: InProcessOptions): Promise<{ gateway
   };
   await gateway.start();
   return { gateway, lines: recorded.lines };
+}
+
+/**
+ * Replaces the rules as a reload applies them (src/gateway/apply-config.ts, the servers unchanged),
+ * without the files and their watch: that part is the Reloader's, proved end to end in test/e2e.
+ */
+export async function reloadRules(gateway: Gateway, rules: unknown): Promise<void> {
+  const names = gateway.config.servers.map((s) => s.name);
+  await applyConfig(gateway, gateway.config, parseRules(JSON.stringify(rules), '/in-process/gateway-rules.json', names));
 }
 
 export interface InProcessHttp {
@@ -505,7 +526,10 @@ export class StdioAgent {
         if (line.trim() === '') continue;
         const message = JSON.parse(line) as Message;
         this.all.push(message);
-        this.queue.push(message);
+        const asker = message.method === undefined ? this.awaited.get(message.id) : undefined;
+        this.awaited.delete(message.id);
+        if (asker !== undefined) asker(message);
+        else this.queue.push(message);
       }
       const wake = this.wake;
       this.wake = undefined;
@@ -525,6 +549,46 @@ export class StdioAgent {
       if (message !== undefined) return message;
       await new Promise<void>((resolve) => (this.wake = resolve));
     }
+  }
+
+  private asked = 0;
+  /** The answers `ask` waits for, by id: they go there, not to `next`. */
+  private readonly awaited = new Map<unknown, (message: Message) => void>();
+
+  /**
+   * Sends a request with an id of its own and resolves with its answer, which `next` never sees;
+   * several may be in flight. What else comes (a notification) goes to `next`, and to `all`.
+   */
+  ask(method: string, params?: Record<string, unknown>): Promise<Message> {
+    const id = `ask-${++this.asked}`;
+    const answer = new Promise<Message>((resolve) => this.awaited.set(id, resolve));
+    this.send({ jsonrpc: '2.0', id, method, ...(params !== undefined && { params }) });
+    return answer;
+  }
+
+  /** `ask`, for a request that must succeed: its result (an error answer throws). */
+  async result(method: string, params?: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const answer = await this.ask(method, params);
+    if (answer.result === undefined) throw new Error(`${method} failed: ${JSON.stringify(answer.error)}`);
+    return answer.result;
+  }
+
+  /** `ask`, for a request that must fail: its error, with `data` ({} when absent). */
+  async error(method: string, params?: Record<string, unknown>): Promise<{ code: number; message: string; data: Record<string, unknown> }> {
+    const answer = await this.ask(method, params);
+    if (answer.error === undefined) throw new Error(`${method} did not fail: ${JSON.stringify(answer.result)}`);
+    return { code: answer.error.code, message: answer.error.message, data: answer.error.data ?? {} };
+  }
+
+  /** initialize (2025-11-25), then notifications/initialized, as an SDK client starts. */
+  async initialize(capabilities: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+    const result = await this.result('initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities,
+      clientInfo: { name: 'in-process', version: '1' },
+    });
+    this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    return result;
   }
 
   /** Sends a request and waits for the next message, which must be its answer. */

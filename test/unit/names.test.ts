@@ -1,185 +1,89 @@
-// Namespaced names (src/catalog/names.ts): `SERVER__TOOL`, client-safe characters, 64-character
-// limit with a hash of the full name, collisions resolved the same way whatever order servers
-// answered in (seed behaviour: a stable catalog), and `mcpgate://SERVER/<original>` resource URIs.
+// Names as the user chooses (issue 19), in-process (test/helpers/in-process.ts) over in-memory
+// servers: `"prefix": false` keeps a server's tool, prompt and resource names; `"prefix": "d2"`
+// replaces the server name; a clash between two unprefixed servers withholds the later server's tool
+// with ONE warning naming both (also after a tools/list_changed), while its other tools stay; a rule
+// denying an unprefixed server's tool answers "unknown tool", exactly as for a made-up name.
 
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { assignNames, nameKey, namespaceUri, sanitize, splitUri, NAME_PATTERN, type NameRequest } from '../../src/catalog/names.js';
+import { DYNAMIC_CALCULATOR, dynamicEcho, dynamicServer, kitchenSink, type FakeServer } from './fake-server.js';
+import { stdioFront, until, type InProcessStdio } from '../helpers/in-process.js';
 
-const hash8 = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 8);
+const clashWarning = (line: Record<string, unknown>): boolean =>
+  typeof line.msg === 'string' && line.msg.startsWith('catalog: tool "echo" of server "dyn" is withheld');
 
-/** The assignment as sorted `[key, name]` pairs, for exact comparison. */
-function entries(requests: readonly NameRequest[], separator?: string): [string, string][] {
-  return [...assignNames(requests, separator).names.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+/** The text of a result's first block (fails unless it is text). */
+function textOf(result: Record<string, unknown>): string {
+  const first = (result.content as { type: string; text?: string }[] | undefined)?.[0];
+  if (first?.type !== 'text' || first.text === undefined) throw new Error(`expected a text result, got ${JSON.stringify(result)}`);
+  return first.text;
 }
 
-void describe('sanitize', { timeout: 5000 }, () => {
-  void it('replaces every character outside [A-Za-z0-9_-] with _ and never returns ""', { timeout: 5000 }, () => {
-    assert.equal(sanitize('my.server'), 'my_server');
-    assert.equal(sanitize('a b/c:d-é'), 'a_b_c_d-_');
-    assert.equal(sanitize('ok_Name-9'), 'ok_Name-9');
-    assert.equal(sanitize(''), '_');
-  });
-});
+describe('names: prefix false, a prefix of its own, clashes', { timeout: 30_000 }, () => {
+  let r: InProcessStdio;
+  let dyn: FakeServer;
+  const call = async (name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> =>
+    r.agent.result('tools/call', { name, arguments: args });
+  const toolNames = async (): Promise<string[]> => ((await r.agent.result('tools/list')).tools as { name: string }[]).map((t) => t.name);
+  const listChanges = (): number => r.agent.all.filter((m) => m.method === 'notifications/tools/list_changed').length;
 
-void describe('assignNames', { timeout: 5000 }, () => {
-  void it('prefixes each name with its server and the separator, without warnings when nothing changed', { timeout: 5000 }, () => {
-    const { names, warnings } = assignNames([
-      { server: 'fs', name: 'read' },
-      { server: 'git', name: 'log' },
-    ]);
-    assert.deepEqual(
-      [...names.entries()],
-      [
-        [nameKey('fs', 'read'), 'fs__read'],
-        [nameKey('git', 'log'), 'git__log'],
-      ],
+  before(async () => {
+    dyn = dynamicServer('dyn');
+    r = await stdioFront({
+      servers: [kitchenSink('sink'), dyn, dynamicServer('other')],
+      config: { sink: { prefix: false }, dyn: { prefix: false }, other: { prefix: 'd2' } },
+      rules: { agents: { tester: { allow: { servers: ['sink', 'dyn', 'other'] }, deny: { tools: { sink: ['fail'] } } } } },
+    });
+    await r.agent.initialize();
+  });
+
+  after(async () => {
+    await r?.close();
+  });
+
+  it('unprefixed tools keep their names, a prefixed server uses its prefix; the clash is withheld, not shadowed', async () => {
+    const names = await toolNames();
+    assert.ok(names.includes('echo') && names.includes('structured'), names.join(','));
+    assert.ok(names.includes('d2__echo'), names.join(','));
+    assert.ok(!names.some((n) => n.startsWith('other__') || n.startsWith('sink__') || n.startsWith('dyn__')), names.join(','));
+    assert.equal(names.filter((n) => n === 'echo').length, 1);
+    // sink is earlier in .mcp.json: its echo is the one called.
+    assert.equal(textOf(await call('echo', { text: 'hi' })), 'hi');
+    assert.deepEqual(JSON.parse(textOf(await call('d2__echo', { message: 'm' }))), { echo_message: 'm' });
+    assert.ok(await until(() => r.lines.some(clashWarning)), 'no clash warning');
+    const warning = r.lines.find(clashWarning)!;
+    assert.match(
+      String(warning.msg),
+      /server "sink" \(earlier in \.mcp\.json\) already exposes tool "echo"; give server "dyn" a prefix in \.mcp\.json/,
     );
-    assert.deepEqual(warnings, []);
   });
 
-  void it('uses a custom separator', { timeout: 5000 }, () => {
-    assert.deepEqual(entries([{ server: 'fs', name: 'read' }], '-'), [[nameKey('fs', 'read'), 'fs-read']]);
+  it('prompts and resources keep their own names and URIs, templates included', async () => {
+    const prompts = ((await r.agent.result('prompts/list')).prompts as { name: string }[]).map((p) => p.name);
+    assert.ok(prompts.includes('greet'), prompts.join(','));
+    const uris = ((await r.agent.result('resources/list')).resources as { uri: string }[]).map((x) => x.uri);
+    assert.ok(uris.includes('sink://blob/1'), uris.join(','));
+    const templates = ((await r.agent.result('resources/templates/list')).resourceTemplates as { uriTemplate: string }[]).map(
+      (t) => t.uriTemplate,
+    );
+    assert.deepEqual(templates, ['sink://item/{id}']);
+    const read = await r.agent.result('resources/read', { uri: 'sink://item/7' });
+    assert.equal((read.contents as { uri: string }[])[0]?.uri, 'sink://item/7');
   });
 
-  void it('sanitizes server and tool names and warns about the published name', { timeout: 5000 }, () => {
-    const { names, warnings } = assignNames([{ server: 'my.server', name: 'read file' }]);
-    assert.equal(names.get(nameKey('my.server', 'read file')), 'my_server__read_file');
-    assert.deepEqual(warnings, ['"read file" of server "my.server" is published as "my_server__read_file" (client-safe name)']);
+  it('a list change that adds a tool shows it under its own name and does not repeat the clash warning', async () => {
+    const before = listChanges();
+    dyn.setTools([dynamicEcho(), DYNAMIC_CALCULATOR]);
+    assert.ok(await until(() => listChanges() >= before + 1), 'no tools/list_changed reached the agent');
+    assert.deepEqual(JSON.parse(textOf(await call('calculator', { a: 2, b: 3, operation: 'add' }))), { result: 5 });
+    assert.equal(r.lines.filter(clashWarning).length, 1);
   });
 
-  void it('truncates a long name to 64 characters ending in a hash of the full name', { timeout: 5000 }, () => {
-    const long = 'a'.repeat(100);
-    const { names, warnings } = assignNames([{ server: 's', name: long }]);
-    const expected = `${`s__${long}`.slice(0, 55)}_${hash8(`s__${long}`)}`;
-    assert.equal(expected.length, 64);
-    assert.equal(names.get(nameKey('s', long)), expected);
-    assert.deepEqual(warnings, [`"${long}" of server "s" is published as "${expected}" (client-safe name)`]);
-  });
-
-  void it('keeps two long names with the same 55-character start distinct', { timeout: 5000 }, () => {
-    const a = `${'x'.repeat(70)}_one`;
-    const b = `${'x'.repeat(70)}_two`;
-    const { names } = assignNames([
-      { server: 's', name: a },
-      { server: 's', name: b },
-    ]);
-    const na = names.get(nameKey('s', a))!;
-    const nb = names.get(nameKey('s', b))!;
-    assert.notEqual(na, nb);
-    for (const n of [na, nb]) assert.match(n, NAME_PATTERN);
-    assert.equal(na, `s__${'x'.repeat(52)}_${hash8(`s__${a}`)}`);
-  });
-
-  void it('fits a very long server name too', { timeout: 5000 }, () => {
-    const server = 'S'.repeat(80);
-    const name = assignNames([{ server, name: 't' }]).names.get(nameKey(server, 't'))!;
-    assert.equal(name, `${'S'.repeat(55)}_${hash8(`${server}__t`)}`);
-  });
-
-  void it('every published name matches ^[A-Za-z0-9_-]{1,64}$', { timeout: 5000 }, () => {
-    const requests: NameRequest[] = [
-      { server: '', name: '' },
-      { server: 'ü', name: 'ß' },
-      { server: 'a'.repeat(64), name: 'b'.repeat(64) },
-      { server: 'x y', name: 'z/w' },
-      { server: 'x_y', name: 'z_w' },
-      { server: 'x.y', name: 'z.w' },
-    ];
-    const { names } = assignNames(requests);
-    assert.equal(names.size, requests.length);
-    for (const name of names.values()) assert.match(name, NAME_PATTERN);
-    assert.equal(new Set(names.values()).size, requests.length);
-  });
-
-  void it('resolves a collision in favour of the name that was already clean; the other gets a hash', { timeout: 5000 }, () => {
-    // "x.y" sorts before "x_y" ('.' < '_'), but "x_y" needed no change, so it keeps "a__x_y".
-    const { names, warnings } = assignNames([
-      { server: 'a', name: 'x_y' },
-      { server: 'a', name: 'x.y' },
-    ]);
-    assert.equal(names.get(nameKey('a', 'x_y')), 'a__x_y');
-    assert.equal(names.get(nameKey('a', 'x.y')), `a__x_y_${hash8('a__x.y')}`);
-    assert.deepEqual(warnings, [`"x.y" of server "a" collides with another name and is published as "a__x_y_${hash8('a__x.y')}"`]);
-  });
-
-  void it('resolves a collision between two changed names by sorted order', { timeout: 5000 }, () => {
-    const { names } = assignNames([
-      { server: 'a', name: 'x y' },
-      { server: 'a', name: 'x.y' },
-    ]);
-    assert.equal(names.get(nameKey('a', 'x y')), 'a__x_y');
-    assert.equal(names.get(nameKey('a', 'x.y')), `a__x_y_${hash8('a__x.y')}`);
-  });
-
-  void it('resolves a collision across the separator (a + b__c vs a__b + c) by server order', { timeout: 5000 }, () => {
-    const { names } = assignNames([
-      { server: 'a__b', name: 'c' },
-      { server: 'a', name: 'b__c' },
-    ]);
-    assert.equal(names.get(nameKey('a', 'b__c')), 'a__b__c');
-    assert.equal(names.get(nameKey('a__b', 'c')), `a__b__c_${hash8('a__b__c')}`);
-  });
-
-  void it('gives the same names and warnings for every input order', { timeout: 5000 }, () => {
-    const requests: NameRequest[] = [
-      { server: 'a', name: 'x.y' },
-      { server: 'a', name: 'x_y' },
-      { server: 'a', name: 'x y' },
-      { server: 'a.b', name: 't' },
-      { server: 'a_b', name: 't' },
-      { server: 'z', name: 'q'.repeat(90) },
-    ];
-    const reference = assignNames(requests);
-    const referenceEntries = entries(requests);
-    // Rotations and reversals cover every element in every position.
-    for (let shift = 0; shift < requests.length; shift++) {
-      const rotated = [...requests.slice(shift), ...requests.slice(0, shift)];
-      for (const order of [rotated, [...rotated].reverse()]) {
-        assert.deepEqual(entries(order), referenceEntries);
-        assert.deepEqual(assignNames(order).warnings, reference.warnings);
-      }
-    }
-    assert.equal(new Set(reference.names.values()).size, requests.length);
-  });
-
-  void it('assigns a repeated request once', { timeout: 5000 }, () => {
-    const { names, warnings } = assignNames([
-      { server: 's', name: 't' },
-      { server: 's', name: 't' },
-    ]);
-    assert.deepEqual([...names.entries()], [[nameKey('s', 't'), 's__t']]);
-    assert.deepEqual(warnings, []);
-  });
-});
-
-void describe('namespaceUri / splitUri', { timeout: 5000 }, () => {
-  void it('prefixes the original URI untouched and splits it back', { timeout: 5000 }, () => {
-    for (const original of ['file:///tmp/a b.txt', 'https://x.test/p?q=1#f', 'memo://{id}', 'mcpgate://other/x', '']) {
-      const uri = namespaceUri('fs', original);
-      assert.equal(uri, `mcpgate://fs/${original}`);
-      assert.deepEqual(splitUri(uri), { serverKey: 'fs', uri: original });
-    }
-  });
-
-  void it('splits at the first slash after the server key', { timeout: 5000 }, () => {
-    assert.deepEqual(splitUri('mcpgate://git/repo/a/b'), { serverKey: 'git', uri: 'repo/a/b' });
-  });
-
-  void it('keeps the ui:// scheme of MCP Apps resources: ui://KEY/REST, split back to ui://REST', { timeout: 5000 }, () => {
-    for (const original of ['ui://apps/chart.html', 'ui://chart', 'ui://apps/view/{id}']) {
-      const uri = namespaceUri('viz', original);
-      assert.equal(uri, `ui://viz/${original.slice('ui://'.length)}`);
-      assert.deepEqual(splitUri(uri), { serverKey: 'viz', uri: original });
-    }
-    assert.equal(splitUri('ui://nokey'), undefined);
-  });
-
-  void it('rejects URIs that are not ours or have no server key', { timeout: 5000 }, () => {
-    assert.equal(splitUri('file:///tmp/x'), undefined);
-    assert.equal(splitUri('mcpgate:///x'), undefined);
-    assert.equal(splitUri('mcpgate://fs'), undefined);
-    assert.equal(splitUri('MCPGATE://fs/x'), undefined);
+  it('a denied tool of an unprefixed server is answered as unknown, like a made-up name', async () => {
+    const denied = await r.agent.error('tools/call', { name: 'fail', arguments: {} });
+    const madeUp = await r.agent.error('tools/call', { name: 'no_such_tool', arguments: {} });
+    assert.match(denied.message, /unknown tool: fail/);
+    assert.match(madeUp.message, /unknown tool: no_such_tool/);
+    assert.ok(!(await toolNames()).includes('fail'));
   });
 });
