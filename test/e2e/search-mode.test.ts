@@ -23,17 +23,10 @@ import {
 } from '../helpers/gateway.js';
 import { connectAgent, makeToken, raw, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 import { startEmbeddingsServer, type EmbeddingsServer } from '../fixtures/embeddings-server.js';
+import type { Found } from '../fixtures/tool-sets.js';
 
 const TIMEOUT = 90_000;
 const MODERN = '2026-07-28';
-
-interface Found {
-  name: string;
-  server: string;
-  title?: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-}
 
 type Caller = Pick<Client, 'callTool' | 'listTools'>;
 

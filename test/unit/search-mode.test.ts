@@ -15,18 +15,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { toolsServer } from './fake-server.js';
 import { reloadRules, stdioFront, until, type InProcessStdio, type StdioAgent } from '../helpers/in-process.js';
+import type { Found } from '../fixtures/tool-sets.js';
 
 const TIMEOUT = 30_000;
 const MODERN = '2026-07-28';
 const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
-
-interface Found {
-  name: string;
-  server: string;
-  title?: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-}
 
 /** An agent's requests, legacy (in its session) or modern (each request carries the envelope). */
 interface Caller {
