@@ -69,7 +69,7 @@ function layering() {
 
 // Comments in src/ say why in the code's own terms; a tracker number ("issue 12", "seed 004",
 // "audit #5", "hardening §4") points at something the repository does not explain.
-const TRACKER_REFERENCE = /(issue|Issue)s? #?[0-9]+|seed 00[0-9]|audit #[0-9]+|seeds? [0-9]+|hardening (issue )?§[0-9]+/;
+export const TRACKER_REFERENCE = /(issue|Issue)s? #?[0-9]+|seed 00[0-9]|audit #[0-9]+|seeds? [0-9]+|hardening (issue )?§[0-9]+/;
 
 /** A local plugin with one rule: no comment in src/ may cite a tracker number. */
 const mcpgate = {

@@ -16,6 +16,8 @@ interface RoomsScript {
   firstSentence: (text: string) => string;
 }
 const { header, firstSentence } = (await import(pathToFileURL(join(ROOT, 'scripts', 'rooms.mjs')).href)) as RoomsScript;
+/** The lint's pattern for a tracker number in a comment of src/ (eslint.config.js), applied to the room READMEs too. */
+const { TRACKER_REFERENCE } = (await import(pathToFileURL(join(ROOT, 'eslint.config.js')).href)) as { TRACKER_REFERENCE: RegExp };
 
 /**
  * Role bullets still allowed, by document: the files another change is merging or renaming right now,
@@ -63,6 +65,21 @@ void describe('each file’s role is written once', () => {
       if (h === undefined || firstSentence(h).split(' ').length < 2) bare.push(relative(ROOT, f));
     }
     assert.deepEqual(bare, [], 'add a header comment: what the file holds and why, in the code’s own terms');
+  });
+
+  void it('no room README cites a tracker number (it says the reason itself)', { timeout: 30_000 }, () => {
+    const readmes = walk(join(ROOT, 'src'), (n) => n === 'README.md');
+    assert.ok(readmes.length >= 12, `found ${readmes.length} room READMEs`);
+    assert.ok(TRACKER_REFERENCE.test('stopped (seed 000)'), 'the pattern catches a seed number');
+    const cited: string[] = [];
+    for (const file of readmes)
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          const found = TRACKER_REFERENCE.exec(line);
+          if (found !== null) cited.push(`${relative(ROOT, file)}:${i + 1}: ${found[0]}`);
+        });
+    assert.deepEqual(cited, []);
   });
 
   void it('no room README and not docs/architecture.md describes a file one bullet at a time', { timeout: 30_000 }, () => {
