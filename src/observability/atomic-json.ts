@@ -7,15 +7,27 @@
 
 import { randomBytes } from 'node:crypto';
 import { open, rename, unlink } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { dirname } from 'node:path';
 
-/** Replaces `path` with `value` as indented JSON (and a final newline); `mode` is the new file's (default 0644). */
-export async function writeJsonAtomic(path: string, value: unknown, mode = 0o644): Promise<void> {
+/**
+ * Replaces `path` with `value` as indented JSON (and a final newline); `mode` is the new file's (default
+ * 0644). Returns the written file's stat, taken before the rename (which keeps its inode, size and
+ * mtime): what it names is this content, even if someone replaces the file right after.
+ */
+export function writeJsonAtomic(path: string, value: unknown, mode = 0o644): Promise<Stats> {
+  return writeTextAtomic(path, `${JSON.stringify(value, null, 2)}\n`, mode);
+}
+
+/** The same with the file's text as given (a store that lays its JSON out itself). */
+export async function writeTextAtomic(path: string, text: string, mode = 0o644): Promise<Stats> {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const handle = await open(tmp, 'wx', mode);
+  let written: Stats;
   try {
-    await handle.writeFile(`${JSON.stringify(value, null, 2)}\n`);
+    await handle.writeFile(text);
     await handle.sync();
+    written = await handle.stat();
   } catch (err) {
     await handle.close();
     await unlink(tmp).catch(() => {});
@@ -36,4 +48,5 @@ export async function writeJsonAtomic(path: string, value: unknown, mode = 0o644
   } finally {
     await dir.close();
   }
+  return written;
 }

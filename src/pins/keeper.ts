@@ -8,14 +8,28 @@
 // a pin is read back from pins.json for its changes and the console's diff, and kept while it is held.
 // `start()` reads the store in one blocking read on the next turn of the event loop, so the gateway
 // spawns its servers first and the read overlaps their boot; reviews asked for meanwhile queue behind
-// it. A review names its source (`check(…, source)`: '' for the server's own connection, a pool scope
+// it. It reads the digests index (store.ts) when that is of the pins.json on disk, and writes it
+// afresh when it was not. A review names its source (`check(…, source)`: '' for the server's own connection, a pool scope
 // for a per-agent or per-session server's pooled one); what each source holds is kept apart and
 // held.json shows their union, so one connection's review never releases what another holds.
 
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { review, type PinMode, type Review } from './review.js';
-import { PinStore, emptyHeld, nameMap, type HeldFile, type PinsFile, type ServerHeld, type ServerPins } from './store.js';
+import {
+  PinStore,
+  digestsOf,
+  emptyHeld,
+  nameMap,
+  serverDigestsOf,
+  type DigestsRead,
+  type HeldFile,
+  type PinDigests,
+  type PinsFile,
+  type ServerHeld,
+  type ServerPinDigests,
+  type ServerPins,
+} from './store.js';
 import { changes, type ToolDefinition } from './digest.js';
 
 const WATCH_INTERVAL_MS = 500;
@@ -28,32 +42,10 @@ export interface KeeperOptions {
   onStoreChanged: () => void;
 }
 
-/**
- * The store as the keeper holds it: every pin's digest, never its definition. A review needs only the
- * digests; the approved definitions (as large as the catalog) are read from pins.json when a tool
- * is held against one, for the diff.
- */
-type SlimPins = { servers: Record<string, { tools: Record<string, SlimPin>; instructions?: ServerPins['instructions'] }> };
-type SlimPin = { digest: string; approvedAt: string; by: 'first-use' | 'operator' };
-
-function slim(file: PinsFile): SlimPins {
-  const servers = nameMap<SlimPins['servers'][string]>();
-  for (const server of Object.keys(file.servers)) servers[server] = slimServer(file.servers[server]!);
-  return { servers };
-}
-
-function slimServer(entry: ServerPins): SlimPins['servers'][string] {
-  const tools = nameMap<SlimPin>();
-  for (const name of Object.keys(entry.tools)) {
-    const { digest, approvedAt, by } = entry.tools[name]!;
-    tools[name] = { digest, approvedAt, by };
-  }
-  return entry.instructions === undefined ? { tools } : { tools, instructions: entry.instructions };
-}
-
 export class PinKeeper {
   readonly store: PinStore;
-  private pins: SlimPins | undefined;
+  /** Every pin's digest, never its definition (a second copy of the catalog); undefined while the store is unusable. */
+  private pins: PinDigests | undefined;
   /** The approved definitions of the tools held against a pin (read from pins.json), for the console's diff. */
   private readonly heldPinned = new Map<string, Map<string, ToolDefinition>>();
   private storeError: GatewayError | undefined;
@@ -100,7 +92,6 @@ export class PinKeeper {
     const started = (async () => {
       // The next turn of the event loop: what the caller starts now (the servers' spawns) goes first.
       await new Promise((resolve) => setImmediate(resolve));
-      this.version = await this.store.pinsVersion();
       await this.load(true);
       await this.loadHeld();
       if (this.closed) return;
@@ -178,7 +169,7 @@ export class PinKeeper {
       for (const [name, pin] of result.pinNow) record.tools[name] = { ...pin, approvedAt: now, by: 'first-use' };
       if (result.pinInstructionsNow !== undefined) record.instructions = { ...result.pinInstructionsNow, approvedAt: now, by: 'first-use' };
       // Pinned as seen: nothing of it is held (no second review of the same definitions).
-      this.pins.servers[server] = slimServer(record);
+      this.pins.servers[server] = serverDigestsOf(record);
       if (result.pinNow.size > 0)
         this.options.log.debug(`pinned ${result.pinNow.size} tool definition(s) of server "${server}" on first use`, { server });
       const pinned: Review = { held: new Map(), pinNow: new Map(), instructionsHeld: undefined, pinInstructionsNow: undefined };
@@ -208,7 +199,7 @@ export class PinKeeper {
     const theirs = new Set<string>();
     this.writing += 1;
     try {
-      const pins = await this.store.updatePins((file) => {
+      const { pins, version } = await this.store.updatePins((file) => {
         let changed = false;
         for (const [server, record] of batch) {
           // Someone pinned it meanwhile (another gateway, an operator): theirs stands.
@@ -220,10 +211,10 @@ export class PinKeeper {
         }
         return changed;
       });
-      this.version = await this.store.pinsVersion();
+      this.version = version;
       // The store as written, and the first uses still waiting for the next write.
       for (const [server, record] of this.batch ?? []) pins.servers[server] = record;
-      this.pins = slim(pins);
+      this.pins = digestsOf(pins);
     } finally {
       this.writing -= 1;
     }
@@ -235,7 +226,7 @@ export class PinKeeper {
    * definition, read from pins.json now (only when something is held), and that definition is kept
    * for the console's diff while the tool is held.
    */
-  private async describeHeld(server: string, pins: SlimPins['servers'][string] | undefined, result: Review): Promise<void> {
+  private async describeHeld(server: string, pins: ServerPinDigests | undefined, result: Review): Promise<void> {
     const against = [...result.held].filter(([name]) => pins?.tools[name] !== undefined);
     if (against.length === 0) return;
     let approved: ServerPins | undefined;
@@ -333,7 +324,10 @@ export class PinKeeper {
   /** `now`: one blocking read (at start, while the servers boot), else read piece by piece. */
   private async load(now = false): Promise<void> {
     try {
-      this.pins = slim(now ? this.store.readPinsNow() : await this.store.readPins());
+      const read = now ? this.store.readDigestsNow() : await this.store.readDigests();
+      this.pins = read.digests;
+      this.version = read.version;
+      if (!read.indexed) this.index(read);
       if (this.storeError !== undefined) this.options.log.info('the pin store is readable again', { file: this.store.pinsPath });
       this.storeError = undefined;
     } catch (err) {
@@ -343,6 +337,18 @@ export class PinKeeper {
         file: this.store.pinsPath,
       });
     }
+  }
+
+  /**
+   * Writes the digests index for the pins.json just read whole, in the line of the store's writes (a
+   * cache: a failed write leaves a stale index, which is not used).
+   */
+  private index(read: DigestsRead): void {
+    this.writes = this.writes
+      .then(() => this.store.writeDigests(read.digests, read.version))
+      .catch((err: unknown) =>
+        this.options.log.debug('could not write the pin digests index', { file: this.store.digestsPath, error: err }),
+      );
   }
 
   /** Calls `listener` each time a change of the store on disk has been loaded. */
@@ -361,7 +367,6 @@ export class PinKeeper {
     try {
       const version = await this.store.pinsVersion();
       if (version === this.version) return;
-      this.version = version;
       await this.load();
       if (!this.closed) {
         this.options.onStoreChanged();

@@ -1,21 +1,29 @@
 // The pin store in the state directory: `pins.json` (approved definitions, written by the gateway on
 // first use and by `mcpgate approve`) and `held.json` (what a running gateway currently holds back,
-// written by the gateway, read by `mcpgate pins` and `approve`). Readable JSON an operator can audit.
+// written by the gateway, read by `mcpgate pins` and `approve`). Readable JSON an operator can audit
+// (pins.json with each definition on one line: `pinsText`).
+// Beside them `pin-digests.json`, the pins without their definitions: what a gateway needs to review
+// tools, a few per cent of pins.json's size (which holds every definition: 20 MB for 5,000 tools
+// takes ~200 ms to read and check). It names the pins.json it was made from (inode, size and mtime,
+// as the gateway's watch does) and is used only while that is still the file on disk; any other
+// file, or an index that does not parse or check, means pins.json is read whole (and the index
+// written afresh). It is written after each write of pins.json and whenever a read finds it stale.
 // Every write is atomic (observability/atomic-json.ts: temp file, fsync, rename, fsync of the directory); read-modify-write of
 // pins.json happens under a lock file, so `approve` and a running gateway never lose each other's pins.
 // The lock is `pins.json.lock`, made with O_EXCL and taken for stale after 30 s. A corrupt file is an
 // error, never "no pins".
 
 import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
-import { writeJsonAtomic } from '../observability/atomic-json.js';
+import { writeJsonAtomic, writeTextAtomic } from '../observability/atomic-json.js';
 import type { ToolDefinition } from './digest.js';
 
 export const PINS_FILE = 'pins.json';
 export const HELD_FILE = 'held.json';
+export const PIN_DIGESTS_FILE = 'pin-digests.json';
 
 const DefinitionSchema = z.looseObject({ name: z.string() });
 
@@ -63,6 +71,18 @@ export type PinsFile = z.infer<typeof PinsFileSchema>;
 export type ServerPins = PinsFile['servers'][string];
 export type HeldTool = z.infer<typeof HeldToolSchema> & { definition: ToolDefinition };
 export type HeldFile = z.infer<typeof HeldFileSchema>;
+/** One approved tool without its definition: all a review compares. */
+export type PinDigest = Omit<z.infer<typeof PinSchema>, 'definition'>;
+/** The pins without their definitions (pin-digests.json, or pins.json read and stripped). */
+export type PinDigests = { servers: Record<string, ServerPinDigests> };
+export type ServerPinDigests = { tools: Record<string, PinDigest>; instructions?: InstructionsPin };
+/** The pin digests as read, the pins.json they are of, and whether the index on disk already said so. */
+export interface DigestsRead {
+  digests: PinDigests;
+  version: string;
+  /** False: pins.json was read whole, the index on disk is missing or stale (`writeDigests` it). */
+  indexed: boolean;
+}
 export type ServerHeld = HeldFile['servers'][string];
 
 /**
@@ -76,18 +96,41 @@ export function nameMap<T>(): Record<string, T> {
 export const emptyPins = (): PinsFile => ({ version: 1, servers: nameMap() });
 export const emptyHeld = (): HeldFile => ({ version: 1, updatedAt: new Date(0).toISOString(), servers: nameMap() });
 
+/** The pins without their definitions. */
+export function digestsOf(file: PinsFile): PinDigests {
+  const servers = nameMap<ServerPinDigests>();
+  for (const server of Object.keys(file.servers)) servers[server] = serverDigestsOf(file.servers[server]!);
+  return { servers };
+}
+
+export function serverDigestsOf(entry: ServerPins): ServerPinDigests {
+  const tools = nameMap<PinDigest>();
+  for (const name of Object.keys(entry.tools)) {
+    const { digest, approvedAt, by } = entry.tools[name]!;
+    tools[name] = { digest, approvedAt, by };
+  }
+  return entry.instructions === undefined ? { tools } : { tools, instructions: entry.instructions };
+}
+
+/** Names one content of a file: a rename over it (every write of the store) makes a new inode. */
+function versionOf(s: Stats): string {
+  return `${s.mtimeMs}:${s.size}:${s.ino}`;
+}
+
 const LOCK_WAIT_MS = 5000;
 const LOCK_STALE_MS = 30_000;
 
 export class PinStore {
   readonly pinsPath: string;
   readonly heldPath: string;
+  readonly digestsPath: string;
   private readonly lockPath: string;
 
   constructor(readonly dir: string) {
     this.pinsPath = join(dir, PINS_FILE);
     this.heldPath = join(dir, HELD_FILE);
     this.lockPath = join(dir, `${PINS_FILE}.lock`);
+    this.digestsPath = join(dir, PIN_DIGESTS_FILE);
   }
 
   /** The approved pins; an absent file is an empty store, a corrupt one is an error (never "no pins"). */
@@ -95,42 +138,110 @@ export class PinStore {
     return readJson(this.pinsPath, PinsFileSchema, emptyPins) as Promise<PinsFile>;
   }
 
-  /**
-   * The same, read at once (one blocking read): a gateway reads its store right after spawning its
-   * servers, while they boot; read piece by piece, a large file would wait behind their lists.
-   */
-  readPinsNow(): PinsFile {
-    let text: string | undefined;
-    try {
-      text = readFileSync(this.pinsPath, 'utf8');
-    } catch (err) {
-      text = readError(this.pinsPath, err);
-    }
-    return (text === undefined ? emptyPins() : parseStore(this.pinsPath, text, PinsFileSchema)) as PinsFile;
-  }
-
   readHeld(): Promise<HeldFile> {
     return readJson(this.heldPath, HeldFileSchema, emptyHeld) as Promise<HeldFile>;
+  }
+
+  /**
+   * The pins' digests, at once (one blocking read: a gateway reads its store right after spawning its servers, while they
+   * boot; read piece by piece, a large file would wait behind their lists): from pin-digests.json when it is
+   * of the pins.json on disk, else from pins.json read whole. The version is taken from the open file,
+   * so it names exactly the content read.
+   */
+  readDigestsNow(): DigestsRead {
+    let fd: number;
+    try {
+      fd = openSync(this.pinsPath, 'r');
+    } catch (err) {
+      readError(this.pinsPath, err);
+      return { digests: { servers: nameMap() }, version: 'absent', indexed: true };
+    }
+    try {
+      const version = versionOf(fstatSync(fd));
+      const indexed = this.indexOf(version, () => readFileSync(this.digestsPath, 'utf8'));
+      if (indexed !== undefined) return { digests: indexed, version, indexed: true };
+      let text: string;
+      try {
+        text = readFileSync(fd, 'utf8');
+      } catch (err) {
+        throw storeError(`cannot read ${this.pinsPath}: ${(err as Error).message}`);
+      }
+      return { digests: digestsOf(parseStore(this.pinsPath, text, PinsFileSchema) as PinsFile), version, indexed: false };
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** The same, read without blocking (the gateway's watch, after pins.json changed). */
+  async readDigests(): Promise<DigestsRead> {
+    let handle: Awaited<ReturnType<typeof open>>;
+    try {
+      handle = await open(this.pinsPath, 'r');
+    } catch (err) {
+      readError(this.pinsPath, err);
+      return { digests: { servers: nameMap() }, version: 'absent', indexed: true };
+    }
+    try {
+      const version = versionOf(await handle.stat());
+      let indexText: string | undefined;
+      try {
+        indexText = await readFile(this.digestsPath, 'utf8');
+      } catch {
+        // No index (or an unreadable one): pins.json is read whole.
+      }
+      const indexed = indexText === undefined ? undefined : this.indexOf(version, () => indexText);
+      if (indexed !== undefined) return { digests: indexed, version, indexed: true };
+      let text: string;
+      try {
+        text = await handle.readFile('utf8');
+      } catch (err) {
+        throw storeError(`cannot read ${this.pinsPath}: ${(err as Error).message}`);
+      }
+      return { digests: digestsOf(parseStore(this.pinsPath, text, PinsFileSchema) as PinsFile), version, indexed: false };
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** The index's digests when it parses, checks and is of `version`; else undefined (read pins.json). */
+  private indexOf(version: string, read: () => string): PinDigests | undefined {
+    let value: unknown;
+    try {
+      value = JSON.parse(read());
+    } catch {
+      return undefined;
+    }
+    return digestsFromIndex(value, version);
+  }
+
+  /** Writes pin-digests.json: `digests` as they are in the pins.json named by `version`. */
+  async writeDigests(digests: PinDigests, version: string): Promise<void> {
+    await writeJsonAtomic(this.digestsPath, { version: 1, of: version, servers: digests.servers });
   }
 
   /** Identifies the current pins.json content cheaply (for the gateway's watch). */
   async pinsVersion(): Promise<string> {
     try {
-      const s = await stat(this.pinsPath);
-      return `${s.mtimeMs}:${s.size}:${s.ino}`;
+      return versionOf(await stat(this.pinsPath));
     } catch {
       return 'absent';
     }
   }
 
-  /** Read-modify-write of pins.json under the lock; `change` returns false to skip the write. */
-  async updatePins(change: (pins: PinsFile) => boolean): Promise<PinsFile> {
+  /**
+   * Read-modify-write of pins.json under the lock; `change` returns false to skip the write. Returns
+   * the pins and the version of pins.json they are (its digests index written with it).
+   */
+  async updatePins(change: (pins: PinsFile) => boolean): Promise<{ pins: PinsFile; version: string }> {
     await mkdir(this.dir, { recursive: true });
     const release = await this.lock();
     try {
       const pins = await this.readPins();
-      if (change(pins)) await writeJsonAtomic(this.pinsPath, pins);
-      return pins;
+      if (!change(pins)) return { pins, version: await this.pinsVersion() };
+      const version = versionOf(await writeTextAtomic(this.pinsPath, pinsText(pins)));
+      // The index is a cache: a failed write leaves the old one, which names the old pins.json and is not used.
+      await this.writeDigests(digestsOf(pins), version).catch(() => {});
+      return { pins, version };
     } finally {
       await release();
     }
@@ -246,6 +357,66 @@ function withNameMaps(file: StoreFile): StoreFile {
     servers[server] = { ...entry, tools };
   }
   return { ...file, servers };
+}
+
+/**
+ * pins.json's text: indented like the other stores, but each definition on one line of JSON. Fully
+ * indented, the nested schemas of the definitions make the file about 2.3 times larger (20 MB against
+ * 9 MB for 5,000 tools) and every write and read of it slower; a pin's own fields stay one to a line.
+ */
+export function pinsText(pins: PinsFile): string {
+  const out: string[] = ['{\n  "version": ', JSON.stringify(pins.version), ',\n  "servers": {'];
+  const servers = Object.keys(pins.servers);
+  servers.forEach((server, i) => {
+    const entry = pins.servers[server]!;
+    out.push(i === 0 ? '\n    ' : ',\n    ', JSON.stringify(server), ': {\n      "tools": {');
+    const tools = Object.keys(entry.tools);
+    tools.forEach((name, j) => {
+      const { definition, ...fields } = entry.tools[name]!;
+      out.push(j === 0 ? '\n        ' : ',\n        ', JSON.stringify(name), ': {');
+      for (const key of Object.keys(fields))
+        out.push('\n          ', JSON.stringify(key), ': ', JSON.stringify(fields[key as keyof typeof fields]), ',');
+      out.push('\n          "definition": ', JSON.stringify(definition), '\n        }');
+    });
+    out.push(tools.length === 0 ? '}' : '\n      }');
+    if (entry.instructions !== undefined)
+      out.push(',\n      "instructions": ', JSON.stringify(entry.instructions, null, 2).replaceAll('\n', '\n      '));
+    out.push('\n    }');
+  });
+  out.push(servers.length === 0 ? '}\n}\n' : '\n  }\n}\n');
+  return out.join('');
+}
+
+const isTable = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The digests of a parsed pin-digests.json when it is well-formed and of `version`; else undefined.
+ * Checked by hand rather than by a schema: the index is read at every start, and a schema's walk of
+ * 5,000 entries (~60 ms) would cost more than it saves. Each pin must be what PinSchema says of its fields.
+ */
+function digestsFromIndex(value: unknown, version: string): PinDigests | undefined {
+  if (!isTable(value) || value.version !== 1 || value.of !== version || !isTable(value.servers)) return undefined;
+  const servers = nameMap<ServerPinDigests>();
+  for (const server of Object.keys(value.servers)) {
+    const entry = value.servers[server];
+    if (!isTable(entry) || !isTable(entry.tools)) return undefined;
+    const tools = nameMap<PinDigest>();
+    for (const name of Object.keys(entry.tools)) {
+      const pin = entry.tools[name];
+      if (!isTable(pin)) return undefined;
+      const { digest, approvedAt, by } = pin;
+      if (typeof digest !== 'string' || !digest.startsWith('sha256:') || typeof approvedAt !== 'string') return undefined;
+      if (by !== 'first-use' && by !== 'operator') return undefined;
+      tools[name] = { digest, approvedAt, by };
+    }
+    if (entry.instructions === undefined) servers[server] = { tools };
+    else {
+      const instructions = InstructionsPinSchema.safeParse(entry.instructions);
+      if (!instructions.success) return undefined;
+      servers[server] = { tools, instructions: instructions.data };
+    }
+  }
+  return { servers };
 }
 
 function storeError(message: string): GatewayError {

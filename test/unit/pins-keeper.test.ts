@@ -2,12 +2,13 @@
 // server on first use and holds what is new or changed afterwards (seed behaviour: a rug pull is held,
 // not served), held.json tells the operator what is held and since when, an approval written by
 // `mcpgate approve` is noticed by the store watch and releases the tool, strict pins nothing, off
-// touches no file, and an unreadable store releases nothing. Tests wait on the keeper's callback, not
+// touches no file, and an unreadable store releases nothing. The digests index is trusted only while it
+// is of the pins.json on disk, and written afresh when it was not. Tests wait on the keeper's callback, not
 // on sleeps.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rename, rm, stat, watch, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -241,6 +242,58 @@ void describe('PinKeeper tofu', { timeout: 20_000 }, () => {
     await h.keeper.check('unrelated', [], undefined);
     assert.deepEqual((await readHeld(dir)).servers, {});
   });
+});
+
+void describe('PinKeeper and the digests index', { timeout: 20_000 }, () => {
+  /** Resolves once pin-digests.json is of the pins.json on disk (watching the directory: no polling). */
+  async function indexed(dir: string, ms: number): Promise<void> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), ms);
+    const events = watch(dir, { signal: abort.signal });
+    try {
+      if (new PinStore(dir).readDigestsNow().indexed) return;
+      for await (const event of events) {
+        void event;
+        if (new PinStore(dir).readDigestsNow().indexed) return;
+      }
+    } catch (err) {
+      if ((err as Error).name !== 'AbortError') throw err;
+    } finally {
+      clearTimeout(timer);
+      abort.abort();
+    }
+    assert.fail(`pin-digests.json was not written for the pins.json on disk within ${ms} ms`);
+  }
+
+  void it(
+    'holds a tool against the pins.json on disk, not against an index of an earlier one, and indexes it afresh',
+    { timeout: 5000 },
+    async () => {
+      const dir = await freshDir();
+      const store = new PinStore(dir);
+      // A gateway pinned `read` as it is now (the index says so)…
+      await store.updatePins((pins) => {
+        pins.servers.fs = {
+          tools: { read: { digest: toolDigest(read()), definition: definitionOf(read()), approvedAt: 'x', by: 'first-use' } },
+        };
+        return true;
+      });
+      assert.equal(store.readDigestsNow().indexed, true);
+      // …then someone who knows nothing of the index approved another definition in pins.json.
+      const approved = { ...read(), description: 'Reads a file. Nothing else.' };
+      const pins = await store.readPins();
+      pins.servers.fs!.tools.read = { digest: toolDigest(approved), definition: definitionOf(approved), approvedAt: 'y', by: 'operator' };
+      await writeFile(join(dir, 'pins.json.hand'), JSON.stringify(pins));
+      await rename(join(dir, 'pins.json.hand'), join(dir, 'pins.json'));
+      const h = await startKeeper('tofu', dir);
+      const result = await h.keeper.check('fs', [read()], undefined);
+      assert.deepEqual([...result.held.keys()], ['read']);
+      assert.deepEqual(result.held.get('read')?.changes, ['description']);
+      await indexed(dir, 3000);
+      assert.equal(store.readDigestsNow().digests.servers.fs?.tools.read?.digest, toolDigest(approved));
+      h.keeper.close();
+    },
+  );
 });
 
 void describe('PinKeeper modes', { timeout: 20_000 }, () => {

@@ -2,16 +2,17 @@
 // "no pins"), writes are atomic and readable, and read-modify-write of pins.json under the lock file
 // loses nothing when many writers — in this process or in other processes, as a running gateway and
 // `mcpgate approve` are — update it at once. A stale lock is taken over; a fresh one is waited for.
+// The digests index (pin-digests.json) is read only while it is of the pins.json on disk.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, readdir, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rename, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GatewayError } from '../../src/errors.js';
 import { definitionOf, toolDigest } from '../../src/pins/digest.js';
-import { PinStore, emptyHeld, emptyPins, type HeldFile, type PinsFile } from '../../src/pins/store.js';
+import { PinStore, digestsOf, emptyHeld, emptyPins, pinsText, type HeldFile, type PinsFile } from '../../src/pins/store.js';
 
 /** The store's name tables have no prototype (names are keys, never Object's members): compare contents. */
 const plain = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
@@ -31,11 +32,13 @@ async function freshDir(): Promise<string> {
 /** Adds a first-use pin for tool `name` of `server` (read-modify-write, as the keeper does). */
 function addTool(store: PinStore, server: string, name: string): Promise<PinsFile> {
   const tool = { name, description: `the ${name} tool` };
-  return store.updatePins((pins) => {
-    const record = (pins.servers[server] ??= { tools: {} });
-    record.tools[name] = { digest: toolDigest(tool), definition: definitionOf(tool), approvedAt: AT, by: 'first-use' };
-    return true;
-  });
+  return store
+    .updatePins((pins) => {
+      const record = (pins.servers[server] ??= { tools: {} });
+      record.tools[name] = { digest: toolDigest(tool), definition: definitionOf(tool), approvedAt: AT, by: 'first-use' };
+      return true;
+    })
+    .then(({ pins }) => pins);
 }
 
 /** Asserts that `promise` rejects with MCPG_PIN_STORE_INVALID and a message matching each pattern. */
@@ -89,7 +92,7 @@ void describe('PinStore reads and writes', { timeout: 10_000 }, () => {
     assert.deepEqual(plain(returned), plain(expected));
     assert.deepEqual(plain(await store.readPins()), plain(expected));
     assert.deepEqual(plain(await new PinStore(dir).readPins()), plain(expected));
-    const withInstructions = await store.updatePins((pins) => {
+    const { pins: withInstructions } = await store.updatePins((pins) => {
       pins.servers.fs!.instructions = { digest: 'sha256:00', text: 'Be careful.', approvedAt: AT, by: 'operator' };
       return true;
     });
@@ -114,7 +117,7 @@ void describe('PinStore reads and writes', { timeout: 10_000 }, () => {
   void it('writes nothing when the change returns false', { timeout: 5000 }, async () => {
     const dir = await freshDir();
     const store = new PinStore(dir);
-    const seen = await store.updatePins((pins) => {
+    const { pins: seen } = await store.updatePins((pins) => {
       pins.servers.ignored = { tools: {} };
       return false;
     });
@@ -123,26 +126,50 @@ void describe('PinStore reads and writes', { timeout: 10_000 }, () => {
     assert.deepEqual(plain(await store.readPins()), plain(emptyPins()));
   });
 
-  void it('writes pretty JSON ending in a newline, leaves no temp files and releases the lock', { timeout: 5000 }, async () => {
-    const dir = await freshDir();
-    const store = new PinStore(dir);
-    const pins = await addTool(store, 'fs', 'read');
-    await addTool(store, 'fs', 'write');
-    const text = await readFile(store.pinsPath, 'utf8');
-    const parsed = JSON.parse(text) as PinsFile;
-    assert.equal(text, JSON.stringify(parsed, null, 2) + '\n');
-    assert.deepEqual(Object.keys(parsed.servers.fs?.tools ?? {}), ['read', 'write']);
-    assert.deepEqual(plain(parsed.servers.fs?.tools.read), plain(pins.servers.fs?.tools.read));
-    const held: HeldFile = {
-      ...emptyHeld(),
-      updatedAt: AT,
-      servers: { fs: { tools: { x: { digest: 'sha256:1', definition: { name: 'x' }, changes: ['new tool'], since: AT } } } },
-    };
-    await store.writeHeld(held);
-    const heldText = await readFile(store.heldPath, 'utf8');
-    assert.equal(heldText, JSON.stringify(held, null, 2) + '\n');
-    assert.deepEqual(plain(await store.readHeld()), plain(held));
-    assert.deepEqual((await readdir(dir)).sort(), ['held.json', 'pins.json']);
+  void it(
+    'writes indented JSON ending in a newline, each definition on one line, leaves no temp files and releases the lock',
+    { timeout: 5000 },
+    async () => {
+      const dir = await freshDir();
+      const store = new PinStore(dir);
+      const pins = await addTool(store, 'fs', 'read');
+      await addTool(store, 'fs', 'write');
+      const text = await readFile(store.pinsPath, 'utf8');
+      const parsed = JSON.parse(text) as PinsFile;
+      assert.equal(text, pinsText(parsed));
+      assert.ok(text.endsWith('}\n'));
+      assert.ok(text.includes('\n          "definition": {"description":"the read tool","name":"read"}\n'), text);
+      assert.ok(text.includes('\n          "by": "first-use",\n'), text);
+      assert.deepEqual(Object.keys(parsed.servers.fs?.tools ?? {}), ['read', 'write']);
+      assert.deepEqual(plain(parsed.servers.fs?.tools.read), plain(pins.servers.fs?.tools.read));
+      const held: HeldFile = {
+        ...emptyHeld(),
+        updatedAt: AT,
+        servers: { fs: { tools: { x: { digest: 'sha256:1', definition: { name: 'x' }, changes: ['new tool'], since: AT } } } },
+      };
+      await store.writeHeld(held);
+      const heldText = await readFile(store.heldPath, 'utf8');
+      assert.equal(heldText, JSON.stringify(held, null, 2) + '\n');
+      assert.deepEqual(plain(await store.readHeld()), plain(held));
+      assert.deepEqual((await readdir(dir)).sort(), ['held.json', 'pin-digests.json', 'pins.json']);
+    },
+  );
+
+  void it('lays out any store as JSON that reads back the same', { timeout: 5000 }, () => {
+    const pin = (name: string): PinsFile['servers'][string]['tools'][string] => ({
+      digest: toolDigest({ name }),
+      definition: { name, inputSchema: { type: 'object', properties: { 'a "b"\n': { type: 'string', enum: ['x', '\u202e'] } } } },
+      approvedAt: AT,
+      by: 'operator',
+    });
+    const instructions = { digest: 'sha256:00', text: 'line one\nline "two"', approvedAt: AT, by: 'first-use' as const };
+    const stores: PinsFile[] = [
+      emptyPins(),
+      { version: 1, servers: { empty: { tools: {} } } },
+      { version: 1, servers: { only: { tools: {}, instructions } } },
+      { version: 1, servers: { a: { tools: { x: pin('x'), 'y"z': pin('y"z') }, instructions }, 'b\u2028': { tools: { w: pin('w') } } } },
+    ];
+    for (const store of stores) assert.deepEqual(JSON.parse(pinsText(store)), plain(store));
   });
 
   void it('creates the state directory on the first write', { timeout: 5000 }, async () => {
@@ -150,7 +177,7 @@ void describe('PinStore reads and writes', { timeout: 10_000 }, () => {
     const store = new PinStore(dir);
     await store.writeHeld(emptyHeld());
     await addTool(store, 's', 't');
-    assert.deepEqual((await readdir(dir)).sort(), ['held.json', 'pins.json']);
+    assert.deepEqual((await readdir(dir)).sort(), ['held.json', 'pin-digests.json', 'pins.json']);
   });
 
   void it('pinsVersion changes with each write', { timeout: 5000 }, async () => {
@@ -199,6 +226,9 @@ void describe('PinStore with corrupt files', { timeout: 10_000 }, () => {
       );
       assert.equal(called, false);
       assert.equal(await readFile(store.pinsPath, 'utf8'), content);
+      // A gateway's read of the digests is as strict.
+      assert.throws(() => store.readDigestsNow(), { code: 'MCPG_PIN_STORE_INVALID', message: pattern });
+      await rejectsInvalid(store.readDigests(), store.pinsPath, pattern);
       await assert.rejects(stat(join(store.dir, LOCK)), { code: 'ENOENT' });
     });
   }
@@ -215,6 +245,91 @@ void describe('PinStore with corrupt files', { timeout: 10_000 }, () => {
     const store = new PinStore(await freshDir());
     await mkdir(store.pinsPath);
     await rejectsInvalid(store.readPins(), `cannot read ${store.pinsPath}`);
+    assert.throws(() => store.readDigestsNow(), { code: 'MCPG_PIN_STORE_INVALID', message: new RegExp(`cannot read ${store.pinsPath}`) });
+    await rejectsInvalid(store.readDigests(), `cannot read ${store.pinsPath}`);
+  });
+});
+
+void describe('PinStore digests index', { timeout: 10_000 }, () => {
+  /** Replaces pins.json as a writer that knows nothing of the index would: a new file renamed over it. */
+  async function replaceByHand(store: PinStore, pins: PinsFile): Promise<void> {
+    await writeFile(`${store.pinsPath}.hand`, pinsText(pins));
+    await rename(`${store.pinsPath}.hand`, store.pinsPath);
+  }
+
+  void it('is written with pins.json, small, and read instead of it while it is of that file', { timeout: 5000 }, async () => {
+    const store = new PinStore(await freshDir());
+    await addTool(store, 'fs', 'read');
+    const pins = await addTool(store, 'fs', 'write');
+    for (const read of [store.readDigestsNow(), await store.readDigests(), new PinStore(store.dir).readDigestsNow()]) {
+      assert.equal(read.indexed, true);
+      assert.equal(read.version, await store.pinsVersion());
+      assert.deepEqual(plain(read.digests), plain(digestsOf(pins)));
+    }
+    const index = JSON.parse(await readFile(store.digestsPath, 'utf8')) as { of: string; servers: unknown };
+    assert.equal(index.of, await store.pinsVersion());
+    assert.equal(JSON.stringify(index).includes('the read tool'), false, 'the index holds no definition');
+  });
+
+  void it('is not used once another writer replaced pins.json, even with a file of the same size', { timeout: 5000 }, async () => {
+    const store = new PinStore(await freshDir());
+    const pins = await addTool(store, 'fs', 'read');
+    const before = (await stat(store.pinsPath)).size;
+    // The operator's pin of another definition: a digest of the same length, so the file's size is the same.
+    const other = toolDigest({ name: 'read', description: 'the read tool, changed' });
+    pins.servers.fs!.tools.read!.digest = other;
+    await replaceByHand(store, pins);
+    assert.equal((await stat(store.pinsPath)).size, before);
+    for (const read of [store.readDigestsNow(), await store.readDigests()]) {
+      assert.equal(read.indexed, false);
+      assert.equal(read.digests.servers.fs?.tools.read?.digest, other);
+    }
+    // Written afresh for this file, it is used again.
+    const read = store.readDigestsNow();
+    await store.writeDigests(read.digests, read.version);
+    assert.equal(store.readDigestsNow().indexed, true);
+    assert.equal(store.readDigestsNow().digests.servers.fs?.tools.read?.digest, other);
+  });
+
+  void it('is ignored, never an error, when it does not parse or check', { timeout: 5000 }, async () => {
+    const store = new PinStore(await freshDir());
+    const pins = await addTool(store, 'fs', 'read');
+    const version = await store.pinsVersion();
+    for (const content of [
+      'nope',
+      '[]',
+      JSON.stringify({
+        version: 1,
+        of: version,
+        servers: { fs: { tools: { read: { digest: 'md5:1', approvedAt: AT, by: 'first-use' } } } },
+      }),
+      JSON.stringify({ version: 2, of: version, servers: {} }),
+      JSON.stringify({
+        version: 1,
+        of: version,
+        servers: { fs: { tools: { read: { digest: 'sha256:1', approvedAt: AT, by: 'someone' } } } },
+      }),
+      JSON.stringify({ version: 1, of: version, servers: { fs: { tools: [] } } }),
+      JSON.stringify({ version: 1, of: version, servers: { fs: { tools: {}, instructions: { digest: 'sha256:1' } } } }),
+    ]) {
+      await writeFile(store.digestsPath, content);
+      for (const read of [store.readDigestsNow(), await store.readDigests()]) {
+        assert.equal(read.indexed, false, content);
+        assert.deepEqual(plain(read.digests), plain(digestsOf(pins)), content);
+      }
+    }
+    await unlink(store.digestsPath);
+    assert.equal(store.readDigestsNow().indexed, false);
+  });
+
+  void it('keeps tools named like Object members as names', { timeout: 5000 }, async () => {
+    const store = new PinStore(await freshDir());
+    await addTool(store, '__proto__', 'constructor');
+    const read = store.readDigestsNow();
+    assert.equal(read.indexed, true);
+    assert.deepEqual(Object.keys(read.digests.servers), ['__proto__']);
+    assert.equal(Object.getPrototypeOf(read.digests.servers), null);
+    assert.deepEqual(Object.keys(read.digests.servers['__proto__']!.tools), ['constructor']);
   });
 });
 
@@ -227,7 +342,11 @@ void describe('PinStore lock', { timeout: 60_000 }, () => {
     const parsed = JSON.parse(text) as PinsFile;
     assert.deepEqual(Object.keys(parsed.servers.srv?.tools ?? {}).sort(), names);
     assert.deepEqual(Object.keys((await new PinStore(dir).readPins()).servers.srv?.tools ?? {}).sort(), names);
-    assert.deepEqual(await readdir(dir), ['pins.json']);
+    assert.deepEqual((await readdir(dir)).sort(), ['pin-digests.json', 'pins.json']);
+    // The index left by the last writer is of the last pins.json, and says what it says.
+    const read = new PinStore(dir).readDigestsNow();
+    assert.equal(read.indexed, true);
+    assert.deepEqual(plain(read.digests), plain(digestsOf(await new PinStore(dir).readPins())));
   });
 
   void it('loses no update from 6 processes writing 5 times each', { timeout: 40_000 }, async () => {
@@ -264,7 +383,10 @@ void describe('PinStore lock', { timeout: 60_000 }, () => {
     const pins = JSON.parse(await readFile(join(dir, 'pins.json'), 'utf8')) as PinsFile;
     assert.deepEqual(Object.keys(pins.servers.srv?.tools ?? {}).sort(), expected);
     assert.equal(pins.servers.srv?.tools.w3_4?.digest, 'sha256:w3_4');
-    assert.deepEqual(await readdir(dir), ['pins.json']);
+    const read = new PinStore(dir).readDigestsNow();
+    assert.equal(read.indexed, true);
+    assert.deepEqual(Object.keys(read.digests.servers.srv?.tools ?? {}).sort(), expected);
+    assert.deepEqual((await readdir(dir)).sort(), ['pin-digests.json', 'pins.json']);
   });
 
   void it('takes over a lock older than 30 s', { timeout: 5000 }, async () => {
@@ -289,7 +411,7 @@ void describe('PinStore lock', { timeout: 60_000 }, () => {
     }
     await addTool(new PinStore(dir), 's', 't');
     assert.deepEqual(Object.keys((await new PinStore(dir).readPins()).servers.s?.tools ?? {}), ['t']);
-    assert.deepEqual(await readdir(dir), ['pins.json']);
+    assert.deepEqual((await readdir(dir)).sort(), ['pin-digests.json', 'pins.json']);
   });
 
   void it('loses no update when 20 concurrent writers all find the same stale lock', { timeout: 30_000 }, async () => {
@@ -306,7 +428,7 @@ void describe('PinStore lock', { timeout: 60_000 }, () => {
       await Promise.all(names.map((name) => addTool(new PinStore(dir), 'srv', name)));
       const pins = JSON.parse(await readFile(join(dir, 'pins.json'), 'utf8')) as PinsFile;
       assert.deepEqual(Object.keys(pins.servers.srv?.tools ?? {}).sort(), names, `round ${round}`);
-      assert.deepEqual(await readdir(dir), ['pins.json'], `round ${round}`);
+      assert.deepEqual((await readdir(dir)).sort(), ['pin-digests.json', 'pins.json'], `round ${round}`);
     }
   });
 
