@@ -23,6 +23,7 @@ import { closest } from './suggest.js';
 import { withEnvFile } from './env-file.js';
 import { handedSettings } from './handoff.js';
 import { localClusterSecret, requestStateKeyOf, SECRET_FILE } from './cluster-secret.js';
+import { holdYoungGeneration } from './start-up-heap.js';
 
 /** The most --workers accepted (each worker is a whole gateway with its own servers). */
 const MAX_WORKERS = 64;
@@ -232,6 +233,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           io,
         );
       case 'serve': {
+        holdYoungGeneration();
         const levelText = str('log-level') ?? env.MCPGATE_LOG_LEVEL ?? 'info';
         if (!isLogLevel(levelText)) throw usage(`--log-level must be one of debug, info, warn, error, silent (got "${levelText}")`);
         const formatText = str('log-format') ?? env.MCPGATE_LOG_FORMAT;

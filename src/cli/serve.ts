@@ -16,6 +16,7 @@ import { Socket } from 'node:net';
 import { Mcpgate, type HttpSettings, type McpgateOptions } from '../mcpgate.js';
 import { installLastResort } from './last-resort.js';
 import { HostScrapeClient, samplesMessage, type ScrapeMessage } from './host-metrics.js';
+import { releaseYoungGenerationWhen } from './start-up-heap.js';
 
 /** After a signal during shutdown: SIGTERM now, SIGKILL this much later (well inside a client's 2 s). */
 export const HURRY_GRACE_MS = 1000;
@@ -43,6 +44,7 @@ function toPrimary(m: WorkerMessage): void {
 
 export async function runServe(options: McpgateOptions, http?: HttpSettings, asWorker = false, stdioToo = false): Promise<number> {
   const gate = await Mcpgate.create(options);
+  releaseYoungGenerationWhen(gate.gateway.settled);
   const log = options.log;
   const uninstall = installLastResort(log, () => gate.destroy());
   let shuttingDown = false;

@@ -19,13 +19,30 @@ export function writeJsonAtomic(path: string, value: unknown, mode = 0o644): Pro
   return writeTextAtomic(path, `${JSON.stringify(value, null, 2)}\n`, mode);
 }
 
-/** The same with the file's text as given (a store that lays its JSON out itself). */
-export async function writeTextAtomic(path: string, text: string, mode = 0o644): Promise<Stats> {
+/** Written at once: the pieces of a text given in parts are joined up to about this many UTF-16 units. */
+const WRITE_PIECE = 1 << 20;
+
+/**
+ * The same with the file's text as given (a store that lays its JSON out itself), whole or in parts:
+ * parts are written about a MiB at a time, so a large file is never one string and one buffer.
+ */
+export async function writeTextAtomic(path: string, text: string | Iterable<string>, mode = 0o644): Promise<Stats> {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const handle = await open(tmp, 'wx', mode);
   let written: Stats;
   try {
-    await handle.writeFile(text);
+    if (typeof text === 'string') await handle.writeFile(text);
+    else {
+      let piece = '';
+      for (const part of text) {
+        piece += part;
+        if (piece.length >= WRITE_PIECE) {
+          await handle.writeFile(piece);
+          piece = '';
+        }
+      }
+      await handle.writeFile(piece);
+    }
     await handle.sync();
     written = await handle.stat();
   } catch (err) {

@@ -238,7 +238,7 @@ export class PinStore {
     try {
       const pins = await this.readPins();
       if (!change(pins)) return { pins, version: await this.pinsVersion() };
-      const version = versionOf(await writeTextAtomic(this.pinsPath, pinsText(pins)));
+      const version = versionOf(await writeTextAtomic(this.pinsPath, pinsTextParts(pins)));
       // The index is a cache: a failed write leaves the old one, which names the old pins.json and is not used.
       await this.writeDigests(digestsOf(pins), version).catch(() => {});
       return { pins, version };
@@ -365,26 +365,30 @@ function withNameMaps(file: StoreFile): StoreFile {
  * 9 MB for 5,000 tools) and every write and read of it slower; a pin's own fields stay one to a line.
  */
 export function pinsText(pins: PinsFile): string {
-  const out: string[] = ['{\n  "version": ', JSON.stringify(pins.version), ',\n  "servers": {'];
+  return [...pinsTextParts(pins)].join('');
+}
+
+/** The same text in pieces (a tool's pin each), so a large store is written without being one string. */
+export function* pinsTextParts(pins: PinsFile): Generator<string> {
+  yield `{\n  "version": ${JSON.stringify(pins.version)},\n  "servers": {`;
   const servers = Object.keys(pins.servers);
-  servers.forEach((server, i) => {
-    const entry = pins.servers[server]!;
-    out.push(i === 0 ? '\n    ' : ',\n    ', JSON.stringify(server), ': {\n      "tools": {');
+  for (let i = 0; i < servers.length; i++) {
+    const entry = pins.servers[servers[i]!]!;
+    yield `${i === 0 ? '\n    ' : ',\n    '}${JSON.stringify(servers[i])}: {\n      "tools": {`;
     const tools = Object.keys(entry.tools);
-    tools.forEach((name, j) => {
-      const { definition, ...fields } = entry.tools[name]!;
-      out.push(j === 0 ? '\n        ' : ',\n        ', JSON.stringify(name), ': {');
+    for (let j = 0; j < tools.length; j++) {
+      const { definition, ...fields } = entry.tools[tools[j]!]!;
+      let pin = `${j === 0 ? '\n        ' : ',\n        '}${JSON.stringify(tools[j])}: {`;
       for (const key of Object.keys(fields))
-        out.push('\n          ', JSON.stringify(key), ': ', JSON.stringify(fields[key as keyof typeof fields]), ',');
-      out.push('\n          "definition": ', JSON.stringify(definition), '\n        }');
-    });
-    out.push(tools.length === 0 ? '}' : '\n      }');
+        pin += `\n          ${JSON.stringify(key)}: ${JSON.stringify(fields[key as keyof typeof fields])},`;
+      yield `${pin}\n          "definition": ${JSON.stringify(definition)}\n        }`;
+    }
+    let end = tools.length === 0 ? '}' : '\n      }';
     if (entry.instructions !== undefined)
-      out.push(',\n      "instructions": ', JSON.stringify(entry.instructions, null, 2).replaceAll('\n', '\n      '));
-    out.push('\n    }');
-  });
-  out.push(servers.length === 0 ? '}\n}\n' : '\n  }\n}\n');
-  return out.join('');
+      end += `,\n      "instructions": ${JSON.stringify(entry.instructions, null, 2).replaceAll('\n', '\n      ')}`;
+    yield `${end}\n    }`;
+  }
+  yield servers.length === 0 ? '}\n}\n' : '\n  }\n}\n';
 }
 
 const isTable = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeJsonAtomic } from '../../src/observability/atomic-json.js';
+import { writeJsonAtomic, writeTextAtomic } from '../../src/observability/atomic-json.js';
 
 void describe('writeJsonAtomic', () => {
   let dir = '';
@@ -28,6 +28,21 @@ void describe('writeJsonAtomic', () => {
     assert.equal((await stat(join(dir, 'pins.json'))).mode & 0o777, 0o644 & ~process.umask());
     assert.deepEqual((await readdir(dir)).sort(), ['pins.json', 'tokens.json'], 'no temp file is left');
   });
+
+  void it(
+    'writes a text given in parts (over several MiB, multi-byte characters included) as the parts joined',
+    { timeout: 5000 },
+    async () => {
+      const file = join(dir, 'parts.json');
+      const parts = Array.from({ length: 3000 }, (_, i) => `${i}:${'é€😀x'.repeat(i % 700)}\n`);
+      const written = await writeTextAtomic(file, parts.values());
+      const expected = parts.join('');
+      assert.ok(expected.length > (3 * (1 << 20)) / 2, 'more than one piece');
+      assert.equal(await readFile(file, 'utf8'), expected);
+      assert.equal(written.size, Buffer.byteLength(expected));
+      assert.equal(written.ino, (await stat(file)).ino, 'the stat returned is of the file now in place');
+    },
+  );
 
   void it('leaves the old file and no temp file when the rename fails', { timeout: 5000 }, async () => {
     const target = join(dir, 'taken');
