@@ -203,6 +203,29 @@ export class PinStore {
     }
   }
 
+  /** pins.json and the version of exactly what was read (the open file's stat, not a second look). */
+  private async readPinsVersioned(): Promise<{ pins: PinsFile; version: string }> {
+    let handle: Awaited<ReturnType<typeof open>>;
+    try {
+      handle = await open(this.pinsPath, 'r');
+    } catch (err) {
+      readError(this.pinsPath, err);
+      return { pins: emptyPins(), version: 'absent' };
+    }
+    try {
+      const version = versionOf(await handle.stat());
+      let text: string;
+      try {
+        text = await handle.readFile('utf8');
+      } catch (err) {
+        throw storeError(`cannot read ${this.pinsPath}: ${(err as Error).message}`);
+      }
+      return { pins: parseStore(this.pinsPath, text, PinsFileSchema) as PinsFile, version };
+    } finally {
+      await handle.close();
+    }
+  }
+
   /** The index's digests when it parses, checks and is of `version`; else undefined (read pins.json). */
   private indexOf(version: string, read: () => string): PinDigests | undefined {
     let value: unknown;
@@ -236,8 +259,8 @@ export class PinStore {
     await mkdir(this.dir, { recursive: true });
     const release = await this.lock();
     try {
-      const pins = await this.readPins();
-      if (!change(pins)) return { pins, version: await this.pinsVersion() };
+      const { pins, version: read } = await this.readPinsVersioned();
+      if (!change(pins)) return { pins, version: read };
       const version = versionOf(await writeTextAtomic(this.pinsPath, pinsTextParts(pins)));
       // The index is a cache: a failed write leaves the old one, which names the old pins.json and is not used.
       await this.writeDigests(digestsOf(pins), version).catch(() => {});
