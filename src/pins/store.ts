@@ -191,13 +191,7 @@ export class PinStore {
       }
       const indexed = indexText === undefined ? undefined : this.indexOf(version, () => indexText);
       if (indexed !== undefined) return { digests: indexed, version, indexed: true };
-      let text: string;
-      try {
-        text = await handle.readFile('utf8');
-      } catch (err) {
-        throw storeError(`cannot read ${this.pinsPath}: ${(err as Error).message}`);
-      }
-      return { digests: digestsOf(parseStore(this.pinsPath, text, PinsFileSchema) as PinsFile), version, indexed: false };
+      return { digests: digestsOf(await this.parseOpened(handle)), version, indexed: false };
     } finally {
       await handle.close();
     }
@@ -214,16 +208,21 @@ export class PinStore {
     }
     try {
       const version = versionOf(await handle.stat());
-      let text: string;
-      try {
-        text = await handle.readFile('utf8');
-      } catch (err) {
-        throw storeError(`cannot read ${this.pinsPath}: ${(err as Error).message}`);
-      }
-      return { pins: parseStore(this.pinsPath, text, PinsFileSchema) as PinsFile, version };
+      return { pins: await this.parseOpened(handle), version };
     } finally {
       await handle.close();
     }
+  }
+
+  /** The whole of pins.json through its open handle, checked; any failure is the store's error. */
+  private async parseOpened(handle: Awaited<ReturnType<typeof open>>): Promise<PinsFile> {
+    let text: string;
+    try {
+      text = await handle.readFile('utf8');
+    } catch (err) {
+      throw storeError(`cannot read ${this.pinsPath}: ${(err as Error).message}`);
+    }
+    return parseStore(this.pinsPath, text, PinsFileSchema) as PinsFile;
   }
 
   /** The index's digests when it parses, checks and is of `version`; else undefined (read pins.json). */
