@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The `mcpgate` command. The only module that reads argv, installs signal handlers and exits.
+// The `mcpgate` command. The only module that reads argv, installs signal handlers and exits (the
+// installed executable is bin.ts, which loads this one).
 // Exit codes (docs/architecture.md): 0 ok, 1 runtime failure, 2 usage or invalid configuration.
 
 import { parseArgs } from 'node:util';
@@ -565,9 +566,12 @@ function usage(message: string): GatewayError {
   return new GatewayError('MCPG_USAGE', message);
 }
 
-// Run when executed as the `mcpgate` bin (not when imported by tests).
-if (isMainModule()) {
-  main(process.argv.slice(2)).then(
+/**
+ * Runs the command line as the process's own and exits with its code: what the `mcpgate` executable
+ * (bin.ts) and `node dist/src/cli/main.js` do; tests call `main` instead.
+ */
+export function runAsProcess(argv: string[]): void {
+  main(argv).then(
     (code) => {
       process.exitCode = code;
       // serve has closed everything it owns; exit now rather than wait on a stdin the agent keeps open.
@@ -579,6 +583,10 @@ if (isMainModule()) {
     },
   );
 }
+
+// Run when executed directly (`node dist/src/cli/main.js`, as the tests and benches start it), not
+// when imported.
+if (isMainModule()) runAsProcess(process.argv.slice(2));
 
 function isMainModule(): boolean {
   const script = process.argv[1];

@@ -6,8 +6,8 @@
 // generation left at its first size, and started no slower (bench/RESULTS.md, "Catalog start-up").
 // So the growth is off (`--semi-space-growth-factor=1`, which V8 reads at each scavenge) until every
 // server is ready or has failed, then back to V8's default, so that a gateway under load grows it as
-// any Node process does. A growth factor the operator set (NODE_OPTIONS, node's own options) is left
-// alone. The primary of `--workers N` holds it for good: it runs no gateway, and stays small.
+// any Node process does. A growth factor the operator gave node itself is left alone (only there:
+// Node refuses V8 options such as this one in NODE_OPTIONS). The primary of `--workers N` holds it for good: it runs no gateway, and stays small.
 
 import { setFlagsFromString } from 'node:v8';
 
@@ -19,8 +19,7 @@ let held = false;
 
 /** Holds the young generation at its size (before the gateway's modules load: they are the first to grow it). */
 export function holdYoungGeneration(): void {
-  const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  if (given.some((arg) => arg.startsWith(FLAG) || arg.startsWith('--semi_space_growth_factor'))) return;
+  if (process.execArgv.some((arg) => arg.startsWith(FLAG) || arg.startsWith('--semi_space_growth_factor'))) return;
   setFlagsFromString(`${FLAG}=1`);
   held = true;
 }

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/main.js';
 
-const BIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
 const PACKAGE = new URL('../../../package.json', import.meta.url);
 const UNSET = 'MCPGATE_TEST_SURELY_UNSET_VAR';
 const NO_RULES = 'warning: no rules file (gateway-rules.json): every agent may use every server; nothing is restricted\n';

