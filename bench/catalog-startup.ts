@@ -15,7 +15,8 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SERVER = join(ROOT, 'dist/bench/many-tools-server.js');
-const MCPGATE = join(ROOT, 'dist/src/cli/main.js');
+/** The installed executable (bin.ts, the package's `mcpgate`), as users start it. */
+const MCPGATE = join(ROOT, 'dist/src/cli/bin.js');
 const FLOOR = join(ROOT, 'dist/bench/catalog-floor.js');
 /** A run that takes longer than this has failed (a server or the gateway hung). */
 const RUN_TIMEOUT_MS = 300_000;
