@@ -7,7 +7,8 @@
 // So the growth is off (`--semi-space-growth-factor=1`, which V8 reads at each scavenge) until every
 // server is ready or has failed, then back to V8's default, so that a gateway under load grows it as
 // any Node process does. A growth factor the operator gave node itself is left alone (only there:
-// Node refuses V8 options such as this one in NODE_OPTIONS). The primary of `--workers N` holds it for good: it runs no gateway, and stays small.
+// Node refuses V8 options such as this one in NODE_OPTIONS). The primary of `--workers N` holds it
+// for good: it runs no gateway, and stays small.
 
 import { setFlagsFromString } from 'node:v8';
 
