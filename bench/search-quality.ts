@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ToolIndex, type FieldWeights, type SearchDoc, type SearchHit, type ToolIndexOptions } from '../src/search/tool-index.js';
-import { FIELDS } from '../src/search/tool-fields.js';
+import { FIELDS, schemaParameters } from '../src/search/tool-fields.js';
 
 const DATA = fileURLToPath(new URL('../../bench/data/', import.meta.url));
 
@@ -39,9 +39,12 @@ export interface RetrievalSet {
 /** The key of a tool in the set: `server/tool`, as the queries name them. */
 export const keyOf = (server: string, tool: string): string => `${server}/${tool}`;
 
-export function loadSet(): RetrievalSet {
-  const tools = JSON.parse(readFileSync(`${DATA}mcp-tools.json`, 'utf8')) as { servers: DataServer[] };
-  const queries = (JSON.parse(readFileSync(`${DATA}queries.json`, 'utf8')) as { queries: Query[] }).queries;
+/** The retrieval sets in bench/data: the project's own (`own`) and LiveMCPBench's (`livemcpbench`). */
+export const SETS = { own: DATA, livemcpbench: `${DATA}livemcpbench/` } as const;
+
+export function loadSet(dir: string = DATA): RetrievalSet {
+  const tools = JSON.parse(readFileSync(`${dir}mcp-tools.json`, 'utf8')) as { servers: DataServer[] };
+  const queries = (JSON.parse(readFileSync(`${dir}queries.json`, 'utf8')) as { queries: Query[] }).queries;
   const docs: SearchDoc[] = [];
   for (const s of tools.servers) {
     for (const t of s.tools) {
@@ -104,19 +107,29 @@ export function measure(queries: readonly Query[], rank: (query: string) => read
   };
 }
 
+/** The text a plain BM25 reads of a tool: its name and description, or every field the tool index weighs. */
+export type Bm25Fields = 'name+description' | 'all';
+
+/** Every text of a tool the tool index gives a weight above 0: name, title, description, parameter descriptions, server. */
+export function allText(doc: SearchDoc): string {
+  const { descriptions } = schemaParameters(doc.inputSchema);
+  return [doc.name, doc.title ?? '', doc.description ?? '', descriptions.join(' '), doc.server].join(' ');
+}
+
 /**
- * The baseline: textbook BM25 (k1 1.2, b 0.75) over one field, the tool's name and description,
- * lower-cased and split at every character that is not a letter or digit; no stemming, no stop words,
- * no synonyms, no other fields. What a tool search that "uses BM25" does without further work.
+ * The baseline: textbook BM25 (k1 1.2, b 0.75) over one field, lower-cased and split at every character
+ * that is not a letter or digit; no stemming, no stop words, no synonyms. The field is the tool's name
+ * and description, or (`all`) the same texts the tool index reads with a weight above 0 (`allText`),
+ * so the comparison is over the same fields. What a tool search that "uses BM25" does without further work.
  */
 export class PlainBm25 {
   private readonly docs: { key: string; tf: Map<string, number>; length: number }[] = [];
   private readonly df = new Map<string, number>();
   private avg = 0;
 
-  constructor(docs: readonly SearchDoc[]) {
+  constructor(docs: readonly SearchDoc[], fields: Bm25Fields = 'name+description') {
     for (const doc of docs) {
-      const words = PlainBm25.words(`${doc.name} ${doc.description ?? ''}`);
+      const words = PlainBm25.words(fields === 'all' ? allText(doc) : `${doc.name} ${doc.description ?? ''}`);
       const tf = new Map<string, number>();
       for (const w of words) tf.set(w, (tf.get(w) ?? 0) + 1);
       for (const w of tf.keys()) this.df.set(w, (this.df.get(w) ?? 0) + 1);
