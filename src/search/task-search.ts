@@ -32,7 +32,7 @@ export const DEFAULT_WHOLE_WEIGHT = 1;
 // colon, a comma, a list's number or bullet, and the words that chain steps ("and", "then", "after
 // that", "finally"…). A piece with no term the index holds is no step (a path, "please").
 const BOUNDARY =
-  /[.!?;:]+(?=\s|$)|\n+|,|\s(?:and\s+then|and\s+also|and|then|after\s+that|afterwards|finally|next|also|as\s+well\s+as|before|after|once|plus)\s|(?:^|\s)(?:\d{1,2}[.)]|[-*•])\s/giu;
+  /(?:^|\s)(?:\d{1,2}[.)]|[-*•])\s|[.!?;:]+(?=\s|$)|\n+|,|\s(?:and\s+then|and\s+also|and|then|after\s+that|afterwards|finally|next|also|as\s+well\s+as|before|after|once|plus)\s/giu;
 
 /** The steps of a task, each the piece of its text, in the task's order. */
 export function taskSteps(index: ToolIndex, text: string, maxSteps = MAX_STEPS): string[] {
