@@ -1,11 +1,13 @@
-// Retrieval quality of tool search on bench/data: the set (real tools of published MCP servers, and
-// queries written by hand with the tools they need), the measures (Recall@k, nDCG@5, MRR), the
-// baseline (plain BM25 over name + description) and the search of the field weights on the tuning split.
+// Retrieval quality of tool search on bench/data: the sets (the project's own: real tools of published
+// MCP servers and queries written by hand; LiveMCPBench's, published by others), the measures
+// (Recall@k, nDCG@5, MRR), the baselines (plain BM25 over name + description, and over every field the
+// tool index weighs) and the search of the parameters on the tuning splits.
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ToolIndex, type FieldWeights, type SearchDoc, type SearchHit, type ToolIndexOptions } from '../src/search/tool-index.js';
-import { FIELDS } from '../src/search/tool-fields.js';
+import { FIELDS, schemaParameters } from '../src/search/tool-fields.js';
+import { searchTask } from '../src/search/task-search.js';
 
 const DATA = fileURLToPath(new URL('../../bench/data/', import.meta.url));
 
@@ -39,9 +41,12 @@ export interface RetrievalSet {
 /** The key of a tool in the set: `server/tool`, as the queries name them. */
 export const keyOf = (server: string, tool: string): string => `${server}/${tool}`;
 
-export function loadSet(): RetrievalSet {
-  const tools = JSON.parse(readFileSync(`${DATA}mcp-tools.json`, 'utf8')) as { servers: DataServer[] };
-  const queries = (JSON.parse(readFileSync(`${DATA}queries.json`, 'utf8')) as { queries: Query[] }).queries;
+/** The retrieval sets in bench/data: the project's own (`own`) and LiveMCPBench's (`livemcpbench`). */
+export const SETS = { own: DATA, livemcpbench: `${DATA}livemcpbench/` } as const;
+
+export function loadSet(dir: string = DATA): RetrievalSet {
+  const tools = JSON.parse(readFileSync(`${dir}mcp-tools.json`, 'utf8')) as { servers: DataServer[] };
+  const queries = (JSON.parse(readFileSync(`${dir}queries.json`, 'utf8')) as { queries: Query[] }).queries;
   const docs: SearchDoc[] = [];
   for (const s of tools.servers) {
     for (const t of s.tools) {
@@ -104,19 +109,29 @@ export function measure(queries: readonly Query[], rank: (query: string) => read
   };
 }
 
+/** The text a plain BM25 reads of a tool: its name and description, or every field the tool index weighs. */
+export type Bm25Fields = 'name+description' | 'all';
+
+/** Every text of a tool the tool index gives a weight above 0: name, title, description, parameter descriptions, server. */
+export function allText(doc: SearchDoc): string {
+  const { descriptions } = schemaParameters(doc.inputSchema);
+  return [doc.name, doc.title ?? '', doc.description ?? '', descriptions.join(' '), doc.server].join(' ');
+}
+
 /**
- * The baseline: textbook BM25 (k1 1.2, b 0.75) over one field, the tool's name and description,
- * lower-cased and split at every character that is not a letter or digit; no stemming, no stop words,
- * no synonyms, no other fields. What a tool search that "uses BM25" does without further work.
+ * The baseline: textbook BM25 (k1 1.2, b 0.75) over one field, lower-cased and split at every character
+ * that is not a letter or digit; no stemming, no stop words, no synonyms. The field is the tool's name
+ * and description, or (`all`) the same texts the tool index reads with a weight above 0 (`allText`),
+ * so the comparison is over the same fields. What a tool search that "uses BM25" does without further work.
  */
 export class PlainBm25 {
   private readonly docs: { key: string; tf: Map<string, number>; length: number }[] = [];
   private readonly df = new Map<string, number>();
   private avg = 0;
 
-  constructor(docs: readonly SearchDoc[]) {
+  constructor(docs: readonly SearchDoc[], fields: Bm25Fields = 'name+description') {
     for (const doc of docs) {
-      const words = PlainBm25.words(`${doc.name} ${doc.description ?? ''}`);
+      const words = PlainBm25.words(fields === 'all' ? allText(doc) : `${doc.name} ${doc.description ?? ''}`);
       const tf = new Map<string, number>();
       for (const w of words) tf.set(w, (tf.get(w) ?? 0) + 1);
       for (const w of tf.keys()) this.df.set(w, (this.df.get(w) ?? 0) + 1);
@@ -171,22 +186,30 @@ export const MIN_GAIN = 0.005;
 
 export interface Tuned {
   options: Required<Pick<ToolIndexOptions, 'k1' | 'b' | 'synonymWeight' | 'coord' | 'actionBonus'>> & { weights: FieldWeights };
+  /** The first set's measures at the chosen setting. */
   quality: Quality;
+  /** The mean over the sets of their objectives at the chosen setting. */
+  objective: number;
   steps: string[];
 }
 
 /**
- * Coordinate ascent on the tuning split: each field weight (and k1, b, the synonym weight, coordination,
- * the action bonus) tried at a few values while the others stay, the best kept, until a round changes
- * nothing. Ties keep the current
- * value, and a move must raise the objective by MIN_GAIN, so a weight moves only when the tuning
- * queries clearly say so.
+ * Coordinate ascent on the tuning splits of the given sets: each field weight (and k1, b, the synonym
+ * weight, coordination, the action bonus) tried at a few values while the others stay, the best kept,
+ * until a round changes nothing. The objective is the mean over the sets of each set's objective, each
+ * query ranked by `searchTask` (as search mode ranks it). Ties keep the current value, and a move must
+ * raise the objective by MIN_GAIN, so a weight moves only when the tuning queries clearly say so.
  */
-export function tune(set: RetrievalSet, start: Tuned['options']): Tuned {
-  const queries = set.queries.filter((q) => q.split === 'tune');
-  const evaluate = (options: Tuned['options']): Quality => {
-    const index = indexOf(set.docs, options);
-    return measure(queries, (query) => index.search(query, 10));
+export function tune(sets: readonly RetrievalSet[], start: Tuned['options']): Tuned {
+  const evaluate = (options: Tuned['options']): { objective: number; quality: Quality } => {
+    const qualities = sets.map((set) => {
+      const index = indexOf(set.docs, options);
+      return measure(
+        set.queries.filter((q) => q.split === 'tune'),
+        (query) => searchTask(index, query, 10),
+      );
+    });
+    return { objective: qualities.reduce((sum, q) => sum + objective(q), 0) / sets.length, quality: qualities[0]! };
   };
   let current = { ...start, weights: { ...start.weights } };
   let best = evaluate(current);
@@ -203,25 +226,25 @@ export function tune(set: RetrievalSet, start: Tuned['options']): Tuned {
             (o: Tuned['options'], v: number) => Tuned['options'],
           ],
       ),
-      ['k1', [0.6, 0.9, 1.2, 1.5, 2], (o, v) => ({ ...o, k1: v })],
+      ['k1', [0.6, 0.9, 1.2, 1.5, 2, 3], (o, v) => ({ ...o, k1: v })],
       ['b', [0.3, 0.5, 0.75, 0.9], (o, v) => ({ ...o, b: v })],
-      ['synonymWeight', [0, 0.1, 0.2, 0.3, 0.5, 0.7], (o, v) => ({ ...o, synonymWeight: v })],
+      ['synonymWeight', [0, 0.2, 0.3, 0.5, 0.7], (o, v) => ({ ...o, synonymWeight: v })],
       ['coord', [0, 0.25, 0.5, 1, 2], (o, v) => ({ ...o, coord: v })],
       ['actionBonus', [0, 0.1, 0.2, 0.3, 0.5], (o, v) => ({ ...o, actionBonus: v })],
     ];
     for (const [name, values, apply] of trials) {
       for (const v of values) {
         const candidate = apply(current, v);
-        const quality = evaluate(candidate);
-        if (objective(quality) > objective(best) + MIN_GAIN) {
-          steps.push(`${name} → ${v}: ${objective(best).toFixed(3)} → ${objective(quality).toFixed(3)}`);
+        const result = evaluate(candidate);
+        if (result.objective > best.objective + MIN_GAIN) {
+          steps.push(`${name} → ${v}: ${best.objective.toFixed(3)} → ${result.objective.toFixed(3)}`);
           current = candidate;
-          best = quality;
+          best = result;
           changed = true;
         }
       }
     }
     if (!changed) break;
   }
-  return { options: current, quality: best, steps };
+  return { options: current, quality: best.quality, objective: best.objective, steps };
 }

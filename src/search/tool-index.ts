@@ -58,9 +58,9 @@ export interface ToolIndexOptions {
 }
 
 export const DEFAULT_WEIGHTS: Readonly<FieldWeights> = Object.freeze({
-  name: 2,
+  name: 3,
   title: 2,
-  summary: 1,
+  summary: 0.1,
   description: 0.25,
   paramNames: 0,
   paramDescriptions: 0.25,
@@ -73,12 +73,15 @@ export const DEFAULT_SYNONYM_WEIGHT = 0.5;
 export const DEFAULT_COORD = 0.25;
 export const DEFAULT_ACTION_BONUS = 0.2;
 
-/** Most words read from a query: a 10 KB query costs what a 32-word one does. */
-export const MAX_QUERY_TERMS = 32;
+/**
+ * Most of a query's distinct words searched: beyond them, the ones with the highest IDF (`informative`),
+ * so a long query costs what a 31-word one does, plus reading its text (bounded by words.ts MAX_TEXT).
+ */
+export const MAX_QUERY_TERMS = 31;
 /** Most terms a query reaches with its synonyms: each is one walk of a postings list. */
 const MAX_EXPANDED_TERMS = 128;
 /** Distinct query words counted for coverage (bits of the per-tool stamp). */
-const MAX_CONCEPTS = 31;
+const MAX_CONCEPTS = MAX_QUERY_TERMS;
 /** A file name in a query ("package.json", "main.py"): the user means a file. */
 const FILE_NAME = /[\p{L}\p{N}_*-]\.(?!(?:com|org|net|io|dev|ai|app|co)\b)[a-z][a-z0-9]{0,4}\b/iu;
 const FILE_TERM = 'file';
@@ -317,7 +320,7 @@ export class ToolIndex {
    */
   private queryTerms(query: string): { weighted: Map<string, { weight: number; concept: number }>; concepts: number; actions: number } {
     const weighted = new Map<string, { weight: number; concept: number }>();
-    const own = [...new Set(terms(query, MAX_QUERY_TERMS))].slice(0, MAX_CONCEPTS);
+    const own = this.informative([...new Set(terms(query))], MAX_CONCEPTS);
     if (own.length < MAX_CONCEPTS && FILE_NAME.test(query) && !own.includes(FILE_TERM)) own.push(FILE_TERM);
     own.forEach((term, concept) => weighted.set(term, { weight: 1, concept }));
     if (this.synonymWeight > 0) {
@@ -330,6 +333,35 @@ export class ToolIndex {
       });
     }
     return { weighted, concepts: own.length, actions: this.actionBonus > 0 ? taskActions(query) : 0 };
+  }
+
+  /**
+   * A term's inverse document frequency in this index (BM25's, always > 0), or 0 for a term no tool
+   * has: how much finding it says about a tool.
+   */
+  idf(term: string): number {
+    const df = this.postings.get(term)?.n ?? 0;
+    return df === 0 ? 0 : Math.log(1 + (this.count - df + 0.5) / (df + 0.5));
+  }
+
+  /**
+   * At most `max` of a query's distinct terms, in their order: all of them when they are few; else the
+   * ones the index holds with the highest IDF. A term no tool has scores nothing and only scales every
+   * tool's coordination alike, so dropping it changes no ranking; among the rest, the rarest terms say
+   * most about which tool is meant, and a long task or pasted context keeps those instead of its first words.
+   */
+  private informative(own: readonly string[], max: number): string[] {
+    if (own.length <= max) return [...own];
+    const held = own.filter((term) => this.postings.has(term));
+    if (held.length <= max) return held;
+    const chosen = new Set(
+      held
+        .map((term, at) => ({ term, at, idf: this.idf(term) }))
+        .sort((x, y) => y.idf - x.idf || x.at - y.at)
+        .slice(0, max)
+        .map((x) => x.term),
+    );
+    return held.filter((term) => chosen.has(term));
   }
 
   /** Fills a term's cache of pseudo-frequencies for the current lengths. */

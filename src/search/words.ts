@@ -4,8 +4,8 @@
 // meet as the same terms.
 // Dropped: stop words (function words and the phrasing of a request: "can you please", "a way to") and
 // single letters. Spelled out on both sides: unambiguous abbreviations (repo, msg, db, pr, ls, rm,
-// to-do…). Bounds: every text is read to 16 KB and 2,048 terms, a query to 32 words (31 counted for
-// coordination) and 128 terms with synonyms.
+// to-do…). Bounds: every text is read to 16 KB and 2,048 terms; a query is searched by its 31 most
+// informative words (tool-index.ts) and 128 terms with synonyms.
 
 import { stem } from './stem.js';
 
