@@ -128,7 +128,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       command !== 'approve-call' &&
       command !== 'token' &&
       command !== 'login' &&
-      command !== 'logout'
+      command !== 'logout' &&
+      command !== 'add' &&
+      command !== 'search-registry'
     )
       throw usage(`unexpected argument "${positionals[0]}"`);
     const configFile = resolve(str('config') ?? env.MCPGATE_CONFIG ?? '.mcp.json');
@@ -160,6 +162,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         if (positionals.length !== 1) throw usage('token needs exactly one AGENT');
         return (await import('./token.js')).runToken(positionals[0]!, io);
       }
+      case 'add':
+      case 'search-registry':
+      case 'outdated':
+        return await (await import('./registry/commands.js')).runRegistryCommand(command, positionals, values, { configFile, env }, io);
       case 'login':
       case 'logout': {
         if (positionals.length !== 1) throw usage(`${command} needs exactly one SERVER`);
