@@ -191,7 +191,12 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       registry: registryOption,
       config: { type: 'string', value: 'FILE', help: 'the .mcp.json to write into (default ./.mcp.json; MCPGATE_CONFIG)' },
       secrets: { type: 'string', value: 'FILE', help: 'where secret values are written (default .mcp.env beside the config, mode 0600)' },
-      env: { type: 'string', multiple: true, value: 'KEY=VALUE', help: 'a value the server needs (an environment variable, header or argument, by the KEY add shows; repeatable)' },
+      env: {
+        type: 'string',
+        multiple: true,
+        value: 'KEY=VALUE',
+        help: 'a value the server needs (an environment variable, header or argument, by the KEY add shows; repeatable)',
+      },
       answers: { type: 'string', value: 'FILE', help: 'values the server needs as KEY=value lines (--env wins)' },
       'package-type': { type: 'string', value: 'TYPE', help: 'npm, pypi, oci or remote (default: the first this machine can run)' },
       'allow-oci': { type: 'boolean', help: 'allow a container image (docker or podman run)' },

@@ -16,7 +16,7 @@ import type { CliIo } from '../io.js';
 import { appendEnvFile, parseEnvFile } from '../env-file.js';
 import { checkConfig, checkEntry, parseOutput, readOptional } from '../import/run-import.js';
 import { RegistryError, type RegistryClient } from './client.js';
-import { foreignCharacters, lookalikeOf, type KnownName } from './lookalike.js';
+import { foreignCharacters, isLookalike } from './lookalike.js';
 import { buildEntry, chooseOption, KINDS, launchOptions, pinnedVersion, questionsFor, type Kind, type Question } from './launch.js';
 import { probeServer } from './probe.js';
 import { registriesFor, splitSpec } from './registries.js';
@@ -73,24 +73,25 @@ export async function runAdd(options: AddOptions, io: CliIo): Promise<number> {
   const official = officialOf(found);
   if (official.status === 'deleted') throw usage(`${name} ${server.version} is marked deleted by ${client.url}; it is not added`);
 
-  // A name that only looks like a known one: another publisher's server of the same name, or an entry
-  // the config already has.
+  // A name that only looks like a known one: another publisher's server of a name alike, first
+  // published before this one, or an entry the config already has.
   const short = name.slice(name.indexOf('/') + 1);
-  const knownNames: KnownName[] = [
-    ...(await client.search(short, 200)).map((s) => ({
-      name: s.server.name,
-      ...(officialOf(s).publishedAt !== undefined && { publishedAt: officialOf(s).publishedAt }),
-    })),
-    ...Object.values(servers)
-      .map((e) => registryOf(e)?.name)
-      .filter((n): n is string => n !== undefined)
-      .map((n) => ({ name: n, inConfig: true })),
-  ];
-  const lookalike = lookalikeOf(name, official.publishedAt, knownNames);
-  if (lookalike !== undefined && !options.allowLookalike)
-    throw usage(
-      `"${name}" looks like "${lookalike.name}" (${lookalike.inConfig === true ? 'already in your config' : `published earlier${lookalike.publishedAt === undefined ? '' : `, ${lookalike.publishedAt}`}`}) but is another publisher's. If you mean ${name}, pass --allow-lookalike.`,
-    );
+  const inConfig = Object.values(servers)
+    .map((e) => registryOf(e)?.name)
+    .filter((n): n is string => n !== undefined);
+  const candidates = [...new Set([...(await client.search(short, 200)).map((s) => s.server.name), ...inConfig])].filter((n) =>
+    isLookalike(name, n),
+  );
+  if (candidates.length > 0 && !options.allowLookalike) {
+    const mine = await firstPublished(client, name);
+    for (const other of candidates) {
+      const theirs = inConfig.includes(other) ? undefined : await firstPublished(client, other);
+      if (inConfig.includes(other) || (theirs !== undefined && (mine === undefined || theirs < mine)))
+        throw usage(
+          `"${name}" looks like "${other}" (${inConfig.includes(other) ? 'already in your config' : `first published earlier, ${new Date(theirs!).toISOString()}`}) but is another publisher's. If you mean ${name}, pass --allow-lookalike.`,
+        );
+    }
+  }
 
   const onPath = await pathLookup(options.env);
   const launch = launchOptions(server, { onPath, allowOci: options.allowOci });
@@ -103,7 +104,8 @@ export async function runAdd(options: AddOptions, io: CliIo): Promise<number> {
         ? `no way to run ${name} on this machine:\n${reasons}`
         : `${name} ${server.version} has no ${kind} option; it has:\n${reasons}`,
     );
-  if (chosen.kind === 'oci' && !options.allowOci) throw usage(`${chosen.label} is a container image: pass --allow-oci to run it with ${chosen.runtime}`);
+  if (chosen.kind === 'oci' && !options.allowOci)
+    throw usage(`${chosen.label} is a container image: pass --allow-oci to run it with ${chosen.runtime}`);
   if (!chosen.usable && chosen.kind !== 'oci' && chosen.kind !== 'pypi') throw usage(`${chosen.label}: ${chosen.why}`);
 
   // The key under mcpServers: the one already added from this server, --name, or the server's own name.
@@ -112,7 +114,9 @@ export async function runAdd(options: AddOptions, io: CliIo): Promise<number> {
   if (!SAFE_NAME.test(key)) throw usage(`--name must be letters, digits, _ and - (got "${key}")`);
   const before = Object.hasOwn(servers, key) ? servers[key] : undefined;
   if (before !== undefined && registryOf(before)?.name !== name && !options.force)
-    throw usage(`"${key}" is already in ${options.configFile}${registryOf(before) === undefined ? '' : ` (from ${registryOf(before)!.name})`}: pass --name OTHER, or --force to replace it`);
+    throw usage(
+      `"${key}" is already in ${options.configFile}${registryOf(before) === undefined ? '' : ` (from ${registryOf(before)!.name})`}: pass --name OTHER, or --force to replace it`,
+    );
 
   const questions = questionsFor(chosen);
   const given = await givenValues(options);
@@ -123,8 +127,13 @@ export async function runAdd(options: AddOptions, io: CliIo): Promise<number> {
   for (const q of questions) {
     if (available(q)) continue;
     if (options.prompter !== undefined && !options.yes) {
-      const hint = [q.secret ? 'secret' : undefined, q.required ? 'required' : 'optional, Enter to skip', q.choices?.join('|')].filter(Boolean).join('; ');
-      const value = await options.prompter.ask(`${q.what}${q.description === undefined ? '' : ` — ${q.description}`} (${hint})${q.default === undefined ? '' : ` [${q.default}]`}: `, q.secret);
+      const hint = [q.secret ? 'secret' : undefined, q.required ? 'required' : 'optional, Enter to skip', q.choices?.join('|')]
+        .filter(Boolean)
+        .join('; ');
+      const value = await options.prompter.ask(
+        `${q.what}${q.description === undefined ? '' : ` — ${q.description}`} (${hint})${q.default === undefined ? '' : ` [${q.default}]`}: `,
+        q.secret,
+      );
       if (value !== '') answers.set(q.key, value);
       else if (q.default !== undefined && q.required) answers.set(q.key, q.default);
     }
@@ -158,18 +167,36 @@ export async function runAdd(options: AddOptions, io: CliIo): Promise<number> {
   const newSecrets = built.references.filter((k) => answers.has(k) && known.get(k) !== answers.get(k));
 
   // What will run, before anything does.
-  showPlan(io, { found, client: client.url, key, option: chosen, others: launch.filter((o) => o !== chosen), version, questions, missing, entry });
+  showPlan(io, {
+    found,
+    client: client.url,
+    key,
+    option: chosen,
+    others: launch.filter((o) => o !== chosen),
+    version,
+    questions,
+    missing,
+    entry,
+  });
   const secretsEnv = { ...options.env, ...Object.fromEntries(known), ...Object.fromEntries(newSecrets.map((k) => [k, answers.get(k)!])) };
   const issues = checkEntry(key, entry, options.configFile, secretsEnv);
   if (issues.errors.length > 0) {
-    io.err(formatIssues(issues.errors).map((l) => `error: ${l}\n`).join(''));
+    io.err(
+      formatIssues(issues.errors)
+        .map((l) => `error: ${l}\n`)
+        .join(''),
+    );
     throw usage(`the entry for ${name} is not one mcpgate can load; nothing was written`);
   }
   servers[key] = entry;
   const output = `${JSON.stringify(existing, null, 2)}\n`;
   const whole = checkConfig(output, options.configFile, secretsEnv);
   if (whole.length > 0) {
-    io.err(formatIssues(whole).map((l) => `error: ${l}\n`).join(''));
+    io.err(
+      formatIssues(whole)
+        .map((l) => `error: ${l}\n`)
+        .join(''),
+    );
     throw usage(`${options.configFile} would not load with this entry; nothing was written`);
   }
   if (options.dryRun) {
@@ -180,7 +207,9 @@ export async function runAdd(options: AddOptions, io: CliIo): Promise<number> {
   }
   if (!options.yes) {
     if (options.prompter === undefined)
-      throw usage(`add runs ${chosen.kind === 'remote' ? 'a remote server' : `${String(built.entry.command)} from ${chosen.kind}`}: confirm with --yes, or see the entry with --dry-run; nothing was written`);
+      throw usage(
+        `add runs ${chosen.kind === 'remote' ? 'a remote server' : `${String(built.entry.command)} from ${chosen.kind}`}: confirm with --yes, or see the entry with --dry-run; nothing was written`,
+      );
     const what = options.check ? `Start ${key} to list its tools, then write it?` : `Write ${key}?`;
     if (!(await options.prompter.confirm(`${what} [y/N] `))) {
       io.err('Nothing was written.\n');
@@ -214,14 +243,19 @@ export async function runAdd(options: AddOptions, io: CliIo): Promise<number> {
   io.out(
     `${verb} "${key}" (${name} ${server.version}) in ${options.configFile}${newSecrets.length > 0 ? `; ${newSecrets.join(', ')} in ${secretsFile} (mode 0600)` : ''}.\n`,
   );
-  if (tools !== undefined) io.out(`It started and lists ${tools.length} tool(s): ${tools.slice(0, 20).join(', ')}${tools.length > 20 ? ', …' : ''}\n`);
+  if (tools !== undefined)
+    io.out(`It started and lists ${tools.length} tool(s): ${tools.slice(0, 20).join(', ')}${tools.length > 20 ? ', …' : ''}\n`);
   const envFileArgs = newSecrets.length > 0 || known.size > 0 ? ` --env-file ${secretsFile}` : '';
   io.out(`Serve it: mcpgate serve --config ${options.configFile}${envFileArgs}\n`);
   return 0;
 }
 
 /** The server version from the first registry that has the name; a clear error when none has it. */
-async function lookUp(clients: readonly RegistryClient[], name: string, version: string | undefined): Promise<{ found: ServerResponse; client: RegistryClient }> {
+async function lookUp(
+  clients: readonly RegistryClient[],
+  name: string,
+  version: string | undefined,
+): Promise<{ found: ServerResponse; client: RegistryClient }> {
   const failures: string[] = [];
   const versionsSeen: string[] = [];
   for (const client of clients) {
@@ -251,6 +285,14 @@ async function lookUp(clients: readonly RegistryClient[], name: string, version:
   );
 }
 
+/** When the registry first published `name` (its oldest version), in ms; undefined when it does not say. */
+async function firstPublished(client: RegistryClient, name: string): Promise<number | undefined> {
+  const times = ((await client.versions(name)) ?? [])
+    .map((s) => Date.parse(officialOf(s).publishedAt ?? ''))
+    .filter((t) => Number.isFinite(t));
+  return times.length === 0 ? undefined : Math.min(...times);
+}
+
 /** The entry's "registry" record, when `mcpgate add` wrote it. */
 export function registryOf(entry: unknown): { name: string; version: string; url?: string } | undefined {
   if (typeof entry !== 'object' || entry === null) return undefined;
@@ -263,7 +305,10 @@ export function registryOf(entry: unknown): { name: string; version: string; url
 
 /** The server's own name as an entry key: lowercase letters, digits, _ and -. */
 function entryKey(short: string): string {
-  const key = short.toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '');
+  const key = short
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
   return key === '' ? 'server' : key.slice(0, 64);
 }
 
@@ -349,7 +394,8 @@ function showPlan(io: CliIo, plan: Plan): void {
     `${server.name} ${server.version}${server.title === undefined ? '' : ` (${server.title})`}: ${server.description}`,
     `  publisher: ${namespace} (the registry checks who owns this namespace); registry: ${plan.client} — ${marks.join(', ')}`,
   ];
-  if (official.status === 'deprecated') lines.push(`  DEPRECATED${official.statusMessage === undefined ? '' : `: ${official.statusMessage}`}`);
+  if (official.status === 'deprecated')
+    lines.push(`  DEPRECATED${official.statusMessage === undefined ? '' : `: ${official.statusMessage}`}`);
   if (server.repository !== undefined) lines.push(`  source: ${server.repository.url}`);
   const entry = plan.entry;
   if (plan.option.kind === 'remote') {
@@ -364,7 +410,8 @@ function showPlan(io: CliIo, plan: Plan): void {
       `  network: ${plan.option.kind === 'oci' ? 'pulls the image from its registry' : `downloads the package from ${base ?? (plan.option.kind === 'npm' ? 'the npm registry' : 'PyPI')} on first start`}; the server itself may reach other hosts`,
     );
   }
-  for (const other of plan.others) lines.push(`  also offered: ${other.label} — ${other.why}${other.kind === 'unsupported' ? '' : ` (--package-type ${other.kind})`}`);
+  for (const other of plan.others)
+    lines.push(`  also offered: ${other.label} — ${other.why}${other.kind === 'unsupported' ? '' : ` (--package-type ${other.kind})`}`);
   if (plan.questions.length > 0) {
     lines.push('  needs:');
     for (const q of plan.questions)

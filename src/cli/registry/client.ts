@@ -41,7 +41,7 @@ export class RegistryClient {
     for (let page = 0; page < MAX_PAGES && found.length < limit; page++) {
       const params = new URLSearchParams({ search: query, version: 'latest', limit: String(Math.min(100, limit - found.length)) });
       if (cursor !== undefined) params.set('cursor', cursor);
-      const list = await this.#get(`/v0.1/servers?${params}`, serverListSchema, 'a server list');
+      const list = await this.#get(`/v0.1/servers?${params.toString()}`, serverListSchema, 'a server list');
       if (list === undefined) throw new RegistryError(`registry ${this.url}: no server list at /v0.1/servers (is it an MCP Registry?)`);
       found.push(...list.servers);
       const next = list.metadata?.nextCursor;
@@ -80,7 +80,10 @@ export class RegistryClient {
       });
     } catch (err) {
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      const why = (err as Error).name === 'TimeoutError' ? `no answer within ${this.#timeoutMs} ms` : (cause?.code ?? cause?.message ?? (err as Error).message);
+      const why =
+        (err as Error).name === 'TimeoutError'
+          ? `no answer within ${this.#timeoutMs} ms`
+          : (cause?.code ?? cause?.message ?? (err as Error).message);
       throw new RegistryError(`registry ${this.url} cannot be reached: ${why}`);
     }
     if (response.status === 404) {

@@ -34,7 +34,13 @@ export function launchOptions(server: ServerJson, machine: Machine): LaunchOptio
   const out: LaunchOption[] = [];
   for (const pkg of server.packages ?? []) out.push(packageOption(pkg, machine));
   for (const remote of server.remotes ?? [])
-    out.push({ kind: 'remote', label: `remote ${remote.type} ${remote.url}`, remote, usable: true, why: 'a remote endpoint: nothing runs on this machine' });
+    out.push({
+      kind: 'remote',
+      label: `remote ${remote.type} ${remote.url}`,
+      remote,
+      usable: true,
+      why: 'a remote endpoint: nothing runs on this machine',
+    });
   return out;
 }
 
@@ -42,18 +48,32 @@ function packageOption(pkg: Package, machine: Machine): LaunchOption {
   const label = `${pkg.registryType} ${pkg.identifier}${pkg.version === undefined ? '' : `@${pkg.version}`}`;
   const transport = pkg.transport?.type ?? 'stdio';
   if (transport !== 'stdio')
-    return { kind: 'unsupported', label, package: pkg, usable: false, why: `the package serves ${transport} on a port of its own; mcpgate runs stdio packages` };
+    return {
+      kind: 'unsupported',
+      label,
+      package: pkg,
+      usable: false,
+      why: `the package serves ${transport} on a port of its own; mcpgate runs stdio packages`,
+    };
   const first = (programs: readonly string[]): string | undefined => programs.find((p) => machine.onPath(p));
   switch (pkg.registryType) {
     case 'npm': {
       if (pkg.version === undefined) return { kind: 'npm', label, package: pkg, usable: false, why: 'no exact version to pin' };
       const ok = machine.onPath('npx');
-      return { kind: 'npm', label, package: pkg, runtime: 'npx', usable: ok, why: ok ? 'npx is on PATH' : 'npx is not on PATH (install Node.js)' };
+      return {
+        kind: 'npm',
+        label,
+        package: pkg,
+        runtime: 'npx',
+        usable: ok,
+        why: ok ? 'npx is on PATH' : 'npx is not on PATH (install Node.js)',
+      };
     }
     case 'pypi': {
       if (pkg.version === undefined) return { kind: 'pypi', label, package: pkg, usable: false, why: 'no exact version to pin' };
       const hint = pkg.runtimeHint;
-      const wanted = hint === 'uvx' || hint === 'pipx' ? [hint] : hint === 'python' || hint === 'python3' ? ['python3', 'python'] : ['uvx', 'pipx'];
+      const wanted =
+        hint === 'uvx' || hint === 'pipx' ? [hint] : hint === 'python' || hint === 'python3' ? ['python3', 'python'] : ['uvx', 'pipx'];
       const runtime = first(wanted);
       return {
         kind: 'pypi',
@@ -70,7 +90,14 @@ function packageOption(pkg: Package, machine: Machine): LaunchOption {
     case 'oci': {
       const runtime = first(['docker', 'podman']);
       if (!machine.allowOci)
-        return { kind: 'oci', label, package: pkg, runtime: runtime ?? 'docker', usable: false, why: 'a container image: only with --allow-oci' };
+        return {
+          kind: 'oci',
+          label,
+          package: pkg,
+          runtime: runtime ?? 'docker',
+          usable: false,
+          why: 'a container image: only with --allow-oci',
+        };
       return {
         kind: 'oci',
         label,
@@ -106,7 +133,10 @@ export interface Question {
 
 /** A name usable as `${KEY}` and as an env file's NAME: letters, digits and _. */
 export function keyOf(raw: string): string {
-  const key = raw.replace(/^-+/, '').replace(/[^A-Za-z0-9_]/g, '_').toUpperCase();
+  const key = raw
+    .replace(/^-+/, '')
+    .replace(/[^A-Za-z0-9_]/g, '_')
+    .toUpperCase();
   return /^[A-Za-z_]/.test(key) ? key : `_${key}`;
 }
 
@@ -231,7 +261,8 @@ export function buildEntry(option: LaunchOption, questions: readonly Question[],
       break;
     case 'oci': {
       command = option.runtime ?? 'docker';
-      const image = pkg.version !== undefined && !/:[^/]+$|@sha256:/.test(pkg.identifier) ? `${pkg.identifier}:${pkg.version}` : pkg.identifier;
+      const image =
+        pkg.version !== undefined && !/:[^/]+$|@sha256:/.test(pkg.identifier) ? `${pkg.identifier}:${pkg.version}` : pkg.identifier;
       // The container sees only the variables named here, with the values the entry's env gives them.
       argv = ['run', '-i', '--rm', ...Object.keys(env).flatMap((name) => ['-e', name]), ...runtimeArgs, image, ...packageArgs];
       break;

@@ -33,34 +33,19 @@ export function skeleton(name: string): string {
     .replace(/[-_.]/g, '');
 }
 
-export interface KnownName {
-  readonly name: string;
-  /** When the registry first published it; an older name is the one a lookalike imitates. */
-  readonly publishedAt?: string;
-  /** Already an entry of the user's config (added from a registry). */
-  readonly inConfig?: boolean;
-}
-
 /**
- * The known name `wanted` only looks like, if any: a different name with the same skeleton, or one
- * edit away, that is already in the config or was published before `wanted`.
+ * Whether `other` is a different publisher's name that `wanted` only looks like: the same skeleton,
+ * or namespaces one edit apart with alike own names. The same namespace is the same verified
+ * publisher, never a lookalike.
  */
-export function lookalikeOf(wanted: string, wantedPublishedAt: string | undefined, known: readonly KnownName[]): KnownName | undefined {
+export function isLookalike(wanted: string, other: string): boolean {
+  if (other === wanted || namespaceOf(other) === namespaceOf(wanted)) return false;
   const [ns, short] = parts(wanted);
-  for (const other of known) {
-    if (other.name === wanted) continue;
-    const [otherNs, otherShort] = parts(other.name);
-    if (namespaceOf(other.name) === namespaceOf(wanted)) continue; // the same verified publisher
-    const nearNs = otherNs === ns || (Math.min(ns.length, otherNs.length) >= 6 && editDistance(ns, otherNs) <= 1);
-    const nearShort = otherShort === short || editDistance(short, otherShort) <= 1;
-    const alike = skeleton(other.name) === skeleton(wanted) || (nearNs && nearShort);
-    if (!alike) continue;
-    const older =
-      other.inConfig === true ||
-      (other.publishedAt !== undefined && (wantedPublishedAt === undefined || Date.parse(other.publishedAt) < Date.parse(wantedPublishedAt)));
-    if (older) return other;
-  }
-  return undefined;
+  const [otherNs, otherShort] = parts(other);
+  if (skeleton(other) === skeleton(wanted)) return true;
+  const nearNs = otherNs === ns || (Math.min(ns.length, otherNs.length) >= 6 && editDistance(ns, otherNs) <= 1);
+  const nearShort = otherShort === short || editDistance(short, otherShort) <= 1;
+  return nearNs && nearShort;
 }
 
 /** A name's namespace and own name, each as its skeleton. */

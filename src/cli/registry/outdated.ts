@@ -46,9 +46,11 @@ export async function runOutdated(options: OutdatedOptions, io: CliIo): Promise<
   }
   for (const failure of failures) io.err(`warning: ${failure}\n`);
   if (options.json) io.out(`${JSON.stringify(rows, null, 2)}\n`);
-  else if (rows.length === 0) io.out(`${added === 0 ? 'No entry was added from a registry' : `All ${added} entries added from a registry are up to date`}.\n`);
+  else if (rows.length === 0)
+    io.out(`${added === 0 ? 'No entry was added from a registry' : `All ${added} entries added from a registry are up to date`}.\n`);
   else {
-    for (const row of rows) io.out(`${row.entry}  ${row.name}  ${row.current} -> ${row.latest}\n    update: mcpgate add ${row.name}@${row.latest}\n`);
+    for (const row of rows)
+      io.out(`${row.entry}  ${row.name}  ${row.current} -> ${row.latest}\n    update: mcpgate add ${row.name}@${row.latest}\n`);
   }
   return failures.length > 0 ? 1 : 0;
 }

@@ -54,7 +54,7 @@ export async function probeServer(
     return { tools: await Promise.race([list(), timeout]) };
   } catch (err) {
     const tail = stderr.trim().split('\n').slice(-5).join('\n  ');
-    throw new Error(`${(err as Error).message}${tail === '' ? '' : `\n  the server said:\n  ${tail}`}`);
+    throw new Error(`${(err as Error).message}${tail === '' ? '' : `\n  the server said:\n  ${tail}`}`, { cause: err });
   } finally {
     clearTimeout(timer);
     await client.close().catch(() => undefined);

@@ -11,7 +11,7 @@ export function registriesFor(flags: readonly string[], config: Record<string, u
     const listed = config.registries;
     if (!Array.isArray(listed) || listed.length === 0 || !listed.every((u) => typeof u === 'string'))
       throw new GatewayError('MCPG_USAGE', `${configFile}: "registries" must be a non-empty array of registry URLs`);
-    urls = listed as string[];
+    urls = listed;
   }
   if (urls.length === 0) urls = [OFFICIAL_REGISTRY];
   try {

@@ -15,15 +15,26 @@ export interface SearchOptions {
   readonly json: boolean;
 }
 
+interface Row {
+  readonly name: string;
+  readonly version: string;
+  readonly description: string;
+  readonly types: readonly string[];
+  readonly status: string | null;
+  readonly registry: string;
+}
+
 export async function runSearchRegistry(options: SearchOptions, io: CliIo): Promise<number> {
   const configText = await readOptional(options.configFile);
   const config = configText === undefined ? undefined : parseOutput(configText, options.configFile);
-  const rows: Record<string, unknown>[] = [];
+  const rows: Row[] = [];
   for (const client of registriesFor(options.registries, config, options.configFile)) {
     for (const found of await client.search(options.query, options.limit)) {
       const server = found.server;
       const official = officialOf(found);
-      const kinds = [...new Set([...(server.packages ?? []).map((p) => p.registryType), ...(server.remotes ?? []).map((r) => `remote:${r.type}`)])];
+      const kinds = [
+        ...new Set([...(server.packages ?? []).map((p) => p.registryType), ...(server.remotes ?? []).map((r) => `remote:${r.type}`)]),
+      ];
       rows.push({
         name: server.name,
         version: server.version,
@@ -43,8 +54,8 @@ export async function runSearchRegistry(options: SearchOptions, io: CliIo): Prom
     return 0;
   }
   for (const row of rows) {
-    const status = row.status === null || row.status === 'active' ? '' : ` [${String(row.status)}]`;
-    io.out(`${String(row.name)}  ${String(row.version)}  (${(row.types as string[]).join(', ') || 'nothing to run'})${status}\n    ${String(row.description)}\n`);
+    const status = row.status === null || row.status === 'active' ? '' : ` [${row.status}]`;
+    io.out(`${row.name}  ${row.version}  (${row.types.join(', ') || 'nothing to run'})${status}\n    ${row.description}\n`);
   }
   io.out(`\nAdd one with: mcpgate add NAME  (or NAME@VERSION)\n`);
   return 0;
