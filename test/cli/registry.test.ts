@@ -364,21 +364,41 @@ void describe('mcpgate add / search-registry / outdated', { timeout: 300_000 }, 
     assert.equal(allowed.code, 0, allowed.err);
   });
 
-  void it('--force replaces an entry from elsewhere', async () => {
+  void it('--force replaces an entry from elsewhere; an answers file gives the values', async () => {
+    const answers = path.join(dir, 'answers.env');
+    await writeFile(answers, '# for brave-search\nBRAVE_API_KEY=from-answers-file\n');
     const result = await cli([
       'add',
       'io.modelcontextprotocol.anonymous/brave-search',
       ...reg(),
       '--name',
       'mine',
-      '--env',
-      'BRAVE_API_KEY=bk',
+      '--answers',
+      answers,
       '--yes',
       '--no-check',
       '--force',
     ]);
     assert.equal(result.code, 0, result.err);
-    assert.equal((await readConfig()).mcpServers.mine!.command, 'npx');
+    const entry = (await readConfig()).mcpServers.mine!;
+    assert.equal(entry.command, 'npx');
+    assert.deepEqual(entry.env, { BRAVE_API_KEY: '${BRAVE_API_KEY}' });
+    assert.match(await readFile(secrets, 'utf8'), /^BRAVE_API_KEY='from-answers-file'$/m);
+  });
+
+  void it('--oauth sets a remote entry up for mcpgate login without asking it', async () => {
+    const result = await cli([
+      'add',
+      'io.modelcontextprotocol.anonymous/mcp-fs',
+      ...reg(),
+      '--name',
+      'fs-login',
+      '--oauth',
+      '--no-check',
+      '--yes',
+    ]);
+    assert.equal(result.code, 0, result.err);
+    assert.equal((await readConfig()).mcpServers['fs-login']!.auth, 'oauth');
   });
 
   void it('the config\'s "registries" are asked in order', async () => {
