@@ -2,6 +2,9 @@
 // entries each package type and runtime hint gives, and the version order `outdated` uses.
 
 import { describe, it } from 'node:test';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ROOT } from '../helpers/gateway.js';
 import assert from 'node:assert/strict';
 import { foreignCharacters, isLookalike, skeleton } from '../../src/cli/registry/lookalike.js';
 import { buildEntry, launchOptions, questionsFor, type Machine } from '../../src/cli/registry/launch.js';
@@ -60,6 +63,26 @@ void describe('registry names and entries', { timeout: 10_000 }, () => {
     const none = launchOptions(pypi('pipx'), { onPath: (p) => p === 'uvx', allowOci: false })[0]!;
     assert.equal(none.usable, false);
     assert.match(none.why, /pipx is not on PATH \(the server asks for pipx\)/);
+  });
+
+  void it("a remote's URL variable takes its default, and its secret header is a ${VAR}", async () => {
+    const text = await readFile(path.join(ROOT, 'test', 'fixtures', 'registry', 'remote-weather.json'), 'utf8');
+    const option = launchOptions(serverJsonSchema.parse(JSON.parse(text)), everywhere)[0]!;
+    const questions = questionsFor(option);
+    assert.deepEqual(
+      questions.map((q) => [q.key, q.secret, q.required]),
+      [
+        ['HOST', false, false],
+        ['AUTHORIZATION', true, true],
+      ],
+    );
+    assert.deepEqual(
+      buildEntry(option, questions, () => undefined),
+      {
+        entry: { type: 'http', url: 'https://api.example.com/mcp', headers: { Authorization: '${AUTHORIZATION}' } },
+        references: ['AUTHORIZATION'],
+      },
+    );
   });
 
   void it('a package version of "latest" fails the schema', () => {

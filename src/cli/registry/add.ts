@@ -107,6 +107,7 @@ export async function runAdd(options: AddOptions, io: CliIo): Promise<number> {
   if (chosen.kind === 'oci' && !options.allowOci)
     throw usage(`${chosen.label} is a container image: pass --allow-oci to run it with ${chosen.runtime}`);
   if (!chosen.usable && chosen.kind !== 'oci' && chosen.kind !== 'pypi') throw usage(`${chosen.label}: ${chosen.why}`);
+  if (!chosen.usable) io.err(`warning: ${chosen.label}: ${chosen.why}; the entry will not start on this machine until it is\n`);
 
   // The key under mcpServers: the one already added from this server, --name, or the server's own name.
   const previous = Object.entries(servers).find(([, e]) => registryOf(e)?.name === name)?.[0];
@@ -400,7 +401,8 @@ function showPlan(io: CliIo, plan: Plan): void {
   const entry = plan.entry;
   if (plan.option.kind === 'remote') {
     lines.push(`  runs: nothing on this machine; connects to ${String(entry.url)} (${String(entry.type)})`);
-    lines.push(`  network: ${new URL(String(entry.url).replace(/\$\{[^}]*\}/g, 'x')).host}`);
+    const url = URL.canParse(String(entry.url)) ? new URL(String(entry.url)) : undefined;
+    lines.push(`  network: ${url === undefined ? String(entry.url) : url.host}`);
   } else {
     const argv = [String(entry.command), ...((entry.args as string[] | undefined) ?? [])];
     lines.push(`  runs: ${argv.join(' ')}`);

@@ -194,18 +194,20 @@ export function buildEntry(option: LaunchOption, questions: readonly Question[],
   const references = new Set<string>();
   const byKey = new Map(questions.map((q) => [q.key, q]));
   /** The text for `key`: `${KEY}` when secret, else the answer or the required input's default. */
-  const valueOf = (key: string): string | undefined => {
+  // A template variable ({name} inside a value or the URL) takes its default even when optional: the
+  // text around it needs a value.
+  const valueOf = (key: string, inTemplate = false): string | undefined => {
     const q = byKey.get(key);
     if (q?.secret === true) {
       if (answer(key) === undefined && !q.required) return undefined;
       references.add(key);
       return `\${${key}}`;
     }
-    return answer(key) ?? (q?.required === true ? q.default : undefined);
+    return answer(key) ?? (q?.required === true || inTemplate ? q?.default : undefined);
   };
   const fill = (input: Input & { variables?: Record<string, Input> }, text: string): string =>
     text.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) =>
-      input.variables !== undefined && Object.hasOwn(input.variables, name) ? (valueOf(keyOf(name)) ?? whole) : whole,
+      input.variables !== undefined && Object.hasOwn(input.variables, name) ? (valueOf(keyOf(name), true) ?? whole) : whole,
     );
   const args = (list: readonly Argument[] | undefined): string[] => {
     const out: string[] = [];
@@ -222,7 +224,7 @@ export function buildEntry(option: LaunchOption, questions: readonly Question[],
   const remote = option.remote;
   if (remote !== undefined) {
     const url = remote.url.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) =>
-      remote.variables !== undefined && Object.hasOwn(remote.variables, name) ? (valueOf(keyOf(name)) ?? whole) : whole,
+      remote.variables !== undefined && Object.hasOwn(remote.variables, name) ? (valueOf(keyOf(name), true) ?? whole) : whole,
     );
     const headers: Record<string, string> = {};
     for (const header of remote.headers ?? []) {
