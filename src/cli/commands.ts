@@ -34,6 +34,12 @@ const envFile: OptionSpec = {
   help: "NAME=value lines for the config's ${NAME} references, under the real environment (e.g. the .mcp.env `mcpgate import` writes)",
 };
 const agent: OptionSpec = { type: 'string', value: 'ID', help: 'that agent\'s own login on a "per-agent" server, not the shared one' };
+const registryOption: OptionSpec = {
+  type: 'string',
+  multiple: true,
+  value: 'URL',
+  help: 'an MCP Registry to ask, in order (repeatable; default: the config\'s "registries", else https://registry.modelcontextprotocol.io)',
+};
 const ms = (help: string): OptionSpec => ({ type: 'string', value: 'MS', help });
 const count = (help: string): OptionSpec => ({ type: 'string', value: 'N', help });
 const bytes = (help: string): OptionSpec => ({ type: 'string', value: 'BYTES', help });
@@ -173,6 +179,54 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       secrets: { type: 'string', value: 'FILE', help: 'where literal secrets are moved (default .mcp.env beside the config, mode 0600)' },
       force: { type: 'boolean', help: 'replace servers the config already has under the same name' },
       'dry-run': { type: 'boolean', help: 'print the resulting config and write nothing' },
+    },
+  },
+  add: {
+    synopsis: `add NAME[@VERSION] [--registry URL]… [--config .mcp.json] [--secrets FILE] [--env KEY=VALUE]… [--answers FILE]
+    [--package-type npm|pypi|oci|remote] [--allow-oci] [--oauth] [--name KEY] [--yes] [--dry-run] [--no-check]
+    [--force] [--allow-lookalike] [--check-timeout MS]`,
+    summary:
+      'Add a server from an MCP Registry by name: show what it runs, ask for the values it needs (secrets go to the env file), start it and list its tools, then write its entry pinned to an exact version. NAME@NEWER updates an entry added before.',
+    options: {
+      registry: registryOption,
+      config: { type: 'string', value: 'FILE', help: 'the .mcp.json to write into (default ./.mcp.json; MCPGATE_CONFIG)' },
+      secrets: { type: 'string', value: 'FILE', help: 'where secret values are written (default .mcp.env beside the config, mode 0600)' },
+      env: {
+        type: 'string',
+        multiple: true,
+        value: 'KEY=VALUE',
+        help: 'a value the server needs (an environment variable, header or argument, by the KEY add shows; repeatable)',
+      },
+      answers: { type: 'string', value: 'FILE', help: 'values the server needs as KEY=value lines (--env wins)' },
+      'package-type': { type: 'string', value: 'TYPE', help: 'npm, pypi, oci or remote (default: the first this machine can run)' },
+      'allow-oci': { type: 'boolean', help: 'allow a container image (docker or podman run)' },
+      oauth: { type: 'boolean', help: 'the remote server wants an OAuth login: write "auth": "oauth" (then mcpgate login NAME)' },
+      name: { type: 'string', value: 'KEY', help: "the entry's name under mcpServers (default: the server's own name)" },
+      yes: { type: 'boolean', help: 'do not ask: start and write without confirming (values from --env and --answers)' },
+      'dry-run': { type: 'boolean', help: 'print the entry; run and write nothing' },
+      'no-check': { type: 'boolean', help: 'write the entry without starting the server to list its tools' },
+      force: { type: 'boolean', help: 'replace an entry of the same name that came from elsewhere' },
+      'allow-lookalike': { type: 'boolean', help: 'add a server whose name looks like a known one of another publisher' },
+      'check-timeout': ms('how long the server has to start and list its tools (default 120000)'),
+    },
+  },
+  'search-registry': {
+    synopsis: 'search-registry QUERY [--registry URL]… [--config .mcp.json] [--limit N] [--json]',
+    summary: 'List the servers of an MCP Registry whose name contains QUERY, with their description, version and package types.',
+    options: {
+      registry: registryOption,
+      config: { type: 'string', value: 'FILE', help: 'read its "registries" (default ./.mcp.json; MCPGATE_CONFIG)' },
+      limit: count('servers listed at most, per registry (default 30)'),
+      json: { type: 'boolean', help: 'print JSON' },
+    },
+  },
+  outdated: {
+    synopsis: 'outdated [--config .mcp.json] [--registry URL]… [--json]',
+    summary: 'List the entries added from an MCP Registry whose registry has a newer version (mcpgate add NAME@VERSION updates one).',
+    options: {
+      config,
+      registry: registryOption,
+      json: { type: 'boolean', help: 'print JSON' },
     },
   },
   status: {

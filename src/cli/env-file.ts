@@ -4,7 +4,7 @@
 // else is interpreted (no `export`, no escapes, no expansion). The real environment wins over the
 // file, so a deployment can still override a value.
 
-import { readFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { GatewayError } from '../errors.js';
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -50,4 +50,25 @@ export async function withEnvFile(file: string | undefined, env: NodeJS.ProcessE
   }
   if (text.length > MAX_BYTES) throw new GatewayError('MCPG_USAGE', `--env-file ${file}: larger than ${MAX_BYTES} bytes`);
   return { ...Object.fromEntries(parseEnvFile(text, file)), ...env };
+}
+
+/**
+ * Adds `NAME=value` lines to the env file whose current text is `text` (undefined: a new file, which
+ * starts with a comment saying who wrote it and how it is used); the file is mode 0600.
+ */
+export async function appendEnvFile(
+  file: string,
+  text: string | undefined,
+  values: readonly (readonly [string, string])[],
+  writtenBy: string,
+): Promise<void> {
+  const lines = values.map(([name, value]) => envFileLine(name, value)).join('');
+  const prefix =
+    text === undefined
+      ? `# ${writtenBy}; pass this file with \`mcpgate serve --env-file\`.\n`
+      : text.endsWith('\n') || text === ''
+        ? text
+        : `${text}\n`;
+  await writeFile(file, prefix + lines, { mode: 0o600 });
+  await chmod(file, 0o600);
 }

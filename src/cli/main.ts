@@ -42,6 +42,8 @@ ${Object.values(COMMANDS)
 import copies the servers Claude Desktop, Claude Code, Cursor or VS Code already run into the config
 (secrets stay \${VAR} references; literal ones move to an env file) and prints the line that points the
 client at mcpgate instead. --env-file FILE supplies the config's \${VAR} references (the environment wins).
+add puts a server from an MCP Registry into the config by name, pinned to its exact version (secrets
+go to an env file); search-registry finds one, outdated lists the added ones with a newer version.
 --state defaults to .mcpgate/ beside the config file; --rules to gateway-rules.json beside it, if present.
 --http serves MCP at http://HOST:PORT/mcp (HOST defaults to 127.0.0.1) plus /healthz, /readyz, /metrics
 and /status (an admin's token: the rules' "admins"; mcpgate status --token). Agents authenticate with bearer tokens (mcpgate token) or JWTs (the rules file's "auth");
@@ -128,7 +130,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       command !== 'approve-call' &&
       command !== 'token' &&
       command !== 'login' &&
-      command !== 'logout'
+      command !== 'logout' &&
+      command !== 'add' &&
+      command !== 'search-registry'
     )
       throw usage(`unexpected argument "${positionals[0]}"`);
     const configFile = resolve(str('config') ?? env.MCPGATE_CONFIG ?? '.mcp.json');
@@ -160,6 +164,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         if (positionals.length !== 1) throw usage('token needs exactly one AGENT');
         return (await import('./token.js')).runToken(positionals[0]!, io);
       }
+      case 'add':
+      case 'search-registry':
+      case 'outdated':
+        return await (await import('./registry/commands.js')).runRegistryCommand(command, positionals, values, { configFile, env }, io);
       case 'login':
       case 'logout': {
         if (positionals.length !== 1) throw usage(`${command} needs exactly one SERVER`);

@@ -35,6 +35,8 @@ const common = {
   // Checked by readStart (with idleStop: their errors name the allowed values and how they combine).
   start: z.unknown().optional(),
   idleStop: z.unknown().optional(),
+  // Where `mcpgate add` took the entry from (read by `mcpgate outdated`; the gateway does not use it).
+  registry: z.looseObject({ name: z.string().min(1), version: z.string().min(1), url: z.string().optional() }).optional(),
 };
 // `inheritEnv`: true (everything but mcpgate's secrets), false (nothing), or names (`PREFIX_*` allowed).
 export const inheritEnvField = z.union([z.boolean(), z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/))]);
@@ -89,6 +91,8 @@ export const EXPECTED: Readonly<Record<string, string>> = {
   sessions: '"shared", "per-agent" or "per-session"',
   prefix: "a prefix (letters, digits, _ and -) or false (no prefix: the server's own names)",
   era: '"2025", "2026-07-28" or "auto"',
+  registry: 'an object {"name", "version", "url"} (where `mcpgate add` took the server from)',
+  'registry{}': 'a non-empty string',
   auth: '"oauth" or {"type": "oauth", "grant", "clientId", "clientSecret", "clientMetadataUrl", "scope", "privateKey", "signingAlgorithm", "assertionFile", "idpTokenEndpoint", "idpClientId", "idpClientSecret", "idTokenFile"}',
 };
 

@@ -24,7 +24,8 @@ export function buildServersConfig(raw: unknown, file: string, env: Env): Server
     ctx.errors.push(issue([], `expected an object with a "mcpServers" key, got ${describeValue(raw)}`));
   } else {
     for (const key of Object.keys(raw)) {
-      if (key !== 'mcpServers' && key !== 'limits' && key !== 'inheritEnv')
+      // "registries": the MCP Registries `mcpgate add` asks (read by the CLI, not the gateway).
+      if (key !== 'mcpServers' && key !== 'limits' && key !== 'inheritEnv' && key !== 'registries')
         ctx.warnings.push(issue([key], `unknown top-level key "${key}" is ignored`));
     }
     if (raw.inheritEnv !== undefined) {

@@ -4,14 +4,14 @@
 // Each server is checked by the config loader first: one it would refuse is not written, and the keys
 // it ignores are reported. Then, per client, the one line that points that client at mcpgate.
 
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
 import path from 'node:path';
 import { GatewayError } from '../../errors.js';
 import { formatIssues, parseServersConfig } from '../../config/load.js';
 import type { ConfigIssue } from '../../config/types.js';
 import type { CliIo } from '../io.js';
-import { envFileLine, parseEnvFile } from '../env-file.js';
+import { appendEnvFile, parseEnvFile } from '../env-file.js';
 import { CLIENT_NAMES, CLIENTS, places, readFrom, readPlaces, type ClientId, type Source } from './clients.js';
 import { translateEntry } from './translate.js';
 
@@ -129,15 +129,12 @@ export async function runImport(options: ImportOptions, io: CliIo): Promise<numb
   }
   // The secrets first: a config whose references have nowhere to come from is worse than an unused secret.
   if (newSecrets.length > 0) {
-    const lines = newSecrets.map((v) => envFileLine(v, secrets.get(v)!)).join('');
-    const prefix =
-      secretsText === undefined
-        ? '# Secrets moved here by `mcpgate import`; pass this file with `mcpgate serve --env-file`.\n'
-        : secretsText.endsWith('\n') || secretsText === ''
-          ? secretsText
-          : `${secretsText}\n`;
-    await writeFile(secretsFile, prefix + lines, { mode: 0o600 });
-    await chmod(secretsFile, 0o600);
+    await appendEnvFile(
+      secretsFile,
+      secretsText,
+      newSecrets.map((v) => [v, secrets.get(v)!] as const),
+      'Secrets moved here by `mcpgate import`',
+    );
     warn(
       `${newSecrets.length} literal secret(s) moved to ${secretsFile} (mode 0600): ${newSecrets.join(', ')}; the servers refer to them as \${NAME}. Keep that file out of version control.`,
     );
@@ -178,7 +175,7 @@ function pointer(client: ClientId | 'file', serveArgs: readonly string[]): strin
   }
 }
 
-async function readOptional(file: string): Promise<string | undefined> {
+export async function readOptional(file: string): Promise<string | undefined> {
   try {
     return await readFile(file, 'utf8');
   } catch (err) {
@@ -188,7 +185,7 @@ async function readOptional(file: string): Promise<string | undefined> {
 }
 
 /** The existing config as an object whose `mcpServers` is an object (a file mcpgate can read). */
-function parseOutput(text: string, file: string): Record<string, unknown> {
+export function parseOutput(text: string, file: string): Record<string, unknown> {
   let json: unknown;
   try {
     json = JSON.parse(text.replace(/^\uFEFF/, ''));
@@ -208,7 +205,7 @@ function parseOutput(text: string, file: string): Record<string, unknown> {
  * The loader's errors and warnings for one entry alone. A variable the environment lacks (the user
  * sets it later) reads as a placeholder, and a URL made of variables is not judged by it.
  */
-function checkEntry(
+export function checkEntry(
   name: string,
   entry: Record<string, unknown>,
   file: string,
@@ -227,7 +224,7 @@ function checkEntry(
 }
 
 /** The loader's errors for the whole merged file (none is the success case). */
-function checkConfig(text: string, file: string, env: NodeJS.ProcessEnv): ConfigIssue[] {
+export function checkConfig(text: string, file: string, env: NodeJS.ProcessEnv): ConfigIssue[] {
   const placeholders = new Proxy(env, { get: (target, key) => (typeof key === 'string' ? (target[key] ?? 'placeholder') : undefined) });
   try {
     parseServersConfig(text, file, placeholders);
