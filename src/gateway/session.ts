@@ -40,15 +40,14 @@ import { callHeaders } from '../wire/tool-headers.js';
 import type { Envelope } from '../wire/era.js';
 import type { Claims } from '../rules/decide.js';
 import { ShownViews, type AgentViews } from './agent-views.js';
-import { REMOVED_VIEW, viewArguments, viewTarget } from './curated-views.js';
+import { REMOVED_VIEW, viewArguments, viewTarget } from '../policy/curated-views.js';
 import type { CompiledView } from '../rules/views.js';
 import { UntilSettled, type Settling } from './until-settled.js';
 import { RequestSpans, failureOf } from './request-spans.js';
 import { META_TOOL_NAMES, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
 import { NOT_YET, isPending, whenReady, type Caller, type Carrier, type ToolRoute, type Router } from './router.js';
 import { FoundTools, SEARCH_TOOL_NAME, searchRequest, searchResult } from './search-mode.js';
-import { callDigest, type Waiting, type ApprovalDesk } from './approval-desk.js';
-import { approvalFor, type ApprovalNeed } from '../rules/approvals.js';
+import type { Admission, CallGate, CallTicket, Held } from '../policy/call-gate.js';
 import { seenEntry, type OwnCatalogs } from './own-catalogs.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult, type Catalog } from '../catalog/catalog.js';
 import { initializeResult, LOG_LEVEL_RANK } from './method-tables.js';
@@ -56,7 +55,6 @@ import { scopeOf } from '../servers/pool.js';
 import { listTasks, recordCreatedTask, renameTaskAnswer, taskOf, type TaskTable } from './tasks.js';
 import { routeOtherMethod } from './other-methods.js';
 import type { AgentChannel } from './agent-channel.js';
-import type { QuotaOutcome, QuotaRelease, Quotas } from './quotas.js';
 import type { AuditCall, AuditLog } from '../observability/audit.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Tracing, ServerCallSpan } from '../observability/tracing.js';
@@ -85,12 +83,10 @@ export interface SessionParts {
   discovery: DiscoveryParts;
   /** Each agent's mode, and search mode's search_tools and list. */
   search: ToolSearch;
-  /** Where calls needing a person's approval wait (approval-desk.ts). */
-  approvals: ApprovalDesk;
+  /** What the rules hold some calls to before they go (policy/call-gate.ts). */
+  gate: CallGate;
   /** Requests one agent may have in flight on servers at once. */
   maxInflight: number;
-  /** The rules' quotas and rate limits on tool calls (quotas.ts). */
-  quotas: Quotas;
   /** Neutralize escape sequences and invisible characters in what servers say. */
   sanitize: boolean;
   /** The ready servers' own instructions, for `initialize`. */
@@ -125,9 +121,20 @@ interface Sending {
   /** The audit line and call metrics of the request (undefined: none kept). */
   timed?: Timed | undefined;
   /** Ends a quota pass the call holds. */
-  release?: QuotaRelease | undefined;
+  release?: (() => void) | undefined;
   /** Asked once a connection the call waited for is ready: whether the call may still go (an error ends it). */
   recheck?: (() => GatewayError | undefined) | undefined;
+}
+
+/** A routed call on its way through the gate: who it is made as and what it carries along. */
+interface GatedCall {
+  readonly agent: string;
+  /** The name the agent called. */
+  readonly name: string;
+  readonly timeoutMs: number | undefined;
+  readonly audit: Omit<AuditCall, 'outcome'> | undefined;
+  /** It waited at the gate for a person: a refusal ends the request's span. */
+  readonly waited?: boolean;
 }
 
 /** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
@@ -169,8 +176,8 @@ export class AgentSession implements Caller {
    * token; the front sets them per request), for the rules' grants; undefined otherwise.
    */
   claims: Claims | undefined;
-  /** The agent's calls waiting for a person's approval, by its request id (not yet on any server). */
-  private readonly approvals = new Map<RequestId, Waiting>();
+  /** The agent's calls held at the call gate, by its request id (not yet on any server). */
+  private readonly held = new Map<RequestId, { held: Held; publicName: string; server: string }>();
   /**
    * The curated view the agent came through (`/mcp/v/NAME`, `serve --view NAME`): its lists are the
    * view's and it calls tools by the view's names. Undefined: the agent's whole view.
@@ -340,73 +347,131 @@ export class AgentSession implements Caller {
             route instanceof GatewayError ? route : route.server,
           );
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
-    // The rules may hold this call for a person's approval (rules/approvals.ts): it waits, unsent and uncounted.
+    // The call gate (policy/call-gate.ts) judges what the rules hold for some calls only: without
+    // approvals or limits in the rules, one property read each and the call is sent.
     const rules = this.parts.inForce.rules;
-    const need = rules.approves
-      ? approvalFor(
-          rules,
-          agent,
-          route.server,
-          route.original,
-          params!.arguments as Record<string, unknown> | undefined,
-          agent === this.agent ? this.claims : undefined,
-        )
-      : undefined;
-    if (need !== undefined) return this.awaitApproval(msg, route, name, agent, need, timeoutMs, audit);
-    this.checkQuota(msg, route, agent, timeoutMs, audit);
+    if (!rules.approves && rules.limits === undefined) return this.sendCall(msg, route, timeoutMs, audit, undefined, agent);
+    this.throughGate(msg, route, { agent, name, timeoutMs, audit });
   }
 
-  /** The rules' limits (quotas.ts): without any, one property read of the rules; then the call is sent. */
-  private checkQuota(
-    msg: JsonRpcRequest,
-    route: ToolRoute,
-    agent: string,
-    timeoutMs: number | undefined,
-    audit: Omit<AuditCall, 'outcome'> | undefined,
-  ): void {
-    if (this.parts.inForce.rules.limits !== undefined) {
-      const quotas = this.parts.quotas;
-      const taken = quotas.take(agent, route.server, route.original, agent === this.agent ? this.claims : undefined);
-      if (taken instanceof Promise) {
-        return void taken.then(
-          (outcome) => this.afterQuota(outcome, msg, route, timeoutMs, audit, agent),
-          (err: unknown) => this.sendError(msg.id, err),
+  /** A call the gate judges: let go, refused, or held until what it waits for decides. */
+  private throughGate(msg: JsonRpcRequest, route: ToolRoute, call: GatedCall): void {
+    const agentId = msg.id;
+    if (this.inflight.has(agentId) || this.held.has(agentId))
+      return this.sendError(
+        agentId,
+        new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`),
+      );
+    if (this.held.size >= this.parts.maxInflight) {
+      return this.sendError(
+        agentId,
+        new GatewayError(
+          'MCPG_OVERLOADED',
+          `agent "${this.agent}" already has ${this.held.size} calls waiting for approval (the limit is ${this.parts.maxInflight})`,
+        ),
+      );
+    }
+    const ticket: CallTicket = {
+      agent: call.agent,
+      session: this.id,
+      server: route.server,
+      tool: route.original,
+      publicName: call.name,
+      arguments: msg.params?.arguments as Record<string, unknown> | undefined,
+      claims: call.agent === this.agent ? this.claims : undefined,
+    };
+    this.admitted(this.parts.gate.admit(ticket), msg, route, call);
+  }
+
+  /** What the gate said: sent (its connection taken again after a person's approval), refused, or held. */
+  private admitted(admission: Admission, msg: JsonRpcRequest, route: ToolRoute, call: GatedCall): void {
+    const agentId = msg.id;
+    if (admission.kind === 'held') return this.hold(admission, msg, route, call);
+    if (admission.kind === 'refused') {
+      const { error, limited } = admission;
+      if (call.audit !== undefined)
+        this.parts.audit?.record({
+          ...call.audit,
+          ...(limited !== undefined && {
+            decision: 'limited',
+            limit: { rule: limited.quota.rule, kind: limited.quota.kind, retryAfterMs: limited.retryAfterMs },
+          }),
+          outcome: 'failed',
+          code: error.code,
+        });
+      if (limited !== undefined) this.channel.rateLimited?.(agentId, limited);
+      if (call.waited === true) this.spans?.end(agentId, 'error', error.code, route.server);
+      return this.sendError(agentId, error);
+    }
+    if (this.closed) return admission.release();
+    if (!admission.approved) return this.sendCall(msg, route, call.timeoutMs, call.audit, admission.release, call.agent);
+    // The carrier is taken again: a pooled connection made before the wait may have gone since.
+    const carrier = this.parts.router.carrier(route.conn, this.callerFor(call.agent));
+    if (carrier instanceof GatewayError) {
+      admission.release();
+      return this.sendError(agentId, carrier);
+    }
+    this.sendCall(msg, { ...route, carrier }, call.timeoutMs, call.audit, admission.release, call.agent);
+  }
+
+  /**
+   * A held call waits, unsent; the agent learns where it can be approved (a progress notification
+   * when it asked for progress; a URL elicitation when it takes them). What it becomes is judged
+   * again; a call the agent cancelled meanwhile is not answered.
+   */
+  private hold(held: Held, msg: JsonRpcRequest, route: ToolRoute, call: GatedCall): void {
+    const agentId = msg.id;
+    this.held.set(agentId, { held, publicName: call.name, server: route.server });
+    const approval = held.approval;
+    let elicited = false;
+    if (approval !== undefined) {
+      const where = approval.url ?? `mcpgate approve-call ${approval.id}`;
+      const token = (msg.params?._meta as Record<string, unknown> | undefined)?.progressToken;
+      if (typeof token === 'string' || typeof token === 'number') {
+        this.notify(
+          'notifications/progress',
+          { progressToken: token, progress: 0, message: `waiting for an admin to approve this call: ${where}` },
+          agentId,
         );
       }
-      if (taken !== undefined) return this.afterQuota(taken, msg, route, timeoutMs, audit, agent);
+      // An agent that takes URL-mode elicitation (MCP 2025-11-25) is offered the console's page of its
+      // call; its answer changes nothing (the admin decides), and it hears when the wait is over.
+      elicited =
+        approval.url !== undefined &&
+        this.initialized &&
+        this.channel.era !== 'modern' &&
+        isObject(this.capabilities.elicitation) &&
+        isObject(this.capabilities.elicitation.url);
+      if (elicited) {
+        const request = {
+          mode: 'url',
+          elicitationId: approval.id,
+          url: approval.url,
+          message: `The call of tool "${call.name}" waits for an admin's approval; it can be approved at this page.`,
+        };
+        this.channel.send(encodeRequest(`${APPROVAL_ELICITATION}${approval.id}`, 'elicitation/create', request), agentId);
+      }
     }
-    this.sendCall(msg, route, timeoutMs, audit, undefined, agent);
+    void held.outcome.then((admission) => {
+      if (this.held.get(agentId)?.held !== held) {
+        // Cancelled by the agent: no answer (a pass it was given ends here).
+        if (admission.kind === 'go') admission.release();
+        return;
+      }
+      this.held.delete(agentId);
+      if (this.closed) return admission.kind === 'go' ? admission.release() : undefined;
+      if (elicited && approval !== undefined) this.notify('notifications/elicitation/complete', { elicitationId: approval.id }, agentId);
+      this.admitted(admission, msg, route, approval === undefined ? call : { ...call, waited: true });
+    });
   }
 
-  /** A call checked against its limits: refused (-32023, audited, 429 over HTTP), or sent holding its pass. */
-  private afterQuota(
-    outcome: QuotaOutcome,
-    msg: JsonRpcRequest,
-    route: ToolRoute,
-    timeoutMs: number | undefined,
-    audit: Omit<AuditCall, 'outcome'> | undefined,
-    agent: string,
-  ): void {
-    if (outcome instanceof GatewayError) {
-      const data = outcome.detail as {
-        retryAfterMs: number;
-        limit?: number;
-        remaining?: number;
-        quota: { rule: string; kind: 'calls' | 'in_flight' };
-      };
-      if (audit !== undefined)
-        this.parts.audit?.record({
-          ...audit,
-          decision: 'limited',
-          outcome: 'failed',
-          code: outcome.code,
-          limit: { rule: data.quota.rule, kind: data.quota.kind, retryAfterMs: data.retryAfterMs },
-        });
-      this.channel.rateLimited?.(msg.id, data);
-      return this.sendError(msg.id, outcome);
-    }
-    if (this.closed) return outcome.release();
-    this.sendCall(msg, route, timeoutMs, audit, outcome.release, agent);
+  /** A cancelled request that is not on a server: a call held at the gate, withdrawn. */
+  private cancelHeld(requestId: RequestId, reason: string): void {
+    const entry = this.held.get(requestId);
+    if (entry === undefined) return;
+    this.held.delete(requestId);
+    this.spans?.end(requestId, 'cancelled', undefined, entry.server);
+    entry.held.cancel(reason);
   }
 
   /** Sends a routed (and, where limited, counted) tools/call to its server. */
@@ -415,7 +480,7 @@ export class AgentSession implements Caller {
     route: ToolRoute,
     timeoutMs: number | undefined,
     audit: Omit<AuditCall, 'outcome'> | undefined,
-    release: QuotaRelease | undefined,
+    release: (() => void) | undefined,
     agent: string,
   ): void {
     const params = msg.params!;
@@ -502,110 +567,6 @@ export class AgentSession implements Caller {
     // New params: the agent's line no longer says what the server gets, so it is encoded, not spliced.
     if (target.publicName !== name || target.entry.params.size > 0) msg.params = { ...params, name: target.publicName, arguments: args };
     this.callTool(msg, this.agent, undefined, false);
-  }
-
-  /**
-   * The call waits on the approval desk (approval-desk.ts) until an admin decides or the rule's
-   * timeout passes; the server is not called meanwhile. The agent learns where it can be approved:
-   * a progress notification when it asked for progress. Approved: sent as it is (its digest is
-   * checked again); denied or expired: the desk's error.
-   */
-  private awaitApproval(
-    msg: JsonRpcRequest,
-    route: ToolRoute,
-    name: string,
-    agent: string,
-    need: ApprovalNeed,
-    timeoutMs: number | undefined,
-    audit: Timed['audit'],
-  ): void {
-    const agentId = msg.id;
-    if (this.inflight.has(agentId) || this.approvals.has(agentId))
-      return this.sendError(
-        agentId,
-        new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`),
-      );
-    if (this.approvals.size >= this.parts.maxInflight) {
-      return this.sendError(
-        agentId,
-        new GatewayError(
-          'MCPG_OVERLOADED',
-          `agent "${this.agent}" already has ${this.approvals.size} calls waiting for approval (the limit is ${this.parts.maxInflight})`,
-        ),
-      );
-    }
-    const args = (msg.params!.arguments ?? {}) as Record<string, unknown>;
-    const waiting = this.parts.approvals.wait({
-      agent,
-      session: this.id,
-      server: route.server,
-      tool: route.original,
-      publicName: name,
-      args,
-      need,
-    });
-    if (waiting instanceof GatewayError) {
-      if (audit !== undefined) this.parts.audit?.record({ ...audit, outcome: 'failed', code: waiting.code });
-      return this.sendError(agentId, waiting);
-    }
-    this.approvals.set(agentId, waiting);
-    const where = waiting.url ?? `mcpgate approve-call ${waiting.call.id}`;
-    const token = (msg.params!._meta as Record<string, unknown> | undefined)?.progressToken;
-    if (typeof token === 'string' || typeof token === 'number') {
-      this.notify(
-        'notifications/progress',
-        { progressToken: token, progress: 0, message: `waiting for an admin to approve this call: ${where}` },
-        agentId,
-      );
-    }
-    // An agent that takes URL-mode elicitation (MCP 2025-11-25) is offered the console's page of its
-    // call; its answer changes nothing (the admin decides), and it hears when the wait is over.
-    const elicited =
-      waiting.url !== undefined &&
-      this.initialized &&
-      this.channel.era !== 'modern' &&
-      isObject(this.capabilities.elicitation) &&
-      isObject(this.capabilities.elicitation.url);
-    if (elicited) {
-      const request = {
-        mode: 'url',
-        elicitationId: waiting.call.id,
-        url: waiting.url,
-        message: `The call of tool "${name}" waits for an admin's approval; it can be approved at this page.`,
-      };
-      this.channel.send(encodeRequest(`${APPROVAL_ELICITATION}${waiting.call.id}`, 'elicitation/create', request), agentId);
-    }
-    void waiting.outcome.then((outcome) => {
-      if (this.approvals.get(agentId) !== waiting) return; // cancelled by the agent: no answer
-      this.approvals.delete(agentId);
-      if (this.closed) return;
-      if (elicited) this.notify('notifications/elicitation/complete', { elicitationId: waiting.call.id }, agentId);
-      if (outcome instanceof GatewayError) {
-        if (audit !== undefined) this.parts.audit?.record({ ...audit, outcome: 'failed', code: outcome.code });
-        this.spans?.end(agentId, 'error', outcome.code, route.server);
-        return this.sendError(agentId, outcome);
-      }
-      // What goes to the server is exactly what was approved.
-      if (
-        callDigest(agent, route.server, route.original, (msg.params!.arguments ?? {}) as Record<string, unknown>) !== waiting.call.digest
-      ) {
-        return this.sendError(agentId, new GatewayError('MCPG_INTERNAL', 'the call changed while it waited for approval; it was not made'));
-      }
-      // The carrier is taken again: a pooled connection made before the wait may have gone since.
-      const carrier = this.parts.router.carrier(route.conn, this.callerFor(agent));
-      if (carrier instanceof GatewayError) return this.sendError(agentId, carrier);
-      this.checkQuota(msg, { ...route, carrier }, agent, timeoutMs, audit);
-    });
-  }
-
-  /** The agent cancelled a call that waits for approval: it is withdrawn (and, as for any cancelled request, not answered). */
-  /** A cancelled request that is not on a server: a call waiting for approval, withdrawn. */
-  private cancelWaiting(requestId: RequestId, reason: string): void {
-    const waiting = this.approvals.get(requestId);
-    if (waiting === undefined) return;
-    this.approvals.delete(requestId);
-    this.spans?.end(requestId, 'cancelled', undefined, waiting.call.server);
-    waiting.cancel(reason);
   }
 
   // ── search mode ─────────────────────────────────────────────────────────────────────────────
@@ -1040,7 +1001,7 @@ export class AgentSession implements Caller {
         const entry = requestId === undefined ? undefined : this.inflight.get(requestId);
         if (entry === undefined) {
           if (requestId !== undefined)
-            this.cancelWaiting(requestId, typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent');
+            this.cancelHeld(requestId, typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent');
           return;
         }
         this.inflight.delete(requestId!);
@@ -1173,18 +1134,18 @@ export class AgentSession implements Caller {
         }),
       );
     }
-    for (const [agentId, waiting] of this.approvals) {
-      waiting.cancel('the agent disconnected');
+    for (const [agentId, entry] of this.held) {
+      entry.held.cancel('the agent disconnected');
       this.sendError(
         agentId,
         new GatewayError(
           'MCPG_SHUTTING_DOWN',
-          `the session ended; the call of tool "${waiting.call.publicName}" waiting for approval was not made`,
-          { server: waiting.call.server },
+          `the session ended; the call of tool "${entry.publicName}" waiting for approval was not made`,
+          { server: entry.server },
         ),
       );
     }
-    this.approvals.clear();
+    this.held.clear();
     this.closed = true;
     this.spans?.endAll('MCPG_SHUTTING_DOWN');
     this.inflight.clear();
