@@ -24,7 +24,6 @@ import type { OutboundRequest } from '../servers/outbound-request.js';
 import {
   encodeError,
   encodeNotification,
-  encodeRequest,
   encodeResult,
   parseMessage,
   spliceResponseId,
@@ -47,7 +46,8 @@ import { RequestSpans, failureOf } from './request-spans.js';
 import { META_TOOL_NAMES, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
 import { NOT_YET, isPending, whenReady, type Caller, type Carrier, type ToolRoute, type Router } from './router.js';
 import { FoundTools, SEARCH_TOOL_NAME, searchRequest, searchResult } from './search-mode.js';
-import type { Admission, CallGate, CallTicket, Held } from '../policy/call-gate.js';
+import type { CallGate } from '../policy/call-gate.js';
+import { APPROVAL_ELICITATION, GatedCalls } from './gated-calls.js';
 import { seenEntry, type OwnCatalogs } from './own-catalogs.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult, type Catalog } from '../catalog/catalog.js';
 import { initializeResult, LOG_LEVEL_RANK } from './method-tables.js';
@@ -67,7 +67,7 @@ import { extensionsOf } from './extensions.js';
 /** What a session uses of the gateway: the parts, never the gateway itself. */
 export interface SessionParts {
   router: Router;
-  /** The rules in force (one snapshot; a session on a curated view finds its view there, a call its limits and approvals). */
+  /** The rules in force (one snapshot; a session on a curated view finds its view there, a call what the gate asks). */
   inForce: RulesInForce;
   views: AgentViews;
   settling: Settling;
@@ -108,9 +108,6 @@ export interface SessionParts {
   own: OwnCatalogs;
 }
 
-/** The id prefix of mcpgate's own `elicitation/create` offering an agent the approval page of its waiting call. */
-export const APPROVAL_ELICITATION = 'mcpgate-approval-';
-
 type Rewrite = (result: Record<string, unknown>) => boolean;
 
 /** How a request is sent to a server, besides what it is (`OutboundRequest`). */
@@ -120,21 +117,45 @@ interface Sending {
   rewrite?: Rewrite | undefined;
   /** The audit line and call metrics of the request (undefined: none kept). */
   timed?: Timed | undefined;
-  /** Ends a quota pass the call holds. */
+  /** Ends the call's hold on its calls-in-flight limits (the gate's pass). */
   release?: (() => void) | undefined;
   /** Asked once a connection the call waited for is ready: whether the call may still go (an error ends it). */
   recheck?: (() => GatewayError | undefined) | undefined;
 }
 
-/** A routed call on its way through the gate: who it is made as and what it carries along. */
-interface GatedCall {
-  readonly agent: string;
-  /** The name the agent called. */
+/** `ToolCall.arguments` when the agent sent arguments that are not an object. */
+const INVALID = Symbol('invalid arguments');
+
+/**
+ * One tools/call, made once when its params are checked and never edited: a curated view's or a
+ * meta-tool's rewrite makes a new one. Every step of the call (name, route, gate, send) reads it.
+ */
+interface ToolCall {
+  /** The agent's request (its id and method). */
+  readonly msg: JsonRpcRequest;
+  /** The tool's name as this step knows it: the agent's, or a view's or execute_tool's rewrite. */
   readonly name: string;
+  /** The params the server is sent (the agent's own object while nothing rewrote them: its line may be spliced). */
+  readonly params: Readonly<Record<string, unknown>>;
+  readonly arguments: Readonly<Record<string, unknown>> | undefined | typeof INVALID;
+  /** The agent identity the call is made as (discovery's agent_id may name another). */
+  readonly agent: string;
   readonly timeoutMs: number | undefined;
-  readonly audit: Omit<AuditCall, 'outcome'> | undefined;
-  /** It waited at the gate for a person: a refusal ends the request's span. */
-  readonly waited?: boolean;
+  /** The curated view has turned the name into the catalog's (or the session has none). */
+  readonly viewed: boolean;
+}
+
+/** A tools/call's params checked once: its name (required) and its arguments (an object, or absent). */
+function toolCall(
+  msg: JsonRpcRequest,
+  params: Record<string, unknown> | undefined,
+  as: { agent: string; timeoutMs: number | undefined },
+): ToolCall | GatewayError {
+  const name = params?.name;
+  if (params === undefined || typeof name !== 'string') return invalidParams('tools/call needs params.name (a string)');
+  const args = params.arguments;
+  const checked = args === undefined ? undefined : isObject(args) ? args : INVALID;
+  return { msg, name, params, arguments: checked, agent: as.agent, timeoutMs: as.timeoutMs, viewed: false };
 }
 
 /** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
@@ -176,8 +197,8 @@ export class AgentSession implements Caller {
    * token; the front sets them per request), for the rules' grants; undefined otherwise.
    */
   claims: Claims | undefined;
-  /** The agent's calls held at the call gate, by its request id (not yet on any server). */
-  private readonly held = new Map<RequestId, { held: Held; publicName: string; server: string }>();
+  /** The agent's calls held at the call gate (not yet on any server); made on its first call there. */
+  private gatedCalls: GatedCalls | undefined;
   /**
    * The curated view the agent came through (`/mcp/v/NAME`, `serve --view NAME`): its lists are the
    * view's and it calls tools by the view's names. Undefined: the agent's whole view.
@@ -316,25 +337,26 @@ export class AgentSession implements Caller {
 
   // ── tools ───────────────────────────────────────────────────────────────────────────────────
 
-  private callTool(msg: JsonRpcRequest, agent: string = this.agent, timeoutMs?: number, viewed = true): void {
-    const params = msg.params;
-    const name = params?.name;
-    if (typeof name !== 'string') return this.sendError(msg.id, invalidParams('tools/call needs params.name (a string)'));
-    const view = viewed ? this.curatedView() : undefined;
-    if (view !== undefined) return this.callOnView(view, msg, name);
+  /** The agent's tools/call: its params checked once, then resolved, routed, judged and sent (`runCall`). */
+  private callTool(msg: JsonRpcRequest): void {
+    const call = toolCall(msg, msg.params, { agent: this.agent, timeoutMs: undefined });
+    if (call instanceof GatewayError) return this.sendError(msg.id, call);
+    this.runCall(call);
+  }
+
+  /** Resolves the name (a curated view's, a meta-tool, search_tools), routes it, and sends it through the gate. */
+  private runCall(call: ToolCall): void {
+    const { msg, name } = call;
+    const view = call.viewed ? undefined : this.curatedView();
+    if (view !== undefined) return this.callOnView(view, call);
     if (name === SEARCH_TOOL_NAME && this.mode === 'search') return this.waiting.run(msg.id, () => this.searchTools(msg), 'listable');
     if (META_TOOL_NAMES.has(name) && this.mode === 'discovery')
-      return this.waiting.run(msg.id, () => this.callMetaTool(this.parts.discovery, msg, name));
-    if (
-      params!.arguments !== undefined &&
-      (typeof params!.arguments !== 'object' || params!.arguments === null || Array.isArray(params!.arguments))
-    ) {
-      return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
-    }
+      return this.waiting.run(msg.id, () => this.callMetaTool(this.parts.discovery, call));
+    if (call.arguments === INVALID) return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     // Denied, held, unknown or unconnected: the router decides once, before existence for denials.
     // An agent named by discovery's agent_id has no token of its own: no claims.
-    const route = this.parts.router.tool(this.log, this.callerFor(agent), name);
-    if (route === NOT_YET) return this.waiting.run(msg.id, () => this.callTool(msg, agent, timeoutMs));
+    const route = this.parts.router.tool(this.log, this.callerFor(call.agent), name);
+    if (route === NOT_YET) return this.waiting.run(msg.id, () => this.runCall(call));
     const audit =
       this.parts.audit === undefined
         ? undefined
@@ -342,149 +364,76 @@ export class AgentSession implements Caller {
             this.parts.audit,
             this.id,
             msg.method,
-            agent,
-            { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) },
+            call.agent,
+            { tool: name, ...this.parts.audit.argumentsOf(call.arguments) },
             route instanceof GatewayError ? route : route.server,
           );
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
     // The call gate (policy/call-gate.ts) judges what the rules hold for some calls only: without
-    // approvals or limits in the rules, one property read each and the call is sent.
+    // approvals or limits in the rules (one property read each) the call is sent.
     const rules = this.parts.inForce.rules;
-    if (!rules.approves && rules.limits === undefined) return this.sendCall(msg, route, timeoutMs, audit, undefined, agent);
-    this.throughGate(msg, route, { agent, name, timeoutMs, audit });
+    if (!rules.approves && rules.limits === undefined) return this.sendCall(call, route, audit, undefined);
+    this.throughGate(call, route, audit);
   }
 
-  /** A call the gate judges: let go, refused, or held until what it waits for decides. */
-  private throughGate(msg: JsonRpcRequest, route: ToolRoute, call: GatedCall): void {
-    const agentId = msg.id;
-    if (this.inflight.has(agentId) || this.held.has(agentId))
-      return this.sendError(
-        agentId,
-        new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`),
-      );
-    if (this.held.size >= this.parts.maxInflight) {
-      return this.sendError(
-        agentId,
-        new GatewayError(
-          'MCPG_OVERLOADED',
-          `agent "${this.agent}" already has ${this.held.size} calls waiting for approval (the limit is ${this.parts.maxInflight})`,
-        ),
-      );
-    }
-    const ticket: CallTicket = {
-      agent: call.agent,
-      session: this.id,
-      server: route.server,
-      tool: route.original,
-      publicName: call.name,
-      arguments: msg.params?.arguments as Record<string, unknown> | undefined,
-      claims: call.agent === this.agent ? this.claims : undefined,
-    };
-    this.admitted(this.parts.gate.admit(ticket), msg, route, call);
-  }
-
-  /** What the gate said: sent (its connection taken again after a person's approval), refused, or held. */
-  private admitted(admission: Admission, msg: JsonRpcRequest, route: ToolRoute, call: GatedCall): void {
-    const agentId = msg.id;
-    if (admission.kind === 'held') return this.hold(admission, msg, route, call);
-    if (admission.kind === 'refused') {
-      const { error, limited } = admission;
-      if (call.audit !== undefined)
-        this.parts.audit?.record({
-          ...call.audit,
-          ...(limited !== undefined && {
-            decision: 'limited',
-            limit: { rule: limited.quota.rule, kind: limited.quota.kind, retryAfterMs: limited.retryAfterMs },
-          }),
-          outcome: 'failed',
-          code: error.code,
-        });
-      if (limited !== undefined) this.channel.rateLimited?.(agentId, limited);
-      if (call.waited === true) this.spans?.end(agentId, 'error', error.code, route.server);
-      return this.sendError(agentId, error);
-    }
-    if (this.closed) return admission.release();
-    if (!admission.approved) return this.sendCall(msg, route, call.timeoutMs, call.audit, admission.release, call.agent);
-    // The carrier is taken again: a pooled connection made before the wait may have gone since.
-    const carrier = this.parts.router.carrier(route.conn, this.callerFor(call.agent));
-    if (carrier instanceof GatewayError) {
-      admission.release();
-      return this.sendError(agentId, carrier);
-    }
-    this.sendCall(msg, { ...route, carrier }, call.timeoutMs, call.audit, admission.release, call.agent);
-  }
-
-  /**
-   * A held call waits, unsent; the agent learns where it can be approved (a progress notification
-   * when it asked for progress; a URL elicitation when it takes them). What it becomes is judged
-   * again; a call the agent cancelled meanwhile is not answered.
-   */
-  private hold(held: Held, msg: JsonRpcRequest, route: ToolRoute, call: GatedCall): void {
-    const agentId = msg.id;
-    this.held.set(agentId, { held, publicName: call.name, server: route.server });
-    const approval = held.approval;
-    let elicited = false;
-    if (approval !== undefined) {
-      const where = approval.url ?? `mcpgate approve-call ${approval.id}`;
-      const token = (msg.params?._meta as Record<string, unknown> | undefined)?.progressToken;
-      if (typeof token === 'string' || typeof token === 'number') {
-        this.notify(
-          'notifications/progress',
-          { progressToken: token, progress: 0, message: `waiting for an admin to approve this call: ${where}` },
-          agentId,
-        );
-      }
-      // An agent that takes URL-mode elicitation (MCP 2025-11-25) is offered the console's page of its
-      // call; its answer changes nothing (the admin decides), and it hears when the wait is over.
-      elicited =
-        approval.url !== undefined &&
-        this.initialized &&
-        this.channel.era !== 'modern' &&
-        isObject(this.capabilities.elicitation) &&
-        isObject(this.capabilities.elicitation.url);
-      if (elicited) {
-        const request = {
-          mode: 'url',
-          elicitationId: approval.id,
-          url: approval.url,
-          message: `The call of tool "${call.name}" waits for an admin's approval; it can be approved at this page.`,
-        };
-        this.channel.send(encodeRequest(`${APPROVAL_ELICITATION}${approval.id}`, 'elicitation/create', request), agentId);
-      }
-    }
-    void held.outcome.then((admission) => {
-      if (this.held.get(agentId)?.held !== held) {
-        // Cancelled by the agent: no answer (a pass it was given ends here).
-        if (admission.kind === 'go') admission.release();
-        return;
-      }
-      this.held.delete(agentId);
-      if (this.closed) return admission.kind === 'go' ? admission.release() : undefined;
-      if (elicited && approval !== undefined) this.notify('notifications/elicitation/complete', { elicitationId: approval.id }, agentId);
-      this.admitted(admission, msg, route, approval === undefined ? call : { ...call, waited: true });
+  /** A routed call the rules hold to approvals or limits: through the gate (gated-calls.ts), then sent. */
+  private throughGate(call: ToolCall, route: ToolRoute, audit: Omit<AuditCall, 'outcome'> | undefined): void {
+    const meta = call.params._meta;
+    this.gated().admit({
+      id: call.msg.id,
+      ticket: {
+        agent: call.agent,
+        session: this.id,
+        server: route.server,
+        tool: route.original,
+        publicName: call.name,
+        arguments: call.arguments === INVALID ? undefined : call.arguments,
+        claims: call.agent === this.agent ? this.claims : undefined,
+      },
+      progressToken: isObject(meta) ? meta.progressToken : undefined,
+      audit,
+      go: (release, waited) => {
+        if (!waited) return this.sendCall(call, route, audit, release);
+        // The carrier is taken again: a pooled connection made before the wait may have gone since.
+        const carrier = this.parts.router.carrier(route.conn, this.callerFor(call.agent));
+        if (carrier instanceof GatewayError) {
+          release();
+          return this.sendError(call.msg.id, carrier);
+        }
+        this.sendCall(call, { ...route, carrier }, audit, release);
+      },
     });
   }
 
-  /** A cancelled request that is not on a server: a call held at the gate, withdrawn. */
-  private cancelHeld(requestId: RequestId, reason: string): void {
-    const entry = this.held.get(requestId);
-    if (entry === undefined) return;
-    this.held.delete(requestId);
-    this.spans?.end(requestId, 'cancelled', undefined, entry.server);
-    entry.held.cancel(reason);
+  /** This session's calls at the gate, made on its first such call. */
+  private gated(): GatedCalls {
+    return (this.gatedCalls ??= new GatedCalls({
+      gate: this.parts.gate,
+      channel: this.channel,
+      audit: this.parts.audit,
+      spans: this.spans,
+      maxInflight: this.parts.maxInflight,
+      agent: this.agent,
+      isClosed: () => this.closed,
+      takesUrlElicitation: () =>
+        this.initialized &&
+        this.channel.era !== 'modern' &&
+        isObject(this.capabilities.elicitation) &&
+        isObject(this.capabilities.elicitation.url),
+      inFlight: (id) => this.inflight.has(id),
+      sendError: (id, err) => this.sendError(id, err),
+      notify: (method, params, about) => this.notify(method, params, about),
+    }));
   }
 
-  /** Sends a routed (and, where limited, counted) tools/call to its server. */
+  /** Sends a routed (and, where limited, counted) tools/call to its server; `release` ends its hold on its limits. */
   private sendCall(
-    msg: JsonRpcRequest,
+    call: ToolCall,
     route: ToolRoute,
-    timeoutMs: number | undefined,
     audit: Omit<AuditCall, 'outcome'> | undefined,
     release: (() => void) | undefined,
-    agent: string,
   ): void {
-    const params = msg.params!;
-    const name = params.name as string;
+    const { msg, params, name, agent } = call;
     // A tool that mirrors parameters into headers gets mcpgate's own, from the arguments it forwards
     // (in place of any the agent sent); a modern HTTP server is the only one that sees them, so none
     // are made for a stdio or SSE server.
@@ -514,7 +463,7 @@ export class AgentSession implements Caller {
       return (this.parts.sanitize && sanitizeContent(result)) || renamed || created;
     };
     this.sendToServer(route.carrier, msg.id, outbound, {
-      timeoutMs,
+      timeoutMs: call.timeoutMs,
       rewrite,
       timed: { tool: route.original, start: performance.now(), audit },
       release,
@@ -532,14 +481,9 @@ export class AgentSession implements Caller {
    * parameters are set; then it is an ordinary call, which the rules and the pins judge as ever. What
    * the view leaves out, or the rules deny behind a rename, is an unknown tool under the view's name.
    */
-  private callOnView(view: CompiledView, msg: JsonRpcRequest, name: string): void {
-    const params = msg.params!;
-    if (
-      params.arguments !== undefined &&
-      (typeof params.arguments !== 'object' || params.arguments === null || Array.isArray(params.arguments))
-    ) {
-      return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
-    }
+  private callOnView(view: CompiledView, call: ToolCall): void {
+    const { msg, name, params } = call;
+    if (call.arguments === INVALID) return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     const own = this.parts.own.of(this);
     const target = viewTarget(
       view,
@@ -549,9 +493,7 @@ export class AgentSession implements Caller {
     );
     const unknown = new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } });
     if (target === undefined)
-      return this.parts.settling.hasSettled
-        ? this.sendError(msg.id, unknown)
-        : this.waiting.run(msg.id, () => this.callOnView(view, msg, name));
+      return this.parts.settling.hasSettled ? this.sendError(msg.id, unknown) : this.waiting.run(msg.id, () => this.callOnView(view, call));
     if (target.entry.name !== undefined) {
       const denied = this.parts.router.toolDenied(
         this.log,
@@ -562,11 +504,18 @@ export class AgentSession implements Caller {
       );
       if (denied !== undefined) return this.sendError(msg.id, unknown);
     }
-    const args = viewArguments(target.entry, name, params.arguments as Record<string, unknown> | undefined);
+    const args = viewArguments(target.entry, name, call.arguments);
     if (args instanceof GatewayError) return this.sendError(msg.id, args);
-    // New params: the agent's line no longer says what the server gets, so it is encoded, not spliced.
-    if (target.publicName !== name || target.entry.params.size > 0) msg.params = { ...params, name: target.publicName, arguments: args };
-    this.callTool(msg, this.agent, undefined, false);
+    // New params, a new call: the agent's line no longer says what the server gets, so it is encoded, not spliced.
+    if (target.publicName !== name || target.entry.params.size > 0)
+      return this.runCall({
+        ...call,
+        name: target.publicName,
+        params: { ...params, name: target.publicName, arguments: args },
+        arguments: args,
+        viewed: true,
+      });
+    this.runCall({ ...call, viewed: true });
   }
 
   // ── search mode ─────────────────────────────────────────────────────────────────────────────
@@ -704,7 +653,7 @@ export class AgentSession implements Caller {
    */
   private sendToServer(carrier: Carrier, agentId: RequestId, outbound: OutboundRequest, sending: Sending = {}): void {
     const { release } = sending;
-    // Refused before it is in `inflight`: a quota pass it held ends here (in `inflight`, Calls ends it).
+    // Refused before it is in `inflight`: a pass it held at the gate ends here (in `inflight`, Calls ends it).
     const refuse = (err: unknown): void => {
       release?.();
       this.sendError(agentId, err);
@@ -866,7 +815,7 @@ export class AgentSession implements Caller {
     if (this.outsideView(route.server))
       return this.sendError(
         msg.id,
-        new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${String(msg.params!.name)}`, { detail: { prompt: msg.params!.name } }),
+        new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${String(msg.params?.name)}`, { detail: { prompt: msg.params?.name } }),
       );
     this.sendToServer(route.carrier, msg.id, this.outbound(msg.method, { ...msg.params, name: route.original }), {
       rewrite: (result) => {
@@ -892,8 +841,9 @@ export class AgentSession implements Caller {
   }
 
   /** Discovery mode's meta-tools; the configured identity wins over an agent_id argument. */
-  private callMetaTool(discovery: DiscoveryParts, msg: JsonRpcRequest, name: string): void {
-    const args = (msg.params?.arguments ?? {}) as Record<string, unknown>;
+  private callMetaTool(discovery: DiscoveryParts, call: ToolCall): void {
+    const { msg, name } = call;
+    const args = call.arguments === INVALID ? {} : (call.arguments ?? {});
     const agent = !this.agentExplicit && typeof args.agent_id === 'string' && args.agent_id !== '' ? args.agent_id : this.agent;
     try {
       const outcome = runMetaTool(
@@ -905,8 +855,17 @@ export class AgentSession implements Caller {
         agent === this.agent ? this.parts.own.of(this) : undefined,
       );
       if ('result' in outcome) return this.sendResult(msg.id, outcome.result);
-      msg.params = { ...msg.params, name: outcome.execute.name, arguments: outcome.execute.arguments };
-      this.callTool(msg, agent, outcome.execute.timeoutMs);
+      // execute_tool: a new call of the tool it names, as the agent it names.
+      const executed = toolCall(
+        msg,
+        { ...call.params, name: outcome.execute.name, arguments: outcome.execute.arguments },
+        {
+          agent,
+          timeoutMs: outcome.execute.timeoutMs,
+        },
+      );
+      if (executed instanceof GatewayError) return this.sendError(msg.id, executed);
+      this.runCall(executed);
     } catch (err) {
       this.sendError(msg.id, err);
     }
@@ -1001,7 +960,7 @@ export class AgentSession implements Caller {
         const entry = requestId === undefined ? undefined : this.inflight.get(requestId);
         if (entry === undefined) {
           if (requestId !== undefined)
-            this.cancelHeld(requestId, typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent');
+            this.gatedCalls?.cancel(requestId, typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent');
           return;
         }
         this.inflight.delete(requestId!);
@@ -1027,7 +986,7 @@ export class AgentSession implements Caller {
   }
 
   private onResponse(msg: JsonRpcResponse): void {
-    // The agent's answer to mcpgate's own URL elicitation of a call waiting for approval: the admin decides, not it.
+    // The agent's answer to mcpgate's own URL elicitation of a call held at the gate: an admin decides, not it.
     if (typeof msg.id === 'string' && msg.id.startsWith(APPROVAL_ELICITATION)) return;
     if (!this.agentRequests.answer(msg)) this.log.debug('dropped an answer to no pending request', { id: msg.id });
   }
@@ -1134,18 +1093,7 @@ export class AgentSession implements Caller {
         }),
       );
     }
-    for (const [agentId, entry] of this.held) {
-      entry.held.cancel('the agent disconnected');
-      this.sendError(
-        agentId,
-        new GatewayError(
-          'MCPG_SHUTTING_DOWN',
-          `the session ended; the call of tool "${entry.publicName}" waiting for approval was not made`,
-          { server: entry.server },
-        ),
-      );
-    }
-    this.held.clear();
+    this.gatedCalls?.close();
     this.closed = true;
     this.spans?.endAll('MCPG_SHUTTING_DOWN');
     this.inflight.clear();
@@ -1182,7 +1130,7 @@ export interface Call {
   serverId: number;
   /** The server-call span (tracing on only). */
   trace: ServerCallSpan | undefined;
-  /** Ends the call's hold on its calls-in-flight limits (quotas.ts); run once, when the call leaves this table. */
+  /** Ends the call's hold on its calls-in-flight limits (the gate's pass); run once, when the call leaves this table. */
   release?: (() => void) | undefined;
 }
 

@@ -8,12 +8,12 @@
 // Cost: callers ask the gate only when the rules hold approvals or limits (`Rules.approves`,
 // `Rules.limits`: one property read); the gate asks each check only if the rules hold that kind.
 
-import { GatewayError } from '../errors.js';
+import { GatewayError, asGatewayError } from '../errors.js';
 import type { Claims } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
 import { approvalFor, type ApprovalNeed } from '../rules/approvals.js';
 import { callDigest, type ApprovalDesk, type Waiting } from './approval-desk.js';
-import type { Limited, QuotaOutcome, QuotaRefusal, QuotaRelease, Quotas } from './quotas.js';
+import type { RateLimitDetail, QuotaOutcome, QuotaRefusal, QuotaRelease, Quotas } from './quotas.js';
 
 /** One tools/call as the gate judges it: made once per call, after routing, never edited. */
 export interface CallTicket {
@@ -44,7 +44,7 @@ export interface Refused {
   readonly kind: 'refused';
   readonly error: GatewayError;
   /** What a limit's refusal adds to the audit record and tells the front (429 and Retry-After). */
-  readonly limited: Limited | undefined;
+  readonly limited: RateLimitDetail | undefined;
 }
 
 /** The call waits (an admin's approval, the cluster's counters): `outcome` is the admission it becomes. */
@@ -52,12 +52,12 @@ export interface Held {
   readonly kind: 'held';
   /** The approval it waits for, when it does: its id, and its page in the console when known. */
   readonly approval: { readonly id: string; readonly url: string | undefined } | undefined;
-  readonly outcome: Promise<Admission>;
+  readonly outcome: Promise<CallAdmission>;
   /** The agent cancelled the call or went away: it stops waiting (its outcome is then a refusal). */
   cancel(reason: string): void;
 }
 
-export type Admission = Go | Refused | Held;
+export type CallAdmission = Go | Refused | Held;
 
 const FREE: Go = Object.freeze({ kind: 'go', release: () => undefined, approved: false });
 
@@ -71,7 +71,7 @@ export class CallGate {
   constructor(private readonly o: CallGateOptions) {}
 
   /** Judges one call: the rules' approvals and limits, in the gate's order. */
-  admit(ticket: CallTicket): Admission {
+  admit(ticket: CallTicket): CallAdmission {
     const rules = this.o.rules();
     const need = rules.approves ? approvalFor(rules, ticket.agent, ticket.server, ticket.tool, ticket.arguments, ticket.claims) : undefined;
     if (need === undefined) return this.count(ticket, false);
@@ -84,18 +84,18 @@ export class CallGate {
       kind: 'held',
       approval: undefined,
       outcome: peeked.then(
-        (refusal): Admission => {
+        (refusal): CallAdmission => {
           if (cancelled !== undefined) return cancelledCall(cancelled);
           return refusal === undefined ? this.approve(ticket, need) : limitedBy(refusal);
         },
-        (err: unknown): Admission => refusedBy(asGatewayError(err)),
+        (err: unknown): CallAdmission => refusedBy(asGatewayError(err)),
       ),
       cancel: (reason) => (cancelled = reason),
     };
   }
 
   /** Posts the call for an admin's approval; approved, it is counted against its limits. */
-  private approve(ticket: CallTicket, need: ApprovalNeed): Admission {
+  private approve(ticket: CallTicket, need: ApprovalNeed): CallAdmission {
     const args = ticket.arguments ?? {};
     const waiting: Waiting | GatewayError = this.o.approvals.wait({
       agent: ticket.agent,
@@ -110,7 +110,7 @@ export class CallGate {
     return {
       kind: 'held',
       approval: { id: waiting.call.id, url: waiting.url },
-      outcome: waiting.outcome.then((outcome): Admission => {
+      outcome: waiting.outcome.then((outcome): CallAdmission => {
         if (outcome instanceof GatewayError) return refusedBy(outcome);
         // What goes to the server is exactly what was approved.
         if (callDigest(ticket.agent, ticket.server, ticket.tool, args) !== waiting.call.digest)
@@ -122,7 +122,7 @@ export class CallGate {
   }
 
   /** Counts the call against its limits (none in the rules: it goes at once). */
-  private count(ticket: CallTicket, approved: boolean): Admission {
+  private count(ticket: CallTicket, approved: boolean): CallAdmission {
     if (this.o.rules().limits === undefined) return approved ? { ...FREE, approved } : FREE;
     const taken = this.o.quotas.take(ticket.agent, ticket.server, ticket.tool, ticket.claims);
     if (!(taken instanceof Promise)) return passed(taken, approved);
@@ -131,12 +131,12 @@ export class CallGate {
       kind: 'held',
       approval: undefined,
       outcome: taken.then(
-        (outcome): Admission => {
+        (outcome): CallAdmission => {
           if (cancelled === undefined) return passed(outcome, approved);
           if ('release' in outcome) outcome.release();
           return cancelledCall(cancelled);
         },
-        (err: unknown): Admission => refusedBy(asGatewayError(err)),
+        (err: unknown): CallAdmission => refusedBy(asGatewayError(err)),
       ),
       cancel: (reason) => (cancelled = reason),
     };
@@ -159,8 +159,4 @@ function limitedBy(refusal: QuotaRefusal): Refused {
 
 function cancelledCall(reason: string): Refused {
   return refusedBy(new GatewayError('MCPG_APPROVAL_EXPIRED', `cancelled: ${reason}`));
-}
-
-function asGatewayError(err: unknown): GatewayError {
-  return err instanceof GatewayError ? err : new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err));
 }

@@ -40,7 +40,7 @@ export interface QuotaPass {
 }
 
 /** What a rate-limited refusal adds to the audit record and tells the front (429 and Retry-After). */
-export interface Limited {
+export interface RateLimitDetail {
   readonly retryAfterMs: number;
   readonly limit?: number | undefined;
   readonly remaining?: number;
@@ -57,7 +57,7 @@ export interface Limited {
 /** A call over one of its limits: the error to answer (MCPG_RATE_LIMITED) and what it says. */
 export interface QuotaRefusal {
   readonly error: GatewayError;
-  readonly limited: Limited;
+  readonly limited: RateLimitDetail;
 }
 
 /** The outcome of a check: passed, or the refusal to send. */
@@ -283,7 +283,7 @@ export class Quotas {
         subject: limit.subject,
         ...(counted !== undefined ? { per: counted.per, limit: counted.calls } : { limit: spec.inFlight }),
       },
-    } satisfies Limited;
+    } satisfies RateLimitDetail;
     return { error: new GatewayError('MCPG_RATE_LIMITED', message, { server, detail }), limited: detail };
   }
 
