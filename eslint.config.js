@@ -18,12 +18,13 @@ const ROOMS = {
   servers: ['config', 'wire', 'observability'],
   oauth: ['config', 'observability'],
   catalog: ['servers', 'wire', 'observability'],
-  gateway: ['catalog', 'pins', 'rules', 'search', 'servers', 'config', 'wire', 'observability'],
-  cluster: ['wire', 'observability'],
-  front: ['gateway', 'auth', 'cluster', 'wire', 'observability'],
-  console: ['gateway', 'auth', 'pins', 'rules', 'wire', 'observability'],
+  policy: ['rules', 'servers', 'wire', 'observability'],
+  gateway: ['policy', 'catalog', 'pins', 'rules', 'search', 'servers', 'config', 'wire', 'observability'],
+  cluster: ['policy', 'wire', 'observability'],
+  front: ['gateway', 'policy', 'auth', 'cluster', 'wire', 'observability'],
+  console: ['gateway', 'policy', 'auth', 'pins', 'rules', 'wire', 'observability'],
   'reload.ts': ['gateway', 'rules', 'config', 'observability'],
-  'mcpgate.ts': ['reload.ts', 'front', 'console', 'cluster', 'gateway', 'oauth', 'rules', 'config', 'observability'],
+  'mcpgate.ts': ['reload.ts', 'front', 'console', 'cluster', 'gateway', 'policy', 'oauth', 'rules', 'config', 'observability'],
   cli: ['mcpgate.ts', 'reload.ts', 'front', 'auth', 'oauth', 'pins', 'rules', 'config', 'wire', 'observability'],
 };
 

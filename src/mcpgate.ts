@@ -6,8 +6,8 @@ import type { ServersConfig } from './config/types.js';
 import { Reloader, loadBoth } from './reload.js';
 import type { Rules } from './rules/load.js';
 import { Gateway, type GatewayOptions, type ServerSummary } from './gateway/gateway.js';
-import type { PendingCall } from './gateway/approval-desk.js';
 import type { RedisApprovalBoard } from './cluster/approval-board.js';
+import type { RedisQuotaCounters } from './cluster/redis-quota-counters.js';
 import { serveStdio, type StdioEnd, type StdioFront } from './front/stdio.js';
 import type { HttpFront, HttpFrontOptions } from './front/http/front.js';
 import { isLoopback as isLoopbackHost } from './front/http/exchange.js';
@@ -44,7 +44,10 @@ export interface ClusterSettings {
 }
 
 /** The gateway's own options (minus what is loaded from files), plus where the files and the agent are. */
-export interface McpgateOptions extends Omit<GatewayOptions, 'config' | 'rules' | 'audit' | 'tracing' | 'requestStateHolder'> {
+export interface McpgateOptions extends Omit<
+  GatewayOptions,
+  'config' | 'rules' | 'audit' | 'tracing' | 'requestStateHolder' | 'shared' | 'consoleBase'
+> {
   /** This process will be a worker of a cluster (`--redis`): the requestState it seals names it. */
   clustered?: boolean;
   /** The audit trail (`--audit FILE|-`); absent: off. */
@@ -89,6 +92,30 @@ async function loadOAuthFor(config: ServersConfig): Promise<void> {
     oauthModule.loaded = await import('./oauth/credentials.js');
 }
 
+/**
+ * The cluster's halves of the policy (the shared quota counters and approval board): made before the
+ * gateway, whose quotas and approval desk are built on them, and handed to the cluster to start and close.
+ */
+interface SharedPolicy {
+  readonly settings: ClusterSettings & { secret: string };
+  readonly counters: RedisQuotaCounters;
+  readonly board: RedisApprovalBoard;
+}
+
+/** The cluster's policy halves' modules, loaded only when the HTTP front will join a cluster (`--redis`). */
+interface SharedModules {
+  RedisQuotaCounters: typeof RedisQuotaCounters;
+  RedisApprovalBoard: typeof RedisApprovalBoard;
+}
+
+async function loadShared(): Promise<SharedModules> {
+  const [{ RedisQuotaCounters }, { RedisApprovalBoard }] = await Promise.all([
+    import('./cluster/redis-quota-counters.js'),
+    import('./cluster/approval-board.js'),
+  ]);
+  return { RedisQuotaCounters, RedisApprovalBoard };
+}
+
 export class Mcpgate {
   readonly gateway: Gateway;
   readonly reloader: Reloader;
@@ -102,12 +129,36 @@ export class Mcpgate {
   private version = '';
   private versioning: Promise<void> = Promise.resolve();
 
+  /** The console's base URL once the HTTP front listens (a call waiting for approval names its page). */
+  private consoleUrl: string | undefined;
+  private readonly shared: SharedPolicy | undefined;
+
   private constructor(
     readonly config: ServersConfig,
     rules: Rules,
     private readonly options: McpgateOptions,
-    tracing: Tracing | undefined,
+    started: { tracing: Tracing | undefined; cluster: { settings: ClusterSettings; modules: SharedModules } | undefined },
   ) {
+    const { tracing, cluster } = started;
+    const secret = cluster?.settings.secret;
+    if (cluster !== undefined && secret === undefined)
+      throw new Error("a cluster needs its secret (the CLI gives --cluster-secret or the state directory's key)");
+    const clusterLog = options.log.child({ room: 'cluster' });
+    const shared = (this.shared =
+      cluster === undefined || secret === undefined
+        ? undefined
+        : {
+            settings: { ...cluster.settings, secret },
+            counters: new cluster.modules.RedisQuotaCounters({ url: cluster.settings.redisUrl, log: clusterLog }),
+            board: new cluster.modules.RedisApprovalBoard({
+              url: cluster.settings.redisUrl,
+              secret,
+              workerId: workerId(),
+              // A record read unsigned is counted by the cluster (made once the front serves HTTP).
+              onRefused: (kind, key) => this.cluster?.refusedRecord(kind, key),
+              log: clusterLog,
+            }),
+          });
     const log = options.log;
     this.audit =
       options.audit === undefined
@@ -136,6 +187,8 @@ export class Mcpgate {
       rules,
       audit: this.audit,
       tracing: this.tracing,
+      ...(shared !== undefined && { shared: { counters: shared.counters, board: shared.board, worker: workerId() } }),
+      consoleBase: () => this.consoleUrl,
     });
     this.reloader = new Reloader(this.gateway, options.configFile, options.rulesFile, options.log, options.env ?? process.env);
     this.reloader.recordInitial(config, rules);
@@ -179,19 +232,21 @@ export class Mcpgate {
     void this.reloader.reload(`worker ${from} runs configuration ${version}`).then(() => this.gateway.pins.recheck());
   }
 
-  /** Loads and validates both files; throws MCPG_CONFIG_INVALID before anything is started. */
-  static async create(options: McpgateOptions): Promise<Mcpgate> {
+  /**
+   * Loads and validates both files; throws MCPG_CONFIG_INVALID before anything is started. `cluster`:
+   * the HTTP front will join this cluster (`serveHttp` gets the same settings).
+   */
+  static async create(options: McpgateOptions, cluster?: ClusterSettings): Promise<Mcpgate> {
     const { config, rules } = await loadBoth(options.configFile, options.rulesFile, options.env ?? process.env);
     for (const warning of [...config.warnings, ...rules.warnings])
       options.log.warn(`config: ${warning.path}: ${warning.message}`, { file: warning.file });
     if (options.rulesFile === undefined) options.log.info('no rules file: every agent may use every server');
     await loadOAuthFor(config);
-    return new Mcpgate(
-      config,
-      rules,
-      options,
-      options.tracing === undefined ? undefined : await startTracing(options.tracing, options.log),
-    );
+    const tracing = options.tracing === undefined ? undefined : await startTracing(options.tracing, options.log);
+    return new Mcpgate(config, rules, options, {
+      tracing,
+      cluster: cluster === undefined ? undefined : { settings: cluster, modules: await loadShared() },
+    });
   }
 
   /** SIGHUP: reopen the audit file (an external rotator moved it), reload both files, revive every parked server. */
@@ -266,15 +321,18 @@ export class Mcpgate {
     ]);
     const { cluster: clusterSettings, ...front } = settings;
     let port = 0;
-    if (clusterSettings !== undefined && clusterSettings.secret === undefined)
-      throw new Error("a cluster needs its secret (the CLI gives --cluster-secret or the state directory's key)");
+    const shared = this.shared;
+    if (clusterSettings !== undefined && shared === undefined)
+      throw new Error('a cluster is joined from the start: its settings are given to Mcpgate.create as well');
     const cluster =
-      clusterSettings?.secret === undefined || Cluster === undefined
+      shared === undefined || Cluster === undefined
         ? undefined
         : (this.cluster = new Cluster({
-            redisUrl: clusterSettings.redisUrl,
-            secret: clusterSettings.secret,
-            address: () => `http://${advertised(clusterSettings.advertise, settings.host)}:${port}`,
+            redisUrl: shared.settings.redisUrl,
+            secret: shared.settings.secret,
+            quotas: shared.counters,
+            approvals: shared.board,
+            address: () => `http://${advertised(shared.settings.advertise, settings.host)}:${port}`,
             sessionTtlMs: (settings.sessionIdleMs ?? HTTP_DEFAULTS.sessionIdleMs) + 60_000,
             version: () => this.version,
             onNudge: (from, version) => this.onNudge(from, version),
@@ -308,11 +366,9 @@ export class Mcpgate {
     const url = await this.http.listen();
     port = clusterSettings?.privatePort === true ? await this.http.listenPrivate(settings.host) : Number(new URL(url).port);
     if (cluster !== undefined) {
-      // Calls waiting for approval are seen, and decided, on every worker; the gateway still checks each decision.
-      this.gateway.approvals.useBoard(cluster.approvals as RedisApprovalBoard<PendingCall>, cluster.id);
+      // Calls waiting for approval are seen, and decided, on every worker (the gateway still checks each
+      // decision); the rules' limits are counted by every worker together (locally while Redis is down).
       await cluster.start();
-      // The rules' limits are counted by every worker together from now on (locally while Redis is down).
-      this.gateway.quotas.share(cluster.quotas);
       const forwardingHost = advertised(clusterSettings?.advertise, settings.host);
       log.info(`worker ${cluster.id} joined the cluster (forwarding address ${forwardingHost}:${port})`, { worker: cluster.id });
       // Forwards are signed, not encrypted: what an agent sends crosses the cluster's network in clear.
@@ -329,7 +385,7 @@ export class Mcpgate {
     log.info(`mcpgate listening on ${url} (${auth})`, { url });
     const consoleUrl = url.replace(/\/mcp$/, CONSOLE_PATH);
     // A call waiting for approval names its page in the console (and the agent is told it).
-    this.gateway.approvals.consoleBase = consoleUrl;
+    this.consoleUrl = consoleUrl;
     if (console.enabled) log.info(`the operator's console is at ${consoleUrl} (sign in with an admin's token)`, { url: consoleUrl });
     else log.info(CONSOLE_OFF);
     const started = this.gateway.start();

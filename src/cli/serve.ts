@@ -43,7 +43,7 @@ function toPrimary(m: WorkerMessage): void {
 }
 
 export async function runServe(options: McpgateOptions, http?: HttpSettings, asWorker = false, stdioToo = false): Promise<number> {
-  const gate = await Mcpgate.create(options);
+  const gate = await Mcpgate.create(options, http?.cluster);
   releaseYoungGenerationWhen(gate.gateway.settled);
   const log = options.log;
   const uninstall = installLastResort(log, () => gate.destroy());

@@ -1,7 +1,7 @@
 // With `--redis`: the calls waiting for a person's approval, and the admins' decisions on them,
 // shared by every worker, so an admin on worker B decides a call waiting on worker A. It is the
-// gateway's approval board (gateway/approval-desk.ts `ApprovalBoard`, matched by shape: this room
-// does not import the gateway).
+// policy room's `ApprovalBoard` (policy/approval-desk.ts), handed to the approval desk at its
+// construction by the composition root.
 //
 // In Redis: `mcpgate:approval:ID` the pending call (JSON, signed), `mcpgate:approvals` a sorted set
 // of ids by expiry (for the list), `mcpgate:approval:ID:decision` a decision (JSON, signed), and the
@@ -13,13 +13,13 @@
 // The numbers and names: a pending call's key lives until its expiry plus 5 s; a wake-up on the
 // channel is `{id, worker}`; the board has two connections of its own (one subscribed). The take is
 // `HGETALL`+`DEL` in one transaction. A refused call or decision is counted as `approval` or
-// `decision` in `mcpgate_cluster_records_refused_total`. The composition root hands the board to
-// `gateway.approvals`. Redis down: a call that needs approval cannot be posted and ends as expired, so
+// `decision` in `mcpgate_cluster_records_refused_total`. Redis down: a call that needs approval cannot be posted and ends as expired, so
 // nothing runs unapproved.
 
 import type { Redis } from 'ioredis';
 import { redisConnection } from './redis-connection.js';
 import type { Logger } from '../observability/logger.js';
+import type { ApprovalBoard, CallDecision, PendingCall } from '../policy/approval-desk.js';
 import { signRecord, verifyRecord, type RecordKind } from './signing.js';
 
 const PREFIX = 'mcpgate:';
@@ -35,23 +35,6 @@ const POLL_MS = 2000;
 /** A wake-up longer than this is not mcpgate's. */
 const MAX_MESSAGE_BYTES = 1024;
 
-/** A pending call (gateway/approval-desk.ts `PendingCall`): what is stored is the gateway's, signed. */
-export interface BoardCall {
-  id: string;
-  worker: string;
-  expiresAt: number;
-}
-
-/** An admin's decision (gateway/approval-desk.ts `CallDecision`). */
-export interface BoardDecision {
-  id: string;
-  digest: string;
-  approved: boolean;
-  by: string;
-  reason: string;
-  at: number;
-}
-
 export interface ApprovalBoardOptions {
   url: string;
   secret: string;
@@ -61,12 +44,12 @@ export interface ApprovalBoardOptions {
   log: Logger;
 }
 
-export class RedisApprovalBoard<Call extends BoardCall = BoardCall> {
+export class RedisApprovalBoard implements ApprovalBoard {
   private readonly redis: Redis;
   private readonly sub: Redis;
   /** The calls this worker posted and still holds: only it takes their decisions. */
   private readonly mine = new Set<string>();
-  private deliver: ((decision: BoardDecision) => void) | undefined;
+  private deliver: ((decision: CallDecision) => void) | undefined;
   private readonly poll: NodeJS.Timeout;
   private closed = false;
 
@@ -104,7 +87,7 @@ export class RedisApprovalBoard<Call extends BoardCall = BoardCall> {
     await this.sub.connect().catch(() => undefined);
   }
 
-  async post(call: Call): Promise<void> {
+  async post(call: PendingCall): Promise<void> {
     const key = callKey(call.id);
     const fields = { call: JSON.stringify(call) };
     const ttl = Math.max(1, call.expiresAt - Date.now() + GRACE_MS);
@@ -127,7 +110,7 @@ export class RedisApprovalBoard<Call extends BoardCall = BoardCall> {
     await this.redis.multi().del(callKey(id), decisionKey(id)).zrem(INDEX, id).exec();
   }
 
-  async list(): Promise<Call[]> {
+  async list(): Promise<PendingCall[]> {
     const now = Date.now();
     await this.redis.zremrangebyscore(INDEX, '-inf', String(now));
     const ids = await this.redis.zrange(INDEX, '0', String(MAX_LISTED - 1));
@@ -135,7 +118,7 @@ export class RedisApprovalBoard<Call extends BoardCall = BoardCall> {
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.hgetall(callKey(id));
     const results = (await pipeline.exec()) ?? [];
-    const calls: Call[] = [];
+    const calls: PendingCall[] = [];
     ids.forEach((id, i) => {
       const call = this.verifiedCall(id, results[i]?.[1]);
       if (call !== undefined) calls.push(call);
@@ -143,11 +126,11 @@ export class RedisApprovalBoard<Call extends BoardCall = BoardCall> {
     return calls;
   }
 
-  async find(id: string): Promise<Call | undefined> {
+  async find(id: string): Promise<PendingCall | undefined> {
     return this.verifiedCall(id, await this.redis.hgetall(callKey(id)));
   }
 
-  async decide(decision: BoardDecision, call: Call): Promise<void> {
+  async decide(decision: CallDecision, call: PendingCall): Promise<void> {
     const key = decisionKey(decision.id);
     const fields = { decision: JSON.stringify(decision) };
     const ttl = Math.max(1, call.expiresAt - Date.now() + GRACE_MS);
@@ -159,7 +142,7 @@ export class RedisApprovalBoard<Call extends BoardCall = BoardCall> {
     await this.redis.publish(DECIDED, JSON.stringify({ id: decision.id, worker: call.worker }));
   }
 
-  subscribe(deliver: (decision: BoardDecision) => void): void {
+  subscribe(deliver: (decision: CallDecision) => void): void {
     this.deliver = deliver;
   }
 
@@ -176,9 +159,9 @@ export class RedisApprovalBoard<Call extends BoardCall = BoardCall> {
     }
     if (!isFields(fields) || Object.keys(fields).length === 0) return;
     if (!verifyRecord(this.o.secret, 'decision', key, fields)) return this.o.onRefused('decision', key);
-    let decision: BoardDecision;
+    let decision: CallDecision;
     try {
-      decision = JSON.parse(fields.decision ?? '') as BoardDecision;
+      decision = JSON.parse(fields.decision ?? '') as CallDecision;
     } catch {
       return this.o.onRefused('decision', key);
     }
@@ -199,7 +182,7 @@ export class RedisApprovalBoard<Call extends BoardCall = BoardCall> {
     for (const id of [...this.mine]) await this.take(id);
   }
 
-  private verifiedCall(id: string, fields: unknown): Call | undefined {
+  private verifiedCall(id: string, fields: unknown): PendingCall | undefined {
     const key = callKey(id);
     if (!isFields(fields) || Object.keys(fields).length === 0) return undefined;
     if (!verifyRecord(this.o.secret, 'approval', key, fields)) {
@@ -207,7 +190,7 @@ export class RedisApprovalBoard<Call extends BoardCall = BoardCall> {
       return undefined;
     }
     try {
-      const call = JSON.parse(fields.call ?? '') as Call;
+      const call = JSON.parse(fields.call ?? '') as PendingCall;
       return call.id === id ? call : undefined;
     } catch {
       return undefined;

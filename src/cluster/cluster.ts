@@ -13,10 +13,10 @@ import type { Logger } from '../observability/logger.js';
 import type { Registry } from '../observability/metrics.js';
 import type { RequestId } from '../wire/jsonrpc.js';
 import { Directory, type StoredSession, type WorkerInfo } from './directory.js';
-import { RedisApprovalBoard } from './approval-board.js';
+import type { RedisApprovalBoard } from './approval-board.js';
 import { SignInCounts } from './sign-in-counts.js';
 import { forward } from './forward.js';
-import { RedisQuotaCounters } from './quota-counters.js';
+import type { RedisQuotaCounters } from './redis-quota-counters.js';
 import type { ClusterLink, Placement, SessionRecord } from './link.js';
 import { ForwardIdSource, SeenForwards } from './forward-ids.js';
 import {
@@ -65,6 +65,9 @@ export interface ClusterOptions {
   onNudge: (from: string, version: string) => void;
   metrics: Registry;
   log: Logger;
+  /** The policy's shared halves, made first (the gateway's quotas and approval desk are built on them): started and closed here. */
+  quotas: RedisQuotaCounters;
+  approvals: RedisApprovalBoard;
 }
 
 export class Cluster implements ClusterLink {
@@ -105,15 +108,9 @@ export class Cluster implements ClusterLink {
   readonly approvals: RedisApprovalBoard;
 
   constructor(private readonly o: ClusterOptions) {
-    this.quotas = new RedisQuotaCounters({ url: o.redisUrl, log: o.log });
+    this.quotas = o.quotas;
     this.secret = o.secret;
-    this.approvals = new RedisApprovalBoard({
-      url: o.redisUrl,
-      secret: o.secret,
-      workerId: this.id,
-      onRefused: (kind, key) => this.refusedRecord(kind, key),
-      log: o.log,
-    });
+    this.approvals = o.approvals;
     this.heartbeatMs = o.heartbeatMs ?? 1000;
     this.directory = new Directory({
       url: o.redisUrl,
@@ -164,7 +161,8 @@ export class Cluster implements ClusterLink {
     await Promise.all([this.directory.start(), this.quotas.start(), this.approvals.start()]);
   }
 
-  private refusedRecord(kind: RecordKind, key: string): void {
+  /** A record read from Redis failed its signature (the approval board's too): counted, logged once per kind. */
+  refusedRecord(kind: RecordKind, key: string): void {
     this.refusedRecords.labels(kind).inc();
     if (this.refusedLogged.has(kind)) return;
     this.refusedLogged.add(kind);

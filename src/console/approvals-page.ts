@@ -3,12 +3,12 @@
 // and its EXACT arguments — pretty-printed JSON, every character escaped and invisible ones shown
 // as `[U+202E]` (html.ts), so what the admin approves is what the server will get. Approve and Deny
 // (with a reason) are forms carrying the login's CSRF token and the call's digest: a decision is
-// only ever about the arguments that were shown (gateway/approval-desk.ts checks it again).
+// only ever about the arguments that were shown (policy/approval-desk.ts checks it again).
 // `/ui/approvals` is a live region; `/ui/approvals/ID` is one call's page, the one an agent's waiting
 // call links to. POST `/ui/approvals/ID/approve` or `/deny` goes to `gateway.approvals.decide`; a call
 // no longer waiting, or a digest not the call's, is 409.
 
-import type { PendingCall } from '../gateway/approval-desk.js';
+import type { PendingCall } from '../policy/approval-desk.js';
 import { html, type Raw } from './html.js';
 
 /** One pending call: its facts, its arguments, and the two forms. */

@@ -11,7 +11,7 @@
 // `AgentViews.encoded` for "view as agent".
 
 import type { Gateway } from '../gateway/gateway.js';
-import type { QuotaStatus } from '../gateway/quotas.js';
+import type { QuotaStatus } from '../policy/quotas.js';
 import { ACTIVITY_SAMPLE_MS, type ServerActivity } from '../observability/metrics.js';
 import { describeDiff } from '../pins/digest.js';
 import { visible } from '../wire/sanitize.js';

@@ -11,7 +11,7 @@ import type { Rules } from '../rules/load.js';
 import type { ListKind } from '../servers/lists.js';
 import { sameBytes } from '../wire/encoded.js';
 import type { CompiledView } from '../rules/views.js';
-import { viewList, type SeenItem } from './curated-views.js';
+import { viewList, type SeenItem } from '../policy/curated-views.js';
 import { ownsServer } from './own-catalogs.js';
 
 interface Cached {

@@ -14,6 +14,8 @@ import type { Rules } from '../rules/load.js';
 import type { PinMode } from '../pins/review.js';
 import type { AgentMode } from '../rules/agent-mode.js';
 import type { EmbeddingsSettings } from './embeddings.js';
+import type { ApprovalBoard } from '../policy/approval-desk.js';
+import type { SharedQuotaCounters } from '../policy/quota-counters.js';
 
 export type { EmbeddingsSettings } from './embeddings.js';
 
@@ -79,6 +81,10 @@ export interface GatewayOptions {
   audit?: AuditLog;
   /** OpenTelemetry traces (--otlp-endpoint); the composition root owns and closes it. */
   tracing?: Tracing;
+  /** With --redis: the cluster's halves of the policy, made before the gateway (cluster/redis-quota-counters.ts, cluster/approval-board.ts). */
+  shared?: { counters: SharedQuotaCounters; board: ApprovalBoard; worker: string };
+  /** The console's base URL once the HTTP front listens: a call waiting for approval names its page there. */
+  consoleBase?: () => string | undefined;
 }
 
 export const DEFAULT_MAX_INFLIGHT = 1000;

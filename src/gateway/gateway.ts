@@ -31,7 +31,7 @@ import type { ListKind } from '../servers/lists.js';
 import { AgentViews } from './agent-views.js';
 import { Subscriptions } from './subscriptions.js';
 import { GatewayMetrics } from '../observability/metrics.js';
-import { Quotas } from './quotas.js';
+import { Quotas } from '../policy/quotas.js';
 import { metricsSource } from './metrics-source.js';
 import { GATEWAY_INFO } from '../version.js';
 import { gatewayStatus } from './status.js';
@@ -53,7 +53,8 @@ import { launchServer, type ServerSummary } from './launch.js';
 import { extensionsOf, mergeExtensions, PASSED_THROUGH } from './extensions.js';
 import { TaskTable, tasksCapability } from './tasks.js';
 import { clientCapabilities } from '../servers/era.js';
-import { ApprovalDesk } from './approval-desk.js';
+import { ApprovalDesk } from '../policy/approval-desk.js';
+import { CallGate } from '../policy/call-gate.js';
 import type { AgentMode } from '../rules/agent-mode.js';
 import { SearchIndexes } from './search-indexes.js';
 import { ToolSearch } from './tool-search.js';
@@ -101,6 +102,8 @@ export class Gateway {
   readonly approvals: ApprovalDesk;
   /** The rules' quotas and rate limits on tool calls, and their counters (quotas.ts). */
   readonly quotas: Quotas;
+  /** What the rules hold some tool calls to (approvals, limits), in one order (policy/call-gate.ts). */
+  readonly gate: CallGate;
   private readonly serverEvents: ServerEvents;
   /** What a connection tells the gateway (given to the connection factory). */
   readonly hooks: ConnectionHooks;
@@ -150,12 +153,18 @@ export class Gateway {
       source: metricsSource(this),
       onCollectError: (metric, error) => this.log.warn('a metric could not be collected', { metric, error }),
     });
-    this.quotas = new Quotas(() => this.rules, this.metrics, this.log);
+    this.quotas = new Quotas({ rules: () => this.rules, metrics: this.metrics, log: this.log, shared: options.shared?.counters });
     this.subscriptions = new Subscriptions(this.connections, this.log);
     this.own = new OwnCatalogs(options.config.servers, { separator: options.separator, sanitize: options.sanitize });
     this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
     this.listable = new Promise((resolve) => (this.resolveListable = resolve));
-    this.approvals = new ApprovalDesk({ audit: options.audit, log: this.log.child({ room: 'approvals' }) });
+    this.approvals = new ApprovalDesk({
+      audit: options.audit,
+      log: this.log.child({ room: 'approvals' }),
+      ...(options.shared !== undefined && { board: options.shared.board, worker: options.shared.worker }),
+      ...(options.consoleBase !== undefined && { consoleBase: options.consoleBase }),
+    });
+    this.gate = new CallGate({ rules: () => this.rules, quotas: this.quotas, approvals: this.approvals });
     this.pool = new ConnectionPool({
       // A per-agent scope (`agent:ID`, a verified identity) signs in upstream with that agent's own login.
       create: (config, scope, owner) =>
@@ -241,10 +250,9 @@ export class Gateway {
       audit: options.audit,
       tracing: options.tracing,
       discovery,
-      approvals: this.approvals,
+      gate: this.gate,
       search: this.search,
       maxInflight: this.maxInflight,
-      quotas: this.quotas,
       sanitize: this.sanitizes,
       instructions: () => this.listing.instructions(),
       capabilities: () => this.capabilities(),

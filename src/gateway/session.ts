@@ -24,7 +24,6 @@ import type { OutboundRequest } from '../servers/outbound-request.js';
 import {
   encodeError,
   encodeNotification,
-  encodeRequest,
   encodeResult,
   parseMessage,
   spliceResponseId,
@@ -40,15 +39,15 @@ import { callHeaders } from '../wire/tool-headers.js';
 import type { Envelope } from '../wire/era.js';
 import type { Claims } from '../rules/decide.js';
 import { ShownViews, type AgentViews } from './agent-views.js';
-import { REMOVED_VIEW, viewArguments, viewTarget } from './curated-views.js';
+import { REMOVED_VIEW, viewArguments, viewTarget } from '../policy/curated-views.js';
 import type { CompiledView } from '../rules/views.js';
 import { UntilSettled, type Settling } from './until-settled.js';
 import { RequestSpans, failureOf } from './request-spans.js';
 import { META_TOOL_NAMES, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
 import { NOT_YET, isPending, whenReady, type Caller, type Carrier, type ToolRoute, type Router } from './router.js';
 import { FoundTools, SEARCH_TOOL_NAME, searchRequest, searchResult } from './search-mode.js';
-import { callDigest, type Waiting, type ApprovalDesk } from './approval-desk.js';
-import { approvalFor, type ApprovalNeed } from '../rules/approvals.js';
+import type { CallGate } from '../policy/call-gate.js';
+import { APPROVAL_ELICITATION, GatedCalls } from './gated-calls.js';
 import { seenEntry, type OwnCatalogs } from './own-catalogs.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult, type Catalog } from '../catalog/catalog.js';
 import { initializeResult, LOG_LEVEL_RANK } from './method-tables.js';
@@ -56,7 +55,6 @@ import { scopeOf } from '../servers/pool.js';
 import { listTasks, recordCreatedTask, renameTaskAnswer, taskOf, type TaskTable } from './tasks.js';
 import { routeOtherMethod } from './other-methods.js';
 import type { AgentChannel } from './agent-channel.js';
-import type { QuotaOutcome, QuotaRelease, Quotas } from './quotas.js';
 import type { AuditCall, AuditLog } from '../observability/audit.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Tracing, ServerCallSpan } from '../observability/tracing.js';
@@ -69,7 +67,7 @@ import { extensionsOf } from './extensions.js';
 /** What a session uses of the gateway: the parts, never the gateway itself. */
 export interface SessionParts {
   router: Router;
-  /** The rules in force (one snapshot; a session on a curated view finds its view there, a call its limits and approvals). */
+  /** The rules in force (one snapshot; a session on a curated view finds its view there, a call what the gate asks). */
   inForce: RulesInForce;
   views: AgentViews;
   settling: Settling;
@@ -85,12 +83,10 @@ export interface SessionParts {
   discovery: DiscoveryParts;
   /** Each agent's mode, and search mode's search_tools and list. */
   search: ToolSearch;
-  /** Where calls needing a person's approval wait (approval-desk.ts). */
-  approvals: ApprovalDesk;
+  /** What the rules hold some calls to before they go (policy/call-gate.ts). */
+  gate: CallGate;
   /** Requests one agent may have in flight on servers at once. */
   maxInflight: number;
-  /** The rules' quotas and rate limits on tool calls (quotas.ts). */
-  quotas: Quotas;
   /** Neutralize escape sequences and invisible characters in what servers say. */
   sanitize: boolean;
   /** The ready servers' own instructions, for `initialize`. */
@@ -112,9 +108,6 @@ export interface SessionParts {
   own: OwnCatalogs;
 }
 
-/** The id prefix of mcpgate's own `elicitation/create` offering an agent the approval page of its waiting call. */
-export const APPROVAL_ELICITATION = 'mcpgate-approval-';
-
 type Rewrite = (result: Record<string, unknown>) => boolean;
 
 /** How a request is sent to a server, besides what it is (`OutboundRequest`). */
@@ -124,10 +117,45 @@ interface Sending {
   rewrite?: Rewrite | undefined;
   /** The audit line and call metrics of the request (undefined: none kept). */
   timed?: Timed | undefined;
-  /** Ends a quota pass the call holds. */
-  release?: QuotaRelease | undefined;
+  /** Ends the call's hold on its calls-in-flight limits (the gate's pass). */
+  release?: (() => void) | undefined;
   /** Asked once a connection the call waited for is ready: whether the call may still go (an error ends it). */
   recheck?: (() => GatewayError | undefined) | undefined;
+}
+
+/** `ToolCall.arguments` when the agent sent arguments that are not an object. */
+const INVALID = Symbol('invalid arguments');
+
+/**
+ * One tools/call, made once when its params are checked and never edited: a curated view's or a
+ * meta-tool's rewrite makes a new one. Every step of the call (name, route, gate, send) reads it.
+ */
+interface ToolCall {
+  /** The agent's request (its id and method). */
+  readonly msg: JsonRpcRequest;
+  /** The tool's name as this step knows it: the agent's, or a view's or execute_tool's rewrite. */
+  readonly name: string;
+  /** The params the server is sent (the agent's own object while nothing rewrote them: its line may be spliced). */
+  readonly params: Readonly<Record<string, unknown>>;
+  readonly arguments: Readonly<Record<string, unknown>> | undefined | typeof INVALID;
+  /** The agent identity the call is made as (discovery's agent_id may name another). */
+  readonly agent: string;
+  readonly timeoutMs: number | undefined;
+  /** The curated view has turned the name into the catalog's (or the session has none). */
+  readonly viewed: boolean;
+}
+
+/** A tools/call's params checked once: its name (required) and its arguments (an object, or absent). */
+function toolCall(
+  msg: JsonRpcRequest,
+  params: Record<string, unknown> | undefined,
+  as: { agent: string; timeoutMs: number | undefined },
+): ToolCall | GatewayError {
+  const name = params?.name;
+  if (params === undefined || typeof name !== 'string') return invalidParams('tools/call needs params.name (a string)');
+  const args = params.arguments;
+  const checked = args === undefined ? undefined : isObject(args) ? args : INVALID;
+  return { msg, name, params, arguments: checked, agent: as.agent, timeoutMs: as.timeoutMs, viewed: false };
 }
 
 /** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
@@ -169,8 +197,8 @@ export class AgentSession implements Caller {
    * token; the front sets them per request), for the rules' grants; undefined otherwise.
    */
   claims: Claims | undefined;
-  /** The agent's calls waiting for a person's approval, by its request id (not yet on any server). */
-  private readonly approvals = new Map<RequestId, Waiting>();
+  /** The agent's calls held at the call gate (not yet on any server); made on its first call there. */
+  private gatedCalls: GatedCalls | undefined;
   /**
    * The curated view the agent came through (`/mcp/v/NAME`, `serve --view NAME`): its lists are the
    * view's and it calls tools by the view's names. Undefined: the agent's whole view.
@@ -309,25 +337,26 @@ export class AgentSession implements Caller {
 
   // ── tools ───────────────────────────────────────────────────────────────────────────────────
 
-  private callTool(msg: JsonRpcRequest, agent: string = this.agent, timeoutMs?: number, viewed = true): void {
-    const params = msg.params;
-    const name = params?.name;
-    if (typeof name !== 'string') return this.sendError(msg.id, invalidParams('tools/call needs params.name (a string)'));
-    const view = viewed ? this.curatedView() : undefined;
-    if (view !== undefined) return this.callOnView(view, msg, name);
+  /** The agent's tools/call: its params checked once, then resolved, routed, judged and sent (`runCall`). */
+  private callTool(msg: JsonRpcRequest): void {
+    const call = toolCall(msg, msg.params, { agent: this.agent, timeoutMs: undefined });
+    if (call instanceof GatewayError) return this.sendError(msg.id, call);
+    this.runCall(call);
+  }
+
+  /** Resolves the name (a curated view's, a meta-tool, search_tools), routes it, and sends it through the gate. */
+  private runCall(call: ToolCall): void {
+    const { msg, name } = call;
+    const view = call.viewed ? undefined : this.curatedView();
+    if (view !== undefined) return this.callOnView(view, call);
     if (name === SEARCH_TOOL_NAME && this.mode === 'search') return this.waiting.run(msg.id, () => this.searchTools(msg), 'listable');
     if (META_TOOL_NAMES.has(name) && this.mode === 'discovery')
-      return this.waiting.run(msg.id, () => this.callMetaTool(this.parts.discovery, msg, name));
-    if (
-      params!.arguments !== undefined &&
-      (typeof params!.arguments !== 'object' || params!.arguments === null || Array.isArray(params!.arguments))
-    ) {
-      return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
-    }
+      return this.waiting.run(msg.id, () => this.callMetaTool(this.parts.discovery, call));
+    if (call.arguments === INVALID) return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     // Denied, held, unknown or unconnected: the router decides once, before existence for denials.
     // An agent named by discovery's agent_id has no token of its own: no claims.
-    const route = this.parts.router.tool(this.log, this.callerFor(agent), name);
-    if (route === NOT_YET) return this.waiting.run(msg.id, () => this.callTool(msg, agent, timeoutMs));
+    const route = this.parts.router.tool(this.log, this.callerFor(call.agent), name);
+    if (route === NOT_YET) return this.waiting.run(msg.id, () => this.runCall(call));
     const audit =
       this.parts.audit === undefined
         ? undefined
@@ -335,91 +364,76 @@ export class AgentSession implements Caller {
             this.parts.audit,
             this.id,
             msg.method,
-            agent,
-            { tool: name, ...this.parts.audit.argumentsOf(params!.arguments) },
+            call.agent,
+            { tool: name, ...this.parts.audit.argumentsOf(call.arguments) },
             route instanceof GatewayError ? route : route.server,
           );
     if (route instanceof GatewayError) return this.sendError(msg.id, route);
-    // The rules may hold this call for a person's approval (rules/approvals.ts): it waits, unsent and uncounted.
+    // The call gate (policy/call-gate.ts) judges what the rules hold for some calls only: without
+    // approvals or limits in the rules (one property read each) the call is sent.
     const rules = this.parts.inForce.rules;
-    const need = rules.approves
-      ? approvalFor(
-          rules,
-          agent,
-          route.server,
-          route.original,
-          params!.arguments as Record<string, unknown> | undefined,
-          agent === this.agent ? this.claims : undefined,
-        )
-      : undefined;
-    if (need !== undefined) return this.awaitApproval(msg, route, name, agent, need, timeoutMs, audit);
-    this.checkQuota(msg, route, agent, timeoutMs, audit);
+    if (!rules.approves && rules.limits === undefined) return this.sendCall(call, route, audit, undefined);
+    this.throughGate(call, route, audit);
   }
 
-  /** The rules' limits (quotas.ts): without any, one property read of the rules; then the call is sent. */
-  private checkQuota(
-    msg: JsonRpcRequest,
-    route: ToolRoute,
-    agent: string,
-    timeoutMs: number | undefined,
-    audit: Omit<AuditCall, 'outcome'> | undefined,
-  ): void {
-    if (this.parts.inForce.rules.limits !== undefined) {
-      const quotas = this.parts.quotas;
-      const taken = quotas.take(agent, route.server, route.original, agent === this.agent ? this.claims : undefined);
-      if (taken instanceof Promise) {
-        return void taken.then(
-          (outcome) => this.afterQuota(outcome, msg, route, timeoutMs, audit, agent),
-          (err: unknown) => this.sendError(msg.id, err),
-        );
-      }
-      if (taken !== undefined) return this.afterQuota(taken, msg, route, timeoutMs, audit, agent);
-    }
-    this.sendCall(msg, route, timeoutMs, audit, undefined, agent);
+  /** A routed call the rules hold to approvals or limits: through the gate (gated-calls.ts), then sent. */
+  private throughGate(call: ToolCall, route: ToolRoute, audit: Omit<AuditCall, 'outcome'> | undefined): void {
+    const meta = call.params._meta;
+    this.gated().admit({
+      id: call.msg.id,
+      ticket: {
+        agent: call.agent,
+        session: this.id,
+        server: route.server,
+        tool: route.original,
+        publicName: call.name,
+        arguments: call.arguments === INVALID ? undefined : call.arguments,
+        claims: call.agent === this.agent ? this.claims : undefined,
+      },
+      progressToken: isObject(meta) ? meta.progressToken : undefined,
+      audit,
+      go: (release, waited) => {
+        if (!waited) return this.sendCall(call, route, audit, release);
+        // The carrier is taken again: a pooled connection made before the wait may have gone since.
+        const carrier = this.parts.router.carrier(route.conn, this.callerFor(call.agent));
+        if (carrier instanceof GatewayError) {
+          release();
+          return this.sendError(call.msg.id, carrier);
+        }
+        this.sendCall(call, { ...route, carrier }, audit, release);
+      },
+    });
   }
 
-  /** A call checked against its limits: refused (-32023, audited, 429 over HTTP), or sent holding its pass. */
-  private afterQuota(
-    outcome: QuotaOutcome,
-    msg: JsonRpcRequest,
-    route: ToolRoute,
-    timeoutMs: number | undefined,
-    audit: Omit<AuditCall, 'outcome'> | undefined,
-    agent: string,
-  ): void {
-    if (outcome instanceof GatewayError) {
-      const data = outcome.detail as {
-        retryAfterMs: number;
-        limit?: number;
-        remaining?: number;
-        quota: { rule: string; kind: 'calls' | 'in_flight' };
-      };
-      if (audit !== undefined)
-        this.parts.audit?.record({
-          ...audit,
-          decision: 'limited',
-          outcome: 'failed',
-          code: outcome.code,
-          limit: { rule: data.quota.rule, kind: data.quota.kind, retryAfterMs: data.retryAfterMs },
-        });
-      this.channel.rateLimited?.(msg.id, data);
-      return this.sendError(msg.id, outcome);
-    }
-    if (this.closed) return outcome.release();
-    this.sendCall(msg, route, timeoutMs, audit, outcome.release, agent);
+  /** This session's calls at the gate, made on its first such call. */
+  private gated(): GatedCalls {
+    return (this.gatedCalls ??= new GatedCalls({
+      gate: this.parts.gate,
+      channel: this.channel,
+      audit: this.parts.audit,
+      spans: this.spans,
+      maxInflight: this.parts.maxInflight,
+      agent: this.agent,
+      isClosed: () => this.closed,
+      takesUrlElicitation: () =>
+        this.initialized &&
+        this.channel.era !== 'modern' &&
+        isObject(this.capabilities.elicitation) &&
+        isObject(this.capabilities.elicitation.url),
+      inFlight: (id) => this.inflight.has(id),
+      sendError: (id, err) => this.sendError(id, err),
+      notify: (method, params, about) => this.notify(method, params, about),
+    }));
   }
 
-  /** Sends a routed (and, where limited, counted) tools/call to its server. */
+  /** Sends a routed (and, where limited, counted) tools/call to its server; `release` ends its hold on its limits. */
   private sendCall(
-    msg: JsonRpcRequest,
+    call: ToolCall,
     route: ToolRoute,
-    timeoutMs: number | undefined,
     audit: Omit<AuditCall, 'outcome'> | undefined,
-    release: QuotaRelease | undefined,
-    agent: string,
+    release: (() => void) | undefined,
   ): void {
-    const params = msg.params!;
-    const name = params.name as string;
+    const { msg, params, name, agent } = call;
     // A tool that mirrors parameters into headers gets mcpgate's own, from the arguments it forwards
     // (in place of any the agent sent); a modern HTTP server is the only one that sees them, so none
     // are made for a stdio or SSE server.
@@ -449,7 +463,7 @@ export class AgentSession implements Caller {
       return (this.parts.sanitize && sanitizeContent(result)) || renamed || created;
     };
     this.sendToServer(route.carrier, msg.id, outbound, {
-      timeoutMs,
+      timeoutMs: call.timeoutMs,
       rewrite,
       timed: { tool: route.original, start: performance.now(), audit },
       release,
@@ -467,14 +481,9 @@ export class AgentSession implements Caller {
    * parameters are set; then it is an ordinary call, which the rules and the pins judge as ever. What
    * the view leaves out, or the rules deny behind a rename, is an unknown tool under the view's name.
    */
-  private callOnView(view: CompiledView, msg: JsonRpcRequest, name: string): void {
-    const params = msg.params!;
-    if (
-      params.arguments !== undefined &&
-      (typeof params.arguments !== 'object' || params.arguments === null || Array.isArray(params.arguments))
-    ) {
-      return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
-    }
+  private callOnView(view: CompiledView, call: ToolCall): void {
+    const { msg, name, params } = call;
+    if (call.arguments === INVALID) return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     const own = this.parts.own.of(this);
     const target = viewTarget(
       view,
@@ -484,9 +493,7 @@ export class AgentSession implements Caller {
     );
     const unknown = new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } });
     if (target === undefined)
-      return this.parts.settling.hasSettled
-        ? this.sendError(msg.id, unknown)
-        : this.waiting.run(msg.id, () => this.callOnView(view, msg, name));
+      return this.parts.settling.hasSettled ? this.sendError(msg.id, unknown) : this.waiting.run(msg.id, () => this.callOnView(view, call));
     if (target.entry.name !== undefined) {
       const denied = this.parts.router.toolDenied(
         this.log,
@@ -497,115 +504,18 @@ export class AgentSession implements Caller {
       );
       if (denied !== undefined) return this.sendError(msg.id, unknown);
     }
-    const args = viewArguments(target.entry, name, params.arguments as Record<string, unknown> | undefined);
+    const args = viewArguments(target.entry, name, call.arguments);
     if (args instanceof GatewayError) return this.sendError(msg.id, args);
-    // New params: the agent's line no longer says what the server gets, so it is encoded, not spliced.
-    if (target.publicName !== name || target.entry.params.size > 0) msg.params = { ...params, name: target.publicName, arguments: args };
-    this.callTool(msg, this.agent, undefined, false);
-  }
-
-  /**
-   * The call waits on the approval desk (approval-desk.ts) until an admin decides or the rule's
-   * timeout passes; the server is not called meanwhile. The agent learns where it can be approved:
-   * a progress notification when it asked for progress. Approved: sent as it is (its digest is
-   * checked again); denied or expired: the desk's error.
-   */
-  private awaitApproval(
-    msg: JsonRpcRequest,
-    route: ToolRoute,
-    name: string,
-    agent: string,
-    need: ApprovalNeed,
-    timeoutMs: number | undefined,
-    audit: Timed['audit'],
-  ): void {
-    const agentId = msg.id;
-    if (this.inflight.has(agentId) || this.approvals.has(agentId))
-      return this.sendError(
-        agentId,
-        new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(agentId)} is already in use by a request in flight`),
-      );
-    if (this.approvals.size >= this.parts.maxInflight) {
-      return this.sendError(
-        agentId,
-        new GatewayError(
-          'MCPG_OVERLOADED',
-          `agent "${this.agent}" already has ${this.approvals.size} calls waiting for approval (the limit is ${this.parts.maxInflight})`,
-        ),
-      );
-    }
-    const args = (msg.params!.arguments ?? {}) as Record<string, unknown>;
-    const waiting = this.parts.approvals.wait({
-      agent,
-      session: this.id,
-      server: route.server,
-      tool: route.original,
-      publicName: name,
-      args,
-      need,
-    });
-    if (waiting instanceof GatewayError) {
-      if (audit !== undefined) this.parts.audit?.record({ ...audit, outcome: 'failed', code: waiting.code });
-      return this.sendError(agentId, waiting);
-    }
-    this.approvals.set(agentId, waiting);
-    const where = waiting.url ?? `mcpgate approve-call ${waiting.call.id}`;
-    const token = (msg.params!._meta as Record<string, unknown> | undefined)?.progressToken;
-    if (typeof token === 'string' || typeof token === 'number') {
-      this.notify(
-        'notifications/progress',
-        { progressToken: token, progress: 0, message: `waiting for an admin to approve this call: ${where}` },
-        agentId,
-      );
-    }
-    // An agent that takes URL-mode elicitation (MCP 2025-11-25) is offered the console's page of its
-    // call; its answer changes nothing (the admin decides), and it hears when the wait is over.
-    const elicited =
-      waiting.url !== undefined &&
-      this.initialized &&
-      this.channel.era !== 'modern' &&
-      isObject(this.capabilities.elicitation) &&
-      isObject(this.capabilities.elicitation.url);
-    if (elicited) {
-      const request = {
-        mode: 'url',
-        elicitationId: waiting.call.id,
-        url: waiting.url,
-        message: `The call of tool "${name}" waits for an admin's approval; it can be approved at this page.`,
-      };
-      this.channel.send(encodeRequest(`${APPROVAL_ELICITATION}${waiting.call.id}`, 'elicitation/create', request), agentId);
-    }
-    void waiting.outcome.then((outcome) => {
-      if (this.approvals.get(agentId) !== waiting) return; // cancelled by the agent: no answer
-      this.approvals.delete(agentId);
-      if (this.closed) return;
-      if (elicited) this.notify('notifications/elicitation/complete', { elicitationId: waiting.call.id }, agentId);
-      if (outcome instanceof GatewayError) {
-        if (audit !== undefined) this.parts.audit?.record({ ...audit, outcome: 'failed', code: outcome.code });
-        this.spans?.end(agentId, 'error', outcome.code, route.server);
-        return this.sendError(agentId, outcome);
-      }
-      // What goes to the server is exactly what was approved.
-      if (
-        callDigest(agent, route.server, route.original, (msg.params!.arguments ?? {}) as Record<string, unknown>) !== waiting.call.digest
-      ) {
-        return this.sendError(agentId, new GatewayError('MCPG_INTERNAL', 'the call changed while it waited for approval; it was not made'));
-      }
-      // The carrier is taken again: a pooled connection made before the wait may have gone since.
-      const carrier = this.parts.router.carrier(route.conn, this.callerFor(agent));
-      if (carrier instanceof GatewayError) return this.sendError(agentId, carrier);
-      this.checkQuota(msg, { ...route, carrier }, agent, timeoutMs, audit);
-    });
-  }
-
-  /** The agent cancelled a call that waits for approval: it is withdrawn (and, as for any cancelled request, not answered). */
-  /** A cancelled request that is not on a server: a call waiting for approval, withdrawn. */
-  private cancelWaiting(requestId: RequestId, reason: string): void {
-    const waiting = this.approvals.get(requestId);
-    if (waiting === undefined) return;
-    this.approvals.delete(requestId);
-    this.spans?.end(requestId, 'cancelled', undefined, waiting.call.server);
-    waiting.cancel(reason);
+    // New params, a new call: the agent's line no longer says what the server gets, so it is encoded, not spliced.
+    if (target.publicName !== name || target.entry.params.size > 0)
+      return this.runCall({
+        ...call,
+        name: target.publicName,
+        params: { ...params, name: target.publicName, arguments: args },
+        arguments: args,
+        viewed: true,
+      });
+    this.runCall({ ...call, viewed: true });
   }
 
   // ── search mode ─────────────────────────────────────────────────────────────────────────────
@@ -743,7 +653,7 @@ export class AgentSession implements Caller {
    */
   private sendToServer(carrier: Carrier, agentId: RequestId, outbound: OutboundRequest, sending: Sending = {}): void {
     const { release } = sending;
-    // Refused before it is in `inflight`: a quota pass it held ends here (in `inflight`, Calls ends it).
+    // Refused before it is in `inflight`: a pass it held at the gate ends here (in `inflight`, Calls ends it).
     const refuse = (err: unknown): void => {
       release?.();
       this.sendError(agentId, err);
@@ -905,7 +815,7 @@ export class AgentSession implements Caller {
     if (this.outsideView(route.server))
       return this.sendError(
         msg.id,
-        new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${String(msg.params!.name)}`, { detail: { prompt: msg.params!.name } }),
+        new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${String(msg.params?.name)}`, { detail: { prompt: msg.params?.name } }),
       );
     this.sendToServer(route.carrier, msg.id, this.outbound(msg.method, { ...msg.params, name: route.original }), {
       rewrite: (result) => {
@@ -931,8 +841,9 @@ export class AgentSession implements Caller {
   }
 
   /** Discovery mode's meta-tools; the configured identity wins over an agent_id argument. */
-  private callMetaTool(discovery: DiscoveryParts, msg: JsonRpcRequest, name: string): void {
-    const args = (msg.params?.arguments ?? {}) as Record<string, unknown>;
+  private callMetaTool(discovery: DiscoveryParts, call: ToolCall): void {
+    const { msg, name } = call;
+    const args = call.arguments === INVALID ? {} : (call.arguments ?? {});
     const agent = !this.agentExplicit && typeof args.agent_id === 'string' && args.agent_id !== '' ? args.agent_id : this.agent;
     try {
       const outcome = runMetaTool(
@@ -944,8 +855,17 @@ export class AgentSession implements Caller {
         agent === this.agent ? this.parts.own.of(this) : undefined,
       );
       if ('result' in outcome) return this.sendResult(msg.id, outcome.result);
-      msg.params = { ...msg.params, name: outcome.execute.name, arguments: outcome.execute.arguments };
-      this.callTool(msg, agent, outcome.execute.timeoutMs);
+      // execute_tool: a new call of the tool it names, as the agent it names.
+      const executed = toolCall(
+        msg,
+        { ...call.params, name: outcome.execute.name, arguments: outcome.execute.arguments },
+        {
+          agent,
+          timeoutMs: outcome.execute.timeoutMs,
+        },
+      );
+      if (executed instanceof GatewayError) return this.sendError(msg.id, executed);
+      this.runCall(executed);
     } catch (err) {
       this.sendError(msg.id, err);
     }
@@ -1040,7 +960,7 @@ export class AgentSession implements Caller {
         const entry = requestId === undefined ? undefined : this.inflight.get(requestId);
         if (entry === undefined) {
           if (requestId !== undefined)
-            this.cancelWaiting(requestId, typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent');
+            this.gatedCalls?.cancel(requestId, typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent');
           return;
         }
         this.inflight.delete(requestId!);
@@ -1066,7 +986,7 @@ export class AgentSession implements Caller {
   }
 
   private onResponse(msg: JsonRpcResponse): void {
-    // The agent's answer to mcpgate's own URL elicitation of a call waiting for approval: the admin decides, not it.
+    // The agent's answer to mcpgate's own URL elicitation of a call held at the gate: an admin decides, not it.
     if (typeof msg.id === 'string' && msg.id.startsWith(APPROVAL_ELICITATION)) return;
     if (!this.agentRequests.answer(msg)) this.log.debug('dropped an answer to no pending request', { id: msg.id });
   }
@@ -1173,18 +1093,7 @@ export class AgentSession implements Caller {
         }),
       );
     }
-    for (const [agentId, waiting] of this.approvals) {
-      waiting.cancel('the agent disconnected');
-      this.sendError(
-        agentId,
-        new GatewayError(
-          'MCPG_SHUTTING_DOWN',
-          `the session ended; the call of tool "${waiting.call.publicName}" waiting for approval was not made`,
-          { server: waiting.call.server },
-        ),
-      );
-    }
-    this.approvals.clear();
+    this.gatedCalls?.close();
     this.closed = true;
     this.spans?.endAll('MCPG_SHUTTING_DOWN');
     this.inflight.clear();
@@ -1221,7 +1130,7 @@ export interface Call {
   serverId: number;
   /** The server-call span (tracing on only). */
   trace: ServerCallSpan | undefined;
-  /** Ends the call's hold on its calls-in-flight limits (quotas.ts); run once, when the call leaves this table. */
+  /** Ends the call's hold on its calls-in-flight limits (the gate's pass); run once, when the call leaves this table. */
   release?: (() => void) | undefined;
 }
 

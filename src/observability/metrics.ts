@@ -686,7 +686,7 @@ export class GatewayMetrics {
     this.errors.labels(code).inc();
   }
 
-  /** A tool call was refused for being over a limit (gateway/quotas.ts). */
+  /** A tool call was refused for being over a limit (policy/quotas.ts). */
   quotaRefused(level: 'all' | 'server' | 'tool', kind: 'calls' | 'in_flight'): void {
     this.quotaRefusals.labels(level, kind).inc();
   }

@@ -1,6 +1,6 @@
 // Quotas and rate limits in `gateway-rules.json` (`limits`): their shape, validation (every problem
 // with its JSON path, through the caller's `error`/`warn`) and compilation into `CompiledLimits`.
-// Which limits apply to one call is limits-match.ts; counting them is the gateway's (gateway/quotas.ts).
+// Which limits apply to one call is limits-match.ts; counting them is the policy room's (policy/quotas.ts).
 //
 // One shape wherever limits may sit — the top level (counted over every agent together), an agent's
 // entry (counted per agent id; `default`'s per agent that gets it) and a grant (per agent meeting it):
@@ -20,18 +20,43 @@ import { describeValue, isPlainObject, jsonPath } from '../config/issues.js';
 import { frozenMap } from './frozen.js';
 import { compileMatcher, globToRegExp, isGlob, type Matcher } from './globs.js';
 
-/** One limit as written: calls per window and/or calls in flight. `at` names it (its JSON path). */
-export interface LimitSpec {
-  /** The JSON path of the spec in the rules file: its name in errors, status and counter keys. */
-  readonly at: string;
-  /** Calls allowed per window (with `windowMs`), or undefined. */
-  readonly calls: number | undefined;
-  /** The window's length in milliseconds (fixed windows aligned to the epoch), with `calls`. */
-  readonly windowMs: number | undefined;
+/** A limit's calls per window: how many, the window's length (fixed windows aligned to the epoch), and as written. */
+interface PerWindow {
+  readonly calls: number;
+  readonly windowMs: number;
   /** The window as written (`"1m"`), for messages and status. */
-  readonly per: string | undefined;
-  /** Calls allowed on servers at once, or undefined. */
-  readonly inFlight: number | undefined;
+  readonly per: string;
+}
+
+/** A limit without a window: its window fields are there, and undefined. */
+interface NoWindow {
+  readonly calls: undefined;
+  readonly windowMs: undefined;
+  readonly per: undefined;
+}
+
+/**
+ * One limit as written, by its kind: calls per window (`window`), calls on servers at once
+ * (`in_flight`), or both. `at` names it: the JSON path of the spec in the rules file, its name in
+ * errors, status and counter keys. Every kind has every field (undefined where it has none), so a
+ * reader narrows by `kind` and never asserts.
+ */
+export type LimitSpec =
+  | (PerWindow & { readonly kind: 'window'; readonly at: string; readonly inFlight: undefined })
+  | (NoWindow & { readonly kind: 'in_flight'; readonly at: string; readonly inFlight: number })
+  | (PerWindow & { readonly kind: 'both'; readonly at: string; readonly inFlight: number });
+
+/** The limits of a spec that count calls per window. */
+export type WindowLimitSpec = Extract<LimitSpec, { readonly kind: 'window' | 'both' }>;
+/** The limits of a spec that count calls in flight. */
+export type FlightLimitSpec = Extract<LimitSpec, { readonly kind: 'in_flight' | 'both' }>;
+
+export function hasWindow(spec: LimitSpec): spec is WindowLimitSpec {
+  return spec.kind !== 'in_flight';
+}
+
+export function hasInFlight(spec: LimitSpec): spec is FlightLimitSpec {
+  return spec.kind !== 'window';
 }
 
 /** Specs by exact name and by glob: the exact name first, else the first glob (file order) that matches. */
@@ -245,12 +270,22 @@ export class LimitsBuilder {
       ok = false;
     }
     if (!ok) return undefined;
-    return Object.freeze({
-      at: jsonPath(at),
-      calls: calls as number | undefined,
-      windowMs: calls === undefined ? undefined : windowMs,
-      per: per as string | undefined,
-      inFlight: inFlight as number | undefined,
-    });
+    const path = jsonPath(at);
+    // Checked above: a window has calls, per and its length together; inFlight is a whole number.
+    const window = typeof calls === 'number' && typeof per === 'string' && windowMs !== undefined ? { calls, windowMs, per } : undefined;
+    const flight = typeof inFlight === 'number' ? inFlight : undefined;
+    if (window !== undefined && flight !== undefined)
+      return Object.freeze({ kind: 'both', at: path, ...window, inFlight: flight } satisfies LimitSpec);
+    if (window !== undefined) return Object.freeze({ kind: 'window', at: path, ...window, inFlight: undefined } satisfies LimitSpec);
+    if (flight !== undefined)
+      return Object.freeze({
+        kind: 'in_flight',
+        at: path,
+        calls: undefined,
+        windowMs: undefined,
+        per: undefined,
+        inFlight: flight,
+      } satisfies LimitSpec);
+    return undefined;
   }
 }

@@ -1,7 +1,7 @@
 // Canonical JSON: object keys sorted (by UTF-16 code units), no whitespace, numbers and strings as
 // JSON.stringify writes them. Two values that are the same JSON give the same text whatever order
 // their keys came in: what a pin's digest (pins/digest.ts) and a call approval's digest
-// (rules/approvals.ts, gateway/approval-desk.ts) are taken over.
+// (rules/approvals.ts, policy/approval-desk.ts) are taken over.
 
 /**
  * A value that is not an object or array, as JSON (`null` too); undefined for an object or array.

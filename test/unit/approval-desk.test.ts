@@ -1,11 +1,11 @@
-// The approval desk (gateway/approval-desk.ts) in process, over its LocalBoard and a board that
+// The approval desk (policy/approval-desk.ts) in process, over its LocalBoard and a board that
 // delivers whatever it is given (as a Redis board would, after its signature check): a decision
 // applies only to the call whose id and digest it names, and only once; no decision in time is
 // MCPG_APPROVAL_EXPIRED; a cancelled call is withdrawn; past the limit a call is refused at once.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApprovalDesk, LocalBoard, type CallDecision } from '../../src/gateway/approval-desk.js';
+import { ApprovalDesk, LocalBoard, type CallDecision } from '../../src/policy/approval-desk.js';
 import { GatewayError } from '../../src/errors.js';
 import { Logger } from '../../src/observability/logger.js';
 
@@ -31,8 +31,7 @@ class OpenBoard extends LocalBoard {
 describe('approval desk', () => {
   it('approves only the call with the digest it names, once', async () => {
     const board = new OpenBoard();
-    const desk = new ApprovalDesk({ audit: undefined, log });
-    desk.useBoard(board, '');
+    const desk = new ApprovalDesk({ audit: undefined, log, board, worker: '' });
     const waiting = desk.wait(input({ branch: 'main' }));
     assert.ok(!(waiting instanceof GatewayError));
     assert.deepEqual(

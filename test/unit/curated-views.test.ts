@@ -1,12 +1,12 @@
 // Curated views: the rules' `views` compiled (rules/views.ts: every error with its JSON path, warnings
-// for servers .mcp.json lacks) and applied to one agent's lists and calls (gateway/curated-views.ts:
+// for servers .mcp.json lacks) and applied to one agent's lists and calls (policy/curated-views.ts:
 // selection, renames, descriptions, fixed and hidden parameters; a name the view leaves out is unknown).
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseRules } from '../../src/rules/load.js';
 import { GatewayError } from '../../src/errors.js';
-import { viewArguments, viewList, viewTarget } from '../../src/gateway/curated-views.js';
+import { viewArguments, viewList, viewTarget } from '../../src/policy/curated-views.js';
 import { byPath, failure } from '../config/helpers.js';
 
 const FILE = '/srv/gateway-rules.json';

@@ -1,11 +1,11 @@
-// The window math of calls-per-window limits (gateway/quota-window.ts: fixed windows aligned to the
-// epoch) and this worker's own counters (gateway/quota-counters.ts): all or nothing, the n+1th call
+// The window math of calls-per-window limits (policy/quota-window.ts: fixed windows aligned to the
+// epoch) and this worker's own counters (policy/quota-counters.ts): all or nothing, the n+1th call
 // of a window refused with the time to its end, calls in flight released.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { untilWindowEnds, windowStart } from '../../src/gateway/quota-window.js';
-import { LocalQuotaCounters } from '../../src/gateway/quota-counters.js';
+import { untilWindowEnds, windowStart } from '../../src/policy/quota-window.js';
+import { LocalQuotaCounters } from '../../src/policy/quota-counters.js';
 
 void describe('quota windows', () => {
   void it('aligns windows to the epoch, so every worker agrees on them', { timeout: 5000 }, () => {

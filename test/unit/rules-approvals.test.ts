@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { parseRules } from '../../src/rules/load.js';
 import { approvalFor, DEFAULT_APPROVAL_TIMEOUT_MS } from '../../src/rules/approvals.js';
 import { canonicalJson } from '../../src/wire/canonical-json.js';
-import { callDigest } from '../../src/gateway/approval-desk.js';
+import { callDigest } from '../../src/policy/approval-desk.js';
 import { GatewayError } from '../../src/errors.js';
 
 const parse = (raw: unknown) => parseRules(JSON.stringify(raw), '/rules.json', ['github', 'fs']);

@@ -11,7 +11,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../../errors.js';
 import type { Gateway } from '../../gateway/gateway.js';
-import { MAX_REASON_CHARS } from '../../gateway/approval-desk.js';
+import { MAX_REASON_CHARS } from '../../policy/approval-desk.js';
 import { readBody, sendError, sendJson } from './exchange.js';
 
 export const APPROVALS_PATH = '/approvals';

@@ -1,14 +1,15 @@
 // A person's approval of one call (the rules' `approve`): the desk where such a call waits. The
-// agent's session asks `wait`; the call is posted on the board (this process's, or with `--redis`
+// call gate asks `wait`; the call is posted on the board (this process's, or with `--redis`
 // the cluster's: cluster/approval-board.ts) where the console and `mcpgate approve-call` find it;
 // an admin's decision comes back through the board to the worker holding the call, which checks it
 // names this very call — same id, same digest of agent, server, tool and arguments — and lets the
 // call go on once, or answers the agent MCPG_CALL_DENIED. No decision before the rule's timeout:
 // MCPG_APPROVAL_EXPIRED. The server is never called before an approval. Every step is audited.
-// The session asks `wait` after routing, with the server not called; the desk posts the call on its
-// board (a `LocalBoard`, or the cluster's in Redis), times it out, and applies a decision that names
-// the call's id and digest once (single use). The session then sends the call with its digest checked
-// again. `notifications/cancelled` and the session's end withdraw a waiting call.
+// The call gate (call-gate.ts) asks `wait` after routing, with the server not called; the desk posts
+// the call on its board (a `LocalBoard`, or the cluster's in Redis, given at construction), times it
+// out, and applies a decision that names the call's id and digest once (single use). The gate then
+// lets the call go with its digest checked again. `notifications/cancelled` and the session's end
+// withdraw a waiting call.
 // Each waiting call has a timer; at most MAX_WAITING (1000) wait per process.
 
 import { createHash, randomUUID } from 'node:crypto';
@@ -145,30 +146,26 @@ export interface ApprovalDeskOptions {
   audit: AuditLog | undefined;
   log: Logger;
   maxWaiting?: number;
+  /** With `--redis`: the cluster's board (cluster/approval-board.ts); absent: this process's own. */
+  board?: ApprovalBoard;
+  /** This worker's id in a cluster ('' alone). */
+  worker?: string;
+  /** The console's base URL (`http://HOST:PORT/ui`) once the HTTP front listens; undefined before or without it. */
+  consoleBase?: () => string | undefined;
 }
 
 export class ApprovalDesk {
   private readonly waiters = new Map<string, Waiter>();
-  private board: ApprovalBoard = new LocalBoard();
+  private readonly board: ApprovalBoard;
   private readonly maxWaiting: number;
-  /** The console's base URL (`http://HOST:PORT/ui`), set once the HTTP front listens. */
-  consoleBase: string | undefined;
-  /** This worker's id in a cluster ('' alone). */
-  worker = '';
+  private readonly worker: string;
   private closed = false;
 
   constructor(private readonly o: ApprovalDeskOptions) {
     this.maxWaiting = o.maxWaiting ?? MAX_WAITING;
+    this.board = o.board ?? new LocalBoard();
+    this.worker = o.worker ?? '';
     this.board.subscribe((decision) => this.deliver(decision));
-  }
-
-  /** With `--redis`: share pending calls and decisions with every worker. */
-  useBoard(board: ApprovalBoard, worker: string): void {
-    const old = this.board;
-    this.board = board;
-    this.worker = worker;
-    board.subscribe((decision) => this.deliver(decision));
-    void old.close();
   }
 
   /** How many calls wait here now. */
@@ -178,7 +175,8 @@ export class ApprovalDesk {
 
   /** The console's page of pending call `id`. */
   urlOf(id: string): string | undefined {
-    return this.consoleBase === undefined ? undefined : `${this.consoleBase}/approvals/${encodeURIComponent(id)}`;
+    const base = this.o.consoleBase?.();
+    return base === undefined ? undefined : `${base}/approvals/${encodeURIComponent(id)}`;
   }
 
   /** Posts the call and waits for an admin's decision (or the timeout); the error when it cannot wait. */

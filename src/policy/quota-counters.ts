@@ -1,6 +1,6 @@
-// Counters of the rules' limits (gateway/quotas.ts asks them): what one check asks, what it is
-// answered, the contract of the cluster's shared counters (`SharedQuotaCounters`, implemented on
-// Redis by cluster/quota-counters.ts and given by the composition root), and this worker's own
+// Counters of the rules' limits (quotas.ts asks them): what one check asks, what it is answered,
+// the contract of the cluster's shared counters (`SharedQuotaCounters`, implemented on Redis by
+// cluster/redis-quota-counters.ts and given by the composition root), and this worker's own
 // counters (`LocalQuotaCounters`), used without --redis and while Redis cannot be asked.
 //
 // A check is all or nothing: every limit of the call is looked at first, and only if all pass is
@@ -44,10 +44,15 @@ export interface SharedQuotaCounters {
   /** False while Redis is down: checks go to the local counters without trying. */
   readonly up: boolean;
   take(ask: CounterAsk): Promise<CounterAnswer>;
+  /** What `take` would answer now, counting nothing (a call that must wait for a person first). */
+  peek(ask: CounterAsk): Promise<CounterAnswer>;
   /** Ends calls in flight counted by `take` (one per key). Never throws; Redis down is made good on reconnect. */
   release(keys: readonly string[]): void;
   read(windows: readonly Omit<WindowAsk, 'limit'>[], inFlight: readonly string[]): Promise<CounterReading>;
 }
+
+/** A counter a status reads: its key and, for a window, its length. */
+export type ReadWindow = Omit<WindowAsk, 'limit'>;
 
 /** Counters this worker keeps past which the oldest is forgotten (that key's count starts again). */
 const MAX_KEYS = 100_000;
@@ -63,15 +68,8 @@ export class LocalQuotaCounters {
 
   take(ask: CounterAsk): CounterAnswer {
     const now = this.now();
-    for (let i = 0; i < ask.windows.length; i++) {
-      const w = ask.windows[i]!;
-      if (this.used(w.key, w.windowMs, now) + 1 > w.limit)
-        return { ok: false, window: true, index: i, retryAfterMs: untilWindowEnds(now, w.windowMs) };
-    }
-    for (let i = 0; i < ask.inFlight.length; i++) {
-      const f = ask.inFlight[i]!;
-      if ((this.flights.get(f.key) ?? 0) + 1 > f.limit) return { ok: false, window: false, index: i, retryAfterMs: 0 };
-    }
+    const over = this.over(ask, now);
+    if (over !== undefined) return over;
     for (const w of ask.windows) {
       const start = windowStart(now, w.windowMs);
       const entry = this.windows.get(w.key);
@@ -87,6 +85,25 @@ export class LocalQuotaCounters {
       this.flights.set(f.key, (this.flights.get(f.key) ?? 0) + 1);
     }
     return PASSED;
+  }
+
+  /** What `take` would answer now, counting nothing. */
+  peek(ask: CounterAsk): CounterAnswer {
+    return this.over(ask, this.now()) ?? PASSED;
+  }
+
+  /** The first limit of `ask` one more call would pass, or undefined when every one has room. */
+  private over(ask: CounterAsk, now: number): CounterAnswer | undefined {
+    for (let i = 0; i < ask.windows.length; i++) {
+      const w = ask.windows[i]!;
+      if (this.used(w.key, w.windowMs, now) + 1 > w.limit)
+        return { ok: false, window: true, index: i, retryAfterMs: untilWindowEnds(now, w.windowMs) };
+    }
+    for (let i = 0; i < ask.inFlight.length; i++) {
+      const f = ask.inFlight[i]!;
+      if ((this.flights.get(f.key) ?? 0) + 1 > f.limit) return { ok: false, window: false, index: i, retryAfterMs: 0 };
+    }
+    return undefined;
   }
 
   release(keys: readonly string[]): void {

@@ -1,11 +1,11 @@
-// The counters of the rules' limits shared by every worker of a cluster, in Redis (the gateway's
-// contract is `SharedQuotaCounters`, gateway/quota-counters.ts; the composition root hands this to
-// it). Two small Lua scripts of our own rather than a library such as rate-limiter-flexible: one
+// The counters of the rules' limits shared by every worker of a cluster, in Redis: the policy room's
+// `SharedQuotaCounters` (policy/quota-counters.ts), handed to the quotas at their construction by the
+// composition root. Two small Lua scripts of our own rather than a library such as rate-limiter-flexible: one
 // call's limits (its agent's, its server's, its tool's) must be checked together and counted only if
 // all pass, and calls in flight must be released even when a worker dies — neither fits a
 // library's one-key limiter, and each script is a few lines over plain hashes.
 //
-// Calls per window: fixed windows aligned to the epoch (gateway/quota-window.ts says why), one hash
+// Calls per window: fixed windows aligned to the epoch (policy/quota-window.ts says why), one hash
 // per counter (`s`: the window's start, `n`: calls counted), the window taken from Redis's own clock
 // (TIME) so workers with skewed clocks still share one window; the key expires a second after its
 // window ends. Calls in flight: one hash per counter, a field per worker holding that worker's calls
@@ -17,12 +17,14 @@
 //
 // The scripts build the lease keys they read from the field names, so they need one Redis (not a
 // Redis Cluster, where every key must be named in KEYS); mcpgate's cluster uses one Redis.
-// Besides the check: a release, and a read for the status. It has its own Redis connection with the
+// Besides the check: the same check counting nothing (peek), a release, and a read for the status. It has its own Redis connection with the
 // directory's settings (redis-connection.ts), and is owned by `Cluster` (`quotas`).
 
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { redisConnection } from './redis-connection.js';
 import type { Logger } from '../observability/logger.js';
+import type { CounterAnswer, CounterAsk, CounterReading, ReadWindow, SharedQuotaCounters } from '../policy/quota-counters.js';
 import { workerId } from './worker-id.js';
 
 const PREFIX = 'mcpgate:quota:';
@@ -37,7 +39,7 @@ const MAX_TOUCHED = 10_000;
 /**
  * KEYS: the windows' hashes, then the in-flight hashes. ARGV: number of windows, this worker's
  * lease id, the lease key prefix, the lease TTL, then (limit, window ms) per window, then the limit
- * per in-flight counter. Returns {0} (counted), {1, i, ms} (window i is full for ms more), or
+ * per in-flight counter, then `take` or `peek` (check only, count nothing). Returns {0} (counted), {1, i, ms} (window i is full for ms more), or
  * {2, j, 0} (in-flight counter j is full).
  */
 const TAKE = `local nw = tonumber(ARGV[1])
@@ -68,6 +70,7 @@ for j = 1, #KEYS - nw do
   end
   if used + 1 > tonumber(ARGV[base + j]) then return {2, j - 1, 0} end
 end
+if ARGV[#ARGV] == 'peek' then return {0} end
 for i = 1, nw do
   local win = tonumber(ARGV[4 + i * 2])
   if tonumber(redis.call('HGET', KEYS[i], 's')) == starts[i] then redis.call('HINCRBY', KEYS[i], 'n', 1)
@@ -111,28 +114,18 @@ for j = nw + 1, #KEYS do
 end
 return out`;
 
-interface WindowAsk {
-  readonly key: string;
-  readonly limit: number;
-  readonly windowMs: number;
-}
+const PASSED: CounterAnswer = Object.freeze({ ok: true });
 
-interface FlightAsk {
-  readonly key: string;
-  readonly limit: number;
-}
-
-type Answer =
-  { readonly ok: true } | { readonly ok: false; readonly window: boolean; readonly index: number; readonly retryAfterMs: number };
-
-const PASSED: Answer = Object.freeze({ ok: true });
-
-/** The scripts as ioredis commands: sent by their digest (EVALSHA), the text only when Redis lacks it. */
+/** A script sent by its digest (EVALSHA), its text only when Redis lacks it (a restart, SCRIPT FLUSH). */
 type Script = (numKeys: number, ...args: (string | number)[]) => Promise<unknown>;
-interface Scripts {
-  mcpgateQuotaTake: Script;
-  mcpgateQuotaRelease: Script;
-  mcpgateQuotaRead: Script;
+
+function script(redis: Redis, lua: string): Script {
+  const sha = createHash('sha1').update(lua).digest('hex');
+  return (numKeys, ...args) =>
+    redis.evalsha(sha, numKeys, ...args).catch((err: unknown) => {
+      if (err instanceof Error && err.message.startsWith('NOSCRIPT')) return redis.eval(lua, numKeys, ...args);
+      throw err;
+    });
 }
 
 export interface RedisQuotaCountersOptions {
@@ -140,9 +133,9 @@ export interface RedisQuotaCountersOptions {
   log: Logger;
 }
 
-export class RedisQuotaCounters {
+export class RedisQuotaCounters implements SharedQuotaCounters {
   private readonly redis: Redis;
-  private readonly scripts: Scripts;
+  private readonly scripts: { readonly take: Script; readonly release: Script; readonly read: Script };
   /** This process's lease: the worker id and a boot nonce (a restarted worker with the same pid holds nothing). */
   private readonly me = `${workerId()}#${Math.random().toString(36).slice(2, 10)}`;
   private timer: NodeJS.Timeout | undefined;
@@ -155,10 +148,7 @@ export class RedisQuotaCounters {
 
   constructor(private readonly o: RedisQuotaCountersOptions) {
     this.redis = redisConnection(o.url);
-    this.redis.defineCommand('mcpgateQuotaTake', { lua: TAKE });
-    this.redis.defineCommand('mcpgateQuotaRelease', { lua: RELEASE });
-    this.redis.defineCommand('mcpgateQuotaRead', { lua: READ });
-    this.scripts = this.redis as unknown as Scripts;
+    this.scripts = { take: script(this.redis, TAKE), release: script(this.redis, RELEASE), read: script(this.redis, READ) };
     this.redis.on('ready', () => {
       this.isUp = true;
       void this.resync();
@@ -186,14 +176,23 @@ export class RedisQuotaCounters {
     this.timer.unref();
   }
 
-  async take(ask: { readonly windows: readonly WindowAsk[]; readonly inFlight: readonly FlightAsk[] }): Promise<Answer> {
+  take(ask: CounterAsk): Promise<CounterAnswer> {
+    return this.check(ask, 'take');
+  }
+
+  peek(ask: CounterAsk): Promise<CounterAnswer> {
+    return this.check(ask, 'peek');
+  }
+
+  private async check(ask: CounterAsk, how: 'take' | 'peek'): Promise<CounterAnswer> {
     const keys = [...ask.windows.map((w) => PREFIX + w.key), ...ask.inFlight.map((f) => PREFIX + f.key)];
     const args: (string | number)[] = [ask.windows.length, this.me, LEASE_PREFIX, LEASE_MS];
     for (const w of ask.windows) args.push(w.limit, w.windowMs);
     for (const f of ask.inFlight) args.push(f.limit);
-    const answer = (await this.scripts.mcpgateQuotaTake(keys.length, ...keys, ...args)) as number[];
+    args.push(how);
+    const answer = (await this.scripts.take(keys.length, ...keys, ...args)) as number[];
     if (answer[0] === 0) {
-      for (const f of ask.inFlight) this.hold(f.key, 1);
+      if (how === 'take') for (const f of ask.inFlight) this.hold(f.key, 1);
       return PASSED;
     }
     return { ok: false, window: answer[0] === 1, index: Number(answer[1]), retryAfterMs: Math.max(1, Number(answer[2])) };
@@ -205,7 +204,7 @@ export class RedisQuotaCounters {
       for (const key of keys) this.markStale(key);
       return;
     }
-    this.scripts.mcpgateQuotaRelease(keys.length, ...keys.map((k) => PREFIX + k), this.me).catch((err: unknown) => {
+    this.scripts.release(keys.length, ...keys.map((k) => PREFIX + k), this.me).catch((err: unknown) => {
       for (const key of keys) this.markStale(key);
       this.o.log.debug('could not release calls in flight in redis; written again on reconnect', {
         error: err instanceof Error ? err.message : String(err),
@@ -213,13 +212,10 @@ export class RedisQuotaCounters {
     });
   }
 
-  async read(
-    windows: readonly { key: string; windowMs: number }[],
-    inFlight: readonly string[],
-  ): Promise<{ windows: number[]; inFlight: number[] }> {
+  async read(windows: readonly ReadWindow[], inFlight: readonly string[]): Promise<CounterReading> {
     const keys = [...windows.map((w) => PREFIX + w.key), ...inFlight.map((k) => PREFIX + k)];
     if (keys.length === 0) return { windows: [], inFlight: [] };
-    const out = (await this.scripts.mcpgateQuotaRead(
+    const out = (await this.scripts.read(
       keys.length,
       ...keys,
       windows.length,

@@ -1,5 +1,5 @@
 // The window math of calls-per-window limits, shared by this worker's counters (quota-counters.ts)
-// and, in Lua, by the cluster's (cluster/quota-counters.ts): fixed windows aligned to the epoch.
+// and, in Lua, by the cluster's (cluster/redis-quota-counters.ts): fixed windows aligned to the epoch.
 //
 // Fixed rather than sliding: every worker agrees on a window's bounds from the clock alone (no
 // coordination, no per-call timestamps kept), a window is one counter (one small Redis hash, one

@@ -1,8 +1,9 @@
 // Quotas and rate limits on tool calls: which of the rules' `limits` apply to a call
 // (rules/limits-match.ts), their counters (quota-counters.ts: this worker's own, or the cluster's on
-// Redis), and the refusal an agent gets when one is over: MCP's rate-limited error (-32023,
-// `MCPG_RATE_LIMITED`), counted in `mcpgate_quota_refused_total` and written to the audit trail by
-// the session.
+// Redis, given at construction), and the refusal an agent gets when one is over: MCP's rate-limited
+// error (-32023, `MCPG_RATE_LIMITED`), counted in `mcpgate_quota_refused_total` and written to the
+// audit trail by the call gate's caller. `peek` checks without counting: a call that must first wait
+// for a person's approval is refused before it waits if its limits would refuse it now.
 //
 // Cost: rules without `limits` cost a call one property read (`active`): nothing is looked up,
 // allocated or sent to Redis. With Redis down (or failing a check) a check uses this worker's own
@@ -15,6 +16,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Claims } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
 import { limitsFor, namedLimits, type AppliedLimit } from '../rules/limits-match.js';
+import { hasInFlight, hasWindow } from '../rules/limits.js';
 import {
   LocalQuotaCounters,
   type CounterAnswer,
@@ -37,8 +39,29 @@ export interface QuotaPass {
   readonly release: QuotaRelease;
 }
 
+/** What a rate-limited refusal adds to the audit record and tells the front (429 and Retry-After). */
+export interface RateLimitDetail {
+  readonly retryAfterMs: number;
+  readonly limit?: number | undefined;
+  readonly remaining?: number;
+  readonly quota: {
+    readonly rule: string;
+    readonly level: AppliedLimit['level'];
+    readonly kind: 'calls' | 'in_flight';
+    readonly subject: string;
+    readonly per?: string | undefined;
+    readonly limit: number | undefined;
+  };
+}
+
+/** A call over one of its limits: the error to answer (MCPG_RATE_LIMITED) and what it says. */
+export interface QuotaRefusal {
+  readonly error: GatewayError;
+  readonly limited: RateLimitDetail;
+}
+
 /** The outcome of a check: passed, or the refusal to send. */
-export type QuotaOutcome = QuotaPass | GatewayError;
+export type QuotaOutcome = QuotaPass | QuotaRefusal;
 
 const NOTHING_HELD: QuotaPass = Object.freeze({ release: () => undefined });
 
@@ -82,10 +105,21 @@ interface Shown {
   limit: AppliedLimit;
 }
 
+export interface QuotasOptions {
+  rules: () => Rules;
+  metrics: GatewayMetrics;
+  log: Logger;
+  /** The cluster's counters (--redis, cluster/redis-quota-counters.ts); absent: this worker's own. */
+  shared?: SharedQuotaCounters | undefined;
+  now?: () => number;
+}
+
 export class Quotas {
   private readonly local: LocalQuotaCounters;
-  /** The cluster's counters (--redis), set by the composition root once the cluster exists. */
-  private shared: SharedQuotaCounters | undefined;
+  private readonly shared: SharedQuotaCounters | undefined;
+  private readonly rules: () => Rules;
+  private readonly metrics: GatewayMetrics;
+  private readonly log: Logger;
   private localChecks = 0;
   /** The last time a check fell back to local counters (ms since the epoch), for status. */
   private lastFallback: number | undefined;
@@ -95,18 +129,34 @@ export class Quotas {
   private readonly plans = new Map<string, Plan>();
   private plansOf: Rules | undefined;
 
-  constructor(
-    private readonly rules: () => Rules,
-    private readonly metrics: GatewayMetrics,
-    private readonly log: Logger,
-    now?: () => number,
-  ) {
-    this.local = new LocalQuotaCounters(now);
+  constructor(o: QuotasOptions) {
+    this.rules = o.rules;
+    this.metrics = o.metrics;
+    this.log = o.log;
+    this.shared = o.shared;
+    this.local = new LocalQuotaCounters(o.now);
   }
 
-  /** Counts on the cluster's counters from now on (undefined: this worker's own). */
-  share(counters: SharedQuotaCounters | undefined): void {
-    this.shared = counters;
+  /**
+   * Whether a call of `tool` on `server` by `agent` would pass its limits now, counting nothing:
+   * undefined when it would (or no limit applies), else the refusal; a promise while the cluster's
+   * counters are asked.
+   */
+  peek(
+    agent: string,
+    server: string,
+    tool: string,
+    claims: Claims | undefined,
+  ): QuotaRefusal | Promise<QuotaRefusal | undefined> | undefined {
+    const plan = this.planOf(agent, server, tool, claims);
+    if (plan === undefined) return undefined;
+    const decide = (answer: CounterAnswer): QuotaRefusal | undefined => (answer.ok ? undefined : this.refusal(plan, answer, server));
+    const shared = this.shared;
+    if (shared === undefined) return decide(this.local.peek(plan.ask));
+    if (!shared.up) return decide(this.peekLocally(plan.ask, 'Redis is down'));
+    return shared
+      .peek(plan.ask)
+      .then(decide, (err: unknown) => decide(this.peekLocally(plan.ask, err instanceof Error ? err.message : String(err))));
   }
 
   /**
@@ -118,13 +168,7 @@ export class Quotas {
     const plan = this.planOf(agent, server, tool, claims);
     if (plan === undefined) return undefined;
     const decide = (answer: CounterAnswer, counters: { release(keys: readonly string[]): void }): QuotaOutcome => {
-      if (!answer.ok)
-        return this.refuse(
-          answer.window ? plan.windowLimits[answer.index]! : plan.flightLimits[answer.index]!,
-          answer.window,
-          answer.retryAfterMs,
-          server,
-        );
+      if (!answer.ok) return this.refusal(plan, answer, server);
       if (plan.flightKeys.length === 0) return NOTHING_HELD;
       let held = true;
       return {
@@ -176,13 +220,13 @@ export class Quotas {
     const flightLimits: AppliedLimit[] = [];
     for (const limit of applied) {
       const spec = limit.spec;
-      if (spec.calls !== undefined && spec.windowMs !== undefined) {
+      if (hasWindow(spec)) {
         const key = windowKey(limit.subject, spec.at, spec.windowMs);
         windows.push({ key, limit: spec.calls, windowMs: spec.windowMs });
         windowLimits.push(limit);
         this.show(key, limit);
       }
-      if (spec.inFlight !== undefined) {
+      if (hasInFlight(spec)) {
         const key = flightKey(limit.subject, spec.at);
         inFlight.push({ key, limit: spec.inFlight });
         flightLimits.push(limit);
@@ -193,6 +237,17 @@ export class Quotas {
   }
 
   private takeLocally(ask: CounterAsk, why: string): CounterAnswer {
+    this.fellBack(why);
+    return this.local.take(ask);
+  }
+
+  private peekLocally(ask: CounterAsk, why: string): CounterAnswer {
+    this.fellBack(why);
+    return this.local.peek(ask);
+  }
+
+  /** A check went to this worker's counters while in a cluster: counted, and logged once a minute at most. */
+  private fellBack(why: string): void {
     this.localChecks += 1;
     this.metrics.quotaLocalCheck();
     const now = Date.now();
@@ -202,31 +257,34 @@ export class Quotas {
         `limits are counted on this worker alone: the cluster's Redis cannot be asked (${why}); each worker limits on its own until it can`,
       );
     this.lastFallback = now;
-    return this.local.take(ask);
   }
 
-  private refuse(limit: AppliedLimit, window: boolean, retryAfterMs: number, server: string): GatewayError {
+  private refusal(plan: Plan, answer: Exclude<CounterAnswer, { ok: true }>, server: string): QuotaRefusal {
+    const limit = answer.window ? plan.windowLimits[answer.index]! : plan.flightLimits[answer.index]!;
+    return this.refuse(limit, answer.window, answer.retryAfterMs, server);
+  }
+
+  private refuse(limit: AppliedLimit, window: boolean, retryAfterMs: number, server: string): QuotaRefusal {
     const spec = limit.spec;
     const kind = window ? 'calls' : 'in_flight';
     this.metrics.quotaRefused(limit.level, kind);
     const wait = window ? retryAfterMs : IN_FLIGHT_RETRY_MS;
     const whose = limit.subject === '*' ? 'every agent together' : `agent ${JSON.stringify(limit.subject)}`;
-    const what = window ? `${spec.calls!} calls per ${spec.per!}` : `${spec.inFlight!} calls in flight`;
+    const counted = window && hasWindow(spec) ? spec : undefined;
+    const what = counted !== undefined ? `${counted.calls} calls per ${counted.per}` : `${spec.inFlight} calls in flight`;
     const message = `rate limited: ${whose} reached the limit ${spec.at} (${what}); try again in ${Math.ceil(wait / 1000)} s`;
-    return new GatewayError('MCPG_RATE_LIMITED', message, {
-      server,
-      detail: {
-        retryAfterMs: wait,
-        ...(window && { limit: spec.calls, remaining: 0 }),
-        quota: {
-          rule: spec.at,
-          level: limit.level,
-          kind,
-          subject: limit.subject,
-          ...(window ? { per: spec.per, limit: spec.calls } : { limit: spec.inFlight }),
-        },
+    const detail = {
+      retryAfterMs: wait,
+      ...(counted !== undefined && { limit: counted.calls, remaining: 0 }),
+      quota: {
+        rule: spec.at,
+        level: limit.level,
+        kind,
+        subject: limit.subject,
+        ...(counted !== undefined ? { per: counted.per, limit: counted.calls } : { limit: spec.inFlight }),
       },
-    });
+    } satisfies RateLimitDetail;
+    return { error: new GatewayError('MCPG_RATE_LIMITED', message, { server, detail }), limited: detail };
   }
 
   private show(key: string, limit: AppliedLimit): void {
@@ -244,14 +302,19 @@ export class Quotas {
     const byKey = new Map<string, Shown>();
     for (const limit of namedLimits(rules)) {
       const spec = limit.spec;
-      if (spec.calls !== undefined && spec.windowMs !== undefined)
-        byKey.set(windowKey(limit.subject, spec.at, spec.windowMs), { subject: limit.subject, limit });
-      if (spec.inFlight !== undefined) byKey.set(flightKey(limit.subject, spec.at), { subject: limit.subject, limit });
+      if (hasWindow(spec)) byKey.set(windowKey(limit.subject, spec.at, spec.windowMs), { subject: limit.subject, limit });
+      if (hasInFlight(spec)) byKey.set(flightKey(limit.subject, spec.at), { subject: limit.subject, limit });
     }
     for (const [key, shown] of [...this.shown].reverse()) if (!byKey.has(key) && byKey.size < MAX_SHOWN * 2) byKey.set(key, shown);
     const entries = [...byKey];
-    const windows = entries.filter(([key]) => key.startsWith(WINDOW)).map(([key, s]) => ({ key, windowMs: s.limit.spec.windowMs!, s }));
-    const flights = entries.filter(([key]) => key.startsWith(FLIGHT)).map(([key, s]) => ({ key, s }));
+    const windows = entries.flatMap(([key, s]) => {
+      const spec = s.limit.spec;
+      return key.startsWith(WINDOW) && hasWindow(spec) ? [{ key, windowMs: spec.windowMs, spec, s }] : [];
+    });
+    const flights = entries.flatMap(([key, s]) => {
+      const spec = s.limit.spec;
+      return key.startsWith(FLIGHT) && hasInFlight(spec) ? [{ key, spec, s }] : [];
+    });
     const shared = this.shared;
     let counters: QuotaStatus['counters'] = shared === undefined ? 'local' : 'shared';
     let note: string | undefined;
@@ -277,8 +340,8 @@ export class Quotas {
         rule: w.s.limit.spec.at,
         level: w.s.limit.level,
         kind: 'calls',
-        limit: w.s.limit.spec.calls!,
-        per: w.s.limit.spec.per!,
+        limit: w.spec.calls,
+        per: w.spec.per,
         used: reading.windows[i] ?? 0,
       })),
       ...flights.map((f, i): QuotaCounterStatus => ({
@@ -286,7 +349,7 @@ export class Quotas {
         rule: f.s.limit.spec.at,
         level: f.s.limit.level,
         kind: 'in_flight',
-        limit: f.s.limit.spec.inFlight!,
+        limit: f.spec.inFlight,
         used: reading.inFlight[i] ?? 0,
       })),
     ];
