@@ -14,17 +14,18 @@ import { EXPECTED, inheritEnvField, remoteEntry, reportZodIssues, SAFE_NAME, std
 import type { Context, Expand, Issue } from './read-context.js';
 import { readAuth, readEra, readPrefix, readRoots, readStart, toInheritEnv } from './entry-fields.js';
 import { readLimits, sessionsAndPool } from './pool-and-limits.js';
+import { NO_SANDBOX_DEFAULT, readSandbox, readSandboxDefault } from './sandbox-fields.js';
 
 /** Validates and expands a parsed `.mcp.json`; throws `MCPG_CONFIG_INVALID` listing every error. */
 export function buildServersConfig(raw: unknown, file: string, env: Env): ServersConfig {
-  const ctx: Context = { file, env, errors: [], warnings: [], limits: DEFAULT_LIMITS, inheritEnv: undefined };
+  const ctx: Context = { file, env, errors: [], warnings: [], limits: DEFAULT_LIMITS, inheritEnv: undefined, sandbox: NO_SANDBOX_DEFAULT };
   const issue = (segments: readonly PropertyKey[], message: string): ConfigIssue => ({ file, path: jsonPath(segments), message });
   const servers: ServerConfig[] = [];
   if (!isPlainObject(raw)) {
     ctx.errors.push(issue([], `expected an object with a "mcpServers" key, got ${describeValue(raw)}`));
   } else {
     for (const key of Object.keys(raw)) {
-      if (key !== 'mcpServers' && key !== 'limits' && key !== 'inheritEnv')
+      if (key !== 'mcpServers' && key !== 'limits' && key !== 'inheritEnv' && key !== 'sandbox')
         ctx.warnings.push(issue([key], `unknown top-level key "${key}" is ignored`));
     }
     if (raw.inheritEnv !== undefined) {
@@ -33,6 +34,7 @@ export function buildServersConfig(raw: unknown, file: string, env: Env): Server
       else ctx.errors.push(issue(['inheritEnv'], `expected ${EXPECTED.inheritEnv}, got ${describeValue(raw.inheritEnv)}`));
     }
     ctx.limits = readLimits(raw.limits, DEFAULT_LIMITS, ['limits'], ctx);
+    ctx.sandbox = readSandboxDefault(raw.sandbox, ctx, issue);
     const entries = raw.mcpServers;
     if (entries === undefined) ctx.errors.push(issue(['mcpServers'], 'missing; expected an object mapping server names to servers'));
     else if (!isPlainObject(entries)) {
@@ -143,6 +145,7 @@ function toStdio(name: string, raw: z.output<typeof stdioEntry>, expand: Expand,
     // Set only when the file says so, so the snapshot of an entry without it is unchanged.
     ...(raw.era !== undefined && { era: raw.era }),
     ...readStart(name, raw.start, raw.idleStop, raw.sessions, ctx, issue),
+    ...readSandbox(name, raw.sandbox, command, expand, ctx, issue),
   });
 }
 

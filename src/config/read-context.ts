@@ -3,6 +3,7 @@
 
 import type { ConfigIssue, InheritEnv, ServerLimits } from './types.js';
 import type { Env } from './expand.js';
+import type { SandboxDefault } from './sandbox-fields.js';
 
 /** One file's reading: where, with which environment and defaults, and what was found wrong. */
 export interface Context {
@@ -14,6 +15,8 @@ export interface Context {
   readonly warnings: ConfigIssue[];
   /** The file's top-level `inheritEnv` (the default for stdio entries); undefined: `safe`. */
   inheritEnv: InheritEnv | undefined;
+  /** The file's top-level `sandbox` (the default for stdio entries). */
+  sandbox: SandboxDefault;
 }
 
 /** Expands `${VAR}` in one value of the entry, reporting an error at its path. */
