@@ -17,30 +17,14 @@ import path from 'node:path';
 import type { SandboxSettings } from '../../../config/types.js';
 import { resolveCommand } from './group-launch.js';
 import { presetPaths } from './sandbox-presets.js';
+import { findBwrap } from '../../../config/sandbox-mechanism.js';
+
+export { sandboxUnavailable } from '../../../config/sandbox-mechanism.js';
 
 /** System folders every sandbox sees read-only (a symlink among them stays a symlink, as on merged-/usr systems). */
 const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
 
 type Env = Readonly<Record<string, string | undefined>>;
-
-/** Why a sandbox cannot be made here; undefined when bubblewrap is at hand. */
-export function sandboxUnavailable(env: Env = process.env): string | undefined {
-  if (process.platform !== 'linux')
-    return `sandboxes need Linux with bubblewrap; this is ${process.platform} (remove the "sandbox" setting to run the server unsandboxed)`;
-  if (findBwrap(env) === undefined)
-    return 'bubblewrap (bwrap) was not found on PATH or in /usr/bin; install it (Debian and Ubuntu: apt-get install bubblewrap)';
-  return undefined;
-}
-
-let bwrapPath: string | null | undefined;
-
-/** The bwrap executable: /usr/bin/bwrap, else the first on mcpgate's PATH. */
-export function findBwrap(env: Env = process.env): string | undefined {
-  if (bwrapPath === undefined) {
-    bwrapPath = existsSync('/usr/bin/bwrap') ? '/usr/bin/bwrap' : (resolveCommand('bwrap', env, '/') ?? null);
-  }
-  return bwrapPath ?? undefined;
-}
 
 let prlimitPath: string | null | undefined;
 
