@@ -171,7 +171,7 @@ describe('a sandboxed server sees only what its entry grants', { skip: UNAVAILAB
   });
 });
 
-describe('network "none" and "full"', { skip: UNAVAILABLE, timeout: 120_000 }, () => {
+describe('network "none" and "full", and a memory limit', { skip: UNAVAILABLE, timeout: 120_000 }, () => {
   let at: Layout;
   let gw: GatewayProcess;
   let target: { server: Server; port: number };
@@ -185,7 +185,8 @@ describe('network "none" and "full"', { skip: UNAVAILABLE, timeout: 120_000 }, (
       cwd: at.project,
       sandbox: { read: await codeRead(), network },
     });
-    const config = await writeMcpJson(at, { closed: await probe('none'), open: await probe('full') });
+    const small = { ...(await probe('none')), sandbox: { read: await codeRead(), memoryMb: 160 } };
+    const config = await writeMcpJson(at, { closed: await probe('none'), open: await probe('full'), small });
     gw = await startGateway({ config, env: { HOME: at.home } });
   });
 
@@ -199,6 +200,12 @@ describe('network "none" and "full"', { skip: UNAVAILABLE, timeout: 120_000 }, (
     assert.match(await call(gw, 'closed__connect', { host: '127.0.0.1', port: target.port, viaProxy: false }), /^denied ECONNREFUSED/);
     assert.equal(await call(gw, 'closed__connect', { host: '127.0.0.1', port: target.port, viaProxy: true }), 'denied no-proxy');
     assert.equal(await call(gw, 'open__connect', { host: '127.0.0.1', port: target.port, viaProxy: false }), 'ok hello');
+  });
+
+  it('"memoryMb" caps what the server can allocate', async () => {
+    assert.equal(await call(gw, 'open__alloc', { mb: 256 }), `ok ${256 * 1024 * 1024}`);
+    assert.match(await call(gw, 'small__alloc', { mb: 256 }), /^denied /);
+    assert.equal(await call(gw, 'small__alloc', { mb: 8 }), `ok ${8 * 1024 * 1024}`, 'and serves on within it');
   });
 });
 

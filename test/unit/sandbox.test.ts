@@ -17,6 +17,9 @@ import { sandboxLaunch } from '../../src/servers/transports/stdio/sandbox-launch
 import { hostAllowed, SandboxProxy } from '../../src/servers/transports/stdio/network-proxy.js';
 import { sandboxHint } from '../../src/servers/transports/stdio/sandbox-hints.js';
 import { proposeSandbox } from '../../src/cli/import/sandbox-proposal.js';
+import { runCheck } from '../../src/cli/check.js';
+import { sandboxUnavailable } from '../../src/config/sandbox-mechanism.js';
+import { writeFileSync } from 'node:fs';
 
 const ENV = { HOME: '/home/me', PATH: '/usr/bin:/bin' };
 const load = (json: unknown): StdioServerConfig[] =>
@@ -269,5 +272,35 @@ describe('mcpgate import proposes a sandbox', () => {
     assert.deepEqual(proposeSandbox({ command: 'uvx', args: ['mcp-server-fetch'] })?.sandbox, { network: 'full' });
     assert.equal(proposeSandbox({ url: 'https://x' }), undefined);
     assert.equal(proposeSandbox({ command: 'node', sandbox: false }), undefined, 'its own setting is kept');
+  });
+});
+
+describe('mcpgate check shows each sandbox and whether bubblewrap is at hand', () => {
+  it('prints the sandbox of each server, then the mechanism (or a warning that they will not start)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcpgate-check-'));
+    try {
+      const file = join(dir, '.mcp.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          mcpServers: { a: { command: 'node', sandbox: { network: ['x.org:443'], write: ['out'], memoryMb: 64 } }, b: { command: 'node' } },
+        }),
+      );
+      let out = '';
+      let err = '';
+      const code = await runCheck(file, { out: (t) => (out += t), err: (t) => (err += t) }, { PATH: process.env.PATH, HOME: dir });
+      assert.equal(code, 0, err);
+      assert.match(
+        out,
+        new RegExp(
+          `a: sandbox \\(preset node\\): network x\\.org:443; write ${dir} ${join(dir, 'out')}; read \\(system only\\); memory 64 MiB`,
+        ),
+      );
+      assert.doesNotMatch(out, /b: sandbox/);
+      if (sandboxUnavailable() === undefined) assert.match(out, /sandbox: bubblewrap at \S+, 1 sandboxed server/);
+      else assert.match(err, /warning: sandbox unavailable: .*; a will not start/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
