@@ -1,9 +1,8 @@
 // What every reader of a `.mcp.json` field gets: the file, the environment, the top-level defaults,
 // and the lists every error and warning is collected in (with its JSON path).
 
-import type { ConfigIssue, InheritEnv, ServerLimits } from './types.js';
+import type { ConfigIssue, InheritEnv, SandboxPreset, ServerLimits } from './types.js';
 import type { Env } from './expand.js';
-import type { SandboxDefault } from './sandbox-fields.js';
 
 /** One file's reading: where, with which environment and defaults, and what was found wrong. */
 export interface Context {
@@ -23,3 +22,20 @@ export interface Context {
 export type Expand = (value: string, segments: readonly PropertyKey[]) => string;
 /** An issue at a path inside the entry. */
 export type Issue = (segments: readonly PropertyKey[], message: string) => ConfigIssue;
+
+/** The file's top-level `sandbox`, as the entries read it (config/sandbox-fields.ts). */
+export interface SandboxDefault {
+  /** Entries without their own `sandbox` are sandboxed. */
+  readonly on: boolean;
+  /** An entry with `"sandbox": false` is an error. */
+  readonly required: boolean;
+  /** The settings (as written) an entry's own fields go over. */
+  readonly settings: {
+    readonly preset?: SandboxPreset;
+    readonly read?: string[];
+    readonly write?: string[];
+    readonly network?: 'none' | 'full' | string[];
+    readonly processes?: number;
+    readonly memoryMb?: number;
+  };
+}

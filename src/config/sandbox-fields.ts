@@ -8,7 +8,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { SandboxHost, SandboxNetwork, SandboxPreset, SandboxSettings } from './types.js';
 import { describeValue, isPlainObject } from './issues.js';
-import type { Context, Expand, Issue } from './read-context.js';
+import type { Context, Expand, Issue, SandboxDefault } from './read-context.js';
 
 export const SANDBOX_PRESETS: readonly SandboxPreset[] = ['npx', 'uvx', 'node', 'python', 'none'];
 /** Paths one list may hold and hosts one allow-list may hold: what a sandbox's command line may cost. */
@@ -25,20 +25,10 @@ const settingsShape = {
 };
 const entrySettings = z.strictObject(settingsShape);
 const fileSettings = z.strictObject({ ...settingsShape, required: z.boolean().optional() });
-type RawSettings = z.infer<typeof entrySettings>;
+type RawSettings = SandboxDefault['settings'];
 
 export const SANDBOX_EXPECTED =
   'true, false, or {"preset", "read", "write", "network", "processes", "memoryMb"} (network: "none", "full" or ["host", "host:port"…])';
-
-/** The file's top-level `sandbox`, as the entries read it. */
-export interface SandboxDefault {
-  /** Entries without their own `sandbox` are sandboxed. */
-  readonly on: boolean;
-  /** An entry with `"sandbox": false` is an error. */
-  readonly required: boolean;
-  /** The settings an entry's own fields go over. */
-  readonly settings: RawSettings;
-}
 
 export const NO_SANDBOX_DEFAULT: SandboxDefault = Object.freeze({ on: false, required: false, settings: {} });
 

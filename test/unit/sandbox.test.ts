@@ -14,7 +14,7 @@ import { parseServersConfig } from '../../src/config/load.js';
 import type { SandboxSettings, StdioServerConfig } from '../../src/config/types.js';
 import { parseSandboxHost, presetFor } from '../../src/config/sandbox-fields.js';
 import { sandboxLaunch } from '../../src/servers/transports/stdio/sandbox-launch.js';
-import { hostAllowed, SandboxProxy } from '../../src/servers/transports/stdio/network-proxy.js';
+import { allowListed, SandboxProxy } from '../../src/servers/transports/stdio/network-proxy.js';
 import { sandboxHint } from '../../src/servers/transports/stdio/sandbox-hints.js';
 import { proposeSandbox } from '../../src/cli/import/sandbox-proposal.js';
 import { runCheck } from '../../src/cli/check.js';
@@ -216,12 +216,12 @@ describe('the network allow-list proxy', () => {
 
   it('matches host and port as listed, *.domain for subdomains only', () => {
     const list = [{ host: '127.0.0.1', port: 80 }, { host: '*.example.org' }, { host: 'api.x.com' }];
-    assert.ok(hostAllowed(list, '127.0.0.1', 80));
-    assert.ok(!hostAllowed(list, '127.0.0.1', 81));
-    assert.ok(hostAllowed(list, 'a.example.org', 1));
-    assert.ok(!hostAllowed(list, 'example.org', 1));
-    assert.ok(!hostAllowed(list, 'evilexample.org', 1));
-    assert.ok(hostAllowed(list, 'API.X.COM', 443));
+    assert.ok(allowListed(list, '127.0.0.1', 80));
+    assert.ok(!allowListed(list, '127.0.0.1', 81));
+    assert.ok(allowListed(list, 'a.example.org', 1));
+    assert.ok(!allowListed(list, 'example.org', 1));
+    assert.ok(!allowListed(list, 'evilexample.org', 1));
+    assert.ok(allowListed(list, 'API.X.COM', 443));
   });
 
   it('tunnels CONNECT and forwards one absolute-form request to a listed port; refuses the rest and remembers it', async () => {

@@ -1,5 +1,5 @@
 // mcpgate's side of a sandbox's network allow-list: an HTTP proxy on a unix socket (in a folder only
-// mcpgate's user can enter) that the sandbox reaches through its bridge (stdio/proxy-bridge-main.ts).
+// mcpgate's user can enter) that the sandbox reaches through its bridge (transports/stdio/proxy-bridge-main.ts).
 // It opens a connection only to a host and port the entry's `network` lists: `CONNECT host:port`
 // becomes a tunnel, an absolute-form request (`GET http://host:port/…`) is sent on as that one
 // request with `Connection: close`, so a later request on the same connection cannot reach another
@@ -19,7 +19,7 @@ const MAX_HEAD = 16 * 1024;
 const MAX_DENIALS = 8;
 
 /** Whether `host:port` is on `allowed`. */
-export function hostAllowed(allowed: readonly SandboxHost[], host: string, port: number): boolean {
+export function allowListed(allowed: readonly SandboxHost[], host: string, port: number): boolean {
   const name = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
   return allowed.some((rule) => {
     if (rule.port !== undefined && rule.port !== port) return false;
@@ -119,7 +119,7 @@ export class SandboxProxy {
       forward = [`${method} ${url.pathname}${url.search} ${version}`, ...kept, 'Connection: close', '', ''].join('\r\n');
     }
     const name = host.replace(/^\[(.*)\]$/, '$1');
-    if (!hostAllowed(this.allowed, name, port)) {
+    if (!allowListed(this.allowed, name, port)) {
       const denied = `${host}:${port}`;
       this.denials.push(denied);
       if (this.denials.length > MAX_DENIALS) this.denials.shift();

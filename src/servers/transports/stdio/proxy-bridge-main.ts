@@ -1,7 +1,7 @@
 // The first process of a sandbox whose network is an allow-list: the sandbox has a network of its
 // own with only its loopback, so this bridge listens on a loopback port there, carries each
 // connection to mcpgate's filtering proxy through the unix socket bound into the sandbox
-// (stdio/network-proxy.ts decides what may pass), and runs the server with HTTP_PROXY and its kin
+// (transports/stdio/network-proxy.ts decides what may pass), and runs the server with HTTP_PROXY and its kin
 // naming that port. It shares the server's stdin, stdout and stderr and never writes to stdout; it
 // ends with the server's exit status. Only Node's own modules: it runs inside the sandbox, where
 // nothing else of mcpgate is visible.

@@ -34,11 +34,11 @@ function findPrlimit(env: Env): string | undefined {
   return prlimitPath ?? undefined;
 }
 
-/** The allow-list's way out of a sandbox whose network is a list of hosts (stdio/network-proxy.ts). */
+/** The allow-list's way out of a sandbox whose network is a list of hosts (transports/stdio/network-proxy.ts). */
 export interface ProxyWay {
   /** The folder of mcpgate's filtering proxy's unix socket (`proxy.sock`), on this side. */
   readonly folder: string;
-  /** The bridge the sandbox runs first (stdio/proxy-bridge-main.ts), a single file. */
+  /** The bridge the sandbox runs first (transports/stdio/proxy-bridge-main.ts), a single file. */
   readonly bridge: string;
 }
 
