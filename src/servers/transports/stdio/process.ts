@@ -152,6 +152,18 @@ export class StdioProcess implements ServerTransport, Stoppable {
     this.pid = this.child.pid;
     if (this.pid !== undefined) processGroups.register(this.pid, this);
     this.stderr = new StderrLog(this.child.stderr, log);
+    const box = this.sandbox;
+    if (settings !== undefined && box !== undefined) {
+      // A running server that reports a denial is told about once per rule (bounded), not only at its exit.
+      const seen = new Set<string>();
+      this.stderr.onLine = (line) => {
+        if (seen.size >= 8) return;
+        const hint = sandboxHint(settings, [line], [], box.visible);
+        if (hint === undefined || seen.has(hint)) return;
+        seen.add(hint);
+        log.warn(`server stderr points at its sandbox: ${hint}`);
+      };
+    }
     this.leaderGone = new Promise((resolve) => {
       this.child.once('error', (err: NodeJS.ErrnoException) => {
         this.leaderExited = true;
