@@ -263,7 +263,7 @@ describe('real servers run sandboxed', { skip: UNAVAILABLE, timeout: 120_000 }, 
 
   it('a Python SDK server answers', { skip: python === null ? 'no .venv-mcp' : false }, async () => {
     // Python starts slowly on a loaded machine: wait for its tools rather than for the first settle.
-    const listed = async (): Promise<boolean> => (await gw.client!.listTools()).tools.some((t) => t.name === 'py__echo');
+    const listed = async (): Promise<boolean> => (await gw.client.listTools()).tools.some((t) => t.name === 'py__echo');
     assert.ok(await until(listed, 60_000), 'the Python server is listed');
     assert.equal(await call(gw, 'py__echo', { text: 'from python' }), 'from python');
   });
