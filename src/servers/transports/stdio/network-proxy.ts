@@ -17,6 +17,8 @@ import type { SandboxHost } from '../../../config/types.js';
 const MAX_HEAD = 16 * 1024;
 /** Denials remembered for the operator's hint. */
 const MAX_DENIALS = 8;
+/** Connections (each side counted) one sandbox may hold open through the proxy at once. */
+const MAX_SOCKETS = 512;
 
 /** Whether `host:port` is on `allowed`. */
 export function allowListed(allowed: readonly SandboxHost[], host: string, port: number): boolean {
@@ -78,6 +80,10 @@ export class SandboxProxy {
   }
 
   private serve(client: Socket): void {
+    if (this.open.size >= MAX_SOCKETS) {
+      client.on('error', () => client.destroy());
+      return this.refuse(client, 503, 'too many connections through the sandbox proxy');
+    }
     this.track(client);
     let head = Buffer.alloc(0);
     const onData = (chunk: Buffer): void => {
