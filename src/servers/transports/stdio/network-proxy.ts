@@ -151,7 +151,15 @@ export class SandboxProxy {
 
   private refuse(client: Socket, status: number, why: string): void {
     const reason =
-      status === 403 ? 'Forbidden' : status === 502 ? 'Bad Gateway' : status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+      status === 403
+        ? 'Forbidden'
+        : status === 502
+          ? 'Bad Gateway'
+          : status === 503
+            ? 'Service Unavailable'
+            : status === 431
+              ? 'Request Header Fields Too Large'
+              : 'Bad Request';
     const body = `mcpgate sandbox: ${why}\n`;
     client.end(
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
