@@ -57,6 +57,10 @@ export const ERROR_CODES = {
   MCPG_SERVER_TIMEOUT: { rpc: -32012, summary: 'The server did not answer within its timeout; the request was cancelled on the server.' },
   MCPG_SERVER_BAD_RESPONSE: { rpc: -32013, summary: 'The server sent something that is not a valid MCP message or result.' },
   MCPG_SERVER_START_FAILED: { rpc: -32014, summary: 'The server could not be started or did not complete initialization.' },
+  MCPG_SANDBOX_UNAVAILABLE: {
+    rpc: -31050,
+    summary: 'A sandboxed server was not started: this system has no sandbox mechanism (Linux with bubblewrap).',
+  },
   MCPG_AGENT_UNAVAILABLE: {
     rpc: -32015,
     summary: 'A server asked the agent something (sampling, elicitation, roots) but no agent could answer.',

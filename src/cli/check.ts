@@ -1,6 +1,7 @@
 // `mcpgate check`: validate `.mcp.json` and (when there is one) `gateway-rules.json` together without
 // starting anything; print every error and warning as `file: path: message`; exit 2 on errors. For
-// each stdio server, print the names (never the values) of the environment variables it will get.
+// each stdio server, print the names (never the values) of the environment variables it will get and
+// its sandbox, and whether this system can make sandboxes (bubblewrap) when any server has one.
 
 import { formatIssues } from '../config/load.js';
 import type { ConfigIssue } from '../config/types.js';
@@ -8,6 +9,7 @@ import type { Env } from '../config/expand.js';
 import { GatewayError } from '../errors.js';
 import { loadBoth } from '../reload.js';
 import { secretEnvNames, serverEnvNames } from '../config/child-env.js';
+import { findBwrap, sandboxUnavailable } from '../config/sandbox-mechanism.js';
 import type { CliIo } from './io.js';
 
 export async function runCheck(configFile: string, io: CliIo, env: Env = process.env, rulesFile?: string): Promise<number> {
@@ -50,6 +52,26 @@ export async function runCheck(configFile: string, io: CliIo, env: Env = process
       io.out(
         `  ${server.name}: environment (inheritEnv ${mode}): inherited ${inherited.length > 0 ? inherited.join(' ') : '(none)'}; own ${own.length > 0 ? own.join(' ') : '(none)'}\n`,
       );
+      const box = server.sandbox;
+      if (box !== undefined) {
+        const network =
+          typeof box.network === 'string'
+            ? box.network
+            : box.network.map((h) => (h.port === undefined ? h.host : `${h.host}:${h.port}`)).join(' ');
+        const limits = [
+          box.processes !== undefined && `processes ${box.processes}`,
+          box.memoryMb !== undefined && `memory ${box.memoryMb} MiB`,
+        ].filter(Boolean);
+        io.out(
+          `  ${server.name}: sandbox (preset ${box.preset}): network ${network}; write ${[server.cwd, ...box.write].join(' ')}; read ${box.read.length > 0 ? box.read.join(' ') : '(system only)'}${limits.length > 0 ? `; ${limits.join(', ')}` : ''}\n`,
+        );
+      }
+    }
+    const sandboxed = config.servers.filter((s) => s.type === 'stdio' && !s.disabled && s.sandbox !== undefined);
+    if (sandboxed.length > 0) {
+      const missing = sandboxUnavailable(env);
+      if (missing === undefined) io.out(`sandbox: bubblewrap at ${findBwrap(env) ?? 'bwrap'}, ${sandboxed.length} sandboxed server(s)\n`);
+      else io.err(`warning: sandbox unavailable: ${missing}; ${sandboxed.map((s) => s.name).join(', ')} will not start\n`);
     }
     return 0;
   } catch (err) {

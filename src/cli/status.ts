@@ -15,6 +15,8 @@ interface StatusServer {
   breaker?: string;
   last_error: string | null;
   next_attempt_at: string | null;
+  /** A sandboxed stdio server's sandbox (its network, and the rule that likely stopped it). */
+  sandbox?: { network: string | string[]; hint?: string };
 }
 
 interface FileStatus {
@@ -82,7 +84,10 @@ export function render(status: Record<string, unknown>): string {
   for (const s of servers) {
     const held = s.held > 0 ? ` (${s.held} held)` : '';
     const breaker = s.breaker !== undefined && s.breaker !== 'closed' ? `  breaker ${s.breaker}` : '';
-    lines.push(`  ${s.name.padEnd(width)}  ${s.state.padEnd(10)} ${String(s.tools).padStart(4)} tools${held}${breaker}`);
+    const network = s.sandbox === undefined ? '' : typeof s.sandbox.network === 'string' ? s.sandbox.network : s.sandbox.network.join(' ');
+    const sandbox = s.sandbox === undefined ? '' : `  sandboxed (network ${network})`;
+    lines.push(`  ${s.name.padEnd(width)}  ${s.state.padEnd(10)} ${String(s.tools).padStart(4)} tools${held}${breaker}${sandbox}`);
+    if (s.sandbox?.hint !== undefined) lines.push(`  ${''.padEnd(width)}  sandbox: ${s.sandbox.hint}`);
     if (s.last_error !== null && s.state !== 'ready') lines.push(`  ${''.padEnd(width)}  last error: ${s.last_error}`);
     if (s.next_attempt_at !== null) lines.push(`  ${''.padEnd(width)}  next attempt at ${s.next_attempt_at}`);
   }

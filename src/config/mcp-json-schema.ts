@@ -47,6 +47,8 @@ export const stdioEntry = z.looseObject({
   env: z.record(z.string(), z.string()).default({}),
   cwd: z.string().optional(),
   inheritEnv: inheritEnvField.optional(),
+  // Checked by readSandbox (over the file's default; config/sandbox-fields.ts).
+  sandbox: z.unknown().optional(),
   ...common,
 });
 // `"auth": "oauth"`, or the object form with the client's settings (checked by readAuth).

@@ -14,10 +14,11 @@ import { EXPECTED, inheritEnvField, remoteEntry, reportZodIssues, SAFE_NAME, std
 import type { Context, Expand, Issue } from './read-context.js';
 import { readAuth, readEra, readPrefix, readRoots, readStart, toInheritEnv } from './entry-fields.js';
 import { readLimits, sessionsAndPool } from './pool-and-limits.js';
+import { NO_SANDBOX_DEFAULT, readSandbox, readSandboxDefault } from './sandbox-fields.js';
 
 /** Validates and expands a parsed `.mcp.json`; throws `MCPG_CONFIG_INVALID` listing every error. */
 export function buildServersConfig(raw: unknown, file: string, env: Env): ServersConfig {
-  const ctx: Context = { file, env, errors: [], warnings: [], limits: DEFAULT_LIMITS, inheritEnv: undefined };
+  const ctx: Context = { file, env, errors: [], warnings: [], limits: DEFAULT_LIMITS, inheritEnv: undefined, sandbox: NO_SANDBOX_DEFAULT };
   const issue = (segments: readonly PropertyKey[], message: string): ConfigIssue => ({ file, path: jsonPath(segments), message });
   const servers: ServerConfig[] = [];
   if (!isPlainObject(raw)) {
@@ -25,7 +26,7 @@ export function buildServersConfig(raw: unknown, file: string, env: Env): Server
   } else {
     for (const key of Object.keys(raw)) {
       // "registries": the MCP Registries `mcpgate add` asks (read by the CLI, not the gateway).
-      if (key !== 'mcpServers' && key !== 'limits' && key !== 'inheritEnv' && key !== 'registries')
+      if (key !== 'mcpServers' && key !== 'limits' && key !== 'inheritEnv' && key !== 'sandbox' && key !== 'registries')
         ctx.warnings.push(issue([key], `unknown top-level key "${key}" is ignored`));
     }
     if (raw.inheritEnv !== undefined) {
@@ -34,6 +35,7 @@ export function buildServersConfig(raw: unknown, file: string, env: Env): Server
       else ctx.errors.push(issue(['inheritEnv'], `expected ${EXPECTED.inheritEnv}, got ${describeValue(raw.inheritEnv)}`));
     }
     ctx.limits = readLimits(raw.limits, DEFAULT_LIMITS, ['limits'], ctx);
+    ctx.sandbox = readSandboxDefault(raw.sandbox, ctx, issue);
     const entries = raw.mcpServers;
     if (entries === undefined) ctx.errors.push(issue(['mcpServers'], 'missing; expected an object mapping server names to servers'));
     else if (!isPlainObject(entries)) {
@@ -144,6 +146,7 @@ function toStdio(name: string, raw: z.output<typeof stdioEntry>, expand: Expand,
     // Set only when the file says so, so the snapshot of an entry without it is unchanged.
     ...(raw.era !== undefined && { era: raw.era }),
     ...readStart(name, raw.start, raw.idleStop, raw.sessions, ctx, issue),
+    ...readSandbox(name, raw.sandbox, command, expand, ctx, issue),
   });
 }
 

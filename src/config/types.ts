@@ -46,6 +46,39 @@ export interface StdioServerConfig {
   readonly start?: StartMode;
   /** An on-demand server is stopped after this many ms without calls in flight; absent: it runs on once started by a call. */
   readonly idleStop?: number;
+  /** The entry's sandbox (or the file's default for every entry); absent: the server runs unsandboxed. */
+  readonly sandbox?: SandboxSettings;
+}
+
+/** Which launcher's package caches a sandbox makes visible (servers/transports/stdio/sandbox-presets.ts). */
+export type SandboxPreset = 'npx' | 'uvx' | 'node' | 'python' | 'none';
+
+/**
+ * What a sandboxed stdio server's network may reach: nothing (`none`: a network namespace with only its
+ * own loopback), everything (`full`), or the listed hosts through mcpgate's filtering proxy.
+ */
+export type SandboxNetwork = 'none' | 'full' | readonly SandboxHost[];
+
+/** One allowed host: a name or an address, and a port (absent: any port). */
+export interface SandboxHost {
+  readonly host: string;
+  readonly port?: number;
+}
+
+/**
+ * A stdio server's sandbox: it sees the system's programs and libraries read-only, its working
+ * directory and `write` read-write, `read` read-only, its preset's caches, an empty private home and
+ * `/tmp`, and nothing else of the machine's files; the network `network` allows; at most `processes`
+ * processes and `memoryMb` MiB of data where the OS offers those limits. Paths are absolute.
+ */
+export interface SandboxSettings {
+  /** Absent in the file: chosen by the command's name (`npx`, `uvx`, `node`, `python`…), else `none`. */
+  readonly preset: SandboxPreset;
+  readonly read: readonly string[];
+  readonly write: readonly string[];
+  readonly network: SandboxNetwork;
+  readonly processes?: number;
+  readonly memoryMb?: number;
 }
 
 export interface RemoteServerConfig {

@@ -27,6 +27,7 @@ interface ServerRow {
   last_error: string | null;
   last_stderr: readonly string[] | null;
   next_attempt_at: string | null;
+  sandbox?: { network: string | string[]; hint?: string };
 }
 
 // The class is the state's first word ("idle (on demand)" is state-idle).
@@ -53,7 +54,12 @@ export function overview(gateway: Gateway): Raw {
       s.last_stderr === null || s.last_stderr.length === 0
         ? ''
         : html`<details><summary>stderr</summary><pre>${s.last_stderr.join('\n')}</pre></details>`;
-    return html`<tr data-server="${s.name}"><td><a href="/ui/server/${encodeURIComponent(s.name)}">${s.name}</a></td><td>${stateCell(s.state)}</td>
+    const network = s.sandbox === undefined ? '' : typeof s.sandbox.network === 'string' ? s.sandbox.network : s.sandbox.network.join(' ');
+    const sandbox =
+      s.sandbox === undefined
+        ? ''
+        : html`<br><span class="muted sandbox">sandboxed, network ${network}</span>${s.sandbox.hint === undefined ? '' : html`<br><span class="problem">sandbox: ${s.sandbox.hint}</span>`}`;
+    return html`<tr data-server="${s.name}"><td><a href="/ui/server/${encodeURIComponent(s.name)}">${s.name}</a>${sandbox}</td><td>${stateCell(s.state)}</td>
 <td>${s.breaker ?? ''}</td><td>${counts.tools}${s.held > 0 ? html` <span class="held">(${s.held} held)</span>` : ''}</td><td>${counts.resources + counts.resourceTemplates}</td><td>${counts.prompts}</td>
 ${activityCells(activity.get(s.name))}
 <td>${s.last_error ?? ''}${s.next_attempt_at === null ? '' : html`<br><span class="muted">next attempt ${s.next_attempt_at}</span>`}${stderr}</td></tr>`;

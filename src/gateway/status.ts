@@ -8,6 +8,7 @@ import type { ServersConfig } from '../config/types.js';
 import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
 import { stderrTailOf } from '../servers/transports/stdio/process.js';
+import { sandboxStatus } from '../servers/transports/stdio/sandbox-status.js';
 import type { ConnectionPool } from '../servers/pool.js';
 import type { ToolSearch } from './tool-search.js';
 
@@ -65,6 +66,8 @@ export function gatewayStatus(gateway: StatusParts): Record<string, unknown> {
         last_error: conn?.lastError?.message ?? null,
         // What the server printed last (cut, bounded): for operators only, never sent with agents' errors.
         last_stderr: stderrTailOf(conn?.lastError) ?? null,
+        // Only for a sandboxed server: its rules, and the one that likely stopped it.
+        ...(s.type === 'stdio' && s.sandbox !== undefined && { sandbox: sandboxStatus(s.sandbox, conn?.lastError) }),
         next_attempt_at: conn?.nextAttemptAt !== undefined ? new Date(conn.nextAttemptAt).toISOString() : null,
       };
     }),

@@ -90,6 +90,13 @@ void describe('mcpgate import', { timeout: 30_000 }, () => {
     assert.deepEqual(config.mcpServers.perplexity!.env, { PERPLEXITY_API_KEY: '${PERPLEXITY_KEY}' });
     assert.equal(config.mcpServers.remote!.url, '${REMOTE_BASE}/mcp');
     assert.deepEqual(config.mcpServers.devserver!.dev, { watch: 'build/**/*.js' });
+    // Each stdio server gets a proposed sandbox, shown before the file is written: no network but
+    // its launcher's registry, or all of it for a server known to work over the network.
+    assert.deepEqual(config.mcpServers.files!.sandbox, { network: ['registry.npmjs.org:443'] });
+    assert.deepEqual(config.mcpServers.github!.sandbox, { network: 'full' });
+    assert.deepEqual(config.mcpServers.notes!.sandbox, { network: 'none' });
+    assert.equal(config.mcpServers.remote!.sandbox, undefined, 'a remote server runs nowhere here');
+    assert.match(r.out, /files: sandboxed: network only registry\.npmjs\.org:443/);
 
     // Nothing secret on the terminal or in the config; everything not carried is reported.
     assert.doesNotMatch(r.out + r.err + JSON.stringify(config), /ghp_desktop|lin_api_cursor/);

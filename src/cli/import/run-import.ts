@@ -14,6 +14,7 @@ import type { CliIo } from '../io.js';
 import { appendEnvFile, parseEnvFile } from '../env-file.js';
 import { CLIENT_NAMES, CLIENTS, places, readFrom, readPlaces, type ClientId, type Source } from './clients.js';
 import { translateEntry } from './translate.js';
+import { proposeSandbox } from './sandbox-proposal.js';
 
 export interface ImportOptions {
   readonly configFile: string;
@@ -79,6 +80,11 @@ export async function runImport(options: ImportOptions, io: CliIo): Promise<numb
       });
       for (const note of result.notes) warn(`${source.label}: ${note}`);
       if (result.entry === undefined) continue;
+      const proposal = proposeSandbox(result.entry);
+      if (proposal !== undefined) {
+        result.entry.sandbox = proposal.sandbox;
+        io.out(`  ${name}: sandboxed: ${proposal.summary}; its working directory writable, the rest of home hidden\n`);
+      }
       const issues = checkEntry(name, result.entry, options.configFile, { ...options.env, ...Object.fromEntries(secrets) });
       if (issues.errors.length > 0) {
         for (const line of formatIssues(issues.errors)) warn(`${source.label}: "${name}" not imported: ${line}`);

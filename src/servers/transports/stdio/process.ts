@@ -15,9 +15,15 @@
 // For the moment between the spawn and the launcher's setpgrp the server is still in mcpgate's group:
 // a stop then signals its pid (ESRCH on the group), and `groupAlive` counts a leader that has not
 // exited.
+// A sandboxed entry runs inside bubblewrap (transports/stdio/sandbox-launch.ts), which is one more
+// wrapper in the same group; where no sandbox can be made it is not started at all
+// (MCPG_SANDBOX_UNAVAILABLE), never started unsandboxed. A network allow-list gets its filtering
+// proxy here, for as long as the group lives; when the server fails, the rule that likely stopped it
+// is logged and kept for /status (transports/stdio/sandbox-hints.ts).
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { StdioServerConfig } from '../../../config/types.js';
 import { GatewayError } from '../../../errors.js';
 import type { Logger } from '../../../observability/logger.js';
@@ -26,6 +32,9 @@ import { serverEnv } from '../../../config/child-env.js';
 import { ownGroupLaunch } from './group-launch.js';
 import { processGroups, type Stoppable } from '../../process-groups.js';
 import { StderrLog } from './stderr-log.js';
+import { sandboxLaunch, sandboxUnavailable, type SandboxLaunch } from './sandbox-launch.js';
+import { SandboxProxy } from './network-proxy.js';
+import { sandboxHint } from './sandbox-hints.js';
 import type { ServerTransport, StopTimings, TransportEvents } from '../transport.js';
 
 export type { StopTimings }; // defined with the transport contract (transports/transport.ts)
@@ -46,6 +55,24 @@ export interface StdioSpawnOptions {
 
 /** The operator-only stderr tail behind an exit reason (never part of what agents are sent). */
 const stderrTails = new WeakMap<GatewayError, readonly string[]>();
+/** Which sandbox rule likely ended the session, for the operator (never part of what agents are sent). */
+const sandboxHints = new WeakMap<GatewayError, string>();
+
+/** Where a start refused for want of a sandbox is spawned: a path that exists on no system (ENOTDIR). */
+const NOWHERE = '/dev/null/mcpgate-no-sandbox';
+/** The sandbox's bridge to the network proxy (compiled beside this file). */
+const BRIDGE = fileURLToPath(new URL('./proxy-bridge-main.js', import.meta.url));
+
+/** The sandbox hint kept with `reason` (along its cause chain, as the stderr tail). */
+export function sandboxHintOf(reason: GatewayError | undefined): string | undefined {
+  let error: unknown = reason;
+  for (let depth = 0; depth < 5 && error instanceof GatewayError; depth++) {
+    const hint = sandboxHints.get(error);
+    if (hint !== undefined) return hint;
+    error = error.cause;
+  }
+  return undefined;
+}
 
 /**
  * The server's last stderr lines when `reason` ended its session, for the operator's /status. A
@@ -76,6 +103,12 @@ export class StdioProcess implements ServerTransport, Stoppable {
   /** Set by hurry(): when, and the SIGKILL grace it allows. */
   private hurried: { at: number; graceMs: number } | undefined;
   private readonly wakers = new Set<() => void>();
+  /** The sandbox's command line (what it shows), when the entry is sandboxed and one could be made. */
+  private readonly sandbox: SandboxLaunch | undefined;
+  /** Why a sandboxed entry was not started: no sandbox can be made here. */
+  private readonly refusal: GatewayError | undefined;
+  /** The network allow-list's proxy, while the group lives. */
+  private readonly proxy: SandboxProxy | undefined;
 
   constructor(
     private readonly config: StdioServerConfig,
@@ -84,8 +117,31 @@ export class StdioProcess implements ServerTransport, Stoppable {
     options: StdioSpawnOptions = {},
   ) {
     const env = serverEnv(config, process.env, options.secretEnv?.());
+    let command = config.command;
+    let args: readonly string[] = config.args;
+    const settings = config.sandbox;
+    if (settings !== undefined) {
+      const missing = sandboxUnavailable();
+      if (missing !== undefined) {
+        this.refusal = new GatewayError('MCPG_SANDBOX_UNAVAILABLE', `server "${config.name}" is sandboxed, and ${missing}`, {
+          server: config.name,
+        });
+        command = NOWHERE;
+        args = [];
+      } else {
+        if (Array.isArray(settings.network)) {
+          this.proxy = SandboxProxy.open(settings.network, (target) =>
+            log.warn("the sandbox's network allow-list refused a connection", { target }),
+          );
+        }
+        const proxyWay = this.proxy && { folder: this.proxy.folder, bridge: BRIDGE };
+        this.sandbox = sandboxLaunch(settings, config.command, config.args, env, config.cwd, proxyWay);
+        command = this.sandbox.command;
+        args = this.sandbox.args;
+      }
+    }
     // Its own process group (we signal -pid to reach grandchildren), in our session where it can be (transports/stdio/group-launch.ts).
-    const launch = ownGroupLaunch(config.command, config.args, env, config.cwd);
+    const launch = ownGroupLaunch(command, args, env, config.cwd);
     this.child = spawn(launch.command, launch.args, {
       cwd: config.cwd,
       env,
@@ -96,17 +152,31 @@ export class StdioProcess implements ServerTransport, Stoppable {
     this.pid = this.child.pid;
     if (this.pid !== undefined) processGroups.register(this.pid, this);
     this.stderr = new StderrLog(this.child.stderr, log);
+    const box = this.sandbox;
+    if (settings !== undefined && box !== undefined) {
+      // A running server that reports a denial is told about once per rule (bounded), not only at its exit.
+      const seen = new Set<string>();
+      this.stderr.onLine = (line) => {
+        if (seen.size >= 8) return;
+        const hint = sandboxHint(settings, [line], [], box.visible);
+        if (hint === undefined || seen.has(hint)) return;
+        seen.add(hint);
+        log.warn(`server stderr points at its sandbox: ${hint}`);
+      };
+    }
     this.leaderGone = new Promise((resolve) => {
       this.child.once('error', (err: NodeJS.ErrnoException) => {
         this.leaderExited = true;
         resolve();
         this.wake();
+        if (this.refusal !== undefined) return this.report(this.refusal);
         const what =
           err.code === 'ENOENT'
             ? `server "${config.name}": command not found: ${config.command}`
             : `server "${config.name}": could not start ${config.command}: ${err.message}`;
         this.report(new GatewayError('MCPG_SERVER_START_FAILED', what, { server: config.name, cause: err }));
         if (this.pid !== undefined) void this.reap();
+        else this.proxy?.close();
       });
       this.child.once('exit', (code, signal) => {
         this.leaderExited = true;
@@ -230,6 +300,7 @@ export class StdioProcess implements ServerTransport, Stoppable {
         }
       }
       if (this.pid !== undefined) processGroups.release(this.pid);
+      this.proxy?.close();
     })();
     return this.reaping;
   }
@@ -244,6 +315,14 @@ export class StdioProcess implements ServerTransport, Stoppable {
     this.reported = true;
     const tail = this.stderr.lines;
     if (tail.length > 0) stderrTails.set(reason, [...tail]);
+    const hint =
+      this.config.sandbox !== undefined && this.sandbox !== undefined && this.stopping === undefined
+        ? sandboxHint(this.config.sandbox, tail, this.proxy?.denials ?? [], this.sandbox.visible)
+        : undefined;
+    if (hint !== undefined) {
+      sandboxHints.set(reason, hint);
+      this.log.warn(`server ended under its sandbox: ${hint}`);
+    }
     this.stderr.flush();
     // The operator gets the server's own words (stderr was logged as it came, a burst to a record,
     // within the rate limit; the tail is repeated here and kept for /status); agents only get `reason`.

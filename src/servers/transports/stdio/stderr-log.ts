@@ -79,6 +79,9 @@ export class StderrLog {
     });
   }
 
+  /** Sees every whole line as it is kept (a sandboxed server's lines are read for denials). */
+  onLine: ((line: string) => void) | undefined;
+
   /** The last lines (each at most maxLineBytes, plus a note of what was cut), oldest first. */
   get lines(): readonly string[] {
     return this.tail;
@@ -133,6 +136,7 @@ export class StderrLog {
     this.dropped = 0;
     if (line === '') return;
     this.tail.push(line);
+    this.onLine?.(line);
     if (this.tail.length > this.limits.tailLines) this.tail.shift();
     if (this.take()) {
       // At most one "suppressed" line per 5 s, so a steady flood costs the log two lines per token at worst.
