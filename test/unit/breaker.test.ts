@@ -1,4 +1,4 @@
-// The per-server circuit breaker (src/servers/connection.ts `CircuitBreaker`; seed 004: after N consecutive failures
+// The per-server circuit breaker (src/servers/connection.ts `CircuitBreaker`; after N consecutive failures
 // calls fail fast, after a cooldown one half-open probe goes through, success closes, failure
 // re-arms the cooldown). Every transition is driven by a fake clock.
 

@@ -1,4 +1,4 @@
-// Names as the user chooses (issue 19): a server's own `prefix`, or none (`"prefix": false`) so its
+// Names as the user chooses: a server's own `prefix`, or none (`"prefix": false`) so its
 // tools and prompts keep their names and its resources their URIs; a clash between servers withholds
 // the later server's item (by .mcp.json order) with one warning naming both servers and the fix; the
 // router routes unprefixed names and URIs from the catalog's own maps, and a denial on an unprefixed

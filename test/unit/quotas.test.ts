@@ -1,4 +1,4 @@
-// Quotas and rate limits (issue 32) in-process (test/helpers/in-process.ts): the real stdio and HTTP
+// Quotas and rate limits in-process (test/helpers/in-process.ts): the real stdio and HTTP
 // fronts and Gateway over an in-memory kitchen sink (test/unit/fake-server.ts), the rules' `limits`
 // per agent, per server and per tool (globs), from an agent's entry and from a grant. The n+1th call
 // of a window gets MCP's rate-limited error (-32023, SEP-3304 draft: data.retryAfterMs, limit,

@@ -1,4 +1,4 @@
-// The router's decisions (src/gateway/router.ts; issue 16): a public tool name → its connection and
+// The router's decisions (src/gateway/router.ts): a public tool name → its connection and
 // the server's own name, under the rules and the pins — allowed, denied (before existence, so a
 // made-up name under a denied server is denied too), held, unknown, waiting while servers start, and
 // a server that is not connected — and the connection that carries the call: a shared server's own,

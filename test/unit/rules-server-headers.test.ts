@@ -1,4 +1,4 @@
-// An agent's own headers for remote servers (the rules' `serverHeaders`, issue 11): expanded from the
+// An agent's own headers for remote servers (the rules' `serverHeaders`): expanded from the
 // environment at load, validated (header names, reserved names, values, counts), refused on a server
 // that is stdio or shared (one connection would carry one agent's credential for everyone) and on the
 // `default` agent, never echoed in an error; their variables count as mcpgate's secrets (a stdio

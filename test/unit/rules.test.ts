@@ -1,4 +1,4 @@
-// Per-agent rules (seed 003, docs/architecture.md "`gateway-rules.json` (agents)") in-process
+// Per-agent rules (docs/architecture.md "`gateway-rules.json` (agents)") in-process
 // (test/helpers/in-process.ts): the real stdio front and Gateway, rules parsed as the real loader
 // does, over two in-memory kitchen sinks `web` and `db` (test/unit/fake-server.ts). An agent is
 // shown exactly what its rules let it call (tools, resources, templates and prompts are filtered by

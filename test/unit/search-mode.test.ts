@@ -1,4 +1,4 @@
-// Search mode (issue 31) over stdio, in-process (test/helpers/in-process.ts): the real stdio front and
+// Search mode over stdio, in-process (test/helpers/in-process.ts): the real stdio front and
 // Gateway over in-memory tool sets (test/unit/fake-server.ts `toolsServer`, the definitions of
 // test/fixtures/tools-server.ts). An agent is listed `search_tools`, its always-shown tools and what
 // its session found; every tool it may call stays reachable through the search and callable by name.
