@@ -65,7 +65,7 @@ export interface WorkerInfo {
   version: string;
 }
 
-export interface DirectoryOptions {
+interface DirectoryOptions {
   url: string;
   workerId: string;
   /** The cluster secret: signs this worker's records and checks the others'. */

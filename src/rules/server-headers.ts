@@ -21,7 +21,7 @@ export type ServerRef = string | Pick<ServerConfig, 'name' | 'type' | 'sessions'
 
 export type HeaderSet = Readonly<Record<string, string>>;
 
-export interface HeadersContext {
+interface HeadersContext {
   readonly servers: ReadonlyMap<string, ServerRef>;
   readonly env: Env;
   error(at: readonly PropertyKey[], message: string): void;
@@ -29,7 +29,7 @@ export interface HeadersContext {
 }
 
 /** Headers per server an agent may set; past these counts the entry is an error, not a truncation. */
-export const MAX_SERVER_HEADERS = 32;
+const MAX_SERVER_HEADERS = 32;
 const MAX_VALUE_BYTES = 8192;
 // RFC 9110 token characters.
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;

@@ -30,7 +30,7 @@ export interface ReplayLimits {
   maxStreamsPerSession: number;
 }
 
-export const REPLAY_DEFAULTS: ReplayLimits = {
+const REPLAY_DEFAULTS: ReplayLimits = {
   maxStreamBytes: 1024 * 1024,
   maxAgeMs: 5 * 60_000,
   maxTotalBytes: 64 * 1024 * 1024,
