@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseServersConfig } from '../../src/config/load.js';
 import { DEFAULT_HEALTH_CHECK, DEFAULT_LIMITS, DEFAULT_POOL, DEFAULT_TIMEOUT_MS } from '../../src/config/types.js';
-import { byPath, failure } from './helpers.js';
+import { byPath, failure } from '../helpers/config.js';
 
 const FILE = '/srv/project/.mcp.json';
 const parse = (value: unknown, env: NodeJS.ProcessEnv = {}) => parseServersConfig(JSON.stringify(value), FILE, env);

@@ -16,7 +16,7 @@ import { OPEN_RULES, parseRules } from '../../src/rules/load.js';
 import { loadRules } from '../../src/reload.js';
 import type { Rules } from '../../src/rules/load.js';
 import { runToken } from '../../src/cli/token.js';
-import { byPath, failure } from '../config/helpers.js';
+import { byPath, failure } from '../helpers/config.js';
 
 const FILE = '/srv/project/gateway-rules.json';
 const NOW = Date.parse('2026-03-01T12:00:00.000Z');

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { Catalog } from '../../src/catalog/catalog.js';
 import { GatewayError } from '../../src/errors.js';
 import { NOT_YET, Router } from '../../src/gateway/router.js';
-import { noPool, sharedConn, who } from './route-parts.js';
+import { noPool, sharedConn, who } from '../helpers/route-parts.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { OPEN_RULES, parseRules, type Rules } from '../../src/rules/load.js';
 import type { Connection } from '../../src/servers/connection.js';

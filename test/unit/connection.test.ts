@@ -19,7 +19,7 @@ import {
   type SupervisionSettings,
 } from '../../src/servers/connection.js';
 import type { JsonRpcRequest } from '../../src/wire/jsonrpc.js';
-import { FakeClock, flush } from './fake-clock.js';
+import { FakeClock, flush } from '../helpers/fake-clock.js';
 
 const config: StdioServerConfig = {
   type: 'stdio',

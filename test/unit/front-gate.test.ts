@@ -6,7 +6,7 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeServer } from './fake-server.js';
+import { FakeServer } from '../helpers/fake-server.js';
 import { httpFront, type HeaderPairs, type InProcessHttp } from '../helpers/in-process.js';
 import { JSON_HEADERS, initializeBody, makeToken } from '../helpers/requests.js';
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Gateway, type GatewayOptions } from '../../src/gateway/gateway.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { parseRules } from '../../src/rules/load.js';
-import { FakeServer, fakeConnections, stdioConfig } from './fake-server.js';
+import { FakeServer, fakeConnections, stdioConfig } from '../helpers/fake-server.js';
 
 const T = { timeout: 10_000 };
 

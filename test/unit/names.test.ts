@@ -6,7 +6,7 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DYNAMIC_CALCULATOR, dynamicEcho, dynamicServer, kitchenSink, type FakeServer } from './fake-server.js';
+import { DYNAMIC_CALCULATOR, dynamicEcho, dynamicServer, kitchenSink, type FakeServer } from '../helpers/fake-server.js';
 import { stdioFront, until, type InProcessStdio } from '../helpers/in-process.js';
 
 const clashWarning = (line: Record<string, unknown>): boolean =>

@@ -11,7 +11,7 @@ import { GatewayError } from '../../src/errors.js';
 import { AgentViews, ShownViews } from '../../src/gateway/agent-views.js';
 import { OwnCatalogs, seenEntry } from '../../src/gateway/own-catalogs.js';
 import { Router } from '../../src/gateway/router.js';
-import { noPool, scope, sharedConn, who } from './route-parts.js';
+import { noPool, scope, sharedConn, who } from '../helpers/route-parts.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { OPEN_RULES, parseRules, type Rules } from '../../src/rules/load.js';
 import type { Connection } from '../../src/servers/connection.js';

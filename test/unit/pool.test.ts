@@ -11,9 +11,9 @@ import { silentLogger } from '../../src/observability/logger.js';
 import { Connection } from '../../src/servers/connection.js';
 import { ConnectionPool } from '../../src/servers/pool.js';
 import { scopeOf } from '../../src/servers/pool.js';
-import { scope } from './route-parts.js';
-import { FakeClock } from './fake-clock.js';
-import { FakeServer, stdioConfig } from './fake-server.js';
+import { scope } from '../helpers/route-parts.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+import { FakeServer, stdioConfig } from '../helpers/fake-server.js';
 
 const T = { timeout: 10_000 };
 

@@ -9,12 +9,12 @@ import assert from 'node:assert/strict';
 import { Catalog } from '../../src/catalog/catalog.js';
 import { GatewayError } from '../../src/errors.js';
 import { NOT_YET, Router, isPending, whenReady, type Caller } from '../../src/gateway/router.js';
-import { noPool, sharedConn, who } from './route-parts.js';
+import { noPool, sharedConn, who } from '../helpers/route-parts.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { OPEN_RULES, parseRules, type Rules } from '../../src/rules/load.js';
 import { Connection } from '../../src/servers/connection.js';
 import { ConnectionPool } from '../../src/servers/pool.js';
-import { FakeServer, stdioConfig } from './fake-server.js';
+import { FakeServer, stdioConfig } from '../helpers/fake-server.js';
 import type { HeldDefinition } from '../../src/pins/review.js';
 
 const T = { timeout: 5000 };

@@ -13,7 +13,7 @@ import { formatIssues } from '../../src/config/issues.js';
 import { parseRules } from '../../src/rules/load.js';
 import { loadRules } from '../../src/reload.js';
 import type { Rules } from '../../src/rules/load.js';
-import { byPath, failure } from '../config/helpers.js';
+import { byPath, failure } from '../helpers/config.js';
 
 const FILE = '/srv/project/gateway-rules.json';
 const SERVERS = ['brave-search', 'postgres', 'github-public', 'github-prod', 'memory'];

@@ -10,7 +10,7 @@ import { parseRules, type ServerRef } from '../../src/rules/load.js';
 import { secretEnvNames } from '../../src/config/child-env.js';
 import { credentialDigest, withHeaders } from '../../src/servers/pool.js';
 import type { RemoteServerConfig } from '../../src/config/types.js';
-import { byPath, failure } from '../config/helpers.js';
+import { byPath, failure } from '../helpers/config.js';
 
 const FILE = '/srv/gateway-rules.json';
 const SERVERS: ServerRef[] = [

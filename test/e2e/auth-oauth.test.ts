@@ -13,7 +13,7 @@ import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'j
 import { authenticate, challenge, resourceMetadata, resourceMetadataUrl, type AuthOutcome } from '../../src/auth/auth.js';
 import { IssuerKeys } from '../../src/auth/issuers.js';
 import { parseRules, type Rules } from '../../src/rules/load.js';
-import { byPath, failure } from '../config/helpers.js';
+import { byPath, failure } from '../helpers/config.js';
 
 const T = { timeout: 20_000 };
 const FILE = '/srv/project/gateway-rules.json';
