@@ -33,7 +33,7 @@ import {
 import { compileKey, HMAC_MIN_BYTES, JWT, KEY_SOURCES, type CompiledKey } from './jwt-key.js';
 
 // The types live in auth-types.ts; src/auth/ and load.ts read them from here.
-export type { AuthConfig, JwtAlgorithm, JwtConfig, KeyFileReader, OAuthIssuer } from './auth-types.js';
+export type { AuthConfig, JwtConfig, KeyFileReader, OAuthIssuer } from './auth-types.js';
 
 const AUTH_KEYS = new Set(['jwt', 'resource', 'oauth']);
 const OAUTH_KEYS = [
