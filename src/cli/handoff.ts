@@ -8,7 +8,7 @@
 // its HTTP server as if it had accepted it (front/http/listeners.ts `accept`): Host and Origin
 // checks, auth and every limit stay the worker's. Later requests on a kept-alive connection that
 // name another worker's session are forwarded by the worker as before.
-//
+
 // The primary parses nothing else and never answers a request except when it cannot hand one on:
 // a head over the bound (431), too slow (408), no worker ready (503); then the connection is
 // closed. Each pending connection has one timer and one bounded buffer, both gone when it is handed

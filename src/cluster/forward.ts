@@ -2,7 +2,7 @@
 // the answer as it comes: a JSON answer, a POST's SSE stream (progress, a server's questions), the
 // GET stream, DELETE. Worker-to-worker HTTP on a keep-alive agent: one hop, no broker in between,
 // streams piped as they arrive (docs/architecture.md says why this and not Redis pub/sub).
-//
+
 // Reaching the owner is bounded (CONNECT_TIMEOUT_MS); an owner that cannot be reached is reported
 // as such before anything was sent to the agent, so the caller can adopt the session. The owner
 // answers `102 Processing` as soon as its process has read a forward's headers (front/http/front.ts): a

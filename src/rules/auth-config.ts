@@ -3,7 +3,7 @@
 // (jwt-key.ts), once per load, into a KeyObject (the secret text is not kept), and the algorithms it may
 // verify are fixed there from the key's type, so a token's header can never choose them: no `none`,
 // no HMAC with a public key (RFC 8725 §2.1, §3.1). Static tokens live under each agent (schema.ts).
-//
+
 //   "auth": { "jwt": { "secret": "${JWT_SECRET}" } }                          HS256/384/512
 //   "auth": { "jwt": { "publicKey": "-----BEGIN PUBLIC KEY-----…" | {JWK}, … } }  RS*, PS*, ES*, EdDSA
 //   "auth": { "jwt": { "publicKeyFile": "keys/idp.pem", … } }   relative to the rules file's directory

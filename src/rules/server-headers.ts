@@ -4,7 +4,7 @@
 // swaps both at once. Values are expanded from mcpgate's environment (`${VAR}`) here, at load, and
 // never leave the compiled snapshot except as the headers of that agent's own pooled connection
 // (servers/pool.ts); they are never logged, echoed in an error or shown in status.
-//
+
 // Only a remote server whose sessions belong to one agent (`"per-agent"` or `"per-session"`) may take
 // them: on a shared server one connection serves everyone, so an agent's token would act for all.
 // Names and values are checked (no reserved names, no line breaks, at most 32 per server), and headers
