@@ -165,7 +165,7 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-export interface GatewayErrorOptions {
+interface GatewayErrorOptions {
   /** The configured name of the server to blame, when one is. */
   server?: string;
   /** Extra machine-readable detail for `error.data` (must be JSON-serialisable). */

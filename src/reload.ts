@@ -20,7 +20,7 @@ import type { Logger } from './observability/logger.js';
 import { OPEN_RULES, RULES_FILE, parseRules, type KeyFileReader, type Rules, type ServerRef } from './rules/load.js';
 
 /** Per file, as the status reports it (null, not absent, for what has not happened). */
-export interface FileStatus {
+interface FileStatus {
   path: string | null;
   attempts: number;
   successes: number;
@@ -42,7 +42,7 @@ const fileStatus = (path: string | undefined): FileStatus => ({
 
 const describe = (issues: readonly ConfigIssue[]): string[] => issues.map((i) => `${i.path}: ${i.message}`);
 
-export interface LoadRulesOptions {
+interface LoadRulesOptions {
   readonly signal?: AbortSignal;
   /** For `${VAR}` in the `auth.jwt` key settings; process.env when not given. */
   readonly env?: Env;

@@ -22,7 +22,7 @@ import { decodeJson, isObject, peekIssuer, verifyJwt } from './jwt.js';
 import { introspect, verifyOAuth } from './oauth-tokens.js';
 import { fail, type AuthContext, type AuthOutcome } from './outcome.js';
 
-export type { AuthClaims, AuthContext, AuthOutcome, AuthRefusal } from './outcome.js';
+export type { AuthClaims, AuthOutcome } from './outcome.js';
 
 /** The `WWW-Authenticate` value without error parameters (RFC 6750 §3). */
 export const BEARER_CHALLENGE = 'Bearer realm="mcpgate"';
@@ -98,7 +98,7 @@ export function adminOf(rules: Rules, authorization: string | undefined): string
 }
 
 /** Options for the `WWW-Authenticate` challenge (RFC 6750 §3, RFC 9728 §5.1). */
-export interface ChallengeOptions {
+interface ChallengeOptions {
   /** The protected-resource metadata URL, when OAuth issuers are configured. */
   resourceMetadata?: string;
   /** The scopes to ask for (space-separated). */

@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey } from 'jose';
 import type { OAuthIssuer } from '../rules/auth-config.js';
 
-export interface IssuerKeysOptions {
+interface IssuerKeysOptions {
   /** How long a failed metadata or JWKS fetch is answered from memory before it is tried again (default 5 s). */
   failureCooldownMs?: number;
   /** Per HTTP request (default 5 s). */

@@ -65,7 +65,7 @@ export async function verifyOAuth(
 }
 
 /** The agent id a token of `issuer` names: `NAMESPACE:ID` for an issuer with a namespace, else bare. */
-export function agentOf(issuer: OAuthIssuer, id: string): string {
+function agentOf(issuer: OAuthIssuer, id: string): string {
   return issuer.namespace === undefined ? id : `${issuer.namespace}:${id}`;
 }
 

@@ -22,7 +22,7 @@ import { PublicNames } from './public-names.js';
 import { renameUiPointers } from './ui-pointers.js';
 import type { CatalogCounts, CatalogOptions, HeldInfo, ItemRef, PromptEntry, ServerNaming, ToolEntry } from './types.js';
 
-export type { CatalogCounts, CatalogOptions, HeldInfo, ItemRef, PromptEntry, ServerNaming, ToolEntry } from './types.js';
+export type { CatalogOptions, HeldInfo, ItemRef, ServerNaming, ToolEntry } from './types.js';
 
 type Part = Partial<ServerLists>;
 

@@ -57,7 +57,7 @@ export class ItemViews {
 }
 
 /** What laying out one server reads besides its part and claims. */
-export interface LayoutParts {
+interface LayoutParts {
   /** The server has `"prefix": false`. */
   readonly unprefixed: boolean;
   /** Its key in public names and URIs. */
@@ -172,7 +172,7 @@ export function layOut(
 }
 
 /** The merged lists, joined from the layouts (pointers, not items), and the layouts' warnings. */
-export interface Joined {
+interface Joined {
   readonly views: Record<ListKind, unknown[]>;
   /** Which server (and original name) each item of the views came from, index for index. */
   readonly refs: Record<ListKind, ItemRef[]>;

@@ -4,16 +4,16 @@
 
 import { createHash } from 'node:crypto';
 
-export const NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
-export const MAX_NAME_LENGTH = 64;
+const NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+const MAX_NAME_LENGTH = 64;
 export const DEFAULT_SEPARATOR = '__';
 
-export interface NameRequest {
+interface NameRequest {
   server: string;
   name: string;
 }
 
-export interface NameAssignment {
+interface NameAssignment {
   /** `server\u0000name` → public name. */
   names: Map<string, string>;
   /** Human-readable notes about names that had to be changed beyond the plain prefix. */
@@ -202,14 +202,14 @@ function cmp(a: string, b: string): number {
 }
 
 /** Resource URIs are namespaced as `mcpgate://SERVER/ORIGINAL-URI`: a valid URI whose remainder is untouched, so templates still expand. */
-export const URI_SCHEME = 'mcpgate://';
+const URI_SCHEME = 'mcpgate://';
 
 /**
  * Schemes a host recognises a resource by, namespaced inside their own scheme (`ui://SERVER/REST`
  * for `ui://REST`): MCP Apps hosts render only `ui://` resources, so `mcpgate://SERVER/ui://…` would
  * be a resource no host shows. Every other URI keeps the `mcpgate://` form.
  */
-export const KEPT_SCHEMES: readonly string[] = ['ui://'];
+const KEPT_SCHEMES: readonly string[] = ['ui://'];
 
 export function namespaceUri(serverKey: string, uri: string): string {
   for (const scheme of KEPT_SCHEMES) if (uri.startsWith(scheme)) return `${scheme}${serverKey}/${uri.slice(scheme.length)}`;

@@ -7,7 +7,7 @@
 // and is applied in tool views here and, through catalog.ts `rewriteToolResult`, in call results.
 
 /** The flat key the extension used before `_meta.ui`; hosts check both. */
-export const LEGACY_UI_RESOURCE_KEY = 'ui/resourceUri';
+const LEGACY_UI_RESOURCE_KEY = 'ui/resourceUri';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -2,7 +2,7 @@
 // (an option of another command is refused, never silently ignored), what `mcpgate COMMAND --help`
 // lists, and the words a mistyped command or option is compared with.
 
-export interface OptionSpec {
+interface OptionSpec {
   readonly type: 'string' | 'boolean';
   readonly multiple?: boolean;
   /** The value's placeholder in help (`FILE`, `MS`); none for a boolean. */

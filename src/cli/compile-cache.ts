@@ -4,7 +4,7 @@
 // against 150 ms after its own start, medians of 8 alternating starts), and every `mcpgate` command
 // starts that much sooner. It only helps the modules loaded after it is turned on, so the executable
 // (bin.ts) turns it on before it imports the rest of mcpgate.
-//
+
 // Where: `NODE_COMPILE_CACHE` when the operator sets it (Node reads it), else a directory of the
 // user's own cache (`$XDG_CACHE_HOME` or `~/.cache`, then `mcpgate/compile-cache`), never the shared
 // temporary directory Node defaults to: code read from there runs as mcpgate, and another local user

@@ -4,7 +4,7 @@
 
 import type { CliIo } from './io.js';
 
-export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8808';
+const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8808';
 
 /** The gateway's base URL from `--url` (a trailing slash or `/mcp` dropped). */
 export function gatewayBase(url: string | undefined): string {

@@ -8,7 +8,7 @@
 // its HTTP server as if it had accepted it (front/http/listeners.ts `accept`): Host and Origin
 // checks, auth and every limit stay the worker's. Later requests on a kept-alive connection that
 // name another worker's session are forwarded by the worker as before.
-//
+
 // The primary parses nothing else and never answers a request except when it cannot hand one on:
 // a head over the bound (431), too slow (408), no worker ready (503); then the connection is
 // closed. Each pending connection has one timer and one bounded buffer, both gone when it is handed
@@ -21,11 +21,11 @@ import { slotOfSessionId } from '../front/http/session-ids.js';
 import type { Logger } from '../observability/logger.js';
 
 /** A first request's head (request line and headers) may be this long; as the workers' HTTP parser allows. */
-export const MAX_HEAD_BYTES = 16 * 1024;
+const MAX_HEAD_BYTES = 16 * 1024;
 /** A client must send its first request's head within this (the workers allow 15 s for any head). */
-export const HEAD_TIMEOUT_MS = 10_000;
+const HEAD_TIMEOUT_MS = 10_000;
 /** Connections whose head is still being read, at most; more are closed at once. */
-export const MAX_PENDING = 1024;
+const MAX_PENDING = 1024;
 
 /** What a worker reads from its environment: its slot, and the shared port the primary owns. */
 export const WORKER_SLOT_ENV = 'MCPGATE_WORKER_SLOT';
@@ -62,7 +62,7 @@ export interface HandoffTarget {
   pending(): number;
 }
 
-export interface HandoffOptions {
+interface HandoffOptions {
   /** The worker in `slot` if it is ready for connections. */
   worker: (slot: number) => HandoffTarget | undefined;
   /** Every worker ready for connections, in slot order. */

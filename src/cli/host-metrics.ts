@@ -16,13 +16,13 @@ import type { Logger } from '../observability/logger.js';
 import { Registry, type Sample } from '../observability/metrics.js';
 
 /** How long the primary waits for one worker's samples. */
-export const COLLECT_TIMEOUT_MS = 2000;
+const COLLECT_TIMEOUT_MS = 2000;
 /** How long a worker waits for the primary's answer (the collection's timeout, plus margin). */
-export const ASK_TIMEOUT_MS = COLLECT_TIMEOUT_MS + 3000;
+const ASK_TIMEOUT_MS = COLLECT_TIMEOUT_MS + 3000;
 /** A worker's exposition larger than this is not sent (its `worker_scrape_up` reads 0, and it is logged). */
 export const MAX_WORKER_CHARS = 8 * 1024 * 1024;
 /** The merged answer: workers past this are left out as if too large. */
-export const MAX_HOST_CHARS = 32 * 1024 * 1024;
+const MAX_HOST_CHARS = 32 * 1024 * 1024;
 /** Scrapes one worker has waiting on the primary at once; more are refused (503). */
 export const MAX_PENDING_SCRAPES = 16;
 
@@ -116,7 +116,7 @@ export interface Member {
 
 type Answer = { ok: true; text: string } | { ok: false; why: string };
 
-export interface HostScraperOptions {
+interface HostScraperOptions {
   /** Workers configured (`--workers N`). */
   configured: number;
   /** The workers to ask now. */

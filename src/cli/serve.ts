@@ -6,7 +6,7 @@
 // client: EOF, 2 s, SIGTERM, 2 s, SIGKILL) will SIGKILL us next. One more signal kills every group
 // at once and exits.
 // SIGHUP reloads both configuration files and revives parked servers.
-//
+
 // As one of `--workers N` (a node:cluster worker, workers.ts), the signals come from the primary
 // over the IPC channel, not from the OS: a terminal's ^C or a service manager's group-wide SIGTERM
 // reaches every process of the group at once, and each worker would take it twice. The OS signals

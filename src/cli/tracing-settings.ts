@@ -7,7 +7,7 @@
 
 import { GatewayError } from '../errors.js';
 
-export interface TracingSettings {
+interface TracingSettings {
   url: string;
   serviceName?: string;
 }

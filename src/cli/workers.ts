@@ -8,7 +8,7 @@
 // it records in Redis, so a request for a session another worker owns (an adopted session, a
 // kept-alive connection reused for another session, another host) is forwarded to that worker
 // (cluster/forward.ts) as between hosts.
-//
+
 // The primary runs no gateway. It supervises: a worker that dies unasked is forked again after a
 // backoff (RESTART_MIN_MS doubling to RESTART_MAX_MS, reset once a worker has run STABLE_MS). It
 // forwards SIGINT/SIGTERM (as SIGTERM: drain) and SIGHUP (reload) to every worker over the IPC

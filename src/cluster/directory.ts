@@ -3,7 +3,7 @@
 // capabilities it declared, its owner) with a TTL of the idle timeout. A heartbeat renews both;
 // a worker whose record has expired is dead, and its sessions may be adopted. The owner changes
 // only by compare-and-set (OWNER_CAS), so two workers adopting one session at once agree on one.
-//
+
 // Redis down: commands fail at once (no offline queue) and callers serve locally; ioredis
 // reconnects with backoff, and on reconnect this worker writes its record and its sessions again.
 //
@@ -65,7 +65,7 @@ export interface WorkerInfo {
   version: string;
 }
 
-export interface DirectoryOptions {
+interface DirectoryOptions {
   url: string;
   workerId: string;
   /** The cluster secret: signs this worker's records and checks the others'. */

@@ -2,7 +2,7 @@
 // the answer as it comes: a JSON answer, a POST's SSE stream (progress, a server's questions), the
 // GET stream, DELETE. Worker-to-worker HTTP on a keep-alive agent: one hop, no broker in between,
 // streams piped as they arrive (docs/architecture.md says why this and not Redis pub/sub).
-//
+
 // Reaching the owner is bounded (CONNECT_TIMEOUT_MS); an owner that cannot be reached is reported
 // as such before anything was sent to the agent, so the caller can adopt the session. The owner
 // answers `102 Processing` as soon as its process has read a forward's headers (front/http/front.ts): a
@@ -41,9 +41,9 @@ import {
 } from './signing.js';
 
 /** How long reaching the owner may take before it is taken for dead. */
-export const CONNECT_TIMEOUT_MS = 2000;
+const CONNECT_TIMEOUT_MS = 2000;
 /** How often an open forward asks whether its owner's heartbeat still runs. */
-export const LIVENESS_CHECK_MS = 1000;
+const LIVENESS_CHECK_MS = 1000;
 
 /** Headers of an answer that belong to one hop and are not relayed (RFC 9110 §7.6.1). */
 const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length']);
@@ -67,7 +67,7 @@ const relayed = (name: string): boolean => RELAYED.has(name) || name.startsWith(
 
 const agent = new Agent({ keepAlive: true, maxFreeSockets: 64 });
 
-export interface ForwardRequest {
+interface ForwardRequest {
   req: IncomingMessage;
   res: ServerResponse;
   /** http://HOST:PORT of the owner. */

@@ -54,7 +54,7 @@ for i = 1, 2 do
 end
 return out`;
 
-export interface SignInCountsShape {
+interface SignInCountsShape {
   address: number;
   addressMs: number;
   total: number;

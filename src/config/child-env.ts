@@ -9,7 +9,7 @@ import type { InheritEnv, StdioServerConfig } from './types.js';
 import type { Env } from './expand.js';
 
 /** Inherited when `inheritEnv` is absent: what shells, package runners and TLS need; `*` ends a prefix. */
-export const SAFE_INHERITED_ENV: readonly string[] = Object.freeze([
+const SAFE_INHERITED_ENV: readonly string[] = Object.freeze([
   'PATH',
   'HOME',
   'USER',
@@ -58,7 +58,7 @@ function matches(name: string, patterns: readonly string[]): boolean {
 }
 
 /** Whether `name` may be inherited from mcpgate's environment under `inherit`. */
-export function inherits(name: string, inherit: InheritEnv = 'safe', secrets: ReadonlySet<string>): boolean {
+function inherits(name: string, inherit: InheritEnv = 'safe', secrets: ReadonlySet<string>): boolean {
   if (name.startsWith(OWN_PREFIX) || secrets.has(name)) return false;
   if (inherit === 'none') return false;
   if (inherit === 'all') return true;

@@ -33,7 +33,7 @@ export function readEra(
 
 const MAX_PREFIX_LENGTH = 32;
 /** Roots one entry may list, and the length of one URI: what a `roots/list` answer may cost. */
-export const MAX_ROOTS = 64;
+const MAX_ROOTS = 64;
 const MAX_ROOT_LENGTH = 4096;
 
 /**

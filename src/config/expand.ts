@@ -8,13 +8,13 @@ import { configInvalid, formatIssues } from './issues.js';
 export type Env = Readonly<Record<string, string | undefined>>;
 
 /** Where a value sits, so an error can name the file, the JSON path and the server. */
-export interface ExpandWhere {
+interface ExpandWhere {
   readonly file: string;
   readonly path: string;
   readonly server: string;
 }
 
-export type ExpandResult = { readonly ok: true; readonly value: string } | { readonly ok: false; readonly reason: string };
+type ExpandResult = { readonly ok: true; readonly value: string } | { readonly ok: false; readonly reason: string };
 
 // POSIX shell variable names; anything else inside `${…}` is far more likely a typo than intent.
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -25,7 +25,7 @@ export function formatIssues(issues: readonly ConfigIssue[]): string[] {
   return issues.map((issue) => `${issue.file}: ${issue.path}: ${issue.message}`);
 }
 
-export interface ConfigInvalidOptions {
+interface ConfigInvalidOptions {
   readonly warnings?: readonly ConfigIssue[];
   readonly cause?: unknown;
   /** Replaces the summary, for failures better said in one line (file not found). */

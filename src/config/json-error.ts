@@ -3,7 +3,7 @@
 // JSON` (no position, and the file's contents — maybe secrets — in the message) for others, so when
 // there is no position we find it with a small scanner of our own.
 
-export interface JsonErrorLocation {
+interface JsonErrorLocation {
   /** 1-based. */
   readonly line: number;
   /** 1-based, in UTF-16 code units. */

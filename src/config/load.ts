@@ -10,7 +10,7 @@ import { buildServersConfig } from './mcp-json.js';
 
 export { formatIssues } from './issues.js';
 
-export interface LoadOptions {
+interface LoadOptions {
   readonly signal?: AbortSignal;
 }
 

@@ -11,7 +11,7 @@ import { closeSync, createReadStream, openSync, readSync, watch, type FSWatcher 
 import { dirname } from 'node:path';
 import type { Logger } from '../observability/logger.js';
 
-export const DEFAULT_DEBOUNCE_MS = 200;
+const DEFAULT_DEBOUNCE_MS = 200;
 
 export interface FileWatch {
   close(): void;
@@ -29,7 +29,7 @@ export function fileDigest(file: string): Promise<string> {
 }
 
 /** fileDigest, synchronously (64 KiB at a time): the first digests are taken before watching returns. */
-export function fileDigestSync(file: string): string {
+function fileDigestSync(file: string): string {
   const hash = createHash('sha256');
   let fd: number | undefined;
   try {

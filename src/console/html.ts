@@ -8,7 +8,7 @@
 /** Invisible and text-reordering characters (Unicode Cc, Cf, and the line/paragraph separators), tab and newline aside. */
 const INVISIBLE = /(?![\t\n])[\p{Cc}\p{Cf}\u2028\u2029]/gu;
 
-export function esc(value: unknown): string {
+function esc(value: unknown): string {
   return String(value)
     .replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
     .replace(INVISIBLE, (c) => `[U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`);

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export const LOGIN_KEY_FILE = 'console-login.key';
+const LOGIN_KEY_FILE = 'console-login.key';
 const KEY_BYTES = 32;
 
 /** The login key of state directory `dir`, made if there is none yet. */

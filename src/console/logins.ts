@@ -133,7 +133,7 @@ export function csrfMatches(login: Login, sent: string | undefined): boolean {
 }
 
 /** One cookie's value from a Cookie header (RFC 6265 §5.4: `name=value; name2=value2`). */
-export function cookieValue(header: string | undefined, name: string): string | undefined {
+function cookieValue(header: string | undefined, name: string): string | undefined {
   if (header === undefined) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');

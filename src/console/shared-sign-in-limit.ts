@@ -30,7 +30,7 @@ export interface SharedSignInCounter {
   clear(address: string): Promise<void>;
 }
 
-export type Limited = { scope: 'address' | 'total'; seconds: number } | undefined;
+type Limited = { scope: 'address' | 'total'; seconds: number } | undefined;
 
 export class SharedSignInLimit {
   /** Whether the last use of the shared counts worked (undefined: not used yet). */

@@ -9,7 +9,7 @@
 // The defaults: 5 failures a minute per address, 500 a minute in total, 10,000 addresses remembered;
 // counted per process (shared-sign-in-limit.ts adds the cluster's counts).
 
-export interface SignInLimits {
+interface SignInLimits {
   /** Failed sign-ins one address may make per window (default 5). */
   perAddress?: number;
   /** Failed sign-ins from all addresses together per window (default 500). */

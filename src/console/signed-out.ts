@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export const SIGNED_OUT_FILE = 'console-signed-out.json';
+const SIGNED_OUT_FILE = 'console-signed-out.json';
 const MAX_ENTRIES = 4096;
 
 export class SignedOut {

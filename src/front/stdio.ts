@@ -1,6 +1,6 @@
 // The stdio front: one agent on our stdin/stdout (newline-delimited JSON-RPC). stdout carries only
 // protocol messages; everything else goes to the log on stderr.
-//
+
 // Back-pressure: while stdout does not drain (write() returned false), the agent's
 // stdin is not read, so it cannot start more work than it takes answers for. Calls already running
 // still answer; if what waits on stdout passes `maxAgentBuffer` bytes anyway, the agent is not

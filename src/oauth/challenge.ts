@@ -12,7 +12,7 @@ import type { RemoteServerConfig } from '../config/types.js';
 import { challengesDpop } from './dpop.js';
 import { GATEWAY_INFO } from '../version.js';
 
-export interface Challenge {
+interface Challenge {
   resourceMetadataUrl?: URL;
   scope?: string;
   error?: string;

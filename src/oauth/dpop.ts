@@ -10,7 +10,7 @@ import { DpopSession, type DpopKeyPair } from '@modelcontextprotocol/client';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 
 /** The only algorithm mcpgate signs proofs with. */
-export const DPOP_ALG = 'ES256';
+const DPOP_ALG = 'ES256';
 
 /** A login's DPoP key as the token file keeps it. */
 export interface StoredDpopKey {

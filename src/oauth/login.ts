@@ -17,7 +17,7 @@ import { probeChallenge } from './challenge.js';
 import { StoreProvider } from './provider.js';
 import type { TokenFile, TokenStore } from './store.js';
 
-export interface LoginOptions {
+interface LoginOptions {
   /** The loopback port to listen on (0: any free one; a pre-registered client needs a fixed one). */
   port: number;
   /** How long to wait for the person (ms). */

@@ -33,7 +33,7 @@ const IDP_TIMEOUT_MS = 10_000;
 /** The SDK asked for a person's authorization where none can be given (the gateway). */
 export class NeedsLogin extends Error {}
 
-export type ProviderUse =
+type ProviderUse =
   | { kind: 'login'; redirectUrl: string; state: string; open: (url: URL) => void | Promise<void>; challengeDpop?: boolean }
   | { kind: 'gateway' }
   | { kind: 'machine' };

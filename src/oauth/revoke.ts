@@ -15,7 +15,7 @@ const UNSUPPORTED = 'unsupported_token_type';
 
 type TokenKind = 'refresh_token' | 'access_token';
 
-export type Revocation =
+type Revocation =
   /**
    * The server answered 200 for `tokens`; `kept` it cannot revoke (RFC 7009 §2.2.1
    * `unsupported_token_type`, e.g. a JWT access token, valid until it expires).
@@ -27,7 +27,7 @@ export type Revocation =
   | { kind: 'nothing' }
   | { kind: 'failed'; reason: string };
 
-export interface RevokeOptions {
+interface RevokeOptions {
   /** The entry's own client secret (`auth.clientSecret`), which the store never holds, for its `clientId`. */
   client?: { clientId: string; clientSecret: string };
   signal?: AbortSignal;

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { writeJsonAtomic } from '../observability/atomic-json.js';
 
-export const OAUTH_DIR = 'oauth';
+const OAUTH_DIR = 'oauth';
 /** A token file larger than this is not read (a token set is a few KiB). */
 const MAX_FILE_BYTES = 256 * 1024;
 /** An encoded agent id longer than this is named by its digest in a file name (names stay under 255 bytes). */

@@ -9,7 +9,7 @@
 import { createWriteStream, fstatSync, openSync, renameSync, type WriteStream } from 'node:fs';
 
 /** `limited`: refused for being over a limit of the rules' `limits` (the record's `limit` names it). */
-export type AuditDecision = 'allowed' | 'denied' | 'held' | 'limited';
+type AuditDecision = 'allowed' | 'denied' | 'held' | 'limited';
 
 /** One decision on an agent's request (tools/call, resources/read, prompts/get). */
 export interface AuditCall {
@@ -40,7 +40,7 @@ export interface AuditCall {
  * gateway saw a held tool approved in the pin store — by `mcpgate approve`, the console, or another
  * gateway sharing the state directory — and serves it again (`by` is the pin's: operator or first-use).
  */
-export interface AuditApproval {
+interface AuditApproval {
   event: 'approval' | 'released';
   server: string;
   tool: string;
@@ -54,7 +54,7 @@ export interface AuditApproval {
  * decision in time) or `cancelled` (the agent cancelled or went away). `approval` is the pending
  * call's id; `digest` the sha256 of its agent, server, tool and arguments, which the approval binds to.
  */
-export interface AuditCallApproval {
+interface AuditCallApproval {
   event: 'call-approval';
   approval: string;
   outcome: 'requested' | 'approved' | 'denied' | 'expired' | 'cancelled';
@@ -67,7 +67,7 @@ export interface AuditCallApproval {
   reason?: string;
 }
 
-export type AuditRecord = AuditCall | AuditApproval | AuditCallApproval;
+type AuditRecord = AuditCall | AuditApproval | AuditCallApproval;
 
 export interface AuditOptions {
   /** A file path, or '-' for stderr. */
@@ -80,7 +80,7 @@ export interface AuditOptions {
   onProblem?: (message: string, error?: unknown) => void;
 }
 
-export const DEFAULT_AUDIT_MAX_BYTES = 10 * 1024 * 1024;
+const DEFAULT_AUDIT_MAX_BYTES = 10 * 1024 * 1024;
 /** What may wait for a slow disk before lines are dropped. */
 const MAX_PENDING_BYTES = 1024 * 1024;
 /** Argument values past this many characters of JSON are cut (with --audit-arguments). */

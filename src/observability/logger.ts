@@ -7,18 +7,18 @@
 
 import { GatewayError } from '../errors.js';
 
-export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 const REDACT = /(authorization|token|secret|password|api[-_]?key|cookie)/i;
 
-export type LogFields = Record<string, unknown>;
-export type LogSink = (line: string) => void;
+type LogFields = Record<string, unknown>;
+type LogSink = (line: string) => void;
 
-export const LOG_FORMATS = ['json', 'pretty'] as const;
+const LOG_FORMATS = ['json', 'pretty'] as const;
 /** `json`: one object per line, for machines; `pretty`: `time level [server|agent] message key=value`, for people. */
-export type LogFormat = (typeof LOG_FORMATS)[number];
+type LogFormat = (typeof LOG_FORMATS)[number];
 
 export interface LogStyle {
   format: LogFormat;

@@ -5,7 +5,7 @@
 // agent's continues its trace, and mcpgate's server-call span is what the server sees as its parent.
 // Attribute names follow OpenTelemetry's MCP semantic conventions (mcp.*, gen_ai.tool.name,
 // error.type) plus mcpgate.* for what those lack.
-//
+
 // When tracing is off the gateway holds no `Tracing` at all, so the hot path builds no span object
 // and does no context work. Export is batched (BatchSpanProcessor, bounded queue: spans past it are
 // dropped) and never on a call's path; a failing collector is reported once, then at most once a

@@ -34,7 +34,7 @@ import { changes, type ToolDefinition } from './digest.js';
 
 const WATCH_INTERVAL_MS = 500;
 
-export interface KeeperOptions {
+interface KeeperOptions {
   mode: PinMode;
   dir: string;
   log: Logger;

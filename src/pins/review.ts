@@ -33,7 +33,7 @@ export interface Review {
  * A held tool whose definition returns to its pinned one is released, no approval needed.
  */
 /** A server's pins as a review reads them: digests, and the definitions where the caller has them. */
-export type ReviewedPins = {
+type ReviewedPins = {
   tools: Record<string, { digest: string; definition?: ToolDefinition }>;
   instructions?: { digest: string };
 };

@@ -19,11 +19,10 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { writeJsonAtomic, writeTextAtomic } from '../observability/atomic-json.js';
-import type { ToolDefinition } from './digest.js';
 
-export const PINS_FILE = 'pins.json';
-export const HELD_FILE = 'held.json';
-export const PIN_DIGESTS_FILE = 'pin-digests.json';
+const PINS_FILE = 'pins.json';
+const HELD_FILE = 'held.json';
+const PIN_DIGESTS_FILE = 'pin-digests.json';
 
 const DefinitionSchema = z.looseObject({ name: z.string() });
 
@@ -65,14 +64,12 @@ const HeldFileSchema = z.object({
   ),
 });
 
-export type Pin = z.infer<typeof PinSchema> & { definition: ToolDefinition };
-export type InstructionsPin = z.infer<typeof InstructionsPinSchema>;
+type InstructionsPin = z.infer<typeof InstructionsPinSchema>;
 export type PinsFile = z.infer<typeof PinsFileSchema>;
 export type ServerPins = PinsFile['servers'][string];
-export type HeldTool = z.infer<typeof HeldToolSchema> & { definition: ToolDefinition };
 export type HeldFile = z.infer<typeof HeldFileSchema>;
 /** One approved tool without its definition: all a review compares. */
-export type PinDigest = Omit<z.infer<typeof PinSchema>, 'definition'>;
+type PinDigest = Omit<z.infer<typeof PinSchema>, 'definition'>;
 /** The pins without their definitions (pin-digests.json, or pins.json read and stripped). */
 export type PinDigests = { servers: Record<string, ServerPinDigests> };
 export type ServerPinDigests = { tools: Record<string, PinDigest>; instructions?: InstructionsPin };
@@ -391,7 +388,7 @@ export function pinsText(pins: PinsFile): string {
 }
 
 /** The same text in pieces (a tool's pin each), so a large store is written without being one string. */
-export function* pinsTextParts(pins: PinsFile): Generator<string> {
+function* pinsTextParts(pins: PinsFile): Generator<string> {
   yield `{\n  "version": ${JSON.stringify(pins.version)},\n  "servers": {`;
   const servers = Object.keys(pins.servers);
   for (let i = 0; i < servers.length; i++) {

@@ -9,14 +9,14 @@
 import { describeValue } from '../config/issues.js';
 import { compileMatcher, type Matcher } from './globs.js';
 
-export const AGENT_MODES = ['aggregate', 'discovery', 'search'] as const;
+const AGENT_MODES = ['aggregate', 'discovery', 'search'] as const;
 export type AgentMode = (typeof AGENT_MODES)[number];
 
 /** The keys of an agent entry read here. */
 export const AGENT_MODE_KEYS = ['mode', 'alwaysShown'] as const;
 
 /** Past this many entries `alwaysShown` is an error: it is meant for a few tools, not a catalog. */
-export const MAX_ALWAYS_SHOWN = 256;
+const MAX_ALWAYS_SHOWN = 256;
 
 export interface ModeSettings {
   /** Undefined: the gateway's mode. */
@@ -25,7 +25,7 @@ export interface ModeSettings {
   readonly alwaysShown: Matcher | undefined;
 }
 
-export interface ModeSettingsContext {
+interface ModeSettingsContext {
   error(at: readonly PropertyKey[], message: string): void;
   warn(at: readonly PropertyKey[], message: string): void;
 }

@@ -3,7 +3,7 @@
 // (jwt-key.ts), once per load, into a KeyObject (the secret text is not kept), and the algorithms it may
 // verify are fixed there from the key's type, so a token's header can never choose them: no `none`,
 // no HMAC with a public key (RFC 8725 §2.1, §3.1). Static tokens live under each agent (schema.ts).
-//
+
 //   "auth": { "jwt": { "secret": "${JWT_SECRET}" } }                          HS256/384/512
 //   "auth": { "jwt": { "publicKey": "-----BEGIN PUBLIC KEY-----…" | {JWK}, … } }  RS*, PS*, ES*, EdDSA
 //   "auth": { "jwt": { "publicKeyFile": "keys/idp.pem", … } }   relative to the rules file's directory
@@ -33,16 +33,7 @@ import {
 import { compileKey, HMAC_MIN_BYTES, JWT, KEY_SOURCES, type CompiledKey } from './jwt-key.js';
 
 // The types live in auth-types.ts; src/auth/ and load.ts read them from here.
-export { JWT_ALGORITHMS } from './auth-types.js';
-export type {
-  AuthConfig,
-  AuthCompileContext as AuthContext,
-  Introspection,
-  JwtAlgorithm,
-  JwtConfig,
-  KeyFileReader,
-  OAuthIssuer,
-} from './auth-types.js';
+export type { AuthConfig, JwtConfig, KeyFileReader, OAuthIssuer } from './auth-types.js';
 
 const AUTH_KEYS = new Set(['jwt', 'resource', 'oauth']);
 const OAUTH_KEYS = [
@@ -64,7 +55,7 @@ const MAX_REFRESH_COOLDOWN_SECONDS = 3600;
 const MAX_ISSUERS = 8;
 const NAMESPACE = /^[A-Za-z0-9._-]{1,32}$/;
 /** Every algorithm but HMAC's: what an issuer's published keys may sign with. */
-export const ASYMMETRIC_ALGORITHMS: readonly JwtAlgorithm[] = JWT_ALGORITHMS.filter((algorithm) => !algorithm.startsWith('HS'));
+const ASYMMETRIC_ALGORITHMS: readonly JwtAlgorithm[] = JWT_ALGORITHMS.filter((algorithm) => !algorithm.startsWith('HS'));
 const JWT_KEYS = [
   'secret',
   'publicKey',
@@ -430,45 +421,4 @@ function readSkew(value: unknown, ctx: AuthCompileContext, at: readonly Property
   if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_SKEW_SECONDS) return value;
   ctx.error(at, `expected a whole number of seconds from 0 to ${MAX_SKEW_SECONDS}, got ${describeValue(value)}`);
   return 30;
-}
-
-/** A secret-free summary for status output. */
-export function describeAuth(auth: AuthConfig | undefined): Record<string, unknown> | null {
-  if (auth === undefined) return null;
-  const jwt = auth.jwt;
-  return {
-    ...(auth.resource !== undefined && { resource: auth.resource }),
-    ...(auth.oauth.length > 0 && {
-      oauth: auth.oauth.map((o) => ({
-        issuer: o.issuer,
-        ...(o.namespace !== undefined && { namespace: o.namespace }),
-        jwks_uri: o.jwksUri ?? null,
-        audience: o.audience === undefined ? null : [...o.audience],
-        algorithms: [...o.algorithms],
-        agent_claim: o.agentClaim,
-        scopes: [...o.scopes],
-        clock_skew_seconds: o.clockSkewSeconds,
-        refresh_cooldown_seconds: o.refreshCooldownSeconds,
-        ...(o.introspection !== undefined && {
-          introspection: {
-            client_id: o.introspection.clientId,
-            endpoint: o.introspection.endpoint ?? null,
-            max_per_second: o.introspection.maxPerSecond,
-            cache_seconds: o.introspection.cacheSeconds,
-          },
-        }),
-      })),
-    }),
-    ...(jwt !== undefined && {
-      jwt: {
-        key: jwt.keyDescription,
-        algorithms: [...jwt.algorithms],
-        issuer: jwt.issuer ?? null,
-        audience: jwt.audience === undefined ? null : [...jwt.audience],
-        agent_claim: jwt.agentClaim,
-        clock_skew_seconds: jwt.clockSkewSeconds,
-        require_exp: jwt.requireExp,
-      },
-    }),
-  };
 }

@@ -9,7 +9,7 @@ import { DEFAULT_AGENT } from './compiled.js';
 import type { ClaimTest, CompiledAgent, CompiledSide, Rules } from './compiled.js';
 import type { Matcher } from './globs.js';
 
-export interface Decision {
+interface Decision {
   readonly allowed: boolean;
   /** One sentence naming the rule that decided, for errors, logs and status. */
   readonly reason: string;

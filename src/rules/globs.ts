@@ -27,7 +27,7 @@ export function isGlob(pattern: string): boolean {
 }
 
 /** `*` any run of characters (also none), `?` exactly one; everything else literal. */
-export function globSource(pattern: string): string {
+function globSource(pattern: string): string {
   let out = '';
   let star = false;
   for (const char of pattern) {

@@ -10,7 +10,7 @@ import { describeValue, isPlainObject } from '../config/issues.js';
 import type { AuthCompileContext, JwtAlgorithm } from './auth-types.js';
 
 export const KEY_SOURCES = ['secret', 'publicKey', 'publicKeyFile'] as const;
-export type KeySource = (typeof KEY_SOURCES)[number];
+type KeySource = (typeof KEY_SOURCES)[number];
 export const HMAC_MIN_BYTES: Readonly<Record<string, number>> = { HS256: 32, HS384: 48, HS512: 64 }; // RFC 7518 §3.2
 const EC_CURVES: Readonly<Record<string, JwtAlgorithm>> = { prime256v1: 'ES256', secp384r1: 'ES384', secp521r1: 'ES512' };
 const RSA_ALGORITHMS: readonly JwtAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];

@@ -16,16 +16,14 @@ import type { Rules } from './compiled.js';
 import type { ServerRef } from './server-headers.js';
 
 export { OPEN_RULES } from './compiled.js';
-export type { CompiledAgent, CompiledSide, Rules, RulesInForce } from './compiled.js';
-export type { CompiledLimits, LimitSpec } from './limits.js';
-export type { Matcher } from './globs.js';
-export type { AuthConfig, JwtAlgorithm, JwtConfig, KeyFileReader } from './auth-config.js';
-export type { HeaderSet, ServerRef } from './server-headers.js';
+export type { Rules, RulesInForce } from './compiled.js';
+export type { KeyFileReader } from './auth-config.js';
+export type { ServerRef } from './server-headers.js';
 
 /** How a rules file is named in messages (for the caller's `readJsonFile` too). */
 export const RULES_FILE: JsonFileKind = Object.freeze({ kind: 'rules', expected: 'a JSON object with "agents"' });
 
-export interface ParseRulesOptions {
+interface ParseRulesOptions {
   /** For `${VAR}` in the `auth.jwt` key settings; process.env when not given. */
   readonly env?: Env;
   /** Reads `auth.jwt.publicKeyFile`; without it a key file is an error (give `publicKey` instead). */

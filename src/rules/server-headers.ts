@@ -4,7 +4,7 @@
 // swaps both at once. Values are expanded from mcpgate's environment (`${VAR}`) here, at load, and
 // never leave the compiled snapshot except as the headers of that agent's own pooled connection
 // (servers/pool.ts); they are never logged, echoed in an error or shown in status.
-//
+
 // Only a remote server whose sessions belong to one agent (`"per-agent"` or `"per-session"`) may take
 // them: on a shared server one connection serves everyone, so an agent's token would act for all.
 // Names and values are checked (no reserved names, no line breaks, at most 32 per server), and headers
@@ -21,7 +21,7 @@ export type ServerRef = string | Pick<ServerConfig, 'name' | 'type' | 'sessions'
 
 export type HeaderSet = Readonly<Record<string, string>>;
 
-export interface HeadersContext {
+interface HeadersContext {
   readonly servers: ReadonlyMap<string, ServerRef>;
   readonly env: Env;
   error(at: readonly PropertyKey[], message: string): void;
@@ -29,7 +29,7 @@ export interface HeadersContext {
 }
 
 /** Headers per server an agent may set; past these counts the entry is an error, not a truncation. */
-export const MAX_SERVER_HEADERS = 32;
+const MAX_SERVER_HEADERS = 32;
 const MAX_VALUE_BYTES = 8192;
 // RFC 9110 token characters.
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;

@@ -6,9 +6,9 @@
 
 import type { SearchHit } from './tool-index.js';
 
-export const DEFAULT_FUSION_K = 60;
+const DEFAULT_FUSION_K = 60;
 
-export interface FuseOptions {
+interface FuseOptions {
   /** The rank constant (default 60). */
   k?: number;
   /** Most hits returned (default: all). */

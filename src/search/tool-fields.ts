@@ -11,7 +11,7 @@ import { terms } from './words.js';
 
 /** The fields of a tool, in the order of FieldWeights' keys and of the index's per-field arrays. */
 export const FIELDS = ['name', 'title', 'summary', 'description', 'paramNames', 'paramDescriptions', 'server', 'instructions'] as const;
-export type Field = (typeof FIELDS)[number];
+type Field = (typeof FIELDS)[number];
 export type FieldWeights = Record<Field, number>;
 
 /** What the index is told of a tool. `key` is the caller's identity for it (e.g. its exposed name). */
@@ -26,7 +26,7 @@ export interface SearchDoc {
 }
 
 /** Deepest nesting of the input schema walked for parameters (objects within arrays within objects…). */
-export const MAX_SCHEMA_DEPTH = 4;
+const MAX_SCHEMA_DEPTH = 4;
 /** Most parameters (at all depths) read from one schema. */
 export const MAX_PARAMETERS = 128;
 /** Characters of parameter descriptions read from one schema, all together. */
@@ -80,7 +80,7 @@ export function schemaParameters(schema: unknown): { names: string[]; descriptio
 const MAX_SUMMARY = 300;
 
 /** The first sentence of a description: up to the first full stop before a space, or the first line. */
-export function summaryOf(description: string): string {
+function summaryOf(description: string): string {
   const text = description.trimStart().slice(0, MAX_SUMMARY);
   const end = text.search(/[.!?](?:\s|$)|\n/);
   return end < 0 ? text : text.slice(0, end);

@@ -86,7 +86,7 @@ const MAX_CONCEPTS = MAX_QUERY_TERMS;
 const FILE_NAME = /[\p{L}\p{N}_*-]\.(?!(?:com|org|net|io|dev|ai|app|co)\b)[a-z][a-z0-9]{0,4}\b/iu;
 const FILE_TERM = 'file';
 /** Most hits one search returns. */
-export const MAX_LIMIT = 1_000;
+const MAX_LIMIT = 1_000;
 
 const F = FIELDS.length;
 const NAME = FIELDS.indexOf('name');

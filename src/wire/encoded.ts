@@ -29,10 +29,3 @@ export function partsToText(parts: EncodedParts): string {
   for (const part of parts) text += typeof part === 'string' ? part : part.toString('utf8');
   return text;
 }
-
-/** The message's length in bytes (a Content-Length), without joining it. */
-export function partsByteLength(parts: EncodedParts): number {
-  let length = 0;
-  for (const part of parts) length += typeof part === 'string' ? Buffer.byteLength(part) : part.length;
-  return length;
-}

@@ -8,10 +8,9 @@ import type { RequestId } from './jsonrpc.js';
 /** The modern revisions mcpgate serves to agents. */
 export const MODERN_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28'];
 
-export const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
-export const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
-export const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
-export const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
+const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
+const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
 export const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
 export const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
 
@@ -53,7 +52,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** The `_meta` of a message's params, if it is an object. */
-export function metaOf(params: unknown): Record<string, unknown> | undefined {
+function metaOf(params: unknown): Record<string, unknown> | undefined {
   if (!isObject(params)) return undefined;
   const meta = params._meta;
   return isObject(meta) ? meta : undefined;
@@ -111,7 +110,7 @@ const NAME_FIELD: Readonly<Record<string, string | undefined>> = Object.assign(O
   'resources/read': 'uri',
 });
 
-export interface StandardHeaders {
+interface StandardHeaders {
   protocolVersion: string | undefined;
   method: string | undefined;
   name: string | undefined;
@@ -173,7 +172,7 @@ function mismatch(header: string, body: string): EraOf {
 }
 
 /** A header value, decoding the `=?base64?…?=` sentinel used for values that are not plain ASCII. */
-export function decodeHeaderValue(value: string): string | undefined {
+function decodeHeaderValue(value: string): string | undefined {
   const m = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/.exec(value);
   if (m === null) return value.startsWith('=?base64?') ? undefined : value;
   const bytes = Buffer.from(m[1]!, 'base64');

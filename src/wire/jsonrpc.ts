@@ -21,18 +21,17 @@ export interface JsonRpcNotification {
   method: string;
   params?: Record<string, unknown>;
 }
-export interface JsonRpcResult {
+interface JsonRpcResult {
   jsonrpc: '2.0';
   id: RequestId;
   result: Record<string, unknown>;
 }
-export interface JsonRpcError {
+interface JsonRpcError {
   jsonrpc: '2.0';
   id: RequestId | null;
   error: JsonRpcErrorObject;
 }
 export type JsonRpcResponse = JsonRpcResult | JsonRpcError;
-export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
 
 export type Classified =
   | { kind: 'request'; msg: JsonRpcRequest }
@@ -41,7 +40,7 @@ export type Classified =
   | { kind: 'invalid'; error: GatewayError; id: RequestId | null };
 
 /** The default nesting limit: far above any real MCP message, far below what overflows the stack. */
-export const DEFAULT_MAX_DEPTH = 128;
+const DEFAULT_MAX_DEPTH = 128;
 
 /**
  * The nesting limit for every message parsed from now on (`--max-depth`). One setting for the whole
@@ -240,7 +239,7 @@ export const DEFAULT_MAX_LINE_LENGTH = 64 * 1024 * 1024;
 const LF = 0x0a;
 const CR = 0x0d;
 
-export interface LineReaderHandlers {
+interface LineReaderHandlers {
   line(line: string): void;
   /** A line exceeded the limit; `length` is how many bytes of it had arrived when it was dropped. */
   overflow?(length: number): void;

@@ -8,7 +8,7 @@
 // (its progress token and trace context are rewritten on the full path), anything unexpected.
 
 /** Where the top-level id's value and params.name's value are in the line (start inclusive, end exclusive). */
-export interface LineSpans {
+interface LineSpans {
   idStart: number;
   idEnd: number;
   nameStart: number;

@@ -22,65 +22,12 @@ const ESC_BODY = String.raw`\x1b[\x20-\x2f]{0,${MAX_SEQUENCE}}`; // e.g. ESC ( B
 const SEQUENCE = String.raw`${STRING_START}${STRING_BODY}(?:\x07|\x1b\\|\x9c)?|${CSI_BODY}[\x40-\x7e]?|${ESC_BODY}[\x30-\x7e]?`;
 const NEEDS = new RegExp(`[${CONTROL}${INVISIBLE}]|${TAG}`);
 const REMOVE = new RegExp(`${SEQUENCE}|[${CONTROL}${INVISIBLE}]|${TAG}`, 'g');
-/** A removed sequence that lacks its terminator: more input could extend it. */
-const UNFINISHED = new RegExp(`^(?:${STRING_START}${STRING_BODY}|${CSI_BODY}|${ESC_BODY})$`);
 // CR is kept for agents but shown in the operator's view: in a terminal it would let later text
 // overwrite earlier text on the same line.
 const HIDDEN = new RegExp(`[${CONTROL}${INVISIBLE}\\r]|${TAG}`, 'g');
 
-export function needsSanitizing(text: string): boolean {
-  return NEEDS.test(text);
-}
-
 export function sanitizeText(text: string): string {
   return NEEDS.test(text) ? text.replace(REMOVE, '') : text;
-}
-
-/**
- * sanitizeText for text arriving in chunks: a sequence (or surrogate pair) cut by a chunk boundary is
- * held until the next chunk. The concatenated output equals sanitizeText of the concatenated input.
- */
-export class StreamSanitizer {
-  private held = '';
-
-  push(chunk: string): string {
-    const text = this.held + chunk;
-    if (!NEEDS.test(text) && !endsInHighSurrogate(text)) {
-      this.held = '';
-      return text;
-    }
-    const cut = holdFrom(text);
-    this.held = text.slice(cut);
-    return sanitizeText(text.slice(0, cut));
-  }
-
-  /** Flushes: an unterminated sequence at the end is dropped. */
-  end(): string {
-    const rest = sanitizeText(this.held);
-    this.held = '';
-    return rest;
-  }
-}
-
-/**
- * Where the part to hold back starts: the last removed sequence if it reaches the end unterminated,
- * else a trailing high surrogate, else nowhere. Holding starts at a match boundary, so sanitizing the
- * two parts separately gives what sanitizing the whole would. The bounds in the regexes bound what
- * is held (at most MAX_SEQUENCE + 2 characters).
- */
-function holdFrom(text: string): number {
-  let last: RegExpExecArray | undefined;
-  REMOVE.lastIndex = 0;
-  for (let m = REMOVE.exec(text); m !== null; m = REMOVE.exec(text)) last = m;
-  if (last !== undefined && last.index + last[0].length === text.length) {
-    return UNFINISHED.test(last[0]) ? last.index : text.length;
-  }
-  return endsInHighSurrogate(text) ? text.length - 1 : text.length;
-}
-
-function endsInHighSurrogate(text: string): boolean {
-  const code = text.charCodeAt(text.length - 1);
-  return code >= 0xd800 && code <= 0xdbff;
 }
 
 /** For the operator's view: each character sanitizeText would remove (and CR), as a visible escape. */

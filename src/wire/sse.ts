@@ -16,7 +16,7 @@ export interface SseEvent {
   readonly lastEventId: string;
 }
 
-export interface SseHandlers {
+interface SseHandlers {
   event(event: SseEvent): void;
   /** A valid `retry:` field: the reconnection delay the server asks for, in ms. */
   retry?(ms: number): void;

@@ -13,7 +13,7 @@ const PRIMITIVE = new Set(['string', 'integer', 'boolean']);
 const PLAIN = /^[\x20-\x7e]*$/;
 
 /** A tool's mirrored parameters: its property name → the header's name (without `Mcp-Param-`). */
-export type ToolHeaders = ReadonlyMap<string, string>;
+type ToolHeaders = ReadonlyMap<string, string>;
 
 /**
  * The `x-mcp-header` annotations of a tool's input schema: undefined when it has none, the mirrored

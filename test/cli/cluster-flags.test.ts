@@ -1,4 +1,4 @@
-// Issue #12: the cluster flags of `mcpgate serve` refuse what would run a silently broken cluster,
+// The cluster flags of `mcpgate serve` refuse what would run a silently broken cluster,
 // with a clear message and exit code 2, before anything starts; a Redis password is never echoed.
 
 import { describe, it } from 'node:test';

@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { formatIssues, loadServersConfig } from '../../src/config/load.js';
-import { failure } from './helpers.js';
+import { failure } from '../helpers/config.js';
 
 void describe('loadServersConfig', () => {
   let dir = '';

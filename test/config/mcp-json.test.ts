@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseServersConfig } from '../../src/config/load.js';
 import { DEFAULT_HEALTH_CHECK, DEFAULT_LIMITS, DEFAULT_POOL, DEFAULT_TIMEOUT_MS } from '../../src/config/types.js';
-import { byPath, failure } from './helpers.js';
+import { byPath, failure } from '../helpers/config.js';
 
 const FILE = '/srv/project/.mcp.json';
 const parse = (value: unknown, env: NodeJS.ProcessEnv = {}) => parseServersConfig(JSON.stringify(value), FILE, env);
@@ -254,7 +254,7 @@ void describe('parseServersConfig: errors and warnings', () => {
   });
 });
 
-void describe('parseServersConfig: limits (security audit #9, hardening §5)', () => {
+void describe('parseServersConfig: limits', () => {
   void it('takes per-server limits over the top-level ones over the defaults', { timeout: 5000 }, () => {
     const config = parse({
       limits: { maxTools: 50, maxCallMs: 60_000 },
@@ -290,7 +290,7 @@ void describe('parseServersConfig: limits (security audit #9, hardening §5)', (
   });
 });
 
-void describe('parseServersConfig: sessions and pool (issue 11)', () => {
+void describe('parseServersConfig: sessions and pool', () => {
   void it("accepts per-agent and per-session with the pool defaults, or the entry's own settings", { timeout: 5000 }, () => {
     const config = parse({
       mcpServers: {
@@ -337,7 +337,7 @@ void describe('parseServersConfig: sessions and pool (issue 11)', () => {
   );
 });
 
-void describe('parseServersConfig: pool.healthCheck (issue 11, seed 002: opt-in)', () => {
+void describe('parseServersConfig: pool.healthCheck (opt-in)', () => {
   void it('off unless asked: true takes the defaults, an object its own settings, false is off', { timeout: 5000 }, () => {
     const config = parse({
       mcpServers: {
@@ -375,7 +375,7 @@ void describe('parseServersConfig: pool.healthCheck (issue 11, seed 002: opt-in)
   });
 });
 
-void describe('parseServersConfig: roots (issue 11)', () => {
+void describe('parseServersConfig: roots', () => {
   void it('keeps file:// roots (${VAR} expanded) on stdio and remote entries; absent stays absent', { timeout: 5000 }, () => {
     const config = parse(
       {
@@ -436,7 +436,7 @@ void describe('parseServersConfig: immutability', () => {
   });
 });
 
-void describe('parseServersConfig: prefix (issue 19)', () => {
+void describe('parseServersConfig: prefix', () => {
   void it('keeps a prefix or false, and leaves entries without it unchanged', { timeout: 5000 }, () => {
     const config = parse({
       mcpServers: {
@@ -480,7 +480,7 @@ void describe('parseServersConfig: prefix (issue 19)', () => {
   });
 });
 
-void describe('parseServersConfig: "auth" (OAuth to remote servers, issue 14)', () => {
+void describe('parseServersConfig: "auth" (OAuth to remote servers)', () => {
   void it('reads "oauth" and the object form, expanding the client secret', { timeout: 5000 }, () => {
     const config = parse(
       {
@@ -715,7 +715,7 @@ void describe('parseServersConfig: "auth" (OAuth to remote servers, issue 14)', 
   );
 });
 
-void describe('parseServersConfig: "start" and "idleStop" (servers on demand, issue 31)', () => {
+void describe('parseServersConfig: "start" and "idleStop" (servers on demand)', () => {
   void it('takes "always" and "on-demand" (with idleStop); absent, the snapshot has neither field', { timeout: 5000 }, () => {
     const config = parse({
       mcpServers: {

@@ -1,4 +1,4 @@
-// Issue #12, two `mcpgate serve --redis --max-sessions 3` workers and a real redis-server.
+// Two `mcpgate serve --redis --max-sessions 3` workers and a real redis-server.
 // Cluster-wide session caps: sessions on both count against one limit (each worker reads the others'
 // counts at its heartbeat); an ended session frees a place on any worker; with Redis down each
 // worker falls back to its own limit and keeps serving. A forward to an owner that accepts the

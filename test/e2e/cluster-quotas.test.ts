@@ -1,4 +1,4 @@
-// Quotas across a cluster (issue 32): two `mcpgate serve --redis` workers and a real redis-server.
+// Quotas across a cluster: two `mcpgate serve --redis` workers and a real redis-server.
 // One agent's calls through either worker count on one window (the n+1th is refused on whichever
 // worker it reaches), a calls-in-flight limit holds across workers and is released when the call
 // ends, and when the worker holding a call dies (SIGKILL) its lease lapses and the slot frees on its

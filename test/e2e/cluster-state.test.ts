@@ -1,4 +1,4 @@
-// Issue #12, cluster-wide state: three `mcpgate serve --redis` workers and a real redis-server. Worker
+// Cluster-wide state: three `mcpgate serve --redis` workers and a real redis-server. Worker
 // A reads the shared directory's files; B and C read them through symlinks in directories of their
 // own, so their file watches never see a change (as on another host, or a network file system): only
 // A's nudge over Redis pub/sub makes them re-read. A pin approval and a rules reload reach every

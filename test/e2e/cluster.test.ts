@@ -1,4 +1,4 @@
-// Issue #12: three `mcpgate serve --http` workers sharing one real Redis, driven by the official SDK
+// A cluster: three `mcpgate serve --http` workers sharing one real Redis, driven by the official SDK
 // client whose requests of one agent session are spread over the workers on purpose (a fetch that
 // rewrites each request to the next worker's port): the GET stream on one worker, POSTs on others.
 // Tools, progress, sampling and elicitation across workers; a forged forward is refused; Redis

@@ -1,7 +1,7 @@
-// Hot reload of `.mcp.json` under the three ways a file changes on disk (hardening §6): an editor's
+// Hot reload of `.mcp.json` under the three ways a file changes on disk: an editor's
 // save (temp file renamed over it), a write in place, and a Kubernetes ConfigMap volume, where kubelet
 // writes a new timestamped directory and renames a `..data_tmp` symlink over `..data` — no event names
-// the file then. Also (hardening §7, issue 11) a bad `"pool"` of a per-agent server is refused by
+// the file then. Also a bad `"pool"` of a per-agent server is refused by
 // `check`, by `serve`, and by a reload, which keeps the previous configuration.
 
 import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
@@ -90,7 +90,7 @@ describe('the config watcher reacts to every way a file changes', { timeout: 60_
   });
 });
 
-describe('a per-agent server\'s "pool" is validated (hardening §7, issue 11)', { timeout: 60_000 }, () => {
+describe('a per-agent server\'s "pool" is validated', { timeout: 60_000 }, () => {
   let dir: TempDir;
   const perAgent = {
     mcpServers: {

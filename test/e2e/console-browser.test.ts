@@ -1,4 +1,4 @@
-// The console in a real headless Chromium (Debian's `chromium`, driven by playwright-core; issue 17):
+// The console in a real headless Chromium (Debian's `chromium`, driven by playwright-core):
 // sign in, see the parked server and revive it once its command works, see a held tool's diff,
 // approve it, and watch a connected agent receive list_changed and call it; a request without the
 // CSRF token and one without a login are refused. Screenshots of the main pages go to

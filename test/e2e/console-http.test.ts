@@ -1,4 +1,4 @@
-// The console over plain HTTP (issue 17): off (404 and a log line saying how to turn it on) without
+// The console over plain HTTP: off (404 and a log line saying how to turn it on) without
 // an admin; with one, every page needs a sign-in (an agent's token is not an admin's), the cookie is
 // HttpOnly and SameSite=Strict, every answer carries a strict Content-Security-Policy and no inline
 // script, a POST without the CSRF token or without a login is refused, the front's Origin gate stands

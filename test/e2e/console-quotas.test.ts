@@ -1,4 +1,4 @@
-// The console's quotas page in a real headless Chromium (issue 32; as console-browser.test.ts):
+// The console's quotas page in a real headless Chromium (as console-browser.test.ts):
 // an admin signs in and sees, per agent, each limit of the rules and what its counter holds now;
 // the live region follows an agent's calls (calls counted in the window, calls in flight) without a
 // reload. A screenshot goes to dist/test-output/console/quotas.png.

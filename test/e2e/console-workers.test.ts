@@ -1,4 +1,4 @@
-// The console's sign-in limit across workers (issue 29, console sign-in): two `serve --redis`
+// The console's sign-in limit across workers (console sign-in): two `serve --redis`
 // workers on a real redis-server count an address's failed sign-ins together, so the limit of 5 a
 // minute holds for the cluster, not for each worker. What Redis holds can only tighten each worker's
 // own limit: a hostile writer who deletes the counts gets one worker's limit, one who writes huge

@@ -1,4 +1,4 @@
-// Discovery mode (`--mode discovery`, agent-mcp-gateway compatible; seed 003's status tool): agents see
+// Discovery mode (`--mode discovery`, agent-mcp-gateway compatible, with its status tool): agents see
 // only list_servers, get_server_tools and execute_tool (and get_gateway_status with --debug). Each goes
 // through the same rules and pins as the aggregate catalog: list_servers shows what the agent may use,
 // get_server_tools filters by names, glob and a token budget, execute_tool calls through the normal
@@ -356,7 +356,7 @@ describe('discovery: get_gateway_status (--debug)', { timeout: 30_000 }, () => {
       });
       const { sessions, config_version: version, ...rest } = status;
       assert.deepEqual((sessions as Json).by_transport, { stdio: 1 }, 'this agent is the one session');
-      // A digest of the loaded .mcp.json, rules and pins (issue 12: workers of a cluster compare it).
+      // A digest of the loaded .mcp.json, rules and pins (workers of a cluster compare it).
       assert.match(String(version), /^[0-9a-f]{12}$/);
       assert.deepEqual(rest, {
         reload: {

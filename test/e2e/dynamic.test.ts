@@ -77,8 +77,8 @@ async function sinkWorks(gw: GatewayProcess): Promise<void> {
 const refreshes = (gw: GatewayProcess, server: string): number =>
   gw.logs.filter((l) => l.msg === 'catalog refreshed' && l.server === server).length;
 
-describe('seed 001: dynamic catalogs reach the agent', { timeout: 180_000 }, () => {
-  it('seed 001: starts with echo only, and echo answers exactly {"echo_message": …}', { timeout: 30_000 }, async () => {
+describe('dynamic catalogs reach the agent', { timeout: 180_000 }, () => {
+  it('starts with echo only, and echo answers exactly {"echo_message": …}', { timeout: 30_000 }, async () => {
     let r: Rig | undefined;
     try {
       r = await open();
@@ -91,7 +91,7 @@ describe('seed 001: dynamic catalogs reach the agent', { timeout: 180_000 }, () 
     }
   });
 
-  it('seed 001: --toolcount-file 3 starts with echo, calculator and counter, all working', { timeout: 30_000 }, async () => {
+  it('--toolcount-file 3 starts with echo, calculator and counter, all working', { timeout: 30_000 }, async () => {
     let r: Rig | undefined;
     try {
       r = await open(3);
@@ -106,7 +106,7 @@ describe('seed 001: dynamic catalogs reach the agent', { timeout: 180_000 }, () 
     }
   });
 
-  it('seed 001: SIGHUP adds calculator; the agent is notified, then lists and calls it', { timeout: 30_000 }, async () => {
+  it('SIGHUP adds calculator; the agent is notified, then lists and calls it', { timeout: 30_000 }, async () => {
     let r: Rig | undefined;
     try {
       r = await open();
@@ -120,7 +120,7 @@ describe('seed 001: dynamic catalogs reach the agent', { timeout: 180_000 }, () 
     }
   });
 
-  it('seed 001: no notification before SIGHUP, exactly one per SIGHUP after; counter arrives second', { timeout: 30_000 }, async () => {
+  it('no notification before SIGHUP, exactly one per SIGHUP after; counter arrives second', { timeout: 30_000 }, async () => {
     let r: Rig | undefined;
     try {
       r = await open();
@@ -139,86 +139,74 @@ describe('seed 001: dynamic catalogs reach the agent', { timeout: 180_000 }, () 
     }
   });
 
-  it(
-    'seed 001: --toolcount-file 2 then SIGHUPs add counter ({count: 3}) and echo4 ({…, tool_number: 4})',
-    { timeout: 30_000 },
-    async () => {
-      let r: Rig | undefined;
-      try {
-        r = await open(2);
-        assert.deepEqual(await toolsOf(r.gw, 'dyn'), ['calculator', 'echo']);
-        await sighup(r, 1);
-        assert.deepEqual(await toolsOf(r.gw, 'dyn'), ['calculator', 'counter', 'echo']);
-        assert.deepEqual(await call(r.gw, 'dyn__counter'), { count: 3 });
-        await sighup(r, 2);
-        assert.deepEqual(await toolsOf(r.gw, 'dyn'), ['calculator', 'counter', 'echo', 'echo4']);
-        assert.deepEqual(await call(r.gw, 'dyn__echo4', { message: 'Testing echo4' }), { echo_message: 'Testing echo4', tool_number: 4 });
-      } finally {
-        await close(r);
-      }
-    },
-  );
+  it('--toolcount-file 2 then SIGHUPs add counter ({count: 3}) and echo4 ({…, tool_number: 4})', { timeout: 30_000 }, async () => {
+    let r: Rig | undefined;
+    try {
+      r = await open(2);
+      assert.deepEqual(await toolsOf(r.gw, 'dyn'), ['calculator', 'echo']);
+      await sighup(r, 1);
+      assert.deepEqual(await toolsOf(r.gw, 'dyn'), ['calculator', 'counter', 'echo']);
+      assert.deepEqual(await call(r.gw, 'dyn__counter'), { count: 3 });
+      await sighup(r, 2);
+      assert.deepEqual(await toolsOf(r.gw, 'dyn'), ['calculator', 'counter', 'echo', 'echo4']);
+      assert.deepEqual(await call(r.gw, 'dyn__echo4', { message: 'Testing echo4' }), { echo_message: 'Testing echo4', tool_number: 4 });
+    } finally {
+      await close(r);
+    }
+  });
 
-  it(
-    'seed 001: three SIGHUPs in sequence → notifications 1, 2, 3 and calculator, counter, echo4 in order',
-    { timeout: 15_000 },
-    async () => {
-      let r: Rig | undefined;
-      try {
-        r = await open();
-        const expected = [
-          ['calculator', 'echo'],
-          ['calculator', 'counter', 'echo'],
-          ['calculator', 'counter', 'echo', 'echo4'],
-        ];
-        for (const [i, names] of expected.entries()) {
-          await sighup(r, i + 1);
-          assert.equal(r.seen.count.tools, i + 1);
-          assert.deepEqual(await toolsOf(r.gw, 'dyn'), names);
-          if (i === 1) assert.deepEqual(await call(r.gw, 'dyn__counter'), { count: 3 });
-          await sinkWorks(r.gw);
-        }
-        assert.deepEqual(await call(r.gw, 'dyn__echo', { message: 'still' }), { echo_message: 'still' });
-      } finally {
-        await close(r);
+  it('three SIGHUPs in sequence → notifications 1, 2, 3 and calculator, counter, echo4 in order', { timeout: 15_000 }, async () => {
+    let r: Rig | undefined;
+    try {
+      r = await open();
+      const expected = [
+        ['calculator', 'echo'],
+        ['calculator', 'counter', 'echo'],
+        ['calculator', 'counter', 'echo', 'echo4'],
+      ];
+      for (const [i, names] of expected.entries()) {
+        await sighup(r, i + 1);
+        assert.equal(r.seen.count.tools, i + 1);
+        assert.deepEqual(await toolsOf(r.gw, 'dyn'), names);
+        if (i === 1) assert.deepEqual(await call(r.gw, 'dyn__counter'), { count: 3 });
+        await sinkWorks(r.gw);
       }
-    },
-  );
+      assert.deepEqual(await call(r.gw, 'dyn__echo', { message: 'still' }), { echo_message: 'still' });
+    } finally {
+      await close(r);
+    }
+  });
 
-  it(
-    'seed 001 + debounce: a burst of 10 list_changed loses no tool and reaches the agent as a few notifications',
-    { timeout: 15_000 },
-    async () => {
-      let r: Rig | undefined;
-      try {
-        r = await open();
-        const burst = Array.from({ length: 10 }, (_, i) => `burst${i}`);
-        // The other server is called while the burst is being refreshed.
-        const [answer] = await Promise.all([
-          r.gw.client.callTool({ name: 'sink__burst', arguments: { n: 10 } }),
-          call(r.gw, 'dyn__echo', { message: 'during' }).then((res) => assert.deepEqual(res, { echo_message: 'during' })),
-        ]);
-        assert.equal(textOf(answer), 'burst');
-        // The server sent all 10 notifications before its answer. After each notification, look: a lost
-        // last change would leave the loop waiting for one more (the test's timeout fails it).
-        let names: string[] = [];
-        for (let n = 1; !burst.every((b) => names.includes(b)); n++) {
-          await r.seen.until('tools', n);
-          names = await toolsOf(r.gw, 'sink');
-        }
-        await r.gw.client.ping();
-        const notified = r.seen.count.tools;
-        assert.ok(notified >= 1 && notified <= 3, `expected 1–3 tools/list_changed for a burst of 10, got ${notified}`);
-        assert.equal(refreshes(r.gw, 'sink'), notified, 'one notification per refresh that changed something');
-        assert.equal(textOf(await r.gw.client.callTool({ name: 'sink__burst9', arguments: {} })), 'burst9');
-        assert.deepEqual(await call(r.gw, 'dyn__echo', { message: 'after' }), { echo_message: 'after' });
-      } finally {
-        await close(r);
+  it('debounce: a burst of 10 list_changed loses no tool and reaches the agent as a few notifications', { timeout: 15_000 }, async () => {
+    let r: Rig | undefined;
+    try {
+      r = await open();
+      const burst = Array.from({ length: 10 }, (_, i) => `burst${i}`);
+      // The other server is called while the burst is being refreshed.
+      const [answer] = await Promise.all([
+        r.gw.client.callTool({ name: 'sink__burst', arguments: { n: 10 } }),
+        call(r.gw, 'dyn__echo', { message: 'during' }).then((res) => assert.deepEqual(res, { echo_message: 'during' })),
+      ]);
+      assert.equal(textOf(answer), 'burst');
+      // The server sent all 10 notifications before its answer. After each notification, look: a lost
+      // last change would leave the loop waiting for one more (the test's timeout fails it).
+      let names: string[] = [];
+      for (let n = 1; !burst.every((b) => names.includes(b)); n++) {
+        await r.seen.until('tools', n);
+        names = await toolsOf(r.gw, 'sink');
       }
-    },
-  );
+      await r.gw.client.ping();
+      const notified = r.seen.count.tools;
+      assert.ok(notified >= 1 && notified <= 3, `expected 1–3 tools/list_changed for a burst of 10, got ${notified}`);
+      assert.equal(refreshes(r.gw, 'sink'), notified, 'one notification per refresh that changed something');
+      assert.equal(textOf(await r.gw.client.callTool({ name: 'sink__burst9', arguments: {} })), 'burst9');
+      assert.deepEqual(await call(r.gw, 'dyn__echo', { message: 'after' }), { echo_message: 'after' });
+    } finally {
+      await close(r);
+    }
+  });
 
-  it('seed 001 for prompts and resources: their list_changed updates the lists and is relayed per kind', { timeout: 30_000 }, async () => {
+  it('for prompts and resources: their list_changed updates the lists and is relayed per kind', { timeout: 30_000 }, async () => {
     let r: Rig | undefined;
     try {
       r = await open();

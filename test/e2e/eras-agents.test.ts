@@ -1,4 +1,4 @@
-// Modern (2026-07-28) agents in front of today's 2025-era servers (issue 13, the agent side): the
+// Modern (2026-07-28) agents in front of today's 2025-era servers (the agent side): the
 // real gateway, the kitchen-sink server behind it, and clients no one here wrote as agents — the
 // official SDK v2 client pinned to 2026-07-28 over Streamable HTTP and stdio, and the Python SDK
 // (`mcp`) with mode="2026-07-28" — beside a legacy agent on the same port and path.

@@ -1,4 +1,4 @@
-// A server entry's "era" (issue 13): `mcpgate check`'s refusals, a pinned era that does not match,
+// A server entry's "era": `mcpgate check`'s refusals, a pinned era that does not match,
 // the default "auto" probe for stdio entries (a strict 2026-07-28 server, 2025-era servers of both
 // SDK lines, a server that never answers the probe and one that dies of it), and the cache hints of a
 // 2026-07-28 server's lists skipping re-listing on a reconnect. Split from eras-servers.test.ts so

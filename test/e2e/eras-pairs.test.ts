@@ -1,4 +1,4 @@
-// The pairs of issue 13 that the agent-side (eras-agents) and server-side (eras-servers) tests leave
+// The pairs of agent era and server era that the agent-side (eras-agents) and server-side (eras-servers) tests leave
 // open: a 2026-07-28 agent in front of 2026-07-28 servers — the official SDK v2 client pinned to the
 // modern revision, over Streamable HTTP and over stdio, each using the v2 SDK's strict modern server
 // (test/fixtures/modern-server.ts, refusing initialize) over stdio and over HTTP — and a 2025-era

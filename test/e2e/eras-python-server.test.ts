@@ -1,4 +1,4 @@
-// The Python SDK (`mcp` 2.x, .venv-mcp) as a 2026-07-28 server behind mcpgate (issue 13: real
+// The Python SDK (`mcp` 2.x, .venv-mcp) as a 2026-07-28 server behind mcpgate (real
 // servers no one here wrote), over stdio and over Streamable HTTP, with the entries pinned to
 // "era": "2026-07-28"; a 2025-era agent and a 2026-07-28 agent (both the official SDK v2 client)
 // use it through the same gateway. The fixture (test/fixtures/python-modern-server.py) serves both

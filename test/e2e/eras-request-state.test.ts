@@ -1,4 +1,4 @@
-// A 2026-07-28 agent's `requestState` (issue 13): whichever era the server that asked is — a 2025-era
+// A 2026-07-28 agent's `requestState`: whichever era the server that asked is — a 2025-era
 // server's elicitation/create during the call (kitchen-sink `sink`) or a 2026-07-28 server's
 // input-required result (modern-server `local`) — the agent gets mcpgate's own sealed state, and a
 // retry with a forged, altered, replayed or another agent's state is refused (-31031,

@@ -1,4 +1,4 @@
-// Servers of the 2026-07-28 revision behind mcpgate, for a 2025-era agent (issue 13, the server
+// Servers of the 2026-07-28 revision behind mcpgate, for a 2025-era agent (the server
 // side). The modern servers are the v2 SDK's own serving entries in their strict modern mode
 // (test/fixtures/modern-server.ts: `serveStdio` and `createMcpHandler`, both refusing initialize), so
 // nothing works unless mcpgate speaks the modern era: server/discover, the `_meta` envelope, the HTTP

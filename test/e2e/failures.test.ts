@@ -1,7 +1,7 @@
 // Servers that fail while running: a call that outlives the server's `timeout` is cut, cancelled on
 // the server and reported as MCPG_SERVER_TIMEOUT while the connection stays usable; progress resets
 // the clock; a server killed with calls in flight fails every one of them at once (never left to run
-// into a timeout), its tools stay listed while it restarts (issue 15: a call meanwhile gets the
+// into a timeout), its tools stay listed while it restarts (a call meanwhile gets the
 // retryable MCPG_SERVER_UNAVAILABLE, not "unknown tool"), and the other servers carry on.
 
 import { existsSync } from 'node:fs';

@@ -1,8 +1,8 @@
-// Per-server limits, end to end, against test/fixtures/limits-server.ts. Catalog (security audit #9):
+// Per-server limits, end to end, against test/fixtures/limits-server.ts. Catalog:
 // a server listing 20k tools in pages is cut at its maxTools and paging stops there; a server sending
 // 100k tools in one page keeps the default 1000; a tool with a 20 MB inputSchema is withheld; each cut
 // logs one warning naming the server and the numbers and shows in the status; the gateway's RSS stays
-// bounded. Per-call ceiling (hardening §5): a call whose server reports progress forever ends at
+// bounded. Per-call ceiling: a call whose server reports progress forever ends at
 // limits.maxCallMs with MCPG_SERVER_TIMEOUT, and the server is sent notifications/cancelled.
 
 import { readFileSync } from 'node:fs';
@@ -33,7 +33,7 @@ function rssMiB(pid: number): number {
   return Number(/(\d+)/.exec(line ?? '')?.[1] ?? Number.NaN) / 1024;
 }
 
-describe('catalog limits per server (security audit #9)', { timeout: 120_000 }, () => {
+describe('catalog limits per server', { timeout: 120_000 }, () => {
   let dir: TempDir;
   let gw: GatewayProcess;
   let status: { servers: Json[] };
@@ -96,7 +96,7 @@ describe('catalog limits per server (security audit #9)', { timeout: 120_000 }, 
   });
 });
 
-describe('a total ceiling per call (hardening §5)', { timeout: 60_000 }, () => {
+describe('a total ceiling per call', { timeout: 60_000 }, () => {
   let dir: TempDir;
   let gw: GatewayProcess;
 

@@ -1,4 +1,4 @@
-// Per-agent upstream accounts (issue 14): a `"sessions": "per-agent"` remote server with `"auth": "oauth"`,
+// Per-agent upstream accounts: a `"sessions": "per-agent"` remote server with `"auth": "oauth"`,
 // end to end against real parts — oidc-provider on loopback (test/helpers/oidc.ts), the
 // OAuth remote fixture (it verifies the JWTs and its `whoami` tool names the token's subject), the
 // built `mcpgate login --agent`, `logout --agent` and `serve --http`. Three HTTP agents with static

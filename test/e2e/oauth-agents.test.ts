@@ -1,4 +1,4 @@
-// Agents sign in to mcpgate with OAuth (issue 14; docs/rules-and-identity.md "Sign in with your identity provider"): a real
+// Agents sign in to mcpgate with OAuth (docs/rules-and-identity.md "Sign in with your identity provider"): a real
 // authorization server (oidc-provider, test/helpers/oidc.ts) on loopback, the real gateway with the
 // issuer in its rules, and the official SDK client with its OAuth client provider. The client starts
 // with no token, follows the 401 to the protected-resource metadata, registers dynamically, gets a

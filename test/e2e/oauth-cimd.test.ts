@@ -1,4 +1,4 @@
-// Client ID metadata documents (issue 14; draft-ietf-oauth-client-id-metadata-document): an entry's
+// Client ID metadata documents (draft-ietf-oauth-client-id-metadata-document): an entry's
 // `"clientMetadataUrl"` is mcpgate's client id with an authorization server that advertises
 // `client_id_metadata_document_supported`, and the server fetches the document from that URL instead of
 // mcpgate registering. Real parts: oidc-provider with its CIMD feature (test/helpers/oidc.ts; the

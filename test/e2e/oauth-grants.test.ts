@@ -1,4 +1,4 @@
-// Rules grant by claim (issue 14: "rules may also grant by a claim ... so a new employee needs no
+// Rules grant by claim ("rules may also grant by a claim ... so a new employee needs no
 // rules edit"): two people sign in at a real authorization server (oidc-provider on loopback,
 // test/helpers/oidc.ts) whose access tokens carry their `groups`; neither is listed under `agents`.
 // Each sees the catalog its group's grant gives, a call outside it is refused, and a reload of the

@@ -1,4 +1,4 @@
-// mcpgate as an OAuth client of remote servers (issue 14), end to end against real parts: oidc-provider
+// mcpgate as an OAuth client of remote servers, end to end against real parts: oidc-provider
 // as the authorization server on loopback (test/helpers/oidc.ts: dynamic registration, PKCE, rotated
 // refresh tokens, client credentials, resource indicators issuing JWTs), a v2-SDK remote server that
 // verifies those JWTs with jose (test/fixtures/oauth-remote-server.ts), the built `mcpgate login`,

@@ -1,4 +1,4 @@
-// Pins (issue 6, after mcp-context-protector and seed 001): with the dynamic fixture server, a tool
+// Pins: with the dynamic fixture server, a tool
 // added by SIGHUP under tofu is held and refused with approval instructions; `mcpgate approve`
 // releases it and the agent is told; a rewritten description (SIGUSR1) is held and never reaches the
 // agent; approving an outdated definition fails; pins survive a restart; strict holds everything;

@@ -1,4 +1,4 @@
-// Per-agent and per-session catalogs (issue 11, seed 002's notification service): what a pooled
+// Per-agent and per-session catalogs: what a pooled
 // connection lists belongs to its owners. The fixture (test/fixtures/counter-server.ts) adds a tool
 // to its own session's list with `grow` and sends tools/list_changed; official SDK clients over
 // Streamable HTTP (--no-auth, agents named by X-Mcpgate-Agent) check that only the owner (the agent

@@ -1,4 +1,4 @@
-// Per-agent credentials for a remote server (issue 11): the rules give each agent its own headers
+// Per-agent credentials for a remote server: the rules give each agent its own headers
 // for a `"per-agent"` remote server (`serverHeaders`, `${VAR}` from mcpgate's environment). A real
 // remote fixture (test/fixtures/remote-server.ts) records every Authorization header it receives,
 // per upstream session. Two agents, each authenticated to mcpgate with its own bearer token: each

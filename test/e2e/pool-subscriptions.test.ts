@@ -1,4 +1,4 @@
-// Resource subscriptions and log levels on a per-agent server (issue 11): a subscription goes to the
+// Resource subscriptions and log levels on a per-agent server: a subscription goes to the
 // agent's own pooled connection (test/fixtures/counter-server.ts keeps them per process) and its
 // updates reach only that agent; `logging/setLevel` reaches the agent's own connection with its own
 // level, not another agent's. Two official SDK clients over Streamable HTTP.

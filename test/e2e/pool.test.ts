@@ -1,4 +1,4 @@
-// Sessions per agent (issue 11, seed 002): a stateful server (test/fixtures/counter-server.ts: one
+// Sessions per agent: a stateful server (test/fixtures/counter-server.ts: one
 // counter per process) behind `"sessions": "per-agent"` and `"per-session"`, driven by official SDK
 // clients over Streamable HTTP (--no-auth, agents named by X-Mcpgate-Agent) and over stdio. Seed 002
 // behaviours: one server session per client (two agents never share state), reuse of a live session

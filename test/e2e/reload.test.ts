@@ -1,4 +1,4 @@
-// Hot reload, end to end (seed 003): `gateway-rules.json` and `.mcp.json` are rewritten the way editors
+// Hot reload, end to end: `gateway-rules.json` and `.mcp.json` are rewritten the way editors
 // save (a temp file renamed over the original) under a running gateway. A new deny rule reaches the
 // agent as tools/list_changed and the tool is gone and denied; a file that fails to parse keeps the
 // rules in force (the failure is logged and recorded per file in get_gateway_status) until the next

@@ -266,7 +266,7 @@ describe('remote servers: a server that dies and comes back on its port', { time
       /ready → backoff: server "legacy" at http:\/\/127\.0\.0\.1:\d+\/sse (closed its event stream|is unreachable)/,
     );
     const err = await rpcError(gw.client.callTool({ name: 'web__echo', arguments: { text: 'down' } }));
-    // Its tools stay listed while it reconnects (issue 15): the call is refused as retryable, never "unknown tool".
+    // Its tools stay listed while it reconnects: the call is refused as retryable, never "unknown tool".
     assert.equal(err.data.code, 'MCPG_SERVER_UNAVAILABLE', JSON.stringify(err));
     assert.equal(err.data.retryable, true, JSON.stringify(err));
 

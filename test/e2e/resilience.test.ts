@@ -1,5 +1,5 @@
-// Resilience with real processes (issue 5, seed 004): a server killed with -9 under 40 concurrent calls
-// settles every call at once and is respawned, its tools listed all along (issue 15: while it restarts
+// Resilience with real processes: a server killed with -9 under 40 concurrent calls
+// settles every call at once and is respawned, its tools listed all along (while it restarts
 // a call gets a retryable MCPG_SERVER_UNAVAILABLE, no list change is sent; parking withdraws them); a server that cannot start parks and is revived by
 // SIGHUP once its command works; a hung call is cut at the timeout while other calls on the same server
 // succeed; consecutive timeouts open the circuit breaker (calls fail fast) and a half-open probe closes
@@ -86,7 +86,7 @@ describe('resilience: servers that crash, hang, never start or flap', { timeout:
         assert.match(err.message, /outcome of the call is unknown/);
       }
       assert.equal(textOf(await gw.client.callTool({ name: 'other__echo', arguments: { text: 'unaffected' } })), 'unaffected');
-      // Listed all along (issue 15): the new process answers, and the agent was told of no change.
+      // Listed all along: the new process answers, and the agent was told of no change.
       assert.ok((await toolNames(gw)).includes('sink__echo'));
       await gw.waitForLog((l) => l.server === 'sink' && /is back/.test(String(l.msg)));
       const after_ = await pidOf(gw, 'sink');
@@ -101,7 +101,7 @@ describe('resilience: servers that crash, hang, never start or flap', { timeout:
   );
 
   it(
-    'a killed server stays listed while it restarts: a call gets the retryable error, no list change is sent, then it serves again (issue 15)',
+    'a killed server stays listed while it restarts: a call gets the retryable error, no list change is sent, then it serves again',
     { timeout: 40_000 },
     async () => {
       const { dir, gw, changed } = await rig(gatedServer, ['--pins', 'tofu']);
@@ -132,7 +132,7 @@ describe('resilience: servers that crash, hang, never start or flap', { timeout:
     },
   );
 
-  it('a server that served and then parks is withdrawn, with a list change (issue 15)', { timeout: 40_000 }, async () => {
+  it('a server that served and then parks is withdrawn, with a list change', { timeout: 40_000 }, async () => {
     const { dir, gw, changed } = await rig(gatedServer, ['--retries', '2', '--backoff-cap', '50', '--park-probe', '600000']);
     assert.ok((await toolNames(gw)).includes('sink__echo'));
     const pid = await pidOf(gw, 'sink'); // a successful call: the session proved itself, the budget is whole

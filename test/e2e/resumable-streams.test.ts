@@ -1,4 +1,4 @@
-// Resumable SSE streams towards agents (issue 19; MCP 2025-11-25 "Resumability and Redelivery",
+// Resumable SSE streams towards agents (MCP 2025-11-25 "Resumability and Redelivery",
 // SEP-1699): an official SDK agent behind a TCP proxy that cuts its connection mid-stream resumes
 // with GET + Last-Event-ID and loses nothing — a long call's progress and its response, a GET
 // stream's list_changed sent while it was away. The raw resumptions an SDK never sends (ids that are

@@ -1,4 +1,4 @@
-// `"roots"` in a `.mcp.json` entry (issue 11): the real @modelcontextprotocol/server-filesystem,
+// `"roots"` in a `.mcp.json` entry: the real @modelcontextprotocol/server-filesystem,
 // started with no directory arguments, asks `roots/list` the moment it is initialized and serves
 // only the roots it is given. A shared server asks at start-up, when no agent can be asked: it is
 // answered from the entry's list. A per-agent server's question goes to its own agent — its roots

@@ -1,4 +1,4 @@
-// Search mode (issue 31) where it needs real processes: the command line's refusals (serve, check),
+// Search mode where it needs real processes: the command line's refusals (serve, check),
 // real gateways over Streamable HTTP in front of real fixture servers driven by the official SDK
 // clients of both eras — a 2025 (legacy) agent remembers what its searches found (list_changed, then
 // listed); a 2026-07-28 (modern) agent has no session, so nothing is remembered — with pooled servers

@@ -128,13 +128,13 @@ const dyn = (dir: TempDir, name: string): Record<string, unknown> =>
 // of a test's time is starting a gateway and its servers (3–7 s each at load 12, measured; 10–13 s in
 // a full `npm test` at load 17, where two tests passed their former 15 s), and since
 // the servers share mcpgate's scheduler autogroup (servers/transports/stdio/group-launch.ts) that start-up gets less of a busy CPU;
-// the stops themselves took the same time with and without it (bench/RESULTS.md, issue 15).
-describe('seed 000: graceful shutdown closes every server', { timeout: 270_000 }, () => {
+// the stops themselves took the same time with and without it (bench/RESULTS.md).
+describe('graceful shutdown closes every server', { timeout: 270_000 }, () => {
   after(() => {
     for (const pid of started.keys()) killIfOurs(pid);
   });
 
-  it('seed 000: stdin EOF → exit 0 and every server gone, polite servers by stdin EOF alone', { timeout: 30_000 }, async () => {
+  it('stdin EOF → exit 0 and every server gone, polite servers by stdin EOF alone', { timeout: 30_000 }, async () => {
     let r: Rig | undefined;
     try {
       r = await rig((dir) => ({ dyn: dyn(dir, 'dyn'), sink: fixtureServer('kitchen-sink-server'), echo: fixtureServer('echo-server') }));
@@ -158,7 +158,7 @@ describe('seed 000: graceful shutdown closes every server', { timeout: 270_000 }
   });
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    it(`seed 000: ${signal} to the gateway → exit 0 and every server gone`, { timeout: 30_000 }, async () => {
+    it(`${signal} to the gateway → exit 0 and every server gone`, { timeout: 30_000 }, async () => {
       let r: Rig | undefined;
       try {
         r = await rig((dir) => ({ dyn: dyn(dir, 'dyn'), sink: fixtureServer('kitchen-sink-server') }));
@@ -175,40 +175,36 @@ describe('seed 000: graceful shutdown closes every server', { timeout: 270_000 }
     });
   }
 
-  it(
-    'seed 000: a server ignoring stdin EOF and SIGTERM is SIGKILLed, others close at once, exit 0 in < 8 s',
-    { timeout: 30_000 },
-    async () => {
-      let r: Rig | undefined;
-      try {
-        r = await rig((dir) => ({ stubborn: fixtureServer('stubborn-server', ['--pidfile', dir.file('s.pid')]), dyn: dyn(dir, 'dyn') }));
-        const { gw, dir } = r;
-        const stubborn = readPid(dir.file('s.pid'));
-        const polite = readPid(dir.file('dyn.pid'));
-        const t0 = Date.now();
-        const exit = gw.stop();
-        // Connections close in parallel: the polite server is gone while the stubborn one still holds out.
-        assert.deepEqual(await survivors([polite], 1500), []);
-        assert.ok(!gone(stubborn), 'the stubborn server is still in its grace periods');
-        assert.deepEqual(await exit, { code: 0, signal: null });
-        const took = Date.now() - t0;
-        assert.ok(took >= 3500 && took < 8000, `escalation took ${took} ms (expected ~4 s: 2 s after EOF, 2 s after SIGTERM)`);
-        assert.deepEqual(await survivors([stubborn]), []);
-        const steps = gw.logs
-          .filter((l) => l.server === 'stubborn' && typeof l.msg === 'string' && l.msg.startsWith('server '))
-          .map((l) => l.msg);
-        assert.deepEqual(
-          steps.filter((m) => /SIGTERM|SIGKILL/.test(m as string)),
-          ['server did not exit after stdin closed; sending SIGTERM', 'server ignored SIGTERM; sending SIGKILL'],
-        );
-        assert.ok(!logFor(gw, 'dyn', 'server did not exit after stdin closed; sending SIGTERM'));
-      } finally {
-        await teardown(r);
-      }
-    },
-  );
+  it('a server ignoring stdin EOF and SIGTERM is SIGKILLed, others close at once, exit 0 in < 8 s', { timeout: 30_000 }, async () => {
+    let r: Rig | undefined;
+    try {
+      r = await rig((dir) => ({ stubborn: fixtureServer('stubborn-server', ['--pidfile', dir.file('s.pid')]), dyn: dyn(dir, 'dyn') }));
+      const { gw, dir } = r;
+      const stubborn = readPid(dir.file('s.pid'));
+      const polite = readPid(dir.file('dyn.pid'));
+      const t0 = Date.now();
+      const exit = gw.stop();
+      // Connections close in parallel: the polite server is gone while the stubborn one still holds out.
+      assert.deepEqual(await survivors([polite], 1500), []);
+      assert.ok(!gone(stubborn), 'the stubborn server is still in its grace periods');
+      assert.deepEqual(await exit, { code: 0, signal: null });
+      const took = Date.now() - t0;
+      assert.ok(took >= 3500 && took < 8000, `escalation took ${took} ms (expected ~4 s: 2 s after EOF, 2 s after SIGTERM)`);
+      assert.deepEqual(await survivors([stubborn]), []);
+      const steps = gw.logs
+        .filter((l) => l.server === 'stubborn' && typeof l.msg === 'string' && l.msg.startsWith('server '))
+        .map((l) => l.msg);
+      assert.deepEqual(
+        steps.filter((m) => /SIGTERM|SIGKILL/.test(m as string)),
+        ['server did not exit after stdin closed; sending SIGTERM', 'server ignored SIGTERM; sending SIGKILL'],
+      );
+      assert.ok(!logFor(gw, 'dyn', 'server did not exit after stdin closed; sending SIGTERM'));
+    } finally {
+      await teardown(r);
+    }
+  });
 
-  it('seed 000: the grandchild of a wrapper (like npx → node) does not outlive the gateway', { timeout: 30_000 }, async () => {
+  it('the grandchild of a wrapper (like npx → node) does not outlive the gateway', { timeout: 30_000 }, async () => {
     let r: Rig | undefined;
     try {
       r = await rig((dir) => ({ wrapped: fixtureServer('wrapper', ['--pidfile', dir.file('w.pid')]) }));
@@ -227,7 +223,7 @@ describe('seed 000: graceful shutdown closes every server', { timeout: 270_000 }
     }
   });
 
-  it('seed 000: a server that already died does not stop the others from closing', { timeout: 30_000 }, async () => {
+  it('a server that already died does not stop the others from closing', { timeout: 30_000 }, async () => {
     let r: Rig | undefined;
     try {
       // --retries 0: the dead server parks instead of being respawned, so it is still dead at shutdown.
@@ -252,31 +248,27 @@ describe('seed 000: graceful shutdown closes every server', { timeout: 270_000 }
     }
   });
 
-  it(
-    'seed 000: shutdown while a server is still initializing exits 0 at once, not after the startup timeout',
-    { timeout: 30_000 },
-    async () => {
-      let r: Rig | undefined;
-      try {
-        r = await rig((dir) => ({ dyn: dyn(dir, 'dyn'), hung: fixtureServer('hang-at-init') }), {
-          args: ['--startup-timeout', '60000'],
-          readyLog: 'dyn',
-        });
-        const { gw, pids } = r;
-        assert.equal(pids.length, 2, 'the hung server was spawned too');
-        assert.ok(!gw.logs.some((l) => l.server === 'hung' && l.level === 'warn'), 'still initializing when we stop');
-        const t0 = Date.now();
-        assert.deepEqual(await gw.stop(), { code: 0, signal: null });
-        assert.ok(Date.now() - t0 < 5000, `took ${Date.now() - t0} ms`);
-        assert.deepEqual(await survivors(pids), []);
-        assert.ok(gw.logs.some((l) => l.msg === 'shut down cleanly'));
-      } finally {
-        await teardown(r);
-      }
-    },
-  );
+  it('shutdown while a server is still initializing exits 0 at once, not after the startup timeout', { timeout: 30_000 }, async () => {
+    let r: Rig | undefined;
+    try {
+      r = await rig((dir) => ({ dyn: dyn(dir, 'dyn'), hung: fixtureServer('hang-at-init') }), {
+        args: ['--startup-timeout', '60000'],
+        readyLog: 'dyn',
+      });
+      const { gw, pids } = r;
+      assert.equal(pids.length, 2, 'the hung server was spawned too');
+      assert.ok(!gw.logs.some((l) => l.server === 'hung' && l.level === 'warn'), 'still initializing when we stop');
+      const t0 = Date.now();
+      assert.deepEqual(await gw.stop(), { code: 0, signal: null });
+      assert.ok(Date.now() - t0 < 5000, `took ${Date.now() - t0} ms`);
+      assert.deepEqual(await survivors(pids), []);
+      assert.ok(gw.logs.some((l) => l.msg === 'shut down cleanly'));
+    } finally {
+      await teardown(r);
+    }
+  });
 
-  it('seed 000: a call in flight at SIGTERM gets an error answer instead of hanging', { timeout: 30_000 }, async () => {
+  it('a call in flight at SIGTERM gets an error answer instead of hanging', { timeout: 30_000 }, async () => {
     let r: Rig | undefined;
     try {
       r = await rig(() => ({ sink: fixtureServer('kitchen-sink-server') }));

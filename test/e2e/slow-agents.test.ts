@@ -1,4 +1,4 @@
-// Agents that stop reading (hardening §4, audit #5): what mcpgate holds for one agent is bounded by
+// Agents that stop reading: what mcpgate holds for one agent is bounded by
 // --max-agent-buffer. Over HTTP a GET stream past it is dropped and answers past it end the session,
 // while another agent's calls keep going; on stdio the gateway ends with MCPG_AGENT_TOO_SLOW and
 // exits 1. The gateway's RSS (from /proc) stays bounded in each case.
@@ -85,7 +85,7 @@ describe('HTTP front: an agent that stops reading', { timeout: TIMEOUT }, () => 
     await dir?.remove();
   });
 
-  it('a GET stream its agent does not read is dropped past the limit; RSS stays bounded; others go on (audit #5)', async () => {
+  it('a GET stream its agent does not read is dropped past the limit; RSS stays bounded; others go on', async () => {
     const slow = { 'x-mcpgate-agent': 'slow' };
     const session = await rawSession(gate.url, slow);
     const headers = { ...JSON_HEADERS, ...slow, 'mcp-session-id': session };
@@ -132,7 +132,7 @@ describe('HTTP front: an agent that stops reading', { timeout: TIMEOUT }, () => 
     }
   });
 
-  it('answers its agent does not read end the session past the limit; RSS stays bounded; others go on (hardening §4)', async () => {
+  it('answers its agent does not read end the session past the limit; RSS stays bounded; others go on', async () => {
     const hoarder = { 'x-mcpgate-agent': 'hoarder' };
     const session = await rawSession(gate.url, hoarder);
     const fast = await connectAgent(gate.url, { headers: { 'x-mcpgate-agent': 'fast' } });
@@ -180,7 +180,7 @@ describe('stdio front: an agent that stops reading', { timeout: TIMEOUT }, () =>
     await dir?.remove();
   });
 
-  it('stops reading its requests, then ends with MCPG_AGENT_TOO_SLOW and exits 1; RSS stays bounded (hardening §4)', async () => {
+  it('stops reading its requests, then ends with MCPG_AGENT_TOO_SLOW and exits 1; RSS stays bounded', async () => {
     const config = await writeConfig(dir, { flood: fixtureServer('flood-server') });
     gw = new GatewayProcess({ config, noClient: true, args: ['--max-agent-buffer', String(LIMIT), '--log-level', 'info'] });
     gw.child.stdout.pause();

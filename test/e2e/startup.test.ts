@@ -47,7 +47,7 @@ describe('startup: failing servers are reported and left out, never blocking the
     // 8 s for `hung` to time out: the healthy servers must be ready before it. They start in parallel
     // and share mcpgate's scheduler autogroup (src/servers/transports/stdio/group-launch.ts: no session of their own), so
     // on a busy machine five starting together can take over 4 s; what is checked is the order, not
-    // the speed (bench/RESULTS.md, issue 15: start-up 1.2–1.7× slower at load 12, stops unchanged).
+    // the speed (bench/RESULTS.md; start-up 1.2–1.7× slower at load 12, stops unchanged).
     gw = await startGateway({ config, args: ['--startup-timeout', '8000', '--retries', '0'] });
   });
 
@@ -77,7 +77,7 @@ describe('startup: failing servers are reported and left out, never blocking the
     assert.deepEqual(line('slow'), { level: 'info', msg: 'server "slow" ready: 1 tools, 0 resources, 0 prompts' });
     assert.equal(line('crashy').level, 'warn');
     assert.match(line('crashy').msg, /exited with code 3/);
-    // What the server printed is the operator's (its own log lines, /status), not part of the reason agents see (audit #4).
+    // What the server printed is the operator's (its own log lines, /status), not part of the reason agents see.
     assert.doesNotMatch(line('crashy').msg, /fatal: cannot start/);
     assert.deepEqual(line('missing'), { level: 'warn', msg: `server "missing": command not found: /nonexistent/cmd${PARKED}` });
     // A stdio entry's era is "auto": the probe (server/discover) takes part of the startup time, initialize the rest.

@@ -1,4 +1,4 @@
-// OpenTelemetry traces (issue 17): a small OTLP/HTTP receiver (node:http on 127.0.0.1, the exporter's
+// OpenTelemetry traces: a small OTLP/HTTP receiver (node:http on 127.0.0.1, the exporter's
 // JSON encoding) gets the spans of real calls through the built CLI. The parent chain runs from the
 // agent's `traceparent` (in `_meta`) → mcpgate's request span → its server-call span, and the server
 // (a fixture that echoes its `_meta`) receives a `traceparent` whose parent is that server-call span.

@@ -1,4 +1,4 @@
-// Children never outlive mcpgate (hardening issue §1), with real processes: kill -9 of mcpgate, and a
+// Children never outlive mcpgate, with real processes: kill -9 of mcpgate, and a
 // kill of its whole process group, leave no process of any server group 2 s later — servers behind
 // `sh -c` and npx-like wrappers included — because a detached watchdog holding a pipe from mcpgate
 // kills the registered groups when the pipe closes; the watchdog leaves when mcpgate exits normally;
@@ -70,7 +70,7 @@ const pidfilesWritten = (dir: TempDir): Promise<boolean> =>
     10_000,
   );
 
-describe('hardening §1: no server outlives mcpgate', { timeout: 90_000 }, () => {
+describe('no server outlives mcpgate', { timeout: 90_000 }, () => {
   after(() => {
     for (const pid of killed) if (!gone(pid)) process.kill(pid, 'SIGKILL');
   });

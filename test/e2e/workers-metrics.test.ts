@@ -1,4 +1,4 @@
-// Issue #12, `/metrics` under `mcpgate serve --http HOST:PORT --workers 3 --redis URL`: one scrape of
+// One `/metrics` under `mcpgate serve --http HOST:PORT --workers 3 --redis URL`: one scrape of
 // the shared port shows every worker of the host (each sample labelled worker="host:pid", with the
 // primary's own mcpgate_workers* families), whichever worker node:cluster hands the scrape to; each
 // worker's own port still answers for it alone. Sessions are opened on fresh connections until

@@ -1,4 +1,4 @@
-// Issue #12, `mcpgate serve --http HOST:PORT --workers 3 --redis URL`: one command, three node:cluster
+// Workers: `mcpgate serve --http HOST:PORT --workers 3 --redis URL`: one command, three node:cluster
 // workers on one port, a real redis-server (the flags' refusals: test/cli/cluster-flags.test.ts). The official SDK client's requests open a new connection
 // each (`connection: close`): the primary hands each to the worker that opened the session its id
 // names, so none is forwarded; a request sent to another worker's own port is forwarded to the owner. kill -9 of the owner: the

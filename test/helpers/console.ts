@@ -1,4 +1,4 @@
-// A gateway for the console's tests (issue 17): HTTP with an admin (`alice`) and an agent
+// A gateway for the console's tests: HTTP with an admin (`alice`) and an agent
 // (`agent1`) in the rules, tofu pins, the audit trail on, and two servers — `dyn` (the dynamic
 // fixture: SIGUSR1 rewrites echo's description, so it is held with a diff) and `late`, whose command
 // crashes at start so it parks, until `fixLate()` points it at the echo server.

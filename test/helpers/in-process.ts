@@ -1,7 +1,7 @@
 // The fronts in-process, as fastify's `inject` does for its routes: the real HttpFront's request
 // handler driven with in-memory request/response objects (no socket, no listen), and the real stdio
 // front over in-memory streams (no child process), both in front of a real Gateway whose servers are
-// in-memory (test/unit/fake-server.ts through the Gateway's `connect` factory). What a real process
+// in-memory (test/helpers/fake-server.ts through the Gateway's `connect` factory). What a real process
 // or socket is needed for — supervision, signals, the HTTP parser, SDK clients over real HTTP —
 // stays in test/e2e.
 //
@@ -25,7 +25,7 @@ import { HttpFront, type HttpFrontOptions } from '../../src/front/http/front.js'
 import { serveStdio, type StdioFront, type StdioOptions } from '../../src/front/stdio.js';
 import { Logger, type LogLevel } from '../../src/observability/logger.js';
 import { parseRules } from '../../src/rules/load.js';
-import { fakeConnections, stdioConfig, type FakeServer } from '../unit/fake-server.js';
+import { fakeConnections, stdioConfig, type FakeServer } from './fake-server.js';
 import type { RawResponse } from './http.js';
 import { JSON_HEADERS, initializeBody } from './requests.js';
 

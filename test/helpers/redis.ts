@@ -1,4 +1,4 @@
-// A real redis-server for the cluster tests (issue #12): started on a free loopback port with no
+// A real redis-server for the cluster tests: started on a free loopback port with no
 // persistence, stopped (and restartable on the same port) by the test. CI installs Debian's
 // redis-server (.ci/run); where it is missing the tests that need it are skipped with the reason.
 

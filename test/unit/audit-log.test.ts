@@ -1,4 +1,4 @@
-// The audit log's bounds (issue 17): a file is rotated to FILE.1 once it passes its size limit, is
+// The audit log's bounds: a file is rotated to FILE.1 once it passes its size limit, is
 // reopened at its path after an external rotator moved it (SIGHUP), and holds argument values only
 // when asked (names always).
 

@@ -6,7 +6,7 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeServer } from './fake-server.js';
+import { FakeServer } from '../helpers/fake-server.js';
 import { stdioFront, until, type InProcessStdio, type Message } from '../helpers/in-process.js';
 
 describe('bad input from the agent', { timeout: 30_000 }, () => {

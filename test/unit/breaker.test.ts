@@ -1,11 +1,11 @@
-// The per-server circuit breaker (src/servers/connection.ts `CircuitBreaker`; seed 004: after N consecutive failures
+// The per-server circuit breaker (src/servers/connection.ts `CircuitBreaker`; after N consecutive failures
 // calls fail fast, after a cooldown one half-open probe goes through, success closes, failure
 // re-arms the cooldown). Every transition is driven by a fake clock.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CircuitBreaker, DEFAULT_BREAKER } from '../../src/servers/connection.js';
-import { FakeClock } from './fake-clock.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const COOLDOWN = 10_000;
 

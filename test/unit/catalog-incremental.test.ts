@@ -1,4 +1,4 @@
-// Issue 15: one server's list_changed lays out only that server (and those whose names it takes or
+// One server's list_changed lays out only that server (and those whose names it takes or
 // gives back). The names, views, routes, encoded lists and warnings after any sequence of adds,
 // changes, removals, clashes and held tools must be exactly those of laying out every server from
 // scratch (`setServers`), and the names exactly those of `assignNames` over every pair.

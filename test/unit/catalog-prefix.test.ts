@@ -1,4 +1,4 @@
-// Names as the user chooses (issue 19): a server's own `prefix`, or none (`"prefix": false`) so its
+// Names as the user chooses: a server's own `prefix`, or none (`"prefix": false`) so its
 // tools and prompts keep their names and its resources their URIs; a clash between servers withholds
 // the later server's item (by .mcp.json order) with one warning naming both servers and the fix; the
 // router routes unprefixed names and URIs from the catalog's own maps, and a denial on an unprefixed
@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { Catalog } from '../../src/catalog/catalog.js';
 import { GatewayError } from '../../src/errors.js';
 import { NOT_YET, Router } from '../../src/gateway/router.js';
-import { noPool, sharedConn, who } from './route-parts.js';
+import { noPool, sharedConn, who } from '../helpers/route-parts.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { OPEN_RULES, parseRules, type Rules } from '../../src/rules/load.js';
 import type { Connection } from '../../src/servers/connection.js';

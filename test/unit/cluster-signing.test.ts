@@ -1,4 +1,4 @@
-// Issue #12: a forwarded request's signature (src/cluster/signing.ts) holds only for the same
+// A forwarded request's signature (src/cluster/signing.ts) holds only for the same
 // secret, method, path, session, sender, receiver, forward id, time, identity and body digest, and only within 30 s of
 // the clock; a record read from Redis holds only for the same secret, kind, key and fields.
 

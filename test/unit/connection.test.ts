@@ -1,4 +1,4 @@
-// The supervised Connection (src/servers/connection.ts; seed 004 and issue 5): backoff with full
+// The supervised Connection (src/servers/connection.ts): backoff with full
 // jitter, parking when the retry budget is spent (with a slow self-probe), revive, the budget that
 // resets only when a session proves itself, and the circuit breaker in front of forward(). A fake
 // clock drives every timer and a fake session factory plays the server: each fake session's start()
@@ -19,7 +19,7 @@ import {
   type SupervisionSettings,
 } from '../../src/servers/connection.js';
 import type { JsonRpcRequest } from '../../src/wire/jsonrpc.js';
-import { FakeClock, flush } from './fake-clock.js';
+import { FakeClock, flush } from '../helpers/fake-clock.js';
 
 const config: StdioServerConfig = {
   type: 'stdio',
@@ -341,7 +341,7 @@ void describe('Connection (supervised)', () => {
     );
 
     void it(
-      'a server lost after serving stays listed while it backs off, and is withdrawn once when it parks (issue 15)',
+      'a server lost after serving stays listed while it backs off, and is withdrawn once when it parks',
       { timeout: 5000 },
       async () => {
         const r = await started();
@@ -367,7 +367,7 @@ void describe('Connection (supervised)', () => {
       },
     );
 
-    void it('a call while it restarts gets a retryable MCPG_SERVER_UNAVAILABLE saying when (issue 15)', { timeout: 5000 }, async () => {
+    void it('a call while it restarts gets a retryable MCPG_SERVER_UNAVAILABLE saying when', { timeout: 5000 }, async () => {
       const r = await started();
       r.last().crash();
       const { s, got } = sink();
@@ -951,7 +951,7 @@ void describe('Connection (supervised)', () => {
   });
 });
 
-void describe('Connection: a server that needs a login (issue 14)', () => {
+void describe('Connection: a server that needs a login', () => {
   void it(
     'parks at once (no retries), errors carry MCPG_SERVER_NEEDS_LOGIN, and stored credentials revive it',
     { timeout: 5000 },

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { parseRules } from '../../src/rules/load.js';
 import { GatewayError } from '../../src/errors.js';
 import { viewArguments, viewList, viewTarget } from '../../src/policy/curated-views.js';
-import { byPath, failure } from '../config/helpers.js';
+import { byPath, failure } from '../helpers/config.js';
 
 const FILE = '/srv/gateway-rules.json';
 const parse = (views: unknown): ReturnType<typeof parseRules> => parseRules(JSON.stringify({ agents: {}, views }), FILE, ['gh', 'db']);

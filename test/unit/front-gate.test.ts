@@ -1,12 +1,12 @@
-// The one gate in front of every HTTP route (hardening §2, audit #7, #13) and names that are
-// prototype keys (audit #12): the real HTTP front in-process (test/helpers/in-process.ts) over
+// The one gate in front of every HTTP route and names that are
+// prototype keys: the real HTTP front in-process (test/helpers/in-process.ts) over
 // in-memory servers, with the Host, Origin and repeated headers no SDK client sends. Headers are
 // given as pairs in order, so one can be repeated as on the wire; node:http's joining of repeated
 // headers is reproduced by the harness, and its parser is the e2e tests' to prove.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeServer } from './fake-server.js';
+import { FakeServer } from '../helpers/fake-server.js';
 import { httpFront, type HeaderPairs, type InProcessHttp } from '../helpers/in-process.js';
 import { JSON_HEADERS, initializeBody, makeToken } from '../helpers/requests.js';
 
@@ -65,7 +65,7 @@ describe('HTTP gate with --no-auth: Host, Origin and prototype-named agents', { 
     assert.equal(codeOf(res.json), 'MCPG_ORIGIN_FORBIDDEN');
   });
 
-  it('agents named __proto__ and constructor are counted in /status like any other (audit #12)', async () => {
+  it('agents named __proto__ and constructor are counted in /status like any other', async () => {
     await gate.session({ 'x-mcpgate-agent': '__proto__' });
     await gate.session({ 'x-mcpgate-agent': 'constructor' });
     await gate.session({ 'x-mcpgate-agent': 'constructor' });
@@ -76,7 +76,7 @@ describe('HTTP gate with --no-auth: Host, Origin and prototype-named agents', { 
     assert.equal(byAgent['constructor'], 2);
   });
 
-  it('a log level named constructor is refused like any unknown level (audit #12)', async () => {
+  it('a log level named constructor is refused like any unknown level', async () => {
     const session = await gate.session();
     const res = await gate.inject({
       headers: { ...JSON_HEADERS, 'mcp-session-id': session },
@@ -85,7 +85,7 @@ describe('HTTP gate with --no-auth: Host, Origin and prototype-named agents', { 
     assert.equal((res.json?.error as { code?: number } | undefined)?.code, -32602, res.body);
   });
 
-  it('a header that names the agent or the session sent twice is refused with 400 (audit #13)', async () => {
+  it('a header that names the agent or the session sent twice is refused with 400', async () => {
     const twice = await gate.inject({
       headers: postHeaders(['x-mcpgate-agent', 'alice'], ['X-Mcpgate-Agent', 'bob']),
       body: initializeBody(),
@@ -117,7 +117,7 @@ describe('HTTP gate with tokens: two Authorization headers, Host on /status', { 
     await gate?.close();
   });
 
-  it("two Authorization headers get 400, not the first one's identity (audit #13)", async () => {
+  it("two Authorization headers get 400, not the first one's identity", async () => {
     const res = await gate.inject({
       headers: postHeaders(['authorization', `Bearer ${bob.token}`], ['Authorization', `Bearer ${eve.token}`]),
       body: initializeBody(),

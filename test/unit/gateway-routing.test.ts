@@ -1,4 +1,4 @@
-// The Gateway end to end without a process (issue 16): real Connections made by the injected factory
+// The Gateway end to end without a process: real Connections made by the injected factory
 // over in-memory servers (fake-server.ts), an agent session driven through a channel that records
 // what it is sent. Covers the routing decisions the e2e tests prove with real children — allowed,
 // denied, unknown, a call waiting until the servers settle, and discovery mode's meta-tools; and
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Gateway, type GatewayOptions } from '../../src/gateway/gateway.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { parseRules } from '../../src/rules/load.js';
-import { FakeServer, fakeConnections, stdioConfig } from './fake-server.js';
+import { FakeServer, fakeConnections, stdioConfig } from '../helpers/fake-server.js';
 
 const T = { timeout: 10_000 };
 
@@ -193,7 +193,7 @@ void describe('Gateway routing over in-memory servers', () => {
     }
   });
 
-  // Issue 15: a server restarting after a crash keeps its tools listed; only parking withdraws them.
+  // A server restarting after a crash keeps its tools listed; only parking withdraws them.
   void it(
     'a crashed server stays listed while it restarts: a call gets the retryable error, and no list change is announced',
     T,

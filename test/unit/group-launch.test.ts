@@ -1,4 +1,4 @@
-// How a stdio server is given a process group of its own (src/servers/transports/stdio/group-launch.ts, issue 15): the
+// How a stdio server is given a process group of its own (src/servers/transports/stdio/group-launch.ts): the
 // command is found as the spawn would find it, and whenever that is in doubt the launch falls back to
 // Node's `detached` (setsid), so errors such as "command not found" stay exactly what they were.
 

@@ -1,4 +1,4 @@
-// `/metrics` under `serve --workers N` (issue #12), the parts that need no process: merging workers'
+// `/metrics` under `serve --workers N`, the parts that need no process: merging workers'
 // expositions with a worker label (src/observability/exposition-merge.ts), the primary's collection
 // (HostScraper: timeouts, a worker that exits, shared collections, size bounds) and a worker's
 // request to the primary (HostScrapeClient), against in-memory members. The real IPC, with three

@@ -1,5 +1,5 @@
 // The gate's pure checks (src/front/http/exchange.ts): which Host values are served on a loopback and on
-// a non-loopback bind, and which repeated headers are found (hardening §2, audit #7, #13).
+// a non-loopback bind, and which repeated headers are found.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { GATEWAY_INFO } from '../../src/version.js';
 import { SSE_RETRY_MS } from '../../src/front/http/sse-replay.js';
-import { FakeServer } from './fake-server.js';
+import { FakeServer } from '../helpers/fake-server.js';
 import { httpFront, stdioFront, until } from '../helpers/in-process.js';
 import { JSON_HEADERS } from '../helpers/requests.js';
 

@@ -102,7 +102,7 @@ void describe('Logger', { timeout: 5000 }, () => {
     assert.deepEqual(records(), [{ level: 'info', msg: 'm', server: 'remote', authorization: '[redacted]' }]);
   });
 
-  void it('keeps the stack of an unexpected error always, of a GatewayError only at debug (hardening §7)', { timeout: 5000 }, () => {
+  void it('keeps the stack of an unexpected error always, of a GatewayError only at debug', { timeout: 5000 }, () => {
     const { log, records } = capture('info');
     const nodeErr = Object.assign(new Error('no such file'), { code: 'ENOENT' });
     const cause = new Error('socket hang up');

@@ -1,4 +1,4 @@
-// Names as the user chooses (issue 19), in-process (test/helpers/in-process.ts) over in-memory
+// Names as the user chooses, in-process (test/helpers/in-process.ts) over in-memory
 // servers: `"prefix": false` keeps a server's tool, prompt and resource names; `"prefix": "d2"`
 // replaces the server name; a clash between two unprefixed servers withholds the later server's tool
 // with ONE warning naming both (also after a tools/list_changed), while its other tools stay; a rule
@@ -6,7 +6,7 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DYNAMIC_CALCULATOR, dynamicEcho, dynamicServer, kitchenSink, type FakeServer } from './fake-server.js';
+import { DYNAMIC_CALCULATOR, dynamicEcho, dynamicServer, kitchenSink, type FakeServer } from '../helpers/fake-server.js';
 import { stdioFront, until, type InProcessStdio } from '../helpers/in-process.js';
 
 const clashWarning = (line: Record<string, unknown>): boolean =>

@@ -1,4 +1,4 @@
-// The token store's file names and login hints (issue 14, per-agent accounts): pure, no file is touched.
+// The token store's file names and login hints (per-agent accounts): pure, no file is touched.
 // An agent's own login is a file of its own beside the shared one; no agent id, however it is spelt,
 // can name the shared file or another agent's; the hints are commands a shell reads back as written.
 

@@ -6,7 +6,7 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeServer } from './fake-server.js';
+import { FakeServer } from '../helpers/fake-server.js';
 import { stdioFront, type InProcessStdio } from '../helpers/in-process.js';
 
 /** custom-method-server: a tool `info`, a resource `custom://note`, `experimental: { NAMESPACE: {} }`, and any method answered. */

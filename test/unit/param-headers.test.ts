@@ -1,5 +1,5 @@
-// wire/era.ts paramHeaders: which of a modern agent's headers go on to a modern HTTP server (issue 13,
-// SEP-2243's Mcp-Param-* headers), and the bounds on them.
+// wire/era.ts paramHeaders: which of a modern agent's headers go on to a modern HTTP server
+// (SEP-2243's Mcp-Param-* headers), and the bounds on them.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

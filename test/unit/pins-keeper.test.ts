@@ -524,7 +524,7 @@ void describe('PinKeeper with tools named like Object members', { timeout: 20_00
   });
 });
 
-void describe('PinKeeper sources (issue 11: a pooled connection lists its server for its owners)', { timeout: 20_000 }, () => {
+void describe('PinKeeper sources (a pooled connection lists its server for its owners)', { timeout: 20_000 }, () => {
   void it(
     "each source's held tools are kept apart and held.json shows their union; forgetting one keeps the others",
     { timeout: 5000 },

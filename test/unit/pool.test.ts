@@ -1,4 +1,4 @@
-// The pool's mechanics (src/servers/pool.ts, issue 11 / seed 002) over in-memory servers
+// The pool's mechanics (src/servers/pool.ts) over in-memory servers
 // (fake-server.ts) and a fake clock: hits and misses, idle and TTL eviction (never of a busy
 // connection), the cap with LRU eviction and MCPG_POOL_EXHAUSTED, the creation breaker (trip, fast
 // failure, half-open probe, recovery), closing by scope, server and rule, and close().
@@ -11,9 +11,9 @@ import { silentLogger } from '../../src/observability/logger.js';
 import { Connection } from '../../src/servers/connection.js';
 import { ConnectionPool } from '../../src/servers/pool.js';
 import { scopeOf } from '../../src/servers/pool.js';
-import { scope } from './route-parts.js';
-import { FakeClock } from './fake-clock.js';
-import { FakeServer, stdioConfig } from './fake-server.js';
+import { scope } from '../helpers/route-parts.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+import { FakeServer, stdioConfig } from '../helpers/fake-server.js';
 
 const T = { timeout: 10_000 };
 
@@ -207,7 +207,7 @@ void describe('ConnectionPool', () => {
   });
 });
 
-void describe('scopeOf (issue 11: the pool key of an agent session)', () => {
+void describe('scopeOf (the pool key of an agent session)', () => {
   void it('per-agent: the agent id when the agent is identified, else the session itself; per-session: the session', T, () => {
     const named = { agent: 'ci', identified: true, serial: 7 };
     const unnamed = { agent: 'default', identified: false, serial: 8 };
@@ -218,7 +218,7 @@ void describe('scopeOf (issue 11: the pool key of an agent session)', () => {
   });
 });
 
-void describe('ConnectionPool health check before reuse (pool.healthCheck, seed 002: opt-in)', () => {
+void describe('ConnectionPool health check before reuse (pool.healthCheck; opt-in)', () => {
   void it('health check off (the default): an idle connection is handed out as it is, even hung', T, async () => {
     const r = rig();
     const a = await take(r, 'agent:a');

@@ -1,5 +1,5 @@
-// Quotas and rate limits (issue 32) in-process (test/helpers/in-process.ts): the real stdio and HTTP
-// fronts and Gateway over an in-memory kitchen sink (test/unit/fake-server.ts), the rules' `limits`
+// Quotas and rate limits in-process (test/helpers/in-process.ts): the real stdio and HTTP
+// fronts and Gateway over an in-memory kitchen sink (test/helpers/fake-server.ts), the rules' `limits`
 // per agent, per server and per tool (globs), from an agent's entry and from a grant. The n+1th call
 // of a window gets MCP's rate-limited error (-32023, SEP-3304 draft: data.retryAfterMs, limit,
 // remaining; over HTTP status 429 with Retry-After and RateLimit-* headers), a calls-in-flight limit
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { AuditLog } from '../../src/observability/audit.js';
-import { kitchenSink, type FakeServer } from './fake-server.js';
+import { kitchenSink, type FakeServer } from '../helpers/fake-server.js';
 import { httpFront, reloadRules, stdioFront, until, type InProcessHttp, type InProcessStdio } from '../helpers/in-process.js';
 import { JSON_HEADERS, makeToken } from '../helpers/requests.js';
 

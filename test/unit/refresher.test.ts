@@ -1,4 +1,4 @@
-// The debounced catalog refresher (src/catalog/refresher.ts; seed 001/002: a burst of list_changed
+// The debounced catalog refresher (src/catalog/refresher.ts; a burst of list_changed
 // becomes one refresh of the changed kinds). Real timers with small values; the refresh function
 // records calls and settles only when the test says so, and tests wait on calls, not on sleeps.
 // The few fixed sleeps below prove that something did *not* happen.

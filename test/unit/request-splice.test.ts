@@ -1,4 +1,4 @@
-// The tools/call splice (src/wire/request-splice.ts, issue 15): the line a server gets is the
+// The tools/call splice (src/wire/request-splice.ts): the line a server gets is the
 // agent's with only the id and params.name replaced, and it must always mean exactly what encoding
 // the rewritten request would mean; whenever the line is one the scan is not sure of, it gives up.
 

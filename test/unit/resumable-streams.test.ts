@@ -8,7 +8,7 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeServer } from './fake-server.js';
+import { FakeServer } from '../helpers/fake-server.js';
 import { httpFront, parseEvents, until, type InProcessHttp } from '../helpers/in-process.js';
 import { JSON_HEADERS } from '../helpers/requests.js';
 

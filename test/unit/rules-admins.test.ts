@@ -1,4 +1,4 @@
-// The rules file's `admins` (issue 17, the console): compiled to token hash → admin; an admin's
+// The rules file's `admins` (the console): compiled to token hash → admin; an admin's
 // token may not also be an agent's; a malformed entry is an error naming its path.
 
 import { describe, it } from 'node:test';

@@ -1,6 +1,6 @@
 // Access decisions (src/rules/decide.ts) over rules parsed from JSON: every precedence step of
 // docs/architecture.md "`gateway-rules.json` (agents)" with its reason, conflicts between steps, the `default` agent,
-// defaults.deny_on_missing_agent, globs, OPEN_RULES, and seed 003's policy scenarios
+// defaults.deny_on_missing_agent, globs, OPEN_RULES, and the policy scenarios of a shared team setup
 // (researcher / backend / brave-search / postgres; evaluation stays correct while rules reload).
 
 import { describe, it } from 'node:test';
@@ -401,7 +401,7 @@ void describe('OPEN_RULES (no rules file)', () => {
   });
 });
 
-void describe('seed 003 policy scenarios', () => {
+void describe('policy scenarios', () => {
   const researcher = { allow: { servers: ['brave-search'], tools: { 'brave-search': ['*'] } } };
   const backend = { allow: { servers: ['postgres'], tools: { postgres: ['query', 'list_*'] } } };
 

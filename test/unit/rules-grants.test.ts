@@ -1,4 +1,4 @@
-// Grants by claim (issue 14: "rules may also grant by a claim"): the `grants` section of
+// Grants by claim ("rules may also grant by a claim"): the `grants` section of
 // gateway-rules.json, validated with its JSON paths, and how the grants a token's claims meet combine
 // with the agent's own entry (or `default`'s) in rules/decide.ts — allows add up, a deny anywhere wins.
 

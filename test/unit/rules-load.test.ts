@@ -1,5 +1,5 @@
 // Loading `gateway-rules.json` (src/rules/load.ts, schema.ts): the compiled snapshot, every error at
-// once with exact JSON paths, unknown keys and unknown servers as warnings (seed 003: rules naming
+// once with exact JSON paths, unknown keys and unknown servers as warnings (rules naming
 // servers .mcp.json lacks load with warnings naming agent and server; a clean reload has none),
 // invalid JSON by line and column, token hashes, deep freeze, and reading from disk (src/reload.ts
 // `loadRules`: rules/ reads no files).
@@ -13,7 +13,7 @@ import { formatIssues } from '../../src/config/issues.js';
 import { parseRules } from '../../src/rules/load.js';
 import { loadRules } from '../../src/reload.js';
 import type { Rules } from '../../src/rules/load.js';
-import { byPath, failure } from '../config/helpers.js';
+import { byPath, failure } from '../helpers/config.js';
 
 const FILE = '/srv/project/gateway-rules.json';
 const SERVERS = ['brave-search', 'postgres', 'github-public', 'github-prod', 'memory'];
@@ -140,7 +140,7 @@ void describe('parseRules: warnings, never errors', () => {
     assert.deepEqual([...rules.agents.get('a')!.allow.servers.exact], ['memory']);
   });
 
-  void it('seed 003: a rule naming a server .mcp.json lacks loads, with a warning naming agent and server', { timeout: 5000 }, () => {
+  void it('a rule naming a server .mcp.json lacks loads, with a warning naming agent and server', { timeout: 5000 }, () => {
     const rules = parse(
       {
         agents: { backend: { allow: { servers: ['postgres'], tools: { postgres: ['query', 'list_*'] } } } },
@@ -163,7 +163,7 @@ void describe('parseRules: warnings, never errors', () => {
     assert.ok(rules.agents.has('backend'));
   });
 
-  void it('seed 003: warnings name each agent with its own undefined server', { timeout: 5000 }, () => {
+  void it('warnings name each agent with its own undefined server', { timeout: 5000 }, () => {
     const rules = parse(
       {
         agents: {
@@ -182,7 +182,7 @@ void describe('parseRules: warnings, never errors', () => {
     ]);
   });
 
-  void it('seed 003: the next clean load has no warnings', { timeout: 5000 }, () => {
+  void it('the next clean load has no warnings', { timeout: 5000 }, () => {
     assert.equal(
       parse({ agents: { test: { allow: { servers: ['nonexistent'], tools: { nonexistent: ['*'] } } } } }, ['brave-search']).warnings.length,
       2,

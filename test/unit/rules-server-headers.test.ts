@@ -1,4 +1,4 @@
-// An agent's own headers for remote servers (the rules' `serverHeaders`, issue 11): expanded from the
+// An agent's own headers for remote servers (the rules' `serverHeaders`): expanded from the
 // environment at load, validated (header names, reserved names, values, counts), refused on a server
 // that is stdio or shared (one connection would carry one agent's credential for everyone) and on the
 // `default` agent, never echoed in an error; their variables count as mcpgate's secrets (a stdio
@@ -10,7 +10,7 @@ import { parseRules, type ServerRef } from '../../src/rules/load.js';
 import { secretEnvNames } from '../../src/config/child-env.js';
 import { credentialDigest, withHeaders } from '../../src/servers/pool.js';
 import type { RemoteServerConfig } from '../../src/config/types.js';
-import { byPath, failure } from '../config/helpers.js';
+import { byPath, failure } from '../helpers/config.js';
 
 const FILE = '/srv/gateway-rules.json';
 const SERVERS: ServerRef[] = [

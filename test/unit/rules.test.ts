@@ -1,6 +1,6 @@
-// Per-agent rules (seed 003, docs/architecture.md "`gateway-rules.json` (agents)") in-process
+// Per-agent rules (docs/architecture.md "`gateway-rules.json` (agents)") in-process
 // (test/helpers/in-process.ts): the real stdio front and Gateway, rules parsed as the real loader
-// does, over two in-memory kitchen sinks `web` and `db` (test/unit/fake-server.ts). An agent is
+// does, over two in-memory kitchen sinks `web` and `db` (test/helpers/fake-server.ts). An agent is
 // shown exactly what its rules let it call (tools, resources, templates and prompts are filtered by
 // the same decision); a denied call is MCPG_POLICY_DENIED naming agent, server and item, with the
 // same answer for a name that does not exist (a denial reveals nothing); an allowed name that does
@@ -10,7 +10,7 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { kitchenSink } from './fake-server.js';
+import { kitchenSink } from '../helpers/fake-server.js';
 import { stdioFront, type InProcessStdio, type StdioAgent } from '../helpers/in-process.js';
 
 const SERVERS = ['db', 'web'] as const;

@@ -1,5 +1,5 @@
-// Search mode (issue 31) over stdio, in-process (test/helpers/in-process.ts): the real stdio front and
-// Gateway over in-memory tool sets (test/unit/fake-server.ts `toolsServer`, the definitions of
+// Search mode over stdio, in-process (test/helpers/in-process.ts): the real stdio front and
+// Gateway over in-memory tool sets (test/helpers/fake-server.ts `toolsServer`, the definitions of
 // test/fixtures/tools-server.ts). An agent is listed `search_tools`, its always-shown tools and what
 // its session found; every tool it may call stays reachable through the search and callable by name.
 // A 2025 (legacy) agent remembers what its searches found (list_changed, then listed); a 2026-07-28
@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { toolsServer } from './fake-server.js';
+import { toolsServer } from '../helpers/fake-server.js';
 import { reloadRules, stdioFront, until, type InProcessStdio, type StdioAgent } from '../helpers/in-process.js';
 import type { Found } from '../fixtures/tool-sets.js';
 

@@ -1,4 +1,4 @@
-// The console's calls/s and latency per server (GatewayMetrics.serverActivity, issue 17): computed
+// The console's calls/s and latency per server (GatewayMetrics.serverActivity): computed
 // from the tool-call counters and histogram over about a minute, sampled at most every 5 s (the
 // figures, and so the live region's ETag, change only then); the quantile interpolates in its bucket.
 

@@ -1,4 +1,4 @@
-// The replay logs behind resumable SSE streams (src/front/http/sse-replay.ts, issue 19): ids name the
+// The replay logs behind resumable SSE streams (src/front/http/sse-replay.ts): ids name the
 // stream and the position, a resumption gets exactly the events after its id, and every bound holds
 // — per stream, by age, per session and in total — with what leaves the buffer counted as dropped
 // and a resumption across a gap refused rather than served with events missing.

@@ -9,7 +9,7 @@
 
 import path from 'node:path';
 
-export interface TranslateContext {
+interface TranslateContext {
   readonly home: string;
   readonly project: string;
   /** Whether `${userHome}`, `${workspaceFolder}`… are the editor's own variables (Cursor, VS Code), not environment variables. */
@@ -18,7 +18,7 @@ export interface TranslateContext {
   readonly secrets: Map<string, string>;
 }
 
-export interface Translated {
+interface Translated {
   /** The mcpgate entry, or undefined when the server cannot be imported (`notes` says why). */
   readonly entry?: Record<string, unknown>;
   /** Variables this run added to the secrets file. */

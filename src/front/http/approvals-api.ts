@@ -14,7 +14,7 @@ import type { Gateway } from '../../gateway/gateway.js';
 import { MAX_REASON_CHARS } from '../../policy/approval-desk.js';
 import { readBody, sendError, sendJson } from './exchange.js';
 
-export const APPROVALS_PATH = '/approvals';
+const APPROVALS_PATH = '/approvals';
 /** A decision's body is a few hundred bytes. */
 const MAX_DECISION_BYTES = 16 * 1024;
 

@@ -8,7 +8,7 @@ import { encodeError } from '../../wire/jsonrpc.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
-export type Body = { ok: true; text: string } | { ok: false; status: 413 | 400; error: GatewayError };
+type Body = { ok: true; text: string } | { ok: false; status: 413 | 400; error: GatewayError };
 
 /**
  * Reads the body as UTF-8 text. A declared length over the limit is refused before a byte is read;
@@ -127,7 +127,7 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
  * only when the page is on this machine (any loopback origin) or on the allowed list. Requests
  * without `Origin` (CLI agents, SDK programs) pass.
  */
-export function originAllowed(origin: string | undefined, allowed: ReadonlySet<string>): boolean {
+function originAllowed(origin: string | undefined, allowed: ReadonlySet<string>): boolean {
   if (origin === undefined || allowed.has('*')) return true;
   if (allowed.has(origin)) return true;
   try {

@@ -32,7 +32,7 @@ export interface OpsContext {
  * Who asks for an operator's route: `operator` (an admin, or no tokens in use), `agent` (a valid
  * agent's token: refused here), or undefined once a 401 has been answered.
  */
-export type RoleOfCaller = (res: ServerResponse) => Promise<'operator' | 'agent' | undefined>;
+type RoleOfCaller = (res: ServerResponse) => Promise<'operator' | 'agent' | undefined>;
 
 export function handleOps(path: string, req: IncomingMessage, res: ServerResponse, ctx: OpsContext, asker: RoleOfCaller): void {
   if (isApprovalsPath(path)) return handleApprovals(path, req, res, ctx.gateway, asker, ctx.adminName);

@@ -4,7 +4,7 @@
 // so an agent whose connection was cut resumes with GET + `Last-Event-ID` and gets exactly what it
 // missed on that stream, then the stream goes on live. The key is random (96 bits) and looked up
 // only among the session's own streams: an id from another session is unknown here, never a way in.
-//
+
 // Bounded three ways: per stream (`maxStreamBytes`, oldest events dropped first), by age
 // (`maxAgeMs`), and in total over every session (`maxTotalBytes`, the least recently written streams
 // lose their oldest events first). A dropped event is released at once (its slot cleared), so what
@@ -30,7 +30,7 @@ export interface ReplayLimits {
   maxStreamsPerSession: number;
 }
 
-export const REPLAY_DEFAULTS: ReplayLimits = {
+const REPLAY_DEFAULTS: ReplayLimits = {
   maxStreamBytes: 1024 * 1024,
   maxAgeMs: 5 * 60_000,
   maxTotalBytes: 64 * 1024 * 1024,
