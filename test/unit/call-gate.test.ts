@@ -5,7 +5,7 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { kitchenSink, type FakeServer } from './fake-server.js';
+import { kitchenSink, type FakeServer } from '../helpers/fake-server.js';
 import { stdioFront, until, type InProcessStdio } from '../helpers/in-process.js';
 
 const TIMEOUT = 30_000;
