@@ -32,7 +32,8 @@ import { type ServerConfig, type SessionScope, DEFAULT_POOL } from '../config/ty
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { PoolCounters } from '../observability/metrics.js';
-import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions, type Connection } from './connection.js';
+import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './breaker.js';
+import type { Connection } from './connection.js';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 
 /**
