@@ -3,7 +3,7 @@
 // Wrong values are errors, unknown names warnings.
 
 import { DEFAULT_HEALTH_CHECK, DEFAULT_POOL } from './types.js';
-import type { ConfigIssue, HealthCheckSettings, PoolSettings, ServerLimits, SessionScope } from './types.js';
+import type { ConfigIssue, HealthCheckSettings, PoolSettings, ServerLimits, SharingMode } from './types.js';
 import { describeValue, isPlainObject, jsonPath } from './issues.js';
 import { MAX_TIMEOUT_MS } from './mcp-json-schema.js';
 import type { Context } from './read-context.js';
@@ -14,10 +14,10 @@ import type { Context } from './read-context.js';
  */
 export function sessionsAndPool(
   name: string,
-  sessions: SessionScope,
+  sessions: SharingMode,
   raw: unknown,
   ctx: Context,
-): { sessions: SessionScope; pool?: PoolSettings } {
+): { sessions: SharingMode; pool?: PoolSettings } {
   const at = ['mcpServers', name, 'pool'];
   if (sessions === 'shared') {
     if (raw !== undefined)
