@@ -137,6 +137,8 @@ export class GatewayMetrics {
   private readonly callDuration: Histogram;
   private readonly errors: Counter;
   private readonly http: Counter;
+  /** route → status → the child of `http`, so a request builds no key string. */
+  private readonly httpSeries = new Map<string, Map<number, CounterChild>>();
   private readonly sseEvents: Counter;
   private readonly sseResumptions: Counter;
   private readonly quotaRefusals: Counter;
@@ -341,8 +343,17 @@ export class GatewayMetrics {
   /** One tool call ended (hot path). `tool` is the tool's name on its server. */
   callFinished(server: string, tool: string, outcome: CallOutcome, seconds: number): void {
     const series = this.calls.get(server)?.get(tool) ?? this.addSeries(server, tool);
-    series[outcome].inc();
-    series.duration.observe(seconds);
+    // Field updates on the children it keeps, as the registry lets a hot path do: a call runs no
+    // code of prometheus.ts (`CounterChild.inc` and `HistogramChild.observe` do the same).
+    series[outcome].value += 1;
+    if (Number.isNaN(seconds)) return;
+    const duration = series.duration;
+    const bounds = duration.bounds;
+    let i = 0;
+    while (i < bounds.length && seconds > bounds[i]!) i++;
+    duration.counts[i]! += 1;
+    duration.sum += seconds;
+    duration.count += 1;
   }
 
   /** A search_tools call returned `results` tools. */
@@ -369,7 +380,12 @@ export class GatewayMetrics {
 
   /** The HTTP front answered a request (`route` is the route pattern, never the raw path). */
   httpRequest(route: string, status: number): void {
-    this.http.labels(route, String(status)).inc();
+    // The child kept per (route, status): a field update on the hot path (routes and statuses are few).
+    let statuses = this.httpSeries.get(route);
+    if (statuses === undefined) this.httpSeries.set(route, (statuses = new Map<number, CounterChild>()));
+    let child = statuses.get(status);
+    if (child === undefined) statuses.set(status, (child = this.http.labels(route, String(status))));
+    child.value += 1;
   }
 
   /** Replay-buffer events of agents' SSE streams (the HTTP front's resumable streams). */

@@ -230,7 +230,8 @@ export class HistogramChild {
 
   constructor(
     readonly labelText: string,
-    private readonly bounds: Float64Array,
+    /** The upper bounds (`+Inf` implied), shared by every child of the histogram. */
+    readonly bounds: Float64Array,
   ) {
     this.counts = new Float64Array(bounds.length + 1);
   }
