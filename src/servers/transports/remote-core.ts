@@ -1,10 +1,10 @@
-// The core both remote transports share (Streamable HTTP, http/transport.ts, and legacy HTTP+SSE,
-// sse/transport.ts): the configured URL and the HTTP client that reaches it, the transport's state
-// (`open`, `stopping`, `closed`), the writes held until the transport can send them (bounded), and
-// the endings — a call answered with an error in the server's place (`failCall`), the server gone
-// (`lost`: everything ends and it is reported once, so the supervised connection reconnects), and
-// `teardown`, which also runs the transport's own release given at construction. Each transport
-// keeps how it speaks to the server; what ends it is written once, here.
+// The core both remote transports share (Streamable HTTP, transports/http/transport.ts, and
+// legacy HTTP+SSE, transports/sse/transport.ts): the configured URL and the HTTP client that reaches
+// it, the transport's state (`open`, `stopping`, `closed`), the writes held until the transport can
+// send them (bounded), and the endings — a call answered with an error in the server's place
+// (`failCall`), the server gone (`lost`: everything ends and it is reported once, so the supervised
+// connection reconnects), and `teardown`, which also runs the transport's own release given at
+// construction. Each transport keeps how it speaks to the server; what ends it is written once, here.
 
 import type { RemoteServerConfig } from '../../config/types.js';
 import { GatewayError } from '../../errors.js';
