@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import type { Tool } from '../wire/protocol.js';
 import type { ListKind, ServerLists } from '../servers/lists.js';
 import { nameKey, namespaceUri, sanitize, splitUri, DEFAULT_SEPARATOR } from './names.js';
-import { Claimants, type ServerClaims } from './claims.js';
+import { NameOwners, type WantedNames } from './name-owners.js';
 import { ItemViews, joinLayouts, layOut, listPieces, type Layout } from './layout.js';
 import { PublicNames } from './public-names.js';
 import { renameUiPointers } from './ui-pointers.js';
@@ -58,7 +58,7 @@ export class Catalog {
   /** Each server's share of the catalog, rebuilt only when that server, or who owns its names, changes. */
   private readonly layouts = new Map<string, Layout>();
   /** Per kind, each public name → the servers whose items want it: the earliest keeps it. */
-  private readonly claimants: Claimants;
+  private readonly claimants: NameOwners;
   /** Per kind, the servers' encoded slices in list order (empty slices left out). */
   private listFragments: Record<ListKind, Buffer[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
   /** Which server (and original name) each item of the views came from, index for index. */
@@ -83,7 +83,7 @@ export class Catalog {
     this.keyOf = this.names.keyOf;
     this.serverOfKey = this.names.serverOfKey;
     this.unprefixed = this.names.unprefixed;
-    this.claimants = new Claimants(this.names.byOrder);
+    this.claimants = new NameOwners(this.names.byOrder);
     this.setServers(servers);
   }
 
@@ -292,7 +292,7 @@ export class Catalog {
     const dirty = this.names.update(changed, this.parts);
 
     // 2. Claims: who wants which public name; a server that gains or loses one is laid out again.
-    const claims = new Map<string, ServerClaims | undefined>();
+    const claims = new Map<string, WantedNames | undefined>();
     for (const server of dirty)
       claims.set(server, this.parts.has(server) ? this.names.claimsOf(server, this.parts.get(server)!) : undefined);
     this.claimants.reclaim(dirty, claims, this.layouts, this.parts);

@@ -8,7 +8,7 @@
 
 import { LIST_KINDS, type ListKind, type ServerLists } from '../servers/lists.js';
 import { sanitizeTool } from '../wire/sanitize.js';
-import type { Claimants, ClaimKind, ServerClaims } from './claims.js';
+import type { NameOwners, NameKind, WantedNames } from './name-owners.js';
 import { namespaceUri, sanitize } from './names.js';
 import { renameUiPointers } from './ui-pointers.js';
 import type { HeldInfo, ItemRef, PromptEntry, ToolEntry } from './types.js';
@@ -16,7 +16,7 @@ import type { HeldInfo, ItemRef, PromptEntry, ToolEntry } from './types.js';
 /** One server's share of the catalog: what it claims, what it shows, its routes and its warnings. */
 export interface Layout {
   /** The public name each item wants, per kind, in the server's order (repeats included). */
-  readonly claims: ServerClaims;
+  readonly claims: WantedNames;
   readonly views: Record<ListKind, unknown[]>;
   readonly refs: Record<ListKind, ItemRef[]>;
   /** Each non-empty slice of each list, encoded (the JSON of its views without the brackets). */
@@ -64,7 +64,7 @@ interface LayoutParts {
   readonly key: string;
   /** Its held tools, by its own names. */
   readonly held: ReadonlyMap<string, HeldInfo> | undefined;
-  readonly claimants: Claimants;
+  readonly claimants: NameOwners;
   readonly views: ItemViews;
 }
 
@@ -72,7 +72,7 @@ interface LayoutParts {
 export function layOut(
   server: string,
   part: Partial<ServerLists>,
-  claims: ServerClaims,
+  claims: WantedNames,
   before: Layout | undefined,
   parts: LayoutParts,
 ): Layout {
@@ -80,7 +80,7 @@ export function layOut(
   const clashWarnings: string[] = [];
   const duplicateWarnings: string[] = [];
   const withheld = new Set<string>();
-  const check = (kind: ClaimKind, names: string[], originals: string[]): void => {
+  const check = (kind: NameKind, names: string[], originals: string[]): void => {
     names.forEach((publicName, i) => {
       const owner = claimants.ownerOf(kind, publicName)!;
       if (owner === server) return;
@@ -114,7 +114,7 @@ export function layOut(
     claims.template,
     (part.resourceTemplates ?? []).map((template) => template.uriTemplate),
   );
-  const kept = (kind: ClaimKind, name: string): boolean => withheld.size === 0 || !withheld.has(`${kind}\u0000${name}`);
+  const kept = (kind: NameKind, name: string): boolean => withheld.size === 0 || !withheld.has(`${kind}\u0000${name}`);
 
   const views: Record<ListKind, unknown[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
   const refs: Record<ListKind, ItemRef[]> = { tools: [], resources: [], resourceTemplates: [], prompts: [] };

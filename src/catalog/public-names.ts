@@ -4,7 +4,7 @@
 // server at a time by a `NameBook` per kind, so the names are always `assignNames`'s answer.
 
 import type { ServerLists } from '../servers/lists.js';
-import type { ServerClaims } from './claims.js';
+import type { WantedNames } from './name-owners.js';
 import { namespaceUri, sanitize, NameBook } from './names.js';
 import type { ServerNaming } from './types.js';
 
@@ -116,7 +116,7 @@ export class PublicNames {
   }
 
   /** The public name each of the server's items (`part`) wants. */
-  claimsOf(server: string, part: Partial<ServerLists>): ServerClaims {
+  claimsOf(server: string, part: Partial<ServerLists>): WantedNames {
     return {
       tool: (part.tools ?? []).map((tool) => this.toolName(server, tool.name)),
       prompt: (part.prompts ?? []).map((prompt) => this.promptName(server, prompt.name)),

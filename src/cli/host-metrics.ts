@@ -13,7 +13,7 @@
 import { hostname } from 'node:os';
 import { mergeExpositions, type Exposition } from '../observability/exposition-merge.js';
 import type { Logger } from '../observability/logger.js';
-import { Registry, type Sample } from '../observability/metrics.js';
+import { Registry, type Sample } from '../observability/prometheus.js';
 
 /** How long the primary waits for one worker's samples. */
 const COLLECT_TIMEOUT_MS = 2000;

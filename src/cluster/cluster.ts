@@ -10,7 +10,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../observability/logger.js';
-import type { Registry } from '../observability/metrics.js';
+import type { Registry } from '../observability/prometheus.js';
 import type { RequestId } from '../wire/jsonrpc.js';
 import { Directory, type StoredSession, type WorkerInfo } from './directory.js';
 import type { RedisApprovalBoard } from './approval-board.js';

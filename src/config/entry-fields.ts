@@ -5,7 +5,7 @@
 // entry; `idleStop` is a positive integer of ms, an error except on an on-demand entry.
 
 import type { z } from 'zod';
-import type { ConfigIssue, InheritEnv, OAuthSettings, ServerEra, SessionScope, StartMode } from './types.js';
+import type { ConfigIssue, InheritEnv, OAuthSettings, ServerEra, SharingMode, StartMode } from './types.js';
 import { describeValue } from './issues.js';
 import { EXPECTED, MAX_TIMEOUT_MS, oauthObject, SAFE_NAME } from './mcp-json-schema.js';
 import type { Context, Expand, Issue } from './read-context.js';
@@ -282,7 +282,7 @@ export function readStart(
   name: string,
   start: unknown,
   idleStop: unknown,
-  sessions: SessionScope,
+  sessions: SharingMode,
   ctx: Context,
   issue: Issue,
 ): { start?: StartMode; idleStop?: number } {

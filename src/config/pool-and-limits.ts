@@ -3,7 +3,7 @@
 // Wrong values are errors, unknown names warnings.
 
 import { DEFAULT_HEALTH_CHECK, DEFAULT_POOL } from './types.js';
-import type { ConfigIssue, HealthCheckSettings, PoolSettings, ServerLimits, SessionScope } from './types.js';
+import type { ConfigIssue, HealthCheckSettings, PoolSettings, ServerLimits, SharingMode } from './types.js';
 import { describeValue, isPlainObject, jsonPath } from './issues.js';
 import { MAX_TIMEOUT_MS } from './mcp-json-schema.js';
 import type { Context } from './read-context.js';
@@ -14,10 +14,10 @@ import type { Context } from './read-context.js';
  */
 export function sessionsAndPool(
   name: string,
-  sessions: SessionScope,
+  sessions: SharingMode,
   raw: unknown,
   ctx: Context,
-): { sessions: SessionScope; pool?: PoolSettings } {
+): { sessions: SharingMode; pool?: PoolSettings } {
   const at = ['mcpServers', name, 'pool'];
   if (sessions === 'shared') {
     if (raw !== undefined)
@@ -37,6 +37,9 @@ const POOL_FIELDS: Readonly<Record<'idleMs' | 'ttlMs' | 'max', { min: number; ma
   max: { min: 1, max: 10_000, what: 'a whole number of connections from 1 to 10000' },
 };
 
+/** A settings object while it is read, frozen once whole. */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 function readPool(raw: unknown, at: readonly PropertyKey[], ctx: Context): PoolSettings {
   if (raw === undefined) return DEFAULT_POOL;
   const issue = (segments: readonly PropertyKey[], message: string): ConfigIssue => ({
@@ -48,7 +51,7 @@ function readPool(raw: unknown, at: readonly PropertyKey[], ctx: Context): PoolS
     ctx.errors.push(issue([], `expected an object such as {"idleMs": 600000, "ttlMs": 86400000, "max": 32}, got ${describeValue(raw)}`));
     return DEFAULT_POOL;
   }
-  const out: Record<string, unknown> = { ...DEFAULT_POOL };
+  const out: Mutable<PoolSettings> = { ...DEFAULT_POOL };
   for (const [key, value] of Object.entries(raw)) {
     if (key === 'healthCheck') {
       const check = readHealthCheck(
@@ -70,9 +73,9 @@ function readPool(raw: unknown, at: readonly PropertyKey[], ctx: Context): PoolS
       ctx.errors.push(issue([key], `expected ${field.what}, got ${describeValue(value)}`));
       continue;
     }
-    out[key] = value;
+    out[key as keyof typeof POOL_FIELDS] = value;
   }
-  return Object.freeze(out as unknown as PoolSettings);
+  return Object.freeze(out);
 }
 
 type Report = (segments: readonly PropertyKey[], message: string) => void;
@@ -88,7 +91,7 @@ function readHealthCheck(raw: unknown, error: Report, warn: Report): HealthCheck
     );
     return undefined;
   }
-  const out: Record<string, number> = { ...DEFAULT_HEALTH_CHECK };
+  const out: Mutable<HealthCheckSettings> = { ...DEFAULT_HEALTH_CHECK };
   const fields: Record<string, { min: number; what: string }> = {
     idleMs: { min: 0, what: `a whole number of milliseconds from 0 (check before every reuse) to ${MAX_TIMEOUT_MS}` },
     timeoutMs: { min: 1, what: `a positive whole number of milliseconds (at most ${MAX_TIMEOUT_MS})` },
@@ -103,9 +106,9 @@ function readHealthCheck(raw: unknown, error: Report, warn: Report): HealthCheck
       error([key], `expected ${field.what}, got ${describeValue(value)}`);
       continue;
     }
-    out[key] = value;
+    out[key as keyof HealthCheckSettings] = value;
   }
-  return Object.freeze(out as unknown as HealthCheckSettings);
+  return Object.freeze(out);
 }
 
 const LIMIT_FIELDS: Readonly<Record<keyof ServerLimits, { min: number; max: number; what: string }>> = {
@@ -131,7 +134,7 @@ export function readLimits(raw: unknown, base: ServerLimits, at: readonly Proper
     ctx.errors.push(issue([], `expected an object such as {"maxTools": 1000, "maxSchemaBytes": 262144}, got ${describeValue(raw)}`));
     return base;
   }
-  const out: Record<string, number> = { ...base };
+  const out: Mutable<ServerLimits> = { ...base };
   for (const [key, value] of Object.entries(raw)) {
     const field = Object.hasOwn(LIMIT_FIELDS, key) ? LIMIT_FIELDS[key as keyof ServerLimits] : undefined;
     if (field === undefined) {
@@ -142,7 +145,7 @@ export function readLimits(raw: unknown, base: ServerLimits, at: readonly Proper
       ctx.errors.push(issue([key], `expected ${field.what}, got ${describeValue(value)}`));
       continue;
     }
-    out[key] = value;
+    out[key as keyof ServerLimits] = value;
   }
-  return Object.freeze(out as unknown as ServerLimits);
+  return Object.freeze(out);
 }

@@ -23,8 +23,8 @@ export interface StdioServerConfig {
   readonly disabled: boolean;
   /** Per-request timeout in ms. */
   readonly timeout: number;
-  /** Who shares a session with the server (see SessionScope). */
-  readonly sessions: SessionScope;
+  /** Who shares a server session with the server: its sharing mode (`"sessions"` in .mcp.json). */
+  readonly sessions: SharingMode;
   /** The pool's settings for a per-agent or per-session server; absent: the defaults. */
   readonly pool?: PoolSettings;
   /**
@@ -88,7 +88,7 @@ export interface RemoteServerConfig {
   readonly headers: Readonly<Record<string, string>>;
   readonly disabled: boolean;
   readonly timeout: number;
-  readonly sessions: SessionScope;
+  readonly sessions: SharingMode;
   readonly pool?: PoolSettings;
   /**
    * What the server's tools and prompts are prefixed with (`PREFIX__TOOL`, resources
@@ -174,11 +174,12 @@ export type ServerEra = '2025' | '2026-07-28' | 'auto';
 export type StartMode = 'always' | 'on-demand';
 
 /**
+ * A server's sharing mode (its entry's `"sessions"` key): who shares one server session with it.
  * `shared`: one session with the server for every agent. `per-agent`: each agent identity gets its own
  * (a stdio server: its own child process). `per-session`: each agent session gets its own. The pooled
  * scopes are for servers that keep state per client; servers/pool.ts keeps them.
  */
-export type SessionScope = 'shared' | 'per-agent' | 'per-session';
+export type SharingMode = 'shared' | 'per-agent' | 'per-session';
 
 /** Lifetimes and caps of a per-agent or per-session server's pooled connections. */
 export interface PoolSettings {

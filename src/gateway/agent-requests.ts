@@ -4,7 +4,7 @@
 
 import { GatewayError } from '../errors.js';
 import type { Connection } from '../servers/connection.js';
-import { INPUT_KEY, type WithInputKey } from '../servers/server-session.js';
+import { INPUT_KEY, type WithInputKey } from '../servers/input-rounds.js';
 import { encodeNotification, encodeRequest, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../wire/jsonrpc.js';
 
 interface Outgoing {

@@ -6,7 +6,7 @@
 // access to a server under the new rules, or whose own headers for it changed, loses its pooled
 // connections to it.
 
-import type { CatalogLimits } from '../catalog/limits.js';
+import type { SizeCaps } from '../catalog/size-caps.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { OwnCatalogs } from './own-catalogs.js';
 import type { ServerConfig, ServersConfig } from '../config/types.js';
@@ -27,7 +27,7 @@ export interface Reconfigurable {
   /** Per-agent and per-session servers' connections. */
   readonly pool: Pick<ConnectionPool, 'closeServer' | 'retain'>;
   /** The catalog limits' record of what was cut per server (a removed server's is forgotten). */
-  readonly limits: Pick<CatalogLimits, 'forget'>;
+  readonly limits: Pick<SizeCaps, 'forget'>;
   /** Tells each agent whose view of these lists changed. */
   announce(kinds: readonly ListKind[]): void;
   /** Starts one configured server (or reports why not). */

@@ -17,7 +17,7 @@
 //   shared view of the server again) and reaps it; it gets its owners' log level.
 
 import type { Catalog } from '../catalog/catalog.js';
-import type { CatalogLimits } from '../catalog/limits.js';
+import type { SizeCaps } from '../catalog/size-caps.js';
 import { Refresher } from '../catalog/refresher.js';
 import { GatewayError } from '../errors.js';
 import type { AuditLog } from '../observability/audit.js';
@@ -63,7 +63,7 @@ export interface CatalogListingParts {
   readonly catalog: Catalog;
   readonly own: OwnCatalogs;
   readonly pool: ConnectionPool;
-  readonly limits: CatalogLimits;
+  readonly limits: SizeCaps;
   readonly pins: PinKeeper;
   /** On-demand servers' last known catalogs (the state directory's `catalogs/`). */
   readonly known: KnownCatalogs;

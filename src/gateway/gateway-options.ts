@@ -8,7 +8,7 @@ import type { Tracing } from '../observability/tracing.js';
 import type { Connection, ConnectionHooks, SupervisionSettings } from '../servers/connection.js';
 import type { StopTimings } from '../servers/transports/transport.js';
 import type { UpstreamCredentials } from '../servers/credentials.js';
-import type { BreakerOptions } from '../servers/connection.js';
+import type { BreakerOptions } from '../servers/breaker.js';
 import type { Clock } from '../servers/clock.js';
 import type { Rules } from '../rules/load.js';
 import type { PinMode } from '../pins/review.js';

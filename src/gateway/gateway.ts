@@ -16,7 +16,7 @@
 import type { ServerConfig, ServersConfig } from '../config/types.js';
 import type { Logger } from '../observability/logger.js';
 import { Catalog } from '../catalog/catalog.js';
-import { CatalogLimits } from '../catalog/limits.js';
+import { SizeCaps } from '../catalog/size-caps.js';
 import { join } from 'node:path';
 import { Connection, type ConnectionHooks } from '../servers/connection.js';
 import { KnownCatalogs } from '../servers/known-catalog.js';
@@ -84,7 +84,7 @@ export class Gateway {
   private listableNow = false;
   private listWaitTimer: NodeJS.Timeout | undefined;
   /** What each server's limits cut from its lists (logged once, shown in the status). */
-  readonly limits: CatalogLimits;
+  readonly limits: SizeCaps;
   readonly pins: PinKeeper;
   /** The rules in force: one immutable snapshot, swapped whole on reload. */
   rules: Rules;
@@ -137,7 +137,7 @@ export class Gateway {
       sanitize: options.sanitize,
       onWarning: (warning) => this.log.warn(`catalog: ${warning}`),
     });
-    this.limits = new CatalogLimits(this.log);
+    this.limits = new SizeCaps(this.log);
     this.pins = new PinKeeper({
       mode: options.pins?.mode ?? 'off',
       dir: options.pins?.dir ?? '.mcpgate',

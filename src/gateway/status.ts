@@ -3,7 +3,7 @@
 // state, breaker and retries, the agent sessions, the config paths. Secrets (tokens, auth keys) are never included.
 
 import type { Catalog } from '../catalog/catalog.js';
-import type { CatalogLimits } from '../catalog/limits.js';
+import type { SizeCaps } from '../catalog/size-caps.js';
 import type { ServersConfig } from '../config/types.js';
 import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
@@ -17,7 +17,7 @@ export interface StatusParts {
   readonly rules: Rules;
   readonly config: ServersConfig;
   readonly catalog: Catalog;
-  readonly limits: Pick<CatalogLimits, 'report'>;
+  readonly limits: Pick<SizeCaps, 'report'>;
   readonly connections: ReadonlyMap<string, Connection>;
   readonly agents: Iterable<{ readonly agent: string; readonly transport: string }> & { readonly size: number };
   readonly pins: { readonly dir: string; readonly mode: string };

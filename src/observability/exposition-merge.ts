@@ -4,10 +4,10 @@
 // may not be interleaved with another's). Labelling rather than summing: a scraper sums counters
 // and histogram buckets with `sum without (worker)`, while per-process gauges (resident memory,
 // uptime, Redis reachability, sessions held) mean nothing summed. Pure: the caller bounds the input.
-// Input is this module's own renderer's output (metrics.ts): `# HELP`/`# TYPE` before each family's
+// Input is this module's own renderer's output (prometheus.ts): `# HELP`/`# TYPE` before each family's
 // samples, sample lines `name value` or `name{labels} value`.
 
-import { escapeLabelValue } from './metrics.js';
+import { escapeLabelValue } from './prometheus.js';
 
 /** The label every merged sample carries. No mcpgate family may use it itself (metrics.test.ts). */
 export const WORKER_LABEL = 'worker';
@@ -38,7 +38,7 @@ function labelled(line: string, label: string): string {
 /**
  * One exposition with every worker's samples, each labelled with its worker; families in the order
  * first seen, workers in the order given within each family. Comments other than HELP and TYPE
- * are dropped; a sample seen before any HELP or TYPE (not something metrics.ts writes) is kept
+ * are dropped; a sample seen before any HELP or TYPE (not something prometheus.ts writes) is kept
  * under a family of its own name.
  */
 export function mergeExpositions(parts: readonly Exposition[]): string {

@@ -1,30 +1,20 @@
-// A connection: mcpgate's supervised server session to one server. It never gives up for
-// good: a lost session is noticed at once (its calls fail immediately), then it reconnects with
-// full-jitter backoff while a retry budget lasts — its tools stay listed meanwhile (a
-// restart is no list change, and a call gets a retryable "restarting" error, not "unknown tool");
-// when the budget is spent it *parks* — its tools are withdrawn, it probes itself on a slow timer, and a revive signal (SIGHUP, or a half-open breaker
-// probe) brings it back at once. The budget resets only when a session proves itself (a successful
-// call, or staying up for `stableMs`), so a flapping server cannot respawn forever at full speed.
-// Every transition is in `transition()`; time comes from an injectable Clock.
-// An on-demand server's connection (`"start": "on-demand"`) also rests `idle`: no session, its
-// server listed from its last known catalog; the first call routed to it starts it (`wake`, the
-// call waits for the start), and `"idleStop"` ms without a call in flight stop it gracefully again.
-// Its circuit breaker (below, also the pool's for making pooled connections) fails calls fast while
-// the server keeps failing them.
+// A connection: mcpgate's supervised link to one server, which never gives up for good. A lost
+// server session is noticed at once (its calls fail immediately), then it reconnects with full-jitter
+// backoff while a retry budget lasts — its tools stay listed meanwhile (a restart is no list change,
+// and a call gets a retryable "restarting" error, not "unknown tool"); when the budget is spent it
+// *parks* — its tools are withdrawn, it probes itself on a slow timer, and a revive signal (SIGHUP,
+// or a half-open breaker probe) brings it back at once. The budget resets only when a session proves
+// itself (a successful call, or staying up for `stableMs`), so a flapping server cannot respawn
+// forever at full speed. `MCPG_SERVER_NEEDS_LOGIN` parks at once (retries cannot help) until the
+// credentials' token file changes (a login) or SIGHUP.
 // States: `connecting → ready → (lost) → backoff → connecting … → parked`, `closed` at shutdown, `idle`
-// for a resting on-demand server. Hooks (a restart is no list change): a session lost while serving
-// that backs off calls `interrupted` (the server stays listed; calls get the retryable "restarting"
-// error from `unavailable()`), parking or closing a listed server calls `lost` (withdraw) once.
-// `MCPG_SERVER_NEEDS_LOGIN` parks at once (retries cannot help) until the credentials' token file
-// changes (a login) or SIGHUP. Request ids come from one counter per connection, so an id is never
-// reused across sessions. On demand: every call waiting on `wake()` shares the start; a failed start
-// rejects them all with `MCPG_SERVER_UNAVAILABLE` ("could not be started on demand", the reason and
-// the next step); a call while it backs off fails at once without a start. The connection counts its
-// forwarded calls until each ends (answer, failure or `cancel`); with none in flight the `idleStop`
-// timer (owned here, cleared on every close) stops the session gracefully and rests again — the
-// `interrupted` hook, never `lost`, so the server stays listed. The start that learns an unknown
-// catalog (`start()` on an on-demand entry) stops once listed when there is no `idleStop`, unless a
-// call waited for it.
+// for a resting on-demand server (on-demand.ts keeps its waited start, calls and idle timer). Every
+// transition is in `transition()`; time comes from an injectable Clock. Hooks: a session lost while
+// serving that backs off calls `interrupted` (the server stays listed; calls get the retryable
+// "restarting" error from `unavailable()`), parking or closing a listed server calls `lost`
+// (withdraw) once. Calls go through the server's circuit breaker (breaker.ts), and a dual-era
+// server's 2025-era agents through its twin (era-twin.ts). Request ids come from one counter per
+// connection, so an id is never reused across sessions.
 
 import type { ServerConfig } from '../config/types.js';
 import type { TransportFactory } from './transports/transport.js';
@@ -32,95 +22,19 @@ import { GatewayError, type JsonRpcErrorObject } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { JsonRpcNotification, JsonRpcRequest, RequestId } from '../wire/jsonrpc.js';
 import { wantedEra, type SessionEra } from './era.js';
-import { EraTwin } from './era-twin.js';
+import { EraPairing } from './era-twin.js';
+import { OnDemand, startFailed } from './on-demand.js';
 import { ServerSession, type SessionHooks } from './server-session.js';
 import type { CallSink, ServerInfo } from './session-types.js';
 import { fullJitter, systemClock, type Clock, type TimerHandle } from './clock.js';
+import { CircuitBreaker, DEFAULT_BREAKER, type Admission, type BreakerOptions } from './breaker.js';
 import type { StopTimings } from './transports/transport.js';
 import type { UpstreamCredentials } from './credentials.js';
 import type { OutboundRequest } from './outbound-request.js';
 
-// ── the circuit breaker ─────────────────────────────────────────────────────────────────────────────
-// A per-server circuit breaker: closed → open after `threshold` consecutive failures
-// (timeouts and transport errors; a tool's own isError result is a success here). While open, calls
-// fail fast. After `cooldownMs` exactly one call goes through as a half-open probe: success closes the
-// breaker, failure re-opens it for another cooldown; calls made while the probe runs fail fast. A probe
-// whose outcome never comes (the agent cancelled it, its session died under it) is given up a cooldown
-// after it began and the next call is a new probe, so a lost outcome cannot wedge the breaker half-open.
-
-export type BreakerState = 'closed' | 'open' | 'half-open';
-
-export interface BreakerOptions {
-  threshold: number;
-  cooldownMs: number;
-}
-
-export const DEFAULT_BREAKER: BreakerOptions = { threshold: 3, cooldownMs: 30_000 };
-
-export type Admission = { ok: true; probe: boolean } | { ok: false; retryAt: number };
-
-export class CircuitBreaker {
-  state: BreakerState = 'closed';
-  failures = 0;
-  openedAt = 0;
-  /** When the current half-open probe was admitted. */
-  probeAt = 0;
-  trips = 0;
-
-  constructor(
-    private readonly options: BreakerOptions,
-    private readonly clock: Clock,
-  ) {}
-
-  /** Open: when the next probe is admitted. Half-open: when the probe in flight is given up if it has not ended. */
-  get retryAt(): number {
-    return (this.state === 'half-open' ? this.probeAt : this.openedAt) + this.options.cooldownMs;
-  }
-
-  /** Asks to send one call. A probe admission must be followed by success() or failure(). */
-  admit(): Admission {
-    if (this.state === 'closed') return { ok: true, probe: false };
-    const now = this.clock.now();
-    if (now >= this.retryAt) {
-      this.state = 'half-open';
-      this.probeAt = now;
-      return { ok: true, probe: true };
-    }
-    return { ok: false, retryAt: this.retryAt };
-  }
-
-  success(): void {
-    this.failures = 0;
-    this.state = 'closed';
-  }
-
-  failure(): void {
-    this.failures += 1;
-    if (this.state === 'half-open' || (this.state === 'closed' && this.failures >= this.options.threshold)) {
-      if (this.state === 'closed') this.trips += 1;
-      this.state = 'open';
-      this.openedAt = this.clock.now();
-    }
-  }
-
-  /** A probe that could not be sent (no live session): back to open, cooldown re-armed. */
-  probeAborted(): void {
-    if (this.state !== 'half-open') return;
-    this.state = 'open';
-    this.openedAt = this.clock.now();
-  }
-
-  /** A successful (re)connect: the server is reachable again. */
-  reset(): void {
-    this.failures = 0;
-    this.state = 'closed';
-  }
-}
-
 // ── the connection ──────────────────────────────────────────────────────────────────────────────
 
-/** The 2025 session's own methods, which the 2026-07-28 revision removed: a dual-era server's twin takes them. */
-const SESSION_METHODS: ReadonlySet<string> = new Set(['resources/subscribe', 'resources/unsubscribe', 'logging/setLevel']);
+const ADMITTED: Admission = { ok: true, probe: false };
 
 export type ConnectionState = 'idle' | 'connecting' | 'ready' | 'backoff' | 'parked' | 'closed';
 
@@ -211,11 +125,7 @@ export class Connection {
   /** An `"era": "auto"` server's era, once found: a reconnect does not probe again. */
   private readonly era: { known?: SessionEra } = {};
   /** A dual-era server's 2025 session beside the modern one (era-twin.ts), for 2025-era agents. */
-  private twin: EraTwin<SessionLike> | undefined;
-  /** Whether an "auto" server found modern also accepts initialize: undefined until tried. */
-  private dual: boolean | undefined;
-  /** The ids of the twin's requests to an agent not answered yet: their answers go to the twin. */
-  private readonly twinAsked = new Set<RequestId>();
+  private readonly pairing: EraPairing<SessionLike>;
   private readonly opts: SupervisionOptions;
   private readonly clock: Clock;
   private timer: TimerHandle | undefined;
@@ -228,16 +138,8 @@ export class Connection {
   private listed = false;
   /** `"start": "on-demand"`: rests idle between calls. */
   readonly onDemand: boolean;
-  /** Times a call started this on-demand server, and times it was stopped for being idle. */
-  demandStarts = 0;
-  demandStops = 0;
-  /** The calls forwarded to an on-demand server and not ended yet: while any is, it is not idle. */
-  private readonly demandCalls = new Set<{ id: number }>();
-  private idleTimer: TimerHandle | undefined;
-  /** The start a call (or the learning start) is waiting for. */
-  private waking: { promise: Promise<void>; resolve: () => void; reject: (err: GatewayError) => void } | undefined;
-  /** The first start of an on-demand server with no known catalog, only to learn it. */
-  private learning = false;
+  /** An on-demand server's rest (on-demand.ts): its waited start, calls in flight and idle timer. */
+  private readonly demand: OnDemand | undefined;
 
   constructor(
     readonly config: ServerConfig,
@@ -250,20 +152,20 @@ export class Connection {
     this.clock = options.clock ?? systemClock;
     this.breaker = new CircuitBreaker(this.opts.breaker, this.clock);
     this.onDemand = config.start === 'on-demand';
+    this.demand = this.onDemand ? new OnDemand(config.idleStop, this.clock, (idleMs) => this.sleep(idleMs)) : undefined;
+    this.pairing = new EraPairing(config.name, log);
   }
 
   get info(): ServerInfo | undefined {
-    const info = this.state === 'ready' ? this.session?.info : undefined;
-    if (info === undefined || this.twin?.subscribes !== true) return info;
-    // Subscriptions go to the twin (request), so the server can subscribe though its modern side cannot.
-    const resources = info.capabilities.resources;
-    return {
-      ...info,
-      capabilities: {
-        ...info.capabilities,
-        resources: { ...(typeof resources === 'object' && resources !== null ? resources : {}), subscribe: true },
-      },
-    };
+    return this.pairing.info(this.state === 'ready' ? this.session?.info : undefined);
+  }
+
+  /** Times a call started this on-demand server, and times it was stopped for being idle. */
+  get demandStarts(): number {
+    return this.demand?.starts ?? 0;
+  }
+  get demandStops(): number {
+    return this.demand?.stops ?? 0;
   }
 
   get pid(): number | undefined {
@@ -278,7 +180,7 @@ export class Connection {
   start(): Promise<boolean> {
     const settled = new Promise<boolean>((resolve) => (this.firstSettle = resolve));
     this.unwatch ??= this.options.credentials?.watch(() => this.revive('new credentials were stored'));
-    this.learning = this.onDemand;
+    if (this.demand !== undefined) this.demand.learning = true;
     void this.attempt();
     return settled;
   }
@@ -302,16 +204,18 @@ export class Connection {
    */
   wake(): Promise<void> {
     if (this.state === 'ready') return Promise.resolve();
-    this.learning = false;
+    const demand = this.demand;
+    if (demand === undefined) return Promise.reject(this.unavailable());
+    demand.learning = false;
     if (this.state === 'idle') {
-      this.demandStarts += 1;
+      demand.starts += 1;
       this.log.info(`starting server "${this.name}" on demand`);
-      void this.waitForStart();
+      void demand.wait();
       void this.attempt();
     } else if (this.state !== 'connecting') {
       return Promise.reject(this.unavailable());
     }
-    return this.waitForStart();
+    return demand.wait();
   }
 
   /** What status and the console show: the state, with an on-demand server's rest spelled out. */
@@ -347,12 +251,14 @@ export class Connection {
    * 2025-era agent's call on its 2025 session where that session shows what the call names.
    */
   forward(req: OutboundRequest, sink: CallSink, timeoutMs?: number, agentEra?: SessionEra): number {
-    const admission = this.breaker.admit();
+    // A closed breaker admits every call: read as a field, so a healthy call runs no breaker code.
+    const admission = this.breaker.state === 'closed' ? ADMITTED : this.breaker.admit();
     if (!admission.ok) {
       sink.fail(this.unreachable(admission.retryAt));
       return 0;
     }
-    const session = agentEra === 'legacy' && this.twin?.routes(req) === true ? this.twin.session : this.session;
+    const twin = this.pairing.twin;
+    const session = agentEra === 'legacy' && twin !== undefined && twin.routes(req) ? twin.session : this.session;
     if (this.state !== 'ready' || session === undefined || session.state !== 'ready') {
       if (admission.probe) {
         // A probe that finds no live session must not write into a dead pipe: ask for a reconnect.
@@ -369,67 +275,41 @@ export class Connection {
       sink.fail(this.unavailable());
       return 0;
     }
-    if (!this.onDemand) {
-      const id = session.forward(req, sink, timeoutMs);
-      // Refused before it was sent: a probe that never left has no outcome to wait for.
-      if (id === 0 && admission.probe) this.breaker.probeAborted();
-      return id;
-    }
     // An on-demand server is busy while this call is: its end (answer, failure, cancel) may make it idle.
-    const call = { id: 0 };
-    this.demandCalls.add(call);
-    this.idleTimer?.cancel();
-    this.idleTimer = undefined;
-    const counted: CallSink = {
-      ...(sink.progress !== undefined && { progress: (params) => sink.progress?.(params) }),
-      ...(sink.paused !== undefined && { paused: (retryMs, resume) => sink.paused?.(retryMs, resume) }),
-      reply: (res, line) => {
-        this.callEnded(call);
-        sink.reply(res, line);
-      },
-      fail: (err) => {
-        this.callEnded(call);
-        sink.fail(err);
-      },
-    };
-    const id = session.forward(req, counted, timeoutMs);
-    call.id = id;
-    if (id === 0) {
-      this.callEnded(call);
-      if (admission.probe) this.breaker.probeAborted();
-    }
+    const id =
+      this.demand === undefined
+        ? session.forward(req, sink, timeoutMs)
+        : this.demand.forward(sink, (counted) => session.forward(req, counted, timeoutMs));
+    // Refused before it was sent: a probe that never left has no outcome to wait for.
+    if (id === 0 && admission.probe) this.breaker.probeAborted();
     return id;
   }
 
   request(method: string, params?: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>> {
     if (this.session === undefined || this.state !== 'ready') return Promise.reject(this.unavailable());
     // The 2025 session's own methods (the modern revision removed them) go to the twin when there is one.
-    if (this.twin !== undefined && SESSION_METHODS.has(method) && (method === 'logging/setLevel' || this.twin.subscribes))
-      return this.twin.session.request(method, params, timeoutMs);
-    return this.session.request(method, params, timeoutMs);
+    return (this.pairing.requestTarget(method) ?? this.session).request(method, params, timeoutMs);
   }
 
   cancel(id: number, reason: string): void {
-    for (const call of this.demandCalls) if (call.id === id) this.callEnded(call);
+    this.demand?.cancelled(id);
     // Ids are shared by the connection's sessions: the one that has the call cancels it.
     this.session?.cancel(id, reason);
-    this.twin?.session.cancel(id, reason);
+    this.pairing.twin?.session.cancel(id, reason);
   }
 
   notify(method: string, params?: Record<string, unknown>): void {
     if (this.state !== 'ready') return;
     this.session?.notify(method, params);
-    this.twin?.session.notify(method, params);
+    this.pairing.twin?.session.notify(method, params);
   }
 
   respond(id: RequestId, result: unknown): void {
-    if (this.twinAsked.delete(id)) return this.twin?.session.respond(id, result);
-    this.session?.respond(id, result);
+    (this.pairing.answerer(id) ?? this.session)?.respond(id, result);
   }
 
   respondError(id: RequestId, error: JsonRpcErrorObject): void {
-    if (this.twinAsked.delete(id)) return this.twin?.session.respondError(id, error);
-    this.session?.respondError(id, error);
+    (this.pairing.answerer(id) ?? this.session)?.respondError(id, error);
   }
 
   /** Graceful: stop supervising, close the session (a stdio server: stdin EOF, SIGTERM, SIGKILL). Idempotent. */
@@ -438,14 +318,13 @@ export class Connection {
       this.unwatch?.();
       this.timer?.cancel();
       this.stableTimer?.cancel();
-      this.idleTimer?.cancel();
-      this.failWake(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" was closed`, { server: this.name }));
+      this.demand?.stop();
+      this.demand?.failed(this.closedError());
       const session = this.session;
-      const twin = this.twin;
-      this.twin = undefined;
+      const twin = this.pairing.unpair();
       this.transition('closed');
       this.firstSettle?.(false);
-      await Promise.all([session?.close(), twin?.session.close()]);
+      await Promise.all([session?.close(), twin?.close()]);
     })();
     return this.closing;
   }
@@ -454,11 +333,10 @@ export class Connection {
     this.unwatch?.();
     this.timer?.cancel();
     this.stableTimer?.cancel();
-    this.idleTimer?.cancel();
-    this.failWake(new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" was closed`, { server: this.name }));
+    this.demand?.stop();
+    this.demand?.failed(this.closedError());
     this.session?.destroy();
-    this.twin?.session.destroy();
-    this.twin = undefined;
+    this.pairing.unpair()?.destroy();
     this.transition('closed');
   }
 
@@ -476,7 +354,9 @@ export class Connection {
     try {
       await session.start();
       if (this.closing !== undefined || this.session !== session) return;
-      await this.pairUp(session);
+      // An "auto" server found modern may serve 2025-era agents on a session of their own (era-twin.ts).
+      if (wantedEra(this.config) === 'auto' && this.options.sessionFactory === undefined)
+        await this.pairing.pair(session, () => this.createSession(true));
       if (this.closing !== undefined || this.session !== session) return;
       this.transition('ready');
       this.listed = true;
@@ -490,11 +370,7 @@ export class Connection {
       if (previous === 'idle') this.log.info(`server "${this.name}" started on demand`, { pid: session.pid });
       else if (previous !== 'connecting') this.log.info(`server "${this.name}" is back`, { attempts: this.attempts });
       this.settleFirst(true);
-      if (this.onDemand) {
-        this.waking?.resolve();
-        this.waking = undefined;
-        this.idleCheck();
-      }
+      this.demand?.started();
     } catch (err) {
       if (this.closing !== undefined || this.session !== session) return;
       const reason =
@@ -506,68 +382,25 @@ export class Connection {
     }
   }
 
-  /**
-   * An "auto" server found modern is asked whether it also takes initialize (once: the answer is
-   * kept across reconnects). If it does, it serves both eras, each its own way, and keeps a 2025
-   * session beside the modern one (era-twin.ts). A server known to be dual that now refuses fails
-   * the attempt: it would no longer serve its 2025-era agents fully.
-   */
-  private async pairUp(primary: SessionLike): Promise<void> {
-    if (primary.era !== 'modern' || wantedEra(this.config) !== 'auto' || this.dual === false || this.options.sessionFactory !== undefined)
-      return;
-    const twin = new EraTwin(this.createSession(true));
-    this.twin = twin;
-    try {
-      await twin.session.start();
-      await twin.learn();
-      if (this.twin !== twin) return;
-      if (this.dual === undefined)
-        this.log.info(
-          `server "${this.name}" speaks both eras: 2025-era agents are served on a 2025 session of their own, 2026-07-28 agents on the modern one`,
-        );
-      this.dual = true;
-    } catch (err) {
-      if (this.twin === twin) this.twin = undefined;
-      void twin.session.close();
-      if (this.dual === true) throw err;
-      this.dual = false;
-      this.log.debug(`server "${this.name}" speaks only 2026-07-28 (initialize was refused)`, {
-        error: err instanceof Error ? err.message : String(err),
-      });
-    }
-  }
-
   /** The twin was lost: the connection's session is lost with it (the server is the pair). */
   private twinLost(twinSession: SessionLike, reason: GatewayError): void {
-    if (this.twin?.session !== twinSession) return;
+    if (!this.pairing.isTwin(twinSession)) return;
     const primary = this.session;
-    this.dropTwin();
+    void this.pairing.unpair()?.close();
     if (primary === undefined) return;
     void primary.close();
     this.sessionEnded(primary, reason);
   }
 
-  private dropTwin(): void {
-    const twin = this.twin;
-    this.twin = undefined;
-    this.twinAsked.clear();
-    if (twin !== undefined) void twin.session.close();
-  }
-
   private createSession(twin = false): SessionLike {
     const hooks = {
       notification: (_s: unknown, msg: JsonRpcNotification) => {
-        if (twin && (msg.method === 'notifications/tools/list_changed' || msg.method === 'notifications/prompts/list_changed')) {
-          void this.twin
-            ?.learn()
-            .catch((err: unknown) =>
-              this.log.warn('could not list the 2025 session of a dual-era server again', { server: this.name, error: err }),
-            );
-        }
+        if (twin && (msg.method === 'notifications/tools/list_changed' || msg.method === 'notifications/prompts/list_changed'))
+          this.pairing.relearn();
         this.hooks.notification(this, msg);
       },
       request: (_s: unknown, msg: JsonRpcRequest, related?: number) => {
-        if (twin) this.twinAsked.add(msg.id);
+        if (twin) this.pairing.ask(msg.id);
         this.hooks.serverRequest(this, msg, related);
       },
       state: (s: SessionLike, state: string, reason?: GatewayError) => {
@@ -577,7 +410,7 @@ export class Connection {
       },
       outcome: (_s: unknown, ok: boolean) => {
         if (ok) {
-          this.breaker.success();
+          if (this.breaker.failures !== 0 || this.breaker.state !== 'closed') this.breaker.success();
           if (!this.proven) this.prove('answered a call');
         } else {
           this.breaker.failure();
@@ -615,10 +448,9 @@ export class Connection {
   private sessionEnded(session: SessionLike, reason: GatewayError): void {
     if (this.session !== session || this.closing !== undefined) return;
     if (this.state === 'backoff' || this.state === 'parked') return;
-    this.dropTwin();
+    void this.pairing.unpair()?.close();
     this.stableTimer?.cancel();
-    this.idleTimer?.cancel();
-    this.idleTimer = undefined;
+    this.demand?.stop();
     this.lastError = reason;
     const wasServing = this.state === 'ready';
     if (reason.code === 'MCPG_SERVER_NEEDS_LOGIN') {
@@ -648,68 +480,10 @@ export class Connection {
       });
     }
     this.settleFirst(false);
-    if (this.waking !== undefined) this.failWake(this.startFailed(reason));
+    if (this.demand?.waited === true) this.demand.failed(this.startFailed(reason));
   }
 
   // ── on demand ─────────────────────────────────────────────────────────────────────────────────
-
-  private waitForStart(): Promise<void> {
-    if (this.waking === undefined) {
-      let resolve!: () => void;
-      let reject!: (err: GatewayError) => void;
-      const promise = new Promise<void>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      // A start nobody waits for any more (the call was cancelled) must not be an unhandled rejection.
-      promise.catch(() => {});
-      this.waking = { promise, resolve, reject };
-    }
-    return this.waking.promise;
-  }
-
-  private failWake(err: GatewayError): void {
-    const waking = this.waking;
-    this.waking = undefined;
-    waking?.reject(err);
-  }
-
-  /** Why a call's start on demand failed: the start's own reason, and when it is tried again. */
-  private startFailed(reason: GatewayError): GatewayError {
-    // A login is what it needs, as for any server: that error says which command gives it one.
-    if (reason.code === 'MCPG_SERVER_NEEDS_LOGIN') return reason;
-    const next = this.nextStep;
-    const retryAt = this.state === 'backoff' ? this.nextAttemptAt : undefined;
-    return new GatewayError(
-      'MCPG_SERVER_UNAVAILABLE',
-      `server "${this.name}" could not be started on demand: ${reason.message}${next !== undefined ? `; ${next}` : ''}`,
-      {
-        server: this.name,
-        detail: {
-          state: this.state,
-          reason: reason.code,
-          retryable: this.state === 'backoff',
-          ...(retryAt !== undefined && { retryAt: new Date(retryAt).toISOString() }),
-        },
-      },
-    );
-  }
-
-  private callEnded(call: { id: number }): void {
-    if (!this.demandCalls.delete(call)) return;
-    this.idleCheck();
-  }
-
-  /** With no call in flight, an on-demand server that is up is stopped after its idle time. */
-  private idleCheck(): void {
-    if (this.demandCalls.size > 0 || this.state !== 'ready' || this.idleTimer !== undefined) return;
-    const delay = this.config.idleStop ?? (this.learning ? 0 : undefined);
-    if (delay === undefined) return;
-    this.idleTimer = this.clock.after(delay, () => {
-      this.idleTimer = undefined;
-      this.sleep(delay);
-    });
-  }
 
   /**
    * Stops an idle on-demand server gracefully (stdin EOF, SIGTERM, SIGKILL of its process group) and
@@ -717,16 +491,16 @@ export class Connection {
    * session ends (the `interrupted` hook), and the next call starts it again.
    */
   private sleep(idleMs: number): void {
-    if (this.demandCalls.size > 0 || this.state !== 'ready' || this.closing !== undefined) return;
+    const demand = this.demand;
+    if (demand === undefined || demand.busy || this.state !== 'ready' || this.closing !== undefined) return;
     const session = this.session;
-    const twin = this.twin;
+    const twin = this.pairing.unpair();
     this.session = undefined;
-    this.twin = undefined;
-    this.twinAsked.clear();
     this.stableTimer?.cancel();
-    const learned = this.learning;
-    this.learning = false;
-    if (!learned) this.demandStops += 1;
+    demand.stop();
+    const learned = demand.learning;
+    demand.learning = false;
+    if (!learned) demand.stops += 1;
     this.transition(
       'idle',
       learned ? 'its catalog is learned; stopped until its first call' : `no call for ${idleMs} ms: stopped until the next call`,
@@ -735,7 +509,7 @@ export class Connection {
       this,
       new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" was stopped while idle`, { server: this.name }),
     );
-    void Promise.all([session?.close(), twin?.session.close()]).catch((err: unknown) =>
+    void Promise.all([session?.close(), twin?.close()]).catch((err: unknown) =>
       this.log.warn('an idle server did not stop cleanly', { server: this.name, error: err }),
     );
   }
@@ -767,6 +541,16 @@ export class Connection {
     const message = `server "${this.name}": ${from} → ${state}${detail !== undefined ? `: ${detail}` : ''}`;
     if (state === 'parked') this.log.warn(message, { state });
     else this.log.info(message, { state });
+  }
+
+  /** Why the start a call waited for failed (on-demand.ts words it): the reason, and when it is tried again. */
+  private startFailed(reason: GatewayError): GatewayError {
+    const retryAt = this.state === 'backoff' ? this.nextAttemptAt : undefined;
+    return startFailed(reason, { server: this.name, state: this.state, next: this.nextStep, retryAt });
+  }
+
+  private closedError(): GatewayError {
+    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" was closed`, { server: this.name });
   }
 
   private unreachable(retryAt: number): GatewayError {

@@ -12,7 +12,7 @@
 // pages', at most a day, in a `WeakMap` per connection with one entry per kind; `fetchLists(…, {
 // reuse: true })` is the gateway's listing when a session becomes ready. Withheld too: a 2026-07-28
 // server's tools with invalid `x-mcp-header` annotations (`badHeaders`). What was cut is returned
-// beside the lists (catalog/limits.ts logs it once and keeps it for the status).
+// beside the lists (catalog/size-caps.ts logs it once and keeps it for the status).
 
 import type { Prompt, Resource, Tool } from '../wire/protocol.js';
 import type { z } from 'zod';

@@ -28,11 +28,12 @@
 // made with headers the rules no longer give.
 
 import { createHash } from 'node:crypto';
-import { type ServerConfig, type SessionScope, DEFAULT_POOL } from '../config/types.js';
+import { type ServerConfig, type SharingMode, DEFAULT_POOL } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { PoolCounters } from '../observability/metrics.js';
-import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions, type Connection } from './connection.js';
+import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './breaker.js';
+import type { Connection } from './connection.js';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 
 /**
@@ -62,7 +63,7 @@ export function isOwner(owner: ScopeOwner, scope: PoolScope): boolean {
  * per-session. An agent with no identity of its own (stdio without --agent) gets its session's scope
  * even on a per-agent server: never one shared by accident.
  */
-export function scopeOf(owner: ScopeOwner, mode: SessionScope): PoolScope {
+export function scopeOf(owner: ScopeOwner, mode: SharingMode): PoolScope {
   return mode === 'per-agent' && owner.identified
     ? { kind: 'agent', agent: owner.agent, key: `agent:${owner.agent}` }
     : { kind: 'session', serial: owner.serial, key: `session:${owner.serial}` };
@@ -235,21 +236,8 @@ export class ConnectionPool {
     }
     const conn = this.parts.create(headers === undefined ? config : withHeaders(config, headers), scope, owner);
     const now = this.clock.now();
-    const made: PoolEntry = {
-      server: config.name,
-      scope,
-      agent: owner.agent,
-      identified: owner.identified,
-      credential,
-      conn,
-      createdAt: now,
-      lastUsed: now,
-      started: false,
-      ready: undefined as unknown as Promise<Connection>,
-      checking: undefined,
-      timer: undefined,
-    };
-    made.ready = conn.start().then((ok) => {
+    // The start's outcome is read once it settles, when `made` (below) exists.
+    const ready = conn.start().then((ok) => {
       if (this.entries.get(key) !== made)
         throw new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${config.name}": the connection was closed while it started`, {
           server: config.name,
@@ -269,6 +257,20 @@ export class ConnectionPool {
       this.parts.log.debug('pooled connection ready', { server: config.name, scope: scope.key, pid: conn.pid });
       return conn;
     });
+    const made: PoolEntry = {
+      server: config.name,
+      scope,
+      agent: owner.agent,
+      identified: owner.identified,
+      credential,
+      conn,
+      createdAt: now,
+      lastUsed: now,
+      started: false,
+      ready,
+      checking: undefined,
+      timer: undefined,
+    };
     // A caller that gave up still leaves the rejection handled.
     made.ready.catch(() => undefined);
     this.entries.set(key, made);

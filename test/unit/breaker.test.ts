@@ -4,7 +4,7 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CircuitBreaker, DEFAULT_BREAKER } from '../../src/servers/connection.js';
+import { CircuitBreaker, DEFAULT_BREAKER } from '../../src/servers/breaker.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
 const COOLDOWN = 10_000;

@@ -5,7 +5,8 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Registry, escapeLabelValue, formatValue, GatewayMetrics, type MetricsSnapshot } from '../../src/observability/metrics.js';
+import { GatewayMetrics, type MetricsSnapshot } from '../../src/observability/metrics.js';
+import { Registry, escapeLabelValue, formatValue } from '../../src/observability/prometheus.js';
 import { metricsSource } from '../../src/gateway/metrics-source.js';
 import { Gateway } from '../../src/gateway/gateway.js';
 import { Connection } from '../../src/servers/connection.js';

@@ -1,8 +1,8 @@
-// One agent's Streamable HTTP session (its channel) and the table of them (`HttpChannels`, below).
-// A channel is the AgentChannel that decides where each message the agent's
-// session sends goes. A response, and what is sent while its request runs (progress, a server's
-// sampling request), go on the POST that carried the request; everything else (list_changed, logs,
-// requests that belong to no call) goes on the session's GET stream.
+// An HTTP channel: the AgentChannel of one agent session over Streamable HTTP, which decides where
+// each message the agent session sends goes, with the open POSTs that carry its requests. A
+// response, and what is sent while its request runs (progress, a server's sampling request), go on
+// the POST that carried the request; everything else (list_changed, logs, requests that belong to no
+// call) goes on the channel's GET stream. The table of channels is channels.ts.
 //
 // A POST is answered lazily: `application/json` when the response is the only message (the hot
 // path: one write, no framing), upgraded to `text/event-stream` the moment something must be sent
@@ -13,7 +13,7 @@
 // the socket's), read once per write, no copies. A GET stream holding more than the bound is dropped
 // (the agent may open another; list_changed it missed is kept for it). Answers held for an agent
 // that has stopped reading (ended POSTs still flushing, plus the open POST about to be written) past
-// the bound end the session: its sockets are destroyed, which frees what they held, and the agent's
+// the bound end the agent session: its sockets are destroyed, which frees what they held, and the agent's
 // next request gets 404.
 //
 // Resumable (MCP 2025-11-25 "Resumability and Redelivery", http/sse-replay.ts): a POST upgraded to SSE
@@ -27,12 +27,8 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../../errors.js';
-import type { Gateway } from '../../gateway/gateway.js';
-import type { ForwardIdentity } from '../../cluster/link.js';
-import { isModernVersion } from '../../wire/era.js';
-import { refuse } from './modern-post.js';
-import { DEFAULT_MAX_AGENT_BUFFER, MCP_PATH, VIEW_PREFIX, type HttpFrontOptions, type HttpLimits } from './options.js';
-import { accepts, sendError } from './exchange.js';
+import { DEFAULT_MAX_AGENT_BUFFER, MCP_PATH, VIEW_PREFIX } from './options.js';
+import { sendError } from './exchange.js';
 import type { AgentSession } from '../../gateway/session.js';
 import type { AgentChannel } from '../../gateway/agent-channel.js';
 import type { Logger } from '../../observability/logger.js';
@@ -148,19 +144,19 @@ class PendingPost {
 export class HttpChannel implements AgentChannel {
   /** Set right after construction by the front (the agent session needs this channel to exist). */
   agentSession!: AgentSession;
-  /** performance.now() of the last request on this session. */
+  /** performance.now() of the last request on this channel. */
   lastActive = performance.now();
   private stream: ServerResponse | undefined;
   /** The GET stream's replay log: kept (and written to) while the agent is away, until a new GET. */
   private streamLog: StreamLog | undefined;
-  /** This session's replay logs by key (ids of another session are never found here). */
+  /** This channel's replay logs by key (ids of another channel are never found here). */
   private readonly logs = new Map<string, StreamLog>();
   private readonly posts = new Map<RequestId, PendingPost>();
   private dropped = 0;
   /** Ended POSTs whose answer the agent has not taken in full yet, and how many bytes they hold. */
   private readonly flushing = new Set<ServerResponse>();
   private flushingBytes = 0;
-  /** Set when the agent fell too far behind: nothing more is written, the front ends the session. */
+  /** Set when the agent fell too far behind: nothing more is written, the front ends the channel. */
   private overflowed = false;
   /**
    * list_changed notifications sent while no GET stream was open: sent (once each) when a new one
@@ -178,11 +174,11 @@ export class HttpChannel implements AgentChannel {
     private readonly postDone: () => void = () => {},
     /** Bytes written and not yet read by the agent past which mcpgate stops writing (see the header). */
     private readonly maxBuffer = DEFAULT_MAX_AGENT_BUFFER,
-    /** Called (on a later turn) when the session must end because its agent is not reading. */
+    /** Called (on a later turn) when the channel must end because its agent is not reading. */
     private readonly onOverflow: (why: string) => void = () => {},
   ) {}
 
-  /** Requests of this session whose POST is still connected. */
+  /** Requests of this channel whose POST is still connected. */
   get openPosts(): number {
     let open = 0;
     for (const post of this.posts.values()) if (post.res !== undefined) open += 1;
@@ -275,7 +271,7 @@ export class HttpChannel implements AgentChannel {
     if (post !== undefined && post.log === undefined) post.rateLimited = info;
   }
 
-  /** The agent cancelled request `id` (the session has cancelled it on its server): its POST ends now. */
+  /** The agent cancelled request `id` (the agent session has cancelled it on its server): its POST ends now. */
   cancelled(id: unknown): void {
     if (typeof id !== 'string' && typeof id !== 'number') return;
     const post = this.posts.get(id);
@@ -293,7 +289,7 @@ export class HttpChannel implements AgentChannel {
   }
 
   /**
-   * True (and the session is being ended) when the answers this agent has not read, plus what
+   * True (and the channel is being ended) when the answers this agent has not read, plus what
    * `res` already holds, pass the bound: the agent stopped reading, so holding more would grow
    * without limit. One message is always let through into an empty buffer, however large.
    */
@@ -303,7 +299,7 @@ export class HttpChannel implements AgentChannel {
     const why = `its agent has not read ${queued} bytes of answers (the limit is ${this.maxBuffer}, --max-agent-buffer)`;
     this.log.warn(`ending the session: ${why}`, { code: 'MCPG_AGENT_TOO_SLOW', session: this.id });
     this.overflowed = true;
-    // Destroying the sockets frees what they hold now; the front ends the session on the next turn
+    // Destroying the sockets frees what they hold now; the front ends the channel on the next turn
     // (not from inside this send, which the agent session is in the middle of).
     for (const post of this.posts.values()) post.res?.destroy();
     for (const pending of this.flushing) pending.destroy();
@@ -325,7 +321,7 @@ export class HttpChannel implements AgentChannel {
     });
   }
 
-  /** Opens a new GET stream; false when one is already open (one per session). */
+  /** Opens a new GET stream; false when one is already open (one per channel). */
   openStream(req: IncomingMessage, res: ServerResponse): boolean {
     if (this.stream !== undefined) return false;
     if (this.streamLog !== undefined) this.replay.discard(this.streamLog);
@@ -339,10 +335,10 @@ export class HttpChannel implements AgentChannel {
 
   /**
    * A GET with `Last-Event-ID`: replays what the agent missed on the stream that id belongs to
-   * (this session's GET stream, or one of its POSTs), then goes on live on `res` (a POST's stream
+   * (this channel's GET stream, or one of its POSTs), then goes on live on `res` (a POST's stream
    * whose response was already sent ends after the replay). A connection of that stream still open
    * (the agent gave up on it) is replaced. Refused (nothing written) when the id is not one of this
-   * session's, or events after it were dropped from the log.
+   * channel's, or events after it were dropped from the log.
    */
   resume(req: IncomingMessage, res: ServerResponse, lastEventId: string): ResumeRefusal | undefined {
     const parsed = parseEventId(lastEventId);
@@ -402,7 +398,7 @@ export class HttpChannel implements AgentChannel {
   }
 
   /**
-   * Ends the session: the agent session answers what is open (through the POSTs), then the streams
+   * Ends the channel: the agent session answers what is open (through the POSTs), then the streams
    * end, each with a `retry:` (mcpgate ends them, not the agent), and the replay logs are freed.
    */
   close(): void {
@@ -419,19 +415,9 @@ export class HttpChannel implements AgentChannel {
   }
 }
 
-// ── the table of HTTP channels ──────────────────────────────────────────────────────────────────────
-// The HTTP front's sessions (`Mcp-Session-Id`): opened within the limits (per agent, in total,
-// across the cluster), located in the cluster (forwarded to their owner, or adopted), ended, expired
-// when idle; and the two requests that act on a session rather than carry a message — GET (its
-// event stream, opened or resumed) and DELETE (end it); all of them are ended at shutdown. The
-// front owns the map and looks a POST's session up itself (`findChannel`, which GET and DELETE share).
-
-/** Why sessions end at shutdown: in a cluster their records stay, for another worker to adopt. */
-const SHUTDOWN = 'closed at shutdown';
-
-/** The session a request names; answers 400 (none named) or 404 (unknown, or another agent's). */
+/** The channel of the session a request names; answers 400 (none named) or 404 (unknown, or another agent's). */
 export function findChannel(
-  sessions: ReadonlyMap<string, HttpChannel>,
+  channels: ReadonlyMap<string, HttpChannel>,
   sessionId: string | string[] | undefined,
   agent: string,
   res: ServerResponse,
@@ -440,9 +426,9 @@ export function findChannel(
     sendError(res, 400, new GatewayError('MCPG_INVALID_REQUEST', 'Mcp-Session-Id header is required (send initialize first to get one)'));
     return undefined;
   }
-  const session = sessions.get(sessionId);
+  const channel = channels.get(sessionId);
   // Another agent's session is answered exactly like an unknown one: ids reveal nothing.
-  if (session === undefined || session.agent !== agent) {
+  if (channel === undefined || channel.agent !== agent) {
     sendError(
       res,
       404,
@@ -453,7 +439,7 @@ export function findChannel(
     );
     return undefined;
   }
-  return session;
+  return channel;
 }
 
 /**
@@ -465,11 +451,11 @@ export function viewNamed(rest: string, views: ReadonlyMap<string, unknown>): st
 }
 
 /**
- * A session serves the path it was opened on: its view's (`/mcp/v/NAME`) or the whole catalog's
+ * A channel serves the path its session was opened on: its view's (`/mcp/v/NAME`) or the whole catalog's
  * (`/mcp`). A request on another path is refused rather than shown another view under the same id.
  */
-export function onItsPath(session: HttpChannel, view: string | undefined, res: ServerResponse): boolean {
-  const own = session.agentSession.view;
+export function onItsPath(channel: HttpChannel, view: string | undefined, res: ServerResponse): boolean {
+  const own = channel.agentSession.view;
   if (own === view) return true;
   const path = (name: string | undefined): string => (name === undefined ? MCP_PATH : `${VIEW_PREFIX}${name}`);
   sendError(
@@ -477,234 +463,8 @@ export function onItsPath(session: HttpChannel, view: string | undefined, res: S
     400,
     new GatewayError(
       'MCPG_INVALID_REQUEST',
-      `session ${session.id} was opened at ${path(own)}: send its requests there (this request came to ${path(view)})`,
+      `session ${channel.id} was opened at ${path(own)}: send its requests there (this request came to ${path(view)})`,
     ),
   );
   return false;
-}
-
-/** A request forwarded by another worker carries the agent's identity, signed (set once accepted). */
-export const FORWARDED: unique symbol = Symbol('mcpgate.forwardedIdentity');
-export type WithForwarded = IncomingMessage & { [FORWARDED]?: ForwardIdentity };
-
-/** Whether the agent has an identity of its own (authenticated, named, or configured; as the forwarding worker found it). */
-export function isIdentified(options: HttpFrontOptions, req: IncomingMessage): boolean {
-  const forwarded = (req as WithForwarded)[FORWARDED];
-  if (forwarded !== undefined) return forwarded.identified;
-  return options.auth === 'on' || req.headers['x-mcpgate-agent'] !== undefined || options.defaultAgentExplicit === true;
-}
-
-export class HttpChannels {
-  private readonly perAgent = new Map<string, number>();
-
-  constructor(
-    /** The front's map of sessions by id. */
-    private readonly channels: Map<string, HttpChannel>,
-    private readonly gateway: Gateway,
-    private readonly options: HttpFrontOptions,
-    private readonly opts: HttpLimits,
-    private readonly replay: ReplayStore,
-    private readonly log: Logger,
-    /** Called whenever a session's POST is done (shutdown waits for the last one). */
-    private readonly postDone: () => void,
-  ) {}
-
-  /**
-   * With a cluster: the session a request names, held here, or adopted here; undefined after
-   * answering (forwarded to its owner and relayed, refused, or unknown).
-   */
-  async locate(
-    sessionId: string | string[] | undefined,
-    who: ForwardIdentity,
-    req: IncomingMessage,
-    res: ServerResponse,
-    body: string,
-    id: RequestId | undefined,
-    view?: string,
-  ): Promise<HttpChannel | undefined> {
-    const cluster = this.options.cluster!;
-    const agent = who.agent;
-    if (typeof sessionId !== 'string') return findChannel(this.channels, sessionId, agent, res);
-    if (this.channels.has(sessionId)) return findChannel(this.channels, sessionId, agent, res);
-    const placed = await cluster.place(req, res, sessionId, who, body, id);
-    if (placed.kind === 'answered') return undefined;
-    // Another request of this session may have adopted it meanwhile.
-    if (placed.kind === 'unknown' || this.channels.has(sessionId)) return findChannel(this.channels, sessionId, agent, res);
-    const record = placed.record;
-    // Adopted on the path its requests come to: a session's view is the one its agent connected through.
-    return this.open(res, agent, record?.identified ?? isIdentified(this.options, req), sessionId, record?.capabilities ?? {}, true, view);
-  }
-
-  /**
-   * A new session for `agent` (or one adopted from another worker, which starts initialized), within
-   * the limits; undefined after answering why not.
-   */
-  open(
-    res: ServerResponse,
-    agent: string,
-    identified: boolean,
-    id: string,
-    capabilities: Record<string, unknown>,
-    adopted: boolean,
-    view?: string,
-  ): HttpChannel | undefined {
-    const mine = this.perAgent.get(agent) ?? 0;
-    if (mine >= this.opts.maxSessionsPerAgent) {
-      sendError(
-        res,
-        429,
-        new GatewayError(
-          'MCPG_SESSION_LIMIT',
-          `agent "${agent}" already has ${mine} sessions (the limit is ${this.opts.maxSessionsPerAgent}); end one with DELETE or let idle ones expire`,
-        ),
-      );
-      return undefined;
-    }
-    if (this.channels.size >= this.opts.maxSessions) {
-      sendError(
-        res,
-        503,
-        new GatewayError(
-          'MCPG_SESSION_LIMIT',
-          `the gateway already serves ${this.channels.size} sessions (the limit is ${this.opts.maxSessions})`,
-        ),
-        { 'retry-after': '5' },
-      );
-      return undefined;
-    }
-    // In a cluster the limit is the cluster's (an adopted session is already one of them).
-    const elsewhere = adopted ? undefined : this.options.cluster?.sessionsElsewhere();
-    if (elsewhere !== undefined && this.channels.size + elsewhere >= this.opts.maxSessions) {
-      sendError(
-        res,
-        503,
-        new GatewayError(
-          'MCPG_SESSION_LIMIT',
-          `the cluster already serves ${this.channels.size + elsewhere} sessions (the limit is ${this.opts.maxSessions}, counted across its workers)`,
-        ),
-        { 'retry-after': '5' },
-      );
-      return undefined;
-    }
-    const log = this.log.child({ agent, session: id });
-    const session = new HttpChannel(id, agent, log, this.replay, this.postDone, this.opts.maxAgentBuffer, (why) => this.end(session, why));
-    session.agentSession = this.gateway.openSession(session, agent, true, 'http', identified, id);
-    session.agentSession.view = view;
-    if (adopted) session.agentSession.resume(capabilities);
-    this.channels.set(id, session);
-    this.perAgent.set(agent, mine + 1);
-    this.options.cluster?.opened(id, { agent, capabilities, identified });
-    if (!adopted) res.setHeader('mcp-session-id', id);
-    log.debug('session opened');
-    return session;
-  }
-
-  /** GET: the session's event stream, opened or resumed from `Last-Event-ID`. */
-  getStream(req: IncomingMessage, res: ServerResponse, who: ForwardIdentity, view?: string): void {
-    const agent = who.agent;
-    const version = req.headers['mcp-protocol-version'];
-    if (typeof version === 'string' && isModernVersion(version.trim())) {
-      return refuse(
-        res,
-        405,
-        null,
-        -32000,
-        `Method not allowed: protocol revision ${version.trim()} is POST only (change notifications come on a subscriptions/listen stream)`,
-      );
-    }
-    if (!accepts(req.headers.accept, 'text/event-stream')) {
-      return sendError(
-        res,
-        406,
-        new GatewayError('MCPG_INVALID_REQUEST', `GET ${MCP_PATH} opens an event stream: Accept must admit text/event-stream`),
-      );
-    }
-    const sessionId = req.headers['mcp-session-id'];
-    if (this.options.cluster !== undefined) {
-      this.locate(sessionId, who, req, res, '', undefined, view)
-        .then((session) => session !== undefined && onItsPath(session, view, res) && this.stream(session, req, res))
-        .catch((err: unknown) => this.failed(res, err));
-      return;
-    }
-    const session = findChannel(this.channels, sessionId, agent, res);
-    if (session !== undefined && onItsPath(session, view, res)) this.stream(session, req, res);
-  }
-
-  private stream(session: HttpChannel, req: IncomingMessage, res: ServerResponse): void {
-    session.lastActive = performance.now();
-    const lastEventId = req.headers['last-event-id'];
-    if (typeof lastEventId === 'string' && lastEventId !== '') return this.resume(session, req, res, lastEventId);
-    if (!session.openStream(req, res)) {
-      sendError(res, 409, new GatewayError('MCPG_INVALID_REQUEST', 'this session already has a GET stream open'));
-    }
-  }
-
-  /**
-   * Resumption (MCP 2025-11-25): the spec leaves an id that cannot be resumed undefined
-   * (modelcontextprotocol#1939); it is answered 400, as the SDKs' servers do, never 404 (which
-   * would tell the agent its session is gone). Another session's id is unknown here.
-   */
-  private resume(session: HttpChannel, req: IncomingMessage, res: ServerResponse, lastEventId: string): void {
-    const refused = session.resume(req, res, lastEventId);
-    if (refused === undefined) return;
-    const why =
-      refused === 'gap'
-        ? 'events after it are no longer kept (the replay buffer is bounded by --replay-buffer, --replay-age and --replay-total)'
-        : 'it is not an event id of this session';
-    sendError(
-      res,
-      400,
-      new GatewayError(
-        'MCPG_EVENT_ID_UNKNOWN',
-        `cannot resume from Last-Event-ID ${JSON.stringify(lastEventId.slice(0, 64))}: ${why}; open a new stream with GET without Last-Event-ID`,
-      ),
-    );
-  }
-
-  /** DELETE: the agent ends its session. */
-  deleteSession(req: IncomingMessage, res: ServerResponse, who: ForwardIdentity): void {
-    const agent = who.agent;
-    const ended = (session: HttpChannel | undefined): void => {
-      if (session === undefined) return;
-      this.end(session, 'ended by the agent');
-      res.writeHead(200).end();
-    };
-    const sessionId = req.headers['mcp-session-id'];
-    if (this.options.cluster !== undefined)
-      return void this.locate(sessionId, who, req, res, '', undefined)
-        .then(ended)
-        .catch((err: unknown) => this.failed(res, err));
-    ended(findChannel(this.channels, sessionId, agent, res));
-  }
-
-  private failed(res: ServerResponse, err: unknown): void {
-    this.log.error('internal error locating a session in the cluster', { error: err });
-    if (!res.headersSent) sendError(res, 500, new GatewayError('MCPG_INTERNAL', err instanceof Error ? err.message : String(err)));
-    else res.destroy();
-  }
-
-  private end(session: HttpChannel, why: string): void {
-    if (!this.channels.delete(session.id)) return;
-    const left = (this.perAgent.get(session.agent) ?? 1) - 1;
-    if (left <= 0) this.perAgent.delete(session.agent);
-    else this.perAgent.set(session.agent, left);
-    session.close();
-    this.options.cluster?.ended(session.id, why !== SHUTDOWN);
-    this.log.debug(`session ${why}`, { agent: session.agent, session: session.id });
-  }
-
-  /** Expires idle sessions and keeps GET streams alive. */
-  sweep(): void {
-    const cutoff = performance.now() - this.opts.sessionIdleMs;
-    this.replay.sweep();
-    for (const session of [...this.channels.values()]) {
-      session.keepAlive();
-      if (session.lastActive < cutoff && session.openPosts === 0 && !session.hasStream) this.end(session, 'expired after being idle');
-    }
-  }
-
-  /** Shutdown: ends every session (in a cluster their records stay, for another worker to adopt). */
-  endAll(): void {
-    for (const session of [...this.channels.values()]) this.end(session, SHUTDOWN);
-  }
 }

@@ -2,7 +2,7 @@
 // identity (from its bearer token), view of the catalog and GET stream. `/mcp` takes POST (one
 // JSON-RPC message), GET (the session's stream) and DELETE (end the session); the ops routes
 // (http/ops.ts) share the port and need no session. Here: routing, identity and the POST; the sessions'
-// lifecycle, GET and DELETE are `HttpChannels`' (http/channel.ts), the sockets http/listeners.ts's.
+// lifecycle, GET and DELETE are `HttpChannels`' (http/channels.ts), the sockets http/listeners.ts's.
 //
 // Hot path (a tools/call POST): auth (one hash and map lookup), body read, one JSON.parse, a map
 // lookup for the session, then the agent session; the answer is written once as application/json.
@@ -15,16 +15,8 @@ import { classify, wireLimits, type Classified, type JsonRpcRequest } from '../.
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../wire/protocol.js';
 import { adminOf, authenticate, challenge, resourceMetadataUrl, type AuthClaims } from '../../auth/auth.js';
 import { IssuerKeys } from '../../auth/issuers.js';
-import {
-  type HttpChannel,
-  FORWARDED,
-  HttpChannels,
-  findChannel,
-  isIdentified,
-  onItsPath,
-  viewNamed,
-  type WithForwarded,
-} from './channel.js';
+import { type HttpChannel, findChannel, onItsPath, viewNamed } from './channel.js';
+import { FORWARDED, HttpChannels, isIdentified, type WithForwarded } from './channels.js';
 import { ReplayStore } from './sse-replay.js';
 import { DEFAULT_MAX_BODY_BYTES, accepts, admit, isLoopback, readBody, sendError } from './exchange.js';
 import { handleOps } from './ops.js';
@@ -42,7 +34,7 @@ export { HTTP_DEFAULTS, type HttpFrontOptions, type MountedRoutes } from './opti
 
 export class HttpFront {
   readonly channels = new Map<string, HttpChannel>();
-  /** Opens, locates, ends and expires the sessions of `sessions`; GET and DELETE (http/channel.ts). */
+  /** Opens, locates, ends and expires the channels of `sessions`; GET and DELETE (http/channels.ts). */
   private readonly table: HttpChannels;
   /** Modern (2026-07-28) requests whose POST is open; listen streams apart (shutdown ends them first). */
   private readonly modernCalls = new Set<ModernRequest>();

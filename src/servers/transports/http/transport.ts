@@ -21,15 +21,14 @@
 // re-sends (the server refused it, so it never ran), and a second 401 or a failed refresh ends the
 // session with `MCPG_SERVER_NEEDS_LOGIN`. An HTTP error on a request is answered in the server's place
 // with a JSON-RPC error.
+// The URL, the client, the state, the held writes and the endings are the remote core's (remote-core.ts).
 
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { RemoteServerConfig } from '../../../config/types.js';
 import { GatewayError } from '../../../errors.js';
 import type { Logger } from '../../../observability/logger.js';
-import { DEFAULT_MAX_LINE_LENGTH } from '../../../wire/jsonrpc.js';
 import {
   headerOf,
-  HttpClient,
   httpStatusError,
   mediaType,
   Pauses,
@@ -45,24 +44,14 @@ import { SseParser } from '../../../wire/sse.js';
 import type { UpstreamCredentials } from '../../credentials.js';
 import type { StopTimings } from '../transport.js';
 import type { ModernRoute, ServerTransport, TransportEvents } from '../transport.js';
+import { RemoteCore, type RemoteTransportOptions } from '../remote-core.js';
 import { headerValue, MODERN_PROTOCOL_VERSION } from '../../era.js';
 
 /** The most of an error answer's body read to find the JSON-RPC error in it. */
 const ERROR_BODY_LIMIT = 64 * 1024;
 
-export interface RemoteTransportOptions {
-  /** Largest message accepted from the server, in bytes (default: the stdio line limit). */
-  maxMessageLength?: number;
-  /** Wait before reopening a dropped stream when the server gave no `retry:` (ms). */
-  reconnectDelayMs?: number;
-  /** OAuth: the `Authorization` this server gets, refreshed before expiry and after a 401. */
-  credentials?: UpstreamCredentials;
-}
-
 const NOTIFICATION = '{"jsonrpc":"2.0","method":';
 const CANCELLED = '{"jsonrpc":"2.0","method":"notifications/cancelled"';
-/** Writes held while a new session is being set up. */
-const MAX_QUEUED = 10_000;
 const DELETE_TIMEOUT_MS = 1000;
 const POST_ACCEPT = 'application/json, text/event-stream';
 /** Refusals of the GET stream in a row (other than 405) before it is given up. */
@@ -91,13 +80,10 @@ interface StreamState {
 
 export class HttpTransport implements ServerTransport {
   readonly pid = undefined;
-  private readonly url: URL;
-  private readonly http: HttpClient;
+  /** The URL, the client, the state, the writes held while a new session is set up, and the endings. */
+  private readonly core: RemoteCore;
   private readonly pauses = new Pauses();
-  private readonly maxLength: number;
   private readonly reconnectMs: number;
-  private state: 'open' | 'stopping' | 'closed' = 'open';
-  private queue: { line: string; id: number | undefined }[] = [];
   private readonly calls = new Map<number, PendingPost>();
   private stopping: Promise<void> | undefined;
   private readonly credentials: UpstreamCredentials | undefined;
@@ -121,26 +107,22 @@ export class HttpTransport implements ServerTransport {
     private readonly events: TransportEvents,
     options: RemoteTransportOptions = {},
   ) {
-    this.url = new URL(config.url);
-    const credentials = options.credentials;
-    this.credentials = credentials;
-    this.http = new HttpClient(this.url.protocol === 'https:', config.headers, credentials);
-    this.maxLength = options.maxMessageLength ?? DEFAULT_MAX_LINE_LENGTH;
+    this.credentials = options.credentials;
+    this.core = new RemoteCore(config, events, options, () => {
+      this.pauses.end();
+      this.calls.clear();
+    });
     this.reconnectMs = options.reconnectDelayMs ?? 500;
   }
 
   write(line: string, id?: number, route?: ModernRoute): boolean {
-    if (this.state !== 'open') return false;
+    if (this.core.state !== 'open') return false;
     if (route !== undefined) {
       void this.send(line, id, false, route);
       return true;
     }
     this.record(line, id);
-    if (this.renewing !== undefined) {
-      if (this.queue.length >= MAX_QUEUED) return false;
-      this.queue.push({ line, id });
-      return true;
-    }
+    if (this.renewing !== undefined) return this.core.hold(line, id);
     void this.send(line, id, false);
     if (id === undefined && line.startsWith(CANCELLED)) this.abandon(line);
     return true;
@@ -160,25 +142,25 @@ export class HttpTransport implements ServerTransport {
   }
 
   kill(): void {
-    this.teardown();
+    this.core.teardown();
   }
 
   private async runStop(timings: StopTimings): Promise<void> {
-    if (this.state !== 'open') return this.teardown();
-    this.state = 'stopping';
+    if (this.core.state !== 'open') return this.core.teardown();
+    this.core.state = 'stopping';
     this.quiet();
     this.pauses.end();
     if (this.sessionId !== undefined) {
       // Ending the session is a courtesy: a server that does not answer quickly is not waited for.
       const timeout = Math.max(1, Math.min(DELETE_TIMEOUT_MS, timings.stdinGraceMs));
-      const exchange = this.http.send(this.url, 'DELETE', this.sessionHeaders(), undefined, timeout);
+      const exchange = this.core.http.send(this.core.url, 'DELETE', this.sessionHeaders(), undefined, timeout);
       try {
         (await exchange.response).resume();
       } catch {
         // unreachable or slow: the server expires the session on its own
       }
     }
-    this.teardown();
+    this.core.teardown();
   }
 
   // ── sending ───────────────────────────────────────────────────────────────────────────────────
@@ -192,13 +174,13 @@ export class HttpTransport implements ServerTransport {
       } catch (err) {
         return this.authFailed(err, id, isInit);
       }
-      if (this.state !== 'open') return;
+      if (this.core.state !== 'open') return;
     }
     const used = credentials?.header();
     const session = route === undefined ? this.sessionId : undefined;
     const era = route === undefined ? this.sessionHeaders(session) : modernHeaders(route);
-    const exchange = this.http.send(
-      this.url,
+    const exchange = this.core.http.send(
+      this.core.url,
       'POST',
       { ...era, accept: POST_ACCEPT, 'content-type': 'application/json', 'content-length': Buffer.byteLength(line) },
       line,
@@ -210,12 +192,12 @@ export class HttpTransport implements ServerTransport {
       try {
         res = await exchange.response;
       } catch (err) {
-        if (this.state !== 'open' || call.cancelled) return;
-        const reason = unreachable(this.config.name, this.url, err);
-        if (id !== undefined && !isInit) this.failCall(id, reason);
-        return this.lost(reason);
+        if (this.core.state !== 'open' || call.cancelled) return;
+        const reason = unreachable(this.config.name, this.core.url, err);
+        if (id !== undefined && !isInit) this.core.failCall(id, reason);
+        return this.core.lost(reason);
       }
-      if (this.state === 'closed' || call.cancelled) return void res.resume();
+      if (this.core.state === 'closed' || call.cancelled) return void res.resume();
       const status = res.statusCode ?? 0;
       if (status === 404 && session !== undefined) {
         res.resume();
@@ -243,7 +225,7 @@ export class HttpTransport implements ServerTransport {
         } catch (err) {
           return failed(err);
         }
-        if (this.state !== 'open' || call.cancelled) return;
+        if (this.core.state !== 'open' || call.cancelled) return;
         if (id !== undefined && this.calls.get(id) === call) this.calls.delete(id);
         return await this.send(line, id, resent, route, true);
       }
@@ -262,18 +244,18 @@ export class HttpTransport implements ServerTransport {
               server: this.config.name,
               httpStatus: status,
             });
-          return this.failCall(id, reason);
+          return this.core.failCall(id, reason);
         }
         const reason = await refusal(this.config.name, res, this.log);
-        if (isInit) return this.lost(status === 400 || status === 404 || status === 405 ? legacyHint(reason) : reason);
-        if (id !== undefined) return this.failCall(id, reason);
+        if (isInit) return this.core.lost(status === 400 || status === 404 || status === 405 ? legacyHint(reason) : reason);
+        if (id !== undefined) return this.core.failCall(id, reason);
         return this.log.warn('server refused a message', { error: reason.message });
       }
       if (isInit) this.sessionId = headerOf(res, 'mcp-session-id');
       else if (route === undefined && line === this.initialized) this.listen();
       if (status === 202 || status === 204) {
         res.resume();
-        if (id !== undefined) this.failCall(id, this.badResponse(`accepted a request (HTTP ${status}) without answering it`));
+        if (id !== undefined) this.core.failCall(id, this.core.badResponse(`accepted a request (HTTP ${status}) without answering it`));
         return;
       }
       await this.readAnswer(res, id, call);
@@ -290,19 +272,20 @@ export class HttpTransport implements ServerTransport {
     if (type === 'text/event-stream') return this.readStream(res, id, call);
     if (type !== 'application/json') {
       res.resume();
-      if (id !== undefined) this.failCall(id, this.badResponse(`answered with content type "${type}", not JSON or an event stream`));
+      if (id !== undefined)
+        this.core.failCall(id, this.core.badResponse(`answered with content type "${type}", not JSON or an event stream`));
       return;
     }
     let body;
     try {
-      body = await readResponseBody(res, this.maxLength);
+      body = await readResponseBody(res, this.core.maxLength);
     } catch {
-      if (this.state === 'open' && !call.cancelled && id !== undefined) this.failCall(id, this.dropped());
+      if (this.core.state === 'open' && !call.cancelled && id !== undefined) this.core.failCall(id, this.dropped());
       return;
     }
     if (body.kind === 'overflow') {
       this.events.overflow(body.length);
-      if (id !== undefined) this.failCall(id, this.tooLarge(body.length));
+      if (id !== undefined) this.core.failCall(id, this.tooLarge(body.length));
       return;
     }
     const text = body.text.trim();
@@ -326,9 +309,9 @@ export class HttpTransport implements ServerTransport {
       }
     }
     if (id !== undefined)
-      this.failCall(
+      this.core.failCall(
         id,
-        this.badResponse(text === '' ? 'answered with an empty body' : 'answered with a body that is not a JSON-RPC message'),
+        this.core.badResponse(text === '' ? 'answered with an empty body' : 'answered with a body that is not a JSON-RPC message'),
       );
   }
 
@@ -338,29 +321,29 @@ export class HttpTransport implements ServerTransport {
     await this.consume(res, id, stream);
     if (id === undefined) return;
     for (let fruitless = 0; ;) {
-      if (this.state !== 'open' || call.cancelled || isAnswered(stream, id)) return;
-      if (stream.lastEventId === '' || fruitless >= MAX_RESUMES) return this.failCall(id, this.dropped());
+      if (this.core.state !== 'open' || call.cancelled || isAnswered(stream, id)) return;
+      if (stream.lastEventId === '' || fruitless >= MAX_RESUMES) return this.core.failCall(id, this.dropped());
       const delay = stream.retryMs ?? this.reconnectMs;
-      const woken = new Promise<boolean>((resolve) => (call.wake = () => resolve(this.state === 'open')));
+      const woken = new Promise<boolean>((resolve) => (call.wake = () => resolve(this.core.state === 'open')));
       this.events.paused?.(id, delay);
       const waited = await Promise.race([this.pauses.wait(delay), woken]);
       call.wake = undefined;
       if (!waited || call.cancelled) return;
       this.log.debug('resuming an answer stream that ended before the answer', { id, lastEventId: stream.lastEventId });
       const headers = { ...this.sessionHeaders(), accept: 'text/event-stream', 'last-event-id': stream.lastEventId };
-      call.exchange = this.http.send(this.url, 'GET', headers);
+      call.exchange = this.core.http.send(this.core.url, 'GET', headers);
       let resumed: IncomingMessage;
       try {
         resumed = await call.exchange.response;
       } catch (err) {
-        if (this.state !== 'open' || call.cancelled) return;
-        const reason = unreachable(this.config.name, this.url, err);
-        this.failCall(id, reason);
-        return this.lost(reason);
+        if (this.core.state !== 'open' || call.cancelled) return;
+        const reason = unreachable(this.config.name, this.core.url, err);
+        this.core.failCall(id, reason);
+        return this.core.lost(reason);
       }
       if (resumed.statusCode !== 200 || mediaType(resumed) !== 'text/event-stream') {
         resumed.resume();
-        return this.failCall(id, this.dropped());
+        return this.core.failCall(id, this.dropped());
       }
       const before = stream.delivered;
       await this.consume(resumed, id, stream);
@@ -384,10 +367,10 @@ export class HttpTransport implements ServerTransport {
           this.events.overflow(length);
           if (id === undefined || stream.answered) return;
           stream.answered = true; // the dropped message may have been the answer: do not wait for it
-          this.failCall(id, this.tooLarge(length));
+          this.core.failCall(id, this.tooLarge(length));
         },
       },
-      this.maxLength,
+      this.core.maxLength,
     );
     await pipeSse(res, parser);
     if (parser.lastEventId !== '') stream.lastEventId = parser.lastEventId;
@@ -402,12 +385,14 @@ export class HttpTransport implements ServerTransport {
   }
 
   private tooLarge(length: number): GatewayError {
-    return this.badResponse(`sent a message over the size limit (${length} of at most ${this.maxLength} bytes); it was discarded`);
+    return this.core.badResponse(
+      `sent a message over the size limit (${length} of at most ${this.core.maxLength} bytes); it was discarded`,
+    );
   }
 
   /** A message from the server, to the session above. */
   private emit(line: string, related: number | undefined): void {
-    if (this.state === 'closed') return;
+    if (this.core.state === 'closed') return;
     this.inspect(line, related);
     this.events.line(line, related);
   }
@@ -437,10 +422,10 @@ export class HttpTransport implements ServerTransport {
   /** A 404 for our session id: the server ended it. Start a new one, then re-send (never an answer to the old session). */
   private async sessionGone(stale: string, line: string, id: number | undefined, resent: boolean): Promise<void> {
     if (resent) {
-      if (id !== undefined) this.failCall(id, this.badResponse('forgot the new session at once (HTTP 404 again)'));
+      if (id !== undefined) this.core.failCall(id, this.core.badResponse('forgot the new session at once (HTTP 404 again)'));
       return;
     }
-    if (!(await this.renew(stale)) || this.state !== 'open') return;
+    if (!(await this.renew(stale)) || this.core.state !== 'open') return;
     if (id === undefined && !line.startsWith(NOTIFICATION)) return this.log.debug('dropped an answer meant for the ended session');
     if (line === this.initialized) return; // the new handshake sent it
     await this.send(line, id, true);
@@ -514,7 +499,7 @@ export class HttpTransport implements ServerTransport {
     } catch (err) {
       if (!this.isOpen()) return false;
       const why = err instanceof Error ? err.message : String(err);
-      this.lost(
+      this.core.lost(
         new GatewayError(
           'MCPG_SERVER_UNAVAILABLE',
           `server "${this.config.name}" ended our session and starting a new one failed: ${why}`,
@@ -529,7 +514,7 @@ export class HttpTransport implements ServerTransport {
 
   private post(line: string, headers: OutgoingHttpHeaders): Promise<IncomingMessage> {
     const all = { ...headers, accept: POST_ACCEPT, 'content-type': 'application/json', 'content-length': Buffer.byteLength(line) };
-    return this.http.send(this.url, 'POST', all, line).response;
+    return this.core.http.send(this.core.url, 'POST', all, line).response;
   }
 
   /** Reads a replayed initialize's answer, keeping it from the session above (which had its answer long ago). */
@@ -541,9 +526,9 @@ export class HttpTransport implements ServerTransport {
       else this.emit(line, undefined);
     };
     if (mediaType(res) === 'text/event-stream') {
-      await pipeSse(res, new SseParser({ event: (e) => e.event === 'message' && e.data !== '' && take(e.data) }, this.maxLength));
+      await pipeSse(res, new SseParser({ event: (e) => e.event === 'message' && e.data !== '' && take(e.data) }, this.core.maxLength));
     } else {
-      const body = await readResponseBody(res, this.maxLength);
+      const body = await readResponseBody(res, this.core.maxLength);
       if (body.kind === 'body') take(body.text.trim());
     }
     return answer;
@@ -561,12 +546,12 @@ export class HttpTransport implements ServerTransport {
       const session = this.sessionId;
       const headers: OutgoingHttpHeaders = { ...this.sessionHeaders(session), accept: 'text/event-stream' };
       if (this.listenEventId !== '') headers['last-event-id'] = this.listenEventId;
-      const exchange = (this.listening = this.http.send(this.url, 'GET', headers));
+      const exchange = (this.listening = this.core.http.send(this.core.url, 'GET', headers));
       let res: IncomingMessage;
       try {
         res = await exchange.response;
       } catch (err) {
-        if (this.isOpen() && !exchange.aborted) this.lost(unreachable(this.config.name, this.url, err));
+        if (this.isOpen() && !exchange.aborted) this.core.lost(unreachable(this.config.name, this.core.url, err));
         return;
       }
       if (!this.isOpen() || exchange.aborted) return void res.resume();
@@ -599,7 +584,7 @@ export class HttpTransport implements ServerTransport {
             retry: (ms) => (retryMs = ms),
             overflow: (length) => this.events.overflow(length),
           },
-          this.maxLength,
+          this.core.maxLength,
         );
         const complete = await pipeSse(res, parser);
         if (parser.lastEventId !== '') this.listenEventId = parser.lastEventId;
@@ -611,14 +596,12 @@ export class HttpTransport implements ServerTransport {
   }
 
   private isOpen(): boolean {
-    return this.state === 'open';
+    return this.core.state === 'open';
   }
 
   /** A new session is ready: send what was held meanwhile. */
   private resumeWrites(): void {
-    const queued = this.queue;
-    this.queue = [];
-    for (const { line, id } of queued) this.write(line, id);
+    for (const { line, id } of this.core.takeHeld()) this.write(line, id);
   }
 
   // ── endings ───────────────────────────────────────────────────────────────────────────────────
@@ -629,8 +612,8 @@ export class HttpTransport implements ServerTransport {
       err instanceof GatewayError
         ? err
         : new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.config.name}": ${String(err)}`, { server: this.config.name });
-    if (id !== undefined && !isInit) this.failCall(id, reason);
-    this.lost(reason);
+    if (id !== undefined && !isInit) this.core.failCall(id, reason);
+    this.core.lost(reason);
   }
 
   private refusedAgain(): GatewayError {
@@ -640,30 +623,6 @@ export class HttpTransport implements ServerTransport {
       `server "${name}" needs login: run \`${this.credentials?.loginCommand ?? `mcpgate login ${name}`}\` (it refused a freshly obtained access token too)`,
       { server: name },
     );
-  }
-
-  /** Answers our request `id` with an error in the server's place. */
-  private failCall(id: number, err: GatewayError): void {
-    if (this.state === 'open') this.events.fail(id, err);
-  }
-
-  /** The server is gone: end everything and report it once. */
-  private lost(reason: GatewayError): void {
-    if (this.state !== 'open') return;
-    this.teardown();
-    this.events.exit(reason);
-  }
-
-  private teardown(): void {
-    this.state = 'closed';
-    this.pauses.end();
-    this.http.destroy();
-    this.queue = [];
-    this.calls.clear();
-  }
-
-  private badResponse(what: string): GatewayError {
-    return new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${this.config.name}" ${what}`, { server: this.config.name });
   }
 }
 

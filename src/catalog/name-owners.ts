@@ -1,20 +1,20 @@
-// Claims: per kind, which servers' items want each public name, and the server that keeps it — the
-// earliest in .mcp.json of those claimants (the others have that item withheld: layout.ts). Kept up
+// Name owners: per kind, which servers' items want each public name, and the server that owns it —
+// the earliest in .mcp.json of those that want it (the others have that item withheld: layout.ts). Kept up
 // to date one server at a time, so a rebuild lays out again only the servers whose owners changed.
 
-export type ClaimKind = 'tool' | 'prompt' | 'resource' | 'template';
-export const CLAIM_KINDS: readonly ClaimKind[] = ['tool', 'prompt', 'resource', 'template'];
+export type NameKind = 'tool' | 'prompt' | 'resource' | 'template';
+export const NAME_KINDS: readonly NameKind[] = ['tool', 'prompt', 'resource', 'template'];
 
 /** The public name each of one server's items wants, per kind, in the server's order (repeats included). */
-export type ServerClaims = Record<ClaimKind, string[]>;
+export type WantedNames = Record<NameKind, string[]>;
 
-function emptyClaims(): Record<ClaimKind, Map<string, Map<string, number>>> {
+function emptyClaims(): Record<NameKind, Map<string, Map<string, number>>> {
   return { tool: new Map(), prompt: new Map(), resource: new Map(), template: new Map() };
 }
 
-export class Claimants {
+export class NameOwners {
   /** Per kind, each public name → the servers whose items want it (and how many items): the earliest keeps it. */
-  private claimants: Record<ClaimKind, Map<string, Map<string, number>>> = emptyClaims();
+  private claimants: Record<NameKind, Map<string, Map<string, number>>> = emptyClaims();
 
   /** `byOrder`: servers in .mcp.json order (then by name). */
   constructor(private readonly byOrder: (a: string, b: string) => number) {}
@@ -31,15 +31,15 @@ export class Claimants {
    */
   reclaim(
     dirty: Set<string>,
-    now: ReadonlyMap<string, ServerClaims | undefined>,
-    layouts: ReadonlyMap<string, { readonly claims: ServerClaims }>,
+    now: ReadonlyMap<string, WantedNames | undefined>,
+    layouts: ReadonlyMap<string, { readonly claims: WantedNames }>,
     listed: ReadonlyMap<string, unknown>,
   ): void {
     const ownersBefore = new Map<string, string | undefined>();
     for (const server of dirty) {
       const claims = now.get(server);
       const old = layouts.get(server)?.claims;
-      for (const kind of CLAIM_KINDS) {
+      for (const kind of NAME_KINDS) {
         for (const name of [...(old?.[kind] ?? []), ...(claims?.[kind] ?? [])]) {
           const at = `${kind}\u0000${name}`;
           if (!ownersBefore.has(at)) ownersBefore.set(at, this.ownerOf(kind, name));
@@ -49,7 +49,7 @@ export class Claimants {
       }
     }
     for (const [at, before] of ownersBefore) {
-      const [kind, name] = at.split('\u0000') as [ClaimKind, string];
+      const [kind, name] = at.split('\u0000') as [NameKind, string];
       const after = this.ownerOf(kind, name);
       if (after === before) continue;
       // The old owner shows the item no more; every claimant's warning names the new owner.
@@ -58,13 +58,13 @@ export class Claimants {
     }
   }
 
-  private claim(kind: ClaimKind, name: string, server: string): void {
+  private claim(kind: NameKind, name: string, server: string): void {
     let servers = this.claimants[kind].get(name);
     if (servers === undefined) this.claimants[kind].set(name, (servers = new Map<string, number>()));
     servers.set(server, (servers.get(server) ?? 0) + 1);
   }
 
-  private unclaim(kind: ClaimKind, name: string, server: string): void {
+  private unclaim(kind: NameKind, name: string, server: string): void {
     const servers = this.claimants[kind].get(name);
     const count = servers?.get(server);
     if (servers === undefined || count === undefined) return;
@@ -74,7 +74,7 @@ export class Claimants {
   }
 
   /** The server that keeps a public name: the earliest in .mcp.json of those whose items want it. */
-  ownerOf(kind: ClaimKind, name: string): string | undefined {
+  ownerOf(kind: NameKind, name: string): string | undefined {
     const servers = this.claimants[kind].get(name);
     if (servers === undefined) return undefined;
     let owner: string | undefined;

@@ -1,7 +1,7 @@
-// What each server's limits cut from its catalog (so no server costs unbounded memory), kept for
-// the status and logged once: a warning names the server and the numbers when a cut first appears
-// or changes, not on every refresh that finds the same. Fetching and cutting is in servers/lists.ts;
-// this only remembers.
+// Size caps: what each server's `limits` (maxTools, maxResources, maxPrompts) cut from its catalog
+// (so no server costs unbounded memory), kept for the status and logged once: a warning names the
+// server and the numbers when a cut first appears or changes, not on every refresh that finds the
+// same. Fetching and cutting is in servers/lists.ts; this only remembers.
 
 import type { Logger } from '../observability/logger.js';
 import type { ListKind, ListTrim } from '../servers/lists.js';
@@ -23,12 +23,12 @@ const NOUN: Record<ListKind, string> = {
 };
 
 /** One server's cuts, as the status shows them. */
-export interface LimitReport {
+export interface SizeCapReport {
   dropped: Partial<Record<ListKind, { max: number; listed: number }>>;
   withheld: { maxBytes: number; count: number; tools: string[] } | null;
 }
 
-export class CatalogLimits {
+export class SizeCaps {
   private readonly trims = new Map<string, Map<ListKind, ListTrim>>();
 
   constructor(private readonly log: Logger) {}
@@ -86,10 +86,10 @@ export class CatalogLimits {
     this.trims.delete(server);
   }
 
-  report(server: string): LimitReport | null {
+  report(server: string): SizeCapReport | null {
     const mine = this.trims.get(server);
     if (mine === undefined) return null;
-    const out: LimitReport = { dropped: {}, withheld: null };
+    const out: SizeCapReport = { dropped: {}, withheld: null };
     for (const [kind, trim] of mine) {
       if (trim.dropped !== undefined) out.dropped[kind] = { ...trim.dropped };
       if (trim.oversized !== undefined)
