@@ -37,7 +37,7 @@ import { ServerSession, type SessionHooks } from './server-session.js';
 import type { CallSink, ServerInfo } from './session-types.js';
 import { fullJitter, systemClock, type Clock, type TimerHandle } from './clock.js';
 import type { StopTimings } from './transports/transport.js';
-import type { UpstreamCredentials } from './credentials.js';
+import { parksUntilNewCredentials, type UpstreamCredentials } from './credentials.js';
 import type { OutboundRequest } from './outbound-request.js';
 
 // ── the circuit breaker ─────────────────────────────────────────────────────────────────────────────
@@ -325,6 +325,8 @@ export class Connection {
       return `retrying in ${Math.max(0, (this.nextAttemptAt ?? 0) - this.clock.now())} ms (attempt ${this.attempts + 1} of ${this.opts.retries})`;
     if (this.state === 'parked' && this.lastError?.code === 'MCPG_SERVER_NEEDS_LOGIN')
       return `parked until a login is stored: run \`${this.options.credentials?.loginCommand ?? `mcpgate login ${this.name}`}\``;
+    if (this.state === 'parked' && this.lastError?.code === 'MCPG_SERVER_AUTH_REFUSED')
+      return 'parked: its authorization server refused its credentials; it tries again when they change, on its retry schedule, or on SIGHUP';
     if (this.state === 'parked')
       return `parked after ${this.attempts} attempt(s): it tries again every ${this.opts.parkProbeMs / 1000} s, or at once on SIGHUP`;
     return undefined;
@@ -621,11 +623,14 @@ export class Connection {
     this.idleTimer = undefined;
     this.lastError = reason;
     const wasServing = this.state === 'ready';
-    if (reason.code === 'MCPG_SERVER_NEEDS_LOGIN') {
-      // Retrying cannot help until a person logs in; the stored login revives it (or SIGHUP).
+    if (parksUntilNewCredentials(reason)) {
+      // Retrying cannot help until a person logs in or the credentials change; the credentials' watch revives it (or SIGHUP).
       this.nextAttemptAt = undefined;
       this.withdraw(reason);
-      this.transition('parked', `${reason.message}; parked until a login is stored (or SIGHUP)`);
+      this.transition(
+        'parked',
+        `${reason.message}; parked until ${reason.code === 'MCPG_SERVER_NEEDS_LOGIN' ? 'a login is stored' : 'its credentials change or its next scheduled try'} (or SIGHUP)`,
+      );
     } else if (this.attempts < this.opts.retries) {
       const delay = fullJitter(this.attempts, this.opts.backoffBaseMs, this.opts.backoffCapMs, () => this.clock.random());
       this.nextAttemptAt = this.clock.now() + delay;
@@ -677,7 +682,7 @@ export class Connection {
   /** Why a call's start on demand failed: the start's own reason, and when it is tried again. */
   private startFailed(reason: GatewayError): GatewayError {
     // A login is what it needs, as for any server: that error says which command gives it one.
-    if (reason.code === 'MCPG_SERVER_NEEDS_LOGIN') return reason;
+    if (parksUntilNewCredentials(reason)) return reason;
     const next = this.nextStep;
     const retryAt = this.state === 'backoff' ? this.nextAttemptAt : undefined;
     return new GatewayError(
@@ -784,7 +789,7 @@ export class Connection {
    * `data.retryAt` say when it is worth trying again.
    */
   private unavailable(): GatewayError {
-    if (this.lastError?.code === 'MCPG_SERVER_NEEDS_LOGIN' && this.state !== 'ready') return this.lastError;
+    if (this.lastError !== undefined && parksUntilNewCredentials(this.lastError) && this.state !== 'ready') return this.lastError;
     const why = this.lastError !== undefined ? `: ${this.lastError.message}` : '';
     const retryAt = this.nextAttemptAt;
     const seconds = retryAt === undefined ? undefined : Math.max(0, Math.ceil((retryAt - this.clock.now()) / 1000));

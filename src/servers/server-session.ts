@@ -54,6 +54,7 @@ import { GATEWAY_INFO } from '../version.js';
 import { HttpTransport } from './transports/http/transport.js';
 import { SseTransport } from './transports/sse/transport.js';
 import { serverSchemas } from './sdk-schemas.js';
+import { parksUntilNewCredentials } from './credentials.js';
 
 export interface SessionHooks {
   /** A notification the session does not consume itself (list_changed, logging, resources/updated…). */
@@ -263,7 +264,7 @@ export class ServerSession {
             `server "${this.name}" did not answer server/discover within ${this.options.startupTimeoutMs} ms`,
             { server: this.name },
           )
-        : err instanceof GatewayError && err.code !== 'MCPG_SERVER_START_FAILED' && err.code !== 'MCPG_SERVER_NEEDS_LOGIN'
+        : err instanceof GatewayError && err.code !== 'MCPG_SERVER_START_FAILED' && !parksUntilNewCredentials(err)
           ? new GatewayError(
               'MCPG_SERVER_START_FAILED',
               `${err.message} (before completing server/discover${diedOfProbe ? '; the probe for its era: it is initialized next time' : fallback ? '' : `; the entry's "era" is "${MODERN_PROTOCOL_VERSION}"`})`,
@@ -879,7 +880,7 @@ function offersModern(err: unknown): boolean {
 
 function toStartError(err: unknown, server: string): GatewayError {
   if (err instanceof GatewayError) {
-    if (err.code === 'MCPG_SERVER_START_FAILED' || err.code === 'MCPG_SERVER_NEEDS_LOGIN') return err;
+    if (err.code === 'MCPG_SERVER_START_FAILED' || parksUntilNewCredentials(err)) return err;
     return new GatewayError('MCPG_SERVER_START_FAILED', `${err.message} (before completing initialize)`, { server, cause: err });
   }
   return new GatewayError('MCPG_SERVER_START_FAILED', `server "${server}" failed to initialize: ${String(err)}`, { server });
