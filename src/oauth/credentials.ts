@@ -14,7 +14,13 @@
 // `Authorization` header either, and a DPoP challenge on its 401 asks for a login as a Bearer one does.
 
 import { mkdirSync, statSync } from 'node:fs';
-import { auth, computeScopeUnion, discoverOAuthProtectedResourceMetadata, OAuthError, type DpopSession } from '@modelcontextprotocol/client';
+import {
+  auth,
+  computeScopeUnion,
+  discoverOAuthProtectedResourceMetadata,
+  OAuthError,
+  type DpopSession,
+} from '@modelcontextprotocol/client';
 import type { OAuthSettings, RemoteServerConfig } from '../config/types.js';
 import { watchFiles } from '../config/watch.js';
 import { GatewayError } from '../errors.js';
@@ -30,7 +36,14 @@ const REFRESH_MARGIN_MS = 60_000;
 const REFUSAL_FIRST_MS = 60_000;
 const REFUSAL_MAX_MS = 30 * 60_000;
 /** Token-endpoint answers (RFC 6749 §5.2) that the same request cannot change: retrying at once only hammers the server. */
-const REFUSALS = new Set(['invalid_client', 'unauthorized_client', 'invalid_grant', 'invalid_scope', 'access_denied', 'unsupported_grant_type']);
+const REFUSALS = new Set([
+  'invalid_client',
+  'unauthorized_client',
+  'invalid_grant',
+  'invalid_scope',
+  'access_denied',
+  'unsupported_grant_type',
+]);
 /** How long the server's resource metadata may take when a refused token makes mcpgate look whether it moved. */
 const METADATA_TIMEOUT_MS = 5_000;
 /** At most this many tokens are remembered as this process's own (older ones are forgotten). */
@@ -252,7 +265,9 @@ export class OAuthCredentials {
     if (was === undefined) return undefined;
     let listed: string[] | undefined;
     try {
-      const metadataUrl = parseChallenge(challenge).resourceMetadataUrl ?? (was.resourceMetadataUrl !== undefined ? new URL(was.resourceMetadataUrl) : undefined);
+      const metadataUrl =
+        parseChallenge(challenge).resourceMetadataUrl ??
+        (was.resourceMetadataUrl !== undefined ? new URL(was.resourceMetadataUrl) : undefined);
       const metadata = await discoverOAuthProtectedResourceMetadata(
         this.server.url,
         metadataUrl !== undefined ? { resourceMetadataUrl: metadataUrl } : undefined,
@@ -345,7 +360,9 @@ export class OAuthCredentials {
       discovered === undefined
         ? undefined
         : {
-            url: String((discovered.authorizationServerMetadata as { issuer?: unknown } | undefined)?.issuer ?? discovered.authorizationServerUrl),
+            url: String(
+              (discovered.authorizationServerMetadata as { issuer?: unknown } | undefined)?.issuer ?? discovered.authorizationServerUrl,
+            ),
             resourceMetadataUrl: typeof discovered.resourceMetadataUrl === 'string' ? discovered.resourceMetadataUrl : undefined,
           };
     // A token the server refused (expires_at 0) is refreshed, unless a login stored another since.
