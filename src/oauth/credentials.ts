@@ -204,6 +204,8 @@ export class OAuthCredentials {
     }
     this.changed = changed;
     const tokens = watchFiles([file], () => void this.tokenFileChanged(changed), this.log);
+    // Says "a gateway watches this file" to `mcpgate login`, which then waits for the acknowledgement of its tokens.
+    if (this.server.auth !== undefined) void this.acknowledge();
     // The workload's assertion and the person's ID token are the machine grant's credentials: a new one is worth a try.
     const grantFiles = [this.settings.assertionFile, this.settings.idTokenFile].filter((f): f is string => f !== undefined);
     const grant =
@@ -239,7 +241,24 @@ export class OAuthCredentials {
     if (this.known.has(token)) return;
     this.loaded = false;
     this.refusalDelayMs = 0;
+    // Held before it is acknowledged: `mcpgate login` says "uses them now" only then.
+    await this.ready().catch(() => {});
     changed();
+    await this.acknowledge();
+  }
+
+  /** Writes which tokens this gateway holds now (their digest) for `mcpgate login` to see. */
+  private async acknowledge(): Promise<void> {
+    let token: string | undefined;
+    try {
+      token = (await this.store.read(this.server.name, this.server.url))?.tokens?.access_token;
+    } catch {
+      return;
+    }
+    if (token !== undefined && this.tokens?.access_token !== token && this.loaded) return; // not held (yet)
+    await this.store.writeSeen(this.server.name, token).catch((err: unknown) => {
+      this.log.debug('cannot acknowledge the stored login', { server: this.server.name, error: err });
+    });
   }
 
   /** After a request was refused: true when a login stored other tokens since (now held: send again). */
@@ -360,9 +379,7 @@ export class OAuthCredentials {
       discovered === undefined
         ? undefined
         : {
-            url: String(
-              (discovered.authorizationServerMetadata as { issuer?: unknown } | undefined)?.issuer ?? discovered.authorizationServerUrl,
-            ),
+            url: issuerOf(discovered.authorizationServerMetadata) ?? discovered.authorizationServerUrl,
             resourceMetadataUrl: typeof discovered.resourceMetadataUrl === 'string' ? discovered.resourceMetadataUrl : undefined,
           };
     // A token the server refused (expires_at 0) is refreshed, unless a login stored another since.
@@ -468,4 +485,10 @@ export class OAuthCredentials {
 /** The scope tokens of a space-separated scope (RFC 6749 §3.3). */
 function words(scope: string | undefined): string[] {
   return scope === undefined ? [] : scope.split(' ').filter((w) => w !== '');
+}
+
+/** The issuer a stored authorization server metadata document names, if it names one. */
+function issuerOf(metadata: unknown): string | undefined {
+  const issuer = (metadata as { issuer?: unknown } | undefined)?.issuer;
+  return typeof issuer === 'string' ? issuer : undefined;
 }

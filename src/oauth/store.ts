@@ -126,6 +126,30 @@ export class TokenStore {
     await writeJsonAtomic(this.pinFileOf(server), { issuer, pinnedAt: new Date().toISOString() }, 0o600);
   }
 
+  /**
+   * A running gateway's acknowledgement that it holds the tokens now in the token file: `SERVER.seen`,
+   * the SHA-256 of the access token it took (never the token). `mcpgate login` waits for it.
+   */
+  seenFileOf(server: string): string {
+    return this.fileOf(server).replace(/\.json$/, '.seen');
+  }
+
+  /** Acknowledges `token` (undefined: none) as held by a running gateway. */
+  async writeSeen(server: string, token: string | undefined): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await writeJsonAtomic(this.seenFileOf(server), { token: tokenDigest(token), at: new Date().toISOString() }, 0o600);
+  }
+
+  /** The digest of the token a running gateway last acknowledged; undefined when none ever did. */
+  async readSeen(server: string): Promise<string | undefined> {
+    try {
+      const value = JSON.parse((await readFile(this.seenFileOf(server), 'utf8')).slice(0, 4096)) as { token?: unknown };
+      return typeof value.token === 'string' ? value.token : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The command that stores a login here, for messages: `mcpgate login SERVER [--agent A]`. */
   loginCommand(server: string): string {
     return `mcpgate login ${shellWord(server)}${this.agent === undefined ? '' : ` --agent ${shellWord(this.agent)}`}`;
@@ -192,6 +216,11 @@ export class TokenStore {
       throw err;
     }
   }
+}
+
+/** What an acknowledgement holds of a token: its SHA-256 ('' for none). */
+export function tokenDigest(token: string | undefined): string {
+  return token === undefined ? '' : createHash('sha256').update(token).digest('hex');
 }
 
 /** A word as a shell reads it back: as is when it is plain, else single-quoted. */

@@ -90,13 +90,18 @@ describe('mcpgate as an OAuth client: answers that retrying cannot change park t
         const token = now.token - baseline[i]!.token;
         assert.ok(server <= MOST && token <= MOST, `${names[i]}: ${server} requests to the server, ${token} to the token endpoint in 10 s`);
       }
-      const quiet = (await counts(person)).server - baseline[0]!.server;
+      const quiet = (await counts(person)).server - baseline[0].server;
       assert.equal(quiet, 0, 'nothing reaches a server waiting for a login');
       assert.equal(tokenRequests(other), 0, 'the client secret never went to the authorization server the server moved to');
 
       // The login asks for the union; the gateway uses it at once: the server is listed with no further wait.
       const again = await person.login();
       assert.equal(again.code, 0, again.err);
+      assert.match(
+        again.out,
+        /the gateway running with --state \S+ uses them now/,
+        'the gateway acknowledged the tokens before login said so',
+      );
       assert.ok(await until(async () => (await toolNames(gwPerson)).includes('remote__echo'), 20_000), 'listed after the login');
     } finally {
       await other.close();
