@@ -4,8 +4,10 @@
 // expire (checked before each request: `stale`), and on a 401 once for every request that saw the same
 // token. When only a person can help — no tokens, an expired token without a refresh token, a refused
 // refresh token — the answer is MCPG_SERVER_NEEDS_LOGIN naming the command; the connection parks and
-// is revived when the token file changes. A per-agent server's pooled connection for an identified
-// agent gets credentials over that agent's own store (`TokenStore.forAgent`): it reads, refreshes and
+// is revived when a login stores new tokens (this process's own writes to the file are not one). An
+// answer no retry can change (a refused machine grant, an authorization server the credentials are not
+// pinned to, a step-up beyond `maxScope`) is MCPG_SERVER_AUTH_REFUSED: parked too, retried on a slow
+// schedule. A per-agent server's pooled connection for an identified agent gets credentials over that agent's own store (`TokenStore.forAgent`): it reads, refreshes and
 // watches only that agent's file, and "needs login" names `--agent`. A server without `"auth"` gets these too, so a 401 with a
 // Bearer challenge says "needs login" and a login for it is used; it then sends a token only once one
 // is stored. No token is ever logged or put in an error.
