@@ -136,6 +136,11 @@ export const ERROR_CODES = {
     rpc: -31033,
     summary: 'A remote server wants an OAuth access token mcpgate does not have and cannot refresh; run `mcpgate login SERVER`.',
   },
+  MCPG_SERVER_AUTH_REFUSED: {
+    rpc: -31034,
+    summary:
+      "A remote server's authorization server refused mcpgate's credentials, or named an authorization server they are not for; the server is parked until the credentials change or its next scheduled try.",
+  },
   MCPG_REQUEST_STATE_INVALID: {
     rpc: -31031,
     summary: "A modern agent's retry carried a requestState mcpgate did not issue to it, or one altered, expired or already used.",

@@ -38,6 +38,16 @@ const INACTIVE_CACHE_MS = 30_000;
 /** Why a token was not introspected: the issuer's `maxPerSecond` is spent (HTTP 503, not a call). */
 export class IntrospectionLimited extends Error {}
 
+/**
+ * Who asks is part of the budget: a source (a client address) that has not presented an active token
+ * within TRUSTED_MS may spend at most a quarter of an issuer's `maxPerSecond`, and never the half kept
+ * for those that have, so a flood of made-up tokens from elsewhere cannot refuse a known agent's new token.
+ */
+const SOURCE_SHARE = 4;
+const TRUSTED_MS = 10 * 60_000;
+/** Sources remembered (budgets, trust) at most; the oldest are forgotten first. */
+const MAX_SOURCES = 10_000;
+
 interface Entry {
   keys: Promise<JWTVerifyGetKey> | undefined;
   failed: { at: number; message: string } | undefined;
@@ -50,6 +60,9 @@ export class IssuerKeys {
   private readonly inactive = new Map<string, { claims: Record<string, unknown>; until: number }>();
   /** Each introspecting issuer's call budget: a bucket of `maxPerSecond` calls, refilled at that rate. */
   private readonly budgets = new Map<string, { calls: number; at: number }>();
+  /** Each source's own budget at each issuer (a bucket of a share of `maxPerSecond`), and when a source last presented an active token. */
+  private readonly sourceBudgets = new Map<string, { calls: number; at: number }>();
+  private readonly trusted = new Map<string, number>();
   private readonly failureCooldownMs: number;
   private readonly timeoutMs: number;
 
@@ -111,14 +124,21 @@ export class IssuerKeys {
    * RFC 7662: the issuer's answer about an opaque token (`active`, `sub`, `aud`, `exp`, …), cached
    * by the token's SHA-256; rejects with IssuerUnavailable when the endpoint cannot be asked.
    */
-  async introspect(issuer: OAuthIssuer, token: string): Promise<Record<string, unknown>> {
+  async introspect(issuer: OAuthIssuer, token: string, source = ''): Promise<Record<string, unknown>> {
     const config = issuer.introspection;
     if (config === undefined) throw new IssuerUnavailable(`issuer ${issuer.issuer} has no introspection configured`);
     const key = `${issuer.issuer}\n${createHash('sha256').update(token).digest('hex')}`;
+    // A refusal is remembered for the source that presented it only: another source's answer is its own.
+    const inactiveKey = `${key}\n${source}`;
     const now = Date.now();
-    const hit = cached(this.active, key, now) ?? cached(this.inactive, key, now);
-    if (hit !== undefined) return hit;
-    this.spend(issuer.issuer, config.maxPerSecond, now);
+    const active = cached(this.active, key, now);
+    if (active !== undefined) {
+      this.trust(source, now);
+      return active;
+    }
+    const inactive = cached(this.inactive, inactiveKey, now);
+    if (inactive !== undefined) return inactive;
+    this.spend(issuer.issuer, config.maxPerSecond, now, source);
     let claims: Record<string, unknown>;
     try {
       const endpoint = config.endpoint ?? (await this.introspectionEndpointOf(issuer.issuer));
@@ -149,8 +169,10 @@ export class IssuerKeys {
       throw new IssuerUnavailable(err instanceof Error ? err.message : String(err));
     }
     const exp = typeof claims.exp === 'number' ? claims.exp * 1000 : Infinity;
-    if (claims.active === true) remember(this.active, key, claims, Math.min(exp, now + config.cacheSeconds * 1000));
-    else remember(this.inactive, key, claims, now + INACTIVE_CACHE_MS);
+    if (claims.active === true) {
+      remember(this.active, key, claims, Math.min(exp, now + config.cacheSeconds * 1000));
+      this.trust(source, now);
+    } else remember(this.inactive, inactiveKey, claims, now + INACTIVE_CACHE_MS);
     return claims;
   }
 
@@ -160,20 +182,26 @@ export class IssuerKeys {
    * than `maxPerSecond`. Tokens answered from the caches cost nothing, so agents already known keep
    * working through such a flood.
    */
-  private spend(issuer: string, perSecond: number, now: number): void {
-    let budget = this.budgets.get(issuer);
-    if (budget === undefined) {
-      if (this.budgets.size >= MAX_CACHED) this.budgets.delete(this.budgets.keys().next().value as string);
-      budget = { calls: perSecond, at: now };
-      this.budgets.set(issuer, budget);
-    }
-    budget.calls = Math.min(perSecond, budget.calls + ((now - budget.at) / 1000) * perSecond);
-    budget.at = now;
-    if (budget.calls < 1)
+  private spend(issuer: string, perSecond: number, now: number, source: string): void {
+    const budget = refill(this.budgets, issuer, perSecond, now, MAX_CACHED);
+    const own = refill(this.sourceBudgets, `${issuer}\n${source}`, Math.max(1, Math.ceil(perSecond / SOURCE_SHARE)), now, MAX_SOURCES);
+    const trustedAt = this.trusted.get(source);
+    const known = trustedAt !== undefined && now - trustedAt < TRUSTED_MS;
+    // A known source (one proxy in front of every agent, say) may use the whole budget; others a share, never the reserve.
+    const reserve = known ? 0 : Math.floor(perSecond / 2);
+    if (budget.calls < 1 + reserve || (!known && own.calls < 1))
       throw new IntrospectionLimited(
         `more than ${perSecond} introspection calls a second to issuer ${issuer} (introspection.maxPerSecond): the token was not checked; try again shortly`,
       );
     budget.calls -= 1;
+    own.calls -= 1;
+  }
+
+  /** `source` presented an active token now: it may use the reserved share. */
+  private trust(source: string, now: number): void {
+    this.trusted.delete(source);
+    if (this.trusted.size >= MAX_SOURCES) this.trusted.delete(this.trusted.keys().next().value as string);
+    this.trusted.set(source, now);
   }
 
   private async introspectionEndpointOf(issuer: string): Promise<string> {
@@ -291,4 +319,23 @@ async function boundedFetch(url: string, init: RequestInit): Promise<Response> {
     status: response.status,
     headers: response.headers,
   });
+}
+
+/** The bucket `key` of `map` (made full when new; the oldest forgotten beyond `most`), refilled at `perSecond` up to it. */
+function refill(
+  map: Map<string, { calls: number; at: number }>,
+  key: string,
+  perSecond: number,
+  now: number,
+  most: number,
+): { calls: number; at: number } {
+  let budget = map.get(key);
+  if (budget === undefined) {
+    if (map.size >= most) map.delete(map.keys().next().value as string);
+    budget = { calls: perSecond, at: now };
+    map.set(key, budget);
+  }
+  budget.calls = Math.min(perSecond, budget.calls + ((now - budget.at) / 1000) * perSecond);
+  budget.at = now;
+  return budget;
 }

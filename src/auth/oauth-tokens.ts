@@ -80,7 +80,7 @@ export async function introspect(issuer: OAuthIssuer, token: string, context: Au
   const now = context.now ?? Date.now();
   let claims: Record<string, unknown>;
   try {
-    claims = await context.issuers.introspect(issuer, token);
+    claims = await context.issuers.introspect(issuer, token, context.source);
   } catch (err) {
     if (err instanceof IntrospectionLimited) return { ok: false, status: 503, reason: err.message };
     return {

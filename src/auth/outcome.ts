@@ -32,6 +32,8 @@ export interface AuthContext {
   issuers?: IssuerKeys;
   /** The default audience of `auth.oauth` tokens: `auth.resource`, or the one derived from the listen address. */
   resource?: string;
+  /** Who presents the token (the client's address): introspection budgets and refusals are kept per source. */
+  source?: string;
 }
 
 export function fail(reason: string): { ok: false; reason: string } {

@@ -9,7 +9,7 @@ import type { RemoteServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { LoginError, login } from '../oauth/login.js';
 import { revokeStored } from '../oauth/revoke.js';
-import { TokenStore, type TokenFile } from '../oauth/store.js';
+import { tokenDigest, TokenStore, type TokenFile } from '../oauth/store.js';
 import type { CliIo } from './io.js';
 
 export interface LoginRequest {
@@ -50,6 +50,8 @@ export async function runLogin(request: LoginRequest, io: CliIo): Promise<number
     );
     if (request.browser) openBrowser(url.href);
   };
+  // A gateway watching this state directory acknowledges every login it takes; without one ever, nothing is waited for.
+  const watched = (await store.readSeen(server.name)) !== undefined;
   try {
     await login(server, store, {
       port: request.port,
@@ -62,10 +64,25 @@ export async function runLogin(request: LoginRequest, io: CliIo): Promise<number
     io.err(`mcpgate: ${message}\n`);
     return 1;
   }
+  const taken = watched && (await acknowledged(store, server.name));
   io.out(
-    `Logged in to server "${server.name}"${agent === undefined ? '' : ` for agent "${agent}" (its own account; only its connections use it)`}. The tokens are in ${store.fileOf(server.name)} (mode 0600); a gateway running with --state ${request.stateDir} uses them now.\n`,
+    `Logged in to server "${server.name}"${agent === undefined ? '' : ` for agent "${agent}" (its own account; only its connections use it)`}. The tokens are in ${store.fileOf(server.name)} (mode 0600); ${taken ? `the gateway running with --state ${request.stateDir} uses them now` : watched ? `no gateway running with --state ${request.stateDir} took them within ${ACK_WAIT_MS / 1000} s; one does once it notices the file` : `a gateway with --state ${request.stateDir} uses them once it notices the file (at once when it starts)`}.\n`,
   );
   return 0;
+}
+
+/** How long `login` waits for a running gateway to acknowledge the new tokens. */
+const ACK_WAIT_MS = 5_000;
+
+/** Whether a running gateway acknowledged the tokens now stored for `server` within ACK_WAIT_MS. */
+async function acknowledged(store: TokenStore, server: string): Promise<boolean> {
+  const want = tokenDigest((await store.readAny(server).catch(() => undefined))?.tokens?.access_token);
+  const deadline = Date.now() + ACK_WAIT_MS;
+  while (Date.now() < deadline) {
+    if ((await store.readSeen(server)) === want) return true;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return false;
 }
 
 /**

@@ -4,6 +4,8 @@
 // `start` is `"always"` or `"on-demand"`, and on-demand is an error on a per-agent or per-session
 // entry; `idleStop` is a positive integer of ms, an error except on an on-demand entry.
 
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
 import type { ConfigIssue, InheritEnv, OAuthSettings, ServerEra, SharingMode, StartMode } from './types.js';
 import { describeValue } from './issues.js';
@@ -141,6 +143,22 @@ export function readAuth(
   if (o.clientSecret !== undefined) auth.clientSecret = expand(o.clientSecret, ['auth', 'clientSecret']);
   if (o.scope !== undefined) auth.scope = o.scope;
   if (o.privateKey !== undefined) auth.privateKey = expand(o.privateKey, ['auth', 'privateKey']);
+  if (o.privateKeyFile !== undefined) {
+    if (o.privateKey !== undefined)
+      ctx.errors.push(issue(['auth', 'privateKeyFile'], `give "privateKey" or "privateKeyFile", not both (server "${name}")`));
+    else {
+      const read = readKeyFile(resolve(dirname(ctx.file), expand(o.privateKeyFile, ['auth', 'privateKeyFile'])));
+      if (typeof read === 'string') auth.privateKey = read;
+      else ctx.errors.push(issue(['auth', 'privateKeyFile'], `${read.error} (server "${name}")`));
+    }
+  }
+  if (o.maxScope !== undefined) auth.maxScope = o.maxScope;
+  if (o.issuer !== undefined) {
+    const url = expand(o.issuer, ['auth', 'issuer']);
+    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))
+      ctx.errors.push(issue(['auth', 'issuer'], `"issuer" must be the authorization server's issuer URL, got "${url}" (server "${name}")`));
+    else auth.issuer = url;
+  }
   if (o.signingAlgorithm !== undefined) auth.signingAlgorithm = o.signingAlgorithm;
   if (o.assertionFile !== undefined) auth.assertionFile = expand(o.assertionFile, ['auth', 'assertionFile']);
   if (auth.grant === 'jwt_bearer' && (auth.clientId === undefined || auth.assertionFile === undefined)) {
@@ -162,7 +180,7 @@ export function readAuth(
       ctx.errors.push(
         issue(
           ['auth', 'privateKey'],
-          `"privateKey" must be a PEM PKCS #8 private key ("-----BEGIN PRIVATE KEY-----…"), usually written as \${VAR} (server "${name}")`,
+          `"privateKey" must be a PEM PKCS #8 private key ("-----BEGIN PRIVATE KEY-----…"), usually written as \${VAR} or read from "privateKeyFile" (server "${name}")`,
         ),
       );
   } else if (o.signingAlgorithm !== undefined) {
@@ -320,4 +338,32 @@ export function readStart(
     }
   }
   return out;
+}
+
+/** A private key file is at most this large (a PEM key is a few KiB). */
+const MAX_KEY_FILE_BYTES = 64 * 1024;
+
+/**
+ * `privateKeyFile`: the PEM, read as it is (multi-line, which an env file cannot hold). Like ssh, the
+ * file must be the running user's and readable by nobody else (mode 0600 or 0400), and a regular file.
+ */
+function readKeyFile(file: string): string | { error: string } {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+    const st = fstatSync(fd);
+    if (!st.isFile()) return { error: `"privateKeyFile" ${file} is not a regular file` };
+    if (typeof process.getuid === 'function' && st.uid !== process.getuid())
+      return { error: `"privateKeyFile" ${file} belongs to another user; it must be yours` };
+    if ((st.mode & 0o077) !== 0)
+      return {
+        error: `"privateKeyFile" ${file} is readable or writable by others (mode ${(st.mode & 0o777).toString(8)}); run chmod 600 ${file}`,
+      };
+    if (st.size > MAX_KEY_FILE_BYTES) return { error: `"privateKeyFile" ${file} is larger than ${MAX_KEY_FILE_BYTES} bytes` };
+    return readFileSync(fd, 'utf8').trim();
+  } catch (err) {
+    return { error: `cannot read "privateKeyFile" ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }

@@ -60,6 +60,9 @@ export const oauthObject = z.strictObject({
   clientMetadataUrl: z.string().min(1).optional(),
   scope: z.string().min(1).optional(),
   privateKey: z.string().min(1).optional(),
+  privateKeyFile: z.string().min(1).optional(),
+  maxScope: z.string().min(1).optional(),
+  issuer: z.string().min(1).optional(),
   assertionFile: z.string().min(1).optional(),
   idpTokenEndpoint: z.string().min(1).optional(),
   idpClientId: z.string().min(1).optional(),
@@ -95,7 +98,7 @@ export const EXPECTED: Readonly<Record<string, string>> = {
   era: '"2025", "2026-07-28" or "auto"',
   registry: 'an object {"name", "version", "url"} (where `mcpgate add` took the server from)',
   'registry{}': 'a non-empty string',
-  auth: '"oauth" or {"type": "oauth", "grant", "clientId", "clientSecret", "clientMetadataUrl", "scope", "privateKey", "signingAlgorithm", "assertionFile", "idpTokenEndpoint", "idpClientId", "idpClientSecret", "idTokenFile"}',
+  auth: '"oauth" or {"type": "oauth", "grant", "clientId", "clientSecret", "clientMetadataUrl", "scope", "privateKey", "privateKeyFile", "signingAlgorithm", "maxScope", "issuer", "assertionFile", "idpTokenEndpoint", "idpClientId", "idpClientSecret", "idTokenFile"}',
 };
 
 /** zod's issues, reworded as "expected X, got Y" against the value actually in the file. */

@@ -135,6 +135,16 @@ export interface OAuthSettings {
   /** The scope to ask for; absent: what the server's resource metadata lists. */
   readonly scope?: string;
   /**
+   * The most a step-up (a 403 `insufficient_scope`) may ask for; absent: `scope`. Without either, a
+   * person's login (authorization code) may ask for what the server names, a machine grant nothing beyond what it holds.
+   */
+  readonly maxScope?: string;
+  /**
+   * The authorization server (its issuer URL) the entry's client id, secret, key or assertion may be
+   * presented to. Absent: the first one used is pinned in the state directory (trust on first use).
+   */
+  readonly issuer?: string;
+  /**
    * A PEM (PKCS #8) private key: mcpgate authenticates as `clientId` at the token endpoint with a JWT
    * it signs (`private_key_jwt`, RFC 7523 §2.2) instead of a client secret.
    */

@@ -14,7 +14,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { auth, computeScopeUnion } from '@modelcontextprotocol/client';
 import type { RemoteServerConfig } from '../config/types.js';
 import { probeChallenge } from './challenge.js';
-import { StoreProvider } from './provider.js';
+import { IssuerNotPinned, StoreProvider } from './provider.js';
 import type { TokenFile, TokenStore } from './store.js';
 
 interface LoginOptions {
@@ -85,14 +85,27 @@ export async function login(server: RemoteServerConfig, store: TokenStore, optio
         ...(reuse && stored?.client !== undefined && { client: stored.client }),
       },
     );
+    // A configured client (its id, its secret) goes to one authorization server only: the entry's `issuer`, else the one first used.
+    const pin = settings.clientId === undefined ? undefined : (settings.issuer ?? (await store.readPin(server.name)));
+    provider.expectedIssuer = pin;
+    const pinFirst = async (): Promise<void> => {
+      if (settings.clientId !== undefined && pin === undefined && provider.discoveredIssuer !== undefined)
+        await store.writePin(server.name, provider.discoveredIssuer);
+    };
     const scope = loginScope(settings.scope, challenge.scope, stored);
     const common = {
       serverUrl: server.url,
       ...(scope !== undefined && { scope }),
       ...(challenge.resourceMetadataUrl !== undefined && { resourceMetadataUrl: challenge.resourceMetadataUrl }),
     };
-    const first = await auth(provider, common);
-    if (first === 'AUTHORIZED') return;
+    const first = await auth(provider, common).catch((err: unknown) => {
+      if (err instanceof IssuerNotPinned)
+        throw new LoginError(
+          `${err.message}: the configured client is not presented there. If the move is genuine, set "issuer": "${err.found}" in the entry${settings.issuer === undefined ? ` (or remove ${store.pinFileOf(server.name)})` : ''}`,
+        );
+      throw err;
+    });
+    if (first === 'AUTHORIZED') return await pinFirst();
     const { code, iss, reply } = await callback;
     try {
       // The SDK checks `iss` against the issuer it discovered (RFC 9207), and that issuer against its metadata.
@@ -106,6 +119,7 @@ export async function login(server: RemoteServerConfig, store: TokenStore, optio
       );
       throw err;
     }
+    await pinFirst();
     await reply(true, 'Signed in. You can close this window and return to the terminal.');
   } finally {
     listener.closeAllConnections();

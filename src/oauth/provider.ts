@@ -33,7 +33,22 @@ const IDP_TIMEOUT_MS = 10_000;
 /** The SDK asked for a person's authorization where none can be given (the gateway). */
 export class NeedsLogin extends Error {}
 
-type ProviderUse =
+/** Discovery named an authorization server other than the one the entry's credentials are pinned to: nothing was sent there. */
+export class IssuerNotPinned extends Error {
+  constructor(
+    readonly found: string,
+    readonly pinned: string,
+  ) {
+    super(`the server names the authorization server ${found}, but its credentials are pinned to ${pinned}`);
+  }
+}
+
+/** Two issuer identifiers name the same authorization server (a trailing slash aside). */
+export function sameIssuer(a: string, b: string): boolean {
+  return a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
+}
+
+export type ProviderUse =
   | { kind: 'login'; redirectUrl: string; state: string; open: (url: URL) => void | Promise<void>; challengeDpop?: boolean }
   | { kind: 'gateway' }
   | { kind: 'machine' };
@@ -46,6 +61,11 @@ export class StoreProvider implements OAuthClientProvider {
   private authorizationServer: string | undefined;
   private resource: string | undefined;
   private session: Promise<DpopSession> | undefined;
+  /**
+   * The only authorization server this run may present the entry's client (id, secret, key) or
+   * assertion to: checked as soon as discovery names one, before any registration or token request.
+   */
+  expectedIssuer: string | undefined;
   /**
    * `private_key_jwt` (RFC 7523 §2.2): with the entry's `privateKey`, every token request carries a
    * client assertion the SDK signs (with jose) for this client, instead of a secret.
@@ -180,7 +200,13 @@ export class StoreProvider implements OAuthClientProvider {
 
   /** The issuer of the authorization server `auth()` discovered: the ID-JAG's audience. */
   saveAuthorizationServerUrl(url: string): void {
+    if (this.expectedIssuer !== undefined && !sameIssuer(url, this.expectedIssuer)) throw new IssuerNotPinned(url, this.expectedIssuer);
     this.authorizationServer = url;
+  }
+
+  /** The issuer this run's discovery named (after `auth()`), to pin on first use. */
+  get discoveredIssuer(): string | undefined {
+    return this.authorizationServer;
   }
 
   /** The resource (RFC 8707) `auth()` asks tokens for: the ID-JAG's resource. */

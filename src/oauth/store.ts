@@ -10,7 +10,7 @@
 // secret), the discovery results and the login's DPoP key.
 
 import { createHash } from 'node:crypto';
-import { chmod, mkdir, open, unlink } from 'node:fs/promises';
+import { chmod, mkdir, open, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { writeJsonAtomic } from '../observability/atomic-json.js';
@@ -75,8 +75,15 @@ export class TokenStore {
   constructor(
     private readonly stateDir: string,
     readonly agent?: string,
+    /** Told of every write through this store (before it lands): a watcher tells its own writes from a login's. */
+    private readonly onWrite?: (server: string, content: Omit<TokenFile, 'version' | 'savedAt'>) => void,
   ) {
     this.dir = join(stateDir, OAUTH_DIR);
+  }
+
+  /** The same store, whose writes are told to `onWrite` first. */
+  observed(onWrite: (server: string, content: Omit<TokenFile, 'version' | 'savedAt'>) => void): TokenStore {
+    return new TokenStore(this.stateDir, this.agent, onWrite);
   }
 
   /** The same state directory's store of `agent`'s own logins (per-agent servers); never the shared files. */
@@ -88,6 +95,59 @@ export class TokenStore {
   fileOf(server: string): string {
     const name = encodeURIComponent(server);
     return join(this.dir, this.agent === undefined ? `${name}.json` : `${name}@${agentPart(this.agent)}.json`);
+  }
+
+  /**
+   * The file pinning the authorization server `server`'s configured client and machine credentials are
+   * presented to (trust on first use): `SERVER.issuer`, never a token file's name (those end in `.json`).
+   */
+  pinFileOf(server: string): string {
+    return this.fileOf(server).replace(/\.json$/, '.issuer');
+  }
+
+  /** The pinned issuer of `server`, if one is (an unreadable pin reads as an error, never as none). */
+  async readPin(server: string): Promise<string | undefined> {
+    let text: string;
+    try {
+      text = await readFile(this.pinFileOf(server), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+    const parsed = z.object({ issuer: z.string().min(1) }).safeParse(JSON.parse(text.slice(0, MAX_FILE_BYTES)));
+    if (!parsed.success) throw new Error(`${this.pinFileOf(server)} is not a valid issuer pin`);
+    return parsed.data.issuer;
+  }
+
+  /** Pins `issuer` for `server` (atomically, mode 0600). */
+  async writePin(server: string, issuer: string): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await chmod(this.dir, 0o700);
+    await writeJsonAtomic(this.pinFileOf(server), { issuer, pinnedAt: new Date().toISOString() }, 0o600);
+  }
+
+  /**
+   * A running gateway's acknowledgement that it holds the tokens now in the token file: `SERVER.seen`,
+   * the SHA-256 of the access token it took (never the token). `mcpgate login` waits for it.
+   */
+  seenFileOf(server: string): string {
+    return this.fileOf(server).replace(/\.json$/, '.seen');
+  }
+
+  /** Acknowledges `token` (undefined: none) as held by a running gateway. */
+  async writeSeen(server: string, token: string | undefined): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await writeJsonAtomic(this.seenFileOf(server), { token: tokenDigest(token), at: new Date().toISOString() }, 0o600);
+  }
+
+  /** The digest of the token a running gateway last acknowledged; undefined when none ever did. */
+  async readSeen(server: string): Promise<string | undefined> {
+    try {
+      const value = JSON.parse((await readFile(this.seenFileOf(server), 'utf8')).slice(0, 4096)) as { token?: unknown };
+      return typeof value.token === 'string' ? value.token : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** The command that stores a login here, for messages: `mcpgate login SERVER [--agent A]`. */
@@ -140,6 +200,7 @@ export class TokenStore {
 
   /** Replaces what is stored for `server` (atomically, mode 0600). */
   async write(server: string, content: Omit<TokenFile, 'version' | 'savedAt'>): Promise<void> {
+    this.onWrite?.(server, content);
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     await chmod(this.dir, 0o700);
     await writeJsonAtomic(this.fileOf(server), { version: 1, ...content, savedAt: new Date().toISOString() }, 0o600);
@@ -155,6 +216,11 @@ export class TokenStore {
       throw err;
     }
   }
+}
+
+/** What an acknowledgement holds of a token: its SHA-256 ('' for none). */
+export function tokenDigest(token: string | undefined): string {
+  return token === undefined ? '' : createHash('sha256').update(token).digest('hex');
 }
 
 /** A word as a shell reads it back: as is when it is plain, else single-quoted. */

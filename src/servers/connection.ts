@@ -29,7 +29,7 @@ import type { CallSink, ServerInfo } from './session-types.js';
 import { fullJitter, systemClock, type Clock, type TimerHandle } from './clock.js';
 import { CircuitBreaker, DEFAULT_BREAKER, type Admission, type BreakerOptions } from './breaker.js';
 import type { StopTimings } from './transports/transport.js';
-import type { UpstreamCredentials } from './credentials.js';
+import { parksUntilNewCredentials, type UpstreamCredentials } from './credentials.js';
 import type { OutboundRequest } from './outbound-request.js';
 
 // ── the connection ──────────────────────────────────────────────────────────────────────────────
@@ -229,6 +229,8 @@ export class Connection {
       return `retrying in ${Math.max(0, (this.nextAttemptAt ?? 0) - this.clock.now())} ms (attempt ${this.attempts + 1} of ${this.opts.retries})`;
     if (this.state === 'parked' && this.lastError?.code === 'MCPG_SERVER_NEEDS_LOGIN')
       return `parked until a login is stored: run \`${this.options.credentials?.loginCommand ?? `mcpgate login ${this.name}`}\``;
+    if (this.state === 'parked' && this.lastError?.code === 'MCPG_SERVER_AUTH_REFUSED')
+      return 'parked: its authorization server refused its credentials; it tries again when they change, on its retry schedule, or on SIGHUP';
     if (this.state === 'parked')
       return `parked after ${this.attempts} attempt(s): it tries again every ${this.opts.parkProbeMs / 1000} s, or at once on SIGHUP`;
     return undefined;
@@ -453,11 +455,14 @@ export class Connection {
     this.demand?.stop();
     this.lastError = reason;
     const wasServing = this.state === 'ready';
-    if (reason.code === 'MCPG_SERVER_NEEDS_LOGIN') {
-      // Retrying cannot help until a person logs in; the stored login revives it (or SIGHUP).
+    if (parksUntilNewCredentials(reason)) {
+      // Retrying cannot help until a person logs in or the credentials change; the credentials' watch revives it (or SIGHUP).
       this.nextAttemptAt = undefined;
       this.withdraw(reason);
-      this.transition('parked', `${reason.message}; parked until a login is stored (or SIGHUP)`);
+      this.transition(
+        'parked',
+        `${reason.message}; parked until ${reason.code === 'MCPG_SERVER_NEEDS_LOGIN' ? 'a login is stored' : 'its credentials change or its next scheduled try'} (or SIGHUP)`,
+      );
     } else if (this.attempts < this.opts.retries) {
       const delay = fullJitter(this.attempts, this.opts.backoffBaseMs, this.opts.backoffCapMs, () => this.clock.random());
       this.nextAttemptAt = this.clock.now() + delay;
@@ -568,7 +573,7 @@ export class Connection {
    * `data.retryAt` say when it is worth trying again.
    */
   private unavailable(): GatewayError {
-    if (this.lastError?.code === 'MCPG_SERVER_NEEDS_LOGIN' && this.state !== 'ready') return this.lastError;
+    if (this.lastError !== undefined && parksUntilNewCredentials(this.lastError) && this.state !== 'ready') return this.lastError;
     const why = this.lastError !== undefined ? `: ${this.lastError.message}` : '';
     const retryAt = this.nextAttemptAt;
     const seconds = retryAt === undefined ? undefined : Math.max(0, Math.ceil((retryAt - this.clock.now()) / 1000));

@@ -39,3 +39,12 @@ export interface UpstreamCredentials {
   /** Calls `changed` when new credentials were stored (a login); returns the way to stop. */
   watch(changed: () => void): () => void;
 }
+
+/**
+ * Whether a session that ended with `err` is to stay parked until the credentials say something changed
+ * (their `watch`) or SIGHUP: retrying on the usual schedule cannot help. A login is needed, or the
+ * authorization server refused the credentials (the credentials' watch also retries on a slow schedule).
+ */
+export function parksUntilNewCredentials(err: { code: string }): boolean {
+  return err.code === 'MCPG_SERVER_NEEDS_LOGIN' || err.code === 'MCPG_SERVER_AUTH_REFUSED';
+}

@@ -15,6 +15,7 @@ import { UNSUPPORTED_PROTOCOL_VERSION } from '../wire/era.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
 import { GATEWAY_INFO } from '../version.js';
 import { CLIENT_CAPABILITIES, MODERN_PROTOCOL_VERSION, readDiscover, wantedEra } from './era.js';
+import { parksUntilNewCredentials } from './credentials.js';
 import { serverSchemas } from './sdk-schemas.js';
 import type { SessionEra } from './era.js';
 import type { ServerInfo, SessionOptions, SessionState } from './session-types.js';
@@ -151,7 +152,7 @@ async function discover(
           `server "${session.name}" did not answer server/discover within ${options.startupTimeoutMs} ms`,
           { server: session.name },
         )
-      : err instanceof GatewayError && err.code !== 'MCPG_SERVER_START_FAILED' && err.code !== 'MCPG_SERVER_NEEDS_LOGIN'
+      : err instanceof GatewayError && err.code !== 'MCPG_SERVER_START_FAILED' && !parksUntilNewCredentials(err)
         ? new GatewayError(
             'MCPG_SERVER_START_FAILED',
             `${err.message} (before completing server/discover${diedOfProbe ? '; the probe for its era: it is initialized next time' : fallback ? '' : `; the entry's "era" is "${MODERN_PROTOCOL_VERSION}"`})`,
@@ -211,7 +212,7 @@ function offersModern(err: unknown): boolean {
 
 function toStartError(err: unknown, server: string): GatewayError {
   if (err instanceof GatewayError) {
-    if (err.code === 'MCPG_SERVER_START_FAILED' || err.code === 'MCPG_SERVER_NEEDS_LOGIN') return err;
+    if (err.code === 'MCPG_SERVER_START_FAILED' || parksUntilNewCredentials(err)) return err;
     return new GatewayError('MCPG_SERVER_START_FAILED', `${err.message} (before completing initialize)`, { server, cause: err });
   }
   return new GatewayError('MCPG_SERVER_START_FAILED', `server "${server}" failed to initialize: ${String(err)}`, { server });

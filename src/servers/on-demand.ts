@@ -10,6 +10,7 @@
 
 import { GatewayError } from '../errors.js';
 import type { Clock, TimerHandle } from './clock.js';
+import { parksUntilNewCredentials } from './credentials.js';
 import type { CallSink } from './session-types.js';
 
 /** What a failed start's message says of the connection: its state, its next step, when it retries. */
@@ -145,7 +146,7 @@ export class OnDemand {
 /** Why a call's start on demand failed: the start's own reason, and when it is tried again. */
 export function startFailed(reason: GatewayError, at: StartFailure): GatewayError {
   // A login is what it needs, as for any server: that error says which command gives it one.
-  if (reason.code === 'MCPG_SERVER_NEEDS_LOGIN') return reason;
+  if (parksUntilNewCredentials(reason)) return reason;
   return new GatewayError(
     'MCPG_SERVER_UNAVAILABLE',
     `server "${at.server}" could not be started on demand: ${reason.message}${at.next !== undefined ? `; ${at.next}` : ''}`,

@@ -85,7 +85,10 @@ describe('mcpgate as an OAuth client: issuers', { timeout: 120_000 }, () => {
     await remote.move(second.issuer);
     await assert.rejects(
       gw.client.callTool({ name: 'remote__echo', arguments: { text: 'two' } }),
-      /needs login: run `mcpgate login remote`/,
+      // What happened, not "the access token expired": the server moved, and no refresh at the old one helps.
+      new RegExp(
+        `needs login: run \`mcpgate login remote\` \\(it refused the access token: the server moved to the authorization server ${second.issuer.replace(/\./g, '\\.')}, and the stored login is from ${first.issuer.replace(/\./g, '\\.')}\\)`,
+      ),
     );
 
     const moved = await runLogin(second, { config, state, port });

@@ -378,7 +378,8 @@ export async function startAuthServer(options: IdpOptions = {}): Promise<Idp> {
 export interface OAuthRemote {
   url: string;
   base: string;
-  stats(): Promise<{ accepted: number; refused: number }>;
+  /** `requests`: every request to its metadata or /mcp, whatever the answer. */
+  stats(): Promise<{ accepted: number; refused: number; requests: number }>;
   /** Every distinct Authorization value the server received. */
   seen(): Promise<string[]>;
   /** With `--dpop`: proofs accepted, `use_dpop_nonce` answers given, and why proofs were refused. */
@@ -406,7 +407,7 @@ export async function startOAuthRemote(issuer: string, args: string[] = []): Pro
   return {
     url,
     base,
-    stats: async () => (await (await fetch(`${base}/stats`)).json()) as { accepted: number; refused: number },
+    stats: async () => (await (await fetch(`${base}/stats`)).json()) as { accepted: number; refused: number; requests: number },
     seen: async () => (await (await fetch(`${base}/seen`)).json()) as string[],
     dpop: async () => (await (await fetch(`${base}/dpop`)).json()) as { accepted: number; nonceChallenges: number; refused: string[] },
     refuseLast: async () => void (await fetch(`${base}/refuse-last`, { method: 'POST' })).body?.cancel(),

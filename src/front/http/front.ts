@@ -266,7 +266,11 @@ export class HttpFront {
     }
     const rules = this.gateway.rules;
     const resource = this.resourceUri();
-    const outcome = await authenticate(rules, req.headers.authorization, { issuers: this.issuers, resource });
+    const outcome = await authenticate(rules, req.headers.authorization, {
+      issuers: this.issuers,
+      resource,
+      ...(req.socket.remoteAddress !== undefined && { source: req.socket.remoteAddress }),
+    });
     if (outcome.ok) {
       if (outcome.claims !== undefined) this.claims.set(req, outcome.claims);
       return outcome.agent;
