@@ -46,7 +46,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       [--pins tofu|strict|off] [--state DIR] [--sanitize on|off]
       [--retries N] [--backoff-cap MS] [--park-probe MS] [--stable-after MS]
       [--breaker N] [--breaker-cooldown MS] [--max-agent-buffer BYTES]
-      [--audit FILE|-] [--audit-arguments] [--audit-max-bytes BYTES] [--otlp-endpoint URL]
+      [--audit FILE|-] [--audit-arguments] [--audit-max-bytes BYTES] [--otlp-endpoint URL] [--draft-rate-limited-code]
       HTTP: [--no-auth] [--allow-origin ORIGIN]… [--allow-host NAME]… [--max-body BYTES] [--session-idle MS]
             [--max-sessions N] [--max-sessions-per-agent N] [--drain-timeout MS]
             [--replay-buffer BYTES] [--replay-age MS] [--replay-total BYTES]
@@ -115,6 +115,10 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       'audit-arguments': { type: 'boolean', help: 'put argument values in the audit trail (by default only their names)' },
       'audit-max-bytes': bytes('size past which the audit file is rotated (default 10485760)'),
       'otlp-endpoint': { type: 'string', value: 'URL', help: 'export OpenTelemetry traces (OTLP/HTTP) to this collector' },
+      'draft-rate-limited-code': {
+        type: 'boolean',
+        help: "refuse a call over a limit with the specification draft's rate-limited code -32023 instead of mcpgate's own -31023 (for when the specification adopts it)",
+      },
       'no-auth': { type: 'boolean', help: 'HTTP without tokens; only on a loopback HOST' },
       'allow-origin': {
         type: 'string',

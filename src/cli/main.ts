@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GatewayError } from '../errors.js';
+import { GatewayError, useDraftRateLimitedCode } from '../errors.js';
 import { Logger, isLogFormat, isLogLevel, logStyleFor } from '../observability/logger.js';
 import { GATEWAY_INFO } from '../version.js';
 import { PIN_MODES, type PinMode } from '../pins/review.js';
@@ -311,7 +311,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           throw usage('--stdio with --http is one process for one stdio agent: it takes no --workers or --redis');
         const workers = positiveInt(str('workers'), '--workers', 'a positive whole number') ?? 1;
         if (workers > MAX_WORKERS) throw usage(`--workers must be at most ${MAX_WORKERS} (got ${workers})`);
-        const cluster = clusterSettings(values, env);
+        const cluster = clusterSettings(values, env, (text) => log.warn(text));
         if (workers > 1) {
           if (http === undefined) throw usage(`--workers ${workers} needs --http HOST:PORT: the workers share one HTTP port`);
           // A request can reach a worker that does not hold its session (a connection reused for another, an adopted session): the owners in Redis find it.
@@ -339,6 +339,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
                 includeArguments: flag('audit-arguments'),
                 ...defined('maxBytes', auditMaxBytes),
               };
+        // The whole process (and, forked with the same argv, every worker) sends the one code.
+        useDraftRateLimitedCode(flag('draft-rate-limited-code'));
         const tracing = tracingSettings(str('otlp-endpoint'), env);
         let requestStateKey: Buffer | undefined;
         try {
@@ -465,12 +467,16 @@ function httpSettings(
 function clusterSettings(
   values: Record<string, string | boolean | string[] | undefined>,
   env: NodeJS.ProcessEnv,
+  warn: (text: string) => void,
 ): ClusterSettings | undefined {
   const redisUrl = (values.redis as string | undefined) ?? env.MCPGATE_REDIS;
   const secret = (values['cluster-secret'] as string | undefined) ?? env.MCPGATE_CLUSTER_SECRET;
   const advertise = values.advertise as string | undefined;
   if (redisUrl === undefined || redisUrl === '') {
-    if (secret !== undefined || advertise !== undefined) throw usage('--cluster-secret and --advertise need --redis URL');
+    if (values['cluster-secret'] !== undefined || advertise !== undefined) throw usage('--cluster-secret and --advertise need --redis URL');
+    // The cluster docs have the secret exported in the shell, where a plain single-process serve runs too.
+    if (secret !== undefined)
+      warn('MCPGATE_CLUSTER_SECRET is set but there is no --redis (or MCPGATE_REDIS): this gateway is not in a cluster and ignores it');
     return undefined;
   }
   let url: URL;
