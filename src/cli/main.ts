@@ -8,6 +8,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GatewayError, useDraftRateLimitedCode } from '../errors.js';
+import { tolerateClosedStderr } from './closed-stderr.js';
 import { Logger, isLogFormat, isLogLevel, logStyleFor } from '../observability/logger.js';
 import { GATEWAY_INFO } from '../version.js';
 import { PIN_MODES, type PinMode } from '../pins/review.js';
@@ -577,6 +578,7 @@ function usage(message: string): GatewayError {
  * (bin.ts) and `node dist/src/cli/main.js` do; tests call `main` instead.
  */
 export function runAsProcess(argv: string[]): void {
+  tolerateClosedStderr();
   main(argv).then(
     (code) => {
       process.exitCode = code;
