@@ -196,7 +196,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       deny: { type: 'boolean', help: 'deny the call: the agent gets MCPG_CALL_DENIED with the reason' },
       reason: { type: 'string', value: 'TEXT', help: 'why (told to the agent and written to the audit trail; at most 500 characters)' },
       url: { type: 'string', value: 'URL', help: 'the gateway, any worker of a cluster (MCPGATE_URL)' },
-      token: { type: 'string', value: 'TOKEN', help: "an admin's token (MCPGATE_TOKEN)" },
+      token: { type: 'string', value: 'TOKEN', help: "an admin's token; prefer MCPGATE_TOKEN, which keeps it out of argv" },
       json: { type: 'boolean', help: 'print the raw JSON answer' },
     },
   },
