@@ -306,6 +306,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           },
         };
         const http = httpText === undefined ? undefined : httpSettings(httpText, values, agent, agentExplicit);
+        if (http?.auth === 'off')
+          log.warn(
+            "--no-auth: every local process may speak for any agent; calls the rules hold for a person's approval are decided only with an admin's token (the rules' \"admins\"), never by the agent itself",
+          );
         // --stdio with --http: one agent on stdio, and the HTTP front (the console, /status, /approvals) beside it.
         const stdioToo = flag('stdio') && http !== undefined;
         if (stdioToo && (str('workers') !== undefined || str('redis') !== undefined))
