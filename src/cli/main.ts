@@ -218,12 +218,16 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         return await (
           await import('./status.js')
         ).runStatus({ url: str('url') ?? env.MCPGATE_URL, token: str('token') ?? env.MCPGATE_TOKEN, json: flag('json') }, io);
-      case 'import':
-        return await (
-          await import('./import/run-import.js')
-        ).runImport(
+      case 'import': {
+        const imports = await import('./import/run-import.js');
+        // Never the project's shared .mcp.json (the one teams commit) unless it is named.
+        const named = str('config') !== undefined || env.MCPGATE_CONFIG !== undefined;
+        const importTo = named ? configFile : imports.defaultImportConfig(env);
+        if (importTo === undefined)
+          throw usage('import needs --config FILE: there is no home directory for the default ~/.config/mcpgate/.mcp.json');
+        return await imports.runImport(
           {
-            configFile,
+            configFile: importTo,
             clients: (values.client as string[] | undefined) ?? [],
             from: ((values.from as string[] | undefined) ?? []).map((f) => resolve(f)),
             project: resolve(str('project') ?? '.'),
@@ -234,6 +238,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           },
           io,
         );
+      }
       case 'serve': {
         holdYoungGeneration();
         const levelText = str('log-level') ?? env.MCPGATE_LOG_LEVEL ?? 'info';
