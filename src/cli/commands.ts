@@ -157,7 +157,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   },
   import: {
     synopsis: `import [--client claude-desktop|claude-code|cursor|vscode]… [--from FILE] [--project DIR]
-       [--config .mcp.json] [--secrets FILE] [--force] [--dry-run]`,
+       [--config FILE] [--secrets FILE] [--force] [--dry-run]`,
     summary:
       "Copy the MCP servers a client (Claude Desktop, Claude Code, Cursor, VS Code) already has into mcpgate's config, and print the line that points the client at mcpgate instead.",
     options: {
@@ -173,7 +173,11 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
         value: 'DIR',
         help: 'the project whose .mcp.json, .cursor/mcp.json and .vscode/mcp.json are read (default: the current directory)',
       },
-      config: { type: 'string', value: 'FILE', help: 'the .mcp.json to write or merge into (default ./.mcp.json; MCPGATE_CONFIG)' },
+      config: {
+        type: 'string',
+        value: 'FILE',
+        help: "the .mcp.json to write or merge into (default your own ~/.config/mcpgate/.mcp.json, never the project's shared one; MCPGATE_CONFIG)",
+      },
       secrets: { type: 'string', value: 'FILE', help: 'where literal secrets are moved (default .mcp.env beside the config, mode 0600)' },
       force: { type: 'boolean', help: 'replace servers the config already has under the same name' },
       'dry-run': { type: 'boolean', help: 'print the resulting config and write nothing' },
