@@ -7,13 +7,14 @@
 // for a server's fault.
 //
 // Where mcpgate's own codes sit: MCP 2026-07-28 ("Error Codes", basic protocol) splits JSON-RPC's
-// server-error range: -32000…-32019 stays implementation-defined (apart from -32002, MCP's resource
-// not found), while -32020…-32099 is reserved for codes the specification defines, allocated in order
-// from -32020; an implementation must not send any other code from that band. New codes of an
-// implementation belong outside -32768…-32000. So mcpgate keeps the codes it had in -32010…-32019 and
-// puts every later one in -31000…-31099, where no specification can give the number another meaning.
-// test/unit/error-codes-spec.test.ts checks the registry against the codes the specification and its
-// drafts define.
+// server-error range: -32000…-32019 is legacy (new implementations should not use it; only -32002,
+// the old resource not found, keeps a meaning), while -32020…-32099 is reserved for codes the
+// specification defines; an implementation must not send any other code from that band, and must
+// not send -32002 or -32042 to a peer of that revision. New codes of an implementation belong
+// outside -32768…-32000, so every code of mcpgate's own is in -31000…-31099, where no specification
+// can give the number another meaning (the codes once in -32010…-32019 moved to -31010…-31019).
+// test/unit/error-codes-spec.test.ts reads the codes from the revision's own text and checks the
+// registry against them; wire/modern-answers.ts rewrites what a 2026-07-28 agent must not get.
 
 export const JSONRPC = {
   PARSE_ERROR: -32700,
@@ -24,11 +25,12 @@ export const JSONRPC = {
   /** MCP's "resource not found" (2025-11-25, resources/read). */
   RESOURCE_NOT_FOUND: -32002,
   /**
-   * MCP's "rate limited" as the specification's draft defines it (SEP-3304 "Standardizing
-   * Rate-Limiting Errors": `RATE_LIMITED`, `error.data.retryAfterMs`, optional `limit` and
-   * `remaining`; HTTP 429 with `Retry-After`). Sent only with that meaning (docs/errors.md).
+   * "Rate limited" as the specification's draft defines it (SEP-3304 "Standardizing Rate-Limiting
+   * Errors": `error.data.retryAfterMs`, optional `limit` and `remaining`; HTTP 429 with
+   * `Retry-After`). The draft is not part of any revision, so it is sent only when the operator
+   * turns it on (`serve --draft-rate-limited-code`, `useDraftRateLimitedCode`).
    */
-  RATE_LIMITED: -32023,
+  DRAFT_RATE_LIMITED: -32023,
 } as const;
 
 /** Every code, with the JSON-RPC code it maps to on the wire and a one-line summary. */
@@ -49,29 +51,29 @@ export const ERROR_CODES = {
     rpc: JSONRPC.METHOD_NOT_FOUND,
     summary: 'The other side did not declare the capability this request needs.',
   },
-  MCPG_SHUTTING_DOWN: { rpc: -32010, summary: 'The gateway is shutting down and takes no new requests.' },
+  MCPG_SHUTTING_DOWN: { rpc: -31010, summary: 'The gateway is shutting down and takes no new requests.' },
   MCPG_SERVER_UNAVAILABLE: {
-    rpc: -32011,
+    rpc: -31011,
     summary: 'The server that owns the tool is not connected (failed to start, exited, or is restarting).',
   },
-  MCPG_SERVER_TIMEOUT: { rpc: -32012, summary: 'The server did not answer within its timeout; the request was cancelled on the server.' },
-  MCPG_SERVER_BAD_RESPONSE: { rpc: -32013, summary: 'The server sent something that is not a valid MCP message or result.' },
-  MCPG_SERVER_START_FAILED: { rpc: -32014, summary: 'The server could not be started or did not complete initialization.' },
+  MCPG_SERVER_TIMEOUT: { rpc: -31012, summary: 'The server did not answer within its timeout; the request was cancelled on the server.' },
+  MCPG_SERVER_BAD_RESPONSE: { rpc: -31013, summary: 'The server sent something that is not a valid MCP message or result.' },
+  MCPG_SERVER_START_FAILED: { rpc: -31014, summary: 'The server could not be started or did not complete initialization.' },
   MCPG_SANDBOX_UNAVAILABLE: {
     rpc: -31050,
     summary: 'A sandboxed server was not started: this system has no sandbox mechanism (Linux with bubblewrap).',
   },
   MCPG_AGENT_UNAVAILABLE: {
-    rpc: -32015,
+    rpc: -31015,
     summary: 'A server asked the agent something (sampling, elicitation, roots) but no agent could answer.',
   },
-  MCPG_OVERLOADED: { rpc: -32016, summary: 'The agent has too many requests in flight; new ones are refused until some finish.' },
+  MCPG_OVERLOADED: { rpc: -31016, summary: 'The agent has too many requests in flight; new ones are refused until some finish.' },
   MCPG_POLICY_DENIED: {
-    rpc: -32018,
+    rpc: -31018,
     summary: "The agent's rules do not allow this tool, resource or prompt (the same answer whether it exists or not).",
   },
   MCPG_TOOL_HELD: {
-    rpc: -32017,
+    rpc: -31017,
     summary: "The tool's definition is new or changed and not approved yet (pins); the message gives the command that approves it.",
   },
   MCPG_PIN_STORE_INVALID: {
@@ -128,7 +130,7 @@ export const ERROR_CODES = {
       'A request claiming to be forwarded by another worker of the cluster was not signed with the cluster secret, or too long ago (HTTP 403).',
   },
   MCPG_SESSION_LIMIT: {
-    rpc: -32019,
+    rpc: -31019,
     summary:
       'The limit on sessions (per agent or in total) is reached; end or let idle sessions expire (HTTP 429 per agent, 503 in total).',
   },
@@ -146,7 +148,7 @@ export const ERROR_CODES = {
     summary: "A modern agent's retry carried a requestState mcpgate did not issue to it, or one altered, expired or already used.",
   },
   MCPG_RATE_LIMITED: {
-    rpc: JSONRPC.RATE_LIMITED,
+    rpc: -31023,
     summary:
       "A tool call was over a limit of the rules' `limits` (calls per window, or calls in flight); `data.retryAfterMs` says when to try again (HTTP 429 with Retry-After).",
   },
@@ -162,6 +164,11 @@ export const ERROR_CODES = {
     rpc: -31048,
     summary:
       "A modern server's input request (sampling, elicitation, roots) could not be answered by the agent, so the call could not be retried.",
+  },
+  MCPG_URL_ELICITATION_REQUIRED: {
+    rpc: -31042,
+    summary:
+      "A 2025 server answered a 2026-07-28 agent's request with URL elicitation required (-32042, which that revision forbids); the server's data (the URLs to open) is kept: open them, then retry.",
   },
   MCPG_CONFIG_INVALID: { rpc: JSONRPC.INVALID_PARAMS, summary: 'A configuration file could not be read, parsed or validated.' },
   MCPG_USAGE: { rpc: JSONRPC.INVALID_PARAMS, summary: 'The command line was not understood.' },
@@ -193,7 +200,7 @@ export class GatewayError extends Error {
   }
 
   get rpcCode(): number {
-    return ERROR_CODES[this.code].rpc;
+    return rpcCodeOf(this.code);
   }
 
   /** The JSON-RPC `error` object: message, numeric code, and `data.code` (never a stack trace). */
@@ -203,6 +210,22 @@ export class GatewayError extends Error {
     if (this.server !== undefined) data.server = this.server;
     return { code: this.rpcCode, message: this.message, data };
   }
+}
+
+/**
+ * Whether a rate-limited refusal is sent with the specification draft's code (-32023) instead of
+ * mcpgate's own (-31023). Off until the specification adopts the draft; the same `data` and HTTP 429
+ * either way. One setting for the whole process, set once at start (`serve --draft-rate-limited-code`).
+ */
+let draftRateLimited = false;
+
+export function useDraftRateLimitedCode(on: boolean): void {
+  draftRateLimited = on;
+}
+
+/** The JSON-RPC code `code` is sent with now (the registry's, or the draft's for a rate-limited refusal when on). */
+export function rpcCodeOf(code: ErrorCode): number {
+  return code === 'MCPG_RATE_LIMITED' && draftRateLimited ? JSONRPC.DRAFT_RATE_LIMITED : ERROR_CODES[code].rpc;
 }
 
 export interface JsonRpcErrorObject {

@@ -2,7 +2,12 @@
 // approval, through a running HTTP gateway's `/approvals` (front/http/approvals-api.ts) with an admin's
 // token, as `mcpgate status` reaches `/status`. Without ID it lists the calls waiting, with their
 // exact arguments. With `--redis` any worker takes the decision to the one holding the call.
+// What it prints comes from agents and servers (names, arguments, reasons): every bidi, zero-width,
+// C0 and C1 character is shown escaped (`wire/sanitize.ts` `visible`, as the console shows them), so
+// the operator deciding sees the arguments the decision binds to, not what a terminal makes of them.
+// The token is best given in MCPGATE_TOKEN: `--token` puts it in argv, which other users can read.
 
+import { visible } from '../wire/sanitize.js';
 import { askGateway, errorMessage, gatewayBase } from './gateway-api.js';
 import type { CliIo } from './io.js';
 
@@ -39,7 +44,7 @@ export async function runApproveCall(o: ApproveCallOptions, io: CliIo): Promise<
   if (response === undefined) return 1;
   const { text } = response;
   if (response.status === 401) {
-    io.err(`mcpgate: ${base} wants an admin's token: pass --token or set MCPGATE_TOKEN (${errorMessage(text)})\n`);
+    io.err(`mcpgate: ${base} wants an admin's token: set MCPGATE_TOKEN (or pass --token) (${visible(errorMessage(text))})\n`);
     return 1;
   }
   if (response.status === 403) {
@@ -49,7 +54,7 @@ export async function runApproveCall(o: ApproveCallOptions, io: CliIo): Promise<
     return 1;
   }
   if (!response.ok) {
-    io.err(`mcpgate: ${errorMessage(text)}\n`);
+    io.err(`mcpgate: ${visible(errorMessage(text))}\n`);
     return 1;
   }
   if (o.json) {
@@ -58,7 +63,7 @@ export async function runApproveCall(o: ApproveCallOptions, io: CliIo): Promise<
   }
   if (o.id !== undefined) {
     const done = JSON.parse(text) as { decision: string; agent: string; tool: string };
-    io.out(`${done.decision} call ${o.id}: agent "${done.agent}", tool "${done.tool}"\n`);
+    io.out(`${visible(done.decision)} call ${visible(o.id)}: agent "${visible(done.agent)}", tool "${visible(done.tool)}"\n`);
     return 0;
   }
   const { approvals } = JSON.parse(text) as { approvals: Pending[] };
@@ -68,8 +73,10 @@ export async function runApproveCall(o: ApproveCallOptions, io: CliIo): Promise<
   }
   for (const call of approvals) {
     const left = Math.max(0, Math.round((call.expiresAt - Date.now()) / 1000));
-    io.out(`${call.id}  agent "${call.agent}"  tool "${call.publicName}"  expires in ${left} s  (${call.rule})\n`);
-    io.out(`${JSON.stringify(call.arguments, null, 2).replace(/^/gm, '    ')}\n`);
+    io.out(
+      `${visible(call.id)}  agent "${visible(call.agent)}"  tool "${visible(call.publicName)}"  expires in ${left} s  (${visible(call.rule)})\n`,
+    );
+    io.out(`${visible(JSON.stringify(call.arguments, null, 2)).replace(/^/gm, '    ')}\n`);
   }
   io.out(`approve one with 'mcpgate approve-call ID', deny it with 'mcpgate approve-call ID --deny --reason TEXT'\n`);
   return 0;

@@ -52,7 +52,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       [--pins tofu|strict|off] [--state DIR] [--sanitize on|off]
       [--retries N] [--backoff-cap MS] [--park-probe MS] [--stable-after MS]
       [--breaker N] [--breaker-cooldown MS] [--max-agent-buffer BYTES]
-      [--audit FILE|-] [--audit-arguments] [--audit-max-bytes BYTES] [--otlp-endpoint URL]
+      [--audit FILE|-] [--audit-arguments] [--audit-max-bytes BYTES] [--otlp-endpoint URL] [--draft-rate-limited-code]
       HTTP: [--no-auth] [--allow-origin ORIGIN]… [--allow-host NAME]… [--max-body BYTES] [--session-idle MS]
             [--max-sessions N] [--max-sessions-per-agent N] [--drain-timeout MS]
             [--replay-buffer BYTES] [--replay-age MS] [--replay-total BYTES]
@@ -121,6 +121,10 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       'audit-arguments': { type: 'boolean', help: 'put argument values in the audit trail (by default only their names)' },
       'audit-max-bytes': bytes('size past which the audit file is rotated (default 10485760)'),
       'otlp-endpoint': { type: 'string', value: 'URL', help: 'export OpenTelemetry traces (OTLP/HTTP) to this collector' },
+      'draft-rate-limited-code': {
+        type: 'boolean',
+        help: "refuse a call over a limit with the specification draft's rate-limited code -32023 instead of mcpgate's own -31023 (for when the specification adopts it)",
+      },
       'no-auth': { type: 'boolean', help: 'HTTP without tokens; only on a loopback HOST' },
       'allow-origin': {
         type: 'string',
@@ -159,7 +163,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   },
   import: {
     synopsis: `import [--client claude-desktop|claude-code|cursor|vscode]… [--from FILE] [--project DIR]
-       [--config .mcp.json] [--secrets FILE] [--force] [--dry-run]`,
+       [--config FILE] [--secrets FILE] [--force] [--dry-run]`,
     summary:
       "Copy the MCP servers a client (Claude Desktop, Claude Code, Cursor, VS Code) already has into mcpgate's config, and print the line that points the client at mcpgate instead.",
     options: {
@@ -175,7 +179,11 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
         value: 'DIR',
         help: 'the project whose .mcp.json, .cursor/mcp.json and .vscode/mcp.json are read (default: the current directory)',
       },
-      config: { type: 'string', value: 'FILE', help: 'the .mcp.json to write or merge into (default ./.mcp.json; MCPGATE_CONFIG)' },
+      config: {
+        type: 'string',
+        value: 'FILE',
+        help: "the .mcp.json to write or merge into (default your own ~/.config/mcpgate/.mcp.json, never the project's shared one; MCPGATE_CONFIG)",
+      },
       secrets: { type: 'string', value: 'FILE', help: 'where literal secrets are moved (default .mcp.env beside the config, mode 0600)' },
       force: { type: 'boolean', help: 'replace servers the config already has under the same name' },
       'dry-run': { type: 'boolean', help: 'print the resulting config and write nothing' },
@@ -246,7 +254,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       deny: { type: 'boolean', help: 'deny the call: the agent gets MCPG_CALL_DENIED with the reason' },
       reason: { type: 'string', value: 'TEXT', help: 'why (told to the agent and written to the audit trail; at most 500 characters)' },
       url: { type: 'string', value: 'URL', help: 'the gateway, any worker of a cluster (MCPGATE_URL)' },
-      token: { type: 'string', value: 'TOKEN', help: "an admin's token (MCPGATE_TOKEN)" },
+      token: { type: 'string', value: 'TOKEN', help: "an admin's token; prefer MCPGATE_TOKEN, which keeps it out of argv" },
       json: { type: 'boolean', help: 'print the raw JSON answer' },
     },
   },

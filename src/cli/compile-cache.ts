@@ -11,10 +11,18 @@
 // could have put it there first. `NODE_DISABLE_COMPILE_CACHE=1` turns it off. The cache is an
 // optimization only: where it cannot be used (no home, a read-only one) Node says so in the value it
 // returns, and mcpgate starts as it would without it.
+//
+// Code read from the cache runs as mcpgate, so the cache is used only where no one else could have
+// written it: mcpgate makes the directory (0700) and then checks its real path, every directory up to
+// the root: the cache's own and its parent `mcpgate` owned by this user, every ancestor owned by this
+// user or root, and none writable by group or others unless it is sticky (like /tmp, where others may
+// add entries but not replace ours). Anything else (a planted directory, a group-writable cache): no
+// cache, and mcpgate starts without it.
 
+import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import * as nodeModule from 'node:module';
 import { homedir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 
 interface CompileCacheResult {
   status: number;
@@ -38,10 +46,56 @@ export function compileCacheDirectory(env: NodeJS.ProcessEnv, home: () => string
   return isAbsolute(dir) ? join(dir, '.cache', 'mcpgate', 'compile-cache') : null;
 }
 
-/** Turns the cache on where this Node has one; what Node answered, or undefined where it has none or there is no directory. */
+/** What the check reads of a directory. */
+export interface DirStat {
+  uid: number;
+  mode: number;
+  isDirectory(): boolean;
+}
+
+const GROUP_OR_OTHER_WRITABLE = 0o022;
+const STICKY = 0o1000;
+
+/**
+ * Why the cache at `directory` (a real path) could hold code someone else wrote, or undefined when
+ * only `uid` (or root, above the cache's own two levels) could have written it.
+ */
+export function unsafeCacheReason(directory: string, uid: number, stat: (path: string) => DirStat = statSync): string | undefined {
+  let path = directory;
+  for (let depth = 0; ; depth++) {
+    let st: DirStat;
+    try {
+      st = stat(path);
+    } catch {
+      return `${path} cannot be read`;
+    }
+    if (!st.isDirectory()) return `${path} is not a directory`;
+    // The cache directory and its parent (`mcpgate`) are the user's own; above them root's are fine too.
+    const owners = depth < 2 ? [uid] : [uid, 0];
+    if (!owners.includes(st.uid)) return `${path} is owned by uid ${st.uid}`;
+    if ((st.mode & GROUP_OR_OTHER_WRITABLE) !== 0 && (depth < 2 || (st.mode & STICKY) === 0))
+      return `${path} is writable by others (mode ${(st.mode & 0o7777).toString(8)})`;
+    const parent = dirname(path);
+    if (parent === path) return undefined;
+    path = parent;
+  }
+}
+
+/** Turns the cache on where this Node has one; what Node answered, or undefined where it has none, there is no directory, or it is not safe. */
 export function enableCompileCache(env: NodeJS.ProcessEnv = process.env): CompileCacheResult | undefined {
   const enable = (nodeModule as { enableCompileCache?: EnableCompileCache }).enableCompileCache;
   if (enable === undefined) return undefined;
   const directory = compileCacheDirectory(env);
-  return directory === null ? undefined : enable(directory);
+  if (directory === undefined) return enable();
+  if (directory === null) return undefined;
+  let real: string;
+  try {
+    mkdirSync(directory, { recursive: true, mode: 0o700 });
+    real = realpathSync(directory);
+  } catch {
+    return undefined;
+  }
+  const uid = process.getuid?.();
+  if (uid !== undefined && unsafeCacheReason(real, uid) !== undefined) return undefined;
+  return enable(real);
 }

@@ -4,8 +4,9 @@
 // else is interpreted (no `export`, no escapes, no expansion). The real environment wins over the
 // file, so a deployment can still override a value.
 
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { GatewayError } from '../errors.js';
+import { writePrivateFile } from './import/private-file.js';
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** An env file is a handful of lines; a bigger one is not what the user meant to pass. */
@@ -69,6 +70,6 @@ export async function appendEnvFile(
       : text.endsWith('\n') || text === ''
         ? text
         : `${text}\n`;
-  await writeFile(file, prefix + lines, { mode: 0o600 });
-  await chmod(file, 0o600);
+  // Created 0600 and never through a link: a planted link must not receive the secrets.
+  await writePrivateFile(file, prefix + lines, { private: true });
 }

@@ -7,7 +7,8 @@ import { parseArgs } from 'node:util';
 import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GatewayError } from '../errors.js';
+import { GatewayError, useDraftRateLimitedCode } from '../errors.js';
+import { tolerateClosedStderr } from './closed-stderr.js';
 import { Logger, isLogFormat, isLogLevel, logStyleFor } from '../observability/logger.js';
 import { GATEWAY_INFO } from '../version.js';
 import { PIN_MODES, type PinMode } from '../pins/review.js';
@@ -225,12 +226,16 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         return await (
           await import('./status.js')
         ).runStatus({ url: str('url') ?? env.MCPGATE_URL, token: str('token') ?? env.MCPGATE_TOKEN, json: flag('json') }, io);
-      case 'import':
-        return await (
-          await import('./import/run-import.js')
-        ).runImport(
+      case 'import': {
+        const imports = await import('./import/run-import.js');
+        // Never the project's shared .mcp.json (the one teams commit) unless it is named.
+        const named = str('config') !== undefined || env.MCPGATE_CONFIG !== undefined;
+        const importTo = named ? configFile : imports.defaultImportConfig(env);
+        if (importTo === undefined)
+          throw usage('import needs --config FILE: there is no home directory for the default ~/.config/mcpgate/.mcp.json');
+        return await imports.runImport(
           {
-            configFile,
+            configFile: importTo,
             clients: (values.client as string[] | undefined) ?? [],
             from: ((values.from as string[] | undefined) ?? []).map((f) => resolve(f)),
             project: resolve(str('project') ?? '.'),
@@ -241,6 +246,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           },
           io,
         );
+      }
       case 'serve': {
         holdYoungGeneration();
         const levelText = str('log-level') ?? env.MCPGATE_LOG_LEVEL ?? 'info';
@@ -313,13 +319,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           },
         };
         const http = httpText === undefined ? undefined : httpSettings(httpText, values, agent, agentExplicit);
+        if (http?.auth === 'off')
+          log.warn(
+            "--no-auth: every local process may speak for any agent; calls the rules hold for a person's approval are decided only with an admin's token (the rules' \"admins\"), never by the agent itself",
+          );
         // --stdio with --http: one agent on stdio, and the HTTP front (the console, /status, /approvals) beside it.
         const stdioToo = flag('stdio') && http !== undefined;
         if (stdioToo && (str('workers') !== undefined || str('redis') !== undefined))
           throw usage('--stdio with --http is one process for one stdio agent: it takes no --workers or --redis');
         const workers = positiveInt(str('workers'), '--workers', 'a positive whole number') ?? 1;
         if (workers > MAX_WORKERS) throw usage(`--workers must be at most ${MAX_WORKERS} (got ${workers})`);
-        const cluster = clusterSettings(values, env);
+        const cluster = clusterSettings(values, env, (text) => log.warn(text));
         if (workers > 1) {
           if (http === undefined) throw usage(`--workers ${workers} needs --http HOST:PORT: the workers share one HTTP port`);
           // A request can reach a worker that does not hold its session (a connection reused for another, an adopted session): the owners in Redis find it.
@@ -347,6 +357,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
                 includeArguments: flag('audit-arguments'),
                 ...defined('maxBytes', auditMaxBytes),
               };
+        // The whole process (and, forked with the same argv, every worker) sends the one code.
+        useDraftRateLimitedCode(flag('draft-rate-limited-code'));
         const tracing = tracingSettings(str('otlp-endpoint'), env);
         let requestStateKey: Buffer | undefined;
         try {
@@ -473,12 +485,16 @@ function httpSettings(
 function clusterSettings(
   values: Record<string, string | boolean | string[] | undefined>,
   env: NodeJS.ProcessEnv,
+  warn: (text: string) => void,
 ): ClusterSettings | undefined {
   const redisUrl = (values.redis as string | undefined) ?? env.MCPGATE_REDIS;
   const secret = (values['cluster-secret'] as string | undefined) ?? env.MCPGATE_CLUSTER_SECRET;
   const advertise = values.advertise as string | undefined;
   if (redisUrl === undefined || redisUrl === '') {
-    if (secret !== undefined || advertise !== undefined) throw usage('--cluster-secret and --advertise need --redis URL');
+    if (values['cluster-secret'] !== undefined || advertise !== undefined) throw usage('--cluster-secret and --advertise need --redis URL');
+    // The cluster docs have the secret exported in the shell, where a plain single-process serve runs too.
+    if (secret !== undefined)
+      warn('MCPGATE_CLUSTER_SECRET is set but there is no --redis (or MCPGATE_REDIS): this gateway is not in a cluster and ignores it');
     return undefined;
   }
   let url: URL;
@@ -579,6 +595,7 @@ function usage(message: string): GatewayError {
  * (bin.ts) and `node dist/src/cli/main.js` do; tests call `main` instead.
  */
 export function runAsProcess(argv: string[]): void {
+  tolerateClosedStderr();
   main(argv).then(
     (code) => {
       process.exitCode = code;

@@ -17,6 +17,7 @@ import type { Gateway } from '../gateway/gateway.js';
 import { readLines } from '../wire/jsonrpc.js';
 import { encodeError, parseMessage, type RequestId } from '../wire/jsonrpc.js';
 import { eraOf, mayBeModern } from '../wire/era.js';
+import { forModernAgent } from '../wire/modern-answers.js';
 import { GatewayError } from '../errors.js';
 import type { ModernRequest } from '../gateway/modern-requests.js';
 import { DEFAULT_MAX_AGENT_BUFFER } from './http/options.js';
@@ -172,7 +173,7 @@ export function serveStdio(gateway: Gateway, agent: string, agentExplicit = true
         final(line) {
           done = true;
           modern.delete(id);
-          write(line);
+          write(forModernAgent(line));
         },
       },
       agent,

@@ -1,18 +1,20 @@
 // The executable's compile cache (src/cli/compile-cache.ts, src/cli/bin.ts): where it goes (never the
 // shared temporary directory), that Node 22 writes it there and starts from it, that
-// NODE_DISABLE_COMPILE_CACHE turns it off, and that Node 20 (no such cache) runs the same executable.
+// NODE_DISABLE_COMPILE_CACHE turns it off, that Node 20 (no such cache) runs the same executable, and
+// that a cache another user could have written (a directory of the chain owned by someone else, or
+// writable by group or others without the sticky bit) is not used.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import * as nodeModule from 'node:module';
-import { compileCacheDirectory } from '../../src/cli/compile-cache.js';
+import { compileCacheDirectory, unsafeCacheReason, type DirStat } from '../../src/cli/compile-cache.js';
 import { GATEWAY_INFO } from '../../src/version.js';
 
 const execFileAsync = promisify(execFile);
@@ -82,6 +84,59 @@ void describe('compile cache', { timeout: 30_000 }, () => {
       assert.equal(await version(process.execPath, { XDG_CACHE_HOME: dir }), GATEWAY_INFO.version);
       const hasCache = 'enableCompileCache' in nodeModule;
       assert.equal((await filesUnder(dir)).length > 0, hasCache);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  void it("is used only where the directory chain is the user's (root above it) and writable by no one else but sticky ones", () => {
+    const me = 1000;
+    const chain =
+      (modes: Record<string, [number, number]>) =>
+      (p: string): DirStat => {
+        const [uid, mode] = modes[p] ?? [0, 0o755];
+        return { uid, mode: 0o40000 | mode, isDirectory: () => true };
+      };
+    const dir = '/home/ada/.cache/mcpgate/compile-cache';
+    const own: Record<string, [number, number]> = {
+      [dir]: [me, 0o700],
+      '/home/ada/.cache/mcpgate': [me, 0o755],
+      '/home/ada/.cache': [me, 0o700],
+      '/home/ada': [me, 0o750],
+    };
+    assert.equal(unsafeCacheReason(dir, me, chain(own)), undefined);
+    assert.match(unsafeCacheReason(dir, me, chain({ ...own, [dir]: [1001, 0o700] }))!, /owned by uid 1001/);
+    assert.match(unsafeCacheReason(dir, me, chain({ ...own, [dir]: [0, 0o700] }))!, /owned by uid 0/);
+    assert.match(unsafeCacheReason(dir, me, chain({ ...own, [dir]: [me, 0o770] }))!, /writable by others/);
+    assert.match(unsafeCacheReason(dir, me, chain({ ...own, '/home/ada/.cache/mcpgate': [me, 0o1777] }))!, /writable by others/);
+    assert.match(unsafeCacheReason(dir, me, chain({ ...own, '/home/ada': [1001, 0o755] }))!, /owned by uid 1001/);
+    assert.match(unsafeCacheReason(dir, me, chain({ ...own, '/home/ada': [me, 0o777] }))!, /writable by others/);
+    // A sticky, world-writable ancestor (/tmp) is fine: others may add entries there, not replace ours.
+    const tmp = '/tmp/x/mcpgate/compile-cache';
+    assert.equal(
+      unsafeCacheReason(tmp, me, chain({ [tmp]: [me, 0o700], '/tmp/x/mcpgate': [me, 0o700], '/tmp/x': [me, 0o700], '/tmp': [0, 0o1777] })),
+      undefined,
+    );
+  });
+
+  void it('Node 22 does not use a cache under a directory others may write', async (t) => {
+    if (!existsSync(NODE22)) return t.skip(`no Node 22 at ${NODE22} (npm ci installs it)`);
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'mcpgate-ccache-'));
+    try {
+      const xdg = path.join(dir, 'xdg');
+      const cache = path.join(xdg, 'mcpgate', 'compile-cache');
+      await mkdir(cache, { recursive: true });
+      await chmod(xdg, 0o777);
+      const env = { XDG_CACHE_HOME: xdg, HOME: path.join(dir, 'home'), TMPDIR: path.join(dir, 'tmp') };
+      assert.equal(await version(NODE22, env), GATEWAY_INFO.version, 'mcpgate starts without the cache');
+      assert.deepEqual(await filesUnder(dir), [], 'nothing read or written there');
+      await chmod(xdg, 0o700);
+      await chmod(cache, 0o770);
+      assert.equal(await version(NODE22, env), GATEWAY_INFO.version);
+      assert.deepEqual(await filesUnder(dir), [], 'a group-writable cache is not used either');
+      await chmod(cache, 0o700);
+      assert.equal(await version(NODE22, env), GATEWAY_INFO.version);
+      assert.ok((await filesUnder(cache)).length > 50, 'the same cache, once only the user can write it, is used');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

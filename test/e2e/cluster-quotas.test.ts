@@ -35,7 +35,7 @@ async function refusal(call: Promise<unknown>): Promise<string | undefined> {
   } catch (err) {
     const e = err as Error & { status?: number };
     assert.equal(e.status, 429, `expected a 429, got ${e.message}`);
-    assert.match(e.message, /"code":-32023/);
+    assert.match(e.message, /"code":-31023/);
     return e.message;
   }
 }

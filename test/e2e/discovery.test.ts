@@ -78,13 +78,13 @@ async function outcome(call: Promise<unknown>): Promise<unknown> {
 }
 
 function assertToolDenied(err: RpcError, agent: string, server: string, tool: string): void {
-  assert.equal(err.code, -32018);
+  assert.equal(err.code, -31018);
   assert.equal(err.message, `agent "${agent}" may not use tool "${tool}" of server "${server}"`);
   assert.deepEqual(err.data, { code: 'MCPG_POLICY_DENIED', agent, server });
 }
 
 function assertServerDenied(err: RpcError, agent: string, server: string): void {
-  assert.equal(err.code, -32018);
+  assert.equal(err.code, -31018);
   assert.equal(err.message, `agent "${agent}" may not use server "${server}"`);
   assert.deepEqual(err.data, { code: 'MCPG_POLICY_DENIED', agent, server });
 }
@@ -235,7 +235,7 @@ describe('discovery: the meta-tools', { timeout: 30_000 }, () => {
     const started = Date.now();
     const err = await rpcError(execute(a!, { server: 'web', tool: 'slow', args: { ms: 8000, tag: 'cut' }, timeout_ms: 300 }));
     const took = Date.now() - started;
-    assert.equal(err.code, -32012);
+    assert.equal(err.code, -31012);
     assert.equal(err.message, 'server "web" did not answer tools/call within 300 ms; the request was cancelled');
     assert.deepEqual(err.data, { code: 'MCPG_SERVER_TIMEOUT', server: 'web', timeoutMs: 300 });
     assert.ok(took >= 300 && took < 3000, `took ${took} ms`);
@@ -399,7 +399,7 @@ describe('discovery: pins', { timeout: 30_000 }, () => {
       'echo never held',
     );
     const err = await rpcError(execute(a!, { server: 'dyn', tool: 'echo', args: { message: 'x' } }));
-    assert.equal(err.code, -32017);
+    assert.equal(err.code, -31017);
     assert.deepEqual(err.data.changes, ['description']);
     assert.equal(err.data.approve, `mcpgate approve dyn echo --state ${dir.file('state-a')}`);
     assert.deepEqual(await toolsOf(a!, { server: 'dyn' }), { server: 'dyn', tools: [] });

@@ -42,7 +42,7 @@ describe('failures: timeouts and servers that die mid-call', { timeout: 60_000 }
   it("cuts a call at the server's timeout, cancels it on the server, and keeps the connection usable", { timeout: 15_000 }, async () => {
     const started = Date.now();
     const err = await rpcError(gw.client.callTool({ name: 'sink__slow', arguments: { ms: 20_000, tag: 'timeout' } }));
-    assert.equal(err.code, -32012);
+    assert.equal(err.code, -31012);
     assert.equal(err.data.code, 'MCPG_SERVER_TIMEOUT');
     assert.equal(err.data.server, 'sink');
     assert.equal(err.data.timeoutMs, 500);
@@ -68,7 +68,7 @@ describe('failures: timeouts and servers that die mid-call', { timeout: 60_000 }
     const killedAt = Date.now();
     process.kill(pid, 'SIGKILL');
     for (const err of await Promise.all(calls)) {
-      assert.equal(err.code, -32011);
+      assert.equal(err.code, -31011);
       assert.equal(err.data.code, 'MCPG_SERVER_UNAVAILABLE');
       assert.equal(err.data.server, 'victim');
       assert.match(err.message, /killed by SIGKILL/);
@@ -121,7 +121,7 @@ describe('failures: an agent with too many requests in flight', { timeout: 30_00
     );
     // The agent's messages are handled in the order sent, so both slow calls are in flight by now.
     const err = await rpcError(gw.client.callTool({ name: 'sink__echo', arguments: { text: 'x' } }));
-    assert.equal(err.code, -32016);
+    assert.equal(err.code, -31016);
     assert.equal(err.data.code, 'MCPG_OVERLOADED');
     assert.match(err.message, /2 requests in flight \(the limit is 2\)/);
     controller.abort();

@@ -155,7 +155,7 @@ describe('HttpTransport against a scripted server', { timeout: 20_000 }, () => {
     rig.transport.write(request(7), 7);
     const error = JSON.parse(await rig.line(2)) as { id: number; error: { code: number; message: string; data: Record<string, unknown> } };
     assert.equal(error.id, 7);
-    assert.equal(error.error.code, -32011);
+    assert.equal(error.error.code, -31011);
     assert.equal(error.error.message, 'server "srv" answered HTTP 503 Service Unavailable');
     assert.deepEqual(error.error.data, { httpStatus: 503, code: 'MCPG_SERVER_UNAVAILABLE', server: 'srv' });
     rig.transport.kill();

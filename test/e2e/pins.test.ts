@@ -86,7 +86,7 @@ describe('pins: tofu holds what changes after first use', { timeout: 60_000 }, (
     );
     assert.deepEqual(await names(r.gw), ['dyn__echo']);
     const err = await rpcError(r.gw.client.callTool({ name: 'dyn__calculator', arguments: { a: 1, b: 2, operation: 'add' } }));
-    assert.equal(err.code, -32017);
+    assert.equal(err.code, -31017);
     assert.equal(err.data.code, 'MCPG_TOOL_HELD');
     assert.deepEqual(err.data.changes, ['new tool']);
     assert.equal(err.data.approve, `mcpgate approve dyn calculator --state ${dir.file('state')}`);

@@ -122,7 +122,7 @@ const pidOf = async (gw: GatewayProcess, server: string): Promise<number> =>
   Number(textOf(await gw.client.callTool({ name: `${server}__pid`, arguments: {} })));
 
 function assertDenied(err: RpcError, agent: string, server: string, tool: string): void {
-  assert.equal(err.code, -32018);
+  assert.equal(err.code, -31018);
   assert.equal(err.message, `agent "${agent}" may not use tool "${tool}" of server "${server}"`);
   assert.deepEqual(err.data, { code: 'MCPG_POLICY_DENIED', agent, server });
 }
@@ -462,7 +462,7 @@ describe('stress: a thousand reloads under concurrent calls', { timeout: 60_000 
         }
       } catch (err) {
         const e = err as { code?: unknown; data?: { code?: unknown } };
-        if (name === 'web__echo' && e.code === -32018 && e.data?.code === 'MCPG_POLICY_DENIED') outcomes.denied += 1;
+        if (name === 'web__echo' && e.code === -31018 && e.data?.code === 'MCPG_POLICY_DENIED') outcomes.denied += 1;
         else {
           unexpected.push({ name, error: String(err), data: e.data });
           wentWrong('a call went wrong');

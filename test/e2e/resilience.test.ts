@@ -115,7 +115,7 @@ describe('resilience: servers that crash, hang, never start or flap', { timeout:
       await gw.waitForLog((l) => l.server === 'sink' && /backoff → connecting/.test(String(l.msg)));
       assert.deepEqual(await toolNames(gw), listed, 'its tools stay listed while it restarts');
       const err = await rpcError(gw.client.callTool({ name: 'sink__echo', arguments: { text: 'x' } }));
-      assert.equal(err.code, -32011);
+      assert.equal(err.code, -31011);
       assert.equal(err.data.code, 'MCPG_SERVER_UNAVAILABLE', 'not MCPG_TOOL_NOT_FOUND');
       assert.equal(err.data.server, 'sink');
       assert.equal(err.data.retryable, true);

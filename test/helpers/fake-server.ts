@@ -36,6 +36,8 @@ export interface FakeTool {
   inputSchema?: Record<string, unknown>;
   /** The whole result (content, structuredContent, isError), instead of `text`'s one text block. */
   result?: (args: Record<string, unknown> | undefined) => Record<string, unknown>;
+  /** A JSON-RPC error answered instead of any result (the server's own, as it would send it). */
+  refuses?: { code: number; message: string; data?: unknown };
 }
 
 export interface FakePrompt {
@@ -206,8 +208,8 @@ export class FakeServer {
     if (msg.id === undefined || msg.method === undefined) return; // other notifications, and answers
     const events = this.opened[link];
     const answer = (result: unknown): void => events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
-    const refuse = (code: number, message: string): void =>
-      events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code, message } }));
+    const refuse = (code: number, message: string, data?: unknown): void =>
+      events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code, message, ...(data !== undefined && { data }) } }));
     const params = msg.params ?? {};
     const { prompts = [], resources = [], templates = [] } = this.spec;
     switch (msg.method) {
@@ -249,6 +251,7 @@ export class FakeServer {
           const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
           return void this.stepping.push({ id: msg.id, token, steps: Number(args?.steps ?? 0), sent: 0 });
         }
+        if (tool?.refuses !== undefined) return refuse(tool.refuses.code, tool.refuses.message, tool.refuses.data);
         if (tool?.result !== undefined) return answer(tool.result(args));
         return answer({ content: [{ type: 'text', text: tool?.text?.(args) ?? `${this.name}:${name}` }] });
       }

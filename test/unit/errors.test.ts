@@ -20,13 +20,13 @@ void describe('GatewayError.toJsonRpc', { timeout: 5000 }, () => {
     const serverCodes = (
       ['MCPG_SERVER_UNAVAILABLE', 'MCPG_SERVER_TIMEOUT', 'MCPG_SERVER_BAD_RESPONSE', 'MCPG_SERVER_START_FAILED'] as const
     ).map((c) => ERROR_CODES[c].rpc);
-    assert.deepEqual(serverCodes, [-32011, -32012, -32013, -32014]);
+    assert.deepEqual(serverCodes, [-31011, -31012, -31013, -31014]);
   });
 
   void it('names the server and merges detail into data', { timeout: 5000 }, () => {
     const err = new GatewayError('MCPG_SERVER_TIMEOUT', 'server "fs" did not answer', { server: 'fs', detail: { timeoutMs: 500 } });
     assert.deepEqual(err.toJsonRpc(), {
-      code: -32012,
+      code: -31012,
       message: 'server "fs" did not answer',
       data: { code: 'MCPG_SERVER_TIMEOUT', server: 'fs', timeoutMs: 500 },
     });
@@ -66,7 +66,7 @@ void describe('asGatewayError', { timeout: 5000 }, () => {
     const err = asGatewayError(cause, 'MCPG_SERVER_BAD_RESPONSE', 'fs');
     assert.deepEqual([err.code, err.message, err.server, err.cause], ['MCPG_SERVER_BAD_RESPONSE', 'x is not a function', 'fs', cause]);
     assert.deepEqual(err.toJsonRpc(), {
-      code: -32013,
+      code: -31013,
       message: 'x is not a function',
       data: { code: 'MCPG_SERVER_BAD_RESPONSE', server: 'fs' },
     });

@@ -1,7 +1,7 @@
 // Quotas and rate limits in-process (test/helpers/in-process.ts): the real stdio and HTTP
 // fronts and Gateway over an in-memory kitchen sink (test/helpers/fake-server.ts), the rules' `limits`
 // per agent, per server and per tool (globs), from an agent's entry and from a grant. The n+1th call
-// of a window gets MCP's rate-limited error (-32023, SEP-3304 draft: data.retryAfterMs, limit,
+// of a window gets mcpgate's rate-limited error (-31023, with the SEP-3304 draft's data.retryAfterMs, limit,
 // remaining; over HTTP status 429 with Retry-After and RateLimit-* headers), a calls-in-flight limit
 // refuses a second call while the first runs and lets one through once it ends, the refusal is
 // audited and counted in /metrics, /status shows the counters, and a reload changes a limit while the
@@ -19,7 +19,7 @@ import { httpFront, reloadRules, stdioFront, until, type InProcessHttp, type InP
 import { JSON_HEADERS, makeToken } from '../helpers/requests.js';
 
 const TIMEOUT = 30_000;
-const RATE_LIMITED = -32023;
+const RATE_LIMITED = -31023;
 
 /** The text of a result's first block (fails unless it is text). */
 function textOf(result: Record<string, unknown>): string {
@@ -197,7 +197,7 @@ describe('quotas over HTTP', { timeout: TIMEOUT }, () => {
     // What an SDK client surfaces as an HTTP error of its transport: the status, and the spec's error in the body.
     const third = await carol.call('sink__echo', { text: 'c2' });
     assert.equal(third.status, 429);
-    assert.ok(third.body.includes('"code":-32023'), third.body);
+    assert.ok(third.body.includes('"code":-31023'), third.body);
     const headers = { ...JSON_HEADERS, authorization: `Bearer ${token}` };
     const session = await http.session({ authorization: `Bearer ${token}` });
     const res = await http.inject({

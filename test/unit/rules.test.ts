@@ -75,9 +75,9 @@ function textOf(result: Record<string, unknown>): string {
 const echo = async (r: InProcessStdio, name: string): Promise<string> =>
   textOf(await r.agent.result('tools/call', { name, arguments: { text: 'hi' } }));
 
-/** The one shape of a denial: JSON-RPC -32018, data naming code, agent and server, the message naming the item. */
+/** The one shape of a denial: JSON-RPC -31018, data naming code, agent and server, the message naming the item. */
 function assertDenied(err: RpcError, agent: string, server: string, what: string): void {
-  assert.equal(err.code, -32018);
+  assert.equal(err.code, -31018);
   assert.equal(err.message, `agent "${agent}" may not use ${what} of server "${server}"`);
   assert.deepEqual(err.data, { code: 'MCPG_POLICY_DENIED', agent, server });
 }

@@ -3,8 +3,11 @@
 // a clash is reported — with literal secrets moved to an env file (mode 0600) the entries refer to.
 // Each server is checked by the config loader first: one it would refuse is not written, and the keys
 // it ignores are reported. Then, per client, the one line that points that client at mcpgate.
+// Without --config (or MCPGATE_CONFIG) it writes the user's own file (`~/.config/mcpgate/.mcp.json`),
+// never the project's shared `.mcp.json`, which teams commit: the servers and secrets a person runs
+// are theirs. Both files are written 0600 and never through a link (private-file.ts).
 
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
 import path from 'node:path';
 import { GatewayError } from '../../errors.js';
@@ -15,6 +18,7 @@ import { appendEnvFile, parseEnvFile } from '../env-file.js';
 import { CLIENT_NAMES, CLIENTS, places, readFrom, readPlaces, type ClientId, type Source } from './clients.js';
 import { translateEntry } from './translate.js';
 import { proposeSandbox } from './sandbox-proposal.js';
+import { refuseLink, writePrivateFile } from './private-file.js';
 
 export interface ImportOptions {
   readonly configFile: string;
@@ -32,6 +36,17 @@ interface Imported {
   readonly entry: Record<string, unknown>;
   readonly source: Source;
   readonly moved: readonly string[];
+}
+
+/**
+ * The `.mcp.json` import writes when none is named: the user's own (`$XDG_CONFIG_HOME/mcpgate`, else
+ * `~/.config/mcpgate`), undefined without a home.
+ */
+export function defaultImportConfig(env: NodeJS.ProcessEnv): string | undefined {
+  const xdg = env.XDG_CONFIG_HOME;
+  if (xdg !== undefined && path.isAbsolute(xdg)) return path.join(xdg, 'mcpgate', '.mcp.json');
+  const home = env.HOME ?? env.USERPROFILE;
+  return home !== undefined && path.isAbsolute(home) ? path.join(home, '.config', 'mcpgate', '.mcp.json') : undefined;
 }
 
 export async function runImport(options: ImportOptions, io: CliIo): Promise<number> {
@@ -55,10 +70,12 @@ export async function runImport(options: ImportOptions, io: CliIo): Promise<numb
     return 2;
   }
 
+  const secretsFile = options.secretsFile ?? path.join(path.dirname(options.configFile), '.mcp.env');
+  await refuseLink(options.configFile);
+  await refuseLink(secretsFile);
   const configText = await readOptional(options.configFile);
   const existing = configText === undefined ? { mcpServers: {} } : parseOutput(configText, options.configFile);
   const servers = existing.mcpServers as Record<string, unknown>;
-  const secretsFile = options.secretsFile ?? path.join(path.dirname(options.configFile), '.mcp.env');
   const secretsText = await readOptional(secretsFile);
   const known = secretsText === undefined ? new Map<string, string>() : parseEnvFile(secretsText, secretsFile);
   const secrets = new Map(known);
@@ -145,7 +162,7 @@ export async function runImport(options: ImportOptions, io: CliIo): Promise<numb
       `${newSecrets.length} literal secret(s) moved to ${secretsFile} (mode 0600): ${newSecrets.join(', ')}; the servers refer to them as \${NAME}. Keep that file out of version control.`,
     );
   }
-  if (imported.length > 0) await writeFile(options.configFile, output);
+  if (imported.length > 0) await writePrivateFile(options.configFile, output, { private: false });
   for (const variable of inputVars) {
     if (!secrets.has(variable) && options.env[variable] === undefined)
       warn(

@@ -4,8 +4,12 @@
 // their `${userHome}`, `${workspaceFolder}`, `${workspaceFolderBasename}`, `${pathSeparator}` and
 // `${/}` the values those name (in a Claude file they would be environment variables); a VS Code `${input:ID}` (a value VS Code prompts for) becomes a variable named after
 // it, which the user must set. Any other `${…}` cannot be carried: the server is not imported.
-// A literal secret in `env` or `headers` (a name like token, key, secret, password, or a value
-// `Bearer …`) moves to the secrets file, and the entry refers to it as `${VAR}`.
+// A literal secret moves to the secrets file, and the entry refers to it as `${VAR}`: in `env` or
+// `headers` a name like token, key, secret, password, PAT, DSN, cookie, or a value `Bearer …`, a
+// URL holding credentials (a connection string) or a token of a known kind (ghp_…, sk-…); in `args`
+// the value of a token-style flag (`--token X`, `--api-key=X`), a connection string with a password,
+// or a token of a known kind; in `url` its password and the values of secret-named query
+// parameters (`?api_key=…`).
 
 import path from 'node:path';
 
@@ -28,8 +32,18 @@ interface Translated {
   readonly notes: readonly string[];
 }
 
-const SECRET_NAME = /(token|secret|passw(or)?d|pwd|api[-_]?key|apikey|access[-_]?key|private[-_]?key|credential|auth)/i;
+const SECRET_NAME =
+  /(token|secret|passw(or)?d|pwd|api[-_]?key|apikey|access[-_]?key|private[-_]?key|credential|auth|cookie|session|(^|[-_])(key|pat|dsn|sig|signature)$|^(key|pat|dsn)$)/i;
 const SECRET_VALUE = /^(bearer|basic|token)\s+\S/i;
+/** A URL with credentials in it: `scheme://user:password@` or `scheme://key@` (a DSN). */
+const URL_CREDENTIALS = /^[a-z][a-z0-9+.-]*:\/\/[^/@\s]+@/i;
+/** A URL's password: `scheme://user:` then the password, up to `@`. */
+const URL_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^/:@\s]*:)([^/@\s]+)(@)/i;
+/** Tokens whose form says what they are (GitHub, GitLab, OpenAI/Anthropic-style, Slack, AWS access keys). */
+const KNOWN_TOKEN = /^(gh[pousr]_[A-Za-z0-9]{8,}|github_pat_\w{8,}|glpat-[\w-]{8,}|sk-[\w-]{8,}|xox[abposr]-[\w-]{8,}|AKIA[0-9A-Z]{12,})$/;
+/** A token-style flag: `--token`, `--api-key`, `-p`-free long options whose name says secret. */
+const SECRET_FLAG = /^--?([A-Za-z][\w-]*)$/;
+const SECRET_FLAG_VALUE = /^(--?[A-Za-z][\w-]*)=(.+)$/;
 const REFERENCE = /\$\{([^}]*)\}/g;
 const VAR = /^[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?$/;
 
@@ -83,7 +97,7 @@ export function translateEntry(name: string, raw: unknown, ctx: TranslateContext
     const translated = text(value, `${where}.${key}`);
     if (translated.includes('${') || translated === '') return translated;
     const scheme = SECRET_VALUE.exec(translated);
-    if (scheme === null && !SECRET_NAME.test(key)) return translated;
+    if (scheme === null && !SECRET_NAME.test(key) && !URL_CREDENTIALS.test(translated) && !KNOWN_TOKEN.test(translated)) return translated;
     const secretValue = scheme === null ? translated : translated.slice(translated.indexOf(' ')).trimStart();
     const prefix = scheme === null ? '' : `${translated.slice(0, translated.indexOf(' '))} `;
     const variable = place(
@@ -95,11 +109,42 @@ export function translateEntry(name: string, raw: unknown, ctx: TranslateContext
     if (!moved.includes(variable) && ctx.secrets.get(variable) === secretValue) moved.push(variable);
     return `${prefix}\${${variable}}`;
   };
+  /** `value` moved to the secrets file under a variable named after `label`: its `${VAR}`. */
+  const move = (label: string, value: string): string => {
+    const variable = place(variableName(`${name}_${label}`), value, name, ctx.secrets);
+    if (!moved.includes(variable) && ctx.secrets.get(variable) === value) moved.push(variable);
+    return `\${${variable}}`;
+  };
+  /** A URL with its password and secret query values moved. */
+  const url = (value: string): string => {
+    let out = value.replace(URL_PASSWORD, (_whole, head: string, password: string, at: string) =>
+      password.includes('${') ? `${head}${password}${at}` : `${head}${move('password', password)}${at}`,
+    );
+    out = out.replace(/([?&])([^=&#]+)=([^&#]*)/g, (whole, sep: string, param: string, v: string) =>
+      v === '' || v.includes('${') || !SECRET_NAME.test(param) ? whole : `${sep}${param}=${move(param, v)}`,
+    );
+    return out;
+  };
+  /** The args with token-style flag values, connection strings with a password and known tokens moved. */
+  const args = (list: unknown[]): unknown[] =>
+    list.map((a, i) => {
+      if (typeof a !== 'string') return a;
+      const value = text(a, `args[${i}]`);
+      if (value.includes('${') || value === '') return value;
+      const previous = i > 0 && typeof list[i - 1] === 'string' ? SECRET_FLAG.exec(list[i - 1] as string) : null;
+      if (previous !== null && SECRET_NAME.test(previous[1]!) && !value.startsWith('-')) return move(previous[1]!, value);
+      const inline = SECRET_FLAG_VALUE.exec(value);
+      if (inline !== null && SECRET_NAME.test(inline[1]!.replace(/^-+/, '')))
+        return `${inline[1]!}=${move(inline[1]!.replace(/^-+/, ''), inline[2]!)}`;
+      if (KNOWN_TOKEN.test(value)) return move('token', value);
+      if (URL_CREDENTIALS.test(value)) return URL_PASSWORD.test(value) ? url(value) : move('url', value);
+      return /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? url(value) : value;
+    });
   const entry: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(source)) {
-    if ((key === 'command' || key === 'url' || key === 'cwd') && typeof value === 'string') entry[key] = text(value, key);
-    else if (key === 'args' && Array.isArray(value))
-      entry[key] = (value as unknown[]).map((a, i) => (typeof a === 'string' ? text(a, `args[${i}]`) : a));
+    if (key === 'url' && typeof value === 'string') entry[key] = url(text(value, key));
+    else if ((key === 'command' || key === 'cwd') && typeof value === 'string') entry[key] = text(value, key);
+    else if (key === 'args' && Array.isArray(value)) entry[key] = args(value as unknown[]);
     else if ((key === 'env' || key === 'headers') && typeof value === 'object' && value !== null && !Array.isArray(value)) {
       entry[key] = Object.fromEntries(
         Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? secret(k, v, key) : v]),

@@ -7,9 +7,13 @@
 //
 // The decision names the admin whose token made it (`admin:NAME`); `digest`, when sent, must be the
 // pending call's (what the admin was shown), so a decision can only ever be about those arguments.
+// A decision always needs an admin's token, even on a gateway without tokens (`--no-auth`): there any
+// local process is any agent, and an agent must not approve its own call (the listing stays open
+// there, as /status is).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../../errors.js';
+import { adminOf } from '../../auth/auth.js';
 import type { Gateway } from '../../gateway/gateway.js';
 import { MAX_REASON_CHARS } from '../../policy/approval-desk.js';
 import { readBody, sendError, sendJson } from './exchange.js';
@@ -67,6 +71,15 @@ export function handleApprovals(
         const approvals = (await desk.list()).map((call) => ({ ...call, url: desk.urlOf(call.id) ?? null }));
         return sendJson(res, 200, { approvals });
       }
+      if (adminOf(gateway.rules, req.headers.authorization) === undefined)
+        return sendError(
+          res,
+          403,
+          new GatewayError(
+            'MCPG_OPERATORS_ONLY',
+            `deciding a call at ${APPROVALS_PATH} needs an admin's token (the rules' "admins", made with 'mcpgate token NAME'), even on a gateway without tokens (--no-auth)`,
+          ),
+        );
       const body = await readBody(req, MAX_DECISION_BYTES);
       if (!body.ok) return sendError(res, body.status, body.error);
       const decision = parseDecision(body.text);

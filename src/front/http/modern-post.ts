@@ -11,7 +11,8 @@ import type { ServerResponse } from 'node:http';
 import type { ModernSink } from '../../gateway/modern-requests.js';
 import { sseEvent } from '../../wire/sse.js';
 import { HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION } from '../../wire/era.js';
-import { JSONRPC } from '../../errors.js';
+import { rpcCodeOf } from '../../errors.js';
+import { forModernAgent } from '../../wire/modern-answers.js';
 import { TOO_MANY_REQUESTS, rateLimitedHeaders, type RateLimitedInfo } from './rate-limited.js';
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' };
@@ -45,8 +46,9 @@ export class ModernPost implements ModernSink {
     return true;
   }
 
-  final(line: string): void {
+  final(answer: string): void {
     if (this.done) return;
+    const line = forModernAgent(answer);
     this.done = true;
     const res = this.res;
     if (res.writableEnded || res.destroyed) return;
@@ -83,7 +85,7 @@ function statusOf(line: string): { status: number; headers?: Record<string, stri
   }
   const code = error?.code;
   if (code === -32601) return { status: 404 };
-  if (code === JSONRPC.RATE_LIMITED) {
+  if (code === rpcCodeOf('MCPG_RATE_LIMITED')) {
     const data = error?.data as Partial<RateLimitedInfo> | undefined;
     return {
       status: TOO_MANY_REQUESTS,
