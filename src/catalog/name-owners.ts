@@ -3,7 +3,7 @@
 // to date one server at a time, so a rebuild lays out again only the servers whose owners changed.
 
 export type NameKind = 'tool' | 'prompt' | 'resource' | 'template';
-export const NAME_KINDS: readonly NameKind[] = ['tool', 'prompt', 'resource', 'template'];
+const NAME_KINDS: readonly NameKind[] = ['tool', 'prompt', 'resource', 'template'];
 
 /** The public name each of one server's items wants, per kind, in the server's order (repeats included). */
 export type WantedNames = Record<NameKind, string[]>;

@@ -23,7 +23,7 @@ const NOUN: Record<ListKind, string> = {
 };
 
 /** One server's cuts, as the status shows them. */
-export interface SizeCapReport {
+interface SizeCapReport {
   dropped: Partial<Record<ListKind, { max: number; listed: number }>>;
   withheld: { maxBytes: number; count: number; tools: string[] } | null;
 }

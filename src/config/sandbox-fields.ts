@@ -10,7 +10,6 @@ import type { SandboxHost, SandboxNetwork, SandboxPreset, SandboxSettings } from
 import { describeValue, isPlainObject } from './issues.js';
 import type { Context, Expand, Issue, SandboxDefault } from './read-context.js';
 
-export const SANDBOX_PRESETS: readonly SandboxPreset[] = ['npx', 'uvx', 'node', 'python', 'none'];
 /** Paths one list may hold and hosts one allow-list may hold: what a sandbox's command line may cost. */
 const MAX_PATHS = 64;
 const MAX_HOSTS = 64;
@@ -27,7 +26,7 @@ const entrySettings = z.strictObject(settingsShape);
 const fileSettings = z.strictObject({ ...settingsShape, required: z.boolean().optional() });
 type RawSettings = SandboxDefault['settings'];
 
-export const SANDBOX_EXPECTED =
+const SANDBOX_EXPECTED =
   'true, false, or {"preset", "read", "write", "network", "processes", "memoryMb"} (network: "none", "full" or ["host", "host:port"…])';
 
 export const NO_SANDBOX_DEFAULT: SandboxDefault = Object.freeze({ on: false, required: false, settings: {} });

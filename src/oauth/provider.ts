@@ -48,7 +48,7 @@ export function sameIssuer(a: string, b: string): boolean {
   return a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
 }
 
-export type ProviderUse =
+type ProviderUse =
   | { kind: 'login'; redirectUrl: string; state: string; open: (url: URL) => void | Promise<void>; challengeDpop?: boolean }
   | { kind: 'gateway' }
   | { kind: 'machine' };

@@ -9,15 +9,15 @@
 import { OTHER, Registry, type Counter, type CounterChild, type Histogram, type HistogramChild, type Sample } from './prometheus.js';
 
 /** What the gateway reports of a server: its connection's states, plus `disabled` in config. */
-export const SERVER_STATES = ['idle', 'connecting', 'ready', 'backoff', 'parked', 'closed', 'disabled'] as const;
+const SERVER_STATES = ['idle', 'connecting', 'ready', 'backoff', 'parked', 'closed', 'disabled'] as const;
 export type ServerState = (typeof SERVER_STATES)[number];
 
 /** search_tools' limit is at most 50. */
 const SEARCH_RESULT_BUCKETS = [0, 1, 3, 5, 10, 20, 50];
 
-export type CallOutcome = 'ok' | 'error' | 'failed';
+type CallOutcome = 'ok' | 'error' | 'failed';
 
-export interface ServerSnapshot {
+interface ServerSnapshot {
   name: string;
   /** Absent: configured but no connection yet (every state reads 0). */
   state: ServerState | undefined;
@@ -46,7 +46,7 @@ export interface PoolCounters {
 }
 
 /** A pool as /metrics shows it. */
-export interface PoolSnapshot extends PoolCounters {
+interface PoolSnapshot extends PoolCounters {
   /** Live stdio child processes of the pool. */
   processes: number;
 }
@@ -63,7 +63,7 @@ export interface MetricsSnapshot {
 /** Called once per scrape. */
 export type MetricsSource = () => MetricsSnapshot;
 
-export interface GatewayMetricsOptions {
+interface GatewayMetricsOptions {
   /** Shown as `mcpgate_info{version}`. */
   version: string;
   /** Where the scrape-time gauges come from (it can be set later); default: nothing to report. */
@@ -79,7 +79,7 @@ export const CALL_DURATION_BUCKETS: readonly number[] = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
 ];
 
-export const DEFAULT_MAX_TOOL_SERIES = 10_000;
+const DEFAULT_MAX_TOOL_SERIES = 10_000;
 
 /** A server's tool calls over the last minute (the console's overview), from the recorded series. */
 export interface ServerActivity {

@@ -20,9 +20,9 @@ export interface Sample {
 }
 
 /** Evaluated at every scrape. An unlabelled metric may return the bare number. */
-export type Collect = () => number | Iterable<Sample>;
+type Collect = () => number | Iterable<Sample>;
 
-export interface MetricOptions {
+interface MetricOptions {
   name: string;
   help: string;
   /** Label names, in the order `labels()` takes their values. */
@@ -31,11 +31,11 @@ export interface MetricOptions {
   maxSeries?: number;
 }
 
-export interface CollectedOptions extends MetricOptions {
+interface CollectedOptions extends MetricOptions {
   collect?: Collect;
 }
 
-export interface HistogramOptions extends MetricOptions {
+interface HistogramOptions extends MetricOptions {
   /** Upper bounds, strictly increasing; `+Inf` is implied. */
   buckets: readonly number[];
 }
@@ -50,7 +50,7 @@ export function escapeLabelValue(value: string): string {
 }
 
 /** HELP text: backslash and line feed are escaped (quotes are not). */
-export function escapeHelp(help: string): string {
+function escapeHelp(help: string): string {
   return help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
 }
 
@@ -159,7 +159,7 @@ export class CounterChild {
   }
 }
 
-export class GaugeChild {
+class GaugeChild {
   value = 0;
   constructor(readonly labelText: string) {}
 
@@ -211,7 +211,7 @@ export class Counter extends Scalar<CounterChild> {
   }
 }
 
-export class Gauge extends Scalar<GaugeChild> {
+class Gauge extends Scalar<GaugeChild> {
   readonly type = 'gauge';
   protected create(labels: string): GaugeChild {
     return new GaugeChild(labels);
@@ -286,9 +286,9 @@ export class Histogram extends Family<HistogramChild> {
   }
 }
 
-export type Metric = Counter | Gauge | Histogram;
+type Metric = Counter | Gauge | Histogram;
 
-export interface RegistryOptions {
+interface RegistryOptions {
   /** A collect callback threw: its family is rendered without samples and this is told. */
   onCollectError?: (metric: string, error: unknown) => void;
 }

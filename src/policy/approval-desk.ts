@@ -74,7 +74,7 @@ export interface ApprovalBoard {
 }
 
 /** What the agent's session is told when its call may go on, or the error to answer. */
-export type ApprovalOutcome = { approved: true; by: string } | GatewayError;
+type ApprovalOutcome = { approved: true; by: string } | GatewayError;
 
 export interface Waiting {
   readonly call: PendingCall;
@@ -142,7 +142,7 @@ export class LocalBoard implements ApprovalBoard {
   }
 }
 
-export interface ApprovalDeskOptions {
+interface ApprovalDeskOptions {
   audit: AuditLog | undefined;
   log: Logger;
   maxWaiting?: number;

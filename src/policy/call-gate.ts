@@ -32,7 +32,7 @@ export interface CallTicket {
 }
 
 /** The call may go: `release` ends its hold on calls-in-flight limits (idempotent). */
-export interface Go {
+interface Go {
   readonly kind: 'go';
   readonly release: QuotaRelease;
   /** It waited for a person's approval: the caller takes its connection to the server again. */
@@ -40,7 +40,7 @@ export interface Go {
 }
 
 /** The call may not go: the error to answer, and `limited` when a limit refused it. */
-export interface Refused {
+interface Refused {
   readonly kind: 'refused';
   readonly error: GatewayError;
   /** What a limit's refusal adds to the audit record and tells the front (429 and Retry-After). */
@@ -61,7 +61,7 @@ export type CallAdmission = Go | Refused | Held;
 
 const FREE: Go = Object.freeze({ kind: 'go', release: () => undefined, approved: false });
 
-export interface CallGateOptions {
+interface CallGateOptions {
   rules: () => Rules;
   quotas: Quotas;
   approvals: ApprovalDesk;

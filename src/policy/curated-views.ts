@@ -95,7 +95,7 @@ function fixedSchema(entry: ViewTool, schema: unknown): unknown {
 }
 
 /** A call by a name the view shows: the catalog's public name of the tool, and the view's entry for it. */
-export interface ViewTarget {
+interface ViewTarget {
   readonly publicName: string;
   readonly entry: ViewTool;
 }

@@ -29,7 +29,7 @@ export interface CounterAsk {
 export type CounterAnswer =
   { readonly ok: true } | { readonly ok: false; readonly window: boolean; readonly index: number; readonly retryAfterMs: number };
 
-export const PASSED: CounterAnswer = Object.freeze({ ok: true });
+const PASSED: CounterAnswer = Object.freeze({ ok: true });
 
 /** What the counters hold now, for status and the console. */
 export interface CounterReading {

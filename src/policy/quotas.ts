@@ -27,7 +27,7 @@ import {
 } from './quota-counters.js';
 
 /** What a refused calls-in-flight limit tells the agent to wait: no one knows when a call in flight ends. */
-export const IN_FLIGHT_RETRY_MS = 1000;
+const IN_FLIGHT_RETRY_MS = 1000;
 /** Counters status shows (the most recently used first are kept). */
 const MAX_SHOWN = 500;
 
@@ -35,7 +35,7 @@ const MAX_SHOWN = 500;
 export type QuotaRelease = () => void;
 
 /** A passed check: its release (a no-op when no in-flight limit applied). */
-export interface QuotaPass {
+interface QuotaPass {
   readonly release: QuotaRelease;
 }
 
@@ -66,7 +66,7 @@ export type QuotaOutcome = QuotaPass | QuotaRefusal;
 const NOTHING_HELD: QuotaPass = Object.freeze({ release: () => undefined });
 
 /** One counter as status and the console show it. */
-export interface QuotaCounterStatus {
+interface QuotaCounterStatus {
   /** The agent it counts, or `*` for a top-level limit (every agent together). */
   subject: string;
   rule: string;
@@ -105,7 +105,7 @@ interface Shown {
   limit: AppliedLimit;
 }
 
-export interface QuotasOptions {
+interface QuotasOptions {
   rules: () => Rules;
   metrics: GatewayMetrics;
   log: Logger;
@@ -365,10 +365,10 @@ const FLIGHT = 'f';
  * that keeps a limit where it was (and its window) keeps its counter and count; a changed number
  * applies from the next call.
  */
-export function windowKey(subject: string, at: string, windowMs: number): string {
+function windowKey(subject: string, at: string, windowMs: number): string {
   return WINDOW + JSON.stringify([subject, at, windowMs]);
 }
 
-export function flightKey(subject: string, at: string): string {
+function flightKey(subject: string, at: string): string {
   return FLIGHT + JSON.stringify([subject, at]);
 }

@@ -9,7 +9,7 @@ import { matchedGrants, type Claims } from './decide.js';
 import type { LimitSet, LimitSpec, NamedLimits } from './limits.js';
 
 /** The level of a limit: every call of its place, a server's, a tool's (metrics and messages). */
-export type LimitLevel = 'all' | 'server' | 'tool';
+type LimitLevel = 'all' | 'server' | 'tool';
 
 /** One limit a call must pass, and whose counter it counts on. */
 export interface AppliedLimit {
@@ -20,7 +20,7 @@ export interface AppliedLimit {
 }
 
 /** The agent every agent is for the top-level limits' counters. */
-export const EVERY_AGENT = '*';
+const EVERY_AGENT = '*';
 
 /**
  * The limits a call of `tool` on `server` by `agent` must pass: the top level's, the agent's entry's

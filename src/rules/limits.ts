@@ -47,9 +47,9 @@ export type LimitSpec =
   | (PerWindow & { readonly kind: 'both'; readonly at: string; readonly inFlight: number });
 
 /** The limits of a spec that count calls per window. */
-export type WindowLimitSpec = Extract<LimitSpec, { readonly kind: 'window' | 'both' }>;
+type WindowLimitSpec = Extract<LimitSpec, { readonly kind: 'window' | 'both' }>;
 /** The limits of a spec that count calls in flight. */
-export type FlightLimitSpec = Extract<LimitSpec, { readonly kind: 'in_flight' | 'both' }>;
+type FlightLimitSpec = Extract<LimitSpec, { readonly kind: 'in_flight' | 'both' }>;
 
 export function hasWindow(spec: LimitSpec): spec is WindowLimitSpec {
   return spec.kind !== 'in_flight';
@@ -84,9 +84,9 @@ export interface CompiledLimits {
 }
 
 /** Where a set of limits sits, which says whose calls each of its counters counts. */
-export type LimitOwner = { kind: 'gateway' } | { kind: 'agent'; id: string } | { kind: 'grant'; id: string };
+type LimitOwner = { kind: 'gateway' } | { kind: 'agent'; id: string } | { kind: 'grant'; id: string };
 
-export interface LimitsReport {
+interface LimitsReport {
   error(this: void, at: readonly PropertyKey[], message: string): void;
   warn(this: void, at: readonly PropertyKey[], message: string): void;
   /** The servers `.mcp.json` defines (a limit naming another is a warning, as elsewhere in the rules). */
@@ -99,8 +99,8 @@ const SPEC_KEYS = new Set(['calls', 'per', 'inFlight']);
 const DURATION = /^([1-9][0-9]{0,8})(ms|s|m|h|d)$/;
 const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 /** Windows from a tenth of a second (tests, bursts) to a day (daily quotas). */
-export const MIN_WINDOW_MS = 100;
-export const MAX_WINDOW_MS = 86_400_000;
+const MIN_WINDOW_MS = 100;
+const MAX_WINDOW_MS = 86_400_000;
 const MAX_CALLS = 1_000_000_000;
 const MAX_IN_FLIGHT = 1_000_000;
 /** Entries per `servers`/`tools` map: limits are few; a huge map is a mistake, not a policy. */

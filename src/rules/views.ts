@@ -9,7 +9,7 @@ import { frozenMap, frozenSet } from './frozen.js';
 import { globToRegExp, isGlob } from './globs.js';
 
 /** A parameter a view sets on the way to the server; `hidden` also removes it from the schema shown. */
-export interface ViewParam {
+interface ViewParam {
   readonly value: unknown;
   readonly hidden: boolean;
 }
@@ -41,7 +41,7 @@ export interface CompiledView {
 }
 
 /** What the rules compiler lends: where errors and warnings go, and the servers `.mcp.json` defines. */
-export interface ViewContext {
+interface ViewContext {
   readonly servers: ReadonlySet<string>;
   readonly error: (at: readonly PropertyKey[], message: string) => void;
   readonly warn: (at: readonly PropertyKey[], message: string) => void;

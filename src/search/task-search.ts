@@ -16,7 +16,7 @@ export const MAX_TASK_CHARS = 20_000;
 /** Most steps searched on their own, besides the whole text. */
 export const MAX_STEPS = 8;
 
-export interface TaskSearchOptions {
+interface TaskSearchOptions {
   /** The rank constant of the fusion: small values favour each ranking's first places (default 2). */
   k?: number;
   /** Weight of the whole text's ranking against each step's (default 1). */
@@ -25,8 +25,8 @@ export interface TaskSearchOptions {
   maxSteps?: number;
 }
 
-export const DEFAULT_TASK_K = 2;
-export const DEFAULT_WHOLE_WEIGHT = 1;
+const DEFAULT_TASK_K = 2;
+const DEFAULT_WHOLE_WEIGHT = 1;
 
 // Where one step of a task ends and the next begins: the end of a sentence or a line, a semicolon or
 // colon, a comma, a list's number or bullet, and the words that chain steps ("and", "then", "after

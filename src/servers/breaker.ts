@@ -10,7 +10,7 @@
 
 import type { Clock } from './clock.js';
 
-export type BreakerState = 'closed' | 'open' | 'half-open';
+type BreakerState = 'closed' | 'open' | 'half-open';
 
 export interface BreakerOptions {
   threshold: number;

@@ -38,7 +38,7 @@ const ADMITTED: Admission = { ok: true, probe: false };
 
 export type ConnectionState = 'idle' | 'connecting' | 'ready' | 'backoff' | 'parked' | 'closed';
 
-export interface SupervisionOptions {
+interface SupervisionOptions {
   /** Reconnect attempts before parking (default 5). */
   retries: number;
   backoffBaseMs: number;
@@ -77,7 +77,7 @@ export interface ConnectionHooks {
   lost(conn: Connection, reason: GatewayError | undefined): void;
 }
 
-export interface ConnectionOptions {
+interface ConnectionOptions {
   startupTimeoutMs: number;
   stopTimings?: StopTimings;
   supervision?: SupervisionSettings;

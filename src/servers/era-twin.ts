@@ -30,7 +30,7 @@ interface TwinSession {
 /** Pages of a list read to learn the twin's names (a list longer than this routes its tail to the modern session). */
 const MAX_PAGES = 20;
 
-export class EraTwin<Session extends TwinSession = TwinSession> {
+class EraTwin<Session extends TwinSession = TwinSession> {
   private tools = new Set<string>();
   private prompts = new Set<string>();
 

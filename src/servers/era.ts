@@ -64,7 +64,7 @@ function relayable(capabilities: Readonly<Record<string, unknown>>, agent: Recor
 }
 
 /** A validated `server/discover` result, reduced to what mcpgate keeps of a server. */
-export interface Discovered {
+interface Discovered {
   capabilities: Record<string, unknown>;
   serverInfo: { name: string; version: string };
   instructions: string | undefined;
@@ -111,12 +111,12 @@ export function wantedEra(config: ServerConfig): ServerEra {
 }
 
 /** The server→client requests the 2026-07-28 revision folds into input-required results. */
-export const INPUT_METHODS: ReadonlySet<string> = new Set(['sampling/createMessage', 'elicitation/create', 'roots/list']);
+const INPUT_METHODS: ReadonlySet<string> = new Set(['sampling/createMessage', 'elicitation/create', 'roots/list']);
 /** Input requests in one result, and rounds of them per call, that mcpgate relays before giving up. */
-export const MAX_INPUT_REQUESTS = 16;
+const MAX_INPUT_REQUESTS = 16;
 export const MAX_INPUT_ROUNDS = 8;
 
-export interface InputRequired {
+interface InputRequired {
   requests: [key: string, method: string, params: Record<string, unknown> | undefined][];
   requestState: string | undefined;
 }

@@ -21,7 +21,7 @@ import type { SessionEra } from './era.js';
 import type { ServerInfo, SessionOptions, SessionState } from './session-types.js';
 
 /** What the handshake speaks through: the server session it starts (server-session.ts). */
-export interface Handshaking {
+interface Handshaking {
   readonly config: ServerConfig;
   readonly name: string;
   readonly state: SessionState;

@@ -25,19 +25,17 @@ export interface WithInputKey {
 }
 
 /** One input request as it goes up to the agent. */
-export type InputRequest = JsonRpcRequest & WithInputKey & { readonly id: string };
+type InputRequest = JsonRpcRequest & WithInputKey & { readonly id: string };
 
 /** What a call's input-required answer leads to. */
-export type InputStep =
+type InputStep =
   /** The call ends with this error (a malformed input request, too many rounds). */
   | { readonly end: GatewayError }
   /** These requests go to the agent (none: the call is sent again at once, `retry`). */
   | { readonly ask: readonly InputRequest[] };
 
 /** An agent's answer to one input request: the round is complete (`retry` the call), or still waits. */
-export type InputAnswer = { readonly callId: number; readonly entry: Pending } & (
-  { readonly end: GatewayError } | { readonly retry: boolean }
-);
+type InputAnswer = { readonly callId: number; readonly entry: Pending } & ({ readonly end: GatewayError } | { readonly retry: boolean });
 
 export class InputRounds {
   /** Input requests relayed to agents (synthetic ids) → the call and the key they answer. */

@@ -26,7 +26,7 @@ export interface KnownCatalog {
 }
 
 /** The largest file read or written: a catalog past it is not kept (the server is learned at each run). */
-export const MAX_KNOWN_CATALOG_BYTES = 16 * 1024 * 1024;
+const MAX_KNOWN_CATALOG_BYTES = 16 * 1024 * 1024;
 /** The longest instructions kept. */
 const MAX_INSTRUCTIONS = 256 * 1024;
 const FORMAT = 1;

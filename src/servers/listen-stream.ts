@@ -17,7 +17,7 @@ const MAX_LISTEN_FAILURES = 5;
 const LISTEN_RETRY_MS = 1000;
 
 /** What the stream is sent through: the server session it belongs to (server-session.ts). */
-export interface Listening {
+interface Listening {
   readonly state: SessionState;
   readonly stopping: boolean;
   readonly info: ServerInfo | undefined;

@@ -49,7 +49,7 @@ export interface ListTrim {
   badHeaders?: { tool: string; why: string }[];
 }
 
-export interface FetchedLists {
+interface FetchedLists {
   lists: Partial<ServerLists>;
   trims: Partial<Record<ListKind, ListTrim>>;
 }
@@ -86,11 +86,11 @@ const SPEC = {
 } as const;
 
 /** Whether the server declared the capability this list needs (an undeclared list is simply empty). */
-export function supports(conn: Connection, kind: ListKind): boolean {
+function supports(conn: Connection, kind: ListKind): boolean {
   return conn.info?.capabilities[SPEC[kind].capability] !== undefined;
 }
 
-export async function fetchList<K extends ListKind>(
+async function fetchList<K extends ListKind>(
   conn: Connection,
   kind: K,
   limits: ServerLimits = DEFAULT_LIMITS,
@@ -330,7 +330,7 @@ function surelyWithin(value: unknown, maxBytes: number): boolean {
  * The UTF-8 length of `JSON.stringify(value)` (escapes aside), counted by an iterative walk that
  * stops as soon as it passes `stopAbove`: a 50 MB schema costs a walk to its first 256 KiB, no copy.
  */
-export function jsonSize(value: unknown, stopAbove = Infinity): number {
+function jsonSize(value: unknown, stopAbove = Infinity): number {
   let total = 0;
   const stack: unknown[] = [value];
   while (stack.length > 0 && total <= stopAbove) {

@@ -14,7 +14,7 @@ import { parksUntilNewCredentials } from './credentials.js';
 import type { CallSink } from './session-types.js';
 
 /** What a failed start's message says of the connection: its state, its next step, when it retries. */
-export interface StartFailure {
+interface StartFailure {
   readonly server: string;
   readonly state: string;
   readonly next: string | undefined;

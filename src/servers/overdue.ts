@@ -5,7 +5,7 @@
 import { GatewayError } from '../errors.js';
 import type { Pending } from './session-types.js';
 
-export interface Overdue {
+interface Overdue {
   /** Sent to the server with notifications/cancelled. */
   reason: string;
   error: GatewayError;

@@ -69,7 +69,7 @@ export function scopeOf(owner: ScopeOwner, mode: SharingMode): PoolScope {
     : { kind: 'session', serial: owner.serial, key: `session:${owner.serial}` };
 }
 
-export interface PoolParts {
+interface PoolParts {
   /** Makes the connection for one key (not started). */
   create(config: ServerConfig, scope: PoolScope, owner: PoolOwner): Connection;
   /** Whether an agent call is in flight on the connection (then it is never evicted). */
@@ -102,7 +102,7 @@ export interface PoolEntry {
 }
 
 /** Counters and gauges of one server's pool (status and /metrics). */
-export interface PoolStats extends PoolCounters {
+interface PoolStats extends PoolCounters {
   /** Pids of the pool's live stdio children. */
   pids: number[];
 }
@@ -130,7 +130,7 @@ const CHEAP_LISTS: readonly [capability: string, method: string][] = [
  * says it has no ping (-32601) — the first page of a list it supports. A timeout, a lost session
  * or any other failure is no.
  */
-export async function answers(conn: Connection, timeoutMs: number): Promise<boolean> {
+async function answers(conn: Connection, timeoutMs: number): Promise<boolean> {
   try {
     await conn.request('ping', {}, timeoutMs);
     return true;
@@ -159,7 +159,7 @@ export interface PoolOwner {
 }
 
 /** An agent's own headers for one remote server (rules' `serverHeaders`, already expanded). */
-export type AgentHeaders = Readonly<Record<string, string>>;
+type AgentHeaders = Readonly<Record<string, string>>;
 
 function keyOf(server: string, scope: PoolScope, credential: string): string {
   return `${server}\u0000${scope.key}\u0000${credential}`;

@@ -6,7 +6,7 @@
 import type * as Sdk from '@modelcontextprotocol/core';
 import { z } from 'zod';
 
-export interface ServerSchemas {
+interface ServerSchemas {
   initialize: typeof Sdk.InitializeResultSchema;
   /**
    * The SDK's tools/list result, but an input schema's `properties` are taken as the JSON they are

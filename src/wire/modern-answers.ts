@@ -11,7 +11,7 @@
 import { JSONRPC, rpcCodeOf } from '../errors.js';
 
 /** Codes of earlier revisions that a 2026-07-28 agent must not get. */
-export const FORBIDDEN_TO_MODERN = { RESOURCE_NOT_FOUND: -32002, URL_ELICITATION_REQUIRED: -32042 } as const;
+const FORBIDDEN_TO_MODERN = { RESOURCE_NOT_FOUND: -32002, URL_ELICITATION_REQUIRED: -32042 } as const;
 
 /** `line` (one JSON-RPC message for a modern agent) with a forbidden error code replaced; the same string otherwise. */
 export function forModernAgent(line: string): string {

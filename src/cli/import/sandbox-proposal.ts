@@ -15,7 +15,7 @@ const REGISTRIES: Readonly<Record<string, readonly string[]>> = {
   uvx: ['pypi.org:443', 'files.pythonhosted.org:443'],
 };
 
-export interface SandboxProposal {
+interface SandboxProposal {
   readonly sandbox: Record<string, unknown>;
   /** One line for the user: what was proposed and why. */
   readonly summary: string;

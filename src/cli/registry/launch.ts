@@ -9,7 +9,7 @@ import type { Argument, Input, KeyValueInput, Package, Remote, ServerJson } from
 export const KINDS = ['npm', 'pypi', 'oci', 'remote'] as const;
 export type Kind = (typeof KINDS)[number];
 
-export interface LaunchOption {
+interface LaunchOption {
   readonly kind: Kind | 'unsupported';
   readonly label: string;
   readonly package?: Package;
@@ -132,7 +132,7 @@ export interface Question {
 }
 
 /** A name usable as `${KEY}` and as an env file's NAME: letters, digits and _. */
-export function keyOf(raw: string): string {
+function keyOf(raw: string): string {
   const key = raw
     .replace(/^-+/, '')
     .replace(/[^A-Za-z0-9_]/g, '_')
@@ -179,7 +179,7 @@ export function questionsFor(option: LaunchOption): Question[] {
   return [...out.values()];
 }
 
-export interface BuiltEntry {
+interface BuiltEntry {
   readonly entry: Record<string, unknown>;
   /** The keys the entry refers to as `${KEY}`: their values belong in the env file (or the environment). */
   readonly references: readonly string[];

@@ -15,7 +15,7 @@ const STDERR_TAIL_BYTES = 2048;
 /** Pages of tools/list followed at most. */
 const MAX_PAGES = 20;
 
-export type ProbeResult = { readonly tools: readonly string[] } | { readonly needsLogin: true };
+type ProbeResult = { readonly tools: readonly string[] } | { readonly needsLogin: true };
 
 /** Starts the server `name` of the config text and lists its tools; throws with the reason it could not. */
 export async function probeServer(

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 
 /** The registry's own metadata key on each server version (status, latest, dates). */
-export const OFFICIAL_META = 'io.modelcontextprotocol.registry/official';
+const OFFICIAL_META = 'io.modelcontextprotocol.registry/official';
 
 /** `namespace/name`, the namespace in reverse-DNS form (io.github.owner, com.example). */
 export const SERVER_NAME = /^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/;
@@ -22,10 +22,10 @@ const input = {
   placeholder: z.string().optional(),
   choices: z.array(z.string()).optional(),
 };
-export const inputSchema = z.looseObject(input);
+const inputSchema = z.looseObject(input);
 const variables = z.record(z.string(), inputSchema).optional();
 
-export const keyValueInput = z.looseObject({ ...input, variables, name: z.string().min(1) });
+const keyValueInput = z.looseObject({ ...input, variables, name: z.string().min(1) });
 
 const positional = z.looseObject({
   ...input,
@@ -41,7 +41,7 @@ const named = z.looseObject({
   name: z.string().min(1),
   isRepeated: z.boolean().optional(),
 });
-export const argumentSchema = z.discriminatedUnion('type', [positional, named]);
+const argumentSchema = z.discriminatedUnion('type', [positional, named]);
 
 const transport = z.looseObject({
   type: z.enum(['stdio', 'streamable-http', 'sse']),
@@ -49,7 +49,7 @@ const transport = z.looseObject({
   headers: z.array(keyValueInput).optional(),
 });
 
-export const packageSchema = z.looseObject({
+const packageSchema = z.looseObject({
   registryType: z.string().min(1),
   registryBaseUrl: z.string().optional(),
   identifier: z.string().min(1),
@@ -67,7 +67,7 @@ export const packageSchema = z.looseObject({
   fileSha256: z.string().optional(),
 });
 
-export const remoteSchema = z.looseObject({
+const remoteSchema = z.looseObject({
   type: z.enum(['streamable-http', 'sse']),
   url: z.string().min(1),
   headers: z.array(keyValueInput).optional(),
@@ -110,7 +110,6 @@ export type Package = z.infer<typeof packageSchema>;
 export type Remote = z.infer<typeof remoteSchema>;
 export type ServerJson = z.infer<typeof serverJsonSchema>;
 export type ServerResponse = z.infer<typeof serverResponseSchema>;
-export type ServerList = z.infer<typeof serverListSchema>;
 
 /** The registry's status of one server version: what `add` and `search-registry` show. */
 export function officialOf(response: ServerResponse): z.infer<typeof officialMeta> {

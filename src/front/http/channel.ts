@@ -45,7 +45,7 @@ const priming = (log: StreamLog): string => `id: ${log.primingId}\nretry: ${SSE_
 const RETRY = `retry: ${SSE_RETRY_MS}\n\n`;
 
 /** Why a GET with `Last-Event-ID` cannot resume (the front answers 400). */
-export type ResumeRefusal = 'unknown' | 'gap';
+type ResumeRefusal = 'unknown' | 'gap';
 
 /** The open POST of one agent request, until its response is written. */
 class PendingPost {

@@ -14,6 +14,7 @@ import { GatewayError } from '../../errors.js';
 import type { Gateway } from '../../gateway/gateway.js';
 import { sendError, sendJson } from './exchange.js';
 import { handleApprovals, isApprovalsPath } from './approvals-api.js';
+import { CONTENT_TYPE } from '../../observability/prometheus.js';
 
 export interface OpsContext {
   gateway: Gateway;
@@ -110,7 +111,7 @@ async function withQuotas(ctx: OpsContext, local: Record<string, unknown>): Prom
 
 function sendMetrics(res: ServerResponse, text: string): void {
   if (res.destroyed) return;
-  res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'cache-control': 'no-store' });
+  res.writeHead(200, { 'content-type': CONTENT_TYPE, 'cache-control': 'no-store' });
   res.end(text);
 }
 

@@ -113,7 +113,7 @@ export class HttpClient {
   }
 }
 
-export type ResponseBody = { kind: 'body'; text: string } | { kind: 'overflow'; length: number };
+type ResponseBody = { kind: 'body'; text: string } | { kind: 'overflow'; length: number };
 
 /** Reads a whole body as UTF-8, up to `limit` bytes (past it the response is dropped). Rejects if the connection breaks. */
 export function readResponseBody(res: IncomingMessage, limit: number): Promise<ResponseBody> {

@@ -28,7 +28,7 @@ const PERL = '/usr/bin/perl';
 const LAUNCHER =
   'setpgrp(0, 0) or die "mcpgate: setpgrp: $!\\n"; my $path = shift; exec { $path } @ARGV or die "mcpgate: cannot run $ARGV[0]: $!\\n";';
 
-export interface Launch {
+interface Launch {
   command: string;
   args: string[];
   /** true: spawn with setsid (Node's `detached`); false: the launcher makes the group. */

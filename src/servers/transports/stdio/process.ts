@@ -37,8 +37,6 @@ import { SandboxProxy } from './network-proxy.js';
 import { sandboxHint } from './sandbox-hints.js';
 import type { ServerTransport, StopTimings, TransportEvents } from '../transport.js';
 
-export type { StopTimings }; // defined with the transport contract (transports/transport.ts)
-
 export const DEFAULT_STOP_TIMINGS: StopTimings = { stdinGraceMs: 2000, termGraceMs: 2000 };
 
 /** Max bytes a server may leave unread in its stdin before we call it stuck. */
@@ -46,9 +44,9 @@ const STDIN_HIGH_WATER = 64 * 1024 * 1024;
 /** After stdout EOF, how long the leader has to exit before we call it "closed stdout, still running". */
 const EOF_EXIT_WAIT_MS = 200;
 
-export type StdioProcessEvents = TransportEvents;
+type StdioProcessEvents = TransportEvents;
 
-export interface StdioSpawnOptions {
+interface StdioSpawnOptions {
   /** Names of mcpgate's own secret variables (the rules' `${VAR}`s); never inherited. */
   secretEnv?: () => ReadonlySet<string>;
 }

@@ -35,7 +35,7 @@ function findPrlimit(env: Env): string | undefined {
 }
 
 /** The allow-list's way out of a sandbox whose network is a list of hosts (transports/stdio/network-proxy.ts). */
-export interface ProxyWay {
+interface ProxyWay {
   /** The folder of mcpgate's filtering proxy's unix socket (`proxy.sock`), on this side. */
   readonly folder: string;
   /** The bridge the sandbox runs first (transports/stdio/proxy-bridge-main.ts), a single file. */
@@ -43,7 +43,7 @@ export interface ProxyWay {
 }
 
 /** Where the proxy's socket appears inside the sandbox. */
-export const SANDBOX_PROXY_SOCKET = '/run/mcpgate/net/proxy.sock';
+const SANDBOX_PROXY_SOCKET = '/run/mcpgate/net/proxy.sock';
 /** The bridge inside (`.mjs`: no package.json beside it says it is a module). */
 const SANDBOX_BRIDGE = '/run/mcpgate/bridge.mjs';
 
@@ -64,12 +64,7 @@ interface Mount {
 }
 
 /** Every mount of the sandbox beyond the system's, in the order bwrap must make them (parents first). */
-export function sandboxMounts(
-  settings: SandboxSettings,
-  command: string,
-  env: Env,
-  cwd: string,
-): { mounts: Mount[]; home: string | undefined } {
+function sandboxMounts(settings: SandboxSettings, command: string, env: Env, cwd: string): { mounts: Mount[]; home: string | undefined } {
   const home = env.HOME !== undefined && path.isAbsolute(env.HOME) && env.HOME !== '/' ? env.HOME : undefined;
   const mounts: Mount[] = [];
   const add = (p: string, write: boolean, optional: boolean): void => {

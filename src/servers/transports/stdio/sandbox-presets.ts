@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { SandboxPreset } from '../../../config/types.js';
 
-export interface PresetPaths {
+interface PresetPaths {
   readonly read: readonly string[];
   readonly write: readonly string[];
 }

@@ -6,7 +6,7 @@ import type { GatewayError } from '../../../errors.js';
 import { sandboxHintOf } from './process.js';
 
 /** The network setting in words: `none`, `full`, or the allow-list as the file writes it. */
-export function sandboxNetworkText(network: SandboxSettings['network']): string | string[] {
+function sandboxNetworkText(network: SandboxSettings['network']): string | string[] {
   if (typeof network === 'string') return network;
   return network.map((h) => (h.port === undefined ? h.host : `${h.host.includes(':') ? `[${h.host}]` : h.host}:${h.port}`));
 }
