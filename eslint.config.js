@@ -20,12 +20,12 @@ const ROOMS = {
   catalog: ['servers', 'wire', 'observability'],
   policy: ['rules', 'servers', 'wire', 'observability'],
   gateway: ['policy', 'catalog', 'pins', 'rules', 'search', 'servers', 'config', 'wire', 'observability'],
-  cluster: ['policy', 'wire', 'observability'],
+  cluster: ['policy', 'console', 'wire', 'observability'],
   front: ['gateway', 'policy', 'auth', 'cluster', 'wire', 'observability'],
   console: ['gateway', 'policy', 'auth', 'pins', 'rules', 'wire', 'observability'],
   'reload.ts': ['gateway', 'rules', 'config', 'observability'],
   'mcpgate.ts': ['reload.ts', 'front', 'console', 'cluster', 'gateway', 'policy', 'oauth', 'rules', 'config', 'observability'],
-  cli: ['mcpgate.ts', 'reload.ts', 'front', 'auth', 'oauth', 'pins', 'rules', 'config', 'wire', 'observability'],
+  cli: ['mcpgate.ts', 'reload.ts', 'front', 'cluster', 'auth', 'oauth', 'pins', 'rules', 'config', 'wire', 'observability'],
 };
 
 // Rooms that read no files: they get text and objects from their callers (docs/architecture.md).

@@ -5,6 +5,7 @@
 
 import type { CliIo } from './io.js';
 import { askGateway, errorMessage, gatewayBase } from './gateway-api.js';
+import type { WorkerStatus } from '../cluster/cluster.js';
 
 interface StatusServer {
   name: string;
@@ -58,16 +59,6 @@ export async function runStatus(
   return 0;
 }
 
-interface ClusterWorker {
-  id: string;
-  host: string;
-  pid: number;
-  address: string;
-  sessions: number;
-  heartbeat: string;
-  version?: string;
-}
-
 /** The status as a few aligned lines. */
 export function render(status: Record<string, unknown>): string {
   const lines: string[] = [];
@@ -115,7 +106,7 @@ export function render(status: Record<string, unknown>): string {
     const warnings = file.lastWarnings.length > 0 ? `; ${file.lastWarnings.length} warning(s)` : '';
     lines.push(`${name}: ${file.path} (loaded ${file.successes} of ${file.attempts} times${error}${warnings})`);
   }
-  const cluster = status.cluster as { worker?: string; redis?: string; workers?: ClusterWorker[] } | undefined;
+  const cluster = status.cluster as { worker?: string; redis?: string; workers?: WorkerStatus[] } | undefined;
   if (cluster !== undefined) {
     const workers = cluster.workers ?? [];
     lines.push(

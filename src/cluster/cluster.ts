@@ -70,6 +70,9 @@ export interface ClusterOptions {
   approvals: RedisApprovalBoard;
 }
 
+/** A live worker as `/status` shows it (`mcpgate status` reads it): its record, the heartbeat as an ISO time. */
+export type WorkerStatus = Omit<WorkerInfo, 'heartbeat'> & { heartbeat: string };
+
 export class Cluster implements ClusterLink {
   readonly id = workerId();
   private readonly heartbeatMs: number;
@@ -434,7 +437,7 @@ export class Cluster implements ClusterLink {
 
   async status(): Promise<Record<string, unknown>> {
     const redis = this.directory.isUp ? 'up' : 'down';
-    let workers: unknown[] = [];
+    let workers: WorkerStatus[] = [];
     if (this.directory.isUp) {
       try {
         workers = (await this.directory.workers()).map((w) => ({ ...w, heartbeat: new Date(w.heartbeat).toISOString() }));

@@ -15,6 +15,7 @@
 
 import { createHmac } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { SharedCounts, SharedSignInCounter } from '../console/shared-sign-in-limit.js';
 
 const TOTAL_KEY = 'mcpgate:signin:total';
 const ADDRESS_PREFIX = 'mcpgate:signin:address:';
@@ -54,14 +55,7 @@ for i = 1, 2 do
 end
 return out`;
 
-interface SignInCountsShape {
-  address: number;
-  addressMs: number;
-  total: number;
-  totalMs: number;
-}
-
-export class SignInCounts {
+export class SignInCounts implements SharedSignInCounter {
   /** False after a command failed on a live connection (a value that is no count, a timeout). */
   private ok = true;
 
@@ -76,11 +70,11 @@ export class SignInCounts {
     return this.ok && this.redis() !== undefined;
   }
 
-  read(address: string, windowMs: number): Promise<SignInCountsShape | undefined> {
+  read(address: string, windowMs: number): Promise<SharedCounts | undefined> {
     return this.run((redis) => redis.eval(READ, 2, this.keyOf(address), TOTAL_KEY, windowMs, MAX_COUNT));
   }
 
-  fail(address: string, windowMs: number, total: number): Promise<SignInCountsShape | undefined> {
+  fail(address: string, windowMs: number, total: number): Promise<SharedCounts | undefined> {
     return this.run((redis) => redis.eval(FAIL, 2, this.keyOf(address), TOTAL_KEY, windowMs, total));
   }
 
@@ -94,7 +88,7 @@ export class SignInCounts {
     return ADDRESS_PREFIX + createHmac('sha256', this.secret).update(`console sign-in\0${address}`).digest('base64url').slice(0, 32);
   }
 
-  private async run(command: (redis: Redis) => Promise<unknown>): Promise<SignInCountsShape | undefined> {
+  private async run(command: (redis: Redis) => Promise<unknown>): Promise<SharedCounts | undefined> {
     const redis = this.redis();
     if (redis === undefined) return undefined;
     let reply: unknown;

@@ -193,7 +193,7 @@ export class GatewayMetrics {
     });
     this.quotaRefusals = r.counter({
       name: 'mcpgate_quota_refused_total',
-      help: "Tool calls refused for being over a limit of the rules' `limits` (-32023, rate limited), by the limit's level (all: every call of its place, server, tool) and kind (calls: per window, in_flight).",
+      help: "Tool calls refused for being over a limit of the rules' `limits` (MCPG_RATE_LIMITED), by the limit's level (all: every call of its place, server, tool) and kind (calls: per window, in_flight).",
       labels: ['level', 'kind'],
     });
     this.quotaFallbacks = r.counter({

@@ -1,7 +1,7 @@
 // Quotas and rate limits on tool calls: which of the rules' `limits` apply to a call
 // (rules/limits-match.ts), their counters (quota-counters.ts: this worker's own, or the cluster's on
 // Redis, given at construction), and the refusal an agent gets when one is over: MCP's rate-limited
-// error (-32023, `MCPG_RATE_LIMITED`), counted in `mcpgate_quota_refused_total` and written to the
+// error (-31023, `MCPG_RATE_LIMITED`; the draft's -32023 when opted in), counted in `mcpgate_quota_refused_total` and written to the
 // audit trail by the call gate's caller. `peek` checks without counting: a call that must first wait
 // for a person's approval is refused before it waits if its limits would refuse it now.
 //
