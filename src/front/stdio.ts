@@ -18,7 +18,7 @@ import { readLines } from '../wire/jsonrpc.js';
 import { encodeError, parseMessage, type RequestId } from '../wire/jsonrpc.js';
 import { eraOf, mayBeModern } from '../wire/era.js';
 import { GatewayError } from '../errors.js';
-import type { ModernRequest } from '../gateway/modern-requests.js';
+import type { ModernRequest } from '../gateway/modern/modern-requests.js';
 import { DEFAULT_MAX_AGENT_BUFFER } from './http/options.js';
 import type { EncodedParts } from '../wire/encoded.js';
 

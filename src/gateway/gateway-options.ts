@@ -13,11 +13,11 @@ import type { Clock } from '../servers/clock.js';
 import type { Rules } from '../rules/load.js';
 import type { PinMode } from '../pins/review.js';
 import type { AgentMode } from '../rules/agent-mode.js';
-import type { EmbeddingsSettings } from './embeddings.js';
+import type { EmbeddingsSettings } from './modes/embeddings.js';
 import type { ApprovalBoard } from '../policy/approval-desk.js';
 import type { SharedQuotaCounters } from '../policy/quota-counters.js';
 
-export type { EmbeddingsSettings } from './embeddings.js';
+export type { EmbeddingsSettings } from './modes/embeddings.js';
 
 /**
  * Makes the connection to one server. The default spawns or dials the real server; unit tests pass

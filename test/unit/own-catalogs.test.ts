@@ -1,4 +1,4 @@
-// Per-agent and per-session catalogs (src/gateway/own-catalogs.ts, issue 11): a session's own view
+// Per-agent and per-session catalogs (src/gateway/routing/own-catalogs.ts, issue 11): a session's own view
 // of a pooled server replaces the shared catalog's part of that server, in listing and in routing;
 // other sessions keep the shared view; an own view equal to the shared one encodes to the same text
 // (so nothing is announced); held tools in an own catalog are refused as held. Pure: in-memory
@@ -8,9 +8,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Catalog } from '../../src/catalog/catalog.js';
 import { GatewayError } from '../../src/errors.js';
-import { AgentViews, ShownViews } from '../../src/gateway/agent-views.js';
-import { OwnCatalogs, seenEntry } from '../../src/gateway/own-catalogs.js';
-import { Router } from '../../src/gateway/router.js';
+import { AgentViews, ShownViews } from '../../src/gateway/session/agent-views.js';
+import { OwnCatalogs, seenEntry } from '../../src/gateway/routing/own-catalogs.js';
+import { Router } from '../../src/gateway/routing/router.js';
 import { noPool, scope, sharedConn, who } from './route-parts.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { OPEN_RULES, parseRules, type Rules } from '../../src/rules/load.js';

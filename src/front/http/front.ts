@@ -30,7 +30,7 @@ import { DEFAULT_MAX_BODY_BYTES, accepts, admit, isLoopback, readBody, sendError
 import { handleOps } from './ops.js';
 import { ModernPost, refuse } from './modern-post.js';
 import { checkHeaders, eraOf, isModernVersion, paramHeaders, type EraOf, type Envelope } from '../../wire/era.js';
-import type { ModernRequest } from '../../gateway/modern-requests.js';
+import type { ModernRequest } from '../../gateway/modern/modern-requests.js';
 import { limitsOf, MCP_PATH, METADATA_PATH, VIEW_PREFIX, type HttpFrontOptions, type HttpLimits } from './options.js';
 import { HttpListeners } from './listeners.js';
 import type { ForwardIdentity } from '../../cluster/link.js';

@@ -11,11 +11,11 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { ToolEntry, Catalog } from '../catalog/catalog.js';
-import { writeJsonAtomic } from '../observability/atomic-json.js';
-import type { Logger } from '../observability/logger.js';
-import { fuse } from '../search/fuse.js';
-import { schemaParameters } from '../search/tool-fields.js';
+import type { ToolEntry, Catalog } from '../../catalog/catalog.js';
+import { writeJsonAtomic } from '../../observability/atomic-json.js';
+import type { Logger } from '../../observability/logger.js';
+import { fuse } from '../../search/fuse.js';
+import { schemaParameters } from '../../search/tool-fields.js';
 import { checkedVector, EmbeddingsError, type EmbeddingsClient } from './embeddings.js';
 import type { FoundTool, SearchIndexes } from './search-indexes.js';
 

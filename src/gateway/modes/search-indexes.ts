@@ -11,11 +11,11 @@
 // texts are the server's, only their approval is pending) and are filtered out at search time
 // with the rules, before the limit, so whether a tool is held never shows in what a search returns.
 
-import type { Catalog, ToolEntry } from '../catalog/catalog.js';
-import { searchTask } from '../search/task-search.js';
-import { ToolIndex, type SearchDoc } from '../search/tool-index.js';
-import type { Tool } from '../wire/protocol.js';
-import { ownsServer } from './own-catalogs.js';
+import type { Catalog, ToolEntry } from '../../catalog/catalog.js';
+import { searchTask } from '../../search/task-search.js';
+import { ToolIndex, type SearchDoc } from '../../search/tool-index.js';
+import type { Tool } from '../../wire/protocol.js';
+import { ownsServer } from '../routing/own-catalogs.js';
 
 interface ServerState {
   /** The server's tool list as the catalog holds it (a new array whenever it changes). */

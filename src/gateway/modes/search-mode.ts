@@ -11,10 +11,10 @@
 // request is served by a session of its own — so nothing is remembered between its requests: its
 // list is search_tools and the always-shown tools, and it calls what a search returned by name.
 
-import type { Catalog, ToolEntry } from '../catalog/catalog.js';
-import { GatewayError } from '../errors.js';
-import { shows, type ModeSettings } from '../rules/agent-mode.js';
-import { MAX_TASK_CHARS } from '../search/task-search.js';
+import type { Catalog, ToolEntry } from '../../catalog/catalog.js';
+import { GatewayError } from '../../errors.js';
+import { shows, type ModeSettings } from '../../rules/agent-mode.js';
+import { MAX_TASK_CHARS } from '../../search/task-search.js';
 
 export const SEARCH_TOOL_NAME = 'search_tools';
 export const DEFAULT_SEARCH_LIMIT = 5;

@@ -2,15 +2,15 @@
 // else the gateway's `--mode`), its always-shown tools, the search itself under the agent's rules,
 // and the counts status, metrics and the console show. Sessions (session.ts) get it as a part.
 
-import type { Catalog, ToolEntry } from '../catalog/catalog.js';
-import type { GatewayMetrics } from '../observability/metrics.js';
-import type { Logger } from '../observability/logger.js';
-import type { AgentMode, ModeSettings } from '../rules/agent-mode.js';
-import { decideTool, effectiveAgent, type Claims } from '../rules/decide.js';
-import type { Rules } from '../rules/load.js';
+import type { Catalog, ToolEntry } from '../../catalog/catalog.js';
+import type { GatewayMetrics } from '../../observability/metrics.js';
+import type { Logger } from '../../observability/logger.js';
+import type { AgentMode, ModeSettings } from '../../rules/agent-mode.js';
+import { decideTool, effectiveAgent, type Claims } from '../../rules/decide.js';
+import type { Rules } from '../../rules/load.js';
 import type { SearchIndexes } from './search-indexes.js';
 import { resultTool, searchModeList, type SearchRequest, type SearchResultTool } from './search-mode.js';
-import { seenEntry } from './own-catalogs.js';
+import { seenEntry } from '../routing/own-catalogs.js';
 import type { HybridRanking } from './hybrid-ranking.js';
 
 export interface ToolSearchParts {

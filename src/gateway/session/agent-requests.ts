@@ -2,10 +2,10 @@
 // table of those the agent has not answered yet, so each answer goes back to the server that asked,
 // under that server's own id, and none is left hanging when either side goes away.
 
-import { GatewayError } from '../errors.js';
-import type { Connection } from '../servers/connection.js';
-import { INPUT_KEY, type WithInputKey } from '../servers/server-session.js';
-import { encodeNotification, encodeRequest, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../wire/jsonrpc.js';
+import { GatewayError } from '../../errors.js';
+import type { Connection } from '../../servers/connection.js';
+import { INPUT_KEY, type WithInputKey } from '../../servers/server-session.js';
+import { encodeNotification, encodeRequest, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../../wire/jsonrpc.js';
 
 interface Outgoing {
   conn: Connection;

@@ -5,14 +5,14 @@
 // catalogs of its own (a per-agent or per-session server's pooled connections, own-catalogs.ts) sees
 // those servers as its own connections list them, encoded once per version of each and kept per session.
 
-import type { Catalog, ItemRef } from '../catalog/catalog.js';
-import { decideServer, decideTool, matchedGrants, type Claims } from '../rules/decide.js';
-import type { Rules } from '../rules/load.js';
-import type { ListKind } from '../servers/lists.js';
-import { sameBytes } from '../wire/encoded.js';
-import type { CompiledView } from '../rules/views.js';
-import { viewList, type SeenItem } from '../policy/curated-views.js';
-import { ownsServer } from './own-catalogs.js';
+import type { Catalog, ItemRef } from '../../catalog/catalog.js';
+import { decideServer, decideTool, matchedGrants, type Claims } from '../../rules/decide.js';
+import type { Rules } from '../../rules/load.js';
+import type { ListKind } from '../../servers/lists.js';
+import { sameBytes } from '../../wire/encoded.js';
+import type { CompiledView } from '../../rules/views.js';
+import { viewList, type SeenItem } from '../../policy/curated-views.js';
+import { ownsServer } from '../routing/own-catalogs.js';
 
 interface Cached {
   catalogVersion: number;

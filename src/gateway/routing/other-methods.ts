@@ -8,10 +8,10 @@
 //      rules let the agent reach, as a capability or an `experimental` capability → that server.
 // The answer is relayed as the server gave it.
 
-import { GatewayError } from '../errors.js';
-import type { Logger } from '../observability/logger.js';
-import type { Connection } from '../servers/connection.js';
-import type { JsonRpcRequest } from '../wire/jsonrpc.js';
+import { GatewayError } from '../../errors.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Connection } from '../../servers/connection.js';
+import type { JsonRpcRequest } from '../../wire/jsonrpc.js';
 import { NOT_YET, type Caller, type Carrier, type Router } from './router.js';
 import type { TaskTable } from './tasks.js';
 

@@ -3,14 +3,14 @@
 // a few hundred tokens of context instead of thousands. Every one goes through the same rules (and
 // pins) as the aggregate catalog: what an agent can discover is exactly what it may call.
 
-import type { Catalog } from '../catalog/catalog.js';
-import type { ServersConfig } from '../config/types.js';
-import { GatewayError } from '../errors.js';
-import { decideTool, serverVisible, type Claims } from '../rules/decide.js';
-import type { Rules } from '../rules/load.js';
-import { globToRegExp } from '../rules/globs.js';
-import type { Connection } from '../servers/connection.js';
-import { ownsServer } from './own-catalogs.js';
+import type { Catalog } from '../../catalog/catalog.js';
+import type { ServersConfig } from '../../config/types.js';
+import { GatewayError } from '../../errors.js';
+import { decideTool, serverVisible, type Claims } from '../../rules/decide.js';
+import type { Rules } from '../../rules/load.js';
+import { globToRegExp } from '../../rules/globs.js';
+import type { Connection } from '../../servers/connection.js';
+import { ownsServer } from '../routing/own-catalogs.js';
 
 /** What the meta-tools read: the configured servers, their connections, the catalog, the rules. */
 export interface DiscoveryParts {

@@ -17,10 +17,10 @@
 // where that is not certain); the server's answer is relayed by splicing the id into its raw line.
 
 import { randomUUID } from 'node:crypto';
-import { GatewayError, asGatewayError } from '../errors.js';
-import type { Logger } from '../observability/logger.js';
-import type { Connection } from '../servers/connection.js';
-import type { OutboundRequest } from '../servers/outbound-request.js';
+import { GatewayError, asGatewayError } from '../../errors.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Connection } from '../../servers/connection.js';
+import type { OutboundRequest } from '../../servers/outbound-request.js';
 import {
   encodeError,
   encodeNotification,
@@ -32,34 +32,34 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
   type RequestId,
-} from '../wire/jsonrpc.js';
-import { encodeResultParts, partsToText } from '../wire/encoded.js';
-import { sanitizeContent } from '../wire/sanitize.js';
-import { callHeaders } from '../wire/tool-headers.js';
-import type { Envelope } from '../wire/era.js';
-import type { Claims } from '../rules/decide.js';
+} from '../../wire/jsonrpc.js';
+import { encodeResultParts, partsToText } from '../../wire/encoded.js';
+import { sanitizeContent } from '../../wire/sanitize.js';
+import { callHeaders } from '../../wire/tool-headers.js';
+import type { Envelope } from '../../wire/era.js';
+import type { Claims } from '../../rules/decide.js';
 import { ShownViews, type AgentViews } from './agent-views.js';
-import { REMOVED_VIEW, viewArguments, viewTarget } from '../policy/curated-views.js';
-import type { CompiledView } from '../rules/views.js';
+import { REMOVED_VIEW, viewArguments, viewTarget } from '../../policy/curated-views.js';
+import type { CompiledView } from '../../rules/views.js';
 import { UntilSettled, type Settling } from './until-settled.js';
 import { RequestSpans, failureOf } from './request-spans.js';
-import { META_TOOL_NAMES, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
-import { NOT_YET, isPending, whenReady, type Caller, type Carrier, type ToolRoute, type Router } from './router.js';
-import { FoundTools, SEARCH_TOOL_NAME, searchRequest, searchResult } from './search-mode.js';
-import type { CallGate } from '../policy/call-gate.js';
+import { META_TOOL_NAMES, metaTools, runMetaTool, type DiscoveryParts } from '../modes/discovery.js';
+import { NOT_YET, isPending, whenReady, type Caller, type Carrier, type ToolRoute, type Router } from '../routing/router.js';
+import { FoundTools, SEARCH_TOOL_NAME, searchRequest, searchResult } from '../modes/search-mode.js';
+import type { CallGate } from '../../policy/call-gate.js';
 import { APPROVAL_ELICITATION, GatedCalls } from './gated-calls.js';
-import { seenEntry, type OwnCatalogs } from './own-catalogs.js';
-import { rewritePromptResult, rewriteReadResult, rewriteToolResult, type Catalog } from '../catalog/catalog.js';
-import { initializeResult, LOG_LEVEL_RANK } from './method-tables.js';
-import { scopeOf } from '../servers/pool.js';
-import { listTasks, recordCreatedTask, renameTaskAnswer, taskOf, type TaskTable } from './tasks.js';
-import { routeOtherMethod } from './other-methods.js';
+import { seenEntry, type OwnCatalogs } from '../routing/own-catalogs.js';
+import { rewritePromptResult, rewriteReadResult, rewriteToolResult, type Catalog } from '../../catalog/catalog.js';
+import { initializeResult, LOG_LEVEL_RANK } from '../routing/method-tables.js';
+import { scopeOf } from '../../servers/pool.js';
+import { listTasks, recordCreatedTask, renameTaskAnswer, taskOf, type TaskTable } from '../routing/tasks.js';
+import { routeOtherMethod } from '../routing/other-methods.js';
 import type { AgentChannel } from './agent-channel.js';
-import type { AuditCall, AuditLog } from '../observability/audit.js';
-import type { GatewayMetrics } from '../observability/metrics.js';
-import type { Tracing, ServerCallSpan } from '../observability/tracing.js';
-import type { RulesInForce } from '../rules/load.js';
-import type { ToolSearch } from './tool-search.js';
+import type { AuditCall, AuditLog } from '../../observability/audit.js';
+import type { GatewayMetrics } from '../../observability/metrics.js';
+import type { Tracing, ServerCallSpan } from '../../observability/tracing.js';
+import type { RulesInForce } from '../../rules/load.js';
+import type { ToolSearch } from '../modes/tool-search.js';
 import type { Subscriptions } from './subscriptions.js';
 import { AgentRequests } from './agent-requests.js';
 import { extensionsOf } from './extensions.js';

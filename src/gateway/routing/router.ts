@@ -10,13 +10,13 @@
 // error agents see. It takes the parts it reads (catalog, connections, the rules snapshot), never the
 // gateway, so it is unit-tested against an in-memory catalog (test/unit/router.test.ts).
 
-import type { Catalog, ToolEntry } from '../catalog/catalog.js';
-import { GatewayError, asGatewayError } from '../errors.js';
-import type { Logger } from '../observability/logger.js';
-import { decideServer, decideTool, type Claims } from '../rules/decide.js';
-import type { Rules, RulesInForce } from '../rules/load.js';
-import type { Connection } from '../servers/connection.js';
-import { scopeOf, type ConnectionPool, type PoolOwner, type ScopeOwner } from '../servers/pool.js';
+import type { Catalog, ToolEntry } from '../../catalog/catalog.js';
+import { GatewayError, asGatewayError } from '../../errors.js';
+import type { Logger } from '../../observability/logger.js';
+import { decideServer, decideTool, type Claims } from '../../rules/decide.js';
+import type { Rules, RulesInForce } from '../../rules/load.js';
+import type { Connection } from '../../servers/connection.js';
+import { scopeOf, type ConnectionPool, type PoolOwner, type ScopeOwner } from '../../servers/pool.js';
 import { seenEntry } from './own-catalogs.js';
 
 export interface RouterParts {

@@ -17,9 +17,9 @@
 //   or sent notifications/cancelled on stdio): its calls are cancelled on the servers.
 
 import { randomBytes } from 'node:crypto';
-import { GatewayError } from '../errors.js';
-import { GATEWAY_INFO } from '../version.js';
-import { encodeError, encodeNotification, type JsonRpcRequest, type RequestId } from '../wire/jsonrpc.js';
+import { GatewayError } from '../../errors.js';
+import { GATEWAY_INFO } from '../../version.js';
+import { encodeError, encodeNotification, type JsonRpcRequest, type RequestId } from '../../wire/jsonrpc.js';
 import {
   MODERN_PROTOCOL_VERSIONS,
   SERVER_INFO_KEY,
@@ -27,10 +27,10 @@ import {
   completeResult,
   stripEnvelope,
   type Envelope,
-} from '../wire/era.js';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
-import type { AgentChannel } from './agent-channel.js';
-import type { AgentSession } from './session.js';
+} from '../../wire/era.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../../wire/protocol.js';
+import type { AgentChannel } from '../session/agent-channel.js';
+import type { AgentSession } from '../session/session.js';
 import type { RequestStateSealer } from './request-state.js';
 
 /** Where one modern request's messages go (its HTTP response stream, or stdout). */
