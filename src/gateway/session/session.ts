@@ -43,9 +43,12 @@ import { REMOVED_VIEW, viewArguments, viewTarget } from '../../policy/curated-vi
 import type { CompiledView } from '../../rules/views.js';
 import { UntilSettled, type Settling } from './until-settled.js';
 import { RequestSpans, failureOf } from './request-spans.js';
-import { META_TOOL_NAMES, metaTools, runMetaTool, type DiscoveryParts } from '../modes/discovery.js';
+import type { DiscoveryParts } from '../modes/discovery.js';
+import { AggregateMode } from '../modes/aggregate-mode.js';
+import { DiscoveryMode } from '../modes/discovery-mode.js';
+import { SearchSession } from '../modes/search-session.js';
+import type { ModeHost, SessionMode } from '../modes/session-mode.js';
 import { NOT_YET, isPending, whenReady, type Caller, type Carrier, type ToolRoute, type Router } from '../routing/router.js';
-import { FoundTools, SEARCH_TOOL_NAME, searchRequest, searchResult } from '../modes/search-mode.js';
 import type { CallGate } from '../../policy/call-gate.js';
 import { APPROVAL_ELICITATION, GatedCalls } from './gated-calls.js';
 import { seenEntry, type OwnCatalogs } from '../routing/own-catalogs.js';
@@ -188,8 +191,8 @@ export class AgentSession implements Caller {
   readonly shown: ShownViews;
   /** Requests waiting until the servers settle (lists asked for during startup); answered at close. */
   private readonly waiting: UntilSettled;
-  /** The tools this session's searches returned (search mode lists them). */
-  readonly found = new FoundTools();
+  /** The session's part of each agent mode, made once; the agent's mode now picks one (`current`). */
+  private readonly modes: Readonly<Record<'aggregate' | 'discovery' | 'search', SessionMode>>;
   /** Unique in this process: the per-session pool scope. */
   readonly serial = nextSerial++;
   /**
@@ -230,9 +233,35 @@ export class AgentSession implements Caller {
       () => parts.own.of(this),
       () => this.claims,
       () => this.curatedView(),
-      () => this.searchList(),
+      () => this.current.shownTools(),
     );
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
+    const host: ModeHost = {
+      agent,
+      agentExplicit,
+      claims: () => this.claims,
+      modern: () => this.channel.era === 'modern',
+      own: () => this.parts.own.of(this),
+      untilSettled: (id, handler, until) => this.waiting.run(id, handler, until),
+      sendResult: (id, result) => this.sendResult(id, result),
+      sendEncodedResult: (id, json) => this.sendEncodedResult(id, json),
+      sendResultBytes: (id, bytes) => this.sendResultBytes(id, bytes),
+      sendError: (id, err) => this.sendError(id, err),
+      serveTools: () => this.shown.serve('tools'),
+      toolsChanged: () => {
+        if (this.shown.changed('tools')) this.listChanged('notifications/tools/list_changed');
+      },
+      callAs: (msg, params, as) => {
+        const executed = toolCall(msg, params, as);
+        if (executed instanceof GatewayError) return this.sendError(msg.id, executed);
+        this.runCall(executed);
+      },
+    };
+    this.modes = {
+      aggregate: new AggregateMode(host),
+      discovery: new DiscoveryMode(parts.discovery, host),
+      search: new SearchSession(parts.search, parts.catalog, host),
+    };
   }
 
   handleLine(line: string): void {
@@ -299,8 +328,7 @@ export class AgentSession implements Caller {
       case 'initialize':
         return void this.initialize(msg);
       case 'tools/list':
-        if (this.mode === 'discovery') return this.sendEncodedResult(msg.id, metaTools(this.parts.discovery.debug));
-        return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('tools')), 'listable');
+        return this.current.listTools(msg);
       case 'resources/list':
         return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('resources')), 'listable');
       case 'resources/templates/list':
@@ -349,9 +377,9 @@ export class AgentSession implements Caller {
     const { msg, name } = call;
     const view = call.viewed ? undefined : this.curatedView();
     if (view !== undefined) return this.callOnView(view, call);
-    if (name === SEARCH_TOOL_NAME && this.mode === 'search') return this.waiting.run(msg.id, () => this.searchTools(msg), 'listable');
-    if (META_TOOL_NAMES.has(name) && this.mode === 'discovery')
-      return this.waiting.run(msg.id, () => this.callMetaTool(this.parts.discovery, call));
+    const mode = this.current;
+    if (mode.owns(name))
+      return mode.call({ msg, name, params: call.params, args: call.arguments === INVALID ? {} : (call.arguments ?? {}) });
     if (call.arguments === INVALID) return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     // Denied, held, unknown or unconnected: the router decides once, before existence for denials.
     // An agent named by discovery's agent_id has no token of its own: no claims.
@@ -518,57 +546,20 @@ export class AgentSession implements Caller {
     this.runCall({ ...call, viewed: true });
   }
 
-  // ── search mode ─────────────────────────────────────────────────────────────────────────────
+  // ── modes ───────────────────────────────────────────────────────────────────────────────────
 
-  /** The agent's mode: its rules' `mode`, else the gateway's (read per request: a reload may change it). */
-  /** The agent's mode (its rules', else the gateway's); a session on a curated view lists the view itself. */
+  /**
+   * The agent's mode (its rules', else the gateway's; read per request: a reload may change it); a
+   * session on a curated view lists the view itself.
+   */
   get mode(): 'aggregate' | 'discovery' | 'search' {
     return this.view !== undefined ? 'aggregate' : this.parts.search.modeOf(this.agent);
   }
 
-  /** search_tools: the best tools the agent may call; a legacy session remembers them and lists them. */
-  private searchTools(msg: JsonRpcRequest): void {
-    let request;
-    try {
-      request = searchRequest(msg.params?.arguments);
-    } catch (err) {
-      return this.sendError(msg.id, err);
-    }
-    this.parts.search.search(request, { agent: this.agent, claims: this.claims, own: this.parts.own.of(this) }).then(
-      (tools) => {
-        // A modern request's session ends with this answer: nothing to remember (search-mode.ts).
-        const added = this.channel.era !== 'modern' && this.found.add(tools.map((t) => t.name));
-        this.sendResult(msg.id, searchResult(tools));
-        if (added && this.shown.changed('tools')) this.listChanged('notifications/tools/list_changed');
-      },
-      (err: unknown) => this.sendError(msg.id, err),
-    );
+  /** The session's part of the agent's mode now. */
+  private get current(): SessionMode {
+    return this.modes[this.mode];
   }
-
-  /** The tools list in search mode (undefined in the other modes: the ordinary views). */
-  private searchList(): readonly Buffer[] | undefined {
-    if (this.mode !== 'search') return undefined;
-    const own = this.parts.own.of(this);
-    const rules = this.parts.search.rules();
-    const key = `${this.parts.catalog.version}\u0000${own?.map((c) => c.version).join(',') ?? ''}\u0000${this.found.revision}`;
-    const cached = this.searchListCache;
-    if (
-      cached !== undefined &&
-      cached.key === key &&
-      cached.rules === rules &&
-      cached.claims === this.claims &&
-      sameCatalogs(cached.own, own)
-    )
-      return cached.bytes;
-    const bytes = [
-      Buffer.from(JSON.stringify({ tools: this.parts.search.list({ agent: this.agent, claims: this.claims, own }, this.found) })),
-    ];
-    this.searchListCache = { key, rules, claims: this.claims, own, bytes };
-    return bytes;
-  }
-
-  private searchListCache:
-    { key: string; rules: unknown; claims: Claims | undefined; own: readonly unknown[] | undefined; bytes: readonly Buffer[] } | undefined;
 
   // ── tasks ───────────────────────────────────────────────────────────────────────────────────
 
@@ -840,37 +831,6 @@ export class AgentSession implements Caller {
     return view !== undefined && !view.servers.has(server);
   }
 
-  /** Discovery mode's meta-tools; the configured identity wins over an agent_id argument. */
-  private callMetaTool(discovery: DiscoveryParts, call: ToolCall): void {
-    const { msg, name } = call;
-    const args = call.arguments === INVALID ? {} : (call.arguments ?? {});
-    const agent = !this.agentExplicit && typeof args.agent_id === 'string' && args.agent_id !== '' ? args.agent_id : this.agent;
-    try {
-      const outcome = runMetaTool(
-        discovery,
-        agent,
-        name,
-        args,
-        agent === this.agent ? this.claims : undefined,
-        agent === this.agent ? this.parts.own.of(this) : undefined,
-      );
-      if ('result' in outcome) return this.sendResult(msg.id, outcome.result);
-      // execute_tool: a new call of the tool it names, as the agent it names.
-      const executed = toolCall(
-        msg,
-        { ...call.params, name: outcome.execute.name, arguments: outcome.execute.arguments },
-        {
-          agent,
-          timeoutMs: outcome.execute.timeoutMs,
-        },
-      );
-      if (executed instanceof GatewayError) return this.sendError(msg.id, executed);
-      this.runCall(executed);
-    } catch (err) {
-      this.sendError(msg.id, err);
-    }
-  }
-
   /** Subscribes this session to a resource URI (or unsubscribes it); throws why not. */
   // The URI is routed under the rules as a read is, then held on the connection that carries it: the
   // server's shared connection, or this session's own pooled connection for a per-agent or
@@ -1105,10 +1065,6 @@ export class AgentSession implements Caller {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function sameCatalogs(a: readonly unknown[] | undefined, b: readonly unknown[] | undefined): boolean {
-  return a === b || (a !== undefined && b !== undefined && a.length === b.length && a.every((c, i) => c === b[i]));
 }
 
 function invalidParams(message: string): GatewayError {
