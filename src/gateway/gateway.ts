@@ -36,6 +36,7 @@ import { metricsSource } from './metrics-source.js';
 import { GATEWAY_INFO } from '../version.js';
 import { gatewayStatus } from './status.js';
 import { AgentSession, type SessionParts } from './session/session.js';
+import type { AgentIdentity } from './session/agent-identity.js';
 import type { AgentChannel } from './session/agent-channel.js';
 import { MCP_LOG_LEVELS, gatewayCapabilities } from './routing/method-tables.js';
 import { Agents } from './open-agents.js';
@@ -388,24 +389,8 @@ export class Gateway {
     for (const conn of this.connections.values()) conn.revive(why);
   }
 
-  openSession(
-    channel: AgentChannel,
-    agent: string,
-    agentExplicit = true,
-    transport: 'stdio' | 'http' = 'stdio',
-    identified = agentExplicit,
-    id?: string,
-  ): AgentSession {
-    const session = new AgentSession(
-      this.sessionParts,
-      channel,
-      agent,
-      this.log.child({ agent }),
-      agentExplicit,
-      transport,
-      identified,
-      id,
-    );
+  openSession(channel: AgentChannel, who: AgentIdentity, id?: string): AgentSession {
+    const session = new AgentSession(this.sessionParts, channel, who, { log: this.log.child({ agent: who.agent }), id });
     this.agents.add(session);
     return session;
   }
@@ -418,20 +403,16 @@ export class Gateway {
     msg: JsonRpcRequest,
     envelope: Envelope,
     sink: ModernSink,
-    agent: string,
-    agentExplicit = true,
-    transport: 'stdio' | 'http' = 'stdio',
-    identified = agentExplicit,
-    claims?: Claims,
-    view?: string,
+    as: { readonly who: AgentIdentity; readonly claims?: Claims | undefined; readonly view?: string | undefined },
   ): ModernRequest {
+    const { who, claims, view } = as;
     return serveModern(
       {
-        agent,
+        agent: who.agent,
         waiting: this.waitingForInput,
         requestStates: this.requestStates,
         open: (channel) => {
-          const session = this.openSession(channel, agent, agentExplicit, transport, identified);
+          const session = this.openSession(channel, who);
           session.claims = claims;
           session.view = view;
           return session;

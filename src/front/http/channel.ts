@@ -35,6 +35,7 @@ import { DEFAULT_MAX_AGENT_BUFFER, MCP_PATH, VIEW_PREFIX, type HttpFrontOptions,
 import { accepts, sendError } from './exchange.js';
 import type { AgentSession } from '../../gateway/session/session.js';
 import type { AgentChannel } from '../../gateway/session/agent-channel.js';
+import { agentIdentity } from '../../gateway/session/agent-identity.js';
 import type { Logger } from '../../observability/logger.js';
 import type { RequestId } from '../../wire/jsonrpc.js';
 import { sseEvent } from '../../wire/sse.js';
@@ -588,7 +589,7 @@ export class HttpChannels {
     }
     const log = this.log.child({ agent, session: id });
     const session = new HttpChannel(id, agent, log, this.replay, this.postDone, this.opts.maxAgentBuffer, (why) => this.end(session, why));
-    session.agentSession = this.gateway.openSession(session, agent, true, 'http', identified, id);
+    session.agentSession = this.gateway.openSession(session, agentIdentity(agent, { transport: 'http', identified }), id);
     session.agentSession.view = view;
     if (adopted) session.agentSession.resume(capabilities);
     this.channels.set(id, session);

@@ -58,6 +58,7 @@ import { scopeOf } from '../../servers/pool.js';
 import { listTasks, recordCreatedTask, renameTaskAnswer, taskOf, type TaskTable } from '../routing/tasks.js';
 import { routeOtherMethod } from '../routing/other-methods.js';
 import type { AgentChannel } from './agent-channel.js';
+import type { AgentIdentity } from './agent-identity.js';
 import type { AuditCall, AuditLog } from '../../observability/audit.js';
 import type { GatewayMetrics } from '../../observability/metrics.js';
 import type { Tracing, ServerCallSpan } from '../../observability/tracing.js';
@@ -208,23 +209,31 @@ export class AgentSession implements Caller {
    */
   view: string | undefined;
 
+  readonly agent: string;
+  /** False when the identity is only the default: then discovery tools may name the agent (agent_id). */
+  private readonly agentExplicit: boolean;
+  /** The front the agent came through (metrics count sessions by it). */
+  readonly transport: 'stdio' | 'http';
+  /** Whether the agent has an identity of its own (agent-identity.ts `identified`). */
+  readonly identified: boolean;
+  /** The session's id in the audit trail and the console (HTTP: its Mcp-Session-Id). */
+  readonly id: string;
+  private readonly log: Logger;
+
   constructor(
     private readonly parts: SessionParts,
     private readonly channel: AgentChannel,
-    readonly agent: string,
-    private readonly log: Logger,
-    /** False when the identity is only the default: then discovery tools may name the agent (agent_id). */
-    private readonly agentExplicit = true,
-    /** The front the agent came through (metrics count sessions by it). */
-    readonly transport: 'stdio' | 'http' = 'stdio',
-    /**
-     * Whether the agent has an identity of its own (configured, authenticated or named): if not, a
-     * per-agent server gives this session a connection of its own rather than one every unnamed agent shares.
-     */
-    readonly identified = agentExplicit,
-    /** The session's id in the audit trail and the console (HTTP: its Mcp-Session-Id). */
-    readonly id: string = randomUUID(),
+    who: AgentIdentity,
+    opened: { log: Logger; id?: string | undefined },
   ) {
+    const { agent, explicit: agentExplicit, transport } = who;
+    const id = opened.id ?? randomUUID();
+    this.agent = agent;
+    this.agentExplicit = agentExplicit;
+    this.transport = transport;
+    this.identified = who.identified;
+    this.id = id;
+    this.log = opened.log;
     this.spans = parts.tracing === undefined ? undefined : new RequestSpans(parts.tracing, id, agent, transport);
     this.agentRequests = new AgentRequests(agent, (line, about) => !this.closed && this.channel.send(line, about) !== false);
     this.shown = new ShownViews(
