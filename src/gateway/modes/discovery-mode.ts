@@ -34,14 +34,9 @@ export class DiscoveryMode implements SessionMode {
     const host = this.host;
     const agent = !host.agentExplicit && typeof args.agent_id === 'string' && args.agent_id !== '' ? args.agent_id : host.agent;
     try {
-      const outcome = runMetaTool(
-        this.discovery,
-        agent,
-        name,
-        args,
-        agent === host.agent ? host.claims() : undefined,
-        agent === host.agent ? host.own() : undefined,
-      );
+      const caller =
+        agent === host.agent ? { agent, claims: host.claims(), own: host.own() } : { agent, claims: undefined, own: undefined };
+      const outcome = runMetaTool(this.discovery, caller, name, args);
       if ('result' in outcome) return host.sendResult(msg.id, outcome.result);
       // execute_tool: a new call of the tool it names, as the agent it names.
       host.callAs(

@@ -84,13 +84,12 @@ export class HybridRanking {
 
   /** The lexical hits fused with the vector ranking over every tool the agent may call; lexical alone if the endpoint fails. */
   async rank(
-    query: string,
-    limit: number,
+    request: { readonly query: string; readonly limit: number },
     lexical: FoundTool[],
-    indexes: SearchIndexes,
-    own: readonly Catalog[] | undefined,
-    allow: (entry: ToolEntry) => boolean,
+    among: { readonly indexes: SearchIndexes; readonly own: readonly Catalog[] | undefined; readonly allow: (entry: ToolEntry) => boolean },
   ): Promise<FoundTool[]> {
+    const { query, limit } = request;
+    const { indexes, own, allow } = among;
     const candidates = [...indexes.candidates(own, allow)];
     try {
       const [queryVector] = await this.client.embed([query]);

@@ -162,10 +162,13 @@ export class FoundTools {
 export function searchModeList(
   settings: ModeSettings | undefined,
   found: Iterable<string>,
-  catalogs: readonly Catalog[],
-  lookup: (name: string) => { catalog: Catalog; entry: ToolEntry } | undefined,
-  allowed: (entry: ToolEntry) => boolean,
+  among: {
+    readonly catalogs: readonly Catalog[];
+    readonly lookup: (name: string) => { catalog: Catalog; entry: ToolEntry } | undefined;
+    readonly allowed: (entry: ToolEntry) => boolean;
+  },
 ): unknown[] {
+  const { catalogs, lookup, allowed } = among;
   const tools: unknown[] = [SEARCH_TOOL];
   const seen = new Set<string>([SEARCH_TOOL_NAME]);
   const add = (name: string): void => {

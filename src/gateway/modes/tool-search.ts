@@ -98,7 +98,7 @@ export class ToolSearch {
     const depth = hybrid === undefined ? request.limit : Math.max(request.limit, hybrid.depth);
     const lexical = this.parts.indexes.search(request.query, depth, who.own, allowed);
     const ranked =
-      hybrid === undefined ? lexical : await hybrid.rank(request.query, request.limit, lexical, this.parts.indexes, who.own, allowed);
+      hybrid === undefined ? lexical : await hybrid.rank(request, lexical, { indexes: this.parts.indexes, own: who.own, allow: allowed });
     const tools: SearchResultTool[] = [];
     for (const hit of ranked) {
       if (tools.length >= request.limit) break;
@@ -122,12 +122,10 @@ export class ToolSearch {
         const entry = c.tool(name);
         return entry === undefined ? undefined : { server: entry.server, catalog: c, entry };
       });
-    return searchModeList(
-      this.modeSettingsOf(who.agent),
-      found,
-      own === undefined ? [catalog] : [...own, catalog],
+    return searchModeList(this.modeSettingsOf(who.agent), found, {
+      catalogs: own === undefined ? [catalog] : [...own, catalog],
       lookup,
-      this.allowed(who),
-    );
+      allowed: this.allowed(who),
+    });
   }
 }

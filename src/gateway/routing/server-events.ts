@@ -107,7 +107,7 @@ export class ServerEvents {
     // the agent cannot: the entry's roots, else none.
     const fallback =
       target.session !== undefined && !target.busy && msg.method === 'roots/list' ? (configured ?? { roots: [] }) : configured;
-    if (target.session !== undefined) return target.session.relayServerRequest(conn, msg, capability, related, fallback);
+    if (target.session !== undefined) return target.session.relayServerRequest({ conn, msg, capability, related, fallback });
     // No one agent to ask: roots are mcpgate's own to answer (the entry's, else none), as a client
     // that exposes no roots would; a roots list_changed follows when an agent's roots change.
     if (msg.method === 'roots/list') {

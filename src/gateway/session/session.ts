@@ -65,7 +65,7 @@ import type { Tracing, ServerCallSpan } from '../../observability/tracing.js';
 import type { RulesInForce } from '../../rules/load.js';
 import type { ToolSearch } from '../modes/tool-search.js';
 import type { Subscriptions } from './subscriptions.js';
-import { AgentRequests } from './agent-requests.js';
+import { AgentRequests, type ServerQuestion } from './agent-requests.js';
 import { extensionsOf } from './extensions.js';
 
 /** What a session uses of the gateway: the parts, never the gateway itself. */
@@ -399,9 +399,7 @@ export class AgentSession implements Caller {
         ? undefined
         : auditOf(
             this.parts.audit,
-            this.id,
-            msg.method,
-            call.agent,
+            { session: this.id, method: msg.method, agent: call.agent },
             { tool: name, ...this.parts.audit.argumentsOf(call.arguments) },
             route instanceof GatewayError ? route : route.server,
           );
@@ -683,7 +681,7 @@ export class AgentSession implements Caller {
     const conn = isPending(carrier) ? carrier.server : carrier;
     const entry: Call = release === undefined ? { conn, serverId: 0, trace: undefined } : { conn, serverId: 0, trace: undefined, release };
     this.inflight.set(agentId, entry);
-    if (!isPending(carrier)) return this.forward(entry, agentId, outbound, agentToken, sending);
+    if (!isPending(carrier)) return this.forward(entry, outbound, { agentId, agentToken }, sending);
     // A pooled connection being made (or an on-demand server starting): the call waits in `inflight`
     // (serverId 0: a cancel or close finds nothing to cancel on a server) and is sent once it is
     // ready, if still wanted.
@@ -696,7 +694,7 @@ export class AgentSession implements Caller {
           return this.sendError(agentId, refused);
         }
         entry.conn = pooled;
-        this.forward(entry, agentId, outbound, agentToken, sending);
+        this.forward(entry, outbound, { agentId, agentToken }, sending);
       },
       (err: unknown) => {
         if (this.inflight.get(agentId) !== entry) return;
@@ -709,11 +707,11 @@ export class AgentSession implements Caller {
   /** Sends the call `entry` (in `inflight` under the agent's id) on `entry.conn`. */
   private forward(
     entry: Call,
-    agentId: RequestId,
     outbound: OutboundRequest,
-    agentToken: unknown,
+    asked: { readonly agentId: RequestId; readonly agentToken: unknown },
     { timeoutMs, rewrite, timed }: Sending,
   ): void {
+    const { agentId, agentToken } = asked;
     const conn = entry.conn;
     // Traced: the server gets the call's trace context in its `_meta` (so the agent's line is not spliced).
     const request = this.spans === undefined ? outbound : this.spans.serverCall(entry, agentId, outbound);
@@ -723,11 +721,11 @@ export class AgentSession implements Caller {
         reply: (res, line) => {
           if (this.inflight.get(agentId) !== entry) return;
           this.inflight.delete(agentId);
-          if (timed !== undefined) recordFinished(this.parts, conn, timed, 'error' in res ? 'error' : 'ok', res);
+          if (timed !== undefined) recordFinished(this.parts, conn, timed, { outcome: 'error' in res ? 'error' : 'ok', res });
           // Read before relay: a rewrite may edit the result.
           const failure = this.spans === undefined ? undefined : failureOf(res);
           try {
-            this.relay(res, line, agentId, entry.serverId, rewrite);
+            this.relay(res, line, { agentId, serverId: entry.serverId }, rewrite);
             if (this.spans !== undefined) {
               entry.trace?.end(failure === undefined ? 'ok' : 'error', failure);
               this.spans.end(agentId, failure === undefined ? 'ok' : 'error', failure, conn.name);
@@ -741,7 +739,7 @@ export class AgentSession implements Caller {
         fail: (err) => {
           if (this.inflight.get(agentId) !== entry) return;
           this.inflight.delete(agentId);
-          if (timed !== undefined) recordFinished(this.parts, conn, timed, 'failed', undefined, err);
+          if (timed !== undefined) recordFinished(this.parts, conn, timed, { outcome: 'failed', err });
           entry.trace?.end('failed', asGatewayError(err).code);
           this.sendError(agentId, err);
         },
@@ -758,7 +756,13 @@ export class AgentSession implements Caller {
     if (entry.serverId === 0 && this.inflight.get(agentId) === entry) this.inflight.delete(agentId);
   }
 
-  private relay(res: JsonRpcResponse, line: string, agentId: RequestId, serverId: number, rewrite: Rewrite | undefined): void {
+  private relay(
+    res: JsonRpcResponse,
+    line: string,
+    ids: { readonly agentId: RequestId; readonly serverId: number },
+    rewrite: Rewrite | undefined,
+  ): void {
+    const { agentId, serverId } = ids;
     if (this.closed) return;
     const spliced = 'result' in res && rewrite !== undefined && rewrite(res.result) ? undefined : spliceResponseId(line, serverId, agentId);
     if (spliced !== undefined) {
@@ -778,9 +782,7 @@ export class AgentSession implements Caller {
         ? undefined
         : auditOf(
             this.parts.audit,
-            this.id,
-            msg.method,
-            this.agent,
+            { session: this.id, method: msg.method, agent: this.agent },
             { resource: msg.params.uri },
             route instanceof GatewayError ? route : route.conn.name,
           );
@@ -805,9 +807,7 @@ export class AgentSession implements Caller {
         ? undefined
         : auditOf(
             this.parts.audit,
-            this.id,
-            msg.method,
-            this.agent,
+            { session: this.id, method: msg.method, agent: this.agent },
             { prompt: msg.params.name, ...this.parts.audit.argumentsOf(msg.params.arguments) },
             route instanceof GatewayError ? route : route.server,
           );
@@ -968,8 +968,9 @@ export class AgentSession implements Caller {
    * (`related`, HTTP servers), else this agent's only call in flight on that server. `fallback`:
    * the answer when the agent lacks the capability (a `roots/list` of an entry with `"roots"`).
    */
-  relayServerRequest(conn: Connection, msg: JsonRpcRequest, capability: string, related?: number, fallback?: unknown): void {
-    this.agentRequests.relay(conn, msg, capability, this.capabilities, this.inflight.owner(conn, related), fallback);
+  relayServerRequest(question: Omit<ServerQuestion, 'about'> & { readonly related?: number | undefined }): void {
+    const { related, ...asked } = question;
+    this.agentRequests.relay({ ...asked, about: this.inflight.owner(question.conn, related) }, this.capabilities);
   }
 
   /** The server withdrew one of its requests to the agent: pass the cancellation on. */
@@ -1170,12 +1171,11 @@ export interface Timed {
  */
 export function auditOf(
   audit: AuditLog,
-  session: string,
-  method: string,
-  agent: string,
+  request: { readonly session: string; readonly method: string; readonly agent: string },
   what: Partial<AuditCall>,
   decided: GatewayError | string,
 ): Omit<AuditCall, 'outcome'> | undefined {
+  const { session, method, agent } = request;
   if (typeof decided === 'string') return { event: 'call', agent, session, method, server: decided, ...what, decision: 'allowed' };
   const decision = decided.code === 'MCPG_POLICY_DENIED' ? 'denied' : decided.code === 'MCPG_TOOL_HELD' ? 'held' : 'allowed';
   audit.record({
@@ -1197,10 +1197,10 @@ export function recordFinished(
   parts: { metrics: GatewayMetrics; audit: AuditLog | undefined },
   conn: Connection,
   timed: Timed,
-  outcome: 'ok' | 'error' | 'failed',
-  res?: JsonRpcResponse,
-  err?: unknown,
+  ended: { readonly outcome: 'ok' | 'error' | 'failed'; readonly res?: JsonRpcResponse; readonly err?: unknown },
 ): void {
+  let outcome = ended.outcome;
+  const { res, err } = ended;
   const seconds = (performance.now() - timed.start) / 1000;
   if (timed.tool !== undefined) parts.metrics.callFinished(conn.name, timed.tool, outcome, seconds);
   if (timed.audit === undefined) return;
