@@ -49,8 +49,8 @@ describe('own catalogs', () => {
       'resourceTemplates',
       'prompts',
     ]);
-    const aliceView = new ShownViews(views, 'alice', () => own.of(alice));
-    const bobView = new ShownViews(views, 'bob', () => own.of(bob));
+    const aliceView = new ShownViews(views, 'alice', { own: () => own.of(alice) });
+    const bobView = new ShownViews(views, 'bob', { own: () => own.of(bob) });
     assert.deepEqual(names(aliceView.serve('tools')), ['alpha__a1', 'pooled__inc', 'pooled__get', 'pooled__extra', 'zeta__z1']);
     assert.deepEqual(names(bobView.serve('tools')), ['alpha__a1', 'pooled__inc', 'pooled__get', 'zeta__z1']);
     // Another session of alice (per-agent scope) has her view; an unidentified agent named alice does not.
@@ -61,7 +61,7 @@ describe('own catalogs', () => {
   it('an own view equal to the shared one encodes to the same text; dropping it announces only a real change', T, () => {
     const { own, views } = setup();
     const s = { agent: 'carol', identified: true, serial: 3 };
-    const shown = new ShownViews(views, 'carol', () => own.of(s));
+    const shown = new ShownViews(views, 'carol', { own: () => own.of(s) });
     const shared = shown.serve('tools');
     own.set(scope('session:3'), 'pooled', lists('inc', 'get'));
     assert.equal(shown.changed('tools'), false, 'the same tools: no list_changed');
@@ -109,7 +109,7 @@ describe('own catalogs', () => {
     const held = router.tool(silentLogger, who('alice', mine), 'pooled__fresh');
     assert.ok(held instanceof GatewayError);
     assert.equal(held.code, 'MCPG_POLICY_DENIED', 'the rules decide before the pins');
-    const shown = new ShownViews(views, 'alice', () => mine);
+    const shown = new ShownViews(views, 'alice', { own: () => mine });
     assert.deepEqual(names(shown.serve('tools')), ['pooled__inc', 'pooled__extra']);
     own.set(scope('agent:alice'), 'pooled', lists('inc', 'extra'), new Map([['extra', { digest: 'd', changes: ['new tool'] }]]));
     const refused = router.tool(silentLogger, who('alice', own.of({ agent: 'alice', identified: true, serial: 1 })), 'pooled__extra');

@@ -73,9 +73,7 @@ export function routeOtherMethod(
     if (capabilities === undefined) return false;
     const declared =
       capabilities[namespace] !== undefined || (isRecord(capabilities.experimental) && capabilities.experimental[namespace] !== undefined);
-    return (
-      declared && parts.router.serverDenied(log, asker.agent, conn.name, `method "${msg.method}"`, undefined, asker.claims) === undefined
-    );
+    return declared && parts.router.serverDenied(log, asker, conn.name, { what: `method "${msg.method}"` }) === undefined;
   });
   if (declaring.length === 1) return routed(parts.router.carrier(declaring[0]!, asker), params);
   const why =

@@ -236,14 +236,12 @@ export class AgentSession implements Caller {
     this.log = opened.log;
     this.spans = parts.tracing === undefined ? undefined : new RequestSpans(parts.tracing, id, agent, transport);
     this.agentRequests = new AgentRequests(agent, (line, about) => !this.closed && this.channel.send(line, about) !== false);
-    this.shown = new ShownViews(
-      parts.views,
-      agent,
-      () => parts.own.of(this),
-      () => this.claims,
-      () => this.curatedView(),
-      () => this.current.shownTools(),
-    );
+    this.shown = new ShownViews(parts.views, agent, {
+      own: () => parts.own.of(this),
+      claims: () => this.claims,
+      view: () => this.curatedView(),
+      searchTools: () => this.current.shownTools(),
+    });
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
     const host: ModeHost = {
       agent,
@@ -532,10 +530,9 @@ export class AgentSession implements Caller {
     if (target.entry.name !== undefined) {
       const denied = this.parts.router.toolDenied(
         this.log,
-        this.agent,
+        { agent: this.agent, claims: this.claims },
         target.publicName,
         seenEntry(this.parts.catalog, own, (c) => c.tool(target.publicName)),
-        this.claims,
       );
       if (denied !== undefined) return this.sendError(msg.id, unknown);
     }
