@@ -23,13 +23,15 @@ export type { EmbeddingsSettings } from './modes/embeddings.js';
  * Makes the connection to one server. The default spawns or dials the real server; unit tests pass
  * one whose transport is an in-memory server (test/unit/gateway-routing.test.ts).
  */
-/** `extensions`: what the connection declares to the server (`extensions.ts`; default `PASSED_THROUGH`). */
+/**
+ * `pooled`, for a pooled connection: `account`, the agent whose own login it uses; `extensions`,
+ * what it declares to the server (`extensions.ts`; default `PASSED_THROUGH`).
+ */
 export type ConnectionFactory = (
   config: ServerConfig,
   hooks: ConnectionHooks,
   log: Logger,
-  account?: string,
-  extensions?: Readonly<Record<string, unknown>>,
+  pooled?: { readonly account?: string | undefined; readonly extensions?: Readonly<Record<string, unknown>> | undefined },
 ) => Connection;
 
 export interface GatewayOptions {

@@ -169,13 +169,10 @@ export class Gateway {
     this.pool = new ConnectionPool({
       // A per-agent scope (`agent:ID`, a verified identity) signs in upstream with that agent's own login.
       create: (config, scope, owner) =>
-        this.connect(
-          config,
-          this.listing.hooks(scope),
-          this.log.child({ server: config.name, scope: scope.key }),
-          scope.kind === 'agent' ? scope.agent : undefined,
-          owner.extensions ?? {},
-        ),
+        this.connect(config, this.listing.hooks(scope), this.log.child({ server: config.name, scope: scope.key }), {
+          account: scope.kind === 'agent' ? scope.agent : undefined,
+          extensions: owner.extensions ?? {},
+        }),
       busy: (conn) => this.agents.callsOn(conn) > 0,
       log: this.log,
       breaker: options.poolBreaker ?? options.supervision?.breaker,
@@ -272,14 +269,14 @@ export class Gateway {
     };
     this.connect =
       options.connect ??
-      ((config, hooks, log, account, extensions) =>
+      ((config, hooks, log, pooled) =>
         new Connection(config, hooks, log, {
-          clientCapabilities: clientCapabilities(extensions ?? PASSED_THROUGH),
+          clientCapabilities: clientCapabilities(pooled?.extensions ?? PASSED_THROUGH),
           startupTimeoutMs: options.startupTimeoutMs ?? 30_000,
           stopTimings: options.stopTimings,
           supervision: options.supervision,
           secretEnv: () => secretEnvNames(this.rules.raw),
-          ...(config.type === 'http' && { credentials: options.credentials?.(config, account) }),
+          ...(config.type === 'http' && { credentials: options.credentials?.(config, pooled?.account) }),
         }));
   }
 

@@ -113,7 +113,7 @@ export function serveModern(parts: ModernParts, msg: JsonRpcRequest, envelope: E
     const { requestState, inputResponses } = params;
     delete params.requestState;
     delete params.inputResponses;
-    return resume(parts, msg, requestState, inputResponses, sink);
+    return resume(parts, msg, { requestState, inputResponses }, sink);
   }
   // inputResponses without a requestState go to a modern server as they came (it may use them, as it
   // would directly); a 2025-era server never sees them (server-session.ts).
@@ -128,7 +128,13 @@ export function serveModern(parts: ModernParts, msg: JsonRpcRequest, envelope: E
  * A retry carrying `requestState` (and the agent's `inputResponses`): the answers go to the server
  * that asked, and the call, still running on that server session, goes on under the retry's id.
  */
-function resume(parts: ModernParts, msg: JsonRpcRequest, requestState: unknown, inputResponses: unknown, sink: ModernSink): ModernRequest {
+function resume(
+  parts: ModernParts,
+  msg: JsonRpcRequest,
+  retry: { readonly requestState: unknown; readonly inputResponses: unknown },
+  sink: ModernSink,
+): ModernRequest {
+  const { requestState, inputResponses } = retry;
   const refuse = (
     message: string,
     code: 'MCPG_REQUEST_STATE_INVALID' | 'MCPG_INVALID_PARAMS' = 'MCPG_REQUEST_STATE_INVALID',
