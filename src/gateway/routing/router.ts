@@ -38,7 +38,7 @@ export interface RouterParts {
  * per-agent or per-session server's connection is taken from. An agent session is one.
  */
 /** Who asks whether the rules allow something: the agent, and its token's claims when it has one. */
-export interface Asker {
+export interface AskingAgent {
   readonly agent: string;
   readonly claims?: Claims | undefined;
 }
@@ -178,7 +178,7 @@ export class Router {
    * for a denial to reveal nothing, a denied tool of an unprefixed server is unknown too (the same
    * MCPG_TOOL_NOT_FOUND; the denial is logged at debug).
    */
-  toolDenied(log: Logger, asker: Asker, name: string, entry: ToolEntry | undefined): GatewayError | undefined {
+  toolDenied(log: Logger, asker: AskingAgent, name: string, entry: ToolEntry | undefined): GatewayError | undefined {
     const { agent, claims } = asker;
     const rules = this.parts.inForce.rules;
     if (rules.open) return undefined;
@@ -203,7 +203,7 @@ export class Router {
    */
   serverDenied(
     log: Logger,
-    asker: Asker,
+    asker: AskingAgent,
     server: string,
     item: { readonly what: string; readonly unknown?: (() => GatewayError) | undefined },
   ): GatewayError | undefined {
