@@ -16,6 +16,7 @@ import { silentLogger } from '../src/observability/logger.js';
 import { Catalog } from '../src/catalog/catalog.js';
 import { benchTool } from './bench-tool.js';
 import { partsToText, type EncodedParts } from '../src/wire/encoded.js';
+import { agentIdentity } from '../src/gateway/session/agent-identity.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SERVER = join(ROOT, 'dist/bench/many-tools-server.js');
@@ -114,7 +115,7 @@ export async function benchCatalog(
           return true;
         },
       },
-      'bench',
+      agentIdentity('bench'),
     );
     let nextId = 1;
     const request = (method: string, params: unknown = {}): Promise<string> =>

@@ -38,6 +38,7 @@ import {
   type RetrievalSet,
 } from './search-quality.js';
 import { MAX_TASK_CHARS, searchTask } from '../src/search/task-search.js';
+import { agentIdentity } from '../src/gateway/session/agent-identity.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SERVER = join(ROOT, 'dist/bench/many-tools-server.js');
@@ -85,7 +86,7 @@ async function listThroughGateway(
           return true;
         },
       },
-      'bench',
+      agentIdentity('bench'),
     );
     let nextId = 1;
     const request = (method: string, params: unknown = {}): Promise<string> =>

@@ -240,7 +240,7 @@ export class Console {
     if (digest === '')
       return this.send(res, 400, page('Bad request', html`<p>a decision needs the digest of the call that was shown</p>`, login));
     try {
-      await this.parts.gateway.approvals.decide(id, approve, `admin:${login.admin}`, reason, digest);
+      await this.parts.gateway.approvals.decide(id, { approved: approve, by: `admin:${login.admin}`, reason, digest });
     } catch (err) {
       if (err instanceof GatewayError && err.code === 'MCPG_INVALID_PARAMS')
         return this.send(

@@ -19,7 +19,8 @@ import { encodeError, parseMessage, type RequestId } from '../wire/jsonrpc.js';
 import { eraOf, mayBeModern } from '../wire/era.js';
 import { forModernAgent } from '../wire/modern-answers.js';
 import { GatewayError } from '../errors.js';
-import type { ModernRequest } from '../gateway/modern-requests.js';
+import type { ModernRequest } from '../gateway/modern/modern-requests.js';
+import { agentIdentity } from '../gateway/session/agent-identity.js';
 import { DEFAULT_MAX_AGENT_BUFFER } from './http/options.js';
 import type { EncodedParts } from '../wire/encoded.js';
 
@@ -114,7 +115,8 @@ export function serveStdio(gateway: Gateway, agent: string, agentExplicit = true
     emit([...parts, '\n']);
     return !broken;
   };
-  const session = gateway.openSession({ send: write, sendParts: writeParts }, agent, agentExplicit);
+  const who = agentIdentity(agent, { explicit: agentExplicit });
+  const session = gateway.openSession({ send: write, sendParts: writeParts }, who);
   session.view = options.view;
   // Modern (2026-07-28) requests in flight, by the agent's id: notifications/cancelled ends one.
   const modern = new Map<RequestId, ModernRequest>();
@@ -176,12 +178,7 @@ export function serveStdio(gateway: Gateway, agent: string, agentExplicit = true
           write(forModernAgent(line));
         },
       },
-      agent,
-      agentExplicit,
-      'stdio',
-      agentExplicit,
-      undefined,
-      options.view,
+      { who, view: options.view },
     );
     if (!done) modern.set(id, request);
   };

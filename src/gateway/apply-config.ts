@@ -8,7 +8,7 @@
 
 import type { SizeCaps } from '../catalog/size-caps.js';
 import type { Catalog } from '../catalog/catalog.js';
-import type { OwnCatalogs } from './own-catalogs.js';
+import type { OwnCatalogs } from './routing/own-catalogs.js';
 import type { ServerConfig, ServersConfig } from '../config/types.js';
 import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';

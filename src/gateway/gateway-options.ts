@@ -13,23 +13,25 @@ import type { Clock } from '../servers/clock.js';
 import type { Rules } from '../rules/load.js';
 import type { PinMode } from '../pins/review.js';
 import type { AgentMode } from '../rules/agent-mode.js';
-import type { EmbeddingsSettings } from './embeddings.js';
+import type { EmbeddingsSettings } from './modes/embeddings.js';
 import type { ApprovalBoard } from '../policy/approval-desk.js';
 import type { SharedQuotaCounters } from '../policy/quota-counters.js';
 
-export type { EmbeddingsSettings } from './embeddings.js';
+export type { EmbeddingsSettings } from './modes/embeddings.js';
 
 /**
  * Makes the connection to one server. The default spawns or dials the real server; unit tests pass
  * one whose transport is an in-memory server (test/unit/gateway-routing.test.ts).
  */
-/** `extensions`: what the connection declares to the server (`extensions.ts`; default `PASSED_THROUGH`). */
+/**
+ * `pooled`, for a pooled connection: `account`, the agent whose own login it uses; `extensions`,
+ * what it declares to the server (`extensions.ts`; default `PASSED_THROUGH`).
+ */
 export type ConnectionFactory = (
   config: ServerConfig,
   hooks: ConnectionHooks,
   log: Logger,
-  account?: string,
-  extensions?: Readonly<Record<string, unknown>>,
+  pooled?: { readonly account?: string | undefined; readonly extensions?: Readonly<Record<string, unknown>> | undefined },
 ) => Connection;
 
 export interface GatewayOptions {

@@ -28,38 +28,39 @@ import { PinKeeper } from '../pins/keeper.js';
 import type { Claims } from '../rules/decide.js';
 import { OPEN_RULES, type Rules } from '../rules/load.js';
 import type { ListKind } from '../servers/lists.js';
-import { AgentViews } from './agent-views.js';
-import { Subscriptions } from './subscriptions.js';
+import { AgentViews } from './session/agent-views.js';
+import { Subscriptions } from './session/subscriptions.js';
 import { GatewayMetrics } from '../observability/metrics.js';
 import { Quotas } from '../policy/quotas.js';
 import { metricsSource } from './metrics-source.js';
 import { GATEWAY_INFO } from '../version.js';
 import { gatewayStatus } from './status.js';
-import { AgentSession, type SessionParts } from './session.js';
-import type { AgentChannel } from './agent-channel.js';
-import { MCP_LOG_LEVELS, gatewayCapabilities } from './method-tables.js';
+import { AgentSession, type SessionParts } from './session/session.js';
+import type { AgentIdentity } from './session/agent-identity.js';
+import type { AgentChannel } from './session/agent-channel.js';
+import { MCP_LOG_LEVELS, gatewayCapabilities } from './routing/method-tables.js';
 import { Agents } from './open-agents.js';
-import { OwnCatalogs } from './own-catalogs.js';
-import { Router } from './router.js';
-import { ServerEvents } from './server-events.js';
-import type { DiscoveryParts } from './discovery.js';
-import { serveModern, type ModernCall, type ModernRequest, type ModernSink } from './modern-requests.js';
-import { RequestStateSealer } from './request-state.js';
+import { OwnCatalogs } from './routing/own-catalogs.js';
+import { Router } from './routing/router.js';
+import { ServerEvents } from './routing/server-events.js';
+import type { DiscoveryParts } from './modes/discovery.js';
+import { serveModern, type ModernCall, type ModernRequest, type ModernSink } from './modern/modern-requests.js';
+import { RequestStateSealer } from './modern/request-state.js';
 import type { JsonRpcRequest } from '../wire/jsonrpc.js';
 import type { Envelope } from '../wire/era.js';
 import { DEFAULT_LIST_WAIT_MS, DEFAULT_MAX_INFLIGHT, type ConnectionFactory, type GatewayOptions } from './gateway-options.js';
-import { CatalogListing, SHARED_SCOPE } from './catalog-listing.js';
+import { CatalogListing, SHARED_SCOPE } from './routing/catalog-listing.js';
 import { launchServer, type ServerSummary } from './launch.js';
-import { extensionsOf, mergeExtensions, PASSED_THROUGH } from './extensions.js';
-import { TaskTable, tasksCapability } from './tasks.js';
+import { extensionsOf, mergeExtensions, PASSED_THROUGH } from './session/extensions.js';
+import { TaskTable, tasksCapability } from './routing/tasks.js';
 import { clientCapabilities } from '../servers/era.js';
 import { ApprovalDesk } from '../policy/approval-desk.js';
 import { CallGate } from '../policy/call-gate.js';
 import type { AgentMode } from '../rules/agent-mode.js';
-import { SearchIndexes } from './search-indexes.js';
-import { ToolSearch } from './tool-search.js';
-import { HybridRanking } from './hybrid-ranking.js';
-import { EmbeddingsClient } from './embeddings.js';
+import { SearchIndexes } from './modes/search-indexes.js';
+import { ToolSearch } from './modes/tool-search.js';
+import { HybridRanking } from './modes/hybrid-ranking.js';
+import { EmbeddingsClient } from './modes/embeddings.js';
 
 export type { ConnectionFactory, GatewayOptions } from './gateway-options.js';
 export type { ServerSummary } from './launch.js';
@@ -168,13 +169,10 @@ export class Gateway {
     this.pool = new ConnectionPool({
       // A per-agent scope (`agent:ID`, a verified identity) signs in upstream with that agent's own login.
       create: (config, scope, owner) =>
-        this.connect(
-          config,
-          this.listing.hooks(scope),
-          this.log.child({ server: config.name, scope: scope.key }),
-          scope.kind === 'agent' ? scope.agent : undefined,
-          owner.extensions ?? {},
-        ),
+        this.connect(config, this.listing.hooks(scope), this.log.child({ server: config.name, scope: scope.key }), {
+          account: scope.kind === 'agent' ? scope.agent : undefined,
+          extensions: owner.extensions ?? {},
+        }),
       busy: (conn) => this.agents.callsOn(conn) > 0,
       log: this.log,
       breaker: options.poolBreaker ?? options.supervision?.breaker,
@@ -271,14 +269,14 @@ export class Gateway {
     };
     this.connect =
       options.connect ??
-      ((config, hooks, log, account, extensions) =>
+      ((config, hooks, log, pooled) =>
         new Connection(config, hooks, log, {
-          clientCapabilities: clientCapabilities(extensions ?? PASSED_THROUGH),
+          clientCapabilities: clientCapabilities(pooled?.extensions ?? PASSED_THROUGH),
           startupTimeoutMs: options.startupTimeoutMs ?? 30_000,
           stopTimings: options.stopTimings,
           supervision: options.supervision,
           secretEnv: () => secretEnvNames(this.rules.raw),
-          ...(config.type === 'http' && { credentials: options.credentials?.(config, account) }),
+          ...(config.type === 'http' && { credentials: options.credentials?.(config, pooled?.account) }),
         }));
   }
 
@@ -388,24 +386,8 @@ export class Gateway {
     for (const conn of this.connections.values()) conn.revive(why);
   }
 
-  openSession(
-    channel: AgentChannel,
-    agent: string,
-    agentExplicit = true,
-    transport: 'stdio' | 'http' = 'stdio',
-    identified = agentExplicit,
-    id?: string,
-  ): AgentSession {
-    const session = new AgentSession(
-      this.sessionParts,
-      channel,
-      agent,
-      this.log.child({ agent }),
-      agentExplicit,
-      transport,
-      identified,
-      id,
-    );
+  openSession(channel: AgentChannel, who: AgentIdentity, id?: string): AgentSession {
+    const session = new AgentSession(this.sessionParts, channel, who, { log: this.log.child({ agent: who.agent }), id });
     this.agents.add(session);
     return session;
   }
@@ -418,20 +400,16 @@ export class Gateway {
     msg: JsonRpcRequest,
     envelope: Envelope,
     sink: ModernSink,
-    agent: string,
-    agentExplicit = true,
-    transport: 'stdio' | 'http' = 'stdio',
-    identified = agentExplicit,
-    claims?: Claims,
-    view?: string,
+    as: { readonly who: AgentIdentity; readonly claims?: Claims | undefined; readonly view?: string | undefined },
   ): ModernRequest {
+    const { who, claims, view } = as;
     return serveModern(
       {
-        agent,
+        agent: who.agent,
         waiting: this.waitingForInput,
         requestStates: this.requestStates,
         open: (channel) => {
-          const session = this.openSession(channel, agent, agentExplicit, transport, identified);
+          const session = this.openSession(channel, who);
           session.claims = claims;
           session.view = view;
           return session;

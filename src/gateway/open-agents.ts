@@ -5,7 +5,7 @@
 
 import type { ListKind } from '../servers/lists.js';
 import type { Connection } from '../servers/connection.js';
-import type { AgentSession } from './session.js';
+import type { AgentSession } from './session/session.js';
 
 /** The session a server→agent request goes to, or why there is none. */
 export type ServerRequestTarget =

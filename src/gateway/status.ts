@@ -10,7 +10,7 @@ import type { Connection } from '../servers/connection.js';
 import { stderrTailOf } from '../servers/transports/stdio/process.js';
 import { sandboxStatus } from '../servers/transports/stdio/sandbox-status.js';
 import type { ConnectionPool } from '../servers/pool.js';
-import type { ToolSearch } from './tool-search.js';
+import type { ToolSearch } from './modes/tool-search.js';
 
 /** What the status reads (the Gateway has each of these). */
 export interface StatusParts {

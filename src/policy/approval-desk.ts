@@ -256,7 +256,7 @@ export class ApprovalDesk {
       call,
       url,
       outcome,
-      cancel: (reason) => this.finish(call.id, 'cancelled', new GatewayError('MCPG_APPROVAL_EXPIRED', `cancelled: ${reason}`), reason),
+      cancel: (reason) => this.finish(call.id, 'cancelled', new GatewayError('MCPG_APPROVAL_EXPIRED', `cancelled: ${reason}`), { reason }),
     };
   }
 
@@ -275,7 +275,11 @@ export class ApprovalDesk {
    * shown: a different call under that id is refused). Throws MCPG_INVALID_PARAMS when no such
    * call waits. The decision goes to the worker holding the call, which checks and applies it.
    */
-  async decide(id: string, approved: boolean, by: string, reason: string, digest?: string): Promise<PendingCall> {
+  async decide(
+    id: string,
+    verdict: { readonly approved: boolean; readonly by: string; readonly reason: string; readonly digest?: string | undefined },
+  ): Promise<PendingCall> {
+    const { approved, by, reason, digest } = verdict;
     const call = await this.board.find(id);
     if (call === undefined || call.expiresAt <= Date.now())
       throw new GatewayError(
@@ -306,7 +310,8 @@ export class ApprovalDesk {
       return;
     }
     const call = waiter.call;
-    if (decision.approved) return this.finish(call.id, 'approved', { approved: true, by: decision.by }, decision.reason, decision.by);
+    if (decision.approved)
+      return this.finish(call.id, 'approved', { approved: true, by: decision.by }, { reason: decision.reason, by: decision.by });
     const why = decision.reason === '' ? '' : `: ${decision.reason}`;
     this.finish(
       call.id,
@@ -316,8 +321,7 @@ export class ApprovalDesk {
         `the call of tool "${call.publicName}" was denied by ${decision.by}${why} (approval ${call.id}); the server was not called`,
         { server: call.server, detail: { approval: call.id, by: decision.by, reason: decision.reason } },
       ),
-      decision.reason,
-      decision.by,
+      { reason: decision.reason, by: decision.by },
     );
   }
 
@@ -325,9 +329,9 @@ export class ApprovalDesk {
     id: string,
     what: 'approved' | 'denied' | 'expired' | 'cancelled',
     outcome: ApprovalOutcome,
-    reason?: string,
-    by?: string,
+    said: { readonly reason?: string | undefined; readonly by?: string | undefined } = {},
   ): void {
+    const { reason, by } = said;
     const waiter = this.waiters.get(id);
     if (waiter === undefined) return;
     this.waiters.delete(id);
@@ -377,7 +381,7 @@ export class ApprovalDesk {
         id,
         'cancelled',
         new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down; the call waiting for approval was not made'),
-        'the gateway is shutting down',
+        { reason: 'the gateway is shutting down' },
       );
     await this.board.close();
   }

@@ -2,7 +2,7 @@
 // (lexical and by embedding) merged by the sum of 1 / (k + rank). It uses ranks, not scores, so BM25's
 // unbounded scores and cosine similarities need no calibration against each other; k = 60 is the
 // paper's value, which damps the weight of the very first ranks.
-// `fuse(lexical, vector)` is search mode's hybrid ranking (gateway/hybrid-ranking.ts).
+// `fuse(lexical, vector)` is search mode's hybrid ranking (gateway/modes/hybrid-ranking.ts).
 
 import type { SearchHit } from './tool-index.js';
 

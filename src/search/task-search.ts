@@ -9,7 +9,7 @@
 // MAX_STEPS-step task does, plus reading it once.
 
 import type { SearchHit, ToolIndex } from './tool-index.js';
-import { terms } from './words.js';
+import { MAX_TEXT, terms } from './words.js';
 
 /** Characters of a task read: a longer text is cut there (the gateway need refuse nothing shorter). */
 export const MAX_TASK_CHARS = 20_000;
@@ -58,7 +58,7 @@ export function taskSteps(index: ToolIndex, text: string, maxSteps = MAX_STEPS):
 /**
  * The best `limit` tools for a task, best first: its whole text and each of its steps searched, the
  * rankings fused. `allow` is asked as ToolIndex.search asks it. A task of one step is exactly
- * `index.search(text, limit, allow)`.
+ * `index.search(text, limit, allow)` (a text longer than one search reads: its step's).
  */
 export function searchTask(
   index: ToolIndex,
@@ -69,7 +69,8 @@ export function searchTask(
 ): SearchHit[] {
   const input = text.length > MAX_TASK_CHARS ? text.slice(0, MAX_TASK_CHARS) : text;
   const steps = taskSteps(index, input, options.maxSteps ?? MAX_STEPS);
-  if (steps.length <= 1) return index.search(input, limit, allow);
+  // A text past what one search reads (words.ts MAX_TEXT) is searched by its step, wherever it lies.
+  if (steps.length <= 1) return index.search(steps.length === 1 && input.length > MAX_TEXT ? steps[0]! : input, limit, allow);
   const k = options.k ?? DEFAULT_TASK_K;
   const wholeWeight = options.wholeWeight ?? DEFAULT_WHOLE_WEIGHT;
   const depth = Math.max(limit, 10);

@@ -75,7 +75,7 @@ const SPELLED_OUT: ReadonlyMap<string, string> = new Map([
 ]);
 
 /** Longest run of characters read from one text: a huge description costs a bounded amount. */
-const MAX_TEXT = 16_384;
+export const MAX_TEXT = 16_384;
 /** Most terms one text yields. */
 export const MAX_TERMS = 2_048;
 

@@ -24,7 +24,7 @@ void describe('the call path', { timeout: 60_000 }, () => {
   void it(`a tools/call over HTTP to a stdio server runs code in at most ${MAX_FILES} files, those the walk names`, async () => {
     const path = await benchCallPath();
     const files = [...path.files.keys()].sort();
-    assert.ok(files.length > 0 && files.includes('src/gateway/session.ts'), `the probe saw the call: ${files.join(', ')}`);
+    assert.ok(files.length > 0 && files.includes('src/gateway/session/session.ts'), `the probe saw the call: ${files.join(', ')}`);
     assert.ok(files.length <= MAX_FILES, `${files.length} files: ${files.join(', ')}`);
     assert.deepEqual(files, await walkTable());
   });

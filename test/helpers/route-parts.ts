@@ -3,7 +3,7 @@
 // route (none of these tests makes a pooled connection unless it says so).
 
 import type { Catalog } from '../../src/catalog/catalog.js';
-import type { Caller } from '../../src/gateway/router.js';
+import type { Caller } from '../../src/gateway/routing/router.js';
 import type { Connection } from '../../src/servers/connection.js';
 import { ConnectionPool, scopeOf, type PoolScope } from '../../src/servers/pool.js';
 import { silentLogger } from '../../src/observability/logger.js';

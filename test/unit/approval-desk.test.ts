@@ -47,7 +47,7 @@ describe('approval desk', () => {
     assert.equal(desk.waiting, 0);
     assert.deepEqual(await desk.list(), []);
     // Used: deciding it again finds nothing.
-    await assert.rejects(desk.decide(waiting.call.id, true, 'admin:alice', ''), /is waiting for approval/);
+    await assert.rejects(desk.decide(waiting.call.id, { approved: true, by: 'admin:alice', reason: '' }), /is waiting for approval/);
     await desk.close();
   });
 
@@ -55,8 +55,11 @@ describe('approval desk', () => {
     const desk = new ApprovalDesk({ audit: undefined, log });
     const waiting = desk.wait(input({ a: 1 }));
     assert.ok(!(waiting instanceof GatewayError));
-    await assert.rejects(desk.decide(waiting.call.id, true, 'admin:alice', '', 'f'.repeat(64)), /not the one that was shown/);
-    await desk.decide(waiting.call.id, false, 'admin:alice', 'no', waiting.call.digest);
+    await assert.rejects(
+      desk.decide(waiting.call.id, { approved: true, by: 'admin:alice', reason: '', digest: 'f'.repeat(64) }),
+      /not the one that was shown/,
+    );
+    await desk.decide(waiting.call.id, { approved: false, by: 'admin:alice', reason: 'no', digest: waiting.call.digest });
     const outcome = await waiting.outcome;
     assert.ok(outcome instanceof GatewayError);
     assert.equal(outcome.code, 'MCPG_CALL_DENIED');

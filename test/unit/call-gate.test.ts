@@ -42,7 +42,7 @@ describe('call gate: limits before approvals', { timeout: TIMEOUT }, () => {
     assert.ok(await until(() => desk.waiting === 1), 'the call waits for an approval');
     const [pending] = await desk.list();
     assert.ok(pending !== undefined);
-    await desk.decide(pending.id, true, 'operator', '');
+    await desk.decide(pending.id, { approved: true, by: 'operator', reason: '' });
     const result = await answer;
     assert.deepEqual(result.content, [{ type: 'text', text: 'first' }]);
     const status = await r.gateway.quotas.status();

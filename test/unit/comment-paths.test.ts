@@ -101,17 +101,25 @@ void describe('file paths in comments and docs', () => {
 
   void it('the check finds a stale mention and accepts the forms that resolve', { timeout: 5000 }, () => {
     const tree: Tree = {
-      files: new Set(['src/gateway/session.ts', 'src/servers/transports/stdio/process.ts', 'src/errors.ts', 'src/a/x.ts', 'src/b/x.ts']),
+      files: new Set([
+        'src/gateway/session/session.ts',
+        'src/servers/transports/stdio/process.ts',
+        'src/errors.ts',
+        'src/a/x.ts',
+        'src/b/x.ts',
+      ]),
     };
-    assert.equal(resolves(tree, 'src/gateway/router.ts', 'session.ts'), true);
-    assert.equal(resolves(tree, 'docs/architecture.md', 'gateway/session.ts'), true);
+    assert.equal(resolves(tree, 'src/gateway/routing/router.ts', 'session.ts'), true);
+    assert.equal(resolves(tree, 'docs/architecture.md', 'gateway/session/session.ts'), true);
     assert.equal(resolves(tree, 'docs/architecture.md', 'src/errors.ts'), true);
     assert.equal(resolves(tree, 'src/servers/pool.ts', 'transports/stdio/process.ts'), true);
     assert.equal(resolves(tree, 'docs/architecture.md', 'x.ts'), false, 'two files of that name: the mention must say which');
     assert.equal(resolves(tree, 'src/a/y.ts', 'x.ts'), true, "in its own room a bare name is its room's file");
     assert.equal(resolves(tree, 'docs/architecture.md', 'config/types.ts'), false);
     assert.equal(resolves(tree, 'docs/architecture.md', 'x.ts', ['b']), true, 'a docs line that names the room `b/`');
-    assert.deepEqual(mentions('see `gateway/session.ts` and https://example.com/a.ts, *.ts, x.d.ts'), ['gateway/session.ts']);
+    assert.deepEqual(mentions('see `gateway/session/session.ts` and https://example.com/a.ts, *.ts, x.d.ts'), [
+      'gateway/session/session.ts',
+    ]);
     assert.deepEqual(comments('const a = 1; // one.ts\n/* two.ts */ const b = `// not.ts`;\n').map(mentions).flat(), ['one.ts', 'two.ts']);
   });
 });

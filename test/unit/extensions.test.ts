@@ -1,7 +1,7 @@
-// The merge of the servers' declared extensions that mcpgate declares to agents (gateway/extensions.ts).
+// The merge of the servers' declared extensions that mcpgate declares to agents (gateway/session/extensions.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { extensionsOf, mergeExtensions } from '../../src/gateway/extensions.js';
+import { extensionsOf, mergeExtensions } from '../../src/gateway/session/extensions.js';
 
 void describe('mergeExtensions', { timeout: 5000 }, () => {
   void it('is undefined when no server declares any', { timeout: 5000 }, () => {

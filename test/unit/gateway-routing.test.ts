@@ -13,6 +13,7 @@ import { Gateway, type GatewayOptions } from '../../src/gateway/gateway.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { parseRules } from '../../src/rules/load.js';
 import { FakeServer, fakeConnections, stdioConfig } from '../helpers/fake-server.js';
+import { agentIdentity } from '../../src/gateway/session/agent-identity.js';
 
 const T = { timeout: 10_000 };
 
@@ -37,7 +38,7 @@ function agent(gateway: Gateway, name = 'a') {
         waiting.delete(msg.id);
       },
     },
-    name,
+    agentIdentity(name),
   );
   let next = 1;
   return {

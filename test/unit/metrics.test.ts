@@ -13,6 +13,7 @@ import { Connection } from '../../src/servers/connection.js';
 import type { ServerConfig } from '../../src/config/types.js';
 import { definitionOf } from '../../src/pins/digest.js';
 import { silentLogger } from '../../src/observability/logger.js';
+import { agentIdentity } from '../../src/gateway/session/agent-identity.js';
 
 const T = { timeout: 5000 };
 
@@ -353,8 +354,8 @@ void describe('metricsSource', { timeout: 10_000 }, () => {
         { tools: [tool('read'), tool('write'), tool('new')], resources: [], resourceTemplates: [], prompts: [] },
         new Map([['new', { digest: 'd', definition: definitionOf(tool('new')), changes: ['new tool'] }]]),
       );
-      gateway.openSession({ send: () => {} }, 'a');
-      gateway.openSession({ send: () => {} }, 'b', true, 'http');
+      gateway.openSession({ send: () => {} }, agentIdentity('a'));
+      gateway.openSession({ send: () => {} }, agentIdentity('b', { transport: 'http' }));
       const snap = metricsSource(gateway)();
       assert.deepEqual(snap.servers, [
         { name: 'fs', state: 'ready', breaker: 'closed', breakerTrips: 0, inflight: 0 },

@@ -1,4 +1,4 @@
-// Per-agent and per-session catalogs (src/gateway/own-catalogs.ts): a session's own view
+// Per-agent and per-session catalogs (src/gateway/routing/own-catalogs.ts): a session's own view
 // of a pooled server replaces the shared catalog's part of that server, in listing and in routing;
 // other sessions keep the shared view; an own view equal to the shared one encodes to the same text
 // (so nothing is announced); held tools in an own catalog are refused as held. Pure: in-memory
@@ -8,9 +8,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Catalog } from '../../src/catalog/catalog.js';
 import { GatewayError } from '../../src/errors.js';
-import { AgentViews, ShownViews } from '../../src/gateway/agent-views.js';
-import { OwnCatalogs, seenEntry } from '../../src/gateway/own-catalogs.js';
-import { Router } from '../../src/gateway/router.js';
+import { AgentViews, ShownViews } from '../../src/gateway/session/agent-views.js';
+import { OwnCatalogs, seenEntry } from '../../src/gateway/routing/own-catalogs.js';
+import { Router } from '../../src/gateway/routing/router.js';
 import { noPool, scope, sharedConn, who } from '../helpers/route-parts.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { OPEN_RULES, parseRules, type Rules } from '../../src/rules/load.js';
@@ -49,8 +49,8 @@ describe('own catalogs', () => {
       'resourceTemplates',
       'prompts',
     ]);
-    const aliceView = new ShownViews(views, 'alice', () => own.of(alice));
-    const bobView = new ShownViews(views, 'bob', () => own.of(bob));
+    const aliceView = new ShownViews(views, 'alice', { own: () => own.of(alice) });
+    const bobView = new ShownViews(views, 'bob', { own: () => own.of(bob) });
     assert.deepEqual(names(aliceView.serve('tools')), ['alpha__a1', 'pooled__inc', 'pooled__get', 'pooled__extra', 'zeta__z1']);
     assert.deepEqual(names(bobView.serve('tools')), ['alpha__a1', 'pooled__inc', 'pooled__get', 'zeta__z1']);
     // Another session of alice (per-agent scope) has her view; an unidentified agent named alice does not.
@@ -61,7 +61,7 @@ describe('own catalogs', () => {
   it('an own view equal to the shared one encodes to the same text; dropping it announces only a real change', T, () => {
     const { own, views } = setup();
     const s = { agent: 'carol', identified: true, serial: 3 };
-    const shown = new ShownViews(views, 'carol', () => own.of(s));
+    const shown = new ShownViews(views, 'carol', { own: () => own.of(s) });
     const shared = shown.serve('tools');
     own.set(scope('session:3'), 'pooled', lists('inc', 'get'));
     assert.equal(shown.changed('tools'), false, 'the same tools: no list_changed');
@@ -109,7 +109,7 @@ describe('own catalogs', () => {
     const held = router.tool(silentLogger, who('alice', mine), 'pooled__fresh');
     assert.ok(held instanceof GatewayError);
     assert.equal(held.code, 'MCPG_POLICY_DENIED', 'the rules decide before the pins');
-    const shown = new ShownViews(views, 'alice', () => mine);
+    const shown = new ShownViews(views, 'alice', { own: () => mine });
     assert.deepEqual(names(shown.serve('tools')), ['pooled__inc', 'pooled__extra']);
     own.set(scope('agent:alice'), 'pooled', lists('inc', 'extra'), new Map([['extra', { digest: 'd', changes: ['new tool'] }]]));
     const refused = router.tool(silentLogger, who('alice', own.of({ agent: 'alice', identified: true, serial: 1 })), 'pooled__extra');

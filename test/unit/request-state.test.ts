@@ -1,9 +1,9 @@
-// The sealed requestState of modern agents' input-required results (gateway/request-state.ts):
+// The sealed requestState of modern agents' input-required results (gateway/modern/request-state.ts):
 // unreadable, bound to the agent and an expiry, refused when altered or sealed under another key.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { RequestStateSealer } from '../../src/gateway/request-state.js';
+import { RequestStateSealer } from '../../src/gateway/modern/request-state.js';
 import { parseRequestStateKey } from '../../src/wire/era.js';
 import { requestStateKeyOf } from '../../src/cli/cluster-secret.js';
 

@@ -1,4 +1,4 @@
-// The router's decisions (src/gateway/router.ts): a public tool name → its connection and
+// The router's decisions (src/gateway/routing/router.ts): a public tool name → its connection and
 // the server's own name, under the rules and the pins — allowed, denied (before existence, so a
 // made-up name under a denied server is denied too), held, unknown, waiting while servers start, and
 // a server that is not connected — and the connection that carries the call: a shared server's own,
@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Catalog } from '../../src/catalog/catalog.js';
 import { GatewayError } from '../../src/errors.js';
-import { NOT_YET, Router, isPending, whenReady, type Caller } from '../../src/gateway/router.js';
+import { NOT_YET, Router, isPending, whenReady, type Caller } from '../../src/gateway/routing/router.js';
 import { noPool, sharedConn, who } from '../helpers/route-parts.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { OPEN_RULES, parseRules, type Rules } from '../../src/rules/load.js';

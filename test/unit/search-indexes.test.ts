@@ -1,15 +1,15 @@
 // Search mode's index upkeep and what it trusts: the lexical indexes follow the catalog one changed
-// server at a time (gateway/search-indexes.ts), held and filtered tools never come out of a search,
+// server at a time (gateway/modes/search-indexes.ts), held and filtered tools never come out of a search,
 // an own catalog is searched only by whoever is given it; the embeddings client and the vector
-// cache take nothing read back on trust (gateway/embeddings.ts, gateway/hybrid-ranking.ts).
+// cache take nothing read back on trust (gateway/modes/embeddings.ts, gateway/modes/hybrid-ranking.ts).
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Catalog } from '../../src/catalog/catalog.js';
-import { SearchIndexes } from '../../src/gateway/search-indexes.js';
-import { EmbeddingsError, vectorsOf } from '../../src/gateway/embeddings.js';
-import { readCache } from '../../src/gateway/hybrid-ranking.js';
-import { FoundTools, MAX_FOUND, searchRequest } from '../../src/gateway/search-mode.js';
+import { SearchIndexes } from '../../src/gateway/modes/search-indexes.js';
+import { EmbeddingsError, vectorsOf } from '../../src/gateway/modes/embeddings.js';
+import { readCache } from '../../src/gateway/modes/hybrid-ranking.js';
+import { FoundTools, MAX_FOUND, searchRequest } from '../../src/gateway/modes/search-mode.js';
 import type { Tool } from '../../src/wire/protocol.js';
 
 const tool = (name: string, description: string): Tool => ({ name, description, inputSchema: { type: 'object' } });

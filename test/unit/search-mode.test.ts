@@ -143,7 +143,7 @@ describe('search mode over stdio (a 2025 agent, rules, pins)', { timeout: TIMEOU
       [{}, /"query" must be a string \(it is missing\)/],
       [{ query: 3 }, /"query" must be a string/],
       [{ query: '   ' }, /must not be empty/],
-      [{ query: 'x'.repeat(1001) }, /at most 1000/],
+      [{ query: 'x'.repeat(20_001) }, /"query" is 20001 characters; at most 20000/],
       [{ query: 'issue', limit: 0 }, /"limit" must be a whole number from 1 to 50, got 0/],
       [{ query: 'issue', limit: 51 }, /from 1 to 50, got 51/],
       [{ query: 'issue', limit: 2.5 }, /got 2.5/],
@@ -155,6 +155,14 @@ describe('search mode over stdio (a 2025 agent, rules, pins)', { timeout: TIMEOU
       assert.equal(err.code, -32602, JSON.stringify(args));
       assert.match(err.message, message);
     }
+  });
+
+  it('answers a long task (18,000 characters) that names the tool only at its end', async () => {
+    // Filler of words no tool holds, then the one step that says what to do: the whole text is read.
+    const filler = 'zqxv wrlmt '.repeat(1_700);
+    const query = `${filler}. Finally, search code across repositories`;
+    assert.ok(query.length >= 18_000 && query.length <= 20_000, String(query.length));
+    assert.equal((await search(client, query))[0]!.name, 'github__search_code');
   });
 
   it('never returns a held tool (its definition changed since it was approved)', async () => {

@@ -1,11 +1,11 @@
-// The task table (gateway/tasks.ts): public ids that never clash between servers, a task known only
+// The task table (gateway/routing/tasks.ts): public ids that never clash between servers, a task known only
 // to its owner, records ended by the task's ttl, bounded per owner, and the tasks capability declared
 // only as far as servers support it.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { silentLogger } from '../../src/observability/logger.js';
 import { GatewayError } from '../../src/errors.js';
-import { TaskTable, recordCreatedTask, renameTaskAnswer, taskOf, tasksCapability, RELATED_TASK } from '../../src/gateway/tasks.js';
+import { TaskTable, recordCreatedTask, renameTaskAnswer, taskOf, tasksCapability, RELATED_TASK } from '../../src/gateway/routing/tasks.js';
 
 void describe('TaskTable', { timeout: 5000 }, () => {
   void it('names each server task SERVER:ID, finds it for its owner only, and renames answers back', { timeout: 5000 }, () => {

@@ -85,7 +85,12 @@ export function handleApprovals(
       const decision = parseDecision(body.text);
       if (decision instanceof GatewayError) return sendError(res, 400, decision);
       try {
-        const call = await desk.decide(id, decision.approve, adminName(req), decision.reason, decision.digest);
+        const call = await desk.decide(id, {
+          approved: decision.approve,
+          by: adminName(req),
+          reason: decision.reason,
+          digest: decision.digest,
+        });
         sendJson(res, 200, {
           approval: id,
           decision: decision.approve ? 'approved' : 'denied',

@@ -9,6 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../../errors.js';
 import type { Gateway } from '../../gateway/gateway.js';
+import { agentIdentity } from '../../gateway/session/agent-identity.js';
 import type { ForwardIdentity } from '../../cluster/link.js';
 import type { Logger } from '../../observability/logger.js';
 import type { RequestId } from '../../wire/jsonrpc.js';
@@ -127,7 +128,7 @@ export class HttpChannels {
     }
     const log = this.log.child({ agent, session: id });
     const channel = new HttpChannel(id, agent, log, this.replay, this.postDone, this.opts.maxAgentBuffer, (why) => this.end(channel, why));
-    channel.agentSession = this.gateway.openSession(channel, agent, true, 'http', identified, id);
+    channel.agentSession = this.gateway.openSession(channel, agentIdentity(agent, { transport: 'http', identified }), id);
     channel.agentSession.view = view;
     if (adopted) channel.agentSession.resume(capabilities);
     this.channels.set(id, channel);

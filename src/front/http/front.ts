@@ -22,7 +22,8 @@ import { DEFAULT_MAX_BODY_BYTES, accepts, admit, isLoopback, readBody, sendError
 import { handleOps } from './ops.js';
 import { ModernPost, refuse } from './modern-post.js';
 import { checkHeaders, eraOf, isModernVersion, paramHeaders, type EraOf, type Envelope } from '../../wire/era.js';
-import type { ModernRequest } from '../../gateway/modern-requests.js';
+import type { ModernRequest } from '../../gateway/modern/modern-requests.js';
+import { agentIdentity } from '../../gateway/session/agent-identity.js';
 import { limitsOf, MCP_PATH, METADATA_PATH, VIEW_PREFIX, type HttpFrontOptions, type HttpLimits } from './options.js';
 import { HttpListeners } from './listeners.js';
 import type { ForwardIdentity } from '../../cluster/link.js';
@@ -453,7 +454,8 @@ export class HttpFront {
   ): void {
     const identified = isIdentified(this.options, req);
     const post = new ModernPost(res, accepts(req.headers.accept, 'text/event-stream'), this.opts.maxAgentBuffer);
-    const request = this.gateway.serveModern(msg, envelope, post, agent, true, 'http', identified, this.claims.get(req), view);
+    const who = agentIdentity(agent, { transport: 'http', identified });
+    const request = this.gateway.serveModern(msg, envelope, post, { who, claims: this.claims.get(req), view });
     if (post.done) return;
     const open = msg.method === 'subscriptions/listen' ? this.modernListens : this.modernCalls;
     open.add(request);

@@ -8,7 +8,7 @@
 // the front's (front.ts `HttpFront.modern`; see src/front/README.md).
 
 import type { ServerResponse } from 'node:http';
-import type { ModernSink } from '../../gateway/modern-requests.js';
+import type { ModernSink } from '../../gateway/modern/modern-requests.js';
 import { sseEvent } from '../../wire/sse.js';
 import { HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION } from '../../wire/era.js';
 import { rpcCodeOf } from '../../errors.js';

@@ -16,24 +16,24 @@
 //   change; it is not restarted in place, so losing its session withdraws it (its owners see the
 //   shared view of the server again) and reaps it; it gets its owners' log level.
 
-import type { Catalog } from '../catalog/catalog.js';
-import type { SizeCaps } from '../catalog/size-caps.js';
-import { Refresher } from '../catalog/refresher.js';
-import { GatewayError } from '../errors.js';
-import type { AuditLog } from '../observability/audit.js';
-import type { Logger } from '../observability/logger.js';
-import type { PinKeeper } from '../pins/keeper.js';
-import type { Connection, ConnectionHooks } from '../servers/connection.js';
-import { LIST_KINDS, fetchLists, type ListKind, type ServerLists } from '../servers/lists.js';
-import type { KnownCatalog, KnownCatalogs } from '../servers/known-catalog.js';
-import { isOwner, scopeOf, type ConnectionPool, type PoolScope } from '../servers/pool.js';
-import { MODERN_PROTOCOL_VERSIONS } from '../wire/era.js';
+import type { Catalog } from '../../catalog/catalog.js';
+import type { SizeCaps } from '../../catalog/size-caps.js';
+import { Refresher } from '../../catalog/refresher.js';
+import { GatewayError } from '../../errors.js';
+import type { AuditLog } from '../../observability/audit.js';
+import type { Logger } from '../../observability/logger.js';
+import type { PinKeeper } from '../../pins/keeper.js';
+import type { Connection, ConnectionHooks } from '../../servers/connection.js';
+import { LIST_KINDS, fetchLists, type ListKind, type ServerLists } from '../../servers/lists.js';
+import type { KnownCatalog, KnownCatalogs } from '../../servers/known-catalog.js';
+import { isOwner, scopeOf, type ConnectionPool, type PoolScope } from '../../servers/pool.js';
+import { MODERN_PROTOCOL_VERSIONS } from '../../wire/era.js';
 import { LIST_CHANGED, MCP_LOG_LEVELS } from './method-tables.js';
-import type { Agents } from './open-agents.js';
+import type { Agents } from '../open-agents.js';
 import type { OwnCatalogs } from './own-catalogs.js';
 import type { ServerEvents } from './server-events.js';
-import type { AgentSession } from './session.js';
-import type { Subscriptions } from './subscriptions.js';
+import type { AgentSession } from '../session/session.js';
+import type { Subscriptions } from '../session/subscriptions.js';
 
 /** The shared catalog as a scope; its `key` is the pins' source of a server's own connection. */
 export const SHARED_SCOPE = { kind: 'shared', key: '' } as const;

@@ -12,9 +12,9 @@
 // `tasks/*` requests and `notifications/tasks/status` go to the task's owner only.
 // The table is `TaskTable`, one per gateway.
 
-import { GatewayError } from '../errors.js';
-import type { Logger } from '../observability/logger.js';
-import type { Connection } from '../servers/connection.js';
+import { GatewayError } from '../../errors.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Connection } from '../../servers/connection.js';
 
 /** Where a task lives and whose it is. */
 export interface TaskRecord {

@@ -17,10 +17,10 @@
 // where that is not certain); the server's answer is relayed by splicing the id into its raw line.
 
 import { randomUUID } from 'node:crypto';
-import { GatewayError, asGatewayError } from '../errors.js';
-import type { Logger } from '../observability/logger.js';
-import type { Connection } from '../servers/connection.js';
-import type { OutboundRequest } from '../servers/outbound-request.js';
+import { GatewayError, asGatewayError } from '../../errors.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Connection } from '../../servers/connection.js';
+import type { OutboundRequest } from '../../servers/outbound-request.js';
 import {
   encodeError,
   encodeNotification,
@@ -32,36 +32,40 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
   type RequestId,
-} from '../wire/jsonrpc.js';
-import { encodeResultParts, partsToText } from '../wire/encoded.js';
-import { sanitizeContent } from '../wire/sanitize.js';
-import { callHeaders } from '../wire/tool-headers.js';
-import type { Envelope } from '../wire/era.js';
-import type { Claims } from '../rules/decide.js';
+} from '../../wire/jsonrpc.js';
+import { encodeResultParts, partsToText } from '../../wire/encoded.js';
+import { sanitizeContent } from '../../wire/sanitize.js';
+import { callHeaders } from '../../wire/tool-headers.js';
+import type { Envelope } from '../../wire/era.js';
+import type { Claims } from '../../rules/decide.js';
 import { ShownViews, type AgentViews } from './agent-views.js';
-import { REMOVED_VIEW, viewArguments, viewTarget } from '../policy/curated-views.js';
-import type { CompiledView } from '../rules/views.js';
+import { REMOVED_VIEW, viewArguments, viewTarget } from '../../policy/curated-views.js';
+import type { CompiledView } from '../../rules/views.js';
 import { UntilSettled, type Settling } from './until-settled.js';
 import { RequestSpans, failureOf } from './request-spans.js';
-import { META_TOOL_NAMES, metaTools, runMetaTool, type DiscoveryParts } from './discovery.js';
-import { NOT_YET, isPending, whenReady, type Caller, type Carrier, type ToolRoute, type Router } from './router.js';
-import { FoundTools, SEARCH_TOOL_NAME, searchRequest, searchResult } from './search-mode.js';
-import type { CallGate } from '../policy/call-gate.js';
+import type { DiscoveryParts } from '../modes/discovery.js';
+import { AggregateMode } from '../modes/aggregate-mode.js';
+import { DiscoveryMode } from '../modes/discovery-mode.js';
+import { SearchSession } from '../modes/search-session.js';
+import type { ModeHost, SessionMode } from '../modes/session-mode.js';
+import { NOT_YET, isPending, whenReady, type Caller, type Carrier, type ToolRoute, type Router } from '../routing/router.js';
+import type { CallGate } from '../../policy/call-gate.js';
 import { APPROVAL_ELICITATION, GatedCalls } from './gated-calls.js';
-import { seenEntry, type OwnCatalogs } from './own-catalogs.js';
-import { rewritePromptResult, rewriteReadResult, rewriteToolResult, type Catalog } from '../catalog/catalog.js';
-import { initializeResult, LOG_LEVEL_RANK } from './method-tables.js';
-import { scopeOf } from '../servers/pool.js';
-import { listTasks, recordCreatedTask, renameTaskAnswer, taskOf, type TaskTable } from './tasks.js';
-import { routeOtherMethod } from './other-methods.js';
+import { seenEntry, type OwnCatalogs } from '../routing/own-catalogs.js';
+import { rewritePromptResult, rewriteReadResult, rewriteToolResult, type Catalog } from '../../catalog/catalog.js';
+import { initializeResult, LOG_LEVEL_RANK } from '../routing/method-tables.js';
+import { scopeOf } from '../../servers/pool.js';
+import { listTasks, recordCreatedTask, renameTaskAnswer, taskOf, type TaskTable } from '../routing/tasks.js';
+import { routeOtherMethod } from '../routing/other-methods.js';
 import type { AgentChannel } from './agent-channel.js';
-import type { AuditCall, AuditLog } from '../observability/audit.js';
-import type { GatewayMetrics } from '../observability/metrics.js';
-import type { Tracing, ServerCallSpan } from '../observability/tracing.js';
-import type { RulesInForce } from '../rules/load.js';
-import type { ToolSearch } from './tool-search.js';
+import type { AgentIdentity } from './agent-identity.js';
+import type { AuditCall, AuditLog } from '../../observability/audit.js';
+import type { GatewayMetrics } from '../../observability/metrics.js';
+import type { Tracing, ServerCallSpan } from '../../observability/tracing.js';
+import type { RulesInForce } from '../../rules/load.js';
+import type { ToolSearch } from '../modes/tool-search.js';
 import type { Subscriptions } from './subscriptions.js';
-import { AgentRequests } from './agent-requests.js';
+import { AgentRequests, type ServerQuestion } from './agent-requests.js';
 import { extensionsOf } from './extensions.js';
 
 /** What a session uses of the gateway: the parts, never the gateway itself. */
@@ -188,8 +192,8 @@ export class AgentSession implements Caller {
   readonly shown: ShownViews;
   /** Requests waiting until the servers settle (lists asked for during startup); answered at close. */
   private readonly waiting: UntilSettled;
-  /** The tools this session's searches returned (search mode lists them). */
-  readonly found = new FoundTools();
+  /** The session's part of each agent mode, made once; the agent's mode now picks one (`current`). */
+  private readonly modes: Readonly<Record<'aggregate' | 'discovery' | 'search', SessionMode>>;
   /** Unique in this process: the per-session pool scope. */
   readonly serial = nextSerial++;
   /**
@@ -205,34 +209,66 @@ export class AgentSession implements Caller {
    */
   view: string | undefined;
 
+  readonly agent: string;
+  /** False when the identity is only the default: then discovery tools may name the agent (agent_id). */
+  private readonly agentExplicit: boolean;
+  /** The front the agent came through (metrics count sessions by it). */
+  readonly transport: 'stdio' | 'http';
+  /** Whether the agent has an identity of its own (agent-identity.ts `identified`). */
+  readonly identified: boolean;
+  /** The session's id in the audit trail and the console (HTTP: its Mcp-Session-Id). */
+  readonly id: string;
+  private readonly log: Logger;
+
   constructor(
     private readonly parts: SessionParts,
     private readonly channel: AgentChannel,
-    readonly agent: string,
-    private readonly log: Logger,
-    /** False when the identity is only the default: then discovery tools may name the agent (agent_id). */
-    private readonly agentExplicit = true,
-    /** The front the agent came through (metrics count sessions by it). */
-    readonly transport: 'stdio' | 'http' = 'stdio',
-    /**
-     * Whether the agent has an identity of its own (configured, authenticated or named): if not, a
-     * per-agent server gives this session a connection of its own rather than one every unnamed agent shares.
-     */
-    readonly identified = agentExplicit,
-    /** The session's id in the audit trail and the console (HTTP: its Mcp-Session-Id). */
-    readonly id: string = randomUUID(),
+    who: AgentIdentity,
+    opened: { log: Logger; id?: string | undefined },
   ) {
+    const { agent, explicit: agentExplicit, transport } = who;
+    const id = opened.id ?? randomUUID();
+    this.agent = agent;
+    this.agentExplicit = agentExplicit;
+    this.transport = transport;
+    this.identified = who.identified;
+    this.id = id;
+    this.log = opened.log;
     this.spans = parts.tracing === undefined ? undefined : new RequestSpans(parts.tracing, id, agent, transport);
     this.agentRequests = new AgentRequests(agent, (line, about) => !this.closed && this.channel.send(line, about) !== false);
-    this.shown = new ShownViews(
-      parts.views,
-      agent,
-      () => parts.own.of(this),
-      () => this.claims,
-      () => this.curatedView(),
-      () => this.searchList(),
-    );
+    this.shown = new ShownViews(parts.views, agent, {
+      own: () => parts.own.of(this),
+      claims: () => this.claims,
+      view: () => this.curatedView(),
+      searchTools: () => this.current.shownTools(),
+    });
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
+    const host: ModeHost = {
+      agent,
+      agentExplicit,
+      claims: () => this.claims,
+      modern: () => this.channel.era === 'modern',
+      own: () => this.parts.own.of(this),
+      untilSettled: (id, handler, until) => this.waiting.run(id, handler, until),
+      sendResult: (id, result) => this.sendResult(id, result),
+      sendEncodedResult: (id, json) => this.sendEncodedResult(id, json),
+      sendResultBytes: (id, bytes) => this.sendResultBytes(id, bytes),
+      sendError: (id, err) => this.sendError(id, err),
+      serveTools: () => this.shown.serve('tools'),
+      toolsChanged: () => {
+        if (this.shown.changed('tools')) this.listChanged('notifications/tools/list_changed');
+      },
+      callAs: (msg, params, as) => {
+        const executed = toolCall(msg, params, as);
+        if (executed instanceof GatewayError) return this.sendError(msg.id, executed);
+        this.runCall(executed);
+      },
+    };
+    this.modes = {
+      aggregate: new AggregateMode(host),
+      discovery: new DiscoveryMode(parts.discovery, host),
+      search: new SearchSession(parts.search, parts.catalog, host),
+    };
   }
 
   handleLine(line: string): void {
@@ -299,8 +335,7 @@ export class AgentSession implements Caller {
       case 'initialize':
         return void this.initialize(msg);
       case 'tools/list':
-        if (this.mode === 'discovery') return this.sendEncodedResult(msg.id, metaTools(this.parts.discovery.debug));
-        return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('tools')), 'listable');
+        return this.current.listTools(msg);
       case 'resources/list':
         return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('resources')), 'listable');
       case 'resources/templates/list':
@@ -349,9 +384,9 @@ export class AgentSession implements Caller {
     const { msg, name } = call;
     const view = call.viewed ? undefined : this.curatedView();
     if (view !== undefined) return this.callOnView(view, call);
-    if (name === SEARCH_TOOL_NAME && this.mode === 'search') return this.waiting.run(msg.id, () => this.searchTools(msg), 'listable');
-    if (META_TOOL_NAMES.has(name) && this.mode === 'discovery')
-      return this.waiting.run(msg.id, () => this.callMetaTool(this.parts.discovery, call));
+    const mode = this.current;
+    if (mode.owns(name))
+      return mode.call({ msg, name, params: call.params, args: call.arguments === INVALID ? {} : (call.arguments ?? {}) });
     if (call.arguments === INVALID) return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     // Denied, held, unknown or unconnected: the router decides once, before existence for denials.
     // An agent named by discovery's agent_id has no token of its own: no claims.
@@ -362,9 +397,7 @@ export class AgentSession implements Caller {
         ? undefined
         : auditOf(
             this.parts.audit,
-            this.id,
-            msg.method,
-            call.agent,
+            { session: this.id, method: msg.method, agent: call.agent },
             { tool: name, ...this.parts.audit.argumentsOf(call.arguments) },
             route instanceof GatewayError ? route : route.server,
           );
@@ -497,10 +530,9 @@ export class AgentSession implements Caller {
     if (target.entry.name !== undefined) {
       const denied = this.parts.router.toolDenied(
         this.log,
-        this.agent,
+        { agent: this.agent, claims: this.claims },
         target.publicName,
         seenEntry(this.parts.catalog, own, (c) => c.tool(target.publicName)),
-        this.claims,
       );
       if (denied !== undefined) return this.sendError(msg.id, unknown);
     }
@@ -518,57 +550,20 @@ export class AgentSession implements Caller {
     this.runCall({ ...call, viewed: true });
   }
 
-  // ── search mode ─────────────────────────────────────────────────────────────────────────────
+  // ── modes ───────────────────────────────────────────────────────────────────────────────────
 
-  /** The agent's mode: its rules' `mode`, else the gateway's (read per request: a reload may change it). */
-  /** The agent's mode (its rules', else the gateway's); a session on a curated view lists the view itself. */
+  /**
+   * The agent's mode (its rules', else the gateway's; read per request: a reload may change it); a
+   * session on a curated view lists the view itself.
+   */
   get mode(): 'aggregate' | 'discovery' | 'search' {
     return this.view !== undefined ? 'aggregate' : this.parts.search.modeOf(this.agent);
   }
 
-  /** search_tools: the best tools the agent may call; a legacy session remembers them and lists them. */
-  private searchTools(msg: JsonRpcRequest): void {
-    let request;
-    try {
-      request = searchRequest(msg.params?.arguments);
-    } catch (err) {
-      return this.sendError(msg.id, err);
-    }
-    this.parts.search.search(request, { agent: this.agent, claims: this.claims, own: this.parts.own.of(this) }).then(
-      (tools) => {
-        // A modern request's session ends with this answer: nothing to remember (search-mode.ts).
-        const added = this.channel.era !== 'modern' && this.found.add(tools.map((t) => t.name));
-        this.sendResult(msg.id, searchResult(tools));
-        if (added && this.shown.changed('tools')) this.listChanged('notifications/tools/list_changed');
-      },
-      (err: unknown) => this.sendError(msg.id, err),
-    );
+  /** The session's part of the agent's mode now. */
+  private get current(): SessionMode {
+    return this.modes[this.mode];
   }
-
-  /** The tools list in search mode (undefined in the other modes: the ordinary views). */
-  private searchList(): readonly Buffer[] | undefined {
-    if (this.mode !== 'search') return undefined;
-    const own = this.parts.own.of(this);
-    const rules = this.parts.search.rules();
-    const key = `${this.parts.catalog.version}\u0000${own?.map((c) => c.version).join(',') ?? ''}\u0000${this.found.revision}`;
-    const cached = this.searchListCache;
-    if (
-      cached !== undefined &&
-      cached.key === key &&
-      cached.rules === rules &&
-      cached.claims === this.claims &&
-      sameCatalogs(cached.own, own)
-    )
-      return cached.bytes;
-    const bytes = [
-      Buffer.from(JSON.stringify({ tools: this.parts.search.list({ agent: this.agent, claims: this.claims, own }, this.found) })),
-    ];
-    this.searchListCache = { key, rules, claims: this.claims, own, bytes };
-    return bytes;
-  }
-
-  private searchListCache:
-    { key: string; rules: unknown; claims: Claims | undefined; own: readonly unknown[] | undefined; bytes: readonly Buffer[] } | undefined;
 
   // ── tasks ───────────────────────────────────────────────────────────────────────────────────
 
@@ -683,7 +678,7 @@ export class AgentSession implements Caller {
     const conn = isPending(carrier) ? carrier.server : carrier;
     const entry: Call = release === undefined ? { conn, serverId: 0, trace: undefined } : { conn, serverId: 0, trace: undefined, release };
     this.inflight.set(agentId, entry);
-    if (!isPending(carrier)) return this.forward(entry, agentId, outbound, agentToken, sending);
+    if (!isPending(carrier)) return this.forward(entry, outbound, { agentId, agentToken }, sending);
     // A pooled connection being made (or an on-demand server starting): the call waits in `inflight`
     // (serverId 0: a cancel or close finds nothing to cancel on a server) and is sent once it is
     // ready, if still wanted.
@@ -696,7 +691,7 @@ export class AgentSession implements Caller {
           return this.sendError(agentId, refused);
         }
         entry.conn = pooled;
-        this.forward(entry, agentId, outbound, agentToken, sending);
+        this.forward(entry, outbound, { agentId, agentToken }, sending);
       },
       (err: unknown) => {
         if (this.inflight.get(agentId) !== entry) return;
@@ -709,11 +704,11 @@ export class AgentSession implements Caller {
   /** Sends the call `entry` (in `inflight` under the agent's id) on `entry.conn`. */
   private forward(
     entry: Call,
-    agentId: RequestId,
     outbound: OutboundRequest,
-    agentToken: unknown,
+    asked: { readonly agentId: RequestId; readonly agentToken: unknown },
     { timeoutMs, rewrite, timed }: Sending,
   ): void {
+    const { agentId, agentToken } = asked;
     const conn = entry.conn;
     // Traced: the server gets the call's trace context in its `_meta` (so the agent's line is not spliced).
     const request = this.spans === undefined ? outbound : this.spans.serverCall(entry, agentId, outbound);
@@ -723,11 +718,11 @@ export class AgentSession implements Caller {
         reply: (res, line) => {
           if (this.inflight.get(agentId) !== entry) return;
           this.inflight.delete(agentId);
-          if (timed !== undefined) recordFinished(this.parts, conn, timed, 'error' in res ? 'error' : 'ok', res);
+          if (timed !== undefined) recordFinished(this.parts, conn, timed, { outcome: 'error' in res ? 'error' : 'ok', res });
           // Read before relay: a rewrite may edit the result.
           const failure = this.spans === undefined ? undefined : failureOf(res);
           try {
-            this.relay(res, line, agentId, entry.serverId, rewrite);
+            this.relay(res, line, { agentId, serverId: entry.serverId }, rewrite);
             if (this.spans !== undefined) {
               entry.trace?.end(failure === undefined ? 'ok' : 'error', failure);
               this.spans.end(agentId, failure === undefined ? 'ok' : 'error', failure, conn.name);
@@ -741,7 +736,7 @@ export class AgentSession implements Caller {
         fail: (err) => {
           if (this.inflight.get(agentId) !== entry) return;
           this.inflight.delete(agentId);
-          if (timed !== undefined) recordFinished(this.parts, conn, timed, 'failed', undefined, err);
+          if (timed !== undefined) recordFinished(this.parts, conn, timed, { outcome: 'failed', err });
           entry.trace?.end('failed', asGatewayError(err).code);
           this.sendError(agentId, err);
         },
@@ -758,7 +753,13 @@ export class AgentSession implements Caller {
     if (entry.serverId === 0 && this.inflight.get(agentId) === entry) this.inflight.delete(agentId);
   }
 
-  private relay(res: JsonRpcResponse, line: string, agentId: RequestId, serverId: number, rewrite: Rewrite | undefined): void {
+  private relay(
+    res: JsonRpcResponse,
+    line: string,
+    ids: { readonly agentId: RequestId; readonly serverId: number },
+    rewrite: Rewrite | undefined,
+  ): void {
+    const { agentId, serverId } = ids;
     if (this.closed) return;
     const spliced = 'result' in res && rewrite !== undefined && rewrite(res.result) ? undefined : spliceResponseId(line, serverId, agentId);
     if (spliced !== undefined) {
@@ -778,9 +779,7 @@ export class AgentSession implements Caller {
         ? undefined
         : auditOf(
             this.parts.audit,
-            this.id,
-            msg.method,
-            this.agent,
+            { session: this.id, method: msg.method, agent: this.agent },
             { resource: msg.params.uri },
             route instanceof GatewayError ? route : route.conn.name,
           );
@@ -805,9 +804,7 @@ export class AgentSession implements Caller {
         ? undefined
         : auditOf(
             this.parts.audit,
-            this.id,
-            msg.method,
-            this.agent,
+            { session: this.id, method: msg.method, agent: this.agent },
             { prompt: msg.params.name, ...this.parts.audit.argumentsOf(msg.params.arguments) },
             route instanceof GatewayError ? route : route.server,
           );
@@ -838,37 +835,6 @@ export class AgentSession implements Caller {
   private outsideView(server: string): boolean {
     const view = this.curatedView();
     return view !== undefined && !view.servers.has(server);
-  }
-
-  /** Discovery mode's meta-tools; the configured identity wins over an agent_id argument. */
-  private callMetaTool(discovery: DiscoveryParts, call: ToolCall): void {
-    const { msg, name } = call;
-    const args = call.arguments === INVALID ? {} : (call.arguments ?? {});
-    const agent = !this.agentExplicit && typeof args.agent_id === 'string' && args.agent_id !== '' ? args.agent_id : this.agent;
-    try {
-      const outcome = runMetaTool(
-        discovery,
-        agent,
-        name,
-        args,
-        agent === this.agent ? this.claims : undefined,
-        agent === this.agent ? this.parts.own.of(this) : undefined,
-      );
-      if ('result' in outcome) return this.sendResult(msg.id, outcome.result);
-      // execute_tool: a new call of the tool it names, as the agent it names.
-      const executed = toolCall(
-        msg,
-        { ...call.params, name: outcome.execute.name, arguments: outcome.execute.arguments },
-        {
-          agent,
-          timeoutMs: outcome.execute.timeoutMs,
-        },
-      );
-      if (executed instanceof GatewayError) return this.sendError(msg.id, executed);
-      this.runCall(executed);
-    } catch (err) {
-      this.sendError(msg.id, err);
-    }
   }
 
   /** Subscribes this session to a resource URI (or unsubscribes it); throws why not. */
@@ -999,8 +965,9 @@ export class AgentSession implements Caller {
    * (`related`, HTTP servers), else this agent's only call in flight on that server. `fallback`:
    * the answer when the agent lacks the capability (a `roots/list` of an entry with `"roots"`).
    */
-  relayServerRequest(conn: Connection, msg: JsonRpcRequest, capability: string, related?: number, fallback?: unknown): void {
-    this.agentRequests.relay(conn, msg, capability, this.capabilities, this.inflight.owner(conn, related), fallback);
+  relayServerRequest(question: Omit<ServerQuestion, 'about'> & { readonly related?: number | undefined }): void {
+    const { related, ...asked } = question;
+    this.agentRequests.relay({ ...asked, about: this.inflight.owner(question.conn, related) }, this.capabilities);
   }
 
   /** The server withdrew one of its requests to the agent: pass the cancellation on. */
@@ -1107,10 +1074,6 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function sameCatalogs(a: readonly unknown[] | undefined, b: readonly unknown[] | undefined): boolean {
-  return a === b || (a !== undefined && b !== undefined && a.length === b.length && a.every((c, i) => c === b[i]));
-}
-
 function invalidParams(message: string): GatewayError {
   return new GatewayError('MCPG_INVALID_PARAMS', message);
 }
@@ -1205,12 +1168,11 @@ export interface Timed {
  */
 export function auditOf(
   audit: AuditLog,
-  session: string,
-  method: string,
-  agent: string,
+  request: { readonly session: string; readonly method: string; readonly agent: string },
   what: Partial<AuditCall>,
   decided: GatewayError | string,
 ): Omit<AuditCall, 'outcome'> | undefined {
+  const { session, method, agent } = request;
   if (typeof decided === 'string') return { event: 'call', agent, session, method, server: decided, ...what, decision: 'allowed' };
   const decision = decided.code === 'MCPG_POLICY_DENIED' ? 'denied' : decided.code === 'MCPG_TOOL_HELD' ? 'held' : 'allowed';
   audit.record({
@@ -1232,10 +1194,10 @@ export function recordFinished(
   parts: { metrics: GatewayMetrics; audit: AuditLog | undefined },
   conn: Connection,
   timed: Timed,
-  outcome: 'ok' | 'error' | 'failed',
-  res?: JsonRpcResponse,
-  err?: unknown,
+  ended: { readonly outcome: 'ok' | 'error' | 'failed'; readonly res?: JsonRpcResponse; readonly err?: unknown },
 ): void {
+  let outcome = ended.outcome;
+  const { res, err } = ended;
   const seconds = (performance.now() - timed.start) / 1000;
   if (timed.tool !== undefined) parts.metrics.callFinished(conn.name, timed.tool, outcome, seconds);
   if (timed.audit === undefined) return;

@@ -8,10 +8,10 @@
 //      rules let the agent reach, as a capability or an `experimental` capability → that server.
 // The answer is relayed as the server gave it.
 
-import { GatewayError } from '../errors.js';
-import type { Logger } from '../observability/logger.js';
-import type { Connection } from '../servers/connection.js';
-import type { JsonRpcRequest } from '../wire/jsonrpc.js';
+import { GatewayError } from '../../errors.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Connection } from '../../servers/connection.js';
+import type { JsonRpcRequest } from '../../wire/jsonrpc.js';
 import { NOT_YET, type Caller, type Carrier, type Router } from './router.js';
 import type { TaskTable } from './tasks.js';
 
@@ -73,9 +73,7 @@ export function routeOtherMethod(
     if (capabilities === undefined) return false;
     const declared =
       capabilities[namespace] !== undefined || (isRecord(capabilities.experimental) && capabilities.experimental[namespace] !== undefined);
-    return (
-      declared && parts.router.serverDenied(log, asker.agent, conn.name, `method "${msg.method}"`, undefined, asker.claims) === undefined
-    );
+    return declared && parts.router.serverDenied(log, asker, conn.name, { what: `method "${msg.method}"` }) === undefined;
   });
   if (declaring.length === 1) return routed(parts.router.carrier(declaring[0]!, asker), params);
   const why =

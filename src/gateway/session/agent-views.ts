@@ -5,14 +5,14 @@
 // catalogs of its own (a per-agent or per-session server's pooled connections, own-catalogs.ts) sees
 // those servers as its own connections list them, encoded once per version of each and kept per session.
 
-import type { Catalog, ItemRef } from '../catalog/catalog.js';
-import { decideServer, decideTool, matchedGrants, type Claims } from '../rules/decide.js';
-import type { Rules } from '../rules/load.js';
-import type { ListKind } from '../servers/lists.js';
-import { sameBytes } from '../wire/encoded.js';
-import type { CompiledView } from '../rules/views.js';
-import { viewList, type SeenItem } from '../policy/curated-views.js';
-import { ownsServer } from './own-catalogs.js';
+import type { Catalog, ItemRef } from '../../catalog/catalog.js';
+import { decideServer, decideTool, matchedGrants, type Claims } from '../../rules/decide.js';
+import type { Rules } from '../../rules/load.js';
+import type { ListKind } from '../../servers/lists.js';
+import { sameBytes } from '../../wire/encoded.js';
+import type { CompiledView } from '../../rules/views.js';
+import { viewList, type SeenItem } from '../../policy/curated-views.js';
+import { ownsServer } from '../routing/own-catalogs.js';
 
 interface Cached {
   catalogVersion: number;
@@ -67,7 +67,12 @@ export class AgentViews {
   }
 
   /** The agent's view as a curated view presents it (curated-views.ts); `own` as for `encodedWith`. */
-  encodedOn(view: CompiledView, agent: string, kind: ListKind, own: readonly Catalog[], claims?: Claims): readonly Buffer[] {
+  encodedOn(
+    view: CompiledView,
+    kind: ListKind,
+    seer: { readonly agent: string; readonly own: readonly Catalog[]; readonly claims?: Claims | undefined },
+  ): readonly Buffer[] {
+    const { agent, own, claims } = seer;
     return [Buffer.from(JSON.stringify({ [kind]: viewList(view, kind, this.items(agent, kind, own, claims)) }))];
   }
 
@@ -122,18 +127,31 @@ export class ShownViews {
   /** The session's curated view, encoded per kind, and the versions it was encoded at. */
   private viewCache: { view: CompiledView; version: OwnVersion; lists: Partial<Record<ListKind, readonly Buffer[]>> } | undefined;
 
-  /** `own`: the session's own catalogs (undefined while it has none: the shared view, cached per agent). */
+  /** The session's own catalogs (undefined while it has none: the shared view, cached per agent). */
+  private readonly own: () => readonly Catalog[] | undefined;
+  /** The claims of the agent's token, for the rules' grants. */
+  private readonly claims: () => Claims | undefined;
+  /** The curated view the session is on (undefined: none, the agent's whole view). */
+  private readonly view: () => CompiledView | undefined;
+  /** The mode's own tools list (search mode's, search-session.ts); undefined: the ordinary view. */
+  private readonly searchTools: () => readonly Buffer[] | undefined;
+
   constructor(
     private readonly views: AgentViews,
     private readonly agent: string,
-    private readonly own: () => readonly Catalog[] | undefined = () => undefined,
-    /** The claims of the agent's token, for the rules' grants. */
-    private readonly claims: () => Claims | undefined = () => undefined,
-    /** The curated view the session is on (undefined: none, the agent's whole view). */
-    private readonly view: () => CompiledView | undefined = () => undefined,
-    /** In search mode, the session's tools list (search-mode.ts); undefined: the ordinary view. */
-    private readonly searchTools: () => readonly Buffer[] | undefined = () => undefined,
-  ) {}
+    session: {
+      readonly own?: () => readonly Catalog[] | undefined;
+      readonly claims?: () => Claims | undefined;
+      readonly view?: () => CompiledView | undefined;
+      readonly searchTools?: () => readonly Buffer[] | undefined;
+    } = {},
+  ) {
+    const none = (): undefined => undefined;
+    this.own = session.own ?? none;
+    this.claims = session.claims ?? none;
+    this.view = session.view ?? none;
+    this.searchTools = session.searchTools ?? none;
+  }
 
   /** The list to send now (remembered as shown). */
   serve(kind: ListKind): readonly Buffer[] {
@@ -162,7 +180,11 @@ export class ShownViews {
       const version = this.views.ownVersion(own ?? [], this.claims());
       if (this.viewCache === undefined || this.viewCache.view !== view || !sameVersion(this.viewCache.version, version))
         this.viewCache = { view, version, lists: {} };
-      return (this.viewCache.lists[kind] ??= this.views.encodedOn(view, this.agent, kind, own ?? [], this.claims()));
+      return (this.viewCache.lists[kind] ??= this.views.encodedOn(view, kind, {
+        agent: this.agent,
+        own: own ?? [],
+        claims: this.claims(),
+      }));
     }
     if (own === undefined) {
       this.ownCache = undefined;

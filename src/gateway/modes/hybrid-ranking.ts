@@ -11,11 +11,11 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { ToolEntry, Catalog } from '../catalog/catalog.js';
-import { writeJsonAtomic } from '../observability/atomic-json.js';
-import type { Logger } from '../observability/logger.js';
-import { fuse } from '../search/fuse.js';
-import { schemaParameters } from '../search/tool-fields.js';
+import type { ToolEntry, Catalog } from '../../catalog/catalog.js';
+import { writeJsonAtomic } from '../../observability/atomic-json.js';
+import type { Logger } from '../../observability/logger.js';
+import { fuse } from '../../search/fuse.js';
+import { schemaParameters } from '../../search/tool-fields.js';
 import { checkedVector, EmbeddingsError, type EmbeddingsClient } from './embeddings.js';
 import type { FoundTool, SearchIndexes } from './search-indexes.js';
 
@@ -84,13 +84,12 @@ export class HybridRanking {
 
   /** The lexical hits fused with the vector ranking over every tool the agent may call; lexical alone if the endpoint fails. */
   async rank(
-    query: string,
-    limit: number,
+    request: { readonly query: string; readonly limit: number },
     lexical: FoundTool[],
-    indexes: SearchIndexes,
-    own: readonly Catalog[] | undefined,
-    allow: (entry: ToolEntry) => boolean,
+    among: { readonly indexes: SearchIndexes; readonly own: readonly Catalog[] | undefined; readonly allow: (entry: ToolEntry) => boolean },
   ): Promise<FoundTool[]> {
+    const { query, limit } = request;
+    const { indexes, own, allow } = among;
     const candidates = [...indexes.candidates(own, allow)];
     try {
       const [queryVector] = await this.client.embed([query]);

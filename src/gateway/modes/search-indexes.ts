@@ -11,10 +11,11 @@
 // texts are the server's, only their approval is pending) and are filtered out at search time
 // with the rules, before the limit, so whether a tool is held never shows in what a search returns.
 
-import type { Catalog, ToolEntry } from '../catalog/catalog.js';
-import { ToolIndex, type SearchDoc } from '../search/tool-index.js';
-import type { Tool } from '../wire/protocol.js';
-import { ownsServer } from './own-catalogs.js';
+import type { Catalog, ToolEntry } from '../../catalog/catalog.js';
+import { searchTask } from '../../search/task-search.js';
+import { ToolIndex, type SearchDoc } from '../../search/tool-index.js';
+import type { Tool } from '../../wire/protocol.js';
+import { ownsServer } from '../routing/own-catalogs.js';
 
 interface ServerState {
   /** The server's tool list as the catalog holds it (a new array whenever it changes). */
@@ -68,13 +69,14 @@ export class SearchIndexes {
     const found: FoundTool[] = [];
     for (const catalog of [this.catalog, ...(own ?? [])]) {
       const skip = catalog === this.catalog && own !== undefined ? (server: string) => ownsServer(own, server) : undefined;
-      for (const hit of this.sync(catalog).index.search(query, limit, (key) => {
+      for (const hit of searchTask(this.sync(catalog).index, query, limit, (key) => {
         const entry = catalog.tool(key);
         return entry !== undefined && entry.held === undefined && (skip === undefined || !skip(entry.server)) && allow(entry);
       }))
         found.push({ key: hit.key, catalog, entry: catalog.tool(hit.key)!, score: hit.score });
     }
-    // Scores of separate indexes are each BM25 over their own documents: comparable enough to
+    // Scores of separate indexes are each a BM25 score (a one-step query) or a rank-fusion score (a
+    // task of several steps, task-search.ts) over their own documents: comparable enough to
     // interleave a few pooled servers' tools with the shared ones (one index's hits come sorted).
     if (own !== undefined) found.sort((a, b) => b.score - a.score);
     return found.length > limit ? found.slice(0, limit) : found;

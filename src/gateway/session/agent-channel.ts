@@ -2,8 +2,8 @@
 // channel's streams, a modern request's sink). The session says what goes to the agent and which of
 // its requests it is about; the channel decides how it travels.
 
-import type { RequestId } from '../wire/jsonrpc.js';
-import type { EncodedParts } from '../wire/encoded.js';
+import type { RequestId } from '../../wire/jsonrpc.js';
+import type { EncodedParts } from '../../wire/encoded.js';
 
 /** What a rate-limited refusal carries (the specification draft's `error.data`, SEP-3304). */
 export interface RateLimitedData {

@@ -11,15 +11,14 @@
 // request is served by a session of its own — so nothing is remembered between its requests: its
 // list is search_tools and the always-shown tools, and it calls what a search returned by name.
 
-import type { Catalog, ToolEntry } from '../catalog/catalog.js';
-import { GatewayError } from '../errors.js';
-import { shows, type ModeSettings } from '../rules/agent-mode.js';
+import type { Catalog, ToolEntry } from '../../catalog/catalog.js';
+import { GatewayError } from '../../errors.js';
+import { shows, type ModeSettings } from '../../rules/agent-mode.js';
+import { MAX_TASK_CHARS } from '../../search/task-search.js';
 
 export const SEARCH_TOOL_NAME = 'search_tools';
 export const DEFAULT_SEARCH_LIMIT = 5;
 export const MAX_SEARCH_LIMIT = 50;
-/** A query longer than this is refused: a task description, not a document. */
-export const MAX_QUERY_CHARS = 1000;
 /** Tools one session remembers as found; past it the oldest are forgotten (still callable by name). */
 export const MAX_FOUND = 200;
 
@@ -33,7 +32,12 @@ export const SEARCH_TOOL = {
   inputSchema: {
     type: 'object',
     properties: {
-      query: { type: 'string', minLength: 1, maxLength: MAX_QUERY_CHARS, description: 'What you want to do, in a few words.' },
+      query: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_TASK_CHARS,
+        description: 'What you want to do: a few words or a task of several steps.',
+      },
       limit: {
         type: 'integer',
         minimum: 1,
@@ -84,7 +88,8 @@ export function searchRequest(args: unknown): SearchRequest {
     throw invalid(`search_tools takes "query" and "limit" only; unknown: ${unknown.map((k) => JSON.stringify(k)).join(', ')}`);
   if (typeof query !== 'string') throw invalid(`search_tools "query" must be a string${query === undefined ? ' (it is missing)' : ''}`);
   if (query.trim() === '') throw invalid('search_tools "query" must not be empty: describe the task in a few words');
-  if (query.length > MAX_QUERY_CHARS) throw invalid(`search_tools "query" is ${query.length} characters; at most ${MAX_QUERY_CHARS}`);
+  // The search library reads a task to MAX_TASK_CHARS; a longer query is refused rather than cut unseen.
+  if (query.length > MAX_TASK_CHARS) throw invalid(`search_tools "query" is ${query.length} characters; at most ${MAX_TASK_CHARS}`);
   if (limit === undefined) return { query, limit: DEFAULT_SEARCH_LIMIT };
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) {
     throw invalid(
@@ -157,10 +162,13 @@ export class FoundTools {
 export function searchModeList(
   settings: ModeSettings | undefined,
   found: Iterable<string>,
-  catalogs: readonly Catalog[],
-  lookup: (name: string) => { catalog: Catalog; entry: ToolEntry } | undefined,
-  allowed: (entry: ToolEntry) => boolean,
+  among: {
+    readonly catalogs: readonly Catalog[];
+    readonly lookup: (name: string) => { catalog: Catalog; entry: ToolEntry } | undefined;
+    readonly allowed: (entry: ToolEntry) => boolean;
+  },
 ): unknown[] {
+  const { catalogs, lookup, allowed } = among;
   const tools: unknown[] = [SEARCH_TOOL];
   const seen = new Set<string>([SEARCH_TOOL_NAME]);
   const add = (name: string): void => {

@@ -5,10 +5,10 @@
 // console's page by URL elicitation when it takes them); the agent's cancel or the session's end
 // withdraws it. The session asks this only when the rules hold approvals or limits.
 
-import { GatewayError } from '../errors.js';
-import type { AuditCall, AuditLog } from '../observability/audit.js';
-import type { CallAdmission, CallGate, CallTicket, Held } from '../policy/call-gate.js';
-import { encodeRequest, type RequestId } from '../wire/jsonrpc.js';
+import { GatewayError } from '../../errors.js';
+import type { AuditCall, AuditLog } from '../../observability/audit.js';
+import type { CallAdmission, CallGate, CallTicket, Held } from '../../policy/call-gate.js';
+import { encodeRequest, type RequestId } from '../../wire/jsonrpc.js';
 import type { AgentChannel } from './agent-channel.js';
 import type { RequestSpans } from './request-spans.js';
 

@@ -10,13 +10,13 @@
 // error agents see. It takes the parts it reads (catalog, connections, the rules snapshot), never the
 // gateway, so it is unit-tested against an in-memory catalog (test/unit/router.test.ts).
 
-import type { Catalog, ToolEntry } from '../catalog/catalog.js';
-import { GatewayError, asGatewayError } from '../errors.js';
-import type { Logger } from '../observability/logger.js';
-import { decideServer, decideTool, type Claims } from '../rules/decide.js';
-import type { Rules, RulesInForce } from '../rules/load.js';
-import type { Connection } from '../servers/connection.js';
-import { scopeOf, type ConnectionPool, type PoolOwner, type ScopeOwner } from '../servers/pool.js';
+import type { Catalog, ToolEntry } from '../../catalog/catalog.js';
+import { GatewayError, asGatewayError } from '../../errors.js';
+import type { Logger } from '../../observability/logger.js';
+import { decideServer, decideTool, type Claims } from '../../rules/decide.js';
+import type { Rules, RulesInForce } from '../../rules/load.js';
+import type { Connection } from '../../servers/connection.js';
+import { scopeOf, type ConnectionPool, type PoolOwner, type ScopeOwner } from '../../servers/pool.js';
 import { seenEntry } from './own-catalogs.js';
 
 export interface RouterParts {
@@ -37,6 +37,12 @@ export interface RouterParts {
  * catalogs it sees (its own catalogs, or undefined), and the agent session whose pool scope a
  * per-agent or per-session server's connection is taken from. An agent session is one.
  */
+/** Who asks whether the rules allow something: the agent, and its token's claims when it has one. */
+export interface AskingAgent {
+  readonly agent: string;
+  readonly claims?: Claims | undefined;
+}
+
 export interface Caller extends ScopeOwner, PoolOwner {
   readonly claims: Claims | undefined;
   readonly ownCatalogs: readonly Catalog[] | undefined;
@@ -96,7 +102,8 @@ export const NOT_YET = 'not yet' as const;
 const invalidParams = (message: string): GatewayError => new GatewayError('MCPG_INVALID_PARAMS', message);
 
 /** MCPG_POLICY_DENIED naming agent, server and item; the rule that decided goes to the log only. */
-function denied(log: Logger, agent: string, server: string, what: string, reason: string): GatewayError {
+function denied(log: Logger, at: { readonly agent: string; readonly server: string }, what: string, reason: string): GatewayError {
+  const { agent, server } = at;
   log.debug('denied by the rules', { server, reason });
   return new GatewayError('MCPG_POLICY_DENIED', `agent "${agent}" may not use ${what} of server "${server}"`, {
     server,
@@ -123,7 +130,7 @@ export class Router {
     // A caller without own catalogs takes the shared path unchanged: one map lookup.
     const own = caller.ownCatalogs;
     const entry = own === undefined ? catalog.tool(name) : seenEntry(catalog, own, (c) => c.tool(name));
-    const refused = this.toolDenied(log, caller.agent, name, entry, caller.claims);
+    const refused = this.toolDenied(log, caller, name, entry);
     if (refused !== undefined) return refused;
     if (entry === undefined) {
       if (!this.parts.hasSettled()) return NOT_YET;
@@ -171,7 +178,8 @@ export class Router {
    * for a denial to reveal nothing, a denied tool of an unprefixed server is unknown too (the same
    * MCPG_TOOL_NOT_FOUND; the denial is logged at debug).
    */
-  toolDenied(log: Logger, agent: string, name: string, entry: ToolEntry | undefined, claims?: Claims): GatewayError | undefined {
+  toolDenied(log: Logger, asker: AskingAgent, name: string, entry: ToolEntry | undefined): GatewayError | undefined {
+    const { agent, claims } = asker;
     const rules = this.parts.inForce.rules;
     if (rules.open) return undefined;
     const target = entry ?? this.parts.catalog.serverOfName(name);
@@ -186,7 +194,7 @@ export class Router {
         decision.reason,
         new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } }),
       );
-    return denied(log, agent, target.server, `tool "${tool}"`, decision.reason);
+    return denied(log, { agent, server: target.server }, `tool "${tool}"`, decision.reason);
   }
 
   /**
@@ -195,18 +203,18 @@ export class Router {
    */
   serverDenied(
     log: Logger,
-    agent: string,
+    asker: AskingAgent,
     server: string,
-    what: string,
-    unknown?: () => GatewayError,
-    claims?: Claims,
+    item: { readonly what: string; readonly unknown?: (() => GatewayError) | undefined },
   ): GatewayError | undefined {
+    const { agent, claims } = asker;
+    const { what, unknown } = item;
     const rules = this.parts.inForce.rules;
     if (rules.open) return undefined;
     const decision = decideServer(rules, agent, server, claims);
     if (decision.allowed) return undefined;
     if (unknown !== undefined && !this.parts.catalog.isPrefixed(server)) return hidden(log, server, decision.reason, unknown());
-    return denied(log, agent, server, what, decision.reason);
+    return denied(log, { agent, server }, what, decision.reason);
   }
 
   uri(log: Logger, caller: Caller, method: string, uri: unknown): UriRoute | GatewayError {
@@ -220,7 +228,9 @@ export class Router {
         { detail: { uri } },
       );
     const refused =
-      split === undefined ? undefined : this.serverDenied(log, agent, split.server, `resource "${split.uri}"`, notFound, claims);
+      split === undefined
+        ? undefined
+        : this.serverDenied(log, { agent, claims }, split.server, { what: `resource "${split.uri}"`, unknown: notFound });
     if (refused !== undefined) return refused;
     const conn = split === undefined ? undefined : this.parts.connections.get(split.server);
     if (split === undefined || conn === undefined) return notFound();
@@ -240,14 +250,10 @@ export class Router {
     const refused =
       target === undefined
         ? undefined
-        : this.serverDenied(
-            log,
-            agent,
-            target.server,
-            `prompt "${'original' in target ? target.original : target.rest}"`,
-            notFound,
-            claims,
-          );
+        : this.serverDenied(log, { agent, claims }, target.server, {
+            what: `prompt "${'original' in target ? target.original : target.rest}"`,
+            unknown: notFound,
+          });
     if (refused !== undefined) return refused;
     if (entry === undefined) return notFound();
     const conn = this.connection(entry.server);

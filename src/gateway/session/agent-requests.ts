@@ -2,10 +2,10 @@
 // table of those the agent has not answered yet, so each answer goes back to the server that asked,
 // under that server's own id, and none is left hanging when either side goes away.
 
-import { GatewayError } from '../errors.js';
-import type { Connection } from '../servers/connection.js';
-import { INPUT_KEY, type WithInputKey } from '../servers/input-rounds.js';
-import { encodeNotification, encodeRequest, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../wire/jsonrpc.js';
+import { GatewayError } from '../../errors.js';
+import type { Connection } from '../../servers/connection.js';
+import { INPUT_KEY, type WithInputKey } from '../../servers/input-rounds.js';
+import { encodeNotification, encodeRequest, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../../wire/jsonrpc.js';
 
 interface Outgoing {
   conn: Connection;
@@ -17,6 +17,15 @@ interface Outgoing {
 /** Server→agent requests held until the agent has initialized. */
 const MAX_EARLY_REQUESTS = 64;
 
+/** A server's request to the agent: on `conn`, needing the agent's `capability`, as part of the agent's request `about` when known; `fallback` answers it when the agent lacks the capability. */
+export interface ServerQuestion {
+  readonly conn: Connection;
+  readonly msg: JsonRpcRequest;
+  readonly capability: string;
+  readonly about?: RequestId | undefined;
+  readonly fallback?: unknown;
+}
+
 export class AgentRequests {
   private readonly outgoing = new Map<number, Outgoing>();
   private nextId = 1;
@@ -25,8 +34,7 @@ export class AgentRequests {
    * alongside the agent, and some ask for roots at once). MCP forbids sending the agent requests
    * before that, so they wait here, bounded, and go out when it arrives.
    */
-  private early:
-    { conn: Connection; msg: JsonRpcRequest; capability: string; about: RequestId | undefined; fallback: unknown }[] | undefined = [];
+  private early: ServerQuestion[] | undefined = [];
 
   /**
    * `send` writes one framed message to the agent, as part of its request `about` when known;
@@ -41,16 +49,10 @@ export class AgentRequests {
    * Relays the server's request if the agent declared `capability`; otherwise the server gets
    * `fallback` as the answer when there is one (configured roots), else a clear error.
    */
-  relay(
-    conn: Connection,
-    msg: JsonRpcRequest,
-    capability: string,
-    agentCapabilities: Record<string, unknown>,
-    about?: RequestId,
-    fallback?: unknown,
-  ): void {
+  relay(question: ServerQuestion, agentCapabilities: Record<string, unknown>): void {
+    const { conn, msg, capability, about, fallback } = question;
     if (this.early !== undefined) {
-      if (this.early.length < MAX_EARLY_REQUESTS) return void this.early.push({ conn, msg, capability, about, fallback });
+      if (this.early.length < MAX_EARLY_REQUESTS) return void this.early.push(question);
       conn.respondError(
         msg.id,
         new GatewayError('MCPG_AGENT_UNAVAILABLE', `agent "${this.agent}" has not finished initializing; ${msg.method} was refused`, {
@@ -84,7 +86,7 @@ export class AgentRequests {
   agentReady(agentCapabilities: Record<string, unknown>): void {
     const early = this.early ?? [];
     this.early = undefined;
-    for (const { conn, msg, capability, about, fallback } of early) this.relay(conn, msg, capability, agentCapabilities, about, fallback);
+    for (const question of early) this.relay(question, agentCapabilities);
   }
 
   /** The server's own key of our request `id` to the agent, when a modern server's input request it is. */

@@ -6,8 +6,8 @@
 // waiting is ever left without an answer. ("Parked" is a connection's state — out of retries — and not this.)
 // The grace is `--list-wait`.
 
-import { GatewayError } from '../errors.js';
-import type { RequestId } from '../wire/jsonrpc.js';
+import { GatewayError } from '../../errors.js';
+import type { RequestId } from '../../wire/jsonrpc.js';
 
 /** What waiting needs to know of the gateway's startup and shutdown. */
 export interface Settling {

@@ -3,14 +3,14 @@
 // a few hundred tokens of context instead of thousands. Every one goes through the same rules (and
 // pins) as the aggregate catalog: what an agent can discover is exactly what it may call.
 
-import type { Catalog } from '../catalog/catalog.js';
-import type { ServersConfig } from '../config/types.js';
-import { GatewayError } from '../errors.js';
-import { decideTool, serverVisible, type Claims } from '../rules/decide.js';
-import type { Rules } from '../rules/load.js';
-import { globToRegExp } from '../rules/globs.js';
-import type { Connection } from '../servers/connection.js';
-import { ownsServer } from './own-catalogs.js';
+import type { Catalog } from '../../catalog/catalog.js';
+import type { ServersConfig } from '../../config/types.js';
+import { GatewayError } from '../../errors.js';
+import { decideTool, serverVisible, type Claims } from '../../rules/decide.js';
+import type { Rules } from '../../rules/load.js';
+import { globToRegExp } from '../../rules/globs.js';
+import type { Connection } from '../../servers/connection.js';
+import { ownsServer } from '../routing/own-catalogs.js';
 
 /** What the meta-tools read: the configured servers, their connections, the catalog, the rules. */
 export interface DiscoveryParts {
@@ -117,13 +117,15 @@ function callable(catalog: Catalog, server: string, tool: string): boolean {
   return entry !== undefined && entry.held === undefined;
 }
 
-export function getServerTools(
-  parts: DiscoveryParts,
-  agent: string,
-  args: Record<string, unknown>,
-  claims?: Claims,
-  own?: readonly Catalog[],
-): Record<string, unknown> {
+/** Who runs a meta-tool: the agent it is run as, its token's claims and its own catalogs (when it is the session's own agent). */
+export interface MetaCaller {
+  readonly agent: string;
+  readonly claims?: Claims | undefined;
+  readonly own?: readonly Catalog[] | undefined;
+}
+
+export function getServerTools(parts: DiscoveryParts, caller: MetaCaller, args: Record<string, unknown>): Record<string, unknown> {
+  const { agent, claims, own } = caller;
   const server = args.server;
   if (typeof server !== 'string') throw invalid('get_server_tools needs "server" (a string)');
   const rules = parts.rules();
@@ -173,17 +175,16 @@ export function executeTarget(
 /** Runs a meta-tool: a result to send, or (execute_tool) the call to make through the normal path. */
 export function runMetaTool(
   parts: DiscoveryParts,
-  agent: string,
+  caller: MetaCaller,
   name: string,
   args: Record<string, unknown>,
-  claims?: Claims,
-  own?: readonly Catalog[],
 ): { result: Record<string, unknown> } | { execute: ReturnType<typeof executeTarget> } {
+  const { agent, claims, own } = caller;
   switch (name) {
     case 'list_servers':
       return { result: listServers(parts, agent, claims, own) };
     case 'get_server_tools':
-      return { result: getServerTools(parts, agent, args, claims, own) };
+      return { result: getServerTools(parts, caller, args) };
     case 'execute_tool':
       return { execute: executeTarget(parts, args) };
     case 'get_gateway_status':

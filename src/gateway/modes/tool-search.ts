@@ -2,15 +2,15 @@
 // else the gateway's `--mode`), its always-shown tools, the search itself under the agent's rules,
 // and the counts status, metrics and the console show. Sessions (session.ts) get it as a part.
 
-import type { Catalog, ToolEntry } from '../catalog/catalog.js';
-import type { GatewayMetrics } from '../observability/metrics.js';
-import type { Logger } from '../observability/logger.js';
-import type { AgentMode, ModeSettings } from '../rules/agent-mode.js';
-import { decideTool, effectiveAgent, type Claims } from '../rules/decide.js';
-import type { Rules } from '../rules/load.js';
+import type { Catalog, ToolEntry } from '../../catalog/catalog.js';
+import type { GatewayMetrics } from '../../observability/metrics.js';
+import type { Logger } from '../../observability/logger.js';
+import type { AgentMode, ModeSettings } from '../../rules/agent-mode.js';
+import { decideTool, effectiveAgent, type Claims } from '../../rules/decide.js';
+import type { Rules } from '../../rules/load.js';
 import type { SearchIndexes } from './search-indexes.js';
 import { resultTool, searchModeList, type SearchRequest, type SearchResultTool } from './search-mode.js';
-import { seenEntry } from './own-catalogs.js';
+import { seenEntry } from '../routing/own-catalogs.js';
 import type { HybridRanking } from './hybrid-ranking.js';
 
 export interface ToolSearchParts {
@@ -98,7 +98,7 @@ export class ToolSearch {
     const depth = hybrid === undefined ? request.limit : Math.max(request.limit, hybrid.depth);
     const lexical = this.parts.indexes.search(request.query, depth, who.own, allowed);
     const ranked =
-      hybrid === undefined ? lexical : await hybrid.rank(request.query, request.limit, lexical, this.parts.indexes, who.own, allowed);
+      hybrid === undefined ? lexical : await hybrid.rank(request, lexical, { indexes: this.parts.indexes, own: who.own, allow: allowed });
     const tools: SearchResultTool[] = [];
     for (const hit of ranked) {
       if (tools.length >= request.limit) break;
@@ -122,12 +122,10 @@ export class ToolSearch {
         const entry = c.tool(name);
         return entry === undefined ? undefined : { server: entry.server, catalog: c, entry };
       });
-    return searchModeList(
-      this.modeSettingsOf(who.agent),
-      found,
-      own === undefined ? [catalog] : [...own, catalog],
+    return searchModeList(this.modeSettingsOf(who.agent), found, {
+      catalogs: own === undefined ? [catalog] : [...own, catalog],
       lookup,
-      this.allowed(who),
-    );
+      allowed: this.allowed(who),
+    });
   }
 }

@@ -17,9 +17,9 @@
 //   or sent notifications/cancelled on stdio): its calls are cancelled on the servers.
 
 import { randomBytes } from 'node:crypto';
-import { GatewayError } from '../errors.js';
-import { GATEWAY_INFO } from '../version.js';
-import { encodeError, encodeNotification, type JsonRpcRequest, type RequestId } from '../wire/jsonrpc.js';
+import { GatewayError } from '../../errors.js';
+import { GATEWAY_INFO } from '../../version.js';
+import { encodeError, encodeNotification, type JsonRpcRequest, type RequestId } from '../../wire/jsonrpc.js';
 import {
   MODERN_PROTOCOL_VERSIONS,
   SERVER_INFO_KEY,
@@ -27,10 +27,10 @@ import {
   completeResult,
   stripEnvelope,
   type Envelope,
-} from '../wire/era.js';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
-import type { AgentChannel } from './agent-channel.js';
-import type { AgentSession } from './session.js';
+} from '../../wire/era.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../../wire/protocol.js';
+import type { AgentChannel } from '../session/agent-channel.js';
+import type { AgentSession } from '../session/session.js';
 import type { RequestStateSealer } from './request-state.js';
 
 /** Where one modern request's messages go (its HTTP response stream, or stdout). */
@@ -113,7 +113,7 @@ export function serveModern(parts: ModernParts, msg: JsonRpcRequest, envelope: E
     const { requestState, inputResponses } = params;
     delete params.requestState;
     delete params.inputResponses;
-    return resume(parts, msg, requestState, inputResponses, sink);
+    return resume(parts, msg, { requestState, inputResponses }, sink);
   }
   // inputResponses without a requestState go to a modern server as they came (it may use them, as it
   // would directly); a 2025-era server never sees them (server-session.ts).
@@ -128,7 +128,13 @@ export function serveModern(parts: ModernParts, msg: JsonRpcRequest, envelope: E
  * A retry carrying `requestState` (and the agent's `inputResponses`): the answers go to the server
  * that asked, and the call, still running on that server session, goes on under the retry's id.
  */
-function resume(parts: ModernParts, msg: JsonRpcRequest, requestState: unknown, inputResponses: unknown, sink: ModernSink): ModernRequest {
+function resume(
+  parts: ModernParts,
+  msg: JsonRpcRequest,
+  retry: { readonly requestState: unknown; readonly inputResponses: unknown },
+  sink: ModernSink,
+): ModernRequest {
+  const { requestState, inputResponses } = retry;
   const refuse = (
     message: string,
     code: 'MCPG_REQUEST_STATE_INVALID' | 'MCPG_INVALID_PARAMS' = 'MCPG_REQUEST_STATE_INVALID',

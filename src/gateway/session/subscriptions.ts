@@ -6,8 +6,8 @@
 // per-agent or per-session server's) is held as itself: it is not reconnected in place (its state is
 // gone), so its subscriptions are forgotten with it rather than renewed.
 
-import type { Logger } from '../observability/logger.js';
-import type { Connection } from '../servers/connection.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Connection } from '../../servers/connection.js';
 
 /** What a subscription is held on: a shared server's name, or the pooled connection itself. */
 type Holder = string | Connection;

@@ -3,9 +3,9 @@
 // opens one per request and ends it with the final answer, and gives each call to a server a child
 // span whose `traceparent` goes in the `_meta` the server gets. With tracing off the session has none.
 
-import type { RequestSpan, ServerCallSpan, TraceOutcome, Tracing } from '../observability/tracing.js';
-import type { JsonRpcRequest, JsonRpcResponse, RequestId } from '../wire/jsonrpc.js';
-import type { OutboundRequest } from '../servers/outbound-request.js';
+import type { RequestSpan, ServerCallSpan, TraceOutcome, Tracing } from '../../observability/tracing.js';
+import type { JsonRpcRequest, JsonRpcResponse, RequestId } from '../../wire/jsonrpc.js';
+import type { OutboundRequest } from '../../servers/outbound-request.js';
 
 /** Agent requests traced at once per session; requests past it (a flood of waiting ones) get no span. */
 const MAX_TRACED_REQUESTS = 4096;

@@ -1,8 +1,8 @@
 // The protocol's method tables the gateway routes by (MCP 2025-11-25), and its answer to initialize.
 
-import type { ListKind } from '../servers/lists.js';
-import { GATEWAY_INFO } from '../version.js';
-import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
+import type { ListKind } from '../../servers/lists.js';
+import { GATEWAY_INFO } from '../../version.js';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../../wire/protocol.js';
 
 // These tables are looked up with names an agent or a server chose (a method, a log level): they
 // have no prototype, so `constructor` or `__proto__` finds nothing rather than Object's own members.

@@ -7,9 +7,9 @@
 // callable by, another. Until a session's pooled connection has listed its server, the session sees
 // the catalog connection's lists; sessions with no own catalog take the shared path unchanged.
 
-import { Catalog, type CatalogOptions, type HeldInfo, type ServerNaming } from '../catalog/catalog.js';
-import type { ListKind, ServerLists } from '../servers/lists.js';
-import { scopeOf, type PoolScope, type ScopeOwner } from '../servers/pool.js';
+import { Catalog, type CatalogOptions, type HeldInfo, type ServerNaming } from '../../catalog/catalog.js';
+import type { ListKind, ServerLists } from '../../servers/lists.js';
+import { scopeOf, type PoolScope, type ScopeOwner } from '../../servers/pool.js';
 
 /** One scope's catalog, by the scope's key. */
 interface OwnCatalog {

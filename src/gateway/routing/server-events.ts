@@ -16,16 +16,16 @@
 // neither (open-agents.ts `forServerRequest`), with the fix in the message.
 // The class is `ServerEvents`.
 
-import type { Catalog } from '../catalog/catalog.js';
-import { GatewayError } from '../errors.js';
-import type { Logger } from '../observability/logger.js';
-import type { Connection } from '../servers/connection.js';
-import type { JsonRpcNotification, JsonRpcRequest } from '../wire/jsonrpc.js';
-import type { Agents, ServerRequestTarget } from './open-agents.js';
+import type { Catalog } from '../../catalog/catalog.js';
+import { GatewayError } from '../../errors.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Connection } from '../../servers/connection.js';
+import type { JsonRpcNotification, JsonRpcRequest } from '../../wire/jsonrpc.js';
+import type { Agents, ServerRequestTarget } from '../open-agents.js';
 import { SERVER_REQUEST_CAPABILITY } from './method-tables.js';
-import type { AgentSession } from './session.js';
-import type { Subscriptions } from './subscriptions.js';
-import { scopeOf } from '../servers/pool.js';
+import type { AgentSession } from '../session/session.js';
+import type { Subscriptions } from '../session/subscriptions.js';
+import { scopeOf } from '../../servers/pool.js';
 import type { TaskTable } from './tasks.js';
 
 export interface ServerEventsParts {
@@ -107,7 +107,7 @@ export class ServerEvents {
     // the agent cannot: the entry's roots, else none.
     const fallback =
       target.session !== undefined && !target.busy && msg.method === 'roots/list' ? (configured ?? { roots: [] }) : configured;
-    if (target.session !== undefined) return target.session.relayServerRequest(conn, msg, capability, related, fallback);
+    if (target.session !== undefined) return target.session.relayServerRequest({ conn, msg, capability, related, fallback });
     // No one agent to ask: roots are mcpgate's own to answer (the entry's, else none), as a client
     // that exposes no roots would; a roots list_changed follows when an agent's roots change.
     if (msg.method === 'roots/list') {

@@ -1,0 +1,55 @@
+// An agent's mode as its agent session meets it: what tools/list shows, which tool names the mode
+// owns and how a call of one is answered, and which tools list a list change is compared against.
+// One implementation per mode (aggregate-mode.ts, discovery-mode.ts, search-session.ts), each made
+// once when the session opens; the session asks the one for the agent's mode now (a reload may
+// change it) and never branches on the mode's name. A mode reaches its session only through
+// `ModeHost`.
+
+import type { Catalog } from '../../catalog/catalog.js';
+import type { Claims } from '../../rules/decide.js';
+import type { JsonRpcRequest, RequestId } from '../../wire/jsonrpc.js';
+
+/** A call of one of the mode's own tools, its params checked by the session. */
+export interface ModeToolCall {
+  readonly msg: JsonRpcRequest;
+  readonly name: string;
+  readonly params: Readonly<Record<string, unknown>>;
+  /** Its arguments when they are an object; absent or not an object: `{}`. */
+  readonly args: Readonly<Record<string, unknown>>;
+}
+
+/** What a mode reads of its agent session and asks of it. */
+export interface ModeHost {
+  readonly agent: string;
+  /** The claims of the agent's latest token (undefined: none). */
+  claims(): Claims | undefined;
+  /** False when the identity is only the default: then a discovery tool may name the agent. */
+  readonly agentExplicit: boolean;
+  /** Whether the session serves one modern request (it ends with the answer: nothing is remembered). */
+  modern(): boolean;
+  /** The session's own catalogs (undefined: none). */
+  own(): readonly Catalog[] | undefined;
+  /** Runs `handler` once the servers have settled (or the catalog is listable). */
+  untilSettled(id: RequestId, handler: () => void, until?: 'settled' | 'listable'): void;
+  sendResult(id: RequestId, result: unknown): void;
+  sendEncodedResult(id: RequestId, resultJson: string): void;
+  sendResultBytes(id: RequestId, result: readonly Buffer[]): void;
+  sendError(id: RequestId, err: unknown): void;
+  /** The tools list as the session shows it now (remembered as shown). */
+  serveTools(): readonly Buffer[];
+  /** The agent's tools list may have changed: announce it if it differs from what was shown. */
+  toolsChanged(): void;
+  /** A new tools/call of `params` (a meta-tool's rewrite), made as `as.agent`. */
+  callAs(msg: JsonRpcRequest, params: Record<string, unknown>, as: { agent: string; timeoutMs: number | undefined }): void;
+}
+
+export interface SessionMode {
+  /** Answers tools/list. */
+  listTools(msg: JsonRpcRequest): void;
+  /** Whether `name` is one of the mode's own tools (search_tools, a meta-tool). */
+  owns(name: string): boolean;
+  /** Answers a call of one of the mode's own tools. */
+  call(call: ModeToolCall): void;
+  /** The tools list a list change is compared against; undefined: the agent's ordinary view. */
+  shownTools(): readonly Buffer[] | undefined;
+}
