@@ -40,7 +40,7 @@ export interface StdioServerConfig {
   readonly roots?: readonly string[];
   /** Always set by the loader; optional only so hand-built configs (tests, library use) get the defaults. */
   readonly limits?: ServerLimits;
-  /** Which protocol era to speak (see ServerEra); absent: `auto` (servers/era.ts `wantedEra`). */
+  /** Which protocol era to speak (see ServerEra); absent: `auto` (servers/modern-protocol.ts `wantedEra`). */
   readonly era?: ServerEra;
   /** When the server is started (see StartMode); absent: `always`. */
   readonly start?: StartMode;

@@ -17,7 +17,7 @@ import { decideServer, grantMayUse } from '../rules/decide.js';
 import type { ListKind } from '../servers/lists.js';
 
 /** What a reload changes: the configuration and rules in force, the catalog's servers, the connections. */
-export interface Reconfigurable {
+interface Reconfigurable {
   config: ServersConfig;
   rules: Rules;
   readonly catalog: Catalog;
@@ -34,7 +34,7 @@ export interface Reconfigurable {
   launch(config: ServerConfig): Promise<unknown>;
 }
 
-export interface ApplyReport {
+interface ApplyReport {
   added: string[];
   removed: string[];
   restarted: string[];

@@ -7,7 +7,7 @@ import type { AuditLog } from '../observability/audit.js';
 import type { Tracing } from '../observability/tracing.js';
 import type { Connection, ConnectionHooks, SupervisionSettings } from '../servers/connection.js';
 import type { StopTimings } from '../servers/transports/transport.js';
-import type { UpstreamCredentials } from '../servers/credentials.js';
+import type { UpstreamCredentials } from '../servers/upstream-credentials.js';
 import type { BreakerOptions } from '../servers/breaker.js';
 import type { Clock } from '../servers/clock.js';
 import type { Rules } from '../rules/load.js';
@@ -16,8 +16,6 @@ import type { AgentMode } from '../rules/agent-mode.js';
 import type { EmbeddingsSettings } from './modes/embeddings.js';
 import type { ApprovalBoard } from '../policy/approval-desk.js';
 import type { SharedQuotaCounters } from '../policy/quota-counters.js';
-
-export type { EmbeddingsSettings } from './modes/embeddings.js';
 
 /**
  * Makes the connection to one server. The default spawns or dials the real server; unit tests pass

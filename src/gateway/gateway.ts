@@ -53,7 +53,7 @@ import { CatalogListing, SHARED_SCOPE } from './routing/catalog-listing.js';
 import { launchServer, type ServerSummary } from './launch.js';
 import { extensionsOf, mergeExtensions, PASSED_THROUGH } from './session/extensions.js';
 import { TaskTable, tasksCapability } from './routing/tasks.js';
-import { clientCapabilities } from '../servers/era.js';
+import { clientCapabilities } from '../servers/modern-protocol.js';
 import { ApprovalDesk } from '../policy/approval-desk.js';
 import { CallGate } from '../policy/call-gate.js';
 import type { AgentMode } from '../rules/agent-mode.js';

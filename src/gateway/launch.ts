@@ -22,7 +22,7 @@ export interface ServerSummary {
 }
 
 /** What starting a server uses (the Gateway's own). */
-export interface LaunchParts {
+interface LaunchParts {
   readonly connect: ConnectionFactory;
   readonly hooks: ConnectionHooks;
   readonly connections: Map<string, Connection>;

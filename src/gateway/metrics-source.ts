@@ -12,7 +12,7 @@ import type { Agents } from './open-agents.js';
 import type { ConnectionPool } from '../servers/pool.js';
 
 /** What the snapshot reads (the Gateway has each of these). */
-export interface MetricsParts {
+interface MetricsParts {
   readonly config: ServersConfig;
   readonly catalog: Catalog;
   readonly connections: ReadonlyMap<string, Connection>;

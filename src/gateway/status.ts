@@ -13,7 +13,7 @@ import type { ConnectionPool } from '../servers/pool.js';
 import type { ToolSearch } from './modes/tool-search.js';
 
 /** What the status reads (the Gateway has each of these). */
-export interface StatusParts {
+interface StatusParts {
   readonly rules: Rules;
   readonly config: ServersConfig;
   readonly catalog: Catalog;

@@ -1,4 +1,4 @@
-// One remote server's OAuth credentials in a running gateway (servers/credentials.ts is the contract
+// One remote server's OAuth credentials in a running gateway (servers/upstream-credentials.ts is the contract
 // the transport sees). The tokens come from the token store (written by `mcpgate login`) or, for a
 // `client_credentials` entry, from the authorization server directly. They are refreshed before they
 // expire (checked before each request: `stale`), and on a 401 once for every request that saw the same

@@ -21,7 +21,7 @@ import type { TransportFactory } from './transports/transport.js';
 import { GatewayError, type JsonRpcErrorObject } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { JsonRpcNotification, JsonRpcRequest, RequestId } from '../wire/jsonrpc.js';
-import { wantedEra, type SessionEra } from './era.js';
+import { wantedEra, type SessionEra } from './modern-protocol.js';
 import { EraPairing } from './era-twin.js';
 import { OnDemand, startFailed } from './on-demand.js';
 import { ServerSession, type SessionHooks } from './server-session.js';
@@ -29,7 +29,7 @@ import type { CallSink, ServerInfo } from './session-types.js';
 import { fullJitter, systemClock, type Clock, type TimerHandle } from './clock.js';
 import { CircuitBreaker, DEFAULT_BREAKER, type Admission, type BreakerOptions } from './breaker.js';
 import type { StopTimings } from './transports/transport.js';
-import { parksUntilNewCredentials, type UpstreamCredentials } from './credentials.js';
+import { parksUntilNewCredentials, type UpstreamCredentials } from './upstream-credentials.js';
 import type { OutboundRequest } from './outbound-request.js';
 
 // ── the connection ──────────────────────────────────────────────────────────────────────────────
@@ -90,7 +90,7 @@ interface ConnectionOptions {
   secretEnv?: () => ReadonlySet<string>;
   /** A remote server's OAuth credentials: one per connection, so reconnects keep the tokens; a new login revives it. */
   credentials?: UpstreamCredentials;
-  /** What mcpgate declares to the server; default `era.ts` `CLIENT_CAPABILITIES`. */
+  /** What mcpgate declares to the server; default `modern-protocol.ts` `CLIENT_CAPABILITIES`. */
   clientCapabilities?: Readonly<Record<string, unknown>>;
 }
 

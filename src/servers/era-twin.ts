@@ -17,7 +17,7 @@
 import type { JsonRpcErrorObject } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { RequestId } from '../wire/jsonrpc.js';
-import type { SessionEra } from './era.js';
+import type { SessionEra } from './modern-protocol.js';
 import type { ServerInfo, SessionState } from './session-types.js';
 
 /** What the twin needs of its session (the connection's SessionLike). */

@@ -1,5 +1,5 @@
 // The handshake of a server session, in the server's era: `server/discover` for a server of the
-// 2026-07-28 revision (era.ts; an "auto" server is probed with half the startup time, and initialized
+// 2026-07-28 revision (modern-protocol.ts; an "auto" server is probed with half the startup time, and initialized
 // when it does not answer or refuses; asked once more when refused with -32022 naming 2026-07-28),
 // else `initialize`, validated with the SDK's schemas and followed by `notifications/initialized`.
 // What it finds of an "auto" server's era is kept in the connection's `options.era`, so reconnects
@@ -14,10 +14,10 @@ import type { Logger } from '../observability/logger.js';
 import { UNSUPPORTED_PROTOCOL_VERSION } from '../wire/era.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../wire/protocol.js';
 import { GATEWAY_INFO } from '../version.js';
-import { CLIENT_CAPABILITIES, MODERN_PROTOCOL_VERSION, readDiscover, wantedEra } from './era.js';
-import { parksUntilNewCredentials } from './credentials.js';
+import { CLIENT_CAPABILITIES, MODERN_PROTOCOL_VERSION, readDiscover, wantedEra } from './modern-protocol.js';
+import { parksUntilNewCredentials } from './upstream-credentials.js';
 import { serverSchemas } from './sdk-schemas.js';
-import type { SessionEra } from './era.js';
+import type { SessionEra } from './modern-protocol.js';
 import type { ServerInfo, SessionOptions, SessionState } from './session-types.js';
 
 /** What the handshake speaks through: the server session it starts (server-session.ts). */

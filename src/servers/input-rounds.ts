@@ -9,7 +9,7 @@
 
 import { GatewayError, type JsonRpcErrorObject } from '../errors.js';
 import type { JsonRpcRequest, RequestId } from '../wire/jsonrpc.js';
-import { MAX_INPUT_ROUNDS, readInputRequired } from './era.js';
+import { MAX_INPUT_ROUNDS, readInputRequired } from './modern-protocol.js';
 import type { InputRound, Pending } from './session-types.js';
 
 /** The prefix of the ids of input requests relayed to agents (a server's own ids never reach respond with it). */

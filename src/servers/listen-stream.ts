@@ -9,7 +9,7 @@
 
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import { listenFilter } from './era.js';
+import { listenFilter } from './modern-protocol.js';
 import type { CallSink, ServerInfo, SessionState } from './session-types.js';
 
 /** A listen stream that keeps failing is given up after this many tries in a row (logged). */

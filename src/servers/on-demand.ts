@@ -10,7 +10,7 @@
 
 import { GatewayError } from '../errors.js';
 import type { Clock, TimerHandle } from './clock.js';
-import { parksUntilNewCredentials } from './credentials.js';
+import { parksUntilNewCredentials } from './upstream-credentials.js';
 import type { CallSink } from './session-types.js';
 
 /** What a failed start's message says of the connection: its state, its next step, when it retries. */

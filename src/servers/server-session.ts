@@ -28,7 +28,7 @@ import { spliceRequest } from '../wire/request-splice.js';
 import type { OutboundRequest } from './outbound-request.js';
 import { DEFAULT_STOP_TIMINGS, StdioProcess } from './transports/stdio/process.js';
 import type { ServerTransport, TransportEvents } from './transports/transport.js';
-import { mcpName, withEnvelope, type SessionEra } from './era.js';
+import { mcpName, withEnvelope, type SessionEra } from './modern-protocol.js';
 import { overdue } from './overdue.js';
 import { handshake } from './handshake.js';
 import { ListenStream } from './listen-stream.js';

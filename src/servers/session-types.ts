@@ -3,9 +3,9 @@
 
 import type { GatewayError } from '../errors.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../wire/jsonrpc.js';
-import type { UpstreamCredentials } from './credentials.js';
+import type { UpstreamCredentials } from './upstream-credentials.js';
 import type { StopTimings, TransportFactory } from './transports/transport.js';
-import type { SessionEra } from './era.js';
+import type { SessionEra } from './modern-protocol.js';
 
 export type SessionState = 'connecting' | 'ready' | 'failed' | 'closed';
 

@@ -42,7 +42,7 @@ export interface ModernSink {
 }
 
 /** What serving a modern request uses of the gateway. */
-export interface ModernParts {
+interface ModernParts {
   /** The agent the request speaks for (its token, or the configured identity). */
   agent: string;
   /** Calls waiting for their agents' answers (input required), by handle; shared by the whole gateway. */
@@ -170,9 +170,9 @@ const INPUT_METHODS = new Set(['sampling/createMessage', 'elicitation/create', '
 /** Questions one call may have waiting for the agent at once. */
 const MAX_QUESTIONS = 16;
 /** How long a call waits for the agent's retry with its answers; then it is cancelled on the server. */
-export const INPUT_WAIT_MS = 5 * 60_000;
+const INPUT_WAIT_MS = 5 * 60_000;
 /** Calls that may wait for their agents' answers at once, gateway-wide. */
-export const MAX_WAITING = 10_000;
+const MAX_WAITING = 10_000;
 
 /**
  * One modern request's call: the channel of its agent session. Its answer goes to the request's

@@ -18,7 +18,7 @@ const TAG_BYTES = 16;
 /** A state longer than this is not one of ours (and is not decrypted). */
 const MAX_STATE_CHARS = 4096;
 
-export interface SealedFields {
+interface SealedFields {
   /** The waiting call's handle (random, unguessable). */
   handle: string;
   /** Milliseconds since the epoch after which the state is refused. */

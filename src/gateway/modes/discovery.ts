@@ -27,7 +27,7 @@ export interface DiscoveryParts {
 
 const AGENT_ID = { type: 'string', description: 'Your agent id (only used when the gateway has no identity for you).' };
 
-export const META_TOOLS = [
+const META_TOOLS = [
   {
     name: 'list_servers',
     description: 'Lists the MCP servers you may use, with their state and how many tools each offers you.',
@@ -66,7 +66,7 @@ export const META_TOOLS = [
   },
 ] as const;
 
-export const STATUS_TOOL = {
+const STATUS_TOOL = {
   name: 'get_gateway_status',
   description: "Reports the gateway's state: reload status of each configuration file, the rules in force, the servers and their states.",
   inputSchema: { type: 'object', properties: { agent_id: AGENT_ID } },
@@ -94,7 +94,7 @@ function catalogOf(parts: DiscoveryParts, server: string, own: readonly Catalog[
   return parts.catalog;
 }
 
-export function listServers(parts: DiscoveryParts, agent: string, claims?: Claims, own?: readonly Catalog[]): Record<string, unknown> {
+function listServers(parts: DiscoveryParts, agent: string, claims?: Claims, own?: readonly Catalog[]): Record<string, unknown> {
   const rules = parts.rules();
   const servers = parts
     .servers()
@@ -118,13 +118,13 @@ function callable(catalog: Catalog, server: string, tool: string): boolean {
 }
 
 /** Who runs a meta-tool: the agent it is run as, its token's claims and its own catalogs (when it is the session's own agent). */
-export interface MetaCaller {
+interface MetaCaller {
   readonly agent: string;
   readonly claims?: Claims | undefined;
   readonly own?: readonly Catalog[] | undefined;
 }
 
-export function getServerTools(parts: DiscoveryParts, caller: MetaCaller, args: Record<string, unknown>): Record<string, unknown> {
+function getServerTools(parts: DiscoveryParts, caller: MetaCaller, args: Record<string, unknown>): Record<string, unknown> {
   const { agent, claims, own } = caller;
   const server = args.server;
   if (typeof server !== 'string') throw invalid('get_server_tools needs "server" (a string)');
@@ -157,7 +157,7 @@ export function getServerTools(parts: DiscoveryParts, caller: MetaCaller, args: 
 }
 
 /** Resolves execute_tool's target to the public tool name the normal call path takes. */
-export function executeTarget(
+function executeTarget(
   parts: DiscoveryParts,
   args: Record<string, unknown>,
 ): { name: string; arguments: unknown; timeoutMs: number | undefined } {

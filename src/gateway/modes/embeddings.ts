@@ -14,10 +14,10 @@ export interface EmbeddingsSettings {
   readonly timeoutMs?: number;
 }
 
-export const DEFAULT_EMBEDDINGS_TIMEOUT_MS = 2000;
+const DEFAULT_EMBEDDINGS_TIMEOUT_MS = 2000;
 /** Largest answer read: a batch of 64 inputs of 3,072 dimensions is about 4 MB of JSON. */
-export const MAX_EMBEDDINGS_RESPONSE_BYTES = 32 * 1024 * 1024;
-export const MAX_DIMENSIONS = 8192;
+const MAX_EMBEDDINGS_RESPONSE_BYTES = 32 * 1024 * 1024;
+const MAX_DIMENSIONS = 8192;
 
 /** An embeddings request that did not give usable vectors, and why (no secret in it). */
 export class EmbeddingsError extends Error {}

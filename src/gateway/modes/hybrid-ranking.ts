@@ -20,9 +20,9 @@ import { checkedVector, EmbeddingsError, type EmbeddingsClient } from './embeddi
 import type { FoundTool, SearchIndexes } from './search-indexes.js';
 
 /** Vectors kept (memory and file); past it the oldest are dropped. */
-export const MAX_VECTORS = 20_000;
+const MAX_VECTORS = 20_000;
 /** A cache file larger than this is not read (it was not written by this bound). */
-export const MAX_CACHE_FILE_BYTES = 256 * 1024 * 1024;
+const MAX_CACHE_FILE_BYTES = 256 * 1024 * 1024;
 /** Inputs per embeddings request. */
 const BATCH = 64;
 /** Tools embedded while a search waits; the rest are embedded after it answers. */
@@ -32,7 +32,7 @@ const DEPTH = 50;
 const WARN_EVERY_MS = 60_000;
 const SAVE_DELAY_MS = 1000;
 
-export interface HybridStatus {
+interface HybridStatus {
   endpoint: string;
   model: string;
   vectors: number;
@@ -217,7 +217,7 @@ export class HybridRanking {
 }
 
 /** The text a tool is embedded from: its name, title, description and parameters. */
-export function textOf(key: string, entry: ToolEntry): string {
+function textOf(key: string, entry: ToolEntry): string {
   const { tool } = entry;
   const params = schemaParameters(tool.inputSchema);
   return [

@@ -17,12 +17,12 @@ import { shows, type ModeSettings } from '../../rules/agent-mode.js';
 import { MAX_TASK_CHARS } from '../../search/task-search.js';
 
 export const SEARCH_TOOL_NAME = 'search_tools';
-export const DEFAULT_SEARCH_LIMIT = 5;
-export const MAX_SEARCH_LIMIT = 50;
+const DEFAULT_SEARCH_LIMIT = 5;
+const MAX_SEARCH_LIMIT = 50;
 /** Tools one session remembers as found; past it the oldest are forgotten (still callable by name). */
 export const MAX_FOUND = 200;
 
-export const SEARCH_TOOL = {
+const SEARCH_TOOL = {
   name: SEARCH_TOOL_NAME,
   title: 'Search tools',
   description:

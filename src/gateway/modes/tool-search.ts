@@ -13,7 +13,7 @@ import { resultTool, searchModeList, type SearchRequest, type SearchResultTool }
 import { seenEntry } from '../routing/own-catalogs.js';
 import type { HybridRanking } from './hybrid-ranking.js';
 
-export interface ToolSearchParts {
+interface ToolSearchParts {
   readonly catalog: Catalog;
   readonly rules: () => Rules;
   readonly indexes: SearchIndexes;
@@ -26,14 +26,14 @@ export interface ToolSearchParts {
 }
 
 /** Who is searching: the agent, its token's claims, its session's own catalogs. */
-export interface Searcher {
+interface Searcher {
   readonly agent: string;
   readonly claims: Claims | undefined;
   readonly own: readonly Catalog[] | undefined;
 }
 
 /** Search mode's counts since start (status, the console); /metrics has them as counters. */
-export interface SearchCounts {
+interface SearchCounts {
   searches: number;
   results: number;
   zeroResults: number;

@@ -39,7 +39,7 @@ import type { Subscriptions } from '../session/subscriptions.js';
 export const SHARED_SCOPE = { kind: 'shared', key: '' } as const;
 
 /** Where a connection's lists go: the shared catalog, or one pool scope's own catalog. */
-export type ListingScope = typeof SHARED_SCOPE | PoolScope;
+type ListingScope = typeof SHARED_SCOPE | PoolScope;
 
 /**
  * The key of one scope's view of one server (the refresher's and `pooled`'): a shared server's is its
@@ -58,7 +58,7 @@ function wentAway(conn: Connection): GatewayError {
 }
 
 /** What the listing reads and changes (the Gateway makes each of these). */
-export interface CatalogListingParts {
+interface CatalogListingParts {
   readonly connections: ReadonlyMap<string, Connection>;
   readonly catalog: Catalog;
   readonly own: OwnCatalogs;

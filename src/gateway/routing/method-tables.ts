@@ -39,7 +39,7 @@ export const LOG_LEVEL_RANK = table<number>({
 export const MCP_LOG_LEVELS = Object.keys(LOG_LEVEL_RANK).sort((a, b) => LOG_LEVEL_RANK[a]! - LOG_LEVEL_RANK[b]!);
 
 /** What mcpgate declares to agents: everything it can relay. */
-export const GATEWAY_CAPABILITIES = {
+const GATEWAY_CAPABILITIES = {
   tools: { listChanged: true },
   resources: { subscribe: true, listChanged: true },
   prompts: { listChanged: true },

@@ -16,14 +16,14 @@ import { NOT_YET, type Caller, type Carrier, type Router } from './router.js';
 import type { TaskTable } from './tasks.js';
 
 /** What routing an unknown method reads. */
-export interface OtherMethodParts {
+interface OtherMethodParts {
   readonly router: Router;
   readonly connections: ReadonlyMap<string, Connection>;
   readonly tasks: TaskTable;
 }
 
 /** Who is asking: the caller the router routes for, and the owner of its tasks. */
-export interface Asker extends Caller {
+interface Asker extends Caller {
   readonly owner: string;
 }
 

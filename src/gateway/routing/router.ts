@@ -19,7 +19,7 @@ import type { Connection } from '../../servers/connection.js';
 import { scopeOf, type ConnectionPool, type PoolOwner, type ScopeOwner } from '../../servers/pool.js';
 import { seenEntry } from './own-catalogs.js';
 
-export interface RouterParts {
+interface RouterParts {
   catalog: Catalog;
   connections: ReadonlyMap<string, Connection>;
   /** The rules in force: one immutable snapshot, read once per decision. */
@@ -38,7 +38,7 @@ export interface RouterParts {
  * per-agent or per-session server's connection is taken from. An agent session is one.
  */
 /** Who asks whether the rules allow something: the agent, and its token's claims when it has one. */
-export interface AskingAgent {
+interface AskingAgent {
   readonly agent: string;
   readonly claims?: Claims | undefined;
 }
@@ -54,7 +54,7 @@ export interface Caller extends ScopeOwner, PoolOwner {
  */
 export type Carrier = Connection | PendingCarrier;
 
-export interface PendingCarrier {
+interface PendingCarrier {
   readonly pending: true;
   readonly server: Connection;
   readonly ready: Promise<Connection>;
@@ -80,7 +80,7 @@ export interface ToolRoute {
   tool: ToolEntry['tool'];
 }
 
-export interface UriRoute {
+interface UriRoute {
   conn: Connection;
   carrier: Carrier;
   /** The server's own URI. */
@@ -89,7 +89,7 @@ export interface UriRoute {
   publicUri: string;
 }
 
-export interface PromptRoute {
+interface PromptRoute {
   conn: Connection;
   carrier: Carrier;
   server: string;
@@ -313,7 +313,7 @@ function pending(server: Connection, ready: Promise<Connection>): PendingCarrier
  * The agent's own headers for a remote server (the rules' `serverHeaders`): only for a verified
  * identity, only from the agent's own entry (never `default`'s, which the rules refuse anyway).
  */
-export function agentHeaders(
+function agentHeaders(
   rules: Rules,
   owner: { readonly agent: string; readonly identified: boolean },
   server: string,

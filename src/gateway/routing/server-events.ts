@@ -28,7 +28,7 @@ import type { Subscriptions } from '../session/subscriptions.js';
 import { scopeOf } from '../../servers/pool.js';
 import type { TaskTable } from './tasks.js';
 
-export interface ServerEventsParts {
+interface ServerEventsParts {
   agents: Agents;
   catalog: Catalog;
   subscriptions: Subscriptions<AgentSession>;

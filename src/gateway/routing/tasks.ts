@@ -17,7 +17,7 @@ import type { Logger } from '../../observability/logger.js';
 import type { Connection } from '../../servers/connection.js';
 
 /** Where a task lives and whose it is. */
-export interface TaskRecord {
+interface TaskRecord {
   readonly publicId: string;
   readonly server: string;
   readonly serverTaskId: string;

@@ -6,7 +6,7 @@ import type { RequestId } from '../../wire/jsonrpc.js';
 import type { EncodedParts } from '../../wire/encoded.js';
 
 /** What a rate-limited refusal carries (the specification draft's `error.data`, SEP-3304). */
-export interface RateLimitedData {
+interface RateLimitedData {
   readonly retryAfterMs: number;
   readonly limit?: number;
   readonly remaining?: number;
@@ -34,7 +34,7 @@ export interface AgentChannel {
    */
   pause?(about: RequestId, retryMs: number, resume: () => void): void;
   /**
-   * The agent's request `about` is about to be refused as rate limited (-32023) before any work: a
+   * The agent's request `about` is about to be refused as rate limited (`MCPG_RATE_LIMITED`) before any work: a
    * channel that can (Streamable HTTP) answers it with status 429 and `Retry-After`.
    */
   rateLimited?(about: RequestId, data: RateLimitedData): void;

@@ -17,7 +17,7 @@
 // per-agent server (it only lists) declares the same.
 
 /** The MCP Apps extension's id, and the one resource type its hosts render. */
-export const UI_EXTENSION = 'io.modelcontextprotocol/ui';
+const UI_EXTENSION = 'io.modelcontextprotocol/ui';
 const APP_MIME_TYPE = 'text/html;profile=mcp-app';
 
 /** What a shared connection declares: the extensions mcpgate passes through for every agent. */

@@ -16,7 +16,7 @@ import type { RequestSpans } from './request-spans.js';
 export const APPROVAL_ELICITATION = 'mcpgate-approval-';
 
 /** What the gated calls need of their agent session. */
-export interface GateHost {
+interface GateHost {
   readonly gate: CallGate;
   readonly channel: AgentChannel;
   readonly audit: AuditLog | undefined;
@@ -34,7 +34,7 @@ export interface GateHost {
 }
 
 /** One call at the gate: the agent's request id, what the ticket says, and how it goes on once let go. */
-export interface GatedRequest {
+interface GatedRequest {
   readonly id: RequestId;
   readonly ticket: CallTicket;
   readonly progressToken: unknown;

@@ -1087,7 +1087,7 @@ function delay(ms: number): Promise<void> {
 // Progress, cancellation and the routing of a server's questions to the call they belong to all
 // read this table; the session writes it.
 
-export interface Call {
+interface Call {
   conn: Connection;
   /** The id the connection gave the forwarded request. */
   serverId: number;
@@ -1097,7 +1097,7 @@ export interface Call {
   release?: (() => void) | undefined;
 }
 
-export class Calls extends Map<RequestId, Call> {
+class Calls extends Map<RequestId, Call> {
   // However a call leaves the table (answered, failed, cancelled, its session closed), its hold on
   // its calls-in-flight limits ends with it. A call without one costs a lookup.
   override delete(id: RequestId): boolean {
@@ -1156,7 +1156,7 @@ export class Calls extends Map<RequestId, Call> {
 // metrics. The session times the request (`Timed`) and calls these.
 
 /** A request being timed: the server's own tool name (tools/call, for the metrics), when it was sent, its audit record. */
-export interface Timed {
+interface Timed {
   tool?: string;
   start: number;
   audit?: Omit<AuditCall, 'outcome'>;
@@ -1166,7 +1166,7 @@ export interface Timed {
  * The audit record of one decision. A refusal is written now (and undefined returned); an allowed
  * request's record is returned, to be written with its outcome when the server answers.
  */
-export function auditOf(
+function auditOf(
   audit: AuditLog,
   request: { readonly session: string; readonly method: string; readonly agent: string },
   what: Partial<AuditCall>,
@@ -1190,7 +1190,7 @@ export function auditOf(
 }
 
 /** A timed request ended: the metrics (tools/call) and the audit trail. */
-export function recordFinished(
+function recordFinished(
   parts: { metrics: GatewayMetrics; audit: AuditLog | undefined },
   conn: Connection,
   timed: Timed,

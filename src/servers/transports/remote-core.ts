@@ -9,7 +9,7 @@
 import type { RemoteServerConfig } from '../../config/types.js';
 import { GatewayError } from '../../errors.js';
 import { DEFAULT_MAX_LINE_LENGTH } from '../../wire/jsonrpc.js';
-import type { UpstreamCredentials } from '../credentials.js';
+import type { UpstreamCredentials } from '../upstream-credentials.js';
 import { HttpClient } from './http/request.js';
 import type { TransportEvents } from './transport.js';
 

@@ -12,7 +12,7 @@ import https from 'node:https';
 import { GatewayError } from '../../../errors.js';
 import type { Logger } from '../../../observability/logger.js';
 import type { SseParser } from '../../../wire/sse.js';
-import type { UpstreamCredentials } from '../../credentials.js';
+import type { UpstreamCredentials } from '../../upstream-credentials.js';
 
 /** One request in flight: its response head, and a way to abandon it. */
 export interface Exchange {

@@ -17,7 +17,7 @@
 // https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management
 // One class, `HttpTransport`, keeps the remote session (its id, the negotiated protocol version, the
 // re-initialize after a 404) and the GET stream. Credentials are the connection's own
-// (servers/credentials.ts): read per request, made ready before a request when stale; a 401 refreshes once and
+// (servers/upstream-credentials.ts): read per request, made ready before a request when stale; a 401 refreshes once and
 // re-sends (the server refused it, so it never ran), and a second 401 or a failed refresh ends the
 // session with `MCPG_SERVER_NEEDS_LOGIN`. An HTTP error on a request is answered in the server's place
 // with a JSON-RPC error.
@@ -41,11 +41,11 @@ import {
 } from './request.js';
 import { nestedDeeperThan, parseMessage, wireLimits } from '../../../wire/jsonrpc.js';
 import { SseParser } from '../../../wire/sse.js';
-import type { UpstreamCredentials } from '../../credentials.js';
+import type { UpstreamCredentials } from '../../upstream-credentials.js';
 import type { StopTimings } from '../transport.js';
 import type { ModernRoute, ServerTransport, TransportEvents } from '../transport.js';
 import { RemoteCore, type RemoteTransportOptions } from '../remote-core.js';
-import { headerValue, MODERN_PROTOCOL_VERSION } from '../../era.js';
+import { headerValue, MODERN_PROTOCOL_VERSION } from '../../modern-protocol.js';
 
 /** The most of an error answer's body read to find the JSON-RPC error in it. */
 const ERROR_BODY_LIMIT = 64 * 1024;
