@@ -17,7 +17,16 @@ import { appendEnvFile, parseEnvFile } from '../env-file.js';
 import { checkConfig, checkEntry, parseOutput, readOptional } from '../import/run-import.js';
 import { RegistryError, type RegistryClient } from './client.js';
 import { foreignCharacters, isLookalike } from './lookalike.js';
-import { buildEntry, chooseOption, KINDS, launchOptions, pinnedVersion, questionsFor, type Kind, type Question } from './entry-from-server-json.js';
+import {
+  buildEntry,
+  chooseOption,
+  KINDS,
+  launchOptions,
+  pinnedVersion,
+  questionsFor,
+  type Kind,
+  type Question,
+} from './entry-from-server-json.js';
 import { probeServer } from './probe.js';
 import { registriesFor, splitSpec } from './registries.js';
 import { officialOf, SERVER_NAME, type ServerResponse } from './server-json.js';
