@@ -43,7 +43,8 @@ import { REMOVED_VIEW, viewArguments, viewTarget } from '../../policy/curated-vi
 import type { CompiledView } from '../../rules/views.js';
 import { UntilSettled, type Settling } from './until-settled.js';
 import { RequestSpans, failureOf } from './request-spans.js';
-import type { DiscoveryParts } from '../modes/discovery.js';
+import { META_TOOL_NAMES, type DiscoveryParts } from '../modes/discovery.js';
+import { SEARCH_TOOL_NAME } from '../modes/search-mode.js';
 import { AggregateMode } from '../modes/aggregate-mode.js';
 import { DiscoveryMode } from '../modes/discovery-mode.js';
 import { SearchSession } from '../modes/search-session.js';
@@ -167,6 +168,9 @@ const INITIALIZE_WAIT_MS = 5000;
 
 /** Agent sessions are numbered for the pool's per-session scope (`session:N`). */
 let nextSerial = 1;
+
+/** Every tool name an agent mode may own: discovery's meta-tools and search mode's search_tools. */
+const MODE_TOOL_NAMES: ReadonlySet<string> = new Set([...META_TOOL_NAMES, SEARCH_TOOL_NAME]);
 
 export class AgentSession implements Caller {
   private initialized = false;
@@ -384,9 +388,12 @@ export class AgentSession implements Caller {
     const { msg, name } = call;
     const view = call.viewed ? undefined : this.curatedView();
     if (view !== undefined) return this.callOnView(view, call);
-    const mode = this.current;
-    if (mode.owns(name))
-      return mode.call({ msg, name, params: call.params, args: call.arguments === INVALID ? {} : (call.arguments ?? {}) });
+    // Only a name some mode owns asks the agent's mode (one set lookup for every other call).
+    if (MODE_TOOL_NAMES.has(name)) {
+      const mode = this.current;
+      if (mode.owns(name))
+        return mode.call({ msg, name, params: call.params, args: call.arguments === INVALID ? {} : (call.arguments ?? {}) });
+    }
     if (call.arguments === INVALID) return this.sendError(msg.id, invalidParams('tools/call params.arguments must be an object'));
     // Denied, held, unknown or unconnected: the router decides once, before existence for denials.
     // An agent named by discovery's agent_id has no token of its own: no claims.
