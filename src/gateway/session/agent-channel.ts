@@ -6,7 +6,7 @@ import type { RequestId } from '../../wire/jsonrpc.js';
 import type { EncodedParts } from '../../wire/encoded.js';
 
 /** What a rate-limited refusal carries (the specification draft's `error.data`, SEP-3304). */
-interface RateLimitedData {
+export interface RateLimitedData {
   readonly retryAfterMs: number;
   readonly limit?: number;
   readonly remaining?: number;
