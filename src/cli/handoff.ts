@@ -196,10 +196,14 @@ export class Handoff {
   }
 }
 
-/** Stops the socket's handle reading (net.Socket has no public way: `pause` only stops the flow). */
+/**
+ * Stops the socket reading for good in this process (net.Socket has no public way: `pause` only
+ * stops the flow). Stopping the handle is not enough: the stream asks for more on the next tick
+ * (it is below its high-water mark) and its `_read` would start the handle again, taking bytes
+ * that belong to the worker the socket is handed to. So `_read` becomes a no-op first.
+ */
 function stopReading(socket: Socket): void {
-  const handle = (socket as unknown as { _handle?: { reading?: boolean; readStop?: () => number } })._handle;
-  if (handle?.readStop === undefined) return;
-  handle.reading = false;
-  handle.readStop();
+  (socket as unknown as { _read: () => void })._read = () => undefined;
+  const handle = (socket as unknown as { _handle?: { readStop?: () => number } })._handle;
+  handle?.readStop?.();
 }
