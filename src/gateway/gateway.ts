@@ -165,7 +165,15 @@ export class Gateway {
       ...(options.shared !== undefined && { board: options.shared.board, worker: options.shared.worker }),
       ...(options.consoleBase !== undefined && { consoleBase: options.consoleBase }),
     });
-    this.gate = new CallGate({ rules: () => this.rules, quotas: this.quotas, approvals: this.approvals });
+    this.gate = new CallGate({
+      rules: () => this.rules,
+      quotas: this.quotas,
+      approvals: this.approvals,
+      inputSchema: (server, tool) => {
+        const name = this.catalog.publicName(server, tool);
+        return name === undefined ? undefined : this.catalog.tool(name)?.tool.inputSchema;
+      },
+    });
     this.pool = new ConnectionPool({
       // A per-agent scope (`agent:ID`, a verified identity) signs in upstream with that agent's own login.
       create: (config, scope, owner) =>
