@@ -101,7 +101,7 @@ const MAX_WAITING = 1000;
 /** Calls one agent may have waiting at once in one process, well under MAX_WAITING. */
 const MAX_WAITING_PER_AGENT = 50;
 /** A waiting call's arguments, as canonical JSON, at most (what a person can be asked to read). */
-export const MAX_ARGUMENT_BYTES = 64 * 1024;
+const MAX_ARGUMENT_BYTES = 64 * 1024;
 /** The arguments of every call waiting in one process, in all. */
 const MAX_WAITING_BYTES = 16 * 1024 * 1024;
 /** A reason given by an admin is cut here (it goes to the agent, the log and the audit trail). */

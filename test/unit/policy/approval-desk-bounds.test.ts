@@ -6,7 +6,7 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApprovalDesk, MAX_ARGUMENT_BYTES } from '../../../src/policy/approval-desk.js';
+import { ApprovalDesk } from '../../../src/policy/approval-desk.js';
 import { GatewayError } from '../../../src/errors.js';
 import { Logger } from '../../../src/observability/logger.js';
 import { kitchenSink } from '../../helpers/fake-server.js';
@@ -43,9 +43,9 @@ describe('approval desk bounds', () => {
     await desk.close();
   });
 
-  it('refuses a call whose arguments are too large for a person to read', async () => {
+  it('refuses a call whose arguments are too large for a person to read (over 64 KiB)', async () => {
     const desk = new ApprovalDesk({ audit: undefined, log });
-    const big = desk.wait(input('bot', { blob: 'x'.repeat(MAX_ARGUMENT_BYTES) }));
+    const big = desk.wait(input('bot', { blob: 'x'.repeat(64 * 1024) }));
     assert.ok(big instanceof GatewayError);
     assert.equal(big.code, 'MCPG_APPROVAL_EXPIRED');
     assert.match(big.message, /more than a person can be asked to read/);
