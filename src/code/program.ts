@@ -58,7 +58,7 @@ export interface InnerCallOptions {
    * (`false`): the run's wall clock does not count that wait. Calls nest: the clock runs again when
    * every waiting call has said `false` (or settled).
    */
-  waiting(pause: boolean): void;
+  waiting: (pause: boolean) => void;
 }
 
 export interface ProgramHost {

@@ -18,10 +18,12 @@ import { PRELUDE, PRELUDE_FILE, PROGRAM_FILE, PROGRAM_PREFIX, PROGRAM_SUFFIX } f
 import { RunClock } from './run-clock.js';
 
 /**
- * The longest one entry into a run's engine may hold the host's event loop: a stretch of the
- * program that runs this long without waiting on an inner call is stopped (`MCPG_CODE_TIMEOUT`),
- * whatever is left of its wall time. One built-in call that runs no JavaScript (a sort without a
- * comparator, `JSON.parse` of a large text) is not interrupted, but is bounded by the memory limit.
+ * The most CPU time one entry into a run's engine may take: a stretch of the program that computes
+ * this long without waiting on an inner call is stopped (`MCPG_CODE_TIMEOUT`), whatever is left of
+ * its wall time, so no run holds the host's event loop for long. It is CPU time, not wall time, so a
+ * loaded machine does not stop a program that an idle one would finish. One built-in call that runs
+ * no JavaScript (a sort without a comparator, `JSON.parse` of a large text) is not interrupted, but
+ * is bounded by the memory limit.
  */
 export const SLICE_MS = 500;
 
@@ -97,8 +99,10 @@ class Run {
   private describeFn: QuickJSHandle | undefined;
 
   private inEngine = false;
-  private sliceEnd = 0;
-  private sliceIsWall = false;
+  /** When the run's wall time ends, as `performance.now()` reads it (Infinity while paused). */
+  private wallEnd = 0;
+  /** The process's CPU time when the engine was entered. */
+  private sliceStart: NodeJS.CpuUsage = { user: 0, system: 0 };
   private stopped: Stop | undefined;
   private finished = false;
   private readonly onAbort = (): void => this.stop('MCPG_CODE_CANCELLED', 'the run was cancelled');
@@ -154,9 +158,8 @@ class Run {
    * host's own stack overflowing under a deep recursion, or a broken instance) ends the run.
    */
   private enter<T>(work: () => T): T | undefined {
-    const remaining = this.clock.remaining();
-    this.sliceIsWall = remaining <= SLICE_MS;
-    this.sliceEnd = performance.now() + Math.min(SLICE_MS, remaining);
+    this.wallEnd = performance.now() + this.clock.remaining();
+    this.sliceStart = process.cpuUsage();
     this.inEngine = true;
     try {
       return work();
@@ -178,18 +181,19 @@ class Run {
   /** The engine asks this every few thousand operations: true stops the program where it is. */
   private interrupt(): boolean {
     if (this.stopped !== undefined) return true;
-    if (performance.now() < this.sliceEnd) return false;
-    if (this.sliceIsWall) {
+    if (performance.now() >= this.wallEnd) {
       this.stopped = {
         code: 'MCPG_CODE_TIMEOUT',
         message: `the program ran longer than its ${this.limits.wallMs} ms limit and was stopped`,
       };
-    } else {
-      this.stopped = {
-        code: 'MCPG_CODE_TIMEOUT',
-        message: `the program ran ${SLICE_MS} ms without waiting on an inner call, the longest one stretch may run, and was stopped`,
-      };
+      return true;
     }
+    const used = process.cpuUsage(this.sliceStart);
+    if (used.user + used.system < SLICE_MS * 1000) return false;
+    this.stopped = {
+      code: 'MCPG_CODE_TIMEOUT',
+      message: `the program computed for ${SLICE_MS} ms without waiting on an inner call, the most one stretch may, and was stopped`,
+    };
     return true;
   }
 
