@@ -87,9 +87,9 @@ export interface InnerCallRecord {
 export type ProgramOutcome =
   | {
       ok: true;
-      /** The returned value as JSON (`undefined` when the program returned nothing). */
+      /** The returned value, parsed from its JSON (`undefined` when the program returned nothing or it was cut). */
       value: unknown;
-      /** The value's JSON text, cut at `returnBytes` (then `truncated`, and a note ends the text). */
+      /** The value's JSON text ('' for nothing), cut at `returnBytes` (then `truncated`, and a note ends the text). */
       returnedText: string;
       truncated: boolean;
       console: string;

@@ -10,7 +10,6 @@
 // can settle, or when it is cancelled; in-flight calls' signals are aborted then.
 
 import type { QuickJSDeferredPromise, QuickJSHandle } from 'quickjs-emscripten-core';
-import type { ErrorCode } from '../errors.js';
 import { type Engine, isEngineTrap, newEngine } from './engine.js';
 import { sandboxAnswer } from './inner-answer.js';
 import type { InnerCallRecord, InnerOutcome, ProgramHost, ProgramOutcome, ProgramTool, RunRequest } from './program.js';
@@ -25,11 +24,20 @@ import { RunClock } from './run-clock.js';
  * no JavaScript (a sort without a comparator, `JSON.parse` of a large text) is not interrupted, but
  * is bounded by the memory limit.
  */
-export const SLICE_MS = 500;
+const SLICE_MS = 500;
 /** How often a long stretch reads the CPU time. */
 const CPU_CHECK_MS = 5;
 
-type Code = Extract<ErrorCode, `MCPG_CODE_${string}`> | 'MCPG_INTERNAL';
+/** The codes a run ends with, each in src/errors.ts. */
+type Code =
+  | 'MCPG_CODE_SYNTAX'
+  | 'MCPG_CODE_ERROR'
+  | 'MCPG_CODE_TIMEOUT'
+  | 'MCPG_CODE_MEMORY'
+  | 'MCPG_CODE_TOO_MANY_CALLS'
+  | 'MCPG_CODE_TOO_LARGE'
+  | 'MCPG_CODE_CANCELLED'
+  | 'MCPG_INTERNAL';
 
 interface Stop {
   code: Code;

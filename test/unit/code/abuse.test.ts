@@ -6,10 +6,12 @@
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CodeLimits, ProgramOutcome } from '../../../src/code/program.js';
-import { SLICE_MS } from '../../../src/code/run-program.js';
+import { ERROR_CODES } from '../../../src/errors.js';
 import { run, testHost, type TestHost } from '../../helpers/program-host.js';
 
 const T = { timeout: 60_000 };
+/** The most CPU time one entry into the engine may take (`SLICE_MS` of src/code/run-program.ts). */
+const SLICE_MS = 500;
 /**
  * What a loaded test machine adds to the longest the engine may hold the event loop (a slice is CPU
  * time; a shared machine stretches it in wall time). The check proves the hold is bounded by the
@@ -52,6 +54,7 @@ function failed(outcome: ProgramOutcome, code: string): Extract<ProgramOutcome, 
   assert.equal(outcome.ok, false, JSON.stringify(outcome).slice(0, 500));
   assert.ok(!outcome.ok);
   assert.equal(outcome.code, code, outcome.message);
+  assert.ok(Object.hasOwn(ERROR_CODES, code), `${code} is in src/errors.ts`);
   return outcome;
 }
 
