@@ -79,7 +79,7 @@ export interface InnerCallRecord {
   ok: boolean;
   /** The refusal's `MCPG_*` code, or `TOOL_ERROR` for a result with `isError`. */
   code?: string;
-  /** From the program's call to its answer, waits on a person included. */
+  /** From the program's call to its answer: a wait in the queue and a wait on a person included. */
   ms: number;
 }
 

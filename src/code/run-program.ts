@@ -15,6 +15,7 @@ import { sandboxAnswer } from './inner-answer.js';
 import type { InnerCallRecord, InnerOutcome, ProgramHost, ProgramOutcome, ProgramTool, RunRequest } from './program.js';
 import { PRELUDE, PRELUDE_FILE, PROGRAM_FILE, PROGRAM_PREFIX, PROGRAM_SUFFIX } from './prelude.js';
 import { RunClock } from './run-clock.js';
+import { nestedDeeperThan, wireLimits } from '../wire/jsonrpc.js';
 
 /**
  * The most CPU time one entry into a run's engine may take: a stretch of the program that computes
@@ -50,7 +51,10 @@ interface InnerCall {
   tool: ProgramTool | undefined;
   deferred: QuickJSDeferredPromise;
   controller?: AbortController;
-  started?: number;
+  /** When the program called it (it may then wait in the queue). */
+  called: number;
+  /** Its arguments nest deeper than a direct call's message may: refused as that call would be. */
+  tooDeep: boolean;
   /** The host said the call waits on a person; the run's clock is paused for it. */
   waiting: boolean;
 }
@@ -276,7 +280,11 @@ class Run {
         };
         return deferred.handle;
       }
-      this.queue.push({ name, args: parseFromSandbox(text), tool: this.tools.get(name), deferred, waiting: false });
+      const args = parseFromSandbox(text);
+      // A direct call's arguments sit two levels down in its message, which may nest `maxDepth` deep.
+      const depth = wireLimits.maxDepth - 2;
+      const tooDeep = text.length > 2 * depth && nestedDeeperThan(args, depth);
+      this.queue.push({ name, args, tool: this.tools.get(name), deferred, called: performance.now(), tooDeep, waiting: false });
       return deferred.handle;
     } catch {
       this.stopped ??= { code: 'MCPG_INTERNAL', message: 'the sandbox failed while starting an inner call' };
@@ -316,11 +324,17 @@ class Run {
   private start(call: InnerCall): void {
     const controller = new AbortController();
     call.controller = controller;
-    call.started = performance.now();
     this.inFlight.add(call);
-    if (call.tool === undefined) {
-      const unknown: InnerOutcome = { ok: false, code: 'MCPG_TOOL_NOT_FOUND', message: `unknown tool: ${call.name}` };
-      queueMicrotask(() => this.settle(call, unknown));
+    if (call.tool === undefined || call.tooDeep) {
+      const refusal: InnerOutcome =
+        call.tool === undefined
+          ? { ok: false, code: 'MCPG_TOOL_NOT_FOUND', message: `unknown tool: ${call.name}` }
+          : {
+              ok: false,
+              code: 'MCPG_MESSAGE_TOO_DEEP',
+              message: `message nests deeper than ${wireLimits.maxDepth} levels (the limit is --max-depth); it was not processed`,
+            };
+      queueMicrotask(() => this.settle(call, refusal));
       return;
     }
     let answer: Promise<InnerOutcome>;
@@ -349,7 +363,7 @@ class Run {
     if (call.waiting) this.waiting(call, false);
     const answer = sandboxAnswer(outcome, call.tool, this.limits.innerResultBytes);
     const code = answer.ok ? answer.code : 'MCPG_CODE_TOO_LARGE';
-    const record: InnerCallRecord = { name: call.name, ok: code === undefined, ms: Math.round(performance.now() - (call.started ?? 0)) };
+    const record: InnerCallRecord = { name: call.name, ok: code === undefined, ms: Math.round(performance.now() - call.called) };
     if (code !== undefined) record.code = code;
     this.calls.push(record);
     try {

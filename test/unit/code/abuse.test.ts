@@ -150,6 +150,15 @@ void describe('code engine: abuse is contained', () => {
     assert.equal(within.host.peak, 8);
   });
 
+  void it('arguments nested deeper than a message may are refused as a direct call would be', T, async () => {
+    const { outcome, host } = await contained(
+      'let a = {}; for (let i = 0; i < 5000; i++) a = { a }; try { await tools.t.echo(a); } catch (e) { return e.code; }',
+    );
+    assert.ok(outcome.ok, JSON.stringify(outcome).slice(0, 300));
+    assert.equal(outcome.value, 'MCPG_MESSAGE_TOO_DEEP');
+    assert.equal(host.seen.length, 0);
+  });
+
   void it('a 20 MB inner result is not delivered', T, async () => {
     const { outcome } = await contained('const r = await tools.t.big({ bytes: 20 * 1024 * 1024 }); return r.content[0].text.length;');
     const failure = failed(outcome, 'MCPG_CODE_TOO_LARGE');
