@@ -157,6 +157,24 @@ void describe('code engine: a program and its inner calls', () => {
     assert.deepEqual(finished, ['t__fail:false', 't__echo:true']);
   });
 
+  void it('cancels the calls still in flight when the program returns without awaiting them', T, async () => {
+    const host = testHost();
+    const outcome = await run('tools.t.hang({}); await tools.t.echo({}); return "early";', host);
+    assert.ok(outcome.ok);
+    assert.equal(outcome.value, 'early');
+    assert.deepEqual(
+      host.seen.map((s) => [s.name, s.aborted]),
+      [
+        ['t__hang', true],
+        ['t__echo', false],
+      ],
+    );
+    assert.deepEqual(
+      outcome.calls.map((c) => c.name),
+      ['t__echo'],
+    );
+  });
+
   void it('refuses code over codeBytes before running it', T, async () => {
     const outcome = await run(`return ${JSON.stringify('x'.repeat(2000))};`, testHost(), { codeBytes: 1000 });
     assert.ok(!outcome.ok);
