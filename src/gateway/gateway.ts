@@ -110,7 +110,7 @@ export class Gateway {
   /** What a connection tells the gateway (given to the connection factory). */
   readonly hooks: ConnectionHooks;
   /** What every agent session is given. */
-  private readonly sessionParts: SessionParts;
+  private readonly sessionParts: SessionParts<AgentSession>;
   private readonly connect: ConnectionFactory;
   /** Connections of per-agent and per-session servers, one per (server, agent or agent session). */
   readonly pool: ConnectionPool;

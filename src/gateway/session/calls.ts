@@ -30,11 +30,33 @@ import type { AgentChannel } from './agent-channel.js';
 import { GatedCalls } from './gated-calls.js';
 import { failureOf, type RequestSpans } from './request-spans.js';
 import { UntilSettled } from './until-settled.js';
-import type { SessionParts } from './session-parts.js';
+import type { Catalog } from '../../catalog/catalog.js';
+import type { GatewayMetrics } from '../../observability/metrics.js';
+import type { CallGate } from '../../policy/call-gate.js';
+import type { RulesInForce } from '../../rules/load.js';
+import type { OwnCatalogs } from '../routing/own-catalogs.js';
+import type { Router } from '../routing/router.js';
+import type { TaskTable } from '../routing/tasks.js';
+import type { Settling } from './until-settled.js';
+
+/** The gateway's parts the calls use (the session's `SessionParts` has them all). */
+export interface CallParts {
+  readonly router: Router;
+  readonly inForce: RulesInForce;
+  readonly catalog: Catalog;
+  readonly own: OwnCatalogs;
+  readonly settling: Settling;
+  readonly metrics: GatewayMetrics;
+  readonly audit: AuditLog | undefined;
+  readonly gate: CallGate;
+  readonly maxInflight: number;
+  readonly sanitize: boolean;
+  readonly tasks: TaskTable;
+}
 
 /** What the calls read of their agent session and ask of it. */
-export interface CallsHost {
-  readonly parts: SessionParts;
+interface CallsHost {
+  readonly parts: CallParts;
   readonly channel: AgentChannel;
   readonly log: Logger;
   /** Tracing on: the session's open request spans (undefined: off). */
@@ -67,7 +89,7 @@ const INVALID = Symbol('invalid arguments');
  * One tools/call, made once when its params are checked and never edited: a curated view's or a
  * meta-tool's rewrite makes a new one. Every step of the call (name, route, gate, send) reads it.
  */
-export interface ToolCall {
+interface ToolCall {
   /** The agent's request (its id and method). */
   readonly msg: JsonRpcRequest;
   /** The tool's name as this step knows it: the agent's, or a view's or execute_tool's rewrite. */
@@ -127,7 +149,7 @@ const INNER_CALL = 'mcpgate-inner-';
 type Rewrite = (result: Record<string, unknown>) => boolean;
 
 /** How a request is sent to a server, besides what it is (`OutboundRequest`). */
-export interface Sending {
+interface Sending {
   timeoutMs?: number | undefined;
   /** Edits a result before it is relayed (names, content); true when it changed it. */
   rewrite?: Rewrite | undefined;
@@ -763,7 +785,7 @@ class InFlight extends Map<RequestId, Call> {
 // metrics. The calls time the request (`Timed`) and call these.
 
 /** A request being timed: the server's own tool name (tools/call, for the metrics), when it was sent, its audit record. */
-export interface Timed {
+interface Timed {
   tool?: string;
   start: number;
   audit?: Omit<AuditCall, 'outcome'>;
@@ -798,7 +820,7 @@ export function auditOf(
 
 /** A timed request ended: the metrics (tools/call) and the audit trail. */
 function recordFinished(
-  parts: Pick<SessionParts, 'metrics' | 'audit'>,
+  parts: Pick<CallParts, 'metrics' | 'audit'>,
   conn: Connection,
   timed: Timed,
   ended: { readonly outcome: 'ok' | 'error' | 'failed'; readonly res?: JsonRpcResponse; readonly err?: unknown },

@@ -14,12 +14,11 @@ import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from '../..
 import { whenReady, type Caller } from '../routing/router.js';
 import { listTasks, renameTaskAnswer, taskOf } from '../routing/tasks.js';
 import { routeOtherMethod } from '../routing/other-methods.js';
-import { auditOf, invalidParams, type Calls } from './calls.js';
-import type { SessionParts } from './session-parts.js';
+import { auditOf, invalidParams, type CallParts, type Calls } from './calls.js';
 
 /** What the routed requests read of their agent session. */
-export interface RoutedHost {
-  readonly parts: SessionParts;
+interface RoutedHost {
+  readonly parts: CallParts & { readonly connections: ReadonlyMap<string, Connection> };
   readonly log: Logger;
   /** The session as the router's caller. */
   readonly caller: Caller & { readonly agent: string; readonly owner: string };

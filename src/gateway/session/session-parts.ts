@@ -16,12 +16,12 @@ import type { OwnCatalogs } from '../routing/own-catalogs.js';
 import type { Router } from '../routing/router.js';
 import type { TaskTable } from '../routing/tasks.js';
 import type { AgentViews } from './agent-views.js';
-import type { AgentSession } from './session.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { Settling } from './until-settled.js';
 
 /** What a session uses of the gateway: the parts, never the gateway itself. */
-export interface SessionParts {
+/** `Session`: the agent session (session.ts `AgentSession`), named by the gateway that makes the parts. */
+export interface SessionParts<Session> {
   router: Router;
   /** The rules in force (one snapshot; a session on a curated view finds its view there, a call what the gate asks). */
   inForce: RulesInForce;
@@ -29,7 +29,7 @@ export interface SessionParts {
   settling: Settling;
   catalog: Catalog;
   connections: ReadonlyMap<string, Connection>;
-  subscriptions: Subscriptions<AgentSession>;
+  subscriptions: Subscriptions<Session>;
   metrics: GatewayMetrics;
   /** The audit trail (--audit); undefined: off, and nothing is built for it. */
   audit: AuditLog | undefined;
@@ -52,11 +52,11 @@ export interface SessionParts {
   /** The tasks agents' calls created on servers, and whose each is (tasks.ts). */
   tasks: TaskTable;
   /** Sets the shared servers' log level to the most verbose any agent asked for, and `session`'s own pooled connections to their owners'. */
-  setServersLogLevel(session: AgentSession): Promise<void>;
+  setServersLogLevel(session: Session): Promise<void>;
   /** The session ended (the registry forgets it, its subscriptions are dropped). */
-  closed(session: AgentSession): void;
+  closed(session: Session): void;
   /** The agent's roots changed: tell the servers that may ask it (shared ones and its own pooled ones). */
-  rootsChanged(session: AgentSession): void;
+  rootsChanged(session: Session): void;
   /**
    * Each pool scope's own catalog: what its per-agent or per-session servers' pooled connections list,
    * shown and routed instead of the shared catalog's part of those servers (own-catalogs.ts).

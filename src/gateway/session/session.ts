@@ -7,7 +7,7 @@
 // cancel and record) and `RoutedRequests` (routed-requests.ts: reads, prompts, completion, tasks and
 // other methods). Right to left, it is what the gateway calls to reach this agent: server requests,
 // log messages, list changes, and the answers to its requests, written to its channel
-// (agent-channel.ts). It gets `SessionParts` (below), never the gateway.
+// (agent-channel.ts). It gets `SessionParts` (session-parts.ts), never the gateway.
 
 import { randomUUID } from 'node:crypto';
 import { GatewayError, asGatewayError } from '../../errors.js';
@@ -107,7 +107,7 @@ export class AgentSession implements Caller {
   private readonly log: Logger;
 
   constructor(
-    private readonly parts: SessionParts,
+    private readonly parts: SessionParts<AgentSession>,
     private readonly channel: AgentChannel,
     who: AgentIdentity,
     opened: { log: Logger; id?: string | undefined },
