@@ -10,7 +10,7 @@
 // so test/unit/gateway-routing.test.ts puts in-memory servers behind real Connections). A resting
 // on-demand server meets its first call in the router's `carrier`, which returns the connection's
 // `wake()` as pending: the call waits in the session's calls in flight like a pooled miss, and a
-// tools/call is routed again once the server is up (`sendToServer`'s `recheck`), so a definition the
+// tools/call is routed again once the server is up (`Calls.send`'s `recheck`), so a definition the
 // live server changed is held before the call goes.
 
 import type { ServerConfig, ServersConfig } from '../config/types.js';
