@@ -241,6 +241,9 @@ export class Calls {
         ...(progress !== undefined && { _meta: { progressToken: id } }),
       };
       const msg: JsonRpcRequest = { jsonrpc: '2.0', id, method: 'tools/call', params };
+      // As an agent's request is refused once its session ends or the gateway shuts down.
+      if (this.host.isClosed() || this.host.parts.settling.isClosing)
+        return this.fail(id, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'));
       const call = toolCall(msg, params, { agent: this.host.caller.agent, timeoutMs: options.timeoutMs });
       if (call instanceof GatewayError) return this.fail(id, call);
       this.run({ ...call, inner });

@@ -1,8 +1,8 @@
 // A tools/call made from inside the gateway as an agent (AgentSession.callAsAgent, what code mode's
 // inner calls use) takes the agent's own path, in process over the real stdio front and Gateway: the
 // call gate holds it for a person's approval and counts it against the agent's limit, its answer
-// comes back to the caller (not to the agent's channel), an unknown tool is the agent's error, and
-// aborting it withdraws it from the gate.
+// comes back to the caller (not to the agent's channel), an unknown tool is the agent's error,
+// aborting it withdraws it from the gate, and a session that ended makes none.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -69,5 +69,13 @@ describe('calls from inside the gateway, as the agent', { timeout: TIMEOUT }, ()
     controller.abort();
     await assert.rejects(answer, { name: 'AbortError' });
     assert.ok(await until(() => desk.waiting === 0), 'the held call was withdrawn');
+  });
+
+  it('is refused once the session has ended, as an agent request would be', async () => {
+    session.close();
+    const answered = await session.callAsAgent({ name: 'sink__echo', arguments: { text: 'late' } });
+    assert.ok('error' in answered, JSON.stringify(answered));
+    assert.equal(answered.error.code, ERROR_CODES.MCPG_SHUTTING_DOWN.rpc);
+    assert.equal(r.gateway.approvals.waiting, 0);
   });
 });
