@@ -285,7 +285,7 @@ export class Catalog {
    * were removed) and those whose public names or claims they affect; every other server's layout —
    * names, views, routes, encoded slices — is kept. The merged views are then joined from the
    * layouts (pointers, not items). The result equals laying out every server from scratch
-   * (test/unit/catalog-incremental.test.ts).
+   * (test/unit/catalog/catalog-incremental.test.ts).
    */
   private rebuild(changed: readonly string[]): void {
     // 1. Names: the changed servers' pairs replaced in the books; servers whose names moved follow.

@@ -12,7 +12,7 @@
 //   the secret, or moved to another key, is treated as absent.
 //
 // Each MAC names what it is for, so one kind can never pass for another. Pure: no I/O, so
-// test/unit/cluster-signing.test.ts covers it without processes.
+// test/unit/cluster/cluster-signing.test.ts covers it without processes.
 
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
