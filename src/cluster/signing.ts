@@ -38,7 +38,7 @@ export interface Identity {
   claims: Readonly<Record<string, unknown>> | undefined;
 }
 
-export interface Signed {
+interface Signed {
   method: string;
   path: string;
   /** The Mcp-Session-Id it names ('' when none). */

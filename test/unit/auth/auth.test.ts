@@ -11,12 +11,18 @@ import type { KeyObject } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { BEARER_CHALLENGE, NOT_BEARER, NO_TOKEN, authenticate, challenge, hashToken, type AuthOutcome } from '../../../src/auth/auth.js';
+import { authenticate, challenge, hashToken } from '../../../src/auth/auth.js';
+import type { AuthOutcome } from '../../../src/auth/outcome.js';
 import { OPEN_RULES, parseRules } from '../../../src/rules/load.js';
 import { loadRules } from '../../../src/reload.js';
 import type { Rules } from '../../../src/rules/load.js';
 import { runToken } from '../../../src/cli/token.js';
 import { byPath, failure } from '../../helpers/config.js';
+
+/** The refusals and the challenge an agent reads, word for word. */
+const BEARER_CHALLENGE = 'Bearer realm="mcpgate"';
+const NO_TOKEN = 'no bearer token (send Authorization: Bearer <token>)';
+const NOT_BEARER = 'the Authorization header is not a bearer token';
 
 const FILE = '/srv/project/gateway-rules.json';
 const NOW = Date.parse('2026-03-01T12:00:00.000Z');

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { Catalog, type ServerNaming } from '../../../src/catalog/catalog.js';
 import { assignNames, nameKey, NameBook } from '../../../src/catalog/names.js';
 import type { Prompt, Resource, Tool } from '../../../src/wire/protocol.js';
-import type { ResourceTemplate, ServerLists } from '../../../src/servers/lists.js';
+import type { ServerLists } from '../../../src/servers/lists.js';
 
 /** A small deterministic generator (mulberry32), so a failure replays. */
 function random(seed: number): () => number {
@@ -45,7 +45,7 @@ function partOf(rand: () => number, generation: number): Partial<ServerLists> {
   const tool = (name: string): Tool => ({ name, description: `gen ${generation}`, inputSchema: { type: 'object' } });
   const prompt = (name: string): Prompt => ({ name, description: 'p' });
   const resource = (uri: string): Resource => ({ uri, name: uri });
-  const template = (uriTemplate: string): ResourceTemplate => ({ uriTemplate, name: 't' });
+  const template = (uriTemplate: string): ServerLists['resourceTemplates'][number] => ({ uriTemplate, name: 't' });
   return {
     tools: some(rand, TOOL_NAMES, 5).map(tool),
     prompts: some(rand, TOOL_NAMES, 2).map(prompt),

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Catalog } from '../../../src/catalog/catalog.js';
 import type { Prompt, Resource, Tool } from '../../../src/wire/protocol.js';
-import type { ResourceTemplate } from '../../../src/servers/lists.js';
+import type { ServerLists } from '../../../src/servers/lists.js';
 
 const tool = (name: string, extra: Record<string, unknown> = {}): Tool => ({
   name,
@@ -16,7 +16,7 @@ const tool = (name: string, extra: Record<string, unknown> = {}): Tool => ({
 });
 const prompt = (name: string): Prompt => ({ name, description: `the ${name} prompt`, arguments: [{ name: 'a', required: true }] });
 const resource = (uri: string): Resource => ({ uri, name: uri, mimeType: 'text/plain', _meta: { k: 1 } });
-const template = (uriTemplate: string): ResourceTemplate => ({ uriTemplate, name: 't', description: 'd' });
+const template = (uriTemplate: string): ServerLists['resourceTemplates'][number] => ({ uriTemplate, name: 't', description: 'd' });
 
 void describe('Catalog.set / remove', { timeout: 5000 }, () => {
   void it('returns the kinds whose content changed, and [] for unchanged lists', { timeout: 5000 }, () => {

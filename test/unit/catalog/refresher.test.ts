@@ -6,10 +6,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Refresher, type RefreshFn } from '../../../src/catalog/refresher.js';
+import { Refresher } from '../../../src/catalog/refresher.js';
 import { Logger, silentLogger } from '../../../src/observability/logger.js';
 import { GatewayError } from '../../../src/errors.js';
 import type { ListKind } from '../../../src/servers/lists.js';
+
+/** What the refresher calls: the catalog's refresh of one server's changed kinds. */
+type RefreshFn = ConstructorParameters<typeof Refresher>[0];
 
 interface Call {
   server: string;

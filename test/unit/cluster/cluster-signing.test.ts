@@ -13,8 +13,10 @@ import {
   signRecord,
   verify,
   verifyRecord,
-  type Signed,
 } from '../../../src/cluster/signing.js';
+
+/** What a signature covers. */
+type Signed = Parameters<typeof sign>[1];
 
 const SECRET = 'a-cluster-secret-of-some-length';
 const now = 1_800_000_000_000;

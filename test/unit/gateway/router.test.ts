@@ -6,7 +6,7 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Catalog } from '../../../src/catalog/catalog.js';
+import { Catalog, type HeldInfo } from '../../../src/catalog/catalog.js';
 import { GatewayError } from '../../../src/errors.js';
 import { NOT_YET, Router, isPending, whenReady, type Caller } from '../../../src/gateway/routing/router.js';
 import { noPool, sharedConn, who } from '../../helpers/route-parts.js';
@@ -15,16 +15,13 @@ import { OPEN_RULES, parseRules, type Rules } from '../../../src/rules/load.js';
 import { Connection } from '../../../src/servers/connection.js';
 import { ConnectionPool } from '../../../src/servers/pool.js';
 import { FakeServer, stdioConfig } from '../../helpers/fake-server.js';
-import type { HeldDefinition } from '../../../src/pins/review.js';
 
 const T = { timeout: 5000 };
 const tool = (name: string) => ({ name, inputSchema: { type: 'object' as const } });
 
 function setup(options: { rules?: Rules; settled?: boolean; connected?: string[] } = {}) {
   const catalog = new Catalog(['fs', 'db']);
-  const held = new Map<string, HeldDefinition>([
-    ['drop', { digest: 'x', definition: {} as HeldDefinition['definition'], changes: ['new tool'] }],
-  ]);
+  const held = new Map<string, HeldInfo>([['drop', { digest: 'x', changes: ['new tool'] }]]);
   catalog.set('fs', { tools: [tool('read'), tool('write')], resources: [], resourceTemplates: [], prompts: [] });
   catalog.set('db', { tools: [tool('query'), tool('drop')], resources: [], resourceTemplates: [], prompts: [] }, held);
   const connections = new Map<string, Connection>();

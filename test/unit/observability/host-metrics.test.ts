@@ -6,18 +6,18 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mergeExpositions, WORKER_LABEL } from '../../../src/observability/exposition-merge.js';
+import { mergeExpositions } from '../../../src/observability/exposition-merge.js';
 import { GatewayMetrics } from '../../../src/observability/metrics.js';
-import {
-  HostScrapeClient,
-  HostScraper,
-  MAX_PENDING_SCRAPES,
-  MAX_WORKER_CHARS,
-  samplesMessage,
-  type Member,
-  type ScrapeMessage,
-} from '../../../src/cli/host-metrics.js';
+import { HostScrapeClient, HostScraper, samplesMessage, type ScrapeMessage } from '../../../src/cli/host-metrics.js';
 import { silentLogger } from '../../../src/observability/logger.js';
+
+/** A worker as the scraper asks it. */
+type Member = ReturnType<ConstructorParameters<typeof HostScraper>[0]['members']>[number];
+
+/** The bounds and label the primary documents: a worker's largest exposition, its scrapes waiting at once. */
+const MAX_WORKER_CHARS = 8 * 1024 * 1024;
+const MAX_PENDING_SCRAPES = 16;
+const WORKER_LABEL = 'worker';
 
 const T = { timeout: 5000 };
 

@@ -4,8 +4,11 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Logger, isLogFormat, isLogLevel, logStyleFor, type LogLevel, type LogStyle } from '../../../src/observability/logger.js';
+import { Logger, isLogFormat, isLogLevel, logStyleFor } from '../../../src/observability/logger.js';
 import { GatewayError } from '../../../src/errors.js';
+
+type LogLevel = NonNullable<ConstructorParameters<typeof Logger>[0]>;
+type LogStyle = ReturnType<typeof logStyleFor>;
 
 /** A logger writing into an array; `records()` parses each line and drops the timestamp. */
 function capture(level: LogLevel) {

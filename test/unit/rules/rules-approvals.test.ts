@@ -7,10 +7,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseRules } from '../../../src/rules/load.js';
-import { approvalFor, DEFAULT_APPROVAL_TIMEOUT_MS } from '../../../src/rules/approvals.js';
+import { approvalFor } from '../../../src/rules/approvals.js';
 import { canonicalJson } from '../../../src/wire/canonical-json.js';
 import { callDigest } from '../../../src/policy/approval-desk.js';
 import { GatewayError } from '../../../src/errors.js';
+
+/** A rule without `timeoutSeconds` waits 300 s (docs/rules-and-identity.md). */
+const DEFAULT_APPROVAL_TIMEOUT_MS = 5 * 60_000;
 
 const parse = (raw: unknown) => parseRules(JSON.stringify(raw), '/rules.json', ['github', 'fs']);
 

@@ -4,8 +4,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ToolIndex, MAX_QUERY_TERMS, type SearchDoc } from '../../../src/search/tool-index.js';
-import { schemaParameters, MAX_PARAMETERS } from '../../../src/search/tool-fields.js';
+import { schemaParameters } from '../../../src/search/tool-fields.js';
 import { fuse } from '../../../src/search/fuse.js';
+
+/** Most parameters read from one tool's schema. */
+const MAX_PARAMETERS = 128;
 
 const TOOLS: SearchDoc[] = [
   {

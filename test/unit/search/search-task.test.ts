@@ -5,7 +5,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ToolIndex, type SearchDoc } from '../../../src/search/tool-index.js';
-import { MAX_STEPS, MAX_TASK_CHARS, searchTask, taskSteps } from '../../../src/search/task-search.js';
+import { MAX_TASK_CHARS, searchTask, taskSteps } from '../../../src/search/task-search.js';
+
+/** Most steps of a task searched on their own. */
+const MAX_STEPS = 8;
 
 const web = (i: number): SearchDoc => ({
   key: `web${i}__search_papers`,

@@ -6,7 +6,20 @@ import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Logger } from '../../../src/observability/logger.js';
-import { DEFAULT_STDERR_LIMITS, StderrLog, type StderrLimits } from '../../../src/servers/transports/stdio/stderr-log.js';
+import { StderrLog } from '../../../src/servers/transports/stdio/stderr-log.js';
+
+type StderrLimits = NonNullable<ConstructorParameters<typeof StderrLog>[2]>;
+/** The limits a stdio server's stderr gets when none are given (the gateway gives none). */
+const DEFAULT_STDERR_LIMITS: StderrLimits = {
+  maxLineBytes: 2048,
+  tailLines: 20,
+  burst: 200,
+  perSecond: 20,
+  quietMs: 100,
+  maxRecordMs: 1000,
+  maxRecordLines: 50,
+  maxRecordBytes: 16 * 1024,
+};
 
 interface Record {
   level: string;

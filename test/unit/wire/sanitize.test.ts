@@ -4,7 +4,10 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_SEQUENCE, sanitizeContent, sanitizeText, sanitizeTool, visible } from '../../../src/wire/sanitize.js';
+import { sanitizeContent, sanitizeText, sanitizeTool, visible } from '../../../src/wire/sanitize.js';
+
+/** Most characters of an escape sequence's body read before it is given up as unterminated. */
+const MAX_SEQUENCE = 256;
 
 const tags = (text: string): string => [...text].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');
 
