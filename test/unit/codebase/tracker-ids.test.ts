@@ -1,4 +1,4 @@
-// No tracker ids in src/, test/ or docs/: a comment, a test's name or a document says the behaviour
+// No tracker ids in src/, test/, docs/ or bench/: a comment, a test's name or a document says the behaviour
 // itself, because the repository does not explain a number (an issue, a seed or an audit item).
 // The pattern is the lint's own (eslint.config.js `TRACKER_REFERENCE`, which checks src/ comments);
 // here it applies to every line of every text file, code or prose, with no exceptions.
@@ -27,8 +27,8 @@ export function citations(text: string): string[] {
 }
 
 void describe('no tracker ids', () => {
-  void it('no file of src/, test/ or docs/ cites a tracker number', { timeout: 30_000 }, () => {
-    const files = ['src', 'test', 'docs'].flatMap((d) => walk(join(ROOT, d)));
+  void it('no file of src/, test/, docs/ or bench/ cites a tracker number', { timeout: 30_000 }, () => {
+    const files = ['src', 'test', 'docs', 'bench'].flatMap((d) => walk(join(ROOT, d)));
     assert.ok(files.length > 300, `read ${files.length} files: the walk missed them`);
     const found = files.flatMap((f) => citations(readFileSync(f, 'utf8')).map((c) => `${relative(ROOT, f)}:${c}`));
     assert.deepEqual(found, [], 'name the behaviour instead of the tracker entry');
