@@ -26,7 +26,7 @@ const REMOVE = new RegExp(`${SEQUENCE}|[${CONTROL}${INVISIBLE}]|${TAG}`, 'g');
 // overwrite earlier text on the same line.
 const HIDDEN = new RegExp(`[${CONTROL}${INVISIBLE}\\r]|${TAG}`, 'g');
 
-export function sanitizeText(text: string): string {
+function sanitizeText(text: string): string {
   return NEEDS.test(text) ? text.replace(REMOVE, '') : text;
 }
 

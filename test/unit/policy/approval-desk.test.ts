@@ -1,11 +1,11 @@
-// The approval desk (policy/approval-desk.ts) in process, over its LocalBoard and a board that
+// The approval desk (policy/approval-desk.ts) in process, over its own board and a board that
 // delivers whatever it is given (as a Redis board would, after its signature check): a decision
 // applies only to the call whose id and digest it names, and only once; no decision in time is
 // MCPG_APPROVAL_EXPIRED; a cancelled call is withdrawn; past the limit a call is refused at once.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApprovalDesk, LocalBoard, type CallDecision } from '../../../src/policy/approval-desk.js';
+import { ApprovalDesk, type ApprovalBoard, type CallDecision, type PendingCall } from '../../../src/policy/approval-desk.js';
 import { GatewayError } from '../../../src/errors.js';
 import { Logger } from '../../../src/observability/logger.js';
 
@@ -22,9 +22,45 @@ const input = (args: Record<string, unknown>, timeoutMs?: number) => ({
 });
 
 /** A board that hands any decision straight to the desk (what a cluster board does once a signature holds). */
-class OpenBoard extends LocalBoard {
+class OpenBoard implements ApprovalBoard {
+  private readonly calls = new Map<string, PendingCall>();
+  private deliver: ((decision: CallDecision) => void) | undefined;
+
   push(decision: CallDecision): void {
     void this.decide(decision);
+  }
+
+  post(call: PendingCall): Promise<void> {
+    this.calls.set(call.id, call);
+    return Promise.resolve();
+  }
+
+  withdraw(id: string): Promise<void> {
+    this.calls.delete(id);
+    return Promise.resolve();
+  }
+
+  list(): Promise<PendingCall[]> {
+    return Promise.resolve([...this.calls.values()]);
+  }
+
+  find(id: string): Promise<PendingCall | undefined> {
+    return Promise.resolve(this.calls.get(id));
+  }
+
+  decide(decision: CallDecision): Promise<void> {
+    const deliver = this.deliver;
+    if (deliver !== undefined) queueMicrotask(() => deliver(decision));
+    return Promise.resolve();
+  }
+
+  subscribe(deliver: (decision: CallDecision) => void): void {
+    this.deliver = deliver;
+  }
+
+  close(): Promise<void> {
+    this.calls.clear();
+    return Promise.resolve();
   }
 }
 

@@ -4,7 +4,10 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { sanitizeContent, sanitizeText, sanitizeTool, visible } from '../../../src/wire/sanitize.js';
+import { sanitizeContent, sanitizeTool, visible } from '../../../src/wire/sanitize.js';
+
+/** The text sanitizer, as a tool's description meets it (the same for titles and content blocks). */
+const sanitizeText = (text: string): string => sanitizeTool({ name: 't', description: text }).description;
 
 /** Most characters of an escape sequence's body read before it is given up as unterminated. */
 const MAX_SEQUENCE = 256;

@@ -3,7 +3,7 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { callHeaders, mirroredHeaders, toolHeaders } from '../../../src/wire/tool-headers.js';
+import { callHeaders, toolHeaders } from '../../../src/wire/tool-headers.js';
 
 const schema = (properties: Record<string, unknown>) => ({ type: 'object', properties });
 
@@ -45,30 +45,33 @@ describe('toolHeaders', () => {
   });
 });
 
-describe('mirroredHeaders', () => {
-  const headers = new Map([
-    ['region', 'Region'],
-    ['n', 'Priority'],
-    ['on', 'Verbose'],
-    ['text', 'Text'],
-    ['method', 'Method'],
-  ]);
+describe('the headers of a call', () => {
+  const tool = {
+    inputSchema: schema({
+      region: { type: 'string', 'x-mcp-header': 'Region' },
+      n: { type: 'integer', 'x-mcp-header': 'Priority' },
+      on: { type: 'boolean', 'x-mcp-header': 'Verbose' },
+      text: { type: 'string', 'x-mcp-header': 'Text' },
+      method: { type: 'string', 'x-mcp-header': 'Method' },
+    }),
+  };
+  const mirroredHeaders = (args: unknown) => callHeaders(tool, args);
 
   it('writes numbers and booleans as text, plain ASCII as is, and omits absent or null parameters', () => {
-    assert.deepEqual(mirroredHeaders(headers, { region: 'us west 1', n: 42, on: false, method: 'm', text: null, other: 'x' }), {
+    assert.deepEqual(mirroredHeaders({ region: 'us west 1', n: 42, on: false, method: 'm', text: null, other: 'x' }), {
       'mcp-param-region': 'us west 1',
       'mcp-param-priority': '42',
       'mcp-param-verbose': 'false',
       'mcp-param-method': 'm',
     });
-    assert.deepEqual(mirroredHeaders(headers, { region: '' }), { 'mcp-param-region': '' });
-    assert.equal(mirroredHeaders(headers, {}), undefined);
+    assert.deepEqual(mirroredHeaders({ region: '' }), { 'mcp-param-region': '' });
+    assert.deepEqual(mirroredHeaders({}), {}, 'no annotated argument: no header');
   });
 
   it('sends non-ASCII, control characters and edge whitespace as Base64 of the UTF-8', () => {
     for (const text of ['Hello, 世界', ' padded ', 'line1\nline2', '\tindented', 'trailing ']) {
       assert.deepEqual(
-        mirroredHeaders(headers, { text }),
+        mirroredHeaders({ text }),
         { 'mcp-param-text': `=?base64?${Buffer.from(text, 'utf8').toString('base64')}?=` },
         JSON.stringify(text),
       );
