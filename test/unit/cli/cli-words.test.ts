@@ -3,8 +3,11 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { closest, editDistance } from '../../../src/cli/suggest.js';
-import { envFileLine, parseEnvFile } from '../../../src/cli/env-file.js';
+import { appendEnvFile, parseEnvFile, withEnvFile } from '../../../src/cli/env-file.js';
 import { stripJsonComments } from '../../../src/cli/import/clients.js';
 import { variableName } from '../../../src/cli/import/translate.js';
 
@@ -24,11 +27,19 @@ void describe('cli words', { timeout: 5000 }, () => {
     assert.equal(closest('x', ['serve']), undefined);
   });
 
-  void it('an env file line gives back exactly the value written, quotes included', () => {
-    for (const value of ['plain', 'with spaces ', "it's", 'say "hi"', `both ' and "`, '', '#not a comment', '=x=']) {
-      assert.equal(parseEnvFile(envFileLine('NAME', value), 'f').get('NAME'), value, value);
+  void it('an env file line gives back exactly the value written, quotes included', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mcpgate-env-file-'));
+    try {
+      const values = ['plain', 'with spaces ', "it's", 'say "hi"', `both ' and "`, '', '#not a comment', '=x='];
+      for (const [i, value] of values.entries()) {
+        const file = join(dir, `env-${i}`);
+        await appendEnvFile(file, undefined, [['NAME', value]], 'a test');
+        assert.equal((await withEnvFile(file, {})).NAME, value, value);
+      }
+      await assert.rejects(appendEnvFile(join(dir, 'env-lines'), undefined, [['NAME', 'two\nlines']], 'a test'), /spans lines/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
-    assert.throws(() => envFileLine('NAME', 'two\nlines'), /spans lines/);
   });
 
   void it('an env file skips comments and blank lines and names the line of a mistake, not its text', () => {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { parseRules } from '../../../src/rules/load.js';
 import type { Rules } from '../../../src/rules/load.js';
 import { limitsFor } from '../../../src/rules/limits-match.js';
-import { parseWindow } from '../../../src/rules/limits.js';
+
 import { GatewayError } from '../../../src/errors.js';
 
 const FILE = '/srv/project/gateway-rules.json';
@@ -24,6 +24,20 @@ function issues(value: unknown): { path: string; message: string }[] {
   assert.fail('expected the rules to be refused');
 }
 
+/** The window a top-level limit's `per` compiles to, or undefined when the rules refuse it. */
+function parseWindow(per: string): number | undefined {
+  let r: Rules;
+  try {
+    r = rules({ agents: { bot: { allow: { servers: ['*'] } } }, limits: { calls: 1, per } });
+  } catch (err) {
+    assert.ok(err instanceof GatewayError && /expected a window/.test(JSON.stringify(err.detail)), String(err));
+    return undefined;
+  }
+  const [limit] = limitsFor(r, 'bot', 'fs', 'x');
+  assert.ok(limit !== undefined && limit.spec.kind === 'window');
+  return limit.spec.windowMs;
+}
+
 const applied = (r: Rules, agent: string, server: string, tool: string, claims?: Record<string, unknown>): string[] =>
   limitsFor(r, agent, server, tool, claims).map((l) => `${l.subject} ${l.level} ${l.spec.at}`);
 
@@ -32,7 +46,7 @@ void describe('limits: validation', () => {
     assert.equal(rules({ agents: { a: { allow: { servers: ['*'] } } } }).limits, undefined);
   });
 
-  void it('reads windows in ms, s, m, h and d, from 100 ms to a day', { timeout: 5000 }, () => {
+  void it('reads `per` in ms, s, m, h and d, from 100 ms to a day', { timeout: 5000 }, () => {
     assert.equal(parseWindow('500ms'), 500);
     assert.equal(parseWindow('10s'), 10_000);
     assert.equal(parseWindow('1m'), 60_000);
