@@ -83,7 +83,7 @@ export function nameMap<T>(): Record<string, T> {
   return Object.create(null) as Record<string, T>;
 }
 
-export const emptyPins = (): PinsFile => ({ version: 1, servers: nameMap() });
+const emptyPins = (): PinsFile => ({ version: 1, servers: nameMap() });
 export const emptyHeld = (): HeldFile => ({ version: 1, updatedAt: new Date(0).toISOString(), servers: nameMap() });
 
 /** The pins without their definitions. */
