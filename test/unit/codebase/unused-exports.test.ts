@@ -184,7 +184,6 @@ const TESTED_DIRECTLY: readonly string[] = [
   'src/gateway/routing/tasks.ts: RELATED_TASK',
   'src/observability/metrics.ts: CALL_DURATION_BUCKETS',
   'src/observability/metrics.ts: quantile',
-  'src/observability/prometheus.ts: formatValue',
   'src/pins/store.ts: pinsText',
   'src/reload.ts: loadRules',
   'src/search/task-search.ts: taskSteps',

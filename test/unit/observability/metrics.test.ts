@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { GatewayMetrics, type MetricsSnapshot } from '../../../src/observability/metrics.js';
-import { Registry, escapeLabelValue, formatValue } from '../../../src/observability/prometheus.js';
+import { Registry, escapeLabelValue } from '../../../src/observability/prometheus.js';
 import { metricsSource } from '../../../src/gateway/metrics-source.js';
 import { Gateway } from '../../../src/gateway/gateway.js';
 import { Connection } from '../../../src/servers/connection.js';
@@ -14,6 +14,13 @@ import type { ServerConfig } from '../../../src/config/types.js';
 import { definitionOf } from '../../../src/pins/digest.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { agentIdentity } from '../../../src/gateway/session/agent-identity.js';
+
+/** A sample's value as the exposition writes it (through a gauge set to it). */
+function formatValue(value: number): string {
+  const r = new Registry();
+  r.gauge({ name: 'g', help: 'G.' }).set(value);
+  return r.render().split('\n')[2]!.slice('g '.length);
+}
 
 const T = { timeout: 5000 };
 
