@@ -171,8 +171,6 @@ const TESTED_DIRECTLY: readonly string[] = [
   'src/config/expand.ts: expandString',
   'src/config/json-error.ts: findSyntaxErrorOffset',
   'src/config/json-error.ts: lineAndColumn',
-  'src/config/sandbox-fields.ts: parseSandboxHost',
-  'src/config/sandbox-fields.ts: presetFor',
   'src/errors.ts: ERROR_CODES',
   'src/errors.ts: ErrorCode',
   'src/front/http/exchange.ts: hostAllowed',
