@@ -180,7 +180,6 @@ const TESTED_DIRECTLY: readonly string[] = [
   'src/gateway/modes/hybrid-ranking.ts: readCache',
   'src/gateway/modes/search-mode.ts: MAX_FOUND',
   'src/gateway/routing/tasks.ts: RELATED_TASK',
-  'src/observability/metrics.ts: CALL_DURATION_BUCKETS',
   'src/observability/metrics.ts: quantile',
   'src/pins/store.ts: pinsText',
   'src/reload.ts: loadRules',
