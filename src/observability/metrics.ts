@@ -75,9 +75,7 @@ interface GatewayMetricsOptions {
 }
 
 /** Tool call latency buckets in seconds: 1-2.5-5 steps from 0.5 ms to 60 s. */
-export const CALL_DURATION_BUCKETS: readonly number[] = [
-  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
-];
+const CALL_DURATION_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 const DEFAULT_MAX_TOOL_SERIES = 10_000;
 

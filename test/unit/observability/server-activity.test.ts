@@ -4,7 +4,10 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ACTIVITY_SAMPLE_MS, CALL_DURATION_BUCKETS, GatewayMetrics, quantile } from '../../../src/observability/metrics.js';
+import { ACTIVITY_SAMPLE_MS, GatewayMetrics, quantile } from '../../../src/observability/metrics.js';
+
+/** The tool call latency buckets /metrics documents, in seconds: 1-2.5-5 steps from 0.5 ms to 60 s. */
+const CALL_DURATION_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /** The window the console's calls/s and latency cover (about a minute). */
 const ACTIVITY_WINDOW_MS = 60_000;

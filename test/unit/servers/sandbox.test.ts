@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { GatewayError } from '../../../src/errors.js';
 import { parseServersConfig } from '../../../src/config/load.js';
 import type { SandboxSettings, StdioServerConfig } from '../../../src/config/types.js';
-import { parseSandboxHost, presetFor } from '../../../src/config/sandbox-fields.js';
+
 import { sandboxLaunch } from '../../../src/servers/transports/stdio/sandbox-launch.js';
 import { allowListed, SandboxProxy } from '../../../src/servers/transports/stdio/network-proxy.js';
 import { sandboxHint } from '../../../src/servers/transports/stdio/sandbox-hints.js';
@@ -33,6 +33,30 @@ const issues = (json: unknown): string[] => {
   }
   return [];
 };
+
+/** One entry of a sandbox's `network` list as .mcp.json compiles it, or undefined when it is refused as no host. */
+function parseSandboxHost(text: string): unknown {
+  const found = issues({ mcpServers: { a: { command: 'node', sandbox: { network: [text] } } } });
+  if (found.length > 0) {
+    assert.deepEqual(
+      // An empty text is refused by the shape of `sandbox`, any other by the host parser.
+      found.map(
+        (i) =>
+          i.startsWith('$.mcpServers.a.sandbox.network[0]: expected a host, host:port, [IPv6]:port or *.domain') ||
+          (text === '' && i.startsWith('$.mcpServers.a.sandbox: ') && i.includes('network')),
+      ),
+      [true],
+      found.join('\n'),
+    );
+    return undefined;
+  }
+  const network = load({ mcpServers: { a: { command: 'node', sandbox: { network: [text] } } } })[0]!.sandbox!.network;
+  assert.ok(Array.isArray(network));
+  return network[0];
+}
+
+/** The preset a sandboxed entry gets from its command when it names none. */
+const presetFor = (command: string): string | undefined => load({ mcpServers: { a: { command, sandbox: {} } } })[0]!.sandbox?.preset;
 
 describe('sandbox settings in .mcp.json', () => {
   it('an entry without "sandbox" (and no default) runs unsandboxed: its snapshot is unchanged', () => {
