@@ -3,13 +3,8 @@
 // admitted (go, holding its release), refused (the error and what the audit trail adds), or held (a
 // cancellable wait that becomes another admission). The order is a person's: a call its limits would
 // refuse now is refused before it is queued for an admin's approval (checked, not counted); once
-// approved it is counted, and may still be refused if the limits filled meanwhile.
-//
-// Before any rule reads a call's arguments, a call some approval rule tests the arguments of has
-// them checked against the tool's input schema (argument-shape.ts): a value of the wrong type
-// (`"force": "true"`) is refused rather than judged by a test written for the right one.
-//
-// Cost: callers ask the gate only when the rules hold approvals or limits (`Rules.approves`,
+// approved it is counted, and may still be refused if the limits filled meanwhile. Arguments an
+// approval rule tests are first checked against the tool's schema (argument-shape.ts). Cost: callers ask the gate only when the rules hold approvals or limits (`Rules.approves`,
 // `Rules.limits`: one property read); the gate asks each check only if the rules hold that kind.
 
 import { GatewayError, asGatewayError } from '../errors.js';

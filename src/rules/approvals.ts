@@ -6,11 +6,9 @@
 //   "approve": {"github": ["delete_*", {"tool": "push", "when": {"args": {"branch": "main"}}, "timeoutSeconds": 600},
 //                          {"tool": "force_push", "unless": {"args": {"force": false}}}]}
 //
-// A server key may be a glob too ("*": every server). An argument test reads one top-level
-// argument (argument-tests.ts): `when.args` tests match the value written and whatever a lenient
-// server reads as it, and every one must hold for the call to wait; `unless.args` tests match only
-// the exact value, and the call runs at once only when every one holds. Approval is asked on top of
-// `allow`: a denied call is refused before any approval is asked. Pure: no I/O.
+// A server key may be a glob too. Argument tests (argument-tests.ts): every `when` test must hold
+// for the call to wait, and it runs at once when every `unless` test holds. Approval is asked on top
+// of `allow`. Pure: no I/O.
 
 import { describeValue, isPlainObject } from '../config/issues.js';
 import { exactTest, lenientTest, type ArgumentTest } from './argument-tests.js';

@@ -8,11 +8,8 @@
 //   GET  /approvals/ID     {"approval": PendingCall + "url"}   one call, its arguments whole
 //   POST /approvals/ID     {"approve": true|false, "reason": "…", "digest": "…"?}   decide one
 //
-// The decision names the admin whose token made it (`admin:NAME`); `digest`, when sent, must be the
-// pending call's (what the admin was shown), so a decision can only ever be about those arguments.
-// A decision always needs an admin's token, even on a gateway without tokens (`--no-auth`): there any
-// local process is any agent, and an agent must not approve its own call (the listing stays open
-// there, as /status is).
+// A decision names its admin (`admin:NAME`) and needs an admin's token even with `--no-auth`; its
+// `digest`, when sent, must be the call's (src/front/README.md says why).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../../errors.js';

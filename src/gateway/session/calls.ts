@@ -123,7 +123,7 @@ function toolCall(
 export type InnerAnswer = { readonly result: Record<string, unknown> } | { readonly error: JsonRpcErrorObject };
 
 /** How a call from inside the gateway is made (`Calls.callAsAgent`). */
-export interface InnerCallOptions {
+export interface CallAsAgentOptions {
   /** Aborting it cancels the call as the agent's `notifications/cancelled` would; the promise rejects with the signal's reason. */
   readonly signal?: AbortSignal | undefined;
   /**
@@ -138,7 +138,7 @@ export interface InnerCallOptions {
 
 /** A call from inside the gateway while it runs. */
 interface InnerCall {
-  readonly options: InnerCallOptions;
+  readonly options: CallAsAgentOptions;
   readonly resolve: (answer: InnerAnswer) => void;
   settled: boolean;
 }
@@ -212,7 +212,7 @@ export class Calls {
    */
   callAsAgent(
     tool: { readonly name: string; readonly arguments?: Record<string, unknown> | undefined },
-    options: InnerCallOptions = {},
+    options: CallAsAgentOptions = {},
   ): Promise<InnerAnswer> {
     const id = `${this.innerPrefix}${this.nextInner++}`;
     const { signal, progress } = options;

@@ -27,7 +27,6 @@ const STILL_LONG: readonly string[] = [
   'src/gateway/routing/server-events.ts',
   'src/gateway/routing/tasks.ts',
   'src/gateway/session/extensions.ts',
-  'src/gateway/session/session.ts',
   'src/oauth/credentials.ts',
   'src/policy/approval-desk.ts',
   'src/rules/limits.ts',

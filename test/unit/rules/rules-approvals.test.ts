@@ -71,10 +71,18 @@ describe('rules: approve', () => {
     assert.equal(approvalFor(rules, 'bot', 'github', 'push', { branch: 'main', force: true })?.timeoutMs, 30_000);
     assert.equal(approvalFor(rules, 'bot', 'github', 'push', { branch: 'main', force: false }), undefined);
     assert.equal(approvalFor(rules, 'bot', 'github', 'push', { branch: 'main' }), undefined, 'a missing argument does not match');
-    assert.notEqual(approvalFor(rules, 'bot', 'github', 'push', { branch: 'main', force: 'true' }), undefined, 'a server may read "true" as true');
+    assert.notEqual(
+      approvalFor(rules, 'bot', 'github', 'push', { branch: 'main', force: 'true' }),
+      undefined,
+      'a server may read "true" as true',
+    );
     assert.notEqual(approvalFor(rules, 'bot', 'github', 'merge', { base: 'release-2.1' }), undefined);
     assert.equal(approvalFor(rules, 'bot', 'github', 'merge', { base: 'main' }), undefined);
-    assert.notEqual(approvalFor(rules, 'bot', 'github', 'merge', { base: ['release-1'] }), undefined, 'a server may unwrap a one-element list');
+    assert.notEqual(
+      approvalFor(rules, 'bot', 'github', 'merge', { base: ['release-1'] }),
+      undefined,
+      'a server may unwrap a one-element list',
+    );
     assert.equal(approvalFor(rules, 'bot', 'github', 'merge', { base: { name: 'release-1' } }), undefined, 'a glob matches scalars only');
   });
 
