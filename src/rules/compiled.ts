@@ -11,6 +11,7 @@ import type { HeaderSet } from './server-headers.js';
 import type { CompiledLimits } from './limits.js';
 import type { CompiledView } from './views.js';
 import type { ModeSettings } from './agent-mode.js';
+import type { CodeSettings } from './code-settings.js';
 
 /** One side (`allow` or `deny`) of an agent's rules. */
 export interface CompiledSide {
@@ -47,6 +48,8 @@ export interface CompiledAgent {
   readonly serverHeaders: ReadonlyMap<string, HeaderSet>;
   /** Its own mode and always-shown tools (agent-mode.ts). */
   readonly modeSettings?: ModeSettings;
+  /** What its programs may call, which calls from code wait for approval, and a run's limits (code-settings.ts). */
+  readonly code?: CodeSettings;
 }
 
 /**

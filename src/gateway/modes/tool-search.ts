@@ -26,7 +26,7 @@ interface ToolSearchParts {
 }
 
 /** Who is searching: the agent, its token's claims, its session's own catalogs. */
-interface Searcher {
+export interface Searcher {
   readonly agent: string;
   readonly claims: Claims | undefined;
   readonly own: readonly Catalog[] | undefined;
@@ -84,7 +84,7 @@ export class ToolSearch {
   }
 
   /** Whether the agent may call the tool (held tools are filtered by the callers: they are never listed). */
-  private allowed(who: Searcher): (entry: ToolEntry) => boolean {
+  allowed(who: Searcher): (entry: ToolEntry) => boolean {
     const rules = this.parts.rules();
     if (rules.open) return () => true;
     return (entry) => decideTool(rules, who.agent, entry.server, entry.original, who.claims).allowed;
