@@ -20,7 +20,7 @@ const ROOMS = {
   oauth: ['config', 'observability'],
   catalog: ['servers', 'wire', 'observability'],
   policy: ['rules', 'servers', 'wire', 'observability'],
-  gateway: ['policy', 'catalog', 'pins', 'rules', 'search', 'servers', 'config', 'wire', 'observability', 'code'],
+  gateway: ['policy', 'catalog', 'pins', 'rules', 'search', 'code', 'servers', 'config', 'wire', 'observability'],
   cluster: ['policy', 'console', 'wire', 'observability'],
   front: ['gateway', 'policy', 'auth', 'cluster', 'wire', 'observability'],
   console: ['gateway', 'policy', 'auth', 'pins', 'rules', 'wire', 'observability'],

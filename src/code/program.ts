@@ -104,6 +104,11 @@ export type ProgramOutcome =
       /** Where in the agent's code (1-based), when the engine knows. */
       line?: number;
       column?: number;
+      /** The uncaught error's own `code`: a refusal's `MCPG_*` code, or `TOOL_ERROR`. */
+      thrownCode?: string;
+      /** The server and tool an uncaught refusal or tool error came from. */
+      server?: string;
+      tool?: string;
       console: string;
       calls: InnerCallRecord[];
     };
