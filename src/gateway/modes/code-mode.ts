@@ -262,11 +262,19 @@ export class CodeTools {
       // Cancelled by the agent: a cancelled request is not answered.
       if (this.runs.get(msg.id) !== controller) return;
       this.runs.delete(msg.id);
-      host.sendResult(msg.id, result);
+      // With progress asked for, the answer goes a turn after the last progress notification: a
+      // client that handles notifications asynchronously (the SDKs do) still has the request open.
+      if (typeof token === 'string' || typeof token === 'number') setImmediate(() => host.sendResult(msg.id, result));
+      else host.sendResult(msg.id, result);
     });
   }
 
-  /** The tools a program may name: those the agent may call, and the held ones (refused as a direct call is). */
+  /**
+   * The tools a program may name: those the agent may call, and those a direct call of which is
+   * refused by name rather than as unknown — held ones, and denied ones of a prefixed server (whose
+   * prefix names the server anyway) — so that a program's call is refused exactly as a direct one.
+   * A denied tool of an unprefixed server stays out: directly it is unknown, and so it is in code.
+   */
   private programTools(): ProgramTool[] {
     const tools: ProgramTool[] = [];
     const seen = new Set<string>();
@@ -277,12 +285,18 @@ export class CodeTools {
       tools.push({ name, server: prefixed?.server ?? server, tool: prefixed?.rest ?? original });
     };
     for (const tool of this.callable()) add(tool.catalog, tool.name, tool.entry.server, tool.entry.original);
-    for (const catalog of this.catalogs())
+    for (const catalog of this.catalogs()) {
+      for (const item of catalog.listTools()) {
+        const name = (item as { name: string }).name;
+        const entry = catalog.tool(name);
+        if (entry !== undefined && catalog.isPrefixed(entry.server)) add(catalog, name, entry.server, entry.original);
+      }
       for (const server of catalog.serverNames)
         for (const original of catalog.heldTools(server).keys()) {
           const name = catalog.publicName(server, original);
           if (name !== undefined) add(catalog, name, server, original);
         }
+    }
     return tools;
   }
 
