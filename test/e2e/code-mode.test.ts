@@ -16,6 +16,7 @@ import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/client';
 import {
   CLI,
+  cli,
   fixtureServer,
   rpcError,
   startGateway,
@@ -315,6 +316,8 @@ anyio.run(main)
     const metrics = await (await fetch(`${gate.base}/metrics`)).text();
     assert.match(metrics, /mcpgate_code_runs_total\{outcome="ok"\} [1-9]/);
     assert.match(metrics, /mcpgate_code_inner_calls_total\{outcome="ok"\} [3-9]/);
+    const cliStatus = await cli(['status', '--url', gate.base]);
+    assert.match(cliStatus.out, /^code: [1-9]\d* runs \([1-9]\d* ok\), 0 running; inner calls [3-9]\d* ok, 0 tool errors, 0 refused$/m);
   });
 
   for (const mode of ['legacy', '2026-07-28']) {

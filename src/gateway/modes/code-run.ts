@@ -76,7 +76,8 @@ export async function runCode(
     signal,
     host: {
       tools: parts.tools,
-      call: (name, args, options) => innerCall(parts, { run, about, name, args, signal: options.signal, waiting: (pause) => options.waiting(pause) }),
+      call: (name, args, options) =>
+        innerCall(parts, { run, about, name, args, signal: options.signal, waiting: (pause) => options.waiting(pause) }),
       onInnerCall: (record) => {
         if (record.ok) counts.ok += 1;
         else if (record.code === 'TOOL_ERROR') counts.error += 1;
