@@ -336,3 +336,29 @@ anyio.run(main)
     }
   }
 });
+
+describe('code mode beside aggregate mode ("codeMode": true), over stdio', { timeout: TIMEOUT }, () => {
+  let dir: TempDir;
+  let gw: GatewayProcess;
+
+  before(async () => {
+    dir = await tempDir();
+    const config = await writeConfig(dir, { store: fixtureServer('code-tools-server') });
+    const rules = await writeRules(dir, { agents: { side: { allow: { servers: ['store'] }, codeMode: true } } });
+    gw = await startGateway({ config, agent: 'side', args: ['--rules', rules, '--pins', 'off'] });
+  });
+
+  after(async () => {
+    await gw?.stop();
+    await dir?.remove();
+  });
+
+  it('lists the catalog, then describe_tools and run_code; both answer; the catalog tools are called directly', async () => {
+    const names = (await gw.client.listTools()).tools.map((t) => t.name);
+    assert.deepEqual(names.slice(-2), ['describe_tools', 'run_code']);
+    assert.ok(names.includes('store__list_items') && !names.includes('search_tools'), JSON.stringify(names));
+    assert.equal((await run(gw.client, `return (await tools.store.list_items({count: 2})).structuredContent.items.length;`)).value, 2);
+    assert.match(textOf(await gw.client.callTool({ name: 'describe_tools', arguments: { names: ['store__slow'] } })), /tools\.store\.slow/);
+    assert.equal(textOf(await gw.client.callTool({ name: 'store__get_item', arguments: { id: 7 } })), 'item 7 (short)');
+  });
+});
