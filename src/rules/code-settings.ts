@@ -16,7 +16,7 @@
 
 import { describeValue, isPlainObject } from '../config/issues.js';
 import { compileApprovals, type ApprovalNeed, type ApprovalReport } from './approvals.js';
-import { DEFAULT_AGENT, type ApprovalRule, type Rules } from './compiled.js';
+import { DEFAULT_AGENT, type CodeLimitSettings, type CodeSettings, type Rules } from './compiled.js';
 
 const CODE_KEYS = new Set(['allow', 'approve', 'limits']);
 
@@ -36,18 +36,7 @@ const LIMIT_BOUNDS = Object.freeze({
 /** The smallest memory a run may be given: below it the engine cannot start. */
 const MIN_MEMORY_BYTES = 4 * 1024 * 1024;
 
-export type CodeLimitName = keyof typeof LIMIT_BOUNDS;
-
-/** The limits the rules set (a name left out: the sandbox's default). */
-export type CodeLimitSettings = Readonly<Partial<Record<CodeLimitName, number>>>;
-
-export interface CodeSettings {
-  /** Tools (beyond the read-only ones) a program may call; empty: none. */
-  readonly allow: readonly ApprovalRule[];
-  /** Tools that wait for a person's approval when a program calls them. */
-  readonly approve: readonly ApprovalRule[];
-  readonly limits: CodeLimitSettings;
-}
+type CodeLimitName = keyof typeof LIMIT_BOUNDS;
 
 /** Reads one agent's `code` section (at `agents.ID.code`); undefined when absent or wrong. */
 export function readCodeSettings(id: string, value: unknown, report: ApprovalReport): CodeSettings | undefined {

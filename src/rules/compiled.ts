@@ -11,7 +11,6 @@ import type { HeaderSet } from './server-headers.js';
 import type { CompiledLimits } from './limits.js';
 import type { CompiledView } from './views.js';
 import type { ModeSettings } from './agent-mode.js';
-import type { CodeSettings } from './code-settings.js';
 
 /** One side (`allow` or `deny`) of an agent's rules. */
 export interface CompiledSide {
@@ -32,6 +31,33 @@ export interface ApprovalRule {
 }
 
 export const NO_APPROVALS: readonly ApprovalRule[] = Object.freeze([]);
+
+/** The limits of a code-mode run an agent's rules set (code-settings.ts; a name left out: the sandbox's default). */
+export type CodeLimitSettings = Readonly<
+  Partial<
+    Record<
+      | 'wallMs'
+      | 'memoryBytes'
+      | 'innerCalls'
+      | 'callsInFlight'
+      | 'codeBytes'
+      | 'returnBytes'
+      | 'innerResultBytes'
+      | 'consoleBytes'
+      | 'runsInFlight',
+      number
+    >
+  >
+>;
+
+/** An agent's `code` section (code-settings.ts): what its programs may call, and a run's limits. */
+export interface CodeSettings {
+  /** Tools (beyond the read-only ones) a program may call; empty: none. */
+  readonly allow: readonly ApprovalRule[];
+  /** Tools that wait for a person's approval when a program calls them. */
+  readonly approve: readonly ApprovalRule[];
+  readonly limits: CodeLimitSettings;
+}
 
 export interface CompiledAgent {
   readonly id: string;

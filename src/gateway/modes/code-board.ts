@@ -8,7 +8,7 @@ import type { GatewayMetrics } from '../../observability/metrics.js';
 const RECENT_RUNS = 20;
 
 /** One finished run as status shows it. */
-export interface RunRecord {
+interface RunRecord {
   readonly run: string;
   readonly agent: string;
   readonly session: string;

@@ -34,7 +34,7 @@ const EMBED_MAX_TOOLS = 30;
 const MAX_DESCRIBE = 10;
 
 /** What code mode reads of the gateway (one set per gateway). */
-export interface CodeModeParts {
+interface CodeModeParts {
   readonly search: ToolSearch;
   readonly catalog: Catalog;
   readonly board: CodeBoard;

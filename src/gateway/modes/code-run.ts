@@ -18,7 +18,8 @@ import {
 import { runProgram } from '../../code/run-program.js';
 import { GatewayError } from '../../errors.js';
 import type { AuditLog } from '../../observability/audit.js';
-import { codeMayCall, type CodeSettings } from '../../rules/code-settings.js';
+import { codeMayCall } from '../../rules/code-settings.js';
+import type { CodeSettings } from '../../rules/compiled.js';
 import type { RequestId } from '../../wire/jsonrpc.js';
 import type { CodeBoard } from './code-board.js';
 import { isReadOnly } from './tool-declarations.js';
@@ -30,7 +31,7 @@ const AUDIT_PROGRAM_CHARS = 4096;
 export const DEFAULT_RUNS_IN_FLIGHT = 2;
 
 /** What one run reads of its session and the gateway. */
-export interface RunParts {
+interface RunParts {
   readonly agent: string;
   readonly session: string;
   readonly settings: CodeSettings | undefined;
@@ -49,7 +50,7 @@ export interface RunParts {
 }
 
 /** The limits of one run: the sandbox's defaults under the rules' `code.limits`. */
-export function runLimits(settings: CodeSettings | undefined): CodeLimits {
+function runLimits(settings: CodeSettings | undefined): CodeLimits {
   const { runsInFlight: _runs, ...limits } = settings?.limits ?? {};
   void _runs;
   return { ...DEFAULT_CODE_LIMITS, ...limits };

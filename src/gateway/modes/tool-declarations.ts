@@ -11,7 +11,7 @@
 // reads `unknown`, never an error.
 
 /** What a declaration says besides the schemas: flags the rules and annotations give the tool. */
-export interface DeclarationFlags {
+interface DeclarationFlags {
   /** A call from code waits for a person's approval (the rules' `approve` or `code.approve`). */
   readonly needsApproval: boolean;
   /** A program may not call it (a write the rules' `code.allow` does not name). */
@@ -19,7 +19,7 @@ export interface DeclarationFlags {
 }
 
 /** The property path a program calls a tool by (`tools.<server>.<tool>`), and its exact public name. */
-export interface CallPath {
+interface CallPath {
   readonly name: string;
   readonly server: string;
   readonly tool: string;

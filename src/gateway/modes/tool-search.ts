@@ -26,7 +26,7 @@ interface ToolSearchParts {
 }
 
 /** Who is searching: the agent, its token's claims, its session's own catalogs. */
-export interface Searcher {
+interface Searcher {
   readonly agent: string;
   readonly claims: Claims | undefined;
   readonly own: readonly Catalog[] | undefined;
