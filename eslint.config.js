@@ -11,7 +11,7 @@ const ROOMS = {
   wire: [],
   observability: [],
   search: ['wire'],
-  code: [],
+  code: ['wire'],
   config: ['observability'],
   rules: ['config', 'wire'],
   auth: ['rules'],

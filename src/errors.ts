@@ -40,6 +40,10 @@ export const ERROR_CODES = {
   MCPG_METHOD_NOT_FOUND: { rpc: JSONRPC.METHOD_NOT_FOUND, summary: 'The agent called a method the gateway does not serve.' },
   MCPG_INVALID_PARAMS: { rpc: JSONRPC.INVALID_PARAMS, summary: "A request's params were missing or malformed." },
   MCPG_TOOL_NOT_FOUND: { rpc: JSONRPC.INVALID_PARAMS, summary: 'No tool of that name is in the catalog.' },
+  MCPG_ARGUMENTS_INVALID: {
+    rpc: JSONRPC.INVALID_PARAMS,
+    summary: "The call's arguments do not have the types its tool's input schema declares; checked before an approval rule reads them.",
+  },
   MCPG_PROMPT_NOT_FOUND: { rpc: JSONRPC.INVALID_PARAMS, summary: 'No prompt of that name is in the catalog.' },
   MCPG_RESOURCE_NOT_FOUND: { rpc: JSONRPC.RESOURCE_NOT_FOUND, summary: 'The URI does not belong to any server in the catalog.' },
   MCPG_MESSAGE_TOO_LARGE: { rpc: JSONRPC.INVALID_REQUEST, summary: 'A message exceeded the size limit and was discarded.' },

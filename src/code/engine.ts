@@ -42,7 +42,7 @@ const ENGINE_PAGES = 256;
  * catchable "out of memory") usually comes first and the hard cap stops what its count misses
  * (the allocator's overhead on many small blocks).
  */
-export const ENGINE_OVERHEAD_BYTES = ENGINE_PAGES * PAGE;
+const ENGINE_OVERHEAD_BYTES = ENGINE_PAGES * PAGE;
 /**
  * QuickJS's stack limit. The engine's frames run on the host thread's own stack, so this must stop
  * a deep recursion well before Node's stack ends (measured: ~1,500 plain frames).

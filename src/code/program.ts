@@ -58,7 +58,7 @@ export interface InnerCallOptions {
    * (`false`): the run's wall clock does not count that wait. Calls nest: the clock runs again when
    * every waiting call has said `false` (or settled).
    */
-  waiting(pause: boolean): void;
+  waiting: (pause: boolean) => void;
 }
 
 export interface ProgramHost {
@@ -79,7 +79,7 @@ export interface InnerCallRecord {
   ok: boolean;
   /** The refusal's `MCPG_*` code, or `TOOL_ERROR` for a result with `isError`. */
   code?: string;
-  /** From the program's call to its answer, waits on a person included. */
+  /** From the program's call to its answer: a wait in the queue and a wait on a person included. */
   ms: number;
 }
 
@@ -87,9 +87,9 @@ export interface InnerCallRecord {
 export type ProgramOutcome =
   | {
       ok: true;
-      /** The returned value as JSON (`undefined` when the program returned nothing). */
+      /** The returned value, parsed from its JSON (`undefined` when the program returned nothing or it was cut). */
       value: unknown;
-      /** The value's JSON text, cut at `returnBytes` (then `truncated`, and a note ends the text). */
+      /** The value's JSON text ('' for nothing), cut at `returnBytes` (then `truncated`, and a note ends the text). */
       returnedText: string;
       truncated: boolean;
       console: string;

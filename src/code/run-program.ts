@@ -10,22 +10,35 @@
 // can settle, or when it is cancelled; in-flight calls' signals are aborted then.
 
 import type { QuickJSDeferredPromise, QuickJSHandle } from 'quickjs-emscripten-core';
-import type { ErrorCode } from '../errors.js';
 import { type Engine, isEngineTrap, newEngine } from './engine.js';
 import { sandboxAnswer } from './inner-answer.js';
 import type { InnerCallRecord, InnerOutcome, ProgramHost, ProgramOutcome, ProgramTool, RunRequest } from './program.js';
 import { PRELUDE, PRELUDE_FILE, PROGRAM_FILE, PROGRAM_PREFIX, PROGRAM_SUFFIX } from './prelude.js';
 import { RunClock } from './run-clock.js';
+import { nestedDeeperThan, wireLimits } from '../wire/jsonrpc.js';
 
 /**
- * The longest one entry into a run's engine may hold the host's event loop: a stretch of the
- * program that runs this long without waiting on an inner call is stopped (`MCPG_CODE_TIMEOUT`),
- * whatever is left of its wall time. One built-in call that runs no JavaScript (a sort without a
- * comparator, `JSON.parse` of a large text) is not interrupted, but is bounded by the memory limit.
+ * The most CPU time one entry into a run's engine may take: a stretch of the program that computes
+ * this long without waiting on an inner call is stopped (`MCPG_CODE_TIMEOUT`), whatever is left of
+ * its wall time, so no run holds the host's event loop for long. It is CPU time, not wall time, so a
+ * loaded machine does not stop a program that an idle one would finish. One built-in call that runs
+ * no JavaScript (a sort without a comparator, `JSON.parse` of a large text) is not interrupted, but
+ * is bounded by the memory limit.
  */
-export const SLICE_MS = 500;
+const SLICE_MS = 500;
+/** How often a long stretch reads the CPU time. */
+const CPU_CHECK_MS = 5;
 
-type Code = Extract<ErrorCode, `MCPG_CODE_${string}`> | 'MCPG_INTERNAL';
+/** The codes a run ends with, each in src/errors.ts. */
+type Code =
+  | 'MCPG_CODE_SYNTAX'
+  | 'MCPG_CODE_ERROR'
+  | 'MCPG_CODE_TIMEOUT'
+  | 'MCPG_CODE_MEMORY'
+  | 'MCPG_CODE_TOO_MANY_CALLS'
+  | 'MCPG_CODE_TOO_LARGE'
+  | 'MCPG_CODE_CANCELLED'
+  | 'MCPG_INTERNAL';
 
 interface Stop {
   code: Code;
@@ -38,7 +51,10 @@ interface InnerCall {
   tool: ProgramTool | undefined;
   deferred: QuickJSDeferredPromise;
   controller?: AbortController;
-  started?: number;
+  /** When the program called it (it may then wait in the queue). */
+  called: number;
+  /** Its arguments nest deeper than a direct call's message may: refused as that call would be. */
+  tooDeep: boolean;
   /** The host said the call waits on a person; the run's clock is paused for it. */
   waiting: boolean;
 }
@@ -97,8 +113,15 @@ class Run {
   private describeFn: QuickJSHandle | undefined;
 
   private inEngine = false;
-  private sliceEnd = 0;
-  private sliceIsWall = false;
+  /** When the run's wall time ends, as `performance.now()` reads it (Infinity while paused). */
+  private wallEnd = 0;
+  /** When the engine was last entered, as `performance.now()` reads it. */
+  private enteredAt = 0;
+  /**
+   * The process's CPU time once a stretch has held the engine for a quarter slice, with that wall
+   * time: reading CPU time is a system call, so a short stretch (nearly all of them) never makes it.
+   */
+  private cpuMark: { cpu: NodeJS.CpuUsage; held: number; checked: number } | undefined;
   private stopped: Stop | undefined;
   private finished = false;
   private readonly onAbort = (): void => this.stop('MCPG_CODE_CANCELLED', 'the run was cancelled');
@@ -154,9 +177,9 @@ class Run {
    * host's own stack overflowing under a deep recursion, or a broken instance) ends the run.
    */
   private enter<T>(work: () => T): T | undefined {
-    const remaining = this.clock.remaining();
-    this.sliceIsWall = remaining <= SLICE_MS;
-    this.sliceEnd = performance.now() + Math.min(SLICE_MS, remaining);
+    this.enteredAt = performance.now();
+    this.wallEnd = this.enteredAt + this.clock.remaining();
+    this.cpuMark = undefined;
     this.inEngine = true;
     try {
       return work();
@@ -178,27 +201,39 @@ class Run {
   /** The engine asks this every few thousand operations: true stops the program where it is. */
   private interrupt(): boolean {
     if (this.stopped !== undefined) return true;
-    if (performance.now() < this.sliceEnd) return false;
-    if (this.sliceIsWall) {
+    const now = performance.now();
+    if (now >= this.wallEnd) {
       this.stopped = {
         code: 'MCPG_CODE_TIMEOUT',
         message: `the program ran longer than its ${this.limits.wallMs} ms limit and was stopped`,
       };
-    } else {
-      this.stopped = {
-        code: 'MCPG_CODE_TIMEOUT',
-        message: `the program ran ${SLICE_MS} ms without waiting on an inner call, the longest one stretch may run, and was stopped`,
-      };
+      return true;
     }
+    const held = now - this.enteredAt;
+    if (held < SLICE_MS / 4) return false;
+    if (this.cpuMark === undefined) {
+      this.cpuMark = { cpu: process.cpuUsage(), held, checked: now };
+      return false;
+    }
+    if (now - this.cpuMark.checked < CPU_CHECK_MS) return false;
+    this.cpuMark.checked = now;
+    // The CPU time before the mark is counted as the whole wall time before it: at most that much.
+    const used = process.cpuUsage(this.cpuMark.cpu);
+    if (this.cpuMark.held + (used.user + used.system) / 1000 < SLICE_MS) return false;
+    this.stopped = {
+      code: 'MCPG_CODE_TIMEOUT',
+      message: `the program computed for ${SLICE_MS} ms without waiting on an inner call, the most one stretch may, and was stopped`,
+    };
     return true;
   }
 
-  /** Runs what the engine has queued, then looks at the program's promise. */
-  private drive(): void {
+  /** Runs `first` and what the engine has queued, then looks at the program's promise. */
+  private drive(first?: () => void): void {
     if (this.finished) return;
     if (this.stopped === undefined) {
       const { runtime } = this.engine;
       this.enter(() => {
+        first?.();
         // A job that ends with an uncatchable error (the interrupt) stops the queue; one that a
         // program's own exception ends does not need another pass, but the loop is cheap.
         for (let pass = 0; pass < 1000 && this.stopped === undefined; pass += 1) {
@@ -245,7 +280,11 @@ class Run {
         };
         return deferred.handle;
       }
-      this.queue.push({ name, args: parseFromSandbox(text), tool: this.tools.get(name), deferred, waiting: false });
+      const args = parseFromSandbox(text);
+      // A direct call's arguments sit two levels down in its message, which may nest `maxDepth` deep.
+      const depth = wireLimits.maxDepth - 2;
+      const tooDeep = text.length > 2 * depth && nestedDeeperThan(args, depth);
+      this.queue.push({ name, args, tool: this.tools.get(name), deferred, called: performance.now(), tooDeep, waiting: false });
       return deferred.handle;
     } catch {
       this.stopped ??= { code: 'MCPG_INTERNAL', message: 'the sandbox failed while starting an inner call' };
@@ -285,11 +324,17 @@ class Run {
   private start(call: InnerCall): void {
     const controller = new AbortController();
     call.controller = controller;
-    call.started = performance.now();
     this.inFlight.add(call);
-    if (call.tool === undefined) {
-      const unknown: InnerOutcome = { ok: false, code: 'MCPG_TOOL_NOT_FOUND', message: `unknown tool: ${call.name}` };
-      queueMicrotask(() => this.settle(call, unknown));
+    if (call.tool === undefined || call.tooDeep) {
+      const refusal: InnerOutcome =
+        call.tool === undefined
+          ? { ok: false, code: 'MCPG_TOOL_NOT_FOUND', message: `unknown tool: ${call.name}` }
+          : {
+              ok: false,
+              code: 'MCPG_MESSAGE_TOO_DEEP',
+              message: `message nests deeper than ${wireLimits.maxDepth} levels (the limit is --max-depth); it was not processed`,
+            };
+      queueMicrotask(() => this.settle(call, refusal));
       return;
     }
     let answer: Promise<InnerOutcome>;
@@ -318,7 +363,7 @@ class Run {
     if (call.waiting) this.waiting(call, false);
     const answer = sandboxAnswer(outcome, call.tool, this.limits.innerResultBytes);
     const code = answer.ok ? answer.code : 'MCPG_CODE_TOO_LARGE';
-    const record: InnerCallRecord = { name: call.name, ok: code === undefined, ms: Math.round(performance.now() - (call.started ?? 0)) };
+    const record: InnerCallRecord = { name: call.name, ok: code === undefined, ms: Math.round(performance.now() - call.called) };
     if (code !== undefined) record.code = code;
     this.calls.push(record);
     try {
@@ -333,12 +378,11 @@ class Run {
       );
       return;
     }
-    this.enter(() => {
+    this.drive(() => {
       const text = this.engine.context.newString(answer.json);
       call.deferred.resolve(text);
       text.dispose();
     });
-    this.drive();
   }
 
   /** The program returned: its value's JSON, cut at `returnBytes`. */
