@@ -34,7 +34,7 @@ export interface InnerToolCall {
   waiting(pause: boolean): void;
 }
 
-/** How an inner call ended: the server's result (rewritten and sanitized as for the agent), or the error the agent would get. */
+/** What a call from inside the gateway comes to: the answer the agent would have got (its result rewritten and sanitized as for the agent), or the error. */
 export type InnerAnswer = { readonly result: Record<string, unknown> } | { readonly error: JsonRpcErrorObject };
 
 /** What a mode reads of its agent session and asks of it. */
