@@ -12,7 +12,7 @@ import type { InnerAnswer, InnerToolCall } from './session-mode.js';
 const WAITING_FOR_APPROVAL = 'waiting for an admin';
 
 /** The session's `callAsAgent`, as far as an inner call uses it. */
-export type CallAsAgent = (
+type CallAsAgent = (
   tool: { readonly name: string; readonly arguments?: Record<string, unknown> | undefined },
   options: {
     readonly signal: AbortSignal;

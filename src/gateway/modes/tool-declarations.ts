@@ -10,19 +10,14 @@
 // sentence; what was cut is marked `…`. A schema the generator does not follow (`$ref`, `allOf`)
 // reads `unknown`, never an error.
 
+import type { ProgramTool } from '../../code/program.js';
+
 /** What a declaration says besides the schemas: flags the rules and annotations give the tool. */
 interface DeclarationFlags {
   /** A call from code waits for a person's approval (the rules' `approve` or `code.approve`). */
   readonly needsApproval: boolean;
   /** A program may not call it (a write the rules' `code.allow` does not name). */
   readonly notFromCode: boolean;
-}
-
-/** The property path a program calls a tool by (`tools.<server>.<tool>`), and its exact public name. */
-interface CallPath {
-  readonly name: string;
-  readonly server: string;
-  readonly tool: string;
 }
 
 const MAX_DEPTH = 2;
@@ -68,7 +63,7 @@ function parameterNames(schema: unknown): string {
 }
 
 /** The tool's declaration: its summary and flags as a comment, then its call with typed arguments and result. */
-export function declaration(view: ToolView, path: CallPath, flags: DeclarationFlags): string {
+export function declaration(view: ToolView, path: ProgramTool, flags: DeclarationFlags): string {
   const notes: string[] = [];
   if (isReadOnly(view)) notes.push('[read-only]');
   if (flags.needsApproval) notes.push('[needs approval]');

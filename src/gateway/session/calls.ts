@@ -120,7 +120,7 @@ function toolCall(
 }
 
 /** How a call from inside the gateway is made (`Calls.callAsAgent`). */
-export interface InnerCallOptions {
+export interface CallAsAgentOptions {
   /** Aborting it cancels the call as the agent's `notifications/cancelled` would; the promise rejects with the signal's reason. */
   readonly signal?: AbortSignal | undefined;
   /**
@@ -137,7 +137,7 @@ export interface InnerCallOptions {
 
 /** A call from inside the gateway while it runs. */
 interface InnerCall {
-  readonly options: InnerCallOptions;
+  readonly options: CallAsAgentOptions;
   readonly resolve: (answer: InnerAnswer) => void;
   settled: boolean;
 }
@@ -211,7 +211,7 @@ export class Calls {
    */
   callAsAgent(
     tool: { readonly name: string; readonly arguments?: Record<string, unknown> | undefined },
-    options: InnerCallOptions = {},
+    options: CallAsAgentOptions = {},
   ): Promise<InnerAnswer> {
     const id = `${this.innerPrefix}${this.nextInner++}`;
     const { signal, progress } = options;

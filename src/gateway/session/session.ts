@@ -49,7 +49,7 @@ import type { AgentIdentity } from './agent-identity.js';
 import { AgentRequests, type ServerQuestion } from './agent-requests.js';
 import type { SessionParts } from './session-parts.js';
 import { extensionsOf } from './extensions.js';
-import { Calls, invalidParams, type InnerCallOptions } from './calls.js';
+import { Calls, invalidParams, type CallAsAgentOptions } from './calls.js';
 import { RoutedRequests } from './routed-requests.js';
 
 /** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
@@ -336,7 +336,7 @@ export class AgentSession implements Caller {
    */
   callAsAgent(
     tool: { readonly name: string; readonly arguments?: Record<string, unknown> | undefined },
-    options?: InnerCallOptions,
+    options?: CallAsAgentOptions,
   ): Promise<InnerAnswer> {
     return this.calls.callAsAgent(tool, options);
   }
