@@ -41,7 +41,7 @@ interface RunOutcome {
 
 async function run(client: Pick<Client, 'callTool'>, code: string, options: Parameters<Client['callTool']>[1] = {}): Promise<RunOutcome> {
   const result = await client.callTool({ name: 'run_code', arguments: { code } }, options);
-  return result.structuredContent as unknown as RunOutcome;
+  return result.structuredContent as RunOutcome;
 }
 
 /** The MCPG_* code a direct call is refused with. */
@@ -149,7 +149,7 @@ return { total: list.structuredContent.items.reduce((n, i) => n + i.size, 0), on
     );
     assert.equal(result.isError, undefined);
     assert.deepEqual(JSON.parse(textOf(result)), { total: 60, one: 'item 2 (short)' });
-    const out = result.structuredContent as unknown as RunOutcome;
+    const out = result.structuredContent as RunOutcome;
     assert.deepEqual(out.value, { total: 60, one: 'item 2 (short)' });
     assert.deepEqual(out.calls.map((c) => c.name).sort(), ['store__get_item', 'store__list_items', 'store__slow']);
     assert.match(out.run, /^run_[0-9a-f]{12}$/);
@@ -164,7 +164,7 @@ return { total: list.structuredContent.items.reduce((n, i) => n + i.size, 0), on
       arguments: { code: `await tools.store.list_items({});\n\nawait tools.store.fail({});` },
     });
     assert.equal(result.isError, true);
-    const out = result.structuredContent as unknown as RunOutcome;
+    const out = result.structuredContent as RunOutcome;
     assert.equal(out.error?.code, 'MCPG_CODE_ERROR');
     assert.match(out.error?.message ?? '', /the store is on fire/);
     assert.equal(out.error?.line, 3);
