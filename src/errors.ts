@@ -197,6 +197,11 @@ export const ERROR_CODES = {
     summary: "A code-mode program's source, or an inner result to be delivered into it, was larger than its limit; the run was stopped.",
   },
   MCPG_CODE_CANCELLED: { rpc: -31067, summary: 'A code-mode run was cancelled; its in-flight inner calls were cancelled too.' },
+  MCPG_CODE_BUSY: { rpc: -31068, summary: 'An agent session already has as many code-mode runs going as its limit allows.' },
+  MCPG_CODE_TOOL_FORBIDDEN: {
+    rpc: -31069,
+    summary: "A program called a tool that may not be called from code (not read-only, and not named by the rules' code.allow).",
+  },
   MCPG_CONFIG_INVALID: { rpc: JSONRPC.INVALID_PARAMS, summary: 'A configuration file could not be read, parsed or validated.' },
   MCPG_USAGE: { rpc: JSONRPC.INVALID_PARAMS, summary: 'The command line was not understood.' },
   MCPG_INTERNAL: { rpc: JSONRPC.INTERNAL_ERROR, summary: 'A bug in mcpgate; the message says where.' },

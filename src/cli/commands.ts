@@ -47,7 +47,7 @@ const bytes = (help: string): OptionSpec => ({ type: 'string', value: 'BYTES', h
 export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   serve: {
     synopsis: `serve [--config .mcp.json] [--rules gateway-rules.json] [--env-file FILE] [--stdio | --http [HOST:]PORT] [--agent ID]
-      [--mode aggregate|discovery|search] [--view NAME] [--embeddings-url URL --embeddings-model MODEL] [--debug] [--log-level LEVEL] [--log-format json|pretty]
+      [--mode aggregate|discovery|search|code] [--view NAME] [--embeddings-url URL --embeddings-model MODEL] [--debug] [--log-level LEVEL] [--log-format json|pretty]
       [--separator SEP] [--startup-timeout MS] [--list-wait MS] [--max-inflight N] [--max-depth N]
       [--pins tofu|strict|off] [--state DIR] [--sanitize on|off]
       [--retries N] [--backoff-cap MS] [--park-probe MS] [--stable-after MS]

@@ -270,8 +270,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         const agent = str('agent') ?? env.MCPGATE_AGENT ?? 'default';
         const agentExplicit = str('agent') !== undefined || env.MCPGATE_AGENT !== undefined;
         const mode = str('mode') ?? env.MCPGATE_MODE ?? 'aggregate';
-        if (mode !== 'aggregate' && mode !== 'discovery' && mode !== 'search')
-          throw usage(`--mode must be aggregate, discovery or search (got "${mode}")`);
+        if (mode !== 'aggregate' && mode !== 'discovery' && mode !== 'search' && mode !== 'code')
+          throw usage(`--mode must be aggregate, discovery, search or code (got "${mode}")`);
         const view = str('view');
         if (view !== undefined && httpText !== undefined)
           throw usage('--view is for the stdio agent; over HTTP each view of the rules file is served at /mcp/v/NAME');

@@ -99,6 +99,19 @@ export function render(status: Record<string, unknown>): string {
       `search: ${search.searches} searches, ${search.results} results, ${search.zero_results} with none (${search.ranking}${fallbacks})`,
     );
   }
+  const code = status.code as
+    | { runs: number; running: number; outcomes: Record<string, number>; inner_calls: { ok: number; error: number; refused: number } }
+    | undefined;
+  if (code !== undefined) {
+    const failed = Object.entries(code.outcomes)
+      .filter(([outcome]) => outcome !== 'ok')
+      .map(([outcome, n]) => `${n} ${outcome}`)
+      .join(', ');
+    const inner = code.inner_calls;
+    lines.push(
+      `code: ${code.runs} runs (${code.outcomes.ok ?? 0} ok${failed === '' ? '' : `, ${failed}`}), ${code.running} running; inner calls ${inner.ok} ok, ${inner.error} tool errors, ${inner.refused} refused`,
+    );
+  }
   const reload = status.reload as Record<string, FileStatus> | undefined;
   for (const [name, file] of Object.entries(reload ?? {})) {
     if (file.path === null) continue;

@@ -93,6 +93,7 @@ ${activityCells(activity.get(s.name))}
 <table id="servers"><tr><th>server</th><th>state</th><th>breaker</th><th>tools</th><th>resources</th><th>prompts</th><th>calls/s</th><th>latency</th><th>last error</th></tr>${rows}</table>
 <p class="muted">calls/s, errors and latency (mean and 95th percentile) are the tool calls of about the last minute, from the metrics (<code>/metrics</code>), updated every ${ACTIVITY_SAMPLE_MS / 1000} s.</p>
 ${searchLine(status.search as SearchSummary | undefined)}
+${codeLine(status.code as CodeSummary | undefined)}
 <h2>Agents</h2>
 ${agents.length === 0 ? html`<p class="muted">no agent is connected</p>` : html`<table id="agents"><tr><th>agent</th><th>sessions</th><th></th></tr>${agents}</table>`}
 <h2>Configuration</h2>
@@ -117,6 +118,20 @@ function searchLine(search: SearchSummary | undefined): Raw | string {
       ? ''
       : html` · <span class="problem">${search.embeddings.fallbacks} fell back to lexical</span>${search.embeddings.last_error === null ? '' : html` <span class="muted">(${search.embeddings.last_error})</span>`}`;
   return html`<p id="search">Tool search: ${search.searches} searches · ${search.results} tools returned · ${search.zero_results} found none · ${search.indexed_tools} tools indexed · ${search.ranking} ranking${fallbacks}</p>`;
+}
+
+interface CodeSummary {
+  runs: number;
+  running: number;
+  outcomes: Record<string, number>;
+  inner_calls: { ok: number; error: number; refused: number };
+}
+
+/** Code mode's runs (gateway/status.ts), one line; nothing until a run has started. */
+function codeLine(code: CodeSummary | undefined): Raw | string {
+  if (code === undefined || (code.runs === 0 && code.running === 0)) return '';
+  const failed = code.runs - (code.outcomes.ok ?? 0);
+  return html`<p id="code">Code mode: ${code.runs} runs · ${code.running} running · ${failed} failed · inner calls ${code.inner_calls.ok} ok, ${code.inner_calls.error} tool errors, ${code.inner_calls.refused} refused</p>`;
 }
 
 /** A server's calls/s (with errors) and latency cells; dashes when it had no call in the window. */

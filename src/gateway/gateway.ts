@@ -35,6 +35,7 @@ import { Quotas } from '../policy/quotas.js';
 import { metricsSource } from './metrics-source.js';
 import { GATEWAY_INFO } from '../version.js';
 import { gatewayStatus } from './status.js';
+import { CodeBoard } from './modes/code-board.js';
 import { AgentSession } from './session/session.js';
 import type { SessionParts } from './session/session-parts.js';
 import type { AgentIdentity } from './session/agent-identity.js';
@@ -128,6 +129,8 @@ export class Gateway {
   isClosing = false;
   /** Search mode: each agent's mode, the indexes, search_tools. */
   readonly search: ToolSearch;
+  /** Code mode's runs since start (status, metrics). */
+  readonly codeBoard: CodeBoard;
   private readonly hybrid: HybridRanking | undefined;
 
   constructor(private readonly options: GatewayOptions) {
@@ -236,6 +239,7 @@ export class Gateway {
       mode: this.mode,
       hybrid: this.hybrid,
     });
+    this.codeBoard = new CodeBoard(this.metrics);
     const discovery: DiscoveryParts = {
       servers: () => this.config,
       connections: this.connections,
@@ -259,6 +263,7 @@ export class Gateway {
       discovery,
       gate: this.gate,
       search: this.search,
+      codeBoard: this.codeBoard,
       maxInflight: this.maxInflight,
       sanitize: this.sanitizes,
       instructions: () => this.listing.instructions(),

@@ -11,6 +11,7 @@ import { stderrTailOf } from '../servers/transports/stdio/process.js';
 import { sandboxStatus } from '../servers/transports/stdio/sandbox-status.js';
 import type { ConnectionPool } from '../servers/pool.js';
 import type { ToolSearch } from './modes/tool-search.js';
+import type { CodeBoard } from './modes/code-board.js';
 
 /** What the status reads (the Gateway has each of these). */
 interface StatusParts {
@@ -26,6 +27,8 @@ interface StatusParts {
   /** Calls waiting here for a person's approval (approval-desk.ts). */
   readonly approvals: { readonly waiting: number };
   readonly search: Pick<ToolSearch, 'counts' | 'indexed' | 'hybridStatus' | 'inUse'>;
+  /** Code mode's runs (shown once a run has started, or while the gateway's mode is code). */
+  readonly codeBoard: Pick<CodeBoard, 'used' | 'status'>;
   statusSource(): Record<string, unknown>;
 }
 
@@ -81,6 +84,7 @@ export function gatewayStatus(gateway: StatusParts): Record<string, unknown> {
     pins: gateway.pins.mode,
     // Only where search mode is used: a gateway without it keeps its status as it was.
     ...(gateway.search.inUse && { search: searchSummary(gateway) }),
+    ...((gateway.codeBoard.used || gateway.mode === 'code') && { code: gateway.codeBoard.status() }),
   };
 }
 

@@ -33,6 +33,27 @@ export interface AuditCall {
   arguments?: unknown;
   /** A `limited` call: the limit it was over (its JSON path in the rules), its kind and the wait it was told. */
   limit?: { rule: string; kind: 'calls' | 'in_flight'; retryAfterMs: number };
+  /** The code-mode run the call was made from (its `run` line's id); absent: a direct call. */
+  run?: string;
+}
+
+/**
+ * `run`: one code-mode program (run_code) ended. `sha256` is the digest of the program's whole
+ * text, `program` that text cut at a bound (`programTruncated`); `calls` the inner calls it made
+ * (each has its own `call` line naming this run), `code` the `MCPG_*` code it failed with.
+ */
+interface AuditRun {
+  event: 'run';
+  run: string;
+  agent: string;
+  session: string;
+  sha256: string;
+  program: string;
+  programTruncated?: boolean;
+  outcome: 'ok' | 'failed';
+  durationMs: number;
+  calls: number;
+  code?: string;
 }
 
 /**
@@ -67,7 +88,7 @@ interface AuditCallApproval {
   reason?: string;
 }
 
-type AuditRecord = AuditCall | AuditApproval | AuditCallApproval;
+type AuditRecord = AuditCall | AuditApproval | AuditCallApproval | AuditRun;
 
 export interface AuditOptions {
   /** A file path, or '-' for stderr. */

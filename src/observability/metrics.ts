@@ -14,6 +14,7 @@ export type ServerState = (typeof SERVER_STATES)[number];
 
 /** search_tools' limit is at most 50. */
 const SEARCH_RESULT_BUCKETS = [0, 1, 3, 5, 10, 20, 50];
+const CODE_RUN_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120];
 
 type CallOutcome = 'ok' | 'error' | 'failed';
 
@@ -144,6 +145,9 @@ export class GatewayMetrics {
   private readonly searches: Counter;
   private readonly searchResults: Histogram;
   private readonly zeroResultSearches: Counter;
+  private readonly codeRuns: Counter;
+  private readonly codeRunSeconds: Histogram;
+  private readonly codeInnerCalls: Counter;
 
   constructor(options: GatewayMetricsOptions, now: number = performance.now()) {
     this.activitySamples = [{ at: now, totals: new Map() }];
@@ -213,6 +217,21 @@ export class GatewayMetrics {
     this.zeroResultSearches = r.counter({
       name: 'mcpgate_tool_search_zero_results_total',
       help: 'search_tools calls that found no tool the agent may call.',
+    });
+    this.codeRuns = r.counter({
+      name: 'mcpgate_code_runs_total',
+      help: 'Code-mode runs (run_code) ended, by outcome: ok, or the MCPG_* code the run failed with.',
+      labels: ['outcome'],
+    });
+    this.codeRunSeconds = r.histogram({
+      name: 'mcpgate_code_run_duration_seconds',
+      help: 'Wall time of one code-mode run, from its start to its answer (waits on a person included).',
+      buckets: CODE_RUN_BUCKETS,
+    });
+    this.codeInnerCalls = r.counter({
+      name: 'mcpgate_code_inner_calls_total',
+      help: 'Tool calls made from code-mode programs, by outcome: ok, error (isError), or refused (an MCPG_* refusal). Each is also counted in the call metrics as a direct call is.',
+      labels: ['outcome'],
     });
 
     r.gauge({
@@ -359,6 +378,15 @@ export class GatewayMetrics {
     this.searches.inc();
     this.searchResults.observe(results);
     if (results === 0) this.zeroResultSearches.inc();
+  }
+
+  /** A code-mode run ended (`outcome`: ok, or its MCPG_* code) after `seconds`, having made `calls` inner calls. */
+  codeRun(outcome: string, seconds: number, calls: { readonly ok: number; readonly error: number; readonly refused: number }): void {
+    this.codeRuns.labels(outcome).inc();
+    this.codeRunSeconds.observe(seconds);
+    if (calls.ok > 0) this.codeInnerCalls.labels('ok').inc(calls.ok);
+    if (calls.error > 0) this.codeInnerCalls.labels('error').inc(calls.error);
+    if (calls.refused > 0) this.codeInnerCalls.labels('refused').inc(calls.refused);
   }
 
   /** An MCPG_* error was sent to an agent. */

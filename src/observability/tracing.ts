@@ -143,6 +143,11 @@ export class RequestSpan {
     return new ServerCallSpan(span);
   }
 
+  /** Puts this span's trace context in `meta`: a request made with it (a code-mode run's inner call) is its child. */
+  propagate(meta: Record<string, unknown>): void {
+    propagator.inject(trace.setSpan(ROOT_CONTEXT, this.span), meta, metaSetter);
+  }
+
   set(key: string, value: string | number): void {
     this.span.setAttribute(key, value);
   }

@@ -11,6 +11,7 @@ import { GatewayError, asGatewayError } from '../errors.js';
 import type { Claims } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
 import { approvalFor, argumentsTested, type ApprovalNeed } from '../rules/approvals.js';
+import { codeApprovalFor } from '../rules/code-settings.js';
 import { argumentMismatch } from './argument-shape.js';
 import { callDigest, type ApprovalDesk, type Waiting } from './approval-desk.js';
 import type { RateLimitDetail, QuotaOutcome, QuotaRefusal, QuotaRelease, Quotas } from './quotas.js';
@@ -29,6 +30,8 @@ export interface CallTicket {
   readonly arguments: Readonly<Record<string, unknown>> | undefined;
   /** The token's claims of the agent the call is made as (undefined: none, or another agent's call). */
   readonly claims: Claims | undefined;
+  /** The code-mode run the call is made from (undefined: a direct call): the rules' `code.approve` apply too. */
+  readonly run?: string | undefined;
 }
 
 /** The call may go: `release` ends its hold on calls-in-flight limits (idempotent). */
@@ -84,7 +87,7 @@ export class CallGate {
           }),
         );
     }
-    const need = rules.approves ? approvalFor(rules, ticket.agent, ticket.server, ticket.tool, ticket.arguments, ticket.claims) : undefined;
+    const need = rules.approves ? this.approvalFor(rules, ticket) : undefined;
     if (need === undefined) return this.count(ticket, false);
     if (rules.limits === undefined) return this.approve(ticket, need);
     const peeked = this.o.quotas.peek(ticket.agent, ticket.server, ticket.tool, ticket.claims);
@@ -103,6 +106,13 @@ export class CallGate {
       ),
       cancel: (reason) => (cancelled = reason),
     };
+  }
+
+  /** The approval the call needs: the rules' `approve`, and for a call from code also `code.approve`. */
+  private approvalFor(rules: Rules, ticket: CallTicket): ApprovalNeed | undefined {
+    const need = approvalFor(rules, ticket.agent, ticket.server, ticket.tool, ticket.arguments, ticket.claims);
+    if (need !== undefined || ticket.run === undefined) return need;
+    return codeApprovalFor(rules, ticket.agent, { server: ticket.server, tool: ticket.tool, args: ticket.arguments });
   }
 
   /** Posts the call for an admin's approval; approved, it is counted against its limits. */

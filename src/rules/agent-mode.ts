@@ -1,5 +1,6 @@
-// An agent's own way of seeing the catalog: `"mode"` (aggregate, discovery or search; absent: the
-// gateway's `--mode`) and, for search mode, `"alwaysShown"` — the tools listed to the agent from the
+// An agent's own way of seeing the catalog: `"mode"` (aggregate, discovery, search or code; absent:
+// the gateway's `--mode`), `"codeMode": true` (code mode's tools beside an aggregate or search mode's
+// list) and, for search mode, `"alwaysShown"` — the tools listed to the agent from the
 // start without a search (globs over the public names the agent sees, e.g. `github__get_*`). Being
 // always shown grants nothing: the tools are still filtered by the agent's allow and deny rules.
 // At most 256 entries in `alwaysShown`; a warning says they grant nothing when the agent's mode is not
@@ -9,11 +10,11 @@
 import { describeValue } from '../config/issues.js';
 import { compileMatcher, type Matcher } from './globs.js';
 
-const AGENT_MODES = ['aggregate', 'discovery', 'search'] as const;
+const AGENT_MODES = ['aggregate', 'discovery', 'search', 'code'] as const;
 export type AgentMode = (typeof AGENT_MODES)[number];
 
 /** The keys of an agent entry read here. */
-export const AGENT_MODE_KEYS = ['mode', 'alwaysShown'] as const;
+export const AGENT_MODE_KEYS = ['mode', 'alwaysShown', 'codeMode'] as const;
 
 /** Past this many entries `alwaysShown` is an error: it is meant for a few tools, not a catalog. */
 const MAX_ALWAYS_SHOWN = 256;
@@ -23,6 +24,8 @@ export interface ModeSettings {
   readonly mode: AgentMode | undefined;
   /** Public tool names (or globs) listed without a search in search mode; undefined: none. */
   readonly alwaysShown: Matcher | undefined;
+  /** Code mode's tools (describe_tools, run_code) listed beside an aggregate or search mode's. */
+  readonly codeMode: boolean;
 }
 
 interface ModeSettingsContext {
@@ -66,7 +69,14 @@ export function readModeSettings(id: string, entry: Record<string, unknown>, ctx
     if (mode !== undefined && mode !== 'search')
       ctx.warn([...base, 'alwaysShown'], `only search mode reads alwaysShown; agent "${id}" has mode "${mode}"`);
   }
-  return Object.freeze({ mode, alwaysShown });
+  let codeMode = false;
+  if (entry.codeMode !== undefined) {
+    if (typeof entry.codeMode === 'boolean') codeMode = entry.codeMode;
+    else ctx.error([...base, 'codeMode'], `expected true or false, got ${describeValue(entry.codeMode, true)}`);
+    if (codeMode && mode !== undefined && mode !== 'aggregate' && mode !== 'search')
+      ctx.warn([...base, 'codeMode'], `only aggregate and search modes add code mode's tools; agent "${id}" has mode "${mode}"`);
+  }
+  return Object.freeze({ mode, alwaysShown, codeMode });
 }
 
 /** Whether a matcher takes a public name. */

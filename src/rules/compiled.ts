@@ -36,6 +36,33 @@ export interface ApprovalRule {
 
 export const NO_APPROVALS: readonly ApprovalRule[] = Object.freeze([]);
 
+/** The limits of a code-mode run an agent's rules set (code-settings.ts; a name left out: the sandbox's default). */
+export type CodeLimitSettings = Readonly<
+  Partial<
+    Record<
+      | 'wallMs'
+      | 'memoryBytes'
+      | 'innerCalls'
+      | 'callsInFlight'
+      | 'codeBytes'
+      | 'returnBytes'
+      | 'innerResultBytes'
+      | 'consoleBytes'
+      | 'runsInFlight',
+      number
+    >
+  >
+>;
+
+/** An agent's `code` section (code-settings.ts): what its programs may call, and a run's limits. */
+export interface CodeSettings {
+  /** Tools (beyond the read-only ones) a program may call; empty: none. */
+  readonly allow: readonly ApprovalRule[];
+  /** Tools that wait for a person's approval when a program calls them. */
+  readonly approve: readonly ApprovalRule[];
+  readonly limits: CodeLimitSettings;
+}
+
 export interface CompiledAgent {
   readonly id: string;
   readonly allow: CompiledSide;
@@ -51,6 +78,8 @@ export interface CompiledAgent {
   readonly serverHeaders: ReadonlyMap<string, HeaderSet>;
   /** Its own mode and always-shown tools (agent-mode.ts). */
   readonly modeSettings?: ModeSettings;
+  /** What its programs may call, which calls from code wait for approval, and a run's limits (code-settings.ts). */
+  readonly code?: CodeSettings;
 }
 
 /**

@@ -27,6 +27,7 @@ import { LimitsBuilder } from './limits.js';
 import { compileViews, type CompiledView } from './views.js';
 import { compileApprovals, type ApprovalReport } from './approvals.js';
 import { AGENT_MODE_KEYS, readModeSettings } from './agent-mode.js';
+import { readCodeSettings } from './code-settings.js';
 
 // auth/auth.ts reads the snapshot's type from here.
 export type { Rules } from './compiled.js';
@@ -37,7 +38,7 @@ const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins', 'vie
 const GRANT_KEYS = new Set(['when', 'allow', 'deny', 'limits', 'approve']);
 const MAX_GRANT_VALUES = 256;
 const ADMIN_KEYS = new Set(['tokens']);
-const AGENT_KEYS = new Set(['allow', 'deny', 'tokens', 'serverHeaders', 'limits', 'approve', ...AGENT_MODE_KEYS]);
+const AGENT_KEYS = new Set(['allow', 'deny', 'tokens', 'serverHeaders', 'limits', 'approve', 'code', ...AGENT_MODE_KEYS]);
 const SIDE_KEYS = new Set(['servers', 'tools']);
 const DEFAULTS_KEYS = new Set(['deny_on_missing_agent']);
 
@@ -144,7 +145,9 @@ export function buildRules(
     auth,
     admins: frozenMap(admins),
     limits: limits.build(),
-    approves: [...agents.values()].some((agent) => agent.approve.length > 0) || grants.some((grant) => grant.approve.length > 0),
+    approves:
+      [...agents.values()].some((agent) => agent.approve.length > 0 || (agent.code?.approve.length ?? 0) > 0) ||
+      grants.some((grant) => grant.approve.length > 0),
     views,
     warnings: Object.freeze(ctx.warnings.map((w) => Object.freeze(w))),
     raw: deepFreeze(raw),
@@ -214,8 +217,9 @@ function compileAgent(id: string, entry: unknown, ctx: Context): CompiledAgent |
     error: (at, message) => error(ctx, at, message),
     warn: (at, message) => warn(ctx, at, message),
   });
+  const code = readCodeSettings(id, entry.code, approvalReport(ctx));
   if (ctx.errors.length > before) return undefined;
-  return Object.freeze({ id, allow, deny, tokens, serverHeaders: frozenMap(serverHeaders), approve, modeSettings });
+  return Object.freeze({ id, allow, deny, tokens, serverHeaders: frozenMap(serverHeaders), approve, modeSettings, ...(code && { code }) });
 }
 
 function compileSide(

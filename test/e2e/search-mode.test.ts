@@ -58,7 +58,7 @@ describe('search mode on the command line', { timeout: TIMEOUT }, () => {
 
   it('serve refuses a bad --mode and bad embeddings settings at once (exit 2)', async () => {
     const cases: [string[], RegExp][] = [
-      [['--mode', 'searchx'], /--mode must be aggregate, discovery or search \(got "searchx"\)/],
+      [['--mode', 'searchx'], /--mode must be aggregate, discovery, search or code \(got "searchx"\)/],
       [['--mode', 'search', '--embeddings-url', 'ftp://x'], /--embeddings-url must be an http\(s\) URL/],
       [['--mode', 'search', '--embeddings-url', 'http://u:secret@127.0.0.1:9/v1', '--embeddings-model', 'm'], /may not hold credentials/],
       [['--mode', 'search', '--embeddings-url', 'http://127.0.0.1:9/v1'], /needs --embeddings-model/],
@@ -79,7 +79,7 @@ describe('search mode on the command line', { timeout: TIMEOUT }, () => {
     );
     const result = await cli(['check', '--config', config, '--rules', rules]);
     assert.equal(result.code, 2);
-    assert.match(result.out + result.err, /agents\.x\.mode.*expected one of "aggregate", "discovery", "search", got "find"/);
+    assert.match(result.out + result.err, /agents\.x\.mode.*expected one of "aggregate", "discovery", "search", "code", got "find"/);
     assert.match(result.out + result.err, /agents\.x\.alwaysShown.*expected an array of public tool names or globs/);
   });
 });

@@ -7,6 +7,7 @@
 
 import type { Catalog } from '../../catalog/catalog.js';
 import type { Claims } from '../../rules/decide.js';
+import type { JsonRpcErrorObject } from '../../errors.js';
 import type { JsonRpcRequest, RequestId } from '../../wire/jsonrpc.js';
 
 /** A call of one of the mode's own tools, its params checked by the session. */
@@ -17,6 +18,24 @@ export interface ModeToolCall {
   /** Its arguments when they are an object; absent or not an object: `{}`. */
   readonly args: Readonly<Record<string, unknown>>;
 }
+
+/** One inner call of a code-mode run: a tools/call of the session's agent, made as a direct one is. */
+export interface InnerToolCall {
+  /** The tool's public name as the agent calls it (its curated view's, when the session is on one). */
+  readonly name: string;
+  readonly arguments: unknown;
+  /** The run it is made from: named in its audit line, and the gate applies the rules' `code.approve`. */
+  readonly run: string;
+  /** The agent's run_code request: what the server asks during the call (elicitation, sampling) travels with it. */
+  readonly about: RequestId;
+  /** Aborted: the call is cancelled on its server, or withdrawn from the gate (a pending approval). */
+  readonly signal: AbortSignal;
+  /** The call waits on a person (an approval) or no longer does: the run's clock excludes the wait. */
+  waiting(pause: boolean): void;
+}
+
+/** What a call from inside the gateway comes to: the answer the agent would have got (its result rewritten and sanitized as for the agent), or the error. */
+export type InnerAnswer = { readonly result: Record<string, unknown> } | { readonly error: JsonRpcErrorObject };
 
 /** What a mode reads of its agent session and asks of it. */
 export interface ModeHost {
@@ -39,6 +58,12 @@ export interface ModeHost {
   serveTools(): readonly Buffer[];
   /** The agent's tools list may have changed: announce it if it differs from what was shown. */
   toolsChanged(): void;
+  /** The session's id (the audit trail's `session`). */
+  readonly session: string;
+  /** Sends the agent a notification, as part of its request `about`. */
+  notify(method: string, params: unknown, about: RequestId): void;
+  /** One inner call of a code-mode run, through the same path as the agent's own tools/call. */
+  callInner(call: InnerToolCall): Promise<InnerAnswer>;
   /** A new tools/call of `params` (a meta-tool's rewrite), made as `as.agent`. */
   callAs(msg: JsonRpcRequest, params: Record<string, unknown>, as: { agent: string; timeoutMs: number | undefined }): void;
 }
@@ -52,4 +77,8 @@ export interface SessionMode {
   call(call: ModeToolCall): void;
   /** The tools list a list change is compared against; undefined: the agent's ordinary view. */
   shownTools(): readonly Buffer[] | undefined;
+  /** The agent cancelled its request `id`: a mode's own call still running stops (true if there was one). */
+  cancel?(id: RequestId, reason: string): boolean;
+  /** The session ends: a mode's own calls still running stop, unanswered. */
+  close?(): void;
 }

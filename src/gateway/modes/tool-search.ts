@@ -84,7 +84,7 @@ export class ToolSearch {
   }
 
   /** Whether the agent may call the tool (held tools are filtered by the callers: they are never listed). */
-  private allowed(who: Searcher): (entry: ToolEntry) => boolean {
+  allowed(who: Searcher): (entry: ToolEntry) => boolean {
     const rules = this.parts.rules();
     if (rules.open) return () => true;
     return (entry) => decideTool(rules, who.agent, entry.server, entry.original, who.claims).allowed;

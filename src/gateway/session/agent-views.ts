@@ -173,6 +173,11 @@ export class ShownViews {
       const search = this.searchTools();
       if (search !== undefined) return search;
     }
+    return this.ordinary(kind);
+  }
+
+  /** The agent's own view of a list (its curated view's, or the catalog under its rules), whatever its mode lists. */
+  ordinary(kind: ListKind): readonly Buffer[] {
     const own = this.own();
     const view = this.view();
     if (view !== undefined) {

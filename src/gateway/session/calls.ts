@@ -8,7 +8,7 @@
 // and reaches the rest of the gateway for it (`CallsHost`).
 
 import { randomBytes } from 'node:crypto';
-import { GatewayError, asGatewayError, type JsonRpcErrorObject } from '../../errors.js';
+import { GatewayError, asGatewayError } from '../../errors.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Connection } from '../../servers/connection.js';
 import type { OutboundRequest } from '../../servers/outbound-request.js';
@@ -21,8 +21,8 @@ import { rewriteToolResult } from '../../catalog/catalog.js';
 import type { AuditCall, AuditLog } from '../../observability/audit.js';
 import type { ServerCallSpan } from '../../observability/tracing.js';
 import { META_TOOL_NAMES } from '../modes/discovery.js';
-import { SEARCH_TOOL_NAME } from '../modes/search-mode.js';
-import type { SessionMode } from '../modes/session-mode.js';
+import { CODE_TOOL_NAMES } from '../modes/code-mode.js';
+import type { InnerAnswer, SessionMode } from '../modes/session-mode.js';
 import { NOT_YET, isPending, type Caller, type Carrier, type ToolRoute } from '../routing/router.js';
 import { seenEntry } from '../routing/own-catalogs.js';
 import { recordCreatedTask } from '../routing/tasks.js';
@@ -119,9 +119,6 @@ function toolCall(
   return { msg, name, params, arguments: checked, agent: as.agent, timeoutMs: as.timeoutMs, viewed: false };
 }
 
-/** What a call from inside the gateway comes to: the answer the agent would have got. */
-export type InnerAnswer = { readonly result: Record<string, unknown> } | { readonly error: JsonRpcErrorObject };
-
 /** How a call from inside the gateway is made (`Calls.callAsAgent`). */
 export interface CallAsAgentOptions {
   /** Aborting it cancels the call as the agent's `notifications/cancelled` would; the promise rejects with the signal's reason. */
@@ -133,6 +130,8 @@ export interface CallAsAgentOptions {
   readonly parent?: RequestId | undefined;
   /** The server's progress notifications for the call (without a progress token of the agent's). */
   readonly progress?: ((params: Record<string, unknown>) => void) | undefined;
+  /** The code-mode run the call is made from: named in its audit line, and the gate applies the rules' `code.approve`. */
+  readonly run?: string | undefined;
   readonly timeoutMs?: number | undefined;
 }
 
@@ -161,8 +160,8 @@ interface Sending {
   recheck?: (() => GatewayError | undefined) | undefined;
 }
 
-/** Every tool name an agent mode may own: discovery's meta-tools and search mode's search_tools. */
-const MODE_TOOL_NAMES: ReadonlySet<string> = new Set([...META_TOOL_NAMES, SEARCH_TOOL_NAME]);
+/** Every tool name an agent mode may own: discovery's meta-tools, search mode's search_tools, code mode's tools. */
+const MODE_TOOL_NAMES: ReadonlySet<string> = new Set([...META_TOOL_NAMES, ...CODE_TOOL_NAMES]);
 
 export class Calls {
   private readonly inflight = new InFlight();
@@ -274,7 +273,11 @@ export class Calls {
         : auditOf(
             parts.audit,
             { session: host.id, method: msg.method, agent: call.agent },
-            { tool: name, ...parts.audit.argumentsOf(call.arguments) },
+            {
+              tool: name,
+              ...parts.audit.argumentsOf(call.arguments),
+              ...(call.inner?.options.run !== undefined && { run: call.inner.options.run }),
+            },
             route instanceof GatewayError ? route : route.server,
           );
     if (route instanceof GatewayError) return this.fail(msg.id, route);
@@ -298,6 +301,7 @@ export class Calls {
         publicName: call.name,
         arguments: call.arguments === INVALID ? undefined : call.arguments,
         claims: call.agent === this.host.caller.agent ? this.host.caller.claims : undefined,
+        run: call.inner?.options.run,
       },
       progressToken: isObject(meta) ? meta.progressToken : undefined,
       audit,

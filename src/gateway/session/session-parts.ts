@@ -12,6 +12,7 @@ import type { RulesInForce } from '../../rules/load.js';
 import type { Connection } from '../../servers/connection.js';
 import type { DiscoveryParts } from '../modes/discovery.js';
 import type { ToolSearch } from '../modes/tool-search.js';
+import type { CodeBoard } from '../modes/code-board.js';
 import type { OwnCatalogs } from '../routing/own-catalogs.js';
 import type { Router } from '../routing/router.js';
 import type { TaskTable } from '../routing/tasks.js';
@@ -39,6 +40,8 @@ export interface SessionParts<Session> {
   discovery: DiscoveryParts;
   /** Each agent's mode, and search mode's search_tools and list. */
   search: ToolSearch;
+  /** Code mode's runs, for status and metrics (code-board.ts). */
+  codeBoard: CodeBoard;
   /** What the rules hold some calls to before they go (policy/call-gate.ts). */
   gate: CallGate;
   /** Requests one agent may have in flight on servers at once. */

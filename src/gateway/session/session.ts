@@ -35,7 +35,10 @@ import { RequestSpans } from './request-spans.js';
 import { AggregateMode } from '../modes/aggregate-mode.js';
 import { DiscoveryMode } from '../modes/discovery-mode.js';
 import { SearchSession } from '../modes/search-session.js';
-import type { ModeHost, SessionMode } from '../modes/session-mode.js';
+import type { InnerAnswer, ModeHost, SessionMode } from '../modes/session-mode.js';
+import { CodeMode, CodeTools } from '../modes/code-mode.js';
+import { CodeBeside } from '../modes/code-beside.js';
+import { callInner } from '../modes/inner-calls.js';
 import { whenReady, type Caller } from '../routing/router.js';
 import { APPROVAL_ELICITATION } from './gated-calls.js';
 import type { Catalog } from '../../catalog/catalog.js';
@@ -46,7 +49,7 @@ import type { AgentIdentity } from './agent-identity.js';
 import { AgentRequests, type ServerQuestion } from './agent-requests.js';
 import type { SessionParts } from './session-parts.js';
 import { extensionsOf } from './extensions.js';
-import { Calls, invalidParams, type InnerAnswer, type CallAsAgentOptions } from './calls.js';
+import { Calls, invalidParams, type CallAsAgentOptions } from './calls.js';
 import { RoutedRequests } from './routed-requests.js';
 
 /** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
@@ -81,7 +84,9 @@ export class AgentSession implements Caller {
   /** Requests waiting until the servers settle (lists asked for during startup); answered at close. */
   private readonly waiting: UntilSettled;
   /** The session's part of each agent mode, made once; the agent's mode now picks one (`current`). */
-  private readonly modes: Readonly<Record<'aggregate' | 'discovery' | 'search', SessionMode>>;
+  private readonly modes: Readonly<Record<'aggregate' | 'discovery' | 'search' | 'code', SessionMode>>;
+  /** Aggregate and search mode with code mode's tools beside them (`"codeMode": true` in the agent's rules). */
+  private readonly beside: Readonly<Record<'aggregate' | 'search', SessionMode>>;
   /** Unique in this process: the per-session pool scope. */
   readonly serial = nextSerial++;
   /**
@@ -177,12 +182,21 @@ export class AgentSession implements Caller {
         if (this.shown.changed('tools')) this.listChanged('notifications/tools/list_changed');
       },
       callAs: (msg, params, as) => this.calls.callAs(msg, params, as),
+      session: id,
+      notify: (method, params, about) => this.notify(method, params, about),
+      callInner: (call) => callInner((tool, options) => this.calls.callAsAgent(tool, options), call),
     };
+    const codeTools = new CodeTools({ search: parts.search, catalog: parts.catalog, board: parts.codeBoard, audit: parts.audit }, host);
+    const aggregate = new AggregateMode(host);
+    const search = new SearchSession(parts.search, parts.catalog, host);
+    const ordinary = (): readonly Buffer[] => this.shown.ordinary('tools');
     this.modes = {
-      aggregate: new AggregateMode(host),
+      aggregate,
       discovery: new DiscoveryMode(parts.discovery, host),
-      search: new SearchSession(parts.search, parts.catalog, host),
+      search,
+      code: new CodeMode(codeTools, host),
     };
+    this.beside = { aggregate: new CodeBeside(aggregate, codeTools, ordinary), search: new CodeBeside(search, codeTools, ordinary) };
   }
 
   handleLine(line: string): void {
@@ -282,13 +296,20 @@ export class AgentSession implements Caller {
    * The agent's mode (its rules', else the gateway's; read per request: a reload may change it); a
    * session on a curated view lists the view itself.
    */
-  get mode(): 'aggregate' | 'discovery' | 'search' {
+  get mode(): 'aggregate' | 'discovery' | 'search' | 'code' {
     return this.view !== undefined ? 'aggregate' : this.parts.search.modeOf(this.agent);
   }
 
-  /** The session's part of the agent's mode now. */
+  /** The session's part of the agent's mode now (with code mode's tools beside it where the rules say `codeMode`). */
   private get current(): SessionMode {
-    return this.modes[this.mode];
+    const mode = this.mode;
+    if (
+      (mode === 'aggregate' || mode === 'search') &&
+      this.view === undefined &&
+      this.parts.search.modeSettingsOf(this.agent)?.codeMode === true
+    )
+      return this.beside[mode];
+    return this.modes[mode];
   }
 
   // ── what the session is, for the router and the pool ──────────────────────────────────────
@@ -408,8 +429,10 @@ export class AgentSession implements Caller {
     switch (msg.method) {
       case 'notifications/cancelled': {
         const requestId = msg.params?.requestId as RequestId | undefined;
-        if (requestId !== undefined)
-          this.calls.cancel(requestId, typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent');
+        if (requestId === undefined) return;
+        const reason = typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent';
+        // A code-mode run stops (its program's inner calls are cancelled with it); any other request is withdrawn.
+        if (this.modes.code.cancel?.(requestId, reason) !== true) this.calls.cancel(requestId, reason);
         return;
       }
       case 'notifications/roots/list_changed':
@@ -524,6 +547,7 @@ export class AgentSession implements Caller {
   close(): void {
     if (this.closed) return;
     this.waiting.close();
+    this.modes.code.close?.();
     this.calls.close();
     this.closed = true;
     this.spans?.endAll('MCPG_SHUTTING_DOWN');

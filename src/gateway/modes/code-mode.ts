@@ -1,0 +1,402 @@
+// Code mode in an agent session: instead of the catalog the agent is listed three tools —
+// `search_tools` (search mode's index under the agent's rules and pins, one compact line per hit),
+// `describe_tools` (a compact TypeScript declaration of up to 10 tools, stamped with the catalog
+// version) and `run_code` (an async JavaScript function body run in a fresh sandbox, whose tool calls
+// are the agent's own calls: code-run.ts). A small catalog (at most 30 tools the agent may call from
+// code) has its declarations in run_code's description instead, so no describe step is needed.
+// The same tools sit beside an aggregate or search mode's list when the agent's rules say
+// `"codeMode": true` (`CodeTools.list` gives them to those modes). Runs of a session are bounded
+// (`code.limits.runsInFlight`); the agent's cancel of run_code stops its program and its inner calls.
+
+import type { Catalog, ToolEntry } from '../../catalog/catalog.js';
+import type { ProgramTool } from '../../code/program.js';
+import { GatewayError } from '../../errors.js';
+import type { AuditLog } from '../../observability/audit.js';
+import { approvalFor } from '../../rules/approvals.js';
+import { codeApprovalFor, codeMayCall, codeSettingsOf } from '../../rules/code-settings.js';
+import type { Rules } from '../../rules/load.js';
+import type { JsonRpcRequest, RequestId } from '../../wire/jsonrpc.js';
+import { seenEntry } from '../routing/own-catalogs.js';
+import type { CodeBoard } from './code-board.js';
+import { DEFAULT_RUNS_IN_FLIGHT, newRunId, runCode } from './code-run.js';
+import { SEARCH_TOOL_NAME, searchRequest } from './search-mode.js';
+import type { ModeHost, ModeToolCall, SessionMode } from './session-mode.js';
+import { compactHit, declaration, isReadOnly, summaryOf } from './tool-declarations.js';
+import type { ToolSearch } from './tool-search.js';
+
+export const DESCRIBE_TOOL_NAME = 'describe_tools';
+export const RUN_CODE_TOOL_NAME = 'run_code';
+/** Every tool name code mode owns. */
+export const CODE_TOOL_NAMES: ReadonlySet<string> = new Set([SEARCH_TOOL_NAME, DESCRIBE_TOOL_NAME, RUN_CODE_TOOL_NAME]);
+
+/** At most this many tools the agent may call from code: their declarations go in run_code's description. */
+const EMBED_MAX_TOOLS = 30;
+const MAX_DESCRIBE = 10;
+
+/** What code mode reads of the gateway (one set per gateway). */
+interface CodeModeParts {
+  readonly search: ToolSearch;
+  readonly catalog: Catalog;
+  readonly board: CodeBoard;
+  readonly audit: AuditLog | undefined;
+}
+
+const SEARCH_TOOL = {
+  name: SEARCH_TOOL_NAME,
+  description: 'Find tools for a task. One line per tool: name(params, optional?) — summary.',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      query: { type: 'string', description: 'The task, in a few words.' },
+      limit: { type: 'integer', minimum: 1, maximum: 50 },
+    },
+    required: ['query'],
+  },
+};
+
+const DESCRIBE_TOOL = {
+  name: DESCRIBE_TOOL_NAME,
+  description: 'TypeScript declarations of up to 10 tools by name, to call them from run_code.',
+  inputSchema: {
+    type: 'object',
+    properties: { names: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: MAX_DESCRIBE } },
+    required: ['names'],
+  },
+};
+
+const RUN_CODE_DESCRIPTION =
+  'Run an async JavaScript function body. Call tools with `await tools.<server>.<tool>(args)` or ' +
+  '`await tools.call(name, args)`; use Promise.all for parallel calls. A failed call throws (err.code). ' +
+  'Return only what you need: the value comes back as JSON.';
+
+function runCodeTool(declarations: string | undefined): Record<string, unknown> {
+  return {
+    name: RUN_CODE_TOOL_NAME,
+    description: declarations === undefined ? RUN_CODE_DESCRIPTION : `${RUN_CODE_DESCRIPTION}\nTools:\n${declarations}`,
+    inputSchema: { type: 'object', properties: { code: { type: 'string' } }, required: ['code'] },
+  };
+}
+
+/** A tool as code mode sees it: where it is listed, its entry, and its listed view. */
+interface SeenTool {
+  readonly name: string;
+  readonly catalog: Catalog;
+  readonly entry: ToolEntry;
+  readonly view: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * One session's code-mode tools: the list, search_tools' compact hits, describe_tools, and run_code's
+ * runs (by the agent's request id, so its cancel finds them). Used by code mode, and beside aggregate
+ * and search mode for an agent with `"codeMode": true`.
+ */
+export class CodeTools {
+  private readonly runs = new Map<RequestId, AbortController>();
+  private cache:
+    | {
+        key: string;
+        rules: Rules;
+        claims: unknown;
+        own: readonly Catalog[] | undefined;
+        tools: readonly unknown[];
+        withSearch: readonly unknown[];
+      }
+    | undefined;
+
+  constructor(
+    private readonly parts: CodeModeParts,
+    private readonly host: ModeHost,
+  ) {}
+
+  /** Code mode's tools as listed now (run_code with the declarations when the catalog is small). */
+  list(withSearch: boolean): readonly unknown[] {
+    const { host } = this;
+    const own = host.own();
+    const rules = this.parts.search.rules();
+    const claims = host.claims();
+    const key = `${this.parts.catalog.version}\u0000${own?.map((c) => c.version).join(',') ?? ''}`;
+    const cached = this.cache;
+    if (cached !== undefined && cached.key === key && cached.rules === rules && cached.claims === claims && cached.own === own)
+      return withSearch ? cached.withSearch : cached.tools;
+    const callable = this.callable().filter((t) => this.fromCode(t));
+    const embedded = callable.length <= EMBED_MAX_TOOLS ? callable.map((t) => this.declare(t)).join('\n') : undefined;
+    const tools = [DESCRIBE_TOOL, runCodeTool(embedded === '' ? undefined : embedded)];
+    const entry = { key, rules, claims, own, tools, withSearch: [SEARCH_TOOL, ...tools] };
+    this.cache = entry;
+    return withSearch ? entry.withSearch : entry.tools;
+  }
+
+  /** Answers search_tools, describe_tools or run_code. */
+  call(call: ModeToolCall): void {
+    const { host } = this;
+    const { msg } = call;
+    if (call.name === SEARCH_TOOL_NAME) return host.untilSettled(msg.id, () => this.searchTools(msg, call.args), 'listable');
+    if (call.name === DESCRIBE_TOOL_NAME) return host.untilSettled(msg.id, () => this.describeTools(msg, call.args), 'listable');
+    host.untilSettled(msg.id, () => this.runCode(call), 'listable');
+  }
+
+  /** The agent cancelled a request: a run it names stops (its inner calls are cancelled by the program's signal). */
+  cancel(id: RequestId): boolean {
+    const run = this.runs.get(id);
+    if (run === undefined) return false;
+    this.runs.delete(id);
+    run.abort();
+    return true;
+  }
+
+  close(): void {
+    for (const run of this.runs.values()) run.abort();
+    this.runs.clear();
+  }
+
+  private searchTools(msg: JsonRpcRequest, args: Readonly<Record<string, unknown>>): void {
+    const { host } = this;
+    let request;
+    try {
+      request = searchRequest(args);
+    } catch (err) {
+      return host.sendError(msg.id, err);
+    }
+    this.parts.search.search(request, { agent: host.agent, claims: host.claims(), own: host.own() }).then(
+      (found) => {
+        const hits = found.map((t) => ({
+          view: { name: t.name, description: t.description, inputSchema: t.inputSchema },
+          server: t.server,
+        }));
+        const lines = hits.map((h) => compactHit(h.view));
+        host.sendResult(msg.id, {
+          content: [{ type: 'text', text: lines.length === 0 ? 'No tool found; try other words.' : lines.join('\n') }],
+          structuredContent: {
+            tools: hits.map((h, i) => ({ name: h.view.name, server: h.server, summary: summaryOf(h.view.description), line: lines[i] })),
+          },
+        });
+      },
+      (err: unknown) => host.sendError(msg.id, err),
+    );
+  }
+
+  private describeTools(msg: JsonRpcRequest, args: Readonly<Record<string, unknown>>): void {
+    const { host } = this;
+    const names = args.names;
+    if (!Array.isArray(names) || names.length === 0 || names.length > MAX_DESCRIBE || !names.every((n) => typeof n === 'string'))
+      return host.sendError(
+        msg.id,
+        new GatewayError('MCPG_INVALID_PARAMS', `describe_tools needs "names": an array of 1 to ${MAX_DESCRIBE} tool names`),
+      );
+    const described: { name: string; declaration: string }[] = [];
+    const unknown: string[] = [];
+    for (const name of names) {
+      const tool = this.seen(name);
+      if (tool === undefined) unknown.push(name);
+      else described.push({ name, declaration: this.declare(tool) });
+    }
+    const version = this.catalogVersion();
+    const text = [
+      `// catalog ${version}`,
+      ...described.map((d) => d.declaration),
+      ...(unknown.length > 0 ? [`// unknown: ${unknown.join(', ')}`] : []),
+    ].join('\n');
+    host.sendResult(msg.id, {
+      content: [{ type: 'text', text }],
+      structuredContent: { catalogVersion: version, tools: described, unknown },
+    });
+  }
+
+  private runCode(call: ModeToolCall): void {
+    const { host } = this;
+    const { msg } = call;
+    const code = call.args.code;
+    if (typeof code !== 'string' || code.trim() === '')
+      return host.sendError(
+        msg.id,
+        new GatewayError('MCPG_INVALID_PARAMS', 'run_code needs "code": the body of an async function (a string)'),
+      );
+    const settings = codeSettingsOf(this.parts.search.rules(), host.agent);
+    const most = settings?.limits.runsInFlight ?? DEFAULT_RUNS_IN_FLIGHT;
+    if (this.runs.size >= most)
+      return host.sendError(
+        msg.id,
+        new GatewayError(
+          'MCPG_CODE_BUSY',
+          `this session already has ${this.runs.size} code runs going (the limit is ${most}); wait for one to end`,
+        ),
+      );
+    if (this.runs.has(msg.id))
+      return host.sendError(
+        msg.id,
+        new GatewayError('MCPG_INVALID_REQUEST', `request id ${JSON.stringify(msg.id)} is already in use by a run`),
+      );
+    const controller = new AbortController();
+    this.runs.set(msg.id, controller);
+    const meta = call.params._meta;
+    const token = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>).progressToken : undefined;
+    const run = newRunId();
+    void runCode(
+      {
+        agent: host.agent,
+        session: host.session,
+        settings,
+        audit: this.parts.audit,
+        board: this.parts.board,
+        tools: this.programTools(),
+        lookup: (name) => {
+          const tool = this.seen(name);
+          return tool === undefined ? undefined : { view: tool.view, server: tool.entry.server, original: tool.entry.original };
+        },
+        callInner: (inner) => host.callInner(inner),
+        progress: (record, done) => {
+          if (typeof token !== 'string' && typeof token !== 'number') return;
+          host.notify(
+            'notifications/progress',
+            {
+              progressToken: token,
+              progress: done,
+              message: `${record.name}: ${record.ok ? 'ok' : (record.code ?? 'failed')} (${Math.round(record.ms)} ms)`,
+            },
+            msg.id,
+          );
+        },
+      },
+      { run, about: msg.id, code, signal: controller.signal },
+    ).then((result) => {
+      // Cancelled by the agent: a cancelled request is not answered.
+      if (this.runs.get(msg.id) !== controller) return;
+      this.runs.delete(msg.id);
+      // With progress asked for, the answer goes a turn after the last progress notification: a
+      // client that handles notifications asynchronously (the SDKs do) still has the request open.
+      if (typeof token === 'string' || typeof token === 'number') setImmediate(() => host.sendResult(msg.id, result));
+      else host.sendResult(msg.id, result);
+    });
+  }
+
+  /**
+   * The tools a program may name: those the agent may call, and those a direct call of which is
+   * refused by name rather than as unknown — held ones, and denied ones of a prefixed server (whose
+   * prefix names the server anyway) — so that a program's call is refused exactly as a direct one.
+   * A denied tool of an unprefixed server stays out: directly it is unknown, and so it is in code.
+   */
+  private programTools(): ProgramTool[] {
+    const tools: ProgramTool[] = [];
+    const seen = new Set<string>();
+    const add = (catalog: Catalog, name: string, server: string, original: string): void => {
+      if (seen.has(name)) return;
+      seen.add(name);
+      const prefixed = catalog.serverOfName(name);
+      tools.push({ name, server: prefixed?.server ?? server, tool: prefixed?.rest ?? original });
+    };
+    for (const tool of this.callable()) add(tool.catalog, tool.name, tool.entry.server, tool.entry.original);
+    for (const catalog of this.catalogs()) {
+      for (const item of catalog.listTools()) {
+        const name = (item as { name: string }).name;
+        const entry = catalog.tool(name);
+        if (entry !== undefined && catalog.isPrefixed(entry.server)) add(catalog, name, entry.server, entry.original);
+      }
+      for (const server of catalog.serverNames)
+        for (const original of catalog.heldTools(server).keys()) {
+          const name = catalog.publicName(server, original);
+          if (name !== undefined) add(catalog, name, server, original);
+        }
+    }
+    return tools;
+  }
+
+  /** The session's catalogs, its own first. */
+  private catalogs(): readonly Catalog[] {
+    const own = this.host.own();
+    return own === undefined ? [this.parts.catalog] : [...own, this.parts.catalog];
+  }
+
+  /** Every listed tool the agent may call, as its session sees it. */
+  private callable(): SeenTool[] {
+    const out: SeenTool[] = [];
+    const names = new Set<string>();
+    for (const catalog of this.catalogs())
+      for (const item of catalog.listTools()) {
+        const name = (item as { name: string }).name;
+        if (names.has(name)) continue;
+        names.add(name);
+        const tool = this.seen(name);
+        if (tool !== undefined) out.push(tool);
+      }
+    return out;
+  }
+
+  /** A listed tool the agent may call, by its public name as the session sees it (undefined: none such). */
+  private seen(name: string): SeenTool | undefined {
+    const { host } = this;
+    const hit = seenEntry(this.parts.catalog, host.own(), (c) => {
+      const entry = c.tool(name);
+      return entry === undefined ? undefined : { server: entry.server, catalog: c, entry };
+    });
+    if (hit === undefined || hit.entry.held !== undefined) return undefined;
+    if (!this.parts.search.allowed({ agent: host.agent, claims: host.claims(), own: host.own() })(hit.entry)) return undefined;
+    const view = hit.catalog.toolView(name) as Readonly<Record<string, unknown>> | undefined;
+    return view === undefined ? undefined : { name, catalog: hit.catalog, entry: hit.entry, view };
+  }
+
+  /** Whether a program may call the tool (an `allow` rule narrowed by arguments counts only for those). */
+  private fromCode(tool: SeenTool): boolean {
+    const settings = codeSettingsOf(this.parts.search.rules(), this.host.agent);
+    return codeMayCall(settings, { ...this.at(tool), readOnly: isReadOnly(tool.view) });
+  }
+
+  private at(tool: SeenTool): { server: string; tool: string } {
+    return { server: tool.entry.server, tool: tool.entry.original };
+  }
+
+  private declare(tool: SeenTool): string {
+    const rules = this.parts.search.rules();
+    const { server, tool: original } = this.at(tool);
+    const needsApproval =
+      approvalFor(rules, this.host.agent, server, original, undefined, this.host.claims()) !== undefined ||
+      codeApprovalFor(rules, this.host.agent, { server, tool: original, args: undefined }) !== undefined;
+    const prefixed = tool.catalog.serverOfName(tool.name);
+    return declaration(
+      tool.view,
+      { name: tool.name, server: prefixed?.server ?? server, tool: prefixed?.rest ?? original },
+      { needsApproval, notFromCode: !this.fromCode(tool) },
+    );
+  }
+
+  /** The catalog version the declarations are made from (the session's own catalogs' too). */
+  private catalogVersion(): string {
+    const own = this.host.own();
+    return own === undefined ? `v${this.parts.catalog.version}` : `v${this.parts.catalog.version}.${own.map((c) => c.version).join('.')}`;
+  }
+}
+
+/** Code mode: its tools list is code mode's three tools; a list change is compared against that list. */
+export class CodeMode implements SessionMode {
+  private bytes: { tools: readonly unknown[]; bytes: readonly Buffer[] } | undefined;
+
+  constructor(
+    private readonly tools: CodeTools,
+    private readonly host: ModeHost,
+  ) {}
+
+  listTools(msg: JsonRpcRequest): void {
+    this.host.untilSettled(msg.id, () => this.host.sendResultBytes(msg.id, this.host.serveTools()), 'listable');
+  }
+
+  owns(name: string): boolean {
+    return CODE_TOOL_NAMES.has(name);
+  }
+
+  call(call: ModeToolCall): void {
+    this.tools.call(call);
+  }
+
+  shownTools(): readonly Buffer[] {
+    const tools = this.tools.list(true);
+    if (this.bytes?.tools !== tools) this.bytes = { tools, bytes: [Buffer.from(JSON.stringify({ tools }))] };
+    return this.bytes.bytes;
+  }
+
+  cancel(id: RequestId): boolean {
+    return this.tools.cancel(id);
+  }
+
+  close(): void {
+    this.tools.close();
+  }
+}
