@@ -197,6 +197,10 @@ export const ERROR_CODES = {
     summary: "A code-mode program's source, or an inner result to be delivered into it, was larger than its limit; the run was stopped.",
   },
   MCPG_CODE_CANCELLED: { rpc: -31067, summary: 'A code-mode run was cancelled; its in-flight inner calls were cancelled too.' },
+  MCPG_CODE_BUSY: {
+    rpc: -31109,
+    summary: 'Every code-mode sandbox worker was busy and the queue of runs waiting for one was full; the run did not start.',
+  },
   MCPG_CONFIG_INVALID: { rpc: JSONRPC.INVALID_PARAMS, summary: 'A configuration file could not be read, parsed or validated.' },
   MCPG_USAGE: { rpc: JSONRPC.INVALID_PARAMS, summary: 'The command line was not understood.' },
   MCPG_INTERNAL: { rpc: JSONRPC.INTERNAL_ERROR, summary: 'A bug in mcpgate; the message says where.' },

@@ -3,6 +3,8 @@
 // captured console and every inner call made). The sandbox itself (a fresh QuickJS engine per run)
 // lives beside this file; a caller codes against these types only.
 
+import type { CodeRunner } from './code-runner.js';
+
 /** What one run may use; each breach ends the run with its own `MCPG_CODE_*` code. */
 export interface CodeLimits {
   /** Wall-clock time of the run, excluding time an inner call spends waiting on a person. */
@@ -120,4 +122,9 @@ export interface RunRequest {
   limits: CodeLimits;
   /** Cancels the run: the program stops, in-flight inner calls' signals abort. */
   signal: AbortSignal;
+  /**
+   * The pool of worker threads the run uses; its owner closes it. Without one, the process's own
+   * (whose idle workers never keep the process alive).
+   */
+  runner?: CodeRunner;
 }

@@ -1,0 +1,45 @@
+// What the main thread and a code worker say to each other over the worker's port, and the shared
+// flag through which the main thread stops a run that is computing (the worker's event loop does
+// not turn while its engine runs, but its interrupt handler reads the flag).
+
+import type { SandboxAnswer } from './inner-answer.js';
+import type { InnerCallRecord, ProgramOutcome } from './program.js';
+import type { SandboxRequest } from './sandbox-run.js';
+
+/** The codes a run ends with, each in src/errors.ts. */
+export type RunCode =
+  | 'MCPG_CODE_SYNTAX'
+  | 'MCPG_CODE_ERROR'
+  | 'MCPG_CODE_TIMEOUT'
+  | 'MCPG_CODE_MEMORY'
+  | 'MCPG_CODE_TOO_MANY_CALLS'
+  | 'MCPG_CODE_TOO_LARGE'
+  | 'MCPG_CODE_CANCELLED'
+  | 'MCPG_CODE_BUSY'
+  | 'MCPG_INTERNAL';
+
+/** Slot 0 of the control flag: the run goes on, was cancelled, or ran out of wall time. */
+export const STOP_NONE = 0;
+export const STOP_CANCELLED = 1;
+export const STOP_TIMEOUT = 2;
+
+export type ToWorker =
+  | ({ type: 'run'; run: number } & SandboxRequest)
+  | { type: 'answer'; run: number; call: number; answer: SandboxAnswer }
+  | { type: 'stop'; run: number };
+
+export type FromWorker =
+  | { type: 'call'; run: number; call: number; name: string; args: unknown }
+  | { type: 'record'; run: number; record: InnerCallRecord }
+  | { type: 'done'; run: number; outcome: ProgramOutcome };
+
+/** The limits' messages, the same whichever thread notices the breach. */
+export function timeoutMessage(wallMs: number): string {
+  return `the program ran longer than its ${wallMs} ms limit and was stopped`;
+}
+
+export function memoryMessage(memoryBytes: number): string {
+  return `the program used more than its ${memoryBytes}-byte memory limit and was stopped`;
+}
+
+export const CANCELLED_MESSAGE = 'the run was cancelled';
