@@ -1,7 +1,8 @@
-// Benchmark: the code engine alone (`npm run bench -- code-engine`), in process, no gateway: what a
-// fresh sandbox plus an empty run costs (a new WebAssembly instance with its own memory, a QuickJS
-// runtime and context, the prelude, the program), and what one inner call adds over calling the same
-// host function directly (the deferred promise, the JSON copies both ways, the engine's jobs).
+// Benchmark: the code engine alone (`npm run bench -- code-engine`), no gateway: what a fresh sandbox
+// plus an empty run costs (handing the run to a warm worker thread, a new WebAssembly instance with
+// its own memory, a QuickJS runtime and context, the prelude, the program, the outcome back), and
+// what one inner call adds over calling the same host function directly (the crossing to the main
+// thread and back, the deferred promise, the JSON copies both ways, the engine's jobs).
 
 import { DEFAULT_CODE_LIMITS, type CodeLimits, type InnerCallOptions, type InnerOutcome, type ProgramHost } from '../src/code/program.js';
 import { runProgram } from '../src/code/run-program.js';
@@ -84,7 +85,7 @@ const at = (sorted: number[], q: number): number => sorted[Math.min(sorted.lengt
 export function printCodeEngine(result: CodeEngineResult, print: (line: string) => void): void {
   const emptyP50 = at(result.empty, 0.5);
   const callP50 = at(result.perCall, 0.5);
-  print('\ncode engine: a fresh QuickJS sandbox per run, in process');
+  print('\ncode engine: a fresh QuickJS sandbox per run, on a worker thread of the pool');
   print(
     `  fresh sandbox + empty run: p50 ${emptyP50.toFixed(2)} ms, p95 ${at(result.empty, 0.95).toFixed(2)} ms over ${result.empty.length} runs, CPU ${result.emptyCpu.toFixed(2)} ms per run (target p50 ≤ 5 ms: ${emptyP50 <= 5 ? 'met' : 'not met'})`,
   );
