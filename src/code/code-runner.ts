@@ -13,7 +13,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { sandboxAnswer } from './inner-answer.js';
-import type { InnerCallRecord, InnerOutcome, ProgramOutcome, ProgramTool, RunRequest } from './program.js';
+import type { InnerCallRecord, InnerOutcome, ProgramOutcome, ProgramRunner, ProgramTool, RunRequest } from './program.js';
 import { RunClock } from './run-clock.js';
 import {
   CANCELLED_MESSAGE,
@@ -28,7 +28,7 @@ import {
 } from './worker-messages.js';
 import { wireLimits } from '../wire/jsonrpc.js';
 
-export interface CodeRunnerOptions {
+interface CodeRunnerOptions {
   /** Worker threads at most (default: the smaller of 4 and the machine's cores). */
   workers?: number;
   /** Runs waiting for a free worker at most; one more is refused with `MCPG_CODE_BUSY` (default 64). */
@@ -77,7 +77,7 @@ interface Slot {
   gone: boolean;
 }
 
-export class CodeRunner {
+export class CodeRunner implements ProgramRunner {
   private readonly size: number;
   private readonly queued: number;
   private readonly graceMs: number;

@@ -3,8 +3,6 @@
 // captured console and every inner call made). The sandbox itself (a fresh QuickJS engine per run)
 // lives beside this file; a caller codes against these types only.
 
-import type { CodeRunner } from './code-runner.js';
-
 /** What one run may use; each breach ends the run with its own `MCPG_CODE_*` code. */
 export interface CodeLimits {
   /** Wall-clock time of the run, excluding time an inner call spends waiting on a person. */
@@ -123,8 +121,13 @@ export interface RunRequest {
   /** Cancels the run: the program stops, in-flight inner calls' signals abort. */
   signal: AbortSignal;
   /**
-   * The pool of worker threads the run uses; its owner closes it. Without one, the process's own
-   * (whose idle workers never keep the process alive).
+   * What runs it: a pool of worker threads (`CodeRunner`), whose owner closes it. Without one, the
+   * process's own pool (whose idle workers never keep the process alive).
    */
-  runner?: CodeRunner;
+  runner?: ProgramRunner;
+}
+
+/** Runs programs (`CodeRunner`: a pool of worker threads). */
+export interface ProgramRunner {
+  run(request: RunRequest): Promise<ProgramOutcome>;
 }

@@ -15,7 +15,15 @@ import { type Engine, isEngineTrap } from './engine.js';
 import { sandboxAnswer, type SandboxAnswer } from './inner-answer.js';
 import type { CodeLimits, InnerCallRecord, InnerOutcome, ProgramOutcome, ProgramTool } from './program.js';
 import { PRELUDE, PRELUDE_FILE, PROGRAM_FILE, PROGRAM_PREFIX, PROGRAM_SUFFIX } from './prelude.js';
-import { CANCELLED_MESSAGE, STOP_CANCELLED, STOP_NONE, memoryMessage, timeoutMessage, type RunCode } from './worker-messages.js';
+import {
+  CANCELLED_MESSAGE,
+  STOP_CANCELLED,
+  STOP_NONE,
+  memoryMessage,
+  timeoutMessage,
+  type RunCode,
+  type SandboxRequest,
+} from './worker-messages.js';
 import { nestedDeeperThan } from '../wire/jsonrpc.js';
 
 interface Stop {
@@ -36,7 +44,7 @@ interface InnerCall {
 }
 
 /** What a run in the worker needs from the thread that owns it. */
-export interface SandboxLink {
+interface SandboxLink {
   /** Make inner call `id` on the main thread; its answer comes back through `SandboxRun.answer`. */
   call(id: number, name: string, args: unknown): void;
   /** One inner call finished (in the order they finish). */
@@ -45,15 +53,6 @@ export interface SandboxLink {
   done(outcome: ProgramOutcome): void;
   /** Slot 0 is `STOP_NONE` until the main thread stops the run (`STOP_CANCELLED` or `STOP_TIMEOUT`). */
   control: Int32Array;
-}
-
-/** What a run in the worker gets besides its engine. */
-export interface SandboxRequest {
-  code: string;
-  tools: readonly ProgramTool[];
-  limits: CodeLimits;
-  /** The gateway's `--max-depth` (a worker's own copy of the wire limits keeps the default). */
-  maxDepth: number;
 }
 
 interface Thrown {

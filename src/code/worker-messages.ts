@@ -3,8 +3,7 @@
 // not turn while its engine runs, but its interrupt handler reads the flag).
 
 import type { SandboxAnswer } from './inner-answer.js';
-import type { InnerCallRecord, ProgramOutcome } from './program.js';
-import type { SandboxRequest } from './sandbox-run.js';
+import type { CodeLimits, InnerCallRecord, ProgramOutcome, ProgramTool } from './program.js';
 
 /** The codes a run ends with, each in src/errors.ts. */
 export type RunCode =
@@ -22,6 +21,15 @@ export type RunCode =
 export const STOP_NONE = 0;
 export const STOP_CANCELLED = 1;
 export const STOP_TIMEOUT = 2;
+
+/** What a run in the worker gets besides its engine. */
+export interface SandboxRequest {
+  code: string;
+  tools: readonly ProgramTool[];
+  limits: CodeLimits;
+  /** The gateway's `--max-depth` (a worker's own copy of the wire limits keeps the default). */
+  maxDepth: number;
+}
 
 export type ToWorker =
   | ({ type: 'run'; run: number } & SandboxRequest)
