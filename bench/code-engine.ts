@@ -5,6 +5,7 @@
 // thread and back, the deferred promise, the JSON copies both ways, the engine's jobs).
 
 import { DEFAULT_CODE_LIMITS, type CodeLimits, type InnerCallOptions, type InnerOutcome, type ProgramHost } from '../src/code/program.js';
+import { CodeRunner } from '../src/code/code-runner.js';
 import { runProgram } from '../src/code/run-program.js';
 
 export interface CodeEngineResult {
@@ -29,13 +30,14 @@ const host: ProgramHost = {
 /** The defaults, with room for the per-call loop. */
 const LIMITS: CodeLimits = { ...DEFAULT_CODE_LIMITS, innerCalls: 10_000 };
 
-async function timed(code: string): Promise<number> {
+async function timed(runner: CodeRunner, code: string): Promise<number> {
   const started = performance.now();
   const outcome = await runProgram({
     code,
     host,
     limits: LIMITS,
     signal: new AbortController().signal,
+    runner,
   });
   const ms = performance.now() - started;
   if (!outcome.ok) throw new Error(`bench program failed: ${outcome.code} ${outcome.message}`);
@@ -50,22 +52,32 @@ async function direct(calls: number): Promise<number> {
 }
 
 export async function benchCodeEngine(rounds = 200, calls = 200): Promise<CodeEngineResult> {
-  for (let i = 0; i < 20; i += 1) await timed('return 0;');
+  // One warm worker of its own, so every run is measured on the same thread, and closed after.
+  const runner = new CodeRunner({ workers: 1 });
+  try {
+    return await measure(runner, rounds, calls);
+  } finally {
+    await runner.close();
+  }
+}
+
+async function measure(runner: CodeRunner, rounds: number, calls: number): Promise<CodeEngineResult> {
+  for (let i = 0; i < 20; i += 1) await timed(runner, 'return 0;');
   const empty: number[] = [];
   let cpu = process.cpuUsage();
-  for (let i = 0; i < rounds; i += 1) empty.push(await timed('return 0;'));
+  for (let i = 0; i < rounds; i += 1) empty.push(await timed(runner, 'return 0;'));
   const emptyCpu = cpuMs(cpu) / rounds;
   const loop = `for (let i = 0; i < ${calls}; i++) await tools.b.echo({ i }); return 0;`;
-  await timed(loop);
+  await timed(runner, loop);
   const perCall: number[] = [];
   const perRounds = Math.max(10, rounds / 10);
   let inRuns = 0;
   let inDirect = 0;
   for (let i = 0; i < perRounds; i += 1) {
     cpu = process.cpuUsage();
-    const withCalls = await timed(loop);
+    const withCalls = await timed(runner, loop);
     inRuns += cpuMs(cpu);
-    const without = await timed('return 0;');
+    const without = await timed(runner, 'return 0;');
     cpu = process.cpuUsage();
     const directMs = await direct(calls);
     inDirect += cpuMs(cpu);
