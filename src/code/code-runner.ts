@@ -281,8 +281,9 @@ export class CodeRunner implements ProgramRunner {
         flag === STOP_CANCELLED
           ? this.forced(run, 'MCPG_CODE_CANCELLED', CANCELLED_MESSAGE)
           : this.forced(run, 'MCPG_CODE_TIMEOUT', timeoutMessage(run.request.limits.wallMs));
-      this.end(run, outcome);
+      // Out of the pool first, so the next queued run does not go to the worker being ended.
       this.drop(run.slot).catch(() => undefined);
+      this.end(run, outcome);
     }, this.graceMs);
   }
 
