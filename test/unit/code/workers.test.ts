@@ -115,10 +115,15 @@ void describe('code workers: the pool', () => {
       'const a = []; for (let i = 0; i < 3e6; i += 1) a.push(String((i * 7919) % 1000003)); a.sort(); a.sort(); a.sort(); return 1;';
     const cancel = new AbortController();
     const running = runOn(pool, slow, {}, cancel.signal);
+    const queued = runOn(pool, 'return 4;');
     setTimeout(() => cancel.abort(), 100);
     const outcome = await running;
     assert.ok(!outcome.ok);
     assert.equal(outcome.code, 'MCPG_CODE_CANCELLED');
+    // The run queued behind it goes to a new worker, not to the one being ended.
+    const behind = await queued;
+    assert.ok(behind.ok, JSON.stringify(behind));
+    assert.equal(behind.value, 4);
     const next = await runOn(pool, 'return 3;');
     assert.ok(next.ok, JSON.stringify(next));
     assert.equal(pool.workers, 1);
