@@ -202,6 +202,10 @@ export const ERROR_CODES = {
     rpc: -31069,
     summary: "A program called a tool that may not be called from code (not read-only, and not named by the rules' code.allow).",
   },
+  MCPG_CODE_QUEUE_FULL: {
+    rpc: -31109,
+    summary: 'Every code-mode sandbox worker was busy and the queue of runs waiting for one was full; the run did not start.',
+  },
   MCPG_CONFIG_INVALID: { rpc: JSONRPC.INVALID_PARAMS, summary: 'A configuration file could not be read, parsed or validated.' },
   MCPG_USAGE: { rpc: JSONRPC.INVALID_PARAMS, summary: 'The command line was not understood.' },
   MCPG_INTERNAL: { rpc: JSONRPC.INTERNAL_ERROR, summary: 'A bug in mcpgate; the message says where.' },

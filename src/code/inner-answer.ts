@@ -10,7 +10,7 @@ type Answer =
   | { ok: false; code: string; message: string; server?: string; tool?: string; text?: string; result?: unknown };
 
 /** The answer's JSON text for the sandbox, or how large it was when over `limitBytes`. */
-type SandboxAnswer = { ok: true; json: string; code?: string } | { ok: false; bytes: number };
+export type SandboxAnswer = { ok: true; json: string; code?: string } | { ok: false; bytes: number };
 
 /** The text of a tool error kept in the error's message (the whole result stays on `error.result`). */
 const ERROR_TEXT_CHARS = 4000;

@@ -120,4 +120,14 @@ export interface RunRequest {
   limits: CodeLimits;
   /** Cancels the run: the program stops, in-flight inner calls' signals abort. */
   signal: AbortSignal;
+  /**
+   * What runs it: a pool of worker threads (`CodeRunner`), whose owner closes it. Without one, the
+   * process's own pool (whose idle workers never keep the process alive).
+   */
+  runner?: ProgramRunner;
+}
+
+/** Runs programs (`CodeRunner`: a pool of worker threads). */
+export interface ProgramRunner {
+  run(request: RunRequest): Promise<ProgramOutcome>;
 }

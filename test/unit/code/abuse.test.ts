@@ -1,6 +1,6 @@
 // The abuse and escape suite of the code engine (src/code/run-program.ts): each hostile program is
 // contained — its run ends with its own error or is stopped at its limit — while the host stays
-// healthy: a timer on the host keeps firing (never held longer than one slice of the engine), and a
+// healthy: a timer on the host keeps firing (the program computes on a worker thread), and a
 // well-behaved run started beside it still answers. Nothing of the host is reachable from inside.
 
 import { before, describe, it } from 'node:test';
@@ -10,12 +10,10 @@ import { ERROR_CODES } from '../../../src/errors.js';
 import { run, testHost, type TestHost } from '../../helpers/program-host.js';
 
 const T = { timeout: 60_000 };
-/** The most CPU time one entry into the engine may take (`SLICE_MS` of src/code/run-program.ts). */
-const SLICE_MS = 500;
 /**
- * What a loaded test machine adds to the longest the engine may hold the event loop (a slice is CPU
- * time; a shared machine stretches it in wall time). The check proves the hold is bounded by the
- * slice, not by the run's 30 s.
+ * The longest the host's event loop may go without its timer here: programs compute on worker
+ * threads, so this bounds only the host's own share of a run (copying a large result) on a loaded
+ * test machine — never the program's computing, which may last the run's wall time.
  */
 const SLACK_MS = 1500;
 
@@ -46,7 +44,7 @@ async function contained(code: string, limits: Partial<CodeLimits> = {}, signal?
   } finally {
     clearInterval(beat);
     longestGap = Math.max(longestGap, performance.now() - last);
-    assert.ok(longestGap < SLICE_MS + SLACK_MS, `the event loop was held ${longestGap.toFixed(0)} ms`);
+    assert.ok(longestGap < SLACK_MS, `the event loop was held ${longestGap.toFixed(0)} ms`);
   }
 }
 
@@ -69,11 +67,6 @@ void describe('code engine: abuse is contained', () => {
     const { outcome } = await contained('while (true) {}', { wallMs: 300 });
     failed(outcome, 'MCPG_CODE_TIMEOUT');
     assert.ok(performance.now() - started < 300 + SLACK_MS);
-  });
-
-  void it('while(true) under the default wall time ends after one slice, not 30 s', T, async () => {
-    const { outcome } = await contained('while (true) {}');
-    assert.match(failed(outcome, 'MCPG_CODE_TIMEOUT').message, /without waiting on an inner call/);
   });
 
   void it('a loop after an await ends, and the call before it is listed', T, async () => {
