@@ -36,6 +36,7 @@ import { metricsSource } from './metrics-source.js';
 import { GATEWAY_INFO } from '../version.js';
 import { gatewayStatus } from './status.js';
 import { CodeBoard } from './modes/code-board.js';
+import { CodeRunner } from '../code/code-runner.js';
 import { AgentSession } from './session/session.js';
 import type { SessionParts } from './session/session-parts.js';
 import type { AgentIdentity } from './session/agent-identity.js';
@@ -131,6 +132,8 @@ export class Gateway {
   readonly search: ToolSearch;
   /** Code mode's runs since start (status, metrics). */
   readonly codeBoard: CodeBoard;
+  /** Code mode's pool of sandbox worker threads: started when a run needs one, closed with the gateway. */
+  readonly codeRunner = new CodeRunner();
   private readonly hybrid: HybridRanking | undefined;
 
   constructor(private readonly options: GatewayOptions) {
@@ -264,6 +267,7 @@ export class Gateway {
       gate: this.gate,
       search: this.search,
       codeBoard: this.codeBoard,
+      codeRunner: this.codeRunner,
       maxInflight: this.maxInflight,
       sanitize: this.sanitizes,
       instructions: () => this.listing.instructions(),
@@ -475,6 +479,7 @@ export class Gateway {
       this.pins.close();
       for (const session of [...this.agents]) session.close();
       await this.approvals.close();
+      await this.codeRunner.close();
       const conns = [...this.connections.values()];
       const pooled = this.pool.close();
       const results = await Promise.allSettled(conns.map((conn) => conn.close()));

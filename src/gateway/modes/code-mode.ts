@@ -9,7 +9,7 @@
 // (`code.limits.runsInFlight`); the agent's cancel of run_code stops its program and its inner calls.
 
 import type { Catalog, ToolEntry } from '../../catalog/catalog.js';
-import type { ProgramTool } from '../../code/program.js';
+import type { ProgramRunner, ProgramTool } from '../../code/program.js';
 import { GatewayError } from '../../errors.js';
 import type { AuditLog } from '../../observability/audit.js';
 import { approvalFor } from '../../rules/approvals.js';
@@ -38,6 +38,8 @@ interface CodeModeParts {
   readonly search: ToolSearch;
   readonly catalog: Catalog;
   readonly board: CodeBoard;
+  /** The gateway's pool of sandbox workers every run goes to (closed with the gateway). */
+  readonly runner: ProgramRunner;
   readonly audit: AuditLog | undefined;
 }
 
@@ -238,6 +240,7 @@ export class CodeTools {
         settings,
         audit: this.parts.audit,
         board: this.parts.board,
+        runner: this.parts.runner,
         tools: this.programTools(),
         lookup: (name) => {
           const tool = this.seen(name);

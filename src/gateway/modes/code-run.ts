@@ -14,6 +14,7 @@ import {
   type InnerOutcome,
   type ProgramOutcome,
   type ProgramTool,
+  type ProgramRunner,
 } from '../../code/program.js';
 import { runProgram } from '../../code/run-program.js';
 import { GatewayError } from '../../errors.js';
@@ -37,6 +38,7 @@ interface RunParts {
   readonly settings: CodeSettings | undefined;
   readonly audit: AuditLog | undefined;
   readonly board: CodeBoard;
+  readonly runner: ProgramRunner;
   /** The tools the program may name (callable by the agent, or held: a held one is refused as directly). */
   readonly tools: readonly ProgramTool[];
   /** A tool's listed view and server entry by public name, as the session sees it (undefined: unknown to it). */
@@ -75,6 +77,7 @@ export async function runCode(
     code,
     limits: runLimits(parts.settings),
     signal,
+    runner: parts.runner,
     host: {
       tools: parts.tools,
       call: (name, args, options) =>

@@ -13,6 +13,7 @@ import type { Connection } from '../../servers/connection.js';
 import type { DiscoveryParts } from '../modes/discovery.js';
 import type { ToolSearch } from '../modes/tool-search.js';
 import type { CodeBoard } from '../modes/code-board.js';
+import type { ProgramRunner } from '../../code/program.js';
 import type { OwnCatalogs } from '../routing/own-catalogs.js';
 import type { Router } from '../routing/router.js';
 import type { TaskTable } from '../routing/tasks.js';
@@ -42,6 +43,8 @@ export interface SessionParts<Session> {
   search: ToolSearch;
   /** Code mode's runs, for status and metrics (code-board.ts). */
   codeBoard: CodeBoard;
+  /** The gateway's pool of sandbox workers for code mode's runs. */
+  codeRunner: ProgramRunner;
   /** What the rules hold some calls to before they go (policy/call-gate.ts). */
   gate: CallGate;
   /** Requests one agent may have in flight on servers at once. */

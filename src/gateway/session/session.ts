@@ -186,7 +186,10 @@ export class AgentSession implements Caller {
       notify: (method, params, about) => this.notify(method, params, about),
       callInner: (call) => callInner((tool, options) => this.calls.callAsAgent(tool, options), call),
     };
-    const codeTools = new CodeTools({ search: parts.search, catalog: parts.catalog, board: parts.codeBoard, audit: parts.audit }, host);
+    const codeTools = new CodeTools(
+      { search: parts.search, catalog: parts.catalog, board: parts.codeBoard, runner: parts.codeRunner, audit: parts.audit },
+      host,
+    );
     const aggregate = new AggregateMode(host);
     const search = new SearchSession(parts.search, parts.catalog, host);
     const ordinary = (): readonly Buffer[] => this.shown.ordinary('tools');
