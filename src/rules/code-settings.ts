@@ -1,18 +1,9 @@
-// An agent's code mode settings (`"code"` in its entry): which tools a program may call, which of
-// them wait for a person's approval when a program calls them, and the limits of one run.
-//
-//   "code": {
-//     "allow":   {"github": ["create_issue"], "fs": ["*"]},
-//     "approve": {"github": ["create_*"]},
-//     "limits":  {"wallMs": 10000, "innerCalls": 50, "runsInFlight": 1}
-//   }
-//
-// `allow` and `approve` name tools as the agent's `approve` section does (approvals.ts: server, then
-// tool names or globs, optionally narrowed by arguments). From code a tool annotated read-only
-// (`readOnlyHint`) may be called by default; any other only when `allow` names it. Both are on top
-// of the agent's own rules: a tool it may not call directly it may not call from code. `limits`
-// keys are the sandbox's (`CodeLimits`) plus `runsInFlight`, each a positive whole number below its
-// bound; a key left out takes the sandbox's default. Compiled into `CompiledAgent.code`. No I/O.
+// An agent's code mode settings (`"code"` in its entry): which tools a program may call (`allow`),
+// which wait for a person's approval when a program calls them (`approve`), and the limits of one
+// run (`limits`: the sandbox's `CodeLimits` plus `runsInFlight`). `allow` and `approve` name tools
+// as the agent's `approve` section does; a read-only tool (`readOnlyHint`) may be called by
+// default, any other only when `allow` names it, always on top of the agent's own rules.
+// docs/code-mode.md has the shape. Compiled into `CompiledAgent.code`. No I/O.
 
 import { describeValue, isPlainObject } from '../config/issues.js';
 import { compileApprovals, type ApprovalNeed, type ApprovalReport } from './approvals.js';
