@@ -56,6 +56,7 @@ import { TaskTable, tasksCapability } from './routing/tasks.js';
 import { clientCapabilities } from '../servers/modern-protocol.js';
 import { ApprovalDesk } from '../policy/approval-desk.js';
 import { CallGate } from '../policy/call-gate.js';
+import { GuardChecks } from '../policy/guard-checks.js';
 import type { AgentMode } from '../rules/agent-mode.js';
 import { SearchIndexes } from './modes/search-indexes.js';
 import { ToolSearch } from './modes/tool-search.js';
@@ -165,7 +166,12 @@ export class Gateway {
       ...(options.shared !== undefined && { board: options.shared.board, worker: options.shared.worker }),
       ...(options.consoleBase !== undefined && { consoleBase: options.consoleBase }),
     });
-    this.gate = new CallGate({ rules: () => this.rules, quotas: this.quotas, approvals: this.approvals });
+    this.gate = new CallGate({
+      rules: () => this.rules,
+      quotas: this.quotas,
+      approvals: this.approvals,
+      guards: new GuardChecks({ rules: () => this.rules, audit: options.audit, log: this.log.child({ room: 'guards' }) }),
+    });
     this.pool = new ConnectionPool({
       // A per-agent scope (`agent:ID`, a verified identity) signs in upstream with that agent's own login.
       create: (config, scope, owner) =>

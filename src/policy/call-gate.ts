@@ -7,12 +7,15 @@
 //
 // Cost: callers ask the gate only when the rules hold approvals or limits (`Rules.approves`,
 // `Rules.limits`: one property read); the gate asks each check only if the rules hold that kind.
+// The built-in guards (`guards`, guard-checks.ts) are asked of every call whose guard plan looks for
+// something: its arguments before `admit`, its server's answer on the way back.
 
 import { GatewayError, asGatewayError } from '../errors.js';
 import type { Claims } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
 import { approvalFor, type ApprovalNeed } from '../rules/approvals.js';
 import { callDigest, type ApprovalDesk, type Waiting } from './approval-desk.js';
+import type { GuardChecks } from './guard-checks.js';
 import type { RateLimitDetail, QuotaOutcome, QuotaRefusal, QuotaRelease, Quotas } from './quotas.js';
 
 /** One tools/call as the gate judges it: made once per call, after routing, never edited. */
@@ -65,10 +68,16 @@ interface CallGateOptions {
   rules: () => Rules;
   quotas: Quotas;
   approvals: ApprovalDesk;
+  guards: GuardChecks;
 }
 
 export class CallGate {
-  constructor(private readonly o: CallGateOptions) {}
+  /** The built-in guards: a call's arguments on the way in, its server's answer on the way out (guard-checks.ts). */
+  readonly guards: GuardChecks;
+
+  constructor(private readonly o: CallGateOptions) {
+    this.guards = o.guards;
+  }
 
   /** Judges one call: the rules' approvals and limits, in the gate's order. */
   admit(ticket: CallTicket): CallAdmission {
