@@ -170,7 +170,13 @@ export class Gateway {
       rules: () => this.rules,
       quotas: this.quotas,
       approvals: this.approvals,
-      guards: new GuardChecks({ rules: () => this.rules, audit: options.audit, log: this.log.child({ room: 'guards' }) }),
+      guards: new GuardChecks({
+        rules: () => this.rules,
+        audit: options.audit,
+        log: this.log.child({ room: 'guards' }),
+        counted: (direction, detector, action) => this.metrics.guardFound(direction, detector, action),
+      }),
+      resultCut: (server) => this.metrics.resultCut(server),
     });
     this.pool = new ConnectionPool({
       // A per-agent scope (`agent:ID`, a verified identity) signs in upstream with that agent's own login.

@@ -14,7 +14,7 @@ export interface GuardPlan {
   readonly arguments: TextScanner;
   /** What a server's answer is searched for (empty: it is not). */
   readonly results: TextScanner;
-  /** Nothing is looked for in either direction, nor injection in results: a call skips the guards. */
+  /** Nothing is looked for in either direction, nor injection in results, and results have no cap: a call skips the guards. */
   readonly idle: boolean;
 }
 
@@ -37,7 +37,7 @@ function compilePlan(settings: GuardSettings): GuardPlan {
     settings,
     arguments: args,
     results,
-    idle: args.empty && results.empty && settings.injection.results === 'off',
+    idle: args.empty && results.empty && settings.injection.results === 'off' && settings.maxResultBytes === undefined,
   });
 }
 
@@ -46,6 +46,14 @@ export interface GuardRule {
   readonly applies: (agent: string, server: string, tool: string | undefined) => boolean;
   readonly patch: GuardPatch;
 }
+
+/** How long, and within how many bytes in all, results over their cap are kept for their agents to read. */
+export interface KeptResults {
+  readonly seconds: number;
+  readonly maxBytes: number;
+}
+
+export const DEFAULT_KEPT_RESULTS: KeptResults = Object.freeze({ seconds: 600, maxBytes: 64 * 1024 * 1024 });
 
 /** More combinations than this are compiled per call, not kept. */
 const MAX_KEPT_PLANS = 256;
@@ -57,6 +65,7 @@ export class GuardBook {
   constructor(
     readonly settings: GuardSettings,
     private readonly rules: readonly GuardRule[],
+    readonly kept: KeptResults = DEFAULT_KEPT_RESULTS,
   ) {
     this.base = compilePlan(settings);
   }

@@ -32,6 +32,8 @@ export interface GuardSettings {
     readonly results: ResultInjection;
     readonly descriptions: DescriptionInjection;
   };
+  /** The cap on one tool result's size as an agent gets it (UTF-8 bytes of its JSON); undefined: none. */
+  readonly maxResultBytes: number | undefined;
 }
 
 /** Without a rules file, or a rules file without `guards`: secrets blocked on the way in, redacted on the way out. */
@@ -39,6 +41,7 @@ export const DEFAULT_GUARD_SETTINGS: GuardSettings = deepFreeze({
   secrets: { arguments: 'block', results: 'redact', entropy: true, formats: {} },
   pii: { presets: [], arguments: 'redact', results: 'redact' },
   injection: { results: 'flag', descriptions: 'flag' },
+  maxResultBytes: undefined,
 });
 
 /** Part of the settings, as a `where` entry (or the top of `guards`) writes it. */
@@ -46,6 +49,7 @@ export interface GuardPatch {
   readonly secrets?: Partial<Omit<GuardSettings['secrets'], 'formats'>> & { readonly formats?: Readonly<Record<string, GuardSetting>> };
   readonly pii?: Partial<GuardSettings['pii']>;
   readonly injection?: Partial<GuardSettings['injection']>;
+  readonly maxResultBytes?: number;
 }
 
 /** `base` with `patch` laid over it (a format's setting is added to the others, not in place of them). */
@@ -54,6 +58,7 @@ export function patchSettings(base: GuardSettings, patch: GuardPatch): GuardSett
     secrets: { ...base.secrets, ...patch.secrets, formats: { ...base.secrets.formats, ...patch.secrets?.formats } },
     pii: { ...base.pii, ...patch.pii },
     injection: { ...base.injection, ...patch.injection },
+    maxResultBytes: patch.maxResultBytes ?? base.maxResultBytes,
   });
 }
 

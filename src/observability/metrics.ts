@@ -146,6 +146,10 @@ export class GatewayMetrics {
   private readonly searches: Counter;
   private readonly searchResults: Histogram;
   private readonly zeroResultSearches: Counter;
+  private readonly resultBytes: Counter;
+  private readonly resultTokens: Counter;
+  private readonly resultsCut: Counter;
+  private readonly guardFindings: Counter;
 
   constructor(options: GatewayMetricsOptions, now: number = performance.now()) {
     this.activitySamples = [{ at: now, totals: new Map() }];
@@ -215,6 +219,31 @@ export class GatewayMetrics {
     this.zeroResultSearches = r.counter({
       name: 'mcpgate_tool_search_zero_results_total',
       help: 'search_tools calls that found no tool the agent may call.',
+    });
+
+    this.resultBytes = r.counter({
+      name: 'mcpgate_result_bytes_total',
+      help: 'Bytes of tool results passed to agents (after the guards and the result cap), by agent, server and tool; binary contents count by their encoded size.',
+      labels: ['agent', 'server', 'tool'],
+      maxSeries: 10_000,
+    });
+    this.resultTokens = r.counter({
+      name: 'mcpgate_result_tokens_estimated_total',
+      help: 'Tokens of tool results passed to agents, estimated as bytes / 4, by agent, server and tool.',
+      labels: ['agent', 'server', 'tool'],
+      maxSeries: 10_000,
+    });
+    this.resultsCut = r.counter({
+      name: 'mcpgate_results_cut_total',
+      help: 'Tool results over their cap: the agent got the head and a note, the whole result kept as mcpgate://results/ID.',
+      labels: ['server'],
+      maxSeries: 1000,
+    });
+    this.guardFindings = r.counter({
+      name: 'mcpgate_guard_findings_total',
+      help: 'What the built-in guards found, by direction (arguments, result, error), detector (a secret format, a PII preset, injection:SIGN) and action (redact, block, audit; for injection what followed).',
+      labels: ['direction', 'detector', 'action'],
+      maxSeries: 1000,
     });
 
     r.gauge({
@@ -369,6 +398,20 @@ export class GatewayMetrics {
   }
 
   /** A tool call was refused for being over a limit (policy/quotas.ts). */
+  /** A tool result passed to an agent: its bytes, and the tokens they are estimated to cost (bytes / 4). */
+  resultPassed(agent: string, server: string, tool: string, bytes: number): void {
+    this.resultBytes.labels(agent, server, tool).inc(bytes);
+    this.resultTokens.labels(agent, server, tool).inc(Math.ceil(bytes / 4));
+  }
+
+  resultCut(server: string): void {
+    this.resultsCut.labels(server).inc();
+  }
+
+  guardFound(direction: string, detector: string, action: string): void {
+    this.guardFindings.labels(direction, detector, action).inc();
+  }
+
   quotaRefused(level: 'all' | 'server' | 'tool', kind: 'calls' | 'in_flight'): void {
     this.quotaRefusals.labels(level, kind).inc();
   }

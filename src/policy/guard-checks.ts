@@ -17,7 +17,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Rules } from '../rules/load.js';
 
 /** Whose message is screened: the agent, its session, and the server's item it concerns. */
-interface GuardSubject {
+export interface GuardSubject {
   readonly agent: string;
   readonly session: string;
   readonly server: string;
@@ -95,12 +95,10 @@ export class GuardChecks {
   }
 
   /**
-   * A server's result, edited in place: true when it changed (the caller encodes it again),
-   * `MCPG_GUARD_BLOCKED` when the rules refuse it whole.
+   * A server's result under `plan`, edited in place: true when it changed (the caller encodes it
+   * again), `MCPG_GUARD_BLOCKED` when the rules refuse it whole. The gate asks it (`CallGate.answer`).
    */
-  result(subject: GuardSubject, result: Record<string, unknown>): boolean | GatewayError {
-    const plan = this.planFor(subject.agent, subject.server, subject.tool);
-    if (plan === undefined) return false;
+  result(subject: GuardSubject, result: Record<string, unknown>, plan: GuardPlan): boolean | GatewayError {
     const found = new Findings();
     if (!plan.results.empty) screenValue(result, plan.results, '', found, IN_PLACE_MODE);
     const mode = plan.settings.injection.results;

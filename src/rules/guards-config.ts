@@ -7,7 +7,7 @@
 
 import { describeValue, isPlainObject } from '../config/issues.js';
 import { DEFAULT_GUARD_SETTINGS, patchSettings, type GuardPatch, type GuardSetting, type GuardSettings } from '../guards/guard-settings.js';
-import { GuardBook, type GuardRule } from '../guards/guard-plan.js';
+import { DEFAULT_KEPT_RESULTS, GuardBook, type GuardRule, type KeptResults } from '../guards/guard-plan.js';
 import { PII_PRESET_IDS } from '../guards/pii-presets.js';
 import { SECRET_FORMATS } from '../guards/secret-formats.js';
 import { compileMatcher, type Matcher } from './globs.js';
@@ -18,8 +18,11 @@ interface GuardsContext {
   readonly warn: (at: readonly PropertyKey[], message: string) => void;
 }
 
-const TOP_KEYS = new Set(['secrets', 'pii', 'injection', 'where']);
-const WHERE_KEYS = new Set(['agents', 'servers', 'tools', 'secrets', 'pii', 'injection']);
+const TOP_KEYS = new Set(['secrets', 'pii', 'injection', 'maxResultBytes', 'keepResults', 'where']);
+const WHERE_KEYS = new Set(['agents', 'servers', 'tools', 'secrets', 'pii', 'injection', 'maxResultBytes']);
+const KEEP_KEYS = new Set(['seconds', 'maxBytes']);
+/** The smallest cap: a note and a head must fit. */
+const MIN_RESULT_BYTES = 1024;
 const SECRETS_KEYS = new Set(['arguments', 'results', 'entropy', 'formats']);
 const PII_KEYS = new Set(['presets', 'arguments', 'results']);
 const INJECTION_KEYS = new Set(['results', 'descriptions']);
@@ -52,7 +55,24 @@ export function compileGuards(raw: unknown, ctx: GuardsContext): GuardBook | und
         if (rule !== undefined) rules.push(rule);
       });
   }
-  return new GuardBook(settings, Object.freeze(rules));
+  return new GuardBook(settings, Object.freeze(rules), readKept(raw.keepResults, [...at, 'keepResults'], ctx));
+}
+
+/** `keepResults`: how long and within how many bytes results over their cap are kept (guard-plan.ts defaults). */
+function readKept(raw: unknown, at: readonly PropertyKey[], ctx: GuardsContext): KeptResults {
+  const entry = section(raw, at, KEEP_KEYS, ctx);
+  if (entry === undefined) return DEFAULT_KEPT_RESULTS;
+  const whole = (key: string, min: number, fallback: number): number => {
+    const value = entry[key];
+    if (value === undefined) return fallback;
+    if (typeof value === 'number' && Number.isInteger(value) && value >= min) return value;
+    ctx.error([...at, key], `expected a whole number, at least ${min}, got ${describeValue(value)}`);
+    return fallback;
+  };
+  return Object.freeze({
+    seconds: whole('seconds', 1, DEFAULT_KEPT_RESULTS.seconds),
+    maxBytes: whole('maxBytes', MIN_RESULT_BYTES, DEFAULT_KEPT_RESULTS.maxBytes),
+  });
 }
 
 function readWhere(entry: unknown, at: readonly PropertyKey[], ctx: GuardsContext): GuardRule | undefined {
@@ -86,7 +106,18 @@ function readGlobs(value: unknown, at: readonly PropertyKey[], ctx: GuardsContex
 }
 
 function readPatch(raw: Record<string, unknown>, at: readonly PropertyKey[], ctx: GuardsContext): GuardPatch {
-  const patch: { secrets?: GuardPatch['secrets']; pii?: GuardPatch['pii']; injection?: GuardPatch['injection'] } = {};
+  const patch: {
+    secrets?: GuardPatch['secrets'];
+    pii?: GuardPatch['pii'];
+    injection?: GuardPatch['injection'];
+    maxResultBytes?: number;
+  } = {};
+  const cap = raw.maxResultBytes;
+  if (cap !== undefined) {
+    if (typeof cap !== 'number' || !Number.isInteger(cap) || cap < MIN_RESULT_BYTES)
+      ctx.error([...at, 'maxResultBytes'], `expected a whole number of bytes, at least ${MIN_RESULT_BYTES}, got ${describeValue(cap)}`);
+    else patch.maxResultBytes = cap;
+  }
   const secrets = section(raw.secrets, [...at, 'secrets'], SECRETS_KEYS, ctx);
   if (secrets !== undefined) {
     const formats: Record<string, GuardSetting> = {};
