@@ -4,6 +4,7 @@
 // detector by detector, and only by the detectors whose hint it holds.
 
 import type { Detector } from './detector.js';
+import { hintPattern } from './hint-pattern.js';
 
 /** What a rule does with what a detector found: removed (`redact`), the message refused (`block`), or only recorded (`audit`). */
 export type GuardAction = 'redact' | 'block' | 'audit';
@@ -21,8 +22,6 @@ interface Span {
   readonly armed: ArmedDetector;
 }
 
-const SPECIAL = /[\\^$.*+?()[\]{}|/]/g;
-
 /** The marker that takes the place of a removed value: it says what was there, never what it was. */
 function marker(detector: Detector): string {
   return `[redacted: ${detector.label}]`;
@@ -36,7 +35,7 @@ export class TextScanner {
   constructor(readonly armed: readonly ArmedDetector[]) {
     const hints = armed.flatMap((a) => a.detector.hints);
     const everyText = armed.some((a) => a.detector.hints.length === 0);
-    this.prefilter = everyText || armed.length === 0 ? undefined : new RegExp(hints.map((h) => h.replace(SPECIAL, '\\$&')).join('|'), 'i');
+    this.prefilter = everyText ? undefined : hintPattern(hints);
     this.hinted = armed.map((a) => ({ armed: a, hints: a.detector.hints.map((h) => h.toLowerCase()) }));
   }
 
