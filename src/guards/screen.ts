@@ -38,15 +38,19 @@ export class Findings {
   }
 }
 
-/** How a value is screened: edited in place (an answer mcpgate owns) or copied along changed paths; `block` finds redacted too (an error, which cannot be refused). */
+/**
+ * How a value is screened: edited in place (an answer mcpgate owns) or copied along changed paths;
+ * which finds are replaced by their marker: those of `redact` detectors, also `block` ones (an
+ * error, which cannot be refused), or every find (a copy for the audit trail, which never holds one).
+ */
 export interface ScreenMode {
   readonly inPlace: boolean;
-  readonly redactBlocked: boolean;
+  readonly redact: 'redact' | 'redact-and-block' | 'all';
 }
 
 /** `value` screened: the same value when nothing was redacted, else (unless in place) a copy along the changed paths. */
 export function screenValue(value: unknown, scanner: TextScanner, at: string, found: Findings, mode: ScreenMode): unknown {
-  if (typeof value === 'string') return screenText(value, scanner, at, found, mode.redactBlocked);
+  if (typeof value === 'string') return screenText(value, scanner, at, found, mode.redact);
   const inPlace = mode.inPlace;
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) {
@@ -74,12 +78,12 @@ export function screenValue(value: unknown, scanner: TextScanner, at: string, fo
   return copy ?? value;
 }
 
-function screenText(text: string, scanner: TextScanner, at: string, found: Findings, redactBlocked: boolean): string {
+function screenText(text: string, scanner: TextScanner, at: string, found: Findings, redact: ScreenMode['redact']): string {
   const spans = scanner.scan(text);
   if (spans === undefined) return text;
   for (const span of spans) {
     const { detector, action } = span.armed;
     found.add({ detector: detector.id, label: detector.label, kind: detector.kind, action, at: at === '' ? '$' : at });
   }
-  return redactSpans(text, spans, redactBlocked);
+  return redactSpans(text, spans, redact);
 }

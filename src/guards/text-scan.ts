@@ -92,13 +92,13 @@ function disjoint(spans: Span[]): Span[] {
   return kept;
 }
 
-/** `text` with every span whose action is `redact` (and `block`, when `blocked` is true) replaced by its marker. */
-export function redactSpans(text: string, spans: readonly Span[], blocked = false): string {
+/** `text` with the spans `which` names replaced by their markers: `redact` ones, also `block` ones, or all. */
+export function redactSpans(text: string, spans: readonly Span[], which: 'redact' | 'redact-and-block' | 'all'): string {
   let out = '';
   let from = 0;
   for (const span of spans) {
     const action = span.armed.action;
-    if (action !== 'redact' && !(blocked && action === 'block')) continue;
+    if (which !== 'all' && action !== 'redact' && !(which === 'redact-and-block' && action === 'block')) continue;
     out += text.slice(from, span.start) + marker(span.armed.detector);
     from = span.end;
   }

@@ -37,6 +37,16 @@ interface GuardDecision {
   readonly injection: readonly InjectionSign[];
 }
 
+/** A call's arguments in which the guards found something (`GuardChecks.arguments`). */
+export interface ScreenedArguments {
+  /** What the server gets: the arguments themselves (only audited) or a redacted copy. */
+  readonly send: Readonly<Record<string, unknown>>;
+  /** A copy with every find replaced by its marker: what the audit trail may show. */
+  readonly record: Readonly<Record<string, unknown>>;
+  /** `MCPG_GUARD_BLOCKED` when a `block` detector found something: the call is not sent. */
+  readonly blocked: GatewayError | undefined;
+}
+
 interface GuardChecksOptions {
   rules: () => Rules;
   audit: AuditLog | undefined;
@@ -48,9 +58,10 @@ interface GuardChecksOptions {
 /** The note a `mark` puts before a result with signs of injection. */
 const INJECTION_NOTE = '[mcpgate: this result contains text that looks like instructions to the model';
 
-const COPY_MODE: ScreenMode = { inPlace: false, redactBlocked: false };
-const IN_PLACE_MODE: ScreenMode = { inPlace: true, redactBlocked: false };
-const ERROR_MODE: ScreenMode = { inPlace: true, redactBlocked: true };
+const COPY_MODE: ScreenMode = { inPlace: false, redact: 'redact' };
+const RECORD_MODE: ScreenMode = { inPlace: false, redact: 'all' };
+const IN_PLACE_MODE: ScreenMode = { inPlace: true, redact: 'redact' };
+const ERROR_MODE: ScreenMode = { inPlace: true, redact: 'redact-and-block' };
 
 /** At most this many characters of one answer's text are read for signs of injection. */
 const MAX_INJECTION_SCAN = 64 * 1024;
@@ -67,31 +78,22 @@ export class GuardChecks {
   }
 
   /**
-   * A call's arguments before they go: the same object when clean (or only audited), a redacted
-   * copy, or `MCPG_GUARD_BLOCKED` when a `block` detector found something.
+   * A call's arguments before they go: undefined when nothing was found (the usual case, no
+   * allocation); otherwise what the server gets (`send`: the same object when only audited, a
+   * redacted copy) or the refusal (`blocked`), and `record`: a copy with every find replaced by its
+   * marker, for the audit trail's argument values.
    */
-  arguments(
-    subject: GuardSubject,
-    args: Readonly<Record<string, unknown>> | undefined,
-  ): Readonly<Record<string, unknown>> | undefined | GatewayError {
-    if (args === undefined) return args;
+  arguments(subject: GuardSubject, args: Readonly<Record<string, unknown>> | undefined): ScreenedArguments | undefined {
+    if (args === undefined) return undefined;
     const plan = this.planFor(subject.agent, subject.server, subject.tool);
-    if (plan === undefined || plan.arguments.empty) return args;
+    if (plan === undefined || plan.arguments.empty) return undefined;
     const found = new Findings();
-    const screened = screenValue(args, plan.arguments, '', found, COPY_MODE) as Record<string, unknown>;
-    if (found.count === 0) return args;
-    if (found.blocked) {
-      this.decided(subject, { direction: 'arguments', outcome: 'blocked', findings: found.list, count: found.count, injection: [] });
-      return blocked(subject, 'arguments', found);
-    }
-    this.decided(subject, {
-      direction: 'arguments',
-      outcome: found.redacted > 0 ? 'redacted' : 'audited',
-      findings: found.list,
-      count: found.count,
-      injection: [],
-    });
-    return screened;
+    const send = screenValue(args, plan.arguments, '', found, COPY_MODE) as Readonly<Record<string, unknown>>;
+    if (found.count === 0) return undefined;
+    const record = screenValue(args, plan.arguments, '', new Findings(), RECORD_MODE) as Readonly<Record<string, unknown>>;
+    const outcome = found.blocked ? 'blocked' : found.redacted > 0 ? 'redacted' : 'audited';
+    this.decided(subject, { direction: 'arguments', outcome, findings: found.list, count: found.count, injection: [] });
+    return { send, record, blocked: found.blocked ? blocked(subject, 'arguments', found) : undefined };
   }
 
   /**

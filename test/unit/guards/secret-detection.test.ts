@@ -15,8 +15,8 @@ import { lookAlikeCorpus, secretCorpus } from '../../helpers/secret-corpus.js';
 
 const plan = new GuardBook(DEFAULT_GUARD_SETTINGS, []).base;
 const compilePlan = (patch: GuardPatch) => new GuardBook(patchSettings(DEFAULT_GUARD_SETTINGS, patch), []).base;
-const IN_PLACE = { inPlace: true, redactBlocked: false };
-const COPY = { inPlace: false, redactBlocked: false };
+const IN_PLACE = { inPlace: true, redact: 'redact' } as const;
+const COPY = { inPlace: false, redact: 'redact' } as const;
 
 test('the corpus has at least 50 generated secrets, of every format but one at least once', () => {
   const corpus = secretCorpus();
