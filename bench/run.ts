@@ -1,6 +1,6 @@
 // `npm run bench`: runs every benchmark and prints a table. Targets are checked here, not in unit
 // tests (timings on shared machines are noisy; only ratios measured in one run mean anything).
-// `npm run bench -- http` (or any of stdio, respawn, reload, http, peers, memory, catalog, cluster, pool, eras, search, call-path, sandbox, guards) runs only the benchmarks named.
+// `npm run bench -- http` (or any of stdio, respawn, reload, http, peers, memory, catalog, cluster, pool, eras, search, call-path, sandbox, code-engine, guards) runs only the benchmarks named.
 
 import { cpus, loadavg, totalmem } from 'node:os';
 import { benchReload } from './reload.js';
@@ -18,6 +18,7 @@ import { benchPool } from './pool.js';
 import { benchSearch } from './search.js';
 import { benchGuards } from './guards.js';
 import { benchSandboxStartup, printSandboxStartup } from './sandbox-startup.js';
+import { benchCodeEngine, printCodeEngine } from './code-engine.js';
 import { benchStdio, TARGETS, type StdioResult } from './stdio-latency.js';
 
 const fmt = (ms: number): string => `${(ms * 1000).toFixed(0)} µs`;
@@ -78,6 +79,7 @@ const BENCHES = [
   'search',
   'call-path',
   'sandbox',
+  'code-engine',
   'guards',
 ] as const;
 
@@ -114,6 +116,7 @@ async function main(): Promise<void> {
   if (run.has('eras')) printEras(await benchEras(), (line) => console.log(line));
   if (run.has('search')) await benchSearch((line) => console.log(line));
   if (run.has('sandbox')) printSandboxStartup(await benchSandboxStartup(), (line) => console.log(line));
+  if (run.has('code-engine')) printCodeEngine(await benchCodeEngine(), (line) => console.log(line));
   if (run.has('guards')) benchGuards((line) => console.log(line));
 }
 

@@ -40,6 +40,10 @@ export const ERROR_CODES = {
   MCPG_METHOD_NOT_FOUND: { rpc: JSONRPC.METHOD_NOT_FOUND, summary: 'The agent called a method the gateway does not serve.' },
   MCPG_INVALID_PARAMS: { rpc: JSONRPC.INVALID_PARAMS, summary: "A request's params were missing or malformed." },
   MCPG_TOOL_NOT_FOUND: { rpc: JSONRPC.INVALID_PARAMS, summary: 'No tool of that name is in the catalog.' },
+  MCPG_ARGUMENTS_INVALID: {
+    rpc: JSONRPC.INVALID_PARAMS,
+    summary: "The call's arguments do not have the types its tool's input schema declares; checked before an approval rule reads them.",
+  },
   MCPG_PROMPT_NOT_FOUND: { rpc: JSONRPC.INVALID_PARAMS, summary: 'No prompt of that name is in the catalog.' },
   MCPG_RESOURCE_NOT_FOUND: { rpc: JSONRPC.RESOURCE_NOT_FOUND, summary: 'The URI does not belong to any server in the catalog.' },
   MCPG_MESSAGE_TOO_LARGE: { rpc: JSONRPC.INVALID_REQUEST, summary: 'A message exceeded the size limit and was discarded.' },
@@ -175,6 +179,29 @@ export const ERROR_CODES = {
     summary:
       "A 2025 server answered a 2026-07-28 agent's request with URL elicitation required (-32042, which that revision forbids); the server's data (the URLs to open) is kept: open them, then retry.",
   },
+  MCPG_CODE_SYNTAX: {
+    rpc: -31061,
+    summary: "A code-mode program did not parse; the message gives the line and column in the agent's code.",
+  },
+  MCPG_CODE_ERROR: {
+    rpc: -31062,
+    summary:
+      "A code-mode program threw and did not catch it; the message, line and column are the agent's code's, with the inner calls already made.",
+  },
+  MCPG_CODE_TIMEOUT: {
+    rpc: -31063,
+    summary: 'A code-mode program ran past its wall-time limit (waits on a person excluded) and was stopped.',
+  },
+  MCPG_CODE_MEMORY: {
+    rpc: -31064,
+    summary: "A code-mode program used more than its memory limit (or its engine's stack) and was stopped.",
+  },
+  MCPG_CODE_TOO_MANY_CALLS: { rpc: -31065, summary: 'A code-mode program started more inner calls than its limit and was stopped.' },
+  MCPG_CODE_TOO_LARGE: {
+    rpc: -31066,
+    summary: "A code-mode program's source, or an inner result to be delivered into it, was larger than its limit; the run was stopped.",
+  },
+  MCPG_CODE_CANCELLED: { rpc: -31067, summary: 'A code-mode run was cancelled; its in-flight inner calls were cancelled too.' },
   MCPG_CONFIG_INVALID: { rpc: JSONRPC.INVALID_PARAMS, summary: 'A configuration file could not be read, parsed or validated.' },
   MCPG_USAGE: { rpc: JSONRPC.INVALID_PARAMS, summary: 'The command line was not understood.' },
   MCPG_INTERNAL: { rpc: JSONRPC.INTERNAL_ERROR, summary: 'A bug in mcpgate; the message says where.' },

@@ -205,7 +205,9 @@ export class Console {
 
   /** /ui/approvals (and its live region): every call waiting for a person's approval. */
   private async approvalsPage(path: string, url: URL, req: IncomingMessage, res: ServerResponse, login: Login): Promise<void> {
-    const list = pendingList(await this.parts.gateway.approvals.list(), login.csrf);
+    const offset = Math.max(0, Math.min(Number.MAX_SAFE_INTEGER, Math.floor(Number(url.searchParams.get('offset') ?? 0)) || 0));
+    const { calls, total } = await this.parts.gateway.approvals.page(offset, APPROVALS_PAGE);
+    const list = pendingList({ calls, total, offset, size: APPROVALS_PAGE }, login.csrf);
     if (path === '/ui/live/approvals') return this.fragment(req, res, list);
     const note = url.searchParams.get('done');
     this.send(
@@ -213,7 +215,7 @@ export class Console {
       200,
       page(
         'Pending approvals',
-        html`<h2>Pending approvals</h2>${note === null ? '' : html`<p class="notice">${note}</p>`}${live('/ui/live/approvals', list)}`,
+        html`<h2>Pending approvals</h2>${note === null ? '' : html`<p class="notice">${note}</p>`}${live(offset === 0 ? '/ui/live/approvals' : `/ui/live/approvals?offset=${offset}`, list)}`,
         login,
       ),
     );
@@ -232,7 +234,7 @@ export class Console {
           login,
         ),
       );
-    this.send(res, 200, page('Approve a call', html`<h2>Approve a call</h2>${pendingCall(call, login.csrf)}`, login));
+    this.send(res, 200, page('Approve a call', html`<h2>Approve a call</h2>${pendingCall(call, login.csrf, false)}`, login));
   }
 
   /** Approve or Deny: the desk takes the decision to the worker holding the call (the digest shown must be the call's). */
@@ -326,6 +328,9 @@ function cookieOf(req: IncomingMessage, rules: Gateway['rules']): { name: string
   const attributes = secure ? 'Path=/; Secure; HttpOnly; SameSite=Strict' : `Path=${CONSOLE_PATH}; HttpOnly; SameSite=Strict`;
   return { name, set: (value, maxAge) => `${name}=${value}; ${attributes}${maxAge === undefined ? '' : `; Max-Age=${maxAge}`}` };
 }
+
+/** Pending calls per page of /ui/approvals. */
+const APPROVALS_PAGE = 50;
 
 function live(src: string, body: Raw): Raw {
   return html`<div data-live="${src}">${body}</div>`;

@@ -10,7 +10,7 @@
 // so test/unit/gateway-routing.test.ts puts in-memory servers behind real Connections). A resting
 // on-demand server meets its first call in the router's `carrier`, which returns the connection's
 // `wake()` as pending: the call waits in the session's calls in flight like a pooled miss, and a
-// tools/call is routed again once the server is up (`sendToServer`'s `recheck`), so a definition the
+// tools/call is routed again once the server is up (`Calls.send`'s `recheck`), so a definition the
 // live server changed is held before the call goes.
 
 import type { ServerConfig, ServersConfig } from '../config/types.js';
@@ -35,7 +35,8 @@ import { Quotas } from '../policy/quotas.js';
 import { metricsSource } from './metrics-source.js';
 import { GATEWAY_INFO } from '../version.js';
 import { gatewayStatus } from './status.js';
-import { AgentSession, type SessionParts } from './session/session.js';
+import { AgentSession } from './session/session.js';
+import type { SessionParts } from './session/session-parts.js';
 import type { AgentIdentity } from './session/agent-identity.js';
 import type { AgentChannel } from './session/agent-channel.js';
 import { MCP_LOG_LEVELS, gatewayCapabilities } from './routing/method-tables.js';
@@ -110,7 +111,7 @@ export class Gateway {
   /** What a connection tells the gateway (given to the connection factory). */
   readonly hooks: ConnectionHooks;
   /** What every agent session is given. */
-  private readonly sessionParts: SessionParts;
+  private readonly sessionParts: SessionParts<AgentSession>;
   private readonly connect: ConnectionFactory;
   /** Connections of per-agent and per-session servers, one per (server, agent or agent session). */
   readonly pool: ConnectionPool;
@@ -177,6 +178,10 @@ export class Gateway {
         counted: (direction, detector, action) => this.metrics.guardFound(direction, detector, action),
       }),
       resultCut: (server) => this.metrics.resultCut(server),
+      inputSchema: (server, tool) => {
+        const name = this.catalog.publicName(server, tool);
+        return name === undefined ? undefined : this.catalog.tool(name)?.tool.inputSchema;
+      },
     });
     this.pool = new ConnectionPool({
       // A per-agent scope (`agent:ID`, a verified identity) signs in upstream with that agent's own login.

@@ -355,7 +355,7 @@ void describe('auth.oauth and auth.resource configuration', T, () => {
       '$.auth.oauth.algorithms[0]':
         'algorithm HS256 cannot be verified with an issuer\'s published keys (HMAC is never accepted from an issuer): HMAC needs "secret"; a public key never verifies HMAC tokens',
       '$.auth.oauth.introspect':
-        'unknown key "introspect" in an oauth issuer (known: issuer, namespace, jwksUri, audience, algorithms, agentClaim, scopes, clockSkewSeconds, refreshCooldownSeconds, introspection)',
+        'unknown key "introspect" in an oauth issuer (known: issuer, namespace, jwksUri, audience, algorithms, agentClaim, scopes, clockSkewSeconds, refreshCooldownSeconds, introspection, requireClaims)',
       '$.auth.oauth.scopes': 'expected an array of scope names (no spaces, quotes or backslashes; RFC 6749 §3.3), got an array',
     });
     assert.deepEqual(await bad({ oauth: [{ issuer: 'https://a.test' }, { issuer: 'https://a.test', namespace: 'a' }] }), {

@@ -415,7 +415,7 @@ void describe('auth configuration', T, () => {
     );
     assert.deepEqual(byPath(issues), {
       '$.auth.jwt.audiance':
-        'unknown key "audiance" in auth.jwt (known: secret, publicKey, publicKeyFile, algorithms, issuer, audience, agentClaim, clockSkewSeconds, requireExp)',
+        'unknown key "audiance" in auth.jwt (known: secret, publicKey, publicKeyFile, algorithms, issuer, audience, agentClaim, clockSkewSeconds, requireExp, requireClaims)',
       '$.auth.jwt.issuer': 'expected a non-empty string, got ""',
       '$.auth.jwt.audience[1]': 'expected a non-empty string, got 3',
       '$.auth.jwt.agentClaim': 'expected a non-empty string, got 7',

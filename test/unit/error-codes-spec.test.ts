@@ -79,6 +79,7 @@ const SAME_MEANING: Partial<Record<ErrorCode, string>> = {
   MCPG_INVALID_PARAMS: 'invalid params',
   MCPG_TOOL_NOT_FOUND: 'invalid params',
   MCPG_PROMPT_NOT_FOUND: 'invalid params',
+  MCPG_ARGUMENTS_INVALID: 'invalid params',
   MCPG_NOT_HELD: 'invalid params',
   MCPG_APPROVAL_OUTDATED: 'invalid params',
   MCPG_CONFIG_INVALID: 'invalid params',
