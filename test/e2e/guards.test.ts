@@ -101,7 +101,7 @@ describe('guards: no generated secret passes with the default settings', { timeo
         getPrompt: (p) => stdio.client.getPrompt(p),
         listResources: () => stdio.client.listResources(),
         readResource: (p) => stdio.client.readResource(p),
-      } as Agent,
+      },
       (tool, args) => stdio.client.callTool({ name: 'execute_tool', arguments: { server: 'leaky', tool, args } }),
       'a stdio agent',
     );
@@ -110,11 +110,7 @@ describe('guards: no generated secret passes with the default settings', { timeo
   it('over Streamable HTTP, a 2025 agent (direct calls)', async () => {
     const { client } = await connectAgent(http.url, { token: alice.token });
     try {
-      await leakEverything(
-        client as unknown as Agent,
-        (tool, args) => client.callTool({ name: `leaky__${tool}`, arguments: args }),
-        'a 2025 HTTP agent',
-      );
+      await leakEverything(client, (tool, args) => client.callTool({ name: `leaky__${tool}`, arguments: args }), 'a 2025 HTTP agent');
     } finally {
       await client.close();
     }
@@ -129,11 +125,7 @@ describe('guards: no generated secret passes with the default settings', { timeo
       new StreamableHTTPClientTransport(new URL(http.url), { requestInit: { headers: { authorization: `Bearer ${bob.token}` } } }),
     );
     try {
-      await leakEverything(
-        client as unknown as Agent,
-        (tool, args) => client.callTool({ name: `leaky__${tool}`, arguments: args }),
-        'a 2026-07-28 HTTP agent',
-      );
+      await leakEverything(client, (tool, args) => client.callTool({ name: `leaky__${tool}`, arguments: args }), 'a 2026-07-28 HTTP agent');
     } finally {
       await client.close();
     }
