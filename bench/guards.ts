@@ -21,7 +21,7 @@ function gateFor(rules: Rules): CallGate {
     rules: () => rules,
     quotas: new Quotas({ rules: () => rules, metrics, log: silentLogger }),
     approvals: new ApprovalDesk({ audit: undefined, log: silentLogger }),
-    guards: new GuardChecks({ rules: () => rules, audit: undefined, log: silentLogger }),
+    guards: new GuardChecks({ inForce: { rules }, audit: undefined, log: silentLogger }),
     inputSchema: () => undefined,
   });
 }

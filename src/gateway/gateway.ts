@@ -172,7 +172,7 @@ export class Gateway {
       quotas: this.quotas,
       approvals: this.approvals,
       guards: new GuardChecks({
-        rules: () => this.rules,
+        inForce: this,
         audit: options.audit,
         log: this.log.child({ room: 'guards' }),
         counted: (direction, detector, action) => this.metrics.guardFound(direction, detector, action),

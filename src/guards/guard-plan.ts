@@ -48,12 +48,12 @@ export interface GuardRule {
 }
 
 /** How long, and within how many bytes in all, results over their cap are kept for their agents to read. */
-export interface KeptResults {
+export interface KeepBounds {
   readonly seconds: number;
   readonly maxBytes: number;
 }
 
-export const DEFAULT_KEPT_RESULTS: KeptResults = Object.freeze({ seconds: 600, maxBytes: 64 * 1024 * 1024 });
+export const DEFAULT_KEEP_BOUNDS: KeepBounds = Object.freeze({ seconds: 600, maxBytes: 64 * 1024 * 1024 });
 
 /** More combinations than this are compiled per call, not kept. */
 const MAX_KEPT_PLANS = 256;
@@ -65,7 +65,7 @@ export class GuardBook {
   constructor(
     readonly settings: GuardSettings,
     private readonly rules: readonly GuardRule[],
-    readonly kept: KeptResults = DEFAULT_KEPT_RESULTS,
+    readonly kept: KeepBounds = DEFAULT_KEEP_BOUNDS,
   ) {
     this.base = compilePlan(settings);
   }

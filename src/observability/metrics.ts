@@ -80,6 +80,8 @@ export const CALL_DURATION_BUCKETS: readonly number[] = [
 ];
 
 const DEFAULT_MAX_TOOL_SERIES = 10_000;
+/** The agent × server × tool series of the result counters. */
+const MAX_RESULT_SERIES = 10_000;
 
 /** A server's tool calls over the last minute (the console's overview), from the recorded series. */
 export interface ServerActivity {
@@ -122,6 +124,12 @@ interface CallSeries {
   readonly duration: HistogramChild;
 }
 
+/** The result counters' children of one agent × server × tool. */
+interface ResultSeries {
+  readonly bytes: CounterChild;
+  readonly tokens: CounterChild;
+}
+
 export class GatewayMetrics {
   readonly registry: Registry;
   source: MetricsSource;
@@ -146,6 +154,9 @@ export class GatewayMetrics {
   private readonly searches: Counter;
   private readonly searchResults: Histogram;
   private readonly zeroResultSearches: Counter;
+  /** agent → server → tool → the result counters' children (bounded by the counters' maxSeries: past it they fold into one). */
+  private readonly results = new Map<string, Map<string, Map<string, ResultSeries>>>();
+  private resultSeries = 0;
   private readonly resultBytes: Counter;
   private readonly resultTokens: Counter;
   private readonly resultsCut: Counter;
@@ -225,13 +236,13 @@ export class GatewayMetrics {
       name: 'mcpgate_result_bytes_total',
       help: 'Bytes of tool results passed to agents (after the guards and the result cap), by agent, server and tool; binary contents count by their encoded size.',
       labels: ['agent', 'server', 'tool'],
-      maxSeries: 10_000,
+      maxSeries: MAX_RESULT_SERIES,
     });
     this.resultTokens = r.counter({
       name: 'mcpgate_result_tokens_estimated_total',
       help: 'Tokens of tool results passed to agents, estimated as bytes / 4, by agent, server and tool.',
       labels: ['agent', 'server', 'tool'],
-      maxSeries: 10_000,
+      maxSeries: MAX_RESULT_SERIES,
     });
     this.resultsCut = r.counter({
       name: 'mcpgate_results_cut_total',
@@ -397,11 +408,25 @@ export class GatewayMetrics {
     this.errors.labels(code).inc();
   }
 
-  /** A tool call was refused for being over a limit (policy/quotas.ts). */
   /** A tool result passed to an agent: its bytes, and the tokens they are estimated to cost (bytes / 4). */
   resultPassed(agent: string, server: string, tool: string, bytes: number): void {
-    this.resultBytes.labels(agent, server, tool).inc(bytes);
-    this.resultTokens.labels(agent, server, tool).inc(Math.ceil(bytes / 4));
+    // Nested maps: a call builds no key string (the counters' own children are looked up once per series).
+    let byServer = this.results.get(agent);
+    if (byServer === undefined) this.results.set(agent, (byServer = new Map<string, Map<string, ResultSeries>>()));
+    let byTool = byServer.get(server);
+    if (byTool === undefined) byServer.set(server, (byTool = new Map<string, ResultSeries>()));
+    let series = byTool.get(tool);
+    if (series === undefined) {
+      series = { bytes: this.resultBytes.labels(agent, server, tool), tokens: this.resultTokens.labels(agent, server, tool) };
+      // Past the bound, the series are looked up per call (and fold into the counters' "other").
+      if (this.resultSeries < MAX_RESULT_SERIES) {
+        byTool.set(tool, series);
+        this.resultSeries++;
+      }
+    }
+    // Field updates, as the call counters make: no function of the registry runs per call.
+    series.bytes.value += bytes;
+    series.tokens.value += Math.ceil(bytes / 4);
   }
 
   resultCut(server: string): void {
@@ -412,6 +437,7 @@ export class GatewayMetrics {
     this.guardFindings.labels(direction, detector, action).inc();
   }
 
+  /** A tool call was refused for being over a limit (policy/quotas.ts). */
   quotaRefused(level: 'all' | 'server' | 'tool', kind: 'calls' | 'in_flight'): void {
     this.quotaRefusals.labels(level, kind).inc();
   }

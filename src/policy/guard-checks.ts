@@ -14,7 +14,7 @@ import type { GuardPlan } from '../guards/guard-plan.js';
 import { Findings, screenValue, type Finding, type ScreenMode } from '../guards/screen.js';
 import type { AuditLog } from '../observability/audit.js';
 import type { Logger } from '../observability/logger.js';
-import type { Rules } from '../rules/load.js';
+import type { RulesInForce } from '../rules/load.js';
 
 /** Whose message is screened: the agent, its session, and the server's item it concerns. */
 export interface GuardSubject {
@@ -48,7 +48,8 @@ export interface ScreenedArguments {
 }
 
 interface GuardChecksOptions {
-  rules: () => Rules;
+  /** The holder of the rules in force (the gateway): read per call, never through a closure. */
+  inForce: RulesInForce;
   audit: AuditLog | undefined;
   log: Logger;
   /** Told of every finding, for the metrics (by direction, detector and action). */
@@ -71,7 +72,7 @@ export class GuardChecks {
 
   /** The plan for one subject, or undefined when the guards are off or it looks for nothing. */
   planFor(agent: string, server: string, tool: string | undefined): GuardPlan | undefined {
-    const book = this.o.rules().guards;
+    const book = this.o.inForce.rules.guards;
     if (book === undefined) return undefined;
     const plan = book.planFor(agent, server, tool);
     return plan.idle ? undefined : plan;

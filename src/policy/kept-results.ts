@@ -7,7 +7,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../errors.js';
-import type { KeptResults as KeepBounds } from '../guards/guard-plan.js';
+import type { KeepBounds } from '../guards/guard-plan.js';
 
 /** The URI prefix of a kept result. */
 export const KEPT_RESULTS_URI = 'mcpgate://results/';

@@ -7,7 +7,7 @@
 
 import { describeValue, isPlainObject } from '../config/issues.js';
 import { DEFAULT_GUARD_SETTINGS, patchSettings, type GuardPatch, type GuardSetting, type GuardSettings } from '../guards/guard-settings.js';
-import { DEFAULT_KEPT_RESULTS, GuardBook, type GuardRule, type KeptResults } from '../guards/guard-plan.js';
+import { DEFAULT_KEEP_BOUNDS, GuardBook, type GuardRule, type KeepBounds } from '../guards/guard-plan.js';
 import { PII_PRESET_IDS } from '../guards/pii-presets.js';
 import { SECRET_FORMATS } from '../guards/secret-formats.js';
 import { compileMatcher, type Matcher } from './globs.js';
@@ -59,9 +59,9 @@ export function compileGuards(raw: unknown, ctx: GuardsContext): GuardBook | und
 }
 
 /** `keepResults`: how long and within how many bytes results over their cap are kept (guard-plan.ts defaults). */
-function readKept(raw: unknown, at: readonly PropertyKey[], ctx: GuardsContext): KeptResults {
+function readKept(raw: unknown, at: readonly PropertyKey[], ctx: GuardsContext): KeepBounds {
   const entry = section(raw, at, KEEP_KEYS, ctx);
-  if (entry === undefined) return DEFAULT_KEPT_RESULTS;
+  if (entry === undefined) return DEFAULT_KEEP_BOUNDS;
   const whole = (key: string, min: number, fallback: number): number => {
     const value = entry[key];
     if (value === undefined) return fallback;
@@ -70,8 +70,8 @@ function readKept(raw: unknown, at: readonly PropertyKey[], ctx: GuardsContext):
     return fallback;
   };
   return Object.freeze({
-    seconds: whole('seconds', 1, DEFAULT_KEPT_RESULTS.seconds),
-    maxBytes: whole('maxBytes', MIN_RESULT_BYTES, DEFAULT_KEPT_RESULTS.maxBytes),
+    seconds: whole('seconds', 1, DEFAULT_KEEP_BOUNDS.seconds),
+    maxBytes: whole('maxBytes', MIN_RESULT_BYTES, DEFAULT_KEEP_BOUNDS.maxBytes),
   });
 }
 

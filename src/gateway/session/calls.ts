@@ -286,10 +286,14 @@ export class Calls {
     // The built-in guards (policy/guard-checks.ts) screen the arguments before anything else sees
     // them: a blocked call is refused here, a redacted one goes on with new params (encoded, not
     // spliced), and the audit trail gets the arguments with every find replaced by its marker.
-    const screened = parts.gate.guards.arguments(
-      { agent: call.agent, session: host.id, server: route.server, tool: route.original, name, method: msg.method },
-      call.arguments,
-    );
+    // With `"guards": false` in the rules (one property read) no guard code runs.
+    const screened =
+      parts.inForce.rules.guards === undefined
+        ? undefined
+        : parts.gate.guards.arguments(
+            { agent: call.agent, session: host.id, server: route.server, tool: route.original, name, method: msg.method },
+            call.arguments,
+          );
     if (screened !== undefined) return this.guarded(call, route, screened);
     this.gateThen(call, route, audit);
   }
@@ -409,14 +413,14 @@ export class Calls {
       const renamed = rewriteToolResult(result, (uri) => parts.catalog.publicUri(route.server, uri));
       const sanitized = parts.sanitize && sanitizeContent(result);
       // The guards and the result cap (CallGate.answer) read the result as the agent would get it.
-      const answered = parts.gate.answer(subject, result);
+      const answered = parts.inForce.rules.guards === undefined ? false : parts.gate.answer(subject, result);
       if (answered instanceof GatewayError) throw answered;
       return answered || sanitized || renamed || created;
     };
     this.send(route.carrier, msg.id, outbound, {
       timeoutMs: call.timeoutMs,
       rewrite,
-      screenError: (error) => parts.gate.guards.error(subject, error),
+      screenError: (error) => parts.inForce.rules.guards !== undefined && parts.gate.guards.error(subject, error),
       metered: subject,
       timed: { tool: route.original, start: performance.now(), audit },
       release,
@@ -586,7 +590,7 @@ export class Calls {
             // A server's error the guards redacted is encoded again (an empty line), not spliced.
             const relayed = 'error' in res && screenError?.(res.error) === true ? '' : line;
             if (inner !== undefined) this.answerInner(agentId, res, rewrite);
-            else this.relay(res, relayed, { agentId, serverId: entry.serverId }, rewrite, metered);
+            else this.relay(res, relayed, { agentId, serverId: entry.serverId, metered }, rewrite);
             if (spans !== undefined) {
               entry.trace?.end(failure === undefined ? 'ok' : 'error', failure);
               spans.end(agentId, failure === undefined ? 'ok' : 'error', failure, conn.name);
@@ -624,11 +628,10 @@ export class Calls {
   private relay(
     res: JsonRpcResponse,
     line: string,
-    ids: { readonly agentId: RequestId; readonly serverId: number },
+    ids: { readonly agentId: RequestId; readonly serverId: number; readonly metered?: Sending['metered'] },
     rewrite: Rewrite | undefined,
-    metered?: Sending['metered'],
   ): void {
-    const { agentId, serverId } = ids;
+    const { agentId, serverId, metered } = ids;
     if (this.host.isClosed()) return;
     // An empty line: the answer was edited before (a server's error the guards redacted), so it is encoded.
     const rewritten = line === '' || ('result' in res && rewrite !== undefined && rewrite(res.result));

@@ -73,11 +73,11 @@ export class RoutedRequests {
     calls.send(route.carrier, msg.id, calls.outbound(msg.method, { ...msg.params, uri: route.uri }), {
       rewrite: (result) => {
         const renamed = rewriteReadResult(result, (uri) => parts.catalog.publicUri(route.conn.name, uri));
-        const answered = parts.gate.answer(subject, result);
+        const answered = parts.inForce.rules.guards === undefined ? false : parts.gate.answer(subject, result);
         if (answered instanceof GatewayError) throw answered;
         return answered || renamed;
       },
-      screenError: (error) => parts.gate.guards.error(subject, error),
+      screenError: (error) => parts.inForce.rules.guards !== undefined && parts.gate.guards.error(subject, error),
       timed: audit && { start: performance.now(), audit },
     });
   }
@@ -112,11 +112,11 @@ export class RoutedRequests {
       rewrite: (result) => {
         const renamed = rewritePromptResult(result, (uri) => parts.catalog.publicUri(route.server, uri));
         const sanitized = parts.sanitize && sanitizeContent(result);
-        const answered = parts.gate.answer(subject, result);
+        const answered = parts.inForce.rules.guards === undefined ? false : parts.gate.answer(subject, result);
         if (answered instanceof GatewayError) throw answered;
         return answered || sanitized || renamed;
       },
-      screenError: (error) => parts.gate.guards.error(subject, error),
+      screenError: (error) => parts.inForce.rules.guards !== undefined && parts.gate.guards.error(subject, error),
       timed: audit && { start: performance.now(), audit },
     });
   }
