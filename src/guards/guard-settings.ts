@@ -8,8 +8,6 @@ import type { GuardAction } from './text-scan.js';
 export type GuardSetting = GuardAction | 'off';
 /** A result with signs of injection: recorded (`flag`), marked for the agent (`mark`), refused (`block`), or not looked at. */
 type ResultInjection = 'flag' | 'mark' | 'block' | 'off';
-/** A description with signs of injection, when a catalog is listed: recorded (`flag`), held like a changed pin (`hold`), or not looked at. */
-type DescriptionInjection = 'flag' | 'hold' | 'off';
 
 export interface GuardSettings {
   readonly secrets: {
@@ -30,7 +28,6 @@ export interface GuardSettings {
   };
   readonly injection: {
     readonly results: ResultInjection;
-    readonly descriptions: DescriptionInjection;
   };
   /** The cap on one tool result's size as an agent gets it (UTF-8 bytes of its JSON); undefined: none. */
   readonly maxResultBytes: number | undefined;
@@ -40,7 +37,7 @@ export interface GuardSettings {
 export const DEFAULT_GUARD_SETTINGS: GuardSettings = deepFreeze({
   secrets: { arguments: 'block', results: 'redact', entropy: true, formats: {} },
   pii: { presets: [], arguments: 'redact', results: 'redact' },
-  injection: { results: 'flag', descriptions: 'flag' },
+  injection: { results: 'flag' },
   maxResultBytes: undefined,
 });
 

@@ -1,8 +1,8 @@
 // Heuristics for prompt injection: text a server sends that speaks to the model rather than about
 // the tool or its data — "ignore your previous instructions", a hidden <IMPORTANT> block, an order
 // not to tell the user, a request to read or send credentials. They flag; they do not prove. Used on
-// tool, prompt and resource descriptions when a catalog is listed, and on results, where the rules
-// say whether a flagged result is only recorded, marked for the agent, or refused.
+// results, where the rules say whether a flagged result is only recorded, marked for the agent, or
+// refused.
 
 import { hintPattern } from './hint-pattern.js';
 

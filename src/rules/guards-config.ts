@@ -25,10 +25,9 @@ const KEEP_KEYS = new Set(['seconds', 'maxBytes']);
 const MIN_RESULT_BYTES = 1024;
 const SECRETS_KEYS = new Set(['arguments', 'results', 'entropy', 'formats']);
 const PII_KEYS = new Set(['presets', 'arguments', 'results']);
-const INJECTION_KEYS = new Set(['results', 'descriptions']);
+const INJECTION_KEYS = new Set(['results']);
 const SETTINGS: ReadonlySet<string> = new Set(['redact', 'block', 'audit', 'off']);
 const RESULT_INJECTION: ReadonlySet<string> = new Set(['flag', 'mark', 'block', 'off']);
-const DESCRIPTION_INJECTION: ReadonlySet<string> = new Set(['flag', 'hold', 'off']);
 const FORMAT_IDS: ReadonlySet<string> = new Set(SECRET_FORMATS.map((d) => d.id));
 const MAX_WHERE = 256;
 
@@ -155,7 +154,6 @@ function readPatch(raw: Record<string, unknown>, at: readonly PropertyKey[], ctx
   if (injection !== undefined)
     patch.injection = {
       ...setting(injection, 'results', RESULT_INJECTION, [...at, 'injection'], ctx),
-      ...setting(injection, 'descriptions', DESCRIPTION_INJECTION, [...at, 'injection'], ctx),
     };
   return patch;
 }
