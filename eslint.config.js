@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 
 // The rooms of src/ and the arrows allowed between them (docs/architecture.md explains each). A room
 // may import from itself, from the leaves errors.ts and version.ts, and from the rooms listed here;
-// anything else is a lint error. Cycles inside a room are caught by test/unit/layering.test.ts.
+// anything else is a lint error. Cycles inside a room are caught by test/unit/codebase/layering.test.ts.
 const ROOMS = {
   wire: [],
   observability: [],

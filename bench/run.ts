@@ -22,7 +22,7 @@ import { benchCodeEngine, printCodeEngine } from './code-engine.js';
 import { benchStdio, TARGETS, type StdioResult } from './stdio-latency.js';
 
 const fmt = (ms: number): string => `${(ms * 1000).toFixed(0)} µs`;
-/** Issue 15: mcpgate within these multiples of the zero-work pipe relay in front of the same server. */
+/** The hot path's target: mcpgate within these multiples of the zero-work pipe relay in front of the same server. */
 const MEDIAN_TARGET = 1.1;
 const P99_TARGET = 1.25;
 

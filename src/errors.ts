@@ -1,5 +1,5 @@
 // The error registry: every failure mcpgate reports has one stable `MCPG_*` code, documented in
-// docs/errors.md (test/unit/errors-doc.test.ts keeps the two in step). Wire errors (what an agent sees as a
+// docs/errors.md (test/unit/codebase/errors-doc.test.ts keeps the two in step). Wire errors (what an agent sees as a
 // JSON-RPC error) carry the code in `error.data.code`; local errors (CLI, config) print it.
 //
 // An agent's mistake maps to a JSON-RPC code the agent can act on (-32600/-32601/-32602); a server's
@@ -13,7 +13,7 @@
 // not send -32002 or -32042 to a peer of that revision. New codes of an implementation belong
 // outside -32768…-32000, so every code of mcpgate's own is in -31000…-31099, where no specification
 // can give the number another meaning (the codes once in -32010…-32019 moved to -31010…-31019).
-// test/unit/error-codes-spec.test.ts reads the codes from the revision's own text and checks the
+// test/unit/codebase/error-codes-spec.test.ts reads the codes from the revision's own text and checks the
 // registry against them; wire/modern-answers.ts rewrites what a 2026-07-28 agent must not get.
 
 export const JSONRPC = {

@@ -53,7 +53,7 @@ function settingsWording(raw: unknown, error: z.ZodError): string {
 }
 
 /** The preset a command gets when its entry names none: by the launcher's file name. */
-export function presetFor(command: string): SandboxPreset {
+function presetFor(command: string): SandboxPreset {
   const base = path.basename(command).toLowerCase();
   if (base === 'npx' || base === 'npm' || base === 'pnpm' || base === 'bunx') return 'npx';
   if (base === 'uvx' || base === 'uv') return 'uvx';
@@ -66,7 +66,7 @@ export function presetFor(command: string): SandboxPreset {
  * One allow-list item: `host`, `host:port`, `[v6]:port` or `*.domain` (any subdomain). Names are
  * compared lower-case; undefined when it is none of these.
  */
-export function parseSandboxHost(text: string): SandboxHost | undefined {
+function parseSandboxHost(text: string): SandboxHost | undefined {
   let host = text;
   let port: number | undefined;
   const v6 = /^\[([0-9a-fA-F:.]+)\](?::(\d+))?$/.exec(text);

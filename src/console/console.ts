@@ -1,17 +1,11 @@
-// The operator's console at /ui on the HTTP front's port. Off until the rules file names
-// an admin (`admins`); the front's gate (Host, Origin, repeated headers) has already passed every
-// request that reaches here. Signing in sets an HttpOnly, SameSite=Strict cookie (signed, valid on
-// every worker: logins.ts; `Secure` and `__Host-` when the console is reached over https); every POST must
-// carry the login's CSRF token; every answer carries a strict Content-Security-Policy (no inline
-// script or style). Approve is pins/approve.ts's exact-digest approval (`mcpgate approve S T@DIGEST`):
-// refused when the tool changed since the page showed it. Revive is SIGHUP's revive for one server.
-// Pending approvals (approvals-page.ts) lists the calls the rules hold for a person, with their exact
-// arguments; Approve and Deny decide one (bound to the digest of the arguments shown).
-// Routes: `/ui/login` (GET the form, POST a token), `/ui` (the overview), `/ui/server/NAME` (tools and
-// pins; POST `…/approve`, `…/revive`), `/ui/agent?id=` (view as agent), `/ui/approvals` and
-// `/ui/approvals/ID`, `/ui/live/…` (the live regions, with ETags), `/ui/console.js` and
-// `/ui/console.css`, POST `/ui/logout`. The CSP: `default-src 'none'; script-src 'self'; style-src
-// 'self'; …; frame-ancestors 'none'`.
+// The operator's console at /ui on the HTTP front's port: its routes, each for a signed-in admin
+// (logins.ts) and, for a POST, only with the login's CSRF token. Off until the rules file names an
+// admin (`admins`); the front's gate (Host, Origin, repeated headers) has already passed every request
+// that reaches here, and every answer carries a strict Content-Security-Policy (no inline script or
+// style). Approve is pins/approve.ts's exact-digest approval, refused when the tool changed since the
+// page showed it; Revive is SIGHUP's revive for one server; a pending call (approvals-page.ts) is
+// approved or denied bound to the digest of the arguments shown. The routes and the policy: the
+// room's README, "Routes".
 
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -7,7 +7,7 @@
 // It starts servers in parallel (launch.ts: one server and its summary line; an on-demand server with
 // a known catalog is listed from it and rests, one without is started to learn it) and closes
 // everything; gateway-options.ts is what it is made with (`GatewayOptions.connect` is the factory,
-// so test/unit/gateway-routing.test.ts puts in-memory servers behind real Connections). A resting
+// so test/unit/gateway/gateway-routing.test.ts puts in-memory servers behind real Connections). A resting
 // on-demand server meets its first call in the router's `carrier`, which returns the connection's
 // `wake()` as pending: the call waits in the session's calls in flight like a pooled miss, and a
 // tools/call is routed again once the server is up (`Calls.send`'s `recheck`), so a definition the

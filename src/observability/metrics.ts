@@ -75,9 +75,7 @@ interface GatewayMetricsOptions {
 }
 
 /** Tool call latency buckets in seconds: 1-2.5-5 steps from 0.5 ms to 60 s. */
-export const CALL_DURATION_BUCKETS: readonly number[] = [
-  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
-];
+const CALL_DURATION_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 const DEFAULT_MAX_TOOL_SERIES = 10_000;
 /** The agent × server × tool series of the result counters. */
@@ -100,7 +98,7 @@ export interface ServerActivity {
 /** Activity is sampled at most this often (so a live page changes, and its ETag, only this often)… */
 export const ACTIVITY_SAMPLE_MS = 5000;
 /** …over about this long a window. */
-export const ACTIVITY_WINDOW_MS = 60_000;
+const ACTIVITY_WINDOW_MS = 60_000;
 
 /** One server's counters summed over its tools at one moment. */
 interface Totals {

@@ -115,7 +115,7 @@ export function callDigest(agent: string, server: string, tool: string, args: Re
 }
 
 /** The board of one process: pending calls in a Map, a decision delivered at once. */
-export class LocalBoard implements ApprovalBoard {
+class LocalBoard implements ApprovalBoard {
   private readonly calls = new Map<string, PendingCall>();
   private deliver: ((decision: CallDecision) => void) | undefined;
 

@@ -19,7 +19,7 @@ import { DEFAULT_AGENT, NO_APPROVALS, type ApprovalRule, type Rules } from './co
 import { globToRegExp, isGlob } from './globs.js';
 
 /** How long a call waits for its approval unless the rule says otherwise. */
-export const DEFAULT_APPROVAL_TIMEOUT_MS = 5 * 60_000;
+const DEFAULT_APPROVAL_TIMEOUT_MS = 5 * 60_000;
 /** The longest wait a rule may ask for (a day). */
 const MAX_TIMEOUT_SECONDS = 86_400;
 const MAX_RULES = 256;

@@ -136,7 +136,7 @@ function nextMember(line: string, i: number): number {
 }
 
 /** The spans of the top-level `id` and of `params.name` (a string) in a request line, or undefined when in doubt. */
-export function requestSpans(line: string): LineSpans | undefined {
+function requestSpans(line: string): LineSpans | undefined {
   let idStart = -1;
   let idEnd = -1;
   let nameStart = -1;
