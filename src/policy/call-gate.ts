@@ -11,8 +11,6 @@
 //
 // Cost: callers ask the gate only when the rules hold approvals or limits (`Rules.approves`,
 // `Rules.limits`: one property read); the gate asks each check only if the rules hold that kind.
-// The built-in guards (`guards`, guard-checks.ts) are asked of every call whose guard plan looks for
-// something: its arguments before `admit`, its server's answer on the way back.
 
 import { GatewayError, asGatewayError } from '../errors.js';
 import type { Claims } from '../rules/decide.js';
