@@ -13,13 +13,14 @@ const ROOMS = {
   search: ['wire'],
   code: ['wire'],
   config: ['observability'],
-  rules: ['config', 'wire'],
+  guards: [],
+  rules: ['config', 'wire', 'guards'],
   auth: ['rules'],
   pins: ['wire', 'observability'],
   servers: ['config', 'wire', 'observability'],
   oauth: ['config', 'observability'],
   catalog: ['servers', 'wire', 'observability'],
-  policy: ['rules', 'servers', 'wire', 'observability'],
+  policy: ['rules', 'guards', 'servers', 'wire', 'observability'],
   gateway: ['policy', 'catalog', 'pins', 'rules', 'search', 'code', 'servers', 'config', 'wire', 'observability'],
   cluster: ['policy', 'console', 'wire', 'observability'],
   front: ['gateway', 'policy', 'auth', 'cluster', 'wire', 'observability'],
@@ -30,7 +31,7 @@ const ROOMS = {
 };
 
 // Rooms that read no files: they get text and objects from their callers (docs/architecture.md).
-const PURE = ['rules', 'wire', 'catalog', 'search'];
+const PURE = ['rules', 'wire', 'catalog', 'search', 'guards'];
 const FILE_SYSTEM = ['node:fs', 'node:fs/promises', 'fs', 'fs/promises'];
 
 /**

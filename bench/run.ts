@@ -1,6 +1,6 @@
 // `npm run bench`: runs every benchmark and prints a table. Targets are checked here, not in unit
 // tests (timings on shared machines are noisy; only ratios measured in one run mean anything).
-// `npm run bench -- http` (or any of stdio, respawn, reload, http, peers, memory, catalog, cluster, pool, eras, search, call-path, sandbox, code-engine) runs only the benchmarks named.
+// `npm run bench -- http` (or any of stdio, respawn, reload, http, peers, memory, catalog, cluster, pool, eras, search, call-path, sandbox, code-engine, guards) runs only the benchmarks named.
 
 import { cpus, loadavg, totalmem } from 'node:os';
 import { benchReload } from './reload.js';
@@ -16,6 +16,7 @@ import { benchCallPath, printCallPath } from './call-path.js';
 import { benchEras, printEras } from './eras.js';
 import { benchPool } from './pool.js';
 import { benchSearch } from './search.js';
+import { benchGuards } from './guards.js';
 import { benchSandboxStartup, printSandboxStartup } from './sandbox-startup.js';
 import { benchCodeEngine, printCodeEngine } from './code-engine.js';
 import { benchStdio, TARGETS, type StdioResult } from './stdio-latency.js';
@@ -79,6 +80,7 @@ const BENCHES = [
   'call-path',
   'sandbox',
   'code-engine',
+  'guards',
 ] as const;
 
 function selected(): Set<string> {
@@ -115,6 +117,7 @@ async function main(): Promise<void> {
   if (run.has('search')) await benchSearch((line) => console.log(line));
   if (run.has('sandbox')) printSandboxStartup(await benchSandboxStartup(), (line) => console.log(line));
   if (run.has('code-engine')) printCodeEngine(await benchCodeEngine(), (line) => console.log(line));
+  if (run.has('guards')) benchGuards((line) => console.log(line));
 }
 
 /** Start-up direct vs through mcpgate (10 × 500 within 1.2×, 100 × 50 within 1.5×), then the in-process list figures. */

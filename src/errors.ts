@@ -107,6 +107,11 @@ export const ERROR_CODES = {
     summary:
       "A call the rules say needs a person's approval was not approved in time (or its approval could not be waited for); the server was not called.",
   },
+  MCPG_GUARD_BLOCKED: {
+    rpc: -31070,
+    summary:
+      "The built-in guards found a secret (or data the rules guard) in a call's arguments, or something the rules block in a server's answer; the call was not sent, or the answer not passed on. `data.found` names the detectors, never the value.",
+  },
   MCPG_ORIGIN_FORBIDDEN: {
     rpc: JSONRPC.INVALID_REQUEST,
     summary: 'An HTTP request came with an Origin that is not on the allowed list (HTTP 403, DNS-rebinding protection).',

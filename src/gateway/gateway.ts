@@ -59,6 +59,7 @@ import { TaskTable, tasksCapability } from './routing/tasks.js';
 import { clientCapabilities } from '../servers/modern-protocol.js';
 import { ApprovalDesk } from '../policy/approval-desk.js';
 import { CallGate } from '../policy/call-gate.js';
+import { GuardChecks } from '../policy/guard-checks.js';
 import type { AgentMode } from '../rules/agent-mode.js';
 import { SearchIndexes } from './modes/search-indexes.js';
 import { ToolSearch } from './modes/tool-search.js';
@@ -176,6 +177,13 @@ export class Gateway {
       rules: () => this.rules,
       quotas: this.quotas,
       approvals: this.approvals,
+      guards: new GuardChecks({
+        inForce: this,
+        audit: options.audit,
+        log: this.log.child({ room: 'guards' }),
+        counted: (direction, detector, action) => this.metrics.guardFound(direction, detector, action),
+      }),
+      resultCut: (server) => this.metrics.resultCut(server),
       inputSchema: (server, tool) => {
         const name = this.catalog.publicName(server, tool);
         return name === undefined ? undefined : this.catalog.tool(name)?.tool.inputSchema;

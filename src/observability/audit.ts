@@ -88,7 +88,29 @@ interface AuditCallApproval {
   reason?: string;
 }
 
-type AuditRecord = AuditCall | AuditApproval | AuditCallApproval | AuditRun;
+/**
+ * `guard`: the built-in guards found something in a call's arguments, a server's result or its
+ * error (policy/guard-checks.ts): which detectors, where (JSON paths) and what was done — never the
+ * value found.
+ */
+interface AuditGuard {
+  event: 'guard';
+  agent: string;
+  session: string;
+  method: string;
+  server: string;
+  /** The tool's or prompt's public name, or the resource's URI. */
+  name: string;
+  direction: 'arguments' | 'result' | 'error';
+  outcome: 'blocked' | 'redacted' | 'audited' | 'marked' | 'flagged';
+  found: { detector: string; at: string; action: string }[];
+  /** Findings in all (`found` lists at most 32). */
+  count: number;
+  /** The prompt-injection signs seen in a result (guards/injection.ts ids). */
+  injection?: string[];
+}
+
+type AuditRecord = AuditCall | AuditApproval | AuditCallApproval | AuditRun | AuditGuard;
 
 export interface AuditOptions {
   /** A file path, or '-' for stderr. */

@@ -79,6 +79,8 @@ interface GatewayMetricsOptions {
 const CALL_DURATION_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 const DEFAULT_MAX_TOOL_SERIES = 10_000;
+/** The agent × server × tool series of the result counters. */
+const MAX_RESULT_SERIES = 10_000;
 
 /** A server's tool calls over the last minute (the console's overview), from the recorded series. */
 export interface ServerActivity {
@@ -121,6 +123,12 @@ interface CallSeries {
   readonly duration: HistogramChild;
 }
 
+/** The result counters' children of one agent × server × tool. */
+interface ResultSeries {
+  readonly bytes: CounterChild;
+  readonly tokens: CounterChild;
+}
+
 export class GatewayMetrics {
   readonly registry: Registry;
   source: MetricsSource;
@@ -148,6 +156,13 @@ export class GatewayMetrics {
   private readonly codeRuns: Counter;
   private readonly codeRunSeconds: Histogram;
   private readonly codeInnerCalls: Counter;
+  /** agent → server → tool → the result counters' children (bounded by the counters' maxSeries: past it they fold into one). */
+  private readonly results = new Map<string, Map<string, Map<string, ResultSeries>>>();
+  private resultSeries = 0;
+  private readonly resultBytes: Counter;
+  private readonly resultTokens: Counter;
+  private readonly resultsCut: Counter;
+  private readonly guardFindings: Counter;
 
   constructor(options: GatewayMetricsOptions, now: number = performance.now()) {
     this.activitySamples = [{ at: now, totals: new Map() }];
@@ -232,6 +247,31 @@ export class GatewayMetrics {
       name: 'mcpgate_code_inner_calls_total',
       help: 'Tool calls made from code-mode programs, by outcome: ok, error (isError), or refused (an MCPG_* refusal). Each is also counted in the call metrics as a direct call is.',
       labels: ['outcome'],
+    });
+
+    this.resultBytes = r.counter({
+      name: 'mcpgate_result_bytes_total',
+      help: 'Bytes of tool results passed to agents (after the guards and the result cap), by agent, server and tool; binary contents count by their encoded size.',
+      labels: ['agent', 'server', 'tool'],
+      maxSeries: MAX_RESULT_SERIES,
+    });
+    this.resultTokens = r.counter({
+      name: 'mcpgate_result_tokens_estimated_total',
+      help: 'Tokens of tool results passed to agents, estimated as bytes / 4, by agent, server and tool.',
+      labels: ['agent', 'server', 'tool'],
+      maxSeries: MAX_RESULT_SERIES,
+    });
+    this.resultsCut = r.counter({
+      name: 'mcpgate_results_cut_total',
+      help: 'Tool results over their cap: the agent got the head and a note, the whole result kept as mcpgate://results/ID.',
+      labels: ['server'],
+      maxSeries: 1000,
+    });
+    this.guardFindings = r.counter({
+      name: 'mcpgate_guard_findings_total',
+      help: 'What the built-in guards found, by direction (arguments, result, error), detector (a secret format, a PII preset, injection:SIGN) and action (redact, block, audit; for injection what followed).',
+      labels: ['direction', 'detector', 'action'],
+      maxSeries: 1000,
     });
 
     r.gauge({
@@ -392,6 +432,35 @@ export class GatewayMetrics {
   /** An MCPG_* error was sent to an agent. */
   error(code: string): void {
     this.errors.labels(code).inc();
+  }
+
+  /** A tool result passed to an agent: its bytes, and the tokens they are estimated to cost (bytes / 4). */
+  resultPassed(agent: string, server: string, tool: string, bytes: number): void {
+    // Nested maps: a call builds no key string (the counters' own children are looked up once per series).
+    let byServer = this.results.get(agent);
+    if (byServer === undefined) this.results.set(agent, (byServer = new Map<string, Map<string, ResultSeries>>()));
+    let byTool = byServer.get(server);
+    if (byTool === undefined) byServer.set(server, (byTool = new Map<string, ResultSeries>()));
+    let series = byTool.get(tool);
+    if (series === undefined) {
+      series = { bytes: this.resultBytes.labels(agent, server, tool), tokens: this.resultTokens.labels(agent, server, tool) };
+      // Past the bound, the series are looked up per call (and fold into the counters' "other").
+      if (this.resultSeries < MAX_RESULT_SERIES) {
+        byTool.set(tool, series);
+        this.resultSeries++;
+      }
+    }
+    // Field updates, as the call counters make: no function of the registry runs per call.
+    series.bytes.value += bytes;
+    series.tokens.value += Math.ceil(bytes / 4);
+  }
+
+  resultCut(server: string): void {
+    this.resultsCut.labels(server).inc();
+  }
+
+  guardFound(direction: string, detector: string, action: string): void {
+    this.guardFindings.labels(direction, detector, action).inc();
   }
 
   /** A tool call was refused for being over a limit (policy/quotas.ts). */

@@ -14,6 +14,9 @@ import { approvalFor, argumentsTested, type ApprovalNeed } from '../rules/approv
 import { codeApprovalFor } from '../rules/code-settings.js';
 import { argumentMismatch } from './argument-shape.js';
 import { callDigest, type ApprovalDesk, type Waiting } from './approval-desk.js';
+import type { GuardChecks, GuardSubject } from './guard-checks.js';
+import { KeptResults } from './kept-results.js';
+import { cutResult } from './result-cap.js';
 import type { RateLimitDetail, QuotaOutcome, QuotaRefusal, QuotaRelease, Quotas } from './quotas.js';
 
 /** One tools/call as the gate judges it: made once per call, after routing, never edited. */
@@ -70,10 +73,47 @@ interface CallGateOptions {
   inputSchema: (server: string, tool: string) => unknown;
   quotas: Quotas;
   approvals: ApprovalDesk;
+  guards: GuardChecks;
+  /** Told when a result was over its cap and cut (the metrics). */
+  resultCut?: (server: string) => void;
+  /** The kept results' clock (tests drive their expiry). */
+  clock?: () => number;
 }
 
 export class CallGate {
-  constructor(private readonly o: CallGateOptions) {}
+  /** The built-in guards: a call's arguments on the way in, its server's answer on the way out (guard-checks.ts). */
+  readonly guards: GuardChecks;
+  /** Results over their cap, kept whole for their agents (kept-results.ts). */
+  readonly kept: KeptResults;
+
+  constructor(private readonly o: CallGateOptions) {
+    this.guards = o.guards;
+    this.kept = new KeptResults(o.clock);
+  }
+
+  /**
+   * A tool result on its way to the agent, edited in place: the guards (guard-checks.ts), then the
+   * cap on its size (result-cap.ts). True when it changed (the caller encodes it again); an error
+   * when the guards refuse it. A call whose guard plan looks for nothing costs one lookup.
+   */
+  answer(subject: GuardSubject, result: Record<string, unknown>): boolean | GatewayError {
+    const plan = this.guards.planFor(subject.agent, subject.server, subject.tool);
+    if (plan === undefined) return false;
+    const guarded = this.guards.result(subject, result, plan);
+    if (guarded instanceof GatewayError) return guarded;
+    const cap = plan.settings.maxResultBytes;
+    if (cap === undefined || subject.tool === undefined) return guarded;
+    const json = JSON.stringify(result);
+    // A string's UTF-8 bytes are at most 3 per UTF-16 unit: a short one is under the cap unmeasured.
+    if (json.length * 3 <= cap || Buffer.byteLength(json, 'utf8') <= cap) return guarded;
+    const kept = this.o.rules().guards?.kept;
+    const receipt = kept === undefined ? undefined : this.kept.keep(subject.agent, json, cap, kept);
+    const cut = cutResult(result, json, cap, receipt);
+    for (const key of Object.keys(result)) delete result[key];
+    Object.assign(result, cut);
+    this.o.resultCut?.(subject.server);
+    return true;
+  }
 
   /** Judges one call: the rules' approvals and limits, in the gate's order. */
   admit(ticket: CallTicket): CallAdmission {

@@ -9,6 +9,8 @@ import { frozenMap } from './frozen.js';
 import { compileMatcher, type Matcher } from './globs.js';
 import type { HeaderSet } from './server-headers.js';
 import type { CompiledLimits } from './limits.js';
+import { GuardBook } from '../guards/guard-plan.js';
+import { DEFAULT_GUARD_SETTINGS } from '../guards/guard-settings.js';
 import type { CompiledView } from './views.js';
 import type { ModeSettings } from './agent-mode.js';
 
@@ -127,6 +129,8 @@ export interface Rules {
   readonly approves: boolean;
   /** The curated views by name (`views`, views.ts); empty when the file has none. */
   readonly views: ReadonlyMap<string, CompiledView>;
+  /** The built-in guards (`guards`, rules/guards-config.ts): the defaults without the section; undefined when it is `false`. */
+  readonly guards: GuardBook | undefined;
   readonly warnings: readonly ConfigIssue[];
   /** The validated JSON, deeply frozen, for status. It holds `auth` verbatim: redact before showing it. */
   readonly raw: unknown;
@@ -156,6 +160,7 @@ export const OPEN_RULES: Rules = Object.freeze({
   limits: undefined,
   approves: false,
   views: frozenMap<string, CompiledView>([]),
+  guards: new GuardBook(DEFAULT_GUARD_SETTINGS, []),
   warnings: Object.freeze([]),
   raw: undefined,
 });

@@ -28,13 +28,15 @@ import { compileViews, type CompiledView } from './views.js';
 import { compileApprovals, type ApprovalReport } from './approvals.js';
 import { AGENT_MODE_KEYS, readModeSettings } from './agent-mode.js';
 import { readCodeSettings } from './code-settings.js';
+import { compileGuards, DEFAULT_GUARDS } from './guards-config.js';
+import type { GuardBook } from '../guards/guard-plan.js';
 
 // auth/auth.ts reads the snapshot's type from here.
 export type { Rules } from './compiled.js';
 
 const TOKEN = /^sha256:[0-9a-f]{64}$/;
 const TOKEN_ANY_CASE = /^sha256:[0-9a-fA-F]{64}$/;
-const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins', 'views', 'limits']);
+const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins', 'views', 'limits', 'guards']);
 const GRANT_KEYS = new Set(['when', 'allow', 'deny', 'limits', 'approve']);
 const MAX_GRANT_VALUES = 256;
 const ADMIN_KEYS = new Set(['tokens']);
@@ -88,6 +90,7 @@ export function buildRules(
   let auth: AuthConfig | undefined;
   const admins = new Map<string, string>();
   let views: ReadonlyMap<string, CompiledView> = new Map();
+  let guards: GuardBook | undefined = DEFAULT_GUARDS;
   if (!isPlainObject(raw)) {
     error(ctx, [], `expected an object with an "agents" key, got ${describeValue(raw)}`);
   } else {
@@ -121,6 +124,7 @@ export function buildRules(
       error: (at, message) => error(ctx, at, message),
       warn: (at, message) => warn(ctx, at, message),
     });
+    guards = compileGuards(raw.guards, { error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message) });
     // A static token's agent in an issuer's namespace would be that issuer's agent of the same name.
     for (const issuer of auth?.oauth ?? []) {
       if (issuer.namespace === undefined) continue;
@@ -149,6 +153,7 @@ export function buildRules(
       [...agents.values()].some((agent) => agent.approve.length > 0 || (agent.code?.approve.length ?? 0) > 0) ||
       grants.some((grant) => grant.approve.length > 0),
     views,
+    guards,
     warnings: Object.freeze(ctx.warnings.map((w) => Object.freeze(w))),
     raw: deepFreeze(raw),
   });

@@ -14,6 +14,7 @@ import type { Connection } from '../../servers/connection.js';
 import type { OutboundRequest } from '../../servers/outbound-request.js';
 import { spliceResponseId, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../../wire/jsonrpc.js';
 import { sanitizeContent } from '../../wire/sanitize.js';
+import type { ScreenedArguments } from '../../policy/guard-checks.js';
 import { callHeaders } from '../../wire/tool-headers.js';
 import { viewArguments, viewTarget } from '../../policy/curated-views.js';
 import type { CompiledView } from '../../rules/views.js';
@@ -152,6 +153,10 @@ interface Sending {
   timeoutMs?: number | undefined;
   /** Edits a result before it is relayed (names, content); true when it changed it. */
   rewrite?: Rewrite | undefined;
+  /** Edits a server's error before it is relayed (the guards); true when it changed it. */
+  screenError?: ((error: { message?: unknown; data?: unknown }) => boolean) | undefined;
+  /** A tool call whose answer's size is counted in the metrics (agent × server × tool). */
+  metered?: { readonly agent: string; readonly server: string; readonly tool: string } | undefined;
   /** The audit line and call metrics of the request (undefined: none kept). */
   timed?: Timed | undefined;
   /** Ends the call's hold on its calls-in-flight limits (the gate's pass). */
@@ -281,9 +286,44 @@ export class Calls {
             route instanceof GatewayError ? route : route.server,
           );
     if (route instanceof GatewayError) return this.fail(msg.id, route);
-    // The call gate (policy/call-gate.ts) judges what the rules hold for some calls only: without
-    // approvals or limits in the rules (one property read each) the call is sent.
-    const rules = parts.inForce.rules;
+    // The built-in guards (policy/guard-checks.ts) screen the arguments before anything else sees
+    // them: a blocked call is refused here, a redacted one goes on with new params (encoded, not
+    // spliced), and the audit trail gets the arguments with every find replaced by its marker.
+    // With `"guards": false` in the rules (one property read) no guard code runs.
+    const screened =
+      parts.inForce.rules.guards === undefined
+        ? undefined
+        : parts.gate.guards.arguments(
+            { agent: call.agent, session: host.id, server: route.server, tool: route.original, name, method: msg.method },
+            call.arguments,
+          );
+    if (screened !== undefined) return this.guarded(call, route, screened);
+    this.gateThen(call, route, audit);
+  }
+
+  /** A call whose arguments the guards found something in: refused, or sent on with what the server may get. */
+  private guarded(call: ToolCall, route: ToolRoute, screened: ScreenedArguments): void {
+    const { parts } = this.host;
+    const audit =
+      parts.audit === undefined
+        ? undefined
+        : auditOf(
+            parts.audit,
+            { session: this.host.id, method: call.msg.method, agent: call.agent },
+            { tool: call.name, ...parts.audit.argumentsOf(screened.record) },
+            route.server,
+          );
+    if (screened.blocked !== undefined) {
+      if (audit !== undefined) parts.audit?.record({ ...audit, outcome: 'failed', code: screened.blocked.code });
+      return this.fail(call.msg.id, screened.blocked);
+    }
+    if (screened.send === call.arguments) return this.gateThen(call, route, audit);
+    this.gateThen({ ...call, params: { ...call.params, arguments: screened.send }, arguments: screened.send }, route, audit);
+  }
+
+  /** The call gate (policy/call-gate.ts) judges what the rules hold for some calls only: without approvals or limits in the rules (one property read each) the call is sent. */
+  private gateThen(call: ToolCall, route: ToolRoute, audit: Omit<AuditCall, 'outcome'> | undefined): void {
+    const rules = this.host.parts.inForce.rules;
     if (!rules.approves && rules.limits === undefined) return this.sendCall(call, route, audit, undefined);
     this.throughGate(call, route, audit);
   }
@@ -371,14 +411,21 @@ export class Calls {
             return undefined;
           }
         : undefined;
+    const subject = { agent, session: this.host.id, server: route.server, tool: route.original, name, method: msg.method };
     const rewrite = (result: Record<string, unknown>): boolean => {
       const created = augmented && recordCreatedTask(parts.tasks, this.host.owner(), route.server, result);
       const renamed = rewriteToolResult(result, (uri) => parts.catalog.publicUri(route.server, uri));
-      return (parts.sanitize && sanitizeContent(result)) || renamed || created;
+      const sanitized = parts.sanitize && sanitizeContent(result);
+      // The guards and the result cap (CallGate.answer) read the result as the agent would get it.
+      const answered = parts.inForce.rules.guards === undefined ? false : parts.gate.answer(subject, result);
+      if (answered instanceof GatewayError) throw answered;
+      return answered || sanitized || renamed || created;
     };
     this.send(route.carrier, msg.id, outbound, {
       timeoutMs: call.timeoutMs,
       rewrite,
+      screenError: (error) => parts.inForce.rules.guards !== undefined && parts.gate.guards.error(subject, error),
+      metered: subject,
       timed: { tool: route.original, start: performance.now(), audit },
       release,
       recheck,
@@ -526,7 +573,7 @@ export class Calls {
     entry: Call,
     outbound: OutboundRequest,
     asked: { readonly agentId: RequestId; readonly agentToken: unknown },
-    { timeoutMs, rewrite, timed }: Sending,
+    { timeoutMs, rewrite, timed, screenError, metered }: Sending,
   ): void {
     const { agentId, agentToken } = asked;
     const { spans, parts, channel } = this.host;
@@ -544,8 +591,10 @@ export class Calls {
           // Read before relay: a rewrite may edit the result.
           const failure = spans === undefined ? undefined : failureOf(res);
           try {
+            // A server's error the guards redacted is encoded again (an empty line), not spliced.
+            const relayed = 'error' in res && screenError?.(res.error) === true ? '' : line;
             if (inner !== undefined) this.answerInner(agentId, res, rewrite);
-            else this.relay(res, line, { agentId, serverId: entry.serverId }, rewrite);
+            else this.relay(res, relayed, { agentId, serverId: entry.serverId, metered }, rewrite);
             if (spans !== undefined) {
               entry.trace?.end(failure === undefined ? 'ok' : 'error', failure);
               spans.end(agentId, failure === undefined ? 'ok' : 'error', failure, conn.name);
@@ -583,18 +632,22 @@ export class Calls {
   private relay(
     res: JsonRpcResponse,
     line: string,
-    ids: { readonly agentId: RequestId; readonly serverId: number },
+    ids: { readonly agentId: RequestId; readonly serverId: number; readonly metered?: Sending['metered'] },
     rewrite: Rewrite | undefined,
   ): void {
-    const { agentId, serverId } = ids;
+    const { agentId, serverId, metered } = ids;
     if (this.host.isClosed()) return;
-    const spliced = 'result' in res && rewrite !== undefined && rewrite(res.result) ? undefined : spliceResponseId(line, serverId, agentId);
-    if (spliced !== undefined) {
-      this.host.channel.send(spliced, agentId, true);
-      return;
+    // An empty line: the answer was edited before (a server's error the guards redacted), so it is encoded.
+    const rewritten = line === '' || ('result' in res && rewrite !== undefined && rewrite(res.result));
+    const spliced = rewritten ? undefined : spliceResponseId(line, serverId, agentId);
+    let sent: string;
+    if (spliced !== undefined) sent = spliced;
+    else {
+      res.id = agentId;
+      sent = JSON.stringify(res);
     }
-    res.id = agentId;
-    this.host.channel.send(JSON.stringify(res), agentId, true);
+    this.host.channel.send(sent, agentId, true);
+    if (metered !== undefined) this.host.parts.metrics.resultPassed(metered.agent, metered.server, metered.tool, Buffer.byteLength(sent));
   }
 
   /** The server's answer to a call from inside: rewritten as the agent's would be, to its caller. */

@@ -11,6 +11,7 @@ import type { JsonRpcRequest, RequestId } from '../../wire/jsonrpc.js';
 import { sanitizeContent } from '../../wire/sanitize.js';
 import type { CompiledView } from '../../rules/views.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from '../../catalog/catalog.js';
+import { KEPT_RESULTS_URI } from '../../policy/kept-results.js';
 import { whenReady, type Caller } from '../routing/router.js';
 import { listTasks, renameTaskAnswer, taskOf } from '../routing/tasks.js';
 import { routeOtherMethod } from '../routing/other-methods.js';
@@ -37,6 +38,11 @@ export class RoutedRequests {
 
   readResource(msg: JsonRpcRequest): void {
     const { parts, log, caller, calls } = this.host;
+    // A result over its cap, kept whole for this agent (policy/kept-results.ts): served by the gate.
+    if (typeof msg.params?.uri === 'string' && msg.params.uri.startsWith(KEPT_RESULTS_URI)) {
+      const page = parts.gate.kept.read(caller.agent, msg.params.uri);
+      return page instanceof GatewayError ? this.host.sendError(msg.id, page) : this.host.sendResult(msg.id, page);
+    }
     const route = parts.router.uri(log, caller, msg.method, msg.params?.uri);
     const audit =
       parts.audit === undefined || typeof msg.params?.uri !== 'string'
@@ -55,8 +61,23 @@ export class RoutedRequests {
           detail: { uri: route.publicUri },
         }),
       );
+    // The guards read a resource's contents as they read a tool's result (no cap: a read is not a call).
+    const subject = {
+      agent: caller.agent,
+      session: this.host.id,
+      server: route.conn.name,
+      tool: undefined,
+      name: route.publicUri,
+      method: msg.method,
+    };
     calls.send(route.carrier, msg.id, calls.outbound(msg.method, { ...msg.params, uri: route.uri }), {
-      rewrite: (result) => rewriteReadResult(result, (uri) => parts.catalog.publicUri(route.conn.name, uri)),
+      rewrite: (result) => {
+        const renamed = rewriteReadResult(result, (uri) => parts.catalog.publicUri(route.conn.name, uri));
+        const answered = parts.inForce.rules.guards === undefined ? false : parts.gate.answer(subject, result);
+        if (answered instanceof GatewayError) throw answered;
+        return answered || renamed;
+      },
+      screenError: (error) => parts.inForce.rules.guards !== undefined && parts.gate.guards.error(subject, error),
       timed: audit && { start: performance.now(), audit },
     });
   }
@@ -79,11 +100,23 @@ export class RoutedRequests {
         msg.id,
         new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${String(msg.params?.name)}`, { detail: { prompt: msg.params?.name } }),
       );
+    const subject = {
+      agent: caller.agent,
+      session: this.host.id,
+      server: route.server,
+      tool: undefined,
+      name: String(msg.params?.name),
+      method: msg.method,
+    };
     calls.send(route.carrier, msg.id, calls.outbound(msg.method, { ...msg.params, name: route.original }), {
       rewrite: (result) => {
         const renamed = rewritePromptResult(result, (uri) => parts.catalog.publicUri(route.server, uri));
-        return (parts.sanitize && sanitizeContent(result)) || renamed;
+        const sanitized = parts.sanitize && sanitizeContent(result);
+        const answered = parts.inForce.rules.guards === undefined ? false : parts.gate.answer(subject, result);
+        if (answered instanceof GatewayError) throw answered;
+        return answered || sanitized || renamed;
       },
+      screenError: (error) => parts.inForce.rules.guards !== undefined && parts.gate.guards.error(subject, error),
       timed: audit && { start: performance.now(), audit },
     });
   }

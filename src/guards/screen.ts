@@ -1,0 +1,89 @@
+// Screening one message's values: every string inside (an argument, a text content, a resource's
+// text, structuredContent at any depth, an error's message and data) is searched with one scanner;
+// what a `redact` detector found is replaced in place of the value by its marker, what a `block` one
+// found refuses the whole message. Binary contents (an image's or audio's `data`, a resource's `blob`)
+// and `_meta` are not text for the agent and are left as they are. What was found is reported by
+// detector and place, never by value.
+
+import { redactSpans, type GuardAction, type TextScanner } from './text-scan.js';
+
+/** One thing found: which detector, where (a JSON path), and what was done. */
+export interface Finding {
+  readonly detector: string;
+  readonly label: string;
+  readonly kind: 'secret' | 'pii';
+  readonly action: GuardAction;
+  readonly at: string;
+}
+
+/** Findings past this many are counted, not listed. */
+const MAX_LISTED = 32;
+
+export class Findings {
+  readonly list: Finding[] = [];
+  count = 0;
+  blocked = false;
+  redacted = 0;
+
+  add(finding: Finding): void {
+    this.count++;
+    if (finding.action === 'block') this.blocked = true;
+    if (finding.action === 'redact') this.redacted++;
+    if (this.list.length < MAX_LISTED) this.list.push(finding);
+  }
+
+  /** The distinct labels found (for a message to the agent: never the values). */
+  labels(): string[] {
+    return [...new Set(this.list.map((f) => f.label))];
+  }
+}
+
+/**
+ * How a value is screened: edited in place (an answer mcpgate owns) or copied along changed paths;
+ * which finds are replaced by their marker: those of `redact` detectors, also `block` ones (an
+ * error, which cannot be refused), or every find (a copy for the audit trail, which never holds one).
+ */
+export interface ScreenMode {
+  readonly inPlace: boolean;
+  readonly redact: 'redact' | 'redact-and-block' | 'all';
+}
+
+/** `value` screened: the same value when nothing was redacted, else (unless in place) a copy along the changed paths. */
+export function screenValue(value: unknown, scanner: TextScanner, at: string, found: Findings, mode: ScreenMode): unknown {
+  if (typeof value === 'string') return screenText(value, scanner, at, found, mode.redact);
+  const inPlace = mode.inPlace;
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const screened = screenValue(item, scanner, `${at}[${i}]`, found, mode);
+      if (screened === item) continue;
+      if (inPlace) value[i] = screened;
+      else (copy ??= value.slice())[i] = screened;
+    }
+    return copy ?? value;
+  }
+  const record = value as Record<string, unknown>;
+  const binary = record.type === 'image' || record.type === 'audio';
+  let copy: Record<string, unknown> | undefined;
+  for (const key in record) {
+    if (key === '_meta' || key === 'blob' || (binary && key === 'data')) continue;
+    const item = record[key];
+    const screened = screenValue(item, scanner, at === '' ? key : `${at}.${key}`, found, mode);
+    if (screened === item) continue;
+    if (inPlace) record[key] = screened;
+    else (copy ??= { ...record })[key] = screened;
+  }
+  return copy ?? value;
+}
+
+function screenText(text: string, scanner: TextScanner, at: string, found: Findings, redact: ScreenMode['redact']): string {
+  const spans = scanner.scan(text);
+  if (spans === undefined) return text;
+  for (const span of spans) {
+    const { detector, action } = span.armed;
+    found.add({ detector: detector.id, label: detector.label, kind: detector.kind, action, at: at === '' ? '$' : at });
+  }
+  return redactSpans(text, spans, redact);
+}
