@@ -103,6 +103,16 @@ export const ERROR_CODES = {
     summary:
       "A call the rules say needs a person's approval was not approved in time (or its approval could not be waited for); the server was not called.",
   },
+  MCPG_SKILL_HELD: {
+    rpc: -31080,
+    summary:
+      "The skill is new or changed (its frontmatter or a file's digest) and not approved yet (pins), or it was never reviewed; the message gives the command that approves it.",
+  },
+  MCPG_SKILL_MISMATCH: {
+    rpc: -31081,
+    summary:
+      "A skill file's bytes from its server do not match the size and digest of the approved skill (or the file is not in its approved manifest); mcpgate did not relay them.",
+  },
   MCPG_ORIGIN_FORBIDDEN: {
     rpc: JSONRPC.INVALID_REQUEST,
     summary: 'An HTTP request came with an Origin that is not on the allowed list (HTTP 403, DNS-rebinding protection).',

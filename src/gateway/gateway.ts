@@ -50,6 +50,8 @@ import type { JsonRpcRequest } from '../wire/jsonrpc.js';
 import type { Envelope } from '../wire/era.js';
 import { DEFAULT_LIST_WAIT_MS, DEFAULT_MAX_INFLIGHT, type ConnectionFactory, type GatewayOptions } from './gateway-options.js';
 import { CatalogListing, SHARED_SCOPE } from './routing/catalog-listing.js';
+import { SkillMethods } from './routing/skill-methods.js';
+import { SkillShelf } from '../catalog/skill-shelf.js';
 import { launchServer, type ServerSummary } from './launch.js';
 import { extensionsOf, mergeExtensions, PASSED_THROUGH } from './session/extensions.js';
 import { TaskTable, tasksCapability } from './routing/tasks.js';
@@ -67,6 +69,10 @@ export type { ServerSummary } from './launch.js';
 
 export class Gateway {
   readonly catalog: Catalog;
+  /** Every shared server's skills (the Skills extension) and which the pins hold. */
+  readonly skills = new SkillShelf();
+  /** The Skills extension's methods, as agents see them (skill-methods.ts). */
+  readonly skillMethods: SkillMethods;
   readonly log: Logger;
   readonly connections = new Map<string, Connection>();
   /** The servers configuration in force (replaced by a reload). */
@@ -196,6 +202,7 @@ export class Gateway {
     this.listing = new CatalogListing({
       connections: this.connections,
       catalog: this.catalog,
+      skills: this.skills,
       own: this.own,
       pool: this.pool,
       limits: this.limits,
@@ -210,6 +217,17 @@ export class Gateway {
       isClosing: () => this.closing !== undefined,
     });
     this.hooks = this.listing.hooks(SHARED_SCOPE);
+    this.skillMethods = new SkillMethods({
+      router: this.router,
+      catalog: this.catalog,
+      skills: this.skills,
+      inForce: this,
+      pins: this.pins,
+      relist: (server) =>
+        void this.listing
+          .relistSkills(server)
+          .catch((err: unknown) => this.log.debug('listing skills again failed', { server, error: err })),
+    });
     this.hybrid =
       options.embeddings === undefined
         ? undefined
