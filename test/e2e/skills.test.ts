@@ -297,3 +297,75 @@ describe("skills over HTTP: the rules' skill globs, a 2025 agent and a 2026-07-2
     }
   });
 });
+
+describe('skills mcpgate serves from a local folder (serve --skills)', { timeout: TIMEOUT }, () => {
+  let dir: TempDir;
+  let gw: GatewayProcess;
+  let skills: SkillsClient;
+  const folder = (): string => dir.file('team-skills');
+
+  before(async () => {
+    dir = await tempDir();
+    await put(
+      folder(),
+      'team/SKILL.md',
+      skillMd(
+        'team',
+        'How this team works',
+        'Read notes/conventions.md.',
+        'license: MIT\ntags: [ops, review]\nmetadata:\n  version: "1.0"\n  team: ops\n',
+      ),
+    );
+    await put(folder(), 'team/notes/conventions.md', 'Small commits.\n');
+    await put(folder(), 'team/scripts/check.sh', '#!/bin/sh\necho ok\n');
+    const config = await writeConfig(dir, {});
+    gw = await startGateway({ config, args: ['--state', dir.file('state'), '--skills', folder()] });
+    skills = new SkillsClient(gw.client);
+  });
+
+  after(async () => {
+    await gw?.stop();
+    await dir?.remove();
+  });
+
+  const listed = async (): Promise<Skill[]> => (await skills.list()).skills;
+
+  it(
+    "declares the extension and serves the folder's skill under the origin mcpgate, every file verified",
+    { timeout: 20_000 },
+    async () => {
+      assert.equal(skills.supported, true);
+      assert.equal(skills.directoryRead, true);
+      const all = await listed();
+      assert.deepEqual(uris(all), ['skill://mcpgate/team/SKILL.md']);
+      const team = all[0]!;
+      assert.deepEqual(team.frontmatter, {
+        name: 'team',
+        description: 'How this team works',
+        license: 'MIT',
+        tags: ['ops', 'review'],
+        metadata: { version: '1.0', team: 'ops' },
+      });
+      assert.ok(team.resources !== 'dynamic');
+      assert.deepEqual(
+        team.resources.map((f) => f.uri),
+        ['skill://mcpgate/team/SKILL.md', 'skill://mcpgate/team/notes/conventions.md', 'skill://mcpgate/team/scripts/check.sh'],
+      );
+      for (const file of team.resources) assert.equal((await skills.read(team, file.uri)).verified, true, file.uri);
+      const children = (await skills.readDirectory('skill://mcpgate/team')).resources.map((r) => r.uri).sort();
+      assert.deepEqual(children, ['skill://mcpgate/team/SKILL.md', 'skill://mcpgate/team/notes', 'skill://mcpgate/team/scripts']);
+    },
+  );
+
+  it('holds a changed local skill until approved, then serves the new content', { timeout: 30_000 }, async () => {
+    await put(folder(), 'team/notes/conventions.md', 'Small commits, reviewed.\n');
+    assert.ok(await until(async () => (await listed()).length === 0), 'the changed skill is held');
+    const held = await refused(skills.get('skill://mcpgate/team/SKILL.md'));
+    assert.equal(held.code, -31080, held.message);
+    const approved = await cli(['approve', 'mcpgate', 'skill://team/SKILL.md', '--state', dir.file('state')]);
+    assert.equal(approved.code, 0, approved.err);
+    assert.ok(await until(async () => (await listed()).length === 1), 'released');
+    const team = (await listed())[0]!;
+    assert.equal((await skills.read(team, 'notes/conventions.md')).text, 'Small commits, reviewed.\n');
+  });
+});

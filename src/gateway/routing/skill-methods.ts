@@ -22,6 +22,8 @@ import type { JsonRpcRequest } from '../../wire/jsonrpc.js';
 import { contentBytes, fileDigest, skillRoot, type SkillEntry } from '../../wire/skills.js';
 import type { Caller, Router } from './router.js';
 import { readsDirectories } from './skill-listing.js';
+import { LOCAL_ORIGIN, type SkillFolders } from './skill-folders.js';
+import { splitUri } from '../../catalog/names.js';
 
 /** Skills per page of a merged `skills/list`. */
 export const SKILLS_PAGE = 50;
@@ -35,6 +37,15 @@ export interface SkillMethodsParts {
   readonly pins: { readonly mode: string; readonly dir: string };
   /** Lists a server's skills again (a read found bytes other than the approved ones). */
   relist(server: string): void;
+  /** mcpgate's own skill folders (`serve --skills`), the origin `mcpgate`; undefined without any. */
+  readonly local?: SkillFolders | undefined;
+}
+
+/** Where a skill's request goes: a server's connection, or mcpgate's own folders. */
+interface SkillOrigin {
+  readonly name: string;
+  readonly readsDirectories: boolean;
+  request(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>>;
 }
 
 function invalidParams(message: string): GatewayError {
@@ -85,8 +96,16 @@ export class SkillMethods {
   owns(msg: JsonRpcRequest): boolean {
     if (msg.method === 'skills/list' || msg.method === 'skills/get' || msg.method === 'resources/directory/read') return true;
     if (msg.method !== 'resources/read' || typeof msg.params?.uri !== 'string') return false;
-    const split = this.parts.catalog.resolveUri(msg.params.uri);
+    const split = this.resolve(msg.params.uri);
     return split !== undefined && this.parts.skills.check(split.server, split.uri) !== undefined;
+  }
+
+  /** A public URI's origin and its URI there: a server's, else (`skill://mcpgate/…`) mcpgate's own folders'. */
+  private resolve(uri: string): { server: string; uri: string } | undefined {
+    const split = this.parts.catalog.resolveUri(uri);
+    if (split !== undefined || this.parts.local === undefined) return split;
+    const own = splitUri(uri);
+    return own?.serverKey === LOCAL_ORIGIN && own.uri.startsWith('skill://') ? { server: LOCAL_ORIGIN, uri: own.uri } : undefined;
   }
 
   /** Answers one of the requests `owns` takes; rejects with the error the agent gets. */
@@ -147,11 +166,23 @@ export class SkillMethods {
     return { skills: page.map((e) => e.entry), ...(next !== undefined && { nextCursor: next }), ttlMs: ttlMs ?? 0, cacheScope };
   }
 
-  /** The route of a URI under the rules, and the connection that serves it (its server's own). */
-  private route(log: Logger, caller: Caller, method: string, uri: unknown): { conn: Connection; uri: string; publicUri: string } {
+  /** The route of a URI under the rules, and its origin: the server's own connection, or mcpgate's folders. */
+  private route(log: Logger, caller: Caller, method: string, uri: unknown): { conn: SkillOrigin; uri: string; publicUri: string } {
+    const local = this.parts.local;
+    if (local !== undefined && typeof uri === 'string') {
+      const split = this.resolve(uri);
+      if (split?.server === LOCAL_ORIGIN) {
+        const denied = this.parts.router.serverDenied(log, caller, LOCAL_ORIGIN, { what: `resource "${split.uri}"` });
+        if (denied !== undefined) throw denied;
+        const origin: SkillOrigin = { name: LOCAL_ORIGIN, readsDirectories: true, request: (m, p) => local.request(m, p) };
+        return { conn: origin, uri: split.uri, publicUri: uri };
+      }
+    }
     const route = this.parts.router.uri(log, caller, method, uri);
     if (route instanceof GatewayError) throw route;
-    return { conn: route.conn, uri: route.uri, publicUri: route.publicUri };
+    const conn = route.conn;
+    const origin: SkillOrigin = { name: conn.name, readsDirectories: readsDirectories(conn), request: (m, p) => request(conn, m, p) };
+    return { conn: origin, uri: route.uri, publicUri: route.publicUri };
   }
 
   private heldError(server: string, uri: string, publicUri: string, why: string): GatewayError {
@@ -174,7 +205,7 @@ export class SkillMethods {
     const known = this.parts.skills.entry(server, route.uri);
     if (known !== undefined && !this.visible(caller, server, known.entry)) throw this.notFound(route.publicUri);
     if (known?.held === true) throw this.heldError(server, route.uri, route.publicUri, 'it is new or changed since it was approved');
-    const result = await request(route.conn, 'skills/get', { uri: route.uri });
+    const result = await route.conn.request('skills/get', { uri: route.uri });
     if (!isRecord(result.skill))
       throw new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${server}" answered skills/get without a skill`, { server });
     if (known === undefined)
@@ -199,7 +230,7 @@ export class SkillMethods {
       this.parts.relist(server);
       throw mismatch(server, route.publicUri, 'the file is not in the approved manifest of its skill');
     }
-    const result = await request(route.conn, 'resources/read', { uri: route.uri });
+    const result = await route.conn.request('resources/read', { uri: route.uri });
     if (check?.kind === 'file') {
       const contents: unknown[] = Array.isArray(result.contents) ? (result.contents as unknown[]) : [];
       const item = contents.find((c) => isRecord(c) && c.uri === route.uri) ?? contents[0];
@@ -225,7 +256,7 @@ export class SkillMethods {
   private async readDirectory(log: Logger, caller: Caller, params: Record<string, unknown>): Promise<Record<string, unknown>> {
     const route = this.route(log, caller, 'resources/directory/read', params.uri);
     const server = route.conn.name;
-    if (!readsDirectories(route.conn))
+    if (!route.conn.readsDirectories)
       throw new GatewayError(
         'MCPG_CAPABILITY_UNSUPPORTED',
         `server "${server}" does not declare directoryRead, so mcpgate does not send it resources/directory/read`,
@@ -236,7 +267,7 @@ export class SkillMethods {
       throw invalidParams(`no directory is served at ${route.publicUri}`);
     if (check?.kind === 'held')
       throw this.heldError(server, check.skill.uri, route.publicUri, 'its skill is new or changed since it was approved');
-    const result = await request(route.conn, 'resources/directory/read', {
+    const result = await route.conn.request('resources/directory/read', {
       uri: route.uri,
       ...(params.cursor !== undefined && { cursor: params.cursor }),
     });
