@@ -24,7 +24,7 @@ interface ServerSkills {
 }
 
 /** What a read of one URI of a server must meet: the approved file, a held skill, or nothing (not a skill's file). */
-export type SkillFileCheck =
+type SkillFileCheck =
   | { readonly kind: 'file'; readonly skill: SkillEntry; readonly file: SkillFile }
   | { readonly kind: 'unlisted'; readonly skill: SkillEntry }
   | { readonly kind: 'held'; readonly skill: SkillEntry }

@@ -71,7 +71,7 @@ export function parseSkillEntry(value: unknown): SkillEntry | string {
 }
 
 /** `sha256:{hex}` of a file's raw bytes. */
-export function fileDigest(bytes: Uint8Array): string {
+export function skillFileDigest(bytes: Uint8Array): string {
   return 'sha256:' + createHash('sha256').update(bytes).digest('hex');
 }
 

@@ -18,7 +18,7 @@ import type { Logger } from '../../observability/logger.js';
 import type { PinKeeper } from '../../pins/keeper.js';
 import { isSkillPin, skillPinOf } from '../../pins/skill-pins.js';
 import { parseFrontmatter } from '../../wire/frontmatter.js';
-import { fileDigest, SKILL_MAX_BYTES, SKILL_MAX_FILES, type SkillEntry, type SkillFile } from '../../wire/skills.js';
+import { skillFileDigest, SKILL_MAX_BYTES, SKILL_MAX_FILES, type SkillEntry, type SkillFile } from '../../wire/skills.js';
 
 /** The origin name of mcpgate's own skills: their prefix and their pins' server. */
 export const LOCAL_ORIGIN = 'mcpgate';
@@ -171,7 +171,7 @@ export class SkillFolders {
           bytes += info.size;
           if (bytes > SKILL_MAX_BYTES) return `more than ${SKILL_MAX_BYTES} bytes`;
           const content = await readFile(child);
-          files.push({ uri: childUri, digest: fileDigest(content), size: content.length });
+          files.push({ uri: childUri, digest: skillFileDigest(content), size: content.length });
           found.push({ uri: childUri, path: child });
         }
       }

@@ -17,7 +17,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** The extension's settings a server declared, or undefined when it did not declare the extension. */
-export function skillsDeclared(conn: Connection): Record<string, unknown> | undefined {
+function skillsDeclared(conn: Connection): Record<string, unknown> | undefined {
   const extensions = conn.info?.capabilities.extensions;
   const declared = isRecord(extensions) ? extensions[SKILLS_EXTENSION] : undefined;
   return isRecord(declared) ? declared : undefined;

@@ -19,16 +19,16 @@ import type { RulesInForce } from '../../rules/load.js';
 import type { Connection } from '../../servers/connection.js';
 import { canonicalJson } from '../../wire/canonical-json.js';
 import type { JsonRpcRequest } from '../../wire/jsonrpc.js';
-import { contentBytes, fileDigest, skillRoot, type SkillEntry } from '../../wire/skills.js';
+import { contentBytes, skillFileDigest, skillRoot, type SkillEntry } from '../../wire/skills.js';
 import type { Caller, Router } from './router.js';
 import { readsDirectories } from './skill-listing.js';
 import { LOCAL_ORIGIN, type SkillFolders } from './skill-folders.js';
 import { splitUri } from '../../catalog/names.js';
 
 /** Skills per page of a merged `skills/list`. */
-export const SKILLS_PAGE = 50;
+const SKILLS_PAGE = 50;
 
-export interface SkillMethodsParts {
+interface SkillMethodsParts {
   readonly router: Router;
   readonly catalog: Catalog;
   readonly skills: SkillShelf;
@@ -240,7 +240,7 @@ export class SkillMethods {
           ? 'it returned no content'
           : bytes.length !== check.file.size
             ? `${bytes.length} bytes where ${check.file.size} were approved`
-            : fileDigest(bytes) !== check.file.digest
+            : skillFileDigest(bytes) !== check.file.digest
               ? 'its digest is not the approved one'
               : undefined;
       if (why !== undefined) {
