@@ -1,4 +1,4 @@
-// Benchmark (issue 15, not part of `npm test`): many HTTP agent sessions on one mcpgate.
+// Benchmark (not part of `npm test`): many HTTP agent sessions on one mcpgate.
 //   node dist/bench/agents.js [--sessions 1000] [--seconds 30] [--minutes 10] [--batch 50]
 // Phase 1: `--sessions` Streamable HTTP sessions opened and held, each calling `echo__echo` in a loop
 // for `--seconds`: throughput, latency p50/p99, RSS idle and per session, errors (must be none).

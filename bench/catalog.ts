@@ -1,4 +1,4 @@
-// Benchmark: a big catalog (issue 15). 100 stdio servers × 50 tools = 5,000 tools behind one
+// Benchmark: a big catalog. 100 stdio servers × 50 tools = 5,000 tools behind one
 // gateway, run in this process (the composition root, with real child processes) so that the
 // gateway's own cost can be measured without the agent's transport: start-up to ready, `tools/list`
 // time (the synchronous span of handling it) and bytes allocated per list (growth of the V8 heap and of Buffers' memory, from a forced collection), the same after

@@ -1,4 +1,4 @@
-// `npm run bench -- cluster` (issues #12, #29): mcpgate workers sharing a real redis-server, on this
+// `npm run bench -- cluster`: mcpgate workers sharing a real redis-server, on this
 // machine. (1) The added latency of a forwarded tools/call (sent to a worker that does not own the
 // session) against a local one (sent to the owner), sequential, in alternating rounds. (2)
 // Throughput at 64 calls in flight from a load generator of K processes (MCPGATE_BENCH_CLIENTS,

@@ -1,4 +1,4 @@
-// `npm run bench -- eras` (issue 13): a tools/call through mcpgate over Streamable HTTP for each pair
+// `npm run bench -- eras`: a tools/call through mcpgate over Streamable HTTP for each pair
 // of eras — a 2025-era agent (the SDK v2 client, default negotiation) and a 2026-07-28 agent (the same
 // client pinned to 2026-07-28), each in front of a 2025-era server (the echo fixture) and a
 // 2026-07-28 server (the strict modern fixture) — sequential calls, in alternating rounds of one

@@ -1,4 +1,4 @@
-// Prints the HTTP benchmark's tables and checks issue 15's targets, each figure beside its floor:
+// Prints the HTTP benchmark's tables and checks the throughput targets, each figure beside its floor:
 // at 64 calls in flight mcpgate's throughput at least 5× the best Streamable HTTP peer's and at least
 // 0.95× the zero-work http→stdio relay's; one call at a time, a median within 1.2× of the relay's.
 // Every ratio comes from one run, so both sides share the machine's noise.

@@ -1,9 +1,10 @@
-// `npm run bench -- pool` (issue 11, seed 002): what a per-agent server costs. (1) Latency of a
-// tools/call that hits the agent's pooled session against one that misses (the agent's first call:
-// a new stdio server is spawned, initialized and listed before the call goes on). (2) RSS of the
-// gateway and every process it started, and how many there are, with 50 agents each holding a
-// session and having made one call, on a per-agent stdio server and on a shared one: the difference
-// is the memory cost of a pooled session. Agents are named by X-Mcpgate-Agent (--no-auth, loopback).
+// `npm run bench -- pool`: what a per-agent server costs (reuse must be far cheaper than creation).
+// (1) Latency of a tools/call that hits the agent's pooled session against one that misses (the
+// agent's first call: a new stdio server is spawned, initialized and listed before the call goes
+// on). (2) RSS of the gateway and every process it started, and how many there are, with 50 agents
+// each holding a session and having made one call, on a per-agent stdio server and on a shared one:
+// the difference is the memory cost of a pooled session. Agents are named by X-Mcpgate-Agent
+// (--no-auth, loopback).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';

@@ -1,6 +1,6 @@
 // `npm run bench`: runs every benchmark and prints a table. Targets are checked here, not in unit
 // tests (timings on shared machines are noisy; only ratios measured in one run mean anything).
-// `npm run bench -- http` (or any of stdio, respawn, reload, http, peers, memory, catalog, cluster, pool, eras, search, call-path, sandbox) runs only the benchmarks named.
+// `npm run bench -- http` (or any of stdio, respawn, reload, http, peers, memory, catalog, cluster, pool, eras, search, call-path, sandbox, code-engine) runs only the benchmarks named.
 
 import { cpus, loadavg, totalmem } from 'node:os';
 import { benchReload } from './reload.js';
@@ -17,10 +17,11 @@ import { benchEras, printEras } from './eras.js';
 import { benchPool } from './pool.js';
 import { benchSearch } from './search.js';
 import { benchSandboxStartup, printSandboxStartup } from './sandbox-startup.js';
+import { benchCodeEngine, printCodeEngine } from './code-engine.js';
 import { benchStdio, TARGETS, type StdioResult } from './stdio-latency.js';
 
 const fmt = (ms: number): string => `${(ms * 1000).toFixed(0)} µs`;
-/** Issue 15: mcpgate within these multiples of the zero-work pipe relay in front of the same server. */
+/** The hot path's target: mcpgate within these multiples of the zero-work pipe relay in front of the same server. */
 const MEDIAN_TARGET = 1.1;
 const P99_TARGET = 1.25;
 
@@ -77,6 +78,7 @@ const BENCHES = [
   'search',
   'call-path',
   'sandbox',
+  'code-engine',
 ] as const;
 
 function selected(): Set<string> {
@@ -112,6 +114,7 @@ async function main(): Promise<void> {
   if (run.has('eras')) printEras(await benchEras(), (line) => console.log(line));
   if (run.has('search')) await benchSearch((line) => console.log(line));
   if (run.has('sandbox')) printSandboxStartup(await benchSandboxStartup(), (line) => console.log(line));
+  if (run.has('code-engine')) printCodeEngine(await benchCodeEngine(), (line) => console.log(line));
 }
 
 /** Start-up direct vs through mcpgate (10 × 500 within 1.2×, 100 × 50 within 1.5×), then the in-process list figures. */

@@ -1,4 +1,4 @@
-// Benchmark (issue 15, not part of `npm test`): a long run of mixed load on one mcpgate.
+// Benchmark (not part of `npm test`): a long run of mixed load on one mcpgate.
 //   node dist/bench/soak.js [--minutes 30] [--agents 8]
 // Four stdio servers (the echo fixture and three bench/many-tools-server.ts), `--agents` HTTP agent
 // sessions (bench/http-client.ts's lean client) calling their tools in a loop, and meanwhile: every

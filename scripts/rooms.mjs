@@ -1,7 +1,7 @@
 // `npm run rooms [ROOM…]`: each source file of a room (`gateway`, `servers/transports`, or none for
 // all of src/) with the first sentence of its header comment. A file's role is written once, in that
 // header; the room READMEs say how the files fit together and do not list them, so this index is what
-// a newcomer reads to find which file holds what. test/unit/roles-once.test.ts uses `header` and
+// a newcomer reads to find which file holds what. test/unit/codebase/roles-once.test.ts uses `header` and
 // `firstSentence` to check that every file has a header to print.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';

@@ -1,5 +1,5 @@
 // The error registry: every failure mcpgate reports has one stable `MCPG_*` code, documented in
-// docs/errors.md (test/unit/errors-doc.test.ts keeps the two in step). Wire errors (what an agent sees as a
+// docs/errors.md (test/unit/codebase/errors-doc.test.ts keeps the two in step). Wire errors (what an agent sees as a
 // JSON-RPC error) carry the code in `error.data.code`; local errors (CLI, config) print it.
 //
 // An agent's mistake maps to a JSON-RPC code the agent can act on (-32600/-32601/-32602); a server's
@@ -13,7 +13,7 @@
 // not send -32002 or -32042 to a peer of that revision. New codes of an implementation belong
 // outside -32768…-32000, so every code of mcpgate's own is in -31000…-31099, where no specification
 // can give the number another meaning (the codes once in -32010…-32019 moved to -31010…-31019).
-// test/unit/error-codes-spec.test.ts reads the codes from the revision's own text and checks the
+// test/unit/codebase/error-codes-spec.test.ts reads the codes from the revision's own text and checks the
 // registry against them; wire/modern-answers.ts rewrites what a 2026-07-28 agent must not get.
 
 export const JSONRPC = {
@@ -40,6 +40,10 @@ export const ERROR_CODES = {
   MCPG_METHOD_NOT_FOUND: { rpc: JSONRPC.METHOD_NOT_FOUND, summary: 'The agent called a method the gateway does not serve.' },
   MCPG_INVALID_PARAMS: { rpc: JSONRPC.INVALID_PARAMS, summary: "A request's params were missing or malformed." },
   MCPG_TOOL_NOT_FOUND: { rpc: JSONRPC.INVALID_PARAMS, summary: 'No tool of that name is in the catalog.' },
+  MCPG_ARGUMENTS_INVALID: {
+    rpc: JSONRPC.INVALID_PARAMS,
+    summary: "The call's arguments do not have the types its tool's input schema declares; checked before an approval rule reads them.",
+  },
   MCPG_PROMPT_NOT_FOUND: { rpc: JSONRPC.INVALID_PARAMS, summary: 'No prompt of that name is in the catalog.' },
   MCPG_RESOURCE_NOT_FOUND: { rpc: JSONRPC.RESOURCE_NOT_FOUND, summary: 'The URI does not belong to any server in the catalog.' },
   MCPG_MESSAGE_TOO_LARGE: { rpc: JSONRPC.INVALID_REQUEST, summary: 'A message exceeded the size limit and was discarded.' },
@@ -180,6 +184,29 @@ export const ERROR_CODES = {
     summary:
       "A 2025 server answered a 2026-07-28 agent's request with URL elicitation required (-32042, which that revision forbids); the server's data (the URLs to open) is kept: open them, then retry.",
   },
+  MCPG_CODE_SYNTAX: {
+    rpc: -31061,
+    summary: "A code-mode program did not parse; the message gives the line and column in the agent's code.",
+  },
+  MCPG_CODE_ERROR: {
+    rpc: -31062,
+    summary:
+      "A code-mode program threw and did not catch it; the message, line and column are the agent's code's, with the inner calls already made.",
+  },
+  MCPG_CODE_TIMEOUT: {
+    rpc: -31063,
+    summary: 'A code-mode program ran past its wall-time limit (waits on a person excluded) and was stopped.',
+  },
+  MCPG_CODE_MEMORY: {
+    rpc: -31064,
+    summary: "A code-mode program used more than its memory limit (or its engine's stack) and was stopped.",
+  },
+  MCPG_CODE_TOO_MANY_CALLS: { rpc: -31065, summary: 'A code-mode program started more inner calls than its limit and was stopped.' },
+  MCPG_CODE_TOO_LARGE: {
+    rpc: -31066,
+    summary: "A code-mode program's source, or an inner result to be delivered into it, was larger than its limit; the run was stopped.",
+  },
+  MCPG_CODE_CANCELLED: { rpc: -31067, summary: 'A code-mode run was cancelled; its in-flight inner calls were cancelled too.' },
   MCPG_CONFIG_INVALID: { rpc: JSONRPC.INVALID_PARAMS, summary: 'A configuration file could not be read, parsed or validated.' },
   MCPG_USAGE: { rpc: JSONRPC.INVALID_PARAMS, summary: 'The command line was not understood.' },
   MCPG_INTERNAL: { rpc: JSONRPC.INTERNAL_ERROR, summary: 'A bug in mcpgate; the message says where.' },

@@ -22,12 +22,12 @@ import { decodeJson, isObject, peekIssuer, verifyJwt } from './jwt.js';
 import { introspect, verifyOAuth } from './oauth-tokens.js';
 import { fail, type AuthContext, type AuthOutcome } from './outcome.js';
 
-export type { AuthClaims, AuthOutcome } from './outcome.js';
+export type { AuthClaims } from './outcome.js';
 
 /** The `WWW-Authenticate` value without error parameters (RFC 6750 §3). */
-export const BEARER_CHALLENGE = 'Bearer realm="mcpgate"';
-export const NO_TOKEN = 'no bearer token (send Authorization: Bearer <token>)';
-export const NOT_BEARER = 'the Authorization header is not a bearer token';
+const BEARER_CHALLENGE = 'Bearer realm="mcpgate"';
+const NO_TOKEN = 'no bearer token (send Authorization: Bearer <token>)';
+const NOT_BEARER = 'the Authorization header is not a bearer token';
 
 /**
  * Marks mcpgate's own tokens (`mcpgate token`: agents' and admins'), so one found in a log or a

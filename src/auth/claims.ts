@@ -5,12 +5,13 @@
 // itself is never echoed.
 
 import type { JwtConfig } from '../rules/auth-config.js';
+import { claimValue } from '../rules/decide.js';
 import { fail, type AuthOutcome } from './outcome.js';
 
 const MAX_DATE_SECONDS = 8.64e12; // the largest a JS Date can show
 
 /** The claim checks of auth.jwt and of an OAuth issuer alike. */
-export type ClaimPolicy = Pick<JwtConfig, 'issuer' | 'audience' | 'agentClaim' | 'clockSkewSeconds' | 'requireExp'>;
+export type ClaimPolicy = Pick<JwtConfig, 'issuer' | 'audience' | 'agentClaim' | 'requireClaims' | 'clockSkewSeconds' | 'requireExp'>;
 
 /** Our wording of the claim checks (jose makes them too), plus `iat` not in the future, `aud` refused when none is configured, and the agent claim. */
 export function checkClaims(config: ClaimPolicy, claims: Record<string, unknown>, now: number): AuthOutcome {
@@ -39,6 +40,9 @@ export function checkClaims(config: ClaimPolicy, claims: Record<string, unknown>
   if (agent === undefined) return fail(`JWT has no ${JSON.stringify(name)} claim`);
   if (typeof agent !== 'string' || agent === '')
     return fail(`JWT claim ${JSON.stringify(name)} is not a non-empty string (it names the agent)`);
+  for (const required of config.requireClaims)
+    if (claimValue(claims, required) === undefined)
+      return fail(`JWT has no ${JSON.stringify(required)} claim, which this gateway requires of every token (requireClaims)`);
   return { ok: true, agent, via: 'jwt', claims };
 }
 

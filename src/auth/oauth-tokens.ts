@@ -37,6 +37,7 @@ export async function verifyOAuth(
     issuer: issuer.issuer,
     audience,
     agentClaim: issuer.agentClaim,
+    requireClaims: issuer.requireClaims,
     clockSkewSeconds: issuer.clockSkewSeconds,
     requireExp: true,
   };
@@ -94,6 +95,7 @@ export async function introspect(issuer: OAuthIssuer, token: string, context: Au
     issuer: claims.iss === undefined ? undefined : issuer.issuer,
     audience: issuer.audience ?? [context.resource],
     agentClaim: issuer.agentClaim,
+    requireClaims: issuer.requireClaims,
     clockSkewSeconds: issuer.clockSkewSeconds,
     requireExp: false,
   };

@@ -1,16 +1,11 @@
 // The catalog: every server's tools, resources, templates and prompts merged under namespaced names.
 // Each server's part is replaced whole (on connect and on a debounced refresh); the merged views and
-// the name → server routes are rebuilt then and cached, so listing and routing cost a map lookup.
-// A rebuild lays out again only the server that changed (and servers whose names or clashes it
-// affects): each server's layout keeps its names, views, routes and encoded slices, an item's view
-// (renamed, sanitized) is kept while the server still lists the same object under the same public
-// name, and names are kept by `NameBook`, so one server's list_changed costs that server's part.
-// A server may have its own prefix or none (`"prefix": false`: its items keep their own names and
-// URIs); when two servers expose the same name or URI, the one listed later in .mcp.json has that
-// item withheld, with one warning naming both servers and the fix (never a silent shadowing).
-// Its parts: public-names.ts (keys and names), claims.ts (who keeps a name), layout.ts (a server's
-// layout, the joined lists), types.ts (the public types, re-exported here). A server's results name
-// its URIs too: the rewrite of those into the public namespace is at the end of this file.
+// the name → server routes are rebuilt then and cached, so listing and routing cost a map lookup, and
+// a rebuild lays out again only the server that changed (and those whose names it affects). When two
+// servers expose the same name or URI, the one listed later in .mcp.json has that item withheld, with
+// one warning naming both servers and the fix (never a silent shadowing). A server's results name
+// its URIs too: their rewrite into the public namespace is at the end of this file. What a rebuild
+// keeps: the room's README.
 
 import { createHash } from 'node:crypto';
 import type { Tool } from '../wire/protocol.js';
@@ -285,7 +280,7 @@ export class Catalog {
    * were removed) and those whose public names or claims they affect; every other server's layout —
    * names, views, routes, encoded slices — is kept. The merged views are then joined from the
    * layouts (pointers, not items). The result equals laying out every server from scratch
-   * (test/unit/catalog-incremental.test.ts).
+   * (test/unit/catalog/catalog-incremental.test.ts).
    */
   private rebuild(changed: readonly string[]): void {
     // 1. Names: the changed servers' pairs replaced in the books; servers whose names moved follow.

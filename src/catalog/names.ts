@@ -98,7 +98,7 @@ function before(a: Candidate, b: Candidate): number {
  * wants which public name is an index, so only names wanted twice are decided, the way
  * `assignNames` decides them (the pair sorted first keeps it, the others get the hash suffix). In the
  * rare case where a suffixed name is itself someone's candidate, `assignNames` runs over everything:
- * the result is always exactly `assignNames` of all the pairs (test/unit/names.test.ts).
+ * the result is always exactly `assignNames` of all the pairs (test/unit/catalog/names.test.ts).
  */
 export class NameBook {
   private readonly servers = new Map<string, Map<string, Candidate>>();

@@ -6,7 +6,7 @@
 import type { Logger } from '../observability/logger.js';
 import type { ListKind } from '../servers/lists.js';
 
-export type RefreshFn = (server: string, kinds: ListKind[]) => Promise<void>;
+type RefreshFn = (server: string, kinds: ListKind[]) => Promise<void>;
 
 interface ServerState {
   kinds: Set<ListKind>;

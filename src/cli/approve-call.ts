@@ -16,7 +16,10 @@ interface Pending {
   agent: string;
   server: string;
   publicName: string;
-  arguments: Record<string, unknown>;
+  /** Null when folded (long): then the preview, and the whole size. */
+  arguments: Record<string, unknown> | null;
+  argumentsPreview?: string;
+  argumentsBytes?: number;
   digest: string;
   rule: string;
   expiresAt: number;
@@ -66,7 +69,7 @@ export async function runApproveCall(o: ApproveCallOptions, io: CliIo): Promise<
     io.out(`${visible(done.decision)} call ${visible(o.id)}: agent "${visible(done.agent)}", tool "${visible(done.tool)}"\n`);
     return 0;
   }
-  const { approvals } = JSON.parse(text) as { approvals: Pending[] };
+  const { approvals, total } = JSON.parse(text) as { approvals: Pending[]; total?: number };
   if (approvals.length === 0) {
     io.out('no call is waiting for approval\n');
     return 0;
@@ -76,8 +79,14 @@ export async function runApproveCall(o: ApproveCallOptions, io: CliIo): Promise<
     io.out(
       `${visible(call.id)}  agent "${visible(call.agent)}"  tool "${visible(call.publicName)}"  expires in ${left} s  (${visible(call.rule)})\n`,
     );
-    io.out(`${visible(JSON.stringify(call.arguments, null, 2)).replace(/^/gm, '    ')}\n`);
+    if (call.arguments !== null) io.out(`${visible(JSON.stringify(call.arguments, null, 2)).replace(/^/gm, '    ')}\n`);
+    else
+      io.out(
+        `${visible(call.argumentsPreview ?? '').replace(/^/gm, '    ')}\n    … folded: ${call.argumentsBytes ?? '?'} bytes in all; the decision binds to sha256:${visible(call.digest)}; read them whole at ${visible(call.url ?? `${base}/approvals/${call.id}`)}\n`,
+      );
   }
+  if (total !== undefined && total > approvals.length)
+    io.out(`… and ${total - approvals.length} more waiting, not shown (the console lists them page by page)\n`);
   io.out(`approve one with 'mcpgate approve-call ID', deny it with 'mcpgate approve-call ID --deny --reason TEXT'\n`);
   return 0;
 }

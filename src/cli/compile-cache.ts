@@ -47,7 +47,7 @@ export function compileCacheDirectory(env: NodeJS.ProcessEnv, home: () => string
 }
 
 /** What the check reads of a directory. */
-export interface DirStat {
+interface DirStat {
   uid: number;
   mode: number;
   isDirectory(): boolean;

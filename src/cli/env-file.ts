@@ -31,7 +31,7 @@ export function parseEnvFile(text: string, file: string): Map<string, string> {
 }
 
 /** One `NAME=value` line, quoted so that parseEnvFile gives the value back exactly. */
-export function envFileLine(name: string, value: string): string {
+function envFileLine(name: string, value: string): string {
   if (/[\r\n]/.test(value)) throw new GatewayError('MCPG_USAGE', `the value of ${name} spans lines, which an env file cannot hold`);
   const quote = value.includes("'") ? '"' : "'";
   return `${name}=${quote}${value}${quote}\n`;

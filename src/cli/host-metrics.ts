@@ -20,11 +20,11 @@ const COLLECT_TIMEOUT_MS = 2000;
 /** How long a worker waits for the primary's answer (the collection's timeout, plus margin). */
 const ASK_TIMEOUT_MS = COLLECT_TIMEOUT_MS + 3000;
 /** A worker's exposition larger than this is not sent (its `worker_scrape_up` reads 0, and it is logged). */
-export const MAX_WORKER_CHARS = 8 * 1024 * 1024;
+const MAX_WORKER_CHARS = 8 * 1024 * 1024;
 /** The merged answer: workers past this are left out as if too large. */
 const MAX_HOST_CHARS = 32 * 1024 * 1024;
 /** Scrapes one worker has waiting on the primary at once; more are refused (503). */
-export const MAX_PENDING_SCRAPES = 16;
+const MAX_PENDING_SCRAPES = 16;
 
 /** The IPC messages of a host scrape (serve.ts's `WorkerMessage` includes them). */
 export type ScrapeMessage =
@@ -108,7 +108,7 @@ export class HostScrapeClient {
 }
 
 /** A worker the primary can ask: listening, with a live IPC channel. */
-export interface Member {
+interface Member {
   /** Its process id: the key of its answers. */
   pid: number;
   send(m: ScrapeMessage): void;

@@ -29,6 +29,10 @@ const callKey = (id: string): string => `${PREFIX}approval:${id}`;
 const decisionKey = (id: string): string => `${PREFIX}approval:${id}:decision`;
 /** Pending calls listed at most (the gateway holds at most 1000 per worker). */
 const MAX_LISTED = 1000;
+/** Ids read from the index per round while listing; each is verified before it counts. */
+const LIST_CHUNK = 250;
+/** Ids one listing reads at most, so that an index stuffed by a Redis writer costs bounded work. */
+const MAX_SCANNED = 20_000;
 /** Records outlive their call's expiry by this much, so a late decision is refused as expired, not unknown. */
 const GRACE_MS = 5000;
 const POLL_MS = 2000;
@@ -110,19 +114,35 @@ export class RedisApprovalBoard implements ApprovalBoard {
     await this.redis.multi().del(callKey(id), decisionKey(id)).zrem(INDEX, id).exec();
   }
 
+  /**
+   * The verified pending calls, soonest to expire first. Verified while paging through the index:
+   * ids a Redis writer added without the secret (records absent or unsigned) take no place among
+   * the MAX_LISTED and are dropped from the index, so forged entries cannot hide real calls.
+   */
   async list(): Promise<PendingCall[]> {
     const now = Date.now();
     await this.redis.zremrangebyscore(INDEX, '-inf', String(now));
-    const ids = await this.redis.zrange(INDEX, '0', String(MAX_LISTED - 1));
-    if (ids.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hgetall(callKey(id));
-    const results = (await pipeline.exec()) ?? [];
     const calls: PendingCall[] = [];
-    ids.forEach((id, i) => {
-      const call = this.verifiedCall(id, results[i]?.[1]);
-      if (call !== undefined) calls.push(call);
-    });
+    let start = 0;
+    let scanned = 0;
+    while (calls.length < MAX_LISTED && scanned < MAX_SCANNED) {
+      const ids = await this.redis.zrange(INDEX, String(start), String(start + LIST_CHUNK - 1));
+      if (ids.length === 0) break;
+      const pipeline = this.redis.pipeline();
+      for (const id of ids) pipeline.hgetall(callKey(id));
+      const results = (await pipeline.exec()) ?? [];
+      scanned += ids.length;
+      const forged: string[] = [];
+      ids.forEach((id, i) => {
+        const call = this.verifiedCall(id, results[i]?.[1]);
+        if (call === undefined) forged.push(id);
+        else if (calls.length < MAX_LISTED) calls.push(call);
+      });
+      // What is dropped no longer shifts the positions after it: read on from where the kept ones end.
+      if (forged.length > 0) await this.redis.zrem(INDEX, ...forged);
+      start += ids.length - forged.length;
+      if (ids.length < LIST_CHUNK) break;
+    }
     return calls;
   }
 

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { MAX_SKEW_MS } from './signing.js';
 
 /** How many SEQs behind the highest one a sender's forward may arrive (forwards signed concurrently arrive out of order). */
-export const WINDOW = 65_536;
+const WINDOW = 65_536;
 /** Sender processes remembered at most (a cluster has far fewer workers). */
 const MAX_SENDERS = 1024;
 /** A sender unheard of for this long is forgotten: its forwards are past the signature's clock window. */

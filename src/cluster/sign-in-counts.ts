@@ -1,17 +1,11 @@
 // The console's failed sign-ins counted by every worker together, in the cluster's Redis (the
-// console's SharedSignInCounter; console/shared-sign-in-limit.ts decides with them). One key per
-// client address — named by an HMAC of the address under the cluster secret, so the keys say no
-// address and someone with Redis access cannot pick out an address's key before it has failed — and
-// one for all addresses, each counting one window from its first failure (INCR, then PEXPIRE where
-// the key has no expiry or one longer than the window: a key written with none still ends). Both
-// updates run in one Lua script, atomically. Once the total is past its ceiling, an address not yet
-// counted gets no key of its own (a wrong token is refused then anyway), so failures from ever new
-// addresses cannot fill Redis. Nothing here can let more sign-ins through than one worker's own
-// limit: the console takes the stricter of its own count and this one. Redis down, or a value that
-// is not a count (INCR fails): undefined, and the worker limits alone (`shared` says which).
-// The keys: `mcpgate:signin:total` and `mcpgate:signin:address:HMAC`. Someone who can write to the
-// Redis can lock an address out one window at a time, never loosen a worker's limit; `/status` shows
-// which count is in force (`sign_in_limit`: `shared` or `per-worker`).
+// console's SharedSignInCounter; console/shared-sign-in-limit.ts decides with them): one key per
+// client address, named by an HMAC of the address under the cluster secret, and one for all
+// addresses, each counting one window from its first failure, both updated in one Lua script.
+// Nothing here can let more sign-ins through than one worker's own limit: the console takes the
+// stricter of its own count and this one. Redis down, or a value that is not a count: undefined, and
+// the worker limits alone (`shared` says which). The keys and what they withstand: the room's
+// README, "Shared sign-in counts".
 
 import { createHmac } from 'node:crypto';
 import type { Redis } from 'ioredis';

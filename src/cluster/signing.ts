@@ -1,18 +1,10 @@
 // What the workers of a cluster trust of each other is authenticated with the cluster secret
-// (HMAC-SHA256), never taken from Redis or the network on its word:
-//
-// - A forwarded request: a MAC over what it does (method, path, session), who sent it to which
-//   worker, its single-use id (forward-ids.ts: a replay, to it or to another worker, is refused), when, who
-//   it speaks for (the agent, whether it is identified, its token's verified claims: the forward
-//   carries no credential of the agent's) and a digest of its body. A client of a worker's port
-//   that lacks the secret cannot pass a request off as forwarded; one signed more than
-//   MAX_SKEW_MS ago (or ahead) is refused.
-// - A record in Redis (a worker's, with the address it is forwarded to; a session's, with its
-//   agent and owner): a MAC over its key and fields, so one written by anyone but a worker with
-//   the secret, or moved to another key, is treated as absent.
-//
+// (HMAC-SHA256), never taken from Redis or the network on its word: a forwarded request (refused
+// when signed more than MAX_SKEW_MS ago or ahead, or replayed: forward-ids.ts) and a record in Redis
+// (treated as absent when written by anyone but a worker with the secret, or moved to another key).
 // Each MAC names what it is for, so one kind can never pass for another. Pure: no I/O, so
-// test/unit/cluster-signing.test.ts covers it without processes.
+// test/unit/cluster/cluster-signing.test.ts covers it without processes. What each MAC covers: the
+// room's README, "What a signature covers".
 
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
@@ -38,7 +30,7 @@ export interface Identity {
   claims: Readonly<Record<string, unknown>> | undefined;
 }
 
-export interface Signed {
+interface Signed {
   method: string;
   path: string;
   /** The Mcp-Session-Id it names ('' when none). */

@@ -1,17 +1,11 @@
-// The operator's console at /ui on the HTTP front's port. Off until the rules file names
-// an admin (`admins`); the front's gate (Host, Origin, repeated headers) has already passed every
-// request that reaches here. Signing in sets an HttpOnly, SameSite=Strict cookie (signed, valid on
-// every worker: logins.ts; `Secure` and `__Host-` when the console is reached over https); every POST must
-// carry the login's CSRF token; every answer carries a strict Content-Security-Policy (no inline
-// script or style). Approve is pins/approve.ts's exact-digest approval (`mcpgate approve S T@DIGEST`):
-// refused when the tool changed since the page showed it. Revive is SIGHUP's revive for one server.
-// Pending approvals (approvals-page.ts) lists the calls the rules hold for a person, with their exact
-// arguments; Approve and Deny decide one (bound to the digest of the arguments shown).
-// Routes: `/ui/login` (GET the form, POST a token), `/ui` (the overview), `/ui/server/NAME` (tools and
-// pins; POST `…/approve`, `…/revive`), `/ui/agent?id=` (view as agent), `/ui/approvals` and
-// `/ui/approvals/ID`, `/ui/live/…` (the live regions, with ETags), `/ui/console.js` and
-// `/ui/console.css`, POST `/ui/logout`. The CSP: `default-src 'none'; script-src 'self'; style-src
-// 'self'; …; frame-ancestors 'none'`.
+// The operator's console at /ui on the HTTP front's port: its routes, each for a signed-in admin
+// (logins.ts) and, for a POST, only with the login's CSRF token. Off until the rules file names an
+// admin (`admins`); the front's gate (Host, Origin, repeated headers) has already passed every request
+// that reaches here, and every answer carries a strict Content-Security-Policy (no inline script or
+// style). Approve is pins/approve.ts's exact-digest approval, refused when the tool changed since the
+// page showed it; Revive is SIGHUP's revive for one server; a pending call (approvals-page.ts) is
+// approved or denied bound to the digest of the arguments shown. The routes and the policy: the
+// room's README, "Routes".
 
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -205,7 +199,9 @@ export class Console {
 
   /** /ui/approvals (and its live region): every call waiting for a person's approval. */
   private async approvalsPage(path: string, url: URL, req: IncomingMessage, res: ServerResponse, login: Login): Promise<void> {
-    const list = pendingList(await this.parts.gateway.approvals.list(), login.csrf);
+    const offset = Math.max(0, Math.min(Number.MAX_SAFE_INTEGER, Math.floor(Number(url.searchParams.get('offset') ?? 0)) || 0));
+    const { calls, total } = await this.parts.gateway.approvals.page(offset, APPROVALS_PAGE);
+    const list = pendingList({ calls, total, offset, size: APPROVALS_PAGE }, login.csrf);
     if (path === '/ui/live/approvals') return this.fragment(req, res, list);
     const note = url.searchParams.get('done');
     this.send(
@@ -213,7 +209,7 @@ export class Console {
       200,
       page(
         'Pending approvals',
-        html`<h2>Pending approvals</h2>${note === null ? '' : html`<p class="notice">${note}</p>`}${live('/ui/live/approvals', list)}`,
+        html`<h2>Pending approvals</h2>${note === null ? '' : html`<p class="notice">${note}</p>`}${live(offset === 0 ? '/ui/live/approvals' : `/ui/live/approvals?offset=${offset}`, list)}`,
         login,
       ),
     );
@@ -232,7 +228,7 @@ export class Console {
           login,
         ),
       );
-    this.send(res, 200, page('Approve a call', html`<h2>Approve a call</h2>${pendingCall(call, login.csrf)}`, login));
+    this.send(res, 200, page('Approve a call', html`<h2>Approve a call</h2>${pendingCall(call, login.csrf, false)}`, login));
   }
 
   /** Approve or Deny: the desk takes the decision to the worker holding the call (the digest shown must be the call's). */
@@ -326,6 +322,9 @@ function cookieOf(req: IncomingMessage, rules: Gateway['rules']): { name: string
   const attributes = secure ? 'Path=/; Secure; HttpOnly; SameSite=Strict' : `Path=${CONSOLE_PATH}; HttpOnly; SameSite=Strict`;
   return { name, set: (value, maxAge) => `${name}=${value}; ${attributes}${maxAge === undefined ? '' : `; Max-Age=${maxAge}`}` };
 }
+
+/** Pending calls per page of /ui/approvals. */
+const APPROVALS_PAGE = 50;
 
 function live(src: string, body: Raw): Raw {
   return html`<div data-live="${src}">${body}</div>`;

@@ -1,18 +1,10 @@
-// Who is signed in to the console: an admin named in the rules file (`admins`) signs in with their
-// token and gets a login cookie (HttpOnly, SameSite=Strict; `Secure` and the `__Host-` name when the
-// console is reached over https). The cookie is the login itself, signed (HMAC-SHA256) with the key
-// every process of this state directory shares (login-key.ts): a login is valid on every worker of
-// `--workers N`, and no process keeps logins in memory. It carries the admin, a MAC of the hash of
-// the token they signed in with (revoking it in the rules ends the login; the hash itself is not in
-// the cookie), when they signed in and when they
-// were last seen: a login ends IDLE_MS after its last request (the cookie is renewed as it is used)
-// or ABSOLUTE_MS after sign-in. Sign-out puts the login's id on the shared deny-list
-// (signed-out.ts). Every state-changing request must carry the login's CSRF token, derived from its
-// id with the same key.
-// The token is one made by `mcpgate token NAME`, its hash listed under `admins`. The cookie is
-// `HttpOnly; SameSite=Strict; Path=/ui`, or, over https (a TLS socket, or an https `auth.resource`),
-// `__Host-mcpgate_console` with `Secure; Path=/`. IDLE_MS is 30 minutes and ABSOLUTE_MS 8 hours. The
-// CSRF token is a MAC of the login's id, compared in constant time.
+// Who is signed in to the console: an admin named in the rules file (`admins`) signs in with a token
+// `mcpgate token NAME` made (its hash listed under `admins`) and gets a login cookie. The cookie is
+// the login itself, signed with the key every process of this state directory shares (login-key.ts),
+// so a login is valid on every worker and no process keeps logins in memory; every state-changing
+// request carries the login's CSRF token. A login ends IDLE_MS (30 minutes) after its last request or
+// ABSOLUTE_MS (8 hours) after sign-in; sign-out puts its id on the shared deny-list (signed-out.ts).
+// What the cookie carries and its attributes: the room's README, "The login cookie".
 
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { hashToken } from '../auth/auth.js';

@@ -36,7 +36,7 @@ export interface StdioFront {
   close(): void;
 }
 
-export interface StdioOptions {
+interface StdioOptions {
   input?: Readable;
   output?: Writable;
   /** Bytes waiting on stdout past which the front ends (default 32 MiB, `--max-agent-buffer`). */

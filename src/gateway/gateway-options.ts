@@ -19,7 +19,7 @@ import type { SharedQuotaCounters } from '../policy/quota-counters.js';
 
 /**
  * Makes the connection to one server. The default spawns or dials the real server; unit tests pass
- * one whose transport is an in-memory server (test/unit/gateway-routing.test.ts).
+ * one whose transport is an in-memory server (test/unit/gateway/gateway-routing.test.ts).
  */
 /**
  * `pooled`, for a pooled connection: `account`, the agent whose own login it uses; `extensions`,

@@ -7,10 +7,10 @@
 // It starts servers in parallel (launch.ts: one server and its summary line; an on-demand server with
 // a known catalog is listed from it and rests, one without is started to learn it) and closes
 // everything; gateway-options.ts is what it is made with (`GatewayOptions.connect` is the factory,
-// so test/unit/gateway-routing.test.ts puts in-memory servers behind real Connections). A resting
+// so test/unit/gateway/gateway-routing.test.ts puts in-memory servers behind real Connections). A resting
 // on-demand server meets its first call in the router's `carrier`, which returns the connection's
 // `wake()` as pending: the call waits in the session's calls in flight like a pooled miss, and a
-// tools/call is routed again once the server is up (`sendToServer`'s `recheck`), so a definition the
+// tools/call is routed again once the server is up (`Calls.send`'s `recheck`), so a definition the
 // live server changed is held before the call goes.
 
 import type { ServerConfig, ServersConfig } from '../config/types.js';
@@ -35,7 +35,8 @@ import { Quotas } from '../policy/quotas.js';
 import { metricsSource } from './metrics-source.js';
 import { GATEWAY_INFO } from '../version.js';
 import { gatewayStatus } from './status.js';
-import { AgentSession, type SessionParts } from './session/session.js';
+import { AgentSession } from './session/session.js';
+import type { SessionParts } from './session/session-parts.js';
 import type { AgentIdentity } from './session/agent-identity.js';
 import type { AgentChannel } from './session/agent-channel.js';
 import { MCP_LOG_LEVELS, gatewayCapabilities } from './routing/method-tables.js';
@@ -119,7 +120,7 @@ export class Gateway {
   /** What a connection tells the gateway (given to the connection factory). */
   readonly hooks: ConnectionHooks;
   /** What every agent session is given. */
-  private readonly sessionParts: SessionParts;
+  private readonly sessionParts: SessionParts<AgentSession>;
   private readonly connect: ConnectionFactory;
   /** Connections of per-agent and per-session servers, one per (server, agent or agent session). */
   readonly pool: ConnectionPool;
@@ -178,7 +179,15 @@ export class Gateway {
       ...(options.shared !== undefined && { board: options.shared.board, worker: options.shared.worker }),
       ...(options.consoleBase !== undefined && { consoleBase: options.consoleBase }),
     });
-    this.gate = new CallGate({ rules: () => this.rules, quotas: this.quotas, approvals: this.approvals });
+    this.gate = new CallGate({
+      rules: () => this.rules,
+      quotas: this.quotas,
+      approvals: this.approvals,
+      inputSchema: (server, tool) => {
+        const name = this.catalog.publicName(server, tool);
+        return name === undefined ? undefined : this.catalog.tool(name)?.tool.inputSchema;
+      },
+    });
     this.pool = new ConnectionPool({
       // A per-agent scope (`agent:ID`, a verified identity) signs in upstream with that agent's own login.
       create: (config, scope, owner) =>

@@ -10,7 +10,7 @@
 import { escapeLabelValue } from './prometheus.js';
 
 /** The label every merged sample carries. No mcpgate family may use it itself (metrics.test.ts). */
-export const WORKER_LABEL = 'worker';
+const WORKER_LABEL = 'worker';
 
 export interface Exposition {
   /** The worker's id, `hostname:pid`. */

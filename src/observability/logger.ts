@@ -8,7 +8,7 @@
 import { GatewayError } from '../errors.js';
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+type LogLevel = (typeof LOG_LEVELS)[number];
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 const REDACT = /(authorization|token|secret|password|api[-_]?key|cookie)/i;
@@ -20,7 +20,7 @@ const LOG_FORMATS = ['json', 'pretty'] as const;
 /** `json`: one object per line, for machines; `pretty`: `time level [server|agent] message key=value`, for people. */
 type LogFormat = (typeof LOG_FORMATS)[number];
 
-export interface LogStyle {
+interface LogStyle {
   format: LogFormat;
   /** ANSI colours in `pretty` (a terminal that wants them). */
   colour?: boolean;

@@ -98,7 +98,7 @@ export interface ServerActivity {
 /** Activity is sampled at most this often (so a live page changes, and its ETag, only this often)… */
 export const ACTIVITY_SAMPLE_MS = 5000;
 /** …over about this long a window. */
-export const ACTIVITY_WINDOW_MS = 60_000;
+const ACTIVITY_WINDOW_MS = 60_000;
 
 /** One server's counters summed over its tools at one moment. */
 interface Totals {

@@ -55,7 +55,7 @@ function escapeHelp(help: string): string {
 }
 
 /** A sample value: Go float syntax, with `+Inf`, `-Inf` and `NaN` spelled as Prometheus expects. */
-export function formatValue(value: number): string {
+function formatValue(value: number): string {
   if (Number.isNaN(value)) return 'NaN';
   if (value === Infinity) return '+Inf';
   if (value === -Infinity) return '-Inf';

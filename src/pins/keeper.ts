@@ -1,17 +1,11 @@
-// The gateway's side of pinning: reviews each server's tools against the store, pins on first use
-// (tofu), publishes what it holds back to held.json for the operator, and notices approvals written
-// by `mcpgate approve` (it checks the store twice a second) so held tools are released within a
-// second. A store that cannot be read is reported and treated as "nothing approved": it never
-// releases anything.
-// Reviews are serialized. The keeper holds each pin's digest only, never its definition (a second copy
-// of the catalog, tens of MiB with thousands of tools): the approved definition of a tool held against
-// a pin is read back from pins.json for its changes and the console's diff, and kept while it is held.
-// `start()` reads the store in one blocking read on the next turn of the event loop, so the gateway
-// spawns its servers first and the read overlaps their boot; reviews asked for meanwhile queue behind
-// it. It reads the digests index (store.ts) when that is of the pins.json on disk, and writes it
-// afresh when it was not. A review names its source (`check(…, source)`: '' for the server's own connection, a pool scope
-// for a per-agent or per-session server's pooled one); what each source holds is kept apart and
-// held.json shows their union, so one connection's review never releases what another holds.
+// The gateway's side of pinning: reviews each server's tools against the store (store.ts), pins on
+// first use (tofu), publishes what it holds back to held.json for the operator, and notices
+// approvals written by `mcpgate approve` (it checks the store twice a second) so held tools are
+// released within a second. A store that cannot be read is reported and treated as "nothing
+// approved": it never releases anything. A review names its source (`check(…, source)`: '' for the
+// server's own connection, a pool scope for a pooled one); what each source holds is kept apart and
+// held.json shows their union, so one connection's review never releases what another holds. How it
+// stays small and starts early: the room's README, "The keeper".
 
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';

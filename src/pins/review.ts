@@ -11,7 +11,7 @@ import type { ServerPins } from './store.js';
 export type PinMode = 'tofu' | 'strict' | 'off';
 export const PIN_MODES: readonly PinMode[] = ['tofu', 'strict', 'off'];
 
-export interface HeldDefinition {
+interface HeldDefinition {
   digest: string;
   definition: ToolDefinition;
   changes: Change[];

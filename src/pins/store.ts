@@ -1,17 +1,10 @@
 // The pin store in the state directory: `pins.json` (approved definitions, written by the gateway on
-// first use and by `mcpgate approve`) and `held.json` (what a running gateway currently holds back,
-// written by the gateway, read by `mcpgate pins` and `approve`). Readable JSON an operator can audit
-// (pins.json with each definition on one line: `pinsText`).
-// Beside them `pin-digests.json`, the pins without their definitions: what a gateway needs to review
-// tools, a few per cent of pins.json's size (which holds every definition: 20 MB for 5,000 tools
-// takes ~200 ms to read and check). It names the pins.json it was made from (inode, size and mtime,
-// as the gateway's watch does) and is used only while that is still the file on disk; any other
-// file, or an index that does not parse or check, means pins.json is read whole (and the index
-// written afresh). It is written after each write of pins.json and whenever a read finds it stale.
-// Every write is atomic (observability/atomic-json.ts: temp file, fsync, rename, fsync of the directory); read-modify-write of
-// pins.json happens under a lock file, so `approve` and a running gateway never lose each other's pins.
-// The lock is `pins.json.lock`, made with O_EXCL and taken for stale after 30 s. A corrupt file is an
-// error, never "no pins".
+// first use and by `mcpgate approve`; one definition a line, `pinsText`, so an operator can audit it),
+// `held.json` (what a running gateway holds back, read by `mcpgate pins` and `approve`) and
+// `pin-digests.json` (the pins without their definitions, what a gateway reviews tools against).
+// Every write is atomic (observability/atomic-json.ts) and a read-modify-write of pins.json runs
+// under a lock file, so `approve` and a running gateway never lose each other's pins. A corrupt file
+// is an error, never "no pins". When the digests index is trusted, and the lock: the room's README.
 
 import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { closeSync, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
@@ -90,7 +83,7 @@ export function nameMap<T>(): Record<string, T> {
   return Object.create(null) as Record<string, T>;
 }
 
-export const emptyPins = (): PinsFile => ({ version: 1, servers: nameMap() });
+const emptyPins = (): PinsFile => ({ version: 1, servers: nameMap() });
 export const emptyHeld = (): HeldFile => ({ version: 1, updatedAt: new Date(0).toISOString(), servers: nameMap() });
 
 /** The pins without their definitions. */

@@ -10,7 +10,10 @@
 // out, and applies a decision that names the call's id and digest once (single use). The gate then
 // lets the call go with its digest checked again. `notifications/cancelled` and the session's end
 // withdraw a waiting call.
-// Each waiting call has a timer; at most MAX_WAITING (1000) wait per process.
+// Each waiting call has a timer. Bounded so that one agent cannot fill the desk for all: at most
+// MAX_WAITING calls per process, MAX_WAITING_PER_AGENT per agent, arguments of at most
+// MAX_ARGUMENT_BYTES each (a person must be able to read what they approve) and MAX_WAITING_BYTES
+// of arguments in all; a call past a bound is refused at once. Lists are read a page at a time.
 
 import { createHash, randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors.js';
@@ -87,12 +90,20 @@ export interface Waiting {
 
 interface Waiter {
   call: PendingCall;
+  /** Its arguments' size as canonical JSON. */
+  bytes: number;
   timer: NodeJS.Timeout;
   settle: (outcome: ApprovalOutcome) => void;
 }
 
 /** Calls one process may hold waiting at once; past it a call needing approval is refused. */
 const MAX_WAITING = 1000;
+/** Calls one agent may have waiting at once in one process, well under MAX_WAITING. */
+const MAX_WAITING_PER_AGENT = 50;
+/** A waiting call's arguments, as canonical JSON, at most (what a person can be asked to read). */
+const MAX_ARGUMENT_BYTES = 64 * 1024;
+/** The arguments of every call waiting in one process, in all. */
+const MAX_WAITING_BYTES = 16 * 1024 * 1024;
 /** A reason given by an admin is cut here (it goes to the agent, the log and the audit trail). */
 export const MAX_REASON_CHARS = 500;
 
@@ -104,7 +115,7 @@ export function callDigest(agent: string, server: string, tool: string, args: Re
 }
 
 /** The board of one process: pending calls in a Map, a decision delivered at once. */
-export class LocalBoard implements ApprovalBoard {
+class LocalBoard implements ApprovalBoard {
   private readonly calls = new Map<string, PendingCall>();
   private deliver: ((decision: CallDecision) => void) | undefined;
 
@@ -146,6 +157,7 @@ interface ApprovalDeskOptions {
   audit: AuditLog | undefined;
   log: Logger;
   maxWaiting?: number;
+  maxWaitingPerAgent?: number;
   /** With `--redis`: the cluster's board (cluster/approval-board.ts); absent: this process's own. */
   board?: ApprovalBoard;
   /** This worker's id in a cluster ('' alone). */
@@ -156,13 +168,18 @@ interface ApprovalDeskOptions {
 
 export class ApprovalDesk {
   private readonly waiters = new Map<string, Waiter>();
+  /** Calls waiting per agent, and the bytes of all their arguments: the desk's bounds. */
+  private readonly perAgent = new Map<string, number>();
+  private bytes = 0;
   private readonly board: ApprovalBoard;
   private readonly maxWaiting: number;
+  private readonly maxWaitingPerAgent: number;
   private readonly worker: string;
   private closed = false;
 
   constructor(private readonly o: ApprovalDeskOptions) {
     this.maxWaiting = o.maxWaiting ?? MAX_WAITING;
+    this.maxWaitingPerAgent = o.maxWaitingPerAgent ?? MAX_WAITING_PER_AGENT;
     this.board = o.board ?? new LocalBoard();
     this.worker = o.worker ?? '';
     this.board.subscribe((decision) => this.deliver(decision));
@@ -191,13 +208,26 @@ export class ApprovalDesk {
   }): Waiting | GatewayError {
     if (this.closed) return new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down');
     const seconds = input.need.timeoutMs / 1000;
-    if (this.waiters.size >= this.maxWaiting) {
-      return new GatewayError(
-        'MCPG_APPROVAL_EXPIRED',
-        `the call of tool "${input.publicName}" needs a person's approval, but ${this.waiters.size} calls already wait for one here (the limit); try again later`,
-        { server: input.server, detail: { reason: 'too many calls waiting', timeoutSeconds: seconds } },
+    const json = canonicalJson({ agent: input.agent, server: input.server, tool: input.tool, arguments: input.args });
+    const bytes = Buffer.byteLength(json);
+    const refused = (why: string, reason: string): GatewayError =>
+      new GatewayError('MCPG_APPROVAL_EXPIRED', `the call of tool "${input.publicName}" needs a person's approval, but ${why}`, {
+        server: input.server,
+        detail: { reason, timeoutSeconds: seconds },
+      });
+    if (bytes > MAX_ARGUMENT_BYTES)
+      return refused(
+        `its arguments are ${bytes} bytes, more than a person can be asked to read (at most ${MAX_ARGUMENT_BYTES}); the server was not called`,
+        'arguments too large',
       );
-    }
+    const mine = this.perAgent.get(input.agent) ?? 0;
+    if (mine >= this.maxWaitingPerAgent)
+      return refused(
+        `agent "${input.agent}" already has ${mine} calls waiting for one (its limit); try again later`,
+        'too many calls of this agent waiting',
+      );
+    if (this.waiters.size >= this.maxWaiting || this.bytes + bytes > MAX_WAITING_BYTES)
+      return refused(`${this.waiters.size} calls already wait for one here (the limit); try again later`, 'too many calls waiting');
     const now = Date.now();
     const call: PendingCall = {
       id: randomUUID(),
@@ -207,7 +237,7 @@ export class ApprovalDesk {
       tool: input.tool,
       publicName: input.publicName,
       arguments: input.args,
-      digest: callDigest(input.agent, input.server, input.tool, input.args),
+      digest: createHash('sha256').update(json).digest('hex'),
       rule: input.need.rule,
       requestedAt: now,
       expiresAt: now + input.need.timeoutMs,
@@ -229,7 +259,9 @@ export class ApprovalDesk {
       input.need.timeoutMs,
     );
     timer.unref();
-    this.waiters.set(call.id, { call, timer, settle });
+    this.waiters.set(call.id, { call, bytes, timer, settle });
+    this.perAgent.set(call.agent, mine + 1);
+    this.bytes += bytes;
     this.audit(call, 'requested');
     const url = this.urlOf(call.id);
     this.o.log.info(
@@ -264,6 +296,12 @@ export class ApprovalDesk {
   async list(): Promise<PendingCall[]> {
     const now = Date.now();
     return (await this.board.list()).filter((c) => c.expiresAt > now).sort((a, b) => a.expiresAt - b.expiresAt);
+  }
+
+  /** One page of `list()`: `limit` calls from `offset`, and how many wait in all. */
+  async page(offset: number, limit: number): Promise<{ calls: PendingCall[]; total: number }> {
+    const all = await this.list();
+    return { calls: all.slice(offset, offset + limit), total: all.length };
   }
 
   find(id: string): Promise<PendingCall | undefined> {
@@ -335,6 +373,10 @@ export class ApprovalDesk {
     const waiter = this.waiters.get(id);
     if (waiter === undefined) return;
     this.waiters.delete(id);
+    const left = (this.perAgent.get(waiter.call.agent) ?? 1) - 1;
+    if (left > 0) this.perAgent.set(waiter.call.agent, left);
+    else this.perAgent.delete(waiter.call.agent);
+    this.bytes -= waiter.bytes;
     clearTimeout(waiter.timer);
     this.audit(waiter.call, what, by, reason);
     if (what !== 'approved')

@@ -5,13 +5,18 @@
 // refuse now is refused before it is queued for an admin's approval (checked, not counted); once
 // approved it is counted, and may still be refused if the limits filled meanwhile.
 //
+// Before any rule reads a call's arguments, a call some approval rule tests the arguments of has
+// them checked against the tool's input schema (argument-shape.ts): a value of the wrong type
+// (`"force": "true"`) is refused rather than judged by a test written for the right one.
+//
 // Cost: callers ask the gate only when the rules hold approvals or limits (`Rules.approves`,
 // `Rules.limits`: one property read); the gate asks each check only if the rules hold that kind.
 
 import { GatewayError, asGatewayError } from '../errors.js';
 import type { Claims } from '../rules/decide.js';
 import type { Rules } from '../rules/load.js';
-import { approvalFor, type ApprovalNeed } from '../rules/approvals.js';
+import { approvalFor, argumentsTested, type ApprovalNeed } from '../rules/approvals.js';
+import { argumentMismatch } from './argument-shape.js';
 import { callDigest, type ApprovalDesk, type Waiting } from './approval-desk.js';
 import type { RateLimitDetail, QuotaOutcome, QuotaRefusal, QuotaRelease, Quotas } from './quotas.js';
 
@@ -63,6 +68,8 @@ const FREE: Go = Object.freeze({ kind: 'go', release: () => undefined, approved:
 
 interface CallGateOptions {
   rules: () => Rules;
+  /** The input schema of a server's tool as the catalog holds it (undefined: unknown, not checked). */
+  inputSchema: (server: string, tool: string) => unknown;
   quotas: Quotas;
   approvals: ApprovalDesk;
 }
@@ -73,6 +80,15 @@ export class CallGate {
   /** Judges one call: the rules' approvals and limits, in the gate's order. */
   admit(ticket: CallTicket): CallAdmission {
     const rules = this.o.rules();
+    if (rules.approves && argumentsTested(rules, ticket.agent, ticket.server, ticket.tool, ticket.claims)) {
+      const wrong = argumentMismatch(this.o.inputSchema(ticket.server, ticket.tool), ticket.arguments);
+      if (wrong !== undefined)
+        return refusedBy(
+          new GatewayError('MCPG_ARGUMENTS_INVALID', `${ticket.publicName}: ${wrong}; the call was not made`, {
+            detail: { tool: ticket.publicName },
+          }),
+        );
+    }
     const need = rules.approves ? approvalFor(rules, ticket.agent, ticket.server, ticket.tool, ticket.arguments, ticket.claims) : undefined;
     if (need === undefined) return this.count(ticket, false);
     if (rules.limits === undefined) return this.approve(ticket, need);

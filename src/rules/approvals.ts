@@ -3,33 +3,27 @@
 // `allow.tools` does — by server, then tool names or globs (globs.ts) — optionally narrowed by the
 // call's arguments:
 //
-//   "approve": {"github": ["delete_*", {"tool": "push", "when": {"args": {"branch": "main"}}, "timeoutSeconds": 600}]}
+//   "approve": {"github": ["delete_*", {"tool": "push", "when": {"args": {"branch": "main"}}, "timeoutSeconds": 600},
+//                          {"tool": "force_push", "unless": {"args": {"force": false}}}]}
 //
-// A server key may be a glob too ("*": every server). An argument test compares one top-level
-// argument: a string with `*` or `?` is a glob over string values, any other value must equal the
-// argument exactly (compared as canonical JSON). Every test of `when.args` must hold. Approval is
-// asked on top of `allow`: a denied call is refused before any approval is asked. Pure: no I/O.
+// A server key may be a glob too ("*": every server). An argument test reads one top-level
+// argument (argument-tests.ts): `when.args` tests match the value written and whatever a lenient
+// server reads as it, and every one must hold for the call to wait; `unless.args` tests match only
+// the exact value, and the call runs at once only when every one holds. Approval is asked on top of
+// `allow`: a denied call is refused before any approval is asked. Pure: no I/O.
 
 import { describeValue, isPlainObject } from '../config/issues.js';
-import { canonicalJson } from '../wire/canonical-json.js';
+import { exactTest, lenientTest, type ArgumentTest } from './argument-tests.js';
 import { matchedGrants, type Claims } from './decide.js';
 import { DEFAULT_AGENT, NO_APPROVALS, type ApprovalRule, type Rules } from './compiled.js';
 import { globToRegExp, isGlob } from './globs.js';
 
 /** How long a call waits for its approval unless the rule says otherwise. */
-export const DEFAULT_APPROVAL_TIMEOUT_MS = 5 * 60_000;
+const DEFAULT_APPROVAL_TIMEOUT_MS = 5 * 60_000;
 /** The longest wait a rule may ask for (a day). */
 const MAX_TIMEOUT_SECONDS = 86_400;
 const MAX_RULES = 256;
-const RULE_KEYS = new Set(['tool', 'when', 'timeoutSeconds']);
-
-/** One test of `when.args`: the argument `name` is a string matching the glob, or equals `json`. */
-interface ArgTest {
-  readonly name: string;
-  readonly glob: RegExp | undefined;
-  /** The expected value as canonical JSON (when not a glob). */
-  readonly json: string | undefined;
-}
+const RULE_KEYS = new Set(['tool', 'when', 'unless', 'timeoutSeconds']);
 
 /** A call that needs approval: the first rule that matched it. */
 export interface ApprovalNeed {
@@ -53,7 +47,8 @@ export function compileApprovals(
   report: ApprovalReport,
 ): readonly ApprovalRule[] {
   if (value === undefined) return NO_APPROVALS;
-  const shape = '{SERVER: [TOOL or {"tool": TOOL, "when": {"args": {NAME: VALUE}}, "timeoutSeconds": N}, …]}';
+  const shape =
+    '{SERVER: [TOOL or {"tool": TOOL, "when": {"args": {NAME: VALUE}}, "unless": {"args": {NAME: VALUE}}, "timeoutSeconds": N}, …]}';
   if (!isPlainObject(value)) {
     report.error(base, `expected an object ${shape}, got ${describeValue(value)}`);
     return NO_APPROVALS;
@@ -69,7 +64,7 @@ export function compileApprovals(
     if (!Array.isArray(list)) {
       report.error(
         at,
-        `expected an array of tool names or patterns, or {"tool": …, "when": {"args": …}} objects, got ${describeValue(list)}`,
+        `expected an array of tool names or patterns, or {"tool": …, "when": {"args": …}, "unless": {"args": …}} objects, got ${describeValue(list)}`,
       );
       continue;
     }
@@ -90,15 +85,18 @@ function compileRule(
   report: ApprovalReport,
 ): ApprovalRule | undefined {
   let tool: unknown = item;
-  let tests: ArgTest[] = [];
+  let when: ArgumentTest[] = [];
+  let unless: ArgumentTest[] = [];
   let timeoutMs = DEFAULT_APPROVAL_TIMEOUT_MS;
   if (isPlainObject(item)) {
     for (const key of Object.keys(item))
       if (!RULE_KEYS.has(key)) report.warn([...at, key], `unknown key ${JSON.stringify(key)} in an approval rule is ignored`);
     tool = item.tool;
-    const read = readWhen(item.when, [...at, 'when'], report);
-    if (read === undefined) return undefined;
-    tests = read;
+    const readWhen = readArgs(item.when, [...at, 'when'], lenientTest, report);
+    const readUnless = readArgs(item.unless, [...at, 'unless'], exactTest, report);
+    if (readWhen === undefined || readUnless === undefined) return undefined;
+    when = readWhen;
+    unless = readUnless;
     const seconds = item.timeoutSeconds;
     if (seconds !== undefined) {
       if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_TIMEOUT_SECONDS) {
@@ -120,44 +118,60 @@ function compileRule(
   }
   const serverTest = nameTest(server);
   const toolTest = nameTest(tool);
-  const frozenTests = Object.freeze(tests);
+  const names = (s: string, t: string): boolean => serverTest(s) && toolTest(t);
   return Object.freeze({
     server,
     tool,
     source,
     timeoutMs,
+    testsArguments: when.length > 0 || unless.length > 0,
+    names,
     matches: (s: string, t: string, args: Readonly<Record<string, unknown>> | undefined) =>
-      serverTest(s) && toolTest(t) && frozenTests.every((test) => argMatches(test, args)),
+      names(s, t) && allHold(when, args) && !(unless.length > 0 && allHold(unless, args)),
   });
 }
 
-/** `when`: `{"args": {NAME: VALUE, …}}`; undefined after an error. */
-function readWhen(value: unknown, at: readonly PropertyKey[], report: ApprovalReport): ArgTest[] | undefined {
+function allHold(tests: readonly ArgumentTest[], args: Readonly<Record<string, unknown>> | undefined): boolean {
+  for (const test of tests) {
+    const present = args !== undefined && Object.hasOwn(args, test.name);
+    if (!test.holds(present ? args[test.name] : undefined, present)) return false;
+  }
+  return true;
+}
+
+/** `when` or `unless`: `{"args": {NAME: VALUE, …}}`; undefined after an error. */
+function readArgs(
+  value: unknown,
+  at: readonly PropertyKey[],
+  make: (name: string, expected: unknown) => ArgumentTest,
+  report: ApprovalReport,
+): ArgumentTest[] | undefined {
   if (value === undefined) return [];
   if (!isPlainObject(value)) {
     report.error(at, `expected {"args": {NAME: VALUE, …}}, got ${describeValue(value)}`);
     return undefined;
   }
+  const word = String(at[at.length - 1]);
   for (const key of Object.keys(value))
-    if (key !== 'args') report.warn([...at, key], `unknown key ${JSON.stringify(key)} in "when" is ignored (only "args" is read)`);
+    if (key !== 'args') report.warn([...at, key], `unknown key ${JSON.stringify(key)} in "${word}" is ignored (only "args" is read)`);
   const args = value.args;
   if (args === undefined) return [];
   if (!isPlainObject(args) || Object.keys(args).length === 0) {
     report.error(
       [...at, 'args'],
-      `expected a non-empty object mapping argument names to the values (or string globs) that need approval, got ${describeValue(args)}`,
+      word === 'when'
+        ? `expected a non-empty object mapping argument names to the values (or string globs) that need approval, got ${describeValue(args)}`
+        : `expected a non-empty object mapping argument names to the exact values (or string globs) that need no approval, got ${describeValue(args)}`,
     );
     return undefined;
   }
-  const tests: ArgTest[] = [];
+  const tests: ArgumentTest[] = [];
   for (const [name, expected] of Object.entries(args)) {
     if (name === '') {
       report.error([...at, 'args'], 'an argument name must not be empty');
       return undefined;
     }
-    if (typeof expected === 'string' && isGlob(expected))
-      tests.push(Object.freeze({ name, glob: globToRegExp(expected), json: undefined }));
-    else tests.push(Object.freeze({ name, glob: undefined, json: canonicalJson(expected) }));
+    tests.push(Object.freeze(make(name, expected)));
   }
   return tests;
 }
@@ -166,13 +180,6 @@ function nameTest(name: string): (value: string) => boolean {
   if (!isGlob(name)) return (value) => value === name;
   const regex = globToRegExp(name);
   return (value) => regex.test(value);
-}
-
-function argMatches(test: ArgTest, args: Readonly<Record<string, unknown>> | undefined): boolean {
-  if (args === undefined || !Object.hasOwn(args, test.name)) return false;
-  const value = args[test.name];
-  if (test.glob !== undefined) return typeof value === 'string' && test.glob.test(value);
-  return canonicalJson(value) === test.json;
 }
 
 /**
@@ -210,4 +217,20 @@ function first(
 ): ApprovalNeed | undefined {
   for (const rule of list) if (rule.matches(server, tool, args)) return { timeoutMs: rule.timeoutMs, rule: rule.source };
   return undefined;
+}
+
+/**
+ * Does a rule that tests arguments name this call's tool (in the agent's own entry, else
+ * `default`'s, or in a grant its claims meet)? Then its arguments are checked against the tool's
+ * input schema before any rule reads them: a value of another type than the schema's must not
+ * slip past a test written for the right one.
+ */
+export function argumentsTested(rules: Rules, agent: string, server: string, tool: string, claims?: Claims): boolean {
+  if (rules.open) return false;
+  const names = (list: readonly ApprovalRule[]): boolean => list.some((rule) => rule.testsArguments && rule.names(server, tool));
+  const own = rules.agents.get(agent) ?? rules.agents.get(DEFAULT_AGENT);
+  if (own !== undefined && names(own.approve)) return true;
+  if (claims === undefined || rules.grants.length === 0) return false;
+  const met = new Set(matchedGrants(rules, claims));
+  return rules.grants.some((grant) => met.has(grant.id) && names(grant.approve));
 }

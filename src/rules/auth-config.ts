@@ -47,6 +47,7 @@ const OAUTH_KEYS = [
   'clockSkewSeconds',
   'refreshCooldownSeconds',
   'introspection',
+  'requireClaims',
 ];
 const INTROSPECTION_KEYS = ['clientId', 'clientSecret', 'endpoint', 'maxPerSecond', 'cacheSeconds'];
 const MAX_INTROSPECTION_RATE = 1000;
@@ -66,6 +67,7 @@ const JWT_KEYS = [
   'agentClaim',
   'clockSkewSeconds',
   'requireExp',
+  'requireClaims',
 ];
 const MAX_SKEW_SECONDS = 600;
 
@@ -160,6 +162,7 @@ function compileIssuer(value: unknown, at: readonly PropertyKey[], outer: AuthCo
           [...at, 'algorithms'],
         );
   const agentClaim = readName(value.agentClaim, 'agentClaim', ctx, [...at, 'agentClaim']) ?? 'sub';
+  const requireClaims = readClaimNames(value.requireClaims, ctx, [...at, 'requireClaims']);
   let namespace: string | undefined;
   if (value.namespace !== undefined) {
     if (typeof value.namespace === 'string' && NAMESPACE.test(value.namespace)) namespace = value.namespace;
@@ -191,6 +194,7 @@ function compileIssuer(value: unknown, at: readonly PropertyKey[], outer: AuthCo
     audience,
     algorithms: Object.freeze([...algorithms]),
     agentClaim,
+    requireClaims,
     scopes,
     clockSkewSeconds,
     refreshCooldownSeconds,
@@ -323,6 +327,7 @@ function compileJwt(value: unknown, outer: AuthCompileContext): JwtConfig | unde
   const issuer = readName(value.issuer, 'issuer', ctx);
   const audience = readAudience(value.audience, ctx);
   const agentClaim = readName(value.agentClaim, 'agentClaim', ctx) ?? 'sub';
+  const requireClaims = readClaimNames(value.requireClaims, ctx, [...JWT, 'requireClaims']);
   const clockSkewSeconds = readSkew(value.clockSkewSeconds, ctx);
   let requireExp = true;
   if (value.requireExp !== undefined) {
@@ -337,6 +342,7 @@ function compileJwt(value: unknown, outer: AuthCompileContext): JwtConfig | unde
     issuer,
     audience,
     agentClaim,
+    requireClaims,
     clockSkewSeconds,
     requireExp,
   });
@@ -392,6 +398,15 @@ function readName(
   if (typeof value === 'string' && value !== '') return value;
   ctx.error(at, `expected a non-empty string, got ${describeValue(value)}`);
   return undefined;
+}
+
+/** `requireClaims`: a list of claim names (or dotted paths); absent: none. */
+function readClaimNames(value: unknown, ctx: AuthCompileContext, at: readonly PropertyKey[]): readonly string[] {
+  if (value === undefined) return Object.freeze([]);
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string' && item !== '') && value.length <= 32)
+    return Object.freeze([...new Set(value as string[])]);
+  ctx.error(at, `expected a list of at most 32 claim names (e.g. ["groups"]), got ${describeValue(value)}`);
+  return Object.freeze([]);
 }
 
 function readAudience(

@@ -34,6 +34,11 @@ export interface JwtConfig {
   readonly audience: readonly string[] | undefined;
   /** The claim whose (non-empty string) value is the agent id. */
   readonly agentClaim: string;
+  /**
+   * Claims every token must carry (names, or dotted paths into nested claims): the claims the rules'
+   * grants read, so that a restriction written as a grant cannot be escaped by a token without them.
+   */
+  readonly requireClaims: readonly string[];
   readonly clockSkewSeconds: number;
   readonly requireExp: boolean;
 }
@@ -55,6 +60,8 @@ export interface OAuthIssuer {
   /** Asymmetric algorithms only: an issuer's tokens are never checked with HMAC. */
   readonly algorithms: readonly JwtAlgorithm[];
   readonly agentClaim: string;
+  /** Claims every token must carry (as `JwtConfig.requireClaims`). */
+  readonly requireClaims: readonly string[];
   /** Scopes every token must carry (`scope` or `scp`); also advertised in the resource metadata. */
   readonly scopes: readonly string[];
   readonly clockSkewSeconds: number;

@@ -35,6 +35,10 @@ export interface ApprovalRule {
   /** Where it was written, for messages: `agent "x" approve["github"][1]`. */
   readonly source: string;
   readonly timeoutMs: number;
+  /** It tests arguments (`when.args` or `unless.args`), so whether it applies depends on their types. */
+  readonly testsArguments: boolean;
+  /** It names this server and tool, whatever the arguments. */
+  readonly names: (server: string, tool: string) => boolean;
   readonly matches: (server: string, tool: string, args: Readonly<Record<string, unknown>> | undefined) => boolean;
 }
 

@@ -261,7 +261,7 @@ function meets(when: readonly ClaimTest[], claims: Claims): boolean {
 }
 
 /** The claim named `name`, else (a dotted name) the value at that path through nested objects. */
-function claimValue(claims: Claims, name: string): unknown {
+export function claimValue(claims: Claims, name: string): unknown {
   if (Object.hasOwn(claims, name)) return claims[name];
   if (!name.includes('.')) return undefined;
   let value: unknown = claims;

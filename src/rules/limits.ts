@@ -108,7 +108,7 @@ const MAX_ENTRIES = 1000;
 const EXAMPLE = '{"calls": 100, "per": "1m"} and/or {"inFlight": 4}';
 
 /** `"1m"` → 60000; undefined when it is not a duration mcpgate takes. */
-export function parseWindow(text: string): number | undefined {
+function parseWindow(text: string): number | undefined {
   const found = DURATION.exec(text);
   if (found === null) return undefined;
   const ms = Number(found[1]) * UNIT_MS[found[2]!]!;

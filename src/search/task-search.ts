@@ -14,7 +14,7 @@ import { MAX_TEXT, terms } from './words.js';
 /** Characters of a task read: a longer text is cut there (the gateway need refuse nothing shorter). */
 export const MAX_TASK_CHARS = 20_000;
 /** Most steps searched on their own, besides the whole text. */
-export const MAX_STEPS = 8;
+const MAX_STEPS = 8;
 
 interface TaskSearchOptions {
   /** The rank constant of the fusion: small values favour each ranking's first places (default 2). */

@@ -28,7 +28,7 @@ export interface SearchDoc {
 /** Deepest nesting of the input schema walked for parameters (objects within arrays within objects…). */
 const MAX_SCHEMA_DEPTH = 4;
 /** Most parameters (at all depths) read from one schema. */
-export const MAX_PARAMETERS = 128;
+const MAX_PARAMETERS = 128;
 /** Characters of parameter descriptions read from one schema, all together. */
 const MAX_DESCRIBED = 16_384;
 /** Terms one server's instructions give each of its tools: the start of them says what it is for. */

@@ -77,7 +77,7 @@ const SPELLED_OUT: ReadonlyMap<string, string> = new Map([
 /** Longest run of characters read from one text: a huge description costs a bounded amount. */
 export const MAX_TEXT = 16_384;
 /** Most terms one text yields. */
-export const MAX_TERMS = 2_048;
+const MAX_TERMS = 2_048;
 
 // Words: runs of letters or digits; camelCase and "HTTPServer" are split below.
 const WORD = /[\p{L}\p{M}]+|\p{N}+/gu;

@@ -26,7 +26,7 @@ import { serverSchemas } from './sdk-schemas.js';
 export type ListKind = 'tools' | 'resources' | 'resourceTemplates' | 'prompts';
 export const LIST_KINDS: readonly ListKind[] = ['tools', 'resources', 'resourceTemplates', 'prompts'];
 
-export interface ResourceTemplate {
+interface ResourceTemplate {
   uriTemplate: string;
   name: string;
   [key: string]: unknown;

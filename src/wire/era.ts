@@ -181,7 +181,7 @@ function decodeHeaderValue(value: string): string | undefined {
 }
 
 /** `Mcp-Param-*` headers one request may carry on to a server. */
-export const MAX_PARAM_HEADERS = 32;
+const MAX_PARAM_HEADERS = 32;
 
 /** The `Mcp-Param-*` headers of a request (lower-case names), undefined when none, or why they are refused. */
 export function paramHeaders(

@@ -4,8 +4,11 @@
 // parsed request. The agent's line has already been parsed (it is valid JSON); this finds the two
 // tokens with a scan that understands only what it must — strings (with escapes), nesting — and
 // gives up (undefined: the caller encodes the parsed request as before) whenever in doubt: a key
-// spelled with an escape (it could be an "id" in disguise), a member twice, `params._meta` present
-// (its progress token and trace context are rewritten on the full path), anything unexpected.
+// spelled with an escape (it could be an "id" in disguise), a member twice at any depth, `params._meta`
+// present (its progress token and trace context are rewritten on the full path), anything unexpected.
+// A member twice matters everywhere: JSON.parse keeps the last, and what the rules, the approval desk
+// and the audit trail read is the parsed request; a server whose parser keeps the first would act on
+// another value than the one judged. Encoding the parsed request sends it only the one that was judged.
 
 /** Where the top-level id's value and params.name's value are in the line (start inclusive, end exclusive). */
 interface LineSpans {
@@ -45,24 +48,42 @@ function stringEnd(line: string, i: number): number {
   }
 }
 
-/** Index just past the JSON value starting at `i`, or -1. */
-function valueEnd(line: string, i: number): number {
+/** Containers nested deeper than this are not scanned (the caller encodes the parsed request). */
+const MAX_DEPTH = 128;
+
+/**
+ * Index just past the JSON value starting at `i`, or -1; also -1 when an object in it has a member
+ * twice (compared as the names decode, so `"a"` and `"\u0061"` are the same member).
+ */
+function valueEnd(line: string, i: number, depth = 0): number {
   const c = line.charCodeAt(i);
   if (c === QUOTE) return stringEnd(line, i);
   if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-    let depth = 0;
-    for (let j = i; j < line.length; j++) {
-      const d = line.charCodeAt(j);
-      if (d === QUOTE) {
+    if (depth >= MAX_DEPTH) return -1;
+    const close = c === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET;
+    let j = skipWs(line, i + 1);
+    if (line.charCodeAt(j) === close) return j + 1;
+    const names = c === OPEN_BRACE ? new Set<string>() : undefined;
+    for (;;) {
+      if (names !== undefined) {
+        if (line.charCodeAt(j) !== QUOTE) return -1;
         const end = stringEnd(line, j);
         if (end === -1) return -1;
-        j = end - 1;
-      } else if (d === OPEN_BRACE || d === OPEN_BRACKET) depth++;
-      else if (d === CLOSE_BRACE || d === CLOSE_BRACKET) {
-        if (--depth === 0) return j + 1;
+        const raw = line.slice(j + 1, end - 1);
+        const name = raw.includes('\\') ? decodedName(line.slice(j, end)) : raw;
+        if (name === undefined || names.has(name)) return -1;
+        names.add(name);
+        j = afterColon(line, end);
+        if (j === -1) return -1;
       }
+      const end = valueEnd(line, j, depth + 1);
+      if (end === -1) return -1;
+      j = skipWs(line, end);
+      const d = line.charCodeAt(j);
+      if (d === close) return j + 1;
+      if (d !== COMMA) return -1;
+      j = skipWs(line, j + 1);
     }
-    return -1;
   }
   // number, true, false, null: up to the next delimiter
   let j = i;
@@ -72,6 +93,16 @@ function valueEnd(line: string, i: number): number {
     j++;
   }
   return j === i ? -1 : j;
+}
+
+/** A member name written with escapes, as it decodes; undefined if it does not. */
+function decodedName(quoted: string): string | undefined {
+  try {
+    const name: unknown = JSON.parse(quoted);
+    return typeof name === 'string' ? name : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Index just past the key starting at `i` (a quote), or -1 if it has an escape (it could spell any name). */
@@ -105,12 +136,13 @@ function nextMember(line: string, i: number): number {
 }
 
 /** The spans of the top-level `id` and of `params.name` (a string) in a request line, or undefined when in doubt. */
-export function requestSpans(line: string): LineSpans | undefined {
+function requestSpans(line: string): LineSpans | undefined {
   let idStart = -1;
   let idEnd = -1;
   let nameStart = -1;
   let nameEnd = -1;
   let sawParams = false;
+  const members = new Set<string>();
   let i = skipWs(line, 0);
   if (line.charCodeAt(i) !== OPEN_BRACE) return undefined;
   i = skipWs(line, i + 1);
@@ -120,11 +152,15 @@ export function requestSpans(line: string): LineSpans | undefined {
     if (key === -1) return undefined;
     const at = afterColon(line, key);
     if (at === -1) return undefined;
+    const member = line.slice(i + 1, key - 1);
+    if (members.has(member)) return undefined;
+    members.add(member);
     let end: number;
     if (isKey(line, i, key, 'params')) {
       if (sawParams || line.charCodeAt(at) !== OPEN_BRACE) return undefined;
       sawParams = true;
-      // The members of params: `name` (a string, once), no `_meta`, the rest skipped.
+      // The members of params: `name` (a string), no `_meta`, each once, the rest skipped.
+      const params = new Set<string>();
       let j = skipWs(line, at + 1);
       if (line.charCodeAt(j) === CLOSE_BRACE) end = j + 1;
       else {
@@ -134,6 +170,9 @@ export function requestSpans(line: string): LineSpans | undefined {
           if (pkey === -1) return undefined;
           const pat = afterColon(line, pkey);
           if (pat === -1) return undefined;
+          const param = line.slice(j + 1, pkey - 1);
+          if (params.has(param)) return undefined;
+          params.add(param);
           if (isKey(line, j, pkey, '_meta')) return undefined; // rewritten on the full path (progress token, trace context)
           const pend = valueEnd(line, pat);
           if (pend === -1) return undefined;

@@ -6,7 +6,7 @@
 // pins); `visible()` shows for the operator, escaped, what it would remove.
 
 /** Longest body a sequence may have without its terminator; past it the sequence ends there. */
-export const MAX_SEQUENCE = 256;
+const MAX_SEQUENCE = 256;
 
 // C0 except TAB, LF, CR; DEL; C1. ESC and the 8-bit introducers are in here, so every removable
 // sequence starts with a character of this class or of INVISIBLE (or is a tag pair).
@@ -26,7 +26,7 @@ const REMOVE = new RegExp(`${SEQUENCE}|[${CONTROL}${INVISIBLE}]|${TAG}`, 'g');
 // overwrite earlier text on the same line.
 const HIDDEN = new RegExp(`[${CONTROL}${INVISIBLE}\\r]|${TAG}`, 'g');
 
-export function sanitizeText(text: string): string {
+function sanitizeText(text: string): string {
   return NEEDS.test(text) ? text.replace(REMOVE, '') : text;
 }
 

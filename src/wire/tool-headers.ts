@@ -45,7 +45,7 @@ export function toolHeaders(inputSchema: unknown): ToolHeaders | string | undefi
  * mirrored; a string that is not plain printable ASCII, or that starts or ends with whitespace, is
  * sent as `=?base64?…?=` of its UTF-8.
  */
-export function mirroredHeaders(headers: ToolHeaders, args: unknown): Record<string, string> | undefined {
+function mirroredHeaders(headers: ToolHeaders, args: unknown): Record<string, string> | undefined {
   if (typeof args !== 'object' || args === null) return undefined;
   let out: Record<string, string> | undefined;
   for (const [param, header] of headers) {

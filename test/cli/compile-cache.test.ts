@@ -14,8 +14,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import * as nodeModule from 'node:module';
-import { compileCacheDirectory, unsafeCacheReason, type DirStat } from '../../src/cli/compile-cache.js';
+import { compileCacheDirectory, unsafeCacheReason } from '../../src/cli/compile-cache.js';
 import { GATEWAY_INFO } from '../../src/version.js';
+
+/** What the check reads of a directory (a stat). */
+type DirStat = ReturnType<NonNullable<Parameters<typeof unsafeCacheReason>[2]>>;
 
 const execFileAsync = promisify(execFile);
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));

@@ -7,9 +7,15 @@ import path from 'node:path';
 import { ROOT } from '../helpers/gateway.js';
 import assert from 'node:assert/strict';
 import { foreignCharacters, isLookalike, skeleton } from '../../src/cli/registry/lookalike.js';
-import { buildEntry, launchOptions, questionsFor, type Machine } from '../../src/cli/registry/entry-from-server-json.js';
+import { buildEntry, launchOptions, questionsFor } from '../../src/cli/registry/entry-from-server-json.js';
 import { compareVersions } from '../../src/cli/registry/outdated.js';
-import { serverJsonSchema, type ServerJson } from '../../src/cli/registry/server-json.js';
+import { serverResponseSchema, type ServerJson } from '../../src/cli/registry/server-json.js';
+
+/** The machine a launch is chosen for. */
+type Machine = Parameters<typeof launchOptions>[1];
+
+/** A server.json, as the registry's answer for a server carries it. */
+const serverJsonSchema = serverResponseSchema.shape.server;
 
 const everywhere: Machine = { onPath: () => true, allowOci: true };
 

@@ -1,7 +1,7 @@
 // The audit trail: `--audit FILE` writes one JSON line per decision — an allowed call with
 // its outcome and duration, a call denied by the rules, a call to a held tool — and a `released` line
 // when `mcpgate approve` releases a held tool; argument values stay out unless --audit-arguments.
-// Rotation and reopening: test/unit/audit-log.test.ts.
+// Rotation and reopening: test/unit/observability/audit-log.test.ts.
 
 import { readFile, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';

@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
-import { authenticate, challenge, resourceMetadata, resourceMetadataUrl, type AuthOutcome } from '../../src/auth/auth.js';
+import { authenticate, challenge, resourceMetadata, resourceMetadataUrl } from '../../src/auth/auth.js';
+import type { AuthOutcome } from '../../src/auth/outcome.js';
 import { IssuerKeys } from '../../src/auth/issuers.js';
 import { parseRules, type Rules } from '../../src/rules/load.js';
 import { byPath, failure } from '../helpers/config.js';
@@ -355,7 +356,7 @@ void describe('auth.oauth and auth.resource configuration', T, () => {
       '$.auth.oauth.algorithms[0]':
         'algorithm HS256 cannot be verified with an issuer\'s published keys (HMAC is never accepted from an issuer): HMAC needs "secret"; a public key never verifies HMAC tokens',
       '$.auth.oauth.introspect':
-        'unknown key "introspect" in an oauth issuer (known: issuer, namespace, jwksUri, audience, algorithms, agentClaim, scopes, clockSkewSeconds, refreshCooldownSeconds, introspection)',
+        'unknown key "introspect" in an oauth issuer (known: issuer, namespace, jwksUri, audience, algorithms, agentClaim, scopes, clockSkewSeconds, refreshCooldownSeconds, introspection, requireClaims)',
       '$.auth.oauth.scopes': 'expected an array of scope names (no spaces, quotes or backslashes; RFC 6749 §3.3), got an array',
     });
     assert.deepEqual(await bad({ oauth: [{ issuer: 'https://a.test' }, { issuer: 'https://a.test', namespace: 'a' }] }), {

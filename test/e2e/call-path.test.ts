@@ -1,6 +1,7 @@
 // How far one tools/call reaches, kept true: the gateway runs with V8's call counts on (the bench's
 // probe, bench/call-path.ts) and a call over Streamable HTTP to a stdio server may run code in at most
-// 12 files of src/, the files docs/architecture.md's walk lists — no more, no fewer.
+// 13 files of src/, the files docs/architecture.md's walk lists — no more, no fewer. (12 until the
+// agent session's protocol session and its calls to servers became two files: a call passes both.)
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { benchCallPath } from '../../bench/call-path.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const MAX_FILES = 12;
+const MAX_FILES = 13;
 
 /** The files named in the walk's table ("| step | files |") of docs/architecture.md. */
 async function walkTable(): Promise<string[]> {

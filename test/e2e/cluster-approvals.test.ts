@@ -168,4 +168,21 @@ describe('approvals across the workers of a cluster', { timeout: 120_000, skip: 
     assert.equal(res.status, 404, res.body);
     assert.ok((await metric(b.base, 'mcpgate_cluster_records_refused_total{kind="approval"}')) >= 1);
   });
+
+  it('1,500 forged ids ahead of a real call in the index do not hide it, and are dropped', async () => {
+    const soon = Date.now() + 30_000;
+    const pipeline = store.pipeline();
+    for (let i = 0; i < 1500; i++) pipeline.zadd('mcpgate:approvals', soon, `stuffed-${i}`);
+    await pipeline.exec();
+    const call = client.callTool({ name: 'g__delete_branch', arguments: { name: 'under-the-pile' } }).then(
+      () => 'ran',
+      (err: Error) => err.message,
+    );
+    const pending = await waitingOnB();
+    assert.deepEqual(pending.arguments, { name: 'under-the-pile' });
+    assert.equal(await store.zscore('mcpgate:approvals', 'stuffed-0'), null, 'a forged id is dropped from the index');
+    const denied = await cli(['approve-call', pending.id, '--deny', '--url', b.base, '--token', admin.token]);
+    assert.equal(denied.code, 0, denied.err);
+    assert.match(await call, /denied by admin:alice/);
+  });
 });

@@ -12,12 +12,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GatewayError } from '../../src/errors.js';
 import { definitionOf, toolDigest } from '../../src/pins/digest.js';
-import { PinStore, digestsOf, emptyHeld, emptyPins, pinsText, type HeldFile, type PinsFile } from '../../src/pins/store.js';
+import { PinStore, digestsOf, emptyHeld, pinsText, type HeldFile, type PinsFile } from '../../src/pins/store.js';
 
 /** The store's name tables have no prototype (names are keys, never Object's members): compare contents. */
 const plain = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
 const AT = '2025-01-01T00:00:00.000Z';
+/** A store with no pins, as a state directory without pins.json reads. */
+const NO_PINS: PinsFile = { version: 1, servers: {} };
 const LOCK = 'pins.json.lock';
 
 let root = '';
@@ -123,7 +125,7 @@ void describe('PinStore reads and writes', { timeout: 10_000 }, () => {
     });
     assert.deepEqual(plain(seen.servers), plain({ ignored: { tools: {} } }));
     assert.deepEqual(await readdir(dir), []);
-    assert.deepEqual(plain(await store.readPins()), plain(emptyPins()));
+    assert.deepEqual(plain(await store.readPins()), plain(NO_PINS));
   });
 
   void it(
@@ -164,7 +166,7 @@ void describe('PinStore reads and writes', { timeout: 10_000 }, () => {
     });
     const instructions = { digest: 'sha256:00', text: 'line one\nline "two"', approvedAt: AT, by: 'first-use' as const };
     const stores: PinsFile[] = [
-      emptyPins(),
+      NO_PINS,
       { version: 1, servers: { empty: { tools: {} } } },
       { version: 1, servers: { only: { tools: {}, instructions } } },
       { version: 1, servers: { a: { tools: { x: pin('x'), 'y"z': pin('y"z') }, instructions }, 'b\u2028': { tools: { w: pin('w') } } } },

@@ -94,7 +94,10 @@ describe('remote servers: Streamable HTTP and legacy SSE behind the gateway', { 
   const sampled: unknown[] = [];
 
   before(async () => {
-    [web, plain] = await Promise.all([startRemote(['--resumable', '--require-header', `x-api-key=${KEY}`]), startRemote(['--json'])]);
+    [web, plain] = await Promise.all([
+      startRemote(['--resumable', '--require-header', `x-api-key=${KEY}`]),
+      startRemote(['--json', '--stale-400']),
+    ]);
     dir = await tempDir();
     const headers = { 'X-Api-Key': '${MCPG_T_REMOTE_KEY}' };
     const config = await writeConfig(dir, {
@@ -215,6 +218,15 @@ describe('remote servers: Streamable HTTP and legacy SSE behind the gateway', { 
     await logged(gw, 'web', /new session started/);
     assert.equal((await web.stats()).initializations, before_.initializations + 1, 'exactly one new session');
     assert.equal(await call(gw, 'web__progress', { steps: 1 }), 'done');
+  });
+
+  it('a server that answers a forgotten session with 400 naming it (not 404) is re-initialized too', { timeout: 15_000 }, async () => {
+    const before_ = await plain.stats();
+    await fetch(`${plain.base}/forget`, { method: 'POST' });
+    assert.equal(await call(gw, 'plain__echo', { text: 'after a restart' }), 'after a restart');
+    await logged(gw, 'plain', /ended our session \(HTTP 400 naming the session\); starting a new one/);
+    assert.equal((await plain.stats()).initializations, before_.initializations + 1, 'exactly one new session');
+    assert.equal(await call(gw, 'plain__echo', { text: 'and again' }), 'and again');
   });
 
   it('shutdown ends each Streamable HTTP session with DELETE and closes the SSE stream', { timeout: 15_000 }, async () => {

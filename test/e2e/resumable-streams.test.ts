@@ -3,7 +3,7 @@
 // with GET + Last-Event-ID and loses nothing — a long call's progress and its response, a GET
 // stream's list_changed sent while it was away. The raw resumptions an SDK never sends (ids that are
 // malformed, of another session, past the replay buffer's bound or its age) are
-// test/unit/resumable-streams.test.ts's, in-process.
+// test/unit/front/resumable-streams.test.ts's, in-process.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

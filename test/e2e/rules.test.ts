@@ -2,7 +2,7 @@
 // gateway-rules.json beside .mcp.json is found without --rules (src/cli/main.ts), and `mcpgate check
 // --rules` reports errors (exit 2, file and JSON path) and names agent and server when a rule names a
 // server .mcp.json lacks (a warning, exit 0). What the rules decide — the lists each agent is shown,
-// denials, `default`, deny_on_missing_agent — is test/unit/rules.test.ts, in-process: it needs no process.
+// denials, `default`, deny_on_missing_agent — is test/unit/rules/rules.test.ts, in-process: it needs no process.
 
 import { writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';

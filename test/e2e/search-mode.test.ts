@@ -4,7 +4,7 @@
 // listed); a 2026-07-28 (modern) agent has no session, so nothing is remembered — with pooled servers
 // per owner, /status, /metrics and the console; and the hybrid ranking against a real (test)
 // embeddings endpoint, whose failures fall back to lexical. What the gateway decides over stdio
-// (listing, ranking, rules, pins, a reload, both eras) is test/unit/search-mode.test.ts, in-process.
+// (listing, ranking, rules, pins, a reload, both eras) is test/unit/gateway/search-mode.test.ts, in-process.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 // An in-memory MCP server behind a real Connection: a ServerTransport that answers the messages the
 // gateway writes (initialize, the lists, tools/call) without a process or a socket, so the gateway's
-// routing (test/unit/gateway-routing.test.ts) and the fronts in-process (test/helpers/in-process.ts)
+// routing (test/unit/gateway/gateway-routing.test.ts) and the fronts in-process (test/helpers/in-process.ts)
 // are unit-tested and the e2e tests prove the real thing. A server can be told to hold its initialize
 // answer, so a test sees the gateway before it settles; a tool can hold its calls until cancelled, or
 // report progress one step each time the test says. Beside tools a server may have prompts (with

@@ -22,12 +22,16 @@ import type { ServerConfig } from '../../src/config/types.js';
 import { applyConfig } from '../../src/gateway/apply-config.js';
 import { Gateway, type GatewayOptions } from '../../src/gateway/gateway.js';
 import { HttpFront, type HttpFrontOptions } from '../../src/front/http/front.js';
-import { serveStdio, type StdioFront, type StdioOptions } from '../../src/front/stdio.js';
-import { Logger, type LogLevel } from '../../src/observability/logger.js';
+import { serveStdio, type StdioFront } from '../../src/front/stdio.js';
+import { Logger } from '../../src/observability/logger.js';
 import { parseRules } from '../../src/rules/load.js';
 import { fakeConnections, stdioConfig, type FakeServer } from './fake-server.js';
 import type { RawResponse } from './http.js';
 import { JSON_HEADERS, initializeBody } from './requests.js';
+
+type StdioOptions = NonNullable<Parameters<typeof serveStdio>[3]>;
+
+type LogLevel = NonNullable<ConstructorParameters<typeof Logger>[0]>;
 
 export type HeaderPairs = readonly (readonly [string, string])[];
 

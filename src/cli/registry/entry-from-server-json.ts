@@ -22,7 +22,7 @@ interface LaunchOption {
   readonly why: string;
 }
 
-export interface Machine {
+interface Machine {
   /** Whether `program` is an executable on PATH. */
   readonly onPath: (program: string) => boolean;
   /** Containers only when the user allows them (--allow-oci). */

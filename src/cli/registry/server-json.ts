@@ -74,7 +74,7 @@ const remoteSchema = z.looseObject({
   variables,
 });
 
-export const serverJsonSchema = z.looseObject({
+const serverJsonSchema = z.looseObject({
   name: z.string().min(3).max(200).regex(SERVER_NAME, 'a name is namespace/name, e.g. io.github.owner/server'),
   description: z.string().max(100),
   title: z.string().optional(),

@@ -8,7 +8,7 @@
 // The rules decide before existence, for existing and made-up names alike, so a denial reveals
 // nothing; the decisions themselves are rules/decide.ts's, and this file turns a refusal into the one
 // error agents see. It takes the parts it reads (catalog, connections, the rules snapshot), never the
-// gateway, so it is unit-tested against an in-memory catalog (test/unit/router.test.ts).
+// gateway, so it is unit-tested against an in-memory catalog (test/unit/gateway/router.test.ts).
 
 import type { Catalog, ToolEntry } from '../../catalog/catalog.js';
 import { GatewayError, asGatewayError } from '../../errors.js';

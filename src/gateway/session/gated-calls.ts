@@ -29,6 +29,8 @@ interface GateHost {
   takesUrlElicitation(): boolean;
   /** A request with this id is on a server. */
   inFlight(id: RequestId): boolean;
+  /** The agent request what the agent is told of call `id` goes as part of (its own, or a call from inside's parent). */
+  about(id: RequestId): RequestId;
   sendError(id: RequestId, err: unknown): void;
   notify(method: string, params: unknown, about: RequestId): void;
 }
@@ -126,7 +128,7 @@ export class GatedCalls {
           url: approval.url,
           message: `The call of tool "${ticket.publicName}" waits for an admin's approval; it can be approved at this page.`,
         };
-        host.channel.send(encodeRequest(`${APPROVAL_ELICITATION}${approval.id}`, 'elicitation/create', asked), id);
+        host.channel.send(encodeRequest(`${APPROVAL_ELICITATION}${approval.id}`, 'elicitation/create', asked), host.about(id));
       }
     }
     void held.outcome.then((admission) => {

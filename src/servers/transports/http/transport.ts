@@ -95,6 +95,8 @@ export class HttpTransport implements ServerTransport {
   private initialized: string | undefined;
   /** Set while a new session is being set up (writes are held). */
   private renewing: Promise<boolean> | undefined;
+  /** How the server said it lost our session (for the log line of the renewal). */
+  private goneBy = 'HTTP 404';
   private listening: Exchange | undefined;
   private listenLoop = false;
   private listenOff = false;
@@ -201,7 +203,27 @@ export class HttpTransport implements ServerTransport {
       const status = res.statusCode ?? 0;
       if (status === 404 && session !== undefined) {
         res.resume();
+        this.goneBy = 'HTTP 404';
         return await this.sessionGone(session, line, id, resent);
+      }
+      if (status === 400 && session !== undefined) {
+        // Many servers (the SDK v1 example's pattern) answer a session they no longer know with 400
+        // rather than 404: a 400 whose error names the session is the same loss, and is redone the same way.
+        const body = await readResponseBody(res, ERROR_BODY_LIMIT).catch(() => undefined);
+        const text = body?.kind === 'body' ? body.text.trim() : '';
+        if (namesLostSession(text)) {
+          this.goneBy = 'HTTP 400 naming the session';
+          return await this.sessionGone(session, line, id, resent);
+        }
+        const reason = httpStatusError(this.config.name, res);
+        if (text !== '')
+          this.log.warn(`${reason.message}; its body (for the operator only): ${redacted(text.replace(/\s+/g, ' ')).slice(0, 200)}`, {
+            server: this.config.name,
+            httpStatus: status,
+          });
+        if (isInit) return this.core.lost(legacyHint(reason));
+        if (id !== undefined) return this.core.failCall(id, reason);
+        return this.log.warn('server refused a message', { error: reason.message });
       }
       const challenge = status === 401 || status === 403 ? headerOf(res, 'www-authenticate') : undefined;
       // Refused before it ran: a 401 is answered by a refresh; a 403 `insufficient_scope` is a step-up
@@ -419,10 +441,10 @@ export class HttpTransport implements ServerTransport {
     call.exchange.abort();
   }
 
-  /** A 404 for our session id: the server ended it. Start a new one, then re-send (never an answer to the old session). */
+  /** A 404 (or a 400 naming the session) for our session id: the server ended it. Start a new one, then re-send (never an answer to the old session). */
   private async sessionGone(stale: string, line: string, id: number | undefined, resent: boolean): Promise<void> {
     if (resent) {
-      if (id !== undefined) this.core.failCall(id, this.core.badResponse('forgot the new session at once (HTTP 404 again)'));
+      if (id !== undefined) this.core.failCall(id, this.core.badResponse(`forgot the new session at once (${this.goneBy} again)`));
       return;
     }
     if (!(await this.renew(stale)) || this.core.state !== 'open') return;
@@ -462,7 +484,7 @@ export class HttpTransport implements ServerTransport {
     this.listening?.abort();
   }
 
-  /** The server answered 404 to session `stale`: start a new one (once, however many requests saw it). */
+  /** The server answered 404 (or 400 naming it) to session `stale`: start a new one (once, however many requests saw it). */
   private renew(stale: string): Promise<boolean> {
     if (this.renewing !== undefined) return this.renewing;
     if (this.sessionId !== stale) return Promise.resolve(this.isOpen()); // already replaced
@@ -478,7 +500,7 @@ export class HttpTransport implements ServerTransport {
 
   private async replay(): Promise<boolean> {
     this.quiet();
-    this.log.info(`server "${this.config.name}" ended our session (HTTP 404); starting a new one`);
+    this.log.info(`server "${this.config.name}" ended our session (${this.goneBy}); starting a new one`);
     try {
       const init = this.init;
       if (init === undefined) throw new Error('no initialize to replay');
@@ -665,4 +687,15 @@ function versionOf(line: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether a 400's body says the session is unknown: a JSON-RPC error with no id (it answers no
+ * request) whose message names the session, or a plain-text body that does.
+ */
+function namesLostSession(text: string): boolean {
+  if (!/session/i.test(text)) return false;
+  if (!text.startsWith('{')) return true;
+  const parsed = parseMessage(text);
+  return parsed?.kind === 'response' && 'error' in parsed.msg && parsed.msg.id === null;
 }

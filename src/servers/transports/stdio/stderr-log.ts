@@ -11,7 +11,7 @@
 import type { Readable } from 'node:stream';
 import type { Logger } from '../../../observability/logger.js';
 
-export interface StderrLimits {
+interface StderrLimits {
   /** Bytes kept of one line; the rest is dropped up to its newline. */
   maxLineBytes: number;
   /** Lines kept for the exit message and /status. */
@@ -28,7 +28,7 @@ export interface StderrLimits {
   maxRecordBytes: number;
 }
 
-export const DEFAULT_STDERR_LIMITS: StderrLimits = {
+const DEFAULT_STDERR_LIMITS: StderrLimits = {
   maxLineBytes: 2048,
   tailLines: 20,
   burst: 200,

@@ -1,0 +1,160 @@
+// The agent's requests other than tools/call that go to one server: resources/read, prompts/get and
+// completion/complete (routed by name or URI, within the session's curated view), the tasks methods
+// (to the server that owns the agent's task, under the server's id), and methods mcpgate does not
+// know (to the server they belong to). Each is routed once, audited where a read or a prompt, and
+// sent through the session's `Calls`, which relay the answer with the result's names made public.
+
+import { GatewayError } from '../../errors.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Connection } from '../../servers/connection.js';
+import type { JsonRpcRequest, RequestId } from '../../wire/jsonrpc.js';
+import { sanitizeContent } from '../../wire/sanitize.js';
+import type { CompiledView } from '../../rules/views.js';
+import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from '../../catalog/catalog.js';
+import { whenReady, type Caller } from '../routing/router.js';
+import { listTasks, renameTaskAnswer, taskOf } from '../routing/tasks.js';
+import { routeOtherMethod } from '../routing/other-methods.js';
+import { auditOf, invalidParams, type CallParts, type Calls } from './calls.js';
+
+/** What the routed requests read of their agent session. */
+interface RoutedHost {
+  readonly parts: CallParts & { readonly connections: ReadonlyMap<string, Connection> };
+  readonly log: Logger;
+  /** The session as the router's caller. */
+  readonly caller: Caller & { readonly agent: string; readonly owner: string };
+  /** The session's id (the audit trail's). */
+  readonly id: string;
+  readonly calls: Calls;
+  /** The curated view's name, for the errors that name it. */
+  viewName(): string | undefined;
+  curatedView(): CompiledView | undefined;
+  sendResult(id: RequestId, result: unknown): void;
+  sendError(id: RequestId, err: unknown): void;
+}
+
+export class RoutedRequests {
+  constructor(private readonly host: RoutedHost) {}
+
+  readResource(msg: JsonRpcRequest): void {
+    const { parts, log, caller, calls } = this.host;
+    const route = parts.router.uri(log, caller, msg.method, msg.params?.uri);
+    const audit =
+      parts.audit === undefined || typeof msg.params?.uri !== 'string'
+        ? undefined
+        : auditOf(
+            parts.audit,
+            { session: this.host.id, method: msg.method, agent: caller.agent },
+            { resource: msg.params.uri },
+            route instanceof GatewayError ? route : route.conn.name,
+          );
+    if (route instanceof GatewayError) return this.host.sendError(msg.id, route);
+    if (this.outsideView(route.conn.name))
+      return this.host.sendError(
+        msg.id,
+        new GatewayError('MCPG_RESOURCE_NOT_FOUND', `no server serves ${route.publicUri} on view "${String(this.host.viewName())}"`, {
+          detail: { uri: route.publicUri },
+        }),
+      );
+    calls.send(route.carrier, msg.id, calls.outbound(msg.method, { ...msg.params, uri: route.uri }), {
+      rewrite: (result) => rewriteReadResult(result, (uri) => parts.catalog.publicUri(route.conn.name, uri)),
+      timed: audit && { start: performance.now(), audit },
+    });
+  }
+
+  getPrompt(msg: JsonRpcRequest): void {
+    const { parts, log, caller, calls } = this.host;
+    const route = parts.router.prompt(log, caller, msg.params?.name);
+    const audit =
+      parts.audit === undefined || typeof msg.params?.name !== 'string'
+        ? undefined
+        : auditOf(
+            parts.audit,
+            { session: this.host.id, method: msg.method, agent: caller.agent },
+            { prompt: msg.params.name, ...parts.audit.argumentsOf(msg.params.arguments) },
+            route instanceof GatewayError ? route : route.server,
+          );
+    if (route instanceof GatewayError) return this.host.sendError(msg.id, route);
+    if (this.outsideView(route.server))
+      return this.host.sendError(
+        msg.id,
+        new GatewayError('MCPG_PROMPT_NOT_FOUND', `unknown prompt: ${String(msg.params?.name)}`, { detail: { prompt: msg.params?.name } }),
+      );
+    calls.send(route.carrier, msg.id, calls.outbound(msg.method, { ...msg.params, name: route.original }), {
+      rewrite: (result) => {
+        const renamed = rewritePromptResult(result, (uri) => parts.catalog.publicUri(route.server, uri));
+        return (parts.sanitize && sanitizeContent(result)) || renamed;
+      },
+      timed: audit && { start: performance.now(), audit },
+    });
+  }
+
+  complete(msg: JsonRpcRequest): void {
+    const { parts, log, caller, calls } = this.host;
+    const route = parts.router.completion(log, caller, msg.params?.ref as Record<string, unknown> | undefined);
+    if (route instanceof GatewayError) return this.host.sendError(msg.id, route);
+    if (this.outsideView(route.conn.name))
+      return this.host.sendError(
+        msg.id,
+        invalidParams(`completion/complete: the prompt or resource is not on view "${String(this.host.viewName())}"`),
+      );
+    calls.send(route.carrier, msg.id, calls.outbound(msg.method, { ...msg.params, ref: route.ref }));
+  }
+
+  /** tasks/get, tasks/result, tasks/cancel: to the server that owns the agent's task, under the server's id. */
+  task(msg: JsonRpcRequest): void {
+    const { parts, caller, calls } = this.host;
+    const record = taskOf(parts.tasks, caller.owner, msg.method, msg.params?.taskId);
+    if (record instanceof GatewayError) return this.host.sendError(msg.id, record);
+    const conn = parts.connections.get(record.server);
+    if (conn === undefined)
+      return this.host.sendError(
+        msg.id,
+        new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${record.server}" of task ${record.publicId} is not connected`, {
+          server: record.server,
+        }),
+      );
+    const carrier = parts.router.carrier(conn, caller);
+    if (carrier instanceof GatewayError) return this.host.sendError(msg.id, carrier);
+    calls.send(carrier, msg.id, calls.outbound(msg.method, { ...msg.params, taskId: record.serverTaskId }), {
+      rewrite: (result) => {
+        const renamed = renameTaskAnswer(result, record);
+        if (msg.method !== 'tasks/result') return renamed;
+        const linked = rewriteToolResult(result, (uri) => parts.catalog.publicUri(record.server, uri));
+        return (parts.sanitize && sanitizeContent(result)) || linked || renamed;
+      },
+    });
+  }
+
+  /** tasks/list: the agent's tasks on every server that has some. */
+  listTasks(msg: JsonRpcRequest): void {
+    const { parts, log } = this.host;
+    void listTasks(parts.tasks, this.host.caller.owner, (server) => this.carrierTo(server), log).then(
+      (result) => this.host.sendResult(msg.id, result),
+      (err: unknown) => this.host.sendError(msg.id, err),
+    );
+  }
+
+  /** A method mcpgate does not know: to the server it belongs to, else refused naming it (other-methods.ts). */
+  other(msg: JsonRpcRequest): void {
+    const { parts, log, caller, calls } = this.host;
+    const routed = routeOtherMethod(parts, log, caller, msg);
+    if (routed instanceof GatewayError) return this.host.sendError(msg.id, routed);
+    calls.send(routed.carrier, msg.id, calls.outbound(msg.method, routed.params));
+  }
+
+  /** The connection this session's requests to `server` go out on (tasks), if the server is known. */
+  private carrierTo(server: string): Connection | Promise<Connection> | undefined {
+    const { parts, caller } = this.host;
+    const conn = parts.connections.get(server);
+    if (conn === undefined) return undefined;
+    const carrier = parts.router.carrier(conn, caller);
+    if (carrier instanceof GatewayError) throw carrier;
+    return whenReady(carrier);
+  }
+
+  /** Whether a server's resources and prompts are out of this session's curated view (a view shows only those of its `servers`). */
+  private outsideView(server: string): boolean {
+    const view = this.host.curatedView();
+    return view !== undefined && !view.servers.has(server);
+  }
+}
