@@ -285,6 +285,7 @@ export class Gateway {
     };
     this.sessionParts = {
       router: this.router,
+      skills: this.skillMethods,
       inForce: this,
       views: this.views,
       settling: this,
