@@ -220,6 +220,7 @@ describe("skills over HTTP: the rules' skill globs, a 2025 agent and a 2026-07-2
   let gate: HttpGateway;
   const alice = makeToken();
   const bob = makeToken();
+  const admin = makeToken();
 
   before(async () => {
     dir = await tempDir();
@@ -231,6 +232,7 @@ describe("skills over HTTP: the rules' skill globs, a 2025 agent and a 2026-07-2
       other: fixtureServer('skills-server', ['--dir', dir.file('other')]),
     });
     const rules = await writeRules(dir, {
+      admins: { root: { tokens: [admin.hash] } },
       agents: {
         alice: { tokens: [alice.hash], allow: { servers: ['*'], skills: { docs: ['acme/*/*'] } } },
         bob: {
@@ -275,6 +277,15 @@ describe("skills over HTTP: the rules' skill globs, a 2025 agent and a 2026-07-2
       await a.client.close();
       await b.client.close();
     }
+  });
+
+  it("the status lists each server's skills with their pin state", { timeout: 20_000 }, async () => {
+    const res = await fetch(`${gate.base}/status`, { headers: { authorization: `Bearer ${admin.token}` } });
+    assert.equal(res.status, 200);
+    const status = (await res.json()) as { servers: { name: string; skills?: { listed: number; held: number } }[] };
+    const of = (name: string) => status.servers.find((s) => s.name === name)?.skills;
+    assert.deepEqual(of('docs'), { listed: 3, held: 0, held_skills: [] });
+    assert.deepEqual(of('other'), { listed: 2, held: 0, held_skills: [] });
   });
 
   it('serves a 2026-07-28 agent the same skills, with caching hints', { timeout: 30_000 }, async () => {
