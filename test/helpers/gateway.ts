@@ -257,8 +257,13 @@ export function jsonOf(result: unknown): unknown {
 /** Bounded polling for a condition only observable by looking (a marker file, a counter tool). */
 export async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<boolean> {
   const deadline = Date.now() + ms;
-  while (!(await check()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  return check();
+  // The check is asked once per round and its answer kept: asking again to report it would repeat a
+  // check that acts (a call that takes a limit's last slot) and could answer otherwise the second time.
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 /** Any SDK transport once its client has connected (the client put its handler in `onmessage`). */
