@@ -147,6 +147,31 @@ describe("serve --workers 2: the primary hands each connection to its session's 
         );
         texts.forEach((t, i) => assert.equal(textOf(t), `s${i} ${round}`));
       }
+      // Which socket a pooled request takes is the agent's choice; to be sure one connection carries
+      // both workers' sessions, one kept-alive socket takes a call of each session in turn.
+      const single = new Agent({ keepAlive: true, maxSockets: 1 });
+      const post = agentFetch(single);
+      for (const [i, s] of sessions.entries()) {
+        const res = await post(url, {
+          method: 'POST',
+          headers: {
+            ...AUTH,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-session-id': s.transport.sessionId!,
+            'mcp-protocol-version': '2025-11-25',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 900 + i,
+            method: 'tools/call',
+            params: { name: 'sink__echo', arguments: { text: `one socket ${i}` } },
+          }),
+        });
+        assert.equal(res.status, 200);
+        assert.match(await res.text(), new RegExp(`one socket ${i}`));
+      }
+      single.destroy();
       assert.ok(
         (await hostMetric(base, 'mcpgate_cluster_forwarded_total', 'outcome="relayed"')) > before,
         "a connection carried the other worker's session: forwarded",
