@@ -380,34 +380,3 @@ describe('skills mcpgate serves from a local folder (serve --skills)', { timeout
     assert.equal((await skills.read(team, 'notes/conventions.md')).text, 'Small commits, reviewed.\n');
   });
 });
-
-describe('skills to a 2026-07-28 agent over stdio', { timeout: TIMEOUT }, () => {
-  let dir: TempDir;
-  let gw: GatewayProcess;
-
-  before(async () => {
-    dir = await tempDir();
-    await docsFolder(dir.file('docs'));
-    const config = await writeConfig(dir, { docs: fixtureServer('skills-server', ['--dir', dir.file('docs')]) });
-    gw = await startGateway({ config, args: ['--state', dir.file('state'), '--pins', 'off'], noClient: true });
-    await listedAll(gw, ['docs']);
-    gw.client = new Client({ name: 'modern-stdio-skills', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-    await gw.client.connect(gw.transport as never);
-  });
-
-  after(async () => {
-    await gw?.stop();
-    await dir?.remove();
-  });
-
-  it('lists, gets and reads every file, each verified by the SDK', { timeout: 30_000 }, async () => {
-    const skills = new SkillsClient(gw.client);
-    const listing = await skills.list();
-    assert.ok(listing.skills.length > 0);
-    for (const skill of listing.skills) {
-      assert.match(skill.uri, /^skill:\/\/docs\//);
-      const read = await skills.read(skill);
-      assert.equal(read.verified, true, skill.uri);
-    }
-  });
-});
