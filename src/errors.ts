@@ -112,6 +112,16 @@ export const ERROR_CODES = {
     summary:
       "The built-in guards found a secret (or data the rules guard) in a call's arguments, or something the rules block in a server's answer; the call was not sent, or the answer not passed on. `data.found` names the detectors, never the value.",
   },
+  MCPG_SKILL_HELD: {
+    rpc: -31080,
+    summary:
+      "The skill is new or changed (its frontmatter or a file's digest) and not approved yet (pins), or it was never reviewed; the message gives the command that approves it.",
+  },
+  MCPG_SKILL_MISMATCH: {
+    rpc: -31081,
+    summary:
+      "A skill file's bytes from its server do not match the size and digest of the approved skill (or the file is not in its approved manifest); mcpgate did not relay them.",
+  },
   MCPG_ORIGIN_FORBIDDEN: {
     rpc: JSONRPC.INVALID_REQUEST,
     summary: 'An HTTP request came with an Origin that is not on the allowed list (HTTP 403, DNS-rebinding protection).',

@@ -53,6 +53,10 @@ import type { JsonRpcRequest } from '../wire/jsonrpc.js';
 import type { Envelope } from '../wire/era.js';
 import { DEFAULT_LIST_WAIT_MS, DEFAULT_MAX_INFLIGHT, type ConnectionFactory, type GatewayOptions } from './gateway-options.js';
 import { CatalogListing, SHARED_SCOPE } from './routing/catalog-listing.js';
+import { SkillMethods } from './routing/skill-methods.js';
+import { SkillShelf } from '../catalog/skill-shelf.js';
+import { LOCAL_ORIGIN, SkillFolders } from './routing/skill-folders.js';
+import { SKILLS_EXTENSION } from '../wire/skills.js';
 import { launchServer, type ServerSummary } from './launch.js';
 import { extensionsOf, mergeExtensions, PASSED_THROUGH } from './session/extensions.js';
 import { TaskTable, tasksCapability } from './routing/tasks.js';
@@ -71,6 +75,12 @@ export type { ServerSummary } from './launch.js';
 
 export class Gateway {
   readonly catalog: Catalog;
+  /** Every shared server's skills (the Skills extension) and which the pins hold. */
+  readonly skills = new SkillShelf();
+  /** The Skills extension's methods, as agents see them (skill-methods.ts). */
+  readonly skillMethods: SkillMethods;
+  /** mcpgate's own skill folders (`serve --skills`), the origin `mcpgate`; undefined without any. */
+  private readonly skillFolders: SkillFolders | undefined;
   readonly log: Logger;
   readonly connections = new Map<string, Connection>();
   /** The servers configuration in force (replaced by a reload). */
@@ -151,7 +161,10 @@ export class Gateway {
       mode: options.pins?.mode ?? 'off',
       dir: options.pins?.dir ?? '.mcpgate',
       log: this.log,
-      onStoreChanged: () => void this.listing.reviewAll(),
+      onStoreChanged: () => {
+        void this.listing.reviewAll();
+        void this.skillFolders?.review();
+      },
     });
     this.rules = options.rules ?? OPEN_RULES;
     this.known = new KnownCatalogs(join(this.pins.dir, 'catalogs'), this.log);
@@ -219,6 +232,7 @@ export class Gateway {
     this.listing = new CatalogListing({
       connections: this.connections,
       catalog: this.catalog,
+      skills: this.skills,
       own: this.own,
       pool: this.pool,
       limits: this.limits,
@@ -233,6 +247,30 @@ export class Gateway {
       isClosing: () => this.closing !== undefined,
     });
     this.hooks = this.listing.hooks(SHARED_SCOPE);
+    this.skillFolders =
+      options.skillFolders === undefined || options.skillFolders.length === 0
+        ? undefined
+        : new SkillFolders({
+            folders: options.skillFolders,
+            pins: this.pins,
+            skills: this.skills,
+            announce: () => this.agents.announceSkills(),
+            log: this.log.child({ server: LOCAL_ORIGIN }),
+          });
+    this.skillMethods = new SkillMethods({
+      local: this.skillFolders,
+      router: this.router,
+      catalog: this.catalog,
+      skills: this.skills,
+      inForce: this,
+      pins: this.pins,
+      relist: (server) =>
+        server === LOCAL_ORIGIN
+          ? void this.skillFolders?.rescan()
+          : void this.listing
+              .relistSkills(server)
+              .catch((err: unknown) => this.log.debug('listing skills again failed', { server, error: err })),
+    });
     this.hybrid =
       options.embeddings === undefined
         ? undefined
@@ -262,6 +300,7 @@ export class Gateway {
     };
     this.sessionParts = {
       router: this.router,
+      skills: this.skillMethods,
       inForce: this,
       views: this.views,
       settling: this,
@@ -346,6 +385,9 @@ export class Gateway {
     // The servers are spawned first: reading the pin store (a large pins.json takes a while) then
     // overlaps their boot; each server's review waits for the store (PinKeeper.start).
     const pinsRead = this.pins.start();
+    const localSkills = this.skillFolders
+      ?.start()
+      .catch((err: unknown) => this.log.warn('the skills folders could not be read', { error: err }));
     pinsRead.catch(() => {}); // awaited below, once the servers are started
     // Hybrid search's vector cache is read beside the servers' boot too; the first search waits for it.
     const vectorsRead = this.hybrid?.load();
@@ -359,6 +401,8 @@ export class Gateway {
     );
     await pinsRead;
     await vectorsRead;
+    // mcpgate's own skills are listed (and reviewed) before the gateway counts as settled.
+    await localSkills;
     this.settle();
     // Search mode's first search would otherwise index the whole catalog while the agent waits.
     if (this.search.inUse)
@@ -465,8 +509,10 @@ export class Gateway {
   /** What mcpgate declares to agents: what it relays, and the merge of its ready servers' extensions. */
   private capabilities(): Record<string, unknown> {
     const ready = [...this.connections.values()].filter((conn) => conn.state === 'ready');
+    // mcpgate's own skill folders serve the Skills extension, directory reads included.
+    const own = this.skillFolders === undefined ? undefined : { [SKILLS_EXTENSION]: { directoryRead: true } };
     return gatewayCapabilities(
-      mergeExtensions(ready.map((conn) => extensionsOf(conn.info?.capabilities))),
+      mergeExtensions([own, ...ready.map((conn) => extensionsOf(conn.info?.capabilities))]),
       tasksCapability(ready.map((conn) => conn.info?.capabilities.tasks)),
     );
   }
@@ -484,6 +530,7 @@ export class Gateway {
     this.isClosing = true;
     this.closing ??= (async () => {
       this.listing.close();
+      this.skillFolders?.close();
       this.pins.close();
       for (const session of [...this.agents]) session.close();
       await this.approvals.close();

@@ -15,11 +15,12 @@ import { KEPT_RESULTS_URI } from '../../policy/kept-results.js';
 import { whenReady, type Caller } from '../routing/router.js';
 import { listTasks, renameTaskAnswer, taskOf } from '../routing/tasks.js';
 import { routeOtherMethod } from '../routing/other-methods.js';
+import type { SkillMethods } from '../routing/skill-methods.js';
 import { auditOf, invalidParams, type CallParts, type Calls } from './calls.js';
 
 /** What the routed requests read of their agent session. */
 interface RoutedHost {
-  readonly parts: CallParts & { readonly connections: ReadonlyMap<string, Connection> };
+  readonly parts: CallParts & { readonly connections: ReadonlyMap<string, Connection>; readonly skills: SkillMethods };
   readonly log: Logger;
   /** The session as the router's caller. */
   readonly caller: Caller & { readonly agent: string; readonly owner: string };
@@ -36,6 +37,19 @@ interface RoutedHost {
 export class RoutedRequests {
   constructor(private readonly host: RoutedHost) {}
 
+  /**
+   * A Skills extension request — `skills/list`, `skills/get`, `resources/directory/read`, or a
+   * `resources/read` inside a skill (`SkillMethods.owns`) — answered by the skills methods under the
+   * rules and the pins (merged, renamed, verified), not relayed as the server gave it.
+   */
+  skill(msg: JsonRpcRequest): void {
+    const { parts, log, caller } = this.host;
+    void parts.skills.serve(log, caller, msg).then(
+      (result) => this.host.sendResult(msg.id, result),
+      (err: unknown) => this.host.sendError(msg.id, err),
+    );
+  }
+
   readResource(msg: JsonRpcRequest): void {
     const { parts, log, caller, calls } = this.host;
     // A result over its cap, kept whole for this agent (policy/kept-results.ts): served by the gate.
@@ -43,6 +57,7 @@ export class RoutedRequests {
       const page = parts.gate.kept.read(caller.agent, msg.params.uri);
       return page instanceof GatewayError ? this.host.sendError(msg.id, page) : this.host.sendResult(msg.id, page);
     }
+    if (parts.skills.owns(msg)) return this.skill(msg);
     const route = parts.router.uri(log, caller, msg.method, msg.params?.uri);
     const audit =
       parts.audit === undefined || typeof msg.params?.uri !== 'string'

@@ -16,6 +16,7 @@ import type { CodeBoard } from '../modes/code-board.js';
 import type { ProgramRunner } from '../../code/program.js';
 import type { OwnCatalogs } from '../routing/own-catalogs.js';
 import type { Router } from '../routing/router.js';
+import type { SkillMethods } from '../routing/skill-methods.js';
 import type { TaskTable } from '../routing/tasks.js';
 import type { AgentViews } from './agent-views.js';
 import type { Subscriptions } from './subscriptions.js';
@@ -25,6 +26,8 @@ import type { Settling } from './until-settled.js';
 /** `Session`: the agent session (session.ts `AgentSession`), named by the gateway that makes the parts. */
 export interface SessionParts<Session> {
   router: Router;
+  /** The Skills extension's methods (skills/list, skills/get, a skill file's read, directory reads). */
+  skills: SkillMethods;
   /** The rules in force (one snapshot; a session on a curated view finds its view there, a call what the gate asks). */
   inForce: RulesInForce;
   views: AgentViews;

@@ -272,6 +272,11 @@ export class AgentSession implements Caller {
         return this.waiting.run(msg.id, () => this.routed.readResource(msg));
       case 'prompts/get':
         return this.waiting.run(msg.id, () => this.routed.getPrompt(msg));
+      case 'skills/list':
+        return this.waiting.run(msg.id, () => this.routed.skill(msg), 'listable');
+      case 'skills/get':
+      case 'resources/directory/read':
+        return this.waiting.run(msg.id, () => this.routed.skill(msg));
       case 'completion/complete':
         return this.waiting.run(msg.id, () => this.routed.complete(msg));
       case 'resources/subscribe':
