@@ -120,7 +120,7 @@ export const ERROR_CODES = {
   MCPG_SKILL_MISMATCH: {
     rpc: -31081,
     summary:
-      "A skill file's bytes from its server do not match the size and digest of the approved skill (or the file is not in its approved manifest); mcpgate did not relay them.",
+      "A skill file's bytes from its server do not match the size and digest of its skill's entry (the approved one, or with pins off the listed one), a SKILL.md's frontmatter differs from the entry's, or the file is not in the approved manifest; mcpgate did not relay them, nor any file of a skill that failed so until its entry changes.",
   },
   MCPG_ORIGIN_FORBIDDEN: {
     rpc: JSONRPC.INVALID_REQUEST,

@@ -5,7 +5,8 @@
 // is still the skill's name and two servers' `skill://refunds/SKILL.md` are two skills, neither
 // shadowing the other. Every URI inside an entry (its `uri`, each manifest entry) is renamed the same
 // way. It also answers what a read of a skill's file must be checked against: the approved manifest
-// of a skill that lists it, or the held skill whose directory holds it.
+// of a skill that lists it, or the held skill whose directory holds it; and it remembers the skills
+// a read failed to verify, which are neither listed nor read again until their entry changes.
 
 import { skillRoot, type SkillEntry, type SkillFile } from '../wire/skills.js';
 
@@ -21,6 +22,12 @@ interface ServerSkills {
   /** Skills the pins hold back (new or changed, not approved), by the same URI. */
   held: ReadonlySet<string>;
   readonly cache: SkillCacheHint;
+  /**
+   * Skills a read failed to verify (a file's bytes, size or the SKILL.md's frontmatter other than the
+   * entry says), by URI, with why: the extension forbids loading such a skill, so none of its files
+   * is relayed and it is not listed until the server lists a different entry for it.
+   */
+  readonly failed: Map<string, string>;
 }
 
 /** What a read of one URI of a server must meet: the approved file, a held skill, or nothing (not a skill's file). */
@@ -45,7 +52,11 @@ export class SkillShelf {
       sameSet(before.held, held) &&
       before.entries.size === map.size &&
       [...map].every(([uri, e]) => JSON.stringify(before.entries.get(uri)) === JSON.stringify(e));
-    this.servers.set(server, { entries: map, held, cache });
+    // A failed skill stays failed while the server lists the very entry that failed.
+    const failed = new Map(
+      [...(before?.failed ?? [])].filter(([uri]) => JSON.stringify(before!.entries.get(uri)) === JSON.stringify(map.get(uri))),
+    );
+    this.servers.set(server, { entries: map, held, cache, failed });
     if (same) return false;
     this.version++;
     return true;
@@ -58,6 +69,20 @@ export class SkillShelf {
     skills.held = held;
     this.version++;
     return true;
+  }
+
+  /** Records that a read of one of the skill's files failed verification; true if that is news. */
+  markFailed(server: string, skillUri: string, why: string): boolean {
+    const skills = this.servers.get(server);
+    if (skills === undefined || !skills.entries.has(skillUri) || skills.failed.has(skillUri)) return false;
+    skills.failed.set(skillUri, why);
+    this.version++;
+    return true;
+  }
+
+  /** Why a skill failed verification, if it did (and its entry has not changed since). */
+  failedOf(server: string, skillUri: string): string | undefined {
+    return this.servers.get(server)?.failed.get(skillUri);
   }
 
   /** Withdraws a server's skills; true if it had any. */

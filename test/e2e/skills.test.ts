@@ -8,7 +8,7 @@
 // changed SKILL.md is held, approving a skill leaves a skill nested in it held. Over HTTP, the rules'
 // skill globs decide what each agent sees, for a 2025 agent and a 2026-07-28 one.
 
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -176,9 +176,10 @@ describe('skills through mcpgate: a stdio agent, servers over stdio and HTTP', {
     await put(other(), 'refunds/notes.md', 'other notes, rewritten\n');
     const err = await refused(gw.client.readResource({ uri: 'skill://other/refunds/notes.md' }, { cacheMode: 'bypass' }));
     assert.equal(err.code, -31081, err.message);
-    assert.ok(await until(async () => !uris(await listed()).includes('skill://other/refunds/SKILL.md')), 'the changed skill is held');
-    const held = await refused(skills.get('skill://other/refunds/SKILL.md'));
-    assert.equal(held.code, -31080, held.message);
+    assert.ok(!uris(await listed()).includes('skill://other/refunds/SKILL.md'), 'a skill that failed is not listed');
+    // The refusal lists the server again, and the pins hold the changed skill.
+    let held: ErrorLike = {};
+    assert.ok(await until(async () => (held = await refused(skills.get('skill://other/refunds/SKILL.md'))).code === -31080), 'held');
     assert.match(String(held.message), /mcpgate approve other skill:\/\/refunds\/SKILL\.md/);
     const heldRead = await refused(gw.client.readResource({ uri: 'skill://other/refunds/SKILL.md' }, { cacheMode: 'bypass' }));
     assert.equal(heldRead.code, -31080);
@@ -286,6 +287,25 @@ describe("skills over HTTP: the rules' skill globs, a 2025 agent and a 2026-07-2
     const of = (name: string) => status.servers.find((s) => s.name === name)?.skills;
     assert.deepEqual(of('docs'), { listed: 3, held: 0, held_skills: [] });
     assert.deepEqual(of('other'), { listed: 2, held: 0, held_skills: [] });
+  });
+
+  it("the console's server page lists the server's skills with their pin state", { timeout: 20_000 }, async () => {
+    const login = await fetch(`${gate.base}/ui/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: admin.token }).toString(),
+      redirect: 'manual',
+    });
+    assert.equal(login.status, 303);
+    const cookie = String(login.headers.get('set-cookie')).split(';')[0]!;
+    const page = await fetch(`${gate.base}/ui/server/docs`, { headers: { cookie } });
+    assert.equal(page.status, 200);
+    const text = await page.text();
+    const skillsTable = text.slice(text.indexOf('<table id="skills">'));
+    assert.ok(text.includes('<table id="skills">'), 'a skills table');
+    for (const uri of ['skill://acme/billing/invoices/SKILL.md', 'skill://refunds/SKILL.md', 'skill://refunds/partial/SKILL.md'])
+      assert.match(skillsTable, new RegExp(`data-skill="${uri.replace(/[./]/g, '\\$&')}"[^]*?approved`), uri);
+    assert.match(skillsTable, /Issue invoices · 1 file</);
   });
 
   it('serves a 2026-07-28 agent the same skills, with caching hints', { timeout: 30_000 }, async () => {
@@ -409,5 +429,64 @@ describe('skills to a 2026-07-28 agent over stdio', { timeout: TIMEOUT }, () => 
       const read = await skills.read(skill);
       assert.equal(read.verified, true, skill.uri);
     }
+  });
+});
+
+describe('skills mcpgate verifies itself with pins off: a hostile entry and a changed file', { timeout: TIMEOUT }, () => {
+  let dir: TempDir;
+  let gw: GatewayProcess;
+  const reads = (): string => dir.file('reads.txt');
+  const PAGE_URIS = z.looseObject({ skills: z.array(z.looseObject({ uri: z.string() })) });
+  const listedUris = async (): Promise<string[]> =>
+    (await gw.client.request({ method: 'skills/list', params: {} }, PAGE_URIS)).skills.map((s) => s.uri).sort();
+  const asked = async (): Promise<string[]> => (await readFile(reads(), 'utf8').catch(() => '')).split('\n').filter((l) => l !== '');
+
+  before(async () => {
+    dir = await tempDir();
+    await put(dir.file('liar'), 'refunds/SKILL.md', skillMd('refunds', 'Process refunds'));
+    await put(dir.file('liar'), 'refunds/notes.md', 'notes\n');
+    await docsFolder(dir.file('docs'));
+    const config = await writeConfig(dir, {
+      liar: fixtureServer('skills-server', ['--dir', dir.file('liar'), '--lie-frontmatter', '--reads', reads()]),
+      docs: fixtureServer('skills-server', ['--dir', dir.file('docs')]),
+    });
+    gw = await startGateway({ config, args: ['--state', dir.file('state'), '--pins', 'off'], noClient: true });
+    await listedAll(gw, ['liar', 'docs']);
+    gw.client = new Client({ name: 'careless-agent', version: '1.0.0' });
+    await gw.client.connect(gw.transport as never);
+  });
+
+  after(async () => {
+    await gw?.stop();
+    await dir?.remove();
+  });
+
+  it("refuses a SKILL.md whose frontmatter is not its entry's, then relays none of that skill's files", { timeout: 30_000 }, async () => {
+    assert.ok((await listedUris()).includes('skill://liar/refunds/SKILL.md'));
+    const skillMdRead = await refused(gw.client.readResource({ uri: 'skill://liar/refunds/SKILL.md' }));
+    assert.equal(skillMdRead.code, -31081);
+    assert.match(skillMdRead.message ?? '', /frontmatter differs from the entry's in "description"/);
+    // A careless agent reads on: mcpgate does not ask the server for a file of a skill that failed.
+    const notes = await refused(gw.client.readResource({ uri: 'skill://liar/refunds/notes.md' }));
+    assert.equal(notes.code, -31081);
+    assert.match(notes.message ?? '', /failed verification/);
+    assert.deepEqual(await asked(), ['skill://refunds/SKILL.md']);
+    assert.ok(!(await listedUris()).includes('skill://liar/refunds/SKILL.md'), 'a skill that failed is not listed');
+  });
+
+  it('refuses a file changed since the listing, and relays the new bytes once the server lists them', { timeout: 30_000 }, async () => {
+    await put(dir.file('docs'), 'refunds/examples/email.md', 'Dear customer, rewritten\n');
+    const changed = await refused(gw.client.readResource({ uri: 'skill://docs/refunds/examples/email.md' }));
+    assert.equal(changed.code, -31081);
+    assert.match(changed.message ?? '', /bytes where the manifest says/);
+    // The refusal listed the server again; with pins off its new entry is the one reads are checked against.
+    await until(async () => {
+      try {
+        const read = await gw.client.readResource({ uri: 'skill://docs/refunds/examples/email.md' });
+        return (read.contents[0] as { text?: string }).text === 'Dear customer, rewritten\n';
+      } catch {
+        return false;
+      }
+    }, 20_000);
   });
 });

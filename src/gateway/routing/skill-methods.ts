@@ -4,8 +4,10 @@
 // the public namespace (catalog/skill-shelf.ts). The pins stand between: a held skill is neither
 // listed nor readable, `skills/get` relays an entry only while it is the approved one, and the bytes
 // of a file of an approved skill are relayed only if their size and SHA-256 digest are the approved
-// manifest's (else MCPG_SKILL_MISMATCH, and the server's skills are listed again so a real change is
-// held). A "dynamic" skill (no digests to pin) is shown only where the rules allow unpinned skills
+// manifest's, and a `SKILL.md` only if its frontmatter is, field by field, the entry's (else
+// MCPG_SKILL_MISMATCH, and the server's skills are listed again so a real change is held). This holds
+// with pins off too, against the entry as listed: the extension forbids using unverified content. A
+// skill that failed so is not listed and none of its files is relayed, until its entry changes. A "dynamic" skill (no digests to pin) is shown only where the rules allow unpinned skills
 // or pins are off. A server's caching hints (`ttlMs`, `cacheScope`) pass through; a merged listing
 // takes the shortest `ttlMs` and, if any server's scope is `private`, `private`.
 
@@ -19,7 +21,8 @@ import type { RulesInForce } from '../../rules/load.js';
 import type { Connection } from '../../servers/connection.js';
 import { canonicalJson } from '../../wire/canonical-json.js';
 import type { JsonRpcRequest } from '../../wire/jsonrpc.js';
-import { contentBytes, skillFileDigest, skillRoot, type SkillEntry } from '../../wire/skills.js';
+import { parseFrontmatter } from '../../wire/frontmatter.js';
+import { contentBytes, skillFileDigest, skillRoot, type SkillEntry, type SkillFile } from '../../wire/skills.js';
 import type { Caller, Router } from './router.js';
 import { readsDirectories } from './skill-listing.js';
 import { LOCAL_ORIGIN, type SkillFolders } from './skill-folders.js';
@@ -147,7 +150,7 @@ export class SkillMethods {
       if (cache.cacheScope !== 'public') cacheScope = 'private';
       const ns = (uri: string): string => catalog.publicUri(server, uri);
       for (const entry of skills.entriesOf(server)) {
-        if (held.has(entry.uri) || !this.visible(caller, server, entry)) continue;
+        if (held.has(entry.uri) || skills.failedOf(server, entry.uri) !== undefined || !this.visible(caller, server, entry)) continue;
         entries.push({ at: { s: server, u: entry.uri }, entry: publicSkillEntry(entry, ns) });
       }
     }
@@ -205,6 +208,8 @@ export class SkillMethods {
     const known = this.parts.skills.entry(server, route.uri);
     if (known !== undefined && !this.visible(caller, server, known.entry)) throw this.notFound(route.publicUri);
     if (known?.held === true) throw this.heldError(server, route.uri, route.publicUri, 'it is new or changed since it was approved');
+    const failed = this.parts.skills.failedOf(server, route.uri);
+    if (failed !== undefined) throw mismatch(server, route.publicUri, `a read of the skill failed verification (${failed})`);
     const result = await route.conn.request('skills/get', { uri: route.uri });
     if (!isRecord(result.skill))
       throw new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${server}" answered skills/get without a skill`, { server });
@@ -230,20 +235,16 @@ export class SkillMethods {
       this.parts.relist(server);
       throw mismatch(server, route.publicUri, 'the file is not in the approved manifest of its skill');
     }
+    const failed = check === undefined ? undefined : this.parts.skills.failedOf(server, check.skill.uri);
+    if (failed !== undefined)
+      throw mismatch(server, route.publicUri, `a read of its skill ${check!.skill.uri} failed verification (${failed})`, false);
     const result = await route.conn.request('resources/read', { uri: route.uri });
-    if (check?.kind === 'file') {
+    if (check?.kind === 'file' || check?.kind === 'dynamic') {
       const contents: unknown[] = Array.isArray(result.contents) ? (result.contents as unknown[]) : [];
       const item = contents.find((c) => isRecord(c) && c.uri === route.uri) ?? contents[0];
-      const bytes = contentBytes(item);
-      const why =
-        bytes === undefined
-          ? 'it returned no content'
-          : bytes.length !== check.file.size
-            ? `${bytes.length} bytes where ${check.file.size} were approved`
-            : skillFileDigest(bytes) !== check.file.digest
-              ? 'its digest is not the approved one'
-              : undefined;
+      const why = unverified(contentBytes(item), check.kind === 'file' ? check.file : undefined, check.skill, route.uri);
       if (why !== undefined) {
+        this.parts.skills.markFailed(server, check.skill.uri, why);
         this.parts.relist(server);
         throw mismatch(server, route.publicUri, why);
       }
@@ -299,12 +300,32 @@ async function request(conn: Connection, method: string, params: Record<string, 
   }
 }
 
-function mismatch(server: string, publicUri: string, why: string): GatewayError {
-  return new GatewayError(
-    'MCPG_SKILL_MISMATCH',
-    `skill file ${publicUri} of server "${server}" was not relayed: ${why}. The server's skills are listed again; a skill that changed is held until approved`,
-    { server, detail: { uri: publicUri } },
+function mismatch(server: string, publicUri: string, why: string, relisted = true): GatewayError {
+  const after = relisted ? ". The server's skills are listed again; a skill that changed is held until approved" : '';
+  return new GatewayError('MCPG_SKILL_MISMATCH', `skill file ${publicUri} of server "${server}" was not relayed: ${why}${after}`, {
+    server,
+    detail: { uri: publicUri },
+  });
+}
+
+/**
+ * Why the bytes a server answered for one file of a skill may not be used, or undefined: no content,
+ * a size or digest other than the manifest's (`file`; a "dynamic" skill has none), and for the skill's
+ * `SKILL.md` a frontmatter that differs from the entry's in any field.
+ */
+function unverified(bytes: Buffer | undefined, file: SkillFile | undefined, skill: SkillEntry, uri: string): string | undefined {
+  if (bytes === undefined) return 'it returned no content';
+  if (file !== undefined) {
+    if (bytes.length !== file.size) return `${bytes.length} bytes where the manifest says ${file.size}`;
+    if (skillFileDigest(bytes) !== file.digest) return "its digest is not the manifest's";
+  }
+  if (uri !== skill.uri) return undefined;
+  const frontmatter = parseFrontmatter(bytes.toString('utf8'));
+  if (typeof frontmatter === 'string') return `its frontmatter cannot be read: ${frontmatter}`;
+  const differ = [...new Set([...Object.keys(frontmatter), ...Object.keys(skill.frontmatter)])].filter(
+    (key) => canonicalJson(frontmatter[key] ?? null) !== canonicalJson(skill.frontmatter[key] ?? null),
   );
+  return differ.length === 0 ? undefined : `its frontmatter differs from the entry's in ${differ.map((k) => `"${k}"`).join(', ')}`;
 }
 
 /** What of an entry is compared with the approved one: its URI, frontmatter and manifest, canonically. */
