@@ -221,6 +221,7 @@ describe("skills over HTTP: the rules' skill globs, a 2025 agent and a 2026-07-2
   let gate: HttpGateway;
   const alice = makeToken();
   const bob = makeToken();
+  const carol = makeToken();
   const admin = makeToken();
 
   before(async () => {
@@ -241,9 +242,15 @@ describe("skills over HTTP: the rules' skill globs, a 2025 agent and a 2026-07-2
           allow: { servers: ['*'], tools: { other: ['none'] } },
           deny: { skills: { '*': ['*refunds*'] } },
         },
+        carol: { tokens: [carol.hash], allow: { servers: ['*'] } },
       },
+      views: { billing: { tools: { docs: [] }, skills: { docs: ['acme/*/invoices'], other: ['refunds'] } } },
     });
-    gate = await startHttpGateway({ config, agent: null, args: ['--rules', rules, '--state', dir.file('state')] });
+    gate = await startHttpGateway({
+      config,
+      agent: null,
+      args: ['--rules', rules, '--state', dir.file('state'), '--audit', dir.file('audit.jsonl')],
+    });
     await listedAll(gate.gw, ['docs', 'other']);
   });
 
@@ -278,6 +285,34 @@ describe("skills over HTTP: the rules' skill globs, a 2025 agent and a 2026-07-2
       await a.client.close();
       await b.client.close();
     }
+  });
+
+  it('a curated view shows only the skills it names, and the audit trail has every skill read', { timeout: 30_000 }, async () => {
+    const onView = await connectAgent(`${gate.base}/mcp/v/billing`, { token: carol.token });
+    const whole = await connectAgent(gate.url, { token: carol.token });
+    try {
+      const viewed = uris((await new SkillsClient(onView.client).list()).skills);
+      assert.deepEqual(viewed, ['skill://docs/acme/billing/invoices/SKILL.md', 'skill://other/refunds/SKILL.md']);
+      assert.equal((await new SkillsClient(whole.client).list()).skills.length, 5, 'off the view, carol sees every skill');
+      const off = await refused(onView.client.readResource({ uri: 'skill://docs/refunds/SKILL.md' }));
+      assert.equal(off.code, -32602);
+      await onView.client.readResource({ uri: 'skill://other/refunds/SKILL.md' });
+    } finally {
+      await onView.client.close();
+      await whole.client.close();
+    }
+    const lines = (await readFile(dir.file('audit.jsonl'), 'utf8'))
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const reads = lines.filter((l) => l.agent === 'carol' && l.method === 'resources/read');
+    assert.ok(
+      reads.some((l) => l.resource === 'skill://other/refunds/SKILL.md' && l.outcome === 'ok'),
+      JSON.stringify(reads),
+    );
+    assert.ok(
+      reads.some((l) => l.resource === 'skill://docs/refunds/SKILL.md' && l.outcome === 'failed' && l.code === 'MCPG_INVALID_PARAMS'),
+    );
   });
 
   it("the status lists each server's skills with their pin state", { timeout: 20_000 }, async () => {

@@ -18,6 +18,7 @@ import { GatewayError, asGatewayError } from '../../errors.js';
 import type { Logger } from '../../observability/logger.js';
 import { decideSkill } from '../../rules/decide.js';
 import type { RulesInForce } from '../../rules/load.js';
+import type { CompiledView } from '../../rules/views.js';
 import type { Connection } from '../../servers/connection.js';
 import { canonicalJson } from '../../wire/canonical-json.js';
 import type { JsonRpcRequest } from '../../wire/jsonrpc.js';
@@ -42,6 +43,12 @@ interface SkillMethodsParts {
   relist(server: string): void;
   /** mcpgate's own skill folders (`serve --skills`), the origin `mcpgate`; undefined without any. */
   readonly local?: SkillFolders | undefined;
+}
+
+/** Who asks: the agent, and the curated view it came through (undefined: none). */
+interface Seer {
+  readonly caller: Caller;
+  readonly view: CompiledView | undefined;
 }
 
 /** Where a skill's request goes: a server's connection, or mcpgate's own folders. */
@@ -111,46 +118,49 @@ export class SkillMethods {
     return own?.serverKey === LOCAL_ORIGIN && own.uri.startsWith('skill://') ? { server: LOCAL_ORIGIN, uri: own.uri } : undefined;
   }
 
-  /** Answers one of the requests `owns` takes; rejects with the error the agent gets. */
-  async serve(log: Logger, caller: Caller, msg: JsonRpcRequest): Promise<Record<string, unknown>> {
+  /**
+   * Answers one of the requests `owns` takes; rejects with the error the agent gets. `view`: the
+   * curated view the agent came through, which shows only the skills it names.
+   */
+  async serve(log: Logger, caller: Caller, msg: JsonRpcRequest, view?: CompiledView): Promise<Record<string, unknown>> {
+    const seen: Seer = { caller, view };
     switch (msg.method) {
       case 'skills/list':
-        return this.list(log, caller, msg.params?.cursor);
+        return this.list(log, seen, msg.params?.cursor);
       case 'skills/get':
-        return this.get(log, caller, msg.params?.uri);
+        return this.get(log, seen, msg.params?.uri);
       case 'resources/directory/read':
-        return this.readDirectory(log, caller, msg.params ?? {});
+        return this.readDirectory(log, seen, msg.params ?? {});
       default:
-        return this.readFile(log, caller, msg.params?.uri);
+        return this.readFile(log, seen, msg.params?.uri);
     }
   }
 
-  /** Whether the agent may see one skill of one server (the rules), and a "dynamic" one at all. */
-  private visible(caller: Caller, server: string, entry: SkillEntry): boolean {
+  /** Whether the agent may see one skill of one server (the rules, its view), and a "dynamic" one at all. */
+  private visible({ caller, view }: Seer, server: string, entry: SkillEntry): boolean {
     const rules = this.parts.inForce.rules;
-    const decision = decideSkill(rules, caller.agent, server, skillPath(entry.uri), entry.frontmatter, caller.claims);
+    const path = skillPath(entry.uri);
+    if (view !== undefined && !view.showsSkill(server, path)) return false;
+    const decision = decideSkill(rules, caller.agent, server, path, entry.frontmatter, caller.claims);
     if (!decision.allowed) return false;
     return entry.resources !== 'dynamic' || this.parts.pins.mode === 'off' || decision.dynamic;
   }
 
   /** The agent's merged listing: every reachable server's released, visible skills, in order. */
-  private view(
-    log: Logger,
-    caller: Caller,
-  ): { entries: { at: Position; entry: SkillEntry }[]; ttlMs: number | undefined; cacheScope: string } {
+  private view(log: Logger, seen: Seer): { entries: { at: Position; entry: SkillEntry }[]; ttlMs: number | undefined; cacheScope: string } {
     const { skills, catalog, router } = this.parts;
     const entries: { at: Position; entry: SkillEntry }[] = [];
     let ttlMs: number | undefined;
     let cacheScope = 'public';
     for (const server of skills.listedServers()) {
-      if (router.serverDenied(log, caller, server, { what: 'skills' }) !== undefined) continue;
+      if (router.serverDenied(log, seen.caller, server, { what: 'skills' }) !== undefined) continue;
       const held = skills.heldOf(server);
       const cache = skills.cacheOf(server);
       if (cache.ttlMs !== undefined) ttlMs = Math.min(ttlMs ?? Infinity, cache.ttlMs);
       if (cache.cacheScope !== 'public') cacheScope = 'private';
       const ns = (uri: string): string => catalog.publicUri(server, uri);
       for (const entry of skills.entriesOf(server)) {
-        if (held.has(entry.uri) || skills.failedOf(server, entry.uri) !== undefined || !this.visible(caller, server, entry)) continue;
+        if (held.has(entry.uri) || skills.failedOf(server, entry.uri) !== undefined || !this.visible(seen, server, entry)) continue;
         entries.push({ at: { s: server, u: entry.uri }, entry: publicSkillEntry(entry, ns) });
       }
     }
@@ -158,10 +168,10 @@ export class SkillMethods {
     return { entries, ttlMs, cacheScope };
   }
 
-  private list(log: Logger, caller: Caller, cursor: unknown): Record<string, unknown> {
+  private list(log: Logger, seen: Seer, cursor: unknown): Record<string, unknown> {
     const after = decodeCursor(cursor);
     if (after instanceof GatewayError) throw after;
-    const { entries, ttlMs, cacheScope } = this.view(log, caller);
+    const { entries, ttlMs, cacheScope } = this.view(log, seen);
     const start = after === undefined ? 0 : entries.findIndex((e) => compare(e.at, after) > 0);
     const page = start === -1 ? [] : entries.slice(start, start + SKILLS_PAGE);
     const last = page.at(-1);
@@ -170,7 +180,7 @@ export class SkillMethods {
   }
 
   /** The route of a URI under the rules, and its origin: the server's own connection, or mcpgate's folders. */
-  private route(log: Logger, caller: Caller, method: string, uri: unknown): { conn: SkillOrigin; uri: string; publicUri: string } {
+  private route(log: Logger, { caller }: Seer, method: string, uri: unknown): { conn: SkillOrigin; uri: string; publicUri: string } {
     const local = this.parts.local;
     if (local !== undefined && typeof uri === 'string') {
       const split = this.resolve(uri);
@@ -202,11 +212,11 @@ export class SkillMethods {
     return invalidParams(`no skill is served at ${publicUri}`);
   }
 
-  private async get(log: Logger, caller: Caller, uri: unknown): Promise<Record<string, unknown>> {
-    const route = this.route(log, caller, 'skills/get', uri);
+  private async get(log: Logger, seen: Seer, uri: unknown): Promise<Record<string, unknown>> {
+    const route = this.route(log, seen, 'skills/get', uri);
     const server = route.conn.name;
     const known = this.parts.skills.entry(server, route.uri);
-    if (known !== undefined && !this.visible(caller, server, known.entry)) throw this.notFound(route.publicUri);
+    if (known !== undefined && !this.visible(seen, server, known.entry)) throw this.notFound(route.publicUri);
     if (known?.held === true) throw this.heldError(server, route.uri, route.publicUri, 'it is new or changed since it was approved');
     const failed = this.parts.skills.failedOf(server, route.uri);
     if (failed !== undefined) throw mismatch(server, route.publicUri, `a read of the skill failed verification (${failed})`);
@@ -224,11 +234,11 @@ export class SkillMethods {
     return { ...rest, skill: publicSkillEntry(known.entry, (u) => this.parts.catalog.publicUri(server, u)) };
   }
 
-  private async readFile(log: Logger, caller: Caller, uri: unknown): Promise<Record<string, unknown>> {
-    const route = this.route(log, caller, 'resources/read', uri);
+  private async readFile(log: Logger, seen: Seer, uri: unknown): Promise<Record<string, unknown>> {
+    const route = this.route(log, seen, 'resources/read', uri);
     const server = route.conn.name;
     const check = this.parts.skills.check(server, route.uri);
-    if (check !== undefined && !this.visible(caller, server, check.skill)) throw this.notFound(route.publicUri);
+    if (check !== undefined && !this.visible(seen, server, check.skill)) throw this.notFound(route.publicUri);
     if (check?.kind === 'held')
       throw this.heldError(server, check.skill.uri, route.publicUri, 'its skill is new or changed since it was approved');
     if (check?.kind === 'unlisted') {
@@ -254,8 +264,8 @@ export class SkillMethods {
     return rest;
   }
 
-  private async readDirectory(log: Logger, caller: Caller, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const route = this.route(log, caller, 'resources/directory/read', params.uri);
+  private async readDirectory(log: Logger, seen: Seer, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const route = this.route(log, seen, 'resources/directory/read', params.uri);
     const server = route.conn.name;
     if (!route.conn.readsDirectories)
       throw new GatewayError(
@@ -264,7 +274,7 @@ export class SkillMethods {
         { server },
       );
     const check = this.parts.skills.check(server, route.uri);
-    if (check !== undefined && !this.visible(caller, server, check.skill))
+    if (check !== undefined && !this.visible(seen, server, check.skill))
       throw invalidParams(`no directory is served at ${route.publicUri}`);
     if (check?.kind === 'held')
       throw this.heldError(server, check.skill.uri, route.publicUri, 'its skill is new or changed since it was approved');

@@ -1,10 +1,11 @@
 // The agent's requests other than tools/call that go to one server: resources/read, prompts/get and
 // completion/complete (routed by name or URI, within the session's curated view), the tasks methods
 // (to the server that owns the agent's task, under the server's id), and methods mcpgate does not
-// know (to the server they belong to). Each is routed once, audited where a read or a prompt, and
+// know (to the server they belong to), and the Skills extension's requests (to the skills methods).
+// Each is routed once, audited where a read, a skill or a prompt, and
 // sent through the session's `Calls`, which relay the answer with the result's names made public.
 
-import { GatewayError } from '../../errors.js';
+import { GatewayError, asGatewayError } from '../../errors.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Connection } from '../../servers/connection.js';
 import type { JsonRpcRequest, RequestId } from '../../wire/jsonrpc.js';
@@ -44,10 +45,37 @@ export class RoutedRequests {
    */
   skill(msg: JsonRpcRequest): void {
     const { parts, log, caller } = this.host;
-    void parts.skills.serve(log, caller, msg).then(
-      (result) => this.host.sendResult(msg.id, result),
-      (err: unknown) => this.host.sendError(msg.id, err),
+    const start = performance.now();
+    void parts.skills.serve(log, caller, msg, this.host.curatedView()).then(
+      (result) => {
+        this.auditSkill(msg, start, undefined);
+        this.host.sendResult(msg.id, result);
+      },
+      (err: unknown) => {
+        this.auditSkill(msg, start, err);
+        this.host.sendError(msg.id, err);
+      },
     );
+  }
+
+  /** The audit line of a skills request that names a skill or file (a listing names none). */
+  private auditSkill(msg: JsonRpcRequest, start: number, err: unknown): void {
+    const { parts, caller } = this.host;
+    const uri = msg.params?.uri;
+    if (parts.audit === undefined || typeof uri !== 'string') return;
+    const error = err === undefined ? undefined : asGatewayError(err);
+    parts.audit.record({
+      event: 'call',
+      agent: caller.agent,
+      session: this.host.id,
+      method: msg.method,
+      resource: uri,
+      ...(error?.server !== undefined && { server: error.server }),
+      decision: error?.code === 'MCPG_SKILL_HELD' ? 'held' : error?.code === 'MCPG_POLICY_DENIED' ? 'denied' : 'allowed',
+      outcome: error === undefined ? 'ok' : 'failed',
+      durationMs: performance.now() - start,
+      ...(error !== undefined && { code: error.code }),
+    });
   }
 
   readResource(msg: JsonRpcRequest): void {
