@@ -136,6 +136,23 @@ export class SkillMethods {
     }
   }
 
+  /**
+   * Whether `skills/list` would show the agent a server's skill: the server reachable, the skill
+   * released by the pins and not failed, and visible under its rules and view. A search finds only these.
+   */
+  shows(log: Logger, caller: Caller, view?: CompiledView): (server: string, entry: SkillEntry) => boolean {
+    const seen: Seer = { caller, view };
+    const { skills, router } = this.parts;
+    const reachable = new Map<string, boolean>();
+    return (server, entry) => {
+      let ok = reachable.get(server);
+      if (ok === undefined) reachable.set(server, (ok = router.serverDenied(log, caller, server, { what: 'skills' }) === undefined));
+      return (
+        ok && !skills.heldOf(server).has(entry.uri) && skills.failedOf(server, entry.uri) === undefined && this.visible(seen, server, entry)
+      );
+    };
+  }
+
   /** Whether the agent may see one skill of one server (the rules, its view), and a "dynamic" one at all. */
   private visible({ caller, view }: Seer, server: string, entry: SkillEntry): boolean {
     const rules = this.parts.inForce.rules;
