@@ -9,7 +9,7 @@ import { GatewayError, JSONRPC } from '../../errors.js';
 import { compactSignature } from './tool-declarations.js';
 
 /** `name(param: type, optional?: type)`: the tool's call as a search hit shows it. */
-export function signatureLine(name: string, inputSchema: unknown): string {
+function signatureLine(name: string, inputSchema: unknown): string {
   return `${name}${compactSignature(inputSchema).text}`;
 }
 

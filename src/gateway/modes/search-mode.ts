@@ -1,17 +1,14 @@
-// Search mode: instead of the whole catalog an agent is listed `search_tools` and `describe_tools`,
-// the tools its rules mark as always shown, and the tools it has found so far in this agent session.
-// A search answers one compact line per hit (tool-declarations.ts: public name, signature, first
-// sentence), and describe_tools gives the full definitions of the tools the agent names. Everything else it
-// may call is reached through `search_tools` (ranked by search-indexes.ts, optionally fused with an
-// embeddings ranking, embeddings.ts) — and every tool it may call stays callable by name, found or
-// not: search mode shortens the list, it is no permission. What a search returns, and what the
-// list shows, passes the same rules (rules/decide.ts) and pins as a call, so a search never names
-// a tool the agent may not call or a held one.
+// Search mode: instead of the whole catalog an agent is listed `search_tools`, `describe_tools`, the
+// tools its rules mark as always shown and those it found in this agent session. A search answers one
+// compact line per hit (tool-declarations.ts), describe_tools the full definitions; every tool the
+// agent may call stays callable by name, found or not: search mode shortens the list, it is no
+// permission. What a search returns, and what the list shows, passes the same rules
+// (rules/decide.ts) and pins as a call, so a search never names a tool the agent may not call or a
+// held one. Ranking: search-indexes.ts, optionally fused with embeddings (embeddings.ts).
 //
-// "Found in this session": a legacy (2025) agent's session remembers what its searches returned
-// and lists it (announced with list_changed). A modern (2026-07-28) agent has no session — each
-// request is served by a session of its own — so nothing is remembered between its requests: its
-// list is search_tools and the always-shown tools, and it calls what a search returned by name.
+// "Found in this session": a legacy (2025) agent's session remembers what its searches returned and
+// lists it (announced with list_changed). A modern (2026-07-28) agent has no session, so nothing is
+// remembered between its requests: it calls what a search returned by name.
 
 import type { Catalog, ToolEntry } from '../../catalog/catalog.js';
 import { GatewayError } from '../../errors.js';

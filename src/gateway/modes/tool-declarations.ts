@@ -50,7 +50,7 @@ export function compactHit(view: ToolView): string {
 }
 
 /** A search hit, in parts: its line, its signature and summary apart, and whether anything was cut to make it. */
-export interface CompactHit {
+interface CompactHit {
   readonly line: string;
   /** `(id: number, format?: "short"|"long")`: every required parameter, optional ones marked `?` while they fit. */
   readonly signature: string;
