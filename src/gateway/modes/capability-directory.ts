@@ -16,7 +16,7 @@ import { summaryOf } from './tool-declarations.js';
 import type { ToolSearch } from './tool-search.js';
 
 /** The directory's size at most (characters); past it the servers left out are counted. */
-export const MAX_DIRECTORY_CHARS = 2_000;
+const MAX_DIRECTORY_CHARS = 2_000;
 const MAX_PURPOSE = 120;
 const TOOL_NAMES_SHOWN = 5;
 
@@ -68,7 +68,7 @@ export class CapabilityDirectory {
 }
 
 /** The lines under their header, cut to MAX_DIRECTORY_CHARS with a count of what was left out. */
-export function directoryText(lines: readonly string[], max = MAX_DIRECTORY_CHARS): string | undefined {
+function directoryText(lines: readonly string[], max = MAX_DIRECTORY_CHARS): string | undefined {
   if (lines.length === 0) return undefined;
   let text = HEADER;
   let shown = 0;
