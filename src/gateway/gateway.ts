@@ -70,10 +70,16 @@ import { CapabilityDirectory, withDirectory } from './modes/capability-directory
 export type { ConnectionFactory, GatewayOptions } from './gateway-options.js';
 export type { ServerSummary } from './launch.js';
 
+/** How long a modern agent's `server/discover` waits at start-up for the servers to be listed (as initialize does). */
+const DISCOVER_WAIT_MS = 5000;
+
 export class Gateway {
   readonly catalog: Catalog;
   readonly log: Logger;
   readonly connections = new Map<string, Connection>();
+  /** How long a modern agent's `server/discover` waits at start-up for the servers to be listed (as initialize does). */
+  DISCOVER_WAIT_MS = 5000;
+
   /** The servers configuration in force (replaced by a reload). */
   config: ServersConfig;
   /** The open agent sessions. */
@@ -458,6 +464,10 @@ export class Gateway {
               mode: view !== undefined ? 'aggregate' : this.search.modeOf(who.agent),
             }),
           ),
+        listed: () =>
+          this.listableNow
+            ? undefined
+            : Promise.race([this.listable, new Promise<void>((resolve) => setTimeout(resolve, DISCOVER_WAIT_MS).unref())]),
         capabilities: () => this.capabilities(),
       },
       msg,
