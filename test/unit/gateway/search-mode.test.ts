@@ -89,7 +89,7 @@ describe('search mode over stdio (a 2025 agent, rules, pins)', { timeout: TIMEOU
     await rm(state, { recursive: true, force: true });
   });
 
-  it('lists search_tools and the always-shown tools only', async () => {
+  it('lists search_tools, describe_tools and the always-shown tools only', async () => {
     const tools = await toolsOf(client);
     assert.deepEqual(names(tools), ['search_tools', 'describe_tools', 'files__list_directory']);
     const searchTool = tools[0]!;
