@@ -8,6 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeServer, toolsServer } from '../../helpers/fake-server.js';
 import { stdioFront, type InProcessStdio } from '../../helpers/in-process.js';
+import { GatewayError } from '../../../src/errors.js';
+import { parseRules } from '../../../src/rules/load.js';
 
 const TIMEOUT = 30_000;
 const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
@@ -66,6 +68,21 @@ describe('the capability directory in the instructions', { timeout: TIMEOUT }, (
       assert.match(directory, /^- github \(\d+ tools\): tools (such as )?create_issue, /m);
       assert.ok(!text.includes('vault'), 'a server the agent may not use is not named');
     });
+
+  it('the rules read capabilityDirectory as true or false, and refuse anything else naming its path', () => {
+    const parse = (value: unknown) =>
+      parseRules(JSON.stringify({ agents: { ann: { allow: { servers: ['*'] }, capabilityDirectory: value } } }), '/rules.json', ['notes']);
+    assert.equal(parse(false).agents.get('ann')?.modeSettings?.capabilityDirectory, false);
+    assert.equal(parse(true).agents.get('ann')?.modeSettings?.capabilityDirectory, true);
+    assert.throws(
+      () => parse('no'),
+      (err: unknown) =>
+        err instanceof GatewayError &&
+        (err.detail as { issues: { path: string; message: string }[] }).issues.some(
+          (i) => i.path.includes('capabilityDirectory') && /expected true or false/.test(i.message),
+        ),
+    );
+  });
 
   it('is not given in aggregate mode, unless the rules turn it on; the rules turn it off in search mode', async () => {
     const aggregate = await front({}, 'aggregate');
