@@ -69,9 +69,13 @@ import { SearchIndexes } from './modes/search-indexes.js';
 import { ToolSearch } from './modes/tool-search.js';
 import { HybridRanking } from './modes/hybrid-ranking.js';
 import { EmbeddingsClient } from './modes/embeddings.js';
+import { CapabilityDirectory, withDirectory } from './modes/capability-directory.js';
 
 export type { ConnectionFactory, GatewayOptions } from './gateway-options.js';
 export type { ServerSummary } from './launch.js';
+
+/** How long a modern agent's `server/discover` waits at start-up for the servers to be listed (as initialize does). */
+const DISCOVER_WAIT_MS = 5000;
 
 export class Gateway {
   readonly catalog: Catalog;
@@ -83,6 +87,9 @@ export class Gateway {
   private readonly skillFolders: SkillFolders | undefined;
   readonly log: Logger;
   readonly connections = new Map<string, Connection>();
+  /** How long a modern agent's `server/discover` waits at start-up for the servers to be listed (as initialize does). */
+  DISCOVER_WAIT_MS = 5000;
+
   /** The servers configuration in force (replaced by a reload). */
   config: ServersConfig;
   /** The open agent sessions. */
@@ -141,6 +148,8 @@ export class Gateway {
   isClosing = false;
   /** Search mode: each agent's mode, the indexes, search_tools. */
   readonly search: ToolSearch;
+  /** The capability directory in the instructions of an agent in search or code mode. */
+  private readonly capabilityDirectory: CapabilityDirectory;
   /** Code mode's runs since start (status, metrics). */
   readonly codeBoard: CodeBoard;
   /** Code mode's pool of sandbox worker threads: started when a run needs one, closed with the gateway. */
@@ -288,6 +297,11 @@ export class Gateway {
       mode: this.mode,
       hybrid: this.hybrid,
     });
+    this.capabilityDirectory = new CapabilityDirectory({
+      catalog: this.catalog,
+      search: this.search,
+      serverInstructions: (server) => this.listing.serverInstructions(server),
+    });
     this.codeBoard = new CodeBoard(this.metrics);
     const discovery: DiscoveryParts = {
       servers: () => this.config,
@@ -317,7 +331,7 @@ export class Gateway {
       codeRunner: this.codeRunner,
       maxInflight: this.maxInflight,
       sanitize: this.sanitizes,
-      instructions: () => this.listing.instructions(),
+      instructions: (reader) => withDirectory(this.listing.instructions(), this.capabilityDirectory.for(reader)),
       capabilities: () => this.capabilities(),
       tasks: this.tasks,
       setServersLogLevel: (session) => Promise.all([this.setServersLogLevel(), this.listing.setOwnLogLevel(session)]).then(() => undefined),
@@ -485,7 +499,19 @@ export class Gateway {
           return session;
         },
         sameForAll: () => this.rules.open,
-        instructions: () => this.listing.instructions(),
+        instructions: () =>
+          withDirectory(
+            this.listing.instructions(),
+            this.capabilityDirectory.for({
+              agent: who.agent,
+              claims,
+              mode: view !== undefined ? 'aggregate' : this.search.modeOf(who.agent),
+            }),
+          ),
+        listed: () =>
+          this.listableNow
+            ? undefined
+            : Promise.race([this.listable, new Promise<void>((resolve) => setTimeout(resolve, DISCOVER_WAIT_MS).unref())]),
         capabilities: () => this.capabilities(),
       },
       msg,

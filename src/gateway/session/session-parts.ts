@@ -13,6 +13,7 @@ import type { Connection } from '../../servers/connection.js';
 import type { DiscoveryParts } from '../modes/discovery.js';
 import type { ToolSearch } from '../modes/tool-search.js';
 import type { CodeBoard } from '../modes/code-board.js';
+import type { DirectoryReader } from '../modes/capability-directory.js';
 import type { ProgramRunner } from '../../code/program.js';
 import type { OwnCatalogs } from '../routing/own-catalogs.js';
 import type { Router } from '../routing/router.js';
@@ -54,8 +55,8 @@ export interface SessionParts<Session> {
   maxInflight: number;
   /** Neutralize escape sequences and invisible characters in what servers say. */
   sanitize: boolean;
-  /** The ready servers' own instructions, for `initialize`. */
-  instructions(): string | undefined;
+  /** The ready servers' own instructions, and the capability directory when it is on for the reader, for `initialize`. */
+  instructions(reader: DirectoryReader): string | undefined;
   /** What mcpgate declares to agents (`method-tables.ts` `gatewayCapabilities`). */
   capabilities(): Record<string, unknown>;
   /** The tasks agents' calls created on servers, and whose each is (tasks.ts). */
