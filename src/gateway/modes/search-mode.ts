@@ -10,6 +10,7 @@
 // lists it (announced with list_changed). A modern (2026-07-28) agent has no session, so nothing is
 // remembered between its requests: it calls what a search returned by name.
 
+import type { SkillHit } from '../routing/skill-search.js';
 import type { Catalog, ToolEntry } from '../../catalog/catalog.js';
 import { GatewayError } from '../../errors.js';
 import { shows, type ModeSettings } from '../../rules/agent-mode.js';
@@ -139,18 +140,25 @@ export function resultTool(catalog: Catalog, key: string, entry: ToolEntry): Sea
 
 const NOTHING_FOUND = 'No tool found; try other words.';
 const SHORTENED_NOTE = '(… marks what was left out: describe_tools gives the full definitions.)';
+const SKILLS_NOTE = '(A skill is instructions to follow: read its SKILL.md with resources/read, then the files it names.)';
+
+/** Most skills a search answers beside its tools (a skill is found when its words match the task). */
+export const MAX_SKILL_HITS = 3;
 
 /**
  * The `tools/call` result of a search: one compact line per tool (tool-declarations.ts `hitOf`), and
  * the same as structured content — never the full schemas, which are context the agent pays for.
+ * Skills the search found follow, one line each, marked as skills.
  */
-export function searchResult(tools: readonly SearchResultTool[]): Record<string, unknown> {
+export function searchResult(tools: readonly SearchResultTool[], skills: readonly SkillHit[] = []): Record<string, unknown> {
   const hits = tools.map((tool) => ({
     tool,
     hit: hitOf({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }),
   }));
   const lines = hits.map(({ hit }) => hit.line);
   if (hits.some(({ hit }) => hit.shortened)) lines.push(SHORTENED_NOTE);
+  for (const skill of skills) lines.push(`skill ${skill.uri} — ${oneLine(skill.description)}`);
+  if (skills.length > 0) lines.push(SKILLS_NOTE);
   const structuredContent = {
     tools: hits.map(({ tool, hit }) => ({
       name: tool.name,
@@ -159,9 +167,13 @@ export function searchResult(tools: readonly SearchResultTool[]): Record<string,
       summary: hit.summary,
       ...(hit.shortened && { shortened: true }),
     })),
+    ...(skills.length > 0 && { skills }),
   };
-  return { content: [{ type: 'text', text: hits.length === 0 ? NOTHING_FOUND : lines.join('\n') }], structuredContent };
+  return { content: [{ type: 'text', text: lines.length === 0 ? NOTHING_FOUND : lines.join('\n') }], structuredContent };
 }
+
+/** A description on one line (a skill's may hold line breaks). */
+const oneLine = (text: string): string => text.replace(/\s+/g, ' ').trim();
 
 /** Checks `describe_tools`' arguments: the names (1 to MAX_DESCRIBE), each once. */
 export function describeRequest(args: unknown): string[] {

@@ -10,6 +10,7 @@ import type { JsonRpcRequest } from '../../wire/jsonrpc.js';
 import {
   DESCRIBE_NAME,
   FoundTools,
+  MAX_SKILL_HITS,
   SEARCH_TOOL_NAME,
   describeRequest,
   describeResult,
@@ -69,7 +70,7 @@ export class SearchSession implements SessionMode {
       (tools) => {
         // A modern request's session ends with this answer: nothing to remember (search-mode.ts).
         const added = !host.modern() && this.found.add(tools.map((t) => t.name));
-        host.sendResult(msg.id, searchResult(tools));
+        host.sendResult(msg.id, searchResult(tools, host.findSkills(request.query, Math.min(request.limit, MAX_SKILL_HITS))));
         if (added) host.toolsChanged();
       },
       (err: unknown) => host.sendError(msg.id, err),

@@ -9,6 +9,7 @@ import type { Catalog } from '../../catalog/catalog.js';
 import type { Claims } from '../../rules/decide.js';
 import type { JsonRpcErrorObject } from '../../errors.js';
 import type { JsonRpcRequest, RequestId } from '../../wire/jsonrpc.js';
+import type { SkillHit } from '../routing/skill-search.js';
 
 /** A call of one of the mode's own tools, its params checked by the session. */
 export interface ModeToolCall {
@@ -64,6 +65,8 @@ export interface ModeHost {
   notify(method: string, params: unknown, about: RequestId): void;
   /** One inner call of a code-mode run, through the same path as the agent's own tools/call. */
   callInner(call: InnerToolCall): Promise<InnerAnswer>;
+  /** The best `limit` skills for a search among those the agent may list (its rules, view and the pins). */
+  findSkills(query: string, limit: number): readonly SkillHit[];
   /** A new tools/call of `params` (a meta-tool's rewrite), made as `as.agent`. */
   callAs(msg: JsonRpcRequest, params: Record<string, unknown>, as: { agent: string; timeoutMs: number | undefined }): void;
 }

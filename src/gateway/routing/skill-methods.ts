@@ -26,6 +26,7 @@ import { parseFrontmatter } from '../../wire/frontmatter.js';
 import { contentBytes, skillFileDigest, skillRoot, type SkillEntry, type SkillFile } from '../../wire/skills.js';
 import type { Caller, Router } from './router.js';
 import { readsDirectories } from './skill-listing.js';
+import { SkillSearch, type SkillHit } from './skill-search.js';
 import { LOCAL_ORIGIN, type SkillFolders } from './skill-folders.js';
 import { splitUri } from '../../catalog/names.js';
 
@@ -97,7 +98,17 @@ function compare(a: Position, b: Position): number {
 }
 
 export class SkillMethods {
-  constructor(private readonly parts: SkillMethodsParts) {}
+  /** Skills ranked for search_tools. */
+  private readonly search: SkillSearch;
+
+  constructor(private readonly parts: SkillMethodsParts) {
+    this.search = new SkillSearch(parts.skills, (server, uri) => parts.catalog.publicUri(server, uri));
+  }
+
+  /** The best `limit` skills for a search, among those `skills/list` would show the agent. */
+  find(log: Logger, caller: Caller, search: { query: string; limit: number; view: CompiledView | undefined }): SkillHit[] {
+    return this.search.search(search.query, search.limit, this.shows(log, caller, search.view));
+  }
 
   /**
    * Whether this request is the skills methods' to answer: `skills/list`, `skills/get`,
@@ -140,7 +151,7 @@ export class SkillMethods {
    * Whether `skills/list` would show the agent a server's skill: the server reachable, the skill
    * released by the pins and not failed, and visible under its rules and view. A search finds only these.
    */
-  shows(log: Logger, caller: Caller, view?: CompiledView): (server: string, entry: SkillEntry) => boolean {
+  private shows(log: Logger, caller: Caller, view?: CompiledView): (server: string, entry: SkillEntry) => boolean {
     const seen: Seer = { caller, view };
     const { skills, router } = this.parts;
     const reachable = new Map<string, boolean>();

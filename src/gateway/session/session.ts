@@ -185,6 +185,7 @@ export class AgentSession implements Caller {
       session: id,
       notify: (method, params, about) => this.notify(method, params, about),
       callInner: (call) => callInner((tool, options) => this.calls.callAsAgent(tool, options), call),
+      findSkills: (query, limit) => parts.skills.find(this.log, this, { query, limit, view: this.curatedView() }),
     };
     const codeTools = new CodeTools(
       { search: parts.search, catalog: parts.catalog, board: parts.codeBoard, runner: parts.codeRunner, audit: parts.audit },
