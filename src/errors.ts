@@ -1,20 +1,12 @@
 // The error registry: every failure mcpgate reports has one stable `MCPG_*` code, documented in
 // docs/errors.md (test/unit/codebase/errors-doc.test.ts keeps the two in step). Wire errors (what an agent sees as a
 // JSON-RPC error) carry the code in `error.data.code`; local errors (CLI, config) print it.
-//
 // An agent's mistake maps to a JSON-RPC code the agent can act on (-32600/-32601/-32602); a server's
 // failure maps to a distinct code of mcpgate's own and names the server, so an agent is never blamed
-// for a server's fault.
-//
-// Where mcpgate's own codes sit: MCP 2026-07-28 ("Error Codes", basic protocol) splits JSON-RPC's
-// server-error range: -32000…-32019 is legacy (new implementations should not use it; only -32002,
-// the old resource not found, keeps a meaning), while -32020…-32099 is reserved for codes the
-// specification defines; an implementation must not send any other code from that band, and must
-// not send -32002 or -32042 to a peer of that revision. New codes of an implementation belong
-// outside -32768…-32000, so every code of mcpgate's own is in -31000…-31099, where no specification
-// can give the number another meaning (the codes once in -32010…-32019 moved to -31010…-31019).
-// test/unit/codebase/error-codes-spec.test.ts reads the codes from the revision's own text and checks the
-// registry against them; wire/modern-answers.ts rewrites what a 2026-07-28 agent must not get.
+// for a server's fault. Every code of mcpgate's own is in -31000…-31099, outside the bands the MCP
+// specification reserves (docs/errors.md "Where the numbers sit" says why;
+// test/unit/codebase/error-codes-spec.test.ts checks the registry against the revision's own text, and
+// wire/modern-answers.ts rewrites what a 2026-07-28 agent must not get).
 
 export const JSONRPC = {
   PARSE_ERROR: -32700,

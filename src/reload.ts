@@ -3,9 +3,8 @@
 // that fails to parse or validate keeps the running configuration, and the failure is recorded per
 // file (attempts, successes, last error, last warnings) for the status tool; the next good write
 // applies. Reloads are serialized, so a burst of edits never interleaves two applications.
-// The rules are read here (`loadRules`, also for `mcpgate check`) and compiled by rules/, which reads
-// no files.
-// `loadBoth` loads the pair; reading the rules file and its JWT key file is `loadRules`'s.
+// The rules are read here (`loadBoth`, also for `mcpgate check`; the rules file and its JWT key file)
+// and compiled by rules/, which reads no files.
 
 import { readFileSync } from 'node:fs';
 import type { Env } from './config/expand.js';
@@ -42,22 +41,17 @@ const fileStatus = (path: string | undefined): FileStatus => ({
 
 const describe = (issues: readonly ConfigIssue[]): string[] => issues.map((i) => `${i.path}: ${i.message}`);
 
-interface LoadRulesOptions {
-  readonly signal?: AbortSignal;
-  /** For `${VAR}` in the `auth.jwt` key settings; process.env when not given. */
-  readonly env?: Env;
-}
-
 /** `auth.jwt.publicKeyFile`: a small file, read synchronously while the rules compile (at startup and reload). */
 const readKeyFile: KeyFileReader = (file) => readFileSync(file, 'utf8');
 
 /**
- * Reads `file` and compiles it against the servers `.mcp.json` defines (`servers`, their configs);
- * throws `MCPG_CONFIG_INVALID` naming the file (missing, unreadable) or every problem in it.
+ * Reads `file` and compiles it against the servers `.mcp.json` defines (`servers`, their configs),
+ * with `env` for `${VAR}` in the `auth.jwt` key settings; throws `MCPG_CONFIG_INVALID` naming the
+ * file (missing, unreadable) or every problem in it.
  */
-export async function loadRules(file: string, servers: readonly ServerRef[], options: LoadRulesOptions = {}): Promise<Rules> {
-  const { abs, text } = await readJsonFile(file, RULES_FILE, options.signal);
-  return parseRules(text, abs, servers, { env: options.env, readKeyFile });
+async function loadRules(file: string, servers: readonly ServerRef[], env: Env): Promise<Rules> {
+  const { abs, text } = await readJsonFile(file, RULES_FILE);
+  return parseRules(text, abs, servers, { env, readKeyFile });
 }
 
 /** Loads both files, or says what is wrong with each; never applies anything. */
@@ -67,7 +61,7 @@ export async function loadBoth(
   env: Env,
 ): Promise<{ config: ServersConfig; rules: Rules }> {
   const config = await loadServersConfig(configFile, env);
-  const rules = rulesFile === undefined ? OPEN_RULES : await loadRules(rulesFile, config.servers, { env });
+  const rules = rulesFile === undefined ? OPEN_RULES : await loadRules(rulesFile, config.servers, env);
   return { config, rules };
 }
 
@@ -141,7 +135,7 @@ export class Reloader {
     let rules: Rules = OPEN_RULES;
     if (this.rulesFile !== undefined) {
       try {
-        rules = await loadRules(this.rulesFile, config.servers, { env: this.env });
+        rules = await loadRules(this.rulesFile, config.servers, this.env);
       } catch (err) {
         return this.failed(this.rules, err);
       }

@@ -1,19 +1,11 @@
-// Who is calling the HTTP front (docs/architecture.md "Agent identity"): the request's bearer token (RFC 6750
-// §2.1) is either a static token whose SHA-256 is listed under an agent in gateway-rules.json, a JWT
-// access token from one of the OAuth issuers of the rules' `auth.oauth` (keys from the issuer's JWKS,
-// issuers.ts; audience bound to mcpgate's resource URI, RFC 8707), or a JWT verified with the fixed
-// key of `auth.jwt` (auth-config.ts). Signatures, algorithms and the registered claims are checked by
-// jose (RFC 7515/7519, RFC 8725): the algorithms come from the configuration, never the token's
-// header. The rules snapshot in force is an argument, so a reload applies to the next request.
-// Reasons are safe to show the caller: they never echo the token. This file reads the bearer token,
-// answers static tokens, chooses the verifier (jwt.ts, oauth-tokens.ts; claims.ts words the claim
-// checks) and writes the `WWW-Authenticate` challenge and the RFC 9728 resource metadata.
-// A JWT goes by its `iss` to the OAuth issuer of that name, else to the fixed key of `auth.jwt`; a
-// token that is no JWT goes to introspection at the one introspecting issuer — but mcpgate's own
-// tokens (`mcpg_…`, admins') are refused first and never introspected. The time, the issuers' key
-// caches and mcpgate's resource URI are arguments too (outcome.ts `AuthContext`). A JWT's or an
-// introspected token's verified claims come back with the identity (`AuthOutcome.claims`): the HTTP
-// front hands them to the agent session for the rules' `grants`.
+// Who is calling the HTTP front (docs/architecture.md "Agent identity"): this file reads the
+// request's bearer token (RFC 6750 §2.1), answers a static token (its SHA-256 listed under an agent
+// in gateway-rules.json) itself and hands any other to its verifier — a JWT of an `auth.oauth` issuer
+// or of the fixed `auth.jwt` key (jwt.ts, oauth-tokens.ts; claims.ts words the claim checks), or
+// introspection — and it writes the `WWW-Authenticate` challenge and the RFC 9728 resource metadata.
+// The rules snapshot, the time, the issuers' key caches and mcpgate's resource URI are arguments
+// (outcome.ts `AuthContext`); the verified claims come back with the identity (`AuthOutcome.claims`),
+// and reasons never echo the token. Which token goes to which verifier: the room's README.
 
 import { createHash } from 'node:crypto';
 import type { Rules } from '../rules/schema.js';

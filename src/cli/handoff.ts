@@ -71,7 +71,7 @@ interface HandoffOptions {
 }
 
 /** The session a request head names, if exactly one `Mcp-Session-Id` line is there. */
-export function sessionOfHead(head: string): string | undefined {
+function sessionOfHead(head: string): string | undefined {
   let found: string | undefined;
   for (const line of head.split('\r\n').slice(1)) {
     if (line.length < 15 || line.slice(0, 15).toLowerCase() !== 'mcp-session-id:') continue;

@@ -7,7 +7,7 @@
 import type { Logger } from '../observability/logger.js';
 
 /** The handler itself: logs once, kills the servers, exits 1 (the kill's own failure cannot stop the exit). */
-export function fatalHandler(log: Logger, killServers: () => void, exit: (code: number) => void): (err: unknown) => void {
+function fatalHandler(log: Logger, killServers: () => void, exit: (code: number) => void): (err: unknown) => void {
   let fired = false;
   return (err) => {
     if (fired) return;

@@ -1,20 +1,9 @@
 // With `--redis`: the calls waiting for a person's approval, and the admins' decisions on them,
 // shared by every worker, so an admin on worker B decides a call waiting on worker A. It is the
 // policy room's `ApprovalBoard` (policy/approval-desk.ts), handed to the approval desk at its
-// construction by the composition root.
-//
-// In Redis: `mcpgate:approval:ID` the pending call (JSON, signed), `mcpgate:approvals` a sorted set
-// of ids by expiry (for the list), `mcpgate:approval:ID:decision` a decision (JSON, signed), and the
-// channel `mcpgate:approvals:decided`, which wakes the worker holding the call. Only that worker
-// takes the decision (read and deleted in one transaction: single use) and only when its signature
-// holds; the gateway then checks it names the very call (id and digest of the arguments). A call or
-// a decision written by anyone without the cluster secret is absent: listed nowhere, deciding nothing.
-// A missed wake-up is made up for by a poll of this worker's own calls every POLL_MS.
-// The numbers and names: a pending call's key lives until its expiry plus 5 s; a wake-up on the
-// channel is `{id, worker}`; the board has two connections of its own (one subscribed). The take is
-// `HGETALL`+`DEL` in one transaction. A refused call or decision is counted as `approval` or
-// `decision` in `mcpgate_cluster_records_refused_total`. Redis down: a call that needs approval cannot be posted and ends as expired, so
-// nothing runs unapproved.
+// construction by the composition root. Only the worker holding a call takes its decision (once,
+// and only when its signature holds); with Redis down a call that needs approval cannot be posted
+// and ends as expired, so nothing runs unapproved. Its keys, wake-ups and checks: the room's README.
 
 import type { Redis } from 'ioredis';
 import { redisConnection } from './redis-connection.js';

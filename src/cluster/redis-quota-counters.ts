@@ -1,24 +1,10 @@
 // The counters of the rules' limits shared by every worker of a cluster, in Redis: the policy room's
 // `SharedQuotaCounters` (policy/quota-counters.ts), handed to the quotas at their construction by the
-// composition root. Two small Lua scripts of our own rather than a library such as rate-limiter-flexible: one
-// call's limits (its agent's, its server's, its tool's) must be checked together and counted only if
-// all pass, and calls in flight must be released even when a worker dies — neither fits a
-// library's one-key limiter, and each script is a few lines over plain hashes.
-//
-// Calls per window: fixed windows aligned to the epoch (policy/quota-window.ts says why), one hash
-// per counter (`s`: the window's start, `n`: calls counted), the window taken from Redis's own clock
-// (TIME) so workers with skewed clocks still share one window; the key expires a second after its
-// window ends. Calls in flight: one hash per counter, a field per worker holding that worker's calls
-// in flight; each worker keeps a lease key (`…lease:<worker>`, 3 s TTL, renewed every second). A
-// check counts only the fields whose worker's lease is alive and deletes the others: a worker that
-// dies releases its calls within the lease's TTL, with nothing to clean up. While Redis is down the
-// worker counts locally (the gateway's fallback); what it released meanwhile is written again when
-// Redis is back (each counter this worker touched gets its field set to what it holds).
-//
-// The scripts build the lease keys they read from the field names, so they need one Redis (not a
-// Redis Cluster, where every key must be named in KEYS); mcpgate's cluster uses one Redis.
-// Besides the check: the same check counting nothing (peek), a release, and a read for the status. It has its own Redis connection with the
-// directory's settings (redis-connection.ts), and is owned by `Cluster` (`quotas`).
+// composition root. A check counts one call against all its limits at once (counted only if all
+// pass); besides it, a peek (the same check counting nothing), a release and a read for the status.
+// Calls in flight of a worker that dies are released within seconds. It has its own Redis connection
+// with the directory's settings (redis-connection.ts) and is owned by `Cluster` (`quotas`). How the
+// counters are kept in Redis, and why by two Lua scripts of our own: the room's README.
 
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';

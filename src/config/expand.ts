@@ -3,7 +3,6 @@
 // arguments that already contain `$` (regexes, shell snippets) keep working.
 
 import type { ConfigIssue } from './types.js';
-import { configInvalid, formatIssues } from './issues.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -61,18 +60,7 @@ function issueAt(where: ExpandWhere, reason: string): ConfigIssue {
   return { file: where.file, path: where.path, message: `${reason} (server ${JSON.stringify(where.server)})` };
 }
 
-/**
- * Expands one value or throws `MCPG_CONFIG_INVALID` whose message is
- * `<file>: <path>: <reason> (server "<name>")`.
- */
-export function expandString(value: string, env: Env, where: ExpandWhere): string {
-  const result = tryExpand(value, env);
-  if (result.ok) return result.value;
-  const issue = issueAt(where, result.reason);
-  throw configInvalid(where.file, [issue], { message: formatIssues([issue]).join('\n') });
-}
-
-/** Like expandString, but records the problem in `issues` and returns "" so a caller can keep collecting. */
+/** Expands one value, or records the problem in `issues` and returns "" so a caller can keep collecting. */
 export function expandInto(value: string, env: Env, where: ExpandWhere, issues: ConfigIssue[]): string {
   const result = tryExpand(value, env);
   if (result.ok) return result.value;

@@ -28,7 +28,7 @@ export function locateJsonError(text: string, error: SyntaxError): JsonErrorLoca
   return { ...lineAndColumn(text, offset), message: message.charAt(0).toLowerCase() + message.slice(1) };
 }
 
-export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+function lineAndColumn(text: string, offset: number): { line: number; column: number } {
   const before = text.slice(0, Math.min(offset, text.length));
   const lastBreak = before.lastIndexOf('\n');
   let line = 1;
@@ -46,7 +46,7 @@ const ESCAPES = '"\\/bfnrtu';
 const isDigit = (c: string): boolean => c >= '0' && c <= '9';
 
 /** The offset of the first character that makes `text` invalid JSON (RFC 8259), or undefined if none. */
-export function findSyntaxErrorOffset(text: string): number | undefined {
+function findSyntaxErrorOffset(text: string): number | undefined {
   let i = 0;
   const stop = (): never => {
     throw new Stop(i);

@@ -1,19 +1,11 @@
-// One remote server's OAuth credentials in a running gateway (servers/upstream-credentials.ts is the contract
-// the transport sees). The tokens come from the token store (written by `mcpgate login`) or, for a
-// `client_credentials` entry, from the authorization server directly. They are refreshed before they
-// expire (checked before each request: `stale`), and on a 401 once for every request that saw the same
-// token. When only a person can help — no tokens, an expired token without a refresh token, a refused
-// refresh token — the answer is MCPG_SERVER_NEEDS_LOGIN naming the command; the connection parks and
-// is revived when a login stores new tokens (this process's own writes to the file are not one). An
-// answer no retry can change (a refused machine grant, an authorization server the credentials are not
-// pinned to, a step-up beyond `maxScope`) is MCPG_SERVER_AUTH_REFUSED: parked too, retried on a slow
-// schedule. A per-agent server's pooled connection for an identified agent gets credentials over that agent's own store (`TokenStore.forAgent`): it reads, refreshes and
-// watches only that agent's file, and "needs login" names `--agent`. A server without `"auth"` gets these too, so a 401 with a
-// Bearer challenge says "needs login" and a login for it is used; it then sends a token only once one
-// is stored. No token is ever logged or put in an error.
-// The `Authorization` value is read synchronously per request (for a DPoP-bound token, with a proof
-// signed per request, dpop.ts). The server without `"auth"` above is one without a configured
-// `Authorization` header either, and a DPoP challenge on its 401 asks for a login as a Bearer one does.
+// One remote server's OAuth credentials in a running gateway (servers/upstream-credentials.ts is the
+// contract the transport sees): the `Authorization` value of each request, read synchronously (for a
+// DPoP-bound token, with a proof signed per request, dpop.ts). The tokens come from the token store
+// (written by `mcpgate login`) or, for a machine grant, from the authorization server directly, and
+// are refreshed before they expire and on a 401. When only a person can help, the answer is
+// MCPG_SERVER_NEEDS_LOGIN naming the command; an answer no retry can change is
+// MCPG_SERVER_AUTH_REFUSED; either parks the connection until new credentials come. No token is ever
+// logged or put in an error. When each applies, and per-agent accounts: the room's README.
 
 import { mkdirSync, statSync } from 'node:fs';
 import {

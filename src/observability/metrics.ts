@@ -585,7 +585,7 @@ export class GatewayMetrics {
  * highest bound), interpolated linearly within its bucket as Prometheus' histogram_quantile does;
  * in the overflow bucket, the highest bound.
  */
-export function quantile(q: number, counts: ArrayLike<number>, bounds: readonly number[]): number {
+function quantile(q: number, counts: ArrayLike<number>, bounds: readonly number[]): number {
   let total = 0;
   for (let i = 0; i < counts.length; i++) total += counts[i]!;
   if (total === 0) return 0;

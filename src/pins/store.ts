@@ -1,5 +1,5 @@
 // The pin store in the state directory: `pins.json` (approved definitions, written by the gateway on
-// first use and by `mcpgate approve`; one definition a line, `pinsText`, so an operator can audit it),
+// first use and by `mcpgate approve`; one definition a line, `pinsTextParts`, so an operator can audit it),
 // `held.json` (what a running gateway holds back, read by `mcpgate pins` and `approve`) and
 // `pin-digests.json` (the pins without their definitions, what a gateway reviews tools against).
 // Every write is atomic (observability/atomic-json.ts) and a read-modify-write of pins.json runs
@@ -372,15 +372,11 @@ function withNameMaps(file: StoreFile): StoreFile {
 }
 
 /**
- * pins.json's text: indented like the other stores, but each definition on one line of JSON. Fully
- * indented, the nested schemas of the definitions make the file about 2.3 times larger (20 MB against
- * 9 MB for 5,000 tools) and every write and read of it slower; a pin's own fields stay one to a line.
+ * pins.json's text, in pieces (a tool's pin each) so a large store is written without being one
+ * string: indented like the other stores, but each definition on one line of JSON. Fully indented,
+ * the nested schemas of the definitions make the file about 2.3 times larger (20 MB against 9 MB for
+ * 5,000 tools) and every write and read of it slower; a pin's own fields stay one to a line.
  */
-export function pinsText(pins: PinsFile): string {
-  return [...pinsTextParts(pins)].join('');
-}
-
-/** The same text in pieces (a tool's pin each), so a large store is written without being one string. */
 function* pinsTextParts(pins: PinsFile): Generator<string> {
   yield `{\n  "version": ${JSON.stringify(pins.version)},\n  "servers": {`;
   const servers = Object.keys(pins.servers);

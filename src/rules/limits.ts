@@ -1,9 +1,7 @@
 // Quotas and rate limits in `gateway-rules.json` (`limits`): their shape, validation (every problem
 // with its JSON path, through the caller's `error`/`warn`) and compilation into `CompiledLimits`.
 // Which limits apply to one call is limits-match.ts; counting them is the policy room's (policy/quotas.ts).
-//
-// One shape wherever limits may sit — the top level (counted over every agent together), an agent's
-// entry (counted per agent id; `default`'s per agent that gets it) and a grant (per agent meeting it):
+// One shape wherever limits may sit (the top level, an agent's entry, a grant; the room's README):
 //
 //   "limits": {
 //     "calls": 100, "per": "1m",          every call of the agent, 100 per fixed minute
@@ -11,10 +9,6 @@
 //     "servers": {"github": {…}, "db-*": {…}},            each server (name or glob): the same fields
 //     "tools": {"github": {"create_*": {…}, "search": {…}}} each tool of a server (name or glob)
 //   }
-//
-// A spec holds `calls` with `per`, and/or `inFlight`. The most specific server entry applies (its
-// exact name, else the first glob in file order), and likewise for tools; the entry's own fields, its
-// server's and its tool's all apply together, and a call must pass every limit that applies.
 
 import { describeValue, isPlainObject, jsonPath } from '../config/issues.js';
 import { frozenMap } from './frozen.js';

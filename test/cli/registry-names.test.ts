@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ROOT } from '../helpers/gateway.js';
 import assert from 'node:assert/strict';
-import { foreignCharacters, isLookalike, skeleton } from '../../src/cli/registry/lookalike.js';
+import { foreignCharacters, isLookalike } from '../../src/cli/registry/lookalike.js';
 import { buildEntry, launchOptions, questionsFor } from '../../src/cli/registry/entry-from-server-json.js';
 import { compareVersions } from '../../src/cli/registry/outdated.js';
 import { serverResponseSchema, type ServerJson } from '../../src/cli/registry/server-json.js';
@@ -44,9 +44,12 @@ void describe('registry names and entries', { timeout: 10_000 }, () => {
   });
 
   void it('folds lookalike glyphs, case and separators into one skeleton', () => {
-    assert.equal(skeleton('io.github.Owner/my-server'), skeleton('io.github.0wner/my_server'));
-    assert.equal(skeleton('io.github.modelcontextprotocol/x'), skeleton('io.github.modeIcontextprotoco1/x'));
-    assert.equal(skeleton('com.rnicrosoft/a'), skeleton('com.microsoft/a'));
+    // Each pair is more than one edit apart, so only the folded skeletons make it a lookalike.
+    assert.equal(isLookalike('io.github.Owner-co/my-server', 'io.github.0wner_c0/my_server'), true);
+    assert.equal(isLookalike('io.github.modelcontextprotocol/x', 'io.github.modeIcontextprotoco1/x'), true);
+    assert.equal(isLookalike('com.microsoft/a', 'com.rnicrosoft/a'), true);
+    assert.equal(isLookalike('com.example.tools/a', 'com.exarnple.t0o1s/a'), true);
+    assert.equal(isLookalike('com.widgets/a', 'com.vvidget5/a'), true);
   });
 
   void it('another namespace one edit away with the same server name is a lookalike; the same namespace never is', () => {

@@ -1,13 +1,21 @@
 // Unit tests for `${VAR}` expansion (src/config/expand.ts): the shell-like rules, and errors that
-// name the variable, the server and the JSON path.
+// name the variable, the server and the JSON path (as the `.mcp.json` loader reports them).
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { expandString, tryExpand } from '../../src/config/expand.js';
+import { tryExpand } from '../../src/config/expand.js';
+import { parseServersConfig } from '../../src/config/load.js';
 import { GatewayError } from '../../src/errors.js';
 
 const env = { HOME: '/home/u', EMPTY: '', TOKEN: 's3cr3t' };
 const where = { file: '/cfg/.mcp.json', path: '$.mcpServers.remote.headers.Authorization', server: 'remote' };
+/** A one-server `.mcp.json` whose Authorization header is `value`, loaded with `env`. */
+const load = (value: string) =>
+  parseServersConfig(
+    JSON.stringify({ mcpServers: { remote: { type: 'http', url: 'https://x.test/mcp', headers: { Authorization: value } } } }),
+    where.file,
+    env,
+  );
 
 void describe('tryExpand', () => {
   void it('replaces ${NAME} anywhere in the value, several times', { timeout: 5000 }, () => {
@@ -48,21 +56,26 @@ void describe('tryExpand', () => {
   });
 });
 
-void describe('expandString', () => {
+void describe('expansion in the loader', () => {
   void it('returns the expanded value', { timeout: 5000 }, () => {
-    assert.equal(expandString('Bearer ${TOKEN}', env, where), 'Bearer s3cr3t');
+    const [server] = load('Bearer ${TOKEN}').servers;
+    assert.ok(server?.type === 'http');
+    assert.equal(server.headers.Authorization, 'Bearer s3cr3t');
   });
 
   void it('throws MCPG_CONFIG_INVALID naming the file, the path, the variable and the server', { timeout: 5000 }, () => {
     assert.throws(
-      () => expandString('Bearer ${MISSING_TOKEN}', env, where),
+      () => load('Bearer ${MISSING_TOKEN}'),
       (err: unknown) => {
         assert.ok(err instanceof GatewayError);
         assert.equal(err.code, 'MCPG_CONFIG_INVALID');
-        assert.equal(
+        assert.ok(
+          err.message.includes(
+            '$.mcpServers.remote.headers.Authorization: environment variable MISSING_TOKEN is not set (server "remote")',
+          ),
           err.message,
-          '/cfg/.mcp.json: $.mcpServers.remote.headers.Authorization: environment variable MISSING_TOKEN is not set (server "remote")',
         );
+        assert.ok(err.message.includes('/cfg/.mcp.json'), err.message);
         assert.deepEqual(err.detail?.issues, [
           { file: '/cfg/.mcp.json', path: where.path, message: 'environment variable MISSING_TOKEN is not set (server "remote")' },
         ]);

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GatewayError } from '../../src/errors.js';
 import { definitionOf, toolDigest } from '../../src/pins/digest.js';
-import { PinStore, digestsOf, emptyHeld, pinsText, type HeldFile, type PinsFile } from '../../src/pins/store.js';
+import { PinStore, digestsOf, emptyHeld, type HeldFile, type PinsFile } from '../../src/pins/store.js';
 
 /** The store's name tables have no prototype (names are keys, never Object's members): compare contents. */
 const plain = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
@@ -29,6 +29,17 @@ async function freshDir(): Promise<string> {
   const dir = join(root, `s${++n}`);
   await mkdir(dir);
   return dir;
+}
+
+/** The text of pins.json as a store holding `pins` writes it. */
+async function layout(pins: PinsFile): Promise<string> {
+  const store = new PinStore(await freshDir());
+  await store.updatePins((read) => {
+    read.version = pins.version;
+    read.servers = pins.servers;
+    return true;
+  });
+  return readFile(store.pinsPath, 'utf8');
 }
 
 /** Adds a first-use pin for tool `name` of `server` (read-modify-write, as the keeper does). */
@@ -138,7 +149,7 @@ void describe('PinStore reads and writes', { timeout: 10_000 }, () => {
       await addTool(store, 'fs', 'write');
       const text = await readFile(store.pinsPath, 'utf8');
       const parsed = JSON.parse(text) as PinsFile;
-      assert.equal(text, pinsText(parsed));
+      assert.equal(await layout(parsed), text);
       assert.ok(text.endsWith('}\n'));
       assert.ok(text.includes('\n          "definition": {"description":"the read tool","name":"read"}\n'), text);
       assert.ok(text.includes('\n          "by": "first-use",\n'), text);
@@ -157,7 +168,7 @@ void describe('PinStore reads and writes', { timeout: 10_000 }, () => {
     },
   );
 
-  void it('lays out any store as JSON that reads back the same', { timeout: 5000 }, () => {
+  void it('lays out any store as JSON that reads back the same', { timeout: 5000 }, async () => {
     const pin = (name: string): PinsFile['servers'][string]['tools'][string] => ({
       digest: toolDigest({ name }),
       definition: { name, inputSchema: { type: 'object', properties: { 'a "b"\n': { type: 'string', enum: ['x', '\u202e'] } } } },
@@ -171,7 +182,7 @@ void describe('PinStore reads and writes', { timeout: 10_000 }, () => {
       { version: 1, servers: { only: { tools: {}, instructions } } },
       { version: 1, servers: { a: { tools: { x: pin('x'), 'y"z': pin('y"z') }, instructions }, 'b\u2028': { tools: { w: pin('w') } } } },
     ];
-    for (const store of stores) assert.deepEqual(JSON.parse(pinsText(store)), plain(store));
+    for (const store of stores) assert.deepEqual(JSON.parse(await layout(store)), plain(store));
   });
 
   void it('creates the state directory on the first write', { timeout: 5000 }, async () => {
@@ -253,9 +264,9 @@ void describe('PinStore with corrupt files', { timeout: 10_000 }, () => {
 });
 
 void describe('PinStore digests index', { timeout: 10_000 }, () => {
-  /** Replaces pins.json as a writer that knows nothing of the index would: a new file renamed over it. */
-  async function replaceByHand(store: PinStore, pins: PinsFile): Promise<void> {
-    await writeFile(`${store.pinsPath}.hand`, pinsText(pins));
+  /** Edits pins.json as a writer that knows nothing of the index would: a new file renamed over it. */
+  async function replaceByHand(store: PinStore, edit: (text: string) => string): Promise<void> {
+    await writeFile(`${store.pinsPath}.hand`, edit(await readFile(store.pinsPath, 'utf8')));
     await rename(`${store.pinsPath}.hand`, store.pinsPath);
   }
 
@@ -279,8 +290,8 @@ void describe('PinStore digests index', { timeout: 10_000 }, () => {
     const before = (await stat(store.pinsPath)).size;
     // The operator's pin of another definition: a digest of the same length, so the file's size is the same.
     const other = toolDigest({ name: 'read', description: 'the read tool, changed' });
-    pins.servers.fs!.tools.read!.digest = other;
-    await replaceByHand(store, pins);
+    const old = pins.servers.fs!.tools.read!.digest;
+    await replaceByHand(store, (text) => text.replace(JSON.stringify(old), JSON.stringify(other)));
     assert.equal((await stat(store.pinsPath)).size, before);
     for (const read of [store.readDigestsNow(), await store.readDigests()]) {
       assert.equal(read.indexed, false);

@@ -146,7 +146,7 @@ function asObject(value: unknown): Record<string, unknown> | undefined {
 }
 
 /** JSONC → JSON: drops `//` and `/* *\/` comments and commas before `}` or `]`, leaving strings alone. */
-export function stripJsonComments(text: string): string {
+function stripJsonComments(text: string): string {
   let out = '';
   let i = 0;
   while (i < text.length) {

@@ -48,7 +48,7 @@ const REFERENCE = /\$\{([^}]*)\}/g;
 const VAR = /^[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?$/;
 
 /** A variable name made of what a person wrote (`github-token` → `GITHUB_TOKEN`). */
-export function variableName(text: string): string {
+function variableName(text: string): string {
   const name = text
     .replace(/[^A-Za-z0-9]+/g, '_')
     .replace(/^_+|_+$/g, '')

@@ -20,7 +20,7 @@ export function foreignCharacters(name: string): string[] {
 }
 
 /** What a name looks like to a reader: lowercase, no separators, and lookalike glyphs folded together. */
-export function skeleton(name: string): string {
+function skeleton(name: string): string {
   return name
     .normalize('NFKC')
     .toLowerCase()

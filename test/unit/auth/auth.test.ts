@@ -14,10 +14,9 @@ import path from 'node:path';
 import { authenticate, challenge, hashToken } from '../../../src/auth/auth.js';
 import type { AuthOutcome } from '../../../src/auth/outcome.js';
 import { OPEN_RULES, parseRules } from '../../../src/rules/load.js';
-import { loadRules } from '../../../src/reload.js';
 import type { Rules } from '../../../src/rules/load.js';
 import { runToken } from '../../../src/cli/token.js';
-import { byPath, failure } from '../../helpers/config.js';
+import { byPath, failure, loadRulesFile } from '../../helpers/config.js';
 
 /** The refusals and the challenge an agent reads, word for word. */
 const BEARER_CHALLENGE = 'Bearer realm="mcpgate"';
@@ -458,7 +457,7 @@ void describe('auth configuration', T, () => {
   });
 });
 
-void describe('publicKeyFile and loadRules({ env }) (src/reload.ts reads the files)', T, () => {
+void describe('publicKeyFile read with the rules file, ${VAR} from the env (src/reload.ts reads the files)', T, () => {
   let dir = '';
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'mcpgate-auth-'));
@@ -474,13 +473,13 @@ void describe('publicKeyFile and loadRules({ env }) (src/reload.ts reads the fil
       file,
       JSON.stringify({ agents: {}, defaults: { deny_on_missing_agent: false }, auth: { jwt: { publicKeyFile: '${KEY_NAME}' } } }),
     );
-    const rules = await loadRules(file, [], { env: { KEY_NAME: 'idp.pem' } });
+    const rules = await loadRulesFile(file, [], { KEY_NAME: 'idp.pem' });
     assert.deepEqual(plain(await authenticate(rules, bearer(jwt('EdDSA', ed.privateKey, good())), { now: NOW })), {
       ok: true,
       agent: 'ci-bot',
       via: 'jwt',
     });
-    const { issues } = await failure(() => loadRules(file, [], { env: { KEY_NAME: 'missing.pem' } }));
+    const { issues } = await failure(() => loadRulesFile(file, [], { KEY_NAME: 'missing.pem' }));
     assert.deepEqual(byPath(issues), {
       '$.auth.jwt.publicKeyFile': `cannot read the key file ${path.join(dir, 'missing.pem')}: no such file`,
     });

@@ -1,15 +1,16 @@
 // The CLI's small parsers: "did you mean" (src/cli/suggest.ts), the env file's lines
-// (src/cli/env-file.ts) and JSONC as VS Code writes it (src/cli/import/clients.ts).
+// (src/cli/env-file.ts), JSONC as VS Code writes it (read by `import --from`, src/cli/import/clients.ts)
+// and the variable names `import` makes of what a person wrote (src/cli/import/translate.ts).
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closest, editDistance } from '../../../src/cli/suggest.js';
 import { appendEnvFile, parseEnvFile, withEnvFile } from '../../../src/cli/env-file.js';
-import { stripJsonComments } from '../../../src/cli/import/clients.js';
-import { variableName } from '../../../src/cli/import/translate.js';
+import { readFrom } from '../../../src/cli/import/clients.js';
+import { translateEntry } from '../../../src/cli/import/translate.js';
 
 void describe('cli words', { timeout: 5000 }, () => {
   void it('edit distance counts a swap of neighbours as one edit', () => {
@@ -57,14 +58,26 @@ void describe('cli words', { timeout: 5000 }, () => {
     );
   });
 
-  void it('JSONC: comments and trailing commas go, strings stay as written', () => {
-    const text = '{\n // a\n "url": "http://x//y", /* b */ "s": "a /* c */ \\" d",\n "l": [1, 2,],\n}';
-    assert.deepEqual(JSON.parse(stripJsonComments(text)), { url: 'http://x//y', s: 'a /* c */ " d', l: [1, 2] });
+  void it('JSONC: comments and trailing commas go, strings stay as written', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mcpgate-jsonc-'));
+    try {
+      const file = join(dir, 'mcp.json');
+      const text = '{\n // a\n "url": "http://x//y", /* b */ "s": "a /* c */ \\" d",\n "l": [1, 2,],\n}';
+      await writeFile(file, `{ // the servers\n "mcpServers": { "x": ${text}, },\n}`);
+      const [source] = await readFrom(file, dir);
+      assert.deepEqual(source?.servers, [['x', { url: 'http://x//y', s: 'a /* c */ " d', l: [1, 2] }]]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   void it('variable names from what a person wrote', () => {
-    assert.equal(variableName('perplexity-key'), 'PERPLEXITY_KEY');
-    assert.equal(variableName('github_Authorization'), 'GITHUB_AUTHORIZATION');
-    assert.equal(variableName('1password'), '_1PASSWORD');
+    const ctx = { home: '/home/ada', project: '/p', editorVariables: true, secrets: new Map<string, string>() };
+    const named = (label: string): readonly string[] => translateEntry('x', { command: 'x', args: [`\${input:${label}}`] }, ctx).inputs;
+    assert.deepEqual(named('perplexity-key'), ['PERPLEXITY_KEY']);
+    assert.deepEqual(named('1password'), ['_1PASSWORD']);
+    const moved = translateEntry('x', { command: 'x', env: { github_Authorization: 'ghp_0123456789abcdef' } }, ctx);
+    assert.deepEqual(moved.moved, ['GITHUB_AUTHORIZATION']);
+    assert.deepEqual(moved.entry?.env, { github_Authorization: '${GITHUB_AUTHORIZATION}' });
   });
 });

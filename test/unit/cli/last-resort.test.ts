@@ -1,12 +1,25 @@
 // The last-resort handler (src/cli/last-resort.ts): an error that escaped every handler is logged with
 // its stack, every server's process group is killed, and the process exits non-zero — once, even if
 // more errors follow while it does so. (Emitting a real uncaughtException here would hit the test
-// runner's own handler, so the handler is called as the process would call it.)
+// runner's own handler, so the installed handler is taken from the process and called as the process
+// would call it.)
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { fatalHandler, installLastResort } from '../../../src/cli/last-resort.js';
+import { installLastResort } from '../../../src/cli/last-resort.js';
 import { Logger } from '../../../src/observability/logger.js';
+
+/** The handler `installLastResort` puts on `uncaughtException` (taken off again before it is called). */
+function fatalHandler(log: Logger, killServers: () => void, exit: (code: number) => void): (err: unknown) => void {
+  const before = process.listeners('uncaughtException');
+  const uninstall = installLastResort(log, killServers, exit);
+  const installed = process.listeners('uncaughtException').filter((l) => !before.includes(l));
+  const rejection = process.listeners('unhandledRejection').at(-1);
+  uninstall();
+  assert.equal(installed.length, 1);
+  assert.equal(rejection, installed[0], 'one handler for both');
+  return installed[0]! as (err: unknown) => void;
+}
 
 void describe('the last-resort handler', { timeout: 5000 }, () => {
   void it('logs once, kills the servers and exits 1', { timeout: 5000 }, () => {

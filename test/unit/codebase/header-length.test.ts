@@ -16,10 +16,6 @@ const HEADER_LINES = 12;
  * on a long header not listed and on an entry that is short now or gone, so this list only shrinks.
  */
 const STILL_LONG: readonly string[] = [
-  'src/auth/auth.ts',
-  'src/cluster/approval-board.ts',
-  'src/cluster/redis-quota-counters.ts',
-  'src/errors.ts',
   'src/front/http/channel.ts',
   'src/gateway/gateway.ts',
   'src/gateway/modern/modern-requests.ts',
@@ -27,9 +23,7 @@ const STILL_LONG: readonly string[] = [
   'src/gateway/routing/server-events.ts',
   'src/gateway/routing/tasks.ts',
   'src/gateway/session/extensions.ts',
-  'src/oauth/credentials.ts',
   'src/policy/approval-desk.ts',
-  'src/rules/limits.ts',
   'src/search/tool-index.ts',
   'src/servers/connection.ts',
   'src/servers/era-twin.ts',

@@ -1,10 +1,10 @@
 // The console's calls/s and latency per server (GatewayMetrics.serverActivity): computed
 // from the tool-call counters and histogram over about a minute, sampled at most every 5 s (the
-// figures, and so the live region's ETag, change only then); the quantile interpolates in its bucket.
+// figures, and so the live region's ETag, change only then); the p95 interpolates in its bucket.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ACTIVITY_SAMPLE_MS, GatewayMetrics, quantile } from '../../../src/observability/metrics.js';
+import { ACTIVITY_SAMPLE_MS, GatewayMetrics } from '../../../src/observability/metrics.js';
 
 /** The tool call latency buckets /metrics documents, in seconds: 1-2.5-5 steps from 0.5 ms to 60 s. */
 const CALL_DURATION_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -59,16 +59,27 @@ describe('server activity', () => {
   });
 });
 
-describe('quantile', () => {
-  const bounds = [1, 2, 4];
+/** The p95 latency (ms) the console shows for one server whose calls took `seconds`. */
+function p95Of(seconds: readonly number[]): number {
+  const m = new GatewayMetrics({ version: 't' }, 0);
+  for (const s of seconds) m.callFinished('a', 'x', 'ok', s);
+  return m.serverActivity(ACTIVITY_SAMPLE_MS).get('a')!.p95Ms;
+}
+
+const near = (actual: number, expected: number): void => assert.ok(Math.abs(actual - expected) < 1e-9, `${actual} ≠ ${expected}`);
+
+describe('the p95 latency', () => {
   it('interpolates within the bucket holding the rank', () => {
-    assert.equal(quantile(0.5, [0, 10, 0, 0], bounds), 1.5);
-    assert.equal(quantile(0.5, [10, 0, 0, 0], bounds), 0.5);
-    assert.equal(quantile(0.95, [5, 5, 10, 0], bounds), 2 + 2 * ((19 - 10) / 10));
+    // 10 calls in (1 ms, 2.5 ms] and 10 in (2.5 ms, 5 ms]: rank 19 is the 9th of the upper bucket's 10.
+    near(p95Of([...Array<number>(10).fill(0.002), ...Array<number>(10).fill(0.004)]), 2.5 + 2.5 * (9 / 10));
+    // The first bucket starts at 0: rank 9.5 of 10 calls in (0, 0.5 ms].
+    near(p95Of(Array<number>(10).fill(0.0001)), 0.5 * (9.5 / 10));
+    // One bucket holding every call: the rank sits in it, at 95 % of its width.
+    near(p95Of(Array<number>(20).fill(0.02)), 10 + 15 * 0.95);
   });
-  it('answers the highest bound in the overflow bucket, and 0 with no observations', () => {
-    assert.equal(quantile(0.99, [0, 0, 0, 3], bounds), 4);
-    assert.equal(quantile(0.5, [0, 0, 0, 0], bounds), 0);
-    assert.equal(quantile(0.95, new Array<number>(CALL_DURATION_BUCKETS.length + 1).fill(0), CALL_DURATION_BUCKETS), 0);
+  it('answers the highest bound in the overflow bucket, and has no figure without calls', () => {
+    near(p95Of([100, 100, 100]), CALL_DURATION_BUCKETS[CALL_DURATION_BUCKETS.length - 1]! * 1000);
+    const m = new GatewayMetrics({ version: 't' }, 0);
+    assert.equal(m.serverActivity(ACTIVITY_SAMPLE_MS).get('a'), undefined);
   });
 });

@@ -2,7 +2,7 @@
 // once with exact JSON paths, unknown keys and unknown servers as warnings (rules naming
 // servers .mcp.json lacks load with warnings naming agent and server; a clean reload has none),
 // invalid JSON by line and column, token hashes, deep freeze, and reading from disk (src/reload.ts
-// `loadRules`: rules/ reads no files).
+// `loadBoth`, as serve, reload and check read it: rules/ reads no files).
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,9 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { formatIssues } from '../../../src/config/issues.js';
 import { parseRules } from '../../../src/rules/load.js';
-import { loadRules } from '../../../src/reload.js';
 import type { Rules } from '../../../src/rules/load.js';
-import { byPath, failure } from '../../helpers/config.js';
+import { byPath, failure, loadRulesFile } from '../../helpers/config.js';
 
 const FILE = '/srv/project/gateway-rules.json';
 const SERVERS = ['brave-search', 'postgres', 'github-public', 'github-prod', 'memory'];
@@ -429,7 +428,7 @@ void describe('the Rules snapshot is deeply frozen', () => {
   });
 });
 
-void describe('loadRules', () => {
+void describe('reading the rules file', () => {
   let dir = '';
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'mcpgate-rules-'));
@@ -443,7 +442,7 @@ void describe('loadRules', () => {
     await writeFile(`${file}.tmp`, JSON.stringify({ agents: { researcher: { allow: { servers: ['brave-search'] } } } }, null, 2));
     const { rename } = await import('node:fs/promises');
     await rename(`${file}.tmp`, file);
-    const rules = await loadRules(path.relative(process.cwd(), file), ['brave-search']);
+    const rules = await loadRulesFile(path.relative(process.cwd(), file), ['brave-search']);
     assert.equal(rules.file, file);
     assert.deepEqual([...rules.agents.keys()], ['researcher']);
     assert.deepEqual(rules.warnings, []);
@@ -451,28 +450,22 @@ void describe('loadRules', () => {
 
   void it('names the absolute path of a missing file', { timeout: 5000 }, async () => {
     const missing = path.join(dir, 'nope', 'gateway-rules.json');
-    const { message, issues } = await failure(() => loadRules(missing, []));
+    const { message, issues } = await failure(() => loadRulesFile(missing, []));
     assert.equal(message, `rules file not found: ${missing}`);
     assert.deepEqual(issues, [{ file: missing, path: '$', message: 'file not found' }]);
   });
 
   void it('says when the path is a directory', { timeout: 5000 }, async () => {
-    const { message } = await failure(() => loadRules(dir, []));
+    const { message } = await failure(() => loadRulesFile(dir, []));
     assert.equal(message, `cannot read rules file ${dir}: is a directory, not a file`);
   });
 
   void it('reports errors with the absolute path of the file', { timeout: 5000 }, async () => {
     const file = path.join(dir, 'bad.json');
     await writeFile(file, '{"agents": {"a": {"allow": {"servers": [1]}}}}');
-    const { issues } = await failure(() => loadRules(file, []));
+    const { issues } = await failure(() => loadRulesFile(file, []));
     assert.deepEqual(issues, [
       { file, path: '$.agents.a.allow.servers[0]', message: 'expected a server name or pattern (a non-empty string), got 1' },
     ]);
-  });
-
-  void it('is cancelled by its signal with an AbortError, not a config error', { timeout: 5000 }, async () => {
-    const file = path.join(dir, 'abort.json');
-    await writeFile(file, '{"agents": {}}');
-    await assert.rejects(loadRules(file, [], { signal: AbortSignal.abort() }), { name: 'AbortError' });
   });
 });
