@@ -301,6 +301,7 @@ export class SandboxRun {
     const code = answer.ok ? answer.code : 'MCPG_CODE_TOO_LARGE';
     const record: InnerCallRecord = { name: call.name, ok: code === undefined, ms: Math.round(performance.now() - call.called) };
     if (code !== undefined) record.code = code;
+    if (call.tool === undefined || call.tooDeep) record.inside = true;
     this.calls.push(record);
     this.link.record(record);
     if (!answer.ok) {
