@@ -38,6 +38,8 @@ async function start(message: Extract<ToWorker, { type: 'run' }>): Promise<void>
     control,
   });
   if (current?.id === id) current.run = run;
+  // The run's wall clock starts now: a new worker's start and the engine's making are not the program's.
+  send({ type: 'started', run: id });
   run.run();
 }
 

@@ -37,6 +37,7 @@ export type ToWorker =
   | { type: 'stop'; run: number };
 
 export type FromWorker =
+  | { type: 'started'; run: number }
   | { type: 'call'; run: number; call: number; name: string; args: unknown }
   | { type: 'record'; run: number; record: InnerCallRecord }
   | { type: 'done'; run: number; outcome: ProgramOutcome };
