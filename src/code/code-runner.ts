@@ -231,15 +231,10 @@ export class CodeRunner implements ProgramRunner {
         if (!run.stopping) run.clock.start();
         return;
       case 'call':
-        this.call(run, message.call, message.name, message.args);
+        this.call(run, message.call, message.name, message.args, message.at);
         return;
       case 'record':
-        run.records.push(message.record);
-        try {
-          run.request.host.onInnerCall?.(message.record);
-        } catch {
-          // A progress listener's failure is not the program's.
-        }
+        this.recorded(run, message.record);
         return;
       case 'done':
         this.end(run, message.outcome);
@@ -247,8 +242,21 @@ export class CodeRunner implements ProgramRunner {
     }
   }
 
-  /** One inner call the program made: through the host, its answer back to the worker. */
-  private call(run: ActiveRun, id: number, name: string, args: unknown): void {
+  /** An inner call finished: kept for an outcome the main thread must make, and told to the host. */
+  private recorded(run: ActiveRun, record: InnerCallRecord): void {
+    run.records.push(record);
+    try {
+      run.request.host.onInnerCall?.(record);
+    } catch {
+      // A progress listener's failure is not the program's.
+    }
+  }
+
+  /**
+   * One inner call the program made: through the host, its answer back to the worker, and recorded
+   * here (the worker records it for the outcome it makes; one message less per call than its telling).
+   */
+  private call(run: ActiveRun, id: number, name: string, args: unknown, at: number): void {
     const state: CallState = { controller: new AbortController(), tool: run.tools.get(name), waiting: false };
     run.calls.set(id, state);
     let answer: Promise<InnerOutcome>;
@@ -264,13 +272,14 @@ export class CodeRunner implements ProgramRunner {
       if (run.slot.active !== run || run.calls.get(id) !== state) return;
       run.calls.delete(id);
       if (state.waiting) this.waiting(run, state, false);
-      const message: ToWorker = {
-        type: 'answer',
-        run: run.id,
-        call: id,
-        answer: sandboxAnswer(outcome, state.tool, run.request.limits.innerResultBytes),
-      };
+      const answer = sandboxAnswer(outcome, state.tool, run.request.limits.innerResultBytes);
+      const message: ToWorker = { type: 'answer', run: run.id, call: id, answer };
       run.slot.worker.postMessage(message);
+      // As the worker records it when the answer arrives: a result too large to deliver is its own code.
+      const code = answer.ok ? answer.code : 'MCPG_CODE_TOO_LARGE';
+      const record: InnerCallRecord = { name, ok: code === undefined, ms: Math.round(performance.timeOrigin + performance.now() - at) };
+      if (code !== undefined) record.code = code;
+      this.recorded(run, record);
     };
     answer.then(settle, () => settle(internalFailure));
   }

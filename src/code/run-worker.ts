@@ -32,7 +32,7 @@ async function start(message: Extract<ToWorker, { type: 'run' }>): Promise<void>
     return;
   }
   const run = new SandboxRun(engine, message, {
-    call: (call, name, args) => send({ type: 'call', run: id, call, name, args }),
+    call: (call, name, args, at) => send({ type: 'call', run: id, call, name, args, at }),
     record: (record) => send({ type: 'record', run: id, record }),
     done: (outcome) => finished(id, outcome),
     control,

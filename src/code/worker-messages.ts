@@ -38,7 +38,7 @@ export type ToWorker =
 
 export type FromWorker =
   | { type: 'started'; run: number }
-  | { type: 'call'; run: number; call: number; name: string; args: unknown }
+  | { type: 'call'; run: number; call: number; name: string; args: unknown; at: number }
   | { type: 'record'; run: number; record: InnerCallRecord }
   | { type: 'done'; run: number; outcome: ProgramOutcome };
 
