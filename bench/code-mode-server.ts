@@ -138,7 +138,7 @@ const records = new Map<string, string>();
 const server = new Server({ name: set, version: '1.0.0' }, { capabilities: { tools: {} } });
 server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: set === 'lab' ? LAB_TOOLS : CRM_TOOLS }));
 server.setRequestHandler(CallToolRequestSchema, async (req) => {
-  const args = (req.params.arguments ?? {});
+  const args = req.params.arguments ?? {};
   switch (req.params.name) {
     case 'list_files':
       return structured({ files: Array.from({ length: FILES }, (_, i) => ({ path: filePath(i), bytes: fileText(i).length })) });
