@@ -4,7 +4,8 @@
 // call waiting for approval that is then approved, denied or left to expire, and arguments that are
 // not an object — a program's call ends as the same agent's direct call does (the same MCPG_* code,
 // the same answer when it runs), and the audit trail has a line for every inner call each run made,
-// refusals and unknown names included, naming the run.
+// refusals and unknown names included, naming the run. A curated view's fixed parameter cannot be
+// escaped through code: a session on a view is served the view, without run_code.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -239,5 +240,56 @@ describe('code mode: every refusal from code equals the direct call’s, and the
     );
     const key = (e: unknown[]): string => JSON.stringify(e);
     assert.deepEqual(inner.map(key).sort(), expected.map(key).sort());
+  });
+});
+
+describe('code mode and a curated view’s fixed parameter', { timeout: TIMEOUT }, () => {
+  let dir: TempDir;
+  let onView: GatewayProcess;
+  let plain: GatewayProcess;
+
+  before(async () => {
+    dir = await tempDir();
+    const config = await writeConfig(dir, { store: fixtureServer('code-tools-server') });
+    const rules = await writeRules(dir, {
+      agents: { coder: { allow: { servers: ['store'] }, mode: 'code' } },
+      views: { two: { tools: { store: { list_items: { params: { count: { value: 2 } } } } } } },
+    });
+    const args = ['--rules', rules, '--pins', 'off'];
+    [onView, plain] = await Promise.all([
+      startGateway({ config, agent: 'coder', args: [...args, '--view', 'two'] }),
+      startGateway({ config, agent: 'coder', args }),
+    ]);
+  });
+
+  after(async () => {
+    await onView?.stop();
+    await plain?.stop();
+    await dir?.remove();
+  });
+
+  it('on the view a direct call with another value is refused and run_code is not there to go around it', async () => {
+    const listed = (await onView.client.listTools()).tools.map((t) => t.name);
+    assert.deepEqual(listed, ['store__list_items']);
+    const other = await rpcError(onView.client.callTool({ name: 'store__list_items', arguments: { count: 5 } }));
+    assert.equal(other.data.code, 'MCPG_INVALID_PARAMS');
+    assert.equal(
+      ((await onView.client.callTool({ name: 'store__list_items', arguments: {} })).structuredContent as { items: unknown[] }).items.length,
+      2,
+    );
+    const program = `return (await tools.store.list_items({count: 5})).structuredContent.items.length;`;
+    const viaCode = await rpcError(onView.client.callTool({ name: 'run_code', arguments: { code: program } }));
+    assert.equal(viaCode.data.code, 'MCPG_TOOL_NOT_FOUND');
+  });
+
+  it('off the view (no fixed parameter) a program gets what a direct call gets', async () => {
+    const direct = await plain.client.callTool({ name: 'store__list_items', arguments: { count: 5 } });
+    const out = (
+      await plain.client.callTool({
+        name: 'run_code',
+        arguments: { code: `return (await tools.store.list_items({count: 5})).structuredContent;` },
+      })
+    ).structuredContent as RunOutcome;
+    assert.deepEqual(out.value, direct.structuredContent);
   });
 });
