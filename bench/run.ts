@@ -19,6 +19,7 @@ import { benchSearch } from './search.js';
 import { benchGuards } from './guards.js';
 import { benchSandboxStartup, printSandboxStartup } from './sandbox-startup.js';
 import { benchCodeEngine, printCodeEngine } from './code-engine.js';
+import { benchCodeMode, printCodeMode } from './code-mode.js';
 import { benchStdio, TARGETS, type StdioResult } from './stdio-latency.js';
 
 const fmt = (ms: number): string => `${(ms * 1000).toFixed(0)} µs`;
@@ -80,6 +81,7 @@ const BENCHES = [
   'call-path',
   'sandbox',
   'code-engine',
+  'code-mode',
   'guards',
 ] as const;
 
@@ -117,6 +119,7 @@ async function main(): Promise<void> {
   if (run.has('search')) await benchSearch((line) => console.log(line));
   if (run.has('sandbox')) printSandboxStartup(await benchSandboxStartup(), (line) => console.log(line));
   if (run.has('code-engine')) printCodeEngine(await benchCodeEngine(), (line) => console.log(line));
+  if (run.has('code-mode')) printCodeMode(await benchCodeMode((line) => console.log(line)), (line) => console.log(line));
   if (run.has('guards')) benchGuards((line) => console.log(line));
 }
 

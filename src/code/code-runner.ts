@@ -1,8 +1,8 @@
 // The pool of worker threads that runs programs, and the main-thread side of each run. A program
 // computes on its worker's thread, so however long it runs it never holds the gateway's event loop;
 // the main thread keeps what belongs to the gateway: the host's inner calls (the worker asks over
-// its port, the answer goes back as the JSON text the sandbox gets), the run's wall clock (paused
-// while a call waits on a person), and cancellation. To stop a run the main thread sets the
+// its port, the answer goes back as the JSON text the sandbox gets), the run's wall clock (started
+// when the worker says the program started, paused while a call waits on a person), and cancellation. To stop a run the main thread sets the
 // worker's shared flag, which the engine's interrupt handler reads even mid-loop, and says so over
 // the port; a worker that has not stopped within a short grace is ended and replaced, as is one
 // that crashes or runs out of memory — only its own run fails.
@@ -44,6 +44,11 @@ interface CodeRunnerOptions {
  * the strings that cross its port. Past it the worker is ended and its run fails with `MCPG_CODE_MEMORY`.
  */
 const WORKER_HEAP_MB = 512;
+/**
+ * How long a worker may take to start a run (a new worker compiles the engine first) before the run
+ * ends as timed out; the run's own wall clock starts when its program does.
+ */
+const START_MS = 15_000;
 
 interface PendingRun {
   request: RunRequest;
@@ -67,6 +72,8 @@ interface ActiveRun extends PendingRun {
   records: InnerCallRecord[];
   stopping: boolean;
   grace: NodeJS.Timeout | undefined;
+  /** Until the worker says the program started (then the wall clock runs). */
+  starting: NodeJS.Timeout | undefined;
 }
 
 interface Slot {
@@ -193,6 +200,7 @@ export class CodeRunner implements ProgramRunner {
       records: [],
       stopping: false,
       grace: undefined,
+      starting: undefined,
     };
     run.onAbort = () => this.stopRun(run, STOP_CANCELLED);
     slot.active = run;
@@ -207,7 +215,7 @@ export class CodeRunner implements ProgramRunner {
       maxDepth: wireLimits.maxDepth,
     };
     slot.worker.postMessage(message);
-    run.clock.start();
+    run.starting = setTimeout(() => this.stopRun(run, STOP_TIMEOUT), START_MS);
     request.signal.addEventListener('abort', run.onAbort, { once: true });
     if (request.signal.aborted) this.stopRun(run, STOP_CANCELLED);
   }
@@ -216,16 +224,17 @@ export class CodeRunner implements ProgramRunner {
     const run = slot.active;
     if (run === undefined || run.id !== message.run) return;
     switch (message.type) {
+      case 'started':
+        if (run.starting === undefined) return;
+        clearTimeout(run.starting);
+        run.starting = undefined;
+        if (!run.stopping) run.clock.start();
+        return;
       case 'call':
-        this.call(run, message.call, message.name, message.args);
+        this.call(run, message.call, message.name, message.args, message.at);
         return;
       case 'record':
-        run.records.push(message.record);
-        try {
-          run.request.host.onInnerCall?.(message.record);
-        } catch {
-          // A progress listener's failure is not the program's.
-        }
+        this.recorded(run, message.record);
         return;
       case 'done':
         this.end(run, message.outcome);
@@ -233,8 +242,21 @@ export class CodeRunner implements ProgramRunner {
     }
   }
 
-  /** One inner call the program made: through the host, its answer back to the worker. */
-  private call(run: ActiveRun, id: number, name: string, args: unknown): void {
+  /** An inner call finished: kept for an outcome the main thread must make, and told to the host. */
+  private recorded(run: ActiveRun, record: InnerCallRecord): void {
+    run.records.push(record);
+    try {
+      run.request.host.onInnerCall?.(record);
+    } catch {
+      // A progress listener's failure is not the program's.
+    }
+  }
+
+  /**
+   * One inner call the program made: through the host, its answer back to the worker, and recorded
+   * here (the worker records it for the outcome it makes; one message less per call than its telling).
+   */
+  private call(run: ActiveRun, id: number, name: string, args: unknown, at: number): void {
     const state: CallState = { controller: new AbortController(), tool: run.tools.get(name), waiting: false };
     run.calls.set(id, state);
     let answer: Promise<InnerOutcome>;
@@ -250,13 +272,14 @@ export class CodeRunner implements ProgramRunner {
       if (run.slot.active !== run || run.calls.get(id) !== state) return;
       run.calls.delete(id);
       if (state.waiting) this.waiting(run, state, false);
-      const message: ToWorker = {
-        type: 'answer',
-        run: run.id,
-        call: id,
-        answer: sandboxAnswer(outcome, state.tool, run.request.limits.innerResultBytes),
-      };
+      const answer = sandboxAnswer(outcome, state.tool, run.request.limits.innerResultBytes);
+      const message: ToWorker = { type: 'answer', run: run.id, call: id, answer };
       run.slot.worker.postMessage(message);
+      // As the worker records it when the answer arrives: a result too large to deliver is its own code.
+      const code = answer.ok ? answer.code : 'MCPG_CODE_TOO_LARGE';
+      const record: InnerCallRecord = { name, ok: code === undefined, ms: Math.round(performance.timeOrigin + performance.now() - at) };
+      if (code !== undefined) record.code = code;
+      this.recorded(run, record);
     };
     answer.then(settle, () => settle(internalFailure));
   }
@@ -298,6 +321,7 @@ export class CodeRunner implements ProgramRunner {
     if (slot.active !== run) return;
     slot.active = undefined;
     if (run.grace !== undefined) clearTimeout(run.grace);
+    if (run.starting !== undefined) clearTimeout(run.starting);
     run.clock.stop();
     if (run.onAbort !== undefined) run.request.signal.removeEventListener('abort', run.onAbort);
     for (const state of run.calls.values()) state.controller.abort(new Error('the run ended'));

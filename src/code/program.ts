@@ -81,6 +81,8 @@ export interface InnerCallRecord {
   code?: string;
   /** From the program's call to its answer: a wait in the queue and a wait on a person included. */
   ms: number;
+  /** Refused inside the sandbox (a name the host did not give, arguments nested too deep): the host never saw it. */
+  inside?: true;
 }
 
 /** How a run ended. */

@@ -32,12 +32,14 @@ async function start(message: Extract<ToWorker, { type: 'run' }>): Promise<void>
     return;
   }
   const run = new SandboxRun(engine, message, {
-    call: (call, name, args) => send({ type: 'call', run: id, call, name, args }),
+    call: (call, name, args, at) => send({ type: 'call', run: id, call, name, args, at }),
     record: (record) => send({ type: 'record', run: id, record }),
     done: (outcome) => finished(id, outcome),
     control,
   });
   if (current?.id === id) current.run = run;
+  // The run's wall clock starts now: a new worker's start and the engine's making are not the program's.
+  send({ type: 'started', run: id });
   run.run();
 }
 

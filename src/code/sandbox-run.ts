@@ -45,9 +45,13 @@ interface InnerCall {
 
 /** What a run in the worker needs from the thread that owns it. */
 interface SandboxLink {
-  /** Make inner call `id` on the main thread; its answer comes back through `SandboxRun.answer`. */
-  call(id: number, name: string, args: unknown): void;
-  /** One inner call finished (in the order they finish). */
+  /**
+   * Make inner call `id` on the main thread; its answer comes back through `SandboxRun.answer`. `at`:
+   * when the program made it (`performance.timeOrigin` + now: comparable across threads), so the main
+   * thread, which records each call it answers, counts the call's wait in the queue here too.
+   */
+  call(id: number, name: string, args: unknown, at: number): void;
+  /** A call refused inside the sandbox finished: the main thread never saw it. */
   record(record: InnerCallRecord): void;
   /** The run ended. */
   done(outcome: ProgramOutcome): void;
@@ -291,7 +295,7 @@ export class SandboxRun {
       queueMicrotask(() => this.settle(call, answer));
       return;
     }
-    this.link.call(call.id, call.name, call.args);
+    this.link.call(call.id, call.name, call.args, performance.timeOrigin + call.called);
   }
 
   /** An inner call's answer: recorded, copied into the engine, and the program runs on. */
@@ -302,7 +306,10 @@ export class SandboxRun {
     const record: InnerCallRecord = { name: call.name, ok: code === undefined, ms: Math.round(performance.now() - call.called) };
     if (code !== undefined) record.code = code;
     this.calls.push(record);
-    this.link.record(record);
+    if (call.tool === undefined || call.tooDeep) {
+      record.inside = true;
+      this.link.record(record);
+    }
     if (!answer.ok) {
       this.stop(
         'MCPG_CODE_TOO_LARGE',

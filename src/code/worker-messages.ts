@@ -37,7 +37,8 @@ export type ToWorker =
   | { type: 'stop'; run: number };
 
 export type FromWorker =
-  | { type: 'call'; run: number; call: number; name: string; args: unknown }
+  | { type: 'started'; run: number }
+  | { type: 'call'; run: number; call: number; name: string; args: unknown; at: number }
   | { type: 'record'; run: number; record: InnerCallRecord }
   | { type: 'done'; run: number; outcome: ProgramOutcome };
 

@@ -86,6 +86,19 @@ export async function runCode(
         if (record.ok) counts.ok += 1;
         else if (record.code === 'TOOL_ERROR') counts.error += 1;
         else counts.refused += 1;
+        // A call the sandbox refused itself never reached the agent's path, which audits every other.
+        if (record.inside === true)
+          parts.audit?.record({
+            event: 'call',
+            agent: parts.agent,
+            session: parts.session,
+            method: 'tools/call',
+            tool: record.name,
+            decision: 'allowed',
+            outcome: 'failed',
+            ...(record.code !== undefined && { code: record.code }),
+            run,
+          });
         parts.progress(record, ++done);
       },
     },

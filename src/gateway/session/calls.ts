@@ -268,7 +268,18 @@ export class Calls {
       if (mode.owns(name))
         return mode.call({ msg, name, params: call.params, args: call.arguments === INVALID ? {} : (call.arguments ?? {}) });
     }
-    if (call.arguments === INVALID) return this.fail(msg.id, invalidParams('tools/call params.arguments must be an object'));
+    if (call.arguments === INVALID) {
+      // Refused before routing, and audited as every refusal is (a program's call names its run).
+      const refused = invalidParams('tools/call params.arguments must be an object');
+      if (parts.audit !== undefined)
+        auditOf(
+          parts.audit,
+          { session: host.id, method: msg.method, agent: call.agent },
+          { tool: name, ...(call.inner?.options.run !== undefined && { run: call.inner.options.run }) },
+          refused,
+        );
+      return this.fail(msg.id, refused);
+    }
     // Denied, held, unknown or unconnected: the router decides once, before existence for denials.
     // An agent named by discovery's agent_id has no token of its own: no claims.
     const route = parts.router.tool(host.log, this.callerFor(call.agent), name);

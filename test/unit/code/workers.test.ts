@@ -95,6 +95,14 @@ void describe('code workers: the pool', () => {
     return made;
   }
 
+  void it("a new worker's start is not the program's: a first run within a short wall time answers", T, async () => {
+    // A new worker compiles the engine before its first program, which takes longer than 30 ms.
+    const fresh = runner({ workers: 1 });
+    const outcome = await runOn(fresh, 'return 42;', { wallMs: 30 });
+    assert.ok(outcome.ok, JSON.stringify(outcome));
+    assert.equal(outcome.value, 42);
+  });
+
   void it('a worker that dies ends only its run, and is replaced', T, async () => {
     const pool = runner({ workers: 1, workerScript: new URL('../../helpers/crashing-code-worker.js', import.meta.url) });
     assert.equal((await runOn(pool, 'return 1;')).ok, true);

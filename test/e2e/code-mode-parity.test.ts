@@ -1,0 +1,295 @@
+// Code mode's parity with direct calls, end to end (a real gateway over stdio, its console on HTTP for
+// the approvals, real child-process servers, the official TypeScript SDK client): for every refusal —
+// a denied tool, an unknown one (of a known server and of none), a held one, one over its quota, a
+// call waiting for approval that is then approved, denied or left to expire, and arguments that are
+// not an object — a program's call ends as the same agent's direct call does (the same MCPG_* code,
+// the same answer when it runs), and the audit trail has a line for every inner call each run made,
+// refusals and unknown names included, naming the run. A curated view's fixed parameter cannot be
+// escaped through code: a session on a view is served the view, without run_code.
+
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import type { Client } from '@modelcontextprotocol/client';
+import {
+  cli,
+  fixtureServer,
+  rpcError,
+  startGateway,
+  tempDir,
+  textOf,
+  until,
+  writeConfig,
+  type GatewayProcess,
+  type TempDir,
+} from '../helpers/gateway.js';
+import { makeToken, raw, writeRules } from '../helpers/http.js';
+
+const TIMEOUT = 120_000;
+/** The run's own wall time: shorter than the wait on a person below, which it must not count. */
+const WALL_MS = 1500;
+
+interface RunOutcome {
+  value?: unknown;
+  error?: { code: string; message: string };
+  calls: { name: string; ok: boolean; code?: string }[];
+  run: string;
+}
+
+interface Refusal {
+  code: unknown;
+  message: string;
+}
+
+/** A refusal's message with its approval id (a new one per call) left out. */
+function comparable(refusal: Refusal): Refusal {
+  return { code: refusal.code, message: refusal.message.replace(/\(approval [0-9a-f-]+\)/, '(approval …)') };
+}
+
+describe('code mode: every refusal from code equals the direct call’s, and the audit shows every inner call', { timeout: TIMEOUT }, () => {
+  let dir: TempDir;
+  let gw: GatewayProcess;
+  let client: Client;
+  let base: string;
+  let admin: string;
+  let audit: string;
+  const runs: RunOutcome[] = [];
+  const seen = new Set<string>();
+
+  async function run(code: string): Promise<RunOutcome> {
+    const result = await client.callTool({ name: 'run_code', arguments: { code } });
+    const out = result.structuredContent as RunOutcome;
+    runs.push(out);
+    return out;
+  }
+
+  async function direct(name: string, args?: unknown): Promise<Refusal> {
+    const err = await rpcError(client.callTool({ name, arguments: args as Record<string, unknown> }));
+    return comparable({ code: err.data.code, message: err.message });
+  }
+
+  /** The refusal a program's call of `name` throws: its code and message. */
+  async function fromCode(name: string, args?: unknown): Promise<Refusal> {
+    const out = await run(
+      `try { await tools.call(${JSON.stringify(name)}, ${JSON.stringify(args ?? {})}); return 'made'; } catch (e) { return { code: e.code, message: e.message }; }`,
+    );
+    return comparable(out.value as Refusal);
+  }
+
+  /** The next call to start waiting for an approval, from the gateway's log. */
+  async function nextPending(): Promise<string> {
+    const line = await gw.waitForLog(
+      (l) => typeof l.approval === 'string' && /waits for an admin's approval/.test(String(l.msg)) && !seen.has(l.approval),
+    );
+    const id = String(line.approval);
+    seen.add(id);
+    return id;
+  }
+
+  async function pending(): Promise<{ id: string; tool: string; arguments: unknown }[]> {
+    const res = await raw(`${base}/approvals`, { method: 'GET', headers: { authorization: `Bearer ${admin}` } });
+    assert.equal(res.status, 200, res.body);
+    return (JSON.parse(res.body) as { approvals: { id: string; tool: string; arguments: unknown }[] }).approvals;
+  }
+
+  function decide(id: string, ...more: string[]): Promise<{ code: number; out: string; err: string }> {
+    return cli(['approve-call', id, '--url', base, '--token', admin, ...more]);
+  }
+
+  before(async () => {
+    dir = await tempDir();
+    const adminToken = makeToken();
+    admin = adminToken.token;
+    const config = await writeConfig(dir, {
+      store: fixtureServer('code-tools-server'),
+      gh: fixtureServer('tools-server', ['--set', 'github']),
+    });
+    const rules = await writeRules(dir, {
+      agents: {
+        coder: {
+          allow: { servers: ['store', 'gh'] },
+          deny: { tools: { gh: ['delete_repository'] } },
+          mode: 'code',
+          approve: { store: ['delete_note', { tool: 'write_note', when: { args: { text: 'late-*' } }, timeoutSeconds: 1 }] },
+          limits: { tools: { store: { get_item: { calls: 2, per: '1h' } } } },
+          code: { allow: { store: ['write_note', 'delete_note'], gh: ['retitle'] }, limits: { wallMs: WALL_MS } },
+        },
+      },
+      admins: { alice: { tokens: [adminToken.hash] } },
+    });
+    audit = dir.file('audit.log');
+    gw = await startGateway({
+      config,
+      agent: 'coder',
+      args: ['--rules', rules, '--audit', audit, '--state', dir.file('state'), '--stdio', '--http', '127.0.0.1:0'],
+    });
+    client = gw.client;
+    const listening = await gw.waitForLog((l) => String(l.msg).startsWith('mcpgate listening on'));
+    base = String(listening.url).replace(/\/mcp$/, '');
+  });
+
+  after(async () => {
+    await gw?.stop();
+    await dir?.remove();
+  });
+
+  it('denied and unknown (of a known server, of none, a made-up name): the same code and message', async () => {
+    for (const name of ['gh__delete_repository', 'store__nope', 'nobody__nothing', 'plainly_unknown']) {
+      const d = await direct(name);
+      assert.match(String(d.code), /^MCPG_(POLICY_DENIED|TOOL_NOT_FOUND)$/, name);
+      assert.deepEqual(await fromCode(name), d, name);
+    }
+    assert.equal((await direct('gh__delete_repository')).code, 'MCPG_POLICY_DENIED');
+    assert.equal((await direct('store__nope')).code, 'MCPG_TOOL_NOT_FOUND');
+  });
+
+  it('arguments that are not an object: the same code', async () => {
+    const d = await rpcError(client.request({ method: 'tools/call', params: { name: 'store__echo', arguments: [1, 2] } } as never));
+    const c = await fromCode('store__echo', [1, 2]);
+    assert.equal(d.data.code, 'MCPG_INVALID_PARAMS');
+    assert.equal(c.code, d.data.code);
+  });
+
+  it('over its quota: counted for both, refused alike', async () => {
+    // get_item: 2 calls an hour — one direct, one from code, then both refused.
+    assert.equal(textOf(await client.callTool({ name: 'store__get_item', arguments: { id: 1 } })), 'item 1 (short)');
+    assert.equal((await run(`return (await tools.store.get_item({id: 1})).content[0].text;`)).value, 'item 1 (short)');
+    const d = await direct('store__get_item', { id: 1 });
+    assert.equal(d.code, 'MCPG_RATE_LIMITED');
+    assert.deepEqual((await fromCode('store__get_item', { id: 1 })).code, d.code);
+  });
+
+  it('approval required then approved: both wait unsent with the same pending entry and end with the same answer', async () => {
+    const directCall = client.callTool({ name: 'store__write_note', arguments: { text: 'a' } }).then(async () => {
+      const answer = client.callTool({ name: 'store__delete_note', arguments: { index: 0 } });
+      return answer;
+    });
+    const directId = await nextPending();
+    const [directEntry] = (await pending()).filter((p) => p.id === directId);
+    assert.equal((await decide(directId)).code, 0);
+    const directText = textOf(await directCall);
+
+    const started = Date.now();
+    const fromRun = run(`await tools.store.write_note({text: 'a'}); return (await tools.store.delete_note({index: 0})).content[0].text;`);
+    const codeId = await nextPending();
+    const [codeEntry] = (await pending()).filter((p) => p.id === codeId);
+    assert.deepEqual([codeEntry?.tool, codeEntry?.arguments], [directEntry?.tool, directEntry?.arguments]);
+    // The person takes longer than the run's wall time: the wait does not count against it.
+    await new Promise((resolve) => setTimeout(resolve, WALL_MS + 300));
+    assert.equal((await decide(codeId)).code, 0);
+    const out = await fromRun;
+    assert.ok(Date.now() - started > WALL_MS);
+    assert.equal(out.error, undefined, JSON.stringify(out.error));
+    assert.equal(out.value, directText);
+    assert.equal(directText, 'notes=0');
+  });
+
+  it('approval denied: the same code and message', async () => {
+    const directCall = direct('store__delete_note', { index: 5 });
+    const directId = await nextPending();
+    assert.equal((await decide(directId, '--deny', '--reason', 'not today')).code, 0);
+    const d = await directCall;
+    assert.equal(d.code, 'MCPG_CALL_DENIED');
+    const codeCall = fromCode('store__delete_note', { index: 5 });
+    const codeId = await nextPending();
+    assert.equal((await decide(codeId, '--deny', '--reason', 'not today')).code, 0);
+    assert.deepEqual(await codeCall, d);
+  });
+
+  it('approval expired: the same code and message', async () => {
+    const d = await direct('store__write_note', { text: 'late-1' });
+    assert.equal(d.code, 'MCPG_APPROVAL_EXPIRED');
+    assert.deepEqual(await fromCode('store__write_note', { text: 'late-1' }), d);
+    assert.equal((await pending()).length, 0);
+  });
+
+  it('held (its definition changed under pins): the same code and message', async () => {
+    await run(`await tools.gh.retitle({});`);
+    assert.ok(
+      await until(async () => (await direct('gh__search_code', { q: 'x' }).catch(() => ({ code: 'made' }))).code === 'MCPG_TOOL_HELD'),
+    );
+    const d = await direct('gh__search_code', { q: 'x' });
+    assert.deepEqual(await fromCode('gh__search_code', { q: 'x' }), d);
+  });
+
+  it('the audit trail has a line for every inner call of every run, with its outcome and code', async () => {
+    const expected = runs.flatMap((r) => r.calls.map((c) => [r.run, c.name, c.ok ? 'ok' : 'failed', c.ok ? undefined : c.code]));
+    const codes = new Set(expected.map((e) => e[3]));
+    for (const code of [
+      'MCPG_POLICY_DENIED',
+      'MCPG_TOOL_NOT_FOUND',
+      'MCPG_RATE_LIMITED',
+      'MCPG_CALL_DENIED',
+      'MCPG_APPROVAL_EXPIRED',
+      'MCPG_TOOL_HELD',
+    ])
+      assert.ok(codes.has(code), `a run met ${code}: ${JSON.stringify([...codes])}`);
+    let inner: unknown[][] = [];
+    assert.ok(
+      await until(() => {
+        const lines = readFileSync(audit, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Record<string, unknown>);
+        inner = lines
+          .filter((l) => l.event === 'call' && typeof l.run === 'string')
+          .map((l) => [l.run, l.tool, l.outcome === 'ok' ? 'ok' : 'failed', l.outcome === 'ok' ? undefined : l.code]);
+        return inner.length >= expected.length && lines.filter((l) => l.event === 'run').length >= runs.length;
+      }),
+      `audited ${inner.length} of ${expected.length} inner calls: ${JSON.stringify(inner)} of ${JSON.stringify(expected)}`,
+    );
+    const key = (e: unknown[]): string => JSON.stringify(e);
+    assert.deepEqual(inner.map(key).sort(), expected.map(key).sort());
+  });
+});
+
+describe('code mode and a curated view’s fixed parameter', { timeout: TIMEOUT }, () => {
+  let dir: TempDir;
+  let onView: GatewayProcess;
+  let plain: GatewayProcess;
+
+  before(async () => {
+    dir = await tempDir();
+    const config = await writeConfig(dir, { store: fixtureServer('code-tools-server') });
+    const rules = await writeRules(dir, {
+      agents: { coder: { allow: { servers: ['store'] }, mode: 'code' } },
+      views: { two: { tools: { store: { list_items: { params: { count: { value: 2 } } } } } } },
+    });
+    const args = ['--rules', rules, '--pins', 'off'];
+    [onView, plain] = await Promise.all([
+      startGateway({ config, agent: 'coder', args: [...args, '--view', 'two'] }),
+      startGateway({ config, agent: 'coder', args }),
+    ]);
+  });
+
+  after(async () => {
+    await onView?.stop();
+    await plain?.stop();
+    await dir?.remove();
+  });
+
+  it('on the view a direct call with another value is refused and run_code is not there to go around it', async () => {
+    const listed = (await onView.client.listTools()).tools.map((t) => t.name);
+    assert.deepEqual(listed, ['store__list_items']);
+    const other = await rpcError(onView.client.callTool({ name: 'store__list_items', arguments: { count: 5 } }));
+    assert.equal(other.data.code, 'MCPG_INVALID_PARAMS');
+    assert.equal(
+      ((await onView.client.callTool({ name: 'store__list_items', arguments: {} })).structuredContent as { items: unknown[] }).items.length,
+      2,
+    );
+    const program = `return (await tools.store.list_items({count: 5})).structuredContent.items.length;`;
+    const viaCode = await rpcError(onView.client.callTool({ name: 'run_code', arguments: { code: program } }));
+    assert.equal(viaCode.data.code, 'MCPG_TOOL_NOT_FOUND');
+  });
+
+  it('off the view (no fixed parameter) a program gets what a direct call gets', async () => {
+    const direct = await plain.client.callTool({ name: 'store__list_items', arguments: { count: 5 } });
+    const out = (
+      await plain.client.callTool({
+        name: 'run_code',
+        arguments: { code: `return (await tools.store.list_items({count: 5})).structuredContent;` },
+      })
+    ).structuredContent as RunOutcome;
+    assert.deepEqual(out.value, direct.structuredContent);
+  });
+});
