@@ -237,10 +237,24 @@ describe('interceptors: interceptor servers judge calls at the gate', { timeout:
 describe('interceptors over stdio: discovery execute_tool passes the same gate', { timeout: 120_000 }, () => {
   let dir: TempDir;
   let gw: GatewayProcess;
+  let invoked: string;
+  const reads: Spec = {
+    name: 'reads/judge',
+    type: 'validation',
+    behavior: 'allow-all',
+    events: ['resources/read', 'prompts/get'],
+    phases: 'both',
+  };
 
   before(async () => {
     dir = await tempDir();
-    const config = await writeMcpJson(dir, { words: interceptorServer([validator]), upper: interceptorServer([upperRequest]) });
+    invoked = dir.file('invoked.jsonl');
+    await writeFile(invoked, '');
+    const config = await writeMcpJson(dir, {
+      words: interceptorServer([validator]),
+      upper: interceptorServer([upperRequest]),
+      reads: interceptorServer([reads], ['--invoked', invoked]),
+    });
     gw = await startGateway({ config, args: ['--pins', 'off', '--mode', 'discovery'] });
   });
   after(async () => {
@@ -254,5 +268,17 @@ describe('interceptors over stdio: discovery execute_tool passes the same gate',
     const denied = await rpcError(call('forbidden'));
     assert.equal(denied.data?.code, 'MCPG_INTERCEPTOR_DENIED');
     assert.equal(textOf(await call('shout')), 'SHOUT');
+  });
+
+  it('a resource read and a prompt are judged on the way in and on the way out', async () => {
+    const { resources } = await gw.client.listResources();
+    await gw.client.readResource({ uri: resources[0]!.uri });
+    await gw.client.getPrompt({ name: 'leaky__leak' });
+    const seen = (await readFile(invoked, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { event: string; phase: string })
+      .map((l) => `${l.event} ${l.phase}`);
+    assert.deepEqual(seen, ['resources/read request', 'resources/read response', 'prompts/get request', 'prompts/get response']);
   });
 });
