@@ -39,7 +39,7 @@ export interface Verdict {
   readonly ms: number;
 }
 
-export interface ChainRun {
+interface ChainRun {
   readonly event: string;
   readonly phase: InterceptorPhase;
   readonly payload: unknown;

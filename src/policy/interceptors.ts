@@ -16,7 +16,7 @@ import type { RulesInForce } from '../rules/load.js';
 import { runChain, type ChainEntry, type ChainOutcome, type InterceptorPhase, type Verdict } from './interceptor-chain.js';
 
 /** What the gate needs of an interceptor server's connection (servers/connection.ts `Connection`). */
-export interface InterceptorHost {
+interface InterceptorHost {
   readonly name: string;
   request(method: string, params?: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>>;
 }
@@ -71,16 +71,15 @@ export class Interceptors {
 
   constructor(private readonly o: InterceptorsOptions) {}
 
-  /** True when no interceptor server is configured: the session asks nothing more. */
-  get none(): boolean {
-    return this.hosts.size === 0;
-  }
+  /** True when no interceptor server is configured: the session asks nothing more (a field, read on every call). */
+  none = true;
 
   /** An interceptor server, known from now on (listed once its connection is ready: `ready`). */
   add(host: InterceptorHost): void {
     let settle = (): void => undefined;
     const listed = new Promise<void>((resolve) => (settle = resolve));
     this.hosts.set(host.name, { host, declared: undefined, listed, settle });
+    this.none = false;
     this.everything = Object.freeze([...this.hosts.keys()].map(EVERYTHING));
   }
 

@@ -15,7 +15,7 @@ interface InterceptorsContext {
 }
 
 /** The invoker's policy for one binding; what is absent is the interceptor's own declaration. */
-export interface InterceptorPolicy {
+interface InterceptorPolicy {
   readonly mode?: 'active' | 'audit';
   readonly failOpen?: boolean;
   readonly priorityHint?: number;
