@@ -142,14 +142,16 @@ async function invokeWithin(entry: ChainEntry, run: ChainRun, payload: unknown):
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timedOut = new Promise<{ failed: string }>((resolve) => {
     timer = setTimeout(() => resolve({ failed: `no answer within ${entry.timeoutMs} ms` }), entry.timeoutMs);
-    timer.unref?.();
   });
   try {
     return await Promise.race([
-      entry.invoke(params, entry.timeoutMs).then(
-        (result) => ({ result }),
-        (err: unknown) => ({ failed: err instanceof Error ? err.message.slice(0, 200) : 'it failed' }),
-      ),
+      // An invoke that throws at once fails like one that rejects.
+      Promise.resolve()
+        .then(() => entry.invoke(params, entry.timeoutMs))
+        .then(
+          (result) => ({ result }),
+          (err: unknown) => ({ failed: err instanceof Error ? err.message.slice(0, 200) : 'it failed' }),
+        ),
       timedOut,
     ]);
   } finally {
