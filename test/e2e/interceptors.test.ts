@@ -5,7 +5,8 @@
 // gets them and a result before the agent does; `audit` mode never blocks; an interceptor that hangs
 // fails its own agent's call at its timeout (closed, or open when the rules say so) while another
 // agent's calls are answered at once; one whose process dies fails closed. Every decision is in the
-// audit trail, never the payload. Over stdio, discovery's execute_tool passes the same gate.
+// audit trail, never the payload. Over stdio, discovery's execute_tool and code mode's inner calls
+// pass the same gate.
 
 import { readFile, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
@@ -280,5 +281,34 @@ describe('interceptors over stdio: discovery execute_tool passes the same gate',
       .map((l) => JSON.parse(l) as { event: string; phase: string })
       .map((l) => `${l.event} ${l.phase}`);
     assert.deepEqual(seen, ['resources/read request', 'resources/read response', 'prompts/get request', 'prompts/get response']);
+  });
+});
+
+describe('interceptors in code mode: the inner calls of a program pass the same gate', { timeout: 120_000 }, () => {
+  let dir: TempDir;
+  let gw: GatewayProcess;
+
+  before(async () => {
+    dir = await tempDir();
+    const config = await writeMcpJson(dir, { words: interceptorServer([validator]), upper: interceptorServer([upperRequest]) });
+    const rules = await writeRules(dir, {
+      agents: { coder: { allow: { servers: ['*'] }, mode: 'code', code: { allow: { echo: ['echo'] } } } },
+      guards: false,
+    });
+    gw = await startGateway({ config, agent: 'coder', args: ['--pins', 'off', '--rules', rules, '--state', dir.file('state')] });
+  });
+  after(async () => {
+    await gw?.stop();
+    await dir?.remove();
+  });
+
+  it('refuses and rewrites an inner call as it would a direct one', async () => {
+    const run = async (code: string): Promise<unknown> =>
+      ((await gw.client.callTool({ name: 'run_code', arguments: { code } })).structuredContent as { value?: unknown }).value;
+    assert.equal(
+      await run(`try { await tools.call('echo__echo', { text: 'forbidden' }); return 'made'; } catch (e) { return e.code; }`),
+      'MCPG_INTERCEPTOR_DENIED',
+    );
+    assert.match(JSON.stringify(await run(`return await tools.call('echo__echo', { text: 'shout' });`)), /SHOUT/);
   });
 });
