@@ -198,7 +198,17 @@ export function agentView(gateway: Gateway, agent: string | undefined): Raw {
     html`<h3>${title} (${items.length})</h3>${items.length === 0 ? html`<p class="muted">none</p>` : html`<ul class="${title}">${items.map((i) => html`<li>${i}</li>`)}</ul>`}`;
   return html`${picker}<h2>What agent “${agent}” sees</h2>
 ${gateway.mode === 'discovery' ? html`<p class="muted">discovery mode: the agent sees the meta-tools, which reach exactly these</p>` : raw('')}
-${section('tools', list('tools', 'name'))}${section('resources', list('resources', 'uri'))}${section('templates', list('resourceTemplates', 'uriTemplate'))}${section('prompts', list('prompts', 'name'))}`;
+${section('tools', list('tools', 'name'))}${section('resources', list('resources', 'uri'))}${section('templates', list('resourceTemplates', 'uriTemplate'))}${section('prompts', list('prompts', 'name'))}
+${resultsPassed(gateway.metrics.resultsOf(agent))}`;
+}
+
+/** What the agent's tool calls returned to it, per server and tool: bytes and estimated tokens (bytes / 4), since the gateway started. */
+function resultsPassed(rows: readonly { server: string; tool: string; bytes: number; tokens: number }[]): Raw {
+  if (rows.length === 0) return html`<h3>Results returned</h3><p class="muted">no tool result yet</p>`;
+  return html`<h3>Results returned</h3><table id="results"><tr><th>server</th><th>tool</th><th>bytes</th><th>estimated tokens</th></tr>${rows.map(
+    (r) =>
+      html`<tr data-tool="${r.server}/${r.tool}"><td>${r.server}</td><td>${r.tool}</td><td class="bytes">${r.bytes}</td><td class="tokens">${r.tokens}</td></tr>`,
+  )}</table>`;
 }
 
 /**
