@@ -12,6 +12,7 @@
 
 import type { Gateway } from '../gateway/gateway.js';
 import type { QuotaStatus } from '../policy/quotas.js';
+import { descriptionSigns } from '../policy/description-signs.js';
 import { ACTIVITY_SAMPLE_MS, type ServerActivity } from '../observability/metrics.js';
 import { describeDiff } from '../pins/digest.js';
 import { visible } from '../wire/sanitize.js';
@@ -160,14 +161,22 @@ export function serverDetail(gateway: Gateway, server: string, csrf: string): Ra
     ? html`<form method="post" action="/ui/server/${encodeURIComponent(server)}/revive" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" id="revive">Revive</button></form>`
     : '';
   const held = gateway.pins.heldOf(server);
-  const listed = gateway.catalog.serverTools(server).map((t) => String(t.name));
+  const tools = gateway.catalog.serverTools(server);
+  const listed = tools.map((t) => String(t.name));
+  // Descriptions that speak to the model (policy/description-signs.ts): flagged beside the tool's name.
+  const signs = new Map(tools.map((t) => [String(t.name), descriptionSigns(t)]));
+  const named = (name: string, held?: object): Raw => {
+    // A held definition is the one under review: its own descriptions are read.
+    const found = held === undefined ? (signs.get(name) ?? []) : descriptionSigns(held);
+    return found.length === 0 ? html`${name}` : html`${name} <span class="problem injection">injection signs: ${found.join(', ')}</span>`;
+  };
   const names = [...new Set([...listed, ...Object.keys(held?.tools ?? {})])].sort();
   const pinsOff = gateway.pins.mode === 'off';
   const rows = names.map((name) => {
     const holding = held?.tools[name];
-    if (holding === undefined) return html`<tr><td>${name}</td><td>${pinsOff ? 'pins off' : 'approved'}</td><td></td></tr>`;
+    if (holding === undefined) return html`<tr><td>${named(name)}</td><td>${pinsOff ? 'pins off' : 'approved'}</td><td></td></tr>`;
     const diff = describeDiff(gateway.pins.pinnedDefinition(server, name), holding.definition);
-    return html`<tr data-tool="${name}"><td>${name}</td><td><span class="held">held</span>: ${holding.changes.join(', ')}<br><span class="muted">since ${holding.since}</span></td>
+    return html`<tr data-tool="${name}"><td>${named(name, holding.definition)}</td><td><span class="held">held</span>: ${holding.changes.join(', ')}<br><span class="muted">since ${holding.since}</span></td>
 <td><pre class="diff">${diff}</pre>
 <form method="post" action="/ui/server/${encodeURIComponent(server)}/approve"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="tool" value="${name}"><input type="hidden" name="digest" value="${holding.digest}">
 <button type="submit" class="approve">Approve ${name}</button> <span class="muted">${holding.digest.slice(0, 19)}…</span></form></td></tr>`;
