@@ -3,7 +3,8 @@
 // and in search mode; search latency over 5,000 tools; what the index costs in memory; and retrieval
 // quality on the set in bench/data (real MCP tools, hand-written tasks): the baseline (plain BM25 over
 // name + description) against the tool index, lexical, and fused with embeddings where an endpoint
-// is configured (MCPGATE_EMBEDDINGS_URL, …/v1, as the gateway reads it). Tokens are characters / 4: no tokenizer is installed.
+// is configured (MCPGATE_EMBEDDINGS_URL, …/v1, as the gateway reads it); what one search answer costs
+// in tokens, full format against compact (search-tokens.ts). tools/list tokens are characters / 4.
 
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -39,6 +40,7 @@ import {
 } from './search-quality.js';
 import { MAX_TASK_CHARS, searchTask } from '../src/search/task-search.js';
 import { agentIdentity } from '../src/gateway/session/agent-identity.js';
+import { benchAnswerTokens } from './search-tokens.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SERVER = join(ROOT, 'dist/bench/many-tools-server.js');
@@ -114,9 +116,7 @@ async function listThroughGateway(
 }
 
 async function benchTokens(print: Print): Promise<void> {
-  print(
-    '\nsearch: tools/list of 10 servers × 500 realistic tools through the gateway (tokens = characters / 4; no tokenizer in node_modules)',
-  );
+  print('\nsearch: tools/list of 10 servers × 500 realistic tools through the gateway (tokens = characters / 4)');
   const aggregate = await listThroughGateway('aggregate', 10, 500);
   print(
     `  aggregate mode: ${aggregate.tools.length} tools, ${(aggregate.text.length / 1e6).toFixed(2)} MB, ≈ ${tokens(aggregate.text).toLocaleString('en')} tokens`,
@@ -130,7 +130,7 @@ async function benchTokens(print: Print): Promise<void> {
   }
   print(
     `  search mode:    ${search.tools.length} tool(s) (${search.tools.join(', ')}), ${search.text.length.toLocaleString('en')} bytes, ≈ ${tokens(search.text).toLocaleString('en')} tokens ` +
-      `(${(tokens(aggregate.text) / tokens(search.text)).toFixed(0)}× fewer); one search_tools result (limit 5): ≈ ${tokens(search.searchResult ?? '').toLocaleString('en')} tokens`,
+      `(${(tokens(aggregate.text) / tokens(search.text)).toFixed(0)}× fewer); one search_tools result (limit 5, compact): ≈ ${tokens(search.searchResult ?? '').toLocaleString('en')} tokens`,
   );
 }
 
@@ -394,6 +394,13 @@ export async function benchSearch(print: Print): Promise<void> {
   await benchQuality('own', set, print);
   await benchQuality('livemcpbench', published, print);
   if (process.env.MCPGATE_BENCH_TUNE !== '0') benchTuning([set, published], print);
+  await benchAnswerTokens(
+    [
+      ['own', set],
+      ['livemcpbench', published],
+    ],
+    print,
+  );
   print('\nsearch: latency and memory of the tool index over 5,000 tools');
   benchLatency(set, published, print);
   await benchTokens(print);

@@ -122,6 +122,16 @@ export const ERROR_CODES = {
     summary:
       'An interceptor that is not fail-open crashed, timed out, answered something other than a result of its type, or its server was unavailable; the call was not sent, or the answer not passed on (fail-closed).',
   },
+  MCPG_SKILL_HELD: {
+    rpc: -31080,
+    summary:
+      "The skill is new or changed (its frontmatter or a file's digest) and not approved yet (pins), or it was never reviewed; the message gives the command that approves it.",
+  },
+  MCPG_SKILL_MISMATCH: {
+    rpc: -31081,
+    summary:
+      "A skill file's bytes from its server do not match the size and digest of its skill's entry (the approved one, or with pins off the listed one), a SKILL.md's frontmatter differs from the entry's, or the file is not in the approved manifest; mcpgate did not relay them, nor any file of a skill that failed so until its entry changes.",
+  },
   MCPG_ORIGIN_FORBIDDEN: {
     rpc: JSONRPC.INVALID_REQUEST,
     summary: 'An HTTP request came with an Origin that is not on the allowed list (HTTP 403, DNS-rebinding protection).',

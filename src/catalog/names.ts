@@ -207,9 +207,11 @@ const URI_SCHEME = 'mcpgate://';
 /**
  * Schemes a host recognises a resource by, namespaced inside their own scheme (`ui://SERVER/REST`
  * for `ui://REST`): MCP Apps hosts render only `ui://` resources, so `mcpgate://SERVER/ui://…` would
- * be a resource no host shows. Every other URI keeps the `mcpgate://` form.
+ * be a resource no host shows; a skill's `skill://PATH/SKILL.md` becomes `skill://SERVER/PATH/SKILL.md`,
+ * the server's prefix as the first segment of the skill's path, so its final segment is still the
+ * skill's name (the Skills extension's rule). Every other URI keeps the `mcpgate://` form.
  */
-const KEPT_SCHEMES: readonly string[] = ['ui://'];
+const KEPT_SCHEMES: readonly string[] = ['ui://', 'skill://'];
 
 export function namespaceUri(serverKey: string, uri: string): string {
   for (const scheme of KEPT_SCHEMES) if (uri.startsWith(scheme)) return `${scheme}${serverKey}/${uri.slice(scheme.length)}`;

@@ -49,7 +49,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     synopsis: `serve [--config .mcp.json] [--rules gateway-rules.json] [--env-file FILE] [--stdio | --http [HOST:]PORT] [--agent ID]
       [--mode aggregate|discovery|search|code] [--view NAME] [--embeddings-url URL --embeddings-model MODEL] [--debug] [--log-level LEVEL] [--log-format json|pretty]
       [--separator SEP] [--startup-timeout MS] [--list-wait MS] [--max-inflight N] [--max-depth N]
-      [--pins tofu|strict|off] [--state DIR] [--sanitize on|off]
+      [--pins tofu|strict|off] [--state DIR] [--sanitize on|off] [--skills DIR]…
       [--retries N] [--backoff-cap MS] [--park-probe MS] [--stable-after MS]
       [--breaker N] [--breaker-cooldown MS] [--max-agent-buffer BYTES]
       [--audit FILE|-] [--audit-arguments] [--audit-max-bytes BYTES] [--otlp-endpoint URL] [--draft-rate-limited-code]
@@ -126,6 +126,12 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
         help: "refuse a call over a limit with the specification draft's rate-limited code -32023 instead of mcpgate's own -31023 (for when the specification adopts it)",
       },
       'no-auth': { type: 'boolean', help: 'HTTP without tokens; only on a loopback HOST' },
+      skills: {
+        type: 'string',
+        multiple: true,
+        value: 'DIR',
+        help: 'a local folder of skills (Agent Skills layout) mcpgate serves itself as the origin "mcpgate", watched and pinned (repeatable)',
+      },
       'allow-origin': {
         type: 'string',
         multiple: true,

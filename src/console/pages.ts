@@ -1,7 +1,8 @@
 // The console's pages and live regions, rendered from what the gateway knows now: the overview
 // (servers, their states, breakers, counts, last error and stderr tail; agents and their sessions;
-// the reload status), one server's page (its tools with their pin state, a held tool's change as a
-// readable diff with hidden characters made visible, Approve and Revive), and "view as agent" (the
+// the reload status), one server's page (its tools and skills with their pin state, a held tool's or
+// skill's change as a readable diff with hidden characters made visible, Approve and Revive, and a
+// skill a read failed to verify), and "view as agent" (the
 // lists exactly as the agent is served them, from the same AgentViews and rules decisions).
 // Where each part comes from: `Gateway.status()` for the servers; the sessions for the agents;
 // `GatewayMetrics.serverActivity` for each server's calls per second, failures and latency (mean, p95)
@@ -15,6 +16,7 @@ import type { QuotaStatus } from '../policy/quotas.js';
 import { descriptionSigns } from '../policy/description-signs.js';
 import { ACTIVITY_SAMPLE_MS, type ServerActivity } from '../observability/metrics.js';
 import { describeDiff } from '../pins/digest.js';
+import { isSkillPin } from '../pins/skill-pins.js';
 import { visible } from '../wire/sanitize.js';
 import { html, raw, type Raw } from './html.js';
 
@@ -165,22 +167,44 @@ export function serverDetail(gateway: Gateway, server: string, csrf: string): Ra
   const listed = tools.map((t) => String(t.name));
   // Descriptions that speak to the model (policy/description-signs.ts): flagged beside the tool's name.
   const signs = new Map(tools.map((t) => [String(t.name), descriptionSigns(t)]));
-  const named = (name: string, held?: object): Raw => {
+  const named = (name: string, definition?: object): Raw => {
     // A held definition is the one under review: its own descriptions are read.
-    const found = held === undefined ? (signs.get(name) ?? []) : descriptionSigns(held);
+    const found = definition === undefined ? (signs.get(name) ?? []) : descriptionSigns(definition);
     return found.length === 0 ? html`${name}` : html`${name} <span class="problem injection">injection signs: ${found.join(', ')}</span>`;
   };
-  const names = [...new Set([...listed, ...Object.keys(held?.tools ?? {})])].sort();
+  const heldNames = Object.keys(held?.tools ?? {});
+  const names = [...new Set([...listed, ...heldNames.filter((n) => !isSkillPin(n))])].sort();
   const pinsOff = gateway.pins.mode === 'off';
-  const rows = names.map((name) => {
-    const holding = held?.tools[name];
-    if (holding === undefined) return html`<tr><td>${named(name)}</td><td>${pinsOff ? 'pins off' : 'approved'}</td><td></td></tr>`;
+  /** A held tool's or skill's row: what changed, the diff, and Approve bound to the digest shown. */
+  const heldRow = (name: string, what: Raw): Raw => {
+    const holding = held!.tools[name]!;
     const diff = describeDiff(gateway.pins.pinnedDefinition(server, name), holding.definition);
-    return html`<tr data-tool="${name}"><td>${named(name, holding.definition)}</td><td><span class="held">held</span>: ${holding.changes.join(', ')}<br><span class="muted">since ${holding.since}</span></td>
+    return html`<tr data-tool="${name}"><td>${what}</td><td><span class="held">held</span>: ${holding.changes.join(', ')}<br><span class="muted">since ${holding.since}</span></td>
 <td><pre class="diff">${diff}</pre>
 <form method="post" action="/ui/server/${encodeURIComponent(server)}/approve"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="tool" value="${name}"><input type="hidden" name="digest" value="${holding.digest}">
 <button type="submit" class="approve">Approve ${name}</button> <span class="muted">${holding.digest.slice(0, 19)}…</span></form></td></tr>`;
-  });
+  };
+  const rows = names.map((name) =>
+    held?.tools[name] === undefined
+      ? html`<tr><td>${named(name)}</td><td>${pinsOff ? 'pins off' : 'approved'}</td><td></td></tr>`
+      : heldRow(name, named(name, held.tools[name].definition)),
+  );
+  const skillRows = gateway.skills
+    .entriesOf(server)
+    .slice()
+    .sort((a, b) => (a.uri < b.uri ? -1 : 1))
+    .map((entry) => {
+      const what = html`${entry.uri}<br><span class="muted">${visible(String(entry.frontmatter.description))} · ${entry.resources === 'dynamic' ? 'dynamic' : entry.resources.length === 1 ? '1 file' : `${entry.resources.length} files`}</span>`;
+      if (held?.tools[entry.uri] !== undefined) return heldRow(entry.uri, what);
+      const failed = gateway.skills.failedOf(server, entry.uri);
+      const state =
+        failed !== undefined
+          ? html`<span class="problem">not relayed: a read failed verification (${failed})</span>`
+          : pinsOff
+            ? 'pins off'
+            : 'approved';
+      return html`<tr data-skill="${entry.uri}"><td>${what}</td><td>${state}</td><td></td></tr>`;
+    });
   const instructions =
     held?.instructions === undefined
       ? ''
@@ -189,6 +213,7 @@ export function serverDetail(gateway: Gateway, server: string, csrf: string): Ra
 ${conn?.lastError === undefined ? '' : html`<p class="problem">last error: ${conn.lastError.message}</p>`}
 <h3>Tools</h3>
 ${names.length === 0 ? html`<p class="muted">no tools listed</p>` : html`<table id="tools"><tr><th>tool</th><th>pin</th><th>change</th></tr>${rows}</table>`}
+${skillRows.length === 0 ? '' : html`<h3>Skills</h3><table id="skills"><tr><th>skill</th><th>pin</th><th>change</th></tr>${skillRows}</table>`}
 ${instructions}`;
 }
 

@@ -69,6 +69,8 @@ export interface GatewayOptions {
   mode?: AgentMode;
   /** Search mode's hybrid ranking: the operator's embeddings endpoint; absent: lexical only. */
   embeddings?: EmbeddingsSettings;
+  /** Local folders of skills mcpgate serves itself (`serve --skills DIR`), as the origin `mcpgate`. */
+  skillFolders?: readonly string[];
   /** Offer get_gateway_status in discovery mode. */
   debug?: boolean;
   /** How a connection is made (default: `new Connection` with the settings above); the pool uses it too. */

@@ -53,6 +53,10 @@ import type { JsonRpcRequest } from '../wire/jsonrpc.js';
 import type { Envelope } from '../wire/era.js';
 import { DEFAULT_LIST_WAIT_MS, DEFAULT_MAX_INFLIGHT, type ConnectionFactory, type GatewayOptions } from './gateway-options.js';
 import { CatalogListing, SHARED_SCOPE } from './routing/catalog-listing.js';
+import { SkillMethods } from './routing/skill-methods.js';
+import { SkillShelf } from '../catalog/skill-shelf.js';
+import { LOCAL_ORIGIN, SkillFolders } from './routing/skill-folders.js';
+import { SKILLS_EXTENSION } from '../wire/skills.js';
 import { launchServer, type ServerSummary } from './launch.js';
 import { extensionsOf, mergeExtensions, PASSED_THROUGH } from './session/extensions.js';
 import { TaskTable, tasksCapability } from './routing/tasks.js';
@@ -67,14 +71,27 @@ import { SearchIndexes } from './modes/search-indexes.js';
 import { ToolSearch } from './modes/tool-search.js';
 import { HybridRanking } from './modes/hybrid-ranking.js';
 import { EmbeddingsClient } from './modes/embeddings.js';
+import { CapabilityDirectory, withDirectory } from './modes/capability-directory.js';
 
 export type { ConnectionFactory, GatewayOptions } from './gateway-options.js';
 export type { ServerSummary } from './launch.js';
 
+/** How long a modern agent's `server/discover` waits at start-up for the servers to be listed (as initialize does). */
+const DISCOVER_WAIT_MS = 5000;
+
 export class Gateway {
   readonly catalog: Catalog;
+  /** Every shared server's skills (the Skills extension) and which the pins hold. */
+  readonly skills = new SkillShelf();
+  /** The Skills extension's methods, as agents see them (skill-methods.ts). */
+  readonly skillMethods: SkillMethods;
+  /** mcpgate's own skill folders (`serve --skills`), the origin `mcpgate`; undefined without any. */
+  private readonly skillFolders: SkillFolders | undefined;
   readonly log: Logger;
   readonly connections = new Map<string, Connection>();
+  /** How long a modern agent's `server/discover` waits at start-up for the servers to be listed (as initialize does). */
+  DISCOVER_WAIT_MS = 5000;
+
   /** The servers configuration in force (replaced by a reload). */
   config: ServersConfig;
   /** The open agent sessions. */
@@ -135,6 +152,8 @@ export class Gateway {
   isClosing = false;
   /** Search mode: each agent's mode, the indexes, search_tools. */
   readonly search: ToolSearch;
+  /** The capability directory in the instructions of an agent in search or code mode. */
+  private readonly capabilityDirectory: CapabilityDirectory;
   /** Code mode's runs since start (status, metrics). */
   readonly codeBoard: CodeBoard;
   /** Code mode's pool of sandbox worker threads: started when a run needs one, closed with the gateway. */
@@ -155,7 +174,10 @@ export class Gateway {
       mode: options.pins?.mode ?? 'off',
       dir: options.pins?.dir ?? '.mcpgate',
       log: this.log,
-      onStoreChanged: () => void this.listing.reviewAll(),
+      onStoreChanged: () => {
+        void this.listing.reviewAll();
+        void this.skillFolders?.review();
+      },
     });
     this.rules = options.rules ?? OPEN_RULES;
     this.known = new KnownCatalogs(join(this.pins.dir, 'catalogs'), this.log);
@@ -226,6 +248,7 @@ export class Gateway {
     this.listing = new CatalogListing({
       connections: this.connections,
       catalog: this.catalog,
+      skills: this.skills,
       own: this.own,
       pool: this.pool,
       limits: this.limits,
@@ -240,6 +263,30 @@ export class Gateway {
       isClosing: () => this.closing !== undefined,
     });
     this.hooks = this.listing.hooks(SHARED_SCOPE);
+    this.skillFolders =
+      options.skillFolders === undefined || options.skillFolders.length === 0
+        ? undefined
+        : new SkillFolders({
+            folders: options.skillFolders,
+            pins: this.pins,
+            skills: this.skills,
+            announce: () => this.agents.announceSkills(),
+            log: this.log.child({ server: LOCAL_ORIGIN }),
+          });
+    this.skillMethods = new SkillMethods({
+      local: this.skillFolders,
+      router: this.router,
+      catalog: this.catalog,
+      skills: this.skills,
+      inForce: this,
+      pins: this.pins,
+      relist: (server) =>
+        server === LOCAL_ORIGIN
+          ? void this.skillFolders?.rescan()
+          : void this.listing
+              .relistSkills(server)
+              .catch((err: unknown) => this.log.debug('listing skills again failed', { server, error: err })),
+    });
     this.hybrid =
       options.embeddings === undefined
         ? undefined
@@ -257,6 +304,11 @@ export class Gateway {
       mode: this.mode,
       hybrid: this.hybrid,
     });
+    this.capabilityDirectory = new CapabilityDirectory({
+      catalog: this.catalog,
+      search: this.search,
+      serverInstructions: (server) => this.listing.serverInstructions(server),
+    });
     this.codeBoard = new CodeBoard(this.metrics);
     const discovery: DiscoveryParts = {
       servers: () => this.config,
@@ -269,6 +321,7 @@ export class Gateway {
     };
     this.sessionParts = {
       router: this.router,
+      skills: this.skillMethods,
       inForce: this,
       views: this.views,
       settling: this,
@@ -285,7 +338,7 @@ export class Gateway {
       codeRunner: this.codeRunner,
       maxInflight: this.maxInflight,
       sanitize: this.sanitizes,
-      instructions: () => this.listing.instructions(),
+      instructions: (reader) => withDirectory(this.listing.instructions(), this.capabilityDirectory.for(reader)),
       capabilities: () => this.capabilities(),
       tasks: this.tasks,
       setServersLogLevel: (session) => Promise.all([this.setServersLogLevel(), this.listing.setOwnLogLevel(session)]).then(() => undefined),
@@ -353,6 +406,9 @@ export class Gateway {
     // The servers are spawned first: reading the pin store (a large pins.json takes a while) then
     // overlaps their boot; each server's review waits for the store (PinKeeper.start).
     const pinsRead = this.pins.start();
+    const localSkills = this.skillFolders
+      ?.start()
+      .catch((err: unknown) => this.log.warn('the skills folders could not be read', { error: err }));
     pinsRead.catch(() => {}); // awaited below, once the servers are started
     // Hybrid search's vector cache is read beside the servers' boot too; the first search waits for it.
     const vectorsRead = this.hybrid?.load();
@@ -367,6 +423,8 @@ export class Gateway {
     );
     await pinsRead;
     await vectorsRead;
+    // mcpgate's own skills are listed (and reviewed) before the gateway counts as settled.
+    await localSkills;
     this.settle();
     // Search mode's first search would otherwise index the whole catalog while the agent waits.
     if (this.search.inUse)
@@ -449,7 +507,19 @@ export class Gateway {
           return session;
         },
         sameForAll: () => this.rules.open,
-        instructions: () => this.listing.instructions(),
+        instructions: () =>
+          withDirectory(
+            this.listing.instructions(),
+            this.capabilityDirectory.for({
+              agent: who.agent,
+              claims,
+              mode: view !== undefined ? 'aggregate' : this.search.modeOf(who.agent),
+            }),
+          ),
+        listed: () =>
+          this.listableNow
+            ? undefined
+            : Promise.race([this.listable, new Promise<void>((resolve) => setTimeout(resolve, DISCOVER_WAIT_MS).unref())]),
         capabilities: () => this.capabilities(),
       },
       msg,
@@ -473,8 +543,10 @@ export class Gateway {
   /** What mcpgate declares to agents: what it relays, and the merge of its ready servers' extensions. */
   private capabilities(): Record<string, unknown> {
     const ready = [...this.connections.values()].filter((conn) => conn.state === 'ready');
+    // mcpgate's own skill folders serve the Skills extension, directory reads included.
+    const own = this.skillFolders === undefined ? undefined : { [SKILLS_EXTENSION]: { directoryRead: true } };
     return gatewayCapabilities(
-      mergeExtensions(ready.map((conn) => extensionsOf(conn.info?.capabilities))),
+      mergeExtensions([own, ...ready.map((conn) => extensionsOf(conn.info?.capabilities))]),
       tasksCapability(ready.map((conn) => conn.info?.capabilities.tasks)),
     );
   }
@@ -492,6 +564,7 @@ export class Gateway {
     this.isClosing = true;
     this.closing ??= (async () => {
       this.listing.close();
+      this.skillFolders?.close();
       this.pins.close();
       for (const session of [...this.agents]) session.close();
       await this.approvals.close();

@@ -37,6 +37,14 @@ export class Agents implements Iterable<AgentSession> {
   }
 
   /**
+   * Some server's skills changed (listed again, held or released by the pins): skills are resources
+   * (the Skills extension has no list_changed of its own), so every agent is told its resources changed.
+   */
+  announceSkills(): void {
+    for (const session of this.sessions) session.listChanged('notifications/resources/list_changed');
+  }
+
+  /**
    * Tells each agent whose view of these lists changed (templates belong to the resources list).
    * `among`: the sessions that may be concerned (a pooled connection's owners); default all.
    */

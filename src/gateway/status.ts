@@ -4,6 +4,7 @@
 
 import type { Catalog } from '../catalog/catalog.js';
 import type { SizeCaps } from '../catalog/size-caps.js';
+import type { SkillShelf } from '../catalog/skill-shelf.js';
 import type { ServersConfig } from '../config/types.js';
 import type { Rules } from '../rules/load.js';
 import type { Connection } from '../servers/connection.js';
@@ -18,6 +19,8 @@ interface StatusParts {
   readonly rules: Rules;
   readonly config: ServersConfig;
   readonly catalog: Catalog;
+  /** Every origin's skills and which the pins hold (the Skills extension). */
+  readonly skills: Pick<SkillShelf, 'entriesOf' | 'heldOf' | 'listedServers'>;
   readonly limits: Pick<SizeCaps, 'report'>;
   readonly connections: ReadonlyMap<string, Connection>;
   readonly agents: Iterable<{ readonly agent: string; readonly transport: string }> & { readonly size: number };
@@ -63,6 +66,8 @@ export function gatewayStatus(gateway: StatusParts): Record<string, unknown> {
         }),
         tools: gateway.catalog.counts(s.name).tools,
         held: gateway.catalog.heldCount(s.name),
+        // Only for a server that serves skills.
+        ...skillsField(gateway, s.name),
         limited: gateway.limits.report(s.name),
         attempts: conn?.attempts ?? 0,
         breaker: conn?.breaker.state,
@@ -82,10 +87,24 @@ export function gatewayStatus(gateway: StatusParts): Record<string, unknown> {
     config_paths: { mcp_json: gateway.config.file, rules: rules.file ?? null, state: gateway.pins.dir },
     mode: gateway.mode,
     pins: gateway.pins.mode,
+    // Only when mcpgate serves skill folders of its own (`serve --skills`), the origin `mcpgate`.
+    ...(gateway.skills.listedServers().includes('mcpgate') &&
+      !gateway.config.servers.some((s) => s.name === 'mcpgate') && { local_skills: skillsField(gateway, 'mcpgate').skills }),
     // Only where search mode is used: a gateway without it keeps its status as it was.
     ...(gateway.search.inUse && { search: searchSummary(gateway) }),
     ...((gateway.codeBoard.used || gateway.mode === 'code') && { code: gateway.codeBoard.status() }),
   };
+}
+
+/** Most held skills named in a server's status (the rest are counted). */
+const HELD_SKILLS_SHOWN = 100;
+
+/** A server's skills: how many, and each held one by its URI on the server (with `mcpgate pins` for what changed). */
+function skillsField(gateway: StatusParts, server: string): { skills?: Record<string, unknown> } {
+  const entries = gateway.skills.entriesOf(server);
+  if (entries.length === 0) return {};
+  const held = [...gateway.skills.heldOf(server)].sort();
+  return { skills: { listed: entries.length - held.length, held: held.length, held_skills: held.slice(0, HELD_SKILLS_SHOWN) } };
 }
 
 /** Search mode's counts since start (every agent in search mode, by the gateway's mode or its rules'). */

@@ -18,9 +18,14 @@ export type ToolDefinition = {
   inputSchema?: unknown;
   outputSchema?: unknown;
   annotations?: unknown;
+  /** A skill's pin only (skill-pins.ts): its verbatim frontmatter. */
+  frontmatter?: unknown;
+  /** A skill's pin only: the manifest of its files (`[{uri, digest, size}]`) or `"dynamic"`. */
+  files?: unknown;
 };
 
-export type Change = 'new tool' | 'description' | 'title' | 'input schema' | 'output schema' | 'annotations' | 'name';
+export type Change =
+  'new tool' | 'description' | 'title' | 'input schema' | 'output schema' | 'annotations' | 'name' | 'frontmatter' | 'files';
 
 /** Each part of a definition, in the order changes and diffs list them. */
 const PARTS: readonly (readonly [Exclude<Change, 'new tool'>, keyof ToolDefinition])[] = [
@@ -30,11 +35,24 @@ const PARTS: readonly (readonly [Exclude<Change, 'new tool'>, keyof ToolDefiniti
   ['output schema', 'outputSchema'],
   ['annotations', 'annotations'],
   ['name', 'name'],
+  ['frontmatter', 'frontmatter'],
+  ['files', 'files'],
 ];
+
+/** The parts of a tool's pin: a skill's two (frontmatter, files) are read only from a skill's pin. */
+const TOOL_PARTS = PARTS.filter(([change]) => change !== 'frontmatter' && change !== 'files');
+
+/**
+ * A skill is pinned beside its server's tools under its own URI (skill-pins.ts `isSkillPin`: a name
+ * with `://`, which no tool name has), so a server's tools keep their digests whatever fields they carry.
+ */
+function partsOf(name: unknown): typeof PARTS {
+  return typeof name === 'string' && name.includes('://') ? PARTS : TOOL_PARTS;
+}
 
 export function definitionOf(tool: Record<string, unknown>): ToolDefinition {
   const definition: Record<string, unknown> = {};
-  for (const [, field] of PARTS) if (tool[field] !== undefined) definition[field] = tool[field];
+  for (const [, field] of partsOf(tool.name)) if (tool[field] !== undefined) definition[field] = tool[field];
   if (typeof definition.name !== 'string') throw new TypeError('a tool definition needs a string name');
   return definition as unknown as ToolDefinition;
 }
@@ -79,7 +97,9 @@ const encodePart = (value: unknown): string => (value === undefined ? '' : canon
 
 export function changes(before: ToolDefinition | undefined, after: ToolDefinition): Change[] {
   if (before === undefined) return ['new tool'];
-  return PARTS.filter(([, field]) => encodePart(before[field]) !== encodePart(after[field])).map(([change]) => change);
+  return partsOf(after.name)
+    .filter(([, field]) => encodePart(before[field]) !== encodePart(after[field]))
+    .map(([change]) => change);
 }
 
 /**

@@ -25,6 +25,7 @@ import {
   type ServerPins,
 } from './store.js';
 import { changes, type ToolDefinition } from './digest.js';
+import { isSkillPin } from './skill-pins.js';
 
 const WATCH_INTERVAL_MS = 500;
 
@@ -280,7 +281,7 @@ export class PinKeeper {
       for (const [name, info] of result.held) {
         if (previous?.tools[name]?.digest !== info.digest)
           this.options.log.warn(
-            `holding tool "${name}" of server "${server}" (${info.changes.join(', ')}) until an operator approves it: mcpgate approve ${server} ${name} --state ${this.dir}`,
+            `holding ${isSkillPin(name) ? 'skill' : 'tool'} "${name}" of server "${server}" (${info.changes.join(', ')}) until an operator approves it: mcpgate approve ${server} ${name} --state ${this.dir}`,
             { server },
           );
       }

@@ -26,6 +26,7 @@ export const REMOVED_VIEW: CompiledView = Object.freeze({
   renamed: new Map(),
   servers: new Set<string>(),
   select: () => undefined,
+  showsSkill: () => false,
 });
 
 /**

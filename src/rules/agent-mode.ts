@@ -1,7 +1,9 @@
 // An agent's own way of seeing the catalog: `"mode"` (aggregate, discovery, search or code; absent:
 // the gateway's `--mode`), `"codeMode": true` (code mode's tools beside an aggregate or search mode's
 // list) and, for search mode, `"alwaysShown"` — the tools listed to the agent from the
-// start without a search (globs over the public names the agent sees, e.g. `github__get_*`). Being
+// start without a search (globs over the public names the agent sees, e.g. `github__get_*`);
+// `"capabilityDirectory"` turns the capability directory in the gateway's instructions off (`false`;
+// it is on by default in search and code modes) or on in another mode (`true`). Being
 // always shown grants nothing: the tools are still filtered by the agent's allow and deny rules.
 // At most 256 entries in `alwaysShown`; a warning says they grant nothing when the agent's mode is not
 // search. Compiled into `CompiledAgent.modeSettings`; not to be confused with curated views
@@ -14,7 +16,7 @@ const AGENT_MODES = ['aggregate', 'discovery', 'search', 'code'] as const;
 export type AgentMode = (typeof AGENT_MODES)[number];
 
 /** The keys of an agent entry read here. */
-export const AGENT_MODE_KEYS = ['mode', 'alwaysShown', 'codeMode'] as const;
+export const AGENT_MODE_KEYS = ['mode', 'alwaysShown', 'codeMode', 'capabilityDirectory'] as const;
 
 /** Past this many entries `alwaysShown` is an error: it is meant for a few tools, not a catalog. */
 const MAX_ALWAYS_SHOWN = 256;
@@ -26,6 +28,8 @@ export interface ModeSettings {
   readonly alwaysShown: Matcher | undefined;
   /** Code mode's tools (describe_tools, run_code) listed beside an aggregate or search mode's. */
   readonly codeMode: boolean;
+  /** The capability directory in the gateway's instructions; undefined: on in search and code modes only. */
+  readonly capabilityDirectory: boolean | undefined;
 }
 
 interface ModeSettingsContext {
@@ -76,7 +80,12 @@ export function readModeSettings(id: string, entry: Record<string, unknown>, ctx
     if (codeMode && mode !== undefined && mode !== 'aggregate' && mode !== 'search')
       ctx.warn([...base, 'codeMode'], `only aggregate and search modes add code mode's tools; agent "${id}" has mode "${mode}"`);
   }
-  return Object.freeze({ mode, alwaysShown, codeMode });
+  let capabilityDirectory: boolean | undefined;
+  if (entry.capabilityDirectory !== undefined) {
+    if (typeof entry.capabilityDirectory === 'boolean') capabilityDirectory = entry.capabilityDirectory;
+    else ctx.error([...base, 'capabilityDirectory'], `expected true or false, got ${describeValue(entry.capabilityDirectory, true)}`);
+  }
+  return Object.freeze({ mode, alwaysShown, codeMode, capabilityDirectory });
 }
 
 /** Whether a matcher takes a public name. */

@@ -20,6 +20,14 @@ export interface CompiledSide {
   readonly servers: Matcher;
   /** Server name (exact) → the tools of that server this side names. */
   readonly tools: ReadonlyMap<string, Matcher>;
+  /** Server name (exact, or `*` for every server) → globs over the paths of its skills (`skills`). */
+  readonly skills: ReadonlyMap<string, Matcher>;
+}
+
+/** An agent's `skillOptions`: whether it is shown "dynamic" (unpinnable) skills, and whether `allowed-tools` is checked. */
+export interface SkillOptions {
+  readonly dynamic: boolean;
+  readonly allowedTools: 'check' | 'ignore';
 }
 
 /** One compiled rule of an `approve` section (approvals.ts): calls it matches wait for a person's approval. */
@@ -83,6 +91,8 @@ export interface CompiledAgent {
   readonly modeSettings?: ModeSettings;
   /** What its programs may call, which calls from code wait for approval, and a run's limits (code-settings.ts). */
   readonly code?: CodeSettings;
+  /** Its `skillOptions`; undefined: no dynamic skills, `allowed-tools` checked. */
+  readonly skillOptions?: SkillOptions;
 }
 
 /**
@@ -148,7 +158,11 @@ export interface RulesInForce {
 export const DEFAULT_AGENT = 'default';
 
 export const EMPTY_MATCHER = compileMatcher([]);
-export const EMPTY_SIDE: CompiledSide = Object.freeze({ servers: EMPTY_MATCHER, tools: frozenMap<string, Matcher>([]) });
+export const EMPTY_SIDE: CompiledSide = Object.freeze({
+  servers: EMPTY_MATCHER,
+  tools: frozenMap<string, Matcher>([]),
+  skills: frozenMap<string, Matcher>([]),
+});
 
 /** What applies without a rules file: every agent may use every server (docs/architecture.md "Command line"). */
 export const OPEN_RULES: Rules = Object.freeze({

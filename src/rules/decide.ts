@@ -6,7 +6,7 @@
 // Each takes the agent's token claims (`Claims`) as an optional last argument, for `grants`.
 
 import { DEFAULT_AGENT } from './compiled.js';
-import type { ClaimTest, CompiledAgent, CompiledSide, Rules } from './compiled.js';
+import type { ClaimTest, CompiledAgent, CompiledSide, Rules, SkillOptions } from './compiled.js';
 import type { Matcher } from './globs.js';
 
 interface Decision {
@@ -115,6 +115,77 @@ export function decideServer(rules: Rules, agent: string | undefined, server: st
     );
   }
   return deny(`server ${q(server)} is not in allow.servers of ${subjects(agent, found)}`);
+}
+
+/** What an agent is shown of one skill: whether at all, and whether a "dynamic" one (no digests to pin). */
+interface SkillDecision extends Decision {
+  readonly dynamic: boolean;
+}
+
+/** The tools a skill's frontmatter `allowed-tools` names (a space-separated string or a list), without their argument patterns. */
+function allowedToolsOf(frontmatter: Readonly<Record<string, unknown>>): string[] {
+  const value = frontmatter['allowed-tools'];
+  const items = typeof value === 'string' ? value.split(/\s+/) : Array.isArray(value) ? value.filter((v) => typeof v === 'string') : [];
+  return items.map((item) => item.replace(/\(.*$/s, '')).filter((item) => item !== '');
+}
+
+/**
+ * May `agent` see the skill at `path` (its skill path on the server, `acme/refunds`) of `server`?
+ * The server must be allowed (decideServer). Then, across every entry that applies: a `deny.skills`
+ * glob for the server (or `*`) that matches denies; where some entry has `allow.skills` for the
+ * server (or `*`), one of them must match. A skill whose frontmatter names `allowed-tools` is shown
+ * only if the agent may call each of those tools of the server, unless its `skillOptions.allowedTools`
+ * is `"ignore"`. `dynamic`: its `skillOptions.dynamic` (false without a rules file).
+ */
+export function decideSkill(
+  rules: Rules,
+  agent: string | undefined,
+  server: string,
+  path: string,
+  frontmatter: Readonly<Record<string, unknown>>,
+  claims?: Claims,
+): SkillDecision {
+  if (rules.open) return { ...OPEN, dynamic: false };
+  const found = lookup(rules, agent, claims);
+  const options = skillOptionsOf(rules, agent);
+  const dynamic = options?.dynamic === true;
+  const server_ = decideServer(rules, agent, server, claims);
+  if (!server_.allowed) return { ...server_, dynamic };
+  const it = `skill ${q(path)} of server ${q(server)}`;
+  for (const entry of found) {
+    for (const key of [server, '*']) {
+      const pattern = entry.deny.skills.get(key);
+      if (pattern !== undefined && (pattern.exact.has(path) || pattern.match(path) !== undefined))
+        return { allowed: false, reason: `${it} is denied to ${subject(agent, entry)} by deny.skills`, dynamic };
+    }
+  }
+  const limiting = found.filter((entry) => entry.allow.skills.has(server) || entry.allow.skills.has('*'));
+  if (limiting.length > 0) {
+    const allowed = limiting.some((entry) =>
+      [server, '*'].some((key) => {
+        const pattern = entry.allow.skills.get(key);
+        return pattern !== undefined && (pattern.exact.has(path) || pattern.match(path) !== undefined);
+      }),
+    );
+    if (!allowed) return { allowed: false, reason: `${it} is not in allow.skills of ${subjects(agent, limiting)}`, dynamic };
+  }
+  if (options?.allowedTools !== 'ignore') {
+    for (const tool of allowedToolsOf(frontmatter)) {
+      if (!decideTool(rules, agent, server, tool, claims).allowed)
+        return {
+          allowed: false,
+          reason: `${it} names allowed-tools ${q(tool)}, which ${agent === undefined ? 'the agent' : q(agent)} may not call`,
+          dynamic,
+        };
+    }
+  }
+  return { allowed: true, reason: `${it} is allowed`, dynamic };
+}
+
+/** The `skillOptions` of the entry that applies to `agent` (its own, else `default`'s). */
+function skillOptionsOf(rules: Rules, agent: string | undefined): SkillOptions | undefined {
+  const id = effectiveAgent(rules, agent);
+  return id === undefined ? undefined : rules.agents.get(id)?.skillOptions;
 }
 
 /**

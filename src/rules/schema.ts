@@ -19,6 +19,7 @@ import {
   type CompiledGrant,
   type CompiledSide,
   type Rules,
+  type SkillOptions,
 } from './compiled.js';
 import { deepFreeze, frozenMap } from './frozen.js';
 import { compileMatcher, globToRegExp, isGlob, type Matcher } from './globs.js';
@@ -41,8 +42,8 @@ const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins', 'vie
 const GRANT_KEYS = new Set(['when', 'allow', 'deny', 'limits', 'approve']);
 const MAX_GRANT_VALUES = 256;
 const ADMIN_KEYS = new Set(['tokens']);
-const AGENT_KEYS = new Set(['allow', 'deny', 'tokens', 'serverHeaders', 'limits', 'approve', 'code', ...AGENT_MODE_KEYS]);
-const SIDE_KEYS = new Set(['servers', 'tools']);
+const AGENT_KEYS = new Set(['allow', 'deny', 'tokens', 'serverHeaders', 'limits', 'approve', 'code', 'skillOptions', ...AGENT_MODE_KEYS]);
+const SIDE_KEYS = new Set(['servers', 'tools', 'skills']);
 const DEFAULTS_KEYS = new Set(['deny_on_missing_agent']);
 
 // ---------------------------------------------------------------------------------------------
@@ -230,8 +231,19 @@ function compileAgent(id: string, entry: unknown, ctx: Context): CompiledAgent |
     warn: (at, message) => warn(ctx, at, message),
   });
   const code = readCodeSettings(id, entry.code, approvalReport(ctx));
+  const skillOptions = readSkillOptions(id, entry.skillOptions, ctx);
   if (ctx.errors.length > before) return undefined;
-  return Object.freeze({ id, allow, deny, tokens, serverHeaders: frozenMap(serverHeaders), approve, modeSettings, ...(code && { code }) });
+  return Object.freeze({
+    id,
+    allow,
+    deny,
+    tokens,
+    serverHeaders: frozenMap(serverHeaders),
+    approve,
+    modeSettings,
+    skillOptions,
+    ...(code && { code }),
+  });
 }
 
 function compileSide(
@@ -278,11 +290,48 @@ function compileSide(
       if (toolList !== undefined) tools.set(server, compileMatcher(toolList));
     }
   }
-  return Object.freeze({ servers, tools: frozenMap(tools) });
+  const skills = new Map<string, Matcher>();
+  const skillMap = value.skills;
+  if (skillMap !== undefined && !isPlainObject(skillMap)) {
+    error(
+      ctx,
+      [...base, 'skills'],
+      `expected an object mapping server names (or "*") to arrays of skill paths or patterns, got ${describeValue(skillMap)}`,
+    );
+  } else if (skillMap !== undefined) {
+    for (const [server, names] of Object.entries(skillMap)) {
+      const at = [...base, 'skills', server];
+      if (server === '') {
+        error(ctx, at, 'a server name must not be empty');
+        continue;
+      }
+      checkServerNamed(owner, server, at, ctx);
+      const pathList = readNames(names, at, 'skill', ctx);
+      if (pathList !== undefined) skills.set(server, compileMatcher(pathList));
+    }
+  }
+  return Object.freeze({ servers, tools: frozenMap(tools), skills: frozenMap(skills) });
+}
+
+/** An agent's `skillOptions`: `{"dynamic": boolean, "allowedTools": "check" | "ignore"}`. */
+function readSkillOptions(id: string, value: unknown, ctx: Context): SkillOptions | undefined {
+  const at = ['agents', id, 'skillOptions'];
+  if (value === undefined) return undefined;
+  if (!isPlainObject(value)) {
+    error(ctx, at, `expected an object with "dynamic" and/or "allowedTools", got ${describeValue(value)}`);
+    return undefined;
+  }
+  for (const key of Object.keys(value))
+    if (key !== 'dynamic' && key !== 'allowedTools') warn(ctx, [...at, key], `unknown key ${q(key)} in skillOptions is ignored`);
+  const { dynamic = false, allowedTools = 'check' } = value;
+  if (typeof dynamic !== 'boolean') error(ctx, [...at, 'dynamic'], `expected true or false, got ${describeValue(dynamic)}`);
+  if (allowedTools !== 'check' && allowedTools !== 'ignore')
+    error(ctx, [...at, 'allowedTools'], `expected "check" or "ignore", got ${describeValue(allowedTools)}`);
+  return Object.freeze({ dynamic: dynamic === true, allowedTools: allowedTools === 'ignore' ? 'ignore' : 'check' });
 }
 
 /** An array of non-empty strings, or undefined (with errors recorded) when it is not one. */
-function readNames(value: unknown, at: readonly PropertyKey[], what: 'server' | 'tool', ctx: Context): string[] | undefined {
+function readNames(value: unknown, at: readonly PropertyKey[], what: 'server' | 'tool' | 'skill', ctx: Context): string[] | undefined {
   if (value === undefined) return undefined;
   if (!Array.isArray(value)) {
     error(ctx, at, `expected an array of ${what} names or patterns, got ${describeValue(value)}`);

@@ -1,12 +1,12 @@
 // Curated views: the `views` section of gateway-rules.json, compiled. A curated view is a named
 // selection of tools across servers (served at `/mcp/v/NAME` over HTTP, `serve --view NAME` over
-// stdio) that may rename a tool, replace or extend its description, and fix or hide parameters. It
-// only narrows: an agent on a view sees the tools its rules allow *and* the view selects, so nothing
+// stdio) that may rename a tool, replace or extend its description, and fix or hide parameters, and
+// that shows the skills its `skills` names (by server and skill path glob). It only narrows: an agent on a view sees the tools its rules allow *and* the view selects, so nothing
 // here grants anything (rules/decide.ts still decides every call). Pure: validation and compilation.
 
 import { describeValue, isPlainObject } from '../config/issues.js';
 import { frozenMap, frozenSet } from './frozen.js';
-import { globToRegExp, isGlob } from './globs.js';
+import { compileMatcher, globToRegExp, isGlob, type Matcher } from './globs.js';
 
 /** A parameter a view sets on the way to the server; `hidden` also removes it from the schema shown. */
 interface ViewParam {
@@ -38,6 +38,8 @@ export interface CompiledView {
   readonly servers: ReadonlySet<string>;
   /** The selection that takes a server's tool into the view: its exact entry, else the first glob in file order. */
   readonly select: (server: string, tool: string) => ViewTool | undefined;
+  /** Whether the view shows a server's skill, by its path (`acme/billing/refunds`); `skills` names them. */
+  readonly showsSkill: (server: string, path: string) => boolean;
 }
 
 /** What the rules compiler lends: where errors and warnings go, and the servers `.mcp.json` defines. */
@@ -51,7 +53,7 @@ interface ViewContext {
 const VIEW_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 /** The characters the MCP specification allows in a tool name, and its length. */
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
-const VIEW_KEYS = new Set(['tools', 'servers', 'description']);
+const VIEW_KEYS = new Set(['tools', 'servers', 'skills', 'description']);
 const ENTRY_KEYS = new Set(['name', 'description', 'appendDescription', 'params']);
 const PARAM_KEYS = new Set(['value', 'hidden']);
 /** Bounds on what a view adds to every list it serves. */
@@ -139,6 +141,7 @@ function compileView(name: string, raw: unknown, ctx: ViewContext): CompiledView
         }
       });
   }
+  const skills = readSkills(name, raw.skills, base, ctx);
   const frozenExact = frozenMap(exact);
   return Object.freeze({
     name,
@@ -148,7 +151,35 @@ function compileView(name: string, raw: unknown, ctx: ViewContext): CompiledView
     // The RegExps stay in this closure (see globs.ts: a frozen RegExp is slow and an exposed one mutable).
     select: (server: string, tool: string) =>
       frozenExact.get(`${server}\u0000${tool}`) ?? globs.find((g) => g.entry.server === server && g.match.test(tool))?.entry,
+    showsSkill: (server: string, path: string) => {
+      const matcher = skills.get(server);
+      return matcher !== undefined && (matcher.exact.has(path) || matcher.match(path) !== undefined);
+    },
   });
+}
+
+/** `skills`: `{SERVER: [PATH or glob…]}`, the skills the view shows (none without it: a view is curated). */
+function readSkills(name: string, raw: unknown, base: readonly PropertyKey[], ctx: ViewContext): ReadonlyMap<string, Matcher> {
+  const skills = new Map<string, Matcher>();
+  if (raw === undefined) return skills;
+  if (!isPlainObject(raw)) {
+    ctx.error(
+      [...base, 'skills'],
+      `expected an object mapping server names to arrays of skill paths or patterns, got ${describeValue(raw)}`,
+    );
+    return skills;
+  }
+  for (const [server, paths] of Object.entries(raw)) {
+    const at = [...base, 'skills', server];
+    if (!ctx.servers.has(server) && server !== 'mcpgate')
+      ctx.warn(at, `view ${q(name)} names server ${q(server)}, which .mcp.json does not define`);
+    if (!Array.isArray(paths) || paths.some((p) => typeof p !== 'string' || p === '')) {
+      ctx.error(at, `expected an array of skill paths or patterns (non-empty strings), got ${describeValue(paths)}`);
+      continue;
+    }
+    skills.set(server, compileMatcher(paths as string[]));
+  }
+  return skills;
 }
 
 /** A server's selection: an array of names and globs, or an object of names and globs to their changes. */

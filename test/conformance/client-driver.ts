@@ -7,12 +7,17 @@
 // --no-browser` prints the authorization URL, the "browser" (fetch) follows it to the loopback
 // callback (the suite's authorization servers redirect at once), then the gateway serves the agent.
 // When a call answers "needs login" (a step-up to a wider scope), the person logs in again and the
-// call is retried once the gateway has picked up the new login.
+// call is retried once the gateway has picked up the new login. In the skills scenarios that check a
+// host's verification, the agent loads each listed skill as a careless agent would: its SKILL.md,
+// then every other file whatever the SKILL.md's read answered; only mcpgate's own verification then
+// keeps a file of a skill that failed it from being asked of the server.
 
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
+import * as z from 'zod';
+import type { Client } from '@modelcontextprotocol/client';
 import { callsFor, serverRefusedCall } from './scenario-args.js';
 import { CLI, startGateway, tempDir, until, writeConfig, type TempDir } from '../helpers/gateway.js';
 
@@ -98,6 +103,33 @@ async function signIn(config: string, state: string): Promise<void> {
 
 const needsLogin = (err: unknown): boolean => /needs login/.test(String(err));
 
+const SKILLS_PAGE = z.looseObject({
+  skills: z.array(
+    z.looseObject({ uri: z.string(), resources: z.union([z.literal('dynamic'), z.array(z.looseObject({ uri: z.string() }))]) }),
+  ),
+  nextCursor: z.string().optional(),
+});
+
+/** Loads every skill the gateway lists: the SKILL.md, then each other file, reading on past a refusal. */
+async function loadSkills(client: Client): Promise<void> {
+  let cursor: string | undefined;
+  do {
+    const page = await client.request({ method: 'skills/list', params: cursor === undefined ? {} : { cursor } }, SKILLS_PAGE);
+    for (const skill of page.skills) {
+      const files = skill.resources === 'dynamic' ? [] : skill.resources.filter((f) => f.uri !== skill.uri);
+      for (const uri of [skill.uri, ...files.map((f) => f.uri)]) {
+        try {
+          await client.readResource({ uri });
+          process.stdout.write(`${uri}: read\n`);
+        } catch (err) {
+          process.stdout.write(`${uri}: refused: ${String(err)}\n`);
+        }
+      }
+    }
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+}
+
 let dir: TempDir | undefined;
 let failed = false;
 try {
@@ -124,6 +156,7 @@ try {
       await signIn(config, state);
       await until(async () => (tools = (await gw.client.listTools()).tools).length > 0, 30_000);
     }
+    if (scenario.startsWith('sep-2640-client-verify-')) await loadSkills(gw.client);
     if (scenario !== 'initialize') {
       for (const planned of callsFor(tools, context)) {
         const call = (): Promise<unknown> => gw.client.callTool(planned);

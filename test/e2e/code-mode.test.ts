@@ -118,7 +118,7 @@ describe('code mode over stdio: the official TypeScript SDK client', { timeout: 
   it('search_tools answers one compact line per hit; describe_tools a declaration stamped with the catalog version', async () => {
     const found = await client.callTool({ name: 'search_tools', arguments: { query: 'read one item by id', limit: 3 } });
     const lines = textOf(found).split('\n');
-    assert.equal(lines[0], 'store__get_item(id, format?) — Reads one item by its id.');
+    assert.equal(lines[0], 'store__get_item(id: number, format?: "short"|"long") — Reads one item by its id.');
     const described = await client.callTool({
       name: 'describe_tools',
       arguments: { names: ['store__get_item', 'gh__delete_repository', 'nope'] },

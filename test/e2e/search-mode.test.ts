@@ -33,8 +33,9 @@ type Caller = Pick<Client, 'callTool' | 'listTools'>;
 async function search(client: Caller, query: string, limit?: number): Promise<Found[]> {
   const result = await client.callTool({ name: 'search_tools', arguments: limit === undefined ? { query } : { query, limit } });
   const structured = result.structuredContent as { tools: Found[] };
-  // The same as text, for clients that ignore structured content.
-  assert.deepEqual(JSON.parse(textOf(result)), structured);
+  // The same as text, one compact line per tool, for clients that ignore structured content.
+  const lines = textOf(result).split('\n');
+  structured.tools.forEach((tool, i) => assert.equal(lines[i], `${tool.name}${tool.signature} — ${tool.summary}`));
   return structured.tools;
 }
 
@@ -144,7 +145,7 @@ describe(
 
     it('an agent whose rules say search is in search mode; one whose rules say nothing sees the catalog', async () => {
       const a = await legacy(alice.token);
-      assert.deepEqual(await listed(a), ['search_tools']);
+      assert.deepEqual(await listed(a), ['search_tools', 'describe_tools']);
       const c = await legacy(carol.token);
       const all = await listed(c);
       assert.ok(all.includes('github__create_issue') && !all.includes('search_tools'), JSON.stringify(all));
@@ -160,18 +161,18 @@ describe(
       const found = await search(a, 'create an issue');
       assert.equal(found[0]!.name, 'github__create_issue');
       assert.ok(await until(() => changed > 0), 'list_changed arrives');
-      assert.deepEqual(await listed(a), ['search_tools', ...names(found)]);
+      assert.deepEqual(await listed(a), ['search_tools', 'describe_tools', ...names(found)]);
       assert.match(textOf(await a.callTool({ name: 'github__create_issue', arguments: {} })), /^called create_issue/);
     });
 
     it('a 2026-07-28 agent: searches and calls what it found by name; nothing is remembered between requests', async () => {
       const m = await modern(alice.token);
       assert.equal(m.getNegotiatedProtocolVersion(), MODERN);
-      assert.deepEqual(await listed(m), ['search_tools']);
+      assert.deepEqual(await listed(m), ['search_tools', 'describe_tools']);
       const found = await search(m, 'list the pull requests');
       assert.equal(found[0]!.name, 'github__list_pull_requests');
       assert.match(textOf(await m.callTool({ name: found[0]!.name, arguments: {} })), /^called list_pull_requests/);
-      assert.deepEqual(await listed(m), ['search_tools'], 'a modern agent has no session to remember finds in');
+      assert.deepEqual(await listed(m), ['search_tools', 'describe_tools'], 'a modern agent has no session to remember finds in');
       const bad = await rpcError(m.callTool({ name: 'search_tools', arguments: { query: 'x', limit: 99 } }));
       assert.equal(bad.code, -32602);
     });

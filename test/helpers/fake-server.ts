@@ -76,6 +76,8 @@ export interface FakeServerSpec {
   prompts?: FakePrompt[];
   resources?: FakeResource[];
   templates?: FakeTemplate[];
+  /** The `instructions` of its initialize result. */
+  instructions?: string;
   /** Capabilities declared beside those of what it has (`experimental`, say). */
   capabilities?: Record<string, unknown>;
   /** Answers a method none of the above is for; undefined: -32601, as for any unknown method. */
@@ -217,7 +219,13 @@ export class FakeServer {
         const capabilities: Record<string, unknown> = { tools: {}, ...this.spec.capabilities };
         if (prompts.length > 0) Object.assign(capabilities, { prompts: {}, completions: {} });
         if (resources.length > 0 || templates.length > 0) capabilities.resources = {};
-        const send = (): void => answer({ protocolVersion: '2025-06-18', capabilities, serverInfo: { name: this.name, version: '1.0.0' } });
+        const send = (): void =>
+          answer({
+            protocolVersion: '2025-06-18',
+            capabilities,
+            serverInfo: { name: this.name, version: '1.0.0' },
+            ...(this.spec.instructions !== undefined && { instructions: this.spec.instructions }),
+          });
         if (this.releasedStart) send();
         else this.held.push(send);
         return;

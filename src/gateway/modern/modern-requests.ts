@@ -53,8 +53,10 @@ interface ModernParts {
   open(channel: AgentChannel): AgentSession;
   /** True when every agent is shown the same lists (no rules): cache hints may then be public. */
   sameForAll(): boolean;
-  /** The ready servers' instructions, for `server/discover`. */
+  /** The ready servers' instructions (and the capability directory, for an agent that gets it), for `server/discover`. */
   instructions(): string | undefined;
+  /** Undefined once the catalog is listable; before, what `server/discover` waits for (bounded), as initialize does. */
+  listed(): Promise<void> | undefined;
   /** What mcpgate declares (the servers' extensions merged in), for `server/discover`. */
   capabilities(): Record<string, unknown>;
 }
@@ -102,8 +104,22 @@ export function serveModern(parts: ModernParts, msg: JsonRpcRequest, envelope: E
     return DONE;
   }
   if (msg.method === 'server/discover') {
-    sink.final(completeResult(JSON.stringify({ jsonrpc: '2.0', id, result: discoverResult(parts) }), id, hints(parts, msg.method)));
-    return DONE;
+    const answer = (): void =>
+      sink.final(completeResult(JSON.stringify({ jsonrpc: '2.0', id, result: discoverResult(parts) }), id, hints(parts, msg.method)));
+    const waiting = parts.listed();
+    if (waiting === undefined) {
+      answer();
+      return DONE;
+    }
+    // At start-up, the servers listed by then give their instructions (a cancelled request is not answered).
+    let over = false;
+    const once = (): void => {
+      if (over) return;
+      over = true;
+      answer();
+    };
+    void waiting.then(once);
+    return { cancel: () => void (over = true), close: once };
   }
   stripEnvelope(msg.params);
   if (msg.method === 'subscriptions/listen') return listen(parts, msg, envelope, sink);

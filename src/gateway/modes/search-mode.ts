@@ -1,22 +1,26 @@
-// Search mode: instead of the whole catalog an agent is listed `search_tools`, the tools its rules
-// mark as always shown, and the tools it has found so far in this agent session. Everything else it
-// may call is reached through `search_tools` (ranked by search-indexes.ts, optionally fused with an
-// embeddings ranking, embeddings.ts) — and every tool it may call stays callable by name, found or
-// not: search mode shortens the list, it is no permission. What a search returns, and what the
-// list shows, passes the same rules (rules/decide.ts) and pins as a call, so a search never names
-// a tool the agent may not call or a held one.
+// Search mode: instead of the whole catalog an agent is listed `search_tools`, `describe_tools`, the
+// tools its rules mark as always shown and those it found in this agent session. A search answers one
+// compact line per hit (tool-declarations.ts), describe_tools the full definitions; every tool the
+// agent may call stays callable by name, found or not: search mode shortens the list, it is no
+// permission. What a search returns, and what the list shows, passes the same rules
+// (rules/decide.ts) and pins as a call, so a search never names a tool the agent may not call or a
+// held one. Ranking: search-indexes.ts, optionally fused with embeddings (embeddings.ts).
 //
-// "Found in this session": a legacy (2025) agent's session remembers what its searches returned
-// and lists it (announced with list_changed). A modern (2026-07-28) agent has no session — each
-// request is served by a session of its own — so nothing is remembered between its requests: its
-// list is search_tools and the always-shown tools, and it calls what a search returned by name.
+// "Found in this session": a legacy (2025) agent's session remembers what its searches returned and
+// lists it (announced with list_changed). A modern (2026-07-28) agent has no session, so nothing is
+// remembered between its requests: it calls what a search returned by name.
 
 import type { Catalog, ToolEntry } from '../../catalog/catalog.js';
 import { GatewayError } from '../../errors.js';
 import { shows, type ModeSettings } from '../../rules/agent-mode.js';
 import { MAX_TASK_CHARS } from '../../search/task-search.js';
+import { hitOf } from './tool-declarations.js';
 
 export const SEARCH_TOOL_NAME = 'search_tools';
+/** The same name as code mode's describe_tools: search mode's gives definitions, code mode's declarations. */
+export const DESCRIBE_NAME = 'describe_tools';
+/** Tools one describe_tools call names at most. */
+const MAX_DESCRIBE = 10;
 const DEFAULT_SEARCH_LIMIT = 5;
 const MAX_SEARCH_LIMIT = 50;
 /** Tools one session remembers as found; past it the oldest are forgotten (still callable by name). */
@@ -26,9 +30,9 @@ const SEARCH_TOOL = {
   name: SEARCH_TOOL_NAME,
   title: 'Search tools',
   description:
-    'Finds the tools for a task among every tool this gateway offers you. Describe what you want to do ' +
-    '(e.g. "create a GitHub issue", "read a file"); the best matches come back with their names and input ' +
-    'schemas, best first, and become callable by those names at once.',
+    'Finds the tools for a task among all this gateway offers you: a few words ("create a GitHub issue") or ' +
+    'several steps. One line per tool, best first: name(param: type, optional?: type) — summary; call it by ' +
+    'that name. … marks what was cut: describe_tools gives the full definition.',
   inputSchema: {
     type: 'object',
     properties: {
@@ -36,14 +40,14 @@ const SEARCH_TOOL = {
         type: 'string',
         minLength: 1,
         maxLength: MAX_TASK_CHARS,
-        description: 'What you want to do: a few words or a task of several steps.',
+        description: 'The task: a few words or several steps.',
       },
       limit: {
         type: 'integer',
         minimum: 1,
         maximum: MAX_SEARCH_LIMIT,
         default: DEFAULT_SEARCH_LIMIT,
-        description: 'How many tools to return at most.',
+        description: 'Most tools returned.',
       },
     },
     required: ['query'],
@@ -59,15 +63,27 @@ const SEARCH_TOOL = {
           properties: {
             name: { type: 'string' },
             server: { type: 'string' },
-            title: { type: 'string' },
-            description: { type: 'string' },
-            inputSchema: { type: 'object' },
+            signature: { type: 'string' },
+            summary: { type: 'string' },
+            shortened: { type: 'boolean' },
           },
-          required: ['name', 'server', 'description', 'inputSchema'],
+          required: ['name', 'server', 'signature', 'summary'],
         },
       },
     },
     required: ['tools'],
+  },
+} as const;
+
+const DESCRIBE_TOOL = {
+  name: DESCRIBE_NAME,
+  title: 'Describe tools',
+  description: `The full definitions (input schema included) of up to ${MAX_DESCRIBE} tools, by the names search_tools gave.`,
+  inputSchema: {
+    type: 'object',
+    properties: { names: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: MAX_DESCRIBE } },
+    required: ['names'],
+    additionalProperties: false,
   },
 } as const;
 
@@ -121,10 +137,46 @@ export function resultTool(catalog: Catalog, key: string, entry: ToolEntry): Sea
   };
 }
 
-/** The `tools/call` result of a search: structured, and the same as text for clients that ignore structure. */
+const NOTHING_FOUND = 'No tool found; try other words.';
+const SHORTENED_NOTE = '(… marks what was left out: describe_tools gives the full definitions.)';
+
+/**
+ * The `tools/call` result of a search: one compact line per tool (tool-declarations.ts `hitOf`), and
+ * the same as structured content — never the full schemas, which are context the agent pays for.
+ */
 export function searchResult(tools: readonly SearchResultTool[]): Record<string, unknown> {
-  const structuredContent = { tools };
-  // Compact: the text repeats the structure for clients that ignore it, and its size is context the agent pays for.
+  const hits = tools.map((tool) => ({
+    tool,
+    hit: hitOf({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }),
+  }));
+  const lines = hits.map(({ hit }) => hit.line);
+  if (hits.some(({ hit }) => hit.shortened)) lines.push(SHORTENED_NOTE);
+  const structuredContent = {
+    tools: hits.map(({ tool, hit }) => ({
+      name: tool.name,
+      server: tool.server,
+      signature: hit.signature,
+      summary: hit.summary,
+      ...(hit.shortened && { shortened: true }),
+    })),
+  };
+  return { content: [{ type: 'text', text: hits.length === 0 ? NOTHING_FOUND : lines.join('\n') }], structuredContent };
+}
+
+/** Checks `describe_tools`' arguments: the names (1 to MAX_DESCRIBE), each once. */
+export function describeRequest(args: unknown): string[] {
+  const names = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as { names?: unknown }).names : undefined;
+  if (!Array.isArray(names) || names.length === 0 || names.length > MAX_DESCRIBE || !names.every((n) => typeof n === 'string'))
+    throw invalid(`describe_tools needs "names": an array of 1 to ${MAX_DESCRIBE} tool names, as search_tools gave them`);
+  return [...new Set(names)];
+}
+
+/**
+ * The result of describe_tools: each tool's full definition as tools/list would show it; a name the
+ * agent may not call, or that is held or unknown, is `unknown` alike (a denied tool is not told apart).
+ */
+export function describeResult(tools: readonly unknown[], unknown: readonly string[]): Record<string, unknown> {
+  const structuredContent = { tools, unknown };
   return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
 }
 
@@ -155,7 +207,7 @@ export class FoundTools {
 }
 
 /**
- * The tools list of a search-mode session: `search_tools`, then the always-shown tools, then the
+ * The tools list of a search-mode session: `search_tools` and `describe_tools`, then the always-shown tools, then the
  * found ones, each shown only while the agent may call it and it is not held (`allowed`).
  * `lookup` finds a public name as the session sees it (its own catalogs first).
  */
@@ -169,8 +221,9 @@ export function searchModeList(
   },
 ): unknown[] {
   const { catalogs, lookup, allowed } = among;
-  const tools: unknown[] = [SEARCH_TOOL];
-  const seen = new Set<string>([SEARCH_TOOL_NAME]);
+  // An agent with code mode's tools beside gets code mode's describe_tools (declarations) instead.
+  const tools: unknown[] = settings?.codeMode === true ? [SEARCH_TOOL] : [SEARCH_TOOL, DESCRIBE_TOOL];
+  const seen = new Set<string>([SEARCH_TOOL_NAME, DESCRIBE_NAME]);
   const add = (name: string): void => {
     if (seen.has(name)) return;
     seen.add(name);

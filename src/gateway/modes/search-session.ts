@@ -1,12 +1,21 @@
-// Search mode in an agent session: tools/list shows search_tools, the always-shown tools and what
-// this session's searches found (search-mode.ts); search_tools is the mode's own tool, and a search
-// that finds something new changes the list (announced with list_changed). A modern request's
+// Search mode in an agent session: tools/list shows search_tools, describe_tools, the always-shown
+// tools and what this session's searches found (search-mode.ts); search_tools and describe_tools are
+// the mode's own tools, and a search that finds something new changes the list (announced with
+// list_changed). A modern request's
 // session ends with its answer, so it remembers nothing.
 
 import type { Catalog } from '../../catalog/catalog.js';
 import type { Claims } from '../../rules/decide.js';
 import type { JsonRpcRequest } from '../../wire/jsonrpc.js';
-import { FoundTools, SEARCH_TOOL_NAME, searchRequest, searchResult } from './search-mode.js';
+import {
+  DESCRIBE_NAME,
+  FoundTools,
+  SEARCH_TOOL_NAME,
+  describeRequest,
+  describeResult,
+  searchRequest,
+  searchResult,
+} from './search-mode.js';
 import type { ModeHost, ModeToolCall, SessionMode } from './session-mode.js';
 import type { ToolSearch } from './tool-search.js';
 
@@ -27,11 +36,24 @@ export class SearchSession implements SessionMode {
   }
 
   owns(name: string): boolean {
-    return name === SEARCH_TOOL_NAME;
+    return name === SEARCH_TOOL_NAME || name === DESCRIBE_NAME;
   }
 
   call(call: ModeToolCall): void {
+    if (call.name === DESCRIBE_NAME) return this.host.untilSettled(call.msg.id, () => this.describeTools(call.msg), 'listable');
     this.host.untilSettled(call.msg.id, () => this.searchTools(call.msg), 'listable');
+  }
+
+  /** describe_tools: the full definitions of the named tools the agent may call. */
+  private describeTools(msg: JsonRpcRequest): void {
+    const host = this.host;
+    try {
+      const names = describeRequest(msg.params?.arguments);
+      const { tools, unknown } = this.search.describe({ agent: host.agent, claims: host.claims(), own: host.own() }, names);
+      host.sendResult(msg.id, describeResult(tools, unknown));
+    } catch (err) {
+      host.sendError(msg.id, err);
+    }
   }
 
   /** search_tools: the best tools the agent may call; a legacy session remembers them and lists them. */

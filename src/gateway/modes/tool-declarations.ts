@@ -44,22 +44,99 @@ export function isReadOnly(view: ToolView): boolean {
   return typeof annotations === 'object' && annotations !== null && (annotations as { readOnlyHint?: unknown }).readOnlyHint === true;
 }
 
-/** A search hit in one line: `name(req, opt?) — first sentence`. */
+/** A search hit in one line: `name(req: type, opt?: type) — first sentence`. */
 export function compactHit(view: ToolView): string {
-  const name = typeof view.name === 'string' ? view.name : '';
-  const summary = summaryOf(view.description, 120);
-  return `${name}(${parameterNames(view.inputSchema)})${summary === '' ? '' : ` — ${summary}`}`;
+  return hitOf(view).line;
 }
 
-/** The parameters' names, required first, optional ones marked `?`; at most 8 (then `…`). */
-function parameterNames(schema: unknown): string {
+/** A search hit, in parts: its line, its signature and summary apart, and whether anything was cut to make it. */
+interface CompactHit {
+  readonly line: string;
+  /** `(id: number, format?: "short"|"long")`: every required parameter, optional ones marked `?` while they fit. */
+  readonly signature: string;
+  /** The description's first sentence (`…` when cut). */
+  readonly summary: string;
+  /** Something was left out (an optional parameter, an enum's values, a nested object's fields, the sentence's end): describe_tools has it all. */
+  readonly shortened: boolean;
+}
+
+export function hitOf(view: ToolView): CompactHit {
+  const name = typeof view.name === 'string' ? view.name : '';
+  const summary = summaryOf(view.description, MAX_HIT_SUMMARY);
+  const params = compactSignature(view.inputSchema);
+  const line = `${name}${params.text}${summary === '' ? '' : ` — ${summary}`}`;
+  return { line, signature: params.text, summary, shortened: params.shortened || summary.endsWith('…') };
+}
+
+const MAX_HIT_SUMMARY = 120;
+/** Optional parameters shown at most; required ones are never left out (up to MAX_REQUIRED, for a schema that abuses it). */
+const MAX_OPTIONAL = 8;
+const MAX_REQUIRED = 64;
+/** An enum is shown while it has at most this many values and they fit in MAX_HIT_ENUM characters. */
+const MAX_HIT_VALUES = 6;
+const MAX_HIT_ENUM = 60;
+
+/**
+ * A tool's parameters as one compact signature: required ones first, each with a short type (an
+ * enum's values while short, `object` or `T[]` without their insides), then the optional ones marked
+ * `?` while there are at most MAX_OPTIONAL; `…` marks what was left out.
+ */
+export function compactSignature(schema: unknown): { text: string; shortened: boolean } {
   const object = asObject(schema);
   const properties = asObject(object?.properties);
-  if (properties === undefined) return '';
+  if (properties === undefined) return { text: '()', shortened: false };
   const required = new Set(Array.isArray(object?.required) ? object.required.filter((r): r is string => typeof r === 'string') : []);
+  const state = { shortened: false };
   const names = Object.keys(properties);
-  const ordered = [...names.filter((n) => required.has(n)), ...names.filter((n) => !required.has(n)).map((n) => `${n}?`)];
-  return ordered.length <= 8 ? ordered.join(', ') : `${ordered.slice(0, 8).join(', ')}, …`;
+  const must = names.filter((n) => required.has(n));
+  const may = names.filter((n) => !required.has(n));
+  const parts = [
+    ...must.slice(0, MAX_REQUIRED).map((n) => `${n}: ${shortType(properties[n], state)}`),
+    ...may.slice(0, MAX_OPTIONAL).map((n) => `${n}?: ${shortType(properties[n], state)}`),
+  ];
+  if (must.length > MAX_REQUIRED || may.length > MAX_OPTIONAL) {
+    parts.push('…');
+    state.shortened = true;
+  }
+  return { text: `(${parts.join(', ')})`, shortened: state.shortened };
+}
+
+/** A parameter's type in a word or two; what it leaves out sets `state.shortened`. */
+function shortType(schema: unknown, state: { shortened: boolean }): string {
+  const s = asObject(schema);
+  if (s === undefined) return 'unknown';
+  if ('const' in s) return literal(s.const);
+  if (Array.isArray(s.enum)) {
+    const values = s.enum.map(literal);
+    const text = values.join('|');
+    if (values.length > 0 && values.length <= MAX_HIT_VALUES && text.length <= MAX_HIT_ENUM) return text;
+    state.shortened = true;
+    return `${typeof s.enum[0] === 'string' ? 'string' : 'unknown'}…`;
+  }
+  const union = Array.isArray(s.anyOf) ? s.anyOf : Array.isArray(s.oneOf) ? s.oneOf : undefined;
+  if (union !== undefined) return [...new Set(union.slice(0, MAX_HIT_VALUES).map((m) => shortType(m, state)))].join('|') || 'unknown';
+  const type = s.type;
+  if (Array.isArray(type)) return type.map((t: unknown) => shortType({ ...s, type: t }, state)).join('|');
+  switch (type) {
+    case 'string':
+      return 'string';
+    case 'number':
+    case 'integer':
+      return 'number';
+    case 'boolean':
+      return 'boolean';
+    case 'null':
+      return 'null';
+    case 'array': {
+      const item = asObject(s.items) === undefined ? 'unknown' : shortType(s.items, state);
+      return /^\w+$/.test(item) ? `${item}[]` : `Array<${item}>`;
+    }
+    default: {
+      const inner = asObject(s.properties);
+      if (inner !== undefined && Object.keys(inner).length > 0) state.shortened = true;
+      return type === 'object' || inner !== undefined ? 'object' : 'unknown';
+    }
+  }
 }
 
 /** The tool's declaration: its summary and flags as a comment, then its call with typed arguments and result. */

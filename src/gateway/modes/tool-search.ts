@@ -112,20 +112,39 @@ export class ToolSearch {
     return tools;
   }
 
-  /** A search-mode session's tools list: search_tools, the always-shown tools, what it found. */
+  /** A search-mode session's tools list: search_tools, describe_tools, the always-shown tools, what it found. */
   list(who: Searcher, found: Iterable<string>): unknown[] {
     const { catalog } = this.parts;
     const own = who.own;
-    // A name as the session sees it (`seenEntry`, as the router looks it up), with the catalog it is in.
-    const lookup = (name: string): { catalog: Catalog; entry: ToolEntry } | undefined =>
-      seenEntry(catalog, own, (c) => {
-        const entry = c.tool(name);
-        return entry === undefined ? undefined : { server: entry.server, catalog: c, entry };
-      });
     return searchModeList(this.modeSettingsOf(who.agent), found, {
       catalogs: own === undefined ? [catalog] : [...own, catalog],
-      lookup,
+      lookup: (name) => this.lookup(own, name),
       allowed: this.allowed(who),
+    });
+  }
+
+  /**
+   * The listed definitions of the named tools the agent may call (the view tools/list would show);
+   * the other names — unknown, denied or held alike — in `unknown`.
+   */
+  describe(who: Searcher, names: readonly string[]): { tools: unknown[]; unknown: string[] } {
+    const allowed = this.allowed(who);
+    const tools: unknown[] = [];
+    const unknown: string[] = [];
+    for (const name of names) {
+      const hit = this.lookup(who.own, name);
+      const view = hit !== undefined && hit.entry.held === undefined && allowed(hit.entry) ? hit.catalog.toolView(name) : undefined;
+      if (view === undefined) unknown.push(name);
+      else tools.push(view);
+    }
+    return { tools, unknown };
+  }
+
+  /** A name as the session sees it (`seenEntry`, as the router looks it up), with the catalog it is in. */
+  private lookup(own: readonly Catalog[] | undefined, name: string): { catalog: Catalog; entry: ToolEntry } | undefined {
+    return seenEntry(this.parts.catalog, own, (c) => {
+      const entry = c.tool(name);
+      return entry === undefined ? undefined : { server: entry.server, catalog: c, entry };
     });
   }
 }

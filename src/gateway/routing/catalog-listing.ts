@@ -16,13 +16,16 @@
 //   change; it is not restarted in place, so losing its session withdraws it (its owners see the
 //   shared view of the server again) and reaps it; it gets its owners' log level.
 
-import type { Catalog } from '../../catalog/catalog.js';
+import type { Catalog, HeldInfo } from '../../catalog/catalog.js';
+import type { SkillShelf } from '../../catalog/skill-shelf.js';
 import type { SizeCaps } from '../../catalog/size-caps.js';
 import { Refresher } from '../../catalog/refresher.js';
 import { GatewayError } from '../../errors.js';
 import type { AuditLog } from '../../observability/audit.js';
 import type { Logger } from '../../observability/logger.js';
 import type { PinKeeper } from '../../pins/keeper.js';
+import type { Review } from '../../pins/review.js';
+import { isSkillPin, skillPinOf } from '../../pins/skill-pins.js';
 import type { Connection, ConnectionHooks } from '../../servers/connection.js';
 import { LIST_KINDS, fetchLists, type ListKind, type ServerLists } from '../../servers/lists.js';
 import type { KnownCatalog, KnownCatalogs } from '../../servers/known-catalog.js';
@@ -34,6 +37,8 @@ import type { OwnCatalogs } from './own-catalogs.js';
 import type { ServerEvents } from './server-events.js';
 import type { AgentSession } from '../session/session.js';
 import type { Subscriptions } from '../session/subscriptions.js';
+import { fetchSkills } from './skill-listing.js';
+import type { SkillEntry } from '../../wire/skills.js';
 
 /** The shared catalog as a scope; its `key` is the pins' source of a server's own connection. */
 export const SHARED_SCOPE = { kind: 'shared', key: '' } as const;
@@ -61,6 +66,8 @@ function wentAway(conn: Connection): GatewayError {
 interface CatalogListingParts {
   readonly connections: ReadonlyMap<string, Connection>;
   readonly catalog: Catalog;
+  /** Every shared server's skills (the Skills extension), reviewed with its tools. */
+  readonly skills: SkillShelf;
   readonly own: OwnCatalogs;
   readonly pool: ConnectionPool;
   readonly limits: SizeCaps;
@@ -190,18 +197,34 @@ export class CatalogListing {
     };
     if (gone()) return;
     if (shared) this.parts.limits.record(conn.name, kinds, trims);
-    const instructions = shared ? conn.info?.instructions : undefined;
-    const review =
-      lists.tools === undefined && !(first && shared)
-        ? undefined
-        : await this.parts.pins.check(conn.name, lists.tools ?? [], instructions, scope.key);
+    // A shared server's skills are listed with its resources (a resources list_changed lists them again).
+    const skills = shared && (first || kinds.includes('resources')) ? await this.listSkills(conn) : undefined;
     if (gone()) return;
+    const instructions = shared ? conn.info?.instructions : undefined;
+    // A shared server's skills are reviewed with its tools, so one review records all it holds.
+    const skillEntries = shared ? (skills?.entries ?? this.parts.skills.entriesOf(conn.name)) : [];
+    const review =
+      lists.tools === undefined && !(first && shared) && skills === undefined
+        ? undefined
+        : await this.parts.pins.check(
+            conn.name,
+            [...(lists.tools ?? (shared ? this.parts.catalog.serverTools(conn.name) : [])), ...skillEntries.map(skillPinOf)],
+            instructions,
+            scope.key,
+          );
+    if (gone()) return;
+    const held = splitHeld(review);
     const changed = shared
-      ? this.parts.catalog.set(conn.name, lists, review?.held)
-      : this.parts.own.set(scope, conn.name, lists, review?.held);
+      ? this.parts.catalog.set(conn.name, lists, held?.tools)
+      : this.parts.own.set(scope, conn.name, lists, held?.tools);
     if (shared) {
       this.keep(conn, lists);
       if (first) this.holdInstructions(conn.name, review?.instructionsHeld !== undefined);
+      const skillsChanged =
+        skills !== undefined
+          ? this.parts.skills.set(conn.name, skills.entries, held?.skills ?? new Set(), skills.cache)
+          : held !== undefined && this.parts.skills.setHeld(conn.name, held.skills);
+      if (skillsChanged && !changed.includes('resources')) this.parts.agents.announceSkills();
     }
     if (changed.length > 0)
       this.parts.log[first ? 'debug' : 'info'](first ? 'catalog listed' : 'catalog refreshed', {
@@ -212,6 +235,25 @@ export class CatalogListing {
     // Also during start-up: an agent that listed before this server was ready hears of it now.
     this.parts.agents.announce(changed, this.audience(scope));
     if (shared && first) this.parts.subscriptions.renew(conn);
+  }
+
+  /** A shared server's skills, if it declares the extension; a listing that fails keeps the last one (logged). */
+  private async listSkills(
+    conn: Connection,
+  ): Promise<{ entries: SkillEntry[]; cache: { ttlMs?: number; cacheScope?: string } } | undefined> {
+    try {
+      return await fetchSkills(conn, this.parts.log);
+    } catch (err) {
+      this.parts.log.warn('skills/list failed: the last skills listed are kept', { server: conn.name, error: err });
+      return undefined;
+    }
+  }
+
+  /** A server's skills listed again now (a read found bytes that differ from the approved ones). */
+  async relistSkills(server: string): Promise<void> {
+    const conn = this.parts.connections.get(server);
+    if (conn?.state !== 'ready') return;
+    await this.list(conn, SHARED_SCOPE, ['resources'], false);
   }
 
   /**
@@ -265,6 +307,8 @@ export class CatalogListing {
     for (const session of this.parts.agents) session.connectionLost(conn);
     if (listed) {
       const removed = scope.kind === 'shared' ? this.parts.catalog.remove(conn.name) : this.parts.own.remove(scope, conn.name);
+      if (scope.kind === 'shared' && this.parts.skills.remove(conn.name) && !removed.includes('resources'))
+        this.parts.agents.announceSkills();
       this.parts.agents.announce(removed, this.audience(scope));
     }
     if (scope.kind !== 'shared' && reap) this.parts.pool.reap(conn);
@@ -317,24 +361,32 @@ export class CatalogListing {
       // A shared server's instructions are reviewed with its tools (an idle one's last known).
       const instructions =
         conn === undefined ? undefined : conn.state === 'idle' ? this.parts.known.instructionsOf(server) : conn.info?.instructions;
-      const review = await this.parts.pins.check(server, catalog.serverTools(server), instructions, scope.key);
+      const skills = shared ? this.parts.skills.entriesOf(server).map(skillPinOf) : [];
+      const review = await this.parts.pins.check(server, [...catalog.serverTools(server), ...skills], instructions, scope.key);
       if (this.parts.isClosing()) return;
       if (!listed()) continue;
       if (shared) this.holdInstructions(server, review.instructionsHeld !== undefined);
+      const held = splitHeld(review)!;
       const before = catalog.heldTools(server);
-      if (catalog.setHeld(server, review.held)) {
-        this.auditReleased(server, before, review.held);
-        this.parts.log.info('pins changed: catalog updated', { server, ...(!shared && { scope: scope.key }), held: review.held.size });
+      if (catalog.setHeld(server, held.tools)) {
+        this.auditReleased(server, before.keys(), held.tools);
+        this.parts.log.info('pins changed: catalog updated', { server, ...(!shared && { scope: scope.key }), held: held.tools.size });
         this.parts.agents.announce(['tools'], this.audience(scope));
+      }
+      const skillsBefore = this.parts.skills.heldOf(server);
+      if (shared && this.parts.skills.setHeld(server, held.skills)) {
+        this.auditReleased(server, skillsBefore, held.skills);
+        this.parts.log.info('pins changed: skills updated', { server, held: held.skills.size });
+        this.parts.agents.announceSkills();
       }
     }
   }
 
   /** The audit trail's `released` lines: tools held before this review and approved now. */
-  private auditReleased(server: string, before: ReadonlyMap<string, unknown>, after: ReadonlyMap<string, unknown>): void {
+  private auditReleased(server: string, before: Iterable<string>, after: { has(name: string): boolean }): void {
     const audit = this.parts.audit;
     if (audit === undefined) return;
-    for (const tool of before.keys()) {
+    for (const tool of before) {
       const pin = after.has(tool) ? undefined : this.parts.pins.pinOf(server, tool);
       if (pin !== undefined) audit.record({ event: 'released', server, tool, digest: pin.digest, by: pin.by });
     }
@@ -371,4 +423,16 @@ export class CatalogListing {
   clear(): void {
     this.pooled.clear();
   }
+}
+
+/** A review's held names split in two: the server's tools (for the catalog) and its skills (for the skill shelf). */
+function splitHeld(review: Review | undefined): { tools: Map<string, HeldInfo>; skills: Set<string> } | undefined {
+  if (review === undefined) return undefined;
+  const tools = new Map<string, HeldInfo>();
+  const skills = new Set<string>();
+  for (const [name, info] of review.held) {
+    if (isSkillPin(name)) skills.add(name);
+    else tools.set(name, info);
+  }
+  return { tools, skills };
 }

@@ -23,6 +23,7 @@ import type { AuditCall, AuditLog } from '../../observability/audit.js';
 import type { ServerCallSpan } from '../../observability/tracing.js';
 import { META_TOOL_NAMES } from '../modes/discovery.js';
 import { CODE_TOOL_NAMES } from '../modes/code-mode.js';
+import { signServerError } from '../modes/argument-errors.js';
 import type { InnerAnswer, SessionMode } from '../modes/session-mode.js';
 import { NOT_YET, isPending, type Caller, type Carrier, type ToolRoute } from '../routing/router.js';
 import { seenEntry } from '../routing/own-catalogs.js';
@@ -153,8 +154,8 @@ interface Sending {
   timeoutMs?: number | undefined;
   /** Edits a result before it is relayed (names, content); true when it changed it. */
   rewrite?: Rewrite | undefined;
-  /** Edits a server's error before it is relayed (the guards); true when it changed it. */
-  screenError?: ((error: { message?: unknown; data?: unknown }) => boolean) | undefined;
+  /** Edits a server's error before it is relayed (the guards, the tool's signature on -32602); true when it changed it. */
+  screenError?: ((error: { code?: unknown; message?: unknown; data?: unknown }) => boolean) | undefined;
   /** A tool call whose answer's size is counted in the metrics (agent × server × tool). */
   metered?: { readonly agent: string; readonly server: string; readonly tool: string } | undefined;
   /** The audit line and call metrics of the request (undefined: none kept). */
@@ -397,6 +398,7 @@ export class Calls {
       },
       progressToken: isObject(meta) ? meta.progressToken : undefined,
       audit,
+      inputSchema: route.tool.inputSchema,
       go: (release, waited) => {
         if (!waited) return this.sendCall(call, route, audit, release);
         // The carrier is taken again: a pooled connection made before the wait may have gone since.
@@ -479,7 +481,11 @@ export class Calls {
       timeoutMs: call.timeoutMs,
       rewrite,
       intercept: interceptors.none ? undefined : (result) => interceptors.intercept(judged, 'response', result),
-      screenError: (error) => parts.inForce.rules.guards !== undefined && parts.gate.guards.error(subject, error),
+      screenError: (error) => {
+        const screened = parts.inForce.rules.guards !== undefined && parts.gate.guards.error(subject, error);
+        // A server's -32602 carries the tool's signature, so the agent can fix its call (argument-errors.ts).
+        return signServerError(error, name, route.tool.inputSchema) || screened;
+      },
       metered: subject,
       timed: { tool: route.original, start: performance.now(), audit },
       release,

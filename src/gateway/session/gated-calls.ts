@@ -11,6 +11,7 @@ import type { CallAdmission, CallGate, CallTicket, Held } from '../../policy/cal
 import { encodeRequest, type RequestId } from '../../wire/jsonrpc.js';
 import type { AgentChannel } from './agent-channel.js';
 import type { RequestSpans } from './request-spans.js';
+import { signArgumentsError } from '../modes/argument-errors.js';
 
 /** The id prefix of mcpgate's own `elicitation/create` offering an agent the approval page of its held call. */
 export const APPROVAL_ELICITATION = 'mcpgate-approval-';
@@ -41,6 +42,8 @@ interface GatedRequest {
   readonly ticket: CallTicket;
   readonly progressToken: unknown;
   readonly audit: Omit<AuditCall, 'outcome'> | undefined;
+  /** The tool's input schema: a refusal of the arguments carries its signature (argument-errors.ts). */
+  readonly inputSchema: unknown;
   /** Let go: sends the call (`approved`: after a person's approval, its connection is taken again). */
   go(release: () => void, approved: boolean): void;
 }
@@ -96,7 +99,7 @@ export class GatedCalls {
       });
     if (limited !== undefined) host.channel.rateLimited?.(request.id, limited);
     if (waited) host.spans?.end(request.id, 'error', error.code, request.ticket.server);
-    host.sendError(request.id, error);
+    host.sendError(request.id, signArgumentsError(error, request.ticket.publicName, request.inputSchema));
   }
 
   /**

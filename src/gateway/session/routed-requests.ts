@@ -1,10 +1,11 @@
 // The agent's requests other than tools/call that go to one server: resources/read, prompts/get and
 // completion/complete (routed by name or URI, within the session's curated view), the tasks methods
 // (to the server that owns the agent's task, under the server's id), and methods mcpgate does not
-// know (to the server they belong to). Each is routed once, audited where a read or a prompt, and
+// know (to the server they belong to), and the Skills extension's requests (to the skills methods).
+// Each is routed once, audited where a read, a skill or a prompt, and
 // sent through the session's `Calls`, which relay the answer with the result's names made public.
 
-import { GatewayError } from '../../errors.js';
+import { GatewayError, asGatewayError } from '../../errors.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Connection } from '../../servers/connection.js';
 import type { JsonRpcRequest, RequestId } from '../../wire/jsonrpc.js';
@@ -15,12 +16,13 @@ import { KEPT_RESULTS_URI } from '../../policy/kept-results.js';
 import { whenReady, type Caller } from '../routing/router.js';
 import { listTasks, renameTaskAnswer, taskOf } from '../routing/tasks.js';
 import { routeOtherMethod } from '../routing/other-methods.js';
+import type { SkillMethods } from '../routing/skill-methods.js';
 import { auditOf, invalidParams, type CallParts, type Calls } from './calls.js';
 import type { InterceptSubject } from '../../policy/interceptors.js';
 
 /** What the routed requests read of their agent session. */
 interface RoutedHost {
-  readonly parts: CallParts & { readonly connections: ReadonlyMap<string, Connection> };
+  readonly parts: CallParts & { readonly connections: ReadonlyMap<string, Connection>; readonly skills: SkillMethods };
   readonly log: Logger;
   /** The session as the router's caller. */
   readonly caller: Caller & { readonly agent: string; readonly owner: string };
@@ -37,6 +39,46 @@ interface RoutedHost {
 export class RoutedRequests {
   constructor(private readonly host: RoutedHost) {}
 
+  /**
+   * A Skills extension request — `skills/list`, `skills/get`, `resources/directory/read`, or a
+   * `resources/read` inside a skill (`SkillMethods.owns`) — answered by the skills methods under the
+   * rules and the pins (merged, renamed, verified), not relayed as the server gave it.
+   */
+  skill(msg: JsonRpcRequest): void {
+    const { parts, log, caller } = this.host;
+    const start = performance.now();
+    void parts.skills.serve(log, caller, msg, this.host.curatedView()).then(
+      (result) => {
+        this.auditSkill(msg, start, undefined);
+        this.host.sendResult(msg.id, result);
+      },
+      (err: unknown) => {
+        this.auditSkill(msg, start, err);
+        this.host.sendError(msg.id, err);
+      },
+    );
+  }
+
+  /** The audit line of a skills request that names a skill or file (a listing names none). */
+  private auditSkill(msg: JsonRpcRequest, start: number, err: unknown): void {
+    const { parts, caller } = this.host;
+    const uri = msg.params?.uri;
+    if (parts.audit === undefined || typeof uri !== 'string') return;
+    const error = err === undefined ? undefined : asGatewayError(err);
+    parts.audit.record({
+      event: 'call',
+      agent: caller.agent,
+      session: this.host.id,
+      method: msg.method,
+      resource: uri,
+      ...(error?.server !== undefined && { server: error.server }),
+      decision: error?.code === 'MCPG_SKILL_HELD' ? 'held' : error?.code === 'MCPG_POLICY_DENIED' ? 'denied' : 'allowed',
+      outcome: error === undefined ? 'ok' : 'failed',
+      durationMs: performance.now() - start,
+      ...(error !== undefined && { code: error.code }),
+    });
+  }
+
   readResource(msg: JsonRpcRequest): void {
     const { parts, log, caller, calls } = this.host;
     // A result over its cap, kept whole for this agent (policy/kept-results.ts): served by the gate.
@@ -44,6 +86,7 @@ export class RoutedRequests {
       const page = parts.gate.kept.read(caller.agent, msg.params.uri);
       return page instanceof GatewayError ? this.host.sendError(msg.id, page) : this.host.sendResult(msg.id, page);
     }
+    if (parts.skills.owns(msg)) return this.skill(msg);
     const route = parts.router.uri(log, caller, msg.method, msg.params?.uri);
     const audit =
       parts.audit === undefined || typeof msg.params?.uri !== 'string'

@@ -13,9 +13,11 @@ import type { Connection } from '../../servers/connection.js';
 import type { DiscoveryParts } from '../modes/discovery.js';
 import type { ToolSearch } from '../modes/tool-search.js';
 import type { CodeBoard } from '../modes/code-board.js';
+import type { DirectoryReader } from '../modes/capability-directory.js';
 import type { ProgramRunner } from '../../code/program.js';
 import type { OwnCatalogs } from '../routing/own-catalogs.js';
 import type { Router } from '../routing/router.js';
+import type { SkillMethods } from '../routing/skill-methods.js';
 import type { TaskTable } from '../routing/tasks.js';
 import type { AgentViews } from './agent-views.js';
 import type { Subscriptions } from './subscriptions.js';
@@ -25,6 +27,8 @@ import type { Settling } from './until-settled.js';
 /** `Session`: the agent session (session.ts `AgentSession`), named by the gateway that makes the parts. */
 export interface SessionParts<Session> {
   router: Router;
+  /** The Skills extension's methods (skills/list, skills/get, a skill file's read, directory reads). */
+  skills: SkillMethods;
   /** The rules in force (one snapshot; a session on a curated view finds its view there, a call what the gate asks). */
   inForce: RulesInForce;
   views: AgentViews;
@@ -51,8 +55,8 @@ export interface SessionParts<Session> {
   maxInflight: number;
   /** Neutralize escape sequences and invisible characters in what servers say. */
   sanitize: boolean;
-  /** The ready servers' own instructions, for `initialize`. */
-  instructions(): string | undefined;
+  /** The ready servers' own instructions, and the capability directory when it is on for the reader, for `initialize`. */
+  instructions(reader: DirectoryReader): string | undefined;
   /** What mcpgate declares to agents (`method-tables.ts` `gatewayCapabilities`). */
   capabilities(): Record<string, unknown>;
   /** The tasks agents' calls created on servers, and whose each is (tasks.ts). */

@@ -272,6 +272,11 @@ export class AgentSession implements Caller {
         return this.waiting.run(msg.id, () => this.routed.readResource(msg));
       case 'prompts/get':
         return this.waiting.run(msg.id, () => this.routed.getPrompt(msg));
+      case 'skills/list':
+        return this.waiting.run(msg.id, () => this.routed.skill(msg), 'listable');
+      case 'skills/get':
+      case 'resources/directory/read':
+        return this.waiting.run(msg.id, () => this.routed.skill(msg));
       case 'completion/complete':
         return this.waiting.run(msg.id, () => this.routed.complete(msg));
       case 'resources/subscribe':
@@ -384,7 +389,8 @@ export class AgentSession implements Caller {
     this.capabilities = (params.capabilities as Record<string, unknown> | undefined) ?? {};
     // The servers ready by then give their instructions; no list_changed goes out before this answer.
     await Promise.race([this.parts.settling.listable, delay(INITIALIZE_WAIT_MS)]);
-    this.sendResult(msg.id, initializeResult(requested, this.parts.instructions(), this.parts.capabilities()));
+    const instructions = this.parts.instructions({ agent: this.agent, claims: this.claims, mode: this.mode });
+    this.sendResult(msg.id, initializeResult(requested, instructions, this.parts.capabilities()));
     this.initialized = true;
   }
 

@@ -47,8 +47,9 @@ function textOf(result: Record<string, unknown>): string {
 async function search(client: Caller, query: string, limit?: number): Promise<Found[]> {
   const result = await client.call('search_tools', limit === undefined ? { query } : { query, limit });
   const structured = result.structuredContent as { tools: Found[] };
-  // The same as text, for clients that ignore structured content.
-  assert.deepEqual(JSON.parse(textOf(result)), structured);
+  // The same as text, one compact line per tool, for clients that ignore structured content.
+  const lines = textOf(result).split('\n');
+  structured.tools.forEach((tool, i) => assert.equal(lines[i], `${tool.name}${tool.signature} — ${tool.summary}`));
   return structured.tools;
 }
 
@@ -88,9 +89,9 @@ describe('search mode over stdio (a 2025 agent, rules, pins)', { timeout: TIMEOU
     await rm(state, { recursive: true, force: true });
   });
 
-  it('lists search_tools and the always-shown tools only', async () => {
+  it('lists search_tools, describe_tools and the always-shown tools only', async () => {
     const tools = await toolsOf(client);
-    assert.deepEqual(names(tools), ['search_tools', 'files__list_directory']);
+    assert.deepEqual(names(tools), ['search_tools', 'describe_tools', 'files__list_directory']);
     const searchTool = tools[0]!;
     assert.deepEqual((searchTool.inputSchema as { required: string[] }).required, ['query']);
   });
@@ -100,12 +101,13 @@ describe('search mode over stdio (a 2025 agent, rules, pins)', { timeout: TIMEOU
     assert.match(textOf(await client.call('files__move_file', {})), /^called move_file/);
   });
 
-  it('finds the tool for a task, best first, with public names, server and schema', async () => {
+  it('finds the tool for a task, best first, one compact hit each: public name, server, signature, summary', async () => {
     const found = await search(client, 'open a new issue in a repository');
     assert.equal(found[0]!.name, 'github__create_issue', JSON.stringify(names(found)));
     assert.equal(found[0]!.server, 'github');
-    assert.equal(found[0]!.description, 'Create a new issue in a GitHub repository');
-    assert.deepEqual(Object.keys((found[0]!.inputSchema as { properties: object }).properties), ['owner', 'repo', 'title', 'body']);
+    assert.equal(found[0]!.summary, 'Create a new issue in a GitHub repository');
+    assert.equal(found[0]!.signature, '(owner?: string, repo?: string, title?: string, body?: string)');
+    assert.equal(found[0]!.shortened, undefined);
     assert.ok(found.length <= 5, 'the default limit is 5');
     const files = await search(client, 'read the contents of a file on disk', 2);
     assert.equal(files.length, 2);
@@ -127,6 +129,23 @@ describe('search mode over stdio (a 2025 agent, rules, pins)', { timeout: TIMEOU
     await search(client, 'move or rename a file', 1);
     assert.equal((await listed(client)).length, now.length);
     assert.equal(listChanges(), count);
+  });
+
+  it('lists two small fixed tools; describe_tools gives full definitions, a denied or unknown name is unknown alike', async () => {
+    const fixed = (await toolsOf(client)).slice(0, 2);
+    assert.deepEqual(names(fixed), ['search_tools', 'describe_tools']);
+    assert.ok(JSON.stringify(fixed).length / 4 <= 350, `the fixed tools cost ${JSON.stringify(fixed).length / 4} tokens`);
+    const result = await client.call('describe_tools', { names: ['github__create_issue', 'github__delete_repository', 'nope'] });
+    const structured = result.structuredContent as { tools: { name: string; inputSchema: { properties: object } }[]; unknown: string[] };
+    assert.deepEqual(JSON.parse(textOf(result)), structured);
+    assert.deepEqual(names(structured.tools), ['github__create_issue']);
+    assert.deepEqual(Object.keys(structured.tools[0]!.inputSchema.properties), ['owner', 'repo', 'title', 'body']);
+    assert.deepEqual(structured.unknown, ['github__delete_repository', 'nope']);
+    for (const args of [{}, { names: [] }, { names: Array.from({ length: 11 }, (_, i) => `t${i}`) }, { names: [1] }]) {
+      const err = await client.refused('describe_tools', args);
+      assert.equal(err.data.code, 'MCPG_INVALID_PARAMS', JSON.stringify(args));
+      assert.match(err.message, /describe_tools needs "names"/);
+    }
   });
 
   it('never returns a denied tool, not even for its exact name; a call is refused as ever', async () => {
@@ -176,6 +195,12 @@ describe('search mode over stdio (a 2025 agent, rules, pins)', { timeout: TIMEOU
     assert.ok(await gone(), 'the held tool leaves the results');
     const held = await client.refused('github__search_code', {});
     assert.equal(held.data.code, 'MCPG_TOOL_HELD');
+    const described = await client.call('describe_tools', { names: ['github__search_code'] });
+    assert.deepEqual(
+      (described.structuredContent as { unknown: string[] }).unknown,
+      ['github__search_code'],
+      'a held tool is not described',
+    );
   });
 
   it('a reload that takes the agent out of search mode lists the catalog, with list_changed', async () => {
@@ -216,11 +241,11 @@ describe('search mode over stdio (a 2026-07-28 agent)', { timeout: TIMEOUT }, ()
     // What an SDK client pinned to 2026-07-28 negotiates with: server/discover offers that revision.
     const discovered = await r.agent.result('server/discover', { _meta: ENVELOPE });
     assert.ok((discovered.supportedVersions as string[]).includes(MODERN), JSON.stringify(discovered));
-    assert.deepEqual(await listed(client), ['search_tools', 'github__search_code']);
+    assert.deepEqual(await listed(client), ['search_tools', 'describe_tools', 'github__search_code']);
     const found = await search(client, 'delete the repository', 50);
     assert.ok(!names(found).includes('github__delete_repository'), JSON.stringify(names(found)));
     assert.equal((await search(client, 'create an issue'))[0]!.name, 'github__create_issue');
     assert.match(textOf(await client.call('github__create_issue', {})), /^called create_issue/);
-    assert.deepEqual(await listed(client), ['search_tools', 'github__search_code']);
+    assert.deepEqual(await listed(client), ['search_tools', 'describe_tools', 'github__search_code']);
   });
 });

@@ -3,7 +3,7 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { compactHit, declaration, summaryOf } from '../../../src/gateway/modes/tool-declarations.js';
+import { compactHit, declaration, hitOf, summaryOf } from '../../../src/gateway/modes/tool-declarations.js';
 
 const view = {
   name: 'store__get_item',
@@ -52,8 +52,34 @@ describe('tool declarations', () => {
     );
   });
 
-  it('a hit is one line: name, required then optional parameters, first sentence', () => {
-    assert.equal(compactHit(view), 'store__get_item(id, format?, dashed-name?, filter?) — Reads one item by its id.');
+  it('a hit is one line: name, required then optional parameters with short types and enums, first sentence', () => {
+    assert.equal(
+      compactHit(view),
+      'store__get_item(id: number, format?: "short"|"long", dashed-name?: string|null, filter?: object) — Reads one item by its id.',
+    );
     assert.equal(summaryOf('x'.repeat(300)).length, 160);
+    // The nested object's fields were left out: the hit says it was shortened.
+    assert.equal(hitOf(view).shortened, true);
+    assert.equal(
+      hitOf({ name: 'a', description: 'Does a.', inputSchema: { type: 'object', properties: { x: { type: 'string' } } } }).shortened,
+      false,
+    );
+  });
+
+  it('a hit never leaves out a required parameter; optional ones past eight, and long enums, are cut and flagged', () => {
+    const properties: Record<string, unknown> = {};
+    for (let i = 0; i < 12; i++) properties[`opt${i}`] = { type: 'string' };
+    for (let i = 0; i < 12; i++) properties[`req${i}`] = { type: 'integer' };
+    properties.mode = { type: 'string', enum: ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'] };
+    properties.ids = { type: 'array', items: { type: 'integer' } };
+    const required = [...Array.from({ length: 12 }, (_, i) => `req${i}`), 'mode', 'ids'];
+    const hit = hitOf({ name: 'big', description: 'Big tool', inputSchema: { type: 'object', properties, required } });
+    for (const name of required) assert.ok(hit.signature.includes(`${name}: `), `${name} is in ${hit.signature}`);
+    assert.match(hit.signature, /mode: string…/);
+    assert.match(hit.signature, /ids: number\[\]/);
+    assert.equal((hit.signature.match(/\?: /g) ?? []).length, 8);
+    assert.ok(hit.signature.endsWith(', …)'), hit.signature);
+    assert.equal(hit.shortened, true);
+    assert.equal(hit.line, `big${hit.signature} — Big tool`);
   });
 });

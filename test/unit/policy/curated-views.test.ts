@@ -13,6 +13,20 @@ const FILE = '/srv/gateway-rules.json';
 const parse = (views: unknown): ReturnType<typeof parseRules> => parseRules(JSON.stringify({ agents: {}, views }), FILE, ['gh', 'db']);
 
 void describe("the rules' views: validation", () => {
+  it('shows the skills its `skills` names, by server and path glob, and none without it', async () => {
+    const rules = parse({ b: { tools: { gh: [] }, skills: { gh: ['acme/*/invoices', 'refunds'] } }, plain: { tools: { gh: [] } } });
+    const view = rules.views.get('b')!;
+    assert.equal(view.showsSkill('gh', 'acme/billing/invoices'), true);
+    assert.equal(view.showsSkill('gh', 'refunds'), true);
+    assert.equal(view.showsSkill('gh', 'refunds/partial'), false);
+    assert.equal(view.showsSkill('db', 'refunds'), false, 'a path applies to its own server only');
+    assert.equal(rules.views.get('plain')!.showsSkill('gh', 'refunds'), false);
+    const { issues } = await failure(() => parse({ b: { tools: { gh: [] }, skills: { gh: 'refunds' } } }));
+    const [path, message] = Object.entries(byPath(issues))[0]!;
+    assert.match(path, /views.*b.*skills.*gh/);
+    assert.match(message, /expected an array of skill paths or patterns/);
+  });
+
   it('compiles exact entries, globs, renames, descriptions, parameters and servers', () => {
     const rules = parse({
       triage: {
