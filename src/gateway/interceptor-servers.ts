@@ -32,7 +32,16 @@ export class InterceptorServers {
         interrupted: (conn) => this.interceptors.lost(conn.name),
         lost: (conn) => this.interceptors.lost(conn.name),
       };
-      const conn = connect(config, hooks, log);
+      let conn: Connection;
+      try {
+        conn = connect(config, hooks, log);
+      } catch (err) {
+        // One interceptor server that cannot be made leaves its interceptors unknown, nothing else.
+        log.error('an interceptor server could not be made; the calls its interceptors judge fail closed', {
+          error: err instanceof Error ? err.message : String(err),
+        });
+        continue;
+      }
       this.conns.push(conn);
       this.interceptors.add(conn);
       void conn.start().then((ready) => {

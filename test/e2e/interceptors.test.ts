@@ -6,12 +6,25 @@
 // fails its own agent's call at its timeout (closed, or open when the rules say so) while another
 // agent's calls are answered at once; one whose process dies fails closed. Every decision is in the
 // audit trail, never the payload. Over stdio, discovery's execute_tool and code mode's inner calls
-// pass the same gate.
+// pass the same gate; an interceptor server over Streamable HTTP works as a stdio one does.
 
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { fixtureServer, rpcError, startGateway, tempDir, textOf, until, type GatewayProcess, type TempDir } from '../helpers/gateway.js';
+import {
+  fixture,
+  fixtureServer,
+  rpcError,
+  startGateway,
+  tempDir,
+  textOf,
+  until,
+  type GatewayProcess,
+  type TempDir,
+} from '../helpers/gateway.js';
 import { connectAgent, makeToken, startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 
 /** One audit line of an interceptor decision (the fields these tests read). */
@@ -310,5 +323,34 @@ describe('interceptors in code mode: the inner calls of a program pass the same 
       'MCPG_INTERCEPTOR_DENIED',
     );
     assert.match(JSON.stringify(await run(`return await tools.call('echo__echo', { text: 'shout' });`)), /SHOUT/);
+  });
+});
+
+describe('interceptors: an interceptor server over Streamable HTTP', { timeout: 120_000 }, () => {
+  let dir: TempDir;
+  let gw: GatewayProcess;
+  let remote: ChildProcess;
+
+  before(async () => {
+    dir = await tempDir();
+    remote = spawn(process.execPath, [fixture('interceptor-server'), '--http', '--spec', JSON.stringify([validator, upperRequest])], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const [line] = (await once(createInterface({ input: remote.stdout! }), 'line')) as [string];
+    const { url } = JSON.parse(line) as { url: string };
+    const config = await writeMcpJson(dir, { remote: { url } });
+    gw = await startGateway({ config, args: ['--pins', 'off'] });
+  });
+  after(async () => {
+    await gw?.stop();
+    remote?.kill();
+    await dir?.remove();
+  });
+
+  it('refuses and rewrites calls as a stdio one does', async () => {
+    const denied = await rpcError(gw.client.callTool({ name: 'echo__echo', arguments: { text: 'forbidden' } }));
+    assert.equal(denied.data?.code, 'MCPG_INTERCEPTOR_DENIED', denied.message);
+    assert.match(denied.message, /\(remote\)/);
+    assert.equal(textOf(await gw.client.callTool({ name: 'echo__echo', arguments: { text: 'over http' } })), 'OVER HTTP');
   });
 });
