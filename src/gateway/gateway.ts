@@ -413,7 +413,7 @@ export class Gateway {
     // Hybrid search's vector cache is read beside the servers' boot too; the first search waits for it.
     const vectorsRead = this.hybrid?.load();
     vectorsRead?.catch(() => {});
-    this.interceptorServers.start(this.connect);
+    this.interceptorServers.start(this.connect, this.rules.interceptors);
     const summaries = await Promise.all(
       this.config.servers.map(async (config) => {
         const summary = await this.launch(config);

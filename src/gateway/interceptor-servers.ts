@@ -9,6 +9,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Interceptors } from '../policy/interceptors.js';
 import type { Connection, ConnectionHooks } from '../servers/connection.js';
 import type { ConnectionFactory } from './gateway-options.js';
+import type { InterceptorBinding } from '../rules/interceptors-config.js';
 
 export class InterceptorServers {
   private readonly conns: Connection[] = [];
@@ -20,7 +21,12 @@ export class InterceptorServers {
   ) {}
 
   /** Starts every enabled interceptor server (not awaited by the gateway's settling: calls wait for their own). */
-  start(connect: ConnectionFactory): void {
+  start(connect: ConnectionFactory, bindings: readonly InterceptorBinding[] | undefined): void {
+    // A binding of the rules that names no interceptor server judges nothing: say so once.
+    const known = new Set(this.configs.map((c) => c.name));
+    for (const use of new Set((bindings ?? []).map((b) => b.use)))
+      if (!known.has(use))
+        this.log.warn(`the rules bind interceptor server "${use}", which .mcp.json's "interceptors" does not name; it judges nothing`);
     for (const config of this.configs) {
       if (config.disabled) continue;
       const log = this.log.child({ interceptor: config.name });
