@@ -104,6 +104,16 @@ export const ERROR_CODES = {
     summary:
       "The built-in guards found a secret (or data the rules guard) in a call's arguments, or something the rules block in a server's answer; the call was not sent, or the answer not passed on. `data.found` names the detectors, never the value.",
   },
+  MCPG_INTERCEPTOR_DENIED: {
+    rpc: -31110,
+    summary:
+      "An interceptor (an interceptor server's validator in active mode) judged a call's request or its server's answer invalid with severity error; the call was not sent, or the answer not passed on. `data.interceptor` names it, `data.messages` says why.",
+  },
+  MCPG_INTERCEPTOR_FAILED: {
+    rpc: -31111,
+    summary:
+      'An interceptor that is not fail-open crashed, timed out, answered something other than a result of its type, or its server was unavailable; the call was not sent, or the answer not passed on (fail-closed).',
+  },
   MCPG_SKILL_HELD: {
     rpc: -31080,
     summary:

@@ -88,7 +88,9 @@ async function startTracing(settings: NonNullable<McpgateOptions['tracing']>, lo
 const oauthModule: { loaded?: { OAuthCredentials: typeof OAuthCredentials } } = {};
 
 async function loadOAuthFor(config: ServersConfig): Promise<void> {
-  if (oauthModule.loaded === undefined && config.servers.some((server) => server.type !== 'stdio'))
+  // An interceptor server (`interceptors`) may be remote too.
+  const remote = (server: { type: string }): boolean => server.type !== 'stdio';
+  if (oauthModule.loaded === undefined && (config.servers.some(remote) || (config.interceptors ?? []).some(remote)))
     oauthModule.loaded = await import('./oauth/credentials.js');
 }
 

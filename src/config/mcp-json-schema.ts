@@ -1,5 +1,6 @@
 // The `.mcp.json` server entry as zod schemas (a stdio entry, a remote one, the OAuth object), what
 // each field should be worded for a person, and zod's issues reworded against the value in the file.
+// An entry of the top-level `interceptors` section (interceptor servers) has the same shape.
 
 import { z } from 'zod';
 import { DEFAULT_TIMEOUT_MS } from './types.js';

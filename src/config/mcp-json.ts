@@ -26,7 +26,8 @@ export function buildServersConfig(raw: unknown, file: string, env: Env): Server
   } else {
     for (const key of Object.keys(raw)) {
       // "registries": the MCP Registries `mcpgate add` asks (read by the CLI, not the gateway).
-      if (key !== 'mcpServers' && key !== 'limits' && key !== 'inheritEnv' && key !== 'sandbox' && key !== 'registries')
+      // "interceptors": interceptor servers (docs/guardrails.md), entries of the same shape as servers'.
+      if (!['mcpServers', 'limits', 'inheritEnv', 'sandbox', 'registries', 'interceptors'].includes(key))
         ctx.warnings.push(issue([key], `unknown top-level key "${key}" is ignored`));
     }
     if (raw.inheritEnv !== undefined) {
@@ -50,13 +51,38 @@ export function buildServersConfig(raw: unknown, file: string, env: Env): Server
       }
     }
   }
+  const interceptors = isPlainObject(raw) ? readInterceptors(raw.interceptors, ctx, issue) : [];
   checkPrefixes(servers, ctx);
   if (ctx.errors.length > 0) throw configInvalid(file, ctx.errors, { warnings: ctx.warnings });
-  return Object.freeze({ file, servers: Object.freeze(servers), warnings: Object.freeze(ctx.warnings.map((w) => Object.freeze(w))) });
+  return Object.freeze({
+    file,
+    servers: Object.freeze(servers),
+    ...(interceptors.length > 0 && { interceptors: Object.freeze(interceptors) }),
+    warnings: Object.freeze(ctx.warnings.map((w) => Object.freeze(w))),
+  });
 }
 
-function convertEntry(name: string, entry: unknown, ctx: Context): ServerConfig | undefined {
-  const base = ['mcpServers', name];
+/** The `interceptors` section: interceptor servers by name, each entry read as a server's is. */
+function readInterceptors(
+  raw: unknown,
+  ctx: Context,
+  issue: (segments: readonly PropertyKey[], message: string) => ConfigIssue,
+): ServerConfig[] {
+  if (raw === undefined) return [];
+  if (!isPlainObject(raw)) {
+    ctx.errors.push(issue(['interceptors'], `expected an object mapping names to interceptor servers, got ${describeValue(raw)}`));
+    return [];
+  }
+  const list: ServerConfig[] = [];
+  for (const [name, entry] of Object.entries(raw)) {
+    const server = convertEntry(name, entry, ctx, 'interceptors');
+    if (server) list.push(server);
+  }
+  return list;
+}
+
+function convertEntry(name: string, entry: unknown, ctx: Context, section = 'mcpServers'): ServerConfig | undefined {
+  const base = [section, name];
   const issue = (segments: readonly PropertyKey[], message: string): ConfigIssue => ({
     file: ctx.file,
     path: jsonPath([...base, ...segments]),

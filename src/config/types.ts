@@ -262,6 +262,8 @@ export interface ServersConfig {
   readonly file: string;
   /** In the order the file lists them. */
   readonly servers: readonly ServerConfig[];
+  /** The interceptor servers (`interceptors`), in file order; absent when the file has none. */
+  readonly interceptors?: readonly ServerConfig[];
   readonly warnings: readonly ConfigIssue[];
 }
 

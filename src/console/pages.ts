@@ -13,6 +13,7 @@
 
 import type { Gateway } from '../gateway/gateway.js';
 import type { QuotaStatus } from '../policy/quotas.js';
+import { descriptionSigns } from '../policy/description-signs.js';
 import { ACTIVITY_SAMPLE_MS, type ServerActivity } from '../observability/metrics.js';
 import { describeDiff } from '../pins/digest.js';
 import { isSkillPin } from '../pins/skill-pins.js';
@@ -162,7 +163,15 @@ export function serverDetail(gateway: Gateway, server: string, csrf: string): Ra
     ? html`<form method="post" action="/ui/server/${encodeURIComponent(server)}/revive" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" id="revive">Revive</button></form>`
     : '';
   const held = gateway.pins.heldOf(server);
-  const listed = gateway.catalog.serverTools(server).map((t) => String(t.name));
+  const tools = gateway.catalog.serverTools(server);
+  const listed = tools.map((t) => String(t.name));
+  // Descriptions that speak to the model (policy/description-signs.ts): flagged beside the tool's name.
+  const signs = new Map(tools.map((t) => [String(t.name), descriptionSigns(t)]));
+  const named = (name: string, definition?: object): Raw => {
+    // A held definition is the one under review: its own descriptions are read.
+    const found = definition === undefined ? (signs.get(name) ?? []) : descriptionSigns(definition);
+    return found.length === 0 ? html`${name}` : html`${name} <span class="problem injection">injection signs: ${found.join(', ')}</span>`;
+  };
   const heldNames = Object.keys(held?.tools ?? {});
   const names = [...new Set([...listed, ...heldNames.filter((n) => !isSkillPin(n))])].sort();
   const pinsOff = gateway.pins.mode === 'off';
@@ -177,8 +186,8 @@ export function serverDetail(gateway: Gateway, server: string, csrf: string): Ra
   };
   const rows = names.map((name) =>
     held?.tools[name] === undefined
-      ? html`<tr><td>${name}</td><td>${pinsOff ? 'pins off' : 'approved'}</td><td></td></tr>`
-      : heldRow(name, html`${name}`),
+      ? html`<tr><td>${named(name)}</td><td>${pinsOff ? 'pins off' : 'approved'}</td><td></td></tr>`
+      : heldRow(name, named(name, held.tools[name].definition)),
   );
   const skillRows = gateway.skills
     .entriesOf(server)
@@ -223,7 +232,17 @@ export function agentView(gateway: Gateway, agent: string | undefined): Raw {
     html`<h3>${title} (${items.length})</h3>${items.length === 0 ? html`<p class="muted">none</p>` : html`<ul class="${title}">${items.map((i) => html`<li>${i}</li>`)}</ul>`}`;
   return html`${picker}<h2>What agent “${agent}” sees</h2>
 ${gateway.mode === 'discovery' ? html`<p class="muted">discovery mode: the agent sees the meta-tools, which reach exactly these</p>` : raw('')}
-${section('tools', list('tools', 'name'))}${section('resources', list('resources', 'uri'))}${section('templates', list('resourceTemplates', 'uriTemplate'))}${section('prompts', list('prompts', 'name'))}`;
+${section('tools', list('tools', 'name'))}${section('resources', list('resources', 'uri'))}${section('templates', list('resourceTemplates', 'uriTemplate'))}${section('prompts', list('prompts', 'name'))}
+${resultsPassed(gateway.metrics.resultsOf(agent))}`;
+}
+
+/** What the agent's tool calls returned to it, per server and tool: bytes and estimated tokens (bytes / 4), since the gateway started. */
+function resultsPassed(rows: readonly { server: string; tool: string; bytes: number; tokens: number }[]): Raw {
+  if (rows.length === 0) return html`<h3>Results returned</h3><p class="muted">no tool result yet</p>`;
+  return html`<h3>Results returned</h3><table id="results"><tr><th>server</th><th>tool</th><th>bytes</th><th>estimated tokens</th></tr>${rows.map(
+    (r) =>
+      html`<tr data-tool="${r.server}/${r.tool}"><td>${r.server}</td><td>${r.tool}</td><td class="bytes">${r.bytes}</td><td class="tokens">${r.tokens}</td></tr>`,
+  )}</table>`;
 }
 
 /**

@@ -64,6 +64,8 @@ import { clientCapabilities } from '../servers/modern-protocol.js';
 import { ApprovalDesk } from '../policy/approval-desk.js';
 import { CallGate } from '../policy/call-gate.js';
 import { GuardChecks } from '../policy/guard-checks.js';
+import { Interceptors } from '../policy/interceptors.js';
+import { InterceptorServers } from './interceptor-servers.js';
 import type { AgentMode } from '../rules/agent-mode.js';
 import { SearchIndexes } from './modes/search-indexes.js';
 import { ToolSearch } from './modes/tool-search.js';
@@ -132,6 +134,8 @@ export class Gateway {
   /** What every agent session is given. */
   private readonly sessionParts: SessionParts<AgentSession>;
   private readonly connect: ConnectionFactory;
+  /** The interceptor servers' connections (interceptor-servers.ts); the gate's `interceptors` use them. */
+  private readonly interceptorServers: InterceptorServers;
   /** Connections of per-agent and per-session servers, one per (server, agent or agent session). */
   readonly pool: ConnectionPool;
   /** What those connections list, per scope: each owner's view of its per-agent/per-session servers. */
@@ -195,7 +199,10 @@ export class Gateway {
       ...(options.shared !== undefined && { board: options.shared.board, worker: options.shared.worker }),
       ...(options.consoleBase !== undefined && { consoleBase: options.consoleBase }),
     });
+    const interceptors = new Interceptors({ inForce: this, audit: options.audit, log: this.log.child({ room: 'interceptors' }) });
+    this.interceptorServers = new InterceptorServers(options.config.interceptors ?? [], interceptors, this.log);
     this.gate = new CallGate({
+      interceptors,
       rules: () => this.rules,
       quotas: this.quotas,
       approvals: this.approvals,
@@ -406,6 +413,7 @@ export class Gateway {
     // Hybrid search's vector cache is read beside the servers' boot too; the first search waits for it.
     const vectorsRead = this.hybrid?.load();
     vectorsRead?.catch(() => {});
+    this.interceptorServers.start(this.connect, this.rules.interceptors);
     const summaries = await Promise.all(
       this.config.servers.map(async (config) => {
         const summary = await this.launch(config);
@@ -563,7 +571,9 @@ export class Gateway {
       await this.codeRunner.close();
       const conns = [...this.connections.values()];
       const pooled = this.pool.close();
+      const interceptorsClosed = this.interceptorServers.close();
       const results = await Promise.allSettled(conns.map((conn) => conn.close()));
+      await interceptorsClosed;
       await pooled;
       await this.known.flush();
       await this.hybrid?.close();

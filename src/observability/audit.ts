@@ -110,7 +110,36 @@ interface AuditGuard {
   injection?: string[];
 }
 
-type AuditRecord = AuditCall | AuditApproval | AuditCallApproval | AuditRun | AuditGuard;
+/**
+ * `interceptor`: interceptor servers judged one message of a call (policy/interceptors.ts): each
+ * interceptor's verdict and the chain's decision — never the payload.
+ */
+interface AuditInterceptor {
+  event: 'interceptor';
+  agent: string;
+  session: string;
+  /** The lifecycle event: `tools/call`, `resources/read`, `prompts/get`. */
+  method: string;
+  server: string;
+  name: string;
+  phase: 'request' | 'response';
+  decision: 'allow' | 'deny';
+  /** The payload the agent or the server gets was changed by an active mutator. */
+  mutated: boolean;
+  verdicts: {
+    interceptor: string;
+    /** The interceptor server's name in `.mcp.json`. */
+    host: string;
+    type: string;
+    mode: 'active' | 'audit';
+    outcome: string;
+    severity?: string;
+    reason?: string;
+    ms: number;
+  }[];
+}
+
+type AuditRecord = AuditCall | AuditApproval | AuditCallApproval | AuditRun | AuditGuard | AuditInterceptor;
 
 export interface AuditOptions {
   /** A file path, or '-' for stderr. */

@@ -455,6 +455,14 @@ export class GatewayMetrics {
     series.tokens.value += Math.ceil(bytes / 4);
   }
 
+  /** What one agent was passed of each server's tools, by bytes and estimated tokens, most first (the console's agent page). */
+  resultsOf(agent: string): { server: string; tool: string; bytes: number; tokens: number }[] {
+    const rows: { server: string; tool: string; bytes: number; tokens: number }[] = [];
+    for (const [server, byTool] of this.results.get(agent) ?? [])
+      for (const [tool, series] of byTool) rows.push({ server, tool, bytes: series.bytes.value, tokens: series.tokens.value });
+    return rows.sort((a, b) => b.bytes - a.bytes);
+  }
+
   resultCut(server: string): void {
     this.resultsCut.labels(server).inc();
   }

@@ -15,6 +15,8 @@ import { codeApprovalFor } from '../rules/code-settings.js';
 import { argumentMismatch } from './argument-shape.js';
 import { callDigest, type ApprovalDesk, type Waiting } from './approval-desk.js';
 import type { GuardChecks, GuardSubject } from './guard-checks.js';
+import { Interceptors } from './interceptors.js';
+import { silentLogger } from '../observability/logger.js';
 import { KeptResults } from './kept-results.js';
 import { cutResult } from './result-cap.js';
 import type { RateLimitDetail, QuotaOutcome, QuotaRefusal, QuotaRelease, Quotas } from './quotas.js';
@@ -74,6 +76,8 @@ interface CallGateOptions {
   quotas: Quotas;
   approvals: ApprovalDesk;
   guards: GuardChecks;
+  /** The interceptor servers (interceptors.ts); default: none. */
+  interceptors?: Interceptors;
   /** Told when a result was over its cap and cut (the metrics). */
   resultCut?: (server: string) => void;
   /** The kept results' clock (tests drive their expiry). */
@@ -85,9 +89,12 @@ export class CallGate {
   readonly guards: GuardChecks;
   /** Results over their cap, kept whole for their agents (kept-results.ts). */
   readonly kept: KeptResults;
+  /** The interceptor servers: a call's request before it goes, its answer before the agent gets it (interceptors.ts). */
+  readonly interceptors: Interceptors;
 
   constructor(private readonly o: CallGateOptions) {
     this.guards = o.guards;
+    this.interceptors = o.interceptors ?? new Interceptors({ inForce: { rules: o.rules() }, audit: undefined, log: silentLogger });
     this.kept = new KeptResults(o.clock);
   }
 

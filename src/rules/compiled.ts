@@ -10,6 +10,7 @@ import { compileMatcher, type Matcher } from './globs.js';
 import type { HeaderSet } from './server-headers.js';
 import type { CompiledLimits } from './limits.js';
 import { GuardBook } from '../guards/guard-plan.js';
+import type { InterceptorBinding } from './interceptors-config.js';
 import { DEFAULT_GUARD_SETTINGS } from '../guards/guard-settings.js';
 import type { CompiledView } from './views.js';
 import type { ModeSettings } from './agent-mode.js';
@@ -141,6 +142,8 @@ export interface Rules {
   readonly views: ReadonlyMap<string, CompiledView>;
   /** The built-in guards (`guards`, rules/guards-config.ts): the defaults without the section; undefined when it is `false`. */
   readonly guards: GuardBook | undefined;
+  /** Which interceptor servers judge which calls (`interceptors`, rules/interceptors-config.ts); undefined without the section: all of them, every call. */
+  readonly interceptors: readonly InterceptorBinding[] | undefined;
   readonly warnings: readonly ConfigIssue[];
   /** The validated JSON, deeply frozen, for status. It holds `auth` verbatim: redact before showing it. */
   readonly raw: unknown;
@@ -175,6 +178,7 @@ export const OPEN_RULES: Rules = Object.freeze({
   approves: false,
   views: frozenMap<string, CompiledView>([]),
   guards: new GuardBook(DEFAULT_GUARD_SETTINGS, []),
+  interceptors: undefined,
   warnings: Object.freeze([]),
   raw: undefined,
 });

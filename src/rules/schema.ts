@@ -30,6 +30,7 @@ import { compileApprovals, type ApprovalReport } from './approvals.js';
 import { AGENT_MODE_KEYS, readModeSettings } from './agent-mode.js';
 import { readCodeSettings } from './code-settings.js';
 import { compileGuards, DEFAULT_GUARDS } from './guards-config.js';
+import { compileInterceptors, type InterceptorBinding } from './interceptors-config.js';
 import type { GuardBook } from '../guards/guard-plan.js';
 
 // auth/auth.ts reads the snapshot's type from here.
@@ -37,7 +38,7 @@ export type { Rules } from './compiled.js';
 
 const TOKEN = /^sha256:[0-9a-f]{64}$/;
 const TOKEN_ANY_CASE = /^sha256:[0-9a-fA-F]{64}$/;
-const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins', 'views', 'limits', 'guards']);
+const TOP_KEYS = new Set(['agents', 'grants', 'defaults', 'auth', 'admins', 'views', 'limits', 'guards', 'interceptors']);
 const GRANT_KEYS = new Set(['when', 'allow', 'deny', 'limits', 'approve']);
 const MAX_GRANT_VALUES = 256;
 const ADMIN_KEYS = new Set(['tokens']);
@@ -92,6 +93,7 @@ export function buildRules(
   const admins = new Map<string, string>();
   let views: ReadonlyMap<string, CompiledView> = new Map();
   let guards: GuardBook | undefined = DEFAULT_GUARDS;
+  let interceptors: readonly InterceptorBinding[] | undefined;
   if (!isPlainObject(raw)) {
     error(ctx, [], `expected an object with an "agents" key, got ${describeValue(raw)}`);
   } else {
@@ -126,6 +128,10 @@ export function buildRules(
       warn: (at, message) => warn(ctx, at, message),
     });
     guards = compileGuards(raw.guards, { error: (at, message) => error(ctx, at, message), warn: (at, message) => warn(ctx, at, message) });
+    interceptors = compileInterceptors(raw.interceptors, {
+      error: (at, message) => error(ctx, at, message),
+      warn: (at, message) => warn(ctx, at, message),
+    });
     // A static token's agent in an issuer's namespace would be that issuer's agent of the same name.
     for (const issuer of auth?.oauth ?? []) {
       if (issuer.namespace === undefined) continue;
@@ -155,6 +161,7 @@ export function buildRules(
       grants.some((grant) => grant.approve.length > 0),
     views,
     guards,
+    interceptors,
     warnings: Object.freeze(ctx.warnings.map((w) => Object.freeze(w))),
     raw: deepFreeze(raw),
   });

@@ -160,6 +160,8 @@ interface Sending {
   metered?: { readonly agent: string; readonly server: string; readonly tool: string } | undefined;
   /** The audit line and call metrics of the request (undefined: none kept). */
   timed?: Timed | undefined;
+  /** The interceptor servers' judgement of a result (after `rewrite`): undefined when none hooks it, else the result that goes on or the refusal. */
+  intercept?: ((result: Record<string, unknown>) => Promise<unknown> | undefined) | undefined;
   /** Ends the call's hold on its calls-in-flight limits (the gate's pass). */
   release?: (() => void) | undefined;
   /** Asked once a connection the call waited for is ready: whether the call may still go (an error ends it). */
@@ -171,6 +173,8 @@ const MODE_TOOL_NAMES: ReadonlySet<string> = new Set([...META_TOOL_NAMES, ...COD
 
 export class Calls {
   private readonly inflight = new InFlight();
+  /** Calls whose request the interceptor servers are judging (not yet at the gate nor on any server). */
+  private readonly intercepting = new Set<RequestId>();
   /** A tools/call's params → the agent's line they were parsed from, which the server may get spliced. */
   private readonly agentLines = new WeakMap<object, string>();
   /** The agent's calls held at the call gate (not yet on any server); made on its first call there. */
@@ -310,7 +314,7 @@ export class Calls {
             call.arguments,
           );
     if (screened !== undefined) return this.guarded(call, route, screened);
-    this.gateThen(call, route, audit);
+    this.interceptThen(call, route, audit);
   }
 
   /** A call whose arguments the guards found something in: refused, or sent on with what the server may get. */
@@ -329,8 +333,56 @@ export class Calls {
       if (audit !== undefined) parts.audit?.record({ ...audit, outcome: 'failed', code: screened.blocked.code });
       return this.fail(call.msg.id, screened.blocked);
     }
-    if (screened.send === call.arguments) return this.gateThen(call, route, audit);
-    this.gateThen({ ...call, params: { ...call.params, arguments: screened.send }, arguments: screened.send }, route, audit);
+    if (screened.send === call.arguments) return this.interceptThen(call, route, audit);
+    this.interceptThen({ ...call, params: { ...call.params, arguments: screened.send }, arguments: screened.send }, route, audit);
+  }
+
+  /**
+   * The interceptor servers (policy/interceptors.ts) judge the call's request after the built-in
+   * guards: a validator may refuse it, a mutator rewrite its arguments (then its params are new: the
+   * request is encoded, not spliced). The payload they get is the request's params in the server's
+   * names (`{ name, arguments }`); a mutator's change of the name is not taken. With no interceptor
+   * server configured (one property read), or none hooking this call, nothing is awaited.
+   */
+  private interceptThen(call: ToolCall, route: ToolRoute, audit: Omit<AuditCall, 'outcome'> | undefined): void {
+    const { interceptors } = this.host.parts.gate;
+    if (interceptors.none) return this.gateThen(call, route, audit);
+    const args = call.arguments === INVALID ? {} : (call.arguments ?? {});
+    const payload = { name: route.original, arguments: args };
+    const subject = {
+      agent: call.agent,
+      session: this.host.id,
+      server: route.server,
+      tool: route.original,
+      name: call.name,
+      event: 'tools/call',
+    };
+    const judged = interceptors.intercept(subject, 'request', payload);
+    if (judged === undefined) return this.gateThen(call, route, audit);
+    const id = call.msg.id;
+    this.intercepting.add(id);
+    void judged.then((out) => {
+      // Withdrawn (cancelled) or closed while the interceptors judged it: it is not sent.
+      if (!this.intercepting.delete(id) || this.host.isClosed()) return;
+      if (out instanceof GatewayError) {
+        if (audit !== undefined) this.host.parts.audit?.record({ ...audit, outcome: 'failed', code: out.code });
+        return this.fail(id, out);
+      }
+      if (out === payload) return this.gateThen(call, route, audit);
+      const changed = isObject(out) ? out.arguments : undefined;
+      if (!isObject(changed))
+        return this.fail(
+          id,
+          new GatewayError(
+            'MCPG_INTERCEPTOR_FAILED',
+            `a mutator's payload for "${call.name}" has no arguments object; the call was not sent`,
+            {
+              detail: { reason: 'no arguments in the mutated payload', phase: 'request' },
+            },
+          ),
+        );
+      this.gateThen({ ...call, params: { ...call.params, arguments: changed }, arguments: changed }, route, audit);
+    });
   }
 
   /** The call gate (policy/call-gate.ts) judges what the rules hold for some calls only: without approvals or limits in the rules (one property read each) the call is sent. */
@@ -434,9 +486,12 @@ export class Calls {
       if (answered instanceof GatewayError) throw answered;
       return answered || sanitized || renamed || created;
     };
+    const { interceptors } = parts.gate;
+    const judged = { ...subject, event: 'tools/call' };
     this.send(route.carrier, msg.id, outbound, {
       timeoutMs: call.timeoutMs,
       rewrite,
+      intercept: interceptors.none ? undefined : (result) => interceptors.intercept(judged, 'response', result),
       screenError: (error) => {
         const screened = parts.inForce.rules.guards !== undefined && parts.gate.guards.error(subject, error);
         // A server's -32602 carries the tool's signature, so the agent can fix its call (argument-errors.ts).
@@ -590,7 +645,7 @@ export class Calls {
     entry: Call,
     outbound: OutboundRequest,
     asked: { readonly agentId: RequestId; readonly agentToken: unknown },
-    { timeoutMs, rewrite, timed, screenError, metered }: Sending,
+    { timeoutMs, rewrite, timed, screenError, metered, intercept }: Sending,
   ): void {
     const { agentId, agentToken } = asked;
     const { spans, parts, channel } = this.host;
@@ -607,20 +662,52 @@ export class Calls {
           if (timed !== undefined) recordFinished(parts, conn, timed, { outcome: 'error' in res ? 'error' : 'ok', res });
           // Read before relay: a rewrite may edit the result.
           const failure = spans === undefined ? undefined : failureOf(res);
-          try {
-            // A server's error the guards redacted is encoded again (an empty line), not spliced.
-            const relayed = 'error' in res && screenError?.(res.error) === true ? '' : line;
-            if (inner !== undefined) this.answerInner(agentId, res, rewrite);
-            else this.relay(res, relayed, { agentId, serverId: entry.serverId, metered }, rewrite);
-            if (spans !== undefined) {
-              entry.trace?.end(failure === undefined ? 'ok' : 'error', failure);
-              spans.end(agentId, failure === undefined ? 'ok' : 'error', failure, conn.name);
+          const deliver = (answer: JsonRpcResponse, answerLine: string, edit: Rewrite | undefined): void => {
+            try {
+              // A server's error the guards redacted is encoded again (an empty line), not spliced.
+              const relayed = 'error' in answer && screenError?.(answer.error) === true ? '' : answerLine;
+              if (inner !== undefined) this.answerInner(agentId, answer, edit);
+              else this.relay(answer, relayed, { agentId, serverId: entry.serverId, metered }, edit);
+              if (spans !== undefined) {
+                entry.trace?.end(failure === undefined ? 'ok' : 'error', failure);
+                spans.end(agentId, failure === undefined ? 'ok' : 'error', failure, conn.name);
+              }
+            } catch (err) {
+              // The server's answer could not be passed on (a bug here, never the agent's or the server's
+              // fault to carry): the agent still gets an answer, and the server's other calls go on.
+              this.fail(agentId, err);
             }
+          };
+          if (intercept === undefined || !('result' in res)) return deliver(res, line, rewrite);
+          // The interceptor servers judge the result as the agent would get it (names, guards, cap):
+          // it is edited first, then judged, then encoded (never spliced).
+          let judged: Promise<unknown> | undefined;
+          try {
+            rewrite?.(res.result);
+            judged = intercept(res.result);
           } catch (err) {
-            // The server's answer could not be passed on (a bug here, never the agent's or the server's
-            // fault to carry): the agent still gets an answer, and the server's other calls go on.
-            this.fail(agentId, err);
+            return this.fail(agentId, err);
           }
+          if (judged === undefined) return deliver(res, '', undefined);
+          void judged.then((out) => {
+            if (this.host.isClosed()) return;
+            if (out instanceof GatewayError) {
+              entry.trace?.end('failed', out.code);
+              return this.fail(agentId, out);
+            }
+            if (!isObject(out))
+              return this.fail(
+                agentId,
+                new GatewayError(
+                  'MCPG_INTERCEPTOR_FAILED',
+                  'a mutator turned a tool result into something that is not a result; it was not passed on',
+                  {
+                    detail: { reason: 'the mutated payload is not an object', phase: 'response' },
+                  },
+                ),
+              );
+            deliver({ ...res, result: out }, '', undefined);
+          });
         },
         fail: (err) => {
           if (this.inflight.get(agentId) !== entry) return;
@@ -715,6 +802,7 @@ export class Calls {
 
   /** Request `id` is withdrawn: at the gate, or cancelled on its server (and, like any cancelled request, not answered). */
   private withdraw(id: RequestId, reason: string): void {
+    if (this.intercepting.delete(id)) return;
     const entry = this.inflight.get(id);
     if (entry === undefined) return this.gatedCalls?.cancel(id, reason);
     this.inflight.delete(id);

@@ -18,6 +18,7 @@ import { listTasks, renameTaskAnswer, taskOf } from '../routing/tasks.js';
 import { routeOtherMethod } from '../routing/other-methods.js';
 import type { SkillMethods } from '../routing/skill-methods.js';
 import { auditOf, invalidParams, type CallParts, type Calls } from './calls.js';
+import type { InterceptSubject } from '../../policy/interceptors.js';
 
 /** What the routed requests read of their agent session. */
 interface RoutedHost {
@@ -113,16 +114,20 @@ export class RoutedRequests {
       name: route.publicUri,
       method: msg.method,
     };
-    calls.send(route.carrier, msg.id, calls.outbound(msg.method, { ...msg.params, uri: route.uri }), {
-      rewrite: (result) => {
-        const renamed = rewriteReadResult(result, (uri) => parts.catalog.publicUri(route.conn.name, uri));
-        const answered = parts.inForce.rules.guards === undefined ? false : parts.gate.answer(subject, result);
-        if (answered instanceof GatewayError) throw answered;
-        return answered || renamed;
-      },
-      screenError: (error) => parts.inForce.rules.guards !== undefined && parts.gate.guards.error(subject, error),
-      timed: audit && { start: performance.now(), audit },
-    });
+    // Interceptors judge the read (`{ uri }`, the server's own; a mutation of it is not taken) and its contents.
+    this.intercepted(msg.id, { ...subject, event: msg.method }, { uri: route.uri }, (_judged, intercept) =>
+      calls.send(route.carrier, msg.id, calls.outbound(msg.method, { ...msg.params, uri: route.uri }), {
+        rewrite: (result) => {
+          const renamed = rewriteReadResult(result, (uri) => parts.catalog.publicUri(route.conn.name, uri));
+          const answered = parts.inForce.rules.guards === undefined ? false : parts.gate.answer(subject, result);
+          if (answered instanceof GatewayError) throw answered;
+          return answered || renamed;
+        },
+        screenError: (error) => parts.inForce.rules.guards !== undefined && parts.gate.guards.error(subject, error),
+        timed: audit && { start: performance.now(), audit },
+        intercept,
+      }),
+    );
   }
 
   getPrompt(msg: JsonRpcRequest): void {
@@ -151,16 +156,56 @@ export class RoutedRequests {
       name: String(msg.params?.name),
       method: msg.method,
     };
-    calls.send(route.carrier, msg.id, calls.outbound(msg.method, { ...msg.params, name: route.original }), {
-      rewrite: (result) => {
-        const renamed = rewritePromptResult(result, (uri) => parts.catalog.publicUri(route.server, uri));
-        const sanitized = parts.sanitize && sanitizeContent(result);
-        const answered = parts.inForce.rules.guards === undefined ? false : parts.gate.answer(subject, result);
-        if (answered instanceof GatewayError) throw answered;
-        return answered || sanitized || renamed;
-      },
-      screenError: (error) => parts.inForce.rules.guards !== undefined && parts.gate.guards.error(subject, error),
-      timed: audit && { start: performance.now(), audit },
+    // Interceptors judge the prompt's request (`{ name, arguments }`; a mutator may change the arguments) and its messages.
+    const asked = { name: route.original, arguments: isObject(msg.params?.arguments) ? msg.params.arguments : {} };
+    this.intercepted(msg.id, { ...subject, event: msg.method }, asked, (judged, intercept) =>
+      calls.send(
+        route.carrier,
+        msg.id,
+        calls.outbound(msg.method, {
+          ...msg.params,
+          name: route.original,
+          ...(judged !== asked && isObject(judged.arguments) && { arguments: judged.arguments }),
+        }),
+        {
+          rewrite: (result) => {
+            const renamed = rewritePromptResult(result, (uri) => parts.catalog.publicUri(route.server, uri));
+            const sanitized = parts.sanitize && sanitizeContent(result);
+            const answered = parts.inForce.rules.guards === undefined ? false : parts.gate.answer(subject, result);
+            if (answered instanceof GatewayError) throw answered;
+            return answered || sanitized || renamed;
+          },
+          screenError: (error) => parts.inForce.rules.guards !== undefined && parts.gate.guards.error(subject, error),
+          timed: audit && { start: performance.now(), audit },
+          intercept,
+        },
+      ),
+    );
+  }
+
+  /**
+   * The interceptor servers (policy/interceptors.ts) judge a read's or a prompt's request, then `go`
+   * sends it with what they left (`judged`, the same object when nothing changed) and `intercept`,
+   * their judgement of the answer. With none configured (one property read) `go` runs at once.
+   */
+  private intercepted(
+    id: RequestId,
+    subject: InterceptSubject,
+    payload: Record<string, unknown>,
+    go: (
+      judged: Record<string, unknown>,
+      intercept: ((result: Record<string, unknown>) => Promise<unknown> | undefined) | undefined,
+    ) => void,
+  ): void {
+    const { interceptors } = this.host.parts.gate;
+    if (interceptors.none) return go(payload, undefined);
+    const intercept = (result: Record<string, unknown>): Promise<unknown> | undefined =>
+      interceptors.intercept(subject, 'response', result);
+    const judged = interceptors.intercept(subject, 'request', payload);
+    if (judged === undefined) return go(payload, intercept);
+    void judged.then((out) => {
+      if (out instanceof GatewayError) return this.host.sendError(id, out);
+      go(isObject(out) ? out : payload, intercept);
     });
   }
 
@@ -233,4 +278,8 @@ export class RoutedRequests {
     const view = this.host.curatedView();
     return view !== undefined && !view.servers.has(server);
   }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
