@@ -17,6 +17,7 @@ const VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
 const CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
+const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
 
 /** What mcpgate declares to every server: it relays sampling, elicitation and roots to its agents. */
 export const CLIENT_CAPABILITIES: Readonly<Record<string, unknown>> = Object.freeze({
@@ -42,15 +43,19 @@ const ENVELOPE: Readonly<Record<string, unknown>> = Object.freeze({
  * an agent's claim of another version replaced: mcpgate is the client here). `capabilities` are the
  * connection's (mcpgate's, with the extensions it declares there). With `agent`, sampling and
  * elicitation are declared only where that agent declared them too; roots stay declared, since
- * mcpgate answers roots/list itself when the entry has `"roots"`.
+ * mcpgate answers roots/list itself when the entry has `"roots"`. With `logLevel` (the agent's), the
+ * server may send that agent's call its log messages at that level and above: the modern revision
+ * has no `logging/setLevel`, a server logs only for requests whose envelope asks.
  */
 export function withEnvelope(
   params: Record<string, unknown> | undefined,
   capabilities: Readonly<Record<string, unknown>> = CLIENT_CAPABILITIES,
   agent?: Record<string, unknown>,
+  logLevel?: string,
 ): Record<string, unknown> {
   const declared = agent === undefined ? capabilities : relayable(capabilities, agent);
-  const envelope = declared === CLIENT_CAPABILITIES ? ENVELOPE : { ...ENVELOPE, [CAPABILITIES_KEY]: declared };
+  let envelope = declared === CLIENT_CAPABILITIES ? ENVELOPE : { ...ENVELOPE, [CAPABILITIES_KEY]: declared };
+  if (logLevel !== undefined) envelope = { ...envelope, [LOG_LEVEL_KEY]: logLevel };
   const meta = params?._meta;
   return { ...params, _meta: isObject(meta) ? { ...meta, ...envelope } : envelope };
 }

@@ -144,6 +144,12 @@ export class ServerSession {
         this.listen.subscribe(method, params?.uri, sink);
         return id;
       }
+      if (method === 'logging/setLevel') {
+        // The modern revision has none: each agent's level goes in its own requests' envelope.
+        this.settle(id);
+        sink.reply({ jsonrpc: '2.0', id, result: {} }, `{"jsonrpc":"2.0","id":${id},"result":{}}`);
+        return id;
+      }
       params = withEnvelope(params, this.options.clientCapabilities);
     }
     if (!this.process!.write(encodeRequest(id, method, params), id, modern ? { method, name: mcpName(method, params) } : undefined)) {
@@ -169,7 +175,7 @@ export class ServerSession {
     let params = req.params;
     const meta = params?._meta;
     if (isObject(meta) && meta.progressToken !== undefined) params = { ...params, _meta: { ...meta, progressToken: id } };
-    if (modern) params = withEnvelope(params, this.options.clientCapabilities, req.agentCapabilities);
+    if (modern) params = withEnvelope(params, this.options.clientCapabilities, req.agentCapabilities, req.logLevel);
     else if (params?.inputResponses !== undefined) {
       // A modern agent's answers given without a requestState mean nothing to a 2025-era server.
       const { inputResponses: _answers, ...rest } = params;

@@ -71,6 +71,8 @@ interface CallsHost {
   isClosed(): boolean;
   /** What the agent declared, sent on with each request (`OutboundRequest.agentCapabilities`). */
   capabilities(): Record<string, unknown>;
+  /** The least severe log level the agent asked for, sent on with each request (`OutboundRequest.logLevel`). */
+  logLevel(): string | undefined;
   /** A modern request's `Mcp-Param-*` headers, sent on with it. */
   paramHeaders(): Readonly<Record<string, string>> | undefined;
   /** The agent takes URL-mode elicitation (and speaks a session's era). */
@@ -505,7 +507,14 @@ export class Calls {
     line?: string,
     mirrored?: Readonly<Record<string, string>>,
   ): OutboundRequest {
-    return { method, params, line, agentCapabilities: this.host.capabilities(), paramHeaders: mirrored ?? this.host.paramHeaders() };
+    return {
+      method,
+      params,
+      line,
+      agentCapabilities: this.host.capabilities(),
+      logLevel: this.host.logLevel(),
+      paramHeaders: mirrored ?? this.host.paramHeaders(),
+    };
   }
 
   /**

@@ -42,7 +42,7 @@ import { callInner } from '../modes/inner-calls.js';
 import { whenReady, type Caller } from '../routing/router.js';
 import { APPROVAL_ELICITATION } from './gated-calls.js';
 import type { Catalog } from '../../catalog/catalog.js';
-import { initializeResult, LOG_LEVEL_RANK } from '../routing/method-tables.js';
+import { initializeResult, LOG_LEVEL_RANK, MCP_LOG_LEVELS } from '../routing/method-tables.js';
 import { scopeOf } from '../../servers/pool.js';
 import type { AgentChannel } from './agent-channel.js';
 import type { AgentIdentity } from './agent-identity.js';
@@ -144,6 +144,7 @@ export class AgentSession implements Caller {
       owner: () => this.owner,
       isClosed: () => this.closed,
       capabilities: () => this.capabilities,
+      logLevel: () => (this.logRank === undefined ? undefined : MCP_LOG_LEVELS[this.logRank]),
       paramHeaders: () => this.paramHeaders,
       takesUrlElicitation: () =>
         this.initialized &&
