@@ -284,6 +284,7 @@ export class Gateway {
       setServersLogLevel: (session) => Promise.all([this.setServersLogLevel(), this.listing.setOwnLogLevel(session)]).then(() => undefined),
       closed: (session) => this.sessionClosed(session),
       own: this.own,
+      rootsArrived: () => this.serverEvents.rootsArrived(),
       rootsChanged: (session) => {
         for (const conn of this.connections.values())
           if (conn.config.sessions === 'shared' && conn.state === 'ready') conn.notify('notifications/roots/list_changed');

@@ -37,7 +37,23 @@ interface ServerEventsParts {
 }
 
 export class ServerEvents {
+  /**
+   * Shared connections whose latest `roots/list` mcpgate answered itself (no single agent that has
+   * roots to ask: over HTTP a server asking at start-up meets no agent). Once an agent that has roots
+   * is ready each is sent `roots/list_changed`, so it asks again and gets that agent's roots, as it
+   * would over stdio.
+   */
+  private readonly rootsAnsweredAlone = new Set<Connection>();
+
   constructor(private readonly parts: ServerEventsParts) {}
+
+  /** An agent that has roots is ready: each shared server mcpgate answered roots for is told to ask again. */
+  rootsArrived(): void {
+    for (const conn of this.rootsAnsweredAlone) {
+      this.rootsAnsweredAlone.delete(conn);
+      if (conn.state === 'ready') conn.notify('notifications/roots/list_changed');
+    }
+  }
 
   /**
    * A notification from a server connection, to its audience: every agent for a shared connection,
@@ -103,6 +119,10 @@ export class ServerEvents {
     }
     const configured = msg.method === 'roots/list' ? configuredRoots(conn) : undefined;
     const target = agents.forServerRequest(conn, related, owners);
+    if (msg.method === 'roots/list' && owners === undefined) {
+      if (target.session?.hasRoots === true) this.rootsAnsweredAlone.delete(conn);
+      else this.rootsAnsweredAlone.add(conn);
+    }
     // A roots/list that belongs to no call (a server asking at start-up) is mcpgate's to answer when
     // the agent cannot: the entry's roots, else none.
     const fallback =

@@ -395,6 +395,11 @@ export class AgentSession implements Caller {
     this.initialized = true;
   }
 
+  /** The agent declared the roots capability: it can answer a server's `roots/list`. */
+  get hasRoots(): boolean {
+    return isObject(this.capabilities.roots);
+  }
+
   /** The agent said its roots changed: tell the servers that may ask it. */
   private rootsChanged(): void {
     this.parts.rootsChanged(this);
@@ -445,6 +450,7 @@ export class AgentSession implements Caller {
       case 'notifications/initialized': {
         this.initialized = true;
         this.agentRequests.agentReady(this.capabilities);
+        if (this.hasRoots) this.parts.rootsArrived(this);
         return;
       }
       default:
