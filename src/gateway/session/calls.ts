@@ -709,13 +709,16 @@ export class Calls {
   private withdraw(id: RequestId, reason: string): void {
     const entry = this.inflight.get(id);
     if (entry === undefined) return this.gatedCalls?.cancel(id, reason);
+    // Its hold on its calls-in-flight limits lasts while the server may still be working on it.
+    const release = entry.release;
+    entry.release = undefined;
     this.inflight.delete(id);
     const { spans } = this.host;
     if (spans !== undefined) {
       entry.trace?.end('cancelled');
       spans.end(id, 'cancelled', undefined, entry.conn.name);
     }
-    entry.conn.cancel(entry.serverId, reason);
+    entry.conn.cancel(entry.serverId, reason, release);
   }
 
   /** Handling request `id` threw: its call, if it got as far as a server, is cancelled there. */
@@ -751,7 +754,10 @@ export class Calls {
     this.waiting.close();
     for (const [agentId, entry] of this.inflight) {
       entry.trace?.end('cancelled');
-      entry.conn.cancel(entry.serverId, 'the agent disconnected');
+      // As in `withdraw`: the limits' hold ends when the server is through with the call.
+      const release = entry.release;
+      entry.release = undefined;
+      entry.conn.cancel(entry.serverId, 'the agent disconnected', release);
       this.fail(
         agentId,
         new GatewayError('MCPG_SHUTTING_DOWN', `the gateway is shutting down; the call to server "${entry.conn.name}" was cancelled`, {
