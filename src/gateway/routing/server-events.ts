@@ -26,7 +26,7 @@ import { SERVER_REQUEST_CAPABILITY } from './method-tables.js';
 import type { AgentSession } from '../session/session.js';
 import type { Subscriptions } from '../session/subscriptions.js';
 import { scopeOf } from '../../servers/pool.js';
-import type { TaskTable } from './tasks.js';
+import { taskOver, type TaskTable } from './tasks.js';
 
 interface ServerEventsParts {
   agents: Agents;
@@ -97,6 +97,7 @@ export class ServerEvents {
     const taskId = msg.params?.taskId;
     const records = typeof taskId === 'string' ? this.parts.tasks.ofServerTask(conn.name, taskId) : [];
     if (records.length === 0) return this.parts.log.debug('dropped the status of a task no agent is known to own', { server: conn.name });
+    for (const record of records) taskOver(record, msg.method, msg.params?.status);
     for (const session of among) {
       const owner = scopeOf(session, 'per-agent').key;
       for (const record of records) if (record.owner === owner) session.notify(msg.method, { ...msg.params, taskId: record.publicId });

@@ -414,8 +414,23 @@ export class Calls {
           }
         : undefined;
     const subject = { agent, session: this.host.id, server: route.server, tool: route.original, name, method: msg.method };
+    // A task-augmented call holds its calls-in-flight place while its task works (tasks.ts): the hold
+    // passes to the task it created. The answer's release runs after its rewrite, to know.
+    const taskHold = augmented ? release : undefined;
+    let handedOver = false;
+    const callRelease =
+      taskHold === undefined
+        ? release
+        : () =>
+            queueMicrotask(() => {
+              if (!handedOver) taskHold();
+            });
     const rewrite = (result: Record<string, unknown>): boolean => {
       const created = augmented && recordCreatedTask(parts.tasks, this.host.owner(), route.server, result);
+      if (created && taskHold !== undefined) {
+        const task = result.task as { taskId?: unknown; status?: unknown };
+        handedOver = parts.tasks.hold(this.host.owner(), task.taskId, task.status, taskHold);
+      }
       const renamed = rewriteToolResult(result, (uri) => parts.catalog.publicUri(route.server, uri));
       const sanitized = parts.sanitize && sanitizeContent(result);
       // The guards and the result cap (CallGate.answer) read the result as the agent would get it.
@@ -429,7 +444,7 @@ export class Calls {
       screenError: (error) => parts.inForce.rules.guards !== undefined && parts.gate.guards.error(subject, error),
       metered: subject,
       timed: { tool: route.original, start: performance.now(), audit },
-      release,
+      release: callRelease,
       recheck,
     });
   }
