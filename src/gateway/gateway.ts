@@ -54,7 +54,7 @@ import type { Envelope } from '../wire/era.js';
 import { DEFAULT_LIST_WAIT_MS, DEFAULT_MAX_INFLIGHT, type ConnectionFactory, type GatewayOptions } from './gateway-options.js';
 import { CatalogListing, SHARED_SCOPE } from './routing/catalog-listing.js';
 import { launchServer, type ServerSummary } from './launch.js';
-import { extensionsOf, mergeExtensions, PASSED_THROUGH } from './session/extensions.js';
+import { extensionsOf, mergeExtensions, PASSED_THROUGH, routableExtensions } from './session/extensions.js';
 import { TaskTable, tasksCapability } from './routing/tasks.js';
 import { clientCapabilities } from '../servers/modern-protocol.js';
 import { ApprovalDesk } from '../policy/approval-desk.js';
@@ -463,11 +463,11 @@ export class Gateway {
     return opened.holder;
   }
 
-  /** What mcpgate declares to agents: what it relays, and the merge of its ready servers' extensions. */
+  /** What mcpgate declares to agents: what it relays, and the merge of its ready servers' extensions it can route. */
   private capabilities(): Record<string, unknown> {
     const ready = [...this.connections.values()].filter((conn) => conn.state === 'ready');
     return gatewayCapabilities(
-      mergeExtensions(ready.map((conn) => extensionsOf(conn.info?.capabilities))),
+      routableExtensions(mergeExtensions(ready.map((conn) => extensionsOf(conn.info?.capabilities)))),
       tasksCapability(ready.map((conn) => conn.info?.capabilities.tasks)),
     );
   }
