@@ -195,6 +195,7 @@ export class Gateway {
         this.connect(config, this.listing.hooks(scope), this.log.child({ server: config.name, scope: scope.key }), {
           account: scope.kind === 'agent' ? scope.agent : undefined,
           extensions: owner.extensions ?? {},
+          agentCapabilities: owner.agentCapabilities,
         }),
       busy: (conn) => this.agents.callsOn(conn) > 0,
       log: this.log,
@@ -298,7 +299,11 @@ export class Gateway {
       options.connect ??
       ((config, hooks, log, pooled) =>
         new Connection(config, hooks, log, {
-          clientCapabilities: clientCapabilities(pooled?.extensions ?? PASSED_THROUGH),
+          clientCapabilities: clientCapabilities(
+            pooled?.extensions ?? PASSED_THROUGH,
+            pooled?.agentCapabilities,
+            config.roots !== undefined,
+          ),
           startupTimeoutMs: options.startupTimeoutMs ?? 30_000,
           stopTimings: options.stopTimings,
           supervision: options.supervision,

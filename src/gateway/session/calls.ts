@@ -63,7 +63,12 @@ interface CallsHost {
   /** Tracing on: the session's open request spans (undefined: off). */
   readonly spans: RequestSpans | undefined;
   /** The session as the router's caller (its agent, claims, own catalogs, pool scope). */
-  readonly caller: Caller & { readonly agent: string; readonly serial: number; readonly extensions: Record<string, unknown> | undefined };
+  readonly caller: Caller & {
+    readonly agent: string;
+    readonly serial: number;
+    readonly extensions: Record<string, unknown> | undefined;
+    readonly agentCapabilities?: Readonly<Record<string, unknown>>;
+  };
   /** The session's id (the audit trail's). */
   readonly id: string;
   /** The pool scope's key whose tasks the session's are (tasks.ts). */
@@ -506,6 +511,7 @@ export class Calls {
       claims: undefined,
       ownCatalogs: caller.ownCatalogs,
       extensions: caller.extensions,
+      agentCapabilities: caller.agentCapabilities,
     };
   }
 

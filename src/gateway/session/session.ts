@@ -405,6 +405,11 @@ export class AgentSession implements Caller {
     this.parts.rootsChanged(this);
   }
 
+  /** What the agent declared (its connections per agent or per session declare the same to servers). */
+  get agentCapabilities(): Record<string, unknown> {
+    return this.capabilities;
+  }
+
   /** The extensions the agent declared (`capabilities.extensions`), if any. */
   get extensions(): Record<string, unknown> | undefined {
     return extensionsOf(this.capabilities);
