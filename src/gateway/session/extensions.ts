@@ -25,7 +25,7 @@ const APP_MIME_TYPE = 'text/html;profile=mcp-app';
  * The extensions mcpgate routes for agents, so declares to them when a server does. An extension
  * joins when its methods and resources are routed to the servers that declare it.
  */
-export const ROUTABLE_EXTENSIONS: ReadonlySet<string> = new Set([UI_EXTENSION]);
+const ROUTABLE_EXTENSIONS: ReadonlySet<string> = new Set([UI_EXTENSION]);
 
 /** Of merged `extensions`, those mcpgate can route (`ROUTABLE_EXTENSIONS`), or undefined when none. */
 export function routableExtensions(extensions: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
