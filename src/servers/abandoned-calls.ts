@@ -5,7 +5,7 @@
 // or once a grace period has passed (never past the call's own deadline), whichever comes first.
 
 /** How long a cancelled call still counts as the server's work when the server says nothing. */
-export const ABANDONED_GRACE_MS = 5_000;
+const ABANDONED_GRACE_MS = 5_000;
 
 /** Calls held at once per session: past it the oldest is let go (each is an ended call's hold). */
 const MAX_HELD = 10_000;
