@@ -189,7 +189,7 @@ export const ERROR_CODES = {
   MCPG_URL_ELICITATION_REQUIRED: {
     rpc: -31042,
     summary:
-      "A 2025 server answered a 2026-07-28 agent's request with URL elicitation required (-32042, which that revision forbids); the server's data (the URLs to open) is kept: open them, then retry.",
+      "A 2025 server answered a 2026-07-28 agent's request with URL elicitation required (-32042, which that revision forbids), and the agent does not take URL-mode elicitation or declined it; the server's data (the URLs to open) is kept: open them, then retry.",
   },
   MCPG_CODE_SYNTAX: {
     rpc: -31061,

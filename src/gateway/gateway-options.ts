@@ -23,13 +23,18 @@ import type { SharedQuotaCounters } from '../policy/quota-counters.js';
  */
 /**
  * `pooled`, for a pooled connection: `account`, the agent whose own login it uses; `extensions`,
- * what it declares to the server (`extensions.ts`; default `PASSED_THROUGH`).
+ * what it declares to the server (`extensions.ts`; default `PASSED_THROUGH`); `agentCapabilities`,
+ * what its agent declared (the connection declares what that agent can answer: `clientCapabilities`).
  */
 export type ConnectionFactory = (
   config: ServerConfig,
   hooks: ConnectionHooks,
   log: Logger,
-  pooled?: { readonly account?: string | undefined; readonly extensions?: Readonly<Record<string, unknown>> | undefined },
+  pooled?: {
+    readonly account?: string | undefined;
+    readonly extensions?: Readonly<Record<string, unknown>> | undefined;
+    readonly agentCapabilities?: Readonly<Record<string, unknown>> | undefined;
+  },
 ) => Connection;
 
 export interface GatewayOptions {

@@ -58,7 +58,7 @@ import { SkillShelf } from '../catalog/skill-shelf.js';
 import { LOCAL_ORIGIN, SkillFolders } from './routing/skill-folders.js';
 import { SKILLS_EXTENSION } from '../wire/skills.js';
 import { launchServer, type ServerSummary } from './launch.js';
-import { extensionsOf, mergeExtensions, PASSED_THROUGH } from './session/extensions.js';
+import { extensionsOf, mergeExtensions, PASSED_THROUGH, routableExtensions } from './session/extensions.js';
 import { TaskTable, tasksCapability } from './routing/tasks.js';
 import { clientCapabilities } from '../servers/modern-protocol.js';
 import { ApprovalDesk } from '../policy/approval-desk.js';
@@ -224,6 +224,7 @@ export class Gateway {
         this.connect(config, this.listing.hooks(scope), this.log.child({ server: config.name, scope: scope.key }), {
           account: scope.kind === 'agent' ? scope.agent : undefined,
           extensions: owner.extensions ?? {},
+          agentCapabilities: owner.agentCapabilities,
         }),
       busy: (conn) => this.agents.callsOn(conn) > 0,
       log: this.log,
@@ -344,6 +345,7 @@ export class Gateway {
       setServersLogLevel: (session) => Promise.all([this.setServersLogLevel(), this.listing.setOwnLogLevel(session)]).then(() => undefined),
       closed: (session) => this.sessionClosed(session),
       own: this.own,
+      rootsArrived: () => this.serverEvents.rootsArrived(),
       rootsChanged: (session) => {
         for (const conn of this.connections.values())
           if (conn.config.sessions === 'shared' && conn.state === 'ready') conn.notify('notifications/roots/list_changed');
@@ -357,7 +359,11 @@ export class Gateway {
       options.connect ??
       ((config, hooks, log, pooled) =>
         new Connection(config, hooks, log, {
-          clientCapabilities: clientCapabilities(pooled?.extensions ?? PASSED_THROUGH),
+          clientCapabilities: clientCapabilities(
+            pooled?.extensions ?? PASSED_THROUGH,
+            pooled?.agentCapabilities,
+            config.roots !== undefined,
+          ),
           startupTimeoutMs: options.startupTimeoutMs ?? 30_000,
           stopTimings: options.stopTimings,
           supervision: options.supervision,
@@ -540,13 +546,13 @@ export class Gateway {
     return opened.holder;
   }
 
-  /** What mcpgate declares to agents: what it relays, and the merge of its ready servers' extensions. */
+  /** What mcpgate declares to agents: what it relays, and the merge of its ready servers' extensions it can route. */
   private capabilities(): Record<string, unknown> {
     const ready = [...this.connections.values()].filter((conn) => conn.state === 'ready');
     // mcpgate's own skill folders serve the Skills extension, directory reads included.
     const own = this.skillFolders === undefined ? undefined : { [SKILLS_EXTENSION]: { directoryRead: true } };
     return gatewayCapabilities(
-      mergeExtensions([own, ...ready.map((conn) => extensionsOf(conn.info?.capabilities))]),
+      routableExtensions(mergeExtensions([own, ...ready.map((conn) => extensionsOf(conn.info?.capabilities))])),
       tasksCapability(ready.map((conn) => conn.info?.capabilities.tasks)),
     );
   }

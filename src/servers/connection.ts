@@ -104,7 +104,8 @@ export interface SessionLike {
   start(): Promise<void>;
   forward(req: OutboundRequest, sink: CallSink, timeoutMs?: number): number;
   request(method: string, params?: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>>;
-  cancel(id: number, reason: string): void;
+  /** True (or nothing, for a session that never holds) when it had the call; `done` as `ServerSession.cancel`'s. */
+  cancel(id: number, reason: string, done?: () => void): boolean | void;
   notify(method: string, params?: Record<string, unknown>): void;
   respond(id: RequestId, result: unknown): void;
   respondError(id: RequestId, error: JsonRpcErrorObject): void;
@@ -293,11 +294,16 @@ export class Connection {
     return (this.pairing.requestTarget(method) ?? this.session).request(method, params, timeoutMs);
   }
 
-  cancel(id: number, reason: string): void {
+  /**
+   * Cancels call `id`. `done` runs once the server is through with it: it answered the call anyway,
+   * its session ended, or a grace period passed (servers/abandoned-calls.ts); at once when no session
+   * has the call.
+   */
+  cancel(id: number, reason: string, done?: () => void): void {
     this.demand?.cancelled(id);
     // Ids are shared by the connection's sessions: the one that has the call cancels it.
-    this.session?.cancel(id, reason);
-    this.pairing.twin?.session.cancel(id, reason);
+    const held = this.session?.cancel(id, reason, done) === true || this.pairing.twin?.session.cancel(id, reason, done) === true;
+    if (!held) done?.();
   }
 
   notify(method: string, params?: Record<string, unknown>): void {

@@ -17,6 +17,7 @@ const VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
 const CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
+const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
 
 /** What mcpgate declares to every server: it relays sampling, elicitation and roots to its agents. */
 export const CLIENT_CAPABILITIES: Readonly<Record<string, unknown>> = Object.freeze({
@@ -25,9 +26,37 @@ export const CLIENT_CAPABILITIES: Readonly<Record<string, unknown>> = Object.fre
   roots: { listChanged: true },
 });
 
-/** mcpgate's client capabilities with the `extensions` a connection declares (none: the plain ones). */
-export function clientCapabilities(extensions: Readonly<Record<string, unknown>> | undefined): Readonly<Record<string, unknown>> {
-  return extensions === undefined || Object.keys(extensions).length === 0 ? CLIENT_CAPABILITIES : { ...CLIENT_CAPABILITIES, extensions };
+/**
+ * What a connection declares to its server, with the `extensions` it declares (none: the plain ones).
+ * A shared connection (no `agent`) declares what mcpgate relays for every agent: sampling, form-mode
+ * elicitation and roots. A connection made for one agent declares what that agent can answer —
+ * its sampling, its elicitation modes (URL mode where it takes it) — and roots where the agent has
+ * them or the entry's `"roots"` (`configuredRoots`) answer for it: the server offers what it would
+ * offer that agent directly.
+ */
+export function clientCapabilities(
+  extensions: Readonly<Record<string, unknown>> | undefined,
+  agent?: Readonly<Record<string, unknown>>,
+  configuredRoots = false,
+): Readonly<Record<string, unknown>> {
+  const own = agent === undefined ? CLIENT_CAPABILITIES : forAgent(agent, configuredRoots);
+  return extensions === undefined || Object.keys(extensions).length === 0 ? own : { ...own, extensions };
+}
+
+function forAgent(agent: Readonly<Record<string, unknown>>, configuredRoots: boolean): Record<string, unknown> {
+  const declared: Record<string, unknown> = {};
+  if (isObject(agent.sampling)) declared.sampling = agent.sampling;
+  if (isObject(agent.elicitation)) declared.elicitation = elicitationModes(agent.elicitation);
+  if (isObject(agent.roots) || configuredRoots) declared.roots = { listChanged: true };
+  return declared;
+}
+
+/** The elicitation modes an agent takes, as mcpgate relays them (`{}`: form only, as the agent's `{}` means). */
+function elicitationModes(elicitation: Record<string, unknown>): Record<string, unknown> {
+  const modes: Record<string, unknown> = {};
+  if (isObject(elicitation.form)) modes.form = elicitation.form;
+  if (isObject(elicitation.url)) modes.url = elicitation.url;
+  return modes;
 }
 
 /** The envelope keys, built once: every modern request gets these three, beside its own `_meta`. */
@@ -41,25 +70,33 @@ const ENVELOPE: Readonly<Record<string, unknown>> = Object.freeze({
  * `params` with the envelope in its `_meta` (an agent's own `_meta` keys, e.g. progressToken, kept;
  * an agent's claim of another version replaced: mcpgate is the client here). `capabilities` are the
  * connection's (mcpgate's, with the extensions it declares there). With `agent`, sampling and
- * elicitation are declared only where that agent declared them too; roots stay declared, since
- * mcpgate answers roots/list itself when the entry has `"roots"`.
+ * elicitation are declared only where that agent declared them too, elicitation with that agent's
+ * modes (URL mode offered where it takes it); roots stay declared, since mcpgate answers roots/list
+ * itself when the entry has `"roots"`. With `logLevel` (the agent's), the
+ * server may send that agent's call its log messages at that level and above: the modern revision
+ * has no `logging/setLevel`, a server logs only for requests whose envelope asks.
  */
 export function withEnvelope(
   params: Record<string, unknown> | undefined,
   capabilities: Readonly<Record<string, unknown>> = CLIENT_CAPABILITIES,
   agent?: Record<string, unknown>,
+  logLevel?: string,
 ): Record<string, unknown> {
   const declared = agent === undefined ? capabilities : relayable(capabilities, agent);
-  const envelope = declared === CLIENT_CAPABILITIES ? ENVELOPE : { ...ENVELOPE, [CAPABILITIES_KEY]: declared };
+  let envelope = declared === CLIENT_CAPABILITIES ? ENVELOPE : { ...ENVELOPE, [CAPABILITIES_KEY]: declared };
+  if (logLevel !== undefined) envelope = { ...envelope, [LOG_LEVEL_KEY]: logLevel };
   const meta = params?._meta;
   return { ...params, _meta: isObject(meta) ? { ...meta, ...envelope } : envelope };
 }
 
 function relayable(capabilities: Readonly<Record<string, unknown>>, agent: Record<string, unknown>): Readonly<Record<string, unknown>> {
-  if (agent.sampling !== undefined && agent.elicitation !== undefined) return capabilities;
+  const elicitation = agent.elicitation;
+  // The common agent (sampling, form-mode elicitation): the connection's own declaration.
+  if (agent.sampling !== undefined && isObject(elicitation) && !isObject(elicitation.url)) return capabilities;
   const declared: Record<string, unknown> = { ...capabilities };
   if (agent.sampling === undefined) delete declared.sampling;
-  if (agent.elicitation === undefined) delete declared.elicitation;
+  if (!isObject(elicitation)) delete declared.elicitation;
+  else if (declared.elicitation !== undefined) declared.elicitation = elicitationModes(elicitation);
   return declared;
 }
 

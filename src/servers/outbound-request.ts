@@ -19,6 +19,11 @@ export interface OutboundRequest {
   readonly line?: string;
   /** What the agent declared: a modern server's envelope declares sampling and elicitation only where the agent did. */
   readonly agentCapabilities?: Record<string, unknown>;
+  /**
+   * The least severe log level the agent asked for (a modern agent's envelope, a 2025 agent's
+   * `logging/setLevel`): a modern server logs per request, only where the request's envelope asks.
+   */
+  readonly logLevel?: string | undefined;
   /** `Mcp-Param-*` headers (the agent's own, or mirrored from a tool's `x-mcp-header` parameters): a modern HTTP server's. */
   readonly paramHeaders?: Readonly<Record<string, string>>;
 }

@@ -156,6 +156,11 @@ export interface PoolOwner {
   readonly identified: boolean;
   /** The extensions the owner declared, for the connection made for it to declare to the server. */
   readonly extensions?: Readonly<Record<string, unknown>>;
+  /**
+   * What the owner declared (sampling, elicitation and its modes, roots): the connection made for it
+   * declares what this agent can answer, so the server offers it what it would offer it directly.
+   */
+  readonly agentCapabilities?: Readonly<Record<string, unknown>>;
 }
 
 /** An agent's own headers for one remote server (rules' `serverHeaders`, already expanded). */

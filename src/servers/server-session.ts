@@ -29,6 +29,7 @@ import type { OutboundRequest } from './outbound-request.js';
 import { DEFAULT_STOP_TIMINGS, StdioProcess } from './transports/stdio/process.js';
 import type { ServerTransport, TransportEvents } from './transports/transport.js';
 import { mcpName, withEnvelope, type SessionEra } from './modern-protocol.js';
+import { AbandonedCalls } from './abandoned-calls.js';
 import { overdue } from './overdue.js';
 import { handshake } from './handshake.js';
 import { ListenStream } from './listen-stream.js';
@@ -76,6 +77,8 @@ export class ServerSession {
   private readonly listen: ListenStream;
   /** A modern server's input-required rounds: the input requests relayed to agents (input-rounds.ts). */
   private readonly inputs: InputRounds;
+  /** Cancelled calls the server may still be working on (abandoned-calls.ts). */
+  private readonly abandoned = new AbandonedCalls();
 
   constructor(
     readonly config: ServerConfig,
@@ -144,6 +147,12 @@ export class ServerSession {
         this.listen.subscribe(method, params?.uri, sink);
         return id;
       }
+      if (method === 'logging/setLevel') {
+        // The modern revision has none: each agent's level goes in its own requests' envelope.
+        this.settle(id);
+        sink.reply({ jsonrpc: '2.0', id, result: {} }, `{"jsonrpc":"2.0","id":${id},"result":{}}`);
+        return id;
+      }
       params = withEnvelope(params, this.options.clientCapabilities);
     }
     if (!this.process!.write(encodeRequest(id, method, params), id, modern ? { method, name: mcpName(method, params) } : undefined)) {
@@ -169,7 +178,7 @@ export class ServerSession {
     let params = req.params;
     const meta = params?._meta;
     if (isObject(meta) && meta.progressToken !== undefined) params = { ...params, _meta: { ...meta, progressToken: id } };
-    if (modern) params = withEnvelope(params, this.options.clientCapabilities, req.agentCapabilities);
+    if (modern) params = withEnvelope(params, this.options.clientCapabilities, req.agentCapabilities, req.logLevel);
     else if (params?.inputResponses !== undefined) {
       // A modern agent's answers given without a requestState mean nothing to a 2025-era server.
       const { inputResponses: _answers, ...rest } = params;
@@ -248,14 +257,20 @@ export class ServerSession {
     });
   }
 
-  /** Abandons a call: the server is told (`notifications/cancelled`) and a late answer is dropped. */
-  cancel(id: number, reason: string): void {
+  /**
+   * Abandons a call: the server is told (`notifications/cancelled`) and a late answer is dropped.
+   * With `done`, that runs once the server is through with it (abandoned-calls.ts). False when
+   * this session has no such call.
+   */
+  cancel(id: number, reason: string, done?: () => void): boolean {
     const entry = this.settle(id);
-    if (entry === undefined) return;
+    if (entry === undefined) return false;
     const wireId = entry.wireId ?? id;
+    if (done !== undefined) this.abandoned.hold(wireId, entry.deadline - performance.now(), done);
     // Over HTTP a modern request is cancelled by closing its stream; over stdio by the notification.
-    if (this.era === 'modern' && this.process?.abort !== undefined) return this.process.abort(wireId);
-    this.process?.write(encodeNotification('notifications/cancelled', { requestId: wireId, reason }));
+    if (this.era === 'modern' && this.process?.abort !== undefined) this.process.abort(wireId);
+    else this.process?.write(encodeNotification('notifications/cancelled', { requestId: wireId, reason }));
+    return true;
   }
 
   notify(method: string, params?: Record<string, unknown>): void {
@@ -378,6 +393,7 @@ export class ServerSession {
         )
           return;
         const entry = id !== undefined ? this.settle(id) : undefined;
+        if (entry === undefined && this.abandoned.answered(parsed.msg.id)) return;
         if (entry === undefined)
           return this.log.debug('dropped an answer to no pending request (late or cancelled)', { id: parsed.msg.id });
         if (entry.forwarded) this.hooks.outcome?.(this, true);
@@ -510,6 +526,7 @@ export class ServerSession {
     this.stopSweep();
     this.listen.stop(); // no reopening
     this.inputs.clear(); // nothing is waited for
+    this.abandoned.clear(); // the server works on nothing of this session any more
     const entries = [...this.pending.values()];
     this.pending.clear();
     this.wireIds.clear();

@@ -4,9 +4,10 @@
 // and -32042 (URL elicitation required, replaced by an input request of the multi round-trip
 // pattern). Both can reach a modern agent from a 2025 server (its error passed on unchanged) and
 // -32002 from mcpgate itself (MCPG_RESOURCE_NOT_FOUND, which legacy agents still get as -32002).
-// -32042 becomes mcpgate's own MCPG_URL_ELICITATION_REQUIRED with the server's data kept (the URLs
-// to open), since a 2025 server's demand cannot be turned into an input request that its retry
-// would honour. The message and the rest of the data are kept.
+// A -32042 that reaches here (the agent takes no URL-mode elicitation, or declined it: otherwise
+// gateway/modern asks it as an input request and sends the call again) becomes mcpgate's own
+// MCPG_URL_ELICITATION_REQUIRED with the server's data kept (the URLs to open). The message and the
+// rest of the data are kept.
 
 import { JSONRPC, rpcCodeOf } from '../errors.js';
 

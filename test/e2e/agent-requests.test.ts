@@ -65,6 +65,14 @@ describe('agent requests: an agent with sampling, elicitation and roots', { time
     assert.deepEqual(params.requestedSchema, { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] });
   });
 
+  it('refuses a URL-mode elicitation/create to an agent that declared form mode only, never showing it', { timeout: 10_000 }, async () => {
+    const before = asked.elicitation!.length;
+    const answer = textOf(await gw.client.callTool({ name: 'sink__elicit_url', arguments: {} }));
+    // mcpgate refuses it, naming what the agent lacks (an agent that would take it anyway never sees it).
+    assert.match(answer, /^refused: .*did not declare URL-mode elicitation/);
+    assert.equal(asked.elicitation!.length, before);
+  });
+
   it("relays roots/list and returns the agent's roots", { timeout: 10_000 }, async () => {
     assert.deepEqual(jsonOf(await gw.client.callTool({ name: 'sink__roots', arguments: {} })), ROOTS);
   });

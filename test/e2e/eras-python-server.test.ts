@@ -102,6 +102,38 @@ describe(
       );
     }
 
+    it(
+      "the Python server's logs reach a 2026-07-28 agent that asks in its envelope, and a 2025 agent that set a level",
+      { timeout: 30_000 },
+      async () => {
+        // Each agent's log messages as they come; the server logs only for requests whose envelope asks.
+        const heard: Record<'legacy' | 'modern', string[]> = { legacy: [], modern: [] };
+        for (const who of ['legacy', 'modern'] as const)
+          agents[who].setNotificationHandler('notifications/message', (n) => void heard[who].push(String(n.params.data)));
+        for (const server of SERVERS) {
+          const text = `modern-${server}`;
+          await agents.modern.callTool({
+            name: `${server}__shout`,
+            arguments: { text },
+            _meta: { 'io.modelcontextprotocol/logLevel': 'info' },
+          });
+          assert.ok(
+            await until(() => heard.modern.includes(text)),
+            `the modern agent never heard ${server}'s log: ${heard.modern.join(', ')}`,
+          );
+        }
+        await agents.legacy.setLoggingLevel('info');
+        for (const server of SERVERS) {
+          const text = `legacy-${server}`;
+          await agents.legacy.callTool({ name: `${server}__shout`, arguments: { text } });
+          assert.ok(
+            await until(() => heard.legacy.includes(text)),
+            `the 2025 agent never heard ${server}'s log: ${heard.legacy.join(', ')}`,
+          );
+        }
+      },
+    );
+
     it('a tool the Python server adds is announced on its listen stream and reaches both agents', { timeout: 30_000 }, async () => {
       for (const server of SERVERS) {
         const legacyChanged = new Promise<void>((resolve) =>

@@ -64,3 +64,36 @@ describe('"roots" in .mcp.json answer a server\'s roots/list', { timeout: TIMEOU
     assert.ok(!(await allowed(without.client, 'mine')).includes(agentRoot), "ann's roots reached ben's server");
   });
 });
+
+describe(
+  'behind the HTTP front, a shared server that asks roots/list at start-up gets the first agent that has roots',
+  { timeout: TIMEOUT },
+  () => {
+    let dir: TempDir;
+    let gate: HttpGateway;
+    let client: Client | undefined;
+
+    before(async () => {
+      dir = await tempDir();
+      const config = await writeConfig(dir, { files: { command: process.execPath, args: [FILESYSTEM], timeout: 30_000 } });
+      gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off', '--startup-timeout', '30000'] });
+    });
+
+    after(async () => {
+      await client?.close().catch(() => undefined);
+      await gate?.stop();
+      await dir?.remove();
+    });
+
+    it("answered with no roots at start-up, it is told once an agent with roots is ready, asks again and serves the agent's roots", async () => {
+      await gate.gw.waitForLog((l) => String(l.msg).startsWith('answered roots/list with no roots') && l.server === 'files');
+      const agentRoot = join(await realpath(dir.path), 'agent-own');
+      await mkdir(agentRoot);
+      ({ client } = await connectAgent(gate.url, {
+        capabilities: { roots: { listChanged: true } },
+        setup: (c) => c.setRequestHandler('roots/list', () => ({ roots: [{ uri: pathToFileURL(agentRoot).href, name: 'own' }] })),
+      }));
+      assert.ok(await until(async () => (await allowed(client!, 'files')).includes(agentRoot)), await allowed(client, 'files'));
+    });
+  },
+);

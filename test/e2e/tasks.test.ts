@@ -13,7 +13,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ROOT, tempDir, until, writeConfig, type TempDir } from '../helpers/gateway.js';
-import { startHttpGateway, type HttpGateway } from '../helpers/http.js';
+import { startHttpGateway, writeRules, type HttpGateway } from '../helpers/http.js';
 import { REDIS_MISSING, RedisServer } from '../helpers/redis.js';
 
 const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
@@ -103,6 +103,45 @@ describe('tasks through mcpgate, per agent', { timeout: 90_000 }, () => {
     assert.equal(cancelled.taskId, task.taskId);
     assert.equal(cancelled.status, 'cancelled');
     assert.equal((await carol.experimental.tasks.getTask(task.taskId)).status, 'cancelled');
+  });
+});
+
+describe('a task-augmented call under inFlight: 1', { timeout: 90_000 }, () => {
+  let dir: TempDir;
+  let gate: HttpGateway;
+  let client: Client | undefined;
+
+  before(async () => {
+    dir = await tempDir();
+    const config = await writeConfig(dir, { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } });
+    const rules = await writeRules(dir, {
+      agents: { dora: { allow: { servers: ['everything'] } } },
+      limits: { tools: { everything: { 'simulate-research-query': { inFlight: 1 } } } },
+    });
+    gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off', '--rules', rules] });
+  });
+
+  after(async () => {
+    await client?.close().catch(() => {});
+    await gate?.stop();
+    await dir?.remove();
+  });
+
+  it('counts while its task works, and frees its place once the task is over', { timeout: 40_000 }, async () => {
+    client = new Client({ name: 'tasks-dora', version: '1.0.0' }, { capabilities: {} });
+    await client.connect(new StreamableHTTPClientTransport(new URL(gate.url), { requestInit: { headers: { 'x-mcpgate-agent': 'dora' } } }));
+    const create = (topic: string) =>
+      client!.request(
+        { method: 'tools/call', params: { name: TOOL, arguments: { topic }, task: { ttl: 60_000 } } },
+        CreateTaskResultSchema,
+      );
+    const { task } = await create('tides');
+    assert.equal(task.status, 'working');
+    // The server answered at once with the task, but works on it for seconds: a second call waits its turn.
+    await assert.rejects(create('storms'), /MCPG_RATE_LIMITED|rate limited/);
+    await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    const next = await create('winds');
+    await client.experimental.tasks.cancelTask(next.task.taskId);
   });
 });
 

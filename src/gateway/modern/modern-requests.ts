@@ -134,9 +134,7 @@ export function serveModern(parts: ModernParts, msg: JsonRpcRequest, envelope: E
   // inputResponses without a requestState go to a modern server as they came (it may use them, as it
   // would directly); a 2025-era server never sees them (server-session.ts).
   const call = new ModernCall(parts, msg, sink, hints(parts, msg.method));
-  call.session = parts.open(call);
-  call.session.adoptEnvelope(envelope);
-  call.session.handleMessage({ kind: 'request', msg });
+  call.start(envelope);
   return call;
 }
 
@@ -181,6 +179,33 @@ function targetOf(msg: JsonRpcRequest): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/** Times one call is sent again after the URL elicitations its server required. */
+const MAX_URL_ROUNDS = 3;
+
+/**
+ * The URL elicitations of a -32042 error answer (`data.elicitations`), as 2026-07-28 input requests
+ * (URL mode; that revision has no `elicitationId`); undefined for any other answer.
+ */
+function urlElicitationsOf(line: string): Record<string, unknown>[] | undefined {
+  if (!line.includes('-32042')) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  const error = (parsed as { error?: { code?: unknown; data?: { elicitations?: unknown } } }).error;
+  const elicitations = error?.code === -32042 ? error.data?.elicitations : undefined;
+  if (!Array.isArray(elicitations) || elicitations.length === 0 || elicitations.length > MAX_QUESTIONS) return undefined;
+  const requests: Record<string, unknown>[] = [];
+  for (const e of elicitations as unknown[]) {
+    const { url, message } = (typeof e === 'object' && e !== null ? e : {}) as { url?: unknown; message?: unknown };
+    if (typeof url !== 'string' || typeof message !== 'string') return undefined;
+    requests.push({ mode: 'url', message, url });
+  }
+  return requests;
+}
+
 /** Server→agent requests a modern agent is asked in an input-required result. */
 const INPUT_METHODS = new Set(['sampling/createMessage', 'elicitation/create', 'roots/list']);
 /** Questions one call may have waiting for the agent at once. */
@@ -212,6 +237,12 @@ export class ModernCall implements AgentChannel, ModernRequest {
   private readonly asked = new Map<string, { id: number; method: string; params: unknown }>();
   private handle: string | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** The agent's request and envelope, sent again after URL elicitations the server required (`redo`). */
+  private readonly request: JsonRpcRequest;
+  private envelope: Envelope | undefined;
+  /** The call waits for the agent to complete URL elicitations, then is sent again; how often it has. */
+  private redo = false;
+  private redone = 0;
 
   constructor(
     private readonly parts: ModernParts,
@@ -220,10 +251,19 @@ export class ModernCall implements AgentChannel, ModernRequest {
     private readonly extra: Record<string, unknown>,
   ) {
     this.agent = parts.agent;
+    this.request = msg;
     this.method = msg.method;
     this.target = targetOf(msg);
     this.id = this.firstId = msg.id;
     this.sink = sink;
+  }
+
+  /** Sends the request through an agent session of its own (again, after URL elicitations). */
+  start(envelope: Envelope): void {
+    this.envelope = envelope;
+    this.session = this.parts.open(this);
+    this.session.adoptEnvelope(envelope);
+    this.session.handleMessage({ kind: 'request', msg: this.request });
   }
 
   send(line: string, about?: RequestId, final?: boolean): boolean {
@@ -281,6 +321,7 @@ export class ModernCall implements AgentChannel, ModernRequest {
     this.unpark();
     this.sink = sink;
     this.id = id;
+    if (this.redo) return this.afterUrls(inputResponses);
     for (const [key, result] of Object.entries(inputResponses)) {
       const question = this.asked.get(key);
       if (question === undefined) continue;
@@ -291,7 +332,10 @@ export class ModernCall implements AgentChannel, ModernRequest {
     if (this.asked.size > 0) this.askAgent();
   }
 
-  private finish(line: string): void {
+  private finish(line: string, urlsAsked = false): void {
+    const urls =
+      !urlsAsked && this.redone < MAX_URL_ROUNDS && this.sink !== undefined && this.takesUrls() ? urlElicitationsOf(line) : undefined;
+    if (urls !== undefined) return this.askUrls(urls, line);
     this.over = true;
     this.unpark();
     const sink = this.sink;
@@ -304,6 +348,42 @@ export class ModernCall implements AgentChannel, ModernRequest {
     const reply = JSON.parse(done) as { id: RequestId };
     reply.id = this.id;
     sink.final(JSON.stringify(reply));
+  }
+
+  /**
+   * A 2025-era server answered URL elicitation required (-32042, which the 2026-07-28 revision does
+   * not have): as that revision asks for it, an input-required result whose input requests are the
+   * URL elicitations; once the agent's retry says it completed them, the request is sent again.
+   */
+  private askUrls(urls: Record<string, unknown>[], line: string): void {
+    queueMicrotask(() => this.session.close());
+    this.redo = true;
+    this.required = line;
+    this.asked.clear();
+    urls.forEach((params, i) => this.asked.set(`url-${i + 1}`, { id: -1, method: 'elicitation/create', params }));
+    this.askAgent();
+  }
+
+  /** Whether the agent declared URL-mode elicitation (`elicitation.url`): only it is asked to open URLs. */
+  private takesUrls(): boolean {
+    const elicitation = this.envelope?.capabilities.elicitation;
+    return typeof elicitation === 'object' && elicitation !== null && typeof (elicitation as Record<string, unknown>).url === 'object';
+  }
+
+  /** The answer to send when the agent did not complete the URL elicitations: the server's own. */
+  private required: string | undefined;
+
+  /** The agent's retry after URL elicitations: every one accepted sends the request again; else the server's answer. */
+  private afterUrls(inputResponses: Record<string, unknown>): void {
+    const accepted = [...this.asked.keys()].every((key) => {
+      const answer = inputResponses[key];
+      return typeof answer === 'object' && answer !== null && (answer as { action?: unknown }).action === 'accept';
+    });
+    this.redo = false;
+    this.asked.clear();
+    if (!accepted || this.envelope === undefined) return this.finish(this.required!, true);
+    this.redone += 1;
+    this.start(this.envelope);
   }
 
   private unpark(): void {

@@ -26,7 +26,7 @@ import { SERVER_REQUEST_CAPABILITY } from './method-tables.js';
 import type { AgentSession } from '../session/session.js';
 import type { Subscriptions } from '../session/subscriptions.js';
 import { scopeOf } from '../../servers/pool.js';
-import type { TaskTable } from './tasks.js';
+import { taskOver, type TaskTable } from './tasks.js';
 
 interface ServerEventsParts {
   agents: Agents;
@@ -37,7 +37,23 @@ interface ServerEventsParts {
 }
 
 export class ServerEvents {
+  /**
+   * Shared connections whose latest `roots/list` mcpgate answered itself (no single agent that has
+   * roots to ask: over HTTP a server asking at start-up meets no agent). Once an agent that has roots
+   * is ready each is sent `roots/list_changed`, so it asks again and gets that agent's roots, as it
+   * would over stdio.
+   */
+  private readonly rootsAnsweredAlone = new Set<Connection>();
+
   constructor(private readonly parts: ServerEventsParts) {}
+
+  /** An agent that has roots is ready: each shared server mcpgate answered roots for is told to ask again. */
+  rootsArrived(): void {
+    for (const conn of this.rootsAnsweredAlone) {
+      this.rootsAnsweredAlone.delete(conn);
+      if (conn.state === 'ready') conn.notify('notifications/roots/list_changed');
+    }
+  }
 
   /**
    * A notification from a server connection, to its audience: every agent for a shared connection,
@@ -81,6 +97,7 @@ export class ServerEvents {
     const taskId = msg.params?.taskId;
     const records = typeof taskId === 'string' ? this.parts.tasks.ofServerTask(conn.name, taskId) : [];
     if (records.length === 0) return this.parts.log.debug('dropped the status of a task no agent is known to own', { server: conn.name });
+    for (const record of records) taskOver(record, msg.method, msg.params?.status);
     for (const session of among) {
       const owner = scopeOf(session, 'per-agent').key;
       for (const record of records) if (record.owner === owner) session.notify(msg.method, { ...msg.params, taskId: record.publicId });
@@ -103,6 +120,10 @@ export class ServerEvents {
     }
     const configured = msg.method === 'roots/list' ? configuredRoots(conn) : undefined;
     const target = agents.forServerRequest(conn, related, owners);
+    if (msg.method === 'roots/list' && owners === undefined) {
+      if (target.session?.hasRoots === true) this.rootsAnsweredAlone.delete(conn);
+      else this.rootsAnsweredAlone.add(conn);
+    }
     // A roots/list that belongs to no call (a server asking at start-up) is mcpgate's to answer when
     // the agent cannot: the entry's roots, else none.
     const fallback =

@@ -23,7 +23,20 @@ interface TaskRecord {
   readonly serverTaskId: string;
   readonly owner: string;
   expiresAt: number;
+  /**
+   * The creating call's hold on its calls-in-flight limits: a task is the server's work until it is
+   * terminal, so the hold ends then (`taskOver`), or when the record ends (its ttl), not at creation.
+   */
+  hold?: TaskHold | undefined;
 }
+
+/** A task's hold on its creating call's limits: ends once, whichever comes first. */
+interface TaskHold {
+  end(): void;
+}
+
+/** The statuses after which a task does no more work (2025-11-25 tasks). */
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 /** The `_meta` key a task's messages name their task by. */
 export const RELATED_TASK = 'io.modelcontextprotocol/related-task';
@@ -77,6 +90,19 @@ export class TaskTable {
     return publicId;
   }
 
+  /**
+   * The creating call's hold on its limits passes to the owner's task `publicId` (created with
+   * `status`): it ends once the task is terminal (`taskOver`) or its record ends. False, and nothing
+   * held, when there is no such task or it is over already.
+   */
+  hold(owner: string, publicId: unknown, status: unknown, release: () => void): boolean {
+    const record = typeof publicId === 'string' ? this.find(owner, publicId) : undefined;
+    if (record === undefined || (typeof status === 'string' && TERMINAL.has(status))) return false;
+    record.hold?.end();
+    record.hold = holdFor(record, release, record.expiresAt - this.now());
+    return true;
+  }
+
   /** The owner's task of that public id (undefined: unknown to this owner, or expired). */
   find(owner: string, publicId: string): TaskRecord | undefined {
     const key = `${owner}\u0000${publicId}`;
@@ -123,6 +149,7 @@ export class TaskTable {
   }
 
   private remove(key: string, record: TaskRecord): void {
+    record.hold?.end();
     this.records.delete(key);
     const serverKey = `${record.server}\u0000${record.serverTaskId}`;
     const set = this.byServerId.get(serverKey);
@@ -132,6 +159,28 @@ export class TaskTable {
     if (left === 0) this.perOwner.delete(record.owner);
     else this.perOwner.set(record.owner, left);
   }
+}
+
+/** A hold that ends once: by `end`, or when the task's record would expire (a timer that keeps no process alive). */
+function holdFor(record: TaskRecord, release: () => void, keepMs: number): TaskHold {
+  const hold: TaskHold = {
+    end() {
+      if (record.hold !== hold) return;
+      record.hold = undefined;
+      clearTimeout(timer);
+      release();
+    },
+  };
+  const timer = setTimeout(() => hold.end(), keepMs).unref();
+  return hold;
+}
+
+/**
+ * What a server said of a task (a status notification, a `tasks/get` or `tasks/cancel` answer, or
+ * `tasks/result`'s, which comes once the task is over): a terminal one ends the creating call's hold.
+ */
+export function taskOver(record: TaskRecord, method: string, status: unknown): void {
+  if (method === 'tasks/result' || (typeof status === 'string' && TERMINAL.has(status))) record.hold?.end();
 }
 
 /**

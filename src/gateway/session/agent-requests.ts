@@ -73,6 +73,19 @@ export class AgentRequests {
       );
       return;
     }
+    if (msg.method === 'elicitation/create' && msg.params?.mode === 'url' && !takesUrlMode(agentCapabilities)) {
+      // A shared connection declares form-mode elicitation only; a server asking for URL mode anyway
+      // is refused as the agent itself would refuse it, rather than shown a mode the agent lacks.
+      conn.respondError(
+        msg.id,
+        new GatewayError(
+          'MCPG_CAPABILITY_UNSUPPORTED',
+          `agent "${this.agent}" did not declare URL-mode elicitation (capabilities.elicitation.url), so a URL-mode elicitation/create cannot be relayed`,
+          { server: conn.name },
+        ).toJsonRpc(),
+      );
+      return;
+    }
     const id = this.nextId++;
     const inputKey = (msg as WithInputKey)[INPUT_KEY];
     this.outgoing.set(id, inputKey === undefined ? { conn, serverRequestId: msg.id } : { conn, serverRequestId: msg.id, inputKey });
@@ -145,4 +158,10 @@ export class AgentRequests {
       this.send(encodeNotification('notifications/cancelled', { requestId: id, reason }));
     }
   }
+}
+
+/** Whether an agent declared URL-mode elicitation (`capabilities.elicitation.url`). */
+function takesUrlMode(capabilities: Record<string, unknown>): boolean {
+  const elicitation = capabilities.elicitation;
+  return typeof elicitation === 'object' && elicitation !== null && typeof (elicitation as Record<string, unknown>).url === 'object';
 }

@@ -64,7 +64,12 @@ interface CallsHost {
   /** Tracing on: the session's open request spans (undefined: off). */
   readonly spans: RequestSpans | undefined;
   /** The session as the router's caller (its agent, claims, own catalogs, pool scope). */
-  readonly caller: Caller & { readonly agent: string; readonly serial: number; readonly extensions: Record<string, unknown> | undefined };
+  readonly caller: Caller & {
+    readonly agent: string;
+    readonly serial: number;
+    readonly extensions: Record<string, unknown> | undefined;
+    readonly agentCapabilities?: Readonly<Record<string, unknown>>;
+  };
   /** The session's id (the audit trail's). */
   readonly id: string;
   /** The pool scope's key whose tasks the session's are (tasks.ts). */
@@ -72,6 +77,8 @@ interface CallsHost {
   isClosed(): boolean;
   /** What the agent declared, sent on with each request (`OutboundRequest.agentCapabilities`). */
   capabilities(): Record<string, unknown>;
+  /** The least severe log level the agent asked for, sent on with each request (`OutboundRequest.logLevel`). */
+  logLevel(): string | undefined;
   /** A modern request's `Mcp-Param-*` headers, sent on with it. */
   paramHeaders(): Readonly<Record<string, string>> | undefined;
   /** The agent takes URL-mode elicitation (and speaks a session's era). */
@@ -477,8 +484,23 @@ export class Calls {
           }
         : undefined;
     const subject = { agent, session: this.host.id, server: route.server, tool: route.original, name, method: msg.method };
+    // A task-augmented call holds its calls-in-flight place while its task works (tasks.ts): the hold
+    // passes to the task it created. The answer's release runs after its rewrite, to know.
+    const taskHold = augmented ? release : undefined;
+    let handedOver = false;
+    const callRelease =
+      taskHold === undefined
+        ? release
+        : () =>
+            queueMicrotask(() => {
+              if (!handedOver) taskHold();
+            });
     const rewrite = (result: Record<string, unknown>): boolean => {
       const created = augmented && recordCreatedTask(parts.tasks, this.host.owner(), route.server, result);
+      if (created && taskHold !== undefined) {
+        const task = result.task as { taskId?: unknown; status?: unknown };
+        handedOver = parts.tasks.hold(this.host.owner(), task.taskId, task.status, taskHold);
+      }
       const renamed = rewriteToolResult(result, (uri) => parts.catalog.publicUri(route.server, uri));
       const sanitized = parts.sanitize && sanitizeContent(result);
       // The guards and the result cap (CallGate.answer) read the result as the agent would get it.
@@ -499,7 +521,7 @@ export class Calls {
       },
       metered: subject,
       timed: { tool: route.original, start: performance.now(), audit },
-      release,
+      release: callRelease,
       recheck,
     });
   }
@@ -561,6 +583,7 @@ export class Calls {
       claims: undefined,
       ownCatalogs: caller.ownCatalogs,
       extensions: caller.extensions,
+      agentCapabilities: caller.agentCapabilities,
     };
   }
 
@@ -577,7 +600,14 @@ export class Calls {
     line?: string,
     mirrored?: Readonly<Record<string, string>>,
   ): OutboundRequest {
-    return { method, params, line, agentCapabilities: this.host.capabilities(), paramHeaders: mirrored ?? this.host.paramHeaders() };
+    return {
+      method,
+      params,
+      line,
+      agentCapabilities: this.host.capabilities(),
+      logLevel: this.host.logLevel(),
+      paramHeaders: mirrored ?? this.host.paramHeaders(),
+    };
   }
 
   /**
@@ -805,13 +835,16 @@ export class Calls {
     if (this.intercepting.delete(id)) return;
     const entry = this.inflight.get(id);
     if (entry === undefined) return this.gatedCalls?.cancel(id, reason);
+    // Its hold on its calls-in-flight limits lasts while the server may still be working on it.
+    const release = entry.release;
+    entry.release = undefined;
     this.inflight.delete(id);
     const { spans } = this.host;
     if (spans !== undefined) {
       entry.trace?.end('cancelled');
       spans.end(id, 'cancelled', undefined, entry.conn.name);
     }
-    entry.conn.cancel(entry.serverId, reason);
+    entry.conn.cancel(entry.serverId, reason, release);
   }
 
   /** Handling request `id` threw: its call, if it got as far as a server, is cancelled there. */
@@ -847,7 +880,10 @@ export class Calls {
     this.waiting.close();
     for (const [agentId, entry] of this.inflight) {
       entry.trace?.end('cancelled');
-      entry.conn.cancel(entry.serverId, 'the agent disconnected');
+      // As in `withdraw`: the limits' hold ends when the server is through with the call.
+      const release = entry.release;
+      entry.release = undefined;
+      entry.conn.cancel(entry.serverId, 'the agent disconnected', release);
       this.fail(
         agentId,
         new GatewayError('MCPG_SHUTTING_DOWN', `the gateway is shutting down; the call to server "${entry.conn.name}" was cancelled`, {

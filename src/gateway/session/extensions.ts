@@ -1,11 +1,12 @@
 // Declared extensions (`capabilities.extensions`, keyed by extension id such as
 // `io.modelcontextprotocol/ui`), both ways through mcpgate.
 //
-// To an agent, mcpgate declares the merge of what its ready servers declare: every id any of them
-// declares, and for an id several declare, one settings object merged key by key — objects merged
-// again, lists joined without repeats, and for any other value the one of the server earlier in
-// .mcp.json. So an agent learns every extension some server behind mcpgate speaks, with every
-// setting some server needs (MCP Apps' `mimeTypes` of each).
+// To an agent, mcpgate declares the merge of what its ready servers declare, of the extensions it
+// can route (`ROUTABLE_EXTENSIONS`: their methods and resources reach the server they belong to):
+// for an id several declare, one settings object merged key by key — objects merged again, lists
+// joined without repeats, and for any other value the one of the server earlier in .mcp.json. An
+// extension mcpgate cannot route is not declared: the agent would be promised methods answered
+// "method not found".
 //
 // To a server: a per-agent or per-session server's own connection declares the extensions of the
 // agent (session) it is made for, as the agent declared them — the first session of an agent makes
@@ -16,9 +17,25 @@
 // agent without a UI reads too, as the extension requires of them). The catalog connection of a
 // per-agent server (it only lists) declares the same.
 
+import { SKILLS_EXTENSION } from '../../wire/skills.js';
+
 /** The MCP Apps extension's id, and the one resource type its hosts render. */
 const UI_EXTENSION = 'io.modelcontextprotocol/ui';
 const APP_MIME_TYPE = 'text/html;profile=mcp-app';
+
+/**
+ * The extensions mcpgate routes for agents, so declares to them when a server does. An extension
+ * joins when its methods and resources are routed to the servers that declare it: MCP Apps, and
+ * Skills (merged, renamed and verified by gateway/routing/skill-methods.ts).
+ */
+const ROUTABLE_EXTENSIONS: ReadonlySet<string> = new Set([UI_EXTENSION, SKILLS_EXTENSION]);
+
+/** Of merged `extensions`, those mcpgate can route (`ROUTABLE_EXTENSIONS`), or undefined when none. */
+export function routableExtensions(extensions: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (extensions === undefined) return undefined;
+  const routable = Object.entries(extensions).filter(([id]) => ROUTABLE_EXTENSIONS.has(id));
+  return routable.length === 0 ? undefined : Object.fromEntries(routable);
+}
 
 /** What a shared connection declares: the extensions mcpgate passes through for every agent. */
 export const PASSED_THROUGH: Readonly<Record<string, unknown>> = Object.freeze({ [UI_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } });

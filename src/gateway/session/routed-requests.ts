@@ -14,7 +14,7 @@ import type { CompiledView } from '../../rules/views.js';
 import { rewritePromptResult, rewriteReadResult, rewriteToolResult } from '../../catalog/catalog.js';
 import { KEPT_RESULTS_URI } from '../../policy/kept-results.js';
 import { whenReady, type Caller } from '../routing/router.js';
-import { listTasks, renameTaskAnswer, taskOf } from '../routing/tasks.js';
+import { listTasks, renameTaskAnswer, taskOf, taskOver } from '../routing/tasks.js';
 import { routeOtherMethod } from '../routing/other-methods.js';
 import type { SkillMethods } from '../routing/skill-methods.js';
 import { auditOf, invalidParams, type CallParts, type Calls } from './calls.js';
@@ -238,6 +238,7 @@ export class RoutedRequests {
     if (carrier instanceof GatewayError) return this.host.sendError(msg.id, carrier);
     calls.send(carrier, msg.id, calls.outbound(msg.method, { ...msg.params, taskId: record.serverTaskId }), {
       rewrite: (result) => {
+        taskOver(record, msg.method, result.status);
         const renamed = renameTaskAnswer(result, record);
         if (msg.method !== 'tasks/result') return renamed;
         const linked = rewriteToolResult(result, (uri) => parts.catalog.publicUri(record.server, uri));

@@ -67,6 +67,8 @@ export interface SessionParts<Session> {
   closed(session: Session): void;
   /** The agent's roots changed: tell the servers that may ask it (shared ones and its own pooled ones). */
   rootsChanged(session: Session): void;
+  /** An agent that has roots is ready: the shared servers mcpgate answered `roots/list` for ask again. */
+  rootsArrived(session: Session): void;
   /**
    * Each pool scope's own catalog: what its per-agent or per-session servers' pooled connections list,
    * shown and routed instead of the shared catalog's part of those servers (own-catalogs.ts).

@@ -42,7 +42,7 @@ import { callInner } from '../modes/inner-calls.js';
 import { whenReady, type Caller } from '../routing/router.js';
 import { APPROVAL_ELICITATION } from './gated-calls.js';
 import type { Catalog } from '../../catalog/catalog.js';
-import { initializeResult, LOG_LEVEL_RANK } from '../routing/method-tables.js';
+import { initializeResult, LOG_LEVEL_RANK, MCP_LOG_LEVELS } from '../routing/method-tables.js';
 import { scopeOf } from '../../servers/pool.js';
 import type { AgentChannel } from './agent-channel.js';
 import type { AgentIdentity } from './agent-identity.js';
@@ -144,6 +144,7 @@ export class AgentSession implements Caller {
       owner: () => this.owner,
       isClosed: () => this.closed,
       capabilities: () => this.capabilities,
+      logLevel: () => (this.logRank === undefined ? undefined : MCP_LOG_LEVELS[this.logRank]),
       paramHeaders: () => this.paramHeaders,
       takesUrlElicitation: () =>
         this.initialized &&
@@ -401,9 +402,19 @@ export class AgentSession implements Caller {
     this.initialized = true;
   }
 
+  /** The agent declared the roots capability: it can answer a server's `roots/list`. */
+  get hasRoots(): boolean {
+    return isObject(this.capabilities.roots);
+  }
+
   /** The agent said its roots changed: tell the servers that may ask it. */
   private rootsChanged(): void {
     this.parts.rootsChanged(this);
+  }
+
+  /** What the agent declared (its connections per agent or per session declare the same to servers). */
+  get agentCapabilities(): Record<string, unknown> {
+    return this.capabilities;
   }
 
   /** The extensions the agent declared (`capabilities.extensions`), if any. */
@@ -451,6 +462,7 @@ export class AgentSession implements Caller {
       case 'notifications/initialized': {
         this.initialized = true;
         this.agentRequests.agentReady(this.capabilities);
+        if (this.hasRoots) this.parts.rootsArrived(this);
         return;
       }
       default:

@@ -1,7 +1,7 @@
 // The merge of the servers' declared extensions that mcpgate declares to agents (gateway/session/extensions.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { extensionsOf, mergeExtensions } from '../../../src/gateway/session/extensions.js';
+import { extensionsOf, mergeExtensions, routableExtensions } from '../../../src/gateway/session/extensions.js';
 
 void describe('mergeExtensions', { timeout: 5000 }, () => {
   void it('is undefined when no server declares any', { timeout: 5000 }, () => {
@@ -26,5 +26,14 @@ void describe('mergeExtensions', { timeout: 5000 }, () => {
       a: { level: 1, nested: { x: 1, y: 2 }, extra: true },
       b: {},
     });
+  });
+
+  void it('declares to agents only the extensions mcpgate routes', { timeout: 5000 }, () => {
+    const ui = { mimeTypes: ['text/html;profile=mcp-app'] };
+    assert.deepEqual(routableExtensions({ 'io.modelcontextprotocol/ui': ui, 'com.example/unroutable': {} }), {
+      'io.modelcontextprotocol/ui': ui,
+    });
+    assert.equal(routableExtensions({ 'com.example/unroutable': {} }), undefined);
+    assert.equal(routableExtensions(undefined), undefined);
   });
 });

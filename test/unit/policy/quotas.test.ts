@@ -101,9 +101,20 @@ describe('quotas over stdio', { timeout: TIMEOUT }, () => {
     });
     // The agent cancels the first call: the server is told, and the call is never answered.
     r.agent.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'first', reason: 'aborted' } });
-    // The cancellation reached the gateway before this call (one pipe, in order): the slot is free.
-    assert.match(textOf(await call('sink__slow', { ms: 1 })), /./);
     assert.ok(await until(() => sink.cancelled.some((c) => c.name === 'slow')), 'the server never saw the cancellation');
+    // The server may still be working on it: its place is held until the server answers it or a grace
+    // (5 s) passes (servers/abandoned-calls.ts). This server stops silently, so the grace frees it.
+    assert.equal((await refused('sink__slow', { ms: 1 })).data.code, 'MCPG_RATE_LIMITED');
+    const deadline = Date.now() + 10_000;
+    let passed = false;
+    while (!passed && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      passed = await call('sink__slow', { ms: 1 }).then(
+        () => true,
+        () => false,
+      );
+    }
+    assert.ok(passed, 'the held place was never freed');
     assert.ok(!r.agent.all.some((m) => m.id === 'first'), 'a cancelled call is not answered');
   });
 
@@ -117,15 +128,17 @@ describe('quotas over stdio', { timeout: TIMEOUT }, () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, unknown>);
+    // Past the first two: the refusals while the cancelled slow call's place was held (each the same).
     const limited = lines.filter((l) => l.decision === 'limited');
-    assert.equal(limited.length, 2);
+    assert.ok(limited.length >= 2, String(limited.length));
     assert.deepEqual(
-      limited.map((l) => [l.tool, l.code, l.outcome, (l.limit as { rule: string }).rule, (l.limit as { kind: string }).kind]),
+      limited.slice(0, 2).map((l) => [l.tool, l.code, l.outcome, (l.limit as { rule: string }).rule, (l.limit as { kind: string }).kind]),
       [
         ['sink__echo', 'MCPG_RATE_LIMITED', 'failed', '$.agents.tester.limits.tools.sink.echo', 'calls'],
         ['sink__slow', 'MCPG_RATE_LIMITED', 'failed', '$.agents.tester.limits.tools.sink["slo*"]', 'in_flight'],
       ],
     );
+    for (const l of limited.slice(2)) assert.deepEqual([l.tool, (l.limit as { kind: string }).kind], ['sink__slow', 'in_flight']);
   });
 
   it("a reload changes the limit from the next call; the window's count survives it", async () => {
