@@ -117,16 +117,9 @@ function shortType(schema: unknown, state: { shortened: boolean }): string {
   if (union !== undefined) return [...new Set(union.slice(0, MAX_HIT_VALUES).map((m) => shortType(m, state)))].join('|') || 'unknown';
   const type = s.type;
   if (Array.isArray(type)) return type.map((t: unknown) => shortType({ ...s, type: t }, state)).join('|');
+  const scalar = scalarType(type);
+  if (scalar !== undefined) return scalar;
   switch (type) {
-    case 'string':
-      return 'string';
-    case 'number':
-    case 'integer':
-      return 'number';
-    case 'boolean':
-      return 'boolean';
-    case 'null':
-      return 'null';
     case 'array': {
       const item = asObject(s.items) === undefined ? 'unknown' : shortType(s.items, state);
       return /^\w+$/.test(item) ? `${item}[]` : `Array<${item}>`;
@@ -157,6 +150,23 @@ export function declaration(view: ToolView, path: ProgramTool, flags: Declaratio
   return `${comment === '' ? '' : `/** ${comment} */\n`}${call}: Promise<${output}>`;
 }
 
+/** A JSON Schema scalar type as TypeScript names it; undefined for arrays, objects and the rest. */
+function scalarType(type: unknown): string | undefined {
+  switch (type) {
+    case 'string':
+      return 'string';
+    case 'number':
+    case 'integer':
+      return 'number';
+    case 'boolean':
+      return 'boolean';
+    case 'null':
+      return 'null';
+    default:
+      return undefined;
+  }
+}
+
 /** A JSON Schema as a compact TypeScript type. */
 function typeOf(schema: unknown, depth: number): string {
   const s = asObject(schema);
@@ -176,16 +186,9 @@ function typeOf(schema: unknown, depth: number): string {
     );
   const type = s.type;
   if (Array.isArray(type)) return type.map((t: unknown) => typeOf({ ...s, type: t }, depth)).join('|');
+  const scalar = scalarType(type);
+  if (scalar !== undefined) return scalar;
   switch (type) {
-    case 'string':
-      return 'string';
-    case 'number':
-    case 'integer':
-      return 'number';
-    case 'boolean':
-      return 'boolean';
-    case 'null':
-      return 'null';
     case 'array': {
       const item = typeOf(s.items, depth + 1);
       return /^[\w.]+$/.test(item) ? `${item}[]` : `Array<${item}>`;
