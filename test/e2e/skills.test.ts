@@ -526,45 +526,46 @@ describe('skills mcpgate verifies itself with pins off: a hostile entry and a ch
   });
 });
 
-describe('skills found by search_tools (search mode), under the rules', { timeout: TIMEOUT }, () => {
-  let dir: TempDir;
-  let gw: GatewayProcess;
-  const HITS = z.looseObject({
-    content: z.array(z.looseObject({ text: z.string().optional() })),
-    structuredContent: z.looseObject({ skills: z.array(z.looseObject({ kind: z.literal('skill'), uri: z.string() })).optional() }),
-  });
-
-  before(async () => {
-    dir = await tempDir();
-    await docsFolder(dir.file('docs'));
-    const config = await writeConfig(dir, { docs: fixtureServer('skills-server', ['--dir', dir.file('docs')]) });
-    const rules = await writeRules(dir, {
-      agents: { searcher: { allow: { servers: ['*'] }, deny: { skills: { docs: ['acme/*/*'] } }, mode: 'search' } },
+for (const mode of ['search', 'code'] as const)
+  describe(`skills found by search_tools (${mode} mode), under the rules`, { timeout: TIMEOUT }, () => {
+    let dir: TempDir;
+    let gw: GatewayProcess;
+    const HITS = z.looseObject({
+      content: z.array(z.looseObject({ text: z.string().optional() })),
+      structuredContent: z.looseObject({ skills: z.array(z.looseObject({ kind: z.literal('skill'), uri: z.string() })).optional() }),
     });
-    gw = await startGateway({ config, args: ['--state', dir.file('state'), '--rules', rules, '--agent', 'searcher'], noClient: true });
-    await listedAll(gw, ['docs']);
-    gw.client = new Client({ name: 'searching-agent', version: '1.0.0' });
-    await gw.client.connect(gw.transport as never);
-  });
 
-  after(async () => {
-    await gw?.stop();
-    await dir?.remove();
-  });
+    before(async () => {
+      dir = await tempDir();
+      await docsFolder(dir.file('docs'));
+      const config = await writeConfig(dir, { docs: fixtureServer('skills-server', ['--dir', dir.file('docs')]) });
+      const rules = await writeRules(dir, {
+        agents: { searcher: { allow: { servers: ['*'] }, deny: { skills: { docs: ['acme/*/*'] } }, mode } },
+      });
+      gw = await startGateway({ config, args: ['--state', dir.file('state'), '--rules', rules, '--agent', 'searcher'], noClient: true });
+      await listedAll(gw, ['docs']);
+      gw.client = new Client({ name: 'searching-agent', version: '1.0.0' });
+      await gw.client.connect(gw.transport as never);
+    });
 
-  const search = async (query: string): Promise<z.infer<typeof HITS>> =>
-    HITS.parse(await gw.client.callTool({ name: 'search_tools', arguments: { query } }));
+    after(async () => {
+      await gw?.stop();
+      await dir?.remove();
+    });
 
-  it('answers a skill that matches the task beside the tools, marked as a skill', { timeout: 20_000 }, async () => {
-    const found = await search('process a refund for a customer');
-    const uris = found.structuredContent.skills?.map((s) => s.uri) ?? [];
-    assert.equal(uris[0], 'skill://docs/refunds/SKILL.md', uris.join(', '));
-    assert.ok(!uris.some((u) => u.includes('invoices')), 'only skills that match');
-    assert.match(found.content[0]?.text ?? '', /^skill skill:\/\/docs\/refunds\/SKILL\.md — Process refunds$/m);
-  });
+    const search = async (query: string): Promise<z.infer<typeof HITS>> =>
+      HITS.parse(await gw.client.callTool({ name: 'search_tools', arguments: { query } }));
 
-  it('never finds a skill the rules hide', { timeout: 20_000 }, async () => {
-    const found = await search('issue invoices for billing');
-    assert.equal(found.structuredContent.skills, undefined, JSON.stringify(found.structuredContent));
+    it('answers a skill that matches the task beside the tools, marked as a skill', { timeout: 20_000 }, async () => {
+      const found = await search('process a refund for a customer');
+      const uris = found.structuredContent.skills?.map((s) => s.uri) ?? [];
+      assert.equal(uris[0], 'skill://docs/refunds/SKILL.md', uris.join(', '));
+      assert.ok(!uris.some((u) => u.includes('invoices')), 'only skills that match');
+      assert.match(found.content[0]?.text ?? '', /^skill skill:\/\/docs\/refunds\/SKILL\.md — Process refunds$/m);
+    });
+
+    it('never finds a skill the rules hide', { timeout: 20_000 }, async () => {
+      const found = await search('issue invoices for billing');
+      assert.equal(found.structuredContent.skills, undefined, JSON.stringify(found.structuredContent));
+    });
   });
-});

@@ -19,7 +19,7 @@ import type { JsonRpcRequest, RequestId } from '../../wire/jsonrpc.js';
 import { seenEntry } from '../routing/own-catalogs.js';
 import type { CodeBoard } from './code-board.js';
 import { DEFAULT_RUNS_IN_FLIGHT, newRunId, runCode } from './code-run.js';
-import { SEARCH_TOOL_NAME, searchRequest } from './search-mode.js';
+import { MAX_SKILL_HITS, SEARCH_TOOL_NAME, searchRequest, skillLines } from './search-mode.js';
 import type { ModeHost, ModeToolCall, SessionMode } from './session-mode.js';
 import { compactHit, declaration, isReadOnly, summaryOf } from './tool-declarations.js';
 import type { ToolSearch } from './tool-search.js';
@@ -166,10 +166,14 @@ export class CodeTools {
           server: t.server,
         }));
         const lines = hits.map((h) => compactHit(h.view));
+        // Skills the task matches follow: the agent reads one with resources/read before writing its program.
+        const skills = host.findSkills(request.query, Math.min(request.limit, MAX_SKILL_HITS));
+        const text = [...lines, ...skillLines(skills)];
         host.sendResult(msg.id, {
-          content: [{ type: 'text', text: lines.length === 0 ? 'No tool found; try other words.' : lines.join('\n') }],
+          content: [{ type: 'text', text: text.length === 0 ? 'No tool found; try other words.' : text.join('\n') }],
           structuredContent: {
             tools: hits.map((h, i) => ({ name: h.view.name, server: h.server, summary: summaryOf(h.view.description), line: lines[i] })),
+            ...(skills.length > 0 && { skills }),
           },
         });
       },

@@ -157,8 +157,7 @@ export function searchResult(tools: readonly SearchResultTool[], skills: readonl
   }));
   const lines = hits.map(({ hit }) => hit.line);
   if (hits.some(({ hit }) => hit.shortened)) lines.push(SHORTENED_NOTE);
-  for (const skill of skills) lines.push(`skill ${skill.uri} — ${oneLine(skill.description)}`);
-  if (skills.length > 0) lines.push(SKILLS_NOTE);
+  lines.push(...skillLines(skills));
   const structuredContent = {
     tools: hits.map(({ tool, hit }) => ({
       name: tool.name,
@@ -170,6 +169,12 @@ export function searchResult(tools: readonly SearchResultTool[], skills: readonl
     ...(skills.length > 0 && { skills }),
   };
   return { content: [{ type: 'text', text: lines.length === 0 ? NOTHING_FOUND : lines.join('\n') }], structuredContent };
+}
+
+/** The lines a search answers for the skills it found (none: none), marked as skills. */
+export function skillLines(skills: readonly SkillHit[]): string[] {
+  if (skills.length === 0) return [];
+  return [...skills.map((skill) => `skill ${skill.uri} — ${oneLine(skill.description)}`), SKILLS_NOTE];
 }
 
 /** A description on one line (a skill's may hold line breaks). */
