@@ -85,23 +85,15 @@ describe(
       await dir?.remove();
     });
 
-    // Known race, not fixed: mcpgate tells the server at the agent's notifications/initialized, and the
-    // server's roots/list can reach an HTTP agent before the agent has opened its GET stream, where it
-    // is dropped; the server then keeps no roots. It needs the tell deferred until the agent can take a
-    // request. Until then this test passes only when the agent's stream wins the race.
-    it(
-      "answered with no roots at start-up, it is told once an agent with roots is ready, asks again and serves the agent's roots",
-      { todo: 'the tell can reach the agent before its GET stream is open (see the comment)' },
-      async () => {
-        await gate.gw.waitForLog((l) => String(l.msg).startsWith('answered roots/list with no roots') && l.server === 'files');
-        const agentRoot = join(await realpath(dir.path), 'agent-own');
-        await mkdir(agentRoot);
-        ({ client } = await connectAgent(gate.url, {
-          capabilities: { roots: { listChanged: true } },
-          setup: (c) => c.setRequestHandler('roots/list', () => ({ roots: [{ uri: pathToFileURL(agentRoot).href, name: 'own' }] })),
-        }));
-        assert.ok(await until(async () => (await allowed(client!, 'files')).includes(agentRoot)), await allowed(client, 'files'));
-      },
-    );
+    it("answered with no roots at start-up, it is told once an agent with roots is ready, asks again and serves the agent's roots", async () => {
+      await gate.gw.waitForLog((l) => String(l.msg).startsWith('answered roots/list with no roots') && l.server === 'files');
+      const agentRoot = join(await realpath(dir.path), 'agent-own');
+      await mkdir(agentRoot);
+      ({ client } = await connectAgent(gate.url, {
+        capabilities: { roots: { listChanged: true } },
+        setup: (c) => c.setRequestHandler('roots/list', () => ({ roots: [{ uri: pathToFileURL(agentRoot).href, name: 'own' }] })),
+      }));
+      assert.ok(await until(async () => (await allowed(client!, 'files')).includes(agentRoot)), await allowed(client, 'files'));
+    });
   },
 );

@@ -104,6 +104,10 @@ export class FakeServer {
   private readonly opened: TransportEvents[] = [];
   /** Its tools now (`setTools` changes them). */
   private tools: FakeTool[];
+  /** The notifications it was sent (methods, oldest first). */
+  readonly notified: string[] = [];
+  /** Its own requests to the gateway (`ask`) waiting for their answers, by id. */
+  private readonly asking = new Map<string, (answer: { result?: unknown; error?: { message: string } }) => void>();
   private events: TransportEvents | undefined;
   private held: (() => void)[] = [];
   private releasedStart: boolean;
@@ -153,6 +157,15 @@ export class FakeServer {
   /** Sends a notification on one of its transports (by default the newest). */
   notify(method: string, link = this.opened.length - 1): void {
     this.opened[link]?.line(JSON.stringify({ jsonrpc: '2.0', method }));
+  }
+
+  /** Asks the gateway something (as a server asks `roots/list`) on its newest transport; resolves with the answer. */
+  ask(method: string, params?: Record<string, unknown>): Promise<{ result?: unknown; error?: { message: string } }> {
+    const id = `ask-${this.asking.size + 1}-${method}`;
+    return new Promise((resolve) => {
+      this.asking.set(id, resolve);
+      this.events?.line(JSON.stringify({ jsonrpc: '2.0', id, method, ...(params !== undefined && { params }) }));
+    });
   }
 
   /** Lets a held server answer initialize. */
@@ -207,7 +220,15 @@ export class FakeServer {
       }
       return;
     }
-    if (msg.id === undefined || msg.method === undefined) return; // other notifications, and answers
+    if (msg.method === undefined) {
+      const asked = typeof msg.id === 'string' ? this.asking.get(msg.id) : undefined;
+      if (asked !== undefined) {
+        this.asking.delete(msg.id as unknown as string);
+        asked(msg as { result?: unknown; error?: { message: string } });
+      }
+      return;
+    }
+    if (msg.id === undefined) return void this.notified.push(msg.method);
     const events = this.opened[link];
     const answer = (result: unknown): void => events?.line(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
     const refuse = (code: number, message: string, data?: unknown): void =>

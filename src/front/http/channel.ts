@@ -189,6 +189,11 @@ export class HttpChannel implements AgentChannel {
     return this.stream !== undefined;
   }
 
+  /** A server's request outside the agent's calls reaches it on its GET stream only. */
+  get canBeAsked(): boolean {
+    return this.stream !== undefined;
+  }
+
   /**
    * Registers the POST that carries request `id`; false when a request with that id is still
    * open (the caller refuses the new POST rather than answer the old one with its error).
@@ -330,6 +335,7 @@ export class HttpChannel implements AgentChannel {
     res.write(priming(log));
     for (const line of this.missed) res.write(this.replay.append(log, (id) => sseEvent(line, id)));
     this.missed.clear();
+    this.agentSession.canBeAsked();
     return true;
   }
 
@@ -356,6 +362,7 @@ export class HttpChannel implements AgentChannel {
       this.attachStream(req, res);
       for (const frame of frames) res.write(frame);
       this.missed.clear();
+      this.agentSession.canBeAsked();
       return undefined;
     }
     res.writeHead(200, SSE_HEADERS);

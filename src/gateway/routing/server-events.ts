@@ -121,7 +121,10 @@ export class ServerEvents {
     const configured = msg.method === 'roots/list' ? configuredRoots(conn) : undefined;
     const target = agents.forServerRequest(conn, related, owners);
     if (msg.method === 'roots/list' && owners === undefined) {
-      if (target.session?.hasRoots === true) this.rootsAnsweredAlone.delete(conn);
+      // An agent with roots that cannot be asked yet (an HTTP agent before its GET stream) is answered
+      // for like no agent: the server is told again once the agent can be asked.
+      if (target.session !== undefined && target.session.hasRoots && (target.busy || target.session.askable))
+        this.rootsAnsweredAlone.delete(conn);
       else this.rootsAnsweredAlone.add(conn);
     }
     // A roots/list that belongs to no call (a server asking at start-up) is mcpgate's to answer when

@@ -38,6 +38,12 @@ export interface AgentChannel {
    * channel that can (Streamable HTTP) answers it with status 429 and `Retry-After`.
    */
   rateLimited?(about: RequestId, data: RateLimitedData): void;
+  /**
+   * False while the agent cannot take a request outside its calls (an HTTP agent with no GET stream
+   * open); absent means it always can (stdio). A channel that has it calls the session's
+   * `canBeAsked` when that becomes true.
+   */
+  readonly canBeAsked?: boolean;
   /** The session ended (after it answered what was open); a modern listen stream ends its request here. */
   closed?(): void;
 }

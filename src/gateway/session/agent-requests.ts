@@ -91,6 +91,8 @@ export class AgentRequests {
     this.outgoing.set(id, inputKey === undefined ? { conn, serverRequestId: msg.id } : { conn, serverRequestId: msg.id, inputKey });
     if (this.send(encodeRequest(id, msg.method, msg.params), about)) return;
     this.outgoing.delete(id);
+    // Outside a call, an answer mcpgate may give itself (the entry's roots, else none) is better than an error.
+    if (about === undefined && fallback !== undefined) return void conn.respond(msg.id, fallback);
     const why = `agent "${this.agent}" has no open stream to receive ${msg.method} (an HTTP agent gets requests outside its calls on its GET stream)`;
     conn.respondError(msg.id, new GatewayError('MCPG_AGENT_UNAVAILABLE', why, { server: conn.name }).toJsonRpc());
   }

@@ -407,6 +407,24 @@ export class AgentSession implements Caller {
     return isObject(this.capabilities.roots);
   }
 
+  /** True when a server's request outside the agent's calls can reach it now (see `AgentChannel.canBeAsked`). */
+  get askable(): boolean {
+    return this.channel.canBeAsked !== false;
+  }
+
+  /**
+   * The agent can take a request outside its calls now (an HTTP agent opened its GET stream): a
+   * server that asked for roots while no agent could answer is told to ask again.
+   */
+  canBeAsked(): void {
+    if (this.initialized && !this.closed) this.rootsReady();
+  }
+
+  /** An agent that has roots is ready to be asked for them: servers answered without roots ask again. */
+  private rootsReady(): void {
+    if (this.hasRoots) this.parts.rootsArrived(this);
+  }
+
   /** The agent said its roots changed: tell the servers that may ask it. */
   private rootsChanged(): void {
     this.parts.rootsChanged(this);
@@ -462,7 +480,7 @@ export class AgentSession implements Caller {
       case 'notifications/initialized': {
         this.initialized = true;
         this.agentRequests.agentReady(this.capabilities);
-        if (this.hasRoots) this.parts.rootsArrived(this);
+        if (this.askable) this.rootsReady();
         return;
       }
       default:
