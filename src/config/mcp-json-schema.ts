@@ -30,7 +30,7 @@ const common = {
   pool: z.unknown().optional(),
   // A string is checked against SAFE_NAME in readPrefix, so its error can say why.
   prefix: z.union([z.string(), z.literal(false)]).optional(),
-  era: z.enum(['2025', '2026-07-28', 'auto']).optional(),
+  era: z.enum(['2025', '2026-07-28', 'auto', 'both']).optional(),
   // Checked by readRoots (each a file:// URI, bounded).
   roots: z.unknown().optional(),
   // Checked by readStart (with idleStop: their errors name the allowed values and how they combine).
@@ -96,7 +96,7 @@ export const EXPECTED: Readonly<Record<string, string>> = {
   timeout: `a positive integer number of milliseconds (at most ${MAX_TIMEOUT_MS})`,
   sessions: '"shared", "per-agent" or "per-session"',
   prefix: "a prefix (letters, digits, _ and -) or false (no prefix: the server's own names)",
-  era: '"2025", "2026-07-28" or "auto"',
+  era: '"2025", "2026-07-28", "auto" or "both"',
   registry: 'an object {"name", "version", "url"} (where `mcpgate add` took the server from)',
   'registry{}': 'a non-empty string',
   auth: '"oauth" or {"type": "oauth", "grant", "clientId", "clientSecret", "clientMetadataUrl", "scope", "privateKey", "privateKeyFile", "signingAlgorithm", "maxScope", "issuer", "assertionFile", "idpTokenEndpoint", "idpClientId", "idpClientSecret", "idTokenFile"}',

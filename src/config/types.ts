@@ -172,10 +172,12 @@ export interface OAuthSettings {
 /**
  * The protocol era mcpgate speaks to a server: `2025` (initialize and a session, as every server
  * before 2026-07-28), `2026-07-28` (stateless: `server/discover`, the per-request envelope; stdio and
- * Streamable HTTP only), or `auto` (probe `server/discover`, fall back to initialize; the answer is
- * remembered for the connection's reconnects).
+ * Streamable HTTP only), `auto` (probe `server/discover`, fall back to initialize; the answer is
+ * remembered for the connection's reconnects; a remote server that takes both is spoken to in both,
+ * a stdio one runs as one process in the era it answered first), or `both` (as `auto`, and a server
+ * that takes both eras is spoken to in both, a stdio one as a second process: servers/era-twin.ts).
  */
-export type ServerEra = '2025' | '2026-07-28' | 'auto';
+export type ServerEra = '2025' | '2026-07-28' | 'auto' | 'both';
 
 /**
  * `always`: started with the gateway and kept up. `on-demand`: listed from its last known catalog

@@ -21,7 +21,7 @@ import type { TransportFactory } from './transports/transport.js';
 import { GatewayError, type JsonRpcErrorObject } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { JsonRpcNotification, JsonRpcRequest, RequestId } from '../wire/jsonrpc.js';
-import { wantedEra, type SessionEra } from './modern-protocol.js';
+import { pairsEras, type SessionEra } from './modern-protocol.js';
 import { EraPairing } from './era-twin.js';
 import { OnDemand, startFailed } from './on-demand.js';
 import { ServerSession, type SessionHooks } from './server-session.js';
@@ -362,8 +362,8 @@ export class Connection {
     try {
       await session.start();
       if (this.closing !== undefined || this.session !== session) return;
-      // An "auto" server found modern may serve 2025-era agents on a session of their own (era-twin.ts).
-      if (wantedEra(this.config) === 'auto' && this.options.sessionFactory === undefined)
+      // A server found modern may serve 2025-era agents on a session of their own (era-twin.ts).
+      if (pairsEras(this.config) && this.options.sessionFactory === undefined)
         await this.pairing.pair(session, () => this.createSession(true));
       if (this.closing !== undefined || this.session !== session) return;
       this.transition('ready');

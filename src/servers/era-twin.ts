@@ -1,18 +1,11 @@
-// A dual-era server's second session: an `"era": "auto"` server that answered `server/discover` and
-// also accepts `initialize` serves each era its own way — a tool written the usual way (a sampling,
-// elicitation or roots request in the middle of the call) works only in a 2025 session, a tool that
-// answers with an input-required result only in a 2026-07-28 one, and a 2025 server's
-// `resources/subscribe` has no modern counterpart on some servers. So the connection keeps this 2025
-// session beside its modern one and sends a 2025-era agent's requests here (`routes`), except those
-// naming a tool or prompt only the modern era shows: the agent then gets the modern session, with
-// input-required results turned into ordinary requests to it. The connection owns the pairing
-// (`EraPairing`): it pairs the two after the modern session starts, and a twin lost is the
-// connection's session lost. The server is asked `initialize` once per connection, and the answer is
-// kept across reconnects (`dual`); the connection chooses by the agent's era (`forward`'s `agentEra`).
-// `resources/subscribe`, `resources/unsubscribe` and `logging/setLevel` go to the twin too. The two
-// sessions share ids, so a `cancel` goes to both; an answer to a server's question goes to the
-// session that asked (`asked`). Servers that behave so: every Python SDK 2.x server, and the
-// conformance suite's reference server.
+// A dual-era server's second session: a server found modern that pairs eras (`pairsEras`: a remote
+// `"auto"` one, or `"both"`) and also accepts `initialize` keeps this 2025 session beside its modern
+// one, because such a server serves each era its own way (a tool that asks mid-call works only in
+// 2025, an input-required one only in 2026-07-28). A 2025-era agent's requests go here (`routes`)
+// unless they name a tool or prompt only the modern era lists; `resources/subscribe`,
+// `resources/unsubscribe` and `logging/setLevel` go here too. The connection owns the pairing
+// (`EraPairing`); the design, and why a stdio server is not paired by default, is in
+// docs/architecture.md ("A link per era").
 
 import type { JsonRpcErrorObject } from '../errors.js';
 import type { Logger } from '../observability/logger.js';

@@ -41,7 +41,8 @@ const PROBE_SHARE = 0.5;
  * spoken to (`session.era` set to its era), or rejects with why it may not (the session fails with it).
  */
 export async function handshake(session: Handshaking, options: SessionOptions, log: Logger): Promise<ServerInfo> {
-  const wanted = wantedEra(session.config);
+  // "both" finds the era the way "auto" does; the pairing of a second session is the connection's.
+  const wanted = wantedEra(session.config) === 'both' ? 'auto' : wantedEra(session.config);
   const started = performance.now();
   let probed: 'answered' | 'silent' | undefined;
   if (wanted === '2026-07-28' || (wanted === 'auto' && options.era?.known !== 'legacy')) {

@@ -140,11 +140,22 @@ export function listenFilter(capabilities: Record<string, unknown>, uris: Readon
 
 /**
  * The era an entry asks for: its own `"era"`, else `auto` (probe `server/discover`, fall back to
- * initialize; a server that takes both is spoken to in both, era-twin.ts) — but `2025` for the old
- * HTTP+SSE transport, which the 2026-07-28 revision does not have.
+ * initialize; `pairsEras` says when a server that takes both is spoken to in both) — but `2025` for
+ * the old HTTP+SSE transport, which the 2026-07-28 revision does not have.
  */
 export function wantedEra(config: ServerConfig): ServerEra {
   return config.era ?? (config.type === 'sse' ? '2025' : 'auto');
+}
+
+/**
+ * Whether a server found modern is also asked for a 2025 session beside it (era-twin.ts): with
+ * `"both"`, and by default for a remote server, where the second session is the same process. A
+ * stdio server's second session is a second process with a state of its own, so by default it runs
+ * as one process, in the era it answered first; `"both"` is the opt-in for a stateless one.
+ */
+export function pairsEras(config: ServerConfig): boolean {
+  const wanted = wantedEra(config);
+  return wanted === 'both' || (wanted === 'auto' && config.type !== 'stdio');
 }
 
 /** The server→client requests the 2026-07-28 revision folds into input-required results. */

@@ -80,7 +80,7 @@ describe('the "era" of a server entry', { timeout: 90_000 }, () => {
     });
     const { code, out, err } = await cli(['check', '--config', config]);
     assert.equal(code, 2, out + err);
-    assert.match(out + err, /mcpServers\.a\.era.*"2025", "2026-07-28" or "auto"/);
+    assert.match(out + err, /mcpServers\.a\.era.*"2025", "2026-07-28", "auto" or "both"/);
     assert.match(out + err, /mcpServers\.b\.era.*no 2026-07-28 form/);
   });
 

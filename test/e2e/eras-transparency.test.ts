@@ -1,8 +1,10 @@
 // What an agent gets through mcpgate is what it gets from the server directly, in either era:
 // - a server written the usual way with the Python SDK (test/fixtures/python-dual-server.py) serves
 //   each era its own way (tools that ask the client mid-call only in a 2025 session, an
-//   input-required tool only in a 2026-07-28 one); behind a plain entry (no "era"), over stdio and
-//   Streamable HTTP, the Python SDK's own client in either era gets exactly what it gets directly;
+//   input-required tool only in a 2026-07-28 one); behind a plain HTTP entry and a stdio entry with
+//   `"era": "both"`, the Python SDK's own client in either era gets exactly what it gets directly;
+//   behind a plain stdio entry (one process, one era) a 2026-07-28 agent does, and a 2025-era agent
+//   loses the tools that ask mid-call (with a clear error) but keeps the input-required one;
 // - a 2026-07-28 agent's notifications/cancelled over stdio without the envelope reaches the server;
 // - over Streamable HTTP, a 2025-era agent's cancelled call has its POST answered at once (an empty
 //   event stream), and the Python client logs nothing about it.
@@ -67,8 +69,14 @@ describe(
     before(async () => {
       dir = await tempDir();
       remote = await startRemote(python!, [SERVER, '--http']);
-      // No "era" on either entry: mcpgate's default.
-      config = await writeConfig(dir, { pystdio: { command: python, args: [SERVER] }, pyhttp: { type: 'http', url: remote.url } });
+      // The HTTP entry has no "era": mcpgate's default, a 2025 session beside the modern one on the same
+      // server. A stdio server's second session is a second process, so there it is the opt-in "both";
+      // the default stdio entry runs one process in the era it answered first (2026-07-28 here).
+      config = await writeConfig(dir, {
+        pystdio: { command: python, args: [SERVER], era: 'both' },
+        pyhttp: { type: 'http', url: remote.url },
+        pyone: { command: python, args: [SERVER] },
+      });
       await writeFile(dir.file('agent.py'), AGENT);
     });
 
@@ -103,6 +111,18 @@ describe(
         },
       );
     }
+
+    it(
+      'behind a plain stdio entry (one process, spoken to in 2026-07-28), a 2026-07-28 agent gets what it gets directly; a 2025-era agent gets the input-required tool, and a clear error from the tools that ask mid-call',
+      { timeout: 120_000 },
+      async () => {
+        assert.deepEqual(await throughMcpgate(MODERN, 'pyone'), await agent([MODERN, '', python!, SERVER]));
+        const legacy = await throughMcpgate('legacy', 'pyone');
+        assert.equal(legacy.ask, 'accept:zed', 'the input-required result becomes an elicitation the 2025-era agent answers');
+        assert.equal(legacy.era, MODERN);
+        for (const tool of ['greet', 'sample', 'roots'] as const) assert.match(legacy[tool]!, /^error: .*no back-channel/, tool);
+      },
+    );
   },
 );
 

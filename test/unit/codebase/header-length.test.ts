@@ -26,7 +26,6 @@ const STILL_LONG: readonly string[] = [
   'src/policy/approval-desk.ts',
   'src/search/tool-index.ts',
   'src/servers/connection.ts',
-  'src/servers/era-twin.ts',
   'src/servers/lists.ts',
   'src/servers/pool.ts',
   'src/servers/transports/http/transport.ts',
