@@ -38,6 +38,8 @@ describe(
       });
       // Pins off: a grown tool would otherwise be held (new since first use), not shown.
       gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off'] });
+      // Both Python servers up before the agents list (a slow start would list only one).
+      await gate.gw.waitForLog((l) => String(l.msg).startsWith('mcpgate ready'));
       const capabilities = { elicitation: { form: {} } };
       ({ client: agents.legacy } = await connectAgent(gate.url, {
         capabilities,

@@ -3,8 +3,6 @@
 //   each era its own way (tools that ask the client mid-call only in a 2025 session, an
 //   input-required tool only in a 2026-07-28 one); behind a plain HTTP entry and a stdio entry with
 //   `"era": "both"`, the Python SDK's own client in either era gets exactly what it gets directly;
-//   behind a plain stdio entry (one process, one era) a 2026-07-28 agent does, and a 2025-era agent
-//   loses the tools that ask mid-call (with a clear error) but keeps the input-required one;
 // - a 2026-07-28 agent's notifications/cancelled over stdio without the envelope reaches the server;
 // - over Streamable HTTP, a 2025-era agent's cancelled call has its POST answered at once (an empty
 //   event stream), and the Python client logs nothing about it.
@@ -27,36 +25,7 @@ const MODERN = '2026-07-28';
 const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
 
 /** The Python SDK's client in one era: calls each tool of the fixture and prints what it got. */
-const AGENT = `
-import json, sys, anyio
-from mcp.client.client import Client
-from mcp.client.stdio import StdioServerParameters
-from mcp_types import CreateMessageResult, ElicitResult, ListRootsResult, Root, TextContent
-
-async def on_elicit(ctx, params):
-    return ElicitResult(action="accept", content={"name": "zed"})
-
-async def on_sample(ctx, params):
-    return CreateMessageResult(role="assistant", model="m", content=TextContent(type="text", text="words"))
-
-async def on_roots(ctx):
-    return ListRootsResult(roots=[Root(uri="file:///py/root")])
-
-async def main():
-    mode, prefix, target = sys.argv[1], sys.argv[2], sys.argv[3]
-    server = target if target.startswith("http") else StdioServerParameters(command=target, args=sys.argv[4:])
-    out = {}
-    async with Client(server, mode=mode, elicitation_callback=on_elicit, sampling_callback=on_sample, list_roots_callback=on_roots) as client:
-        for tool in ("era", "greet", "sample", "roots", "ask"):
-            try:
-                result = await client.call_tool(prefix + tool, {})
-                out[tool] = ("error: " if result.is_error else "") + result.content[0].text
-            except Exception as err:
-                out[tool] = f"error: {err}"
-    print(json.dumps(out))
-
-anyio.run(main)
-`;
+const AGENT = join(ROOT, 'test', 'fixtures', 'python-tools-agent.py');
 
 describe(
   'a Python SDK server of both eras behind a plain entry, for the Python SDK client in either era',
@@ -70,14 +39,12 @@ describe(
       dir = await tempDir();
       remote = await startRemote(python!, [SERVER, '--http']);
       // The HTTP entry has no "era": mcpgate's default, a 2025 session beside the modern one on the same
-      // server. A stdio server's second session is a second process, so there it is the opt-in "both";
-      // the default stdio entry runs one process in the era it answered first (2026-07-28 here).
+      // server. A stdio server's second session is a second process, so there it is the opt-in "both"
+      // (the default, one process in one era, is in eras-one-process.test.ts).
       config = await writeConfig(dir, {
         pystdio: { command: python, args: [SERVER], era: 'both' },
         pyhttp: { type: 'http', url: remote.url },
-        pyone: { command: python, args: [SERVER] },
       });
-      await writeFile(dir.file('agent.py'), AGENT);
     });
 
     after(async () => {
@@ -86,7 +53,7 @@ describe(
     });
 
     const agent = async (args: string[]): Promise<Record<string, string>> => {
-      const { stdout } = await promisify(execFile)(python!, [dir.file('agent.py'), ...args], { timeout: 60_000 });
+      const { stdout } = await promisify(execFile)(python!, [AGENT, ...args], { timeout: 60_000 });
       return JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, string>;
     };
     const throughMcpgate = (mode: string, server: string): Promise<Record<string, string>> =>
@@ -111,18 +78,6 @@ describe(
         },
       );
     }
-
-    it(
-      'behind a plain stdio entry (one process, spoken to in 2026-07-28), a 2026-07-28 agent gets what it gets directly; a 2025-era agent gets the input-required tool, and a clear error from the tools that ask mid-call',
-      { timeout: 120_000 },
-      async () => {
-        assert.deepEqual(await throughMcpgate(MODERN, 'pyone'), await agent([MODERN, '', python!, SERVER]));
-        const legacy = await throughMcpgate('legacy', 'pyone');
-        assert.equal(legacy.ask, 'accept:zed', 'the input-required result becomes an elicitation the 2025-era agent answers');
-        assert.equal(legacy.era, MODERN);
-        for (const tool of ['greet', 'sample', 'roots'] as const) assert.match(legacy[tool]!, /^error: .*no back-channel/, tool);
-      },
-    );
   },
 );
 
