@@ -160,13 +160,10 @@ function leftmost(name: ts.EntityName): string {
  * this list only shrinks; it is work still to do, not a set of exceptions to keep.
  */
 const TESTED_DIRECTLY: readonly string[] = [
-  'src/catalog/names.ts: assignNames',
   'src/cli/compile-cache.ts: compileCacheDirectory',
   'src/cli/compile-cache.ts: unsafeCacheReason',
   'src/errors.ts: ERROR_CODES',
   'src/errors.ts: ErrorCode',
-  'src/front/http/exchange.ts: hostAllowed',
-  'src/front/http/exchange.ts: repeatedHeader',
   'src/gateway/gateway.ts: ConnectionFactory',
   'src/gateway/modes/embeddings.ts: vectorsOf',
   'src/gateway/modes/hybrid-ranking.ts: readCache',
