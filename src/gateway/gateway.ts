@@ -73,7 +73,7 @@ import { HybridRanking } from './modes/hybrid-ranking.js';
 import { EmbeddingsClient } from './modes/embeddings.js';
 import { CapabilityDirectory, withDirectory } from './modes/capability-directory.js';
 
-export type { ConnectionFactory, GatewayOptions } from './gateway-options.js';
+export type { GatewayOptions } from './gateway-options.js';
 export type { ServerSummary } from './launch.js';
 
 /** How long a modern agent's `server/discover` waits at start-up for the servers to be listed (as initialize does). */
