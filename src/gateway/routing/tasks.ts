@@ -39,7 +39,7 @@ interface TaskHold {
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 /** The `_meta` key a task's messages name their task by. */
-export const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
 /** Tasks remembered at once, in all and per owner (past that, the owner's oldest record is forgotten). */
 const MAX_TASKS = 10_000;

@@ -164,8 +164,6 @@ const TESTED_DIRECTLY: readonly string[] = [
   'src/cli/compile-cache.ts: unsafeCacheReason',
   'src/errors.ts: ERROR_CODES',
   'src/errors.ts: ErrorCode',
-  'src/gateway/routing/tasks.ts: RELATED_TASK',
-  'src/search/task-search.ts: taskSteps',
   'src/search/tool-index.ts: MAX_QUERY_TERMS',
   'src/servers/connection.ts: DEFAULT_SUPERVISION',
   'src/servers/connection.ts: SessionLike',
