@@ -179,7 +179,7 @@ export function credentialDigest(headers: AgentHeaders): string {
 }
 
 /** The server entry with the agent's headers in place of same-named ones (case-insensitive); stdio: as is. */
-export function withHeaders(config: ServerConfig, headers: AgentHeaders): ServerConfig {
+function withHeaders(config: ServerConfig, headers: AgentHeaders): ServerConfig {
   if (config.type === 'stdio') return config;
   const own = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
   const merged: Record<string, string> = {};
