@@ -17,12 +17,6 @@ const HEADER_LINES = 12;
  */
 const STILL_LONG: readonly string[] = [
   'src/front/http/channel.ts',
-  'src/gateway/gateway.ts',
-  'src/gateway/modern/modern-requests.ts',
-  'src/gateway/routing/catalog-listing.ts',
-  'src/gateway/routing/server-events.ts',
-  'src/gateway/routing/tasks.ts',
-  'src/gateway/session/extensions.ts',
   'src/policy/approval-desk.ts',
   'src/search/tool-index.ts',
   'src/servers/connection.ts',
