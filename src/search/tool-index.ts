@@ -60,7 +60,7 @@ export const DEFAULT_ACTION_BONUS = 0.2;
  * Most of a query's distinct words searched: beyond them, the ones with the highest IDF (`informative`),
  * so a long query costs what a 31-word one does, plus reading its text (bounded by words.ts MAX_TEXT).
  */
-export const MAX_QUERY_TERMS = 31;
+const MAX_QUERY_TERMS = 31;
 /** Most terms a query reaches with its synonyms: each is one walk of a postings list. */
 const MAX_EXPANDED_TERMS = 128;
 /** Distinct query words counted for coverage (bits of the per-tool stamp). */

@@ -162,7 +162,6 @@ function leftmost(name: ts.EntityName): string {
 const TESTED_DIRECTLY: readonly string[] = [
   'src/cli/compile-cache.ts: compileCacheDirectory',
   'src/cli/compile-cache.ts: unsafeCacheReason',
-  'src/search/tool-index.ts: MAX_QUERY_TERMS',
   'src/servers/connection.ts: DEFAULT_SUPERVISION',
   'src/servers/connection.ts: SessionLike',
   'src/servers/lists.ts: plainTool',
