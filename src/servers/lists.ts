@@ -238,7 +238,7 @@ const optional = (v: unknown, type: 'string' | 'boolean'): boolean => v === unde
  * is not plainly right, is left to the schema. The schema walk copies every object of every tool
  * (tens of ms for a few hundred realistic tools); this look copies nothing.
  */
-export function plainTool(tool: unknown): boolean {
+function plainTool(tool: unknown): boolean {
   if (!isRecord(tool)) return false;
   const { name, title, description, inputSchema, outputSchema, annotations, icons, execution, _meta: meta } = tool;
   if (typeof name !== 'string' || !optional(title, 'string') || !optional(description, 'string')) return false;
