@@ -159,12 +159,7 @@ function leftmost(name: ts.EntityName): string {
  * check fails on any export not listed here and on any entry that is no longer such an export, so
  * this list only shrinks; it is work still to do, not a set of exceptions to keep.
  */
-const TESTED_DIRECTLY: readonly string[] = [
-  'src/cli/compile-cache.ts: compileCacheDirectory',
-  'src/cli/compile-cache.ts: unsafeCacheReason',
-  'src/servers/connection.ts: DEFAULT_SUPERVISION',
-  'src/servers/connection.ts: SessionLike',
-];
+const TESTED_DIRECTLY: readonly string[] = ['src/servers/connection.ts: DEFAULT_SUPERVISION', 'src/servers/connection.ts: SessionLike'];
 
 void describe('every export of src/ is used by another part of mcpgate', () => {
   void it(
