@@ -26,7 +26,7 @@ export const JSONRPC = {
 } as const;
 
 /** Every code, with the JSON-RPC code it maps to on the wire and a one-line summary. */
-export const ERROR_CODES = {
+const ERROR_CODES = {
   MCPG_PARSE_ERROR: { rpc: JSONRPC.PARSE_ERROR, summary: 'A message was not valid JSON.' },
   MCPG_INVALID_REQUEST: { rpc: JSONRPC.INVALID_REQUEST, summary: 'A message was JSON but not a valid JSON-RPC 2.0 message.' },
   MCPG_METHOD_NOT_FOUND: { rpc: JSONRPC.METHOD_NOT_FOUND, summary: 'The agent called a method the gateway does not serve.' },
@@ -228,7 +228,7 @@ export const ERROR_CODES = {
   MCPG_INTERNAL: { rpc: JSONRPC.INTERNAL_ERROR, summary: 'A bug in mcpgate; the message says where.' },
 } as const satisfies Record<string, { rpc: number; summary: string }>;
 
-export type ErrorCode = keyof typeof ERROR_CODES;
+type ErrorCode = keyof typeof ERROR_CODES;
 
 interface GatewayErrorOptions {
   /** The configured name of the server to blame, when one is. */

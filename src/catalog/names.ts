@@ -45,7 +45,7 @@ function fit(name: string, full: string): string {
  * whose plain `SERVER__NAME` was already valid keeps it; otherwise the one that sorts first does. The
  * other gets a hash suffix.
  */
-export function assignNames(requests: readonly NameRequest[], separator: string = DEFAULT_SEPARATOR): NameAssignment {
+function assignNames(requests: readonly NameRequest[], separator: string = DEFAULT_SEPARATOR): NameAssignment {
   // Names that are already client-safe go first, so a clean `x_y` keeps its name and a sanitized
   // `x.y` that collides with it is the one that gets a suffix; within each group, sorted order.
   // Each request's plain name and cleanliness are worked out once, not in every comparison.
@@ -98,7 +98,7 @@ function before(a: Candidate, b: Candidate): number {
  * wants which public name is an index, so only names wanted twice are decided, the way
  * `assignNames` decides them (the pair sorted first keeps it, the others get the hash suffix). In the
  * rare case where a suffixed name is itself someone's candidate, `assignNames` runs over everything:
- * the result is always exactly `assignNames` of all the pairs (test/unit/catalog/names.test.ts).
+ * the result is always exactly `assignNames` of all the pairs (test/unit/catalog/catalog-incremental.test.ts).
  */
 export class NameBook {
   private readonly servers = new Map<string, Map<string, Candidate>>();

@@ -33,7 +33,7 @@ interface CompileCacheResult {
 type EnableCompileCache = (directory?: string) => CompileCacheResult;
 
 /** The directory to ask Node for; undefined: Node's choice (NODE_COMPILE_CACHE is set); null: no cache. */
-export function compileCacheDirectory(env: NodeJS.ProcessEnv, home: () => string = homedir): string | null | undefined {
+function compileCacheDirectory(env: NodeJS.ProcessEnv, home: () => string = homedir): string | null | undefined {
   if (env.NODE_COMPILE_CACHE !== undefined && env.NODE_COMPILE_CACHE !== '') return undefined;
   const xdg = env.XDG_CACHE_HOME;
   if (xdg !== undefined && isAbsolute(xdg)) return join(xdg, 'mcpgate', 'compile-cache');
@@ -60,7 +60,7 @@ const STICKY = 0o1000;
  * Why the cache at `directory` (a real path) could hold code someone else wrote, or undefined when
  * only `uid` (or root, above the cache's own two levels) could have written it.
  */
-export function unsafeCacheReason(directory: string, uid: number, stat: (path: string) => DirStat = statSync): string | undefined {
+function unsafeCacheReason(directory: string, uid: number, stat: (path: string) => DirStat = statSync): string | undefined {
   let path = directory;
   for (let depth = 0; ; depth++) {
     let st: DirStat;
@@ -81,11 +81,21 @@ export function unsafeCacheReason(directory: string, uid: number, stat: (path: s
   }
 }
 
+/** What the cache's choice reads of the system: Node's own unless a test gives its own. */
+interface CompileCacheSystem {
+  /** Node's `module.enableCompileCache` (undefined: this Node has none). */
+  enable?: EnableCompileCache | undefined;
+  home?: () => string;
+  stat?: (path: string) => DirStat;
+  /** This process's user id (undefined: no such thing here). */
+  uid?: number | undefined;
+}
+
 /** Turns the cache on where this Node has one; what Node answered, or undefined where it has none, there is no directory, or it is not safe. */
-export function enableCompileCache(env: NodeJS.ProcessEnv = process.env): CompileCacheResult | undefined {
-  const enable = (nodeModule as { enableCompileCache?: EnableCompileCache }).enableCompileCache;
+export function enableCompileCache(env: NodeJS.ProcessEnv = process.env, system: CompileCacheSystem = {}): CompileCacheResult | undefined {
+  const enable = 'enable' in system ? system.enable : (nodeModule as { enableCompileCache?: EnableCompileCache }).enableCompileCache;
   if (enable === undefined) return undefined;
-  const directory = compileCacheDirectory(env);
+  const directory = compileCacheDirectory(env, system.home);
   if (directory === undefined) return enable();
   if (directory === null) return undefined;
   let real: string;
@@ -95,7 +105,7 @@ export function enableCompileCache(env: NodeJS.ProcessEnv = process.env): Compil
   } catch {
     return undefined;
   }
-  const uid = process.getuid?.();
-  if (uid !== undefined && unsafeCacheReason(real, uid) !== undefined) return undefined;
+  const uid = 'uid' in system ? system.uid : process.getuid?.();
+  if (uid !== undefined && unsafeCacheReason(real, uid, system.stat) !== undefined) return undefined;
   return enable(real);
 }

@@ -3,15 +3,9 @@
 // registry, and hands each helper the parts it needs: the router (router.ts) decides where a request
 // goes, an agent session (session.ts) carries what flows left to right, server-events.ts what flows
 // right to left, catalog-listing.ts keeps the catalog and the own catalogs in step with the
-// connections. Nothing here is imported back by those helpers.
-// It starts servers in parallel (launch.ts: one server and its summary line; an on-demand server with
-// a known catalog is listed from it and rests, one without is started to learn it) and closes
-// everything; gateway-options.ts is what it is made with (`GatewayOptions.connect` is the factory,
-// so test/unit/gateway/gateway-routing.test.ts puts in-memory servers behind real Connections). A resting
-// on-demand server meets its first call in the router's `carrier`, which returns the connection's
-// `wake()` as pending: the call waits in the session's calls in flight like a pooled miss, and a
-// tools/call is routed again once the server is up (`Calls.send`'s `recheck`), so a definition the
-// live server changed is held before the call goes.
+// connections. Nothing here is imported back by those helpers. It starts servers in parallel and
+// closes everything; gateway-options.ts is what it is made with. How servers start, and how a resting
+// on-demand server wakes for a call: src/gateway/README.md, "Starting servers".
 
 import type { ServerConfig, ServersConfig } from '../config/types.js';
 import type { Logger } from '../observability/logger.js';
@@ -73,7 +67,7 @@ import { HybridRanking } from './modes/hybrid-ranking.js';
 import { EmbeddingsClient } from './modes/embeddings.js';
 import { CapabilityDirectory, withDirectory } from './modes/capability-directory.js';
 
-export type { ConnectionFactory, GatewayOptions } from './gateway-options.js';
+export type { GatewayOptions } from './gateway-options.js';
 export type { ServerSummary } from './launch.js';
 
 /** How long a modern agent's `server/discover` waits at start-up for the servers to be listed (as initialize does). */

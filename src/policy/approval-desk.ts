@@ -1,19 +1,11 @@
 // A person's approval of one call (the rules' `approve`): the desk where such a call waits. The
-// call gate asks `wait`; the call is posted on the board (this process's, or with `--redis`
-// the cluster's: cluster/approval-board.ts) where the console and `mcpgate approve-call` find it;
-// an admin's decision comes back through the board to the worker holding the call, which checks it
-// names this very call — same id, same digest of agent, server, tool and arguments — and lets the
-// call go on once, or answers the agent MCPG_CALL_DENIED. No decision before the rule's timeout:
-// MCPG_APPROVAL_EXPIRED. The server is never called before an approval. Every step is audited.
-// The call gate (call-gate.ts) asks `wait` after routing, with the server not called; the desk posts
-// the call on its board (a `LocalBoard`, or the cluster's in Redis, given at construction), times it
-// out, and applies a decision that names the call's id and digest once (single use). The gate then
-// lets the call go with its digest checked again. `notifications/cancelled` and the session's end
-// withdraw a waiting call.
-// Each waiting call has a timer. Bounded so that one agent cannot fill the desk for all: at most
-// MAX_WAITING calls per process, MAX_WAITING_PER_AGENT per agent, arguments of at most
-// MAX_ARGUMENT_BYTES each (a person must be able to read what they approve) and MAX_WAITING_BYTES
-// of arguments in all; a call past a bound is refused at once. Lists are read a page at a time.
+// call gate (call-gate.ts) asks `wait` after routing, with the server not called; the desk posts the
+// call on its board (a `LocalBoard`, or with `--redis` the cluster's: cluster/approval-board.ts,
+// given at construction) where the console and `mcpgate approve-call` find it, times it out, and
+// applies an admin's decision that names the call's id and digest once (single use): the call goes
+// on, or the agent is answered MCPG_CALL_DENIED; no decision before the rule's timeout:
+// MCPG_APPROVAL_EXPIRED. `notifications/cancelled` and the session's end withdraw a waiting call.
+// Every step is audited. The bounds on what waits: src/policy/README.md, "The desk and the board".
 
 import { createHash, randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors.js';

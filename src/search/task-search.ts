@@ -35,7 +35,7 @@ const BOUNDARY =
   /(?:^|\s)(?:\d{1,2}[.)]|[-*•])\s|[.!?;:]+(?=\s|$)|\n+|,|\s(?:and\s+then|and\s+also|and|then|after\s+that|afterwards|finally|next|also|as\s+well\s+as|before|after|once|plus)\s/giu;
 
 /** The steps of a task, each the piece of its text, in the task's order. */
-export function taskSteps(index: ToolIndex, text: string, maxSteps = MAX_STEPS): string[] {
+function taskSteps(index: ToolIndex, text: string, maxSteps = MAX_STEPS): string[] {
   const input = text.length > MAX_TASK_CHARS ? text.slice(0, MAX_TASK_CHARS) : text;
   const steps: { text: string; at: number; weight: number }[] = [];
   const seen = new Set<string>();

@@ -1,27 +1,10 @@
-// The lexical index of the tools an agent may search: BM25F over the fields of tool-fields.ts. Each
-// field's term frequency is normalized by that field's length against its average, weighted, and the
-// weighted sum saturates once per term (Robertson & Zaragoza, "The Probabilistic Relevance Framework:
-// BM25 and Beyond", 2009), so a word that appears in a tool's name and its description is not counted
-// as two independent pieces of evidence. Coordination then scales a tool's score by the share of the
-// query's words it matched (to the power `coord`): a task is several words, and the tool that
-// answers more of them should beat one that matches one word many times. Last, a tool whose action
-// (the first verb of its name) is the one the task leads with scores more (actions.ts). The default
-// weights and parameters were chosen on the tuning half of the retrieval set in bench/data
-// (bench/RESULTS.md, "Search").
-//
-// Postings are parallel typed arrays per term; a document remembers where it sits in each of its terms'
-// postings, so upsert and remove cost what that one document has, not what the index holds. A query
-// accumulates into arrays the index keeps between queries and clears only what it touched, and reads
-// one cached pseudo-frequency a posting (recomputed per term after a change).
-// The arithmetic, for each query term: each field's term frequency normalized by the field's length
-// against its average (`b`), weighted by the field's weight, summed into one pseudo-frequency,
-// saturated once (`k1`), times the term's IDF; a synonym counts at `synonymWeight`. Coordination
-// multiplies the score by the share of the query's words matched, to the power `coord`; the score of a
-// tool whose action the task leads with is multiplied by 1 + `actionBonus` (1.2 by default). A posting
-// holds the document, its back-pointer, one byte of count per field and the cached pseudo-frequency;
-// the cache is per index version, so a change makes it stale and the next search that reads a term
-// recomputes that term's. `search(query, limit, allow)` asks `allow` only for a tool that would enter
-// the result, before it takes a place there.
+// The lexical index of the tools an agent may search: BM25F over the fields of tool-fields.ts, with
+// coordination (a tool's score scaled by the share of the query's words it matched) and an action
+// bonus (a tool whose action the task leads with scores more, actions.ts). `search(query, limit,
+// allow)` asks `allow` only for a tool that would enter the result, before it takes a place there.
+// Postings are parallel typed arrays per term, so upsert and remove cost what one document has, not
+// what the index holds. The arithmetic, the storage and where the defaults come from:
+// src/search/README.md, "The index".
 
 import { FIELDS, fieldTerms } from './tool-fields.js';
 import type { FieldWeights, SearchDoc } from './tool-fields.js';
@@ -77,7 +60,7 @@ export const DEFAULT_ACTION_BONUS = 0.2;
  * Most of a query's distinct words searched: beyond them, the ones with the highest IDF (`informative`),
  * so a long query costs what a 31-word one does, plus reading its text (bounded by words.ts MAX_TEXT).
  */
-export const MAX_QUERY_TERMS = 31;
+const MAX_QUERY_TERMS = 31;
 /** Most terms a query reaches with its synonyms: each is one walk of a postings list. */
 const MAX_EXPANDED_TERMS = 128;
 /** Distinct query words counted for coverage (bits of the per-tool stamp). */

@@ -1,18 +1,10 @@
 // Fetching a server's tools, resources, resource templates and prompts, following pagination, and
 // validating each page at the edge with the SDK's schemas: a server that sends garbage is reported
 // (MCPG_SERVER_BAD_RESPONSE, naming it) instead of poisoning the catalog. A server's limits bound what
-// is kept: paging stops once a list passes its count, items past it are dropped
-// before validation, and a tool whose schema is too large is withheld (its size is measured by a walk
-// that stops at the limit, never by serializing it). A 2026-07-28 server's lists carry a cache hint
-// (`ttlMs`): a list fetched with one is kept for that long, per connection, and a listing that may
-// reuse it (a reconnect) takes it without a round trip; a list change always fetches again.
-// Tools of the usual shape are checked by a direct look at the fields the schema checks (`plainTool`,
-// which copies nothing); the schema then checks the rest of the page, and every tool when one is
-// unusual or wrong, so its errors are the schema's. The kept list's hint is the shortest of its
-// pages', at most a day, in a `WeakMap` per connection with one entry per kind; `fetchLists(…, {
-// reuse: true })` is the gateway's listing when a session becomes ready. Withheld too: a 2026-07-28
-// server's tools with invalid `x-mcp-header` annotations (`badHeaders`). What was cut is returned
-// beside the lists (catalog/size-caps.ts logs it once and keeps it for the status).
+// is kept, a 2026-07-28 server's cache hint (`ttlMs`) lets a reconnect reuse a list, and what was cut
+// is returned beside the lists (catalog/size-caps.ts logs it once and keeps it for the status). The
+// limits, the cache hint and the direct look at a tool of the usual shape: src/servers/README.md,
+// "Lists".
 
 import type { Prompt, Resource, Tool } from '../wire/protocol.js';
 import type { z } from 'zod';
@@ -246,7 +238,7 @@ const optional = (v: unknown, type: 'string' | 'boolean'): boolean => v === unde
  * is not plainly right, is left to the schema. The schema walk copies every object of every tool
  * (tens of ms for a few hundred realistic tools); this look copies nothing.
  */
-export function plainTool(tool: unknown): boolean {
+function plainTool(tool: unknown): boolean {
   if (!isRecord(tool)) return false;
   const { name, title, description, inputSchema, outputSchema, annotations, icons, execution, _meta: meta } = tool;
   if (typeof name !== 'string' || !optional(title, 'string') || !optional(description, 'string')) return false;

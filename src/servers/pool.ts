@@ -1,31 +1,11 @@
-// The pool: connections to per-agent and per-session servers, one per
-// (server, scope) key, where the scope is an agent identity (`agent:ID`) or an agent session
-// (`session:N`). A connection is made lazily by the same factory as a shared one (same supervision,
-// stop sequence, watchdog registry), handed out again while it lives (a hit), and closed when it has
-// been idle for `idleMs`, when it is `ttlMs` old, when its owner goes (closeScope), when its server is
-// removed or changed (closeServer), or when it dies (reap: a fresh session would be a silent loss of
-// state, so the next call makes a new one and the agent can tell). Per server at most `max`
-// connections: past it the least recently used idle one is closed, and if none is idle the request
-// gets MCPG_POOL_EXHAUSTED. A creation breaker per server: after `threshold` failed creations, new
-// ones fail fast for a cooldown, then one half-open creation probes. With `healthCheck` (opt-in) a
-// connection idle past its threshold must answer a ping (or a cheap list) before it is reused; one
-// that does not is reaped and the caller gets a fresh one.
-//
-// One connection per key: an MCP session multiplexes concurrent calls, and a stateful scope must not
-// split its state over two. A hit costs a map lookup and a clock read.
-//
-// An agent's own headers for a remote server (the rules' `serverHeaders`) are part of the key (as a
-// digest: the key never holds the secret), so new credentials after a reload never reuse a
-// connection made with the old ones, and they are sent only on the connection made for that key.
-// Details: a scope is a `PoolScope`, made only by `scopeOf`. Callers that come while a connection
-// starts share its start, and a failed start leaves nothing behind (the connection is closed, not left
-// retrying). Each entry has one timer, at the earlier of its idle and TTL deadlines (a use only moves
-// `lastUsed`); a busy connection (an agent call in flight, asked of the gateway) is never evicted. The
-// health check (`answers`) is a ping, or where the server has no ping the first page of a list it
-// supports, within `timeoutMs`; callers meanwhile share it, and a failure is counted (`reaped`). The
-// headers' digest is `credentialDigest`; they replace the entry's same-named headers on that
-// connection only (`withHeaders`), and an entry records the digest so a reload can close connections
-// made with headers the rules no longer give.
+// The pool: connections to per-agent and per-session servers, one per (server, scope) key, where the
+// scope is an agent identity (`agent:ID`) or an agent session (`session:N`), a `PoolScope` made only
+// by `scopeOf`. A connection is made lazily by the same factory as a shared one, handed out again
+// while it lives (a hit: a map lookup and a clock read), and closed when it is idle or old, when its
+// owner or its server goes, or when it dies. Per server at most `max` connections (past it, with none
+// idle, MCPG_POOL_EXHAUSTED), a creation breaker, and an opt-in health check before reuse. An agent's
+// own headers for a remote server are part of the key, as a digest (`credentialDigest`). The rules of
+// each: src/servers/README.md, "The pool".
 
 import { createHash } from 'node:crypto';
 import { type ServerConfig, type SharingMode, DEFAULT_POOL } from '../config/types.js';
@@ -179,7 +159,7 @@ export function credentialDigest(headers: AgentHeaders): string {
 }
 
 /** The server entry with the agent's headers in place of same-named ones (case-insensitive); stdio: as is. */
-export function withHeaders(config: ServerConfig, headers: AgentHeaders): ServerConfig {
+function withHeaders(config: ServerConfig, headers: AgentHeaders): ServerConfig {
   if (config.type === 'stdio') return config;
   const own = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
   const merged: Record<string, string> = {};

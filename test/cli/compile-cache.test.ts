@@ -7,18 +7,32 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import * as nodeModule from 'node:module';
-import { compileCacheDirectory, unsafeCacheReason } from '../../src/cli/compile-cache.js';
+import { enableCompileCache } from '../../src/cli/compile-cache.js';
 import { GATEWAY_INFO } from '../../src/version.js';
 
-/** What the check reads of a directory (a stat). */
-type DirStat = ReturnType<NonNullable<Parameters<typeof unsafeCacheReason>[2]>>;
+/** What the check reads of the system, and of a directory (a stat). */
+type CacheSystem = NonNullable<Parameters<typeof enableCompileCache>[1]>;
+type DirStat = ReturnType<NonNullable<CacheSystem['stat']>>;
+
+/** The directory mcpgate asks Node's cache for (undefined: Node's own choice), or 'not asked'. */
+function asked(env: NodeJS.ProcessEnv, system: Omit<CacheSystem, 'enable'>): string | undefined {
+  let directory: string | undefined = 'not asked';
+  enableCompileCache(env, {
+    ...system,
+    enable: (d) => {
+      directory = d;
+      return { status: 0 };
+    },
+  });
+  return directory;
+}
 
 const execFileAsync = promisify(execFile);
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
@@ -38,24 +52,36 @@ async function version(node: string, env: NodeJS.ProcessEnv): Promise<string> {
 }
 
 void describe('compile cache', { timeout: 30_000 }, () => {
-  void it('goes to the user cache (XDG_CACHE_HOME, else ~/.cache), leaves NODE_COMPILE_CACHE to Node, and is off without a home', () => {
-    const home = () => '/home/ada';
-    assert.equal(compileCacheDirectory({}, home), '/home/ada/.cache/mcpgate/compile-cache');
-    assert.equal(compileCacheDirectory({ XDG_CACHE_HOME: '/var/cache/ada' }, home), '/var/cache/ada/mcpgate/compile-cache');
-    // A relative XDG_CACHE_HOME is invalid by the XDG spec: ignored.
-    assert.equal(compileCacheDirectory({ XDG_CACHE_HOME: 'cache' }, home), '/home/ada/.cache/mcpgate/compile-cache');
-    assert.equal(compileCacheDirectory({ NODE_COMPILE_CACHE: '/srv/ncc', XDG_CACHE_HOME: '/var/cache/ada' }, home), undefined);
-    assert.equal(compileCacheDirectory({ NODE_COMPILE_CACHE: '' }, home), '/home/ada/.cache/mcpgate/compile-cache');
-    assert.equal(
-      compileCacheDirectory({}, () => ''),
-      null,
-    );
-    assert.equal(
-      compileCacheDirectory({}, () => {
-        throw new Error('no home');
-      }),
-      null,
-    );
+  void it('goes to the user cache (XDG_CACHE_HOME, else ~/.cache), leaves NODE_COMPILE_CACHE to Node, and is off without a home', async () => {
+    const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'mcpgate-ccache-')));
+    try {
+      const home = path.join(dir, 'home');
+      const xdg = path.join(dir, 'xdg');
+      // No user to check the chain against: here only the choice of the directory is asked.
+      const system = { home: () => home, uid: undefined };
+      assert.equal(asked({}, system), path.join(home, '.cache/mcpgate/compile-cache'));
+      assert.equal(asked({ XDG_CACHE_HOME: xdg }, system), path.join(xdg, 'mcpgate/compile-cache'));
+      // A relative XDG_CACHE_HOME is invalid by the XDG spec: ignored.
+      assert.equal(asked({ XDG_CACHE_HOME: 'cache' }, system), path.join(home, '.cache/mcpgate/compile-cache'));
+      assert.equal(asked({ NODE_COMPILE_CACHE: '/srv/ncc', XDG_CACHE_HOME: xdg }, system), undefined);
+      assert.equal(asked({ NODE_COMPILE_CACHE: '' }, system), path.join(home, '.cache/mcpgate/compile-cache'));
+      assert.equal(asked({}, { home: () => '', uid: undefined }), 'not asked');
+      assert.equal(
+        asked(
+          {},
+          {
+            home: () => {
+              throw new Error('no home');
+            },
+            uid: undefined,
+          },
+        ),
+        'not asked',
+      );
+      assert.equal(enableCompileCache({}, { enable: undefined, home: () => home }), undefined, 'a Node without the cache');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   void it('Node 22 writes it under the user cache, starts from it, and NODE_DISABLE_COMPILE_CACHE=1 keeps it off', async (t) => {
@@ -92,34 +118,44 @@ void describe('compile cache', { timeout: 30_000 }, () => {
     }
   });
 
-  void it("is used only where the directory chain is the user's (root above it) and writable by no one else but sticky ones", () => {
+  void it("is used only where the directory chain is the user's (root above it) and writable by no one else but sticky ones", async () => {
     const me = 1000;
-    const chain =
-      (modes: Record<string, [number, number]>) =>
-      (p: string): DirStat => {
-        const [uid, mode] = modes[p] ?? [0, 0o755];
-        return { uid, mode: 0o40000 | mode, isDirectory: () => true };
+    const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'mcpgate-ccache-')));
+    try {
+      // The chain as the check reads it; a directory not listed is root's (0755), as / and the temporary directory are.
+      const chain =
+        (modes: Record<string, [number, number]>) =>
+        (p: string): DirStat => {
+          const [uid, mode] = modes[p] ?? [0, 0o755];
+          return { uid, mode: 0o40000 | mode, isDirectory: () => true };
+        };
+      const home = path.join(dir, 'ada');
+      const cache = path.join(home, '.cache/mcpgate/compile-cache');
+      const used = (modes: Record<string, [number, number]>, env: NodeJS.ProcessEnv = {}): boolean =>
+        asked(env, { home: () => home, uid: me, stat: chain(modes) }) !== 'not asked';
+      const own: Record<string, [number, number]> = {
+        [cache]: [me, 0o700],
+        [path.join(home, '.cache/mcpgate')]: [me, 0o755],
+        [path.join(home, '.cache')]: [me, 0o700],
+        [home]: [me, 0o750],
       };
-    const dir = '/home/ada/.cache/mcpgate/compile-cache';
-    const own: Record<string, [number, number]> = {
-      [dir]: [me, 0o700],
-      '/home/ada/.cache/mcpgate': [me, 0o755],
-      '/home/ada/.cache': [me, 0o700],
-      '/home/ada': [me, 0o750],
-    };
-    assert.equal(unsafeCacheReason(dir, me, chain(own)), undefined);
-    assert.match(unsafeCacheReason(dir, me, chain({ ...own, [dir]: [1001, 0o700] }))!, /owned by uid 1001/);
-    assert.match(unsafeCacheReason(dir, me, chain({ ...own, [dir]: [0, 0o700] }))!, /owned by uid 0/);
-    assert.match(unsafeCacheReason(dir, me, chain({ ...own, [dir]: [me, 0o770] }))!, /writable by others/);
-    assert.match(unsafeCacheReason(dir, me, chain({ ...own, '/home/ada/.cache/mcpgate': [me, 0o1777] }))!, /writable by others/);
-    assert.match(unsafeCacheReason(dir, me, chain({ ...own, '/home/ada': [1001, 0o755] }))!, /owned by uid 1001/);
-    assert.match(unsafeCacheReason(dir, me, chain({ ...own, '/home/ada': [me, 0o777] }))!, /writable by others/);
-    // A sticky, world-writable ancestor (/tmp) is fine: others may add entries there, not replace ours.
-    const tmp = '/tmp/x/mcpgate/compile-cache';
-    assert.equal(
-      unsafeCacheReason(tmp, me, chain({ [tmp]: [me, 0o700], '/tmp/x/mcpgate': [me, 0o700], '/tmp/x': [me, 0o700], '/tmp': [0, 0o1777] })),
-      undefined,
-    );
+      assert.equal(used(own), true);
+      assert.equal(used({ ...own, [cache]: [1001, 0o700] }), false, 'the cache owned by another user');
+      assert.equal(used({ ...own, [cache]: [0, 0o700] }), false, 'the cache owned by root');
+      assert.equal(used({ ...own, [cache]: [me, 0o770] }), false, 'the cache writable by its group');
+      assert.equal(used({ ...own, [path.join(home, '.cache/mcpgate')]: [me, 0o1777] }), false, 'its parent writable by others');
+      assert.equal(used({ ...own, [home]: [1001, 0o755] }), false, 'an ancestor owned by another user');
+      assert.equal(used({ ...own, [home]: [me, 0o777] }), false, 'an ancestor writable by others');
+      // A sticky, world-writable ancestor (/tmp) is fine: others may add entries there, not replace ours.
+      const x = path.join(dir, 'x');
+      const tmp = path.join(x, 'mcpgate/compile-cache');
+      assert.equal(
+        used({ [tmp]: [me, 0o700], [path.join(x, 'mcpgate')]: [me, 0o700], [x]: [me, 0o700], [dir]: [0, 0o1777] }, { XDG_CACHE_HOME: x }),
+        true,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   void it('Node 22 does not use a cache under a directory others may write', async (t) => {

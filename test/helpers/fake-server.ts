@@ -15,7 +15,7 @@ import { GatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/observability/logger.js';
 import { Connection, type ConnectionHooks, type SupervisionSettings } from '../../src/servers/connection.js';
 import type { ServerTransport, TransportEvents } from '../../src/servers/transports/transport.js';
-import type { ConnectionFactory } from '../../src/gateway/gateway.js';
+import type { ConnectionFactory } from '../../src/gateway/gateway-options.js';
 import { SETS } from '../fixtures/tool-sets.js';
 
 export interface FakeTool {

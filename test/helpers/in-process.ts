@@ -45,6 +45,8 @@ export interface InjectOptions {
   /** Send no Content-Length, as a chunked body does (`Transfer-Encoding: chunked`). */
   chunked?: boolean;
   remoteAddress?: string;
+  /** Send no Host header at all, as an HTTP/1.0 client may. */
+  noHost?: boolean;
 }
 
 /** Headers node:http keeps the first of when sent twice (its "discard duplicates" list); the rest are joined. */
@@ -101,7 +103,7 @@ export class InjectedRequest extends Readable {
     const pairs = [...given];
     const named = (name: string): boolean => pairs.some(([n]) => n.toLowerCase() === name);
     // What a client on the loopback sends unless told otherwise: its Host, the body's length.
-    if (!named('host')) pairs.unshift(['host', '127.0.0.1']);
+    if (!named('host') && options.noHost !== true) pairs.unshift(['host', '127.0.0.1']);
     if (this.body !== undefined && options.chunked !== true && !named('content-length'))
       pairs.push(['content-length', String(this.body.length)]);
     if (options.chunked === true) pairs.push(['transfer-encoding', 'chunked']);

@@ -2,28 +2,9 @@
 // each message the agent session sends goes, with the open POSTs that carry its requests. A
 // response, and what is sent while its request runs (progress, a server's sampling request), go on
 // the POST that carried the request; everything else (list_changed, logs, requests that belong to no
-// call) goes on the channel's GET stream. The table of channels is channels.ts.
-//
-// A POST is answered lazily: `application/json` when the response is the only message (the hot
-// path: one write, no framing), upgraded to `text/event-stream` the moment something must be sent
-// before the response.
-//
-// Bounded, so an agent that stops reading cannot grow mcpgate's memory: what is written for an
-// agent but not yet taken by it is counted from the responses' `writableLength` (node's buffer plus
-// the socket's), read once per write, no copies. A GET stream holding more than the bound is dropped
-// (the agent may open another; list_changed it missed is kept for it). Answers held for an agent
-// that has stopped reading (ended POSTs still flushing, plus the open POST about to be written) past
-// the bound end the agent session: its sockets are destroyed, which frees what they held, and the agent's
-// next request gets 404.
-//
-// Resumable (MCP 2025-11-25 "Resumability and Redelivery", http/sse-replay.ts): a POST upgraded to SSE
-// and the GET stream start with a priming event (an id, `retry:`, empty data) and every event on
-// them has an id and is kept in the stream's replay log. When the agent's connection is cut, the
-// stream stays: what belongs to it is logged, and a GET with `Last-Event-ID` replays what the agent
-// missed and continues live (a POST's stream whose response was logged ends after the replay).
-//
-// A channel has no `sendParts` yet: a list answer reaches it as text (stdio writes a list's cached
-// pieces in one `writev`).
+// call) goes on the channel's GET stream. The table of channels is channels.ts. How a POST is
+// answered, the bound on what an agent has not read yet, and resumable streams: src/front/README.md,
+// "The channel".
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../../errors.js';

@@ -146,7 +146,7 @@ function originAllowed(origin: string | undefined, allowed: ReadonlySet<string>)
  * loopback names (`localhost`, `127.x.x.x`, `[::1]`, any port). Bound to a non-loopback address,
  * any IP literal is served too: a rebinding page always uses a DNS name, never an address.
  */
-export function hostAllowed(host: string | undefined, allowed: ReadonlySet<string>, loopbackOnly: boolean): boolean {
+function hostAllowed(host: string | undefined, allowed: ReadonlySet<string>, loopbackOnly: boolean): boolean {
   if (host === undefined || allowed.has('*')) return true;
   const lower = host.toLowerCase();
   if (allowed.has(lower)) return true;
@@ -170,7 +170,7 @@ const SINGLE_HEADERS: ReadonlySet<string> = new Set(['host', 'authorization', 'x
  * pass over `rawHeaders` (names at even indexes) with a length filter before any lower-casing: it
  * runs on every request, the hot path included.
  */
-export function repeatedHeader(rawHeaders: readonly string[]): string | undefined {
+function repeatedHeader(rawHeaders: readonly string[]): string | undefined {
   let seen: string[] | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const raw = rawHeaders[i]!;

@@ -2,19 +2,9 @@
 // agent's capabilities in `_meta` (the envelope), and there is no session. mcpgate serves one the
 // same way it serves a legacy session's request, through an agent session of its own that lives as
 // long as the request: the same router, rules, pins, progress, audit and metrics, so identity and
-// rules apply per request exactly as per session. What differs is only at the edges:
-//
-// - `server/discover` is answered here; `subscriptions/listen` keeps its session open, hearing list
-//   changes (filtered by the agent's view) and resource updates, until the agent ends the stream.
-// - results carry `resultType: "complete"`, and lists and reads their cache hints: `public` only
-//   while every agent is shown the same lists (no rules), `private` otherwise.
-// - the envelope's keys are taken off before a request goes to a (2025-era) server.
-// - a 2025-era server's request to the agent (sampling, elicitation, roots) cannot travel on a
-//   modern request's stream: it becomes an input-required result, and the agent's retry (with
-//   `inputResponses` and the sealed `requestState`, request-state.ts) answers it on the same server
-//   session (`ModernCall`).
-// - the request ends with its answer, or when the front cancels it (the agent closed the stream,
-//   or sent notifications/cancelled on stdio): its calls are cancelled on the servers.
+// rules apply per request exactly as per session. What differs is only at the edges (server/discover,
+// subscriptions/listen, result types and cache hints, the envelope, a server's request to the agent,
+// the request's end): src/gateway/README.md, "Modern agents".
 
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../errors.js';

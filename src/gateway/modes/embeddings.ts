@@ -108,7 +108,7 @@ async function readBounded(res: Response, timeoutMs: number): Promise<string> {
 }
 
 /** The vectors of an embeddings answer, checked: `count` of them, one length, finite numbers. */
-export function vectorsOf(body: unknown, count: number): Float32Array[] {
+function vectorsOf(body: unknown, count: number): Float32Array[] {
   const data = (body as { data?: unknown } | null)?.data;
   if (!Array.isArray(data)) throw new EmbeddingsError('the answer has no "data" array');
   if (data.length !== count) throw new EmbeddingsError(`the answer has ${data.length} vectors for ${count} inputs`);

@@ -232,7 +232,7 @@ function textOf(key: string, entry: ToolEntry): string {
 }
 
 /** Reads a cache file's vectors of `model` into `into`; returns how many were kept. Anything invalid is skipped. */
-export function readCache(raw: unknown, model: string, into: Map<string, Float32Array>): number {
+function readCache(raw: unknown, model: string, into: Map<string, Float32Array>): number {
   if (typeof raw !== 'object' || raw === null) return 0;
   const { version, model: m, vectors } = raw as Record<string, unknown>;
   if (version !== 1 || m !== model || typeof vectors !== 'object' || vectors === null) return 0;

@@ -25,7 +25,7 @@ const MAX_DESCRIBE = 10;
 const DEFAULT_SEARCH_LIMIT = 5;
 const MAX_SEARCH_LIMIT = 50;
 /** Tools one session remembers as found; past it the oldest are forgotten (still callable by name). */
-export const MAX_FOUND = 200;
+const MAX_FOUND = 200;
 
 const SEARCH_TOOL = {
   name: SEARCH_TOOL_NAME,

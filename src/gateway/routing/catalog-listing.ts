@@ -4,17 +4,8 @@
 // One path for both: a connection that is ready is listed (pins review, catalog, announced to the
 // audience of the scope); its debounced list_changed (one `Refresher`, keyed by server and scope)
 // refreshes what changed; approvals written to the pin store release or hold tools again in every
-// catalog; a connection that goes is withdrawn.
-//
-// What differs is the scope's, and branches on it here:
-// - shared: a server that restarts stays listed (a restart is no list change) and is withdrawn only
-//   when lost (parked, closed); its instructions are reviewed with its tools and given for
-//   `initialize`, withheld while they differ from the approved ones; an on-demand server is listed
-//   from its last known catalog while it rests (pins reviewed as for a live one), and what its live
-//   session lists is kept as that catalog; its subscriptions are renewed on a new session.
-// - a pool scope: what the connection sends goes to its owners only, and only they are announced a
-//   change; it is not restarted in place, so losing its session withdraws it (its owners see the
-//   shared view of the server again) and reaps it; it gets its owners' log level.
+// catalog; a connection that goes is withdrawn. What differs by scope branches here, as
+// src/gateway/README.md, "Listing", says.
 
 import type { Catalog, HeldInfo } from '../../catalog/catalog.js';
 import type { SkillShelf } from '../../catalog/skill-shelf.js';

@@ -1,20 +1,14 @@
 // What servers send, right to left, besides `list_changed` (the listing's, catalog-listing.ts): log
 // messages (to the agents that set a level, filtered by it), `resources/updated` (to subscribed
 // agents), cancellations and elicitation completions, and server→agent requests (to the one agent
-// they belong to, or refused with MCPG_AGENT_UNAVAILABLE rather than a guess).
+// they belong to, or refused with MCPG_AGENT_UNAVAILABLE rather than a guess). The class is
+// `ServerEvents`.
 //
 // A per-agent or per-session server has a catalog connection, used only to list it, and
 // pooled connections, each owned by one agent or agent session. What a pooled connection sends goes
 // to its owners only (`notification` with its owners). What the catalog connection sends beyond
-// list_changed belongs to no agent.
-//
-// A server whose entry lists `"roots"` has its `roots/list` answered from that list when no single
-// agent can be asked (a shared server at start-up, a catalog connection) or when the agent asked has
-// no roots capability; an agent that has one is still asked (its roots are the live ones). With no
-// such list and no single agent, `roots/list` gets an empty list. Other requests are refused as
-// ambiguous only when two agents have calls in flight on a shared connection and the request names
-// neither (open-agents.ts `forServerRequest`), with the fix in the message.
-// The class is `ServerEvents`.
+// list_changed belongs to no agent. Which agent a request goes to, and how `roots/list` is answered
+// when none can be asked: src/gateway/README.md, "Which agent".
 
 import type { Catalog } from '../../catalog/catalog.js';
 import { GatewayError } from '../../errors.js';

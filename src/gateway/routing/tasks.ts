@@ -1,16 +1,10 @@
 // Tasks (MCP 2025-11-25, basic/utilities/tasks): an agent's task-augmented `tools/call` (with
 // `params.task`) makes the server create a task and answer `{ task: { taskId, status, … } }`; the
 // agent then follows it with `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel`, and the
-// server may send `notifications/tasks/status`. A task id is the server's own and means nothing to
-// another server, so mcpgate records each task as the create result passes through: its public id
-// (`SERVER:ID`, so two servers' ids never clash), its server and server-side id, and its **owner** —
-// the agent (`agent:ID`, every session of an identified agent, each modern request included) or,
-// for an agent with no identity of its own, the one session (`session:N`), as the pool scopes
-// them. An agent reaches only the tasks it owns; another's id is unknown to it, exactly like a
-// made-up one. The table lives in the worker that served the call (a session's requests all reach
-// its owner worker in a cluster); it is bounded, and a record ends with its task's `ttl`.
-// `tasks/*` requests and `notifications/tasks/status` go to the task's owner only.
-// The table is `TaskTable`, one per gateway.
+// server may send `notifications/tasks/status`. mcpgate records each task as the create result passes
+// through, in a `TaskTable` (one per gateway), and sends `tasks/*` requests and
+// `notifications/tasks/status` to the task's owner only. What a record holds, who owns a task, where
+// the table lives and its bounds: src/gateway/README.md, "Tasks".
 
 import { GatewayError } from '../../errors.js';
 import type { Logger } from '../../observability/logger.js';
@@ -39,7 +33,7 @@ interface TaskHold {
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 /** The `_meta` key a task's messages name their task by. */
-export const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
 /** Tasks remembered at once, in all and per owner (past that, the owner's oldest record is forgotten). */
 const MAX_TASKS = 10_000;

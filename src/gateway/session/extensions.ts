@@ -1,21 +1,9 @@
 // Declared extensions (`capabilities.extensions`, keyed by extension id such as
-// `io.modelcontextprotocol/ui`), both ways through mcpgate.
-//
-// To an agent, mcpgate declares the merge of what its ready servers declare, of the extensions it
-// can route (`ROUTABLE_EXTENSIONS`: their methods and resources reach the server they belong to):
-// for an id several declare, one settings object merged key by key — objects merged again, lists
-// joined without repeats, and for any other value the one of the server earlier in .mcp.json. An
-// extension mcpgate cannot route is not declared: the agent would be promised methods answered
-// "method not found".
-//
-// To a server: a per-agent or per-session server's own connection declares the extensions of the
-// agent (session) it is made for, as the agent declared them — the first session of an agent makes
-// its per-agent connection, and the others of that agent share it. A shared connection (one for all
-// agents, made before any agent arrives) cannot carry one agent's declaration; it declares only
-// what mcpgate itself carries intact whatever the agent: MCP Apps (its `ui://` resources and the
-// pointers to them are renamed and routed, catalog/ui-pointers.ts; its tools answer with content an
-// agent without a UI reads too, as the extension requires of them). The catalog connection of a
-// per-agent server (it only lists) declares the same.
+// `io.modelcontextprotocol/ui`), both ways through mcpgate: to an agent, the merge of what its ready
+// servers declare, of the extensions mcpgate can route (`ROUTABLE_EXTENSIONS`); to a server, what the
+// agent its connection is made for declared, or on a shared connection only what mcpgate carries
+// intact whatever the agent (MCP Apps). How the declarations merge, and why a shared connection
+// declares so little: src/gateway/README.md, "Extensions".
 
 import { SKILLS_EXTENSION } from '../../wire/skills.js';
 

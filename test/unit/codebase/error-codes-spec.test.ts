@@ -9,7 +9,11 @@ import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ERROR_CODES, rpcCodeOf, useDraftRateLimitedCode, GatewayError, type ErrorCode } from '../../../src/errors.js';
+import { rpcCodeOf, useDraftRateLimitedCode, GatewayError } from '../../../src/errors.js';
+import { errorRegistry } from '../../helpers/error-registry.js';
+
+/** A code of the registry: what a GatewayError carries. */
+type ErrorCode = GatewayError['code'];
 import { forModernAgent } from '../../../src/wire/modern-answers.js';
 
 /** The revision's "Error Codes" section (dist/test/unit/codebase → test/fixtures/spec). */
@@ -92,7 +96,7 @@ const SAME_MEANING: Partial<Record<ErrorCode, string>> = {
   MCPG_RESOURCE_NOT_FOUND: 'resource not found',
 };
 
-const entries = Object.entries(ERROR_CODES) as Array<[ErrorCode, { rpc: number }]>;
+const entries = errorRegistry().map(({ code, rpc }) => [code as ErrorCode, { rpc }] as const);
 
 void describe('the error registry against the codes the specification defines', { timeout: 5000 }, () => {
   afterEach(() => useDraftRateLimitedCode(false));
@@ -159,7 +163,7 @@ void describe('the error registry against the codes the specification defines', 
       assert.equal(sent.error.message, before.message);
       if (before.code === FORBIDDEN[0]!.code) assert.equal(sent.error.code, replacedBy);
       if (before.code === FORBIDDEN[1]!.code) {
-        assert.equal(sent.error.code, ERROR_CODES.MCPG_URL_ELICITATION_REQUIRED.rpc);
+        assert.equal(sent.error.code, rpcCodeOf('MCPG_URL_ELICITATION_REQUIRED'));
         assert.deepEqual(sent.error.data, { uri: 'x://y', code: 'MCPG_URL_ELICITATION_REQUIRED' });
       }
     }

@@ -159,27 +159,7 @@ function leftmost(name: ts.EntityName): string {
  * check fails on any export not listed here and on any entry that is no longer such an export, so
  * this list only shrinks; it is work still to do, not a set of exceptions to keep.
  */
-const TESTED_DIRECTLY: readonly string[] = [
-  'src/catalog/names.ts: assignNames',
-  'src/cli/compile-cache.ts: compileCacheDirectory',
-  'src/cli/compile-cache.ts: unsafeCacheReason',
-  'src/errors.ts: ERROR_CODES',
-  'src/errors.ts: ErrorCode',
-  'src/front/http/exchange.ts: hostAllowed',
-  'src/front/http/exchange.ts: repeatedHeader',
-  'src/gateway/gateway.ts: ConnectionFactory',
-  'src/gateway/modes/embeddings.ts: vectorsOf',
-  'src/gateway/modes/hybrid-ranking.ts: readCache',
-  'src/gateway/modes/search-mode.ts: MAX_FOUND',
-  'src/gateway/routing/tasks.ts: RELATED_TASK',
-  'src/search/task-search.ts: taskSteps',
-  'src/search/tool-index.ts: MAX_QUERY_TERMS',
-  'src/servers/connection.ts: DEFAULT_SUPERVISION',
-  'src/servers/connection.ts: SessionLike',
-  'src/servers/lists.ts: plainTool',
-  'src/servers/pool.ts: withHeaders',
-  'src/servers/transports/stdio/network-proxy.ts: allowListed',
-];
+const TESTED_DIRECTLY: readonly string[] = ['src/servers/connection.ts: DEFAULT_SUPERVISION', 'src/servers/connection.ts: SessionLike'];
 
 void describe('every export of src/ is used by another part of mcpgate', () => {
   void it(

@@ -1,16 +1,23 @@
 // The error registry (src/errors.ts): the JSON-RPC error object an agent sees — numeric code from
-// ERROR_CODES, the stable MCPG code in data.code, the server to blame, detail merged, never a stack.
+// the registry, the stable MCPG code in data.code, the server to blame, detail merged, never a stack.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ERROR_CODES, GatewayError, JSONRPC, asGatewayError, type ErrorCode } from '../../../src/errors.js';
+import { GatewayError, JSONRPC, asGatewayError } from '../../../src/errors.js';
+import { errorRegistry } from '../../helpers/error-registry.js';
+
+/** A code of the registry: what a GatewayError carries. */
+type ErrorCode = GatewayError['code'];
+/** The JSON-RPC code src/errors.ts registers for `code`. */
+const registered = (code: ErrorCode): number | undefined => errorRegistry().find((entry) => entry.code === code)?.rpc;
 
 void describe('GatewayError.toJsonRpc', { timeout: 5000 }, () => {
   void it('maps every code to its registered JSON-RPC code', { timeout: 5000 }, () => {
-    for (const code of Object.keys(ERROR_CODES) as ErrorCode[]) {
+    for (const { code: name, rpc } of errorRegistry()) {
+      const code = name as ErrorCode;
       const err = new GatewayError(code, 'm');
-      assert.equal(err.rpcCode, ERROR_CODES[code].rpc);
-      assert.deepEqual(err.toJsonRpc(), { code: ERROR_CODES[code].rpc, message: 'm', data: { code } });
+      assert.equal(err.rpcCode, rpc);
+      assert.deepEqual(err.toJsonRpc(), { code: rpc, message: 'm', data: { code } });
     }
   });
 
@@ -19,7 +26,7 @@ void describe('GatewayError.toJsonRpc', { timeout: 5000 }, () => {
     assert.equal(new GatewayError('MCPG_INVALID_REQUEST', 'x').rpcCode, JSONRPC.INVALID_REQUEST);
     const serverCodes = (
       ['MCPG_SERVER_UNAVAILABLE', 'MCPG_SERVER_TIMEOUT', 'MCPG_SERVER_BAD_RESPONSE', 'MCPG_SERVER_START_FAILED'] as const
-    ).map((c) => ERROR_CODES[c].rpc);
+    ).map(registered);
     assert.deepEqual(serverCodes, [-31011, -31012, -31013, -31014]);
   });
 

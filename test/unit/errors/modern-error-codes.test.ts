@@ -7,7 +7,7 @@
 
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ERROR_CODES, useDraftRateLimitedCode } from '../../../src/errors.js';
+import { rpcCodeOf, useDraftRateLimitedCode } from '../../../src/errors.js';
 import { FakeServer, kitchenSink } from '../../helpers/fake-server.js';
 import { httpFront, stdioFront, type InProcessHttp, type InProcessStdio } from '../../helpers/in-process.js';
 import { JSON_HEADERS } from '../../helpers/requests.js';
@@ -62,7 +62,7 @@ describe('a 2026-07-28 agent over HTTP', T, () => {
 
   it("gets a server's URL elicitation required as MCPG_URL_ELICITATION_REQUIRED, with the server's data", async () => {
     const got = await modern('tools/call', { name: 'web__connect', arguments: {} }, 'web__connect');
-    assert.equal(got.error?.code, ERROR_CODES.MCPG_URL_ELICITATION_REQUIRED.rpc, got.body);
+    assert.equal(got.error?.code, rpcCodeOf('MCPG_URL_ELICITATION_REQUIRED'), got.body);
     assert.deepEqual(got.error?.data, { ...ELICITATIONS, code: 'MCPG_URL_ELICITATION_REQUIRED' });
     assert.equal(got.error?.message, 'open the URL first');
   });
@@ -100,7 +100,7 @@ describe('agents of both eras over stdio', T, () => {
     const modern = await r.agent.error('resources/read', { uri: 'mcpgate://nobody/x', _meta: ENVELOPE });
     assert.equal(modern.code, -32602);
     const modernUrl = await r.agent.error('tools/call', { name: 'web__connect', arguments: {}, _meta: ENVELOPE });
-    assert.equal(modernUrl.code, ERROR_CODES.MCPG_URL_ELICITATION_REQUIRED.rpc);
+    assert.equal(modernUrl.code, rpcCodeOf('MCPG_URL_ELICITATION_REQUIRED'));
     assert.deepEqual(modernUrl.data.elicitations, ELICITATIONS.elicitations);
   });
 });

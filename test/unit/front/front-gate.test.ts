@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { FakeServer } from '../../helpers/fake-server.js';
 import { httpFront, type HeaderPairs, type InProcessHttp } from '../../helpers/in-process.js';
 import { JSON_HEADERS, initializeBody, makeToken } from '../../helpers/requests.js';
+import type { HttpFrontOptions } from '../../../src/front/http/options.js';
 
 const TIMEOUT = 10_000;
 
@@ -168,5 +169,122 @@ describe('HTTP gate with tokens: two Authorization headers, Host on /status', { 
     const asAgent = await gate.inject({ headers: { ...JSON_HEADERS, authorization: `Bearer ${ops.token}` }, body: initializeBody() });
     assert.equal(asAgent.status, 401);
     assert.match(JSON.stringify(asAgent.json), /admin's token/);
+  });
+});
+
+describe('HTTP gate: which Host values are served, and which headers may not be sent twice', { timeout: TIMEOUT }, () => {
+  /** The status of a GET /healthz with `host` as its Host header (undefined: none). */
+  const served = async (front: InProcessHttp, host: string | undefined): Promise<boolean> => {
+    const res = await front.inject({ method: 'GET', url: '/healthz', ...(host === undefined ? { noHost: true } : { headers: { host } }) });
+    if (res.status !== 200) assert.equal(codeOf(res.json), 'MCPG_HOST_FORBIDDEN', `${host}: ${res.body}`);
+    return res.status === 200;
+  };
+  const fronts: InProcessHttp[] = [];
+  // Off the loopback a gateway needs tokens; /healthz asks for none.
+  const rules = { agents: { bob: { tokens: [makeToken().hash], allow: { servers: ['*'] } } } };
+  const open = async (front: Partial<HttpFrontOptions>): Promise<InProcessHttp> => {
+    const started = await httpFront({ servers: [echo()], rules, front: { ...(front.host === undefined ? {} : { auth: 'on' }), ...front } });
+    fronts.push(started);
+    return started;
+  };
+
+  after(async () => {
+    for (const front of fronts) await front.close();
+  });
+
+  it('bound to loopback: loopback names with any port, and nothing else unless allowed', async () => {
+    const gate = await open({});
+    for (const host of ['localhost', 'localhost:8808', '127.0.0.1:8808', '127.1.2.3', '[::1]:8808', 'LOCALHOST:1', undefined])
+      assert.equal(await served(gate, host), true, String(host));
+    for (const host of [
+      'attacker.example:8808',
+      'localhost.attacker.example',
+      '10.0.0.1:8808',
+      '[fe80::1]:80',
+      '',
+      'local host',
+      'localhost:80:80',
+      '127.0.0.1.nip.io',
+    ])
+      assert.equal(await served(gate, host), false, host);
+  });
+
+  it('bound to another address: IP literals too, but names only when allowed (a bare name any port, name:port that port, * all)', async () => {
+    const open0 = await open({ host: '0.0.0.0' });
+    for (const host of ['10.0.0.1:8808', '192.168.1.5', '[2001:db8::1]:8808', 'localhost:8808'])
+      assert.equal(await served(open0, host), true, host);
+    assert.equal(await served(open0, 'gateway.internal:8808'), false);
+    const bare = await open({ host: '0.0.0.0', allowedHosts: ['gateway.internal'] });
+    assert.equal(await served(bare, 'gateway.internal:8808'), true, 'a bare name allows any port');
+    const withPort = await open({ host: '0.0.0.0', allowedHosts: ['gateway.internal:9000'] });
+    assert.equal(await served(withPort, 'gateway.internal:8808'), false, 'name:port allows that port only');
+    assert.equal(await served(withPort, 'gateway.internal:9000'), true);
+    const all = await open({ allowedHosts: ['*'] });
+    assert.equal(await served(all, 'anything.example'), true, '* turns the check off');
+  });
+
+  it('Host, Authorization, Origin, Mcp-Session-Id and X-Mcpgate-Agent sent twice are refused whatever their case; others may repeat', async () => {
+    const gate = await open({});
+    const twice = async (headers: HeaderPairs): Promise<string | undefined> => {
+      const res = await gate.inject({ method: 'GET', url: '/healthz', headers });
+      const found = /the (\S+) header was sent more than once/.exec(res.body)?.[1];
+      if (found !== undefined) assert.equal(res.status, 400, res.body);
+      return found;
+    };
+    assert.equal(
+      await twice([
+        ['Host', '127.0.0.1'],
+        ['Authorization', 'Bearer x'],
+        ['authorization', 'Bearer y'],
+      ]),
+      'authorization',
+    );
+    assert.equal(
+      await twice([
+        ['host', '127.0.0.1'],
+        ['HOST', 'b'],
+      ]),
+      'host',
+    );
+    assert.equal(
+      await twice([
+        ['Mcp-Session-Id', '1'],
+        ['mcp-session-id', '2'],
+      ]),
+      'mcp-session-id',
+    );
+    assert.equal(
+      await twice([
+        ['Origin', 'http://localhost'],
+        ['origin', 'http://localhost'],
+      ]),
+      'origin',
+    );
+    assert.equal(
+      await twice([
+        ['X-Mcpgate-Agent', 'a'],
+        ['x-mcpgate-agent', 'b'],
+      ]),
+      'x-mcpgate-agent',
+    );
+    const others = await gate.inject({
+      method: 'GET',
+      url: '/healthz',
+      headers: [
+        ['Accept', 'a'],
+        ['accept', 'b'],
+        ['Cookie', 'x'],
+        ['cookie', 'y'],
+      ],
+    });
+    assert.equal(others.status, 200, 'others may repeat');
+    assert.equal(
+      await twice([
+        ['Host', '127.0.0.1'],
+        ['Authorization', 'Bearer x'],
+        ['Origin', 'http://localhost'],
+      ]),
+      undefined,
+    );
   });
 });

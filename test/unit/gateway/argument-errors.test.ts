@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeServer } from '../../helpers/fake-server.js';
 import { stdioFront, type InProcessStdio } from '../../helpers/in-process.js';
-import { ERROR_CODES } from '../../../src/errors.js';
+import { rpcCodeOf } from '../../../src/errors.js';
 
 const TIMEOUT = 30_000;
 const MODERN = '2026-07-28';
@@ -66,7 +66,7 @@ for (const mode of ['aggregate', 'search'] as const)
 
       it(`${era}: mcpgate's own refusal of the arguments names the tool and gives its signature`, async () => {
         const err = await r.agent.error('tools/call', { name: 'g__push', arguments: { branch: 'main', force: 'yes' }, ...meta });
-        assert.equal(err.code, ERROR_CODES.MCPG_ARGUMENTS_INVALID.rpc);
+        assert.equal(err.code, rpcCodeOf('MCPG_ARGUMENTS_INVALID'));
         assert.match(String(err.message), /g__push: arguments\.force: expected boolean/);
         assert.ok(String(err.message).endsWith(`the tool takes ${PUSH_SIGNATURE}`), String(err.message));
         assert.equal(err.data.code, 'MCPG_ARGUMENTS_INVALID');

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { kitchenSink, type FakeServer } from '../../helpers/fake-server.js';
 import { stdioFront, until, type InProcessStdio } from '../../helpers/in-process.js';
-import { ERROR_CODES } from '../../../src/errors.js';
+import { rpcCodeOf } from '../../../src/errors.js';
 import type { AgentSession } from '../../../src/gateway/session/session.js';
 
 const TIMEOUT = 30_000;
@@ -58,7 +58,7 @@ describe('calls from inside the gateway, as the agent', { timeout: TIMEOUT }, ()
   it('answers an unknown tool with the error the agent would get', async () => {
     const answered = await session.callAsAgent({ name: 'sink__nope' });
     assert.ok('error' in answered, JSON.stringify(answered));
-    assert.equal(answered.error.code, ERROR_CODES.MCPG_TOOL_NOT_FOUND.rpc);
+    assert.equal(answered.error.code, rpcCodeOf('MCPG_TOOL_NOT_FOUND'));
   });
 
   it('is withdrawn from the gate when its signal aborts', async () => {
@@ -75,7 +75,7 @@ describe('calls from inside the gateway, as the agent', { timeout: TIMEOUT }, ()
     session.close();
     const answered = await session.callAsAgent({ name: 'sink__echo', arguments: { text: 'late' } });
     assert.ok('error' in answered, JSON.stringify(answered));
-    assert.equal(answered.error.code, ERROR_CODES.MCPG_SHUTTING_DOWN.rpc);
+    assert.equal(answered.error.code, rpcCodeOf('MCPG_SHUTTING_DOWN'));
     assert.equal(r.gateway.approvals.waiting, 0);
   });
 });

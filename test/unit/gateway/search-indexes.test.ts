@@ -3,13 +3,19 @@
 // an own catalog is searched only by whoever is given it; the embeddings client and the vector
 // cache take nothing read back on trust (gateway/modes/embeddings.ts, gateway/modes/hybrid-ranking.ts).
 
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Catalog } from '../../../src/catalog/catalog.js';
 import { SearchIndexes } from '../../../src/gateway/modes/search-indexes.js';
-import { EmbeddingsError, vectorsOf } from '../../../src/gateway/modes/embeddings.js';
-import { readCache } from '../../../src/gateway/modes/hybrid-ranking.js';
-import { FoundTools, MAX_FOUND, searchRequest } from '../../../src/gateway/modes/search-mode.js';
+import { EmbeddingsClient, EmbeddingsError } from '../../../src/gateway/modes/embeddings.js';
+import { HybridRanking } from '../../../src/gateway/modes/hybrid-ranking.js';
+import { FoundTools, searchRequest } from '../../../src/gateway/modes/search-mode.js';
+import { Logger } from '../../../src/observability/logger.js';
 import type { Tool } from '../../../src/wire/protocol.js';
 
 const tool = (name: string, description: string): Tool => ({ name, description, inputSchema: { type: 'object' } });
@@ -76,26 +82,52 @@ describe('search_tools input and the found set', () => {
     assert.equal(found.add(['a', 'b']), true);
     assert.equal(found.add(['a']), false);
     const revision = found.revision;
-    found.add(Array.from({ length: MAX_FOUND }, (_, i) => `t${i}`));
+    // Up to 200 tools, as docs/rules-and-identity.md says.
+    found.add(Array.from({ length: 200 }, (_, i) => `t${i}`));
     assert.equal(found.revision, revision + 1);
     const all = [...found];
-    assert.equal(all.length, MAX_FOUND);
+    assert.equal(all.length, 200);
     assert.ok(!all.includes('a') && !all.includes('b'));
   });
 });
 
 describe('embeddings: nothing read back is trusted', () => {
-  it("an endpoint's answer must hold one vector of finite numbers per input, all of one length", () => {
+  /** An embeddings endpoint on 127.0.0.1 that answers `answer(inputs)` as the body's text. */
+  let answer: (inputs: number) => string = () => '{}';
+  let endpoint: Server;
+  let client: EmbeddingsClient;
+  let dir: string;
+
+  before(async () => {
+    endpoint = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const { input } = JSON.parse(Buffer.concat(chunks).toString()) as { input: string[] };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(answer(input.length));
+      });
+    });
+    await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+    client = new EmbeddingsClient({ url: `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/v1`, model: 'm' });
+    dir = await mkdtemp(join(tmpdir(), 'mcpgate-vectors-'));
+  });
+
+  after(async () => {
+    await new Promise((resolve) => endpoint.close(resolve));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("an endpoint's answer must hold one vector of finite numbers per input, all of one length", async () => {
+    answer = () =>
+      JSON.stringify({
+        data: [
+          { index: 1, embedding: [0, 1] },
+          { index: 0, embedding: [1, 0] },
+        ],
+      });
     assert.deepEqual(
-      vectorsOf(
-        {
-          data: [
-            { index: 1, embedding: [0, 1] },
-            { index: 0, embedding: [1, 0] },
-          ],
-        },
-        2,
-      ).map((v) => [...v]),
+      (await client.embed(['a', 'b'])).map((v) => [...v]),
       [
         [1, 0],
         [0, 1],
@@ -116,17 +148,24 @@ describe('embeddings: nothing read back is trusted', () => {
         ],
       },
     ]) {
-      assert.throws(() => vectorsOf(body, 2), EmbeddingsError, JSON.stringify(body));
+      answer = () => JSON.stringify(body);
+      await assert.rejects(client.embed(['a', 'b']), EmbeddingsError, JSON.stringify(body));
     }
-    assert.throws(() => vectorsOf({ data: [{ embedding: [Number.NaN] }] }, 1), EmbeddingsError);
+    // JSON has no NaN; a number too large for a double reads back as Infinity, which is not finite either.
+    answer = () => '{"data":[{"embedding":[1e999]}]}';
+    await assert.rejects(client.embed(['a']), EmbeddingsError);
+    answer = () => '{"data":[{"embedding":[null]}]}';
+    await assert.rejects(client.embed(['a']), EmbeddingsError);
   });
 
-  it('the vector cache keeps only valid vectors of the model in use', () => {
+  it('the vector cache keeps only valid vectors of the model in use', async () => {
     const vec = (xs: number[]): string => Buffer.from(new Float32Array(xs).buffer).toString('base64');
     const digest = (c: string): string => c.repeat(43);
-    const into = new Map<string, Float32Array>();
-    const kept = readCache(
-      {
+    const file = join(dir, 'vectors.json');
+    const log = new Logger('error', () => undefined);
+    await writeFile(
+      file,
+      JSON.stringify({
         version: 1,
         model: 'm',
         vectors: {
@@ -137,17 +176,32 @@ describe('embeddings: nothing read back is trusted', () => {
           short: vec([1, 0]),
           [digest('e')]: 7,
         },
-      },
-      'm',
-      into,
+      }),
     );
-    assert.equal(kept, 1);
+    const ranking = new HybridRanking(client, file, log);
+    await ranking.load();
+    assert.equal(ranking.status().vectors, 1);
+    // A search embeds the tools and writes the cache back: the vector read is kept as a unit vector.
+    answer = (inputs) => JSON.stringify({ data: Array.from({ length: inputs }, () => ({ embedding: [1, 0] })) });
+    const { indexes } = setup();
+    await ranking.rank({ query: 'issue', limit: 5 }, [], { indexes, own: undefined, allow: () => true });
+    assert.equal(ranking.status().hybridSearches, 1);
+    await ranking.close();
+    const saved = JSON.parse(await readFile(file, 'utf8')) as { vectors: Record<string, string> };
+    const a = Buffer.from(saved.vectors[digest('a')]!, 'base64');
     assert.deepEqual(
-      [...into.get(digest('a'))!].map((x) => Math.round(x * 10) / 10),
+      [...new Float32Array(a.buffer, a.byteOffset, a.length / 4)].map((x) => Math.round(x * 10) / 10),
       [0.6, 0.8],
       'kept as a unit vector',
     );
-    assert.equal(readCache({ version: 1, model: 'other', vectors: { [digest('a')]: vec([1, 0]) } }, 'm', new Map()), 0);
-    assert.equal(readCache('garbage', 'm', new Map()), 0);
+    assert.equal(Object.keys(saved.vectors).length, 5, 'the vector read and one per tool');
+
+    for (const body of [{ version: 1, model: 'other', vectors: { [digest('a')]: vec([1, 0]) } }, 'garbage']) {
+      await writeFile(file, JSON.stringify(body));
+      const other = new HybridRanking(client, file, log);
+      await other.load();
+      assert.equal(other.status().vectors, 0, JSON.stringify(body));
+      await other.close();
+    }
   });
 });

@@ -5,14 +5,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { GatewayError } from '../../../src/errors.js';
-import {
-  TaskTable,
-  recordCreatedTask,
-  renameTaskAnswer,
-  taskOf,
-  tasksCapability,
-  RELATED_TASK,
-} from '../../../src/gateway/routing/tasks.js';
+import { TaskTable, recordCreatedTask, renameTaskAnswer, taskOf, tasksCapability } from '../../../src/gateway/routing/tasks.js';
+
+/** The key of a result's related task in `_meta`, as the specification names it. */
+const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
 void describe('TaskTable', { timeout: 5000 }, () => {
   void it('names each server task SERVER:ID, finds it for its owner only, and renames answers back', { timeout: 5000 }, () => {

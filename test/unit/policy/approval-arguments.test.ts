@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeServer } from '../../helpers/fake-server.js';
 import { stdioFront, until, type InProcessStdio } from '../../helpers/in-process.js';
-import { ERROR_CODES } from '../../../src/errors.js';
+import { rpcCodeOf } from '../../../src/errors.js';
 import { argumentMismatch } from '../../../src/policy/argument-shape.js';
 import { parseRules } from '../../../src/rules/load.js';
 import { approvalFor } from '../../../src/rules/approvals.js';
@@ -150,7 +150,7 @@ describe('call gate: arguments are checked against the schema before an approval
   it('refuses a value of another type than the schema says, and the server is not called', async () => {
     for (const force of ['true', 1, 'yes', 'on']) {
       const err = await r.agent.error('tools/call', { name: 'g__push', arguments: { branch: 'main', force } });
-      assert.equal(err.code, ERROR_CODES.MCPG_ARGUMENTS_INVALID.rpc, JSON.stringify(force));
+      assert.equal(err.code, rpcCodeOf('MCPG_ARGUMENTS_INVALID'), JSON.stringify(force));
       assert.match(String(err.message), /g__push: arguments\.force: expected boolean/);
       assert.deepEqual(err.data.code, 'MCPG_ARGUMENTS_INVALID');
     }
@@ -174,7 +174,7 @@ describe('call gate: arguments are checked against the schema before an approval
     assert.ok(await until(() => r.gateway.approvals.waiting === 1), '"yes" waits like true');
     const [pending] = await r.gateway.approvals.list();
     await r.gateway.approvals.decide(pending!.id, { approved: false, by: 'operator', reason: 'no' });
-    assert.equal((await held).code, ERROR_CODES.MCPG_CALL_DENIED.rpc);
+    assert.equal((await held).code, rpcCodeOf('MCPG_CALL_DENIED'));
     assert.equal(server.calls.filter((c) => c.name === 'loose').length, 0);
   });
 

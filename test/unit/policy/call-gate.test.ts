@@ -7,10 +7,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { kitchenSink, type FakeServer } from '../../helpers/fake-server.js';
 import { stdioFront, until, type InProcessStdio } from '../../helpers/in-process.js';
-import { ERROR_CODES } from '../../../src/errors.js';
+import { rpcCodeOf } from '../../../src/errors.js';
 
 const TIMEOUT = 30_000;
-const RATE_LIMITED = ERROR_CODES.MCPG_RATE_LIMITED.rpc;
+const RATE_LIMITED = rpcCodeOf('MCPG_RATE_LIMITED');
 
 const rules = {
   agents: {

@@ -8,9 +8,13 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseRules, type ServerRef } from '../../../src/rules/load.js';
 import { secretEnvNames } from '../../../src/config/child-env.js';
-import { credentialDigest, withHeaders } from '../../../src/servers/pool.js';
-import type { RemoteServerConfig } from '../../../src/config/types.js';
+import { credentialDigest, ConnectionPool } from '../../../src/servers/pool.js';
+import { Connection } from '../../../src/servers/connection.js';
+import type { RemoteServerConfig, ServerConfig } from '../../../src/config/types.js';
+import { silentLogger } from '../../../src/observability/logger.js';
 import { byPath, failure } from '../../helpers/config.js';
+import { FakeServer } from '../../helpers/fake-server.js';
+import { scope } from '../../helpers/route-parts.js';
 
 const FILE = '/srv/gateway-rules.json';
 const SERVERS: ServerRef[] = [
@@ -138,10 +142,41 @@ void describe('pool credentials', () => {
     sessions: 'per-agent',
   });
 
-  void it("an agent's header replaces a same-named entry header whatever its case; others stay", { timeout: 5000 }, () => {
-    const merged = withHeaders(config, { Authorization: 'Bearer mine' });
-    assert.deepEqual(merged.type === 'stdio' ? undefined : merged.headers, { 'X-Base': '1', Authorization: 'Bearer mine' });
-    assert.deepEqual(config.headers, { authorization: 'Bearer shared', 'X-Base': '1' }, 'the entry is untouched');
+  void it("an agent's header replaces a same-named entry header whatever its case; others stay", { timeout: 5000 }, async () => {
+    // The pool makes the agent's connection from the entry with the agent's headers in place.
+    const made: ServerConfig[] = [];
+    const pool = new ConnectionPool({
+      create: (cfg) => {
+        made.push(cfg);
+        const server = new FakeServer(cfg.name, { tools: [{ name: 'get' }] });
+        const hooks = {
+          notification: () => undefined,
+          serverRequest: () => undefined,
+          ready: () => Promise.resolve(),
+          interrupted: () => undefined,
+          lost: () => undefined,
+        };
+        return new Connection(cfg, hooks, silentLogger, {
+          startupTimeoutMs: 5000,
+          supervision: { retries: 0 },
+          transport: (_c, _l, events) => server.open(events),
+        });
+      },
+      busy: () => false,
+      log: silentLogger,
+    });
+    try {
+      await pool.get(config, scope('agent:a'), { agent: 'a', identified: true }, { Authorization: 'Bearer mine' });
+      await pool.get(config, scope('agent:b'), { agent: 'b', identified: true });
+      assert.deepEqual(
+        made.map((m) => (m.type === 'stdio' ? undefined : m.headers)),
+        [{ 'X-Base': '1', Authorization: 'Bearer mine' }, config.headers],
+        "the agent's headers, then the entry's for an agent without its own",
+      );
+      assert.deepEqual(config.headers, { authorization: 'Bearer shared', 'X-Base': '1' }, 'the entry is untouched');
+    } finally {
+      await pool.close();
+    }
   });
 
   void it('the key digest differs by value, not by order or name case, and does not hold the value', { timeout: 5000 }, () => {

@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ToolIndex, type SearchDoc } from '../../../src/search/tool-index.js';
-import { MAX_TASK_CHARS, searchTask, taskSteps } from '../../../src/search/task-search.js';
+import { MAX_TASK_CHARS, searchTask } from '../../../src/search/task-search.js';
 
 /** Most steps of a task searched on their own. */
 const MAX_STEPS = 8;
@@ -29,6 +29,24 @@ const index = (): ToolIndex => {
   return built;
 };
 const keys = (hits: readonly { key: string }[]): string[] => hits.map((hit) => hit.key);
+
+/** An index that records the queries it is asked: a task's whole text first, then each of its steps. */
+class RecordingIndex extends ToolIndex {
+  readonly queries: string[] = [];
+
+  override search(query: string, limit: number, allow?: (key: string) => boolean): ReturnType<ToolIndex['search']> {
+    this.queries.push(query);
+    return super.search(query, limit, allow);
+  }
+}
+
+/** The steps searchTask searched `text` by (none besides the whole text: a task of one step). */
+function stepsOf(text: string): string[] {
+  const recording = new RecordingIndex();
+  for (const doc of TOOLS) recording.upsert(doc);
+  searchTask(recording, text, 5);
+  return recording.queries.slice(1);
+}
 const TASK =
   'Find the latest papers on retrieval augmented generation, summarize them and post the summary papers list to the team channel.';
 
@@ -49,13 +67,13 @@ void describe('searchTask', { timeout: 10_000 }, () => {
   });
 
   void it('cuts a task at sentences, clauses and "and then"; a piece with no indexed word is no step', { timeout: 5000 }, () => {
-    const tools = index();
-    assert.deepEqual(taskSteps(tools, 'Read the file /tmp/a.txt. Then summarize it, and then post it to Slack; please.'), [
+    assert.deepEqual(stepsOf('Read the file /tmp/a.txt. Then summarize it, and then post it to Slack; please.'), [
       'Read the file /tmp/a.txt',
       'summarize it',
       'post it to Slack',
     ]);
-    assert.deepEqual(taskSteps(tools, '1. read the file\n2. get directions'), ['read the file', 'get directions']);
+    assert.deepEqual(stepsOf('1. read the file\n2. get directions'), ['read the file', 'get directions']);
+    assert.deepEqual(stepsOf('read the file'), [], 'a task of one step is one search');
   });
 
   void it('searches a task of one step exactly as ToolIndex.search does', { timeout: 5000 }, () => {
@@ -77,7 +95,8 @@ void describe('searchTask', { timeout: 10_000 }, () => {
     const tools = index();
     assert.ok(MAX_TASK_CHARS >= 20_000);
     const sentences = Array.from({ length: 4000 }, (_, i) => `Sentence ${i} reads a file and gets directions.`).join(' ');
-    assert.ok(taskSteps(tools, sentences).length <= MAX_STEPS);
+    assert.ok(stepsOf(sentences).length <= MAX_STEPS);
+    assert.ok(stepsOf(sentences).length > 1);
     const started = performance.now();
     const hits = searchTask(tools, `${sentences} Post the message to Slack.`, 5);
     assert.ok(performance.now() - started < 1000);

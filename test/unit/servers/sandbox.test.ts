@@ -14,7 +14,7 @@ import { parseServersConfig } from '../../../src/config/load.js';
 import type { SandboxSettings, StdioServerConfig } from '../../../src/config/types.js';
 
 import { sandboxLaunch } from '../../../src/servers/transports/stdio/sandbox-launch.js';
-import { allowListed, SandboxProxy } from '../../../src/servers/transports/stdio/network-proxy.js';
+import { SandboxProxy } from '../../../src/servers/transports/stdio/network-proxy.js';
 import { sandboxHint } from '../../../src/servers/transports/stdio/sandbox-hints.js';
 import { proposeSandbox } from '../../../src/cli/import/sandbox-proposal.js';
 import { runCheck } from '../../../src/cli/check.js';
@@ -238,14 +238,23 @@ describe('the network allow-list proxy', () => {
       s.on('error', () => resolve(got));
     });
 
-  it('matches host and port as listed, *.domain for subdomains only', () => {
-    const list = [{ host: '127.0.0.1', port: 80 }, { host: '*.example.org' }, { host: 'api.x.com' }];
-    assert.ok(allowListed(list, '127.0.0.1', 80));
-    assert.ok(!allowListed(list, '127.0.0.1', 81));
-    assert.ok(allowListed(list, 'a.example.org', 1));
-    assert.ok(!allowListed(list, 'example.org', 1));
-    assert.ok(!allowListed(list, 'evilexample.org', 1));
-    assert.ok(allowListed(list, 'API.X.COM', 443));
+  it('matches host and port as listed, *.domain for subdomains only, a name in any case', async () => {
+    const yes = await greeter('yes');
+    // The proxy resolves a name it lets through, so a wildcard is tried on an address, which needs no
+    // resolver: `*.0.0.1` covers 127.0.0.1 as `*.example.org` covers a.example.org.
+    const proxy = SandboxProxy.open([{ host: 'localhost', port: yes }, { host: '*.0.0.1' }, { host: '*.example.org' }]);
+    const through = (target: string): Promise<string> => ask(proxy.socket, `CONNECT ${target} HTTP/1.1\r\n\r\n`);
+    try {
+      await new Promise((r) => setTimeout(r, 50));
+      assert.match(await through(`LOCALHOST:${yes}`), /^HTTP\/1\.1 200 [^]*\r\n\r\nyes\n$/);
+      assert.match(await through(`localhost:${yes + 1}`), /^HTTP\/1\.1 403 /, 'another port than the listed one');
+      assert.match(await through(`127.0.0.1:${yes}`), /^HTTP\/1\.1 200 [^]*\r\n\r\nyes\n$/, 'a subdomain of the wildcard');
+      assert.match(await through('example.org:1'), /^HTTP\/1\.1 403 /, 'the wildcard is for subdomains only');
+      assert.match(await through('evilexample.org:1'), /^HTTP\/1\.1 403 /);
+      assert.deepEqual(proxy.denials, [`localhost:${yes + 1}`, 'example.org:1', 'evilexample.org:1']);
+    } finally {
+      proxy.close();
+    }
   });
 
   it('tunnels CONNECT and forwards one absolute-form request to a listed port; refuses the rest and remembers it', async () => {

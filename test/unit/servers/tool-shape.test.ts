@@ -1,12 +1,17 @@
 // The direct look at a listed tool (servers/lists.ts `plainTool`) that spares the tools/list schema
 // walk: it may accept only what the schema accepts. Every field of a realistic tool is replaced by
-// wrong and unusual values (and removed), and each variant the look accepts must pass the schema.
+// wrong and unusual values (and removed), and the list a server sends with each variant must be
+// taken exactly when the schema accepts the variant, refused (MCPG_SERVER_BAD_RESPONSE) otherwise.
 
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { plainTool } from '../../../src/servers/lists.js';
+import { GatewayError } from '../../../src/errors.js';
+import { silentLogger } from '../../../src/observability/logger.js';
+import { Connection } from '../../../src/servers/connection.js';
+import { fetchLists } from '../../../src/servers/lists.js';
 import { serverSchemas } from '../../../src/servers/sdk-schemas.js';
 import { realisticTool } from '../../../bench/bench-tool.js';
+import { FakeServer, stdioConfig } from '../../helpers/fake-server.js';
 
 const VALUES: unknown[] = [
   undefined,
@@ -50,22 +55,67 @@ function variants(base: Record<string, unknown>): unknown[] {
 }
 
 void describe('plainTool: the direct look at a listed tool', () => {
-  void it('accepts a realistic tool, so the schema walk is spared for one', () => {
+  /** What the server lists next: its answer to tools/list carries these tools as they are. */
+  let listed: unknown[] = [];
+  let conn: Connection;
+
+  before(async () => {
+    const server = new FakeServer('shape', { tools: [{ name: 'get' }] });
+    const hooks = {
+      notification: () => undefined,
+      serverRequest: () => undefined,
+      ready: () => Promise.resolve(),
+      interrupted: () => undefined,
+      lost: () => undefined,
+    };
+    conn = new Connection(stdioConfig('shape'), hooks, silentLogger, {
+      startupTimeoutMs: 5000,
+      supervision: { retries: 0 },
+      transport: (_config, _log, events) =>
+        server.open({
+          ...events,
+          line: (line, related) => {
+            const msg = JSON.parse(line) as { result?: { tools?: unknown } };
+            if (msg.result?.tools !== undefined) msg.result.tools = listed;
+            events.line(JSON.stringify(msg), related);
+          },
+        }),
+    });
+    assert.equal(await conn.start(), true);
+  });
+
+  after(async () => {
+    await conn.close();
+  });
+
+  /** Whether the gateway takes a list holding `tool` (false: refused as a bad response). */
+  const taken = async (tool: unknown): Promise<boolean> => {
+    listed = [tool];
+    try {
+      await fetchLists(conn, ['tools']);
+      return true;
+    } catch (err) {
+      if (err instanceof GatewayError && err.code === 'MCPG_SERVER_BAD_RESPONSE') return false;
+      throw err;
+    }
+  };
+
+  void it('takes a realistic tool', async () => {
     const tool = JSON.parse(JSON.stringify(realisticTool(3))) as unknown;
-    assert.equal(plainTool(tool), true);
+    assert.equal(await taken(tool), true);
     assert.equal(schemaAccepts(tool), true);
   });
 
-  void it('accepts nothing the tools/list schema rejects', () => {
+  void it('takes exactly what the tools/list schema accepts', async () => {
     const base = JSON.parse(JSON.stringify(realisticTool(7))) as Record<string, unknown>;
     let accepted = 0;
     let rejected = 0;
     for (const tool of variants(base)) {
-      if (plainTool(tool)) {
-        accepted++;
-        assert.equal(schemaAccepts(tool), true, `accepted by the look, rejected by the schema: ${JSON.stringify(tool)}`);
-      } else if (!schemaAccepts(tool)) rejected++;
+      const schema = schemaAccepts(tool);
+      assert.equal(await taken(tool), schema, `${schema ? 'accepted' : 'rejected'} by the schema: ${JSON.stringify(tool)}`);
+      if (schema) accepted++;
+      else rejected++;
     }
-    assert.ok(accepted > 20 && rejected > 20, `both sides exercised (${accepted} accepted, ${rejected} rejected by both)`);
+    assert.ok(accepted > 20 && rejected > 20, `both sides exercised (${accepted} accepted, ${rejected} rejected)`);
   });
 });

@@ -1,27 +1,11 @@
 // The client side of MCP Streamable HTTP (2025-11-25) for one remote server. Every message is a POST
 // to the MCP endpoint; a request's answer comes back as JSON or as an SSE stream whose messages belong
-// to that call (a server→client request on it is passed on as `related` to it), and a stream that
-// drops before the answer is resumed with GET + Last-Event-ID, given up after MAX_RESUMES
-// resumptions in a row that bring nothing (`readAnswer`).
-// Server-initiated messages come on a GET stream, reopened with Last-Event-ID while the session lives.
-// The session id assigned at initialize goes on every request, with the negotiated
-// `MCP-Protocol-Version` (both read from the initialize passing through); when the server forgets it (404) the
-// recorded initialize is replayed transparently and the message re-sent (it was never processed),
-// writes queueing meanwhile. An unreachable server ends the transport (`exit`), so the supervised
-// connection reconnects as for a stdio server that died.
-// A request to a server of the 2026-07-28 revision comes with its `ModernRoute`: it goes out with no
-// session id, with `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` instead, and is cancelled by
-// closing its stream (`abort`).
+// to that call, and server-initiated messages come on a GET stream. One class, `HttpTransport`, keeps
+// the remote session (its id, the negotiated protocol version, the re-initialize after a 404) and the
+// GET stream; the URL, the client, the state, the held writes and the endings are the remote core's
+// (remote-core.ts). Resumption, the session, a 2026-07-28 request's route and credentials:
+// src/servers/README.md, "Streamable HTTP".
 // https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http
-// https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#resumability-and-redelivery
-// https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management
-// One class, `HttpTransport`, keeps the remote session (its id, the negotiated protocol version, the
-// re-initialize after a 404) and the GET stream. Credentials are the connection's own
-// (servers/upstream-credentials.ts): read per request, made ready before a request when stale; a 401 refreshes once and
-// re-sends (the server refused it, so it never ran), and a second 401 or a failed refresh ends the
-// session with `MCPG_SERVER_NEEDS_LOGIN`. An HTTP error on a request is answered in the server's place
-// with a JSON-RPC error.
-// The URL, the client, the state, the held writes and the endings are the remote core's (remote-core.ts).
 
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { RemoteServerConfig } from '../../../config/types.js';

@@ -1,18 +1,9 @@
 // How a stdio server gets a process group of its own, so that a stop reaches what a wrapper (`npx`,
-// `uvx`) started (signals go to -pgid). Node offers only `detached`, which calls setsid(): a new
-// session as well as a new group. On Linux a new session is also a new scheduler autogroup
-// (kernel.sched_autogroup_enabled, on by default in most distributions), and every message between
-// mcpgate and a server in another autogroup pays for it: with the machine loaded, a `tools/call`
-// through mcpgate took 1.5–1.8× a byte relay whose server shares its session, and a relay whose
-// server was started with setsid was as slow as mcpgate (bench/RESULTS.md). So on Linux,
-// where the system Perl is at hand (Debian and Ubuntu always have it: perl-base is essential), the
-// server is started as `perl -e 'setpgrp; exec'`: its own group, mcpgate's session, and no process
-// left in between (exec keeps the pid, argv[0] is the configured command). Anywhere else, and
-// whenever something could make the two ways differ (a command not found, a relative PATH entry,
-// PERL* variables in the server's environment), it is `detached` as before: same group semantics,
-// same errors.
-// The launcher is `/usr/bin/perl`, given the command's resolved path. There is no smaller one:
-// util-linux has `setsid` but no `setpgid` tool.
+// `uvx`) started (signals go to -pgid). On Linux, where the system Perl is at hand, the server is
+// started as `perl -e 'setpgrp; exec'` (its own group, mcpgate's session, the same pid); anywhere
+// else, and whenever the two ways could differ (a command not found, a relative PATH entry, PERL*
+// variables in the server's environment), it is `detached`: same group semantics, same errors. Why
+// not `detached` everywhere: src/servers/README.md, "Process groups".
 
 import { accessSync, constants, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';

@@ -21,7 +21,7 @@ const MAX_DENIALS = 8;
 const MAX_SOCKETS = 512;
 
 /** Whether `host:port` is on `allowed`. */
-export function allowListed(allowed: readonly SandboxHost[], host: string, port: number): boolean {
+function allowListed(allowed: readonly SandboxHost[], host: string, port: number): boolean {
   const name = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
   return allowed.some((rule) => {
     if (rule.port !== undefined && rule.port !== port) return false;

@@ -1,25 +1,11 @@
-// One stdio server's child process: spawn it in its own process group (transports/stdio/group-launch.ts) with the environment
-// child-env.ts allows, frame its stdout into lines, send its stderr to the log (transports/stdio/stderr-log.ts: cut,
-// bounded, rate-limited), and stop it the way the MCP spec asks: close stdin, wait up to
-// 2 s, SIGTERM, wait, SIGKILL — always to the whole group, so wrappers such as `npx` or `uvx` cannot
-// leave grandchildren behind. The group is registered with process-groups.ts (the watchdog kills it
-// if mcpgate dies without a shutdown) until no member of it is left.
-//
-// The session ends when the leader exits *or* when stdout reaches EOF (a server that closed stdout
-// can never answer again). Either way the whole group is then stopped, also when the
-// leader exits on its own and leaves children holding its pipes.
-// The environment is a safe list or the entry's `inheritEnv` (never mcpgate's own secrets), plus the
-// entry's `env`. After the leader, members of the group that survive it (a wrapper's children) get
-// SIGTERM and SIGKILL too. `hurry()` (a signal during shutdown) skips to SIGTERM and SIGKILLs within
-// 1 s. On Linux liveness is read from `/proc`, so zombies waiting for init do not count as survivors.
-// For the moment between the spawn and the launcher's setpgrp the server is still in mcpgate's group:
-// a stop then signals its pid (ESRCH on the group), and `groupAlive` counts a leader that has not
-// exited.
-// A sandboxed entry runs inside bubblewrap (transports/stdio/sandbox-launch.ts), which is one more
-// wrapper in the same group; where no sandbox can be made it is not started at all
-// (MCPG_SANDBOX_UNAVAILABLE), never started unsandboxed. A network allow-list gets its filtering
-// proxy here, for as long as the group lives; when the server fails, the rule that likely stopped it
-// is logged and kept for /status (transports/stdio/sandbox-hints.ts).
+// One stdio server's child process: spawn it in its own process group (group-launch.ts) with the
+// environment child-env.ts allows, frame its stdout into lines, send its stderr to the log
+// (stderr-log.ts: cut, bounded, rate-limited), and stop it the way the MCP spec asks: close stdin,
+// wait up to 2 s, SIGTERM, wait, SIGKILL — always to the whole group, so wrappers such as `npx` or
+// `uvx` cannot leave grandchildren behind. The group is registered with process-groups.ts (the
+// watchdog kills it if mcpgate dies without a shutdown) until no member of it is left. When the
+// session ends, what survives the leader, the environment and a sandboxed entry: src/servers/README.md,
+// "Process groups" and "Sandboxes".
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';

@@ -3,14 +3,8 @@
 // nothing: the system's programs and libraries (`/usr`, `/etc`) read-only, a fresh `/proc` and
 // `/dev`, an empty private `/tmp` and home, then the server's working directory and `write` paths
 // read-write, its `read` paths, its preset's caches and the command's own installation read-only.
-// Everything else of the machine's files is absent, not merely unreadable.
-//
-// Supervision sees the sandbox as one more wrapper: bwrap runs in the server's process group (no
-// `--new-session`), so the group's SIGTERM and SIGKILL reach every process inside; `--unshare-pid`
-// makes the server's tree a PID namespace whose processes all die with its first one, and
-// `--die-with-parent` ends that one when bwrap dies. `/dev/tty` is /dev/null inside: without a new
-// session the server would otherwise share mcpgate's controlling terminal and could push input into
-// it (TIOCSTI). As root, bwrap would keep every capability for the server: `--cap-drop ALL`.
+// Everything else of the machine's files is absent, not merely unreadable. How supervision sees the
+// sandbox, and the terminal and capabilities kept from the server: src/servers/README.md, "Sandboxes".
 
 import { existsSync, realpathSync, lstatSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
