@@ -1,20 +1,11 @@
 // A connection: mcpgate's supervised link to one server, which never gives up for good. A lost
-// server session is noticed at once (its calls fail immediately), then it reconnects with full-jitter
-// backoff while a retry budget lasts — its tools stay listed meanwhile (a restart is no list change,
-// and a call gets a retryable "restarting" error, not "unknown tool"); when the budget is spent it
-// *parks* — its tools are withdrawn, it probes itself on a slow timer, and a revive signal (SIGHUP,
-// or a half-open breaker probe) brings it back at once. The budget resets only when a session proves
-// itself (a successful call, or staying up for `stableMs`), so a flapping server cannot respawn
-// forever at full speed. `MCPG_SERVER_NEEDS_LOGIN` parks at once (retries cannot help) until the
-// credentials' token file changes (a login) or SIGHUP.
-// States: `connecting → ready → (lost) → backoff → connecting … → parked`, `closed` at shutdown, `idle`
-// for a resting on-demand server (on-demand.ts keeps its waited start, calls and idle timer). Every
-// transition is in `transition()`; time comes from an injectable Clock. Hooks: a session lost while
-// serving that backs off calls `interrupted` (the server stays listed; calls get the retryable
-// "restarting" error from `unavailable()`), parking or closing a listed server calls `lost`
-// (withdraw) once. Calls go through the server's circuit breaker (breaker.ts), and a dual-era
-// server's 2025-era agents through its twin (era-twin.ts). Request ids come from one counter per
-// connection, so an id is never reused across sessions.
+// session is noticed at once, then it reconnects with full-jitter backoff while a retry budget lasts
+// (its tools stay listed; calls get a retryable "restarting" error); when the budget is spent it
+// *parks* (tools withdrawn, a slow self-probe, SIGHUP or a half-open breaker probe revives it).
+// States: `connecting → ready → (lost) → backoff → connecting … → parked`, `closed` at shutdown,
+// `idle` for a resting on-demand server. Every transition is in `transition()`; time comes from an
+// injectable Clock. Calls pass the circuit breaker (breaker.ts), and a paired dual-era server's
+// 2025-era agents its twin (era-twin.ts). The supervision rules are in this room's README.
 
 import type { ServerConfig } from '../config/types.js';
 import type { TransportFactory } from './transports/transport.js';
@@ -53,7 +44,7 @@ interface SupervisionOptions {
 /** What callers may override: any field, the breaker's fields one by one. */
 export type SupervisionSettings = Partial<Omit<SupervisionOptions, 'breaker'>> & { breaker?: Partial<BreakerOptions> };
 
-export const DEFAULT_SUPERVISION: SupervisionOptions = {
+const DEFAULT_SUPERVISION: SupervisionOptions = {
   retries: 5,
   backoffBaseMs: 250,
   backoffCapMs: 30_000,
@@ -95,7 +86,7 @@ interface ConnectionOptions {
 }
 
 /** What the connection needs of a session (ServerSession, or a fake in unit tests). */
-export interface SessionLike {
+interface SessionLike {
   readonly state: 'connecting' | 'ready' | 'failed' | 'closed';
   readonly info: ServerInfo | undefined;
   readonly pid?: number | undefined;

@@ -11,12 +11,6 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const HEADER_LINES = 12;
 
-/**
- * Headers still longer, to shorten (move their design detail to the room's README): the check fails
- * on a long header not listed and on an entry that is short now or gone, so this list only shrinks.
- */
-const STILL_LONG: readonly string[] = ['src/servers/connection.ts'];
-
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
     e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
@@ -35,21 +29,12 @@ export function headerLines(text: string): number {
 }
 
 void describe('file headers', () => {
-  void it(`every header of src/ is at most ${HEADER_LINES} lines, but those still to shorten`, { timeout: 10_000 }, () => {
+  void it(`every header of src/ is at most ${HEADER_LINES} lines`, { timeout: 10_000 }, () => {
     const long = sources(join(ROOT, 'src'))
       .filter((f) => headerLines(readFileSync(f, 'utf8')) > HEADER_LINES)
       .map((f) => relative(ROOT, f).split('\\').join('/'))
       .sort();
-    assert.deepEqual(
-      long.filter((f) => !STILL_LONG.includes(f)),
-      [],
-      `keep the header to what a reader needs to use the file; move the design to the room's README`,
-    );
-    assert.deepEqual(
-      STILL_LONG.filter((f) => !long.includes(f)),
-      [],
-      'short now (or gone): take it off STILL_LONG',
-    );
+    assert.deepEqual(long, [], `keep the header to what a reader needs to use the file; move the design to the room's README`);
   });
 
   void it('counts line comments, a block comment and nothing after the header', { timeout: 5000 }, () => {

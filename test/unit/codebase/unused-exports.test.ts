@@ -153,41 +153,26 @@ function leftmost(name: ts.EntityName): string {
   return ts.isIdentifier(name) ? name.text : leftmost(name.left);
 }
 
-/**
- * Exports that a unit test imports and no program file does: what is left to move to tests through
- * the code that uses them (a parser through its command, a limit through the refusal it causes). The
- * check fails on any export not listed here and on any entry that is no longer such an export, so
- * this list only shrinks; it is work still to do, not a set of exceptions to keep.
- */
-const TESTED_DIRECTLY: readonly string[] = ['src/servers/connection.ts: DEFAULT_SUPERVISION', 'src/servers/connection.ts: SessionLike'];
-
 void describe('every export of src/ is used by another part of mcpgate', () => {
-  void it(
-    'no export of src/ is imported by no other program file, and none only by tests beyond the list still to move',
-    { timeout: 120_000 },
-    () => {
-      const src = join(ROOT, 'src');
-      const program = [src, join(ROOT, 'bench'), join(ROOT, 'scripts')].flatMap(walk).map((f) => resolve(f));
-      const tests = walk(join(ROOT, 'test')).map((f) => resolve(f));
-      assert.ok(program.length > 200, `read ${program.length} program files`);
-      const unused = unusedExports(src, program, tests, publicFiles(ROOT));
-      const nowhere = unused.filter((u) => !u.byTests).map((u) => u.what);
-      assert.deepEqual(
-        nowhere,
-        [],
-        `${nowhere.length} exports are used by no program file nor test: drop the \`export\` (or the dead code):\n${nowhere.join('\n')}`,
-      );
-      const onlyTests = unused.filter((u) => u.byTests).map((u) => u.what);
-      const added = onlyTests.filter((w) => !TESTED_DIRECTLY.includes(w));
-      assert.deepEqual(
-        added,
-        [],
-        `exported only for a test: test it through what uses it instead (the list below only shrinks):\n${added.join('\n')}`,
-      );
-      const gone = TESTED_DIRECTLY.filter((w) => !onlyTests.includes(w));
-      assert.deepEqual(gone, [], `no longer exported only for a test: take it off TESTED_DIRECTLY:\n${gone.join('\n')}`);
-    },
-  );
+  void it('no export of src/ is imported by no other program file, and none only by tests', { timeout: 120_000 }, () => {
+    const src = join(ROOT, 'src');
+    const program = [src, join(ROOT, 'bench'), join(ROOT, 'scripts')].flatMap(walk).map((f) => resolve(f));
+    const tests = walk(join(ROOT, 'test')).map((f) => resolve(f));
+    assert.ok(program.length > 200, `read ${program.length} program files`);
+    const unused = unusedExports(src, program, tests, publicFiles(ROOT));
+    const nowhere = unused.filter((u) => !u.byTests).map((u) => u.what);
+    assert.deepEqual(
+      nowhere,
+      [],
+      `${nowhere.length} exports are used by no program file nor test: drop the \`export\` (or the dead code):\n${nowhere.join('\n')}`,
+    );
+    const onlyTests = unused.filter((u) => u.byTests).map((u) => u.what);
+    assert.deepEqual(
+      onlyTests,
+      [],
+      `exported only for a test: test it through the program code that uses it, then drop the \`export\`:\n${onlyTests.join('\n')}`,
+    );
+  });
 
   void it('the check follows imports, re-exports, namespaces and import() and ignores tests', { timeout: 60_000 }, () => {
     const dir = join(ROOT, 'test', 'fixtures', 'unused-exports');

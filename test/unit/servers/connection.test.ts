@@ -11,15 +11,12 @@ import { GatewayError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import type { ServerSession, SessionHooks } from '../../../src/servers/server-session.js';
 import type { CallSink, ServerInfo } from '../../../src/servers/session-types.js';
-import {
-  Connection,
-  DEFAULT_SUPERVISION,
-  type ConnectionHooks,
-  type SessionLike,
-  type SupervisionSettings,
-} from '../../../src/servers/connection.js';
+import { Connection, type ConnectionHooks, type SupervisionSettings } from '../../../src/servers/connection.js';
 import type { JsonRpcRequest } from '../../../src/wire/jsonrpc.js';
 import { FakeClock, flush } from '../../helpers/fake-clock.js';
+
+/** The session a connection drives, as its `sessionFactory` option has it. */
+type SessionLike = ReturnType<NonNullable<NonNullable<ConstructorParameters<typeof Connection>[3]>['sessionFactory']>>;
 
 const config: StdioServerConfig = {
   type: 'stdio',
@@ -209,15 +206,59 @@ async function started(supervision: SupervisionSettings = SUPERVISION) {
 }
 
 void describe('Connection (supervised)', () => {
-  void it('the defaults are the documented ones', { timeout: 5000 }, () => {
-    assert.deepEqual(DEFAULT_SUPERVISION, {
-      retries: 5,
-      backoffBaseMs: 250,
-      backoffCapMs: 30_000,
-      parkProbeMs: 60_000,
-      stableMs: 30_000,
-      breaker: { threshold: 3, cooldownMs: 30_000 },
-    });
+  void it('with no settings, a connection supervises by the documented defaults', { timeout: 5000 }, async () => {
+    // retries 5, backoff from 250 ms doubling (cap 30 s), a parked probe every 60 s, proven after 30 s up.
+    const r = rig({});
+    r.clock.randomValue = 0.999;
+    void r.conn.start();
+    const delays: number[] = [];
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      await r.failStart();
+      assert.equal(r.conn.nextStep, `retrying in ${r.conn.nextAttemptAt! - r.clock.now()} ms (attempt ${attempt + 1} of 5)`);
+      delays.push(r.conn.nextAttemptAt! - r.clock.now());
+      r.clock.advance(r.conn.nextAttemptAt! - r.clock.now());
+    }
+    assert.deepEqual(delays, [499, 999, 1998, 3996], 'floor(0.999 × 250·2^n)');
+    await r.failStart();
+    assert.equal(r.conn.state, 'parked', 'five attempts spend the default budget');
+    assert.equal(r.conn.nextAttemptAt! - r.clock.now(), 60_000);
+    r.clock.advance(60_000);
+    await r.ready();
+    assert.equal(r.conn.state, 'ready');
+    r.clock.advance(29_999);
+    assert.notEqual(r.conn.attempts, 0, 'not proven before 30 s up');
+    r.clock.advance(1);
+    assert.equal(r.conn.attempts, 0, 'proven after 30 s up: the budget is whole again');
+
+    // The cap: only a budget past five attempts reaches it.
+    const capped = rig({ retries: 10 });
+    capped.clock.randomValue = 0.999;
+    void capped.conn.start();
+    for (let attempt = 1; attempt <= 7; attempt++) {
+      await capped.failStart();
+      if (attempt < 7) capped.clock.advance(capped.conn.nextAttemptAt! - capped.clock.now());
+    }
+    assert.equal(capped.conn.nextAttemptAt! - capped.clock.now(), 29_970, 'floor(0.999 × min(30 000, 250·2^7))');
+  });
+
+  void it('with no settings, the breaker opens after 3 failed calls and admits a probe after 30 s', { timeout: 5000 }, async () => {
+    const r = rig({});
+    void r.conn.start();
+    await r.ready();
+    for (let i = 1; i <= 3; i++) {
+      assert.equal(r.conn.breaker.state, 'closed', `open after ${i - 1} failure(s)`);
+      r.last().outcome(false);
+    }
+    assert.equal(r.conn.breaker.state, 'open');
+    r.clock.advance(29_999);
+    const early = sink();
+    r.conn.forward(call(1), early.s);
+    assert.equal(early.got.failed[0]?.code, 'MCPG_SERVER_UNAVAILABLE', 'refused while open');
+    r.clock.advance(1);
+    const probe = sink();
+    r.conn.forward(call(2), probe.s);
+    assert.equal(probe.got.failed.length, 0);
+    assert.equal(r.conn.breaker.state, 'half-open', 'the call after the cooldown is its probe');
   });
 
   void describe('first start', () => {
