@@ -308,7 +308,7 @@ describe(
       audit = dir.file('audit.log');
       const args = ['--rules', rules, '--pins', 'off'];
       [onView, plain] = await Promise.all([
-        startGateway({ config, agent: 'coder', args: [...args, '--view', 'two', '--audit', audit] }),
+        startGateway({ config, agent: 'coder', args: [...args, '--view', 'two', '--mode', 'code', '--audit', audit] }),
         startGateway({ config, agent: 'coder', args }),
       ]);
     });
