@@ -342,10 +342,11 @@ export class CodeTools {
       tools.push(path);
     };
     for (const tool of this.callable()) add(this.pathOf(tool.catalog, tool));
-    const consider = (catalog: Catalog, publicName: string, entry: { server: string; original: string }, denied: boolean): void => {
+    // A listed tool the rules may deny (the allowed ones are in already): on a view, one it renames is unknown.
+    const consider = (catalog: Catalog, publicName: string, entry: { server: string; original: string }, listed: boolean): void => {
       if (view === undefined) return add(this.pathOf(catalog, { name: publicName, publicName, entry }));
       const onView = view.select(entry.server, entry.original);
-      if (onView === undefined || (denied && onView.name !== undefined)) return;
+      if (onView === undefined || (listed && onView.name !== undefined)) return;
       if (onView.name === undefined && view.renamed.has(publicName)) return;
       add(this.pathOf(catalog, { name: onView.name ?? publicName, publicName, entry, onView }));
     };
