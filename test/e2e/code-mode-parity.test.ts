@@ -6,12 +6,13 @@
 // the same answer when it runs), and the audit trail has a line for every inner call each run made,
 // refusals and unknown names included, naming the run. On a curated view a code-mode agent's tools
 // see the view's tools by its names, and a program's call goes through the view as a direct call
-// does: a fixed parameter set otherwise is refused alike, a hidden one set, a left-out tool unknown.
+// does: a fixed parameter set otherwise is refused alike, a hidden one set, a left-out tool unknown
+// (over stdio with `serve --view`, and over HTTP at /mcp/v/NAME to SDK agents of both eras).
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import type { Client } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
   cli,
   fixtureServer,
@@ -24,7 +25,7 @@ import {
   type GatewayProcess,
   type TempDir,
 } from '../helpers/gateway.js';
-import { makeToken, raw, writeRules } from '../helpers/http.js';
+import { connectAgent, makeToken, raw, writeRules } from '../helpers/http.js';
 
 const TIMEOUT = 120_000;
 /** The run's own wall time: shorter than the wait on a person below, which it must not count. */
@@ -244,6 +245,14 @@ describe('code mode: every refusal from code equals the direct call’s, and the
   });
 });
 
+/** The agent of the curated view's tests: code mode, one tool denied, one write code may call. */
+const CODER = {
+  allow: { servers: ['store'] },
+  deny: { tools: { store: ['slow'] } },
+  mode: 'code',
+  code: { allow: { store: ['write_note'] } },
+};
+
 describe(
   'code mode on a curated view: the view’s tools by its names, every call through the view as a direct one',
   { timeout: TIMEOUT },
@@ -252,6 +261,7 @@ describe(
     let onView: GatewayProcess;
     let plain: GatewayProcess;
     let audit: string;
+    let viewUrl: string;
     const runs: RunOutcome[] = [];
 
     async function run(code: string): Promise<RunOutcome> {
@@ -284,14 +294,8 @@ describe(
       dir = await tempDir();
       const config = await writeConfig(dir, { store: fixtureServer('code-tools-server') });
       const rules = await writeRules(dir, {
-        agents: {
-          coder: {
-            allow: { servers: ['store'] },
-            deny: { tools: { store: ['slow'] } },
-            mode: 'code',
-            code: { allow: { store: ['write_note'] } },
-          },
-        },
+        // The stdio agent, and over HTTP with --no-auth the same --agent.
+        agents: { coder: CODER },
         views: {
           two: {
             tools: {
@@ -309,8 +313,10 @@ describe(
       const args = ['--rules', rules, '--pins', 'off'];
       [onView, plain] = await Promise.all([
         startGateway({ config, agent: 'coder', args: [...args, '--view', 'two', '--mode', 'code', '--audit', audit] }),
-        startGateway({ config, agent: 'coder', args }),
+        startGateway({ config, agent: 'coder', args: [...args, '--stdio', '--http', '127.0.0.1:0', '--no-auth'] }),
       ]);
+      const listening = await plain.waitForLog((l) => String(l.msg).startsWith('mcpgate listening on'));
+      viewUrl = String(listening.url).replace(/\/mcp$/, '/mcp/v/two');
     });
 
     after(async () => {
@@ -402,6 +408,30 @@ describe(
       );
       const key = (e: unknown[]): string => JSON.stringify(e);
       assert.deepEqual(inner.map(key).sort(), expected.map(key).sort());
+    });
+
+    it('over HTTP at /mcp/v/NAME, SDK agents of both eras get code mode over the view, its fixed parameter held', async () => {
+      const program =
+        'const two = (await tools.store.list_items({})).structuredContent.items.length;' +
+        " try { await tools.store.list_items({count: 5}); return [two, 'made']; } catch (e) { return [two, e.code]; }";
+      for (const era of ['2025', '2026-07-28'] as const) {
+        const client =
+          era === '2025'
+            ? (await connectAgent(viewUrl)).client
+            : new Client({ name: 'mcpgate-code-view-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+        if (era !== '2025') await client.connect(new StreamableHTTPClientTransport(new URL(viewUrl)));
+        try {
+          assert.deepEqual(
+            (await client.listTools()).tools.map((t) => t.name),
+            ['search_tools', 'describe_tools', 'run_code'],
+            era,
+          );
+          const out = (await client.callTool({ name: 'run_code', arguments: { code: program } })).structuredContent as RunOutcome;
+          assert.deepEqual(out.value, [2, 'MCPG_INVALID_PARAMS'], era);
+        } finally {
+          await client.close();
+        }
+      }
     });
 
     it('off the view (no fixed parameter) a program gets what a direct call gets', async () => {
