@@ -275,8 +275,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         const view = str('view');
         if (view !== undefined && httpText !== undefined)
           throw usage('--view is for the stdio agent; over HTTP each view of the rules file is served at /mcp/v/NAME');
-        if (view !== undefined && mode !== 'aggregate')
-          throw usage(`--view shows the view's tools themselves; it cannot be combined with --mode ${mode}`);
+        if (view !== undefined && mode !== 'aggregate' && mode !== 'code')
+          throw usage(`--view shows the view's tools themselves (or code mode's over them); it cannot be combined with --mode ${mode}`);
         if (view !== undefined && rulesFile === undefined)
           throw usage('--view names a view of the rules file: give --rules (or MCPGATE_RULES)');
         const embeddingsUrl = str('embeddings-url') ?? env.MCPGATE_EMBEDDINGS_URL;

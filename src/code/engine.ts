@@ -26,8 +26,12 @@ interface WasmModule {
   readonly [wasmModuleBrand]: never;
 }
 declare const wasmModuleBrand: unique symbol;
+interface WasmInstance {
+  readonly exports: Record<string, unknown>;
+}
 interface WasmApi {
   compile(bytes: Uint8Array): Promise<WasmModule>;
+  Instance: new (module: WasmModule, imports: unknown) => WasmInstance;
   Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory;
   RuntimeError: new () => Error;
 }
@@ -52,7 +56,7 @@ const STACK_BYTES = 256 * 1024;
 let compiled: Promise<WasmModule> | undefined;
 
 /** Emscripten's own output hooks (not in the loader's declared options, but read by its module). */
-const QUIET = { print: (): void => undefined, printErr: (): void => undefined } as CustomizeVariantOptions['emscriptenModule'];
+const QUIET = { print: (): void => undefined, printErr: (): void => undefined };
 
 /** The engine's WebAssembly module, compiled on first use and shared by every run after. */
 function engineModule(): Promise<WasmModule> {
@@ -85,15 +89,19 @@ export async function newEngine(heapBytes: number): Promise<Engine> {
   const wasmModule = await engineModule();
   const maximum = Math.max(ENGINE_PAGES, Math.ceil((heapBytes + ENGINE_OVERHEAD_BYTES) / PAGE));
   const memory = new wasm.Memory({ initial: ENGINE_PAGES, maximum });
-  const quickjs = await newQuickJSWASMModuleFromVariant(
-    newVariant(releaseSync, {
-      wasmModule,
-      wasmMemory: memory,
-      // The engine prints only when it aborts (a broken instance, which the run then drops): keep
-      // that off the gateway's stdout, which may be an agent's stdio channel.
-      emscriptenModule: QUIET,
-    }),
-  );
+  const emscriptenModule = {
+    // The engine prints only when it aborts (a broken instance, which the run then drops): keep
+    // that off the gateway's stdout, which may be an agent's stdio channel.
+    ...QUIET,
+    // The module compiled once, instantiated at once (with this run's memory among its imports):
+    // no wait on an asynchronous instantiation's task.
+    instantiateWasm: (imports: unknown, onSuccess: (instance: WasmInstance, module: WasmModule) => void) => {
+      const instance = new wasm.Instance(wasmModule, imports);
+      onSuccess(instance, wasmModule);
+      return instance.exports;
+    },
+  } as unknown as CustomizeVariantOptions['emscriptenModule'];
+  const quickjs = await newQuickJSWASMModuleFromVariant(newVariant(releaseSync, { wasmMemory: memory, emscriptenModule }));
   const runtime = quickjs.newRuntime();
   runtime.setMemoryLimit(heapBytes);
   runtime.setMaxStackSize(STACK_BYTES);

@@ -61,7 +61,13 @@ function toAnswer(outcome: InnerOutcome, tool: ProgramTool | undefined): Answer 
 /** The result with each binary content block (and each binary embedded resource) as a descriptor. */
 function withDescriptors(result: unknown): unknown {
   if (!isRecord(result) || !Array.isArray(result.content)) return result;
+  // Most results carry no binary block: they go as they are, without a copy.
+  if (!result.content.some(isBinary)) return result;
   return { ...result, content: result.content.map(describeBlock) };
+}
+
+function isBinary(block: unknown): boolean {
+  return describeBlock(block) !== block;
 }
 
 function describeBlock(block: unknown): unknown {

@@ -13,12 +13,14 @@ export const PROGRAM_PREFIX = '(async function () {';
 export const PROGRAM_SUFFIX = '\n})()';
 
 /**
- * A function expression taking (hostCall, hostLog, toolsJson, consoleBytes) and returning [finish, describe]:
- * - hostCall(name, argsJson) → a promise of the answer's JSON text;
+ * A function expression taking (hostCall, hostLog, toolsJson, consoleBytes) and returning [finish, describe, deliver]:
+ * - hostCall(name, argsJson) → the call's number, by which its answer comes back (`deliver`);
  * - hostLog(level, text) → how many more bytes of console the host will keep (0: no more);
  * - toolsJson: [[name, server, tool], …];
  * - finish(value, limit) → '' for no value, else "<length>:<JSON text cut to limit + 1 characters>";
- * - describe(thrown) → JSON text {name, message, stack, code, server, tool}, each read defensively.
+ * - describe(thrown) → JSON text {name, message, stack, code, server, tool}, each read defensively;
+ * - deliver(number, answerJson) settles that call's promise with the answer's JSON text (a promise
+ *   made and kept here, in the sandbox: the host hands in two primitives per answer, nothing more).
  * It takes the built-ins it relies on before the program runs, so a program that replaces
  * `JSON` or `Error` changes only its own view of them.
  */
@@ -26,6 +28,10 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, toolsJson, conso
   'use strict';
   const parse = JSON.parse, stringify = JSON.stringify, create = Object.create, freeze = Object.freeze;
   const defineProperty = Object.defineProperty, ErrorType = Error, TypeErrorType = TypeError, StringType = String;
+  const PromiseType = Promise;
+  // The calls waiting for their answer, by number: a record without a prototype, which no change a
+  // program makes to the built-ins reaches.
+  const waiting = create(null);
 
   delete globalThis.Atomics;
   delete globalThis.SharedArrayBuffer;
@@ -47,7 +53,8 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, toolsJson, conso
     if (typeof name !== 'string') throw new TypeErrorType('tools.call(name, args) takes the exact tool name, such as "server__tool"');
     const text = args === undefined ? '{}' : stringify(args);
     if (typeof text !== 'string') throw new TypeErrorType('the arguments of ' + name + ' are not a JSON value');
-    const answer = parse(await hostCall(name, text));
+    const id = hostCall(name, text);
+    const answer = parse(await new PromiseType(function (resolve) { waiting[id] = resolve; }));
     if (answer.ok) return answer.result;
     throw failure(site, answer);
   }
@@ -123,5 +130,12 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, toolsJson, conso
     });
   }
 
-  return [finish, describe];
+  function deliver(id, text) {
+    const resolve = waiting[id];
+    if (resolve === undefined) return;
+    delete waiting[id];
+    resolve(text);
+  }
+
+  return [finish, describe, deliver];
 })`;

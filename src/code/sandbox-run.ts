@@ -10,7 +10,7 @@
 // limit, when the program's promise settles, when it awaits something nothing can settle, or when
 // it is stopped.
 
-import type { QuickJSDeferredPromise, QuickJSHandle } from 'quickjs-emscripten-core';
+import type { QuickJSHandle } from 'quickjs-emscripten-core';
 import { type Engine, isEngineTrap } from './engine.js';
 import { sandboxAnswer, type SandboxAnswer } from './inner-answer.js';
 import type { CodeLimits, InnerCallRecord, InnerOutcome, ProgramOutcome, ProgramTool } from './program.js';
@@ -36,7 +36,6 @@ interface InnerCall {
   name: string;
   args: unknown;
   tool: ProgramTool | undefined;
-  deferred: QuickJSDeferredPromise;
   /** When the program called it (it may then wait in the queue). */
   called: number;
   /** Its arguments nest deeper than a direct call's message may: refused as that call would be. */
@@ -84,6 +83,7 @@ export class SandboxRun {
   private main: QuickJSHandle | undefined;
   private finishFn: QuickJSHandle | undefined;
   private describeFn: QuickJSHandle | undefined;
+  private deliverFn: QuickJSHandle | undefined;
 
   private inEngine = false;
   private stopped: Stop | undefined;
@@ -143,6 +143,7 @@ export class SandboxRun {
       if (helpers.error !== undefined) return undefined;
       this.finishFn = context.getProp(helpers.value, 0);
       this.describeFn = context.getProp(helpers.value, 1);
+      this.deliverFn = context.getProp(helpers.value, 2);
       return context.evalCode(PROGRAM_PREFIX + code + PROGRAM_SUFFIX, PROGRAM_FILE);
     });
     if (started === undefined) {
@@ -213,13 +214,15 @@ export class SandboxRun {
     }
   }
 
-  /** The program called a tool: a deferred promise now, the call itself once the engine is left. */
+  /**
+   * The program called a tool: its number now (the prelude keeps the promise of its answer), the call
+   * itself once the engine is left. A call not made (the run is stopping) is never answered.
+   */
   private hostCall(nameHandle: QuickJSHandle, argsHandle: QuickJSHandle): QuickJSHandle | undefined {
     // What this function throws would reach the program with the host's message: nothing may.
     try {
       const { context } = this.engine;
-      const deferred = context.newPromise();
-      if (this.stopped !== undefined) return deferred.handle;
+      if (this.stopped !== undefined) return undefined;
       const name = context.getString(nameHandle);
       const text = context.getString(argsHandle);
       this.started += 1;
@@ -228,7 +231,7 @@ export class SandboxRun {
           code: 'MCPG_CODE_TOO_MANY_CALLS',
           message: `the program started more than its limit of ${this.limits.innerCalls} inner calls and was stopped at ${name}`,
         };
-        return deferred.handle;
+        return undefined;
       }
       const size = Buffer.byteLength(text);
       if (size > this.limits.innerResultBytes) {
@@ -236,15 +239,15 @@ export class SandboxRun {
           code: 'MCPG_CODE_TOO_LARGE',
           message: `the arguments of ${name} are ${size} bytes of JSON, over the ${this.limits.innerResultBytes}-byte limit`,
         };
-        return deferred.handle;
+        return undefined;
       }
       const args = parseFromSandbox(text);
       // A direct call's arguments sit two levels down in its message, which may nest `maxDepth` deep.
       const depth = this.request.maxDepth - 2;
       const tooDeep = text.length > 2 * depth && nestedDeeperThan(args, depth);
       const id = this.started;
-      this.queue.push({ id, name, args, tool: this.tools.get(name), deferred, called: performance.now(), tooDeep });
-      return deferred.handle;
+      this.queue.push({ id, name, args, tool: this.tools.get(name), called: performance.now(), tooDeep });
+      return context.newNumber(id);
     } catch {
       this.stopped ??= { code: 'MCPG_INTERNAL', message: 'the sandbox failed while starting an inner call' };
       return undefined;
@@ -318,9 +321,13 @@ export class SandboxRun {
       return;
     }
     this.drive(() => {
-      const text = this.engine.context.newString(answer.json);
-      call.deferred.resolve(text);
+      const { context } = this.engine;
+      const id = context.newNumber(call.id);
+      const text = context.newString(answer.json);
+      const delivered = context.callFunction(this.deliverFn!, context.undefined, id, text);
+      id.dispose();
       text.dispose();
+      (delivered.error ?? delivered.value).dispose();
     });
   }
 

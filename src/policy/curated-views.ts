@@ -4,9 +4,10 @@
 // back into the catalog's public name and the server's own arguments. The rules and the pins still
 // judge the call by the tool's real name and definition (router.ts): a view never widens anything.
 // `viewList` makes the view's tools list from the items the rules let the agent see
-// (`AgentViews.encodedOn`); `viewTarget` turns a call by the view's name back into the public name,
-// and `viewArguments` gives the server's arguments. `AgentSession.callOnView` uses them before the
-// ordinary `callTool`, so the router, rules and pins judge the real tool.
+// (`AgentViews.encodedOn`; code mode's tools on a view show the same `viewSelection`); `viewTarget`
+// turns a call by the view's name back into the public name, and `viewArguments` gives the server's
+// arguments. `Calls.callOnView` uses them before routing (a direct call and a program's inner call
+// alike), so the router, rules and pins judge the real tool.
 
 import { GatewayError } from '../errors.js';
 import type { CompiledView, ViewTool } from '../rules/views.js';
@@ -31,28 +32,49 @@ export const REMOVED_VIEW: CompiledView = Object.freeze({
 
 /**
  * What an agent on `view` is shown of one list: tools the view selects, as it presents them; resources,
- * templates and prompts only of the servers the view names. Two tools the view would show under one
- * name: the renamed one wins (the view said so), the other is left out.
+ * templates and prompts only of the servers the view names.
  */
 export function viewList(view: CompiledView, kind: ListKind, items: readonly SeenItem[]): unknown[] {
   if (kind !== 'tools') return items.filter((i) => view.servers.has(i.server)).map((i) => i.item);
-  const out: Record<string, unknown>[] = [];
+  return viewSelection(view, items).map((s) => presented(s.entry, s.seen.item as Record<string, unknown>));
+}
+
+/** A tool a view shows: what it was made from, the view's entry for it, and the name the view shows it by. */
+interface ViewSelected<T extends SeenItem> {
+  readonly seen: T;
+  readonly entry: ViewTool;
+  readonly name: string;
+}
+
+/**
+ * The tools a view shows of `items` (the tools the agent's rules let it see), in their order. Two tools
+ * the view would show under one name: the renamed one wins (the view said so), the other is left out.
+ * The tools list and code mode's tools on a view (their declarations, search and a program's names) are
+ * both made from this, so they show the same tools by the same names.
+ */
+export function viewSelection<T extends SeenItem>(view: CompiledView, items: readonly T[]): ViewSelected<T>[] {
+  const out: ViewSelected<T>[] = [];
   const taken = new Set(view.renamed.keys());
-  for (const { server, original, item } of items) {
-    const entry = original === undefined ? undefined : view.select(server, original);
+  for (const seen of items) {
+    const entry = seen.original === undefined ? undefined : view.select(seen.server, seen.original);
     if (entry === undefined) continue;
-    const tool = item as Record<string, unknown>;
-    if (entry.name === undefined) {
-      if (taken.has(tool.name as string)) continue;
-      taken.add(tool.name as string);
+    let name = entry.name;
+    if (name === undefined) {
+      name = (seen.item as Record<string, unknown>).name as string;
+      if (taken.has(name)) continue;
+      taken.add(name);
     }
-    out.push(presented(entry, tool));
+    out.push({ seen, entry, name });
   }
   return out;
 }
 
-/** The tool as the view presents it: a copy; the catalog's object is shared by every agent. */
-function presented(entry: ViewTool, tool: Record<string, unknown>): Record<string, unknown> {
+/**
+ * The tool as the view presents it: a copy; the catalog's object is shared by every agent. A fixed
+ * parameter is shown as a `const` of its value, or left out with `fixed: 'left out'` (code mode's
+ * declarations: a program need not, and may not otherwise, set it).
+ */
+export function presented(entry: ViewTool, tool: Record<string, unknown>, fixed: 'const' | 'left out' = 'const'): Record<string, unknown> {
   if (entry.name === undefined && entry.description === undefined && entry.appendDescription === undefined && entry.params.size === 0)
     return tool;
   const out: Record<string, unknown> = { ...tool };
@@ -62,12 +84,12 @@ function presented(entry: ViewTool, tool: Record<string, unknown>): Record<strin
     out.description =
       entry.appendDescription === undefined ? base : base === '' ? entry.appendDescription : `${base}\n\n${entry.appendDescription}`;
   }
-  if (entry.params.size > 0) out.inputSchema = fixedSchema(entry, tool.inputSchema);
+  if (entry.params.size > 0) out.inputSchema = fixedSchema(entry, tool.inputSchema, fixed === 'left out');
   return out;
 }
 
-/** A fixed parameter is shown as a `const` of its value; a hidden one is not shown at all. */
-function fixedSchema(entry: ViewTool, schema: unknown): unknown {
+/** A fixed parameter is shown as a `const` of its value (or left out, as a hidden one always is). */
+function fixedSchema(entry: ViewTool, schema: unknown, leaveOutFixed: boolean): unknown {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return schema;
   const source = schema as Record<string, unknown>;
   const props =
@@ -76,7 +98,7 @@ function fixedSchema(entry: ViewTool, schema: unknown): unknown {
       : {};
   const properties: Record<string, unknown> = { ...props };
   for (const [param, fixed] of entry.params) {
-    if (fixed.hidden) delete properties[param];
+    if (fixed.hidden || leaveOutFixed) delete properties[param];
     else {
       const was = properties[param];
       properties[param] = {
@@ -88,7 +110,9 @@ function fixedSchema(entry: ViewTool, schema: unknown): unknown {
   }
   const out: Record<string, unknown> = { ...source, properties };
   if (Array.isArray(source.required)) {
-    const required = source.required.filter((name) => !(typeof name === 'string' && entry.params.get(name)?.hidden === true));
+    const required = source.required.filter(
+      (name) => !(typeof name === 'string' && entry.params.has(name) && (leaveOutFixed || entry.params.get(name)!.hidden)),
+    );
     if (required.length > 0) out.required = required;
     else delete out.required;
   }

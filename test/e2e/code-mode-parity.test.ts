@@ -4,13 +4,15 @@
 // call waiting for approval that is then approved, denied or left to expire, and arguments that are
 // not an object — a program's call ends as the same agent's direct call does (the same MCPG_* code,
 // the same answer when it runs), and the audit trail has a line for every inner call each run made,
-// refusals and unknown names included, naming the run. A curated view's fixed parameter cannot be
-// escaped through code: a session on a view is served the view, without run_code.
+// refusals and unknown names included, naming the run. On a curated view a code-mode agent's tools
+// see the view's tools by its names, and a program's call goes through the view as a direct call
+// does: a fixed parameter set otherwise is refused alike, a hidden one set, a left-out tool unknown
+// (over stdio with `serve --view`, and over HTTP at /mcp/v/NAME to SDK agents of both eras).
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import type { Client } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
   cli,
   fixtureServer,
@@ -23,7 +25,7 @@ import {
   type GatewayProcess,
   type TempDir,
 } from '../helpers/gateway.js';
-import { makeToken, raw, writeRules } from '../helpers/http.js';
+import { connectAgent, makeToken, raw, writeRules } from '../helpers/http.js';
 
 const TIMEOUT = 120_000;
 /** The run's own wall time: shorter than the wait on a person below, which it must not count. */
@@ -243,53 +245,204 @@ describe('code mode: every refusal from code equals the direct call’s, and the
   });
 });
 
-describe('code mode and a curated view’s fixed parameter', { timeout: TIMEOUT }, () => {
-  let dir: TempDir;
-  let onView: GatewayProcess;
-  let plain: GatewayProcess;
+/** The agent of the curated view's tests: code mode, one tool denied, one write code may call. */
+const CODER = {
+  allow: { servers: ['store'] },
+  deny: { tools: { store: ['slow'] } },
+  mode: 'code',
+  code: { allow: { store: ['write_note'] } },
+};
 
-  before(async () => {
-    dir = await tempDir();
-    const config = await writeConfig(dir, { store: fixtureServer('code-tools-server') });
-    const rules = await writeRules(dir, {
-      agents: { coder: { allow: { servers: ['store'] }, mode: 'code' } },
-      views: { two: { tools: { store: { list_items: { params: { count: { value: 2 } } } } } } },
+describe(
+  'code mode on a curated view: the view’s tools by its names, every call through the view as a direct one',
+  { timeout: TIMEOUT },
+  () => {
+    let dir: TempDir;
+    let onView: GatewayProcess;
+    let plain: GatewayProcess;
+    let audit: string;
+    let viewUrl: string;
+    const runs: RunOutcome[] = [];
+
+    async function run(code: string): Promise<RunOutcome> {
+      const out = (await onView.client.callTool({ name: 'run_code', arguments: { code } })).structuredContent as RunOutcome;
+      runs.push(out);
+      return out;
+    }
+
+    /** What the same agent's direct call on the view ends with: its refusal, or its structured answer. */
+    async function direct(name: string, args: unknown): Promise<unknown> {
+      try {
+        const result = await onView.client.request({ method: 'tools/call', params: { name, arguments: args } } as never);
+        return { answer: (result as { structuredContent?: unknown }).structuredContent };
+      } catch (err) {
+        const e = err as { message: string; data?: { code?: unknown } };
+        return { code: e.data?.code, message: e.message };
+      }
+    }
+
+    /** What a program's call of the same name and arguments ends with, in the same terms. */
+    async function fromCode(name: string, args: unknown): Promise<unknown> {
+      const out = await run(
+        `try { return { answer: (await tools.call(${JSON.stringify(name)}, ${JSON.stringify(args)})).structuredContent }; } catch (e) { return { code: e.code, message: e.message }; }`,
+      );
+      assert.equal(out.error, undefined, JSON.stringify(out.error));
+      return out.value;
+    }
+
+    before(async () => {
+      dir = await tempDir();
+      const config = await writeConfig(dir, { store: fixtureServer('code-tools-server') });
+      const rules = await writeRules(dir, {
+        // The stdio agent, and over HTTP with --no-auth the same --agent.
+        agents: { coder: CODER },
+        views: {
+          two: {
+            tools: {
+              store: {
+                list_items: { params: { count: { value: 2 } } },
+                echo: { name: 'echo_tagged', description: 'Echoes, tagged by the view.', params: { tag: { value: 'view', hidden: true } } },
+                write_note: { name: 'note', params: { text: { value: 'fixed' } } },
+                slow: {},
+              },
+            },
+          },
+        },
+      });
+      audit = dir.file('audit.log');
+      const args = ['--rules', rules, '--pins', 'off'];
+      [onView, plain] = await Promise.all([
+        startGateway({ config, agent: 'coder', args: [...args, '--view', 'two', '--mode', 'code', '--audit', audit] }),
+        startGateway({ config, agent: 'coder', args: [...args, '--stdio', '--http', '127.0.0.1:0', '--no-auth'] }),
+      ]);
+      const listening = await plain.waitForLog((l) => String(l.msg).startsWith('mcpgate listening on'));
+      viewUrl = String(listening.url).replace(/\/mcp$/, '/mcp/v/two');
     });
-    const args = ['--rules', rules, '--pins', 'off'];
-    [onView, plain] = await Promise.all([
-      startGateway({ config, agent: 'coder', args: [...args, '--view', 'two'] }),
-      startGateway({ config, agent: 'coder', args }),
-    ]);
-  });
 
-  after(async () => {
-    await onView?.stop();
-    await plain?.stop();
-    await dir?.remove();
-  });
+    after(async () => {
+      await onView?.stop();
+      await plain?.stop();
+      await dir?.remove();
+    });
 
-  it('on the view a direct call with another value is refused and run_code is not there to go around it', async () => {
-    const listed = (await onView.client.listTools()).tools.map((t) => t.name);
-    assert.deepEqual(listed, ['store__list_items']);
-    const other = await rpcError(onView.client.callTool({ name: 'store__list_items', arguments: { count: 5 } }));
-    assert.equal(other.data.code, 'MCPG_INVALID_PARAMS');
-    assert.equal(
-      ((await onView.client.callTool({ name: 'store__list_items', arguments: {} })).structuredContent as { items: unknown[] }).items.length,
-      2,
-    );
-    const program = `return (await tools.store.list_items({count: 5})).structuredContent.items.length;`;
-    const viaCode = await rpcError(onView.client.callTool({ name: 'run_code', arguments: { code: program } }));
-    assert.equal(viaCode.data.code, 'MCPG_TOOL_NOT_FOUND');
-  });
+    it('a code-mode agent on a view is listed code mode’s tools, which see only the view’s tools, by its names', async () => {
+      const listed = (await onView.client.listTools()).tools;
+      assert.deepEqual(
+        listed.map((t) => t.name),
+        ['search_tools', 'describe_tools', 'run_code'],
+      );
+      // The declarations embedded in run_code's description: the view's tools, fixed parameters not offered.
+      const embedded = String(listed.find((t) => t.name === 'run_code')?.description);
+      assert.match(embedded, /\ntools\.store\.list_items\(args: [^\n]*\): Promise<\{items: /);
+      assert.match(embedded, /Echoes, tagged by the view\.[^\n]*\n\s*tools\.store\.echo_tagged\(/);
+      assert.match(embedded, /\ntools\.store\.note\(args: /);
+      assert.doesNotMatch(embedded, /get_item|write_note|count|\btag\b|slow/);
 
-  it('off the view (no fixed parameter) a program gets what a direct call gets', async () => {
-    const direct = await plain.client.callTool({ name: 'store__list_items', arguments: { count: 5 } });
-    const out = (
-      await plain.client.callTool({
-        name: 'run_code',
-        arguments: { code: `return (await tools.store.list_items({count: 5})).structuredContent;` },
-      })
-    ).structuredContent as RunOutcome;
-    assert.deepEqual(out.value, direct.structuredContent);
-  });
-});
+      const described = await onView.client.callTool({
+        name: 'describe_tools',
+        arguments: { names: ['store__list_items', 'echo_tagged', 'store__echo', 'store__get_item', 'store__slow'] },
+      });
+      const { tools, unknown } = described.structuredContent as { tools: { name: string; declaration: string }[]; unknown: string[] };
+      assert.deepEqual(
+        tools.map((t) => t.name),
+        ['store__list_items', 'echo_tagged'],
+      );
+      assert.doesNotMatch(tools[0]!.declaration, /count/);
+      assert.deepEqual(unknown, ['store__echo', 'store__get_item', 'store__slow']);
+
+      const found = (await onView.client.callTool({ name: 'search_tools', arguments: { query: 'items echo note read', limit: 50 } }))
+        .structuredContent as { tools: { name: string }[] };
+      assert.deepEqual(found.tools.map((t) => t.name).sort(), ['echo_tagged', 'note', 'store__list_items']);
+
+      const names = await run(`return Object.keys(tools).map((s) => s + ':' + Object.keys(tools[s]).sort().join(',')).sort();`);
+      // slow is denied by the rules but named on the view: a program names it to be refused as a direct call is.
+      assert.deepEqual(names.value, ['call:', 'store:echo_tagged,list_items,note,slow']);
+    });
+
+    it('every call from code ends as the same direct call on the view: fixed, hidden, renamed, left out, denied, forbidden', async () => {
+      const cases: [string, unknown][] = [
+        ['store__list_items', {}], // the fixed value is set
+        ['store__list_items', { count: 2 }], // the fixed value itself may be sent
+        ['store__list_items', { count: 5 }], // another value is refused: MCPG_INVALID_PARAMS
+        ['echo_tagged', { tag: 'mine', x: 1 }], // a hidden parameter is set whatever was sent
+        ['store__echo', {}], // a renamed tool's public name is not on the view
+        ['store__get_item', { id: 1 }], // a tool the view leaves out
+        ['store__slow', { ms: 1 }], // on the view, denied by the rules
+        ['note', { text: 'other' }], // a write code.allow names, its fixed parameter set to another value
+        ['store__list_items', [1, 2]], // arguments that are not an object
+      ];
+      const seenCodes = new Set<unknown>();
+      for (const [name, args] of cases) {
+        const d = await direct(name, args);
+        seenCodes.add((d as { code?: unknown }).code);
+        assert.deepEqual(await fromCode(name, args), d, `${name} ${JSON.stringify(args)}`);
+      }
+      for (const code of ['MCPG_INVALID_PARAMS', 'MCPG_TOOL_NOT_FOUND', 'MCPG_POLICY_DENIED'])
+        assert.ok(seenCodes.has(code), `a case met ${code}: ${JSON.stringify([...seenCodes])}`);
+      const listed = (await fromCode('store__list_items', { count: 2 })) as { answer: { items: unknown[] } };
+      assert.equal(listed.answer.items.length, 2);
+      const echoed = (await fromCode('echo_tagged', { tag: 'mine' })) as { answer: Record<string, unknown> };
+      assert.equal(JSON.stringify(echoed.answer).includes('"tag":"view"'), true, JSON.stringify(echoed.answer));
+    });
+
+    it('the audit trail has a line for every inner call made on the view, refusals by the view included', async () => {
+      // A call the view let through is audited by the tool's real (public) name, as a direct one on the view is.
+      const real = (name: string): string => (name === 'echo_tagged' ? 'store__echo' : name);
+      const expected = runs.flatMap((r) =>
+        r.calls.map((c) => [r.run, c.ok ? real(c.name) : c.name, c.ok ? 'ok' : 'failed', c.ok ? undefined : c.code]),
+      );
+      assert.ok(expected.some((e) => e[3] === 'MCPG_INVALID_PARAMS'));
+      let inner: unknown[][] = [];
+      assert.ok(
+        await until(() => {
+          const lines = readFileSync(audit, 'utf8')
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l) as Record<string, unknown>);
+          inner = lines
+            .filter((l) => l.event === 'call' && typeof l.run === 'string')
+            .map((l) => [l.run, l.tool, l.outcome === 'ok' ? 'ok' : 'failed', l.outcome === 'ok' ? undefined : l.code]);
+          return inner.length >= expected.length;
+        }),
+        `audited ${inner.length} of ${expected.length} inner calls: ${JSON.stringify(inner)} of ${JSON.stringify(expected)}`,
+      );
+      const key = (e: unknown[]): string => JSON.stringify(e);
+      assert.deepEqual(inner.map(key).sort(), expected.map(key).sort());
+    });
+
+    it('over HTTP at /mcp/v/NAME, SDK agents of both eras get code mode over the view, its fixed parameter held', async () => {
+      const program =
+        'const two = (await tools.store.list_items({})).structuredContent.items.length;' +
+        " try { await tools.store.list_items({count: 5}); return [two, 'made']; } catch (e) { return [two, e.code]; }";
+      for (const era of ['2025', '2026-07-28'] as const) {
+        const client =
+          era === '2025'
+            ? (await connectAgent(viewUrl)).client
+            : new Client({ name: 'mcpgate-code-view-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+        if (era !== '2025') await client.connect(new StreamableHTTPClientTransport(new URL(viewUrl)));
+        try {
+          assert.deepEqual(
+            (await client.listTools()).tools.map((t) => t.name),
+            ['search_tools', 'describe_tools', 'run_code'],
+            era,
+          );
+          const out = (await client.callTool({ name: 'run_code', arguments: { code: program } })).structuredContent as RunOutcome;
+          assert.deepEqual(out.value, [2, 'MCPG_INVALID_PARAMS'], era);
+        } finally {
+          await client.close();
+        }
+      }
+    });
+
+    it('off the view (no fixed parameter) a program gets what a direct call gets', async () => {
+      const direct = await plain.client.callTool({ name: 'store__list_items', arguments: { count: 5 } });
+      const out = (
+        await plain.client.callTool({
+          name: 'run_code',
+          arguments: { code: `return (await tools.store.list_items({count: 5})).structuredContent;` },
+        })
+      ).structuredContent as RunOutcome;
+      assert.deepEqual(out.value, direct.structuredContent);
+    });
+  },
+);

@@ -342,17 +342,35 @@ anyio.run(main)
 describe('code mode beside aggregate mode ("codeMode": true), over stdio', { timeout: TIMEOUT }, () => {
   let dir: TempDir;
   let gw: GatewayProcess;
+  let onView: GatewayProcess;
 
   before(async () => {
     dir = await tempDir();
     const config = await writeConfig(dir, { store: fixtureServer('code-tools-server') });
-    const rules = await writeRules(dir, { agents: { side: { allow: { servers: ['store'] }, codeMode: true } } });
-    gw = await startGateway({ config, agent: 'side', args: ['--rules', rules, '--pins', 'off'] });
+    const rules = await writeRules(dir, {
+      agents: { side: { allow: { servers: ['store'] }, codeMode: true } },
+      views: { one: { tools: { store: { list_items: { params: { count: { value: 1 } } } } } } },
+    });
+    [gw, onView] = await Promise.all([
+      startGateway({ config, agent: 'side', args: ['--rules', rules, '--pins', 'off'] }),
+      startGateway({ config, agent: 'side', args: ['--rules', rules, '--pins', 'off', '--view', 'one'] }),
+    ]);
   });
 
   after(async () => {
     await gw?.stop();
+    await onView?.stop();
     await dir?.remove();
+  });
+
+  it('on a curated view: the view’s tools, then describe_tools and run_code, whose calls go through the view', async () => {
+    const names = (await onView.client.listTools()).tools.map((t) => t.name);
+    assert.deepEqual(names, ['store__list_items', 'describe_tools', 'run_code']);
+    assert.equal((await run(onView.client, `return (await tools.store.list_items({})).structuredContent.items.length;`)).value, 1);
+    const refused = await run(onView.client, `try { await tools.call('store__get_item', {id: 1}); } catch (e) { return e.code; }`);
+    assert.equal(refused.value, 'MCPG_TOOL_NOT_FOUND');
+    const fixed = await run(onView.client, `try { await tools.store.list_items({count: 3}); } catch (e) { return e.code; }`);
+    assert.equal(fixed.value, 'MCPG_INVALID_PARAMS');
   });
 
   it('lists the catalog, then describe_tools and run_code; both answer; the catalog tools are called directly', async () => {

@@ -5,7 +5,9 @@
 // are the agent's own calls: code-run.ts). A small catalog (at most 30 tools the agent may call from
 // code) has its declarations in run_code's description instead, so no describe step is needed.
 // The same tools sit beside an aggregate or search mode's list when the agent's rules say
-// `"codeMode": true` (`CodeTools.list` gives them to those modes). Runs of a session are bounded
+// `"codeMode": true` (`CodeTools.list` gives them to those modes). On a curated view they see the
+// view's tools only, by the view's names, fixed parameters left out of the declarations (a program's
+// call goes through the view as a direct one does). Runs of a session are bounded
 // (`code.limits.runsInFlight`); the agent's cancel of run_code stops its program and its inner calls.
 
 import type { Catalog, ToolEntry } from '../../catalog/catalog.js';
@@ -15,6 +17,8 @@ import type { AuditLog } from '../../observability/audit.js';
 import { approvalFor } from '../../rules/approvals.js';
 import { codeApprovalFor, codeMayCall, codeSettingsOf } from '../../rules/code-settings.js';
 import type { Rules } from '../../rules/load.js';
+import type { CompiledView, ViewTool } from '../../rules/views.js';
+import { presented, viewArguments, viewSelection, viewTarget } from '../../policy/curated-views.js';
 import type { JsonRpcRequest, RequestId } from '../../wire/jsonrpc.js';
 import { seenEntry } from '../routing/own-catalogs.js';
 import type { CodeBoard } from './code-board.js';
@@ -79,12 +83,18 @@ function runCodeTool(declarations: string | undefined): Record<string, unknown> 
   };
 }
 
-/** A tool as code mode sees it: where it is listed, its entry, and its listed view. */
+/** A tool as code mode sees it: the name it is called by, where it is listed, its entry, and its view. */
 interface SeenTool {
+  /** The name the session calls it by: its public name, or its curated view's. */
   readonly name: string;
+  /** Its public name (the catalog's). */
+  readonly publicName: string;
   readonly catalog: Catalog;
   readonly entry: ToolEntry;
+  /** Its listed view (on a curated view: as the view presents it, fixed parameters left out). */
   readonly view: Readonly<Record<string, unknown>>;
+  /** The curated view's entry for it (undefined: the session is on none). */
+  readonly onView?: ViewTool | undefined;
 }
 
 /**
@@ -100,8 +110,11 @@ export class CodeTools {
         rules: Rules;
         claims: unknown;
         own: readonly Catalog[] | undefined;
+        view: CompiledView | undefined;
         tools: readonly unknown[];
         withSearch: readonly unknown[];
+        /** On a curated view: its tools by public name (what a search finds is shown as the view shows it). */
+        byPublic: ReadonlyMap<string, SeenTool> | undefined;
       }
     | undefined;
 
@@ -112,20 +125,36 @@ export class CodeTools {
 
   /** Code mode's tools as listed now (run_code with the declarations when the catalog is small). */
   list(withSearch: boolean): readonly unknown[] {
+    const entry = this.current();
+    return withSearch ? entry.withSearch : entry.tools;
+  }
+
+  /** The list and what it was made from, made again when the catalogs, rules, claims or view changed. */
+  private current(): NonNullable<CodeTools['cache']> {
     const { host } = this;
     const own = host.own();
     const rules = this.parts.search.rules();
     const claims = host.claims();
+    const view = host.curatedView();
     const key = `${this.parts.catalog.version}\u0000${own?.map((c) => c.version).join(',') ?? ''}`;
     const cached = this.cache;
-    if (cached !== undefined && cached.key === key && cached.rules === rules && cached.claims === claims && cached.own === own)
-      return withSearch ? cached.withSearch : cached.tools;
-    const callable = this.callable().filter((t) => this.fromCode(t));
+    if (
+      cached !== undefined &&
+      cached.key === key &&
+      cached.rules === rules &&
+      cached.claims === claims &&
+      cached.own === own &&
+      cached.view === view
+    )
+      return cached;
+    const all = this.callable();
+    const callable = all.filter((t) => this.fromCode(t));
     const embedded = callable.length <= EMBED_MAX_TOOLS ? callable.map((t) => this.declare(t)).join('\n') : undefined;
     const tools = [DESCRIBE_TOOL, runCodeTool(embedded === '' ? undefined : embedded)];
-    const entry = { key, rules, claims, own, tools, withSearch: [SEARCH_TOOL, ...tools] };
+    const byPublic = view === undefined ? undefined : new Map(all.map((t) => [t.publicName, t]));
+    const entry = { key, rules, claims, own, view, tools, withSearch: [SEARCH_TOOL, ...tools], byPublic };
     this.cache = entry;
-    return withSearch ? entry.withSearch : entry.tools;
+    return entry;
   }
 
   /** Answers search_tools, describe_tools or run_code. */
@@ -159,12 +188,18 @@ export class CodeTools {
     } catch (err) {
       return host.sendError(msg.id, err);
     }
-    this.parts.search.search(request, { agent: host.agent, claims: host.claims(), own: host.own() }).then(
+    const view = host.curatedView();
+    // On a curated view only its tools are found, and each is shown as the view shows it.
+    const within = view === undefined ? undefined : (entry: ToolEntry): boolean => view.select(entry.server, entry.original) !== undefined;
+    const byPublic = view === undefined ? undefined : this.current().byPublic;
+    this.parts.search.search(request, { agent: host.agent, claims: host.claims(), own: host.own(), within }).then(
       (found) => {
-        const hits = found.map((t) => ({
-          view: { name: t.name, description: t.description, inputSchema: t.inputSchema },
-          server: t.server,
-        }));
+        const hits = found.flatMap((t) => {
+          if (byPublic === undefined)
+            return [{ view: { name: t.name, description: t.description, inputSchema: t.inputSchema }, server: t.server }];
+          const shown = byPublic.get(t.name);
+          return shown === undefined ? [] : [{ view: shown.view, server: t.server }];
+        });
         const lines = hits.map((h) => compactHit(h.view));
         // Skills the task matches follow: the agent reads one with resources/read before writing its program.
         const skills = host.findSkills(request.query, Math.min(request.limit, MAX_SKILL_HITS));
@@ -248,7 +283,20 @@ export class CodeTools {
         tools: this.programTools(),
         lookup: (name) => {
           const tool = this.seen(name);
-          return tool === undefined ? undefined : { view: tool.view, server: tool.entry.server, original: tool.entry.original };
+          if (tool === undefined) return undefined;
+          const { onView } = tool;
+          return {
+            view: tool.view,
+            server: tool.entry.server,
+            original: tool.entry.original,
+            // On a view the rules' code.allow reads the arguments the server gets (the view's fixed ones set).
+            ...(onView !== undefined && {
+              serverArgs: (args: Record<string, unknown>) => {
+                const out = viewArguments(onView, name, args);
+                return out instanceof GatewayError ? undefined : out;
+              },
+            }),
+          };
         },
         callInner: (inner) => host.callInner(inner),
         progress: (record, done) => {
@@ -281,30 +329,56 @@ export class CodeTools {
    * refused by name rather than as unknown — held ones, and denied ones of a prefixed server (whose
    * prefix names the server anyway) — so that a program's call is refused exactly as a direct one.
    * A denied tool of an unprefixed server stays out: directly it is unknown, and so it is in code.
+   * On a curated view, those the view selects, by its names (a denied one it renames is unknown on
+   * it, directly and in code).
    */
   private programTools(): ProgramTool[] {
+    const view = this.host.curatedView();
     const tools: ProgramTool[] = [];
     const seen = new Set<string>();
-    const add = (catalog: Catalog, name: string, server: string, original: string): void => {
-      if (seen.has(name)) return;
-      seen.add(name);
-      const prefixed = catalog.serverOfName(name);
-      tools.push({ name, server: prefixed?.server ?? server, tool: prefixed?.rest ?? original });
+    const add = (path: ProgramTool): void => {
+      if (seen.has(path.name)) return;
+      seen.add(path.name);
+      tools.push(path);
     };
-    for (const tool of this.callable()) add(tool.catalog, tool.name, tool.entry.server, tool.entry.original);
+    for (const tool of this.callable()) add(this.pathOf(tool.catalog, tool));
+    // A listed tool the rules may deny (the allowed ones are in already): on a view, one it renames is unknown.
+    const consider = (catalog: Catalog, publicName: string, entry: { server: string; original: string }, listed: boolean): void => {
+      if (view === undefined) return add(this.pathOf(catalog, { name: publicName, publicName, entry }));
+      const onView = view.select(entry.server, entry.original);
+      if (onView === undefined || (listed && onView.name !== undefined)) return;
+      if (onView.name === undefined && view.renamed.has(publicName)) return;
+      add(this.pathOf(catalog, { name: onView.name ?? publicName, publicName, entry, onView }));
+    };
     for (const catalog of this.catalogs()) {
       for (const item of catalog.listTools()) {
         const name = (item as { name: string }).name;
         const entry = catalog.tool(name);
-        if (entry !== undefined && catalog.isPrefixed(entry.server)) add(catalog, name, entry.server, entry.original);
+        if (entry !== undefined && catalog.isPrefixed(entry.server)) consider(catalog, name, entry, true);
       }
       for (const server of catalog.serverNames)
         for (const original of catalog.heldTools(server).keys()) {
-          const name = catalog.publicName(server, original);
-          if (name !== undefined) add(catalog, name, server, original);
+          const publicName = catalog.publicName(server, original);
+          if (publicName !== undefined) consider(catalog, publicName, { server, original }, false);
         }
     }
     return tools;
+  }
+
+  /** Where a program finds a tool: `tools.<server>.<tool>` (a view's renamed tool under its server, by the view's name), and its exact name. */
+  private pathOf(
+    catalog: Catalog,
+    tool: {
+      readonly name: string;
+      readonly publicName: string;
+      readonly entry: { server: string; original: string };
+      readonly onView?: ViewTool | undefined;
+    },
+  ): ProgramTool {
+    const prefixed = catalog.serverOfName(tool.publicName);
+    const server = prefixed?.server ?? tool.entry.server;
+    if (tool.onView?.name !== undefined) return { name: tool.name, server, tool: tool.name };
+    return { name: tool.name, server, tool: prefixed?.rest ?? tool.entry.original };
   }
 
   /** The session's catalogs, its own first. */
@@ -313,7 +387,7 @@ export class CodeTools {
     return own === undefined ? [this.parts.catalog] : [...own, this.parts.catalog];
   }
 
-  /** Every listed tool the agent may call, as its session sees it. */
+  /** Every listed tool the agent may call, as its session sees it (on a curated view: the view's, as the tools list shows them). */
   private callable(): SeenTool[] {
     const out: SeenTool[] = [];
     const names = new Set<string>();
@@ -322,14 +396,37 @@ export class CodeTools {
         const name = (item as { name: string }).name;
         if (names.has(name)) continue;
         names.add(name);
-        const tool = this.seen(name);
+        const tool = this.seenPublic(name);
         if (tool !== undefined) out.push(tool);
       }
-    return out;
+    const view = this.host.curatedView();
+    if (view === undefined) return out;
+    const items = out.map((tool) => ({ server: tool.entry.server, original: tool.entry.original, item: tool.view, tool }));
+    return viewSelection(view, items).map((s) => onView(s.seen.tool, s.entry, s.name));
   }
 
-  /** A listed tool the agent may call, by its public name as the session sees it (undefined: none such). */
+  /**
+   * A tool the agent may call, by the name the session calls it by (undefined: none such). On a
+   * curated view the name is resolved as a direct call's is (`viewTarget`, as `Calls.callOnView` does).
+   */
   private seen(name: string): SeenTool | undefined {
+    const view = this.host.curatedView();
+    if (view === undefined) return this.seenPublic(name);
+    const { catalog } = this.parts;
+    const own = this.host.own();
+    const target = viewTarget(
+      view,
+      name,
+      (publicName) => seenEntry(catalog, own, (c) => c.tool(publicName)),
+      (server, original) => catalog.nameFor(server, original),
+    );
+    if (target === undefined) return undefined;
+    const tool = this.seenPublic(target.publicName);
+    return tool === undefined ? undefined : onView(tool, target.entry, name);
+  }
+
+  /** A listed tool the agent may call, by its public name (undefined: none such). */
+  private seenPublic(name: string): SeenTool | undefined {
     const { host } = this;
     const hit = seenEntry(this.parts.catalog, host.own(), (c) => {
       const entry = c.tool(name);
@@ -338,7 +435,7 @@ export class CodeTools {
     if (hit === undefined || hit.entry.held !== undefined) return undefined;
     if (!this.parts.search.allowed({ agent: host.agent, claims: host.claims(), own: host.own() })(hit.entry)) return undefined;
     const view = hit.catalog.toolView(name) as Readonly<Record<string, unknown>> | undefined;
-    return view === undefined ? undefined : { name, catalog: hit.catalog, entry: hit.entry, view };
+    return view === undefined ? undefined : { name, publicName: name, catalog: hit.catalog, entry: hit.entry, view };
   }
 
   /** Whether a program may call the tool (an `allow` rule narrowed by arguments counts only for those). */
@@ -357,12 +454,7 @@ export class CodeTools {
     const needsApproval =
       approvalFor(rules, this.host.agent, server, original, undefined, this.host.claims()) !== undefined ||
       codeApprovalFor(rules, this.host.agent, { server, tool: original, args: undefined }) !== undefined;
-    const prefixed = tool.catalog.serverOfName(tool.name);
-    return declaration(
-      tool.view,
-      { name: tool.name, server: prefixed?.server ?? server, tool: prefixed?.rest ?? original },
-      { needsApproval, notFromCode: !this.fromCode(tool) },
-    );
+    return declaration(tool.view, this.pathOf(tool.catalog, tool), { needsApproval, notFromCode: !this.fromCode(tool) });
   }
 
   /** The catalog version the declarations are made from (the session's own catalogs' too). */
@@ -370,6 +462,11 @@ export class CodeTools {
     const own = this.host.own();
     return own === undefined ? `v${this.parts.catalog.version}` : `v${this.parts.catalog.version}.${own.map((c) => c.version).join('.')}`;
   }
+}
+
+/** A tool as a curated view shows it to code mode: by the view's name, its fixed parameters left out. */
+function onView(tool: SeenTool, entry: ViewTool, name: string): SeenTool {
+  return { ...tool, name, view: presented(entry, tool.view, 'left out'), onView: entry };
 }
 
 /** Code mode: its tools list is code mode's three tools; a list change is compared against that list. */

@@ -41,10 +41,18 @@ interface RunParts {
   readonly runner: ProgramRunner;
   /** The tools the program may name (callable by the agent, or held: a held one is refused as directly). */
   readonly tools: readonly ProgramTool[];
-  /** A tool's listed view and server entry by public name, as the session sees it (undefined: unknown to it). */
-  lookup(
-    name: string,
-  ): { readonly view: Readonly<Record<string, unknown>>; readonly server: string; readonly original: string } | undefined;
+  /**
+   * A tool's listed view and server entry by the name the session calls it by (undefined: unknown to
+   * it); on a curated view, the arguments its server gets for a program's (undefined: the view refuses them).
+   */
+  lookup(name: string):
+    | {
+        readonly view: Readonly<Record<string, unknown>>;
+        readonly server: string;
+        readonly original: string;
+        readonly serverArgs?: (args: Record<string, unknown>) => Record<string, unknown> | undefined;
+      }
+    | undefined;
   /** The session's path for one inner call. */
   callInner(call: InnerToolCall): Promise<InnerAnswer>;
   /** Told once per finished inner call (a progress notification when the agent asked for progress). */
@@ -137,9 +145,15 @@ async function innerCall(
   const { name, args } = call;
   const known = parts.lookup(name);
   if (known !== undefined) {
-    const object = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined;
+    const given = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined;
+    const object = given === undefined || known.serverArgs === undefined ? given : known.serverArgs(given);
     const readOnly = isReadOnly(known.view);
-    if (!codeMayCall(parts.settings, { server: known.server, tool: known.original, readOnly, ...(object && { args: object }) })) {
+    // Arguments the curated view refuses go on to be refused on the call's path, as a direct call's are.
+    const viewRefuses = given !== undefined && object === undefined;
+    if (
+      !viewRefuses &&
+      !codeMayCall(parts.settings, { server: known.server, tool: known.original, readOnly, ...(object && { args: object }) })
+    ) {
       const refusal = new GatewayError(
         'MCPG_CODE_TOOL_FORBIDDEN',
         `tool "${name}" may not be called from code: it is not read-only and the rules' code.allow does not name it`,

@@ -7,6 +7,7 @@
 
 import type { Catalog } from '../../catalog/catalog.js';
 import type { Claims } from '../../rules/decide.js';
+import type { CompiledView } from '../../rules/views.js';
 import type { JsonRpcErrorObject } from '../../errors.js';
 import type { JsonRpcRequest, RequestId } from '../../wire/jsonrpc.js';
 import type { SkillHit } from '../routing/skill-search.js';
@@ -67,6 +68,8 @@ export interface ModeHost {
   callInner(call: InnerToolCall): Promise<InnerAnswer>;
   /** The best `limit` skills for a search among those the agent may list (its rules, view and the pins). */
   findSkills(query: string, limit: number): readonly SkillHit[];
+  /** The curated view the session is on, from the rules in force; undefined: none (the agent's whole view). */
+  curatedView(): CompiledView | undefined;
   /** A new tools/call of `params` (a meta-tool's rewrite), made as `as.agent`. */
   callAs(msg: JsonRpcRequest, params: Record<string, unknown>, as: { agent: string; timeoutMs: number | undefined }): void;
 }

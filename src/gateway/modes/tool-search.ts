@@ -30,6 +30,8 @@ interface Searcher {
   readonly agent: string;
   readonly claims: Claims | undefined;
   readonly own: readonly Catalog[] | undefined;
+  /** Narrows what is found further (a curated view's selection); undefined: every tool the agent may call. */
+  readonly within?: ((entry: ToolEntry) => boolean) | undefined;
 }
 
 /** Search mode's counts since start (status, the console); /metrics has them as counters. */
@@ -92,7 +94,9 @@ export class ToolSearch {
 
   /** The best tools for the query that the agent may call, best first, as it calls them. */
   async search(request: SearchRequest, who: Searcher): Promise<SearchResultTool[]> {
-    const allowed = this.allowed(who);
+    const rulesAllow = this.allowed(who);
+    const within = who.within;
+    const allowed = within === undefined ? rulesAllow : (entry: ToolEntry): boolean => rulesAllow(entry) && within(entry);
     const hybrid = this.parts.hybrid;
     // The hybrid ranking fuses a deeper lexical list with the vector one; lexical alone needs only `limit`.
     const depth = hybrid === undefined ? request.limit : Math.max(request.limit, hybrid.depth);

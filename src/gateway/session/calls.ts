@@ -271,14 +271,16 @@ export class Calls {
     const { msg, name } = call;
     const { host } = this;
     const { parts } = host;
-    const view = call.viewed ? undefined : host.curatedView();
-    if (view !== undefined) return this.callOnView(view, call);
-    // Only a name some mode owns asks the agent's mode (one set lookup for every other call).
-    if (MODE_TOOL_NAMES.has(name) && call.inner === undefined) {
+    // Only a name some mode owns asks the agent's mode (one set lookup for every other call); on a
+    // curated view before the view's names (code mode's tools over a view), never once the view has
+    // turned a name into the catalog's (a tool of that name is a server's).
+    if (MODE_TOOL_NAMES.has(name) && call.inner === undefined && !call.viewed) {
       const mode = host.mode();
       if (mode.owns(name))
         return mode.call({ msg, name, params: call.params, args: call.arguments === INVALID ? {} : (call.arguments ?? {}) });
     }
+    const view = call.viewed ? undefined : host.curatedView();
+    if (view !== undefined) return this.callOnView(view, call);
     if (call.arguments === INVALID) {
       // Refused before routing, and audited as every refusal is (a program's call names its run).
       const refused = invalidParams('tools/call params.arguments must be an object');
@@ -534,7 +536,7 @@ export class Calls {
   private callOnView(view: CompiledView, call: ToolCall): void {
     const { msg, name, params } = call;
     const { parts, log, caller } = this.host;
-    if (call.arguments === INVALID) return this.fail(msg.id, invalidParams('tools/call params.arguments must be an object'));
+    if (call.arguments === INVALID) return this.refuseOnView(call, invalidParams('tools/call params.arguments must be an object'));
     const own = parts.own.of(caller);
     const target = viewTarget(
       view,
@@ -544,7 +546,7 @@ export class Calls {
     );
     const unknown = new GatewayError('MCPG_TOOL_NOT_FOUND', `unknown tool: ${name}`, { detail: { tool: name } });
     if (target === undefined)
-      return parts.settling.hasSettled ? this.fail(msg.id, unknown) : this.waiting.run(msg.id, () => this.callOnView(view, call));
+      return parts.settling.hasSettled ? this.refuseOnView(call, unknown) : this.waiting.run(msg.id, () => this.callOnView(view, call));
     if (target.entry.name !== undefined) {
       const denied = parts.router.toolDenied(
         log,
@@ -552,10 +554,10 @@ export class Calls {
         target.publicName,
         seenEntry(parts.catalog, own, (c) => c.tool(target.publicName)),
       );
-      if (denied !== undefined) return this.fail(msg.id, unknown);
+      if (denied !== undefined) return this.refuseOnView(call, unknown);
     }
     const args = viewArguments(target.entry, name, call.arguments);
-    if (args instanceof GatewayError) return this.fail(msg.id, args);
+    if (args instanceof GatewayError) return this.refuseOnView(call, args);
     // New params, a new call: the agent's line no longer says what the server gets, so it is encoded, not spliced.
     if (target.publicName !== name || target.entry.params.size > 0)
       return this.run({
@@ -566,6 +568,19 @@ export class Calls {
         viewed: true,
       });
     this.run({ ...call, viewed: true });
+  }
+
+  /** A call the curated view refuses (unknown on it, a fixed parameter): audited as every refusal is, its run named. */
+  private refuseOnView(call: ToolCall, refused: GatewayError): void {
+    const { parts, id } = this.host;
+    if (parts.audit !== undefined)
+      auditOf(
+        parts.audit,
+        { session: id, method: call.msg.method, agent: call.agent },
+        { tool: call.name, ...(call.inner?.options.run !== undefined && { run: call.inner.options.run }) },
+        refused,
+      );
+    this.fail(call.msg.id, refused);
   }
 
   /**

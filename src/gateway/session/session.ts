@@ -187,6 +187,7 @@ export class AgentSession implements Caller {
       notify: (method, params, about) => this.notify(method, params, about),
       callInner: (call) => callInner((tool, options) => this.calls.callAsAgent(tool, options), call),
       findSkills: (query, limit) => parts.skills.find(this.log, this, { query, limit, view: this.curatedView() }),
+      curatedView: () => this.curatedView(),
     };
     const codeTools = new CodeTools(
       { search: parts.search, catalog: parts.catalog, board: parts.codeBoard, runner: parts.codeRunner, audit: parts.audit },
@@ -304,20 +305,17 @@ export class AgentSession implements Caller {
 
   /**
    * The agent's mode (its rules', else the gateway's; read per request: a reload may change it); a
-   * session on a curated view lists the view itself.
+   * session on a curated view lists the view itself, or in code mode code mode's tools over it.
    */
   get mode(): 'aggregate' | 'discovery' | 'search' | 'code' {
-    return this.view !== undefined ? 'aggregate' : this.parts.search.modeOf(this.agent);
+    const mode = this.parts.search.modeOf(this.agent);
+    return this.view !== undefined && mode !== 'code' ? 'aggregate' : mode;
   }
 
   /** The session's part of the agent's mode now (with code mode's tools beside it where the rules say `codeMode`). */
   private get current(): SessionMode {
     const mode = this.mode;
-    if (
-      (mode === 'aggregate' || mode === 'search') &&
-      this.view === undefined &&
-      this.parts.search.modeSettingsOf(this.agent)?.codeMode === true
-    )
+    if ((mode === 'aggregate' || mode === 'search') && this.parts.search.modeSettingsOf(this.agent)?.codeMode === true)
       return this.beside[mode];
     return this.modes[mode];
   }
@@ -391,7 +389,9 @@ export class AgentSession implements Caller {
     this.capabilities = (params.capabilities as Record<string, unknown> | undefined) ?? {};
     // The servers ready by then give their instructions; no list_changed goes out before this answer.
     await Promise.race([this.parts.settling.listable, delay(INITIALIZE_WAIT_MS)]);
-    const instructions = this.parts.instructions({ agent: this.agent, claims: this.claims, mode: this.mode });
+    // On a curated view the capability directory is not added (it would name servers beyond the view).
+    const mode = this.view === undefined ? this.mode : 'aggregate';
+    const instructions = this.parts.instructions({ agent: this.agent, claims: this.claims, mode });
     this.sendResult(msg.id, initializeResult(requested, instructions, this.parts.capabilities()));
     this.initialized = true;
   }
