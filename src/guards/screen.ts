@@ -50,14 +50,30 @@ export interface ScreenMode {
 
 /** `value` screened: the same value when nothing was redacted, else (unless in place) a copy along the changed paths. */
 export function screenValue(value: unknown, scanner: TextScanner, at: string, found: Findings, mode: ScreenMode): unknown {
-  if (typeof value === 'string') return screenText(value, scanner, at, found, mode.redact);
+  return screenAt(value, scanner, { root: at, keys: [] }, found, mode);
+}
+
+/**
+ * Where the walk is: the keys from `root` down, pushed and popped as it goes, and made into a path's
+ * text only for a find (nothing is built for the strings where nothing is found, nearly all of them).
+ */
+interface Place {
+  readonly root: string;
+  readonly keys: (string | number)[];
+}
+
+function screenAt(value: unknown, scanner: TextScanner, place: Place, found: Findings, mode: ScreenMode): unknown {
+  if (typeof value === 'string') return screenText(value, scanner, place, found, mode.redact);
   const inPlace = mode.inPlace;
   if (typeof value !== 'object' || value === null) return value;
+  const { keys } = place;
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
-      const screened = screenValue(item, scanner, `${at}[${i}]`, found, mode);
+      keys.push(i);
+      const screened = screenAt(item, scanner, place, found, mode);
+      keys.pop();
       if (screened === item) continue;
       if (inPlace) value[i] = screened;
       else (copy ??= value.slice())[i] = screened;
@@ -70,7 +86,9 @@ export function screenValue(value: unknown, scanner: TextScanner, at: string, fo
   for (const key in record) {
     if (key === '_meta' || key === 'blob' || (binary && key === 'data')) continue;
     const item = record[key];
-    const screened = screenValue(item, scanner, at === '' ? key : `${at}.${key}`, found, mode);
+    keys.push(key);
+    const screened = screenAt(item, scanner, place, found, mode);
+    keys.pop();
     if (screened === item) continue;
     if (inPlace) record[key] = screened;
     else (copy ??= { ...record })[key] = screened;
@@ -78,12 +96,20 @@ export function screenValue(value: unknown, scanner: TextScanner, at: string, fo
   return copy ?? value;
 }
 
-function screenText(text: string, scanner: TextScanner, at: string, found: Findings, redact: ScreenMode['redact']): string {
+/** The JSON path of a place: `a.b[2].c`, `$` for the root itself. */
+function pathOf(place: Place): string {
+  let at = place.root;
+  for (const key of place.keys) at = typeof key === 'number' ? `${at}[${key}]` : at === '' ? key : `${at}.${key}`;
+  return at === '' ? '$' : at;
+}
+
+function screenText(text: string, scanner: TextScanner, place: Place, found: Findings, redact: ScreenMode['redact']): string {
   const spans = scanner.scan(text);
   if (spans === undefined) return text;
+  const at = pathOf(place);
   for (const span of spans) {
     const { detector, action } = span.armed;
-    found.add({ detector: detector.id, label: detector.label, kind: detector.kind, action, at: at === '' ? '$' : at });
+    found.add({ detector: detector.id, label: detector.label, kind: detector.kind, action, at });
   }
   return redactSpans(text, spans, redact);
 }

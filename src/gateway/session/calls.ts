@@ -511,11 +511,13 @@ export class Calls {
       return answered || sanitized || renamed || created;
     };
     const { interceptors } = parts.gate;
-    const judged = { ...subject, event: 'tools/call' };
     this.send(route.carrier, msg.id, outbound, {
       timeoutMs: call.timeoutMs,
       rewrite,
-      intercept: interceptors.none ? undefined : (result) => interceptors.intercept(judged, 'response', result),
+      // Built only where an interceptor is bound: a spread of the subject on every call costs more than the rest of this.
+      intercept: interceptors.none
+        ? undefined
+        : (result) => interceptors.intercept({ ...subject, event: 'tools/call' }, 'response', result),
       screenError: (error) => {
         const screened = parts.inForce.rules.guards !== undefined && parts.gate.guards.error(subject, error);
         // A server's -32602 carries the tool's signature, so the agent can fix its call (argument-errors.ts).
