@@ -35,26 +35,41 @@ async function pidsStarted(file: string): Promise<string[]> {
   return (await readFile(file, 'utf8').catch(() => '')).split('\n').filter((l) => l !== '');
 }
 
+/** A gateway on HTTP over the stateful server (its entry's `extra` fields added), with an agent of each era. */
+interface Rig {
+  dir: TempDir;
+  gate: HttpGateway;
+  legacy: Client;
+  modern: Client;
+}
+
+async function openRig(extra: Record<string, unknown>): Promise<Rig> {
+  const dir = await tempDir();
+  const config = await writeConfig(dir, { kv: { command: python, args: [SERVER, '--pids', dir.file('pids')], timeout: 30_000, ...extra } });
+  const gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off', '--startup-timeout', '30000'] });
+  const { client: legacy } = await connectAgent(gate.url);
+  return { dir, gate, legacy, modern: await connectModern(gate.url) };
+}
+
+async function closeRig(rig: Partial<Rig>): Promise<void> {
+  await rig.legacy?.close().catch(() => undefined);
+  await rig.modern?.close().catch(() => undefined);
+  await rig.gate?.stop();
+  await rig.dir?.remove();
+}
+
 describe('a stateful stdio server of both eras behind a plain entry', { timeout: TIMEOUT, skip: python === null && NO_PYTHON_MCP }, () => {
+  let rig: Partial<Rig> = {};
   let dir: TempDir;
-  let gate: HttpGateway;
   let legacy: Client;
   let modern: Client;
 
   before(async () => {
-    dir = await tempDir();
-    const config = await writeConfig(dir, { kv: { command: python, args: [SERVER, '--pids', dir.file('pids')], timeout: 30_000 } });
-    gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off', '--startup-timeout', '30000'] });
-    ({ client: legacy } = await connectAgent(gate.url));
-    modern = await connectModern(gate.url);
+    rig = await openRig({});
+    ({ dir, legacy, modern } = rig as Rig);
   });
 
-  after(async () => {
-    await legacy?.close().catch(() => undefined);
-    await modern?.close().catch(() => undefined);
-    await gate?.stop();
-    await dir?.remove();
-  });
+  after(() => closeRig(rig));
 
   it('runs as one process, and both eras reach it', async () => {
     assert.deepEqual(await pidsStarted(dir.file('pids')), [await call(legacy, 'kv__pid')]);
@@ -82,27 +97,17 @@ describe(
   '"era": "both" on a stateful stdio server: a process per era, each with its own state',
   { timeout: TIMEOUT, skip: python === null && NO_PYTHON_MCP },
   () => {
+    let rig: Partial<Rig> = {};
     let dir: TempDir;
-    let gate: HttpGateway;
     let legacy: Client;
     let modern: Client;
 
     before(async () => {
-      dir = await tempDir();
-      const config = await writeConfig(dir, {
-        kv: { command: python, args: [SERVER, '--pids', dir.file('pids')], era: 'both', timeout: 30_000 },
-      });
-      gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off', '--startup-timeout', '30000'] });
-      ({ client: legacy } = await connectAgent(gate.url));
-      modern = await connectModern(gate.url);
+      rig = await openRig({ era: 'both' });
+      ({ dir, legacy, modern } = rig as Rig);
     });
 
-    after(async () => {
-      await legacy?.close().catch(() => undefined);
-      await modern?.close().catch(() => undefined);
-      await gate?.stop();
-      await dir?.remove();
-    });
+    after(() => closeRig(rig));
 
     it('two processes answer, and what one era stores the other does not see', async () => {
       assert.ok(await until(async () => (await pidsStarted(dir.file('pids'))).length === 2));

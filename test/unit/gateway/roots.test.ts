@@ -78,14 +78,20 @@ function rootsAgent(gateway: Gateway) {
   };
 }
 
+/** A gateway over one in-memory server, `files`, shared. */
+function filesGateway(): { files: FakeServer; gateway: Gateway } {
+  const files = new FakeServer('files', { tools: [{ name: 'list' }] });
+  const gateway = new Gateway({
+    config: { file: '/x/.mcp.json', servers: [stdioConfig('files')], warnings: [] },
+    log: silentLogger,
+    connect: fakeConnections([files]),
+  });
+  return { files, gateway };
+}
+
 void describe("a server's roots/list with no agent to ask", () => {
   void it('is told again only once an agent with roots can be asked, then gets its roots', T, async () => {
-    const files = new FakeServer('files', { tools: [{ name: 'list' }] });
-    const gateway = new Gateway({
-      config: { file: '/x/.mcp.json', servers: [stdioConfig('files')], warnings: [] },
-      log: silentLogger,
-      connect: fakeConnections([files]),
-    });
+    const { files, gateway } = filesGateway();
     try {
       await gateway.start();
       assert.deepEqual((await files.ask('roots/list')).result, { roots: [] }, 'no agent: mcpgate answers with no roots');
@@ -107,12 +113,7 @@ void describe("a server's roots/list with no agent to ask", () => {
   });
 
   void it('a question that cannot reach the agent is answered with no roots, and told again when it can', T, async () => {
-    const files = new FakeServer('files', { tools: [{ name: 'list' }] });
-    const gateway = new Gateway({
-      config: { file: '/x/.mcp.json', servers: [stdioConfig('files')], warnings: [] },
-      log: silentLogger,
-      connect: fakeConnections([files]),
-    });
+    const { files, gateway } = filesGateway();
     try {
       await gateway.start();
       const ann = rootsAgent(gateway);
