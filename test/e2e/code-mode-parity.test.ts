@@ -48,6 +48,18 @@ function comparable(refusal: Refusal): Refusal {
   return { code: refusal.code, message: refusal.message.replace(/\(approval [0-9a-f-]+\)/, '(approval …)') };
 }
 
+/** The audit trail's inner calls of runs (run, tool, ok or failed, the code) and how many run lines it holds. */
+function auditedRuns(file: string): { inner: unknown[][]; runs: number } {
+  const lines = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const inner = lines
+    .filter((l) => l.event === 'call' && typeof l.run === 'string')
+    .map((l) => [l.run, l.tool, l.outcome === 'ok' ? 'ok' : 'failed', l.outcome === 'ok' ? undefined : l.code]);
+  return { inner, runs: lines.filter((l) => l.event === 'run').length };
+}
+
 describe('code mode: every refusal from code equals the direct call’s, and the audit shows every inner call', { timeout: TIMEOUT }, () => {
   let dir: TempDir;
   let gw: GatewayProcess;
@@ -229,14 +241,9 @@ describe('code mode: every refusal from code equals the direct call’s, and the
     let inner: unknown[][] = [];
     assert.ok(
       await until(() => {
-        const lines = readFileSync(audit, 'utf8')
-          .trim()
-          .split('\n')
-          .map((l) => JSON.parse(l) as Record<string, unknown>);
-        inner = lines
-          .filter((l) => l.event === 'call' && typeof l.run === 'string')
-          .map((l) => [l.run, l.tool, l.outcome === 'ok' ? 'ok' : 'failed', l.outcome === 'ok' ? undefined : l.code]);
-        return inner.length >= expected.length && lines.filter((l) => l.event === 'run').length >= runs.length;
+        const read = auditedRuns(audit);
+        inner = read.inner;
+        return inner.length >= expected.length && read.runs >= runs.length;
       }),
       `audited ${inner.length} of ${expected.length} inner calls: ${JSON.stringify(inner)} of ${JSON.stringify(expected)}`,
     );
@@ -395,13 +402,7 @@ describe(
       let inner: unknown[][] = [];
       assert.ok(
         await until(() => {
-          const lines = readFileSync(audit, 'utf8')
-            .trim()
-            .split('\n')
-            .map((l) => JSON.parse(l) as Record<string, unknown>);
-          inner = lines
-            .filter((l) => l.event === 'call' && typeof l.run === 'string')
-            .map((l) => [l.run, l.tool, l.outcome === 'ok' ? 'ok' : 'failed', l.outcome === 'ok' ? undefined : l.code]);
+          inner = auditedRuns(audit).inner;
           return inner.length >= expected.length;
         }),
         `audited ${inner.length} of ${expected.length} inner calls: ${JSON.stringify(inner)} of ${JSON.stringify(expected)}`,

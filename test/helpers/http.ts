@@ -2,13 +2,12 @@
 // the URL it logs, connects official SDK clients (v2, Streamable HTTP) as agents, and sends raw
 // HTTP requests for the cases an SDK client never produces (bad bodies, wrong methods, no token).
 
-import { spawn } from 'node:child_process';
-import type { Socket } from 'node:net';
 import { request } from 'node:http';
 import { writeFile } from 'node:fs/promises';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { GatewayProcess, type GatewayOptions, type TempDir } from './gateway.js';
 import { JSON_HEADERS, initializeBody } from './requests.js';
+import { killWhenTestsDie } from './orphan-guard.js';
 
 export { JSON_HEADERS, initializeBody, makeToken } from './requests.js';
 
@@ -32,7 +31,7 @@ export async function startHttpGateway(options: Omit<GatewayOptions, 'noClient' 
     }),
   ]);
   const url = line.url as string;
-  const release = guard(gw.child.pid!);
+  const release = killWhenTestsDie(gw.child.pid!);
   void gw.exited.then(release);
   return {
     gw,
@@ -43,24 +42,6 @@ export async function startHttpGateway(options: Omit<GatewayOptions, 'noClient' 
       return gw.exited;
     },
   };
-}
-
-/**
- * An HTTP gateway does not read its stdin, so unlike a stdio one it would outlive a test process that
- * dies before its `after` hook (the runner kills a file that runs past its timeout). A shell holds the
- * other end of a pipe only this process writes: at EOF (this process is gone, however it died) it
- * SIGTERMs the gateway, which stops its servers. Returns the release for a gateway that has exited: a
- * line, so the shell ends without signalling a pid that may have been reused.
- */
-function guard(pid: number): () => void {
-  const shell = spawn('sh', ['-c', 'read _ || kill -TERM "$1" 2>/dev/null', 'mcpgate-test-guard', String(pid)], {
-    stdio: ['pipe', 'ignore', 'ignore'],
-  });
-  const input = shell.stdin as Socket;
-  shell.unref();
-  input.unref();
-  input.on('error', () => {});
-  return () => void input.end('\n');
 }
 
 /** The JSON-RPC error message of an answer's body (the whole body as JSON when there is none). */

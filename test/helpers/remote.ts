@@ -1,10 +1,12 @@
 // A remote MCP server for tests: a fixture (or any command) started as a child process that prints
-// its URL as the first stdout line ({"url": …}) and serves on 127.0.0.1; stopped by SIGTERM.
+// its URL as the first stdout line ({"url": …}) and serves on 127.0.0.1; stopped by SIGTERM, also when
+// the test process dies before stopping it.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fixture } from './gateway.js';
+import { killWhenTestsDie } from './orphan-guard.js';
 
 export interface Remote {
   child: ChildProcess;
@@ -15,6 +17,9 @@ export interface Remote {
 /** Starts `command args` and waits for the URL it prints first. */
 export async function startRemote(command: string, args: string[]): Promise<Remote> {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', process.env.MCPGATE_TEST_VERBOSE !== undefined ? 'inherit' : 'ignore'] });
+  // Stopped by the test's `after`, or by the guard if the test process dies first.
+  const release = killWhenTestsDie(child.pid!);
+  void once(child, 'exit').then(release);
   const lines = createInterface({ input: child.stdout });
   const [first] = (await Promise.race([
     once(lines, 'line'),
