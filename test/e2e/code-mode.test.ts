@@ -12,7 +12,6 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/client';
 import {
   CLI,
@@ -277,9 +276,10 @@ async def main():
     mode = sys.argv[1]
     target = sys.argv[2]
     server = target if target.startswith('http') else StdioServerParameters(command=sys.argv[3], args=sys.argv[4:])
+    code = sys.stdin.read() or "const r = await tools.store.list_items({count: 4}); return r.structuredContent.items.map(i => i.name);"
     async with Client(server, mode=mode) as client:
         tools = await client.list_tools()
-        result = await client.call_tool("run_code", {"code": "const r = await tools.store.list_items({count: 4}); return r.structuredContent.items.map(i => i.name);"})
+        result = await client.call_tool("run_code", {"code": code})
         print(json.dumps({"tools": [t.name for t in tools.tools], "text": result.content[0].text, "structured": result.structured_content}))
 
 anyio.run(main)
@@ -288,7 +288,10 @@ anyio.run(main)
   before(async () => {
     dir = await tempDir();
     config = await writeConfig(dir, { store: fixtureServer('code-tools-server'), gh: fixtureServer('tools-server', ['--set', 'github']) });
-    rules = await writeRules(dir, { agents: { default: { allow: { servers: ['store', 'gh'] }, mode: 'code' } } });
+    rules = await writeRules(dir, {
+      agents: { default: { allow: { servers: ['store', 'gh'] }, mode: 'code' } },
+      views: { two: { tools: { store: { list_items: { params: { count: { value: 2 } } }, get_item: {} } } } },
+    });
     await writeFile(dir.file('agent.py'), SCRIPT);
     gate = await startHttpGateway({ config, args: ['--no-auth', '--pins', 'off', '--rules', rules] });
   });
@@ -329,13 +332,69 @@ anyio.run(main)
           via === 'http'
             ? [gate.url]
             : ['stdio', process.execPath, CLI, 'serve', '--config', config, '--pins', 'off', '--rules', rules, '--agent', 'py'];
-        const { stdout } = await promisify(execFile)(python!, [dir.file('agent.py'), mode, ...target], { timeout: 45_000 });
-        const out = JSON.parse(stdout.trim().split('\n').pop()!) as { tools: string[]; text: string; structured: { value: unknown } };
+        const out = await pythonAgent(mode, target);
         assert.deepEqual(out.tools, ['search_tools', 'describe_tools', 'run_code']);
         assert.deepEqual(JSON.parse(out.text), ['item-1', 'item-2', 'item-3', 'item-4']);
         assert.deepEqual(out.structured.value, ['item-1', 'item-2', 'item-3', 'item-4']);
       });
+
+      it(
+        `the Python SDK (${mode}) over ${via}, on a curated view: the view's tools and its fixed value`,
+        { skip: python === null && NO_PYTHON_MCP },
+        async () => {
+          const target =
+            via === 'http'
+              ? [gate.url.replace(/\/mcp$/, '/mcp/v/two')]
+              : [
+                  'stdio',
+                  process.execPath,
+                  CLI,
+                  'serve',
+                  '--config',
+                  config,
+                  '--pins',
+                  'off',
+                  '--rules',
+                  rules,
+                  '--agent',
+                  'py',
+                  '--view',
+                  'two',
+                ];
+          // The view fixes count at 2: left out it is sent as 2, sent different the call is refused, as directly.
+          const code = `const items = (await tools.store.list_items({})).structuredContent.items.map((i) => i.name);
+let refused; try { await tools.store.list_items({ count: 3 }); } catch (e) { refused = e.code; }
+let hidden; try { await tools.call('store__slow', { ms: 1 }); } catch (e) { hidden = e.code; }
+return { items, refused, hidden };`;
+          const out = await pythonAgent(mode, target, code);
+          assert.deepEqual(out.tools, ['search_tools', 'describe_tools', 'run_code']);
+          assert.deepEqual(out.structured.value, {
+            items: ['item-1', 'item-2'],
+            refused: 'MCPG_INVALID_PARAMS',
+            hidden: 'MCPG_TOOL_NOT_FOUND',
+          });
+        },
+      );
     }
+  }
+
+  /** The Python SDK agent's one run_code (the default program, or `code` on its stdin). */
+  async function pythonAgent(
+    mode: string,
+    target: string[],
+    code = '',
+  ): Promise<{ tools: string[]; text: string; structured: { value: unknown } }> {
+    const child = execFile(python!, [dir.file('agent.py'), mode, ...target], { timeout: 45_000 });
+    child.stdin!.end(code);
+    const stdout = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      let err = '';
+      child.stdout!.on('data', (chunk: Buffer) => (out += String(chunk)));
+      child.stderr!.on('data', (chunk: Buffer) => (err = (err + String(chunk)).slice(-4000)));
+      child.once('error', reject);
+      child.once('close', (status) => (status === 0 ? resolve(out) : reject(new Error(`the Python agent exited ${status}: ${err}`))));
+    });
+    return JSON.parse(stdout.trim().split('\n').pop()!) as { tools: string[]; text: string; structured: { value: unknown } };
   }
 });
 
