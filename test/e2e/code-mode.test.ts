@@ -328,10 +328,7 @@ anyio.run(main)
   for (const mode of ['legacy', '2026-07-28']) {
     for (const via of ['http', 'stdio'] as const) {
       it(`the Python SDK (${mode}) over ${via}`, { skip: python === null && NO_PYTHON_MCP }, async () => {
-        const target =
-          via === 'http'
-            ? [gate.url]
-            : ['stdio', process.execPath, CLI, 'serve', '--config', config, '--pins', 'off', '--rules', rules, '--agent', 'py'];
+        const target = via === 'http' ? [gate.url] : stdioTarget();
         const out = await pythonAgent(mode, target);
         assert.deepEqual(out.tools, ['search_tools', 'describe_tools', 'run_code']);
         assert.deepEqual(JSON.parse(out.text), ['item-1', 'item-2', 'item-3', 'item-4']);
@@ -342,25 +339,7 @@ anyio.run(main)
         `the Python SDK (${mode}) over ${via}, on a curated view: the view's tools and its fixed value`,
         { skip: python === null && NO_PYTHON_MCP },
         async () => {
-          const target =
-            via === 'http'
-              ? [gate.url.replace(/\/mcp$/, '/mcp/v/two')]
-              : [
-                  'stdio',
-                  process.execPath,
-                  CLI,
-                  'serve',
-                  '--config',
-                  config,
-                  '--pins',
-                  'off',
-                  '--rules',
-                  rules,
-                  '--agent',
-                  'py',
-                  '--view',
-                  'two',
-                ];
+          const target = via === 'http' ? [gate.url.replace(/\/mcp$/, '/mcp/v/two')] : stdioTarget('--view', 'two');
           // The view fixes count at 2: left out it is sent as 2, sent different the call is refused, as directly.
           const code = `const items = (await tools.store.list_items({})).structuredContent.items.map((i) => i.name);
 let refused; try { await tools.store.list_items({ count: 3 }); } catch (e) { refused = e.code; }
@@ -376,6 +355,11 @@ return { items, refused, hidden };`;
         },
       );
     }
+  }
+
+  /** The Python agent's way to a gateway over stdio: `mcpgate serve` as its child. */
+  function stdioTarget(...extra: string[]): string[] {
+    return ['stdio', process.execPath, CLI, 'serve', '--config', config, '--pins', 'off', '--rules', rules, '--agent', 'py', ...extra];
   }
 
   /** The Python SDK agent's one run_code (the default program, or `code` on its stdin). */
