@@ -61,29 +61,12 @@ function valueEnd(line: string, i: number, depth = 0): number {
   if (c === OPEN_BRACE || c === OPEN_BRACKET) {
     if (depth >= MAX_DEPTH) return -1;
     const close = c === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET;
-    let j = skipWs(line, i + 1);
+    const j = skipWs(line, i + 1);
     if (line.charCodeAt(j) === close) return j + 1;
-    const names = c === OPEN_BRACE ? new Set<string>() : undefined;
-    for (;;) {
-      if (names !== undefined) {
-        if (line.charCodeAt(j) !== QUOTE) return -1;
-        const end = stringEnd(line, j);
-        if (end === -1) return -1;
-        const raw = line.slice(j + 1, end - 1);
-        const name = raw.includes('\\') ? decodedName(line.slice(j, end)) : raw;
-        if (name === undefined || names.has(name)) return -1;
-        names.add(name);
-        j = afterColon(line, end);
-        if (j === -1) return -1;
-      }
-      const end = valueEnd(line, j, depth + 1);
-      if (end === -1) return -1;
-      j = skipWs(line, end);
-      const d = line.charCodeAt(j);
-      if (d === close) return j + 1;
-      if (d !== COMMA) return -1;
-      j = skipWs(line, j + 1);
-    }
+    const base = namesTop;
+    const end = membersEnd(line, j, close, depth);
+    namesTop = base;
+    return end;
   }
   // number, true, false, null: up to the next delimiter
   let j = i;
@@ -93,6 +76,87 @@ function valueEnd(line: string, i: number, depth = 0): number {
     j++;
   }
   return j === i ? -1 : j;
+}
+
+/** Index just past the members or items from `j` to `close`, or -1; an object's names are noted from the end of NAME_SPANS. */
+function membersEnd(line: string, j: number, close: number, depth: number): number {
+  const base = namesTop;
+  let decoded: Set<string> | undefined;
+  for (;;) {
+    if (close === CLOSE_BRACE) {
+      if (line.charCodeAt(j) !== QUOTE) return -1;
+      const end = stringEnd(line, j);
+      if (end === -1) return -1;
+      const noted = noteName(line, base, decoded, j, end);
+      if (noted === false) return -1;
+      decoded = noted;
+      j = afterColon(line, end);
+      if (j === -1) return -1;
+    }
+    const end = valueEnd(line, j, depth + 1);
+    if (end === -1) return -1;
+    j = skipWs(line, end);
+    const d = line.charCodeAt(j);
+    if (d === close) return j + 1;
+    if (d !== COMMA) return -1;
+    j = skipWs(line, j + 1);
+  }
+}
+
+/** An object with more members than this has their names kept in a set; fewer are compared in the line. */
+const FEW_MEMBERS = 8;
+
+/**
+ * The member names of the objects being read, as [start, end) pairs of their quoted text in the line:
+ * each object's own after those of the objects it is inside, cut back as it ends. Most objects have a
+ * few names, written plainly; they are compared where they stand, with no substring made, nothing
+ * hashed and nothing allocated (a set per object was about a sixth of the scan's time). Bounded:
+ * at most FEW_MEMBERS pairs per object, objects at most MAX_DEPTH deep.
+ */
+const NAME_SPANS: number[] = [];
+/** The end of NAME_SPANS in use: the array keeps its length and is written over, never cut back. */
+let namesTop = 0;
+
+/**
+ * Notes the name quoted in [start, end) of one object whose names begin at `base` in NAME_SPANS:
+ * false when the object has it already, or it does not decode; else the object's set of decoded
+ * names, made once a name has an escape or is past FEW_MEMBERS (a plain name is its own decoding,
+ * so spans and set compare alike), or undefined while its names are spans.
+ */
+function noteName(
+  line: string,
+  base: number,
+  decoded: Set<string> | undefined,
+  start: number,
+  end: number,
+): Set<string> | undefined | false {
+  const escaped = hasBackslash(line, start + 1, end - 1);
+  if (decoded === undefined && !escaped && namesTop - base < 2 * FEW_MEMBERS) {
+    for (let k = base; k < namesTop; k += 2) if (sameText(line, NAME_SPANS[k]!, NAME_SPANS[k + 1]!, start, end)) return false;
+    NAME_SPANS[namesTop++] = start;
+    NAME_SPANS[namesTop++] = end;
+    return undefined;
+  }
+  if (decoded === undefined) {
+    decoded = new Set();
+    for (let k = base; k < namesTop; k += 2) decoded.add(line.slice(NAME_SPANS[k]! + 1, NAME_SPANS[k + 1]! - 1));
+  }
+  const name = escaped ? decodedName(line.slice(start, end)) : line.slice(start + 1, end - 1);
+  if (name === undefined || decoded.has(name)) return false;
+  decoded.add(name);
+  return decoded;
+}
+
+function hasBackslash(line: string, from: number, to: number): boolean {
+  for (let k = from; k < to; k++) if (line.charCodeAt(k) === BACKSLASH) return true;
+  return false;
+}
+
+/** Whether the line's text in [a, aEnd) is the same as in [b, bEnd). */
+function sameText(line: string, a: number, aEnd: number, b: number, bEnd: number): boolean {
+  if (aEnd - a !== bEnd - b) return false;
+  for (let k = 0; k < aEnd - a; k++) if (line.charCodeAt(a + k) !== line.charCodeAt(b + k)) return false;
+  return true;
 }
 
 /** A member name written with escapes, as it decodes; undefined if it does not. */
@@ -137,12 +201,20 @@ function nextMember(line: string, i: number): number {
 
 /** The spans of the top-level `id` and of `params.name` (a string) in a request line, or undefined when in doubt. */
 function requestSpans(line: string): LineSpans | undefined {
+  namesTop = 0;
+  const spans = scanRequest(line);
+  namesTop = 0;
+  return spans;
+}
+
+/** requestSpans' scan: the top-level names are noted first in NAME_SPANS, each object's inside them after. */
+function scanRequest(line: string): LineSpans | undefined {
   let idStart = -1;
   let idEnd = -1;
   let nameStart = -1;
   let nameEnd = -1;
   let sawParams = false;
-  const members = new Set<string>();
+  let members: Set<string> | undefined;
   let i = skipWs(line, 0);
   if (line.charCodeAt(i) !== OPEN_BRACE) return undefined;
   i = skipWs(line, i + 1);
@@ -152,15 +224,16 @@ function requestSpans(line: string): LineSpans | undefined {
     if (key === -1) return undefined;
     const at = afterColon(line, key);
     if (at === -1) return undefined;
-    const member = line.slice(i + 1, key - 1);
-    if (members.has(member)) return undefined;
-    members.add(member);
+    const member = noteName(line, 0, members, i, key);
+    if (member === false) return undefined;
+    members = member;
     let end: number;
     if (isKey(line, i, key, 'params')) {
       if (sawParams || line.charCodeAt(at) !== OPEN_BRACE) return undefined;
       sawParams = true;
       // The members of params: `name` (a string), no `_meta`, each once, the rest skipped.
-      const params = new Set<string>();
+      const base = namesTop;
+      let params: Set<string> | undefined;
       let j = skipWs(line, at + 1);
       if (line.charCodeAt(j) === CLOSE_BRACE) end = j + 1;
       else {
@@ -170,9 +243,9 @@ function requestSpans(line: string): LineSpans | undefined {
           if (pkey === -1) return undefined;
           const pat = afterColon(line, pkey);
           if (pat === -1) return undefined;
-          const param = line.slice(j + 1, pkey - 1);
-          if (params.has(param)) return undefined;
-          params.add(param);
+          const param = noteName(line, base, params, j, pkey);
+          if (param === false) return undefined;
+          params = param;
           if (isKey(line, j, pkey, '_meta')) return undefined; // rewritten on the full path (progress token, trace context)
           const pend = valueEnd(line, pat);
           if (pend === -1) return undefined;
@@ -189,6 +262,7 @@ function requestSpans(line: string): LineSpans | undefined {
           }
         }
       }
+      namesTop = base; // the top level's names follow on from its own
     } else {
       end = valueEnd(line, at);
       if (end === -1) return undefined;

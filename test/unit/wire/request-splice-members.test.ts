@@ -40,6 +40,26 @@ describe('request splice: members named twice', () => {
     );
   });
 
+  it('compares names within one object only: siblings, an object and its members, params and the top may share names', () => {
+    for (const line of [
+      call('{"a":{"x":1},"b":{"x":2},"x":{"x":{"x":3}}}'),
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","id":3,"jsonrpc":{"id":4}}}',
+      '{"params":{"name":"a","jsonrpc":1,"method":2},"jsonrpc":"2.0","id":1,"method":"tools/call"}',
+    ])
+      assert.ok(spliceRequest(line, 9, 'b') !== undefined, line);
+  });
+
+  it('finds a member twice among many, however it is spelled', () => {
+    const many = Array.from({ length: 20 }, (_, k) => `"m${k}":${k}`).join(',');
+    assert.ok(spliceRequest(call(`{${many}}`), 1, 'push') !== undefined);
+    for (const twice of ['"m3":0', '"m19":0', '"\\u006d3":0', '"m\\u0033":0'])
+      for (const args of [`{${many},${twice}}`, `{${twice},${many}}`, `{"n":{${many},${twice}}}`])
+        assert.equal(spliceRequest(call(args), 1, 'push'), undefined, args);
+    const top = Array.from({ length: 12 }, (_, k) => `"t${k}":${k}`).join(',');
+    assert.equal(spliceRequest(`{"jsonrpc":"2.0","id":1,"method":"tools/call",${top},"params":{"name":"a"},"t5":0}`, 1, 'a'), undefined);
+    assert.ok(spliceRequest(`{"jsonrpc":"2.0","id":1,"method":"tools/call",${top},"params":{"name":"a"}}`, 1, 'a') !== undefined);
+  });
+
   it('gives up past a bounded depth rather than recursing without end', () => {
     const deep = '['.repeat(200) + ']'.repeat(200);
     assert.equal(spliceRequest(call(`{"d":${deep}}`), 1, 'push'), undefined);
