@@ -1,7 +1,8 @@
 // Programs run on worker threads (src/code/code-runner.ts): however long one computes, the host's
 // event loop keeps turning; a run is stopped mid-loop when cancelled; a worker that dies ends only
-// its own run and is replaced; the pool is bounded, queues runs past its size, refuses past its
-// queue, and ends everything when closed.
+// its own run and is replaced; a run takes the engine made in advance only for its own memory limit;
+// the pool is bounded, queues runs past its size, refuses past its queue, and ends everything when
+// closed.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -101,6 +102,23 @@ void describe('code workers: the pool', () => {
     const outcome = await runOn(fresh, 'return 42;', { wallMs: 30 });
     assert.ok(outcome.ok, JSON.stringify(outcome));
     assert.equal(outcome.value, 42);
+  });
+
+  void it('a run on a worker that has made the next engine still gets its own memory limit', T, async () => {
+    // After a run the worker makes the next run's engine for that run's limit; a run with a smaller
+    // limit must not take it.
+    const pool = runner({ workers: 1 });
+    // About 24 MB: inside the default limit, over a 16 MiB one.
+    const hold = 'const keep = []; for (let i = 0; i < 300; i++) keep.push(new Array(10000).fill(i)); return keep.length;';
+    const first = await runOn(pool, hold);
+    assert.ok(first.ok, JSON.stringify(first));
+    const small = await runOn(pool, hold, { memoryBytes: 16 * 1024 * 1024 });
+    assert.ok(!small.ok, 'the 16 MiB run was given a larger engine');
+    assert.equal(small.code, 'MCPG_CODE_MEMORY');
+    // And the next run, at the default limit again, still starts and holds as much.
+    const after = await runOn(pool, hold);
+    assert.ok(after.ok, JSON.stringify(after));
+    assert.equal(after.value, 300);
   });
 
   void it('a worker that dies ends only its run, and is replaced', T, async () => {
