@@ -3,7 +3,7 @@
 // overdue call comes here.
 
 import { GatewayError } from '../errors.js';
-import type { Pending } from './session-types.js';
+import type { SentRequest } from './session-types.js';
 
 interface Overdue {
   /** Sent to the server with notifications/cancelled. */
@@ -14,7 +14,7 @@ interface Overdue {
 }
 
 /** `serverTimeoutMs`: the entry's own `timeout`; `ceilingMs`: its `limits.maxCallMs`. */
-export function overdue(server: string, entry: Pending, serverTimeoutMs: number, ceilingMs: number, now: number): Overdue {
+export function overdue(server: string, entry: SentRequest, serverTimeoutMs: number, ceilingMs: number, now: number): Overdue {
   const { method, timeoutMs } = entry;
   if (entry.deadline >= entry.ceiling) {
     // The call ran out its total time. A server that reported progress within its timeout is

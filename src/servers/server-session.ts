@@ -1,15 +1,14 @@
-// One server session to a server: one transport to it (a stdio child, a remote session), the table
-// of requests in flight (with their timeouts), and teardown that settles every one of them.
-// Forwarded calls are relayed as raw lines; only the gateway's own requests (initialize, lists) are
-// promises. A session lives once; the supervised connection (connection.ts) starts a new one to
-// reconnect. Its start opens the transport, then does the handshake in the server's era
-// (handshake.ts). A modern server has every request wrapped in the `_meta` envelope here; its change
-// notifications come on its listen stream (listen-stream.ts), and its input-required answers to
-// agents' calls keep the call pending here while input-rounds.ts asks the agent, then the call is
-// re-sent under a new id (`renumber`). Shared types are in session-types.ts. Timeouts are one sweep
-// per session (a tenth of the shortest timeout, 10 ms–1 s), not a timer per call; progress pushes a
-// call's deadline back, but never past its ceiling (`limits.maxCallMs`), after which it is cancelled
-// like a timeout (overdue.ts says what an overdue call gets).
+// One server session to a server: one transport to it (a stdio child, a remote session), what each
+// message from the server does to the requests it has sent (sent-requests.ts keeps them, with their
+// deadlines), and teardown that settles every one of them. Forwarded calls are relayed as raw lines;
+// only the gateway's own requests (initialize, lists) are promises. A session lives once; the
+// supervised connection (connection.ts) starts a new one to reconnect. Its start opens the transport,
+// then does the handshake in the server's era (handshake.ts). A modern server has every request
+// wrapped in the `_meta` envelope here; its change notifications come on its listen stream
+// (listen-stream.ts), and its input-required answers to agents' calls keep the call sent here while
+// input-rounds.ts asks the agent, then the call is re-sent under a new id. Progress pushes a call's
+// deadline back, but never past its ceiling (`limits.maxCallMs`), after which it is cancelled like a
+// timeout (overdue.ts says what an overdue call gets). Shared types are in session-types.ts.
 
 import { DEFAULT_LIMITS, type ServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
@@ -34,7 +33,8 @@ import { overdue } from './overdue.js';
 import { handshake } from './handshake.js';
 import { ListenStream } from './listen-stream.js';
 import { InputRounds } from './input-rounds.js';
-import type { CallSink, Pending, ServerInfo, SessionOptions, SessionState } from './session-types.js';
+import type { CallSink, SentRequest, ServerInfo, SessionOptions, SessionState } from './session-types.js';
+import { SentRequests } from './sent-requests.js';
 import { HttpTransport } from './transports/http/transport.js';
 import { SseTransport } from './transports/sse/transport.js';
 
@@ -51,21 +51,13 @@ export interface SessionHooks {
   outcome?(session: ServerSession, ok: boolean): void;
 }
 
-/** Timeouts are checked by one sweep per connection, at a tenth of the shortest timeout (10 ms–1 s). */
-const MIN_SWEEP_MS = 10;
-const MAX_SWEEP_MS = 1000;
 export class ServerSession {
   readonly name: string;
   state: SessionState = 'connecting';
   info: ServerInfo | undefined;
   lastError: GatewayError | undefined;
-  private readonly pending = new Map<number, Pending>();
-  /** The ids of retried rounds on the wire → their calls' own ids (Pending.wireId). */
-  private readonly wireIds = new Map<number, number>();
-  // One interval instead of a timer per call: creating and clearing a Node timer on every call of a
-  // sequential agent rebuilds the timer list each time, measurably on the hot path.
-  private sweepTimer: NodeJS.Timeout | undefined;
-  private sweepMs = Infinity;
+  /** The requests sent and not yet answered, by the call's own id (sent-requests.ts). */
+  private readonly sent: SentRequests;
   private readonly ids: { next: number };
   /** The server's `limits.maxCallMs`: a call's total ceiling. */
   private readonly ceilingMs: number;
@@ -89,8 +81,22 @@ export class ServerSession {
     this.name = config.name;
     this.ids = options.ids ?? { next: 1 };
     this.ceilingMs = config.limits?.maxCallMs ?? DEFAULT_LIMITS.maxCallMs;
+    this.sent = new SentRequests(this.ceilingMs, (id, entry) => this.onTimeout(id, entry));
     this.listen = new ListenStream(this, log);
-    this.inputs = new InputRounds(config.name);
+    this.inputs = new InputRounds({
+      server: config.name,
+      sent: this.sent,
+      nextId: () => this.ids.next++,
+      settle: (id) => this.settle(id),
+      write: (line, wireId, request, entry) =>
+        this.process!.write(line, wireId, {
+          method: request.method,
+          name: mcpName(request.method, request.params),
+          params: entry.paramHeaders,
+        }),
+      ask: (request, callId) => this.hooks.request(this, request, callId),
+      unavailable: () => this.unavailable(),
+    });
   }
 
   get pid(): number | undefined {
@@ -105,8 +111,8 @@ export class ServerSession {
       exit: (reason: GatewayError) => this.onExit(reason),
       fail: (id: number, reason: GatewayError) => this.onFailed(id, reason),
       paused: (id: number, retryMs: number) => {
-        const call = this.callOf(id);
-        if (call !== undefined) this.pending.get(call)?.sink.paused?.(retryMs, () => this.process?.resumeNow?.(id));
+        const call = this.sent.callOf(id);
+        if (call !== undefined) this.sent.get(call)?.sink.paused?.(retryMs, () => this.process?.resumeNow?.(id));
       },
     };
     this.process = openTransport(this.config, this.log, events, this.options);
@@ -139,7 +145,7 @@ export class ServerSession {
     const now = performance.now();
     // The listen request (timeout Infinity) has no deadline and no ceiling: it is open by design.
     const ceiling = timeoutMs === Infinity ? Infinity : now + this.ceilingMs;
-    this.track(id, { sink, forwarded: false, method, timeoutMs, deadline: Math.min(now + timeoutMs, ceiling), ceiling });
+    this.sent.track(id, { sink, forwarded: false, method, timeoutMs, deadline: Math.min(now + timeoutMs, ceiling), ceiling });
     const modern = this.era === 'modern';
     if (modern) {
       if (method === 'resources/subscribe' || method === 'resources/unsubscribe') {
@@ -166,7 +172,7 @@ export class ServerSession {
    * this session's, with this session's progress token and, to a modern server, the envelope (hot
    * path: the agent's own line spliced, else one stringify). Returns the id used on this connection,
    * or 0 when nothing was sent (the sink has been told why): a call refused before it left is never
-   * pending and never counts against the breaker.
+   * sent and never counts against the breaker.
    */
   forward(req: OutboundRequest, sink: CallSink, timeoutMs: number = this.config.timeout): number {
     if (this.state !== 'ready' || this.closing !== undefined) {
@@ -209,7 +215,7 @@ export class ServerSession {
     const now = performance.now();
     const ceiling = now + this.ceilingMs;
     // One shape for every forwarded call (no conditional spread to copy): a legacy call keeps no request.
-    this.track(id, {
+    this.sent.track(id, {
       sink,
       forwarded: true,
       method: req.method,
@@ -282,7 +288,7 @@ export class ServerSession {
   respond(id: RequestId, result: unknown): void {
     // An answer to one of our synthetic input requests is never the server's to see (late ones: dropped).
     if (InputRounds.owns(id)) {
-      this.inputAnswered(id, { result });
+      this.inputs.answered(id, { result });
       return;
     }
     this.process?.write(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result)}}`);
@@ -290,13 +296,13 @@ export class ServerSession {
 
   respondError(id: RequestId, error: JsonRpcErrorObject): void {
     if (InputRounds.owns(id)) {
-      this.inputAnswered(id, { error });
+      this.inputs.answered(id, { error });
       return;
     }
     this.process?.write(encodeError(id, error));
   }
 
-  /** Graceful: refuse new calls, settle the pending ones, stop the process (stdin EOF, SIGTERM, SIGKILL). Idempotent. */
+  /** Graceful: refuse new calls, settle the sent ones, stop the process (stdin EOF, SIGTERM, SIGKILL). Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.failAll(new GatewayError('MCPG_SHUTTING_DOWN', `the connection to server "${this.name}" is closing`, { server: this.name }));
@@ -311,58 +317,6 @@ export class ServerSession {
     this.failAll(new GatewayError('MCPG_SHUTTING_DOWN', `the connection to server "${this.name}" was destroyed`, { server: this.name }));
     this.process?.kill();
     this.setState('closed');
-  }
-
-  // ── a modern server's input-required answers (input-rounds.ts words each step) ─────────────────
-
-  /** A modern server answered an agent's call `id` with `result`: true when it asked for input (handled here). */
-  private inputRequired(id: number, result: Record<string, unknown>): boolean {
-    const entry = this.pending.get(id);
-    if (entry === undefined || entry.request === undefined) return false;
-    const step = this.inputs.begin(id, entry, result);
-    if (step === undefined) return false;
-    if ('end' in step) {
-      this.settle(id);
-      entry.sink.fail(step.end);
-    } else if (step.ask.length === 0) {
-      this.retryWithInput(id, entry);
-    } else {
-      // An agent's answer may end the call at once: the requests after it are then not asked.
-      for (const ask of step.ask) if (this.inputs.waits(ask.id)) this.hooks.request(this, ask, id);
-    }
-    return true;
-  }
-
-  /** The agent answered an input request `sid`: the call ends, waits for more answers, or is sent again. */
-  private inputAnswered(sid: string, answer: { result: unknown } | { error: JsonRpcErrorObject }): void {
-    const next = this.inputs.answer(sid, answer, this.pending);
-    if (next === undefined) return;
-    if ('end' in next) {
-      this.settle(next.callId);
-      next.entry.sink.fail(next.end);
-    } else if (next.retry) {
-      this.retryWithInput(next.callId, next.entry);
-    }
-  }
-
-  /** The call again, as a new request under a new id, with the round's answers. */
-  private retryWithInput(id: number, entry: Pending): void {
-    const wireId = this.renumber(id);
-    const next = this.inputs.retry(entry, wireId);
-    if ('end' in next) {
-      this.settle(id);
-      entry.sink.fail(next.end);
-      return;
-    }
-    const { line, request } = next;
-    if (
-      !this.process!.write(line, wireId, {
-        method: request.method,
-        name: mcpName(request.method, request.params),
-        params: entry.paramHeaders,
-      })
-    )
-      this.settle(id)?.sink.fail(this.unavailable());
   }
 
   // ── messages from the server ─────────────────────────────────────────────────────────────────
@@ -383,19 +337,19 @@ export class ServerSession {
     const parsed = parseMessage(line);
     switch (parsed.kind) {
       case 'response': {
-        const id = typeof parsed.msg.id === 'number' ? this.callOf(parsed.msg.id) : undefined;
+        const id = typeof parsed.msg.id === 'number' ? this.sent.callOf(parsed.msg.id) : undefined;
         if (
           this.era === 'modern' &&
           id !== undefined &&
           'result' in parsed.msg &&
           parsed.msg.result.resultType === 'input_required' &&
-          this.inputRequired(id, parsed.msg.result)
+          this.inputs.required(id, parsed.msg.result)
         )
           return;
         const entry = id !== undefined ? this.settle(id) : undefined;
         if (entry === undefined && this.abandoned.answered(parsed.msg.id)) return;
         if (entry === undefined)
-          return this.log.debug('dropped an answer to no pending request (late or cancelled)', { id: parsed.msg.id });
+          return this.log.debug('dropped an answer to no request in flight (late or cancelled)', { id: parsed.msg.id });
         if (entry.forwarded) this.hooks.outcome?.(this, true);
         entry.sink.reply(parsed.msg, line);
         return;
@@ -407,10 +361,10 @@ export class ServerSession {
         return;
       case 'request':
         if (parsed.msg.method === 'ping') return this.respond(parsed.msg.id, {});
-        this.hooks.request(this, parsed.msg, related === undefined ? undefined : (this.callOf(related) ?? related));
+        this.hooks.request(this, parsed.msg, related === undefined ? undefined : (this.sent.callOf(related) ?? related));
         return;
       case 'invalid': {
-        const call = typeof parsed.id === 'number' ? this.callOf(parsed.id) : undefined;
+        const call = typeof parsed.id === 'number' ? this.sent.callOf(parsed.id) : undefined;
         const entry = call !== undefined ? this.settle(call) : undefined;
         const err = new GatewayError('MCPG_SERVER_BAD_RESPONSE', `server "${this.name}" sent an invalid message: ${parsed.error.message}`, {
           server: this.name,
@@ -423,7 +377,7 @@ export class ServerSession {
 
   /** The transport could not get an answer to request `id` (HTTP error status, stream lost). */
   private onFailed(id: number, reason: GatewayError): void {
-    const call = this.callOf(id);
+    const call = this.sent.callOf(id);
     const entry = call === undefined ? undefined : this.settle(call);
     if (entry === undefined) return;
     entry.sink.fail(reason);
@@ -432,37 +386,13 @@ export class ServerSession {
 
   private onProgress(msg: JsonRpcNotification): void {
     const token = msg.params?.progressToken;
-    const entry = typeof token === 'number' ? this.pending.get(token) : undefined;
-    if (entry === undefined) return; // a progress for a finished call: spec says ignore
     // Progress proves the server is working: it resets the timeout, but never past the call's ceiling.
-    entry.progressAt = performance.now();
-    entry.deadline = Math.min(entry.progressAt + entry.timeoutMs, entry.ceiling);
+    const entry = typeof token === 'number' ? this.sent.progressed(token) : undefined;
+    if (entry === undefined) return; // a progress for a finished call: spec says ignore
     entry.sink.progress?.(msg.params!);
   }
 
-  private track(id: number, entry: Pending): void {
-    this.pending.set(id, entry);
-    const period = Math.max(MIN_SWEEP_MS, Math.min(MAX_SWEEP_MS, Math.floor(Math.min(entry.timeoutMs, this.ceilingMs) / 10)));
-    if (period >= this.sweepMs) return;
-    this.sweepMs = period;
-    clearInterval(this.sweepTimer);
-    this.sweepTimer = setInterval(() => this.sweep(), period);
-    this.sweepTimer.unref(); // the child process keeps the loop alive, not this
-  }
-
-  private sweep(): void {
-    if (this.pending.size === 0) return;
-    const now = performance.now();
-    for (const [id, entry] of this.pending) if (entry.deadline <= now) this.onTimeout(id, entry);
-  }
-
-  private stopSweep(): void {
-    clearInterval(this.sweepTimer);
-    this.sweepTimer = undefined;
-    this.sweepMs = Infinity;
-  }
-
-  private onTimeout(id: number, entry: Pending): void {
+  private onTimeout(id: number, entry: SentRequest): void {
     const { reason, error, counts } = overdue(this.name, entry, this.config.timeout, this.ceilingMs, performance.now());
     this.cancel(id, reason);
     if (counts) this.hooks.outcome?.(this, false);
@@ -491,45 +421,20 @@ export class ServerSession {
     void this.process?.stop(this.options.stopTimings ?? DEFAULT_STOP_TIMINGS);
   }
 
-  /**
-   * The pending call an id on the wire belongs to: a retried round's id maps to its call's; the id a
-   * call was first sent under is no longer its own once a round was sent under another (a late
-   * answer to it is dropped). Undefined: no such call.
-   */
-  private callOf(wireId: number): number | undefined {
-    const call = this.wireIds.get(wireId);
-    if (call !== undefined) return call;
-    return this.pending.get(wireId)?.wireId === undefined ? wireId : undefined;
-  }
-
-  /** A new id on the wire for the next round of call `callId`. */
-  private renumber(callId: number): number {
-    const entry = this.pending.get(callId)!;
-    if (entry.wireId !== undefined) this.wireIds.delete(entry.wireId);
-    entry.wireId = this.ids.next++;
-    this.wireIds.set(entry.wireId, callId);
-    return entry.wireId;
-  }
-
-  private settle(id: number): Pending | undefined {
-    const entry = this.pending.get(id);
+  private settle(id: number): SentRequest | undefined {
+    const entry = this.sent.settle(id);
     if (entry === undefined) return undefined;
-    this.pending.delete(id);
-    if (entry.wireId !== undefined) this.wireIds.delete(entry.wireId);
     // A call with a round waiting ended: its input requests are no longer waited for.
     if (entry.input !== undefined) this.inputs.forget(entry);
     return entry;
   }
 
-  /** Terminal: every pending call fails with `err` and the sweep stops (no call is taken after this). */
+  /** Terminal: every sent request fails with `err` and the sweep stops (no call is taken after this). */
   private failAll(err: GatewayError, forwardedErr: GatewayError = err): void {
-    this.stopSweep();
+    const entries = this.sent.takeAll(); // the sweep stops with it
     this.listen.stop(); // no reopening
     this.inputs.clear(); // nothing is waited for
     this.abandoned.clear(); // the server works on nothing of this session any more
-    const entries = [...this.pending.values()];
-    this.pending.clear();
-    this.wireIds.clear();
     for (const entry of entries) {
       try {
         entry.sink.fail(entry.forwarded ? forwardedErr : err);

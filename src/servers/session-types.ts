@@ -1,5 +1,6 @@
 // The types of a server session (server-session.ts) that others share: the connection (a call's sink,
-// the server's info, the session's options) and overdue.ts (a pending call, with its input round).
+// the server's info, the session's options), sent-requests.ts, overdue.ts and input-rounds.ts (a request
+// sent and not yet answered, with its input round).
 
 import type { GatewayError } from '../errors.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../wire/jsonrpc.js';
@@ -48,7 +49,8 @@ export interface InputRound {
   requestState: string | undefined;
 }
 
-export interface Pending {
+/** One request a server session sent and has not had answered (sent-requests.ts keeps them). */
+export interface SentRequest {
   sink: CallSink;
   /** An agent's call (its outcome feeds the circuit breaker), not one of the gateway's own requests. */
   forwarded: boolean;
@@ -67,7 +69,7 @@ export interface Pending {
   /**
    * The id the call's latest round went to the server under, where it is not the call's own: each
    * retry after input is a new request with a new id. The call keeps its own id everywhere else (the
-   * pending table, progress token, cancellation, the agent's routing).
+   * table of sent requests, progress token, cancellation, the agent's routing).
    */
   wireId?: number;
   /** Input-required rounds so far, and the one waiting for the agent's answers. */
