@@ -32,12 +32,8 @@ import { REMOVED_VIEW } from '../../policy/curated-views.js';
 import type { CompiledView } from '../../rules/views.js';
 import { UntilSettled } from './until-settled.js';
 import { RequestSpans } from './request-spans.js';
-import { AggregateMode } from '../modes/aggregate-mode.js';
-import { DiscoveryMode } from '../modes/discovery-mode.js';
-import { SearchSession } from '../modes/search-session.js';
-import type { InnerAnswer, ModeHost, SessionMode } from '../modes/session-mode.js';
-import { CodeMode, CodeTools } from '../modes/code-mode.js';
-import { CodeBeside } from '../modes/code-beside.js';
+import type { InnerAnswer, ModeHost } from '../modes/session-mode.js';
+import { SessionModes } from '../modes/session-modes.js';
 import { callInner } from '../modes/inner-calls.js';
 import { whenReady, type Caller } from '../routing/router.js';
 import { APPROVAL_ELICITATION } from './gated-calls.js';
@@ -83,10 +79,8 @@ export class AgentSession implements Caller {
   readonly shown: ShownViews;
   /** Requests waiting until the servers settle (lists asked for during startup); answered at close. */
   private readonly waiting: UntilSettled;
-  /** The session's part of each agent mode, made once; the agent's mode now picks one (`current`). */
-  private readonly modes: Readonly<Record<'aggregate' | 'discovery' | 'search' | 'code', SessionMode>>;
-  /** Aggregate and search mode with code mode's tools beside them (`"codeMode": true` in the agent's rules). */
-  private readonly beside: Readonly<Record<'aggregate' | 'search', SessionMode>>;
+  /** The session's part of each agent mode, made once; the agent's mode now picks one (session-modes.ts). */
+  private readonly modes: SessionModes;
   /** Unique in this process: the per-session pool scope. */
   readonly serial = nextSerial++;
   /**
@@ -131,7 +125,7 @@ export class AgentSession implements Caller {
       own: () => parts.own.of(this),
       claims: () => this.claims,
       view: () => this.curatedView(),
-      searchTools: () => this.current.shownTools(),
+      searchTools: () => this.modes.current(this.view).shownTools(),
     });
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
     this.calls = new Calls({
@@ -152,7 +146,7 @@ export class AgentSession implements Caller {
         isObject(this.capabilities.elicitation) &&
         isObject(this.capabilities.elicitation.url),
       curatedView: () => this.curatedView(),
-      mode: () => this.current,
+      mode: () => this.modes.current(this.view),
       sendError: (id, err) => this.sendError(id, err),
       notify: (method, params, about) => this.notify(method, params, about),
     });
@@ -189,20 +183,7 @@ export class AgentSession implements Caller {
       findSkills: (query, limit) => parts.skills.find(this.log, this, { query, limit, view: this.curatedView() }),
       curatedView: () => this.curatedView(),
     };
-    const codeTools = new CodeTools(
-      { search: parts.search, catalog: parts.catalog, board: parts.codeBoard, runner: parts.codeRunner, audit: parts.audit },
-      host,
-    );
-    const aggregate = new AggregateMode(host);
-    const search = new SearchSession(parts.search, parts.catalog, host);
-    const ordinary = (): readonly Buffer[] => this.shown.ordinary('tools');
-    this.modes = {
-      aggregate,
-      discovery: new DiscoveryMode(parts.discovery, host),
-      search,
-      code: new CodeMode(codeTools, host),
-    };
-    this.beside = { aggregate: new CodeBeside(aggregate, codeTools, ordinary), search: new CodeBeside(search, codeTools, ordinary) };
+    this.modes = new SessionModes(parts, host, () => this.shown.ordinary('tools'));
   }
 
   handleLine(line: string): void {
@@ -264,7 +245,7 @@ export class AgentSession implements Caller {
       case 'initialize':
         return void this.initialize(msg);
       case 'tools/list':
-        return this.current.listTools(msg);
+        return this.modes.current(this.view).listTools(msg);
       case 'resources/list':
         return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('resources')), 'listable');
       case 'resources/templates/list':
@@ -299,25 +280,6 @@ export class AgentSession implements Caller {
       default:
         return this.waiting.run(msg.id, () => this.routed.other(msg));
     }
-  }
-
-  // ── modes ───────────────────────────────────────────────────────────────────────────────────
-
-  /**
-   * The agent's mode (its rules', else the gateway's; read per request: a reload may change it); a
-   * session on a curated view lists the view itself, or in code mode code mode's tools over it.
-   */
-  get mode(): 'aggregate' | 'discovery' | 'search' | 'code' {
-    const mode = this.parts.search.modeOf(this.agent);
-    return this.view !== undefined && mode !== 'code' ? 'aggregate' : mode;
-  }
-
-  /** The session's part of the agent's mode now (with code mode's tools beside it where the rules say `codeMode`). */
-  private get current(): SessionMode {
-    const mode = this.mode;
-    if ((mode === 'aggregate' || mode === 'search') && this.parts.search.modeSettingsOf(this.agent)?.codeMode === true)
-      return this.beside[mode];
-    return this.modes[mode];
   }
 
   // ── what the session is, for the router and the pool ──────────────────────────────────────
@@ -390,7 +352,7 @@ export class AgentSession implements Caller {
     // The servers ready by then give their instructions; no list_changed goes out before this answer.
     await Promise.race([this.parts.settling.listable, delay(INITIALIZE_WAIT_MS)]);
     // On a curated view the capability directory is not added (it would name servers beyond the view).
-    const mode = this.view === undefined ? this.mode : 'aggregate';
+    const mode = this.view === undefined ? this.modes.name(undefined) : 'aggregate';
     const instructions = this.parts.instructions({ agent: this.agent, claims: this.claims, mode });
     this.sendResult(msg.id, initializeResult(requested, instructions, this.parts.capabilities()));
     this.initialized = true;
@@ -471,7 +433,7 @@ export class AgentSession implements Caller {
         if (requestId === undefined) return;
         const reason = typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent';
         // A code-mode run stops (its program's inner calls are cancelled with it); any other request is withdrawn.
-        if (this.modes.code.cancel?.(requestId, reason) !== true) this.calls.cancel(requestId, reason);
+        if (!this.modes.cancelRun(requestId)) this.calls.cancel(requestId, reason);
         return;
       }
       case 'notifications/roots/list_changed':
@@ -587,7 +549,7 @@ export class AgentSession implements Caller {
   close(): void {
     if (this.closed) return;
     this.waiting.close();
-    this.modes.code.close?.();
+    this.modes.close();
     this.calls.close();
     this.closed = true;
     this.spans?.endAll('MCPG_SHUTTING_DOWN');
