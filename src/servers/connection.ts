@@ -14,7 +14,8 @@ import type { Logger } from '../observability/logger.js';
 import type { JsonRpcNotification, JsonRpcRequest, RequestId } from '../wire/jsonrpc.js';
 import { pairsEras, type SessionEra } from './modern-protocol.js';
 import { EraPairing } from './era-twin.js';
-import { OnDemand, startFailed } from './on-demand.js';
+import { OnDemand } from './on-demand.js';
+import { breakerOpen, connectionClosed, nextStep, startFailed, unavailable, type ConnectionReading } from './unavailable.js';
 import { ServerSession, type SessionHooks } from './server-session.js';
 import type { CallSink, ServerInfo } from './session-types.js';
 import { fullJitter, systemClock, type Clock, type TimerHandle } from './clock.js';
@@ -215,17 +216,15 @@ export class Connection {
     return this.state === 'idle' ? 'idle (on demand)' : this.state;
   }
 
-  /** What happens next, for messages: "retrying in 240 ms (attempt 2 of 5)" or "parked". */
+  /** What happens next, for messages: "retrying in 240 ms (attempt 2 of 5)" or "parked" (unavailable.ts words it). */
   get nextStep(): string | undefined {
-    if (this.state === 'backoff')
-      return `retrying in ${Math.max(0, (this.nextAttemptAt ?? 0) - this.clock.now())} ms (attempt ${this.attempts + 1} of ${this.opts.retries})`;
-    if (this.state === 'parked' && this.lastError?.code === 'MCPG_SERVER_NEEDS_LOGIN')
-      return `parked until a login is stored: run \`${this.options.credentials?.loginCommand ?? `mcpgate login ${this.name}`}\``;
-    if (this.state === 'parked' && this.lastError?.code === 'MCPG_SERVER_AUTH_REFUSED')
-      return 'parked: its authorization server refused its credentials; it tries again when they change, on its retry schedule, or on SIGHUP';
-    if (this.state === 'parked')
-      return `parked after ${this.attempts} attempt(s): it tries again every ${this.opts.parkProbeMs / 1000} s, or at once on SIGHUP`;
-    return undefined;
+    const { retries, parkProbeMs } = this.opts;
+    return nextStep(this.reading(), {
+      attempts: this.attempts,
+      retries,
+      parkProbeMs,
+      loginCommand: this.options.credentials?.loginCommand,
+    });
   }
 
   /** Revive now: a parked or backing-off connection attempts at once with a fresh budget. */
@@ -248,7 +247,7 @@ export class Connection {
     // A closed breaker admits every call: read as a field, so a healthy call runs no breaker code.
     const admission = this.breaker.state === 'closed' ? ADMITTED : this.breaker.admit();
     if (!admission.ok) {
-      sink.fail(this.unreachable(admission.retryAt));
+      sink.fail(breakerOpen(this.name, this.breaker, admission.retryAt, this.clock.now()));
       return 0;
     }
     const twin = this.pairing.twin;
@@ -545,47 +544,23 @@ export class Connection {
     else this.log.info(message, { state });
   }
 
-  /** Why the start a call waited for failed (on-demand.ts words it): the reason, and when it is tried again. */
+  /** Why the start a call waited for failed (unavailable.ts words it). */
   private startFailed(reason: GatewayError): GatewayError {
-    const retryAt = this.state === 'backoff' ? this.nextAttemptAt : undefined;
-    return startFailed(reason, { server: this.name, state: this.state, next: this.nextStep, retryAt });
+    return startFailed(reason, this.reading(), this.nextStep);
   }
 
   private closedError(): GatewayError {
-    return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" was closed`, { server: this.name });
+    return connectionClosed(this.name);
   }
 
-  private unreachable(retryAt: number): GatewayError {
-    const seconds = Math.max(0, Math.ceil((retryAt - this.clock.now()) / 1000));
-    return new GatewayError(
-      'MCPG_SERVER_UNAVAILABLE',
-      `server "${this.name}" is unreachable (${this.breaker.failures} consecutive failures); it will be tried again in ${seconds} s`,
-      { server: this.name, detail: { breaker: this.breaker.state, retryable: true, retryAt: new Date(retryAt).toISOString() } },
-    );
-  }
-
-  /**
-   * Why a call cannot go now. A server restarting after serving (backing off, or connecting again;
-   * its tools are still listed) is retryable: `data.retryable` and, while it backs off,
-   * `data.retryAt` say when it is worth trying again.
-   */
+  /** Why a call cannot go now (unavailable.ts words it). */
   private unavailable(): GatewayError {
-    if (this.lastError !== undefined && parksUntilNewCredentials(this.lastError) && this.state !== 'ready') return this.lastError;
-    const why = this.lastError !== undefined ? `: ${this.lastError.message}` : '';
-    const retryAt = this.nextAttemptAt;
-    const seconds = retryAt === undefined ? undefined : Math.max(0, Math.ceil((retryAt - this.clock.now()) / 1000));
-    if ((this.state === 'backoff' || this.state === 'connecting') && this.listed) {
-      const when = seconds !== undefined ? `it restarts in ${seconds} s` : 'it is starting again now';
-      return new GatewayError('MCPG_SERVER_UNAVAILABLE', `server "${this.name}" is restarting${why}; ${when}, retry the call then`, {
-        server: this.name,
-        detail: { state: this.state, retryable: true, ...(retryAt !== undefined && { retryAt: new Date(retryAt).toISOString() }) },
-      });
-    }
-    const when = seconds !== undefined ? `; next attempt in ${seconds} s` : '';
-    return new GatewayError(
-      'MCPG_SERVER_UNAVAILABLE',
-      `server "${this.name}" is ${this.state === 'connecting' ? 'connecting' : this.state === 'parked' ? 'parked' : 'not connected'}${why}${when}`,
-      { server: this.name, detail: { state: this.state } },
-    );
+    return unavailable(this.reading());
+  }
+
+  /** What the words of a refused call read of this connection now. */
+  private reading(): ConnectionReading {
+    const { name: server, state, lastError, nextAttemptAt, listed } = this;
+    return { server, state, lastError, nextAttemptAt, listed, now: this.clock.now() };
   }
 }

@@ -4,23 +4,14 @@
 // listed from its last known catalog, a call routed to it wakes it, and the timer's end (`onIdle`,
 // given at construction) is the connection stopping its session gracefully and resting again.
 // Every call waiting on a start shares it; a failed start rejects them all with
-// `MCPG_SERVER_UNAVAILABLE` ("could not be started on demand", the reason and the next step). The
+// `MCPG_SERVER_UNAVAILABLE` ("could not be started on demand", the reason and the next step:
+// unavailable.ts words it). The
 // start that learns an unknown catalog stops once listed when there is no `idleStop`, unless a call
 // waited for it. The timer is cleared on every close of the connection (`stop`).
 
-import { GatewayError } from '../errors.js';
+import type { GatewayError } from '../errors.js';
 import type { Clock, TimerHandle } from './clock.js';
-import { parksUntilNewCredentials } from './upstream-credentials.js';
 import type { CallSink } from './session-types.js';
-
-/** What a failed start's message says of the connection: its state, its next step, when it retries. */
-interface StartFailure {
-  readonly server: string;
-  readonly state: string;
-  readonly next: string | undefined;
-  /** Set while the connection backs off: the start is tried again then. */
-  readonly retryAt: number | undefined;
-}
 
 export class OnDemand {
   /** Times a call started the server, and times it was stopped for being idle. */
@@ -141,23 +132,4 @@ export class OnDemand {
     if (!this.calls.delete(call)) return;
     this.check();
   }
-}
-
-/** Why a call's start on demand failed: the start's own reason, and when it is tried again. */
-export function startFailed(reason: GatewayError, at: StartFailure): GatewayError {
-  // A login is what it needs, as for any server: that error says which command gives it one.
-  if (parksUntilNewCredentials(reason)) return reason;
-  return new GatewayError(
-    'MCPG_SERVER_UNAVAILABLE',
-    `server "${at.server}" could not be started on demand: ${reason.message}${at.next !== undefined ? `; ${at.next}` : ''}`,
-    {
-      server: at.server,
-      detail: {
-        state: at.state,
-        reason: reason.code,
-        retryable: at.state === 'backoff',
-        ...(at.retryAt !== undefined && { retryAt: new Date(at.retryAt).toISOString() }),
-      },
-    },
-  );
 }
