@@ -1,22 +1,19 @@
 // One agent's session: the MCP server the agent sees. It keeps what the agent declared (its
 // capabilities, whether it has initialized, its log level, its resource subscriptions), dispatches
-// each of its requests, and answers what the gateway knows itself (initialize, ping, the lists: cached
-// bytes from the catalog, handed to the channel's `sendParts` between a head with the request's id and
-// a tail, so a list is never re-serialized). What goes to a server goes through the session's `Calls`
-// (calls.ts: a tools/call resolved, routed, judged and sent, every request in flight, its relay,
-// cancel and record) and `RoutedRequests` (routed-requests.ts: reads, prompts, completion, tasks and
-// other methods). Right to left, it is what the gateway calls to reach this agent: server requests,
-// log messages, list changes, and the answers to its requests, written to its channel
-// (agent-channel.ts). It gets `SessionParts` (session-parts.ts), never the gateway.
+// each of its requests, and answers what the gateway knows itself (initialize, ping, the lists as
+// cached bytes from the catalog), each answer written by its `AgentAnswers` (agent-answers.ts), and
+// its modes picked by `SessionModes` (modes/session-modes.ts). What goes to a server goes through the
+// session's `Calls` (calls.ts: a tools/call resolved, routed, judged and sent, every request in
+// flight, its relay, cancel and record) and `RoutedRequests` (routed-requests.ts: reads, prompts,
+// completion, tasks and other methods). Right to left, it is what the gateway calls to reach this
+// agent: server requests, log messages and list changes, written to its channel (agent-channel.ts). It
+// gets `SessionParts` (session-parts.ts), never the gateway.
 
 import { randomUUID } from 'node:crypto';
-import { GatewayError, asGatewayError } from '../../errors.js';
+import { GatewayError } from '../../errors.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Connection } from '../../servers/connection.js';
 import {
-  encodeError,
-  encodeNotification,
-  encodeResult,
   parseMessage,
   type Classified,
   type JsonRpcNotification,
@@ -24,7 +21,6 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../../wire/jsonrpc.js';
-import { encodeResultParts, partsToText } from '../../wire/encoded.js';
 import type { Envelope } from '../../wire/era.js';
 import type { Claims } from '../../rules/decide.js';
 import { ShownViews } from './agent-views.js';
@@ -32,6 +28,7 @@ import { REMOVED_VIEW } from '../../policy/curated-views.js';
 import type { CompiledView } from '../../rules/views.js';
 import { UntilSettled } from './until-settled.js';
 import { RequestSpans } from './request-spans.js';
+import { AgentAnswers } from './agent-answers.js';
 import type { InnerAnswer, ModeHost } from '../modes/session-mode.js';
 import { SessionModes } from '../modes/session-modes.js';
 import { callInner } from '../modes/inner-calls.js';
@@ -73,6 +70,8 @@ export class AgentSession implements Caller {
   private closed = false;
   /** Tracing on: the open span of each agent request, by the agent's id (undefined: tracing off). */
   private readonly spans: RequestSpans | undefined;
+  /** Its answers and notifications to the agent (agent-answers.ts). */
+  private readonly answers: AgentAnswers;
   /** A modern request's `Mcp-Param-*` headers (its envelope's), sent on with it to a modern HTTP server. */
   private paramHeaders: Readonly<Record<string, string>> | undefined;
   /** The lists as last shown to the agent, to announce only what changed for it. */
@@ -120,6 +119,7 @@ export class AgentSession implements Caller {
     this.id = id;
     this.log = opened.log;
     this.spans = parts.tracing === undefined ? undefined : new RequestSpans(parts.tracing, id, agent, transport);
+    this.answers = new AgentAnswers(channel, this.spans, parts.metrics, { log: this.log, isClosed: () => this.closed });
     this.agentRequests = new AgentRequests(agent, (line, about) => !this.closed && this.channel.send(line, about) !== false);
     this.shown = new ShownViews(parts.views, agent, {
       own: () => parts.own.of(this),
@@ -127,7 +127,7 @@ export class AgentSession implements Caller {
       view: () => this.curatedView(),
       searchTools: () => this.modes.current(this.view).shownTools(),
     });
-    this.waiting = new UntilSettled(parts.settling, (id, err) => this.sendError(id, err));
+    this.waiting = new UntilSettled(parts.settling, (id, err) => this.answers.error(id, err));
     this.calls = new Calls({
       parts,
       channel,
@@ -147,7 +147,7 @@ export class AgentSession implements Caller {
         isObject(this.capabilities.elicitation.url),
       curatedView: () => this.curatedView(),
       mode: () => this.modes.current(this.view),
-      sendError: (id, err) => this.sendError(id, err),
+      sendError: (id, err) => this.answers.error(id, err),
       notify: (method, params, about) => this.notify(method, params, about),
     });
     this.routed = new RoutedRequests({
@@ -158,8 +158,8 @@ export class AgentSession implements Caller {
       calls: this.calls,
       viewName: () => this.view,
       curatedView: () => this.curatedView(),
-      sendResult: (id, result) => this.sendResult(id, result),
-      sendError: (id, err) => this.sendError(id, err),
+      sendResult: (id, result) => this.answers.result(id, result),
+      sendError: (id, err) => this.answers.error(id, err),
     });
     const host: ModeHost = {
       agent,
@@ -168,10 +168,10 @@ export class AgentSession implements Caller {
       modern: () => this.channel.era === 'modern',
       own: () => this.parts.own.of(this),
       untilSettled: (id, handler, until) => this.waiting.run(id, handler, until),
-      sendResult: (id, result) => this.sendResult(id, result),
-      sendEncodedResult: (id, json) => this.sendEncodedResult(id, json),
-      sendResultBytes: (id, bytes) => this.sendResultBytes(id, bytes),
-      sendError: (id, err) => this.sendError(id, err),
+      sendResult: (id, result) => this.answers.result(id, result),
+      sendEncodedResult: (id, json) => this.answers.encodedResult(id, json),
+      sendResultBytes: (id, bytes) => this.answers.resultBytes(id, bytes),
+      sendError: (id, err) => this.answers.error(id, err),
       serveTools: () => this.shown.serve('tools'),
       toolsChanged: () => {
         if (this.shown.changed('tools')) this.listChanged('notifications/tools/list_changed');
@@ -210,7 +210,7 @@ export class AgentSession implements Caller {
         return;
       }
       this.calls.threw(parsed.msg.id);
-      this.sendError(parsed.msg.id, err); // logged there, with the stack, as an internal error
+      this.answers.error(parsed.msg.id, err); // logged there, with the stack, as an internal error
     }
   }
 
@@ -224,34 +224,37 @@ export class AgentSession implements Caller {
         return this.onResponse(parsed.msg);
       case 'invalid':
         this.log.debug('invalid message from agent', { error: parsed.error.message });
-        this.sendError(parsed.id, parsed.error);
+        this.answers.error(parsed.id, parsed.error);
     }
   }
 
   /** A message too large to read: answer with the code (no id is known). */
   overflow(length: number): void {
-    this.sendError(null, new GatewayError('MCPG_MESSAGE_TOO_LARGE', `message of ${length} characters exceeds the limit and was discarded`));
+    this.answers.error(
+      null,
+      new GatewayError('MCPG_MESSAGE_TOO_LARGE', `message of ${length} characters exceeds the limit and was discarded`),
+    );
   }
 
   private onRequest(msg: JsonRpcRequest): void {
     if (this.spans !== undefined) this.spans.open(msg);
     if (this.parts.settling.isClosing)
-      return this.sendError(msg.id, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'));
+      return this.answers.error(msg.id, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'));
     switch (msg.method) {
       case 'tools/call':
         return this.calls.tool(msg);
       case 'ping':
-        return this.sendResult(msg.id, {});
+        return this.answers.result(msg.id, {});
       case 'initialize':
         return void this.initialize(msg);
       case 'tools/list':
         return this.modes.current(this.view).listTools(msg);
       case 'resources/list':
-        return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('resources')), 'listable');
+        return this.waiting.run(msg.id, () => this.answers.resultBytes(msg.id, this.shown.serve('resources')), 'listable');
       case 'resources/templates/list':
-        return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('resourceTemplates')), 'listable');
+        return this.waiting.run(msg.id, () => this.answers.resultBytes(msg.id, this.shown.serve('resourceTemplates')), 'listable');
       case 'prompts/list':
-        return this.waiting.run(msg.id, () => this.sendResultBytes(msg.id, this.shown.serve('prompts')), 'listable');
+        return this.waiting.run(msg.id, () => this.answers.resultBytes(msg.id, this.shown.serve('prompts')), 'listable');
       case 'resources/read':
         return this.waiting.run(msg.id, () => this.routed.readResource(msg));
       case 'prompts/get':
@@ -266,8 +269,8 @@ export class AgentSession implements Caller {
       case 'resources/subscribe':
       case 'resources/unsubscribe':
         return void this.subscribeUri(msg.method === 'resources/subscribe', msg.params?.uri).then(
-          () => this.sendResult(msg.id, {}),
-          (err: unknown) => this.sendError(msg.id, err),
+          () => this.answers.result(msg.id, {}),
+          (err: unknown) => this.answers.error(msg.id, err),
         );
       case 'logging/setLevel':
         return void this.setLevel(msg);
@@ -339,10 +342,13 @@ export class AgentSession implements Caller {
     const level = msg.params?.level;
     const rank = typeof level === 'string' ? LOG_LEVEL_RANK[level] : undefined;
     if (rank === undefined)
-      return this.sendError(msg.id, invalidParams(`logging/setLevel needs params.level, one of ${Object.keys(LOG_LEVEL_RANK).join(', ')}`));
+      return this.answers.error(
+        msg.id,
+        invalidParams(`logging/setLevel needs params.level, one of ${Object.keys(LOG_LEVEL_RANK).join(', ')}`),
+      );
     this.logRank = rank;
     await this.parts.setServersLogLevel(this);
-    this.sendResult(msg.id, {});
+    this.answers.result(msg.id, {});
   }
 
   private async initialize(msg: JsonRpcRequest): Promise<void> {
@@ -354,7 +360,7 @@ export class AgentSession implements Caller {
     // On a curated view the capability directory is not added (it would name servers beyond the view).
     const mode = this.view === undefined ? this.modes.name(undefined) : 'aggregate';
     const instructions = this.parts.instructions({ agent: this.agent, claims: this.claims, mode });
-    this.sendResult(msg.id, initializeResult(requested, instructions, this.parts.capabilities()));
+    this.answers.result(msg.id, initializeResult(requested, instructions, this.parts.capabilities()));
     this.initialized = true;
   }
 
@@ -507,38 +513,7 @@ export class AgentSession implements Caller {
   }
 
   notify(method: string, params?: unknown, about?: RequestId): void {
-    if (!this.closed) this.channel.send(encodeNotification(method, params), about);
-  }
-
-  private sendResult(id: RequestId, result: unknown): void {
-    if (this.closed) return;
-    this.channel.send(encodeResult(id, result), id, true);
-    if (this.spans !== undefined) this.spans.end(id, 'ok');
-  }
-
-  /** A result already encoded as JSON text. */
-  private sendEncodedResult(id: RequestId, resultJson: string): void {
-    if (this.closed) return;
-    this.channel.send(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`, id, true);
-    if (this.spans !== undefined) this.spans.end(id, 'ok');
-  }
-
-  /** A result cached as bytes (a list): only the head with the id is made per answer. */
-  private sendResultBytes(id: RequestId, result: readonly Buffer[]): void {
-    if (this.closed) return;
-    const parts = encodeResultParts(JSON.stringify(id), result);
-    if (this.channel.sendParts !== undefined) this.channel.sendParts(parts, id, true);
-    else this.channel.send(partsToText(parts), id, true);
-    if (this.spans !== undefined) this.spans.end(id, 'ok');
-  }
-
-  private sendError(id: RequestId | null, err: unknown): void {
-    if (this.closed) return;
-    const error = asGatewayError(err);
-    if (error.code === 'MCPG_INTERNAL') this.log.error('internal error while handling a request', { error: err });
-    this.parts.metrics.error(error.code);
-    this.channel.send(encodeError(id, error.toJsonRpc()), id ?? undefined, true);
-    if (this.spans !== undefined && id !== null) this.spans.end(id, 'failed', error.code, error.server);
+    this.answers.notify(method, params, about);
   }
 
   /**
