@@ -5,7 +5,8 @@ import type { RemoteServerConfig, ServerConfig, ServersConfig } from '../config/
 import type { Logger } from '../observability/logger.js';
 import type { AuditLog } from '../observability/audit.js';
 import type { Tracing } from '../observability/tracing.js';
-import type { Connection, ConnectionHooks, SupervisionSettings } from '../servers/connection.js';
+import type { Connection, ConnectionHooks } from '../servers/connection.js';
+import type { SupervisionSettings } from '../servers/supervision.js';
 import type { StopTimings } from '../servers/transports/transport.js';
 import type { UpstreamCredentials } from '../servers/upstream-credentials.js';
 import type { BreakerOptions } from '../servers/breaker.js';

@@ -4,8 +4,10 @@
 // *parks* (tools withdrawn, a slow self-probe, SIGHUP or a half-open breaker probe revives it).
 // States: `connecting → ready → (lost) → backoff → connecting … → parked`, `closed` at shutdown,
 // `idle` for a resting on-demand server. Every transition is in `transition()`; time comes from an
-// injectable Clock. Calls pass the circuit breaker (breaker.ts), and a paired dual-era server's
-// 2025-era agents its twin (era-twin.ts). The supervision rules are in this room's README.
+// injectable Clock. What a lost session leads to is decided by the supervision rules
+// (supervision.ts, explained in this room's README); a call it cannot take is told why
+// (unavailable.ts). Calls pass the circuit breaker (breaker.ts), and a paired dual-era server's
+// 2025-era agents its twin (era-twin.ts).
 
 import type { ServerConfig } from '../config/types.js';
 import type { TransportFactory } from './transports/transport.js';
@@ -18,10 +20,11 @@ import { OnDemand } from './on-demand.js';
 import { breakerOpen, connectionClosed, nextStep, startFailed, unavailable, type ConnectionReading } from './unavailable.js';
 import { ServerSession, type SessionHooks } from './server-session.js';
 import type { CallSink, ServerInfo } from './session-types.js';
-import { fullJitter, systemClock, type Clock, type TimerHandle } from './clock.js';
-import { CircuitBreaker, DEFAULT_BREAKER, type Admission, type BreakerOptions } from './breaker.js';
+import { systemClock, type Clock, type TimerHandle } from './clock.js';
+import { CircuitBreaker, type Admission } from './breaker.js';
+import { afterLoss, supervisionOf, type SupervisionOptions, type SupervisionSettings } from './supervision.js';
 import type { StopTimings } from './transports/transport.js';
-import { parksUntilNewCredentials, type UpstreamCredentials } from './upstream-credentials.js';
+import type { UpstreamCredentials } from './upstream-credentials.js';
 import type { OutboundRequest } from './outbound-request.js';
 
 // ── the connection ──────────────────────────────────────────────────────────────────────────────
@@ -29,30 +32,6 @@ import type { OutboundRequest } from './outbound-request.js';
 const ADMITTED: Admission = { ok: true, probe: false };
 
 export type ConnectionState = 'idle' | 'connecting' | 'ready' | 'backoff' | 'parked' | 'closed';
-
-interface SupervisionOptions {
-  /** Reconnect attempts before parking (default 5). */
-  retries: number;
-  backoffBaseMs: number;
-  backoffCapMs: number;
-  /** A parked connection tries again on its own this often. */
-  parkProbeMs: number;
-  /** A session that stays up this long has proven itself (the budget resets). */
-  stableMs: number;
-  breaker: BreakerOptions;
-}
-
-/** What callers may override: any field, the breaker's fields one by one. */
-export type SupervisionSettings = Partial<Omit<SupervisionOptions, 'breaker'>> & { breaker?: Partial<BreakerOptions> };
-
-const DEFAULT_SUPERVISION: SupervisionOptions = {
-  retries: 5,
-  backoffBaseMs: 250,
-  backoffCapMs: 30_000,
-  parkProbeMs: 60_000,
-  stableMs: 30_000,
-  breaker: DEFAULT_BREAKER,
-};
 
 export interface ConnectionHooks {
   notification(conn: Connection, msg: JsonRpcNotification): void;
@@ -141,7 +120,7 @@ export class Connection {
     private readonly options: ConnectionOptions,
   ) {
     this.name = config.name;
-    this.opts = { ...DEFAULT_SUPERVISION, ...options.supervision, breaker: { ...DEFAULT_BREAKER, ...options.supervision?.breaker } };
+    this.opts = supervisionOf(options.supervision);
     this.clock = options.clock ?? systemClock;
     this.breaker = new CircuitBreaker(this.opts.breaker, this.clock);
     this.onDemand = config.start === 'on-demand';
@@ -451,34 +430,23 @@ export class Connection {
     this.demand?.stop();
     this.lastError = reason;
     const wasServing = this.state === 'ready';
-    if (parksUntilNewCredentials(reason)) {
-      // Retrying cannot help until a person logs in or the credentials change; the credentials' watch revives it (or SIGHUP).
-      this.nextAttemptAt = undefined;
-      this.withdraw(reason);
-      this.transition(
-        'parked',
-        `${reason.message}; parked until ${reason.code === 'MCPG_SERVER_NEEDS_LOGIN' ? 'a login is stored' : 'its credentials change or its next scheduled try'} (or SIGHUP)`,
-      );
-    } else if (this.attempts < this.opts.retries) {
-      const delay = fullJitter(this.attempts, this.opts.backoffBaseMs, this.opts.backoffCapMs, () => this.clock.random());
-      this.nextAttemptAt = this.clock.now() + delay;
+    const next = afterLoss(reason, { attempts: this.attempts, listed: this.listed }, this.opts, () => this.clock.random());
+    if (next.next === 'backoff') {
+      this.nextAttemptAt = this.clock.now() + next.delayMs;
       if (wasServing) this.hooks.interrupted(this, reason);
-      this.transition(
-        'backoff',
-        `${reason.message}; retrying in ${delay} ms (attempt ${this.attempts + 1} of ${this.opts.retries})${this.listed ? '; its tools stay listed meanwhile' : ''}`,
-      );
-      this.timer = this.clock.after(delay, () => void this.attempt());
+      this.transition('backoff', next.detail);
+      this.timer = this.clock.after(next.delayMs, () => void this.attempt());
     } else {
-      this.nextAttemptAt = this.clock.now() + this.opts.parkProbeMs;
+      // Parked: withdrawn. Until new credentials nothing is scheduled (their watch revives it, or
+      // SIGHUP); else one probe every `probeMs`, which parks again if it fails.
+      this.nextAttemptAt = next.next === 'park' ? this.clock.now() + next.probeMs : undefined;
       this.withdraw(reason);
-      this.transition(
-        'parked',
-        `${reason.message}; ${this.attempts} attempts failed, parked: its tools are withdrawn; it tries again every ${this.opts.parkProbeMs} ms, or on SIGHUP`,
-      );
-      this.timer = this.clock.after(this.opts.parkProbeMs, () => {
-        this.attempts = Math.max(0, this.opts.retries - 1); // one probe, then park again if it fails
-        void this.attempt();
-      });
+      this.transition('parked', next.detail);
+      if (next.next === 'park')
+        this.timer = this.clock.after(next.probeMs, () => {
+          this.attempts = Math.max(0, this.opts.retries - 1);
+          void this.attempt();
+        });
     }
     this.settleFirst(false);
     if (this.demand?.waited === true) this.demand.failed(this.startFailed(reason));

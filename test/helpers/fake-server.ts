@@ -13,7 +13,8 @@
 import type { ServerConfig } from '../../src/config/types.js';
 import { GatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/observability/logger.js';
-import { Connection, type ConnectionHooks, type SupervisionSettings } from '../../src/servers/connection.js';
+import { Connection, type ConnectionHooks } from '../../src/servers/connection.js';
+import type { SupervisionSettings } from '../../src/servers/supervision.js';
 import type { ServerTransport, TransportEvents } from '../../src/servers/transports/transport.js';
 import type { ConnectionFactory } from '../../src/gateway/gateway-options.js';
 import { SETS } from '../fixtures/tool-sets.js';

@@ -11,7 +11,8 @@ import { GatewayError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import type { ServerSession, SessionHooks } from '../../../src/servers/server-session.js';
 import type { CallSink, ServerInfo } from '../../../src/servers/session-types.js';
-import { Connection, type ConnectionHooks, type SupervisionSettings } from '../../../src/servers/connection.js';
+import { Connection, type ConnectionHooks } from '../../../src/servers/connection.js';
+import type { SupervisionSettings } from '../../../src/servers/supervision.js';
 import type { JsonRpcRequest } from '../../../src/wire/jsonrpc.js';
 import { FakeClock, flush } from '../../helpers/fake-clock.js';
 
