@@ -1,5 +1,6 @@
 // The agent's requests other than tools/call that go to one server: resources/read, prompts/get and
-// completion/complete (routed by name or URI, within the session's curated view), the tasks methods
+// completion/complete (routed by name or URI, within the session's curated view), resources/subscribe
+// and unsubscribe (held on the connection that carries the URI), the tasks methods
 // (to the server that owns the agent's task, under the server's id), and methods mcpgate does not
 // know (to the server they belong to), and the Skills extension's requests (to the skills methods).
 // Each is routed once, audited where a read, a skill or a prompt, and
@@ -34,6 +35,8 @@ interface RoutedHost {
   curatedView(): CompiledView | undefined;
   sendResult(id: RequestId, result: unknown): void;
   sendError(id: RequestId, err: unknown): void;
+  /** Holds (or lets go of) the session's subscription to `uri` on `conn` (subscriptions.ts); nothing once the session closed. */
+  hold(conn: Connection, uri: string, subscribe: boolean): Promise<void>;
 }
 
 export class RoutedRequests {
@@ -128,6 +131,26 @@ export class RoutedRequests {
         intercept,
       }),
     );
+  }
+
+  /**
+   * Subscribes the session to a resource URI (or unsubscribes it); rejects with why not. The URI is
+   * routed under the rules as a read is, then held on the connection that carries it: the server's
+   * shared connection, or the session's own pooled connection for a per-agent or per-session server.
+   */
+  async subscribe(subscribe: boolean, publicUriParam: unknown): Promise<void> {
+    const { parts, log, caller } = this.host;
+    const method = subscribe ? 'resources/subscribe' : 'resources/unsubscribe';
+    await parts.settling.settled;
+    const route = parts.router.uri(log, caller, method, publicUriParam);
+    if (route instanceof GatewayError) throw route;
+    const conn = route.conn.config.sessions === 'shared' ? route.conn : await whenReady(route.carrier);
+    if ((conn.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
+      throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, {
+        server: conn.name,
+      });
+    }
+    await this.host.hold(conn, route.uri, subscribe);
   }
 
   getPrompt(msg: JsonRpcRequest): void {

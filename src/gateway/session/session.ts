@@ -32,7 +32,7 @@ import { AgentAnswers } from './agent-answers.js';
 import type { InnerAnswer, ModeHost } from '../modes/session-mode.js';
 import { SessionModes } from '../modes/session-modes.js';
 import { callInner } from '../modes/inner-calls.js';
-import { whenReady, type Caller } from '../routing/router.js';
+import type { Caller } from '../routing/router.js';
 import { APPROVAL_ELICITATION } from './gated-calls.js';
 import type { Catalog } from '../../catalog/catalog.js';
 import { initializeResult, LOG_LEVEL_RANK, MCP_LOG_LEVELS } from '../routing/method-tables.js';
@@ -160,6 +160,11 @@ export class AgentSession implements Caller {
       curatedView: () => this.curatedView(),
       sendResult: (id, result) => this.answers.result(id, result),
       sendError: (id, err) => this.answers.error(id, err),
+      hold: async (conn, uri, subscribe) => {
+        if (this.closed) return;
+        if (subscribe) await parts.subscriptions.subscribe(this, conn, uri);
+        else await parts.subscriptions.unsubscribe(this, conn, uri);
+      },
     });
     const host: ModeHost = {
       agent,
@@ -316,26 +321,9 @@ export class AgentSession implements Caller {
 
   // ── resources ───────────────────────────────────────────────────────────────────────────────
 
-  /** Subscribes this session to a resource URI (or unsubscribes it); throws why not. */
-  // The URI is routed under the rules as a read is, then held on the connection that carries it: the
-  // server's shared connection, or this session's own pooled connection for a per-agent or
-  // per-session server (`Subscriptions`). A modern listen stream subscribes its URIs here too.
-  async subscribeUri(subscribe: boolean, publicUriParam: unknown): Promise<void> {
-    const method = subscribe ? 'resources/subscribe' : 'resources/unsubscribe';
-    await this.parts.settling.settled;
-    const route = this.parts.router.uri(this.log, this, method, publicUriParam);
-    if (route instanceof GatewayError) throw route;
-    const { uri } = route;
-    // A per-agent or per-session server's subscription is held on the session's own pooled connection.
-    const conn = route.conn.config.sessions === 'shared' ? route.conn : await whenReady(route.carrier);
-    if ((conn.info?.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe !== true) {
-      throw new GatewayError('MCPG_CAPABILITY_UNSUPPORTED', `server "${conn.name}" does not support resource subscriptions`, {
-        server: conn.name,
-      });
-    }
-    if (this.closed) return;
-    if (subscribe) await this.parts.subscriptions.subscribe(this, conn, uri);
-    else await this.parts.subscriptions.unsubscribe(this, conn, uri);
+  /** Subscribes this session to a resource URI (or unsubscribes it); rejects with why not (`RoutedRequests.subscribe`). */
+  subscribeUri(subscribe: boolean, publicUriParam: unknown): Promise<void> {
+    return this.routed.subscribe(subscribe, publicUriParam);
   }
 
   private async setLevel(msg: JsonRpcRequest): Promise<void> {
