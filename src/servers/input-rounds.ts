@@ -1,16 +1,15 @@
 // A modern server's input-required answers to an agent's call, as rounds of input requests to the
-// agent: each input request goes up as a server→client request with a synthetic string id
-// (INPUT_ID…) related to the call, the agent's answers come back by those ids (never written to the
-// server), and when a round is complete the call is sent again as a new request with
-// `inputResponses` and the server's `requestState`; at most MAX_INPUT_ROUNDS rounds. This file keeps
-// which input requests are waited for, words each step and takes it; the call stays among its
-// session's sent requests (sent-requests.ts) meanwhile, and the session (server-session.ts) settles it.
+// agent: each input request goes up as a server→client request with a synthetic string id (INPUT_ID…)
+// related to the call, the agent's answers come back by those ids (never written to the server), and
+// when a round is complete the call is sent again as a new request with `inputResponses` and the
+// server's `requestState`; at most MAX_INPUT_ROUNDS rounds. This file keeps which input requests are
+// waited for and words each step; the session that owns the call (server-session.ts) keeps it among
+// its sent requests meanwhile, sends the requests and the retried call, and settles it.
 
 import { GatewayError, type JsonRpcErrorObject } from '../errors.js';
 import type { JsonRpcRequest, RequestId } from '../wire/jsonrpc.js';
 import { MAX_INPUT_ROUNDS, readInputRequired } from './modern-protocol.js';
 import type { InputRound, SentRequest } from './session-types.js';
-import type { SentRequests } from './sent-requests.js';
 
 /** The prefix of the ids of input requests relayed to agents (a server's own ids never reach respond with it). */
 const INPUT_ID = 'mcpgate-input-';
@@ -39,30 +38,11 @@ type InputAnswer = { readonly callId: number; readonly entry: SentRequest } & (
   { readonly end: GatewayError } | { readonly retry: boolean }
 );
 
-/** What the rounds need of the server session whose calls they are. */
-interface RoundsOwner {
-  readonly server: string;
-  readonly sent: SentRequests;
-  /** A new id of the session's (a round goes out under its own). */
-  nextId(): number;
-  /** Ends call `id` (it leaves the sent requests); undefined when it had already ended. */
-  settle(id: number): SentRequest | undefined;
-  /** Writes a round's request to the server; false when it could not be written. */
-  write(line: string, wireId: number, request: JsonRpcRequest, entry: SentRequest): boolean;
-  /** Sends an input request up to the agent whose call `callId` is. */
-  ask(request: JsonRpcRequest, callId: number): void;
-  /** Why the call cannot go on (the transport is gone). */
-  unavailable(): GatewayError;
-}
-
 export class InputRounds {
   /** Input requests relayed to agents (synthetic ids) → the call and the key they answer. */
   private readonly waited = new Map<string, { callId: number; round: InputRound; key: string }>();
-  private readonly server: string;
 
-  constructor(private readonly owner: RoundsOwner) {
-    this.server = owner.server;
-  }
+  constructor(private readonly server: string) {}
 
   /** Whether `id` is one of the synthetic ids of an input request (its answer is never the server's). */
   static owns(id: RequestId): id is string {
@@ -70,57 +50,11 @@ export class InputRounds {
   }
 
   /**
-   * A modern server answered call `callId` with `result`: true when it asked for input (the round is
-   * taken here: the call ends, its input requests go to the agent, or it is sent again at once).
-   */
-  required(callId: number, result: Record<string, unknown>): boolean {
-    const entry = this.owner.sent.get(callId);
-    if (entry === undefined || entry.request === undefined) return false;
-    const step = this.begin(callId, entry, result);
-    if (step === undefined) return false;
-    if ('end' in step) {
-      this.owner.settle(callId);
-      entry.sink.fail(step.end);
-    } else if (step.ask.length === 0) {
-      this.again(callId, entry);
-    } else {
-      // An agent's answer may end the call at once: the requests after it are then not asked.
-      for (const ask of step.ask) if (this.waited.has(ask.id)) this.owner.ask(ask, callId);
-    }
-    return true;
-  }
-
-  /** The agent answered input request `sid`: the call ends, waits for more answers, or is sent again. */
-  answered(sid: string, answer: { result: unknown } | { error: JsonRpcErrorObject }): void {
-    const next = this.answer(sid, answer);
-    if (next === undefined) return;
-    if ('end' in next) {
-      this.owner.settle(next.callId);
-      next.entry.sink.fail(next.end);
-    } else if (next.retry) {
-      this.again(next.callId, next.entry);
-    }
-  }
-
-  /** The call again, as a new request under a new id, with the round's answers. */
-  private again(callId: number, entry: SentRequest): void {
-    const wireId = this.owner.nextId();
-    this.owner.sent.renumber(callId, wireId);
-    const next = this.retry(entry, wireId);
-    if ('end' in next) {
-      this.owner.settle(callId);
-      entry.sink.fail(next.end);
-      return;
-    }
-    if (!this.owner.write(next.line, wireId, next.request, entry)) this.owner.settle(callId)?.sink.fail(this.owner.unavailable());
-  }
-
-  /**
-   * The step a modern server's answer `result` to call `callId` (sent as `entry`) leads to:
-   * undefined when it is no input-required result. A new round restarts the call's timeout: waiting
+   * A modern server answered call `callId` (sent as `entry`) with `result`: undefined when it is
+   * no input-required result, else the next step. A new round restarts the call's timeout: waiting
    * for a person (elicitation) is the agent's time, not the server's.
    */
-  private begin(callId: number, entry: SentRequest, result: Record<string, unknown>): InputStep | undefined {
+  begin(callId: number, entry: SentRequest, result: Record<string, unknown>): InputStep | undefined {
     const read = readInputRequired(result);
     if (read === undefined) return undefined;
     if (typeof read === 'string')
@@ -148,15 +82,24 @@ export class InputRounds {
     return { ask };
   }
 
+  /** Whether input request `sid` is still waited for (its call may have ended while an earlier one was asked). */
+  waits(sid: string): boolean {
+    return this.waited.has(sid);
+  }
+
   /**
    * The agent answered input request `sid` (or refused it: the call ends, MCPG_INPUT_FAILED). One that
-   * is no longer waited for (late, or its call ended: it has no such round) is dropped (undefined).
+   * is no longer waited for (late, or its call ended: `sent` has no such round) is dropped (undefined).
    */
-  private answer(sid: string, answer: { result: unknown } | { error: JsonRpcErrorObject }): InputAnswer | undefined {
+  answer(
+    sid: string,
+    answer: { result: unknown } | { error: JsonRpcErrorObject },
+    sent: { get(id: number): SentRequest | undefined },
+  ): InputAnswer | undefined {
     const input = this.waited.get(sid);
     if (input === undefined) return undefined;
     this.waited.delete(sid);
-    const entry = this.owner.sent.get(input.callId);
+    const entry = sent.get(input.callId);
     if (entry === undefined || entry.input !== input.round) return undefined; // the call ended meanwhile
     if ('error' in answer)
       return {
@@ -178,7 +121,7 @@ export class InputRounds {
    * server may tell rounds apart by id), with the answers and the server's state: its line, or why
    * it could not be encoded.
    */
-  private retry(entry: SentRequest, wireId: number): { line: string; request: JsonRpcRequest } | { end: GatewayError } {
+  retry(entry: SentRequest, wireId: number): { line: string; request: JsonRpcRequest } | { end: GatewayError } {
     const round = entry.input;
     entry.input = undefined;
     const request = entry.request!;

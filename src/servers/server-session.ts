@@ -6,9 +6,10 @@
 // then does the handshake in the server's era (handshake.ts). A modern server has every request
 // wrapped in the `_meta` envelope here; its change notifications come on its listen stream
 // (listen-stream.ts), and its input-required answers to agents' calls keep the call sent here while
-// input-rounds.ts asks the agent, then the call is re-sent under a new id. Progress pushes a call's
-// deadline back, but never past its ceiling (`limits.maxCallMs`), after which it is cancelled like a
-// timeout (overdue.ts says what an overdue call gets). Shared types are in session-types.ts.
+// the agent is asked (input-rounds.ts words each step), then the call is re-sent under a new id.
+// Progress pushes a call's deadline back, but never past its ceiling (`limits.maxCallMs`), after which
+// it is cancelled like a timeout (overdue.ts says what an overdue call gets). Shared types are in
+// session-types.ts.
 
 import { DEFAULT_LIMITS, type ServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
@@ -83,20 +84,7 @@ export class ServerSession {
     this.ceilingMs = config.limits?.maxCallMs ?? DEFAULT_LIMITS.maxCallMs;
     this.sent = new SentRequests(this.ceilingMs, (id, entry) => this.onTimeout(id, entry));
     this.listen = new ListenStream(this, log);
-    this.inputs = new InputRounds({
-      server: config.name,
-      sent: this.sent,
-      nextId: () => this.ids.next++,
-      settle: (id) => this.settle(id),
-      write: (line, wireId, request, entry) =>
-        this.process!.write(line, wireId, {
-          method: request.method,
-          name: mcpName(request.method, request.params),
-          params: entry.paramHeaders,
-        }),
-      ask: (request, callId) => this.hooks.request(this, request, callId),
-      unavailable: () => this.unavailable(),
-    });
+    this.inputs = new InputRounds(config.name);
   }
 
   get pid(): number | undefined {
@@ -288,7 +276,7 @@ export class ServerSession {
   respond(id: RequestId, result: unknown): void {
     // An answer to one of our synthetic input requests is never the server's to see (late ones: dropped).
     if (InputRounds.owns(id)) {
-      this.inputs.answered(id, { result });
+      this.inputAnswered(id, { result });
       return;
     }
     this.process?.write(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result)}}`);
@@ -296,7 +284,7 @@ export class ServerSession {
 
   respondError(id: RequestId, error: JsonRpcErrorObject): void {
     if (InputRounds.owns(id)) {
-      this.inputs.answered(id, { error });
+      this.inputAnswered(id, { error });
       return;
     }
     this.process?.write(encodeError(id, error));
@@ -317,6 +305,59 @@ export class ServerSession {
     this.failAll(new GatewayError('MCPG_SHUTTING_DOWN', `the connection to server "${this.name}" was destroyed`, { server: this.name }));
     this.process?.kill();
     this.setState('closed');
+  }
+
+  // ── a modern server's input-required answers (input-rounds.ts words each step) ─────────────────
+
+  /** A modern server answered an agent's call `id` with `result`: true when it asked for input (handled here). */
+  private inputRequired(id: number, result: Record<string, unknown>): boolean {
+    const entry = this.sent.get(id);
+    if (entry === undefined || entry.request === undefined) return false;
+    const step = this.inputs.begin(id, entry, result);
+    if (step === undefined) return false;
+    if ('end' in step) {
+      this.settle(id);
+      entry.sink.fail(step.end);
+    } else if (step.ask.length === 0) {
+      this.retryWithInput(id, entry);
+    } else {
+      // An agent's answer may end the call at once: the requests after it are then not asked.
+      for (const ask of step.ask) if (this.inputs.waits(ask.id)) this.hooks.request(this, ask, id);
+    }
+    return true;
+  }
+
+  /** The agent answered an input request `sid`: the call ends, waits for more answers, or is sent again. */
+  private inputAnswered(sid: string, answer: { result: unknown } | { error: JsonRpcErrorObject }): void {
+    const next = this.inputs.answer(sid, answer, this.sent);
+    if (next === undefined) return;
+    if ('end' in next) {
+      this.settle(next.callId);
+      next.entry.sink.fail(next.end);
+    } else if (next.retry) {
+      this.retryWithInput(next.callId, next.entry);
+    }
+  }
+
+  /** The call again, as a new request under a new id, with the round's answers. */
+  private retryWithInput(id: number, entry: SentRequest): void {
+    const wireId = this.ids.next++;
+    this.sent.renumber(id, wireId);
+    const next = this.inputs.retry(entry, wireId);
+    if ('end' in next) {
+      this.settle(id);
+      entry.sink.fail(next.end);
+      return;
+    }
+    const { line, request } = next;
+    if (
+      !this.process!.write(line, wireId, {
+        method: request.method,
+        name: mcpName(request.method, request.params),
+        params: entry.paramHeaders,
+      })
+    )
+      this.settle(id)?.sink.fail(this.unavailable());
   }
 
   // ── messages from the server ─────────────────────────────────────────────────────────────────
@@ -343,7 +384,7 @@ export class ServerSession {
           id !== undefined &&
           'result' in parsed.msg &&
           parsed.msg.result.resultType === 'input_required' &&
-          this.inputs.required(id, parsed.msg.result)
+          this.inputRequired(id, parsed.msg.result)
         )
           return;
         const entry = id !== undefined ? this.settle(id) : undefined;
