@@ -30,9 +30,9 @@ export interface InnerToolCall {
   readonly run: string;
   /** The agent's run_code request: what the server asks during the call (elicitation, sampling) travels with it. */
   readonly about: RequestId;
-  /** Aborted: the call is cancelled on its server, or withdrawn from the gate (a pending approval). */
+  /** Aborted: the call is cancelled on its server, or withdrawn from the gate where it is held. */
   readonly signal: AbortSignal;
-  /** The call waits on a person (an approval) or no longer does: the run's clock excludes the wait. */
+  /** The call is held at the gate for a person's decision, or no longer is: the run's clock excludes the wait. */
   waiting(pause: boolean): void;
 }
 
