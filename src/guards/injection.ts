@@ -74,11 +74,16 @@ const PREFILTER = hintPattern(SIGNS.flatMap((s) => s.hints))!;
 
 const QUOTE = 80;
 
-/** The signs of injection in `text`; empty when none (the usual case costs one prefilter scan). */
-export function injectionSigns(text: string): InjectionSign[] {
-  const found: InjectionSign[] = [];
-  if (text.length < 12 || !PREFILTER.test(text)) return found;
+/** No heuristic matches a text shorter than this. */
+export const SHORTEST_SIGN = 12;
+
+const NO_SIGNS: readonly InjectionSign[] = Object.freeze([]);
+
+/** The signs of injection in `text`; empty when none (the usual case: one prefilter scan, no allocation). */
+export function injectionSigns(text: string): readonly InjectionSign[] {
+  if (text.length < SHORTEST_SIGN || !PREFILTER.test(text)) return NO_SIGNS;
   const lower = text.toLowerCase();
+  const found: InjectionSign[] = [];
   for (const { id, hints, pattern } of SIGNS) {
     if (!hints.some((hint) => lower.includes(hint))) continue;
     const match = pattern.exec(text);

@@ -22,6 +22,9 @@ interface Span {
   readonly armed: ArmedDetector;
 }
 
+/** No detector finds anything in a text shorter than this. */
+export const SHORTEST_FIND = 8;
+
 /** The marker that takes the place of a removed value: it says what was there, never what it was. */
 function marker(detector: Detector): string {
   return `[redacted: ${detector.label}]`;
@@ -32,20 +35,20 @@ export class TextScanner {
   private readonly prefilter: RegExp | undefined;
   private readonly hinted: readonly { readonly armed: ArmedDetector; readonly hints: readonly string[] }[];
 
+  /** No detector is armed: nothing is looked for. */
+  readonly empty: boolean;
+
   constructor(readonly armed: readonly ArmedDetector[]) {
+    this.empty = armed.length === 0;
     const hints = armed.flatMap((a) => a.detector.hints);
     const everyText = armed.some((a) => a.detector.hints.length === 0);
     this.prefilter = everyText ? undefined : hintPattern(hints);
     this.hinted = armed.map((a) => ({ armed: a, hints: a.detector.hints.map((h) => h.toLowerCase()) }));
   }
 
-  get empty(): boolean {
-    return this.armed.length === 0;
-  }
-
   /** The matches in `text`, in order and not overlapping (the earlier, then the longer, wins); undefined when none. */
   scan(text: string): Span[] | undefined {
-    if (this.armed.length === 0 || text.length < 8) return undefined;
+    if (this.empty || text.length < SHORTEST_FIND) return undefined;
     if (this.prefilter !== undefined && !this.prefilter.test(text)) return undefined;
     let lower: string | undefined;
     let spans: Span[] | undefined;

@@ -6,10 +6,11 @@
 // redacted value is replaced by a marker that says what was there.
 //
 // Cost: a call whose plan looks for nothing skips this entirely (`GuardPlan.idle`); otherwise clean
-// text costs one prefilter scan per string (guards/text-scan.ts) and a few injection tests per text.
+// text costs one prefilter scan per string (guards/text-scan.ts), and an answer's one more for signs
+// of injection (guards/injection.ts) in the same walk, with no allocation.
 
 import { GatewayError } from '../errors.js';
-import { injectionSigns, type InjectionSign } from '../guards/injection.js';
+import type { InjectionSign } from '../guards/injection.js';
 import type { GuardPlan } from '../guards/guard-plan.js';
 import { Findings, screenValue, type Finding, type ScreenMode } from '../guards/screen.js';
 import type { AuditLog } from '../observability/audit.js';
@@ -62,10 +63,10 @@ const INJECTION_NOTE = '[mcpgate: this result contains text that looks like inst
 const COPY_MODE: ScreenMode = { inPlace: false, redact: 'redact' };
 const RECORD_MODE: ScreenMode = { inPlace: false, redact: 'all' };
 const IN_PLACE_MODE: ScreenMode = { inPlace: true, redact: 'redact' };
+const IN_PLACE_INJECTION_MODE: ScreenMode = { inPlace: true, redact: 'redact', injection: true };
 const ERROR_MODE: ScreenMode = { inPlace: true, redact: 'redact-and-block' };
 
-/** At most this many characters of one answer's text are read for signs of injection. */
-const MAX_INJECTION_SCAN = 64 * 1024;
+const NO_SIGNS: readonly InjectionSign[] = Object.freeze([]);
 
 export class GuardChecks {
   constructor(private readonly o: GuardChecksOptions) {}
@@ -102,10 +103,12 @@ export class GuardChecks {
    * again), `MCPG_GUARD_BLOCKED` when the rules refuse it whole. The gate asks it (`CallGate.answer`).
    */
   result(subject: GuardSubject, result: Record<string, unknown>, plan: GuardPlan): boolean | GatewayError {
-    const found = new Findings();
-    if (!plan.results.empty) screenValue(result, plan.results, '', found, IN_PLACE_MODE);
     const mode = plan.settings.injection.results;
-    const signs = mode === 'off' ? [] : signsIn(result);
+    if (plan.results.empty && mode === 'off') return false;
+    // One walk: each text screened, then (unless off) read for signs of injection as the agent will get it.
+    const found = new Findings();
+    screenValue(result, plan.results, '', found, mode === 'off' ? IN_PLACE_MODE : IN_PLACE_INJECTION_MODE);
+    const signs = found.signs ?? NO_SIGNS;
     if (found.count === 0 && signs.length === 0) return false;
     if (found.blocked || (signs.length > 0 && mode === 'block')) {
       this.decided(subject, { direction: 'result', outcome: 'blocked', findings: found.list, count: found.count, injection: signs });
@@ -191,26 +194,4 @@ function blocked(
       ...(signs.length > 0 && { injection: signs.map((s) => s.id) }),
     },
   });
-}
-
-/** The signs of injection in an answer's strings (bounded), outside `_meta` and binary contents. */
-function signsIn(value: unknown): InjectionSign[] {
-  const signs: InjectionSign[] = [];
-  let budget = MAX_INJECTION_SCAN;
-  const walk = (item: unknown): void => {
-    if (budget <= 0) return;
-    if (typeof item === 'string') {
-      const text = item.length > budget ? item.slice(0, budget) : item;
-      budget -= text.length;
-      for (const sign of injectionSigns(text)) if (!signs.some((s) => s.id === sign.id)) signs.push(sign);
-      return;
-    }
-    if (typeof item !== 'object' || item === null) return;
-    if (Array.isArray(item)) return item.forEach(walk);
-    const record = item as Record<string, unknown>;
-    const binary = record.type === 'image' || record.type === 'audio';
-    for (const key in record) if (key !== '_meta' && key !== 'blob' && !(binary && key === 'data')) walk(record[key]);
-  };
-  walk(value);
-  return signs;
 }
