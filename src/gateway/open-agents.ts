@@ -82,7 +82,8 @@ export class Agents implements Iterable<AgentSession> {
   /** The most verbose log level (lowest rank) any agent asked for; undefined if none asked. */
   lowestLogRank(): number | undefined {
     let rank: number | undefined;
-    for (const session of this.sessions) if (session.logRank !== undefined) rank = Math.min(rank ?? Infinity, session.logRank);
+    for (const session of this.sessions)
+      if (session.declared.logRank !== undefined) rank = Math.min(rank ?? Infinity, session.declared.logRank);
     return rank;
   }
 

@@ -396,7 +396,7 @@ export class CatalogListing {
 
   private async setPooledLogLevel(conn: Connection, owners: ReadonlySet<AgentSession>): Promise<void> {
     let rank: number | undefined;
-    for (const session of owners) if (session.logRank !== undefined) rank = Math.min(rank ?? Infinity, session.logRank);
+    for (const session of owners) if (session.declared.logRank !== undefined) rank = Math.min(rank ?? Infinity, session.declared.logRank);
     const level = rank === undefined ? undefined : MCP_LOG_LEVELS[rank];
     if (level === undefined || conn.state !== 'ready' || conn.info?.capabilities.logging === undefined) return;
     await conn

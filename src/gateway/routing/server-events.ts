@@ -117,7 +117,7 @@ export class ServerEvents {
     if (msg.method === 'roots/list' && owners === undefined) {
       // An agent with roots that cannot be asked yet (an HTTP agent before its GET stream) is answered
       // for like no agent: the server is told again once the agent can be asked.
-      if (target.session !== undefined && target.session.hasRoots && (target.busy || target.session.askable))
+      if (target.session !== undefined && target.session.declared.hasRoots && (target.busy || target.session.askable))
         this.rootsAnsweredAlone.delete(conn);
       else this.rootsAnsweredAlone.add(conn);
     }

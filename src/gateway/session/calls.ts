@@ -40,6 +40,7 @@ import type { OwnCatalogs } from '../routing/own-catalogs.js';
 import type { Router } from '../routing/router.js';
 import type { TaskTable } from '../routing/tasks.js';
 import type { Settling } from './until-settled.js';
+import type { AgentDeclaration } from './agent-declaration.js';
 
 /** The gateway's parts the calls use (the session's `SessionParts` has them all). */
 export interface CallParts {
@@ -75,14 +76,8 @@ interface CallsHost {
   /** The pool scope's key whose tasks the session's are (tasks.ts). */
   owner(): string;
   isClosed(): boolean;
-  /** What the agent declared, sent on with each request (`OutboundRequest.agentCapabilities`). */
-  capabilities(): Record<string, unknown>;
-  /** The least severe log level the agent asked for, sent on with each request (`OutboundRequest.logLevel`). */
-  logLevel(): string | undefined;
-  /** A modern request's `Mcp-Param-*` headers, sent on with it. */
-  paramHeaders(): Readonly<Record<string, string>> | undefined;
-  /** The agent takes URL-mode elicitation (and speaks a session's era). */
-  takesUrlElicitation(): boolean;
+  /** What the agent declared (capabilities, log level, a modern request's headers), sent on with each request. */
+  readonly declared: AgentDeclaration;
   /** The curated view the session is on, from the rules in force; undefined: none. */
   curatedView(): CompiledView | undefined;
   /** The session's part of the agent's mode now. */
@@ -443,7 +438,7 @@ export class Calls {
       maxInflight: host.parts.maxInflight,
       agent: host.caller.agent,
       isClosed: () => host.isClosed(),
-      takesUrlElicitation: () => host.takesUrlElicitation(),
+      takesUrlElicitation: () => host.declared.takesUrlElicitation && host.channel.era !== 'modern',
       inFlight: (id) => this.inflight.has(id),
       about: (id) => this.aboutOf(id),
       sendError: (id, err) => this.fail(id, err),
@@ -617,13 +612,14 @@ export class Calls {
     line?: string,
     mirrored?: Readonly<Record<string, string>>,
   ): OutboundRequest {
+    const { declared } = this.host;
     return {
       method,
       params,
       line,
-      agentCapabilities: this.host.capabilities(),
-      logLevel: this.host.logLevel(),
-      paramHeaders: mirrored ?? this.host.paramHeaders(),
+      agentCapabilities: declared.capabilities,
+      logLevel: declared.logLevel,
+      paramHeaders: mirrored ?? declared.paramHeaders,
     };
   }
 

@@ -1,5 +1,5 @@
 // One agent's session: the MCP server the agent sees. It keeps what the agent declared (its
-// capabilities, whether it has initialized, its log level, its resource subscriptions), dispatches
+// `AgentDeclaration`, agent-declaration.ts: capabilities, initialized, log level), dispatches
 // each of its requests, and answers what the gateway knows itself (initialize, ping, the lists as
 // cached bytes from the catalog), each answer written by its `AgentAnswers` (agent-answers.ts), and
 // its modes picked by `SessionModes` (modes/session-modes.ts). What goes to a server goes through the
@@ -35,13 +35,13 @@ import { callInner } from '../modes/inner-calls.js';
 import type { Caller } from '../routing/router.js';
 import { APPROVAL_ELICITATION } from './gated-calls.js';
 import type { Catalog } from '../../catalog/catalog.js';
-import { initializeResult, LOG_LEVEL_RANK, MCP_LOG_LEVELS } from '../routing/method-tables.js';
+import { initializeResult, LOG_LEVEL_RANK } from '../routing/method-tables.js';
 import { scopeOf } from '../../servers/pool.js';
 import type { AgentChannel } from './agent-channel.js';
 import type { AgentIdentity } from './agent-identity.js';
 import { AgentRequests, type ServerQuestion } from './agent-requests.js';
 import type { SessionParts } from './session-parts.js';
-import { extensionsOf } from './extensions.js';
+import { AgentDeclaration } from './agent-declaration.js';
 import { Calls, invalidParams, type CallAsAgentOptions } from './calls.js';
 import { RoutedRequests } from './routed-requests.js';
 
@@ -52,10 +52,8 @@ const INITIALIZE_WAIT_MS = 5000;
 let nextSerial = 1;
 
 export class AgentSession implements Caller {
-  private initialized = false;
-  private capabilities: Record<string, unknown> = {};
-  /** The level the agent asked for (logging/setLevel); undefined: everything the servers send. */
-  logRank: number | undefined;
+  /** What the agent declared of itself: capabilities, initialized, log level (agent-declaration.ts). */
+  readonly declared = new AgentDeclaration();
   /** Its calls to servers: tools/call, and every request in flight on a server (calls.ts). */
   private readonly calls: Calls;
   /** Reads, prompts, completion, tasks and other methods, each routed to one server (routed-requests.ts). */
@@ -72,8 +70,6 @@ export class AgentSession implements Caller {
   private readonly spans: RequestSpans | undefined;
   /** Its answers and notifications to the agent (agent-answers.ts). */
   private readonly answers: AgentAnswers;
-  /** A modern request's `Mcp-Param-*` headers (its envelope's), sent on with it to a modern HTTP server. */
-  private paramHeaders: Readonly<Record<string, string>> | undefined;
   /** The lists as last shown to the agent, to announce only what changed for it. */
   readonly shown: ShownViews;
   /** Requests waiting until the servers settle (lists asked for during startup); answered at close. */
@@ -137,14 +133,7 @@ export class AgentSession implements Caller {
       id,
       owner: () => this.owner,
       isClosed: () => this.closed,
-      capabilities: () => this.capabilities,
-      logLevel: () => (this.logRank === undefined ? undefined : MCP_LOG_LEVELS[this.logRank]),
-      paramHeaders: () => this.paramHeaders,
-      takesUrlElicitation: () =>
-        this.initialized &&
-        this.channel.era !== 'modern' &&
-        isObject(this.capabilities.elicitation) &&
-        isObject(this.capabilities.elicitation.url),
+      declared: this.declared,
       curatedView: () => this.curatedView(),
       mode: () => this.modes.current(this.view),
       sendError: (id, err) => this.answers.error(id, err),
@@ -327,14 +316,11 @@ export class AgentSession implements Caller {
   }
 
   private async setLevel(msg: JsonRpcRequest): Promise<void> {
-    const level = msg.params?.level;
-    const rank = typeof level === 'string' ? LOG_LEVEL_RANK[level] : undefined;
-    if (rank === undefined)
+    if (!this.declared.askLevel(msg.params?.level))
       return this.answers.error(
         msg.id,
         invalidParams(`logging/setLevel needs params.level, one of ${Object.keys(LOG_LEVEL_RANK).join(', ')}`),
       );
-    this.logRank = rank;
     await this.parts.setServersLogLevel(this);
     this.answers.result(msg.id, {});
   }
@@ -342,25 +328,20 @@ export class AgentSession implements Caller {
   private async initialize(msg: JsonRpcRequest): Promise<void> {
     const params = msg.params ?? {};
     const requested = params.protocolVersion;
-    this.capabilities = (params.capabilities as Record<string, unknown> | undefined) ?? {};
+    this.declared.capabilities = (params.capabilities as Record<string, unknown> | undefined) ?? {};
     // The servers ready by then give their instructions; no list_changed goes out before this answer.
     await Promise.race([this.parts.settling.listable, delay(INITIALIZE_WAIT_MS)]);
     // On a curated view the capability directory is not added (it would name servers beyond the view).
     const mode = this.view === undefined ? this.modes.name(undefined) : 'aggregate';
     const instructions = this.parts.instructions({ agent: this.agent, claims: this.claims, mode });
     this.answers.result(msg.id, initializeResult(requested, instructions, this.parts.capabilities()));
-    this.initialized = true;
+    this.declared.initialized = true;
   }
 
   /** A modern listen stream: from now on the agent hears when its view of a list changes. */
   listenForChanges(): void {
     for (const kind of ['tools', 'resources', 'resourceTemplates', 'prompts'] as const) this.shown.changed(kind);
-    this.initialized = true;
-  }
-
-  /** The agent declared the roots capability: it can answer a server's `roots/list`. */
-  get hasRoots(): boolean {
-    return isObject(this.capabilities.roots);
+    this.declared.initialized = true;
   }
 
   /** True when a server's request outside the agent's calls can reach it now (see `AgentChannel.canBeAsked`). */
@@ -373,12 +354,12 @@ export class AgentSession implements Caller {
    * server that asked for roots while no agent could answer is told to ask again.
    */
   canBeAsked(): void {
-    if (this.initialized && !this.closed) this.rootsReady();
+    if (this.declared.initialized && !this.closed) this.rootsReady();
   }
 
   /** An agent that has roots is ready to be asked for them: servers answered without roots ask again. */
   private rootsReady(): void {
-    if (this.hasRoots) this.parts.rootsArrived(this);
+    if (this.declared.hasRoots) this.parts.rootsArrived(this);
   }
 
   /** The agent said its roots changed: tell the servers that may ask it. */
@@ -388,23 +369,21 @@ export class AgentSession implements Caller {
 
   /** What the agent declared (its connections per agent or per session declare the same to servers). */
   get agentCapabilities(): Record<string, unknown> {
-    return this.capabilities;
+    return this.declared.capabilities;
   }
 
   /** The extensions the agent declared (`capabilities.extensions`), if any. */
   get extensions(): Record<string, unknown> | undefined {
-    return extensionsOf(this.capabilities);
+    return this.declared.extensions;
   }
 
   /**
    * A modern (2026-07-28) request's session: its capabilities and log level come with the request
    * (the `_meta` envelope), not from `initialize`, and server requests need no wait for `initialized`.
    */
-  adoptEnvelope({ capabilities, logLevel, paramHeaders }: Envelope): void {
-    this.capabilities = capabilities;
-    if (logLevel !== undefined) this.logRank = LOG_LEVEL_RANK[logLevel];
-    this.paramHeaders = paramHeaders;
-    this.agentRequests.agentReady(capabilities);
+  adoptEnvelope(envelope: Envelope): void {
+    this.declared.adopt(envelope);
+    this.agentRequests.agentReady(envelope.capabilities);
   }
 
   /**
@@ -413,8 +392,8 @@ export class AgentSession implements Caller {
    * log level it may have set is not carried over.
    */
   resume(capabilities: Record<string, unknown>): void {
-    this.capabilities = capabilities;
-    this.initialized = true;
+    this.declared.capabilities = capabilities;
+    this.declared.initialized = true;
     this.agentRequests.agentReady(capabilities);
   }
 
@@ -434,8 +413,8 @@ export class AgentSession implements Caller {
         this.rootsChanged();
         return;
       case 'notifications/initialized': {
-        this.initialized = true;
-        this.agentRequests.agentReady(this.capabilities);
+        this.declared.initialized = true;
+        this.agentRequests.agentReady(this.declared.capabilities);
         if (this.askable) this.rootsReady();
         return;
       }
@@ -460,7 +439,7 @@ export class AgentSession implements Caller {
    */
   relayServerRequest(question: Omit<ServerQuestion, 'about'> & { readonly related?: number | undefined }): void {
     const { related, ...asked } = question;
-    this.agentRequests.relay({ ...asked, about: this.calls.owner(question.conn, related) }, this.capabilities);
+    this.agentRequests.relay({ ...asked, about: this.calls.owner(question.conn, related) }, this.declared.capabilities);
   }
 
   /** The server withdrew one of its requests to the agent: pass the cancellation on. */
@@ -489,15 +468,16 @@ export class AgentSession implements Caller {
    * log, and servers' logs are not attributable to a call.
    */
   deliverLog(server: string, params: Record<string, unknown>): void {
-    if (this.logRank === undefined) return;
+    const asked = this.declared.logRank;
+    if (asked === undefined) return;
     const rank = typeof params.level === 'string' ? LOG_LEVEL_RANK[params.level] : undefined;
-    if (rank !== undefined && rank < this.logRank) return;
+    if (rank !== undefined && rank < asked) return;
     const logger = typeof params.logger === 'string' && params.logger !== '' ? `${server}/${params.logger}` : server;
     this.notify('notifications/message', { ...params, logger });
   }
 
   listChanged(method: string): void {
-    if (this.initialized) this.notify(method);
+    if (this.declared.initialized) this.notify(method);
   }
 
   notify(method: string, params?: unknown, about?: RequestId): void {
@@ -520,10 +500,6 @@ export class AgentSession implements Caller {
     this.parts.closed(this);
     this.channel.closed?.();
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function delay(ms: number): Promise<void> {
