@@ -23,14 +23,16 @@ describe('console: quotas in a real browser', { timeout: 120_000, skip }, () => 
   before(async () => {
     dir = await tempDir('mcpgate-console-quotas-');
     const config = await writeConfig(dir, { sink: fixtureServer('kitchen-sink-server') });
+    // Windows are fixed and aligned to the epoch (policy/quota-window.ts): a day long, so that the
+    // test's calls and the counts it reads fall in one window of each limit, whatever the time.
     const rules = await writeRules(dir, {
       admins: { alice: { tokens: [admin.hash] } },
-      limits: { servers: { sink: { calls: 1000, per: '1m' } } },
+      limits: { servers: { sink: { calls: 1000, per: '1d' } } },
       agents: {
         bot: {
           tokens: [bot.hash],
           allow: { servers: ['sink'] },
-          limits: { calls: 3, per: '1h', tools: { sink: { slow: { inFlight: 1 } } } },
+          limits: { calls: 3, per: '1d', tools: { sink: { slow: { inFlight: 1 } } } },
         },
       },
     });
@@ -60,7 +62,7 @@ describe('console: quotas in a real browser', { timeout: 120_000, skip }, () => 
     const used = (rule: string, kind: string): ReturnType<Page['locator']> =>
       page.locator(`tr[data-rule="${rule}"][data-kind="${kind}"] td.used`);
     assert.equal(await used('$.agents.bot.limits', 'calls').innerText(), '0');
-    assert.match(await page.locator('h3[data-subject="bot"] + table').innerText(), /3 calls per 1h[\s\S]*1 in flight/);
+    assert.match(await page.locator('h3[data-subject="bot"] + table').innerText(), /3 calls per 1d[\s\S]*1 in flight/);
     assert.match(await page.locator('h3[data-subject="*"]').innerText(), /every agent together/);
 
     const agent = await connectAgent(gate.url, { token: bot.token });
