@@ -77,7 +77,8 @@ const QUOTE = 80;
 /** No heuristic matches a text shorter than this. */
 export const SHORTEST_SIGN = 12;
 
-const NO_SIGNS: readonly InjectionSign[] = Object.freeze([]);
+/** No sign: what a clean text gets (shared, never written). */
+export const NO_SIGNS: readonly InjectionSign[] = Object.freeze([]);
 
 /** The signs of injection in `text`; empty when none (the usual case: one prefilter scan, no allocation). */
 export function injectionSigns(text: string): readonly InjectionSign[] {

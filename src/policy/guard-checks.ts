@@ -10,7 +10,7 @@
 // of injection (guards/injection.ts) in the same walk, with no allocation.
 
 import { GatewayError } from '../errors.js';
-import type { InjectionSign } from '../guards/injection.js';
+import { NO_SIGNS, type InjectionSign } from '../guards/injection.js';
 import type { GuardPlan } from '../guards/guard-plan.js';
 import { Findings, screenValue, type Finding, type ScreenMode } from '../guards/screen.js';
 import type { AuditLog } from '../observability/audit.js';
@@ -65,8 +65,6 @@ const RECORD_MODE: ScreenMode = { inPlace: false, redact: 'all' };
 const IN_PLACE_MODE: ScreenMode = { inPlace: true, redact: 'redact' };
 const IN_PLACE_INJECTION_MODE: ScreenMode = { inPlace: true, redact: 'redact', injection: true };
 const ERROR_MODE: ScreenMode = { inPlace: true, redact: 'redact-and-block' };
-
-const NO_SIGNS: readonly InjectionSign[] = Object.freeze([]);
 
 export class GuardChecks {
   constructor(private readonly o: GuardChecksOptions) {}
