@@ -6,7 +6,7 @@
 // `viewList` makes the view's tools list from the items the rules let the agent see
 // (`AgentViews.encodedOn`; code mode's tools on a view show the same `viewSelection`); `viewTarget`
 // turns a call by the view's name back into the public name, and `viewArguments` gives the server's
-// arguments. `Calls.callOnView` uses them before routing (a direct call and a program's inner call
+// arguments. `ToolCalls.callOnView` uses them before routing (a direct call and a program's inner call
 // alike), so the router, rules and pins judge the real tool.
 
 import { GatewayError } from '../errors.js';

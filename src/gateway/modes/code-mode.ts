@@ -407,7 +407,7 @@ export class CodeTools {
 
   /**
    * A tool the agent may call, by the name the session calls it by (undefined: none such). On a
-   * curated view the name is resolved as a direct call's is (`viewTarget`, as `Calls.callOnView` does).
+   * curated view the name is resolved as a direct call's is (`viewTarget`, as `ToolCalls.callOnView` does).
    */
   private seen(name: string): SeenTool | undefined {
     const view = this.host.curatedView();

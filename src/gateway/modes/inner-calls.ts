@@ -1,4 +1,4 @@
-// A code-mode run's inner call, made through its session's `callAsAgent` (session/calls.ts): the
+// A code-mode run's inner call, made through its session's `callAsAgent` (session/tool-calls.ts): the
 // agent's own path for a tools/call, with the run's request as its parent (its trace span, and where
 // a server's question or an approval page goes) and the run named in its audit line and at the gate
 // (the rules' `code.approve`). The gate's "waiting for approval" progress pauses the run's clock; a

@@ -2,12 +2,12 @@
 // `AgentDeclaration`, agent-declaration.ts: capabilities, initialized, log level), dispatches
 // each of its requests, and answers what the gateway knows itself (initialize, ping, the lists as
 // cached bytes from the catalog), each answer written by its `AgentAnswers` (agent-answers.ts), and
-// its modes picked by `SessionModes` (modes/session-modes.ts). What goes to a server goes through the
-// session's `Calls` (calls.ts: a tools/call resolved, routed, judged and sent, every request in
-// flight, its relay, cancel and record) and `RoutedRequests` (routed-requests.ts: reads, prompts,
-// completion, tasks and other methods). Right to left, it is what the gateway calls to reach this
-// agent: server requests, log messages and list changes, written to its channel (agent-channel.ts). It
-// gets `SessionParts` (session-parts.ts), never the gateway.
+// its modes picked by `SessionModes` (modes/session-modes.ts). What goes to a server goes through its
+// `ToolCalls` (tool-calls.ts: a tools/call resolved, routed, judged and sent) or `RoutedRequests`
+// (routed-requests.ts: reads, prompts, completion, tasks, other methods), both onto its `Calls`
+// (calls.ts: every request in flight on a server, relayed, cancelled, recorded). Right to left, it is
+// what the gateway calls to reach this agent: server requests, log messages and list changes, written
+// to its channel (agent-channel.ts). It gets `SessionParts` (session-parts.ts), never the gateway.
 
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../../errors.js';
@@ -44,6 +44,7 @@ import type { SessionParts } from './session-parts.js';
 import { AgentDeclaration } from './agent-declaration.js';
 import { Calls, invalidParams, type CallAsAgentOptions } from './calls.js';
 import { RoutedRequests } from './routed-requests.js';
+import { ToolCalls } from './tool-calls.js';
 
 /** How long `initialize` waits for servers to settle, so the agent gets their instructions. */
 const INITIALIZE_WAIT_MS = 5000;
@@ -54,8 +55,10 @@ let nextSerial = 1;
 export class AgentSession implements Caller {
   /** What the agent declared of itself: capabilities, initialized, log level (agent-declaration.ts). */
   readonly declared = new AgentDeclaration();
-  /** Its calls to servers: tools/call, and every request in flight on a server (calls.ts). */
+  /** Its requests in flight on servers (calls.ts). */
   private readonly calls: Calls;
+  /** Its tools/calls, resolved, routed, judged and sent (tool-calls.ts). */
+  private readonly toolCalls: ToolCalls;
   /** Reads, prompts, completion, tasks and other methods, each routed to one server (routed-requests.ts). */
   private readonly routed: RoutedRequests;
   /** Server→agent requests the agent has not answered yet. */
@@ -124,21 +127,25 @@ export class AgentSession implements Caller {
       searchTools: () => this.modes.current(this.view).shownTools(),
     });
     this.waiting = new UntilSettled(parts.settling, (id, err) => this.answers.error(id, err));
-    this.calls = new Calls({
+    // What its calls read of the session and ask of it (`CallsHost`, `ToolCallsHost`: one value for both).
+    const callsHost = {
       parts,
       channel,
       log: this.log,
       spans: this.spans,
       caller: this,
+      agent,
       id,
+      declared: this.declared,
       owner: () => this.owner,
       isClosed: () => this.closed,
-      declared: this.declared,
       curatedView: () => this.curatedView(),
       mode: () => this.modes.current(this.view),
-      sendError: (id, err) => this.answers.error(id, err),
-      notify: (method, params, about) => this.notify(method, params, about),
-    });
+      sendError: (id: RequestId, err: unknown) => this.answers.error(id, err),
+      notify: (method: string, params: unknown, about: RequestId) => this.notify(method, params, about),
+    };
+    this.calls = new Calls(callsHost);
+    this.toolCalls = new ToolCalls(callsHost, this.calls);
     this.routed = new RoutedRequests({
       parts,
       log: this.log,
@@ -170,10 +177,10 @@ export class AgentSession implements Caller {
       toolsChanged: () => {
         if (this.shown.changed('tools')) this.listChanged('notifications/tools/list_changed');
       },
-      callAs: (msg, params, as) => this.calls.callAs(msg, params, as),
+      callAs: (msg, params, as) => this.toolCalls.callAs(msg, params, as),
       session: id,
       notify: (method, params, about) => this.notify(method, params, about),
-      callInner: (call) => callInner((tool, options) => this.calls.callAsAgent(tool, options), call),
+      callInner: (call) => callInner((tool, options) => this.toolCalls.callAsAgent(tool, options), call),
       findSkills: (query, limit) => parts.skills.find(this.log, this, { query, limit, view: this.curatedView() }),
       curatedView: () => this.curatedView(),
     };
@@ -185,7 +192,7 @@ export class AgentSession implements Caller {
     const parsed = parseMessage(line);
     // A tools/call keeps its line: the server gets it with only the id and name replaced (wire/request-splice.ts).
     if (parsed.kind === 'request' && parsed.msg.method === 'tools/call' && parsed.msg.params !== undefined)
-      this.calls.keepLine(parsed.msg.params, line);
+      this.toolCalls.keepLine(parsed.msg.params, line);
     this.handleMessage(parsed);
   }
 
@@ -236,7 +243,7 @@ export class AgentSession implements Caller {
       return this.answers.error(msg.id, new GatewayError('MCPG_SHUTTING_DOWN', 'the gateway is shutting down'));
     switch (msg.method) {
       case 'tools/call':
-        return this.calls.tool(msg);
+        return this.toolCalls.tool(msg);
       case 'ping':
         return this.answers.result(msg.id, {});
       case 'initialize':
@@ -299,13 +306,13 @@ export class AgentSession implements Caller {
 
   /**
    * A tools/call made from inside the gateway as this session's agent (code mode's inner calls), through
-   * exactly the steps of the agent's own (calls.ts `Calls.callAsAgent`).
+   * exactly the steps of the agent's own (tool-calls.ts `ToolCalls.callAsAgent`).
    */
   callAsAgent(
     tool: { readonly name: string; readonly arguments?: Record<string, unknown> | undefined },
     options?: CallAsAgentOptions,
   ): Promise<InnerAnswer> {
-    return this.calls.callAsAgent(tool, options);
+    return this.toolCalls.callAsAgent(tool, options);
   }
 
   // ── resources ───────────────────────────────────────────────────────────────────────────────
@@ -406,7 +413,7 @@ export class AgentSession implements Caller {
         if (requestId === undefined) return;
         const reason = typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent';
         // A code-mode run stops (its program's inner calls are cancelled with it); any other request is withdrawn.
-        if (!this.modes.cancelRun(requestId)) this.calls.cancel(requestId, reason);
+        if (!this.modes.cancelRun(requestId)) this.toolCalls.cancel(requestId, reason);
         return;
       }
       case 'notifications/roots/list_changed':
@@ -493,6 +500,7 @@ export class AgentSession implements Caller {
     if (this.closed) return;
     this.waiting.close();
     this.modes.close();
+    this.toolCalls.close();
     this.calls.close();
     this.closed = true;
     this.spans?.endAll('MCPG_SHUTTING_DOWN');
