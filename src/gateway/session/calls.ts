@@ -138,6 +138,11 @@ export class Calls {
     return this.inner.size !== 0 && this.inner.has(id);
   }
 
+  /** True when `id` is one of this session's ids for calls from inside, running or given up on. */
+  private fromInside(id: RequestId): boolean {
+    return typeof id === 'string' && id.startsWith(this.innerPrefix);
+  }
+
   // ── requests in flight on servers ───────────────────────────────────────────────────────────
 
   /**
@@ -347,10 +352,16 @@ export class Calls {
     inner.resolve({ result: res.result });
   }
 
-  /** A request's failure: to the agent, or to the caller of a call from inside (counted as the session counts it). */
+  /**
+   * A request's failure: to the agent, or to the caller of a call from inside (counted as the session
+   * counts it). A call from inside whose caller gave up on it fails to no one: the agent never sent it.
+   */
   fail(id: RequestId, err: unknown): void {
     const inner = this.inner.size === 0 ? undefined : this.inner.get(id);
-    if (inner === undefined) return this.host.sendError(id, err);
+    if (inner === undefined) {
+      if (!this.fromInside(id)) this.host.sendError(id, err);
+      return;
+    }
     this.inner.delete(id);
     if (inner.settled) return;
     inner.settled = true;
@@ -359,10 +370,16 @@ export class Calls {
     inner.resolve({ error: error.toJsonRpc() });
   }
 
-  /** A notification about request `about`: to the agent, or a progress notification to the caller of a call from inside. */
+  /**
+   * A notification about request `about`: to the agent, or a progress notification to the caller of a
+   * call from inside (none once that caller gave up on it).
+   */
   notify(method: string, params: unknown, about: RequestId): void {
     const inner = this.inner.size === 0 ? undefined : this.inner.get(about);
-    if (inner === undefined) return this.host.notify(method, params, about);
+    if (inner === undefined) {
+      if (!this.fromInside(about)) this.host.notify(method, params, about);
+      return;
+    }
     if (method === 'notifications/progress') {
       const { progressToken: _, ...progress } = params as Record<string, unknown>;
       inner.options.progress?.(progress);
