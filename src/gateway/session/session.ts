@@ -412,8 +412,9 @@ export class AgentSession implements Caller {
         const requestId = msg.params?.requestId as RequestId | undefined;
         if (requestId === undefined) return;
         const reason = typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent';
-        // A code-mode run stops (its program's inner calls are cancelled with it); any other request is withdrawn.
-        if (!this.modes.cancelRun(requestId)) this.toolCalls.cancel(requestId, reason);
+        // A code-mode run stops (its program's inner calls are cancelled with it); a request waiting for
+        // the servers to settle never runs; any other request is withdrawn.
+        if (!this.modes.cancelRun(requestId) && !this.waiting.cancel(requestId)) this.toolCalls.cancel(requestId, reason);
         return;
       }
       case 'notifications/roots/list_changed':

@@ -530,9 +530,9 @@ export class ToolCalls {
     this.withdraw(id, reason);
   }
 
-  /** Request `id` is withdrawn: with the interceptors, at the gate, or on its server. */
+  /** Request `id` is withdrawn: waiting for the servers to settle, with the interceptors, at the gate, or on its server. */
   private withdraw(id: RequestId, reason: string): void {
-    if (this.intercepting.delete(id)) return;
+    if (this.waiting.cancel(id) || this.intercepting.delete(id)) return;
     if (!this.calls.withdraw(id, reason)) this.gatedCalls?.cancel(id, reason);
   }
 

@@ -3,7 +3,8 @@
 // the catalog is listable (settled, or a grace after the first server was ready: an agent gets what is
 // ready and hears of later servers by list_changed, never held by one that hangs at start-up). Then
 // they run; answered with MCPG_SHUTTING_DOWN if the session or the gateway closes first. Nothing
-// waiting is ever left without an answer. ("Parked" is a connection's state — out of retries — and not this.)
+// waiting is ever left without an answer, but one the agent cancels: it never runs, and as any
+// cancelled request it is not answered. ("Parked" is a connection's state — out of retries — and not this.)
 // The grace is `--list-wait`.
 
 import { GatewayError } from '../../errors.js';
@@ -40,6 +41,11 @@ export class UntilSettled {
       },
       (err: unknown) => this.fail(id, err),
     );
+  }
+
+  /** The agent cancelled request `id`: if it is waiting here it never runs (true), and gets no answer. */
+  cancel(id: RequestId): boolean {
+    return this.ids.delete(id);
   }
 
   /** The session ends: everything still waiting is answered. */

@@ -1,8 +1,9 @@
 // The Gateway end to end without a process: real Connections made by the injected factory
 // over in-memory servers (fake-server.ts), an agent session driven through a channel that records
 // what it is sent. Covers the routing decisions the e2e tests prove with real children — allowed,
-// denied, unknown, a call waiting until the servers settle, and discovery mode's meta-tools; and
-// that a shared server's list_changed and a pooled connection's take the one listing path.
+// denied, unknown, a call waiting until the servers settle (or cancelled meanwhile: never sent), and
+// discovery mode's meta-tools; and that a shared server's list_changed and a pooled connection's
+// take the one listing path.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -141,6 +142,31 @@ void describe('Gateway routing over in-memory servers', () => {
       slow.release();
       await started;
       assert.equal((await pending).result?.content?.[0]?.text, 'slow:late');
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  void it('a call or a read the agent cancels while it waits for the servers is never sent, nor answered', T, async () => {
+    const slow = new FakeServer('slow', { tools: [{ name: 'late' }], prompts: [{ name: 'hello', text: () => 'hi' }], holdStart: true });
+    const gateway = gatewayOver([slow]);
+    try {
+      const started = gateway.start();
+      const a = agent(gateway);
+      const answered: number[] = [];
+      const cancelled = [a.call('tools/call', { name: 'slow__late' }), a.call('prompts/get', { name: 'slow__hello' })];
+      cancelled.forEach((answer, i) => void answer.then(() => answered.push(i + 1)));
+      for (const requestId of [1, 2])
+        a.session.handleLine(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } }));
+      // Two more of the same wait behind them: once they are answered, the cancelled ones have had their turn.
+      const kept = [a.call('tools/call', { name: 'slow__late' }), a.call('prompts/get', { name: 'slow__hello' })];
+      slow.release();
+      await started;
+      const [call, prompt] = await Promise.all(kept);
+      assert.equal(call!.result?.content?.[0]?.text, 'slow:late');
+      assert.equal(prompt!.error, undefined);
+      assert.deepEqual(slow.calls, [{ name: 'late', arguments: undefined }], 'only the call the agent kept reached the server');
+      assert.deepEqual(answered, [], 'a cancelled request is not answered');
     } finally {
       await gateway.close();
     }
