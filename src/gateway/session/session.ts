@@ -414,7 +414,9 @@ export class AgentSession implements Caller {
         const reason = typeof msg.params?.reason === 'string' ? msg.params.reason : 'cancelled by the agent';
         // A code-mode run stops (its program's inner calls are cancelled with it); a request waiting for
         // the servers to settle never runs; any other request is withdrawn.
-        if (!this.modes.cancelRun(requestId) && !this.waiting.cancel(requestId)) this.toolCalls.cancel(requestId, reason);
+        if (this.modes.cancelRun(requestId)) return;
+        if (this.waiting.cancel(requestId)) return this.spans?.end(requestId, 'cancelled');
+        this.toolCalls.cancel(requestId, reason);
         return;
       }
       case 'notifications/roots/list_changed':

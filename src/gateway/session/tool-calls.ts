@@ -532,7 +532,8 @@ export class ToolCalls {
 
   /** Request `id` is withdrawn: waiting for the servers to settle, with the interceptors, at the gate, or on its server. */
   private withdraw(id: RequestId, reason: string): void {
-    if (this.waiting.cancel(id) || this.intercepting.delete(id)) return;
+    // Not sent yet: only its request span ends (at the gate, GatedCalls ends it; on a server, Calls does).
+    if (this.waiting.cancel(id) || this.intercepting.delete(id)) return this.host.spans?.end(id, 'cancelled');
     if (!this.calls.withdraw(id, reason)) this.gatedCalls?.cancel(id, reason);
   }
 

@@ -1,11 +1,14 @@
 // The Gateway end to end without a process: real Connections made by the injected factory
 // over in-memory servers (fake-server.ts), an agent session driven through a channel that records
 // what it is sent. Covers the routing decisions the e2e tests prove with real children — allowed,
-// denied, unknown, a call waiting until the servers settle (or cancelled meanwhile: never sent), and
-// discovery mode's meta-tools; and that a shared server's list_changed and a pooled connection's
-// take the one listing path.
+// denied, unknown, a call waiting until the servers settle (or cancelled meanwhile: never sent, its
+// trace span ended as cancelled), and discovery mode's meta-tools; and that a shared server's
+// list_changed and a pooled connection's take the one listing path.
 
 import { describe, it } from 'node:test';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +16,7 @@ import { join } from 'node:path';
 import { Gateway, type GatewayOptions } from '../../../src/gateway/gateway.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { parseRules } from '../../../src/rules/load.js';
+import { Tracing } from '../../../src/observability/tracing.js';
 import { FakeServer, fakeConnections, stdioConfig } from '../../helpers/fake-server.js';
 import { agentIdentity } from '../../../src/gateway/session/agent-identity.js';
 
@@ -169,6 +173,48 @@ void describe('Gateway routing over in-memory servers', () => {
       assert.deepEqual(answered, [], 'a cancelled request is not answered');
     } finally {
       await gateway.close();
+    }
+  });
+
+  void it('a request cancelled while it waits for the servers ends its trace span as cancelled', T, async () => {
+    // A real OTLP/HTTP receiver on 127.0.0.1 keeps the exported spans.
+    const exported: { name: string; attributes: { key: string; value: { stringValue?: string } }[] }[] = [];
+    const receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+          resourceSpans: { scopeSpans: { spans: (typeof exported)[number][] }[] }[];
+        };
+        for (const r of body.resourceSpans) for (const scope of r.scopeSpans) exported.push(...scope.spans);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    receiver.listen(0, '127.0.0.1');
+    await once(receiver, 'listening');
+    const tracing = new Tracing({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/v1/traces` });
+    const slow = new FakeServer('slow', { tools: [{ name: 'late' }], prompts: [{ name: 'hello', text: () => 'hi' }], holdStart: true });
+    const gateway = gatewayOver([slow], { tracing });
+    try {
+      const started = gateway.start();
+      const a = agent(gateway);
+      void a.call('tools/call', { name: 'slow__late' });
+      void a.call('prompts/get', { name: 'slow__hello' });
+      for (const requestId of [1, 2])
+        a.session.handleLine(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } }));
+      slow.release();
+      await started;
+      await gateway.close();
+      await tracing.close();
+      const outcome = (name: string): string | undefined =>
+        exported.find((span) => span.name === name)?.attributes.find((a) => a.key === 'mcpgate.outcome')?.value.stringValue;
+      assert.equal(outcome('tools/call slow__late'), 'cancelled', JSON.stringify(exported.map((span) => span.name)));
+      assert.equal(outcome('prompts/get slow__hello'), 'cancelled');
+    } finally {
+      await gateway.close();
+      await tracing.close();
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
     }
   });
 
